@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// Runs every bench/*.bench.ts (or those whose name contains argv[2]) in a fresh Node process
+// through jiti, one after another so that they do not compete for the two cores.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = dirname(here);
+const filter = process.argv[2] ?? "";
+
+if (!existsSync(join(here, "pi", "node_modules", "@mariozechner", "pi-agent-core"))) {
+  console.log("bench: installing the peer (@mariozechner/pi-agent-core) into bench/pi …");
+  const r = spawnSync("npm", ["install", "--no-audit", "--no-fund"], { cwd: join(here, "pi"), stdio: "inherit" });
+  if (r.status !== 0) console.log("bench: peer install failed; benchmarks that compare against Pi will say so");
+}
+
+const files = readdirSync(here).filter((f) => f.endsWith(".bench.ts") && f.includes(filter)).sort();
+if (files.length === 0) {
+  console.error(`bench: no bench/*.bench.ts matches "${filter}"`);
+  process.exit(2);
+}
+const jitiCli = join(root, "node_modules", "jiti", "lib", "jiti-cli.mjs");
+let failed = 0;
+for (const file of files) {
+  console.log(`\n━━ ${file} ━━`);
+  const r = spawnSync(process.execPath, ["--expose-gc", jitiCli, join(here, file)], { cwd: root, stdio: "inherit" });
+  if (r.status !== 0) failed++;
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,9 @@
+/**
+ * @mypi/kernel — the agent loop, tools core, models, sessions, repair and compaction.
+ * It imports no other workspace package and knows nothing of extensions or the CLI.
+ */
+export type * from "./types.ts";
+export * from "./tools/index.ts";
+export * from "./loop/index.ts";
+export * from "./models/index.ts";
+export * from "./session/index.ts";

@@ -1,0 +1,2 @@
+export * from "./scripted.ts";
+export * from "./openai.ts";

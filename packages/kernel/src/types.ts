@@ -1,0 +1,407 @@
+/**
+ * The kernel's vocabulary: messages, tools, models, events and the five decision slots.
+ *
+ * Everything here is part of the public contract (DESIGN.md §2). Payloads handed to events and
+ * slots are read-only: messages are frozen when their `message_end` fires and events share
+ * those frozen objects.
+ */
+
+// ─── JSON ────────────────────────────────────────────────────────────────────────────────────
+
+export type JSONValue = string | number | boolean | null | JSONValue[] | { [key: string]: JSONValue };
+/** A JSON Schema object, as sent to the model and validated with ajv. */
+export type JSONSchema = { [key: string]: unknown };
+
+// ─── Content blocks ─────────────────────────────────────────────────────────────────────────
+
+export interface TextContent {
+  type: "text";
+  text: string;
+}
+
+/** Base64 image data with its MIME type (`image/png`, `image/jpeg`, …). */
+export interface ImageContent {
+  type: "image";
+  data: string;
+  mimeType: string;
+}
+
+/** Model reasoning text, kept in history and shown by UIs; never required by the kernel. */
+export interface ThinkingContent {
+  type: "thinking";
+  thinking: string;
+}
+
+/**
+ * A tool call as the model issued it. `arguments` is always an object: when the model's JSON
+ * did not parse (or parsed to a non-object), it is `{}` and the raw text is in `rawArguments`.
+ */
+export interface ToolCall {
+  type: "toolCall";
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  rawArguments?: string;
+}
+
+export type Content = TextContent | ImageContent;
+export type AssistantContent = TextContent | ThinkingContent | ToolCall;
+
+// ─── Messages ────────────────────────────────────────────────────────────────────────────────
+
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  totalTokens?: number;
+}
+
+export type StopReason = "stop" | "toolUse" | "length" | "aborted" | "error";
+
+export interface UserMessage {
+  role: "user";
+  /** The kernel always writes arrays; a string is accepted from callers and sessions. */
+  content: string | Content[];
+  timestamp: number;
+}
+
+export interface AssistantMessage {
+  role: "assistant";
+  content: AssistantContent[];
+  stopReason: StopReason;
+  usage: Usage;
+  /** The `ModelClient.id` that produced this message. */
+  model: string;
+  errorMessage?: string;
+  timestamp: number;
+}
+
+export interface ToolResultMessage {
+  role: "toolResult";
+  toolCallId: string;
+  toolName: string;
+  content: Content[];
+  /** For UIs and logs; never sent to the model. Must be JSON-serializable. */
+  details?: unknown;
+  isError: boolean;
+  timestamp: number;
+}
+
+/** Extension-authored message (Pi's shape). The model sees it as a user message. */
+export interface CustomMessage {
+  role: "custom";
+  customType: string;
+  content: string | Content[];
+  display?: boolean;
+  details?: unknown;
+  timestamp: number;
+}
+
+export type Message = UserMessage | AssistantMessage | ToolResultMessage | CustomMessage;
+/** What a model request may carry: custom messages are converted to user messages first. */
+export type ModelMessage = UserMessage | AssistantMessage | ToolResultMessage;
+
+// ─── Tools ───────────────────────────────────────────────────────────────────────────────────
+
+/** What a tool returns. `details` is for UIs and logs; `terminate` ends the run after this batch. */
+export interface ToolResult {
+  content: Content[];
+  details?: unknown;
+  isError?: boolean;
+  terminate?: boolean;
+}
+
+/** Anything `execute` may return: a string → text; `Content[]`; a `ToolResult`; nullish → empty. */
+export type ToolReturn = string | Content[] | ToolResult | null | undefined | void;
+
+export interface ToolContext {
+  toolCallId: string;
+  /** Aborted on user abort and on this call's timeout; `signal.reason` tells which. */
+  signal: AbortSignal;
+  /** Progress for UIs: becomes `tool_execution_update`. Ignored after the tool finished. */
+  onUpdate(partial: unknown): void;
+  /** The agent's workspace. */
+  cwd: string;
+}
+
+/**
+ * A CPU-bound tool runs in a worker thread: `module` is a file URL (`.ts` is loaded through jiti)
+ * and `export` names a function `(args, { progress }) => ToolReturn` in it.
+ */
+export interface WorkerSpec {
+  module: string | URL;
+  export: string;
+  /** Structured-cloneable data handed to the worker function with each call (e.g. the tool's root). */
+  data?: unknown;
+}
+
+/** What a worker function receives besides the validated arguments. */
+export interface WorkerToolContext {
+  cwd: string;
+  data: unknown;
+  /** Progress, posted across threads; becomes `tool_execution_update`. */
+  progress(partial: unknown): void;
+}
+
+/** The zod-like surface the kernel relies on; checked by shape, never `instanceof`. */
+export interface ZodLikeSchema<T = unknown> {
+  safeParse(value: unknown): { success: true; data: T } | { success: false; error: unknown };
+}
+
+/** A tool as the kernel runs it. Build one with `defineTool`. */
+export interface Tool<Args = any> {
+  readonly name: string;
+  readonly description: string;
+  /** A `z.strictObject`; its input JSON Schema is what the model sees. */
+  readonly parameters?: ZodLikeSchema<Args>;
+  /** Alternative to `parameters` for MCP / Pi / hand-written schemas, validated with ajv. */
+  readonly jsonSchema?: JSONSchema;
+  readonly execute?: (args: Args, ctx: ToolContext) => ToolReturn | Promise<ToolReturn>;
+  /** All calls of a message parallel-safe → they run concurrently. */
+  readonly parallelSafe?: boolean;
+  /** Covers `execute`; aborts the tool's signal and answers at once. No default. */
+  readonly timeoutMs?: number;
+  readonly worker?: WorkerSpec;
+  /** Optional per-call timeout, in ms, read from validated args (bash's `timeout` in seconds maps here). */
+  readonly callTimeoutMs?: (args: Args) => number | undefined;
+}
+
+/** The schema of one tool as given to the model. */
+export interface ToolSchema {
+  name: string;
+  description: string;
+  parameters: JSONSchema;
+}
+
+// ─── Models ──────────────────────────────────────────────────────────────────────────────────
+
+export interface ModelRequest {
+  systemPrompt?: string;
+  messages: ModelMessage[];
+  tools: ToolSchema[];
+  maxTokens?: number;
+}
+
+export type ModelStreamEvent =
+  | { type: "text_delta"; delta: string }
+  | { type: "thinking_delta"; delta: string }
+  | { type: "toolcall_start"; index: number; id: string; name: string }
+  /** A fragment of the arguments' JSON. */
+  | { type: "toolcall_delta"; index: number; delta: string }
+  /** The complete message; always last on success. */
+  | { type: "done"; message: AssistantMessage }
+  /** `stopReason` is "error" or "aborted", `errorMessage` set. */
+  | { type: "error"; message: AssistantMessage };
+
+/**
+ * The seam every provider implements. A stream never throws: every failure ends it with an
+ * `error` event. Deltas are optional; the kernel trusts `done`.
+ */
+export interface ModelClient {
+  readonly id: string;
+  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelStreamEvent>;
+}
+
+// ─── Events ──────────────────────────────────────────────────────────────────────────────────
+
+export type AgentStopReason =
+  | "completed"
+  | "aborted"
+  | "error"
+  | "handled"
+  | "blocked"
+  | "terminated"
+  | "max_turns";
+
+interface Stamped {
+  /** Milliseconds since the epoch. */
+  timestamp: number;
+}
+
+export interface AgentStartEvent extends Stamped {
+  type: "agent_start";
+}
+/** Exactly one per run, always the last event. */
+export interface AgentEndEvent extends Stamped {
+  type: "agent_end";
+  /** The messages this run added to history. */
+  messages: readonly Message[];
+  stopReason: AgentStopReason;
+  /** Text of the run's last assistant message. */
+  finalText?: string;
+  error?: string;
+  /** The reason of `blocked`, `handled` and `terminated`. */
+  reason?: string;
+}
+export interface TurnStartEvent extends Stamped {
+  type: "turn_start";
+  turnIndex: number;
+}
+export interface TurnEndEvent extends Stamped {
+  type: "turn_end";
+  turnIndex: number;
+  message: AssistantMessage;
+  toolResults: readonly ToolResultMessage[];
+}
+export interface MessageStartEvent extends Stamped {
+  type: "message_start";
+  message: Message;
+}
+/** `message` is a shallow snapshot of the partial assistant message. */
+export interface MessageUpdateEvent extends Stamped {
+  type: "message_update";
+  message: AssistantMessage;
+  delta: ModelStreamEvent;
+}
+export interface MessageEndEvent extends Stamped {
+  type: "message_end";
+  message: Message;
+}
+export interface ToolExecutionStartEvent extends Stamped {
+  type: "tool_execution_start";
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+}
+export interface ToolExecutionUpdateEvent extends Stamped {
+  type: "tool_execution_update";
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  partialResult: unknown;
+}
+/** Exactly one per `tool_execution_start`; `isError` is always the truth. */
+export interface ToolExecutionEndEvent extends Stamped {
+  type: "tool_execution_end";
+  toolCallId: string;
+  toolName: string;
+  result: ToolResult;
+  isError: boolean;
+}
+export interface ContextCompactedEvent extends Stamped {
+  type: "context_compacted";
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+export type AgentEvent =
+  | AgentStartEvent
+  | AgentEndEvent
+  | TurnStartEvent
+  | TurnEndEvent
+  | MessageStartEvent
+  | MessageUpdateEvent
+  | MessageEndEvent
+  | ToolExecutionStartEvent
+  | ToolExecutionUpdateEvent
+  | ToolExecutionEndEvent
+  | ContextCompactedEvent;
+
+export type AgentEventType = AgentEvent["type"];
+
+/**
+ * An event inserted by the host (through `SlotContext.emit` or `Agent.emit`), e.g. `hook_decision`.
+ * The kernel treats it as opaque: it only requires `type` and adds `timestamp`.
+ */
+export interface HostEvent {
+  type: string;
+  timestamp?: number;
+  [key: string]: unknown;
+}
+
+/** What the loop and `Agent.prompt()` yield: kernel events plus opaque host diagnostics. */
+export type StreamEvent = AgentEvent | (HostEvent & { timestamp: number });
+
+// ─── The five decision slots ─────────────────────────────────────────────────────────────────
+
+export type InputSource = "interactive" | "rpc" | "extension" | "api";
+
+export interface InputEvent {
+  text: string;
+  images?: ImageContent[];
+  source: InputSource;
+}
+export type InputResult =
+  | { action: "continue" }
+  /** A transform without `images` keeps the images. */
+  | { action: "transform"; text: string; images?: ImageContent[] }
+  | { action: "handled"; reason?: string; by?: string }
+  | { action: "block"; reason: string; by?: string };
+
+export interface BeforeAgentStartEvent {
+  prompt: string;
+  images?: ImageContent[];
+  systemPrompt: string;
+}
+export interface BeforeAgentStartResult {
+  /** Applies to this run only; an empty string counts. */
+  systemPrompt?: string;
+  /** Added after the prompt, in order. */
+  message?: CustomMessage;
+  messages?: CustomMessage[];
+}
+
+/** `messages` is a deep copy the slot may change freely. */
+export interface ContextEvent {
+  messages: Message[];
+}
+export interface ContextResult {
+  messages?: Message[];
+}
+
+export interface ToolCallEvent {
+  toolCallId: string;
+  toolName: string;
+  /** The validated input that will be executed; mutating it in place works and is re-validated. */
+  input: Record<string, unknown>;
+}
+export type ToolCallResult =
+  | { block: true; reason: string; by?: string }
+  /** Replacement input, re-validated against the tool's schema. */
+  | { block?: false; input?: Record<string, unknown>; by?: string };
+
+export interface ToolResultEvent {
+  toolCallId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  content: Content[];
+  details: unknown;
+  isError: boolean;
+}
+/** A patch: each field set to a defined value replaces it. `withheld` replaces the result with an error. */
+export interface ToolResultPatch {
+  content?: Content[];
+  details?: unknown;
+  isError?: boolean;
+  terminate?: boolean;
+}
+
+export interface SlotContext {
+  /** The run's abort signal. */
+  signal: AbortSignal;
+  /** Insert an opaque host event (a diagnostic) into the run's stream at this point. */
+  emit(event: HostEvent): void;
+}
+
+type Awaitable<T> = T | Promise<T>;
+export type SlotFn<E, R> = (event: E, ctx: SlotContext) => Awaitable<R | undefined | void>;
+
+/** The kernel takes the slots as plain functions; composition of handlers is the host's job. */
+export interface Slots {
+  input?: SlotFn<InputEvent, InputResult>;
+  before_agent_start?: SlotFn<BeforeAgentStartEvent, BeforeAgentStartResult>;
+  context?: SlotFn<ContextEvent, ContextResult>;
+  tool_call?: SlotFn<ToolCallEvent, ToolCallResult>;
+  tool_result?: SlotFn<ToolResultEvent, ToolResultPatch>;
+}
+
+/** Slot names with their event and result types, for hosts that route by name. */
+export interface SlotMap {
+  input: { event: InputEvent; result: InputResult };
+  before_agent_start: { event: BeforeAgentStartEvent; result: BeforeAgentStartResult };
+  context: { event: ContextEvent; result: ContextResult };
+  tool_call: { event: ToolCallEvent; result: ToolCallResult };
+  tool_result: { event: ToolResultEvent; result: ToolResultPatch };
+}
+export type SlotName = keyof SlotMap;
