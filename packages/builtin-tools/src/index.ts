@@ -1,1 +1,72 @@
-export {};
+/**
+ * @mypi/builtin-tools — read, write, edit, bash, grep, find, ls, shipped as an extension:
+ *
+ *   const builtins = createBuiltinTools({ root: process.cwd() });
+ *   await builtins(pi);   // pi.registerTool(...) once per tool
+ *
+ * Every path goes through `safePath(root, p)`; `write` and `edit` share one `FileMutationQueue`.
+ */
+import { resolve } from "node:path";
+import type { Tool } from "@mypi/kernel";
+import { createBashTool } from "./bash.ts";
+import { createEditTool } from "./edit.ts";
+import { FileMutationQueue } from "./file-mutation-queue.ts";
+import { createLsTool } from "./ls.ts";
+import { createReadTool } from "./read.ts";
+import { createFindTool, createGrepTool } from "./search.ts";
+import { createWriteTool } from "./write.ts";
+
+export { createBashTool, DEFAULT_TIMEOUT_SECONDS, KILL_GRACE_MS, type BashArgs, type BashDetails } from "./bash.ts";
+export { destructiveReason } from "./bash-guard.ts";
+export { createEditTool, type EditArgs, type EditDetails } from "./edit.ts";
+export { defaultMutationQueue, FileMutationQueue } from "./file-mutation-queue.ts";
+export { createLsTool, MAX_LS_ENTRIES, type LsArgs } from "./ls.ts";
+export { createReadTool, MAX_IMAGE_BYTES, type ReadArgs, type ReadDetails } from "./read.ts";
+export { displayPath, safePath, ToolInputError } from "./safe-path.ts";
+export { createFindTool, createGrepTool } from "./search.ts";
+export { DEFAULT_GREP_LIMIT, MAX_FIND_RESULTS, type FindArgs, type GrepArgs, type GrepDetails } from "./search-worker.ts";
+export { MAX_BYTES, MAX_LINES } from "./truncate.ts";
+export { createWriteTool, type WriteArgs, type WriteDetails } from "./write.ts";
+
+export const builtinToolNames = ["read", "write", "edit", "bash", "grep", "find", "ls"] as const;
+export type BuiltinToolName = (typeof builtinToolNames)[number];
+
+export interface BuiltinToolsOptions {
+  /** The workspace: every path must lead inside it, and bash runs in it. */
+  root: string;
+  /** Only these tools (default: all seven). */
+  tools?: readonly BuiltinToolName[];
+  /** The lock for write and edit (default: one shared by the whole process). */
+  queue?: FileMutationQueue;
+}
+
+/**
+ * The only part of `ExtensionAPI` this extension uses. Typed here so the package does not depend
+ * on the shape of the rest of the API.
+ */
+export interface ToolRegistrar {
+  registerTool(tool: Tool): void;
+}
+
+/** The seven tools for `root`, in `builtinToolNames` order. */
+export function createBuiltinToolList(options: BuiltinToolsOptions): Tool[] {
+  const root = resolve(options.root);
+  const queue = options.queue;
+  const factories: Record<BuiltinToolName, () => Tool> = {
+    read: () => createReadTool(root),
+    write: () => createWriteTool(root, queue),
+    edit: () => createEditTool(root, queue),
+    bash: () => createBashTool(root),
+    grep: () => createGrepTool(root),
+    find: () => createFindTool(root),
+    ls: () => createLsTool(root),
+  };
+  return (options.tools ?? builtinToolNames).map((name) => factories[name]());
+}
+
+/** The extension: registers the builtin tools for `root`. */
+export function createBuiltinTools(options: BuiltinToolsOptions): (pi: ToolRegistrar) => void {
+  return (pi) => {
+    for (const tool of createBuiltinToolList(options)) pi.registerTool(tool);
+  };
+}

@@ -1,1 +1,21 @@
-export {};
+/**
+ * The tool system: definition, registry, argument validation and execution (main thread or
+ * worker pool). Contract: DESIGN §2.5 and §6 "Tools"; seams: docs/internals.md; usage and the
+ * exact error texts: docs/tools.md.
+ */
+export {
+  TOOL_BRAND,
+  TOOL_NAME_PATTERN,
+  ToolDefinitionError,
+  defineTool,
+  isTool,
+  toolSchema,
+  type JsonSchemaToolDefinition,
+  type ToolDefinitionErrorCode,
+  type ZodToolDefinition,
+} from "./define.ts";
+export { ToolRegistry } from "./registry.ts";
+export { validateToolArguments, type ArgumentValidation } from "./validate.ts";
+export { executeTool, type ExecuteToolOptions, type ExecutedToolResult } from "./execute.ts";
+export { INTERRUPTED_TEXT, errorResult, normalizeToolReturn, unknownToolResult, type ErrorToolResult } from "./result.ts";
+export { ToolWorkerPool, type ToolWorkerPoolOptions, type WorkerTask } from "./worker-pool.ts";

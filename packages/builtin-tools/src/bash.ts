@@ -1,0 +1,273 @@
+/**
+ * `bash {command, timeout?}`: run a command with `bash -c` in the workspace root.
+ *
+ * - The command leads its own process group (`detached: true`), so a timeout or an abort kills
+ *   the whole group — children and grandchildren — with SIGTERM, then SIGKILL after a grace.
+ * - stdout and stderr are merged in arrival order and streamed as progress (`onUpdate`, at most
+ *   every 100 ms). The result keeps what was printed before a timeout, an abort or a failure;
+ *   long output keeps its tail (2000 lines / 50 KB) and says how much was cut.
+ * - A non-zero exit is an error result with the exit code and the output.
+ * - It resolves when the output pipes close, or shortly (200 ms) after bash exits when a
+ *   background job still holds them open: it then stops reading, and the job keeps running
+ *   (redirect a background job's output, `cmd > log 2>&1 &`, so it does not get SIGPIPE).
+ * - The timeout is enforced here, so that the partial output survives it; the tool's
+ *   `callTimeoutMs` is only a backstop a little later.
+ */
+import { spawn } from "node:child_process";
+import { StringDecoder } from "node:string_decoder";
+import { z } from "zod";
+import { defineTool, type Tool, type ToolContext, type ToolResult } from "@mypi/kernel";
+import { destructiveReason } from "./bash-guard.ts";
+import { failure, guard, textResult } from "./result.ts";
+import { realRoot } from "./safe-path.ts";
+import { cutTail, formatBytes } from "./truncate.ts";
+
+export const DEFAULT_TIMEOUT_SECONDS = 120;
+/** Between SIGTERM and SIGKILL to the process group. Under the kernel's 2 s abort grace. */
+export const KILL_GRACE_MS = 1000;
+/** How long to keep reading after bash exited while something else still holds the pipes. */
+export const DRAIN_MS = 200;
+const PROGRESS_INTERVAL_MS = 100;
+/** Output kept in memory: the tail the result can show, with room to spare. */
+const KEEP_CHARS = 256 * 1024;
+
+const parameters = z.strictObject({
+  command: z.string().describe("The bash command line to run in the workspace root."),
+  timeout: z
+    .number()
+    .positive()
+    .optional()
+    .describe(`Seconds before the command and everything it started are killed (default ${DEFAULT_TIMEOUT_SECONDS}).`),
+});
+export type BashArgs = z.infer<typeof parameters>;
+
+export interface BashDetails {
+  exitCode: number | null;
+  /** The signal that ended bash, when one did. */
+  signal?: string;
+  timedOut?: boolean;
+  aborted?: boolean;
+  /** Bytes and lines the command printed in all; the result may show only the tail. */
+  totalBytes: number;
+  totalLines: number;
+  truncated: boolean;
+}
+
+export function createBashTool(root: string): Tool<BashArgs> {
+  return defineTool({
+    name: "bash",
+    description:
+      `Run a bash command in the workspace root; stdout and stderr are merged. Timeout in seconds (default ${DEFAULT_TIMEOUT_SECONDS}). ` +
+      "Output longer than 2000 lines or 50 KB keeps its end. A non-zero exit code is reported as an error.",
+    parameters,
+    parallelSafe: false,
+    callTimeoutMs: (args) => timeoutSeconds(args) * 1000 + KILL_GRACE_MS + DRAIN_MS + 1000,
+    execute: (args, ctx) => guard(() => runBash(realRoot(root), args, ctx)),
+  });
+}
+
+function timeoutSeconds(args: BashArgs): number {
+  return args.timeout ?? DEFAULT_TIMEOUT_SECONDS;
+}
+
+export function runBash(cwd: string, args: BashArgs, ctx: Pick<ToolContext, "signal" | "onUpdate">): Promise<ToolResult> {
+  const refused = destructiveReason(args.command);
+  if (refused) {
+    return Promise.resolve(
+      failure(
+        `Refused to run ${quote(args.command)}: ${refused}. If this is really intended, ask the user to run it themselves.`,
+      ),
+    );
+  }
+  if (ctx.signal.aborted) return Promise.resolve(failure("Command aborted before it started"));
+
+  return new Promise<ToolResult>((resolve) => {
+    const child = spawn("bash", ["-c", args.command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const output = new OutputTail();
+    const progress = throttle(() => ctx.onUpdate({ content: [{ type: "text", text: output.tail().text }] }));
+    let killedBy: "timeout" | "abort" | undefined;
+    let killSent = false;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let spawnError: Error | undefined;
+    let openPipes = 2;
+    let drainTimer: NodeJS.Timeout | undefined;
+    let done = false;
+
+    const killGroup = (signal: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // ESRCH: the whole group is gone already.
+      }
+    };
+    const kill = (reason: "timeout" | "abort") => {
+      if (killedBy || done) return;
+      killedBy = reason;
+      killGroup("SIGTERM");
+      setTimeout(() => {
+        killSent = true;
+        killGroup("SIGKILL");
+        if (exit) startDrain();
+      }, KILL_GRACE_MS).unref();
+    };
+    const startDrain = () => {
+      drainTimer ??= setTimeout(finish, DRAIN_MS);
+    };
+    const onAbort = () => kill("abort");
+    const timer = setTimeout(() => kill("timeout"), timeoutSeconds(args) * 1000);
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      progress.cancel();
+      ctx.signal.removeEventListener("abort", onAbort);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      if (spawnError) {
+        resolve(failure(`Could not start bash: ${spawnError.message}`));
+        return;
+      }
+      resolve(buildResult(output, { exit, killedBy, seconds: timeoutSeconds(args) }));
+    };
+
+    for (const [stream, decoder] of [
+      [child.stdout, new StringDecoder("utf8")],
+      [child.stderr, new StringDecoder("utf8")],
+    ] as const) {
+      stream.on("data", (chunk: Buffer) => {
+        output.append(decoder.write(chunk), chunk.length);
+        progress.request();
+      });
+      stream.on("close", () => {
+        output.append(decoder.end(), 0);
+        openPipes--;
+        if (openPipes === 0 && exit) finish();
+      });
+    }
+    child.on("error", (error) => {
+      spawnError = error;
+      finish();
+    });
+    child.on("exit", (code, signal) => {
+      exit = { code, signal };
+      if (openPipes === 0) finish();
+      // After a kill, wait for SIGKILL to clear the group before giving up on the pipes.
+      else if (!killedBy || killSent) startDrain();
+    });
+  });
+}
+
+function buildResult(
+  output: OutputTail,
+  run: {
+    exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    killedBy: "timeout" | "abort" | undefined;
+    seconds: number;
+  },
+): ToolResult {
+  const tail = output.tail();
+  const truncated = tail.droppedLines > 0 || output.dropped;
+  const shownLines = tail.lines;
+  const parts: string[] = [];
+  if (truncated) {
+    const cutLines = output.totalLines - shownLines;
+    const cutBytes = output.totalBytes - Buffer.byteLength(tail.text, "utf8");
+    parts.push(
+      `[Output truncated: the first ${cutLines} lines (${formatBytes(cutBytes)}) were cut; showing the last ${shownLines} lines.]`,
+    );
+  }
+  parts.push(tail.text.length > 0 ? tail.text.replace(/\n$/, "") : "(no output)");
+
+  const code = run.exit?.code ?? null;
+  const details: BashDetails = {
+    exitCode: code,
+    totalBytes: output.totalBytes,
+    totalLines: output.totalLines,
+    truncated,
+  };
+  if (run.exit?.signal) details.signal = run.exit.signal;
+  let ending: string | undefined;
+  if (run.killedBy === "timeout") {
+    details.timedOut = true;
+    ending = `Command timed out after ${run.seconds} seconds`;
+  } else if (run.killedBy === "abort") {
+    details.aborted = true;
+    ending = "Command aborted";
+  } else if (run.exit?.signal) {
+    ending = `Command was killed by signal ${run.exit.signal}`;
+  } else if (code !== 0) {
+    ending = `Command exited with code ${code}`;
+  }
+  const text = parts.join("\n");
+  if (ending === undefined) return textResult(text, details);
+  return failure(`${text}\n\n${ending}`, details);
+}
+
+/** The merged output: a bounded tail in memory plus the totals. */
+class OutputTail {
+  #text = "";
+  dropped = false;
+  totalBytes = 0;
+  #newlines = 0;
+  #endsWithNewline = true;
+
+  append(text: string, bytes: number): void {
+    this.totalBytes += bytes;
+    if (text.length === 0) return;
+    for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) this.#newlines++;
+    this.#endsWithNewline = text.endsWith("\n");
+    this.#text += text;
+    if (this.#text.length > 2 * KEEP_CHARS) {
+      this.#text = this.#text.slice(-KEEP_CHARS);
+      this.dropped = true;
+    }
+  }
+
+  get totalLines(): number {
+    return this.#newlines + (this.#endsWithNewline ? 0 : 1);
+  }
+
+  /** What the model is shown: ANSI escapes removed, then the last 2000 lines / 50 KB. */
+  tail(): { text: string; lines: number; droppedLines: number } {
+    const cut = cutTail(stripAnsi(this.#text));
+    const lines = cut.text.length === 0 ? 0 : cut.text.split("\n").length - (cut.text.endsWith("\n") ? 1 : 0);
+    return { text: cut.text, lines, droppedLines: cut.droppedLines };
+  }
+}
+
+/** Calls `fn` at most every PROGRESS_INTERVAL_MS: at once when idle, else once the interval is up. */
+function throttle(fn: () => void): { request(): void; cancel(): void } {
+  let last = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const fire = () => {
+    timer = undefined;
+    last = Date.now();
+    fn();
+  };
+  return {
+    request() {
+      if (timer) return;
+      const wait = last + PROGRESS_INTERVAL_MS - Date.now();
+      if (wait <= 0) fire();
+      else timer = setTimeout(fire, wait);
+    },
+    cancel() {
+      clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}
+
+const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g;
+
+function stripAnsi(text: string): string {
+  return text.includes("\x1b") ? text.replace(ANSI, "") : text;
+}
+
+function quote(command: string): string {
+  return JSON.stringify(command.length > 200 ? `${command.slice(0, 200)}…` : command);
+}

@@ -1,0 +1,90 @@
+/**
+ * `write {path, content}`: create or overwrite a file, creating its parent folders. The write is
+ * atomic — the content goes to a temporary file in the same folder, is flushed, then renamed over
+ * the target — so a crash or a kill never leaves a half-written file. The reported size is in
+ * UTF-8 bytes (Pi reports characters and calls them bytes).
+ */
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { z } from "zod";
+import { defineTool, type Tool, type ToolResult } from "@mypi/kernel";
+import { defaultMutationQueue, type FileMutationQueue } from "./file-mutation-queue.ts";
+import { failure, fsErrorMessage, guard, textResult } from "./result.ts";
+import { displayPath, safePath } from "./safe-path.ts";
+
+const parameters = z.strictObject({
+  path: z.string().describe("File to write, relative to the workspace root (or absolute inside it)."),
+  content: z.string().describe("The whole new content of the file."),
+});
+export type WriteArgs = z.infer<typeof parameters>;
+
+export interface WriteDetails {
+  path: string;
+  bytes: number;
+  created: boolean;
+}
+
+export function createWriteTool(root: string, queue: FileMutationQueue = defaultMutationQueue): Tool<WriteArgs> {
+  return defineTool({
+    name: "write",
+    description:
+      "Create or overwrite a file with the given content (parent folders are created). " +
+      "To change part of an existing file, use edit instead.",
+    parameters,
+    parallelSafe: false,
+    execute: (args) =>
+      guard(() => {
+        const abs = safePath(root, args.path);
+        return queue.run(abs, () => writeFileAt(root, abs, args.content));
+      }),
+  });
+}
+
+async function writeFileAt(root: string, abs: string, content: string): Promise<ToolResult> {
+  const rel = displayPath(root, abs);
+  const existing = await stat(abs).catch(() => undefined);
+  if (existing?.isDirectory()) return failure(`${rel} is a directory; write needs a file path.`);
+  try {
+    await mkdir(dirname(abs), { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST" || code === "ENOTDIR") {
+      return failure(`Cannot create the folder for ${rel}: a parent path is a file, not a folder.`);
+    }
+    return failure(fsErrorMessage(error, rel));
+  }
+  const bytes = Buffer.byteLength(content, "utf8");
+  try {
+    await writeAtomic(abs, content, existing?.mode);
+  } catch (error) {
+    return failure(fsErrorMessage(error, rel));
+  }
+  const details: WriteDetails = { path: rel, bytes, created: existing === undefined };
+  return textResult(`Wrote ${bytes} bytes to ${rel}`, details);
+}
+
+/**
+ * Write `content` to `abs` through a temporary sibling and a rename. `mode` (the old file's
+ * permissions) is kept so that rewriting an executable script keeps it executable.
+ */
+export async function writeAtomic(abs: string, content: string | Uint8Array, mode?: number): Promise<void> {
+  const temp = join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const handle = await open(temp, "wx");
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+  try {
+    if (mode !== undefined) await chmod(temp, mode & 0o7777);
+    await rename(temp, abs);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,70 @@
+// The one worker entry of the tool pool. Node 20 cannot import TypeScript, so this plain module
+// loads the tool's worker module through jiti, calls the named export, and answers with data
+// ({ ok, value } or { ok, error }) rather than a thrown error: error classes and their fields do
+// not survive the thread boundary. Progress goes through the task's MessagePort; the answer says
+// how many progress messages were posted, so the main thread can wait for all of them.
+import { createJiti } from "jiti";
+import { sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** jiti's fs cache in the node_modules that holds jiti (<repo>/node_modules/.cache/jiti), not the temp folder. */
+function cacheDir() {
+  try {
+    const entry = fileURLToPath(import.meta.resolve("jiti"));
+    const at = entry.lastIndexOf(`${sep}node_modules${sep}`);
+    return at < 0 ? true : `${entry.slice(0, at)}${sep}node_modules${sep}.cache${sep}jiti`;
+  } catch {
+    return true;
+  }
+}
+
+const jiti = createJiti(import.meta.url, { fsCache: cacheDir() });
+
+/** Loaded worker functions by module and export: jiti's import costs far more than a task. */
+const functions = new Map();
+
+async function load(module, exportName) {
+  const key = `${exportName}\0${module}`;
+  let fn = functions.get(key);
+  if (fn === undefined) {
+    const mod = await jiti.import(module.startsWith("file:") ? fileURLToPath(module) : module);
+    fn = exportName === "default" ? (mod?.default ?? mod) : mod?.[exportName];
+    if (typeof fn !== "function") return undefined;
+    functions.set(key, fn);
+  }
+  return fn;
+}
+
+function errorData(error) {
+  if (typeof error === "object" && error !== null && "message" in error) {
+    return {
+      name: typeof error.name === "string" ? error.name : "Error",
+      message: String(error.message),
+      stack: typeof error.stack === "string" ? error.stack : undefined,
+    };
+  }
+  return { name: typeof error, message: String(error) };
+}
+
+/** @param {{ module: string, exportName: string, args: unknown, cwd: string, data: unknown, port: import("node:worker_threads").MessagePort }} task */
+export default async function runWorkerTool(task) {
+  let posted = 0;
+  const progress = (partial) => {
+    task.port.postMessage(partial);
+    posted++;
+  };
+  try {
+    const fn = await load(task.module, task.exportName);
+    if (fn === undefined) {
+      return {
+        ok: false,
+        progress: posted,
+        error: { name: "Error", message: `The worker module ${task.module} has no exported function "${task.exportName}".` },
+      };
+    }
+    const value = await fn(task.args, { cwd: task.cwd, data: task.data, progress });
+    return { ok: true, progress: posted, value };
+  } catch (error) {
+    return { ok: false, progress: posted, error: errorData(error) };
+  }
+}
