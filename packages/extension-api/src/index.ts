@@ -1,1 +1,28 @@
-export {};
+/**
+ * @mypi/extension-api — what extensions import (`defineExtension`, `defineTool`, `z`, the types)
+ * and what hosts use to load and run them (`ExtensionManager`, `createExtensionHost`).
+ */
+import type { ExtensionFactory } from "./types.ts";
+
+export type * from "./types.ts";
+export { ROUTES } from "./types.ts";
+export { defineTool } from "@mypi/kernel";
+export { z } from "zod";
+export { compose } from "./compose.ts";
+export type { Middleware, Next as ComposeNext } from "./compose.ts";
+export { POLICIES } from "./policy.ts";
+export type { ChainState, SlotPolicy } from "./policy.ts";
+export { ExtensionError } from "./errors.ts";
+export type { ExtensionErrorCode } from "./errors.ts";
+export { ExtensionManager } from "./manager.ts";
+export { HEADLESS_UI } from "./context.ts";
+export type { ExtensionManagerOptions, LoadResult, ManagerSink } from "./manager.ts";
+export { ObserverBus } from "./observer-bus.ts";
+export { formatLoadFailure, JITI_CACHE_DIR } from "./loader.ts";
+
+/** Identity, for typing: `export default defineExtension((pi) => { … })`. */
+export function defineExtension(factory: ExtensionFactory): ExtensionFactory {
+  return factory;
+}
+export { createExtensionHost } from "./host.ts";
+export type { ExtensionHost, ExtensionHostOptions } from "./host.ts";

@@ -1,1 +1,36 @@
-export {};
+/** Sessions (JSONL trees), transcript repair and compaction (DESIGN §2.6, §2.9). */
+export { repairToolHistory, type RepairResult } from "./repair.ts";
+export {
+  SessionManager,
+  type AppendCompactionOptions,
+  type SessionLocationOptions,
+} from "./manager.ts";
+export {
+  SESSION_VERSION,
+  type SessionHeader,
+  type SessionEntryBase,
+  type SessionEntry,
+  type SessionEntryType,
+  type MessageEntry,
+  type CustomEntry,
+  type CompactionEntry,
+  type LabelEntry,
+  type ModelChangeEntry,
+  type SessionInfoEntry,
+} from "./entries.ts";
+export { mypiHome, cwdSlug, defaultSessionDir } from "./paths.ts";
+export {
+  DEFAULT_KEEP_RECENT_TOKENS,
+  DEFAULT_RESERVE_TOKENS,
+  compact,
+  prepareCompaction,
+  shouldCompact,
+  type CompactOptions,
+  type CompactionOutcome,
+  type CompactionPreparation,
+  type CompactionSettings,
+} from "./compaction.ts";
+export { createCompactionHook, compactedEvent, type CompactionHook, type CompactionHookOptions } from "./compaction-hook.ts";
+export { estimateContextTokens, estimateMessageTokens } from "./tokens.ts";
+export { SUMMARIZATION_SYSTEM_PROMPT, serializeConversation, summarizationPrompt } from "./summarize.ts";
+export { SUMMARY_PREFIX, SUMMARY_SUFFIX, compactionSummaryMessage, readCompactionSummary } from "./summary-message.ts";

@@ -1,0 +1,303 @@
+/**
+ * The `pi` object one extension receives (DESIGN §3.6), and the record of what it registered.
+ * Registration is validated here, where the mistake is made, with coded errors that say how to
+ * fix it (fastify's `validate`). Everything an extension registers lands in its record, so the
+ * manager can attach, detach and roll it back as a unit.
+ */
+import type { Content, CustomMessage, JSONSchema, Tool, ToolContext } from "@mypi/kernel";
+import { defineTool, isTool } from "@mypi/kernel";
+import type mitt from "mitt";
+import { ExtensionError, closest, describeValue, errorMessage } from "./errors.ts";
+import { exec } from "./exec.ts";
+import {
+  ROUTES,
+  type CommandDefinition,
+  type CommandInfo,
+  type CustomMessageInput,
+  type EventName,
+  type ExtensionAPI,
+  type ExtensionContext,
+  type ExtensionFactory,
+  type ExtensionRuntime,
+  type FlagDefinition,
+  type PiToolDefinition,
+  type ToolInfo,
+} from "./types.ts";
+
+export interface HandlerRecord {
+  readonly name: EventName;
+  readonly handler: (...args: never[]) => unknown;
+  readonly order?: "pre" | "post";
+  readonly timeoutMs?: number;
+  readonly onError?: "open" | "closed";
+  readonly seq: number;
+}
+
+/** One instance of one extension and everything it registered. */
+export interface ExtensionRecord {
+  readonly name: string;
+  readonly path: string | undefined;
+  readonly realPath: string | undefined;
+  readonly factory: ExtensionFactory;
+  /** loading → attached → disposed; a failed load goes loading → disposed. */
+  state: "loading" | "attached" | "disposed";
+  readonly handlers: HandlerRecord[];
+  readonly tools: Map<string, Tool>;
+  readonly commands: Map<string, CommandDefinition>;
+  readonly flags: Map<string, FlagDefinition>;
+  /** `pi.events` listeners: live from the moment they are added (other extensions may answer during load). */
+  readonly listeners: { channel: string; fn: (data: unknown) => void }[];
+}
+
+/** What the `pi` object needs from its manager. */
+export interface ApiHost {
+  readonly cwd: string;
+  readonly context: ExtensionContext;
+  readonly channels: ReturnType<typeof mitt<Record<string, unknown>>>;
+  readonly runtime: ExtensionRuntime | undefined;
+  toolsChanged(record: ExtensionRecord): void;
+  effectiveTools(): ToolInfo[];
+  /** Active tool names: the runtime's, else those set before binding, else all. */
+  activeToolNames(): string[];
+  getCommands(): CommandInfo[];
+  flagValue(name: string): string | boolean | undefined;
+  setPendingActiveTools(names: string[]): void;
+  reportError(extension: string, slot: string, error: string, code?: string): void;
+  diagnostic(message: string): void;
+}
+
+export function createRecord(name: string, factory: ExtensionFactory, path?: string, realPath?: string): ExtensionRecord {
+  return {
+    name,
+    path,
+    realPath,
+    factory,
+    state: "loading",
+    handlers: [],
+    tools: new Map(),
+    commands: new Map(),
+    flags: new Map(),
+    listeners: [],
+  };
+}
+
+const EVENT_NAMES = Object.keys(ROUTES) as EventName[];
+const COMMAND_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_:.-]*$/;
+const FLAG_NAME = /^[a-zA-Z0-9][a-zA-Z0-9-]*$/;
+
+export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): ExtensionAPI {
+  const fail = (code: ConstructorParameters<typeof ExtensionError>[0], message: string) =>
+    new ExtensionError(code, message, { extension: record.name });
+
+  const usable = (what: string) => {
+    if (record.state === "disposed") {
+      throw fail("MYPI_NOT_READY", `pi.${what}(): this instance of ${record.name} was unloaded (reload or shutdown); stop timers and listeners in a session_shutdown handler`);
+    }
+  };
+  const runtime = (what: string): ExtensionRuntime => {
+    usable(what);
+    const r = host.runtime;
+    if (!r) throw fail("MYPI_NOT_READY", `pi.${what}(): no agent is running yet; call it from an event handler or a command, not while the extension loads`);
+    return r;
+  };
+
+  const api: ExtensionAPI = {
+    on(name, handler, options) {
+      if (record.state !== "loading") {
+        throw fail("MYPI_LATE_REGISTRATION", `pi.on(${JSON.stringify(name)}) after ${record.name} finished loading; call pi.on in the extension's default export, before it returns`);
+      }
+      if (typeof name !== "string" || !Object.hasOwn(ROUTES, name)) {
+        const guess = typeof name === "string" ? closest(name, EVENT_NAMES) : undefined;
+        throw fail(
+          "MYPI_UNKNOWN_EVENT",
+          `pi.on(${describeValue(name)}): no such event.${guess ? ` Did you mean "${guess}"?` : ""} Events: ${EVENT_NAMES.join(", ")}`,
+        );
+      }
+      const route = ROUTES[name];
+      if (typeof handler !== "function") {
+        const shape = route === "chain" ? "(event, ctx, next) => result" : "(event, ctx) => void";
+        throw fail("MYPI_INVALID_HANDLER", `pi.on("${name}", ${describeValue(handler)}): the handler must be a function ${shape}`);
+      }
+      record.handlers.push({ name, handler: handler as HandlerRecord["handler"], seq: record.handlers.length, ...checkOptions(name, route, options) });
+    },
+
+    registerTool(definition) {
+      usable("registerTool");
+      const tool = toTool(definition, record, host);
+      if (record.tools.has(tool.name)) {
+        throw fail("MYPI_DUPLICATE_TOOL", `registerTool("${tool.name}"): ${record.name} already registered a tool with this name; give the second one another name (another extension registering the same name replaces it)`);
+      }
+      record.tools.set(tool.name, tool);
+      if (record.state === "attached") host.toolsChanged(record);
+    },
+
+    registerCommand(name, command) {
+      usable("registerCommand");
+      const bare = typeof name === "string" ? name.replace(/^\//, "") : name;
+      if (typeof bare !== "string" || !COMMAND_NAME.test(bare)) {
+        throw fail("MYPI_INVALID_COMMAND", `registerCommand(${describeValue(name)}): a command name is letters, digits, "_", ":", "." and "-" (typed as /name)`);
+      }
+      if (typeof command?.handler !== "function") {
+        throw fail("MYPI_INVALID_COMMAND", `registerCommand("${bare}", …): give { description?, handler(args, ctx) }`);
+      }
+      if (record.commands.has(bare)) {
+        throw fail("MYPI_DUPLICATE_COMMAND", `registerCommand("${bare}"): ${record.name} already registered /${bare}; register each command once`);
+      }
+      record.commands.set(bare, command);
+    },
+
+    getCommands: () => host.getCommands(),
+
+    registerFlag(name, flag) {
+      usable("registerFlag");
+      if (typeof name !== "string" || !FLAG_NAME.test(name)) {
+        throw fail("MYPI_INVALID_FLAG", `registerFlag(${describeValue(name)}): a flag name is letters, digits and "-", without the leading "--"`);
+      }
+      if (flag?.type !== "boolean" && flag?.type !== "string") {
+        throw fail("MYPI_INVALID_FLAG", `registerFlag("${name}", …): give { type: "boolean" | "string", description?, default? }`);
+      }
+      if (record.flags.has(name)) throw fail("MYPI_DUPLICATE_FLAG", `registerFlag("${name}"): ${record.name} already registered --${name}`);
+      record.flags.set(name, flag);
+    },
+
+    getFlag(name) {
+      const flag = record.flags.get(name);
+      if (!flag) return undefined;
+      return host.flagValue(name) ?? flag.default;
+    },
+
+    sendMessage(message, options = {}) {
+      runtime("sendMessage").sendMessage(toCustomMessage(message, fail), options);
+    },
+
+    sendUserMessage(content, options = {}) {
+      if (typeof content !== "string" && !Array.isArray(content)) {
+        throw fail("MYPI_BAD_RESULT", `sendUserMessage(${describeValue(content)}): give a string or an array of text/image content`);
+      }
+      runtime("sendUserMessage").sendUserMessage(content as string | Content[], options);
+    },
+
+    appendEntry(customType, data) {
+      if (typeof customType !== "string" || customType === "") {
+        throw fail("MYPI_BAD_RESULT", `appendEntry(${describeValue(customType)}, …): the first argument is a non-empty customType string`);
+      }
+      runtime("appendEntry").appendEntry(customType, data);
+    },
+
+    events: {
+      emit: (channel, data) => host.channels.emit(channel, data),
+      on(channel, handler) {
+        usable("events.on");
+        if (typeof handler !== "function") throw fail("MYPI_INVALID_HANDLER", `events.on("${channel}", ${describeValue(handler)}): the listener must be a function`);
+        const slot = `events:${channel}`;
+        const report = (error: unknown) => host.reportError(record.name, slot, errorMessage(error), "MYPI_HANDLER_FAILED");
+        const fn = (data: unknown) => {
+          try {
+            const r = handler(data) as unknown;
+            if (r instanceof Promise) r.catch(report);
+          } catch (error) {
+            report(error);
+          }
+        };
+        host.channels.on(channel, fn);
+        const entry = { channel, fn };
+        record.listeners.push(entry);
+        return () => {
+          host.channels.off(channel, fn);
+          const i = record.listeners.indexOf(entry);
+          if (i >= 0) record.listeners.splice(i, 1);
+        };
+      },
+    },
+
+    exec: (command, args = [], options = {}) => exec(command, args, options, host.cwd),
+
+    getActiveTools: () => host.activeToolNames(),
+    getAllTools: () => host.runtime?.getAllTools() ?? host.effectiveTools(),
+
+    setActiveTools(names) {
+      usable("setActiveTools");
+      if (!Array.isArray(names) || names.some((n) => typeof n !== "string")) {
+        throw fail("MYPI_BAD_RESULT", `setActiveTools(${describeValue(names)}): give an array of tool names`);
+      }
+      const known = new Set((host.runtime?.getAllTools() ?? host.effectiveTools()).map((t) => t.name));
+      const unknown = names.filter((n) => !known.has(n));
+      if (unknown.length) host.diagnostic(`${record.name}: setActiveTools ignores unknown tool(s) ${unknown.join(", ")}`);
+      const active = names.filter((n) => known.has(n));
+      if (host.runtime) host.runtime.setActiveTools(active);
+      else host.setPendingActiveTools(active);
+    },
+
+    setSessionName(name) {
+      runtime("setSessionName").setSessionName(name);
+    },
+    getSessionName: () => host.runtime?.getSessionName(),
+  };
+  return api;
+}
+
+function checkOptions(name: EventName, route: "chain" | "observer", options: unknown): Omit<HandlerRecord, "name" | "handler" | "seq"> {
+  if (options === undefined) return {};
+  const where = `pi.on("${name}", handler, options)`;
+  const invalid = (message: string) => new ExtensionError("MYPI_INVALID_OPTIONS", `${where}: ${message}`);
+  if (typeof options !== "object" || options === null) throw invalid("options must be an object");
+  const allowed = route === "chain" ? ["order", "timeoutMs", "onError"] : ["timeoutMs"];
+  for (const key of Object.keys(options)) {
+    if (!allowed.includes(key)) {
+      const note = route === "observer" && (key === "order" || key === "onError") ? ` (${key} applies to decision slots; observers only take timeoutMs)` : "";
+      throw invalid(`unknown option "${key}"${note}; options: ${allowed.join(", ")}`);
+    }
+  }
+  const o = options as { order?: unknown; timeoutMs?: unknown; onError?: unknown };
+  if (o.order !== undefined && o.order !== "pre" && o.order !== "post") throw invalid(`order must be "pre" or "post", got ${describeValue(o.order)}`);
+  if (o.timeoutMs !== undefined && !(typeof o.timeoutMs === "number" && o.timeoutMs > 0 && Number.isFinite(o.timeoutMs))) {
+    throw invalid(`timeoutMs must be a positive number of milliseconds, got ${describeValue(o.timeoutMs)}`);
+  }
+  if (o.onError !== undefined && o.onError !== "open" && o.onError !== "closed") throw invalid(`onError must be "open" or "closed", got ${describeValue(o.onError)}`);
+  const out: { order?: "pre" | "post"; timeoutMs?: number; onError?: "open" | "closed" } = {};
+  if (o.order !== undefined) out.order = o.order;
+  if (o.timeoutMs !== undefined) out.timeoutMs = o.timeoutMs as number;
+  if (o.onError !== undefined) out.onError = o.onError;
+  return out;
+}
+
+/** A `defineTool` tool as is; a plain definition with a zod schema through `defineTool`; a Pi-style one adapted. */
+function toTool(definition: unknown, record: ExtensionRecord, host: ApiHost): Tool {
+  if (isTool(definition)) return definition;
+  const d = definition as Partial<PiToolDefinition> & { parameters?: unknown; jsonSchema?: unknown };
+  try {
+    if (typeof d !== "object" || d === null) throw new Error("expected a tool made with defineTool({...}) or a Pi-style definition");
+    const zodLike = typeof (d.parameters as { safeParse?: unknown } | undefined)?.safeParse === "function";
+    if (zodLike || d.jsonSchema !== undefined) return defineTool(d as Parameters<typeof defineTool>[0]);
+    if (typeof d.execute !== "function") throw new Error(`tool ${JSON.stringify(d.name)} needs execute(toolCallId, params, signal, onUpdate, ctx)`);
+    const pi = d as PiToolDefinition;
+    return defineTool({
+      name: pi.name,
+      description: pi.description,
+      jsonSchema: pi.parameters as JSONSchema,
+      execute: async (args: Record<string, unknown>, ctx: ToolContext) => {
+        const toolCtx = Object.create(host.context, { signal: { value: ctx.signal, enumerable: true } }) as ExtensionContext;
+        const result = await pi.execute(ctx.toolCallId, args, ctx.signal, (partial) => ctx.onUpdate(partial), toolCtx);
+        return { content: result?.content ?? [], details: result?.details, isError: result?.isError };
+      },
+    });
+  } catch (error) {
+    throw new ExtensionError("MYPI_INVALID_TOOL", `registerTool(${describeValue((d as { name?: unknown })?.name)}): ${errorMessage(error)}`, {
+      extension: record.name,
+      cause: error,
+    });
+  }
+}
+
+function toCustomMessage(
+  message: CustomMessageInput,
+  fail: (code: "MYPI_BAD_RESULT", message: string) => ExtensionError,
+): CustomMessage {
+  if (typeof message !== "object" || message === null || typeof message.customType !== "string" || message.content === undefined) {
+    throw fail("MYPI_BAD_RESULT", `sendMessage(${describeValue(message)}): give { customType, content, display?, details? }`);
+  }
+  const out: CustomMessage = { role: "custom", customType: message.customType, content: message.content, timestamp: Date.now() };
+  if (message.display !== undefined) out.display = message.display;
+  if (message.details !== undefined) out.details = message.details;
+  return out;
+}

@@ -1,0 +1,356 @@
+/**
+ * One decision slot's handlers as one onion (DESIGN §3.1): each handler is wrapped into a
+ * `compose` middleware that enforces the `next()` contract, the handler's own time budget, its
+ * failure policy, and reports one `hook_decision` (plus an `extension_error` on failure).
+ *
+ * A handler never sees another handler's error: every failure is settled by the failing
+ * handler's own policy in its own frame, so the value an outer `next()` resolves to is always
+ * a decision, never a rejection.
+ */
+import { compose, type Middleware } from "./compose.ts";
+import { withSignal } from "./context.ts";
+import { deadlines, type Deadline } from "./deadlines.ts";
+import { ExtensionError, errorMessage, type ExtensionErrorCode } from "./errors.ts";
+import { POLICIES, initialState, type ChainState, type SlotPolicy } from "./policy.ts";
+import type {
+  DecisionHandler,
+  ExtensionContext,
+  ExtensionErrorEvent,
+  HookDecisionEvent,
+  HookOutcome,
+  Next,
+  SlotEvent,
+  SlotName,
+} from "./types.ts";
+
+/** One registered decision handler, as the manager hands it to a chain. */
+export interface ChainHandler<K extends SlotName = SlotName> {
+  readonly extension: string;
+  readonly handler: DecisionHandler<K>;
+  readonly timeoutMs: number;
+  readonly onError: "open" | "closed";
+  /** The extension's ctx; the chain adds the handler's own `signal`. */
+  readonly context: ExtensionContext;
+}
+
+/** One call of a chain: the run's signal and where diagnostics go (the kernel's `ctx.emit`). */
+export interface ChainCall {
+  readonly signal: AbortSignal;
+  emit(event: HookDecisionEvent | ExtensionErrorEvent): void;
+}
+
+interface Frame<K extends SlotName> {
+  readonly state: ChainState<K>;
+  readonly call: ChainCall;
+}
+
+/** A slot's chain: `(event, call) → what the kernel receives` (undefined = unchanged). */
+export type Chain = (event: object, call: ChainCall) => Promise<unknown>;
+
+export const DEFAULT_DECISION_TIMEOUT_MS = 30_000;
+
+export function buildChain<K extends SlotName>(slot: K, handlers: readonly ChainHandler<K>[]): Chain {
+  if (handlers.length === 0) return async () => undefined;
+  const policy = POLICIES[slot] as SlotPolicy<K>;
+  const run = compose<Frame<K>>(
+    handlers.map((h): Middleware<Frame<K>> => (frame, next) => new HandlerCall(slot, policy, h, frame, next).run()),
+  );
+  return async (event, call) => {
+    const initial = initialState(slot, event);
+    const final = await run({ state: initial, call });
+    return policy.toKernel(initial, final.state);
+  };
+}
+
+const NOTHING = Symbol("nothing");
+
+/**
+ * One handler's turn in one chain call. A handler that returns a plain value costs no promise
+ * of its own; only a pending result or a `next()` call makes the turn asynchronous.
+ */
+class HandlerCall<K extends SlotName> {
+  private readonly view: SlotEvent<K>;
+  private readonly snap: Snapshot;
+  private readonly budget: Budget;
+  private returned = false;
+  private entered: ChainState<K> | undefined;
+  private downstream: Promise<Frame<K>> | undefined;
+  private nextValue: unknown = NOTHING;
+
+  constructor(
+    private readonly slot: K,
+    private readonly policy: SlotPolicy<K>,
+    private readonly h: ChainHandler<K>,
+    private readonly frame: Frame<K>,
+    private readonly next: (frame: Frame<K>) => Promise<Frame<K>>,
+  ) {
+    this.view = { ...frame.state.event } as SlotEvent<K>;
+    this.snap = snapshot(this.view, policy.mutable);
+    this.budget = new Budget(h.timeoutMs, frame.call.signal);
+  }
+
+  run(): Frame<K> | Promise<Frame<K>> {
+    let result: unknown;
+    try {
+      result = this.h.handler(this.view, withSignal(this.h.context, this.budget), this.userNext);
+    } catch (error) {
+      return this.settle(undefined, toFailure(error, this.h));
+    }
+    if (!isThenable(result)) return this.settle(result, undefined);
+    return this.budget.race(result).then(
+      (value) => this.settle(value, undefined),
+      (error: unknown) => this.settle(undefined, toFailure(error, this.h)),
+    );
+  }
+
+  /** What the handler gets as `next`: runs the rest once, with this handler's clock paused. */
+  private readonly userNext: Next<K> = (event) => {
+    const { slot, h } = this;
+    if (this.returned) return Promise.reject(contractError("MYPI_NEXT_LATE", "after the handler returned or timed out", slot, h));
+    if (this.downstream) return Promise.reject(contractError("MYPI_NEXT_TWICE", "multiple times", slot, h));
+    if (event !== undefined && (typeof event !== "object" || event === null)) {
+      return Promise.reject(contractError("MYPI_BAD_RESULT", "with something that is not the event object", slot, h));
+    }
+    const entered = absorb(this.policy, this.frame.state, event ?? this.view, this.snap, h.extension);
+    this.entered = entered;
+    this.budget.pause();
+    this.downstream = this.next({ state: entered, call: this.frame.call });
+    return this.downstream.then((d) => {
+      this.budget.resume();
+      this.nextValue = this.policy.diff(entered, d.state);
+      return this.nextValue as Awaited<ReturnType<Next<K>>>;
+    });
+  };
+
+  /** The handler is done (or failed): wait for a next() it did not await, then decide. */
+  private settle(result: unknown, failure: Failure | undefined): Frame<K> | Promise<Frame<K>> {
+    this.returned = true;
+    this.budget.stop();
+    if (this.downstream) return this.downstream.then((d) => this.decide(result, failure, d.state));
+    return this.decide(result, failure, undefined);
+  }
+
+  private decide(result: unknown, failure: Failure | undefined, after: ChainState<K> | undefined): Frame<K> | Promise<Frame<K>> {
+    const { slot, policy, h, frame, budget } = this;
+    const { state, call } = frame;
+    if (!failure) {
+      try {
+        const entered = this.entered;
+        if (!entered) {
+          let own = absorb(policy, state, this.view, this.snap, h.extension);
+          if (result != null) own = policy.apply(own, result as never, h.extension);
+          report(call, slot, h, policy.outcome(state, own), budget, own.stop?.reason);
+          return own.stop ? { state: own, call } : this.next({ state: own, call });
+        }
+        if (result == null || result === this.nextValue) {
+          report(call, slot, h, policy.outcome(state, entered), budget, entered.stop?.reason);
+          return { state: after!, call };
+        }
+        const own = policy.apply(entered, result as never, h.extension);
+        const lifted = after!.stop && !own.stop ? after!.stop : undefined;
+        const outcome = lifted ? "allow" : policy.outcome(state, own);
+        const reason = lifted ? `lifted the ${lifted.outcome} by ${lifted.by}${lifted.reason ? `: ${lifted.reason}` : ""}` : own.stop?.reason;
+        report(call, slot, h, outcome, budget, reason);
+        return { state: own, call };
+      } catch (error) {
+        failure = toFailure(error, h);
+      }
+    }
+    // The handler failed: its own policy decides, in this frame.
+    call.emit({ type: "extension_error", extension: h.extension, slot, error: failure.message, code: failure.code, timestamp: Date.now() });
+    const outcome: HookOutcome = failure.code === "MYPI_TIMEOUT" ? "timeout" : h.onError === "open" ? "fail_open" : "fail_closed";
+    report(call, slot, h, outcome, budget, failure.message);
+    if (h.onError === "open") return after ? { state: after, call } : this.next(frame);
+    return { state: policy.failClosed(state, h.extension, failure.message), call };
+  }
+}
+
+// ─── the handler's own time ─────────────────────────────────────────────────────────────────
+
+/**
+ * Measures and limits a handler's own time, paused while it waits in `next()`. Its signal
+ * (created only when the handler reads `ctx.signal`) aborts on timeout or on the run's abort.
+ */
+class Budget implements Deadline {
+  private used = 0;
+  private since = performance.now();
+  private paused = false;
+  private stopped = false;
+  private armed = false;
+  /** When the budget runs out, while armed (see `deadlines.ts`). */
+  at = Infinity;
+  private fail: ((error: unknown) => void) | undefined;
+  private controller: AbortController | undefined;
+  private listening = false;
+  timedOut = false;
+
+  constructor(
+    private readonly limitMs: number,
+    private readonly runSignal: AbortSignal,
+  ) {}
+
+  /** After `stop()`, no clock read. */
+  get ownMs(): number {
+    return this.paused ? this.used : this.used + performance.now() - this.since;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.timedOut) this.controller.abort(timeoutReason(this.limitMs));
+      else if (this.runSignal.aborted) this.controller.abort(this.runSignal.reason);
+      else {
+        this.runSignal.addEventListener("abort", this.onRunAbort, { once: true });
+        this.listening = true;
+      }
+    }
+    return this.controller.signal;
+  }
+
+  race<T>(promise: PromiseLike<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.fail = reject;
+      this.arm();
+      promise.then(resolve, reject);
+    });
+  }
+
+  pause(): void {
+    if (this.paused) return;
+    this.used += performance.now() - this.since;
+    this.paused = true;
+    this.disarm();
+  }
+
+  resume(): void {
+    if (!this.paused || this.stopped) return;
+    this.paused = false;
+    this.since = performance.now();
+    this.arm();
+  }
+
+  stop(): void {
+    this.pause();
+    this.stopped = true;
+    this.fail = undefined;
+    if (this.listening) this.runSignal.removeEventListener("abort", this.onRunAbort);
+  }
+
+  expire(): void {
+    this.armed = false;
+    this.timedOut = true;
+    this.controller?.abort(timeoutReason(this.limitMs));
+    this.fail?.(TIMEOUT);
+  }
+
+  private arm(): void {
+    if (!this.fail || this.paused || this.armed) return;
+    this.at = performance.now() + Math.max(0, this.limitMs - this.ownMs);
+    this.armed = true;
+    deadlines.add(this);
+  }
+
+  private disarm(): void {
+    if (!this.armed) return;
+    this.armed = false;
+    deadlines.delete(this);
+  }
+
+  private readonly onRunAbort = (): void => this.controller?.abort(this.runSignal.reason);
+}
+
+const TIMEOUT = Symbol("timeout");
+
+function timeoutReason(ms: number): Error {
+  const error = new Error(`handler timed out after ${ms} ms`);
+  error.name = "TimeoutError";
+  return error;
+}
+
+// ─── failures and reports ───────────────────────────────────────────────────────────────────
+
+type Who = Pick<ChainHandler, "extension" | "timeoutMs">;
+
+interface Failure {
+  message: string;
+  code: ExtensionErrorCode;
+}
+
+function toFailure(error: unknown, h: Who): Failure {
+  if (error === TIMEOUT) return { message: `handler timed out after ${h.timeoutMs} ms`, code: "MYPI_TIMEOUT" };
+  if (error instanceof ExtensionError) return { message: error.message, code: error.code };
+  return { message: errorMessage(error), code: "MYPI_HANDLER_FAILED" };
+}
+
+function contractError(code: ExtensionErrorCode, what: string, slot: SlotName, h: Who): ExtensionError {
+  return new ExtensionError(code, `next() called ${what} (the ${slot} handler of ${h.extension})`, {
+    extension: h.extension,
+    slot,
+  });
+}
+
+function report(call: ChainCall, slot: SlotName, h: Who, outcome: HookOutcome, budget: Budget, reason: string | undefined): void {
+  const event: HookDecisionEvent = {
+    type: "hook_decision",
+    slot,
+    extension: h.extension,
+    outcome,
+    durationMs: Math.round(budget.ownMs * 1000) / 1000,
+    timestamp: Date.now(),
+  };
+  if (reason !== undefined) event.reason = reason;
+  call.emit(event);
+}
+
+// ─── changes made in place ──────────────────────────────────────────────────────────────────
+
+/** The mutable fields before the handler ran (indexed like `policy.mutable`), with a one-level copy of objects. */
+interface Snapshot {
+  readonly values: unknown[];
+  readonly copies: unknown[];
+}
+
+function snapshot(view: object, fields: readonly string[]): Snapshot {
+  const values: unknown[] = [];
+  const copies: unknown[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const value = (view as Record<string, unknown>)[fields[i]!];
+    values.push(value);
+    copies.push(Array.isArray(value) ? value.slice() : value !== null && typeof value === "object" ? { ...value } : undefined);
+  }
+  return { values, copies };
+}
+
+/** Fold changes a handler made to its event (assigned, mutated one level deep, or passed to `next`). */
+function absorb<K extends SlotName>(
+  policy: SlotPolicy<K>,
+  state: ChainState<K>,
+  event: object,
+  snap: Snapshot,
+  by: string,
+): ChainState<K> {
+  let changes: Record<string, unknown> | undefined;
+  const fields = policy.mutable;
+  for (let i = 0; i < fields.length; i++) {
+    const now = (event as Record<string, unknown>)[fields[i]!];
+    if (!Object.is(now, snap.values[i]) || shallowChanged(now, snap.copies[i])) (changes ??= {})[fields[i]!] = now;
+  }
+  if (!changes) return state;
+  return { ...state, event: { ...state.event, ...changes }, rev: state.rev + 1, by };
+}
+
+function shallowChanged(now: unknown, copy: unknown): boolean {
+  if (copy === undefined) return false;
+  if (Array.isArray(copy)) {
+    const arr = now as unknown[];
+    return arr.length !== copy.length || arr.some((v, i) => v !== copy[i]);
+  }
+  const obj = now as Record<string, unknown>;
+  const before = copy as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  return keys.length !== Object.keys(before).length || keys.some((k) => !Object.is(obj[k], before[k]) || !(k in before));
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as PromiseLike<unknown>).then === "function";
+}

@@ -1,0 +1,87 @@
+/**
+ * How `ctx` is built: one base object per manager reading its current state (UI, runtime,
+ * session), and per call a thin object on top of it that adds the handler's own `signal`.
+ */
+import type { ExtensionContext, ExtensionRuntime, ExtensionUI, ReadonlySessionView } from "./types.ts";
+
+/** What the base ctx reads from its manager. */
+export interface ContextSource {
+  readonly cwd: string;
+  readonly runtime: ExtensionRuntime | undefined;
+  readonly currentUI: { ui: ExtensionUI; hasUI: boolean };
+}
+
+/** Dialogs resolve at once to their defaults; `notify` does nothing. */
+export const HEADLESS_UI: ExtensionUI = Object.freeze({
+  select: async () => undefined,
+  confirm: async () => false,
+  input: async () => undefined,
+  editor: async () => undefined,
+  notify: () => {},
+});
+
+const NEVER_ABORTED = new AbortController().signal;
+
+function emptySession(cwd: string): ReadonlySessionView {
+  return {
+    id: "",
+    file: undefined,
+    cwd,
+    getEntries: () => [],
+    getEntry: () => undefined,
+    getLeafId: () => undefined,
+    getBranch: () => [],
+    getSessionName: () => undefined,
+    getLabel: () => undefined,
+    buildContext: () => [],
+  };
+}
+
+/** The ctx every handler shares (each call adds its own `signal`); reads the manager's current state. */
+export function createBaseContext(manager: ContextSource): ExtensionContext {
+  return {
+    get cwd() {
+      return manager.cwd;
+    },
+    get hasUI() {
+      return manager.currentUI.hasUI;
+    },
+    get ui() {
+      return manager.currentUI.ui;
+    },
+    get sessionManager() {
+      return manager.runtime?.sessionManager ?? emptySession(manager.cwd);
+    },
+    signal: NEVER_ABORTED,
+    abort: () => manager.runtime?.abort(),
+    isIdle: () => manager.runtime?.isIdle() ?? true,
+    getSystemPrompt: () => manager.runtime?.getSystemPrompt() ?? "",
+    getContextUsage: () => manager.runtime?.getContextUsage(),
+  };
+}
+
+const SIGNAL_SOURCE = Symbol("signalSource");
+type SignalSource = { readonly signal: AbortSignal };
+const signalProtos = new WeakMap<ExtensionContext, ExtensionContext>();
+
+/**
+ * The extension's ctx with this handler's own signal; everything else is the extension's. One
+ * prototype per base ctx carries the `signal` getter, so a call costs one plain `Object.create`.
+ */
+export function withSignal(base: ExtensionContext, source: SignalSource): ExtensionContext {
+  let proto = signalProtos.get(base);
+  if (!proto) {
+    proto = Object.create(base, {
+      signal: {
+        get(this: { [SIGNAL_SOURCE]: SignalSource }) {
+          return this[SIGNAL_SOURCE].signal;
+        },
+        enumerable: true,
+      },
+    }) as ExtensionContext;
+    signalProtos.set(base, proto);
+  }
+  const ctx = Object.create(proto) as ExtensionContext & { [SIGNAL_SOURCE]: SignalSource };
+  ctx[SIGNAL_SOURCE] = source;
+  return ctx;
+}

@@ -1,0 +1,103 @@
+/**
+ * Coded errors. Every message starts with its code and says how to fix the problem, e.g.
+ * `MYPI_UNKNOWN_EVENT: pi.on("tool_cal"): no such event. Did you mean "tool_call"? Events: …`.
+ */
+export type ExtensionErrorCode =
+  // registration (thrown from pi.* while the extension loads or later)
+  | "MYPI_UNKNOWN_EVENT"
+  | "MYPI_INVALID_HANDLER"
+  | "MYPI_INVALID_OPTIONS"
+  | "MYPI_LATE_REGISTRATION"
+  | "MYPI_INVALID_TOOL"
+  | "MYPI_DUPLICATE_TOOL"
+  | "MYPI_INVALID_COMMAND"
+  | "MYPI_DUPLICATE_COMMAND"
+  | "MYPI_INVALID_FLAG"
+  | "MYPI_DUPLICATE_FLAG"
+  | "MYPI_NOT_READY"
+  // handlers at run time (reported as extension_error)
+  | "MYPI_HANDLER_FAILED"
+  | "MYPI_BAD_RESULT"
+  | "MYPI_TIMEOUT"
+  | "MYPI_NEXT_TWICE"
+  | "MYPI_NEXT_LATE"
+  | "MYPI_OBSERVER_DROPPED"
+  // loading (reported as LoadFailure)
+  | "MYPI_NOT_FOUND"
+  | "MYPI_BAD_EXPORT"
+  | "MYPI_SYNTAX_ERROR"
+  | "MYPI_MISSING_DEPENDENCY"
+  | "MYPI_LOAD_FAILED";
+
+export class ExtensionError extends Error {
+  readonly code: ExtensionErrorCode;
+  readonly extension: string | undefined;
+  readonly slot: string | undefined;
+
+  constructor(
+    code: ExtensionErrorCode,
+    message: string,
+    options: { extension?: string; slot?: string; cause?: unknown } = {},
+  ) {
+    super(`${code}: ${message}`, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ExtensionError";
+    this.code = code;
+    this.extension = options.extension;
+    this.slot = options.slot;
+  }
+}
+
+/** The text of anything thrown, for diagnostics that must be JSON. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === "string") return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+/** The closest candidate within a small edit distance, for "Did you mean …?". */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
+  for (const candidate of candidates) {
+    const d = editDistance(word.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution);
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** A short, single-line rendering of a value for error messages. */
+export function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value === "function") return "a function";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") {
+    let text: string;
+    try {
+      text = JSON.stringify(value) ?? "an object";
+    } catch {
+      text = "an object";
+    }
+    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  }
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}

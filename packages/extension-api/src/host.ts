@@ -1,0 +1,278 @@
+/**
+ * `createExtensionHost`: the one place where the kernel and the extensions meet. It builds the
+ * kernel `Agent` whose five slots are the manager's chains, feeds every event of the agent to
+ * the observer bus (holding `agent_end` until the mailboxes are drained, DESIGN §3.4), keeps the
+ * agent's tool registry in step with the extensions' tools, and implements the extensions'
+ * actions (`sendMessage`, `sendUserMessage`, `appendEntry`, …) and the session events.
+ *
+ * Diagnostics enter the run's stream in causal order: decision handlers through the slot's
+ * `ctx.emit`, everything else (observers, listeners, commands) through `Agent.emit`.
+ */
+import {
+  Agent,
+  SessionManager,
+  ToolRegistry,
+  compact,
+  estimateContextTokens,
+  toolSchema,
+  type AgentOptions,
+  type CompactionOutcome,
+  type CompactionSettings,
+  type Content,
+  type CustomMessage,
+  type HostEvent,
+  type ImageContent,
+  type Message,
+  type ModelClient,
+  type SlotContext,
+  type StreamEvent,
+  type Tool,
+} from "@mypi/kernel";
+import type { ChainCall } from "./chain.ts";
+import type { ExtensionManager, LoadResult } from "./manager.ts";
+import type {
+  ExtensionRuntime,
+  ExtensionUI,
+  ReadonlySessionView,
+  SendMessageOptions,
+  SendUserMessageOptions,
+  SessionBeforeCompactDecision,
+  SessionBeforeForkDecision,
+} from "./types.ts";
+
+export interface ExtensionHostOptions {
+  manager: ExtensionManager;
+  model: ModelClient;
+  systemPrompt?: string;
+  /** Default: an in-memory session in the manager's cwd. */
+  session?: SessionManager;
+  /** Tools that do not come from an extension (rare: the builtin tools are an extension). */
+  tools?: Tool[];
+  maxTurns?: number;
+  maxParallel?: number;
+  abortGraceMs?: number;
+  /** Automatic compaction; `session_before_compact` handlers are its `beforeCompact`. */
+  compaction?: Omit<CompactionSettings, "beforeCompact">;
+  onListenerError?: AgentOptions["onListenerError"];
+}
+
+export interface ExtensionHost {
+  readonly agent: Agent;
+  readonly manager: ExtensionManager;
+  readonly session: SessionManager;
+  /** Send `session_start` to the extensions; call once, after loading them. */
+  start(): void;
+  /** `/name args` of an extension command. */
+  runCommand(name: string, args?: string): Promise<{ ran: boolean; error?: string }>;
+  /** Reload every extension; the session and the history stay. */
+  reload(): Promise<LoadResult>;
+  /** Move the session leaf (`session_before_fork` may cancel); the agent continues from there. */
+  fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /** Compact now (`session_before_compact` may cancel or supply the summary). */
+  compact(customInstructions?: string): Promise<CompactionOutcome>;
+  setUI(ui: ExtensionUI | undefined): void;
+  setSessionName(name: string): void;
+  /** `session_shutdown`, drain the observers, dispose the extensions, close the agent. */
+  shutdown(): Promise<void>;
+}
+
+const NEVER_ABORTED = new AbortController().signal;
+const DEFAULT_CONTEXT_WINDOW = 128_000;
+
+export function createExtensionHost(options: ExtensionHostOptions): ExtensionHost {
+  const { manager } = options;
+  const session = options.session ?? SessionManager.inMemory(manager.cwd);
+  const registry = new ToolRegistry(options.tools ?? []);
+  registry.onDiagnostic = (message) => manager.diagnostic(message);
+
+  /** The system prompt of the run in progress, after `before_agent_start`. */
+  let runSystemPrompt: string | undefined;
+  /** `sendMessage({deliverAs: "nextTurn"})` during a run waits here for the next prompt. */
+  let nextTurn: CustomMessage[] = [];
+  let idleWaiters: (() => void)[] = [];
+
+  const emit = (event: { type: string }) => agent.emit(event as HostEvent);
+  const hostCall = (signal: AbortSignal = agent.signal ?? NEVER_ABORTED): ChainCall => ({ signal, emit });
+
+  const beforeCompact: CompactionSettings["beforeCompact"] = async (preparation, signal) => {
+    const event = { preparation, ...(preparation.customInstructions !== undefined && { customInstructions: preparation.customInstructions }) };
+    return (await manager.runSlot("session_before_compact", event, hostCall(signal))) as SessionBeforeCompactDecision | undefined;
+  };
+  const compaction = (): CompactionSettings => ({ contextWindow: DEFAULT_CONTEXT_WINDOW, ...options.compaction, beforeCompact });
+  const published = (outcome: CompactionOutcome) => {
+    if (outcome.status !== "compacted") return;
+    const { tokensBefore, tokensAfter, fromHook } = outcome;
+    manager.publish({ type: "session_compact", tokensBefore, tokensAfter, fromExtension: fromHook, timestamp: Date.now() });
+  };
+
+  const slots = manager.slots;
+  const agent: Agent = new Agent({
+    model: options.model,
+    tools: registry,
+    ...(options.systemPrompt !== undefined && { systemPrompt: options.systemPrompt }),
+    slots: {
+      ...slots,
+      before_agent_start: async (event, ctx: SlotContext) => {
+        const result = (await slots.before_agent_start(event, ctx)) as { systemPrompt?: string } | undefined;
+        runSystemPrompt = result?.systemPrompt ?? event.systemPrompt;
+        return result as never;
+      },
+    },
+    session,
+    cwd: manager.cwd,
+    ...(options.maxTurns !== undefined && { maxTurns: options.maxTurns }),
+    ...(options.maxParallel !== undefined && { maxParallel: options.maxParallel }),
+    ...(options.abortGraceMs !== undefined && { abortGraceMs: options.abortGraceMs }),
+    ...(options.compaction && { compaction: compaction() }),
+    onCompaction: published,
+    ...(options.onListenerError && { onListenerError: options.onListenerError }),
+    // agent_end reaches every observer, and the mailboxes drain, before anyone else sees it.
+    beforeAgentEnd: async (end) => {
+      manager.publish(end);
+      await manager.drain();
+      runSystemPrompt = undefined;
+      for (const m of nextTurn.splice(0)) agent.steer(m);
+    },
+  });
+
+  agent.subscribe((event: StreamEvent) => {
+    if (event.type === "agent_end") {
+      for (const resolve of idleWaiters.splice(0)) resolve();
+      return; // published in beforeAgentEnd
+    }
+    manager.publish(event);
+  });
+
+  const runtime: ExtensionRuntime = {
+    sessionManager: readonlyView(session),
+    sendMessage(message: CustomMessage, opts: SendMessageOptions) {
+      if (agent.isRunning) {
+        if (opts.deliverAs === "followUp") agent.followUp(message);
+        else if (opts.deliverAs === "nextTurn") nextTurn.push(message);
+        else agent.steer(message);
+      } else if (opts.triggerTurn) {
+        startRun(agent.prompt(message));
+      } else {
+        agent.steer(message); // queued: it joins the next run after its prompt
+      }
+    },
+    sendUserMessage(content: string | Content[], opts: SendUserMessageOptions) {
+      const { text, images } = splitContent(content);
+      if (!agent.isRunning) {
+        startRun(agent.prompt(text, { source: "extension", ...(images.length && { images }) }));
+        return;
+      }
+      void deliverDuringRun(text, images, opts.deliverAs ?? "followUp");
+    },
+    appendEntry: (customType, data) => void session.appendCustomEntry(customType, data),
+    setSessionName: (name) => session.setSessionName(name),
+    getSessionName: () => session.getSessionName(),
+    abort: () => agent.abort(),
+    isIdle: () => !agent.isRunning,
+    waitForIdle: () => (agent.isRunning ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),
+    getSystemPrompt: () => runSystemPrompt ?? agent.systemPrompt ?? "",
+    getContextUsage: () => {
+      const contextWindow = options.compaction?.contextWindow;
+      if (!contextWindow) return undefined;
+      const tokens = estimateContextTokens(agent.messages);
+      return { tokens, contextWindow, percent: Math.round((tokens / contextWindow) * 1000) / 10 };
+    },
+    fork: (entryId) => host.fork(entryId),
+    registerTool: (tool, source) => void registry.register(tool, { source }),
+    unregisterTool: (name) => void registry.unregister(name),
+    getActiveTools: () => registry.active().map((t) => t.name),
+    setActiveTools: (names) => registry.setActive(names),
+    getAllTools: () => registry.list().map((t) => ({ ...toolSchema(t), source: registry.sourceOf(t.name) ?? "host" })),
+  };
+
+  /** A run started by an extension: nobody awaits it, so its failure to start is a diagnostic. */
+  function startRun(run: PromiseLike<unknown>): void {
+    run.then(undefined, (error: unknown) => manager.diagnostic(`an extension could not start a run: ${(error as Error)?.message ?? String(error)}`));
+  }
+
+  /** `sendUserMessage` during a run: the `input` slot runs (source "extension"), then the message queues. */
+  async function deliverDuringRun(text: string, images: ImageContent[], deliverAs: "steer" | "followUp"): Promise<void> {
+    const decision = (await manager.runSlot("input", { text, images, source: "extension" }, hostCall())) as
+      | { action: string; text?: string; images?: ImageContent[] }
+      | undefined;
+    if (decision?.action === "handled" || decision?.action === "block") return;
+    const finalText = decision?.action === "transform" ? decision.text! : text;
+    const finalImages = decision?.action === "transform" && decision.images ? decision.images : images;
+    const message: Message = {
+      role: "user",
+      content: [{ type: "text", text: finalText }, ...finalImages],
+      timestamp: Date.now(),
+    };
+    if (deliverAs === "steer") agent.steer(message);
+    else agent.followUp(message);
+  }
+
+  manager.bind(runtime, { emit });
+
+  const host: ExtensionHost = {
+    agent,
+    manager,
+    session,
+    start() {
+      manager.publish({ type: "session_start", reason: "startup", timestamp: Date.now() });
+    },
+    runCommand: (name, args = "") => manager.runCommand(name, args),
+    reload: () => manager.reload(),
+    async fork(entryId) {
+      const decision = (await manager.runSlot("session_before_fork", { entryId }, hostCall(NEVER_ABORTED))) as SessionBeforeForkDecision | undefined;
+      if (decision?.cancel) return { cancelled: true };
+      const previousLeafId = session.getLeafId();
+      session.fork(entryId);
+      agent.replaceMessages(session.buildContext());
+      manager.publish({ type: "session_fork", entryId, previousLeafId, timestamp: Date.now() });
+      return { cancelled: false };
+    },
+    async compact(customInstructions) {
+      const outcome = await compact({
+        model: agent.model,
+        messages: agent.messages,
+        settings: compaction(),
+        signal: new AbortController().signal,
+        session,
+        ...(customInstructions !== undefined && { customInstructions }),
+      });
+      if (outcome.status === "compacted") agent.replaceMessages(outcome.messages);
+      published(outcome);
+      return outcome;
+    },
+    setUI: (ui) => manager.setUI(ui),
+    setSessionName: (name) => session.setSessionName(name),
+    async shutdown() {
+      manager.publish({ type: "session_shutdown", timestamp: Date.now() });
+      await manager.drain();
+      manager.dispose();
+      manager.unbind();
+      await agent.close();
+    },
+  };
+  return host;
+}
+
+function splitContent(content: string | Content[]): { text: string; images: ImageContent[] } {
+  if (typeof content === "string") return { text: content, images: [] };
+  const text = content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
+  const images = content.filter((c): c is ImageContent => c.type === "image");
+  return { text, images };
+}
+
+/** Getters only: an extension cannot write through `ctx.sessionManager`. */
+function readonlyView(session: SessionManager): ReadonlySessionView {
+  return Object.freeze({
+    id: session.id,
+    file: session.file,
+    cwd: session.cwd,
+    getHeader: () => session.getHeader(),
+    getEntries: () => session.getEntries(),
+    getEntry: (id: string) => session.getEntry(id),
+    getLeafId: () => session.getLeafId(),
+    getBranch: (fromId?: string) => session.getBranch(fromId),
+    getSessionName: () => session.getSessionName(),
+    getLabel: (id: string) => session.getLabel(id),
+    buildContext: () => session.buildContext(),
+  });
+}

@@ -1,0 +1,144 @@
+/**
+ * Finding and importing extension files through jiti (DESIGN §3.7), and turning every kind of
+ * load failure into a `LoadFailure` with path, line and message.
+ *
+ * - fs cache at `<repo>/node_modules/.cache/jiti` (jiti's default lands in the system temp
+ *   folder when called from a workspace package);
+ * - no module cache, so `reload()` re-evaluates the files;
+ * - `@mypi/extension-api` is the host's own module (`virtualModules`): an extension's
+ *   `defineTool` or `ExtensionError` is the host's, and extensions outside the repo resolve it.
+ */
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { basename, dirname, extname, isAbsolute, join, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createJiti, type Jiti } from "jiti";
+import { ExtensionError, errorMessage, type ExtensionErrorCode } from "./errors.ts";
+import type { ExtensionFactory, LoadFailure } from "./types.ts";
+
+/** `<repo>`: this file is `<repo>/packages/extension-api/src/loader.ts`. */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+export const JITI_CACHE_DIR = join(REPO_ROOT, "node_modules", ".cache", "jiti");
+
+export interface ResolvedEntry {
+  /** The file to import. */
+  file: string;
+  /** Its real path, used to load a file once. */
+  realPath: string;
+  /** File name without extension, or the folder's name for `dir/index.ts`. */
+  name: string;
+}
+
+const INDEX_FILES = ["index.ts", "index.js", "index.mts", "index.mjs"];
+
+/** A file, or a folder with an index file. */
+export function resolveEntry(path: string, baseDir: string): ResolvedEntry | LoadFailure {
+  const absolute = isAbsolute(path) ? path : resolve(baseDir, path);
+  if (!existsSync(absolute)) {
+    return failure(absolute, basename(absolute, extname(absolute)), "MYPI_NOT_FOUND", "no such file or folder; check the path given to -e or the extensions folder");
+  }
+  let file = absolute;
+  let name = basename(absolute, extname(absolute));
+  if (statSync(absolute).isDirectory()) {
+    const index = INDEX_FILES.map((f) => join(absolute, f)).find((f) => existsSync(f));
+    if (!index) {
+      return failure(absolute, basename(absolute), "MYPI_NOT_FOUND", `a folder extension needs an index file (${INDEX_FILES.join(", ")})`);
+    }
+    file = index;
+    name = basename(absolute);
+  }
+  return { file, realPath: realpathSync(file), name };
+}
+
+/** Imports extension modules; one instance per manager. */
+export class ExtensionLoader {
+  private jiti: Jiti | undefined;
+
+  constructor(private readonly virtualModules: () => Record<string, unknown>) {}
+
+  /** Import `file` and return its default export, or a LoadFailure saying what went wrong and where. */
+  async import(entry: ResolvedEntry): Promise<ExtensionFactory | LoadFailure> {
+    this.jiti ??= createJiti(import.meta.url, {
+      fsCache: JITI_CACHE_DIR,
+      moduleCache: false,
+      virtualModules: this.virtualModules(),
+    });
+    let exported: unknown;
+    try {
+      exported = await this.jiti.import(entry.file, { default: true });
+    } catch (error) {
+      return describeLoadError(error, entry.file, entry.name);
+    }
+    if (typeof exported !== "function") {
+      const line = findLine(entry.file, /export\s+default\b|module\.exports\b/);
+      const got = exported === undefined ? "no default export" : `a default export of type ${Array.isArray(exported) ? "array" : typeof exported}`;
+      return failure(entry.file, entry.name, "MYPI_BAD_EXPORT", `found ${got}; an extension's default export must be a function: export default function (pi: ExtensionAPI) { … }`, line);
+    }
+    return exported as ExtensionFactory;
+  }
+}
+
+/** Classify anything thrown while importing or running an extension's factory. */
+export function describeLoadError(error: unknown, file: string, name: string): LoadFailure {
+  const message = errorMessage(error);
+  if (error instanceof ExtensionError) {
+    return failure(file, name, error.code, message.slice(error.code.length + 2), ...frameIn(error, file));
+  }
+  // jiti: "ParseError: Unexpected token, expected \",\"  \n /abs/file.ts:3:17"
+  const parse = /^(?:\w*Error: )?([^\n]*?)\s*\n\s*(\S+):(\d+):(\d+)\s*$/.exec(message);
+  if (parse && /ParseError|SyntaxError|Unexpected|Expected|expected/.test(message)) {
+    const where = parse[2]!;
+    const text = parse[1]!.replace(/^ParseError: /, "");
+    const inFile = where === file ? "" : ` (in ${where})`;
+    return failure(file, name, "MYPI_SYNTAX_ERROR", `syntax error: ${text}${inFile}`, Number(parse[3]), Number(parse[4]));
+  }
+  if (error instanceof SyntaxError) return failure(file, name, "MYPI_SYNTAX_ERROR", `syntax error: ${message}`, ...frameIn(error, file));
+  const missing = /Cannot find (?:module|package) '([^']+)'/.exec(message);
+  if (missing) {
+    const specifier = missing[1]!;
+    const escaped = specifier.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const line = findLine(file, new RegExp(`["'\`]${escaped}["'\`]`));
+    const hint = specifier.startsWith(".") || isAbsolute(specifier)
+      ? "check the relative path"
+      : `install it where the extension can resolve it (npm install ${specifier}) or remove the import`;
+    return failure(file, name, "MYPI_MISSING_DEPENDENCY", `cannot find module '${specifier}'; ${hint}`, line);
+  }
+  return failure(file, name, "MYPI_LOAD_FAILED", message, ...frameIn(error, file));
+}
+
+export function formatLoadFailure(f: LoadFailure): string {
+  const where = f.line === undefined ? f.path : `${f.path}:${f.line}${f.column === undefined ? "" : `:${f.column}`}`;
+  return `${where}: ${f.code}: ${f.message}`;
+}
+
+export function isLoadFailure(value: unknown): value is LoadFailure {
+  return typeof value === "object" && value !== null && "code" in value && "message" in value && "path" in value;
+}
+
+function failure(path: string, name: string, code: ExtensionErrorCode, message: string, line?: number, column?: number): LoadFailure {
+  const f: LoadFailure = { path, name, code, message };
+  if (line !== undefined) f.line = line;
+  if (column !== undefined) f.column = column;
+  return f;
+}
+
+/** The first stack frame inside the extension's file (or its folder, for `dir/index.ts`). */
+function frameIn(error: unknown, file: string): [number?, number?] {
+  const stack = error instanceof Error ? (error.stack ?? "") : "";
+  const folder = basename(file).startsWith("index.") ? dirname(file) + sep : undefined;
+  for (const match of stack.matchAll(/\(?((?:file:\/\/)?[^\s()]+):(\d+):(\d+)\)?\s*$/gm)) {
+    const where = match[1]!.startsWith("file://") ? fileURLToPath(match[1]!) : match[1]!;
+    if (where === file || (folder && where.startsWith(folder))) return [Number(match[2]), Number(match[3])];
+  }
+  return [];
+}
+
+function findLine(file: string, pattern: RegExp): number | undefined {
+  let source: string;
+  try {
+    source = readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+  const index = source.split("\n").findIndex((line) => pattern.test(line));
+  return index < 0 ? undefined : index + 1;
+}

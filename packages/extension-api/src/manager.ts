@@ -1,0 +1,493 @@
+/**
+ * ExtensionManager: loads extensions (DESIGN §3.3, §3.7), keeps what each registered, and routes
+ * `pi.on` by `ROUTES`: decision slots to one onion chain per slot (`chain.ts`), read-only events
+ * to the observer bus (`observer-bus.ts`). It knows nothing of the Agent: a host binds it to a
+ * runtime (`createExtensionHost` in `host.ts`) and feeds it events.
+ *
+ * Order: extensions in load order (one `load`/`loadExtension` call after another); inside a
+ * chain, `order: "pre"` handlers first, then unmarked, then `post`, each group in load order
+ * and registration order; the front is outermost.
+ */
+import { toolSchema, type Slots, type Tool } from "@mypi/kernel";
+import mitt from "mitt";
+import * as extensionApi from "./index.ts";
+import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord, type HandlerRecord } from "./api.ts";
+import { buildChain, DEFAULT_DECISION_TIMEOUT_MS, type Chain, type ChainCall, type ChainHandler } from "./chain.ts";
+import { createBaseContext, HEADLESS_UI } from "./context.ts";
+import { errorMessage } from "./errors.ts";
+import { ExtensionLoader, describeLoadError, isLoadFailure, resolveEntry } from "./loader.ts";
+import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
+import { POLICIES } from "./policy.ts";
+import {
+  ROUTES,
+  type CommandContext,
+  type CommandInfo,
+  type EventName,
+  type ExtensionAPI,
+  type ExtensionContext,
+  type ExtensionErrorEvent,
+  type ExtensionFactory,
+  type ExtensionInfo,
+  type ExtensionRuntime,
+  type ExtensionUI,
+  type FlagInfo,
+  type HookDecisionEvent,
+  type LoadFailure,
+  type SlotName,
+  type ToolInfo,
+} from "./types.ts";
+
+export interface ExtensionManagerOptions {
+  /** The agent's workspace: `ctx.cwd`, the default `exec` cwd, and the base of relative paths. */
+  cwd?: string;
+  /** A real UI (interactive, RPC); without one, dialogs resolve to their defaults. */
+  ui?: ExtensionUI;
+  /** Values of extension flags (`--name value`), by name without dashes. */
+  flags?: Record<string, string | boolean>;
+  /** More modules handed to extensions as the host's own (the Pi aliases). */
+  virtualModules?: Record<string, unknown>;
+  /** Defaults: 30 000 (decisions), 5 000 (observers), 10 000 (drain deadline). */
+  decisionTimeoutMs?: number;
+  observerTimeoutMs?: number;
+  drainDeadlineMs?: number;
+  /** One line per notable thing that is not an error (a tool replaced, unknown tool names ignored). */
+  onDiagnostic?: (message: string) => void;
+  /** Add members to each extension's `pi` before its factory runs (the Pi compatibility layer's seam). */
+  extendApi?: (pi: ExtensionAPI, extension: { name: string; path?: string }) => void;
+  /** Add members to the `ctx` every handler, observer and command sees (same seam). */
+  extendContext?: (ctx: ExtensionContext) => void;
+}
+
+export interface LoadResult {
+  /** Names of the extensions loaded by this call. */
+  loaded: string[];
+  failed: LoadFailure[];
+}
+
+/** Where diagnostics of a bound manager go: the host inserts them into the run's stream. */
+export interface ManagerSink {
+  emit(event: ExtensionErrorEvent | HookDecisionEvent): void;
+}
+
+/** One place in the load order: an extension that loaded, or one that failed (retried by `reload`). */
+interface Entry {
+  name: string;
+  path?: string;
+  realPath?: string;
+  factory?: ExtensionFactory;
+  record?: ExtensionRecord;
+  failure?: LoadFailure;
+}
+
+const RANK = { pre: 0, none: 1, post: 2 } as const;
+
+export class ExtensionManager implements ApiHost {
+  readonly cwd: string;
+  readonly context: ExtensionContext;
+  readonly observers: ObserverBus;
+  readonly channels = mitt<Record<string, unknown>>();
+  /** The five kernel slots, each the current chain of its handlers (no handlers: no cost). */
+  readonly slots: Required<Slots>;
+  runtime: ExtensionRuntime | undefined;
+
+  private readonly options: ExtensionManagerOptions;
+  private readonly loader: ExtensionLoader;
+  private readonly entries: Entry[] = [];
+  private readonly chains = new Map<SlotName, Chain | undefined>();
+  private readonly reported = new Set<string>();
+  private ui: ExtensionUI;
+  private hasUI: boolean;
+  private flagValues: Record<string, string | boolean>;
+  private sink: ManagerSink | undefined;
+  private pendingActive: string[] | undefined;
+  private synced = new Map<string, Tool>();
+
+  constructor(options: ExtensionManagerOptions = {}) {
+    this.options = options;
+    this.cwd = options.cwd ?? process.cwd();
+    this.ui = options.ui ?? HEADLESS_UI;
+    this.hasUI = options.ui !== undefined;
+    this.flagValues = { ...options.flags };
+    this.loader = new ExtensionLoader(() => ({ ...options.virtualModules, "@mypi/extension-api": extensionApi }));
+    this.observers = new ObserverBus({
+      ...(options.drainDeadlineMs !== undefined && { drainDeadlineMs: options.drainDeadlineMs }),
+      onError: (r) => {
+        // An observer of extension_error that fails must not feed itself forever.
+        if (r.slot === "extension_error") this.diagnostic(`${r.extension}: extension_error observer failed: ${r.error}`);
+        else this.reportError(r.extension, r.slot, r.error, r.code);
+      },
+    });
+    this.context = createBaseContext(this);
+    options.extendContext?.(this.context);
+    const slot = <K extends SlotName>(name: K) => (event: object, ctx: unknown) => this.runSlot(name, event, ctx as ChainCall);
+    this.slots = {
+      input: slot("input"),
+      before_agent_start: slot("before_agent_start"),
+      context: slot("context"),
+      tool_call: slot("tool_call"),
+      tool_result: slot("tool_result"),
+    } as Required<Slots>;
+  }
+
+  // ─── loading ───────────────────────────────────────────────────────────────────────────────
+
+  /** Load files and folders (`*.ts`, `*.js`, `dir/index.ts`) in order; a file already loaded is skipped. */
+  async load(paths: readonly string[], options: { baseDir?: string } = {}): Promise<LoadResult> {
+    const result: LoadResult = { loaded: [], failed: [] };
+    for (const path of paths) {
+      const entry = resolveEntry(path, options.baseDir ?? process.cwd());
+      if (isLoadFailure(entry)) {
+        this.entries.push({ name: entry.name, path: entry.path, failure: entry });
+        result.failed.push(entry);
+        continue;
+      }
+      if (this.entries.some((e) => e.realPath === entry.realPath)) continue;
+      const slot: Entry = { name: this.uniqueName(entry.name), path: entry.file, realPath: entry.realPath };
+      this.entries.push(slot);
+      await this.fill(slot, result);
+    }
+    return result;
+  }
+
+  /** Load an in-process factory (the builtin tools, tests, SDK users). */
+  async loadExtension(factory: ExtensionFactory, name: string, options: { path?: string } = {}): Promise<LoadResult> {
+    const result: LoadResult = { loaded: [], failed: [] };
+    const slot: Entry = { name: this.uniqueName(name), factory };
+    if (options.path !== undefined) slot.path = options.path;
+    this.entries.push(slot);
+    await this.fill(slot, result);
+    return result;
+  }
+
+  /**
+   * Re-import every extension without the module cache and run the new versions. The old ones
+   * get `session_shutdown` and are disposed in reverse load order, their handlers, observers,
+   * tools, commands and listeners gone. An extension whose new version fails keeps the old one;
+   * one that failed before is tried again.
+   */
+  async reload(): Promise<LoadResult> {
+    const result: LoadResult = { loaded: [], failed: [] };
+    const staged = new Map<Entry, ExtensionRecord>();
+    for (const entry of this.entries) {
+      const outcome = await this.stage(entry);
+      if (isLoadFailure(outcome)) {
+        result.failed.push(outcome);
+        if (!entry.record) entry.failure = outcome;
+      } else {
+        staged.set(entry, outcome);
+      }
+    }
+    for (const entry of [...this.entries].reverse()) {
+      if (!entry.record || !staged.has(entry)) continue;
+      await this.observers.deliverTo(entry.name, { type: "session_shutdown", timestamp: Date.now() });
+      this.dispose1(entry.record);
+    }
+    for (const [entry, record] of staged) {
+      entry.record = record;
+      delete entry.failure;
+      this.attach(record);
+      result.loaded.push(entry.name);
+    }
+    this.changed();
+    for (const entry of staged.keys()) {
+      await this.observers.deliverTo(entry.name, { type: "session_start", reason: "reload", timestamp: Date.now() });
+    }
+    return result;
+  }
+
+  /** Every load failure still standing (an extension that loaded later is not listed). */
+  get loadFailures(): LoadFailure[] {
+    return this.entries.flatMap((e) => (e.failure && !e.record ? [e.failure] : []));
+  }
+
+  private async fill(entry: Entry, result: LoadResult): Promise<void> {
+    const outcome = await this.stage(entry);
+    if (isLoadFailure(outcome)) {
+      entry.failure = outcome;
+      result.failed.push(outcome);
+      return;
+    }
+    entry.record = outcome;
+    this.attach(outcome);
+    this.changed();
+    result.loaded.push(entry.name);
+  }
+
+  /** Import (when from a file) and run the factory into a fresh record, not yet attached. */
+  private async stage(entry: Entry): Promise<ExtensionRecord | LoadFailure> {
+    let factory = entry.factory;
+    const where = entry.path ?? `<${entry.name}>`;
+    if (!factory) {
+      const resolved = resolveEntry(entry.path!, this.cwd);
+      if (isLoadFailure(resolved)) return { ...resolved, name: entry.name };
+      const imported = await this.loader.import(resolved);
+      if (isLoadFailure(imported)) return { ...imported, name: entry.name };
+      factory = imported;
+    }
+    const record = createRecord(entry.name, factory, entry.path, entry.realPath);
+    try {
+      const pi = createExtensionAPI(record, this);
+      this.options.extendApi?.(pi, { name: entry.name, ...(entry.path !== undefined && { path: entry.path }) });
+      await factory(pi);
+      return record;
+    } catch (error) {
+      this.dispose1(record); // roll back whatever it registered
+      return describeLoadError(error, where, entry.name);
+    }
+  }
+
+  private attach(record: ExtensionRecord): void {
+    record.state = "attached";
+    for (const h of record.handlers) {
+      if (ROUTES[h.name] !== "observer") continue;
+      this.observers.subscribe(record.name, h.name, h.handler as never, {
+        timeoutMs: h.timeoutMs ?? this.options.observerTimeoutMs ?? DEFAULT_OBSERVER_TIMEOUT_MS,
+        context: this.context,
+      });
+    }
+  }
+
+  /** Detach one instance: observers, listeners; its handlers and tools leave with `changed()`. */
+  private dispose1(record: ExtensionRecord): void {
+    record.state = "disposed";
+    this.observers.removeExtension(record.name);
+    for (const l of record.listeners.splice(0)) this.channels.off(l.channel, l.fn);
+  }
+
+  private uniqueName(base: string): string {
+    const taken = new Set(this.entries.map((e) => e.name));
+    if (!taken.has(base)) return base;
+    let n = 2;
+    while (taken.has(`${base}#${n}`)) n++;
+    return `${base}#${n}`;
+  }
+
+  private get records(): ExtensionRecord[] {
+    return this.entries.flatMap((e) => (e.record?.state === "attached" ? [e.record] : []));
+  }
+
+  /** Handlers, tools or extensions changed: rebuild chains lazily, sync tools to the runtime. */
+  private changed(): void {
+    this.chains.clear();
+    this.syncTools();
+  }
+
+  // ─── chains and events ─────────────────────────────────────────────────────────────────────
+
+  /** Run one decision slot (the kernel's five or a host decision). `undefined`: no handlers, nothing to do. */
+  runSlot(slot: SlotName, event: object, call: ChainCall): Promise<unknown> | undefined {
+    let chain = this.chains.get(slot);
+    if (!this.chains.has(slot)) {
+      chain = this.buildChain(slot);
+      this.chains.set(slot, chain);
+    }
+    return chain?.(event, call);
+  }
+
+  private buildChain(slot: SlotName): Chain | undefined {
+    const handlers = this.ordered(slot).map(({ record, h }): ChainHandler => ({
+      extension: record.name,
+      handler: h.handler as ChainHandler["handler"],
+      timeoutMs: h.timeoutMs ?? this.options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS,
+      onError: h.onError ?? POLICIES[slot].defaultOnError,
+      context: this.context,
+    }));
+    return handlers.length ? buildChain(slot, handlers) : undefined;
+  }
+
+  /** A slot's handlers in effective order: pre, unmarked, post; each in load and registration order. */
+  private ordered(name: EventName): { record: ExtensionRecord; h: HandlerRecord }[] {
+    const list = this.records.flatMap((record, index) =>
+      record.handlers.filter((h) => h.name === name).map((h) => ({ record, h, index })),
+    );
+    return list.sort((a, b) => RANK[a.h.order ?? "none"] - RANK[b.h.order ?? "none"] || a.index - b.index || a.h.seq - b.h.seq);
+  }
+
+  /** Hand a read-only event to the observers; returns at once. */
+  publish<E extends BusEvent>(event: E): void {
+    this.observers.publish(event);
+  }
+
+  /** Resolves when every observer has received what was published (deadline 10 s). */
+  drain(): Promise<void> {
+    return this.observers.drain();
+  }
+
+  // ─── binding to a host ─────────────────────────────────────────────────────────────────────
+
+  /** Install the host's actions and where diagnostics go; extension tools are registered with it. */
+  bind(runtime: ExtensionRuntime, sink: ManagerSink): void {
+    this.runtime = runtime;
+    this.setSink(sink);
+    this.synced = new Map();
+    this.syncTools();
+    if (this.pendingActive) runtime.setActiveTools(this.pendingActive);
+    this.pendingActive = undefined;
+  }
+
+  /** Where `extension_error` of observers, listeners and commands go (without a sink: `onDiagnostic`). */
+  setSink(sink: ManagerSink | undefined): void {
+    this.sink = sink;
+  }
+
+  unbind(): void {
+    this.runtime = undefined;
+    this.sink = undefined;
+  }
+
+  setUI(ui: ExtensionUI | undefined): void {
+    this.ui = ui ?? HEADLESS_UI;
+    this.hasUI = ui !== undefined;
+  }
+
+  get currentUI(): { ui: ExtensionUI; hasUI: boolean } {
+    return { ui: this.ui, hasUI: this.hasUI };
+  }
+
+  setFlagValues(values: Record<string, string | boolean>): void {
+    this.flagValues = { ...values };
+  }
+
+  flagValue(name: string): string | boolean | undefined {
+    return this.flagValues[name];
+  }
+
+  getFlags(): FlagInfo[] {
+    return this.records.flatMap((r) => [...r.flags].map(([name, f]) => ({ ...f, name, extension: r.name })));
+  }
+
+  activeToolNames(): string[] {
+    return this.runtime?.getActiveTools() ?? this.pendingActive ?? this.tools().map((t) => t.tool.name);
+  }
+
+  setPendingActiveTools(names: string[]): void {
+    this.pendingActive = names;
+  }
+
+  reportError(extension: string, slot: string, error: string, code?: string): void {
+    const event: ExtensionErrorEvent = { type: "extension_error", extension, slot, error, timestamp: Date.now() };
+    if (code !== undefined) event.code = code;
+    if (this.sink) this.sink.emit(event);
+    else this.diagnostic(`extension_error ${extension} (${slot}): ${error}`);
+  }
+
+  diagnostic(message: string): void {
+    this.options.onDiagnostic?.(message);
+  }
+
+  // ─── tools and commands ────────────────────────────────────────────────────────────────────
+
+  /** The tools of all extensions, a later extension's tool replacing an earlier one of the same name. */
+  tools(): { tool: Tool; extension: string }[] {
+    const byName = new Map<string, { tool: Tool; extension: string }>();
+    for (const record of this.records) {
+      for (const tool of record.tools.values()) {
+        const previous = byName.get(tool.name);
+        if (previous) this.once(`tool:${tool.name}:${previous.extension}:${record.name}`, `tool '${tool.name}' from ${record.name} replaces the one from ${previous.extension}`);
+        byName.set(tool.name, { tool, extension: record.name });
+      }
+    }
+    return [...byName.values()];
+  }
+
+  effectiveTools(): ToolInfo[] {
+    return this.tools().map(({ tool, extension }) => ({ ...toolSchema(tool), source: extension }));
+  }
+
+  toolsChanged(): void {
+    this.syncTools();
+  }
+
+  private syncTools(): void {
+    const runtime = this.runtime;
+    const current = new Map(this.tools().map((t) => [t.tool.name, t] as const));
+    if (!runtime) return;
+    for (const name of this.synced.keys()) if (!current.has(name)) runtime.unregisterTool(name);
+    for (const [name, { tool, extension }] of current) if (this.synced.get(name) !== tool) runtime.registerTool(tool, extension);
+    this.synced = new Map([...current].map(([name, t]) => [name, t.tool]));
+  }
+
+  getCommands(): CommandInfo[] {
+    return [...this.commandMap().values()].map(({ name, description, record }) => {
+      const info: CommandInfo = { name, source: "extension", extension: record.name };
+      if (description !== undefined) info.description = description;
+      if (record.path !== undefined) info.path = record.path;
+      return info;
+    });
+  }
+
+  /**
+   * Run `/name args`. Resolves `{ran: false}` for an unknown command; a failing handler is
+   * reported as `extension_error` (slot `command:<name>`) and its message returned.
+   */
+  async runCommand(name: string, args = ""): Promise<{ ran: boolean; error?: string }> {
+    const command = this.commandMap().get(name.replace(/^\//, ""));
+    if (!command) return { ran: false };
+    const ctx = Object.create(this.context, {
+      waitForIdle: { value: () => this.runtime?.waitForIdle() ?? Promise.resolve() },
+      reload: { value: async () => void (await this.reload()) },
+      fork: { value: (entryId: string) => this.runtime?.fork(entryId) ?? Promise.resolve({ cancelled: true }) },
+    }) as CommandContext;
+    try {
+      await command.handler(args, ctx);
+      return { ran: true };
+    } catch (error) {
+      this.reportError(command.record.name, `command:${command.name}`, errorMessage(error), "MYPI_HANDLER_FAILED");
+      return { ran: true, error: errorMessage(error) };
+    }
+  }
+
+  private commandMap() {
+    const map = new Map<string, { name: string; description?: string; handler: (args: string, ctx: CommandContext) => unknown; record: ExtensionRecord }>();
+    for (const record of this.records) {
+      for (const [name, def] of record.commands) {
+        const previous = map.get(name);
+        if (previous) this.once(`command:${name}:${previous.record.name}:${record.name}`, `command /${name} from ${record.name} replaces the one from ${previous.record.name}`);
+        map.set(name, { name, ...(def.description !== undefined && { description: def.description }), handler: def.handler, record });
+      }
+    }
+    return map;
+  }
+
+  private once(key: string, message: string): void {
+    if (this.reported.has(key)) return;
+    this.reported.add(key);
+    this.diagnostic(message);
+  }
+
+  // ─── introspection and shutdown ────────────────────────────────────────────────────────────
+
+  /** Loaded extensions in load order with what each registered (for `mypi extensions`). */
+  list(): ExtensionInfo[] {
+    return this.records.map((r) => {
+      const info: ExtensionInfo = {
+        name: r.name,
+        handlers: r.handlers.map((h) => (h.order ? { name: h.name, order: h.order } : { name: h.name })),
+        tools: [...r.tools.keys()],
+        commands: [...r.commands.keys()],
+        flags: [...r.flags.keys()],
+      };
+      if (r.path !== undefined) info.path = r.path;
+      return info;
+    });
+  }
+
+  /** The effective order of handlers per event, as extension names (outermost first). */
+  handlerOrder(): Partial<Record<EventName, string[]>> {
+    const out: Partial<Record<EventName, string[]>> = {};
+    for (const name of Object.keys(ROUTES) as EventName[]) {
+      const names = this.ordered(name).map(({ record }) => record.name);
+      if (names.length) out[name] = names;
+    }
+    return out;
+  }
+
+  /** Dispose every extension in reverse load order (the host sends `session_shutdown` first). */
+  dispose(): void {
+    for (const entry of [...this.entries].reverse()) {
+      if (entry.record) this.dispose1(entry.record);
+    }
+    this.entries.length = 0;
+    this.changed();
+  }
+}

@@ -1,0 +1,325 @@
+/**
+ * The slot policy table of DESIGN §3.2, as data: how a handler's result changes the chain's
+ * state, what stops the chain, what a failure does, and what the kernel finally receives.
+ * `chain.ts` runs every slot through the same code with these entries; nothing here knows
+ * about handlers, timeouts or extensions beyond the name it credits.
+ *
+ * | slot                   | combines                                          | stops on          | default |
+ * |------------------------|---------------------------------------------------|-------------------|---------|
+ * | input                  | transforms chain                                  | handled / block   | open    |
+ * | before_agent_start     | systemPrompt chains; messages accumulate in order | —                 | open    |
+ * | context                | messages chain                                    | —                 | open    |
+ * | tool_call              | input replacements chain                          | block             | closed  |
+ * | tool_result            | partial patches chain (null clears)               | withhold          | closed  |
+ * | session_before_compact | —                                                 | cancel / summary  | open    |
+ * | session_before_fork    | —                                                 | cancel            | open    |
+ */
+import type { Content, CustomMessage } from "@mypi/kernel";
+import { ExtensionError, describeValue } from "./errors.ts";
+import type { CustomMessageInput, HookOutcome, SlotEvent, SlotName, SlotResult } from "./types.ts";
+
+/** What a chain threads through its handlers. States are never mutated, only replaced. */
+export interface ChainState<K extends SlotName = SlotName> {
+  readonly event: SlotEvent<K>;
+  /** Bumped on every change of `event`, so changes made in place are seen too. */
+  readonly rev: number;
+  /** The extension that last changed `event` (credited as `by`). */
+  readonly by?: string;
+  /** A decision that ends the chain. */
+  readonly stop?: Stop<K>;
+  /** `before_agent_start`: messages accumulated in order. */
+  readonly messages?: readonly CustomMessage[];
+  /** `tool_result`: the terminate flag (not part of the event). */
+  readonly terminate?: boolean;
+}
+
+export interface Stop<K extends SlotName> {
+  /** What `next()` resolves to upstream. */
+  readonly result?: SlotResult<K>;
+  readonly by: string;
+  readonly outcome: HookOutcome;
+  readonly reason?: string;
+  /** A closed failure of a slot whose only safe answer is to end the run in `error`. */
+  readonly fatal?: string;
+}
+
+export interface SlotPolicy<K extends SlotName> {
+  /** One line: how the handlers of this slot combine. */
+  readonly semantics: string;
+  readonly defaultOnError: "open" | "closed";
+  /** Event fields a handler may change by assignment, in place (one level) or through `next(event)`. */
+  readonly mutable: readonly string[];
+  /** Apply one handler's result. Throws `MYPI_BAD_RESULT` for a result of the wrong shape. */
+  apply(state: ChainState<K>, result: SlotResult<K>, by: string): ChainState<K>;
+  /** The result that leads from `from` to `to`: what `next()` resolves to. `undefined` = no change. */
+  diff(from: ChainState<K>, to: ChainState<K>): SlotResult<K> | undefined;
+  /** How a handler whose own decision led from `from` to `to` is reported in `hook_decision`. */
+  outcome(from: ChainState<K>, to: ChainState<K>): HookOutcome;
+  /** The state after a handler of this slot failed with `onError: "closed"`. */
+  failClosed(state: ChainState<K>, by: string, reason: string): ChainState<K>;
+  /** What the kernel (or host) receives. Throws when the run must end in `error`. */
+  toKernel(initial: ChainState<K>, final: ChainState<K>): unknown;
+}
+
+type PolicyTable = { [K in SlotName]: SlotPolicy<K> };
+
+// ─── helpers ─────────────────────────────────────────────────────────────────────────────────
+
+function bad(slot: SlotName, result: unknown, expected: string): ExtensionError {
+  return new ExtensionError(
+    "MYPI_BAD_RESULT",
+    `a ${slot} handler returned ${describeValue(result)}; expected ${expected} or undefined`,
+    { slot },
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function changed<K extends SlotName>(state: ChainState<K>, event: Partial<SlotEvent<K>>, by: string): ChainState<K> {
+  return { ...state, event: { ...state.event, ...event }, rev: state.rev + 1, by };
+}
+
+function stopped<K extends SlotName>(state: ChainState<K>, stop: Stop<K>): ChainState<K> {
+  return { ...state, stop };
+}
+
+function toCustomMessage(input: unknown, slot: SlotName): CustomMessage {
+  if (!isRecord(input) || typeof input.customType !== "string" || input.content === undefined) {
+    throw bad(slot, input, "a message {customType, content, display?, details?}");
+  }
+  const message: CustomMessage = {
+    role: "custom",
+    customType: input.customType,
+    content: input.content as CustomMessageInput["content"],
+    timestamp: Date.now(),
+  };
+  if (typeof input.display === "boolean") message.display = input.display;
+  if (input.details !== undefined) message.details = input.details;
+  return message;
+}
+
+/** Policies whose only decision is a first-wins stop (the session decisions). */
+function stopOnly<K extends "session_before_compact" | "session_before_fork">(
+  slot: K,
+  semantics: string,
+  decide: (result: Record<string, unknown>) => { result: SlotResult<K>; outcome: HookOutcome } | undefined,
+  expected: string,
+): SlotPolicy<K> {
+  return {
+    semantics,
+    defaultOnError: "open",
+    mutable: [],
+    apply(state, result, by) {
+      if (!isRecord(result)) throw bad(slot, result, expected);
+      const decision = decide(result);
+      return decision ? stopped(state, { ...decision, by }) : state;
+    },
+    diff: (from, to) => (to.stop && !from.stop ? to.stop.result : undefined),
+    outcome: (_from, to) => to.stop?.outcome ?? "pass",
+    failClosed: (state, by, reason) =>
+      stopped(state, { result: { cancel: true } as SlotResult<K>, by, outcome: "block", reason }),
+    toKernel: (_initial, final) => final.stop?.result,
+  };
+}
+
+// ─── the table ───────────────────────────────────────────────────────────────────────────────
+
+export const POLICIES: PolicyTable = {
+  input: {
+    semantics: "input: transforms chain; the first handled or block stops",
+    defaultOnError: "open",
+    mutable: ["text", "images"],
+    apply(state, result, by) {
+      if (!isRecord(result)) throw bad("input", result, '{action: "continue" | "transform" | "handled" | "block"}');
+      switch (result.action) {
+        case "continue":
+          return state;
+        case "transform":
+          if (typeof result.text !== "string") throw bad("input", result, '{action: "transform", text: string}');
+          return changed(state, { text: result.text, images: result.images ?? state.event.images }, by);
+        case "handled":
+          return stopped(state, { result: { ...result, by }, by, outcome: "handled", reason: result.reason });
+        case "block": {
+          const reason = typeof result.reason === "string" ? result.reason : "blocked";
+          return stopped(state, { result: { action: "block", reason, by }, by, outcome: "block", reason });
+        }
+        default:
+          throw bad("input", result, '{action: "continue" | "transform" | "handled" | "block"}');
+      }
+    },
+    diff(from, to) {
+      if (to.stop && !from.stop) return to.stop.result;
+      if (to.rev === from.rev) return undefined;
+      return { action: "transform", text: to.event.text, images: to.event.images };
+    },
+    outcome: (from, to) => to.stop?.outcome ?? (to.rev !== from.rev ? "transform" : "pass"),
+    failClosed: (state, by, reason) =>
+      stopped(state, { result: { action: "block", reason, by }, by, outcome: "block", reason }),
+    toKernel(initial, final) {
+      return POLICIES.input.diff(initial, final);
+    },
+  },
+
+  before_agent_start: {
+    semantics: "before_agent_start: systemPrompt chains; message(s) accumulate in order",
+    defaultOnError: "open",
+    mutable: ["systemPrompt"],
+    apply(state, result, by) {
+      if (!isRecord(result)) throw bad("before_agent_start", result, "{systemPrompt?, message?, messages?}");
+      let next = state;
+      if (result.systemPrompt !== undefined) {
+        if (typeof result.systemPrompt !== "string") throw bad("before_agent_start", result, "{systemPrompt: string}");
+        next = changed(next, { systemPrompt: result.systemPrompt }, by);
+      }
+      const added: CustomMessage[] = [];
+      if (result.message !== undefined) added.push(toCustomMessage(result.message, "before_agent_start"));
+      if (result.messages !== undefined) {
+        if (!Array.isArray(result.messages)) throw bad("before_agent_start", result, "{messages: CustomMessage[]}");
+        for (const m of result.messages) added.push(toCustomMessage(m, "before_agent_start"));
+      }
+      return added.length ? { ...next, messages: [...(next.messages ?? []), ...added] } : next;
+    },
+    diff(from, to) {
+      const result: SlotResult<"before_agent_start"> = {};
+      if (to.event.systemPrompt !== from.event.systemPrompt) result.systemPrompt = to.event.systemPrompt;
+      const added = (to.messages ?? []).slice(from.messages?.length ?? 0);
+      if (added.length) result.messages = added;
+      return result.systemPrompt === undefined && !result.messages ? undefined : result;
+    },
+    outcome(from, to) {
+      if (to.event.systemPrompt !== from.event.systemPrompt) return "system_prompt";
+      return (to.messages?.length ?? 0) > (from.messages?.length ?? 0) ? "message" : "pass";
+    },
+    failClosed: (state, by, reason) =>
+      stopped(state, { by, outcome: "fail_closed", reason, fatal: `Extension ${by} failed in before_agent_start: ${reason}` }),
+    toKernel(initial, final) {
+      if (final.stop?.fatal) throw new Error(final.stop.fatal);
+      return POLICIES.before_agent_start.diff(initial, final);
+    },
+  },
+
+  context: {
+    semantics: "context: messages chain",
+    defaultOnError: "open",
+    mutable: ["messages"],
+    apply(state, result, by) {
+      if (!isRecord(result)) throw bad("context", result, "{messages?: Message[]}");
+      if (result.messages === undefined) return state;
+      if (!Array.isArray(result.messages)) throw bad("context", result, "{messages: Message[]}");
+      return changed(state, { messages: result.messages }, by);
+    },
+    diff: (from, to) => (to.rev === from.rev ? undefined : { messages: to.event.messages }),
+    outcome: (from, to) => (to.rev !== from.rev ? "transform" : "pass"),
+    failClosed: (state, by, reason) =>
+      stopped(state, { by, outcome: "fail_closed", reason, fatal: `Extension ${by} failed in context: ${reason}` }),
+    toKernel(_initial, final) {
+      if (final.stop?.fatal) throw new Error(final.stop.fatal);
+      // Always hand the array back: handlers may have edited messages deep in place (Pi's habit).
+      return { messages: final.event.messages };
+    },
+  },
+
+  tool_call: {
+    semantics: "tool_call: input replacements chain (re-validated by the kernel); the first block stops",
+    defaultOnError: "closed",
+    mutable: ["input"],
+    apply(state, result, by) {
+      if (!isRecord(result)) throw bad("tool_call", result, "{block: true, reason} or {input}");
+      if (result.block === true) {
+        const reason = typeof result.reason === "string" ? result.reason : "blocked";
+        return stopped(state, { result: { block: true, reason, by }, by, outcome: "block", reason });
+      }
+      if (result.input === undefined) return state;
+      if (!isRecord(result.input)) throw bad("tool_call", result, "{input: object}");
+      return changed(state, { input: result.input }, by);
+    },
+    diff(from, to) {
+      if (to.stop && !from.stop) return to.stop.result;
+      return to.rev === from.rev ? undefined : { input: to.event.input, by: to.by };
+    },
+    outcome: (from, to) => to.stop?.outcome ?? (to.rev !== from.rev ? "rewrite" : "pass"),
+    failClosed: (state, by, reason) =>
+      stopped(state, { result: { block: true, reason, by }, by, outcome: "block", reason }),
+    toKernel(initial, final) {
+      return POLICIES.tool_call.diff(initial, final);
+    },
+  },
+
+  tool_result: {
+    semantics: "tool_result: partial patches chain (null clears a field); a withhold stops",
+    defaultOnError: "closed",
+    mutable: ["content", "details", "isError"],
+    apply(state, result, by) {
+      if (!isRecord(result)) throw bad("tool_result", result, "{content?, details?, isError?, terminate?, withhold?}");
+      if (result.withhold === true) {
+        const reason = typeof result.reason === "string" ? result.reason : "withheld";
+        return stopped(state, { result: { withhold: true, reason }, by, outcome: "withhold", reason });
+      }
+      const patch: { content?: Content[]; details?: unknown; isError?: boolean } = {};
+      let touched = false;
+      if (result.content !== undefined) {
+        if (result.content !== null && !Array.isArray(result.content)) throw bad("tool_result", result, "{content: Content[]}");
+        patch.content = (result.content ?? []) as Content[];
+        touched = true;
+      }
+      if (result.details !== undefined) {
+        patch.details = result.details === null ? undefined : result.details;
+        touched = true;
+      }
+      if (result.isError !== undefined) {
+        if (result.isError !== null && typeof result.isError !== "boolean") throw bad("tool_result", result, "{isError: boolean}");
+        patch.isError = result.isError ?? false;
+        touched = true;
+      }
+      let next = touched ? changed(state, patch as Partial<SlotEvent<"tool_result">>, by) : state;
+      if (result.terminate !== undefined) {
+        if (result.terminate !== null && typeof result.terminate !== "boolean") throw bad("tool_result", result, "{terminate: boolean}");
+        next = { ...next, terminate: result.terminate ?? false, rev: next.rev + (touched ? 0 : 1), by };
+      }
+      return next;
+    },
+    diff(from, to) {
+      if (to.stop && !from.stop) return to.stop.result;
+      if (to.rev === from.rev) return undefined;
+      const patch: SlotResult<"tool_result"> = { content: to.event.content, isError: to.event.isError };
+      if (to.event.details !== from.event.details) patch.details = to.event.details ?? null;
+      if (to.terminate !== from.terminate) patch.terminate = to.terminate ?? false;
+      return patch;
+    },
+    outcome: (from, to) => to.stop?.outcome ?? (to.rev !== from.rev ? "patch" : "pass"),
+    failClosed: (state, by, reason) =>
+      stopped(state, { result: { withhold: true, reason }, by, outcome: "withhold", reason }),
+    toKernel(initial, final) {
+      if (final.stop) {
+        const text = `Tool result withheld by ${final.stop.by}: ${final.stop.reason ?? "withheld"}`;
+        return { content: [{ type: "text", text }], details: null, isError: true, by: final.stop.by };
+      }
+      return POLICIES.tool_result.diff(initial, final);
+    },
+  },
+
+  session_before_compact: stopOnly(
+    "session_before_compact",
+    "session_before_compact: the first cancel or summary wins",
+    (r) => {
+      if (r.cancel === true) return { result: { cancel: true }, outcome: "block" };
+      if (typeof r.summary === "string") return { result: { summary: r.summary }, outcome: "transform" };
+      return undefined;
+    },
+    "{cancel?: boolean, summary?: string}",
+  ),
+
+  session_before_fork: stopOnly(
+    "session_before_fork",
+    "session_before_fork: the first cancel wins",
+    (r) => (r.cancel === true ? { result: { cancel: true }, outcome: "block" } : undefined),
+    "{cancel?: boolean}",
+  ),
+};
+
+/** The chain's starting state: the kernel's event (never mutated) with its slot name as `type`. */
+export function initialState<K extends SlotName>(slot: K, event: object): ChainState<K> {
+  return { event: { ...event, type: slot } as SlotEvent<K>, rev: 0 };
+}

@@ -1,0 +1,120 @@
+// DESIGN §3.6: the pi object — tools, commands, flags, exec, the shared event bus, coded errors.
+import { beforeEach, describe, expect, it } from "vitest";
+import type { ExtensionErrorEvent } from "../src/types.ts";
+import { probe, resetProbe } from "./fixtures/probe.ts";
+import { fixture, managerWith } from "./helpers.ts";
+
+beforeEach(() => resetProbe());
+const trace = () => probe().trace;
+
+describe("tools", () => {
+  it("takes defineTool tools and adapts Pi-style definitions to kernel tools", async () => {
+    const m = await managerWith(["api/tools.ts"]);
+    expect(m.tools().map((t) => [t.tool.name, t.extension])).toEqual([
+      ["echo", "tools"],
+      ["pi_echo", "tools"],
+    ]);
+    const piEcho = m.tools()[1]!.tool;
+    const updates: unknown[] = [];
+    const result = await piEcho.execute!({ text: "hi" }, { toolCallId: "t1", signal: new AbortController().signal, onUpdate: (p) => updates.push(p), cwd: "/" });
+    expect(result).toEqual({ content: [{ type: "text", text: "t1:hi:cwd" }], details: { n: 1 }, isError: undefined });
+    expect(updates).toEqual([{ content: [{ type: "text", text: "working" }] }]);
+    expect(m.effectiveTools().map((t) => [t.name, t.parameters])).toEqual([
+      ["echo", { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false }],
+      ["pi_echo", { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false }],
+    ]);
+  });
+
+  it("lets a later extension replace a tool of the same name, with a diagnostic", async () => {
+    const diagnostics: string[] = [];
+    const m = await managerWith(["api/tools.ts", "api/override-echo.ts"], { onDiagnostic: (d) => diagnostics.push(d) });
+    expect(m.tools().map((t) => [t.tool.name, t.extension])).toEqual([
+      ["echo", "override-echo"],
+      ["pi_echo", "tools"],
+    ]);
+    expect(diagnostics).toEqual(["tool 'echo' from override-echo replaces the one from tools"]);
+  });
+});
+
+describe("commands and flags", () => {
+  it("lists commands and runs them with args and ctx; flags read the host's values or their default", async () => {
+    const m = await managerWith(["api/tools.ts"]);
+    expect(m.getCommands().slice(0, 2)).toEqual([
+      { name: "hello", description: "Say hello", source: "extension", extension: "tools", path: fixture("api/tools.ts") },
+      { name: "fails", source: "extension", extension: "tools", path: fixture("api/tools.ts") },
+    ]);
+    expect(await m.runCommand("/hello", "world")).toEqual({ ran: true });
+    m.setFlagValues({ greeting: "ahoy" });
+    await m.runCommand("hello", "again");
+    expect(trace()).toEqual(["hello world hello idle=true", "hello again ahoy idle=true"]);
+    expect(m.getFlags()).toEqual([{ name: "greeting", type: "string", default: "hello", description: "what to say", extension: "tools" }]);
+    expect(await m.runCommand("nope")).toEqual({ ran: false });
+  });
+
+  it("reports a failing command as extension_error and returns its message", async () => {
+    const m = await managerWith(["api/tools.ts"]);
+    const errors: ExtensionErrorEvent[] = [];
+    m.setSink({ emit: (e) => void (e.type === "extension_error" && errors.push(e)) });
+    expect(await m.runCommand("fails")).toEqual({ ran: true, error: "command broke" });
+    expect(errors.map((e) => [e.extension, e.slot, e.error])).toEqual([["tools", "command:fails", "command broke"]]);
+  });
+
+  it("refuses pi.on after the extension finished loading, saying where to call it", async () => {
+    const m = await managerWith(["api/tools.ts"]);
+    await m.runCommand("late-on");
+    expect(trace()).toEqual([
+      'MYPI_LATE_REGISTRATION: pi.on("turn_start") after tools finished loading; call pi.on in the extension\'s default export, before it returns',
+    ]);
+  });
+
+  it("refuses actions that need an agent until a host is bound", async () => {
+    const m = await managerWith(["api/tools.ts"]);
+    await m.runCommand("send");
+    expect(trace()).toEqual(["MYPI_NOT_READY: pi.sendMessage(): no agent is running yet; call it from an event handler or a command, not while the extension loads"]);
+  });
+
+  it("keeps setActiveTools until a host is bound, ignoring unknown names with a diagnostic", async () => {
+    const diagnostics: string[] = [];
+    const m = await managerWith(["api/tools.ts"], { onDiagnostic: (d) => diagnostics.push(d) });
+    await m.runCommand("narrow");
+    expect(m.activeToolNames()).toEqual(["echo"]);
+    expect(diagnostics).toEqual(["tools: setActiveTools ignores unknown tool(s) nope"]);
+  });
+});
+
+describe("host extensions of the API", () => {
+  it("lets a host add members to pi and ctx (the seam of the Pi compatibility layer)", async () => {
+    const m = await managerWith(["api/extended.ts"], {
+      extendApi: (pi, ext) => Object.assign(pi, { greet: () => `hello ${ext.name}` }),
+      extendContext: (ctx) => Object.defineProperty(ctx, "model", { get: () => "scripted:demo" }),
+    });
+    await m.runCommand("model");
+    expect(trace()).toEqual(["hello extended", "model scripted:demo"]);
+  });
+});
+
+describe("exec", () => {
+  it("runs a program without a shell: output and exit code, 127 when it cannot start, killed on timeout", async () => {
+    const m = await managerWith(["api/tools.ts"]);
+    await m.runCommand("run");
+    const { exec, missing, slow } = probe().values as Record<string, { stdout: string; stderr: string; code: number; killed: boolean }>;
+    expect(exec).toEqual({ stdout: "out", stderr: "err", code: 3, killed: false });
+    expect(missing).toMatchObject({ stdout: "", code: 127, killed: false });
+    expect(missing?.stderr).toContain("ENOENT");
+    expect(slow).toMatchObject({ killed: true, code: -1 });
+  });
+});
+
+describe("the shared event bus", () => {
+  it("delivers to every listener; one that throws or rejects is reported and cannot break another", async () => {
+    const m = await managerWith(["api/events-bad.ts", "api/events-good.ts"]);
+    const errors: ExtensionErrorEvent[] = [];
+    m.setSink({ emit: (e) => void (e.type === "extension_error" && errors.push(e)) });
+    await m.runCommand("ping", "x");
+    expect(trace()).toEqual(["bad listener ran", "good got x"]);
+    expect(errors.map((e) => [e.extension, e.slot, e.error])).toEqual([
+      ["events-bad", "events:ping", "bad listener"],
+      ["events-bad", "events:ping", "bad async listener"],
+    ]);
+  });
+});

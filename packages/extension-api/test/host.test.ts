@@ -1,0 +1,200 @@
+// The host: the kernel Agent with the manager's chains as its slots, events fed to the observer
+// bus, agent_end held until the mailboxes drain, tools and actions wired (DESIGN §3.4–3.6).
+import { createScriptedModel, type ModelRequest, type ScriptedTurn, type StreamEvent, type ToolResultMessage } from "@mypi/kernel";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createExtensionHost, type ExtensionErrorEvent, type ExtensionHost } from "../src/index.ts";
+import { gate, probe, release, resetProbe } from "./fixtures/probe.ts";
+import { managerWith } from "./helpers.ts";
+
+const trace = () => probe().trace;
+let hosts: ExtensionHost[] = [];
+
+beforeEach(() => resetProbe());
+afterEach(async () => {
+  for (const h of hosts) await h.agent.close();
+  hosts = [];
+});
+
+async function hostWith(files: string[], turns: ScriptedTurn[], extra: { compaction?: { contextWindow: number; keepRecentTokens?: number } } = {}) {
+  const diagnostics: string[] = [];
+  const manager = await managerWith(files, { onDiagnostic: (d) => diagnostics.push(d) });
+  const requests: ModelRequest[] = [];
+  const model = createScriptedModel({ turns }, { onRequest: (r) => requests.push(r) });
+  const host = createExtensionHost({ manager, model, systemPrompt: "base", ...extra });
+  hosts.push(host);
+  const events: StreamEvent[] = [];
+  host.agent.subscribe((e) => void events.push(e));
+  return { host, manager, requests, events, diagnostics };
+}
+
+/** Resolves at the next agent_end (for runs an extension starts). */
+function nextEnd(host: ExtensionHost): Promise<void> {
+  return new Promise((resolve) => {
+    const off = host.agent.subscribe((e) => {
+      if (e.type === "agent_end") {
+        off();
+        resolve();
+      }
+    });
+  });
+}
+
+const twoCalls: ScriptedTurn[] = [
+  { text: "calling", toolCalls: [{ name: "echo", arguments: { text: "hi" } }, { name: "echo", arguments: { text: "forbidden" } }] },
+  { text: "done" },
+];
+
+describe("createExtensionHost", () => {
+  it("runs the agent with the extensions' slots, tools and observers, diagnostics in the stream before agent_end", async () => {
+    const { host, requests, events } = await hostWith(["host/guard.ts", "host/watcher.ts"], twoCalls);
+    host.start();
+    const end = await host.agent.prompt("go");
+    expect(end.stopReason).toBe("completed");
+    expect(requests[0]?.systemPrompt).toBe("base Be careful.");
+    expect(requests[0]?.tools.map((t) => t.name)).toEqual(["echo"]);
+
+    const results = host.agent.messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+    expect(results.map((r) => [r.isError, r.content])).toEqual([
+      [false, [{ type: "text", text: "hi (checked)" }]],
+      [true, [{ type: "text", text: "Tool call blocked by guard: not that word (checked)" }]],
+    ]);
+
+    expect(trace()).toEqual([
+      "watcher start startup",
+      "input api: go",
+      "watcher tool_end echo false",
+      "watcher tool_end echo true",
+      "watcher agent_end completed",
+      "watcher done",
+    ]);
+    const types = events.map((e) => e.type);
+    expect(types.at(-1)).toBe("agent_end");
+    const errors = events.filter((e) => e.type === "extension_error") as unknown as ExtensionErrorEvent[];
+    expect(errors.map((e) => [e.extension, e.slot, e.error])).toEqual([
+      ["guard", "turn_start", "observer broke"],
+      ["guard", "turn_start", "observer broke"],
+    ]);
+    // Each call's tool_call decision sits between its tool_execution_start and tool_execution_end.
+    const around = (id: string) =>
+      events
+        .filter((e) => ("toolCallId" in e && e.toolCallId === id) || (e.type === "hook_decision" && e.slot === "tool_call"))
+        .map((e) => (e.type === "hook_decision" ? `decision:${e.outcome}` : e.type));
+    expect(around("call_2")).toEqual(["decision:pass", "tool_execution_start", "decision:block", "tool_execution_end"]);
+  });
+
+  it("holds agent_end until every observer has it and the mailboxes are drained", async () => {
+    const { host, events } = await hostWith(["host/watcher.ts"], [{ text: "hello" }]);
+    probe().values.holdEnd = true;
+    const run = host.agent.prompt("go");
+    await gate("watcher-at-end");
+    expect(events.map((e) => e.type)).not.toContain("agent_end");
+    expect(host.agent.isRunning).toBe(true);
+    release("let-end-go");
+    await run;
+    expect(events.at(-1)?.type).toBe("agent_end");
+    expect(trace().at(-1)).toBe("watcher done");
+  });
+
+  it("starts a run for sendUserMessage while idle, through the input slot with source extension", async () => {
+    const { host } = await hostWith(["host/guard.ts", "host/actions.ts"], [{ text: "ok" }]);
+    const ended = nextEnd(host);
+    await host.runCommand("say", "hello there");
+    await ended;
+    expect(trace()).toEqual(["input extension: hello there"]);
+    expect(host.agent.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+  });
+
+  it("starts a run with a custom message for sendMessage({triggerTurn}) while idle", async () => {
+    const { host } = await hostWith(["host/actions.ts"], [{ text: "noted" }]);
+    const ended = nextEnd(host);
+    await host.runCommand("note", "remember the milk");
+    await ended;
+    expect(host.agent.messages[0]).toMatchObject({ role: "custom", customType: "note", content: "remember the milk" });
+  });
+
+  it("queues messages sent during a run: steering at the next turn boundary (through the input slot), follow-ups at the end", async () => {
+    const { host } = await hostWith(["host/guard.ts", "host/steerer.ts"], [
+      { toolCalls: [{ name: "echo", arguments: { text: "hi" } }] },
+      { text: "saw the steer" },
+      { text: "saw the follow-up" },
+    ]);
+    await host.agent.prompt("go");
+    expect(trace()).toEqual(["input api: go", "input extension: steered"]);
+    expect(
+      host.agent.messages.map((m) => `${m.role}${m.role === "custom" ? `:${m.customType}` : ""}${m.role === "user" ? `:${JSON.stringify(m.content)}` : ""}`),
+    ).toEqual([
+      'user:[{"type":"text","text":"go"}]',
+      "assistant",
+      "toolResult",
+      'user:[{"type":"text","text":"steered"}]',
+      "assistant",
+      "custom:later",
+      "assistant",
+    ]);
+  });
+
+  it("writes extension entries and the session name, and gives ctx a read-only session and the run's state", async () => {
+    const { host } = await hostWith(["host/guard.ts", "host/actions.ts"], []);
+    await host.runCommand("remember", "milk");
+    await host.runCommand("ctx");
+    expect(host.session.getEntries().filter((e) => e.type === "custom")).toMatchObject([{ customType: "memo", data: { text: "milk" } }]);
+    expect(probe().values.ctx).toEqual({
+      idle: true,
+      systemPrompt: "base",
+      sessionId: host.session.id,
+      canWrite: false,
+      active: ["echo"],
+      all: ["echo@guard"],
+      sessionName: "milk",
+    });
+  });
+
+  it("registers tools added later, and narrows the active tools ignoring unknown names", async () => {
+    const { host, diagnostics } = await hostWith(["host/guard.ts", "host/actions.ts"], []);
+    await host.runCommand("add-tool");
+    expect(host.agent.tools.list().map((t) => `${t.name}@${host.agent.tools.sourceOf(t.name)}`)).toEqual(["echo@guard", "late_tool@actions"]);
+    await host.runCommand("narrow");
+    expect(host.agent.tools.active().map((t) => t.name)).toEqual(["late_tool"]);
+    expect(diagnostics).toEqual(["actions: setActiveTools ignores unknown tool(s) no_such_tool"]);
+  });
+
+  it("keeps the session and the history across a reload, with the new instances' tools", async () => {
+    const { host } = await hostWith(["host/guard.ts", "host/watcher.ts"], [{ text: "one" }]);
+    await host.agent.prompt("go");
+    const before = host.agent.messages.length;
+    const oldEcho = host.agent.tools.get("echo");
+    expect(await host.reload()).toEqual({ loaded: ["guard", "watcher"], failed: [] });
+    expect(host.agent.messages.length).toBe(before);
+    expect(host.agent.tools.get("echo")).toBeDefined();
+    expect(host.agent.tools.get("echo")).not.toBe(oldEcho);
+    expect(trace().slice(-1)).toEqual(["watcher start reload"]);
+  });
+
+  it("routes compaction through session_before_compact and tells observers", async () => {
+    const { host } = await hostWith(["slots/compact-summary.ts", "host/watcher.ts"], [{ text: "first answer" }, { text: "second answer" }], {
+      compaction: { contextWindow: 100_000, keepRecentTokens: 1 },
+    });
+    await host.agent.prompt("first question");
+    await host.agent.prompt("second question");
+    const outcome = await host.compact();
+    expect(outcome).toMatchObject({ status: "compacted", summary: "summary of 3 messages", fromHook: true });
+    expect(trace()).toContain("watcher compact fromExtension=true");
+  });
+
+  it("forks the session unless session_before_fork cancels", async () => {
+    const { host } = await hostWith(["slots/fork-cancel.ts", "host/watcher.ts"], [{ text: "answer" }]);
+    await host.agent.prompt("question");
+    expect(await host.fork("keep")).toEqual({ cancelled: true });
+    const first = host.session.getEntries()[0]!;
+    expect(await host.fork(first.id)).toEqual({ cancelled: false });
+    expect(host.agent.messages).toEqual([]);
+    expect(trace()).toContain(`watcher fork ${first.id}`);
+  });
+
+  it("sends session_shutdown and disposes the extensions on shutdown", async () => {
+    const { host, manager } = await hostWith(["host/watcher.ts"], []);
+    await host.shutdown();
+    expect(trace()).toEqual(["watcher shutdown"]);
+    expect(manager.list()).toEqual([]);
+  });
+});

@@ -1,0 +1,153 @@
+// DESIGN §3.3 and §3.7: loading through jiti — failures of every kind, rollback, names, identity.
+import { beforeEach, describe, expect, it } from "vitest";
+import * as hostApi from "../src/index.ts";
+import { ExtensionManager, formatLoadFailure } from "../src/index.ts";
+import { probe, resetProbe } from "./fixtures/probe.ts";
+import { FIXTURES, fixture, managerWith, recorder } from "./helpers.ts";
+
+beforeEach(() => resetProbe());
+
+const EVENTS =
+  "input, before_agent_start, context, tool_call, tool_result, session_before_compact, session_before_fork, agent_start, agent_end, " +
+  "turn_start, turn_end, message_start, message_update, message_end, tool_execution_start, tool_execution_update, tool_execution_end, " +
+  "context_compacted, hook_decision, extension_error, session_start, session_shutdown, session_compact, session_fork";
+
+describe("load failures", () => {
+  it("reports every kind of failure with path, line and message, and loads the rest", async () => {
+    const m = new ExtensionManager({ cwd: FIXTURES });
+    const files = [
+      "broken-syntax.ts",
+      "slots/tc-block.ts",
+      "broken-throws-at-load.ts",
+      "broken-not-a-function.ts",
+      "broken-missing-dependency.ts",
+      "broken-factory-throws.ts",
+      "broken-unknown-event.ts",
+      "broken-bad-handler.ts",
+      "broken-bad-options.ts",
+      "broken-observer-onerror.ts",
+      "broken-duplicate-tool.ts",
+      "no-such-extension.ts",
+    ];
+    const result = await m.load(files.map(fixture));
+    expect(result.loaded).toEqual(["tc-block"]);
+    const at = (name: string, line?: number, column?: number) => ({
+      path: fixture(`${name}.ts`),
+      name,
+      ...(line !== undefined && { line }),
+      ...(column !== undefined && { column }),
+    });
+    expect(result.failed).toEqual([
+      { ...at("broken-syntax", 5, 25), code: "MYPI_SYNTAX_ERROR", message: 'syntax error: Unexpected token, expected ","' },
+      { ...at("broken-throws-at-load", 2, 9), code: "MYPI_LOAD_FAILED", message: "config file is missing" },
+      {
+        ...at("broken-not-a-function", 4),
+        code: "MYPI_BAD_EXPORT",
+        message: "found a default export of type object; an extension's default export must be a function: export default function (pi: ExtensionAPI) { … }",
+      },
+      {
+        ...at("broken-missing-dependency", 2),
+        code: "MYPI_MISSING_DEPENDENCY",
+        message:
+          "cannot find module 'mypi-package-that-does-not-exist'; install it where the extension can resolve it (npm install mypi-package-that-does-not-exist) or remove the import",
+      },
+      { ...at("broken-factory-throws", 12, 9), code: "MYPI_LOAD_FAILED", message: "factory gave up" },
+      { ...at("broken-unknown-event", 4, 6), code: "MYPI_UNKNOWN_EVENT", message: `pi.on("tool_cal"): no such event. Did you mean "tool_call"? Events: ${EVENTS}` },
+      {
+        ...at("broken-bad-handler", 4, 6),
+        code: "MYPI_INVALID_HANDLER",
+        message: 'pi.on("tool_call", "block everything"): the handler must be a function (event, ctx, next) => result',
+      },
+      { ...at("broken-bad-options", 4, 6), code: "MYPI_INVALID_OPTIONS", message: 'pi.on("tool_call", handler, options): order must be "pre" or "post", got "first"' },
+      {
+        ...at("broken-observer-onerror", 4, 6),
+        code: "MYPI_INVALID_OPTIONS",
+        message: 'pi.on("agent_end", handler, options): unknown option "onError" (onError applies to decision slots; observers only take timeoutMs); options: timeoutMs',
+      },
+      {
+        ...at("broken-duplicate-tool", 7, 6),
+        code: "MYPI_DUPLICATE_TOOL",
+        message:
+          'registerTool("twin"): broken-duplicate-tool already registered a tool with this name; give the second one another name (another extension registering the same name replaces it)',
+      },
+      { ...at("no-such-extension"), code: "MYPI_NOT_FOUND", message: "no such file or folder; check the path given to -e or the extensions folder" },
+    ]);
+    expect(m.loadFailures).toEqual(result.failed);
+    expect(formatLoadFailure(result.failed[0]!)).toBe(`${fixture("broken-syntax.ts")}:5:25: MYPI_SYNTAX_ERROR: syntax error: Unexpected token, expected ","`);
+  });
+
+  it("rolls back whatever a failing extension registered before it threw", async () => {
+    const m = new ExtensionManager({ cwd: FIXTURES });
+    await m.load([fixture("broken-factory-throws.ts"), fixture("api/events-good.ts")]);
+    expect(m.list().map((e) => e.name)).toEqual(["events-good"]);
+    expect(m.tools()).toEqual([]);
+    expect(m.getCommands().map((c) => c.name)).toEqual(["ping"]);
+    expect(m.runSlot("tool_call", { toolCallId: "c", toolName: "x", input: {} }, recorder().call)).toBeUndefined();
+    m.publish({ type: "turn_start", turnIndex: 0, timestamp: 0 });
+    await m.drain();
+    await m.runCommand("ping", "hello");
+    expect(probe().trace).toEqual(["good got hello"]);
+  });
+});
+
+describe("names and order", () => {
+  it("names an extension after its file, a folder extension after its folder, and a clash with #2", async () => {
+    const m = await managerWith(["folder-ext", "clash/a/dup.ts", "clash/b/dup.ts", "slots/tc-after.ts"]);
+    expect(m.list().map((e) => e.name)).toEqual(["folder-ext", "dup", "dup#2", "tc-after"]);
+    const r = recorder();
+    const result = await m.runSlot("tool_call", { toolCallId: "c", toolName: "x", input: {} }, r.call);
+    expect(result).toEqual({ block: true, reason: "second dup", by: "dup#2" });
+    expect(probe().trace).toEqual(["dup a"]);
+  });
+
+  it("loads the same file once", async () => {
+    const m = await managerWith(["slots/tc-after.ts", "slots/tc-after.ts"]);
+    expect(m.list().map((e) => e.name)).toEqual(["tc-after"]);
+    expect((await m.load([fixture("slots/tc-after.ts")])).loaded).toEqual([]);
+  });
+
+  it("loads in-process factories in the same order as files", async () => {
+    const m = new ExtensionManager({ cwd: FIXTURES });
+    await m.loadExtension((pi) => pi.on("tool_call", () => void probe().trace.push("builtin")), "builtin-tools");
+    await m.load([fixture("slots/tc-after.ts")]);
+    await m.runSlot("tool_call", { toolCallId: "c", toolName: "ls", input: {} }, recorder().call);
+    expect(probe().trace).toEqual(["builtin", "after saw ls {}"]);
+    expect(m.list().map((e) => [e.name, e.path])).toEqual([
+      ["builtin-tools", undefined],
+      ["tc-after", fixture("slots/tc-after.ts")],
+    ]);
+  });
+
+  it("describes each extension's handlers, tools, commands and flags", async () => {
+    const m = await managerWith(["order/both.ts", "api/tools.ts"]);
+    expect(m.list()).toEqual([
+      {
+        name: "both",
+        path: fixture("order/both.ts"),
+        handlers: [{ name: "tool_call", order: "post" }, { name: "tool_call" }],
+        tools: [],
+        commands: [],
+        flags: [],
+      },
+      {
+        name: "tools",
+        path: fixture("api/tools.ts"),
+        handlers: [],
+        tools: ["echo", "pi_echo"],
+        commands: ["hello", "fails", "late-on", "run", "send", "narrow"],
+        flags: ["greeting"],
+      },
+    ]);
+  });
+});
+
+describe("the host's own module", () => {
+  it("hands extensions the host's @mypi/extension-api members (virtualModules)", async () => {
+    await managerWith(["api/identity.ts"]);
+    const got = probe().values.identity as Record<string, unknown>;
+    expect(got.defineTool).toBe(hostApi.defineTool);
+    expect(got.ExtensionError).toBe(hostApi.ExtensionError);
+    expect(got.z).toBe(hostApi.z);
+    expect(got.defineExtension).toBe(hostApi.defineExtension);
+  });
+});

@@ -1,0 +1,96 @@
+// DESIGN §3.7: reload() disposes in reverse order, clears listeners, re-imports without the
+// module cache; a failing new version keeps the old one. The extension files live in a temporary
+// folder outside the repo (so @mypi/extension-api can only come from the host's virtual module).
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { ExtensionManager } from "../src/index.ts";
+import { fixture, recorder } from "./helpers.ts";
+import { probe, resetProbe } from "./fixtures/probe.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "mypi-reload-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+beforeEach(() => resetProbe());
+
+/** An extension that says which version it is in everything it registers. */
+function writeVersion(name: string, version: string): string {
+  const file = join(dir, `${name}.ts`);
+  writeFileSync(
+    file,
+    `import type { ExtensionAPI } from "@mypi/extension-api";
+import { defineTool, z } from "@mypi/extension-api";
+import { probe, trace } from ${JSON.stringify(fixture("probe.ts"))};
+
+export default function (pi: ExtensionAPI) {
+  probe().values["${name}"] = pi;
+  pi.on("tool_call", () => ({ block: true, reason: "${name} ${version}" }));
+  pi.on("session_shutdown", () => trace("${name} ${version} shutdown"));
+  pi.on("session_start", (event) => trace(\`${name} ${version} start \${event.reason}\`));
+  pi.events.on("ping", () => trace("${name} ${version} ping"));
+  pi.registerTool(defineTool({ name: "${name}_${version}", description: "x", parameters: z.strictObject({}), execute: () => "x" }));
+}
+`,
+  );
+  return file;
+}
+
+const call = () => ({ toolCallId: "c", toolName: "ls", input: {} });
+
+describe("reload", () => {
+  it("replaces every extension with its new version, disposing the old ones in reverse load order", async () => {
+    const a = writeVersion("a", "v1");
+    const b = writeVersion("b", "v1");
+    const m = new ExtensionManager({ cwd: dir });
+    expect((await m.load([a, b])).failed).toEqual([]);
+    expect(await m.runSlot("tool_call", call(), recorder().call)).toMatchObject({ reason: "a v1" });
+
+    writeVersion("a", "v2");
+    writeVersion("b", "v2");
+    const result = await m.reload();
+    expect(result).toEqual({ loaded: ["a", "b"], failed: [] });
+    expect(probe().trace).toEqual(["b v1 shutdown", "a v1 shutdown", "a v2 start reload", "b v2 start reload"]);
+    expect(await m.runSlot("tool_call", call(), recorder().call)).toEqual({ block: true, reason: "a v2", by: "a" });
+    expect(m.tools().map((t) => t.tool.name)).toEqual(["a_v2", "b_v2"]);
+
+    probe().trace.length = 0;
+    m.channels.emit("ping");
+    expect(probe().trace).toEqual(["a v2 ping", "b v2 ping"]); // the old listeners are gone
+  });
+
+  it("keeps the previous version when the new one fails, and reports why", async () => {
+    const file = writeVersion("keeper", "v1");
+    const m = new ExtensionManager({ cwd: dir });
+    await m.load([file]);
+    writeFileSync(file, "export default function (pi) {\n  pi.on('tool_call', () => {\n    return {;\n  });\n}\n");
+    const result = await m.reload();
+    expect(result.loaded).toEqual([]);
+    expect(result.failed).toEqual([{ path: file, name: "keeper", line: 3, column: 12, code: "MYPI_SYNTAX_ERROR", message: "syntax error: Unexpected token" }]);
+    expect(await m.runSlot("tool_call", call(), recorder().call)).toEqual({ block: true, reason: "keeper v1", by: "keeper" });
+    expect(probe().trace).toEqual([]); // the old version was never shut down
+    expect(m.loadFailures).toEqual([]); // it is still loaded
+  });
+
+  it("tries an extension that failed to load again", async () => {
+    const file = join(dir, "late.ts");
+    writeFileSync(file, "export default 42;\n");
+    const m = new ExtensionManager({ cwd: dir });
+    expect((await m.load([file])).failed.map((f) => f.code)).toEqual(["MYPI_BAD_EXPORT"]);
+    writeVersion("late", "v1");
+    expect(await m.reload()).toEqual({ loaded: ["late"], failed: [] });
+    expect(m.loadFailures).toEqual([]);
+    expect(await m.runSlot("tool_call", call(), recorder().call)).toMatchObject({ reason: "late v1" });
+  });
+
+  it("makes the old instance's pi inert after a reload", async () => {
+    const file = writeVersion("inert", "v1");
+    const m = new ExtensionManager({ cwd: dir });
+    await m.load([file]);
+    const oldPi = probe().values.inert as { registerCommand(name: string, c: unknown): void };
+    writeVersion("inert", "v2");
+    await m.reload();
+    expect(() => oldPi.registerCommand("zombie", { handler: () => {} })).toThrow(
+      "MYPI_NOT_READY: pi.registerCommand(): this instance of inert was unloaded (reload or shutdown); stop timers and listeners in a session_shutdown handler",
+    );
+  });
+});

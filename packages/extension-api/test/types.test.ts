@@ -1,0 +1,93 @@
+// The pi.on surface, checked by `tsc -b` (this file is in its include): every `@ts-expect-error`
+// below must be an error, or the type check fails. The runtime test checks the routing table.
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { Content } from "@mypi/kernel";
+import { POLICIES } from "../src/policy.ts";
+import {
+  ROUTES,
+  type ExtensionAPI,
+  type ExtensionContext,
+  type HookDecisionEvent,
+  type SlotResult,
+  type ToolResultDecision,
+} from "../src/index.ts";
+
+/** Never called: only compiled. */
+export function typeChecks(pi: ExtensionAPI): void {
+  // ── what must compile ──
+  pi.on("tool_call", (event, ctx) => {
+    expectTypeOf(event.type).toEqualTypeOf<"tool_call">();
+    expectTypeOf(event.input).toEqualTypeOf<Record<string, unknown>>();
+    expectTypeOf(ctx).toEqualTypeOf<ExtensionContext>();
+    if (event.toolName === "rm") return { block: true, reason: "no" };
+    event.input.path = "safe"; // in place, Pi's habit
+    return undefined;
+  });
+  pi.on("tool_call", async (_event, _ctx, next) => {
+    const downstream = await next();
+    expectTypeOf(downstream).toEqualTypeOf<SlotResult<"tool_call"> | undefined>();
+    return downstream?.block ? { block: false } : downstream;
+  });
+  pi.on("input", (event) => ({ action: "transform", text: event.text.trim() }), { order: "pre", timeoutMs: 1000, onError: "closed" });
+  pi.on("tool_result", (event): ToolResultDecision => ({ content: event.content.filter((c: Content) => c.type === "text"), details: null }));
+  pi.on("before_agent_start", (event) => ({ systemPrompt: `${event.systemPrompt}!`, message: { customType: "x", content: "y" } }));
+  pi.on("turn_end", (event) => {
+    expectTypeOf(event.turnIndex).toEqualTypeOf<number>();
+  });
+  pi.on("hook_decision", (event) => {
+    expectTypeOf(event).toEqualTypeOf<Readonly<HookDecisionEvent>>();
+  });
+  pi.on("agent_end", async (event) => {
+    expectTypeOf(event.stopReason).toEqualTypeOf<"completed" | "aborted" | "error" | "handled" | "blocked" | "terminated" | "max_turns">();
+  }, { timeoutMs: 100 });
+
+  // ── what must not ──
+  // @ts-expect-error: no such event
+  pi.on("tool_cal", () => undefined);
+  // @ts-expect-error: the tool_call event has no `text`
+  pi.on("tool_call", (event: { text: string }) => void event);
+  // @ts-expect-error: block must be a boolean
+  pi.on("tool_call", () => ({ block: "yes" }));
+  // @ts-expect-error: not an input action
+  pi.on("input", () => ({ action: "explode" }));
+  // @ts-expect-error: an observer cannot return a decision
+  pi.on("agent_end", () => ({ block: true, reason: "too late" }));
+  // @ts-expect-error: nor an async one
+  pi.on("turn_start", async () => ({ cancel: true }));
+  // @ts-expect-error: onError applies to decision slots only
+  pi.on("agent_end", () => undefined, { onError: "open" });
+  // @ts-expect-error: order is "pre" or "post"
+  pi.on("tool_call", () => undefined, { order: "first" });
+  // @ts-expect-error: next() takes this slot's event
+  pi.on("tool_call", (_event, _ctx, next) => next({ text: "hi" }));
+  // @ts-expect-error: a handler must be a function
+  pi.on("context", { messages: [] });
+  // @ts-expect-error: observers get no next
+  pi.on("turn_start", (_event, _ctx, next) => next());
+}
+
+describe("the routing table", () => {
+  it("routes every decision slot of the policy table to a chain and every other event to the observer bus", () => {
+    const chains = Object.entries(ROUTES).filter(([, route]) => route === "chain").map(([name]) => name);
+    expect(chains).toEqual(Object.keys(POLICIES));
+    expect(Object.entries(ROUTES).filter(([, route]) => route === "observer").map(([name]) => name)).toEqual([
+      "agent_start",
+      "agent_end",
+      "turn_start",
+      "turn_end",
+      "message_start",
+      "message_update",
+      "message_end",
+      "tool_execution_start",
+      "tool_execution_update",
+      "tool_execution_end",
+      "context_compacted",
+      "hook_decision",
+      "extension_error",
+      "session_start",
+      "session_shutdown",
+      "session_compact",
+      "session_fork",
+    ]);
+  });
+});

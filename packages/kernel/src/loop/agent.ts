@@ -1,0 +1,457 @@
+/**
+ * `Agent`: the stateful shell around the loop (DESIGN §2.4, §2.8, §6 "Runs"). It owns the
+ * history, the steering and follow-up queues, the listeners, the session writes and the worker
+ * pool; each run is one `startLoop` with a synchronous sink, so an event costs no promise hop and
+ * a listener that aborts or queues a message is seen by the loop's very next step.
+ * `prompt()` and `run()` are the same run; they differ only in what they hand back.
+ */
+import {
+  createCompactionHook,
+  type CompactionOutcome,
+  type CompactionSettings,
+  type SessionManager,
+} from "../session/index.ts";
+import { ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
+import type {
+  AgentEndEvent,
+  AgentStopReason,
+  HostEvent,
+  ImageContent,
+  InputSource,
+  Message,
+  ModelClient,
+  Slots,
+  StreamEvent,
+  Tool,
+} from "../types.ts";
+import { deepFreeze } from "./freeze.ts";
+import { ModelView } from "./model-view.ts";
+import { describeError } from "./run-state.ts";
+import { startLoop, type LoopHandle } from "./run.ts";
+import type { AgentLoopOptions, LoopPrompt } from "./types.ts";
+
+export interface AgentOptions {
+  model: ModelClient;
+  tools?: Tool[] | ToolRegistry;
+  systemPrompt?: string;
+  slots?: Slots;
+  /** Each message is appended at its `message_end`; seeds the history when `messages` is not given. */
+  session?: SessionManager;
+  /** Seeds the history (the messages are frozen). */
+  messages?: readonly Message[];
+  /** Model calls per run; default 50. */
+  maxTurns?: number;
+  /** Concurrent calls in a parallel batch; default 8. */
+  maxParallel?: number;
+  /** How long an aborted tool may still return its result; default 2000. */
+  abortGraceMs?: number;
+  /** The tools' workspace; default `process.cwd()`. */
+  cwd?: string;
+  /** Automatic compaction before model calls (needs a context window). */
+  compaction?: CompactionSettings;
+  /** Every automatic compaction attempt's outcome (the host's `session_compact`). */
+  onCompaction?: (outcome: CompactionOutcome) => void;
+  /**
+   * Awaited before `agent_end` is delivered; events the host `emit`s meanwhile still come
+   * before it. The extension host drains its observer mailboxes here (DESIGN §3.4).
+   */
+  beforeAgentEnd?: (event: AgentEndEvent) => void | Promise<void>;
+  /** A listener threw or rejected. Default: one line on stderr. */
+  onListenerError?: (error: unknown, event: StreamEvent) => void;
+}
+
+export interface PromptOptions {
+  images?: ImageContent[];
+  /** Default `"api"`. */
+  source?: InputSource;
+}
+
+export type AgentListener = (event: StreamEvent) => void | Promise<void>;
+
+/** The events of one run, buffered from its start; awaiting it gives the `agent_end`. */
+export interface AgentRunStream extends AsyncIterable<StreamEvent>, PromiseLike<AgentEndEvent> {}
+
+/** What `run()` rejects with when the run ends in `error`. */
+export class AgentRunError extends Error {
+  override readonly name = "AgentRunError";
+  readonly stopReason: AgentStopReason;
+  readonly event: AgentEndEvent;
+  constructor(event: AgentEndEvent) {
+    super(event.error ?? `The run ended with stopReason "${event.stopReason}"`);
+    this.stopReason = event.stopReason;
+    this.event = event;
+  }
+}
+
+interface ActiveRun {
+  readonly controller: AbortController;
+  readonly stream: RunStream;
+  handle: LoopHandle | undefined;
+  /** Held back by the sink until the loop has returned (see `#settle`). */
+  end: AgentEndEvent | undefined;
+  sessionError: string | undefined;
+  done: Promise<void> | undefined;
+}
+
+export class Agent {
+  /** Read at the start of each run. */
+  model: ModelClient;
+  systemPrompt: string | undefined;
+  slots: Slots;
+  readonly tools: ToolRegistry;
+  readonly session: SessionManager | undefined;
+
+  readonly #options: AgentOptions;
+  #messages: Message[];
+  #view = new ModelView();
+  #steering: Message[] = [];
+  #followUps: Message[] = [];
+  /** Replaced, never changed in place, so delivery iterates a stable list. */
+  #listeners: readonly AgentListener[] = [];
+  #current: ActiveRun | undefined;
+  /** Kept for the next run while nobody aborted it: creating one costs microseconds in Node. */
+  #spareController: AbortController | undefined;
+  #pool: ToolWorkerPool | undefined;
+  #closed = false;
+  /** Events raised while one is being delivered wait here, so every listener sees causal order. */
+  #delivering = false;
+  #backlog: { event: StreamEvent; stream: RunStream | undefined }[] = [];
+
+  constructor(options: AgentOptions) {
+    this.#options = options;
+    this.model = options.model;
+    this.systemPrompt = options.systemPrompt;
+    this.slots = options.slots ?? {};
+    this.tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
+    this.session = options.session;
+    const seed = options.messages ?? options.session?.buildContext() ?? [];
+    this.#messages = seed.map(deepFreeze);
+  }
+
+  /** The history: a read-only view of frozen messages, not a copy. */
+  get messages(): readonly Message[] {
+    return this.#messages;
+  }
+
+  get isRunning(): boolean {
+    return this.#current !== undefined;
+  }
+
+  /** Steering and follow-up messages still queued. */
+  get pendingMessageCount(): number {
+    return this.#steering.length + this.#followUps.length;
+  }
+
+  /**
+   * The current run's abort signal. Consecutive runs share one signal until a run is aborted
+   * (a new controller costs microseconds per run), so do not keep it past the run.
+   */
+  get signal(): AbortSignal | undefined {
+    return this.#current?.controller.signal;
+  }
+
+  /**
+   * Start a run now. Iterate the result for its events (buffered from the start) or await it
+   * for its `agent_end`. While a run is in progress it rejects: use `steer()` or `followUp()`.
+   */
+  prompt(input: string | Message, options: PromptOptions = {}): AgentRunStream {
+    return this.#start(input, options, true);
+  }
+
+  /** The same run, consumed: the final text (`undefined` when aborted); rejects with `AgentRunError` on `error`. */
+  async run(input: string | Message, options: PromptOptions = {}): Promise<string | undefined> {
+    const end = await this.#start(input, options, false);
+    if (end.stopReason === "error") throw new AgentRunError(end);
+    return end.stopReason === "aborted" ? undefined : end.finalText;
+  }
+
+  /** Live events of every run (and host events while idle). */
+  subscribe(listener: AgentListener): () => void {
+    this.#listeners = [...this.#listeners, listener];
+    return () => {
+      this.#listeners = this.#listeners.filter((l) => l !== listener);
+    };
+  }
+
+  abort(reason?: unknown): void {
+    if (this.#current) abortRun(this.#current, reason);
+  }
+
+  /** Delivered at the next turn boundary, after every result of the current batch. Queues while idle. */
+  steer(message: string | Message): void {
+    this.#steering.push(asMessage(message));
+  }
+
+  /** Delivered only when the agent would otherwise stop. Queues while idle. */
+  followUp(message: string | Message): void {
+    this.#followUps.push(asMessage(message));
+  }
+
+  /** A host diagnostic into the current run's stream at this point; while idle, to listeners only. */
+  emit(event: HostEvent): void {
+    if (typeof event?.type !== "string") return;
+    const stamped = Object.freeze({ ...event, timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now() });
+    this.#deliver(stamped, this.#current?.stream);
+  }
+
+  /** Replace the history while idle (a new session, a manual compaction). */
+  replaceMessages(messages: readonly Message[]): void {
+    if (this.#current) throw new Error("replaceMessages() cannot be called while a run is in progress; abort() it first.");
+    this.#messages = messages.map(deepFreeze);
+    this.#view = new ModelView();
+  }
+
+  /** Abort the run in progress, wait for its end, and close the worker pool. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const current = this.#current;
+    if (current) {
+      abortRun(current, undefined);
+      await current.done;
+    }
+    await this.#pool?.close();
+  }
+
+  #start(input: string | Message, options: PromptOptions, buffer: boolean): RunStream {
+    if (this.#current) {
+      return RunStream.failed(
+        new Error("The agent is already running. Use steer() to redirect the current run, or followUp() to queue a message for when it ends."),
+      );
+    }
+    if (this.#closed) return RunStream.failed(new Error("The agent is closed."));
+    const spare = this.#spareController;
+    this.#spareController = undefined;
+    const active: ActiveRun = {
+      controller: spare && !spare.signal.aborted ? spare : new AbortController(),
+      stream: new RunStream(buffer),
+      handle: undefined,
+      end: undefined,
+      sessionError: undefined,
+      done: undefined,
+    };
+    this.#current = active;
+    const prompt: LoopPrompt =
+      typeof input === "string"
+        ? { text: input, source: options.source ?? "api", ...(options.images && { images: options.images }) }
+        : input;
+    const loopOptions: AgentLoopOptions = {
+      model: this.model,
+      systemPrompt: this.systemPrompt,
+      messages: this.#messages,
+      prompt,
+      tools: this.tools,
+      slots: this.slots,
+      signal: active.controller.signal,
+      getSteeringMessages: () => this.#take("steering"),
+      getFollowUpMessages: () => this.#take("followUps"),
+      maxTurns: this.#options.maxTurns ?? 50,
+      maxParallel: this.#options.maxParallel ?? 8,
+      cwd: this.#options.cwd ?? process.cwd(),
+      abortGraceMs: this.#options.abortGraceMs ?? 2000,
+      workerPool: (this.#pool ??= new ToolWorkerPool()),
+      modelView: this.#view,
+    };
+    const compaction = this.#options.compaction;
+    if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#compactionHook(compaction);
+    const sink = { emit: (event: StreamEvent) => this.#fromLoop(active, event) };
+    // Started on the next microtask, so that whoever called prompt() can subscribe to its first event.
+    active.done = Promise.resolve()
+      .then(() => {
+        active.handle = startLoop(loopOptions, sink);
+        if (active.controller.signal.aborted) active.handle.wake();
+        return active.handle.done;
+      })
+      .then(() => this.#settle(active))
+      .catch((error: unknown) => this.#reportListenerError(error, active.end ?? ({ type: "agent_end" } as StreamEvent)));
+    return active.stream;
+  }
+
+  #take(queue: "steering" | "followUps"): Message[] {
+    const taken = queue === "steering" ? this.#steering : this.#followUps;
+    if (taken.length === 0) return taken;
+    if (queue === "steering") this.#steering = [];
+    else this.#followUps = [];
+    return taken;
+  }
+
+  #compactionHook(settings: CompactionSettings): NonNullable<AgentLoopOptions["beforeModelCall"]> {
+    const hook = createCompactionHook({
+      model: this.model,
+      settings,
+      ...(this.session && { session: this.session }),
+      ...(this.#options.onCompaction && { onOutcome: this.#options.onCompaction }),
+    });
+    return async (messages, signal) => {
+      const result = await hook(messages, signal);
+      if (result?.messages) this.#messages = result.messages.slice();
+      return result;
+    };
+  }
+
+  /** The loop's sink: history and session first, so a listener sees the message in `messages`. */
+  #fromLoop(active: ActiveRun, event: StreamEvent): void {
+    if (event.type === "agent_end") {
+      active.end = event as AgentEndEvent;
+      return;
+    }
+    if (event.type === "message_end") {
+      const message = (event as { message: Message }).message;
+      this.#messages.push(message);
+      if (this.session && active.sessionError === undefined) {
+        try {
+          this.session.appendMessage(message);
+        } catch (error) {
+          // History on disk would no longer match the run: stop it and say why.
+          active.sessionError = `Could not write the session: ${describeError(error)}`;
+          abortRun(active, error);
+        }
+      }
+    }
+    this.#deliver(event, active.stream);
+  }
+
+  /** After the loop returned: the host's last word (`beforeAgentEnd`), then `agent_end`, then idle. */
+  #settle(active: ActiveRun): void | Promise<void> {
+    let end = active.end!;
+    if (active.sessionError !== undefined) {
+      end = Object.freeze({ ...end, stopReason: "error", error: active.sessionError });
+    }
+    const beforeAgentEnd = this.#options.beforeAgentEnd;
+    if (!beforeAgentEnd) return this.#end(active, end);
+    return (async () => {
+      try {
+        await beforeAgentEnd(end);
+      } catch (error) {
+        this.#reportListenerError(error, end);
+      }
+      this.#end(active, end);
+    })();
+  }
+
+  #end(active: ActiveRun, end: AgentEndEvent): void {
+    this.#current = undefined;
+    if (!active.controller.signal.aborted) this.#spareController = active.controller;
+    this.#deliver(end, active.stream);
+    active.stream.finish(end);
+  }
+
+  #deliver(event: StreamEvent, stream: RunStream | undefined): void {
+    if (this.#delivering) {
+      this.#backlog.push({ event, stream });
+      return;
+    }
+    this.#delivering = true;
+    try {
+      this.#deliverOne(event, stream);
+      for (let i = 0; i < this.#backlog.length; i++) {
+        const next = this.#backlog[i]!;
+        this.#deliverOne(next.event, next.stream);
+      }
+    } finally {
+      this.#backlog = [];
+      this.#delivering = false;
+    }
+  }
+
+  #deliverOne(event: StreamEvent, stream: RunStream | undefined): void {
+    stream?.push(event);
+    const listeners = this.#listeners;
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        const returned = listeners[i]!(event);
+        if (returned !== undefined && typeof (returned as Promise<void>).then === "function") {
+          (returned as Promise<void>).then(undefined, (error: unknown) => this.#reportListenerError(error, event));
+        }
+      } catch (error) {
+        this.#reportListenerError(error, event);
+      }
+    }
+  }
+
+  #reportListenerError(error: unknown, event: StreamEvent): void {
+    const report = this.#options.onListenerError;
+    if (report) {
+      try {
+        report(error, event);
+      } catch {
+        // the reporter itself failed: nothing left to tell
+      }
+      return;
+    }
+    process.stderr.write(`mypi: a listener failed on ${event.type}: ${describeError(error)}\n`);
+  }
+}
+
+/** Abort a run and wake it (the loop adds no listener to the signal; see `startLoop`). */
+function abortRun(active: ActiveRun, reason: unknown): void {
+  active.controller.abort(reason);
+  active.handle?.wake();
+}
+
+function asMessage(message: string | Message): Message {
+  return typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }], timestamp: Date.now() } : message;
+}
+
+/** One run's events for whoever iterates `prompt()`; a thenable for its end. */
+class RunStream implements AgentRunStream {
+  readonly #events: StreamEvent[] | undefined;
+  #finished = false;
+  #waiters: (() => void)[] = [];
+  readonly #end: Promise<AgentEndEvent>;
+  #resolve!: (end: AgentEndEvent) => void;
+  #failure: { error: unknown } | undefined;
+
+  constructor(buffer: boolean) {
+    this.#events = buffer ? [] : undefined;
+    this.#end = new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  static failed(error: unknown): RunStream {
+    const stream = new RunStream(true);
+    stream.#failure = { error };
+    stream.#finished = true;
+    return stream;
+  }
+
+  push(event: StreamEvent): void {
+    if (this.#events === undefined) return;
+    this.#events.push(event);
+    this.#wake();
+  }
+
+  finish(end: AgentEndEvent): void {
+    this.#finished = true;
+    this.#resolve(end);
+    this.#wake();
+  }
+
+  then<A = AgentEndEvent, B = never>(
+    onfulfilled?: ((value: AgentEndEvent) => A | PromiseLike<A>) | null,
+    onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    const end = this.#failure ? Promise.reject(this.#failure.error) : this.#end;
+    return end.then(onfulfilled, onrejected);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
+    let index = 0;
+    return {
+      next: async (): Promise<IteratorResult<StreamEvent>> => {
+        for (;;) {
+          if (this.#failure) throw this.#failure.error;
+          const events = this.#events!;
+          if (index < events.length) return { value: events[index++]!, done: false };
+          if (this.#finished) return { value: undefined, done: true };
+          await new Promise<void>((resolve) => this.#waiters.push(resolve));
+        }
+      },
+    };
+  }
+
+  #wake(): void {
+    const waiters = this.#waiters;
+    if (waiters.length === 0) return;
+    this.#waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

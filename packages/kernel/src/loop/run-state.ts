@@ -1,0 +1,246 @@
+/**
+ * The state of one run: its options with defaults applied, its history, and the three ways
+ * anything reaches the event stream — `emit` (an event), `record` (a message entering history)
+ * and `emitHost` (a host diagnostic from a slot's `ctx.emit`).
+ */
+import { ToolRegistry, type ToolWorkerPool } from "../tools/index.ts";
+import type {
+  AgentEndEvent,
+  AgentStopReason,
+  AssistantMessage,
+  HostEvent,
+  Message,
+  ModelClient,
+  SlotContext,
+  Slots,
+  StreamEvent,
+} from "../types.ts";
+import { deepFreeze } from "./freeze.ts";
+import { ModelView } from "./model-view.ts";
+import type { AgentLoopOptions, EventSink, LoopPrompt } from "./types.ts";
+
+/** What a race against the run's abort returns when the abort came first. */
+export const ABORTED: unique symbol = Symbol("aborted");
+export type Aborted = typeof ABORTED;
+
+/** The text of an assistant message cut short by an abort. */
+export const ABORTED_TEXT = "Request aborted by user";
+
+/** How a run ends: everything `agent_end` needs besides the messages. */
+export interface Ending {
+  stopReason: AgentStopReason;
+  error?: string;
+  reason?: string;
+}
+
+const NEVER_ABORTED = new AbortController().signal;
+const NO_MESSAGES = (): Message[] => [];
+
+export class Run {
+  readonly model: ModelClient;
+  readonly prompt: LoopPrompt | undefined;
+  /** `before_agent_start` may replace it for this run. */
+  systemPrompt: string | undefined;
+  readonly tools: ToolRegistry;
+  readonly slots: Slots;
+  readonly signal: AbortSignal;
+  readonly cwd: string;
+  readonly maxTurns: number;
+  readonly maxParallel: number;
+  readonly abortGraceMs: number;
+  readonly workerPool: ToolWorkerPool | undefined;
+  readonly takeSteering: () => Message[];
+  readonly takeFollowUps: () => Message[];
+  readonly beforeModelCall: AgentLoopOptions["beforeModelCall"];
+  readonly view: ModelView;
+  /** The slot context: one object for the whole run. */
+  readonly ctx: SlotContext;
+  /** The messages this run added, in order (`agent_end.messages`). */
+  readonly added: Message[] = [];
+  /** Model calls made so far (`maxTurns` counts these). */
+  modelCalls = 0;
+  /** Set by `wake()`: Node's `signal.aborted` getter is slow enough to show on the hot path. */
+  #aborted: boolean;
+
+  readonly #sink: EventSink;
+  /** The history is `#base[0, #baseLength)` followed by `#tail`; `#base` is never written. */
+  #base: readonly Message[];
+  #baseLength: number;
+  #tail: Message[] = [];
+  #ended = false;
+  /**
+   * Resolvers of pending races, called with `ABORTED` by `wake()`. Stale entries (races that
+   * already settled) are harmless — a settled promise ignores them — and are dropped at each
+   * turn boundary, so the list stays as short as one turn's waits.
+   */
+  #wakers: ((value: Aborted) => void)[] = [];
+
+  constructor(options: AgentLoopOptions, sink: EventSink) {
+    this.model = options.model;
+    this.prompt = options.prompt;
+    this.systemPrompt = options.systemPrompt;
+    this.tools = options.tools ?? new ToolRegistry();
+    this.slots = options.slots ?? {};
+    this.signal = options.signal ?? NEVER_ABORTED;
+    this.#aborted = this.signal.aborted;
+    this.cwd = options.cwd ?? process.cwd();
+    this.maxTurns = Math.max(1, options.maxTurns ?? 50);
+    this.maxParallel = Math.max(1, options.maxParallel ?? 8);
+    this.abortGraceMs = options.abortGraceMs ?? 2000;
+    this.workerPool = options.workerPool;
+    this.takeSteering = options.getSteeringMessages ?? NO_MESSAGES;
+    this.takeFollowUps = options.getFollowUpMessages ?? NO_MESSAGES;
+    this.beforeModelCall = options.beforeModelCall;
+    this.#sink = sink;
+    this.#base = options.messages;
+    this.#baseLength = options.messages.length;
+    this.view = options.modelView ?? new ModelView();
+    this.view.sync(this.#base, this.#baseLength);
+    this.ctx = { signal: this.signal, emit: (event) => this.emitHost(event) };
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  /**
+   * The run's signal was aborted: every pending race resolves to `ABORTED` now. Called by whoever
+   * owns the signal (see `startLoop`); the run adds no listener of its own, since a listener on a
+   * fresh signal costs microseconds per run.
+   */
+  wake(): void {
+    this.#aborted = this.signal.aborted;
+    const wakers = this.#wakers;
+    this.#wakers = [];
+    for (let i = 0; i < wakers.length; i++) wakers[i]!(ABORTED);
+  }
+
+  /** At a turn boundary nothing is pending: forget the settled races (and re-read the signal). */
+  settleWaits(): void {
+    this.#wakers = [];
+    this.#aborted = this.signal.aborted;
+  }
+
+  /** Deliver an event (built by the caller, with its timestamp); it is frozen here. */
+  emit(event: StreamEvent): void {
+    if (this.#ended) return;
+    this.#sink.emit(Object.freeze(event));
+  }
+
+  /** A slot's or hook's diagnostic: opaque, needs a `type`, gets a `timestamp`. Dropped after the run. */
+  emitHost(event: HostEvent | StreamEvent): void {
+    if (this.#ended || typeof event !== "object" || event === null || typeof event.type !== "string") return;
+    this.emit({ ...event, timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now() } as StreamEvent);
+  }
+
+  /** A message enters history: frozen, then `message_start` and `message_end`. */
+  record(message: Message): void {
+    deepFreeze(message);
+    this.emit({ type: "message_start", message, timestamp: Date.now() });
+    this.commit(message);
+  }
+
+  /** The end of a message whose `message_start` was already emitted (a streamed assistant message). */
+  commit(message: Message): void {
+    deepFreeze(message);
+    this.emit({ type: "message_end", message, timestamp: Date.now() });
+    this.added.push(message);
+    this.#tail.push(message);
+    this.view.append(message);
+  }
+
+  /** An assistant message for a turn that could not reach the model (abort, a failing slot). */
+  failTurn(stopReason: "aborted" | "error", errorMessage: string): AssistantMessage {
+    const message: AssistantMessage = {
+      role: "assistant",
+      content: [],
+      stopReason,
+      usage: { input: 0, output: 0 },
+      model: this.model.id,
+      errorMessage,
+      timestamp: Date.now(),
+    };
+    this.record(message);
+    return message;
+  }
+
+  /** The whole history as one array (built on demand: for `context` and `beforeModelCall`). */
+  history(): Message[] {
+    const base = this.#baseLength === this.#base.length ? this.#base.slice() : this.#base.slice(0, this.#baseLength);
+    for (const m of this.#tail) base.push(m);
+    return base;
+  }
+
+  /** Compaction replaced the history. */
+  replaceHistory(messages: readonly Message[]): void {
+    for (const m of messages) deepFreeze(m);
+    this.#base = messages;
+    this.#baseLength = messages.length;
+    this.#tail = [];
+    this.view.reset(messages);
+  }
+
+  /** Resolves to `p`'s value, or to `ABORTED` as soon as the run aborts. A later rejection of `p` is absorbed. */
+  race<T>(p: PromiseLike<T>): Promise<T | Aborted> {
+    if (this.#aborted) {
+      Promise.resolve(p).then(undefined, noop);
+      return Promise.resolve(ABORTED);
+    }
+    return new Promise<T | Aborted>((resolve, reject) => {
+      this.#wakers.push(resolve);
+      p.then(resolve, reject);
+    });
+  }
+
+  /** Wait until the consumer has taken every event so far (no-op for a synchronous consumer). */
+  checkpoint(): Promise<void> | undefined {
+    return this.#sink.drained?.();
+  }
+
+  /** The last event. Nothing is emitted after it. */
+  finish(ending: Ending): void {
+    const added = this.added;
+    let finalText: string | undefined;
+    for (let i = added.length - 1; i >= 0; i--) {
+      const m = added[i]!;
+      if (m.role === "assistant") {
+        finalText = textOf(m);
+        break;
+      }
+    }
+    const end: AgentEndEvent = {
+      type: "agent_end",
+      messages: Object.freeze(added.slice()),
+      stopReason: ending.stopReason,
+      timestamp: Date.now(),
+    };
+    if (finalText !== undefined) end.finalText = finalText;
+    if (ending.error !== undefined) end.error = ending.error;
+    if (ending.reason !== undefined) end.reason = ending.reason;
+    this.emit(end);
+    this.#ended = true;
+    this.#wakers = [];
+  }
+}
+
+export function noop(): void {}
+
+/** The text blocks of an assistant message, joined. */
+function textOf(m: AssistantMessage): string {
+  let text = "";
+  for (const block of m.content) if (block.type === "text") text += block.text;
+  return text;
+}
+
+/** A thrown value as one line for a message. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string") {
+    return (error as { message: string }).message;
+  }
+  try {
+    return String(error);
+  } catch {
+    return "unknown error";
+  }
+}

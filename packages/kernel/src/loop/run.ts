@@ -1,0 +1,304 @@
+/**
+ * The agent loop (DESIGN §2.4, §6 "Runs"):
+ *
+ *   agent_start → input → before_agent_start →
+ *   ┌ turn_start → [prompt | steering | follow-ups] → model call → tool batch → turn_end ┐
+ *   └──────────── while tool calls were made, steering is queued, or follow-ups wait ────┘
+ *   → agent_end (exactly once, always last)
+ *
+ * `runLoop` is the one implementation; it delivers events to a sink. `runAgentLoop` is its
+ * async-generator face, `Agent` drives it with a synchronous sink. Nothing here throws past the
+ * run: failures end it with `agent_end {stopReason:"error"}`.
+ */
+import type { ImageContent, Message, StreamEvent, UserMessage } from "../types.ts";
+import { callModel } from "./model-call.ts";
+import { ABORTED_TEXT, describeError, noop, Run, type Ending } from "./run-state.ts";
+import { callSlot } from "./slots.ts";
+import { runToolBatch, type BatchOutcome } from "./tool-batch.ts";
+import type { AgentLoopOptions, EventSink, LoopPrompt } from "./types.ts";
+
+const ABORTED_ENDING: Ending = { stopReason: "aborted" };
+const COMPLETED: Ending = { stopReason: "completed" };
+
+/** A started run: `done` resolves after `agent_end`; `wake` must be called after aborting its signal. */
+export interface LoopHandle {
+  readonly done: Promise<void>;
+  wake(): void;
+}
+
+/**
+ * Start the loop, delivering every event to `sink`; `agent_start` is emitted before this returns.
+ * The caller owns `options.signal` and calls `wake()` right after aborting it, so that the run
+ * stops waiting at once (the run adds no abort listener of its own). `done` never rejects.
+ */
+export function startLoop(options: AgentLoopOptions, sink: EventSink): LoopHandle {
+  let run: Run;
+  try {
+    run = new Run(options, sink);
+  } catch (error) {
+    const now = Date.now();
+    sink.emit(Object.freeze({ type: "agent_start", timestamp: now }));
+    sink.emit(Object.freeze({ type: "agent_end", messages: [], stopReason: "error", error: `The run could not start: ${describeError(error)}`, timestamp: now }));
+    return { done: Promise.resolve(), wake: noop };
+  }
+  return { done: runToEnd(run), wake: () => run.wake() };
+}
+
+async function runToEnd(run: Run): Promise<void> {
+  run.emit({ type: "agent_start", timestamp: Date.now() });
+  const turn = { open: false, index: 0 };
+  let ending: Ending;
+  try {
+    ending = await drive(run, turn);
+  } catch (error) {
+    // A bug, not a failure the loop knows: still close the turn and end the run.
+    ending = { stopReason: "error", error: `Internal error in the agent loop: ${describeError(error)}` };
+    if (turn.open) {
+      const message = run.failTurn("error", ending.error!);
+      run.emit({ type: "turn_end", turnIndex: turn.index, message, toolResults: Object.freeze([]), timestamp: Date.now() });
+    }
+  }
+  run.finish(ending);
+}
+
+// Steps return a value directly when they have nothing to wait for (no slot, no consumer to
+// catch up with): an `await` per step would be most of the cost of a turn.
+async function drive(run: Run, turn: { open: boolean; index: number }): Promise<Ending> {
+  if (run.aborted) return ABORTED_ENDING;
+  let opening = openRun(run);
+  if (opening instanceof Promise) opening = await opening;
+  if (!Array.isArray(opening)) return opening;
+  let incoming: Message[] = opening;
+  for (;;) {
+    turn.open = true;
+    run.emit({ type: "turn_start", turnIndex: turn.index, timestamp: Date.now() });
+    for (const m of incoming) run.record(m);
+    const message = run.aborted ? run.failTurn("aborted", ABORTED_TEXT) : await callModel(run);
+    let batch = runToolBatch(run, message);
+    if (batch instanceof Promise) batch = await batch;
+    run.emit({ type: "turn_end", turnIndex: turn.index, message, toolResults: Object.freeze(batch.results.slice()), timestamp: Date.now() });
+    turn.open = false;
+    run.settleWaits();
+    let next = afterTurn(run, message.stopReason, message.errorMessage, batch);
+    if (next instanceof Promise) next = await next;
+    if (!Array.isArray(next)) return next;
+    incoming = next;
+    turn.index++;
+  }
+}
+
+/**
+ * The prompt phase: the `input` slot (text prompts only), then `before_agent_start`. Returns the
+ * messages that open the first turn, or how the run ends without one.
+ */
+function openRun(run: Run): Message[] | Ending | Promise<Message[] | Ending> {
+  const prompt = run.prompt;
+  if (prompt === undefined) return [];
+  if (run.slots.input || run.slots.before_agent_start) return openRunWithSlots(run, prompt);
+  return ["role" in prompt ? admit(prompt) : userMessage(prompt.text, prompt.images)];
+}
+
+async function openRunWithSlots(run: Run, prompt: LoopPrompt): Promise<Message[] | Ending> {
+  let message: Message;
+  let text: string;
+  let images: ImageContent[] | undefined;
+  if ("role" in prompt) {
+    message = admit(prompt);
+    text = textOfContent(message.content);
+  } else {
+    text = prompt.text;
+    images = prompt.images;
+    const slot = run.slots.input;
+    if (slot) {
+      const outcome = await callSlot(run, slot, images === undefined ? { text, source: prompt.source } : { text, images, source: prompt.source });
+      if (outcome.kind === "aborted") return ABORTED_ENDING;
+      if (outcome.kind === "threw") return { stopReason: "error", error: `The input slot failed: ${describeError(outcome.error)}` };
+      const decision = outcome.value;
+      switch (decision?.action) {
+        case "transform":
+          text = decision.text;
+          if (decision.images !== undefined) images = decision.images;
+          break;
+        case "handled":
+          return decision.reason === undefined ? { stopReason: "handled" } : { stopReason: "handled", reason: decision.reason };
+        case "block":
+          return { stopReason: "blocked", reason: decision.reason };
+      }
+    }
+    message = userMessage(text, images);
+  }
+
+  const opening: Message[] = [message];
+  const slot = run.slots.before_agent_start;
+  if (slot) {
+    const event = images === undefined ? { prompt: text, systemPrompt: run.systemPrompt ?? "" } : { prompt: text, images, systemPrompt: run.systemPrompt ?? "" };
+    const outcome = await callSlot(run, slot, event);
+    if (outcome.kind === "aborted") return ABORTED_ENDING;
+    if (outcome.kind === "threw") return { stopReason: "error", error: `The before_agent_start slot failed: ${describeError(outcome.error)}` };
+    const result = outcome.value;
+    if (result?.systemPrompt !== undefined) run.systemPrompt = result.systemPrompt;
+    if (result?.message) opening.push(admit(result.message));
+    for (const m of result?.messages ?? []) opening.push(admit(m));
+  }
+  return opening;
+}
+
+/** At a turn boundary: how the run ends, or the messages that open the next turn. */
+function afterTurn(
+  run: Run,
+  stopReason: string,
+  errorMessage: string | undefined,
+  batch: BatchOutcome,
+): Ending | Message[] | Promise<Ending | Message[]> {
+  if (stopReason === "error") return { stopReason: "error", error: errorMessage ?? "The model call failed" };
+  if (stopReason === "aborted" || run.aborted) return ABORTED_ENDING;
+  if (batch.terminatedBy) {
+    const { name, id } = batch.terminatedBy;
+    return { stopReason: "terminated", reason: `The result of ${name} (${id}) ended the run` };
+  }
+  // The consumer has seen turn_end before the queues are read (it may abort or queue a message).
+  const wait = run.checkpoint();
+  return wait ? wait.then(() => nextTurn(run, batch)) : nextTurn(run, batch);
+}
+
+function nextTurn(run: Run, batch: BatchOutcome): Ending | Message[] {
+  if (run.aborted) return ABORTED_ENDING;
+
+  const toolsRan = batch.results.length > 0;
+  if (run.modelCalls >= run.maxTurns) {
+    return toolsRan ? { stopReason: "max_turns", reason: `Stopped after ${run.maxTurns} model calls (maxTurns)` } : COMPLETED;
+  }
+  // Steering lands here, after every result of the batch is recorded.
+  const steering = run.takeSteering();
+  if (steering.length > 0) return steering.map(admit);
+  if (toolsRan) return [];
+  const followUps = run.takeFollowUps();
+  if (followUps.length > 0) return followUps.map(admit);
+  return COMPLETED;
+}
+
+function userMessage(text: string, images: ImageContent[] | undefined): UserMessage {
+  const content: UserMessage["content"] = [{ type: "text", text }];
+  if (images) for (const image of images) content.push(image);
+  return { role: "user", content, timestamp: Date.now() };
+}
+
+/** A message from outside (a prompt, steering, a slot) gets a timestamp if it has none. */
+function admit<M extends Message>(message: M): M {
+  return typeof message.timestamp === "number" ? message : { ...message, timestamp: Date.now() };
+}
+
+function textOfContent(content: Message["content"]): string {
+  if (typeof content === "string") return content;
+  let text = "";
+  for (const block of content) if (block.type === "text") text += block.text;
+  return text;
+}
+
+// ─── The generator face ──────────────────────────────────────────────────────────────────────
+
+/**
+ * DESIGN §2.4: the loop as a pure async generator. Nothing runs until the first `next()`; the
+ * loop moves in step with the consumer (it waits for events to be taken before it polls the
+ * queues, runs a tool or reads the next delta). Returning early aborts the run.
+ */
+export async function* runAgentLoop(options: AgentLoopOptions): AsyncGenerator<StreamEvent, void, undefined> {
+  const controller = new AbortController();
+  const outer = options.signal;
+  if (outer?.aborted) controller.abort(outer.reason);
+  const queue = new EventQueue();
+  const handle = startLoop({ ...options, signal: controller.signal }, queue);
+  const forward = () => {
+    controller.abort(outer?.reason);
+    handle.wake();
+  };
+  outer?.addEventListener("abort", forward, { once: true });
+  void handle.done.then(() => queue.close());
+  try {
+    for (;;) {
+      const event = queue.take();
+      if (event !== undefined) {
+        yield event;
+        continue;
+      }
+      if (queue.closed) return;
+      await queue.next();
+    }
+  } finally {
+    outer?.removeEventListener("abort", forward);
+    if (!queue.closed) {
+      queue.detach();
+      controller.abort(new Error("The consumer stopped reading the agent loop"));
+      handle.wake();
+    }
+  }
+}
+
+/** The generator's buffer: the loop pushes synchronously, the generator takes. */
+class EventQueue implements EventSink {
+  #items: StreamEvent[] = [];
+  #head = 0;
+  /** The generator waiting for an event, or for the end. */
+  #wake: (() => void) | undefined;
+  /** Loop steps waiting for the consumer to catch up. */
+  #drainWaiters: (() => void)[] = [];
+  #detached = false;
+  closed = false;
+
+  emit(event: StreamEvent): void {
+    if (this.#detached) return;
+    this.#items.push(event);
+    this.#wakeUp();
+  }
+
+  readonly drained = (): Promise<void> => {
+    if (this.#detached || (this.#head === this.#items.length && this.#wake !== undefined)) return Promise.resolve();
+    return new Promise((resolve) => this.#drainWaiters.push(resolve));
+  };
+
+  take(): StreamEvent | undefined {
+    if (this.#head === this.#items.length) return undefined;
+    const event = this.#items[this.#head]!;
+    this.#items[this.#head++] = undefined as never;
+    if (this.#head === this.#items.length) {
+      this.#items = [];
+      this.#head = 0;
+    }
+    return event;
+  }
+
+  /** The generator asks for more: everything so far was taken, so waiting loop steps may go on. */
+  next(): Promise<void> {
+    const promise = new Promise<void>((resolve) => (this.#wake = resolve));
+    this.#releaseDrainWaiters();
+    return promise;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.#wakeUp();
+  }
+
+  /** The consumer is gone: accept and drop everything, never hold the loop back. */
+  detach(): void {
+    this.#detached = true;
+    this.#items = [];
+    this.#head = 0;
+    this.#releaseDrainWaiters();
+  }
+
+  #wakeUp(): void {
+    const wake = this.#wake;
+    if (wake) {
+      this.#wake = undefined;
+      wake();
+    }
+  }
+
+  #releaseDrainWaiters(): void {
+    const waiters = this.#drainWaiters;
+    if (waiters.length === 0) return;
+    this.#drainWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The loop's options and the seam between the loop and whoever consumes its events.
+ * Contract: DESIGN §2.4 and §6 "Runs"; seams: docs/internals.md (loop/).
+ */
+import type { ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
+import type { ImageContent, InputSource, Message, ModelClient, Slots, StreamEvent } from "../types.ts";
+import type { ModelView } from "./model-view.ts";
+
+/** A prompt as text (goes through the `input` slot) or as a ready message (does not). */
+export type LoopPrompt = { text: string; images?: ImageContent[]; source: InputSource } | Message;
+
+/** What `beforeModelCall` may hand back: a replacement history (compaction) and events to yield. */
+export interface BeforeModelCallResult {
+  messages?: Message[];
+  events?: StreamEvent[];
+}
+
+/**
+ * One run of the loop. Everything it reads is here; it keeps no module state. Only `model` and
+ * `messages` are required; the rest have the defaults DESIGN gives.
+ */
+export interface AgentLoopOptions {
+  model: ModelClient;
+  systemPrompt?: string;
+  /**
+   * The history before this run. The loop reads the first `messages.length` entries as they are
+   * when the run starts and never writes to the array (the Agent passes its own history and
+   * appends to it while the run goes on).
+   */
+  messages: readonly Message[];
+  /** Omitted: continue from the history as it is (no `input` or `before_agent_start`). */
+  prompt?: LoopPrompt;
+  /** Default: an empty registry. The active tools are read before every model call. */
+  tools?: ToolRegistry;
+  slots?: Slots;
+  signal?: AbortSignal;
+  /** Takes (and so removes) the queued steering messages; called only at turn boundaries. */
+  getSteeringMessages?: () => Message[];
+  /** Takes the queued follow-ups; called only when the agent would otherwise stop. */
+  getFollowUpMessages?: () => Message[];
+  /** Model calls per run; default 50. */
+  maxTurns?: number;
+  /** Concurrent calls in a parallel batch; default 8. */
+  maxParallel?: number;
+  /** The tools' workspace; default `process.cwd()`. */
+  cwd?: string;
+  /** How long an aborted tool may still return its result; default 2000. */
+  abortGraceMs?: number;
+  /** Required for tools declared with `worker`. */
+  workerPool?: ToolWorkerPool;
+  /**
+   * Called before each model call with the history; may return a replacement (compaction) and
+   * events, which the loop yields. Kept as a parameter so that the loop stays pure.
+   */
+  beforeModelCall?: (messages: readonly Message[], signal: AbortSignal) => Promise<BeforeModelCallResult | undefined>;
+  /**
+   * The model's view of the history, kept across runs so that a model call costs O(new messages)
+   * rather than O(history). Optional: without it each run builds its own once.
+   */
+  modelView?: ModelView;
+}
+
+/**
+ * Where the loop's events go. `emit` delivers synchronously and never throws. `drained`, when
+ * present, resolves once the consumer has taken every event emitted so far: the loop awaits it
+ * before each step that an event handler may want to influence (an abort, a queued message), so
+ * a consumer that reads events one by one sees the loop move in step with it.
+ */
+export interface EventSink {
+  emit(event: StreamEvent): void;
+  drained?: () => Promise<void>;
+}

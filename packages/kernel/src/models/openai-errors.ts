@@ -1,0 +1,213 @@
+/**
+ * Failures of the OpenAI client as data: which are worth a retry, how long to wait, and the
+ * one-line message a person can act on.
+ *
+ * The SDK runs with `maxRetries: 0`; the client retries itself so that the wait is abortable and
+ * the delays are testable (an injected `sleep`).
+ */
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import { MalformedChunkError } from "./openai-stream.ts";
+
+/** `retry-after` is honoured up to this long; a server asking for more gets this. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+/** Exponential backoff stops growing here. */
+export const MAX_BACKOFF_MS = 8_000;
+
+/** An HTTP status worth another attempt: timeouts, lock conflicts, rate limits, server errors. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/** Connection failures that a retry within seconds will not fix. */
+const PERMANENT_CONNECTION_CODES = new Set(["ECONNREFUSED", "ENOTFOUND"]);
+
+export interface ClassifiedError {
+  kind: "aborted" | "error";
+  retryable: boolean;
+  message: string;
+  /** The server's `retry-after` (or `retry-after-ms`), capped, when it sent one. */
+  retryAfterMs?: number;
+}
+
+/** What the failure context says, so messages can name the server and the model. */
+export interface ErrorContext {
+  baseURL: string;
+  model: string;
+  now: () => number;
+}
+
+/** Classify anything the SDK (or the stream reader) threw. */
+export function classifyError(err: unknown, ctx: ErrorContext): ClassifiedError {
+  if (err instanceof APIUserAbortError) return { kind: "aborted", retryable: false, message: "aborted" };
+  if (err instanceof APIConnectionTimeoutError) {
+    return { kind: "error", retryable: true, message: `no response from ${ctx.baseURL} before the request timed out` };
+  }
+  if (err instanceof APIConnectionError) {
+    const code = causeCode(err);
+    if (code === "ECONNREFUSED") {
+      return {
+        kind: "error",
+        retryable: false,
+        message: `cannot connect to ${ctx.baseURL} (connection refused): is the server running? Set the base URL with OPENAI_BASE_URL or --base-url`,
+      };
+    }
+    const detail = causeMessage(err);
+    return {
+      kind: "error",
+      retryable: code === undefined || !PERMANENT_CONNECTION_CODES.has(code),
+      message: `cannot connect to ${ctx.baseURL}${detail ? ` (${detail})` : ""}`,
+    };
+  }
+  if (err instanceof APIError) {
+    if (err.status === undefined) {
+      // `data: {"error": …}` inside a stream that had started.
+      return { kind: "error", retryable: false, message: `${ctx.baseURL} reported an error mid-stream: ${serverMessage(err)}` };
+    }
+    const classified: ClassifiedError = {
+      kind: "error",
+      retryable: isRetryableStatus(err.status),
+      message: `HTTP ${err.status} from ${ctx.baseURL}: ${serverMessage(err)}${statusHint(err.status, ctx)}`,
+    };
+    const retryAfterMs = parseRetryAfter(err.headers, ctx.now());
+    if (retryAfterMs !== undefined) classified.retryAfterMs = retryAfterMs;
+    return classified;
+  }
+  if (err instanceof SyntaxError || err instanceof MalformedChunkError) {
+    return { kind: "error", retryable: false, message: `${ctx.baseURL} sent a malformed stream chunk: ${err.message}` };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { kind: "error", retryable: false, message: `request to ${ctx.baseURL} failed: ${message}` };
+}
+
+/**
+ * The wait before retry number `retry` (0-based): the server's `retry-after` when given,
+ * else `baseMs · 2^retry`, capped. No jitter: one agent does not make a thundering herd.
+ */
+export function retryDelayMs(retry: number, baseMs: number, retryAfterMs: number | undefined): number {
+  if (retryAfterMs !== undefined) return retryAfterMs;
+  return Math.min(baseMs * 2 ** retry, MAX_BACKOFF_MS);
+}
+
+/**
+ * `retry-after-ms` (milliseconds), else `retry-after` as seconds or an HTTP date, clamped to
+ * [0, MAX_RETRY_AFTER_MS]. Undefined when absent or unreadable.
+ */
+export function parseRetryAfter(headers: { get(name: string): string | null } | undefined, now: number): number | undefined {
+  if (!headers) return undefined;
+  const clamp = (ms: number) => Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
+  const ms = headers.get("retry-after-ms");
+  if (ms !== null && ms.trim() !== "" && Number.isFinite(Number(ms))) return clamp(Number(ms));
+  const value = headers.get("retry-after")?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return clamp(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : clamp(date - now);
+}
+
+/**
+ * Whether an error thrown while reading a stream is about the data (an error frame, a frame that
+ * is not JSON, a chunk of the wrong shape) rather than the connection carrying it.
+ */
+export function isProtocolError(err: unknown): boolean {
+  return err instanceof APIError || err instanceof SyntaxError || err instanceof MalformedChunkError;
+}
+
+/** What cut a connection, in a few words ("other side closed", "read ECONNRESET"). */
+export function transportErrorDetail(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  return causeMessage(err) ?? err.message;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts (the caller checks `signal.aborted`). */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/**
+ * A `fetch` for the SDK that makes error bodies readable. The SDK takes the server's message
+ * only from `{"error": {"message": …}}`; OpenAI-compatible servers also answer
+ * `{"error": "…"}` (Ollama), `{"message": …}` (vLLM) or `{"detail": …}` (FastAPI), which the SDK
+ * would report as "status code (no body)". Those are rewritten to the OpenAI shape.
+ */
+export function readableErrorFetch(inner: Fetch = globalThis.fetch): Fetch {
+  return async (input, init) => {
+    const response = await inner(input, init);
+    if (response.ok) return response;
+    const text = await response.text();
+    const body = normalizeErrorBody(text);
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}
+
+function normalizeErrorBody(text: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return text; // plain text or HTML: the SDK uses it as the message
+  }
+  if (!isRecord(parsed)) return text;
+  const error = parsed.error;
+  if (isRecord(error) && typeof error.message === "string") return text;
+  const message =
+    typeof error === "string" ? error : firstString(parsed.message, parsed.detail) ?? JSON.stringify(parsed.detail ?? parsed);
+  return JSON.stringify({ error: { ...(isRecord(error) ? error : {}), message } });
+}
+
+function serverMessage(err: APIError): string {
+  const body: unknown = err.error;
+  let message: string;
+  if (isRecord(body) && typeof body.message === "string") message = body.message;
+  else if (typeof body === "string") message = body;
+  else if (body !== undefined && body !== null) message = JSON.stringify(body);
+  else message = err.message.replace(/^\d{3}\s+/, "");
+  message = message.replace(/\s+/g, " ").trim();
+  if (message === "") return "(empty response body)";
+  return message.length > 500 ? `${message.slice(0, 500)}…` : message;
+}
+
+function statusHint(status: number, ctx: ErrorContext): string {
+  if (status === 401) return " (check OPENAI_API_KEY: the server rejected the API key)";
+  if (status === 403) return " (the API key has no access to this model or endpoint)";
+  if (status === 404) return ` (check the model name "${ctx.model}" and the base URL)`;
+  return "";
+}
+
+function causeCode(err: unknown): string | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 6 && isRecord(current); depth++) {
+    if (typeof current.code === "string") return current.code;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/** The innermost cause's message ("connect ECONNRESET …"), more useful than "fetch failed". */
+function causeMessage(err: Error): string | undefined {
+  let message: string | undefined;
+  let current: unknown = err.cause;
+  for (let depth = 0; depth < 6 && current instanceof Error; depth++) {
+    message = current.message;
+    current = current.cause;
+  }
+  return message;
+}
+
+function firstString(...values: unknown[]): string | undefined {
+  return values.find((v): v is string => typeof v === "string");
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,211 @@
+/**
+ * Chat Completions stream chunks → kernel stream events and the final AssistantMessage
+ * (the response half of the OpenAI client).
+ *
+ * Chunks are read defensively as `unknown`: OpenAI-compatible servers differ in small ways
+ * (usage on the last content chunk or on its own chunk with `choices: []`, reasoning as
+ * `reasoning_content` or `reasoning`, tool calls without `index`), and a chunk that breaks the
+ * shape is reported, never trusted.
+ */
+import { randomUUID } from "node:crypto";
+import type { AssistantContent, AssistantMessage, ModelStreamEvent, StopReason, ToolCall, Usage } from "../types.ts";
+
+/** A chunk that does not have the Chat Completions shape. */
+export class MalformedChunkError extends Error {
+  override name = "MalformedChunkError";
+}
+
+interface ToolCallSlot {
+  /** Position among this message's tool calls: the `index` of the kernel events. */
+  ordinal: number;
+  id?: string;
+  name?: string;
+  args: string;
+  started: boolean;
+}
+
+type Block = { kind: "text"; text: string } | { kind: "thinking"; text: string } | { kind: "tool"; slot: ToolCallSlot };
+
+/** How the server said the answer ended. */
+export type FinishOutcome =
+  | { stopReason: "stop" | "toolUse" | "length" }
+  | { stopReason: "error"; errorMessage: string };
+
+/**
+ * Accumulates one streamed answer. `push(chunk)` returns the events the chunk produced;
+ * `message(stopReason)` builds the final message from everything received so far, so partial
+ * text and tool calls survive an error.
+ */
+export class ChatStreamAccumulator {
+  private readonly blocks: Block[] = [];
+  private readonly toolSlots = new Map<number, ToolCallSlot>();
+  private usage: Usage = { input: 0, output: 0 };
+  private finishReason: string | undefined;
+
+  constructor(private readonly modelId: string) {}
+
+  /** The `finish_reason` the server sent, if any. */
+  get finished(): boolean {
+    return this.finishReason !== undefined;
+  }
+
+  push(raw: unknown): ModelStreamEvent[] {
+    if (!isRecord(raw)) throw new MalformedChunkError(`expected a JSON object, got ${describe(raw)}`);
+    if (raw.usage !== undefined && raw.usage !== null) this.readUsage(raw.usage);
+    if (raw.choices === undefined) return []; // metadata frames some servers send
+    if (!Array.isArray(raw.choices)) throw new MalformedChunkError(`"choices" is ${describe(raw.choices)}, expected an array`);
+    const choice: unknown = raw.choices[0];
+    if (choice === undefined) return []; // the usage chunk: `choices: []`
+    if (!isRecord(choice)) throw new MalformedChunkError(`choices[0] is ${describe(choice)}`);
+
+    const events: ModelStreamEvent[] = [];
+    const delta = choice.delta;
+    if (delta !== undefined && delta !== null) {
+      if (!isRecord(delta)) throw new MalformedChunkError(`choices[0].delta is ${describe(delta)}`);
+      this.readDelta(delta, events);
+    }
+    const finishReason = nonEmptyString(choice.finish_reason);
+    if (finishReason !== undefined) this.finishReason = finishReason;
+    return events;
+  }
+
+  /** The stop reason for the `finish_reason` received; call only when `finished`. */
+  outcome(): FinishOutcome {
+    const hasToolCalls = [...this.toolSlots.values()].some((slot) => slot.started);
+    switch (this.finishReason) {
+      case "tool_calls":
+      case "function_call":
+        return { stopReason: "toolUse" };
+      case "length":
+        return { stopReason: "length" };
+      case "content_filter":
+        return {
+          stopReason: "error",
+          errorMessage: 'the provider\'s content filter stopped the answer (finish_reason "content_filter")',
+        };
+      default:
+        // "stop" and server-specific reasons ("eos", "end_turn", …). Some servers say "stop" even
+        // when the message carries tool calls; the calls decide.
+        return { stopReason: hasToolCalls ? "toolUse" : "stop" };
+    }
+  }
+
+  /** The complete message for `done` or `error`. */
+  message(stopReason: StopReason, errorMessage?: string): AssistantMessage {
+    const message: AssistantMessage = {
+      role: "assistant",
+      content: this.blocks.flatMap(toContent),
+      stopReason,
+      usage: { ...this.usage },
+      model: this.modelId,
+      timestamp: Date.now(),
+    };
+    if (errorMessage !== undefined) message.errorMessage = errorMessage;
+    return message;
+  }
+
+  private readDelta(delta: Record<string, unknown>, events: ModelStreamEvent[]): void {
+    const reasoning = nonEmptyString(delta.reasoning_content) ?? nonEmptyString(delta.reasoning);
+    if (reasoning !== undefined) {
+      this.appendText("thinking", reasoning);
+      events.push({ type: "thinking_delta", delta: reasoning });
+    }
+    // A refusal is the model's answer too; show it as text.
+    const text = nonEmptyString(delta.content) ?? nonEmptyString(delta.refusal);
+    if (text !== undefined) {
+      this.appendText("text", text);
+      events.push({ type: "text_delta", delta: text });
+    }
+    if (delta.tool_calls !== undefined && delta.tool_calls !== null) {
+      if (!Array.isArray(delta.tool_calls)) {
+        throw new MalformedChunkError(`choices[0].delta.tool_calls is ${describe(delta.tool_calls)}`);
+      }
+      delta.tool_calls.forEach((fragment: unknown, position) => this.readToolCall(fragment, position, events));
+    }
+  }
+
+  /** Tool calls arrive in fragments keyed by `index`: id and name once, arguments in pieces. */
+  private readToolCall(fragment: unknown, position: number, events: ModelStreamEvent[]): void {
+    if (!isRecord(fragment)) throw new MalformedChunkError(`a tool call delta is ${describe(fragment)}`);
+    const key = typeof fragment.index === "number" ? fragment.index : position;
+    let slot = this.toolSlots.get(key);
+    if (!slot) {
+      slot = { ordinal: this.toolSlots.size, args: "", started: false };
+      this.toolSlots.set(key, slot);
+      this.blocks.push({ kind: "tool", slot });
+    }
+    const fn = isRecord(fragment.function) ? fragment.function : {};
+    if (slot.id === undefined) slot.id = nonEmptyString(fragment.id);
+    if (slot.name === undefined) slot.name = nonEmptyString(fn.name);
+    const args = typeof fn.arguments === "string" ? fn.arguments : "";
+
+    if (!slot.started && slot.name !== undefined) {
+      // Some servers never send an id; the kernel needs one to pair the result.
+      slot.id ??= `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`;
+      slot.started = true;
+      events.push({ type: "toolcall_start", index: slot.ordinal, id: slot.id, name: slot.name });
+      // Arguments that came before the name are released with the start.
+      if (slot.args !== "") events.push({ type: "toolcall_delta", index: slot.ordinal, delta: slot.args });
+    }
+    if (args !== "") {
+      slot.args += args;
+      if (slot.started) events.push({ type: "toolcall_delta", index: slot.ordinal, delta: args });
+    }
+  }
+
+  private appendText(kind: "text" | "thinking", text: string): void {
+    const last = this.blocks.at(-1);
+    if (last && last.kind === kind) last.text += text;
+    else this.blocks.push({ kind, text });
+  }
+
+  private readUsage(raw: unknown): void {
+    if (!isRecord(raw)) throw new MalformedChunkError(`"usage" is ${describe(raw)}`);
+    const usage: Usage = { input: count(raw.prompt_tokens), output: count(raw.completion_tokens) };
+    const details = isRecord(raw.prompt_tokens_details) ? raw.prompt_tokens_details : undefined;
+    if (details && typeof details.cached_tokens === "number") usage.cacheRead = details.cached_tokens;
+    if (typeof raw.total_tokens === "number") usage.totalTokens = raw.total_tokens;
+    this.usage = usage;
+  }
+}
+
+/** Parse a tool call's arguments once: a JSON object, or `{}` with the raw text kept. */
+export function parseToolArguments(raw: string): Pick<ToolCall, "arguments" | "rawArguments"> {
+  // A call to a tool without parameters may come with no arguments at all.
+  if (raw.trim() === "") return { arguments: {} };
+  try {
+    const value: unknown = JSON.parse(raw);
+    if (isRecord(value)) return { arguments: value };
+  } catch {
+    // fall through: kept raw so the tool layer can tell the model what was wrong
+  }
+  return { arguments: {}, rawArguments: raw };
+}
+
+function toContent(block: Block): AssistantContent[] {
+  if (block.kind === "text") return [{ type: "text", text: block.text }];
+  if (block.kind === "thinking") return [{ type: "thinking", thinking: block.text }];
+  const { slot } = block;
+  // A fragment that never got a name (a cut stream) is no call the kernel could answer.
+  if (!slot.started || slot.id === undefined || slot.name === undefined) return [];
+  return [{ type: "toolCall", id: slot.id, name: slot.name, ...parseToolArguments(slot.args) }];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function nonEmptyString(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (value === null) return "null";
+  const text = JSON.stringify(value) ?? String(value);
+  return `${typeof value} ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`;
+}

@@ -1,0 +1,386 @@
+/**
+ * `SessionManager`: an append-only JSONL tree of entries (DESIGN §2.9).
+ *
+ * Durability: every append writes one whole line with one synchronous `appendFileSync` before the
+ * entry exists in memory, so a crash loses at most the line in flight, and a failed write (disk
+ * full) throws without leaving memory and file apart. A file whose last line was torn gets a
+ * newline before the next entry, so damage never spreads to a second line.
+ *
+ * The tree: every entry is a child of the current leaf and becomes the new leaf. The current
+ * branch is the path from the leaf to its root. `navigate` and `fork` move the leaf; nothing is
+ * ever rewritten. On load the leaf is the last entry in the file.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { appendFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import type { Message } from "../types.ts";
+import {
+  SESSION_VERSION,
+  type CompactionEntry,
+  type CustomEntry,
+  type LabelEntry,
+  type MessageEntry,
+  type ModelChangeEntry,
+  type SessionEntry,
+  type SessionHeader,
+  type SessionInfoEntry,
+} from "./entries.ts";
+import { parseSessionText } from "./load.ts";
+import { defaultSessionDir, latestSessionFile, sessionFileName } from "./paths.ts";
+import { repairToolHistory } from "./repair.ts";
+import { compactionSummaryMessage } from "./summary-message.ts";
+
+export interface SessionLocationOptions {
+  /** The agent's workspace; stored in the header and used to pick the default folder. */
+  cwd: string;
+  /** The folder holding the session files. Default: `$MYPI_HOME/sessions/<cwd-slug>/`. */
+  dir?: string;
+}
+
+export interface AppendCompactionOptions {
+  summary: string;
+  /** The first message entry kept verbatim; omitted when nothing before the compaction is kept. */
+  firstKeptEntryId?: string;
+  tokensBefore: number;
+  details?: unknown;
+}
+
+interface SessionState {
+  header: SessionHeader;
+  file: string | undefined;
+  entries: SessionEntry[];
+  byId: Map<string, SessionEntry>;
+  warnings: string[];
+  headerWritten: boolean;
+  needsNewline: boolean;
+}
+
+type Fields<E extends SessionEntry> = Omit<E, "id" | "parentId" | "timestamp">;
+
+export class SessionManager {
+  readonly id: string;
+  /** The session file; undefined for an in-memory session. Created by the first append. */
+  readonly file: string | undefined;
+  readonly cwd: string;
+  /** What loading skipped or repaired, one line each (`file:line: what`). Empty when all was fine. */
+  readonly loadWarnings: readonly string[];
+
+  private readonly header: SessionHeader;
+  private readonly entries: SessionEntry[];
+  private readonly byId: Map<string, SessionEntry>;
+  private leafId: string | null;
+  private readonly labels = new Map<string, string>();
+  private sessionName: string | undefined;
+  private headerWritten: boolean;
+  private needsNewline: boolean;
+  private dirReady = false;
+  /** Message object → its entry id, for `entryIdOf` (compaction's `firstKeptEntryId`). */
+  private readonly messageIds = new WeakMap<Message, string>();
+  private indexedLoadedMessages = false;
+
+  private constructor(state: SessionState) {
+    this.header = state.header;
+    this.id = state.header.id;
+    this.cwd = state.header.cwd;
+    this.file = state.file;
+    this.entries = state.entries;
+    this.byId = state.byId;
+    this.loadWarnings = state.warnings;
+    this.headerWritten = state.headerWritten;
+    this.needsNewline = state.needsNewline;
+    this.leafId = state.entries.at(-1)?.id ?? null;
+    for (const e of state.entries) this.track(e);
+    if (state.entries.length === 0) this.indexedLoadedMessages = true; // nothing loaded to index
+  }
+
+  // ─── Opening ───────────────────────────────────────────────────────────────────────────────
+
+  /** A new session in `dir` (default `$MYPI_HOME/sessions/<cwd-slug>/`). The file appears with the first entry. */
+  static create(options: SessionLocationOptions): SessionManager {
+    const cwd = resolve(options.cwd);
+    const now = new Date();
+    const id = randomUUID();
+    const dir = options.dir ?? defaultSessionDir(cwd);
+    return SessionManager.fresh({ type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString() }, join(dir, sessionFileName(id, now)));
+  }
+
+  /**
+   * An existing session file, or a new session at that path when it does not exist or is empty
+   * (`cwd` then defaults to the process's). Damaged lines are skipped and listed in
+   * `loadWarnings`; only an unreadable file (permissions, a folder) throws.
+   */
+  static open(file: string, options?: { cwd?: string }): SessionManager {
+    const path = resolve(file);
+    let text = "";
+    try {
+      if (statSync(path).size > 0) text = readFileSync(path, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    const fallbackCwd = resolve(options?.cwd ?? process.cwd());
+    if (text === "") {
+      const id = idFromFileName(path) ?? randomUUID();
+      return SessionManager.fresh({ type: "session", version: SESSION_VERSION, id, cwd: fallbackCwd, timestamp: new Date().toISOString() }, path);
+    }
+    const loaded = parseSessionText(text, path);
+    const header: SessionHeader = loaded.header ?? {
+      type: "session",
+      version: SESSION_VERSION,
+      id: idFromFileName(path) ?? randomUUID(),
+      cwd: fallbackCwd,
+      timestamp: new Date().toISOString(),
+    };
+    return new SessionManager({
+      header,
+      file: path,
+      entries: loaded.entries,
+      byId: loaded.byId,
+      warnings: loaded.warnings,
+      headerWritten: loaded.header !== undefined,
+      needsNewline: loaded.needsNewline,
+    });
+  }
+
+  /** A session that is never written (`--no-session`). */
+  static inMemory(cwd: string): SessionManager {
+    return SessionManager.fresh(
+      { type: "session", version: SESSION_VERSION, id: randomUUID(), cwd: resolve(cwd), timestamp: new Date().toISOString() },
+      undefined,
+    );
+  }
+
+  /** The most recently written session of `cwd` (`--continue`), or undefined when there is none. */
+  static continueLatest(options: SessionLocationOptions): SessionManager | undefined {
+    const file = latestSessionFile(options.dir ?? defaultSessionDir(options.cwd));
+    return file === undefined ? undefined : SessionManager.open(file, { cwd: options.cwd });
+  }
+
+  private static fresh(header: SessionHeader, file: string | undefined): SessionManager {
+    return new SessionManager({ header, file, entries: [], byId: new Map(), warnings: [], headerWritten: false, needsNewline: false });
+  }
+
+  // ─── Appending ─────────────────────────────────────────────────────────────────────────────
+
+  /** Record a message of the history; returns its entry id. */
+  appendMessage(message: Message): string {
+    const entry = this.append<MessageEntry>({ type: "message", message });
+    this.messageIds.set(message, entry.id);
+    return entry.id;
+  }
+
+  /** Extension state (`pi.appendEntry`); never part of the context. `data` must be JSON. */
+  appendCustomEntry(customType: string, data?: unknown): string {
+    const fields: Fields<CustomEntry> = data === undefined ? { type: "custom", customType } : { type: "custom", customType, data };
+    return this.append<CustomEntry>(fields).id;
+  }
+
+  appendCompaction(c: AppendCompactionOptions): string {
+    if (c.firstKeptEntryId !== undefined) this.requireEntry(c.firstKeptEntryId);
+    const id = this.newId();
+    const fields: Fields<CompactionEntry> = {
+      type: "compaction",
+      summary: c.summary,
+      firstKeptEntryId: c.firstKeptEntryId ?? id,
+      tokensBefore: c.tokensBefore,
+    };
+    if (c.details !== undefined) fields.details = c.details;
+    return this.append<CompactionEntry>(fields, id).id;
+  }
+
+  /** Label an entry (for `/tree`-style UIs); `undefined` clears the label. */
+  appendLabel(targetId: string, label: string | undefined): string {
+    this.requireEntry(targetId);
+    const fields: Fields<LabelEntry> = label === undefined ? { type: "label", targetId } : { type: "label", targetId, label };
+    return this.append<LabelEntry>(fields).id;
+  }
+
+  appendModelChange(model: string): string {
+    return this.append<ModelChangeEntry>({ type: "model_change", model }).id;
+  }
+
+  /** Stored as a `session_info` entry; the latest one wins. */
+  setSessionName(name: string): void {
+    this.append<SessionInfoEntry>({ type: "session_info", name });
+  }
+
+  private append<E extends SessionEntry>(fields: Fields<E>, id = this.newId()): E {
+    const { type, ...rest } = fields as Fields<SessionEntry>;
+    const entry = { type, id, parentId: this.leafId, timestamp: new Date().toISOString(), ...rest } as E;
+    if (this.file !== undefined) this.write(entry);
+    this.entries.push(entry);
+    this.byId.set(entry.id, entry);
+    this.leafId = entry.id;
+    this.track(entry);
+    return entry;
+  }
+
+  /** One synchronous append: [newline if the file ends mid-line] [header if not yet written] entry. */
+  private write(entry: SessionEntry): void {
+    const file = this.file!;
+    let text = "";
+    if (this.needsNewline) text += "\n";
+    if (!this.headerWritten) text += JSON.stringify(this.header) + "\n";
+    text += serializeEntry(entry) + "\n";
+    if (!this.dirReady) {
+      mkdirSync(dirname(file), { recursive: true });
+      this.dirReady = true;
+    }
+    appendFileSync(file, text);
+    this.needsNewline = false;
+    this.headerWritten = true;
+  }
+
+  private newId(): string {
+    for (;;) {
+      const id = randomBytes(4).toString("hex");
+      if (!this.byId.has(id)) return id;
+    }
+  }
+
+  /** Keep the derived state (labels, name) current; called for loaded and appended entries alike. */
+  private track(entry: SessionEntry): void {
+    if (entry.type === "label") {
+      if (entry.label === undefined) this.labels.delete(entry.targetId);
+      else this.labels.set(entry.targetId, entry.label);
+    } else if (entry.type === "session_info") {
+      this.sessionName = entry.name;
+    }
+  }
+
+  // ─── Reading ───────────────────────────────────────────────────────────────────────────────
+
+  getHeader(): Readonly<SessionHeader> {
+    return this.header;
+  }
+
+  getSessionName(): string | undefined {
+    return this.sessionName;
+  }
+
+  /** All entries in file order (every branch). */
+  getEntries(): readonly SessionEntry[] {
+    return this.entries;
+  }
+
+  getEntry(id: string): SessionEntry | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The entry the next append will be a child of; undefined when the branch is empty. */
+  getLeafId(): string | undefined {
+    return this.leafId ?? undefined;
+  }
+
+  getLabel(id: string): string | undefined {
+    return this.labels.get(id);
+  }
+
+  /** The path from the root to `fromId` (default: the leaf), root first. */
+  getBranch(fromId?: string): SessionEntry[] {
+    const start = fromId === undefined ? this.leafId : this.requireEntry(fromId).id;
+    const path: SessionEntry[] = [];
+    for (let id = start; id !== null; ) {
+      const entry = this.byId.get(id)!;
+      path.push(entry);
+      id = entry.parentId;
+    }
+    return path.reverse();
+  }
+
+  /**
+   * The model's view of the current branch: its messages, with the latest compaction on the
+   * branch applied (its summary as a user message, then the messages from `firstKeptEntryId`
+   * on), then repaired (`repairToolHistory`). The file is not changed.
+   */
+  buildContext(): Message[] {
+    const path = this.getBranch();
+    const out: Message[] = [];
+    let from = 0;
+    let c = path.length - 1;
+    while (c >= 0 && path[c]!.type !== "compaction") c--;
+    if (c >= 0) {
+      const compaction = path[c] as CompactionEntry;
+      out.push(compactionSummaryMessage(compaction.summary, Date.parse(compaction.timestamp) || 0));
+      let first = c; // firstKeptEntryId = the compaction's own id, or not on this branch: nothing kept
+      for (let i = 0; i < c; i++) {
+        if (path[i]!.id === compaction.firstKeptEntryId) {
+          first = i;
+          break;
+        }
+      }
+      for (let i = first; i < c; i++) pushMessage(out, path[i]!);
+      from = c + 1;
+    }
+    for (let i = from; i < path.length; i++) pushMessage(out, path[i]!);
+    return repairToolHistory(out).messages;
+  }
+
+  /**
+   * The id of the message entry holding `message`: the same object that was appended or loaded,
+   * else (a copy) the nearest entry on the current branch with an equal message.
+   */
+  entryIdOf(message: Message): string | undefined {
+    if (!this.indexedLoadedMessages) {
+      for (const e of this.entries) if (e.type === "message" && !this.messageIds.has(e.message)) this.messageIds.set(e.message, e.id);
+      this.indexedLoadedMessages = true;
+    }
+    const known = this.messageIds.get(message);
+    if (known !== undefined) return known;
+    const json = JSON.stringify(message);
+    const path = this.getBranch();
+    for (let i = path.length - 1; i >= 0; i--) {
+      const e = path[i]!;
+      if (e.type === "message" && e.message.timestamp === message.timestamp && e.message.role === message.role && JSON.stringify(e.message) === json) {
+        return e.id;
+      }
+    }
+    return undefined;
+  }
+
+  // ─── Moving the leaf ───────────────────────────────────────────────────────────────────────
+
+  /** Continue from `entryId`: it becomes the leaf, and the next append its child. */
+  navigate(entryId: string): void {
+    this.leafId = this.requireEntry(entryId).id;
+  }
+
+  /**
+   * Branch off before `entryId` (e.g. to ask a user message again differently): the leaf becomes
+   * its parent, so the next append is its sibling. Forking a root empties the branch.
+   */
+  fork(entryId: string): void {
+    this.leafId = this.requireEntry(entryId).parentId;
+  }
+
+  private requireEntry(id: string): SessionEntry {
+    const entry = this.byId.get(id);
+    if (!entry) {
+      throw new Error(`Unknown session entry "${id}" in session ${this.id}: pick an id from getEntries() or getBranch()`);
+    }
+    return entry;
+  }
+}
+
+function pushMessage(out: Message[], entry: SessionEntry): void {
+  if (entry.type === "message") out.push(entry.message);
+}
+
+/**
+ * JSON of an entry. A message whose `details` JSON cannot encode (a cycle, a BigInt) is written
+ * without them rather than lost: the line carries `detailsError` instead.
+ */
+function serializeEntry(entry: SessionEntry): string {
+  try {
+    return JSON.stringify(entry);
+  } catch (error) {
+    if (entry.type !== "message" || !("details" in entry.message)) throw error;
+    const { details: _dropped, ...message } = entry.message as Message & { details?: unknown };
+    return JSON.stringify({ ...entry, message, detailsError: `details not written: ${(error as Error).message}` });
+  }
+}
+
+/** `<timestamp>_<id>.jsonl` → id. */
+function idFromFileName(file: string): string | undefined {
+  const m = /_([^_]+)\.jsonl$/.exec(basename(file));
+  return m?.[1];
+}
