@@ -1,1 +1,14 @@
-export {};
+/**
+ * @mypi/cli — the `mypi` host. The bin (`bin/mypi.mjs`) calls `main`; the rest is exported for
+ * hosts that embed a part of it (an RPC server, the terminal renderer, the argument parser).
+ */
+export { main, processIO, type CliIO } from "./main.ts";
+export { EXIT, HELP, exitCodeFor, parseArgs, resolveMode, type CliArgs, type Mode } from "./args.ts";
+export { discoverExtensions, listExtensionFolder, type DiscoveredExtension } from "./discovery.ts";
+export { createJsonlSplitter, readJsonlLines, toJsonLine } from "./rpc/jsonl.ts";
+export { runRpcMode, type RpcTarget } from "./modes/rpc.ts";
+export { createRpcUI, type RpcUI } from "./modes/rpc-ui.ts";
+export type { HostSession, SessionState, CompactResult } from "./host-session.ts";
+export { createHostSession, loadExtensionSet } from "./host-builder.ts";
+export { initialRenderState, liveLines, renderEvent, type RenderState, type Style } from "./render/renderer.ts";
+export { Screen } from "./render/screen.ts";

@@ -21,6 +21,7 @@ import {
   type ExtensionRuntime,
   type FlagDefinition,
   type PiToolDefinition,
+  type Route,
   type ToolInfo,
 } from "./types.ts";
 
@@ -47,6 +48,8 @@ export interface ExtensionRecord {
   readonly flags: Map<string, FlagDefinition>;
   /** `pi.events` listeners: live from the moment they are added (other extensions may answer during load). */
   readonly listeners: { channel: string; fn: (data: unknown) => void }[];
+  /** The ctx this extension's handlers, observers, commands and tools receive. */
+  readonly context: ExtensionContext;
 }
 
 /** What the `pi` object needs from its manager. */
@@ -66,9 +69,16 @@ export interface ApiHost {
   diagnostic(message: string): void;
 }
 
-export function createRecord(name: string, factory: ExtensionFactory, path?: string, realPath?: string): ExtensionRecord {
+export function createRecord(
+  name: string,
+  factory: ExtensionFactory,
+  context: ExtensionContext,
+  path?: string,
+  realPath?: string,
+): ExtensionRecord {
   return {
     name,
+    context,
     path,
     realPath,
     factory,
@@ -115,7 +125,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       }
       const route = ROUTES[name];
       if (typeof handler !== "function") {
-        const shape = route === "chain" ? "(event, ctx, next) => result" : "(event, ctx) => void";
+        const shape = route === "observer" ? "(event, ctx) => void" : "(event, ctx, next) => result";
         throw fail("MYPI_INVALID_HANDLER", `pi.on("${name}", ${describeValue(handler)}): the handler must be a function ${shape}`);
       }
       record.handlers.push({ name, handler: handler as HandlerRecord["handler"], seq: record.handlers.length, ...checkOptions(name, route, options) });
@@ -232,16 +242,23 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       runtime("setSessionName").setSessionName(name);
     },
     getSessionName: () => host.runtime?.getSessionName(),
+
+    setLabel(entryId, label) {
+      if (typeof entryId !== "string" || (label !== undefined && typeof label !== "string")) {
+        throw fail("MYPI_BAD_RESULT", `setLabel(${describeValue(entryId)}, ${describeValue(label)}): give an entry id and a label string (or undefined to clear it)`);
+      }
+      runtime("setLabel").setLabel(entryId, label);
+    },
   };
   return api;
 }
 
-function checkOptions(name: EventName, route: "chain" | "observer", options: unknown): Omit<HandlerRecord, "name" | "handler" | "seq"> {
+function checkOptions(name: EventName, route: Route, options: unknown): Omit<HandlerRecord, "name" | "handler" | "seq"> {
   if (options === undefined) return {};
   const where = `pi.on("${name}", handler, options)`;
   const invalid = (message: string) => new ExtensionError("MYPI_INVALID_OPTIONS", `${where}: ${message}`);
   if (typeof options !== "object" || options === null) throw invalid("options must be an object");
-  const allowed = route === "chain" ? ["order", "timeoutMs", "onError"] : ["timeoutMs"];
+  const allowed = route === "observer" ? ["timeoutMs"] : ["order", "timeoutMs", "onError"];
   for (const key of Object.keys(options)) {
     if (!allowed.includes(key)) {
       const note = route === "observer" && (key === "order" || key === "onError") ? ` (${key} applies to decision slots; observers only take timeoutMs)` : "";
@@ -276,7 +293,7 @@ function toTool(definition: unknown, record: ExtensionRecord, host: ApiHost): To
       description: pi.description,
       jsonSchema: pi.parameters as JSONSchema,
       execute: async (args: Record<string, unknown>, ctx: ToolContext) => {
-        const toolCtx = Object.create(host.context, { signal: { value: ctx.signal, enumerable: true } }) as ExtensionContext;
+        const toolCtx = Object.create(record.context, { signal: { value: ctx.signal, enumerable: true } }) as ExtensionContext;
         const result = await pi.execute(ctx.toolCallId, args, ctx.signal, (partial) => ctx.onUpdate(partial), toolCtx);
         return { content: result?.content ?? [], details: result?.details, isError: result?.isError };
       },

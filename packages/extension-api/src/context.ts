@@ -2,7 +2,8 @@
  * How `ctx` is built: one base object per manager reading its current state (UI, runtime,
  * session), and per call a thin object on top of it that adds the handler's own `signal`.
  */
-import type { ExtensionContext, ExtensionRuntime, ExtensionUI, ReadonlySessionView } from "./types.ts";
+import type { SessionEntry } from "@mypi/kernel";
+import type { ExtensionContext, ExtensionRuntime, ExtensionUI, ReadonlySessionView, SessionTreeNode } from "./types.ts";
 
 /** What the base ctx reads from its manager. */
 export interface ContextSource {
@@ -34,7 +35,36 @@ function emptySession(cwd: string): ReadonlySessionView {
     getSessionName: () => undefined,
     getLabel: () => undefined,
     buildContext: () => [],
+    getSessionId: () => "",
+    getSessionFile: () => undefined,
+    getSessionDir: () => "",
+    getCwd: () => cwd,
+    getLeafEntry: () => undefined,
+    getTree: () => [],
   };
+}
+
+/** Pi's `getTree()`: every entry under its parent, roots and children in file order. */
+export function sessionTree(entries: readonly SessionEntry[], labelOf: (id: string) => string | undefined): SessionTreeNode[] {
+  const nodes = new Map<string, SessionTreeNode>();
+  const roots: SessionTreeNode[] = [];
+  for (const entry of entries) {
+    const node: SessionTreeNode = { entry, children: [] };
+    const label = labelOf(entry.id);
+    if (label !== undefined) node.label = label;
+    nodes.set(entry.id, node);
+    const parent = entry.parentId === null ? undefined : nodes.get(entry.parentId);
+    (parent ? parent.children : roots).push(node);
+  }
+  return roots;
+}
+
+/** Which extension a ctx belongs to (set on each extension's own ctx, read by the Pi layer). */
+export const EXTENSION_NAME: unique symbol = Symbol("mypi.extension");
+
+/** One extension's ctx: the shared base with the extension's name on it. */
+export function extensionContext(base: ExtensionContext, name: string): ExtensionContext {
+  return Object.create(base, { [EXTENSION_NAME]: { value: name } }) as ExtensionContext;
 }
 
 /** The ctx every handler shares (each call adds its own `signal`); reads the manager's current state. */

@@ -28,7 +28,9 @@ import {
   type StreamEvent,
   type Tool,
 } from "@mypi/kernel";
+import { dirname } from "node:path";
 import type { ChainCall } from "./chain.ts";
+import { sessionTree } from "./context.ts";
 import type { ExtensionManager, LoadResult } from "./manager.ts";
 import type {
   ExtensionRuntime,
@@ -38,6 +40,7 @@ import type {
   SendUserMessageOptions,
   SessionBeforeCompactDecision,
   SessionBeforeForkDecision,
+  SessionBeforeSwitchDecision,
 } from "./types.ts";
 
 export interface ExtensionHostOptions {
@@ -72,6 +75,13 @@ export interface ExtensionHost {
   compact(customInstructions?: string): Promise<CompactionOutcome>;
   setUI(ui: ExtensionUI | undefined): void;
   setSessionName(name: string): void;
+  /**
+   * The host is about to replace this session (RPC `new_session`): `session_before_switch` to
+   * this host's extensions, which may cancel.
+   */
+  beforeSwitch(reason: "new" | "resume", targetSessionFile?: string): Promise<{ cancelled: boolean }>;
+  /** This host replaced `previousSessionFile`: `session_switch` to this host's extensions (after `start()`). */
+  switched(reason: "new" | "resume", previousSessionFile: string | undefined): void;
   /** `session_shutdown`, drain the observers, dispose the extensions, close the agent. */
   shutdown(): Promise<void>;
 }
@@ -95,14 +105,27 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   const hostCall = (signal: AbortSignal = agent.signal ?? NEVER_ABORTED): ChainCall => ({ signal, emit });
 
   const beforeCompact: CompactionSettings["beforeCompact"] = async (preparation, signal) => {
-    const event = { preparation, ...(preparation.customInstructions !== undefined && { customInstructions: preparation.customInstructions }) };
+    const event = {
+      preparation,
+      ...(preparation.customInstructions !== undefined && { customInstructions: preparation.customInstructions }),
+      branchEntries: session.getBranch(),
+      signal,
+    };
     return (await manager.runSlot("session_before_compact", event, hostCall(signal))) as SessionBeforeCompactDecision | undefined;
   };
   const compaction = (): CompactionSettings => ({ contextWindow: DEFAULT_CONTEXT_WINDOW, ...options.compaction, beforeCompact });
   const published = (outcome: CompactionOutcome) => {
     if (outcome.status !== "compacted") return;
     const { tokensBefore, tokensAfter, fromHook } = outcome;
-    manager.publish({ type: "session_compact", tokensBefore, tokensAfter, fromExtension: fromHook, timestamp: Date.now() });
+    const compactionEntry = outcome.entryId === undefined ? undefined : session.getEntry(outcome.entryId);
+    manager.publish({
+      type: "session_compact",
+      tokensBefore,
+      tokensAfter,
+      fromExtension: fromHook,
+      ...(compactionEntry && { compactionEntry }),
+      timestamp: Date.now(),
+    });
   };
 
   const slots = manager.slots;
@@ -167,6 +190,10 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     appendEntry: (customType, data) => void session.appendCustomEntry(customType, data),
     setSessionName: (name) => session.setSessionName(name),
     getSessionName: () => session.getSessionName(),
+    setLabel: (entryId, label) => void session.appendLabel(entryId, label),
+    hasPendingMessages: () => agent.pendingMessageCount > 0,
+    compact: (customInstructions) => host.compact(customInstructions),
+    modelId: () => agent.model.id,
     abort: () => agent.abort(),
     isIdle: () => !agent.isRunning,
     waitForIdle: () => (agent.isRunning ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),
@@ -224,7 +251,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       const previousLeafId = session.getLeafId();
       session.fork(entryId);
       agent.replaceMessages(session.buildContext());
-      manager.publish({ type: "session_fork", entryId, previousLeafId, timestamp: Date.now() });
+      manager.publish({ type: "session_fork", entryId, previousLeafId, previousSessionFile: session.file, timestamp: Date.now() });
       return { cancelled: false };
     },
     async compact(customInstructions) {
@@ -242,6 +269,14 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     },
     setUI: (ui) => manager.setUI(ui),
     setSessionName: (name) => session.setSessionName(name),
+    async beforeSwitch(reason, targetSessionFile) {
+      const event = { reason, ...(targetSessionFile !== undefined && { targetSessionFile }) };
+      const decision = (await manager.runSlot("session_before_switch", event, hostCall(NEVER_ABORTED))) as SessionBeforeSwitchDecision | undefined;
+      return { cancelled: decision?.cancel === true };
+    },
+    switched(reason, previousSessionFile) {
+      manager.publish({ type: "session_switch", reason, previousSessionFile, timestamp: Date.now() });
+    },
     async shutdown() {
       manager.publish({ type: "session_shutdown", timestamp: Date.now() });
       await manager.drain();
@@ -260,7 +295,7 @@ function splitContent(content: string | Content[]): { text: string; images: Imag
   return { text, images };
 }
 
-/** Getters only: an extension cannot write through `ctx.sessionManager`. */
+/** Getters only: an extension cannot write through `ctx.sessionManager`. Pi's names included. */
 function readonlyView(session: SessionManager): ReadonlySessionView {
   return Object.freeze({
     id: session.id,
@@ -274,5 +309,14 @@ function readonlyView(session: SessionManager): ReadonlySessionView {
     getSessionName: () => session.getSessionName(),
     getLabel: (id: string) => session.getLabel(id),
     buildContext: () => session.buildContext(),
+    getSessionId: () => session.id,
+    getSessionFile: () => session.file,
+    getSessionDir: () => (session.file === undefined ? "" : dirname(session.file)),
+    getCwd: () => session.cwd,
+    getLeafEntry: () => {
+      const leaf = session.getLeafId();
+      return leaf === undefined ? undefined : session.getEntry(leaf);
+    },
+    getTree: () => sessionTree(session.getEntries(), (id) => session.getLabel(id)),
   });
 }

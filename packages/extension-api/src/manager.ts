@@ -13,10 +13,11 @@ import mitt from "mitt";
 import * as extensionApi from "./index.ts";
 import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord, type HandlerRecord } from "./api.ts";
 import { buildChain, DEFAULT_DECISION_TIMEOUT_MS, type Chain, type ChainCall, type ChainHandler } from "./chain.ts";
-import { createBaseContext, HEADLESS_UI } from "./context.ts";
+import { createBaseContext, extensionContext, HEADLESS_UI } from "./context.ts";
 import { errorMessage } from "./errors.ts";
 import { ExtensionLoader, describeLoadError, isLoadFailure, resolveEntry } from "./loader.ts";
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
+import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
 import { POLICIES } from "./policy.ts";
 import {
   ROUTES,
@@ -56,6 +57,11 @@ export interface ExtensionManagerOptions {
   extendApi?: (pi: ExtensionAPI, extension: { name: string; path?: string }) => void;
   /** Add members to the `ctx` every handler, observer and command sees (same seam). */
   extendContext?: (ctx: ExtensionContext) => void;
+  /**
+   * Pi compatibility (docs/pi-compat.md): Pi's module names, `pi` and `ctx` members. Default
+   * true; `false` leaves extensions with mypi's own API only.
+   */
+  piCompat?: boolean;
 }
 
 export interface LoadResult {
@@ -101,6 +107,7 @@ export class ExtensionManager implements ApiHost {
   private sink: ManagerSink | undefined;
   private pendingActive: string[] | undefined;
   private synced = new Map<string, Tool>();
+  private readonly compat: PiCompat | undefined;
 
   constructor(options: ExtensionManagerOptions = {}) {
     this.options = options;
@@ -108,7 +115,18 @@ export class ExtensionManager implements ApiHost {
     this.ui = options.ui ?? HEADLESS_UI;
     this.hasUI = options.ui !== undefined;
     this.flagValues = { ...options.flags };
-    this.loader = new ExtensionLoader(() => ({ ...options.virtualModules, "@mypi/extension-api": extensionApi }));
+    this.compat = options.piCompat === false ? undefined : createPiCompat(this);
+    // Copied by descriptor, not spread: the Pi layer's TypeBox entries are getters that load on first import.
+    this.loader = new ExtensionLoader(() =>
+      Object.defineProperties(
+        {},
+        {
+          ...Object.getOwnPropertyDescriptors(this.compat?.virtualModules ?? {}),
+          ...Object.getOwnPropertyDescriptors(options.virtualModules ?? {}),
+          "@mypi/extension-api": { value: extensionApi, enumerable: true },
+        },
+      ),
+    );
     this.observers = new ObserverBus({
       ...(options.drainDeadlineMs !== undefined && { drainDeadlineMs: options.drainDeadlineMs }),
       onError: (r) => {
@@ -118,6 +136,7 @@ export class ExtensionManager implements ApiHost {
       },
     });
     this.context = createBaseContext(this);
+    this.compat?.extendContext(this.context);
     options.extendContext?.(this.context);
     const slot = <K extends SlotName>(name: K) => (event: object, ctx: unknown) => this.runSlot(name, event, ctx as ChainCall);
     this.slots = {
@@ -224,9 +243,10 @@ export class ExtensionManager implements ApiHost {
       if (isLoadFailure(imported)) return { ...imported, name: entry.name };
       factory = imported;
     }
-    const record = createRecord(entry.name, factory, entry.path, entry.realPath);
+    const record = createRecord(entry.name, factory, extensionContext(this.context, entry.name), entry.path, entry.realPath);
     try {
       const pi = createExtensionAPI(record, this);
+      this.compat?.extendApi(pi, { name: entry.name });
       this.options.extendApi?.(pi, { name: entry.name, ...(entry.path !== undefined && { path: entry.path }) });
       await factory(pi);
       return record;
@@ -242,7 +262,7 @@ export class ExtensionManager implements ApiHost {
       if (ROUTES[h.name] !== "observer") continue;
       this.observers.subscribe(record.name, h.name, h.handler as never, {
         timeoutMs: h.timeoutMs ?? this.options.observerTimeoutMs ?? DEFAULT_OBSERVER_TIMEOUT_MS,
-        context: this.context,
+        context: record.context,
       });
     }
   }
@@ -290,7 +310,7 @@ export class ExtensionManager implements ApiHost {
       handler: h.handler as ChainHandler["handler"],
       timeoutMs: h.timeoutMs ?? this.options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS,
       onError: h.onError ?? POLICIES[slot].defaultOnError,
-      context: this.context,
+      context: record.context,
     }));
     return handlers.length ? buildChain(slot, handlers) : undefined;
   }
@@ -305,6 +325,12 @@ export class ExtensionManager implements ApiHost {
 
   /** Hand a read-only event to the observers; returns at once. */
   publish<E extends BusEvent>(event: E): void {
+    // Pi calls a streaming delta `assistantMessageEvent`; only built when someone listens.
+    if (this.compat && event.type === "message_update" && this.observers.hasObservers("message_update")) {
+      const update = event as unknown as { delta: object; message: unknown };
+      this.observers.publish({ ...event, assistantMessageEvent: { ...update.delta, partial: update.message } });
+      return;
+    }
     this.observers.publish(event);
   }
 
@@ -423,11 +449,12 @@ export class ExtensionManager implements ApiHost {
   async runCommand(name: string, args = ""): Promise<{ ran: boolean; error?: string }> {
     const command = this.commandMap().get(name.replace(/^\//, ""));
     if (!command) return { ran: false };
-    const ctx = Object.create(this.context, {
+    const ctx = Object.create(command.record.context, {
       waitForIdle: { value: () => this.runtime?.waitForIdle() ?? Promise.resolve() },
       reload: { value: async () => void (await this.reload()) },
       fork: { value: (entryId: string) => this.runtime?.fork(entryId) ?? Promise.resolve({ cancelled: true }) },
     }) as CommandContext;
+    this.compat?.extendCommandContext(ctx, command.record.name);
     try {
       await command.handler(args, ctx);
       return { ran: true };

@@ -13,6 +13,7 @@
  * | tool_result            | partial patches chain (null clears)               | withhold          | closed  |
  * | session_before_compact | —                                                 | cancel / summary  | open    |
  * | session_before_fork    | —                                                 | cancel            | open    |
+ * | session_before_switch  | —                                                 | cancel            | open    |
  */
 import type { Content, CustomMessage } from "@mypi/kernel";
 import { ExtensionError, describeValue } from "./errors.ts";
@@ -101,7 +102,7 @@ function toCustomMessage(input: unknown, slot: SlotName): CustomMessage {
 }
 
 /** Policies whose only decision is a first-wins stop (the session decisions). */
-function stopOnly<K extends "session_before_compact" | "session_before_fork">(
+function stopOnly<K extends "session_before_compact" | "session_before_fork" | "session_before_switch">(
   slot: K,
   semantics: string,
   decide: (result: Record<string, unknown>) => { result: SlotResult<K>; outcome: HookOutcome } | undefined,
@@ -306,14 +307,24 @@ export const POLICIES: PolicyTable = {
     (r) => {
       if (r.cancel === true) return { result: { cancel: true }, outcome: "block" };
       if (typeof r.summary === "string") return { result: { summary: r.summary }, outcome: "transform" };
+      // Pi's shape: { compaction: { summary, firstKeptEntryId, tokensBefore, details? } }.
+      const pi = r.compaction as { summary?: unknown } | undefined;
+      if (typeof pi?.summary === "string") return { result: { summary: pi.summary }, outcome: "transform" };
       return undefined;
     },
-    "{cancel?: boolean, summary?: string}",
+    "{cancel?: boolean, summary?: string, compaction?: {summary: string}}",
   ),
 
   session_before_fork: stopOnly(
     "session_before_fork",
     "session_before_fork: the first cancel wins",
+    (r) => (r.cancel === true ? { result: { cancel: true }, outcome: "block" } : undefined),
+    "{cancel?: boolean}",
+  ),
+
+  session_before_switch: stopOnly(
+    "session_before_switch",
+    "session_before_switch: the first cancel wins",
     (r) => (r.cancel === true ? { result: { cancel: true }, outcome: "block" } : undefined),
     "{cancel?: boolean}",
   ),

@@ -88,12 +88,23 @@ export interface SessionCompactEvent {
   tokensAfter: number;
   /** The summary came from a `session_before_compact` handler. */
   fromExtension: boolean;
+  /** The `compaction` entry written to the session (Pi's field), when there is a session. */
+  compactionEntry?: SessionEntry;
   timestamp: number;
 }
 export interface SessionForkEvent {
   type: "session_fork";
   entryId: string;
   previousLeafId: string | undefined;
+  /** Pi's field. mypi forks inside the same file, so this is the current session file. */
+  previousSessionFile: string | undefined;
+  timestamp: number;
+}
+/** The host replaced the session (RPC `new_session`); sent to the new session's extensions. */
+export interface SessionSwitchEvent {
+  type: "session_switch";
+  reason: "new" | "resume";
+  previousSessionFile: string | undefined;
   timestamp: number;
 }
 
@@ -108,6 +119,7 @@ export interface HostEvents {
   session_shutdown: SessionShutdownEvent;
   session_compact: SessionCompactEvent;
   session_fork: SessionForkEvent;
+  session_switch: SessionSwitchEvent;
 }
 
 /** Every read-only event an observer can subscribe to. */
@@ -152,12 +164,18 @@ export interface ToolResultDecision {
 export interface SessionBeforeCompactEvent {
   preparation: CompactionPreparation;
   customInstructions?: string;
+  /** The entries of the current branch (Pi's field). */
+  branchEntries: readonly SessionEntry[];
+  /** Aborted when the compaction is (Pi's field; `ctx.signal` is the same). */
+  signal: AbortSignal;
 }
 export interface SessionBeforeCompactDecision {
   /** The first `cancel` wins. */
   cancel?: boolean;
   /** Used instead of a model-written summary; the first one supplied wins. */
   summary?: string;
+  /** Pi's shape: its `summary` is used as above; the other fields are ignored (mypi cuts the history itself). */
+  compaction?: { summary: string; firstKeptEntryId?: string; tokensBefore?: number; details?: unknown };
 }
 
 export interface SessionBeforeForkEvent {
@@ -168,8 +186,18 @@ export interface SessionBeforeForkDecision {
   cancel?: boolean;
 }
 
+/** The host is about to replace the session (RPC `new_session`); sent to the current extensions. */
+export interface SessionBeforeSwitchEvent {
+  reason: "new" | "resume";
+  targetSessionFile?: string;
+}
+export interface SessionBeforeSwitchDecision {
+  /** The first `cancel` wins. */
+  cancel?: boolean;
+}
+
 /**
- * The decision slots: the kernel's five (DESIGN §2.3) and the host's two session decisions.
+ * The decision slots: the kernel's five (DESIGN §2.3) and the host's session decisions.
  * Each runs as one onion chain with the policy of DESIGN §3.2.
  */
 export interface DecisionSlots {
@@ -180,9 +208,10 @@ export interface DecisionSlots {
   tool_result: { event: ToolResultEvent; result: ToolResultDecision };
   session_before_compact: { event: SessionBeforeCompactEvent; result: SessionBeforeCompactDecision };
   session_before_fork: { event: SessionBeforeForkEvent; result: SessionBeforeForkDecision };
+  session_before_switch: { event: SessionBeforeSwitchEvent; result: SessionBeforeSwitchDecision };
 }
 export type SlotName = keyof DecisionSlots;
-/** The slots the kernel calls; the other two are run by the host. */
+/** The slots the kernel calls; the others are run by the host. */
 export type KernelSlotName = "input" | "before_agent_start" | "context" | "tool_call" | "tool_result";
 
 /** What a decision handler receives: the slot's event with its name in `type` (as in Pi). */
@@ -214,10 +243,28 @@ export type ObserverHandler<K extends ObservedEventName> = (
   ctx: ExtensionContext,
 ) => Awaitable<void>;
 
-export type EventName = SlotName | ObservedEventName;
+/**
+ * Events of Pi's ExtensionAPI that never happen in mypi (no provider payload hook, no `!cmd`
+ * shell, no skills or themes, no model switching, no tree navigation, no session directory
+ * hook). `pi.on` accepts them so that Pi extensions load; their handlers are kept and never
+ * called (docs/pi-compat.md).
+ */
+export type InertEventName =
+  | "session_directory"
+  | "resources_discover"
+  | "session_before_tree"
+  | "session_tree"
+  | "model_select"
+  | "before_provider_request"
+  | "user_bash";
+/** What an inert event would carry in Pi; mypi never builds one. */
+export type InertEvent<K extends InertEventName = InertEventName> = { readonly type: K } & Readonly<Record<string, unknown>>;
+export type InertHandler<K extends InertEventName> = (event: InertEvent<K>, ctx: ExtensionContext) => unknown;
 
-/** Decision slots go to an onion chain, read-only events to the observer bus. */
-export type Route = "chain" | "observer";
+export type EventName = SlotName | ObservedEventName | InertEventName;
+
+/** Decision slots go to an onion chain, read-only events to the observer bus; inert events nowhere. */
+export type Route = "chain" | "observer" | "inert";
 export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   input: "chain",
   before_agent_start: "chain",
@@ -226,6 +273,7 @@ export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   tool_result: "chain",
   session_before_compact: "chain",
   session_before_fork: "chain",
+  session_before_switch: "chain",
   agent_start: "observer",
   agent_end: "observer",
   turn_start: "observer",
@@ -243,13 +291,23 @@ export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   session_shutdown: "observer",
   session_compact: "observer",
   session_fork: "observer",
+  session_switch: "observer",
+  session_directory: "inert",
+  resources_discover: "inert",
+  session_before_tree: "inert",
+  session_tree: "inert",
+  model_select: "inert",
+  before_provider_request: "inert",
+  user_bash: "inert",
 });
 
 export type Handler<K extends EventName> = K extends SlotName
   ? DecisionHandler<K>
   : K extends ObservedEventName
     ? ObserverHandler<K>
-    : never;
+    : K extends InertEventName
+      ? InertHandler<K>
+      : never;
 
 export interface ObserverOptions {
   /** Per event; default 5 000. An observer that times out loses its queued events of the run. */
@@ -263,7 +321,11 @@ export interface DecisionOptions {
   /** Overrides the slot's default failure policy (DESIGN §3.2). */
   onError?: "open" | "closed";
 }
-export type HandlerOptions<K extends EventName> = K extends SlotName ? DecisionOptions : ObserverOptions;
+export type HandlerOptions<K extends EventName> = K extends SlotName
+  ? DecisionOptions
+  : K extends InertEventName
+    ? DecisionOptions & ObserverOptions
+    : ObserverOptions;
 
 // ─── Tools, commands, flags, exec, events ────────────────────────────────────────────────────
 
@@ -380,7 +442,17 @@ export interface ExtensionUI {
   notify(message: string, type?: "info" | "warning" | "error"): void;
 }
 
-/** A read-only view of the session (the kernel's `SessionManager` getters, nothing that writes). */
+/** A node of `getTree()`: an entry, its children in file order, and its label if it has one. */
+export interface SessionTreeNode {
+  entry: SessionEntry;
+  children: SessionTreeNode[];
+  label?: string;
+}
+
+/**
+ * A read-only view of the session (the kernel's `SessionManager` getters, nothing that writes),
+ * with the names of Pi's `ReadonlySessionManager` as well (`getSessionId`, `getSessionFile`, …).
+ */
 export interface ReadonlySessionView {
   readonly id: string;
   readonly file: string | undefined;
@@ -389,10 +461,21 @@ export interface ReadonlySessionView {
   getEntries(): readonly SessionEntry[];
   getEntry(id: string): SessionEntry | undefined;
   getLeafId(): string | undefined;
+  /** The path from the root to `fromId` (default: the leaf), root first. */
   getBranch(fromId?: string): SessionEntry[];
   getSessionName(): string | undefined;
   getLabel(id: string): string | undefined;
   buildContext(): Message[];
+  // Pi's names
+  getSessionId?(): string;
+  /** `undefined` for a session that is not written to a file (`--no-session`). */
+  getSessionFile?(): string | undefined;
+  /** The folder of the session file (`""` without one). */
+  getSessionDir?(): string;
+  getCwd?(): string;
+  getLeafEntry?(): SessionEntry | undefined;
+  /** Every entry as a tree (roots in file order); labels attached. */
+  getTree?(): SessionTreeNode[];
 }
 
 export interface ContextUsage {
@@ -449,6 +532,8 @@ export interface ExtensionAPI {
   setActiveTools(names: string[]): void;
   setSessionName(name: string): void;
   getSessionName(): string | undefined;
+  /** Label a session entry (a bookmark); `undefined` clears the label. Throws for an unknown entry id. */
+  setLabel(entryId: string, label: string | undefined): void;
 }
 
 /** An extension: the default export of its file. */
@@ -467,6 +552,13 @@ export interface ExtensionRuntime {
   appendEntry(customType: string, data: unknown): void;
   setSessionName(name: string): void;
   getSessionName(): string | undefined;
+  setLabel(entryId: string, label: string | undefined): void;
+  /** Steering or follow-up messages are waiting. */
+  hasPendingMessages(): boolean;
+  /** Compact now (`session_before_compact` may cancel or supply the summary). */
+  compact(customInstructions?: string): Promise<{ status: string; error?: string }>;
+  /** The model's id (`openai:gpt-4.1-mini`, `scripted:demo.json`). */
+  modelId(): string;
   abort(): void;
   isIdle(): boolean;
   waitForIdle(): Promise<void>;

@@ -24,6 +24,7 @@ describe("the policy table", () => {
       tool_result: "closed",
       session_before_compact: "open",
       session_before_fork: "open",
+      session_before_switch: "open",
     });
   });
 });

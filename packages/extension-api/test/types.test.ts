@@ -67,7 +67,7 @@ export function typeChecks(pi: ExtensionAPI): void {
 }
 
 describe("the routing table", () => {
-  it("routes every decision slot of the policy table to a chain and every other event to the observer bus", () => {
+  it("routes every decision slot of the policy table to a chain, Pi's events mypi never emits nowhere, and every other event to the observer bus", () => {
     const chains = Object.entries(ROUTES).filter(([, route]) => route === "chain").map(([name]) => name);
     expect(chains).toEqual(Object.keys(POLICIES));
     expect(Object.entries(ROUTES).filter(([, route]) => route === "observer").map(([name]) => name)).toEqual([
@@ -88,6 +88,16 @@ describe("the routing table", () => {
       "session_shutdown",
       "session_compact",
       "session_fork",
+      "session_switch",
+    ]);
+    expect(Object.entries(ROUTES).filter(([, route]) => route === "inert").map(([name]) => name)).toEqual([
+      "session_directory",
+      "resources_discover",
+      "session_before_tree",
+      "session_tree",
+      "model_select",
+      "before_provider_request",
+      "user_bash",
     ]);
   });
 });

@@ -27,8 +27,11 @@ import type {
 import { deepFreeze } from "./freeze.ts";
 import { ModelView } from "./model-view.ts";
 import { describeError } from "./run-state.ts";
+import { RunStream, type AgentRunStream } from "./run-stream.ts";
 import { startLoop, type LoopHandle } from "./run.ts";
 import type { AgentLoopOptions, LoopPrompt } from "./types.ts";
+
+export type { AgentRunStream } from "./run-stream.ts";
 
 export interface AgentOptions {
   model: ModelClient;
@@ -66,10 +69,8 @@ export interface PromptOptions {
   source?: InputSource;
 }
 
-export type AgentListener = (event: StreamEvent) => void | Promise<void>;
-
-/** The events of one run, buffered from its start; awaiting it gives the `agent_end`. */
-export interface AgentRunStream extends AsyncIterable<StreamEvent>, PromiseLike<AgentEndEvent> {}
+/** A returned promise is not awaited (the loop never waits for listeners); its rejection is reported. */
+export type AgentListener = (event: StreamEvent) => unknown;
 
 /** What `run()` rejects with when the run ends in `error`. */
 export class AgentRunError extends Error {
@@ -390,68 +391,4 @@ function abortRun(active: ActiveRun, reason: unknown): void {
 
 function asMessage(message: string | Message): Message {
   return typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }], timestamp: Date.now() } : message;
-}
-
-/** One run's events for whoever iterates `prompt()`; a thenable for its end. */
-class RunStream implements AgentRunStream {
-  readonly #events: StreamEvent[] | undefined;
-  #finished = false;
-  #waiters: (() => void)[] = [];
-  readonly #end: Promise<AgentEndEvent>;
-  #resolve!: (end: AgentEndEvent) => void;
-  #failure: { error: unknown } | undefined;
-
-  constructor(buffer: boolean) {
-    this.#events = buffer ? [] : undefined;
-    this.#end = new Promise((resolve) => (this.#resolve = resolve));
-  }
-
-  static failed(error: unknown): RunStream {
-    const stream = new RunStream(true);
-    stream.#failure = { error };
-    stream.#finished = true;
-    return stream;
-  }
-
-  push(event: StreamEvent): void {
-    if (this.#events === undefined) return;
-    this.#events.push(event);
-    this.#wake();
-  }
-
-  finish(end: AgentEndEvent): void {
-    this.#finished = true;
-    this.#resolve(end);
-    this.#wake();
-  }
-
-  then<A = AgentEndEvent, B = never>(
-    onfulfilled?: ((value: AgentEndEvent) => A | PromiseLike<A>) | null,
-    onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
-  ): Promise<A | B> {
-    const end = this.#failure ? Promise.reject(this.#failure.error) : this.#end;
-    return end.then(onfulfilled, onrejected);
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
-    let index = 0;
-    return {
-      next: async (): Promise<IteratorResult<StreamEvent>> => {
-        for (;;) {
-          if (this.#failure) throw this.#failure.error;
-          const events = this.#events!;
-          if (index < events.length) return { value: events[index++]!, done: false };
-          if (this.#finished) return { value: undefined, done: true };
-          await new Promise<void>((resolve) => this.#waiters.push(resolve));
-        }
-      },
-    };
-  }
-
-  #wake(): void {
-    const waiters = this.#waiters;
-    if (waiters.length === 0) return;
-    this.#waiters = [];
-    for (const resolve of waiters) resolve();
-  }
 }

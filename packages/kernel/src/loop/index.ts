@@ -1,5 +1,5 @@
 /** The agent loop and the Agent around it (DESIGN §2.2–2.4, §6 "Runs", "Slots", "Tools"). */
-export { runAgentLoop } from "./run.ts";
+export { runAgentLoop } from "./generator.ts";
 export {
   Agent,
   AgentRunError,

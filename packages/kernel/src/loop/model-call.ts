@@ -77,45 +77,64 @@ async function prepareMessages(run: Run): Promise<(() => ModelMessage[]) | Failu
   return () => messages;
 }
 
+/**
+ * Stream the answer. The whole call races the run's abort once (not every delta): on abort the
+ * partial message is what enters history, at once — a model that ignores the signal cannot hold
+ * the run — and the reader, abandoned, stops at its next step without emitting anything.
+ */
 async function streamAssistant(run: Run, request: ModelRequest): Promise<AssistantMessage> {
   const partial = new PartialMessage(run.model.id);
   run.emit({ type: "message_start", message: partial.snapshot(), timestamp: Date.now() });
-  let final: AssistantMessage | undefined;
+  const reader: Reader = { abandoned: false };
+  let final: AssistantMessage;
+  try {
+    const outcome = await run.race(readStream(run, request, partial, reader));
+    if (outcome === ABORTED) {
+      reader.abandoned = true;
+      final = partial.end("aborted", ABORTED_TEXT);
+    } else {
+      final = outcome;
+    }
+  } catch (error) {
+    final = partial.end("error", `The model stream failed: ${describeError(error)}`);
+  }
+  run.commit(final);
+  return final;
+}
+
+interface Reader {
+  /** Set when the run stopped waiting for this stream: emit nothing more, close it. */
+  abandoned: boolean;
+}
+
+/** Reads the model's events into `partial` and `message_update`s; resolves to the message. Never rejects. */
+async function readStream(run: Run, request: ModelRequest, partial: PartialMessage, reader: Reader): Promise<AssistantMessage> {
   let iterator: AsyncIterator<ModelStreamEvent> | undefined;
-  let open = false; // the stream has not said its last word: close it if we stop reading
   try {
     iterator = run.model.stream(request, run.signal)[Symbol.asyncIterator]();
-    open = true;
-    while (final === undefined) {
+    for (;;) {
       const wait = run.checkpoint();
       if (wait) await wait;
-      if (run.aborted) {
-        final = partial.end("aborted", ABORTED_TEXT);
-        break;
+      if (reader.abandoned || run.aborted) {
+        closeQuietly(iterator);
+        return partial.end("aborted", ABORTED_TEXT);
       }
-      const step = await run.race(iterator.next());
-      if (step === ABORTED) {
-        final = partial.end("aborted", ABORTED_TEXT);
-      } else if (step.done) {
-        final = partial.end("error", "The model stream ended without a done or error event");
-      } else {
-        const event = step.value;
-        if (event.type === "done" || event.type === "error") {
-          final = endMessage(event);
-          open = false;
-        } else if (partial.apply(event)) {
-          run.emit({ type: "message_update", message: partial.snapshot(), delta: Object.freeze(event), timestamp: Date.now() });
-        }
+      const step = await iterator.next();
+      if (reader.abandoned) {
+        if (!step.done) closeQuietly(iterator);
+        return partial.end("aborted", ABORTED_TEXT);
+      }
+      if (step.done) return partial.end("error", "The model stream ended without a done or error event");
+      const event = step.value;
+      if (event.type === "done" || event.type === "error") return endMessage(event);
+      if (partial.apply(event)) {
+        run.emit({ type: "message_update", message: partial.snapshot(), delta: Object.freeze(event), timestamp: Date.now() });
       }
     }
   } catch (error) {
-    final = run.aborted
-      ? partial.end("aborted", ABORTED_TEXT)
-      : partial.end("error", `The model stream failed: ${describeError(error)}`);
+    if (iterator) closeQuietly(iterator);
+    return run.aborted ? partial.end("aborted", ABORTED_TEXT) : partial.end("error", `The model stream failed: ${describeError(error)}`);
   }
-  if (open && iterator) closeQuietly(iterator);
-  run.commit(final);
-  return final;
 }
 
 /** The stream's last word. An `error` event always ends as `error` or `aborted`, with a message. */

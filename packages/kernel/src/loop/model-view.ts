@@ -7,7 +7,8 @@
  * costs O(messages added since the last call) and not O(history): the full repair runs when the
  * history is new or replaced, and each later stretch is repaired on its own. The loop only ever
  * appends whole turns (an assistant message followed by all its results), so a stretch never
- * answers a call made before it; if one ever does, the view falls back to a full rebuild.
+ * answers a call made before it; when a stretch has a result it cannot place, the view falls
+ * back to a full rebuild.
  */
 import { repairToolHistory } from "../session/index.ts";
 import type { Message, ModelMessage, ToolResultMessage } from "../types.ts";
@@ -93,7 +94,8 @@ export class ModelView {
     const pending = this.#pending;
     if (pending.length > 0) {
       const repaired = isWellPaired(pending) ? undefined : repairToolHistory(pending);
-      if (repaired && repaired.droppedOrphanResults > 0) {
+      // A result the stretch cannot place may answer a call made before it: only the whole history can tell.
+      if (repaired && repaired.droppedOrphanResults + repaired.droppedDuplicateResults > 0) {
         this.reset(history());
       } else {
         const converted = repaired ? repaired.messages : pending;

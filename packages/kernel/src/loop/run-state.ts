@@ -14,6 +14,8 @@ import type {
   SlotContext,
   Slots,
   StreamEvent,
+  Tool,
+  ToolSchema,
 } from "../types.ts";
 import { deepFreeze } from "./freeze.ts";
 import { ModelView } from "./model-view.ts";
@@ -74,6 +76,8 @@ export class Run {
    * turn boundary, so the list stays as short as one turn's waits.
    */
   #wakers: ((value: Aborted) => void)[] = [];
+  #active: ReadonlyMap<string, Tool> = new Map();
+  #activeFor: readonly ToolSchema[] | undefined;
 
   constructor(options: AgentLoopOptions, sink: EventSink) {
     this.model = options.model;
@@ -133,17 +137,21 @@ export class Run {
     this.emit({ ...event, timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now() } as StreamEvent);
   }
 
-  /** A message enters history: frozen, then `message_start` and `message_end`. */
-  record(message: Message): void {
+  /** A message enters history: frozen, then `message_start` and `message_end` (one timestamp for both). */
+  record(message: Message, now: number = Date.now()): void {
     deepFreeze(message);
-    this.emit({ type: "message_start", message, timestamp: Date.now() });
-    this.commit(message);
+    this.emit({ type: "message_start", message, timestamp: now });
+    this.#end(message, now);
   }
 
   /** The end of a message whose `message_start` was already emitted (a streamed assistant message). */
   commit(message: Message): void {
     deepFreeze(message);
-    this.emit({ type: "message_end", message, timestamp: Date.now() });
+    this.#end(message, Date.now());
+  }
+
+  #end(message: Message, now: number): void {
+    this.emit({ type: "message_end", message, timestamp: now });
     this.added.push(message);
     this.#tail.push(message);
     this.view.append(message);
@@ -162,6 +170,21 @@ export class Run {
     };
     this.record(message);
     return message;
+  }
+
+  /**
+   * The active tools by name, rebuilt only when the registry's active set changed (its
+   * `schemas()` is one frozen array until then).
+   */
+  activeTools(): ReadonlyMap<string, Tool> {
+    const schemas = this.tools.schemas();
+    if (schemas !== this.#activeFor) {
+      const active = new Map<string, Tool>();
+      for (const tool of this.tools.active()) active.set(tool.name, tool);
+      this.#active = active;
+      this.#activeFor = schemas;
+    }
+    return this.#active;
   }
 
   /** The whole history as one array (built on demand: for `context` and `beforeModelCall`). */

@@ -101,8 +101,7 @@ class Batch {
 
   async execute(): Promise<void> {
     const run = this.#run;
-    const active = new Map<string, Tool>();
-    for (const tool of run.tools.active()) active.set(tool.name, tool);
+    const active = run.activeTools();
     const entries = this.#entries;
     const checks: (ArgumentValidation | undefined)[] = new Array(entries.length);
     let unanimous = true;
@@ -286,7 +285,8 @@ class Batch {
     deepFreeze(final);
     entry.final = final;
     const { call } = entry;
-    this.#run.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: final, isError: final.isError, timestamp: Date.now() });
+    const now = Date.now();
+    this.#run.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: final, isError: final.isError, timestamp: now });
 
     const entries = this.#entries;
     while (this.#recorded < entries.length) {
@@ -298,10 +298,10 @@ class Batch {
         toolName: next.call.name,
         content: next.final.content,
         isError: next.final.isError,
-        timestamp: Date.now(),
+        timestamp: now,
       };
       if (next.final.details !== undefined) message.details = next.final.details;
-      this.#run.record(message);
+      this.#run.record(message, now);
       this.#results.push(message);
       this.#recorded++;
     }

@@ -1,6 +1,16 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
-import { Agent, createScriptedModel, defineTool, INTERRUPTED_TEXT, SessionManager, type ModelClient, type ModelScript } from "../../src/index.ts";
+import {
+  Agent,
+  createScriptedModel,
+  defineTool,
+  INTERRUPTED_TEXT,
+  SessionManager,
+  type MessageUpdateEvent,
+  type ModelClient,
+  type ModelScript,
+  type ModelStreamEvent,
+} from "../../src/index.ts";
 import { addTool, assistant, call, collect, ev, gate, normalize, partial, result, text, textUpdates, types, user, waitForEvent } from "./helpers.ts";
 
 const agents: Agent[] = [];
@@ -34,7 +44,7 @@ describe("abort", () => {
     const read = defineTool({ name: "read", description: "r", parameters: z.strictObject({ path: z.string() }), execute: () => void ran++ });
     const agent = agentWith({ turns: [{ text: "Reading it.", toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] }, { text: "never" }] }, { tools: [read] });
     agent.subscribe((e) => {
-      if (e.type === "message_update" && e.delta.type === "toolcall_start") agent.abort();
+      if (e.type === "message_update" && (e as MessageUpdateEvent).delta.type === "toolcall_start") agent.abort();
     });
     const events = normalize(await collect(agent.prompt("read a.txt")));
     const aborted = assistant([text("Reading it."), call("call_1", "read", {}, "")], "aborted", { errorMessage: "Request aborted by user" });
@@ -143,9 +153,9 @@ describe("abort", () => {
               first.open();
               return { value: { type: "text_delta" as const, delta: "Thinking" }, done: false };
             }
-            return new Promise<IteratorResult<never>>(() => {});
+            return new Promise<IteratorResult<ModelStreamEvent>>(() => {});
           },
-        };
+        } as AsyncIterableIterator<ModelStreamEvent>;
       },
     };
     const agent = agentWith(stuck);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
-import { Agent, AgentRunError, createScriptedModel, defineTool, type ModelScript, type StreamEvent } from "../../src/index.ts";
+import { Agent, AgentRunError, createScriptedModel, defineTool, type MessageUpdateEvent, type ModelScript, type StreamEvent } from "../../src/index.ts";
 import {
   addTool,
   assistant,
@@ -427,7 +427,7 @@ describe("payloads are read-only", () => {
     await agent.run("count");
     expect(refused).toBeGreaterThan(seen.length); // every event refused at least one change
     const updates = seen.filter((e) => e.type === "message_update");
-    expect(normalize(updates[0]!).message.content).toEqual([text("One ")]);
+    expect(normalize(updates[0] as MessageUpdateEvent).message.content).toEqual([text("One ")]);
     expect(normalize(seen.map((e) => e.type)).every((t) => t !== "changed")).toBe(true);
     expect(normalize(agent.messages)).toEqual([
       user("count"),

@@ -1,0 +1,431 @@
+/**
+ * Framework overhead of the agent loop with an instant model (issue 2, "Benchmark").
+ *
+ *   S1 chat        one agent, 2000 prompts, each a one-turn text answer
+ *   S2 tool turns  one prompt, 1000 turns each calling a trivial `add` tool, then an answer
+ *   S3 wide batch  50 prompts, each one assistant message with 200 calls to a parallel-safe lookup
+ *   F50 / F800     flatness in batch width: the same 8000 calls as 160 × 50 and as 10 × 800
+ *   H500 / H8000   flatness in history: 200 one-turn prompts after 500 or 8000 seeded messages
+ *
+ * Three implementations do the same work: mypi's `Agent` (scripted model, no delay), a
+ * hand-written minimal loop over the same scripted model (the floor), and pi-agent-core's
+ * `Agent` with an equivalent instant stream function. Time is CPU time (user + system), which a
+ * busy shared machine disturbs far less than wall time (the loop is CPU-bound with an instant
+ * model, so on an idle machine the two agree); the implementations are timed in one process in
+ * interleaved rounds so that they share the machine's state, and ratios are taken per round.
+ * Peak RSS comes from a fresh process per (implementation, scenario). µs per event counts each
+ * implementation's own events.
+ */
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { createJiti } from "jiti";
+import { z } from "zod";
+import {
+  Agent,
+  createScriptedModel,
+  defineTool,
+  type AssistantMessage,
+  type Message,
+  type ModelClient,
+  type ModelScript,
+  type ScriptedTurn,
+  type ToolResultMessage,
+} from "@mypi/kernel";
+
+type Impl = "minimal" | "mypi" | "pi";
+type ScenarioName = "S1" | "S2" | "S3" | "F50" | "F800" | "H500" | "H8000";
+
+/** The work of one scenario, independent of who does it. */
+interface Work {
+  /** Prompts in order; each prompt consumes the next `turns` of the script. */
+  prompts: number;
+  /** The script turns, in the order the model is called. */
+  turns: ScriptedTurn[];
+  /** History seeded before the first prompt. */
+  seed: Message[];
+  /** Timed runs exclude this many leading prompts (they build once-per-agent caches). */
+  untimedPrompts: number;
+}
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = dirname(HERE);
+const PI_CORE = join(HERE, "pi", "node_modules", "@mariozechner", "pi-agent-core", "dist", "index.js");
+const PI_AI = join(HERE, "pi", "node_modules", "@mariozechner", "pi-ai", "dist", "index.js");
+
+// ─── Scenarios ───────────────────────────────────────────────────────────────────────────────
+
+const ANSWER = "Sure, here is the answer you asked for.";
+
+function chat(prompts: number): ScriptedTurn[] {
+  return Array.from({ length: prompts }, () => ({ text: ANSWER }));
+}
+
+function wide(prompts: number, width: number): ScriptedTurn[] {
+  const turns: ScriptedTurn[] = [];
+  for (let p = 0; p < prompts; p++) {
+    turns.push({
+      text: "Looking these up.",
+      toolCalls: Array.from({ length: width }, (_, i) => ({ name: "lookup", arguments: { key: `k${i}` } })),
+    });
+    turns.push({ text: "Found them all." });
+  }
+  return turns;
+}
+
+/** A history of n messages: user, assistant with a call, its result, assistant text — repeated. */
+function history(n: number): Message[] {
+  const out: Message[] = [];
+  for (let i = 0; out.length < n; i++) {
+    const id = `seed_${i}`;
+    out.push({ role: "user", content: [{ type: "text", text: `Question ${i}?` }], timestamp: 1 });
+    out.push({
+      role: "assistant",
+      content: [{ type: "toolCall", id, name: "lookup", arguments: { key: `k${i}` } }],
+      stopReason: "toolUse",
+      usage: { input: 10, output: 5 },
+      model: "seed",
+      timestamp: 1,
+    });
+    out.push({ role: "toolResult", toolCallId: id, toolName: "lookup", content: [{ type: "text", text: `v${i}` }], details: { i }, isError: false, timestamp: 1 });
+    out.push({ role: "assistant", content: [{ type: "text", text: `Answer ${i}.` }], stopReason: "stop", usage: { input: 10, output: 5 }, model: "seed", timestamp: 1 });
+  }
+  return out.slice(0, n);
+}
+
+function scenario(name: ScenarioName, scale: number): Work {
+  const n = (x: number) => Math.max(1, Math.round(x * scale));
+  switch (name) {
+    case "S1":
+      return { prompts: n(2000), turns: chat(n(2000)), seed: [], untimedPrompts: 0 };
+    case "S2": {
+      const turns: ScriptedTurn[] = Array.from({ length: n(1000) }, (_, i) => ({ toolCalls: [{ name: "add", arguments: { a: i, b: 1 } }] }));
+      turns.push({ text: "The sum is done." });
+      return { prompts: 1, turns, seed: [], untimedPrompts: 0 };
+    }
+    case "S3":
+      return { prompts: n(50), turns: wide(n(50), 200), seed: [], untimedPrompts: 0 };
+    case "F50":
+      return { prompts: n(160), turns: wide(n(160), 50), seed: [], untimedPrompts: 0 };
+    case "F800":
+      return { prompts: n(10), turns: wide(n(10), 800), seed: [], untimedPrompts: 0 };
+    case "H500":
+    case "H8000": {
+      const size = name === "H500" ? 500 : 8000;
+      return { prompts: n(200) + 1, turns: chat(n(200) + 1), seed: history(size), untimedPrompts: 1 };
+    }
+  }
+}
+
+// ─── mypi ────────────────────────────────────────────────────────────────────────────────────
+
+const mypiTools = [
+  defineTool({
+    name: "add",
+    description: "Add two numbers",
+    parameters: z.strictObject({ a: z.number(), b: z.number() }),
+    execute: ({ a, b }) => String(a + b),
+  }),
+  defineTool({
+    name: "lookup",
+    description: "Look a key up",
+    parameters: z.strictObject({ key: z.string() }),
+    parallelSafe: true,
+    execute: ({ key }) => `value of ${key}`,
+  }),
+];
+
+async function runMypi(work: Work, counters: { events: number }, timed: (f: () => Promise<void>) => Promise<void>): Promise<void> {
+  const model = createScriptedModel({ turns: work.turns });
+  const agent = new Agent({ model, tools: mypiTools, messages: structuredClone(work.seed), maxTurns: 100_000, maxParallel: 1000 });
+  agent.subscribe(() => {
+    counters.events++;
+  });
+  for (let p = 0; p < work.untimedPrompts; p++) await agent.run(`Question ${p}`);
+  await timed(async () => {
+    for (let p = work.untimedPrompts; p < work.prompts; p++) await agent.run(`Question ${p}`);
+  });
+  await agent.close();
+}
+
+// ─── The floor: a hand-written minimal loop over the same scripted model ─────────────────────
+
+const minimalTools: Record<string, (args: Record<string, unknown>) => string> = {
+  add: (args) => String((args.a as number) + (args.b as number)),
+  lookup: (args) => `value of ${args.key as string}`,
+};
+
+async function minimalRun(model: ModelClient, history: Message[], prompt: string, listener: (e: unknown) => void): Promise<void> {
+  const signal = new AbortController().signal;
+  const user: Message = { role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() };
+  history.push(user);
+  listener(user);
+  for (;;) {
+    let message: AssistantMessage | undefined;
+    for await (const event of model.stream({ messages: history as never, tools: [] }, signal)) {
+      listener(event);
+      if (event.type === "done" || event.type === "error") message = event.message;
+    }
+    history.push(message!);
+    const calls = message!.content.filter((b) => b.type === "toolCall");
+    if (calls.length === 0) return;
+    const results = await Promise.all(
+      calls.map(async (call): Promise<ToolResultMessage> => {
+        const text = minimalTools[call.name]!(call.arguments);
+        return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [{ type: "text", text }], isError: false, timestamp: Date.now() };
+      }),
+    );
+    for (const r of results) {
+      history.push(r);
+      listener(r);
+    }
+  }
+}
+
+async function runMinimal(work: Work, counters: { events: number }, timed: (f: () => Promise<void>) => Promise<void>): Promise<void> {
+  const model = createScriptedModel({ turns: work.turns });
+  const history = structuredClone(work.seed);
+  const listener = () => {
+    counters.events++;
+  };
+  for (let p = 0; p < work.untimedPrompts; p++) await minimalRun(model, history, `Question ${p}`, listener);
+  await timed(async () => {
+    for (let p = work.untimedPrompts; p < work.prompts; p++) await minimalRun(model, history, `Question ${p}`, listener);
+  });
+}
+
+// ─── pi-agent-core ───────────────────────────────────────────────────────────────────────────
+
+/** Node's own loader (jiti's `tryNative`), so that Pi is measured as it ships, untranspiled. */
+const nativeImport = (specifier: string): Promise<any> => createJiti(import.meta.url, { tryNative: true }).import(specifier);
+
+async function runPi(work: Work, counters: { events: number }, timed: (f: () => Promise<void>) => Promise<void>): Promise<void> {
+  const core = await nativeImport(pathToFileURL(PI_CORE).href);
+  const ai = await nativeImport(pathToFileURL(PI_AI).href);
+  const { Type } = ai;
+  const model = {
+    id: "fake",
+    name: "fake",
+    api: "fake",
+    provider: "fake",
+    baseUrl: "",
+    reasoning: false,
+    input: ["text"],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 1_000_000,
+    maxTokens: 1000,
+  };
+  let next = 0;
+  let callNumber = 0;
+  // The same turns, streamed the way a pi-ai provider does: one partial mutated in place, every event pushed at once.
+  const streamFn = () => {
+    const turn = work.turns[next++]!;
+    const s = ai.createAssistantMessageEventStream();
+    const partial: any = {
+      role: "assistant",
+      content: [],
+      api: "fake",
+      provider: "fake",
+      model: "fake",
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      stopReason: "stop",
+      timestamp: Date.now(),
+    };
+    s.push({ type: "start", partial });
+    if (turn.text) {
+      const block = { type: "text", text: "" };
+      const contentIndex = partial.content.push(block) - 1;
+      s.push({ type: "text_start", contentIndex, partial });
+      for (const delta of turn.text.match(/\s*\S+\s*/g) ?? []) {
+        block.text += delta;
+        s.push({ type: "text_delta", contentIndex, delta, partial });
+      }
+      s.push({ type: "text_end", contentIndex, content: block.text, partial });
+    }
+    for (const call of turn.toolCalls ?? []) {
+      const block: any = { type: "toolCall", id: `call_${++callNumber}`, name: call.name, arguments: {} };
+      const contentIndex = partial.content.push(block) - 1;
+      s.push({ type: "toolcall_start", contentIndex, partial });
+      const json = JSON.stringify(call.arguments);
+      for (let i = 0; i < json.length; i += 8) s.push({ type: "toolcall_delta", contentIndex, delta: json.slice(i, i + 8), partial });
+      block.arguments = JSON.parse(json);
+      s.push({ type: "toolcall_end", contentIndex, toolCall: block, partial });
+    }
+    partial.stopReason = turn.toolCalls?.length ? "toolUse" : "stop";
+    s.push({ type: "done", reason: partial.stopReason, message: partial });
+    return s;
+  };
+  const result = (text: string) => ({ content: [{ type: "text", text }], details: undefined });
+  const tools = [
+    {
+      name: "add",
+      label: "add",
+      description: "Add two numbers",
+      parameters: Type.Object({ a: Type.Number(), b: Type.Number() }, { additionalProperties: false }),
+      executionMode: "sequential",
+      execute: async (_id: string, p: { a: number; b: number }) => result(String(p.a + p.b)),
+    },
+    {
+      name: "lookup",
+      label: "lookup",
+      description: "Look a key up",
+      parameters: Type.Object({ key: Type.String() }, { additionalProperties: false }),
+      execute: async (_id: string, p: { key: string }) => result(`value of ${p.key}`),
+    },
+  ];
+  const agent = new core.Agent({ initialState: { systemPrompt: "", model, tools, messages: structuredClone(work.seed) }, streamFn, toolExecution: "parallel" });
+  agent.subscribe(() => {
+    counters.events++;
+  });
+  for (let p = 0; p < work.untimedPrompts; p++) await agent.prompt(`Question ${p}`);
+  await timed(async () => {
+    for (let p = work.untimedPrompts; p < work.prompts; p++) await agent.prompt(`Question ${p}`);
+  });
+}
+
+// ─── Measuring (child processes) ─────────────────────────────────────────────────────────────
+
+const RUNNERS: Record<Impl, typeof runMypi> = { minimal: runMinimal, mypi: runMypi, pi: runPi };
+const IMPLS: Impl[] = ["minimal", "mypi", "pi"];
+const ROUNDS = 5;
+
+/** CPU milliseconds and events of one timed run. */
+async function timeOnce(impl: Impl, name: ScenarioName): Promise<{ ms: number; events: number }> {
+  const counters = { events: 0 };
+  let ms = 0;
+  await RUNNERS[impl](scenario(name, 1), counters, async (f) => {
+    const before = counters.events;
+    const t0 = process.cpuUsage();
+    await f();
+    const cpu = process.cpuUsage(t0);
+    ms = (cpu.user + cpu.system) / 1000;
+    counters.events -= before;
+  });
+  return { ms, events: counters.events };
+}
+
+/**
+ * Timing: every implementation and scenario of a group in one process, in rounds, so that all of
+ * them see the same machine (this one is shared and its load drifts); ratios are taken within a
+ * round and their median reported. Two full-size warm-ups first: the JIT needs many turns. No
+ * forced gc() between runs: it changes V8's later allocation decisions and distorts the timing.
+ */
+async function timeGroup(names: ScenarioName[]): Promise<Record<string, { ms: number; events: number }[]>> {
+  for (let i = 0; i < 2; i++) for (const name of names) for (const impl of IMPLS) await RUNNERS[impl](scenario(name, 1), { events: 0 }, (f) => f());
+  const runs: Record<string, { ms: number; events: number }[]> = {};
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of names) {
+      for (let k = 0; k < IMPLS.length; k++) {
+        const impl = IMPLS[(k + round) % IMPLS.length]!; // rotate who goes first
+        (runs[`${impl}:${name}`] ??= []).push(await timeOnce(impl, name));
+      }
+    }
+  }
+  return runs;
+}
+
+/** Peak RSS: one implementation and scenario alone in a fresh process (a warm-up, then one run). */
+async function peakRss(impl: Impl, name: ScenarioName): Promise<{ peakRssMb: number; baseRssMb: number }> {
+  const baseRssMb = process.memoryUsage().rss / 2 ** 20;
+  for (let i = 0; i < 2; i++) await RUNNERS[impl](scenario(name, 1), { events: 0 }, (f) => f());
+  return { peakRssMb: process.resourceUsage().maxRSS / 1024, baseRssMb };
+}
+
+// ─── The table (parent process) ──────────────────────────────────────────────────────────────
+
+function child<T>(args: string[]): T | string {
+  const jiti = join(ROOT, "node_modules", "jiti", "lib", "jiti-cli.mjs");
+  const r = spawnSync(process.execPath, [jiti, fileURLToPath(import.meta.url), ...args], { cwd: ROOT, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+  const line = r.stdout.trim().split("\n").pop() ?? "";
+  try {
+    return JSON.parse(line) as T;
+  } catch {
+    return (r.stderr.trim().split("\n").slice(-3).join(" ") || `exit ${r.status}`).slice(0, 200);
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const us = (ms: number, n: number) => (n > 0 ? ((ms * 1000) / n).toFixed(2) : "—");
+const times = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "—" : `${x.toFixed(1)}×`);
+
+async function main(): Promise<void> {
+  const groups: ScenarioName[][] = [["S1"], ["S2"], ["S3"], ["F50", "F800"], ["H500", "H8000"]];
+  const scenarios = groups.flat();
+  const runs: Record<string, { ms: number; events: number }[]> = {};
+  for (const group of groups) {
+    const r = child<Record<string, { ms: number; events: number }[]>>(["--time", ...group]);
+    if (typeof r === "string") console.log(`timing ${group.join("+")} failed: ${r}`);
+    else Object.assign(runs, r);
+  }
+  const rss = new Map<string, { peakRssMb: number; baseRssMb: number } | string>();
+  for (const s of scenarios) for (const i of IMPLS) rss.set(`${i}:${s}`, child(["--rss", i, s]));
+
+  console.log(`CPU time, median of ${ROUNDS} rounds (all implementations timed in one process, interleaved);`);
+  console.log("peak RSS of a fresh process running only that implementation and scenario, and its growth over the RSS before the first run\n");
+  console.log(["scenario", "impl", "cpu ms", "µs/turn", "µs/call", "µs/event", "events", "peak MB", "+MB"].map((h) => h.padEnd(10)).join(""));
+  for (const s of scenarios) {
+    const work = scenario(s, 1);
+    const turns = work.turns.length - work.untimedPrompts;
+    const calls = work.turns.reduce((n, t) => n + (t.toolCalls?.length ?? 0), 0);
+    for (const i of IMPLS) {
+      const r = runs[`${i}:${s}`];
+      if (!r) continue;
+      const ms = median(r.map((x) => x.ms));
+      const events = median(r.map((x) => x.events));
+      const m = rss.get(`${i}:${s}`);
+      const mem = typeof m === "object" ? [m.peakRssMb.toFixed(0), (m.peakRssMb - m.baseRssMb).toFixed(0)] : ["—", "—"];
+      console.log([s, i, ms.toFixed(1), us(ms, turns), us(ms, calls), us(ms, events), String(events), ...mem].map((c) => c.padEnd(10)).join(""));
+    }
+  }
+
+  /** The median over rounds of a ratio computed within each round. */
+  const perRound = (f: (round: number) => number | undefined) => {
+    const values: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const v = f(round);
+      if (v !== undefined && Number.isFinite(v)) values.push(v);
+    }
+    return values.length ? median(values) : undefined;
+  };
+  const ms = (i: Impl, s: ScenarioName, round: number) => runs[`${i}:${s}`]?.[round]?.ms;
+  const div = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? undefined : a / b);
+
+  console.log("\nRatios of CPU time for the same work (median of the per-round ratios)");
+  console.log(["scenario", "pi / mypi", "mypi / minimal", "pi / minimal"].map((h) => h.padEnd(16)).join(""));
+  for (const s of scenarios) {
+    console.log(
+      [s, times(perRound((r) => div(ms("pi", s, r), ms("mypi", s, r)))), times(perRound((r) => div(ms("mypi", s, r), ms("minimal", s, r)))), times(perRound((r) => div(ms("pi", s, r), ms("minimal", s, r))))]
+        .map((c) => c.padEnd(16))
+        .join(""),
+    );
+  }
+
+  console.log("\nFlatness (1.0× is flat; F50/F800 and H500/H8000 are timed in the same rounds)");
+  const per = (s: ScenarioName, unit: "calls" | "turns") => {
+    const work = scenario(s, 1);
+    return unit === "calls" ? work.turns.reduce((n, t) => n + (t.toolCalls?.length ?? 0), 0) : work.turns.length - work.untimedPrompts;
+  };
+  for (const impl of ["mypi", "pi"] as const) {
+    const width = perRound((r) => div(div(ms(impl, "F800", r), per("F800", "calls")), div(ms(impl, "F50", r), per("F50", "calls"))));
+    const hist = perRound((r) => div(div(ms(impl, "H8000", r), per("H8000", "turns")), div(ms(impl, "H500", r), per("H500", "turns"))));
+    console.log(`${impl.padEnd(6)} µs/call at 800 wide vs 50 wide: ${times(width)}    µs/turn at 8000 vs 500 messages of history: ${times(hist)}`);
+  }
+}
+
+const argv = process.argv;
+const report = (work: Promise<unknown>) =>
+  work.then(
+    (value) => console.log(JSON.stringify(value)),
+    (error) => {
+      console.error(error instanceof Error ? error.stack : String(error));
+      process.exit(1);
+    },
+  );
+if (argv.includes("--time")) {
+  await report(timeGroup(argv.slice(argv.indexOf("--time") + 1) as ScenarioName[]));
+} else if (argv.includes("--rss")) {
+  const at = argv.indexOf("--rss");
+  await report(peakRss(argv[at + 1] as Impl, argv[at + 2] as ScenarioName));
+} else {
+  await main();
+}

@@ -1,0 +1,266 @@
+/**
+ * The servers of one session and their tools as mypi tools. The hub connects every configured
+ * server (in parallel), registers each server tool as `<server>__<tool>` through `pi`, keeps the
+ * registrations in step with `tools/list_changed`, answers calls, and closes everything.
+ *
+ * Registration follows the server's list:
+ * - a new tool is registered (and made active when the hub has narrowed the active set before);
+ * - a tool the server no longer offers leaves the active set (`setActiveTools`) — or is
+ *   unregistered, when `pi` has `unregisterTool` — and answers a call that still reaches it with
+ *   an error saying the tool is gone;
+ * - a tool whose schema or description changed is registered again when `pi` has
+ *   `unregisterTool`; without it the first definition stays and the change is reported.
+ * A server that stopped keeps its tools registered: they answer with an error naming the server
+ * and why it stopped, which tells the model more than a tool that vanished.
+ */
+import type { ExtensionAPI } from "@mypi/extension-api";
+import { defineTool } from "@mypi/extension-api";
+import type { Tool, ToolContext, ToolResult } from "@mypi/kernel";
+import type { ConfigProblem, ServerConfig } from "./config.ts";
+import { McpConnection } from "./connection.ts";
+import { toJsonSchema, toolDescription, toToolResult, type McpToolInfo } from "./convert.ts";
+import { ToolNamer } from "./naming.ts";
+
+/** What the hub needs of `pi`. `unregisterTool` is used when the host has it. */
+export type McpPi = Pick<ExtensionAPI, "registerTool" | "getActiveTools" | "setActiveTools"> & {
+  unregisterTool?: (name: string) => void;
+};
+
+export const STATUS_TOOL = "mcp_status";
+
+interface Registration {
+  server: string;
+  tool: string;
+  /** What was registered: a changed tool has another fingerprint. */
+  fingerprint: string;
+  /** Registered, but out of the active set because the server stopped offering it. */
+  hidden: boolean;
+}
+
+export interface HubOptions {
+  pi: McpPi;
+  servers: readonly ServerConfig[];
+  problems?: readonly ConfigProblem[];
+  /** A line for the user (without a prefix): a server that stopped, a tool that could not be registered. */
+  report?: (message: string) => void;
+}
+
+export class McpHub {
+  readonly connections: readonly McpConnection[];
+  readonly configProblems: readonly ConfigProblem[];
+  /** Tools that could not be registered or re-registered, by mypi name. */
+  readonly toolProblems = new Map<string, string>();
+
+  readonly #pi: McpPi;
+  readonly #report: (message: string) => void;
+  readonly #byServer: Map<string, McpConnection>;
+  readonly #namer = new ToolNamer([STATUS_TOOL]);
+  readonly #registered = new Map<string, Registration>();
+  /** The hub has called `setActiveTools` (from then on it keeps new tools in the set itself). */
+  #narrowed = false;
+  #loading = true;
+  readonly #onExit = () => this.killAll();
+
+  constructor(options: HubOptions) {
+    this.#pi = options.pi;
+    this.#report = options.report ?? (() => {});
+    this.configProblems = options.problems ?? [];
+    this.connections = options.servers.map((config) => new McpConnection(config));
+    this.#byServer = new Map(this.connections.map((c) => [c.name, c]));
+  }
+
+  /** Connect every server (each bounded by its `connectTimeoutMs`) and register their tools. Never rejects. */
+  async start(): Promise<void> {
+    process.on("exit", this.#onExit);
+    for (const c of this.connections) c.spawnEarly(); // the servers boot while the SDK loads
+    await Promise.all(this.connections.map((c) => c.connect()));
+    for (const c of this.connections) {
+      c.onToolsChanged = () => this.sync();
+      c.onStopped = () => this.#report(`server "${c.name}" stopped: ${c.error}. Its tools answer with an error from now on.`);
+    }
+    this.sync();
+    this.#loading = false;
+  }
+
+  /** Some server sends `tools/list_changed`: the pre-model-call wait is worth having. */
+  get watchesToolLists(): boolean {
+    return this.connections.some((c) => c.state === "connected" && c.listChanged);
+  }
+
+  /** The mypi names registered for a server, in its listing order. */
+  toolNames(server: string): string[] {
+    return [...this.#registered].filter(([, r]) => r.server === server && !r.hidden).map(([name]) => name);
+  }
+
+  /** Wait for tool-list refreshes in flight (they register what changed before resolving). */
+  async settle(signal: AbortSignal): Promise<void> {
+    const pending = this.connections.flatMap((c) => (c.refreshing ? [c.refreshing] : []));
+    if (pending.length === 0) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      signal.addEventListener("abort", done, { once: true });
+      void Promise.all(pending).then(done);
+    });
+  }
+
+  /** Bring the registrations in line with what the servers offer now. */
+  sync(): void {
+    const offered = new Map<string, { server: McpConnection; tool: McpToolInfo }>();
+    // A server that stopped or was closed keeps its last list: its tools answer with the reason.
+    for (const server of this.connections) {
+      for (const tool of server.tools) offered.set(this.#namer.nameFor(server.name, tool.name), { server, tool });
+    }
+    const shown: string[] = [];
+    const hidden: string[] = [];
+    for (const [name, { server, tool }] of offered) {
+      const fingerprint = fingerprintOf(tool);
+      const existing = this.#registered.get(name);
+      if (!existing) {
+        if (this.#register(name, server, tool, fingerprint)) shown.push(name);
+        continue;
+      }
+      if (existing.hidden) {
+        existing.hidden = false;
+        shown.push(name);
+      }
+      if (existing.fingerprint !== fingerprint) this.#replace(name, server, tool, fingerprint);
+    }
+    for (const [name, registration] of this.#registered) {
+      if (offered.has(name) || registration.hidden) continue;
+      if (this.#pi.unregisterTool) {
+        this.#pi.unregisterTool(name);
+        this.#registered.delete(name);
+      } else {
+        registration.hidden = true;
+        hidden.push(name);
+      }
+    }
+    this.#updateActive(shown, hidden);
+  }
+
+  #register(name: string, server: McpConnection, tool: McpToolInfo, fingerprint: string): boolean {
+    try {
+      this.#pi.registerTool(this.#toTool(name, server, tool));
+    } catch (error) {
+      const message = `not registered: ${(error as Error).message}`;
+      const known = this.toolProblems.get(name) === message; // every refresh tries again; report once
+      this.toolProblems.set(name, message);
+      if (!this.#loading && !known) this.#report(`tool ${name} ${message}`);
+      return false;
+    }
+    this.toolProblems.delete(name);
+    this.#registered.set(name, { server: server.name, tool: tool.name, fingerprint, hidden: false });
+    return true;
+  }
+
+  #replace(name: string, server: McpConnection, tool: McpToolInfo, fingerprint: string): void {
+    const registration = this.#registered.get(name)!;
+    if (!this.#pi.unregisterTool) {
+      registration.fingerprint = fingerprint; // reported once per change
+      const message = "its schema or description changed on the server; this host cannot replace a registered tool, so the model keeps the first definition";
+      this.toolProblems.set(name, message);
+      this.#report(`tool ${name}: ${message}`);
+      return;
+    }
+    this.#pi.unregisterTool(name);
+    this.#registered.delete(name);
+    this.#register(name, server, tool, fingerprint);
+  }
+
+  /** Narrow or widen the active set for tools that left or came back; untouched otherwise. */
+  #updateActive(shown: string[], hidden: string[]): void {
+    if (hidden.length === 0 && (shown.length === 0 || !this.#narrowed)) return;
+    if (this.#loading) return; // nothing is active before the host binds; every tool starts active
+    const active = this.#pi.getActiveTools();
+    const gone = new Set(hidden);
+    const next = active.filter((n) => !gone.has(n));
+    for (const name of shown) if (!next.includes(name)) next.push(name);
+    if (next.length === active.length && next.every((n, i) => n === active[i])) return;
+    this.#narrowed = true;
+    this.#pi.setActiveTools(next);
+  }
+
+  #toTool(name: string, server: McpConnection, tool: McpToolInfo): Tool {
+    const timeoutMs = server.config.timeoutMs;
+    return defineTool({
+      name,
+      description: toolDescription(server.name, tool),
+      jsonSchema: toJsonSchema(tool.inputSchema),
+      // MCP's readOnlyHint is the server's own claim; it only decides whether calls may overlap.
+      parallelSafe: tool.annotations?.readOnlyHint === true,
+      ...(timeoutMs > 0 && { timeoutMs }),
+      execute: (args: Record<string, unknown>, ctx: ToolContext) => this.call(name, args, ctx),
+    });
+  }
+
+  /** Run one call of a registered tool. Resolves to an error result for every failure but abort. */
+  async call(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+    const registration = this.#registered.get(name);
+    const server = registration && this.#byServer.get(registration.server);
+    if (!registration || !server) return failure(`The tool "${name}" is not known to the MCP extension.`, { tool: name });
+    const where = { server: server.name, tool: registration.tool };
+    if (server.state !== "connected") {
+      return failure(`The MCP server "${server.name}" is not available: it ${server.state === "stopped" ? "stopped" : "is shut down"} (${server.error ?? "closed"}). Its tools cannot be used now; continue without them.`, where);
+    }
+    if (!server.offers(registration.tool)) {
+      const current = this.toolNames(server.name);
+      return failure(
+        `The MCP server "${server.name}" no longer offers the tool "${registration.tool}" (its tool list changed). ` +
+          (current.length ? `Its tools now: ${current.join(", ")}.` : "It offers no tools now."),
+        where,
+      );
+    }
+    try {
+      const result = await server.callTool(registration.tool, args, {
+        signal: ctx.signal,
+        timeoutMs: server.config.timeoutMs,
+        onProgress: (p) => ctx.onUpdate(progressUpdate(p)),
+      });
+      return toToolResult(result, where);
+    } catch (error) {
+      if (ctx.signal.aborted) throw error; // the kernel answers aborts and timeouts in its own words
+      const now: string = server.state; // the call may have outlived the server
+      if (now === "stopped") {
+        return failure(`The MCP server "${server.name}" stopped while running "${registration.tool}": ${server.error}.`, where);
+      }
+      return failure(`The MCP server "${server.name}" could not run "${registration.tool}": ${server.describeCallError(error)}`, where);
+    }
+  }
+
+  /** Close a server and connect it again (after a crash, or a fix to the server). Resolves to a report line. */
+  async restart(name: string): Promise<string> {
+    const server = this.#byServer.get(name);
+    if (!server) return `There is no MCP server "${name}"; configured: ${this.connections.map((c) => c.name).join(", ")}.`;
+    await server.restart();
+    this.sync();
+    if (server.state !== "connected") return `MCP server "${name}" ${server.state}: ${server.error ?? "unknown reason"}`;
+    return `MCP server "${name}" restarted with ${this.toolNames(name).length} tools.`;
+  }
+
+  /** Close every server (stdio: stdin, SIGTERM, SIGKILL). */
+  async close(): Promise<void> {
+    process.off("exit", this.#onExit);
+    await Promise.all(this.connections.map((c) => c.close()));
+  }
+
+  /** Synchronous: SIGKILL every stdio server still running (process exit). */
+  killAll(): void {
+    for (const c of this.connections) c.kill();
+  }
+}
+
+function failure(text: string, details: object): ToolResult {
+  return { content: [{ type: "text", text }], details, isError: true };
+}
+
+function progressUpdate(p: { progress: number; total?: number; message?: string }): ToolResult {
+  const amount = p.total !== undefined ? `${p.progress}/${p.total}` : String(p.progress);
+  return { content: [{ type: "text", text: p.message ? `${p.message} (${amount})` : amount }], details: { progress: p.progress, total: p.total, message: p.message } };
+}
+
+function fingerprintOf(tool: McpToolInfo): string {
+  return JSON.stringify([tool.description ?? "", tool.title ?? "", tool.inputSchema ?? null, tool.annotations?.readOnlyHint === true]);
+}

@@ -1,0 +1,85 @@
+// The extension's wiring, without starting a server: what it registers with no configuration,
+// with only a broken configuration, and what `/mcp` says. (Servers: hub.test.ts, cli.test.ts.)
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ExtensionAPI } from "@mypi/extension-api";
+import { afterAll, describe, expect, it } from "vitest";
+import { fakeCtx } from "../../test/helpers/fake-pi.ts";
+import { createMcpExtension } from "./index.ts";
+
+const root = mkdtempSync(join(tmpdir(), "mypi-mcp-index-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+interface Recorded {
+  tools: { name: string; description: string; execute: (args: object, ctx: object) => unknown }[];
+  commands: Map<string, { handler: (args: string, ctx: never) => unknown }>;
+  handlers: { name: string; handler: (...args: never[]) => unknown; options?: object }[];
+}
+
+function recordingPi(): { pi: ExtensionAPI; seen: Recorded } {
+  const seen: Recorded = { tools: [], commands: new Map(), handlers: [] };
+  const pi = {
+    on: (name: string, handler: Recorded["handlers"][number]["handler"], options?: object) => void seen.handlers.push({ name, handler, ...(options && { options }) }),
+    registerTool: (tool: Recorded["tools"][number]) => void seen.tools.push(tool),
+    registerCommand: (name: string, command: { handler: (args: string, ctx: never) => unknown }) => void seen.commands.set(name, command),
+    getActiveTools: () => [],
+    setActiveTools: () => {},
+    exec: () => Promise.reject(new Error("exec is not expected: the test gives cwd")),
+  } as unknown as ExtensionAPI;
+  return { pi, seen };
+}
+
+function workspace(name: string, mcpJson?: string): { cwd: string; home: string } {
+  const cwd = join(root, name, "ws");
+  const home = join(root, name, "home");
+  mkdirSync(join(cwd, ".mypi"), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  if (mcpJson !== undefined) writeFileSync(join(cwd, ".mypi", "mcp.json"), mcpJson);
+  return { cwd, home };
+}
+
+describe("the mcp extension", () => {
+  it("registers nothing when no server is configured", async () => {
+    const { pi, seen } = recordingPi();
+    const log: string[] = [];
+    await createMcpExtension({ ...workspace("empty"), env: {}, log: (l) => log.push(l) })(pi);
+    expect(seen).toEqual({ tools: [], commands: new Map(), handlers: [] });
+    expect(log).toEqual([]);
+  });
+
+  it("with only a broken config file, reports it on the log, in mcp_status and through /mcp", async () => {
+    const { pi, seen } = recordingPi();
+    const log: string[] = [];
+    const where = workspace("broken", '{ "servers": { "x": { "command": "a", "url": "http://h" } } }');
+    await createMcpExtension({ ...where, env: {}, log: (l) => log.push(l) })(pi);
+    const file = join(where.cwd, ".mypi", "mcp.json");
+    expect(log).toEqual([`mcp: ${file}: server "x": give either "command" or "url", not both`]);
+    expect(seen.tools.map((t) => [t.name, t.description.split("\n")[0]])).toEqual([["mcp_status", "MCP servers: none; 1 config problem"]]);
+    // No server announces list changes: no context handler (it would copy the history before every model call).
+    expect(seen.handlers.map((h) => [h.name, h.options])).toEqual([
+      ["session_start", undefined],
+      ["session_shutdown", { timeoutMs: 10_000 }],
+    ]);
+    const status = (await seen.tools[0]!.execute({}, {})) as { content: { text: string }[] };
+    expect(status.content[0]!.text).toBe(`MCP servers: none; 1 config problem\n\nConfig problems:\n- ${file} (server "x"): give either "command" or "url", not both`);
+
+    const notes: string[] = [];
+    const ctx = fakeCtx({ ui: { ...fakeCtx().ui, notify: (m: string) => void notes.push(m) } }) as never;
+    const mcp = seen.commands.get("mcp")!;
+    await mcp.handler("", ctx);
+    await mcp.handler("restart nope", ctx);
+    await mcp.handler("frobnicate", ctx);
+    expect(notes).toEqual([status.content[0]!.text, 'There is no MCP server "nope"; configured: .', "Usage: /mcp (the servers' state) or /mcp restart <name>"]);
+  });
+
+  it("repeats start-up problems as notifications when a UI is there", async () => {
+    const { pi, seen } = recordingPi();
+    await createMcpExtension({ ...workspace("ui", "[]"), env: {}, log: () => {} })(pi);
+    const notes: string[] = [];
+    const ctx = fakeCtx({ hasUI: true, ui: { ...fakeCtx().ui, notify: (m: string) => void notes.push(m) } });
+    const start = seen.handlers.find((h) => h.name === "session_start")!.handler as (e: object, c: object) => void;
+    start({ type: "session_start", reason: "startup" }, ctx);
+    expect(notes).toEqual([`mcp: ${join(root, "ui", "ws", ".mypi", "mcp.json")}: expected an object { "servers": { … } }, found an array`]);
+  });
+});

@@ -1,0 +1,84 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { fakeCtx, loadFake } from "../../test/helpers/fake-pi.ts";
+import redactSecrets from "../redact-secrets/index.ts";
+import tracer, { TRACED_EVENTS, debugLine, tracePathsFor } from "./index.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "mypi-tracer-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const at = Date.UTC(2026, 10, 29, 12, 0, 0);
+const iso = (ms: number) => new Date(at + ms).toISOString();
+
+describe("tracePathsFor", () => {
+  it("puts both files next to the session file", () => {
+    expect(tracePathsFor("/s/2026_abc.jsonl")).toEqual({ events: "/s/2026_abc.events.jsonl", debug: "/s/2026_abc.debug.log" });
+  });
+});
+
+describe("debugLine", () => {
+  it("writes runs, turns, tools with durations, hook decisions and errors; nothing for the rest", () => {
+    const starts = new Map([["call_1", at]]);
+    const lines = [
+      { type: "agent_start", timestamp: at },
+      { type: "hook_decision", slot: "tool_call", extension: "permission-gate", outcome: "block", durationMs: 0.42, reason: "no", timestamp: at + 1 },
+      { type: "tool_execution_end", toolCallId: "call_1", toolName: "read", isError: false, timestamp: at + 12 },
+      { type: "tool_execution_end", toolCallId: "call_2", toolName: "bash", isError: true, timestamp: at + 13 },
+      { type: "turn_end", turnIndex: 0, toolResults: [{}, {}], timestamp: at + 14 },
+      { type: "extension_error", extension: "x", slot: "agent_end", error: "boom", timestamp: at + 15 },
+      { type: "message_end", timestamp: at + 16 },
+      { type: "agent_end", stopReason: "blocked", reason: "policy", timestamp: at + 17 },
+    ].map((e) => debugLine(e, starts));
+    expect(lines).toEqual([
+      `${iso(0)} run start`,
+      `${iso(1)} hook tool_call permission-gate → block (0.4ms) — no`,
+      `${iso(12)} tool read call_1 ✓ 12ms`,
+      `${iso(13)} tool bash call_2 ✗ ?`,
+      `${iso(14)} turn 0 end (2 tool results)`,
+      `${iso(15)} extension error x in agent_end: boom`,
+      undefined,
+      `${iso(17)} run end: blocked — policy`,
+    ]);
+  });
+});
+
+describe("tracer", () => {
+  it("observes every traced event and registers --trace-dir", async () => {
+    const fake = await loadFake(tracer);
+    expect(fake.registrations.map((r) => r.name)).toEqual([...TRACED_EVENTS]);
+    expect([...fake.flags.keys()]).toEqual(["trace-dir"]);
+  });
+
+  it("appends events and debug lines next to the session file, redacted when redact-secrets is loaded", async () => {
+    const bus = new Map<string, ((data: unknown) => void)[]>();
+    const fake = await loadFake(tracer, bus);
+    await loadFake(redactSecrets, bus); // loads after the tracer: the handshake still connects them
+    const session = join(dir, "s1.jsonl");
+    const ctx = fakeCtx({ sessionManager: { ...fakeCtx().sessionManager, file: session } });
+    const handler = (name: string) => fake.registrations.find((r) => r.name === name)!.handler;
+    const secret = ["sk", "proj", "Abc123def456ghi789jkl012mno345"].join("-");
+    await handler("agent_start")({ timestamp: at }, ctx);
+    await handler("tool_execution_start")({ toolCallId: "c1", toolName: "bash", args: { command: "env" }, timestamp: at + 1 }, ctx);
+    await handler("tool_execution_update")({ toolCallId: "c1", toolName: "bash", args: {}, partialResult: `KEY=${secret}`, timestamp: at + 2 }, ctx);
+    await handler("message_update")({ message: { role: "assistant", content: [] }, delta: { type: "text_delta", delta: "hi" }, timestamp: at + 3 }, ctx);
+    await handler("tool_execution_end")({ toolCallId: "c1", toolName: "bash", result: { content: [] }, isError: false, timestamp: at + 9 }, ctx);
+
+    const events = readFileSync(join(dir, "s1.events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(events).toEqual([
+      { type: "agent_start", timestamp: at },
+      { type: "tool_execution_start", toolCallId: "c1", toolName: "bash", args: { command: "env" }, timestamp: at + 1 },
+      { type: "tool_execution_update", toolCallId: "c1", toolName: "bash", args: {}, partialResult: "KEY=[REDACTED:openai-key]", timestamp: at + 2 },
+      { type: "message_update", timestamp: at + 3, delta: { type: "text_delta", delta: "hi" } },
+      { type: "tool_execution_end", toolCallId: "c1", toolName: "bash", result: { content: [] }, isError: false, timestamp: at + 9 },
+    ]);
+    expect(readFileSync(join(dir, "s1.debug.log"), "utf8")).toBe(`${iso(0)} run start\n${iso(9)} tool bash c1 ✓ 8ms\n`);
+  });
+
+  it("writes to --trace-dir, named after the session id, when there is no session file", async () => {
+    const fake = await loadFake(tracer);
+    fake.flagValues["trace-dir"] = join(dir, "traces");
+    await fake.registrations.find((r) => r.name === "agent_start")!.handler({ timestamp: at }, fakeCtx());
+    expect(readFileSync(join(dir, "traces", "test-session.debug.log"), "utf8")).toBe(`${iso(0)} run start\n`);
+  });
+});

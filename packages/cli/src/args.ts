@@ -1,0 +1,312 @@
+/**
+ * The command line (DESIGN §5.1), parsed into data. Parsing never throws and never exits: a
+ * usage error is a value whose message is the one line the user sees (exit code 2).
+ *
+ * Extensions may register their own flags (`pi.registerFlag`), which are only known after the
+ * extensions load. So parsing runs twice: once without them (unknown `--x` tokens are collected,
+ * not yet fatal), then again with the registered flags, where anything still unknown is an error.
+ */
+
+export type Mode = "print" | "json" | "rpc" | "interactive";
+export type Command = "run" | "extensions" | "demo" | "help" | "version";
+
+export interface CliArgs {
+  command: Command;
+  /** Explicit `--mode`; undefined = decide from `-p` and the TTY (see `resolveMode`). */
+  mode?: Mode;
+  /** `-p` / `--print`: run once. With `--mode json` it only says "run once" too. */
+  print: boolean;
+  /** Positional words joined by spaces. */
+  prompt?: string;
+  model?: string;
+  baseUrl?: string;
+  /** `-e` paths in the order given (still relative to the shell's directory). */
+  extensions: string[];
+  noExtensions: boolean;
+  noBuiltinTools: boolean;
+  strictExtensions: boolean;
+  cwd?: string;
+  session?: string;
+  continue: boolean;
+  noSession: boolean;
+  maxTurns?: number;
+  systemPrompt?: string;
+  /** `mypi extensions --json`. */
+  json: boolean;
+  /** Values of flags registered by extensions (`--name value` / `--name`). */
+  extensionFlags: Record<string, string | boolean>;
+  /** `--x` tokens no one declared. Fatal once the extensions' flags are known. */
+  unknownFlags: string[];
+}
+
+export type FlagKind = "boolean" | "string";
+export type ParseResult = { ok: true; args: CliArgs } | { ok: false; error: string };
+
+/** One line, says what to do. */
+export function usageError(message: string): { ok: false; error: string } {
+  return { ok: false, error: `mypi: ${message}` };
+}
+
+const HELP_HINT = "Run `mypi --help` for the list of options.";
+
+/** Built-in options: name → what it takes. `-x` short forms map onto long names. */
+const OPTIONS: Record<string, FlagKind> = {
+  print: "boolean",
+  mode: "string",
+  model: "string",
+  "base-url": "string",
+  extension: "string",
+  "no-extensions": "boolean",
+  "no-builtin-tools": "boolean",
+  "strict-extensions": "boolean",
+  cwd: "string",
+  session: "string",
+  continue: "boolean",
+  "no-session": "boolean",
+  "max-turns": "string",
+  "system-prompt": "string",
+  json: "boolean",
+  help: "boolean",
+  version: "boolean",
+};
+const SHORT: Record<string, string> = { p: "print", e: "extension", c: "continue", h: "help", v: "version" };
+const MODES: readonly Mode[] = ["print", "json", "rpc", "interactive"];
+const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", demo: "demo", help: "help" };
+
+/**
+ * Parse `argv` (without `node` and the script). `extensionFlags` are the flags extensions
+ * registered; without it, unknown flags are collected in `unknownFlags` instead of failing.
+ */
+export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<string, FlagKind>): ParseResult {
+  const args: CliArgs = {
+    command: "run",
+    print: false,
+    extensions: [],
+    noExtensions: false,
+    noBuiltinTools: false,
+    strictExtensions: false,
+    continue: false,
+    noSession: false,
+    json: false,
+    extensionFlags: {},
+    unknownFlags: [],
+  };
+  const words: string[] = [];
+  let i = 0;
+  const first = argv[0];
+  if (first !== undefined && first in SUBCOMMANDS) {
+    args.command = SUBCOMMANDS[first]!;
+    i = 1;
+  }
+
+  for (; i < argv.length; i++) {
+    const token = argv[i]!;
+    if (token === "--") {
+      words.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!token.startsWith("-") || token === "-") {
+      words.push(token);
+      continue;
+    }
+    let name: string;
+    let inline: string | undefined;
+    if (token.startsWith("--")) {
+      const eq = token.indexOf("=");
+      name = eq === -1 ? token.slice(2) : token.slice(2, eq);
+      inline = eq === -1 ? undefined : token.slice(eq + 1);
+    } else {
+      const long = SHORT[token.slice(1)];
+      if (long === undefined) return usageError(`unknown option ${token}. ${HELP_HINT}`);
+      name = long;
+    }
+
+    const kind = OPTIONS[name] ?? extensionFlags?.get(name);
+    if (kind === undefined) {
+      if (extensionFlags) return usageError(`unknown option --${name}. ${HELP_HINT}`);
+      args.unknownFlags.push(`--${name}`);
+      continue;
+    }
+    let value: string | true = true;
+    if (kind === "string") {
+      if (inline !== undefined) value = inline;
+      else {
+        const next = argv[i + 1];
+        if (next === undefined) return usageError(`--${name} needs a value. ${HELP_HINT}`);
+        value = next;
+        i++;
+      }
+    } else if (inline !== undefined) {
+      return usageError(`--${name} takes no value (got "--${name}=${inline}"). ${HELP_HINT}`);
+    }
+
+    if (!(name in OPTIONS)) {
+      args.extensionFlags[name] = value;
+      continue;
+    }
+    const error = applyOption(args, name, value);
+    if (error) return usageError(error);
+  }
+
+  if (words.length > 0) args.prompt = words.join(" ");
+  return validate(args);
+}
+
+/** Returns an error message, or undefined. */
+function applyOption(args: CliArgs, name: string, value: string | true): string | undefined {
+  const text = typeof value === "string" ? value : "";
+  switch (name) {
+    case "print":
+      args.print = true;
+      return;
+    case "mode":
+      if (!(MODES as readonly string[]).includes(text)) {
+        return `--mode must be one of ${MODES.join(", ")} (got "${text}"). ${HELP_HINT}`;
+      }
+      args.mode = text as Mode;
+      return;
+    case "model":
+      args.model = text;
+      return;
+    case "base-url":
+      args.baseUrl = text;
+      return;
+    case "extension":
+      args.extensions.push(text);
+      return;
+    case "no-extensions":
+      args.noExtensions = true;
+      return;
+    case "no-builtin-tools":
+      args.noBuiltinTools = true;
+      return;
+    case "strict-extensions":
+      args.strictExtensions = true;
+      return;
+    case "cwd":
+      args.cwd = text;
+      return;
+    case "session":
+      args.session = text;
+      return;
+    case "continue":
+      args.continue = true;
+      return;
+    case "no-session":
+      args.noSession = true;
+      return;
+    case "max-turns": {
+      const n = Number(text);
+      if (!Number.isInteger(n) || n < 1) return `--max-turns must be a whole number ≥ 1 (got "${text}").`;
+      args.maxTurns = n;
+      return;
+    }
+    case "system-prompt":
+      args.systemPrompt = text;
+      return;
+    case "json":
+      args.json = true;
+      return;
+    case "help":
+      args.command = "help";
+      return;
+    case "version":
+      args.command = "version";
+      return;
+  }
+  return `unknown option --${name}. ${HELP_HINT}`;
+}
+
+function validate(args: CliArgs): ParseResult {
+  const sessionChoices = [args.session !== undefined, args.continue, args.noSession].filter(Boolean).length;
+  if (sessionChoices > 1) return usageError("choose one of --session FILE, --continue and --no-session.");
+  if (args.model !== undefined && !/^(openai|scripted):.+/.test(args.model)) {
+    return usageError(`--model must be openai:<name> or scripted:<file> (got "${args.model}").`);
+  }
+  if (args.mode === "rpc" && (args.print || args.prompt !== undefined)) {
+    return usageError("--mode rpc reads its prompts from stdin; drop -p and the prompt.");
+  }
+  if (args.json && args.command !== "extensions") {
+    return usageError("--json belongs to `mypi extensions`; for JSON events use --mode json.");
+  }
+  if (args.command === "extensions" && args.prompt !== undefined) {
+    return usageError(`\`mypi extensions\` takes no prompt (got "${args.prompt}").`);
+  }
+  return { ok: true, args };
+}
+
+/**
+ * The mode a run uses: explicit `--mode`/`-p` wins; otherwise interactive on a TTY, and like
+ * `-p` when there is a prompt (or piped input) but no TTY.
+ */
+export function resolveMode(args: CliArgs, isTTY: boolean): Mode {
+  if (args.mode) return args.mode;
+  if (args.print) return "print";
+  return isTTY ? "interactive" : "print";
+}
+
+/** Exit codes (DESIGN §5.1, §6). */
+export const EXIT = { ok: 0, error: 1, usage: 2, aborted: 130 } as const;
+
+/** The process exit code for how a run ended. */
+export function exitCodeFor(stopReason: string): number {
+  switch (stopReason) {
+    case "completed":
+    case "handled":
+    case "terminated":
+      return EXIT.ok;
+    case "aborted":
+      return EXIT.aborted;
+    default: // error, blocked, max_turns
+      return EXIT.error;
+  }
+}
+
+export const HELP = `mypi — a plugin-first agent
+
+Usage
+  mypi [prompt]                     interactive on a terminal; with a prompt and no terminal, like -p
+  mypi -p "prompt"                  print mode: run once, print the final text
+  mypi --mode json -p "prompt"      every event as one JSON line on stdout
+  mypi --mode rpc                   JSON lines on stdin (commands) and stdout (responses, events)
+  mypi extensions [--json]          loaded and failed extensions, handlers per slot, tools
+  mypi demo                         a scripted run in a temporary workspace (no API key needed)
+
+Model
+  --model openai:<name>             an OpenAI-compatible chat model (needs OPENAI_API_KEY,
+                                    or a server given with --base-url)
+  --model scripted:<file>           replay a scripted model file (tests, demos)
+                                    default: openai:$MYPI_MODEL, else openai:gpt-4.1-mini, when
+                                    OPENAI_API_KEY is set
+  --base-url URL                    the API's base URL (e.g. http://127.0.0.1:8080/v1)
+  --system-prompt TEXT              replace the default system prompt
+  --max-turns N                     stop after N model calls in one run (default 50)
+
+Extensions and tools
+  -e, --extension PATH              load an extension file or folder (repeatable, in order)
+  --no-extensions                   skip ~/.mypi/extensions and <cwd>/.mypi/extensions (-e still loads)
+  --no-builtin-tools                do not load read, write, edit, bash, grep, find, ls
+  --strict-extensions               any extension that fails to load is fatal (exit 2)
+
+Workspace and session
+  --cwd DIR                         the agent's workspace (default: the current directory)
+  --session FILE                    use this session file (created when missing)
+  -c, --continue                    continue the most recent session of this workspace
+  --no-session                      keep nothing on disk
+
+  -h, --help                        this text        -v, --version   the version
+
+Paths given to -e and scripted: resolve against the shell's directory; --cwd is the agent's
+workspace. MYPI_HOME (default ~/.mypi) holds sessions/ and extensions/.
+
+Exit codes: 0 completed or handled, 1 error / blocked / max turns, 2 usage error, 130 aborted.
+
+Examples
+  mypi demo
+  OPENAI_API_KEY=… mypi "explain src/main.ts"
+  mypi -p "list the TODOs in this repo" --cwd ~/code/app
+  mypi --mode json -p "fix the failing test" -e ./my-policy.ts > events.jsonl
+  mypi --model openai:qwen2.5-coder --base-url http://127.0.0.1:8080/v1 -p "hello"
+  mypi --model scripted:script.json --no-session -p "go"
+  mypi extensions --json
+`;

@@ -1,0 +1,61 @@
+/**
+ * `mypi extensions [--json]`: what loaded (in load order, with what each registered), what
+ * failed (path, line, why), the handlers of every slot and event in effective order (outermost
+ * first), and the tools the model would get (a later extension's tool replacing an earlier one).
+ * Exits 0 even when something failed to load: listing failures is its job.
+ */
+import type { ExtensionManager } from "@mypi/extension-api";
+import { formatLoadFailure } from "@mypi/extension-api";
+import type { CliIO } from "./main.ts";
+
+export interface ExtensionsReport {
+  loaded: { name: string; path?: string; handlers: { name: string; order?: "pre" | "post" }[]; tools: string[]; commands: string[]; flags: string[] }[];
+  failed: { name: string; path: string; line?: number; column?: number; code: string; message: string }[];
+  order: Record<string, string[]>;
+  tools: { name: string; source?: string; description: string }[];
+}
+
+export function extensionsReport(manager: ExtensionManager): ExtensionsReport {
+  return {
+    loaded: manager.list(),
+    failed: manager.loadFailures,
+    order: manager.handlerOrder() as Record<string, string[]>,
+    tools: manager.effectiveTools().map((t) => ({ name: t.name, ...(t.source !== undefined && { source: t.source }), description: firstLine(t.description) })),
+  };
+}
+
+export function printExtensions(manager: ExtensionManager, io: CliIO, json: boolean): number {
+  const report = extensionsReport(manager);
+  if (json) {
+    io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    return 0;
+  }
+  const lines: string[] = [];
+  lines.push(`Loaded (${report.loaded.length}), in load order:`);
+  for (const e of report.loaded) {
+    const parts = [
+      e.tools.length ? `tools: ${e.tools.join(", ")}` : "",
+      e.commands.length ? `commands: ${e.commands.map((c) => `/${c}`).join(", ")}` : "",
+      e.flags.length ? `flags: ${e.flags.map((f) => `--${f}`).join(", ")}` : "",
+    ].filter(Boolean);
+    lines.push(`  ${e.name}${e.path ? `  ${e.path}` : ""}`);
+    if (parts.length) lines.push(`      ${parts.join("; ")}`);
+  }
+  lines.push("", `Failed (${report.failed.length}):`);
+  for (const f of report.failed) lines.push(`  ${f.name}  ${formatLoadFailure(f)}`);
+  lines.push("", "Handlers per slot and event, in effective order (outermost first):");
+  const names = Object.keys(report.order);
+  if (names.length === 0) lines.push("  (none)");
+  const width = Math.max(0, ...names.map((n) => n.length));
+  for (const name of names) lines.push(`  ${name.padEnd(width)}  ${report.order[name]!.join(" → ")}`);
+  lines.push("", `Tools (${report.tools.length}):`);
+  const toolWidth = Math.max(0, ...report.tools.map((t) => t.name.length));
+  for (const t of report.tools) lines.push(`  ${t.name.padEnd(toolWidth)}  ${t.source ?? ""}  ${t.description}`.trimEnd());
+  io.stdout.write(`${lines.join("\n")}\n`);
+  return 0;
+}
+
+function firstLine(text: string): string {
+  const line = text.split("\n")[0] ?? "";
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}

@@ -1,0 +1,136 @@
+/**
+ * Building the host: load the extensions (builtin tools first, then the discovered paths) into an
+ * `ExtensionManager`, and wrap an `ExtensionHost` into the `HostSession` the long-lived modes use.
+ * Shared by `run.ts` and the demo, so both run the same code path.
+ */
+import type { SessionManager, StreamEvent } from "@mypi/kernel";
+import {
+  ExtensionManager,
+  createExtensionHost,
+  formatLoadFailure,
+  type ExtensionHost,
+  type ExtensionHostOptions,
+  type ExtensionUI,
+  type LoadFailure,
+} from "@mypi/extension-api";
+import { createBuiltinTools } from "@mypi/builtin-tools";
+import type { HostSession } from "./host-session.ts";
+
+export interface ExtensionSet {
+  /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */
+  cwd: string;
+  /** Absolute paths, in load order (see `discovery.ts`). */
+  paths: readonly string[];
+  builtinTools: boolean;
+  flags?: Record<string, string | boolean>;
+  ui?: ExtensionUI;
+  /** Notable things that are not errors (a tool replaced by another extension). */
+  onDiagnostic?: (message: string) => void;
+}
+
+export interface LoadedExtensions {
+  manager: ExtensionManager;
+  failures: LoadFailure[];
+}
+
+export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensions> {
+  const manager = new ExtensionManager({
+    cwd: set.cwd,
+    ...(set.ui && { ui: set.ui }),
+    ...(set.flags && { flags: set.flags }),
+    ...(set.onDiagnostic && { onDiagnostic: set.onDiagnostic }),
+  });
+  const failures: LoadFailure[] = [];
+  if (set.builtinTools) {
+    failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd }), "builtin-tools")).failed);
+  }
+  failures.push(...(await manager.load(set.paths)).failed);
+  return { manager, failures };
+}
+
+/** One line per failure, for stderr. */
+export function describeFailures(failures: readonly LoadFailure[]): string[] {
+  return failures.map((f) => `mypi: extension ${f.name} failed to load: ${formatLoadFailure(f)}`);
+}
+
+export type HostOptions = Omit<ExtensionHostOptions, "manager" | "session">;
+
+/**
+ * A `HostSession` over an extension host. `newSession` shuts the host down and builds a new one
+ * (extensions loaded again, a new session file) through `rebuild`; listeners carry over.
+ */
+export function createHostSession(first: ExtensionHost, rebuild: () => Promise<ExtensionHost>): HostSession & { readonly host: ExtensionHost } {
+  let host = first;
+  let ui: ExtensionUI | undefined;
+  const listeners = new Set<(event: StreamEvent) => void>();
+  const attach = (h: ExtensionHost) => h.agent.subscribe((event) => {
+    for (const l of listeners) l(event);
+  });
+  let detach = attach(host);
+
+  return {
+    get host() {
+      return host;
+    },
+    get agent() {
+      return host.agent;
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    state: () => ({
+      model: host.agent.model.id,
+      isStreaming: host.agent.isRunning,
+      sessionFile: host.session.file,
+      sessionId: host.session.id,
+      sessionName: host.session.getSessionName(),
+      messageCount: host.agent.messages.length,
+      pendingMessageCount: host.agent.pendingMessageCount,
+    }),
+    commands: () => host.manager.getCommands(),
+    runCommand: (name, args) => host.runCommand(name, args),
+    async reload() {
+      const r = await host.reload();
+      return { loaded: r.loaded, failed: r.failed.map((f) => f.name) };
+    },
+    async newSession() {
+      if (host.agent.isRunning) throw new Error("A run is in progress: abort it first.");
+      if ((await host.beforeSwitch("new")).cancelled) return { cancelled: true };
+      const previousSessionFile = host.session.file;
+      const next = await rebuild();
+      detach();
+      await host.shutdown();
+      host = next;
+      if (ui) host.setUI(ui);
+      detach = attach(host);
+      host.start();
+      host.switched("new", previousSessionFile);
+      return { cancelled: false };
+    },
+    async compact(customInstructions) {
+      const outcome = await host.compact(customInstructions);
+      switch (outcome.status) {
+        case "compacted":
+          return { status: "compacted", summary: outcome.summary, tokensBefore: outcome.tokensBefore, tokensAfter: outcome.tokensAfter };
+        case "skipped":
+          return { status: "skipped", reason: outcome.reason };
+        case "cancelled":
+          return { status: "cancelled" };
+        case "failed":
+          return { status: "failed", error: outcome.error };
+      }
+    },
+    setSessionName: (name) => host.setSessionName(name),
+    fork: (entryId) => host.fork(entryId),
+    setUI(next) {
+      ui = next;
+      host.setUI(next);
+    },
+    start: () => host.start(),
+  };
+}
+
+export function buildHost(loaded: LoadedExtensions, session: SessionManager, options: HostOptions): ExtensionHost {
+  return createExtensionHost({ ...options, manager: loaded.manager, session });
+}

@@ -1,0 +1,47 @@
+/**
+ * What the long-lived modes (RPC, interactive) act on: the agent plus the host's session-level
+ * actions. `run.ts` builds it from the extension host; tests build it around a bare Agent.
+ */
+import type { Agent, StreamEvent } from "@mypi/kernel";
+import type { CommandInfo, ExtensionUI } from "@mypi/extension-api";
+
+export interface SessionState {
+  model: string;
+  isStreaming: boolean;
+  sessionFile: string | undefined;
+  sessionId: string;
+  sessionName: string | undefined;
+  messageCount: number;
+  pendingMessageCount: number;
+}
+
+/** How a manual compaction ended (the kernel's `CompactionOutcome` without the messages). */
+export interface CompactResult {
+  status: "compacted" | "skipped" | "cancelled" | "failed";
+  tokensBefore?: number;
+  tokensAfter?: number;
+  summary?: string;
+  reason?: string;
+  error?: string;
+}
+
+export interface HostSession {
+  /** The current agent (`newSession` replaces it). */
+  readonly agent: Agent;
+  /** Events of the current agent and of every later one. */
+  subscribe(listener: (event: StreamEvent) => void): () => void;
+  state(): SessionState;
+  commands(): CommandInfo[];
+  /** `/name args`; `{ran:false}` when no extension registered `name`. */
+  runCommand(name: string, args: string): Promise<{ ran: boolean; error?: string }>;
+  /** Re-import every extension (DESIGN §3.7); the session is kept. */
+  reload(): Promise<{ loaded: string[]; failed: string[] }>;
+  newSession(): Promise<{ cancelled: boolean }>;
+  compact(customInstructions?: string): Promise<CompactResult>;
+  setSessionName(name: string): void;
+  fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /** Give extensions a UI (their dialogs then ask the user). */
+  setUI(ui: ExtensionUI | undefined): void;
+  /** Send `session_start` to the extensions: once, after the mode installed its UI. */
+  start(): void;
+}

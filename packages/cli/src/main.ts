@@ -1,0 +1,67 @@
+/**
+ * The `mypi` entry point: parse the command line, then hand over to a command.
+ *
+ * Only `args.ts` is imported up front; the kernel, the extension system and the tools (zod,
+ * openai, babel through jiti) are loaded when a command needs them, so `mypi --help` and usage
+ * errors answer in the time Node takes to start.
+ */
+import { readFileSync } from "node:fs";
+import { EXIT, HELP, parseArgs } from "./args.ts";
+
+/** Where a command reads and writes; the process's own by default, replaceable in tests. */
+export interface CliIO {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+  /** The shell's directory. */
+  cwd: string;
+}
+
+export function processIO(): CliIO {
+  return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+}
+
+/** Run one `mypi` invocation; resolves to the process exit code. Never throws. */
+export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
+  const parsed = parseArgs(argv);
+  if (!parsed.ok) {
+    io.stderr.write(`${parsed.error}\n`);
+    return EXIT.usage;
+  }
+  const args = parsed.args;
+  // A run may wait on something that holds no handle (an extension's promise, a dialog); without
+  // this timer Node would see an empty event loop and quit mid-run (exit 13).
+  const keepAlive = setInterval(() => {}, 1 << 30);
+  try {
+    switch (args.command) {
+      case "help":
+        io.stdout.write(HELP);
+        return EXIT.ok;
+      case "version":
+        io.stdout.write(`mypi ${version()}\n`);
+        return EXIT.ok;
+      case "demo": {
+        const { runDemo } = await import("./demo/run.ts");
+        return await runDemo(args, io);
+      }
+      default: {
+        const { runCommand } = await import("./run.ts");
+        return await runCommand(argv, args, io);
+      }
+    }
+  } catch (error) {
+    // A bug in the host: say so in one line (with the stack when asked for), never a raw trace.
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr.write(`mypi: internal error: ${message}. Set MYPI_DEBUG=1 for the stack, and please report it.\n`);
+    if (io.env.MYPI_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+    return EXIT.error;
+  } finally {
+    clearInterval(keepAlive);
+  }
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: string };
+  return pkg.version ?? "0.0.0";
+}

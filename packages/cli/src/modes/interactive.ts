@@ -1,0 +1,276 @@
+/**
+ * Interactive mode, on a terminal (DESIGN §5, issue 8):
+ * - streamed text; one line per tool call with a spinner while it runs and ✓ / ✗ from `isError`
+ *   when it ends; progress from `tool_execution_update` (the look is `render/renderer.ts`);
+ * - a line typed while the agent runs is sent as steering;
+ * - Ctrl+C aborts the run; pressed again (with no key in between) it exits (code 130);
+ *   Ctrl+D on an empty line exits (code 0);
+ * - `/quit`, `/reload`, `/compact [instructions]`, `/help`, and `/name args` for extension commands;
+ * - extension dialogs (`ctx.ui.confirm` …) ask on the input line; the next line typed answers.
+ *
+ * The terminal is in raw mode: every key arrives as bytes (Ctrl+C is "\x03", not a signal).
+ */
+import type { StreamEvent } from "@mypi/kernel";
+import type { DialogOptions, ExtensionUI } from "@mypi/extension-api";
+import type { HostSession } from "../host-session.ts";
+import type { CliIO } from "../main.ts";
+import { COLOR, PLAIN, initialRenderState, liveLines, renderEvent, type RenderState, type Style } from "../render/renderer.ts";
+import { Screen } from "../render/screen.ts";
+import { applyKeys, parseLine, type EditorAction } from "./line-editor.ts";
+
+export interface InteractiveOptions {
+  initialPrompt?: string;
+  /** Lines shown once at the top (load failures, the banner). */
+  banner?: string[];
+}
+
+const SPINNER_MS = 80;
+
+interface Question {
+  prompt: string;
+  answer(line: string | undefined): void;
+}
+
+export async function runInteractive(session: HostSession, io: CliIO, options: InteractiveOptions = {}): Promise<number> {
+  const style: Style = io.env.NO_COLOR ? PLAIN : COLOR;
+  const screen = new Screen(io.stdout);
+
+  let render: RenderState = initialRenderState;
+  let buffer = "";
+  let armed = false; // one Ctrl+C seen, nothing since: the next one exits
+  let run: PromiseLike<unknown> | undefined;
+  let frame = 0;
+  let ticker: NodeJS.Timeout | undefined;
+  const questions: Question[] = [];
+  let finish!: (code: number) => void;
+  const finished = new Promise<number>((resolve) => (finish = resolve));
+  let exiting = false;
+
+  const inputLine = () => {
+    const q = questions[0];
+    if (q) return `${style.yellow("?")} ${q.prompt} ${buffer}`;
+    return `${style.bold(run ? "»" : ">")} ${buffer}`;
+  };
+  const refresh = () => {
+    screen.setLive([...liveLines(render, { frame, now: Date.now(), style }), inputLine()]);
+    const spinning = render.running.length > 0;
+    if (spinning && !ticker) {
+      ticker = setInterval(() => {
+        frame++;
+        refresh();
+      }, SPINNER_MS);
+      ticker.unref();
+    } else if (!spinning && ticker) {
+      clearInterval(ticker);
+      ticker = undefined;
+    }
+  };
+  const say = (line: string) => {
+    screen.commit(`${line}\n`);
+    refresh();
+  };
+
+  const onEvent = (event: StreamEvent) => {
+    const step = renderEvent(render, event, style);
+    render = step.state;
+    screen.commit(step.commit);
+    refresh();
+  };
+  const unsubscribe = session.subscribe(onEvent);
+
+  // Extension dialogs: asked on the input line, answered by the next line typed.
+  const ask = (prompt: string, opts?: DialogOptions) =>
+    new Promise<string | undefined>((resolve) => {
+      if (exiting || opts?.signal?.aborted) return resolve(undefined);
+      let timer: NodeJS.Timeout | undefined;
+      const q: Question = {
+        prompt,
+        answer: (line) => {
+          const i = questions.indexOf(q);
+          if (i === -1) return;
+          questions.splice(i, 1);
+          if (timer) clearTimeout(timer);
+          opts?.signal?.removeEventListener("abort", onAbort);
+          refresh();
+          resolve(line);
+        },
+      };
+      const onAbort = () => q.answer(undefined);
+      opts?.signal?.addEventListener("abort", onAbort, { once: true });
+      if (opts?.timeout !== undefined) timer = setTimeout(onAbort, opts.timeout);
+      questions.push(q);
+      refresh();
+    });
+  const ui: ExtensionUI = {
+    confirm: async (title, message, opts) => {
+      if (message) say(style.yellow(`? ${title}\n  ${message.replace(/\n/g, "\n  ")}`));
+      const a = await ask(`${message ? "" : `${title} `}[y/N]`, opts);
+      return a !== undefined && /^y(es)?$/i.test(a.trim());
+    },
+    select: async (title, choices, opts) => {
+      say(style.yellow(`? ${title}\n${choices.map((c, i) => `  ${i + 1}. ${c}`).join("\n")}`));
+      const a = (await ask("number:", opts))?.trim();
+      if (!a) return undefined;
+      const n = Number(a);
+      return Number.isInteger(n) && n >= 1 && n <= choices.length ? choices[n - 1] : choices.find((c) => c === a);
+    },
+    input: async (title, placeholder, opts) => {
+      const a = await ask(`${title}${placeholder ? ` (${placeholder})` : ""}:`, opts);
+      return a === undefined || a === "" ? undefined : a;
+    },
+    editor: async (title, prefill) => {
+      const a = await ask(`${title}${prefill ? ` [${prefill}]` : ""}:`);
+      return a === undefined ? undefined : a === "" ? prefill : a;
+    },
+    notify: (message, type = "info") => say(type === "error" ? style.red(message) : type === "warning" ? style.yellow(message) : style.dim(message)),
+  };
+  session.setUI(ui);
+  session.start(); // extensions see ctx.hasUI from their first event
+
+  const startRun = (text: string) => {
+    const stream = session.agent.prompt(text, { source: "interactive" });
+    run = stream;
+    refresh();
+    void Promise.resolve(stream).then(
+      () => {
+        run = undefined;
+        refresh();
+      },
+      (error: unknown) => {
+        run = undefined;
+        say(style.red(`✗ ${error instanceof Error ? error.message : String(error)}`));
+      },
+    );
+  };
+
+  const runSlash = async (name: string, args: string) => {
+    switch (name) {
+      case "quit":
+      case "exit":
+        return exit(0);
+      case "help": {
+        const cmds = session.commands();
+        say(
+          style.dim(
+            [
+              "/quit  exit          /reload  reload the extensions          /compact [instructions]  summarize the history",
+              ...cmds.map((c) => `/${c.name}${c.description ? `  ${c.description}` : ""}  (${c.extension})`),
+              "Enter sends; while the agent works, a line steers it. Ctrl+C aborts; twice exits.",
+            ].join("\n"),
+          ),
+        );
+        return;
+      }
+      case "reload":
+      case "compact":
+        if (run) return say(style.yellow(`/${name} waits for an idle agent: let the run finish or press Ctrl+C.`));
+        if (name === "reload") {
+          const r = await session.reload();
+          const failed = r.failed.length ? style.red(`; failed: ${r.failed.join(", ")}`) : "";
+          return say(style.dim(`reloaded ${r.loaded.length} extension${r.loaded.length === 1 ? "" : "s"}`) + failed);
+        } else {
+          say(style.dim("compacting…"));
+          const r = await session.compact(args || undefined);
+          if (r.status === "compacted") return say(style.dim(`compacted: ${r.tokensBefore} → ${r.tokensAfter} tokens`));
+          return say(style.yellow(`not compacted (${r.status}${r.reason ? `: ${r.reason}` : ""}${r.error ? `: ${r.error}` : ""})`));
+        }
+      default: {
+        const r = await session.runCommand(name, args);
+        if (!r.ran) say(style.yellow(`unknown command /${name} — /help lists the commands`));
+        else if (r.error !== undefined) say(style.red(`/${name} failed: ${r.error}`));
+      }
+    }
+  };
+
+  const submit = (line: string) => {
+    const q = questions[0];
+    if (q) {
+      say(`${style.yellow("?")} ${q.prompt} ${line}`);
+      q.answer(line);
+      return;
+    }
+    const parsed = parseLine(line);
+    if (parsed.kind === "empty") return refresh();
+    if (parsed.kind === "command") {
+      say(`${style.bold(">")} ${line.trim()}`);
+      void runSlash(parsed.name, parsed.args).catch((error: unknown) => say(style.red(`✗ /${parsed.name}: ${String(error)}`)));
+      return;
+    }
+    if (run) {
+      session.agent.steer(parsed.text);
+      return say(style.dim(`↳ steering: ${parsed.text}`));
+    }
+    say(`${style.bold(">")} ${parsed.text}`);
+    startRun(parsed.text);
+  };
+
+  const interrupt = () => {
+    const q = questions[0];
+    if (q) {
+      say(`${style.yellow("?")} ${q.prompt} ${style.dim("(cancelled)")}`);
+      buffer = "";
+      q.answer(undefined);
+      return;
+    }
+    if (armed) return exit(130);
+    if (buffer) {
+      buffer = "";
+      return refresh();
+    }
+    armed = true;
+    if (run) {
+      session.agent.abort();
+      say(style.dim("(aborting — Ctrl+C again to exit)"));
+    } else {
+      say(style.dim("(Ctrl+C again to exit, or /quit)"));
+    }
+  };
+
+  const onAction = (action: EditorAction) => {
+    if (action.type === "interrupt") return interrupt();
+    armed = false;
+    if (action.type === "eof") return exit(0);
+    submit(action.line);
+  };
+
+  const onData = (chunk: string | Buffer) => {
+    const step = applyKeys(buffer, chunk.toString());
+    if (step.buffer !== buffer) armed = false;
+    buffer = step.buffer;
+    for (const action of step.actions) onAction(action);
+    refresh();
+  };
+
+  async function exit(code: number): Promise<void> {
+    if (exiting) return;
+    exiting = true;
+    for (const q of [...questions]) q.answer(undefined);
+    if (run) {
+      session.agent.abort();
+      await Promise.resolve(run).then(undefined, () => undefined);
+    }
+    finish(code);
+  }
+
+  const onSigint = () => interrupt();
+  io.stdin.setRawMode?.(true);
+  io.stdin.setEncoding?.("utf8");
+  io.stdin.on("data", onData);
+  io.stdin.resume?.();
+  process.on("SIGINT", onSigint);
+
+  for (const line of options.banner ?? []) screen.commit(`${line}\n`);
+  refresh();
+  if (options.initialPrompt) submit(options.initialPrompt);
+
+  const code = await finished;
+  if (ticker) clearInterval(ticker);
+  process.off("SIGINT", onSigint);
+  io.stdin.off("data", onData);
+  io.stdin.setRawMode?.(false);
+  io.stdin.pause?.();
+  screen.clearLive();
+  unsubscribe();
+  session.setUI(undefined);
+  return code;
+}

@@ -1,0 +1,71 @@
+/**
+ * Extension dialogs over RPC (Pi's sub-protocol, `research/pi-anchor.md` §7): `ctx.ui.confirm`
+ * and friends write an `extension_ui_request {id, method, …}` line and wait for the client's
+ * `extension_ui_response {id, value | confirmed | cancelled}`. A dialog resolves to its default
+ * (`false` / `undefined`) when its `timeout` passes, its `signal` aborts, the client cancels,
+ * or stdin ends (nobody is left to answer).
+ */
+import type { DialogOptions, ExtensionUI } from "@mypi/extension-api";
+
+export interface RpcUI extends ExtensionUI {
+  /** Route an `extension_ui_response`; false when no dialog has that id. */
+  answer(response: { id?: unknown; value?: unknown; confirmed?: unknown; cancelled?: unknown }): boolean;
+  /** Nobody will answer any more (end of input): open and later dialogs resolve to their defaults. */
+  close(): void;
+  /** Dialogs still waiting. */
+  readonly pending: number;
+}
+
+type Answer = { value?: unknown; confirmed?: unknown; cancelled?: unknown } | undefined;
+
+export function createRpcUI(send: (line: Record<string, unknown>) => void): RpcUI {
+  const open = new Map<string, (answer: Answer) => void>();
+  let next = 0;
+  let closed = false;
+
+  const ask = <T>(method: string, fields: Record<string, unknown>, opts: DialogOptions | undefined, decode: (a: Answer) => T): Promise<T> => {
+    const id = `ui_${++next}`;
+    return new Promise<T>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (answer: Answer) => {
+        if (!open.delete(id)) return;
+        if (timer) clearTimeout(timer);
+        opts?.signal?.removeEventListener("abort", onAbort);
+        resolve(decode(answer));
+      };
+      const onAbort = () => finish(undefined);
+      if (closed || opts?.signal?.aborted) return resolve(decode(undefined));
+      open.set(id, finish);
+      opts?.signal?.addEventListener("abort", onAbort, { once: true });
+      if (opts?.timeout !== undefined) timer = setTimeout(() => finish(undefined), opts.timeout);
+      send({ type: "extension_ui_request", id, method, ...fields, ...(opts?.timeout !== undefined && { timeout: opts.timeout }) });
+    });
+  };
+  const text = (a: Answer) => (a && !a.cancelled && typeof a.value === "string" ? a.value : undefined);
+
+  return {
+    select: (title, options, opts) =>
+      ask("select", { title, options }, opts, (a) => {
+        const v = text(a);
+        return v !== undefined && options.includes(v) ? v : undefined;
+      }),
+    confirm: (title, message, opts) =>
+      ask("confirm", { title, message }, opts, (a) => !!a && !a.cancelled && (a.confirmed === true || a.value === true)),
+    input: (title, placeholder, opts) => ask("input", { title, ...(placeholder !== undefined && { placeholder }) }, opts, text),
+    editor: (title, prefill) => ask("editor", { title, ...(prefill !== undefined && { prefill }) }, undefined, text),
+    notify: (message, notifyType = "info") => send({ type: "extension_ui_request", id: `ui_${++next}`, method: "notify", message, notifyType }),
+    answer(response) {
+      const finish = typeof response.id === "string" ? open.get(response.id) : undefined;
+      if (!finish) return false;
+      finish(response);
+      return true;
+    },
+    close() {
+      closed = true;
+      for (const finish of [...open.values()]) finish(undefined);
+    },
+    get pending() {
+      return open.size;
+    },
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * RPC mode (DESIGN §5.3): Pi's protocol, so clients written for `pi --mode rpc` drive mypi.
+ *
+ * stdin: one command per line `{id?, type, …}`; stdout: one JSON object per line — a response
+ * `{type:"response", id, command, success, data?, error?}` per command, every agent event as it
+ * happens, and `extension_ui_request` lines for extension dialogs. Framing is strict JSONL
+ * (`rpc/jsonl.ts`). Nothing a client sends can stop the loop: bad JSON, an unknown command or a
+ * failing command each get an error response and the next line is read. At the end of input the
+ * run in progress is finished (open dialogs resolve to their defaults), then the mode returns.
+ */
+import type { Agent, ImageContent, Message, StreamEvent } from "@mypi/kernel";
+import type { HostSession } from "../host-session.ts";
+import { readJsonlLines, toJsonLine } from "../rpc/jsonl.ts";
+import type { RpcUI } from "./rpc-ui.ts";
+
+/** What RPC commands act on: the host session and the dialogs carried over the wire. */
+export interface RpcTarget extends HostSession {
+  readonly ui: RpcUI;
+}
+
+export interface RpcIO {
+  stdin: NodeJS.ReadableStream;
+  stdout: NodeJS.WritableStream;
+}
+
+type Command = { id?: unknown; type: string; [key: string]: unknown };
+type Response = { type: "response"; id?: unknown; command: string; success: boolean; data?: unknown; error?: string };
+
+/** Thrown by a command handler: becomes `success:false` with this message. */
+class CommandError extends Error {}
+
+export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> {
+  const write = (value: unknown) => io.stdout.write(toJsonLine(value));
+  const unsubscribe = target.subscribe((event: StreamEvent) => void write(event));
+  /** Runs started by `prompt`, so the end of input can wait for them. */
+  const runs = new Set<Promise<unknown>>();
+  /** Commands are handled one at a time, in order: a slow one does not reorder the responses. */
+  let queue: Promise<void> = Promise.resolve();
+
+  const respond = (command: Command, result: { data?: unknown } | { error: string }) => {
+    const response: Response = { type: "response", command: command.type, success: !("error" in result) };
+    if (command.id !== undefined) response.id = command.id;
+    if ("error" in result) response.error = result.error;
+    else if (result.data !== undefined) response.data = result.data;
+    write(response);
+  };
+
+  /** A handler resolves to the response's `data`, or calls `reply` itself to answer before it is done. */
+  const handlers: Record<string, (c: Command, reply: (data?: unknown) => void) => Promise<unknown> | unknown> = {
+    prompt: async (c, reply) => {
+      const message = requireString(c, "message");
+      const slash = /^\/([A-Za-z0-9_:-]+)(?:\s+([\s\S]*))?$/.exec(message.trim());
+      if (slash) {
+        const outcome = await target.runCommand(slash[1]!, (slash[2] ?? "").trim());
+        if (outcome.ran) {
+          if (outcome.error !== undefined) throw new CommandError(`/${slash[1]} failed: ${outcome.error}`);
+          return undefined;
+        }
+      }
+      if (target.agent.isRunning) {
+        const behavior = c.streamingBehavior;
+        if (behavior === "steer") return void target.agent.steer(message);
+        if (behavior === "followUp") return void target.agent.followUp(message);
+        throw new CommandError('The agent is already running. Send "steer" or "follow_up", or prompt with streamingBehavior "steer" | "followUp".');
+      }
+      const images = c.images as ImageContent[] | undefined;
+      // Answer first: the run's events follow the response (the run starts on the next microtask).
+      reply();
+      const run = target.agent.prompt(message, { source: "rpc", ...(images && { images }) });
+      const settled = Promise.resolve(run).then(
+        () => undefined,
+        () => undefined,
+      );
+      runs.add(settled);
+      void settled.finally(() => runs.delete(settled));
+      return undefined;
+    },
+    steer: (c) => void target.agent.steer(requireString(c, "message")),
+    follow_up: (c) => void target.agent.followUp(requireString(c, "message")),
+    abort: () => void target.agent.abort(),
+    get_state: () => target.state(),
+    get_messages: () => ({ messages: target.agent.messages as readonly Message[] }),
+    get_commands: () => ({ commands: target.commands() }),
+    new_session: () => target.newSession(),
+    compact: async (c) => {
+      const result = await target.compact(optionalString(c, "customInstructions"));
+      if (result.status === "failed") throw new CommandError(`Compaction failed: ${result.error ?? "unknown error"}`);
+      return result;
+    },
+    set_session_name: (c) => void target.setSessionName(requireString(c, "name")),
+    fork: (c) => target.fork(requireString(c, "entryId")),
+  };
+
+  /** Parse one line: a command, or the error response it gets. */
+  const parse = (line: string): Command | Response => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch (error) {
+      return { type: "response", command: "parse", success: false, error: `Failed to parse command: ${(error as Error).message}` };
+    }
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || typeof (parsed as Command).type !== "string") {
+      return { type: "response", command: "parse", success: false, error: 'Failed to parse command: expected an object with a string "type"' };
+    }
+    return parsed as Command;
+  };
+
+  const handle = async (command: Command) => {
+    const handler = Object.hasOwn(handlers, command.type) ? handlers[command.type] : undefined;
+    if (!handler) {
+      respond(command, { error: `Unknown command: ${command.type}. Known: ${Object.keys(handlers).join(", ")}.` });
+      return;
+    }
+    let replied = false;
+    const reply = (data?: unknown) => {
+      if (replied) return;
+      replied = true;
+      respond(command, { data });
+    };
+    try {
+      const data = await handler(command, reply);
+      reply(data);
+    } catch (error) {
+      if (!replied) respond(command, { error: error instanceof Error ? error.message : String(error) });
+    }
+  };
+
+  await readJsonlLines(io.stdin, (line) => {
+    if (line.trim() === "") return;
+    const command = parse(line);
+    if (command.type === "response") {
+      queue = queue.then(() => void write(command));
+    } else if (command.type === "extension_ui_response") {
+      // Answered at once, outside the queue: the command waiting on this dialog may be in it.
+      target.ui.answer(command); // an answer to a dialog that already ended is ignored
+    } else {
+      queue = queue.then(() => handle(command));
+    }
+  });
+  // End of input: nobody can answer a dialog any more; finish what was sent and the run in progress.
+  target.ui.close();
+  await queue;
+  while (runs.size > 0) await Promise.all([...runs]);
+  unsubscribe();
+  return 0;
+}
+
+function requireString(c: Command, field: string): string {
+  const value = c[field];
+  if (typeof value !== "string") throw new CommandError(`"${c.type}" needs a string "${field}".`);
+  return value;
+}
+
+function optionalString(c: Command, field: string): string | undefined {
+  const value = c[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new CommandError(`"${field}" must be a string.`);
+  return value;
+}

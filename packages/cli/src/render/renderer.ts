@@ -1,0 +1,252 @@
+/**
+ * How a run looks on a terminal, as a pure function of the event stream.
+ *
+ * `renderEvent(state, event)` returns the next state and the text to append to the scrolling
+ * output ("commit"); `liveLines(state, …)` gives the lines redrawn below it while tools run
+ * (spinner, progress, elapsed time). Nothing here touches the terminal, the clock or a timer,
+ * so the whole look is testable from recorded events. The `Screen` draws it.
+ *
+ * Tool lines say ✓ / ✗ from `isError` on `tool_execution_end` — never from the result's text.
+ */
+import type { StreamEvent, ToolResult } from "@mypi/kernel";
+
+export interface Style {
+  green(s: string): string;
+  red(s: string): string;
+  yellow(s: string): string;
+  dim(s: string): string;
+  bold(s: string): string;
+}
+
+const ansi = (open: number, close: number) => (s: string) => `\x1b[${open}m${s}\x1b[${close}m`;
+export const COLOR: Style = {
+  green: ansi(32, 39),
+  red: ansi(31, 39),
+  yellow: ansi(33, 39),
+  dim: ansi(2, 22),
+  bold: ansi(1, 22),
+};
+const same = (s: string) => s;
+export const PLAIN: Style = { green: same, red: same, yellow: same, dim: same, bold: same };
+
+export interface RunningTool {
+  toolCallId: string;
+  toolName: string;
+  summary: string;
+  startedAt: number;
+  /** Latest progress from `tool_execution_update`, one short line. */
+  progress?: string;
+}
+
+export interface RenderState {
+  /** Tools between start and end, in start order. */
+  readonly running: readonly RunningTool[];
+  /** The committed output does not end with a newline (text is streaming). */
+  readonly lineOpen: boolean;
+  /** Kind of the last streamed delta of the current assistant message. */
+  readonly streaming: "none" | "text" | "thinking";
+  /** Start times of tools, kept until their end (for durations). */
+  readonly startTimes: Readonly<Record<string, number>>;
+}
+
+export const initialRenderState: RenderState = { running: [], lineOpen: false, streaming: "none", startTimes: {} };
+
+export interface RenderStep {
+  state: RenderState;
+  commit: string;
+}
+
+export const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"] as const;
+const MAX_SUMMARY = 72;
+
+export function renderEvent(state: RenderState, event: StreamEvent, style: Style = PLAIN): RenderStep {
+  switch (event.type) {
+    case "message_update": {
+      const delta = (event as { delta?: { type: string; delta?: string } }).delta;
+      if (!delta || (delta.type !== "text_delta" && delta.type !== "thinking_delta") || !delta.delta) {
+        return { state, commit: "" };
+      }
+      const kind = delta.type === "text_delta" ? "text" : "thinking";
+      // A switch between thinking and text starts a new line so the two do not run together.
+      const breakLine = state.streaming !== "none" && state.streaming !== kind && state.lineOpen ? "\n" : "";
+      const text = kind === "thinking" ? style.dim(delta.delta) : delta.delta;
+      return {
+        state: { ...state, streaming: kind, lineOpen: !(breakLine + delta.delta).endsWith("\n") },
+        commit: breakLine + text,
+      };
+    }
+
+    case "message_end": {
+      const message = event.message as { role: string; content?: unknown; stopReason?: string; errorMessage?: string };
+      if (message.role !== "assistant") return { state, commit: "" };
+      let commit = "";
+      if (state.streaming === "none") {
+        // The model client sent no deltas: show the finished text at once.
+        const text = textOf(message.content);
+        if (text) commit += text;
+      }
+      let lineOpen = state.lineOpen || (commit.length > 0 && !commit.endsWith("\n"));
+      if (lineOpen) commit += "\n";
+      lineOpen = false;
+      // A failed model call ends the run: agent_end shows its error, once.
+      return { state: { ...state, streaming: "none", lineOpen }, commit };
+    }
+
+    case "tool_execution_start": {
+      const tool: RunningTool = {
+        toolCallId: event.toolCallId as string,
+        toolName: event.toolName as string,
+        summary: summarizeCall(event.toolName as string, event.args),
+        startedAt: event.timestamp,
+      };
+      return {
+        state: {
+          ...closeLine(state),
+          running: [...state.running, tool],
+          startTimes: { ...state.startTimes, [tool.toolCallId]: event.timestamp },
+        },
+        commit: state.lineOpen ? "\n" : "",
+      };
+    }
+
+    case "tool_execution_update": {
+      const progress = summarizeProgress(event.partialResult);
+      if (progress === undefined) return { state, commit: "" };
+      const running = state.running.map((t) => (t.toolCallId === event.toolCallId ? { ...t, progress } : t));
+      return { state: { ...state, running }, commit: "" };
+    }
+
+    case "tool_execution_end": {
+      const id = event.toolCallId as string;
+      const started = state.startTimes[id];
+      const { [id]: _gone, ...startTimes } = state.startTimes;
+      // tool_execution_end carries no args: the summary was kept from the start event.
+      const summary = state.running.find((t) => t.toolCallId === id)?.summary ?? "";
+      const took = started === undefined ? "" : `  ${style.dim(formatDuration(event.timestamp - started))}`;
+      const isError = event.isError === true;
+      const head = [isError ? style.red("✗") : style.green("✓"), event.toolName as string, summary].filter(Boolean).join(" ");
+      const reason = isError ? oneLine(textOf((event.result as ToolResult | undefined)?.content) ?? "", 120) : "";
+      const line = `${head}${took}${reason ? `  ${style.red(reason)}` : ""}`;
+      return {
+        state: { ...closeLine(state), running: state.running.filter((t) => t.toolCallId !== id), startTimes },
+        commit: `${state.lineOpen ? "\n" : ""}${line.trimEnd()}\n`,
+      };
+    }
+
+    case "extension_error": {
+      const e = event as { extension?: unknown; slot?: unknown; error?: unknown };
+      const text = `⚠ extension ${String(e.extension)} failed in ${String(e.slot)}: ${oneLine(String(e.error), 160)}`;
+      return { state: closeLine(state), commit: `${state.lineOpen ? "\n" : ""}${style.yellow(text)}\n` };
+    }
+
+    case "context_compacted": {
+      const text = `⋯ context compacted: ${formatCount(event.tokensBefore as number)} → ${formatCount(event.tokensAfter as number)} tokens`;
+      return { state: closeLine(state), commit: `${state.lineOpen ? "\n" : ""}${style.dim(text)}\n` };
+    }
+
+    case "agent_end": {
+      const end = event as { stopReason: string; error?: string; reason?: string };
+      const lead = state.lineOpen ? "\n" : "";
+      const done = { ...initialRenderState };
+      switch (end.stopReason) {
+        case "aborted":
+          return { state: done, commit: `${lead}${style.yellow("⏹ aborted")}\n` };
+        case "error":
+          return { state: done, commit: `${lead}${style.red(`✗ ${oneLine(end.error ?? "the run failed", 200)}`)}\n` };
+        case "blocked":
+          return { state: done, commit: `${lead}${style.yellow(`⛔ blocked: ${oneLine(end.reason ?? "", 200)}`)}\n` };
+        case "max_turns":
+          return { state: done, commit: `${lead}${style.yellow("⏹ stopped: the maximum number of turns was reached")}\n` };
+        default:
+          return { state: done, commit: lead };
+      }
+    }
+
+    default:
+      return { state, commit: "" };
+  }
+}
+
+/** The lines drawn under the output while tools run. `frame` picks the spinner glyph. */
+export function liveLines(state: RenderState, options: { frame: number; now: number; style?: Style }): string[] {
+  const style = options.style ?? PLAIN;
+  const glyph = SPINNER[options.frame % SPINNER.length]!;
+  return state.running.map((t) => {
+    const elapsed = style.dim(formatDuration(Math.max(0, options.now - t.startedAt)));
+    const progress = t.progress ? `  ${style.dim(t.progress)}` : "";
+    const head = [style.yellow(glyph), t.toolName, t.summary].filter(Boolean).join(" ");
+    return `${head}  ${elapsed}${progress}`;
+  });
+}
+
+/** One short phrase for a call: the path, the command or the pattern; else compact JSON. */
+export function summarizeCall(toolName: string, args: unknown): string {
+  const a = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
+  const pick = (k: string) => (typeof a[k] === "string" ? (a[k] as string) : undefined);
+  let text: string | undefined;
+  switch (toolName) {
+    case "bash":
+      text = pick("command");
+      break;
+    case "grep":
+      text = pick("pattern") !== undefined ? `${pick("pattern")}${pick("path") ? ` in ${pick("path")}` : ""}` : undefined;
+      break;
+    case "find":
+      text = pick("pattern");
+      break;
+    case "ls":
+      text = pick("path") ?? ".";
+      break;
+    default:
+      text = pick("path");
+  }
+  if (text === undefined) {
+    const json = JSON.stringify(args ?? {});
+    text = json === "{}" ? "" : json;
+  }
+  return oneLine(text, MAX_SUMMARY);
+}
+
+/** Progress as one short line: a string, the last line of a result's text, or compact JSON. */
+export function summarizeProgress(partial: unknown): string | undefined {
+  if (partial === undefined || partial === null) return undefined;
+  let text: string;
+  if (typeof partial === "string") text = partial;
+  else if (typeof partial === "object" && Array.isArray((partial as ToolResult).content)) {
+    text = textOf((partial as ToolResult).content) ?? "";
+  } else if (typeof partial === "object" && typeof (partial as { message?: unknown }).message === "string") {
+    text = (partial as { message: string }).message;
+  } else text = JSON.stringify(partial);
+  const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
+  const last = lines[lines.length - 1];
+  return last === undefined ? undefined : oneLine(last, 60);
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  return `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
+}
+
+function formatCount(n: number): string {
+  return Number.isFinite(n) ? n.toLocaleString("en-US") : String(n);
+}
+
+/** Text blocks joined, or undefined when there are none. */
+export function textOf(content: unknown): string | undefined {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return undefined;
+  const parts = content
+    .filter((c): c is { type: "text"; text: string } => !!c && c.type === "text" && typeof c.text === "string")
+    .map((c) => c.text);
+  return parts.length ? parts.join("\n") : undefined;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s*\n\s*/g, " ⏎ ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function closeLine(state: RenderState): RenderState {
+  return state.lineOpen ? { ...state, lineOpen: false } : state;
+}

@@ -1,0 +1,59 @@
+/**
+ * Strict JSON Lines framing for RPC (DESIGN §5.3): records end at "\n" and nowhere else.
+ * Node's `readline` also splits on U+2028 / U+2029, which are legal inside JSON strings, so it
+ * would cut a valid command in two. A trailing "\r" is dropped so CRLF clients work.
+ */
+import { StringDecoder } from "node:string_decoder";
+
+export interface JsonlSplitter {
+  /** Feed a chunk; returns the complete lines it finished (without their terminators). */
+  push(chunk: Buffer | string): string[];
+  /** End of input: the unterminated rest, if any, as a last line. */
+  end(): string[];
+}
+
+export function createJsonlSplitter(): JsonlSplitter {
+  // The decoder keeps a multi-byte character that straddles two chunks whole.
+  const decoder = new StringDecoder("utf8");
+  let rest = "";
+  const take = (text: string): string[] => {
+    const parts = text.split("\n");
+    rest = parts.pop()!;
+    return parts.map(stripCr);
+  };
+  return {
+    push: (chunk) => take(rest + (typeof chunk === "string" ? chunk : decoder.write(chunk))),
+    end: () => {
+      const last = rest + decoder.end();
+      rest = "";
+      return last.length > 0 ? [stripCr(last)] : [];
+    },
+  };
+}
+
+function stripCr(line: string): string {
+  return line.endsWith("\r") ? line.slice(0, -1) : line;
+}
+
+/**
+ * Read `input` line by line. `onLine` is called in order for every line (blank lines included;
+ * the caller decides); the promise resolves at end of input after the last line was handed over.
+ */
+export function readJsonlLines(input: NodeJS.ReadableStream, onLine: (line: string) => void): Promise<void> {
+  const splitter = createJsonlSplitter();
+  return new Promise((resolve, reject) => {
+    input.on("data", (chunk: Buffer | string) => {
+      for (const line of splitter.push(chunk)) onLine(line);
+    });
+    input.on("end", () => {
+      for (const line of splitter.end()) onLine(line);
+      resolve();
+    });
+    input.on("error", reject);
+  });
+}
+
+/** One JSON value as one line. `JSON.stringify` never emits a raw "\n", so the framing holds. */
+export function toJsonLine(value: unknown): string {
+  return `${JSON.stringify(value)}\n`;
+}

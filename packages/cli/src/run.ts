@@ -1,0 +1,208 @@
+/**
+ * `mypi [prompt]`, `-p`, `--mode json|rpc|interactive` and `mypi extensions`: check the command
+ * line, load the extensions, open the session, build the host, hand over to the mode, shut down.
+ *
+ * Usage errors (exit 2): the workspace and the prompt are checked first; unknown flags can only
+ * be judged once the extensions registered theirs, so the model and the session come after
+ * loading (an unknown flag is reported before a missing model).
+ */
+import { readdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { SessionManager, createOpenAIModel, defaultSessionDir, loadScriptedModel, mypiHome, type ModelClient } from "@mypi/kernel";
+import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
+import { discoverExtensions } from "./discovery.ts";
+import { printExtensions } from "./extensions-command.ts";
+import { buildHost, createHostSession, describeFailures, loadExtensionSet, type HostOptions } from "./host-builder.ts";
+import type { CliIO } from "./main.ts";
+import { runInteractive } from "./modes/interactive.ts";
+import { runOneShot } from "./modes/print.ts";
+import { runRpcMode } from "./modes/rpc.ts";
+import { createRpcUI } from "./modes/rpc-ui.ts";
+import { toJsonLine } from "./rpc/jsonl.ts";
+import { defaultSystemPrompt } from "./system-prompt.ts";
+
+const DEFAULT_OPENAI_MODEL = "gpt-4.1-mini";
+const DEFAULT_CONTEXT_WINDOW = 128_000;
+
+export async function runCommand(argv: readonly string[], firstPass: CliArgs, io: CliIO): Promise<number> {
+  const fail = (message: string) => {
+    io.stderr.write(`${usageError(message).error}\n`);
+    return EXIT.usage;
+  };
+  const listing = firstPass.command === "extensions";
+  const isTTY = io.stdin.isTTY === true && io.stdout.isTTY === true;
+  const mode: Mode = resolveMode(firstPass, isTTY);
+  if (!listing && mode === "interactive" && !isTTY) {
+    return fail('interactive mode needs a terminal; use -p "prompt" (or --mode json / rpc) when piping.');
+  }
+
+  const cwd = resolve(io.cwd, firstPass.cwd ?? ".");
+  if (!isDirectory(cwd)) return fail(`--cwd ${firstPass.cwd}: no such folder.`);
+
+  let prompt = firstPass.prompt;
+  if (!listing && (mode === "print" || mode === "json") && prompt === undefined && io.stdin.isTTY !== true) {
+    prompt = (await readAll(io.stdin)).trim() || undefined;
+  }
+  if (!listing && (mode === "print" || mode === "json") && prompt === undefined) {
+    return fail('give a prompt: mypi -p "what to do" (or pipe it on stdin).');
+  }
+
+  // Extensions: discovery, loading, then the second pass over the flags they registered.
+  const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
+  const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
+  const paths = discoverExtensions({
+    cwd,
+    shellCwd: io.cwd,
+    home: mypiHome(),
+    extensionPaths: firstPass.extensions,
+    noExtensions: firstPass.noExtensions,
+  }).map((d) => d.path);
+  const extensionSet = { cwd, paths, builtinTools: !firstPass.noBuiltinTools, ...(rpcUI && { ui: rpcUI }), onDiagnostic: diagnostic };
+  const loaded = await loadExtensionSet(extensionSet);
+  const dispose = () => loaded.manager.dispose();
+
+  const flagKinds = new Map<string, FlagKind>(loaded.manager.getFlags().map((f) => [f.name, f.type]));
+  const second = parseArgs(argv, flagKinds);
+  if (!second.ok) {
+    dispose();
+    io.stderr.write(`${second.error}\n`);
+    return EXIT.usage;
+  }
+  const args = second.args;
+  loaded.manager.setFlagValues(args.extensionFlags);
+
+  if (listing) {
+    const code = printExtensions(loaded.manager, io, args.json);
+    dispose();
+    return code;
+  }
+  const model = await resolveModel(args, io);
+  if (typeof model === "string") {
+    dispose();
+    return fail(model);
+  }
+  for (const line of describeFailures(loaded.failures)) io.stderr.write(`${line}\n`);
+  if (loaded.failures.length > 0 && args.strictExtensions) {
+    dispose();
+    io.stderr.write("mypi: --strict-extensions: fix the extensions above or drop the flag.\n");
+    return EXIT.usage;
+  }
+
+  const session = openSession(args, cwd, io);
+  if (typeof session === "string") {
+    dispose();
+    return fail(session);
+  }
+  for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);
+
+  const hostOptions: HostOptions = {
+    model: model,
+    systemPrompt: args.systemPrompt ?? defaultSystemPrompt({ cwd, tools: loaded.manager.effectiveTools().map((t) => t.name) }),
+    ...(args.maxTurns !== undefined && { maxTurns: args.maxTurns }),
+    ...(model.id.startsWith("openai:") && { compaction: { contextWindow: Number(io.env.MYPI_CONTEXT_WINDOW) || DEFAULT_CONTEXT_WINDOW } }),
+  };
+  const host = buildHost(loaded, session, hostOptions);
+  const hostSession = createHostSession(host, async () =>
+    buildHost(await loadExtensionSet({ ...extensionSet, flags: args.extensionFlags }), SessionManager.create({ cwd }), hostOptions),
+  );
+  // Interactive mode starts the session itself, once its UI is in place.
+  if (mode !== "interactive") hostSession.start();
+
+  try {
+    switch (mode) {
+      case "print":
+      case "json":
+        return await runOneShot(hostSession.agent, io, {
+          prompt: prompt!,
+          json: mode === "json",
+          maxTurns: args.maxTurns ?? 50,
+          runCommand: (name, commandArgs) => hostSession.runCommand(name, commandArgs),
+        });
+      case "rpc":
+        // The session's getters (agent, host) stay live: a new session replaces the agent.
+        return await runRpcMode(Object.assign(Object.create(hostSession) as typeof hostSession, { ui: rpcUI! }), { stdin: io.stdin, stdout: io.stdout });
+      case "interactive":
+        return await runInteractive(hostSession, io, {
+          ...(prompt !== undefined && { initialPrompt: prompt }),
+          banner: [`mypi · ${model.id} · ${cwd} · /help for commands · Ctrl+C aborts, twice exits`],
+        });
+    }
+  } finally {
+    await hostSession.host.shutdown();
+  }
+}
+
+/** The model from --model, else from the environment; a string is the usage error. */
+async function resolveModel(args: CliArgs, io: CliIO): Promise<ModelClient | string> {
+  const spec = args.model ?? (io.env.OPENAI_API_KEY ? `openai:${io.env.MYPI_MODEL || DEFAULT_OPENAI_MODEL}` : undefined);
+  if (spec === undefined) {
+    return "no model: set OPENAI_API_KEY (and MYPI_MODEL), or pass --model openai:<name> --base-url URL or --model scripted:<file>. Try `mypi demo`.";
+  }
+  const colon = spec.indexOf(":");
+  const kind = spec.slice(0, colon);
+  const name = spec.slice(colon + 1);
+  if (kind === "scripted") {
+    try {
+      return await loadScriptedModel(resolve(io.cwd, name));
+    } catch (error) {
+      return `${(error as Error).message}. Check the path given to --model scripted:<file>.`;
+    }
+  }
+  return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }) });
+}
+
+function openSession(args: CliArgs, cwd: string, io: CliIO): SessionManager | string {
+  if (args.noSession) return SessionManager.inMemory(cwd);
+  if (args.session !== undefined) {
+    const file = resolve(io.cwd, args.session);
+    try {
+      return SessionManager.open(file, { cwd });
+    } catch (error) {
+      return `--session ${args.session}: ${(error as Error).message}`;
+    }
+  }
+  if (args.continue) {
+    const latest = latestSessionFile(defaultSessionDir(cwd));
+    return latest ? SessionManager.open(latest, { cwd }) : SessionManager.create({ cwd });
+  }
+  return SessionManager.create({ cwd });
+}
+
+/**
+ * The session file of `dir` written last. Not `SessionManager.continueLatest`: that takes any
+ * `*.jsonl`, and the tracer writes `<session>.events.jsonl` into the same folder, last.
+ */
+function latestSessionFile(dir: string): string | undefined {
+  let best: { file: string; mtime: number } | undefined;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return undefined;
+  }
+  for (const name of names.sort()) {
+    if (!name.endsWith(".jsonl") || name.endsWith(".events.jsonl")) continue;
+    const file = join(dir, name);
+    const mtime = statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? -1;
+    if (!best || mtime >= best.mtime) best = { file, mtime };
+  }
+  return best?.file;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((resolveText, reject) => {
+    let text = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => (text += chunk));
+    stream.on("end", () => resolveText(text));
+    stream.on("error", reject);
+  });
+}

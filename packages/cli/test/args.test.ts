@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import { HELP, exitCodeFor, parseArgs, resolveMode, type CliArgs } from "../src/args.ts";
+
+function ok(argv: string[], flags?: Map<string, "boolean" | "string">): CliArgs {
+  const r = parseArgs(argv, flags);
+  if (!r.ok) throw new Error(r.error);
+  return r.args;
+}
+function fail(argv: string[], flags?: Map<string, "boolean" | "string">): string {
+  const r = parseArgs(argv, flags);
+  if (r.ok) throw new Error(`expected a usage error for ${argv.join(" ")}`);
+  return r.error;
+}
+
+describe("parseArgs", () => {
+  it("reads every documented option into one object", () => {
+    const args = ok([
+      "--mode", "json", "-p", "--model", "scripted:s.json", "--base-url", "http://127.0.0.1:1/v1",
+      "-e", "a.ts", "--extension=b.ts", "--no-extensions", "--no-builtin-tools", "--strict-extensions",
+      "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief", "hello", "there",
+    ]);
+    expect(args).toEqual({
+      command: "run",
+      mode: "json",
+      print: true,
+      prompt: "hello there",
+      model: "scripted:s.json",
+      baseUrl: "http://127.0.0.1:1/v1",
+      extensions: ["a.ts", "b.ts"],
+      noExtensions: true,
+      noBuiltinTools: true,
+      strictExtensions: true,
+      cwd: "/w",
+      continue: false,
+      noSession: true,
+      maxTurns: 3,
+      systemPrompt: "be brief",
+      json: false,
+      extensionFlags: {},
+      unknownFlags: [],
+    });
+  });
+
+  it("treats a first word naming a subcommand as the subcommand, and the same word later as prompt text", () => {
+    expect(ok(["extensions", "--json"])).toMatchObject({ command: "extensions", json: true });
+    expect(ok(["demo"]).command).toBe("demo");
+    expect(ok(["-p", "demo"])).toMatchObject({ command: "run", prompt: "demo" });
+  });
+
+  it("takes everything after -- as the prompt, dashes included", () => {
+    expect(ok(["-p", "--", "--not-a-flag", "-e"]).prompt).toBe("--not-a-flag -e");
+  });
+
+  it("collects unknown long flags on the first pass instead of failing", () => {
+    expect(ok(["--plan", "-p", "go"]).unknownFlags).toEqual(["--plan"]);
+  });
+
+  it("fails on an unknown flag once the extensions' flags are known, with one line that says what to do", () => {
+    expect(fail(["--plan"], new Map())).toBe("mypi: unknown option --plan. Run `mypi --help` for the list of options.");
+    expect(fail(["-x"])).toBe("mypi: unknown option -x. Run `mypi --help` for the list of options.");
+  });
+
+  it("gives flags registered by extensions their values", () => {
+    const flags = new Map<string, "boolean" | "string">([["plan", "boolean"], ["trace-dir", "string"]]);
+    expect(ok(["--plan", "--trace-dir", "/t", "go"], flags)).toMatchObject({
+      extensionFlags: { plan: true, "trace-dir": "/t" },
+      prompt: "go",
+    });
+  });
+
+  it("rejects bad values with the reason", () => {
+    expect(fail(["--mode", "xml"])).toContain('--mode must be one of print, json, rpc, interactive (got "xml")');
+    expect(fail(["--max-turns", "0"])).toContain("--max-turns must be a whole number");
+    expect(fail(["--model", "gpt-4"])).toContain("--model must be openai:<name> or scripted:<file>");
+    expect(fail(["--cwd"])).toContain("--cwd needs a value");
+    expect(fail(["--no-session", "--continue"])).toContain("choose one of --session FILE, --continue and --no-session");
+    expect(fail(["--mode", "rpc", "-p", "x"])).toContain("--mode rpc reads its prompts from stdin");
+    expect(fail(["--json", "-p", "x"])).toContain("for JSON events use --mode json");
+    expect(fail(["--no-extensions=yes"])).toContain("--no-extensions takes no value");
+  });
+
+  it("turns --help and --version into commands", () => {
+    expect(ok(["--help"]).command).toBe("help");
+    expect(ok(["-v"]).command).toBe("version");
+  });
+});
+
+describe("resolveMode", () => {
+  it("uses the explicit mode, then -p, then the terminal", () => {
+    expect(resolveMode(ok(["--mode", "rpc"]), true)).toBe("rpc");
+    expect(resolveMode(ok(["-p", "x"]), true)).toBe("print");
+    expect(resolveMode(ok(["x"]), true)).toBe("interactive");
+    expect(resolveMode(ok(["x"]), false)).toBe("print");
+  });
+});
+
+describe("exitCodeFor", () => {
+  it("maps every stop reason to DESIGN's exit code", () => {
+    const reasons = ["completed", "handled", "terminated", "error", "blocked", "max_turns", "aborted"];
+    expect(reasons.map(exitCodeFor)).toEqual([0, 0, 0, 1, 1, 1, 130]);
+  });
+});
+
+describe("HELP", () => {
+  it("mentions every option the parser accepts, and examples", () => {
+    for (const flag of [
+      "--mode", "-p", "--model", "--base-url", "--extension", "--no-extensions", "--no-builtin-tools",
+      "--strict-extensions", "--cwd", "--session", "--continue", "--no-session", "--max-turns",
+      "--system-prompt", "--help", "--version", "extensions [--json]", "demo",
+    ]) {
+      expect(HELP).toContain(flag);
+    }
+    expect(HELP).toContain("Examples");
+  });
+});

@@ -1,0 +1,165 @@
+import { describe, expect, it } from "vitest";
+import type { StreamEvent } from "@mypi/kernel";
+import { initialRenderState, liveLines, renderEvent, summarizeCall, summarizeProgress, type RenderState } from "../src/render/renderer.ts";
+import { Screen, visibleWidth } from "../src/render/screen.ts";
+
+const t0 = 1_000_000;
+const ev = (type: string, at: number, fields: Record<string, unknown> = {}) =>
+  ({ type, timestamp: t0 + at, ...fields }) as unknown as StreamEvent;
+const assistant = (text: string, extra: Record<string, unknown> = {}) => ({
+  role: "assistant",
+  content: text ? [{ type: "text", text }] : [],
+  stopReason: "stop",
+  usage: { input: 0, output: 0 },
+  model: "scripted:x",
+  timestamp: t0,
+  ...extra,
+});
+
+/** Feed events in order; collect what was committed and the live block after each event. */
+function play(events: StreamEvent[], now = t0 + 500): { output: string; live: string[][]; state: RenderState } {
+  let state = initialRenderState;
+  let output = "";
+  const live: string[][] = [];
+  for (const e of events) {
+    const step = renderEvent(state, e);
+    state = step.state;
+    output += step.commit;
+    live.push(liveLines(state, { frame: 0, now }));
+  }
+  return { output, live, state };
+}
+
+describe("renderEvent", () => {
+  it("streams text as it comes, then one line per tool call with ✓ or ✗ from isError", () => {
+    const { output, live } = play([
+      ev("agent_start", 0),
+      ev("message_update", 1, { delta: { type: "text_delta", delta: "Reading " }, message: assistant("") }),
+      ev("message_update", 2, { delta: { type: "text_delta", delta: "both." }, message: assistant("") }),
+      ev("message_end", 3, { message: assistant("Reading both.") }),
+      ev("tool_execution_start", 10, { toolCallId: "a", toolName: "read", args: { path: "a.txt" } }),
+      ev("tool_execution_start", 11, { toolCallId: "b", toolName: "bash", args: { command: "npm test" } }),
+      ev("tool_execution_update", 20, { toolCallId: "b", toolName: "bash", args: {}, partialResult: { content: [{ type: "text", text: "1 passing\n2 passing\n" }] } }),
+      ev("tool_execution_end", 22, { toolCallId: "a", toolName: "read", result: { content: [{ type: "text", text: "error: looks bad but is fine" }] }, isError: false }),
+      ev("tool_execution_end", 1510, { toolCallId: "b", toolName: "bash", result: { content: [{ type: "text", text: "Command exited with code 1\nmore" }] }, isError: true }),
+      ev("agent_end", 1600, { stopReason: "completed", messages: [] }),
+    ]);
+    expect(output).toBe(
+      "Reading both.\n" +
+        "✓ read a.txt  12ms\n" +
+        "✗ bash npm test  1.5s  Command exited with code 1 ⏎ more\n",
+    );
+    expect(live[4]).toEqual(["⠋ read a.txt  490ms"]);
+    expect(live[6]).toEqual(["⠋ read a.txt  490ms", "⠋ bash npm test  489ms  2 passing"]);
+    expect(live[7]).toEqual(["⠋ bash npm test  489ms  2 passing"]);
+    expect(live[9]).toEqual([]);
+  });
+
+  it("prints the text of a message that arrived without deltas", () => {
+    const { output } = play([ev("message_end", 0, { message: assistant("All done.") })]);
+    expect(output).toBe("All done.\n");
+  });
+
+  it("closes an open line before a tool line, and reports how the run ended", () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ stopReason: "aborted" }, "⏹ aborted"],
+      [{ stopReason: "error", error: "boom" }, "✗ boom"],
+      [{ stopReason: "blocked", reason: "no secrets in prompts" }, "⛔ blocked: no secrets in prompts"],
+      [{ stopReason: "max_turns" }, "⏹ stopped: the maximum number of turns was reached"],
+      [{ stopReason: "handled" }, ""],
+    ];
+    for (const [end, line] of cases) {
+      const { output } = play([
+        ev("message_update", 0, { delta: { type: "text_delta", delta: "partial" }, message: assistant("") }),
+        ev("agent_end", 1, { messages: [], ...end }),
+      ]);
+      expect(output).toBe(`partial\n${line ? `${line}\n` : ""}`);
+    }
+  });
+
+  it("shows extension errors and compaction as their own lines, and a model error once", () => {
+    const { output } = play([
+      ev("extension_error", 0, { extension: "tracer", slot: "agent_start", error: "EACCES" }),
+      ev("context_compacted", 1, { tokensBefore: 120000, tokensAfter: 8000 }),
+      ev("message_end", 2, { message: assistant("", { stopReason: "error", errorMessage: "429 rate limited" }) }),
+      ev("agent_end", 3, { stopReason: "error", error: "429 rate limited", messages: [] }),
+    ]);
+    expect(output).toBe(
+      "⚠ extension tracer failed in agent_start: EACCES\n" +
+        "⋯ context compacted: 120,000 → 8,000 tokens\n" +
+        "✗ 429 rate limited\n",
+    );
+  });
+
+  it("starts a new line when the stream switches from thinking to text", () => {
+    const { output } = play([
+      ev("message_update", 0, { delta: { type: "thinking_delta", delta: "hmm" }, message: assistant("") }),
+      ev("message_update", 1, { delta: { type: "text_delta", delta: "Answer" }, message: assistant("") }),
+      ev("message_end", 2, { message: assistant("Answer") }),
+    ]);
+    expect(output).toBe("hmm\nAnswer\n");
+  });
+});
+
+describe("summaries", () => {
+  it("names the path, the command or the pattern, else compact JSON", () => {
+    expect(summarizeCall("read", { path: "src/a.ts", offset: 3 })).toBe("src/a.ts");
+    expect(summarizeCall("bash", { command: "ls\nwc -l" })).toBe("ls ⏎ wc -l");
+    expect(summarizeCall("grep", { pattern: "TODO", path: "src" })).toBe("TODO in src");
+    expect(summarizeCall("ls", {})).toBe(".");
+    expect(summarizeCall("deploy", { env: "prod" })).toBe('{"env":"prod"}');
+    expect(summarizeCall("noop", {})).toBe("");
+    expect(summarizeCall("bash", { command: "x".repeat(100) })).toHaveLength(72);
+  });
+
+  it("reduces progress to its last non-empty line", () => {
+    expect(summarizeProgress("a\nb\n\n")).toBe("b");
+    expect(summarizeProgress({ message: "50%" })).toBe("50%");
+    expect(summarizeProgress({ done: 3 })).toBe('{"done":3}');
+    expect(summarizeProgress(undefined)).toBeUndefined();
+  });
+});
+
+describe("Screen", () => {
+  const terminal = (columns = 20) => {
+    const writes: string[] = [];
+    return { writes, out: { isTTY: true, columns, write: (s: string) => writes.push(s) } };
+  };
+
+  it("writes committed text only, and no live block, when not on a terminal", () => {
+    const writes: string[] = [];
+    const screen = new Screen({ isTTY: false, write: (s: string) => writes.push(s) });
+    screen.setLive(["⠋ spinner"]);
+    screen.commit("hello\n");
+    expect(writes).toEqual(["hello\n"]);
+  });
+
+  it("erases the live block (wrapped rows counted) before committing, then redraws it", () => {
+    const { writes, out } = terminal(10);
+    const screen = new Screen(out);
+    screen.commit("abc");
+    screen.setLive(["0123456789ab", "> "]); // 12 columns wrap to 2 rows, plus 1
+    screen.commit("de\n");
+    expect(writes).toEqual([
+      "abc",
+      "\n0123456789ab\n> ",
+      // up 3 rows to the end of "abc", erase, commit; the open line is now empty, so the live
+      // block starts on it instead of below it
+      "\x1b[3A\r\x1b[3C\x1b[J" + "de\n" + "0123456789ab\n> ",
+    ]);
+    screen.clearLive();
+    expect(writes.at(-1)).toBe("\x1b[2A\r\x1b[J");
+  });
+
+  it("does not redraw an unchanged live block", () => {
+    const { writes, out } = terminal();
+    const screen = new Screen(out);
+    screen.setLive(["x"]);
+    screen.setLive(["x"]);
+    expect(writes).toEqual(["x"]);
+  });
+
+  it("measures width without escape sequences", () => {
+    expect(visibleWidth("\x1b[32m✓\x1b[39m ok")).toBe(4);
+  });
+});

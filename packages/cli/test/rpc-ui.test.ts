@@ -1,0 +1,70 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createRpcUI } from "../src/modes/rpc-ui.ts";
+
+function ui() {
+  const sent: Record<string, unknown>[] = [];
+  return { sent, ui: createRpcUI((line) => sent.push(line)) };
+}
+
+afterEach(() => vi.useRealTimers());
+
+describe("createRpcUI", () => {
+  it("sends one request per dialog and decodes each kind of answer", async () => {
+    const { sent, ui: rpc } = ui();
+    const confirm = rpc.confirm("Sure?", "really");
+    const select = rpc.select("Pick", ["a", "b"]);
+    const input = rpc.input("Name", "anon");
+    const editor = rpc.editor("Text", "draft");
+    expect(sent).toEqual([
+      { type: "extension_ui_request", id: "ui_1", method: "confirm", title: "Sure?", message: "really" },
+      { type: "extension_ui_request", id: "ui_2", method: "select", title: "Pick", options: ["a", "b"] },
+      { type: "extension_ui_request", id: "ui_3", method: "input", title: "Name", placeholder: "anon" },
+      { type: "extension_ui_request", id: "ui_4", method: "editor", title: "Text", prefill: "draft" },
+    ]);
+    expect(rpc.answer({ id: "ui_1", confirmed: true })).toBe(true);
+    rpc.answer({ id: "ui_2", value: "zzz" }); // not one of the options
+    rpc.answer({ id: "ui_3", value: "Ann" });
+    rpc.answer({ id: "ui_4", cancelled: true });
+    expect(await Promise.all([confirm, select, input, editor])).toEqual([true, undefined, "Ann", undefined]);
+    expect(rpc.answer({ id: "ui_1", confirmed: false })).toBe(false); // already answered
+    expect(rpc.pending).toBe(0);
+  });
+
+  it("resolves to the default when the dialog's timeout passes", async () => {
+    vi.useFakeTimers();
+    const { sent, ui: rpc } = ui();
+    const answer = rpc.confirm("Sure?", "", { timeout: 1000 });
+    expect(sent[0]).toMatchObject({ method: "confirm", timeout: 1000 });
+    await vi.advanceTimersByTimeAsync(999);
+    expect(rpc.pending).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await answer).toBe(false);
+    expect(rpc.pending).toBe(0);
+  });
+
+  it("resolves to the default when its signal aborts, and at once when already aborted", async () => {
+    const { sent, ui: rpc } = ui();
+    const controller = new AbortController();
+    const answer = rpc.select("Pick", ["a"], { signal: controller.signal });
+    controller.abort();
+    expect(await answer).toBeUndefined();
+    expect(await rpc.input("Name", undefined, { signal: controller.signal })).toBeUndefined();
+    expect(sent).toHaveLength(1);
+  });
+
+  it("after close, open dialogs and new ones resolve to their defaults without asking", async () => {
+    const { sent, ui: rpc } = ui();
+    const open = rpc.confirm("Sure?", "");
+    rpc.close();
+    expect(await open).toBe(false);
+    expect(await rpc.confirm("Again?", "")).toBe(false);
+    expect(sent).toHaveLength(1);
+  });
+
+  it("sends notify without waiting for an answer", () => {
+    const { sent, ui: rpc } = ui();
+    rpc.notify("saved", "warning");
+    expect(sent).toEqual([{ type: "extension_ui_request", id: "ui_1", method: "notify", message: "saved", notifyType: "warning" }]);
+    expect(rpc.pending).toBe(0);
+  });
+});

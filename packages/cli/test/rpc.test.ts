@@ -1,0 +1,203 @@
+import { PassThrough, Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { Agent, createScriptedModel, defineTool, type ModelRequest } from "@mypi/kernel";
+import { z } from "zod";
+import { createRpcUI } from "../src/modes/rpc-ui.ts";
+import { runRpcMode, type RpcTarget } from "../src/modes/rpc.ts";
+
+type Line = Record<string, any>;
+
+/** stdout as parsed lines, with a way to wait for a line that matches. */
+function output() {
+  const lines: Line[] = [];
+  const waiters: { test: (l: Line) => boolean; resolve: (l: Line) => void }[] = [];
+  let rest = "";
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      const parts = (rest + chunk.toString()).split("\n");
+      rest = parts.pop()!;
+      for (const p of parts) {
+        const line = JSON.parse(p) as Line;
+        lines.push(line);
+        for (const w of [...waiters]) if (w.test(line)) waiters.splice(waiters.indexOf(w), 1), w.resolve(line);
+      }
+      done();
+    },
+  });
+  const waitFor = (test: (l: Line) => boolean) =>
+    new Promise<Line>((resolve) => {
+      const found = lines.find(test);
+      if (found) resolve(found);
+      else waiters.push({ test, resolve });
+    });
+  return { stream, lines, waitFor };
+}
+
+/** A tool that runs until released or aborted, so tests can act while a run is in progress. */
+function gateTool() {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const tool = defineTool({
+    name: "wait",
+    description: "waits",
+    parameters: z.strictObject({}),
+    parallelSafe: true,
+    execute: (_args, ctx) =>
+      new Promise<string>((resolve) => {
+        void released.then(() => resolve("released"));
+        ctx.signal.addEventListener("abort", () => resolve("stopped"));
+      }),
+  });
+  return { tool, release };
+}
+
+function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["tool"][]; requests?: ModelRequest[] } = {}) {
+  const out = output();
+  const input = new PassThrough();
+  const model = createScriptedModel({ turns } as never, { onRequest: (r) => extra.requests?.push(r) });
+  const agent = new Agent({ model, tools: extra.tools ?? [] });
+  const ui = createRpcUI((line) => out.stream.write(`${JSON.stringify(line)}\n`));
+  let sessionName: string | undefined;
+  const commands: string[] = [];
+  const target: RpcTarget = {
+    agent,
+    ui,
+    subscribe: (listener) => agent.subscribe(listener),
+    state: () => ({
+      model: agent.model.id,
+      isStreaming: agent.isRunning,
+      sessionFile: undefined,
+      sessionId: "s-1",
+      sessionName,
+      messageCount: agent.messages.length,
+      pendingMessageCount: agent.pendingMessageCount,
+    }),
+    commands: () => [{ name: "hello", source: "extension", extension: "greeter" }],
+    runCommand: async (name, args) => {
+      if (name !== "hello") return { ran: false };
+      commands.push(args);
+      const yes = await ui.confirm("Say hello?", args);
+      commands.push(String(yes));
+      return { ran: true };
+    },
+    reload: async () => ({ loaded: [], failed: [] }),
+    newSession: async () => ({ cancelled: false }),
+    compact: async () => ({ status: "skipped", reason: "nothing to compact" }),
+    setUI: () => {},
+    start: () => {},
+    setSessionName: (name) => (sessionName = name),
+    fork: async () => ({ cancelled: true }),
+  };
+  const done = runRpcMode(target, { stdin: input, stdout: out.stream });
+  const send = (value: unknown) => input.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`);
+  return { ...out, input, send, done, agent, commands };
+}
+
+const types = (lines: Line[]) => lines.map((l) => (l.type === "response" ? `response:${l.command}` : l.type));
+
+describe("RPC mode", () => {
+  it("answers prompt at once, then streams the run's events, then exits 0 at end of input", async () => {
+    const rpc = setup([{ text: "Hi there." }]);
+    rpc.send({ id: "1", type: "prompt", message: "hello" });
+    await rpc.waitFor((l) => l.type === "agent_end");
+    rpc.input.end();
+    expect(await rpc.done).toBe(0);
+    expect(rpc.lines[0]).toEqual({ type: "response", id: "1", command: "prompt", success: true });
+    expect(types(rpc.lines)).toEqual([
+      "response:prompt", "agent_start", "turn_start", "message_start", "message_end",
+      "message_start", "message_update", "message_update", "message_end", "turn_end", "agent_end",
+    ]);
+  });
+
+  it("reports bad JSON and unknown commands as error responses and keeps going", async () => {
+    const rpc = setup([]);
+    rpc.send("{not json");
+    rpc.send("[1,2]");
+    rpc.send({ id: 7, type: "frobnicate" });
+    rpc.send({ id: 8, type: "steer" });
+    rpc.send({ id: 9, type: "get_state" });
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.lines.map((l) => ({ ...l, error: typeof l.error === "string" ? l.error.split(":")[0] : l.error }))).toEqual([
+      { type: "response", command: "parse", success: false, error: "Failed to parse command" },
+      { type: "response", command: "parse", success: false, error: "Failed to parse command" },
+      { type: "response", id: 7, command: "frobnicate", success: false, error: "Unknown command" },
+      { type: "response", id: 8, command: "steer", success: false, error: '"steer" needs a string "message".' },
+      {
+        type: "response", id: 9, command: "get_state", success: true, error: undefined,
+        data: { model: "scripted:inline", isStreaming: false, sessionFile: undefined, sessionId: "s-1", sessionName: undefined, messageCount: 0, pendingMessageCount: 0 },
+      },
+    ]);
+  });
+
+  it("steers a run in progress and queues a follow-up for when it would stop", async () => {
+    const gate = gateTool();
+    const requests: ModelRequest[] = [];
+    const rpc = setup(
+      [{ toolCalls: [{ name: "wait", arguments: {} }] }, { text: "steered" }, { text: "followed up" }],
+      { tools: [gate.tool], requests },
+    );
+    rpc.send({ id: "p", type: "prompt", message: "start" });
+    await rpc.waitFor((l) => l.type === "tool_execution_start");
+    rpc.send({ id: "busy", type: "prompt", message: "again" });
+    rpc.send({ id: "s", type: "steer", message: "go left" });
+    rpc.send({ id: "f", type: "follow_up", message: "and then?" });
+    rpc.send({ id: "st", type: "get_state" });
+    const state = await rpc.waitFor((l) => l.id === "st");
+    expect(state.data).toMatchObject({ isStreaming: true, pendingMessageCount: 2 });
+    gate.release();
+    const end = await rpc.waitFor((l) => l.type === "agent_end");
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.lines.find((l) => l.id === "busy")).toMatchObject({ success: false, error: expect.stringContaining("already running") });
+    expect(end.stopReason).toBe("completed");
+    const userTexts = (r: ModelRequest) => r.messages.filter((m) => m.role === "user").map((m) => (m.content as { text: string }[])[0]!.text);
+    expect(requests.map(userTexts)).toEqual([["start"], ["start", "go left"], ["start", "go left", "and then?"]]);
+  });
+
+  it("aborts the run in progress", async () => {
+    const gate = gateTool();
+    const rpc = setup([{ toolCalls: [{ name: "wait", arguments: {} }] }, { text: "never" }], { tools: [gate.tool] });
+    rpc.send({ type: "prompt", message: "start" });
+    await rpc.waitFor((l) => l.type === "tool_execution_start");
+    rpc.send({ id: "a", type: "abort" });
+    const end = await rpc.waitFor((l) => l.type === "agent_end");
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.lines.find((l) => l.id === "a")).toEqual({ type: "response", id: "a", command: "abort", success: true });
+    expect(end.stopReason).toBe("aborted");
+  });
+
+  it("runs an extension command from a prompt and carries its dialog over the wire", async () => {
+    const rpc = setup([]);
+    rpc.send({ id: "c", type: "prompt", message: "/hello world" });
+    const request = await rpc.waitFor((l) => l.type === "extension_ui_request");
+    expect(request).toEqual({ type: "extension_ui_request", id: "ui_1", method: "confirm", title: "Say hello?", message: "world" });
+    rpc.send({ type: "extension_ui_response", id: request.id, confirmed: true });
+    await rpc.waitFor((l) => l.id === "c");
+    rpc.send({ id: "cmds", type: "get_commands" });
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.commands).toEqual(["world", "true"]);
+    expect(rpc.lines.find((l) => l.id === "cmds")!.data).toEqual({ commands: [{ name: "hello", source: "extension", extension: "greeter" }] });
+  });
+
+  it("resolves an open dialog to its default when input ends", async () => {
+    const rpc = setup([]);
+    rpc.send({ id: "c", type: "prompt", message: "/hello there" });
+    await rpc.waitFor((l) => l.type === "extension_ui_request");
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.commands).toEqual(["there", "false"]);
+    expect(rpc.lines.at(-1)).toEqual({ type: "response", id: "c", command: "prompt", success: true });
+  });
+
+  it("keeps a frame holding U+2028 whole", async () => {
+    const rpc = setup([]);
+    rpc.send({ id: "n", type: "set_session_name", name: "a\u2028b" });
+    rpc.send({ id: "st", type: "get_state" });
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.lines.find((l) => l.id === "st")!.data.sessionName).toBe("a\u2028b");
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * Pi compatibility (DESIGN §3.7, docs/pi-compat.md): what an extension written for Pi's
+ * ExtensionAPI needs beyond mypi's own API, installed by the manager through its three seams —
+ * `virtualModules` (Pi's module names), `extendApi` (Pi's extra `pi` members) and
+ * `extendContext` (Pi's extra `ctx` members and its `ctx.ui`).
+ *
+ * Pi's core surface is mypi's own API already (same names, payloads and return shapes); this
+ * layer adds the rest: terminal-UI calls that do nothing, host services that mypi does not
+ * offer (a clear no-op or refusal each), and Pi's spellings of a few things. Whatever does
+ * nothing is reported once per extension and kind, as one diagnostic line.
+ */
+import { EXTENSION_NAME } from "../context.ts";
+import type { CommandContext, ExtensionAPI, ExtensionContext, ExtensionRuntime, ExtensionUI } from "../types.ts";
+import { piVirtualModules } from "./modules.ts";
+import { piUI, type PiUI } from "./tui.ts";
+
+export { piVirtualModules } from "./modules.ts";
+export * from "./truncate.ts";
+
+/** What the layer reads from its manager. */
+export interface PiCompatHost {
+  readonly runtime: ExtensionRuntime | undefined;
+  diagnostic(message: string): void;
+}
+
+export interface PiCompat {
+  readonly virtualModules: Record<string, unknown>;
+  extendApi(pi: ExtensionAPI, extension: { name: string }): void;
+  extendContext(ctx: ExtensionContext): void;
+  /** Pi's command-only session actions that mypi's host does not offer. */
+  extendCommandContext(ctx: CommandContext, extension: string): void;
+}
+
+/** Calls that would need a terminal: they do nothing. Calls that would need a host service mypi lacks. */
+type NoticeKind = "tui" | "host";
+
+const NOTICE_TEXT: Record<NoticeKind, string> = {
+  tui: "terminal-UI calls do nothing in mypi",
+  host: "this Pi host feature is not available in mypi",
+};
+
+export function createPiCompat(host: PiCompatHost): PiCompat {
+  const noticed = new Set<string>();
+  /** One diagnostic per extension and kind; `what` names the first call of that kind. */
+  const notice = (extension: string, kind: NoticeKind, what: string) => {
+    const key = `${kind}:${extension}`;
+    if (noticed.has(key)) return;
+    noticed.add(key);
+    host.diagnostic(`${extension}: ${what}: ${NOTICE_TEXT[kind]} (reported once per extension; see docs/pi-compat.md)`);
+  };
+  const uis = new WeakMap<ExtensionUI, Map<string, PiUI>>();
+
+  return {
+    virtualModules: piVirtualModules(),
+
+    extendApi(pi, { name }) {
+      const tui = (what: string) => () => notice(name, "tui", what);
+      const hostOnly = <R>(what: string, value: R) => () => {
+        notice(name, "host", what);
+        return value;
+      };
+      const base = { registerTool: pi.registerTool, getFlag: pi.getFlag };
+      Object.assign(pi, {
+        registerTool(definition: Parameters<ExtensionAPI["registerTool"]>[0]) {
+          const d = definition as { renderCall?: unknown; renderResult?: unknown };
+          if (d && (typeof d.renderCall === "function" || typeof d.renderResult === "function")) {
+            notice(name, "tui", `tool renderers (${String((definition as { name?: unknown }).name)})`);
+          }
+          base.registerTool(definition);
+        },
+        // Pi's docs once spelled flags with dashes (`getFlag("--plan")`); the key has none.
+        getFlag: (flag: string) => base.getFlag(typeof flag === "string" ? flag.replace(/^--?/, "") : flag),
+        registerShortcut: tui("pi.registerShortcut"),
+        registerMessageRenderer: tui("pi.registerMessageRenderer"),
+        registerProvider: hostOnly("pi.registerProvider", undefined),
+        unregisterProvider: hostOnly("pi.unregisterProvider", undefined),
+        setModel: hostOnly("pi.setModel", Promise.resolve(false)),
+        getThinkingLevel: () => "off",
+        setThinkingLevel: hostOnly("pi.setThinkingLevel", undefined),
+      });
+    },
+
+    extendContext(ctx) {
+      const uiOf = Object.getOwnPropertyDescriptor(ctx, "ui")?.get;
+      const extensionOf = (self: object) => (self as { [EXTENSION_NAME]?: string })[EXTENSION_NAME] ?? "host";
+      Object.defineProperties(ctx, {
+        ui: {
+          enumerable: true,
+          configurable: true,
+          get(this: ExtensionContext) {
+            const ui = (uiOf ? uiOf.call(this) : undefined) as ExtensionUI;
+            const extension = extensionOf(this);
+            let byExtension = uis.get(ui);
+            if (!byExtension) uis.set(ui, (byExtension = new Map()));
+            let wrapped = byExtension.get(extension);
+            if (!wrapped) byExtension.set(extension, (wrapped = piUI(ui, (what) => notice(extension, "tui", what))));
+            return wrapped;
+          },
+        },
+        hasPendingMessages: { configurable: true, value: () => host.runtime?.hasPendingMessages() ?? false },
+        /** Pi: fire-and-forget compaction with callbacks. */
+        compact: {
+          configurable: true,
+          value(options: { customInstructions?: string; onComplete?(result: unknown): void; onError?(error: Error): void } = {}) {
+            const runtime = host.runtime;
+            if (!runtime) return void options.onError?.(new Error("no agent is running yet"));
+            void runtime.compact(options.customInstructions).then((result) => {
+              if (result.status === "failed") options.onError?.(new Error(result.error ?? "compaction failed"));
+              else options.onComplete?.(result);
+            });
+          },
+        },
+        /** Pi: leave when idle. mypi's host decides when it exits (end of input, /quit). */
+        shutdown: {
+          configurable: true,
+          value(this: ExtensionContext | undefined) {
+            notice(extensionOf(this ?? {}), "host", "ctx.shutdown");
+          },
+        },
+        /** Pi's `Model` object, reduced to what mypi knows: the client id split at the first colon. */
+        model: {
+          enumerable: true,
+          configurable: true,
+          get() {
+            const id = host.runtime?.modelId();
+            if (id === undefined) return undefined;
+            const colon = id.indexOf(":");
+            return { id: colon < 0 ? id : id.slice(colon + 1), provider: colon < 0 ? id : id.slice(0, colon), name: id };
+          },
+        },
+      });
+    },
+
+    extendCommandContext(ctx, extension) {
+      const cancelled = (what: string) => async () => {
+        notice(extension, "host", what);
+        return { cancelled: true };
+      };
+      Object.defineProperties(ctx, {
+        newSession: { value: cancelled("ctx.newSession") },
+        switchSession: { value: cancelled("ctx.switchSession") },
+        navigateTree: { value: cancelled("ctx.navigateTree") },
+      });
+    },
+  };
+}

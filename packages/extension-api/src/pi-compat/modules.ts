@@ -1,0 +1,116 @@
+/**
+ * The modules a Pi extension imports, as the host's own instances (jiti `virtualModules`, the
+ * way Pi's loader aliases them): `@mariozechner/pi-coding-agent`, `@mariozechner/pi-ai`,
+ * `@mariozechner/pi-agent-core`, `@mariozechner/pi-tui` (and the same under `@earendil-works/`,
+ * the scope of newer Pi releases), `@sinclair/typebox` and `typebox`.
+ *
+ * Each TypeBox name is its own real package (`@sinclair/typebox` 0.34, `typebox` 1.x), loaded
+ * with Node's `require` the first time an extension imports it — they cost a few hundred ms to
+ * load, which a session without Pi extensions never pays. `Type` of pi-ai is `typebox` 1.x, as
+ * in current Pi; a TypeBox schema is plain JSON Schema, so both mix in one tool definition.
+ */
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { mypiHome } from "@mypi/kernel";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, formatSize, truncateHead, truncateLine, truncateTail } from "./truncate.ts";
+import { codingAgentTuiExports, piTuiModule } from "./tui.ts";
+
+const requireHost = createRequire(import.meta.url);
+
+type TypeBox1 = { Type: { Unsafe(schema: Record<string, unknown>): Record<string, unknown> } };
+
+/** A tool's `{toolName}` event narrowed by name (Pi's type guards; at run time a name check). */
+const hasToolName = (name: string) => (event: { toolName?: unknown } | undefined) => event?.toolName === name;
+
+function notInMypi(name: string, why: string): (...args: unknown[]) => never {
+  return () => {
+    throw new Error(`${name} is not available in mypi: ${why} (see docs/pi-compat.md)`);
+  };
+}
+
+/** `@mariozechner/pi-coding-agent`: the values Pi extensions import from it. */
+export function codingAgentModule(): Record<string, unknown> {
+  const factory = (name: string) => notInMypi(`${name}() from @mariozechner/pi-coding-agent`, "Pi's tool factories are not provided; mypi's builtin tools are registered already and a tool_call handler can rewrite their input");
+  return {
+    // Pi's identity helpers for typing (mypi's registerTool adapts a Pi definition itself).
+    defineTool: <T>(tool: T): T => tool,
+    isToolCallEventType: (toolName: string, event: { toolName?: unknown }) => event?.toolName === toolName,
+    isBashToolResult: hasToolName("bash"),
+    isReadToolResult: hasToolName("read"),
+    isEditToolResult: hasToolName("edit"),
+    isWriteToolResult: hasToolName("write"),
+    isGrepToolResult: hasToolName("grep"),
+    isFindToolResult: hasToolName("find"),
+    isLsToolResult: hasToolName("ls"),
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    GREP_MAX_LINE_LENGTH,
+    formatSize,
+    truncateHead,
+    truncateTail,
+    truncateLine,
+    /** Pi's `~/.pi/agent`; mypi's home (`$MYPI_HOME`, default `~/.mypi`). */
+    getAgentDir: () => mypiHome(),
+    getExtensionsDir: () => join(mypiHome(), "extensions"),
+    createBashTool: factory("createBashTool"),
+    createReadTool: factory("createReadTool"),
+    createWriteTool: factory("createWriteTool"),
+    createEditTool: factory("createEditTool"),
+    createGrepTool: factory("createGrepTool"),
+    createFindTool: factory("createFindTool"),
+    createLsTool: factory("createLsTool"),
+    createCodingTools: factory("createCodingTools"),
+    createReadOnlyTools: factory("createReadOnlyTools"),
+    ...codingAgentTuiExports(),
+  };
+}
+
+/** `StringEnum(["a", "b"], {description})`: a string schema with `enum` (what Pi recommends over unions). */
+function stringEnum(typebox: () => TypeBox1) {
+  return (values: readonly string[], options: Record<string, unknown> = {}) =>
+    typebox().Type.Unsafe({ ...options, type: "string", enum: [...values] });
+}
+
+/** `@mariozechner/pi-ai`: `Type` (typebox 1.x, loaded when first read) and `StringEnum`. */
+export function piAiModule(): Record<string, unknown> {
+  const typebox = () => requireHost("typebox") as TypeBox1;
+  const noModel = (name: string) => notInMypi(`${name}() from @mariozechner/pi-ai`, "extensions cannot call a model directly; the host owns the model");
+  const module: Record<string, unknown> = {
+    StringEnum: stringEnum(typebox),
+    complete: noModel("complete"),
+    completeSimple: noModel("completeSimple"),
+    stream: noModel("stream"),
+    streamSimple: noModel("streamSimple"),
+    getModel: noModel("getModel"),
+  };
+  Object.defineProperty(module, "Type", { enumerable: true, get: () => typebox().Type });
+  return module;
+}
+
+/**
+ * Every module name an extension may import, mapped to the host's module. The TypeBox entries
+ * are getters: jiti reads the entry only when an extension imports that name.
+ */
+export function piVirtualModules(): Record<string, unknown> {
+  const modules: Record<string, unknown> = {};
+  const once = <T>(make: () => T): (() => T) => {
+    let value: T | undefined;
+    return () => (value ??= make());
+  };
+  const lazy = (name: string, load: () => unknown) => Object.defineProperty(modules, name, { enumerable: true, get: load });
+
+  const codingAgent = once(codingAgentModule);
+  const ai = once(piAiModule);
+  const tui = once(piTuiModule);
+  const agentCore = once(() => Object.freeze({}));
+  for (const scope of ["@mariozechner", "@earendil-works"]) {
+    lazy(`${scope}/pi-coding-agent`, codingAgent);
+    lazy(`${scope}/pi-ai`, ai);
+    lazy(`${scope}/pi-tui`, tui);
+    lazy(`${scope}/pi-agent-core`, agentCore);
+  }
+  for (const name of ["@sinclair/typebox", "@sinclair/typebox/value", "@sinclair/typebox/compiler", "typebox", "typebox/value", "typebox/compile"]) {
+    lazy(name, () => requireHost(name));
+  }
+  return modules;
+}

@@ -1,0 +1,97 @@
+/**
+ * Extension discovery through the real `mypi extensions` command: builtin-tools, then
+ * $MYPI_HOME/extensions, then <cwd>/.mypi/extensions (each sorted; *.d.ts, dot-files and other
+ * files ignored; folders with index.ts), then -e paths in order; a file given twice loads once.
+ */
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createSandbox } from "./helpers/mypi.ts";
+
+const sandbox = createSandbox();
+afterAll(() => sandbox.cleanup());
+
+/** An extension that shows up in the tool_call chain and registers a tool named after itself. */
+const ext = (name: string, order?: "pre" | "post") => `
+import type { ExtensionAPI } from "@mypi/extension-api";
+import { defineTool, z } from "@mypi/extension-api";
+export default function (pi: ExtensionAPI) {
+  pi.on("tool_call", () => undefined${order ? `, { order: "${order}" }` : ""});
+  pi.registerTool(defineTool({ name: "${name.replace(/-/g, "_")}", description: "from ${name}", parameters: z.strictObject({}), execute: () => "ok" }));
+}
+`;
+
+const globalDir = join(sandbox.home, "extensions");
+const projectDir = join(sandbox.ws, ".mypi", "extensions");
+sandbox.file(join(globalDir, "b-global.ts"), ext("b-global"));
+sandbox.file(join(globalDir, "a-global.ts"), ext("a-global"));
+sandbox.file(join(globalDir, "types.d.ts"), "export type X = 1;\n");
+sandbox.file(join(globalDir, ".hidden.ts"), ext("hidden"));
+sandbox.file(join(globalDir, "notes.md"), "# not an extension\n");
+sandbox.file(join(globalDir, "c-folder", "index.ts"), ext("c-folder"));
+sandbox.file(join(globalDir, "d-no-index", "helper.ts"), ext("d-no-index"));
+sandbox.file(join(projectDir, "p-project.ts"), ext("p-project", "post"));
+sandbox.file(join(projectDir, "q-broken.ts"), "export default function (pi) {\n  pi.on(\n}\n");
+const cliExt = sandbox.file("cli/z-cli.ts", ext("z-cli", "pre"));
+
+const list = async (args: string[]) => {
+  const r = await sandbox.run(["extensions", "--json", ...args]);
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as {
+    loaded: { name: string }[];
+    failed: { name: string; path: string; line?: number; code: string }[];
+    order: Record<string, string[]>;
+    tools: { name: string; source: string }[];
+  };
+};
+
+describe.concurrent("extension discovery", () => {
+  it("loads builtin-tools, the home folder, the project folder, then -e paths, each folder sorted", async () => {
+    const r = await list(["-e", cliExt, "-e", join(globalDir, "a-global.ts")]);
+    expect(r.loaded.map((e) => e.name)).toEqual(["builtin-tools", "a-global", "b-global", "c-folder", "p-project", "z-cli"]);
+    expect(r.failed.map((f) => [f.name, f.path, f.line, f.code])).toEqual([
+      ["q-broken", join(projectDir, "q-broken.ts"), 3, "MYPI_SYNTAX_ERROR"],
+    ]);
+    // "pre" first, then unmarked in load order, then "post".
+    expect(r.order.tool_call).toEqual(["z-cli", "a-global", "b-global", "c-folder", "p-project"]);
+    expect(r.tools.map((t) => `${t.name}@${t.source}`)).toEqual([
+      "read@builtin-tools", "write@builtin-tools", "edit@builtin-tools", "bash@builtin-tools", "grep@builtin-tools",
+      "find@builtin-tools", "ls@builtin-tools", "a_global@a-global", "b_global@b-global", "c_folder@c-folder",
+      "p_project@p-project", "z_cli@z-cli",
+    ]);
+  });
+
+  it("skips both folders with --no-extensions but still loads -e paths", async () => {
+    const r = await list(["--no-extensions", "-e", cliExt]);
+    expect(r.loaded.map((e) => e.name)).toEqual(["builtin-tools", "z-cli"]);
+    expect(r.failed).toEqual([]);
+  });
+
+  it("leaves the builtin tools out with --no-builtin-tools", async () => {
+    const r = await list(["--no-builtin-tools", "--no-extensions"]);
+    expect(r.loaded).toEqual([]);
+    expect(r.tools).toEqual([]);
+  });
+
+  it("prints the effective order per slot in the text listing", async () => {
+    const r = await sandbox.run(["extensions", "-e", cliExt]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("tool_call  z-cli → a-global → b-global → c-folder → p-project");
+    expect(r.stdout).toContain("Failed (1):");
+    expect(r.stdout).toContain(`q-broken  ${join(projectDir, "q-broken.ts")}:3`);
+  });
+
+  it("reports a failed extension on stderr and goes on, or stops with exit 2 under --strict-extensions", async () => {
+    const script = sandbox.script([{ text: "fine" }]);
+    const [loose, strict] = await Promise.all([
+      sandbox.run(["--model", `scripted:${script}`, "--no-session", "-p", "hi"]),
+      sandbox.run(["--model", `scripted:${script}`, "--no-session", "--strict-extensions", "-p", "hi"]),
+    ]);
+    expect(loose.code).toBe(0);
+    expect(loose.stdout).toBe("fine\n");
+    expect(loose.stderr).toMatch(/^mypi: extension q-broken failed to load: .*q-broken\.ts:3:\d+: MYPI_SYNTAX_ERROR: syntax error/);
+    expect(strict.code).toBe(2);
+    expect(strict.stdout).toBe("");
+    expect(strict.stderr.trim().split("\n").at(-1)).toBe("mypi: --strict-extensions: fix the extensions above or drop the flag.");
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * Interactive mode in a real pseudo-terminal (python3's pty module; see helpers/pty-driver.py):
+ * streamed text, tool lines with ✓ / ✗, steering by typing while the agent runs, an extension
+ * command, Ctrl+C to abort and twice to exit, /quit.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { MYPI_BIN, REPO, createSandbox } from "./helpers/mypi.ts";
+import { VirtualTerminal } from "./helpers/vt.ts";
+
+const sandbox = createSandbox();
+afterAll(() => sandbox.cleanup());
+const driver = join(REPO, "test", "helpers", "pty-driver.py");
+const gate = join(REPO, "test", "fixtures", "gate-extension.ts");
+
+const SPIN = "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]";
+
+function terminal(args: string[]) {
+  const child = spawn("python3", [driver, "160", "30", process.execPath, MYPI_BIN, ...args], { cwd: sandbox.ws, env: sandbox.env });
+  const vt = new VirtualTerminal(160);
+  const waiters: { test: RegExp; resolve: () => void }[] = [];
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    vt.write(d);
+    const screen = vt.text();
+    for (const w of [...waiters]) {
+      if (w.test.test(screen)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    }
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const exit = new Promise<number | null>((resolve) => child.on("close", resolve));
+  return {
+    /**
+     * Resolves once the screen, as the user sees it, matches. The timer only turns a hang into a
+     * readable failure (the screen at that moment); it never paces the test.
+     */
+    see(test: RegExp): Promise<void> {
+      return new Promise((resolve, reject) => {
+        if (test.test(vt.text())) return resolve();
+        const timer = setTimeout(() => reject(new Error(`screen never matched ${test}:\n${vt.text()}`)), 10_000);
+        waiters.push({ test, resolve: () => (clearTimeout(timer), resolve()) });
+      });
+    },
+    type: (keys: string) => void child.stdin.write(keys),
+    screen: () => vt.text(),
+    stderr: () => stderr,
+    exit,
+  };
+}
+
+describe("interactive mode in a terminal", () => {
+  it("streams text, shows tool lines, steers, runs extension commands, aborts on Ctrl+C and exits on the second", async () => {
+    const session = join(sandbox.root, "interactive.jsonl");
+    const script = sandbox.script([
+      { text: "Working on it.", toolCalls: [{ name: "gate", arguments: {} }] },
+      { text: "Steered left.", toolCalls: [{ name: "read", arguments: { path: "missing.txt" } }] },
+      { text: "That file is missing." },
+      { toolCalls: [{ name: "gate", arguments: {} }] },
+    ]);
+    const t = terminal(["--model", `scripted:${script}`, "--session", session, "--no-extensions", "-e", gate]);
+    await t.see(/^mypi · scripted:[^]* · \/help for commands[^]*\n> ?$/);
+
+    t.type("hello\r");
+    await t.see(new RegExp(`\\n> hello\\nWorking on it\\.\\n${SPIN} gate  \\d+(ms|\\.\\ds)\\n» ?$`));
+
+    t.type("go left\r");
+    await t.see(/\n↳ steering: go left\n/);
+    t.type("/release\r");
+    await t.see(/\n> \/release\n✓ gate  \d+(ms|\.\ds)\nSteered left\.\n✗ read missing\.txt  \d+ms  File not found: missing\.txt.*\nThat file is missing\.\n> ?$/);
+
+    t.type("/nope\r");
+    await t.see(/\n> \/nope\nunknown command \/nope — \/help lists the commands\n> ?$/);
+
+    t.type("again\r");
+    await t.see(new RegExp(`\\n> again\\n${SPIN} gate `));
+    t.type("\x03");
+    await t.see(/\(aborting — Ctrl\+C again to exit\)\n(.*\n)*⏹ aborted\n> ?$/);
+    t.type("\x03");
+    expect(await t.exit).toBe(130);
+    expect(t.stderr()).toBe("");
+    // The live block (spinners, the input line) is erased on the way out.
+    expect(t.screen().endsWith("⏹ aborted")).toBe(true);
+
+    const users = readFileSync(session, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+      .filter((e) => e.type === "message" && e.message.role === "user")
+      .map((e) => e.message.content[0].text);
+    expect(users).toEqual(["hello", "go left", "again"]);
+  });
+
+  it("asks the permission gate's question on the input line; /help, /compact, /reload; /quit exits 0", async () => {
+    const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] }, { text: "Left it alone." }]);
+    const t = terminal(["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", gate, "-e", join(REPO, "extensions", "permission-gate")]);
+    await t.see(/> ?$/);
+    t.type("/help\r");
+    await t.see(/\/release {2}Let the gate tool finish\. {2}\(gate-extension\)/);
+    t.type("clean up\r");
+    await t.see(/\? Run a destructive command\?\n {2}rm -rf build\n\n {2}\(recursive rm\)\n(.*\n)*\? \[y\/N\] ?$/);
+    t.type("n\r");
+    await t.see(/✗ bash rm -rf build {2}\d+(ms|\.\ds) {2}Tool call blocked by permission-gate: the user declined "rm -rf build" \(recursive rm\)\.\nLeft it alone\.\n> ?$/);
+    t.type("/compact\r");
+    await t.see(/\n> \/compact\ncompacting…\nnot compacted \(skipped: .+\)\n> ?$/);
+    t.type("/reload\r");
+    await t.see(/reloaded 3 extensions\n> ?$/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * The real `mypi` process in print and JSON mode, with a scripted model: output, the exact event
+ * stream, the session file, exit codes and one-line errors.
+ */
+import { mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { REPO, SHIPPED, createSandbox } from "./helpers/mypi.ts";
+
+const sandbox = createSandbox();
+afterAll(() => sandbox.cleanup());
+sandbox.file("ws/a.txt", "alpha\n");
+
+const readThenAnswer = sandbox.script([
+  { text: "Reading.", toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] },
+  { text: "It says alpha." },
+]);
+
+describe.concurrent("print and JSON modes", () => {
+  it("prints only the final text in print mode and exits 0", async () => {
+    const r = await sandbox.run(["--model", `scripted:${readThenAnswer}`, "--no-session", "-p", "what is in a.txt?"]);
+    expect(r).toMatchObject({ code: 0, stdout: "It says alpha.\n", stderr: "" });
+  });
+
+  it("prints every event as one JSON line, in the kernel's order, and writes the session", async () => {
+    const sessionFile = `${sandbox.root}/sessions/json.jsonl`;
+    const r = await sandbox.run(["--model", `scripted:${readThenAnswer}`, "--session", sessionFile, "--mode", "json", "-p", "what is in a.txt?"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const events = r.events();
+    expect(events.map((e) => (e.type === "message_update" ? `message_update:${e.delta.type}` : e.type))).toEqual([
+      "agent_start",
+      "turn_start",
+      "message_start", // the prompt
+      "message_end",
+      "message_start", // the assistant message, streamed
+      "message_update:text_delta",
+      "message_update:toolcall_start",
+      "message_update:toolcall_delta",
+      "message_update:toolcall_delta",
+      "message_end",
+      "tool_execution_start",
+      "tool_execution_end",
+      "message_start", // the tool result
+      "message_end",
+      "turn_end",
+      "turn_start",
+      "message_start",
+      "message_update:text_delta",
+      "message_update:text_delta",
+      "message_update:text_delta",
+      "message_end",
+      "turn_end",
+      "agent_end",
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "It says alpha." });
+    expect(events.find((e) => e.type === "tool_execution_end")).toMatchObject({ toolName: "read", isError: false, result: { content: [{ type: "text", text: "alpha" }] } });
+    expect(events.every((e) => typeof e.timestamp === "number")).toBe(true);
+    const entries = readFileSync(sessionFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(entries.map((e) => e.type === "message" ? `message:${e.message.role}` : e.type)).toEqual([
+      "session", "message:user", "message:assistant", "message:toolResult", "message:assistant",
+    ]);
+  });
+
+  it("reads the prompt from stdin when none is given and stdin is not a terminal", async () => {
+    const script = sandbox.script([{ text: "Got it." }]);
+    const r = await sandbox.run(["--model", `scripted:${script}`, "--no-session"], { input: "do the thing\n" });
+    expect(r).toMatchObject({ code: 0, stdout: "Got it.\n" });
+  });
+
+  it("exits 1 with one line on stderr when the model fails", async () => {
+    const script = sandbox.script([{ error: "the model fell over" }]);
+    const r = await sandbox.run(["--model", `scripted:${script}`, "--no-session", "-p", "go"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain("the model fell over");
+  });
+
+  it("exits 1 and says how to go on when the turn limit is reached", async () => {
+    const script = sandbox.script([
+      { text: "Looking.", toolCalls: [{ name: "ls", arguments: {} }] },
+      { text: "Looking again.", toolCalls: [{ name: "ls", arguments: {} }] },
+    ]);
+    const r = await sandbox.run(["--model", `scripted:${script}`, "--no-session", "--max-turns", "1", "-p", "go"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe("mypi: stopped after 1 model calls; raise --max-turns or continue with --continue.\n");
+  });
+
+  it("treats usage mistakes as exit 2 with one line that says what to do", async () => {
+    const missing = `${sandbox.root}/nope.json`;
+    const cases = await Promise.all([
+      sandbox.run(["--frobnicate", "-p", "x"]),
+      sandbox.run(["-p", "x"]),
+      sandbox.run(["--model", `scripted:${missing}`, "-p", "x"]),
+      sandbox.run(["--model", `scripted:${readThenAnswer}`, "--cwd", `${sandbox.root}/no-such-dir`, "-p", "x"]),
+      sandbox.run(["--model", `scripted:${readThenAnswer}`, "--mode", "json"]),
+      sandbox.run(["--mode", "interactive", "--model", `scripted:${readThenAnswer}`]),
+    ]);
+    expect(cases.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2]);
+    for (const r of cases) {
+      expect(r.stdout).toBe("");
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr.startsWith("mypi: ")).toBe(true);
+    }
+    expect(cases[0]!.stderr).toBe("mypi: unknown option --frobnicate. Run `mypi --help` for the list of options.\n");
+    expect(cases[1]!.stderr).toContain("no model: set OPENAI_API_KEY");
+    expect(cases[2]!.stderr).toContain(`Cannot read the scripted model file ${missing}: no such file`);
+    expect(cases[3]!.stderr).toContain("no-such-dir: no such folder");
+    expect(cases[4]!.stderr).toContain("give a prompt");
+    expect(cases[5]!.stderr).toContain("interactive mode needs a terminal");
+  });
+
+  it("continues the latest session with --continue, even with the tracer's files beside it", async () => {
+    const cwd = join(sandbox.root, "continued");
+    mkdirSync(cwd);
+    const script = sandbox.script([{ text: "First answer." }]);
+    const tracer = ["-e", SHIPPED("tracer")];
+    const first = await sandbox.run(["--model", `scripted:${script}`, "--cwd", cwd, ...tracer, "-p", "first"]);
+    const second = await sandbox.run(["--model", `scripted:${script}`, "--cwd", cwd, ...tracer, "--mode", "json", "--continue", "-p", "second"]);
+    expect([first.code, second.code]).toEqual([0, 0]);
+    const dir = join(sandbox.home, "sessions", readdirSync(join(sandbox.home, "sessions")).find((d) => d.includes("continued"))!);
+    const names = readdirSync(dir);
+    expect(names.filter((n) => !n.endsWith(".events.jsonl") && n.endsWith(".jsonl"))).toHaveLength(1);
+    const session = readFileSync(join(dir, names.find((n) => n.endsWith(".jsonl") && !n.endsWith(".events.jsonl"))!), "utf8");
+    const prompts = session.trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.message?.role === "user").map((e) => e.message.content[0].text);
+    expect(prompts).toEqual(["first", "second"]);
+  });
+
+  it("exits 130 on Ctrl+C (SIGINT) after ending the run with agent_end aborted", async () => {
+    const script = sandbox.script([{ toolCalls: [{ name: "gate", arguments: {} }] }, { text: "never" }]);
+    const p = sandbox.spawn(["--mode", "json", "--model", `scripted:${script}`, "--no-session", "-e", `${REPO}/test/fixtures/gate-extension.ts`, "-p", "wait"]);
+    await p.waitFor((l) => l.type === "tool_execution_start");
+    p.child.kill("SIGINT");
+    const { code } = await p.exit;
+    expect(code).toBe(130);
+    expect(p.lines.at(-1)).toMatchObject({ type: "agent_end", stopReason: "aborted" });
+  });
+
+  it("exits 1 with the reason on stderr when an extension blocks the prompt, and 0 with no output when one handles it", async () => {
+    const policy = sandbox.file("policy.ts", `
+      export default function (pi: any) {
+        pi.on("input", (e: { text: string }) =>
+          e.text.startsWith("!") ? { action: "handled" } : e.text.includes("deploy") ? { action: "block", reason: "no deploys on Fridays" } : undefined);
+      }
+    `);
+    const script = sandbox.script([{ text: "unused" }]);
+    const [blocked, handled] = await Promise.all([
+      sandbox.run(["--model", `scripted:${script}`, "--no-session", "-e", policy, "-p", "deploy now"]),
+      sandbox.run(["--model", `scripted:${script}`, "--no-session", "-e", policy, "-p", "!status"]),
+    ]);
+    expect(blocked).toMatchObject({ code: 1, stdout: "", stderr: "mypi: the prompt was blocked: no deploys on Fridays\n" });
+    expect(handled).toMatchObject({ code: 0, stdout: "", stderr: "" });
+  });
+
+  it("lists every option with examples under --help", async () => {
+    const r = await sandbox.run(["--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("mypi --mode rpc");
+    expect(r.stdout).toContain("Examples");
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * RPC mode through the real `mypi --mode rpc` process: Pi's protocol on stdin/stdout.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { REPO, SHIPPED, createSandbox } from "./helpers/mypi.ts";
+
+const sandbox = createSandbox();
+afterAll(() => sandbox.cleanup());
+const gate = `${REPO}/test/fixtures/gate-extension.ts`;
+
+const rpc = (script: string, extra: string[] = []) =>
+  sandbox.spawn(["--mode", "rpc", "--model", `scripted:${script}`, "--no-session", "-e", gate, ...extra]);
+
+const userTexts = (messages: { role: string; content: { type: string; text?: string }[] }[]) =>
+  messages.flatMap((m) => (m.role === "user" || m.role === "assistant" ? [`${m.role}: ${m.content.flatMap((c) => (c.type === "text" ? [c.text] : [`[${c.type}]`])).join("")}`] : []));
+
+describe.concurrent("RPC mode", () => {
+  it("answers prompt at once, steers the run in progress and delivers the follow-up when it would stop", async () => {
+    const script = sandbox.script([{ toolCalls: [{ name: "gate", arguments: {} }] }, { text: "Steered." }, { text: "Followed up." }]);
+    const p = rpc(script);
+    p.send({ id: "p1", type: "prompt", message: "start" });
+    await p.waitFor((l) => l.type === "tool_execution_start");
+    expect(p.lines.slice(0, 2).map((l) => l.type)).toEqual(["response", "agent_start"]);
+    expect(p.lines[0]).toEqual({ type: "response", id: "p1", command: "prompt", success: true });
+    p.send({ id: "s", type: "steer", message: "go left" });
+    p.send({ id: "f", type: "follow_up", message: "and then?" });
+    p.send({ id: "st", type: "get_state" });
+    const state = await p.waitFor((l) => l.id === "st");
+    expect(state).toEqual({
+      type: "response", id: "st", command: "get_state", success: true,
+      data: { model: expect.stringMatching(/^scripted:/), isStreaming: true, sessionFile: undefined, sessionId: expect.any(String), sessionName: undefined, messageCount: 2, pendingMessageCount: 2 },
+    });
+    p.send({ id: "r", type: "prompt", message: "/release" });
+    const end = await p.waitFor((l) => l.type === "agent_end");
+    p.send({ id: "m", type: "get_messages" });
+    const messages = await p.waitFor((l) => l.id === "m");
+    p.end();
+    expect((await p.exit).code).toBe(0);
+    expect(end.stopReason).toBe("completed");
+    expect(userTexts(messages.data.messages)).toEqual([
+      "user: start", "assistant: [toolCall]", "user: go left", "assistant: Steered.", "user: and then?", "assistant: Followed up.",
+    ]);
+    expect(p.lines.filter((l) => l.type === "response").map((l) => [l.id, l.success])).toEqual([
+      ["p1", true], ["s", true], ["f", true], ["st", true], ["r", true], ["m", true],
+    ]);
+  });
+
+  it("aborts the run in progress", async () => {
+    const script = sandbox.script([{ toolCalls: [{ name: "gate", arguments: {} }] }, { text: "never" }]);
+    const p = rpc(script);
+    p.send({ type: "prompt", message: "start" });
+    await p.waitFor((l) => l.type === "tool_execution_start");
+    p.send({ id: "a", type: "abort" });
+    const end = await p.waitFor((l) => l.type === "agent_end");
+    p.end();
+    expect((await p.exit).code).toBe(0);
+    expect(p.lines.find((l) => l.id === "a")).toEqual({ type: "response", id: "a", command: "abort", success: true });
+    expect(end.stopReason).toBe("aborted");
+    expect(p.lines.filter((l) => l.type === "agent_end")).toHaveLength(1);
+  });
+
+  it("answers bad JSON and unknown commands with errors and keeps running", async () => {
+    const script = sandbox.script([{ text: "Still here." }]);
+    const p = rpc(script);
+    p.send("{oops");
+    p.send({ id: 1, type: "teleport" });
+    p.send({ id: 2, type: "prompt" });
+    p.send({ id: 3, type: "get_commands" });
+    p.send({ id: 4, type: "prompt", message: "are you alive?" });
+    const end = await p.waitFor((l) => l.type === "agent_end");
+    p.end();
+    expect((await p.exit).code).toBe(0);
+    const responses = p.lines.filter((l) => l.type === "response");
+    expect(responses.map((r) => [r.id, r.command, r.success])).toEqual([
+      [undefined, "parse", false], [1, "teleport", false], [2, "prompt", false], [3, "get_commands", true], [4, "prompt", true],
+    ]);
+    expect(responses[0]!.error).toMatch(/^Failed to parse command: /);
+    expect(responses[1]!.error).toMatch(/^Unknown command: teleport\./);
+    expect(responses[3]!.data).toEqual({ commands: [{ name: "release", description: "Let the gate tool finish.", source: "extension", extension: "gate-extension", path: gate }] });
+    expect(end.finalText).toBe("Still here.");
+  });
+
+  it("carries the permission gate's question to the client as extension_ui_request, and follows the answer", async () => {
+    const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] }, { text: "Done." }]);
+    const outcome = async (confirmed: boolean) => {
+      const cwd = join(sandbox.root, `gate-${confirmed}`);
+      mkdirSync(join(cwd, "build"), { recursive: true });
+      const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${script}`, "--no-session", "--cwd", cwd, "-e", SHIPPED("permission-gate")]);
+      p.send({ id: "p", type: "prompt", message: "clean up" });
+      const ask = await p.waitFor((l) => l.type === "extension_ui_request");
+      expect(ask).toEqual({ type: "extension_ui_request", id: expect.any(String), method: "confirm", title: "Run a destructive command?", message: "rm -rf build\n\n(recursive rm)" });
+      p.send({ type: "extension_ui_response", id: ask.id, confirmed });
+      await p.waitFor((l) => l.type === "agent_end");
+      p.end();
+      await p.exit;
+      const end = p.lines.find((l) => l.type === "tool_execution_end")!;
+      return { isError: end.isError, text: end.result.content[0]?.text ?? "", buildLeft: existsSync(join(cwd, "build")) };
+    };
+    const [declined, approved] = await Promise.all([outcome(false), outcome(true)]);
+    expect(declined).toEqual({ isError: true, text: 'Tool call blocked by permission-gate: the user declined "rm -rf build" (recursive rm).', buildLeft: true });
+    expect(approved).toMatchObject({ isError: false, buildLeft: false });
+  });
+
+  it("finishes the run in progress at the end of input, then exits", async () => {
+    const script = sandbox.script([{ text: "Slow answer.", delayMs: 300 }]);
+    const p = rpc(script);
+    p.send({ id: "p", type: "prompt", message: "take your time" });
+    p.end();
+    const { code } = await p.exit;
+    expect(code).toBe(0);
+    expect(p.lines.at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Slow answer." });
+  });
+});

@@ -1,0 +1,168 @@
+/**
+ * Spawning the real `mypi` bin in end-to-end tests. Every run gets `MYPI_HOME` in a temporary
+ * folder (nothing touches the real home) and no `OPENAI_API_KEY` unless the test gives one.
+ *
+ *   const sandbox = createSandbox();                  // temp root with home/ and ws/ (the workspace)
+ *   const script = sandbox.script([{ text: "Hi" }]);  // a scripted model file
+ *   const r = await sandbox.run(["--model", `scripted:${script}`, "-p", "go"]);
+ *   r.code, r.stdout, r.stderr, r.events()            // events(): stdout parsed as JSON lines
+ *   const p = sandbox.spawn([...]); p.send({...}); await p.waitFor(line => …); await p.exit;   // RPC
+ *   sandbox.cleanup()                                 // in afterAll
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const MYPI_BIN = join(REPO, "packages", "cli", "bin", "mypi.mjs");
+export const SHIPPED = (name: string) => join(REPO, "extensions", name);
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout as JSON lines. */
+  events(): Record<string, any>[];
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  /** The shell's directory (default: the sandbox workspace). */
+  cwd?: string;
+  /** Written to stdin, which is then closed (default: stdin closed at once). */
+  input?: string;
+}
+
+export interface LiveProcess {
+  child: ChildProcessWithoutNullStreams;
+  lines: Record<string, any>[];
+  send(value: unknown): void;
+  /** Resolves with the first line (past or future) that matches. */
+  waitFor(test: (line: Record<string, any>) => boolean): Promise<Record<string, any>>;
+  /** Close stdin (end of input). */
+  end(): void;
+  exit: Promise<{ code: number | null; stderr: string }>;
+}
+
+export interface Sandbox {
+  root: string;
+  home: string;
+  ws: string;
+  env: Record<string, string>;
+  script(turns: unknown[], name?: string): string;
+  file(path: string, text: string): string;
+  run(args: string[], options?: RunOptions): Promise<RunResult>;
+  spawn(args: string[], options?: RunOptions): LiveProcess;
+  /** Every file under `dir`, recursively. */
+  files(dir: string): string[];
+  cleanup(): void;
+}
+
+export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  const home = join(root, "home");
+  const ws = join(root, "ws");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(ws, { recursive: true });
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    MYPI_HOME: home,
+    TMPDIR: root,
+    NO_COLOR: "1",
+  };
+  delete env.OPENAI_API_KEY;
+  delete env.OPENAI_BASE_URL;
+  delete env.MYPI_MODEL;
+  let scripts = 0;
+
+  const childEnv = (options?: RunOptions) => {
+    const e = { ...env, ...options?.env };
+    for (const [k, v] of Object.entries(e)) if (v === undefined) delete e[k];
+    return e as Record<string, string>;
+  };
+
+  const sandbox: Sandbox = {
+    root,
+    home,
+    ws,
+    env,
+    script(turns, name) {
+      return sandbox.file(join(root, "scripts", name ?? `script-${++scripts}.json`), JSON.stringify({ turns }));
+    },
+    file(path, text) {
+      const full = path.startsWith("/") ? path : join(root, path);
+      mkdirSync(dirname(full), { recursive: true });
+      writeFileSync(full, text);
+      return full;
+    },
+    run(args, options) {
+      return new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [MYPI_BIN, ...args], { cwd: options?.cwd ?? ws, env: childEnv(options) });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+        child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+        child.on("error", reject);
+        child.on("close", (code) =>
+          resolve({
+            code,
+            stdout,
+            stderr,
+            events: () => stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>),
+          }),
+        );
+        child.stdin.end(options?.input ?? "");
+      });
+    },
+    spawn(args, options) {
+      const child = spawn(process.execPath, [MYPI_BIN, ...args], { cwd: options?.cwd ?? ws, env: childEnv(options) });
+      const lines: Record<string, any>[] = [];
+      const waiters: { test: (l: Record<string, any>) => boolean; resolve: (l: Record<string, any>) => void }[] = [];
+      let rest = "";
+      let stderr = "";
+      child.stdout.setEncoding("utf8").on("data", (d: string) => {
+        const parts = (rest + d).split("\n");
+        rest = parts.pop()!;
+        for (const p of parts) {
+          const line = JSON.parse(p) as Record<string, any>;
+          lines.push(line);
+          for (const w of [...waiters]) {
+            if (w.test(line)) {
+              waiters.splice(waiters.indexOf(w), 1);
+              w.resolve(line);
+            }
+          }
+        }
+      });
+      child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+      const exit = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on("close", (code) => resolve({ code, stderr })));
+      return {
+        child,
+        lines,
+        send: (value) => child.stdin.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`),
+        waitFor: (test) =>
+          new Promise((resolve) => {
+            const found = lines.find(test);
+            if (found) resolve(found);
+            else waiters.push({ test, resolve });
+          }),
+        end: () => child.stdin.end(),
+        exit,
+      };
+    },
+    files(dir) {
+      return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name));
+    },
+    cleanup() {
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  return sandbox;
+}
+
+/** Every file under `dir` whose text contains `needle`. */
+export function filesContaining(sandbox: Sandbox, dir: string, needle: string): string[] {
+  return sandbox.files(dir).filter((f) => readFileSync(f, "utf8").includes(needle));
+}
