@@ -6,9 +6,9 @@
  * be judged once the extensions registered theirs, so the model and the session come after
  * loading (an unknown flag is reported before a missing model).
  */
-import { readdirSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { SessionManager, createOpenAIModel, defaultSessionDir, loadScriptedModel, mypiHome, type ModelClient } from "@mypi/kernel";
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { SessionManager, createOpenAIModel, loadScriptedModel, mypiHome, type ModelClient } from "@mypi/kernel";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { discoverExtensions } from "./discovery.ts";
 import { printExtensions } from "./extensions-command.ts";
@@ -162,31 +162,9 @@ function openSession(args: CliArgs, cwd: string, io: CliIO): SessionManager | st
     }
   }
   if (args.continue) {
-    const latest = latestSessionFile(defaultSessionDir(cwd));
-    return latest ? SessionManager.open(latest, { cwd }) : SessionManager.create({ cwd });
+    return SessionManager.continueLatest({ cwd }) ?? SessionManager.create({ cwd });
   }
   return SessionManager.create({ cwd });
-}
-
-/**
- * The session file of `dir` written last. Not `SessionManager.continueLatest`: that takes any
- * `*.jsonl`, and the tracer writes `<session>.events.jsonl` into the same folder, last.
- */
-function latestSessionFile(dir: string): string | undefined {
-  let best: { file: string; mtime: number } | undefined;
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return undefined;
-  }
-  for (const name of names.sort()) {
-    if (!name.endsWith(".jsonl") || name.endsWith(".events.jsonl")) continue;
-    const file = join(dir, name);
-    const mtime = statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? -1;
-    if (!best || mtime >= best.mtime) best = { file, mtime };
-  }
-  return best?.file;
 }
 
 function isDirectory(path: string): boolean {

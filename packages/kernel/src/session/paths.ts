@@ -28,6 +28,9 @@ export function sessionFileName(id: string, date: Date): string {
   return `${date.toISOString().replace(/[:.]/g, "-")}_${id}.jsonl`;
 }
 
+/** `<timestamp>_<id>.jsonl` exactly: other JSONL files in the folder (a tracer's `<session>.events.jsonl`) are not sessions. */
+const SESSION_FILE_NAME = /^\d{4}-\d{2}-\d{2}T[\d-]+Z_[^.]+\.jsonl$/;
+
 /** The session file in `dir` written most recently (mtime, then name), or undefined. */
 export function latestSessionFile(dir: string): string | undefined {
   let names: string[];
@@ -38,7 +41,7 @@ export function latestSessionFile(dir: string): string | undefined {
   }
   let best: { file: string; mtime: number; name: string } | undefined;
   for (const name of names) {
-    if (!name.endsWith(".jsonl")) continue;
+    if (!SESSION_FILE_NAME.test(name)) continue;
     const file = join(dir, name);
     let mtime: number;
     try {

@@ -63,6 +63,17 @@ describe("SessionManager files", () => {
     expect(readdirSync(join(tmp, "home", "sessions"))).toEqual([cwdSlug("/w/one")]);
   });
 
+  it("does not mistake another JSONL file in the sessions folder (a tracer's events log) for a session", () => {
+    const session = SessionManager.create({ cwd: "/w/three" });
+    session.appendMessage(user("real"));
+    const events = session.file!.replace(/\.jsonl$/, ".events.jsonl");
+    writeFileSync(events, '{"type":"agent_start"}\n');
+    utimesSync(session.file!, new Date(1_000_000_000_000), new Date(1_000_000_000_000));
+    utimesSync(events, new Date(2_000_000_000_000), new Date(2_000_000_000_000));
+
+    expect(SessionManager.continueLatest({ cwd: "/w/three" })?.file).toBe(session.file);
+  });
+
   it("keeps an in-memory session off the disk", () => {
     const s = SessionManager.inMemory(tmp);
     s.appendMessage(user("hi"));
