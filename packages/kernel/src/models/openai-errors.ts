@@ -4,9 +4,18 @@
  *
  * The SDK runs with `maxRetries: 0`; the client retries itself so that the wait is abortable and
  * the delays are testable (an injected `sleep`).
+ *
+ * The SDK is loaded lazily (openai.ts), so its error classes come in as a parameter: a static
+ * import here would load the whole SDK with the kernel.
  */
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import type { APIError } from "openai";
 import { MalformedChunkError } from "./openai-stream.ts";
+
+/** The SDK's error classes: the loaded `openai` module itself fits. */
+export type SdkErrorClasses = Pick<
+  typeof import("openai"),
+  "APIError" | "APIConnectionError" | "APIConnectionTimeoutError" | "APIUserAbortError"
+>;
 
 /** `retry-after` is honoured up to this long; a server asking for more gets this. */
 export const MAX_RETRY_AFTER_MS = 60_000;
@@ -37,7 +46,8 @@ export interface ErrorContext {
 }
 
 /** Classify anything the SDK (or the stream reader) threw. */
-export function classifyError(err: unknown, ctx: ErrorContext): ClassifiedError {
+export function classifyError(err: unknown, ctx: ErrorContext, sdk: SdkErrorClasses): ClassifiedError {
+  const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = sdk;
   if (err instanceof APIUserAbortError) return { kind: "aborted", retryable: false, message: "aborted" };
   if (err instanceof APIConnectionTimeoutError) {
     return { kind: "error", retryable: true, message: `no response from ${ctx.baseURL} before the request timed out` };
@@ -108,8 +118,8 @@ export function parseRetryAfter(headers: { get(name: string): string | null } | 
  * Whether an error thrown while reading a stream is about the data (an error frame, a frame that
  * is not JSON, a chunk of the wrong shape) rather than the connection carrying it.
  */
-export function isProtocolError(err: unknown): boolean {
-  return err instanceof APIError || err instanceof SyntaxError || err instanceof MalformedChunkError;
+export function isProtocolError(err: unknown, sdk: SdkErrorClasses): boolean {
+  return err instanceof sdk.APIError || err instanceof SyntaxError || err instanceof MalformedChunkError;
 }
 
 /** What cut a connection, in a few words ("other side closed", "read ECONNRESET"). */

@@ -12,8 +12,11 @@
  * stream both end the iteration silently, so the end of the loop is checked against the signal,
  * the watchdog and `finish_reason`; the SDK's `timeout` does not limit a streaming body, hence the
  * per-chunk idle watchdog.
+ *
+ * The SDK takes ~120 ms to load, which every `mypi` start would pay: it is imported on the first
+ * `stream()` of a client (once per process), and each client builds its SDK client then.
  */
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { ModelClient, ModelRequest, ModelStreamEvent } from "../types.ts";
 import {
   abortableSleep,
@@ -23,6 +26,7 @@ import {
   retryDelayMs,
   transportErrorDetail,
   type ErrorContext,
+  type SdkErrorClasses,
 } from "./openai-errors.ts";
 import { buildChatRequest, type MaxTokensField } from "./openai-messages.ts";
 import { ChatStreamAccumulator } from "./openai-stream.ts";
@@ -62,11 +66,30 @@ export interface OpenAIModelOptions {
   now?: () => number;
 }
 
+type OpenAIModule = typeof import("openai");
+
+/** The SDK module, imported by the first stream of any client and shared by all. */
+let sdkModule: Promise<OpenAIModule> | undefined;
+
+function loadSdk(): Promise<OpenAIModule> {
+  return (sdkModule ??= import("openai"));
+}
+
+/** A client's SDK client and the error classes to judge its failures by. */
+interface Connection {
+  client: OpenAI;
+  errors: SdkErrorClasses;
+}
+
 interface ClientState {
   id: string;
   model: string;
-  /** The SDK client, or why there is none (reported by the first `stream()`). */
-  sdk: OpenAI | string;
+  /** Why no request can be made without loading anything (no API key), reported by `stream()`. */
+  unusable: string | undefined;
+  /** What `new OpenAI(…)` is given, once the SDK is loaded. */
+  sdkOptions: ConstructorParameters<typeof OpenAI>[0];
+  /** Made by the first `stream()`; resolves to the connection or why there is none, never rejects. */
+  connection: Promise<Connection | string> | undefined;
   ctx: ErrorContext;
   maxRetries: number;
   retryBaseMs: number;
@@ -85,31 +108,27 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   const customBaseURL = nonEmpty(options.baseURL) ?? nonEmpty(process.env.OPENAI_BASE_URL);
   const baseURL = (customBaseURL ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, "");
   const apiKey = nonEmpty(options.apiKey) ?? nonEmpty(process.env.OPENAI_API_KEY) ?? (customBaseURL ? PLACEHOLDER_API_KEY : undefined);
-  let sdk: OpenAI | string;
-  if (apiKey === undefined) {
-    sdk =
-      `no API key for ${id}: set OPENAI_API_KEY (or pass apiKey). ` +
-      "Servers that need no key work without one once a base URL is set (OPENAI_BASE_URL or --base-url)";
-  } else {
-    try {
-      sdk = new OpenAI({
-        apiKey,
-        baseURL,
-        maxRetries: 0,
-        defaultHeaders: options.headers,
-        fetch: readableErrorFetch(),
-        // The SDK logs unparseable frames to the console; they are reported as data instead.
-        // OPENAI_LOG still turns the SDK's own logging on for debugging.
-        ...(process.env.OPENAI_LOG ? {} : { logLevel: "off" as const }),
-      });
-    } catch (err) {
-      sdk = `cannot create the OpenAI client for ${id}: ${err instanceof Error ? err.message : String(err)}`;
-    }
-  }
+  const unusable =
+    apiKey === undefined
+      ? `no API key for ${id}: set OPENAI_API_KEY (or pass apiKey). ` +
+        "Servers that need no key work without one once a base URL is set (OPENAI_BASE_URL or --base-url)"
+      : undefined;
   const state: ClientState = {
     id,
     model: options.model,
-    sdk,
+    unusable,
+    sdkOptions: {
+      apiKey,
+      baseURL,
+      maxRetries: 0,
+      defaultHeaders: options.headers,
+      fetch: readableErrorFetch(),
+      // The SDK logs unparseable frames to the console; they are reported as data instead.
+      // OPENAI_LOG still turns the SDK's own logging on for debugging (read now, as before the
+      // SDK was loaded lazily).
+      ...(process.env.OPENAI_LOG ? {} : { logLevel: "off" as const }),
+    },
+    connection: undefined,
     ctx: { baseURL, model: options.model, now: options.now ?? Date.now },
     maxRetries: options.maxRetries ?? 3,
     retryBaseMs: options.retryBaseMs ?? 500,
@@ -124,14 +143,28 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   };
 }
 
+/** Load the SDK and build the client; a failure of either is returned as its message. */
+async function connect(state: ClientState): Promise<Connection | string> {
+  let sdk: OpenAIModule;
+  try {
+    sdk = await loadSdk();
+  } catch (err) {
+    return `cannot load the openai SDK for ${state.id}: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  try {
+    return { client: new sdk.OpenAI(state.sdkOptions), errors: sdk };
+  } catch (err) {
+    return `cannot create the OpenAI client for ${state.id}: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
 async function* streamChat(state: ClientState, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
   const acc = new ChatStreamAccumulator(state.id);
   const aborted = (): ModelStreamEvent => ({ type: "error", message: acc.message("aborted", "Request aborted") });
   const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", message) });
 
-  const sdk = state.sdk;
-  if (typeof sdk === "string") {
-    yield failed(sdk);
+  if (state.unusable !== undefined) {
+    yield failed(state.unusable);
     return;
   }
   let body;
@@ -140,6 +173,16 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
   } catch (err) {
     // e.g. tool arguments that JSON.stringify cannot serialise (a BigInt from a careless host)
     yield failed(`could not build the request: ${err instanceof Error ? err.message : String(err)}`);
+    return;
+  }
+  // Already aborted: no reason to load the SDK. Aborted while loading: the loop below says so.
+  if (signal.aborted) {
+    yield aborted();
+    return;
+  }
+  const connection = await (state.connection ??= connect(state));
+  if (typeof connection === "string") {
+    yield signal.aborted ? aborted() : failed(connection);
     return;
   }
 
@@ -154,9 +197,9 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
     try {
       let stream;
       try {
-        stream = await sdk.chat.completions.create(body, { signal: link.signal });
+        stream = await connection.client.chat.completions.create(body, { signal: link.signal });
       } catch (err) {
-        const failure = classifyError(err, state.ctx);
+        const failure = classifyError(err, state.ctx, connection.errors);
         if (signal.aborted || failure.kind === "aborted") {
           yield aborted();
           return;
@@ -170,7 +213,7 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
         return;
       }
       // Once a response is streaming, its events have been handed out: no retry from here.
-      yield* readChatStream(state, stream, acc, signal);
+      yield* readChatStream(state, connection.errors, stream, acc, signal);
       return;
     } finally {
       link.dispose();
@@ -192,6 +235,7 @@ interface ChunkStream extends AsyncIterable<unknown> {
 
 async function* readChatStream(
   state: ClientState,
+  errors: SdkErrorClasses,
   stream: ChunkStream,
   acc: ChatStreamAccumulator,
   signal: AbortSignal,
@@ -218,7 +262,7 @@ async function* readChatStream(
         if (signal.aborted) break;
         // A protocol error (unparseable frame, error frame, malformed chunk) ends the answer;
         // a transport error (the connection was cut) is judged by finish_reason below.
-        if (isProtocolError(err)) failure = classifyError(err, state.ctx).message;
+        if (isProtocolError(err, errors)) failure = classifyError(err, state.ctx, errors).message;
         else cutBy = transportErrorDetail(err);
         break;
       } finally {
