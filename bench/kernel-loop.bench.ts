@@ -311,7 +311,13 @@ async function timeOnce(impl: Impl, name: ScenarioName): Promise<{ ms: number; e
  * forced gc() between runs: it changes V8's later allocation decisions and distorts the timing.
  */
 async function timeGroup(names: ScenarioName[]): Promise<Record<string, { ms: number; events: number }[]>> {
-  for (let i = 0; i < 2; i++) for (const name of names) for (const impl of IMPLS) await RUNNERS[impl](scenario(name, 1), { events: 0 }, (f) => f());
+  const warm = async (name: ScenarioName) => {
+    for (const impl of IMPLS) await RUNNERS[impl](scenario(name, 1), { events: 0 }, (f) => f());
+  };
+  // A common warm-up, so that every group starts from code the JIT has already optimised (the
+  // first thousands of turns run slower), then two rounds of the group's own scenarios.
+  for (const name of ["S1", "S2", "S3"] as const) await warm(name);
+  for (let i = 0; i < 2; i++) for (const name of names) await warm(name);
   const runs: Record<string, { ms: number; events: number }[]> = {};
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of names) {

@@ -1,19 +1,28 @@
 /**
- * The assistant message while it streams. Deltas are folded into immutable blocks (a changed
- * block is replaced, never edited), so each `message_update` can carry a frozen snapshot that
- * later deltas cannot change. While streaming, a tool call's `arguments` is `{}` and
- * `rawArguments` holds the JSON received so far.
+ * The assistant message while it streams, and the snapshots `message_update` carries.
+ *
+ * Deltas are folded into immutable blocks (a changed block is replaced, never edited). Blocks
+ * before the one being streamed are final and live in an append-only list, so a snapshot only
+ * has to remember how many of them there were and which block was last: O(1) per delta, however
+ * many blocks the message has (a message with 800 tool calls gets 2400 updates). The snapshot's
+ * `content` array is built from that the first time someone reads it, then kept — frozen, like
+ * the snapshot. While streaming, a tool call's `arguments` is `{}` and `rawArguments` holds the
+ * JSON received so far.
  */
 import type { AssistantContent, AssistantMessage, ModelStreamEvent, StopReason, ToolCall, Usage } from "../types.ts";
 
 const NO_USAGE: Usage = Object.freeze({ input: 0, output: 0 });
 const NO_ARGUMENTS: Record<string, unknown> = Object.freeze({});
+const NO_CONTENT: readonly AssistantContent[] = Object.freeze([]);
 
 export class PartialMessage {
   readonly #model: string;
   readonly #timestamp = Date.now();
-  #blocks: AssistantContent[] = [];
-  /** Position in `#blocks` of each streamed tool call, by the stream's `index`. */
+  /** The final blocks, in order. Only ever appended to (see `#replace` for the exception). */
+  #done: AssistantContent[] = [];
+  /** The block being streamed, after `#done`. */
+  #last: AssistantContent | undefined;
+  /** Where each streamed tool call is, by the stream's `index`: its position in the message. */
   readonly #callAt: number[] = [];
 
   constructor(model: string) {
@@ -22,30 +31,28 @@ export class PartialMessage {
 
   /** Fold in one delta; false for events that change nothing (an unknown index, a new event type). */
   apply(event: ModelStreamEvent): boolean {
-    const blocks = this.#blocks;
+    const last = this.#last;
     switch (event.type) {
-      case "text_delta": {
-        const last = blocks[blocks.length - 1];
-        if (last?.type === "text") blocks[blocks.length - 1] = Object.freeze({ type: "text", text: last.text + event.delta });
-        else blocks.push(Object.freeze({ type: "text", text: event.delta }));
+      case "text_delta":
+        if (last?.type === "text") this.#last = Object.freeze({ type: "text", text: last.text + event.delta });
+        else this.#push(Object.freeze({ type: "text", text: event.delta }));
         return true;
-      }
-      case "thinking_delta": {
-        const last = blocks[blocks.length - 1];
-        if (last?.type === "thinking") blocks[blocks.length - 1] = Object.freeze({ type: "thinking", thinking: last.thinking + event.delta });
-        else blocks.push(Object.freeze({ type: "thinking", thinking: event.delta }));
+      case "thinking_delta":
+        if (last?.type === "thinking") this.#last = Object.freeze({ type: "thinking", thinking: last.thinking + event.delta });
+        else this.#push(Object.freeze({ type: "thinking", thinking: event.delta }));
         return true;
-      }
-      case "toolcall_start": {
-        this.#callAt[event.index] = blocks.length;
-        blocks.push(Object.freeze({ type: "toolCall", id: event.id, name: event.name, arguments: NO_ARGUMENTS, rawArguments: "" }));
+      case "toolcall_start":
+        this.#callAt[event.index] = this.#done.length + (last === undefined ? 0 : 1);
+        this.#push(Object.freeze({ type: "toolCall", id: event.id, name: event.name, arguments: NO_ARGUMENTS, rawArguments: "" }));
         return true;
-      }
       case "toolcall_delta": {
         const at = this.#callAt[event.index];
-        const call = at === undefined ? undefined : blocks[at];
+        if (at === undefined) return false;
+        const call = at === this.#done.length ? last : this.#done[at];
         if (call?.type !== "toolCall") return false;
-        blocks[at!] = Object.freeze({ ...call, rawArguments: (call.rawArguments ?? "") + event.delta });
+        const grown = Object.freeze({ ...call, rawArguments: (call.rawArguments ?? "") + event.delta });
+        if (at === this.#done.length) this.#last = grown;
+        else this.#replace(at, grown);
         return true;
       }
       default:
@@ -55,9 +62,20 @@ export class PartialMessage {
 
   /** A frozen shallow snapshot for `message_start` / `message_update`. */
   snapshot(): AssistantMessage {
+    const done = this.#done;
+    const count = done.length;
+    const last = this.#last;
+    let content: readonly AssistantContent[] | undefined = last === undefined && count === 0 ? NO_CONTENT : undefined;
     return Object.freeze({
       role: "assistant",
-      content: Object.freeze(this.#blocks.slice()),
+      get content(): AssistantContent[] {
+        if (content === undefined) {
+          const blocks = done.slice(0, count);
+          if (last !== undefined) blocks.push(last);
+          content = Object.freeze(blocks);
+        }
+        return content as AssistantContent[];
+      },
       stopReason: "stop",
       usage: NO_USAGE,
       model: this.#model,
@@ -70,15 +88,31 @@ export class PartialMessage {
    * early leaves in history. A tool call whose JSON is complete gets its parsed arguments.
    */
   end(stopReason: Extract<StopReason, "aborted" | "error">, errorMessage: string): AssistantMessage {
+    const blocks = this.#last === undefined ? this.#done.slice() : [...this.#done, this.#last];
     return {
       role: "assistant",
-      content: this.#blocks.map((b) => (b.type === "toolCall" ? settleCall(b) : b)),
+      content: blocks.map((b) => (b.type === "toolCall" ? settleCall(b) : b)),
       stopReason,
       usage: { input: 0, output: 0 },
       model: this.#model,
       errorMessage,
       timestamp: this.#timestamp,
     };
+  }
+
+  #push(block: AssistantContent): void {
+    if (this.#last !== undefined) this.#done.push(this.#last);
+    this.#last = block;
+  }
+
+  /**
+   * A delta for a tool call that is no longer the last block (providers that interleave calls):
+   * earlier snapshots share `#done`, so it is copied rather than edited. Rare, hence O(n).
+   */
+  #replace(at: number, block: AssistantContent): void {
+    const copy = this.#done.slice();
+    copy[at] = block;
+    this.#done = copy;
   }
 }
 

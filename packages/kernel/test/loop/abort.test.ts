@@ -201,7 +201,7 @@ describe("abort", () => {
     agent.abort();
     const end = await stream;
     expect(normalize(end.messages.at(-1))).toEqual(result("call_1", "add", INTERRUPTED_TEXT, true));
-    expect(JSON.stringify(end)).not.toContain("42");
+    expect(JSON.stringify(normalize(end))).not.toContain("42"); // timestamps zeroed: they may contain "42" by chance
   });
 
   test("the session on disk stays coherent after an abort: every call has its result", async () => {

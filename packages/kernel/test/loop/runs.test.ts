@@ -438,6 +438,31 @@ describe("payloads are read-only", () => {
     expect(Object.isFrozen(agent.messages[1])).toBe(true);
   });
 
+  test("snapshots stay as they were when a provider interleaves the argument deltas of two calls", async () => {
+    const final = assistant([call("a", "add", { a: 1, b: 1 }), call("b", "add", { a: 2, b: 2 })], "toolUse", { model: "interleaved" });
+    const model = {
+      id: "interleaved",
+      async *stream() {
+        yield { type: "toolcall_start" as const, index: 0, id: "a", name: "add" };
+        yield { type: "toolcall_start" as const, index: 1, id: "b", name: "add" };
+        yield { type: "toolcall_delta" as const, index: 0, delta: '{"a":1,"b":1}' };
+        yield { type: "toolcall_delta" as const, index: 1, delta: '{"a":2,' };
+        yield { type: "done" as const, message: { ...final, timestamp: 1 } };
+      },
+    };
+    const agent = new Agent({ model, tools: [addTool], maxTurns: 1 });
+    agents.push(agent);
+    const events = await collect(agent.prompt("x"));
+    const snapshots = events.filter((e) => e.type === "message_update").map((e) => normalize((e as MessageUpdateEvent).message.content));
+    const streaming = (id: string, raw: string) => ({ type: "toolCall", id, name: "add", arguments: {}, rawArguments: raw });
+    expect(snapshots).toEqual([
+      [streaming("a", "")],
+      [streaming("a", ""), streaming("b", "")],
+      [streaming("a", '{"a":1,"b":1}'), streaming("b", "")],
+      [streaming("a", '{"a":1,"b":1}'), streaming("b", '{"a":2,')],
+    ]);
+  });
+
   test("messages is a read-only view of the history, not a copy", async () => {
     const agent = agentWith({ turns: [{ text: "a" }, { text: "b" }] });
     const view = agent.messages;
