@@ -89,10 +89,13 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
 
   it("a command switches on a before_agent_start prompt rewriter, for the run it starts and through a flag", async () => {
     const showPrompt = [{ toolCalls: [{ name: "show_system_prompt", arguments: {} }] }, { text: "Arr." }];
-    const [viaCommand, viaFlag, commandOnly] = await Promise.all([
+    const print = (name: string, turns: unknown[], prompt: string) =>
+      sandbox.run(["--model", `scripted:${sandbox.script(turns, `${name}.json`)}`, ...ext("pirate"), "--no-session", "-p", prompt]);
+    const [viaCommand, viaFlag, commandOnly, notACommand] = await Promise.all([
       runJson("pirate-command", showPrompt, [...ext("pirate"), "--no-session", "-p", "/pirate tell me about ships"]),
       runJson("pirate-flag", showPrompt, [...ext("pirate"), "--pirate", "--no-session", "-p", "tell me about ships"]),
-      sandbox.run(["--model", `scripted:${sandbox.script([], "pirate-none.json")}`, ...ext("pirate"), "--no-session", "-p", "/pirate"]),
+      print("pirate-none", [], "/pirate"),
+      print("pirate-unknown", [{ text: "That is no command." }], "/parrot hello"),
     ]);
     const promptSeen = (r: RunResult) => text(ends(r.events())[0]!.result.content);
     for (const r of [viaCommand, viaFlag]) expect([r.code, r.stderr]).toEqual([0, ""]);
@@ -104,6 +107,8 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
     expect(viaCommand.events().at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Arr." });
     // Print mode: a command that starts no run prints nothing and succeeds; the model is never called.
     expect(commandOnly).toMatchObject({ code: 0, stdout: "", stderr: "" });
+    // `/name` that no extension registered is text for the model.
+    expect(notACommand).toMatchObject({ code: 0, stdout: "That is no command.\n", stderr: "" });
   });
 
   it("a TypeBox tool returns details, reports progress, fails by throwing, and rebuilds its state from the session", async () => {
@@ -147,7 +152,9 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
     );
     expect([r.code, r.stderr]).toEqual([0, ""]);
     const events = r.events();
-    expect(ends(events).map((e) => [e.isError, text(e.result.content), e.result.details?.redacted ?? false])).toEqual([
+    // Both reads run concurrently (read is parallel-safe): their ends come in completion order.
+    const byCall = ends(events).sort((a, b) => a.toolCallId.localeCompare(b.toolCallId));
+    expect(byCall.map((e) => [e.isError, text(e.result.content), e.result.details?.redacted ?? false])).toEqual([
       [false, "key=[REDACTED]\nname=demo", true],
       [true, "STATUS: broken\n(this file is marked broken)", false],
     ]);

@@ -9,6 +9,7 @@ import { defineTool, isTool } from "@mypi/kernel";
 import type mitt from "mitt";
 import { ExtensionError, closest, describeValue, errorMessage } from "./errors.ts";
 import { exec } from "./exec.ts";
+import { TOOL_PROMPTS, toolPrompt } from "./pi-compat/prompt.ts";
 import {
   ROUTES,
   type CommandDefinition,
@@ -55,7 +56,6 @@ export interface ExtensionRecord {
 /** What the `pi` object needs from its manager. */
 export interface ApiHost {
   readonly cwd: string;
-  readonly context: ExtensionContext;
   readonly channels: ReturnType<typeof mitt<Record<string, unknown>>>;
   readonly runtime: ExtensionRuntime | undefined;
   toolsChanged(record: ExtensionRecord): void;
@@ -133,7 +133,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
 
     registerTool(definition) {
       usable("registerTool");
-      const tool = toTool(definition, record, host);
+      const tool = toTool(definition, record);
       if (record.tools.has(tool.name)) {
         throw fail("MYPI_DUPLICATE_TOOL", `registerTool("${tool.name}"): ${record.name} already registered a tool with this name; give the second one another name (another extension registering the same name replaces it)`);
       }
@@ -279,7 +279,7 @@ function checkOptions(name: EventName, route: Route, options: unknown): Omit<Han
 }
 
 /** A `defineTool` tool as is; a plain definition with a zod schema through `defineTool`; a Pi-style one adapted. */
-function toTool(definition: unknown, record: ExtensionRecord, host: ApiHost): Tool {
+function toTool(definition: unknown, record: ExtensionRecord): Tool {
   if (isTool(definition)) return definition;
   const d = definition as Partial<PiToolDefinition> & { parameters?: unknown; jsonSchema?: unknown };
   try {
@@ -288,7 +288,7 @@ function toTool(definition: unknown, record: ExtensionRecord, host: ApiHost): To
     if (zodLike || d.jsonSchema !== undefined) return defineTool(d as Parameters<typeof defineTool>[0]);
     if (typeof d.execute !== "function") throw new Error(`tool ${JSON.stringify(d.name)} needs execute(toolCallId, params, signal, onUpdate, ctx)`);
     const pi = d as PiToolDefinition;
-    return defineTool({
+    const tool = defineTool({
       name: pi.name,
       description: pi.description,
       jsonSchema: pi.parameters as JSONSchema,
@@ -298,6 +298,9 @@ function toTool(definition: unknown, record: ExtensionRecord, host: ApiHost): To
         return { content: result?.content ?? [], details: result?.details, isError: result?.isError };
       },
     });
+    const prompt = toolPrompt(pi);
+    if (prompt) TOOL_PROMPTS.set(tool, prompt);
+    return tool;
   } catch (error) {
     throw new ExtensionError("MYPI_INVALID_TOOL", `registerTool(${describeValue((d as { name?: unknown })?.name)}): ${errorMessage(error)}`, {
       extension: record.name,

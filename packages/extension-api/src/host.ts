@@ -31,6 +31,7 @@ import {
 import { dirname } from "node:path";
 import type { ChainCall } from "./chain.ts";
 import { sessionTree } from "./context.ts";
+import { toolPromptSection } from "./pi-compat/prompt.ts";
 import type { ExtensionManager, LoadResult } from "./manager.ts";
 import type {
   ExtensionRuntime,
@@ -205,12 +206,27 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       return { tokens, contextWindow, percent: Math.round((tokens / contextWindow) * 1000) / 10 };
     },
     fork: (entryId) => host.fork(entryId),
-    registerTool: (tool, source) => void registry.register(tool, { source }),
-    unregisterTool: (name) => void registry.unregister(name),
+    registerTool: (tool, source) => {
+      registry.register(tool, { source });
+      refreshSystemPrompt();
+    },
+    unregisterTool: (name) => {
+      registry.unregister(name);
+      refreshSystemPrompt();
+    },
     getActiveTools: () => registry.active().map((t) => t.name),
-    setActiveTools: (names) => registry.setActive(names),
+    setActiveTools: (names) => {
+      registry.setActive(names);
+      refreshSystemPrompt();
+    },
     getAllTools: () => registry.list().map((t) => ({ ...toolSchema(t), source: registry.sourceOf(t.name) ?? "host" })),
   };
+
+  /** The base prompt plus what the active Pi tools add (their `promptSnippet` / `promptGuidelines`). */
+  function refreshSystemPrompt(): void {
+    const section = toolPromptSection(registry.active());
+    agent.systemPrompt = section ? `${options.systemPrompt ?? ""}${section}` : options.systemPrompt;
+  }
 
   /** A run started by an extension: nobody awaits it, so its failure to start is a diagnostic. */
   function startRun(run: PromiseLike<unknown>): void {

@@ -325,13 +325,8 @@ export class ExtensionManager implements ApiHost {
 
   /** Hand a read-only event to the observers; returns at once. */
   publish<E extends BusEvent>(event: E): void {
-    // Pi calls a streaming delta `assistantMessageEvent`; only built when someone listens.
-    if (this.compat && event.type === "message_update" && this.observers.hasObservers("message_update")) {
-      const update = event as unknown as { delta: object; message: unknown };
-      this.observers.publish({ ...event, assistantMessageEvent: { ...update.delta, partial: update.message } });
-      return;
-    }
-    this.observers.publish(event);
+    const pi = this.compat && this.observers.hasObservers(event.type) ? this.compat.observed(event) : undefined;
+    this.observers.publish(pi ?? event);
   }
 
   /** Resolves when every observer has received what was published (deadline 10 s). */

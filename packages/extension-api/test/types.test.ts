@@ -40,8 +40,22 @@ export function typeChecks(pi: ExtensionAPI): void {
   pi.on("agent_end", async (event) => {
     expectTypeOf(event.stopReason).toEqualTypeOf<"completed" | "aborted" | "error" | "handled" | "blocked" | "terminated" | "max_turns">();
   }, { timeoutMs: 100 });
+  // Pi's session switch, and Pi's events mypi never emits (accepted so Pi extensions load).
+  pi.on("session_before_switch", (event) => (event.reason === "resume" ? { cancel: true } : undefined));
+  pi.on("session_switch", (event) => {
+    expectTypeOf(event.previousSessionFile).toEqualTypeOf<string | undefined>();
+  });
+  pi.on("user_bash", (event) => {
+    expectTypeOf(event.type).toEqualTypeOf<"user_bash">();
+    return { result: { output: "", exitCode: 0 } };
+  });
+  pi.setLabel("entry-id", undefined);
 
   // ── what must not ──
+  // @ts-expect-error: session_switch is an observer
+  pi.on("session_switch", () => ({ cancel: true }));
+  // @ts-expect-error: session_before_switch decides with cancel only
+  pi.on("session_before_switch", () => ({ cancel: "yes" }));
   // @ts-expect-error: no such event
   pi.on("tool_cal", () => undefined);
   // @ts-expect-error: the tool_call event has no `text`

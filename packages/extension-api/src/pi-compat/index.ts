@@ -29,6 +29,8 @@ export interface PiCompat {
   extendContext(ctx: ExtensionContext): void;
   /** Pi's command-only session actions that mypi's host does not offer. */
   extendCommandContext(ctx: CommandContext, extension: string): void;
+  /** The event as Pi's observers expect it, when that differs from mypi's (else `undefined`). */
+  observed<E extends { readonly type: string }>(event: E): E | undefined;
 }
 
 /** Calls that would need a terminal: they do nothing. Calls that would need a host service mypi lacks. */
@@ -129,6 +131,13 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
           },
         },
       });
+    },
+
+    // Pi calls a streaming delta `assistantMessageEvent` (with the partial message in it).
+    observed(event) {
+      if (event.type !== "message_update") return undefined;
+      const update = event as unknown as { delta: object; message: unknown };
+      return { ...event, assistantMessageEvent: { ...update.delta, partial: update.message } };
     },
 
     extendCommandContext(ctx, extension) {

@@ -6,8 +6,12 @@
  *
  * Each TypeBox name is its own real package (`@sinclair/typebox` 0.34, `typebox` 1.x), loaded
  * with Node's `require` the first time an extension imports it — they cost a few hundred ms to
- * load, which a session without Pi extensions never pays. `Type` of pi-ai is `typebox` 1.x, as
- * in current Pi; a TypeBox schema is plain JSON Schema, so both mix in one tool definition.
+ * load, which a session without Pi extensions never pays.
+ *
+ * pi-ai's `Type` and `StringEnum` are `@sinclair/typebox`'s (as at the Pi commit the research
+ * describes): its schemas carry the 0.34 kind marker *and* are plain JSON Schema, so they mix
+ * into a 0.34 `Type.Object` (which rejects 1.x schemas as "Unknown type" in `Value.Check`) and
+ * into a 1.x one alike. Pi's examples combine `StringEnum` from pi-ai with `Type` from either.
  */
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -17,7 +21,7 @@ import { codingAgentTuiExports, piTuiModule } from "./tui.ts";
 
 const requireHost = createRequire(import.meta.url);
 
-type TypeBox1 = { Type: { Unsafe(schema: Record<string, unknown>): Record<string, unknown> } };
+type TypeBox = { Type: { Unsafe(schema: Record<string, unknown>): Record<string, unknown> } };
 
 /** A tool's `{toolName}` event narrowed by name (Pi's type guards; at run time a name check). */
 const hasToolName = (name: string) => (event: { toolName?: unknown } | undefined) => event?.toolName === name;
@@ -66,14 +70,14 @@ export function codingAgentModule(): Record<string, unknown> {
 }
 
 /** `StringEnum(["a", "b"], {description})`: a string schema with `enum` (what Pi recommends over unions). */
-function stringEnum(typebox: () => TypeBox1) {
+function stringEnum(typebox: () => TypeBox) {
   return (values: readonly string[], options: Record<string, unknown> = {}) =>
     typebox().Type.Unsafe({ ...options, type: "string", enum: [...values] });
 }
 
-/** `@mariozechner/pi-ai`: `Type` (typebox 1.x, loaded when first read) and `StringEnum`. */
+/** `@mariozechner/pi-ai`: `Type` (`@sinclair/typebox`'s, loaded when first read) and `StringEnum`. */
 export function piAiModule(): Record<string, unknown> {
-  const typebox = () => requireHost("typebox") as TypeBox1;
+  const typebox = () => requireHost("@sinclair/typebox") as TypeBox;
   const noModel = (name: string) => notInMypi(`${name}() from @mariozechner/pi-ai`, "extensions cannot call a model directly; the host owns the model");
   const module: Record<string, unknown> = {
     StringEnum: stringEnum(typebox),

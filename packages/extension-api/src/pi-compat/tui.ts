@@ -132,10 +132,23 @@ export function codingAgentTuiExports(): Record<string, unknown> {
   };
 }
 
-/** Pi's `ctx.ui`: the dialogs of `ui`, plus the terminal-only members, which do nothing but call `notice(name)`. */
+/**
+ * Pi's `ctx.ui`: the dialogs of `ui`, plus the terminal-only members, which do nothing but call
+ * `notice(name)` — unless the host's UI implements that member itself, which then wins.
+ */
 export type PiUI = ExtensionUI & Record<string, unknown>;
 
 export function piUI(ui: ExtensionUI, notice: (member: string) => void): PiUI {
+  const wrapped = piUIMembers(ui, notice);
+  const host = ui as unknown as Record<string, unknown>;
+  for (const member of Object.keys(wrapped)) {
+    const own = host[member];
+    if (typeof own === "function") wrapped[member] = (...args: unknown[]) => (own as (...a: unknown[]) => unknown).apply(ui, args);
+  }
+  return wrapped;
+}
+
+function piUIMembers(ui: ExtensionUI, notice: (member: string) => void): PiUI {
   const inert =
     <R>(member: string, value: R) =>
     (..._args: unknown[]): R => {
