@@ -3,6 +3,7 @@
  * $MYPI_HOME/extensions, then <cwd>/.mypi/extensions (each sorted; *.d.ts, dot-files and other
  * files ignored; folders with index.ts), then -e paths in order; a file given twice loads once.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox } from "./helpers/mypi.ts";
@@ -32,6 +33,14 @@ sandbox.file(join(globalDir, "d-no-index", "helper.ts"), ext("d-no-index"));
 sandbox.file(join(projectDir, "p-project.ts"), ext("p-project", "post"));
 sandbox.file(join(projectDir, "q-broken.ts"), "export default function (pi) {\n  pi.on(\n}\n");
 const cliExt = sandbox.file("cli/z-cli.ts", ext("z-cli", "pre"));
+const shutdownLog = join(sandbox.root, "shutdown.log");
+const shutdownExt = sandbox.file("cli/on-shutdown.ts", `
+import { appendFileSync } from "node:fs";
+import type { ExtensionAPI } from "@mypi/extension-api";
+export default function (pi: ExtensionAPI) {
+  pi.on("session_shutdown", () => appendFileSync(${JSON.stringify(shutdownLog)}, "session_shutdown\\n"));
+}
+`);
 
 const list = async (args: string[]) => {
   const r = await sandbox.run(["extensions", "--json", ...args]);
@@ -93,5 +102,26 @@ describe.concurrent("extension discovery", () => {
     expect(strict.code).toBe(2);
     expect(strict.stdout).toBe("");
     expect(strict.stderr.trim().split("\n").at(-1)).toBe("mypi: --strict-extensions: fix the extensions above or drop the flag.");
+  });
+});
+
+describe.concurrent("names, shutdown and the jiti cache", () => {
+  it("names an extension given as dir/index.ts after its folder, as when the folder is given", async () => {
+    const r = await list(["--no-extensions", "-e", join(globalDir, "c-folder", "index.ts")]);
+    expect(r.loaded.map((e) => e.name)).toEqual(["builtin-tools", "c-folder"]);
+  });
+
+  it("sends session_shutdown to the extensions before `mypi extensions` exits", async () => {
+    await list(["--no-extensions", "-e", shutdownExt]);
+    expect(readFileSync(shutdownLog, "utf8")).toBe("session_shutdown\n");
+  });
+
+  it("keeps jiti's cache in MYPI_JITI_CACHE for the bin's own modules and for extensions alike", async () => {
+    const cache = join(sandbox.root, "jiti-cache");
+    const r = await sandbox.run(["extensions", "--json", "--no-extensions", "-e", cliExt], { env: { MYPI_JITI_CACHE: cache } });
+    expect(r.code).toBe(0);
+    const files = readdirSync(cache);
+    // jiti names a cached module <folder>-<file>.<hash>: the CLI's src/main.ts (the bin) and cli/z-cli.ts (the loader).
+    expect([files.some((f) => /^src-main\.\w+\.mjs$/.test(f)), files.some((f) => /^cli-z-cli\.\w+\.mjs$/.test(f))]).toEqual([true, true]);
   });
 });

@@ -96,8 +96,13 @@ describe.concurrent("print and JSON modes", () => {
       sandbox.run(["--model", `scripted:${readThenAnswer}`, "--cwd", `${sandbox.root}/no-such-dir`, "-p", "x"]),
       sandbox.run(["--model", `scripted:${readThenAnswer}`, "--mode", "json"]),
       sandbox.run(["--mode", "interactive", "--model", `scripted:${readThenAnswer}`]),
+      // An unknown flag is the first complaint, before a missing prompt, terminal or model.
+      sandbox.run(["--bogus"]),
+      sandbox.run(["--mode", "interactive", "--bogus"]),
+      // The value of an extension's string flag is not a prompt.
+      sandbox.run(["-e", SHIPPED("tracer"), "--trace-dir", `${sandbox.root}/traces`]),
     ]);
-    expect(cases.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2]);
+    expect(cases.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 2]);
     for (const r of cases) {
       expect(r.stdout).toBe("");
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
@@ -109,6 +114,17 @@ describe.concurrent("print and JSON modes", () => {
     expect(cases[3]!.stderr).toContain("no-such-dir: no such folder");
     expect(cases[4]!.stderr).toContain("give a prompt");
     expect(cases[5]!.stderr).toContain("interactive mode needs a terminal");
+    expect(cases[6]!.stderr).toBe("mypi: unknown option --bogus. Run `mypi --help` for the list of options.\n");
+    expect(cases[7]!.stderr).toBe("mypi: unknown option --bogus. Run `mypi --help` for the list of options.\n");
+    expect(cases[8]!.stderr).toBe('mypi: give a prompt: mypi -p "what to do" (or pipe it on stdin).\n');
+  });
+
+  it("takes the prompt from the words left once the extensions' flags are known", async () => {
+    const script = sandbox.script([{ text: "ok" }]);
+    const r = await sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "--no-session", "-e", SHIPPED("tracer"), "--trace-dir", `${sandbox.root}/traces`, "-p", "go"]);
+    expect(r.code).toBe(0);
+    const prompt = r.events().find((e) => e.type === "message_start" && e.message.role === "user");
+    expect(prompt?.message.content).toEqual([{ type: "text", text: "go" }]);
   });
 
   it("continues the latest session with --continue, even with the tracer's files beside it", async () => {

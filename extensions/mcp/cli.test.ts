@@ -8,6 +8,8 @@ import { REPO, createSandbox, type RunResult, type Sandbox } from "../../test/he
 import { SERVER_SCRIPT, startHttpFixture, type HttpFixture } from "./fixtures/harness.ts";
 
 const EXTENSION = join(REPO, "extensions", "mcp");
+/** The same extension given by its index file: still named `mcp` (DESIGN §3). */
+const EXTENSION_INDEX = join(EXTENSION, "index.ts");
 const GUARD = join(REPO, "extensions", "mcp", "fixtures", "guard.ts");
 const node = process.execPath;
 const mcpJson = (servers: Record<string, unknown>) => JSON.stringify({ servers });
@@ -24,7 +26,7 @@ const scriptA = a.script([
   { text: "Listing.", toolCalls: [{ name: "fx__echo", arguments: { text: "hi" } }, { name: "fx__add", arguments: { a: 2, b: 3 } }] },
   { toolCalls: [{ name: "fx__fail", arguments: {} }, { name: "fx__add", arguments: { a: "two", b: 3 } }] },
   { toolCalls: [{ name: "fx__change_tools", arguments: {} }] },
-  { toolCalls: [{ name: "fx__fresh", arguments: { n: 4 } }, { name: "fx__echo", arguments: { text: "again" } }] },
+  { toolCalls: [{ name: "fx__fresh", arguments: { n: 4 } }, { name: "fx__echo", arguments: { text: "again" } }, { name: "fx__add", arguments: { a: 1, b: 2, c: "three" } }] },
   { toolCalls: [{ name: "tm__slow", arguments: {} }] },
   { toolCalls: [{ name: "fx__crash", arguments: {} }] },
   { toolCalls: [{ name: "fx__add", arguments: { a: 1, b: 1 } }, { name: "mcp_status", arguments: {} }] },
@@ -44,9 +46,13 @@ const scriptB = b.script([
   { text: "Done." },
 ]);
 
-/** Run C: `mypi extensions --json` with a good and a bad server. */
+/** Run C: `mypi extensions --json` with a good and a bad server, the extension given as `mcp/index.ts`. */
 const c = createSandbox("mypi-mcp-c-");
-c.file("ws/.mypi/mcp.json", mcpJson({ fx: { command: node, args: [SERVER_SCRIPT] }, bad: { command: join(c.root, "no-such-program") } }));
+const closedFile = join(c.root, "fx-closed.txt");
+c.file("ws/.mypi/mcp.json", mcpJson({
+  fx: { command: node, args: [SERVER_SCRIPT], env: { MCP_FIXTURE_CLOSED: closedFile } },
+  bad: { command: join(c.root, "no-such-program") },
+}));
 
 let http: HttpFixture;
 let runA: RunResult;
@@ -61,7 +67,7 @@ beforeAll(async () => {
   [runA, runB, runC] = await Promise.all([
     a.run(["--mode", "json", "--model", `scripted:${scriptA}`, "--cwd", a.ws, "-e", EXTENSION, "-p", "go"], opts),
     b.run(["--mode", "json", "--model", `scripted:${scriptB}`, "--cwd", b.ws, "-e", EXTENSION, "-e", GUARD, "-p", "go"], { ...opts, env: { FIXTURE_TOKEN: "tok-123" } }),
-    c.run(["extensions", "--json", "--cwd", c.ws, "-e", EXTENSION], opts),
+    c.run(["extensions", "--json", "--cwd", c.ws, "-e", EXTENSION_INDEX], opts),
   ]);
 }, 60_000);
 
@@ -94,30 +100,34 @@ describe("run A: a stdio server through its life", () => {
     ]);
   });
 
-  it("applies tools/list_changed before the next model call: the new tool runs, the removed one is gone", () => {
-    const [change, fresh, echo] = ends(runA).slice(4, 7);
+  it("applies tools/list_changed before the next model call: the new tool runs, the removed one is gone, the changed one has its new schema", () => {
+    const [change, fresh, echo, add] = ends(runA).slice(4, 8);
     expect(summary(change!)).toEqual(["fx__change_tools", false, "tools changed"]);
     expect(summary(fresh!)).toEqual(["fx__fresh", false, "fresh 4"]);
     expect(echo).toMatchObject({ toolName: "fx__echo", isError: true });
-    expect(echo!.result.content[0].text).toMatch(/^Tool "fx__echo" not found\. Available tools: .*fx__fresh/);
+    const available = /^Tool "fx__echo" not found\. Available tools: (.*)\. Call one of these by its exact name\.$/.exec(echo!.result.content[0].text)?.[1]?.split(", ");
+    expect(available).toContain("fx__fresh");
+    expect(available).not.toContain("fx__echo");
+    // `c` exists only in the new definition: the kernel validated against it.
+    expect(summary(add!)).toEqual(["fx__add", true, 'Invalid arguments for tool "fx__add":\n✖ Invalid input: must be number\n  → at c\nCall "fx__add" again with arguments that match its parameters.']);
   });
 
   it("stops a call at the server's timeoutMs with the kernel's timeout message", () => {
-    const [name, isError, text] = summary(ends(runA)[7]!);
+    const [name, isError, text] = summary(ends(runA)[8]!);
     expect([name, isError]).toEqual(["tm__slow", true]);
     expect(text).toMatch(/^Tool "tm__slow" timed out after 300 ms and was stopped\. Try a smaller task, or a longer timeout if the tool takes one\./);
   });
 
   it("answers the call that crashed the server, and later calls, with an error naming the server", () => {
     const why = "exited with code 7; its last stderr line: fixture: segfault in the frobnicator (on purpose)";
-    expect(ends(runA).slice(8, 10).map(summary)).toEqual([
+    expect(ends(runA).slice(9, 11).map(summary)).toEqual([
       ["fx__crash", true, `The MCP server "fx" stopped while running "crash": ${why}.`],
       ["fx__add", true, `The MCP server "fx" is not available: it stopped (${why}). Its tools cannot be used now; continue without them.`],
     ]);
   });
 
   it("mcp_status tells the model which servers are up and why the others are not", () => {
-    const status = ends(runA)[10]!;
+    const status = ends(runA)[11]!;
     expect(status.toolName).toBe("mcp_status");
     const lines: string[] = status.result.content[0].text.split("\n");
     expect(lines[0]).toBe("MCP servers: bad failed, fx stopped, stuck failed, tm ok (8 tools)");
@@ -165,5 +175,9 @@ describe("run C: mypi extensions", () => {
     expect(mcp.commands).toEqual(["mcp"]);
     expect(report.tools.find((t) => t.name === "mcp_status")).toEqual({ name: "mcp_status", source: "mcp", description: "MCP servers: bad failed, fx ok (8 tools)" });
     expect(runC.stderr).toContain('mcp: server "bad" failed: could not start');
+  });
+
+  it("closes the stdio server politely on session_shutdown (stdin ended), not only by the exit handler's SIGKILL", () => {
+    expect(readFileSync(closedFile, "utf8")).toBe("stdin closed\n");
   });
 });

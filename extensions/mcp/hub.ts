@@ -4,12 +4,11 @@
  * registrations in step with `tools/list_changed`, answers calls, and closes everything.
  *
  * Registration follows the server's list:
- * - a new tool is registered (and made active when the hub has narrowed the active set before);
- * - a tool the server no longer offers leaves the active set (`setActiveTools`) — or is
- *   unregistered, when `pi` has `unregisterTool` — and answers a call that still reaches it with
- *   an error saying the tool is gone;
- * - a tool whose schema or description changed is registered again when `pi` has
- *   `unregisterTool`; without it the first definition stays and the change is reported.
+ * - a new tool is registered;
+ * - a tool the server no longer offers is unregistered (`pi.unregisterTool`): the model stops
+ *   seeing it, and a call that still names it gets the kernel's "not found" answer;
+ * - a tool whose schema or description changed is unregistered and registered anew, so the model
+ *   and the argument validation see the new definition.
  * A server that stopped keeps its tools registered: they answer with an error naming the server
  * and why it stopped, which tells the model more than a tool that vanished.
  */
@@ -21,10 +20,8 @@ import { McpConnection } from "./connection.ts";
 import { toJsonSchema, toolDescription, toToolResult, type McpToolInfo } from "./convert.ts";
 import { ToolNamer } from "./naming.ts";
 
-/** What the hub needs of `pi`. `unregisterTool` is used when the host has it. */
-export type McpPi = Pick<ExtensionAPI, "registerTool" | "getActiveTools" | "setActiveTools"> & {
-  unregisterTool?: (name: string) => void;
-};
+/** What the hub needs of `pi`. */
+export type McpPi = Pick<ExtensionAPI, "registerTool" | "unregisterTool">;
 
 export const STATUS_TOOL = "mcp_status";
 
@@ -33,8 +30,6 @@ interface Registration {
   tool: string;
   /** What was registered: a changed tool has another fingerprint. */
   fingerprint: string;
-  /** Registered, but out of the active set because the server stopped offering it. */
-  hidden: boolean;
 }
 
 export interface HubOptions {
@@ -56,8 +51,6 @@ export class McpHub {
   readonly #byServer: Map<string, McpConnection>;
   readonly #namer = new ToolNamer([STATUS_TOOL]);
   readonly #registered = new Map<string, Registration>();
-  /** The hub has called `setActiveTools` (from then on it keeps new tools in the set itself). */
-  #narrowed = false;
   #loading = true;
   readonly #onExit = () => this.killAll();
 
@@ -89,7 +82,8 @@ export class McpHub {
 
   /** The mypi names registered for a server, in its listing order. */
   toolNames(server: string): string[] {
-    return [...this.#registered].filter(([, r]) => r.server === server && !r.hidden).map(([name]) => name);
+    const tools = this.#byServer.get(server)?.tools ?? [];
+    return tools.map((t) => this.#namer.nameFor(server, t.name)).filter((name) => this.#registered.has(name));
   }
 
   /** Wait for tool-list refreshes in flight (they register what changed before resolving). */
@@ -113,35 +107,18 @@ export class McpHub {
     for (const server of this.connections) {
       for (const tool of server.tools) offered.set(this.#namer.nameFor(server.name, tool.name), { server, tool });
     }
-    const shown: string[] = [];
-    const hidden: string[] = [];
     for (const [name, { server, tool }] of offered) {
       const fingerprint = fingerprintOf(tool);
       const existing = this.#registered.get(name);
-      if (!existing) {
-        if (this.#register(name, server, tool, fingerprint)) shown.push(name);
-        continue;
-      }
-      if (existing.hidden) {
-        existing.hidden = false;
-        shown.push(name);
-      }
-      if (existing.fingerprint !== fingerprint) this.#replace(name, server, tool, fingerprint);
+      if (existing?.fingerprint === fingerprint) continue;
+      if (existing) this.#unregister(name); // changed on the server: registered anew with the new definition
+      this.#register(name, server, tool, fingerprint);
     }
-    for (const [name, registration] of this.#registered) {
-      if (offered.has(name) || registration.hidden) continue;
-      if (this.#pi.unregisterTool) {
-        this.#pi.unregisterTool(name);
-        this.#registered.delete(name);
-      } else {
-        registration.hidden = true;
-        hidden.push(name);
-      }
-    }
-    this.#updateActive(shown, hidden);
+    for (const name of [...this.#registered.keys()]) if (!offered.has(name)) this.#unregister(name);
+    for (const name of [...this.toolProblems.keys()]) if (!offered.has(name)) this.toolProblems.delete(name);
   }
 
-  #register(name: string, server: McpConnection, tool: McpToolInfo, fingerprint: string): boolean {
+  #register(name: string, server: McpConnection, tool: McpToolInfo, fingerprint: string): void {
     try {
       this.#pi.registerTool(this.#toTool(name, server, tool));
     } catch (error) {
@@ -149,38 +126,20 @@ export class McpHub {
       const known = this.toolProblems.get(name) === message; // every refresh tries again; report once
       this.toolProblems.set(name, message);
       if (!this.#loading && !known) this.#report(`tool ${name} ${message}`);
-      return false;
-    }
-    this.toolProblems.delete(name);
-    this.#registered.set(name, { server: server.name, tool: tool.name, fingerprint, hidden: false });
-    return true;
-  }
-
-  #replace(name: string, server: McpConnection, tool: McpToolInfo, fingerprint: string): void {
-    const registration = this.#registered.get(name)!;
-    if (!this.#pi.unregisterTool) {
-      registration.fingerprint = fingerprint; // reported once per change
-      const message = "its schema or description changed on the server; this host cannot replace a registered tool, so the model keeps the first definition";
-      this.toolProblems.set(name, message);
-      this.#report(`tool ${name}: ${message}`);
       return;
     }
-    this.#pi.unregisterTool(name);
-    this.#registered.delete(name);
-    this.#register(name, server, tool, fingerprint);
+    this.toolProblems.delete(name);
+    this.#registered.set(name, { server: server.name, tool: tool.name, fingerprint });
   }
 
-  /** Narrow or widen the active set for tools that left or came back; untouched otherwise. */
-  #updateActive(shown: string[], hidden: string[]): void {
-    if (hidden.length === 0 && (shown.length === 0 || !this.#narrowed)) return;
-    if (this.#loading) return; // nothing is active before the host binds; every tool starts active
-    const active = this.#pi.getActiveTools();
-    const gone = new Set(hidden);
-    const next = active.filter((n) => !gone.has(n));
-    for (const name of shown) if (!next.includes(name)) next.push(name);
-    if (next.length === active.length && next.every((n, i) => n === active[i])) return;
-    this.#narrowed = true;
-    this.#pi.setActiveTools(next);
+  #unregister(name: string): void {
+    this.#registered.delete(name);
+    try {
+      this.#pi.unregisterTool(name);
+    } catch (error) {
+      // Only after the extension was unloaded (a late list change); nothing is left to remove.
+      this.#report(`tool ${name} could not be removed: ${(error as Error).message}`);
+    }
   }
 
   #toTool(name: string, server: McpConnection, tool: McpToolInfo): Tool {

@@ -1,9 +1,9 @@
 // The extension's wiring, without starting a server: what it registers with no configuration,
 // with only a broken configuration, and what `/mcp` says. (Servers: hub.test.ts, cli.test.ts.)
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ExtensionAPI } from "@mypi/extension-api";
+import { ExtensionManager, type ExtensionAPI } from "@mypi/extension-api";
 import { afterAll, describe, expect, it } from "vitest";
 import { fakeCtx } from "../../test/helpers/fake-pi.ts";
 import { createMcpExtension } from "./index.ts";
@@ -22,10 +22,9 @@ function recordingPi(): { pi: ExtensionAPI; seen: Recorded } {
   const pi = {
     on: (name: string, handler: Recorded["handlers"][number]["handler"], options?: object) => void seen.handlers.push({ name, handler, ...(options && { options }) }),
     registerTool: (tool: Recorded["tools"][number]) => void seen.tools.push(tool),
+    unregisterTool: (name: string) => void (seen.tools = seen.tools.filter((t) => t.name !== name)),
     registerCommand: (name: string, command: { handler: (args: string, ctx: never) => unknown }) => void seen.commands.set(name, command),
-    getActiveTools: () => [],
-    setActiveTools: () => {},
-    exec: () => Promise.reject(new Error("exec is not expected: the test gives cwd")),
+    exec: () => Promise.reject(new Error("exec is not expected: the workspace is pi.cwd or the test's cwd")),
   } as unknown as ExtensionAPI;
   return { pi, seen };
 }
@@ -71,6 +70,28 @@ describe("the mcp extension", () => {
     await mcp.handler("restart nope", ctx);
     await mcp.handler("frobnicate", ctx);
     expect(notes).toEqual([status.content[0]!.text, 'There is no MCP server "nope"; configured: .', "Usage: /mcp (the servers' state) or /mcp restart <name>"]);
+  });
+
+  it("finds the project's mcp.json in pi.cwd, the workspace as the host gives it, without running a program", async () => {
+    const where = workspace("pi-cwd", '{ "servers": { "x": { "command": "a", "url": "http://h" } } }');
+    const link = join(root, "pi-cwd", "link"); // the workspace as given, through a symlink
+    symlinkSync(where.cwd, link);
+    const programs: string[] = [];
+    const manager = new ExtensionManager({
+      cwd: link,
+      extendApi: (pi) => {
+        const exec = pi.exec;
+        pi.exec = (command, args, options) => {
+          programs.push(command);
+          return exec(command, args, options);
+        };
+      },
+    });
+    const log: string[] = [];
+    expect(await manager.loadExtension(createMcpExtension({ home: where.home, env: {}, log: (l) => log.push(l) }), "mcp")).toEqual({ loaded: ["mcp"], failed: [] });
+    await manager.shutdown();
+    expect(programs).toEqual([]);
+    expect(log).toEqual([`mcp: ${join(link, ".mypi", "mcp.json")}: server "x": give either "command" or "url", not both`]);
   });
 
   it("repeats start-up problems as notifications when a UI is there", async () => {

@@ -20,7 +20,7 @@ import type { ExtensionAPI, ExtensionUI } from "@mypi/extension-api";
 import { defaultHome, loadMcpConfig } from "./config.ts";
 
 export interface McpExtensionOptions {
-  /** The agent's workspace; default `pi.cwd` when the host has it, else the directory `pi.exec` runs in. */
+  /** The agent's workspace, where the project's `.mypi/mcp.json` is; default `pi.cwd`. */
   cwd?: string;
   /** Default `$MYPI_HOME`, else `~/.mypi`. */
   home?: string;
@@ -37,7 +37,7 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
   return async function mcp(pi: ExtensionAPI): Promise<void> {
     const env = options.env ?? process.env;
     const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
-    const cwd = options.cwd ?? (await workspaceOf(pi));
+    const cwd = options.cwd ?? pi.cwd;
     const config = loadMcpConfig({ cwd, home: options.home ?? defaultHome(env), env });
     if (config.servers.length === 0 && config.problems.length === 0) return;
 
@@ -69,21 +69,6 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
     }
     pi.on("session_shutdown", () => hub.close(), { timeoutMs: SHUTDOWN_TIMEOUT_MS });
   };
-}
-
-/**
- * The agent's workspace while the extension loads. `ExtensionAPI` offers `cwd` only on the
- * handlers' `ctx`; `pi.exec` runs programs there, so a tiny child process tells us where that is.
- */
-async function workspaceOf(pi: ExtensionAPI): Promise<string> {
-  const direct = (pi as { cwd?: unknown }).cwd;
-  if (typeof direct === "string") return direct;
-  const result =
-    process.platform === "win32"
-      ? await pi.exec(process.execPath, ["-e", "process.stdout.write(process.cwd())"])
-      : await pi.exec("pwd", ["-P"]);
-  const dir = result.stdout.trim();
-  return result.code === 0 && dir ? dir : process.cwd();
 }
 
 export default createMcpExtension();

@@ -64,6 +64,7 @@ export async function loadFake(factory: ExtensionFactory, bus = new Map<string, 
     throw new Error(`fake pi: ${what} is not supported here`);
   };
   const pi = {
+    cwd: process.cwd(),
     on: (name: string, handler: Registration["handler"], options?: Registration["options"]) => {
       registrations.push({ name, handler, ...(options ? { options } : {}) });
     },
@@ -79,6 +80,7 @@ export async function loadFake(factory: ExtensionFactory, bus = new Map<string, 
       },
     },
     registerTool: unsupported("registerTool"),
+    unregisterTool: unsupported("unregisterTool"),
     registerCommand: unsupported("registerCommand"),
     getCommands: () => [],
     sendMessage: unsupported("sendMessage"),

@@ -3,6 +3,9 @@
 // The fs cache lives at <repo>/node_modules/.cache/jiti — jiti's own default would land in the
 // system temp folder — and makes start-up 4–7× faster once warm. MYPI_JITI_CACHE overrides the
 // folder (the start-up benchmark points it at an empty one to measure a cold start).
+// The extension loader decides its folder with the same rule (`jitiCacheDir()` in
+// packages/extension-api/src/loader.ts, which this plain module cannot import before jiti
+// exists); test/cli-discovery.e2e.test.ts checks that both land in MYPI_JITI_CACHE.
 import { createJiti } from "jiti";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

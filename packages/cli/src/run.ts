@@ -2,9 +2,15 @@
  * `mypi [prompt]`, `-p`, `--mode json|rpc|interactive` and `mypi extensions`: check the command
  * line, load the extensions, open the session, build the host, hand over to the mode, shut down.
  *
- * Usage errors (exit 2): the workspace and the prompt are checked first; unknown flags can only
- * be judged once the extensions registered theirs, so the model and the session come after
- * loading (an unknown flag is reported before a missing model).
+ * Usage errors (exit 2), so that the first error a user sees is the real one: the workspace is
+ * checked first (discovery needs it). Unknown flags can only be judged once the extensions
+ * registered theirs, and an unknown flag comes before every other complaint: a missing prompt
+ * or a mode that needs a terminal is reported at once when every flag is a built-in one, and
+ * otherwise after loading, behind the unknown-flag check; the model and the session come last.
+ *
+ * Every path that loaded extensions ends through `ExtensionManager.shutdown()` (or the host's
+ * shutdown, which calls it): `session_shutdown` reaches the extensions, so what they started
+ * (MCP servers) is closed politely — `mypi extensions` and usage errors included.
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
@@ -32,19 +38,27 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   const listing = firstPass.command === "extensions";
   const isTTY = io.stdin.isTTY === true && io.stdout.isTTY === true;
   const mode: Mode = resolveMode(firstPass, isTTY);
-  if (!listing && mode === "interactive" && !isTTY) {
-    return fail('interactive mode needs a terminal; use -p "prompt" (or --mode json / rpc) when piping.');
-  }
 
   const cwd = resolve(io.cwd, firstPass.cwd ?? ".");
   if (!isDirectory(cwd)) return fail(`--cwd ${firstPass.cwd}: no such folder.`);
 
-  let prompt = firstPass.prompt;
-  if (!listing && (mode === "print" || mode === "json") && prompt === undefined && io.stdin.isTTY !== true) {
-    prompt = (await readAll(io.stdin)).trim() || undefined;
-  }
-  if (!listing && (mode === "print" || mode === "json") && prompt === undefined) {
-    return fail('give a prompt: mypi -p "what to do" (or pipe it on stdin).');
+  const oneShot = !listing && (mode === "print" || mode === "json");
+  /** The prompt: the words of the command line, else (one-shot, piped) stdin. */
+  const promptOf = async (args: CliArgs) =>
+    args.prompt ?? (oneShot && io.stdin.isTTY !== true ? (await readAll(io.stdin)).trim() || undefined : undefined);
+  /** What is wrong with the mode and prompt, if anything. */
+  const modeProblem = (prompt: string | undefined) => {
+    if (!listing && mode === "interactive" && !isTTY) return 'interactive mode needs a terminal; use -p "prompt" (or --mode json / rpc) when piping.';
+    if (oneShot && prompt === undefined) return 'give a prompt: mypi -p "what to do" (or pipe it on stdin).';
+    return undefined;
+  };
+  // Without unknown flags the first pass is the whole truth: complain before loading anything.
+  // With them, a value of an extension's string flag may look like a prompt word until the second pass.
+  const judgedEarly = firstPass.unknownFlags.length === 0;
+  let prompt = judgedEarly ? await promptOf(firstPass) : undefined;
+  if (judgedEarly) {
+    const problem = modeProblem(prompt);
+    if (problem !== undefined) return fail(problem);
   }
 
   // Extensions: discovery, loading, then the second pass over the flags they registered.
@@ -59,38 +73,46 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   }).map((d) => d.path);
   const extensionSet = { cwd, paths, builtinTools: !firstPass.noBuiltinTools, ...(rpcUI && { ui: rpcUI }), onDiagnostic: diagnostic };
   const loaded = await loadExtensionSet(extensionSet);
-  const dispose = () => loaded.manager.dispose();
+  const shutdown = () => loaded.manager.shutdown();
 
   const flagKinds = new Map<string, FlagKind>(loaded.manager.getFlags().map((f) => [f.name, f.type]));
   const second = parseArgs(argv, flagKinds);
   if (!second.ok) {
-    dispose();
+    await shutdown();
     io.stderr.write(`${second.error}\n`);
     return EXIT.usage;
   }
   const args = second.args;
+  if (!judgedEarly) {
+    prompt = await promptOf(args);
+    const problem = modeProblem(prompt);
+    if (problem !== undefined) {
+      await shutdown();
+      return fail(problem);
+    }
+  }
   loaded.manager.setFlagValues(args.extensionFlags);
 
   if (listing) {
     const code = printExtensions(loaded.manager, io, args.json);
-    dispose();
+    await shutdown();
     return code;
   }
   const model = await resolveModel(args, io);
   if (typeof model === "string") {
-    dispose();
+    await shutdown();
     return fail(model);
   }
   for (const line of describeFailures(loaded.failures)) io.stderr.write(`${line}\n`);
   if (loaded.failures.length > 0 && args.strictExtensions) {
-    dispose();
+    await shutdown();
     io.stderr.write("mypi: --strict-extensions: fix the extensions above or drop the flag.\n");
     return EXIT.usage;
   }
 
   const session = openSession(args, cwd, io);
   if (typeof session === "string") {
-    dispose();
+    await shutdown();
     return fail(session);
   }
   for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);

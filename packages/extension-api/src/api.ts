@@ -60,6 +60,8 @@ export interface ApiHost {
   readonly runtime: ExtensionRuntime | undefined;
   toolsChanged(record: ExtensionRecord): void;
   effectiveTools(): ToolInfo[];
+  /** Who registered the tool the model would get under `name`: an extension's name, `host`, or undefined. */
+  toolOwner(name: string): string | undefined;
   /** Active tool names: the runtime's, else those set before binding, else all. */
   activeToolNames(): string[];
   getCommands(): CommandInfo[];
@@ -112,6 +114,10 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
   };
 
   const api: ExtensionAPI = {
+    get cwd() {
+      return host.cwd;
+    },
+
     on(name, handler, options) {
       if (record.state !== "loading") {
         throw fail("MYPI_LATE_REGISTRATION", `pi.on(${JSON.stringify(name)}) after ${record.name} finished loading; call pi.on in the extension's default export, before it returns`);
@@ -139,6 +145,23 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       }
       record.tools.set(tool.name, tool);
       if (record.state === "attached") host.toolsChanged(record);
+    },
+
+    unregisterTool(name) {
+      usable("unregisterTool");
+      if (typeof name !== "string") throw fail("MYPI_UNKNOWN_TOOL", `unregisterTool(${describeValue(name)}): give the name of a tool this extension registered`);
+      if (record.tools.delete(name)) {
+        if (record.state === "attached") host.toolsChanged(record);
+        return;
+      }
+      const own = [...record.tools.keys()];
+      const yours = own.length ? `its tools: ${own.join(", ")}` : "it has registered no tools";
+      const owner = host.toolOwner(name);
+      if (owner !== undefined) {
+        const by = owner === "host" ? "the host" : `the extension ${owner}`;
+        throw fail("MYPI_NOT_OWNER", `unregisterTool("${name}"): the tool was registered by ${by}, not by ${record.name}; an extension can only remove its own tools (${yours}). To hide it from the model, use setActiveTools`);
+      }
+      throw fail("MYPI_UNKNOWN_TOOL", `unregisterTool("${name}"): no tool of that name is registered (${record.name}: ${yours})`);
     },
 
     registerCommand(name, command) {

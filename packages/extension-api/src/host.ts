@@ -32,9 +32,10 @@ import { dirname } from "node:path";
 import type { ChainCall } from "./chain.ts";
 import { sessionTree } from "./context.ts";
 import { toolPromptSection } from "./pi-compat/prompt.ts";
-import type { ExtensionManager, LoadResult } from "./manager.ts";
+import type { ExtensionManager } from "./manager.ts";
 import type {
   ExtensionRuntime,
+  LoadResult,
   ExtensionUI,
   ReadonlySessionView,
   SendMessageOptions,
@@ -294,9 +295,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       manager.publish({ type: "session_switch", reason, previousSessionFile, timestamp: Date.now() });
     },
     async shutdown() {
-      manager.publish({ type: "session_shutdown", timestamp: Date.now() });
-      await manager.drain();
-      manager.dispose();
+      await manager.shutdown();
       manager.unbind();
       await agent.close();
     },

@@ -16,7 +16,6 @@ export { ExtensionError } from "./errors.ts";
 export type { ExtensionErrorCode } from "./errors.ts";
 export { ExtensionManager } from "./manager.ts";
 export { HEADLESS_UI } from "./context.ts";
-export type { ExtensionManagerOptions, LoadResult, ManagerSink } from "./manager.ts";
 export { ObserverBus } from "./observer-bus.ts";
 export { formatLoadFailure, JITI_CACHE_DIR } from "./loader.ts";
 

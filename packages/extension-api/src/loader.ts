@@ -2,8 +2,8 @@
  * Finding and importing extension files through jiti (DESIGN §3.7), and turning every kind of
  * load failure into a `LoadFailure` with path, line and message.
  *
- * - fs cache at `<repo>/node_modules/.cache/jiti` (jiti's default lands in the system temp
- *   folder when called from a workspace package);
+ * - fs cache at `jitiCacheDir()`: `MYPI_JITI_CACHE` when set, else `<repo>/node_modules/.cache/jiti`
+ *   (jiti's default lands in the system temp folder when called from a workspace package);
  * - no module cache, so `reload()` re-evaluates the files;
  * - `@mypi/extension-api` is the host's own module (`virtualModules`): an extension's
  *   `defineTool` or `ExtensionError` is the host's, and extensions outside the repo resolve it.
@@ -17,7 +17,17 @@ import type { ExtensionFactory, LoadFailure } from "./types.ts";
 
 /** `<repo>`: this file is `<repo>/packages/extension-api/src/loader.ts`. */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+/** The default fs cache folder of jiti, `<repo>/node_modules/.cache/jiti`. */
 export const JITI_CACHE_DIR = join(REPO_ROOT, "node_modules", ".cache", "jiti");
+
+/**
+ * jiti's fs cache folder: `MYPI_JITI_CACHE` when set and not empty, else `JITI_CACHE_DIR`. The
+ * `mypi` bin (`packages/cli/bin/mypi.mjs`, plain JavaScript that runs before any TypeScript can
+ * load) applies the same rule to itself; a test checks that both land in the same folder.
+ */
+export function jitiCacheDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  return env.MYPI_JITI_CACHE || JITI_CACHE_DIR;
+}
 
 export interface ResolvedEntry {
   /** The file to import. */
@@ -30,23 +40,30 @@ export interface ResolvedEntry {
 
 const INDEX_FILES = ["index.ts", "index.js", "index.mts", "index.mjs"];
 
+/**
+ * An extension's name (DESIGN §3): its file name without the extension, or its folder's name for
+ * an index file — whether the folder or `dir/index.ts` itself was given.
+ */
+export function extensionName(file: string): string {
+  const base = basename(file);
+  return INDEX_FILES.includes(base) ? basename(dirname(file)) : basename(file, extname(file));
+}
+
 /** A file, or a folder with an index file. */
 export function resolveEntry(path: string, baseDir: string): ResolvedEntry | LoadFailure {
   const absolute = isAbsolute(path) ? path : resolve(baseDir, path);
   if (!existsSync(absolute)) {
-    return failure(absolute, basename(absolute, extname(absolute)), "MYPI_NOT_FOUND", "no such file or folder; check the path given to -e or the extensions folder");
+    return failure(absolute, extensionName(absolute), "MYPI_NOT_FOUND", "no such file or folder; check the path given to -e or the extensions folder");
   }
   let file = absolute;
-  let name = basename(absolute, extname(absolute));
   if (statSync(absolute).isDirectory()) {
     const index = INDEX_FILES.map((f) => join(absolute, f)).find((f) => existsSync(f));
     if (!index) {
       return failure(absolute, basename(absolute), "MYPI_NOT_FOUND", `a folder extension needs an index file (${INDEX_FILES.join(", ")})`);
     }
     file = index;
-    name = basename(absolute);
   }
-  return { file, realPath: realpathSync(file), name };
+  return { file, realPath: realpathSync(file), name: extensionName(file) };
 }
 
 /** Imports extension modules; one instance per manager. */
@@ -58,7 +75,7 @@ export class ExtensionLoader {
   /** Import `file` and return its default export, or a LoadFailure saying what went wrong and where. */
   async import(entry: ResolvedEntry): Promise<ExtensionFactory | LoadFailure> {
     this.jiti ??= createJiti(import.meta.url, {
-      fsCache: JITI_CACHE_DIR,
+      fsCache: jitiCacheDir(),
       moduleCache: false,
       virtualModules: this.virtualModules(),
     });

@@ -11,7 +11,7 @@
 import { toolSchema, type Slots, type Tool } from "@mypi/kernel";
 import mitt from "mitt";
 import * as extensionApi from "./index.ts";
-import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord, type HandlerRecord } from "./api.ts";
+import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord } from "./api.ts";
 import { buildChain, DEFAULT_DECISION_TIMEOUT_MS, type Chain, type ChainCall, type ChainHandler } from "./chain.ts";
 import { createBaseContext, extensionContext, HEADLESS_UI } from "./context.ts";
 import { errorMessage } from "./errors.ts";
@@ -19,61 +19,26 @@ import { ExtensionLoader, describeLoadError, isLoadFailure, resolveEntry } from 
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
 import { POLICIES } from "./policy.ts";
+import { describeExtensions, flagsOf, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
 import {
   ROUTES,
   type CommandContext,
   type CommandInfo,
   type EventName,
-  type ExtensionAPI,
   type ExtensionContext,
   type ExtensionErrorEvent,
   type ExtensionFactory,
   type ExtensionInfo,
+  type ExtensionManagerOptions,
   type ExtensionRuntime,
   type ExtensionUI,
   type FlagInfo,
-  type HookDecisionEvent,
   type LoadFailure,
+  type LoadResult,
+  type ManagerSink,
   type SlotName,
   type ToolInfo,
 } from "./types.ts";
-
-export interface ExtensionManagerOptions {
-  /** The agent's workspace: `ctx.cwd`, the default `exec` cwd, and the base of relative paths. */
-  cwd?: string;
-  /** A real UI (interactive, RPC); without one, dialogs resolve to their defaults. */
-  ui?: ExtensionUI;
-  /** Values of extension flags (`--name value`), by name without dashes. */
-  flags?: Record<string, string | boolean>;
-  /** More modules handed to extensions as the host's own (the Pi aliases). */
-  virtualModules?: Record<string, unknown>;
-  /** Defaults: 30 000 (decisions), 5 000 (observers), 10 000 (drain deadline). */
-  decisionTimeoutMs?: number;
-  observerTimeoutMs?: number;
-  drainDeadlineMs?: number;
-  /** One line per notable thing that is not an error (a tool replaced, unknown tool names ignored). */
-  onDiagnostic?: (message: string) => void;
-  /** Add members to each extension's `pi` before its factory runs (the Pi compatibility layer's seam). */
-  extendApi?: (pi: ExtensionAPI, extension: { name: string; path?: string }) => void;
-  /** Add members to the `ctx` every handler, observer and command sees (same seam). */
-  extendContext?: (ctx: ExtensionContext) => void;
-  /**
-   * Pi compatibility (docs/pi-compat.md): Pi's module names, `pi` and `ctx` members. Default
-   * true; `false` leaves extensions with mypi's own API only.
-   */
-  piCompat?: boolean;
-}
-
-export interface LoadResult {
-  /** Names of the extensions loaded by this call. */
-  loaded: string[];
-  failed: LoadFailure[];
-}
-
-/** Where diagnostics of a bound manager go: the host inserts them into the run's stream. */
-export interface ManagerSink {
-  emit(event: ExtensionErrorEvent | HookDecisionEvent): void;
-}
 
 /** One place in the load order: an extension that loaded, or one that failed (retried by `reload`). */
 interface Entry {
@@ -84,8 +49,6 @@ interface Entry {
   record?: ExtensionRecord;
   failure?: LoadFailure;
 }
-
-const RANK = { pre: 0, none: 1, post: 2 } as const;
 
 export class ExtensionManager implements ApiHost {
   readonly cwd: string;
@@ -305,7 +268,7 @@ export class ExtensionManager implements ApiHost {
   }
 
   private buildChain(slot: SlotName): Chain | undefined {
-    const handlers = this.ordered(slot).map(({ record, h }): ChainHandler => ({
+    const handlers = orderedHandlers(this.records, slot).map(({ record, h }): ChainHandler => ({
       extension: record.name,
       handler: h.handler as ChainHandler["handler"],
       timeoutMs: h.timeoutMs ?? this.options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS,
@@ -313,14 +276,6 @@ export class ExtensionManager implements ApiHost {
       context: record.context,
     }));
     return handlers.length ? buildChain(slot, handlers) : undefined;
-  }
-
-  /** A slot's handlers in effective order: pre, unmarked, post; each in load and registration order. */
-  private ordered(name: EventName): { record: ExtensionRecord; h: HandlerRecord }[] {
-    const list = this.records.flatMap((record, index) =>
-      record.handlers.filter((h) => h.name === name).map((h) => ({ record, h, index })),
-    );
-    return list.sort((a, b) => RANK[a.h.order ?? "none"] - RANK[b.h.order ?? "none"] || a.index - b.index || a.h.seq - b.h.seq);
   }
 
   /** Hand a read-only event to the observers; returns at once. */
@@ -374,7 +329,7 @@ export class ExtensionManager implements ApiHost {
   }
 
   getFlags(): FlagInfo[] {
-    return this.records.flatMap((r) => [...r.flags].map(([name, f]) => ({ ...f, name, extension: r.name })));
+    return flagsOf(this.records);
   }
 
   activeToolNames(): string[] {
@@ -400,15 +355,13 @@ export class ExtensionManager implements ApiHost {
 
   /** The tools of all extensions, a later extension's tool replacing an earlier one of the same name. */
   tools(): { tool: Tool; extension: string }[] {
-    const byName = new Map<string, { tool: Tool; extension: string }>();
-    for (const record of this.records) {
-      for (const tool of record.tools.values()) {
-        const previous = byName.get(tool.name);
-        if (previous) this.once(`tool:${tool.name}:${previous.extension}:${record.name}`, `tool '${tool.name}' from ${record.name} replaces the one from ${previous.extension}`);
-        byName.set(tool.name, { tool, extension: record.name });
-      }
-    }
-    return [...byName.values()];
+    return mergeTools(this.records, (key, message) => this.once(key, message));
+  }
+
+  toolOwner(name: string): string | undefined {
+    const fromExtension = this.tools().find((t) => t.tool.name === name)?.extension;
+    if (fromExtension !== undefined) return fromExtension;
+    return this.runtime?.getAllTools().some((t) => t.name === name) ? "host" : undefined;
   }
 
   effectiveTools(): ToolInfo[] {
@@ -429,7 +382,7 @@ export class ExtensionManager implements ApiHost {
   }
 
   getCommands(): CommandInfo[] {
-    return [...this.commandMap().values()].map(({ name, description, record }) => {
+    return [...this.commands().values()].map(({ name, description, record }) => {
       const info: CommandInfo = { name, source: "extension", extension: record.name };
       if (description !== undefined) info.description = description;
       if (record.path !== undefined) info.path = record.path;
@@ -442,7 +395,7 @@ export class ExtensionManager implements ApiHost {
    * reported as `extension_error` (slot `command:<name>`) and its message returned.
    */
   async runCommand(name: string, args = ""): Promise<{ ran: boolean; error?: string }> {
-    const command = this.commandMap().get(name.replace(/^\//, ""));
+    const command = this.commands().get(name.replace(/^\//, ""));
     if (!command) return { ran: false };
     const ctx = Object.create(command.record.context, {
       waitForIdle: { value: () => this.runtime?.waitForIdle() ?? Promise.resolve() },
@@ -459,16 +412,8 @@ export class ExtensionManager implements ApiHost {
     }
   }
 
-  private commandMap() {
-    const map = new Map<string, { name: string; description?: string; handler: (args: string, ctx: CommandContext) => unknown; record: ExtensionRecord }>();
-    for (const record of this.records) {
-      for (const [name, def] of record.commands) {
-        const previous = map.get(name);
-        if (previous) this.once(`command:${name}:${previous.record.name}:${record.name}`, `command /${name} from ${record.name} replaces the one from ${previous.record.name}`);
-        map.set(name, { name, ...(def.description !== undefined && { description: def.description }), handler: def.handler, record });
-      }
-    }
-    return map;
+  private commands() {
+    return mergeCommands(this.records, (key, message) => this.once(key, message));
   }
 
   private once(key: string, message: string): void {
@@ -481,30 +426,26 @@ export class ExtensionManager implements ApiHost {
 
   /** Loaded extensions in load order with what each registered (for `mypi extensions`). */
   list(): ExtensionInfo[] {
-    return this.records.map((r) => {
-      const info: ExtensionInfo = {
-        name: r.name,
-        handlers: r.handlers.map((h) => (h.order ? { name: h.name, order: h.order } : { name: h.name })),
-        tools: [...r.tools.keys()],
-        commands: [...r.commands.keys()],
-        flags: [...r.flags.keys()],
-      };
-      if (r.path !== undefined) info.path = r.path;
-      return info;
-    });
+    return describeExtensions(this.records);
   }
 
   /** The effective order of handlers per event, as extension names (outermost first). */
   handlerOrder(): Partial<Record<EventName, string[]>> {
-    const out: Partial<Record<EventName, string[]>> = {};
-    for (const name of Object.keys(ROUTES) as EventName[]) {
-      const names = this.ordered(name).map(({ record }) => record.name);
-      if (names.length) out[name] = names;
-    }
-    return out;
+    return handlerOrder(this.records, Object.keys(ROUTES) as EventName[]);
   }
 
-  /** Dispose every extension in reverse load order (the host sends `session_shutdown` first). */
+  /**
+   * How a session ends, for a run and for `mypi extensions` alike: `session_shutdown` to every
+   * extension (its handlers close what they opened: servers, timers), the observers drained
+   * (deadline 10 s), then `dispose()`.
+   */
+  async shutdown(): Promise<void> {
+    this.publish({ type: "session_shutdown", timestamp: Date.now() });
+    await this.drain();
+    this.dispose();
+  }
+
+  /** Dispose every extension in reverse load order, without telling them (`shutdown()` tells them first). */
   dispose(): void {
     for (const entry of [...this.entries].reverse()) {
       if (entry.record) this.dispose1(entry.record);

@@ -1,331 +1,31 @@
 /**
- * The vocabulary of extensions (DESIGN.md §3): the two maps `pi.on` is typed over — decision
- * slots and read-only events — the handler shapes, `ExtensionAPI`, the handler `ctx`, and the
- * host events the manager adds to the kernel's stream.
- *
- * One generic `pi.on<K>(name, handler, options?)`: the handler's event, `next` and return type
- * follow the name. `ROUTES` (below) is typed `Record<EventName, Route>`, so an event or slot
- * added to the maps and not routed fails to compile.
+ * The vocabulary of extensions (DESIGN §3): `ExtensionAPI` (the `pi` object), the handler `ctx`,
+ * tools, commands and flags as extensions register them, and what a host provides
+ * (`ExtensionRuntime`). The events and slots `pi.on` is typed over, their handler shapes and
+ * `ROUTES` live in `events.ts` and are re-exported from here, so this file stays the one place
+ * to import the vocabulary from.
  */
 import type {
-  AgentEvent,
-  BeforeAgentStartEvent,
-  CompactionPreparation,
   Content,
-  ContextEvent,
-  ContextResult,
   CustomMessage,
   ImageContent,
-  InputEvent,
-  InputResult,
   JSONSchema,
   Message,
   SessionEntry,
   SessionHeader,
   Tool,
-  ToolCallEvent,
-  ToolCallResult,
-  ToolResultEvent,
 } from "@mypi/kernel";
+import type {
+  Awaitable,
+  CustomMessageInput,
+  EventName,
+  ExtensionErrorEvent,
+  Handler,
+  HandlerOptions,
+  HookDecisionEvent,
+} from "./events.ts";
 
-export type Awaitable<T> = T | Promise<T>;
-
-// ─── Host events (read-only, added by the host to the kernel's stream) ──────────────────────
-
-/** What a handler's own decision was; one `hook_decision` per handler reached (DESIGN §3.5). */
-export type HookOutcome =
-  | "pass"
-  | "transform"
-  | "handled"
-  | "block"
-  | "allow"
-  | "rewrite"
-  | "patch"
-  | "withhold"
-  | "system_prompt"
-  | "message"
-  | "fail_open"
-  | "fail_closed"
-  | "timeout";
-
-export interface HookDecisionEvent {
-  type: "hook_decision";
-  slot: SlotName;
-  extension: string;
-  outcome: HookOutcome;
-  reason?: string;
-  /** The handler's own time, excluding time spent in `next()`. */
-  durationMs: number;
-  timestamp: number;
-}
-
-/** A handler, observer, listener or command of `extension` failed; `slot` says where. */
-export interface ExtensionErrorEvent {
-  type: "extension_error";
-  extension: string;
-  /** A slot or event name, `events:<channel>`, `command:<name>`, or `load`. */
-  slot: string;
-  error: string;
-  /** A `MYPI_*` code when the failure is one the manager recognises (timeouts, bad results). */
-  code?: string;
-  timestamp: number;
-}
-
-/** The host is ready (after loading, and again after `reload()`). */
-export interface SessionStartEvent {
-  type: "session_start";
-  reason: "startup" | "reload";
-  timestamp: number;
-}
-/** The host is shutting down, or the extension is about to be reloaded. */
-export interface SessionShutdownEvent {
-  type: "session_shutdown";
-  timestamp: number;
-}
-export interface SessionCompactEvent {
-  type: "session_compact";
-  tokensBefore: number;
-  tokensAfter: number;
-  /** The summary came from a `session_before_compact` handler. */
-  fromExtension: boolean;
-  /** The `compaction` entry written to the session (Pi's field), when there is a session. */
-  compactionEntry?: SessionEntry;
-  timestamp: number;
-}
-export interface SessionForkEvent {
-  type: "session_fork";
-  entryId: string;
-  previousLeafId: string | undefined;
-  /** Pi's field. mypi forks inside the same file, so this is the current session file. */
-  previousSessionFile: string | undefined;
-  timestamp: number;
-}
-/** The host replaced the session (RPC `new_session`); sent to the new session's extensions. */
-export interface SessionSwitchEvent {
-  type: "session_switch";
-  reason: "new" | "resume";
-  previousSessionFile: string | undefined;
-  timestamp: number;
-}
-
-/** Kernel events by name (DESIGN §2.2). */
-export type AgentEvents = { [E in AgentEvent as E["type"]]: E };
-
-/** Events the host adds: diagnostics and session lifecycle. */
-export interface HostEvents {
-  hook_decision: HookDecisionEvent;
-  extension_error: ExtensionErrorEvent;
-  session_start: SessionStartEvent;
-  session_shutdown: SessionShutdownEvent;
-  session_compact: SessionCompactEvent;
-  session_fork: SessionForkEvent;
-  session_switch: SessionSwitchEvent;
-}
-
-/** Every read-only event an observer can subscribe to. */
-export type ObservedEvents = AgentEvents & HostEvents;
-export type ObservedEventName = keyof ObservedEvents;
-export type ObservedEvent = ObservedEvents[ObservedEventName];
-
-// ─── Decision slots ──────────────────────────────────────────────────────────────────────────
-
-/** A custom message as extensions write it; the host adds `role` and `timestamp`. */
-export interface CustomMessageInput {
-  customType: string;
-  content: string | Content[];
-  display?: boolean;
-  details?: unknown;
-}
-
-export interface BeforeAgentStartDecision {
-  /** Chains: the next handler sees it. Applies to this run only; an empty string counts. */
-  systemPrompt?: string;
-  /** Accumulate in order, added after the prompt. */
-  message?: CustomMessageInput;
-  messages?: CustomMessageInput[];
-}
-
-/**
- * A `tool_result` patch. Each field set to a defined value replaces it; `null` clears it
- * (`content` → empty, `details` → cleared, flags → false). `withhold` replaces the whole result
- * with an error naming this extension and stops the chain.
- */
-export interface ToolResultDecision {
-  content?: Content[] | null;
-  details?: unknown;
-  isError?: boolean | null;
-  terminate?: boolean | null;
-  withhold?: boolean;
-  /** Why the result was withheld; shown to the model. */
-  reason?: string;
-}
-
-/** Compaction is about to run; `preparation` is the kernel's plan (what is summarized, what is kept). */
-export interface SessionBeforeCompactEvent {
-  preparation: CompactionPreparation;
-  customInstructions?: string;
-  /** The entries of the current branch (Pi's field). */
-  branchEntries: readonly SessionEntry[];
-  /** Aborted when the compaction is (Pi's field; `ctx.signal` is the same). */
-  signal: AbortSignal;
-}
-export interface SessionBeforeCompactDecision {
-  /** The first `cancel` wins. */
-  cancel?: boolean;
-  /** Used instead of a model-written summary; the first one supplied wins. */
-  summary?: string;
-  /** Pi's shape: its `summary` is used as above; the other fields are ignored (mypi cuts the history itself). */
-  compaction?: { summary: string; firstKeptEntryId?: string; tokensBefore?: number; details?: unknown };
-}
-
-export interface SessionBeforeForkEvent {
-  entryId: string;
-}
-export interface SessionBeforeForkDecision {
-  /** The first `cancel` wins. */
-  cancel?: boolean;
-}
-
-/** The host is about to replace the session (RPC `new_session`); sent to the current extensions. */
-export interface SessionBeforeSwitchEvent {
-  reason: "new" | "resume";
-  targetSessionFile?: string;
-}
-export interface SessionBeforeSwitchDecision {
-  /** The first `cancel` wins. */
-  cancel?: boolean;
-}
-
-/**
- * The decision slots: the kernel's five (DESIGN §2.3) and the host's session decisions.
- * Each runs as one onion chain with the policy of DESIGN §3.2.
- */
-export interface DecisionSlots {
-  input: { event: InputEvent; result: InputResult };
-  before_agent_start: { event: BeforeAgentStartEvent; result: BeforeAgentStartDecision };
-  context: { event: ContextEvent; result: ContextResult };
-  tool_call: { event: ToolCallEvent; result: ToolCallResult };
-  tool_result: { event: ToolResultEvent; result: ToolResultDecision };
-  session_before_compact: { event: SessionBeforeCompactEvent; result: SessionBeforeCompactDecision };
-  session_before_fork: { event: SessionBeforeForkEvent; result: SessionBeforeForkDecision };
-  session_before_switch: { event: SessionBeforeSwitchEvent; result: SessionBeforeSwitchDecision };
-}
-export type SlotName = keyof DecisionSlots;
-/** The slots the kernel calls; the others are run by the host. */
-export type KernelSlotName = "input" | "before_agent_start" | "context" | "tool_call" | "tool_result";
-
-/** What a decision handler receives: the slot's event with its name in `type` (as in Pi). */
-export type SlotEvent<K extends SlotName> = DecisionSlots[K]["event"] & { readonly type: K };
-export type SlotResult<K extends SlotName> = DecisionSlots[K]["result"];
-
-/**
- * Runs the rest of the chain. Passing a changed event is this handler's decision. Resolves to
- * the result decided downstream (`undefined` when nothing changed downstream). Call it at most
- * once, before the handler returns; it never rejects because of another handler's failure.
- */
-export type Next<K extends SlotName> = (event?: SlotEvent<K>) => Promise<SlotResult<K> | undefined>;
-
-/**
- * A decision handler. Returning without calling `next` applies the result by the slot's policy
- * and the chain goes on (Pi's two-argument handlers). Calling `next` wraps the rest: return
- * `undefined` or the value `next()` gave to pass the downstream decision through, anything
- * else to replace it.
- */
-export type DecisionHandler<K extends SlotName> = (
-  event: SlotEvent<K>,
-  ctx: ExtensionContext,
-  next: Next<K>,
-) => Awaitable<SlotResult<K> | undefined | void>;
-
-/** An observer: sees frozen events in order, one at a time per extension; returns nothing. */
-export type ObserverHandler<K extends ObservedEventName> = (
-  event: Readonly<ObservedEvents[K]>,
-  ctx: ExtensionContext,
-) => Awaitable<void>;
-
-/**
- * Events of Pi's ExtensionAPI that never happen in mypi (no provider payload hook, no `!cmd`
- * shell, no skills or themes, no model switching, no tree navigation, no session directory
- * hook). `pi.on` accepts them so that Pi extensions load; their handlers are kept and never
- * called (docs/pi-compat.md).
- */
-export type InertEventName =
-  | "session_directory"
-  | "resources_discover"
-  | "session_before_tree"
-  | "session_tree"
-  | "model_select"
-  | "before_provider_request"
-  | "user_bash";
-/** What an inert event would carry in Pi; mypi never builds one. */
-export type InertEvent<K extends InertEventName = InertEventName> = { readonly type: K } & Readonly<Record<string, unknown>>;
-export type InertHandler<K extends InertEventName> = (event: InertEvent<K>, ctx: ExtensionContext) => unknown;
-
-export type EventName = SlotName | ObservedEventName | InertEventName;
-
-/** Decision slots go to an onion chain, read-only events to the observer bus; inert events nowhere. */
-export type Route = "chain" | "observer" | "inert";
-export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
-  input: "chain",
-  before_agent_start: "chain",
-  context: "chain",
-  tool_call: "chain",
-  tool_result: "chain",
-  session_before_compact: "chain",
-  session_before_fork: "chain",
-  session_before_switch: "chain",
-  agent_start: "observer",
-  agent_end: "observer",
-  turn_start: "observer",
-  turn_end: "observer",
-  message_start: "observer",
-  message_update: "observer",
-  message_end: "observer",
-  tool_execution_start: "observer",
-  tool_execution_update: "observer",
-  tool_execution_end: "observer",
-  context_compacted: "observer",
-  hook_decision: "observer",
-  extension_error: "observer",
-  session_start: "observer",
-  session_shutdown: "observer",
-  session_compact: "observer",
-  session_fork: "observer",
-  session_switch: "observer",
-  session_directory: "inert",
-  resources_discover: "inert",
-  session_before_tree: "inert",
-  session_tree: "inert",
-  model_select: "inert",
-  before_provider_request: "inert",
-  user_bash: "inert",
-});
-
-export type Handler<K extends EventName> = K extends SlotName
-  ? DecisionHandler<K>
-  : K extends ObservedEventName
-    ? ObserverHandler<K>
-    : K extends InertEventName
-      ? InertHandler<K>
-      : never;
-
-export interface ObserverOptions {
-  /** Per event; default 5 000. An observer that times out loses its queued events of the run. */
-  timeoutMs?: number;
-}
-export interface DecisionOptions {
-  /** Partitions the whole chain: all `pre`, then unmarked, then all `post`; the front is outermost. */
-  order?: "pre" | "post";
-  /** The handler's own time, excluding `next()`; default 30 000. */
-  timeoutMs?: number;
-  /** Overrides the slot's default failure policy (DESIGN §3.2). */
-  onError?: "open" | "closed";
-}
-export type HandlerOptions<K extends EventName> = K extends SlotName
-  ? DecisionOptions
-  : K extends InertEventName
-    ? DecisionOptions & ObserverOptions
-    : ObserverOptions;
+export * from "./events.ts";
 
 // ─── Tools, commands, flags, exec, events ────────────────────────────────────────────────────
 
@@ -506,6 +206,11 @@ export interface ExtensionContext {
 /** What an extension's default export receives. */
 export interface ExtensionAPI {
   /**
+   * The agent's workspace (the same as `ctx.cwd`), readable while the extension loads: where
+   * project files are found and where `exec` runs by default. Read-only.
+   */
+  readonly cwd: string;
+  /**
    * Subscribe to a decision slot (an onion chain) or a read-only event (the observer bus).
    * Only while the extension loads. Unknown names, non-function handlers and bad options throw
    * a coded `ExtensionError`.
@@ -513,6 +218,12 @@ export interface ExtensionAPI {
   on<K extends EventName>(name: K, handler: Handler<K>, options?: HandlerOptions<K>): void;
   /** A `defineTool` tool or a Pi-style definition. At any time; the same name twice in one extension throws. */
   registerTool(tool: Tool | PiToolDefinition): void;
+  /**
+   * Remove a tool this extension registered (at any time); registering the name again afterwards
+   * is allowed, so a changed tool is unregistered, then registered anew. A tool of another
+   * extension or of the host, or a name nobody registered, throws a coded `ExtensionError`.
+   */
+  unregisterTool(name: string): void;
   registerCommand(name: string, command: CommandDefinition): void;
   getCommands(): CommandInfo[];
   registerFlag(name: string, flag: FlagDefinition): void;
@@ -571,6 +282,44 @@ export interface ExtensionRuntime {
   getActiveTools(): string[];
   setActiveTools(names: string[]): void;
   getAllTools(): ToolInfo[];
+}
+
+/** How a host builds an `ExtensionManager`. */
+export interface ExtensionManagerOptions {
+  /** The agent's workspace: `ctx.cwd`, the default `exec` cwd, and the base of relative paths. */
+  cwd?: string;
+  /** A real UI (interactive, RPC); without one, dialogs resolve to their defaults. */
+  ui?: ExtensionUI;
+  /** Values of extension flags (`--name value`), by name without dashes. */
+  flags?: Record<string, string | boolean>;
+  /** More modules handed to extensions as the host's own (the Pi aliases). */
+  virtualModules?: Record<string, unknown>;
+  /** Defaults: 30 000 (decisions), 5 000 (observers), 10 000 (drain deadline). */
+  decisionTimeoutMs?: number;
+  observerTimeoutMs?: number;
+  drainDeadlineMs?: number;
+  /** One line per notable thing that is not an error (a tool replaced, unknown tool names ignored). */
+  onDiagnostic?: (message: string) => void;
+  /** Add members to each extension's `pi` before its factory runs (the Pi compatibility layer's seam). */
+  extendApi?: (pi: ExtensionAPI, extension: { name: string; path?: string }) => void;
+  /** Add members to the `ctx` every handler, observer and command sees (same seam). */
+  extendContext?: (ctx: ExtensionContext) => void;
+  /**
+   * Pi compatibility (docs/pi-compat.md): Pi's module names, `pi` and `ctx` members. Default
+   * true; `false` leaves extensions with mypi's own API only.
+   */
+  piCompat?: boolean;
+}
+
+export interface LoadResult {
+  /** Names of the extensions loaded by this call. */
+  loaded: string[];
+  failed: LoadFailure[];
+}
+
+/** Where diagnostics of a bound manager go: the host inserts them into the run's stream. */
+export interface ManagerSink {
+  emit(event: ExtensionErrorEvent | HookDecisionEvent): void;
 }
 
 /** A file that failed to load, with where and why (DESIGN §3.7). */

@@ -36,6 +36,38 @@ describe("tools", () => {
   });
 });
 
+describe("unregisterTool and cwd", () => {
+  it("removes a tool the extension registered, and lets it register the name again with a new definition", async () => {
+    const m = await managerWith(["api/tools.ts", "api/unregister.ts"]);
+    const tools = () => m.tools().map((t) => `${t.tool.name}@${t.extension}: ${t.tool.description}`);
+    expect(tools()).toEqual(["echo@tools: Echo the text", "pi_echo@tools: Echo, Pi style", "temp@unregister: Temporary, version 1", "kept@unregister: Stays"]);
+    await m.runCommand("drop", "temp");
+    expect(tools()).toEqual(["echo@tools: Echo the text", "pi_echo@tools: Echo, Pi style", "kept@unregister: Stays"]);
+    await m.runCommand("readd");
+    expect(tools()).toEqual(["echo@tools: Echo the text", "pi_echo@tools: Echo, Pi style", "kept@unregister: Stays", "temp@unregister: Temporary, version 2"]);
+    expect(m.list().find((e) => e.name === "unregister")!.tools).toEqual(["kept", "temp"]);
+    expect(trace()).toEqual(["dropped temp"]);
+  });
+
+  it("refuses to remove another extension's tool, or a name nobody registered, with a coded error saying so", async () => {
+    const m = await managerWith(["api/tools.ts", "api/unregister.ts"]);
+    await m.runCommand("drop", "echo");
+    await m.runCommand("drop", "nope");
+    expect(trace()).toEqual([
+      'MYPI_NOT_OWNER: unregisterTool("echo"): the tool was registered by the extension tools, not by unregister; an extension can only remove its own tools (its tools: temp, kept). To hide it from the model, use setActiveTools',
+      'MYPI_UNKNOWN_TOOL: unregisterTool("nope"): no tool of that name is registered (unregister: its tools: temp, kept)',
+    ]);
+    expect(m.tools().map((t) => t.tool.name)).toEqual(["echo", "pi_echo", "temp", "kept"]);
+  });
+
+  it("gives pi.cwd, the agent's workspace, while the extension loads, and keeps it read-only", async () => {
+    const m = await managerWith(["api/unregister.ts"], { cwd: "/some/workspace" });
+    expect(probe().values.loadCwd).toBe("/some/workspace");
+    await m.runCommand("set-cwd");
+    expect(trace()).toEqual(["TypeError; cwd still the same"]);
+  });
+});
+
 describe("commands and flags", () => {
   it("lists commands and runs them with args and ctx; flags read the host's values or their default", async () => {
     const m = await managerWith(["api/tools.ts"]);

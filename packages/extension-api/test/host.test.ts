@@ -2,7 +2,7 @@
 // bus, agent_end held until the mailboxes drain, tools and actions wired (DESIGN §3.4–3.6).
 import { createScriptedModel, type ModelRequest, type ScriptedTurn, type StreamEvent, type ToolResultMessage } from "@mypi/kernel";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createExtensionHost, type ExtensionErrorEvent, type ExtensionHost } from "../src/index.ts";
+import { createExtensionHost, defineTool, z, type ExtensionErrorEvent, type ExtensionHost } from "../src/index.ts";
 import { gate, probe, release, resetProbe } from "./fixtures/probe.ts";
 import { managerWith } from "./helpers.ts";
 
@@ -158,6 +158,26 @@ describe("createExtensionHost", () => {
     expect(diagnostics).toEqual(["actions: setActiveTools ignores unknown tool(s) no_such_tool"]);
   });
 
+  it("takes a tool an extension unregistered out of the agent's registry, and refuses to remove the host's tools", async () => {
+    const diagnostics: string[] = [];
+    const manager = await managerWith(["api/unregister.ts"], { onDiagnostic: (d) => diagnostics.push(d) });
+    const hostTool = defineTool({ name: "host_tool", description: "The host's", parameters: z.strictObject({}), execute: () => "host" });
+    const host = createExtensionHost({ manager, model: createScriptedModel({ turns: [] }), tools: [hostTool] });
+    hosts.push(host);
+    const listed = () => host.agent.tools.list().map((t) => `${t.name}@${host.agent.tools.sourceOf(t.name) ?? "host"}: ${t.description}`);
+    expect(listed()).toEqual(["host_tool@host: The host's", "temp@unregister: Temporary, version 1", "kept@unregister: Stays"]);
+    await host.runCommand("drop", "temp");
+    expect(listed()).toEqual(["host_tool@host: The host's", "kept@unregister: Stays"]);
+    await host.runCommand("readd");
+    expect(listed()).toEqual(["host_tool@host: The host's", "kept@unregister: Stays", "temp@unregister: Temporary, version 2"]);
+    await host.runCommand("drop", "host_tool");
+    expect(trace()).toEqual([
+      "dropped temp",
+      'MYPI_NOT_OWNER: unregisterTool("host_tool"): the tool was registered by the host, not by unregister; an extension can only remove its own tools (its tools: kept, temp). To hide it from the model, use setActiveTools',
+    ]);
+    expect(diagnostics).toEqual([]); // unregistered, then registered: nothing was replaced
+  });
+
   it("keeps the session and the history across a reload, with the new instances' tools", async () => {
     const { host } = await hostWith(["host/guard.ts", "host/watcher.ts"], [{ text: "one" }]);
     await host.agent.prompt("go");
@@ -194,6 +214,13 @@ describe("createExtensionHost", () => {
   it("sends session_shutdown and disposes the extensions on shutdown", async () => {
     const { host, manager } = await hostWith(["host/watcher.ts"], []);
     await host.shutdown();
+    expect(trace()).toEqual(["watcher shutdown"]);
+    expect(manager.list()).toEqual([]);
+  });
+
+  it("shuts down a manager that never had a host the same way: session_shutdown, then disposed", async () => {
+    const manager = await managerWith(["host/watcher.ts"]);
+    await manager.shutdown();
     expect(trace()).toEqual(["watcher shutdown"]);
     expect(manager.list()).toEqual([]);
   });

@@ -1,7 +1,9 @@
 // DESIGN §3.3 and §3.7: loading through jiti — failures of every kind, rollback, names, identity.
 import { beforeEach, describe, expect, it } from "vitest";
 import * as hostApi from "../src/index.ts";
-import { ExtensionManager, formatLoadFailure } from "../src/index.ts";
+import { join } from "node:path";
+import { ExtensionManager, JITI_CACHE_DIR, formatLoadFailure } from "../src/index.ts";
+import { jitiCacheDir } from "../src/loader.ts";
 import { probe, resetProbe } from "./fixtures/probe.ts";
 import { FIXTURES, fixture, managerWith, recorder } from "./helpers.ts";
 
@@ -99,6 +101,18 @@ describe("names and order", () => {
     const result = await m.runSlot("tool_call", { toolCallId: "c", toolName: "x", input: {} }, r.call);
     expect(result).toEqual({ block: true, reason: "second dup", by: "dup#2" });
     expect(probe().trace).toEqual(["dup a"]);
+  });
+
+  it("names a folder extension after its folder when its index file is given, and loads it once either way", async () => {
+    const m = await managerWith(["folder-ext/index.ts", "folder-ext"]);
+    expect(m.list().map((e) => [e.name, e.path])).toEqual([["folder-ext", fixture("folder-ext/index.ts")]]);
+    const missing = await m.load([fixture("gone/index.js")]);
+    expect(missing.failed.map((f) => [f.name, f.code])).toEqual([["gone", "MYPI_NOT_FOUND"]]);
+  });
+
+  it("keeps jiti's fs cache in MYPI_JITI_CACHE when it is set, else in the repo's node_modules/.cache/jiti", () => {
+    expect(JITI_CACHE_DIR).toBe(join(FIXTURES, "..", "..", "..", "..", "node_modules", ".cache", "jiti"));
+    expect([jitiCacheDir({}), jitiCacheDir({ MYPI_JITI_CACHE: "" }), jitiCacheDir({ MYPI_JITI_CACHE: "/tmp/cold" })]).toEqual([JITI_CACHE_DIR, JITI_CACHE_DIR, "/tmp/cold"]);
   });
 
   it("loads the same file once", async () => {

@@ -50,8 +50,12 @@ export function typeChecks(pi: ExtensionAPI): void {
     return { result: { output: "", exitCode: 0 } };
   });
   pi.setLabel("entry-id", undefined);
+  expectTypeOf(pi.cwd).toEqualTypeOf<string>();
+  pi.unregisterTool("my_tool");
 
   // ── what must not ──
+  // @ts-expect-error: pi.cwd is read-only
+  pi.cwd = "/elsewhere";
   // @ts-expect-error: session_switch is an observer
   pi.on("session_switch", () => ({ cancel: true }));
   // @ts-expect-error: session_before_switch decides with cancel only
