@@ -161,7 +161,7 @@ export class Agent {
 
   /** The same run, consumed: the final text (`undefined` when aborted); rejects with `AgentRunError` on `error`. */
   async run(input: string | Message, options: PromptOptions = {}): Promise<string | undefined> {
-    const end = await this.#start(input, options, false);
+    const end = await this.#start(input, options, false).ended();
     if (end.stopReason === "error") throw new AgentRunError(end);
     return end.stopReason === "aborted" ? undefined : end.finalText;
   }
@@ -243,8 +243,8 @@ export class Agent {
       tools: this.tools,
       slots: this.slots,
       signal: active.controller.signal,
-      getSteeringMessages: () => this.#take("steering"),
-      getFollowUpMessages: () => this.#take("followUps"),
+      getSteeringMessages: this.#takeSteering,
+      getFollowUpMessages: this.#takeFollowUps,
       maxTurns: this.#options.maxTurns ?? 50,
       maxParallel: this.#options.maxParallel ?? 8,
       cwd: this.#options.cwd ?? process.cwd(),
@@ -255,17 +255,31 @@ export class Agent {
     const compaction = this.#options.compaction;
     if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#compactionHook(compaction);
     const sink = { emit: (event: StreamEvent) => this.#fromLoop(active, event) };
-    // Started on the next microtask, so that whoever called prompt() can subscribe to its first event.
-    active.done = Promise.resolve()
-      .then(() => {
-        active.handle = startLoop(loopOptions, sink);
-        if (active.controller.signal.aborted) active.handle.wake();
-        return active.handle.done;
-      })
-      .then(() => this.#settle(active))
-      .catch((error: unknown) => this.#reportListenerError(error, active.end ?? ({ type: "agent_end" } as StreamEvent)));
+    let settled!: () => void;
+    active.done = new Promise<void>((resolve) => (settled = resolve));
+    const failed = (error: unknown) => {
+      this.#reportListenerError(error, active.end ?? ({ type: "agent_end" } as StreamEvent));
+      settled();
+    };
+    // Started on the next microtask, so that whoever called prompt() can subscribe to its first
+    // event. Chained by hand rather than as one promise chain: a promise returned from a `then`
+    // callback costs two more ticks, on every run.
+    // (Not `queueMicrotask`: Node makes an AsyncResource for each call.)
+    void Promise.resolve().then(() => {
+      try {
+        const handle = (active.handle = startLoop(loopOptions, sink));
+        if (active.controller.signal.aborted) handle.wake();
+        handle.done.then(() => this.#settle(active)).then(settled, failed);
+      } catch (error) {
+        failed(error);
+      }
+    });
     return active.stream;
   }
+
+  /** The loop's queue readers, made once per agent rather than once per run. */
+  readonly #takeSteering = (): Message[] => this.#take("steering");
+  readonly #takeFollowUps = (): Message[] => this.#take("followUps");
 
   #take(queue: "steering" | "followUps"): Message[] {
     const taken = queue === "steering" ? this.#steering : this.#followUps;
@@ -349,7 +363,7 @@ export class Agent {
         this.#deliverOne(next.event, next.stream);
       }
     } finally {
-      this.#backlog = [];
+      if (this.#backlog.length > 0) this.#backlog = [];
       this.#delivering = false;
     }
   }

@@ -9,17 +9,28 @@
  * is left alone. A frozen object is taken as already done: the kernel freezes whole messages.
  */
 export function deepFreeze<T>(value: T): T {
-  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+  if (typeof value === "object" && value !== null) freezeObject(value);
+  return value;
+}
+
+/** Children that are not objects are skipped before the call: most of a message's fields are strings. */
+function freezeObject(value: object): void {
+  if (Object.isFrozen(value)) return;
   if (Array.isArray(value)) {
     Object.freeze(value);
-    for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
-    return value;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === "object" && item !== null) freezeObject(item);
+    }
+    return;
   }
   const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return value;
+  if (proto !== Object.prototype && proto !== null) return;
   Object.freeze(value);
-  for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
-  return value;
+  for (const key in value) {
+    const item: unknown = (value as Record<string, unknown>)[key];
+    if (typeof item === "object" && item !== null) freezeObject(item);
+  }
 }
 
 /** A deep copy a slot may change freely (the `context` slot gets one). */

@@ -12,39 +12,81 @@ import { PartialMessage } from "./partial.ts";
 import { ABORTED, ABORTED_TEXT, describeError, noop, type Run } from "./run-state.ts";
 import { callSlot } from "./slots.ts";
 
-export function callModel(run: Run): Promise<AssistantMessage> {
+/** `now`: the clock as the turn started, used for `message_start` when nothing runs before the call. */
+export function callModel(run: Run, now: number): Promise<AssistantMessage> {
   run.modelCalls++;
   if (!run.beforeModelCall && !run.slots.context) {
-    return streamAssistant(run, modelRequest(run, run.view.messages(() => run.history())));
+    const view = run.view.current(run.readHistory);
+    return streamAssistant(run, modelRequest(run, view, view.length), now);
   }
   return prepareThenCall(run);
 }
 
 async function prepareThenCall(run: Run): Promise<AssistantMessage> {
   const prepared = await prepareMessages(run);
-  if (typeof prepared !== "function") return run.failTurn(prepared.stopReason, prepared.errorMessage);
-  return streamAssistant(run, modelRequest(run, prepared));
+  if (isFailure(prepared)) return run.failTurn(prepared.stopReason, prepared.errorMessage);
+  return streamAssistant(run, modelRequest(run, prepared, prepared.length), Date.now());
 }
 
-/** The request, with `messages` copied on first read and then kept (see `ModelView.messages`). */
-function modelRequest(run: Run, copyMessages: () => ModelMessage[]): ModelRequest {
-  let messages: ModelMessage[] | undefined;
-  const request: ModelRequest = {
-    get messages(): ModelMessage[] {
-      return (messages ??= copyMessages());
-    },
-    set messages(value: ModelMessage[]) {
-      messages = value;
-    },
-    tools: run.tools.schemas() as ToolSchema[],
-  };
-  if (run.systemPrompt !== undefined) request.systemPrompt = run.systemPrompt;
-  return request;
+/** The request, with `messages` — the first `length` of `source` — copied on first read and then kept. */
+function modelRequest(run: Run, source: readonly ModelMessage[], length: number): ModelRequest {
+  return new LazyRequest(source, length, run.tools.schemas() as ToolSchema[], run.systemPrompt) as unknown as ModelRequest;
 }
+
+/**
+ * A `ModelRequest` whose `messages` is an own enumerable accessor (spreading and JSON see a
+ * plain request) shared by every request, so that making one costs no closure-per-accessor
+ * hidden class; the array is copied when a provider first reads it.
+ */
+class LazyRequest {
+  declare systemPrompt?: string;
+  declare messages: ModelMessage[];
+  declare tools: ToolSchema[];
+  #source: readonly ModelMessage[] | undefined;
+  #length: number;
+  #messages: ModelMessage[] | undefined;
+
+  constructor(source: readonly ModelMessage[], length: number, tools: ToolSchema[], systemPrompt: string | undefined) {
+    this.#source = source;
+    this.#length = length;
+    Object.defineProperty(this, "messages", MESSAGES);
+    this.tools = tools;
+    if (systemPrompt !== undefined) this.systemPrompt = systemPrompt;
+  }
+
+  static read(request: LazyRequest): ModelMessage[] {
+    if (request.#messages === undefined) {
+      request.#messages = request.#source!.slice(0, request.#length);
+      request.#source = undefined;
+    }
+    return request.#messages;
+  }
+
+  static write(request: LazyRequest, messages: ModelMessage[]): void {
+    request.#messages = messages;
+    request.#source = undefined;
+  }
+}
+
+const MESSAGES: PropertyDescriptor = Object.freeze({
+  get(this: LazyRequest) {
+    return LazyRequest.read(this);
+  },
+  set(this: LazyRequest, value: ModelMessage[]) {
+    LazyRequest.write(this, value);
+  },
+  enumerable: true,
+  configurable: true,
+});
 
 type Failure = { stopReason: "aborted" | "error"; errorMessage: string };
 
-async function prepareMessages(run: Run): Promise<(() => ModelMessage[]) | Failure> {
+function isFailure(value: readonly ModelMessage[] | Failure): value is Failure {
+  return !Array.isArray(value);
+}
+
+/** The messages to send: the view (still to be copied), or a list made for this call. */
+async function prepareMessages(run: Run): Promise<readonly ModelMessage[] | Failure> {
   if (run.beforeModelCall) {
     const wait = run.checkpoint();
     if (wait) await wait;
@@ -61,7 +103,7 @@ async function prepareMessages(run: Run): Promise<(() => ModelMessage[]) | Failu
   }
 
   const slot = run.slots.context;
-  if (!slot) return run.view.messages(() => run.history());
+  if (!slot) return run.view.current(run.readHistory);
   let copy;
   try {
     copy = deepCopy(run.history());
@@ -73,8 +115,7 @@ async function prepareMessages(run: Run): Promise<(() => ModelMessage[]) | Failu
   if (outcome.kind === "threw") return { stopReason: "error", errorMessage: `The context slot failed: ${describeError(outcome.error)}` };
   const chosen = outcome.value?.messages ?? copy;
   if (!Array.isArray(chosen)) return { stopReason: "error", errorMessage: "The context slot returned messages that are not an array" };
-  const messages = toModelMessages(repairToolHistory(chosen).messages);
-  return () => messages;
+  return toModelMessages(repairToolHistory(chosen).messages);
 }
 
 /**
@@ -82,24 +123,36 @@ async function prepareMessages(run: Run): Promise<(() => ModelMessage[]) | Failu
  * partial message is what enters history, at once — a model that ignores the signal cannot hold
  * the run — and the reader, abandoned, stops at its next step without emitting anything.
  */
-async function streamAssistant(run: Run, request: ModelRequest): Promise<AssistantMessage> {
-  const partial = new PartialMessage(run.model.id);
-  run.emit({ type: "message_start", message: partial.snapshot(), timestamp: Date.now() });
+function streamAssistant(run: Run, request: ModelRequest, now: number): Promise<AssistantMessage> {
+  const partial = new PartialMessage(run.model.id, now);
+  run.emit({ type: "message_start", message: partial.snapshot(), timestamp: now });
   const reader: Reader = { abandoned: false };
-  let final: AssistantMessage;
-  try {
-    const outcome = await run.race(readStream(run, request, partial, reader));
-    if (outcome === ABORTED) {
-      reader.abandoned = true;
-      final = partial.end("aborted", ABORTED_TEXT);
-    } else {
-      final = outcome;
-    }
-  } catch (error) {
-    final = partial.end("error", `The model stream failed: ${describeError(error)}`);
-  }
-  run.commit(final);
-  return final;
+  // A promise settled by whichever comes first, the stream's end or the abort: one tick fewer
+  // per model call than racing the reader's promise and awaiting the race.
+  return new Promise<AssistantMessage>((resolve, reject) => {
+    let settled = false;
+    const finish = (final: AssistantMessage): void => {
+      if (settled) return;
+      settled = true;
+      try {
+        run.commit(final);
+        resolve(final);
+      } catch (error) {
+        reject(error);
+      }
+    };
+    readStream(run, request, partial, reader).then(finish, (error: unknown) =>
+      finish(partial.end("error", `The model stream failed: ${describeError(error)}`)),
+    );
+    // Never inside `abort()` itself: the partial message enters history on a later tick.
+    run.whenAborted(() => {
+      void Promise.resolve().then(() => {
+        if (settled) return;
+        reader.abandoned = true;
+        finish(partial.end("aborted", ABORTED_TEXT));
+      });
+    });
+  });
 }
 
 interface Reader {

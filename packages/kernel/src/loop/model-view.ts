@@ -91,6 +91,16 @@ export class ModelView {
    * stretch cannot be repaired on its own.
    */
   messages(history: () => readonly Message[]): () => ModelMessage[] {
+    const model = this.current(history);
+    const length = model.length;
+    return () => model.slice(0, length);
+  }
+
+  /**
+   * `messages` without the function: the view itself, up to date. Only appended to later, so
+   * its first `length` entries (as it is now) stay what the model must see.
+   */
+  current(history: () => readonly Message[]): readonly ModelMessage[] {
     const pending = this.#pending;
     if (pending.length > 0) {
       const repaired = isWellPaired(pending) ? undefined : repairToolHistory(pending);
@@ -103,12 +113,10 @@ export class ModelView {
           const m = toModelMessage(converted[i]!);
           if (m !== undefined) this.#model.push(m);
         }
-        this.#pending = [];
+        pending.length = 0;
       }
     }
-    const model = this.#model;
-    const length = model.length;
-    return () => model.slice(0, length);
+    return this.#model;
   }
 }
 

@@ -4,20 +4,26 @@
  * Deltas are folded into immutable blocks (a changed block is replaced, never edited). Blocks
  * before the one being streamed are final and live in an append-only list, so a snapshot only
  * has to remember how many of them there were and which block was last: O(1) per delta, however
- * many blocks the message has (a message with 800 tool calls gets 2400 updates). The snapshot's
- * `content` array is built from that the first time someone reads it, then kept — frozen, like
- * the snapshot. While streaming, a tool call's `arguments` is `{}` and `rawArguments` holds the
- * JSON received so far.
+ * many blocks the message has (a message with 800 tool calls gets 2400 updates). A snapshot of a
+ * short message copies its few blocks at once; a longer one builds its `content` array from that
+ * list the first time someone reads it, then keeps it — frozen, like the snapshot. While
+ * streaming, a tool call's `arguments` is `{}` and `rawArguments` holds the JSON received so far.
  */
 import type { AssistantContent, AssistantMessage, ModelStreamEvent, StopReason, ToolCall, Usage } from "../types.ts";
 
 const NO_USAGE: Usage = Object.freeze({ input: 0, output: 0 });
 const NO_ARGUMENTS: Record<string, unknown> = Object.freeze({});
 const NO_CONTENT: readonly AssistantContent[] = Object.freeze([]);
+/**
+ * Below this many finished blocks a snapshot copies its content at once (a short copy is cheaper
+ * than a lazy property); from there on the copy waits until someone reads `content`, so a
+ * message with hundreds of calls still costs O(1) per delta.
+ */
+const EAGER_BLOCKS = 32;
 
 export class PartialMessage {
   readonly #model: string;
-  readonly #timestamp = Date.now();
+  readonly #timestamp: number;
   /** The final blocks, in order. Only ever appended to (see `#replace` for the exception). */
   #done: AssistantContent[] = [];
   /** The block being streamed, after `#done`. */
@@ -25,8 +31,9 @@ export class PartialMessage {
   /** Where each streamed tool call is, by the stream's `index`: its position in the message. */
   readonly #callAt: number[] = [];
 
-  constructor(model: string) {
+  constructor(model: string, timestamp: number) {
     this.#model = model;
+    this.#timestamp = timestamp;
   }
 
   /** Fold in one delta; false for events that change nothing (an unknown index, a new event type). */
@@ -50,7 +57,13 @@ export class PartialMessage {
         if (at === undefined) return false;
         const call = at === this.#done.length ? last : this.#done[at];
         if (call?.type !== "toolCall") return false;
-        const grown = Object.freeze({ ...call, rawArguments: (call.rawArguments ?? "") + event.delta });
+        const grown: ToolCall = Object.freeze({
+          type: "toolCall",
+          id: call.id,
+          name: call.name,
+          arguments: NO_ARGUMENTS,
+          rawArguments: (call.rawArguments ?? "") + event.delta,
+        });
         if (at === this.#done.length) this.#last = grown;
         else this.#replace(at, grown);
         return true;
@@ -65,22 +78,14 @@ export class PartialMessage {
     const done = this.#done;
     const count = done.length;
     const last = this.#last;
-    let content: readonly AssistantContent[] | undefined = last === undefined && count === 0 ? NO_CONTENT : undefined;
-    return Object.freeze({
-      role: "assistant",
-      get content(): AssistantContent[] {
-        if (content === undefined) {
-          const blocks = done.slice(0, count);
-          if (last !== undefined) blocks.push(last);
-          content = Object.freeze(blocks);
-        }
-        return content as AssistantContent[];
-      },
-      stopReason: "stop",
-      usage: NO_USAGE,
-      model: this.#model,
-      timestamp: this.#timestamp,
-    }) as AssistantMessage;
+    if (count >= EAGER_BLOCKS) return new Snapshot(this.#model, this.#timestamp, done, count, last) as unknown as AssistantMessage;
+    let content: readonly AssistantContent[] = NO_CONTENT;
+    if (last !== undefined) {
+      const blocks = count === 0 ? [] : done.slice();
+      blocks.push(last);
+      content = Object.freeze(blocks);
+    }
+    return Object.freeze({ role: "assistant", content, stopReason: "stop", usage: NO_USAGE, model: this.#model, timestamp: this.#timestamp }) as AssistantMessage;
   }
 
   /**
@@ -115,6 +120,55 @@ export class PartialMessage {
     this.#done = copy;
   }
 }
+
+/**
+ * A snapshot of the partial message: frozen, with `content` an own enumerable property (so
+ * spreading, JSON and deep equality see a plain message) whose array is built on first read.
+ * Every snapshot shares one getter: an object literal with its own `get content()` closure
+ * gets a hidden class of its own and costs microseconds to make, this costs a fraction of one.
+ */
+class Snapshot {
+  declare readonly role: "assistant";
+  declare readonly content: readonly AssistantContent[];
+  declare readonly stopReason: StopReason;
+  declare readonly usage: Usage;
+  declare readonly model: string;
+  declare readonly timestamp: number;
+  readonly #done: readonly AssistantContent[];
+  readonly #count: number;
+  readonly #last: AssistantContent | undefined;
+  #content: readonly AssistantContent[] | undefined = undefined;
+
+  constructor(model: string, timestamp: number, done: readonly AssistantContent[], count: number, last: AssistantContent | undefined) {
+    this.#done = done;
+    this.#count = count;
+    this.#last = last;
+    const self = this as unknown as Record<string, unknown>;
+    self.role = "assistant";
+    Object.defineProperty(this, "content", CONTENT);
+    self.stopReason = "stop";
+    self.usage = NO_USAGE;
+    self.model = model;
+    self.timestamp = timestamp;
+    Object.freeze(this);
+  }
+
+  static content(snapshot: Snapshot): readonly AssistantContent[] {
+    if (snapshot.#content === undefined) {
+      const blocks = snapshot.#done.slice(0, snapshot.#count);
+      if (snapshot.#last !== undefined) blocks.push(snapshot.#last);
+      snapshot.#content = Object.freeze(blocks);
+    }
+    return snapshot.#content;
+  }
+}
+
+const CONTENT: PropertyDescriptor = Object.freeze({
+  get(this: Snapshot) {
+    return Snapshot.content(this);
+  },
+  enumerable: true,
+});
 
 function settleCall(call: ToolCall): ToolCall {
   const raw = call.rawArguments ?? "";

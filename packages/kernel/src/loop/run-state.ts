@@ -37,6 +37,7 @@ export interface Ending {
 
 const NEVER_ABORTED = new AbortController().signal;
 const NO_MESSAGES = (): Message[] => [];
+const NO_TOOLS: ReadonlyMap<string, Tool> = new Map();
 
 export class Run {
   readonly model: ModelClient;
@@ -55,6 +56,8 @@ export class Run {
   readonly takeFollowUps: () => Message[];
   readonly beforeModelCall: AgentLoopOptions["beforeModelCall"];
   readonly view: ModelView;
+  /** `history`, as a function made once (the model view asks for it only to rebuild). */
+  readonly readHistory = (): Message[] => this.history();
   /** The slot context: one object for the whole run. */
   readonly ctx: SlotContext;
   /** The messages this run added, in order (`agent_end.messages`). */
@@ -76,7 +79,7 @@ export class Run {
    * turn boundary, so the list stays as short as one turn's waits.
    */
   #wakers: ((value: Aborted) => void)[] = [];
-  #active: ReadonlyMap<string, Tool> = new Map();
+  #active: ReadonlyMap<string, Tool> = NO_TOOLS;
   #activeFor: readonly ToolSchema[] | undefined;
 
   constructor(options: AgentLoopOptions, sink: EventSink) {
@@ -121,7 +124,7 @@ export class Run {
 
   /** At a turn boundary nothing is pending: forget the settled races (and re-read the signal). */
   settleWaits(): void {
-    this.#wakers = [];
+    if (this.#wakers.length > 0) this.#wakers.length = 0;
     this.#aborted = this.signal.aborted;
   }
 
@@ -151,6 +154,7 @@ export class Run {
   }
 
   #end(message: Message, now: number): void {
+    if (this.#ended) return; // after agent_end nothing enters history (and `added` is frozen)
     this.emit({ type: "message_end", message, timestamp: now });
     this.added.push(message);
     this.#tail.push(message);
@@ -203,6 +207,12 @@ export class Run {
     this.view.reset(messages);
   }
 
+  /** Calls `fn` as soon as the run aborts (at once when it already has). */
+  whenAborted(fn: () => void): void {
+    if (this.#aborted) fn();
+    else this.#wakers.push(fn);
+  }
+
   /** Resolves to `p`'s value, or to `ABORTED` as soon as the run aborts. A later rejection of `p` is absorbed. */
   race<T>(p: PromiseLike<T>): Promise<T | Aborted> {
     if (this.#aborted) {
@@ -233,7 +243,7 @@ export class Run {
     }
     const end: AgentEndEvent = {
       type: "agent_end",
-      messages: Object.freeze(added.slice()),
+      messages: Object.freeze(added), // nothing is added after the end
       stopReason: ending.stopReason,
       timestamp: Date.now(),
     };

@@ -45,8 +45,12 @@ export class RunStream implements AgentRunStream {
     onfulfilled?: ((value: AgentEndEvent) => A | PromiseLike<A>) | null,
     onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): Promise<A | B> {
-    const end = this.#failure ? Promise.reject(this.#failure.error) : this.#end;
-    return end.then(onfulfilled, onrejected);
+    return this.ended().then(onfulfilled, onrejected);
+  }
+
+  /** The `agent_end` as a native promise (awaiting a thenable costs an extra job per await). */
+  ended(): Promise<AgentEndEvent> {
+    return this.#failure ? Promise.reject(this.#failure.error) : this.#end;
   }
 
   [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {

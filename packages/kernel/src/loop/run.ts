@@ -19,6 +19,8 @@ import type { AgentLoopOptions, EventSink, LoopPrompt } from "./types.ts";
 
 const ABORTED_ENDING: Ending = { stopReason: "aborted" };
 const COMPLETED: Ending = { stopReason: "completed" };
+/** The next turn opens with no new message (only read, never written). */
+const NOTHING_NEW: Message[] = [];
 
 /** A started run: `done` resolves after `agent_end`; `wake` must be called after aborting its signal. */
 export interface LoopHandle {
@@ -45,11 +47,12 @@ export function startLoop(options: AgentLoopOptions, sink: EventSink): LoopHandl
 }
 
 async function runToEnd(run: Run): Promise<void> {
-  run.emit({ type: "agent_start", timestamp: Date.now() });
+  const now = Date.now();
+  run.emit({ type: "agent_start", timestamp: now });
   const turn = { open: false, index: 0 };
   let ending: Ending;
   try {
-    ending = await drive(run, turn);
+    ending = await drive(run, turn, now);
   } catch (error) {
     // A bug, not a failure the loop knows: still close the turn and end the run.
     ending = { stopReason: "error", error: `Internal error in the agent loop: ${describeError(error)}` };
@@ -63,24 +66,38 @@ async function runToEnd(run: Run): Promise<void> {
 
 // Steps return a value directly when they have nothing to wait for (no slot, no consumer to
 // catch up with): an `await` per step would be most of the cost of a turn.
-async function drive(run: Run, turn: { open: boolean; index: number }): Promise<Ending> {
+//
+// `now` is one reading of the clock for the events of one synchronous stretch (the run's
+// opening; a turn's end and the next turn's start): the loop does nothing between them that
+// takes time, and a reading costs as much as the rest of an event. After anything that may —
+// an await, a model call, a tool — the clock is read again.
+async function drive(run: Run, turn: { open: boolean; index: number }, startedAt: number): Promise<Ending> {
   if (run.aborted) return ABORTED_ENDING;
-  let opening = openRun(run);
-  if (opening instanceof Promise) opening = await opening;
+  let now = startedAt;
+  let opening = openRun(run, now);
+  if (opening instanceof Promise) {
+    opening = await opening;
+    now = Date.now();
+  }
   if (!Array.isArray(opening)) return opening;
   let incoming: Message[] = opening;
   for (;;) {
     turn.open = true;
-    run.emit({ type: "turn_start", turnIndex: turn.index, timestamp: Date.now() });
-    for (const m of incoming) run.record(m);
-    const message = run.aborted ? run.failTurn("aborted", ABORTED_TEXT) : await callModel(run);
+    run.emit({ type: "turn_start", turnIndex: turn.index, timestamp: now });
+    for (const m of incoming) run.record(m, now);
+    const message = run.aborted ? run.failTurn("aborted", ABORTED_TEXT) : await callModel(run, now);
     let batch = runToolBatch(run, message);
     if (batch instanceof Promise) batch = await batch;
-    run.emit({ type: "turn_end", turnIndex: turn.index, message, toolResults: Object.freeze(batch.results.slice()), timestamp: Date.now() });
+    now = Date.now();
+    // The batch is over: its result list is never written again, so it is frozen as it is.
+    run.emit({ type: "turn_end", turnIndex: turn.index, message, toolResults: Object.freeze(batch.results), timestamp: now });
     turn.open = false;
     run.settleWaits();
     let next = afterTurn(run, message.stopReason, message.errorMessage, batch);
-    if (next instanceof Promise) next = await next;
+    if (next instanceof Promise) {
+      next = await next;
+      now = Date.now();
+    }
     if (!Array.isArray(next)) return next;
     incoming = next;
     turn.index++;
@@ -91,11 +108,11 @@ async function drive(run: Run, turn: { open: boolean; index: number }): Promise<
  * The prompt phase: the `input` slot (text prompts only), then `before_agent_start`. Returns the
  * messages that open the first turn, or how the run ends without one.
  */
-function openRun(run: Run): Message[] | Ending | Promise<Message[] | Ending> {
+function openRun(run: Run, now: number): Message[] | Ending | Promise<Message[] | Ending> {
   const prompt = run.prompt;
   if (prompt === undefined) return [];
   if (run.slots.input || run.slots.before_agent_start) return openRunWithSlots(run, prompt);
-  return ["role" in prompt ? admit(prompt) : userMessage(prompt.text, prompt.images)];
+  return ["role" in prompt ? admit(prompt, now) : userMessage(prompt.text, prompt.images, now)];
 }
 
 async function openRunWithSlots(run: Run, prompt: LoopPrompt): Promise<Message[] | Ending> {
@@ -171,21 +188,21 @@ function nextTurn(run: Run, batch: BatchOutcome): Ending | Message[] {
   // Steering lands here, after every result of the batch is recorded.
   const steering = run.takeSteering();
   if (steering.length > 0) return steering.map(admit);
-  if (toolsRan) return [];
+  if (toolsRan) return NOTHING_NEW;
   const followUps = run.takeFollowUps();
   if (followUps.length > 0) return followUps.map(admit);
   return COMPLETED;
 }
 
-function userMessage(text: string, images: ImageContent[] | undefined): UserMessage {
+function userMessage(text: string, images: ImageContent[] | undefined, now: number = Date.now()): UserMessage {
   const content: UserMessage["content"] = [{ type: "text", text }];
   if (images) for (const image of images) content.push(image);
-  return { role: "user", content, timestamp: Date.now() };
+  return { role: "user", content, timestamp: now };
 }
 
 /** A message from outside (a prompt, steering, a slot) gets a timestamp if it has none. */
-function admit<M extends Message>(message: M): M {
-  return typeof message.timestamp === "number" ? message : { ...message, timestamp: Date.now() };
+function admit<M extends Message>(message: M, now?: number): M {
+  return typeof message.timestamp === "number" ? message : { ...message, timestamp: now ?? Date.now() };
 }
 
 function textOfContent(content: Message["content"]): string {

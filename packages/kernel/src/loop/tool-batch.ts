@@ -7,17 +7,22 @@
  * are checked one by one in source order (validation, then the `tool_call` slot) and the ones
  * that pass run concurrently, at most `maxParallel` at a time; otherwise each call is checked
  * and run before the next one starts. Unknown and invalid calls do not count against unanimity.
- * Running a single call — validation, timeout, abort grace, return mapping — is `executeTool`'s.
+ * Running a single call — validation, timeout, abort grace, return mapping — is `runTool`'s.
+ *
+ * Every step returns its value directly when it has nothing to wait for (no slot, a tool that
+ * answered synchronously, a consumer that takes events as they come): a batch of plain
+ * functions then runs without a single promise, and a step that does wait continues the batch
+ * from where it stopped.
  */
 import {
   INTERRUPTED_TEXT,
   errorResult,
-  executeTool,
   unknownToolResult,
   validateToolArguments,
   type ArgumentValidation,
   type ExecutedToolResult,
 } from "../tools/index.ts";
+import { runTool } from "../tools/execute.ts";
 import type { AssistantMessage, Slots, Tool, ToolCall, ToolResult, ToolResultMessage } from "../types.ts";
 import { deepCopy, deepFreeze } from "./freeze.ts";
 import { describeError, type Run } from "./run-state.ts";
@@ -40,6 +45,7 @@ interface CallEntry {
   final: FinalResult | undefined;
 }
 
+const NO_TOOLS: ReadonlyMap<string, Tool> = new Map();
 const NO_RESULTS: BatchOutcome = Object.freeze({ results: [] }) as BatchOutcome;
 
 export function toolCallsOf(message: AssistantMessage): ToolCall[] {
@@ -50,26 +56,29 @@ export function toolCallsOf(message: AssistantMessage): ToolCall[] {
 
 export function runToolBatch(run: Run, message: AssistantMessage): BatchOutcome | Promise<BatchOutcome> {
   const calls = toolCallsOf(message);
-  return calls.length === 0 ? NO_RESULTS : runCalls(run, message, calls);
+  if (calls.length === 0) return NO_RESULTS;
+  const batch = new Batch(run, calls);
+  if (message.stopReason !== "length" && message.stopReason !== "error" && message.stopReason !== "aborted") {
+    const running = batch.execute();
+    return running ? running.then(() => batch.outcome()) : batch.outcome();
+  }
+  return answerUnrun(batch, message).then(() => batch.outcome());
 }
 
-async function runCalls(run: Run, message: AssistantMessage, calls: ToolCall[]): Promise<BatchOutcome> {
-  const batch = new Batch(run, calls);
+/** Calls that must not run: a truncated or failed response, an abort while streaming. */
+function answerUnrun(batch: Batch, message: AssistantMessage): Promise<void> {
   switch (message.stopReason) {
     case "length":
-      await batch.answerAll((call) => errorResult(truncatedText(call.name)), true);
-      break;
+      return batch.answerAll((call) => errorResult(truncatedText(call.name)), true);
     case "error":
-      await batch.answerAll(() => errorResult(`Not run: the model response failed (${message.errorMessage ?? "no reason given"}).`), true);
-      break;
-    case "aborted":
-      await batch.answerAll(interrupted, false);
-      break;
+      return batch.answerAll(() => errorResult(`Not run: the model response failed (${message.errorMessage ?? "no reason given"}).`), true);
     default:
-      await batch.execute();
+      return batch.answerAll(interrupted, false);
   }
-  return batch.outcome();
 }
+
+type Pending = Promise<void> | undefined;
+type Args = Record<string, unknown>;
 
 class Batch {
   readonly #run: Run;
@@ -78,10 +87,18 @@ class Batch {
   /** Entries before this index have their result message recorded. */
   #recorded = 0;
   #terminatedBy: ToolCall | undefined;
+  /** Filled by `execute`: the validation of each entry, by index. */
+  #checks: (ArgumentValidation | undefined)[] = [];
+  #active: ReadonlyMap<string, Tool> = NO_TOOLS;
 
   constructor(run: Run, calls: ToolCall[]) {
     this.#run = run;
-    this.#entries = calls.map((call) => ({ call, tool: undefined, input: call.arguments, final: undefined }));
+    const entries: CallEntry[] = new Array(calls.length);
+    for (let i = 0; i < calls.length; i++) {
+      const call = calls[i]!;
+      entries[i] = { call, tool: undefined, input: call.arguments, final: undefined };
+    }
+    this.#entries = entries;
   }
 
   outcome(): BatchOutcome {
@@ -90,7 +107,6 @@ class Batch {
     return outcome;
   }
 
-  /** Calls that must not run (a truncated or failed response, an abort while streaming). */
   async answerAll(answer: (call: ToolCall) => ExecutedToolResult, vet: boolean): Promise<void> {
     for (const entry of this.#entries) {
       this.#start(entry);
@@ -99,11 +115,12 @@ class Batch {
     }
   }
 
-  async execute(): Promise<void> {
+  /** Validate every call, then run them together (unanimous) or one by one. */
+  execute(): Pending {
     const run = this.#run;
-    const active = run.activeTools();
+    const active = (this.#active = run.activeTools());
     const entries = this.#entries;
-    const checks: (ArgumentValidation | undefined)[] = new Array(entries.length);
+    const checks = (this.#checks = new Array(entries.length));
     let unanimous = true;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
@@ -113,65 +130,118 @@ class Batch {
       checks[i] = check;
       if (check?.ok && tool!.parallelSafe !== true) unanimous = false;
     }
+    return !unanimous || entries.length === 1 ? this.#sequential(0) : this.#parallel();
+  }
 
-    // Without slots, preflight and finish complete synchronously: no promise per call for them.
-    if (!unanimous || entries.length === 1) {
-      for (let i = 0; i < entries.length; i++) {
-        const entry = entries[i]!;
-        const wait = run.checkpoint();
-        if (wait) await wait;
-        this.#start(entry);
-        let args = this.#preflight(entry, checks[i], active);
-        if (args instanceof Promise) args = await args;
-        if (args === undefined) continue;
-        const finished = this.#finish(entry, await this.#invoke(entry, args), true);
-        if (finished) await finished;
-      }
-      return;
+  /** Each call checked, run and finished before the next one starts, from `from` on. */
+  #sequential(from: number): Pending {
+    const entries = this.#entries;
+    for (let i = from; i < entries.length; i++) {
+      const wait = this.#run.checkpoint();
+      const pending = wait ? wait.then(() => this.#oneByOne(i)) : this.#oneByOne(i);
+      if (pending) return pending.then(() => this.#sequential(i + 1));
     }
+    return undefined;
+  }
 
-    const ready: { entry: CallEntry; args: Record<string, unknown> }[] = [];
+  #oneByOne(i: number): Pending {
+    const entry = this.#entries[i]!;
+    this.#start(entry);
+    const args = this.#preflight(entry, this.#checks[i]);
+    if (args instanceof Promise) return args.then((ready) => (ready === undefined ? undefined : this.#runAndFinish(entry, ready)));
+    return args === undefined ? undefined : this.#runAndFinish(entry, args);
+  }
+
+  /** Check every call in source order, then run the ones that passed, at most `maxParallel` at a time. */
+  #parallel(): Pending {
+    const entries = this.#entries;
+    const ready: { entry: CallEntry; args: Args }[] = [];
+    // Until a slot makes a check wait, the starts are one synchronous stretch: one clock reading.
+    const now = Date.now();
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
+      this.#start(entry, now);
+      const args = this.#preflight(entry, this.#checks[i]);
+      if (args instanceof Promise) return this.#parallelFrom(i, args, ready);
+      if (args !== undefined) ready.push({ entry, args });
+    }
+    const wait = this.#run.checkpoint();
+    return wait ? wait.then(() => this.#runReady(ready)) : this.#runReady(ready);
+  }
+
+  /** `#parallel` once a `tool_call` slot made a check wait. */
+  async #parallelFrom(i: number, pendingArgs: Promise<Args | undefined>, ready: { entry: CallEntry; args: Args }[]): Promise<void> {
+    const entries = this.#entries;
+    const first = await pendingArgs;
+    if (first !== undefined) ready.push({ entry: entries[i]!, args: first });
+    for (let k = i + 1; k < entries.length; k++) {
+      const entry = entries[k]!;
       this.#start(entry);
-      let args = this.#preflight(entry, checks[i], active);
+      let args = this.#preflight(entry, this.#checks[k]);
       if (args instanceof Promise) args = await args;
       if (args !== undefined) ready.push({ entry, args });
     }
-    const wait = run.checkpoint();
+    const wait = this.#run.checkpoint();
     if (wait) await wait;
-    let next = 0;
-    const lane = async (): Promise<void> => {
-      while (next < ready.length) {
-        const { entry, args } = ready[next++]!;
-        const finished = this.#finish(entry, await this.#invoke(entry, args), true);
-        if (finished) await finished;
-      }
-    };
-    const lanes: Promise<void>[] = [];
-    for (let i = Math.min(run.maxParallel, ready.length); i > 0; i--) lanes.push(lane());
-    await Promise.all(lanes);
+    await this.#runReady(ready);
   }
 
-  #start(entry: CallEntry): void {
+  /**
+   * Run the checked calls in source order, keeping at most `maxParallel` of them pending: a call
+   * that answers at once takes no slot and no promise, so plain functions run back to back.
+   */
+  #runReady(ready: readonly { entry: CallEntry; args: Args }[]): Pending {
+    const limit = this.#run.maxParallel;
+    let next = 0;
+    let pending = 0;
+    let settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+    const pump = (): void => {
+      while (next < ready.length && pending < limit) {
+        const { entry, args } = ready[next++]!;
+        const running = this.#runAndFinish(entry, args);
+        if (running) {
+          pending++;
+          running.then(release, fail);
+        }
+      }
+      if (pending === 0 && next >= ready.length) settle?.resolve();
+    };
+    const release = (): void => {
+      pending--;
+      try {
+        pump();
+      } catch (error) {
+        fail(error);
+      }
+    };
+    const fail = (error: unknown): void => settle?.reject(error);
+    pump();
+    if (pending === 0 && next >= ready.length) return undefined;
+    return new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  }
+
+  /** Run one call that passed its checks, then finish it. */
+  #runAndFinish(entry: CallEntry, args: Args): Pending {
+    const raw = this.#invoke(entry, args);
+    if (raw instanceof Promise) return raw.then((result) => this.#finish(entry, result, true));
+    return this.#finish(entry, raw, true);
+  }
+
+  #start(entry: CallEntry, now: number = Date.now()): void {
     const { call } = entry;
-    this.#run.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments, timestamp: Date.now() });
+    this.#run.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments, timestamp: now });
   }
 
   /**
    * Validation result and `tool_call` slot, in source order. Returns the args to run with, or
    * undefined when the call was answered here (unknown, invalid, blocked, aborted).
    */
-  #preflight(
-    entry: CallEntry,
-    check: ArgumentValidation | undefined,
-    active: ReadonlyMap<string, Tool>,
-  ): Record<string, unknown> | undefined | Promise<Record<string, unknown> | undefined> {
+  #preflight(entry: CallEntry, check: ArgumentValidation | undefined): Args | undefined | Promise<Args | undefined> {
     const run = this.#run;
     const { call, tool } = entry;
     if (run.aborted) return void this.#settle(entry, interrupted());
     if (tool === undefined || check === undefined) {
-      return answered(this.#finish(entry, unknownToolResult(call.name, [...active.keys()]), true));
+      return answered(this.#finish(entry, unknownToolResult(call.name, [...this.#active.keys()]), true));
     }
     if (!check.ok) return answered(this.#finish(entry, errorResult(check.message), true));
     entry.input = check.value;
@@ -213,11 +283,11 @@ class Batch {
     return recheck.value;
   }
 
-  #invoke(entry: CallEntry, args: Record<string, unknown>): Promise<ExecutedToolResult> {
+  #invoke(entry: CallEntry, args: Args): ExecutedToolResult | Promise<ExecutedToolResult> {
     const run = this.#run;
-    if (run.aborted) return Promise.resolve(interrupted());
+    if (run.aborted) return interrupted();
     const { call } = entry;
-    return executeTool(entry.tool!, args, {
+    return runTool(entry.tool!, args, {
       toolCallId: call.id,
       signal: run.signal,
       cwd: run.cwd,

@@ -67,9 +67,16 @@ const ABORTED_TEXT = "Request aborted by user";
 
 /** A turn with everything that does not depend on the moment of the call worked out once. */
 interface PreparedTurn {
-  turn: ScriptedTurn;
+  /** The turn's fields, copied out of the script so that every prepared turn has one shape. */
+  text: string | undefined;
+  thinking: string | undefined;
+  error: string | undefined;
+  delayMs: number | undefined;
+  usage: Partial<Usage> | undefined;
   /** Every delta of the turn, in order (frozen: shared by nobody else, changed by nobody). */
   deltas: readonly ModelStreamEvent[];
+  /** The iterator results that hand out `deltas`, one each. */
+  steps: readonly IteratorResult<ModelStreamEvent>[];
   calls: { id: string; name: string; json: string }[];
   stopReason: StopReason;
 }
@@ -96,8 +103,7 @@ export function createScriptedModel(script: ModelScript, options: ScriptedModelO
       onRequest?.(request);
       const prepared = turns[next];
       if (prepared !== undefined) next++;
-      const callNumber = calls;
-      return replay(prepared, { id, signal, describeMissing: () => outOfTurns(name, turns.length, callNumber) });
+      return new ScriptedStream(prepared, id, signal, prepared === undefined ? outOfTurns(name, turns.length, calls) : undefined);
     },
   };
 }
@@ -171,9 +177,15 @@ function prepareScript(script: ModelScript, name: string): PreparedTurn[] {
       deltas.push({ type: "toolcall_start", index, id: call.id, name: call.name });
       for (const delta of fragments(call.json)) deltas.push({ type: "toolcall_delta", index, delta });
     });
+    const frozen = deltas.map((d) => Object.freeze(d));
     return {
-      turn,
-      deltas: deltas.map((d) => Object.freeze(d)),
+      text: turn.text,
+      thinking: turn.thinking,
+      error: turn.error,
+      delayMs: turn.delayMs,
+      usage: turn.usage,
+      deltas: frozen,
+      steps: frozen.map((value) => Object.freeze({ value, done: false })),
       calls,
       stopReason: turn.stopReason ?? (calls.length > 0 ? "toolUse" : "stop"),
     };
@@ -201,33 +213,28 @@ function fragments(json: string): string[] {
 
 // ─── Replay ──────────────────────────────────────────────────────────────────────────────────
 
-interface ReplayContext {
-  id: string;
-  signal: AbortSignal;
-  describeMissing: () => string;
-}
+const DONE: IteratorResult<ModelStreamEvent> = Object.freeze({ value: undefined, done: true });
 
 /**
  * One model call. A hand-written iterator rather than an async generator: the events are known
  * in advance, so each step is one resolved promise — an instant model should cost next to nothing
  * in the benchmarks that use it.
  */
-function replay(prepared: PreparedTurn | undefined, ctx: ReplayContext): AsyncIterableIterator<ModelStreamEvent> {
-  return new ScriptedStream(prepared, ctx);
-}
-
-const DONE: IteratorResult<ModelStreamEvent> = Object.freeze({ value: undefined, done: true });
-
 class ScriptedStream implements AsyncIterableIterator<ModelStreamEvent> {
   readonly #prepared: PreparedTurn | undefined;
-  readonly #ctx: ReplayContext;
+  readonly #model: string;
+  readonly #signal: AbortSignal;
+  /** Set when the script had no turn left for this call. */
+  readonly #missing: string | undefined;
   /** Deltas handed out so far; -1 before the delay. */
   #next = -1;
   #finished = false;
 
-  constructor(prepared: PreparedTurn | undefined, ctx: ReplayContext) {
+  constructor(prepared: PreparedTurn | undefined, model: string, signal: AbortSignal, missing: string | undefined) {
     this.#prepared = prepared;
-    this.#ctx = ctx;
+    this.#model = model;
+    this.#signal = signal;
+    this.#missing = missing;
   }
 
   [Symbol.asyncIterator](): this {
@@ -237,28 +244,28 @@ class ScriptedStream implements AsyncIterableIterator<ModelStreamEvent> {
   next(): Promise<IteratorResult<ModelStreamEvent>> {
     if (this.#finished) return Promise.resolve(DONE);
     const prepared = this.#prepared;
-    const { signal } = this.#ctx;
     if (prepared === undefined) {
-      return this.#last({ type: "error", message: finalMessage(this.#ctx.id, [], "error", {}, this.#ctx.describeMissing()) });
+      return this.#last({ type: "error", message: finalMessage(this.#model, [], "error", undefined, this.#missing) });
     }
     if (this.#next === -1) {
       this.#next = 0;
-      const delay = prepared.turn.delayMs;
+      const delay = prepared.delayMs;
       if (delay !== undefined && delay > 0) {
-        return sleep(delay, signal).then((slept) => (slept ? this.next() : this.#aborted()));
+        return sleep(delay, this.#signal).then((slept) => (slept ? this.next() : this.#aborted()));
       }
     }
-    if (signal.aborted) return this.#aborted();
-    const { turn, deltas } = prepared;
-    if (turn.error !== undefined) {
-      return this.#last({ type: "error", message: finalMessage(this.#ctx.id, [], "error", turn.usage ?? {}, turn.error) });
+    if (this.#signal.aborted) return this.#aborted();
+    const steps = prepared.steps;
+    if (prepared.error !== undefined) {
+      return this.#last({ type: "error", message: finalMessage(this.#model, [], "error", prepared.usage, prepared.error) });
     }
-    if (this.#next < deltas.length) return Promise.resolve({ value: deltas[this.#next++]!, done: false });
+    if (this.#next < steps.length) return Promise.resolve(steps[this.#next++]!);
     const content: AssistantContent[] = [];
-    if (turn.thinking) content.push({ type: "thinking", thinking: turn.thinking });
-    if (turn.text) content.push({ type: "text", text: turn.text });
-    for (const call of prepared.calls) content.push({ type: "toolCall", id: call.id, name: call.name, ...parseArguments(call.json) });
-    return this.#last({ type: "done", message: finalMessage(this.#ctx.id, content, prepared.stopReason, turn.usage ?? {}) });
+    if (prepared.thinking) content.push({ type: "thinking", thinking: prepared.thinking });
+    if (prepared.text) content.push({ type: "text", text: prepared.text });
+    const calls = prepared.calls;
+    for (let i = 0; i < calls.length; i++) content.push(toolCall(calls[i]!.id, calls[i]!.name, calls[i]!.json));
+    return this.#last({ type: "done", message: finalMessage(this.#model, content, prepared.stopReason, prepared.usage) });
   }
 
   return(): Promise<IteratorResult<ModelStreamEvent>> {
@@ -290,36 +297,36 @@ class ScriptedStream implements AsyncIterableIterator<ModelStreamEvent> {
         last.rawArguments += delta.delta;
       }
     }
-    const settledContent = content.map((b) => (b.type === "toolCall" ? { type: "toolCall" as const, id: b.id, name: b.name, ...parseArguments(b.rawArguments ?? "") } : b));
-    return this.#last({ type: "error", message: finalMessage(this.#ctx.id, settledContent, "aborted", {}, ABORTED_TEXT) });
+    const settledContent = content.map((b) => (b.type === "toolCall" ? toolCall(b.id, b.name, b.rawArguments ?? "") : b));
+    return this.#last({ type: "error", message: finalMessage(this.#model, settledContent, "aborted", undefined, ABORTED_TEXT) });
   }
 }
 
 /** DESIGN §6: JSON that does not parse, or parses to a non-object, is kept raw with `arguments: {}`. */
-function parseArguments(json: string): Pick<ToolCall, "arguments" | "rawArguments"> {
+function toolCall(id: string, name: string, json: string): ToolCall {
   try {
     const value: unknown = JSON.parse(json);
     if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-      return { arguments: value as Record<string, unknown> };
+      return { type: "toolCall", id, name, arguments: value as Record<string, unknown> };
     }
   } catch {
     // kept raw below
   }
-  return { arguments: {}, rawArguments: json };
+  return { type: "toolCall", id, name, arguments: {}, rawArguments: json };
 }
 
 function finalMessage(
   model: string,
   content: AssistantContent[],
   stopReason: StopReason,
-  usage: Partial<Usage>,
+  usage: Partial<Usage> | undefined,
   errorMessage?: string,
 ): AssistantMessage {
   const message: AssistantMessage = {
     role: "assistant",
     content,
     stopReason,
-    usage: { input: 0, output: 0, ...usage },
+    usage: usage === undefined ? { input: 0, output: 0 } : { input: 0, output: 0, ...usage },
     model,
     timestamp: Date.now(),
   };

@@ -22,38 +22,43 @@ export interface ExecuteToolOptions {
 
 export type ExecutedToolResult = ToolResult & { isError: boolean };
 
-type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
-
 /** setTimeout's ceiling; a longer timeout is no timeout at all in practice. */
 const MAX_TIMER_MS = 2_147_483_647;
 
 export function executeTool(tool: Tool, args: Record<string, unknown>, options: ExecuteToolOptions): Promise<ExecutedToolResult> {
-  const name = JSON.stringify(tool.name);
-  if (options.signal.aborted) return Promise.resolve(errorResult(INTERRUPTED_TEXT));
+  const result = runTool(tool, args, options);
+  return result instanceof Promise ? result : Promise.resolve(result);
+}
+
+/**
+ * `executeTool`, answering at once when nothing is left to wait for: a main-thread tool whose
+ * `execute` returned (or threw) synchronously gets its result without a promise, so a batch of
+ * plain functions costs no microtask per call. Whatever is pending — a returned promise, a
+ * worker task — is supervised as `executeTool` describes (timeout, abort grace, late progress).
+ */
+export function runTool(tool: Tool, args: Record<string, unknown>, options: ExecuteToolOptions): ExecutedToolResult | Promise<ExecutedToolResult> {
+  if (options.signal.aborted) return errorResult(INTERRUPTED_TEXT);
   if (tool.worker && !options.workerPool) {
-    return Promise.resolve(
-      errorResult(`Tool ${name} cannot run: it needs the worker pool and the host did not provide one. Use another tool.`),
-    );
+    return errorResult(`Tool ${JSON.stringify(tool.name)} cannot run: it needs the worker pool and the host did not provide one. Use another tool.`);
   }
   let timeoutMs: number | undefined;
   try {
     timeoutMs = callTimeout(tool, args);
   } catch (error) {
-    return Promise.resolve(thrown(error, name));
+    return thrown(error, tool.name);
   }
 
   // Without a timeout the run's signal is the only abort source, so the tool gets it as is
   // (an AbortController per call is the largest part of the dispatch cost).
   const controller = timeoutMs === undefined ? undefined : new AbortController();
-  let finished = false;
-  let progress: { value: unknown } | undefined;
+  const state: CallState = { finished: false, progress: undefined };
   const ctx: ToolContext = {
     toolCallId: options.toolCallId,
     signal: controller?.signal ?? options.signal,
     cwd: options.cwd,
     onUpdate(partial) {
-      if (finished) return; // a late update is dropped (DESIGN §2.5)
-      progress = { value: partial };
+      if (state.finished) return; // a late update is dropped (DESIGN §2.5)
+      state.progress = { value: partial };
       try {
         options.onUpdate(partial);
       } catch {
@@ -62,12 +67,42 @@ export function executeTool(tool: Tool, args: Record<string, unknown>, options: 
     },
   };
 
+  let running: unknown;
+  try {
+    running =
+      tool.worker && options.workerPool
+        ? options.workerPool.run({ spec: tool.worker, args, cwd: ctx.cwd, signal: ctx.signal, onProgress: ctx.onUpdate })
+        : tool.execute!(args, ctx);
+  } catch (error) {
+    state.finished = true;
+    return options.signal.aborted ? errorResult(INTERRUPTED_TEXT) : thrown(error, tool.name);
+  }
+  if (!isThenable(running)) {
+    state.finished = true;
+    return mapped(running, tool.name);
+  }
+  return supervise(tool.name, Promise.resolve(running), { options, controller, timeoutMs, state });
+}
+
+/** What the tool's context and its supervisor share. */
+interface CallState {
+  finished: boolean;
+  progress: { value: unknown } | undefined;
+}
+
+/** Waits for a call that returned a promise: its timeout, the run's abort and grace period. */
+function supervise(
+  toolName: string,
+  running: Promise<unknown>,
+  call: { options: ExecuteToolOptions; controller: AbortController | undefined; timeoutMs: number | undefined; state: CallState },
+): Promise<ExecutedToolResult> {
+  const { options, controller, timeoutMs, state } = call;
   return new Promise<ExecutedToolResult>((resolve) => {
     let timeoutTimer: ReturnType<typeof setTimeout> | undefined;
     let graceTimer: ReturnType<typeof setTimeout> | undefined;
     const finish = (result: ExecutedToolResult) => {
-      if (finished) return;
-      finished = true;
+      if (state.finished) return;
+      state.finished = true;
       clearTimeout(timeoutTimer);
       clearTimeout(graceTimer);
       stopWatching();
@@ -81,19 +116,21 @@ export function executeTool(tool: Tool, args: Record<string, unknown>, options: 
     if (timeoutMs !== undefined) {
       const ms = timeoutMs;
       timeoutTimer = setTimeout(() => {
-        const reason = new DOMException(`Tool ${name} timed out after ${ms} ms`, "TimeoutError");
+        const reason = new DOMException(`Tool ${JSON.stringify(toolName)} timed out after ${ms} ms`, "TimeoutError");
         controller!.abort(reason);
-        finish(timedOut(name, ms, progress));
+        finish(timedOut(toolName, ms, state.progress));
       }, ms);
     }
-    start(tool, args, ctx, options).then(
-      (s) => {
-        // Returned during the abort grace period: the result is kept. Threw: interrupted.
-        if (s.ok) finish(mapped(s.value));
-        else finish(options.signal.aborted ? errorResult(INTERRUPTED_TEXT) : thrown(s.error, name));
-      },
+    // Returned during the abort grace period: the result is kept. Threw: interrupted.
+    running.then(
+      (value) => finish(mapped(value, toolName)),
+      (error: unknown) => finish(options.signal.aborted ? errorResult(INTERRUPTED_TEXT) : thrown(error, toolName)),
     );
   });
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
 }
 
 /**
@@ -125,35 +162,25 @@ function callTimeout(tool: Tool, args: Record<string, unknown>): number | undefi
   return ms;
 }
 
-/** Starts the tool; the promise settles with the outcome and never rejects. */
-function start(tool: Tool, args: Record<string, unknown>, ctx: ToolContext, options: ExecuteToolOptions): Promise<Settled> {
-  let running: Promise<unknown>;
+/** What `execute` returned, as a result. Never throws: a value that cannot be read is described instead. */
+function mapped(value: unknown, toolName: string): ExecutedToolResult {
+  if (typeof value === "string") return { content: [{ type: "text", text: value }], isError: false };
   try {
-    running =
-      tool.worker && options.workerPool
-        ? options.workerPool.run({ spec: tool.worker, args, cwd: ctx.cwd, signal: ctx.signal, onProgress: ctx.onUpdate })
-        : Promise.resolve(tool.execute!(args, ctx));
+    const result = normalizeToolReturn(value);
+    return { ...result, isError: result.isError === true };
   } catch (error) {
-    running = Promise.reject(error);
+    return thrown(error, toolName);
   }
-  return running.then(
-    (value) => ({ ok: true, value }),
-    (error: unknown) => ({ ok: false, error }),
-  );
 }
 
-function mapped(value: unknown): ExecutedToolResult {
-  const result = normalizeToolReturn(value);
-  return { ...result, isError: result.isError === true };
-}
-
-function thrown(error: unknown, name: string): ExecutedToolResult {
+function thrown(error: unknown, toolName: string): ExecutedToolResult {
   const data = toErrorData(error);
-  const text = data.message.trim() === "" ? `Tool ${name} failed with ${data.name} and no message.` : data.message;
+  const text = data.message.trim() === "" ? `Tool ${JSON.stringify(toolName)} failed with ${data.name} and no message.` : data.message;
   return errorResult(text, { error: data });
 }
 
-function timedOut(name: string, ms: number, progress: { value: unknown } | undefined): ExecutedToolResult {
+function timedOut(toolName: string, ms: number, progress: { value: unknown } | undefined): ExecutedToolResult {
+  const name = JSON.stringify(toolName);
   let text = `Tool ${name} timed out after ${ms} ms and was stopped. Try a smaller task, or a longer timeout if the tool takes one.`;
   const partial = progress === undefined ? "" : describePartial(progress.value);
   if (partial !== "") text += `\nLast progress before the timeout:\n${partial}`;

@@ -20,49 +20,59 @@ const QUOTE_AFTER = 30;
  * arguments. The value is the schema's output: defaults applied, the caller's object untouched.
  */
 export function validateToolArguments(tool: Tool, call: Pick<ToolCall, "arguments" | "rawArguments">): ArgumentValidation {
-  const name = JSON.stringify(tool.name);
   try {
-    const read = readArguments(name, call);
-    if (!read.ok) return read;
-    const check: ArgumentCheck = tool.parameters
-      ? checkWithZod(tool.parameters, read.value)
-      : checkWithAjv(toolValidator(tool), read.value);
-    if (!check.ok) {
-      return {
-        ok: false,
-        message: `Invalid arguments for tool ${name}:\n${formatIssues(check.issues)}\nCall ${name} again with arguments that match its parameters.`,
-      };
-    }
-    if (!isPlainObject(check.value)) {
-      return { ok: false, message: `Invalid arguments for tool ${name}: its schema did not produce an object. This is a bug in the tool; do not call it again.` };
-    }
-    return { ok: true, value: check.value };
+    const read = readArguments(tool.name, call);
+    if (read instanceof Refusal) return { ok: false, message: read.message };
+    const check: ArgumentCheck = tool.parameters ? checkWithZod(tool.parameters, read) : checkWithAjv(toolValidator(tool), read);
+    if (!check.ok) return invalid(tool.name, check.issues);
+    return isPlainObject(check.value) ? { ok: true, value: check.value } : notProduced(tool.name);
   } catch (error) {
     const detail = truncate(String((error as Error)?.message ?? error), 300);
     return {
       ok: false,
-      message: `Could not validate the arguments for tool ${name}: ${detail}. This is a bug in the tool's schema, not in your call; use another tool or answer without it.`,
+      message: `Could not validate the arguments for tool ${JSON.stringify(tool.name)}: ${detail}. This is a bug in the tool's schema, not in your call; use another tool or answer without it.`,
     };
   }
 }
 
-function readArguments(name: string, call: Pick<ToolCall, "arguments" | "rawArguments">): ArgumentValidation | { ok: true; value: unknown } {
+function invalid(toolName: string, issues: Extract<ArgumentCheck, { ok: false }>["issues"]): ArgumentValidation {
+  const name = JSON.stringify(toolName);
+  return {
+    ok: false,
+    message: `Invalid arguments for tool ${name}:\n${formatIssues(issues)}\nCall ${name} again with arguments that match its parameters.`,
+  };
+}
+
+function notProduced(toolName: string): ArgumentValidation {
+  return {
+    ok: false,
+    message: `Invalid arguments for tool ${JSON.stringify(toolName)}: its schema did not produce an object. This is a bug in the tool; do not call it again.`,
+  };
+}
+
+/** Why the arguments could not be read; a class so that any value read can be told from it. */
+class Refusal {
+  constructor(readonly message: string) {}
+}
+
+/** The arguments as a value, or why they cannot be; `toolName` is quoted only on the error paths. */
+function readArguments(toolName: string, call: Pick<ToolCall, "arguments" | "rawArguments">): unknown {
   const raw = typeof call.rawArguments === "string" ? call.rawArguments : typeof call.arguments === "string" ? (call.arguments as string) : undefined;
   if (raw === undefined) {
-    if (call.arguments === undefined || call.arguments === null) return { ok: true, value: {} };
-    if (!isPlainObject(call.arguments)) return notAnObject(name, call.arguments, undefined);
-    return { ok: true, value: call.arguments };
+    if (call.arguments === undefined || call.arguments === null) return {};
+    if (!isPlainObject(call.arguments)) return new Refusal(notAnObject(JSON.stringify(toolName), call.arguments, undefined));
+    return call.arguments;
   }
   // Some models send an empty string for a tool without parameters.
-  if (raw.trim() === "") return { ok: true, value: {} };
+  if (raw.trim() === "") return {};
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    return { ok: false, message: unparseable(name, raw, error) };
+    return new Refusal(unparseable(JSON.stringify(toolName), raw, error));
   }
-  if (!isPlainObject(value)) return notAnObject(name, value, raw);
-  return { ok: true, value };
+  if (!isPlainObject(value)) return new Refusal(notAnObject(JSON.stringify(toolName), value, raw));
+  return value;
 }
 
 function unparseable(name: string, raw: string, error: unknown): string {
@@ -85,13 +95,10 @@ function unparseable(name: string, raw: string, error: unknown): string {
   );
 }
 
-function notAnObject(name: string, value: unknown, raw: string | undefined): ArgumentValidation {
+function notAnObject(name: string, value: unknown, raw: string | undefined): string {
   const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
   const quoted = raw === undefined ? "" : ` (${truncate(visible(raw), 80)})`;
-  return {
-    ok: false,
-    message: `The arguments for tool ${name} must be a JSON object with named parameters, but they were ${kind}${quoted}. Call ${name} again with a JSON object.`,
-  };
+  return `The arguments for tool ${name} must be a JSON object with named parameters, but they were ${kind}${quoted}. Call ${name} again with a JSON object.`;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
