@@ -124,4 +124,24 @@ describe.concurrent("names, shutdown and the jiti cache", () => {
     // jiti names a cached module <folder>-<file>.<hash>: the CLI's src/main.ts (the bin) and cli/z-cli.ts (the loader).
     expect([files.some((f) => /^src-main\.\w+\.mjs$/.test(f)), files.some((f) => /^cli-z-cli\.\w+\.mjs$/.test(f))]).toEqual([true, true]);
   });
+
+  it("keeps the worker pool's cache in MYPI_JITI_CACHE too", async () => {
+    const cache = join(sandbox.root, "jiti-cache-worker");
+    // A worker tool whose module only the worker thread loads (the main thread never imports it).
+    const workerExt = sandbox.file("worker/ext.ts", `
+import { defineTool, z } from "@mypi/extension-api";
+export default function (pi) {
+  pi.registerTool(defineTool({ name: "square", description: "n squared, in a worker", parameters: z.strictObject({ n: z.number() }),
+    worker: { module: new URL("./only-in-worker.ts", import.meta.url).href, export: "square" } }));
+}
+`);
+    sandbox.file("worker/only-in-worker.ts", "export function square(args: { n: number }): string { return String(args.n * args.n); }\n");
+    const script = sandbox.script([{ toolCalls: [{ name: "square", arguments: { n: 7 } }] }, { text: "done" }], "square.json");
+    const r = await sandbox.run(["--mode", "json", "--no-extensions", "--no-session", "-e", workerExt, "--model", `scripted:${script}`, "-p", "go"], {
+      env: { MYPI_JITI_CACHE: cache },
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('"text":"49"');
+    expect(readdirSync(cache).some((f) => /only-in-worker\.\w+\.mjs$/.test(f))).toBe(true);
+  });
 });

@@ -7,8 +7,12 @@ import { createJiti } from "jiti";
 import { sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** jiti's fs cache in the node_modules that holds jiti (<repo>/node_modules/.cache/jiti), not the temp folder. */
+/**
+ * jiti's fs cache: MYPI_JITI_CACHE when set (the rule of the CLI bin and the extension loader),
+ * else the node_modules that holds jiti (<repo>/node_modules/.cache/jiti), not the temp folder.
+ */
 function cacheDir() {
+  if (process.env.MYPI_JITI_CACHE) return process.env.MYPI_JITI_CACHE;
   try {
     const entry = fileURLToPath(import.meta.resolve("jiti"));
     const at = entry.lastIndexOf(`${sep}node_modules${sep}`);
