@@ -3,6 +3,7 @@
  * It imports no other workspace package and knows nothing of extensions or the CLI.
  */
 export type * from "./types.ts";
+export * from "./events.ts";
 export * from "./tools/index.ts";
 export * from "./loop/index.ts";
 export * from "./models/index.ts";
