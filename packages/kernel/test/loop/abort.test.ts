@@ -1,28 +1,17 @@
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import {
-  Agent,
   createScriptedModel,
   defineTool,
   INTERRUPTED_TEXT,
   SessionManager,
   type MessageUpdateEvent,
   type ModelClient,
-  type ModelScript,
   type ModelStreamEvent,
 } from "../../src/index.ts";
-import { addTool, assistant, call, collect, ev, gate, normalize, partial, result, text, textUpdates, types, user, waitForEvent } from "./helpers.ts";
+import { addTool, agentFactory, assistant, call, collect, ev, gate, normalize, partial, result, text, textUpdates, types, user, waitForEvent } from "./helpers.ts";
 
-const agents: Agent[] = [];
-function agentWith(script: ModelScript | ModelClient, options: Partial<ConstructorParameters<typeof Agent>[0]> = {}): Agent {
-  const model = "stream" in script ? script : createScriptedModel(script);
-  const agent = new Agent({ model, tools: [addTool], ...options });
-  agents.push(agent);
-  return agent;
-}
-afterEach(async () => {
-  await Promise.all(agents.splice(0).map((a) => a.close()));
-});
+const { agentWith, track } = agentFactory({ tools: [addTool] });
 
 /** Waits for the run's abort, then rejects: a tool that honours its signal. */
 function honouringTool(name: string, started?: () => void) {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import {
   Agent,
@@ -8,20 +8,11 @@ import {
   SessionManager,
   ToolRegistry,
   type Message,
-  type ModelScript,
   type StreamEvent,
 } from "../../src/index.ts";
-import { addTool, assistant, collect, gate, lookupTool, normalize, text, types, user, waitForEvent } from "./helpers.ts";
+import { addTool, agentFactory, assistant, collect, gate, lookupTool, normalize, text, types, user, waitForEvent } from "./helpers.ts";
 
-const agents: Agent[] = [];
-function agentWith(script: ModelScript, options: Partial<ConstructorParameters<typeof Agent>[0]> = {}): Agent {
-  const agent = new Agent({ model: createScriptedModel(script), tools: [addTool, lookupTool], ...options });
-  agents.push(agent);
-  return agent;
-}
-afterEach(async () => {
-  await Promise.all(agents.splice(0).map((a) => a.close()));
-});
+const { agentWith, track } = agentFactory({ tools: [addTool, lookupTool] });
 
 describe("prompt() and run()", () => {
   test("prompt() while a run is in progress rejects, pointing to steer() and followUp(); the run goes on", async () => {
@@ -172,7 +163,7 @@ describe("history and session", () => {
     const model = createScriptedModel({ turns: [{ text: "ok" }] }, { onRequest: (r) => seen.push(r.messages.length) });
     const seed: Message[] = [user("earlier"), assistant([text("before")], "stop")];
     const agent = new Agent({ model, messages: seed });
-    agents.push(agent);
+    track(agent);
     await agent.run("now");
     expect(seen).toEqual([3]);
     expect(Object.isFrozen(seed[0])).toBe(true);
@@ -197,7 +188,7 @@ describe("history and session", () => {
       { onRequest: (r) => offered.push(r.tools.map((t) => t.name)) },
     );
     const agent = new Agent({ model, tools: registry });
-    agents.push(agent);
+    track(agent);
     agent.subscribe((e) => {
       if (e.type === "tool_execution_end") registry.setActive(["lookup"]);
     });
@@ -276,7 +267,7 @@ describe("compaction", () => {
       compaction: { contextWindow: 2000, reserveTokens: 100, keepRecentTokens: 20, beforeCompact: async () => ({ summary: "They talked about x." }) },
       onCompaction: (o) => outcomes.push(o.status),
     });
-    agents.push(agent);
+    track(agent);
     const events = await collect(agent.prompt("next"));
     expect(types(events).slice(0, 6)).toEqual(["agent_start", "turn_start", "message_start", "message_end", "context_compacted", "message_start"]);
     expect(outcomes).toEqual(["compacted"]);

@@ -2,19 +2,45 @@
  * Test helpers for the loop: gates to order interleavings, trace normalisation (timestamps to
  * 0), and builders that make expected traces read like the stream they describe.
  */
+import { afterEach } from "vitest";
 import { z } from "zod";
-import { defineTool } from "../../src/index.ts";
+import { Agent, createScriptedModel, defineTool } from "../../src/index.ts";
 import type {
+  AgentOptions,
   AssistantContent,
   AssistantMessage,
   Content,
   Message,
+  ModelClient,
+  ModelScript,
   StopReason,
   StreamEvent,
   ToolCall,
   ToolResultMessage,
   UserMessage,
 } from "../../src/index.ts";
+
+// ─── Agents ──────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Agents for one test file, each closed after its test (its worker pool with it). `agentWith`
+ * takes a script (or a ready model) and options over `defaults`; `track` adopts an agent built by hand.
+ */
+export function agentFactory(defaults: Partial<AgentOptions>) {
+  const agents: Agent[] = [];
+  afterEach(async () => {
+    await Promise.all(agents.splice(0).map((a) => a.close()));
+  });
+  const track = (agent: Agent): Agent => {
+    agents.push(agent);
+    return agent;
+  };
+  const agentWith = (script: ModelScript | ModelClient, options: Partial<AgentOptions> = {}): Agent => {
+    const model = "stream" in script ? script : createScriptedModel(script);
+    return track(new Agent({ model, ...defaults, ...options }));
+  };
+  return { agentWith, track };
+}
 
 // ─── Interleavings ───────────────────────────────────────────────────────────────────────────
 

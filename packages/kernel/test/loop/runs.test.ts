@@ -1,8 +1,9 @@
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { Agent, AgentRunError, createScriptedModel, defineTool, type MessageUpdateEvent, type ModelScript, type StreamEvent } from "../../src/index.ts";
+import { Agent, AgentRunError, defineTool, type MessageUpdateEvent, type StreamEvent } from "../../src/index.ts";
 import {
   addTool,
+  agentFactory,
   assistant,
   call,
   callUpdates,
@@ -20,15 +21,7 @@ import {
   waitForEvent,
 } from "./helpers.ts";
 
-const agents: Agent[] = [];
-function agentWith(script: ModelScript, options: Partial<ConstructorParameters<typeof Agent>[0]> = {}): Agent {
-  const agent = new Agent({ model: createScriptedModel(script), tools: [addTool, lookupTool], ...options });
-  agents.push(agent);
-  return agent;
-}
-afterEach(async () => {
-  await Promise.all(agents.splice(0).map((a) => a.close()));
-});
+const { agentWith, track } = agentFactory({ tools: [addTool, lookupTool] });
 
 describe("whole traces of runs", () => {
   test("a text-only answer streams as deltas and ends completed with the final text", async () => {
@@ -355,7 +348,7 @@ describe("whole traces of runs", () => {
       },
     };
     const agent = new Agent({ model, tools: [counted] });
-    agents.push(agent);
+    track(agent);
     const events = normalize(await collect(agent.prompt("go")));
     const notRun = "Not run: the model response failed (connection reset).";
     const failed = assistant([call("c1", "counted", {})], "error", { model: "broken", errorMessage: "connection reset" });
@@ -451,7 +444,7 @@ describe("payloads are read-only", () => {
       },
     };
     const agent = new Agent({ model, tools: [addTool], maxTurns: 1 });
-    agents.push(agent);
+    track(agent);
     const events = await collect(agent.prompt("x"));
     const snapshots = events.filter((e) => e.type === "message_update").map((e) => normalize((e as MessageUpdateEvent).message.content));
     const streaming = (id: string, raw: string) => ({ type: "toolCall", id, name: "add", arguments: {}, rawArguments: raw });

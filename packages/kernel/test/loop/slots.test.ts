@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import {
   Agent,
@@ -10,19 +10,14 @@ import {
   type Slots,
   type StreamEvent,
 } from "../../src/index.ts";
-import { addTool, assistant, call, collect, ev, normalize, result, text, types, user } from "./helpers.ts";
+import { addTool, agentFactory, assistant, call, collect, ev, normalize, result, text, types, user } from "./helpers.ts";
 
-const agents: Agent[] = [];
+const factory = agentFactory({ tools: [addTool] });
 function agentWith(script: ModelScript, options: Partial<ConstructorParameters<typeof Agent>[0]> = {}) {
   const requests: ModelRequest[] = [];
   const model = createScriptedModel(script, { onRequest: (r) => requests.push({ ...r, messages: structuredClone(r.messages) }) });
-  const agent = new Agent({ model, tools: [addTool], ...options });
-  agents.push(agent);
-  return { agent, requests, model };
+  return { agent: factory.agentWith(model, options), requests, model };
 }
-afterEach(async () => {
-  await Promise.all(agents.splice(0).map((a) => a.close()));
-});
 
 const ONE_ADD: ModelScript = { turns: [{ toolCalls: [{ name: "add", arguments: { a: 2, b: 3 } }] }, { text: "ok" }] };
 
