@@ -149,7 +149,9 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
   }
 
   if (words.length > 0) args.prompt = words.join(" ");
-  return validate(args);
+  // On the first pass an unknown flag may be an extension's string flag whose value is still
+  // among the words: what depends on the prompt is judged on the second pass.
+  return validate(args, extensionFlags !== undefined || args.unknownFlags.length === 0);
 }
 
 /** Returns an error message, or undefined. */
@@ -217,19 +219,20 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
   return `unknown option --${name}. ${HELP_HINT}`;
 }
 
-function validate(args: CliArgs): ParseResult {
+/** `wordsKnown`: the positional words are surely the prompt (no flag of unknown kind before them). */
+function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   const sessionChoices = [args.session !== undefined, args.continue, args.noSession].filter(Boolean).length;
   if (sessionChoices > 1) return usageError("choose one of --session FILE, --continue and --no-session.");
   if (args.model !== undefined && !/^(openai|scripted):.+/.test(args.model)) {
     return usageError(`--model must be openai:<name> or scripted:<file> (got "${args.model}").`);
   }
-  if (args.mode === "rpc" && (args.print || args.prompt !== undefined)) {
+  if (args.mode === "rpc" && (args.print || (wordsKnown && args.prompt !== undefined))) {
     return usageError("--mode rpc reads its prompts from stdin; drop -p and the prompt.");
   }
   if (args.json && args.command !== "extensions") {
     return usageError("--json belongs to `mypi extensions`; for JSON events use --mode json.");
   }
-  if (args.command === "extensions" && args.prompt !== undefined) {
+  if (args.command === "extensions" && wordsKnown && args.prompt !== undefined) {
     return usageError(`\`mypi extensions\` takes no prompt (got "${args.prompt}").`);
   }
   return { ok: true, args };

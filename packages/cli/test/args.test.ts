@@ -60,6 +60,17 @@ describe("parseArgs", () => {
     expect(fail(["-x"])).toBe("mypi: unknown option -x. Run `mypi --help` for the list of options.");
   });
 
+  it("leaves prompt checks to the second pass when an unknown flag may have taken the word as its value", () => {
+    // --trace-dir is an extension's string flag: "/t" is its value, not a prompt.
+    expect(ok(["--mode", "rpc", "--trace-dir", "/t"])).toMatchObject({ mode: "rpc", unknownFlags: ["--trace-dir"] });
+    expect(ok(["extensions", "--trace-dir", "/t"])).toMatchObject({ command: "extensions", unknownFlags: ["--trace-dir"] });
+    const flags = new Map<string, "boolean" | "string">([["trace-dir", "string"]]);
+    expect(ok(["--mode", "rpc", "--trace-dir", "/t"], flags)).toMatchObject({ mode: "rpc", extensionFlags: { "trace-dir": "/t" } });
+    expect(ok(["--mode", "rpc", "--trace-dir", "/t"], flags).prompt).toBeUndefined();
+    // A boolean flag takes no value: the word is a prompt after all, and rpc says so.
+    expect(fail(["--mode", "rpc", "--plan", "go"], new Map([["plan", "boolean"]]))).toContain("--mode rpc reads its prompts from stdin");
+  });
+
   it("gives flags registered by extensions their values", () => {
     const flags = new Map<string, "boolean" | "string">([["plan", "boolean"], ["trace-dir", "string"]]);
     expect(ok(["--plan", "--trace-dir", "/t", "go"], flags)).toMatchObject({
