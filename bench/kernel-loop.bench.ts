@@ -304,7 +304,16 @@ async function runPi(work: Work, counters: { events: number }, timed: (f: () => 
 
 const RUNNERS: Record<Impl, typeof runMypi> = { minimal: runMinimal, mypi: runMypi, pi: runPi };
 const IMPLS: Impl[] = ["minimal", "mypi", "pi"];
-const ROUNDS = 5;
+/** Timed rounds per group; the table reports medians over them. */
+const ROUNDS = 9;
+/**
+ * Steps (model calls plus tool calls) each implementation runs of each scenario of a group
+ * before timing starts, in three runs at least. Measured here: with fewer, mypi's first timed
+ * rounds of S2 were still 2–5× its steady state (its code still being optimised, on a compiler
+ * thread whose CPU time counts) and Pi's about 2×, which understated every ratio; from about
+ * 6000 steps on both are steady.
+ */
+const WARM_STEPS = 10_000;
 
 /** CPU milliseconds and events of one timed run. */
 async function timeOnce(impl: Impl, name: ScenarioName): Promise<{ ms: number; events: number }> {
@@ -324,19 +333,20 @@ async function timeOnce(impl: Impl, name: ScenarioName): Promise<{ ms: number; e
 /**
  * Timing: every implementation and scenario of a group in one process, in rounds, so that all of
  * them see the same machine (this one is shared and its load drifts); ratios are taken within a
- * round and their median reported. Two full-size warm-ups first: the JIT needs many turns. No
- * forced gc() between runs: it changes V8's later allocation decisions and distorts the timing.
+ * round and their median reported. Each scenario is warmed first (`WARM_STEPS`): what is compared
+ * is the steady state, not how fast the JIT gets there. No forced gc() between runs: it resets
+ * the young generation to its smallest size, and every run after it pays for that (measured here:
+ * 2–5× slower runs, the most for whoever allocates least).
  */
 async function timeGroup(names: ScenarioName[]): Promise<Record<string, { ms: number; events: number }[]>> {
   const warm = async (name: ScenarioName) => {
     for (const impl of IMPLS) await RUNNERS[impl](scenario(name, 1), { events: 0 }, (f) => f());
   };
-  // A common warm-up, so that every group starts from code the JIT has already optimised (the
-  // first thousands of turns run slower), then the group's own scenarios until each has run at
-  // least 2000 turns (twice at least): a short scenario (H500, 200 turns) is otherwise still
-  // being optimised in its first timed rounds.
+  // A common warm-up, so that every group's code has seen chat turns, tool turns and wide batches
+  // (as a real agent's does), then the group's own scenarios until each has run WARM_STEPS steps.
   for (const name of ["S1", "S2", "S3"] as const) await warm(name);
-  const warmRounds = Math.max(2, ...names.map((name) => Math.ceil(2000 / scenario(name, 1).turns.length)));
+  const steps = (work: Work) => work.turns.reduce((n, turn) => n + 1 + (turn.toolCalls?.length ?? 0), 0);
+  const warmRounds = Math.max(3, ...names.map((name) => Math.ceil(WARM_STEPS / steps(scenario(name, 1)))));
   for (let i = 0; i < warmRounds; i++) for (const name of names) await warm(name);
   const runs: Record<string, { ms: number; events: number }[]> = {};
   for (let round = 0; round < ROUNDS; round++) {
