@@ -114,6 +114,7 @@ export class Agent {
   #spareController: AbortController | undefined;
   #pool: ToolWorkerPool | undefined;
   #closed = false;
+  #autoCompaction: AgentLoopOptions["beforeModelCall"];
   /** Events raised while one is being delivered wait here, so every listener sees causal order. */
   #delivering = false;
   #backlog: { event: StreamEvent; stream: RunStream | undefined }[] = [];
@@ -253,7 +254,7 @@ export class Agent {
       modelView: this.#view,
     };
     const compaction = this.#options.compaction;
-    if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#compactionHook(compaction);
+    if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= this.#compactionHook(compaction);
     const sink = { emit: (event: StreamEvent) => this.#fromLoop(active, event) };
     let settled!: () => void;
     active.done = new Promise<void>((resolve) => (settled = resolve));
@@ -289,9 +290,20 @@ export class Agent {
     return taken;
   }
 
+  /**
+   * One hook for the agent's life, so that its wait after failed attempts carries over from run
+   * to run; it summarizes with whatever `model` is when it runs.
+   */
   #compactionHook(settings: CompactionSettings): NonNullable<AgentLoopOptions["beforeModelCall"]> {
+    const agent = this;
+    const current: ModelClient = {
+      get id() {
+        return agent.model.id;
+      },
+      stream: (request, signal) => agent.model.stream(request, signal),
+    };
     const hook = createCompactionHook({
-      model: this.model,
+      model: current,
       settings,
       ...(this.session && { session: this.session }),
       ...(this.#options.onCompaction && { onOutcome: this.#options.onCompaction }),

@@ -26,11 +26,34 @@ export interface CompactionHookOptions {
   onOutcome?: (outcome: CompactionOutcome) => void;
 }
 
+/** The longest wait, in model calls, between automatic attempts after failures. */
+export const MAX_COMPACTION_BACKOFF = 16;
+
+/**
+ * The hook. After a failed attempt it lets the next 1, 2, 4, … (at most
+ * `MAX_COMPACTION_BACKOFF`) model calls go ahead without trying again, so that a summarizer that
+ * keeps failing does not add a failing model call to every turn; a success resets the wait. An
+ * attempt stopped by the run's abort does not count as a failure. Keep one hook per agent for the
+ * wait to carry over from one run to the next.
+ */
 export function createCompactionHook(options: CompactionHookOptions): CompactionHook {
   const { model, settings, session, onOutcome } = options;
+  let failures = 0;
+  /** Model calls still to let go ahead before the next attempt. */
+  let waiting = 0;
   return async (messages, signal) => {
     if (!shouldCompact(messages, settings)) return undefined;
+    if (waiting > 0) {
+      waiting--;
+      return undefined;
+    }
     const outcome = await compact({ model, messages, settings, signal, ...(session && { session }) });
+    if (outcome.status === "failed" && !signal.aborted) {
+      failures++;
+      waiting = Math.min(2 ** (failures - 1), MAX_COMPACTION_BACKOFF);
+    } else if (outcome.status === "compacted") {
+      failures = 0;
+    }
     try {
       onOutcome?.(outcome);
     } catch {

@@ -11,7 +11,7 @@ import type { SessionManager } from "./manager.ts";
 import { repairToolHistory } from "./repair.ts";
 import { generateSummary } from "./summarize.ts";
 import { compactionSummaryMessage, readCompactionSummary } from "./summary-message.ts";
-import { estimateContextTokens, estimateMessageTokens } from "./tokens.ts";
+import { CHARS_PER_TOKEN, estimateContextTokens, estimateMessageTokens } from "./tokens.ts";
 
 export const DEFAULT_RESERVE_TOKENS = 16_384;
 export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
@@ -161,6 +161,9 @@ async function compactOrThrow(options: CompactOptions): Promise<CompactionOutcom
       ...(preparation.previousSummary !== undefined && { previousSummary: preparation.previousSummary }),
       ...(preparation.customInstructions !== undefined && { customInstructions: preparation.customInstructions }),
       maxTokens: Math.floor(0.8 * (settings.reserveTokens ?? DEFAULT_RESERVE_TOKENS)),
+      // The summarizer's request must fit where the agent's own did not: under the threshold,
+      // in the estimate's own unit (characters / 4).
+      maxRequestChars: CHARS_PER_TOKEN * (settings.contextWindow - (settings.reserveTokens ?? DEFAULT_RESERVE_TOKENS)),
       signal,
     });
     if (!result.ok) return { status: "failed", error: result.error };

@@ -26,6 +26,13 @@ const RESULT_CHARS = 2000;
 
 /** The conversation as the summarizer reads it: one `[Role]: text` block per message part. */
 export function serializeConversation(messages: readonly Message[]): string {
+  return conversationParts(messages).join(PART_SEPARATOR);
+}
+
+const PART_SEPARATOR = "\n\n";
+
+/** The blocks of `serializeConversation`, in order. */
+function conversationParts(messages: readonly Message[]): string[] {
   const parts: string[] = [];
   for (const m of messages) {
     switch (m.role) {
@@ -53,7 +60,34 @@ export function serializeConversation(messages: readonly Message[]): string {
       }
     }
   }
-  return parts.join("\n\n");
+  return parts;
+}
+
+/** Below this many characters of room for the conversation, a summarization call is not worth making. */
+const MIN_CONVERSATION_CHARS = 500;
+
+/**
+ * The longest run of `parts` from `from` that fits in `room` characters, joined. A single part
+ * longer than `room` is cut in the middle, with a marker saying how much was left out, so that
+ * one huge message (a whole file read by a tool) cannot make the request too big.
+ */
+function takeChunk(parts: readonly string[], from: number, room: number): { text: string; next: number } {
+  let length = parts[from]!.length;
+  if (length > room) return { text: cutMiddle(parts[from]!, room), next: from + 1 };
+  let next = from + 1;
+  while (next < parts.length && length + PART_SEPARATOR.length + parts[next]!.length <= room) {
+    length += PART_SEPARATOR.length + parts[next]!.length;
+    next++;
+  }
+  return { text: parts.slice(from, next).join(PART_SEPARATOR), next };
+}
+
+function cutMiddle(text: string, room: number): string {
+  // The marker's own length depends on the number in it; 40 characters covers any length.
+  const keep = Math.max(0, room - 40);
+  const head = Math.ceil(keep / 2);
+  const tail = keep - head;
+  return `${text.slice(0, head)}\n… [${text.length - keep} characters left out] …\n${tail > 0 ? text.slice(-tail) : ""}`;
 }
 
 /** The user prompt of the summarization call. With a previous summary, it asks for an update. */
@@ -87,20 +121,64 @@ export function summarizationPrompt(options: {
 
 export type SummaryResult = { ok: true; summary: string } | { ok: false; error: string };
 
-/** One model call; every failure (an `error` event, a throw, an empty answer, abort) is data. */
-export async function generateSummary(options: {
+export interface SummaryOptions {
   model: ModelClient;
   messages: readonly Message[];
   previousSummary?: string;
   customInstructions?: string;
   maxTokens: number;
   signal: AbortSignal;
-}): Promise<SummaryResult> {
-  const prompt: UserMessage = {
-    role: "user",
-    content: [{ type: "text", text: summarizationPrompt({ ...options, conversation: serializeConversation(options.messages) }) }],
-    timestamp: Date.now(),
-  };
+  /**
+   * The most characters one call may send (system prompt and user message together). A longer
+   * conversation is summarized in several calls, in order, each one updating the summary the one
+   * before it wrote, and a single message longer than what is left is cut in the middle. Without
+   * it, one call carries the whole conversation.
+   */
+  maxRequestChars?: number;
+}
+
+/**
+ * The summary of `messages` (updating `previousSummary` when given). Every failure — an `error`
+ * event, a throw, an empty answer, an abort, no room for the conversation — is data.
+ */
+export async function generateSummary(options: SummaryOptions): Promise<SummaryResult> {
+  const parts = conversationParts(options.messages);
+  const limit = options.maxRequestChars ?? Infinity;
+  let summary = options.previousSummary;
+  let from = 0;
+  let calls = 0;
+  do {
+    const frame = summarizationPrompt({
+      conversation: "",
+      ...(summary !== undefined && { previousSummary: summary }),
+      ...(options.customInstructions !== undefined && { customInstructions: options.customInstructions }),
+    });
+    const room = limit - SUMMARIZATION_SYSTEM_PROMPT.length - frame.length;
+    if (room < MIN_CONVERSATION_CHARS) {
+      const held = summary === undefined ? "" : ` next to a summary of ${summary.length} characters`;
+      return {
+        ok: false,
+        error: `summarization failed: a request may carry ${limit} characters, which leaves no room for the conversation${held}; raise contextWindow or lower reserveTokens`,
+      };
+    }
+    const chunk = parts.length === 0 ? { text: "", next: 0 } : takeChunk(parts, from, room);
+    calls++;
+    const result = await summarizeOnce({ ...options, conversation: chunk.text, previousSummary: summary });
+    if (!result.ok) return from === 0 ? result : { ok: false, error: `${result.error} (in call ${calls}, the conversation being too long for one)` };
+    summary = result.summary;
+    from = chunk.next;
+  } while (from < parts.length);
+  return { ok: true, summary: summary! };
+}
+
+/** One model call over one piece of the conversation. */
+async function summarizeOnce(options: SummaryOptions & { conversation: string; previousSummary: string | undefined }): Promise<SummaryResult> {
+  const text = summarizationPrompt({
+    conversation: options.conversation,
+    ...(options.previousSummary !== undefined && { previousSummary: options.previousSummary }),
+    ...(options.customInstructions !== undefined && { customInstructions: options.customInstructions }),
+  });
+  const prompt: UserMessage = { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
   try {
     const stream = options.model.stream(
       { systemPrompt: SUMMARIZATION_SYSTEM_PROMPT, messages: [prompt], tools: [], maxTokens: options.maxTokens },

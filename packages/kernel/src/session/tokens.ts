@@ -6,6 +6,9 @@
 import type { AssistantMessage, Message } from "../types.ts";
 import { readCompactionSummary } from "./summary-message.ts";
 
+/** The estimate's unit: this many characters make a token. */
+export const CHARS_PER_TOKEN = 4;
+
 /** An image counts as this many characters (≈1200 tokens), whatever its size. */
 const IMAGE_CHARS = 4800;
 
@@ -30,7 +33,7 @@ export function estimateMessageTokens(message: Message): number {
       }
       break;
   }
-  return Math.ceil(chars / 4);
+  return Math.ceil(chars / CHARS_PER_TOKEN);
 }
 
 /** What a usage says the whole context was: `totalTokens`, else the sum of its parts. */

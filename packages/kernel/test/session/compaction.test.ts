@@ -36,6 +36,12 @@ function history(): Message[] {
 }
 const SHORT = (m: Message) => trace([m])[0]!.slice(0, 6);
 
+/** Everything a summarization request carries, as text: its system prompt and its one user message. */
+function requestText(request: ModelRequest): string {
+  const content = request.messages[0]!.content as { text: string }[];
+  return `${request.systemPrompt ?? ""}${content[0]!.text}`;
+}
+
 /** A scripted summarizer that records what it was asked. */
 function summarizer(turns: Parameters<typeof createScriptedModel>[0]["turns"]) {
   const requests: ModelRequest[] = [];
@@ -103,7 +109,7 @@ describe("prepareCompaction", () => {
 });
 
 describe("compact", () => {
-  const settings = { contextWindow: 1000, keepRecentTokens: 150, reserveTokens: 1000 };
+  const settings = { contextWindow: 10_000, keepRecentTokens: 150, reserveTokens: 1000 };
 
   it("asks the model with the summarization prompt and returns the summary followed by the kept messages", async () => {
     const { model, requests, promptOf } = summarizer([{ text: "  the summary  " }]);
@@ -199,6 +205,68 @@ describe("compact", () => {
   });
 });
 
+describe("compact, when the conversation does not fit in one summarization request", () => {
+  // Budget: 4 × (contextWindow - reserveTokens) characters per request, system prompt included.
+  const budget = (settings: { contextWindow: number; reserveTokens: number }) => 4 * (settings.contextWindow - settings.reserveTokens);
+
+  it("summarizes it in several requests, in order, each updating the summary of the one before", async () => {
+    const settings = { contextWindow: 900, reserveTokens: 100, keepRecentTokens: 10 };
+    const messages: Message[] = [];
+    for (let i = 0; i < 6; i++) messages.push(user(`question ${i} ${x(600)}`, i), assistant([], { text: `answer ${i}`, timestamp: i }));
+    const { model, requests } = summarizer(Array.from({ length: 10 }, (_, i) => ({ text: `summary ${i + 1}` })));
+
+    const outcome = await compact({ model, messages, settings, signal: never });
+
+    expect(outcome).toMatchObject({ status: "compacted", summary: `summary ${requests.length}` });
+    expect(requests.length).toBeGreaterThan(1);
+    for (const [i, request] of requests.entries()) {
+      expect(requestText(request).length).toBeLessThanOrEqual(budget(settings));
+      if (i > 0) expect(requestText(request)).toContain(`<previous-summary>\nsummary ${i}\n</previous-summary>`);
+    }
+    // Every summarized message was read once, in order (question 5 and its answer are the kept tail).
+    const read = requests.flatMap((r) => [...requestText(r).matchAll(/\[User\]: question (\d)/g)].map((m) => Number(m[1])));
+    expect(read).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it("cuts a message longer than a request can carry in the middle, and says how much was left out", async () => {
+    const settings = { contextWindow: 1000, reserveTokens: 100, keepRecentTokens: 1 };
+    const huge = `start ${x(20_000)} end`;
+    const messages: Message[] = [user(huge, 1), assistant([], { text: "ok", timestamp: 2 }), user("next", 3), assistant([], { text: "fine", timestamp: 4 })];
+    const { model, requests } = summarizer([{ text: "the gist" }, { text: "the gist, and what followed" }]);
+
+    expect(await compact({ model, messages, settings, signal: never })).toMatchObject({ status: "compacted", summary: "the gist, and what followed" });
+    // The cut message fills its request; what follows it goes in the next one.
+    expect(requests).toHaveLength(2);
+    expect(requestText(requests[1]!)).toContain("[Assistant]: ok\n\n[User]: next");
+    const text = requestText(requests[0]!);
+    expect(text.length).toBeLessThanOrEqual(budget(settings));
+    expect(text).toContain("[User]: start x");
+    expect(text).toContain("x end");
+    expect(text).toMatch(/… \[\d+ characters left out\] …/);
+  });
+
+  it("fails without asking the model when the window leaves no room for the conversation", async () => {
+    const { model } = summarizer([{ text: "never" }]);
+    const outcome = await compact({ model, messages: history(), settings: { contextWindow: 400, reserveTokens: 100, keepRecentTokens: 150 }, signal: never });
+    expect(outcome).toEqual({
+      status: "failed",
+      error: "summarization failed: a request may carry 1200 characters, which leaves no room for the conversation; raise contextWindow or lower reserveTokens",
+    });
+    expect(model.calls).toBe(0);
+  });
+
+  it("fails as a whole when a later request fails, changing nothing", async () => {
+    const settings = { contextWindow: 900, reserveTokens: 100, keepRecentTokens: 10 };
+    const messages: Message[] = [];
+    for (let i = 0; i < 6; i++) messages.push(user(`question ${i} ${x(600)}`, i), assistant([], { text: `answer ${i}`, timestamp: i }));
+    const { model } = summarizer([{ text: "summary 1" }, { error: "429 slow down" }]);
+    expect(await compact({ model, messages, settings, signal: never })).toEqual({
+      status: "failed",
+      error: "summarization failed: 429 slow down (in call 2, the conversation being too long for one)",
+    });
+  });
+});
+
 describe("createCompactionHook", () => {
   it("does nothing while the context fits under contextWindow - reserveTokens", async () => {
     const { model } = summarizer([]);
@@ -211,8 +279,9 @@ describe("createCompactionHook", () => {
 
   it("compacts over the threshold, records the entry, and the next model call sees the summary", async () => {
     const requests: ModelRequest[] = [];
+    // The window is small enough that the summarizer reads the conversation in two requests.
     const model = createScriptedModel(
-      { turns: [{ text: "SUMMARY: the user asked for u0 and u1" }, { text: "carrying on" }] },
+      { turns: [{ text: "SUMMARY of u0" }, { text: "SUMMARY: the user asked for u0 and u1" }, { text: "carrying on" }] },
       { onRequest: (r) => requests.push(r) },
     );
     const session = SessionManager.inMemory("/w");
@@ -245,9 +314,12 @@ describe("createCompactionHook", () => {
     });
     expect(trace(session.buildContext())).toEqual(trace(compacted.messages));
 
+    expect(requestText(requests[1]!)).toContain("<previous-summary>\nSUMMARY of u0\n</previous-summary>");
+    expect(requestText(requests[1]!)).toContain("[User]: u1 ");
+
     // What a loop does next: call the model with the replaced history.
     for await (const _ of model.stream({ messages: replaced!.messages as ModelRequest["messages"], tools: [] }, never));
-    const seen = requests[1]!.messages;
+    const seen = requests[2]!.messages;
     expect(trace(seen).map((t) => t.slice(0, 6))).toEqual(["U(The ", "A(b)", "R(b:xx", "U(u2 x", "A:done"]);
     expect(trace(seen)[0]).toContain("<summary>\nSUMMARY: the user asked for u0 and u1\n</summary>");
   });
@@ -265,6 +337,70 @@ describe("createCompactionHook", () => {
     });
     expect(await hook(history(), never)).toBeUndefined();
     expect(outcomes).toEqual([{ status: "failed", error: "summarization failed: rate limited" }]);
+  });
+
+  it("after failures, lets the next 1, 2, 4, … (at most 16) model calls go ahead before trying again; a success resets the wait", async () => {
+    const failing = Array.from({ length: 7 }, () => ({ error: "400 context too long" }));
+    const { model } = summarizer([...failing, { text: "at last" }, { error: "500 again" }]);
+    // Over the threshold, with one message (u0) to summarize: one summarizer call per attempt.
+    const settings = { contextWindow: 10_000, reserveTokens: 9_500, keepRecentTokens: 350 };
+    const outcomes: CompactionOutcome[] = [];
+    const hook = createCompactionHook({ model, settings, onOutcome: (o) => outcomes.push(o) });
+
+    const attempts: number[] = [];
+    for (let call = 1; call <= 60; call++) {
+      const before = model.calls;
+      await hook(history(), never);
+      if (model.calls > before) attempts.push(call);
+      if (outcomes.at(-1)?.status === "compacted") break;
+    }
+    // Waits of 1, 2, 4, 8, 16, 16 calls between the seven failures; the eighth attempt succeeds.
+    expect(attempts).toEqual([1, 3, 6, 11, 20, 37, 54, 71].filter((c) => c <= 60));
+    expect(outcomes.map((o) => o.status)).toEqual(["failed", "failed", "failed", "failed", "failed", "failed", "failed"]);
+
+    // Once it succeeds, the next failure waits one call again.
+    const { model: later } = summarizer([{ error: "a" }, { text: "fine" }, { error: "b" }, { error: "c" }]);
+    const reset = createCompactionHook({ model: later, settings });
+    for (let i = 0; i < 3; i++) await reset(history(), never); // fail, wait, succeed
+    expect(later.calls).toBe(2);
+    for (let i = 0; i < 3; i++) await reset(history(), never); // fail, wait, fail
+    expect(later.calls).toBe(4);
+  });
+
+  it("does not count an attempt the run's abort stopped as a failure", async () => {
+    const { model } = summarizer([{ text: "unused", delayMs: 60_000 }, { text: "the summary" }]);
+    const hook = createCompactionHook({ model, settings: { contextWindow: 10_000, reserveTokens: 9_500, keepRecentTokens: 350 } });
+    const controller = new AbortController();
+    controller.abort();
+    expect(await hook(history(), controller.signal)).toBeUndefined();
+    expect((await hook(history(), never))?.messages?.length).toBeGreaterThan(0);
+    expect(model.calls).toBe(2);
+  });
+
+  it("keeps its wait from one Agent run to the next, and summarizes with the agent's current model", async () => {
+    const model = createScriptedModel({ turns: [{ error: "overloaded" }, { text: "answer 1" }, { text: "answer 2" }, { error: "still" }, { text: "answer 3" }] });
+    const outcomes: CompactionOutcome[] = [];
+    const agent = new Agent({
+      model,
+      messages: history(),
+      compaction: { contextWindow: 10_000, reserveTokens: 9_500, keepRecentTokens: 350 },
+      onCompaction: (o) => outcomes.push(o),
+    });
+    try {
+      expect(await agent.run("one")).toBe("answer 1"); // attempt fails: the next model call goes ahead
+      expect(await agent.run("two")).toBe("answer 2"); // a hook made per run would have sent this call to the summarizer
+      expect(await agent.run("three")).toBe("answer 3"); // attempt fails again: two calls go ahead
+      expect(outcomes.map((o) => o.status)).toEqual(["failed", "failed"]);
+
+      agent.model = createScriptedModel({ turns: [{ text: "answer 4" }, { text: "answer 5" }, { text: "SUMMARY by the new model" }, { text: "answer 6" }] });
+      expect(await agent.run("four")).toBe("answer 4");
+      expect(await agent.run("five")).toBe("answer 5");
+      expect(await agent.run("six")).toBe("answer 6");
+      expect(outcomes.map((o) => o.status)).toEqual(["failed", "failed", "compacted"]);
+      expect(outcomes[2]).toMatchObject({ summary: "SUMMARY by the new model" });
+    } finally {
+      await agent.close();
+    }
   });
 
   it("runs inside the Agent: the session records the compaction and the next model call starts with the summary", async () => {
