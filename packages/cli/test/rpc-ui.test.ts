@@ -1,3 +1,4 @@
+import { ExtensionManager } from "@mypi/extension-api";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRpcUI } from "../src/modes/rpc-ui.ts";
 
@@ -66,5 +67,65 @@ describe("createRpcUI", () => {
     rpc.notify("saved", "warning");
     expect(sent).toEqual([{ type: "extension_ui_request", id: "ui_1", method: "notify", message: "saved", notifyType: "warning" }]);
     expect(rpc.pending).toBe(0);
+  });
+
+  it("sends setStatus, and clears it when the text is undefined, with ids from the dialogs' counter", () => {
+    const { sent, ui: rpc } = ui();
+    void rpc.confirm("Sure?", "");
+    rpc.setStatus("build", "running");
+    rpc.setStatus("build", undefined);
+    expect(sent.slice(1)).toStrictEqual([
+      { type: "extension_ui_request", id: "ui_2", method: "setStatus", statusKey: "build", statusText: "running" },
+      { type: "extension_ui_request", id: "ui_3", method: "setStatus", statusKey: "build" },
+    ]);
+    expect(rpc.pending).toBe(1); // only the dialog waits
+  });
+
+  it("sends a widget's lines with its placement, clears it on undefined, and sends nothing for a component factory", () => {
+    const { sent, ui: rpc } = ui();
+    const lines = ["one", "two"];
+    rpc.setWidget("todo", lines, { placement: "belowEditor" });
+    rpc.setWidget("todo", ["three"]);
+    rpc.setWidget("todo", () => ({ render: () => ["drawn"] }), { placement: "aboveEditor" });
+    rpc.setWidget("todo", undefined);
+    lines.push("added after the call");
+    expect(sent).toStrictEqual([
+      { type: "extension_ui_request", id: "ui_1", method: "setWidget", widgetKey: "todo", widgetLines: ["one", "two"], widgetPlacement: "belowEditor" },
+      { type: "extension_ui_request", id: "ui_2", method: "setWidget", widgetKey: "todo", widgetLines: ["three"] },
+      { type: "extension_ui_request", id: "ui_3", method: "setWidget", widgetKey: "todo" },
+    ]);
+  });
+
+  it("sends setTitle, and setEditorText under Pi's method name set_editor_text", () => {
+    const { sent, ui: rpc } = ui();
+    rpc.setTitle("mypi - project");
+    rpc.setEditorText("prefilled");
+    expect(sent).toEqual([
+      { type: "extension_ui_request", id: "ui_1", method: "setTitle", title: "mypi - project" },
+      { type: "extension_ui_request", id: "ui_2", method: "set_editor_text", text: "prefilled" },
+    ]);
+    expect(rpc.pending).toBe(0);
+  });
+
+  it("takes the place of the Pi layer's no-ops: an extension's calls are sent and not reported, other terminal calls still are", async () => {
+    const { sent, ui: rpc } = ui();
+    const diagnostics: string[] = [];
+    const manager = new ExtensionManager({ ui: rpc, onDiagnostic: (d) => diagnostics.push(d) });
+    await manager.loadExtension((api) => {
+      api.registerCommand("paint", {
+        handler: (_args, ctx) => {
+          const piUI = ctx.ui as unknown as Record<string, (...args: unknown[]) => void>;
+          piUI.setStatus!("k", "v");
+          piUI.setWidget!("w", ["line"], { placement: "belowEditor" });
+          piUI.setTitle!("title");
+          piUI.setEditorText!("text");
+          piUI.setFooter!(() => ({}));
+        },
+      });
+    }, "painter");
+    expect(await manager.runCommand("paint")).toEqual({ ran: true });
+    expect(sent.map((line) => line.method)).toEqual(["setStatus", "setWidget", "setTitle", "set_editor_text"]);
+    expect(sent[1]).toMatchObject({ widgetKey: "w", widgetLines: ["line"], widgetPlacement: "belowEditor" });
+    expect(diagnostics).toEqual(["painter: ctx.ui.setFooter: terminal-UI calls do nothing in mypi (reported once per extension; see docs/pi-compat.md)"]);
   });
 });
