@@ -169,6 +169,58 @@ describe.concurrent("print and JSON modes", () => {
     expect(handled).toMatchObject({ code: 0, stdout: "", stderr: "" });
   });
 
+  describe("Ctrl+C (SIGINT) during a run that an extension command started", () => {
+    // Each model turn waits 30 s unless its run is aborted: a run that was not aborted ends
+    // "completed" (or the generous timeout is hit), so the assertions below fail.
+    const slowCommands = sandbox.file("slow-commands.ts", `
+      export default function (pi: any) {
+        pi.registerCommand("ask", { handler: () => pi.sendUserMessage("take your time") });
+        pi.registerCommand("twice", {
+          handler: async (_args: string, ctx: any) => {
+            pi.sendUserMessage("first");
+            await ctx.waitForIdle();
+            pi.sendUserMessage("second");
+            await ctx.waitForIdle();
+          },
+        });
+      }
+    `);
+    const slowScript = sandbox.script([{ text: "never said", delayMs: 30_000 }, { text: "never said either", delayMs: 30_000 }]);
+    const spawnCommand = (command: string, session: string[], onTestFinished: (fn: () => void) => void) => {
+      const p = sandbox.spawn(["--mode", "json", "--model", `scripted:${slowScript}`, ...session, "-e", slowCommands, "-p", command]);
+      onTestFinished(() => void p.child.kill("SIGKILL")); // no 30 s orphan when an assertion fails
+      return p;
+    };
+
+    it("aborts the run with its agent_end, writes the session, and exits 130", { timeout: 60_000 }, async ({ onTestFinished }) => {
+      const sessionFile = `${sandbox.root}/sessions/ask-aborted.jsonl`;
+      const p = spawnCommand("/ask", ["--session", sessionFile], onTestFinished);
+      await p.waitFor((l) => l.type === "message_start" && l.message.role === "user");
+      p.child.kill("SIGINT");
+      const { code, stderr } = await p.exit;
+      expect(stderr).toBe("");
+      expect(code).toBe(130);
+      expect(p.lines.filter((l) => l.type === "agent_end")).toHaveLength(1);
+      expect(p.lines.at(-1)).toMatchObject({ type: "agent_end", stopReason: "aborted" });
+      const entries = readFileSync(sessionFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      expect(entries.map((e) => (e.type === "message" ? `${e.message.role}:${e.message.stopReason ?? e.message.content[0]?.text}` : e.type))).toEqual([
+        "session", "user:take your time", "assistant:aborted",
+      ]);
+    });
+
+    it("lets the command finish but aborts the runs it starts after the interrupt", { timeout: 60_000 }, async ({ onTestFinished }) => {
+      const p = spawnCommand("/twice", ["--no-session"], onTestFinished);
+      await p.waitFor((l) => l.type === "message_start" && l.message.role === "user");
+      p.child.kill("SIGINT");
+      const { code, stderr } = await p.exit;
+      expect(stderr).toBe("");
+      expect(code).toBe(130);
+      const runs = p.lines.filter((l) => l.type === "agent_start" || l.type === "agent_end").map((l) => l.stopReason ?? l.type);
+      expect(runs).toEqual(["agent_start", "aborted", "agent_start", "aborted"]);
+      expect(p.lines.at(-1)).toMatchObject({ type: "agent_end", stopReason: "aborted" });
+    });
+  });
+
   it("lists every option with examples under --help", async () => {
     const r = await sandbox.run(["--help"]);
     expect(r.code).toBe(0);

@@ -6,7 +6,8 @@
  * stays clean for pipes.
  *
  * Ctrl+C (SIGINT) aborts the run — the run still ends with its `agent_end` and the session stays
- * coherent — and a second one exits at once. Exit codes follow `exitCodeFor`.
+ * coherent — and a second one exits at once. The same holds for `/name args`: see `onSigint`.
+ * Exit codes follow `exitCodeFor`.
  */
 import type { Agent, AgentEndEvent } from "@mypi/kernel";
 import { exitCodeFor } from "../args.ts";
@@ -23,31 +24,74 @@ export interface OneShotOptions {
   runCommand?: (name: string, args: string) => Promise<{ ran: boolean; error?: string }>;
 }
 
+/** One print or JSON invocation: what its two paths (a prompt, a command) share. */
+interface OneShot {
+  agent: Agent;
+  io: CliIO;
+  options: OneShotOptions;
+  interrupt: Interrupt;
+}
+
 export async function runOneShot(agent: Agent, io: CliIO, options: OneShotOptions): Promise<number> {
-  const slash = options.runCommand && /^\/([A-Za-z0-9_:.-]+)(?:\s+([\s\S]*))?$/.exec(options.prompt.trim());
-  if (slash) {
-    const code = await runSlashCommand(agent, io, options, slash[1]!, (slash[2] ?? "").trim());
-    if (code !== undefined) return code;
-  }
-  let interrupts = 0;
-  const onSigint = () => {
-    interrupts++;
-    if (interrupts === 1) agent.abort();
-    else process.exit(130);
-  };
-  process.on("SIGINT", onSigint);
-  let end: AgentEndEvent | undefined;
+  const run: OneShot = { agent, io, options, interrupt: onSigint(agent, io) };
   try {
-    for await (const event of agent.prompt(options.prompt, { source: "interactive" })) {
-      if (options.json) io.stdout.write(toJsonLine(event));
-      else if (event.type === "extension_error") {
-        const e = event as { extension?: unknown; slot?: unknown; error?: unknown };
-        io.stderr.write(`mypi: extension ${String(e.extension)} failed in ${String(e.slot)}: ${oneLine(String(e.error))}\n`);
-      }
-      if (event.type === "agent_end") end = event as AgentEndEvent;
+    const slash = options.runCommand && /^\/([A-Za-z0-9_:.-]+)(?:\s+([\s\S]*))?$/.exec(options.prompt.trim());
+    if (slash) {
+      const code = await runSlashCommand(run, slash[1]!, (slash[2] ?? "").trim());
+      if (code !== undefined) return code;
     }
+    return await runPrompt(run);
   } finally {
-    process.off("SIGINT", onSigint);
+    run.interrupt.dispose();
+  }
+}
+
+interface Interrupt {
+  /** Ctrl+C was pressed once (a second press has already exited). */
+  readonly interrupted: boolean;
+  dispose(): void;
+}
+
+/**
+ * Ctrl+C for the whole one-shot, installed once around the prompt or the command. The first
+ * SIGINT aborts the run in progress, which still ends with its `agent_end`. What a command does
+ * besides its runs cannot be aborted from here (its `ctx.signal` is not a run's), so the command
+ * is let finish — it may be cleaning up — but every run it starts from then on is aborted as it
+ * starts: the user asked for the work to stop. A second SIGINT exits at once (130).
+ */
+function onSigint(agent: Agent, io: CliIO): Interrupt {
+  let interrupts = 0;
+  const handler = () => {
+    interrupts++;
+    if (interrupts > 1) process.exit(130);
+    if (agent.isRunning) agent.abort();
+    else io.stderr.write("mypi: interrupted; waiting for the command to finish. Press Ctrl+C again to quit at once.\n");
+  };
+  const unsubscribe = agent.subscribe((event) => {
+    if (interrupts > 0 && event.type === "agent_start") agent.abort();
+  });
+  process.on("SIGINT", handler);
+  return {
+    get interrupted() {
+      return interrupts > 0;
+    },
+    dispose() {
+      process.off("SIGINT", handler);
+      unsubscribe();
+    },
+  };
+}
+
+/** The prompt as one run, its events from the run's own stream. */
+async function runPrompt({ agent, io, options }: OneShot): Promise<number> {
+  let end: AgentEndEvent | undefined;
+  for await (const event of agent.prompt(options.prompt, { source: "interactive" })) {
+    if (options.json) io.stdout.write(toJsonLine(event));
+    else if (event.type === "extension_error") {
+      const e = event as { extension?: unknown; slot?: unknown; error?: unknown };
+      io.stderr.write(`mypi: extension ${String(e.extension)} failed in ${String(e.slot)}: ${oneLine(String(e.error))}\n`);
+    }
+    if (event.type === "agent_end") end = event as AgentEndEvent;
   }
   if (!end) throw new Error("the run ended without agent_end");
   if (!options.json) writeOutcome(end, io, options.maxTurns);
@@ -57,10 +101,11 @@ export async function runOneShot(agent: Agent, io: CliIO, options: OneShotOption
 /**
  * `/name args` of an extension command (Pi's print mode runs it instead of prompting). The runs
  * the command starts (`sendUserMessage`, `sendMessage` with `triggerTurn`) are printed like a
- * prompt's and awaited; the exit code is the last run's, 0 without one, 1 when the command failed.
+ * prompt's and awaited; the exit code is the last run's, 0 without one, 1 when the command failed,
+ * 130 once Ctrl+C was pressed (whatever the command did after it).
  * `undefined`: no such command.
  */
-async function runSlashCommand(agent: Agent, io: CliIO, options: OneShotOptions, name: string, args: string): Promise<number | undefined> {
+async function runSlashCommand({ agent, io, options, interrupt }: OneShot, name: string, args: string): Promise<number | undefined> {
   let end: AgentEndEvent | undefined;
   let idle: (() => void) | undefined;
   const unsubscribe = agent.subscribe((event) => {
@@ -69,20 +114,24 @@ async function runSlashCommand(agent: Agent, io: CliIO, options: OneShotOptions,
     end = event as AgentEndEvent;
     idle?.();
   });
+  let outcome: { ran: boolean; error?: string };
   try {
-    const outcome = await options.runCommand!(name, args);
+    outcome = await options.runCommand!(name, args);
     if (!outcome.ran) return undefined;
     while (agent.isRunning) await new Promise<void>((resolve) => (idle = resolve));
-    if (outcome.error !== undefined) {
-      io.stderr.write(`mypi: /${name} failed: ${oneLine(outcome.error)}\n`);
-      return exitCodeFor("error");
-    }
   } finally {
     unsubscribe();
   }
-  if (!end) return 0;
-  if (!options.json) writeOutcome(end, io, options.maxTurns);
-  return exitCodeFor(end.stopReason);
+  const failed = outcome.error !== undefined;
+  if (failed) io.stderr.write(`mypi: /${name} failed: ${oneLine(outcome.error!)}\n`);
+  else if (end && !options.json) writeOutcome(end, io, options.maxTurns);
+  if (interrupt.interrupted) {
+    const saidAborted = !failed && end?.stopReason === "aborted";
+    if (!options.json && !saidAborted) io.stderr.write("mypi: aborted.\n");
+    return exitCodeFor("aborted");
+  }
+  if (failed) return exitCodeFor("error");
+  return end ? exitCodeFor(end.stopReason) : 0;
 }
 
 /** Final text on stdout; for anything but success, one line on stderr that says what happened. */
