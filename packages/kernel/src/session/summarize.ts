@@ -148,12 +148,14 @@ export async function generateSummary(options: SummaryOptions): Promise<SummaryR
   let from = 0;
   let calls = 0;
   do {
-    const frame = summarizationPrompt({
-      conversation: "",
-      ...(summary !== undefined && { previousSummary: summary }),
-      ...(options.customInstructions !== undefined && { customInstructions: options.customInstructions }),
-    });
-    const room = limit - SUMMARIZATION_SYSTEM_PROMPT.length - frame.length;
+    const previous = summary;
+    const prompt = (conversation: string) =>
+      summarizationPrompt({
+        conversation,
+        ...(previous !== undefined && { previousSummary: previous }),
+        ...(options.customInstructions !== undefined && { customInstructions: options.customInstructions }),
+      });
+    const room = limit - SUMMARIZATION_SYSTEM_PROMPT.length - prompt("").length;
     if (room < MIN_CONVERSATION_CHARS) {
       const held = summary === undefined ? "" : ` next to a summary of ${summary.length} characters`;
       return {
@@ -163,7 +165,7 @@ export async function generateSummary(options: SummaryOptions): Promise<SummaryR
     }
     const chunk = parts.length === 0 ? { text: "", next: 0 } : takeChunk(parts, from, room);
     calls++;
-    const result = await summarizeOnce({ ...options, conversation: chunk.text, previousSummary: summary });
+    const result = await summarizeOnce(options, prompt(chunk.text));
     if (!result.ok) return from === 0 ? result : { ok: false, error: `${result.error} (in call ${calls}, the conversation being too long for one)` };
     summary = result.summary;
     from = chunk.next;
@@ -171,13 +173,8 @@ export async function generateSummary(options: SummaryOptions): Promise<SummaryR
   return { ok: true, summary: summary! };
 }
 
-/** One model call over one piece of the conversation. */
-async function summarizeOnce(options: SummaryOptions & { conversation: string; previousSummary: string | undefined }): Promise<SummaryResult> {
-  const text = summarizationPrompt({
-    conversation: options.conversation,
-    ...(options.previousSummary !== undefined && { previousSummary: options.previousSummary }),
-    ...(options.customInstructions !== undefined && { customInstructions: options.customInstructions }),
-  });
+/** One model call with one summarization prompt (one piece of the conversation). */
+async function summarizeOnce(options: SummaryOptions, text: string): Promise<SummaryResult> {
   const prompt: UserMessage = { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
   try {
     const stream = options.model.stream(
