@@ -415,22 +415,32 @@ async function main(): Promise<void> {
   }
 
   /** The median over rounds of a ratio computed within each round. */
-  const perRound = (f: (round: number) => number | undefined) => {
+  const roundValues = (f: (round: number) => number | undefined) => {
     const values: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const v = f(round);
       if (v !== undefined && Number.isFinite(v)) values.push(v);
     }
+    return values;
+  };
+  const perRound = (f: (round: number) => number | undefined) => {
+    const values = roundValues(f);
     return values.length ? median(values) : undefined;
+  };
+  /** The lowest and highest per-round value: how much one round can say on this machine. */
+  const spread = (f: (round: number) => number | undefined) => {
+    const values = roundValues(f);
+    return values.length ? `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}` : "—";
   };
   const ms = (i: Impl, s: ScenarioName, round: number) => runs[`${i}:${s}`]?.[round]?.ms;
   const div = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? undefined : a / b);
 
-  console.log("\nRatios of CPU time for the same work (median of the per-round ratios)");
-  console.log(["scenario", "pi / mypi", "mypi / minimal", "pi / minimal"].map((h) => h.padEnd(16)).join(""));
+  console.log("\nRatios of CPU time for the same work (median of the per-round ratios; pi / mypi also its lowest–highest round)");
+  console.log(["scenario", "pi / mypi", "rounds", "mypi / minimal", "pi / minimal"].map((h) => h.padEnd(16)).join(""));
   for (const s of scenarios) {
+    const piOverMypi = (r: number) => div(ms("pi", s, r), ms("mypi", s, r));
     console.log(
-      [s, times(perRound((r) => div(ms("pi", s, r), ms("mypi", s, r)))), times(perRound((r) => div(ms("mypi", s, r), ms("minimal", s, r)))), times(perRound((r) => div(ms("pi", s, r), ms("minimal", s, r))))]
+      [s, times(perRound(piOverMypi)), spread(piOverMypi), times(perRound((r) => div(ms("mypi", s, r), ms("minimal", s, r)))), times(perRound((r) => div(ms("pi", s, r), ms("minimal", s, r))))]
         .map((c) => c.padEnd(16))
         .join(""),
     );
