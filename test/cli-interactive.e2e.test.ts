@@ -109,4 +109,29 @@ describe("interactive mode in a terminal", () => {
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
   });
+
+  it("treats a run started by an extension command like its own: » prompt, steering, Ctrl+C aborts, /quit aborts and waits", async () => {
+    const commandRun = join(REPO, "test", "fixtures", "command-run-extension.ts");
+    // Model calls that would take 30 s: only an abort ends these runs within the screen waits (10 s).
+    const script = sandbox.script([{ text: "Too late.", delayMs: 30_000 }, { text: "Too late again.", delayMs: 30_000 }]);
+    const t = terminal(["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", commandRun]);
+    await t.see(/\/help for commands[^]*\n> ?$/);
+
+    t.type("/go\r"); // the command calls pi.sendUserMessage: the run is not one the user typed
+    await t.see(/\n> \/go\n» ?$/);
+    t.type("go right\r");
+    await t.see(/\n↳ steering: go right\n» ?$/);
+    expect(t.screen()).not.toMatch(/already running/);
+
+    t.type("\x03");
+    await t.see(/\n↳ steering: go right\n\(aborting — Ctrl\+C again to exit\)\n⏹ aborted\n> ?$/);
+
+    t.type("/go\r");
+    await t.see(/\n> \/go\n» ?$/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+    expect(t.stderr()).toBe("");
+    // /quit aborted the second run and waited for its end before leaving.
+    expect(t.screen().endsWith("> /quit\n⏹ aborted")).toBe(true);
+  });
 });

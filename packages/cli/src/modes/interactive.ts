@@ -9,6 +9,10 @@
  * - extension dialogs (`ctx.ui.confirm` …) ask on the input line; the next line typed answers.
  *
  * The terminal is in raw mode: every key arrives as bytes (Ctrl+C is "\x03", not a signal).
+ *
+ * "A run is going" is the agent's own `isRunning`, whoever started the run: a typed line, an
+ * extension (`pi.sendUserMessage`, `pi.sendMessage` with `triggerTurn`) or a follow-up. It is
+ * read from `session.agent` each time, because `newSession` replaces the agent.
  */
 import type { StreamEvent } from "@mypi/kernel";
 import type { DialogOptions, ExtensionUI } from "@mypi/extension-api";
@@ -38,7 +42,6 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   let render: RenderState = initialRenderState;
   let buffer = "";
   let armed = false; // one Ctrl+C seen, nothing since: the next one exits
-  let run: PromiseLike<unknown> | undefined;
   let frame = 0;
   let ticker: NodeJS.Timeout | undefined;
   const questions: Question[] = [];
@@ -46,10 +49,11 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const finished = new Promise<number>((resolve) => (finish = resolve));
   let exiting = false;
 
+  const running = () => session.agent.isRunning;
   const inputLine = () => {
     const q = questions[0];
     if (q) return `${style.yellow("?")} ${q.prompt} ${buffer}`;
-    return `${style.bold(run ? "»" : ">")} ${buffer}`;
+    return `${style.bold(running() ? "»" : ">")} ${buffer}`;
   };
   const refresh = () => {
     screen.setLive([...liveLines(render, { frame, now: Date.now(), style }), inputLine()]);
@@ -77,6 +81,20 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     refresh();
   };
   const unsubscribe = session.subscribe(onEvent);
+
+  /**
+   * Resolves once no run is going. The agent is idle before its `agent_end` reaches listeners;
+   * it is asked again there because a listener may already have started the next run.
+   */
+  const idle = () =>
+    new Promise<void>((resolve) => {
+      if (!running()) return resolve();
+      const stop = session.subscribe((event) => {
+        if (event.type !== "agent_end" || running()) return;
+        stop();
+        resolve();
+      });
+    });
 
   // Extension dialogs: asked on the input line, answered by the next line typed.
   const ask = (prompt: string, opts?: DialogOptions) =>
@@ -127,20 +145,11 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   session.setUI(ui);
   session.start(); // extensions see ctx.hasUI from their first event
 
+  // The run's events (its agent_end included) redraw the screen; only a failure to start is said here.
   const startRun = (text: string) => {
     const stream = session.agent.prompt(text, { source: "interactive" });
-    run = stream;
     refresh();
-    void Promise.resolve(stream).then(
-      () => {
-        run = undefined;
-        refresh();
-      },
-      (error: unknown) => {
-        run = undefined;
-        say(style.red(`✗ ${error instanceof Error ? error.message : String(error)}`));
-      },
-    );
+    void stream.then(undefined, (error: unknown) => say(style.red(`✗ ${error instanceof Error ? error.message : String(error)}`)));
   };
 
   const runSlash = async (name: string, args: string) => {
@@ -163,7 +172,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       }
       case "reload":
       case "compact":
-        if (run) return say(style.yellow(`/${name} waits for an idle agent: let the run finish or press Ctrl+C.`));
+        if (running()) return say(style.yellow(`/${name} waits for an idle agent: let the run finish or press Ctrl+C.`));
         if (name === "reload") {
           const r = await session.reload();
           const failed = r.failed.length ? style.red(`; failed: ${r.failed.join(", ")}`) : "";
@@ -196,7 +205,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       void runSlash(parsed.name, parsed.args).catch((error: unknown) => say(style.red(`✗ /${parsed.name}: ${String(error)}`)));
       return;
     }
-    if (run) {
+    if (running()) {
       session.agent.steer(parsed.text);
       return say(style.dim(`↳ steering: ${parsed.text}`));
     }
@@ -218,7 +227,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       return refresh();
     }
     armed = true;
-    if (run) {
+    if (running()) {
       session.agent.abort();
       say(style.dim("(aborting — Ctrl+C again to exit)"));
     } else {
@@ -245,9 +254,9 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     if (exiting) return;
     exiting = true;
     for (const q of [...questions]) q.answer(undefined);
-    if (run) {
+    if (running()) {
       session.agent.abort();
-      await Promise.resolve(run).then(undefined, () => undefined);
+      await idle();
     }
     finish(code);
   }
