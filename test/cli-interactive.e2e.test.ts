@@ -11,7 +11,12 @@ import { MYPI_BIN, REPO, createSandbox } from "./helpers/mypi.ts";
 import { VirtualTerminal } from "./helpers/vt.ts";
 
 const sandbox = createSandbox();
-afterAll(() => sandbox.cleanup());
+/** Terminals still open: a test that failed half-way leaves its mypi running; it is ended here. */
+const open = new Set<ReturnType<typeof spawn>>();
+afterAll(() => {
+  for (const child of open) child.kill("SIGKILL");
+  sandbox.cleanup();
+});
 const driver = join(REPO, "test", "helpers", "pty-driver.py");
 const gate = join(REPO, "test", "fixtures", "gate-extension.ts");
 
@@ -33,7 +38,13 @@ function terminal(args: string[]) {
   });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const exit = new Promise<number | null>((resolve) => child.on("close", resolve));
+  open.add(child);
+  const exit = new Promise<number | null>((resolve) =>
+    child.on("close", (code) => {
+      open.delete(child);
+      resolve(code);
+    }),
+  );
   return {
     /**
      * Resolves once the screen, as the user sees it, matches. The timer only turns a hang into a
