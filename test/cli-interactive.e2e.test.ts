@@ -145,4 +145,17 @@ describe("interactive mode in a terminal", () => {
     // /quit aborted the second run and waited for its end before leaving.
     expect(t.screen().endsWith("> /quit\n⏹ aborted")).toBe(true);
   });
+
+  it("aborts a running extension command's ctx.signal on Ctrl+C", async () => {
+    const commandRun = join(REPO, "test", "fixtures", "command-run-extension.ts");
+    const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--no-extensions", "-e", commandRun]);
+    await t.see(/\/help for commands[^]*\n> ?$/);
+    t.type("/hold\r");
+    await t.see(/\n> \/hold\nholding\n> ?$/);
+    t.type("\x03");
+    await t.see(/\nholding\n\(aborting — Ctrl\+C again to exit\)\nstopped: Interrupted by the user \(Ctrl\+C\)\n> ?$/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+    expect(t.stderr()).toBe("");
+  });
 });

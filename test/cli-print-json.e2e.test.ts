@@ -175,6 +175,18 @@ describe.concurrent("print and JSON modes", () => {
     const slowCommands = sandbox.file("slow-commands.ts", `
       export default function (pi: any) {
         pi.registerCommand("ask", { handler: () => pi.sendUserMessage("take your time") });
+        // Works for 30 s unless its ctx.signal aborts; says on stdout (as JSON lines) when it started and why it stopped.
+        pi.registerCommand("work", {
+          handler: async (_args: string, ctx: any) => {
+            const say = (line: object) => process.stdout.write(JSON.stringify(line) + "\\n");
+            say({ type: "test_command_started" });
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, 30_000);
+              ctx.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+            });
+            say({ type: "test_command_stopped", aborted: ctx.signal.aborted, reason: String(ctx.signal.reason?.message) });
+          },
+        });
         pi.registerCommand("twice", {
           handler: async (_args: string, ctx: any) => {
             pi.sendUserMessage("first");
@@ -206,6 +218,16 @@ describe.concurrent("print and JSON modes", () => {
       expect(entries.map((e) => (e.type === "message" ? `${e.message.role}:${e.message.stopReason ?? e.message.content[0]?.text}` : e.type))).toEqual([
         "session", "user:take your time", "assistant:aborted",
       ]);
+    });
+
+    it("aborts the command's ctx.signal, lets the command finish, and exits 130", { timeout: 60_000 }, async ({ onTestFinished }) => {
+      const p = spawnCommand("/work", ["--no-session"], onTestFinished);
+      await p.waitFor((l) => l.type === "test_command_started");
+      p.child.kill("SIGINT");
+      const { code, stderr } = await p.exit;
+      expect(code).toBe(130);
+      expect(stderr).toBe("mypi: interrupted; waiting for the command to stop. Press Ctrl+C again to quit at once.\n");
+      expect(p.lines.at(-1)).toEqual({ type: "test_command_stopped", aborted: true, reason: "Interrupted by the user (Ctrl+C)" });
     });
 
     it("lets the command finish but aborts the runs it starts after the interrupt", { timeout: 60_000 }, async ({ onTestFinished }) => {

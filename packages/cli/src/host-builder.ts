@@ -89,7 +89,7 @@ export function createHostSession(first: ExtensionHost, rebuild: () => Promise<E
       pendingMessageCount: host.agent.pendingMessageCount,
     }),
     commands: () => host.manager.getCommands(),
-    runCommand: (name, args) => host.runCommand(name, args),
+    runCommand: (name, args, signal) => host.runCommand(name, args, signal),
     async reload() {
       const r = await host.reload();
       return { loaded: r.loaded, failed: r.failed.map((f) => f.name) };

@@ -32,8 +32,8 @@ export interface HostSession {
   subscribe(listener: (event: StreamEvent) => void): () => void;
   state(): SessionState;
   commands(): CommandInfo[];
-  /** `/name args`; `{ran:false}` when no extension registered `name`. */
-  runCommand(name: string, args: string): Promise<{ ran: boolean; error?: string }>;
+  /** `/name args`; `{ran:false}` when no extension registered `name`. `signal` is the command's `ctx.signal`. */
+  runCommand(name: string, args: string, signal?: AbortSignal): Promise<{ ran: boolean; error?: string }>;
   /** Re-import every extension (DESIGN §3.7); the session is kept. */
   reload(): Promise<{ loaded: string[]; failed: string[] }>;
   newSession(): Promise<{ cancelled: boolean }>;

@@ -138,7 +138,7 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
           prompt: prompt!,
           json: mode === "json",
           maxTurns: args.maxTurns ?? 50,
-          runCommand: (name, commandArgs) => hostSession.runCommand(name, commandArgs),
+          runCommand: (name, commandArgs, signal) => hostSession.runCommand(name, commandArgs, signal),
         });
       case "rpc":
         // The session's getters (agent, host) stay live: a new session replaces the agent.

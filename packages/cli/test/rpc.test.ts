@@ -73,7 +73,14 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
       pendingMessageCount: agent.pendingMessageCount,
     }),
     commands: () => [{ name: "hello", source: "extension", extension: "greeter" }],
-    runCommand: async (name, args) => {
+    runCommand: async (name, args, signal) => {
+      if (name === "work") {
+        // Works until its ctx.signal aborts; says it started through the UI (a line on the wire).
+        ui.notify("working");
+        await new Promise((resolve) => signal!.addEventListener("abort", resolve, { once: true }));
+        commands.push(`stopped: ${(signal!.reason as Error).message}`);
+        return { ran: true };
+      }
       if (name !== "hello") return { ran: false };
       commands.push(args);
       const yes = await ui.confirm("Say hello?", args);
@@ -166,6 +173,18 @@ describe("RPC mode", () => {
     await rpc.done;
     expect(rpc.lines.find((l) => l.id === "a")).toEqual({ type: "response", id: "a", command: "abort", success: true });
     expect(end.stopReason).toBe("aborted");
+  });
+
+  it("aborts a running extension command's ctx.signal on abort", async () => {
+    const rpc = setup([]);
+    rpc.send({ id: "w", type: "prompt", message: "/work" });
+    await rpc.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify");
+    rpc.send({ id: "a", type: "abort" });
+    await rpc.waitFor((l) => l.id === "w");
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.commands).toEqual(["stopped: Aborted by the client"]);
+    expect(rpc.lines.filter((l) => l.type === "response").map((l) => `${l.id}:${l.success}`)).toEqual(["a:true", "w:true"]);
   });
 
   it("runs an extension command from a prompt and carries its dialog over the wire", async () => {

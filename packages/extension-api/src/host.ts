@@ -67,8 +67,8 @@ export interface ExtensionHost {
   readonly session: SessionManager;
   /** Send `session_start` to the extensions; call once, after loading them. */
   start(): void;
-  /** `/name args` of an extension command. */
-  runCommand(name: string, args?: string): Promise<{ ran: boolean; error?: string }>;
+  /** `/name args` of an extension command; `signal` is its `ctx.signal` (abort it to ask the command to stop). */
+  runCommand(name: string, args?: string, signal?: AbortSignal): Promise<{ ran: boolean; error?: string }>;
   /** Reload every extension; the session and the history stay. */
   reload(): Promise<LoadResult>;
   /** Move the session leaf (`session_before_fork` may cancel); the agent continues from there. */
@@ -260,7 +260,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     start() {
       manager.publish({ type: "session_start", reason: "startup", timestamp: Date.now() });
     },
-    runCommand: (name, args = "") => manager.runCommand(name, args),
+    runCommand: (name, args = "", signal) => manager.runCommand(name, args, signal),
     reload: () => manager.reload(),
     async fork(entryId) {
       const decision = (await manager.runSlot("session_before_fork", { entryId }, hostCall(NEVER_ABORTED))) as SessionBeforeForkDecision | undefined;

@@ -392,12 +392,14 @@ export class ExtensionManager implements ApiHost {
 
   /**
    * Run `/name args`. Resolves `{ran: false}` for an unknown command; a failing handler is
-   * reported as `extension_error` (slot `command:<name>`) and its message returned.
+   * reported as `extension_error` (slot `command:<name>`) and its message returned. `signal`
+   * becomes the handler's `ctx.signal`: the host aborts it when the user interrupts (Ctrl+C).
    */
-  async runCommand(name: string, args = ""): Promise<{ ran: boolean; error?: string }> {
+  async runCommand(name: string, args = "", signal?: AbortSignal): Promise<{ ran: boolean; error?: string }> {
     const command = this.commands().get(name.replace(/^\//, ""));
     if (!command) return { ran: false };
     const ctx = Object.create(command.record.context, {
+      ...(signal && { signal: { value: signal } }),
       waitForIdle: { value: () => this.runtime?.waitForIdle() ?? Promise.resolve() },
       reload: { value: async () => void (await this.reload()) },
       fork: { value: (entryId: string) => this.runtime?.fork(entryId) ?? Promise.resolve({ cancelled: true }) },

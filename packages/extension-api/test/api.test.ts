@@ -83,6 +83,21 @@ describe("commands and flags", () => {
     expect(await m.runCommand("nope")).toEqual({ ran: false });
   });
 
+  it("gives a command the host's signal as ctx.signal (the host aborts it on Ctrl+C), and one that never aborts without", async () => {
+    const m = await managerWith(["api/tools.ts"]);
+    const stop = new AbortController();
+    const running = m.runCommand("until-stopped", "", stop.signal);
+    expect(trace()).toEqual(["started, aborted=false"]);
+    stop.abort(new Error("interrupted by the user"));
+    expect(await running).toEqual({ ran: true });
+    expect(trace()).toEqual(["started, aborted=false", "stopped: interrupted by the user"]);
+
+    resetProbe();
+    const unstoppable = m.runCommand("until-stopped");
+    expect(trace()).toEqual(["started, aborted=false"]);
+    expect(await Promise.race([unstoppable.then(() => "ended"), Promise.resolve("still running")])).toBe("still running");
+  });
+
   it("reports a failing command as extension_error and returns its message", async () => {
     const m = await managerWith(["api/tools.ts"]);
     const errors: ExtensionErrorEvent[] = [];

@@ -149,7 +149,7 @@ describe("names and order", () => {
         path: fixture("api/tools.ts"),
         handlers: [],
         tools: ["echo", "pi_echo"],
-        commands: ["hello", "fails", "late-on", "run", "send", "narrow"],
+        commands: ["hello", "fails", "late-on", "run", "send", "narrow", "until-stopped"],
         flags: ["greeting"],
       },
     ]);

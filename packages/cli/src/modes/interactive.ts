@@ -50,6 +50,11 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   let exiting = false;
 
   const running = () => session.agent.isRunning;
+  /** The `ctx.signal` of each extension command still running: Ctrl+C and exit abort them. */
+  const commands = new Set<AbortController>();
+  const stopCommands = () => {
+    for (const stop of commands) stop.abort(new DOMException("Interrupted by the user (Ctrl+C)", "AbortError"));
+  };
   const inputLine = () => {
     const q = questions[0];
     if (q) return `${style.yellow("?")} ${q.prompt} ${buffer}`;
@@ -184,9 +189,15 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
           return say(style.yellow(`not compacted (${r.status}${r.reason ? `: ${r.reason}` : ""}${r.error ? `: ${r.error}` : ""})`));
         }
       default: {
-        const r = await session.runCommand(name, args);
-        if (!r.ran) say(style.yellow(`unknown command /${name} — /help lists the commands`));
-        else if (r.error !== undefined) say(style.red(`/${name} failed: ${r.error}`));
+        const stop = new AbortController();
+        commands.add(stop);
+        try {
+          const r = await session.runCommand(name, args, stop.signal);
+          if (!r.ran) say(style.yellow(`unknown command /${name} — /help lists the commands`));
+          else if (r.error !== undefined) say(style.red(`/${name} failed: ${r.error}`));
+        } finally {
+          commands.delete(stop);
+        }
       }
     }
   };
@@ -227,8 +238,9 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       return refresh();
     }
     armed = true;
-    if (running()) {
-      session.agent.abort();
+    if (running() || commands.size > 0) {
+      stopCommands();
+      if (running()) session.agent.abort();
       say(style.dim("(aborting — Ctrl+C again to exit)"));
     } else {
       say(style.dim("(Ctrl+C again to exit, or /quit)"));
@@ -254,6 +266,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     if (exiting) return;
     exiting = true;
     for (const q of [...questions]) q.answer(undefined);
+    stopCommands();
     if (running()) {
       session.agent.abort();
       await idle();

@@ -21,7 +21,7 @@ export interface OneShotOptions {
   /** Extra text for the stderr line of a `max_turns` stop. */
   maxTurns: number;
   /** Runs an extension command for a `/name args` prompt; `{ran:false}` sends the text to the model. */
-  runCommand?: (name: string, args: string) => Promise<{ ran: boolean; error?: string }>;
+  runCommand?: (name: string, args: string, signal: AbortSignal) => Promise<{ ran: boolean; error?: string }>;
 }
 
 /** One print or JSON invocation: what its two paths (a prompt, a command) share. */
@@ -49,23 +49,27 @@ export async function runOneShot(agent: Agent, io: CliIO, options: OneShotOption
 interface Interrupt {
   /** Ctrl+C was pressed once (a second press has already exited). */
   readonly interrupted: boolean;
+  /** A command's `ctx.signal`: aborted by the first Ctrl+C. */
+  readonly signal: AbortSignal;
   dispose(): void;
 }
 
 /**
  * Ctrl+C for the whole one-shot, installed once around the prompt or the command. The first
- * SIGINT aborts the run in progress, which still ends with its `agent_end`. What a command does
- * besides its runs cannot be aborted from here (its `ctx.signal` is not a run's), so the command
- * is let finish — it may be cleaning up — but every run it starts from then on is aborted as it
- * starts: the user asked for the work to stop. A second SIGINT exits at once (130).
+ * SIGINT aborts the run in progress, which still ends with its `agent_end`, and the command's
+ * `ctx.signal`; the command is let finish — it may be cleaning up — but every run it starts from
+ * then on is aborted as it starts: the user asked for the work to stop. A second SIGINT exits at
+ * once (130).
  */
 function onSigint(agent: Agent, io: CliIO): Interrupt {
   let interrupts = 0;
+  const command = new AbortController();
   const handler = () => {
     interrupts++;
     if (interrupts > 1) process.exit(130);
+    command.abort(new DOMException("Interrupted by the user (Ctrl+C)", "AbortError"));
     if (agent.isRunning) agent.abort();
-    else io.stderr.write("mypi: interrupted; waiting for the command to finish. Press Ctrl+C again to quit at once.\n");
+    else io.stderr.write("mypi: interrupted; waiting for the command to stop. Press Ctrl+C again to quit at once.\n");
   };
   const unsubscribe = agent.subscribe((event) => {
     if (interrupts > 0 && event.type === "agent_start") agent.abort();
@@ -75,6 +79,7 @@ function onSigint(agent: Agent, io: CliIO): Interrupt {
     get interrupted() {
       return interrupts > 0;
     },
+    signal: command.signal,
     dispose() {
       process.off("SIGINT", handler);
       unsubscribe();
@@ -116,7 +121,7 @@ async function runSlashCommand({ agent, io, options, interrupt }: OneShot, name:
   });
   let outcome: { ran: boolean; error?: string };
   try {
-    outcome = await options.runCommand!(name, args);
+    outcome = await options.runCommand!(name, args, interrupt.signal);
     if (!outcome.ran) return undefined;
     while (agent.isRunning) await new Promise<void>((resolve) => (idle = resolve));
   } finally {

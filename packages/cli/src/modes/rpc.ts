@@ -45,13 +45,18 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
     write(response);
   };
 
+  /** The `ctx.signal` of each extension command still running: `abort` aborts them with the run. */
+  const commands = new Set<AbortController>();
+
   /** A handler resolves to the response's `data`, or calls `reply` itself to answer before it is done. */
   const handlers: Record<string, (c: Command, reply: (data?: unknown) => void) => Promise<unknown> | unknown> = {
     prompt: async (c, reply) => {
       const message = requireString(c, "message");
       const slash = /^\/([A-Za-z0-9_:-]+)(?:\s+([\s\S]*))?$/.exec(message.trim());
       if (slash) {
-        const outcome = await target.runCommand(slash[1]!, (slash[2] ?? "").trim());
+        const stop = new AbortController();
+        commands.add(stop);
+        const outcome = await target.runCommand(slash[1]!, (slash[2] ?? "").trim(), stop.signal).finally(() => commands.delete(stop));
         if (outcome.ran) {
           if (outcome.error !== undefined) throw new CommandError(`/${slash[1]} failed: ${outcome.error}`);
           return undefined;
@@ -77,7 +82,10 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
     },
     steer: (c) => void target.agent.steer(requireString(c, "message")),
     follow_up: (c) => void target.agent.followUp(requireString(c, "message")),
-    abort: () => void target.agent.abort(),
+    abort: () => {
+      for (const stop of commands) stop.abort(new DOMException("Aborted by the client", "AbortError"));
+      target.agent.abort();
+    },
     get_state: () => target.state(),
     get_messages: () => ({ messages: target.agent.messages as readonly Message[] }),
     get_commands: () => ({ commands: target.commands() }),
@@ -133,6 +141,9 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
     } else if (command.type === "extension_ui_response") {
       // Answered at once, outside the queue: the command waiting on this dialog may be in it.
       target.ui.answer(command); // an answer to a dialog that already ended is ignored
+    } else if (command.type === "abort") {
+      // At once too: what it stops (an extension command, a prompt's run) may be what holds the queue.
+      void handle(command);
     } else {
       queue = queue.then(() => handle(command));
     }
