@@ -384,8 +384,11 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const us = (ms: number, n: number) => (n > 0 ? ((ms * 1000) / n).toFixed(2) : "—");
 const times = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "—" : `${x.toFixed(1)}×`);
 
-async function main(): Promise<void> {
-  const groups: ScenarioName[][] = [["S1"], ["S2"], ["S3"], ["F50", "F800"], ["H500", "H8000"]];
+/** `npm run bench kernel-loop S2 H500` times only the groups holding those scenarios. */
+async function main(only: string[]): Promise<void> {
+  const all: ScenarioName[][] = [["S1"], ["S2"], ["S3"], ["F50", "F800"], ["H500", "H8000"]];
+  const groups = only.length === 0 ? all : all.filter((group) => group.some((name) => only.includes(name)));
+  if (groups.length === 0) throw new Error(`no scenario named ${only.join(", ")}; the scenarios are ${all.flat().join(", ")}`);
   const scenarios = groups.flat();
   const runs: Record<string, { ms: number; events: number }[]> = {};
   for (const group of groups) {
@@ -473,5 +476,9 @@ if (argv.includes("--time")) {
   const at = argv.indexOf("--rss");
   await report(peakRss(argv[at + 1] as Impl, argv[at + 2] as ScenarioName));
 } else {
-  await main();
+  const words = argv.slice(argv.findIndex((a) => a.endsWith("kernel-loop.bench.ts")) + 1);
+  await main(words).catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  });
 }

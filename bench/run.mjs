@@ -25,7 +25,8 @@ const jitiCli = join(root, "node_modules", "jiti", "lib", "jiti-cli.mjs");
 let failed = 0;
 for (const file of files) {
   console.log(`\n━━ ${file} ━━`);
-  const r = spawnSync(process.execPath, ["--expose-gc", jitiCli, join(here, file)], { cwd: root, stdio: "inherit" });
+  // Words after the name go to the benchmark (kernel-loop: the scenarios to time, e.g. S2 H500).
+  const r = spawnSync(process.execPath, ["--expose-gc", jitiCli, join(here, file), ...process.argv.slice(3)], { cwd: root, stdio: "inherit" });
   if (r.status !== 0) failed++;
 }
 process.exit(failed ? 1 : 0);
