@@ -4,7 +4,7 @@
  * chain machinery (order, policies, timeouts) is tested by the extension-api package and, for
  * these extensions, by the end-to-end tests through the real `mypi` process.
  */
-import type { ExtensionAPI, ExtensionContext, ExtensionFactory } from "@mypi/extension-api";
+import { HEADLESS_UI, emptySessionView, type ExtensionAPI, type ExtensionContext, type ExtensionFactory } from "@mypi/extension-api";
 
 export interface Registration {
   name: string;
@@ -28,25 +28,8 @@ export function fakeCtx(over: Partial<ExtensionContext> = {}): ExtensionContext 
   const base: ExtensionContext = {
     cwd: process.cwd(),
     hasUI: false,
-    ui: {
-      select: async () => undefined,
-      confirm: async () => false,
-      input: async () => undefined,
-      editor: async () => undefined,
-      notify: () => {},
-    },
-    sessionManager: {
-      id: "test-session",
-      file: undefined,
-      cwd: process.cwd(),
-      getEntries: () => [],
-      getEntry: () => undefined,
-      getLeafId: () => undefined,
-      getBranch: () => [],
-      getSessionName: () => undefined,
-      getLabel: () => undefined,
-      buildContext: () => [],
-    },
+    ui: HEADLESS_UI,
+    sessionManager: { ...emptySessionView(process.cwd()), id: "test-session" },
     signal: new AbortController().signal,
     abort: () => {},
     isIdle: () => true,

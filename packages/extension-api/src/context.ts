@@ -23,7 +23,8 @@ export const HEADLESS_UI: ExtensionUI = Object.freeze({
 
 const NEVER_ABORTED = new AbortController().signal;
 
-function emptySession(cwd: string): ReadonlySessionView {
+/** The session view before a host is bound: no entries, nothing written. */
+export function emptySessionView(cwd: string): ReadonlySessionView {
   return {
     id: "",
     file: undefined,
@@ -80,7 +81,7 @@ export function createBaseContext(manager: ContextSource): ExtensionContext {
       return manager.currentUI.ui;
     },
     get sessionManager() {
-      return manager.runtime?.sessionManager ?? emptySession(manager.cwd);
+      return manager.runtime?.sessionManager ?? emptySessionView(manager.cwd);
     },
     signal: NEVER_ABORTED,
     abort: () => manager.runtime?.abort(),
