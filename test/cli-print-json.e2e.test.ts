@@ -141,7 +141,7 @@ describe.concurrent("print and JSON modes", () => {
     const session = readFileSync(join(dir, names.find((n) => n.endsWith(".jsonl") && !n.endsWith(".events.jsonl"))!), "utf8");
     const prompts = session.trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.message?.role === "user").map((e) => e.message.content[0].text);
     expect(prompts).toEqual(["first", "second"]);
-  });
+  }, 60_000); // two runs of the real bin, one after the other: twice the time one test may take
 
   it("exits 130 on Ctrl+C (SIGINT) after ending the run with agent_end aborted", async () => {
     const script = sandbox.script([{ toolCalls: [{ name: "gate", arguments: {} }] }, { text: "never" }]);
