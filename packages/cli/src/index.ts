@@ -7,7 +7,7 @@ export { EXIT, HELP, exitCodeFor, parseArgs, resolveMode, type CliArgs, type Mod
 export { discoverExtensions, listExtensionFolder, type DiscoveredExtension } from "./discovery.ts";
 export { createJsonlSplitter, readJsonlLines, toJsonLine } from "./rpc/jsonl.ts";
 export { runRpcMode, type RpcTarget } from "./modes/rpc.ts";
-export { createRpcUI, type RpcUI } from "./modes/rpc-ui.ts";
+export { createRpcUI, type RpcUI, type WidgetContent, type WidgetPlacement } from "./modes/rpc-ui.ts";
 export type { HostSession, SessionState, CompactResult } from "./host-session.ts";
 export { createHostSession, loadExtensionSet } from "./host-builder.ts";
 export { initialRenderState, liveLines, renderEvent, type RenderState, type Style } from "./render/renderer.ts";
