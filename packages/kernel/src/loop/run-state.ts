@@ -86,7 +86,7 @@ export class Run {
     this.model = options.model;
     this.prompt = options.prompt;
     this.systemPrompt = options.systemPrompt;
-    this.tools = options.tools ?? new ToolRegistry();
+    this.tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.slots = options.slots ?? {};
     this.signal = options.signal ?? NEVER_ABORTED;
     this.#aborted = this.signal.aborted;

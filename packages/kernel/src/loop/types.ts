@@ -3,7 +3,7 @@
  * Contract: DESIGN §2.4 and §6 "Runs"; seams: docs/internals.md (loop/).
  */
 import type { ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
-import type { ImageContent, InputSource, Message, ModelClient, Slots, StreamEvent } from "../types.ts";
+import type { ImageContent, InputSource, Message, ModelClient, Slots, StreamEvent, Tool } from "../types.ts";
 import type { ModelView } from "./model-view.ts";
 
 /** A prompt as text (goes through the `input` slot) or as a ready message (does not). */
@@ -30,8 +30,8 @@ export interface AgentLoopOptions {
   messages: readonly Message[];
   /** Omitted: continue from the history as it is (no `input` or `before_agent_start`). */
   prompt?: LoopPrompt;
-  /** Default: an empty registry. The active tools are read before every model call. */
-  tools?: ToolRegistry;
+  /** A registry, or the tools for one (as `new Agent({tools})` takes). Default: none. The active tools are read before every model call. */
+  tools?: ToolRegistry | readonly Tool[];
   slots?: Slots;
   signal?: AbortSignal;
   /** Takes (and so removes) the queued steering messages; called only at turn boundaries. */

@@ -60,6 +60,21 @@ describe("runAgentLoop", () => {
     await aborted.promise;
   });
 
+  test("takes the tools as a plain array too, as Agent does", async () => {
+    const echo = defineTool({ name: "echo", description: "e", parameters: z.strictObject({ s: z.string() }), execute: ({ s }) => s.toUpperCase() });
+    const events = await collect(
+      runAgentLoop({
+        model: createScriptedModel({ turns: [{ toolCalls: [{ name: "echo", arguments: { s: "hi" } }] }, { text: "Done." }] }),
+        messages: [],
+        prompt: { text: "go", source: "api" },
+        tools: [echo],
+      }),
+    );
+    const end = events.find((e) => e.type === "tool_execution_end");
+    expect(end).toMatchObject({ toolName: "echo", isError: false, result: { content: [{ type: "text", text: "HI" }] } });
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Done." });
+  });
+
   test("without a prompt it continues from the history, calling no prompt slot", async () => {
     let inputCalls = 0;
     const events = await collect(
