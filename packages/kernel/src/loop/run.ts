@@ -80,7 +80,10 @@ async function drive(run: Run, turn: { open: boolean; index: number }, startedAt
     now = Date.now();
   }
   if (!Array.isArray(opening)) return opening;
-  let incoming: Message[] = opening;
+  // The run's start is a turn boundary too: steering queued before it (while idle, or by a
+  // prompt slot) joins the first turn right after the prompt, before the first model call.
+  const queued = run.takeSteering();
+  let incoming: Message[] = queued.length === 0 ? opening : [...opening, ...queued.map((m) => admit(m, now))];
   for (;;) {
     turn.open = true;
     run.emit({ type: "turn_start", turnIndex: turn.index, timestamp: now });

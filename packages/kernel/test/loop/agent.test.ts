@@ -88,6 +88,17 @@ describe("steering and follow-ups", () => {
     expect(agent.pendingMessageCount).toBe(0);
   });
 
+  test("steering queued while idle joins the next run right after its prompt, before the first model call", async () => {
+    const requests: number[] = [];
+    const agent = new Agent({ model: createScriptedModel({ turns: [{ text: "Seen both." }] }, { onRequest: (r) => requests.push(r.messages.length) }) });
+    track(agent);
+    agent.steer("and mind the tests");
+    const end = await agent.prompt("fix the bug");
+    expect(normalize(end.messages)).toEqual([user("fix the bug"), user("and mind the tests"), assistant([text("Seen both.")], "stop")]);
+    expect(requests).toEqual([2]); // one model call, which saw both
+    expect(agent.pendingMessageCount).toBe(0);
+  });
+
   test("what is still queued when a run ends stays for the next run", async () => {
     const agent = agentWith({ turns: [{ text: "One." }, { text: "Two." }, { text: "Three." }] }, { maxTurns: 1 });
     agent.followUp("later");
