@@ -165,7 +165,7 @@ describe.concurrent("print and JSON modes", () => {
       sandbox.run(["--model", `scripted:${script}`, "--no-session", "-e", policy, "-p", "deploy now"]),
       sandbox.run(["--model", `scripted:${script}`, "--no-session", "-e", policy, "-p", "!status"]),
     ]);
-    expect(blocked).toMatchObject({ code: 1, stdout: "", stderr: "mypi: the prompt was blocked: no deploys on Fridays\n" });
+    expect(blocked).toMatchObject({ code: 1, stdout: "", stderr: "mypi: the prompt was blocked by policy: no deploys on Fridays\n" });
     expect(handled).toMatchObject({ code: 0, stdout: "", stderr: "" });
   });
 

@@ -65,6 +65,7 @@ describe("renderEvent", () => {
       [{ stopReason: "aborted" }, "⏹ aborted"],
       [{ stopReason: "error", error: "boom" }, "✗ boom"],
       [{ stopReason: "blocked", reason: "no secrets in prompts" }, "⛔ blocked: no secrets in prompts"],
+      [{ stopReason: "blocked", reason: "no deploys on Fridays", by: "policy" }, "⛔ blocked by policy: no deploys on Fridays"],
       [{ stopReason: "max_turns" }, "⏹ stopped: the maximum number of turns was reached"],
       [{ stopReason: "handled" }, ""],
     ];

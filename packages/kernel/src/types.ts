@@ -233,6 +233,8 @@ export interface AgentEndEvent extends Stamped {
   error?: string;
   /** The reason of `blocked`, `handled` and `terminated`. */
   reason?: string;
+  /** Who blocked or handled the prompt (the `by` of the `input` slot's decision: an extension's name), when known. */
+  by?: string;
 }
 export interface TurnStartEvent extends Stamped {
   type: "turn_start";

@@ -9,6 +9,7 @@
  * coherent — and a second one exits at once. The same holds for `/name args`: see `onSigint`.
  * Exit codes follow `exitCodeFor`.
  */
+import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, AgentEndEvent } from "@mypi/kernel";
 import { exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
@@ -35,9 +36,9 @@ interface OneShot {
 export async function runOneShot(agent: Agent, io: CliIO, options: OneShotOptions): Promise<number> {
   const run: OneShot = { agent, io, options, interrupt: onSigint(agent, io) };
   try {
-    const slash = options.runCommand && /^\/([A-Za-z0-9_:.-]+)(?:\s+([\s\S]*))?$/.exec(options.prompt.trim());
+    const slash = options.runCommand && parseSlashCommand(options.prompt);
     if (slash) {
-      const code = await runSlashCommand(run, slash[1]!, (slash[2] ?? "").trim());
+      const code = await runSlashCommand(run, slash.name, slash.args);
       if (code !== undefined) return code;
     }
     return await runPrompt(run);
@@ -150,7 +151,7 @@ function writeOutcome(end: AgentEndEvent, io: CliIO, maxTurns: number): void {
     case "handled":
       return;
     case "blocked":
-      say(`the prompt was blocked: ${end.reason ?? "no reason given"}`);
+      say(`the prompt was blocked${end.by === undefined ? "" : ` by ${end.by}`}: ${end.reason ?? "no reason given"}`);
       return;
     case "aborted":
       say("aborted.");

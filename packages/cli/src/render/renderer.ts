@@ -145,7 +145,7 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
     }
 
     case "agent_end": {
-      const end = event as { stopReason: string; error?: string; reason?: string };
+      const end = event as { stopReason: string; error?: string; reason?: string; by?: string };
       const lead = state.lineOpen ? "\n" : "";
       const done = { ...initialRenderState };
       switch (end.stopReason) {
@@ -154,7 +154,7 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
         case "error":
           return { state: done, commit: `${lead}${style.red(`✗ ${oneLine(end.error ?? "the run failed", 200)}`)}\n` };
         case "blocked":
-          return { state: done, commit: `${lead}${style.yellow(`⛔ blocked: ${oneLine(end.reason ?? "", 200)}`)}\n` };
+          return { state: done, commit: `${lead}${style.yellow(`⛔ blocked${end.by === undefined ? "" : ` by ${end.by}`}: ${oneLine(end.reason ?? "", 200)}`)}\n` };
         case "max_turns":
           return { state: done, commit: `${lead}${style.yellow("⏹ stopped: the maximum number of turns was reached")}\n` };
         default:

@@ -33,6 +33,7 @@ export interface Ending {
   stopReason: AgentStopReason;
   error?: string;
   reason?: string;
+  by?: string;
 }
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -250,6 +251,7 @@ export class Run {
     if (finalText !== undefined) end.finalText = finalText;
     if (ending.error !== undefined) end.error = ending.error;
     if (ending.reason !== undefined) end.reason = ending.reason;
+    if (ending.by !== undefined) end.by = ending.by;
     this.emit(end);
     this.#ended = true;
     this.#wakers = [];

@@ -140,9 +140,9 @@ async function openRunWithSlots(run: Run, prompt: LoopPrompt): Promise<Message[]
           if (decision.images !== undefined) images = decision.images;
           break;
         case "handled":
-          return decision.reason === undefined ? { stopReason: "handled" } : { stopReason: "handled", reason: decision.reason };
+          return { stopReason: "handled", ...(decision.reason !== undefined && { reason: decision.reason }), ...(decision.by !== undefined && { by: decision.by }) };
         case "block":
-          return { stopReason: "blocked", reason: decision.reason };
+          return { stopReason: "blocked", reason: decision.reason, ...(decision.by !== undefined && { by: decision.by }) };
       }
     }
     message = userMessage(text, images);

@@ -52,6 +52,10 @@ describe("input", () => {
     expect(normalize(await collect(agent.prompt("/help")))).toEqual([ev.agentStart(), ev.agentEnd([], "handled", { reason: "ran /help" })]);
     agent.slots = { input: () => ({ action: "block", reason: "no secrets in prompts" }) };
     expect(normalize(await collect(agent.prompt("my password is x")))).toEqual([ev.agentStart(), ev.agentEnd([], "blocked", { reason: "no secrets in prompts" })]);
+    agent.slots = { input: () => ({ action: "block", reason: "no deploys on Fridays", by: "policy" }) };
+    expect(normalize(await collect(agent.prompt("deploy")))).toEqual([ev.agentStart(), ev.agentEnd([], "blocked", { reason: "no deploys on Fridays", by: "policy" })]);
+    agent.slots = { input: () => ({ action: "handled", by: "commands" }) };
+    expect(normalize(await collect(agent.prompt("/x")))).toEqual([ev.agentStart(), ev.agentEnd([], "handled", { by: "commands" })]);
     expect(model.calls).toBe(0);
     expect(agent.messages).toEqual([]);
   });
