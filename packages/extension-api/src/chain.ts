@@ -156,7 +156,8 @@ class HandlerCall<K extends SlotName> {
         failure = toFailure(error, h);
       }
     }
-    // The handler failed: its own policy decides, in this frame.
+    // The handler failed: its own policy decides, in this frame, on the event as it came in.
+    if (!this.entered) undoInPlace(this.snap);
     call.emit({ type: "extension_error", extension: h.extension, slot, error: failure.message, code: failure.code, timestamp: Date.now() });
     const outcome: HookOutcome = failure.code === "MYPI_TIMEOUT" ? "timeout" : h.onError === "open" ? "fail_open" : "fail_closed";
     report(call, slot, h, outcome, budget, failure.message);
@@ -337,6 +338,27 @@ function absorb<K extends SlotName>(
   }
   if (!changes) return state;
   return { ...state, event: { ...state.event, ...changes }, rev: state.rev + 1, by };
+}
+
+/**
+ * Put back what a failed handler changed in place, as deep as `absorb` looks (one level): the
+ * objects are shared with the chain's state, and a skipped handler must leave no trace.
+ */
+function undoInPlace(snap: Snapshot): void {
+  for (let i = 0; i < snap.values.length; i++) {
+    const original = snap.values[i];
+    const copy = snap.copies[i];
+    if (!shallowChanged(original, copy)) continue;
+    if (Array.isArray(copy)) {
+      const array = original as unknown[];
+      array.length = 0;
+      for (const item of copy) array.push(item);
+    } else {
+      const object = original as Record<string, unknown>;
+      for (const key of Object.keys(object)) if (!(key in (copy as object))) delete object[key];
+      Object.assign(object, copy);
+    }
+  }
 }
 
 function shallowChanged(now: unknown, copy: unknown): boolean {

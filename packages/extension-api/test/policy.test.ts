@@ -127,6 +127,13 @@ describe("context", () => {
     expect(errors.map((e) => [e.extension, e.error])).toEqual([["context-throws", "context broke"]]);
   });
 
+  it("a handler that emptied the messages in place and then failed is skipped whole", async () => {
+    const messages = [m1, m2];
+    const { result } = await run(["slots/ctx-edit-then-throw-open.ts", "slots/context-drop-first.ts"], "context", { messages });
+    expect(result).toEqual({ messages: [m2] });
+    expect(messages).toEqual([m1, m2]);
+  });
+
   it("with onError closed, a failure ends the run in error", async () => {
     await expect(run(["slots/context-throws-closed.ts"], "context", { messages: [m1] })).rejects.toThrow(
       "Extension context-throws-closed failed in context: context broke",
@@ -178,6 +185,18 @@ describe("tool_call", () => {
     expect(trace()).toEqual(["after saw ls {}"]);
     expect(decisions).toEqual([
       ["tc-throws-open", "fail_open"],
+      ["tc-after", "pass"],
+    ]);
+  });
+
+  it("with onError open, what the failing handler changed in place before throwing is undone", async () => {
+    const input = { command: "echo original" };
+    const { result, decisions } = await run(["slots/tc-edit-then-throw-open.ts", "slots/tc-after.ts"], "tool_call", { toolCallId: "c1", toolName: "bash", input });
+    expect(result).toBeUndefined();
+    expect(trace()).toEqual(['after saw bash {"command":"echo original"}']);
+    expect(input).toEqual({ command: "echo original" });
+    expect(decisions).toEqual([
+      ["tc-edit-then-throw-open", "fail_open"],
       ["tc-after", "pass"],
     ]);
   });
