@@ -42,6 +42,125 @@ describe("findDestructive", () => {
   });
 });
 
+/** Each command with the name of the pattern it should hit, or undefined when it is harmless. */
+type Case = [command: string, expected: string | undefined];
+
+function judge(cases: Case[]): Case[] {
+  return cases.map(([command]) => [command, findDestructive(command)?.name]);
+}
+
+describe("findDestructive: a command word is judged in command position", () => {
+  it("catches commands a shell runs from a quoted string, and \\rm", () => {
+    const cases: Case[] = [
+      ["bash -c 'rm -rf build'", "recursive rm"],
+      ['sh -c "rm -rf b2"', "recursive rm"],
+      ['eval "rm -rf x"', "recursive rm"],
+      ["\\rm -rf build", "recursive rm"],
+      ["'rm' -rf build", "recursive rm"],
+      ["bash -lc 'cd /tmp && rm -rf x'", "recursive rm"],
+      ["find . -print0 | xargs -0 sh -c 'rm -rf \"$1\"'", "recursive rm"],
+      ["ssh me@host 'rm -rf /srv/app'", "recursive rm"],
+      ["ssh -p 2222 host rm -rf /srv/app", "recursive rm"],
+      ["bash -c 'sudo apt install x'", "sudo"],
+      ["sh -c 'shutdown now'", "shutdown or reboot"],
+      ['ssh host "reboot"', "shutdown or reboot"],
+      ["zsh -c 'mkfs.ext4 /dev/sdb1'", "mkfs"],
+      ["bash -c 'chmod 777 .'", "chmod 777"],
+      ["bash -c 'git push -f'", "git push --force"],
+    ];
+    expect(judge(cases)).toEqual(cases);
+  });
+
+  it("still catches commands after runners, keywords, find -exec and $(…), now that a blank alone starts no command", () => {
+    const cases: Case[] = [
+      ["command rm -rf build", "recursive rm"],
+      ["FOO=1 rm -rf build", "recursive rm"],
+      ["timeout 10 rm -rf build", "recursive rm"],
+      ["nice -n 10 rm -r build", "recursive rm"],
+      ["sudo -u root rm -rf /srv", "recursive rm"],
+      ["find . -name x -exec rm -rf {} +", "recursive rm"],
+      ["find . | xargs -I {} rm -r {}", "recursive rm"],
+      ["for d in a b; do rm -rf $d; done", "recursive rm"],
+      ["if true; then reboot; fi", "shutdown or reboot"],
+      ["echo $(rm -rf x)", "recursive rm"],
+    ];
+    expect(judge(cases)).toEqual(cases);
+  });
+
+  it("sees git's subcommand behind its global options", () => {
+    const cases: Case[] = [
+      ["git -C . reset --hard", "git reset --hard"],
+      ["git -C repo push --force", "git push --force"],
+      ['git -C "my repo" reset --hard', "git reset --hard"],
+      ["git -c core.editor=true clean -fdx", "git clean -f"],
+      ["git --no-pager checkout .", "git checkout/restore of everything"],
+      ["git --git-dir=.git --work-tree=. reset --hard", "git reset --hard"],
+      ["git --git-dir .git --work-tree . push -f", "git push --force"],
+      ["git -C repo restore -- .", "git checkout/restore of everything"],
+    ];
+    expect(judge(cases)).toEqual(cases);
+  });
+
+  it("catches chown --recursive, +refspec pushes and writes to virtio, xen and md devices", () => {
+    const cases: Case[] = [
+      ["chown --recursive me .", "recursive chown"],
+      ["git push origin +main", "git push --force"],
+      ["git push origin +HEAD:refs/heads/main", "git push --force"],
+      ["git push -uf origin main", "git push --force"],
+      ["cat disk.img > /dev/vda", "write to a block device"],
+      ["cat disk.img > /dev/xvda1", "write to a block device"],
+      ["cat disk.img > /dev/md0", "write to a block device"],
+      ["cat disk.img > /dev/dm-0", "write to a block device"],
+    ];
+    expect(judge(cases)).toEqual(cases);
+  });
+
+  it("lets a word through when it is an argument, a file name after --, or a grep pattern", () => {
+    const cases: Case[] = [
+      ["echo reboot", undefined],
+      ["rm -- -rf", undefined],
+      ["chown me -- -R", undefined],
+      ["grep -rn reboot src", undefined],
+      ["man shutdown", undefined],
+      ["command -v shutdown", undefined],
+      ["git rm -r --cached dist", undefined],
+      ['git commit -m "undo the git reset --hard"', undefined],
+      ['grep -rn "git push --force" docs', undefined],
+      ['echo "sudo make install"', undefined],
+      ["echo mkfs", undefined],
+    ];
+    expect(judge(cases)).toEqual(cases);
+  });
+
+  it("lets everyday commands through", () => {
+    const cases: Case[] = [
+      "ls -la", "git status", "git log --oneline -5", "git -C repo status", "git diff --stat", "git push",
+      "git push origin main", "git push -u origin feature", "git push --follow-tags", "git checkout main",
+      "git restore src/a.ts", "git clean -n", "npm test", "npm run build", "grep -rn TODO src",
+      'grep -r "rm -rf" .', "echo hello world", "rm file.txt", "rm -f a.log", "chmod 755 script.sh",
+      "chown me file", "mkdir -p build", "find . -name '*.ts'", "find . -name '*.log' -exec rm {} \\;",
+      "cat /dev/null > log.txt", "ls 2>/dev/null", "curl -o install.sh https://example.test/x",
+      "docker run --rm -it node", "time npm test", "ssh host ls -la", "dd --version",
+    ].map((c): Case => [c, undefined]);
+    expect(judge(cases)).toEqual(cases);
+  });
+
+  it("blocks where it cannot tell: a separator or a device redirection inside quotes", () => {
+    const cases: Case[] = [
+      ['grep -E "a|rm -rf x" .', "recursive rm"],
+      ['echo "> /dev/sda"', "write to a block device"],
+    ];
+    expect(judge(cases)).toEqual(cases);
+  });
+
+  it("finishes on long lines of options that match nothing (the regex stays linear)", () => {
+    // With two readings per word these would take 2^40 steps — the test would hang until its
+    // timeout; with one reading they take microseconds. No clock is read: finishing is the check.
+    const lines = ["timeout " + "-a 1 ".repeat(40) + "ls", "env " + "-u A=1 ".repeat(40) + "ls", "ssh " + "-o 1 ".repeat(40) + "host ls"];
+    expect(lines.map((l) => findDestructive(l))).toEqual([undefined, undefined, undefined]);
+  });
+});
+
 describe("permission-gate", () => {
   it("registers one tool_call handler, ordered after the others so it sees the final input", async () => {
     const fake = await loadFake(permissionGate);
