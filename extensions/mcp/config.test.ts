@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, expandVariables, loadMcpConfig, parseMcpConfig } from "./config.ts";
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, MAX_TIMEOUT_MS, expandVariables, loadMcpConfig, parseMcpConfig } from "./config.ts";
+import { sdkCallTimeout } from "./connection.ts";
 
 const root = mkdtempSync(join(tmpdir(), "mypi-mcp-config-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -64,6 +65,28 @@ describe("parseMcpConfig", () => {
       ["unset", "env.K uses ${NOPE}, which is not set; set it in the environment or write ${NOPE:-default}"],
       ["notObject", 'expected an object with "command" (stdio) or "url" (HTTP), found "node server.js"'],
     ]);
+  });
+
+  it("refuses a timeout longer than a timer can wait, which would otherwise fire at once", () => {
+    const { servers, problems } = parse({
+      servers: {
+        call: { command: "x", timeoutMs: 3_000_000_000 },
+        connect: { url: "http://h/mcp", connectTimeoutMs: 3_000_000_000 },
+        longest: { command: "x", timeoutMs: MAX_TIMEOUT_MS, connectTimeoutMs: MAX_TIMEOUT_MS },
+      },
+    });
+    expect(problems.map((p) => [p.server, p.message])).toEqual([
+      ["call", '"timeoutMs" must be at most 2147483647 milliseconds (about 24.8 days, the longest a timer can wait); use 0 for no limit, found number 3000000000'],
+      ["connect", '"connectTimeoutMs" must be at most 2147483647 milliseconds (about 24.8 days, the longest a timer can wait), found number 3000000000'],
+    ]);
+    expect([...servers.keys()]).toEqual(["longest"]);
+  });
+
+  it("keeps the SDK's backstop past the call timeout but within what a timer can wait", () => {
+    expect(sdkCallTimeout(60_000)).toBe(65_000);
+    expect(sdkCallTimeout(MAX_TIMEOUT_MS - 1000)).toBe(MAX_TIMEOUT_MS);
+    expect(sdkCallTimeout(MAX_TIMEOUT_MS)).toBe(MAX_TIMEOUT_MS);
+    expect(sdkCallTimeout(0)).toBe(MAX_TIMEOUT_MS);
   });
 
   it("reports a file that is not JSON or has no servers table", () => {

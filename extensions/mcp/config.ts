@@ -14,6 +14,12 @@ import { isAbsolute, join, resolve } from "node:path";
 /** Defaults, in milliseconds. */
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+/**
+ * The longest delay `setTimeout` can wait (2^31−1 ms, about 24.8 days); Node fires a longer one
+ * after 1 ms, so a larger timeout in the file would fail at once. The kernel clamps to the same
+ * value, but its constant is not exported from `@mypi/kernel`, hence this copy.
+ */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
 
 interface CommonServerConfig {
   name: string;
@@ -237,6 +243,9 @@ function optionalMs(value: unknown, key: string, fallback: number, zeroAllowed: 
   if (value === undefined) return fallback;
   const ok = typeof value === "number" && Number.isFinite(value) && (zeroAllowed ? value >= 0 : value > 0);
   if (!ok) return `"${key}" must be a ${zeroAllowed ? "non-negative" : "positive"} number of milliseconds${zeroAllowed ? " (0 = no limit)" : ""}, found ${describe(value)}`;
+  if ((value as number) > MAX_TIMEOUT_MS) {
+    return `"${key}" must be at most ${MAX_TIMEOUT_MS} milliseconds (about 24.8 days, the longest a timer can wait)${zeroAllowed ? "; use 0 for no limit" : ""}, found ${describe(value)}`;
+  }
   return value as number;
 }
 

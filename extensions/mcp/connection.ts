@@ -9,7 +9,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { ServerConfig } from "./config.ts";
+import { MAX_TIMEOUT_MS, type ServerConfig } from "./config.ts";
 import type { McpCallResult, McpToolInfo } from "./convert.ts";
 import { ChildProcessTransport } from "./stdio-transport.ts";
 
@@ -45,10 +45,17 @@ export function loadSdk(): Promise<Sdk> {
   }));
   return sdk;
 }
-/** setTimeout's ceiling: "no timeout" for the SDK, which always sets one. */
-const NO_TIMEOUT = 2 ** 31 - 1;
 const SDK_BACKSTOP_MS = 5_000;
 const MAX_PAGES = 100;
+
+/**
+ * The SDK's own timeout for a call (it always sets one): a backstop past the kernel's, kept within
+ * what a timer can wait — a timeout near the limit plus the backstop would otherwise fire at once.
+ * No call timeout (0) gets the longest timer, which is "none" in practice.
+ */
+export function sdkCallTimeout(timeoutMs: number): number {
+  return timeoutMs > 0 ? Math.min(timeoutMs + SDK_BACKSTOP_MS, MAX_TIMEOUT_MS) : MAX_TIMEOUT_MS;
+}
 
 export class McpConnection {
   readonly config: ServerConfig;
@@ -189,7 +196,7 @@ export class McpConnection {
     if (!client || this.state !== "connected") throw new Error(`the server is ${this.state}`);
     const result = await client.callTool({ name: tool, arguments: args }, undefined, {
       signal: options.signal,
-      timeout: options.timeoutMs > 0 ? options.timeoutMs + SDK_BACKSTOP_MS : NO_TIMEOUT,
+      timeout: sdkCallTimeout(options.timeoutMs),
       ...(options.onProgress && { onprogress: options.onProgress }),
     });
     return result as McpCallResult;

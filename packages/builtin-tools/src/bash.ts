@@ -23,6 +23,12 @@ import { realRoot } from "./safe-path.ts";
 import { cutTail, formatBytes } from "./truncate.ts";
 
 export const DEFAULT_TIMEOUT_SECONDS = 120;
+/**
+ * 24 hours. Refused above this by the schema, so the model gets an error it can act on: a timer
+ * cannot wait past 2^31−1 ms (about 24.8 days; Node fires a longer one after 1 ms), and this
+ * keeps the tool's own timer and the kernel's backstop (`callTimeoutMs`) well inside that.
+ */
+export const MAX_TIMEOUT_SECONDS = 86_400;
 /** Between SIGTERM and SIGKILL to the process group. Under the kernel's 2 s abort grace. */
 export const KILL_GRACE_MS = 1000;
 /** How long to keep reading after bash exited while something else still holds the pipes. */
@@ -36,8 +42,11 @@ const parameters = z.strictObject({
   timeout: z
     .number()
     .positive()
+    .max(MAX_TIMEOUT_SECONDS)
     .optional()
-    .describe(`Seconds before the command and everything it started are killed (default ${DEFAULT_TIMEOUT_SECONDS}).`),
+    .describe(
+      `Seconds before the command and everything it started are killed (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${MAX_TIMEOUT_SECONDS} = 24 h).`,
+    ),
 });
 export type BashArgs = z.infer<typeof parameters>;
 

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ToolResult } from "@mypi/kernel";
+import { toolSchema, validateToolArguments, type ToolResult } from "@mypi/kernel";
+import { MAX_TIMEOUT_SECONDS } from "../src/bash.ts";
 import { createBashTool, destructiveReason } from "../src/index.ts";
 import { call, seen, tempTree } from "./helpers.ts";
 
@@ -129,6 +130,14 @@ describe("bash", () => {
     expect(bash.callTimeoutMs?.({ command: "x" })).toBe(122_200);
     expect(bash.callTimeoutMs?.({ command: "x", timeout: 5 })).toBe(7_200);
     expect(bash.parallelSafe).toBe(false);
+  });
+
+  it("refuses a timeout over 24 hours with a validation error, so no timer is armed past what setTimeout can wait", () => {
+    const check = (timeout: number) => validateToolArguments(bash, { arguments: { command: "sleep 1; echo finished", timeout } });
+    expect(check(2_200_000)).toEqual({ ok: false, message: expect.stringContaining("Too big: expected number to be <=86400") });
+    expect(check(MAX_TIMEOUT_SECONDS).ok).toBe(true);
+    expect(bash.callTimeoutMs!({ command: "x", timeout: MAX_TIMEOUT_SECONDS })).toBeLessThanOrEqual(2 ** 31 - 1);
+    expect(toolSchema(bash).parameters).toMatchObject({ properties: { timeout: { maximum: 86_400, description: expect.stringContaining("at most 86400") } } });
   });
 });
 

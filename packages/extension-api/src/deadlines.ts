@@ -10,6 +10,9 @@ export interface Deadline {
   expire(): void;
 }
 
+/** The longest delay `setTimeout` can wait (the kernel's tools use the same limit). */
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
 class DeadlineTimer {
   private readonly pending = new Set<Deadline>();
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -33,7 +36,9 @@ class DeadlineTimer {
     this.drop();
     this.clear = globalThis.clearTimeout;
     this.timerAt = at;
-    this.timer = setTimeout(this.fire, Math.max(0, at - performance.now()));
+    // A timer waits at most 2^31−1 ms (Node fires a longer one after 1 ms); a farther deadline
+    // is reached by firing early, finding nothing due, and scheduling again.
+    this.timer = setTimeout(this.fire, Math.min(MAX_TIMER_DELAY_MS, Math.max(0, at - performance.now())));
   }
 
   private drop(): void {

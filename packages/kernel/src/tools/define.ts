@@ -165,7 +165,8 @@ export function toolSchema(tool: Tool): ToolSchema {
         throw new ToolDefinitionError(
           "MYPI_TOOL_SCHEMA",
           `tool ${JSON.stringify(tool.name)}: its parameters have no JSON Schema form (${(error as Error)?.message}); ` +
-            `use JSON types only (no Date, BigInt or .transform())`,
+            `use JSON types only (no Date, BigInt, Map, Set, Symbol, undefined, NaN, function or z.custom(); ` +
+            `a .transform() is fine, the model sees its input side)`,
         );
       }
       if (parameters.type !== "object" || parameters.additionalProperties !== false) {

@@ -22,8 +22,11 @@ export interface ExecuteToolOptions {
 
 export type ExecutedToolResult = ToolResult & { isError: boolean };
 
-/** setTimeout's ceiling; a longer timeout is no timeout at all in practice. */
-const MAX_TIMER_MS = 2_147_483_647;
+/**
+ * The longest delay `setTimeout` can wait (2^31−1 ms, about 24.8 days). Node fires a longer one
+ * after 1 ms, so every timer armed from a user's number must be kept at or under this.
+ */
+export const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
 export function executeTool(tool: Tool, args: Record<string, unknown>, options: ExecuteToolOptions): Promise<ExecutedToolResult> {
   const result = runTool(tool, args, options);
@@ -155,11 +158,17 @@ function whenAborted(signal: AbortSignal, callback: () => void): () => void {
   return () => void callbacks.delete(callback);
 }
 
-/** The per-call override when the tool has one and it answers, else the tool's `timeoutMs`. */
+/**
+ * The call's timeout in ms, or `undefined` for none: the per-call override when the tool has one
+ * and it answers with a number (not NaN: a botched computation keeps the tool's own timeout),
+ * else the tool's `timeoutMs`. Zero or less, and Infinity, mean none. A finite timeout longer
+ * than a timer can wait is clamped to MAX_TIMER_DELAY_MS, so it cannot fire at once.
+ */
 function callTimeout(tool: Tool, args: Record<string, unknown>): number | undefined {
-  const ms = tool.callTimeoutMs?.(args) ?? tool.timeoutMs;
-  if (typeof ms !== "number" || !(ms > 0) || ms >= MAX_TIMER_MS) return undefined;
-  return ms;
+  const perCall = tool.callTimeoutMs?.(args);
+  const ms = typeof perCall === "number" && !Number.isNaN(perCall) ? perCall : tool.timeoutMs;
+  if (typeof ms !== "number" || !(ms > 0) || ms === Infinity) return undefined;
+  return Math.min(ms, MAX_TIMER_DELAY_MS);
 }
 
 /** What `execute` returned, as a result. Never throws: a value that cannot be read is described instead. */

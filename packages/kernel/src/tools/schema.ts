@@ -41,7 +41,8 @@ export function isZodLike(value: unknown): value is ZodLikeSchema {
 /**
  * The input JSON Schema of a zod schema, `$schema` removed. Uses the schema's own
  * `toJSONSchema` when it has one (so a foreign zod copy converts itself), else this copy's.
- * Throws when the schema has no JSON Schema form (Date, BigInt, transforms).
+ * Throws when the schema has no JSON Schema form (Date, BigInt, Map, Set, z.custom(); a
+ * transform converts by its input side).
  */
 export function zodInputJsonSchema(schema: ZodLikeSchema): JSONSchema {
   const own = (schema as { toJSONSchema?: (opts: object) => unknown }).toJSONSchema;

@@ -108,6 +108,21 @@ describe("defineTool", () => {
     expect(error.message).toMatch(/^tool "t": its parameters have no JSON Schema form \(.+\); use JSON types only/);
   });
 
+  it("names the types it refuses and does not count a transform among them", () => {
+    const error = definitionError(() =>
+      defineTool({ name: "t", description: "", parameters: z.strictObject({ tags: z.set(z.string()) }), execute: echo }),
+    );
+    expect(error.message).toBe(
+      'tool "t": its parameters have no JSON Schema form (Set cannot be represented in JSON Schema); ' +
+        "use JSON types only (no Date, BigInt, Map, Set, Symbol, undefined, NaN, function or z.custom(); " +
+        "a .transform() is fine, the model sees its input side)",
+    );
+    const parameters = z.strictObject({ when: z.string().transform((s) => new Date(s)) });
+    expect(toolSchema(defineTool({ name: "t", description: "", parameters, execute: echo })).parameters).toMatchObject({
+      properties: { when: { type: "string" } },
+    });
+  });
+
   it("refuses an invalid JSON Schema at definition time", () => {
     const error = definitionError(() =>
       defineTool({ name: "t", description: "", jsonSchema: { type: "object", properties: { a: { type: "strin" } } }, execute: echo }),

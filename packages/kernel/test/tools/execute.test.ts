@@ -2,6 +2,7 @@ import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { INTERRUPTED_TEXT, defineTool, errorResult, executeTool, normalizeToolReturn } from "../../src/tools/index.ts";
+import { MAX_TIMER_DELAY_MS } from "../../src/tools/execute.ts";
 import type { ToolContext, ToolReturn } from "../../src/types.ts";
 
 type Execute = (args: Record<string, unknown>, ctx: ToolContext) => ToolReturn | Promise<ToolReturn>;
@@ -189,6 +190,49 @@ describe("timeouts", () => {
     expect((await perCall.result).content[0]).toEqual(expect.objectContaining({ text: expect.stringContaining("after 2000 ms") }));
     await vi.advanceTimersByTimeAsync(1000);
     expect((await fallback.result).content[0]).toEqual(expect.objectContaining({ text: expect.stringContaining("after 3000 ms") }));
+  });
+
+  it("clamps a timeout longer than a timer can wait to that limit instead of firing at once", async () => {
+    vi.useFakeTimers();
+    const huge = 3_000_000_000;
+    const byTool = run(() => new Promise(() => {}), { timeoutMs: huge });
+    const byCall = run(() => new Promise(() => {}), { callTimeoutMs: () => huge });
+    const settled: string[] = [];
+    void byTool.result.then(() => settled.push("byTool"));
+    void byCall.result.then(() => settled.push("byCall"));
+    await vi.advanceTimersByTimeAsync(MAX_TIMER_DELAY_MS - 1);
+    expect(settled).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(settled).toEqual(["byTool", "byCall"]);
+    for (const { result } of [byTool, byCall]) {
+      expect(await result).toEqual(
+        errorResult(
+          `Tool "job" timed out after ${MAX_TIMER_DELAY_MS} ms and was stopped. Try a smaller task, or a longer timeout if the tool takes one.`,
+          { timeoutMs: MAX_TIMER_DELAY_MS },
+        ),
+      );
+    }
+  });
+
+  it("arms no timer for an Infinity timeout, and keeps the tool's timeout when callTimeoutMs answers NaN", async () => {
+    vi.useFakeTimers();
+    const runSignal = new AbortController().signal;
+    let toolSignal: AbortSignal | undefined;
+    run(
+      (_a, ctx) => {
+        toolSignal = ctx.signal;
+        return new Promise(() => {});
+      },
+      { signal: runSignal, timeoutMs: 5000, callTimeoutMs: () => Infinity },
+    );
+    expect(vi.getTimerCount()).toBe(0);
+    expect(toolSignal).toBe(runSignal);
+
+    const botched = run(() => new Promise(() => {}), { timeoutMs: 3000, callTimeoutMs: () => Number.NaN });
+    let answered: { details?: unknown } | undefined;
+    void botched.result.then((r) => (answered = r));
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(answered?.details).toEqual({ timeoutMs: 3000 });
   });
 
   it("lets a tool that finishes first keep its result and clears the timer", async () => {
