@@ -81,6 +81,10 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
         commands.push(`stopped: ${(signal!.reason as Error).message}`);
         return { ran: true };
       }
+      if (name === "deploy.prod") {
+        commands.push(`deploy.prod ${args}`);
+        return { ran: true };
+      }
       if (name !== "hello") return { ran: false };
       commands.push(args);
       const yes = await ui.confirm("Say hello?", args);
@@ -199,6 +203,16 @@ describe("RPC mode", () => {
     await rpc.done;
     expect(rpc.commands).toEqual(["world", "true"]);
     expect(rpc.lines.find((l) => l.id === "cmds")!.data).toEqual({ commands: [{ name: "hello", source: "extension", extension: "greeter" }] });
+  });
+
+  it("runs a command whose name has a dot, as registerCommand allows, instead of prompting the model", async () => {
+    const rpc = setup([{ text: "the model answered" }]);
+    rpc.send({ id: "d", type: "prompt", message: "  /deploy.prod to eu  " });
+    await rpc.waitFor((l) => l.id === "d");
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.commands).toEqual(["deploy.prod to eu"]);
+    expect(types(rpc.lines)).toEqual(["response:prompt"]);
   });
 
   it("resolves an open dialog to its default when input ends", async () => {

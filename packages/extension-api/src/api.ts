@@ -51,6 +51,11 @@ export interface ExtensionRecord {
   readonly listeners: { channel: string; fn: (data: unknown) => void }[];
   /** The ctx this extension's handlers, observers, commands and tools receive. */
   readonly context: ExtensionContext;
+  /**
+   * `setActiveTools` called while loading: the names wait here until the extension attaches,
+   * because its own tools become known only then (dropped with it when the load fails).
+   */
+  activeToolsRequest?: string[];
 }
 
 /** What the `pi` object needs from its manager. */
@@ -66,7 +71,8 @@ export interface ApiHost {
   activeToolNames(): string[];
   getCommands(): CommandInfo[];
   flagValue(name: string): string | boolean | undefined;
-  setPendingActiveTools(names: string[]): void;
+  /** Narrow the agent's tools to the known ones of `names` (unknown: a diagnostic naming `extension`). */
+  setActiveTools(extension: string, names: readonly string[]): void;
   reportError(extension: string, slot: string, error: string, code?: string): void;
   diagnostic(message: string): void;
 }
@@ -94,8 +100,22 @@ export function createRecord(
 }
 
 const EVENT_NAMES = Object.keys(ROUTES) as EventName[];
-const COMMAND_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_:.-]*$/;
+/** What `registerCommand` accepts as a name; `parseSlashCommand` splits typed lines with the same rule. */
+const COMMAND_NAME_PATTERN = "[a-zA-Z0-9][a-zA-Z0-9_:.-]*";
+const COMMAND_NAME = new RegExp(`^${COMMAND_NAME_PATTERN}$`);
+const SLASH_COMMAND = new RegExp(`^/(${COMMAND_NAME_PATTERN})(?:\\s+([\\s\\S]*))?$`);
 const FLAG_NAME = /^[a-zA-Z0-9][a-zA-Z0-9-]*$/;
+
+/**
+ * Split a typed line `/name args` into the command's name and its arguments (trimmed), or
+ * `undefined` when the line is not a command call (text for the model, such as "/etc/hosts is
+ * broken"). Every mode reads prompts with this one function, so a name `registerCommand`
+ * accepts is a name every mode can run.
+ */
+export function parseSlashCommand(line: string): { name: string; args: string } | undefined {
+  const m = SLASH_COMMAND.exec(line.trim());
+  return m ? { name: m[1]!, args: (m[2] ?? "").trim() } : undefined;
+}
 
 export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): ExtensionAPI {
   const fail = (code: ConstructorParameters<typeof ExtensionError>[0], message: string) =>
@@ -245,7 +265,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
 
     exec: (command, args = [], options = {}) => exec(command, args, options, host.cwd),
 
-    getActiveTools: () => host.activeToolNames(),
+    getActiveTools: () => (record.state === "loading" && record.activeToolsRequest ? [...record.activeToolsRequest] : host.activeToolNames()),
     getAllTools: () => host.runtime?.getAllTools() ?? host.effectiveTools(),
 
     setActiveTools(names) {
@@ -253,12 +273,8 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       if (!Array.isArray(names) || names.some((n) => typeof n !== "string")) {
         throw fail("MYPI_BAD_RESULT", `setActiveTools(${describeValue(names)}): give an array of tool names`);
       }
-      const known = new Set((host.runtime?.getAllTools() ?? host.effectiveTools()).map((t) => t.name));
-      const unknown = names.filter((n) => !known.has(n));
-      if (unknown.length) host.diagnostic(`${record.name}: setActiveTools ignores unknown tool(s) ${unknown.join(", ")}`);
-      const active = names.filter((n) => known.has(n));
-      if (host.runtime) host.runtime.setActiveTools(active);
-      else host.setPendingActiveTools(active);
+      if (record.state === "loading") record.activeToolsRequest = [...names];
+      else host.setActiveTools(record.name, names);
     },
 
     setSessionName(name) {

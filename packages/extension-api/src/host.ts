@@ -94,8 +94,10 @@ const DEFAULT_CONTEXT_WINDOW = 128_000;
 export function createExtensionHost(options: ExtensionHostOptions): ExtensionHost {
   const { manager } = options;
   const session = options.session ?? SessionManager.inMemory(manager.cwd);
+  // No `onDiagnostic`: the registry would call every re-registration a replacement, a reload's
+  // new version of a tool included. Clashes between extensions are the manager's to report
+  // (once per pair); `registerTool` below reports the one clash only the registry sees.
   const registry = new ToolRegistry(options.tools ?? []);
-  registry.onDiagnostic = (message) => manager.diagnostic(message);
 
   /** The system prompt of the run in progress, after `before_agent_start`. */
   let runSystemPrompt: string | undefined;
@@ -208,7 +210,10 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     },
     fork: (entryId) => host.fork(entryId),
     registerTool: (tool, source) => {
-      registry.register(tool, { source });
+      const { replaced } = registry.register(tool, { source });
+      // A replaced entry with a source was an extension's (an older version, or a clash already
+      // reported by the manager); one without is a tool the host gave.
+      if (replaced && replaced.source === undefined) manager.diagnostic(`tool '${tool.name}' from ${source} replaces the one the host registered`);
       refreshSystemPrompt();
     },
     unregisterTool: (name) => {

@@ -15,6 +15,7 @@ export type { ChainState, SlotPolicy } from "./policy.ts";
 export { ExtensionError } from "./errors.ts";
 export type { ExtensionErrorCode } from "./errors.ts";
 export { ExtensionManager } from "./manager.ts";
+export { parseSlashCommand } from "./api.ts";
 export { HEADLESS_UI, emptySessionView } from "./context.ts";
 export { ObserverBus } from "./observer-bus.ts";
 export { formatLoadFailure, JITI_CACHE_DIR } from "./loader.ts";

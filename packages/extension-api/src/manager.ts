@@ -171,6 +171,7 @@ export class ExtensionManager implements ApiHost {
       result.loaded.push(entry.name);
     }
     this.changed();
+    for (const record of staged.values()) this.applyActiveToolsRequest(record);
     for (const entry of staged.keys()) {
       await this.observers.deliverTo(entry.name, { type: "session_start", reason: "reload", timestamp: Date.now() });
     }
@@ -192,6 +193,7 @@ export class ExtensionManager implements ApiHost {
     entry.record = outcome;
     this.attach(outcome);
     this.changed();
+    this.applyActiveToolsRequest(outcome);
     result.loaded.push(entry.name);
   }
 
@@ -228,6 +230,14 @@ export class ExtensionManager implements ApiHost {
         context: record.context,
       });
     }
+  }
+
+  /** `setActiveTools` from the factory, once the extension's tools are attached (and synced to a runtime). */
+  private applyActiveToolsRequest(record: ExtensionRecord): void {
+    const names = record.activeToolsRequest;
+    if (!names) return;
+    delete record.activeToolsRequest;
+    this.setActiveTools(record.name, names);
   }
 
   /** Detach one instance: observers, listeners; its handlers and tools leave with `changed()`. */
@@ -336,8 +346,14 @@ export class ExtensionManager implements ApiHost {
     return this.runtime?.getActiveTools() ?? this.pendingActive ?? this.tools().map((t) => t.tool.name);
   }
 
-  setPendingActiveTools(names: string[]): void {
-    this.pendingActive = names;
+  /** The known tools of `names` become the active set: at once when bound, else when a host binds. */
+  setActiveTools(extension: string, names: readonly string[]): void {
+    const known = new Set(this.runtime ? this.runtime.getAllTools().map((t) => t.name) : this.tools().map((t) => t.tool.name));
+    const unknown = names.filter((n) => !known.has(n));
+    if (unknown.length) this.diagnostic(`${extension}: setActiveTools ignores unknown tool(s) ${unknown.join(", ")}`);
+    const active = names.filter((n) => known.has(n));
+    if (this.runtime) this.runtime.setActiveTools(active);
+    else this.pendingActive = active;
   }
 
   reportError(extension: string, slot: string, error: string, code?: string): void {

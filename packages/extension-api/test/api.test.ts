@@ -1,8 +1,9 @@
 // DESIGN §3.6: the pi object — tools, commands, flags, exec, the shared event bus, coded errors.
 import { beforeEach, describe, expect, it } from "vitest";
+import { ExtensionManager, parseSlashCommand } from "../src/index.ts";
 import type { ExtensionErrorEvent } from "../src/types.ts";
 import { probe, resetProbe } from "./fixtures/probe.ts";
-import { fixture, managerWith } from "./helpers.ts";
+import { FIXTURES, fixture, managerWith } from "./helpers.ts";
 
 beforeEach(() => resetProbe());
 const trace = () => probe().trace;
@@ -118,6 +119,28 @@ describe("commands and flags", () => {
     const m = await managerWith(["api/tools.ts"]);
     await m.runCommand("send");
     expect(trace()).toEqual(["MYPI_NOT_READY: pi.sendMessage(): no agent is running yet; call it from an event handler or a command, not while the extension loads"]);
+  });
+
+  it("splits /name args with the rule registerCommand checks names by, so every name it accepts can be typed", async () => {
+    const m = new ExtensionManager({ cwd: FIXTURES });
+    const accepted: string[] = [];
+    const candidates = ["deploy.prod", "ns:cmd", "a_b-c", "v2.1", "x", "-lead", ".hidden", "_u", ":c", "with/slash", "sp ace", "é"];
+    await m.loadExtension((pi) => {
+      for (const name of candidates) {
+        try {
+          pi.registerCommand(name, { handler: () => {} });
+          accepted.push(name);
+        } catch {
+          // refused: MYPI_INVALID_COMMAND
+        }
+      }
+    }, "names");
+    expect(accepted).toEqual(["deploy.prod", "ns:cmd", "a_b-c", "v2.1", "x"]);
+    expect(candidates.filter((name) => parseSlashCommand(`/${name} now`)?.name === name)).toEqual(accepted);
+    expect(parseSlashCommand("  /deploy.prod  to  eu \n ")).toEqual({ name: "deploy.prod", args: "to  eu" });
+    expect(parseSlashCommand("/deploy.prod")).toEqual({ name: "deploy.prod", args: "" });
+    expect(parseSlashCommand("/etc/hosts is broken")).toBeUndefined();
+    expect(parseSlashCommand("deploy.prod")).toBeUndefined();
   });
 
   it("keeps setActiveTools until a host is bound, ignoring unknown names with a diagnostic", async () => {

@@ -3,6 +3,8 @@
  * raw mode, so every key arrives as bytes: Ctrl+C is "\x03", Enter is "\r").
  */
 
+import { parseSlashCommand } from "@mypi/extension-api";
+
 export type EditorAction =
   | { type: "submit"; line: string }
   /** Ctrl+C. */
@@ -67,10 +69,11 @@ export function applyKeys(buffer: string, chunk: string): EditorStep {
 /** A typed line: a slash command (`/name args`) or text for the agent. */
 export type ParsedLine = { kind: "command"; name: string; args: string } | { kind: "text"; text: string } | { kind: "empty" };
 
+/** Command names follow `registerCommand`'s rule (`parseSlashCommand`), as in print and RPC mode. */
 export function parseLine(line: string): ParsedLine {
   const text = line.trim();
   if (!text) return { kind: "empty" };
-  const m = /^\/([A-Za-z0-9_:-]+)(?:\s+([\s\S]*))?$/.exec(text);
-  if (m) return { kind: "command", name: m[1]!, args: (m[2] ?? "").trim() };
+  const command = parseSlashCommand(text);
+  if (command) return { kind: "command", ...command };
   return { kind: "text", text };
 }

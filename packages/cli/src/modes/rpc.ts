@@ -8,6 +8,7 @@
  * failing command each get an error response and the next line is read. At the end of input the
  * run in progress is finished (open dialogs resolve to their defaults), then the mode returns.
  */
+import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, ImageContent, Message, StreamEvent } from "@mypi/kernel";
 import type { HostSession } from "../host-session.ts";
 import { readJsonlLines, toJsonLine } from "../rpc/jsonl.ts";
@@ -52,13 +53,13 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   const handlers: Record<string, (c: Command, reply: (data?: unknown) => void) => Promise<unknown> | unknown> = {
     prompt: async (c, reply) => {
       const message = requireString(c, "message");
-      const slash = /^\/([A-Za-z0-9_:-]+)(?:\s+([\s\S]*))?$/.exec(message.trim());
+      const slash = parseSlashCommand(message);
       if (slash) {
         const stop = new AbortController();
         commands.add(stop);
-        const outcome = await target.runCommand(slash[1]!, (slash[2] ?? "").trim(), stop.signal).finally(() => commands.delete(stop));
+        const outcome = await target.runCommand(slash.name, slash.args, stop.signal).finally(() => commands.delete(stop));
         if (outcome.ran) {
-          if (outcome.error !== undefined) throw new CommandError(`/${slash[1]} failed: ${outcome.error}`);
+          if (outcome.error !== undefined) throw new CommandError(`/${slash.name} failed: ${outcome.error}`);
           return undefined;
         }
       }

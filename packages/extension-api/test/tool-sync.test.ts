@@ -1,0 +1,126 @@
+// The extensions' tools as the agent gets them (DESIGN §3.6, §3.7): a reload registers every tool
+// again without calling that a replacement; setActiveTools from a factory counts the extension's
+// own tools, before a host is bound, while one is bound, and across a reload.
+import { createScriptedModel } from "@mypi/kernel";
+import { afterEach, describe, expect, it } from "vitest";
+import { ExtensionManager, createExtensionHost, defineTool, z, type ExtensionAPI, type ExtensionHost } from "../src/index.ts";
+
+let hosts: ExtensionHost[] = [];
+afterEach(async () => {
+  for (const h of hosts) await h.agent.close();
+  hosts = [];
+});
+
+const tool = (name: string, description = name) => defineTool({ name, description, parameters: z.strictObject({}), execute: () => name });
+
+/** A manager that records its diagnostics, and a host bound to it on demand. */
+function setup() {
+  const diagnostics: string[] = [];
+  const manager = new ExtensionManager({ cwd: "/", onDiagnostic: (d) => diagnostics.push(d) });
+  const bind = (tools = [tool("host_tool")]) => {
+    const host = createExtensionHost({ manager, model: createScriptedModel({ turns: [] }), tools });
+    hosts.push(host);
+    return host;
+  };
+  return { manager, diagnostics, bind };
+}
+
+/** Loads `factory` as `name`, failing the test if it does not load. */
+async function load(manager: ExtensionManager, name: string, factory: (pi: ExtensionAPI) => void): Promise<void> {
+  expect((await manager.loadExtension(factory, name)).failed).toEqual([]);
+}
+
+const names = (host: ExtensionHost) => host.agent.tools.active().map((t) => t.name);
+
+describe("reload and tool clashes", () => {
+  it("reports nothing when a reload registers the same tools again, and a real clash only once", async () => {
+    const { manager, diagnostics, bind } = setup();
+    await load(manager, "a", (pi) => {
+      pi.registerTool(tool("a_tool"));
+      pi.registerTool(tool("shared", "from a"));
+    });
+    await load(manager, "b", (pi) => pi.registerTool(tool("shared", "from b")));
+    const host = bind();
+    expect(diagnostics).toEqual(["tool 'shared' from b replaces the one from a"]);
+
+    expect(await host.reload()).toEqual({ loaded: ["a", "b"], failed: [] });
+    expect(await host.reload()).toEqual({ loaded: ["a", "b"], failed: [] });
+    expect(diagnostics).toEqual(["tool 'shared' from b replaces the one from a"]);
+    expect(host.agent.tools.list().map((t) => `${t.name}@${host.agent.tools.sourceOf(t.name)}: ${t.description}`)).toEqual([
+      "host_tool@undefined: host_tool",
+      "a_tool@a: a_tool",
+      "shared@b: from b",
+    ]);
+  });
+
+  it("reports a clash that a reload brings in, once", async () => {
+    const { manager, diagnostics, bind } = setup();
+    let clash = false;
+    await load(manager, "a", (pi) => pi.registerTool(tool(clash ? "b_tool" : "a_tool")));
+    await load(manager, "b", (pi) => pi.registerTool(tool("b_tool")));
+    const host = bind();
+    clash = true;
+    await host.reload();
+    expect(diagnostics).toEqual(["tool 'b_tool' from b replaces the one from a"]);
+  });
+
+  it("reports a clash made while a host is bound once, and an extension's tool replacing the host's", async () => {
+    const { manager, diagnostics, bind } = setup();
+    await load(manager, "a", (pi) => pi.registerTool(tool("shared")));
+    bind([tool("host_tool")]);
+    await load(manager, "b", (pi) => {
+      pi.registerTool(tool("shared"));
+      pi.registerTool(tool("host_tool", "b's version"));
+    });
+    expect(diagnostics).toEqual(["tool 'shared' from b replaces the one from a", "tool 'host_tool' from b replaces the one the host registered"]);
+  });
+});
+
+describe("setActiveTools while the extension loads", () => {
+  /** An extension that narrows the agent's tools to one it has just registered. */
+  const narrowing = (trace: string[]) => (pi: ExtensionAPI) => {
+    pi.registerTool(tool("t9"));
+    pi.registerTool(tool("t10"));
+    pi.setActiveTools(["t9"]);
+    trace.push(`asked: ${pi.getActiveTools().join(", ")}`);
+  };
+
+  it("counts the extension's own tools, and the agent gets the set it asked for", async () => {
+    const { manager, diagnostics, bind } = setup();
+    const trace: string[] = [];
+    await load(manager, "narrow", narrowing(trace));
+    const host = bind();
+    expect(names(host)).toEqual(["t9"]);
+    expect(host.agent.tools.schemas().map((s) => s.name)).toEqual(["t9"]);
+    expect(trace).toEqual(["asked: t9"]);
+    expect(diagnostics).toEqual([]);
+  });
+
+  it("does the same for an extension loaded while a host is bound, and again after a reload", async () => {
+    const { manager, diagnostics, bind } = setup();
+    const host = bind();
+    await load(manager, "narrow", narrowing([]));
+    expect(names(host)).toEqual(["t9"]);
+    host.agent.tools.setActive(undefined);
+    await host.reload();
+    expect(names(host)).toEqual(["t9"]);
+    expect(diagnostics).toEqual([]);
+  });
+
+  it("still ignores names no one registered, with a diagnostic, and drops the request of a load that failed", async () => {
+    const { manager, diagnostics, bind } = setup();
+    await load(manager, "typo", (pi) => {
+      pi.registerTool(tool("t9"));
+      pi.setActiveTools(["t9", "nope"]);
+    });
+    const failed = await manager.loadExtension((pi) => {
+      pi.registerTool(tool("t11"));
+      pi.setActiveTools(["t11"]);
+      throw new Error("broken after narrowing");
+    }, "broken");
+    expect(failed.failed.map((f) => f.name)).toEqual(["broken"]);
+    const host = bind();
+    expect(names(host)).toEqual(["t9"]);
+    expect(diagnostics).toEqual(["typo: setActiveTools ignores unknown tool(s) nope"]);
+  });
+});
