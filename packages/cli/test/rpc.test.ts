@@ -77,7 +77,7 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
       if (name === "work") {
         // Works until its ctx.signal aborts; says it started through the UI (a line on the wire).
         ui.notify("working");
-        await new Promise((resolve) => signal!.addEventListener("abort", resolve, { once: true }));
+        if (!signal!.aborted) await new Promise((resolve) => signal!.addEventListener("abort", resolve, { once: true }));
         commands.push(`stopped: ${(signal!.reason as Error).message}`);
         return { ran: true };
       }
@@ -118,6 +118,25 @@ describe("RPC mode", () => {
       "response:prompt", "agent_start", "turn_start", "message_start", "message_end",
       "message_start", "message_update", "message_update", "message_end", "turn_end", "agent_end",
     ]);
+  });
+
+  it("an abort sent right behind a prompt (still queued) stops that prompt's run as it starts", async () => {
+    const rpc = setup([{ text: "Much later.", delayMs: 60_000 }]);
+    rpc.input.write(`${JSON.stringify({ id: "p", type: "prompt", message: "hi" })}\n${JSON.stringify({ id: "a", type: "abort" })}\n`);
+    const end = await rpc.waitFor((l) => l.type === "agent_end");
+    rpc.input.end();
+    expect(await rpc.done).toBe(0);
+    expect(end.stopReason).toBe("aborted");
+    expect(rpc.lines.filter((l) => l.type === "response").map((l) => [l.id, l.success]).sort()).toEqual([["a", true], ["p", true]]);
+  });
+
+  it("an abort sent behind a queued extension command starts it with its ctx.signal already aborted", async () => {
+    const rpc = setup([]);
+    rpc.input.write(`${JSON.stringify({ id: "w", type: "prompt", message: "/work" })}\n${JSON.stringify({ id: "a", type: "abort" })}\n`);
+    await rpc.waitFor((l) => l.id === "w");
+    rpc.input.end();
+    expect(await rpc.done).toBe(0);
+    expect(rpc.commands).toEqual(["stopped: Aborted by the client"]);
   });
 
   it("reports bad JSON and unknown commands as error responses and keeps going", async () => {

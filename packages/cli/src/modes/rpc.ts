@@ -48,6 +48,13 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
 
   /** The `ctx.signal` of each extension command still running: `abort` aborts them with the run. */
   const commands = new Set<AbortController>();
+  /**
+   * `abort` commands received so far. A command remembers the count when it arrives: one that
+   * was still queued when an abort came (a prompt sent in the same breath) is stopped as it starts.
+   */
+  let aborts = 0;
+  const sentAfter = new WeakMap<Command, number>();
+  const abortedSince = (c: Command) => aborts > (sentAfter.get(c) ?? aborts);
 
   /** A handler resolves to the response's `data`, or calls `reply` itself to answer before it is done. */
   const handlers: Record<string, (c: Command, reply: (data?: unknown) => void) => Promise<unknown> | unknown> = {
@@ -56,6 +63,7 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
       const slash = parseSlashCommand(message);
       if (slash) {
         const stop = new AbortController();
+        if (abortedSince(c)) stop.abort(new DOMException("Aborted by the client", "AbortError"));
         commands.add(stop);
         const outcome = await target.runCommand(slash.name, slash.args, stop.signal).finally(() => commands.delete(stop));
         if (outcome.ran) {
@@ -73,6 +81,7 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
       // Answer first: the run's events follow the response (the run starts on the next microtask).
       reply();
       const run = target.agent.prompt(message, { source: "rpc", ...(images && { images }) });
+      if (abortedSince(c)) target.agent.abort(); // it ends at once, with its agent_end "aborted"
       const settled = Promise.resolve(run).then(
         () => undefined,
         () => undefined,
@@ -144,8 +153,10 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
       target.ui.answer(command); // an answer to a dialog that already ended is ignored
     } else if (command.type === "abort") {
       // At once too: what it stops (an extension command, a prompt's run) may be what holds the queue.
+      aborts++;
       void handle(command);
     } else {
+      sentAfter.set(command, aborts);
       queue = queue.then(() => handle(command));
     }
   });
