@@ -103,6 +103,21 @@ describe.concurrent("RPC mode", () => {
     expect(approved).toMatchObject({ isError: false, buildLeft: false });
   });
 
+  it("keeps --no-session for a new_session: nothing is written under MYPI_HOME", async () => {
+    const script = sandbox.script([{ text: "One." }, { text: "Two." }]);
+    const p = rpc(script);
+    p.send({ id: "n", type: "new_session" });
+    p.send({ id: "p", type: "prompt", message: "hi" });
+    await p.waitFor((l) => l.type === "agent_end");
+    p.send({ id: "st", type: "get_state" });
+    const state = await p.waitFor((l) => l.id === "st");
+    p.end();
+    expect((await p.exit).code).toBe(0);
+    expect(p.lines.find((l) => l.id === "n")).toMatchObject({ success: true });
+    expect(state.data.sessionFile).toBeUndefined();
+    expect(existsSync(join(sandbox.home, "sessions"))).toBe(false);
+  });
+
   it("finishes the run in progress at the end of input, then exits", async () => {
     const script = sandbox.script([{ text: "Slow answer.", delayMs: 300 }]);
     const p = rpc(script);

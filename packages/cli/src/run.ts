@@ -125,7 +125,8 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   };
   const host = buildHost(loaded, session, hostOptions);
   const hostSession = createHostSession(host, async () =>
-    buildHost(await loadExtensionSet({ ...extensionSet, flags: args.extensionFlags }), SessionManager.create({ cwd }), hostOptions),
+    // A new session keeps the choice of the command line: --no-session writes nothing, ever.
+    buildHost(await loadExtensionSet({ ...extensionSet, flags: args.extensionFlags }), args.noSession ? SessionManager.inMemory(cwd) : SessionManager.create({ cwd }), hostOptions),
   );
   // Interactive mode starts the session itself, once its UI is in place.
   if (mode !== "interactive") hostSession.start();
