@@ -302,7 +302,7 @@ Workspace and session
 Paths given to -e and scripted: resolve against the shell's directory; --cwd is the agent's
 workspace. MYPI_HOME (default ~/.mypi) holds sessions/ and extensions/.
 
-Exit codes: 0 completed or handled, 1 error / blocked / max turns, 2 usage error, 130 aborted.
+Exit codes: 0 completed, handled or terminated, 1 error / blocked / max turns, 2 usage error, 130 aborted.
 
 Examples
   mypi demo
