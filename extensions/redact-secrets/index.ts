@@ -1,6 +1,7 @@
 /**
- * redact-secrets — API keys, tokens, private keys and passwords in URLs are replaced by
- * `[REDACTED:<kind>]` before the model sees them and, where a slot comes first, before disk.
+ * redact-secrets — API keys, tokens, private keys, passwords in URLs and literal values given to
+ * secret-named settings are replaced by `[REDACTED:<kind>]` before the model sees them and, where
+ * a slot comes first, before disk.
  *
  * Where each guarantee comes from (the kernel's order of events decides what is possible):
  * - Tool results — `tool_result` patch of `content` and `details`, for every result, errors and
@@ -25,11 +26,116 @@ export interface SecretPattern {
   pattern: RegExp;
   /** Leading capture groups that are not secret (a `Bearer ` prefix, a variable name). */
   keep?: number;
+  /**
+   * Judges a match the regexp alone cannot (is this name secret? is this value code?), given the
+   * named capture groups. A match it rejects is left as written.
+   */
+  accept?: (groups: Readonly<Record<string, string | undefined>>) => boolean;
+}
+
+// --- secret-assignment: `NAME = value` where the name says secret and the value is a literal ---
+
+/** Words that mark a name as holding a secret, compared with whole word parts (see `nameParts`). */
+const SECRET_WORDS = new Set(["password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "privatekey"]);
+/**
+ * Short words that also begin names about something else (`auth_type`, `pass_rate`, `pwd_dir`):
+ * they mark a secret only as the last word part (`basic_auth`, `_auth`, `DB_PASS`, `db_pwd`).
+ */
+const SECRET_LAST_WORDS = new Set(["auth", "pass", "pw", "pwd"]);
+/** A last word part that makes the name describe the secret rather than hold it (`TOKEN_COUNT`). */
+const DESCRIBING_WORDS = new Set([
+  "count", "len", "length", "min", "max", "limit", "size", "type", "kind", "name", "label", "field",
+  "file", "path", "dir", "url", "uri", "endpoint", "header", "prefix", "ttl", "timeout",
+]);
+/** The shell's working directory, in every `env` listing: `pwd` here is not a password. */
+const SHELL_PWD = "PWD";
+
+/** `aws_secret_access_key`, `apiKey`, `X-Api-Key`, `spring.datasource.password` → lower-case word parts. */
+function nameParts(name: string): string[] {
+  return name
+    .split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])/)
+    .filter((part) => part !== "")
+    .map((part) => part.toLowerCase());
+}
+
+/** A secret word as a part, or as two parts in a row (`api_key`, `apiKey` and `APIKEY` alike). */
+function hasSecretWord(parts: readonly string[]): boolean {
+  const last = parts.at(-1);
+  if (last !== undefined && SECRET_LAST_WORDS.has(last)) return true;
+  return parts.some((part, i) => SECRET_WORDS.has(part) || SECRET_WORDS.has(part + (parts[i + 1] ?? "")));
+}
+
+function isSecretName(name: string): boolean {
+  if (name === SHELL_PWD) return false;
+  const parts = nameParts(name);
+  if (DESCRIBING_WORDS.has(parts.at(-1) ?? "")) return false;
+  return hasSecretWord(parts);
+}
+
+/** Shorter values are placeholders or flags (`on`, `None`), and too short to be worth hiding. */
+const MIN_SECRET_LENGTH = 6;
+/** The value lives elsewhere: `$VAR`, `${VAR}`, `$(cmd)`, `${{ secrets.X }}`, `{{ .Values.x }}`, `<%= … %>`, `%VAR%`. */
+const REFERENCE = /^(?:\$[A-Za-z_{(]|\{\{|<%|%\w+%)/;
+/** Another pattern got here first; redacting again would only nest markers. */
+const ALREADY_REDACTED = /^\[REDACTED:/;
+/** A number is a setting (`TOKEN_COUNT=123456`), not a secret. */
+const NUMBER = /^\d[\d._]*$/;
+/** Null-likes, booleans and type names: `token = None`, `OPENAI_API_KEY: string`. */
+const CODE_WORDS = /^(?:null|nil|none|undefined|true|false|string|str|number|int|integer|float|double|bool|boolean|bytes|buffer|object|unknown|any|void|char)$/i;
+/** A call or index reads the value at run time (`getPassword()`, `os.environ["API_KEY"]`); `Option<String>` is a type. */
+const CALL_INDEX_OR_GENERIC = /^[\w$.]+[([<]/;
+/**
+ * Names in code are made of letters; secrets have digits or symbols. So a dotted name of letters is
+ * a property (`req.headers.authorization`) while `ya29.a0Af…` is a token, and a bare word of letters
+ * is a variable, type or keyword (`api_key=api_key`, `token: string`).
+ */
+const DOTTED_NAME = /^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+$/;
+const BARE_WORD = /^[A-Za-z_]+$/;
+
+interface AssignedValue {
+  value: string;
+  quoted: boolean;
+  /** `DB_PASSWORD`: the shell and `.env` convention, where a bare word is the value itself. */
+  upperCaseName: boolean;
+}
+
+function isLiteralSecret({ value, quoted, upperCaseName }: AssignedValue): boolean {
+  if (value.length < MIN_SECRET_LENGTH) return false;
+  if (REFERENCE.test(value) || ALREADY_REDACTED.test(value) || NUMBER.test(value) || CODE_WORDS.test(value)) return false;
+  if (quoted) return true;
+  if (CALL_INDEX_OR_GENERIC.test(value) || DOTTED_NAME.test(value)) return false;
+  // `DB_PASSWORD=postgres` is a password; `API_KEY = apiKey` still copies a variable.
+  if (BARE_WORD.test(value)) return upperCaseName && !hasSecretWord(nameParts(value));
+  return true;
+}
+
+/** Where a name starts: not inside another name, but after the dashes of a flag (`--token=`). */
+const NAME_START = String.raw`(?<![\w.]|[\w.]-)`;
+/** Cheap filter so the regexp only stops at names that may hold a secret word; `isSecretName` decides. */
+const MAY_NAME_SECRET = String.raw`(?=[\w.-]*?(?:pass|pw|secret|token|auth|(?:api|access|private)[_.-]?key))`;
+/** Dots and dashes join the parts of properties (`spring.datasource.password`) and headers (`X-Api-Key`). */
+const NAME = String.raw`[A-Za-z_][\w.-]*`;
+/** `=`, `:`, Go's `:=`, `=>` of PHP arrays and Ruby hashes; a quoted name closes its quote first. */
+const SEPARATOR = String.raw`["']?[ \t]*(?::=|=>|[=:])[ \t]*`;
+/** Inside quotes, up to the closing one. A quoted text with spaces is a message or label, not a secret. */
+const QUOTED_VALUE = String.raw`(?<=["'\x60])[^\s"'\x60]+(?=["'\x60])`;
+/** Unquoted, up to a space, a quote or what ends an argument or item. */
+const BARE_VALUE = String.raw`(?<!["'\x60])[^\s"'\x60,;)\]}]+`;
+
+const SECRET_ASSIGNMENT = new RegExp(
+  `${NAME_START}(["']?${MAY_NAME_SECRET}(?<name>${NAME})${SEPARATOR}(?<quote>["'\\x60]?))(?<value>${QUOTED_VALUE}|${BARE_VALUE})`,
+  "gi",
+);
+
+function acceptSecretAssignment({ name = "", quote = "", value = "" }: Readonly<Record<string, string | undefined>>): boolean {
+  return isSecretName(name) && isLiteralSecret({ value, quoted: quote !== "", upperCaseName: !/[a-z]/.test(name) });
 }
 
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { kind: "private-key", pattern: /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(?:-----END \1PRIVATE KEY-----|$)/g },
-  { kind: "url-password", pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]+:)([^\s@/?#]+)(?=@)/gi, keep: 1 },
+  // The scheme is at most 32 characters: unbounded, a long run of "a-a-a-…" made the search
+  // quadratic (seconds for one 50 KB tool result, minutes for 400 KB).
+  { kind: "url-password", pattern: /\b([a-z][a-z0-9+.-]{0,31}:\/\/[^\s:@/?#]+:)([^\s@/?#]+)(?=@)/gi, keep: 1 },
   { kind: "openai-key", pattern: /\bsk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}/g },
   { kind: "github-token", pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})/g },
   { kind: "gitlab-token", pattern: /\bglpat-[A-Za-z0-9_-]{20,}/g },
@@ -38,31 +144,27 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { kind: "aws-access-key", pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
   { kind: "google-api-key", pattern: /\bAIza[0-9A-Za-z_-]{35}/g },
   { kind: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
-  { kind: "bearer-token", pattern: /\b(Bearer\s+)([A-Za-z0-9._~+/-]{16,}=*)/g, keep: 1 },
-  // NAME=value / NAME: value where NAME says it is secret. Values that are references
-  // (`$VAR`, `${…}`, `process.env.X`) or already redacted are left alone.
-  {
-    kind: "secret-assignment",
-    pattern:
-      /\b([A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CLIENT_SECRET)[A-Z0-9_]*["']?\s*[=:]\s*["']?)(?!\$|process\.env|\[REDACTED)([^\s"'`,;)]{6,})/g,
-    keep: 1,
-  },
-  // The same in JSON / YAML with a quoted value: "password": "hunter22".
-  {
-    kind: "secret-assignment",
-    pattern: /(["']?\b(?:password|passwd|secret|token|api_key|apikey|access_token|refresh_token|client_secret)["']?\s*[:=]\s*["'])(?!\$|\[REDACTED)([^"'\s]{6,})(?=["'])/gi,
-    keep: 1,
-  },
+  // HTTP auth schemes are case-insensitive: `authorization: bearer …` is as much a token.
+  { kind: "bearer-token", pattern: /\b(Bearer\s+)([A-Za-z0-9._~+/-]{16,}=*)/gi, keep: 1 },
+  // Basic credentials are base64 of `user:password`. Only after an Authorization header name:
+  // "basic" alone starts too much prose.
+  { kind: "basic-auth", pattern: /\b(authorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+)([A-Za-z0-9+/]{8,}={0,2})/gi, keep: 1 },
+  // Last, so a value another kind recognised keeps that kind's name.
+  { kind: "secret-assignment", pattern: SECRET_ASSIGNMENT, keep: 1, accept: acceptSecretAssignment },
 ];
 
 /** Replace every secret in `text`. Returns the same string when nothing matched. */
 export function redactText(text: string): string {
   let out = text;
-  for (const { kind, pattern, keep } of SECRET_PATTERNS) {
+  for (const { kind, pattern, keep, accept } of SECRET_PATTERNS) {
     pattern.lastIndex = 0;
     out = out.replace(pattern, (...m: unknown[]) => {
-      const groups = m.slice(1, 1 + (keep ?? 0)) as (string | undefined)[];
-      return `${groups.map((g) => g ?? "").join("")}[REDACTED:${kind}]`;
+      // A regexp with named groups passes them as the last argument.
+      const last = m.at(-1);
+      const named = typeof last === "object" && last !== null ? (last as Record<string, string | undefined>) : {};
+      if (accept && !accept(named)) return m[0] as string;
+      const kept = m.slice(1, 1 + (keep ?? 0)) as (string | undefined)[];
+      return `${kept.map((g) => g ?? "").join("")}[REDACTED:${kind}]`;
     });
   }
   return out;

@@ -35,9 +35,86 @@ describe("redactText", () => {
     }
   });
 
+  // Found by an audit: LEAKS rows passed unredacted, and some CODE rows (TOKEN_COUNT, MAX_TOKENS,
+  // TOKENIZER, TOKEN_URL, `OPENAI_API_KEY: string`) were mangled. The rule they follow is in README.md.
+  const SECRET = "[REDACTED:secret-assignment]";
+  const LEAKS: [string, string][] = [
+    ["aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", `aws_secret_access_key = ${SECRET}`],
+    [
+      "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+      `[default]\naws_access_key_id = [REDACTED:aws-access-key]\naws_secret_access_key = ${SECRET}\n`,
+    ],
+    ["db_password: hunter22", `db_password: ${SECRET}`],
+    ['"github_token": "0a1b2c3d4e5f"', `"github_token": "${SECRET}"`],
+    ["secret_key_base: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b", `secret_key_base: ${SECRET}`],
+    ["password=hunter22", `password=${SECRET}`],
+    ["client_secret: Zx9-abc_DEF.456", `client_secret: ${SECRET}`],
+    ["//registry.example.com/:_authToken=Np8mAbC123dEf456", `//registry.example.com/:_authToken=${SECRET}`],
+    ["//registry.example.com/:_auth=dXNlcjpodW50ZXIyMg==", `//registry.example.com/:_auth=${SECRET}`],
+    ["x-api-key: 4f3c2b1a0d9e", `x-api-key: ${SECRET}`],
+    ["spring.datasource.password=hunter22", `spring.datasource.password=${SECRET}`],
+    ["'password' => 'hunter22'", `'password' => '${SECRET}'`],
+    ['password := "hunter22"', `password := "${SECRET}"`],
+    ["mytool --token=abc123def456", `mytool --token=${SECRET}`],
+    ["authorization: bearer abcdefghijklmnop1234567890", "authorization: bearer [REDACTED:bearer-token]"],
+    ["Authorization: Basic dXNlcjpodW50ZXIyMg==", "Authorization: Basic [REDACTED:basic-auth]"],
+    ["curl -H 'authorization: basic dXNlcjpodW50ZXIyMg==' $URL", "curl -H 'authorization: basic [REDACTED:basic-auth]' $URL"],
+    // Covered before the audit, kept: an upper-case name takes a bare word as its value, and a
+    // dotted value with digits is a token, not a property.
+    ["export GITHUB_TOKEN=abcdef123456", `export GITHUB_TOKEN=${SECRET}`],
+    ["DB_PASSWORD=postgres", `DB_PASSWORD=${SECRET}`],
+    ["ACCESS_TOKEN=ya29.a0AfH6SMBx", `ACCESS_TOKEN=${SECRET}`],
+    ['$env:API_KEY = "abc123def456"', `$env:API_KEY = "${SECRET}"`],
+  ];
+  it.each(LEAKS)("redacts the value in %j", (input, expected) => {
+    expect(redactText(input)).toBe(expected);
+  });
+
+  const CODE: string[] = [
+    "password = getPassword()",
+    "const token = req.headers.authorization",
+    "token: string",
+    "def check_password(password):",
+    'api_key=os.environ["API_KEY"]',
+    "secret: process.env.SECRET",
+    "password: ${{ secrets.DB_PASSWORD }}",
+    "token = None",
+    '"password": ""',
+    "api_key=api_key",
+    "password = hashedPassword",
+    "token => token.trim()",
+    "password: z.string().min(8)",
+    "api_key: Option<String>,",
+    'password: "Enter your password"',
+    // Names that describe a secret, or only look like one.
+    "TOKEN_COUNT=123456",
+    "MAX_TOKENS=128000",
+    "TOKENIZER=cl100k_base",
+    "PASSWORD_MIN_LENGTH=12",
+    "TOKEN_URL=https://auth.example.com/oauth/token",
+    '"token_type": "Bearer"',
+    "auth_type: oauth2",
+    "SSH_AUTH_SOCK=/tmp/ssh-XXXXXX/agent.1234",
+    "PWD=/home/user/project",
+    "OPENAI_API_KEY: string;",
+    "REQUIRE_PASSWORD=false",
+    "the basic understanding",
+  ];
+  it.each(CODE)("leaves %j as written", (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+
+  it("finishes on a 400 KB run of dash-joined words (no pattern is quadratic)", () => {
+    // An unbounded URL scheme made this take minutes: finishing within the test's timeout is the check.
+    const text = "a-".repeat(200_000) + " https://user:hunter22@example.test";
+    expect(redactText(text).endsWith("https://user:[REDACTED:url-password]@example.test")).toBe(true);
+  });
+
   it("is stable: redacting twice changes nothing more", () => {
-    const once = redactText(`a=${OPENAI} b=postgres://u:pw123456@h`);
-    expect(redactText(once)).toBe(once);
+    for (const text of [`a=${OPENAI} b=postgres://u:pw123456@h`, ...LEAKS.map(([input]) => input)]) {
+      const once = redactText(text);
+      expect(redactText(once)).toBe(once);
+    }
   });
 });
 
