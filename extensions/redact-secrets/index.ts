@@ -174,6 +174,16 @@ export function redactText(text: string): string {
  * Redact every string inside a JSON-like value. Returns the same object when nothing changed,
  * so callers can tell "no patch" by identity.
  */
+const REDACTED_VALUE = "[REDACTED:secret-assignment]";
+
+/**
+ * A string under a key that says secret (`{password: "hunter22"}` in a tool's details or
+ * arguments): the same rule as `"password": "…"` in text — a literal of 6+ characters, no space.
+ */
+function isSecretValueOf(key: string, value: string): boolean {
+  return isSecretName(key) && !/\s/.test(value) && isLiteralSecret({ value, quoted: true, upperCaseName: false });
+}
+
 export function redactDeep<T>(value: T): T {
   if (typeof value === "string") return redactText(value) as T;
   if (Array.isArray(value)) {
@@ -191,7 +201,7 @@ export function redactDeep<T>(value: T): T {
     let changed = false;
     const next: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      const r = redactDeep(v);
+      const r = typeof v === "string" && isSecretValueOf(k, v) ? REDACTED_VALUE : redactDeep(v);
       if (r !== v) changed = true;
       next[k] = r;
     }

@@ -119,6 +119,20 @@ describe("redactText", () => {
 });
 
 describe("redactDeep", () => {
+  it("redacts a string under a key that says secret, as it would the same pair written as text", () => {
+    const details = { user: "ada", password: "hunter22", dbPassword: "s3cr3t-pw", token_count: "123456", apiKey: "${API_KEY}", nested: [{ client_secret: "abcdef123" }], note: "password reset" };
+    expect(redactDeep(details)).toEqual({
+      user: "ada",
+      password: "[REDACTED:secret-assignment]",
+      dbPassword: "[REDACTED:secret-assignment]",
+      token_count: "123456",
+      apiKey: "${API_KEY}",
+      nested: [{ client_secret: "[REDACTED:secret-assignment]" }],
+      note: "password reset",
+    });
+  });
+
+
   it("returns the same object when nothing changed, a new one when something did, and never touches image data", () => {
     const clean = { content: [{ type: "text", text: "ok" }], n: 1 };
     expect(redactDeep(clean)).toBe(clean);
