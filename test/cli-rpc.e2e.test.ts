@@ -103,6 +103,29 @@ describe.concurrent("RPC mode", () => {
     expect(approved).toMatchObject({ isError: false, buildLeft: false });
   });
 
+  it("lists the user messages to fork from (get_fork_messages), forks before one, and reads the last answer", async () => {
+    const script = sandbox.script([{ text: "First answer." }, { text: "Second answer." }]);
+    const p = rpc(script);
+    p.send({ id: "l0", type: "get_last_assistant_text" });
+    p.send({ id: "p1", type: "prompt", message: "first question" });
+    await p.waitFor((l) => l.type === "agent_end");
+    p.send({ id: "p2", type: "prompt", message: "second question" });
+    await p.waitFor((l) => l.type === "agent_end" && l !== p.lines.find((x) => x.type === "agent_end"));
+    p.send({ id: "l2", type: "get_last_assistant_text" });
+    p.send({ id: "fm", type: "get_fork_messages" });
+    const forkable = await p.waitFor((l) => l.id === "fm");
+    expect(forkable.data.messages.map((m: { text: string }) => m.text)).toEqual(["first question", "second question"]);
+    p.send({ id: "f", type: "fork", entryId: forkable.data.messages[1].entryId });
+    p.send({ id: "m", type: "get_messages" });
+    const messages = await p.waitFor((l) => l.id === "m");
+    p.end();
+    expect((await p.exit).code).toBe(0);
+    expect(p.lines.find((l) => l.id === "l0")?.data).toEqual({ text: null });
+    expect(p.lines.find((l) => l.id === "l2")?.data).toEqual({ text: "Second answer." });
+    expect(p.lines.find((l) => l.id === "f")).toMatchObject({ success: true, data: { cancelled: false } });
+    expect(userTexts(messages.data.messages)).toEqual(["user: first question", "assistant: First answer."]);
+  });
+
   it("keeps --no-session for a new_session: nothing is written under MYPI_HOME", async () => {
     const script = sandbox.script([{ text: "One." }, { text: "Two." }]);
     const p = rpc(script);

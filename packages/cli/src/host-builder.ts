@@ -3,7 +3,7 @@
  * `ExtensionManager`, and wrap an `ExtensionHost` into the `HostSession` the long-lived modes use.
  * Shared by `run.ts` and the demo, so both run the same code path.
  */
-import type { SessionManager, StreamEvent } from "@mypi/kernel";
+import type { SessionManager, StreamEvent, UserMessage } from "@mypi/kernel";
 import {
   ExtensionManager,
   createExtensionHost,
@@ -123,12 +123,22 @@ export function createHostSession(first: ExtensionHost, rebuild: () => Promise<E
     },
     setSessionName: (name) => host.setSessionName(name),
     fork: (entryId) => host.fork(entryId),
+    forkMessages: () =>
+      host.session.getBranch().flatMap((entry) =>
+        entry.type === "message" && entry.message.role === "user" ? [{ entryId: entry.id, text: textOf(entry.message.content) }] : [],
+      ),
     setUI(next) {
       ui = next;
       host.setUI(next);
     },
     start: () => host.start(),
   };
+}
+
+/** The text blocks of a message's content (a string content is its own text). */
+function textOf(content: UserMessage["content"]): string {
+  if (typeof content === "string") return content;
+  return content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
 }
 
 export function buildHost(loaded: LoadedExtensions, session: SessionManager, options: HostOptions): ExtensionHost {

@@ -40,6 +40,8 @@ export interface HostSession {
   compact(customInstructions?: string): Promise<CompactResult>;
   setSessionName(name: string): void;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /** The user messages of the current branch, oldest first: where `fork` can branch off (Pi's `get_fork_messages`). */
+  forkMessages(): { entryId: string; text: string }[];
   /** Give extensions a UI (their dialogs then ask the user). */
   setUI(ui: ExtensionUI | undefined): void;
   /** Send `session_start` to the extensions: once, after the mode installed its UI. */

@@ -98,6 +98,7 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
     start: () => {},
     setSessionName: (name) => (sessionName = name),
     fork: async () => ({ cancelled: true }),
+    forkMessages: () => [],
   };
   const done = runRpcMode(target, { stdin: input, stdout: out.stream });
   const send = (value: unknown) => input.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`);

@@ -107,6 +107,8 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
     },
     set_session_name: (c) => void target.setSessionName(requireString(c, "name")),
     fork: (c) => target.fork(requireString(c, "entryId")),
+    get_fork_messages: () => ({ messages: target.forkMessages() }),
+    get_last_assistant_text: () => ({ text: lastAssistantText(target.agent.messages) }),
   };
 
   /** Parse one line: a command, or the error response it gets. */
@@ -166,6 +168,15 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   while (runs.size > 0) await Promise.all([...runs]);
   unsubscribe();
   return 0;
+}
+
+/** Pi's `get_last_assistant_text`: the text of the history's last assistant message, or null. */
+function lastAssistantText(messages: readonly Message[]): string | null {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === "assistant") return m.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
+  }
+  return null;
 }
 
 function requireString(c: Command, field: string): string {
