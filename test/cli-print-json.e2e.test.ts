@@ -101,8 +101,9 @@ describe.concurrent("print and JSON modes", () => {
       sandbox.run(["--mode", "interactive", "--bogus"]),
       // The value of an extension's string flag is not a prompt.
       sandbox.run(["-e", SHIPPED("tracer"), "--trace-dir", `${sandbox.root}/traces`]),
+      sandbox.run(["--model", `scripted:${readThenAnswer}`, "--session", sandbox.root, "-p", "x"]),
     ]);
-    expect(cases.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 2]);
+    expect(cases.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 2, 2]);
     for (const r of cases) {
       expect(r.stdout).toBe("");
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
@@ -117,6 +118,7 @@ describe.concurrent("print and JSON modes", () => {
     expect(cases[6]!.stderr).toBe("mypi: unknown option --bogus. Run `mypi --help` for the list of options.\n");
     expect(cases[7]!.stderr).toBe("mypi: unknown option --bogus. Run `mypi --help` for the list of options.\n");
     expect(cases[8]!.stderr).toBe('mypi: give a prompt: mypi -p "what to do" (or pipe it on stdin).\n');
+    expect(cases[9]!.stderr).toBe(`mypi: --session ${sandbox.root} is a folder: give a session file (a .jsonl file, created if missing).\n`);
   });
 
   it("takes the prompt from the words left once the extensions' flags are known", async () => {

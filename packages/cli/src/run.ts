@@ -178,6 +178,7 @@ function openSession(args: CliArgs, cwd: string, io: CliIO): SessionManager | st
   if (args.noSession) return SessionManager.inMemory(cwd);
   if (args.session !== undefined) {
     const file = resolve(io.cwd, args.session);
+    if (isDirectory(file)) return `--session ${args.session} is a folder: give a session file (a .jsonl file, created if missing).`;
     try {
       return SessionManager.open(file, { cwd });
     } catch (error) {
