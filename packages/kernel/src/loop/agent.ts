@@ -88,10 +88,15 @@ interface ActiveRun {
   readonly controller: AbortController;
   readonly stream: RunStream;
   handle: LoopHandle | undefined;
-  /** Held back by the sink until the loop has returned (see `#settle`). */
+  /**
+   * The run's `agent_end`, held back by the sink: delivered by `#settle`, at once when there is no
+   * `beforeAgentEnd` to wait for (the loop does nothing after it), else once the loop returned.
+   */
   end: AgentEndEvent | undefined;
   sessionError: string | undefined;
   done: Promise<void> | undefined;
+  /** `#settle` ran (from the sink, or after the loop returned). */
+  settled: boolean;
 }
 
 export class Agent {
@@ -230,6 +235,7 @@ export class Agent {
       end: undefined,
       sessionError: undefined,
       done: undefined,
+      settled: false,
     };
     this.#current = active;
     const prompt: LoopPrompt =
@@ -270,7 +276,7 @@ export class Agent {
       try {
         const handle = (active.handle = startLoop(loopOptions, sink));
         if (active.controller.signal.aborted) handle.wake();
-        handle.done.then(() => this.#settle(active)).then(settled, failed);
+        handle.done.then(() => (active.settled ? undefined : this.#settle(active))).then(settled, failed);
       } catch (error) {
         failed(error);
       }
@@ -319,6 +325,8 @@ export class Agent {
   #fromLoop(active: ActiveRun, event: StreamEvent): void {
     if (event.type === "agent_end") {
       active.end = event as AgentEndEvent;
+      // Nothing to wait for: idle now, one promise hop sooner for whoever awaits the run.
+      if (!this.#options.beforeAgentEnd) this.#settle(active);
       return;
     }
     if (event.type === "message_end") {
@@ -339,6 +347,7 @@ export class Agent {
 
   /** After the loop returned: the host's last word (`beforeAgentEnd`), then `agent_end`, then idle. */
   #settle(active: ActiveRun): void | Promise<void> {
+    active.settled = true;
     let end = active.end!;
     if (active.sessionError !== undefined) {
       end = Object.freeze({ ...end, stopReason: "error", error: active.sessionError });

@@ -141,7 +141,7 @@ function streamAssistant(run: Run, request: ModelRequest, now: number): Promise<
         reject(error);
       }
     };
-    readStream(run, request, partial, reader).then(finish, (error: unknown) =>
+    readStream(run, request, partial, reader, finish).then(undefined, (error: unknown) =>
       finish(partial.end("error", `The model stream failed: ${describeError(error)}`)),
     );
     // Never inside `abort()` itself: the partial message enters history on a later tick.
@@ -160,8 +160,11 @@ interface Reader {
   abandoned: boolean;
 }
 
-/** Reads the model's events into `partial` and `message_update`s; resolves to the message. Never rejects. */
-async function readStream(run: Run, request: ModelRequest, partial: PartialMessage, reader: Reader): Promise<AssistantMessage> {
+/**
+ * Reads the model's events into `partial` and `message_update`s, and hands the message to `done`
+ * as it ends (called, not returned: the caller's promise settles a tick sooner). Never rejects.
+ */
+async function readStream(run: Run, request: ModelRequest, partial: PartialMessage, reader: Reader, done: (message: AssistantMessage) => void): Promise<void> {
   let iterator: AsyncIterator<ModelStreamEvent> | undefined;
   try {
     iterator = run.model.stream(request, run.signal)[Symbol.asyncIterator]();
@@ -170,23 +173,23 @@ async function readStream(run: Run, request: ModelRequest, partial: PartialMessa
       if (wait) await wait;
       if (reader.abandoned || run.aborted) {
         closeQuietly(iterator);
-        return partial.end("aborted", ABORTED_TEXT);
+        return done(partial.end("aborted", ABORTED_TEXT));
       }
       const step = await iterator.next();
       if (reader.abandoned) {
         if (!step.done) closeQuietly(iterator);
-        return partial.end("aborted", ABORTED_TEXT);
+        return done(partial.end("aborted", ABORTED_TEXT));
       }
-      if (step.done) return partial.end("error", "The model stream ended without a done or error event");
+      if (step.done) return done(partial.end("error", "The model stream ended without a done or error event"));
       const event = step.value;
-      if (event.type === "done" || event.type === "error") return endMessage(event);
+      if (event.type === "done" || event.type === "error") return done(endMessage(event));
       if (partial.apply(event)) {
         run.emit({ type: "message_update", message: partial.snapshot(), delta: Object.freeze(event), timestamp: Date.now() });
       }
     }
   } catch (error) {
     if (iterator) closeQuietly(iterator);
-    return run.aborted ? partial.end("aborted", ABORTED_TEXT) : partial.end("error", `The model stream failed: ${describeError(error)}`);
+    done(run.aborted ? partial.end("aborted", ABORTED_TEXT) : partial.end("error", `The model stream failed: ${describeError(error)}`));
   }
 }
 

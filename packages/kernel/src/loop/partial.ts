@@ -81,8 +81,12 @@ export class PartialMessage {
     if (count >= EAGER_BLOCKS) return new Snapshot(this.#model, this.#timestamp, done, count, last) as unknown as AssistantMessage;
     let content: readonly AssistantContent[] = NO_CONTENT;
     if (last !== undefined) {
-      const blocks = count === 0 ? [] : done.slice();
-      blocks.push(last);
+      let blocks: AssistantContent[];
+      if (count === 0) blocks = [last];
+      else {
+        blocks = done.slice();
+        blocks.push(last);
+      }
       content = Object.freeze(blocks);
     }
     return Object.freeze({ role: "assistant", content, stopReason: "stop", usage: NO_USAGE, model: this.#model, timestamp: this.#timestamp }) as AssistantMessage;
