@@ -10,16 +10,17 @@
  * nothing is reported once per extension and kind, as one diagnostic line.
  */
 import { EXTENSION_NAME } from "../context.ts";
-import type { CommandContext, ExtensionAPI, ExtensionContext, ExtensionRuntime, ExtensionUI } from "../types.ts";
+import type { CommandContext, ExtensionAPI, ExtensionContext, ExtensionUI } from "../types.ts";
+import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
 import { piVirtualModules } from "./modules.ts";
+import { assistantMessageEvent } from "./stream.ts";
 import { piUI, type PiUI } from "./tui.ts";
 
 export { piVirtualModules } from "./modules.ts";
 export * from "./truncate.ts";
 
-/** What the layer reads from its manager. */
-export interface PiCompatHost {
-  readonly runtime: ExtensionRuntime | undefined;
+/** What the layer reads from its manager (`runtime` and `reportError` through `CompactHost`). */
+export interface PiCompatHost extends CompactHost {
   diagnostic(message: string): void;
 }
 
@@ -53,7 +54,9 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
   const uis = new WeakMap<ExtensionUI, Map<string, PiUI>>();
 
   return {
-    virtualModules: piVirtualModules(),
+    virtualModules: piVirtualModules((module, member) =>
+      host.diagnostic(`${module}: ${member} is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)`),
+    ),
 
     extendApi(pi, { name }) {
       const tui = (what: string) => () => notice(name, "tui", what);
@@ -103,13 +106,8 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
         /** Pi: fire-and-forget compaction with callbacks. */
         compact: {
           configurable: true,
-          value(options: { customInstructions?: string; onComplete?(result: unknown): void; onError?(error: Error): void } = {}) {
-            const runtime = host.runtime;
-            if (!runtime) return void options.onError?.(new Error("no agent is running yet"));
-            void runtime.compact(options.customInstructions).then((result) => {
-              if (result.status === "failed") options.onError?.(new Error(result.error ?? "compaction failed"));
-              else options.onComplete?.(result);
-            });
+          value(this: ExtensionContext | undefined, options: PiCompactOptions = {}) {
+            void piCompact(host, extensionOf(this ?? {}), options);
           },
         },
         /** Pi: leave when idle. mypi's host decides when it exits (end of input, /quit). */
@@ -133,11 +131,10 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
       });
     },
 
-    // Pi calls a streaming delta `assistantMessageEvent` (with the partial message in it).
+    // Pi calls a streaming delta `assistantMessageEvent` (with the partial message and the block's index in it).
     observed(event) {
       if (event.type !== "message_update") return undefined;
-      const update = event as unknown as { delta: object; message: unknown };
-      return { ...event, assistantMessageEvent: { ...update.delta, partial: update.message } };
+      return { ...event, assistantMessageEvent: assistantMessageEvent(event as unknown as Parameters<typeof assistantMessageEvent>[0]) };
     },
 
     extendCommandContext(ctx, extension) {

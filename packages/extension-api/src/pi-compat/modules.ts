@@ -91,11 +91,44 @@ export function piAiModule(): Record<string, unknown> {
   return module;
 }
 
+/** Members a module loader, a test runner or `await` probes on any module: never reported. */
+const PROBED = new Set(["then", "default", "constructor", "prototype", "toJSON", "toString", "valueOf", "inspect", "asymmetricMatch", "nodeType", "tagName"]);
+
+/** Told once per module and member when an extension reads a member mypi does not provide. */
+export type OnMissingMember = (module: string, member: string) => void;
+
+/**
+ * Pi's module `name` as `module`, telling `onMissing` when an extension reads a member mypi
+ * does not provide (`parseFrontmatter`, `SessionManager`, `getModels`, …). The member still
+ * reads as `undefined`, so an extension that tests for it (`typeof x === "function"`) takes
+ * its own way; one that calls it fails with jiti's `(0, _mod.x) is not a function`, and the
+ * report says why. jiti asks `member in module` before it reads one, hence the `has` trap.
+ */
+export function withMissingMembers(name: string, module: object, onMissing: OnMissingMember): object {
+  const reported = new Set<string>();
+  const report = (key: string | symbol) => {
+    if (typeof key !== "string" || !/^[A-Za-z$][\w$]*$/.test(key) || PROBED.has(key) || reported.has(key)) return;
+    reported.add(key);
+    onMissing(name, key);
+  };
+  return new Proxy(module, {
+    has(target, key) {
+      if (key in target) return true;
+      report(key);
+      return false;
+    },
+    get(target, key, receiver) {
+      if (!(key in target)) report(key);
+      return Reflect.get(target, key, receiver);
+    },
+  });
+}
+
 /**
  * Every module name an extension may import, mapped to the host's module. The TypeBox entries
  * are getters: jiti reads the entry only when an extension imports that name.
  */
-export function piVirtualModules(): Record<string, unknown> {
+export function piVirtualModules(onMissing: OnMissingMember = () => {}): Record<string, unknown> {
   const modules: Record<string, unknown> = {};
   const once = <T>(make: () => T): (() => T) => {
     let value: T | undefined;
@@ -108,10 +141,12 @@ export function piVirtualModules(): Record<string, unknown> {
   const tui = once(piTuiModule);
   const agentCore = once(() => Object.freeze({}));
   for (const scope of ["@mariozechner", "@earendil-works"]) {
-    lazy(`${scope}/pi-coding-agent`, codingAgent);
-    lazy(`${scope}/pi-ai`, ai);
-    lazy(`${scope}/pi-tui`, tui);
-    lazy(`${scope}/pi-agent-core`, agentCore);
+    const pi = (name: string, module: () => object) =>
+      lazy(`${scope}/${name}`, once(() => withMissingMembers(`${scope}/${name}`, module(), onMissing)));
+    pi("pi-coding-agent", codingAgent);
+    pi("pi-ai", ai);
+    pi("pi-tui", tui);
+    pi("pi-agent-core", agentCore);
   }
   for (const name of ["@sinclair/typebox", "@sinclair/typebox/value", "@sinclair/typebox/compiler", "typebox", "typebox/value", "typebox/compile"]) {
     lazy(name, () => requireHost(name));
