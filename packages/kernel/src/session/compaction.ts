@@ -27,7 +27,8 @@ export interface CompactionSettings {
   keepRecentTokens?: number;
   /**
    * Called before the model is asked (the host routes `session_before_compact` here): return
-   * `{cancel: true}` to leave the history as it is, or `{summary}` to supply the summary.
+   * `{cancel: true}` to leave the history as it is, or `{summary}` to supply the summary (not
+   * blank, and no longer than the model's may be: 0.8 × `reserveTokens`, as characters / 4).
    */
   beforeCompact?: (
     preparation: CompactionPreparation,
@@ -143,13 +144,19 @@ async function compactOrThrow(options: CompactOptions): Promise<CompactionOutcom
       return { status: "failed", error: "compaction failed: the first kept message is not in the session" };
     }
   }
+  const leafId = session?.getLeafId();
+  const moved = session && branchProblem(session, leafId, firstKeptEntryId);
+  if (moved) return { status: "failed", error: `compaction failed: ${moved}` };
 
+  const maxTokens = Math.floor(0.8 * (settings.reserveTokens ?? DEFAULT_RESERVE_TOKENS));
   let summary: string | undefined;
   let fromHook = false;
   if (settings.beforeCompact) {
     const decision = await settings.beforeCompact(preparation, signal);
     if (decision?.cancel) return { status: "cancelled" };
     if (typeof decision?.summary === "string") {
+      const refused = suppliedSummaryProblem(decision.summary, maxTokens);
+      if (refused) return { status: "failed", error: `compaction failed: ${refused}` };
       summary = decision.summary;
       fromHook = true;
     }
@@ -160,7 +167,7 @@ async function compactOrThrow(options: CompactOptions): Promise<CompactionOutcom
       messages: preparation.messagesToSummarize,
       ...(preparation.previousSummary !== undefined && { previousSummary: preparation.previousSummary }),
       ...(preparation.customInstructions !== undefined && { customInstructions: preparation.customInstructions }),
-      maxTokens: Math.floor(0.8 * (settings.reserveTokens ?? DEFAULT_RESERVE_TOKENS)),
+      maxTokens,
       // The summarizer's request must fit where the agent's own did not: under the threshold,
       // in the estimate's own unit (characters / 4).
       maxRequestChars: CHARS_PER_TOKEN * (settings.contextWindow - (settings.reserveTokens ?? DEFAULT_RESERVE_TOKENS)),
@@ -170,6 +177,9 @@ async function compactOrThrow(options: CompactOptions): Promise<CompactionOutcom
     summary = result.summary;
   }
   if (signal.aborted) return { status: "failed", error: "compaction aborted" };
+  // The session may have moved on while the summary was written (an RPC `fork` during `compact`).
+  const movedMeanwhile = session && branchProblem(session, leafId, firstKeptEntryId);
+  if (movedMeanwhile) return { status: "failed", error: `compaction failed: ${movedMeanwhile}` };
 
   const messages = [compactionSummaryMessage(summary, Date.now()), ...preparation.keptMessages];
   const outcome: CompactionOutcome = {
@@ -189,4 +199,31 @@ async function compactOrThrow(options: CompactOptions): Promise<CompactionOutcom
     });
   }
   return outcome;
+}
+
+/**
+ * Why the session's current branch can no longer take this compaction: the branch it was read
+ * from (ending at `leafId`) or the first kept entry is not on it. Undefined when it can.
+ */
+function branchProblem(session: SessionManager, leafId: string | undefined, firstKeptEntryId: string | undefined): string | undefined {
+  const branch = new Set(session.getBranch().map((e) => e.id));
+  if (leafId !== undefined && !branch.has(leafId)) {
+    return "the session moved to another branch while the summary was being written; nothing was recorded";
+  }
+  if (firstKeptEntryId !== undefined && !branch.has(firstKeptEntryId)) return "the first kept message is not on the session's current branch";
+  return undefined;
+}
+
+/**
+ * Why a summary from `beforeCompact` cannot be used: an empty one would drop the older history
+ * without a trace, and one longer than the model's summary may be (`maxTokens`) would leave the
+ * context no smaller — and too long for the next compaction to update.
+ */
+function suppliedSummaryProblem(summary: string, maxTokens: number): string | undefined {
+  if (summary.trim() === "") return "beforeCompact supplied an empty summary; return { cancel: true } to leave the history as it is";
+  const tokens = Math.ceil(summary.length / CHARS_PER_TOKEN);
+  if (tokens > maxTokens) {
+    return `the summary from beforeCompact is about ${tokens} tokens, more than the ${maxTokens} a summary may take (0.8 × reserveTokens)`;
+  }
+  return undefined;
 }

@@ -83,30 +83,97 @@ export type SessionEntryType = SessionEntry["type"];
 
 // ─── Checking a parsed line ──────────────────────────────────────────────────────────────────
 
-/** Why a parsed line is not an entry, or undefined when it is one. Checks shape, not content. */
-export function entryProblem(value: unknown): string | undefined {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return "not a JSON object";
-  const e = value as Record<string, unknown>;
+/** Why a parsed line is not an entry, or undefined when it is one. Checks the fields that are read later. */
+export function entryProblem(e: unknown): string | undefined {
+  if (!isObject(e)) return "not a JSON object";
   if (typeof e.type !== "string") return "no entry type";
   if (typeof e.id !== "string" || e.id === "") return "no entry id";
   if (e.parentId !== null && typeof e.parentId !== "string") return "parentId is neither a string nor null";
   switch (e.type) {
-    case "message": {
-      const m = e.message as Record<string, unknown> | null | undefined;
-      if (typeof m !== "object" || m === null || typeof m.role !== "string") return "message entry without a message";
-      if (m.role === "assistant" && !Array.isArray(m.content)) return "assistant message without content";
-      if (m.role === "toolResult" && typeof m.toolCallId !== "string") return "tool result without toolCallId";
-      return undefined;
-    }
+    case "message":
+      return messageProblem(e.message);
     case "compaction":
       if (typeof e.summary !== "string" || typeof e.firstKeptEntryId !== "string") return "compaction entry without summary";
       return undefined;
     case "label":
-      return typeof e.targetId === "string" ? undefined : "label entry without targetId";
+      if (typeof e.targetId !== "string") return "label entry without targetId";
+      return optionalString(e.label) ? undefined : "label entry whose label is not a string";
+    case "custom":
+      return typeof e.customType === "string" ? undefined : "custom entry without customType";
+    case "model_change":
+      return typeof e.model === "string" ? undefined : "model_change entry without model";
+    case "session_info":
+      return optionalString(e.name) ? undefined : "session_info entry whose name is not a string";
     default:
       // Unknown types (a newer writer) are kept in the tree and ignored by the context.
       return undefined;
   }
+}
+
+/**
+ * Why `value` is not a message the kernel can read, or undefined. Checks every field that the
+ * context, token estimates, compaction and the model clients read, so that a message accepted
+ * here (on load, and on append) cannot make them throw later.
+ */
+export function messageProblem(m: unknown): string | undefined {
+  if (!isObject(m) || typeof m.role !== "string") return "message entry without a message";
+  switch (m.role) {
+    case "user":
+      return contentProblem("user", m.content, USER_BLOCKS, true);
+    case "custom":
+      if (typeof m.customType !== "string") return "custom message without customType";
+      return contentProblem("custom", m.content, USER_BLOCKS, true);
+    case "assistant":
+      return contentProblem("assistant", m.content, ASSISTANT_BLOCKS, false);
+    case "toolResult":
+      if (typeof m.toolCallId !== "string" || typeof m.toolName !== "string") return "tool result without toolCallId or toolName";
+      return contentProblem("toolResult", m.content, USER_BLOCKS, false);
+    default:
+      return `unknown message role ${JSON.stringify(m.role)}`;
+  }
+}
+
+const USER_BLOCKS = ["text", "image"];
+const ASSISTANT_BLOCKS = ["text", "thinking", "toolCall"];
+
+function contentProblem(role: string, content: unknown, types: readonly string[], stringAllowed: boolean): string | undefined {
+  if (stringAllowed && typeof content === "string") return undefined;
+  if (!Array.isArray(content)) {
+    return `${role} message: content is ${stringAllowed ? "neither a string nor" : "not"} a list of blocks`;
+  }
+  for (let i = 0; i < content.length; i++) {
+    const block: unknown = content[i];
+    if (!isObject(block)) return `${role} message: content[${i}] is not a block`;
+    if (!types.includes(block.type as string)) {
+      return `${role} message: content[${i}] has type ${JSON.stringify(block.type)}, not one of ${types.join(", ")}`;
+    }
+    const problem = blockProblem(block);
+    if (problem) return `${role} message: content[${i}] (${String(block.type)}) ${problem}`;
+  }
+  return undefined;
+}
+
+function blockProblem(b: Record<string, unknown>): string | undefined {
+  switch (b.type) {
+    case "text":
+      return typeof b.text === "string" ? undefined : "has no text";
+    case "thinking":
+      return typeof b.thinking === "string" ? undefined : "has no text";
+    case "image":
+      return typeof b.data === "string" && typeof b.mimeType === "string" ? undefined : "has no data or mimeType";
+    default: // toolCall
+      if (typeof b.id !== "string" || typeof b.name !== "string") return "has no id or name";
+      if (!isObject(b.arguments)) return "arguments are not an object";
+      return b.rawArguments === undefined || typeof b.rawArguments === "string" ? undefined : "rawArguments is not a string";
+  }
+}
+
+function optionalString(value: unknown): boolean {
+  return value === undefined || typeof value === "string";
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 export function isHeader(value: unknown): value is SessionHeader {

@@ -22,7 +22,8 @@ export function parseSessionText(text: string, file: string): LoadedSession {
   const byId = new Map<string, SessionEntry>();
   let header: SessionHeader | undefined;
   const name = basename(file);
-  const lines = text.split("\n");
+  // A byte order mark (an editor's) would make the header line invalid JSON.
+  const lines = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).split("\n");
   const complete = text.endsWith("\n");
   const last = lines.length - 1;
 

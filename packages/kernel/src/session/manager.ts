@@ -11,10 +11,11 @@
  * ever rewritten. On load the leaf is the last entry in the file.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { appendFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { appendFileSync, closeSync, constants, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Message } from "../types.ts";
 import {
+  messageProblem,
   SESSION_VERSION,
   type CompactionEntry,
   type CustomEntry,
@@ -53,6 +54,8 @@ interface SessionState {
   warnings: string[];
   headerWritten: boolean;
   needsNewline: boolean;
+  /** The file exists: it was loaded, or this session wrote it. */
+  onDisk: boolean;
 }
 
 type Fields<E extends SessionEntry> = Omit<E, "id" | "parentId" | "timestamp">;
@@ -73,7 +76,7 @@ export class SessionManager {
   private sessionName: string | undefined;
   private headerWritten: boolean;
   private needsNewline: boolean;
-  private dirReady = false;
+  private onDisk: boolean;
   /** Message object → its entry id, for `entryIdOf` (compaction's `firstKeptEntryId`). */
   private readonly messageIds = new WeakMap<Message, string>();
   private indexedLoadedMessages = false;
@@ -88,6 +91,7 @@ export class SessionManager {
     this.loadWarnings = state.warnings;
     this.headerWritten = state.headerWritten;
     this.needsNewline = state.needsNewline;
+    this.onDisk = state.onDisk;
     this.leafId = state.entries.at(-1)?.id ?? null;
     for (const e of state.entries) this.track(e);
     if (state.entries.length === 0) this.indexedLoadedMessages = true; // nothing loaded to index
@@ -138,6 +142,7 @@ export class SessionManager {
       warnings: loaded.warnings,
       headerWritten: loaded.header !== undefined,
       needsNewline: loaded.needsNewline,
+      onDisk: true,
     });
   }
 
@@ -156,13 +161,20 @@ export class SessionManager {
   }
 
   private static fresh(header: SessionHeader, file: string | undefined): SessionManager {
-    return new SessionManager({ header, file, entries: [], byId: new Map(), warnings: [], headerWritten: false, needsNewline: false });
+    return new SessionManager({ header, file, entries: [], byId: new Map(), warnings: [], headerWritten: false, needsNewline: false, onDisk: false });
   }
 
   // ─── Appending ─────────────────────────────────────────────────────────────────────────────
 
-  /** Record a message of the history; returns its entry id. */
+  /**
+   * Record a message of the history; returns its entry id. A message that loading would skip (a
+   * field of the wrong type) is refused with an error, and nothing is written.
+   */
   appendMessage(message: Message): string {
+    const problem = messageProblem(message);
+    if (problem) {
+      throw new Error(`Cannot record a message in session ${this.id}: ${problem}. Messages must have the shapes of @mypi/kernel's Message type.`);
+    }
     const entry = this.append<MessageEntry>({ type: "message", message });
     this.messageIds.set(message, entry.id);
     return entry.id;
@@ -214,20 +226,53 @@ export class SessionManager {
     return entry;
   }
 
-  /** One synchronous append: [newline if the file ends mid-line] [header if not yet written] entry. */
+  /**
+   * One synchronous append: [newline if the file ends mid-line] [header if not yet written] entry.
+   * A file this session loaded or wrote is appended to without being created: when it (or its
+   * folder) was deleted meanwhile, the whole session is written again from memory, rather than a
+   * headerless tail whose entries point to parents the file no longer holds.
+   */
   private write(entry: SessionEntry): void {
-    const file = this.file!;
-    let text = "";
-    if (this.needsNewline) text += "\n";
-    if (!this.headerWritten) text += JSON.stringify(this.header) + "\n";
-    text += serializeEntry(entry) + "\n";
-    if (!this.dirReady) {
-      mkdirSync(dirname(file), { recursive: true });
-      this.dirReady = true;
+    const line = serializeEntry(entry) + "\n";
+    try {
+      if (this.onDisk) this.appendOrRewrite(line);
+      else this.createFile(this.pendingPrefix() + line);
+    } catch (error) {
+      // A write that failed part-way (disk full) may have left a torn line: the next starts a fresh one.
+      this.needsNewline = true;
+      throw error;
     }
-    appendFileSync(file, text);
+    this.onDisk = true;
     this.needsNewline = false;
     this.headerWritten = true;
+  }
+
+  /** Appends to the file; when it (or its folder) is gone, writes the whole session again. */
+  private appendOrRewrite(line: string): void {
+    try {
+      appendToExisting(this.file!, this.pendingPrefix() + line);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      this.createFile(this.wholeSession() + line);
+    }
+  }
+
+  /** What must precede the next line: a newline ending a torn line, the header if not yet written. */
+  private pendingPrefix(): string {
+    return (this.needsNewline ? "\n" : "") + (this.headerWritten ? "" : JSON.stringify(this.header) + "\n");
+  }
+
+  /** Header and every entry in memory, in file order: the session written anew. */
+  private wholeSession(): string {
+    let text = JSON.stringify(this.header) + "\n";
+    for (const e of this.entries) text += serializeEntry(e) + "\n";
+    return text;
+  }
+
+  /** Creates the folder and the file (appending, should another writer have created it meanwhile). */
+  private createFile(text: string): void {
+    mkdirSync(dirname(this.file!), { recursive: true });
+    appendFileSync(this.file!, text);
   }
 
   private newId(): string {
@@ -376,6 +421,16 @@ function serializeEntry(entry: SessionEntry): string {
     if (entry.type !== "message" || !("details" in entry.message)) throw error;
     const { details: _dropped, ...message } = entry.message as Message & { details?: unknown };
     return JSON.stringify({ ...entry, message, detailsError: `details not written: ${(error as Error).message}` });
+  }
+}
+
+/** Appends to a file that exists: fails with ENOENT rather than create it. */
+function appendToExisting(file: string, text: string): void {
+  const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND);
+  try {
+    appendFileSync(fd, text);
+  } finally {
+    closeSync(fd);
   }
 }
 

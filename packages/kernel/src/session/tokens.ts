@@ -38,9 +38,15 @@ export function estimateMessageTokens(message: Message): number {
 
 /** What a usage says the whole context was: `totalTokens`, else the sum of its parts. */
 export function usageTokens(usage: AssistantMessage["usage"] | undefined): number {
-  if (!usage) return 0;
-  if (usage.totalTokens !== undefined && usage.totalTokens > 0) return usage.totalTokens;
-  return (usage.input ?? 0) + (usage.output ?? 0) + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0);
+  if (typeof usage !== "object" || usage === null) return 0;
+  const total = count(usage.totalTokens);
+  if (total > 0) return total;
+  return count(usage.input) + count(usage.output) + count(usage.cacheRead) + count(usage.cacheWrite);
+}
+
+/** A usage field as a count; anything else (a hand-edited session's `"500"`) counts nothing. */
+function count(value: unknown): number {
+  return typeof value === "number" && value > 0 ? value : 0;
 }
 
 /**
