@@ -121,6 +121,27 @@ describe.concurrent("print and JSON modes", () => {
     expect(cases[9]!.stderr).toBe(`mypi: --session ${sandbox.root} is a folder: give a session file (a .jsonl file, created if missing).\n`);
   });
 
+  it("prints and awaits a run an extension starts from agent_end (Pi's plan mode), exiting with the last run's code", async () => {
+    const planner = sandbox.file("planner.ts", `
+      export default function (pi: any) {
+        let stepped = false;
+        pi.on("agent_end", () => {
+          if (stepped) return;
+          stepped = true;
+          pi.sendUserMessage("next step");
+        });
+      }
+    `);
+    const script = () => sandbox.script([{ text: "Step one." }, { text: "Step two." }]);
+    const [print, json] = await Promise.all([
+      sandbox.run(["--model", `scripted:${script()}`, "--no-session", "-e", planner, "-p", "plan"]),
+      sandbox.run(["--model", `scripted:${script()}`, "--no-session", "-e", planner, "--mode", "json", "-p", "plan"]),
+    ]);
+    expect(print).toMatchObject({ code: 0, stdout: "Step two.\n", stderr: "" });
+    expect(json.code).toBe(0);
+    expect(json.events().filter((e) => e.type === "agent_end").map((e) => e.finalText)).toEqual(["Step one.", "Step two."]);
+  });
+
   it("takes the prompt from the words left once the extensions' flags are known", async () => {
     const script = sandbox.script([{ text: "ok" }]);
     const r = await sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "--no-session", "-e", SHIPPED("tracer"), "--trace-dir", `${sandbox.root}/traces`, "-p", "go"]);

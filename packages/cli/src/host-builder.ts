@@ -104,7 +104,7 @@ export function createHostSession(first: ExtensionHost, rebuild: () => Promise<E
       host = next;
       if (ui) host.setUI(ui);
       detach = attach(host);
-      host.start();
+      await host.start();
       host.switched("new", previousSessionFile);
       return { cancelled: false };
     },

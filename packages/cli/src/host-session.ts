@@ -45,5 +45,5 @@ export interface HostSession {
   /** Give extensions a UI (their dialogs then ask the user). */
   setUI(ui: ExtensionUI | undefined): void;
   /** Send `session_start` to the extensions: once, after the mode installed its UI. */
-  start(): void;
+  start(): Promise<void>;
 }

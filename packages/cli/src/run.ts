@@ -129,7 +129,7 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     buildHost(await loadExtensionSet({ ...extensionSet, flags: args.extensionFlags }), args.noSession ? SessionManager.inMemory(cwd) : SessionManager.create({ cwd }), hostOptions),
   );
   // Interactive mode starts the session itself, once its UI is in place.
-  if (mode !== "interactive") hostSession.start();
+  if (mode !== "interactive") await hostSession.start();
 
   try {
     switch (mode) {

@@ -95,7 +95,7 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
     newSession: async () => ({ cancelled: false }),
     compact: async () => ({ status: "skipped", reason: "nothing to compact" }),
     setUI: () => {},
-    start: () => {},
+    start: async () => {},
     setSessionName: (name) => (sessionName = name),
     fork: async () => ({ cancelled: true }),
     forkMessages: () => [],

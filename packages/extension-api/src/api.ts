@@ -5,7 +5,7 @@
  * manager can attach, detach and roll it back as a unit.
  */
 import type { Content, CustomMessage, JSONSchema, Tool, ToolContext } from "@mypi/kernel";
-import { defineTool, isTool } from "@mypi/kernel";
+import { defineTool, isTool, messageProblem } from "@mypi/kernel";
 import type mitt from "mitt";
 import { ExtensionError, closest, describeValue, errorMessage } from "./errors.ts";
 import { exec } from "./exec.ts";
@@ -358,5 +358,8 @@ function toCustomMessage(
   const out: CustomMessage = { role: "custom", customType: message.customType, content: message.content, timestamp: Date.now() };
   if (message.display !== undefined) out.display = message.display;
   if (message.details !== undefined) out.details = message.details;
+  // Refused here, with the caller's name on it, rather than when the session cannot record it.
+  const problem = messageProblem(out);
+  if (problem) throw fail("MYPI_BAD_RESULT", `sendMessage(${describeValue(message)}): ${problem}`);
   return out;
 }

@@ -65,8 +65,12 @@ export interface ExtensionHost {
   readonly agent: Agent;
   readonly manager: ExtensionManager;
   readonly session: SessionManager;
-  /** Send `session_start` to the extensions; call once, after loading them. */
-  start(): void;
+  /**
+   * Send `session_start` to the extensions; call once, after loading them. Resolves when every
+   * handler has run (at most the drain deadline): await it before the first prompt, as Pi does,
+   * so that what a handler prepares (rules read from a file, a tool set) is there for it.
+   */
+  start(): Promise<void>;
   /** `/name args` of an extension command; `signal` is its `ctx.signal` (abort it to ask the command to stop). */
   runCommand(name: string, args?: string, signal?: AbortSignal): Promise<{ ran: boolean; error?: string }>;
   /** Reload every extension; the session and the history stay. */
@@ -89,6 +93,7 @@ export interface ExtensionHost {
 }
 
 const NEVER_ABORTED = new AbortController().signal;
+const RUN_IN_PROGRESS = "A run is in progress: abort it or wait for it to end, then try again.";
 const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 export function createExtensionHost(options: ExtensionHostOptions): ExtensionHost {
@@ -104,6 +109,13 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   /** `sendMessage({deliverAs: "nextTurn"})` during a run waits here for the next prompt. */
   let nextTurn: CustomMessage[] = [];
   let idleWaiters: (() => void)[] = [];
+  /**
+   * Set while `agent_end` reaches the observers: the run has decided to stop, so what they send
+   * (a plan-mode extension prompting the next step) waits here and is sent once the agent is
+   * idle — a triggered turn then starts a new run, as in Pi.
+   */
+  let ending = false;
+  let afterRun: (() => void)[] = [];
 
   const emit = (event: { type: string }) => agent.emit(event as HostEvent);
   const hostCall = (signal: AbortSignal = agent.signal ?? NEVER_ABORTED): ChainCall => ({ signal, emit });
@@ -155,6 +167,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     ...(options.onListenerError && { onListenerError: options.onListenerError }),
     // agent_end reaches every observer, and the mailboxes drain, before anyone else sees it.
     beforeAgentEnd: async (end) => {
+      ending = true;
       manager.publish(end);
       await manager.drain();
       runSystemPrompt = undefined;
@@ -164,6 +177,9 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
 
   agent.subscribe((event: StreamEvent) => {
     if (event.type === "agent_end") {
+      // Delivered once the agent is idle: what observers sent from their agent_end goes now.
+      ending = false;
+      for (const send of afterRun.splice(0)) send();
       for (const resolve of idleWaiters.splice(0)) resolve();
       return; // published in beforeAgentEnd
     }
@@ -173,6 +189,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   const runtime: ExtensionRuntime = {
     sessionManager: readonlyView(session),
     sendMessage(message: CustomMessage, opts: SendMessageOptions) {
+      if (ending) return void afterRun.push(() => runtime.sendMessage(message, opts));
       if (agent.isRunning) {
         if (opts.deliverAs === "followUp") agent.followUp(message);
         else if (opts.deliverAs === "nextTurn") nextTurn.push(message);
@@ -184,6 +201,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       }
     },
     sendUserMessage(content: string | Content[], opts: SendUserMessageOptions) {
+      if (ending) return void afterRun.push(() => runtime.sendUserMessage(content, opts));
       const { text, images } = splitContent(content);
       if (!agent.isRunning) {
         startRun(agent.prompt(text, { source: "extension", ...(images.length && { images }) }));
@@ -264,12 +282,16 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     session,
     start() {
       manager.publish({ type: "session_start", reason: "startup", timestamp: Date.now() });
+      return manager.drain();
     },
     runCommand: (name, args = "", signal) => manager.runCommand(name, args, signal),
     reload: () => manager.reload(),
     async fork(entryId) {
+      // Before anything moves: a session moved under a running agent would no longer match it.
+      if (agent.isRunning) throw new Error(RUN_IN_PROGRESS);
       const decision = (await manager.runSlot("session_before_fork", { entryId }, hostCall(NEVER_ABORTED))) as SessionBeforeForkDecision | undefined;
       if (decision?.cancel) return { cancelled: true };
+      if (agent.isRunning) throw new Error(RUN_IN_PROGRESS); // a run started while the extensions decided
       const previousLeafId = session.getLeafId();
       session.fork(entryId);
       agent.replaceMessages(session.buildContext());
@@ -277,6 +299,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       return { cancelled: false };
     },
     async compact(customInstructions) {
+      if (agent.isRunning) return { status: "failed", error: RUN_IN_PROGRESS };
       const outcome = await compact({
         model: agent.model,
         messages: agent.messages,

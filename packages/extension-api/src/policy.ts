@@ -16,6 +16,7 @@
  * | session_before_switch  | —                                                 | cancel            | open    |
  */
 import type { Content, CustomMessage } from "@mypi/kernel";
+import { messageProblem } from "@mypi/kernel";
 import { ExtensionError, describeValue } from "./errors.ts";
 import type { CustomMessageInput, HookOutcome, SlotEvent, SlotName, SlotResult } from "./types.ts";
 
@@ -98,6 +99,7 @@ function toCustomMessage(input: unknown, slot: SlotName): CustomMessage {
   };
   if (typeof input.display === "boolean") message.display = input.display;
   if (input.details !== undefined) message.details = input.details;
+  if (messageProblem(message)) throw bad(slot, input, "a message {customType, content: string | (text | image)[], display?, details?}");
   return message;
 }
 

@@ -1,6 +1,6 @@
 // The host: the kernel Agent with the manager's chains as its slots, events fed to the observer
 // bus, agent_end held until the mailboxes drain, tools and actions wired (DESIGN §3.4–3.6).
-import { createScriptedModel, type ModelRequest, type ScriptedTurn, type StreamEvent, type ToolResultMessage } from "@mypi/kernel";
+import { createScriptedModel, isAgentEvent, type ModelRequest, type ScriptedTurn, type StreamEvent, type ToolResultMessage } from "@mypi/kernel";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createExtensionHost, defineTool, z, type ExtensionErrorEvent, type ExtensionHost } from "../src/index.ts";
 import { gate, probe, release, resetProbe } from "./fixtures/probe.ts";
@@ -45,6 +45,38 @@ const twoCalls: ScriptedTurn[] = [
 ];
 
 describe("createExtensionHost", () => {
+  it("start() resolves once session_start handlers ran; a prompt sent from agent_end starts the next run when the agent is idle", async () => {
+    const { host, requests, events } = await hostWith(["host/planner.ts"], [{ text: "Step one." }, { text: "Step two." }]);
+    const ends: string[] = [];
+    const bothEnded = new Promise<void>((resolve) =>
+      host.agent.subscribe((e) => {
+        if (isAgentEvent(e) && e.type === "agent_end" && ends.push(e.stopReason) === 2) resolve();
+      }),
+    );
+    await host.start();
+    await host.agent.prompt("plan it");
+    await bothEnded;
+    expect(requests.map((r) => r.systemPrompt)).toEqual(["base RULES", "base RULES"]);
+    expect(ends).toEqual(["completed", "completed"]);
+    const users = host.agent.messages.filter((m) => m.role === "user").map((m) => (m.content as { text: string }[])[0]!.text);
+    expect(users).toEqual(["plan it", "next step"]);
+    expect(events.filter((e) => e.type === "agent_start")).toHaveLength(2);
+  });
+
+  it("refuses fork and compact while a run is in progress, before the session moves", async () => {
+    const { host } = await hostWith([], [{ text: "Slow.", delayMs: 60_000 }]);
+    await host.start();
+    const streaming = new Promise<void>((resolve) => host.agent.subscribe((e) => isAgentEvent(e) && e.type === "message_start" && e.message.role === "assistant" && resolve()));
+    const run = host.agent.prompt("go");
+    await streaming;
+    const leaf = host.session.getLeafId();
+    await expect(host.fork(host.session.getEntries()[0]!.id)).rejects.toThrow("A run is in progress");
+    expect(await host.compact()).toEqual({ status: "failed", error: "A run is in progress: abort it or wait for it to end, then try again." });
+    expect(host.session.getLeafId()).toBe(leaf);
+    host.agent.abort();
+    expect((await run).stopReason).toBe("aborted");
+  });
+
   it("runs the agent with the extensions' slots, tools and observers, diagnostics in the stream before agent_end", async () => {
     const { host, requests, events } = await hostWith(["host/guard.ts", "host/watcher.ts"], twoCalls);
     host.start();
@@ -110,6 +142,15 @@ describe("createExtensionHost", () => {
     await host.runCommand("note", "remember the milk");
     await ended;
     expect(host.agent.messages[0]).toMatchObject({ role: "custom", customType: "note", content: "remember the milk" });
+  });
+
+  it("refuses a custom message the session could not record, naming the call (the command fails, nothing runs)", async () => {
+    const { host } = await hostWith(["host/actions.ts"], [{ text: "never" }]);
+    const outcome = await host.runCommand("bad-note", "");
+    expect(outcome.ran).toBe(true);
+    expect(outcome.error).toContain('MYPI_BAD_RESULT: sendMessage({"customType":"note","content":42}): custom message: content is neither a string nor a list of blocks');
+    expect(host.agent.isRunning).toBe(false);
+    expect(host.agent.messages).toEqual([]);
   });
 
   it("queues messages sent during a run: steering at the next turn boundary (through the input slot), follow-ups at the end", async () => {

@@ -148,7 +148,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     notify: (message, type = "info") => say(type === "error" ? style.red(message) : type === "warning" ? style.yellow(message) : style.dim(message)),
   };
   session.setUI(ui);
-  session.start(); // extensions see ctx.hasUI from their first event
+  await session.start(); // extensions see ctx.hasUI from their first event; the first prompt waits for them
 
   // The run's events (its agent_end included) redraw the screen; only a failure to start is said here.
   const startRun = (text: string) => {

@@ -88,20 +88,51 @@ function onSigint(agent: Agent, io: CliIO): Interrupt {
   };
 }
 
-/** The prompt as one run, its events from the run's own stream. */
+/**
+ * The prompt's run, then any run an extension starts from its end (Pi's plan mode prompts the next
+ * step from `agent_end`): each is printed and awaited; the exit code is the last one's.
+ */
 async function runPrompt({ agent, io, options }: OneShot): Promise<number> {
+  const followed = followRuns(agent, io, options);
   let end: AgentEndEvent | undefined;
-  for await (const event of agent.prompt(options.prompt, { source: "interactive" })) {
-    if (options.json) io.stdout.write(toJsonLine(event));
-    else if (event.type === "extension_error") {
-      const e = event as { extension?: unknown; slot?: unknown; error?: unknown };
-      io.stderr.write(`mypi: extension ${String(e.extension)} failed in ${String(e.slot)}: ${oneLine(String(e.error))}\n`);
-    }
-    if (event.type === "agent_end") end = event as AgentEndEvent;
+  try {
+    // A run that ends in `error` rejects; its agent_end was seen and decides below.
+    await agent.run(options.prompt, { source: "interactive" }).catch((error: unknown) => {
+      if (!followed.end) throw error;
+    });
+    end = await followed.untilIdle();
+  } finally {
+    followed.stop();
   }
   if (!end) throw new Error("the run ended without agent_end");
   if (!options.json) writeOutcome(end, io, options.maxTurns);
   return exitCodeFor(end.stopReason);
+}
+
+/**
+ * Prints every event from now on (JSON mode: each as a line; print mode: extension failures on
+ * stderr) and remembers the last `agent_end`; `untilIdle` waits until no run is in progress.
+ */
+function followRuns(agent: Agent, io: CliIO, options: OneShotOptions) {
+  let idle: (() => void) | undefined;
+  const followed = {
+    end: undefined as AgentEndEvent | undefined,
+    stop: agent.subscribe((event) => {
+      if (options.json) io.stdout.write(toJsonLine(event));
+      else if (event.type === "extension_error") {
+        const e = event as { extension?: unknown; slot?: unknown; error?: unknown };
+        io.stderr.write(`mypi: extension ${String(e.extension)} failed in ${String(e.slot)}: ${oneLine(String(e.error))}\n`);
+      }
+      if (event.type !== "agent_end") return;
+      followed.end = event as AgentEndEvent;
+      idle?.();
+    }),
+    async untilIdle(): Promise<AgentEndEvent | undefined> {
+      while (agent.isRunning) await new Promise<void>((resolve) => (idle = resolve));
+      return followed.end;
+    },
+  };
+  return followed;
 }
 
 /**
@@ -112,21 +143,15 @@ async function runPrompt({ agent, io, options }: OneShot): Promise<number> {
  * `undefined`: no such command.
  */
 async function runSlashCommand({ agent, io, options, interrupt }: OneShot, name: string, args: string): Promise<number | undefined> {
+  const followed = followRuns(agent, io, options);
   let end: AgentEndEvent | undefined;
-  let idle: (() => void) | undefined;
-  const unsubscribe = agent.subscribe((event) => {
-    if (options.json) io.stdout.write(toJsonLine(event));
-    if (event.type !== "agent_end") return;
-    end = event as AgentEndEvent;
-    idle?.();
-  });
   let outcome: { ran: boolean; error?: string };
   try {
     outcome = await options.runCommand!(name, args, interrupt.signal);
     if (!outcome.ran) return undefined;
-    while (agent.isRunning) await new Promise<void>((resolve) => (idle = resolve));
+    end = await followed.untilIdle();
   } finally {
-    unsubscribe();
+    followed.stop();
   }
   const failed = outcome.error !== undefined;
   if (failed) io.stderr.write(`mypi: /${name} failed: ${oneLine(outcome.error!)}\n`);

@@ -7,6 +7,7 @@ export {
 } from "./manager.ts";
 export {
   SESSION_VERSION,
+  messageProblem,
   type SessionHeader,
   type SessionEntryBase,
   type SessionEntry,
