@@ -179,14 +179,15 @@ function buildResult(
   },
 ): ToolResult {
   const tail = output.tail();
-  const truncated = tail.droppedLines > 0 || output.dropped;
-  const shownLines = tail.lines;
+  const truncated = tail.droppedBytes > 0 || output.dropped;
   const parts: string[] = [];
   if (truncated) {
-    const cutLines = output.totalLines - shownLines;
-    const cutBytes = output.totalBytes - Buffer.byteLength(tail.text, "utf8");
+    const shownBytes = Buffer.byteLength(tail.text, "utf8");
+    const cutBytes = formatBytes(output.totalBytes - shownBytes);
     parts.push(
-      `[Output truncated: the first ${cutLines} lines (${formatBytes(cutBytes)}) were cut; showing the last ${shownLines} lines.]`,
+      tail.startsMidLine
+        ? `[Output truncated: the first ${cutBytes} were cut; showing the last ${formatBytes(shownBytes)}, starting in the middle of a line.]`
+        : `[Output truncated: the first ${output.totalLines - tail.lines} lines (${cutBytes}) were cut; showing the last ${tail.lines} lines.]`,
     );
   }
   parts.push(tail.text.length > 0 ? tail.text.replace(/\n$/, "") : "(no output)");
@@ -241,10 +242,10 @@ class OutputTail {
   }
 
   /** What the model is shown: ANSI escapes removed, then the last 2000 lines / 50 KB. */
-  tail(): { text: string; lines: number; droppedLines: number } {
+  tail(): { text: string; lines: number; droppedBytes: number; startsMidLine: boolean } {
     const cut = cutTail(stripAnsi(this.#text));
     const lines = cut.text.length === 0 ? 0 : cut.text.split("\n").length - (cut.text.endsWith("\n") ? 1 : 0);
-    return { text: cut.text, lines, droppedLines: cut.droppedLines };
+    return { text: cut.text, lines, droppedBytes: cut.droppedBytes, startsMidLine: cut.startsMidLine };
   }
 }
 

@@ -6,6 +6,9 @@
 const CONTEXT = 3;
 /** Longest run of removed (or added) lines shown; the rest is counted. */
 const MAX_SHOWN = 40;
+/** Longer lines (a minified file's one line) show this many characters, from a little before the change. */
+const MAX_LINE_CHARS = 500;
+const LEAD_CHARS = 100;
 
 export interface EditDiff {
   text: string;
@@ -29,16 +32,32 @@ export function diffOneRegion(path: string, before: string, after: string): Edit
   const oldCount = before_.length + removed.length + after_.length;
   const newCount = before_.length + added.length + after_.length;
 
+  const column = commonPrefixLength(removed[0] ?? "", added[0] ?? "");
+  const clip = (l: string) => around(l, column);
   const lines = [
     `--- ${path}`,
     `+++ ${path}`,
     `@@ -${ctxStart + 1},${oldCount} +${ctxStart + 1},${newCount} @@`,
-    ...before_.map((l) => ` ${l}`),
-    ...capped(removed, "-", "removed"),
-    ...capped(added, "+", "added"),
-    ...after_.map((l) => ` ${l}`),
+    ...before_.map((l) => ` ${clip(l)}`),
+    ...capped(removed.map(clip), "-", "removed"),
+    ...capped(added.map(clip), "+", "added"),
+    ...after_.map((l) => ` ${clip(l)}`),
   ];
   return { text: lines.join("\n"), firstChangedLine: head + 1 };
+}
+
+/** `line` whole when short, else MAX_LINE_CHARS of it from a little before `column`, cut ends marked with "…". */
+function around(line: string, column: number): string {
+  if (line.length <= MAX_LINE_CHARS) return line;
+  const start = Math.max(0, Math.min(column - LEAD_CHARS, line.length - MAX_LINE_CHARS));
+  const end = start + MAX_LINE_CHARS;
+  return `${start > 0 ? "…" : ""}${line.slice(start, end)}${end < line.length ? "…" : ""}`;
+}
+
+function commonPrefixLength(x: string, y: string): number {
+  let i = 0;
+  while (i < x.length && i < y.length && x[i] === y[i]) i++;
+  return i;
 }
 
 /** The file's lines; a final newline ends the last line rather than starting an empty one. */

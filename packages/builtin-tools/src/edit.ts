@@ -9,9 +9,9 @@ import { z } from "zod";
 import { defineTool, type Tool, type ToolResult } from "@mypi/kernel";
 import { diffOneRegion, similarity } from "./diff.ts";
 import { defaultMutationQueue, type FileMutationQueue } from "./file-mutation-queue.ts";
-import { failure, fsErrorMessage, guard, textResult } from "./result.ts";
+import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./result.ts";
 import { displayPath, safePath } from "./safe-path.ts";
-import { isBinary } from "./truncate.ts";
+import { formatBytes, isBinary, MAX_TEXT_FILE_BYTES } from "./truncate.ts";
 import { writeAtomic } from "./write.ts";
 
 const parameters = z.strictObject({
@@ -56,6 +56,10 @@ async function editFileAt(root: string, abs: string, args: EditArgs): Promise<To
   try {
     const info = await stat(abs);
     if (info.isDirectory()) return failure(`${rel} is a directory, not a file.`);
+    if (!info.isFile()) return failure(`${rel} is ${specialFileKind(info)}, not a regular file; edit only changes regular files.`);
+    if (info.size > MAX_TEXT_FILE_BYTES) {
+      return failure(`${rel} is ${formatBytes(info.size)}, too large for edit (at most ${formatBytes(MAX_TEXT_FILE_BYTES)}). Change it with bash (e.g. sed -i).`);
+    }
     mode = info.mode;
     data = await readFile(abs);
   } catch (error) {
@@ -71,17 +75,20 @@ async function editFileAt(root: string, abs: string, args: EditArgs): Promise<To
   const newText = crlf ? toCrlf(args.newText) : args.newText;
   if (oldText === newText) return failure(`oldText and newText are identical; nothing to change in ${rel}.`);
 
-  const first = content.indexOf(oldText);
+  // Matched and replaced in the bytes, not the decoded text: a decode and re-encode would turn
+  // every byte that is not UTF-8 (a Latin-1 "é" anywhere in the file) into U+FFFD.
+  const oldBytes = Buffer.from(oldText, "utf8");
+  const first = data.indexOf(oldBytes);
   if (first === -1) return failure(notFoundMessage(rel, content, args.oldText));
-  const count = countOccurrences(content, oldText, first);
+  const count = countOccurrences(data, oldBytes, first);
   if (count > 1) {
     return failure(
       `Found ${count} occurrences of oldText in ${rel}; it must match exactly once. Include more surrounding lines in oldText to make it unique.`,
     );
   }
-  const updated = content.slice(0, first) + newText + content.slice(first + oldText.length);
+  const updated = Buffer.concat([data.subarray(0, first), Buffer.from(newText, "utf8"), data.subarray(first + oldBytes.length)]);
   await writeAtomic(abs, updated, mode);
-  const diff = diffOneRegion(rel, content, updated);
+  const diff = diffOneRegion(rel, content, updated.toString("utf8"));
   const details: EditDetails = { path: rel, diff: diff.text, firstChangedLine: diff.firstChangedLine };
   return textResult(`Edited ${rel}:\n${diff.text}`, details);
 }
@@ -111,9 +118,10 @@ function closestLine(content: string, oldText: string): { line: number; text: st
   return best;
 }
 
-function countOccurrences(haystack: string, needle: string, first: number): number {
+/** Overlapping ones included: "aa" occurs twice in "aaa", and either could be the one meant. */
+function countOccurrences(haystack: Buffer, needle: Buffer, first: number): number {
   let count = 0;
-  for (let i = first; i !== -1; i = haystack.indexOf(needle, i + needle.length)) count++;
+  for (let i = first; i !== -1; i = haystack.indexOf(needle, i + 1)) count++;
   return count;
 }
 
@@ -123,6 +131,7 @@ function usesCrlf(content: string): boolean {
   return crlf > 0 && crlf === content.split("\n").length - 1;
 }
 
+/** Bare `\n` becomes `\r\n`; a `\r\n` already there stays as it is. */
 function toCrlf(text: string): string {
-  return text.replace(/\n/g, "\r\n");
+  return text.replace(/\r?\n/g, "\r\n");
 }

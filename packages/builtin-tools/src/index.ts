@@ -23,7 +23,7 @@ export { defaultMutationQueue, FileMutationQueue } from "./file-mutation-queue.t
 export { createLsTool, MAX_LS_ENTRIES, type LsArgs } from "./ls.ts";
 export { createReadTool, MAX_IMAGE_BYTES, type ReadArgs, type ReadDetails } from "./read.ts";
 export { displayPath, safePath, ToolInputError } from "./safe-path.ts";
-export { createFindTool, createGrepTool } from "./search.ts";
+export { createFindTool, createGrepTool, SEARCH_TIMEOUT_MS } from "./search.ts";
 export { DEFAULT_GREP_LIMIT, MAX_FIND_RESULTS, type FindArgs, type GrepArgs, type GrepDetails } from "./search-worker.ts";
 export { MAX_BYTES, MAX_LINES } from "./truncate.ts";
 export { createWriteTool, type WriteArgs, type WriteDetails } from "./write.ts";

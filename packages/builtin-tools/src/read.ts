@@ -9,9 +9,9 @@
 import { readFile, stat } from "node:fs/promises";
 import { z } from "zod";
 import { defineTool, type Tool, type ToolResult } from "@mypi/kernel";
-import { failure, fsErrorMessage, guard, textResult } from "./result.ts";
+import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./result.ts";
 import { displayPath, safePath } from "./safe-path.ts";
-import { fitHead, headBytes, isBinary, MAX_BYTES, MAX_LINES } from "./truncate.ts";
+import { fitHead, formatBytes, headBytes, isBinary, MAX_BYTES, MAX_LINES, MAX_TEXT_FILE_BYTES } from "./truncate.ts";
 
 /** Larger images are refused rather than sent: model APIs reject them anyway. */
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -53,6 +53,13 @@ async function readPath(root: string, args: ReadArgs): Promise<ToolResult> {
   try {
     const info = await stat(abs);
     if (info.isDirectory()) return failure(`${rel} is a directory, not a file. Use ls to list it.`);
+    if (!info.isFile()) return failure(`${rel} is ${specialFileKind(info)}, not a regular file; read only reads regular files.`);
+    if (info.size > MAX_TEXT_FILE_BYTES) {
+      const file = shellQuote(rel);
+      return failure(
+        `${rel} is ${formatBytes(info.size)}, too large for read (at most ${formatBytes(MAX_TEXT_FILE_BYTES)}). Read parts of it with bash: sed -n '1,100p' ${file}, tail -n 100 ${file}, grep -n.`,
+      );
+    }
     size = info.size;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
@@ -109,7 +116,7 @@ function pageText(rel: string, text: string, args: ReadArgs): ToolResult {
     const next = lineNo < total ? ` Use offset=${lineNo + 1} to read on after it.` : "";
     const note =
       `[Line ${lineNo} is ${Buffer.byteLength(wanted[0]!, "utf8")} bytes, over the ${MAX_BYTES / 1024} KB limit; ` +
-      `showing its first ${shownBytes} bytes. See the rest with bash: sed -n '${lineNo}p' ${rel} | tail -c +${shownBytes + 1}.${next}]`;
+      `showing its first ${shownBytes} bytes. See the rest with bash: sed -n '${lineNo}p' ${shellQuote(rel)} | tail -c +${shownBytes + 1}.${next}]`;
     const details: ReadDetails = { path: rel, totalLines: total, startLine: lineNo, endLine: lineNo, stoppedBy: "bytes" };
     return textResult(`${shown}\n\n${note}`, details);
   }
@@ -139,6 +146,11 @@ export function sniffImage(data: Uint8Array): string | undefined {
 
 function ascii(b: Uint8Array, from: number, to: number): string {
   return String.fromCharCode(...b.subarray(from, to));
+}
+
+/** `rel` as one bash word: as is when plain, else in single quotes. */
+function shellQuote(rel: string): string {
+  return /^[\w./-]+$/.test(rel) ? rel : `'${rel.replaceAll("'", `'\\''`)}'`;
 }
 
 function plural(n: number, word: string): string {

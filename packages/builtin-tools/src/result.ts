@@ -5,6 +5,7 @@
  *
  * Kept free of `@mypi/kernel` imports: the search worker loads it in a worker thread.
  */
+import type { Stats } from "node:fs";
 import type { ToolResult } from "@mypi/kernel";
 import { ToolInputError } from "./safe-path.ts";
 
@@ -62,4 +63,15 @@ export function fsErrorMessage(error: unknown, rel: string): string {
     default:
       return `${rel}: ${e?.message ?? String(error)}`;
   }
+}
+
+/**
+ * What a path that is neither a regular file nor a folder is, for messages. The tools refuse
+ * such paths before opening them: opening a named pipe waits for a writer, for ever.
+ */
+export function specialFileKind(info: Stats): string {
+  if (info.isFIFO()) return "a named pipe (FIFO)";
+  if (info.isSocket()) return "a socket";
+  if (info.isCharacterDevice() || info.isBlockDevice()) return "a device";
+  return "a special file";
 }

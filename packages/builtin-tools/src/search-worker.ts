@@ -11,12 +11,12 @@
  * - otherwise the regex runs over the whole text (multiline), and each hit's line is re-tested
  *   alone, so the result is exactly "the lines the regex matches".
  */
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, type Stats, statSync } from "node:fs";
 import picomatch from "picomatch";
 import type { ToolResult } from "@mypi/kernel";
-import { failure, fsErrorMessage, guardSync, textResult } from "./result.ts";
+import { failure, fsErrorMessage, guardSync, specialFileKind, textResult } from "./result.ts";
 import { displayPath, realRoot, safePath, ToolInputError } from "./safe-path.ts";
-import { cutLine, isBinary, MAX_BYTES, MAX_LINE_CHARS } from "./truncate.ts";
+import { cutLine, isBinary, MAX_BYTES, MAX_LINE_CHARS, MAX_TEXT_FILE_BYTES } from "./truncate.ts";
 import { walk } from "./walk.ts";
 
 export const DEFAULT_GREP_LIMIT = 100;
@@ -69,7 +69,11 @@ function runGrep(root: string, args: GrepArgs): ToolResult {
   const regex = compilePattern(args.pattern, args.ignoreCase === true);
   const start = safePath(root, args.path ?? ".");
   const rel = displayPath(root, start);
-  const isFile = statKind(start, rel) === "file";
+  const info = statPath(start, rel);
+  if (!info.isFile() && !info.isDirectory()) {
+    return failure(`${rel} is ${specialFileKind(info)}, not a regular file or a folder; grep searches files and folders.`);
+  }
+  const isFile = info.isFile();
   const limit = args.limit ?? DEFAULT_GREP_LIMIT;
   const matchesGlob = args.glob ? globMatcher(args.glob) : undefined;
   const scanner = createScanner(args.pattern, regex, args.ignoreCase === true);
@@ -87,9 +91,10 @@ function runGrep(root: string, args: GrepArgs): ToolResult {
       },
     });
   }
+  const skipped = out.tooLarge.length === 0 ? [] : [tooLargeNote(out.tooLarge)];
   if (out.lines.length === 0) {
     const where = args.glob ? `${place(rel)} (files matching ${JSON.stringify(args.glob)})` : place(rel);
-    return textResult(`No matches for ${JSON.stringify(args.pattern)} in ${where}.`, {
+    return textResult([`No matches for ${JSON.stringify(args.pattern)} in ${where}.`, ...skipped].join("\n\n"), {
       matches: 0,
       more: false,
       linesCut: false,
@@ -102,12 +107,22 @@ function runGrep(root: string, args: GrepArgs): ToolResult {
     notes.push(`[Stopped at ${MAX_BYTES / 1024} KB of output; there are more matches. Narrow the pattern, path or glob.]`);
   }
   if (out.linesCut) notes.push(`[Lines longer than ${MAX_LINE_CHARS} characters were cut; use read to see them whole.]`);
+  notes.push(...skipped);
   const details: GrepDetails = { matches: out.lines.length, more: out.more !== undefined, linesCut: out.linesCut };
   return textResult([out.lines.join("\n"), ...notes].join("\n\n"), details);
 }
 
+/** Files grep could not load, by name, so the model knows where it did not look. */
+function tooLargeNote(files: readonly string[]): string {
+  const shown = files.slice(0, 10).join(", ");
+  const rest = files.length > 10 ? ` and ${files.length - 10} more` : "";
+  return `[Not searched, too large to load: ${shown}${rest}. Use bash (grep -n) for ${files.length === 1 ? "it" : "them"}.]`;
+}
+
 class GrepOutput {
   readonly lines: string[] = [];
+  /** Files skipped because they are too large to load. */
+  readonly tooLarge: string[] = [];
   more: "limit" | "bytes" | undefined;
   linesCut = false;
   #bytes = 0;
@@ -119,9 +134,8 @@ class GrepOutput {
       this.more = "limit";
       return false;
     }
-    const clean = text.endsWith("\r") ? text.slice(0, -1) : text;
-    if (clean.length > MAX_LINE_CHARS) this.linesCut = true;
-    const line = `${rel}:${lineNo}:${cutLine(clean)}`;
+    if (text.length > MAX_LINE_CHARS) this.linesCut = true;
+    const line = `${rel}:${lineNo}:${cutLine(text)}`;
     const bytes = Buffer.byteLength(line, "utf8") + 1;
     if (this.#bytes + bytes > MAX_BYTES) {
       this.more = "bytes";
@@ -140,7 +154,7 @@ function createScanner(pattern: string, regex: RegExp, ignoreCase: boolean): Sca
   if (literal !== undefined) {
     const needle = Buffer.from(literal, "utf8");
     return (abs, rel, out) => {
-      const buf = readText(abs);
+      const buf = readText(abs, rel, out);
       return buf === undefined ? true : scanByLiteral(buf, needle, regex, rel, out);
     };
   }
@@ -148,22 +162,31 @@ function createScanner(pattern: string, regex: RegExp, ignoreCase: boolean): Sca
   const perLine = /\(\?<?!/.test(pattern);
   const global = new RegExp(regex.source, `${regex.flags}gm`);
   return (abs, rel, out) => {
-    const buf = readText(abs);
+    const buf = readText(abs, rel, out, MAX_TEXT_FILE_BYTES); // decoded whole, below
     if (buf === undefined) return true;
     const text = buf.toString("utf8");
     return perLine ? scanLines(text, regex, rel, out) : scanWhole(text, global, regex, rel, out);
   };
 }
 
-/** The file's bytes, or undefined for an unreadable, empty or binary file. */
-function readText(abs: string): Buffer | undefined {
+/**
+ * The file's bytes, or undefined for an unreadable, empty or binary file, and for one over
+ * `maxBytes` or the 2 GB a Buffer holds — those are listed in `out.tooLarge`.
+ */
+function readText(abs: string, rel: string, out: GrepOutput, maxBytes = Infinity): Buffer | undefined {
   let buf: Buffer;
   try {
     buf = readFileSync(abs);
-  } catch {
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ERR_FS_FILE_TOO_LARGE") out.tooLarge.push(rel);
     return undefined;
   }
-  return buf.length === 0 || isBinary(buf) ? undefined : buf;
+  if (buf.length === 0 || isBinary(buf)) return undefined;
+  if (buf.length > maxBytes) {
+    out.tooLarge.push(rel);
+    return undefined;
+  }
+  return buf;
 }
 
 function scanByLiteral(buf: Buffer, needle: Buffer, regex: RegExp, rel: string, out: GrepOutput): boolean {
@@ -176,7 +199,7 @@ function scanByLiteral(buf: Buffer, needle: Buffer, regex: RegExp, rel: string, 
     const lineStart = hit === 0 ? 0 : buf.lastIndexOf(10, hit - 1) + 1;
     let lineEnd = buf.indexOf(10, hit);
     if (lineEnd === -1) lineEnd = buf.length;
-    const line = buf.toString("utf8", lineStart, lineEnd);
+    const line = withoutCr(buf.toString("utf8", lineStart, lineEnd));
     if (regex.test(line)) {
       lineNo += countByte(buf, 10, counted, lineStart);
       counted = lineStart;
@@ -194,10 +217,11 @@ function scanWhole(text: string, global: RegExp, regex: RegExp, rel: string, out
   while (global.lastIndex <= text.length) {
     const m = global.exec(text);
     if (m === null) return true;
+    if (m.index === text.length && text.endsWith("\n")) return true; // the empty "line" after a final newline
     const lineStart = m.index === 0 ? 0 : text.lastIndexOf("\n", m.index - 1) + 1;
     let lineEnd = text.indexOf("\n", m.index);
     if (lineEnd === -1) lineEnd = text.length;
-    const line = text.slice(lineStart, lineEnd);
+    const line = withoutCr(text.slice(lineStart, lineEnd));
     // A match can run across a line break (`a\sb`); grep semantics are per line.
     if (regex.test(line)) {
       lineNo += countChar(text, "\n", counted, lineStart);
@@ -215,11 +239,16 @@ function scanLines(text: string, regex: RegExp, rel: string, out: GrepOutput): b
     let end = text.indexOf("\n", start);
     if (end === -1) end = text.length;
     if (end === start && end === text.length) break; // the empty "line" after a final newline
-    const line = text.slice(start, end);
+    const line = withoutCr(text.slice(start, end));
     if (regex.test(line) && !out.add(rel, lineNo, line)) return false;
     start = end + 1;
   }
   return true;
+}
+
+/** A CRLF line without its `\r`: matched as it is printed, so `foo$` finds `foo\r\n`. */
+function withoutCr(line: string): string {
+  return line.endsWith("\r") ? line.slice(0, -1) : line;
 }
 
 function countByte(buf: Buffer, byte: number, from: number, to: number): number {
@@ -346,7 +375,7 @@ function skipGroup(pattern: string, i: number): number {
 function runFind(root: string, args: FindArgs): ToolResult {
   const start = safePath(root, args.path ?? ".");
   const rel = displayPath(root, start);
-  if (statKind(start, rel) !== "dir") {
+  if (!statPath(start, rel).isDirectory()) {
     return failure(`Not a directory: ${rel}. find searches folders; use read for a file.`);
   }
   const matches = globMatcher(args.pattern);
@@ -389,10 +418,9 @@ function place(rel: string): string {
   return rel === "." ? "the workspace root" : rel;
 }
 
-function statKind(abs: string, rel: string): "file" | "dir" | "other" {
+function statPath(abs: string, rel: string): Stats {
   try {
-    const info = statSync(abs);
-    return info.isDirectory() ? "dir" : info.isFile() ? "file" : "other";
+    return statSync(abs);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
       throw new ToolInputError(`Path not found: ${rel}. Use ls or find to locate it.`);

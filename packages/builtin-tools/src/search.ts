@@ -8,8 +8,20 @@ import { DEFAULT_GREP_LIMIT, type FindArgs, type GrepArgs, MAX_FIND_RESULTS, typ
 
 const WORKER_MODULE = new URL("./search-worker.ts", import.meta.url).href;
 
+/**
+ * A search still running after a minute is stopped (the kernel terminates its worker). A regular
+ * expression with nested quantifiers, `(a+)+$`, can backtrack for years on one line of sixty
+ * characters, and nothing inside the worker can interrupt a running match.
+ */
+export const SEARCH_TIMEOUT_MS = 60_000;
+
 const grepParameters = z.strictObject({
-  pattern: z.string().min(1).describe("JavaScript regular expression, matched against each line."),
+  pattern: z
+    .string()
+    .min(1)
+    .describe(
+      `JavaScript regular expression, matched against each line. Avoid nested quantifiers like (a+)+: a search still running after ${SEARCH_TIMEOUT_MS / 1000} s is stopped.`,
+    ),
   path: z.string().optional().describe("File or folder to search, relative to the workspace root (default: the root)."),
   glob: z
     .string()
@@ -36,6 +48,7 @@ export function createGrepTool(root: string): Tool<GrepArgs> {
       `At most ${DEFAULT_GREP_LIMIT} matches unless limit is given.`,
     parameters: grepParameters,
     parallelSafe: true,
+    timeoutMs: SEARCH_TIMEOUT_MS,
     worker: { module: WORKER_MODULE, export: "grep", data: { root } satisfies SearchData },
   });
 }
@@ -48,6 +61,7 @@ export function createFindTool(root: string): Tool<FindArgs> {
       `At most ${MAX_FIND_RESULTS} results.`,
     parameters: findParameters,
     parallelSafe: true,
+    timeoutMs: SEARCH_TIMEOUT_MS,
     worker: { module: WORKER_MODULE, export: "find", data: { root } satisfies SearchData },
   });
 }

@@ -1,14 +1,22 @@
 /**
  * Output limits shared by the tools (what the model gets at most from one call, how long lines
  * are cut) and the one binary-file test. Whole lines are kept; byte counts are UTF-8 bytes.
- * Pure functions without imports: the search worker loads this file too.
+ * Pure functions with no workspace imports: the search worker loads this file too.
  */
+import { constants } from "node:buffer";
+
 export const MAX_LINES = 2000;
 export const MAX_BYTES = 50 * 1024;
 /** grep and find lines longer than this are cut. */
 export const MAX_LINE_CHARS = 500;
 /** A NUL byte in this many leading bytes marks a file as binary (as git and GNU grep do). */
 export const BINARY_SNIFF_BYTES = 8000;
+
+/**
+ * The largest file the tools load as one string (about 512 MB): past V8's longest string, decoding
+ * fails ("Cannot create a string longer than …"). A UTF-8 file of at most this many bytes always fits.
+ */
+export const MAX_TEXT_FILE_BYTES = constants.MAX_STRING_LENGTH;
 
 export function isBinary(data: Uint8Array): boolean {
   return data.subarray(0, BINARY_SNIFF_BYTES).indexOf(0) !== -1;
@@ -36,6 +44,8 @@ export interface TailCut {
   /** Lines and bytes dropped from the start; 0 when nothing was cut. */
   droppedLines: number;
   droppedBytes: number;
+  /** The last line alone was too long, so `text` is its tail. */
+  startsMidLine: boolean;
 }
 
 /**
@@ -56,7 +66,8 @@ export function cutTail(text: string, maxLines = MAX_LINES, maxBytes = MAX_BYTES
   }
   const totalBytes = Buffer.byteLength(text, "utf8");
   let result: string;
-  if (kept === 0 && lines.length > 0) {
+  const startsMidLine = kept === 0 && lines.length > 0;
+  if (startsMidLine) {
     // The last line alone is too long: keep its tail.
     result = tailBytes(lines[lines.length - 1]!, maxBytes - 1) + (trailingNewline ? "\n" : "");
     kept = 1;
@@ -64,7 +75,7 @@ export function cutTail(text: string, maxLines = MAX_LINES, maxBytes = MAX_BYTES
     result = lines.slice(lines.length - kept).join("\n") + (trailingNewline && kept > 0 ? "\n" : "");
   }
   const droppedBytes = totalBytes - Buffer.byteLength(result, "utf8");
-  return { text: result, droppedLines: droppedBytes === 0 ? 0 : lines.length - kept, droppedBytes };
+  return { text: result, droppedLines: droppedBytes === 0 ? 0 : lines.length - kept, droppedBytes, startsMidLine };
 }
 
 export function cutLine(line: string, max = MAX_LINE_CHARS): string {

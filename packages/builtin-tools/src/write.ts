@@ -35,6 +35,12 @@ export function createWriteTool(root: string, queue: FileMutationQueue = default
     parallelSafe: false,
     execute: (args) =>
       guard(() => {
+        // Path resolution drops a final "/", which would turn "out/" into a file named "out".
+        if (args.path.endsWith("/")) {
+          return failure(
+            `Path ${JSON.stringify(args.path)} ends with "/": write needs a file path, not a folder. Name the file (e.g. ${args.path}notes.md); missing folders are created.`,
+          );
+        }
         const abs = safePath(root, args.path);
         return queue.run(abs, () => writeFileAt(root, abs, args.content));
       }),
