@@ -81,22 +81,28 @@ describe("a summary supplied by beforeCompact", () => {
   });
 });
 
+/** A summarizer that says when it was asked and answers `summary` only once released. */
+function gatedModel(summary: string): { model: ModelClient; modelAsked: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let asked!: () => void;
+  const modelAsked = new Promise<void>((resolve) => (asked = resolve));
+  const model: ModelClient = {
+    id: "gated",
+    async *stream(): AsyncIterable<ModelStreamEvent> {
+      asked();
+      await gate;
+      yield { type: "done", message: answer(summary) };
+    },
+  };
+  return { model, modelAsked, release };
+}
+
 describe("the session changing while the summary is written", () => {
   it("fails, changing nothing, when the session moved to another branch meanwhile", async () => {
     const s = sessionWithHistory();
     const ids = s.getEntries().map((e) => e.id);
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let asked!: () => void;
-    const modelAsked = new Promise<void>((resolve) => (asked = resolve));
-    const model: ModelClient = {
-      id: "gated",
-      async *stream(): AsyncIterable<ModelStreamEvent> {
-        asked();
-        await gate;
-        yield { type: "done", message: answer("SUMMARY of the first branch") };
-      },
-    };
+    const { model, modelAsked, release } = gatedModel("SUMMARY of the first branch");
     const pending = compact({ model, messages: s.buildContext(), settings: SETTINGS, signal: never, session: s });
     await modelAsked;
     s.fork(ids[3]!); // a user re-asks u1 while the summarizer runs (RPC `fork` during `compact`)
@@ -125,18 +131,7 @@ describe("the session changing while the summary is written", () => {
 
   it("keeps a message appended on the same branch meanwhile after the summary", async () => {
     const s = sessionWithHistory();
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let asked!: () => void;
-    const modelAsked = new Promise<void>((resolve) => (asked = resolve));
-    const model: ModelClient = {
-      id: "gated",
-      async *stream(): AsyncIterable<ModelStreamEvent> {
-        asked();
-        await gate;
-        yield { type: "done", message: answer("SUMMARY") };
-      },
-    };
+    const { model, modelAsked, release } = gatedModel("SUMMARY");
     const pending = compact({ model, messages: s.buildContext(), settings: SETTINGS, signal: never, session: s });
     await modelAsked;
     s.appendCustomEntry("ext", { state: 1 });
