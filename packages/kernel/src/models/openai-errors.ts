@@ -27,6 +27,22 @@ export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
+/**
+ * A success whose body is a web page or JSON that is no completion: a wrong base URL, a proxy. Thrown
+ * by the fetch wrapper, so the SDK hands it back as the cause of an `APIConnectionError`. The body
+ * stays out of `message`, which the SDK searches for "timed out".
+ */
+export class NotAnEventStreamError extends Error {
+  override name = "NotAnEventStreamError";
+  constructor(
+    readonly status: number,
+    readonly mediaType: string,
+    readonly body: string,
+  ) {
+    super(`the server answered with ${mediaType}, not an event stream`);
+  }
+}
+
 /** Connection failures that a retry within seconds will not fix. */
 const PERMANENT_CONNECTION_CODES = new Set(["ECONNREFUSED", "ENOTFOUND"]);
 
@@ -51,6 +67,14 @@ export function classifyError(err: unknown, ctx: ErrorContext, sdk: SdkErrorClas
   if (err instanceof APIUserAbortError) return { kind: "aborted", retryable: false, message: "aborted" };
   if (err instanceof APIConnectionTimeoutError) {
     return { kind: "error", retryable: true, message: `no response from ${ctx.baseURL} before the request timed out` };
+  }
+  if (err instanceof APIConnectionError && err.cause instanceof NotAnEventStreamError) {
+    const { status, mediaType, body } = err.cause;
+    return {
+      kind: "error",
+      retryable: false,
+      message: `${ctx.baseURL} answered HTTP ${status} with ${mediaType} instead of an event stream (is the base URL right?): ${oneLine(body)}`,
+    };
   }
   if (err instanceof APIConnectionError) {
     const code = causeCode(err);
@@ -149,15 +173,80 @@ type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Resp
  * only from `{"error": {"message": …}}`; OpenAI-compatible servers also answer
  * `{"error": "…"}` (Ollama), `{"message": …}` (vLLM) or `{"detail": …}` (FastAPI), which the SDK
  * would report as "status code (no body)". Those are rewritten to the OpenAI shape.
+ *
+ * A success that is a whole document, not an event stream, would look to the SDK like a stream
+ * that ended before the answer began: see `readDocument`.
  */
 export function readableErrorFetch(inner: Fetch = globalThis.fetch): Fetch {
   return async (input, init) => {
     const response = await inner(input, init);
-    if (response.ok) return response;
+    if (response.ok) return mediaType(response.headers) === "text/event-stream" ? response : sniffBody(response);
     const text = await response.text();
     const body = normalizeErrorBody(text);
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
+}
+
+function mediaType(headers: Headers): string {
+  return (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+const BLANK = new Set([0x20, 0x09, 0x0a, 0x0d]);
+const OPEN_BRACE = 0x7b; // `{`: a JSON document
+const LESS_THAN = 0x3c; // `<`: a web page
+
+/**
+ * A success not labelled as an event stream is judged by its first byte, since the label is not
+ * to be trusted (Foundry Local streams as `application/json`): `{` or `<` starts a document, read
+ * whole; anything else is passed on as a stream, nothing lost.
+ */
+async function sniffBody(response: Response): Promise<Response> {
+  if (!response.body) return response;
+  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
+  const head: Uint8Array[] = [];
+  let first: number | undefined;
+  while (first === undefined) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    head.push(value);
+    first = value.find((byte) => !BLANK.has(byte));
+  }
+  const whole = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of head) controller.enqueue(chunk);
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+  if (first !== OPEN_BRACE && first !== LESS_THAN) return new Response(whole, init);
+  return readDocument(await new Response(whole).text(), init);
+}
+
+/**
+ * A server that ignored `stream: true` sends the whole completion as JSON: it becomes the one
+ * chunk it would have streamed (a choice's `message` has the shape of a `delta`). Anything else —
+ * a web page, JSON that is no completion — fails with the body quoted.
+ */
+function readDocument(text: string, init: { status: number; statusText: string; headers: Headers }): Response {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!isRecord(parsed) || !Array.isArray(parsed.choices)) {
+    throw new NotAnEventStreamError(init.status, mediaType(init.headers) || "no content type", text);
+  }
+  const choices = parsed.choices.map((choice: unknown) =>
+    isRecord(choice) ? { index: choice.index, delta: choice.message, finish_reason: choice.finish_reason } : choice,
+  );
+  const frames = `data: ${JSON.stringify({ ...parsed, choices })}\n\ndata: [DONE]\n\n`;
+  return new Response(frames, { ...init, headers: { "content-type": "text/event-stream" } });
 }
 
 function normalizeErrorBody(text: string): string {
@@ -182,9 +271,14 @@ function serverMessage(err: APIError): string {
   else if (typeof body === "string") message = body;
   else if (body !== undefined && body !== null) message = JSON.stringify(body);
   else message = err.message.replace(/^\d{3}\s+/, "");
-  message = message.replace(/\s+/g, " ").trim();
-  if (message === "") return "(empty response body)";
-  return message.length > 500 ? `${message.slice(0, 500)}…` : message;
+  return oneLine(message);
+}
+
+/** A server's text on one line, cut to 500 characters. */
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  if (line === "") return "(empty response body)";
+  return line.length > 500 ? `${line.slice(0, 500)}…` : line;
 }
 
 function statusHint(status: number, ctx: ErrorContext): string {

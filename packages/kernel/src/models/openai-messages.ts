@@ -33,8 +33,8 @@ export const EMPTY_TOOL_RESULT_TEXT = "(no output)";
  * leading system message when `systemPrompt` is non-empty.
  *
  * - user: a plain string when every part is text, else parts with images as `image_url` data URLs;
- * - assistant: text joined, `tool_calls` with their ids (arguments re-serialised, or `rawArguments`
- *   as given); thinking is never sent;
+ * - assistant: text joined, `tool_calls` with their ids and arguments re-serialised; thinking is
+ *   never sent;
  * - toolResult: one `role: "tool"` message each, in the order given (the kernel repairs the order);
  *   text parts joined. The wire format has no images in tool messages, so the images of a run of
  *   consecutive tool results are sent right after that run as one user message.
@@ -117,11 +117,10 @@ function assistantMessage(message: AssistantMessage): ChatCompletionMessageParam
   for (const block of message.content) {
     if (block.type === "text") text += block.text;
     else if (block.type === "toolCall") {
-      toolCalls.push({
-        id: block.id,
-        type: "function" as const,
-        function: { name: block.name, arguments: block.rawArguments ?? JSON.stringify(block.arguments) },
-      });
+      // Arguments that did not parse go out as `{}` (their `arguments`), not as the raw text:
+      // servers that parse the history (llama.cpp with --jinja) answer HTTP 500 to broken JSON,
+      // on this request and every later one. The tool's error result quotes the text instead.
+      toolCalls.push({ id: block.id, type: "function" as const, function: { name: block.name, arguments: JSON.stringify(block.arguments) } });
     }
   }
   // A message that carried only thinking has nothing the wire can hold.

@@ -18,10 +18,12 @@ export class MalformedChunkError extends Error {
 interface ToolCallSlot {
   /** Position among this message's tool calls: the `index` of the kernel events. */
   ordinal: number;
+  /** The id the server sent for the call, if it sent one. */
+  serverId?: string;
+  /** The id `toolcall_start` announced: the server's, else a generated one. Set once started. */
   id?: string;
   name?: string;
   args: string;
-  started: boolean;
 }
 
 type Block = { kind: "text"; text: string } | { kind: "thinking"; text: string } | { kind: "tool"; slot: ToolCallSlot };
@@ -38,7 +40,10 @@ export type FinishOutcome =
  */
 export class ChatStreamAccumulator {
   private readonly blocks: Block[] = [];
-  private readonly toolSlots = new Map<number, ToolCallSlot>();
+  /** Every tool call of the message, in order. */
+  private readonly toolSlots: ToolCallSlot[] = [];
+  /** The call that fragments with this `index` (or position, without one) add to. */
+  private readonly toolSlotAt = new Map<number, ToolCallSlot>();
   private usage: Usage = { input: 0, output: 0 };
   private finishReason: string | undefined;
 
@@ -54,8 +59,9 @@ export class ChatStreamAccumulator {
     if (raw.usage !== undefined && raw.usage !== null) this.readUsage(raw.usage);
     if (raw.choices === undefined) return []; // metadata frames some servers send
     if (!Array.isArray(raw.choices)) throw new MalformedChunkError(`"choices" is ${describe(raw.choices)}, expected an array`);
-    const choice: unknown = raw.choices[0];
-    if (choice === undefined) return []; // the usage chunk: `choices: []`
+    // Only the first choice is read: `n` is never asked for, but a server may send more.
+    const choice: unknown = raw.choices.find(isFirstChoice);
+    if (choice === undefined) return []; // the usage chunk (`choices: []`), or another choice's
     if (!isRecord(choice)) throw new MalformedChunkError(`choices[0] is ${describe(choice)}`);
 
     const events: ModelStreamEvent[] = [];
@@ -71,7 +77,14 @@ export class ChatStreamAccumulator {
 
   /** The stop reason for the `finish_reason` received; call only when `finished`. */
   outcome(): FinishOutcome {
-    const hasToolCalls = [...this.toolSlots.values()].some((slot) => slot.started);
+    // A call the server finished without naming cannot run, and dropping it would lose it.
+    const nameless = this.toolSlots.find((slot) => slot.name === undefined && (slot.serverId !== undefined || slot.args !== ""));
+    if (nameless) {
+      const id = nameless.serverId === undefined ? "no id" : `id ${JSON.stringify(nameless.serverId)}`;
+      const args = nameless.args.length > 200 ? `${nameless.args.slice(0, 200)}…` : nameless.args;
+      return { stopReason: "error", errorMessage: `the server sent a tool call without a name (${id}, arguments ${args || "none"})` };
+    }
+    const hasToolCalls = this.toolSlots.some((slot) => slot.id !== undefined);
     switch (this.finishReason) {
       case "tool_calls":
       case "function_call":
@@ -106,16 +119,11 @@ export class ChatStreamAccumulator {
 
   private readDelta(delta: Record<string, unknown>, events: ModelStreamEvent[]): void {
     const reasoning = nonEmptyString(delta.reasoning_content) ?? nonEmptyString(delta.reasoning);
-    if (reasoning !== undefined) {
-      this.appendText("thinking", reasoning);
-      events.push({ type: "thinking_delta", delta: reasoning });
-    }
+    if (reasoning !== undefined) this.emitText("thinking", reasoning, events);
+    this.readContent(delta.content, events);
     // A refusal is the model's answer too; show it as text.
-    const text = nonEmptyString(delta.content) ?? nonEmptyString(delta.refusal);
-    if (text !== undefined) {
-      this.appendText("text", text);
-      events.push({ type: "text_delta", delta: text });
-    }
+    const refusal = nonEmptyString(delta.refusal);
+    if (refusal !== undefined) this.emitText("text", refusal, events);
     if (delta.tool_calls !== undefined && delta.tool_calls !== null) {
       if (!Array.isArray(delta.tool_calls)) {
         throw new MalformedChunkError(`choices[0].delta.tool_calls is ${describe(delta.tool_calls)}`);
@@ -124,33 +132,61 @@ export class ChatStreamAccumulator {
     }
   }
 
-  /** Tool calls arrive in fragments keyed by `index`: id and name once, arguments in pieces. */
+  /**
+   * `content` is text, or (Mistral's reasoning models) a list of parts: `{type: "text", text}` and
+   * `{type: "thinking", thinking: [{type: "text", text}]}`. Parts of other types carry no text.
+   */
+  private readContent(content: unknown, events: ModelStreamEvent[]): void {
+    if (content === undefined || content === null) return;
+    if (typeof content === "string") return this.emitText("text", content, events);
+    if (!Array.isArray(content)) throw new MalformedChunkError(`choices[0].delta.content is ${describe(content)}`);
+    for (const part of content) {
+      if (!isRecord(part)) throw new MalformedChunkError(`a part of choices[0].delta.content is ${describe(part)}`);
+      if (part.type === "text" && typeof part.text === "string") this.emitText("text", part.text, events);
+      else if (part.type === "thinking") for (const text of thinkingTexts(part.thinking)) this.emitText("thinking", text, events);
+    }
+  }
+
+  /**
+   * Tool calls arrive in fragments keyed by `index`: id and name once, arguments in pieces. A name
+   * with a new id at an index already taken starts a new call: Ollama gives every call index 0.
+   * Without a name, a new id is no new call: Poolside changes the id after the first fragment.
+   */
   private readToolCall(fragment: unknown, position: number, events: ModelStreamEvent[]): void {
     if (!isRecord(fragment)) throw new MalformedChunkError(`a tool call delta is ${describe(fragment)}`);
     const key = typeof fragment.index === "number" ? fragment.index : position;
-    let slot = this.toolSlots.get(key);
-    if (!slot) {
-      slot = { ordinal: this.toolSlots.size, args: "", started: false };
-      this.toolSlots.set(key, slot);
+    const fn = isRecord(fragment.function) ? fragment.function : {};
+    const serverId = nonEmptyString(fragment.id);
+    const name = nonEmptyString(fn.name);
+    let slot = this.toolSlotAt.get(key);
+    const anotherCall = name !== undefined && serverId !== undefined && slot?.serverId !== undefined && serverId !== slot.serverId;
+    if (!slot || anotherCall) {
+      slot = { ordinal: this.toolSlots.length, args: "" };
+      this.toolSlots.push(slot);
+      this.toolSlotAt.set(key, slot);
       this.blocks.push({ kind: "tool", slot });
     }
-    const fn = isRecord(fragment.function) ? fragment.function : {};
-    if (slot.id === undefined) slot.id = nonEmptyString(fragment.id);
-    if (slot.name === undefined) slot.name = nonEmptyString(fn.name);
-    const args = typeof fn.arguments === "string" ? fn.arguments : "";
+    slot.serverId ??= serverId;
+    slot.name ??= name;
+    const args = argumentsText(fn.arguments);
 
-    if (!slot.started && slot.name !== undefined) {
+    if (slot.id === undefined && slot.name !== undefined) {
       // Some servers never send an id; the kernel needs one to pair the result.
-      slot.id ??= `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`;
-      slot.started = true;
+      slot.id = slot.serverId ?? `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`;
       events.push({ type: "toolcall_start", index: slot.ordinal, id: slot.id, name: slot.name });
       // Arguments that came before the name are released with the start.
       if (slot.args !== "") events.push({ type: "toolcall_delta", index: slot.ordinal, delta: slot.args });
     }
     if (args !== "") {
       slot.args += args;
-      if (slot.started) events.push({ type: "toolcall_delta", index: slot.ordinal, delta: args });
+      if (slot.id !== undefined) events.push({ type: "toolcall_delta", index: slot.ordinal, delta: args });
     }
+  }
+
+  private emitText(kind: "text" | "thinking", text: string, events: ModelStreamEvent[]): void {
+    if (text === "") return;
+    this.appendText(kind, text);
+    events.push(kind === "text" ? { type: "text_delta", delta: text } : { type: "thinking_delta", delta: text });
   }
 
   private appendText(kind: "text" | "thinking", text: string): void {
@@ -187,8 +223,26 @@ function toContent(block: Block): AssistantContent[] {
   if (block.kind === "thinking") return [{ type: "thinking", thinking: block.text }];
   const { slot } = block;
   // A fragment that never got a name (a cut stream) is no call the kernel could answer.
-  if (!slot.started || slot.id === undefined || slot.name === undefined) return [];
+  if (slot.id === undefined || slot.name === undefined) return [];
   return [{ type: "toolCall", id: slot.id, name: slot.name, ...parseToolArguments(slot.args) }];
+}
+
+/** The text of a thinking part: parts again (`[{type: "text", text}]`), or a plain string. */
+function thinkingTexts(thinking: unknown): string[] {
+  if (typeof thinking === "string") return [thinking];
+  if (!Array.isArray(thinking)) return [];
+  return thinking.flatMap((piece: unknown) => (isRecord(piece) && typeof piece.text === "string" ? [piece.text] : []));
+}
+
+/** The arguments' JSON text; some servers send the object itself. */
+function argumentsText(value: unknown): string {
+  if (value === undefined || value === null) return "";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** The choice with index 0; a choice without an index counts as it. */
+function isFirstChoice(choice: unknown): boolean {
+  return !isRecord(choice) || typeof choice.index !== "number" || choice.index === 0;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -68,6 +68,24 @@ describe("toOpenAIMessages", () => {
     ]);
   });
 
+  it("sends the arguments of a call whose JSON did not parse as {}, so that servers which parse the history accept it", () => {
+    // llama.cpp (--jinja) answers HTTP 500 to history arguments that are not JSON, on every later request.
+    expect(
+      toOpenAIMessages(undefined, [
+        assistantMsg([
+          { type: "toolCall", id: "a", name: "write", arguments: {}, rawArguments: '{"path": "b.txt", "cont' },
+          { type: "toolCall", id: "b", name: "write", arguments: {}, rawArguments: "[1, 2]" },
+        ]),
+      ]),
+    ).toEqual([
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: ["a", "b"].map((id) => ({ id, type: "function", function: { name: "write", arguments: "{}" } })),
+      },
+    ]);
+  });
+
   it("leaves out thinking, and an assistant message that had nothing else", () => {
     expect(
       toOpenAIMessages(undefined, [

@@ -269,7 +269,7 @@ describe("the request on the wire", () => {
           content: "Reading.",
           tool_calls: [
             { id: "call_1", type: "function", function: { name: "read", arguments: '{"path":"a.txt"}' } },
-            { id: "call_2", type: "function", function: { name: "write", arguments: '{"path": "b.txt", "cont' } },
+            { id: "call_2", type: "function", function: { name: "write", arguments: "{}" } },
           ],
         },
         { role: "tool", tool_call_id: "call_1", content: "line 1\nline 2" },

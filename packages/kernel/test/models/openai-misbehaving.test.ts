@@ -1,0 +1,371 @@
+/**
+ * The OpenAI client against OpenAI-compatible servers that bend the wire format: reused tool-call
+ * indexes, several choices, content as parts, arguments as objects, a 200 that is no event
+ * stream. Driven through the real `openai` SDK against the loopback server of
+ * test/helpers/fake-openai.ts; each response is scripted frame by frame.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { createOpenAIModel, type OpenAIModelOptions } from "../../src/models/openai.ts";
+import type { AssistantMessage, ModelClient, ModelRequest, ModelStreamEvent } from "../../src/types.ts";
+import { chunk, DONE, errorResponse, sse, startFakeOpenAI, type FakeOpenAIServer } from "../../../../test/helpers/fake-openai.ts";
+
+let server: FakeOpenAIServer;
+/** Installed before the SDK's first request, which binds its logger to the console then. */
+let consoleSpies: ReturnType<typeof vi.spyOn>[] = [];
+
+beforeAll(async () => {
+  consoleSpies = (["error", "warn", "log", "info", "debug"] as const).map((name) =>
+    vi.spyOn(console, name).mockImplementation(() => {}),
+  );
+  server = await startFakeOpenAI();
+});
+afterAll(async () => {
+  vi.restoreAllMocks();
+  await server.close();
+});
+beforeEach(() => {
+  vi.stubEnv("OPENAI_API_KEY", undefined);
+  vi.stubEnv("OPENAI_BASE_URL", undefined);
+  vi.stubEnv("OPENAI_LOG", undefined);
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+  expect(server.pending, "every scripted response was used").toBe(0);
+  const printed = consoleSpies.flatMap((spy) => spy.mock.calls);
+  for (const spy of consoleSpies) spy.mockClear();
+  expect(printed, "console output").toEqual([]);
+});
+
+const NO_TOOLS: ModelRequest = { messages: [{ role: "user", content: "Hi", timestamp: 1 }], tools: [] };
+
+function model(options: Partial<OpenAIModelOptions> = {}): ModelClient {
+  return createOpenAIModel({ model: "m", baseURL: server.baseURL, apiKey: "test-key", retryBaseMs: 1, ...options });
+}
+
+async function collect(client: ModelClient, request: ModelRequest = NO_TOOLS, signal = new AbortController().signal) {
+  const events: ModelStreamEvent[] = [];
+  for await (const event of client.stream(request, signal)) events.push(event);
+  return events;
+}
+
+function assistant(partial: Omit<AssistantMessage, "role" | "model" | "timestamp" | "usage"> & { usage?: AssistantMessage["usage"] }) {
+  return { role: "assistant", model: "openai:m", timestamp: expect.any(Number), usage: { input: 0, output: 0 }, ...partial };
+}
+
+/** One tool-call fragment as a delta. */
+function call(fragment: { index?: number; id?: string; name?: string; arguments?: unknown }) {
+  const { index, id, name, arguments: args } = fragment;
+  return chunk({
+    tool_calls: [
+      {
+        ...(index === undefined ? {} : { index }),
+        ...(id === undefined ? {} : { id, type: "function" }),
+        function: { ...(name === undefined ? {} : { name }), ...(args === undefined ? {} : { arguments: args }) },
+      },
+    ],
+  });
+}
+
+describe("tool calls from servers that bend the indexes", () => {
+  it("starts a new call when a fragment brings a new id at an index already taken (Ollama gives every call index 0)", async () => {
+    server.push(
+      sse([
+        { data: call({ index: 0, id: "call_a", name: "read", arguments: '{"path":"a.txt"}' }) },
+        { data: call({ index: 0, id: "call_b", name: "read", arguments: '{"path":' }) },
+        { data: call({ index: 0, arguments: '"b.txt"}' }) },
+        { data: chunk({}, "tool_calls") },
+        DONE,
+      ]),
+    );
+    expect(await collect(model())).toEqual([
+      { type: "toolcall_start", index: 0, id: "call_a", name: "read" },
+      { type: "toolcall_delta", index: 0, delta: '{"path":"a.txt"}' },
+      { type: "toolcall_start", index: 1, id: "call_b", name: "read" },
+      { type: "toolcall_delta", index: 1, delta: '{"path":' },
+      { type: "toolcall_delta", index: 1, delta: '"b.txt"}' },
+      {
+        type: "done",
+        message: assistant({
+          content: [
+            { type: "toolCall", id: "call_a", name: "read", arguments: { path: "a.txt" } },
+            { type: "toolCall", id: "call_b", name: "read", arguments: { path: "b.txt" } },
+          ],
+          stopReason: "toolUse",
+        }),
+      },
+    ]);
+  });
+
+  it("tells calls without any index apart by their ids, and keeps one call whose id is repeated in every fragment", async () => {
+    server.push(
+      sse([
+        { data: call({ id: "call_a", name: "ls", arguments: "{}" }) },
+        { data: call({ id: "call_b", name: "grep", arguments: '{"q":' }) },
+        { data: call({ id: "call_b", name: "grep", arguments: '"x"}' }) },
+        { data: chunk({}, "tool_calls") },
+        DONE,
+      ]),
+    );
+    expect((await collect(model())).at(-1)).toEqual({
+      type: "done",
+      message: assistant({
+        content: [
+          { type: "toolCall", id: "call_a", name: "ls", arguments: {} },
+          { type: "toolCall", id: "call_b", name: "grep", arguments: { q: "x" } },
+        ],
+        stopReason: "toolUse",
+      }),
+    });
+  });
+
+  it("keeps fragments without a name in their call when their id changes (Poolside)", async () => {
+    server.push(
+      sse([
+        { data: call({ index: 0, id: "call_1", name: "read", arguments: '{"pa' }) },
+        { data: call({ index: 0, id: "call_2", arguments: 'th":"a.txt"}' }) },
+        { data: chunk({}, "tool_calls") },
+        DONE,
+      ]),
+    );
+    expect((await collect(model())).at(-1)).toEqual({
+      type: "done",
+      message: assistant({ content: [{ type: "toolCall", id: "call_1", name: "read", arguments: { path: "a.txt" } }], stopReason: "toolUse" }),
+    });
+  });
+
+  it("keeps the announced id when the server's id arrives after the name, and releases arguments sent before the name", async () => {
+    server.push(
+      sse([
+        { data: call({ index: 0, arguments: '{"path"' }) },
+        { data: call({ index: 0, name: "read", arguments: ':"a' }) },
+        { data: call({ index: 0, id: "call_late", arguments: '.txt"}' }) },
+        { data: chunk({}, "tool_calls") },
+        DONE,
+      ]),
+    );
+    const events = await collect(model());
+    const start = events[0];
+    expect(start).toEqual({ type: "toolcall_start", index: 0, id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: "read" });
+    const id = start?.type === "toolcall_start" ? start.id : "";
+    expect(events.slice(1)).toEqual([
+      { type: "toolcall_delta", index: 0, delta: '{"path"' },
+      { type: "toolcall_delta", index: 0, delta: ':"a' },
+      { type: "toolcall_delta", index: 0, delta: '.txt"}' },
+      {
+        type: "done",
+        message: assistant({ content: [{ type: "toolCall", id, name: "read", arguments: { path: "a.txt" } }], stopReason: "toolUse" }),
+      },
+    ]);
+  });
+
+  it("reads arguments sent as a JSON object instead of its text", async () => {
+    server.push(
+      sse([
+        { data: call({ index: 0, id: "c1", name: "read", arguments: { path: "a.txt" } }) },
+        { data: call({ index: 1, id: "c2", name: "write", arguments: ["not", "an", "object"] }) },
+        { data: chunk({}, "tool_calls") },
+        DONE,
+      ]),
+    );
+    expect((await collect(model())).at(-1)).toEqual({
+      type: "done",
+      message: assistant({
+        content: [
+          { type: "toolCall", id: "c1", name: "read", arguments: { path: "a.txt" } },
+          { type: "toolCall", id: "c2", name: "write", arguments: {}, rawArguments: '["not","an","object"]' },
+        ],
+        stopReason: "toolUse",
+      }),
+    });
+  });
+
+  it("ends a finished answer with an error when a tool call never got a name, keeping the rest", async () => {
+    server.push(
+      sse([
+        { data: chunk({ content: "Reading." }) },
+        { data: call({ index: 0, id: "c1", arguments: '{"path":"a.txt"}' }) },
+        { data: chunk({}, "tool_calls") },
+        DONE,
+      ]),
+    );
+    expect((await collect(model())).at(-1)).toEqual({
+      type: "error",
+      message: assistant({
+        content: [{ type: "text", text: "Reading." }],
+        stopReason: "error",
+        errorMessage: 'the server sent a tool call without a name (id "c1", arguments {"path":"a.txt"})',
+      }),
+    });
+  });
+});
+
+describe("choices and content in other shapes", () => {
+  it("reads only the first choice when a server sends several", async () => {
+    const choice = (index: number, delta: Record<string, unknown>, finish: string | null = null) => ({
+      index,
+      delta,
+      finish_reason: finish,
+    });
+    server.push(
+      sse([
+        { data: { id: "x", choices: [choice(0, { content: "A" }), choice(1, { content: "B" })] } },
+        { data: { id: "x", choices: [choice(1, { content: "b" }, "stop")] } },
+        { data: { id: "x", choices: [choice(0, { content: "a" })] } },
+        { data: { id: "x", choices: [choice(0, {}, "stop")] } },
+        DONE,
+      ]),
+    );
+    expect(await collect(model())).toEqual([
+      { type: "text_delta", delta: "A" },
+      { type: "text_delta", delta: "a" },
+      { type: "done", message: assistant({ content: [{ type: "text", text: "Aa" }], stopReason: "stop" }) },
+    ]);
+  });
+
+  it("reads content sent as parts, with thinking parts as thinking (Mistral's reasoning models)", async () => {
+    server.push(
+      sse([
+        { data: chunk({ content: [{ type: "thinking", thinking: [{ type: "text", text: "Short " }, { type: "text", text: "one." }] }] }) },
+        { data: chunk({ content: [{ type: "text", text: "Hel" }] }) },
+        { data: chunk({ content: [{ type: "reference", reference_ids: [1] }, { type: "text", text: "lo" }] }) },
+        { data: chunk({}, "stop") },
+        DONE,
+      ]),
+    );
+    expect(await collect(model())).toEqual([
+      { type: "thinking_delta", delta: "Short " },
+      { type: "thinking_delta", delta: "one." },
+      { type: "text_delta", delta: "Hel" },
+      { type: "text_delta", delta: "lo" },
+      {
+        type: "done",
+        message: assistant({
+          content: [
+            { type: "thinking", thinking: "Short one." },
+            { type: "text", text: "Hello" },
+          ],
+          stopReason: "stop",
+        }),
+      },
+    ]);
+  });
+
+  it("reports content that is neither text nor parts as a malformed chunk instead of dropping it", async () => {
+    server.push(sse([{ data: chunk({ content: "Be" }) }, { data: chunk({ content: { text: "fore" } }) }, { data: chunk({}, "stop") }, DONE]));
+    expect((await collect(model())).at(-1)).toEqual({
+      type: "error",
+      message: assistant({
+        content: [{ type: "text", text: "Be" }],
+        stopReason: "error",
+        errorMessage: `${server.baseURL} sent a malformed stream chunk: choices[0].delta.content is object {"text":"fore"}`,
+      }),
+    });
+  });
+});
+
+describe("a 200 that is not an event stream", () => {
+  it("reports a web page, quoting it, without retrying", async () => {
+    const sleep = vi.fn(async () => {});
+    server.push(sse([{ raw: "<!doctype html>\n<html><body>Welcome to the   dashboard</body></html>" }], { headers: { "content-type": "text/html; charset=utf-8" } }));
+    expect(await collect(model({ sleep }))).toEqual([
+      {
+        type: "error",
+        message: assistant({
+          content: [],
+          stopReason: "error",
+          errorMessage: `${server.baseURL} answered HTTP 200 with text/html instead of an event stream (is the base URL right?): <!doctype html> <html><body>Welcome to the dashboard</body></html>`,
+        }),
+      },
+    ]);
+    expect(sleep).not.toHaveBeenCalled();
+  });
+
+  it("streams an event stream labelled application/json as it arrives (Foundry Local), even past leading blank lines", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    server.push(
+      sse([{ raw: "\n\n" }, { data: chunk({ content: "A" }) }, { wait: released }, { data: chunk({ content: "B" }, "stop") }, DONE], {
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    const events: ModelStreamEvent[] = [];
+    for await (const event of model().stream(NO_TOOLS, new AbortController().signal)) {
+      events.push(event);
+      // The rest is sent only once the first delta is here: a client that read the body whole would hang.
+      if (event.type === "text_delta" && event.delta === "A") release();
+    }
+    expect(events).toEqual([
+      { type: "text_delta", delta: "A" },
+      { type: "text_delta", delta: "B" },
+      { type: "done", message: assistant({ content: [{ type: "text", text: "AB" }], stopReason: "stop" }) },
+    ]);
+  });
+
+  it("reads the whole completion of a server that ignored stream: true", async () => {
+    server.push(
+      errorResponse(200, "", {
+        body: {
+          id: "x",
+          object: "chat.completion",
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: "assistant",
+                content: "Reading.",
+                tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: '{"path":"a.txt"}' } }],
+              },
+              finish_reason: "tool_calls",
+            },
+          ],
+          usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
+        },
+      }),
+    );
+    expect(await collect(model())).toEqual([
+      { type: "text_delta", delta: "Reading." },
+      { type: "toolcall_start", index: 0, id: "c1", name: "read" },
+      { type: "toolcall_delta", index: 0, delta: '{"path":"a.txt"}' },
+      {
+        type: "done",
+        message: assistant({
+          content: [
+            { type: "text", text: "Reading." },
+            { type: "toolCall", id: "c1", name: "read", arguments: { path: "a.txt" } },
+          ],
+          stopReason: "toolUse",
+          usage: { input: 7, output: 3, totalTokens: 10 },
+        }),
+      },
+    ]);
+  });
+
+  it("reports JSON that is no completion, such as an error sent with status 200", async () => {
+    server.push(errorResponse(200, "", { body: { error: { message: "model is loading" } } }));
+    expect(await collect(model())).toEqual([
+      {
+        type: "error",
+        message: assistant({
+          content: [],
+          stopReason: "error",
+          errorMessage: `${server.baseURL} answered HTTP 200 with application/json instead of an event stream (is the base URL right?): {"error":{"message":"model is loading"}}`,
+        }),
+      },
+    ]);
+  });
+});
+
+describe("abort before the response", () => {
+  it("ends at once when aborted while the server has not answered yet", async () => {
+    const controller = new AbortController();
+    server.push(sse([{ wait: new Promise(() => {}) }, { data: chunk({}, "stop") }, DONE]));
+    const before = server.requests.length;
+    const run = collect(model(), NO_TOOLS, controller.signal);
+    await server.waitForRequests(before + 1);
+    controller.abort();
+    expect(await run).toEqual([
+      { type: "error", message: assistant({ content: [], stopReason: "aborted", errorMessage: "Request aborted" }) },
+    ]);
+    expect(await server.requests.at(-1)!.closed).toEqual({ completed: false });
+  });
+});
