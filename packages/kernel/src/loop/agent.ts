@@ -26,7 +26,7 @@ import type {
 } from "../types.ts";
 import { deepFreeze } from "./freeze.ts";
 import { ModelView } from "./model-view.ts";
-import { describeError } from "./run-state.ts";
+import { describeError, isHostEmittable } from "./run-state.ts";
 import { RunStream, type AgentRunStream } from "./run-stream.ts";
 import { startLoop, type LoopHandle } from "./run.ts";
 import type { AgentLoopOptions, LoopPrompt } from "./types.ts";
@@ -194,9 +194,12 @@ export class Agent {
     this.#followUps.push(asMessage(message));
   }
 
-  /** A host diagnostic into the current run's stream at this point; while idle, to listeners only. */
+  /**
+   * A host diagnostic into the current run's stream at this point; while idle, to listeners only.
+   * An event without a string `type`, or with the type of one of the loop's events, is dropped.
+   */
   emit(event: HostEvent): void {
-    if (typeof event?.type !== "string") return;
+    if (!isHostEmittable(event)) return;
     const stamped = Object.freeze({ ...event, timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now() });
     this.#deliver(stamped, this.#current?.stream);
   }

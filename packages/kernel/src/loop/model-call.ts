@@ -5,8 +5,9 @@
  * an assistant message with `stopReason` `error` or `aborted`.
  */
 import { repairToolHistory } from "../session/index.ts";
-import type { AssistantMessage, ModelMessage, ModelRequest, ModelStreamEvent, ToolSchema } from "../types.ts";
+import type { AssistantMessage, Message, ModelMessage, ModelRequest, ModelStreamEvent, ToolSchema } from "../types.ts";
 import { deepCopy } from "./freeze.ts";
+import { checkModelMessage, MalformedMessage } from "./model-message.ts";
 import { toModelMessages } from "./model-view.ts";
 import { PartialMessage } from "./partial.ts";
 import { ABORTED, ABORTED_TEXT, describeError, noop, type Run } from "./run-state.ts";
@@ -106,7 +107,7 @@ async function prepareMessages(run: Run): Promise<readonly ModelMessage[] | Fail
   if (!slot) return run.view.current(run.readHistory);
   let copy;
   try {
-    copy = deepCopy(run.history());
+    copy = copyHistory(run.history());
   } catch (error) {
     return { stopReason: "error", errorMessage: `The history could not be copied for the context slot: ${describeError(error)}` };
   }
@@ -115,7 +116,33 @@ async function prepareMessages(run: Run): Promise<readonly ModelMessage[] | Fail
   if (outcome.kind === "threw") return { stopReason: "error", errorMessage: `The context slot failed: ${describeError(outcome.error)}` };
   const chosen = outcome.value?.messages ?? copy;
   if (!Array.isArray(chosen)) return { stopReason: "error", errorMessage: "The context slot returned messages that are not an array" };
-  return toModelMessages(repairToolHistory(chosen).messages);
+  try {
+    return toModelMessages(repairToolHistory(chosen).messages);
+  } catch (error) {
+    const problem = `The context slot returned messages the kernel cannot read (${describeError(error)}).`;
+    return { stopReason: "error", errorMessage: `${problem} Return Message objects, or nothing to keep the history.` };
+  }
+}
+
+/**
+ * The deep copy the `context` slot may change. `details` never reach the model, and a tool's
+ * `details` that a structured clone cannot copy (a function, a socket) must not fail every
+ * later model call: such a message is copied without them.
+ */
+function copyHistory(history: readonly Message[]): Message[] {
+  try {
+    return deepCopy(history as Message[]);
+  } catch {
+    return history.map((m) => {
+      try {
+        return deepCopy(m);
+      } catch (error) {
+        if (!("details" in m)) throw error;
+        const { details: _uncopyable, ...rest } = m;
+        return deepCopy(rest as Message);
+      }
+    });
+  }
 }
 
 /**
@@ -182,7 +209,13 @@ async function readStream(run: Run, request: ModelRequest, partial: PartialMessa
       }
       if (step.done) return done(partial.end("error", "The model stream ended without a done or error event"));
       const event = step.value;
-      if (event.type === "done" || event.type === "error") return done(endMessage(event));
+      if (event.type === "done" || event.type === "error") {
+        const message = endMessage(run, event, partial);
+        // Whatever the stream yields after its last word is not read; closing it now runs its
+        // cleanup (a client's `finally` that removes its abort listener from the run's signal).
+        closeQuietly(iterator);
+        return done(message);
+      }
       if (partial.apply(event)) {
         run.emit({ type: "message_update", message: partial.snapshot(), delta: Object.freeze(event), timestamp: Date.now() });
       }
@@ -193,9 +226,16 @@ async function readStream(run: Run, request: ModelRequest, partial: PartialMessa
   }
 }
 
-/** The stream's last word. An `error` event always ends as `error` or `aborted`, with a message. */
-function endMessage(event: Extract<ModelStreamEvent, { type: "done" | "error" }>): AssistantMessage {
-  const message = event.message;
+/**
+ * The stream's last word. An `error` event always ends as `error` or `aborted`, with a message; a
+ * malformed message (model-message.ts) ends as `error` with what was streamed.
+ */
+function endMessage(run: Run, event: Extract<ModelStreamEvent, { type: "done" | "error" }>, partial: PartialMessage): AssistantMessage {
+  const message = checkModelMessage(event.message);
+  if (message instanceof MalformedMessage) {
+    const problem = `The model client ${JSON.stringify(run.model.id)} sent a malformed message: ${message.problem}.`;
+    return partial.end("error", `${problem} Its answer was not used; fix the client (docs/models.md gives the message shape).`);
+  }
   if (event.type === "done") return message;
   const stopReason = message.stopReason === "aborted" ? "aborted" : "error";
   if (message.stopReason === stopReason && typeof message.errorMessage === "string") return message;

@@ -36,25 +36,31 @@ export class PartialMessage {
     this.#timestamp = timestamp;
   }
 
-  /** Fold in one delta; false for events that change nothing (an unknown index, a new event type). */
+  /**
+   * Fold in one delta; false for events that change nothing: an unknown index, a new event type,
+   * or fields of the wrong type (a call without a string id and name never enters the message).
+   */
   apply(event: ModelStreamEvent): boolean {
     const last = this.#last;
     switch (event.type) {
       case "text_delta":
+        if (typeof event.delta !== "string") return false;
         if (last?.type === "text") this.#last = Object.freeze({ type: "text", text: last.text + event.delta });
         else this.#push(Object.freeze({ type: "text", text: event.delta }));
         return true;
       case "thinking_delta":
+        if (typeof event.delta !== "string") return false;
         if (last?.type === "thinking") this.#last = Object.freeze({ type: "thinking", thinking: last.thinking + event.delta });
         else this.#push(Object.freeze({ type: "thinking", thinking: event.delta }));
         return true;
       case "toolcall_start":
+        if (typeof event.id !== "string" || event.id === "" || typeof event.name !== "string") return false;
         this.#callAt[event.index] = this.#done.length + (last === undefined ? 0 : 1);
         this.#push(Object.freeze({ type: "toolCall", id: event.id, name: event.name, arguments: NO_ARGUMENTS, rawArguments: "" }));
         return true;
       case "toolcall_delta": {
         const at = this.#callAt[event.index];
-        if (at === undefined) return false;
+        if (at === undefined || typeof event.delta !== "string") return false;
         const call = at === this.#done.length ? last : this.#done[at];
         if (call?.type !== "toolCall") return false;
         const grown: ToolCall = Object.freeze({
@@ -175,14 +181,16 @@ const CONTENT: PropertyDescriptor = Object.freeze({
 });
 
 function settleCall(call: ToolCall): ToolCall {
-  const raw = call.rawArguments ?? "";
+  return { type: "toolCall", id: call.id, name: call.name, ...parsedArguments(call.rawArguments ?? "") };
+}
+
+/** A call's JSON arguments as DESIGN §6 keeps them: the object it parses to, else `{}` with the text kept. */
+export function parsedArguments(raw: string): Pick<ToolCall, "arguments" | "rawArguments"> {
   try {
     const value: unknown = JSON.parse(raw);
-    if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-      return { type: "toolCall", id: call.id, name: call.name, arguments: value as Record<string, unknown> };
-    }
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) return { arguments: value as Record<string, unknown> };
   } catch {
     // incomplete JSON: kept raw
   }
-  return { type: "toolCall", id: call.id, name: call.name, arguments: {}, rawArguments: raw };
+  return { arguments: {}, rawArguments: raw };
 }

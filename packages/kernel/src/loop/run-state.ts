@@ -3,6 +3,7 @@
  * anything reaches the event stream — `emit` (an event), `record` (a message entering history)
  * and `emitHost` (a host diagnostic from a slot's `ctx.emit`).
  */
+import { isAgentEvent } from "../events.ts";
 import { ToolRegistry, type ToolWorkerPool } from "../tools/index.ts";
 import type {
   AgentEndEvent,
@@ -135,9 +136,9 @@ export class Run {
     this.#sink.emit(Object.freeze(event));
   }
 
-  /** A slot's or hook's diagnostic: opaque, needs a `type`, gets a `timestamp`. Dropped after the run. */
+  /** A slot's or hook's diagnostic: opaque, needs a `type`, gets a `timestamp`. Dropped after the run, and when it forges a loop event. */
   emitHost(event: HostEvent | StreamEvent): void {
-    if (this.#ended || typeof event !== "object" || event === null || typeof event.type !== "string") return;
+    if (this.#ended || !isHostEmittable(event)) return;
     this.emit({ ...event, timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now() } as StreamEvent);
   }
 
@@ -259,6 +260,18 @@ export class Run {
 }
 
 export function noop(): void {}
+
+/**
+ * What a host or a slot may put into a run's stream: an object with a string `type` that is not
+ * one of the loop's own events. Those are the loop's to emit — a forged `agent_end` would end an
+ * Agent's run early, a forged `message_end` would put a message into its history and session.
+ * `context_compacted` is the exception: compaction runs outside the loop and announces itself.
+ */
+export function isHostEmittable(event: unknown): event is HostEvent {
+  if (typeof event !== "object" || event === null) return false;
+  const type: unknown = (event as { type?: unknown }).type;
+  return typeof type === "string" && (type === "context_compacted" || !isAgentEvent(event as StreamEvent));
+}
 
 /** The text blocks of an assistant message, joined. */
 function textOf(m: AssistantMessage): string {

@@ -17,6 +17,7 @@
 import {
   INTERRUPTED_TEXT,
   errorResult,
+  normalizeToolReturn,
   unknownToolResult,
   validateToolArguments,
   type ArgumentValidation,
@@ -335,7 +336,8 @@ class Batch {
     const patch = outcome.value;
     if (!patch) return this.#settle(entry, raw);
     const patched: FinalResult = {
-      content: patch.content ?? raw.content,
+      // Content that is not a list of blocks (a redactor's string) is mapped as a tool's return is.
+      content: patch.content === undefined || patch.content === null ? raw.content : normalizeToolReturn(patch.content).content,
       details: patch.details !== undefined ? patch.details : raw.details,
       isError: patch.isError ?? raw.isError,
     };

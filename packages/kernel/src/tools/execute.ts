@@ -71,16 +71,18 @@ export function runTool(tool: Tool, args: Record<string, unknown>, options: Exec
   };
 
   let running: unknown;
+  let pending: boolean;
   try {
     running =
       tool.worker && options.workerPool
         ? options.workerPool.run({ spec: tool.worker, args, cwd: ctx.cwd, signal: ctx.signal, onProgress: ctx.onUpdate })
         : tool.execute!(args, ctx);
+    pending = isThenable(running); // reads `then`: a getter on what the tool returned may throw
   } catch (error) {
     state.finished = true;
     return options.signal.aborted ? errorResult(INTERRUPTED_TEXT) : thrown(error, tool.name);
   }
-  if (!isThenable(running)) {
+  if (!pending) {
     state.finished = true;
     return mapped(running, tool.name);
   }
@@ -113,7 +115,7 @@ function supervise(
     };
     const onAbort = (): void => {
       controller?.abort(options.signal.reason);
-      graceTimer = setTimeout(() => finish(errorResult(INTERRUPTED_TEXT)), Math.max(0, options.abortGraceMs));
+      graceTimer = setTimeout(() => finish(errorResult(INTERRUPTED_TEXT)), timerDelay(options.abortGraceMs));
     };
     const stopWatching = whenAborted(options.signal, onAbort);
     if (timeoutMs !== undefined) {
@@ -169,6 +171,14 @@ function callTimeout(tool: Tool, args: Record<string, unknown>): number | undefi
   const ms = typeof perCall === "number" && !Number.isNaN(perCall) ? perCall : tool.timeoutMs;
   if (typeof ms !== "number" || !(ms > 0) || ms === Infinity) return undefined;
   return Math.min(ms, MAX_TIMER_DELAY_MS);
+}
+
+/**
+ * A grace period as a timer delay: Node fires a timer of more than MAX_TIMER_DELAY_MS (Infinity
+ * included) after 1 ms, so a longer one is clamped to it; NaN and less than zero are 0.
+ */
+function timerDelay(ms: number): number {
+  return ms > 0 ? Math.min(ms, MAX_TIMER_DELAY_MS) : 0;
 }
 
 /** What `execute` returned, as a result. Never throws: a value that cannot be read is described instead. */
