@@ -10,7 +10,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { MAX_TIMEOUT_MS, type ServerConfig } from "./config.ts";
-import type { McpCallResult, McpToolInfo } from "./convert.ts";
+import { readToolList, type McpCallResult, type McpToolInfo } from "./convert.ts";
 import { ChildProcessTransport } from "./stdio-transport.ts";
 
 export type ServerState = "connecting" | "connected" | "failed" | "stopped" | "closed";
@@ -26,8 +26,8 @@ const CLIENT_INFO = { name: "mypi", version: "0.0.0" };
 
 type Sdk = {
   Client: typeof import("@modelcontextprotocol/sdk/client/index.js").Client;
-  StreamableHTTPClientTransport: typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js").StreamableHTTPClientTransport;
-} & Pick<typeof import("@modelcontextprotocol/sdk/types.js"), "ErrorCode" | "McpError" | "ToolListChangedNotificationSchema">;
+} & Pick<typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js"), "StreamableHTTPClientTransport" | "StreamableHTTPError"> &
+  Pick<typeof import("@modelcontextprotocol/sdk/types.js"), "ErrorCode" | "McpError" | "ResultSchema" | "ToolListChangedNotificationSchema">;
 let sdk: Promise<Sdk> | undefined;
 
 /** The SDK's client side, loaded once, on first use: stdio servers are spawned meanwhile. */
@@ -39,8 +39,10 @@ export function loadSdk(): Promise<Sdk> {
   ]).then(([client, http, types]) => ({
     Client: client.Client,
     StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    StreamableHTTPError: http.StreamableHTTPError,
     ErrorCode: types.ErrorCode,
     McpError: types.McpError,
+    ResultSchema: types.ResultSchema,
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
   }));
   return sdk;
@@ -60,7 +62,7 @@ export function sdkCallTimeout(timeoutMs: number): number {
 export class McpConnection {
   readonly config: ServerConfig;
   state: ServerState = "connecting";
-  /** Why the server is not usable (failed / stopped), or the last refresh problem. */
+  /** Why the server is not usable (failed / stopped), or the last refresh problem, or what its tool list lacked. */
   error: string | undefined;
   /** The server's tools as last listed. */
   tools: McpToolInfo[] = [];
@@ -75,7 +77,8 @@ export class McpConnection {
   #transport: ChildProcessTransport | StreamableHTTPClientTransport | undefined;
   #sdk: Sdk | undefined;
   #refreshing: Promise<void> | undefined;
-  #again = false;
+  /** The listing that follows the one running (see `refresh`). */
+  #queued: Promise<void> | undefined;
 
   constructor(config: ServerConfig) {
     this.config = config;
@@ -93,7 +96,7 @@ export class McpConnection {
 
   /** The refresh in flight, if any (the hub awaits it before a model call). */
   get refreshing(): Promise<void> | undefined {
-    return this.#refreshing;
+    return this.#queued ?? this.#refreshing;
   }
 
   stderrTail(): string {
@@ -133,7 +136,7 @@ export class McpConnection {
       if (this.state !== "connecting" || !current()) return; // closed while starting
       const capabilities = client.getServerCapabilities();
       this.listChanged = capabilities?.tools?.listChanged === true;
-      this.tools = capabilities?.tools ? await this.#listAll(remaining()) : [];
+      this.tools = capabilities?.tools ? await this.#listAll(deadline) : [];
       if (this.state !== "connecting" || !current()) return;
       this.state = "connected";
     } catch (error) {
@@ -154,39 +157,72 @@ export class McpConnection {
     await this.connect();
   }
 
-  /** Fetch the tool list again (coalesced: a notification during a refresh runs one more). Never rejects. */
+  /**
+   * Fetch the tool list again. A change announced while a listing runs queues one more listing
+   * after it (one, however many announcements), so the promise covers every change announced
+   * before the call, and a server that announces a change at every listing cannot keep it
+   * pending. Never rejects.
+   */
   refresh(): Promise<void> {
+    if (this.#queued) return this.#queued;
     if (this.#refreshing) {
-      this.#again = true;
-      return this.#refreshing;
+      this.#queued = this.#refreshing.then(() => {
+        this.#queued = undefined;
+        return this.refresh();
+      });
+      return this.#queued;
     }
-    const run = async () => {
-      do {
-        this.#again = false;
-        if (this.state !== "connected") break;
-        try {
-          this.tools = await this.#listAll(this.config.connectTimeoutMs);
-          this.error = undefined;
-        } catch (error) {
-          if (this.state === "connected") this.error = `refreshing the tool list failed: ${this.#describe(error, "call")}`;
-        }
-      } while (this.#again);
+    // `finally` runs after this assignment, also when the listing is skipped at once (a
+    // notification while the server is still starting): the slot is always freed.
+    this.#refreshing = this.#listAgain().finally(() => {
       this.#refreshing = undefined;
       this.onToolsChanged?.();
-    };
-    this.#refreshing = run();
+    });
     return this.#refreshing;
   }
 
-  async #listAll(timeout: number): Promise<McpToolInfo[]> {
-    const tools: McpToolInfo[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const result = await this.#client!.listTools(cursor === undefined ? undefined : { cursor }, { timeout });
-      tools.push(...(result.tools as McpToolInfo[]));
-      if (!result.nextCursor || result.nextCursor === cursor) break;
-      cursor = result.nextCursor;
+  async #listAgain(): Promise<void> {
+    if (this.state !== "connected") return;
+    try {
+      this.tools = await this.#listAll(Date.now() + this.config.connectTimeoutMs);
+    } catch (error) {
+      if (this.state === "connected") this.error = `refreshing the tool list failed: ${this.#describe(error, "call")}`;
     }
+  }
+
+  /**
+   * Every page of `tools/list`, read leniently (convert.ts); what was skipped, and a cursor that
+   * comes back (pages in a circle), become the connection's `error`, a note in `mcp_status`.
+   * The SDK's `listTools` is not used: its schema refuses the whole list for one malformed tool.
+   */
+  async #listAll(deadline: number): Promise<McpToolInfo[]> {
+    const items: unknown[] = [];
+    const notes: string[] = [];
+    const cursors = new Set<string>();
+    for (let cursor: string | undefined; ; ) {
+      const page = await this.#client!.request(
+        { method: "tools/list", ...(cursor !== undefined && { params: { cursor } }) },
+        this.#sdk!.ResultSchema,
+        { timeout: Math.max(1, deadline - Date.now()) },
+      );
+      if (!Array.isArray(page.tools)) throw new Error(`its tools/list answer has no "tools" list`);
+      items.push(...page.tools);
+      const next = page.nextCursor;
+      if (typeof next !== "string" || next === "") break;
+      if (cursors.has(next)) {
+        notes.push(`the page cursor ${JSON.stringify(next)} came back; the pages before it are used`);
+        break;
+      }
+      if (cursors.size + 1 >= MAX_PAGES) {
+        notes.push(`more than ${MAX_PAGES} pages; the first ${MAX_PAGES} are used`);
+        break;
+      }
+      cursors.add(next);
+      cursor = next;
+    }
+    const { tools, problems } = readToolList(items);
+    notes.unshift(...problems);
+    this.error = notes.length ? `tools/list: ${notes.join("; ")}` : undefined;
     return tools;
   }
 
@@ -194,7 +230,11 @@ export class McpConnection {
   async callTool(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<McpCallResult> {
     const client = this.#client;
     if (!client || this.state !== "connected") throw new Error(`the server is ${this.state}`);
-    const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+    // `request` with the loosest result schema, not `client.callTool`: the SDK's schema refuses a
+    // whole result for one block it does not know (or an image that is not base64, or a result
+    // without the `structuredContent` its output schema promised), and the model would get a
+    // validation dump instead of what the server did send. convert.ts reads any shape.
+    const result = await client.request({ method: "tools/call", params: { name: tool, arguments: args } }, this.#sdk!.ResultSchema, {
       signal: options.signal,
       timeout: sdkCallTimeout(options.timeoutMs),
       ...(options.onProgress && { onprogress: options.onProgress }),
@@ -258,7 +298,8 @@ export class McpConnection {
     // A process that is gone explains itself better than whatever the protocol saw.
     const exit = this.#exitText(phase === "start" ? " before it answered" : "");
     if (exit) return exit;
-    const { McpError, ErrorCode } = this.#sdk!;
+    const { McpError, ErrorCode, StreamableHTTPError } = this.#sdk!;
+    if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0) return httpStatusText(error.code, error.message);
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
       const ms = phase === "start" ? this.config.connectTimeoutMs : undefined;
       return ms === undefined ? "the request timed out" : `did not answer within ${ms} ms (connectTimeoutMs)`;
@@ -267,9 +308,36 @@ export class McpConnection {
     if (e?.message === "fetch failed" && this.config.transport === "http") {
       return `could not reach ${this.config.url} (${e.cause?.code ?? e.cause?.message ?? "network error"})`;
     }
+    if (isSchemaError(error)) return `its answer does not follow the MCP schema: ${error.issues.map(issueText).join("; ")}`;
     const message = error instanceof Error ? error.message : String(error);
     return message.replace(/^MCP error -?\d+: /, "");
   }
+}
+
+/** The SDK's schema check failed: a zod error (not always an `Error`), whose message is its issues as indented JSON. */
+function isSchemaError(error: unknown): error is { issues: { path: PropertyKey[]; message: string }[] } {
+  const e = error as { name?: unknown; issues?: unknown } | null;
+  return typeof e === "object" && e !== null && (e.name === "ZodError" || e.name === "$ZodError") && Array.isArray(e.issues);
+}
+
+function issueText(issue: { path: PropertyKey[]; message: string }): string {
+  const message = issue.message.replace(/^Invalid input: /, "");
+  return issue.path.length ? `${issue.path.map(String).join(".")}: ${message}` : message;
+}
+
+/**
+ * "the server answered HTTP 404 (check "url"): Not Found": the SDK's message carries the body but
+ * not the status, and the body may be a whole HTML page. Tags are dropped, the text cut at 200.
+ */
+function httpStatusText(status: number, message: string): string {
+  const hint = status === 401 || status === 403 ? ' (check the credentials in "headers")' : status === 404 ? ' (check "url")' : "";
+  const body = message
+    .replace(/^Streamable HTTP error: (Error POSTing to endpoint: ?)?/, "")
+    .replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  const excerpt = body.length > 200 ? `${body.slice(0, 200).trimEnd()}…` : body;
+  return `the server answered HTTP ${status}${hint}${excerpt ? `: ${excerpt}` : ""}`;
 }
 
 function lastLine(text: string): string {

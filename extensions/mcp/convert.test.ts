@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toJsonSchema, toToolResult, toolDescription } from "./convert.ts";
+import { MAX_RESULT_CHARS, readToolList, toJsonSchema, toToolResult, toolDescription } from "./convert.ts";
 
 const where = { server: "fx", tool: "t" };
 
@@ -45,11 +45,57 @@ describe("toToolResult", () => {
     expect(toToolResult({ content: [{ type: "text", text: "3 files" }], structuredContent: { files: 3 } }, where).content).toEqual([{ type: "text", text: "3 files" }]);
   });
 
+  it("shows an image only when its data is base64: line-wrapped and unpadded data is mended, anything else is a note", () => {
+    const images = (...data: unknown[]) => toToolResult({ content: data.map((d) => ({ type: "image", data: d, mimeType: "image/png" })) }, where).content;
+    expect(images("iVBO\nRw0K\r\nGgo=", "iVBORw0KGgo", "AAAAA", "", 42, "data:image/png;base64,AAAA")).toEqual([
+      { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+      { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+      ...Array.from({ length: 4 }, () => ({ type: "text", text: "[image (image/png), not shown: its data is not base64]" })),
+    ]);
+  });
+
+  it("cuts the text at MAX_RESULT_CHARS: the block that crosses it is cut, later text dropped, images kept, a note added", () => {
+    const half = "a".repeat(MAX_RESULT_CHARS / 2);
+    const result = toToolResult(
+      {
+        content: [
+          { type: "text", text: half },
+          { type: "image", data: "AAAA", mimeType: "image/png" },
+          { type: "text", text: `${half}bbb` },
+          { type: "text", text: "dropped" },
+        ],
+      },
+      where,
+    );
+    expect(result.content.map((c) => (c.type === "text" ? c.text.length : c.type))).toEqual([MAX_RESULT_CHARS / 2, "image", MAX_RESULT_CHARS / 2, expect.any(Number)]);
+    expect(result.content.at(-1)).toEqual({
+      type: "text",
+      text: "[mypi cut this result: the MCP server sent 100,010 characters of text and mypi passes on 100,000. Ask the tool for less (a narrower query, a page, a limit) if it can.]",
+    });
+  });
+
   it("honours isError and gives an empty error a message", () => {
     expect(toToolResult({ content: [{ type: "text", text: "disk full" }], isError: true }, where)).toMatchObject({ isError: true, content: [{ type: "text", text: "disk full" }] });
     expect(toToolResult({ content: [], isError: true }, where).content).toEqual([
       { type: "text", text: 'The tool "t" of the MCP server "fx" reported an error without a message.' },
     ]);
+  });
+});
+
+describe("readToolList", () => {
+  it("keeps the fields mypi reads when they have the right type, skips nameless tools and keeps the first of a name", () => {
+    const { tools, problems } = readToolList([
+      { name: "a", description: 7, title: "A", inputSchema: "object", annotations: { readOnlyHint: "yes", title: 3, destructiveHint: true } },
+      { name: "a", description: "again" },
+      { name: "" },
+      null,
+      { name: "b", description: "B", annotations: { readOnlyHint: true } },
+    ]);
+    expect(tools).toEqual([
+      { name: "a", title: "A", inputSchema: { type: "object" }, annotations: {} },
+      { name: "b", description: "B", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
+    ]);
+    expect(problems).toEqual(["2 tools without a name were skipped", '"a" is listed 2 times, the first is used']);
   });
 });
 

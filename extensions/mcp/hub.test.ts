@@ -188,7 +188,7 @@ describe("streamable HTTP", () => {
 
   it("reports a server that refuses the credentials as failed", () => {
     expect(startupProblems(http.hub)).toEqual([
-      'server "locked" failed: Streamable HTTP error: Error POSTing to endpoint: unauthorized; its tools are unavailable (see mcp_status)',
+      'server "locked" failed: the server answered HTTP 401 (check the credentials in "headers"): unauthorized; its tools are unavailable (see mcp_status)',
     ]);
   });
 });

@@ -185,6 +185,12 @@ export class McpHub {
       if (now === "stopped") {
         return failure(`The MCP server "${server.name}" stopped while running "${registration.tool}": ${server.error}.`, where);
       }
+      if (now === "closed") {
+        return failure(
+          `The MCP server "${server.name}" was shut down by mypi (a reload, /mcp restart or the end of the session) while running "${registration.tool}"; call the tool again if you still need it.`,
+          where,
+        );
+      }
       return failure(`The MCP server "${server.name}" could not run "${registration.tool}": ${server.describeCallError(error)}`, where);
     }
   }
@@ -201,8 +207,9 @@ export class McpHub {
 
   /** Close every server (stdio: stdin, SIGTERM, SIGKILL). */
   async close(): Promise<void> {
-    process.off("exit", this.#onExit);
     await Promise.all(this.connections.map((c) => c.close()));
+    // Only now: a host that exits during the polite close (a second Ctrl-C) must still kill them.
+    process.off("exit", this.#onExit);
   }
 
   /** Synchronous: SIGKILL every stdio server still running (process exit). */

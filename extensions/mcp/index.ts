@@ -57,8 +57,9 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
       for (const line of problems) ui.notify(line, "warning");
     });
     if (hub.watchesToolLists) {
-      // A refresh is bounded by its server's connectTimeoutMs; the handler's own limit lies past it.
-      const timeoutMs = Math.max(...config.servers.map((s) => s.connectTimeoutMs)) + 5_000;
+      // settle() waits for at most two listings (the one running and one queued), each bounded by
+      // its server's connectTimeoutMs; the handler's own limit lies past them.
+      const timeoutMs = 2 * Math.max(...config.servers.map((s) => s.connectTimeoutMs)) + 5_000;
       pi.on(
         "context",
         async (_event, ctx) => {

@@ -6,8 +6,11 @@
  * - its exit code and the tail of its stderr, so a crash is reported with its cause;
  * - an immediate kill (a server that never answered `initialize`, and process exit) besides the
  *   polite close (end stdin, then SIGTERM, then SIGKILL);
- * - no import of the SDK, so the servers can be spawned while the SDK is still loading.
- * The SDK's `Protocol` checks every message's shape; this file only frames lines.
+ * - no import of the SDK, so the servers can be spawned while the SDK is still loading;
+ * - no wait without end: a server that closes its stdout but keeps running is stopped, and a
+ *   helper the server left holding its pipes does not hold up `close` (or the news of a crash).
+ * The SDK's `Protocol` checks every message's shape; this file frames lines, and puts an answer
+ * the SDK would not recognise (and so leave its request waiting) into the one shape it takes.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -82,6 +85,7 @@ export class ChildProcessTransport implements Transport {
 
   #spawn(): Promise<void> {
     const { command, args, env, cwd } = this.#options;
+    const grace = this.#options.closeGraceMs ?? 1000;
     return new Promise<void>((resolve, reject) => {
       const child = spawn(command, args, {
         cwd,
@@ -94,6 +98,7 @@ export class ChildProcessTransport implements Transport {
       this.#child = child;
       let started = false;
       this.#exited = new Promise<void>((done) => child.once("close", () => done()));
+      const processExited = new Promise<void>((done) => child.once("exit", () => done()));
       child.once("spawn", () => {
         started = true;
         resolve();
@@ -104,12 +109,19 @@ export class ChildProcessTransport implements Transport {
       });
       child.once("exit", (code, signal) => {
         this.#exit = { code, signal };
+        // The pipes close with the process, unless a helper it started (in a session of its own,
+        // out of reach of the group kill) holds them: they are let go after the grace.
+        void settlesWithin(this.#exited!, grace).then((closed) => closed || this.#destroyPipes());
       });
       child.once("close", () => {
         // An exit before `spawn` was reported as the start error; nothing was connected.
         if (started) this.onclose?.();
       });
       child.stdout!.on("data", (chunk: Buffer) => this.#receive(chunk));
+      // A spawn that failed ends stdout too, without a process.
+      child.stdout!.once("end", () => {
+        if (started) void this.#stdoutEnded(processExited, grace);
+      });
       child.stderr!.setEncoding("utf8").on("data", (text: string) => {
         this.#stderr = (this.#stderr + text).slice(-STDERR_TAIL_CHARS);
       });
@@ -117,6 +129,16 @@ export class ChildProcessTransport implements Transport {
       child.stdin!.on("error", (error) => this.onerror?.(error));
       child.stdout!.on("error", (error) => this.onerror?.(error));
     });
+  }
+
+  /**
+   * No answer can come any more. A process that is not exiting anyway would leave every call
+   * waiting for its timeout (or for ever, with none), so it is stopped.
+   */
+  async #stdoutEnded(processExited: Promise<void>, grace: number): Promise<void> {
+    if (await settlesWithin(processExited, grace)) return;
+    this.#stderr += "\n[mypi] the server closed its stdout while running; it was stopped";
+    this.kill();
   }
 
   /** Split stdout into lines; each line is one message. */
@@ -143,15 +165,15 @@ export class ChildProcessTransport implements Transport {
   }
 
   #deliver(line: string): void {
-    let message: JSONRPCMessage;
+    let message: unknown;
     try {
-      message = JSON.parse(line) as JSONRPCMessage;
+      message = JSON.parse(line);
     } catch (error) {
       // Not JSON (a server logging to stdout): reported, skipped.
       this.onerror?.(new Error(`a line on stdout that is not JSON: ${(error as Error).message}`));
       return;
     }
-    this.onmessage?.(message);
+    this.onmessage?.(asAnswer(message) ?? (message as JSONRPCMessage));
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -179,6 +201,10 @@ export class ChildProcessTransport implements Transport {
     this.#pending = [];
   }
 
+  #destroyPipes(): void {
+    for (const pipe of [this.#child?.stdin, this.#child?.stdout, this.#child?.stderr]) pipe?.destroy();
+  }
+
   /** SIGKILL now, synchronously (process exit, a server that never answered). */
   kill(): void {
     if (this.#child && !this.#exit) this.#signal("SIGKILL");
@@ -194,6 +220,32 @@ export class ChildProcessTransport implements Transport {
       child.kill(signal); // the group is gone already; make sure of the child itself
     }
   }
+}
+
+/**
+ * An answer (an `id`, no `method`) in the shape the SDK recognises: it ignores one with
+ * `"error": null` beside the result, without `"jsonrpc"`, with a result that is not an object
+ * or an error code that is not an integer, and the request would wait for its timeout (or for
+ * ever). A result that is not an object becomes an error answer saying so. Anything else: undefined.
+ */
+function asAnswer(message: unknown): JSONRPCMessage | undefined {
+  if (!isRecord(message) || "method" in message || (typeof message.id !== "string" && typeof message.id !== "number")) return undefined;
+  const { id, result, error } = message;
+  if (isRecord(error)) {
+    const code = Number.isInteger(error.code) ? (error.code as number) : INTERNAL_ERROR;
+    const text = typeof error.message === "string" ? error.message : JSON.stringify(error);
+    return { jsonrpc: "2.0", id, error: { code, message: text, ...(error.data !== undefined && { data: error.data }) } };
+  }
+  if (isRecord(result)) return { jsonrpc: "2.0", id, result };
+  const found = result === undefined ? "nothing" : JSON.stringify(result).slice(0, 100);
+  return { jsonrpc: "2.0", id, error: { code: INTERNAL_ERROR, message: `its answer has no result object (found ${found})` } };
+}
+
+/** JSON-RPC's "internal error". */
+const INTERNAL_ERROR = -32603;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
