@@ -6,6 +6,8 @@
  * extensions load. So parsing runs twice: once without them (unknown `--x` tokens are collected,
  * not yet fatal), then again with the registered flags, where anything still unknown is an error.
  */
+import { homedir } from "node:os";
+import { join } from "node:path";
 
 export type Mode = "print" | "json" | "rpc" | "interactive";
 export type Command = "run" | "extensions" | "demo" | "help" | "version";
@@ -16,11 +18,11 @@ export interface CliArgs {
   mode?: Mode;
   /** `-p` / `--print`: run once. With `--mode json` it only says "run once" too. */
   print: boolean;
-  /** Positional words joined by spaces. */
+  /** Positional words joined by spaces; blank words are no prompt. */
   prompt?: string;
   model?: string;
   baseUrl?: string;
-  /** `-e` paths in the order given (still relative to the shell's directory). */
+  /** `-e` paths in the order given (still relative to the shell's directory; a leading `~` expanded). */
   extensions: string[];
   noExtensions: boolean;
   noBuiltinTools: boolean;
@@ -35,7 +37,10 @@ export interface CliArgs {
   json: boolean;
   /** Values of flags registered by extensions (`--name value` / `--name`). */
   extensionFlags: Record<string, string | boolean>;
-  /** `--x` tokens no one declared. Fatal once the extensions' flags are known. */
+  /**
+   * `--x` (and `-x`) tokens no one declared. Fatal once the extensions' flags are known; until
+   * then a `-x` may be the value of an extension's string flag (`--trace-dir -x`).
+   */
   unknownFlags: string[];
 }
 
@@ -117,7 +122,11 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
       inline = eq === -1 ? undefined : token.slice(eq + 1);
     } else {
       const long = SHORT[token.slice(1)];
-      if (long === undefined) return usageError(`unknown option ${token}. ${HELP_HINT}`);
+      if (long === undefined) {
+        if (extensionFlags) return usageError(`unknown option ${token}. ${HELP_HINT}`);
+        args.unknownFlags.push(token);
+        continue;
+      }
       name = long;
     }
 
@@ -148,7 +157,9 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     if (error) return usageError(error);
   }
 
-  if (words.length > 0) args.prompt = words.join(" ");
+  // `-p ""` is no prompt: asked for (or read from stdin), never sent to the model empty.
+  const prompt = words.join(" ");
+  if (prompt.trim() !== "") args.prompt = prompt;
   // On the first pass an unknown flag may be an extension's string flag whose value is still
   // among the words: what depends on the prompt is judged on the second pass.
   return validate(args, extensionFlags !== undefined || args.unknownFlags.length === 0);
@@ -168,13 +179,13 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       args.mode = text as Mode;
       return;
     case "model":
-      args.model = text;
+      args.model = text.startsWith("scripted:") ? `scripted:${expandHome(text.slice("scripted:".length))}` : text;
       return;
     case "base-url":
       args.baseUrl = text;
       return;
     case "extension":
-      args.extensions.push(text);
+      args.extensions.push(expandHome(text));
       return;
     case "no-extensions":
       args.noExtensions = true;
@@ -186,10 +197,10 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       args.strictExtensions = true;
       return;
     case "cwd":
-      args.cwd = text;
+      args.cwd = expandHome(text);
       return;
     case "session":
-      args.session = text;
+      args.session = expandHome(text);
       return;
     case "continue":
       args.continue = true;
@@ -198,8 +209,9 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       args.noSession = true;
       return;
     case "max-turns": {
-      const n = Number(text);
-      if (!Number.isInteger(n) || n < 1) return `--max-turns must be a whole number ≥ 1 (got "${text}").`;
+      // Digits only: Number() would also take "1e3", "0x10" and " 2 ".
+      const n = /^\d+$/.test(text) ? Number(text) : 0;
+      if (n < 1) return `--max-turns must be a whole number ≥ 1 (got "${text}").`;
       args.maxTurns = n;
       return;
     }
@@ -217,6 +229,14 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       return;
   }
   return `unknown option --${name}. ${HELP_HINT}`;
+}
+
+/**
+ * A leading `~` or `~/` is the home folder. The shell expands it in `--cwd ~/x` but not in
+ * `--cwd=~/x` or `scripted:~/x`, so the same path would work one way and not the other.
+ */
+function expandHome(path: string): string {
+  return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
 }
 
 /** `wordsKnown`: the positional words are surely the prompt (no flag of unknown kind before them). */

@@ -6,12 +6,13 @@
  * errors answer in the time Node takes to start.
  */
 import { readFileSync } from "node:fs";
-import { EXIT, HELP, parseArgs } from "./args.ts";
+import { format } from "node:util";
+import { EXIT, HELP, parseArgs, type CliArgs } from "./args.ts";
 
 /** Where a command reads and writes; the process's own by default, replaceable in tests. */
 export interface CliIO {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
   stderr: NodeJS.WritableStream;
   env: NodeJS.ProcessEnv;
   /** The shell's directory. */
@@ -33,6 +34,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   // A run may wait on something that holds no handle (an extension's promise, a dialog); without
   // this timer Node would see an empty event loop and quit mid-run (exit 13).
   const keepAlive = setInterval(() => {}, 1 << 30);
+  const restoreConsole = stdoutIsData(args) ? sendConsoleTo(io.stderr) : undefined;
   try {
     switch (args.command) {
       case "help":
@@ -58,7 +60,24 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     return EXIT.error;
   } finally {
     clearInterval(keepAlive);
+    restoreConsole?.();
   }
+}
+
+/** JSON events, RPC and `mypi extensions --json`: stdout is read by a program, line by line. */
+function stdoutIsData(args: CliArgs): boolean {
+  return args.mode === "json" || args.mode === "rpc" || (args.command === "extensions" && args.json);
+}
+
+/**
+ * Route `console.log` / `info` / `debug` to `stream` (extensions print with them, at load time
+ * too) so that stdout carries only the data. Returns the undo.
+ */
+function sendConsoleTo(stream: NodeJS.WritableStream): () => void {
+  const saved = { log: console.log, info: console.info, debug: console.debug };
+  const write = (...values: unknown[]) => void stream.write(`${format(...values)}\n`);
+  Object.assign(console, { log: write, info: write, debug: write });
+  return () => Object.assign(console, saved);
 }
 
 function version(): string {

@@ -1,3 +1,5 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HELP, exitCodeFor, parseArgs, resolveMode, type CliArgs } from "../src/args.ts";
 
@@ -57,7 +59,26 @@ describe("parseArgs", () => {
 
   it("fails on an unknown flag once the extensions' flags are known, with one line that says what to do", () => {
     expect(fail(["--plan"], new Map())).toBe("mypi: unknown option --plan. Run `mypi --help` for the list of options.");
-    expect(fail(["-x"])).toBe("mypi: unknown option -x. Run `mypi --help` for the list of options.");
+    expect(fail(["-x"], new Map())).toBe("mypi: unknown option -x. Run `mypi --help` for the list of options.");
+  });
+
+  it("lets a value that starts with a dash through to an extension's string flag", () => {
+    // First pass: --trace-dir is not known yet, so -x may be its value; it is not judged yet.
+    expect(ok(["--trace-dir", "-x", "go"]).unknownFlags).toEqual(["--trace-dir", "-x"]);
+    const flags = new Map<string, "boolean" | "string">([["trace-dir", "string"]]);
+    expect(ok(["--trace-dir", "-x", "go"], flags)).toMatchObject({ extensionFlags: { "trace-dir": "-x" }, prompt: "go", unknownFlags: [] });
+  });
+
+  it("takes a blank prompt for no prompt, so it is asked for (or read from stdin) instead of sent", () => {
+    expect(ok(["-p", ""]).prompt).toBeUndefined();
+    expect(ok(["-p", "  ", "\n"]).prompt).toBeUndefined();
+    expect(ok(["-p", " hi "]).prompt).toBe(" hi ");
+  });
+
+  it("expands a leading ~ in paths, which the shell leaves alone after = and :", () => {
+    const args = ok(["--cwd=~/code", "-e", "~/ext.ts", "--session=~", "--model=scripted:~/s.json"]);
+    expect(args).toMatchObject({ cwd: join(homedir(), "code"), extensions: [join(homedir(), "ext.ts")], session: homedir(), model: `scripted:${join(homedir(), "s.json")}` });
+    expect(ok(["--cwd", "~user/x", "-e", "a/~/b.ts"])).toMatchObject({ cwd: "~user/x", extensions: ["a/~/b.ts"] });
   });
 
   it("leaves prompt checks to the second pass when an unknown flag may have taken the word as its value", () => {
@@ -82,6 +103,10 @@ describe("parseArgs", () => {
   it("rejects bad values with the reason", () => {
     expect(fail(["--mode", "xml"])).toContain('--mode must be one of print, json, rpc, interactive (got "xml")');
     expect(fail(["--max-turns", "0"])).toContain("--max-turns must be a whole number");
+    for (const n of ["-1", "abc", "", "1e1", "0x10", " 2 ", "1.0", "+3"]) {
+      expect(fail(["--max-turns", n])).toBe(`mypi: --max-turns must be a whole number ≥ 1 (got "${n}").`);
+    }
+    expect(ok(["--max-turns=12"]).maxTurns).toBe(12);
     expect(fail(["--model", "gpt-4"])).toContain("--model must be openai:<name> or scripted:<file>");
     expect(fail(["--cwd"])).toContain("--cwd needs a value");
     expect(fail(["--no-session", "--continue"])).toContain("choose one of --session FILE, --continue and --no-session");

@@ -102,6 +102,37 @@ describe("renderEvent", () => {
   });
 });
 
+describe("text from the model, tools and extensions", () => {
+  const ESC = "\x1b";
+  it("reaches the terminal without escape sequences or control characters", () => {
+    const { output } = play([
+      ev("message_update", 0, { delta: { type: "text_delta", delta: `a${ESC}]0;pwned\x07b${ESC}[2Jc${ESC}[31md${ESC}[0m` }, message: assistant("") }),
+      ev("message_update", 1, { delta: { type: "text_delta", delta: `e\x9b2Jf${ESC}]52;c;Zm9v${ESC}\\g\bh${ESC}Pdcs${ESC}\\i${ESC}7j\r\nk\tl\r` }, message: assistant("") }),
+      ev("message_update", 2, { delta: { type: "thinking_delta", delta: `${ESC}[2J` }, message: assistant("") }),
+      ev("message_end", 3, { message: assistant("") }),
+      ev("message_end", 4, { message: assistant(`no deltas${ESC}[1A\x07`) }),
+    ]);
+    expect(output).toBe("abcde" + "fghij\nk\tl\n" + "no deltas\n");
+  });
+
+  it("keeps tool lines on one line: what a carriage return overwrote is dropped, escapes are removed", () => {
+    const { output, live } = play([
+      ev("tool_execution_start", 0, { toolCallId: "a", toolName: "bash", args: { command: `printf '\x1b]0;x\x07'\r` } }),
+      ev("tool_execution_update", 1, { toolCallId: "a", partialResult: `10%\r50%\r${ESC}[K` }),
+      ev("tool_execution_end", 2, { toolCallId: "a", toolName: `bash${ESC}[2J`, isError: true, result: { content: [{ type: "text", text: `${ESC}[31mfailed${ESC}[0m\r\n 10%\r100%` }] } }),
+      ev("extension_error", 3, { extension: "x", slot: "tool_call", error: `bad${ESC}]0;t\x07 thing` }),
+      ev("agent_end", 4, { stopReason: "blocked", by: `p${ESC}[2J`, reason: `no${ESC}[1A\r`, messages: [] }),
+    ]);
+    expect(live[1]).toEqual(["⠋ bash printf ''  500ms  50%"]);
+    expect(output).toBe("✗ bash printf ''  2ms  failed ⏎ 100%\n" + "⚠ extension x failed in tool_call: bad thing\n" + "⛔ blocked by p: no\n");
+  });
+
+  it("cuts long summaries between characters, not inside one", () => {
+    const summary = summarizeCall("bash", { command: `${"x".repeat(70)}😀😀😀` });
+    expect(summary).toBe(`${"x".repeat(70)}😀…`);
+  });
+});
+
 describe("summaries", () => {
   it("names the path, the command or the pattern, else compact JSON", () => {
     expect(summarizeCall("read", { path: "src/a.ts", offset: 3 })).toBe("src/a.ts");
@@ -162,5 +193,48 @@ describe("Screen", () => {
 
   it("measures width without escape sequences", () => {
     expect(visibleWidth("\x1b[32m✓\x1b[39m ok")).toBe(4);
+  });
+
+  it("measures wide characters as two columns, combining marks as none, a tab to the next stop", () => {
+    expect(visibleWidth("一二")).toBe(4);
+    expect(visibleWidth("Ａｶ")).toBe(3); // a full-width letter, then a half-width kana
+    expect(visibleWidth("😀")).toBe(2);
+    expect(visibleWidth("👍🏽")).toBe(2);
+    expect(visibleWidth("🇫🇷")).toBe(2);
+    expect(visibleWidth("e\u0301")).toBe(1);
+    expect(visibleWidth("ab\tc")).toBe(9);
+  });
+
+  it("moves up over every row a line of wide characters wraps to", () => {
+    const { writes, out } = terminal(10);
+    const screen = new Screen(out);
+    screen.setLive(["> 一二三四五"]); // 12 columns: 2 rows
+    screen.setLive(["> "]);
+    screen.commit("一二\t");
+    screen.setLive(["» "]);
+    expect(writes).toEqual([
+      "> 一二三四五",
+      "\x1b[1A\r\x1b[J> ",
+      "\r\x1b[J一二\t\n> ",
+      // back to the end of the open line: 4 columns of text, then the tab to column 8
+      "\x1b[1A\r\x1b[8C\x1b[J\n» ",
+    ]);
+  });
+
+  it("keeps an open line that fills its last row exactly when it erases below it", () => {
+    const { writes, out } = terminal(10);
+    const screen = new Screen(out);
+    screen.commit("0123456789"); // the cursor waits at the end of the row: the next character wraps
+    screen.setLive(["> "]);
+    screen.commit("x");
+    expect(writes).toEqual(["0123456789", "\n> ", "\r\x1b[J" + "x" + "\n> "]);
+  });
+
+  it("counts a newline inside a live line as a row of its own", () => {
+    const { writes, out } = terminal(10);
+    const screen = new Screen(out);
+    screen.setLive(["?\nName:"]);
+    screen.setLive(["> "]);
+    expect(writes.at(-1)).toBe("\x1b[1A\r\x1b[J> ");
   });
 });

@@ -8,7 +8,9 @@
  * - `/quit`, `/reload`, `/compact [instructions]`, `/help`, and `/name args` for extension commands;
  * - extension dialogs (`ctx.ui.confirm` …) ask on the input line; the next line typed answers.
  *
- * The terminal is in raw mode: every key arrives as bytes (Ctrl+C is "\x03", not a signal).
+ * The terminal is in raw mode: every key arrives as bytes (Ctrl+C is "\x03", not a signal), and
+ * in bracketed-paste mode, so several pasted lines are one prompt (`line-editor.ts`). What
+ * extensions show goes through `printable` / `oneLine`, as the model's text does in the renderer.
  *
  * "A run is going" is the agent's own `isRunning`, whoever started the run: a typed line, an
  * extension (`pi.sendUserMessage`, `pi.sendMessage` with `triggerTurn`) or a follow-up. It is
@@ -19,8 +21,9 @@ import type { DialogOptions, ExtensionUI } from "@mypi/extension-api";
 import type { HostSession } from "../host-session.ts";
 import type { CliIO } from "../main.ts";
 import { COLOR, PLAIN, initialRenderState, liveLines, renderEvent, type RenderState, type Style } from "../render/renderer.ts";
-import { Screen } from "../render/screen.ts";
-import { applyKeys, parseLine, type EditorAction } from "./line-editor.ts";
+import { Screen, visibleWidth } from "../render/screen.ts";
+import { oneLine, printable } from "../render/text.ts";
+import { applyKeys, emptyEditor, parseLine, type EditorAction, type EditorState } from "./line-editor.ts";
 
 export interface InteractiveOptions {
   initialPrompt?: string;
@@ -29,6 +32,9 @@ export interface InteractiveOptions {
 }
 
 const SPINNER_MS = 80;
+const BRACKETED_PASTE = { on: "\x1b[?2004h", off: "\x1b[?2004l" };
+/** Longest prompt or choice shown from an extension's dialog. */
+const MAX_DIALOG_TEXT = 200;
 
 interface Question {
   prompt: string;
@@ -40,7 +46,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const screen = new Screen(io.stdout);
 
   let render: RenderState = initialRenderState;
-  let buffer = "";
+  let editor: EditorState = emptyEditor;
   let armed = false; // one Ctrl+C seen, nothing since: the next one exits
   let frame = 0;
   let ticker: NodeJS.Timeout | undefined;
@@ -55,13 +61,17 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const stopCommands = () => {
     for (const stop of commands) stop.abort(new DOMException("Interrupted by the user (Ctrl+C)", "AbortError"));
   };
-  const inputLine = () => {
+  const inputLine = (rowsFree: number) => {
     const q = questions[0];
-    if (q) return `${style.yellow("?")} ${q.prompt} ${buffer}`;
-    return `${style.bold(running() ? "»" : ">")} ${buffer}`;
+    const lead = q ? `${style.yellow("?")} ${q.prompt} ` : `${style.bold(running() ? "»" : ">")} `;
+    const room = Math.max(10, io.stdout.columns ?? 80) * rowsFree - visibleWidth(lead);
+    return lead + lineEnd(editor.buffer.replace(/\n/g, "⏎").replace(/\t/g, " "), room);
   };
   const refresh = () => {
-    screen.setLive([...liveLines(render, { frame, now: Date.now(), style }), inputLine()]);
+    const tools = liveLines(render, { frame, now: Date.now(), style });
+    // The live block must fit on the screen, or the redraw cannot move up to its top.
+    const rowsFree = Math.max(1, (io.stdout.rows ?? 24) - tools.length - 1);
+    screen.setLive([...tools, inputLine(rowsFree)]);
     const spinning = render.running.length > 0;
     if (spinning && !ticker) {
       ticker = setInterval(() => {
@@ -78,6 +88,8 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     screen.commit(`${line}\n`);
     refresh();
   };
+  /** Text from an extension: shown, never obeyed by the terminal. */
+  const sayFrom = (text: string, color: (s: string) => string) => say(color(printable(text)));
 
   const onEvent = (event: StreamEvent) => {
     const step = renderEvent(render, event, style);
@@ -107,7 +119,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       if (exiting || opts?.signal?.aborted) return resolve(undefined);
       let timer: NodeJS.Timeout | undefined;
       const q: Question = {
-        prompt,
+        prompt: oneLine(prompt, MAX_DIALOG_TEXT),
         answer: (line) => {
           const i = questions.indexOf(q);
           if (i === -1) return;
@@ -126,12 +138,12 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     });
   const ui: ExtensionUI = {
     confirm: async (title, message, opts) => {
-      if (message) say(style.yellow(`? ${title}\n  ${message.replace(/\n/g, "\n  ")}`));
+      if (message) sayFrom(`? ${title}\n  ${message.replace(/\n/g, "\n  ")}`, style.yellow);
       const a = await ask(`${message ? "" : `${title} `}[y/N]`, opts);
       return a !== undefined && /^y(es)?$/i.test(a.trim());
     },
     select: async (title, choices, opts) => {
-      say(style.yellow(`? ${title}\n${choices.map((c, i) => `  ${i + 1}. ${c}`).join("\n")}`));
+      sayFrom(`? ${title}\n${choices.map((c, i) => `  ${i + 1}. ${oneLine(c, MAX_DIALOG_TEXT)}`).join("\n")}`, style.yellow);
       const a = (await ask("number:", opts))?.trim();
       if (!a) return undefined;
       const n = Number(a);
@@ -145,7 +157,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       const a = await ask(`${title}${prefill ? ` [${prefill}]` : ""}:`);
       return a === undefined ? undefined : a === "" ? prefill : a;
     },
-    notify: (message, type = "info") => say(type === "error" ? style.red(message) : type === "warning" ? style.yellow(message) : style.dim(message)),
+    notify: (message, type = "info") => sayFrom(message, type === "error" ? style.red : type === "warning" ? style.yellow : style.dim),
   };
   session.setUI(ui);
   await session.start(); // extensions see ctx.hasUI from their first event; the first prompt waits for them
@@ -154,7 +166,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const startRun = (text: string) => {
     const stream = session.agent.prompt(text, { source: "interactive" });
     refresh();
-    void stream.then(undefined, (error: unknown) => say(style.red(`✗ ${error instanceof Error ? error.message : String(error)}`)));
+    void stream.then(undefined, (error: unknown) => sayFrom(`✗ ${error instanceof Error ? error.message : String(error)}`, style.red));
   };
 
   const runSlash = async (name: string, args: string) => {
@@ -180,13 +192,13 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
         if (running()) return say(style.yellow(`/${name} waits for an idle agent: let the run finish or press Ctrl+C.`));
         if (name === "reload") {
           const r = await session.reload();
-          const failed = r.failed.length ? style.red(`; failed: ${r.failed.join(", ")}`) : "";
+          const failed = r.failed.length ? style.red(`; failed: ${printable(r.failed.join(", "))}`) : "";
           return say(style.dim(`reloaded ${r.loaded.length} extension${r.loaded.length === 1 ? "" : "s"}`) + failed);
         } else {
           say(style.dim("compacting…"));
           const r = await session.compact(args || undefined);
           if (r.status === "compacted") return say(style.dim(`compacted: ${r.tokensBefore} → ${r.tokensAfter} tokens`));
-          return say(style.yellow(`not compacted (${r.status}${r.reason ? `: ${r.reason}` : ""}${r.error ? `: ${r.error}` : ""})`));
+          return sayFrom(`not compacted (${r.status}${r.reason ? `: ${r.reason}` : ""}${r.error ? `: ${r.error}` : ""})`, style.yellow);
         }
       default: {
         const stop = new AbortController();
@@ -194,7 +206,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
         try {
           const r = await session.runCommand(name, args, stop.signal);
           if (!r.ran) say(style.yellow(`unknown command /${name} — /help lists the commands`));
-          else if (r.error !== undefined) say(style.red(`/${name} failed: ${r.error}`));
+          else if (r.error !== undefined) sayFrom(`/${name} failed: ${r.error}`, style.red);
         } finally {
           commands.delete(stop);
         }
@@ -213,7 +225,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     if (parsed.kind === "empty") return refresh();
     if (parsed.kind === "command") {
       say(`${style.bold(">")} ${line.trim()}`);
-      void runSlash(parsed.name, parsed.args).catch((error: unknown) => say(style.red(`✗ /${parsed.name}: ${String(error)}`)));
+      void runSlash(parsed.name, parsed.args).catch((error: unknown) => sayFrom(`✗ /${parsed.name}: ${String(error)}`, style.red));
       return;
     }
     if (running()) {
@@ -228,13 +240,13 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     const q = questions[0];
     if (q) {
       say(`${style.yellow("?")} ${q.prompt} ${style.dim("(cancelled)")}`);
-      buffer = "";
+      editor = { ...editor, buffer: "" };
       q.answer(undefined);
       return;
     }
     if (armed) return exit(130);
-    if (buffer) {
-      buffer = "";
+    if (editor.buffer) {
+      editor = { ...editor, buffer: "" };
       return refresh();
     }
     armed = true;
@@ -255,10 +267,10 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   };
 
   const onData = (chunk: string | Buffer) => {
-    const step = applyKeys(buffer, chunk.toString());
-    if (step.buffer !== buffer) armed = false;
-    buffer = step.buffer;
-    for (const action of step.actions) onAction(action);
+    const { actions, ...next } = applyKeys(editor, chunk.toString());
+    if (next.buffer !== editor.buffer) armed = false;
+    editor = next;
+    for (const action of actions) onAction(action);
     refresh();
   };
 
@@ -276,6 +288,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
 
   const onSigint = () => interrupt();
   io.stdin.setRawMode?.(true);
+  if (screen.isTTY) io.stdout.write(BRACKETED_PASTE.on);
   io.stdin.setEncoding?.("utf8");
   io.stdin.on("data", onData);
   io.stdin.resume?.();
@@ -292,7 +305,20 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   io.stdin.setRawMode?.(false);
   io.stdin.pause?.();
   screen.clearLive();
+  if (screen.isTTY) io.stdout.write(BRACKETED_PASTE.off);
   unsubscribe();
   session.setUI(undefined);
   return code;
+}
+
+/** The end of `text` that fits in `columns`, after a "…" when the start is cut. */
+function lineEnd(text: string, columns: number): string {
+  // A column holds at most a few code units: a tail this long is enough to measure.
+  const tail = text.length > 4 * columns ? text.slice(-4 * columns) : text;
+  if (tail === text && visibleWidth(text) <= columns) return text;
+  const chars = [...tail];
+  let width = 1; // the "…"
+  let start = chars.length;
+  while (start > 0 && width + visibleWidth(chars[start - 1]!) <= columns) width += visibleWidth(chars[--start]!);
+  return `…${chars.slice(start).join("")}`;
 }

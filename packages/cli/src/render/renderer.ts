@@ -7,8 +7,11 @@
  * so the whole look is testable from recorded events. The `Screen` draws it.
  *
  * Tool lines say ✓ / ✗ from `isError` on `tool_execution_end` — never from the result's text.
+ * Text from the model, tools and extensions goes through `printable` / `oneLine` (`text.ts`)
+ * first: what they write can never drive the terminal.
  */
 import type { StreamEvent, ToolResult } from "@mypi/kernel";
+import { oneLine, printable, printableLines } from "./text.ts";
 
 export interface Style {
   green(s: string): string;
@@ -66,12 +69,14 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
       if (!delta || (delta.type !== "text_delta" && delta.type !== "thinking_delta") || !delta.delta) {
         return { state, commit: "" };
       }
+      const printed = printable(delta.delta);
+      if (!printed) return { state, commit: "" };
       const kind = delta.type === "text_delta" ? "text" : "thinking";
       // A switch between thinking and text starts a new line so the two do not run together.
       const breakLine = state.streaming !== "none" && state.streaming !== kind && state.lineOpen ? "\n" : "";
-      const text = kind === "thinking" ? style.dim(delta.delta) : delta.delta;
+      const text = kind === "thinking" ? style.dim(printed) : printed;
       return {
-        state: { ...state, streaming: kind, lineOpen: !(breakLine + delta.delta).endsWith("\n") },
+        state: { ...state, streaming: kind, lineOpen: !(breakLine + printed).endsWith("\n") },
         commit: breakLine + text,
       };
     }
@@ -82,7 +87,7 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
       let commit = "";
       if (state.streaming === "none") {
         // The model client sent no deltas: show the finished text at once.
-        const text = textOf(message.content);
+        const text = printable(textOf(message.content) ?? "");
         if (text) commit += text;
       }
       let lineOpen = state.lineOpen || (commit.length > 0 && !commit.endsWith("\n"));
@@ -95,7 +100,7 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
     case "tool_execution_start": {
       const tool: RunningTool = {
         toolCallId: event.toolCallId as string,
-        toolName: event.toolName as string,
+        toolName: oneLine(event.toolName as string, MAX_SUMMARY),
         summary: summarizeCall(event.toolName as string, event.args),
         startedAt: event.timestamp,
       };
@@ -124,7 +129,7 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
       const summary = state.running.find((t) => t.toolCallId === id)?.summary ?? "";
       const took = started === undefined ? "" : `  ${style.dim(formatDuration(event.timestamp - started))}`;
       const isError = event.isError === true;
-      const head = [isError ? style.red("✗") : style.green("✓"), event.toolName as string, summary].filter(Boolean).join(" ");
+      const head = [isError ? style.red("✗") : style.green("✓"), oneLine(event.toolName as string, MAX_SUMMARY), summary].filter(Boolean).join(" ");
       const reason = isError ? oneLine(textOf((event.result as ToolResult | undefined)?.content) ?? "", 120) : "";
       const line = `${head}${took}${reason ? `  ${style.red(reason)}` : ""}`;
       return {
@@ -154,7 +159,7 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
         case "error":
           return { state: done, commit: `${lead}${style.red(`✗ ${oneLine(end.error ?? "the run failed", 200)}`)}\n` };
         case "blocked":
-          return { state: done, commit: `${lead}${style.yellow(`⛔ blocked${end.by === undefined ? "" : ` by ${end.by}`}: ${oneLine(end.reason ?? "", 200)}`)}\n` };
+          return { state: done, commit: `${lead}${style.yellow(`⛔ blocked${end.by === undefined ? "" : ` by ${oneLine(end.by, 60)}`}: ${oneLine(end.reason ?? "", 200)}`)}\n` };
         case "max_turns":
           return { state: done, commit: `${lead}${style.yellow("⏹ stopped: the maximum number of turns was reached")}\n` };
         default:
@@ -217,7 +222,7 @@ export function summarizeProgress(partial: unknown): string | undefined {
   } else if (typeof partial === "object" && typeof (partial as { message?: unknown }).message === "string") {
     text = (partial as { message: string }).message;
   } else text = JSON.stringify(partial);
-  const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
+  const lines = printableLines(text).split("\n").map((l) => l.trim()).filter(Boolean);
   const last = lines[lines.length - 1];
   return last === undefined ? undefined : oneLine(last, 60);
 }
@@ -240,11 +245,6 @@ export function textOf(content: unknown): string | undefined {
     .filter((c): c is { type: "text"; text: string } => !!c && c.type === "text" && typeof c.text === "string")
     .map((c) => c.text);
   return parts.length ? parts.join("\n") : undefined;
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s*\n\s*/g, " ⏎ ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 function closeLine(state: RenderState): RenderState {

@@ -1,0 +1,100 @@
+/**
+ * Interactive mode in process: a bare Agent behind a HostSession, keys written to a fake
+ * terminal's stdin, and what mypi draws read back from its stdout. (The real terminal, through a
+ * pty, is test/cli-interactive.e2e.test.ts.)
+ */
+import { PassThrough, Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { Agent, createScriptedModel, type ModelRequest, type StreamEvent } from "@mypi/kernel";
+import type { ExtensionUI } from "@mypi/extension-api";
+import type { HostSession } from "../src/host-session.ts";
+import type { CliIO } from "../src/main.ts";
+import { runInteractive } from "../src/modes/interactive.ts";
+import { visibleWidth } from "../src/render/screen.ts";
+
+function setup(options: { columns?: number; rows?: number } = {}) {
+  const requests: ModelRequest[] = [];
+  const agent = new Agent({ model: createScriptedModel({ turns: [{ text: "ok" }] } as never, { onRequest: (r) => requests.push(r) }) });
+  let gotUI!: (ui: ExtensionUI) => void;
+  const uiSet = new Promise<ExtensionUI>((resolve) => (gotUI = resolve));
+  const session: Partial<HostSession> = {
+    agent,
+    subscribe: (listener: (event: StreamEvent) => void) => agent.subscribe(listener),
+    commands: () => [],
+    setUI: (ui) => ui && gotUI(ui),
+    start: async () => {},
+  };
+  const writes: string[] = [];
+  const waiters: { test: (all: string) => boolean; resolve: () => void }[] = [];
+  const stdout = Object.assign(
+    new Writable({
+      write(chunk, _enc, done) {
+        writes.push(chunk.toString());
+        const all = writes.join("");
+        for (const w of [...waiters]) if (w.test(all)) waiters.splice(waiters.indexOf(w), 1), w.resolve();
+        done();
+      },
+    }),
+    { isTTY: true, columns: options.columns ?? 80, rows: options.rows ?? 24 },
+  );
+  const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => {} });
+  const io: CliIO = { stdin, stdout, stderr: new PassThrough(), env: { NO_COLOR: "1" }, cwd: "/" };
+  const exit = runInteractive(session as HostSession, io);
+  return {
+    agent,
+    requests,
+    writes,
+    /** Resolves once interactive mode is up (it gives the extensions their UI last). */
+    ui: () => uiSet,
+    type: (keys: string) => void stdin.write(keys),
+    /** Resolves once everything written so far passes `test`. */
+    seen: (test: (all: string) => boolean) =>
+      new Promise<void>((resolve) => (test(writes.join("")) ? resolve() : waiters.push({ test, resolve }))),
+    exit,
+  };
+}
+
+describe("interactive mode", () => {
+  it("sends a bracketed paste of several lines as one prompt, and turns bracketed paste off at the end", async () => {
+    const t = setup();
+    await t.ui();
+    const ended = new Promise<void>((resolve) => t.agent.subscribe((e) => e.type === "agent_end" && resolve()));
+    t.type("\x1b[200~first line\r\nsecond line\x1b[201~");
+    await t.seen((all) => all.endsWith("> first line⏎second line"));
+    t.type("\r");
+    await ended;
+    expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([[{ type: "text", text: "first line\nsecond line" }]]);
+    t.type("\x04");
+    expect(await t.exit).toBe(0);
+    const all = t.writes.join("");
+    expect(all.indexOf("\x1b[?2004h")).toBeGreaterThan(-1);
+    expect(all.lastIndexOf("\x1b[?2004l")).toBeGreaterThan(all.indexOf("\x1b[?2004h"));
+  });
+
+  it("shows what extensions say without their escape sequences, and their dialog prompts on one line", async () => {
+    const t = setup();
+    const ui = await t.ui();
+    ui.notify("done\x1b]0;pwned\x07 \x1b[2Jnow", "info");
+    const answer = ui.input("Name\nplease\x1b[1A", "x\x1b[31m");
+    await t.seen((all) => all.includes("? Name ⏎ please (x):"));
+    t.type("Ann\r");
+    expect(await answer).toBe("Ann");
+    t.type("\x04");
+    await t.exit;
+    const all = t.writes.join("");
+    expect(all).toContain("done now\n");
+    expect(all).not.toMatch(/\x1b\]|\x1b\[2J|\x1b\[31m|\x1b\[1A\x1b/);
+  });
+
+  it("shows only the end of a line too long for the screen, so the redraw can reach its top", async () => {
+    const t = setup({ columns: 20, rows: 6 });
+    await t.ui();
+    t.type("x".repeat(500) + "END");
+    await t.seen((all) => all.endsWith("END"));
+    const input = t.writes.at(-1)!.split("\x1b[J").at(-1)!;
+    expect(input.startsWith("> …x")).toBe(true);
+    expect(visibleWidth(input)).toBeLessThanOrEqual(20 * 5);
+    t.type("\x15\x04");
+    expect(await t.exit).toBe(0);
+  });
+});
