@@ -100,6 +100,12 @@ export function createRecord(
 }
 
 const EVENT_NAMES = Object.keys(ROUTES) as EventName[];
+/**
+ * `pi.events.emit` calls nested inside listeners (delivery is synchronous). A listener that emits
+ * what it listens to would recurse until the call stack overflows; this depth stops it first.
+ */
+const MAX_EMIT_DEPTH = 64;
+let emitDepth = 0;
 /** What `registerCommand` accepts as a name; `parseSlashCommand` splits typed lines with the same rule. */
 const COMMAND_NAME_PATTERN = "[a-zA-Z0-9][a-zA-Z0-9_:.-]*";
 const COMMAND_NAME = new RegExp(`^${COMMAND_NAME_PATTERN}$`);
@@ -238,7 +244,20 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
     },
 
     events: {
-      emit: (channel, data) => host.channels.emit(channel, data),
+      emit(channel, data) {
+        if (emitDepth >= MAX_EMIT_DEPTH) {
+          throw fail(
+            "MYPI_EVENT_LOOP",
+            `pi.events.emit(${JSON.stringify(channel)}) nested ${emitDepth} deep: listeners keep emitting events that lead back to themselves; emit from a listener only what cannot come back to it`,
+          );
+        }
+        emitDepth++;
+        try {
+          host.channels.emit(channel, data);
+        } finally {
+          emitDepth--;
+        }
+      },
       on(channel, handler) {
         usable("events.on");
         if (typeof handler !== "function") throw fail("MYPI_INVALID_HANDLER", `events.on("${channel}", ${describeValue(handler)}): the listener must be a function`);

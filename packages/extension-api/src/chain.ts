@@ -91,13 +91,15 @@ class HandlerCall<K extends SlotName> {
 
   run(): Frame<K> | Promise<Frame<K>> {
     let result: unknown;
+    let pending: boolean;
     try {
       result = this.h.handler(this.view, withSignal(this.h.context, this.budget), this.userNext);
+      pending = isThenable(result); // inside the try: reading `then` of what a handler returned may throw
     } catch (error) {
       return this.settle(undefined, toFailure(error, this.h));
     }
-    if (!isThenable(result)) return this.settle(result, undefined);
-    return this.budget.race(result).then(
+    if (!pending) return this.settle(result, undefined);
+    return this.budget.race(result as PromiseLike<unknown>).then(
       (value) => this.settle(value, undefined),
       (error: unknown) => this.settle(undefined, toFailure(error, this.h)),
     );

@@ -17,6 +17,7 @@ export type ExtensionErrorCode =
   | "MYPI_INVALID_FLAG"
   | "MYPI_DUPLICATE_FLAG"
   | "MYPI_NOT_READY"
+  | "MYPI_EVENT_LOOP"
   // handlers at run time (reported as extension_error)
   | "MYPI_HANDLER_FAILED"
   | "MYPI_BAD_RESULT"
@@ -49,14 +50,20 @@ export class ExtensionError extends Error {
   }
 }
 
-/** The text of anything thrown, for diagnostics that must be JSON. */
+/**
+ * The text of anything thrown, for diagnostics that must be JSON. Never throws: whatever an
+ * extension throws (undefined, a frozen object, an Error whose message getter throws) ends up
+ * as a readable line, because the report is all the user gets.
+ */
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === "string") return error;
   try {
-    return JSON.stringify(error) ?? String(error);
+    if (error instanceof Error) return error.message || `${error.name || "Error"} without a message`;
+    if (typeof error === "string") return error;
+    const message = (error as { message?: unknown } | null | undefined)?.message;
+    if (typeof message === "string" && message !== "") return message;
+    return `a non-Error value was thrown: ${describeValue(error)}`;
   } catch {
-    return String(error);
+    return "an error was thrown whose message cannot be read";
   }
 }
 

@@ -103,21 +103,27 @@ export function describeLoadError(error: unknown, file: string, name: string): L
   // jiti: "ParseError: Unexpected token, expected \",\"  \n /abs/file.ts:3:17"
   const parse = /^(?:\w*Error: )?([^\n]*?)\s*\n\s*(\S+):(\d+):(\d+)\s*$/.exec(message);
   if (parse && /ParseError|SyntaxError|Unexpected|Expected|expected/.test(message)) {
-    const where = parse[2]!;
-    const text = parse[1]!.replace(/^ParseError: /, "");
-    const inFile = where === file ? "" : ` (in ${where})`;
-    return failure(file, name, "MYPI_SYNTAX_ERROR", `syntax error: ${text}${inFile}`, Number(parse[3]), Number(parse[4]));
+    const [, raw, where, line, column] = parse as unknown as [string, string, string, string, string];
+    const text = raw.replace(/^ParseError: /, "");
+    if (where === file) return failure(file, name, "MYPI_SYNTAX_ERROR", `syntax error: ${text}`, Number(line), Number(column));
+    // In a file the extension imports: the line and column are that file's, so they go with its path.
+    return failure(file, name, "MYPI_SYNTAX_ERROR", `syntax error in ${where}:${line}:${column}: ${text}`);
   }
   if (error instanceof SyntaxError) return failure(file, name, "MYPI_SYNTAX_ERROR", `syntax error: ${message}`, ...frameIn(error, file));
   const missing = /Cannot find (?:module|package) '([^']+)'/.exec(message);
   if (missing) {
     const specifier = missing[1]!;
     const escaped = specifier.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const line = findLine(file, new RegExp(`["'\`]${escaped}["'\`]`));
+    const importLine = (importer: string) => findLine(importer, new RegExp(`["'\`]${escaped}["'\`]`));
     const hint = specifier.startsWith(".") || isAbsolute(specifier)
       ? "check the relative path"
       : `install it where the extension can resolve it (npm install ${specifier}) or remove the import`;
-    return failure(file, name, "MYPI_MISSING_DEPENDENCY", `cannot find module '${specifier}'; ${hint}`, line);
+    // Node names the importing file first in `requireStack`; when that is not the extension itself, say which file it is.
+    const importer = (error as { requireStack?: unknown }).requireStack;
+    const by = Array.isArray(importer) && typeof importer[0] === "string" && importer[0] !== file ? importer[0] : undefined;
+    if (by === undefined) return failure(file, name, "MYPI_MISSING_DEPENDENCY", `cannot find module '${specifier}'; ${hint}`, importLine(file));
+    const at = importLine(by);
+    return failure(file, name, "MYPI_MISSING_DEPENDENCY", `cannot find module '${specifier}' (imported by ${by}${at === undefined ? "" : `:${at}`}); ${hint}`);
   }
   return failure(file, name, "MYPI_LOAD_FAILED", message, ...frameIn(error, file));
 }
@@ -140,7 +146,12 @@ function failure(path: string, name: string, code: ExtensionErrorCode, message: 
 
 /** The first stack frame inside the extension's file (or its folder, for `dir/index.ts`). */
 function frameIn(error: unknown, file: string): [number?, number?] {
-  const stack = error instanceof Error ? (error.stack ?? "") : "";
+  let stack: string;
+  try {
+    stack = error instanceof Error ? String(error.stack ?? "") : "";
+  } catch {
+    return []; // a stack getter that throws: no line, the message still says what happened
+  }
   const folder = basename(file).startsWith("index.") ? dirname(file) + sep : undefined;
   for (const match of stack.matchAll(/\(?((?:file:\/\/)?[^\s()]+):(\d+):(\d+)\)?\s*$/gm)) {
     const where = match[1]!.startsWith("file://") ? fileURLToPath(match[1]!) : match[1]!;

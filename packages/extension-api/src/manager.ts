@@ -40,6 +40,12 @@ import {
   type ToolInfo,
 } from "./types.ts";
 
+/** Loading an extension (importing its module and running its default export) may take this long. */
+export const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
+
+/** The options the manager is built with (one name for them, kept for existing importers). */
+export type ManagerOptions = ExtensionManagerOptions;
+
 /** One place in the load order: an extension that loaded, or one that failed (retried by `reload`). */
 interface Entry {
   name: string;
@@ -48,6 +54,12 @@ interface Entry {
   factory?: ExtensionFactory;
   record?: ExtensionRecord;
   failure?: LoadFailure;
+}
+
+/** One load of one extension: given up on when it takes too long (`loadTimeoutMs`). */
+interface Attempt {
+  abandoned: boolean;
+  record?: ExtensionRecord;
 }
 
 export class ExtensionManager implements ApiHost {
@@ -59,7 +71,7 @@ export class ExtensionManager implements ApiHost {
   readonly slots: Required<Slots>;
   runtime: ExtensionRuntime | undefined;
 
-  private readonly options: ExtensionManagerOptions;
+  private readonly options: ManagerOptions;
   private readonly loader: ExtensionLoader;
   private readonly entries: Entry[] = [];
   private readonly chains = new Map<SlotName, Chain | undefined>();
@@ -70,9 +82,11 @@ export class ExtensionManager implements ApiHost {
   private sink: ManagerSink | undefined;
   private pendingActive: string[] | undefined;
   private synced = new Map<string, Tool>();
+  /** The load or reload running now; the next one starts after it. */
+  private lifecycle: Promise<unknown> = Promise.resolve();
   private readonly compat: PiCompat | undefined;
 
-  constructor(options: ExtensionManagerOptions = {}) {
+  constructor(options: ManagerOptions = {}) {
     this.options = options;
     this.cwd = options.cwd ?? process.cwd();
     this.ui = options.ui ?? HEADLESS_UI;
@@ -114,13 +128,18 @@ export class ExtensionManager implements ApiHost {
   // ─── loading ───────────────────────────────────────────────────────────────────────────────
 
   /** Load files and folders (`*.ts`, `*.js`, `dir/index.ts`) in order; a file already loaded is skipped. */
-  async load(paths: readonly string[], options: { baseDir?: string } = {}): Promise<LoadResult> {
+  load(paths: readonly string[], options: { baseDir?: string } = {}): Promise<LoadResult> {
+    return this.serially(() => this.loadFiles(paths, options.baseDir ?? process.cwd()));
+  }
+
+  private async loadFiles(paths: readonly string[], baseDir: string): Promise<LoadResult> {
     const result: LoadResult = { loaded: [], failed: [] };
     for (const path of paths) {
-      const entry = resolveEntry(path, options.baseDir ?? process.cwd());
+      const entry = resolveEntry(path, baseDir);
       if (isLoadFailure(entry)) {
-        this.entries.push({ name: entry.name, path: entry.path, failure: entry });
-        result.failed.push(entry);
+        const failure = { ...entry, name: this.uniqueName(entry.name) }; // it may load on a reload: its name is its own
+        this.entries.push({ name: failure.name, path: entry.path, failure });
+        result.failed.push(failure);
         continue;
       }
       if (this.entries.some((e) => e.realPath === entry.realPath)) continue;
@@ -132,22 +151,29 @@ export class ExtensionManager implements ApiHost {
   }
 
   /** Load an in-process factory (the builtin tools, tests, SDK users). */
-  async loadExtension(factory: ExtensionFactory, name: string, options: { path?: string } = {}): Promise<LoadResult> {
-    const result: LoadResult = { loaded: [], failed: [] };
-    const slot: Entry = { name: this.uniqueName(name), factory };
-    if (options.path !== undefined) slot.path = options.path;
-    this.entries.push(slot);
-    await this.fill(slot, result);
-    return result;
+  loadExtension(factory: ExtensionFactory, name: string, options: { path?: string } = {}): Promise<LoadResult> {
+    return this.serially(async () => {
+      const result: LoadResult = { loaded: [], failed: [] };
+      const slot: Entry = { name: this.uniqueName(name), factory };
+      if (options.path !== undefined) slot.path = options.path;
+      this.entries.push(slot);
+      await this.fill(slot, result);
+      return result;
+    });
   }
 
   /**
    * Re-import every extension without the module cache and run the new versions. The old ones
    * get `session_shutdown` and are disposed in reverse load order, their handlers, observers,
    * tools, commands and listeners gone. An extension whose new version fails keeps the old one;
-   * one that failed before is tried again.
+   * one that failed before is tried again. A reload asked for while another load or reload runs
+   * waits for it (the files may have changed since it read them).
    */
-  async reload(): Promise<LoadResult> {
+  reload(): Promise<LoadResult> {
+    return this.serially(() => this.reloadAll());
+  }
+
+  private async reloadAll(): Promise<LoadResult> {
     const result: LoadResult = { loaded: [], failed: [] };
     const staged = new Map<Entry, ExtensionRecord>();
     for (const entry of this.entries) {
@@ -197,8 +223,39 @@ export class ExtensionManager implements ApiHost {
     result.loaded.push(entry.name);
   }
 
-  /** Import (when from a file) and run the factory into a fresh record, not yet attached. */
+  /** Loads, loads of factories and reloads run one at a time: interleaved, two would replace the same instances. */
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.lifecycle.then(work);
+    this.lifecycle = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Import (when from a file) and run the factory into a fresh record, not yet attached. A load
+   * that takes longer than `loadTimeoutMs` (a factory or a top-level await that never settles)
+   * fails, and its record is rolled back: what the factory registers once it wakes up is refused.
+   */
   private async stage(entry: Entry): Promise<ExtensionRecord | LoadFailure> {
+    const timeoutMs = this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
+    const attempt: Attempt = { abandoned: false };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, timeoutMs, "timeout")));
+    const outcome = await Promise.race([this.runFactory(entry, attempt), timedOut]);
+    clearTimeout(timer);
+    if (outcome !== "timeout") return outcome;
+    attempt.abandoned = true;
+    if (attempt.record) this.dispose1(attempt.record);
+    return {
+      path: entry.path ?? `<${entry.name}>`,
+      name: entry.name,
+      code: "MYPI_TIMEOUT",
+      message:
+        `the extension did not finish loading within ${timeoutMs} ms (its default export, or a top-level await, never settled); ` +
+        "start slow work without awaiting it in the default export, e.g. in a session_start handler",
+    };
+  }
+
+  private async runFactory(entry: Entry, attempt: Attempt): Promise<ExtensionRecord | LoadFailure> {
     let factory = entry.factory;
     const where = entry.path ?? `<${entry.name}>`;
     if (!factory) {
@@ -208,7 +265,14 @@ export class ExtensionManager implements ApiHost {
       if (isLoadFailure(imported)) return { ...imported, name: entry.name };
       factory = imported;
     }
+    if (typeof factory !== "function") {
+      const message = `found a factory of type ${factory === null ? "null" : typeof factory}; an extension is a function: (pi: ExtensionAPI) => { … }`;
+      return { path: where, name: entry.name, code: "MYPI_BAD_EXPORT", message };
+    }
+    // Imported after the load gave up on it: never run it (nobody reads this outcome).
+    if (attempt.abandoned) return { path: where, name: entry.name, code: "MYPI_TIMEOUT", message: "imported after the load timed out" };
     const record = createRecord(entry.name, factory, extensionContext(this.context, entry.name), entry.path, entry.realPath);
+    attempt.record = record;
     try {
       const pi = createExtensionAPI(record, this);
       this.compat?.extendApi(pi, { name: entry.name });
@@ -242,8 +306,10 @@ export class ExtensionManager implements ApiHost {
 
   /** Detach one instance: observers, listeners; its handlers and tools leave with `changed()`. */
   private dispose1(record: ExtensionRecord): void {
+    // The bus knows observers by extension name, and only an attached record subscribed any: a
+    // new version that failed during a reload must not unsubscribe the old one it leaves in place.
+    if (record.state === "attached") this.observers.removeExtension(record.name);
     record.state = "disposed";
-    this.observers.removeExtension(record.name);
     for (const l of record.listeners.splice(0)) this.channels.off(l.channel, l.fn);
   }
 

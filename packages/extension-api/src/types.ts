@@ -294,6 +294,8 @@ export interface ExtensionManagerOptions {
   flags?: Record<string, string | boolean>;
   /** More modules handed to extensions as the host's own (the Pi aliases). */
   virtualModules?: Record<string, unknown>;
+  /** How long one extension may take to load (factory and top-level awaits) before it fails with `MYPI_TIMEOUT`. Default 60 000. */
+  loadTimeoutMs?: number;
   /** Defaults: 30 000 (decisions), 5 000 (observers), 10 000 (drain deadline). */
   decisionTimeoutMs?: number;
   observerTimeoutMs?: number;

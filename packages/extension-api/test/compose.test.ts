@@ -162,4 +162,18 @@ describe("compose (koa-compose conformance)", () => {
     const run = compose<number>([(v, next) => next(v + 1), (v) => v * 2]);
     expect(await Promise.all([run(1), run(2), run(3)])).toEqual([4, 6, 8]);
   });
+
+  it("runs a stack of 100 000 middleware that call next() synchronously without overflowing the call stack", async () => {
+    const stack = Array.from({ length: 100_000 }, (): Middleware<number> => (v, next) => next(v + 1));
+    expect(await compose(stack)(0)).toBe(100_000);
+  });
+
+  it("still rejects a second next() from deep in a long stack", async () => {
+    const stack = Array.from({ length: 1_000 }, (): Middleware<number> => (v, next) => next(v + 1));
+    stack.push(async (v, next) => {
+      await next();
+      return next();
+    });
+    await expect(compose(stack)(0)).rejects.toThrow("next() called multiple times");
+  });
 });
