@@ -4,7 +4,7 @@
  * jiti and calls its export; progress crosses threads through a transferred MessagePort.
  * Aborting the task's signal (user abort or timeout) terminates the worker running it.
  */
-import { MessageChannel } from "node:worker_threads";
+import { MessageChannel, type ResourceLimits } from "node:worker_threads";
 import { Tinypool } from "tinypool";
 import type { WorkerSpec } from "../types.ts";
 import type { ErrorData } from "./result.ts";
@@ -14,6 +14,11 @@ export interface ToolWorkerPoolOptions {
   maxThreads?: number;
   /** An idle worker exits after this long (it keeps its loaded modules until then). Default 30 000. */
   idleTimeoutMs?: number;
+  /**
+   * Each thread's V8 limits (e.g. `{ maxOldGenerationSizeMb: 512 }`). A task that reaches them
+   * fails with an error and its thread is replaced. Default: Node's, the same as the main thread's.
+   */
+  resourceLimits?: ResourceLimits;
 }
 
 export interface WorkerTask {
@@ -27,6 +32,9 @@ export interface WorkerTask {
 
 /** What the shim answers; `progress` counts the progress messages it posted. */
 type WorkerOutcome = { progress: number } & ({ ok: true; value: unknown } | { ok: false; error: ErrorData });
+
+/** What the shim posts on the task's port: a progress value, or the thread's exit (process.exit()). */
+type PortMessage = { progress: unknown } | { exitCode: number };
 
 const SHIM = new URL("./worker-shim.mjs", import.meta.url).href;
 
@@ -61,9 +69,21 @@ export class ToolWorkerPool {
     let expected = Infinity;
     let delivered!: () => void;
     const allDelivered = new Promise<void>((resolve) => (delivered = resolve));
-    port2.on("message", (partial: unknown) => {
+    // process.exit() in the function ends the thread without an answer: tinypool would wait
+    // forever and keep the thread's slot. The shim reports the exit, which stops the task
+    // like an abort does, and that frees the slot.
+    const stop = new AbortController();
+    const stopOnAbort = () => stop.abort(task.signal.reason);
+    task.signal.addEventListener("abort", stopOnAbort, { once: true });
+    let exitCode: number | undefined;
+    port2.on("message", (message: PortMessage) => {
+      if ("exitCode" in message) {
+        exitCode = message.exitCode;
+        stop.abort();
+        return;
+      }
       received++;
-      task.onProgress(partial);
+      task.onProgress(message.progress);
       if (received >= expected) delivered();
     });
     try {
@@ -77,9 +97,11 @@ export class ToolWorkerPool {
       };
       let outcome: WorkerOutcome;
       try {
-        outcome = (await pool.run(payload, { transferList: [port1], signal: task.signal })) as WorkerOutcome;
+        outcome = (await pool.run(payload, { transferList: [port1], signal: stop.signal })) as WorkerOutcome;
       } catch (error) {
         if (task.signal.aborted) throw task.signal.reason;
+        if (this.#closed) throw new Error("The tool worker pool was closed while the call was running.");
+        if (exitCode !== undefined) throw new Error(threadExitedText(exitCode));
         throw crossThreadFailure(error);
       }
       expected = outcome.progress;
@@ -87,6 +109,7 @@ export class ToolWorkerPool {
       if (outcome.ok) return outcome.value;
       throw rebuildError(outcome.error);
     } finally {
+      task.signal.removeEventListener("abort", stopOnAbort);
       port2.close();
     }
   }
@@ -106,6 +129,7 @@ export class ToolWorkerPool {
         minThreads: 0,
         ...(this.#options.maxThreads === undefined ? {} : { maxThreads: this.#options.maxThreads }),
         idleTimeout: this.#options.idleTimeoutMs ?? 30_000,
+        ...(this.#options.resourceLimits && { resourceLimits: this.#options.resourceLimits }),
       });
       // An 'error' event with no listener would crash the process (a worker that failed
       // outside a task); failures inside a task reject that task instead.
@@ -116,6 +140,10 @@ export class ToolWorkerPool {
     }
     return this.#pool;
   }
+}
+
+function threadExitedText(code: number): string {
+  return `The worker function ended its thread with process.exit(${code}) before answering; a worker function must return or throw.`;
 }
 
 function rebuildError(data: ErrorData): Error {

@@ -50,11 +50,20 @@ function errorData(error) {
   return { name: typeof error, message: String(error) };
 }
 
+/**
+ * The port of the task running now. process.exit() in a worker function ends the thread without
+ * an answer, so the exit is reported on the task's port, where the main thread can tell it apart
+ * from a crash (out of memory), which tinypool reports itself.
+ */
+let runningPort;
+process.on("exit", (code) => runningPort?.postMessage({ exitCode: code }));
+
 /** @param {{ module: string, exportName: string, args: unknown, cwd: string, data: unknown, port: import("node:worker_threads").MessagePort }} task */
 export default async function runWorkerTool(task) {
   let posted = 0;
+  runningPort = task.port;
   const progress = (partial) => {
-    task.port.postMessage(partial);
+    task.port.postMessage({ progress: partial });
     posted++;
   };
   try {
@@ -70,5 +79,7 @@ export default async function runWorkerTool(task) {
     return { ok: true, progress: posted, value };
   } catch (error) {
     return { ok: false, progress: posted, error: errorData(error) };
+  } finally {
+    runningPort = undefined;
   }
 }
