@@ -8,7 +8,7 @@
  * Scope, honestly: only the `write` and `edit` tools. A shell command can still write anywhere
  * the user can; `permission-gate` covers the destructive ones, and a sandbox covers the rest.
  */
-import { realpathSync } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import type { ExtensionAPI } from "@mypi/extension-api";
 
@@ -19,7 +19,7 @@ export function protectedReason(path: string, cwd: string): string | undefined {
   const root = realOrResolved(cwd);
   const abs = realOrResolved(resolve(cwd, path));
   const rel = relative(root, abs);
-  const inside = rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+  const inside = rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
   // Inside the workspace only the part below it counts (a workspace may itself live in node_modules).
   const segments = (inside ? rel : abs).split(sep).filter(Boolean);
   const name = basename(abs);
@@ -29,28 +29,49 @@ export function protectedReason(path: string, cwd: string): string | undefined {
   return undefined;
 }
 
-/** The real path of `p`, or of its nearest existing ancestor with the rest appended. */
-function realOrResolved(p: string): string {
-  const rest: string[] = [];
-  let current = resolve(p);
-  for (;;) {
-    try {
-      return resolve(realpathSync(current), ...rest.reverse());
-    } catch {
-      const parent = dirname(current);
-      if (parent === current) return resolve(p);
-      rest.push(basename(current));
-      current = parent;
-    }
+/** Linux gives up after 40 symlinks; so do we when following dangling links by hand. */
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * The real path of `p`, or of its nearest existing ancestor with the rest appended. A dangling
+ * symlink on the way is followed by hand, as the file tools do: writing through it creates its target.
+ */
+function realOrResolved(p: string, hops = 0): string {
+  const abs = resolve(p);
+  try {
+    return realpathSync(abs);
+  } catch {
+    const parent = dirname(abs);
+    if (parent === abs) return abs;
+    const target = hops < MAX_SYMLINK_HOPS ? danglingTarget(abs) : undefined;
+    if (target !== undefined) return realOrResolved(resolve(parent, target), hops + 1);
+    return resolve(realOrResolved(parent, hops), basename(abs));
+  }
+}
+
+function danglingTarget(abs: string): string | undefined {
+  try {
+    return lstatSync(abs).isSymbolicLink() ? readlinkSync(abs) : undefined;
+  } catch {
+    return undefined;
   }
 }
 
 export default function protectedPaths(pi: ExtensionAPI): void {
-  pi.on("tool_call", (event, ctx) => {
+  pi.on("tool_call", async (event, ctx, next) => {
     if (!PROTECTED_TOOLS.has(event.toolName)) return undefined;
-    const path = event.input.path;
-    if (typeof path !== "string") return undefined;
-    const reason = protectedReason(path, ctx.cwd);
-    return reason ? { block: true, reason } : undefined;
+    const early = blockFor(event.input, ctx.cwd);
+    if (early) return early;
+    // A handler after this one may rewrite the path: judge the input the tool will really get.
+    const downstream = await next();
+    if (downstream?.block) return downstream;
+    return blockFor(downstream?.input ?? event.input, ctx.cwd) ?? downstream;
   });
+}
+
+function blockFor(input: Record<string, unknown>, cwd: string): { block: true; reason: string } | undefined {
+  const path = input.path;
+  if (typeof path !== "string") return undefined;
+  const reason = protectedReason(path, cwd);
+  return reason ? { block: true, reason } : undefined;
 }

@@ -10,9 +10,11 @@
  *
  * When `redact-secrets` is loaded, its redactor is applied to everything written here (progress
  * events carry raw tool output that no slot has seen). Observers are delivered in order, one at a
- * time per extension, so appending synchronously keeps the files in event order.
+ * time per extension, so appending synchronously keeps the files in event order. A write that
+ * fails is reported once per file and never glues two lines together; a value JSON cannot hold
+ * (a cycle, a BigInt) is written as a string instead of costing the event its line.
  */
-import { appendFileSync, mkdirSync } from "node:fs";
+import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionContext, ObservedEventName } from "@mypi/extension-api";
 
@@ -107,21 +109,124 @@ export default function tracer(pi: ExtensionAPI): void {
     return session.file ? tracePathsFor(session.file) : null;
   };
 
+  let files: { events: TraceFile; debug: TraceFile } | undefined;
   const write = (event: Traced, ctx: ExtensionContext) => {
     if (paths === undefined) {
       paths = resolvePaths(ctx);
-      if (paths) mkdirSync(dirname(paths.events), { recursive: true });
+      if (paths) {
+        files = { events: new TraceFile(paths.events), debug: new TraceFile(paths.debug) };
+        tryMkdir(dirname(paths.events)); // a failure shows in the first append, with the file's name
+      }
     }
-    if (!paths) return;
+    if (!files) return;
     if (event.type === "tool_execution_start") startTimes.set(String(event.toolCallId), event.timestamp ?? Date.now());
     const line = debugLine(event, startTimes);
     if (event.type === "tool_execution_end") startTimes.delete(String(event.toolCallId));
     const record = event.type === "message_update" ? { type: event.type, timestamp: event.timestamp, delta: event.delta } : event;
-    appendFileSync(paths.events, `${JSON.stringify(redact(record))}\n`);
-    if (line) appendFileSync(paths.debug, `${redact(line)}\n`);
+    const failures = [files.events.append(eventLine(record, redact))];
+    if (line) failures.push(files.debug.append(eventLine(line, redact, (text) => text)));
+    const reported = failures.filter((f) => f !== undefined);
+    if (reported.length > 0) throw new Error(reported.join("; "));
   };
 
   for (const name of TRACED_EVENTS) {
     pi.on(name, (event: unknown, ctx: ExtensionContext) => write({ type: name, ...(event as object) } as Traced, ctx));
   }
+}
+
+/**
+ * One trace file, appended a line at a time. The first failed write is returned (for the caller to
+ * report); later ones are not, so a full disk gives one extension error, not one per event.
+ */
+class TraceFile {
+  /** Whether the file ends inside a line (a torn write); undefined: look before the next append. */
+  #midLine: boolean | undefined;
+  #failed = false;
+
+  constructor(readonly path: string) {}
+
+  append(line: string): string | undefined {
+    try {
+      this.#midLine ??= endsMidLine(this.path);
+      appendFileSync(this.path, this.#midLine ? `\n${line}\n` : `${line}\n`);
+      this.#midLine = false;
+      return undefined;
+    } catch (error) {
+      this.#midLine = undefined; // part of the line may have reached the disk
+      if (this.#failed) return undefined;
+      this.#failed = true;
+      return `cannot write ${this.path} (${errorText(error)}): the trace misses events from here on; free some space or choose another --trace-dir`;
+    }
+  }
+}
+
+function endsMidLine(path: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return false; // no file yet
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return false;
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, size - 1);
+    return last[0] !== 0x0a;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function tryMkdir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch {
+    // reported by the first append into it
+  }
+}
+
+/**
+ * The redacted JSON text of `value`. What cannot be redacted is not written; what JSON cannot
+ * hold (a cycle, a BigInt) becomes a string, so the event keeps its line.
+ */
+export function eventLine<T>(value: T, redact: Redactor, stringify: (v: T) => string = jsonText): string {
+  let redacted: T;
+  try {
+    redacted = redact(value);
+  } catch (error) {
+    const { type, timestamp } = (value ?? {}) as { type?: unknown; timestamp?: unknown };
+    return stringify({ type, timestamp, traceError: `not written: the redactor failed (${errorText(error)})` } as T);
+  }
+  return stringify(redacted);
+}
+
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    try {
+      return JSON.stringify(value, withoutCycles());
+    } catch (error) {
+      const { type, timestamp } = (value ?? {}) as { type?: unknown; timestamp?: unknown };
+      return JSON.stringify({ type, timestamp, traceError: `not written: ${errorText(error)}` });
+    }
+  }
+}
+
+/** A `JSON.stringify` replacer: a reference back to an enclosing object and a BigInt become strings. */
+function withoutCycles(): (this: unknown, key: string, value: unknown) => unknown {
+  const ancestors: unknown[] = [];
+  return function (this: unknown, _key, value) {
+    if (typeof value === "bigint") return value.toString();
+    if (typeof value !== "object" || value === null) return value;
+    while (ancestors.length > 0 && ancestors.at(-1) !== this) ancestors.pop();
+    if (ancestors.includes(value)) return "[Circular]";
+    ancestors.push(value);
+    return value;
+  };
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

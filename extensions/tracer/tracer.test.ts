@@ -1,10 +1,17 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { fakeCtx, loadFake } from "../../test/helpers/fake-pi.ts";
 import redactSecrets from "../redact-secrets/index.ts";
 import tracer, { TRACED_EVENTS, debugLine, tracePathsFor } from "./index.ts";
+
+// appendFileSync is wrapped so that a test can make one write fail halfway, as a full disk does.
+vi.mock("node:fs", async (importOriginal) => {
+  const real = await importOriginal<typeof import("node:fs")>();
+  return { ...real, appendFileSync: vi.fn(real.appendFileSync) };
+});
+const { appendFileSync: realAppend } = await vi.importActual<typeof import("node:fs")>("node:fs");
 
 const dir = mkdtempSync(join(tmpdir(), "mypi-tracer-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -81,4 +88,41 @@ describe("tracer", () => {
     await fake.registrations.find((r) => r.name === "agent_start")!.handler({ timestamp: at }, fakeCtx());
     expect(readFileSync(join(dir, "traces", "test-session.debug.log"), "utf8")).toBe(`${iso(0)} run start\n`);
   });
+
+  const traceInto = async (traceDir: string) => {
+    const fake = await loadFake(tracer);
+    fake.flagValues["trace-dir"] = traceDir;
+    return (name: string, event: object) => fake.registrations.find((r) => r.name === name)!.handler({ timestamp: at, ...event }, fakeCtx());
+  };
+
+  it("reports a trace folder it cannot write to once, not once per event", async () => {
+    const notADir = join(dir, "a-file");
+    writeFileSync(notADir, "");
+    const observe = await traceInto(notADir);
+    expect(() => observe("agent_start", {})).toThrow(`cannot write ${join(notADir, "test-session.events.jsonl")} (ENOTDIR`);
+    expect(() => observe("turn_start", {})).not.toThrow();
+  });
+
+  it("starts a fresh line after a write that failed halfway", async () => {
+    const observe = await traceInto(join(dir, "torn"));
+    vi.mocked(appendFileSync).mockImplementationOnce((file, data) => {
+      realAppend(file, String(data).slice(0, 10));
+      throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    });
+    expect(() => observe("agent_start", {})).toThrow("(ENOSPC: no space left on device, write)");
+    observe("turn_start", { turnIndex: 0 });
+    const lines = readFileSync(join(dir, "torn", "test-session.events.jsonl"), "utf8").split("\n");
+    expect(lines).toEqual(['{"type":"a', JSON.stringify({ type: "turn_start", timestamp: at, turnIndex: 0 }), ""]);
+  });
+
+  it("writes cycles and BigInts as strings instead of losing the event", async () => {
+    const observe = await traceInto(join(dir, "odd"));
+    const shared = { a: 1 };
+    const details: Record<string, unknown> = { n: 10n, twice: [shared, shared] };
+    details.self = details;
+    observe("tool_execution_end", { toolCallId: "c1", toolName: "x", isError: false, result: { content: [], details } });
+    const [line] = readFileSync(join(dir, "odd", "test-session.events.jsonl"), "utf8").trim().split("\n");
+    expect(JSON.parse(line!).result.details).toEqual({ n: "10", twice: [{ a: 1 }, { a: 1 }], self: "[Circular]" });
+  });
 });
+
