@@ -185,26 +185,37 @@ function isSecretValueOf(key: string, value: string): boolean {
 }
 
 export function redactDeep<T>(value: T): T {
+  return redactWithin(value, []);
+}
+
+/** `redactDeep` with the objects on the way down, so a cycle ends as "[Circular]" instead of overflowing the stack. */
+function redactWithin<T>(value: T, ancestors: object[]): T {
   if (typeof value === "string") return redactText(value) as T;
+  if (typeof value !== "object" || value === null) return value;
+  if (ancestors.includes(value)) return "[Circular]" as T;
   if (Array.isArray(value)) {
+    ancestors.push(value);
     let changed = false;
     const next = value.map((v) => {
-      const r = redactDeep(v);
+      const r = redactWithin(v, ancestors);
       if (r !== v) changed = true;
       return r;
     });
+    ancestors.pop();
     return (changed ? next : value) as T;
   }
-  if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+  if (Object.getPrototypeOf(value) === Object.prototype) {
     // Image data is base64: a pattern hit inside it would be noise, and a change would corrupt it.
     if ((value as { type?: unknown }).type === "image") return value;
+    ancestors.push(value);
     let changed = false;
     const next: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      const r = typeof v === "string" && isSecretValueOf(k, v) ? REDACTED_VALUE : redactDeep(v);
+      const r = typeof v === "string" && isSecretValueOf(k, v) ? REDACTED_VALUE : redactWithin(v, ancestors);
       if (r !== v) changed = true;
       next[k] = r;
     }
+    ancestors.pop();
     return (changed ? next : value) as T;
   }
   return value;

@@ -119,6 +119,12 @@ describe("redactText", () => {
 });
 
 describe("redactDeep", () => {
+  it("ends a cycle as [Circular] rather than overflowing the stack", () => {
+    const details: Record<string, unknown> = { note: "ghp_abcdefghijklmnopqrstuvwxyz0123456789" };
+    details.self = details;
+    expect(redactDeep(details)).toEqual({ note: "[REDACTED:github-token]", self: "[Circular]" });
+  });
+
   it("redacts a string under a key that says secret, as it would the same pair written as text", () => {
     const details = { user: "ada", password: "hunter22", dbPassword: "s3cr3t-pw", token_count: "123456", apiKey: "${API_KEY}", nested: [{ client_secret: "abcdef123" }], note: "password reset" };
     expect(redactDeep(details)).toEqual({

@@ -42,4 +42,13 @@ describe("toJsonLine", () => {
     const line = toJsonLine({ text: "a\nb\u2028" });
     expect(line.split("\n")).toEqual([JSON.stringify({ text: "a\nb\u2028" }), ""]);
   });
+
+  it("still writes a value JSON cannot hold: BigInt as a string, a cycle as [Circular], a shared object twice", () => {
+    const shared = { n: 1 };
+    const details: Record<string, unknown> = { big: 10n, a: shared, b: shared };
+    details.self = details;
+    const line = toJsonLine({ type: "tool_execution_end", result: { details } });
+    expect(line.endsWith("\n")).toBe(true);
+    expect(JSON.parse(line)).toEqual({ type: "tool_execution_end", result: { details: { big: "10", a: { n: 1 }, b: { n: 1 }, self: "[Circular]" } } });
+  });
 });

@@ -53,7 +53,30 @@ export function readJsonlLines(input: NodeJS.ReadableStream, onLine: (line: stri
   });
 }
 
-/** One JSON value as one line. `JSON.stringify` never emits a raw "\n", so the framing holds. */
+/**
+ * One JSON value as one line. `JSON.stringify` never emits a raw "\n", so the framing holds.
+ * A value JSON cannot hold — a tool's `details` with a BigInt or a cycle, against the contract —
+ * is written anyway, BigInts as strings and repeated objects as "[Circular]": losing the event
+ * (an `agent_end` among them) would break the stream for the client.
+ */
 export function toJsonLine(value: unknown): string {
-  return `${JSON.stringify(value)}\n`;
+  try {
+    return `${JSON.stringify(value)}\n`;
+  } catch {
+    return `${JSON.stringify(value, tolerant())}\n`;
+  }
+}
+
+/** A replacer for values JSON cannot hold: BigInt as its digits, an object met again on the way down as "[Circular]". */
+function tolerant(): (this: unknown, key: string, value: unknown) => unknown {
+  const path: unknown[] = [];
+  return function (this: unknown, _key, value) {
+    if (typeof value === "bigint") return value.toString();
+    if (typeof value !== "object" || value === null) return value;
+    // `this` is the object holding `value`: unwind the path to it, then look for `value` on it.
+    while (path.length > 0 && path[path.length - 1] !== this) path.pop();
+    if (path.includes(value)) return "[Circular]";
+    path.push(value);
+    return value;
+  };
 }
