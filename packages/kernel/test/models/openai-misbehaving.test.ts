@@ -4,53 +4,13 @@
  * stream. Driven through the real `openai` SDK against the loopback server of
  * test/helpers/fake-openai.ts; each response is scripted frame by frame.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { createOpenAIModel, type OpenAIModelOptions } from "../../src/models/openai.ts";
-import type { AssistantMessage, ModelClient, ModelRequest, ModelStreamEvent } from "../../src/types.ts";
-import { chunk, DONE, errorResponse, sse, startFakeOpenAI, type FakeOpenAIServer } from "../../../../test/helpers/fake-openai.ts";
+import { describe, expect, it, vi } from "vitest";
+import type { ModelRequest, ModelStreamEvent } from "../../src/types.ts";
+import { chunk, DONE, errorResponse, sse, type FakeOpenAIServer } from "../../../../test/helpers/fake-openai.ts";
+import { assistant, collect, NO_TOOLS, useFakeOpenAI } from "./openai-harness.ts";
 
 let server: FakeOpenAIServer;
-/** Installed before the SDK's first request, which binds its logger to the console then. */
-let consoleSpies: ReturnType<typeof vi.spyOn>[] = [];
-
-beforeAll(async () => {
-  consoleSpies = (["error", "warn", "log", "info", "debug"] as const).map((name) =>
-    vi.spyOn(console, name).mockImplementation(() => {}),
-  );
-  server = await startFakeOpenAI();
-});
-afterAll(async () => {
-  vi.restoreAllMocks();
-  await server.close();
-});
-beforeEach(() => {
-  vi.stubEnv("OPENAI_API_KEY", undefined);
-  vi.stubEnv("OPENAI_BASE_URL", undefined);
-  vi.stubEnv("OPENAI_LOG", undefined);
-});
-afterEach(() => {
-  vi.unstubAllEnvs();
-  expect(server.pending, "every scripted response was used").toBe(0);
-  const printed = consoleSpies.flatMap((spy) => spy.mock.calls);
-  for (const spy of consoleSpies) spy.mockClear();
-  expect(printed, "console output").toEqual([]);
-});
-
-const NO_TOOLS: ModelRequest = { messages: [{ role: "user", content: "Hi", timestamp: 1 }], tools: [] };
-
-function model(options: Partial<OpenAIModelOptions> = {}): ModelClient {
-  return createOpenAIModel({ model: "m", baseURL: server.baseURL, apiKey: "test-key", retryBaseMs: 1, ...options });
-}
-
-async function collect(client: ModelClient, request: ModelRequest = NO_TOOLS, signal = new AbortController().signal) {
-  const events: ModelStreamEvent[] = [];
-  for await (const event of client.stream(request, signal)) events.push(event);
-  return events;
-}
-
-function assistant(partial: Omit<AssistantMessage, "role" | "model" | "timestamp" | "usage"> & { usage?: AssistantMessage["usage"] }) {
-  return { role: "assistant", model: "openai:m", timestamp: expect.any(Number), usage: { input: 0, output: 0 }, ...partial };
-}
+const { model } = useFakeOpenAI((started) => (server = started));
 
 /** One tool-call fragment as a delta. */
 function call(fragment: { index?: number; id?: string; name?: string; arguments?: unknown }) {

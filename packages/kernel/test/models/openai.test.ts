@@ -3,9 +3,9 @@
  * the exact SSE wire format (test/helpers/fake-openai.ts).
  */
 import { getEventListeners } from "node:events";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { createOpenAIModel, type OpenAIModelOptions } from "../../src/models/openai.ts";
-import type { AssistantMessage, ModelClient, ModelMessage, ModelRequest, ModelStreamEvent } from "../../src/types.ts";
+import { describe, expect, it, vi } from "vitest";
+import { createOpenAIModel } from "../../src/models/openai.ts";
+import type { ModelClient, ModelMessage, ModelRequest, ModelStreamEvent } from "../../src/types.ts";
 import {
   chatFrames,
   chatResponse,
@@ -16,55 +16,10 @@ import {
   startFakeOpenAI,
   type FakeOpenAIServer,
 } from "../../../../test/helpers/fake-openai.ts";
+import { assistant, collect, NO_TOOLS, useFakeOpenAI } from "./openai-harness.ts";
 
 let server: FakeOpenAIServer;
-/**
- * Console spies for the whole file, installed before the SDK's first request: the SDK binds its
- * logger to the console methods it finds then, so a spy installed later would miss its output.
- */
-let consoleSpies: ReturnType<typeof vi.spyOn>[] = [];
-
-beforeAll(async () => {
-  consoleSpies = (["error", "warn", "log", "info", "debug"] as const).map((name) =>
-    vi.spyOn(console, name).mockImplementation(() => {}),
-  );
-  server = await startFakeOpenAI();
-});
-afterAll(async () => {
-  vi.restoreAllMocks();
-  await server.close();
-});
-beforeEach(() => {
-  // The machine's own settings must not leak into the tests.
-  vi.stubEnv("OPENAI_API_KEY", undefined);
-  vi.stubEnv("OPENAI_BASE_URL", undefined);
-  vi.stubEnv("OPENAI_LOG", undefined);
-});
-afterEach(() => {
-  vi.unstubAllEnvs();
-  expect(server.pending, "every scripted response was used").toBe(0);
-  // Failures are data: nothing may be printed, not even for a malformed frame.
-  const printed = consoleSpies.flatMap((spy) => spy.mock.calls);
-  for (const spy of consoleSpies) spy.mockClear();
-  expect(printed, "console output").toEqual([]);
-});
-
-const NO_TOOLS: ModelRequest = { messages: [{ role: "user", content: "Hi", timestamp: 1 }], tools: [] };
-
-function model(options: Partial<OpenAIModelOptions> = {}): ModelClient {
-  return createOpenAIModel({ model: "m", baseURL: server.baseURL, apiKey: "test-key", retryBaseMs: 1, ...options });
-}
-
-async function collect(client: ModelClient, request: ModelRequest = NO_TOOLS, signal = new AbortController().signal) {
-  const events: ModelStreamEvent[] = [];
-  for await (const event of client.stream(request, signal)) events.push(event);
-  return events;
-}
-
-/** The message a final `done`/`error` carries, with the timestamp checked and fixed. */
-function assistant(partial: Omit<AssistantMessage, "role" | "model" | "timestamp" | "usage"> & { usage?: AssistantMessage["usage"] }) {
-  return { role: "assistant", model: "openai:m", timestamp: expect.any(Number), usage: { input: 0, output: 0 }, ...partial };
-}
+const { model } = useFakeOpenAI((started) => (server = started));
 
 function lastRequest() {
   return server.requests.at(-1)!;
