@@ -5,8 +5,9 @@
  * manager can attach, detach and roll it back as a unit.
  */
 import type { Content, CustomMessage, JSONSchema, Tool, ToolContext } from "@mypi/kernel";
-import { defineTool, isTool, messageProblem } from "@mypi/kernel";
+import { defineTool, isTool } from "@mypi/kernel";
 import type mitt from "mitt";
+import { customMessageFrom } from "./custom-message.ts";
 import { ExtensionError, closest, describeValue, errorMessage } from "./errors.ts";
 import { exec } from "./exec.ts";
 import { TOOL_PROMPTS, toolPrompt } from "./pi-compat/prompt.ts";
@@ -226,7 +227,9 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
     },
 
     sendMessage(message, options = {}) {
-      runtime("sendMessage").sendMessage(toCustomMessage(message, fail), options);
+      const made = customMessageFrom(message);
+      if ("problem" in made) throw fail("MYPI_BAD_RESULT", `sendMessage(${describeValue(message)}): ${made.problem}`);
+      runtime("sendMessage").sendMessage(made, options);
     },
 
     sendUserMessage(content, options = {}) {
@@ -367,18 +370,3 @@ function toTool(definition: unknown, record: ExtensionRecord): Tool {
   }
 }
 
-function toCustomMessage(
-  message: CustomMessageInput,
-  fail: (code: "MYPI_BAD_RESULT", message: string) => ExtensionError,
-): CustomMessage {
-  if (typeof message !== "object" || message === null || typeof message.customType !== "string" || message.content === undefined) {
-    throw fail("MYPI_BAD_RESULT", `sendMessage(${describeValue(message)}): give { customType, content, display?, details? }`);
-  }
-  const out: CustomMessage = { role: "custom", customType: message.customType, content: message.content, timestamp: Date.now() };
-  if (message.display !== undefined) out.display = message.display;
-  if (message.details !== undefined) out.details = message.details;
-  // Refused here, with the caller's name on it, rather than when the session cannot record it.
-  const problem = messageProblem(out);
-  if (problem) throw fail("MYPI_BAD_RESULT", `sendMessage(${describeValue(message)}): ${problem}`);
-  return out;
-}

@@ -16,7 +16,7 @@
  * | session_before_switch  | —                                                 | cancel            | open    |
  */
 import type { Content, CustomMessage } from "@mypi/kernel";
-import { messageProblem } from "@mypi/kernel";
+import { customMessageFrom } from "./custom-message.ts";
 import { ExtensionError, describeValue } from "./errors.ts";
 import type { CustomMessageInput, HookOutcome, SlotEvent, SlotName, SlotResult } from "./types.ts";
 
@@ -88,19 +88,9 @@ function stopped<K extends SlotName>(state: ChainState<K>, stop: Stop<K>): Chain
 }
 
 function toCustomMessage(input: unknown, slot: SlotName): CustomMessage {
-  if (!isRecord(input) || typeof input.customType !== "string" || input.content === undefined) {
-    throw bad(slot, input, "a message {customType, content, display?, details?}");
-  }
-  const message: CustomMessage = {
-    role: "custom",
-    customType: input.customType,
-    content: input.content as CustomMessageInput["content"],
-    timestamp: Date.now(),
-  };
-  if (typeof input.display === "boolean") message.display = input.display;
-  if (input.details !== undefined) message.details = input.details;
-  if (messageProblem(message)) throw bad(slot, input, "a message {customType, content: string | (text | image)[], display?, details?}");
-  return message;
+  const made = customMessageFrom(input);
+  if ("problem" in made) throw bad(slot, input, "a message {customType, content: string | (text | image)[], display?, details?}");
+  return made;
 }
 
 /** Policies whose only decision is a first-wins stop (the session decisions). */
