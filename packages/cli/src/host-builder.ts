@@ -23,6 +23,8 @@ export interface ExtensionSet {
   paths: readonly string[];
   builtinTools: boolean;
   flags?: Record<string, string | boolean>;
+  /** The effective settings (`settings.ts`), handed to extensions by `pi.getSettings()`. */
+  settings?: Readonly<Record<string, unknown>>;
   ui?: ExtensionUI;
   /** Notable things that are not errors (a tool replaced by another extension). */
   onDiagnostic?: (message: string) => void;
@@ -38,6 +40,7 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
     cwd: set.cwd,
     ...(set.ui && { ui: set.ui }),
     ...(set.flags && { flags: set.flags }),
+    ...(set.settings && { settings: set.settings }),
     ...(set.onDiagnostic && { onDiagnostic: set.onDiagnostic }),
   });
   const failures: LoadFailure[] = [];

@@ -23,6 +23,7 @@ import type { CliIO } from "./main.ts";
 import { runInteractive } from "./modes/interactive.ts";
 import { runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
+import { loadSettings, type Settings } from "./settings.ts";
 import { createRpcUI } from "./modes/rpc-ui.ts";
 import { toJsonLine } from "./rpc/jsonl.ts";
 import { defaultSystemPrompt } from "./system-prompt.ts";
@@ -41,6 +42,9 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
 
   const cwd = resolve(io.cwd, firstPass.cwd ?? ".");
   if (!isDirectory(cwd)) return fail(`--cwd ${firstPass.cwd}: no such folder.`);
+  const loadedSettings = loadSettings({ home: mypiHome(), cwd });
+  if ("error" in loadedSettings) return fail(`${loadedSettings.error}. Fix the file; mypi never rewrites it.`);
+  const settings = loadedSettings.settings;
 
   const oneShot = !listing && (mode === "print" || mode === "json");
   /** The prompt: the words of the command line, else (one-shot, piped) stdin. */
@@ -71,7 +75,7 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     extensionPaths: firstPass.extensions,
     noExtensions: firstPass.noExtensions,
   }).map((d) => d.path);
-  const extensionSet = { cwd, paths, builtinTools: !firstPass.noBuiltinTools, ...(rpcUI && { ui: rpcUI }), onDiagnostic: diagnostic };
+  const extensionSet = { cwd, paths, settings, builtinTools: !firstPass.noBuiltinTools, ...(rpcUI && { ui: rpcUI }), onDiagnostic: diagnostic };
   const loaded = await loadExtensionSet(extensionSet);
   const shutdown = () => loaded.manager.shutdown();
 
@@ -82,7 +86,13 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     io.stderr.write(`${second.error}\n`);
     return EXIT.usage;
   }
-  const args = second.args;
+  // Flags win over settings.
+  const args: CliArgs = {
+    ...second.args,
+    model: second.args.model ?? settings.model,
+    baseUrl: second.args.baseUrl ?? settings.baseUrl,
+    strictExtensions: second.args.strictExtensions || settings.strictExtensions === true,
+  };
   if (!judgedEarly) {
     prompt = await promptOf(args);
     const problem = modeProblem(prompt);
@@ -121,7 +131,7 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     model: model,
     systemPrompt: args.systemPrompt ?? defaultSystemPrompt({ cwd, tools: loaded.manager.effectiveTools().map((t) => t.name) }),
     ...(args.maxTurns !== undefined && { maxTurns: args.maxTurns }),
-    ...(model.id.startsWith("openai:") && { compaction: { contextWindow: Number(io.env.MYPI_CONTEXT_WINDOW) || DEFAULT_CONTEXT_WINDOW } }),
+    ...(model.id.startsWith("openai:") && { compaction: compactionOf(settings, io.env) }),
   };
   const host = buildHost(loaded, session, hostOptions);
   const hostSession = createHostSession(host, async () =>
@@ -155,7 +165,18 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   }
 }
 
-/** The model from --model, else from the environment; a string is the usage error. */
+/** Automatic compaction: the settings' `compaction`, the window from MYPI_CONTEXT_WINDOW when set. */
+function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): HostOptions["compaction"] {
+  const { enabled, contextWindow, reserveTokens, keepRecentTokens } = settings.compaction ?? {};
+  return {
+    contextWindow: Number(env.MYPI_CONTEXT_WINDOW) || contextWindow || DEFAULT_CONTEXT_WINDOW,
+    ...(enabled !== undefined && { enabled }),
+    ...(reserveTokens !== undefined && { reserveTokens }),
+    ...(keepRecentTokens !== undefined && { keepRecentTokens }),
+  };
+}
+
+/** The model from --model (or the settings' `model`), else from the environment; a string is the usage error. */
 async function resolveModel(args: CliArgs, io: CliIO): Promise<ModelClient | string> {
   const spec = args.model ?? (io.env.OPENAI_API_KEY ? `openai:${io.env.MYPI_MODEL || DEFAULT_OPENAI_MODEL}` : undefined);
   if (spec === undefined) {

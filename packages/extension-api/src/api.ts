@@ -72,6 +72,8 @@ export interface ApiHost {
   activeToolNames(): string[];
   getCommands(): CommandInfo[];
   flagValue(name: string): string | boolean | undefined;
+  /** A fresh copy of the effective settings. */
+  settings(): Record<string, unknown>;
   /** Narrow the agent's tools to the known ones of `names` (unknown: a diagnostic naming `extension`). */
   setActiveTools(extension: string, names: readonly string[]): void;
   reportError(extension: string, slot: string, error: string, code?: string): void;
@@ -224,6 +226,10 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       const flag = record.flags.get(name);
       if (!flag) return undefined;
       return host.flagValue(name) ?? flag.default;
+    },
+
+    getSettings() {
+      return host.settings();
     },
 
     sendMessage(message, options = {}) {

@@ -404,6 +404,10 @@ export class ExtensionManager implements ApiHost {
     return this.flagValues[name];
   }
 
+  settings(): Record<string, unknown> {
+    return structuredClone({ ...this.options.settings });
+  }
+
   getFlags(): FlagInfo[] {
     return flagsOf(this.records);
   }

@@ -245,6 +245,12 @@ export interface ExtensionAPI {
   getSessionName(): string | undefined;
   /** Label a session entry (a bookmark); `undefined` clears the label. Throws for an unknown entry id. */
   setLabel(entryId: string, label: string | undefined): void;
+  /**
+   * A copy of the effective settings (docs/cli.md "Settings"): the global and project
+   * `settings.json` merged, the project's keys winning. Keys mypi does not know are kept, so an
+   * extension may read its own section. Changing the copy changes nothing.
+   */
+  getSettings(): Record<string, unknown>;
 }
 
 /** An extension: the default export of its file. */
@@ -292,6 +298,8 @@ export interface ExtensionManagerOptions {
   ui?: ExtensionUI;
   /** Values of extension flags (`--name value`), by name without dashes. */
   flags?: Record<string, string | boolean>;
+  /** The effective settings, as `pi.getSettings()` hands them out (copied). Default `{}`. */
+  settings?: Readonly<Record<string, unknown>>;
   /** More modules handed to extensions as the host's own (the Pi aliases). */
   virtualModules?: Record<string, unknown>;
   /** How long one extension may take to load (factory and top-level awaits) before it fails with `MYPI_TIMEOUT`. Default 60 000. */

@@ -1,0 +1,121 @@
+/**
+ * Settings files: `$MYPI_HOME/settings.json` (global), then `<cwd>/.mypi/settings.json`
+ * (project). Objects merge key by key, the project's value winning; arrays and scalars are
+ * replaced whole. Command-line flags win over both.
+ *
+ * The keys mypi itself reads are checked here, so a wrong type is one error naming the file and
+ * the key before anything runs; keys mypi does not know are kept for extensions
+ * (`pi.getSettings()` returns a copy of the merged object). mypi never writes these files.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+
+const stringList = z.array(z.string());
+
+/** The keys mypi reads, each checked; others pass through untouched. */
+const SettingsSchema = z.looseObject({
+  /** A `--model` spec: `openai:<name>`, `scripted:<file>`. */
+  model: z.string().min(1).optional(),
+  /** `--base-url`: an OpenAI-compatible server. */
+  baseUrl: z.string().min(1).optional(),
+  /** `--strict-extensions`: an extension that fails to load stops the run. */
+  strictExtensions: z.boolean().optional(),
+  /** Automatic compaction (docs/sessions.md). */
+  compaction: z
+    .looseObject({
+      enabled: z.boolean().optional(),
+      contextWindow: z.number().int().positive().optional(),
+      reserveTokens: z.number().int().nonnegative().optional(),
+      keepRecentTokens: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
+  /** The tools the model is offered (`--tools`); absent = all. */
+  tools: stringList.optional(),
+  /** Rules of the permission gate (extensions/permission-gate). */
+  permissions: z
+    .looseObject({ allow: stringList.optional(), ask: stringList.optional(), deny: stringList.optional() })
+    .optional(),
+});
+
+export type Settings = z.infer<typeof SettingsSchema>;
+
+export interface SettingsFile {
+  path: string;
+  scope: "global" | "project";
+}
+
+export interface LoadedSettings {
+  settings: Settings;
+  /** The files that existed and were read, in merge order. */
+  files: SettingsFile[];
+}
+
+export interface SettingsOptions {
+  /** `$MYPI_HOME` or `~/.mypi`. */
+  home: string;
+  /** The agent's workspace. */
+  cwd: string;
+  /** Read `<cwd>/.mypi/settings.json` too (false for a workspace that is not trusted). */
+  project?: boolean;
+}
+
+/** The merged settings, or the one-line error that names the file and the key. */
+export function loadSettings(options: SettingsOptions): LoadedSettings | { error: string } {
+  const candidates: SettingsFile[] = [{ path: join(options.home, "settings.json"), scope: "global" }];
+  if (options.project !== false) candidates.push({ path: join(options.cwd, ".mypi", "settings.json"), scope: "project" });
+  let merged: Record<string, unknown> = {};
+  const files: SettingsFile[] = [];
+  for (const file of candidates) {
+    const read = readSettingsFile(file.path);
+    if (read === undefined) continue;
+    if ("error" in read) return read;
+    merged = mergeSettings(merged, read.value);
+    files.push(file);
+  }
+  return { settings: merged as Settings, files };
+}
+
+/** One file, checked; `undefined` when it does not exist. */
+export function readSettingsFile(path: string): { value: Settings } | { error: string } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    return { error: `settings ${path}: cannot be read (${code ?? (error as Error).message})` };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text.replace(/^\uFEFF/, ""));
+  } catch (error) {
+    return { error: `settings ${path}: not valid JSON (${(error as Error).message})` };
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return { error: `settings ${path}: must hold a JSON object ({ "key": value, … })` };
+  }
+  const parsed = SettingsSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = issue.path.map(String).join(".");
+    return { error: `settings ${path}: "${key}": ${issue.message}` };
+  }
+  return { value: parsed.data };
+}
+
+/** `over` wins key by key; plain objects merge recursively, everything else is replaced. */
+export function mergeSettings(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const current = Object.hasOwn(out, key) ? out[key] : undefined;
+    const merged = isPlainObject(current) && isPlainObject(value) ? mergeSettings(current, value) : value;
+    // defineProperty: a "__proto__" key in a file is data, not the object's prototype.
+    Object.defineProperty(out, key, { value: merged, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

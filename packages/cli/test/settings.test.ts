@@ -1,0 +1,66 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadSettings, mergeSettings } from "../src/settings.ts";
+
+function folders(global?: string, project?: string) {
+  const root = mkdtempSync(join(tmpdir(), "mypi-settings-"));
+  const home = join(root, "home");
+  const cwd = join(root, "ws");
+  mkdirSync(join(cwd, ".mypi"), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  if (global !== undefined) writeFileSync(join(home, "settings.json"), global);
+  if (project !== undefined) writeFileSync(join(cwd, ".mypi", "settings.json"), project);
+  return { home, cwd };
+}
+
+describe("settings files", () => {
+  it("are empty when neither file exists", () => {
+    expect(loadSettings(folders())).toEqual({ settings: {}, files: [] });
+  });
+
+  it("merge objects key by key with the project winning, and replace arrays and scalars", () => {
+    const f = folders(
+      JSON.stringify({ model: "openai:a", compaction: { contextWindow: 1000, enabled: true }, tools: ["read", "bash"], mine: { x: 1 } }),
+      JSON.stringify({ model: "openai:b", compaction: { enabled: false }, tools: ["read"] }),
+    );
+    const loaded = loadSettings(f);
+    expect(loaded).toEqual({
+      settings: { model: "openai:b", compaction: { contextWindow: 1000, enabled: false }, tools: ["read"], mine: { x: 1 } },
+      files: [
+        { path: join(f.home, "settings.json"), scope: "global" },
+        { path: join(f.cwd, ".mypi", "settings.json"), scope: "project" },
+      ],
+    });
+  });
+
+  it("skip the project file when asked (an untrusted workspace)", () => {
+    const f = folders(JSON.stringify({ model: "openai:a" }), JSON.stringify({ model: "openai:b" }));
+    expect(loadSettings({ ...f, project: false })).toMatchObject({ settings: { model: "openai:a" } });
+  });
+
+  it("name the file and the key of a wrong type", () => {
+    const f = folders(undefined, JSON.stringify({ compaction: { contextWindow: "big" } }));
+    const loaded = loadSettings(f);
+    expect(loaded).toHaveProperty("error");
+    const error = (loaded as { error: string }).error;
+    expect(error).toContain(join(f.cwd, ".mypi", "settings.json"));
+    expect(error).toContain('"compaction.contextWindow"');
+  });
+
+  it("name the file of invalid JSON and of a non-object", () => {
+    for (const text of ["{ model: 1", "[1, 2]", "null"]) {
+      const f = folders(text);
+      const loaded = loadSettings(f) as { error: string };
+      expect(loaded.error).toContain(join(f.home, "settings.json"));
+    }
+  });
+
+  it("keep a __proto__ key as data", () => {
+    const merged = mergeSettings({}, JSON.parse('{"__proto__": {"polluted": true}}'));
+    expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.hasOwn(merged, "__proto__")).toBe(true);
+  });
+});
