@@ -1,5 +1,6 @@
 /**
- * Fill jiti's fs cache (`node_modules/.cache/jiti`) once, before the e2e tests spawn `mypi`.
+ * Fill jiti's fs cache (`~/.cache/mypi/jiti`, see `jitiCacheDir()`) once, before the e2e tests
+ * spawn `mypi` (the repository's dev bin, which runs the TypeScript sources through jiti).
  *
  * A fresh clone has an empty cache, and every `mypi` process would then transpile the whole
  * framework with babel on its own (~5 s each on this 2-core machine); a file of concurrent e2e
@@ -13,7 +14,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const bin = join(root, "packages", "cli", "bin", "mypi.mjs");
+const bin = join(root, "packages", "cli", "bin", "mypi-dev.mjs");
 
 export default function warmJitiCache(): void {
   const home = mkdtempSync(join(tmpdir(), "mypi-warm-"));

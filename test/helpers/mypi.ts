@@ -16,7 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const MYPI_BIN = join(REPO, "packages", "cli", "bin", "mypi.mjs");
+export const MYPI_BIN = join(REPO, "packages", "cli", "bin", "mypi-dev.mjs");
 export const SHIPPED = (name: string) => join(REPO, "extensions", name);
 
 export interface RunResult {

@@ -6,7 +6,8 @@ import { z } from "zod";
 import { defineTool, type Tool } from "@mypi/kernel";
 import { DEFAULT_GREP_LIMIT, type FindArgs, type GrepArgs, MAX_FIND_RESULTS, type SearchData } from "./search-worker.ts";
 
-const WORKER_MODULE = new URL("./search-worker.ts", import.meta.url).href;
+// The sources in the repository, the compiled file in an installed copy.
+const WORKER_MODULE = new URL(import.meta.url.endsWith(".ts") ? "./search-worker.ts" : "./search-worker.js", import.meta.url).href;
 
 /**
  * A search still running after a minute is stopped (the kernel terminates its worker). A regular

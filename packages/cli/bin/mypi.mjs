@@ -1,21 +1,14 @@
 #!/usr/bin/env node
-// The `mypi` bin: loads the TypeScript source through jiti (Node 20 cannot run .ts itself).
-// The fs cache lives at <repo>/node_modules/.cache/jiti — jiti's own default would land in the
-// system temp folder — and makes start-up 4–7× faster once warm. MYPI_JITI_CACHE overrides the
-// folder (the start-up benchmark points it at an empty one to measure a cold start).
-// The extension loader decides its folder with the same rule (`jitiCacheDir()` in
-// packages/extension-api/src/loader.ts, which this plain module cannot import before jiti
-// exists); test/cli-discovery.e2e.test.ts checks that both land in MYPI_JITI_CACHE.
-import { createJiti } from "jiti";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = join(here, "..", "..", "..");
-const fsCache = process.env.MYPI_JITI_CACHE || join(repo, "node_modules", ".cache", "jiti");
-const jiti = createJiti(import.meta.url, { fsCache });
-
-const { main } = await jiti.import(join(here, "..", "src", "main.ts"));
+// The published `mypi` bin: the compiled CLI, plain Node, no transpiler. (In a checkout of the
+// repository, `mypi-dev.mjs` runs the TypeScript sources instead, with no build step.)
+let main;
+try {
+  ({ main } = await import("../dist/main.js"));
+} catch (error) {
+  if (error?.code !== "ERR_MODULE_NOT_FOUND" || !String(error.message).includes("dist")) throw error;
+  process.stderr.write("mypi: this copy of @mypi/cli is not built (no dist/). In the repository run `npm run build`, or use packages/cli/bin/mypi-dev.mjs.\n");
+  process.exit(2);
+}
 const code = await main(process.argv.slice(2));
 // Wait until stdout has taken everything, then leave even if a handle (a stdin listener, an idle
 // worker) would keep the loop alive.

@@ -4,29 +4,54 @@
  * first), and the tools the model would get (a later extension's tool replacing an earlier one).
  * Exits 0 even when something failed to load: listing failures is its job.
  */
-import type { ExtensionManager } from "@mypi/extension-api";
+import { dirname } from "node:path";
+import type { ExtensionManager, LoadFailure } from "@mypi/extension-api";
 import { formatLoadFailure } from "@mypi/extension-api";
+import type { DiscoveredExtension, ExtensionOrigin } from "./discovery.ts";
 import type { CliIO } from "./main.ts";
 
 export interface ExtensionsReport {
-  loaded: { name: string; path?: string; handlers: { name: string; order?: "pre" | "post" }[]; tools: string[]; commands: string[]; flags: string[] }[];
+  loaded: {
+    name: string;
+    path?: string;
+    /** Where it came from (absent for builtin-tools): a folder, `-e`, or switched on by a file. */
+    origin?: ExtensionOrigin;
+    note?: string;
+    handlers: { name: string; order?: "pre" | "post" }[];
+    tools: string[];
+    commands: string[];
+    flags: string[];
+  }[];
   failed: { name: string; path: string; line?: number; column?: number; code: string; message: string }[];
   order: Record<string, string[]>;
   tools: { name: string; source?: string; description: string }[];
 }
 
-export function extensionsReport(manager: ExtensionManager): ExtensionsReport {
+export interface ReportOptions {
+  json: boolean;
+  /** What discovery found, to say where each loaded extension came from. */
+  discovered?: readonly DiscoveredExtension[];
+  /** Failures found before loading (an -e package without extensions). */
+  extraFailures?: readonly LoadFailure[];
+}
+
+export function extensionsReport(manager: ExtensionManager, options: Omit<ReportOptions, "json"> = {}): ExtensionsReport {
+  const sourceOf = (path: string | undefined) =>
+    path === undefined ? undefined : options.discovered?.find((d) => d.path === path || d.path === dirname(path));
   return {
-    loaded: manager.list(),
-    failed: manager.loadFailures,
+    loaded: manager.list().map((e) => {
+      const found = sourceOf(e.path);
+      return { ...e, ...(found && { origin: found.origin }), ...(found?.note !== undefined && { note: found.note }) };
+    }),
+    failed: [...manager.loadFailures, ...(options.extraFailures ?? [])],
     order: manager.handlerOrder() as Record<string, string[]>,
     tools: manager.effectiveTools().map((t) => ({ name: t.name, ...(t.source !== undefined && { source: t.source }), description: firstLine(t.description) })),
   };
 }
 
-export function printExtensions(manager: ExtensionManager, io: CliIO, json: boolean): number {
-  const report = extensionsReport(manager);
-  if (json) {
+export function printExtensions(manager: ExtensionManager, io: CliIO, options: ReportOptions): number {
+  const report = extensionsReport(manager, options);
+  if (options.json) {
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return 0;
   }
@@ -38,7 +63,7 @@ export function printExtensions(manager: ExtensionManager, io: CliIO, json: bool
       e.commands.length ? `commands: ${e.commands.map((c) => `/${c}`).join(", ")}` : "",
       e.flags.length ? `flags: ${e.flags.map((f) => `--${f}`).join(", ")}` : "",
     ].filter(Boolean);
-    lines.push(`  ${e.name}${e.path ? `  ${e.path}` : ""}`);
+    lines.push(`  ${e.name}${e.path ? `  ${e.path}` : ""}${e.note ? `  (${e.note})` : ""}`);
     if (parts.length) lines.push(`      ${parts.join("; ")}`);
   }
   lines.push("", `Failed (${report.failed.length}):`);

@@ -15,6 +15,7 @@ import {
 } from "@mypi/extension-api";
 import { createBuiltinTools } from "@mypi/builtin-tools";
 import type { HostSession } from "./host-session.ts";
+import { isShippedCompiled } from "./shipped.ts";
 
 export interface ExtensionSet {
   /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */
@@ -41,6 +42,7 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
     ...(set.ui && { ui: set.ui }),
     ...(set.flags && { flags: set.flags }),
     ...(set.settings && { settings: set.settings }),
+    nativeImport: isShippedCompiled,
     ...(set.onDiagnostic && { onDiagnostic: set.onDiagnostic }),
   });
   const failures: LoadFailure[] = [];

@@ -68,15 +68,17 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   // Extensions: discovery, loading, then the second pass over the flags they registered.
   const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
-  const paths = discoverExtensions({
+  const discovered = discoverExtensions({
     cwd,
     shellCwd: io.cwd,
     home: mypiHome(),
     extensionPaths: firstPass.extensions,
     noExtensions: firstPass.noExtensions,
-  }).map((d) => d.path);
+  });
+  const paths = discovered.extensions.map((d) => d.path);
   const extensionSet = { cwd, paths, settings, builtinTools: !firstPass.noBuiltinTools, ...(rpcUI && { ui: rpcUI }), onDiagnostic: diagnostic };
   const loaded = await loadExtensionSet(extensionSet);
+  loaded.failures.push(...discovered.failures);
   const shutdown = () => loaded.manager.shutdown();
 
   const flagKinds = new Map<string, FlagKind>(loaded.manager.getFlags().map((f) => [f.name, f.type]));
@@ -104,7 +106,7 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   loaded.manager.setFlagValues(args.extensionFlags);
 
   if (listing) {
-    const code = printExtensions(loaded.manager, io, args.json);
+    const code = printExtensions(loaded.manager, io, { json: args.json, discovered: discovered.extensions, extraFailures: discovered.failures });
     await shutdown();
     return code;
   }

@@ -6,7 +6,7 @@
  */
 import type { Content, CustomMessage, JSONSchema, Tool, ToolContext } from "@mypi/kernel";
 import { defineTool, isTool } from "@mypi/kernel";
-import type mitt from "mitt";
+import type { Emitter } from "mitt";
 import { customMessageFrom } from "./custom-message.ts";
 import { ExtensionError, closest, describeValue, errorMessage } from "./errors.ts";
 import { exec } from "./exec.ts";
@@ -62,7 +62,7 @@ export interface ExtensionRecord {
 /** What the `pi` object needs from its manager. */
 export interface ApiHost {
   readonly cwd: string;
-  readonly channels: ReturnType<typeof mitt<Record<string, unknown>>>;
+  readonly channels: Emitter<Record<string, unknown>>;
   readonly runtime: ExtensionRuntime | undefined;
   toolsChanged(record: ExtensionRecord): void;
   effectiveTools(): ToolInfo[];

@@ -18,7 +18,7 @@ export { ExtensionManager } from "./manager.ts";
 export { parseSlashCommand } from "./api.ts";
 export { HEADLESS_UI, emptySessionView } from "./context.ts";
 export { ObserverBus } from "./observer-bus.ts";
-export { formatLoadFailure, JITI_CACHE_DIR } from "./loader.ts";
+export { formatLoadFailure } from "./loader.ts";
 
 /** Identity, for typing: `export default defineExtension((pi) => { … })`. */
 export function defineExtension(factory: ExtensionFactory): ExtensionFactory {

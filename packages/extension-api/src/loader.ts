@@ -2,32 +2,20 @@
  * Finding and importing extension files through jiti (DESIGN §3.7), and turning every kind of
  * load failure into a `LoadFailure` with path, line and message.
  *
- * - fs cache at `jitiCacheDir()`: `MYPI_JITI_CACHE` when set, else `<repo>/node_modules/.cache/jiti`
- *   (jiti's default lands in the system temp folder when called from a workspace package);
+ * - fs cache at `jitiCacheDir()` (@mypi/kernel): `MYPI_JITI_CACHE`, else the user's cache folder;
  * - no module cache, so `reload()` re-evaluates the files;
- * - `@mypi/extension-api` is the host's own module (`virtualModules`): an extension's
- *   `defineTool` or `ExtensionError` is the host's, and extensions outside the repo resolve it.
+ * - `@mypi/extension-api` and `@mypi/kernel` are the host's own modules (`virtualModules`): an
+ *   extension's `defineTool` or `ExtensionError` is the host's, and extensions anywhere resolve them;
+ * - files the host names as compiled JavaScript of its own (`nativeImport`, the shipped
+ *   extensions of an installed mypi) are imported by Node itself: jiti is for users' files.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, extname, isAbsolute, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
-import { createJiti, type Jiti } from "jiti";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { jitiCacheDir } from "@mypi/kernel";
+import type { Jiti } from "jiti";
 import { ExtensionError, errorMessage, type ExtensionErrorCode } from "./errors.ts";
 import type { ExtensionFactory, LoadFailure } from "./types.ts";
-
-/** `<repo>`: this file is `<repo>/packages/extension-api/src/loader.ts`. */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-/** The default fs cache folder of jiti, `<repo>/node_modules/.cache/jiti`. */
-export const JITI_CACHE_DIR = join(REPO_ROOT, "node_modules", ".cache", "jiti");
-
-/**
- * jiti's fs cache folder: `MYPI_JITI_CACHE` when set and not empty, else `JITI_CACHE_DIR`. The
- * `mypi` bin (`packages/cli/bin/mypi.mjs`, plain JavaScript that runs before any TypeScript can
- * load) applies the same rule to itself; a test checks that both land in the same folder.
- */
-export function jitiCacheDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  return env.MYPI_JITI_CACHE || JITI_CACHE_DIR;
-}
 
 export interface ResolvedEntry {
   /** The file to import. */
@@ -68,20 +56,31 @@ export function resolveEntry(path: string, baseDir: string): ResolvedEntry | Loa
 
 /** Imports extension modules; one instance per manager. */
 export class ExtensionLoader {
-  private jiti: Jiti | undefined;
+  private jiti: Promise<Jiti> | undefined;
 
-  constructor(private readonly virtualModules: () => Record<string, unknown>) {}
+  /**
+   * `virtualModules`: the modules handed to extensions as the host's own. `nativeImport`: files
+   * imported by Node rather than jiti (compiled JavaScript the host ships; no `reload` re-run).
+   */
+  constructor(
+    private readonly virtualModules: () => Record<string, unknown>,
+    private readonly nativeImport: (file: string) => boolean = () => false,
+  ) {}
 
   /** Import `file` and return its default export, or a LoadFailure saying what went wrong and where. */
   async import(entry: ResolvedEntry): Promise<ExtensionFactory | LoadFailure> {
-    this.jiti ??= createJiti(import.meta.url, {
-      fsCache: jitiCacheDir(),
-      moduleCache: false,
-      virtualModules: this.virtualModules(),
-    });
     let exported: unknown;
     try {
-      exported = await this.jiti.import(entry.file, { default: true });
+      if (this.nativeImport(entry.file)) {
+        const mod = (await import(pathToFileURL(entry.file).href)) as { default?: unknown };
+        exported = mod.default;
+      } else {
+        // Loaded on the first user file: a run with only shipped extensions never starts jiti.
+        this.jiti ??= import("jiti").then(({ createJiti }) =>
+          createJiti(import.meta.url, { fsCache: jitiCacheDir(), moduleCache: false, virtualModules: this.virtualModules() }),
+        );
+        exported = await (await this.jiti).import(entry.file, { default: true });
+      }
     } catch (error) {
       return describeLoadError(error, entry.file, entry.name);
     }

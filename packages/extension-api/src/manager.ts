@@ -8,8 +8,9 @@
  * chain, `order: "pre"` handlers first, then unmarked, then `post`, each group in load order
  * and registration order; the front is outermost.
  */
-import { toolSchema, type Slots, type Tool } from "@mypi/kernel";
-import mitt from "mitt";
+import * as kernel from "@mypi/kernel";
+import { cjsDefault, toolSchema, type Slots, type Tool } from "@mypi/kernel";
+import mittModule from "mitt";
 import * as extensionApi from "./index.ts";
 import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord } from "./api.ts";
 import { buildChain, DEFAULT_DECISION_TIMEOUT_MS, type Chain, type ChainCall, type ChainHandler } from "./chain.ts";
@@ -39,6 +40,8 @@ import {
   type SlotName,
   type ToolInfo,
 } from "./types.ts";
+
+const mitt = cjsDefault(mittModule);
 
 /** Loading an extension (importing its module and running its default export) may take this long. */
 export const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
@@ -101,8 +104,10 @@ export class ExtensionManager implements ApiHost {
           ...Object.getOwnPropertyDescriptors(this.compat?.virtualModules ?? {}),
           ...Object.getOwnPropertyDescriptors(options.virtualModules ?? {}),
           "@mypi/extension-api": { value: extensionApi, enumerable: true },
+          "@mypi/kernel": { value: kernel, enumerable: true },
         },
       ),
+      options.nativeImport,
     );
     this.observers = new ObserverBus({
       ...(options.drainDeadlineMs !== undefined && { drainDeadlineMs: options.drainDeadlineMs }),

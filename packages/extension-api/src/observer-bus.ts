@@ -9,11 +9,14 @@
  * with one report saying so. `drain()` waits until every mailbox is empty (deadline 10 s) and
  * ends the run.
  */
-import mitt from "mitt";
+import { cjsDefault } from "@mypi/kernel";
+import mittModule from "mitt";
 import { withSignal } from "./context.ts";
 import { deadlines, type Deadline } from "./deadlines.ts";
 import { errorMessage, type ExtensionErrorCode } from "./errors.ts";
 import type { Awaitable, ExtensionContext } from "./types.ts";
+
+const mitt = cjsDefault(mittModule);
 
 /** What the bus reports; the host turns it into an `extension_error`. */
 export interface ObserverReport {

@@ -300,6 +300,11 @@ export interface ExtensionManagerOptions {
   flags?: Record<string, string | boolean>;
   /** The effective settings, as `pi.getSettings()` hands them out (copied). Default `{}`. */
   settings?: Readonly<Record<string, unknown>>;
+  /**
+   * Files Node imports itself instead of jiti: compiled JavaScript the host ships (an installed
+   * mypi's shipped extensions). Default: none, every file goes through jiti.
+   */
+  nativeImport?: (file: string) => boolean;
   /** More modules handed to extensions as the host's own (the Pi aliases). */
   virtualModules?: Record<string, unknown>;
   /** How long one extension may take to load (factory and top-level awaits) before it fails with `MYPI_TIMEOUT`. Default 60 000. */

@@ -2,8 +2,9 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import * as hostApi from "../src/index.ts";
 import { join } from "node:path";
-import { ExtensionManager, JITI_CACHE_DIR, formatLoadFailure } from "../src/index.ts";
-import { jitiCacheDir } from "../src/loader.ts";
+import { jitiCacheDir } from "@mypi/kernel";
+import { homedir } from "node:os";
+import { ExtensionManager, formatLoadFailure } from "../src/index.ts";
 import { probe, resetProbe } from "./fixtures/probe.ts";
 import { FIXTURES, fixture, managerWith, recorder } from "./helpers.ts";
 
@@ -110,9 +111,14 @@ describe("names and order", () => {
     expect(missing.failed.map((f) => [f.name, f.code])).toEqual([["gone", "MYPI_NOT_FOUND"]]);
   });
 
-  it("keeps jiti's fs cache in MYPI_JITI_CACHE when it is set, else in the repo's node_modules/.cache/jiti", () => {
-    expect(JITI_CACHE_DIR).toBe(join(FIXTURES, "..", "..", "..", "..", "node_modules", ".cache", "jiti"));
-    expect([jitiCacheDir({}), jitiCacheDir({ MYPI_JITI_CACHE: "" }), jitiCacheDir({ MYPI_JITI_CACHE: "/tmp/cold" })]).toEqual([JITI_CACHE_DIR, JITI_CACHE_DIR, "/tmp/cold"]);
+  it("keeps jiti's fs cache in MYPI_JITI_CACHE when it is set, else in the user's cache folder", () => {
+    const home = join(homedir(), ".cache", "mypi", "jiti");
+    expect([jitiCacheDir({}), jitiCacheDir({ MYPI_JITI_CACHE: "" }), jitiCacheDir({ MYPI_JITI_CACHE: "/tmp/cold" }), jitiCacheDir({ XDG_CACHE_HOME: "/x" })]).toEqual([
+      home,
+      home,
+      "/tmp/cold",
+      "/x/mypi/jiti",
+    ]);
   });
 
   it("loads the same file once", async () => {

@@ -8,3 +8,4 @@ export * from "./tools/index.ts";
 export * from "./loop/index.ts";
 export * from "./models/index.ts";
 export * from "./session/index.ts";
+export { cjsDefault } from "./interop.ts";

@@ -7,18 +7,18 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { SessionManager, createScriptedModel, type Message, type StreamEvent } from "@mypi/kernel";
 import type { CliArgs } from "../args.ts";
 import { buildHost, describeFailures, loadExtensionSet } from "../host-builder.ts";
 import type { CliIO } from "../main.ts";
 import { COLOR, PLAIN, initialRenderState, liveLines, renderEvent, textOf } from "../render/renderer.ts";
 import { Screen } from "../render/screen.ts";
+import { shippedExtensionPath } from "../shipped.ts";
 import { defaultSystemPrompt } from "../system-prompt.ts";
 import { DEMO_PROMPT, DEMO_SECRET, demoScript, writeDemoWorkspace } from "./script.ts";
 
-export const SHIPPED_EXTENSIONS = ["permission-gate", "protected-paths", "redact-secrets", "tracer"] as const;
-const EXTENSIONS_DIR = fileURLToPath(new URL("../../../../extensions/", import.meta.url));
+/** The shipped policy extensions the demo runs with (not mcp: the demo configures no server). */
+export const DEMO_EXTENSIONS = ["permission-gate", "protected-paths", "redact-secrets", "tracer"] as const;
 
 export async function runDemo(_args: CliArgs, io: CliIO): Promise<number> {
   const style = io.stdout.isTTY && !io.env.NO_COLOR ? COLOR : PLAIN;
@@ -32,7 +32,7 @@ export async function runDemo(_args: CliArgs, io: CliIO): Promise<number> {
 
   const loaded = await loadExtensionSet({
     cwd: workspace,
-    paths: SHIPPED_EXTENSIONS.map((name) => join(EXTENSIONS_DIR, name)),
+    paths: DEMO_EXTENSIONS.map(shippedExtensionPath),
     builtinTools: true,
     onDiagnostic: (message) => io.stderr.write(`mypi: ${message}\n`),
   });
@@ -52,7 +52,7 @@ export async function runDemo(_args: CliArgs, io: CliIO): Promise<number> {
 
   say(style.bold("mypi demo — a scripted model at work in a temporary project (no API key needed)"));
   say(style.dim(`workspace ${workspace}`));
-  say(style.dim(`extensions: builtin-tools, ${SHIPPED_EXTENSIONS.join(", ")} (no UI here, so the permission gate blocks)`));
+  say(style.dim(`extensions: builtin-tools, ${DEMO_EXTENSIONS.join(", ")} (no UI here, so the permission gate blocks)`));
   say();
   say(`${style.bold(">")} ${DEMO_PROMPT}`);
 

@@ -12,6 +12,18 @@ export function mypiHome(): string {
   return fromEnv && fromEnv.length > 0 ? resolve(fromEnv) : join(homedir(), ".mypi");
 }
 
+/**
+ * jiti's transpile cache, for users' TypeScript (extension files, worker tool modules):
+ * `MYPI_JITI_CACHE` when set and not empty, else `$XDG_CACHE_HOME/mypi/jiti`, else
+ * `~/.cache/mypi/jiti`. The two plain-JavaScript entry points that run before any TypeScript
+ * can load, `tools/worker-shim.mjs` and the CLI's `bin/mypi-dev.mjs`, apply the same rule
+ * (test/cli-discovery.e2e.test.ts checks that all of them land in one folder).
+ */
+export function jitiCacheDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  if (env.MYPI_JITI_CACHE) return env.MYPI_JITI_CACHE;
+  return join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "mypi", "jiti");
+}
+
 /** `/home/ann/app` → `--home-ann-app--`: one flat, readable folder name per workspace. */
 export function cwdSlug(cwd: string): string {
   const flat = resolve(cwd).replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "");

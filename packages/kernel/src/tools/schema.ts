@@ -5,11 +5,12 @@
  *
  * Schemas are recognised by shape, never `instanceof`: an extension may load its own zod copy.
  */
-import Ajv from "ajv";
-import Ajv2019 from "ajv/dist/2019.js";
-import Ajv2020 from "ajv/dist/2020.js";
+import AjvModule from "ajv";
+import Ajv2019Module from "ajv/dist/2019.js";
+import Ajv2020Module from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { z } from "zod";
+import { cjsDefault } from "../interop.ts";
 import type { JSONSchema, ZodLikeSchema } from "../types.ts";
 import { truncate } from "./result.ts";
 
@@ -80,6 +81,9 @@ const AJV_OPTIONS = {
   logger: false,
 } as const;
 
+const Ajv = cjsDefault(AjvModule);
+const Ajv2019 = cjsDefault(Ajv2019Module);
+const Ajv2020 = cjsDefault(Ajv2020Module);
 type AjvInstance = InstanceType<typeof Ajv>;
 const instances = new Map<string, AjvInstance>();
 

@@ -1,28 +1,29 @@
 // The one worker entry of the tool pool. Node 20 cannot import TypeScript, so this plain module
-// loads the tool's worker module through jiti, calls the named export, and answers with data
-// ({ ok, value } or { ok, error }) rather than a thrown error: error classes and their fields do
-// not survive the thread boundary. Progress goes through the task's MessagePort; the answer says
+// loads a tool's TypeScript worker module through jiti (a JavaScript one natively), calls the
+// named export, and answers with data ({ ok, value } or { ok, error }) rather than a thrown error:
+// error classes and their fields do not survive the thread boundary. Progress goes through the task's MessagePort; the answer says
 // how many progress messages were posted, so the main thread can wait for all of them.
-import { createJiti } from "jiti";
-import { sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
-/**
- * jiti's fs cache: MYPI_JITI_CACHE when set (the rule of the CLI bin and the extension loader),
- * else the node_modules that holds jiti (<repo>/node_modules/.cache/jiti), not the temp folder.
- */
+/** jiti's fs cache: the rule of `jitiCacheDir()` in session/paths.ts, which this plain module cannot import. */
 function cacheDir() {
   if (process.env.MYPI_JITI_CACHE) return process.env.MYPI_JITI_CACHE;
-  try {
-    const entry = fileURLToPath(import.meta.resolve("jiti"));
-    const at = entry.lastIndexOf(`${sep}node_modules${sep}`);
-    return at < 0 ? true : `${entry.slice(0, at)}${sep}node_modules${sep}.cache${sep}jiti`;
-  } catch {
-    return true;
-  }
+  return join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "mypi", "jiti");
 }
 
-const jiti = createJiti(import.meta.url, { fsCache: cacheDir() });
+/** jiti, started on the first TypeScript module: compiled JavaScript (the builtin search worker) loads natively. */
+let jiti;
+async function importModule(module) {
+  const path = module.startsWith("file:") ? fileURLToPath(module) : module;
+  if (/\.[cm]?js$/.test(path)) return import(module.startsWith("file:") ? module : pathToFileURL(path).href);
+  if (jiti === undefined) {
+    const { createJiti } = await import("jiti");
+    jiti = createJiti(import.meta.url, { fsCache: cacheDir() });
+  }
+  return jiti.import(path);
+}
 
 /** Loaded worker functions by module and export: jiti's import costs far more than a task. */
 const functions = new Map();
@@ -31,7 +32,7 @@ async function load(module, exportName) {
   const key = `${exportName}\0${module}`;
   let fn = functions.get(key);
   if (fn === undefined) {
-    const mod = await jiti.import(module.startsWith("file:") ? fileURLToPath(module) : module);
+    const mod = await importModule(module);
     fn = exportName === "default" ? (mod?.default ?? mod) : mod?.[exportName];
     if (typeof fn !== "function") return undefined;
     functions.set(key, fn);

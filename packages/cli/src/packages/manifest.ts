@@ -1,0 +1,161 @@
+/**
+ * What a package offers mypi: its extensions, skills and prompt templates, as absolute paths.
+ *
+ * A package is a folder with a `package.json`. It declares its resources under the `mypi` key —
+ * or Pi's `pi` key, so Pi packages work unchanged — each a list of paths relative to the package
+ * root: files, folders, or glob patterns (`extensions/*.ts`), with `!pattern` excluding what an
+ * earlier entry matched:
+ *
+ *   "mypi": { "extensions": ["./src/index.ts"], "skills": ["./skills"], "prompts": ["./prompts/*.md"] }
+ *
+ * Without either key, the conventional folders `extensions/`, `skills/` and `prompts/` are used
+ * where they exist. Paths may not leave the package root. When both keys are present, `mypi`
+ * wins.
+ */
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import picomatch from "picomatch";
+
+export type ResourceKind = "extensions" | "skills" | "prompts";
+export const RESOURCE_KINDS: readonly ResourceKind[] = ["extensions", "skills", "prompts"];
+
+export interface PackageManifest {
+  /** The package's root folder (absolute). */
+  root: string;
+  name?: string;
+  version?: string;
+  /** Which key declared the resources: `mypi`, `pi`, or none (the conventional folders). */
+  declaredBy: "mypi" | "pi" | "folders";
+  extensions: string[];
+  skills: string[];
+  prompts: string[];
+}
+
+/** Is `dir` a package: a folder holding a package.json? */
+export function isPackageDir(dir: string): boolean {
+  return existsSync(join(dir, "package.json"));
+}
+
+/** Read the manifest of the package at `root`; a string is the error, naming the file and key. */
+export function readPackageManifest(root: string): PackageManifest | string {
+  const file = join(root, "package.json");
+  let pkg: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(file, "utf8"));
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return `${file}: not a JSON object`;
+    pkg = parsed as Record<string, unknown>;
+  } catch (error) {
+    return `${file}: ${(error as Error).message}`;
+  }
+  const key = isObject(pkg.mypi) ? "mypi" : isObject(pkg.pi) ? "pi" : undefined;
+  const manifest: PackageManifest = {
+    root,
+    ...(typeof pkg.name === "string" && { name: pkg.name }),
+    ...(typeof pkg.version === "string" && { version: pkg.version }),
+    declaredBy: key ?? "folders",
+    extensions: [],
+    skills: [],
+    prompts: [],
+  };
+  for (const kind of RESOURCE_KINDS) {
+    if (key === undefined) {
+      const folder = join(root, kind);
+      if (existsSync(folder)) manifest[kind] = [folder];
+      continue;
+    }
+    const declared = (pkg[key] as Record<string, unknown>)[kind];
+    if (declared === undefined) continue;
+    if (!Array.isArray(declared) || !declared.every((p) => typeof p === "string")) {
+      return `${file}: "${key}.${kind}" must be a list of paths`;
+    }
+    const paths = expandPatterns(root, declared as string[]);
+    if (typeof paths === "string") return `${file}: "${key}.${kind}": ${paths}`;
+    manifest[kind] = paths;
+  }
+  return manifest;
+}
+
+/** Paths and globs relative to `root`, in the order given, `!pattern` removing earlier matches. */
+function expandPatterns(root: string, patterns: readonly string[]): string[] | string {
+  const out: string[] = [];
+  let files: string[] | undefined; // every file under root, listed once when a glob needs it
+  for (const raw of patterns) {
+    const exclude = raw.startsWith("!");
+    const pattern = (exclude ? raw.slice(1) : raw).replace(/^\.\//, "");
+    if (isAbsolute(pattern) || pattern.split(/[\\/]/).includes("..")) return `${raw} leaves the package`;
+    const matches = picomatch.scan(pattern).isGlob ? matchGlob(root, pattern, (files ??= listFiles(root))) : [join(root, pattern)];
+    if (exclude) {
+      const drop = new Set(matches);
+      for (let i = out.length - 1; i >= 0; i--) if (drop.has(out[i]!)) out.splice(i, 1);
+    } else {
+      for (const m of matches) if (!out.includes(m) && insideRoot(root, m)) out.push(m);
+    }
+  }
+  return out;
+}
+
+function matchGlob(root: string, pattern: string, files: readonly string[]): string[] {
+  const isMatch = picomatch(pattern, { dot: false });
+  return files.filter((f) => isMatch(relative(root, f).split(sep).join("/")));
+}
+
+/** Files and folders under `root`, sorted, without node_modules and dot entries. */
+function listFiles(root: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    if (depth > 8) return;
+    let names: string[];
+    try {
+      names = readdirSync(dir).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (name.startsWith(".") || name === "node_modules") continue;
+      const full = join(dir, name);
+      out.push(full);
+      try {
+        if (statSync(full).isDirectory()) walk(full, depth + 1);
+      } catch {
+        // a dangling link: listed, never entered
+      }
+    }
+  };
+  walk(root, 0);
+  return out;
+}
+
+/** A declared path may be a link, but what it names must stay inside the package. */
+function insideRoot(root: string, path: string): boolean {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    return true; // missing: kept, so loading it reports the path
+  }
+  const base = realpathSync(root);
+  return real === base || real.startsWith(base + sep);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The folder of npm package `name` as Node would find it from `cwd`: `node_modules/<name>` in
+ * `cwd` or the nearest folder above it that has one. Undefined when it is not installed.
+ */
+export function findInstalledPackage(name: string, cwd: string): string | undefined {
+  for (let dir = resolve(cwd); ; ) {
+    const candidate = join(dir, "node_modules", ...name.split("/"));
+    if (isPackageDir(candidate)) return candidate;
+    const parent = resolve(dir, "..");
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/** npm's rule for a package name: `name` or `@scope/name`, lower case, URL-safe. */
+export function isPackageName(spec: string): boolean {
+  return /^(@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/.test(spec);
+}
