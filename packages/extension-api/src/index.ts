@@ -5,6 +5,34 @@
 import type { ExtensionFactory } from "./types.ts";
 
 export type * from "./types.ts";
+/** The kernel's vocabulary an extension meets, so that one import serves an extension. */
+export type {
+  AgentEvent,
+  AgentStopReason,
+  AssistantMessage,
+  Content,
+  CustomMessage,
+  InputEvent,
+  InputResult,
+  JSONSchema,
+  Message,
+  ScriptedTurn,
+  StreamEvent,
+  TextContent,
+  ThinkingContent,
+  Tool,
+  ToolCall,
+  ToolCallEvent,
+  ToolCallResult,
+  ToolContext,
+  ToolResult,
+  ToolResultEvent,
+  ToolResultMessage,
+  ToolResultPatch,
+  ToolReturn,
+  Usage,
+  UserMessage,
+} from "@mypi/kernel";
 export { ROUTES } from "./types.ts";
 export { defineTool } from "@mypi/kernel";
 export { z } from "zod";
