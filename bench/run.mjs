@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // Runs every bench/*.bench.ts (or those whose name contains argv[2]) in a fresh Node process
-// through jiti, one after another so that they do not compete for the two cores.
+// through jiti, one after another so that they do not compete for the two cores. The workspace
+// packages resolve to their sources (JITI_ALIAS, from each package's mypi-source condition), as
+// in the tests: no build needed.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { sourceAliases } from "../packages/cli/bin/source-aliases.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = dirname(here);
 const filter = process.argv[2] ?? "";
+process.env.JITI_ALIAS = JSON.stringify(sourceAliases(root));
 
 if (!existsSync(join(here, "pi", "node_modules", "@mariozechner", "pi-agent-core"))) {
   console.log("bench: installing the peer (@mariozechner/pi-agent-core) into bench/pi …");

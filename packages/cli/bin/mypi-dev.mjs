@@ -5,24 +5,14 @@
 // packages/kernel/src/index.ts here and dist/index.js in an installed copy. The fs cache follows
 // the rule of the extension loader (`jitiCacheDir()` in @mypi/kernel): MYPI_JITI_CACHE, else
 // $XDG_CACHE_HOME/mypi/jiti, else ~/.cache/mypi/jiti.
-import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createJiti } from "jiti";
+import { sourceAliases } from "./source-aliases.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repo = join(here, "..", "..", "..");
-const workspaces = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")).workspaces;
-
-const alias = {};
-for (const dir of workspaces) {
-  const pkg = JSON.parse(readFileSync(join(repo, dir, "package.json"), "utf8"));
-  for (const [subpath, target] of Object.entries(pkg.exports ?? {})) {
-    const source = typeof target === "object" ? target["mypi-source"] : undefined;
-    if (source) alias[pkg.name + subpath.slice(1)] = join(repo, dir, source);
-  }
-}
+const alias = sourceAliases(join(here, "..", "..", ".."));
 const cacheRoot = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
 const fsCache = process.env.MYPI_JITI_CACHE || join(cacheRoot, "mypi", "jiti");
 const jiti = createJiti(import.meta.url, { fsCache, alias });

@@ -1,0 +1,158 @@
+/**
+ * mypi as a user installs it: every workspace package built and packed, the tarballs installed
+ * into an empty project (`npm install --prefer-offline`), and used there — the bin, the demo, the
+ * SDK from plain `.mjs`, an extension type-checked under `module: nodenext` with the installed
+ * types, a dropped-in `.mypi/extensions/*.ts`, an npm-installed extension package by name, and an
+ * MCP server configured by `mcp.json` alone. Nothing here reads the repository's sources.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO } from "./helpers/mypi.ts";
+import { installPacked } from "./helpers/packed.ts";
+
+const root = mkdtempSync(join(tmpdir(), "mypi-install-"));
+const home = join(root, "home");
+let project = "";
+let bin = "";
+let tarballs: string[] = [];
+/** Project code runs only in a trusted workspace (docs/packages.md): these workspaces are the test's own. */
+const TRUST: string[] = [];
+const env = { ...process.env, MYPI_HOME: home, OPENAI_API_KEY: "", NO_COLOR: "1", npm_config_update_notifier: "false" };
+
+function sh(command: string, args: string[], cwd: string): string {
+  return execFileSync(command, args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 300_000 });
+}
+
+function mypi(args: string[], options: { cwd?: string } = {}) {
+  return spawnSync(bin, args, { cwd: options.cwd ?? project, env, encoding: "utf8", timeout: 120_000 });
+}
+
+function write(path: string, text: string): string {
+  mkdirSync(join(path, ".."), { recursive: true });
+  writeFileSync(path, text);
+  return path;
+}
+
+beforeAll(() => {
+  mkdirSync(home, { recursive: true });
+  ({ project, bin, tarballs } = installPacked(root, { extraPackages: ["@types/node@20.19.43"], env }));
+}, 600_000);
+
+afterAll(() => rmSync(root, { recursive: true, force: true }), 120_000);
+
+/** A run's stdout as JSON (one document or JSON lines), after checking that it succeeded. */
+function output(r: ReturnType<typeof mypi>, lines = false): any {
+  expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: "" });
+  return lines ? r.stdout.trim().split("\n").map((l) => JSON.parse(l)) : JSON.parse(r.stdout);
+}
+
+describe("an installed mypi", () => {
+  it("packs only what a user needs: no tests, no build info", () => {
+    expect(tarballs).toHaveLength(5);
+    for (const file of tarballs) {
+      const listing = sh("tar", ["tzf", file], root);
+      expect(listing, file).not.toMatch(/\.test\.ts|\/test\/|tsbuildinfo|fixtures\//);
+      expect(listing, file).toMatch(/package\/dist\/.*index\.js/);
+    }
+  });
+
+  it("answers --help", () => {
+    const r = mypi(["--help"]);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("mypi");
+  });
+
+  it("runs the demo with its shipped extensions", () => {
+    const r = mypi(["demo"]);
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("the permission gate blocked `rm -rf build`");
+  });
+
+  it("serves the SDK to a plain .mjs script", () => {
+    write(join(project, "app.mjs"), `
+import { Agent, createScriptedModel, defineTool } from "@mypi/kernel";
+import { z } from "@mypi/extension-api";
+const add = defineTool({ name: "add", description: "Add", parameters: z.strictObject({ a: z.number(), b: z.number() }), execute: ({ a, b }) => String(a + b) });
+const model = createScriptedModel({ turns: [{ toolCalls: [{ name: "add", arguments: { a: 2, b: 3 } }] }, { text: "five" }] });
+const agent = new Agent({ model, tools: [add] });
+for await (const e of agent.prompt("2 + 3?")) if (e.type === "tool_execution_end") console.log("result", e.result.content[0].text);
+await agent.close();
+`);
+    expect(sh(process.execPath, ["app.mjs"], project).trim()).toBe("result 5");
+  });
+
+  it("type-checks an extension and its test against the installed types under module nodenext, strict, skipLibCheck false", () => {
+    write(join(project, "tsconfig.json"), JSON.stringify({
+      compilerOptions: { target: "es2023", module: "nodenext", strict: true, skipLibCheck: false, noEmit: true, types: ["node"] },
+      include: ["ext"],
+    }));
+    write(join(project, "ext", "guard.ts"), `
+import { defineTool, z, type ExtensionAPI, type ToolResult } from "@mypi/extension-api";
+export default function (pi: ExtensionAPI) {
+  pi.on("tool_call", (event) => (event.toolName === "bash" ? { block: true, reason: "no shell here" } : undefined));
+  pi.registerTool(defineTool({ name: "now", description: "time", parameters: z.strictObject({}), execute: (): ToolResult => ({ content: [{ type: "text", text: "noon" }] }) }));
+}
+`);
+    write(join(project, "ext", "guard.check.ts"), `
+import { createFakeUI, loadExtensions } from "@mypi/extension-api/testing";
+const ext = await loadExtensions(new URL("./guard.js", import.meta.url), { ui: createFakeUI({ confirm: [true] }) });
+const decision = await ext.callSlot("tool_call", { toolCallId: "c", toolName: "bash", input: {} });
+if (decision && decision.block === true) { const reason: string = decision.reason; void reason; }
+// @ts-expect-error: a tool_call decision has no "action"
+void decision?.action;
+`);
+    const r = spawnSync(process.execPath, [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", project], { cwd: project, env, encoding: "utf8" });
+    expect(r.stdout + r.stderr).toBe("");
+    expect(r.status).toBe(0);
+  });
+
+  it("loads a dropped-in .mypi/extensions/*.ts, an npm package by name, and a shipped extension by name", () => {
+    const ws = join(root, "ws-extensions");
+    write(join(ws, ".mypi", "extensions", "shout.ts"), `
+import type { ExtensionAPI } from "@mypi/extension-api";
+export default function (pi: ExtensionAPI) {
+  pi.on("tool_result", (event) => ({ content: event.content.map((c) => (c.type === "text" ? { ...c, text: c.text.toUpperCase() } : c)) }));
+}
+`);
+    const pkg = join(ws, "node_modules", "mypi-hello");
+    write(join(pkg, "package.json"), JSON.stringify({ name: "mypi-hello", version: "1.0.0", type: "module", mypi: { extensions: ["./hello.js"] } }));
+    write(join(pkg, "hello.js"), `
+import { defineTool, z } from "@mypi/extension-api";
+export default (pi) => pi.registerTool(defineTool({ name: "hello", description: "greets", parameters: z.strictObject({}), execute: () => "hello there" }));
+`);
+    write(join(ws, "script.json"), JSON.stringify({ turns: [{ toolCalls: [{ name: "hello", arguments: {} }] }, { text: "greeted" }] }));
+    const events = output(mypi(["--mode", "json", "--no-session", ...TRUST, "-e", "mypi-hello", "-e", "permission-gate", "--model", "scripted:script.json", "-p", "hi"], { cwd: ws }), true);
+    const end = events.find((e: { type: string }) => e.type === "tool_execution_end");
+    expect(end.result.content[0].text).toBe("HELLO THERE");
+    const listed = output(mypi(["extensions", "--json", ...TRUST, "-e", "mypi-hello", "-e", "permission-gate"], { cwd: ws }));
+    expect(listed.loaded.map((e: { name: string }) => e.name)).toEqual(["builtin-tools", "shout", "hello", "permission-gate"]);
+  });
+
+  it("starts an MCP server configured by mcp.json alone", () => {
+    const ws = join(root, "ws-mcp");
+    write(join(ws, "server.mjs"), `
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+const server = new McpServer({ name: "tiny", version: "1.0.0" });
+server.registerTool("twice", { description: "doubles", inputSchema: { n: z.number() } }, async ({ n }) => ({ content: [{ type: "text", text: String(n * 2) }] }));
+await server.connect(new StdioServerTransport());
+`);
+    // The server resolves the SDK from the project, where mypi installed it.
+    write(join(ws, "package.json"), JSON.stringify({ type: "module" }));
+    rmSync(join(ws, "node_modules"), { force: true, recursive: true });
+    execFileSync("ln", ["-s", join(project, "node_modules"), join(ws, "node_modules")]);
+    write(join(ws, ".mypi", "mcp.json"), JSON.stringify({ servers: { tiny: { command: process.execPath, args: ["server.mjs"] } } }));
+    write(join(ws, "script.json"), JSON.stringify({ turns: [{ toolCalls: [{ name: "tiny__twice", arguments: { n: 21 } }] }, { text: "done" }] }));
+    const listed = output(mypi(["extensions", "--json", ...TRUST], { cwd: ws }));
+    const mcp = listed.loaded.find((e: { name: string }) => e.name === "mcp");
+    expect(mcp.note).toContain("mcp.json");
+    const events = output(mypi(["--mode", "json", "--no-session", ...TRUST, "--model", "scripted:script.json", "-p", "double 21"], { cwd: ws }), true);
+    const end = events.find((e: { type: string }) => e.type === "tool_execution_end");
+    expect(end.result.content[0].text).toBe("42");
+  });
+});
