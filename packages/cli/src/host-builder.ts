@@ -109,7 +109,7 @@ export function createHostSession(first: ExtensionHost, rebuild: () => Promise<E
       host = next;
       if (ui) host.setUI(ui);
       detach = attach(host);
-      await host.start();
+      await host.start({ reason: "new", ...(previousSessionFile !== undefined && { previousSessionFile }) });
       host.switched("new", previousSessionFile);
       return { cancelled: false };
     },

@@ -14,14 +14,14 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { SessionManager, createOpenAIModel, loadScriptedModel, mypiHome, type ModelClient } from "@mypi/kernel";
+import { SessionManager, createOpenAIModel, loadScriptedModel, mypiHome, type ModelClient, type StreamEvent } from "@mypi/kernel";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { discoverExtensions } from "./discovery.ts";
 import { printExtensions } from "./extensions-command.ts";
 import { buildHost, createHostSession, describeFailures, loadExtensionSet, type HostOptions } from "./host-builder.ts";
 import type { CliIO } from "./main.ts";
 import { runInteractive } from "./modes/interactive.ts";
-import { runOneShot } from "./modes/print.ts";
+import { extensionErrorLine, runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
 import { loadSettings, type Settings } from "./settings.ts";
 import { createRpcUI } from "./modes/rpc-ui.ts";
@@ -140,8 +140,16 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     // A new session keeps the choice of the command line: --no-session writes nothing, ever.
     buildHost(await loadExtensionSet({ ...extensionSet, flags: args.extensionFlags }), args.noSession ? SessionManager.inMemory(cwd) : SessionManager.create({ cwd }), hostOptions),
   );
-  // Interactive mode starts the session itself, once its UI is in place.
-  if (mode !== "interactive") await hostSession.start();
+  // Interactive mode starts the session itself, once its UI is in place. The other modes follow
+  // the stream only from their start: what session_start handlers reported (a handler that
+  // threw) is written out here, as the mode would have written it.
+  if (mode !== "interactive") {
+    const early: StreamEvent[] = [];
+    const stop = hostSession.subscribe((event) => void (event.type === "extension_error" && early.push(event)));
+    await hostSession.start();
+    stop();
+    for (const event of early) (mode === "print" ? io.stderr : io.stdout).write(mode === "print" ? extensionErrorLine(event) : toJsonLine(event));
+  }
 
   try {
     switch (mode) {

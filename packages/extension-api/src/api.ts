@@ -362,7 +362,8 @@ function toTool(definition: unknown, record: ExtensionRecord): Tool {
       execute: async (args: Record<string, unknown>, ctx: ToolContext) => {
         const toolCtx = Object.create(record.context, { signal: { value: ctx.signal, enumerable: true } }) as ExtensionContext;
         const result = await pi.execute(ctx.toolCallId, args, ctx.signal, (partial) => ctx.onUpdate(partial), toolCtx);
-        return { content: result?.content ?? [], details: result?.details, isError: result?.isError };
+        // terminate: Pi's "end the run after this batch" (the model is not called again).
+        return { content: result?.content ?? [], details: result?.details, isError: result?.isError, ...(result?.terminate === true && { terminate: true }) };
       },
     });
     const prompt = toolPrompt(pi);

@@ -65,10 +65,16 @@ export interface ExtensionErrorEvent {
   timestamp: number;
 }
 
-/** The host is ready (after loading, and again after `reload()`). */
+/**
+ * The host is ready: after loading (`startup`), after `reload()`, in a new session (`new`, also
+ * `resume` of another file), and after a fork moved the session (`fork`) — Pi 1.x's one event for
+ * all of them; extensions that rebuild state from the branch do it here. `previousSessionFile`:
+ * the file this session replaced or was forked in (new, resume, fork).
+ */
 export interface SessionStartEvent {
   type: "session_start";
-  reason: "startup" | "reload";
+  reason: "startup" | "reload" | "new" | "resume" | "fork";
+  previousSessionFile?: string;
   timestamp: number;
 }
 /** The host is shutting down, or the extension is about to be reloaded. */

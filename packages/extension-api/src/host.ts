@@ -70,7 +70,7 @@ export interface ExtensionHost {
    * handler has run (at most the drain deadline): await it before the first prompt, as Pi does,
    * so that what a handler prepares (rules read from a file, a tool set) is there for it.
    */
-  start(): Promise<void>;
+  start(options?: { reason?: "startup" | "new" | "resume"; previousSessionFile?: string }): Promise<void>;
   /** `/name args` of an extension command; `signal` is its `ctx.signal` (abort it to ask the command to stop). */
   runCommand(name: string, args?: string, signal?: AbortSignal): Promise<{ ran: boolean; error?: string }>;
   /** Reload every extension; the session and the history stay. */
@@ -280,8 +280,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     agent,
     manager,
     session,
-    start() {
-      manager.publish({ type: "session_start", reason: "startup", timestamp: Date.now() });
+    start({ reason = "startup", previousSessionFile } = {}) {
+      manager.publish({ type: "session_start", reason, ...(previousSessionFile !== undefined && { previousSessionFile }), timestamp: Date.now() });
       return manager.drain();
     },
     runCommand: (name, args = "", signal) => manager.runCommand(name, args, signal),
@@ -295,7 +295,11 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       const previousLeafId = session.getLeafId();
       session.fork(entryId);
       agent.replaceMessages(session.buildContext());
-      manager.publish({ type: "session_fork", entryId, previousLeafId, previousSessionFile: session.file, timestamp: Date.now() });
+      const now = Date.now();
+      manager.publish({ type: "session_fork", entryId, previousLeafId, previousSessionFile: session.file, timestamp: now });
+      // Pi 1.x: the branch changed, so state kept from it is rebuilt on session_start.
+      manager.publish({ type: "session_start", reason: "fork", ...(session.file !== undefined && { previousSessionFile: session.file }), timestamp: now });
+      await manager.drain();
       return { cancelled: false };
     },
     async compact(customInstructions) {

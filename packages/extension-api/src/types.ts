@@ -51,7 +51,7 @@ export interface PiToolDefinition<Params = any, Details = unknown> {
     signal: AbortSignal | undefined,
     onUpdate: ((partial: { content: Content[]; details?: Details }) => void) | undefined,
     ctx: ExtensionContext,
-  ): Promise<{ content: Content[]; details?: Details; isError?: boolean }>;
+  ): Promise<{ content: Content[]; details?: Details; isError?: boolean; /** End the run after this batch of calls. */ terminate?: boolean }>;
   promptSnippet?: string;
   promptGuidelines?: string[];
 }

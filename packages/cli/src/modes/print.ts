@@ -109,6 +109,12 @@ async function runPrompt({ agent, io, options }: OneShot): Promise<number> {
   return exitCodeFor(end.stopReason);
 }
 
+/** Print mode's stderr line for an `extension_error`. */
+export function extensionErrorLine(event: { type: string }): string {
+  const e = event as { extension?: unknown; slot?: unknown; error?: unknown };
+  return `mypi: extension ${String(e.extension)} failed in ${String(e.slot)}: ${oneLine(String(e.error))}\n`;
+}
+
 /**
  * Prints every event from now on (JSON mode: each as a line; print mode: extension failures on
  * stderr) and remembers the last `agent_end`; `untilIdle` waits until no run is in progress.
@@ -119,10 +125,7 @@ function followRuns(agent: Agent, io: CliIO, options: OneShotOptions) {
     end: undefined as AgentEndEvent | undefined,
     stop: agent.subscribe((event) => {
       if (options.json) io.stdout.write(toJsonLine(event));
-      else if (event.type === "extension_error") {
-        const e = event as { extension?: unknown; slot?: unknown; error?: unknown };
-        io.stderr.write(`mypi: extension ${String(e.extension)} failed in ${String(e.slot)}: ${oneLine(String(e.error))}\n`);
-      }
+      else if (event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
       if (event.type !== "agent_end") return;
       followed.end = event as AgentEndEvent;
       idle?.();

@@ -10,7 +10,8 @@
  * nothing is reported once per extension and kind, as one diagnostic line.
  */
 import { EXTENSION_NAME } from "../context.ts";
-import type { CommandContext, ExtensionAPI, ExtensionContext, ExtensionUI } from "../types.ts";
+import { closest } from "../errors.ts";
+import { ROUTES, type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI } from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
 import { piVirtualModules } from "./modules.ts";
 import { assistantMessageEvent } from "./stream.ts";
@@ -64,8 +65,23 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
         notice(name, "host", what);
         return value;
       };
-      const base = { registerTool: pi.registerTool, getFlag: pi.getFlag };
+      const base = { registerTool: pi.registerTool, getFlag: pi.getFlag, on: pi.on };
+      const unknownEvents = new Set<string>();
       Object.assign(pi, {
+        // An event a later Pi added (after_provider_response, …): the handler is kept out, the
+        // extension loads, and the name is reported once. A name close to a known one is a typo
+        // and still fails the load with "Did you mean"; not a string, not a function: as mypi.
+        on(event: string, handler: unknown, options?: unknown) {
+          const unknown = typeof event === "string" && !Object.hasOwn(ROUTES, event);
+          if (unknown && typeof handler === "function" && closest(event, Object.keys(ROUTES)) === undefined) {
+            if (!unknownEvents.has(event)) {
+              unknownEvents.add(event);
+              host.diagnostic(`${name}: pi.on("${event}"): mypi has no such event, so this handler never runs (reported once; see docs/pi-compat.md)`);
+            }
+            return;
+          }
+          (base.on as (e: unknown, h: unknown, o?: unknown) => void)(event, handler, options);
+        },
         registerTool(definition: Parameters<ExtensionAPI["registerTool"]>[0]) {
           const d = definition as { renderCall?: unknown; renderResult?: unknown };
           if (d && (typeof d.renderCall === "function" || typeof d.renderResult === "function")) {

@@ -134,7 +134,8 @@ export function codingAgentTuiExports(): Record<string, unknown> {
 
 /**
  * Pi's `ctx.ui`: the dialogs of `ui`, plus the terminal-only members, which do nothing but call
- * `notice(name)` — unless the host's UI implements that member itself, which then wins.
+ * `notice(name)` — unless the host's UI implements that member itself, which then wins. A member
+ * this layer does not know (one a later Pi added) is an inert function too, never a TypeError.
  */
 export type PiUI = ExtensionUI & Record<string, unknown>;
 
@@ -145,7 +146,18 @@ export function piUI(ui: ExtensionUI, notice: (member: string) => void): PiUI {
     const own = host[member];
     if (typeof own === "function") wrapped[member] = (...args: unknown[]) => (own as (...a: unknown[]) => unknown).apply(ui, args);
   }
-  return wrapped;
+  const unknown = new Map<string, () => undefined>();
+  return new Proxy(wrapped, {
+    get(target, prop, receiver) {
+      if (typeof prop !== "string" || prop in target || prop === "then" || prop === "toJSON") return Reflect.get(target, prop, receiver);
+      let inert = unknown.get(prop);
+      if (!inert) {
+        inert = () => void notice(`ctx.ui.${prop}`);
+        unknown.set(prop, inert);
+      }
+      return inert;
+    },
+  });
 }
 
 function piUIMembers(ui: ExtensionUI, notice: (member: string) => void): PiUI {
@@ -163,6 +175,11 @@ function piUIMembers(ui: ExtensionUI, notice: (member: string) => void): PiUI {
     notify: (message, type) => ui.notify(message, type),
     setStatus: inert("setStatus", undefined),
     setWorkingMessage: inert("setWorkingMessage", undefined),
+    setWorkingVisible: inert("setWorkingVisible", undefined),
+    setWorkingIndicator: inert("setWorkingIndicator", undefined),
+    setHiddenThinkingLabel: inert("setHiddenThinkingLabel", undefined),
+    addAutocompleteProvider: inert("addAutocompleteProvider", undefined),
+    getEditorComponent: () => undefined,
     setWidget: inert("setWidget", undefined),
     setFooter: inert("setFooter", undefined),
     setHeader: inert("setHeader", undefined),

@@ -33,6 +33,21 @@ function freezeObject(value: object): void {
   }
 }
 
+/**
+ * A frozen copy of the plain objects and arrays in `value` (class instances are shared, as
+ * `deepFreeze` leaves them alone): for what a tool or an extension handed over and may keep
+ * changing — its `details`, its content blocks. The kernel freezes its copy, never their object.
+ */
+export function frozenCopy<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Record<string, unknown> = proto === null ? Object.create(null) : {};
+  for (const key in value) out[key] = frozenCopy((value as Record<string, unknown>)[key]);
+  return Object.freeze(out) as T;
+}
+
 /** A deep copy a slot may change freely (the `context` slot gets one). */
 export function deepCopy<T>(value: T): T {
   return structuredClone(value);

@@ -25,7 +25,7 @@ import {
 } from "../tools/index.ts";
 import { runTool } from "../tools/execute.ts";
 import type { AssistantMessage, Slots, Tool, ToolCall, ToolResult, ToolResultMessage } from "../types.ts";
-import { deepCopy, deepFreeze } from "./freeze.ts";
+import { deepCopy, deepFreeze, frozenCopy } from "./freeze.ts";
 import { describeError, type Run } from "./run-state.ts";
 import { callSlot } from "./slots.ts";
 
@@ -348,8 +348,9 @@ class Batch {
 
   /** The call is answered: `tool_execution_end` now, result messages as soon as source order allows. */
   #settle(entry: CallEntry, raw: ExecutedToolResult): void {
-    const final: FinalResult = { content: raw.content, isError: raw.isError === true };
-    if (raw.details !== undefined) final.details = raw.details;
+    // Copies: the tool may keep its own content and details objects and change them later.
+    const final: FinalResult = { content: frozenCopy(raw.content), isError: raw.isError === true };
+    if (raw.details !== undefined) final.details = frozenCopy(raw.details);
     if (raw.terminate === true) {
       final.terminate = true;
       this.#terminatedBy ??= entry.call;
