@@ -10,7 +10,8 @@
  * - a private `/tmp`, a new PID namespace (its `/proc` shows only the command's processes, and
  *   when bash exits everything it left behind is killed), no network unless allowed (loopback is
  *   the sandbox's own), no capabilities — also when mypi runs as root, where bwrap would
- *   otherwise keep them and `mount -o remount,rw /` would undo the read-only view;
+ *   otherwise keep them and `mount -o remount,rw /` would undo the read-only view — and a
+ *   read-only `/proc/sys`;
  * - an environment without credentials (`sandboxEnvironment`).
  *
  * What it is not: a boundary for the other builtin tools (`write`/`edit` have `safePath`), nor for
@@ -191,6 +192,9 @@ export function bwrapArguments(plan: SandboxPlan, command: string): string[] {
     "--ro-bind", "/", "/",
     "--dev", "/dev",
     "--proc", "/proc",
+    // Global sysctls judge a writer by its uid alone: as root, without any capability, a command
+    // could still set kernel.core_pattern and have the host run a program of its choice.
+    "--ro-bind", "/proc/sys", "/proc/sys",
     "--tmpfs", "/tmp",
     ...mounts.flatMap((m) => m.args),
     "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",

@@ -43,10 +43,14 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     expect(readFileSync(join(tree.home, "notes.txt"), "utf8")).toBe("mine\n");
   });
 
-  it("cannot undo the read-only view, even when mypi runs as root", async () => {
+  it("cannot undo the read-only view or set kernel parameters, even when mypi runs as root", async () => {
     const result = await run("mount -o remount,rw / && touch /usr/mypi-sandbox-probe; grep CapEff /proc/self/status");
     expect(seen(result).text).toContain("CapEff:\t0000000000000000");
     expect(existsSync("/usr/mypi-sandbox-probe")).toBe(false);
+    // Writes the value it read back (harmless if it got through): root may write sysctls without capabilities.
+    const sysctl = await run('f=/proc/sys/kernel/printk_ratelimit; v=$(cat $f) && echo "$v" > $f && echo wrote');
+    expect(seen(sysctl).text).not.toContain("wrote");
+    expect(seen(sysctl).text).toMatch(/Read-only file system|Permission denied/);
   });
 
   it("hides the home folder's secrets and the configured paths, even inside the workspace", async () => {
