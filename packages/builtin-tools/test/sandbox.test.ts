@@ -53,13 +53,20 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     expect(seen(sysctl).text).toMatch(/Read-only file system|Permission denied/);
   });
 
-  it("hides the home folder's secrets and the configured paths, even inside the workspace", async () => {
+  it("hides the home folder's secrets, $MYPI_HOME and the configured paths, even inside the workspace", async () => {
     writeFileSync(join(tree.ws, "private.txt"), "do not show\n");
-    const result = await run("ls -A ~/.ssh; cat ~/.netrc; cat private.txt; echo end");
+    const mypiHome = join(tree.home, "state", "mypi");
+    mkdirSync(join(mypiHome, "sessions"), { recursive: true });
+    const before = process.env.MYPI_HOME;
+    process.env.MYPI_HOME = mypiHome;
+    const result = await run(`ls -A ~/.ssh ${mypiHome}; cat ~/.netrc; cat private.txt; echo end`).finally(() => {
+      if (before === undefined) delete process.env.MYPI_HOME;
+      else process.env.MYPI_HOME = before;
+    });
     // Folders are empty; files cannot be read (a device node on a mount that allows none).
     expect(seen(result)).toEqual({
       isError: false,
-      text: `cat: ${tree.home}/.netrc: Permission denied\ncat: private.txt: Permission denied\nend`,
+      text: `${tree.home}/.ssh:\n\n${mypiHome}:\ncat: ${tree.home}/.netrc: Permission denied\ncat: private.txt: Permission denied\nend`,
     });
     expect(seen(await call(plain, { command: "cat private.txt" })).text).toBe("do not show");
     expect(readFileSync(join(tree.home, ".ssh", "id_ed25519"), "utf8")).toBe("PRIVATE KEY\n");
