@@ -80,13 +80,17 @@ export const HIDDEN_SOCKETS: readonly string[] = Object.freeze([
   "/run/systemd/private",
 ]);
 
+/** The namespaces of every sandboxed command (the network one is added unless allowed). */
+const NAMESPACES = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
+const CONFINEMENT = ["--die-with-parent", "--cap-drop", "ALL"];
+
 export type SandboxProbe = { ok: true } | { ok: false; reason: string };
 
 const probes = new Map<string, Promise<SandboxProbe>>();
 
 /**
  * Whether bubblewrap can build the sandbox here: once per process and program, by running
- * `true` in the same kinds of namespaces the commands get.
+ * `true` in the same namespaces the commands get.
  */
 export function probeSandbox(bwrap = "bwrap"): Promise<SandboxProbe> {
   let probe = probes.get(bwrap);
@@ -104,7 +108,7 @@ function runProbe(bwrap: string): Promise<SandboxProbe> {
       reason: `the sandbox is built on bubblewrap, which runs on Linux only (this is ${process.platform}; macOS's Seatbelt is not supported yet)`,
     });
   }
-  const argv = ["--ro-bind", "/", "/", "--proc", "/proc", "--unshare-pid", "--unshare-net", "--die-with-parent", "--cap-drop", "ALL", "true"];
+  const argv = ["--ro-bind", "/", "/", "--proc", "/proc", ...NAMESPACES, "--unshare-net", ...CONFINEMENT, "true"];
   return new Promise((resolveProbe) => {
     execFile(bwrap, argv, { timeout: 10_000 }, (error, _stdout, stderr) => {
       if (!error) return resolveProbe({ ok: true });
@@ -197,10 +201,9 @@ export function bwrapArguments(plan: SandboxPlan, command: string): string[] {
     "--ro-bind", "/proc/sys", "/proc/sys",
     "--tmpfs", "/tmp",
     ...mounts.flatMap((m) => m.args),
-    "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    ...NAMESPACES,
     ...(plan.network ? [] : ["--unshare-net"]),
-    "--die-with-parent",
-    "--cap-drop", "ALL",
+    ...CONFINEMENT,
     "--chdir", plan.workspace,
     "--", "bash", "-c", command,
   ];
