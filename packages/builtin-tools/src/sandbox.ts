@@ -185,9 +185,10 @@ export function bwrapArguments(plan: SandboxPlan, command: string): string[] {
     mounts.push({ path: p, rank: 0, args: isDirectory(p) ? ["--tmpfs", p] : ["--ro-bind", "/dev/null", p] });
   }
   for (const p of plan.writable) mounts.push({ path: p, rank: 1, args: ["--bind", p, p] });
-  // The workspace's .mypi: read-only, and an empty read-only folder when there is none yet.
+  // The workspace's .mypi: read-only, and an empty read-only folder when there is none yet —
+  // unless it is hidden already (the workspace is the home folder: it is then $MYPI_HOME).
   const dotMypi = join(plan.workspace, ".mypi");
-  if (!plan.writable.includes(dotMypi)) {
+  if (!plan.writable.includes(dotMypi) && !plan.hidden.includes(dotMypi)) {
     const args = isDirectory(dotMypi) ? ["--ro-bind", dotMypi, dotMypi] : ["--tmpfs", dotMypi, "--remount-ro", dotMypi];
     mounts.push({ path: dotMypi, rank: 2, args });
   }

@@ -72,6 +72,16 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     expect(readFileSync(join(tree.home, ".ssh", "id_ed25519"), "utf8")).toBe("PRIVATE KEY\n");
   });
 
+  it("keeps ~/.mypi hidden when the workspace is the home folder", async () => {
+    mkdirSync(join(tree.home, ".mypi"), { recursive: true });
+    writeFileSync(join(tree.home, ".mypi", "settings.json"), '{"secret": true}');
+    const inHome = createBashTool(tree.home, { sandbox: { home: tree.home } });
+    expect(seen(await call(inHome, { command: "ls -A .mypi; cat .mypi/settings.json 2>&1; echo end" }))).toEqual({
+      isError: false,
+      text: "cat: .mypi/settings.json: No such file or directory\nend",
+    });
+  });
+
   it("writes in the workspace and the allowed paths, and says which allowed paths do not exist", async () => {
     const result = await run(`echo made > made.txt && echo there > ${extra}/there.txt && cat made.txt`);
     expect(seen(result)).toEqual({ isError: false, text: "made" });
