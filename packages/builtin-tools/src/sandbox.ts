@@ -5,8 +5,8 @@
  * - the home folder's secrets (`DEFAULT_HIDDEN_PATHS`, `$MYPI_HOME`, the configured `hide`) and the
  *   sockets of services that would run commands outside on request (`HIDDEN_SOCKETS`) replaced by
  *   empty ones;
- * - the workspace's `.mypi` read-only: mypi loads extensions and settings from it, so a command
- *   writing there would run unsandboxed at the next start;
+ * - the workspace's `.mypi` and jiti's transpile cache read-only: mypi loads extensions and
+ *   settings from them, so a command writing there would run unsandboxed at the next start;
  * - a private `/tmp`, a new PID namespace (its `/proc` shows only the command's processes, and
  *   when bash exits everything it left behind is killed), no network unless allowed (loopback is
  *   the sandbox's own), no capabilities — also when mypi runs as root, where bwrap would
@@ -21,7 +21,7 @@ import { execFile } from "node:child_process";
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve, sep } from "node:path";
-import { mypiHome } from "@mypi/kernel";
+import { jitiCacheDir, mypiHome } from "@mypi/kernel";
 
 export interface SandboxOptions {
   /** Folders or files the command may write besides the workspace; relative paths are relative to it, `~/` is the home folder. */
@@ -142,6 +142,8 @@ export interface SandboxPlan {
   /** Hidden paths that exist. */
   hidden: string[];
   network: boolean;
+  /** jiti's cache of transpiled extensions (`jitiCacheDir()`), kept read-only. */
+  transpileCache: string;
 }
 
 /** Resolves the paths now: a secret created since the last call is hidden in the next one. */
@@ -168,7 +170,15 @@ export function planSandbox(workspace: string, options: SandboxOptions, env: Nod
     const real = realOrUndefined(p);
     if (real !== undefined && real !== "/" && !hidden.includes(real)) hidden.push(real);
   }
-  return { workspace, home: realOrUndefined(home) ?? home, writable, missing, hidden, network: options.network === true };
+  return {
+    workspace,
+    home: realOrUndefined(home) ?? home,
+    writable,
+    missing,
+    hidden,
+    network: options.network === true,
+    transpileCache: realOrUndefined(jitiCacheDir(env)) ?? jitiCacheDir(env),
+  };
 }
 
 /**
@@ -185,12 +195,14 @@ export function bwrapArguments(plan: SandboxPlan, command: string): string[] {
     mounts.push({ path: p, rank: 0, args: isDirectory(p) ? ["--tmpfs", p] : ["--ro-bind", "/dev/null", p] });
   }
   for (const p of plan.writable) mounts.push({ path: p, rank: 1, args: ["--bind", p, p] });
-  // The workspace's .mypi: read-only, and an empty read-only folder when there is none yet —
-  // unless it is hidden already (the workspace is the home folder: it is then $MYPI_HOME).
-  const dotMypi = join(plan.workspace, ".mypi");
-  if (!plan.writable.includes(dotMypi) && !plan.hidden.includes(dotMypi)) {
-    const args = isDirectory(dotMypi) ? ["--ro-bind", dotMypi, dotMypi] : ["--tmpfs", dotMypi, "--remount-ro", dotMypi];
-    mounts.push({ path: dotMypi, rank: 2, args });
+  // What mypi runs at its next start stays read-only even inside a writable path: the
+  // workspace's .mypi (an empty read-only folder when there is none yet) and the transpile cache
+  // of extensions — unless hidden already (a workspace that is the home folder: its .mypi is
+  // $MYPI_HOME) or named in allowWrite.
+  for (const p of [plan.workspace + `${sep}.mypi`, plan.transpileCache]) {
+    if (plan.writable.includes(p) || plan.hidden.includes(p)) continue;
+    if (isDirectory(p)) mounts.push({ path: p, rank: 2, args: ["--ro-bind", p, p] });
+    else if (p !== plan.transpileCache) mounts.push({ path: p, rank: 2, args: ["--tmpfs", p, "--remount-ro", p] });
   }
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || a.rank - b.rank);
   return [

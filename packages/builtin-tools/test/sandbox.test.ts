@@ -97,6 +97,21 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     expect(existsSync(join(tree.ws, ".mypi", "extensions"))).toBe(false);
   });
 
+  it("keeps the extensions' transpile cache read-only, even inside an allowed path", async () => {
+    const cache = join(tree.root, "cache");
+    mkdirSync(join(cache, "jiti"), { recursive: true });
+    const before = process.env.MYPI_JITI_CACHE;
+    process.env.MYPI_JITI_CACHE = join(cache, "jiti");
+    const withCache = createBashTool(tree.ws, { sandbox: { home: tree.home, allowWrite: [cache] } });
+    const result = await call(withCache, { command: `echo ok > ${cache}/build.txt && echo planted > ${cache}/jiti/entry.mjs` }).finally(() => {
+      if (before === undefined) delete process.env.MYPI_JITI_CACHE;
+      else process.env.MYPI_JITI_CACHE = before;
+    });
+    expect(seen(result).text).toContain("Read-only file system");
+    expect(readFileSync(join(cache, "build.txt"), "utf8")).toBe("ok\n");
+    expect(existsSync(join(cache, "jiti", "entry.mjs"))).toBe(false);
+  });
+
   it("has a private /tmp: the host's files there are not seen, and what it writes there is not kept", async () => {
     writeFileSync(join(tree.root, "host-temp.txt"), "host\n");
     const result = await run(`cat ${tree.root}/host-temp.txt 2>/dev/null; echo scratch > /tmp/scratch.txt && cat /tmp/scratch.txt; echo "$TMPDIR"`);
