@@ -15,7 +15,8 @@
  * - With `sandbox`, the command runs under bubblewrap (`sandbox.ts`); where bubblewrap cannot
  *   run, the call is refused (or, when so configured, run without it).
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio, type SpawnOptionsWithStdioTuple, type StdioNull, type StdioPipe } from "node:child_process";
+import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { z } from "zod";
 import { defineTool, type Tool, type ToolContext, type ToolResult } from "@mypi/kernel";
@@ -129,9 +130,7 @@ export function runBash(
   if (ctx.signal.aborted) return Promise.resolve(failure("Command aborted before it started"));
 
   return new Promise<ToolResult>((resolve) => {
-    const child = sandbox
-      ? spawn(sandbox.bwrap, bwrapArguments(sandbox, args.command), { cwd, detached: true, env: sandboxEnvironment(sandbox), stdio: ["ignore", "pipe", "pipe"] })
-      : spawn("bash", ["-c", args.command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawnBash(args.command, cwd, sandbox);
     const output = new OutputTail();
     const progress = throttle(() => ctx.onUpdate({ content: [{ type: "text", text: output.tail().text }] }));
     let killedBy: "timeout" | "abort" | undefined;
@@ -208,6 +207,14 @@ export function runBash(
       else if (!killedBy || killSent) startDrain();
     });
   });
+}
+
+/** `bash -c command` leading its own process group; in the sandbox, bwrap around it. */
+function spawnBash(command: string, cwd: string, sandbox: (SandboxPlan & { bwrap: string }) | undefined): ChildProcessByStdio<null, Readable, Readable> {
+  const bash = ["-c", command];
+  const options: SpawnOptionsWithStdioTuple<StdioNull, StdioPipe, StdioPipe> = { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] };
+  if (!sandbox) return spawn("bash", bash, options);
+  return spawn(sandbox.bwrap, bwrapArguments(sandbox, ["bash", ...bash]), { ...options, env: sandboxEnvironment(sandbox) });
 }
 
 function buildResult(

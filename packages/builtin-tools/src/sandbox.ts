@@ -182,11 +182,11 @@ export function planSandbox(workspace: string, options: SandboxOptions, env: Nod
 }
 
 /**
- * The bwrap command line around `bash -c command`. Mounts are applied outermost first (by
+ * The bwrap command line around `argv` (`["bash", "-c", command]`). Mounts are applied outermost first (by
  * depth), so a writable folder inside a hidden one is still there, and a secret inside the
  * workspace is still hidden; at equal paths an explicit `allowWrite` wins over a hide.
  */
-export function bwrapArguments(plan: SandboxPlan, command: string): string[] {
+export function bwrapArguments(plan: SandboxPlan, argv: readonly string[]): string[] {
   type Mount = { path: string; rank: number; args: string[] };
   const mounts: Mount[] = [];
   // A home folder inside /tmp (as in tests) stays visible, read-only, over the private /tmp.
@@ -218,7 +218,7 @@ export function bwrapArguments(plan: SandboxPlan, command: string): string[] {
     ...(plan.network ? [] : ["--unshare-net"]),
     ...CONFINEMENT,
     "--chdir", plan.workspace,
-    "--", "bash", "-c", command,
+    "--", ...argv,
   ];
 }
 
