@@ -223,12 +223,12 @@ export function bwrapArguments(plan: SandboxPlan, argv: readonly string[]): stri
 }
 
 /**
- * Variables a sandboxed command does not get: whatever is named like a credential (`*_API_KEY`,
- * `*_TOKEN`, `*_SECRET*`, `*PASSWORD*`, …, mypi's `OPENAI_API_KEY` among them) and the agent
+ * Variables a sandboxed command does not get: whatever is named like a credential (a name part
+ * `API_KEY`, `TOKEN`, `SECRET`, `PASSWORD`, …; mypi's `OPENAI_API_KEY` among them) and the agent
  * sockets. `TMPDIR` points into the private `/tmp`, since any other folder is read-only; `HOME` is
  * the sandbox's home folder.
  */
-const CREDENTIAL_NAME = /(?:^|_)(?:API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)/i;
+const CREDENTIAL_NAME = /(?:^|_)(?:API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SECRETS?|TOKENS?|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)/i;
 const AGENT_SOCKETS = new Set(["SSH_AUTH_SOCK", "GPG_AGENT_INFO"]);
 
 export function sandboxEnvironment(plan: Pick<SandboxPlan, "home">, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
