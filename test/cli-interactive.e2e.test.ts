@@ -158,4 +158,11 @@ describe("interactive mode in a terminal", () => {
     expect(await t.exit).toBe(0);
     expect(t.stderr()).toBe("");
   });
+
+  it("says in the banner when the bash sandbox is on, and with which settings", async () => {
+    const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--no-extensions", "--sandbox"]);
+    await t.see(/\/help for commands[^]*\nsandbox: (on \(bubblewrap\) · writable: [^\n]* · network off · \d+ paths hidden · private \/tmp|UNAVAILABLE, [^\n]*)\n> ?$/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+  });
 });

@@ -12,14 +12,27 @@
  *   (redirect a background job's output, `cmd > log 2>&1 &`, so it does not get SIGPIPE).
  * - The timeout is enforced here, so that the partial output survives it; the tool's
  *   `callTimeoutMs` is only a backstop a little later.
+ * - With `sandbox`, the command runs under bubblewrap (`sandbox.ts`); where bubblewrap cannot
+ *   run, the call is refused (or, when so configured, run without it).
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio, type SpawnOptionsWithStdioTuple, type StdioNull, type StdioPipe } from "node:child_process";
+import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { z } from "zod";
 import { defineTool, type Tool, type ToolContext, type ToolResult } from "@mypi/kernel";
 import { destructiveReason } from "./bash-guard.ts";
 import { failure, guard, textResult } from "./result.ts";
 import { realRoot } from "./safe-path.ts";
+import {
+  bwrapArguments,
+  planSandbox,
+  probeSandbox,
+  sandboxEnvironment,
+  sandboxSentence,
+  unavailableMessage,
+  type SandboxOptions,
+  type SandboxPlan,
+} from "./sandbox.ts";
 import { cutTail, formatBytes } from "./truncate.ts";
 
 export const DEFAULT_TIMEOUT_SECONDS = 120;
@@ -60,26 +73,52 @@ export interface BashDetails {
   totalBytes: number;
   totalLines: number;
   truncated: boolean;
+  /** With a sandbox configured: whether this command ran in it (false only with `onUnavailable: "unsandboxed"`). */
+  sandboxed?: boolean;
 }
 
-export function createBashTool(root: string): Tool<BashArgs> {
+export interface BashToolOptions {
+  /** Run every command in the bubblewrap sandbox (`sandbox.ts`). */
+  sandbox?: SandboxOptions;
+}
+
+export function createBashTool(root: string, options: BashToolOptions = {}): Tool<BashArgs> {
+  const { sandbox } = options;
+  const confined = sandbox ? ` ${sandboxSentence(planSandbox(realRoot(root), sandbox))}` : "";
   return defineTool({
     name: "bash",
     description:
       `Run a bash command in the workspace root; stdout and stderr are merged. Timeout in seconds (default ${DEFAULT_TIMEOUT_SECONDS}). ` +
-      "Output longer than 2000 lines or 50 KB keeps its end. A non-zero exit code is reported as an error.",
+      `Output longer than 2000 lines or 50 KB keeps its end. A non-zero exit code is reported as an error.${confined}`,
     parameters,
     parallelSafe: false,
     callTimeoutMs: (args) => timeoutSeconds(args) * 1000 + KILL_GRACE_MS + DRAIN_MS + 1000,
-    execute: (args, ctx) => guard(() => runBash(realRoot(root), args, ctx)),
+    execute: (args, ctx) =>
+      guard(async () => {
+        const cwd = realRoot(root);
+        if (!sandbox) return runBash(cwd, args, ctx);
+        const probe = await probeSandbox(sandbox.bwrap);
+        if (probe.ok) return runBash(cwd, args, ctx, { ...planSandbox(cwd, sandbox), bwrap: sandbox.bwrap ?? "bwrap" });
+        if (sandbox.onUnavailable === "unsandboxed") return markUnsandboxed(await runBash(cwd, args, ctx));
+        return failure(unavailableMessage(probe.reason));
+      }),
   });
+}
+
+function markUnsandboxed(result: ToolResult): ToolResult {
+  return { ...result, details: { ...(result.details as BashDetails), sandboxed: false } };
 }
 
 function timeoutSeconds(args: BashArgs): number {
   return args.timeout ?? DEFAULT_TIMEOUT_SECONDS;
 }
 
-export function runBash(cwd: string, args: BashArgs, ctx: Pick<ToolContext, "signal" | "onUpdate">): Promise<ToolResult> {
+export function runBash(
+  cwd: string,
+  args: BashArgs,
+  ctx: Pick<ToolContext, "signal" | "onUpdate">,
+  sandbox?: SandboxPlan & { bwrap: string },
+): Promise<ToolResult> {
   const refused = destructiveReason(args.command);
   if (refused) {
     return Promise.resolve(
@@ -91,7 +130,7 @@ export function runBash(cwd: string, args: BashArgs, ctx: Pick<ToolContext, "sig
   if (ctx.signal.aborted) return Promise.resolve(failure("Command aborted before it started"));
 
   return new Promise<ToolResult>((resolve) => {
-    const child = spawn("bash", ["-c", args.command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawnBash(args.command, cwd, sandbox);
     const output = new OutputTail();
     const progress = throttle(() => ctx.onUpdate({ content: [{ type: "text", text: output.tail().text }] }));
     let killedBy: "timeout" | "abort" | undefined;
@@ -137,10 +176,10 @@ export function runBash(cwd: string, args: BashArgs, ctx: Pick<ToolContext, "sig
       child.stdout.destroy();
       child.stderr.destroy();
       if (spawnError) {
-        resolve(failure(`Could not start bash: ${spawnError.message}`));
+        resolve(failure(`Could not start ${sandbox ? "bwrap" : "bash"}: ${spawnError.message}`));
         return;
       }
-      resolve(buildResult(output, { exit, killedBy, seconds: timeoutSeconds(args) }));
+      resolve(buildResult(output, { exit, killedBy, seconds: timeoutSeconds(args), sandboxed: sandbox !== undefined }));
     };
 
     for (const [stream, decoder] of [
@@ -170,12 +209,21 @@ export function runBash(cwd: string, args: BashArgs, ctx: Pick<ToolContext, "sig
   });
 }
 
+/** `bash -c command` leading its own process group; in the sandbox, bwrap around it. */
+function spawnBash(command: string, cwd: string, sandbox: (SandboxPlan & { bwrap: string }) | undefined): ChildProcessByStdio<null, Readable, Readable> {
+  const bash = ["-c", command];
+  const options: SpawnOptionsWithStdioTuple<StdioNull, StdioPipe, StdioPipe> = { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] };
+  if (!sandbox) return spawn("bash", bash, options);
+  return spawn(sandbox.bwrap, bwrapArguments(sandbox, ["bash", ...bash]), { ...options, env: sandboxEnvironment(sandbox) });
+}
+
 function buildResult(
   output: OutputTail,
   run: {
     exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     killedBy: "timeout" | "abort" | undefined;
     seconds: number;
+    sandboxed: boolean;
   },
 ): ToolResult {
   const tail = output.tail();
@@ -200,6 +248,7 @@ function buildResult(
     truncated,
   };
   if (run.exit?.signal) details.signal = run.exit.signal;
+  if (run.sandboxed) details.sandboxed = true;
   let ending: string | undefined;
   if (run.killedBy === "timeout") {
     details.timedOut = true;

@@ -9,6 +9,7 @@
 import { resolve } from "node:path";
 import type { Tool } from "@mypi/kernel";
 import { createBashTool } from "./bash.ts";
+import type { SandboxOptions } from "./sandbox.ts";
 import { createEditTool } from "./edit.ts";
 import { FileMutationQueue } from "./file-mutation-queue.ts";
 import { createLsTool } from "./ls.ts";
@@ -16,8 +17,19 @@ import { createReadTool } from "./read.ts";
 import { createFindTool, createGrepTool } from "./search.ts";
 import { createWriteTool } from "./write.ts";
 
-export { createBashTool, DEFAULT_TIMEOUT_SECONDS, KILL_GRACE_MS, type BashArgs, type BashDetails } from "./bash.ts";
+export { createBashTool, DEFAULT_TIMEOUT_SECONDS, KILL_GRACE_MS, type BashArgs, type BashDetails, type BashToolOptions } from "./bash.ts";
 export { destructiveReason } from "./bash-guard.ts";
+export {
+  DEFAULT_HIDDEN_PATHS,
+  HIDDEN_SOCKETS,
+  planSandbox,
+  probeSandbox,
+  sandboxEnvironment,
+  unavailableMessage,
+  type SandboxOptions,
+  type SandboxPlan,
+  type SandboxProbe,
+} from "./sandbox.ts";
 export { createEditTool, type EditArgs, type EditDetails } from "./edit.ts";
 export { defaultMutationQueue, FileMutationQueue } from "./file-mutation-queue.ts";
 export { createLsTool, MAX_LS_ENTRIES, type LsArgs } from "./ls.ts";
@@ -38,6 +50,8 @@ export interface BuiltinToolsOptions {
   tools?: readonly BuiltinToolName[];
   /** The lock for write and edit (default: one shared by the whole process). */
   queue?: FileMutationQueue;
+  /** Run bash's commands in the bubblewrap sandbox (docs/builtin-tools.md, "Sandbox"). */
+  sandbox?: SandboxOptions;
 }
 
 /**
@@ -56,7 +70,7 @@ export function createBuiltinToolList(options: BuiltinToolsOptions): Tool[] {
     read: () => createReadTool(root),
     write: () => createWriteTool(root, queue),
     edit: () => createEditTool(root, queue),
-    bash: () => createBashTool(root),
+    bash: () => createBashTool(root, options.sandbox ? { sandbox: options.sandbox } : {}),
     grep: () => createGrepTool(root),
     find: () => createFindTool(root),
     ls: () => createLsTool(root),

@@ -35,6 +35,12 @@ export interface CliArgs {
   systemPrompt?: string;
   /** `mypi extensions --json`. */
   json: boolean;
+  /** `--sandbox` (true) / `--no-sandbox` (false); undefined = as the settings say. */
+  sandbox?: boolean;
+  /** `--sandbox-write PATH`, repeatable (still relative to the shell's directory; `~` expanded). */
+  sandboxWrite: string[];
+  /** `--sandbox-network`. */
+  sandboxNetwork: boolean;
   /** Values of flags registered by extensions (`--name value` / `--name`). */
   extensionFlags: Record<string, string | boolean>;
   /**
@@ -71,6 +77,10 @@ const OPTIONS: Record<string, FlagKind> = {
   "max-turns": "string",
   "system-prompt": "string",
   json: "boolean",
+  sandbox: "boolean",
+  "no-sandbox": "boolean",
+  "sandbox-write": "string",
+  "sandbox-network": "boolean",
   help: "boolean",
   version: "boolean",
 };
@@ -93,6 +103,8 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     continue: false,
     noSession: false,
     json: false,
+    sandboxWrite: [],
+    sandboxNetwork: false,
     extensionFlags: {},
     unknownFlags: [],
   };
@@ -221,6 +233,19 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
     case "json":
       args.json = true;
       return;
+    case "sandbox":
+    case "no-sandbox": {
+      const on = name === "sandbox";
+      if (args.sandbox === !on) return "choose one of --sandbox and --no-sandbox.";
+      args.sandbox = on;
+      return;
+    }
+    case "sandbox-write":
+      args.sandboxWrite.push(expandHome(text));
+      return;
+    case "sandbox-network":
+      args.sandboxNetwork = true;
+      return;
     case "help":
       args.command = "help";
       return;
@@ -310,6 +335,13 @@ Extensions and tools
   --no-extensions                   skip ~/.mypi/extensions and <cwd>/.mypi/extensions (-e still loads)
   --no-builtin-tools                do not load read, write, edit, bash, grep, find, ls
   --strict-extensions               any extension that fails to load is fatal (exit 2)
+
+Sandbox (Linux, bubblewrap; also "sandbox" in settings.json)
+  --sandbox                         run bash's commands in the sandbox: only the workspace is
+                                    writable, no network, home secrets hidden, private /tmp
+  --no-sandbox                      not even when settings.json turns it on
+  --sandbox-write PATH              one more writable path (repeatable)
+  --sandbox-network                 let sandboxed commands reach the network
 
 Workspace and session
   --cwd DIR                         the agent's workspace (default: the current directory)

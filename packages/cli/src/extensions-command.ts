@@ -9,6 +9,7 @@ import type { ExtensionManager, LoadFailure } from "@mypi/extension-api";
 import { formatLoadFailure } from "@mypi/extension-api";
 import type { DiscoveredExtension, ExtensionOrigin } from "./discovery.ts";
 import type { CliIO } from "./main.ts";
+import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
 
 export interface ExtensionsReport {
   loaded: {
@@ -25,6 +26,8 @@ export interface ExtensionsReport {
   failed: { name: string; path: string; line?: number; column?: number; code: string; message: string }[];
   order: Record<string, string[]>;
   tools: { name: string; source?: string; description: string }[];
+  /** The bash tool's sandbox: off, or its settings and whether bubblewrap can run here. */
+  sandbox: SandboxReport;
 }
 
 export interface ReportOptions {
@@ -33,6 +36,8 @@ export interface ReportOptions {
   discovered?: readonly DiscoveredExtension[];
   /** Failures found before loading (an -e package without extensions). */
   extraFailures?: readonly LoadFailure[];
+  /** The bash tool's sandbox (default: off). */
+  sandbox?: SandboxReport;
 }
 
 export function extensionsReport(manager: ExtensionManager, options: Omit<ReportOptions, "json"> = {}): ExtensionsReport {
@@ -46,6 +51,7 @@ export function extensionsReport(manager: ExtensionManager, options: Omit<Report
     failed: [...manager.loadFailures, ...(options.extraFailures ?? [])],
     order: manager.handlerOrder() as Record<string, string[]>,
     tools: manager.effectiveTools().map((t) => ({ name: t.name, ...(t.source !== undefined && { source: t.source }), description: firstLine(t.description) })),
+    sandbox: options.sandbox ?? { enabled: false },
   };
 }
 
@@ -76,6 +82,10 @@ export function printExtensions(manager: ExtensionManager, io: CliIO, options: R
   lines.push("", `Tools (${report.tools.length}):`);
   const toolWidth = Math.max(0, ...report.tools.map((t) => t.name.length));
   for (const t of report.tools) lines.push(`  ${t.name.padEnd(toolWidth)}  ${t.source ?? ""}  ${t.description}`.trimEnd());
+  lines.push("", describeSandboxReport(report.sandbox));
+  if (report.sandbox.enabled && report.sandbox.hidden.length > 0) lines.push(`  hidden: ${report.sandbox.hidden.join(", ")}`);
+  if (report.sandbox.enabled && report.sandbox.missing.length > 0) lines.push(`  missing (not mounted): ${report.sandbox.missing.join(", ")}`);
+  if (report.sandbox.enabled && report.sandbox.bashFrom) lines.push(`  not covered: the bash tool in effect comes from ${report.sandbox.bashFrom}`);
   io.stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }

@@ -13,7 +13,7 @@ import {
   type ExtensionUI,
   type LoadFailure,
 } from "@mypi/extension-api";
-import { createBuiltinTools } from "@mypi/builtin-tools";
+import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
 import type { HostSession } from "./host-session.ts";
 import { isShippedCompiled } from "./shipped.ts";
 
@@ -23,6 +23,8 @@ export interface ExtensionSet {
   /** Absolute paths, in load order (see `discovery.ts`). */
   paths: readonly string[];
   builtinTools: boolean;
+  /** Run the builtin bash tool's commands in this sandbox. */
+  sandbox?: SandboxOptions;
   flags?: Record<string, string | boolean>;
   /** The effective settings (`settings.ts`), handed to extensions by `pi.getSettings()`. */
   settings?: Readonly<Record<string, unknown>>;
@@ -47,7 +49,7 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   });
   const failures: LoadFailure[] = [];
   if (set.builtinTools) {
-    failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd }), "builtin-tools")).failed);
+    failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }) }), "builtin-tools")).failed);
   }
   failures.push(...(await manager.load(set.paths)).failed);
   return { manager, failures };

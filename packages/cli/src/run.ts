@@ -23,6 +23,7 @@ import type { CliIO } from "./main.ts";
 import { runInteractive } from "./modes/interactive.ts";
 import { extensionErrorLine, runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
+import { describeSandboxReport, sandboxOf, sandboxReport, sandboxWarnings } from "./sandbox.ts";
 import { loadSettings, type Settings } from "./settings.ts";
 import { createRpcUI } from "./modes/rpc-ui.ts";
 import { toJsonLine } from "./rpc/jsonl.ts";
@@ -45,6 +46,10 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   const loadedSettings = loadSettings({ home: mypiHome(), cwd });
   if ("error" in loadedSettings) return fail(`${loadedSettings.error}. Fix the file; mypi never rewrites it.`);
   const settings = loadedSettings.settings;
+  // Built-in flags are complete after the first pass; the builtin tools need the sandbox as they load.
+  const sandboxChoice = sandboxOf(firstPass, settings, io.cwd);
+  if ("error" in sandboxChoice) return fail(sandboxChoice.error);
+  const { sandbox } = sandboxChoice;
 
   const oneShot = !listing && (mode === "print" || mode === "json");
   /** The prompt: the words of the command line, else (one-shot, piped) stdin. */
@@ -76,7 +81,7 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     noExtensions: firstPass.noExtensions,
   });
   const paths = discovered.extensions.map((d) => d.path);
-  const extensionSet = { cwd, paths, settings, builtinTools: !firstPass.noBuiltinTools, ...(rpcUI && { ui: rpcUI }), onDiagnostic: diagnostic };
+  const extensionSet = { cwd, paths, settings, builtinTools: !firstPass.noBuiltinTools, ...(sandbox && { sandbox }), ...(rpcUI && { ui: rpcUI }), onDiagnostic: diagnostic };
   const loaded = await loadExtensionSet(extensionSet);
   loaded.failures.push(...discovered.failures);
   const shutdown = () => loaded.manager.shutdown();
@@ -105,8 +110,9 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   }
   loaded.manager.setFlagValues(args.extensionFlags);
 
+  const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : sandbox, cwd, loaded.manager);
   if (listing) {
-    const code = printExtensions(loaded.manager, io, { json: args.json, discovered: discovered.extensions, extraFailures: discovered.failures });
+    const code = printExtensions(loaded.manager, io, { json: args.json, discovered: discovered.extensions, extraFailures: discovered.failures, sandbox: sandboxState });
     await shutdown();
     return code;
   }
@@ -115,7 +121,7 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     await shutdown();
     return fail(model);
   }
-  for (const line of describeFailures(loaded.failures)) io.stderr.write(`${line}\n`);
+  for (const line of [...sandboxWarnings(sandboxState), ...describeFailures(loaded.failures)]) io.stderr.write(`${line}\n`);
   if (loaded.failures.length > 0 && args.strictExtensions) {
     await shutdown();
     io.stderr.write("mypi: --strict-extensions: fix the extensions above or drop the flag.\n");
@@ -167,7 +173,7 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
       case "interactive":
         return await runInteractive(hostSession, io, {
           ...(prompt !== undefined && { initialPrompt: prompt }),
-          banner: [`mypi · ${model.id} · ${cwd} · /help for commands · Ctrl+C aborts, twice exits`],
+          banner: [`mypi · ${model.id} · ${cwd} · /help for commands · Ctrl+C aborts, twice exits`, ...(sandboxState.enabled ? [describeSandboxReport(sandboxState)] : [])],
         });
     }
   } finally {

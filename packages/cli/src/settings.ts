@@ -32,6 +32,16 @@ const SettingsSchema = z.looseObject({
     .optional(),
   /** The tools the model is offered (`--tools`); absent = all. */
   tools: stringList.optional(),
+  /** The bash tool's sandbox (docs/builtin-tools.md, "Sandbox"); flags win. */
+  sandbox: z
+    .looseObject({
+      enabled: z.boolean().optional(),
+      allowWrite: stringList.optional(),
+      network: z.boolean().optional(),
+      hide: stringList.optional(),
+      onUnavailable: z.enum(["refuse", "unsandboxed"]).optional(),
+    })
+    .optional(),
   /** Rules of the permission gate (extensions/permission-gate). */
   permissions: z
     .looseObject({ allow: stringList.optional(), ask: stringList.optional(), deny: stringList.optional() })

@@ -19,7 +19,8 @@ describe("parseArgs", () => {
     const args = ok([
       "--mode", "json", "-p", "--model", "scripted:s.json", "--base-url", "http://127.0.0.1:1/v1",
       "-e", "a.ts", "--extension=b.ts", "--no-extensions", "--no-builtin-tools", "--strict-extensions",
-      "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief", "hello", "there",
+      "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief",
+      "--sandbox", "--sandbox-write", "out", "--sandbox-write=~/cache", "--sandbox-network", "hello", "there",
     ]);
     expect(args).toEqual({
       command: "run",
@@ -38,9 +39,18 @@ describe("parseArgs", () => {
       maxTurns: 3,
       systemPrompt: "be brief",
       json: false,
+      sandbox: true,
+      sandboxWrite: ["out", join(homedir(), "cache")],
+      sandboxNetwork: true,
       extensionFlags: {},
       unknownFlags: [],
     });
+  });
+
+  it("takes --sandbox or --no-sandbox, not both, and leaves the choice to the settings without either", () => {
+    expect(ok(["--no-sandbox"]).sandbox).toBe(false);
+    expect(ok([]).sandbox).toBeUndefined();
+    expect(fail(["--sandbox", "--no-sandbox"])).toBe("mypi: choose one of --sandbox and --no-sandbox.");
   });
 
   it("treats a first word naming a subcommand as the subcommand, and the same word later as prompt text", () => {

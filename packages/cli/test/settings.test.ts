@@ -49,6 +49,13 @@ describe("settings files", () => {
     expect(error).toContain('"compaction.contextWindow"');
   });
 
+  it("check the sandbox key", () => {
+    const good = folders(JSON.stringify({ sandbox: { enabled: true, allowWrite: ["out"], network: false, hide: [".env"], onUnavailable: "unsandboxed" } }));
+    expect(loadSettings(good)).toMatchObject({ settings: { sandbox: { enabled: true, onUnavailable: "unsandboxed" } } });
+    const bad = loadSettings(folders(JSON.stringify({ sandbox: { onUnavailable: "maybe" } })));
+    expect((bad as { error: string }).error).toContain('"sandbox.onUnavailable"');
+  });
+
   it("name the file of invalid JSON and of a non-object", () => {
     for (const text of ["{ model: 1", "[1, 2]", "null"]) {
       const f = folders(text);

@@ -1,0 +1,222 @@
+/**
+ * The bash tool's sandbox, by real runs under bubblewrap in a temporary tree: what it keeps out
+ * (writes outside the workspace, secrets, the network, leftover processes, API keys) and what it
+ * lets through (git, npm, writes in the workspace and the allowed paths). Where a check could pass
+ * for the wrong reason, the same command is run without the sandbox first and seen to succeed.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createBashTool, planSandbox, sandboxEnvironment } from "../src/index.ts";
+import { call, seen } from "./helpers.ts";
+import { processesWith, sandboxSkipReason, sandboxTree } from "./sandbox-helpers.ts";
+
+const tree = sandboxTree();
+afterAll(() => tree.cleanup());
+const extra = join(tree.root, "extra");
+mkdirSync(extra);
+const sandboxed = createBashTool(tree.ws, { sandbox: { home: tree.home, allowWrite: [extra, join(tree.root, "absent")], hide: ["private.txt"] } });
+const plain = createBashTool(tree.ws);
+const run = (command: string, timeout?: number) => call(sandboxed, { command, ...(timeout !== undefined && { timeout }) });
+
+describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () => {
+  it("cannot delete or write outside the workspace, though it can see it", async () => {
+    const victim = join(tree.home, "victim");
+    mkdirSync(victim);
+    writeFileSync(join(victim, "keep.txt"), "keep\n");
+    const result = await run(`cat ${victim}/keep.txt; rm -rf ${victim}; touch /usr/mypi-sandbox-probe`);
+    expect(result.isError).toBe(true);
+    expect(seen(result).text).toContain("keep\n");
+    expect(seen(result).text).toContain("Read-only file system");
+    expect(readFileSync(join(victim, "keep.txt"), "utf8")).toBe("keep\n");
+    expect(existsSync("/usr/mypi-sandbox-probe")).toBe(false);
+  });
+
+  it("cannot write into the home folder, and HOME is that folder", async () => {
+    const result = await run('echo "$HOME"; touch ~/new.txt; mkdir ~/.config; echo changed > ~/notes.txt');
+    expect(seen(result).text.split("\n")[0]).toBe(tree.home);
+    expect(seen(result).text.match(/Read-only file system/g)).toHaveLength(3);
+    expect(existsSync(join(tree.home, "new.txt"))).toBe(false);
+    expect(existsSync(join(tree.home, ".config"))).toBe(false);
+    expect(readFileSync(join(tree.home, "notes.txt"), "utf8")).toBe("mine\n");
+  });
+
+  it("cannot undo the read-only view or set kernel parameters, even when mypi runs as root", async () => {
+    const result = await run("mount -o remount,rw / && touch /usr/mypi-sandbox-probe; grep CapEff /proc/self/status");
+    expect(seen(result).text).toContain("CapEff:\t0000000000000000");
+    expect(existsSync("/usr/mypi-sandbox-probe")).toBe(false);
+    // Writes the value it read back (harmless if it got through): root may write sysctls without capabilities.
+    const sysctl = await run('f=/proc/sys/kernel/printk_ratelimit; v=$(cat $f) && echo "$v" > $f && echo wrote');
+    expect(seen(sysctl).text).not.toContain("wrote");
+    expect(seen(sysctl).text).toMatch(/Read-only file system|Permission denied/);
+  });
+
+  it("hides the home folder's secrets, $MYPI_HOME and the configured paths, even inside the workspace", async () => {
+    writeFileSync(join(tree.ws, "private.txt"), "do not show\n");
+    const mypiHome = join(tree.home, "state", "mypi");
+    mkdirSync(join(mypiHome, "sessions"), { recursive: true });
+    const before = process.env.MYPI_HOME;
+    process.env.MYPI_HOME = mypiHome;
+    const result = await run(`ls -A ~/.ssh ${mypiHome}; cat ~/.netrc; cat private.txt; echo end`).finally(() => {
+      if (before === undefined) delete process.env.MYPI_HOME;
+      else process.env.MYPI_HOME = before;
+    });
+    // Folders are empty; files cannot be read (a device node on a mount that allows none).
+    expect(seen(result)).toEqual({
+      isError: false,
+      text: `${tree.home}/.ssh:\n\n${mypiHome}:\ncat: ${tree.home}/.netrc: Permission denied\ncat: private.txt: Permission denied\nend`,
+    });
+    expect(seen(await call(plain, { command: "cat private.txt" })).text).toBe("do not show");
+    expect(readFileSync(join(tree.home, ".ssh", "id_ed25519"), "utf8")).toBe("PRIVATE KEY\n");
+  });
+
+  it("keeps ~/.mypi hidden when the workspace is the home folder", async () => {
+    mkdirSync(join(tree.home, ".mypi"), { recursive: true });
+    writeFileSync(join(tree.home, ".mypi", "settings.json"), '{"secret": true}');
+    const inHome = createBashTool(tree.home, { sandbox: { home: tree.home } });
+    expect(seen(await call(inHome, { command: "ls -A .mypi; cat .mypi/settings.json 2>&1; echo end" }))).toEqual({
+      isError: false,
+      text: "cat: .mypi/settings.json: No such file or directory\nend",
+    });
+  });
+
+  it("writes in the workspace and the allowed paths, and says which allowed paths do not exist", async () => {
+    const result = await run(`echo made > made.txt && echo there > ${extra}/there.txt && cat made.txt`);
+    expect(seen(result)).toEqual({ isError: false, text: "made" });
+    expect(result.details).toMatchObject({ exitCode: 0, sandboxed: true });
+    expect(readFileSync(join(tree.ws, "made.txt"), "utf8")).toBe("made\n");
+    expect(readFileSync(join(extra, "there.txt"), "utf8")).toBe("there\n");
+    expect(planSandbox(tree.ws, { allowWrite: ["../absent"] }).missing).toEqual([join(tree.root, "absent")]);
+  });
+
+  it("keeps the workspace's .mypi read-only, so a command cannot plant an extension for the next start", async () => {
+    const result = await run("mkdir -p .mypi/extensions && echo 'export default () => {}' > .mypi/extensions/evil.ts");
+    expect(seen(result).text).toContain("Read-only file system");
+    expect(existsSync(join(tree.ws, ".mypi", "extensions"))).toBe(false);
+  });
+
+  it("keeps the extensions' transpile cache read-only, even inside an allowed path", async () => {
+    const cache = join(tree.root, "cache");
+    mkdirSync(join(cache, "jiti"), { recursive: true });
+    const before = process.env.MYPI_JITI_CACHE;
+    process.env.MYPI_JITI_CACHE = join(cache, "jiti");
+    const withCache = createBashTool(tree.ws, { sandbox: { home: tree.home, allowWrite: [cache] } });
+    const result = await call(withCache, { command: `echo ok > ${cache}/build.txt && echo planted > ${cache}/jiti/entry.mjs` }).finally(() => {
+      if (before === undefined) delete process.env.MYPI_JITI_CACHE;
+      else process.env.MYPI_JITI_CACHE = before;
+    });
+    expect(seen(result).text).toContain("Read-only file system");
+    expect(readFileSync(join(cache, "build.txt"), "utf8")).toBe("ok\n");
+    expect(existsSync(join(cache, "jiti", "entry.mjs"))).toBe(false);
+  });
+
+  it("has a private /tmp: the host's files there are not seen, and what it writes there is not kept", async () => {
+    writeFileSync(join(tree.root, "host-temp.txt"), "host\n");
+    const result = await run(`cat ${tree.root}/host-temp.txt 2>/dev/null; echo scratch > /tmp/scratch.txt && cat /tmp/scratch.txt; echo "$TMPDIR"`);
+    expect(seen(result).text).toBe("scratch\n/tmp");
+    expect(existsSync("/tmp/scratch.txt") && readFileSync("/tmp/scratch.txt", "utf8") === "scratch\n").toBe(false);
+  });
+
+  it("cannot reach the network, not even a server on the host's 127.0.0.1", async () => {
+    let connections = 0;
+    const server = createServer((_req, res) => res.end("hello"));
+    server.on("connection", () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    const probe = `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached || echo unreachable`;
+    try {
+      expect(seen(await call(plain, { command: probe })).text).toBe("reached");
+      expect(connections).toBe(1);
+      expect(seen(await run(probe)).text).toBe("unreachable");
+      const networked = createBashTool(tree.ws, { sandbox: { home: tree.home, network: true } });
+      expect(seen(await call(networked, { command: probe })).text).toBe("reached");
+      expect(connections).toBe(2);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("leaves no process behind: a background job dies with the command", async () => {
+    const marker = `mypi-sandbox-bg-${process.pid}`;
+    const start = `(exec -a ${marker} sleep 1000) > /dev/null 2>&1 & echo $! > bg.pid`;
+    // Without the sandbox the job outlives the call (the plain tool's documented behaviour).
+    await call(plain, { command: start });
+    const survivors = processesWith(marker);
+    expect(survivors).toHaveLength(1);
+    for (const pid of survivors) process.kill(pid, "SIGKILL");
+
+    const result = await run(start);
+    expect(seen(result).isError).toBe(false);
+    expect(readFileSync(join(tree.ws, "bg.pid"), "utf8")).toMatch(/^\d+\n$/);
+    expect(processesWith(marker)).toEqual([]);
+  });
+
+  it("on a timeout keeps the output and kills everything it started", async () => {
+    const marker = `mypi-sandbox-timeout-${process.pid}`;
+    const result = await run(`echo partial; (exec -a ${marker} sleep 1000) & wait`, 0.5);
+    expect(seen(result)).toEqual({ isError: true, text: "partial\n\nCommand timed out after 0.5 seconds" });
+    expect(processesWith(marker)).toEqual([]);
+  });
+
+  it("does not pass mypi's API key or other credentials, not even through /proc", async () => {
+    const names = { OPENAI_API_KEY: "sk-sandbox-secret-1", GITHUB_TOKEN: "ghp-sandbox-secret-2", AWS_SECRET_ACCESS_KEY: "aws-sandbox-secret-3" };
+    const before = { ...process.env };
+    Object.assign(process.env, names, { MYPI_SANDBOX_PLAIN: "kept" });
+    try {
+      const show = "env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'";
+      // (Without the sandbox, /proc holds every process of the machine: env alone shows the keys.)
+      const unconfined = seen(await call(plain, { command: "env" })).text;
+      for (const secret of Object.values(names)) expect(unconfined).toContain(secret);
+      const confined = seen(await run(show)).text;
+      for (const secret of Object.values(names)) expect(confined).not.toContain(secret);
+      expect(confined).toContain("MYPI_SANDBOX_PLAIN=kept");
+    } finally {
+      process.env = before;
+    }
+    expect(Object.keys(sandboxEnvironment({ home: "/h" }, { SSH_AUTH_SOCK: "/s", NPM_TOKEN: "t", TOKENIZERS_PARALLELISM: "1", PATH: "/bin" }))).toEqual([
+      "TOKENIZERS_PARALLELISM",
+      "PATH",
+      "TMPDIR",
+      "HOME",
+    ]);
+  });
+
+  it("runs ordinary work in the workspace: git init and commit, npm test", async () => {
+    const git = await run(
+      "git init -q repo && cd repo && echo a > a.txt && git add a.txt && git -c user.name=t -c user.email=t@example.com commit -q -m first && git log --format=%s",
+    );
+    expect(seen(git)).toEqual({ isError: false, text: "first" });
+    expect(existsSync(join(tree.ws, "repo", ".git", "HEAD"))).toBe(true);
+
+    writeFileSync(join(tree.ws, "package.json"), JSON.stringify({ name: "tiny", version: "1.0.0", scripts: { test: "node -e \"console.log('tiny tests pass')\"" } }));
+    const npm = await run("npm test --silent");
+    expect(seen(npm).isError).toBe(false);
+    expect(seen(npm).text).toContain("tiny tests pass");
+  });
+});
+
+describe("the sandbox where bubblewrap cannot run", () => {
+  const missing = "/nonexistent/bwrap";
+
+  it("refuses every command, saying why and how to fix it", async () => {
+    const tool = createBashTool(tree.ws, { sandbox: { bwrap: missing } });
+    const result = await call(tool, { command: "touch refused.txt" });
+    expect(result.isError).toBe(true);
+    expect(seen(result).text).toBe(
+      `The sandbox is on, but ${missing} (bubblewrap) is not installed. Commands are not run without it. ` +
+        "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are allowed, " +
+        'or turn the sandbox off (no --sandbox; "sandbox": {"enabled": false}), or run commands unsandboxed anyway with "sandbox": {"onUnavailable": "unsandboxed"} in settings.json.',
+    );
+    expect(existsSync(join(tree.ws, "refused.txt"))).toBe(false);
+  });
+
+  it('runs commands unsandboxed only when onUnavailable is "unsandboxed", and says so in details', async () => {
+    const tool = createBashTool(tree.ws, { sandbox: { bwrap: missing, onUnavailable: "unsandboxed" } });
+    const result = await call(tool, { command: "touch fallback.txt && echo ran" });
+    expect(seen(result)).toEqual({ isError: false, text: "ran" });
+    expect(result.details).toMatchObject({ exitCode: 0, sandboxed: false });
+    expect(existsSync(join(tree.ws, "fallback.txt"))).toBe(true);
+  });
+});
