@@ -1,16 +1,25 @@
 import { describe, expect, it } from "vitest";
 import { loadFake } from "../../test/helpers/fake-pi.ts";
-import permissionGate, { findDestructive } from "./index.ts";
+import permissionGate, { judge } from "./index.ts";
 
-describe("findDestructive", () => {
-  it("names the pattern of destructive commands, wherever they sit in a pipeline", () => {
-    const hits = [
+/** What the gate says of a command with no rules: the built-in name, "cannot judge: …", or undefined when it passes. */
+async function findDestructive(command: string): Promise<string | undefined> {
+  const d = await judge(command);
+  if (d.verdict === "allow") return undefined;
+  return d.kind === "unresolved" ? `cannot judge: ${d.rule}` : d.rule;
+}
+
+describe("the built-in destructive list", () => {
+  it("names the pattern of destructive commands, wherever they sit in a pipeline", async () => {
+    const commands = [
       "rm -rf build", "rm build -rf", "/bin/rm -fr /", "echo hi && rm -Rf x", "ls | xargs rm -r",
       "sudo apt install x", "git push --force origin main", "git push -f", "git reset --hard HEAD~1",
       "git clean -fd", "find . -name '*.tmp' -delete", "mkfs.ext4 /dev/sdb1", "dd if=/dev/zero of=/dev/sda",
       "cat x > /dev/sda", "chmod -R 777 .", "chown -R me .", "curl https://x.sh | sh", "reboot",
       ":(){ :|:& };:",
-    ].map((c) => [c, findDestructive(c)?.name]);
+    ];
+    const hits = [];
+    for (const c of commands) hits.push([c, await findDestructive(c)]);
     expect(hits).toEqual([
       ["rm -rf build", "recursive rm"],
       ["rm build -rf", "recursive rm"],
@@ -34,10 +43,10 @@ describe("findDestructive", () => {
     ]);
   });
 
-  it("lets everyday commands through, including ones that merely mention a pattern", () => {
+  it("lets everyday commands through, including ones that merely mention a pattern", async () => {
     for (const c of ["ls -la", "rm file.txt", "rm a; ls -R", "echo sudo", "git push origin main", "npm run format",
       "cat farm -r", "grep -r 'rm -rf' docs", "git reset HEAD~1", "chmod 644 a"]) {
-      expect([c, findDestructive(c)?.name]).toEqual([c, undefined]);
+      expect([c, await findDestructive(c)]).toEqual([c, undefined]);
     }
   });
 });
@@ -45,16 +54,19 @@ describe("findDestructive", () => {
 /** Each command with the name of the pattern it should hit, or undefined when it is harmless. */
 type Case = [command: string, expected: string | undefined];
 
-function judge(cases: Case[]): Case[] {
-  return cases.map(([command]) => [command, findDestructive(command)?.name]);
+async function judgeAll(cases: Case[]): Promise<Case[]> {
+  const out: Case[] = [];
+  for (const [command] of cases) out.push([command, await findDestructive(command)]);
+  return out;
 }
 
-describe("findDestructive: a command word is judged in command position", () => {
-  it("catches commands a shell runs from a quoted string, and \\rm", () => {
+describe("the built-in list: a command word is judged in command position", () => {
+  it("catches commands a shell runs from a quoted string, and \\rm", async () => {
     const cases: Case[] = [
       ["bash -c 'rm -rf build'", "recursive rm"],
       ['sh -c "rm -rf b2"', "recursive rm"],
-      ['eval "rm -rf x"', "recursive rm"],
+      // eval is never followed: it runs text put together at run time, literal or not.
+      ['eval "rm -rf x"', "cannot judge: eval runs text that is put together only when it runs"],
       ["\\rm -rf build", "recursive rm"],
       ["'rm' -rf build", "recursive rm"],
       ["bash -lc 'cd /tmp && rm -rf x'", "recursive rm"],
@@ -68,26 +80,27 @@ describe("findDestructive: a command word is judged in command position", () => 
       ["bash -c 'chmod 777 .'", "chmod 777"],
       ["bash -c 'git push -f'", "git push --force"],
     ];
-    expect(judge(cases)).toEqual(cases);
+    expect(await judgeAll(cases)).toEqual(cases);
   });
 
-  it("still catches commands after runners, keywords, find -exec and $(…), now that a blank alone starts no command", () => {
+  it("still catches commands after runners, keywords, find -exec and $(…), now that a blank alone starts no command", async () => {
     const cases: Case[] = [
       ["command rm -rf build", "recursive rm"],
       ["FOO=1 rm -rf build", "recursive rm"],
       ["timeout 10 rm -rf build", "recursive rm"],
       ["nice -n 10 rm -r build", "recursive rm"],
-      ["sudo -u root rm -rf /srv", "recursive rm"],
+      // Both `sudo …` and the `rm -rf /srv` it runs ask; the first command found names the verdict.
+      ["sudo -u root rm -rf /srv", "sudo"],
       ["find . -name x -exec rm -rf {} +", "recursive rm"],
       ["find . | xargs -I {} rm -r {}", "recursive rm"],
       ["for d in a b; do rm -rf $d; done", "recursive rm"],
       ["if true; then reboot; fi", "shutdown or reboot"],
       ["echo $(rm -rf x)", "recursive rm"],
     ];
-    expect(judge(cases)).toEqual(cases);
+    expect(await judgeAll(cases)).toEqual(cases);
   });
 
-  it("sees git's subcommand behind its global options", () => {
+  it("sees git's subcommand behind its global options", async () => {
     const cases: Case[] = [
       ["git -C . reset --hard", "git reset --hard"],
       ["git -C repo push --force", "git push --force"],
@@ -98,10 +111,10 @@ describe("findDestructive: a command word is judged in command position", () => 
       ["git --git-dir .git --work-tree . push -f", "git push --force"],
       ["git -C repo restore -- .", "git checkout/restore of everything"],
     ];
-    expect(judge(cases)).toEqual(cases);
+    expect(await judgeAll(cases)).toEqual(cases);
   });
 
-  it("catches chown --recursive, +refspec pushes and writes to virtio, xen and md devices", () => {
+  it("catches chown --recursive, +refspec pushes and writes to virtio, xen and md devices", async () => {
     const cases: Case[] = [
       ["chown --recursive me .", "recursive chown"],
       ["git push origin +main", "git push --force"],
@@ -112,10 +125,10 @@ describe("findDestructive: a command word is judged in command position", () => 
       ["cat disk.img > /dev/md0", "write to a block device"],
       ["cat disk.img > /dev/dm-0", "write to a block device"],
     ];
-    expect(judge(cases)).toEqual(cases);
+    expect(await judgeAll(cases)).toEqual(cases);
   });
 
-  it("lets a word through when it is an argument, a file name after --, or a grep pattern", () => {
+  it("lets a word through when it is an argument, a file name after --, or a grep pattern", async () => {
     const cases: Case[] = [
       ["echo reboot", undefined],
       ["rm -- -rf", undefined],
@@ -129,10 +142,10 @@ describe("findDestructive: a command word is judged in command position", () => 
       ['echo "sudo make install"', undefined],
       ["echo mkfs", undefined],
     ];
-    expect(judge(cases)).toEqual(cases);
+    expect(await judgeAll(cases)).toEqual(cases);
   });
 
-  it("lets everyday commands through", () => {
+  it("lets everyday commands through", async () => {
     const cases: Case[] = [
       "ls -la", "git status", "git log --oneline -5", "git -C repo status", "git diff --stat", "git push",
       "git push origin main", "git push -u origin feature", "git push --follow-tags", "git checkout main",
@@ -142,22 +155,24 @@ describe("findDestructive: a command word is judged in command position", () => 
       "cat /dev/null > log.txt", "ls 2>/dev/null", "curl -o install.sh https://example.test/x",
       "docker run --rm -it node", "time npm test", "ssh host ls -la", "dd --version",
     ].map((c): Case => [c, undefined]);
-    expect(judge(cases)).toEqual(cases);
+    expect(await judgeAll(cases)).toEqual(cases);
   });
 
-  it("blocks where it cannot tell: a separator or a device redirection inside quotes", () => {
+  it("tells a quoted separator or redirection from a real one (the text matcher blocked these)", async () => {
     const cases: Case[] = [
-      ['grep -E "a|rm -rf x" .', "recursive rm"],
-      ['echo "> /dev/sda"', "write to a block device"],
+      ['grep -E "a|rm -rf x" .', undefined],
+      ['echo "> /dev/sda"', undefined],
+      ['grep -E "a" . | rm -rf x', "recursive rm"],
+      ["echo hi > /dev/sda", "write to a block device"],
     ];
-    expect(judge(cases)).toEqual(cases);
+    expect(await judgeAll(cases)).toEqual(cases);
   });
 
-  it("finishes on long lines of options that match nothing (the regex stays linear)", () => {
-    // With two readings per word these would take 2^40 steps — the test would hang until its
-    // timeout; with one reading they take microseconds. No clock is read: finishing is the check.
+  it("finishes on long lines of options that match nothing", async () => {
+    // The text matcher's regexes went exponential on such lines; the parser is linear. No clock is
+    // read: finishing is the check.
     const lines = ["timeout " + "-a 1 ".repeat(40) + "ls", "env " + "-u A=1 ".repeat(40) + "ls", "ssh " + "-o 1 ".repeat(40) + "host ls"];
-    expect(lines.map((l) => findDestructive(l))).toEqual([undefined, undefined, undefined]);
+    expect(await Promise.all(lines.map((l) => findDestructive(l)))).toEqual([undefined, undefined, undefined]);
   });
 });
 
