@@ -11,7 +11,7 @@ import { basename } from "node:path";
 import type { Parser } from "web-tree-sitter";
 import { syntaxError, withTree, type Node } from "./shell.ts";
 import { lookThrough } from "./wrappers.ts";
-import { resolveValue, resolveWord, usesIfs, type Field, type Variables } from "./words.ts";
+import { resolveValue, resolveWord, resolveWords, usesIfs, type Field, type Variables } from "./words.ts";
 
 /** A command in command position, its words resolved. */
 export interface Invocation {
@@ -99,7 +99,7 @@ function walk(node: Node, w: Walk): void {
 function simpleCommand(node: Node, w: Walk): void {
   const name = node.childForFieldName("name");
   if (!name) return; // only assignments (`A=1`): nothing runs
-  const argv = [name, ...node.childrenForFieldName("argument")].flatMap((n) => resolveWord(n!, w.vars));
+  const argv = resolveWords([name, ...node.childrenForFieldName("argument").map((n) => n!)], w.vars);
   invoke(argv, node.text, w);
 }
 

@@ -96,6 +96,9 @@ describe("the built-in list: a command word is judged in command position", () =
       ["for d in a b; do rm -rf $d; done", "recursive rm"],
       ["if true; then reboot; fi", "shutdown or reboot"],
       ["echo $(rm -rf x)", "recursive rm"],
+      // The grammar splits `$R\m` into two words; bash reads one, `rm`.
+      ["R=r; $R\\m -rf x", "recursive rm"],
+      ['R=r; "$R"\\m -r\\f x', "recursive rm"],
     ];
     expect(await judgeAll(cases)).toEqual(cases);
   });

@@ -19,7 +19,7 @@ import picomatch from "picomatch";
 import type { Parser } from "web-tree-sitter";
 import { realOrResolved } from "../protected-paths/index.ts";
 import { withTree } from "./shell.ts";
-import { resolveWord, type Field } from "./words.ts";
+import { resolveWords, type Field } from "./words.ts";
 
 export type Verdict = "allow" | "ask" | "deny";
 
@@ -91,7 +91,7 @@ function commandRule(parser: Parser, source: string, list: Verdict, pattern: str
     const command = commands[0]!;
     const nodes = [command.childForFieldName("name"), ...command.childrenForFieldName("argument")];
     if (nodes.some((n) => !n) || command.namedChildren.length !== nodes.length) return undefined;
-    const fields = nodes.flatMap((n) => resolveWord(n!, new Map()));
+    const fields = resolveWords(nodes.map((n) => n!), new Map());
     return fields.every((f) => f.exact && !f.glob) ? fields.map((f) => f.text) : undefined;
   });
   if (!words || words.length === 0) return { error: "the pattern must be one plain command's words (no $, *, ;, | or redirections), perhaps ending in :*" };

@@ -7,9 +7,7 @@
  * tree holding either as unparsed (bash may still run the lines before the error).
  */
 import { createRequire } from "node:module";
-import { Language, Parser, type Node, type Tree } from "web-tree-sitter";
-
-export type { Node };
+import { Language, Parser, type Tree } from "web-tree-sitter";
 
 let loading: Promise<Parser> | undefined;
 
@@ -30,31 +28,103 @@ export function loadShellParser(): Promise<Parser> {
 }
 
 /**
- * Parse `text` and hand the root to `use`, freeing the tree's WebAssembly memory afterwards
- * (nodes are not valid past `use`).
+ * A node of the syntax tree, copied out of the parser's WebAssembly memory in one cursor walk:
+ * reading plain objects costs a fraction of crossing into WebAssembly for every child and text,
+ * and the copy outlives the tree.
  */
+export class Node {
+  readonly children: Node[] = [];
+  parent: Node | null = null;
+  hasError: boolean;
+
+  constructor(
+    private readonly source: string,
+    readonly type: string,
+    readonly isNamed: boolean,
+    readonly isMissing: boolean,
+    readonly startIndex: number,
+    readonly endIndex: number,
+    /** The field this node fills in its parent (`name`, `argument` …). */
+    readonly field: string | null,
+  ) {
+    this.hasError = type === "ERROR" || isMissing;
+  }
+
+  get text(): string {
+    return this.source.slice(this.startIndex, this.endIndex);
+  }
+
+  get namedChildren(): Node[] {
+    return this.children.filter((c) => c.isNamed);
+  }
+
+  childForFieldName(field: string): Node | null {
+    return this.children.find((c) => c.field === field) ?? null;
+  }
+
+  childrenForFieldName(field: string): Node[] {
+    return this.children.filter((c) => c.field === field);
+  }
+
+  /** Every node below this one of one of `types`, in document order. */
+  descendantsOfType(types: string | readonly string[]): Node[] {
+    const wanted = typeof types === "string" ? [types] : types;
+    const out: Node[] = [];
+    const visit = (n: Node) => {
+      for (const c of n.children) {
+        if (wanted.includes(c.type)) out.push(c);
+        visit(c);
+      }
+    };
+    visit(this);
+    return out;
+  }
+}
+
+/** Parse `text` and hand the root to `use`; the parser's tree is freed before `use` runs. */
 export function withTree<T>(parser: Parser, text: string, use: (root: Node) => T): T {
   const tree: Tree | null = parser.parse(text);
   if (!tree) throw new Error("the shell parser returned no tree");
+  let root: Node;
   try {
-    return use(tree.rootNode);
+    root = copyTree(tree, text);
   } finally {
     tree.delete();
+  }
+  return use(root);
+}
+
+function copyTree(tree: Tree, source: string): Node {
+  const cursor = tree.walk();
+  try {
+    const make = (parent: Node | null): Node => {
+      const node = new Node(source, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, cursor.startIndex, cursor.endIndex, cursor.currentFieldName);
+      node.parent = parent;
+      if (cursor.gotoFirstChild()) {
+        do {
+          const child = make(node);
+          node.children.push(child);
+          if (child.hasError) node.hasError = true;
+        } while (cursor.gotoNextSibling());
+        cursor.gotoParent();
+      }
+      return node;
+    };
+    return make(null);
+  } finally {
+    cursor.delete();
   }
 }
 
 /** The first ERROR or MISSING node, as a short description, or undefined when the tree is clean. */
 export function syntaxError(root: Node): string | undefined {
   if (!root.hasError) return undefined;
-  const stack: Node[] = [root];
-  while (stack.length > 0) {
-    const node = stack.pop()!;
+  let node = root;
+  for (;;) {
     if (node.isMissing) return `a missing "${node.type}" at offset ${node.startIndex}`;
     if (node.type === "ERROR") return `a syntax error at offset ${node.startIndex} ("${node.text.slice(0, 20)}")`;
-    for (let i = node.childCount - 1; i >= 0; i--) {
-      const child = node.child(i);
-      if (child?.hasError || child?.isMissing) stack.push(child);
-    }
+    const next = node.children.find((c) => c.hasError);
+    if (!next) return "a syntax error";
+    node = next;
   }
-  return "a syntax error";
 }

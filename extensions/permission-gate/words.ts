@@ -39,9 +39,23 @@ interface Char {
 /** More fields than this from one word's brace expansion leave it unknown. */
 const MAX_BRACE_FIELDS = 1024;
 
-/** The fields one word node becomes. */
-export function resolveWord(node: Node, vars: Variables): Field[] {
-  const chars = charsOf(node, vars, false);
+/**
+ * The fields a command's word nodes become. Nodes with no blank between them are one word:
+ * tree-sitter's grammar splits `$R\m` into `$R` and `\m`, where bash reads one word `rm`.
+ */
+export function resolveWords(nodes: readonly Node[], vars: Variables): Field[] {
+  const words: Node[][] = [];
+  for (const node of nodes) {
+    const last = words.at(-1);
+    if (last && last.at(-1)!.endIndex === node.startIndex) last.push(node);
+    else words.push([node]);
+  }
+  return words.flatMap((word) => resolveWord(word, vars));
+}
+
+/** The fields one word (one node, or adjacent nodes read as one word) becomes. */
+export function resolveWord(word: Node | readonly Node[], vars: Variables): Field[] {
+  const chars = (Array.isArray(word) ? word : [word]).flatMap((node: Node) => charsOf(node, vars, false));
   let variants: Char[][];
   try {
     variants = braceExpand(chars, { count: 0 });
