@@ -10,7 +10,7 @@
 import { basename } from "node:path";
 import type { Parser } from "web-tree-sitter";
 import { syntaxError, withTree, type Node } from "./shell.ts";
-import { lookThrough } from "./wrappers.ts";
+import { lookThrough, RUNS_COMMAND_ENV } from "./wrappers.ts";
 import { resolveValue, resolveWord, resolveWords, usesIfs, type Field, type Variables } from "./words.ts";
 
 /** A command in command position, its words resolved. */
@@ -67,7 +67,7 @@ function analyze(parser: Parser, script: string, depth: number, out: Analysis): 
   const examine = (root: Node): void => {
     const error = syntaxError(root);
     if (error) out.unresolved.push({ why: `it does not parse as a shell command (${error})`, text: script });
-    if (usesIfs(root)) out.unresolved.push({ why: "it uses ${IFS}, which hides where words break", text: script });
+    if (usesIfs(root)) out.unresolved.push({ why: "it uses or sets IFS, which hides where words break", text: script });
     walk(root, { parser, depth, vars: collectVariables(root), out });
   };
   const done = withTree(parser, script, (root) => !root.hasError && (examine(root), true));
@@ -92,6 +92,11 @@ function walk(node: Node, w: Walk): void {
     case "file_redirect":
       redirect(node, w);
       break;
+    case "variable_assignment": {
+      const name = node.childForFieldName("name")?.text ?? "";
+      if (RUNS_COMMAND_ENV.test(name)) w.out.unresolved.push({ why: `${name} makes a program run a command the gate cannot follow`, text: node.parent?.text ?? node.text });
+      break;
+    }
   }
   for (const child of node.namedChildren) walk(child!, w);
 }
@@ -138,8 +143,9 @@ function forkBomb(node: Node, w: Walk): void {
 function redirect(node: Node, w: Walk): void {
   const destination = node.childForFieldName("destination");
   const op = node.children.find((c) => !c!.isNamed)?.text ?? "";
-  if (!destination || !/^(?:>|>>|>\||&>|&>>|<>)$/.test(op)) return;
+  if (!destination || !/^(?:>|>>|>\||&>|&>>|<>|>&)$/.test(op)) return;
   for (const target of resolveWord(destination, w.vars)) {
+    if (op === ">&" && target.exact && /^(?:\d+|-)$/.test(target.text)) continue; // `>&2` duplicates a descriptor
     w.out.writes.push({ target, text: node.parent?.text ?? node.text });
     if (target.exact && DISK_DEVICE.test(target.text)) w.out.structural.push({ name: "write to a block device", text: node.parent?.text ?? node.text });
   }

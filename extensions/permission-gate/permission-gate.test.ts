@@ -103,6 +103,26 @@ describe("the built-in list: a command word is judged in command position", () =
     expect(await judgeAll(cases)).toEqual(cases);
   });
 
+  it("asks about what runs a command named elsewhere: IFS set, git settings in the environment, trap, sudo -s, coproc groups", async () => {
+    const cases: Case[] = [
+      ["IFS=,; x=rm,-rf,y; $x", "cannot judge: it uses or sets IFS, which hides where words break"],
+      ["GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm -rf y' git x", "cannot judge: GIT_CONFIG_COUNT makes a program run a command the gate cannot follow"],
+      ["env GIT_SSH_COMMAND='rm -rf y' git fetch", "cannot judge: GIT_SSH_COMMAND makes a program run a command the gate cannot follow"],
+      ["export BASH_ENV=./x; bash -c true", "cannot judge: BASH_ENV makes a program run a command the gate cannot follow"],
+      ["trap 'rm -rf y' EXIT", "recursive rm"],
+      ['trap "$CLEANUP" EXIT', "cannot judge: trap runs $CLEANUP, known only when it runs"],
+      ["sudo -s 'rm -rf y'", "sudo"],
+      ["coproc rm -rf y", "recursive rm"],
+      ["coproc X { rm -rf y; }", "cannot judge: coproc runs a compound command the parser does not read"],
+      ["echo x >& /dev/sda", "write to a block device"],
+      ["r\\\nm -rf y", "recursive rm"],
+    ];
+    expect(await judgeAll(cases)).toEqual(cases);
+    // `sudo -s` hands its words to a shell: what runs inside is judged too.
+    expect((await judge("sudo -s 'rm -rf y'", { allow: ["Bash(sudo:*)"] })).rule).toBe("recursive rm");
+    expect(await findDestructive("trap - EXIT; ls 2>&1 >&2")).toBeUndefined();
+  });
+
   it("sees git's subcommand behind its global options", async () => {
     const cases: Case[] = [
       ["git -C . reset --hard", "git reset --hard"],

@@ -38,7 +38,8 @@ export class Node {
   hasError: boolean;
 
   constructor(
-    private readonly source: string,
+    /** The whole parsed text. */
+    readonly source: string,
     readonly type: string,
     readonly isNamed: boolean,
     readonly isMissing: boolean,

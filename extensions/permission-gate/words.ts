@@ -41,13 +41,15 @@ const MAX_BRACE_FIELDS = 1024;
 
 /**
  * The fields a command's word nodes become. Nodes with no blank between them are one word:
- * tree-sitter's grammar splits `$R\m` into `$R` and `\m`, where bash reads one word `rm`.
+ * tree-sitter's grammar splits `$R\m` into `$R` and `\m`, and `r\<newline>m` into `r` and `m`,
+ * where bash reads one word `rm` (a backslash-newline is removed before words are split).
  */
 export function resolveWords(nodes: readonly Node[], vars: Variables): Field[] {
   const words: Node[][] = [];
   for (const node of nodes) {
     const last = words.at(-1);
-    if (last && last.at(-1)!.endIndex === node.startIndex) last.push(node);
+    const gap = last ? node.source.slice(last.at(-1)!.endIndex, node.startIndex) : " ";
+    if (last && /^(?:\\\r?\n)*$/.test(gap)) last.push(node);
     else words.push([node]);
   }
   return words.flatMap((word) => resolveWord(word, vars));
@@ -71,13 +73,9 @@ export function resolveValue(node: Node, vars: Variables): string | null {
   return chars.some((ch) => ch.unknown !== undefined) ? null : chars.map((ch) => ch.c).join("");
 }
 
-/** Does the text of `node` hold `${IFS}` / `$IFS` anywhere (only ever used to hide word breaks)? */
+/** Does the script use or set `IFS` anywhere (`${IFS}`, `IFS=,`)? It is only ever used to hide word breaks. */
 export function usesIfs(node: Node): boolean {
-  return node.descendantsOfType(["variable_name"]).some((n) => n.text === "IFS" && isExpansion(n.parent));
-}
-
-function isExpansion(node: Node | null): boolean {
-  return node?.type === "simple_expansion" || node?.type === "expansion";
+  return node.descendantsOfType(["variable_name"]).some((n) => n.text === "IFS");
 }
 
 const literal = (text: string, quoted: boolean, expanded = false): Char[] => [...text].map((c) => ({ c, quoted, expanded }));
@@ -161,7 +159,7 @@ function lookup(nameNode: Node, vars: Variables, quoted: boolean): Char[] {
   const name = nameNode.text;
   if (nameNode.type !== "variable_name") return unknown(`$${name}`, quoted);
   const value = vars.get(name);
-  if (name === "IFS" || typeof value !== "string") return unknown(name === "IFS" ? "${IFS}" : `$${name}`, quoted);
+  if (typeof value !== "string") return unknown(`$${name}`, quoted);
   return literal(value, quoted, true);
 }
 
@@ -178,7 +176,7 @@ function expansion(node: Node, vars: Variables, quoted: boolean): Char[] {
   const rest = children.slice(at + 1, -1);
   if (rest.length === 0) return lookup(nameNode, vars, quoted);
   const op = rest[0]!;
-  if (op.isNamed || nameNode.type !== "variable_name" || nameNode.text === "IFS") return unknown(label, quoted);
+  if (op.isNamed || nameNode.type !== "variable_name") return unknown(label, quoted);
   const value = vars.get(nameNode.text);
   if (value === null) return unknown(label, quoted);
   const word = (): Char[] =>

@@ -68,6 +68,14 @@ const STDIN_FILE = /^\/(?:dev\/(?:stdin|fd\/)|proc\/(?:self|\d+)\/fd\/)/;
 const GIT_RUNS_COMMAND =
   /^(?:alias\..+|core\.(?:sshcommand|pager|editor|fsmonitor|hookspath|askpass|gitproxy)|diff\.external|sequence\.editor|pager\..+|gpg\..*program|credential\..*helper|filter\..+|.+\.(?:textconv|command|cmd|tool)|uploadpack\.packobjectshook|remote\..+\.(?:receivepack|uploadpack)|include\.path|includeif\..+)$/i;
 
+/**
+ * Environment variables that make a program run a command or load code named in them: set on
+ * the command line (`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm …' git x`,
+ * `env BASH_ENV=x bash -c …`), what runs is not in the words the gate judges.
+ */
+export const RUNS_COMMAND_ENV =
+  /^(?:GIT_CONFIG_(?:PARAMETERS|COUNT|KEY_\d+|VALUE_\d+)|GIT_(?:SSH|SSH_COMMAND|EXTERNAL_DIFF|PAGER|EDITOR|SEQUENCE_EDITOR|ASKPASS|PROXY_COMMAND)|BASH_ENV|ENV|LD_PRELOAD|LD_AUDIT|PAGER|EDITOR|VISUAL|PROMPT_COMMAND)$/;
+
 /** git's global options that take the next word as their value. */
 const GIT_VALUE_OPTIONS = new Set(["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path", "--super-prefix", "--list-cmds", "--attr-source"]);
 
@@ -77,6 +85,13 @@ export function lookThrough(name: string, argv: Field[]): Next[] {
   const spec = WRAPPERS[name];
   if (spec) return wrapper(name, argv, spec);
   switch (name) {
+    case "trap":
+      return trap(argv);
+    case "coproc":
+      // `coproc NAME { …; }` is read by the grammar as words; bash runs the group.
+      return argv.some((f) => f.exact && (f.text === "{" || f.text.startsWith("(")))
+        ? [{ unresolved: "coproc runs a compound command the parser does not read" }]
+        : wrapper(name, argv, {});
     case "eval":
       return argv.length > 1 ? [{ unresolved: "eval runs text that is put together only when it runs" }] : [];
     case "alias":
@@ -129,7 +144,11 @@ function wrapper(name: string, argv: Field[], spec: WrapperSpec): Next[] {
       if (valueAt === letters.length - 1) i++; // the value is the next word
       continue;
     }
-    if (spec.assignments && /^[A-Za-z_]\w*=/.test(t)) continue;
+    if (spec.assignments && /^[A-Za-z_]\w*=/.test(t)) {
+      const variable = t.slice(0, t.indexOf("="));
+      if (RUNS_COMMAND_ENV.test(variable)) return [{ unresolved: `${variable} makes a program run a command the gate cannot follow` }];
+      continue;
+    }
     if (operands > 0) {
       operands--;
       continue;
@@ -137,6 +156,10 @@ function wrapper(name: string, argv: Field[], spec: WrapperSpec): Next[] {
     break;
   }
   const command = argv.slice(i);
+  // `sudo -s CMD…` / `sudo -i CMD…` hand the words to a shell's -c.
+  if (name === "sudo" && argv.slice(1, i).some((f) => /^-[a-zA-Z]*[si]/.test(f.text) || f.text === "--shell" || f.text === "--login")) {
+    return joined(name, command, false);
+  }
   if (name === "xargs") {
     // xargs adds words read from its input: they may be anything, `-rf` included.
     const input: Field = { text: "", exact: false, unknown: "the input of xargs" };
@@ -144,6 +167,15 @@ function wrapper(name: string, argv: Field[], spec: WrapperSpec): Next[] {
   }
   if (name === "chroot" && command.length === 0) return [{ unresolved: "chroot without a command starts a shell reading its standard input" }];
   return command.length > 0 ? [{ run: command }] : [];
+}
+
+/** `trap [--] ACTION SIGNAL…`: the action is a script run later (`trap - SIG` resets, `-l`/`-p` list). */
+function trap(argv: Field[]): Next[] {
+  let i = 1;
+  if (argv[i]?.exact && argv[i]!.text === "--") i++;
+  const action = argv[i];
+  if (!action || argv.length <= i + 1 || (action.exact && /^(?:-|-[lp]+)$/.test(action.text))) return [];
+  return action.exact ? [{ script: action.text }] : [{ unresolved: `trap runs ${action.unknown}, known only when it runs` }];
 }
 
 function shell(name: string, argv: Field[]): Next[] {
