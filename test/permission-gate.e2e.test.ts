@@ -27,14 +27,18 @@ const script = sandbox.script([
 ]);
 
 describe("permission-gate through the CLI", () => {
-  it("blocks bypass forms in print mode without a UI, and the folder survives", { timeout: 60_000 }, async () => {
-    const r = await sandbox.run(["--model", `scripted:${script}`, "-e", SHIPPED("permission-gate"), "-p", "clean up"]);
+  it("blocks bypass forms in print mode without a UI, and the folder survives", { timeout: 120_000 }, async () => {
+    const bypasses = sandbox.script([
+      { text: "Trying.", toolCalls: calls.slice(0, 3).map((command) => ({ name: "bash", arguments: { command } })) },
+      { text: "Done." },
+    ]);
+    const r = await sandbox.run(["--model", `scripted:${bypasses}`, "-e", SHIPPED("permission-gate"), "-p", "clean up"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Done.");
     expect(existsSync(join(sandbox.ws, "victim", "keep.txt"))).toBe(true);
   });
 
-  it("reports each decision as hook_decision, naming the built-in check, the reason it cannot judge, or the settings rule", { timeout: 60_000 }, async () => {
+  it("reports each decision as hook_decision, naming the built-in check, the reason it cannot judge, or the settings rule", { timeout: 120_000 }, async () => {
     const r = await sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "-e", SHIPPED("permission-gate"), "-p", "clean up"]);
     const events = r.events();
     const decisions = events

@@ -5,7 +5,7 @@
  * operand a check looks for: `rm $opts x` may be `rm -rf x`. A field whose known start rules that
  * out (`./$name` cannot be an option) does not count.
  */
-import type { Invocation } from "./commands.ts";
+import { DISK_DEVICE, type Invocation } from "./commands.ts";
 import { gitCall } from "./wrappers.ts";
 import type { Field } from "./words.ts";
 
@@ -84,7 +84,7 @@ export const DESTRUCTIVE_CHECKS: readonly DestructiveCheck[] = [
   check("find -delete", (c) => c.name === "find" && hasWord(args(c), (t) => t === "-delete", ["-delete"])),
   check("mkfs", (c) => c.name === "mkfs" || c.name.startsWith("mkfs.") || c.name === "mke2fs" || c.name === "wipefs"),
   check("dd to a device or file", (c) => c.name === "dd" && hasWord(args(c), (t) => t.startsWith("of="), ["of="])),
-  check("write to a block device", (c) => c.name === "tee" && hasWord(args(c), (t) => /^\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-)/.test(t), ["/dev/"])),
+  check("write to a block device", (c) => c.name === "tee" && hasWord(args(c), (t) => DISK_DEVICE.test(t), ["/dev/"])),
   check("chmod 777", (c) => c.name === "chmod" && hasWord(args(c), (t) => /^0?777$|^[ugoa]*[+=]rwx$/.test(t), ["777", "0777"])),
   check("recursive chown", (c) => (c.name === "chown" || c.name === "chgrp") && hasOption(args(c), "R", ["--recursive"])),
   check("shutdown or reboot", (c) => {

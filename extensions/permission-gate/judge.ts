@@ -11,7 +11,7 @@ import { resolve } from "node:path";
 import type { Parser } from "web-tree-sitter";
 import { analyzeScript, type Invocation } from "./commands.ts";
 import { findDestructiveCall } from "./destructive.ts";
-import { matchCommand, type Match, type Rule, type Verdict } from "./rules.ts";
+import { LISTS, matchCommand, type Match, type Rule, type Verdict } from "./rules.ts";
 
 export interface Decision {
   verdict: Verdict;
@@ -40,7 +40,7 @@ function findRule(rules: readonly Rule[], list: Verdict, test: (rule: Rule) => M
 
 /** Deny, then ask, then allow rules; undefined when none matches. */
 function byRules(rules: readonly Rule[], text: string, test: (rule: Rule) => Match): Decision | undefined {
-  for (const list of ["deny", "ask", "allow"] as const) {
+  for (const list of LISTS) {
     const hit = findRule(rules, list, test);
     if (!hit) continue;
     // A deny rule that only may match (an unknown word) asks; an allow rule must really match.
