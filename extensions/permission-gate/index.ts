@@ -1,167 +1,118 @@
 /**
- * permission-gate — stops destructive shell commands before they run.
+ * permission-gate — judges tool calls against permission rules before they run.
  *
- * A `tool_call` handler on `bash`: when the command matches one of the patterns below, the call
- * is blocked when there is no UI (print, JSON and headless runs: nobody can say yes), and the
- * user is asked through `ctx.ui.confirm` when there is one (interactive, RPC). The block reason
- * names the pattern, so the model learns why and can take another way.
+ * A `bash` command is parsed with a real shell parser and split into the commands it runs
+ * (commands.ts), each looked at through its wrappers (wrappers.ts) and judged against the
+ * `permissions` rules of the settings and the built-in destructive list (judge.ts). `write`,
+ * `edit`, `read`, `grep`, `find` and `ls` are judged by the path rules. A deny blocks; an ask
+ * asks the user through `ctx.ui.confirm` when there is a UI and blocks when there is none
+ * (print, JSON and headless runs: nobody can say yes). The block reason names the rule, and so
+ * does the `hook_decision` event that carries it.
  *
  * Registered with `order: "post"`: it runs after the other `tool_call` handlers, so it judges the
  * input that will really run, including any rewrite an earlier handler made.
  */
-import type { ExtensionAPI } from "@mypi/extension-api";
+import type { ExtensionAPI, ExtensionContext, ExtensionFactory } from "@mypi/extension-api";
+import type { Parser } from "web-tree-sitter";
+import { judgeCommand, judgeToolCall, type Decision } from "./judge.ts";
+import { compileRules, type PermissionRules, type Rule } from "./rules.ts";
+import { loadShellParser } from "./shell.ts";
 
-export interface DestructivePattern {
-  /** Short name shown to the user and the model. */
-  name: string;
-  test: RegExp;
-}
-
-/*
- * The patterns are regular expressions over the command text; there is no shell parser. They are
- * built from the named pieces below so that every command-word pattern agrees on one question:
- * where does a command start? A word is judged as a command only in COMMAND POSITION — at the
- * start, after a separator, or after a word that runs the rest of the line (`sudo`, `xargs`,
- * `bash -c`, `eval`, `ssh host` …). A word in argument position is only mentioned, not run:
- * `echo reboot` and `grep -r "rm -rf" .` are harmless, `bash -c 'rm -rf x'` is not.
- */
-
-/** A word or a quoted string, as one value (`-C "my repo"`, `FOO='a b'`). */
-const VALUE = String.raw`(?:"[^"]*"|'[^']*'|[^\s;&|'"]+)`;
-
-/**
- * Where a new command begins: the start of the text, a newline, a separator or an opener (`;`
- * `&` `|` `(` `{` a backquote, which also covers `&&`, `||`, `$(` and `<(`), or find's `-exec`.
- * These count inside quotes too (`grep "a|rm -rf x"` is judged as running rm): without a shell
- * parser the gate cannot tell a quoted separator from a real one, and it errs on blocking.
- */
-const BOUNDARY = String.raw`(?:^|[\n;&|({\x60]|\s-(?:exec|execdir|ok|okdir)(?=\s))`;
-
-/**
- * Words that run the command after them, so the next word is in command position again.
- * Shells and `eval` run a quoted string (`bash -c '…'`, `eval "…"`); the quote is skipped below.
- * Keywords (`then`, `do` …) start a command inside `if` / `for` / `while`. `command -v x` only
- * looks `x` up, so it is no runner.
- */
-const RUNNER = String.raw`(?:sudo|doas|su|env|command(?!\s+-[vV]\b)|builtin|exec|eval|nohup|time|nice|ionice|timeout|stdbuf|watch|xargs|bash|sh|zsh|dash|ksh|fish|if|then|else|elif|do|while|until|!)`;
-
-/** `NAME=value` before a command sets its environment (`FOO=1 rm -rf x`). */
-const ASSIGNMENT = String.raw`[A-Za-z_]\w*=${VALUE}?`;
-
-/**
- * An option's separate value (`sudo -u root`, `xargs -I {}`): a word that cannot be read as
- * anything else here. Keeping every word to one reading keeps the regex linear: with two readings
- * per word, a long line that matches nothing costs 2^words steps (seconds at 20 options).
- */
-const OPTION_VALUE = String.raw`(?![-\d]|${ASSIGNMENT}|(?:${RUNNER}|ssh)\s)${VALUE}`;
-
-/**
- * What a runner may take before its command: an option, perhaps with its value (`sudo -u root`,
- * `bash -c`), or a number or duration (`timeout 10s`, `nice -n 10`). Where a word could be an
- * option's value or the command (`sudo -E rm`), the regex tries both, so it blocks.
- */
-const RUNNER_ARG = String.raw`(?:-[^\s;&|]*(?:\s+${OPTION_VALUE})?|\d[^\s;&|]*)`;
-
-/** `ssh [options] host` runs the rest of the line (often one quoted string) on the host. */
-const SSH = String.raw`ssh(?:\s+${RUNNER_ARG})*?\s+${OPTION_VALUE}`;
-
-/** One word before the command that leaves it in command position: a runner, `ssh host`, `FOO=1`. */
-const PREFIX = String.raw`(?:${RUNNER}(?:\s+${RUNNER_ARG})*?|${SSH}|${ASSIGNMENT})`;
-
-/**
- * Command position: a boundary, then any prefixes, each perhaps opening a quoted string that a
- * shell will run (`sh -c '`, `eval "`, `ssh host '`), then an optional backslash (`\rm` skips
- * aliases but still runs rm).
- */
-const AT_COMMAND = String.raw`${BOUNDARY}\s*(?:['"]\s*)?(?:${PREFIX}\s+(?:['"]\s*)?)*?\\?`;
-
-/** The end of a word: a blank, a separator, a closing bracket or quote, or the end. */
-const WORD_END = String.raw`(?=$|[\s;&|)'"\x60])`;
-
-/** Everything up to the end of this simple command. */
-const REST = String.raw`[^;&|\n]*`;
-
-/** An argument before the flag we look for; not `--`, after which `-rf` is a file name. */
-const ARG_BEFORE_FLAG = String.raw`(?!--\s)[^\s;&|]+\s+`;
-
-/** One argument of any kind (`chmod -- 777 x` still sets 777). */
-const ARG = String.raw`[^\s;&|]+\s+`;
-
-/** A command named by `name` (a regex alternation) in command position; `/bin/rm` and `"rm"` too. */
-function commandNamed(name: string): string {
-  return String.raw`${AT_COMMAND}(?:[\w./-]*/)?(?:${name})['"]?${WORD_END}`;
-}
-
-/**
- * git's global options come before the subcommand and must not hide it: `-C <path>`,
- * `-c key=value`, `--git-dir <path>` (and the other options that take a separate value),
- * `--git-dir=<path>`, `--no-pager`, `-p`.
- */
-const GIT_GLOBAL_OPTION = String.raw`(?:-[Cc]\s+${VALUE}|--(?:git-dir|work-tree|namespace|config-env)\s+${VALUE}|-[pP]|--[\w-]+(?:=${VALUE})?)`;
-
-/** `git`, its global options, then the subcommand `sub` (a regex alternation). */
-function gitSubcommand(sub: string): string {
-  return String.raw`${commandNamed("git")}(?:\s+${GIT_GLOBAL_OPTION})*\s+(?:${sub})${WORD_END}`;
-}
-
-/** A recursive flag: `-r`, `-R` or a cluster holding one (`-rf`, `-fR`), or `--recursive`. */
-const RECURSIVE_FLAG = String.raw`(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)${WORD_END}`;
-
-/** A force push: `--force`, `--force-with-lease`, `-f` alone or in a cluster, or a `+refspec`. */
-const FORCE_PUSH = String.raw`\s(?:--force(?:-with-lease)?\b|-[a-zA-Z]*f[a-zA-Z]*${WORD_END}|['"]?\+[^\s;&|])`;
-
-/** Raw disk devices, the same list as the builtin bash guard (packages/builtin-tools). */
-const DISK_DEVICE = String.raw`\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-)`;
-
-const pattern = (name: string, source: string): DestructivePattern => ({ name, test: new RegExp(source) });
-
-export const DESTRUCTIVE_PATTERNS: readonly DestructivePattern[] = [
-  pattern("recursive rm", String.raw`${commandNamed("rm")}\s+(?:${ARG_BEFORE_FLAG})*?${RECURSIVE_FLAG}`),
-  pattern("sudo", String.raw`${commandNamed("sudo")}\s`),
-  pattern("git push --force", String.raw`${gitSubcommand("push")}${REST}${FORCE_PUSH}`),
-  pattern("git reset --hard", String.raw`${gitSubcommand("reset")}${REST}\s--hard\b`),
-  pattern("git clean -f", String.raw`${gitSubcommand("clean")}${REST}\s(?:-[a-zA-Z]*f|--force\b)`),
-  pattern("git checkout/restore of everything", String.raw`${gitSubcommand("checkout|restore")}\s+(?:--\s+)?\.${WORD_END}`),
-  pattern("find -delete", String.raw`${commandNamed("find")}${REST}\s-delete\b`),
-  pattern("mkfs", commandNamed(String.raw`mkfs(?:\.\w+)?`)),
-  pattern("dd to a device or file", String.raw`${commandNamed("dd")}${REST}\sof=`),
-  // A redirection is judged wherever it stands: quoted or not, it is never a harmless mention.
-  pattern("write to a block device", String.raw`>\s*['"]?${DISK_DEVICE}`),
-  pattern("chmod 777", String.raw`${commandNamed("chmod")}\s+(?:${ARG})*?['"]?0?777${WORD_END}`),
-  pattern("recursive chown", String.raw`${commandNamed("chown")}\s+(?:${ARG_BEFORE_FLAG})*?${RECURSIVE_FLAG}`),
-  pattern("pipe from the network into a shell", String.raw`${commandNamed("curl|wget")}[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b`),
-  pattern("shutdown or reboot", commandNamed("shutdown|reboot|halt|poweroff")),
-  pattern("fork bomb", String.raw`:\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:`),
-];
-
-/** The first destructive pattern the command matches, or undefined. */
-export function findDestructive(command: string): DestructivePattern | undefined {
-  return DESTRUCTIVE_PATTERNS.find((p) => p.test.test(command));
-}
+export { DESTRUCTIVE_CHECKS } from "./destructive.ts";
+export type { Decision } from "./judge.ts";
+export type { PermissionRules, Verdict } from "./rules.ts";
 
 /** How long the user has to answer the confirmation. */
 export const ASK_TIMEOUT_MS = 5 * 60_000;
 
-export default function permissionGate(pi: ExtensionAPI): void {
-  pi.on(
-    "tool_call",
-    async (event, ctx) => {
-      if (event.toolName !== "bash") return undefined;
-      const command = typeof event.input.command === "string" ? event.input.command : "";
-      const hit = findDestructive(command);
-      if (!hit) return undefined;
-      if (!ctx.hasUI) {
-        return {
-          block: true,
-          reason: `"${command}" looks destructive (${hit.name}) and there is no user to confirm it. Do it another way or ask the user to run it.`,
-        };
-      }
-      // The dialog closes (as "no") when the run is aborted or this handler times out.
-      const ok = await ctx.ui.confirm("Run a destructive command?", `${command}\n\n(${hit.name})`, { signal: ctx.signal });
-      if (ok) return undefined;
-      return { block: true, reason: `the user declined "${command}" (${hit.name}).` };
-    },
-    // A person may take a while to answer; past this the call is blocked (fail closed).
-    { order: "post", timeoutMs: ASK_TIMEOUT_MS },
-  );
+/** The tools whose `path` the path rules judge. */
+const PATH_TOOLS = new Set(["write", "edit", "read", "grep", "find", "ls"]);
+
+interface Gate {
+  parser: Parser;
+  rules: Rule[];
+}
+
+/** Rules and parser, ready; or why not. */
+async function prepare(rules: PermissionRules): Promise<Gate | { error: string }> {
+  let parser: Parser;
+  try {
+    parser = await loadShellParser();
+  } catch (error) {
+    return { error: `the shell parser could not be loaded (${error instanceof Error ? error.message : String(error)})` };
+  }
+  const compiled = compileRules(parser, rules);
+  return "error" in compiled ? { error: `a permission rule cannot be read: ${compiled.error}` } : { parser, rules: compiled };
+}
+
+/** The verdict on a shell command under `rules`, for tests and tools (loads the parser once). */
+export async function judge(command: string, rules: PermissionRules = {}, cwd = process.cwd()): Promise<Decision> {
+  const gate = await prepare(rules);
+  if ("error" in gate) throw new Error(gate.error);
+  return judgeCommand(gate.parser, gate.rules, command, cwd);
+}
+
+/** The gate with these rules (the default export reads them from the `permissions` settings). */
+export function createPermissionGate(rules: PermissionRules = {}): ExtensionFactory {
+  const hasRules = (["allow", "ask", "deny"] as const).some((list) => (rules[list]?.length ?? 0) > 0);
+  return (pi: ExtensionAPI) => {
+    let ready: Promise<Gate | { error: string }> | undefined;
+    pi.on(
+      "tool_call",
+      async (event, ctx) => {
+        const isBash = event.toolName === "bash";
+        // Without rules only bash is judged (by the built-in list): other tools pass untouched.
+        if (!isBash && !hasRules) return undefined;
+        const gate = await (ready ??= prepare(rules).then((g) => {
+          if ("error" in g) ready = undefined; // try again on the next call
+          return g;
+        }));
+        if ("error" in gate) return { block: true, reason: `permission-gate cannot judge this call: ${gate.error}.` };
+        if (isBash) {
+          const command = typeof event.input.command === "string" ? event.input.command : "";
+          return answer(judgeCommand(gate.parser, gate.rules, command, ctx.cwd), { shown: command, named: `"${command}"` }, ctx);
+        }
+        const path = PATH_TOOLS.has(event.toolName) && typeof event.input.path === "string" ? event.input.path : undefined;
+        const named = path === undefined ? event.toolName : `${event.toolName} of "${path}"`;
+        return answer(judgeToolCall(gate.rules, event.toolName, path, ctx.cwd), { shown: named, named }, ctx);
+      },
+      // A person may take a while to answer; past this the call is blocked (fail closed).
+      { order: "post", timeoutMs: ASK_TIMEOUT_MS },
+    );
+  };
+}
+
+/** Why the decision stops the call, in words for the user and the model. */
+function because(d: Decision): string {
+  if (d.kind === "builtin") return `looks destructive (${d.rule})`;
+  if (d.kind === "unresolved") return `cannot be judged before it runs (${d.rule})`;
+  const where = `(permissions.${d.list} in the settings)`;
+  if (d.verdict === "deny") return `is denied by the rule ${d.rule} ${where}`;
+  if (d.list === "deny") return `may match the deny rule ${d.rule} ${where}: a word of it is known only when it runs`;
+  return `needs confirmation by the rule ${d.rule} ${where}`;
+}
+
+/** The call as the dialog shows it and as a sentence names it. */
+interface Subject {
+  shown: string;
+  named: string;
+}
+
+async function answer(d: Decision, what: Subject, ctx: ExtensionContext): Promise<{ block: true; reason: string } | undefined> {
+  if (d.verdict === "allow") return undefined;
+  const reason = `${what.named} ${because(d)}`;
+  if (d.verdict === "deny") return { block: true, reason: `${reason}.` };
+  if (!ctx.hasUI) return { block: true, reason: `${reason} and there is no user to confirm it. Do it another way or ask the user to run it.` };
+  const title = d.kind === "builtin" ? "Run a destructive command?" : d.kind === "unresolved" ? "Run a command the gate cannot judge?" : "Allow this call?";
+  // The dialog closes (as "no") when the run is aborted or this handler times out.
+  const ok = await ctx.ui.confirm(title, `${what.shown}\n\n(${d.rule})`, { signal: ctx.signal });
+  if (ok) return undefined;
+  return { block: true, reason: `the user declined ${what.named} (${d.rule}).` };
+}
+
+/** The gate with the rules of the `permissions` settings key. */
+export default function permissionGate(pi: ExtensionAPI): void | Promise<void> {
+  const settings = typeof pi.getSettings === "function" ? pi.getSettings() : {};
+  const permissions = settings.permissions;
+  return createPermissionGate(typeof permissions === "object" && permissions !== null ? (permissions as PermissionRules) : {})(pi);
 }

@@ -35,8 +35,9 @@ const MAX_SYMLINK_HOPS = 40;
 /**
  * The real path of `p`, or of its nearest existing ancestor with the rest appended. A dangling
  * symlink on the way is followed by hand, as the file tools do: writing through it creates its target.
+ * (permission-gate matches its path rules on the same path.)
  */
-function realOrResolved(p: string, hops = 0): string {
+export function realOrResolved(p: string, hops = 0): string {
   const abs = resolve(p);
   try {
     return realpathSync(abs);

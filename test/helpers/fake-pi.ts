@@ -39,7 +39,12 @@ export function fakeCtx(over: Partial<ExtensionContext> = {}): ExtensionContext 
   return { ...base, ...over };
 }
 
-export async function loadFake(factory: ExtensionFactory, bus = new Map<string, ((data: unknown) => void)[]>()): Promise<FakePi> {
+export async function loadFake(
+  factory: ExtensionFactory,
+  bus = new Map<string, ((data: unknown) => void)[]>(),
+  /** What `pi.getSettings()` returns (a copy each call). */
+  settings: Record<string, unknown> = {},
+): Promise<FakePi> {
   const registrations: Registration[] = [];
   const flags = new Map<string, unknown>();
   const flagValues: Record<string, string | boolean> = {};
@@ -75,6 +80,7 @@ export async function loadFake(factory: ExtensionFactory, bus = new Map<string, 
     setActiveTools: unsupported("setActiveTools"),
     setSessionName: unsupported("setSessionName"),
     getSessionName: () => undefined,
+    getSettings: () => structuredClone(settings),
   } as unknown as ExtensionAPI;
   await factory(pi);
   return {

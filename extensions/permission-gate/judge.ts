@@ -1,0 +1,103 @@
+/**
+ * The verdict on one tool call: the rules and the built-in list applied to what the call does.
+ *
+ * For a shell command, each command it runs is judged on its own and the strongest verdict wins
+ * (deny > ask > allow). For one command: a deny rule that matches denies (one that may match,
+ * because a word is unknown, asks); an ask rule asks; an allow rule allows, lifting the built-in
+ * destructive list; the built-in list asks; anything else is allowed. What the gate cannot
+ * resolve asks whatever the allow rules say: it never allows what it could not parse.
+ */
+import { resolve } from "node:path";
+import type { Parser } from "web-tree-sitter";
+import { analyzeScript, type Invocation } from "./commands.ts";
+import { findDestructiveCall } from "./destructive.ts";
+import { LISTS, matchCommand, type Match, type Rule, type Verdict } from "./rules.ts";
+
+export interface Decision {
+  verdict: Verdict;
+  /** What decided: a rule as written, a built-in name, or why the command cannot be judged. */
+  rule: string;
+  kind: "rule" | "builtin" | "unresolved" | "default";
+  /** The part of the command (or the path) the decision is about. */
+  text: string;
+  /** For a rule: the list it is in (a deny rule that only may match gives "ask"). */
+  list?: Verdict;
+}
+
+const STRENGTH: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
+
+/** The first rule of `list` that matches, else the first that may match. */
+function findRule(rules: readonly Rule[], list: Verdict, test: (rule: Rule) => Match): { rule: Rule; match: Match } | undefined {
+  let maybe: { rule: Rule; match: Match } | undefined;
+  for (const rule of rules) {
+    if (rule.list !== list) continue;
+    const match = test(rule);
+    if (match === "yes") return { rule, match };
+    if (match === "maybe") maybe ??= { rule, match };
+  }
+  return maybe;
+}
+
+/** Deny, then ask, then allow rules; undefined when none matches. */
+function byRules(rules: readonly Rule[], text: string, test: (rule: Rule) => Match): Decision | undefined {
+  for (const list of LISTS) {
+    const hit = findRule(rules, list, test);
+    if (!hit) continue;
+    // A deny rule that only may match (an unknown word) asks; an allow rule must really match.
+    if (list === "allow" && hit.match !== "yes") continue;
+    const verdict: Verdict = list === "deny" && hit.match === "maybe" ? "ask" : list;
+    return { verdict, rule: hit.rule.source, kind: "rule", text, list };
+  }
+  return undefined;
+}
+
+const forTool = (tool: string) => (rule: Rule): Match => (rule.kind === "tool" && rule.tools.has(tool) ? "yes" : "no");
+
+function judgeInvocation(rules: readonly Rule[], call: Invocation): Decision {
+  const byRule = byRules(rules, call.text, (rule) => {
+    if (rule.kind === "command") return matchCommand(rule, call.name, call.argv);
+    return forTool("bash")(rule);
+  });
+  if (byRule) return byRule;
+  const hit = findDestructiveCall(call);
+  if (hit) return { verdict: "ask", rule: hit.name, kind: "builtin", text: call.text };
+  return { verdict: "allow", rule: "no rule", kind: "default", text: call.text };
+}
+
+export function judgeCommand(parser: Parser, rules: readonly Rule[], command: string, cwd: string): Decision {
+  const analysis = analyzeScript(parser, command);
+  const denyAll = byRules(rules, command, forTool("bash"));
+  const decisions: Decision[] = analysis.invocations.map((call) => judgeInvocation(rules, call));
+  const fixed = (verdict: Verdict, rule: string, kind: Decision["kind"], text: string): Decision =>
+    denyAll?.verdict === "deny" ? denyAll : { verdict, rule, kind, text };
+  for (const u of analysis.unresolved) decisions.push(fixed("ask", u.why, "unresolved", u.text));
+  for (const s of analysis.structural) decisions.push(fixed("ask", s.name, "builtin", s.text));
+  if (analysis.unresolved.some((u) => / reads the script it runs from its standard input/.test(u.why)) && analysis.invocations.some((c) => c.name === "curl" || c.name === "wget")) {
+    decisions.push(fixed("ask", "pipe from the network into a shell", "builtin", command));
+  }
+  for (const w of analysis.writes) {
+    const decision = byRules(rules, w.text, (rule) => {
+      if (rule.kind === "tool") return rule.tools.has("write") ? "yes" : "no";
+      if (rule.kind !== "path" || !rule.tools.has("write")) return "no";
+      if (!w.target.exact) return "maybe";
+      return rule.match(resolve(cwd, w.target.text), cwd) ? "yes" : "no";
+    });
+    if (decision && decision.verdict !== "allow") decisions.push(decision);
+  }
+  // The strongest verdict; among equals a rule, then a built-in name, then "cannot judge": they say more.
+  const order = (d: Decision) => (d.kind === "rule" ? 0 : d.kind === "builtin" ? 1 : 2);
+  decisions.sort((a, b) => STRENGTH[b.verdict] - STRENGTH[a.verdict] || order(a) - order(b));
+  return decisions[0] ?? { verdict: "allow", rule: "no rule", kind: "default", text: command };
+}
+
+/** A call of another tool: a path rule for the path tools, a tool rule for any tool. */
+export function judgeToolCall(rules: readonly Rule[], tool: string, path: string | undefined, cwd: string): Decision {
+  const text = path ?? tool;
+  const byRule = byRules(rules, text, (rule) => {
+    if (rule.kind === "command" || !rule.tools.has(tool)) return "no";
+    if (rule.kind === "tool") return "yes";
+    if (rule.kind !== "path") return "no";
+    return rule.match(path ?? ".", cwd) ? "yes" : "no";
+  });
+  return byRule ?? { verdict: "allow", rule: "no rule", kind: "default", text };
+}
