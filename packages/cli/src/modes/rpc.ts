@@ -11,7 +11,7 @@
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, ImageContent, Message, StreamEvent } from "@mypi/kernel";
 import type { HostSession } from "../host-session.ts";
-import { readJsonlLines, toJsonLine } from "../rpc/jsonl.ts";
+import { eventLine, readJsonlLines, toJsonLine } from "../rpc/jsonl.ts";
 import type { RpcUI } from "./rpc-ui.ts";
 
 /** What RPC commands act on: the host session and the dialogs carried over the wire. */
@@ -32,7 +32,7 @@ class CommandError extends Error {}
 
 export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> {
   const write = (value: unknown) => io.stdout.write(toJsonLine(value));
-  const unsubscribe = target.subscribe((event: StreamEvent) => void write(event));
+  const unsubscribe = target.subscribe((event: StreamEvent) => void io.stdout.write(eventLine(event)));
   /** Runs started by `prompt`, so the end of input can wait for them. */
   const runs = new Set<Promise<unknown>>();
   /** Commands are handled one at a time, in order: a slow one does not reorder the responses. */

@@ -4,6 +4,7 @@
  * would cut a valid command in two. A trailing "\r" is dropped so CRLF clients work.
  */
 import { StringDecoder } from "node:string_decoder";
+import type { MessageUpdateEvent, StreamEvent } from "@mypi/kernel";
 
 export interface JsonlSplitter {
   /** Feed a chunk; returns the complete lines it finished (without their terminators). */
@@ -51,6 +52,19 @@ export function readJsonlLines(input: NodeJS.ReadableStream, onLine: (line: stri
     });
     input.on("error", reject);
   });
+}
+
+/**
+ * One event of the run as a JSON/RPC line. A `message_update` goes without its `message`: that
+ * snapshot holds everything streamed so far, so writing it with every delta made the output grow
+ * with the square of the answer (a 100 KB tool argument wrote 630 MB; 300 KB ran out of memory).
+ * The delta and its `contentIndex` rebuild the message (docs/cli.md), and `message_end` carries
+ * it whole.
+ */
+export function eventLine(event: StreamEvent): string {
+  if (event.type !== "message_update") return toJsonLine(event);
+  const { message: _snapshot, ...update } = event as MessageUpdateEvent;
+  return toJsonLine(update);
 }
 
 /**

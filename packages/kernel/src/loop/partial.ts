@@ -37,32 +37,34 @@ export class PartialMessage {
   }
 
   /**
-   * Fold in one delta; false for events that change nothing: an unknown index, a new event type,
-   * or fields of the wrong type (a call without a string id and name never enters the message).
+   * Fold in one delta and return the position in `content` of the block it changed (what
+   * `message_update.contentIndex` says); -1 for events that change nothing: an unknown index, a
+   * new event type, or fields of the wrong type (a call without a string id and name never
+   * enters the message).
    */
-  apply(event: ModelStreamEvent): boolean {
+  apply(event: ModelStreamEvent): number {
     const last = this.#last;
     switch (event.type) {
       case "text_delta":
-        if (typeof event.delta !== "string") return false;
+        if (typeof event.delta !== "string") return -1;
         if (last?.type === "text") this.#last = Object.freeze({ type: "text", text: last.text + event.delta });
         else this.#push(Object.freeze({ type: "text", text: event.delta }));
-        return true;
+        return this.#done.length;
       case "thinking_delta":
-        if (typeof event.delta !== "string") return false;
+        if (typeof event.delta !== "string") return -1;
         if (last?.type === "thinking") this.#last = Object.freeze({ type: "thinking", thinking: last.thinking + event.delta });
         else this.#push(Object.freeze({ type: "thinking", thinking: event.delta }));
-        return true;
+        return this.#done.length;
       case "toolcall_start":
-        if (typeof event.id !== "string" || event.id === "" || typeof event.name !== "string") return false;
+        if (typeof event.id !== "string" || event.id === "" || typeof event.name !== "string") return -1;
         this.#callAt[event.index] = this.#done.length + (last === undefined ? 0 : 1);
         this.#push(Object.freeze({ type: "toolCall", id: event.id, name: event.name, arguments: NO_ARGUMENTS, rawArguments: "" }));
-        return true;
+        return this.#done.length;
       case "toolcall_delta": {
         const at = this.#callAt[event.index];
-        if (at === undefined || typeof event.delta !== "string") return false;
+        if (at === undefined || typeof event.delta !== "string") return -1;
         const call = at === this.#done.length ? last : this.#done[at];
-        if (call?.type !== "toolCall") return false;
+        if (call?.type !== "toolCall") return -1;
         const grown: ToolCall = Object.freeze({
           type: "toolCall",
           id: call.id,
@@ -72,10 +74,10 @@ export class PartialMessage {
         });
         if (at === this.#done.length) this.#last = grown;
         else this.#replace(at, grown);
-        return true;
+        return at;
       }
       default:
-        return false;
+        return -1;
     }
   }
 
