@@ -9,6 +9,7 @@
  * list the first time someone reads it, then keeps it — frozen, like the snapshot. While
  * streaming, a tool call's `arguments` is `{}` and `rawArguments` holds the JSON received so far.
  */
+import { exceedsDepth } from "../limits.ts";
 import type { AssistantContent, AssistantMessage, ModelStreamEvent, StopReason, ToolCall, Usage } from "../types.ts";
 
 const NO_USAGE: Usage = Object.freeze({ input: 0, output: 0 });
@@ -186,11 +187,15 @@ function settleCall(call: ToolCall): ToolCall {
   return { type: "toolCall", id: call.id, name: call.name, ...parsedArguments(call.rawArguments ?? "") };
 }
 
-/** A call's JSON arguments as DESIGN §6 keeps them: the object it parses to, else `{}` with the text kept. */
+/**
+ * A call's JSON arguments as DESIGN §6 keeps them: the object it parses to, else `{}` with the
+ * text kept — also for an object nested too deep to keep as one (limits.ts): as text it harms
+ * nothing, and validation tells the model why the call cannot run.
+ */
 export function parsedArguments(raw: string): Pick<ToolCall, "arguments" | "rawArguments"> {
   try {
     const value: unknown = JSON.parse(raw);
-    if (typeof value === "object" && value !== null && !Array.isArray(value)) return { arguments: value as Record<string, unknown> };
+    if (typeof value === "object" && value !== null && !Array.isArray(value) && !exceedsDepth(value)) return { arguments: value as Record<string, unknown> };
   } catch {
     // incomplete JSON: kept raw
   }

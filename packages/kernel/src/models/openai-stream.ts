@@ -8,6 +8,7 @@
  * shape is reported, never trusted.
  */
 import { randomUUID } from "node:crypto";
+import { parsedArguments } from "../loop/partial.ts";
 import type { AssistantContent, AssistantMessage, ModelStreamEvent, StopReason, ToolCall, Usage } from "../types.ts";
 
 /** A chunk that does not have the Chat Completions shape. */
@@ -224,17 +225,11 @@ export class ChatStreamAccumulator {
   }
 }
 
-/** Parse a tool call's arguments once: a JSON object, or `{}` with the raw text kept. */
+/** Parse a tool call's arguments once: a JSON object, or `{}` with the raw text kept (the loop's rule). */
 export function parseToolArguments(raw: string): Pick<ToolCall, "arguments" | "rawArguments"> {
   // A call to a tool without parameters may come with no arguments at all.
   if (raw.trim() === "") return { arguments: {} };
-  try {
-    const value: unknown = JSON.parse(raw);
-    if (isRecord(value)) return { arguments: value };
-  } catch {
-    // fall through: kept raw so the tool layer can tell the model what was wrong
-  }
-  return { arguments: {}, rawArguments: raw };
+  return parsedArguments(raw);
 }
 
 function toContent(block: Block): AssistantContent[] {
