@@ -17,6 +17,7 @@ import {
   defineTool,
   exceedsDepth,
   MAX_NESTING_DEPTH,
+  messageProblem,
   SessionManager,
   type Message,
   type ToolResultMessage,
@@ -110,6 +111,11 @@ describe("deeply nested values entering the loop", () => {
     await agent.close();
     expect(SessionManager.open(file).loadWarnings).toEqual([]);
     expect(readFileSync(file, "utf8").split("\n").filter(Boolean)).toHaveLength(1 + 7);
+  });
+
+  it("calls a message nested too deep malformed (what extensions' custom messages are checked with)", () => {
+    expect(messageProblem({ role: "custom", customType: "note", content: "x", details: deepValue(300), timestamp: 0 })).toBe("custom message is nested deeper than 256 levels");
+    expect(messageProblem({ role: "custom", customType: "note", content: "x", details: deepValue(200), timestamp: 0 })).toBeUndefined();
   });
 
   it("refuses to record an entry nested too deep, with the reason", () => {
