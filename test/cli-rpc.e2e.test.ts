@@ -2,6 +2,7 @@
  * RPC mode through the real `mypi --mode rpc` process: Pi's protocol on stdin/stdout.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { REPO, SHIPPED, createSandbox } from "./helpers/mypi.ts";
@@ -149,5 +150,15 @@ describe.concurrent("RPC mode", () => {
     const { code } = await p.exit;
     expect(code).toBe(0);
     expect(p.lines.at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Slow answer." });
+  });
+
+  it("refuses a FIFO given as --session at once (it waited forever for a writer), exit 2", async () => {
+    const fifo = join(sandbox.root, "session.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const script = sandbox.script([{ text: "unused" }]);
+    const r = await sandbox.run(["--mode", "rpc", "--model", `scripted:${script}`, "--session", fifo]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain(`mypi: --session ${fifo}: ${fifo} is a FIFO (named pipe), not a regular file`);
   });
 });

@@ -1,6 +1,7 @@
+import fc from "fast-check";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createJsonlSplitter, readJsonlLines, toJsonLine } from "../src/rpc/jsonl.ts";
+import { createJsonlSplitter, LineTooLong, readJsonlLines, toJsonLine, type JsonlRecord } from "../src/rpc/jsonl.ts";
 
 describe("createJsonlSplitter", () => {
   it("splits on LF only, keeping U+2028 and U+2029 inside a record", () => {
@@ -13,7 +14,7 @@ describe("createJsonlSplitter", () => {
   it("joins records cut across chunks, including a multi-byte character cut in half", () => {
     const s = createJsonlSplitter();
     const bytes = Buffer.from('{"t":"é✓"}\n', "utf8");
-    const out: string[] = [];
+    const out: JsonlRecord[] = [];
     for (let i = 0; i < bytes.length; i++) out.push(...s.push(bytes.subarray(i, i + 1)));
     expect(out).toEqual(['{"t":"é✓"}']);
     expect(s.end()).toEqual([]);
@@ -25,10 +26,50 @@ describe("createJsonlSplitter", () => {
   });
 });
 
+describe("createJsonlSplitter, for any lines cut into any chunks (property)", () => {
+  /** A line: any text without LF (CR, U+2028, astral characters included). */
+  const line = fc.string({ unit: fc.oneof(fc.constantFrom("\r", "\u2028", "😀", "é", "{", '"'), fc.string({ minLength: 1, maxLength: 1, unit: "binary" }).filter((c) => c !== "\n")), maxLength: 30 });
+
+  function feed(bytes: Buffer, cuts: number[], maxLineChars?: number): JsonlRecord[] {
+    const s = createJsonlSplitter({ maxLineChars });
+    const out: JsonlRecord[] = [];
+    let from = 0;
+    for (const cut of [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b)) {
+      out.push(...s.push(bytes.subarray(from, cut)));
+      from = cut;
+    }
+    out.push(...s.push(bytes.subarray(from)), ...s.end());
+    return out;
+  }
+
+  it("gives back exactly the lines, without their CR, however the bytes are cut", () => {
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 12 }), fc.boolean(), fc.array(fc.nat(), { maxLength: 20 }), (lines, terminated, cuts) => {
+        const text = lines.join("\n") + (terminated && lines.length > 0 ? "\n" : "");
+        // Unterminated, an empty last line is no line.
+        const kept = !terminated && lines.at(-1) === "" ? lines.slice(0, -1) : lines;
+        const expected = kept.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+        expect(feed(Buffer.from(text, "utf8"), cuts)).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("stands a line past the limit in by its length, and keeps every other line", () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 40, unit: "grapheme-ascii" }).filter((l) => !l.includes("\n") && !l.endsWith("\r")), { minLength: 1, maxLength: 10 }), fc.integer({ min: 1, max: 30 }), fc.array(fc.nat(), { maxLength: 20 }), (lines, limit, cuts) => {
+        const out = feed(Buffer.from(lines.join("\n") + "\n"), cuts, limit);
+        expect(out).toEqual(lines.map((l) => (l.length > limit ? new LineTooLong(l.length, limit) : l)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe("readJsonlLines", () => {
   it("hands over every line in order and resolves at end of input", async () => {
     const input = new PassThrough();
-    const lines: string[] = [];
+    const lines: JsonlRecord[] = [];
     const done = readJsonlLines(input, (l) => lines.push(l));
     input.write('{"id":1}\n{"id"');
     input.end(':2}');

@@ -51,7 +51,7 @@ function gateTool() {
   return { tool, release };
 }
 
-function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["tool"][]; requests?: ModelRequest[] } = {}) {
+function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["tool"][]; requests?: ModelRequest[]; maxLineChars?: number } = {}) {
   const out = output();
   const input = new PassThrough();
   const model = createScriptedModel({ turns } as never, { onRequest: (r) => extra.requests?.push(r) });
@@ -100,7 +100,7 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
     fork: async () => ({ cancelled: true }),
     forkMessages: () => [],
   };
-  const done = runRpcMode(target, { stdin: input, stdout: out.stream });
+  const done = runRpcMode(target, { stdin: input, stdout: out.stream, maxLineChars: extra.maxLineChars });
   const send = (value: unknown) => input.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`);
   return { ...out, input, send, done, agent, commands };
 }
@@ -252,5 +252,72 @@ describe("RPC mode", () => {
     rpc.input.end();
     await rpc.done;
     expect(rpc.lines.find((l) => l.id === "st")!.data.sessionName).toBe("a\u2028b");
+  });
+
+  it("answers a client's own response line as an unknown command instead of echoing it", async () => {
+    const rpc = setup([]);
+    rpc.send({ type: "response", id: "r", command: "prompt", success: true, data: { forged: true } });
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.lines).toEqual([{ type: "response", id: "r", command: "response", success: false, error: expect.stringMatching(/^Unknown command: response\./) }]);
+  });
+
+  it("refuses images that are not a list of base64 images with an image/… type, and runs nothing", async () => {
+    const rpc = setup([{ text: "should not run" }]);
+    const bad: unknown[] = [
+      "x",
+      [1],
+      [{ type: "text", data: "aGk=", mimeType: "image/png" }],
+      [{ type: "image", data: "aGk=" }],
+      [{ type: "image", data: "not base64!", mimeType: "image/png" }],
+      [{ type: "image", data: { nested: [] }, mimeType: "image/png" }],
+    ];
+    bad.forEach((images, i) => rpc.send({ id: i, type: "prompt", message: "look", images }));
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.lines.map((l) => [l.id, l.success, l.error.split("; ")[1] ?? l.error])).toEqual([
+      [0, false, '"images" must be a list of {"type":"image","data":"<base64>","mimeType":"image/<kind>"}.'],
+      [1, false, "images[0] is not an object."],
+      [2, false, 'images[0] has type "text".'],
+      [3, false, "images[0] has no image/… mimeType."],
+      [4, false, "images[0] has no base64 data."],
+      [5, false, "images[0] has no base64 data."],
+    ]);
+    expect(rpc.agent.messages).toEqual([]);
+  });
+
+  it("passes valid images on with only their three fields", async () => {
+    const requests: ModelRequest[] = [];
+    const rpc = setup([{ text: "a cat" }], { requests });
+    rpc.send({ id: "p", type: "prompt", message: "what is it?", images: [{ type: "image", data: "aGk=", mimeType: "image/png", extra: [[[]]] }] });
+    await rpc.waitFor((l) => l.type === "agent_end");
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.agent.messages[0]!.content).toEqual([{ type: "text", text: "what is it?" }, { type: "image", data: "aGk=", mimeType: "image/png" }]);
+  });
+
+  it("refuses a command nested deeper than 256 levels, with its id, and keeps going", async () => {
+    const rpc = setup([]);
+    rpc.send(`{"id":"deep","type":"prompt","message":"hi","images":[${"[".repeat(3000)}${"]".repeat(3000)}]}`);
+    rpc.send({ id: "s", type: "get_state" });
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.lines.map((l) => [l.id, l.command, l.success, l.error])).toEqual([
+      ["deep", "prompt", false, "Failed to parse command: the command is nested deeper than 256 levels."],
+      ["s", "get_state", true, undefined],
+    ]);
+  });
+
+  it("drops a line longer than the limit with an error, without holding it, and reads the next line", async () => {
+    const rpc = setup([], { maxLineChars: 1000 });
+    for (let i = 0; i < 50; i++) rpc.input.write("x".repeat(100)); // one 5000-character line in pieces
+    rpc.input.write("\n");
+    rpc.send({ id: "s", type: "get_state" });
+    rpc.input.end();
+    await rpc.done;
+    expect(rpc.lines.map((l) => [l.id, l.command, l.success, l.error])).toEqual([
+      [undefined, "parse", false, "Failed to parse command: the line is longer than 1000 characters (5000) and was dropped. Send large content in smaller commands."],
+      ["s", "get_state", true, undefined],
+    ]);
   });
 });

@@ -9,3 +9,4 @@ export * from "./loop/index.ts";
 export * from "./models/index.ts";
 export * from "./session/index.ts";
 export { cjsDefault } from "./interop.ts";
+export { exceedsDepth, MAX_NESTING_DEPTH, tooDeepText } from "./limits.ts";

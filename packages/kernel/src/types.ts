@@ -255,6 +255,13 @@ export interface MessageUpdateEvent extends Stamped {
   type: "message_update";
   message: AssistantMessage;
   delta: ModelStreamEvent;
+  /**
+   * The position in `message.content` of the block `delta` changed: a text or thinking delta
+   * extends that block or starts it there, `toolcall_start` puts the call there, `toolcall_delta`
+   * extends its `rawArguments`. Enough to rebuild the message from deltas alone (the JSON and RPC
+   * wire carry no snapshot).
+   */
+  contentIndex: number;
 }
 export interface MessageEndEvent extends Stamped {
   type: "message_end";

@@ -13,7 +13,7 @@ import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, AgentEndEvent } from "@mypi/kernel";
 import { exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
-import { toJsonLine } from "../rpc/jsonl.ts";
+import { eventLine } from "../rpc/jsonl.ts";
 
 export interface OneShotOptions {
   prompt: string;
@@ -124,7 +124,7 @@ function followRuns(agent: Agent, io: CliIO, options: OneShotOptions) {
   const followed = {
     end: undefined as AgentEndEvent | undefined,
     stop: agent.subscribe((event) => {
-      if (options.json) io.stdout.write(toJsonLine(event));
+      if (options.json) io.stdout.write(eventLine(event));
       else if (event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
       if (event.type !== "agent_end") return;
       followed.end = event as AgentEndEvent;

@@ -9,9 +9,9 @@
  * run in progress is finished (open dialogs resolve to their defaults), then the mode returns.
  */
 import { parseSlashCommand } from "@mypi/extension-api";
-import type { Agent, ImageContent, Message, StreamEvent } from "@mypi/kernel";
+import { exceedsDepth, tooDeepText, type Agent, type ImageContent, type Message, type StreamEvent } from "@mypi/kernel";
 import type { HostSession } from "../host-session.ts";
-import { readJsonlLines, toJsonLine } from "../rpc/jsonl.ts";
+import { eventLine, LineTooLong, readJsonlLines, toJsonLine, type JsonlRecord } from "../rpc/jsonl.ts";
 import type { RpcUI } from "./rpc-ui.ts";
 
 /** What RPC commands act on: the host session and the dialogs carried over the wire. */
@@ -22,6 +22,8 @@ export interface RpcTarget extends HostSession {
 export interface RpcIO {
   stdin: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream;
+  /** The longest command line accepted, in characters (default `MAX_LINE_CHARS`, 64 Mi). */
+  maxLineChars?: number;
 }
 
 type Command = { id?: unknown; type: string; [key: string]: unknown };
@@ -32,7 +34,7 @@ class CommandError extends Error {}
 
 export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> {
   const write = (value: unknown) => io.stdout.write(toJsonLine(value));
-  const unsubscribe = target.subscribe((event: StreamEvent) => void write(event));
+  const unsubscribe = target.subscribe((event: StreamEvent) => void io.stdout.write(eventLine(event)));
   /** Runs started by `prompt`, so the end of input can wait for them. */
   const runs = new Set<Promise<unknown>>();
   /** Commands are handled one at a time, in order: a slow one does not reorder the responses. */
@@ -60,6 +62,7 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   const handlers: Record<string, (c: Command, reply: (data?: unknown) => void) => Promise<unknown> | unknown> = {
     prompt: async (c, reply) => {
       const message = requireString(c, "message");
+      const images = readImages(c.images); // refused before anything runs, a command or a steer included
       const slash = parseSlashCommand(message);
       if (slash) {
         const stop = new AbortController();
@@ -77,7 +80,6 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
         if (behavior === "followUp") return void target.agent.followUp(message);
         throw new CommandError('The agent is already running. Send "steer" or "follow_up", or prompt with streamingBehavior "steer" | "followUp".');
       }
-      const images = c.images as ImageContent[] | undefined;
       // Answer first: the run's events follow the response (the run starts on the next microtask).
       reply();
       const run = target.agent.prompt(message, { source: "rpc", ...(images && { images }) });
@@ -112,17 +114,30 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   };
 
   /** Parse one line: a command, or the error response it gets. */
-  const parse = (line: string): Command | Response => {
+  const parse = (line: JsonlRecord): { command: Command } | { refused: Response } => {
+    const refused = (error: string, command = "parse"): { refused: Response } => ({
+      refused: { type: "response", command, success: false, error: `Failed to parse command: ${error}` },
+    });
+    if (line instanceof LineTooLong) {
+      return refused(`the line is longer than ${line.limit} characters (${line.chars}) and was dropped. Send large content in smaller commands.`);
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
     } catch (error) {
-      return { type: "response", command: "parse", success: false, error: `Failed to parse command: ${(error as Error).message}` };
+      return refused((error as Error).message);
     }
     if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || typeof (parsed as Command).type !== "string") {
-      return { type: "response", command: "parse", success: false, error: 'Failed to parse command: expected an object with a string "type"' };
+      return refused('expected an object with a string "type"');
     }
-    return parsed as Command;
+    // Kept out before anything holds it: freezing, copying or writing it would overflow the stack.
+    if (exceedsDepth(parsed)) {
+      const { id, type } = parsed as Command;
+      const answer = refused(`${tooDeepText("the command")}.`, type);
+      if (id !== undefined && (typeof id !== "object" || id === null)) answer.refused.id = id;
+      return answer;
+    }
+    return { command: parsed as Command };
   };
 
   const handle = async (command: Command) => {
@@ -146,11 +161,15 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   };
 
   await readJsonlLines(io.stdin, (line) => {
-    if (line.trim() === "") return;
-    const command = parse(line);
-    if (command.type === "response") {
-      queue = queue.then(() => void write(command));
-    } else if (command.type === "extension_ui_response") {
+    if (typeof line === "string" && line.trim() === "") return;
+    const parsed = parse(line);
+    if ("refused" in parsed) {
+      // In the queue, so that it is answered in the order the lines came.
+      queue = queue.then(() => void write(parsed.refused));
+      return;
+    }
+    const { command } = parsed;
+    if (command.type === "extension_ui_response") {
       // Answered at once, outside the queue: the command waiting on this dialog may be in it.
       target.ui.answer(command); // an answer to a dialog that already ended is ignored
     } else if (command.type === "abort") {
@@ -161,7 +180,7 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
       sentAfter.set(command, aborts);
       queue = queue.then(() => handle(command));
     }
-  });
+  }, { maxLineChars: io.maxLineChars });
   // End of input: nobody can answer a dialog any more; finish what was sent and the run in progress.
   target.ui.close();
   await queue;
@@ -178,6 +197,27 @@ function lastAssistantText(messages: readonly Message[]): string | null {
   }
   return null;
 }
+
+/**
+ * A prompt's `images`: absent, or a list of `{type: "image", data, mimeType}` with base64 `data`
+ * and an `image/…` type. Copied field by field, so nothing else a client put in them goes on.
+ */
+function readImages(value: unknown): ImageContent[] | undefined {
+  if (value === undefined) return undefined;
+  const shape = '"images" must be a list of {"type":"image","data":"<base64>","mimeType":"image/<kind>"}';
+  if (!Array.isArray(value)) throw new CommandError(`${shape}.`);
+  return value.map((image: unknown, i) => {
+    const at = `${shape}; images[${i}]`;
+    if (typeof image !== "object" || image === null || Array.isArray(image)) throw new CommandError(`${at} is not an object.`);
+    const { type, data, mimeType } = image as Record<string, unknown>;
+    if (type !== "image") throw new CommandError(`${at} has type ${JSON.stringify(type) ?? "undefined"}.`);
+    if (typeof mimeType !== "string" || !/^image\/[\w.+-]+$/.test(mimeType)) throw new CommandError(`${at} has no image/… mimeType.`);
+    if (typeof data !== "string" || data === "" || !BASE64.test(data)) throw new CommandError(`${at} has no base64 data.`);
+    return { type: "image", data, mimeType };
+  });
+}
+
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 function requireString(c: Command, field: string): string {
   const value = c[field];

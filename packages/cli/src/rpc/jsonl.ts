@@ -4,29 +4,72 @@
  * would cut a valid command in two. A trailing "\r" is dropped so CRLF clients work.
  */
 import { StringDecoder } from "node:string_decoder";
+import type { MessageUpdateEvent, StreamEvent } from "@mypi/kernel";
+
+/** The longest line read (in characters): a longer one is dropped, and reported, not buffered. */
+export const MAX_LINE_CHARS = 64 * 1024 * 1024;
+
+/** What stands for a line longer than the limit: how long it was. */
+export class LineTooLong {
+  constructor(
+    readonly chars: number,
+    readonly limit: number,
+  ) {}
+}
+
+export type JsonlRecord = string | LineTooLong;
 
 export interface JsonlSplitter {
   /** Feed a chunk; returns the complete lines it finished (without their terminators). */
-  push(chunk: Buffer | string): string[];
+  push(chunk: Buffer | string): JsonlRecord[];
   /** End of input: the unterminated rest, if any, as a last line. */
-  end(): string[];
+  end(): JsonlRecord[];
 }
 
-export function createJsonlSplitter(): JsonlSplitter {
+/**
+ * Linear in the input: each chunk is searched for "\n" once and an unfinished line is kept as
+ * its pieces, joined once when its end arrives (gluing the rest to every chunk and splitting
+ * again made a 64 MB line cost 27 s). Past `maxLineChars` a line's pieces are let go and only
+ * counted until its end.
+ */
+export function createJsonlSplitter(options: { maxLineChars?: number } = {}): JsonlSplitter {
+  const limit = options.maxLineChars ?? MAX_LINE_CHARS;
   // The decoder keeps a multi-byte character that straddles two chunks whole.
   const decoder = new StringDecoder("utf8");
-  let rest = "";
-  const take = (text: string): string[] => {
-    const parts = text.split("\n");
-    rest = parts.pop()!;
-    return parts.map(stripCr);
+  let pieces: string[] = [];
+  let size = 0;
+  let tooLong = false;
+  const add = (piece: string) => {
+    size += piece.length;
+    if (tooLong) return;
+    if (size > limit) {
+      tooLong = true;
+      pieces = [];
+    } else if (piece.length > 0) pieces.push(piece);
+  };
+  const close = (): JsonlRecord => {
+    const line = tooLong ? new LineTooLong(size, limit) : stripCr(pieces.length === 1 ? pieces[0]! : pieces.join(""));
+    pieces = [];
+    size = 0;
+    tooLong = false;
+    return line;
+  };
+  const take = (text: string): JsonlRecord[] => {
+    const lines: JsonlRecord[] = [];
+    let from = 0;
+    for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", from)) {
+      add(text.slice(from, nl));
+      lines.push(close());
+      from = nl + 1;
+    }
+    if (from < text.length) add(from === 0 ? text : text.slice(from));
+    return lines;
   };
   return {
-    push: (chunk) => take(rest + (typeof chunk === "string" ? chunk : decoder.write(chunk))),
+    push: (chunk) => take(typeof chunk === "string" ? chunk : decoder.write(chunk)),
     end: () => {
-      const last = rest + decoder.end();
-      rest = "";
-      return last.length > 0 ? [stripCr(last)] : [];
+      const lines = take(decoder.end());
+      return size > 0 || tooLong ? [...lines, close()] : lines;
     },
   };
 }
@@ -37,10 +80,11 @@ function stripCr(line: string): string {
 
 /**
  * Read `input` line by line. `onLine` is called in order for every line (blank lines included;
- * the caller decides); the promise resolves at end of input after the last line was handed over.
+ * the caller decides), with a `LineTooLong` for a line past the limit; the promise resolves at
+ * end of input after the last line was handed over.
  */
-export function readJsonlLines(input: NodeJS.ReadableStream, onLine: (line: string) => void): Promise<void> {
-  const splitter = createJsonlSplitter();
+export function readJsonlLines(input: NodeJS.ReadableStream, onLine: (line: JsonlRecord) => void, options: { maxLineChars?: number } = {}): Promise<void> {
+  const splitter = createJsonlSplitter(options);
   return new Promise((resolve, reject) => {
     input.on("data", (chunk: Buffer | string) => {
       for (const line of splitter.push(chunk)) onLine(line);
@@ -51,6 +95,19 @@ export function readJsonlLines(input: NodeJS.ReadableStream, onLine: (line: stri
     });
     input.on("error", reject);
   });
+}
+
+/**
+ * One event of the run as a JSON/RPC line. A `message_update` goes without its `message`: that
+ * snapshot holds everything streamed so far, so writing it with every delta made the output grow
+ * with the square of the answer (a 100 KB tool argument wrote 630 MB; 300 KB ran out of memory).
+ * The delta and its `contentIndex` rebuild the message (docs/cli.md), and `message_end` carries
+ * it whole.
+ */
+export function eventLine(event: StreamEvent): string {
+  if (event.type !== "message_update") return toJsonLine(event);
+  const { message: _snapshot, ...update } = event as MessageUpdateEvent;
+  return toJsonLine(update);
 }
 
 /**

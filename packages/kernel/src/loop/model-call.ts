@@ -216,8 +216,9 @@ async function readStream(run: Run, request: ModelRequest, partial: PartialMessa
         closeQuietly(iterator);
         return done(message);
       }
-      if (partial.apply(event)) {
-        run.emit({ type: "message_update", message: partial.snapshot(), delta: Object.freeze(event), timestamp: Date.now() });
+      const contentIndex = partial.apply(event);
+      if (contentIndex >= 0) {
+        run.emit({ type: "message_update", message: partial.snapshot(), delta: Object.freeze(event), contentIndex, timestamp: Date.now() });
       }
     }
   } catch (error) {

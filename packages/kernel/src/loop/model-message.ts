@@ -7,6 +7,7 @@
  * (`arguments: {}`, the text in `rawArguments`), so the call gets an error the model can act on.
  * A well-formed message is returned as it is: no copy.
  */
+import { exceedsDepth, tooDeepText } from "../limits.ts";
 import type { AssistantContent, AssistantMessage, ToolCall } from "../types.ts";
 import { parsedArguments } from "./partial.ts";
 
@@ -55,6 +56,10 @@ function withObjectArguments(call: ToolCall): ToolCall {
   const args: unknown = call.arguments;
   const raw: unknown = call.rawArguments;
   const isObject = typeof args === "object" && args !== null && !Array.isArray(args);
+  if (isObject && exceedsDepth(args)) {
+    // Kept as text (limits.ts): validation tells the model; history never holds the deep object.
+    return { type: "toolCall", id: call.id, name: call.name, arguments: {}, rawArguments: jsonText(args, TOO_DEEP_ARGUMENTS) };
+  }
   if (isObject && (raw === undefined || typeof raw === "string")) return call;
   const fixed: ToolCall = { type: "toolCall", id: call.id, name: call.name, arguments: {} };
   if (isObject) fixed.arguments = args as Record<string, unknown>; // a raw text that is not text is dropped
@@ -63,11 +68,14 @@ function withObjectArguments(call: ToolCall): ToolCall {
   return fixed;
 }
 
-function jsonText(value: unknown): string {
+/** What stands for arguments too deep even to write as JSON: not JSON, so validation refuses it. */
+const TOO_DEEP_ARGUMENTS = `(${tooDeepText("the arguments object")})`;
+
+function jsonText(value: unknown, fallback = String(value)): string {
   try {
-    return JSON.stringify(value) ?? String(value);
+    return JSON.stringify(value) ?? fallback;
   } catch {
-    return String(value);
+    return fallback;
   }
 }
 

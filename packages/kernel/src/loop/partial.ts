@@ -9,6 +9,7 @@
  * list the first time someone reads it, then keeps it — frozen, like the snapshot. While
  * streaming, a tool call's `arguments` is `{}` and `rawArguments` holds the JSON received so far.
  */
+import { exceedsDepth } from "../limits.ts";
 import type { AssistantContent, AssistantMessage, ModelStreamEvent, StopReason, ToolCall, Usage } from "../types.ts";
 
 const NO_USAGE: Usage = Object.freeze({ input: 0, output: 0 });
@@ -37,32 +38,34 @@ export class PartialMessage {
   }
 
   /**
-   * Fold in one delta; false for events that change nothing: an unknown index, a new event type,
-   * or fields of the wrong type (a call without a string id and name never enters the message).
+   * Fold in one delta and return the position in `content` of the block it changed (what
+   * `message_update.contentIndex` says); -1 for events that change nothing: an unknown index, a
+   * new event type, or fields of the wrong type (a call without a string id and name never
+   * enters the message).
    */
-  apply(event: ModelStreamEvent): boolean {
+  apply(event: ModelStreamEvent): number {
     const last = this.#last;
     switch (event.type) {
       case "text_delta":
-        if (typeof event.delta !== "string") return false;
+        if (typeof event.delta !== "string") return -1;
         if (last?.type === "text") this.#last = Object.freeze({ type: "text", text: last.text + event.delta });
         else this.#push(Object.freeze({ type: "text", text: event.delta }));
-        return true;
+        return this.#done.length;
       case "thinking_delta":
-        if (typeof event.delta !== "string") return false;
+        if (typeof event.delta !== "string") return -1;
         if (last?.type === "thinking") this.#last = Object.freeze({ type: "thinking", thinking: last.thinking + event.delta });
         else this.#push(Object.freeze({ type: "thinking", thinking: event.delta }));
-        return true;
+        return this.#done.length;
       case "toolcall_start":
-        if (typeof event.id !== "string" || event.id === "" || typeof event.name !== "string") return false;
+        if (typeof event.id !== "string" || event.id === "" || typeof event.name !== "string") return -1;
         this.#callAt[event.index] = this.#done.length + (last === undefined ? 0 : 1);
         this.#push(Object.freeze({ type: "toolCall", id: event.id, name: event.name, arguments: NO_ARGUMENTS, rawArguments: "" }));
-        return true;
+        return this.#done.length;
       case "toolcall_delta": {
         const at = this.#callAt[event.index];
-        if (at === undefined || typeof event.delta !== "string") return false;
+        if (at === undefined || typeof event.delta !== "string") return -1;
         const call = at === this.#done.length ? last : this.#done[at];
-        if (call?.type !== "toolCall") return false;
+        if (call?.type !== "toolCall") return -1;
         const grown: ToolCall = Object.freeze({
           type: "toolCall",
           id: call.id,
@@ -72,10 +75,10 @@ export class PartialMessage {
         });
         if (at === this.#done.length) this.#last = grown;
         else this.#replace(at, grown);
-        return true;
+        return at;
       }
       default:
-        return false;
+        return -1;
     }
   }
 
@@ -184,11 +187,15 @@ function settleCall(call: ToolCall): ToolCall {
   return { type: "toolCall", id: call.id, name: call.name, ...parsedArguments(call.rawArguments ?? "") };
 }
 
-/** A call's JSON arguments as DESIGN §6 keeps them: the object it parses to, else `{}` with the text kept. */
+/**
+ * A call's JSON arguments as DESIGN §6 keeps them: the object it parses to, else `{}` with the
+ * text kept — also for an object nested too deep to keep as one (limits.ts): as text it harms
+ * nothing, and validation tells the model why the call cannot run.
+ */
 export function parsedArguments(raw: string): Pick<ToolCall, "arguments" | "rawArguments"> {
   try {
     const value: unknown = JSON.parse(raw);
-    if (typeof value === "object" && value !== null && !Array.isArray(value)) return { arguments: value as Record<string, unknown> };
+    if (typeof value === "object" && value !== null && !Array.isArray(value) && !exceedsDepth(value)) return { arguments: value as Record<string, unknown> };
   } catch {
     // incomplete JSON: kept raw
   }

@@ -23,6 +23,7 @@ import {
   type ArgumentValidation,
   type ExecutedToolResult,
 } from "../tools/index.ts";
+import { exceedsDepth, tooDeepText } from "../limits.ts";
 import { runTool } from "../tools/execute.ts";
 import type { AssistantMessage, Slots, Tool, ToolCall, ToolResult, ToolResultMessage } from "../types.ts";
 import { deepCopy, deepFreeze, frozenCopy } from "./freeze.ts";
@@ -47,6 +48,7 @@ interface CallEntry {
 }
 
 const NO_TOOLS: ReadonlyMap<string, Tool> = new Map();
+const TOO_DEEP_RESULT = `Tool result withheld: ${tooDeepText("it")} (content and details must be flatter); nothing of it was kept.`;
 const NO_RESULTS: BatchOutcome = Object.freeze({ results: [] }) as BatchOutcome;
 
 export function toolCallsOf(message: AssistantMessage): ToolCall[] {
@@ -347,7 +349,9 @@ class Batch {
   }
 
   /** The call is answered: `tool_execution_end` now, result messages as soon as source order allows. */
-  #settle(entry: CallEntry, raw: ExecutedToolResult): void {
+  #settle(entry: CallEntry, answer: ExecutedToolResult): void {
+    // A result nested too deep would overflow freezing here and every later copy of the history.
+    const raw = exceedsDepth(answer) ? errorResult(TOO_DEEP_RESULT) : answer;
     // Copies: the tool may keep its own content and details objects and change them later.
     const final: FinalResult = { content: frozenCopy(raw.content), isError: raw.isError === true };
     if (raw.details !== undefined) final.details = frozenCopy(raw.details);

@@ -10,6 +10,7 @@
  */
 import type { APIError } from "openai";
 import { MalformedChunkError } from "./openai-stream.ts";
+import { watchDone } from "./openai-done.ts";
 
 /** The SDK's error classes: the loaded `openai` module itself fits. */
 export type SdkErrorClasses = Pick<
@@ -175,12 +176,13 @@ type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Resp
  * would report as "status code (no body)". Those are rewritten to the OpenAI shape.
  *
  * A success that is a whole document, not an event stream, would look to the SDK like a stream
- * that ended before the answer began: see `readDocument`.
+ * that ended before the answer began: see `readDocument`. A success's body is watched for
+ * `[DONE]` on its way to the SDK (openai-done.ts).
  */
 export function readableErrorFetch(inner: Fetch = globalThis.fetch): Fetch {
   return async (input, init) => {
     const response = await inner(input, init);
-    if (response.ok) return mediaType(response.headers) === "text/event-stream" ? response : sniffBody(response);
+    if (response.ok) return watchDone(mediaType(response.headers) === "text/event-stream" ? response : await sniffBody(response));
     const text = await response.text();
     const body = normalizeErrorBody(text);
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });

@@ -8,6 +8,7 @@
  * shape is reported, never trusted.
  */
 import { randomUUID } from "node:crypto";
+import { parsedArguments } from "../loop/partial.ts";
 import type { AssistantContent, AssistantMessage, ModelStreamEvent, StopReason, ToolCall, Usage } from "../types.ts";
 
 /** A chunk that does not have the Chat Completions shape. */
@@ -46,6 +47,8 @@ export class ChatStreamAccumulator {
   private readonly toolSlotAt = new Map<number, ToolCallSlot>();
   private usage: Usage = { input: 0, output: 0 };
   private finishReason: string | undefined;
+  /** The last chunk was the usage chunk (`choices: []` with `usage`): servers send it after the answer. */
+  private usageLast = false;
 
   constructor(private readonly modelId: string) {}
 
@@ -54,14 +57,28 @@ export class ChatStreamAccumulator {
     return this.finishReason !== undefined;
   }
 
+  /**
+   * The stream's last chunk was the usage chunk: the answer is over even without a
+   * `finish_reason` (Snowflake Cortex sends none).
+   */
+  get endedWithUsage(): boolean {
+    return this.usageLast;
+  }
+
   push(raw: unknown): ModelStreamEvent[] {
+    this.usageLast = false;
     if (!isRecord(raw)) throw new MalformedChunkError(`expected a JSON object, got ${describe(raw)}`);
-    if (raw.usage !== undefined && raw.usage !== null) this.readUsage(raw.usage);
+    const hasUsage = raw.usage !== undefined && raw.usage !== null;
+    if (hasUsage) this.readUsage(raw.usage);
     if (raw.choices === undefined) return []; // metadata frames some servers send
     if (!Array.isArray(raw.choices)) throw new MalformedChunkError(`"choices" is ${describe(raw.choices)}, expected an array`);
+    if (raw.choices.length === 0) {
+      this.usageLast = hasUsage;
+      return []; // the usage chunk
+    }
     // Only the first choice is read: `n` is never asked for, but a server may send more.
     const choice: unknown = raw.choices.find(isFirstChoice);
-    if (choice === undefined) return []; // the usage chunk (`choices: []`), or another choice's
+    if (choice === undefined) return []; // another choice's
     if (!isRecord(choice)) throw new MalformedChunkError(`choices[0] is ${describe(choice)}`);
 
     const events: ModelStreamEvent[] = [];
@@ -75,7 +92,10 @@ export class ChatStreamAccumulator {
     return events;
   }
 
-  /** The stop reason for the `finish_reason` received; call only when `finished`. */
+  /**
+   * The stop reason for the `finish_reason` received, or for an answer the server ended
+   * without one (`[DONE]`, the usage chunk): then the tool calls decide, as for "stop".
+   */
   outcome(): FinishOutcome {
     // A call the server finished without naming cannot run, and dropping it would lose it.
     const nameless = this.toolSlots.find((slot) => slot.name === undefined && (slot.serverId !== undefined || slot.args !== ""));
@@ -205,17 +225,11 @@ export class ChatStreamAccumulator {
   }
 }
 
-/** Parse a tool call's arguments once: a JSON object, or `{}` with the raw text kept. */
+/** Parse a tool call's arguments once: a JSON object, or `{}` with the raw text kept (the loop's rule). */
 export function parseToolArguments(raw: string): Pick<ToolCall, "arguments" | "rawArguments"> {
   // A call to a tool without parameters may come with no arguments at all.
   if (raw.trim() === "") return { arguments: {} };
-  try {
-    const value: unknown = JSON.parse(raw);
-    if (isRecord(value)) return { arguments: value };
-  } catch {
-    // fall through: kept raw so the tool layer can tell the model what was wrong
-  }
-  return { arguments: {}, rawArguments: raw };
+  return parsedArguments(raw);
 }
 
 function toContent(block: Block): AssistantContent[] {

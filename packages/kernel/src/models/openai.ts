@@ -29,6 +29,7 @@ import {
   type SdkErrorClasses,
 } from "./openai-errors.ts";
 import { buildChatRequest, type MaxTokensField } from "./openai-messages.ts";
+import { sawDone } from "./openai-done.ts";
 import { ChatStreamAccumulator } from "./openai-stream.ts";
 
 export { toOpenAIMessages, type MaxTokensField } from "./openai-messages.ts";
@@ -196,8 +197,9 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
     const link = linkAbort(signal);
     try {
       let stream;
+      let response: Response;
       try {
-        stream = await connection.client.chat.completions.create(body, { signal: link.signal });
+        ({ data: stream, response } = await connection.client.chat.completions.create(body, { signal: link.signal }).withResponse());
       } catch (err) {
         const failure = classifyError(err, state.ctx, connection.errors);
         if (signal.aborted || failure.kind === "aborted") {
@@ -213,7 +215,7 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
         return;
       }
       // Once a response is streaming, its events have been handed out: no retry from here.
-      yield* readChatStream(state, connection.errors, stream, acc, signal);
+      yield* readChatStream(state, connection.errors, stream, acc, signal, () => sawDone(response));
       return;
     } finally {
       link.dispose();
@@ -239,6 +241,8 @@ async function* readChatStream(
   stream: ChunkStream,
   acc: ChatStreamAccumulator,
   signal: AbortSignal,
+  /** Whether the body carried `data: [DONE]` (the SDK's iterator does not say). */
+  saidDone: () => boolean,
 ): AsyncGenerator<ModelStreamEvent> {
   const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", message) });
   const iterator = stream[Symbol.asyncIterator]();
@@ -282,14 +286,15 @@ async function* readChatStream(
     yield failed(failure);
   } else if (stalled) {
     yield failed(`the stream from ${state.ctx.baseURL} stalled: no data for ${state.idleTimeoutMs / 1000} s (idleTimeoutMs)`);
-  } else if (!acc.finished) {
+  } else if (!acc.finished && !acc.endedWithUsage && !saidDone()) {
     const how =
       cutBy === undefined
         ? `the server at ${state.ctx.baseURL} closed the stream mid-answer`
         : `the connection to ${state.ctx.baseURL} was cut (${cutBy})`;
-    yield failed(`stream ended before the model finished (no finish_reason): ${how}`);
+    yield failed(`stream ended before the model finished (no finish_reason, usage chunk or [DONE]): ${how}`);
   } else {
-    // The answer is complete even if the connection broke before the usage chunk or [DONE].
+    // The answer is complete once the server said so in any of its three ways — finish_reason,
+    // the usage chunk after it, [DONE] — even if the connection broke after the first.
     const outcome = acc.outcome();
     yield outcome.stopReason === "error"
       ? failed(outcome.errorMessage)

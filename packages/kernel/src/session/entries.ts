@@ -3,6 +3,7 @@
  * tree (`id`, `parentId`). Timestamps in the file are ISO strings (messages keep their own
  * millisecond `timestamp`).
  */
+import { exceedsDepth, tooDeepText } from "../limits.ts";
 import type { Message } from "../types.ts";
 
 export const SESSION_VERSION = 1;
@@ -117,6 +118,8 @@ export function entryProblem(e: unknown): string | undefined {
  */
 export function messageProblem(m: unknown): string | undefined {
   if (!isObject(m) || typeof m.role !== "string") return "message entry without a message";
+  // Freezing, copying and writing the history recurse (limits.ts).
+  if (exceedsDepth(m)) return tooDeepText(`${m.role} message`);
   switch (m.role) {
     case "user":
       return contentProblem("user", m.content, USER_BLOCKS, true);

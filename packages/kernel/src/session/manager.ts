@@ -11,8 +11,9 @@
  * ever rewritten. On load the leaf is the last entry in the file.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { appendFileSync, closeSync, constants, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
+import { appendFileSync, closeSync, constants, mkdirSync, openSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { exceedsDepth, tooDeepText } from "../limits.ts";
 import type { Message } from "../types.ts";
 import {
   messageProblem,
@@ -26,7 +27,7 @@ import {
   type SessionHeader,
   type SessionInfoEntry,
 } from "./entries.ts";
-import { parseSessionText } from "./load.ts";
+import { readSessionFile } from "./load.ts";
 import { defaultSessionDir, latestSessionFile, sessionFileName } from "./paths.ts";
 import { repairToolHistory } from "./repair.ts";
 import { compactionSummaryMessage } from "./summary-message.ts";
@@ -111,22 +112,16 @@ export class SessionManager {
   /**
    * An existing session file, or a new session at that path when it does not exist or is empty
    * (`cwd` then defaults to the process's). Damaged lines are skipped and listed in
-   * `loadWarnings`; only an unreadable file (permissions, a folder) throws.
+   * `loadWarnings`; only an unreadable file (permissions) or no regular file (a folder, a FIFO) throws.
    */
   static open(file: string, options?: { cwd?: string }): SessionManager {
     const path = resolve(file);
-    let text = "";
-    try {
-      if (statSync(path).size > 0) text = readFileSync(path, "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    }
+    const loaded = readSessionFile(path);
     const fallbackCwd = resolve(options?.cwd ?? process.cwd());
-    if (text === "") {
+    if (loaded === undefined) {
       const id = idFromFileName(path) ?? randomUUID();
       return SessionManager.fresh({ type: "session", version: SESSION_VERSION, id, cwd: fallbackCwd, timestamp: new Date().toISOString() }, path);
     }
-    const loaded = parseSessionText(text, path);
     const header: SessionHeader = loaded.header ?? {
       type: "session",
       version: SESSION_VERSION,
@@ -217,6 +212,8 @@ export class SessionManager {
 
   private append<E extends SessionEntry>(fields: Fields<E>, id = this.newId()): E {
     const { type, ...rest } = fields as Fields<SessionEntry>;
+    // Loading would skip it (load.ts), and writing or copying it could overflow the stack.
+    if (exceedsDepth(rest)) throw new Error(`Cannot record a ${type} entry in session ${this.id}: ${tooDeepText("it")}.`);
     const entry = { type, id, parentId: this.leafId, timestamp: new Date().toISOString(), ...rest } as E;
     if (this.file !== undefined) this.write(entry);
     this.entries.push(entry);

@@ -3,6 +3,7 @@
  * defaulted) against the tool's schema. Never throws; every failure is a message the model can
  * act on. The message texts are documented verbatim in docs/tools.md.
  */
+import { exceedsDepth, MAX_NESTING_DEPTH } from "../limits.ts";
 import type { Tool, ToolCall } from "../types.ts";
 import { toolValidator } from "./define.ts";
 import { locateJsonError, visible } from "./json-error.ts";
@@ -61,6 +62,7 @@ function readArguments(toolName: string, call: Pick<ToolCall, "arguments" | "raw
   if (raw === undefined) {
     if (call.arguments === undefined || call.arguments === null) return {};
     if (!isPlainObject(call.arguments)) return new Refusal(notAnObject(JSON.stringify(toolName), call.arguments, undefined));
+    if (exceedsDepth(call.arguments)) return new Refusal(tooDeep(JSON.stringify(toolName)));
     return call.arguments;
   }
   // Some models send an empty string for a tool without parameters.
@@ -72,7 +74,12 @@ function readArguments(toolName: string, call: Pick<ToolCall, "arguments" | "raw
     return new Refusal(unparseable(JSON.stringify(toolName), raw, error));
   }
   if (!isPlainObject(value)) return new Refusal(notAnObject(JSON.stringify(toolName), value, raw));
+  if (exceedsDepth(value)) return new Refusal(tooDeep(JSON.stringify(toolName)));
   return value;
+}
+
+function tooDeep(name: string): string {
+  return `The arguments for tool ${name} are nested deeper than ${MAX_NESTING_DEPTH} levels, which no tool accepts. Call ${name} again with flatter arguments.`;
 }
 
 function unparseable(name: string, raw: string, error: unknown): string {

@@ -141,7 +141,14 @@ export const ev = {
   ],
   messageStart: (message: Message): Ev => ({ type: "message_start", message, timestamp: 0 }),
   messageEnd: (message: Message): Ev => ({ type: "message_end", message, timestamp: 0 }),
-  update: (content: AssistantContent[], delta: Ev): Ev => ({ type: "message_update", message: partial(content), delta, timestamp: 0 }),
+  /** `contentIndex` defaults to the last block: the one a delta of a message streamed in order changes. */
+  update: (content: AssistantContent[], delta: Ev, contentIndex = content.length - 1): Ev => ({
+    type: "message_update",
+    message: partial(content),
+    delta,
+    contentIndex,
+    timestamp: 0,
+  }),
   toolStart: (toolCallId: string, toolName: string, args: unknown): Ev => ({ type: "tool_execution_start", toolCallId, toolName, args, timestamp: 0 }),
   toolUpdate: (toolCallId: string, toolName: string, args: unknown, partialResult: unknown): Ev => ({
     type: "tool_execution_update",

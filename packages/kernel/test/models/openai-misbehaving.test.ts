@@ -4,6 +4,9 @@
  * stream. Driven through the real `openai` SDK against the loopback server of
  * test/helpers/fake-openai.ts; each response is scripted frame by frame.
  */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
 import type { ModelRequest, ModelStreamEvent } from "../../src/types.ts";
 import { chunk, DONE, errorResponse, sse, type FakeOpenAIServer } from "../../../../test/helpers/fake-openai.ts";
@@ -327,5 +330,60 @@ describe("abort before the response", () => {
       { type: "error", message: assistant({ content: [], stopReason: "aborted", errorMessage: "Request aborted" }) },
     ]);
     expect(await server.requests.at(-1)!.closed).toEqual({ completed: false });
+  });
+});
+
+describe("answers that end without finish_reason", () => {
+  const SNOWFLAKE = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "fixtures", "snowflake-claude-sonnet-4-6-no-finish-reason.sse"), "utf8");
+
+  it("takes a recorded Snowflake Cortex stream (usage chunk and [DONE], never a finish_reason) as complete", async () => {
+    server.push(sse([{ raw: SNOWFLAKE }], { chunkBytes: 7 }));
+    const events = await collect(model());
+    expect(events.at(-1)).toEqual({
+      type: "done",
+      message: assistant({
+        content: [{ type: "text", text: "4" }],
+        stopReason: "stop",
+        usage: { input: 22, output: 5, cacheRead: 0, totalTokens: 27 },
+      }),
+    });
+  });
+
+  it("takes [DONE] as the end of the answer, the tool calls deciding the stop reason, however the bytes are cut", async () => {
+    for (const chunkBytes of [3, 5, 11]) {
+      server.push(
+        sse([{ data: call({ index: 0, id: "c1", name: "write", arguments: '{"path":"a"}' }) }, DONE], { chunkBytes }),
+      );
+      expect((await collect(model())).at(-1)).toEqual({
+        type: "done",
+        message: assistant({ content: [{ type: "toolCall", id: "c1", name: "write", arguments: { path: "a" } }], stopReason: "toolUse" }),
+      });
+    }
+  });
+
+  it("takes a usage chunk as the last word when neither finish_reason nor [DONE] follows", async () => {
+    server.push(
+      sse([
+        { data: chunk({ content: "Hi." }) },
+        { data: { id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } } },
+      ]),
+    );
+    expect((await collect(model())).at(-1)).toEqual({
+      type: "done",
+      message: assistant({ content: [{ type: "text", text: "Hi." }], stopReason: "stop", usage: { input: 3, output: 2 } }),
+    });
+  });
+
+  it("does not take a usage chunk for the end when the answer goes on after it", async () => {
+    server.push(
+      sse([
+        { data: { id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: { prompt_tokens: 3, completion_tokens: 0 } } },
+        { data: chunk({ content: "Hal" }) },
+      ]),
+    );
+    expect((await collect(model())).at(-1)).toMatchObject({
+      type: "error",
+      message: { stopReason: "error", errorMessage: expect.stringContaining("closed the stream mid-answer") },
+    });
   });
 });

@@ -352,26 +352,27 @@ describe("failures end the stream with an error event", () => {
         message: assistant({
           content: [{ type: "text", text: "Half an ans" }],
           stopReason: "error",
-          errorMessage: `stream ended before the model finished (no finish_reason): the connection to ${server.baseURL} was cut (other side closed)`,
+          errorMessage: `stream ended before the model finished (no finish_reason, usage chunk or [DONE]): the connection to ${server.baseURL} was cut (other side closed)`,
         }),
       },
     ]);
   });
 
-  it("reports a stream that closes cleanly without finish_reason, keeping the partial tool call", async () => {
+  it("reports a stream that closes cleanly without finish_reason, usage chunk or [DONE], keeping the partial tool call", async () => {
     server.push(
       sse([
         { data: chunk({ tool_calls: [{ index: 0, id: "c1", type: "function", function: { name: "write", arguments: '{"pa' } }] }) },
-        DONE,
+        // The words of the last frame, inside a JSON string, are no [DONE] line.
+        { data: chunk({ tool_calls: [{ index: 0, function: { arguments: "\ndata: [DONE]\n" } }] }) },
       ]),
     );
     const last = (await collect(model())).at(-1);
     expect(last).toEqual({
       type: "error",
       message: assistant({
-        content: [{ type: "toolCall", id: "c1", name: "write", arguments: {}, rawArguments: '{"pa' }],
+        content: [{ type: "toolCall", id: "c1", name: "write", arguments: {}, rawArguments: '{"pa\ndata: [DONE]\n' }],
         stopReason: "error",
-        errorMessage: `stream ended before the model finished (no finish_reason): the server at ${server.baseURL} closed the stream mid-answer`,
+        errorMessage: `stream ended before the model finished (no finish_reason, usage chunk or [DONE]): the server at ${server.baseURL} closed the stream mid-answer`,
       }),
     });
   });
