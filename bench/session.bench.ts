@@ -1,5 +1,6 @@
-// Session benchmark: transcript repair, loading a session file, building its context, and one
-// append — at 10 000 and 100 000 messages/entries. The 100k/10k ratio shows the growth: ≈10 is
+// Session benchmark: transcript repair, loading a session file (entries frozen as they load),
+// building its context, one append, and what extensions read (getEntries, getBranch) — at 10 000
+// and 100 000 messages/entries. The 100k/10k ratio shows the growth: ≈10 is
 // linear. Run: node bench/run.mjs session
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -105,6 +106,23 @@ try {
     }) / 200;
   });
   rows.push(["appendMessage (per entry)", ms(smallAppend!), ms(largeAppend!), `${(largeAppend! / smallAppend!).toFixed(1)}×`]);
+
+  // What extensions read (ctx.sessionManager): the entry list is a frozen copy made again after
+  // each append, the branch a new array walked from the leaf.
+  const [smallList, largeList] = sessions.map((s) => {
+    const message: Message = { role: "user", content: [{ type: "text", text: "one more" }], timestamp: 0 };
+    let total = 0;
+    for (let i = 0; i < 21; i++) {
+      s.appendMessage(message);
+      const start = performance.now();
+      s.getEntries();
+      if (i > 0) total += performance.now() - start; // the first warms up
+    }
+    return total / 20;
+  });
+  rows.push(["getEntries() after an append", ms(smallList!), ms(largeList!), `${(largeList! / smallList!).toFixed(1)}×`]);
+  const [smallBranch, largeBranch] = sessions.map((s) => median(5, () => s.getBranch()));
+  rows.push(["getBranch()", ms(smallBranch!), ms(largeBranch!), `${(largeBranch! / smallBranch!).toFixed(1)}×`]);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { REPO, SHIPPED, createSandbox } from "./helpers/mypi.ts";
+import { REPO, SHIPPED, createSandbox, filesContaining } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox();
 afterAll(() => sandbox.cleanup());
@@ -46,6 +46,34 @@ describe.concurrent("RPC mode", () => {
     expect(p.lines.filter((l) => l.type === "response").map((l) => [l.id, l.success])).toEqual([
       ["p1", true], ["s", true], ["f", true], ["st", true], ["r", true], ["m", true],
     ]);
+  });
+
+  it("redacts a secret sent with steer, follow_up and streamingBehavior steer before it reaches the session file or the trace", async () => {
+    const token = (n: number) => `ghp_${`rpcSteer${n}`.repeat(5)}`;
+    const script = sandbox.script([{ toolCalls: [{ name: "gate", arguments: {} }] }, { text: "Steered." }, { text: "Followed up." }]);
+    const home = join(sandbox.root, "steer-home");
+    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${script}`, "-e", gate, "-e", SHIPPED("redact-secrets"), "-e", SHIPPED("tracer")], {
+      env: { MYPI_HOME: home },
+    });
+    p.send({ id: "p1", type: "prompt", message: "start" });
+    await p.waitFor((l) => l.type === "tool_execution_start");
+    p.send({ id: "s", type: "steer", message: `use ${token(1)}` });
+    p.send({ id: "f", type: "follow_up", message: `then ${token(2)}` });
+    p.send({ id: "ps", type: "prompt", message: `also ${token(3)}`, streamingBehavior: "steer" });
+    await p.waitFor((l) => l.id === "ps");
+    p.send({ id: "r", type: "prompt", message: "/release" });
+    await p.waitFor((l) => l.type === "agent_end");
+    p.send({ id: "m", type: "get_messages" });
+    const messages = await p.waitFor((l) => l.id === "m");
+    p.end();
+    expect((await p.exit).code).toBe(0);
+    expect(userTexts(messages.data.messages)).toEqual([
+      "user: start", "assistant: [toolCall]", "user: use [REDACTED:github-token]", "user: also [REDACTED:github-token]",
+      "assistant: Steered.", "user: then [REDACTED:github-token]", "assistant: Followed up.",
+    ]);
+    const onDisk = sandbox.files(home);
+    expect(onDisk.filter((f) => f.endsWith(".jsonl")).length).toBe(2); // the session and the tracer's events
+    for (const n of [1, 2, 3]) expect(filesContaining(sandbox, home, token(n))).toEqual([]);
   });
 
   it("aborts the run in progress", async () => {

@@ -15,10 +15,12 @@
  * - Not covered: an assistant message is recorded when it ends, before any slot sees it, so the
  *   arguments the model wrote are on disk as written. The model only sees redacted text, so it can
  *   only write a secret it made up. `tool_execution_start` / `_update` events (stdout in JSON and
- *   RPC modes) pass through no slot; the `tracer` extension applies this redactor to what it
- *   writes when both are loaded (`pi.events` channel `redact-secrets:redactor`).
+ *   RPC modes) pass through no slot; the `tracer` extension imports `redactDeep` from this module
+ *   and applies it to everything it writes. Not through the shared bus (`pi.events`): any
+ *   extension can emit there, and one sending a no-op "redactor" made the tracer write secrets.
  */
 import type { ExtensionAPI } from "@mypi/extension-api";
+import { redactKeyBodies } from "./key-bodies.ts";
 
 export interface SecretPattern {
   kind: string;
@@ -131,24 +133,60 @@ function acceptSecretAssignment({ name = "", quote = "", value = "" }: Readonly<
   return isSecretName(name) && isLiteralSecret({ value, quoted: quote !== "", upperCaseName: !/[a-z]/.test(name) });
 }
 
+/** Where a token starts: not inside a word of letters and digits, but after `_` (`token_ghp_…`) or punctuation. */
+const T = "(?<![A-Za-z0-9])";
+
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
-  { kind: "private-key", pattern: /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(?:-----END \1PRIVATE KEY-----|$)/g },
+  // PEM (`RSA`, `EC`, `OPENSSH`, `ENCRYPTED`, none) and PGP's `PRIVATE KEY BLOCK`; to the END line or the text's end.
+  { kind: "private-key", pattern: /-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?(?:-----END \1-----|$)/g },
+  // A PuTTY .ppk file: the lines after `Private-Lines: N`.
+  { kind: "private-key", pattern: /(Private-Lines:[ \t]*\d+[ \t]*\r?\n)((?:[A-Za-z0-9+/=]+\r?\n)*[A-Za-z0-9+/=]+(?=\r?\n|$))/g, keep: 1 },
   // The scheme is at most 32 characters: unbounded, a long run of "a-a-a-…" made the search
   // quadratic (seconds for one 50 KB tool result, minutes for 400 KB).
   { kind: "url-password", pattern: /\b([a-z][a-z0-9+.-]{0,31}:\/\/[^\s:@/?#]+:)([^\s@/?#]+)(?=@)/gi, keep: 1 },
-  { kind: "openai-key", pattern: /\bsk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}/g },
-  { kind: "github-token", pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})/g },
-  { kind: "gitlab-token", pattern: /\bglpat-[A-Za-z0-9_-]{20,}/g },
-  { kind: "slack-token", pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g },
-  { kind: "stripe-key", pattern: /\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}/g },
-  { kind: "aws-access-key", pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
-  { kind: "google-api-key", pattern: /\bAIza[0-9A-Za-z_-]{35}/g },
-  { kind: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  { kind: "openai-key", pattern: new RegExp(`${T}sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}`, "g") },
+  { kind: "github-token", pattern: new RegExp(`${T}(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`, "g") },
+  { kind: "gitlab-token", pattern: new RegExp(`${T}glpat-[A-Za-z0-9_-]{20,}`, "g") },
+  { kind: "slack-token", pattern: new RegExp(`${T}xox[abposr]-[A-Za-z0-9-]{10,}`, "g") },
+  { kind: "stripe-key", pattern: new RegExp(`${T}[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`, "g") },
+  { kind: "aws-access-key", pattern: new RegExp(`${T}(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])`, "g") },
+  { kind: "google-api-key", pattern: new RegExp(`${T}AIza[0-9A-Za-z_-]{35}`, "g") },
+  // OAuth access tokens (`ya29.…`) and refresh tokens (`1//0…`) of Google accounts.
+  { kind: "google-oauth-token", pattern: new RegExp(`${T}(?:ya29\\.[0-9A-Za-z_-]{20,}|(?<![:/])1//0[0-9A-Za-z_-]{30,})`, "g") },
+  // Azure storage and service-bus connection strings, and the signature of a SAS URL.
+  { kind: "azure-key", pattern: /((?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature)=)([^;\s"']+)/gi, keep: 1 },
+  { kind: "azure-key", pattern: /([?&]sig=)([^&\s"'#]{16,})/g, keep: 1 },
+  { kind: "jwt", pattern: new RegExp(`${T}eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}`, "g") },
   // HTTP auth schemes are case-insensitive: `authorization: bearer …` is as much a token.
   { kind: "bearer-token", pattern: /\b(Bearer\s+)([A-Za-z0-9._~+/-]{16,}=*)/gi, keep: 1 },
   // Basic credentials are base64 of `user:password`. Only after an Authorization header name:
   // "basic" alone starts too much prose.
   { kind: "basic-auth", pattern: /\b(authorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+)([A-Za-z0-9+/]{8,}={0,2})/gi, keep: 1 },
+  // `curl -u user:password` (also `--user`, `-U`/`--proxy-user`, attached or with `=`), on one command line.
+  {
+    kind: "user-password",
+    pattern: /(\bcurl\b[^\n|;&]*?[ \t](?:-u|-U|--user|--proxy-user)(?:[ \t]+|=)?["']?[^\s:"']*:)(?<value>[^\s"']+)/g,
+    keep: 1,
+    accept: ({ value = "" }) => !REFERENCE.test(value),
+  },
+  // `mysql -pSECRET` (the password attached to -p; `-p` alone prompts) and its sibling tools.
+  {
+    kind: "mysql-password",
+    pattern: /(\bmysql(?:dump|admin|import|show|check|binlog|pump|sh)?\b[^\n|;&]*?[ \t]-p)(?<value>'[^'\n]*'|"[^"\n]*"|[^\s'"-][^\s;|&]*)/g,
+    keep: 1,
+    accept: ({ value = "" }) => !REFERENCE.test(value.replace(/^["']/, "")),
+  },
+  // `.netrc`: `machine host login me password SECRET`, on one line or several.
+  { kind: "netrc-password", pattern: /((?:^|\s)(?:machine[ \t]+\S+|default)(?:\s+(?:login|account|port|protocol)[ \t]+\S+)*\s+password[ \t]+)(\S+)/g, keep: 1 },
+  // …and a `password SECRET` line of one whose `machine` line is not in the text.
+  {
+    kind: "netrc-password",
+    pattern: /^([ \t]*password[ \t]+)(?<value>\S+)[ \t]*$/gm,
+    keep: 1,
+    accept: ({ value = "" }) => isLiteralSecret({ value, quoted: true, upperCaseName: false }),
+  },
+  // `.pgpass`: `host:port:database:user:password`, one entry per line.
+  { kind: "pgpass-password", pattern: /^((?:[^:\s\\]|\\.)+:(?:\d+|\*):(?:[^:\s\\]|\\.)+:(?:[^:\s\\]|\\.)+:)(\S+)$/gm, keep: 1 },
   // Last, so a value another kind recognised keeps that kind's name.
   { kind: "secret-assignment", pattern: SECRET_ASSIGNMENT, keep: 1, accept: acceptSecretAssignment },
 ];
@@ -166,6 +204,8 @@ export function redactText(text: string): string {
       const kept = m.slice(1, 1 + (keep ?? 0)) as (string | undefined)[];
       return `${kept.map((g) => g ?? "").join("")}[REDACTED:${kind}]`;
     });
+    // Bodies without their BEGIN line, once the whole blocks are gone.
+    if (pattern === SECRET_PATTERNS[0]!.pattern) out = redactKeyBodies(out);
   }
   return out;
 }
@@ -221,9 +261,6 @@ function redactWithin<T>(value: T, ancestors: object[]): T {
   return value;
 }
 
-export const REDACTOR_CHANNEL = "redact-secrets:redactor";
-export const REDACTOR_REQUEST = "redact-secrets:request";
-
 export default function redactSecrets(pi: ExtensionAPI): void {
   pi.on("tool_result", (event) => {
     const content = redactDeep(event.content);
@@ -245,8 +282,4 @@ export default function redactSecrets(pi: ExtensionAPI): void {
     return messages === event.messages ? undefined : { messages };
   });
 
-  // Offer the redactor to other extensions (the tracer), whichever of us loads first.
-  const offer = () => pi.events.emit(REDACTOR_CHANNEL, redactDeep);
-  pi.events.on(REDACTOR_REQUEST, offer);
-  offer();
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadFake } from "../../test/helpers/fake-pi.ts";
-import redactSecrets, { REDACTOR_CHANNEL, REDACTOR_REQUEST, redactDeep, redactText } from "./index.ts";
+import redactSecrets, { redactDeep, redactText } from "./index.ts";
 
 const OPENAI = ["sk", "proj", "Abc123def456ghi789jkl012mno345"].join("-");
 const GITHUB = `ghp_${"a1B2".repeat(9)}`;
@@ -118,6 +118,58 @@ describe("redactText", () => {
   });
 });
 
+// Found by the second audit (issue 19): each INPUT passed unredacted, each PUBLIC row must stay.
+describe("redactText: key bodies without their BEGIN line, and formats the first audit missed", () => {
+  const b64 = (seed: string, width: number) => (seed.repeat(Math.ceil(width / seed.length)) as string).slice(0, width);
+  const [P1, P2, P3] = ["MIIEpAIBAAKCAQEA1x", "q2Zr8Lw+Yb/3k9", "Tn0vQm7Hs4KdE"].map((seed) => b64(seed, 64));
+  const [O1, O2] = ["b3BlbnNzaC1rZXktdjEAAAAA", "BG5vbmUAAAAEbm9uZQ"].map((seed) => b64(seed, 70));
+  const KEY = "[REDACTED:private-key]";
+  const CASES: [name: string, input: string, expected: string][] = [
+    ["read with an offset: body and END", `${P1}\n${P2}\n${P3}\nAbCdEf==\n-----END RSA PRIVATE KEY-----\n`, `${KEY}\n`],
+    ["tail -n +2 of an OpenSSH key", `${O1}\n${O2}\nAAAAB3Nz\n-----END OPENSSH PRIVATE KEY-----`, KEY],
+    ["output cut at its head, text after the key", `[Output truncated: the first 3 lines were cut]\n${P2}\n${P3}\n-----END PRIVATE KEY-----\nexit 0`, `[Output truncated: the first 3 lines were cut]\n${KEY}\nexit 0`],
+    ["indented in YAML", `tls:\n  key: |\n    ${P1}\n    ${P2}\n    -----END EC PRIVATE KEY-----\n`, `tls:\n  key: |\n${KEY}\n`],
+    ["a slice with neither BEGIN nor END", `${P1}\n${P2}\n${P3}\n`, `${KEY}\n`],
+    ["a PGP private key block", `-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF${P1}\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----\nnext`, `${KEY}\nnext`],
+    ["the tail of a PGP private key block", `${P1}\n${P2}\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----`, KEY],
+    ["a PuTTY key", `PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\nPrivate-Lines: 1\nAAAAIBx7sQ9vLp2Mk4Rt\nPrivate-MAC: 8f2e`, `PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\nPrivate-Lines: 1\n${KEY}\nPrivate-MAC: 8f2e`],
+    [".netrc on one line", "machine api.example.com login ada password s3cr3t-Pw", "machine api.example.com login ada password [REDACTED:netrc-password]"],
+    [".netrc on several lines", "machine git.example.com\n  login ada\n  password hunter2x\n", "machine git.example.com\n  login ada\n  password [REDACTED:netrc-password]\n"],
+    [".netrc read from its middle", "  login ada\n  password Zq9-x7Lm\n", "  login ada\n  password [REDACTED:netrc-password]\n"],
+    [".pgpass", "db.internal:5432:app:ada:pg-S3cret\n*:*:*:ada:other", "db.internal:5432:app:ada:[REDACTED:pgpass-password]\n*:*:*:ada:[REDACTED:pgpass-password]"],
+    ["mysql -pX", "mysql -u root -phunter22 app < dump.sql", "mysql -u root -p[REDACTED:mysql-password] app < dump.sql"],
+    ["mysqldump -p'X'", "mysqldump -uroot -p'hunt er' app", "mysqldump -uroot -p[REDACTED:mysql-password] app"],
+    ["curl -u user:pass", "curl -u ada:s3cr3t https://api.example.com", "curl -u ada:[REDACTED:user-password] https://api.example.com"],
+    ["curl --user=user:pass", "curl -s --user='ada:s3cr3t' https://x", "curl -s --user='ada:[REDACTED:user-password]' https://x"],
+    ["an Azure connection string", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=Zm9vYmFy+/abc==;EndpointSuffix=core.windows.net", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=[REDACTED:azure-key];EndpointSuffix=core.windows.net"],
+    ["an Azure SAS URL", "https://acme.blob.core.windows.net/c/f?sv=2022-11-02&sig=Ab%2Fcd1234EfGh5678ij%3D", "https://acme.blob.core.windows.net/c/f?sv=2022-11-02&sig=[REDACTED:azure-key]"],
+    ["a Google OAuth access token", "token: ya29.a0AfH6SMBxYz0123456789abcdefGHIJ", "token: [REDACTED:google-oauth-token]"],
+    ["a Google refresh token", '"refresh_token": "1//0gAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"', '"refresh_token": "[REDACTED:google-oauth-token]"'],
+    ["a token after _", `key_${GITHUB} and x_AKIAIOSFODNN7EXAMPLE and v_${OPENAI}`, "key_[REDACTED:github-token] and x_[REDACTED:aws-access-key] and v_[REDACTED:openai-key]"],
+  ];
+  it.each(CASES)("redacts %s", (_name, input, expected) => {
+    expect(redactText(input)).toBe(expected);
+  });
+
+  const PUBLIC: [name: string, text: string][] = [
+    ["a certificate", `-----BEGIN CERTIFICATE-----\n${P1}\n${P2}\nAbCd\n-----END CERTIFICATE-----`],
+    ["the tail of a certificate", `${P1}\n${P2}\nAbCd\n-----END CERTIFICATE-----`],
+    ["a PGP signature", `-----BEGIN PGP SIGNATURE-----\n\n${P1}\n${P2}\n=AbCd\n-----END PGP SIGNATURE-----`],
+    ["one base64 line", `${P1}\n`],
+    ["prose about a password", "Choose a password\npassword reset\nmysql -p\ncurl -u \"$USER:$PASS\" https://x"],
+    ["an /etc/passwd line", "root:x:0:0:root:/root:/bin/bash"],
+    ["words ending in sk-", "risk-assessment task-runner"],
+  ];
+  it.each(PUBLIC)("leaves %s as written", (_name, text) => {
+    expect(redactText(text)).toBe(text);
+  });
+
+  it("finds key bodies in one pass: 100 000 base64 lines take no longer than the test's timeout", () => {
+    const text = `${P1}\n`.repeat(100_000) + "-----END CERTIFICATE-----";
+    expect(redactText(text)).toBe(text);
+  });
+});
+
 describe("redactDeep", () => {
   it("ends a cycle as [Circular] rather than overflowing the stack", () => {
     const details: Record<string, unknown> = { note: "ghp_abcdefghijklmnopqrstuvwxyz0123456789" };
@@ -196,12 +248,11 @@ describe("redact-secrets", () => {
     expect(await fake.call("context", { messages: [messages[0]] })).toBeUndefined();
   });
 
-  it("offers its redactor on the shared bus whether the other extension loads before or after it", async () => {
+  it("uses no channel of the shared bus, which any extension can write to (the tracer imports redactDeep)", async () => {
     const bus = new Map<string, ((data: unknown) => void)[]>();
-    const got: unknown[] = [];
-    bus.set(REDACTOR_CHANNEL, [(fn) => got.push(fn)]); // a listener that loaded first
-    const fake = await loadFake(redactSecrets, bus);
-    fake.pi.events.emit(REDACTOR_REQUEST); // one that loads later asks
-    expect(got).toEqual([redactDeep, redactDeep]);
+    const heard: unknown[] = [];
+    bus.set("redact-secrets:redactor", [(fn) => heard.push(fn)]);
+    await loadFake(redactSecrets, bus);
+    expect([[...bus.keys()], heard]).toEqual([["redact-secrets:redactor"], []]);
   });
 });

@@ -8,8 +8,9 @@
  * `--trace-dir DIR` writes the two files to DIR instead (named after the session id); without a
  * session file (`--no-session`) and without `--trace-dir`, nothing is written.
  *
- * When `redact-secrets` is loaded, its redactor is applied to everything written here (progress
- * events carry raw tool output that no slot has seen). Observers are delivered in order, one at a
+ * Everything written here passes `redact-secrets`' `redactDeep`, whether or not that extension is
+ * loaded: progress events carry raw tool output that no slot has seen, and a trace is a file on
+ * disk. The function is imported from the sibling module, not taken from the shared bus. Observers are delivered in order, one at a
  * time per extension, so appending synchronously keeps the files in event order. A write that
  * fails is reported once per file and never glues two lines together; a value JSON cannot hold
  * (a cycle, a BigInt) is written as a string instead of costing the event its line.
@@ -17,6 +18,7 @@
 import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionContext, ObservedEventName } from "@mypi/extension-api";
+import { redactDeep } from "../redact-secrets/index.ts";
 
 /** The events written to `<session>.events.jsonl`, in the order of the observer surface. */
 export const TRACED_EVENTS = [
@@ -91,11 +93,9 @@ export function debugLine(event: Traced, startTimes: ReadonlyMap<string, number>
 export default function tracer(pi: ExtensionAPI): void {
   pi.registerFlag("trace-dir", { description: "write the tracer's files to this folder", type: "string" });
 
-  let redact: Redactor = (v) => v;
-  pi.events.on("redact-secrets:redactor", (fn: unknown) => {
-    if (typeof fn === "function") redact = fn as Redactor;
-  });
-  pi.events.emit("redact-secrets:request", undefined);
+  // The redactor is redact-secrets' own function, imported, never taken from the shared bus
+  // (`pi.events`): any extension can emit there, and a no-op sent on it made the trace raw.
+  const redact: Redactor = redactDeep;
 
   let paths: TracePaths | null | undefined; // undefined: not decided yet; null: nothing to write
   const startTimes = new Map<string, number>();

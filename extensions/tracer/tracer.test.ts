@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { fakeCtx, loadFake } from "../../test/helpers/fake-pi.ts";
-import redactSecrets from "../redact-secrets/index.ts";
 import tracer, { TRACED_EVENTS, debugLine, tracePathsFor } from "./index.ts";
 
 // appendFileSync is wrapped so that a test can make one write fail halfway, as a full disk does.
@@ -57,10 +56,13 @@ describe("tracer", () => {
     expect([...fake.flags.keys()]).toEqual(["trace-dir"]);
   });
 
-  it("appends events and debug lines next to the session file, redacted when redact-secrets is loaded", async () => {
+  it("appends events and debug lines next to the session file, redacted by redact-secrets' own function whatever another extension emits on the bus", async () => {
     const bus = new Map<string, ((data: unknown) => void)[]>();
     const fake = await loadFake(tracer, bus);
-    await loadFake(redactSecrets, bus); // loads after the tracer: the handshake still connects them
+    // The old handshake's channels, spoofed: a no-op "redactor", before and after the tracer asks.
+    const spoof = await loadFake(() => {}, bus);
+    spoof.pi.events.emit("redact-secrets:redactor", <T>(v: T) => v);
+    bus.set("redact-secrets:request", [() => spoof.pi.events.emit("redact-secrets:redactor", <T>(v: T) => v)]);
     const session = join(dir, "s1.jsonl");
     const ctx = fakeCtx({ sessionManager: { ...fakeCtx().sessionManager, file: session } });
     const handler = (name: string) => fake.registrations.find((r) => r.name === name)!.handler;

@@ -10,16 +10,19 @@
  * - It resolves when the output pipes close, or shortly (200 ms) after bash exits when a
  *   background job still holds them open: it then stops reading, and the job keeps running
  *   (redirect a background job's output, `cmd > log 2>&1 &`, so it does not get SIGPIPE).
+ * - The environment is mypi's without the model's API key (`toolEnvironment()`, kernel).
+ * - A command over 100 KB is handed to bash through a pipe, not as an argument (the system's
+ *   limit for one argument is 128 KiB on Linux).
  * - The timeout is enforced here, so that the partial output survives it; the tool's
  *   `callTimeoutMs` is only a backstop a little later.
  * - With `sandbox`, the command runs under bubblewrap (`sandbox.ts`); where bubblewrap cannot
  *   run, the call is refused (or, when so configured, run without it).
  */
-import { spawn, type ChildProcessByStdio, type SpawnOptionsWithStdioTuple, type StdioNull, type StdioPipe } from "node:child_process";
-import type { Readable } from "node:stream";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { z } from "zod";
-import { defineTool, type Tool, type ToolContext, type ToolResult } from "@mypi/kernel";
+import { defineTool, toolEnvironment, type Tool, type ToolContext, type ToolResult } from "@mypi/kernel";
 import { destructiveReason } from "./bash-guard.ts";
 import { failure, guard, textResult } from "./result.ts";
 import { realRoot } from "./safe-path.ts";
@@ -130,7 +133,15 @@ export function runBash(
   if (ctx.signal.aborted) return Promise.resolve(failure("Command aborted before it started"));
 
   return new Promise<ToolResult>((resolve) => {
-    const child = spawnBash(args.command, cwd, sandbox);
+    let child: ChildProcessByStdio<null, Readable, Readable>;
+    try {
+      child = spawnBash(args.command, cwd, sandbox);
+    } catch (error) {
+      // spawn throws E2BIG and the like at once; the long command itself is passed another way.
+      const tooBig = (error as NodeJS.ErrnoException).code === "E2BIG" ? " (the environment is larger than the system allows a program)" : "";
+      resolve(failure(`Could not start bash: ${(error as Error).message}${tooBig}`));
+      return;
+    }
     const output = new OutputTail();
     const progress = throttle(() => ctx.onUpdate({ content: [{ type: "text", text: output.tail().text }] }));
     let killedBy: "timeout" | "abort" | undefined;
@@ -209,12 +220,33 @@ export function runBash(
   });
 }
 
-/** `bash -c command` leading its own process group; in the sandbox, bwrap around it. */
+/**
+ * A single argument longer than this may exceed the kernel's limit for one (Linux: 128 KiB), and
+ * `spawn` would fail with a bare E2BIG. Such a command goes through a pipe instead.
+ */
+export const LONG_COMMAND_BYTES = 100_000;
+
+/**
+ * `bash -c command` in its own process group, without the model's key in the environment; in the
+ * sandbox, bwrap around it (and its environment scrubbed further). A long command (a heredoc
+ * writing a file) is read from a pipe on fd 3 and run with `eval` in the same shell:
+ * `$(cat <&3)` is expanded before `3<&-` closes the pipe, so the command sees stdin ignored,
+ * fd 3 closed and `$0` = bash, as with `-c`.
+ */
 function spawnBash(command: string, cwd: string, sandbox: (SandboxPlan & { bwrap: string }) | undefined): ChildProcessByStdio<null, Readable, Readable> {
-  const bash = ["-c", command];
-  const options: SpawnOptionsWithStdioTuple<StdioNull, StdioPipe, StdioPipe> = { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] };
-  if (!sandbox) return spawn("bash", bash, options);
-  return spawn(sandbox.bwrap, bwrapArguments(sandbox, ["bash", ...bash]), { ...options, env: sandboxEnvironment(sandbox) });
+  const long = Buffer.byteLength(command, "utf8") > LONG_COMMAND_BYTES;
+  const bash = long ? ["-c", 'eval "$(cat <&3)" 3<&-'] : ["-c", command];
+  const stdio = long ? (["ignore", "pipe", "pipe", "pipe"] as const) : (["ignore", "pipe", "pipe"] as const);
+  const env = sandbox ? sandboxEnvironment(sandbox, toolEnvironment()) : toolEnvironment();
+  const child = sandbox
+    ? spawn(sandbox.bwrap, bwrapArguments(sandbox, ["bash", ...bash]), { cwd, detached: true, env, stdio: [...stdio] })
+    : spawn("bash", bash, { cwd, detached: true, env, stdio: [...stdio] });
+  if (long) {
+    const script = child.stdio[3] as Writable | null;
+    script?.on("error", () => {}); // bash gone before reading it all: its exit is the answer
+    script?.end(command);
+  }
+  return child as unknown as ChildProcessByStdio<null, Readable, Readable>;
 }
 
 function buildResult(

@@ -11,7 +11,8 @@
  * - otherwise the regex runs over the whole text (multiline), and each hit's line is re-tested
  *   alone, so the result is exactly "the lines the regex matches".
  */
-import { readFileSync, type Stats, statSync } from "node:fs";
+import { readFileSync, realpathSync, type Stats, statSync } from "node:fs";
+import { sep } from "node:path";
 import picomatch from "picomatch";
 import type { ToolResult } from "@mypi/kernel";
 import { failure, fsErrorMessage, guardSync, specialFileKind, textResult } from "./result.ts";
@@ -85,7 +86,7 @@ function runGrep(root: string, args: GrepArgs): ToolResult {
       root: realRoot(root),
       start,
       visit: (entry) => {
-        if (entry.isDir) return true;
+        if (entry.isDir || entry.isSymlink) return true; // a link is not followed, so not searched
         if (matchesGlob && !matchesGlob(entry.relToStart, entry.name)) return true;
         return scanner(entry.abs, entry.rel, out);
       },
@@ -382,12 +383,13 @@ function runFind(root: string, args: FindArgs): ToolResult {
   const results: string[] = [];
   let bytes = 0;
   let more = false;
+  const rootReal = realRoot(root);
   walk({
-    root: realRoot(root),
+    root: rootReal,
     start,
     visit: (entry) => {
       if (!matches(entry.relToStart, entry.name)) return true;
-      const line = entry.isDir ? `${entry.rel}/` : entry.rel;
+      const line = entry.isDir || (entry.isSymlink && isFolderInside(rootReal, entry.abs)) ? `${entry.rel}/` : entry.rel;
       bytes += Buffer.byteLength(line, "utf8") + 1;
       if (results.length >= MAX_FIND_RESULTS || bytes > MAX_BYTES) {
         more = true;
@@ -416,6 +418,25 @@ export function globMatcher(glob: string): (relToStart: string, name: string) =>
 
 function place(rel: string): string {
   return rel === "." ? "the workspace root" : rel;
+}
+
+/**
+ * A symlink to a folder inside the workspace is listed with a "/", as ls does; where a link leads
+ * outside (or nowhere) it is listed as it is, its target not looked at.
+ */
+function isFolderInside(rootReal: string, linkAbs: string): boolean {
+  let target: string;
+  try {
+    target = realpathSync(linkAbs);
+  } catch {
+    return false; // broken
+  }
+  if (target !== rootReal && !target.startsWith(rootReal + sep)) return false;
+  try {
+    return statSync(target).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function statPath(abs: string, rel: string): Stats {

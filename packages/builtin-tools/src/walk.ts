@@ -7,7 +7,8 @@
  *   included; the deepest file with a rule for a path decides (so `!keep.log` below can re-include);
  * - folders named `.git` and `node_modules`, unless the walk starts at or inside one (then nothing
  *   is skipped by name: the caller asked for that folder);
- * - symlinks (never followed: they could loop or lead outside the root).
+ * Symlinks are visited as entries of their own (`isSymlink`) but never followed: a walk through
+ * them could loop or lead outside the root.
  * The starting folder itself is never skipped, even when ignored: the caller named it (a
  * .gitignore above it that ignores it is then not applied at all).
  */
@@ -24,7 +25,9 @@ export interface WalkEntry {
   /** Relative to the walk's start, `/`-separated (for glob matching). */
   relToStart: string;
   name: string;
+  /** A real folder (never a symlink to one: the walk does not enter links). */
   isDir: boolean;
+  isSymlink: boolean;
 }
 
 export interface WalkOptions {
@@ -69,15 +72,15 @@ export function walk(options: WalkOptions): void {
     for (const dirent of entries) {
       if (stopped) break;
       const name = dirent.name;
-      if (dirent.isSymbolicLink()) continue;
+      const isSymlink = dirent.isSymbolicLink();
       const isDir = dirent.isDirectory();
-      if (!isDir && !dirent.isFile()) continue;
+      if (!isDir && !isSymlink && !dirent.isFile()) continue;
       if (isDir && skipByName && SKIPPED_FOLDERS.has(name)) continue;
       const childRel = rel === "" ? name : `${rel}/${name}`;
       if (rules.length > 0 && isIgnored(rules, childRel, isDir)) continue;
       const childAbs = join(abs, name);
       const childRelToStart = relToStart === "" ? name : `${relToStart}/${name}`;
-      if (options.visit({ abs: childAbs, rel: childRel, relToStart: childRelToStart, name, isDir }) === false) {
+      if (options.visit({ abs: childAbs, rel: childRel, relToStart: childRelToStart, name, isDir, isSymlink }) === false) {
         stopped = true;
         break;
       }

@@ -10,7 +10,7 @@ import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { defineTool, type Tool, type ToolResult } from "@mypi/kernel";
 import { defaultMutationQueue, type FileMutationQueue } from "./file-mutation-queue.ts";
-import { failure, fsErrorMessage, guard, textResult } from "./result.ts";
+import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./result.ts";
 import { displayPath, safePath } from "./safe-path.ts";
 
 const parameters = z.strictObject({
@@ -51,6 +51,11 @@ async function writeFileAt(root: string, abs: string, content: string): Promise<
   const rel = displayPath(root, abs);
   const existing = await stat(abs).catch(() => undefined);
   if (existing?.isDirectory()) return failure(`${rel} is a directory; write needs a file path.`);
+  // The rename would replace a FIFO, socket or device node with a plain file: a reader waiting on
+  // the pipe never gets the content, and the node is gone.
+  if (existing && !existing.isFile()) {
+    return failure(`${rel} is ${specialFileKind(existing)}, not a regular file; write only replaces regular files.`);
+  }
   try {
     await mkdir(dirname(abs), { recursive: true });
   } catch (error) {

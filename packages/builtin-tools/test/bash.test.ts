@@ -46,6 +46,33 @@ describe("bash", () => {
     expect(seen(await run("pwd; cat hello.txt"))).toEqual({ isError: false, text: `${tree.root}\nhi` });
   });
 
+  it("runs a 200 KB command (a heredoc writing a file) instead of failing with spawn E2BIG", async () => {
+    const body = `${"x".repeat(99)}\n`.repeat(2000);
+    const command = `cat > big.txt <<'EOF'\n${body}EOF\necho "$0"; wc -c < big.txt; [ -e /proc/$$/fd/3 ] && echo "fd 3 open" || echo "fd 3 closed"; read -r line || echo "stdin empty"`;
+    expect(seen(await run(command))).toEqual({ isError: false, text: "bash\n200000\nfd 3 closed\nstdin empty" });
+    expect(readFileSync(`${tree.root}/big.txt`, "utf8")).toBe(body);
+    expect(seen(await run(`${"true; ".repeat(20_000)}exit 4`))).toEqual({ isError: true, text: "(no output)\n\nCommand exited with code 4" });
+  });
+
+  it("keeps mypi's model API key out of the command's environment unless MYPI_PASS_ENV names it", async () => {
+    const saved = { key: process.env.OPENAI_API_KEY, pass: process.env.MYPI_PASS_ENV };
+    try {
+      process.env.OPENAI_API_KEY = "sk-test-not-for-commands";
+      process.env.MYPI_PASS_ENV = "";
+      expect(seen(await run('printenv OPENAI_API_KEY | rev; echo "[${OPENAI_API_KEY-unset}]"; printenv HOME >/dev/null && echo home'))).toEqual({
+        isError: false,
+        text: "[unset]\nhome",
+      });
+      process.env.MYPI_PASS_ENV = "OPENAI_API_KEY";
+      expect(seen(await run("printenv OPENAI_API_KEY"))).toEqual({ isError: false, text: "sk-test-not-for-commands" });
+    } finally {
+      for (const [name, value] of [["OPENAI_API_KEY", saved.key], ["MYPI_PASS_ENV", saved.pass]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+
   it("merges stderr into the output", async () => {
     expect(seen(await run("echo out; echo err >&2"))).toEqual({ isError: false, text: "out\nerr" });
   });

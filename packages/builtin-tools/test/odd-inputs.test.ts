@@ -5,7 +5,7 @@
  * answer something misleading.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { executeTool, ToolWorkerPool, type Tool } from "@mypi/kernel";
@@ -30,6 +30,7 @@ function workspace(files: Record<string, string | Uint8Array> = {}) {
     edit: (args: Record<string, unknown>) => call(createEditTool(t.root, queue), args).then(seen),
     grep: (args: { pattern: string; path?: string }) => seen(grep(args, { data: { root: t.root } })),
     bytes: (rel: string) => readFileSync(join(t.root, rel)),
+    stat: (rel: string) => lstatSync(join(t.root, rel)),
     mkfifo: (rel: string) => execFileSync("mkfifo", [join(t.root, rel)]),
     /** A text head, then zeros up to `bytes` (sparse: nothing is written or read). */
     huge: (rel: string, bytes: number) => {
@@ -56,7 +57,17 @@ describe("a named pipe in the workspace", () => {
       isError: true,
       text: "pipe is a named pipe (FIFO), not a regular file; edit only changes regular files.",
     });
-    expect(await ws.write({ path: "pipe", content: "now a file\n" })).toEqual({ isError: false, text: "Wrote 11 bytes to pipe" });
+    expect(await ws.write({ path: "other.txt", content: "x\n" })).toEqual({ isError: false, text: "Wrote 2 bytes to other.txt" });
+  });
+
+  it("is refused by write, which would otherwise replace the pipe with a plain file", async () => {
+    const ws = workspace();
+    ws.mkfifo("pipe");
+    expect(await ws.write({ path: "pipe", content: "now a file\n" })).toEqual({
+      isError: true,
+      text: "pipe is a named pipe (FIFO), not a regular file; write only replaces regular files.",
+    });
+    expect(ws.stat("pipe").isFIFO()).toBe(true);
   });
 
   it("is refused by grep as the search path instead of answering that nothing matches", () => {

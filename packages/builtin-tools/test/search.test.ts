@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
@@ -181,6 +181,25 @@ describe("find (the worker function)", () => {
       isError: true,
       text: "Not a directory: src/app.ts. find searches folders; use read for a file.",
     });
+  });
+
+  it("lists symlinks (a folder link inside the workspace with a /) without following any, nor grepping through them", () => {
+    const outside = tempTree({ "secret.ts": "TODO outside\n", "sub/deep.ts": "" });
+    const t = tempTree({ "src/a.ts": "TODO inside\n" });
+    try {
+      symlinkSync(join(t.root, "src/a.ts"), join(t.root, "alias.ts"));
+      symlinkSync(join(t.root, "src"), join(t.root, "src-link"));
+      symlinkSync(join(outside.root, "secret.ts"), join(t.root, "out.ts"));
+      symlinkSync(outside.root, join(t.root, "out-dir"));
+      symlinkSync(join(t.root, "gone.ts"), join(t.root, "broken.ts"));
+      const ws = { data: { root: t.root } };
+      expect(seen(find({ pattern: "*" }, ws)).text).toBe(["alias.ts", "broken.ts", "out-dir", "out.ts", "src/", "src/a.ts", "src-link/"].join("\n"));
+      expect(seen(find({ pattern: "*.ts" }, ws)).text).toBe(["alias.ts", "broken.ts", "out.ts", "src/a.ts"].join("\n"));
+      expect(seen(grep({ pattern: "TODO" }, ws)).text).toBe("src/a.ts:1:TODO inside");
+    } finally {
+      t.cleanup();
+      outside.cleanup();
+    }
   });
 
   it(`stops at ${MAX_FIND_RESULTS} results and says there are more`, () => {

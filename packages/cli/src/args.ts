@@ -353,6 +353,7 @@ Workspace and session
 
 Paths given to -e and scripted: resolve against the shell's directory; --cwd is the agent's
 workspace. MYPI_HOME (default ~/.mypi) holds sessions/ and extensions/.
+Commands the agent runs do not see OPENAI_API_KEY; MYPI_PASS_ENV=OPENAI_API_KEY passes it.
 
 Exit codes: 0 completed, handled or terminated, 1 error / blocked / max turns, 2 usage error, 130 aborted.
 

@@ -53,8 +53,10 @@ export function sessionTree(entries: readonly SessionEntry[], labelOf: (id: stri
     const node: SessionTreeNode = { entry, children: [] };
     const label = labelOf(entry.id);
     if (label !== undefined) node.label = label;
-    nodes.set(entry.id, node);
+    // The parent is looked up before this node is known, so only an earlier entry can be a
+    // parent: the tree has no cycle whatever the entries say (an entry naming itself is a root).
     const parent = entry.parentId === null ? undefined : nodes.get(entry.parentId);
+    nodes.set(entry.id, node);
     (parent ? parent.children : roots).push(node);
   }
   return roots;

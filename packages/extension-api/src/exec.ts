@@ -7,6 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { toolEnvironment } from "@mypi/kernel";
 import type { Readable } from "node:stream";
 import type { ExecOptions, ExecResult } from "./types.ts";
 
@@ -25,7 +26,8 @@ export function exec(command: string, args: readonly string[], options: ExecOpti
     const ownGroup = process.platform !== "win32";
     const child = spawn(command, [...args], {
       cwd,
-      env: options.env ? { ...process.env, ...options.env } : process.env,
+      // Without the model's API key, as for the bash tool; what the caller sets explicitly it gets.
+      env: options.env ? { ...toolEnvironment(), ...options.env } : toolEnvironment(),
       stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       detached: ownGroup,
       shell: false,

@@ -207,7 +207,10 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
         startRun(agent.prompt(text, { source: "extension", ...(images.length && { images }) }));
         return;
       }
-      void deliverDuringRun(text, images, opts.deliverAs ?? "followUp");
+      // Queued as text: the loop runs the input slot (source "extension") when it takes it.
+      const queued = { source: "extension", ...(images.length && { images }) } as const;
+      if (opts.deliverAs === "steer") agent.steer(text, queued);
+      else agent.followUp(text, queued);
     },
     appendEntry: (customType, data) => void session.appendCustomEntry(customType, data),
     setSessionName: (name) => session.setSessionName(name),
@@ -255,23 +258,6 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   /** A run started by an extension: nobody awaits it, so its failure to start is a diagnostic. */
   function startRun(run: PromiseLike<unknown>): void {
     run.then(undefined, (error: unknown) => manager.diagnostic(`an extension could not start a run: ${(error as Error)?.message ?? String(error)}`));
-  }
-
-  /** `sendUserMessage` during a run: the `input` slot runs (source "extension"), then the message queues. */
-  async function deliverDuringRun(text: string, images: ImageContent[], deliverAs: "steer" | "followUp"): Promise<void> {
-    const decision = (await manager.runSlot("input", { text, images, source: "extension" }, hostCall())) as
-      | { action: string; text?: string; images?: ImageContent[] }
-      | undefined;
-    if (decision?.action === "handled" || decision?.action === "block") return;
-    const finalText = decision?.action === "transform" ? decision.text! : text;
-    const finalImages = decision?.action === "transform" && decision.images ? decision.images : images;
-    const message: Message = {
-      role: "user",
-      content: [{ type: "text", text: finalText }, ...finalImages],
-      timestamp: Date.now(),
-    };
-    if (deliverAs === "steer") agent.steer(message);
-    else agent.followUp(message);
   }
 
   manager.bind(runtime, { emit });

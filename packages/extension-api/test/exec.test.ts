@@ -45,4 +45,23 @@ describe("pi.exec", () => {
     const result = await exec("ls", [], { cwd: "/mypi/no/such/folder" }, process.cwd());
     expect(result).toEqual({ stdout: "", stderr: "cannot run ls: the working folder /mypi/no/such/folder does not exist", code: 127, killed: false });
   });
+
+  it("keeps mypi's model API key from the program unless MYPI_PASS_ENV names it or the caller sets it", async () => {
+    const saved = { key: process.env.OPENAI_API_KEY, pass: process.env.MYPI_PASS_ENV };
+    const probe = "process.stdout.write(String(process.env.OPENAI_API_KEY))";
+    try {
+      process.env.OPENAI_API_KEY = "sk-test-not-for-programs";
+      delete process.env.MYPI_PASS_ENV;
+      expect((await node(probe)).stdout).toBe("undefined");
+      expect((await node(probe, { env: { OTHER: "1" } })).stdout).toBe("undefined");
+      expect((await node(probe, { env: { OPENAI_API_KEY: "given" } })).stdout).toBe("given");
+      process.env.MYPI_PASS_ENV = "FOO, OPENAI_API_KEY";
+      expect((await node(probe)).stdout).toBe("sk-test-not-for-programs");
+    } finally {
+      for (const [name, value] of [["OPENAI_API_KEY", saved.key], ["MYPI_PASS_ENV", saved.pass]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
 });

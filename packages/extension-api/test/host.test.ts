@@ -1,9 +1,10 @@
 // The host: the kernel Agent with the manager's chains as its slots, events fed to the observer
 // bus, agent_end held until the mailboxes drain, tools and actions wired (DESIGN §3.4–3.6).
-import { createScriptedModel, isAgentEvent, type ModelRequest, type ScriptedTurn, type StreamEvent, type ToolResultMessage } from "@mypi/kernel";
+import { createScriptedModel, isAgentEvent, type ModelRequest, type SessionEntry, type ScriptedTurn, type StreamEvent, type ToolResultMessage } from "@mypi/kernel";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createExtensionHost, defineTool, z, type ExtensionErrorEvent, type ExtensionHost } from "../src/index.ts";
 import { gate, probe, release, resetProbe } from "./fixtures/probe.ts";
+import { sessionTree } from "../src/context.ts";
 import { managerWith } from "./helpers.ts";
 
 const trace = () => probe().trace;
@@ -264,5 +265,58 @@ describe("createExtensionHost", () => {
     await manager.shutdown();
     expect(trace()).toEqual(["watcher shutdown"]);
     expect(manager.list()).toEqual([]);
+  });
+
+  it("hands extensions a session they cannot change: entries, the entry list and the header are frozen, so the branch still reads", async () => {
+    const { host, manager } = await hostWith([], [{ text: "one" }]);
+    const tried: string[] = [];
+    await manager.loadExtension((pi) => {
+      pi.on("agent_end", (_event, ctx) => {
+        const view = ctx.sessionManager;
+        const attempts: Record<string, () => unknown> = {
+          "entry.parentId": () => {
+            const entry = view.getEntries().at(-1)! as { id: string; parentId: string | null };
+            entry.parentId = entry.id; // made every later walk of the branch spin for ever
+          },
+          "a message's text": () => ((view.getBranch()[0] as { message: { content: { text: string }[] } }).message.content[0]!.text = "rewritten"),
+          "the entry list": () => (view.getEntries() as unknown[]).push({ type: "custom" }),
+          "header.cwd": () => ((view.getHeader!() as { cwd: string }).cwd = "/elsewhere"),
+          "the tree": () => ((view.getTree!()[0]!.entry as { id: string }).id = "x"),
+        };
+        for (const [what, attempt] of Object.entries(attempts)) {
+          try {
+            attempt();
+            tried.push(`${what}: changed`);
+          } catch (error) {
+            tried.push(`${what}: ${(error as Error).constructor.name}`);
+          }
+        }
+      });
+    }, "vandal");
+    const cwd = host.session.getHeader().cwd;
+    await host.agent.prompt("hi");
+    expect(tried).toEqual(["entry.parentId: TypeError", "a message's text: TypeError", "the entry list: TypeError", "header.cwd: TypeError", "the tree: TypeError"]);
+    expect(host.session.getBranch().map((e) => (e.type === "message" ? e.message.role : e.type))).toEqual(["user", "assistant"]);
+    expect(host.session.getHeader().cwd).toBe(cwd);
+  });
+
+  it("keeps a copy of what pi.appendEntry stored: the extension's own object stays its own to change", async () => {
+    const { host, manager } = await hostWith([], []);
+    const state = { count: 1, items: ["a"] };
+    await manager.loadExtension((pi) => {
+      pi.on("session_start", () => {
+        pi.appendEntry("state", state);
+        state.count = 2;
+        state.items.push("b");
+      });
+    }, "stateful");
+    await host.start();
+    expect(host.session.getEntries().map((e) => (e.type === "custom" ? e.data : e.type))).toEqual([{ count: 1, items: ["a"] }]);
+  });
+
+  it("builds the tree from earlier entries only, so an entry that names itself as parent is a root, not a loop", () => {
+    const entry = (id: string, parentId: string | null) => ({ type: "custom", customType: "x", id, parentId, timestamp: "" }) as SessionEntry;
+    const tree = sessionTree([entry("a", null), entry("b", "b"), entry("c", "a")], () => undefined);
+    expect(tree.map((n) => [n.entry.id, n.children.map((c) => c.entry.id)])).toEqual([["a", ["c"]], ["b", []]]);
   });
 });

@@ -229,7 +229,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       return;
     }
     if (running()) {
-      session.agent.steer(parsed.text);
+      session.agent.steer(parsed.text, { source: "interactive" });
       return say(style.dim(`↳ steering: ${parsed.text}`));
     }
     say(`${style.bold(">")} ${parsed.text}`);

@@ -75,9 +75,11 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
         }
       }
       if (target.agent.isRunning) {
+        // Queued as text: the input slot (a redaction) sees it before it is recorded, as it sees a prompt.
+        const queued = { source: "rpc", ...(images && { images }) } as const;
         const behavior = c.streamingBehavior;
-        if (behavior === "steer") return void target.agent.steer(message);
-        if (behavior === "followUp") return void target.agent.followUp(message);
+        if (behavior === "steer") return void target.agent.steer(message, queued);
+        if (behavior === "followUp") return void target.agent.followUp(message, queued);
         throw new CommandError('The agent is already running. Send "steer" or "follow_up", or prompt with streamingBehavior "steer" | "followUp".');
       }
       // Answer first: the run's events follow the response (the run starts on the next microtask).
@@ -92,8 +94,8 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
       void settled.finally(() => runs.delete(settled));
       return undefined;
     },
-    steer: (c) => void target.agent.steer(requireString(c, "message")),
-    follow_up: (c) => void target.agent.followUp(requireString(c, "message")),
+    steer: (c) => void target.agent.steer(requireString(c, "message"), { source: "rpc" }),
+    follow_up: (c) => void target.agent.followUp(requireString(c, "message"), { source: "rpc" }),
     abort: () => {
       for (const stop of commands) stop.abort(new DOMException("Aborted by the client", "AbortError"));
       target.agent.abort();

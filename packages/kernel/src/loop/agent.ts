@@ -110,8 +110,8 @@ export class Agent {
   readonly #options: AgentOptions;
   #messages: Message[];
   #view = new ModelView();
-  #steering: Message[] = [];
-  #followUps: Message[] = [];
+  #steering: LoopPrompt[] = [];
+  #followUps: LoopPrompt[] = [];
   /** Replaced, never changed in place, so delivery iterates a stable list. */
   #listeners: readonly AgentListener[] = [];
   #current: ActiveRun | undefined;
@@ -184,14 +184,18 @@ export class Agent {
     if (this.#current) abortRun(this.#current, reason);
   }
 
-  /** Delivered at the next turn boundary, after every result of the current batch. Queues while idle. */
-  steer(message: string | Message): void {
-    this.#steering.push(asMessage(message));
+  /**
+   * Delivered at the next turn boundary, after every result of the current batch. Queues while
+   * idle. Text passes the `input` slot there, as a prompt does (`options.source`, default
+   * `"api"`); a ready message does not.
+   */
+  steer(message: string | Message, options: PromptOptions = {}): void {
+    this.#steering.push(queuedInput(message, options));
   }
 
-  /** Delivered only when the agent would otherwise stop. Queues while idle. */
-  followUp(message: string | Message): void {
-    this.#followUps.push(asMessage(message));
+  /** Delivered only when the agent would otherwise stop. Queues while idle. Text passes the `input` slot, as with `steer`. */
+  followUp(message: string | Message, options: PromptOptions = {}): void {
+    this.#followUps.push(queuedInput(message, options));
   }
 
   /**
@@ -288,10 +292,10 @@ export class Agent {
   }
 
   /** The loop's queue readers, made once per agent rather than once per run. */
-  readonly #takeSteering = (): Message[] => this.#take("steering");
-  readonly #takeFollowUps = (): Message[] => this.#take("followUps");
+  readonly #takeSteering = (): LoopPrompt[] => this.#take("steering");
+  readonly #takeFollowUps = (): LoopPrompt[] => this.#take("followUps");
 
-  #take(queue: "steering" | "followUps"): Message[] {
+  #take(queue: "steering" | "followUps"): LoopPrompt[] {
     const taken = queue === "steering" ? this.#steering : this.#followUps;
     if (taken.length === 0) return taken;
     if (queue === "steering") this.#steering = [];
@@ -427,6 +431,7 @@ function abortRun(active: ActiveRun, reason: unknown): void {
   active.handle?.wake();
 }
 
-function asMessage(message: string | Message): Message {
-  return typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }], timestamp: Date.now() } : message;
+function queuedInput(message: string | Message, options: PromptOptions): LoopPrompt {
+  if (typeof message !== "string") return message;
+  return { text: message, source: options.source ?? "api", ...(options.images && { images: options.images }) };
 }

@@ -54,8 +54,8 @@ export class Run {
   readonly maxParallel: number;
   readonly abortGraceMs: number;
   readonly workerPool: ToolWorkerPool | undefined;
-  readonly takeSteering: () => Message[];
-  readonly takeFollowUps: () => Message[];
+  readonly takeSteering: () => LoopPrompt[];
+  readonly takeFollowUps: () => LoopPrompt[];
   readonly beforeModelCall: AgentLoopOptions["beforeModelCall"];
   readonly view: ModelView;
   /** `history`, as a function made once (the model view asks for it only to rebuild). */

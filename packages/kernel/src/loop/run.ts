@@ -82,8 +82,13 @@ async function drive(run: Run, turn: { open: boolean; index: number }, startedAt
   if (!Array.isArray(opening)) return opening;
   // The run's start is a turn boundary too: steering queued before it (while idle, or by a
   // prompt slot) joins the first turn right after the prompt, before the first model call.
-  const queued = run.takeSteering();
-  let incoming: Message[] = queued.length === 0 ? opening : [...opening, ...queued.map((m) => admit(m, now))];
+  let queued = admitQueued(run, run.takeSteering(), now, noMore);
+  if (queued instanceof Promise) {
+    queued = await queued;
+    now = Date.now();
+  }
+  if (!Array.isArray(queued)) return queued;
+  let incoming: Message[] = queued.length === 0 ? opening : [...opening, ...queued];
   for (;;) {
     turn.open = true;
     run.emit({ type: "turn_start", turnIndex: turn.index, timestamp: now });
@@ -126,25 +131,9 @@ async function openRunWithSlots(run: Run, prompt: LoopPrompt): Promise<Message[]
     message = admit(prompt);
     text = textOfContent(message.content);
   } else {
-    text = prompt.text;
-    images = prompt.images;
-    const slot = run.slots.input;
-    if (slot) {
-      const outcome = await callSlot(run, slot, images === undefined ? { text, source: prompt.source } : { text, images, source: prompt.source });
-      if (outcome.kind === "aborted") return ABORTED_ENDING;
-      if (outcome.kind === "threw") return { stopReason: "error", error: `The input slot failed: ${describeError(outcome.error)}` };
-      const decision = outcome.value;
-      switch (decision?.action) {
-        case "transform":
-          text = decision.text;
-          if (decision.images !== undefined) images = decision.images;
-          break;
-        case "handled":
-          return { stopReason: "handled", ...(decision.reason !== undefined && { reason: decision.reason }), ...(decision.by !== undefined && { by: decision.by }) };
-        case "block":
-          return { stopReason: "blocked", reason: decision.reason, ...(decision.by !== undefined && { by: decision.by }) };
-      }
-    }
+    const input = await passInput(run, prompt);
+    if ("stopReason" in input) return input;
+    ({ text, images } = input);
     message = userMessage(text, images);
   }
 
@@ -161,6 +150,66 @@ async function openRunWithSlots(run: Run, prompt: LoopPrompt): Promise<Message[]
     for (const m of result?.messages ?? []) opening.push(admit(m));
   }
   return opening;
+}
+
+/**
+ * Text from a person (a prompt, a steering line, a follow-up) through the `input` slot: what to
+ * record, or how that text ends — `handled` and `blocked` as the slot decided, `error` when it
+ * failed, `aborted`. Every way text enters the conversation passes here, so a transform (a
+ * redaction) runs before anything is recorded.
+ */
+async function passInput(run: Run, input: TextInput): Promise<{ text: string; images: ImageContent[] | undefined } | Ending> {
+  let { text, images } = input;
+  const slot = run.slots.input;
+  if (!slot) return { text, images };
+  const outcome = await callSlot(run, slot, images === undefined ? { text, source: input.source } : { text, images, source: input.source });
+  if (outcome.kind === "aborted") return ABORTED_ENDING;
+  if (outcome.kind === "threw") return { stopReason: "error", error: `The input slot failed: ${describeError(outcome.error)}` };
+  const decision = outcome.value;
+  switch (decision?.action) {
+    case "transform":
+      text = decision.text;
+      if (decision.images !== undefined) images = decision.images;
+      break;
+    case "handled":
+      return { stopReason: "handled", ...(decision.reason !== undefined && { reason: decision.reason }), ...(decision.by !== undefined && { by: decision.by }) };
+    case "block":
+      return { stopReason: "blocked", reason: decision.reason, ...(decision.by !== undefined && { by: decision.by }) };
+  }
+  return { text, images };
+}
+
+type TextInput = Exclude<LoopPrompt, Message>;
+const noMore = (): Message[] => NOTHING_NEW;
+
+/**
+ * Queued steering or follow-ups as the messages that open the next turn. Text goes through the
+ * `input` slot, in queue order; a line the slot handled or blocked is dropped and the run goes on
+ * (only an aborted run or a failed slot ends it). When nothing is left, `otherwise()` decides.
+ */
+function admitQueued(
+  run: Run,
+  queued: readonly LoopPrompt[],
+  now: number,
+  otherwise: () => Ending | Message[] | Promise<Ending | Message[]>,
+): Ending | Message[] | Promise<Ending | Message[]> {
+  if (queued.length === 0) return otherwise();
+  if (!run.slots.input || queued.every((q) => "role" in q)) {
+    return queued.map((q) => ("role" in q ? admit(q, now) : userMessage(q.text, q.images, now)));
+  }
+  return (async () => {
+    const admitted: Message[] = [];
+    for (const q of queued) {
+      if ("role" in q) {
+        admitted.push(admit(q));
+        continue;
+      }
+      const input = await passInput(run, q);
+      if (!("stopReason" in input)) admitted.push(userMessage(input.text, input.images));
+      else if (input.stopReason === "error" || input.stopReason === "aborted") return input;
+    }
+    return admitted.length > 0 ? admitted : otherwise();
+  })();
 }
 
 /** At a turn boundary: how the run ends, or the messages that open the next turn. */
@@ -181,20 +230,19 @@ function afterTurn(
   return wait ? wait.then(() => nextTurn(run, batch)) : nextTurn(run, batch);
 }
 
-function nextTurn(run: Run, batch: BatchOutcome): Ending | Message[] {
+function nextTurn(run: Run, batch: BatchOutcome): Ending | Message[] | Promise<Ending | Message[]> {
   if (run.aborted) return ABORTED_ENDING;
 
   const toolsRan = batch.results.length > 0;
   if (run.modelCalls >= run.maxTurns) {
     return toolsRan ? { stopReason: "max_turns", reason: `Stopped after ${run.maxTurns} model calls (maxTurns)` } : COMPLETED;
   }
-  // Steering lands here, after every result of the batch is recorded.
-  const steering = run.takeSteering();
-  if (steering.length > 0) return steering.map(admit);
-  if (toolsRan) return NOTHING_NEW;
-  const followUps = run.takeFollowUps();
-  if (followUps.length > 0) return followUps.map(admit);
-  return COMPLETED;
+  // Steering lands here, after every result of the batch is recorded; follow-ups only when the
+  // run would otherwise stop.
+  const now = Date.now();
+  return admitQueued(run, run.takeSteering(), now, () =>
+    toolsRan ? NOTHING_NEW : admitQueued(run, run.takeFollowUps(), now, () => COMPLETED),
+  );
 }
 
 function userMessage(text: string, images: ImageContent[] | undefined, now: number = Date.now()): UserMessage {

@@ -34,10 +34,13 @@ export interface AgentLoopOptions {
   tools?: ToolRegistry | readonly Tool[];
   slots?: Slots;
   signal?: AbortSignal;
-  /** Takes (and so removes) the queued steering messages; called only at turn boundaries. */
-  getSteeringMessages?: () => Message[];
-  /** Takes the queued follow-ups; called only when the agent would otherwise stop. */
-  getFollowUpMessages?: () => Message[];
+  /**
+   * Takes (and so removes) the queued steering; called only at turn boundaries. Text (as a prompt
+   * is given) goes through the `input` slot there, before it is recorded; a ready message does not.
+   */
+  getSteeringMessages?: () => LoopPrompt[];
+  /** Takes the queued follow-ups (text or messages, as steering); called only when the agent would otherwise stop. */
+  getFollowUpMessages?: () => LoopPrompt[];
   /** Model calls per run; default 50. */
   maxTurns?: number;
   /** Concurrent calls in a parallel batch; default 8. */

@@ -31,6 +31,7 @@ import { readSessionFile } from "./load.ts";
 import { defaultSessionDir, latestSessionFile, sessionFileName } from "./paths.ts";
 import { repairToolHistory } from "./repair.ts";
 import { compactionSummaryMessage } from "./summary-message.ts";
+import { deepFreeze } from "../loop/freeze.ts";
 
 export interface SessionLocationOptions {
   /** The agent's workspace; stored in the header and used to pick the default folder. */
@@ -81,9 +82,15 @@ export class SessionManager {
   /** Message object → its entry id, for `entryIdOf` (compaction's `firstKeptEntryId`). */
   private readonly messageIds = new WeakMap<Message, string>();
   private indexedLoadedMessages = false;
+  /** What `getEntries` hands out; rebuilt after an append (entries are only ever added). */
+  private entriesView: readonly SessionEntry[] | undefined;
 
   private constructor(state: SessionState) {
-    this.header = state.header;
+    // Read-only once in memory (DESIGN §2.2): what getHeader/getEntries hand out cannot be changed
+    // under the session — an extension setting `entry.parentId = entry.id` made every later walk
+    // of the branch spin for ever. Loaded entries are fresh from JSON.parse, so freezing is safe.
+    this.header = Object.freeze(state.header);
+    for (const e of state.entries) deepFreeze(e);
     this.id = state.header.id;
     this.cwd = state.header.cwd;
     this.file = state.file;
@@ -177,7 +184,7 @@ export class SessionManager {
 
   /** Extension state (`pi.appendEntry`); never part of the context. `data` must be JSON. */
   appendCustomEntry(customType: string, data?: unknown): string {
-    const fields: Fields<CustomEntry> = data === undefined ? { type: "custom", customType } : { type: "custom", customType, data };
+    const fields: Fields<CustomEntry> = data === undefined ? { type: "custom", customType } : { type: "custom", customType, data: storedCopy(data) };
     return this.append<CustomEntry>(fields).id;
   }
 
@@ -190,7 +197,7 @@ export class SessionManager {
       firstKeptEntryId: c.firstKeptEntryId ?? id,
       tokensBefore: c.tokensBefore,
     };
-    if (c.details !== undefined) fields.details = c.details;
+    if (c.details !== undefined) fields.details = storedCopy(c.details);
     return this.append<CompactionEntry>(fields, id).id;
   }
 
@@ -216,7 +223,9 @@ export class SessionManager {
     if (exceedsDepth(rest)) throw new Error(`Cannot record a ${type} entry in session ${this.id}: ${tooDeepText("it")}.`);
     const entry = { type, id, parentId: this.leafId, timestamp: new Date().toISOString(), ...rest } as E;
     if (this.file !== undefined) this.write(entry);
+    deepFreeze(entry); // a message is frozen already (the Agent freezes it at message_end)
     this.entries.push(entry);
+    this.entriesView = undefined;
     this.byId.set(entry.id, entry);
     this.leafId = entry.id;
     this.track(entry);
@@ -299,9 +308,9 @@ export class SessionManager {
     return this.sessionName;
   }
 
-  /** All entries in file order (every branch). */
+  /** All entries in file order (every branch): a frozen array of frozen entries, kept until the next append. */
   getEntries(): readonly SessionEntry[] {
-    return this.entries;
+    return (this.entriesView ??= Object.freeze(this.entries.slice()));
   }
 
   getEntry(id: string): SessionEntry | undefined {
@@ -322,8 +331,12 @@ export class SessionManager {
     const start = fromId === undefined ? this.leafId : this.requireEntry(fromId).id;
     const path: SessionEntry[] = [];
     for (let id = start; id !== null; ) {
-      const entry = this.byId.get(id)!;
+      const entry = this.byId.get(id);
+      if (entry === undefined) break;
       path.push(entry);
+      // Entries are frozen and every parent precedes its child, so there is no cycle; should one
+      // appear anyway, the walk stops at the first entry it would visit twice.
+      if (path.length > this.byId.size) return cutAtRepeat(path).reverse();
       id = entry.parentId;
     }
     return path.reverse();
@@ -400,6 +413,28 @@ export class SessionManager {
       throw new Error(`Unknown session entry "${id}" in session ${this.id}: pick an id from getEntries() or getBranch()`);
     }
     return entry;
+  }
+}
+
+/** A walk that went round a cycle, cut before the first entry seen twice. */
+function cutAtRepeat(path: SessionEntry[]): SessionEntry[] {
+  const seen = new Set<SessionEntry>();
+  let end = 0;
+  while (end < path.length && !seen.has(path[end]!)) seen.add(path[end++]!);
+  return path.slice(0, end);
+}
+
+/**
+ * What a custom entry's `data` or a compaction's `details` is kept as: its JSON copy, frozen — what
+ * reopening the file gives, and the caller's own object stays theirs to change. A value JSON cannot
+ * hold is kept as given (its write reports it).
+ */
+function storedCopy(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  try {
+    return JSON.parse(JSON.stringify(value)) as unknown;
+  } catch {
+    return value;
   }
 }
 

@@ -4,6 +4,7 @@ import {
   Agent,
   createScriptedModel,
   defineTool,
+  SessionManager,
   type CustomMessage,
   type ModelRequest,
   type ModelScript,
@@ -66,6 +67,39 @@ describe("input", () => {
     await agent.run("one");
     await agent.run("two", { source: "rpc" });
     expect(sources).toEqual(["api", "rpc"]);
+  });
+
+  test("steering and follow-up text pass the slot before they are recorded; a line it blocks is dropped and the run goes on", async () => {
+    const seen: [string, string][] = [];
+    const session = SessionManager.inMemory("/tmp");
+    const { agent } = agentWith({ turns: [{ text: "one" }, { text: "two" }] }, {
+      session,
+      slots: {
+        input: (e) => {
+          seen.push([e.text, e.source]);
+          if (e.text === "drop me") return { action: "block", reason: "no" };
+          return e.text.includes("secret") ? { action: "transform", text: e.text.replace("secret", "[x]") } : undefined;
+        },
+      },
+    });
+    agent.steer("secret A", { source: "rpc" });
+    agent.steer("drop me", { source: "rpc" });
+    agent.followUp("secret B", { source: "interactive" });
+    const end = await agent.prompt("go");
+    expect(seen).toEqual([["go", "api"], ["secret A", "rpc"], ["drop me", "rpc"], ["secret B", "interactive"]]);
+    expect(end.stopReason).toBe("completed");
+    expect(normalize(end.messages)).toEqual([user("go"), user("[x] A"), assistant([text("one")], "stop"), user("[x] B"), assistant([text("two")], "stop")]);
+    expect(JSON.stringify(session.getEntries())).not.toContain("secret");
+  });
+
+  test("a steering line whose slot fails ends the run with the error and is not recorded", async () => {
+    const { agent, model } = agentWith({ turns: [{ text: "never" }] }, {
+      slots: { input: (e) => { if (e.text === "steer") throw new Error("redactor down"); } },
+    });
+    agent.steer("steer");
+    const end = await agent.prompt("go");
+    expect([end.stopReason, end.error, normalize(end.messages)]).toEqual(["error", "The input slot failed: redactor down", []]);
+    expect(model.calls).toBe(0);
   });
 });
 
