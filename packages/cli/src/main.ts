@@ -43,6 +43,11 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       case "version":
         io.stdout.write(`mypi ${version()}\n`);
         return EXIT.ok;
+      case "batch":
+      case "worker": {
+        const { runBatchCommand } = await import("./batch/command.ts");
+        return await runBatchCommand(args.batch!, io);
+      }
       case "demo": {
         const { runDemo } = await import("./demo/run.ts");
         return await runDemo(args, io);
