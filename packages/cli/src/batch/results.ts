@@ -38,6 +38,8 @@ export interface TaskResult {
   error?: string;
   /** host:pid of the worker (queue mode). */
   worker?: string;
+  /** Queue mode: which run of the task this is (2 and up: an earlier worker died running it). */
+  attempt?: number;
   startedAt: string;
 }
 

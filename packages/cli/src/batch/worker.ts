@@ -66,8 +66,9 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
       return blankResult(task, "error", `given up after ${attempts} attempts: each time, the worker running it stopped before it finished`, { worker: name });
     }
     running.set(job.id!, batchId);
+    options.log(`${task.id} started (attempt ${job.attemptsStarted} of ${attempts})`);
     try {
-      const result = await runTask(task, { dir: options.dir, keepWorkspace: options.keepWorkspaces, worker: name, ...(signal && { signal }) });
+      const result = { ...(await runTask(task, { dir: options.dir, keepWorkspace: options.keepWorkspaces, worker: name, ...(signal && { signal }) })), attempt: job.attemptsStarted };
       if (requeueing && token !== undefined) {
         // Shutting down: the task goes back to the queue for another worker, not into the results.
         await job.moveToWait(token);

@@ -1,0 +1,156 @@
+/**
+ * The pure parts of `mypi batch`: the task file's checks, the command line, the results file's
+ * durability rules, and how an event stream is counted.
+ */
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseArgs } from "../src/args.ts";
+import { parseBatchArgs } from "../src/batch/args.ts";
+import { ResultsWriter, readResults, rewriteResults, type TaskResult } from "../src/batch/results.ts";
+import { blankResult, countEvent } from "../src/batch/run-task.ts";
+import { DEFAULT_TIMEOUT_MS, parseTasks } from "../src/batch/tasks.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "mypi-batch-unit-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const parse = (lines: string[], timeoutMs?: number) =>
+  parseTasks(lines.join("\n"), { name: "tasks.jsonl", baseDir: "/data/set", ...(timeoutMs !== undefined && { timeoutMs }) });
+
+describe("the task file", () => {
+  it("resolves relative paths against the task file's folder and fills in the default timeout", () => {
+    const { tasks, errors } = parse([
+      JSON.stringify({ id: "a", prompt: "go", workspace: { copy: "repo" }, extensions: ["../gate.ts"], model: "scripted:s/one.json", check: "npm test" }),
+      "",
+      JSON.stringify({ id: "b", prompt: "go", workspace: { git: "../r.git", ref: "v1" }, timeoutMs: 5000, maxTurns: 3 }),
+      JSON.stringify({ id: "c", prompt: "go", workspace: { git: "https://example.invalid/x.git" }, model: "openai:gpt-4.1-mini" }),
+      JSON.stringify({ id: "d", prompt: "go", workspace: { files: { "src/a.ts": "x" } } }),
+    ]);
+    expect(errors).toEqual([]);
+    expect(tasks).toEqual([
+      { id: "a", prompt: "go", workspace: { copy: "/data/set/repo" }, extensions: ["/data/gate.ts"], model: "scripted:/data/set/s/one.json", timeoutMs: DEFAULT_TIMEOUT_MS, check: "npm test" },
+      { id: "b", prompt: "go", workspace: { git: "/data/r.git", ref: "v1" }, extensions: [], maxTurns: 3, timeoutMs: 5000 },
+      { id: "c", prompt: "go", workspace: { git: "https://example.invalid/x.git" }, extensions: [], model: "openai:gpt-4.1-mini", timeoutMs: DEFAULT_TIMEOUT_MS },
+      { id: "d", prompt: "go", workspace: { files: { "src/a.ts": "x" } }, extensions: [], timeoutMs: DEFAULT_TIMEOUT_MS },
+    ]);
+  });
+
+  it("reports every problem of every line with its line number, and keeps no task of a bad line", () => {
+    const { tasks, errors } = parse([
+      "{not json",
+      JSON.stringify({ id: "ok", prompt: "go", workspace: { files: {} } }),
+      JSON.stringify({ id: "../x", prompt: "", workspace: { copy: "a", git: "b" }, timeout: 5 }),
+      JSON.stringify({ id: "ok", prompt: "again", workspace: { files: { "../escape": "x", "/abs": 1 } } }),
+      JSON.stringify({ id: "t", prompt: "go", workspace: { files: {} }, timeoutMs: "5s", maxTurns: 0, model: "gpt-4", check: "", extensions: "a.ts" }),
+      "[1, 2]",
+    ], 1000);
+    expect(tasks.map((t) => t.id)).toEqual(["ok"]);
+    expect(tasks[0]!.timeoutMs).toBe(1000);
+    expect(errors).toEqual([
+      expect.stringMatching(/^tasks\.jsonl:1: not JSON/),
+      'tasks.jsonl:3: unknown field "timeout" (fields: id, prompt, workspace, extensions, model, maxTurns, timeoutMs, check)',
+      'tasks.jsonl:3: "id" must be a string of letters, digits, ".", "_" or "-" starting with a letter or digit, at most 128 (got "../x")',
+      'tasks.jsonl:3: "prompt" must be a non-empty string (got "")',
+      'tasks.jsonl:3: "workspace" must be {"copy": "dir"}, {"git": "url", "ref": "…"} or {"files": {"path": "content"}} (got {"copy":"a","git":"b"})',
+      'tasks.jsonl:4: "workspace.files": "../escape" leaves the workspace or is not a file',
+      'tasks.jsonl:4: "workspace.files": "/abs" is absolute; give a path inside the workspace',
+      'tasks.jsonl:4: "workspace.files": the content of "/abs" must be a string (got 1)',
+      'tasks.jsonl:4: id "ok" is already used on line 2; ids must be unique',
+      'tasks.jsonl:5: "extensions" must be an array of paths (got "a.ts")',
+      'tasks.jsonl:5: "model" must be "openai:<name>" or "scripted:<file>" (got "gpt-4")',
+      'tasks.jsonl:5: "maxTurns" must be a whole number ≥ 1 (got 0)',
+      'tasks.jsonl:5: "timeoutMs" must be a whole number of milliseconds ≥ 1 (got "5s")',
+      'tasks.jsonl:5: "check" must be a shell command (got "")',
+      'tasks.jsonl:6: a task is a JSON object {"id", "prompt", "workspace", …} (got [1,2])',
+    ]);
+  });
+
+  it("says so when the file holds no task", () => {
+    expect(parse(["", "  "]).errors).toEqual(['tasks.jsonl: no tasks (one JSON object a line: {"id", "prompt", "workspace"})']);
+  });
+});
+
+describe("the command line of batch and worker", () => {
+  it("parses the batch options and leaves the single-run options alone", () => {
+    const parsed = parseArgs(["batch", "t.jsonl", "--concurrency", "4", "--out=o", "--resume", "--timeout", "900", "--queue", "redis://127.0.0.1:6379"]);
+    expect(parsed).toMatchObject({ ok: true, args: { command: "batch", batch: { tasksFile: "t.jsonl", concurrency: 4, out: "o", resume: true, timeoutMs: 900, queue: "redis://127.0.0.1:6379", attempts: 3 } } });
+  });
+
+  it.each([
+    [["batch"], "mypi batch: give the task file: mypi batch tasks.jsonl. Run `mypi batch --help`."],
+    [["batch", "a", "b"], "mypi batch: one task file, got 2: a b. Run `mypi batch --help`."],
+    [["batch", "t", "--resume"], "mypi batch: --resume needs --out DIR, the folder of the batch to resume. Run `mypi batch --help`."],
+    [["batch", "t", "--concurrency", "0"], 'mypi batch: --concurrency must be a whole number ≥ 1 (got "0"). Run `mypi batch --help`.'],
+    [["batch", "t", "-p"], "mypi batch: unknown option -p. Run `mypi batch --help`."],
+    [["batch", "t", "--queue", "localhost:6379"], 'mypi batch: --queue must be a redis:// or rediss:// URL (got "localhost:6379"). Run `mypi batch --help`.'],
+    [["worker"], "mypi worker: needs --queue redis://host:port. Run `mypi worker --help`."],
+    [["worker", "--queue", "redis://h", "--out", "x"], "mypi worker: unknown option --out. Run `mypi worker --help`."],
+  ])("rejects %j with one line", (argv, error) => {
+    expect(parseArgs(argv)).toEqual({ ok: false, error });
+  });
+
+  it("takes --help without the rest", () => {
+    expect(parseBatchArgs("worker", ["--help"])).toMatchObject({ ok: true, args: { help: true } });
+  });
+});
+
+const result = (id: string, status: TaskResult["status"] = "passed"): TaskResult => ({ ...blankResult({ id } as never, status), startedAt: "2026-01-01T00:00:00.000Z", durationMs: 1 });
+
+describe("results.jsonl", () => {
+  it("drops a torn last line when read, and cuts it off before the next append", () => {
+    const file = join(dir, "torn.jsonl");
+    writeFileSync(file, `${JSON.stringify(result("a"))}\n${JSON.stringify(result("b")).slice(0, 30)}`);
+    const read = readResults(file);
+    expect([...read.results.keys()]).toEqual(["a"]);
+    expect(read.warnings).toEqual([`${file}: the last line was cut short (the batch was killed while writing it); that task runs again`]);
+
+    const writer = new ResultsWriter(file);
+    writer.append(result("b"));
+    writer.close();
+    const lines = readFileSync(file, "utf8").split("\n");
+    expect(lines.at(-1)).toBe("");
+    expect(lines.slice(0, -1).map((l) => JSON.parse(l).id)).toEqual(["a", "b"]);
+  });
+
+  it("rewrites the file to exactly the given results", () => {
+    const file = join(dir, "rewrite.jsonl");
+    writeFileSync(file, `${JSON.stringify(result("a", "aborted"))}\n${JSON.stringify(result("b"))}\n{"id":"c`);
+    rewriteResults(file, [result("b")]);
+    expect(readFileSync(file, "utf8")).toBe(`${JSON.stringify(result("b"))}\n`);
+  });
+
+  it("reads a missing file as no results", () => {
+    expect(readResults(join(dir, "none.jsonl"))).toEqual({ results: new Map(), warnings: [] });
+  });
+});
+
+describe("counting a run's events", () => {
+  it("counts turns, tool calls, tokens and per-extension blocks and rewrites; the last agent_end wins", () => {
+    const stats = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } as Parameters<typeof countEvent>[0];
+    const lines = [
+      { type: "turn_start" },
+      { type: "message_end", message: { role: "user" } },
+      { type: "message_end", message: { role: "assistant", usage: { input: 10, output: 4 } } },
+      { type: "hook_decision", slot: "tool_call", extension: "gate", outcome: "block" },
+      { type: "hook_decision", slot: "tool_call", extension: "gate", outcome: "pass" },
+      { type: "hook_decision", slot: "tool_result", extension: "redact", outcome: "patch" },
+      { type: "hook_decision", slot: "tool_call", extension: "fix", outcome: "rewrite" },
+      { type: "tool_execution_end" },
+      { type: "turn_start" },
+      { type: "message_end", message: { role: "assistant", usage: { input: 20, output: 6 } } },
+      { type: "agent_end", stopReason: "error", error: "first" },
+      { type: "agent_end", stopReason: "completed", finalText: "Done." },
+    ].map((e) => JSON.stringify(e));
+    for (const line of [...lines, "not json", "42"]) countEvent(stats, line);
+    expect(stats).toEqual({
+      turns: 2,
+      toolCalls: 1,
+      tokens: { input: 30, output: 10 },
+      extensions: { gate: { blocked: 1, rewrote: 0 }, redact: { blocked: 0, rewrote: 1 }, fix: { blocked: 0, rewrote: 1 } },
+      stopReason: "completed",
+      finalText: "Done.",
+      error: undefined,
+    });
+  });
+});
