@@ -183,20 +183,21 @@ interface CancelContext {
 }
 
 async function cancelBatch(c: CancelContext): Promise<void> {
-  // First the key (a worker about to start a task of this batch sees it), then the message
-  // (workers abort what they run), then the waiting jobs go.
+  // First the key (a worker about to start a task of this batch sees it), then the waiting jobs
+  // go, and only then are running tasks aborted: a worker slot freed by an abort must not pick
+  // up a job that is about to be removed.
   await c.client.set(cancelKey(c.queueName, c.batchId), "1", { EX: 24 * 3600 });
+  for (const jobId of [...c.open.keys()]) {
+    // 0: the job is running (locked by a worker); its abort comes back as a result.
+    const removed = await c.queue.remove(jobId).catch(() => 0);
+    if (removed === 1) c.open.delete(jobId);
+  }
+  if (c.open.size === 0) return c.settle();
   const producer = new QueueEventsProducer(c.queueName, { connection: c.connection });
   try {
     await producer.publishEvent({ eventName: CANCEL_EVENT, batchId: c.batchId });
   } finally {
     await producer.close();
   }
-  for (const jobId of [...c.open.keys()]) {
-    // 0: the job is running (locked by a worker); its abort comes back as a result.
-    const removed = await c.queue.remove(jobId).catch(() => 0);
-    if (removed === 1) c.open.delete(jobId);
-  }
-  if (c.open.size === 0) c.settle();
-  else setTimeout(() => c.settle(), CANCEL_WAIT_MS).unref();
+  setTimeout(() => c.settle(), CANCEL_WAIT_MS).unref();
 }

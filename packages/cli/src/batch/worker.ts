@@ -93,8 +93,7 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
     });
     worker.on("error", onError);
     await assertReachable(worker.client, options.url);
-    options.log(`${name} takes tasks from ${options.queueName} at ${options.url}, ${options.concurrency} at a time; Ctrl+C to stop`);
-    worker.on("completed", (job, result) => options.log(`${result.id} ${result.status} (${(result.durationMs / 1000).toFixed(1)}s)`));
+    worker.on("completed", (_job, result) => options.log(`${result.id} ${result.status} (${(result.durationMs / 1000).toFixed(1)}s)`));
 
     let interrupts = 0;
     const w = worker;
@@ -110,6 +109,7 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
+    options.log(`${name} takes tasks from ${options.queueName} at ${options.url}, ${options.concurrency} at a time; Ctrl+C to stop`);
     try {
       await worker.run();
     } finally {
