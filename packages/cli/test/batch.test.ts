@@ -1,8 +1,9 @@
 /**
- * The pure parts of `mypi batch`: the task file's checks, the command line, the results file's
- * durability rules, and how an event stream is counted.
+ * The parts of `mypi batch` that need no `mypi` process: the task file's checks, the command
+ * line, the results file's durability rules, how an event stream is counted, workspaces.
  */
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -11,6 +12,7 @@ import { parseBatchArgs } from "../src/batch/args.ts";
 import { ResultsWriter, readResults, rewriteResults, type TaskResult } from "../src/batch/results.ts";
 import { blankResult, countEvent } from "../src/batch/run-task.ts";
 import { DEFAULT_TIMEOUT_MS, parseTasks } from "../src/batch/tasks.ts";
+import { prepareWorkspace } from "../src/batch/workspace.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "mypi-batch-unit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -152,5 +154,46 @@ describe("counting a run's events", () => {
       finalText: "Done.",
       error: undefined,
     });
+  });
+});
+
+describe("task workspaces", () => {
+  const signal = new AbortController().signal;
+
+  it("copies a folder, keeping symbolic links as links", async () => {
+    const src = join(dir, "src-copy");
+    mkdirSync(join(src, "sub"), { recursive: true });
+    writeFileSync(join(src, "sub", "a.txt"), "a");
+    symlinkSync("/etc/hostname", join(src, "link"));
+    const ws = join(dir, "ws-copy");
+    await prepareWorkspace({ copy: src }, ws, signal);
+    expect(readFileSync(join(ws, "sub", "a.txt"), "utf8")).toBe("a");
+    expect(readlinkSync(join(ws, "link"))).toBe("/etc/hostname");
+    await expect(prepareWorkspace({ copy: join(dir, "nope") }, join(dir, "ws-nope"), signal)).rejects.toThrow(`workspace.copy: ${join(dir, "nope")} is not a folder this machine can read`);
+  });
+
+  it("clones a git repository at a ref", async () => {
+    const repo = join(dir, "repo");
+    mkdirSync(repo);
+    const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main", ...args], { cwd: repo });
+    git("init", "-q");
+    writeFileSync(join(repo, "v.txt"), "one");
+    git("add", ".");
+    git("commit", "-qm", "one");
+    git("tag", "v1");
+    writeFileSync(join(repo, "v.txt"), "two");
+    git("commit", "-qam", "two");
+    await prepareWorkspace({ git: repo, ref: "v1" }, join(dir, "ws-git"), signal);
+    expect(readFileSync(join(dir, "ws-git", "v.txt"), "utf8")).toBe("one");
+    await prepareWorkspace({ git: repo }, join(dir, "ws-git-head"), signal);
+    expect(readFileSync(join(dir, "ws-git-head", "v.txt"), "utf8")).toBe("two");
+    await expect(prepareWorkspace({ git: repo, ref: "no-such-ref" }, join(dir, "ws-git-bad"), signal)).rejects.toThrow(/^git checkout failed \(exit 128\): fatal: /);
+  });
+
+  it("writes the given files and refuses a path outside the workspace", async () => {
+    await prepareWorkspace({ files: { "a/b.txt": "x", "c.txt": "y" } }, join(dir, "ws-files"), signal);
+    expect(readFileSync(join(dir, "ws-files", "a", "b.txt"), "utf8")).toBe("x");
+    await expect(prepareWorkspace({ files: { "../out.txt": "x" } }, join(dir, "ws-escape"), signal)).rejects.toThrow('workspace.files: "../out.txt" leaves the workspace or is not a file');
+    expect(existsSync(join(dir, "out.txt"))).toBe(false);
   });
 });
