@@ -93,33 +93,38 @@ describe("mypi batch", () => {
     expect(batch.lines.filter((l) => /^\[\d+\/20\] /.test(l))).toHaveLength(20);
   }, 60_000);
 
-  it("keeps every finished line when killed with SIGKILL, and --resume runs each remaining task once", async () => {
-    const tasks = Array.from({ length: 6 }, (_, i) => writeTask(`k${i}`));
+  it("keeps every finished line when killed with SIGKILL, its tasks stop by themselves, and --resume runs each remaining task once", async () => {
+    // One lane hangs (no timeout in sight); the other gets through the rest.
+    const tasks = [writeTask("hang", { model: `scripted:${hangScript}` }), ...Array.from({ length: 5 }, (_, i) => writeTask(`k${i}`))];
     const file = taskFile("killed", tasks);
     const out = join(sandbox.root, "killed", "out");
     const first = startMypi(["batch", file, "--concurrency", "2", "--out", out], { cwd: sandbox.ws, env: sandbox.env });
     await first.waitForLine((l) => l.startsWith("[3/6]"));
     first.child.kill("SIGKILL");
     await first.exit;
-    // Its running tasks outlive it (they lead their own process groups); let them end first.
+    // Its running tasks lead their own process groups, so the kill did not reach them, and the
+    // hanging one has nobody left to enforce a timeout: they notice their parent is gone.
     await waitFor(() => processesMentioning(out).length === 0, "the killed batch's tasks to end");
     const kept = readResultLines(join(out, "results.jsonl"));
     expect(kept.length).toBeGreaterThanOrEqual(3);
     expect(kept.length).toBeLessThan(6);
+    expect(kept.map((r) => r.id)).not.toContain("hang");
     // A kill in the middle of a write leaves half a line; make sure there is one.
-    const torn = tasks.find((t) => !kept.some((r) => r.id === t.id))!;
+    const torn = tasks.find((t) => t.id !== "hang" && !kept.some((r) => r.id === t.id)) ?? tasks[0]!;
     appendFileSync(join(out, "results.jsonl"), JSON.stringify({ id: torn.id, status: "passed" }).slice(0, 20));
 
     const again = startMypi(["batch", file, "--concurrency", "2", "--out", out], { cwd: sandbox.ws, env: sandbox.env });
     expect((await again.exit).code).toBe(2);
     expect(again.lines.join("\n")).toContain("results.jsonl already has results: add --resume to go on with that batch");
 
+    // The user fixes the hanging task and resumes: only ids decide what has run.
+    taskFile("killed", [writeTask("hang"), ...tasks.slice(1)]);
     const resumed = startMypi(["batch", file, "--concurrency", "2", "--out", out, "--resume"], { cwd: sandbox.ws, env: sandbox.env });
     expect((await resumed.exit).code).toBe(0);
     expect(resumed.lines.join("\n")).toContain("the last line was cut short");
     expect(resumed.lines).toContain(`resuming ${out}: ${kept.length} of 6 tasks have a result, ${6 - kept.length} to run`);
     const results = readResultLines(join(out, "results.jsonl"));
-    expect(results.map((r) => r.id).sort()).toEqual(tasks.map((t) => t.id));
+    expect(results.map((r) => r.id).sort()).toEqual(tasks.map((t) => t.id).sort());
     expect(results.every((r) => r.status === "passed")).toBe(true);
     expect(results.slice(0, kept.length)).toEqual(kept);
   }, 60_000);

@@ -3,7 +3,7 @@
  * line, the results file's durability rules, how an event stream is counted, workspaces.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -195,5 +195,17 @@ describe("task workspaces", () => {
     expect(readFileSync(join(dir, "ws-files", "a", "b.txt"), "utf8")).toBe("x");
     await expect(prepareWorkspace({ files: { "../out.txt": "x" } }, join(dir, "ws-escape"), signal)).rejects.toThrow('workspace.files: "../out.txt" leaves the workspace or is not a file');
     expect(existsSync(join(dir, "out.txt"))).toBe(false);
+  });
+});
+
+describe("loading", () => {
+  it("imports bullmq only from the queue modules, and those only lazily, so mypi --help and mypi -p never load it", () => {
+    const src = join(import.meta.dirname, "..", "src");
+    const files = readdirSync(src, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
+    const importers = files.filter((f) => /from "bullmq"/.test(readFileSync(join(src, f), "utf8"))).sort();
+    expect(importers).toEqual(["batch/queue.ts", "batch/worker.ts"]);
+    const staticImports = files.filter((f) => /^import [^;]*from "\.\/(queue|worker)\.ts"/m.test(readFileSync(join(src, f), "utf8")));
+    expect(staticImports).toEqual(["batch/worker.ts"]); // the worker uses the queue's helpers; both are loaded together
+    expect(readFileSync(join(src, "batch", "command.ts"), "utf8")).toMatch(/await import\("\.\/queue\.ts"\)[^]*await import\("\.\/worker\.ts"\)/);
   });
 });

@@ -195,7 +195,9 @@ function runMypi(task: Task, workspace: string, sessionFile: string, stats: RunS
   if (task.model !== undefined) args.push("--model", task.model);
   if (task.maxTurns !== undefined) args.push("--max-turns", String(task.maxTurns));
   args.push("--", task.prompt);
-  const child = spawn(process.execPath, args, { cwd: workspace, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  // The child stops itself if this process dies without stopping it (parent-watch.ts).
+  const env = { ...process.env, MYPI_EXIT_WITH_PARENT: String(process.pid) };
+  const child = spawn(process.execPath, args, { cwd: workspace, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   const splitter = createJsonlSplitter();
   child.stdout!.on("data", (chunk: Buffer) => {
     for (const line of splitter.push(chunk)) countEvent(stats, line);
