@@ -6,7 +6,7 @@
  * and recorded `aborted` — and the summary is printed; a second exits at once (130). Aborted
  * and never-started tasks run again under `--resume`.
  */
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, statSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { EXIT } from "../args.ts";
@@ -16,6 +16,7 @@ import { runLocal, type BatchRunner } from "./local.ts";
 import { Progress, summary } from "./progress.ts";
 import { ResultsWriter, readResults, rewriteResults, type TaskResult } from "./results.ts";
 import { parseTasks } from "./tasks.ts";
+import { isDirectory } from "./workspace.ts";
 
 const MAX_ERRORS_SHOWN = 20;
 
@@ -103,6 +104,12 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
     process.off("SIGINT", onSigint);
     writer.close();
     progress.close();
+    // Without --keep-workspaces the folder is empty by now; leave no empty folder behind.
+    try {
+      rmdirSync(join(out, "workspaces"));
+    } catch {
+      // kept workspaces, or none was made
+    }
   }
   io.stdout.write(summary(results, tasks.length, Date.now() - started));
   io.stdout.write(`results: ${resultsFile}\n`);
@@ -128,12 +135,4 @@ async function runWorker(args: BatchArgs, io: CliIO): Promise<number> {
 function defaultOutName(prefix = "mypi-batch"): string {
   const t = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
   return `${prefix}-${t}`;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

@@ -120,8 +120,9 @@ export async function submitToQueue(tasks: readonly Task[], options: SubmitOptio
       }
     });
     events.on("completed", ({ jobId, returnvalue }) => {
-      const value = (typeof returnvalue === "string" ? JSON.parse(returnvalue) : returnvalue) as TaskResult;
-      record(jobId, value);
+      const value = parseResult(returnvalue);
+      if (value) record(jobId, value);
+      else fail(jobId, `the worker returned no task result (${String(returnvalue).slice(0, 80)})`);
     });
     events.on("failed", ({ jobId, failedReason }) => fail(jobId, failedReason));
     await events.waitUntilReady();
@@ -152,6 +153,16 @@ export async function submitToQueue(tasks: readonly Task[], options: SubmitOptio
   }
 }
 
+/** A worker's return value, as the event (a JSON string, or parsed) or the job carries it. */
+function parseResult(value: unknown): TaskResult | undefined {
+  try {
+    const result = (typeof value === "string" ? JSON.parse(value) : value) as TaskResult | null;
+    return result && typeof result === "object" && typeof result.status === "string" ? result : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Job ids are unique per batch: a resumed or repeated batch never meets an old job. */
 function jobIdOf(batchId: string, taskId: string): string {
   return `${batchId}.${taskId}`;
@@ -167,7 +178,8 @@ async function reconcileOpen(
   for (const jobId of [...open.keys()]) {
     const job: Job<JobData> | undefined = await queue.getJob(jobId);
     if (!job) continue;
-    if (job.finishedOn && job.returnvalue) record(jobId, job.returnvalue as TaskResult);
+    const value = job.finishedOn ? parseResult(job.returnvalue) : undefined;
+    if (value) record(jobId, value);
     else if (job.finishedOn && job.failedReason) fail(jobId, job.failedReason);
   }
 }

@@ -54,7 +54,7 @@ function git(args: string[], cwd: string | undefined, signal: AbortSignal): Prom
   });
 }
 
-function isDirectory(path: string): boolean {
+export function isDirectory(path: string): boolean {
   try {
     return statSync(path).isDirectory();
   } catch {
