@@ -17,7 +17,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const bin = join(root, "packages", "cli", "bin", "mypi.mjs");
+const bin = join(root, "packages", "cli", "bin", "mypi-dev.mjs");
 const scratch = mkdtempSync(join(tmpdir(), "mypi-bench-batch-"));
 const env = { ...process.env, MYPI_HOME: join(scratch, "home"), OPENAI_API_KEY: "" };
 const TASKS = 16;

@@ -82,7 +82,7 @@ describe.skipIf(!redis)("mypi batch --queue with mypi worker", () => {
     expect((await b.exit).code).toBe(0);
     // The dead worker's own children finish on their own once the gate is open.
     await waitFor(() => processesMentioning(join(sandbox.root, "worker-a")).length === 0, "worker A's orphaned tasks to end");
-  }, 60_000);
+  }, 120_000);
 
   it("cancels queued tasks and aborts running ones on Ctrl+C in the submitter", async () => {
     const { file, ids } = gatedTasks("cancel", 5);
@@ -109,5 +109,5 @@ describe.skipIf(!redis)("mypi batch --queue with mypi worker", () => {
     w.child.kill("SIGINT");
     expect((await w.exit).code).toBe(0);
     expect(processesMentioning(join(sandbox.root, "worker-c"))).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 });

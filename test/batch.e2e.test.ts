@@ -91,7 +91,7 @@ describe("mypi batch", () => {
     expect(stdout).toMatch(/permission-gate\s+2\s+0\s+2/);
     // Plain lines when stdout is not a terminal: one per task, numbered.
     expect(batch.lines.filter((l) => /^\[\d+\/20\] /.test(l))).toHaveLength(20);
-  }, 60_000);
+  }, 120_000);
 
   it("keeps every finished line when killed with SIGKILL, its tasks stop by themselves, and --resume runs each remaining task once", async () => {
     // One lane hangs (no timeout in sight); the other gets through the rest.
@@ -127,7 +127,7 @@ describe("mypi batch", () => {
     expect(results.map((r) => r.id).sort()).toEqual(tasks.map((t) => t.id).sort());
     expect(results.every((r) => r.status === "passed")).toBe(true);
     expect(results.slice(0, kept.length)).toEqual(kept);
-  }, 60_000);
+  }, 120_000);
 
   it("stops on Ctrl+C: running tasks are recorded aborted, the rest is left for --resume", async () => {
     const gate = join(sandbox.root, "ctrl-c", "gate");
@@ -148,7 +148,7 @@ describe("mypi batch", () => {
     expect((await resumed.exit).code).toBe(0);
     const after = readResultLines(join(out, "results.jsonl"));
     expect(after.map((r) => [r.id, r.status]).sort()).toEqual(tasks.map((t) => [t.id, "passed"]));
-  }, 60_000);
+  }, 120_000);
 
   it("runs nothing when a line of the task file is invalid, and names the line", async () => {
     const file = taskFile("invalid", [writeTask("a"), { id: "b", prompt: "go" }]);

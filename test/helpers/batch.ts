@@ -81,7 +81,7 @@ export function processesMentioning(text: string): number[] {
 }
 
 /** Check `condition` until it holds (a state to reach, not a time to wait); fails after `limitMs`. */
-export async function waitFor(condition: () => boolean, what: string, limitMs = 15_000): Promise<void> {
+export async function waitFor(condition: () => boolean, what: string, limitMs = 30_000): Promise<void> {
   const end = Date.now() + limitMs;
   while (!condition()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -18,8 +18,12 @@ import type { TaskResult, TaskStatus } from "./results.ts";
 import type { Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
 
-/** The bin of this very package: the same `mypi` the batch runs under. */
-export const MYPI_BIN = fileURLToPath(new URL("../../bin/mypi.mjs", import.meta.url));
+/**
+ * The bin of this very copy of the CLI, so a task runs the `mypi` its batch runs under: the
+ * sources through jiti in a repository checkout (this module is `.ts`), the compiled CLI in an
+ * installed copy (`dist/batch/run-task.js`).
+ */
+export const MYPI_BIN = fileURLToPath(new URL(import.meta.url.endsWith(".ts") ? "../../bin/mypi-dev.mjs" : "../../bin/mypi.mjs", import.meta.url));
 const STOP_GRACE_MS = 2_000;
 const TAIL_CHARS = 2_000;
 
