@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parseArgs } from "../src/args.ts";
 import { parseBatchArgs } from "../src/batch/args.ts";
 import { ResultsWriter, readResults, rewriteResults, type TaskResult } from "../src/batch/results.ts";
+import { Progress } from "../src/batch/progress.ts";
 import { blankResult, countEvent } from "../src/batch/run-task.ts";
 import { DEFAULT_TIMEOUT_MS, parseTasks } from "../src/batch/tasks.ts";
 import { prepareWorkspace } from "../src/batch/workspace.ts";
@@ -207,5 +208,35 @@ describe("loading", () => {
     const staticImports = files.filter((f) => /^import [^;]*from "\.\/(queue|worker)\.ts"/m.test(readFileSync(join(src, f), "utf8")));
     expect(staticImports).toEqual(["batch/worker.ts"]); // the worker uses the queue's helpers; both are loaded together
     expect(readFileSync(join(src, "batch", "command.ts"), "utf8")).toMatch(/await import\("\.\/queue\.ts"\)[^]*await import\("\.\/worker\.ts"\)/);
+  });
+});
+
+describe("progress", () => {
+  const sink = () => {
+    let text = "";
+    return { stream: { write: (s: string) => void (text += s) } as unknown as NodeJS.WritableStream, text: () => text };
+  };
+
+  it("writes one plain line per finished task when stdout is not a terminal", () => {
+    const out = sink();
+    const progress = new Progress(2, out.stream, false);
+    progress.start();
+    progress.finish(result("a"));
+    progress.finish({ ...result("b", "error"), error: "mypi was killed\nby SIGKILL" });
+    progress.close();
+    expect(out.text()).toBe("[1/2] ✓ a passed 0.0s\n[2/2] ✗ b error 0.0s — mypi was killed ⏎ by SIGKILL\n");
+  });
+
+  it("on a terminal, redraws one status line and prints only the tasks that did not pass above it", () => {
+    const out = sink();
+    const progress = new Progress(3, out.stream, true);
+    progress.start();
+    progress.start();
+    progress.finish(result("a"));
+    progress.finish(result("b", "timeout"));
+    const text = out.text();
+    expect(text).not.toContain("✓ a");
+    expect(text).toContain("\r\x1b[2K✗ b timeout 0.0s\n");
+    expect(text.split("\r\x1b[2K").at(-1)).toMatch(/^done 2\/3 · not passed 1 · running 0 · ETA \d+:\d\d$/);
   });
 });

@@ -80,9 +80,9 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     if (stop.signal.aborted) return stopped()!;
 
     const run = await runMypi(task, workspace, sessionFile, stats, stop.signal);
-    const late = stopped();
-    if (late) return { ...late, exitCode: run.exitCode, ...(run.signal && { signal: run.signal }) };
     const exit = { exitCode: run.exitCode, ...(run.signal && { signal: run.signal }) };
+    const late = stopped();
+    if (late) return { ...late, ...exit };
     if (stats.stopReason === undefined) {
       const how = run.signal ? `was killed by ${run.signal}` : `exited with code ${run.exitCode}`;
       return finish("error", { ...exit, error: `mypi ${how} before the run ended${lastLine(run.stderr, ": ")}` });
@@ -92,8 +92,8 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     if (task.check === undefined) return finish(run.exitCode === 0 ? "passed" : "failed", exit);
 
     const check = await runShell(task.check, workspace, stop.signal);
-    const late2 = stopped();
-    if (late2) return { ...late2, ...exit, check };
+    const lateInCheck = stopped();
+    if (lateInCheck) return { ...lateInCheck, ...exit, check };
     return finish(check.exitCode === 0 ? "passed" : "failed", { ...exit, check });
   } catch (error) {
     // A bug here must not take the batch down: the task is recorded as an error.
