@@ -108,7 +108,8 @@ A task is one JSON line: {"id", "prompt", "workspace", "extensions"?, "model"?, 
 {"files": {"path": "content"}}. Relative paths resolve against the task file. See docs/batch.md.
 
 mypi batch
-  --concurrency N        tasks at once (default: the number of cores)
+  --concurrency N        tasks at once here (default: the number of cores; with --queue,
+                         each worker's own --concurrency counts)
   --out DIR              results folder (default: a new ./mypi-batch-<time>/)
   --resume               skip the tasks that have a result in --out DIR/results.jsonl
   --timeout MS           timeoutMs of tasks that give none (default 600000)

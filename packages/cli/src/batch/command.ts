@@ -92,11 +92,17 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
     stop.abort();
   };
   process.on("SIGINT", onSigint);
+  let queueError: string | undefined;
   try {
     const concurrency = args.concurrency ?? availableParallelism();
     if (args.queue !== undefined) {
       const { submitToQueue } = await import("./queue.ts");
-      await submitToQueue(pending, { url: args.queue, queueName: args.queueName, attempts: args.attempts, signal: stop.signal, onNote: (t) => progress.note(t) }, runner);
+      try {
+        await submitToQueue(pending, { url: args.queue, queueName: args.queueName, attempts: args.attempts, signal: stop.signal, onNote: (t) => progress.note(t) }, runner);
+      } catch (error) {
+        // Redis unreachable, refused, or gone: say so, keep what was recorded.
+        queueError = (error as Error).message;
+      }
     } else {
       await runLocal(pending, { concurrency, dir: out, keepWorkspaces: args.keepWorkspaces, signal: stop.signal }, runner);
     }
@@ -113,6 +119,10 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
   }
   io.stdout.write(summary(results, tasks.length, Date.now() - started));
   io.stdout.write(`results: ${resultsFile}\n`);
+  if (queueError !== undefined) {
+    io.stderr.write(`mypi batch: queue: ${queueError}; the tasks without a result run with --resume.\n`);
+    return EXIT.error;
+  }
   if (stop.signal.aborted) return EXIT.aborted;
   return results.length === tasks.length && results.every((r) => r.status === "passed") ? EXIT.ok : EXIT.error;
 }

@@ -89,8 +89,10 @@ export async function submitToQueue(tasks: readonly Task[], options: SubmitOptio
     warned = true;
   };
   queue.on("error", onError);
+  let reached = false;
   try {
     await assertReachable(queue.client, options.url);
+    reached = true;
     const client = await queue.client;
     const batchId = randomUUID();
     const open = new Map<string, Task>(tasks.map((t) => [jobIdOf(batchId, t.id), t]));
@@ -149,7 +151,10 @@ export async function submitToQueue(tasks: readonly Task[], options: SubmitOptio
     if (open.size > 0) options.onNote(`mypi batch: ${open.size} tasks did not report; they have no result and run again with --resume`);
   } finally {
     await events?.close().catch(() => {});
-    await queue.close().catch(() => {});
+    // A queue that never connected waits for a connection to close (ioredis keeps retrying):
+    // start its close and leave; the process ends with the command.
+    if (reached) await queue.close().catch(() => {});
+    else void queue.close().catch(() => {});
   }
 }
 

@@ -80,7 +80,10 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
     }
   };
 
+  let reached = false;
   try {
+    await assertReachable(events.client, options.url);
+    reached = true;
     await events.waitUntilReady();
     worker = new Worker<JobData, TaskResult>(options.queueName, process_, {
       connection,
@@ -92,7 +95,6 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
       autorun: false,
     });
     worker.on("error", onError);
-    await assertReachable(worker.client, options.url);
     worker.on("completed", (_job, result) => options.log(`${result.id} ${result.status} (${(result.durationMs / 1000).toFixed(1)}s)`));
 
     let interrupts = 0;
@@ -121,7 +123,12 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
     options.log((error as Error).message);
     return EXIT.error;
   } finally {
-    await worker?.close().catch(() => {});
-    await events.close().catch(() => {});
+    if (reached) {
+      await worker?.close().catch(() => {});
+      await events.close().catch(() => {});
+    } else {
+      // Never connected: closing would wait for a connection (ioredis keeps retrying).
+      void events.close().catch(() => {});
+    }
   }
 }
