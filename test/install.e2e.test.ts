@@ -6,7 +6,7 @@
  * MCP server configured by `mcp.json` alone. Nothing here reads the repository's sources.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -70,6 +70,17 @@ describe("an installed mypi", () => {
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     expect(r.stdout).toContain("the permission gate blocked `rm -rf build`");
+  });
+
+  it("runs a batch: each task is a child of the installed bin, not of the repository's sources", () => {
+    const dir = join(project, "batch");
+    write(join(dir, "s.json"), JSON.stringify({ turns: [{ text: "Writing.", toolCalls: [{ name: "write", arguments: { path: "a.txt", content: "a" } }] }, { text: "Done." }] }));
+    const task = (id: string) => JSON.stringify({ id, prompt: "write a.txt", workspace: { files: {} }, model: "scripted:s.json", check: "test -f a.txt" });
+    write(join(dir, "tasks.jsonl"), `${task("one")}\n${task("two")}\n`);
+    const r = mypi(["batch", "tasks.jsonl", "--out", "out"], { cwd: dir });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: "" });
+    const results = readFileSync(join(dir, "out", "results.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(results.map((x) => [x.id, x.status, x.finalText]).sort()).toEqual([["one", "passed", "Done."], ["two", "passed", "Done."]]);
   });
 
   it("serves the SDK to a plain .mjs script", () => {

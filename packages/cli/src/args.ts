@@ -8,9 +8,10 @@
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { parseBatchArgs, type BatchArgs } from "./batch/args.ts";
 
 export type Mode = "print" | "json" | "rpc" | "interactive";
-export type Command = "run" | "extensions" | "demo" | "help" | "version";
+export type Command = "run" | "extensions" | "demo" | "help" | "version" | "batch" | "worker";
 
 export interface CliArgs {
   command: Command;
@@ -41,6 +42,8 @@ export interface CliArgs {
   sandboxWrite: string[];
   /** `--sandbox-network`. */
   sandboxNetwork: boolean;
+  /** `mypi batch` / `mypi worker`: their own command line (`batch/args.ts`). */
+  batch?: BatchArgs;
   /** Values of flags registered by extensions (`--name value` / `--name`). */
   extensionFlags: Record<string, string | boolean>;
   /**
@@ -111,6 +114,11 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
   const words: string[] = [];
   let i = 0;
   const first = argv[0];
+  // Batch and worker take a command line of their own: nothing of a single run applies to them.
+  if (first === "batch" || first === "worker") {
+    const sub = parseBatchArgs(first, argv.slice(1));
+    return sub.ok ? { ok: true, args: { ...args, command: first, batch: sub.args } } : sub;
+  }
   if (first !== undefined && first in SUBCOMMANDS) {
     args.command = SUBCOMMANDS[first]!;
     i = 1;
@@ -319,6 +327,8 @@ Usage
   mypi --mode rpc                   JSON lines on stdin (commands) and stdout (responses, events)
   mypi extensions [--json]          loaded and failed extensions, handlers per slot, tools
   mypi demo                         a scripted run in a temporary workspace (no API key needed)
+  mypi batch tasks.jsonl            many tasks side by side, results in results.jsonl (mypi batch --help)
+  mypi worker --queue redis://…     run queued batch tasks on this machine (mypi worker --help)
 
 Model
   --model openai:<name>             an OpenAI-compatible chat model (needs OPENAI_API_KEY,

@@ -31,6 +31,10 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     return EXIT.usage;
   }
   const args = parsed.args;
+  if (io.env.MYPI_EXIT_WITH_PARENT) {
+    const { exitWithParent } = await import("./batch/parent-watch.ts");
+    exitWithParent(Number(io.env.MYPI_EXIT_WITH_PARENT));
+  }
   // A run may wait on something that holds no handle (an extension's promise, a dialog); without
   // this timer Node would see an empty event loop and quit mid-run (exit 13).
   const keepAlive = setInterval(() => {}, 1 << 30);
@@ -43,6 +47,11 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       case "version":
         io.stdout.write(`mypi ${version()}\n`);
         return EXIT.ok;
+      case "batch":
+      case "worker": {
+        const { runBatchCommand } = await import("./batch/command.ts");
+        return await runBatchCommand(args.batch!, io);
+      }
       case "demo": {
         const { runDemo } = await import("./demo/run.ts");
         return await runDemo(args, io);

@@ -1,0 +1,220 @@
+/**
+ * `mypi batch --queue redis://…`: the submitter. It enqueues one BullMQ job per task, collects
+ * each job's result, and hands every task's result to the runner exactly once.
+ *
+ * Where a result comes from: the `completed` event carries the worker's `TaskResult`; a job that
+ * BullMQ gave up on (`failed`: it stalled more often than allowed) becomes an `error` result. The
+ * events are listened to before the first job is added; a check every few seconds reads the
+ * state of every job still open as well, so a lost connection cannot leave the batch waiting
+ * forever. Duplicates (an event and the check seeing the same end, a job retried after a stall)
+ * are dropped here, by task id.
+ *
+ * Ctrl+C: the batch is marked cancelled (a key workers check before they start a task), workers
+ * are told to abort its running tasks (a custom event on the queue's event stream, which every
+ * worker reads), and its waiting jobs are removed; the submitter then waits for the aborted tasks
+ * to report.
+ *
+ * BullMQ is imported by this module only, and this module only by `mypi batch --queue`.
+ */
+import { randomUUID } from "node:crypto";
+import { Queue, QueueEvents, QueueEventsProducer, type ConnectionOptions, type Job } from "bullmq";
+import type { BatchRunner } from "./local.ts";
+import type { TaskResult } from "./results.ts";
+import { blankResult } from "./run-task.ts";
+import type { Task } from "./tasks.ts";
+
+/** What a job carries: everything a worker needs, paths absolute. */
+export interface JobData {
+  batchId: string;
+  task: Task;
+  /** Runs of the task before it is recorded as an error. */
+  attempts: number;
+}
+
+export interface SubmitOptions {
+  url: string;
+  queueName: string;
+  attempts: number;
+  signal: AbortSignal;
+  onNote(text: string): void;
+}
+
+const RECONCILE_MS = 3_000;
+const CONNECT_TIMEOUT_MS = 10_000;
+/** How long cancelled tasks get to report after Ctrl+C. */
+const CANCEL_WAIT_MS = 30_000;
+
+/** The custom queue event that tells workers to abort a batch's running tasks: `{batchId}`. */
+export const CANCEL_EVENT = "mypi-cancel";
+export const cancelKey = (queueName: string, batchId: string) => `mypi:${queueName}:cancelled:${batchId}`;
+
+/** ioredis options from `redis[s]://[user:password@]host[:port][/db]`. */
+export function connectionOptions(url: string): ConnectionOptions {
+  const u = new URL(url);
+  const db = u.pathname.replace(/^\//, "");
+  return {
+    host: u.hostname,
+    port: u.port === "" ? 6379 : Number(u.port),
+    ...(u.username !== "" && { username: decodeURIComponent(u.username) }),
+    ...(u.password !== "" && { password: decodeURIComponent(u.password) }),
+    ...(db !== "" && { db: Number(db) }),
+    ...(u.protocol === "rediss:" && { tls: {} }),
+    // Workers block on the queue; BullMQ requires requests never to be given up on.
+    maxRetriesPerRequest: null,
+  };
+}
+
+/** Resolves once Redis answers; rejects with a line that names the URL. */
+export async function assertReachable(client: Promise<{ get(key: string): Promise<unknown> }>, url: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`cannot reach Redis at ${url} (no answer in ${CONNECT_TIMEOUT_MS / 1000} s)`)), CONNECT_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([client.then((c) => c.get("mypi:ping")), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function submitToQueue(tasks: readonly Task[], options: SubmitOptions, runner: BatchRunner): Promise<void> {
+  if (tasks.length === 0) return;
+  const connection = connectionOptions(options.url);
+  const queue = new Queue<JobData>(options.queueName, { connection });
+  let events: QueueEvents | undefined;
+  // A connection error is retried by ioredis; say it once instead of an unhandled 'error'.
+  let warned = false;
+  const onError = (error: Error) => {
+    if (!warned) options.onNote(`mypi batch: queue: ${error.message} (retrying)`);
+    warned = true;
+  };
+  queue.on("error", onError);
+  let reached = false;
+  try {
+    await assertReachable(queue.client, options.url);
+    reached = true;
+    const client = await queue.client;
+    const batchId = randomUUID();
+    const open = new Map<string, Task>(tasks.map((t) => [jobIdOf(batchId, t.id), t]));
+    const started = new Set<string>();
+    let settle!: () => void;
+    const allDone = new Promise<void>((resolve) => (settle = resolve));
+    const record = (jobId: string, result: TaskResult) => {
+      const task = open.get(jobId);
+      if (!task) return;
+      open.delete(jobId);
+      runner.onResult({ ...result, id: task.id });
+      void queue.remove(jobId).catch(() => {});
+      if (open.size === 0) settle();
+    };
+    const fail = (jobId: string, reason: string) => {
+      const task = open.get(jobId);
+      if (task) record(jobId, blankResult(task, "error", `queue: ${reason}`));
+    };
+
+    events = new QueueEvents(options.queueName, { connection });
+    events.on("error", onError);
+    events.on("active", ({ jobId }) => {
+      const task = open.get(jobId);
+      if (task && !started.has(jobId)) {
+        started.add(jobId);
+        runner.onStart(task);
+      }
+    });
+    events.on("completed", ({ jobId, returnvalue }) => {
+      const value = parseResult(returnvalue);
+      if (value) record(jobId, value);
+      else fail(jobId, `the worker returned no task result (${String(returnvalue).slice(0, 80)})`);
+    });
+    events.on("failed", ({ jobId, failedReason }) => fail(jobId, failedReason));
+    await events.waitUntilReady();
+
+    await queue.addBulk(
+      tasks.map((task) => ({
+        name: task.id,
+        data: { batchId, task, attempts: options.attempts },
+        opts: { jobId: jobIdOf(batchId, task.id), attempts: 1, removeOnComplete: false, removeOnFail: false },
+      })),
+    );
+    options.onNote(`queued ${tasks.length} tasks on ${options.queueName} (batch ${batchId}); start workers with: mypi worker --queue ${options.url}`);
+
+    const reconcile = setInterval(() => void reconcileOpen(queue, open, record, fail).catch(() => {}), RECONCILE_MS);
+    const onAbort = () => void cancelBatch({ queue, connection, client, open, batchId, queueName: options.queueName, settle }).catch(onError);
+    options.signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      if (options.signal.aborted) onAbort();
+      await allDone;
+    } finally {
+      clearInterval(reconcile);
+      options.signal.removeEventListener("abort", onAbort);
+    }
+    if (open.size > 0) options.onNote(`mypi batch: ${open.size} tasks did not report; they have no result and run again with --resume`);
+  } finally {
+    await events?.close().catch(() => {});
+    // A queue that never connected waits for a connection to close (ioredis keeps retrying):
+    // start its close and leave; the process ends with the command.
+    if (reached) await queue.close().catch(() => {});
+    else void queue.close().catch(() => {});
+  }
+}
+
+/** A worker's return value, as the event (a JSON string, or parsed) or the job carries it. */
+function parseResult(value: unknown): TaskResult | undefined {
+  try {
+    const result = (typeof value === "string" ? JSON.parse(value) : value) as TaskResult | null;
+    return result && typeof result === "object" && typeof result.status === "string" ? result : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Job ids are unique per batch: a resumed or repeated batch never meets an old job. */
+function jobIdOf(batchId: string, taskId: string): string {
+  return `${batchId}.${taskId}`;
+}
+
+/** Ends that the event stream did not deliver (a lost connection), read from the jobs themselves. */
+async function reconcileOpen(
+  queue: Queue<JobData>,
+  open: Map<string, Task>,
+  record: (jobId: string, result: TaskResult) => void,
+  fail: (jobId: string, reason: string) => void,
+): Promise<void> {
+  for (const jobId of [...open.keys()]) {
+    const job: Job<JobData> | undefined = await queue.getJob(jobId);
+    if (!job) continue;
+    const value = job.finishedOn ? parseResult(job.returnvalue) : undefined;
+    if (value) record(jobId, value);
+    else if (job.finishedOn && job.failedReason) fail(jobId, job.failedReason);
+  }
+}
+
+interface CancelContext {
+  queue: Queue<JobData>;
+  connection: ConnectionOptions;
+  client: Awaited<Queue["client"]>;
+  open: Map<string, Task>;
+  batchId: string;
+  queueName: string;
+  settle(): void;
+}
+
+async function cancelBatch(c: CancelContext): Promise<void> {
+  // First the key (a worker about to start a task of this batch sees it), then the waiting jobs
+  // go, and only then are running tasks aborted: a worker slot freed by an abort must not pick
+  // up a job that is about to be removed.
+  await c.client.set(cancelKey(c.queueName, c.batchId), "1", { EX: 24 * 3600 });
+  for (const jobId of [...c.open.keys()]) {
+    // 0: the job is running (locked by a worker); its abort comes back as a result.
+    const removed = await c.queue.remove(jobId).catch(() => 0);
+    if (removed === 1) c.open.delete(jobId);
+  }
+  if (c.open.size === 0) return c.settle();
+  const producer = new QueueEventsProducer(c.queueName, { connection: c.connection });
+  try {
+    await producer.publishEvent({ eventName: CANCEL_EVENT, batchId: c.batchId });
+  } finally {
+    await producer.close();
+  }
+  setTimeout(() => c.settle(), CANCEL_WAIT_MS).unref();
+}

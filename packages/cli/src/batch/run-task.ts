@@ -1,0 +1,265 @@
+/**
+ * One task, isolated: its own workspace, its own `mypi --mode json -p` process and session file,
+ * then its check. Whatever happens — the process crashes, hangs, runs out of time, the batch is
+ * stopped — the task ends with one `TaskResult`; this function never rejects.
+ *
+ * The child leads its own process group, so Ctrl+C in the batch's terminal does not reach it
+ * directly; stopping it is this module's job: SIGINT first (mypi aborts the run, its tools kill
+ * what they started, the session is closed coherently), then after `STOP_GRACE_MS` SIGKILL to the
+ * whole group.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, rmSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createJsonlSplitter } from "../rpc/jsonl.ts";
+import type { TaskResult, TaskStatus } from "./results.ts";
+import type { Task } from "./tasks.ts";
+import { prepareWorkspace } from "./workspace.ts";
+
+/**
+ * The bin of this very copy of the CLI, so a task runs the `mypi` its batch runs under: the
+ * sources through jiti in a repository checkout (this module is `.ts`), the compiled CLI in an
+ * installed copy (`dist/batch/run-task.js`).
+ */
+export const MYPI_BIN = fileURLToPath(new URL(import.meta.url.endsWith(".ts") ? "../../bin/mypi-dev.mjs" : "../../bin/mypi.mjs", import.meta.url));
+const STOP_GRACE_MS = 2_000;
+const TAIL_CHARS = 2_000;
+
+export interface RunTaskOptions {
+  /** Holds `workspaces/<id>/` and `sessions/<id>.jsonl`. */
+  dir: string;
+  keepWorkspace?: boolean;
+  /** The batch is stopping: the task ends `aborted`. */
+  signal?: AbortSignal;
+  /** Set on results produced by a queue worker. */
+  worker?: string;
+}
+
+type StopReason = "timeout" | "aborted";
+
+export async function runTask(task: Task, options: RunTaskOptions): Promise<TaskResult> {
+  const started = Date.now();
+  const workspace = join(options.dir, "workspaces", task.id);
+  const sessionFile = join(options.dir, "sessions", `${task.id}.jsonl`);
+  const stats = newStats();
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort("timeout" satisfies StopReason), task.timeoutMs);
+  const onOuterAbort = () => stop.abort("aborted" satisfies StopReason);
+  if (options.signal?.aborted) onOuterAbort();
+  options.signal?.addEventListener("abort", onOuterAbort);
+
+  const finish = (status: TaskStatus, extra: Partial<TaskResult> = {}): TaskResult => ({
+    ...blankResult(task, status, undefined, { started, sessionFile, ...(options.worker !== undefined && { worker: options.worker }) }),
+    ...(stats.stopReason !== undefined && { stopReason: stats.stopReason }),
+    ...(stats.finalText !== undefined && { finalText: stats.finalText }),
+    turns: stats.turns,
+    toolCalls: stats.toolCalls,
+    tokens: stats.tokens,
+    ...(options.keepWorkspace && { workspace }),
+    extensions: stats.extensions,
+    ...extra,
+  });
+  const stopped = (): TaskResult | undefined => {
+    if (!stop.signal.aborted) return undefined;
+    const reason = stop.signal.reason as StopReason;
+    return finish(reason, { error: reason === "timeout" ? `the task ran past its ${task.timeoutMs} ms` : "the batch was stopped" });
+  };
+
+  try {
+    // A rerun (resume, a retried queue job) starts clean: an old session file would be continued.
+    rmSync(workspace, { recursive: true, force: true });
+    rmSync(sessionFile, { force: true });
+    mkdirSync(join(options.dir, "sessions"), { recursive: true });
+    try {
+      await prepareWorkspace(task.workspace, workspace, stop.signal);
+    } catch (error) {
+      return stopped() ?? finish("error", { error: `workspace: ${(error as Error).message}` });
+    }
+    if (stop.signal.aborted) return stopped()!;
+
+    const run = await runMypi(task, workspace, sessionFile, stats, stop.signal);
+    const exit = { exitCode: run.exitCode, ...(run.signal && { signal: run.signal }) };
+    const late = stopped();
+    if (late) return { ...late, ...exit };
+    if (stats.stopReason === undefined) {
+      const how = run.signal ? `was killed by ${run.signal}` : `exited with code ${run.exitCode}`;
+      return finish("error", { ...exit, error: `mypi ${how} before the run ended${lastLine(run.stderr, ": ")}` });
+    }
+    if (stats.stopReason === "error") return finish("error", { ...exit, error: stats.error ?? (lastLine(run.stderr) || "the run ended in error") });
+    if (stats.stopReason === "aborted") return finish("aborted", { ...exit, error: "the run was aborted" });
+    if (task.check === undefined) return finish(run.exitCode === 0 ? "passed" : "failed", exit);
+
+    const check = await runShell(task.check, workspace, stop.signal);
+    const lateInCheck = stopped();
+    if (lateInCheck) return { ...lateInCheck, ...exit, check };
+    return finish(check.exitCode === 0 ? "passed" : "failed", { ...exit, check });
+  } catch (error) {
+    // A bug here must not take the batch down: the task is recorded as an error.
+    return finish("error", { error: `batch: ${(error as Error).message}` });
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onOuterAbort);
+    if (!options.keepWorkspace) rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+/** A result with nothing run (yet): what a task that never started, or a shell of one, records. */
+export function blankResult(
+  task: Task,
+  status: TaskStatus,
+  error?: string,
+  at: { started?: number; sessionFile?: string; worker?: string } = {},
+): TaskResult {
+  const started = at.started ?? Date.now();
+  return {
+    id: task.id,
+    status,
+    turns: 0,
+    toolCalls: 0,
+    tokens: { input: 0, output: 0 },
+    durationMs: Date.now() - started,
+    exitCode: null,
+    sessionFile: at.sessionFile ?? "",
+    extensions: {},
+    ...(error !== undefined && { error }),
+    ...(at.worker !== undefined && { worker: at.worker }),
+    startedAt: new Date(started).toISOString(),
+  };
+}
+
+/** What the JSON event stream says about the run. */
+interface RunStats {
+  turns: number;
+  toolCalls: number;
+  tokens: { input: number; output: number };
+  extensions: Record<string, { blocked: number; rewrote: number }>;
+  stopReason?: string;
+  finalText?: string;
+  error?: string;
+}
+
+function newStats(): RunStats {
+  return { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} };
+}
+
+const BLOCKED = new Set(["block", "withhold", "fail_closed"]);
+const REWROTE = new Set(["rewrite", "patch", "transform"]);
+
+/** Fold one event line into `stats`. Lines that are not events (a stray print) are ignored. */
+export function countEvent(stats: RunStats, line: string): void {
+  let event: Record<string, any>;
+  try {
+    event = JSON.parse(line);
+  } catch {
+    return;
+  }
+  switch (event?.type) {
+    case "turn_start":
+      stats.turns++;
+      return;
+    case "tool_execution_end":
+      stats.toolCalls++;
+      return;
+    case "message_end": {
+      const usage = event.message?.role === "assistant" ? event.message.usage : undefined;
+      stats.tokens.input += Number(usage?.input) || 0;
+      stats.tokens.output += Number(usage?.output) || 0;
+      return;
+    }
+    case "hook_decision": {
+      const blocked = BLOCKED.has(event.outcome);
+      if (!blocked && !REWROTE.has(event.outcome)) return;
+      const counts = (stats.extensions[String(event.extension)] ??= { blocked: 0, rewrote: 0 });
+      if (blocked) counts.blocked++;
+      else counts.rewrote++;
+      return;
+    }
+    case "agent_end":
+      // An extension may start another run from agent_end: the last run's end is the task's.
+      stats.stopReason = String(event.stopReason);
+      stats.finalText = typeof event.finalText === "string" ? event.finalText : undefined;
+      stats.error = typeof event.error === "string" ? event.error : undefined;
+      return;
+  }
+}
+
+interface ProcessEnd {
+  exitCode: number | null;
+  signal?: string;
+  stderr: string;
+}
+
+function runMypi(task: Task, workspace: string, sessionFile: string, stats: RunStats, signal: AbortSignal): Promise<ProcessEnd> {
+  // --no-extensions: a cloned repository's .mypi/extensions is code from that repository; a
+  // batch runs the extensions its task file names and no others.
+  const args = [MYPI_BIN, "--mode", "json", "-p", "--cwd", workspace, "--session", sessionFile, "--no-extensions"];
+  for (const path of task.extensions) args.push("-e", path);
+  if (task.model !== undefined) args.push("--model", task.model);
+  if (task.maxTurns !== undefined) args.push("--max-turns", String(task.maxTurns));
+  args.push("--", task.prompt);
+  // The child stops itself if this process dies without stopping it (parent-watch.ts).
+  const env = { ...process.env, MYPI_EXIT_WITH_PARENT: String(process.pid) };
+  const child = spawn(process.execPath, args, { cwd: workspace, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  // The child is mypi itself: its lines are trusted, however long (a big final message).
+  const splitter = createJsonlSplitter({ maxLineChars: Number.MAX_SAFE_INTEGER });
+  const count = (line: string | object) => void (typeof line === "string" && countEvent(stats, line));
+  child.stdout!.on("data", (chunk: Buffer) => splitter.push(chunk).forEach(count));
+  child.stdout!.on("end", () => splitter.end().forEach(count));
+  return supervise(child, signal);
+}
+
+/** `command` in `sh -c`, in the workspace: its exit code and the tail of its output. */
+async function runShell(command: string, cwd: string, signal: AbortSignal): Promise<{ exitCode: number | null; outputTail: string }> {
+  const child = spawn("sh", ["-c", command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const add = (d: Buffer) => void (output = (output + d.toString("utf8")).slice(-TAIL_CHARS));
+  child.stdout!.on("data", add);
+  child.stderr!.on("data", add);
+  const end = await supervise(child, signal);
+  return { exitCode: end.exitCode, outputTail: output };
+}
+
+/** Wait for `child` to close; on `signal`, SIGINT its group, then SIGKILL it after the grace. */
+function supervise(child: ChildProcess, signal: AbortSignal): Promise<ProcessEnd> {
+  return new Promise((resolve) => {
+    let stderr = "";
+    let killTimer: NodeJS.Timeout | undefined;
+    const group = (sig: NodeJS.Signals) => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, sig);
+      } catch {
+        // The group is gone already.
+      }
+    };
+    const onStop = () => {
+      group("SIGINT");
+      killTimer = setTimeout(() => group("SIGKILL"), STOP_GRACE_MS);
+    };
+    child.stderr?.on("data", (d: Buffer) => void (stderr = (stderr + d.toString("utf8")).slice(-TAIL_CHARS)));
+    child.on("error", (error) => {
+      signal.removeEventListener("abort", onStop);
+      resolve({ exitCode: null, stderr: `could not start: ${error.message}` });
+    });
+    child.on("close", (exitCode, sig) => {
+      signal.removeEventListener("abort", onStop);
+      clearTimeout(killTimer);
+      // What the process left behind in its group goes with it once it was told to stop.
+      if (signal.aborted) group("SIGKILL");
+      resolve({ exitCode, ...(sig && { signal: sig }), stderr });
+    });
+    if (signal.aborted) onStop();
+    else signal.addEventListener("abort", onStop, { once: true });
+  });
+}
+
+function lastLine(text: string, prefix = ""): string {
+  const line = text.trim().split("\n").at(-1)?.trim() ?? "";
+  return line === "" ? "" : `${prefix}${line}`;
+}
+
+/** `host:pid`, how a worker names itself in results. */
+export function workerName(): string {
+  return `${hostname()}:${process.pid}`;
+}

@@ -1,0 +1,182 @@
+/**
+ * The task file of `mypi batch`: JSON Lines, one task an object a line. Parsing checks every
+ * line and reports every problem at once, each as `file:line: what is wrong`, so a 300-line file
+ * is fixed in one pass and nothing runs until all of it is valid.
+ *
+ * Paths in a task (`workspace.copy`, a local `workspace.git`, `extensions`, a `scripted:` model)
+ * resolve against the task file's folder, so a task file and its fixtures move together. A
+ * resolved task holds absolute paths only: it can be sent to a worker on another machine as is.
+ */
+import { isAbsolute, normalize, resolve } from "node:path";
+
+export type WorkspaceSpec =
+  | { copy: string }
+  | { git: string; ref?: string }
+  | { files: Record<string, string> };
+
+/** A checked task, paths absolute. */
+export interface Task {
+  id: string;
+  prompt: string;
+  workspace: WorkspaceSpec;
+  extensions: string[];
+  model?: string;
+  maxTurns?: number;
+  /** The whole task's budget: workspace, run and check. */
+  timeoutMs: number;
+  check?: string;
+}
+
+export interface ParsedTasks {
+  tasks: Task[];
+  /** `file:line: message`, in file order. Empty when every line is valid. */
+  errors: string[];
+}
+
+export const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+
+/** Ids name files (sessions, workspaces): no separators, no dot-only names. */
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const KEYS = new Set(["id", "prompt", "workspace", "extensions", "model", "maxTurns", "timeoutMs", "check"]);
+
+export interface ParseOptions {
+  /** The file's name as the user gave it, for messages. */
+  name: string;
+  /** The absolute folder of the file: the base of relative paths. */
+  baseDir: string;
+  /** For tasks that give no `timeoutMs`. */
+  timeoutMs?: number;
+}
+
+/** Parse and check `text`, a task file's content. Blank lines are skipped; ids must be unique. */
+export function parseTasks(text: string, options: ParseOptions): ParsedTasks {
+  const { name: file, baseDir: base } = options;
+  const tasks: Task[] = [];
+  const errors: string[] = [];
+  const seen = new Map<string, number>();
+  text.split("\n").forEach((raw, index) => {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (line.trim() === "") return;
+    const where = `${file}:${index + 1}`;
+    const problems: string[] = [];
+    const task = checkTask(line, base, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, problems);
+    if (task) {
+      const first = seen.get(task.id);
+      if (first !== undefined) problems.push(`id "${task.id}" is already used on line ${first}; ids must be unique`);
+      else seen.set(task.id, index + 1);
+    }
+    for (const problem of problems) errors.push(`${where}: ${problem}`);
+    if (task && problems.length === 0) tasks.push(task);
+  });
+  if (tasks.length === 0 && errors.length === 0) errors.push(`${file}: no tasks (one JSON object a line: {"id", "prompt", "workspace"})`);
+  return { tasks, errors };
+}
+
+function checkTask(line: string, base: string, defaultTimeout: number, problems: string[]): Task | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    problems.push(`not JSON (${(error as Error).message})`);
+    return undefined;
+  }
+  if (!isRecord(value)) {
+    problems.push(`a task is a JSON object {"id", "prompt", "workspace", …} (got ${describe(value)})`);
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (!KEYS.has(key)) problems.push(`unknown field "${key}" (fields: ${[...KEYS].join(", ")})`);
+  }
+  const { id, prompt, workspace, extensions, model, maxTurns, timeoutMs, check } = value;
+  if (typeof id !== "string" || !ID_PATTERN.test(id)) {
+    problems.push(`"id" must be a string of letters, digits, ".", "_" or "-" starting with a letter or digit, at most 128 (got ${describe(id)})`);
+  }
+  if (typeof prompt !== "string" || prompt.trim() === "") problems.push(`"prompt" must be a non-empty string (got ${describe(prompt)})`);
+  const ws = checkWorkspace(workspace, base, problems);
+  const paths: string[] = [];
+  if (extensions !== undefined) {
+    if (!Array.isArray(extensions) || extensions.some((e) => typeof e !== "string" || e === "")) {
+      problems.push(`"extensions" must be an array of paths (got ${describe(extensions)})`);
+    } else paths.push(...extensions.map((e: string) => resolve(base, e)));
+  }
+  let modelSpec: string | undefined;
+  if (model !== undefined) {
+    if (typeof model !== "string" || !/^(openai|scripted):.+/.test(model)) {
+      problems.push(`"model" must be "openai:<name>" or "scripted:<file>" (got ${describe(model)})`);
+    } else modelSpec = model.startsWith("scripted:") ? `scripted:${resolve(base, model.slice("scripted:".length))}` : model;
+  }
+  if (maxTurns !== undefined && !isWhole(maxTurns)) problems.push(`"maxTurns" must be a whole number ≥ 1 (got ${describe(maxTurns)})`);
+  if (timeoutMs !== undefined && !isWhole(timeoutMs)) problems.push(`"timeoutMs" must be a whole number of milliseconds ≥ 1 (got ${describe(timeoutMs)})`);
+  if (check !== undefined && (typeof check !== "string" || check.trim() === "")) problems.push(`"check" must be a shell command (got ${describe(check)})`);
+  if (typeof id !== "string" || !ID_PATTERN.test(id) || typeof prompt !== "string" || !ws) return undefined;
+  return {
+    id,
+    prompt,
+    workspace: ws,
+    extensions: paths,
+    ...(modelSpec !== undefined && { model: modelSpec }),
+    ...(isWhole(maxTurns) && { maxTurns }),
+    timeoutMs: isWhole(timeoutMs) ? timeoutMs : defaultTimeout,
+    ...(typeof check === "string" && check.trim() !== "" && { check }),
+  };
+}
+
+function checkWorkspace(value: unknown, base: string, problems: string[]): WorkspaceSpec | undefined {
+  const expected = `"workspace" must be {"copy": "dir"}, {"git": "url", "ref": "…"} or {"files": {"path": "content"}}`;
+  if (!isRecord(value)) {
+    problems.push(`${expected} (got ${describe(value)})`);
+    return undefined;
+  }
+  const kinds = ["copy", "git", "files"].filter((k) => k in value);
+  const extra = Object.keys(value).filter((k) => !["copy", "git", "ref", "files"].includes(k));
+  if (kinds.length !== 1 || extra.length > 0 || ("ref" in value && !("git" in value))) {
+    problems.push(`${expected} (got ${describe(value)})`);
+    return undefined;
+  }
+  if ("copy" in value) {
+    if (typeof value.copy !== "string" || value.copy === "") return void problems.push(`"workspace.copy" must be a folder path (got ${describe(value.copy)})`);
+    return { copy: resolve(base, value.copy) };
+  }
+  if ("git" in value) {
+    const { git, ref } = value;
+    if (typeof git !== "string" || git === "" || git.startsWith("-")) return void problems.push(`"workspace.git" must be a repository URL or path (got ${describe(git)})`);
+    if (ref !== undefined && (typeof ref !== "string" || ref === "" || ref.startsWith("-"))) return void problems.push(`"workspace.ref" must be a branch, tag or commit (got ${describe(ref)})`);
+    return { git: isUrl(git) ? git : resolve(base, git), ...(ref !== undefined && { ref }) };
+  }
+  const files = value.files;
+  if (!isRecord(files)) return void problems.push(`"workspace.files" must be an object {"path": "content"} (got ${describe(files)})`);
+  for (const [path, content] of Object.entries(files)) {
+    const problem = relativePathProblem(path);
+    if (problem) problems.push(`"workspace.files": ${JSON.stringify(path)} ${problem}`);
+    if (typeof content !== "string") problems.push(`"workspace.files": the content of ${JSON.stringify(path)} must be a string (got ${describe(content)})`);
+  }
+  return { files: files as Record<string, string> };
+}
+
+/** Why `path` cannot name a file inside the workspace, or undefined. */
+export function relativePathProblem(path: string): string | undefined {
+  if (path === "" || path.includes("\0")) return "is not a file path";
+  if (isAbsolute(path)) return "is absolute; give a path inside the workspace";
+  const norm = normalize(path);
+  if (norm === "." || norm === ".." || norm.startsWith("../") || norm.endsWith("/")) return "leaves the workspace or is not a file";
+  return undefined;
+}
+
+/** `scheme://…` or scp-like `user@host:path`: not a path on this machine. */
+function isUrl(text: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(text) || /^[^/@:]+@[^/:]+:/.test(text);
+}
+
+function isWhole(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 1;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  const text = JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+}

@@ -1,0 +1,134 @@
+/**
+ * `mypi worker --queue redis://…`: takes batch tasks from the BullMQ queue and runs each like
+ * `mypi batch` does locally (`runTask`), `concurrency` at a time; the job's return value is the
+ * task's result, which the submitter records.
+ *
+ * A worker that dies mid-task stops renewing its job's lock; after `stallMs` another worker's
+ * stalled-job check puts the job back in the queue and it runs again. `JobData.attempts` bounds
+ * that: a job started more often than that is answered with an `error` result instead of being
+ * run again (a task that kills every worker it lands on must end somewhere).
+ *
+ * A batch cancelled by its submitter: tasks of it that are running are aborted (they report
+ * `aborted`), tasks not yet started report `aborted` without running.
+ *
+ * Ctrl+C on the worker: the first stops taking tasks and lets the running ones finish; the second
+ * aborts them and puts their jobs back in the queue for another worker (no attempt is used up);
+ * a third exits at once.
+ */
+import { QueueEvents, WaitingError, Worker, type Job, type QueueEventsListener } from "bullmq";
+import { EXIT } from "../args.ts";
+import { CANCEL_EVENT, assertReachable, cancelKey, connectionOptions, type JobData } from "./queue.ts";
+import type { TaskResult } from "./results.ts";
+import { blankResult, runTask, workerName } from "./run-task.ts";
+
+export interface WorkerOptions {
+  url: string;
+  queueName: string;
+  concurrency: number;
+  dir: string;
+  keepWorkspaces: boolean;
+  stallMs: number;
+  log(line: string): void;
+}
+
+/** QueueEvents typed for our custom event. */
+type CancelListener = QueueEventsListener & { [CANCEL_EVENT]: (args: { batchId: string }) => void };
+
+/** BullMQ's own bound on stalls, past ours (`JobData.attempts`) so ours is the one users meet. */
+const MAX_STALLED = 100;
+
+export async function runQueueWorker(options: WorkerOptions): Promise<number> {
+  const connection = connectionOptions(options.url);
+  const name = workerName();
+  /** Job id → batch id, for the jobs running here. */
+  const running = new Map<string, string>();
+  let requeueing = false;
+
+  const events = new QueueEvents(options.queueName, { connection });
+  let worker: Worker<JobData, TaskResult> | undefined;
+  let reported = false;
+  const onError = (error: Error) => {
+    if (!reported) options.log(`queue: ${error.message} (retrying)`);
+    reported = true;
+  };
+  events.on("error", onError);
+  events.on<CancelListener, typeof CANCEL_EVENT>(CANCEL_EVENT, ({ batchId: cancelled }) => {
+    for (const [jobId, batchId] of running) if (batchId === cancelled) worker?.cancelJob(jobId, "cancelled");
+  });
+
+  const process_ = async (job: Job<JobData, TaskResult>, token?: string, signal?: AbortSignal): Promise<TaskResult> => {
+    const { batchId, task, attempts } = job.data;
+    const client = await worker!.client;
+    if ((await client.get(cancelKey(options.queueName, batchId))) !== null) {
+      return blankResult(task, "aborted", "the batch was stopped before this task started", { worker: name });
+    }
+    if (job.attemptsStarted > attempts) {
+      return blankResult(task, "error", `given up after ${attempts} attempts: each time, the worker running it stopped before it finished`, { worker: name });
+    }
+    running.set(job.id!, batchId);
+    options.log(`${task.id} started (attempt ${job.attemptsStarted} of ${attempts})`);
+    try {
+      const result = { ...(await runTask(task, { dir: options.dir, keepWorkspace: options.keepWorkspaces, worker: name, ...(signal && { signal }) })), attempt: job.attemptsStarted };
+      if (requeueing && token !== undefined) {
+        // Shutting down: the task goes back to the queue for another worker, not into the results.
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
+      return result;
+    } finally {
+      running.delete(job.id!);
+    }
+  };
+
+  let reached = false;
+  try {
+    await assertReachable(events.client, options.url);
+    reached = true;
+    await events.waitUntilReady();
+    worker = new Worker<JobData, TaskResult>(options.queueName, process_, {
+      connection,
+      concurrency: options.concurrency,
+      name,
+      lockDuration: options.stallMs,
+      stalledInterval: options.stallMs,
+      maxStalledCount: MAX_STALLED,
+      autorun: false,
+    });
+    worker.on("error", onError);
+    worker.on("completed", (_job, result) => options.log(`${result.id} ${result.status} (${(result.durationMs / 1000).toFixed(1)}s)`));
+
+    let interrupts = 0;
+    const w = worker;
+    const onSignal = () => {
+      interrupts++;
+      if (interrupts === 1) {
+        options.log(`stopping: ${running.size} running tasks finish first. Ctrl+C again aborts them and puts them back in the queue.`);
+        void w.close();
+      } else if (interrupts === 2) {
+        requeueing = true;
+        w.cancelAllJobs("worker stopping");
+      } else process.exit(EXIT.aborted);
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    options.log(`${name} takes tasks from ${options.queueName} at ${options.url}, ${options.concurrency} at a time; Ctrl+C to stop`);
+    try {
+      await worker.run();
+    } finally {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
+    return EXIT.ok;
+  } catch (error) {
+    options.log((error as Error).message);
+    return EXIT.error;
+  } finally {
+    if (reached) {
+      await worker?.close().catch(() => {});
+      await events.close().catch(() => {});
+    } else {
+      // Never connected: closing would wait for a connection (ioredis keeps retrying).
+      void events.close().catch(() => {});
+    }
+  }
+}
