@@ -57,8 +57,10 @@ export function discoverExtensions(options: DiscoveryOptions): Discovery {
   if (!options.noExtensions) {
     for (const path of listExtensionFolder(join(options.home, "extensions"))) extensions.push({ path, origin: "global" });
     for (const path of listExtensionFolder(join(options.cwd, ".mypi", "extensions"))) extensions.push({ path, origin: "project" });
+    // The workspace's own mcp.json switches mcp on only in a trusted workspace (origin "project").
     const mcpConfig = [join(options.home, "mcp.json"), join(options.cwd, ".mypi", "mcp.json")].find((f) => existsSync(f));
-    if (mcpConfig !== undefined) extensions.push({ path: shippedExtensionPath("mcp"), origin: "auto", note: `on: ${mcpConfig} exists` });
+    const byProject = mcpConfig !== undefined && mcpConfig !== join(options.home, "mcp.json");
+    if (mcpConfig !== undefined) extensions.push({ path: shippedExtensionPath("mcp"), origin: byProject ? "project" : "auto", note: `on: ${mcpConfig} exists` });
   }
   for (const spec of options.extensionPaths) {
     const resolved = resolveExtensionSpec(spec, options);

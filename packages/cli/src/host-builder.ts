@@ -20,8 +20,10 @@ import { isShippedCompiled } from "./shipped.ts";
 export interface ExtensionSet {
   /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */
   cwd: string;
-  /** Absolute paths, in load order (see `discovery.ts`). */
+  /** Absolute paths the user chose (global ones, `-e` ones), in load order (see `discovery.ts`). */
   paths: readonly string[];
+  /** The workspace's own extensions, loaded only when it is trusted (`trust.ts`). */
+  project?: ProjectExtensions;
   builtinTools: boolean;
   flags?: Record<string, string | boolean>;
   /** The effective settings (`settings.ts`), handed to extensions by `pi.getSettings()`. */
@@ -29,6 +31,21 @@ export interface ExtensionSet {
   ui?: ExtensionUI;
   /** Notable things that are not errors (a tool replaced by another extension). */
   onDiagnostic?: (message: string) => void;
+}
+
+export interface ProjectExtensions {
+  paths: readonly string[];
+  /** Loaded after the decision whatever it is, after `paths` (the automatic mcp, which reads the workspace's mcp.json only when trusted). */
+  afterDecision?: readonly string[];
+  /** The decision when it is known before loading (a flag, a saved one): extensions see it from their first line. */
+  known?: boolean;
+  /** How many of the set's `paths` come before these in the load order (the global ones; `-e` paths follow). */
+  after: number;
+  /**
+   * Whether they load: asked once the set's own paths loaded, so that those extensions can
+   * answer `project_trust`. Sets `ctx.isProjectTrusted()`.
+   */
+  trust(manager: ExtensionManager): Promise<boolean>;
 }
 
 export interface LoadedExtensions {
@@ -39,6 +56,7 @@ export interface LoadedExtensions {
 export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensions> {
   const manager = new ExtensionManager({
     cwd: set.cwd,
+    ...(set.project?.known !== undefined && { projectTrusted: set.project.known }),
     ...(set.ui && { ui: set.ui }),
     ...(set.flags && { flags: set.flags }),
     ...(set.settings && { settings: set.settings }),
@@ -49,7 +67,15 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   if (set.builtinTools) {
     failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd }), "builtin-tools")).failed);
   }
-  failures.push(...(await manager.load(set.paths)).failed);
+  const after = set.project?.after ?? set.paths.length;
+  failures.push(...(await manager.load(set.paths.slice(0, after))).failed);
+  const at = manager.loadOrderSize;
+  failures.push(...(await manager.load(set.paths.slice(after))).failed);
+  if (set.project) {
+    manager.projectTrusted = await set.project.trust(manager);
+    const next = manager.projectTrusted ? set.project.paths : [];
+    failures.push(...(await manager.load([...next, ...(set.project.afterDecision ?? [])], { at })).failed);
+  }
   return { manager, failures };
 }
 
