@@ -34,18 +34,18 @@ export interface ExtensionSet {
 }
 
 export interface ProjectExtensions {
-  paths: readonly string[];
-  /** Loaded after the decision whatever it is, after `paths` (the automatic mcp, which reads the workspace's mcp.json only when trusted). */
+  /** How many of the set's `paths` come before the workspace's in the load order (the global ones; `-e` paths follow). */
+  after: number;
+  /** Loaded after the decision whatever it is, after the workspace's (the automatic mcp, which reads the workspace's mcp.json only when trusted). */
   afterDecision?: readonly string[];
   /** The decision when it is known before loading (a flag, a saved one): extensions see it from their first line. */
   known?: boolean;
-  /** How many of the set's `paths` come before these in the load order (the global ones; `-e` paths follow). */
-  after: number;
   /**
-   * Whether they load: asked once the set's own paths loaded, so that those extensions can
-   * answer `project_trust`. Sets `ctx.isProjectTrusted()`.
+   * Decide, once the set's own paths loaded (so that those extensions can answer
+   * `project_trust`): the workspace's entries to load (its folder's, its packages'), or
+   * `undefined` when it is not trusted. Sets `ctx.isProjectTrusted()`.
    */
-  trust(manager: ExtensionManager): Promise<boolean>;
+  trust(manager: ExtensionManager): Promise<readonly string[] | undefined>;
 }
 
 export interface LoadedExtensions {
@@ -72,9 +72,9 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   const at = manager.loadOrderSize;
   failures.push(...(await manager.load(set.paths.slice(after))).failed);
   if (set.project) {
-    manager.projectTrusted = await set.project.trust(manager);
-    const next = manager.projectTrusted ? set.project.paths : [];
-    failures.push(...(await manager.load([...next, ...(set.project.afterDecision ?? [])], { at })).failed);
+    const own = await set.project.trust(manager);
+    manager.projectTrusted = own !== undefined;
+    failures.push(...(await manager.load([...(own ?? []), ...(set.project.afterDecision ?? [])], { at })).failed);
   }
   return { manager, failures };
 }

@@ -23,7 +23,8 @@ import type { CliIO } from "./main.ts";
 import { runInteractive } from "./modes/interactive.ts";
 import { runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
-import { loadSettings, type Settings } from "./settings.ts";
+import { identities, packageResources, type PackageResources } from "./packages/load.ts";
+import { loadSettings, type LoadedSettings, type Settings } from "./settings.ts";
 import { createRpcUI } from "./modes/rpc-ui.ts";
 import { toJsonLine } from "./rpc/jsonl.ts";
 import { defaultSystemPrompt } from "./system-prompt.ts";
@@ -83,30 +84,37 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   const pathsOf = (origin: ExtensionOrigin) => discovered.extensions.filter((d) => d.origin === origin).map((d) => d.path);
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
   const trustResources = protectedResources(cwd).filter((r) => !(firstPass.noExtensions && r === ".mypi/extensions"));
+  // Installed packages (packages/load.ts): the global ones with the global extensions, the
+  // workspace's with its own, once trusted. `--no-extensions` leaves them out as well.
+  const packagesOf = (declared: LoadedSettings["packages"], known?: ReadonlySet<string>): PackageResources =>
+    firstPass.noExtensions ? { extensions: [], skills: [], prompts: [], failures: [] } : packageResources(declared, known);
+  const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
+  const globalPackages = packagesOf(globalDeclared);
+  let projectPackages = packagesOf([]);
   let trust: TrustDecision | undefined;
   let projectSettingsError: string | undefined;
   const project: ProjectExtensions = {
-    paths: pathsOf("project"),
     afterDecision: pathsOf("auto"),
-    after: pathsOf("global").length,
+    after: pathsOf("global").length + globalPackages.extensions.length,
     ...(earlyTrust && { known: earlyTrust.trusted }),
     trust: async (manager) => {
       trust ??= earlyTrust ?? (await decideTrust({ manager, cwd, home, resources: trustResources, flag: firstPass.trustProject, io, interactive: mode === "interactive" && !listing }));
-      if (!trust.trusted) return false;
-      if (earlyTrust) return true; // its settings were read at the start
-      const full = loadSettings({ home, cwd, project: true });
+      if (!trust.trusted) return undefined;
+      const full = earlyTrust ? firstSettings : loadSettings({ home, cwd, project: true });
       if ("error" in full) {
         projectSettingsError = full.error;
-        return false;
+        return undefined;
       }
       settings = full.settings;
       manager.setSettings(settings);
-      return true;
+      // A package declared globally as well already loaded with the global extensions: once is enough.
+      projectPackages = packagesOf(full.packages.filter((p) => p.file.scope === "project"), identities(globalDeclared));
+      return [...pathsOf("project"), ...projectPackages.extensions.map((e) => e.path)];
     },
   };
   const extensionSet = {
     cwd,
-    paths: [...pathsOf("global"), ...pathsOf("cli")],
+    paths: [...pathsOf("global"), ...globalPackages.extensions.map((e) => e.path), ...pathsOf("cli")],
     project,
     settings,
     builtinTools: !firstPass.noBuiltinTools,
@@ -114,13 +122,13 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     onDiagnostic: diagnostic,
   };
   const loaded = await loadExtensionSet(extensionSet);
-  loaded.failures.push(...discovered.failures);
+  loaded.failures.push(...discovered.failures, ...globalPackages.failures, ...projectPackages.failures);
   const shutdown = () => loaded.manager.shutdown();
   if (projectSettingsError !== undefined) {
     await shutdown();
     return fail(settingsError(projectSettingsError));
   }
-  const skipped = trust?.trusted === false && trustResources.length > 0 ? { resources: trustResources, extensions: project.paths } : undefined;
+  const skipped = trust?.trusted === false && trustResources.length > 0 ? { resources: trustResources, extensions: pathsOf("project") } : undefined;
   if (skipped) io.stderr.write(`${skippedLine(cwd, skipped.resources)}\n`);
 
   const flagKinds = new Map<string, FlagKind>(loaded.manager.getFlags().map((f) => [f.name, f.type]));
@@ -150,8 +158,12 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   if (listing) {
     const code = printExtensions(loaded.manager, io, {
       json: args.json,
-      discovered: discovered.extensions,
-      extraFailures: discovered.failures,
+      discovered: [
+        ...discovered.extensions,
+        ...globalPackages.extensions.map((e) => ({ ...e, origin: "global" as const })),
+        ...projectPackages.extensions.map((e) => ({ ...e, origin: "project" as const })),
+      ],
+      extraFailures: [...discovered.failures, ...globalPackages.failures, ...projectPackages.failures],
       skipped: skipped?.extensions ?? [],
     });
     await shutdown();

@@ -17,6 +17,7 @@ import { readSettingsFile, type PackageEntry } from "../settings.ts";
 import { entrySource, updatePackages } from "../settings-write.ts";
 import { TrustStore } from "../trust.ts";
 import { findInstalled, installSource, uninstallSource, type Installed } from "./install.ts";
+import { checkPackage } from "./load.ts";
 import { parseSource, type PackageSource } from "./source.ts";
 
 export type PackageCommand = "install" | "remove" | "list" | "update";
@@ -62,7 +63,7 @@ export async function runPackageCommand(command: PackageCommand, argv: readonly 
       const checked = readSettingsFile(scope.settingsFile);
       if (checked !== undefined && "error" in checked) return fail(`${checked.error}. Fix the file first; nothing was installed.`);
       if (source.kind !== "local") say(`Installing ${source.declaration} …`);
-      const installed = await installSource(source, scope.packagesDir);
+      const installed = await installSource(source, scope.packagesDir, checkPackage);
       if (typeof installed === "string") return fail(`install failed: ${installed}. Nothing was changed.`);
       const error = updatePackages(scope.settingsFile, (list) => declare(list, source, scope));
       if (error !== undefined) return fail(error);
@@ -130,7 +131,7 @@ export async function runPackageCommand(command: PackageCommand, argv: readonly 
             say(`${source.declaration}: ${source.kind === "local" ? "a local path, used where it is" : "pinned"}${current ? describe(current) : ""}`);
             continue;
           }
-          const installed = await installSource(source, s.packagesDir);
+          const installed = await installSource(source, s.packagesDir, checkPackage);
           if (typeof installed === "string") {
             failed++;
             io.stderr.write(`mypi: update failed: ${installed}. The installed copy is unchanged.\n`);
