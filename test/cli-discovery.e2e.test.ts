@@ -42,8 +42,9 @@ export default function (pi: ExtensionAPI) {
 }
 `);
 
+// The project folder loads for a trusted workspace only (cli-trust.e2e.test.ts): every run here trusts it.
 const list = async (args: string[]) => {
-  const r = await sandbox.run(["extensions", "--json", ...args]);
+  const r = await sandbox.run(["extensions", "--json", "--trust-project", ...args]);
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
   return JSON.parse(r.stdout) as {
@@ -83,7 +84,7 @@ describe.concurrent("extension discovery", () => {
   });
 
   it("prints the effective order per slot in the text listing", async () => {
-    const r = await sandbox.run(["extensions", "-e", cliExt]);
+    const r = await sandbox.run(["extensions", "--trust-project", "-e", cliExt]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("tool_call  z-cli → a-global → b-global → c-folder → p-project");
     expect(r.stdout).toContain("Failed (1):");
@@ -93,8 +94,8 @@ describe.concurrent("extension discovery", () => {
   it("reports a failed extension on stderr and goes on, or stops with exit 2 under --strict-extensions", async () => {
     const script = sandbox.script([{ text: "fine" }]);
     const [loose, strict] = await Promise.all([
-      sandbox.run(["--model", `scripted:${script}`, "--no-session", "-p", "hi"]),
-      sandbox.run(["--model", `scripted:${script}`, "--no-session", "--strict-extensions", "-p", "hi"]),
+      sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", "-p", "hi"]),
+      sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", "--strict-extensions", "-p", "hi"]),
     ]);
     expect(loose.code).toBe(0);
     expect(loose.stdout).toBe("fine\n");

@@ -4,7 +4,7 @@
  * command, Ctrl+C to abort and twice to exit, /quit.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MYPI_BIN, REPO, createSandbox } from "./helpers/mypi.ts";
@@ -164,5 +164,48 @@ describe("interactive mode in a terminal", () => {
     await t.see(/\/help for commands[^]*\nsandbox: (on \(bubblewrap\) · writable: [^\n]* · network off · \d+ paths hidden · private \/tmp|UNAVAILABLE, [^\n]*)\n> ?$/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
+  });
+});
+
+describe("the project-trust question", () => {
+  /** A workspace whose own extension registers /proj. */
+  const stranger = (name: string) => {
+    const dir = join(sandbox.root, name);
+    sandbox.file(join(dir, ".mypi", "extensions", "proj.ts"), `export default function (pi) { pi.registerCommand("proj", { description: "the project's", handler: async () => {} }); }\n`);
+    return dir;
+  };
+  const QUESTION = /This workspace has its own mypi code or settings: \.mypi\/extensions\n {2}in [^\n]+\nIt runs with your permissions\. Load it\? {2}y = yes, remember {2}· {2}o = only this time {2}· {2}n = no, remember {2}· {2}Enter = not now: ?$/;
+
+  it("is asked before the workspace's code loads; `o` loads it this time without saving the answer", async () => {
+    const dir = stranger("trust-once");
+    const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--cwd", dir]);
+    await t.see(QUESTION);
+    t.type("o\r");
+    await t.see(/\/help for commands[^]*\n> ?$/);
+    t.type("/help\r");
+    await t.see(/\/proj +the project's/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+    expect(existsSync(join(sandbox.home, "trust.json"))).toBe(false);
+  });
+
+  it("`n` skips it, says so, and remembers: the next start asks nothing", async () => {
+    const dir = stranger("trust-no");
+    const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--cwd", dir]);
+    await t.see(QUESTION);
+    t.type("n\r");
+    await t.see(/mypi: workspace [^\n]*trust-no is not trusted: skipped \.mypi\/extensions\.[^]*\/help for commands[^]*\n> ?$/);
+    t.type("/help\r");
+    await t.see(/\/quit/);
+    expect(t.screen()).not.toMatch(/\/proj/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+    expect(JSON.parse(readFileSync(join(sandbox.home, "trust.json"), "utf8")).workspaces).toMatchObject({ [realpathSync(dir)]: "untrusted" });
+
+    const again = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--cwd", dir]);
+    await again.see(/\/help for commands[^]*\n> ?$/);
+    expect(again.screen()).not.toMatch(/Load it\?/);
+    again.type("/quit\r");
+    expect(await again.exit).toBe(0);
   });
 });

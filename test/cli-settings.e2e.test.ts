@@ -28,19 +28,19 @@ describe("settings.json", () => {
     sandbox.file(join(sandbox.home, "settings.json"), JSON.stringify({ model: `scripted:${globalScript}`, mine: { a: 1 } }));
     sandbox.file(join(sandbox.ws, ".mypi", "settings.json"), JSON.stringify({ model: `scripted:${projectScript}`, mine: { b: 2 } }));
 
-    const r = await sandbox.run(["-e", probe, "-p", "hi"]);
+    const r = await sandbox.run(["-e", probe, "--trust-project", "-p", "hi"]);
     expect(r.stderr).toBe("");
     expect(r.stdout).toContain("from the project model");
     expect(JSON.parse(readFileSync(out, "utf8"))).toEqual({ model: `scripted:${projectScript}`, mine: { a: 1, b: 2 } });
 
     const flagScript = sandbox.script([{ text: "from the flag" }], "flag.json");
-    const byFlag = await sandbox.run(["--model", `scripted:${flagScript}`, "-p", "hi"]);
+    const byFlag = await sandbox.run(["--model", `scripted:${flagScript}`, "--trust-project", "-p", "hi"]);
     expect(byFlag.stdout).toContain("from the flag");
   });
 
   it("that is malformed stops the run with one line naming the file and the key", async () => {
     const file = sandbox.file(join(sandbox.ws, ".mypi", "settings.json"), JSON.stringify({ strictExtensions: "yes" }));
-    const r = await sandbox.run(["-p", "hi"]);
+    const r = await sandbox.run(["--trust-project", "-p", "hi"]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toContain(file);

@@ -19,7 +19,7 @@ let project = "";
 let bin = "";
 let tarballs: string[] = [];
 /** Project code runs only in a trusted workspace (docs/packages.md): these workspaces are the test's own. */
-const TRUST: string[] = [];
+const TRUST = ["--trust-project"];
 const env = { ...process.env, MYPI_HOME: home, OPENAI_API_KEY: "", NO_COLOR: "1", npm_config_update_notifier: "false" };
 
 function sh(command: string, args: string[], cwd: string): string {

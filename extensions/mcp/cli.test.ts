@@ -65,9 +65,10 @@ beforeAll(async () => {
   // The shell's directory is the repo; --cwd names the workspace, where the project mcp.json is.
   const opts = { cwd: REPO };
   [runA, runB, runC] = await Promise.all([
-    a.run(["--mode", "json", "--model", `scripted:${scriptA}`, "--cwd", a.ws, "-e", EXTENSION, "-p", "go"], opts),
-    b.run(["--mode", "json", "--model", `scripted:${scriptB}`, "--cwd", b.ws, "-e", EXTENSION, "-e", GUARD, "-p", "go"], { ...opts, env: { FIXTURE_TOKEN: "tok-123" } }),
-    c.run(["extensions", "--json", "--cwd", c.ws, "-e", EXTENSION_INDEX], opts),
+    // The servers are in the workspace's .mypi/mcp.json, which only a trusted workspace's mcp reads.
+    a.run(["--mode", "json", "--model", `scripted:${scriptA}`, "--cwd", a.ws, "--trust-project", "-e", EXTENSION, "-p", "go"], opts),
+    b.run(["--mode", "json", "--model", `scripted:${scriptB}`, "--cwd", b.ws, "--trust-project", "-e", EXTENSION, "-e", GUARD, "-p", "go"], { ...opts, env: { FIXTURE_TOKEN: "tok-123" } }),
+    c.run(["extensions", "--json", "--cwd", c.ws, "--trust-project", "-e", EXTENSION_INDEX], opts),
   ]);
 }, 60_000);
 

@@ -66,6 +66,8 @@ export interface ConfigLocations {
   home: string;
   /** For `${VAR}` in the files; default `process.env`. */
   env?: Record<string, string | undefined>;
+  /** Read `<cwd>/.mypi/mcp.json` too (default true; false for a workspace that is not trusted). */
+  project?: boolean;
 }
 
 export function defaultHome(env: Record<string, string | undefined> = process.env): string {
@@ -82,7 +84,7 @@ export function loadMcpConfig(where: ConfigLocations): McpConfig {
   const env = where.env ?? process.env;
   const problems: ConfigProblem[] = [];
   const byName = new Map<string, ServerConfig | "disabled">();
-  for (const file of [files.home, files.project]) {
+  for (const file of where.project === false ? [files.home] : [files.home, files.project]) {
     const text = readIfPresent(file, problems);
     if (text === undefined) continue;
     const parsed = parseMcpConfig(text, { file, cwd: where.cwd, env });

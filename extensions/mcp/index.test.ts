@@ -17,9 +17,10 @@ interface Recorded {
   handlers: { name: string; handler: (...args: never[]) => unknown; options?: object }[];
 }
 
-function recordingPi(): { pi: ExtensionAPI; seen: Recorded } {
+function recordingPi(trusted = true): { pi: ExtensionAPI; seen: Recorded } {
   const seen: Recorded = { tools: [], commands: new Map(), handlers: [] };
   const pi = {
+    isProjectTrusted: () => trusted,
     on: (name: string, handler: Recorded["handlers"][number]["handler"], options?: object) => void seen.handlers.push({ name, handler, ...(options && { options }) }),
     registerTool: (tool: Recorded["tools"][number]) => void seen.tools.push(tool),
     unregisterTool: (name: string) => void (seen.tools = seen.tools.filter((t) => t.name !== name)),
@@ -79,6 +80,7 @@ describe("the mcp extension", () => {
     const programs: string[] = [];
     const manager = new ExtensionManager({
       cwd: link,
+      projectTrusted: true,
       extendApi: (pi) => {
         const exec = pi.exec;
         pi.exec = (command, args, options) => {
@@ -92,6 +94,13 @@ describe("the mcp extension", () => {
     await manager.shutdown();
     expect(programs).toEqual([]);
     expect(log).toEqual([`mcp: ${join(link, ".mypi", "mcp.json")}: server "x": give either "command" or "url", not both`]);
+  });
+
+  it("does not read the mcp.json of a workspace that is not trusted (it names programs to start)", async () => {
+    const { pi, seen } = recordingPi(false);
+    const log: string[] = [];
+    await createMcpExtension({ ...workspace("untrusted", '{ "servers": { "x": { "command": "a", "url": "http://h" } } }'), env: {}, log: (l) => log.push(l) })(pi);
+    expect([seen.tools, seen.handlers, log]).toEqual([[], [], []]);
   });
 
   it("repeats start-up problems as notifications when a UI is there", async () => {

@@ -38,7 +38,8 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
     const env = options.env ?? process.env;
     const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
     const cwd = options.cwd ?? pi.cwd;
-    const config = loadMcpConfig({ cwd, home: options.home ?? defaultHome(env), env });
+    // A workspace's mcp.json names programs to start: only a trusted workspace's is read.
+    const config = loadMcpConfig({ cwd, home: options.home ?? defaultHome(env), env, project: pi.isProjectTrusted() });
     if (config.servers.length === 0 && config.problems.length === 0) return;
 
     // Loaded here so that a session without MCP servers never pays for the SDK.

@@ -35,6 +35,7 @@ export function fakeCtx(over: Partial<ExtensionContext> = {}): ExtensionContext 
     isIdle: () => true,
     getSystemPrompt: () => "",
     getContextUsage: () => undefined,
+    isProjectTrusted: () => false,
   };
   return { ...base, ...over };
 }

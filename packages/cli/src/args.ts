@@ -34,6 +34,8 @@ export interface CliArgs {
   noSession: boolean;
   maxTurns?: number;
   systemPrompt?: string;
+  /** `--trust-project` (true) / `--no-trust-project` (false): this run's project-trust decision. */
+  trustProject?: boolean;
   /** `mypi extensions --json`. */
   json: boolean;
   /** `--sandbox` (true) / `--no-sandbox` (false); undefined = as the settings say. */
@@ -79,6 +81,8 @@ const OPTIONS: Record<string, FlagKind> = {
   "no-session": "boolean",
   "max-turns": "string",
   "system-prompt": "string",
+  "trust-project": "boolean",
+  "no-trust-project": "boolean",
   json: "boolean",
   sandbox: "boolean",
   "no-sandbox": "boolean",
@@ -238,6 +242,13 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
     case "system-prompt":
       args.systemPrompt = text;
       return;
+    case "trust-project":
+    case "no-trust-project": {
+      const trusted = name === "trust-project";
+      if (args.trustProject === !trusted) return "choose one of --trust-project and --no-trust-project.";
+      args.trustProject = trusted;
+      return;
+    }
     case "json":
       args.json = true;
       return;
@@ -326,6 +337,11 @@ Usage
   mypi --mode json -p "prompt"      every event as one JSON line on stdout
   mypi --mode rpc                   JSON lines on stdin (commands) and stdout (responses, events)
   mypi extensions [--json]          loaded and failed extensions, handlers per slot, tools
+  mypi install SOURCE [--local]     install a package: npm:NAME[@VERSION], git:URL[@REF] or a path
+  mypi remove SOURCE [--local]      remove an installed package
+  mypi list                         the installed packages, global and of this workspace
+  mypi update [SOURCE]              re-install unpinned npm packages, fetch git ones
+  mypi trust [DIR]                  trust a workspace's own code (--revoke, --deny, --list)
   mypi demo                         a scripted run in a temporary workspace (no API key needed)
   mypi batch tasks.jsonl            many tasks side by side, results in results.jsonl (mypi batch --help)
   mypi worker --queue redis://…     run queued batch tasks on this machine (mypi worker --help)
@@ -343,6 +359,8 @@ Model
 Extensions and tools
   -e, --extension PATH              load an extension file or folder (repeatable, in order)
   --no-extensions                   skip ~/.mypi/extensions and <cwd>/.mypi/extensions (-e still loads)
+  --trust-project                   load the workspace's own code and settings (.mypi/) this run
+  --no-trust-project                do not, even when the workspace is trusted
   --no-builtin-tools                do not load read, write, edit, bash, grep, find, ls
   --strict-extensions               any extension that fails to load is fatal (exit 2)
 
@@ -362,7 +380,9 @@ Workspace and session
   -h, --help                        this text        -v, --version   the version
 
 Paths given to -e and scripted: resolve against the shell's directory; --cwd is the agent's
-workspace. MYPI_HOME (default ~/.mypi) holds sessions/ and extensions/.
+workspace. MYPI_HOME (default ~/.mypi) holds sessions/, extensions/, packages/, settings.json
+and trust.json. A workspace's .mypi/extensions, .mypi/settings.json and the packages it names load
+only once it is trusted: interactive mode asks; other modes need --trust-project or \`mypi trust\`.
 Commands the agent runs do not see OPENAI_API_KEY; MYPI_PASS_ENV=OPENAI_API_KEY passes it.
 
 Exit codes: 0 completed, handled or terminated, 1 error / blocked / max turns, 2 usage error, 130 aborted.

@@ -21,7 +21,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { LoadFailure } from "@mypi/extension-api";
-import { findInstalledPackage, isPackageDir, isPackageName, readPackageManifest } from "./packages/manifest.ts";
+import { findInstalledPackage, isPackageDir, isPackageName, readPackageManifest, type PackageManifest } from "./packages/manifest.ts";
 import { isShippedName, shippedExtensionPath } from "./shipped.ts";
 
 export type ExtensionOrigin = "global" | "project" | "cli" | "auto";
@@ -57,8 +57,10 @@ export function discoverExtensions(options: DiscoveryOptions): Discovery {
   if (!options.noExtensions) {
     for (const path of listExtensionFolder(join(options.home, "extensions"))) extensions.push({ path, origin: "global" });
     for (const path of listExtensionFolder(join(options.cwd, ".mypi", "extensions"))) extensions.push({ path, origin: "project" });
+    // The workspace's own mcp.json switches mcp on only in a trusted workspace (origin "project").
     const mcpConfig = [join(options.home, "mcp.json"), join(options.cwd, ".mypi", "mcp.json")].find((f) => existsSync(f));
-    if (mcpConfig !== undefined) extensions.push({ path: shippedExtensionPath("mcp"), origin: "auto", note: `on: ${mcpConfig} exists` });
+    const byProject = mcpConfig !== undefined && mcpConfig !== join(options.home, "mcp.json");
+    if (mcpConfig !== undefined) extensions.push({ path: shippedExtensionPath("mcp"), origin: byProject ? "project" : "auto", note: `on: ${mcpConfig} exists` });
   }
   for (const spec of options.extensionPaths) {
     const resolved = resolveExtensionSpec(spec, options);
@@ -96,7 +98,7 @@ function packageEntries(dir: string, spec: string): { paths: string[] } | { fail
   const manifest = readPackageManifest(dir);
   const name = typeof manifest === "string" ? spec : (manifest.name ?? spec);
   if (typeof manifest === "string") return { failure: { path: dir, name, code: "MYPI_BAD_PACKAGE", message: manifest } };
-  const paths = manifest.extensions.flatMap((p) => (isDirectory(p) && !hasIndexFile(p) ? listExtensionFolder(p) : [p]));
+  const paths = manifestExtensionPaths(manifest);
   if (paths.length === 0) {
     const message = 'the package declares no extensions: add "mypi": { "extensions": ["./index.ts"] } to its package.json (Pi\'s "pi" key works too), or an extensions/ folder';
     return { failure: { path: dir, name, code: "MYPI_BAD_PACKAGE", message } };
@@ -104,7 +106,12 @@ function packageEntries(dir: string, spec: string): { paths: string[] } | { fail
   return { paths };
 }
 
-function hasIndexFile(dir: string): boolean {
+/** The extension entries a manifest names: a folder without an index file stands for the extensions in it. */
+export function manifestExtensionPaths(manifest: PackageManifest): string[] {
+  return manifest.extensions.flatMap((p) => (isDirectory(p) && !hasIndexFile(p) ? listExtensionFolder(p) : [p]));
+}
+
+export function hasIndexFile(dir: string): boolean {
   return existsSync(join(dir, "index.ts")) || existsSync(join(dir, "index.js"));
 }
 

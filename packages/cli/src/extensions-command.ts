@@ -2,7 +2,8 @@
  * `mypi extensions [--json]`: what loaded (in load order, with what each registered), what
  * failed (path, line, why), the handlers of every slot and event in effective order (outermost
  * first), and the tools the model would get (a later extension's tool replacing an earlier one).
- * Exits 0 even when something failed to load: listing failures is its job.
+ * Exits 0 even when something failed to load: listing failures is its job. The workspace's own
+ * extensions that were not loaded because it is not trusted are listed as skipped.
  */
 import { dirname } from "node:path";
 import type { ExtensionManager, LoadFailure } from "@mypi/extension-api";
@@ -28,6 +29,8 @@ export interface ExtensionsReport {
   tools: { name: string; source?: string; description: string }[];
   /** The bash tool's sandbox: off, or its settings and whether bubblewrap can run here. */
   sandbox: SandboxReport;
+  /** Paths not loaded because the workspace is not trusted. */
+  skipped: { path: string; reason: "untrusted workspace" }[];
 }
 
 export interface ReportOptions {
@@ -38,6 +41,8 @@ export interface ReportOptions {
   extraFailures?: readonly LoadFailure[];
   /** The bash tool's sandbox (default: off). */
   sandbox?: SandboxReport;
+  /** Paths not loaded because the workspace is not trusted. */
+  skipped?: readonly string[];
 }
 
 export function extensionsReport(manager: ExtensionManager, options: Omit<ReportOptions, "json"> = {}): ExtensionsReport {
@@ -49,6 +54,7 @@ export function extensionsReport(manager: ExtensionManager, options: Omit<Report
       return { ...e, ...(found && { origin: found.origin }), ...(found?.note !== undefined && { note: found.note }) };
     }),
     failed: [...manager.loadFailures, ...(options.extraFailures ?? [])],
+    skipped: (options.skipped ?? []).map((path) => ({ path, reason: "untrusted workspace" })),
     order: manager.handlerOrder() as Record<string, string[]>,
     tools: manager.effectiveTools().map((t) => ({ name: t.name, ...(t.source !== undefined && { source: t.source }), description: firstLine(t.description) })),
     sandbox: options.sandbox ?? { enabled: false },
@@ -74,6 +80,10 @@ export function printExtensions(manager: ExtensionManager, io: CliIO, options: R
   }
   lines.push("", `Failed (${report.failed.length}):`);
   for (const f of report.failed) lines.push(`  ${f.name}  ${formatLoadFailure(f)}`);
+  if (report.skipped.length > 0) {
+    lines.push("", `Skipped (${report.skipped.length}), the workspace is not trusted (--trust-project or \`mypi trust\` loads them):`);
+    for (const s of report.skipped) lines.push(`  ${s.path}`);
+  }
   lines.push("", "Handlers per slot and event, in effective order (outermost first):");
   const names = Object.keys(report.order);
   if (names.length === 0) lines.push("  (none)");

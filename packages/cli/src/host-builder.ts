@@ -20,8 +20,10 @@ import { isShippedCompiled } from "./shipped.ts";
 export interface ExtensionSet {
   /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */
   cwd: string;
-  /** Absolute paths, in load order (see `discovery.ts`). */
+  /** Absolute paths the user chose (global ones, `-e` ones), in load order (see `discovery.ts`). */
   paths: readonly string[];
+  /** The workspace's own extensions, loaded only when it is trusted (`trust.ts`). */
+  project?: ProjectExtensions;
   builtinTools: boolean;
   /** Run the builtin bash tool's commands in this sandbox. */
   sandbox?: SandboxOptions;
@@ -33,6 +35,21 @@ export interface ExtensionSet {
   onDiagnostic?: (message: string) => void;
 }
 
+export interface ProjectExtensions {
+  /** How many of the set's `paths` come before the workspace's in the load order (the global ones; `-e` paths follow). */
+  after: number;
+  /** Loaded after the decision whatever it is, after the workspace's (the automatic mcp, which reads the workspace's mcp.json only when trusted). */
+  afterDecision?: readonly string[];
+  /** The decision when it is known before loading (a flag, a saved one): extensions see it from their first line. */
+  known?: boolean;
+  /**
+   * Decide, once the set's own paths loaded (so that those extensions can answer
+   * `project_trust`): the workspace's entries to load (its folder's, its packages'), or
+   * `undefined` when it is not trusted. Sets `ctx.isProjectTrusted()`.
+   */
+  trust(manager: ExtensionManager): Promise<readonly string[] | undefined>;
+}
+
 export interface LoadedExtensions {
   manager: ExtensionManager;
   failures: LoadFailure[];
@@ -41,6 +58,7 @@ export interface LoadedExtensions {
 export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensions> {
   const manager = new ExtensionManager({
     cwd: set.cwd,
+    ...(set.project?.known !== undefined && { projectTrusted: set.project.known }),
     ...(set.ui && { ui: set.ui }),
     ...(set.flags && { flags: set.flags }),
     ...(set.settings && { settings: set.settings }),
@@ -51,7 +69,15 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   if (set.builtinTools) {
     failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }) }), "builtin-tools")).failed);
   }
-  failures.push(...(await manager.load(set.paths)).failed);
+  const after = set.project?.after ?? set.paths.length;
+  failures.push(...(await manager.load(set.paths.slice(0, after))).failed);
+  const at = manager.loadOrderSize;
+  failures.push(...(await manager.load(set.paths.slice(after))).failed);
+  if (set.project) {
+    const own = await set.project.trust(manager);
+    manager.projectTrusted = own !== undefined;
+    failures.push(...(await manager.load([...(own ?? []), ...(set.project.afterDecision ?? [])], { at })).failed);
+  }
   return { manager, failures };
 }
 

@@ -25,6 +25,16 @@ export function processIO(): CliIO {
 
 /** Run one `mypi` invocation; resolves to the process exit code. Never throws. */
 export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
+  // Commands that manage mypi itself take their own arguments and load nothing of an agent.
+  const first = argv[0];
+  if (first === "trust") {
+    const { runTrustCommand } = await import("./trust-command.ts");
+    return runTrustCommand(argv.slice(1), io);
+  }
+  if (first === "install" || first === "remove" || first === "list" || first === "update") {
+    const { runPackageCommand } = await import("./packages/command.ts");
+    return await runPackageCommand(first, argv.slice(1), io);
+  }
   const parsed = parseArgs(argv);
   if (!parsed.ok) {
     io.stderr.write(`${parsed.error}\n`);

@@ -16,18 +16,21 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { SessionManager, createOpenAIModel, loadScriptedModel, mypiHome, type ModelClient, type StreamEvent } from "@mypi/kernel";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
-import { discoverExtensions } from "./discovery.ts";
+import { discoverExtensions, type ExtensionOrigin } from "./discovery.ts";
 import { printExtensions } from "./extensions-command.ts";
-import { buildHost, createHostSession, describeFailures, loadExtensionSet, type HostOptions } from "./host-builder.ts";
+import { buildHost, createHostSession, describeFailures, loadExtensionSet, type HostOptions, type ProjectExtensions } from "./host-builder.ts";
 import type { CliIO } from "./main.ts";
 import { runInteractive } from "./modes/interactive.ts";
 import { extensionErrorLine, runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
 import { describeSandboxReport, sandboxOf, sandboxReport, sandboxWarnings } from "./sandbox.ts";
-import { loadSettings, type Settings } from "./settings.ts";
+import { identities, packageResources, type PackageResources } from "./packages/load.ts";
+import { loadSettings, type LoadedSettings, type Settings } from "./settings.ts";
 import { createRpcUI } from "./modes/rpc-ui.ts";
 import { toJsonLine } from "./rpc/jsonl.ts";
 import { defaultSystemPrompt } from "./system-prompt.ts";
+import { decideTrust, decideTrustEarly } from "./trust-decide.ts";
+import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
 
 const DEFAULT_OPENAI_MODEL = "gpt-4.1-mini";
 const DEFAULT_CONTEXT_WINDOW = 128_000;
@@ -43,9 +46,12 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
 
   const cwd = resolve(io.cwd, firstPass.cwd ?? ".");
   if (!isDirectory(cwd)) return fail(`--cwd ${firstPass.cwd}: no such folder.`);
-  const loadedSettings = loadSettings({ home: mypiHome(), cwd });
-  if ("error" in loadedSettings) return fail(`${loadedSettings.error}. Fix the file; mypi never rewrites it.`);
-  const settings = loadedSettings.settings;
+  // The workspace's settings are read once it is trusted (trust.ts); until then, the global ones.
+  const home = mypiHome();
+  const earlyTrust = decideTrustEarly({ cwd, home, flag: firstPass.trustProject });
+  const firstSettings = loadSettings({ home, cwd, project: earlyTrust?.trusted === true });
+  if ("error" in firstSettings) return fail(settingsError(firstSettings.error));
+  let settings = firstSettings.settings;
   // Built-in flags are complete after the first pass; the builtin tools need the sandbox as they load.
   const sandboxChoice = sandboxOf(firstPass, settings, io.cwd);
   if ("error" in sandboxChoice) return fail(sandboxChoice.error);
@@ -76,15 +82,60 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   const discovered = discoverExtensions({
     cwd,
     shellCwd: io.cwd,
-    home: mypiHome(),
+    home,
     extensionPaths: firstPass.extensions,
     noExtensions: firstPass.noExtensions,
   });
-  const paths = discovered.extensions.map((d) => d.path);
-  const extensionSet = { cwd, paths, settings, builtinTools: !firstPass.noBuiltinTools, ...(sandbox && { sandbox }), ...(rpcUI && { ui: rpcUI }), onDiagnostic: diagnostic };
+  const pathsOf = (origin: ExtensionOrigin) => discovered.extensions.filter((d) => d.origin === origin).map((d) => d.path);
+  // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
+  const trustResources = protectedResources(cwd).filter((r) => !(firstPass.noExtensions && r === ".mypi/extensions"));
+  // Installed packages (packages/load.ts): the global ones with the global extensions, the
+  // workspace's with its own, once trusted. `--no-extensions` leaves them out as well.
+  const packagesOf = (declared: LoadedSettings["packages"], known?: ReadonlySet<string>): PackageResources =>
+    firstPass.noExtensions ? { extensions: [], skills: [], prompts: [], failures: [] } : packageResources(declared, known);
+  const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
+  const globalPackages = packagesOf(globalDeclared);
+  let projectPackages = packagesOf([]);
+  let trust: TrustDecision | undefined;
+  let projectSettingsError: string | undefined;
+  const project: ProjectExtensions = {
+    afterDecision: pathsOf("auto"),
+    after: pathsOf("global").length + globalPackages.extensions.length,
+    ...(earlyTrust && { known: earlyTrust.trusted }),
+    trust: async (manager) => {
+      trust ??= earlyTrust ?? (await decideTrust({ manager, cwd, home, resources: trustResources, flag: firstPass.trustProject, io, interactive: mode === "interactive" && !listing }));
+      if (!trust.trusted) return undefined;
+      const full = earlyTrust ? firstSettings : loadSettings({ home, cwd, project: true });
+      if ("error" in full) {
+        projectSettingsError = full.error;
+        return undefined;
+      }
+      settings = full.settings;
+      manager.setSettings(settings);
+      // A package declared globally as well already loaded with the global extensions: once is enough.
+      projectPackages = packagesOf(full.packages.filter((p) => p.file.scope === "project"), identities(globalDeclared));
+      return [...pathsOf("project"), ...projectPackages.extensions.map((e) => e.path)];
+    },
+  };
+  const extensionSet = {
+    cwd,
+    paths: [...pathsOf("global"), ...globalPackages.extensions.map((e) => e.path), ...pathsOf("cli")],
+    project,
+    settings,
+    builtinTools: !firstPass.noBuiltinTools,
+    ...(sandbox && { sandbox }),
+    ...(rpcUI && { ui: rpcUI }),
+    onDiagnostic: diagnostic,
+  };
   const loaded = await loadExtensionSet(extensionSet);
-  loaded.failures.push(...discovered.failures);
+  loaded.failures.push(...discovered.failures, ...globalPackages.failures, ...projectPackages.failures);
   const shutdown = () => loaded.manager.shutdown();
+  if (projectSettingsError !== undefined) {
+    await shutdown();
+    return fail(settingsError(projectSettingsError));
+  }
+  const skipped = trust?.trusted === false && trustResources.length > 0 ? { resources: trustResources, extensions: pathsOf("project") } : undefined;
+  if (skipped) io.stderr.write(`${skippedLine(cwd, skipped.resources)}\n`);
 
   const flagKinds = new Map<string, FlagKind>(loaded.manager.getFlags().map((f) => [f.name, f.type]));
   const second = parseArgs(argv, flagKinds);
@@ -112,7 +163,17 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
 
   const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : sandbox, cwd, loaded.manager);
   if (listing) {
-    const code = printExtensions(loaded.manager, io, { json: args.json, discovered: discovered.extensions, extraFailures: discovered.failures, sandbox: sandboxState });
+    const code = printExtensions(loaded.manager, io, {
+      json: args.json,
+      discovered: [
+        ...discovered.extensions,
+        ...globalPackages.extensions.map((e) => ({ ...e, origin: "global" as const })),
+        ...projectPackages.extensions.map((e) => ({ ...e, origin: "project" as const })),
+      ],
+      extraFailures: [...discovered.failures, ...globalPackages.failures, ...projectPackages.failures],
+      skipped: skipped?.extensions ?? [],
+      sandbox: sandboxState,
+    });
     await shutdown();
     return code;
   }
@@ -144,7 +205,8 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   const host = buildHost(loaded, session, hostOptions);
   const hostSession = createHostSession(host, async () =>
     // A new session keeps the choice of the command line: --no-session writes nothing, ever.
-    buildHost(await loadExtensionSet({ ...extensionSet, flags: args.extensionFlags }), args.noSession ? SessionManager.inMemory(cwd) : SessionManager.create({ cwd }), hostOptions),
+    // The trust decision stands for the process: `project.trust` does not ask again.
+    buildHost(await loadExtensionSet({ ...extensionSet, settings, flags: args.extensionFlags }), args.noSession ? SessionManager.inMemory(cwd) : SessionManager.create({ cwd }), hostOptions),
   );
   // Interactive mode starts the session itself, once its UI is in place. The other modes follow
   // the stream only from their start: what session_start handlers reported (a handler that
@@ -179,6 +241,10 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   } finally {
     await hostSession.host.shutdown();
   }
+}
+
+function settingsError(error: string): string {
+  return `${error}. Fix the file (mypi writes it only in \`mypi install\` and \`mypi remove\`).`;
 }
 
 /** Automatic compaction: the settings' `compaction`, the window from MYPI_CONTEXT_WINDOW when set. */

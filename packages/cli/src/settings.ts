@@ -1,17 +1,31 @@
 /**
  * Settings files: `$MYPI_HOME/settings.json` (global), then `<cwd>/.mypi/settings.json`
- * (project). Objects merge key by key, the project's value winning; arrays and scalars are
- * replaced whole. Command-line flags win over both.
+ * (project; read only for a trusted workspace, see trust.ts). Objects merge key by key, the
+ * project's value winning; arrays and scalars are replaced whole — except `packages`, which
+ * both files contribute to (global first). Command-line flags win over both.
  *
  * The keys mypi itself reads are checked here, so a wrong type is one error naming the file and
  * the key before anything runs; keys mypi does not know are kept for extensions
- * (`pi.getSettings()` returns a copy of the merged object). mypi never writes these files.
+ * (`pi.getSettings()` returns a copy of the merged object). Only `mypi install` and
+ * `mypi remove` write these files (`settings-write.ts`), and only their `packages` key.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 
 const stringList = z.array(z.string());
+
+/** A package declaration: its source, or Pi's object form narrowing what of it loads. */
+const PackageEntry = z.union([
+  z.string().min(1),
+  z.looseObject({
+    source: z.string().min(1),
+    extensions: stringList.optional(),
+    skills: stringList.optional(),
+    prompts: stringList.optional(),
+  }),
+]);
+export type PackageEntry = z.infer<typeof PackageEntry>;
 
 /** The keys mypi reads, each checked; others pass through untouched. */
 const SettingsSchema = z.looseObject({
@@ -30,6 +44,8 @@ const SettingsSchema = z.looseObject({
       keepRecentTokens: z.number().int().nonnegative().optional(),
     })
     .optional(),
+  /** Installed packages (`mypi install`; docs/packages.md). */
+  packages: z.array(PackageEntry).optional(),
   /** The tools the model is offered (`--tools`); absent = all. */
   tools: stringList.optional(),
   /** The bash tool's sandbox (docs/builtin-tools.md, "Sandbox"); flags win. */
@@ -59,6 +75,8 @@ export interface LoadedSettings {
   settings: Settings;
   /** The files that existed and were read, in merge order. */
   files: SettingsFile[];
+  /** Every file's `packages`, global first, each with the file that declared it. */
+  packages: { entry: PackageEntry; file: SettingsFile }[];
 }
 
 export interface SettingsOptions {
@@ -76,14 +94,17 @@ export function loadSettings(options: SettingsOptions): LoadedSettings | { error
   if (options.project !== false) candidates.push({ path: join(options.cwd, ".mypi", "settings.json"), scope: "project" });
   let merged: Record<string, unknown> = {};
   const files: SettingsFile[] = [];
+  const packages: LoadedSettings["packages"] = [];
   for (const file of candidates) {
     const read = readSettingsFile(file.path);
     if (read === undefined) continue;
     if ("error" in read) return read;
     merged = mergeSettings(merged, read.value);
     files.push(file);
+    for (const entry of read.value.packages ?? []) packages.push({ entry, file });
   }
-  return { settings: merged as Settings, files };
+  if (packages.length > 0) merged.packages = packages.map((p) => p.entry);
+  return { settings: merged as Settings, files, packages };
 }
 
 /** One file, checked; `undefined` when it does not exist. */

@@ -17,7 +17,7 @@ function folders(global?: string, project?: string) {
 
 describe("settings files", () => {
   it("are empty when neither file exists", () => {
-    expect(loadSettings(folders())).toEqual({ settings: {}, files: [] });
+    expect(loadSettings(folders())).toEqual({ settings: {}, files: [], packages: [] });
   });
 
   it("merge objects key by key with the project winning, and replace arrays and scalars", () => {
@@ -32,7 +32,19 @@ describe("settings files", () => {
         { path: join(f.home, "settings.json"), scope: "global" },
         { path: join(f.cwd, ".mypi", "settings.json"), scope: "project" },
       ],
+      packages: [],
     });
+  });
+
+  it("collect the packages of both files, global first, each with its file (not replaced like other arrays)", () => {
+    const f = folders(JSON.stringify({ packages: ["npm:a"] }), JSON.stringify({ packages: [{ source: "./b", extensions: [] }] }));
+    const loaded = loadSettings(f);
+    expect("error" in loaded ? loaded : [loaded.settings.packages, loaded.packages.map((p) => p.file.scope)]).toEqual([
+      ["npm:a", { source: "./b", extensions: [] }],
+      ["global", "project"],
+    ]);
+    const bad = loadSettings(folders(JSON.stringify({ packages: [{ extensions: [] }] })));
+    expect("error" in bad && bad.error).toContain('"packages.0');
   });
 
   it("skip the project file when asked (an untrusted workspace)", () => {

@@ -62,6 +62,7 @@ export interface ExtensionRecord {
 /** What the `pi` object needs from its manager. */
 export interface ApiHost {
   readonly cwd: string;
+  readonly projectTrusted: boolean;
   readonly channels: Emitter<Record<string, unknown>>;
   readonly runtime: ExtensionRuntime | undefined;
   toolsChanged(record: ExtensionRecord): void;
@@ -146,6 +147,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
     get cwd() {
       return host.cwd;
     },
+    isProjectTrusted: () => host.projectTrusted,
 
     on(name, handler, options) {
       if (record.state !== "loading") {

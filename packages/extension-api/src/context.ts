@@ -10,6 +10,7 @@ export interface ContextSource {
   readonly cwd: string;
   readonly runtime: ExtensionRuntime | undefined;
   readonly currentUI: { ui: ExtensionUI; hasUI: boolean };
+  readonly projectTrusted: boolean;
 }
 
 /** Dialogs resolve at once to their defaults; `notify` does nothing. */
@@ -90,6 +91,7 @@ export function createBaseContext(manager: ContextSource): ExtensionContext {
     isIdle: () => manager.runtime?.isIdle() ?? true,
     getSystemPrompt: () => manager.runtime?.getSystemPrompt() ?? "",
     getContextUsage: () => manager.runtime?.getContextUsage(),
+    isProjectTrusted: () => manager.projectTrusted,
   };
 }
 

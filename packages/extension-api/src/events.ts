@@ -197,6 +197,22 @@ export interface SessionBeforeSwitchDecision {
 }
 
 /**
+ * The host is about to decide whether the workspace's own code (`.mypi/extensions`, project
+ * packages, project settings) may load. Only extensions loaded before that code (the global
+ * ones and `-e` paths) receive it; it runs once per process, before `session_start`.
+ */
+export interface ProjectTrustEvent {
+  /** The workspace (`ctx.cwd`). */
+  cwd: string;
+}
+/** `"yes"` / `"no"` decides (the first one wins); `"undecided"` leaves it to later handlers and the host. */
+export interface ProjectTrustDecision {
+  trusted: "yes" | "no" | "undecided";
+  /** Save a yes/no for later processes (the host's trust file); otherwise it holds for this process only. */
+  remember?: boolean;
+}
+
+/**
  * The decision slots: the kernel's five (DESIGN §2.3) and the host's session decisions.
  * Each runs as one onion chain with the policy of DESIGN §3.2.
  */
@@ -209,6 +225,7 @@ export interface DecisionSlots {
   session_before_compact: { event: SessionBeforeCompactEvent; result: SessionBeforeCompactDecision };
   session_before_fork: { event: SessionBeforeForkEvent; result: SessionBeforeForkDecision };
   session_before_switch: { event: SessionBeforeSwitchEvent; result: SessionBeforeSwitchDecision };
+  project_trust: { event: ProjectTrustEvent; result: ProjectTrustDecision };
 }
 export type SlotName = keyof DecisionSlots;
 /** The slots the kernel calls; the others are run by the host. */
@@ -274,6 +291,7 @@ export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   session_before_compact: "chain",
   session_before_fork: "chain",
   session_before_switch: "chain",
+  project_trust: "chain",
   agent_start: "observer",
   agent_end: "observer",
   turn_start: "observer",

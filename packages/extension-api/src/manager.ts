@@ -73,8 +73,11 @@ export class ExtensionManager implements ApiHost {
   /** The five kernel slots, each the current chain of its handlers (no handlers: no cost). */
   readonly slots: Required<Slots>;
   runtime: ExtensionRuntime | undefined;
+  /** `ctx.isProjectTrusted()`; the host sets it once it decided. */
+  projectTrusted: boolean;
 
   private readonly options: ManagerOptions;
+  private currentSettings: Readonly<Record<string, unknown>> | undefined;
   private readonly loader: ExtensionLoader;
   private readonly entries: Entry[] = [];
   private readonly chains = new Map<SlotName, Chain | undefined>();
@@ -94,6 +97,8 @@ export class ExtensionManager implements ApiHost {
     this.cwd = options.cwd ?? process.cwd();
     this.ui = options.ui ?? HEADLESS_UI;
     this.hasUI = options.ui !== undefined;
+    this.projectTrusted = options.projectTrusted === true;
+    this.currentSettings = options.settings;
     this.flagValues = { ...options.flags };
     this.compat = options.piCompat === false ? undefined : createPiCompat(this);
     // Copied by descriptor, not spread: the Pi layer's TypeBox entries are getters that load on first import.
@@ -132,24 +137,36 @@ export class ExtensionManager implements ApiHost {
 
   // ─── loading ───────────────────────────────────────────────────────────────────────────────
 
-  /** Load files and folders (`*.ts`, `*.js`, `dir/index.ts`) in order; a file already loaded is skipped. */
-  load(paths: readonly string[], options: { baseDir?: string } = {}): Promise<LoadResult> {
-    return this.serially(() => this.loadFiles(paths, options.baseDir ?? process.cwd()));
+  /**
+   * Load files and folders (`*.ts`, `*.js`, `dir/index.ts`) in order; a file already loaded is
+   * skipped. `at` places them in the load order before the entry at that index (see
+   * `loadOrderSize`) instead of at the end: a host that must load some extensions first (the
+   * ones that decide project trust) keeps the order it documents.
+   */
+  load(paths: readonly string[], options: { baseDir?: string; at?: number } = {}): Promise<LoadResult> {
+    return this.serially(() => this.loadFiles(paths, options.baseDir ?? process.cwd(), options.at));
   }
 
-  private async loadFiles(paths: readonly string[], baseDir: string): Promise<LoadResult> {
+  /** How many places the load order has now (loaded and failed extensions): a position for `load({at})`. */
+  get loadOrderSize(): number {
+    return this.entries.length;
+  }
+
+  private async loadFiles(paths: readonly string[], baseDir: string, at: number | undefined): Promise<LoadResult> {
     const result: LoadResult = { loaded: [], failed: [] };
+    let position = at ?? this.entries.length;
+    const place = (entry: Entry) => void this.entries.splice(position++, 0, entry);
     for (const path of paths) {
       const entry = resolveEntry(path, baseDir);
       if (isLoadFailure(entry)) {
         const failure = { ...entry, name: this.uniqueName(entry.name) }; // it may load on a reload: its name is its own
-        this.entries.push({ name: failure.name, path: entry.path, failure });
+        place({ name: failure.name, path: entry.path, failure });
         result.failed.push(failure);
         continue;
       }
       if (this.entries.some((e) => e.realPath === entry.realPath)) continue;
       const slot: Entry = { name: this.uniqueName(entry.name), path: entry.file, realPath: entry.realPath };
-      this.entries.push(slot);
+      place(slot);
       await this.fill(slot, result);
     }
     return result;
@@ -410,7 +427,12 @@ export class ExtensionManager implements ApiHost {
   }
 
   settings(): Record<string, unknown> {
-    return structuredClone({ ...this.options.settings });
+    return structuredClone({ ...this.currentSettings });
+  }
+
+  /** Replace what `pi.getSettings()` returns from now on (the host read more files, e.g. once the project is trusted). */
+  setSettings(settings: Readonly<Record<string, unknown>>): void {
+    this.currentSettings = settings;
   }
 
   getFlags(): FlagInfo[] {

@@ -14,6 +14,7 @@
  * | session_before_compact | —                                                 | cancel / summary  | open    |
  * | session_before_fork    | —                                                 | cancel            | open    |
  * | session_before_switch  | —                                                 | cancel            | open    |
+ * | project_trust          | —                                                 | yes / no          | open    |
  */
 import type { Content, CustomMessage } from "@mypi/kernel";
 import { customMessageFrom } from "./custom-message.ts";
@@ -94,11 +95,13 @@ function toCustomMessage(input: unknown, slot: SlotName): CustomMessage {
 }
 
 /** Policies whose only decision is a first-wins stop (the session decisions). */
-function stopOnly<K extends "session_before_compact" | "session_before_fork" | "session_before_switch">(
+function stopOnly<K extends "session_before_compact" | "session_before_fork" | "session_before_switch" | "project_trust">(
   slot: K,
   semantics: string,
   decide: (result: Record<string, unknown>) => { result: SlotResult<K>; outcome: HookOutcome } | undefined,
   expected: string,
+  /** What a closed failure decides (default: cancel). */
+  closed: SlotResult<K> = { cancel: true } as SlotResult<K>,
 ): SlotPolicy<K> {
   return {
     semantics,
@@ -112,7 +115,7 @@ function stopOnly<K extends "session_before_compact" | "session_before_fork" | "
     diff: (from, to) => (to.stop && !from.stop ? to.stop.result : undefined),
     outcome: (_from, to) => to.stop?.outcome ?? "pass",
     failClosed: (state, by, reason) =>
-      stopped(state, { result: { cancel: true } as SlotResult<K>, by, outcome: "block", reason }),
+      stopped(state, { result: closed, by, outcome: "block", reason }),
     toKernel: (_initial, final) => final.stop?.result,
   };
 }
@@ -320,7 +323,26 @@ export const POLICIES: PolicyTable = {
     (r) => (r.cancel === true ? { result: { cancel: true }, outcome: "block" } : undefined),
     "{cancel?: boolean}",
   ),
+
+  project_trust: stopOnly(
+    "project_trust",
+    "project_trust: the first yes or no wins",
+    (r) => {
+      if (r.trusted !== "yes" && r.trusted !== "no" && r.trusted !== "undecided") return undefinedOrBad(r);
+      if (r.trusted === "undecided") return undefined;
+      const result = { trusted: r.trusted, ...(r.remember === true && { remember: true }) } as const;
+      return { result, outcome: r.trusted === "yes" ? "allow" : "block" };
+    },
+    '{trusted: "yes" | "no" | "undecided", remember?: boolean}',
+    // A closed failure of a trust handler means: do not trust.
+    { trusted: "no" },
+  ),
 };
+
+/** `project_trust` results must say `trusted`; anything else is the wrong shape. */
+function undefinedOrBad(result: Record<string, unknown>): never {
+  throw bad("project_trust", result, '{trusted: "yes" | "no" | "undecided", remember?: boolean}');
+}
 
 /** The chain's starting state: the kernel's event (never mutated) with its slot name as `type`. */
 export function initialState<K extends SlotName>(slot: K, event: object): ChainState<K> {

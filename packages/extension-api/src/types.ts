@@ -199,6 +199,8 @@ export interface ExtensionContext {
   /** The effective system prompt (for this run, after `before_agent_start`). */
   getSystemPrompt(): string;
   getContextUsage(): ContextUsage | undefined;
+  /** Whether the workspace's own code and settings were allowed to load (project trust; false until decided). */
+  isProjectTrusted(): boolean;
 }
 
 // ─── The API ─────────────────────────────────────────────────────────────────────────────────
@@ -210,6 +212,13 @@ export interface ExtensionAPI {
    * project files are found and where `exec` runs by default. Read-only.
    */
   readonly cwd: string;
+  /**
+   * `ctx.isProjectTrusted()`, readable while the extension loads: whether files the workspace
+   * supplies (its `.mypi/mcp.json`, say) may be acted on. An extension loaded before the host
+   * decided (a global or `-e` one, when no flag or saved decision applied) reads false here;
+   * `ctx.isProjectTrusted()` in `session_start` has the final answer.
+   */
+  isProjectTrusted(): boolean;
   /**
    * Subscribe to a decision slot (an onion chain) or a read-only event (the observer bus).
    * Only while the extension loads. Unknown names, non-function handlers and bad options throw
@@ -296,6 +305,8 @@ export interface ExtensionManagerOptions {
   cwd?: string;
   /** A real UI (interactive, RPC); without one, dialogs resolve to their defaults. */
   ui?: ExtensionUI;
+  /** Whether the workspace is trusted (`ctx.isProjectTrusted()`); default false. `setProjectTrusted` changes it. */
+  projectTrusted?: boolean;
   /** Values of extension flags (`--name value`), by name without dashes. */
   flags?: Record<string, string | boolean>;
   /** The effective settings, as `pi.getSettings()` hands them out (copied). Default `{}`. */

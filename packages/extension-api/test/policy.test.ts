@@ -25,6 +25,7 @@ describe("the policy table", () => {
       session_before_compact: "open",
       session_before_fork: "open",
       session_before_switch: "open",
+      project_trust: "open",
     });
   });
 });
@@ -307,5 +308,23 @@ describe("host decisions", () => {
   it("session_before_fork: a cancel wins, otherwise nothing changes", async () => {
     expect((await run(["slots/fork-cancel.ts"], "session_before_fork", { entryId: "keep" })).result).toEqual({ cancel: true });
     expect((await run(["slots/fork-cancel.ts"], "session_before_fork", { entryId: "other" })).result).toBeUndefined();
+  });
+});
+
+describe("project_trust", () => {
+  const files = ["slots/trust-by-cwd.ts", "slots/trust-yes.ts"];
+  it("the first yes or no wins; undecided passes on", async () => {
+    expect(await run(files, "project_trust", { cwd: "yes-ws" })).toMatchObject({ result: { trusted: "yes", remember: true }, decisions: [["trust-by-cwd", "allow"]] });
+    expect(await run(files, "project_trust", { cwd: "no-ws" })).toMatchObject({ result: { trusted: "no" }, decisions: [["trust-by-cwd", "block"]] });
+    expect(await run(files, "project_trust", { cwd: "other" })).toMatchObject({
+      result: { trusted: "yes" },
+      decisions: [["trust-by-cwd", "pass"], ["trust-yes", "allow"]],
+    });
+  });
+
+  it("a result of the wrong shape is an extension error and decides nothing", async () => {
+    const out = await run(files, "project_trust", { cwd: "bad-ws" });
+    expect(out.result).toEqual({ trusted: "yes" });
+    expect(out.errors.map((e) => [e.extension, e.code])).toEqual([["trust-by-cwd", "MYPI_BAD_RESULT"]]);
   });
 });

@@ -1,0 +1,126 @@
+/**
+ * Installed packages at start: each declaration of the settings' `packages` becomes the extension
+ * entries of its package (`manifest.ts` reads them), narrowed by the object form's `extensions`
+ * filter, plus the skill and prompt paths it offers. A declaration that cannot be used (a bad
+ * source, not installed, a broken manifest) is a load failure naming the settings file; the
+ * others still load.
+ *
+ * The same package declared globally and by the workspace loads once, as the global settings
+ * declare it: global packages load before the workspace's trust is decided (they may answer
+ * `project_trust`), so the workspace's declaration cannot replace them (Pi lets it).
+ */
+import { statSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import type { LoadFailure } from "@mypi/extension-api";
+import picomatch from "picomatch";
+import { hasIndexFile, listExtensionFolder, manifestExtensionPaths } from "../discovery.ts";
+import type { LoadedSettings, PackageEntry } from "../settings.ts";
+import { entrySource } from "../settings-write.ts";
+import { findInstalled } from "./install.ts";
+import { isPackageDir, readPackageManifest, type PackageManifest } from "./manifest.ts";
+import { parseSource } from "./source.ts";
+
+export interface PackageResources {
+  /** Extension entries in declaration order, each with the declaration it came from (for `mypi extensions`). */
+  extensions: { path: string; note: string }[];
+  skills: string[];
+  prompts: string[];
+  failures: LoadFailure[];
+}
+
+/** The package folder of a scope: `$MYPI_HOME/packages`, or `<cwd>/.mypi/packages` for the workspace's settings file. */
+export function packagesDirOf(settingsFile: string): string {
+  return join(dirname(settingsFile), "packages");
+}
+
+/** The resources of `declared`, in order; packages whose identity is in `skip` are left out (they load from another declaration). */
+export function packageResources(declared: LoadedSettings["packages"], skip: ReadonlySet<string> = new Set()): PackageResources {
+  const out: PackageResources = { extensions: [], skills: [], prompts: [], failures: [] };
+  for (const { entry, file } of declared) {
+    const text = entrySource(entry);
+    const fail = (code: string, message: string) => out.failures.push({ path: file.path, name: text, code, message: `package ${text}: ${message}` });
+    const source = parseSource(text, dirname(file.path));
+    if (typeof source === "string") {
+      fail("MYPI_BAD_PACKAGE", source);
+      continue;
+    }
+    if (skip.has(source.identity)) continue;
+    const installed = findInstalled(source, packagesDirOf(file.path));
+    if (!installed) {
+      fail("MYPI_NOT_FOUND", source.kind === "local" ? `${source.path} does not exist` : "not installed; run `mypi update` (or `mypi install` it again)");
+      continue;
+    }
+    const resources = resourcesAt(installed.root);
+    if (typeof resources === "string") {
+      fail("MYPI_BAD_PACKAGE", resources);
+      continue;
+    }
+    const note = `package ${source.declaration}`;
+    for (const path of narrow(resources.extensions, entry, "extensions", installed.root)) out.extensions.push({ path, note });
+    out.skills.push(...narrow(resources.skills, entry, "skills", installed.root));
+    out.prompts.push(...narrow(resources.prompts, entry, "prompts", installed.root));
+  }
+  return out;
+}
+
+/** The identities a list declares. */
+export function identities(declared: LoadedSettings["packages"]): Set<string> {
+  const out = new Set<string>();
+  for (const { entry, file } of declared) {
+    const source = parseSource(entrySource(entry), dirname(file.path));
+    if (typeof source !== "string") out.add(source.identity);
+  }
+  return out;
+}
+
+/** Checked before an install is moved into place: the package must offer something mypi loads. */
+export function checkPackage(root: string): string | undefined {
+  const resources = resourcesAt(root);
+  if (typeof resources === "string") return resources;
+  if (resources.extensions.length + resources.skills.length + resources.prompts.length > 0) return undefined;
+  return `${root} offers no extensions, skills or prompts: declare them under "mypi" (or Pi's "pi") in its package.json, or add an extensions/ folder`;
+}
+
+type Resources = Pick<PackageManifest, "extensions" | "skills" | "prompts">;
+
+/** What a package root offers: a file is one extension; a folder without package.json is a folder extension or the conventional folders. */
+function resourcesAt(root: string): Resources | string {
+  if (!isDirectory(root)) return { extensions: [root], skills: [], prompts: [] };
+  if (isPackageDir(root)) {
+    const manifest = readPackageManifest(root);
+    if (typeof manifest === "string") return manifest;
+    return { extensions: manifestExtensionPaths(manifest), skills: manifest.skills, prompts: manifest.prompts };
+  }
+  if (hasIndexFile(root)) return { extensions: [root], skills: [], prompts: [] };
+  const folder = (name: string) => (isDirectory(join(root, name)) ? [join(root, name)] : []);
+  return { extensions: listExtensionFolder(join(root, "extensions")), skills: folder("skills"), prompts: folder("prompts") };
+}
+
+/**
+ * The object form's filter for one kind: absent keeps everything; `[]` nothing; otherwise the
+ * paths (relative to the package root) matching a pattern, `!pattern` dropping matches. It only
+ * narrows what the package offers.
+ */
+function narrow(paths: readonly string[], entry: PackageEntry, kind: "extensions" | "skills" | "prompts", root: string): string[] {
+  const filter = typeof entry === "string" ? undefined : entry[kind];
+  if (filter === undefined) return [...paths];
+  const rel = (p: string) => relative(root, p).split(sep).join("/");
+  return paths.filter((p) => {
+    let keep = false;
+    for (const raw of filter) {
+      const exclude = raw.startsWith("!");
+      const pattern = (exclude ? raw.slice(1) : raw).replace(/^\.\//, "");
+      if (picomatch(pattern)(rel(p))) keep = !exclude;
+    }
+    return keep;
+  });
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
