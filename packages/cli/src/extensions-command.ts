@@ -2,10 +2,12 @@
  * `mypi extensions [--json]`: what loaded (in load order, with what each registered), what
  * failed (path, line, why), the handlers of every slot and event in effective order (outermost
  * first), and the tools the model would get (a later extension's tool replacing an earlier one).
+ * Then the prompt-template and skill commands (docs/resources.md), with the paths extensions add
+ * in `resources_discover` (reason `startup`).
  * Exits 0 even when something failed to load: listing failures is its job.
  */
 import { dirname } from "node:path";
-import type { ExtensionManager, LoadFailure } from "@mypi/extension-api";
+import type { CommandInfo, ExtensionManager, LoadFailure } from "@mypi/extension-api";
 import { formatLoadFailure } from "@mypi/extension-api";
 import type { DiscoveredExtension, ExtensionOrigin } from "./discovery.ts";
 import type { CliIO } from "./main.ts";
@@ -25,6 +27,8 @@ export interface ExtensionsReport {
   failed: { name: string; path: string; line?: number; column?: number; code: string; message: string }[];
   order: Record<string, string[]>;
   tools: { name: string; source?: string; description: string }[];
+  /** Prompt templates (`source: "prompt"`) and skills (`"skill"`, named `skill:<name>`). */
+  commands: CommandInfo[];
 }
 
 export interface ReportOptions {
@@ -33,9 +37,14 @@ export interface ReportOptions {
   discovered?: readonly DiscoveredExtension[];
   /** Failures found before loading (an -e package without extensions). */
   extraFailures?: readonly LoadFailure[];
+  /** The prompt and skill commands, given the paths extensions return from `resources_discover`. */
+  resourceCommands?: (extra: { skillPaths: string[]; promptPaths: string[] }) => CommandInfo[];
 }
 
-export function extensionsReport(manager: ExtensionManager, options: Omit<ReportOptions, "json"> = {}): ExtensionsReport {
+export function extensionsReport(
+  manager: ExtensionManager,
+  options: Omit<ReportOptions, "json" | "resourceCommands"> & { commands?: CommandInfo[] } = {},
+): ExtensionsReport {
   const sourceOf = (path: string | undefined) =>
     path === undefined ? undefined : options.discovered?.find((d) => d.path === path || d.path === dirname(path));
   return {
@@ -46,11 +55,17 @@ export function extensionsReport(manager: ExtensionManager, options: Omit<Report
     failed: [...manager.loadFailures, ...(options.extraFailures ?? [])],
     order: manager.handlerOrder() as Record<string, string[]>,
     tools: manager.effectiveTools().map((t) => ({ name: t.name, ...(t.source !== undefined && { source: t.source }), description: firstLine(t.description) })),
+    commands: options.commands ?? [],
   };
 }
 
-export function printExtensions(manager: ExtensionManager, io: CliIO, options: ReportOptions): number {
-  const report = extensionsReport(manager, options);
+export async function printExtensions(manager: ExtensionManager, io: CliIO, options: ReportOptions): Promise<number> {
+  const never = new AbortController().signal;
+  const found = (await manager.runSlot("resources_discover", { cwd: manager.cwd, reason: "startup" }, { signal: never, emit: () => {} })) as
+    | { skillPaths: string[]; promptPaths: string[] }
+    | undefined;
+  const commands = options.resourceCommands?.(found ?? { skillPaths: [], promptPaths: [] }) ?? [];
+  const report = extensionsReport(manager, { ...options, commands });
   if (options.json) {
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return 0;
@@ -76,6 +91,9 @@ export function printExtensions(manager: ExtensionManager, io: CliIO, options: R
   lines.push("", `Tools (${report.tools.length}):`);
   const toolWidth = Math.max(0, ...report.tools.map((t) => t.name.length));
   for (const t of report.tools) lines.push(`  ${t.name.padEnd(toolWidth)}  ${t.source ?? ""}  ${t.description}`.trimEnd());
+  lines.push("", `Prompt templates and skills (${report.commands.length}):`);
+  const commandWidth = Math.max(0, ...report.commands.map((c) => c.name.length + 1));
+  for (const c of report.commands) lines.push(`  ${`/${c.name}`.padEnd(commandWidth)}  ${firstLine(c.description ?? "")}  ${c.path ?? ""}`.trimEnd());
   io.stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }

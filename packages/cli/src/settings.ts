@@ -32,6 +32,12 @@ const SettingsSchema = z.looseObject({
     .optional(),
   /** The tools the model is offered (`--tools`); absent = all. */
   tools: stringList.optional(),
+  /** More skill folders or `SKILL.md` files (docs/resources.md); relative to the settings file's folder. */
+  skills: stringList.optional(),
+  /** More prompt-template folders or `.md` files; relative to the settings file's folder. */
+  prompts: stringList.optional(),
+  /** List skills as `/skill:name` commands (default true); a typed `/skill:name` works either way. */
+  enableSkillCommands: z.boolean().optional(),
   /** Rules of the permission gate (extensions/permission-gate). */
   permissions: z
     .looseObject({ allow: stringList.optional(), ask: stringList.optional(), deny: stringList.optional() })

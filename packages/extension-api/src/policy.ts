@@ -14,6 +14,7 @@
  * | session_before_compact | —                                                 | cancel / summary  | open    |
  * | session_before_fork    | —                                                 | cancel            | open    |
  * | session_before_switch  | —                                                 | cancel            | open    |
+ * | resources_discover     | skill and prompt paths accumulate in order        | —                 | open    |
  */
 import type { Content, CustomMessage } from "@mypi/kernel";
 import { customMessageFrom } from "./custom-message.ts";
@@ -31,6 +32,8 @@ export interface ChainState<K extends SlotName = SlotName> {
   readonly stop?: Stop<K>;
   /** `before_agent_start`: messages accumulated in order. */
   readonly messages?: readonly CustomMessage[];
+  /** `resources_discover`: the paths handlers returned, in order. */
+  readonly paths?: { readonly skillPaths: readonly string[]; readonly promptPaths: readonly string[] };
   /** `tool_result`: the terminate flag (not part of the event). */
   readonly terminate?: boolean;
 }
@@ -320,6 +323,40 @@ export const POLICIES: PolicyTable = {
     (r) => (r.cancel === true ? { result: { cancel: true }, outcome: "block" } : undefined),
     "{cancel?: boolean}",
   ),
+
+  resources_discover: {
+    semantics: "resources_discover: skillPaths and promptPaths accumulate in order",
+    defaultOnError: "open",
+    mutable: [],
+    apply(state, result, by) {
+      const expected = "{skillPaths?: string[], promptPaths?: string[]}";
+      if (!isRecord(result)) throw bad("resources_discover", result, expected);
+      const list = (value: unknown): string[] => {
+        if (value === undefined) return [];
+        if (!Array.isArray(value) || !value.every((p) => typeof p === "string")) throw bad("resources_discover", result, expected);
+        return value;
+      };
+      const skillPaths = list(result.skillPaths);
+      const promptPaths = list(result.promptPaths);
+      list(result.themePaths); // Pi's field, checked and ignored (no themes in mypi)
+      if (skillPaths.length === 0 && promptPaths.length === 0) return state;
+      const before = state.paths ?? { skillPaths: [], promptPaths: [] };
+      return {
+        ...state,
+        paths: { skillPaths: [...before.skillPaths, ...skillPaths], promptPaths: [...before.promptPaths, ...promptPaths] },
+        by,
+      };
+    },
+    diff(from, to) {
+      const skillPaths = (to.paths?.skillPaths ?? []).slice(from.paths?.skillPaths.length ?? 0);
+      const promptPaths = (to.paths?.promptPaths ?? []).slice(from.paths?.promptPaths.length ?? 0);
+      return skillPaths.length || promptPaths.length ? { skillPaths, promptPaths } : undefined;
+    },
+    outcome: (from, to) => (to.paths !== from.paths ? "transform" : "pass"),
+    // Nothing to close: a failed handler adds no paths.
+    failClosed: (state) => state,
+    toKernel: (_initial, final) => ({ skillPaths: [...(final.paths?.skillPaths ?? [])], promptPaths: [...(final.paths?.promptPaths ?? [])] }),
+  },
 };
 
 /** The chain's starting state: the kernel's event (never mutated) with its slot name as `type`. */

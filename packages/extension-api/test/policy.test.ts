@@ -25,6 +25,7 @@ describe("the policy table", () => {
       session_before_compact: "open",
       session_before_fork: "open",
       session_before_switch: "open",
+      resources_discover: "open",
     });
   });
 });
