@@ -320,7 +320,7 @@ Usage
   mypi -p "prompt"                  print mode: run once, print the final text
   mypi --mode json -p "prompt"      every event as one JSON line on stdout
   mypi --mode rpc                   JSON lines on stdin (commands) and stdout (responses, events)
-  mypi extensions [--json]          loaded and failed extensions, handlers per slot, tools
+  mypi extensions [--json]          extensions, handlers per slot, tools, templates, skills
   mypi demo                         a scripted run in a temporary workspace (no API key needed)
 
 Model

@@ -149,7 +149,7 @@ describe("HELP", () => {
     for (const flag of [
       "--mode", "-p", "--model", "--base-url", "--extension", "--no-extensions", "--no-builtin-tools",
       "--strict-extensions", "--cwd", "--session", "--continue", "--no-session", "--max-turns",
-      "--system-prompt", "--help", "--version", "extensions [--json]", "demo",
+      "--system-prompt", "--append-system-prompt", "--tools", "--no-tools", "--no-context-files", "--help", "--version", "extensions [--json]", "demo",
     ]) {
       expect(HELP).toContain(flag);
     }

@@ -5,7 +5,8 @@
  * - a line typed while the agent runs is sent as steering;
  * - Ctrl+C aborts the run; pressed again (with no key in between) it exits (code 130);
  *   Ctrl+D on an empty line exits (code 0);
- * - `/quit`, `/reload`, `/compact [instructions]`, `/help`, and `/name args` for extension commands;
+ * - `/quit`, `/reload`, `/compact [instructions]`, `/help`, and `/name args` for extension commands,
+ *   prompt templates and skills (those two are sent as a prompt; the host expands them);
  * - extension dialogs (`ctx.ui.confirm` …) ask on the input line; the next line typed answers.
  *
  * The terminal is in raw mode: every key arrives as bytes (Ctrl+C is "\x03", not a signal), and
