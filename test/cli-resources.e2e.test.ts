@@ -162,7 +162,10 @@ export default function (pi: ExtensionAPI) {
     const call = calls()[0]!;
     expect(textOf(call.messages!.at(-1)!)).toBe("Fix the build now.");
     expect(call.systemPrompt).toContain("- lint: Lint the code.");
-  });
+
+    const listing = await sandbox.run(["extensions", "--no-builtin-tools", "-e", provider], { env });
+    expect(listing.stdout).toContain(`Prompt templates and skills (2):\n  /fix         Fix $@ now.  ${join(sandbox.root, "extra", "prompts", "fix.md")}\n  /skill:lint  Lint the code.`);
+  }, 40_000);
 });
 
 describe("--tools", () => {
