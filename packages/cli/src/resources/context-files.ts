@@ -52,16 +52,21 @@ function ancestorsDownTo(cwd: string): string[] {
 
 function readFirst(dir: string, onWarning: ((message: string) => void) | undefined): ContextFile | undefined {
   for (const name of CONTEXT_FILE_NAMES) {
-    const path = join(dir, name);
-    try {
-      return { path, content: readFileSync(path, "utf8") };
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "ENOTDIR") continue;
-      onWarning?.(`context file ${path} cannot be read (${code ?? (error as Error).message}); skipped`);
-    }
+    const found = readOptionalFile(join(dir, name), (problem) => onWarning?.(`context file ${problem}`));
+    if (found) return found;
   }
   return undefined;
+}
+
+/** A text file that may be missing (`undefined`); one that exists but cannot be read is a warning. */
+export function readOptionalFile(path: string, warn: (message: string) => void): ContextFile | undefined {
+  try {
+    return { path, content: readFileSync(path, "utf8") };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") warn(`${path} cannot be read (${code ?? (error as Error).message}); skipped`);
+    return undefined;
+  }
 }
 
 function realPath(path: string): string {

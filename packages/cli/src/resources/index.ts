@@ -12,12 +12,12 @@
  * false` (a workspace whose project code is not trusted) leaves them out, as Pi does. Context
  * files are read either way.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { CommandInfo } from "@mypi/extension-api";
 import { parseSlashCommand } from "@mypi/extension-api";
-import { loadContextFiles, type ContextFile } from "./context-files.ts";
+import { loadContextFiles, readOptionalFile, type ContextFile } from "./context-files.ts";
 import { expandTemplate, loadPromptTemplates, type PromptSource, type PromptTemplate } from "./prompts.ts";
 import { expandSkill, loadSkills, type Skill, type SkillSource } from "./skills.ts";
 import { readSettingsFile } from "../settings.ts";
@@ -143,12 +143,5 @@ function agentsSkillFolders(cwd: string): string[] {
 }
 
 function readOptional(path: string | undefined, warn: (message: string) => void): ContextFile | undefined {
-  if (path === undefined) return undefined;
-  try {
-    return { path, content: readFileSync(path, "utf8") };
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT" && code !== "ENOTDIR") warn(`${path} cannot be read (${code ?? (error as Error).message}); skipped`);
-    return undefined;
-  }
+  return path === undefined ? undefined : readOptionalFile(path, warn);
 }

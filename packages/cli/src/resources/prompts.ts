@@ -16,6 +16,7 @@
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseFrontmatter } from "@mypi/extension-api";
+import { collectByName } from "./collect.ts";
 
 export interface PromptTemplate {
   name: string;
@@ -37,25 +38,13 @@ export interface PromptSource {
 const COMMAND_NAME = /^[^\s/]+$/;
 
 export function loadPromptTemplates(sources: readonly PromptSource[], warn: (message: string) => void): PromptTemplate[] {
-  const templates: PromptTemplate[] = [];
-  const byName = new Map<string, PromptTemplate>();
-  const seenFiles = new Set<string>();
-  for (const source of sources) {
-    for (const file of templateFiles(source.path)) {
-      if (seenFiles.has(file)) continue;
-      seenFiles.add(file);
-      const template = readTemplate(file, source.scope, warn);
-      if (!template) continue;
-      const first = byName.get(template.name);
-      if (first) {
-        warn(`prompt template ${file}: /${template.name} is taken by ${first.path}; the first one is kept`);
-        continue;
-      }
-      byName.set(template.name, template);
-      templates.push(template);
-    }
-  }
-  return templates;
+  return collectByName({
+    sources,
+    filesOf: (source) => templateFiles(source.path),
+    read: (file, source) => readTemplate(file, source.scope, warn),
+    clash: (template, first) => `prompt template ${template.path}: /${template.name} is taken by ${first.path}; the first one is kept`,
+    warn,
+  });
 }
 
 function templateFiles(path: string): string[] {

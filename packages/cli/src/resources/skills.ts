@@ -13,6 +13,7 @@
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parseFrontmatter } from "@mypi/extension-api";
+import { collectByName } from "./collect.ts";
 
 export interface Skill {
   name: string;
@@ -40,25 +41,13 @@ const VALID_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const MAX_DEPTH = 6;
 
 export function loadSkills(sources: readonly SkillSource[], warn: (message: string) => void): Skill[] {
-  const skills: Skill[] = [];
-  const byName = new Map<string, Skill>();
-  const seenFiles = new Set<string>();
-  for (const source of sources) {
-    for (const file of skillFiles(source.path)) {
-      if (seenFiles.has(file)) continue;
-      seenFiles.add(file);
-      const skill = readSkill(file, source.scope, warn);
-      if (!skill) continue;
-      const first = byName.get(skill.name);
-      if (first) {
-        warn(`skill ${file}: the name "${skill.name}" is taken by ${first.path}; the first one is kept`);
-        continue;
-      }
-      byName.set(skill.name, skill);
-      skills.push(skill);
-    }
-  }
-  return skills;
+  return collectByName({
+    sources,
+    filesOf: (source) => skillFiles(source.path),
+    read: (file, source) => readSkill(file, source.scope, warn),
+    clash: (skill, first) => `skill ${skill.path}: the name "${skill.name}" is taken by ${first.path}; the first one is kept`,
+    warn,
+  });
 }
 
 /** The `SKILL.md` files under `path`, sorted by path (the same on every machine). */
