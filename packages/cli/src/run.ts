@@ -13,7 +13,7 @@
  * (MCP servers) is closed politely — `mypi extensions` and usage errors included.
  */
 import { readFileSync, statSync } from "node:fs";
-import { resolve, sep } from "node:path";
+import { basename, resolve } from "node:path";
 import { SessionManager, createOpenAIModel, defaultSessionDir, loadScriptedModel, mypiHome, sessionFilesByIdPrefix, type ModelClient } from "@mypi/kernel";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { discoverExtensions } from "./discovery.ts";
@@ -255,14 +255,14 @@ function openSession(args: CliArgs, cwd: string, io: CliIO): SessionManager | st
   if (args.session !== undefined) {
     const file = resolve(io.cwd, args.session);
     // Not a file that exists, and shaped like an id: one of this workspace's sessions, never a new file named like it.
-    if (!isFile(file) && ID_PREFIX.test(args.session) && !args.session.includes(sep)) {
+    if (!isFile(file) && ID_PREFIX.test(args.session)) {
       const dir = defaultSessionDir(cwd);
       const matches = sessionFilesByIdPrefix(dir, args.session);
       if (matches.length === 0) {
         return `--session ${args.session}: no session of this workspace has an id starting with "${args.session}" (in ${dir}). To start a new session file, give a path: --session ./${args.session}.jsonl`;
       }
       if (matches.length > 1) {
-        return `--session ${args.session} matches ${matches.length} sessions; give more of the id: ${matches.map((m) => m.slice(m.lastIndexOf(sep) + 1)).join(", ")}`;
+        return `--session ${args.session} matches ${matches.length} sessions; give more of the id: ${matches.map((m) => basename(m)).join(", ")}`;
       }
       return SessionManager.open(matches[0]!, { cwd });
     }

@@ -307,7 +307,9 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     const known = new Set(registry.list().map((t) => t.name));
     const unknown = options.activeTools.filter((name) => !known.has(name));
     if (unknown.length) manager.diagnostic(`no tool named ${unknown.join(", ")} (registered: ${[...known].join(", ") || "none"}); the others are offered`);
-    registry.setActive(options.activeTools.filter((name) => known.has(name)));
+    // Within what the extensions left active: an allowlist narrows, it never re-enables a tool an extension turned off.
+    const active = new Set(registry.active().map((t) => t.name));
+    registry.setActive(options.activeTools.filter((name) => active.has(name)));
     refreshSystemPrompt();
   }
 

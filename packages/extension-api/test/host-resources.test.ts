@@ -115,6 +115,21 @@ describe("activeTools and setSystemPrompt", () => {
     expect(diagnostics).toEqual(["no tool named nope (registered: read, write, ls); the others are offered"]);
   });
 
+  it("narrows what the extensions left active and never turns on a tool an extension turned off", async () => {
+    const { host, requests } = await hostWith(
+      {
+        tools: (pi) => {
+          for (const name of ["read", "write", "ls"]) pi.registerTool(tool(name));
+          pi.setActiveTools(["read", "ls"]);
+        },
+      },
+      [{ text: "ok" }],
+      { activeTools: ["read", "write"] },
+    );
+    await host.agent.prompt("go");
+    expect(requests[0]!.tools.map((t) => t.name)).toEqual(["read"]);
+  });
+
   it("setSystemPrompt replaces the base prompt the model receives; the manager lists resource commands after its own", async () => {
     const { host, manager, requests } = await hostWith(
       { cmd: (pi) => pi.registerCommand("review", { description: "the extension's", handler: () => {} }) },
