@@ -5,8 +5,9 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { MYPI_BIN, REPO, createSandbox } from "./helpers/mypi.ts";
 import { VirtualTerminal } from "./helpers/vt.ts";
 
@@ -119,6 +120,30 @@ describe("interactive mode in a terminal", () => {
     await t.see(/reloaded 3 extensions\n> ?$/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
+  });
+
+  it("lists prompt templates in /help, expands one typed as /name args, and /reload reads a template added meanwhile", async () => {
+    const session = join(sandbox.root, "templates.jsonl");
+    sandbox.file(join(sandbox.ws, ".mypi", "prompts", "review.md"), "---\ndescription: Review a change\n---\nReview $1 carefully.\n");
+    onTestFinished(() => rmSync(join(sandbox.ws, ".mypi", "prompts"), { recursive: true, force: true }));
+    const script = sandbox.script([{ text: "Reviewed." }, { text: "Fixed." }]);
+    const t = terminal(["--model", `scripted:${script}`, "--session", session, "--no-extensions"]);
+    await t.see(/> ?$/);
+    t.type("/help\r");
+    await t.see(/\/review {2}Review a change {2}\(prompt\)/);
+    t.type("/review auth.ts\r");
+    await t.see(/Reviewed\.\n> ?$/);
+    sandbox.file(join(sandbox.ws, ".mypi", "prompts", "fix.md"), "Fix $@.");
+    t.type("/reload\r");
+    await t.see(/reloaded \d+ extensions?\n> ?$/);
+    t.type("/fix the build\r");
+    await t.see(/Fixed\.\n> ?$/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+    const users = readFileSync(session, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+      .filter((e) => e.type === "message" && e.message.role === "user")
+      .map((e) => e.message.content.map((c: { text: string }) => c.text).join(""));
+    expect(users).toEqual(["Review auth.ts carefully.\n", "Fix the build."]);
   });
 
   it("treats a run started by an extension command like its own: » prompt, steering, Ctrl+C aborts, /quit aborts and waits", async () => {

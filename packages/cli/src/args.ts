@@ -36,6 +36,11 @@ export interface CliArgs {
   systemPrompt?: string;
   /** `--trust-project` (true) / `--no-trust-project` (false): this run's project-trust decision. */
   trustProject?: boolean;
+  /** `--append-system-prompt`, in order: text, or the path of a file to read (decided in `run.ts`). */
+  appendSystemPrompt: string[];
+  /** `--tools a,b`: the allowlist of tools the model is offered; `--no-tools` is `[]`. */
+  tools?: string[];
+  noContextFiles: boolean;
   /** `mypi extensions --json`. */
   json: boolean;
   /** `--sandbox` (true) / `--no-sandbox` (false); undefined = as the settings say. */
@@ -83,6 +88,10 @@ const OPTIONS: Record<string, FlagKind> = {
   "system-prompt": "string",
   "trust-project": "boolean",
   "no-trust-project": "boolean",
+  "append-system-prompt": "string",
+  tools: "string",
+  "no-tools": "boolean",
+  "no-context-files": "boolean",
   json: "boolean",
   sandbox: "boolean",
   "no-sandbox": "boolean",
@@ -109,6 +118,8 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     strictExtensions: false,
     continue: false,
     noSession: false,
+    appendSystemPrompt: [],
+    noContextFiles: false,
     json: false,
     sandboxWrite: [],
     sandboxNetwork: false,
@@ -249,6 +260,23 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       args.trustProject = trusted;
       return;
     }
+    case "append-system-prompt":
+      args.appendSystemPrompt.push(text);
+      return;
+    case "tools": {
+      if (args.tools !== undefined) return "give --tools once (a comma-separated list), or --no-tools.";
+      const names = text.split(",").map((n) => n.trim()).filter(Boolean);
+      if (names.length === 0) return `--tools takes tool names separated by commas (got "${text}"); --no-tools offers none.`;
+      args.tools = names;
+      return;
+    }
+    case "no-tools":
+      if (args.tools !== undefined) return "give --tools once (a comma-separated list), or --no-tools.";
+      args.tools = [];
+      return;
+    case "no-context-files":
+      args.noContextFiles = true;
+      return;
     case "json":
       args.json = true;
       return;
@@ -286,7 +314,7 @@ function expandHome(path: string): string {
 /** `wordsKnown`: the positional words are surely the prompt (no flag of unknown kind before them). */
 function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   const sessionChoices = [args.session !== undefined, args.continue, args.noSession].filter(Boolean).length;
-  if (sessionChoices > 1) return usageError("choose one of --session FILE, --continue and --no-session.");
+  if (sessionChoices > 1) return usageError("choose one of --session FILE|ID, --continue and --no-session.");
   if (args.model !== undefined && !/^(openai|scripted):.+/.test(args.model)) {
     return usageError(`--model must be openai:<name> or scripted:<file> (got "${args.model}").`);
   }
@@ -336,7 +364,7 @@ Usage
   mypi -p "prompt"                  print mode: run once, print the final text
   mypi --mode json -p "prompt"      every event as one JSON line on stdout
   mypi --mode rpc                   JSON lines on stdin (commands) and stdout (responses, events)
-  mypi extensions [--json]          loaded and failed extensions, handlers per slot, tools
+  mypi extensions [--json]          extensions, handlers per slot, tools, templates, skills
   mypi install SOURCE [--local]     install a package: npm:NAME[@VERSION], git:URL[@REF] or a path
   mypi remove SOURCE [--local]      remove an installed package
   mypi list                         the installed packages, global and of this workspace
@@ -353,7 +381,8 @@ Model
                                     default: openai:$MYPI_MODEL, else openai:gpt-4.1-mini, when
                                     OPENAI_API_KEY is set
   --base-url URL                    the API's base URL (e.g. http://127.0.0.1:8080/v1)
-  --system-prompt TEXT              replace the default system prompt
+  --system-prompt TEXT              replace the whole system prompt (context files and skills too)
+  --append-system-prompt TEXT|FILE  add to the system prompt (repeatable; an existing file is read)
   --max-turns N                     stop after N model calls in one run (default 50)
 
 Extensions and tools
@@ -363,6 +392,8 @@ Extensions and tools
   --no-trust-project                do not, even when the workspace is trusted
   --no-builtin-tools                do not load read, write, edit, bash, grep, find, ls
   --strict-extensions               any extension that fails to load is fatal (exit 2)
+  --tools a,b                       offer the model only these tools   --no-tools  none
+  --no-context-files                do not read AGENTS.md / CLAUDE.md
 
 Sandbox (Linux, bubblewrap; also "sandbox" in settings.json)
   --sandbox                         run bash's commands in the sandbox: only the workspace is
@@ -373,16 +404,18 @@ Sandbox (Linux, bubblewrap; also "sandbox" in settings.json)
 
 Workspace and session
   --cwd DIR                         the agent's workspace (default: the current directory)
-  --session FILE                    use this session file (created when missing)
+  --session FILE|ID                 this session file (created when missing), or the workspace's
+                                    session whose id starts with ID
   -c, --continue                    continue the most recent session of this workspace
   --no-session                      keep nothing on disk
 
   -h, --help                        this text        -v, --version   the version
 
 Paths given to -e and scripted: resolve against the shell's directory; --cwd is the agent's
-workspace. MYPI_HOME (default ~/.mypi) holds sessions/, extensions/, packages/, settings.json
-and trust.json. A workspace's .mypi/extensions, .mypi/settings.json and the packages it names load
-only once it is trusted: interactive mode asks; other modes need --trust-project or \`mypi trust\`.
+workspace. MYPI_HOME (default ~/.mypi) holds sessions/, extensions/, packages/, skills/, prompts/,
+settings.json, trust.json, AGENTS.md, SYSTEM.md and APPEND_SYSTEM.md (docs/resources.md). A
+workspace's .mypi/extensions, .mypi/settings.json and the packages it names load only once it is
+trusted: interactive mode asks; other modes need --trust-project or \`mypi trust\`.
 Commands the agent runs do not see OPENAI_API_KEY; MYPI_PASS_ENV=OPENAI_API_KEY passes it.
 
 Exit codes: 0 completed, handled or terminated, 1 error / blocked / max turns, 2 usage error, 130 aborted.

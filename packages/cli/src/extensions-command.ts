@@ -2,11 +2,13 @@
  * `mypi extensions [--json]`: what loaded (in load order, with what each registered), what
  * failed (path, line, why), the handlers of every slot and event in effective order (outermost
  * first), and the tools the model would get (a later extension's tool replacing an earlier one).
+ * Then the prompt-template and skill commands (docs/resources.md), with the paths extensions add
+ * in `resources_discover` (reason `startup`).
  * Exits 0 even when something failed to load: listing failures is its job. The workspace's own
  * extensions that were not loaded because it is not trusted are listed as skipped.
  */
 import { dirname } from "node:path";
-import type { ExtensionManager, LoadFailure } from "@mypi/extension-api";
+import type { CommandInfo, ExtensionManager, LoadFailure } from "@mypi/extension-api";
 import { formatLoadFailure } from "@mypi/extension-api";
 import type { DiscoveredExtension, ExtensionOrigin } from "./discovery.ts";
 import type { CliIO } from "./main.ts";
@@ -31,6 +33,8 @@ export interface ExtensionsReport {
   sandbox: SandboxReport;
   /** Paths not loaded because the workspace is not trusted. */
   skipped: { path: string; reason: "untrusted workspace" }[];
+  /** Prompt templates (`source: "prompt"`) and skills (`"skill"`, named `skill:<name>`). */
+  commands: CommandInfo[];
 }
 
 export interface ReportOptions {
@@ -43,9 +47,14 @@ export interface ReportOptions {
   sandbox?: SandboxReport;
   /** Paths not loaded because the workspace is not trusted. */
   skipped?: readonly string[];
+  /** The prompt and skill commands, given the paths extensions return from `resources_discover`. */
+  resourceCommands?: (extra: { skillPaths: string[]; promptPaths: string[] }) => CommandInfo[];
 }
 
-export function extensionsReport(manager: ExtensionManager, options: Omit<ReportOptions, "json"> = {}): ExtensionsReport {
+export function extensionsReport(
+  manager: ExtensionManager,
+  options: Omit<ReportOptions, "json" | "resourceCommands"> & { commands?: CommandInfo[] } = {},
+): ExtensionsReport {
   const sourceOf = (path: string | undefined) =>
     path === undefined ? undefined : options.discovered?.find((d) => d.path === path || d.path === dirname(path));
   return {
@@ -58,11 +67,17 @@ export function extensionsReport(manager: ExtensionManager, options: Omit<Report
     order: manager.handlerOrder() as Record<string, string[]>,
     tools: manager.effectiveTools().map((t) => ({ name: t.name, ...(t.source !== undefined && { source: t.source }), description: firstLine(t.description) })),
     sandbox: options.sandbox ?? { enabled: false },
+    commands: options.commands ?? [],
   };
 }
 
-export function printExtensions(manager: ExtensionManager, io: CliIO, options: ReportOptions): number {
-  const report = extensionsReport(manager, options);
+export async function printExtensions(manager: ExtensionManager, io: CliIO, options: ReportOptions): Promise<number> {
+  const never = new AbortController().signal;
+  const found = (await manager.runSlot("resources_discover", { cwd: manager.cwd, reason: "startup" }, { signal: never, emit: () => {} })) as
+    | { skillPaths: string[]; promptPaths: string[] }
+    | undefined;
+  const commands = options.resourceCommands?.(found ?? { skillPaths: [], promptPaths: [] }) ?? [];
+  const report = extensionsReport(manager, { ...options, commands });
   if (options.json) {
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return 0;
@@ -96,6 +111,9 @@ export function printExtensions(manager: ExtensionManager, io: CliIO, options: R
   if (report.sandbox.enabled && report.sandbox.hidden.length > 0) lines.push(`  hidden: ${report.sandbox.hidden.join(", ")}`);
   if (report.sandbox.enabled && report.sandbox.missing.length > 0) lines.push(`  missing (not mounted): ${report.sandbox.missing.join(", ")}`);
   if (report.sandbox.enabled && report.sandbox.bashFrom) lines.push(`  not covered: the bash tool in effect comes from ${report.sandbox.bashFrom}`);
+  lines.push("", `Prompt templates and skills (${report.commands.length}):`);
+  const commandWidth = Math.max(0, ...report.commands.map((c) => c.name.length + 1));
+  for (const c of report.commands) lines.push(`  ${`/${c.name}`.padEnd(commandWidth)}  ${firstLine(c.description ?? "")}  ${c.path ?? ""}`.trimEnd());
   io.stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }

@@ -91,8 +91,13 @@ export type HostOptions = Omit<ExtensionHostOptions, "manager" | "session">;
 /**
  * A `HostSession` over an extension host. `newSession` shuts the host down and builds a new one
  * (extensions loaded again, a new session file) through `rebuild`; listeners carry over.
+ * `ready` runs after each host's `session_start` and after each reload (resources, host-resources.ts).
  */
-export function createHostSession(first: ExtensionHost, rebuild: () => Promise<ExtensionHost>): HostSession & { readonly host: ExtensionHost } {
+export function createHostSession(
+  first: ExtensionHost,
+  rebuild: () => Promise<ExtensionHost>,
+  ready?: (host: ExtensionHost, reason: "startup" | "reload") => Promise<void>,
+): HostSession & { readonly host: ExtensionHost } {
   let host = first;
   let ui: ExtensionUI | undefined;
   const listeners = new Set<(event: StreamEvent) => void>();
@@ -125,6 +130,7 @@ export function createHostSession(first: ExtensionHost, rebuild: () => Promise<E
     runCommand: (name, args, signal) => host.runCommand(name, args, signal),
     async reload() {
       const r = await host.reload();
+      await ready?.(host, "reload");
       return { loaded: r.loaded, failed: r.failed.map((f) => f.name) };
     },
     async newSession() {
@@ -138,6 +144,7 @@ export function createHostSession(first: ExtensionHost, rebuild: () => Promise<E
       if (ui) host.setUI(ui);
       detach = attach(host);
       await host.start({ reason: "new", ...(previousSessionFile !== undefined && { previousSessionFile }) });
+      await ready?.(host, "startup");
       host.switched("new", previousSessionFile);
       return { cancelled: false };
     },
@@ -164,7 +171,10 @@ export function createHostSession(first: ExtensionHost, rebuild: () => Promise<E
       ui = next;
       host.setUI(next);
     },
-    start: () => host.start(),
+    async start() {
+      await host.start();
+      await ready?.(host, "startup");
+    },
   };
 }
 

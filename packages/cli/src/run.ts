@@ -12,9 +12,9 @@
  * shutdown, which calls it): `session_shutdown` reaches the extensions, so what they started
  * (MCP servers) is closed politely — `mypi extensions` and usage errors included.
  */
-import { statSync } from "node:fs";
-import { resolve } from "node:path";
-import { SessionManager, createOpenAIModel, loadScriptedModel, mypiHome, type ModelClient, type StreamEvent } from "@mypi/kernel";
+import { readFileSync, statSync } from "node:fs";
+import { basename, resolve } from "node:path";
+import { SessionManager, createOpenAIModel, defaultSessionDir, loadScriptedModel, mypiHome, sessionFilesByIdPrefix, type ModelClient, type StreamEvent } from "@mypi/kernel";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { discoverExtensions, type ExtensionOrigin } from "./discovery.ts";
 import { printExtensions } from "./extensions-command.ts";
@@ -31,6 +31,7 @@ import { toJsonLine } from "./rpc/jsonl.ts";
 import { defaultSystemPrompt } from "./system-prompt.ts";
 import { decideTrust, decideTrustEarly } from "./trust-decide.ts";
 import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
+import { createHostResources } from "./host-resources.ts";
 
 const DEFAULT_OPENAI_MODEL = "gpt-4.1-mini";
 const DEFAULT_CONTEXT_WINDOW = 128_000;
@@ -162,8 +163,32 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   loaded.manager.setFlagValues(args.extensionFlags);
 
   const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : sandbox, cwd, loaded.manager);
+  // The tools the model is offered: --tools / --no-tools, else the settings' `tools`, else all.
+  const allowedTools = args.tools ?? settings.tools;
+  const offeredTools = () => loaded.manager.effectiveTools().map((t) => t.name).filter((name) => !allowedTools || allowedTools.includes(name));
+  const append = appendedPrompts(args, io);
+  if (typeof append === "string") {
+    await shutdown();
+    return fail(append);
+  }
+  const resources = createHostResources({
+    resources: {
+      home: mypiHome(),
+      cwd,
+      // Project skills, templates and SYSTEM.md are project configuration, like its extensions:
+      // they load only for a trusted workspace.
+      project: trust?.trusted === true,
+      contextFiles: !args.noContextFiles,
+      skillCommands: settings.enableSkillCommands !== false,
+    },
+    ...(args.systemPrompt !== undefined && { systemPrompt: args.systemPrompt }),
+    append,
+    tools: offeredTools,
+    warn: (message) => diagnostic(message),
+  });
+
   if (listing) {
-    const code = printExtensions(loaded.manager, io, {
+    const code = await printExtensions(loaded.manager, io, {
       json: args.json,
       discovered: [
         ...discovered.extensions,
@@ -173,6 +198,7 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
       extraFailures: [...discovered.failures, ...globalPackages.failures, ...projectPackages.failures],
       skipped: skipped?.extensions ?? [],
       sandbox: sandboxState,
+      resourceCommands: (extra) => resources.update(extra).commands(),
     });
     await shutdown();
     return code;
@@ -198,7 +224,9 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
 
   const hostOptions: HostOptions = {
     model: model,
-    systemPrompt: args.systemPrompt ?? defaultSystemPrompt({ cwd, tools: loaded.manager.effectiveTools().map((t) => t.name) }),
+    systemPrompt: resources.systemPrompt(),
+    expandPrompt: (text) => resources.expand(text),
+    ...(allowedTools && { activeTools: allowedTools }),
     ...(args.maxTurns !== undefined && { maxTurns: args.maxTurns }),
     ...(model.id.startsWith("openai:") && { compaction: compactionOf(settings, io.env) }),
   };
@@ -207,6 +235,7 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     // A new session keeps the choice of the command line: --no-session writes nothing, ever.
     // The trust decision stands for the process: `project.trust` does not ask again.
     buildHost(await loadExtensionSet({ ...extensionSet, settings, flags: args.extensionFlags }), args.noSession ? SessionManager.inMemory(cwd) : SessionManager.create({ cwd }), hostOptions),
+    (h, reason) => resources.refresh(h, reason),
   );
   // Interactive mode starts the session itself, once its UI is in place. The other modes follow
   // the stream only from their start: what session_start handlers reported (a handler that
@@ -277,10 +306,43 @@ async function resolveModel(args: CliArgs, io: CliIO): Promise<ModelClient | str
   return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }) });
 }
 
+/** `--append-system-prompt` values: an existing file (against the shell's directory) is read, anything else is text. */
+function appendedPrompts(args: CliArgs, io: CliIO): string[] | string {
+  const out: string[] = [];
+  for (const value of args.appendSystemPrompt) {
+    const path = resolve(io.cwd, value);
+    if (!isFile(path)) {
+      out.push(value);
+      continue;
+    }
+    try {
+      out.push(readFileSync(path, "utf8"));
+    } catch (error) {
+      return `--append-system-prompt ${value}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`;
+    }
+  }
+  return out;
+}
+
+/** A word like Pi's partial session id: no path separator, no extension, starts with a letter or digit. */
+const ID_PREFIX = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+
 function openSession(args: CliArgs, cwd: string, io: CliIO): SessionManager | string {
   if (args.noSession) return SessionManager.inMemory(cwd);
   if (args.session !== undefined) {
     const file = resolve(io.cwd, args.session);
+    // Not a file that exists, and shaped like an id: one of this workspace's sessions, never a new file named like it.
+    if (!isFile(file) && ID_PREFIX.test(args.session)) {
+      const dir = defaultSessionDir(cwd);
+      const matches = sessionFilesByIdPrefix(dir, args.session);
+      if (matches.length === 0) {
+        return `--session ${args.session}: no session of this workspace has an id starting with "${args.session}" (in ${dir}). To start a new session file, give a path: --session ./${args.session}.jsonl`;
+      }
+      if (matches.length > 1) {
+        return `--session ${args.session} matches ${matches.length} sessions; give more of the id: ${matches.map((m) => basename(m)).join(", ")}`;
+      }
+      return SessionManager.open(matches[0]!, { cwd });
+    }
     if (isDirectory(file)) return `--session ${args.session} is a folder: give a session file (a .jsonl file, created if missing).`;
     try {
       return SessionManager.open(file, { cwd });
@@ -292,6 +354,14 @@ function openSession(args: CliArgs, cwd: string, io: CliIO): SessionManager | st
     return SessionManager.continueLatest({ cwd }) ?? SessionManager.create({ cwd });
   }
   return SessionManager.create({ cwd });
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function isDirectory(path: string): boolean {

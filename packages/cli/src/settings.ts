@@ -58,6 +58,12 @@ const SettingsSchema = z.looseObject({
       onUnavailable: z.enum(["refuse", "unsandboxed"]).optional(),
     })
     .optional(),
+  /** More skill folders or `SKILL.md` files (docs/resources.md); relative to the settings file's folder. */
+  skills: stringList.optional(),
+  /** More prompt-template folders or `.md` files; relative to the settings file's folder. */
+  prompts: stringList.optional(),
+  /** List skills as `/skill:name` commands (default true); a typed `/skill:name` works either way. */
+  enableSkillCommands: z.boolean().optional(),
   /** Rules of the permission gate (extensions/permission-gate). */
   permissions: z
     .looseObject({ allow: stringList.optional(), ask: stringList.optional(), deny: stringList.optional() })

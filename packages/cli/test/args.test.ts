@@ -21,6 +21,8 @@ describe("parseArgs", () => {
       "-e", "a.ts", "--extension=b.ts", "--no-extensions", "--no-builtin-tools", "--strict-extensions",
       "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief",
       "--sandbox", "--sandbox-write", "out", "--sandbox-write=~/cache", "--sandbox-network", "hello", "there",
+      "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief", "hello", "there",
+      "--append-system-prompt", "one", "--append-system-prompt=two", "--tools", "read, grep", "--no-context-files",
     ]);
     expect(args).toEqual({
       command: "run",
@@ -38,6 +40,9 @@ describe("parseArgs", () => {
       noSession: true,
       maxTurns: 3,
       systemPrompt: "be brief",
+      appendSystemPrompt: ["one", "two"],
+      tools: ["read", "grep"],
+      noContextFiles: true,
       json: false,
       sandbox: true,
       sandboxWrite: ["out", join(homedir(), "cache")],
@@ -119,7 +124,10 @@ describe("parseArgs", () => {
     expect(ok(["--max-turns=12"]).maxTurns).toBe(12);
     expect(fail(["--model", "gpt-4"])).toContain("--model must be openai:<name> or scripted:<file>");
     expect(fail(["--cwd"])).toContain("--cwd needs a value");
-    expect(fail(["--no-session", "--continue"])).toContain("choose one of --session FILE, --continue and --no-session");
+    expect(fail(["--tools", "read", "--no-tools"])).toContain("give --tools once");
+    expect(fail(["--tools", " , "])).toContain("--no-tools offers none");
+    expect(ok(["--no-tools"]).tools).toEqual([]);
+    expect(fail(["--no-session", "--continue"])).toContain("choose one of --session FILE|ID, --continue and --no-session");
     expect(fail(["--mode", "rpc", "-p", "x"])).toContain("--mode rpc reads its prompts from stdin");
     expect(fail(["--json", "-p", "x"])).toContain("for JSON events use --mode json");
     expect(fail(["--no-extensions=yes"])).toContain("--no-extensions takes no value");
@@ -152,7 +160,7 @@ describe("HELP", () => {
     for (const flag of [
       "--mode", "-p", "--model", "--base-url", "--extension", "--no-extensions", "--no-builtin-tools",
       "--strict-extensions", "--cwd", "--session", "--continue", "--no-session", "--max-turns",
-      "--system-prompt", "--help", "--version", "extensions [--json]", "demo",
+      "--system-prompt", "--append-system-prompt", "--tools", "--no-tools", "--no-context-files", "--help", "--version", "extensions [--json]", "demo",
     ]) {
       expect(HELP).toContain(flag);
     }

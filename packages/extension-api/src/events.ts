@@ -196,6 +196,19 @@ export interface SessionBeforeSwitchDecision {
   cancel?: boolean;
 }
 
+/** Extensions may add skill and prompt-template folders (after `session_start`, and after a reload). */
+export interface ResourcesDiscoverEvent {
+  cwd: string;
+  reason: "startup" | "reload";
+}
+/** Paths accumulate over the handlers, in order; relative ones resolve against `cwd`. */
+export interface ResourcesDiscoverDecision {
+  skillPaths?: string[];
+  promptPaths?: string[];
+  /** Pi's field: mypi has no themes, so these are ignored. */
+  themePaths?: string[];
+}
+
 /**
  * The host is about to decide whether the workspace's own code (`.mypi/extensions`, project
  * packages, project settings) may load. Only extensions loaded before that code (the global
@@ -226,6 +239,7 @@ export interface DecisionSlots {
   session_before_fork: { event: SessionBeforeForkEvent; result: SessionBeforeForkDecision };
   session_before_switch: { event: SessionBeforeSwitchEvent; result: SessionBeforeSwitchDecision };
   project_trust: { event: ProjectTrustEvent; result: ProjectTrustDecision };
+  resources_discover: { event: ResourcesDiscoverEvent; result: ResourcesDiscoverDecision };
 }
 export type SlotName = keyof DecisionSlots;
 /** The slots the kernel calls; the others are run by the host. */
@@ -262,13 +276,12 @@ export type ObserverHandler<K extends ObservedEventName> = (
 
 /**
  * Events of Pi's ExtensionAPI that never happen in mypi (no provider payload hook, no `!cmd`
- * shell, no skills or themes, no model switching, no tree navigation, no session directory
+ * shell, no themes, no model switching, no tree navigation, no session directory
  * hook). `pi.on` accepts them so that Pi extensions load; their handlers are kept and never
  * called (docs/pi-compat.md).
  */
 export type InertEventName =
   | "session_directory"
-  | "resources_discover"
   | "session_before_tree"
   | "session_tree"
   | "model_select"
@@ -292,6 +305,7 @@ export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   session_before_fork: "chain",
   session_before_switch: "chain",
   project_trust: "chain",
+  resources_discover: "chain",
   agent_start: "observer",
   agent_end: "observer",
   turn_start: "observer",
@@ -311,7 +325,6 @@ export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   session_fork: "observer",
   session_switch: "observer",
   session_directory: "inert",
-  resources_discover: "inert",
   session_before_tree: "inert",
   session_tree: "inert",
   model_select: "inert",

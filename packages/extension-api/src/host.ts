@@ -58,6 +58,17 @@ export interface ExtensionHostOptions {
   abortGraceMs?: number;
   /** Automatic compaction; `session_before_compact` handlers are its `beforeCompact`. */
   compaction?: Omit<CompactionSettings, "beforeCompact">;
+  /**
+   * The tools the model is offered (an allowlist: a tool registered later under another name
+   * stays inactive); absent = all. Names no extension registered are reported as a diagnostic.
+   */
+  activeTools?: readonly string[];
+  /**
+   * Turns a prompt's text into what the model receives (`/template args` → the template), after
+   * the `input` slot saw the raw text, as in Pi; `undefined` = unchanged. Not applied to
+   * `sendUserMessage` from extensions.
+   */
+  expandPrompt?: (text: string) => string | undefined;
   onListenerError?: AgentOptions["onListenerError"];
 }
 
@@ -88,6 +99,10 @@ export interface ExtensionHost {
   beforeSwitch(reason: "new" | "resume", targetSessionFile?: string): Promise<{ cancelled: boolean }>;
   /** This host replaced `previousSessionFile`: `session_switch` to this host's extensions (after `start()`). */
   switched(reason: "new" | "resume", previousSessionFile: string | undefined): void;
+  /** Replace the base system prompt (what the host was built with); Pi tools' snippets are added to it. */
+  setSystemPrompt(text: string | undefined): void;
+  /** Ask the extensions for more skill and prompt folders (`resources_discover`); paths as returned. */
+  discoverResources(reason: "startup" | "reload"): Promise<{ skillPaths: string[]; promptPaths: string[] }>;
   /** `session_shutdown`, drain the observers, dispose the extensions, close the agent. */
   shutdown(): Promise<void>;
 }
@@ -145,12 +160,25 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   };
 
   const slots = manager.slots;
+  let baseSystemPrompt = options.systemPrompt;
+  const { expandPrompt } = options;
+  /** The extensions' `input` chain, then the host's expansion of what is left. */
+  const input: typeof slots.input = async (event, ctx) => {
+    const decision = await slots.input(event, ctx);
+    if (!expandPrompt || event.source === "extension") return decision;
+    if (decision?.action === "handled" || decision?.action === "block") return decision;
+    const text = decision?.action === "transform" ? decision.text : event.text;
+    const expanded = expandPrompt(text);
+    if (expanded === undefined) return decision;
+    return { action: "transform", text: expanded, ...(decision?.action === "transform" && decision.images && { images: decision.images }) };
+  };
   const agent: Agent = new Agent({
     model: options.model,
     tools: registry,
     ...(options.systemPrompt !== undefined && { systemPrompt: options.systemPrompt }),
     slots: {
       ...slots,
+      input,
       before_agent_start: async (event, ctx: SlotContext) => {
         const result = (await slots.before_agent_start(event, ctx)) as { systemPrompt?: string } | undefined;
         runSystemPrompt = result?.systemPrompt ?? event.systemPrompt;
@@ -252,7 +280,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   /** The base prompt plus what the active Pi tools add (their `promptSnippet` / `promptGuidelines`). */
   function refreshSystemPrompt(): void {
     const section = toolPromptSection(registry.active());
-    agent.systemPrompt = section ? `${options.systemPrompt ?? ""}${section}` : options.systemPrompt;
+    agent.systemPrompt = section ? `${baseSystemPrompt ?? ""}${section}` : baseSystemPrompt;
   }
 
   /** A run started by an extension: nobody awaits it, so its failure to start is a diagnostic. */
@@ -261,6 +289,15 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   }
 
   manager.bind(runtime, { emit });
+  if (options.activeTools) {
+    const known = new Set(registry.list().map((t) => t.name));
+    const unknown = options.activeTools.filter((name) => !known.has(name));
+    if (unknown.length) manager.diagnostic(`no tool named ${unknown.join(", ")} (registered: ${[...known].join(", ") || "none"}); the others are offered`);
+    // Within what the extensions left active: an allowlist narrows, it never re-enables a tool an extension turned off.
+    const active = new Set(registry.active().map((t) => t.name));
+    registry.setActive(options.activeTools.filter((name) => active.has(name)));
+    refreshSystemPrompt();
+  }
 
   const host: ExtensionHost = {
     agent,
@@ -311,6 +348,16 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     },
     switched(reason, previousSessionFile) {
       manager.publish({ type: "session_switch", reason, previousSessionFile, timestamp: Date.now() });
+    },
+    setSystemPrompt(text) {
+      baseSystemPrompt = text;
+      refreshSystemPrompt();
+    },
+    async discoverResources(reason) {
+      const found = (await manager.runSlot("resources_discover", { cwd: manager.cwd, reason }, hostCall(NEVER_ABORTED))) as
+        | { skillPaths: string[]; promptPaths: string[] }
+        | undefined;
+      return found ?? { skillPaths: [], promptPaths: [] };
     },
     async shutdown() {
       await manager.shutdown();

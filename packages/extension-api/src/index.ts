@@ -54,3 +54,5 @@ export function defineExtension(factory: ExtensionFactory): ExtensionFactory {
 }
 export { createExtensionHost } from "./host.ts";
 export type { ExtensionHost, ExtensionHostOptions } from "./host.ts";
+export { parseFrontmatter, stripFrontmatter } from "./frontmatter.ts";
+export type { ParsedFrontmatter } from "./frontmatter.ts";

@@ -88,6 +88,7 @@ export class ExtensionManager implements ApiHost {
   private sink: ManagerSink | undefined;
   private pendingActive: string[] | undefined;
   private synced = new Map<string, Tool>();
+  private resourceCommands: CommandInfo[] = [];
   /** The load or reload running now; the next one starts after it. */
   private lifecycle: Promise<unknown> = Promise.resolve();
   private readonly compat: PiCompat | undefined;
@@ -494,13 +495,24 @@ export class ExtensionManager implements ApiHost {
     this.synced = new Map([...current].map(([name, t]) => [name, t.tool]));
   }
 
+  /** Extension commands, then the host's prompt and skill commands whose name no extension took. */
   getCommands(): CommandInfo[] {
-    return [...this.commands().values()].map(({ name, description, record }) => {
+    const own = [...this.commands().values()].map(({ name, description, record }) => {
       const info: CommandInfo = { name, source: "extension", extension: record.name };
       if (description !== undefined) info.description = description;
       if (record.path !== undefined) info.path = record.path;
       return info;
     });
+    const taken = new Set(own.map((c) => c.name));
+    return [...own, ...this.resourceCommands.filter((c) => !taken.has(c.name)).map((c) => ({ ...c }))];
+  }
+
+  /**
+   * The host's prompt-template and skill commands, listed by `getCommands` (and so by
+   * `pi.getCommands()`, RPC `get_commands`, `/help`). The host expands them; `runCommand` does not run them.
+   */
+  setResourceCommands(commands: readonly CommandInfo[]): void {
+    this.resourceCommands = commands.map((c) => ({ ...c }));
   }
 
   /**

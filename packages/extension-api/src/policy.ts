@@ -15,6 +15,7 @@
  * | session_before_fork    | —                                                 | cancel            | open    |
  * | session_before_switch  | —                                                 | cancel            | open    |
  * | project_trust          | —                                                 | yes / no          | open    |
+ * | resources_discover     | skill and prompt paths accumulate in order        | —                 | open    |
  */
 import type { Content, CustomMessage } from "@mypi/kernel";
 import { customMessageFrom } from "./custom-message.ts";
@@ -32,6 +33,8 @@ export interface ChainState<K extends SlotName = SlotName> {
   readonly stop?: Stop<K>;
   /** `before_agent_start`: messages accumulated in order. */
   readonly messages?: readonly CustomMessage[];
+  /** `resources_discover`: the paths handlers returned, in order. */
+  readonly paths?: { readonly skillPaths: readonly string[]; readonly promptPaths: readonly string[] };
   /** `tool_result`: the terminate flag (not part of the event). */
   readonly terminate?: boolean;
 }
@@ -337,6 +340,39 @@ export const POLICIES: PolicyTable = {
     // A closed failure of a trust handler means: do not trust.
     { trusted: "no" },
   ),
+  resources_discover: {
+    semantics: "resources_discover: skillPaths and promptPaths accumulate in order",
+    defaultOnError: "open",
+    mutable: [],
+    apply(state, result, by) {
+      const expected = "{skillPaths?: string[], promptPaths?: string[]}";
+      if (!isRecord(result)) throw bad("resources_discover", result, expected);
+      const list = (value: unknown): string[] => {
+        if (value === undefined) return [];
+        if (!Array.isArray(value) || !value.every((p) => typeof p === "string")) throw bad("resources_discover", result, expected);
+        return value;
+      };
+      const skillPaths = list(result.skillPaths);
+      const promptPaths = list(result.promptPaths);
+      list(result.themePaths); // Pi's field, checked and ignored (no themes in mypi)
+      if (skillPaths.length === 0 && promptPaths.length === 0) return state;
+      const before = state.paths ?? { skillPaths: [], promptPaths: [] };
+      return {
+        ...state,
+        paths: { skillPaths: [...before.skillPaths, ...skillPaths], promptPaths: [...before.promptPaths, ...promptPaths] },
+        by,
+      };
+    },
+    diff(from, to) {
+      const skillPaths = (to.paths?.skillPaths ?? []).slice(from.paths?.skillPaths.length ?? 0);
+      const promptPaths = (to.paths?.promptPaths ?? []).slice(from.paths?.promptPaths.length ?? 0);
+      return skillPaths.length || promptPaths.length ? { skillPaths, promptPaths } : undefined;
+    },
+    outcome: (from, to) => (to.paths !== from.paths ? "transform" : "pass"),
+    // Nothing to close: a failed handler adds no paths.
+    failClosed: (state) => state,
+    toKernel: (_initial, final) => ({ skillPaths: [...(final.paths?.skillPaths ?? [])], promptPaths: [...(final.paths?.promptPaths ?? [])] }),
+  },
 };
 
 /** `project_trust` results must say `trusted`; anything else is the wrong shape. */

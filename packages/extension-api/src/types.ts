@@ -68,12 +68,22 @@ export interface CommandDefinition {
   description?: string;
   handler(args: string, ctx: CommandContext): Awaitable<void>;
 }
+/**
+ * A `/name` command: an extension's (`registerCommand`), a prompt template's (`/review`), or a
+ * skill's (`/skill:name`). The host gives the last two to the manager (`setResourceCommands`).
+ */
 export interface CommandInfo {
   name: string;
   description?: string;
-  source: "extension";
-  extension: string;
+  source: "extension" | "prompt" | "skill";
+  /** The extension that registered it (source `extension`). */
+  extension?: string;
+  /** The extension's file, or the template's / `SKILL.md` file. */
   path?: string;
+  /** Templates: what the arguments are (`argument-hint` frontmatter). */
+  argumentHint?: string;
+  /** Pi's resource metadata (prompts and skills): where the file was found. */
+  sourceInfo?: { path: string; source: "local"; scope: "user" | "project" | "temporary"; origin: "top-level" };
 }
 
 export interface FlagDefinition {

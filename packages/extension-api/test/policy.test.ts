@@ -26,6 +26,7 @@ describe("the policy table", () => {
       session_before_fork: "open",
       session_before_switch: "open",
       project_trust: "open",
+      resources_discover: "open",
     });
   });
 });

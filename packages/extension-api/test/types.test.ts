@@ -110,7 +110,6 @@ describe("the routing table", () => {
     ]);
     expect(Object.entries(ROUTES).filter(([, route]) => route === "inert").map(([name]) => name)).toEqual([
       "session_directory",
-      "resources_discover",
       "session_before_tree",
       "session_tree",
       "model_select",

@@ -5,7 +5,8 @@
  * - a line typed while the agent runs is sent as steering;
  * - Ctrl+C aborts the run; pressed again (with no key in between) it exits (code 130);
  *   Ctrl+D on an empty line exits (code 0);
- * - `/quit`, `/reload`, `/compact [instructions]`, `/help`, and `/name args` for extension commands;
+ * - `/quit`, `/reload`, `/compact [instructions]`, `/help`, and `/name args` for extension commands,
+ *   prompt templates and skills (those two are sent as a prompt; the host expands them);
  * - extension dialogs (`ctx.ui.confirm` …) ask on the input line; the next line typed answers.
  *
  * The terminal is in raw mode: every key arrives as bytes (Ctrl+C is "\x03", not a signal), and
@@ -180,7 +181,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
           style.dim(
             [
               "/quit  exit          /reload  reload the extensions          /compact [instructions]  summarize the history",
-              ...cmds.map((c) => `/${c.name}${c.description ? `  ${c.description}` : ""}  (${c.extension})`),
+              ...cmds.map((c) => `/${c.name}${c.description ? `  ${c.description}` : ""}  (${c.extension ?? c.source})`),
               "Enter sends; while the agent works, a line steers it. Ctrl+C aborts; twice exits.",
             ].join("\n"),
           ),
@@ -205,7 +206,13 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
         commands.add(stop);
         try {
           const r = await session.runCommand(name, args, stop.signal);
-          if (!r.ran) say(style.yellow(`unknown command /${name} — /help lists the commands`));
+          if (!r.ran) {
+            // A prompt template or skill: the text goes to the agent, which expands it after the input slot.
+            const known = name.startsWith("skill:") || session.commands().some((c) => c.name === name);
+            if (!known) say(style.yellow(`unknown command /${name} — /help lists the commands`));
+            else if (running()) say(style.yellow(`/${name} waits for an idle agent: let the run finish or press Ctrl+C.`));
+            else startRun(`/${name}${args ? ` ${args}` : ""}`);
+          }
           else if (r.error !== undefined) sayFrom(`/${name} failed: ${r.error}`, style.red);
         } finally {
           commands.delete(stop);

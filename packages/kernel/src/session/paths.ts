@@ -43,27 +43,37 @@ export function sessionFileName(id: string, date: Date): string {
 /** `<timestamp>_<id>.jsonl` exactly: other JSONL files in the folder (a tracer's `<session>.events.jsonl`) are not sessions. */
 const SESSION_FILE_NAME = /^\d{4}-\d{2}-\d{2}T[\d-]+Z_[^.]+\.jsonl$/;
 
-/** The session file in `dir` written most recently (mtime, then name), or undefined. */
-export function latestSessionFile(dir: string): string | undefined {
+/** The session files of `dir` (`<timestamp>_<id>.jsonl`), with their ids and modification times. */
+export function listSessionFiles(dir: string): { file: string; id: string; mtime: number }[] {
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return undefined; // no folder yet: no session for this workspace
+    return []; // no folder yet: no session for this workspace
   }
-  let best: { file: string; mtime: number; name: string } | undefined;
-  for (const name of names) {
+  const out: { file: string; id: string; mtime: number }[] = [];
+  for (const name of names.sort()) {
     if (!SESSION_FILE_NAME.test(name)) continue;
     const file = join(dir, name);
-    let mtime: number;
     try {
       const st = statSync(file);
-      if (!st.isFile()) continue;
-      mtime = st.mtimeMs;
+      if (st.isFile()) out.push({ file, id: name.slice(name.indexOf("_") + 1, -".jsonl".length), mtime: st.mtimeMs });
     } catch {
-      continue; // removed while listing
+      // removed while listing
     }
-    if (!best || mtime > best.mtime || (mtime === best.mtime && name > best.name)) best = { file, mtime, name };
   }
+  return out;
+}
+
+/** The session file in `dir` written most recently (mtime, then name), or undefined. */
+export function latestSessionFile(dir: string): string | undefined {
+  let best: { file: string; mtime: number } | undefined;
+  // Sorted by name, so on equal mtimes the later name wins.
+  for (const f of listSessionFiles(dir)) if (!best || f.mtime >= best.mtime) best = f;
   return best?.file;
+}
+
+/** The session files of `dir` whose id starts with `prefix` (Pi's partial `--session` id). */
+export function sessionFilesByIdPrefix(dir: string, prefix: string): string[] {
+  return listSessionFiles(dir).filter((f) => f.id.startsWith(prefix)).map((f) => f.file);
 }

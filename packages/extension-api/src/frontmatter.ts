@@ -1,0 +1,43 @@
+/**
+ * YAML frontmatter of Markdown files (skills, prompt templates): a first line `---`, YAML, a
+ * line `---`, then the body. The one parser for it in mypi, exported for hosts and for Pi
+ * extensions (Pi's `parseFrontmatter` / `stripFrontmatter` have the same shape).
+ */
+import { parse } from "yaml";
+
+export interface ParsedFrontmatter<T extends Record<string, unknown> = Record<string, unknown>> {
+  /** `{}` when the file has no frontmatter. */
+  frontmatter: T;
+  /** The text after the closing `---` (the whole text when there is no frontmatter). */
+  body: string;
+}
+
+const BLOCK = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n?^---[ \t]*(?:\r?\n|$)/m;
+
+/**
+ * Split `content` into its frontmatter and body. Throws an `Error` saying what is wrong when
+ * the YAML is malformed or is not a mapping (a list, a bare string): the caller names the file.
+ */
+export function parseFrontmatter<T extends Record<string, unknown> = Record<string, unknown>>(content: string): ParsedFrontmatter<T> {
+  const match = BLOCK.exec(content);
+  // Only at the very start: a `---` rule further down is Markdown, not frontmatter.
+  if (!match || match.index !== 0) return { frontmatter: {} as T, body: content.replace(/^\uFEFF/, "") };
+  let data: unknown;
+  try {
+    data = parse(match[1]!);
+  } catch (error) {
+    throw new Error(`malformed frontmatter: ${firstLine((error as Error).message)}`);
+  }
+  if (data === null || data === undefined) data = {};
+  if (typeof data !== "object" || Array.isArray(data)) throw new Error("frontmatter must be a YAML mapping (key: value lines)");
+  return { frontmatter: data as T, body: content.slice(match[0].length) };
+}
+
+/** The body without its frontmatter. */
+export function stripFrontmatter(content: string): string {
+  return parseFrontmatter(content).body;
+}
+
+function firstLine(text: string): string {
+  return text.split("\n")[0] ?? text;
+}
