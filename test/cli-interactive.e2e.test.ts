@@ -126,6 +126,9 @@ describe("interactive mode in a terminal", () => {
     const session = join(sandbox.root, "templates.jsonl");
     sandbox.file(join(sandbox.ws, ".mypi", "prompts", "review.md"), "---\ndescription: Review a change\n---\nReview $1 carefully.\n");
     onTestFinished(() => rmSync(join(sandbox.ws, ".mypi", "prompts"), { recursive: true, force: true }));
+    // The workspace's templates load once it is trusted.
+    sandbox.trustWorkspace();
+    onTestFinished(() => rmSync(join(sandbox.home, "trust.json"), { force: true }));
     const script = sandbox.script([{ text: "Reviewed." }, { text: "Fixed." }]);
     const t = terminal(["--model", `scripted:${script}`, "--session", session, "--no-extensions"]);
     await t.see(/> ?$/);

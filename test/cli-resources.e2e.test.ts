@@ -10,6 +10,8 @@ import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox();
+// Its .mypi holds the test's own skills, templates and settings: the workspace is trusted.
+sandbox.trustWorkspace();
 afterAll(() => sandbox.cleanup());
 // ~/.agents/skills is read too: the real home must not leak in.
 const env = { HOME: join(sandbox.root, "user-home") };

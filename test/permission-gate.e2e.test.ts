@@ -9,6 +9,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SHIPPED, createSandbox } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox();
+// Its .mypi holds the test's own skills, templates and settings: the workspace is trusted.
+sandbox.trustWorkspace();
 afterAll(() => sandbox.cleanup());
 
 sandbox.file("ws/victim/keep.txt", "precious\n");

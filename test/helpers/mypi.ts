@@ -10,7 +10,7 @@
  *   sandbox.cleanup()                                 // in afterAll
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -57,6 +57,8 @@ export interface Sandbox {
   spawn(args: string[], options?: RunOptions): LiveProcess;
   /** Every file under `dir`, recursively. */
   files(dir: string): string[];
+  /** Record the workspace as trusted in `$MYPI_HOME/trust.json`, as `mypi trust` does: its own code and settings load. */
+  trustWorkspace(): void;
   cleanup(): void;
 }
 
@@ -154,6 +156,9 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
     },
     files(dir) {
       return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name));
+    },
+    trustWorkspace() {
+      writeFileSync(join(home, "trust.json"), JSON.stringify({ workspaces: { [realpathSync(ws)]: "trusted" } }));
     },
     cleanup() {
       rmSync(root, { recursive: true, force: true });

@@ -21,7 +21,6 @@ describe("parseArgs", () => {
       "-e", "a.ts", "--extension=b.ts", "--no-extensions", "--no-builtin-tools", "--strict-extensions",
       "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief",
       "--sandbox", "--sandbox-write", "out", "--sandbox-write=~/cache", "--sandbox-network", "hello", "there",
-      "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief", "hello", "there",
       "--append-system-prompt", "one", "--append-system-prompt=two", "--tools", "read, grep", "--no-context-files",
     ]);
     expect(args).toEqual({
