@@ -27,7 +27,7 @@ import { describeSandboxReport, sandboxOf, sandboxReport, sandboxWarnings } from
 import { identities, packageResources, type PackageResources } from "./packages/load.ts";
 import { loadSettings, type LoadedSettings, type Settings } from "./settings.ts";
 import { createRpcUI } from "./modes/rpc-ui.ts";
-import { toJsonLine } from "./rpc/jsonl.ts";
+import { eventLine, toJsonLine } from "./rpc/jsonl.ts";
 import { defaultSystemPrompt } from "./system-prompt.ts";
 import { decideTrust, decideTrustEarly } from "./trust-decide.ts";
 import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
@@ -245,7 +245,10 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     const stop = hostSession.subscribe((event) => void (event.type === "extension_error" && early.push(event)));
     await hostSession.start();
     stop();
-    for (const event of early) (mode === "print" ? io.stderr : io.stdout).write(mode === "print" ? extensionErrorLine(event) : toJsonLine(event));
+    for (const event of early) {
+      if (mode === "print") io.stderr.write(extensionErrorLine(event));
+      else io.stdout.write(eventLine(event));
+    }
   }
 
   try {

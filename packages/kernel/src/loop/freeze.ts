@@ -39,7 +39,8 @@ function freezeObject(value: object): void {
  * changing — its `details`, its content blocks. The kernel freezes its copy, never their object.
  */
 export function frozenCopy<T>(value: T): T {
-  if (typeof value !== "object" || value === null) return value;
+  // A frozen value is taken as done, as `deepFreeze` takes it (the kernel's own results are).
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
   if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T;
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return value;
