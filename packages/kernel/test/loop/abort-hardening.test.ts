@@ -28,7 +28,7 @@ describe("default tool timeout", () => {
 
   test("a tool whose execute never settles ends with a timed-out error result, and the run goes on", async () => {
     const agent = agentWith({ turns: [{ toolCalls: [{ name: "never" }] }, { text: "went on" }] }, { tools: [never], toolTimeoutMs: 30 });
-    const end = await agent.prompt("go").ended();
+    const end = await agent.prompt("go");
     expect(end.stopReason).toBe("completed");
     expect(end.finalText).toBe("went on");
     const [only] = resultsOf(end);
@@ -43,7 +43,7 @@ describe("default tool timeout", () => {
       return new Promise<string>((resolve) => setImmediate(() => setImmediate(() => resolve("done"))));
     } });
     const agent = agentWith({ turns: [{ toolCalls: [{ name: "own" }] }, { text: "ok" }] }, { tools: [own], toolTimeoutMs: 1 });
-    const end = await agent.prompt("go").ended();
+    const end = await agent.prompt("go");
     expect(textOf(resultsOf(end)[0]!)).toBe("done");
     expect(signalOf?.aborted).toBe(false);
   });
@@ -62,7 +62,7 @@ describe("a tool that aborts the run from inside its execute", () => {
     });
     const ends: string[] = [];
     agent.subscribe((e) => void (e.type === "agent_end" && ends.push((e as AgentEndEvent).stopReason)));
-    const end = await agent.prompt("go").ended();
+    const end = await agent.prompt("go");
     expect(end.stopReason).toBe("aborted");
     expect(textOf(resultsOf(end)[0]!)).toBe(INTERRUPTED_TEXT);
     expect(ends).toEqual(["aborted"]);
@@ -93,7 +93,7 @@ describe("a result returned during the abort grace", () => {
     const run = agent.prompt("go");
     await started.promise;
     agent.abort();
-    const end = await run.ended();
+    const end = await run;
     expect(end.stopReason).toBe("aborted");
     expect(seen).toEqual([true]);
     expect(textOf(resultsOf(end)[0]!)).toBe("partial output with [redacted]\n\nCommand aborted");
@@ -114,7 +114,7 @@ describe("a result returned during the abort grace", () => {
     const run = agent.prompt("go");
     await started.promise;
     agent.abort();
-    const end = await run.ended();
+    const end = await run;
     expect(textOf(resultsOf(end)[0]!)).toBe(INTERRUPTED_TEXT);
   });
 });
@@ -145,14 +145,14 @@ describe("steering and follow-ups queued for a run that is then aborted", () => 
       agent.followUp("and then this");
       agent.abort();
     });
-    const end = await agent.prompt("first").ended();
+    const end = await agent.prompt("first");
     expect(end.stopReason).toBe("aborted");
     expect(end.unsent).toEqual([
       { text: "steer me", source: "api" },
       { text: "and then this", source: "api" },
     ]);
     expect(agent.pendingMessageCount).toBe(0);
-    const second = await agent.prompt("second").ended();
+    const second = await agent.prompt("second");
     expect(second.stopReason).toBe("completed");
     expect(second.unsent).toBeUndefined();
     expect(requests.at(-1)).toEqual(["first", "second"]);
@@ -168,7 +168,7 @@ describe("steering and follow-ups queued for a run that is then aborted", () => 
         agent.followUp("later");
       }
     });
-    const end = await agent.prompt("first").ended();
+    const end = await agent.prompt("first");
     expect(end.unsent).toBeUndefined();
     expect(end.finalText).toBe("b");
     expect(requests.at(-1)).toEqual(["first", "later"]);
