@@ -14,7 +14,7 @@ afterAll(() => sandbox.cleanup());
 
 let runs = 0;
 /** One run of the stubborn command, in `mode`, started and running when this resolves. */
-async function startStubborn(mode: "json" | "print" | "rpc", onTestFinished: (fn: () => void) => void, options: { ticking?: boolean } = {}) {
+async function startStubborn(mode: "json" | "print" | "rpc", onTestFinished: (fn: () => void) => void, options: { ticking?: boolean; tellTerm?: boolean } = {}) {
   const name = `run-${++runs}`;
   const pidFile = `${sandbox.root}/${name}.pids`;
   const session = sessionPath(sandbox, name);
@@ -70,11 +70,12 @@ describe("a signal during a bash command that ignores SIGTERM", () => {
 
 describe("other ways out", () => {
   it("a second SIGINT during the abort grace exits 130 at once, but only after the command's processes were killed", { timeout: 60_000 }, async ({ onTestFinished }) => {
-    const { p, pidFile } = await startStubborn("json", onTestFinished);
+    const { p, pidFile } = await startStubborn("json", onTestFinished, { tellTerm: true });
     const pids = pidsIn(pidFile);
+    expect(pids).toHaveLength(3);
     p.child.kill("SIGINT");
-    // The first one reached mypi: its run is being aborted (bash has been sent SIGTERM, which it ignores).
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    // The first one reached mypi and the abort reached the command (SIGTERM, which bash and its sleeps ignore).
+    await p.waitFor((l) => l.type === "tool_execution_update" && JSON.stringify(l.partialResult).includes("got-term"));
     p.child.kill("SIGINT");
     const { code } = await p.exit;
     expect(code).toBe(130);
@@ -86,6 +87,7 @@ describe("other ways out", () => {
     // The command keeps printing: mypi learns that stdout is gone from its next write, as a program does from SIGPIPE.
     const { p, pidFile, session } = await startStubborn("json", onTestFinished, { ticking: true });
     const pids = pidsIn(pidFile);
+    expect(pids).toHaveLength(3);
     p.child.stdout.destroy();
     const { code, stderr } = await p.exit;
     expect(stderr).toBe("");

@@ -16,23 +16,26 @@ export type Way = keyof typeof EXIT_CODE;
 /**
  * A bash command that ignores SIGTERM (so only the SIGKILL step can end it), starts two children
  * that inherit that, writes their pids and its own to `pidFile`, says "started" and waits —
- * `ticking`: prints a line every 0.2 s meanwhile (progress mypi must write out).
+ * `ticking`: prints a line every 0.2 s meanwhile (progress mypi must write out); `tellTerm`: a
+ * third child prints "got-term" when the group is sent SIGTERM (the abort reached the command).
  */
-export function stubbornCommand(pidFile: string, ticking = false): string {
+export function stubbornCommand(pidFile: string, options: { ticking?: boolean; tellTerm?: boolean } = {}): string {
+  const { ticking = false, tellTerm = false } = options;
   return [
     "trap '' TERM",
+    ...(tellTerm ? ["(trap 'echo got-term; exit 0' TERM; while :; do sleep 0.05; done) &"] : []),
     `sleep 300 & echo $! >> ${pidFile}`,
     `(trap '' TERM; sleep 300) & echo $! >> ${pidFile}`,
     `echo $$ >> ${pidFile}`,
     "echo started",
     ticking ? "while :; do sleep 0.2; echo tick; done" : "wait",
-  ].join("; ");
+  ].join("\n");
 }
 
 /** A script: the stubborn command, then a turn that would answer if the run were not aborted. */
-export function stubbornScript(sandbox: Sandbox, pidFile: string, options: { firstDelayMs?: number; ticking?: boolean } = {}): string {
+export function stubbornScript(sandbox: Sandbox, pidFile: string, options: { firstDelayMs?: number; ticking?: boolean; tellTerm?: boolean } = {}): string {
   return sandbox.script([
-    { text: "Running it.", toolCalls: [{ name: "bash", arguments: { command: stubbornCommand(pidFile, options.ticking) } }], ...(options.firstDelayMs !== undefined && { delayMs: options.firstDelayMs }) },
+    { text: "Running it.", toolCalls: [{ name: "bash", arguments: { command: stubbornCommand(pidFile, options) } }], ...(options.firstDelayMs !== undefined && { delayMs: options.firstDelayMs }) },
     { text: "never said", delayMs: 300_000 },
   ]);
 }
