@@ -103,7 +103,10 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     screen.commit(step.commit);
     // Lines typed for a run that was then aborted were not sent: they go back into the editor.
     const unsent = event.type === "agent_end" ? unsentText(event as AgentEndEvent) : "";
-    if (unsent !== "") editor = { ...editor, buffer: editor.buffer === "" ? unsent : `${unsent}\n${editor.buffer}` };
+    if (unsent !== "") {
+      editor = { ...editor, buffer: editor.buffer === "" ? unsent : `${unsent}\n${editor.buffer}` };
+      armed = false; // the next Ctrl+C clears the line first, as for typed text
+    }
     refresh();
   };
   const unsubscribe = session.subscribe(onEvent);
