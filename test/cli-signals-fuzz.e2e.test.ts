@@ -75,11 +75,14 @@ describe(`signal fuzz: ${CASES} cases from seed ${SEED}`, () => {
     const pids = pidsIn(pidFile);
     if (c.moment === "tool") expect(pids).toHaveLength(3);
 
-    if (c.way === "EPIPE") p.child.stdout.destroy();
-    else p.child.kill(c.way);
-    if (c.twice) {
-      await p.waitFor((l) => l.type === "tool_execution_update" && JSON.stringify(l.partialResult).includes("got-term"));
-      p.child.kill(c.way);
+    const way = c.way;
+    if (way === "EPIPE") p.child.stdout.destroy();
+    else {
+      p.child.kill(way);
+      if (c.twice) {
+        await p.waitFor((l) => l.type === "tool_execution_update" && JSON.stringify(l.partialResult).includes("got-term"));
+        p.child.kill(way);
+      }
     }
     const { code, signal, stderr } = await p.exit;
 
