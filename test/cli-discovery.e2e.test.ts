@@ -118,6 +118,17 @@ describe.concurrent("extension discovery", () => {
     expect(both).toMatchObject({ code: 2, stderr: "mypi: choose one of --strict-extensions and --allow-failed-extensions.\n" });
   });
 
+  it("takes allowFailedExtensions from the settings, and --strict-extensions wins over it", async () => {
+    const home = join(sandbox.root, "home-allowing");
+    sandbox.file(join(home, "settings.json"), JSON.stringify({ allowFailedExtensions: true }));
+    const script = sandbox.script([{ text: "fine" }]);
+    const run = (extra: string[]) => sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", ...extra, "-p", "hi"], { env: { MYPI_HOME: home } });
+    const [allowed, strict] = await Promise.all([run([]), run(["--strict-extensions"])]);
+    expect(allowed).toMatchObject({ code: 0, stdout: "fine\n" });
+    expect(allowed.stderr.trim().split("\n").at(-1)).toBe("mypi: warning: running without the extension above (--allow-failed-extensions).");
+    expect(strict).toMatchObject({ code: 2, stdout: "" });
+  });
+
   it("RPC mode goes on, tells the client in a notification and lists the failure in every get_state", { timeout: 60_000 }, async ({ onTestFinished }) => {
     const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${sandbox.script([{ text: "fine" }])}`, "--no-session", "--trust-project"]);
     onTestFinished(() => void p.child.kill("SIGKILL"));
