@@ -91,18 +91,61 @@ describe.concurrent("extension discovery", () => {
     expect(r.stdout).toContain(`q-broken  ${join(projectDir, "q-broken.ts")}:3`);
   });
 
-  it("reports a failed extension on stderr and goes on, or stops with exit 2 under --strict-extensions", async () => {
+  it("stops a print or JSON run whose extension failed to load before any model call (exit 2), unless --allow-failed-extensions", async () => {
     const script = sandbox.script([{ text: "fine" }]);
-    const [loose, strict] = await Promise.all([
-      sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", "-p", "hi"]),
-      sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", "--strict-extensions", "-p", "hi"]),
+    const run = (extra: string[]) => sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", ...extra, "-p", "hi"]);
+    const [print, json, allowed, strict, both] = await Promise.all([
+      run([]),
+      run(["--mode", "json"]),
+      run(["--allow-failed-extensions"]),
+      run(["--strict-extensions"]),
+      run(["--strict-extensions", "--allow-failed-extensions"]),
     ]);
-    expect(loose.code).toBe(0);
-    expect(loose.stdout).toBe("fine\n");
-    expect(loose.stderr).toMatch(/^mypi: extension q-broken failed to load: .*q-broken\.ts:3:\d+: MYPI_SYNTAX_ERROR: syntax error/);
+    const failure = /^mypi: extension q-broken failed to load: .*q-broken\.ts:3:\d+: MYPI_SYNTAX_ERROR: syntax error/;
+    for (const stopped of [print, json]) {
+      expect(stopped.code).toBe(2);
+      expect(stopped.stdout).toBe(""); // no run started: no events, no model call
+      expect(stopped.stderr).toMatch(failure);
+      expect(stopped.stderr.trim().split("\n").at(-1)).toBe("mypi: not running without the extension above: fix it, or pass --allow-failed-extensions to run anyway.");
+    }
+    expect(allowed.code).toBe(0);
+    expect(allowed.stdout).toBe("fine\n");
+    expect(allowed.stderr).toMatch(failure);
+    expect(allowed.stderr.trim().split("\n").at(-1)).toBe("mypi: warning: running without the extension above (--allow-failed-extensions).");
     expect(strict.code).toBe(2);
     expect(strict.stdout).toBe("");
-    expect(strict.stderr.trim().split("\n").at(-1)).toBe("mypi: --strict-extensions: fix the extensions above or drop the flag.");
+    expect(strict.stderr.trim().split("\n").at(-1)).toBe("mypi: --strict-extensions: fix the extension above or drop the flag.");
+    expect(both).toMatchObject({ code: 2, stderr: "mypi: choose one of --strict-extensions and --allow-failed-extensions.\n" });
+  });
+
+  it("takes allowFailedExtensions from the settings, and --strict-extensions wins over it", async () => {
+    const home = join(sandbox.root, "home-allowing");
+    sandbox.file(join(home, "settings.json"), JSON.stringify({ allowFailedExtensions: true }));
+    const script = sandbox.script([{ text: "fine" }]);
+    const run = (extra: string[]) => sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", ...extra, "-p", "hi"], { env: { MYPI_HOME: home } });
+    const [allowed, strict] = await Promise.all([run([]), run(["--strict-extensions"])]);
+    expect(allowed).toMatchObject({ code: 0, stdout: "fine\n" });
+    expect(allowed.stderr.trim().split("\n").at(-1)).toBe("mypi: warning: running without the extension above (--allow-failed-extensions).");
+    expect(strict).toMatchObject({ code: 2, stdout: "" });
+  });
+
+  it("RPC mode goes on, tells the client in a notification and lists the failure in every get_state", { timeout: 60_000 }, async ({ onTestFinished }) => {
+    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${sandbox.script([{ text: "fine" }])}`, "--no-session", "--trust-project"]);
+    onTestFinished(() => void p.child.kill("SIGKILL"));
+    const notice = await p.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify");
+    expect(notice).toMatchObject({ notifyType: "error" });
+    expect(notice.message).toMatch(/^mypi: extension q-broken failed to load: /);
+    p.send({ id: "s", type: "get_state" });
+    const state = await p.waitFor((l) => l.type === "response" && l.id === "s");
+    expect(state.data.extensionErrors).toEqual([{ extension: "q-broken", error: notice.message }]);
+    p.end();
+    expect((await p.exit).code).toBe(0);
+  });
+
+  it("RPC mode with --strict-extensions does not start", async () => {
+    const r = await sandbox.run(["--mode", "rpc", "--model", `scripted:${sandbox.script([{ text: "fine" }])}`, "--no-session", "--trust-project", "--strict-extensions"]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
   });
 });
 

@@ -31,7 +31,7 @@ describe.concurrent("RPC mode", () => {
     const state = await p.waitFor((l) => l.id === "st");
     expect(state).toEqual({
       type: "response", id: "st", command: "get_state", success: true,
-      data: { model: expect.stringMatching(/^scripted:/), isStreaming: true, sessionFile: undefined, sessionId: expect.any(String), sessionName: undefined, messageCount: 2, pendingMessageCount: 2 },
+      data: { model: expect.stringMatching(/^scripted:/), isStreaming: true, sessionFile: undefined, sessionId: expect.any(String), sessionName: undefined, messageCount: 2, pendingMessageCount: 2, extensionErrors: [] },
     });
     p.send({ id: "r", type: "prompt", message: "/release" });
     const end = await p.waitFor((l) => l.type === "agent_end");

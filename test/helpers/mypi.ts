@@ -43,7 +43,8 @@ export interface LiveProcess {
   waitFor(test: (line: Record<string, any>) => boolean): Promise<Record<string, any>>;
   /** Close stdin (end of input). */
   end(): void;
-  exit: Promise<{ code: number | null; stderr: string }>;
+  /** `signal`: the signal that ended the process, when one did (a default disposition). */
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
 }
 
 export interface Sandbox {
@@ -139,7 +140,9 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
         }
       });
       child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-      const exit = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on("close", (code) => resolve({ code, stderr })));
+      const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
+        child.on("close", (code, signal) => resolve({ code, signal, stderr })),
+      );
       return {
         child,
         lines,

@@ -299,7 +299,7 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
     expect(await p.waitFor((l) => l.id === "n2")).toMatchObject({ success: true, data: { cancelled: false } });
     expect(await p.waitFor((l) => l.type === "extension_ui_request" && /^switched/.test(l.message ?? ""))).toMatchObject({ message: "switched (new) from a file" });
     p.end();
-    expect(await p.exit).toEqual({ code: 0, stderr: "" });
+    expect(await p.exit).toEqual({ code: 0, signal: null, stderr: "" });
 
     const entries = sessionEntries(session);
     const labelled = entries.find((e) => e.type === "label");

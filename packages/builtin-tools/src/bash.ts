@@ -22,7 +22,7 @@ import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { z } from "zod";
-import { defineTool, toolEnvironment, type Tool, type ToolContext, type ToolResult } from "@mypi/kernel";
+import { defineTool, toolEnvironment, trackProcessGroup, type Tool, type ToolContext, type ToolResult } from "@mypi/kernel";
 import { destructiveReason } from "./bash-guard.ts";
 import { failure, guard, textResult } from "./result.ts";
 import { realRoot } from "./safe-path.ts";
@@ -142,6 +142,8 @@ export function runBash(
       resolve(failure(`Could not start bash: ${(error as Error).message}${tooBig}`));
       return;
     }
+    // Killed at the process's exit while the call is in progress, even if it ignores SIGTERM.
+    const untrack = child.pid === undefined ? noop : trackProcessGroup(child.pid);
     const output = new OutputTail();
     const progress = throttle(() => ctx.onUpdate({ content: [{ type: "text", text: output.tail().text }] }));
     let killedBy: "timeout" | "abort" | undefined;
@@ -180,6 +182,7 @@ export function runBash(
     const finish = () => {
       if (done) return;
       done = true;
+      untrack();
       clearTimeout(timer);
       clearTimeout(drainTimer);
       progress.cancel();
@@ -358,6 +361,8 @@ const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g;
 function stripAnsi(text: string): string {
   return text.includes("\x1b") ? text.replace(ANSI, "") : text;
 }
+
+function noop(): void {}
 
 function quote(command: string): string {
   return JSON.stringify(command.length > 200 ? `${command.slice(0, 200)}…` : command);

@@ -27,12 +27,17 @@ export interface CliArgs {
   extensions: string[];
   noExtensions: boolean;
   noBuiltinTools: boolean;
+  /** `--strict-extensions`: an extension that fails to load ends every mode's start (exit 2). */
   strictExtensions: boolean;
+  /** `--allow-failed-extensions`: run without it, with a warning, print and JSON modes included. */
+  allowFailedExtensions: boolean;
   cwd?: string;
   session?: string;
   continue: boolean;
   noSession: boolean;
   maxTurns?: number;
+  /** `--tool-timeout SECONDS`, in ms: the timeout of a tool call whose tool sets none; 0 = none. */
+  toolTimeoutMs?: number;
   systemPrompt?: string;
   /** `--trust-project` (true) / `--no-trust-project` (false): this run's project-trust decision. */
   trustProject?: boolean;
@@ -80,6 +85,8 @@ const OPTIONS: Record<string, FlagKind> = {
   "no-extensions": "boolean",
   "no-builtin-tools": "boolean",
   "strict-extensions": "boolean",
+  "allow-failed-extensions": "boolean",
+  "tool-timeout": "string",
   cwd: "string",
   session: "string",
   continue: "boolean",
@@ -116,6 +123,7 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     noExtensions: false,
     noBuiltinTools: false,
     strictExtensions: false,
+    allowFailedExtensions: false,
     continue: false,
     noSession: false,
     appendSystemPrompt: [],
@@ -231,6 +239,15 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
     case "strict-extensions":
       args.strictExtensions = true;
       return;
+    case "allow-failed-extensions":
+      args.allowFailedExtensions = true;
+      return;
+    case "tool-timeout": {
+      const seconds = toolTimeoutSeconds(text);
+      if (seconds === undefined) return `--tool-timeout takes seconds, a number ≥ 0 (0: no default timeout; got "${text}").`;
+      args.toolTimeoutMs = seconds * 1000;
+      return;
+    }
     case "cwd":
       args.cwd = expandHome(text);
       return;
@@ -303,6 +320,11 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
   return `unknown option --${name}. ${HELP_HINT}`;
 }
 
+/** Seconds as a plain decimal number (`90`, `0.5`), ≥ 0; anything else is undefined. */
+export function toolTimeoutSeconds(text: string): number | undefined {
+  return /^\d+(\.\d+)?$/.test(text) ? Number(text) : undefined;
+}
+
 /**
  * A leading `~` or `~/` is the home folder. The shell expands it in `--cwd ~/x` but not in
  * `--cwd=~/x` or `scripted:~/x`, so the same path would work one way and not the other.
@@ -315,6 +337,7 @@ function expandHome(path: string): string {
 function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   const sessionChoices = [args.session !== undefined, args.continue, args.noSession].filter(Boolean).length;
   if (sessionChoices > 1) return usageError("choose one of --session FILE|ID, --continue and --no-session.");
+  if (args.strictExtensions && args.allowFailedExtensions) return usageError("choose one of --strict-extensions and --allow-failed-extensions.");
   if (args.model !== undefined && !/^(openai|scripted):.+/.test(args.model)) {
     return usageError(`--model must be openai:<name> or scripted:<file> (got "${args.model}").`);
   }
@@ -340,8 +363,11 @@ export function resolveMode(args: CliArgs, isTTY: boolean): Mode {
   return isTTY ? "interactive" : "print";
 }
 
-/** Exit codes (DESIGN §5.1, §6). */
-export const EXIT = { ok: 0, error: 1, usage: 2, aborted: 130 } as const;
+/**
+ * Exit codes (DESIGN §5.1, §6). A signal or a closed stdout ends the run as an abort and exits
+ * 128 + the signal's number (`exits.ts`).
+ */
+export const EXIT = { ok: 0, error: 1, usage: 2, aborted: 130, hangup: 129, terminated: 143, brokenPipe: 141 } as const;
 
 /** The process exit code for how a run ended. */
 export function exitCodeFor(stopReason: string): number {
@@ -391,7 +417,11 @@ Extensions and tools
   --trust-project                   load the workspace's own code and settings (.mypi/) this run
   --no-trust-project                do not, even when the workspace is trusted
   --no-builtin-tools                do not load read, write, edit, bash, grep, find, ls
-  --strict-extensions               any extension that fails to load is fatal (exit 2)
+  --strict-extensions               an extension that fails to load is fatal in every mode (exit 2);
+                                    print and JSON modes are strict by default
+  --allow-failed-extensions         run without the extensions that failed to load (a warning)
+  --tool-timeout SECONDS            stop a tool call after this long when its tool sets no timeout
+                                    (default 600; 0: never)
   --tools a,b                       offer the model only these tools   --no-tools  none
   --no-context-files                do not read AGENTS.md / CLAUDE.md
 
@@ -418,7 +448,9 @@ workspace's .mypi/extensions, .mypi/settings.json and the packages it names load
 trusted: interactive mode asks; other modes need --trust-project or \`mypi trust\`.
 Commands the agent runs do not see OPENAI_API_KEY; MYPI_PASS_ENV=OPENAI_API_KEY passes it.
 
-Exit codes: 0 completed, handled or terminated, 1 error / blocked / max turns, 2 usage error, 130 aborted.
+Exit codes: 0 completed, handled or terminated, 1 error / blocked / max turns, 2 usage error (an
+extension that failed to load, in print and JSON modes), 130 aborted (Ctrl+C), 143 SIGTERM,
+129 SIGHUP, 141 stdout closed.
 
 Examples
   mypi demo

@@ -13,6 +13,8 @@ export interface SessionState {
   sessionName: string | undefined;
   messageCount: number;
   pendingMessageCount: number;
+  /** RPC mode: the extensions that failed to load at startup (`extension` is its name), with the error line. */
+  extensionErrors?: { extension: string; error: string }[];
 }
 
 /** How a manual compaction ended (the kernel's `CompactionOutcome` without the messages). */

@@ -21,6 +21,7 @@ import { printExtensions } from "./extensions-command.ts";
 import { buildHost, createHostSession, describeFailures, loadExtensionSet, type HostOptions, type ProjectExtensions } from "./host-builder.ts";
 import type { CliIO } from "./main.ts";
 import { runInteractive } from "./modes/interactive.ts";
+import { watchExits, type ExitWatcher } from "./exits.ts";
 import { extensionErrorLine, runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
 import { describeSandboxReport, sandboxOf, sandboxReport, sandboxWarnings } from "./sandbox.ts";
@@ -37,14 +38,33 @@ const DEFAULT_OPENAI_MODEL = "gpt-4.1-mini";
 const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 export async function runCommand(argv: readonly string[], firstPass: CliArgs, io: CliIO): Promise<number> {
+  const listing = firstPass.command === "extensions";
+  const isTTY = io.stdin.isTTY === true && io.stdout.isTTY === true;
+  const mode: Mode = resolveMode(firstPass, isTTY);
+  // From here on every way out is an abort (exits.ts); interactive mode reads its own Ctrl+C.
+  const exits = watchExits({ stdout: io.stdout, ...(mode === "interactive" && !listing && { signals: ["SIGTERM", "SIGHUP"] }) });
+  try {
+    return exits.finish(await runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }));
+  } finally {
+    exits.dispose();
+  }
+}
+
+interface WatchedRun {
+  argv: readonly string[];
+  firstPass: CliArgs;
+  io: CliIO;
+  exits: ExitWatcher;
+  listing: boolean;
+  isTTY: boolean;
+  mode: Mode;
+}
+
+async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: WatchedRun): Promise<number> {
   const fail = (message: string) => {
     io.stderr.write(`${usageError(message).error}\n`);
     return EXIT.usage;
   };
-  const listing = firstPass.command === "extensions";
-  const isTTY = io.stdin.isTTY === true && io.stdout.isTTY === true;
-  const mode: Mode = resolveMode(firstPass, isTTY);
-
   const cwd = resolve(io.cwd, firstPass.cwd ?? ".");
   if (!isDirectory(cwd)) return fail(`--cwd ${firstPass.cwd}: no such folder.`);
   // The workspace's settings are read once it is trusted (trust.ts); until then, the global ones.
@@ -150,7 +170,9 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     ...second.args,
     model: second.args.model ?? settings.model,
     baseUrl: second.args.baseUrl ?? settings.baseUrl,
-    strictExtensions: second.args.strictExtensions || settings.strictExtensions === true,
+    strictExtensions: second.args.strictExtensions || (!second.args.allowFailedExtensions && settings.strictExtensions === true),
+    allowFailedExtensions: second.args.allowFailedExtensions || (!second.args.strictExtensions && settings.allowFailedExtensions === true),
+    toolTimeoutMs: second.args.toolTimeoutMs ?? (settings.toolTimeout !== undefined ? settings.toolTimeout * 1000 : undefined),
   };
   if (!judgedEarly) {
     prompt = await promptOf(args);
@@ -208,10 +230,12 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     await shutdown();
     return fail(model);
   }
-  for (const line of [...sandboxWarnings(sandboxState), ...describeFailures(loaded.failures)]) io.stderr.write(`${line}\n`);
-  if (loaded.failures.length > 0 && args.strictExtensions) {
+  const loadErrors = describeFailures(loaded.failures);
+  for (const line of [...sandboxWarnings(sandboxState), ...loadErrors]) io.stderr.write(`${line}\n`);
+  const failedExtensions = failedExtensionsVerdict(loaded.failures.length, args, mode);
+  if (failedExtensions !== undefined) io.stderr.write(`${failedExtensions.line}\n`);
+  if (failedExtensions?.fatal) {
     await shutdown();
-    io.stderr.write("mypi: --strict-extensions: fix the extensions above or drop the flag.\n");
     return EXIT.usage;
   }
 
@@ -228,6 +252,7 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
     expandPrompt: (text) => resources.expand(text),
     ...(allowedTools && { activeTools: allowedTools }),
     ...(args.maxTurns !== undefined && { maxTurns: args.maxTurns }),
+    ...(args.toolTimeoutMs !== undefined && { toolTimeoutMs: args.toolTimeoutMs }),
     ...(model.id.startsWith("openai:") && { compaction: compactionOf(settings, io.env) }),
   };
   const host = buildHost(loaded, session, hostOptions);
@@ -259,20 +284,49 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
           prompt: prompt!,
           json: mode === "json",
           maxTurns: args.maxTurns ?? 50,
+          exits,
           runCommand: (name, commandArgs, signal) => hostSession.runCommand(name, commandArgs, signal),
         });
-      case "rpc":
+      case "rpc": {
+        // Extensions that failed to load: told once as a notification, and in every get_state.
+        const extensionErrors = loaded.failures.map((f, i) => ({ extension: f.name, error: loadErrors[i]! }));
+        for (const line of loadErrors) rpcUI!.notify(line, "error");
         // The session's getters (agent, host) stay live: a new session replaces the agent.
-        return await runRpcMode(Object.assign(Object.create(hostSession) as typeof hostSession, { ui: rpcUI! }), { stdin: io.stdin, stdout: io.stdout });
+        const target = Object.assign(Object.create(hostSession) as typeof hostSession, {
+          ui: rpcUI!,
+          state: () => ({ ...hostSession.state(), extensionErrors }),
+        });
+        return await runRpcMode(target, { stdin: io.stdin, stdout: io.stdout, stop: exits.signal });
+      }
       case "interactive":
         return await runInteractive(hostSession, io, {
           ...(prompt !== undefined && { initialPrompt: prompt }),
+          status: loadErrors,
+          stop: exits.signal,
           banner: [`mypi · ${model.id} · ${cwd} · /help for commands · Ctrl+C aborts, twice exits`, ...(sandboxState.enabled ? [describeSandboxReport(sandboxState)] : [])],
         });
     }
   } finally {
     await hostSession.host.shutdown();
   }
+}
+
+/**
+ * What becomes of a run when extensions failed to load. A policy or redaction extension that is
+ * missing must never go unnoticed: print and JSON runs stop before any model call (exit 2), as
+ * every mode does with `--strict-extensions`, unless `--allow-failed-extensions` says to go on;
+ * RPC and interactive runs go on and show the failures (a notification and `get_state`; a status
+ * line). `undefined`: nothing failed.
+ */
+function failedExtensionsVerdict(failures: number, args: CliArgs, mode: Mode): { fatal: boolean; line: string } | undefined {
+  if (failures === 0) return undefined;
+  const them = failures === 1 ? "the extension above" : `the ${failures} extensions above`;
+  if (args.strictExtensions) return { fatal: true, line: `mypi: --strict-extensions: fix ${them} or drop the flag.` };
+  if (args.allowFailedExtensions) return { fatal: false, line: `mypi: warning: running without ${them} (--allow-failed-extensions).` };
+  if (mode === "print" || mode === "json") {
+    return { fatal: true, line: `mypi: not running without ${them}: fix ${failures === 1 ? "it" : "them"}, or pass --allow-failed-extensions to run anyway.` };
+  }
+  return { fatal: false, line: `mypi: warning: running without ${them}.` };
 }
 
 function settingsError(error: string): string {

@@ -33,8 +33,12 @@ const SettingsSchema = z.looseObject({
   model: z.string().min(1).optional(),
   /** `--base-url`: an OpenAI-compatible server. */
   baseUrl: z.string().min(1).optional(),
-  /** `--strict-extensions`: an extension that fails to load stops the run. */
+  /** `--strict-extensions`: an extension that fails to load stops the run, in every mode. */
   strictExtensions: z.boolean().optional(),
+  /** `--allow-failed-extensions`: run without an extension that failed to load, print and JSON modes too. */
+  allowFailedExtensions: z.boolean().optional(),
+  /** `--tool-timeout`: seconds before a call of a tool that sets no timeout is stopped (0: never; default 600). */
+  toolTimeout: z.number().nonnegative().optional(),
   /** Automatic compaction (docs/sessions.md). */
   compaction: z
     .looseObject({

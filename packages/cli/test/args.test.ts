@@ -22,6 +22,7 @@ describe("parseArgs", () => {
       "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief",
       "--sandbox", "--sandbox-write", "out", "--sandbox-write=~/cache", "--sandbox-network", "hello", "there",
       "--append-system-prompt", "one", "--append-system-prompt=two", "--tools", "read, grep", "--no-context-files",
+      "--tool-timeout", "90",
     ]);
     expect(args).toEqual({
       command: "run",
@@ -34,10 +35,12 @@ describe("parseArgs", () => {
       noExtensions: true,
       noBuiltinTools: true,
       strictExtensions: true,
+      allowFailedExtensions: false,
       cwd: "/w",
       continue: false,
       noSession: true,
       maxTurns: 3,
+      toolTimeoutMs: 90_000,
       systemPrompt: "be brief",
       appendSystemPrompt: ["one", "two"],
       tools: ["read", "grep"],
@@ -49,6 +52,20 @@ describe("parseArgs", () => {
       extensionFlags: {},
       unknownFlags: [],
     });
+  });
+
+  it("takes --tool-timeout in seconds (0: no default timeout) and refuses anything but a plain number", () => {
+    expect(ok(["--tool-timeout", "0.5"]).toolTimeoutMs).toBe(500);
+    expect(ok(["--tool-timeout=0"]).toolTimeoutMs).toBe(0);
+    expect(ok([]).toolTimeoutMs).toBeUndefined();
+    for (const bad of ["-1", "1e3", "ten", ""]) {
+      expect(fail(["--tool-timeout", bad])).toBe(`mypi: --tool-timeout takes seconds, a number ≥ 0 (0: no default timeout; got "${bad}").`);
+    }
+  });
+
+  it("takes --allow-failed-extensions or --strict-extensions, not both", () => {
+    expect(ok(["--allow-failed-extensions"]).allowFailedExtensions).toBe(true);
+    expect(fail(["--strict-extensions", "--allow-failed-extensions"])).toBe("mypi: choose one of --strict-extensions and --allow-failed-extensions.");
   });
 
   it("takes --sandbox or --no-sandbox, not both, and leaves the choice to the settings without either", () => {
@@ -158,7 +175,7 @@ describe("HELP", () => {
   it("mentions every option the parser accepts, and examples", () => {
     for (const flag of [
       "--mode", "-p", "--model", "--base-url", "--extension", "--no-extensions", "--no-builtin-tools",
-      "--strict-extensions", "--cwd", "--session", "--continue", "--no-session", "--max-turns",
+      "--strict-extensions", "--allow-failed-extensions", "--tool-timeout", "--cwd", "--session", "--continue", "--no-session", "--max-turns",
       "--system-prompt", "--append-system-prompt", "--tools", "--no-tools", "--no-context-files", "--help", "--version", "extensions [--json]", "demo",
     ]) {
       expect(HELP).toContain(flag);

@@ -9,12 +9,12 @@ import { Agent, createScriptedModel, type ModelRequest, type StreamEvent } from 
 import type { ExtensionUI } from "@mypi/extension-api";
 import type { HostSession } from "../src/host-session.ts";
 import type { CliIO } from "../src/main.ts";
-import { runInteractive } from "../src/modes/interactive.ts";
+import { runInteractive, type InteractiveOptions } from "../src/modes/interactive.ts";
 import { visibleWidth } from "../src/render/screen.ts";
 
-function setup(options: { columns?: number; rows?: number } = {}) {
+function setup(options: { columns?: number; rows?: number; turns?: unknown[]; interactive?: InteractiveOptions } = {}) {
   const requests: ModelRequest[] = [];
-  const agent = new Agent({ model: createScriptedModel({ turns: [{ text: "ok" }] } as never, { onRequest: (r) => requests.push(r) }) });
+  const agent = new Agent({ model: createScriptedModel({ turns: options.turns ?? [{ text: "ok" }] } as never, { onRequest: (r) => requests.push(r) }) });
   let gotUI!: (ui: ExtensionUI) => void;
   const uiSet = new Promise<ExtensionUI>((resolve) => (gotUI = resolve));
   const session: Partial<HostSession> = {
@@ -39,7 +39,7 @@ function setup(options: { columns?: number; rows?: number } = {}) {
   );
   const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => {} });
   const io: CliIO = { stdin, stdout, stderr: new PassThrough(), env: { NO_COLOR: "1" }, cwd: "/" };
-  const exit = runInteractive(session as HostSession, io);
+  const exit = runInteractive(session as HostSession, io, options.interactive);
   return {
     agent,
     requests,
@@ -55,6 +55,33 @@ function setup(options: { columns?: number; rows?: number } = {}) {
 }
 
 describe("interactive mode", () => {
+  it("puts a line typed for a run that was then aborted back into the editor, never sending it", async () => {
+    const t = setup({ turns: [{ text: "never", delayMs: 600_000 }, { text: "ok" }] });
+    await t.ui();
+    const started = new Promise<void>((resolve) => t.agent.subscribe((e) => e.type === "turn_start" && resolve()));
+    t.type("first\r");
+    await started;
+    t.type("and also this\r"); // steers the run in progress
+    await t.seen((all) => all.includes("steering: and also this"));
+    const ended = new Promise<void>((resolve) => t.agent.subscribe((e) => e.type === "agent_end" && resolve()));
+    t.type("\x03");
+    await ended;
+    await t.seen((all) => all.endsWith("> and also this"));
+    expect(t.agent.pendingMessageCount).toBe(0);
+    t.type("\x03\x03\x03"); // clears the line, arms, exits
+    expect(await t.exit).toBe(130);
+    expect(t.requests).toHaveLength(1);
+  });
+
+  it("shows the status lines (extensions that failed to load) above the input line, and exits when told to stop", async () => {
+    const stop = new AbortController();
+    const t = setup({ interactive: { status: ["mypi: extension bad failed to load: boom"], stop: stop.signal } });
+    await t.ui();
+    await t.seen((all) => all.includes("mypi: extension bad failed to load: boom\r\n> ") || all.includes("mypi: extension bad failed to load: boom\n> "));
+    stop.abort();
+    expect(await t.exit).toBe(130);
+  });
+
   it("sends a bracketed paste of several lines as one prompt, and turns bracketed paste off at the end", async () => {
     const t = setup();
     await t.ui();

@@ -51,7 +51,7 @@ function gateTool() {
   return { tool, release };
 }
 
-function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["tool"][]; requests?: ModelRequest[]; maxLineChars?: number } = {}) {
+function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["tool"][]; requests?: ModelRequest[]; maxLineChars?: number; stop?: AbortSignal } = {}) {
   const out = output();
   const input = new PassThrough();
   const model = createScriptedModel({ turns } as never, { onRequest: (r) => extra.requests?.push(r) });
@@ -100,7 +100,7 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
     fork: async () => ({ cancelled: true }),
     forkMessages: () => [],
   };
-  const done = runRpcMode(target, { stdin: input, stdout: out.stream, maxLineChars: extra.maxLineChars });
+  const done = runRpcMode(target, { stdin: input, stdout: out.stream, maxLineChars: extra.maxLineChars, ...(extra.stop && { stop: extra.stop }) });
   const send = (value: unknown) => input.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`);
   return { ...out, input, send, done, agent, commands };
 }
@@ -108,6 +108,36 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
 const types = (lines: Line[]) => lines.map((l) => (l.type === "response" ? `response:${l.command}` : l.type));
 
 describe("RPC mode", () => {
+  it("a steer and a follow-up sent during a run that is then aborted come back in agent_end as unsent, and never reach the model", async () => {
+    const requests: ModelRequest[] = [];
+    const rpc = setup([{ text: "Much later.", delayMs: 60_000 }, { text: "second" }], { requests });
+    rpc.send({ id: "p", type: "prompt", message: "first" });
+    await rpc.waitFor((l) => l.type === "turn_start");
+    rpc.send({ id: "s", type: "steer", message: "steer me" });
+    rpc.send({ id: "f", type: "prompt", message: "later", streamingBehavior: "followUp" });
+    await rpc.waitFor((l) => l.type === "response" && l.id === "f");
+    rpc.send({ id: "a", type: "abort" });
+    const end = await rpc.waitFor((l) => l.type === "agent_end");
+    expect(end.stopReason).toBe("aborted");
+    expect(end.unsent).toEqual([{ text: "steer me", source: "rpc" }, { text: "later", source: "rpc" }]);
+    rpc.send({ id: "p2", type: "prompt", message: "next" });
+    await rpc.waitFor((l) => l.type === "agent_end" && l.stopReason === "completed");
+    rpc.input.end();
+    expect(await rpc.done).toBe(0);
+    const texts = (r: ModelRequest) => r.messages.flatMap((m) => (m.role === "user" ? (m.content as { text: string }[]).map((b) => b.text) : []));
+    expect(texts(requests.at(-1)!)).toEqual(["first", "next"]);
+  });
+
+  it("stop (a signal reached mypi) aborts the run in progress, stops reading input and returns once the run ended", async () => {
+    const stop = new AbortController();
+    const rpc = setup([{ text: "Much later.", delayMs: 60_000 }], { stop: stop.signal });
+    rpc.send({ id: "p", type: "prompt", message: "hi" });
+    await rpc.waitFor((l) => l.type === "turn_start");
+    stop.abort(new DOMException("Terminated (SIGTERM)", "AbortError"));
+    expect(await rpc.done).toBe(0); // input never ended: the stop alone ended the mode
+    expect(rpc.lines.filter((l) => l.type === "agent_end").map((l) => l.stopReason)).toEqual(["aborted"]);
+  });
+
   it("answers prompt at once, then streams the run's events, then exits 0 at end of input", async () => {
     const rpc = setup([{ text: "Hi there." }]);
     rpc.send({ id: "1", type: "prompt", message: "hello" });

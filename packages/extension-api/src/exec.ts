@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { toolEnvironment } from "@mypi/kernel";
+import { toolEnvironment, trackProcessGroup } from "@mypi/kernel";
 import type { Readable } from "node:stream";
 import type { ExecOptions, ExecResult } from "./types.ts";
 
@@ -32,6 +32,8 @@ export function exec(command: string, args: readonly string[], options: ExecOpti
       detached: ownGroup,
       shell: false,
     });
+    // Killed at the process's exit while the call is in progress (the CLI's exit watcher).
+    const untrack = ownGroup && child.pid !== undefined ? trackProcessGroup(child.pid) : () => {};
     const stdout = collect(child.stdout);
     const stderr = collect(child.stderr);
     const kill = () => {
@@ -49,6 +51,7 @@ export function exec(command: string, args: readonly string[], options: ExecOpti
     const finish = (code: number, problem?: string) => {
       if (settled) return;
       settled = true;
+      untrack();
       clearTimeout(timer);
       clearTimeout(afterExit);
       options.signal?.removeEventListener("abort", kill);

@@ -56,6 +56,8 @@ export interface ExtensionHostOptions {
   maxTurns?: number;
   maxParallel?: number;
   abortGraceMs?: number;
+  /** The timeout of a tool call whose tool sets none; default the Agent's (ten minutes). */
+  toolTimeoutMs?: number;
   /** Automatic compaction; `session_before_compact` handlers are its `beforeCompact`. */
   compaction?: Omit<CompactionSettings, "beforeCompact">;
   /**
@@ -190,6 +192,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     ...(options.maxTurns !== undefined && { maxTurns: options.maxTurns }),
     ...(options.maxParallel !== undefined && { maxParallel: options.maxParallel }),
     ...(options.abortGraceMs !== undefined && { abortGraceMs: options.abortGraceMs }),
+    ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),
     ...(options.compaction && { compaction: compaction() }),
     onCompaction: published,
     ...(options.onListenerError && { onListenerError: options.onListenerError }),

@@ -235,7 +235,16 @@ export interface AgentEndEvent extends Stamped {
   reason?: string;
   /** Who blocked or handled the prompt (the `by` of the `input` slot's decision: an extension's name), when known. */
   by?: string;
+  /**
+   * Steering and follow-up messages still queued when the run was aborted, in the order they
+   * were queued (steering first): dropped from the queue, never sent to the model — the user
+   * stopped the run they were meant for. Present only on an `aborted` end with such messages.
+   */
+  unsent?: readonly QueuedMessage[];
 }
+
+/** A queued steering or follow-up message: text as it was given (it passes the `input` slot when delivered), or a ready message. */
+export type QueuedMessage = { text: string; images?: ImageContent[]; source: InputSource } | Message;
 export interface TurnStartEvent extends Stamped {
   type: "turn_start";
   turnIndex: number;

@@ -17,7 +17,7 @@
  * extension (`pi.sendUserMessage`, `pi.sendMessage` with `triggerTurn`) or a follow-up. It is
  * read from `session.agent` each time, because `newSession` replaces the agent.
  */
-import type { StreamEvent } from "@mypi/kernel";
+import type { AgentEndEvent, StreamEvent } from "@mypi/kernel";
 import type { DialogOptions, ExtensionUI } from "@mypi/extension-api";
 import type { HostSession } from "../host-session.ts";
 import type { CliIO } from "../main.ts";
@@ -30,6 +30,10 @@ export interface InteractiveOptions {
   initialPrompt?: string;
   /** Lines shown once at the top (load failures, the banner). */
   banner?: string[];
+  /** Shown above the input line for the whole session (extensions that failed to load). */
+  status?: string[];
+  /** Aborted when the process must end (SIGTERM, SIGHUP: `exits.ts`): exit as `/quit` does. */
+  stop?: AbortSignal;
 }
 
 const SPINNER_MS = 80;
@@ -44,6 +48,7 @@ interface Question {
 
 export async function runInteractive(session: HostSession, io: CliIO, options: InteractiveOptions = {}): Promise<number> {
   const style: Style = io.env.NO_COLOR ? PLAIN : COLOR;
+  const status = (options.status ?? []).map((line) => style.yellow(printable(line)));
   const screen = new Screen(io.stdout);
 
   let render: RenderState = initialRenderState;
@@ -71,8 +76,8 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const refresh = () => {
     const tools = liveLines(render, { frame, now: Date.now(), style });
     // The live block must fit on the screen, or the redraw cannot move up to its top.
-    const rowsFree = Math.max(1, (io.stdout.rows ?? 24) - tools.length - 1);
-    screen.setLive([...tools, inputLine(rowsFree)]);
+    const rowsFree = Math.max(1, (io.stdout.rows ?? 24) - tools.length - status.length - 1);
+    screen.setLive([...tools, ...status, inputLine(rowsFree)]);
     const spinning = render.running.length > 0;
     if (spinning && !ticker) {
       ticker = setInterval(() => {
@@ -96,6 +101,12 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     const step = renderEvent(render, event, style);
     render = step.state;
     screen.commit(step.commit);
+    // Lines typed for a run that was then aborted were not sent: they go back into the editor.
+    const unsent = event.type === "agent_end" ? unsentText(event as AgentEndEvent) : "";
+    if (unsent !== "") {
+      editor = { ...editor, buffer: editor.buffer === "" ? unsent : `${unsent}\n${editor.buffer}` };
+      armed = false; // the next Ctrl+C clears the line first, as for typed text
+    }
     refresh();
   };
   const unsubscribe = session.subscribe(onEvent);
@@ -300,6 +311,8 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   io.stdin.on("data", onData);
   io.stdin.resume?.();
   process.on("SIGINT", onSigint);
+  const onStop = () => void exit(130);
+  options.stop?.addEventListener("abort", onStop, { once: true });
 
   for (const line of options.banner ?? []) screen.commit(`${line}\n`);
   refresh();
@@ -308,6 +321,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const code = await finished;
   if (ticker) clearInterval(ticker);
   process.off("SIGINT", onSigint);
+  options.stop?.removeEventListener("abort", onStop);
   io.stdin.off("data", onData);
   io.stdin.setRawMode?.(false);
   io.stdin.pause?.();
@@ -316,6 +330,11 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   unsubscribe();
   session.setUI(undefined);
   return code;
+}
+
+/** The text of the messages an aborted run did not send (its `unsent`), one per line. */
+function unsentText(end: AgentEndEvent): string {
+  return (end.unsent ?? []).flatMap((m) => ("text" in m && typeof m.text === "string" ? [m.text] : [])).join("\n");
 }
 
 /** The end of `text` that fits in `columns`, after a "…" when the start is cut. */

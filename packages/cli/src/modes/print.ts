@@ -5,14 +5,16 @@
  * handler, how the run ended when it did not complete) go to stderr, one line each, so stdout
  * stays clean for pipes.
  *
- * Ctrl+C (SIGINT) aborts the run — the run still ends with its `agent_end` and the session stays
- * coherent — and a second one exits at once. The same holds for `/name args`: see `onSigint`.
- * Exit codes follow `exitCodeFor`.
+ * Ctrl+C (SIGINT), SIGTERM, SIGHUP and a closed stdout abort the run — the run still ends with
+ * its `agent_end` and the session stays coherent — and a second signal exits at once. The same
+ * holds for `/name args`: see `onInterrupt`. Exit codes follow `exitCodeFor`; `run.ts` replaces
+ * them with the signal's (`exits.ts`).
  */
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, AgentEndEvent } from "@mypi/kernel";
 import { exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
+import type { ExitWatcher } from "../exits.ts";
 import { eventLine } from "../rpc/jsonl.ts";
 
 export interface OneShotOptions {
@@ -21,6 +23,8 @@ export interface OneShotOptions {
   json: boolean;
   /** Extra text for the stderr line of a `max_turns` stop. */
   maxTurns: number;
+  /** The process's ways out (`exits.ts`): each aborts the one-shot. */
+  exits: ExitWatcher;
   /** Runs an extension command for a `/name args` prompt; `{ran:false}` sends the text to the model. */
   runCommand?: (name: string, args: string, signal: AbortSignal) => Promise<{ ran: boolean; error?: string }>;
 }
@@ -34,7 +38,7 @@ interface OneShot {
 }
 
 export async function runOneShot(agent: Agent, io: CliIO, options: OneShotOptions): Promise<number> {
-  const run: OneShot = { agent, io, options, interrupt: onSigint(agent, io) };
+  const run: OneShot = { agent, io, options, interrupt: onInterrupt(agent, io, options.exits) };
   try {
     const slash = options.runCommand && parseSlashCommand(options.prompt);
     if (slash) {
@@ -48,41 +52,42 @@ export async function runOneShot(agent: Agent, io: CliIO, options: OneShotOption
 }
 
 interface Interrupt {
-  /** Ctrl+C was pressed once (a second press has already exited). */
+  /** A way out was taken (Ctrl+C, a signal, stdout closed); a second signal has already exited. */
   readonly interrupted: boolean;
-  /** A command's `ctx.signal`: aborted by the first Ctrl+C. */
+  /** A command's `ctx.signal`: aborted by the first one. */
   readonly signal: AbortSignal;
   dispose(): void;
 }
 
 /**
- * Ctrl+C for the whole one-shot, installed once around the prompt or the command. The first
- * SIGINT aborts the run in progress, which still ends with its `agent_end`, and the command's
- * `ctx.signal`; the command is let finish — it may be cleaning up — but every run it starts from
- * then on is aborted as it starts: the user asked for the work to stop. A second SIGINT exits at
- * once (130).
+ * The exit watcher's first cause (Ctrl+C, SIGTERM, SIGHUP, stdout closed; `exits.ts`) for the
+ * whole one-shot, installed once around the prompt or the command: it aborts the run in
+ * progress, which still ends with its `agent_end`, and the command's `ctx.signal`; the command
+ * is let finish — it may be cleaning up — but every run it starts from then on is aborted as it
+ * starts: the user asked for the work to stop. A second signal exits at once (the watcher kills
+ * the tools' processes first).
  */
-function onSigint(agent: Agent, io: CliIO): Interrupt {
-  let interrupts = 0;
+function onInterrupt(agent: Agent, io: CliIO, exits: ExitWatcher): Interrupt {
   const command = new AbortController();
-  const handler = () => {
-    interrupts++;
-    if (interrupts > 1) process.exit(130);
-    command.abort(new DOMException("Interrupted by the user (Ctrl+C)", "AbortError"));
+  const interrupt = () => {
+    command.abort(exits.signal.reason);
     if (agent.isRunning) agent.abort();
-    else io.stderr.write("mypi: interrupted; waiting for the command to stop. Press Ctrl+C again to quit at once.\n");
+    else if (exits.cause === "SIGINT") io.stderr.write("mypi: interrupted; waiting for the command to stop. Press Ctrl+C again to quit at once.\n");
+    else io.stderr.write(`mypi: ${String((exits.signal.reason as Error).message)}; waiting for the command to stop.\n`);
   };
   const unsubscribe = agent.subscribe((event) => {
-    if (interrupts > 0 && event.type === "agent_start") agent.abort();
+    if (exits.signal.aborted && event.type === "agent_start") agent.abort();
   });
-  process.on("SIGINT", handler);
+  // A signal that came while mypi was still loading: the prompt's run is aborted as it starts.
+  if (exits.signal.aborted) command.abort(exits.signal.reason);
+  else exits.signal.addEventListener("abort", interrupt, { once: true });
   return {
     get interrupted() {
-      return interrupts > 0;
+      return exits.signal.aborted;
     },
     signal: command.signal,
     dispose() {
-      process.off("SIGINT", handler);
+      exits.signal.removeEventListener("abort", interrupt);
       unsubscribe();
     },
   };

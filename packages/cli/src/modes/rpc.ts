@@ -24,6 +24,12 @@ export interface RpcIO {
   stdout: NodeJS.WritableStream;
   /** The longest command line accepted, in characters (default `MAX_LINE_CHARS`, 64 Mi). */
   maxLineChars?: number;
+  /**
+   * The process is on its way out (a signal, stdout closed: `exits.ts`): the run in progress and
+   * the extension commands are aborted as by `abort`, input is no longer read, and the mode
+   * returns once the run has ended.
+   */
+  stop?: AbortSignal;
 }
 
 type Command = { id?: unknown; type: string; [key: string]: unknown };
@@ -57,6 +63,17 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   let aborts = 0;
   const sentAfter = new WeakMap<Command, number>();
   const abortedSince = (c: Command) => aborts > (sentAfter.get(c) ?? aborts);
+
+  const abortAll = (reason: unknown) => {
+    for (const stop of commands) stop.abort(reason);
+    target.agent.abort();
+  };
+  const onStop = () => {
+    aborts++; // a command still queued is stopped as it starts
+    abortAll(io.stop!.reason);
+  };
+  if (io.stop?.aborted) onStop();
+  else io.stop?.addEventListener("abort", onStop, { once: true });
 
   /** A handler resolves to the response's `data`, or calls `reply` itself to answer before it is done. */
   const handlers: Record<string, (c: Command, reply: (data?: unknown) => void) => Promise<unknown> | unknown> = {
@@ -96,10 +113,7 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
     },
     steer: (c) => void target.agent.steer(requireString(c, "message"), { source: "rpc" }),
     follow_up: (c) => void target.agent.followUp(requireString(c, "message"), { source: "rpc" }),
-    abort: () => {
-      for (const stop of commands) stop.abort(new DOMException("Aborted by the client", "AbortError"));
-      target.agent.abort();
-    },
+    abort: () => abortAll(new DOMException("Aborted by the client", "AbortError")),
     get_state: () => target.state(),
     get_messages: () => ({ messages: target.agent.messages as readonly Message[] }),
     get_commands: () => ({ commands: target.commands() }),
@@ -182,11 +196,12 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
       sentAfter.set(command, aborts);
       queue = queue.then(() => handle(command));
     }
-  }, { maxLineChars: io.maxLineChars });
+  }, { maxLineChars: io.maxLineChars, ...(io.stop && { signal: io.stop }) });
   // End of input: nobody can answer a dialog any more; finish what was sent and the run in progress.
   target.ui.close();
   await queue;
   while (runs.size > 0) await Promise.all([...runs]);
+  io.stop?.removeEventListener("abort", onStop);
   unsubscribe();
   return 0;
 }

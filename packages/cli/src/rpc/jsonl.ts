@@ -81,18 +81,38 @@ function stripCr(line: string): string {
 /**
  * Read `input` line by line. `onLine` is called in order for every line (blank lines included;
  * the caller decides), with a `LineTooLong` for a line past the limit; the promise resolves at
- * end of input after the last line was handed over.
+ * end of input after the last line was handed over, or as soon as `signal` aborts.
  */
-export function readJsonlLines(input: NodeJS.ReadableStream, onLine: (line: JsonlRecord) => void, options: { maxLineChars?: number } = {}): Promise<void> {
+export function readJsonlLines(
+  input: NodeJS.ReadableStream,
+  onLine: (line: JsonlRecord) => void,
+  options: { maxLineChars?: number; signal?: AbortSignal } = {},
+): Promise<void> {
   const splitter = createJsonlSplitter(options);
   return new Promise((resolve, reject) => {
-    input.on("data", (chunk: Buffer | string) => {
+    const onData = (chunk: Buffer | string) => {
       for (const line of splitter.push(chunk)) onLine(line);
-    });
-    input.on("end", () => {
+    };
+    const stop = () => {
+      input.off("data", onData);
+      input.off("end", onEnd);
+      input.off("error", reject);
+      options.signal?.removeEventListener("abort", onAbort);
+    };
+    const onEnd = () => {
+      stop();
       for (const line of splitter.end()) onLine(line);
       resolve();
-    });
+    };
+    // Aborted: reading stops here, as at the end of input; an unfinished line is dropped.
+    const onAbort = () => {
+      stop();
+      resolve();
+    };
+    if (options.signal?.aborted) return onAbort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    input.on("data", onData);
+    input.on("end", onEnd);
     input.on("error", reject);
   });
 }

@@ -11,7 +11,7 @@ import {
   type CompactionSettings,
   type SessionManager,
 } from "../session/index.ts";
-import { ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
+import { DEFAULT_TOOL_TIMEOUT_MS, ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
 import type {
   AgentEndEvent,
   AgentStopReason,
@@ -48,6 +48,11 @@ export interface AgentOptions {
   maxParallel?: number;
   /** How long an aborted tool may still return its result; default 2000. */
   abortGraceMs?: number;
+  /**
+   * The timeout of a tool call whose tool sets none (`timeoutMs`, `callTimeoutMs`); default
+   * `DEFAULT_TOOL_TIMEOUT_MS` (ten minutes). Zero or Infinity: no default timeout.
+   */
+  toolTimeoutMs?: number;
   /** The tools' workspace; default `process.cwd()`. */
   cwd?: string;
   /** Automatic compaction before model calls (needs a context window). */
@@ -263,6 +268,7 @@ export class Agent {
       maxParallel: this.#options.maxParallel ?? 8,
       cwd: this.#options.cwd ?? process.cwd(),
       abortGraceMs: this.#options.abortGraceMs ?? 2000,
+      toolTimeoutMs: this.#options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
       workerPool: (this.#pool ??= new ToolWorkerPool()),
       modelView: this.#view,
     };
@@ -358,6 +364,12 @@ export class Agent {
     let end = active.end!;
     if (active.sessionError !== undefined) {
       end = Object.freeze({ ...end, stopReason: "error", error: active.sessionError });
+    }
+    // What was queued for an aborted run would reach the model after the next prompt, which the
+    // user did not write it for: it is handed back instead.
+    if (end.stopReason === "aborted" && this.pendingMessageCount > 0) {
+      const unsent = deepFreeze([...this.#take("steering"), ...this.#take("followUps")]);
+      end = Object.freeze({ ...end, unsent });
     }
     const beforeAgentEnd = this.#options.beforeAgentEnd;
     if (!beforeAgentEnd) return this.#end(active, end);

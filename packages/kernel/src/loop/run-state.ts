@@ -53,6 +53,7 @@ export class Run {
   readonly maxTurns: number;
   readonly maxParallel: number;
   readonly abortGraceMs: number;
+  readonly toolTimeoutMs: number | undefined;
   readonly workerPool: ToolWorkerPool | undefined;
   readonly takeSteering: () => LoopPrompt[];
   readonly takeFollowUps: () => LoopPrompt[];
@@ -96,6 +97,7 @@ export class Run {
     this.maxTurns = Math.max(1, options.maxTurns ?? 50);
     this.maxParallel = Math.max(1, options.maxParallel ?? 8);
     this.abortGraceMs = options.abortGraceMs ?? 2000;
+    this.toolTimeoutMs = options.toolTimeoutMs;
     this.workerPool = options.workerPool;
     this.takeSteering = options.getSteeringMessages ?? NO_MESSAGES;
     this.takeFollowUps = options.getFollowUpMessages ?? NO_MESSAGES;

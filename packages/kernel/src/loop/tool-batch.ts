@@ -28,7 +28,7 @@ import { runTool } from "../tools/execute.ts";
 import type { AssistantMessage, Slots, Tool, ToolCall, ToolResult, ToolResultMessage } from "../types.ts";
 import { deepCopy, deepFreeze, frozenCopy } from "./freeze.ts";
 import { describeError, type Run } from "./run-state.ts";
-import { callSlot } from "./slots.ts";
+import { callSlot, callSlotThroughAbort } from "./slots.ts";
 
 export interface BatchOutcome {
   /** The result messages, in source order. */
@@ -296,6 +296,7 @@ class Batch {
       cwd: run.cwd,
       abortGraceMs: run.abortGraceMs,
       workerPool: run.workerPool,
+      defaultTimeoutMs: run.toolTimeoutMs,
       onUpdate: (partialResult) => {
         if (entry.final !== undefined) return;
         run.emit({
@@ -322,7 +323,8 @@ class Batch {
 
   async #askToolResult(entry: CallEntry, raw: ExecutedToolResult, slot: NonNullable<Slots["tool_result"]>): Promise<void> {
     const { call } = entry;
-    const outcome = await callSlot(this.#run, slot, {
+    // Vetted after an abort too, within the abort grace: what an aborted call returned is kept.
+    const outcome = await callSlotThroughAbort(this.#run, slot, {
       toolCallId: call.id,
       toolName: call.name,
       input: entry.input,
@@ -330,7 +332,7 @@ class Batch {
       details: raw.details,
       isError: raw.isError,
     });
-    // After an abort the slot cannot vet the result, and an unvetted result must not leak.
+    // The abort grace ran out before the slot answered: an unvetted result must not leak.
     if (outcome.kind === "aborted") return this.#settle(entry, interrupted());
     if (outcome.kind === "threw") {
       return this.#settle(entry, errorResult(`Tool result withheld: the tool_result check failed (${describeError(outcome.error)}).`));

@@ -3,11 +3,11 @@
  * Contract: DESIGN §2.4 and §6 "Runs"; seams: docs/internals.md (loop/).
  */
 import type { ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
-import type { ImageContent, InputSource, Message, ModelClient, Slots, StreamEvent, Tool } from "../types.ts";
+import type { Message, ModelClient, QueuedMessage, Slots, StreamEvent, Tool } from "../types.ts";
 import type { ModelView } from "./model-view.ts";
 
 /** A prompt as text (goes through the `input` slot) or as a ready message (does not). */
-export type LoopPrompt = { text: string; images?: ImageContent[]; source: InputSource } | Message;
+export type LoopPrompt = QueuedMessage;
 
 /** What `beforeModelCall` may hand back: a replacement history (compaction) and events to yield. */
 export interface BeforeModelCallResult {
@@ -49,6 +49,8 @@ export interface AgentLoopOptions {
   cwd?: string;
   /** How long an aborted tool may still return its result; default 2000. */
   abortGraceMs?: number;
+  /** The timeout of a tool call whose tool sets none; default none here (the Agent sets ten minutes). Zero or Infinity: none. */
+  toolTimeoutMs?: number;
   /** Required for tools declared with `worker`. */
   workerPool?: ToolWorkerPool;
   /**

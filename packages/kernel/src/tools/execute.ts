@@ -18,7 +18,15 @@ export interface ExecuteToolOptions {
   abortGraceMs: number;
   /** Required for tools with `worker`. */
   workerPool?: ToolWorkerPool;
+  /**
+   * The timeout of a tool that sets none (no `timeoutMs`, no `callTimeoutMs` answer); zero,
+   * Infinity or absent: none. The Agent passes `DEFAULT_TOOL_TIMEOUT_MS` unless told otherwise.
+   */
+  defaultTimeoutMs?: number;
 }
+
+/** Ten minutes: the Agent's timeout for a tool that sets none, so a call that never settles cannot hang a run. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 600_000;
 
 export type ExecutedToolResult = ToolResult & { isError: boolean };
 
@@ -46,7 +54,7 @@ export function runTool(tool: Tool, args: Record<string, unknown>, options: Exec
   }
   let timeoutMs: number | undefined;
   try {
-    timeoutMs = callTimeout(tool, args);
+    timeoutMs = callTimeout(tool, args, options.defaultTimeoutMs);
   } catch (error) {
     return thrown(error, tool.name);
   }
@@ -117,7 +125,9 @@ function supervise(
       controller?.abort(options.signal.reason);
       graceTimer = setTimeout(() => finish(errorResult(INTERRUPTED_TEXT)), timerDelay(options.abortGraceMs));
     };
-    const stopWatching = whenAborted(options.signal, onAbort);
+    // The tool may have aborted the run itself, inside `execute`: the abort event is past, so
+    // a listener would wait for ever; the grace period starts now instead.
+    const stopWatching = options.signal.aborted ? (onAbort(), noWatch) : whenAborted(options.signal, onAbort);
     if (timeoutMs !== undefined) {
       const ms = timeoutMs;
       timeoutTimer = setTimeout(() => {
@@ -133,6 +143,8 @@ function supervise(
     );
   });
 }
+
+function noWatch(): void {}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
@@ -163,12 +175,13 @@ function whenAborted(signal: AbortSignal, callback: () => void): () => void {
 /**
  * The call's timeout in ms, or `undefined` for none: the per-call override when the tool has one
  * and it answers with a number (not NaN: a botched computation keeps the tool's own timeout),
- * else the tool's `timeoutMs`. Zero or less, and Infinity, mean none. A finite timeout longer
- * than a timer can wait is clamped to MAX_TIMER_DELAY_MS, so it cannot fire at once.
+ * else the tool's `timeoutMs`, else (the tool sets none) the run's default. Zero or less, and
+ * Infinity, mean none: a tool may opt out of the default that way. A finite timeout longer than
+ * a timer can wait is clamped to MAX_TIMER_DELAY_MS, so it cannot fire at once.
  */
-function callTimeout(tool: Tool, args: Record<string, unknown>): number | undefined {
+function callTimeout(tool: Tool, args: Record<string, unknown>, fallback: number | undefined): number | undefined {
   const perCall = tool.callTimeoutMs?.(args);
-  const ms = typeof perCall === "number" && !Number.isNaN(perCall) ? perCall : tool.timeoutMs;
+  const ms = typeof perCall === "number" && !Number.isNaN(perCall) ? perCall : (tool.timeoutMs ?? fallback);
   if (typeof ms !== "number" || !(ms > 0) || ms === Infinity) return undefined;
   return Math.min(ms, MAX_TIMER_DELAY_MS);
 }

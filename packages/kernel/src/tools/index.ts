@@ -16,7 +16,8 @@ export {
 } from "./define.ts";
 export { ToolRegistry } from "./registry.ts";
 export { validateToolArguments, type ArgumentValidation } from "./validate.ts";
-export { executeTool, type ExecuteToolOptions, type ExecutedToolResult } from "./execute.ts";
+export { DEFAULT_TOOL_TIMEOUT_MS, executeTool, type ExecuteToolOptions, type ExecutedToolResult } from "./execute.ts";
 export { INTERRUPTED_TEXT, errorResult, normalizeToolReturn, unknownToolResult, type ErrorToolResult } from "./result.ts";
 export { ToolWorkerPool, type ToolWorkerPoolOptions, type WorkerTask } from "./worker-pool.ts";
 export { MODEL_KEY_VARIABLES, PASS_ENV_VARIABLE, toolEnvironment, withheldVariables, withholdFromTools } from "./environment.ts";
+export { killProcessGroups, trackProcessGroup, trackedProcessGroups } from "./process-groups.ts";

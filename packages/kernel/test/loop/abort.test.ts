@@ -179,11 +179,11 @@ describe("abort", () => {
     expect(normalize(await collect(stream))).toEqual([ev.agentStart(), ev.agentEnd([], "aborted")]);
   });
 
-  test("after an abort, a pending tool_result slot cannot vet the result, so the result is withheld as interrupted", async () => {
+  test("after an abort, a tool_result slot that does not answer within the abort grace cannot vet the result, so the result is withheld as interrupted", async () => {
     const vetting = gate();
     const agent = agentWith(
       { turns: [{ toolCalls: [{ name: "add", arguments: { a: 40, b: 2 } }] }] },
-      { slots: { tool_result: () => (vetting.open(), new Promise(() => {})) } },
+      { abortGraceMs: 10, slots: { tool_result: () => (vetting.open(), new Promise(() => {})) } },
     );
     const stream = agent.prompt("secret sum");
     await vetting.promise;
