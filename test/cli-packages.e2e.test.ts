@@ -156,6 +156,38 @@ describe("mypi install", { timeout: 90_000 }, () => {
   });
 });
 
+describe("a package's skills and prompt templates", { timeout: 90_000 }, () => {
+  /** A package with only resources: `skills/` and `prompts/` folders, no extension. */
+  function resourcePackage(sandbox: Sandbox, dir: string): string {
+    sandbox.file(join(dir, "package.json"), JSON.stringify({ name: "res-pkg", version: "1.0.0" }));
+    sandbox.file(join(dir, "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: Ship it.\n---\nBody\n");
+    sandbox.file(join(dir, "prompts", "review.md"), "---\ndescription: Review a change\n---\nReview $1\n");
+    return dir;
+  }
+  const commands = async (sandbox: Sandbox, args: string[] = []) => {
+    const r = await sandbox.run(["extensions", "--json", ...args]);
+    return (JSON.parse(r.stdout) as { commands: { name: string; source: string; path: string }[] }).commands.map((c) => [c.name, c.source, c.path]);
+  };
+
+  it("load with the package: listed as commands with their files", async () => {
+    const { sandbox } = sandboxWith();
+    const pkg = resourcePackage(sandbox, join(sandbox.root, "res-pkg"));
+    expect((await sandbox.run(["install", pkg])).code).toBe(0);
+    expect(await commands(sandbox)).toEqual([
+      ["review", "prompt", join(pkg, "prompts", "review.md")],
+      ["skill:deploy", "skill", join(pkg, "skills", "deploy", "SKILL.md")],
+    ]);
+  });
+
+  it("of a workspace package load only once the workspace is trusted", async () => {
+    const { sandbox } = sandboxWith();
+    const pkg = resourcePackage(sandbox, join(sandbox.root, "res-pkg"));
+    expect((await sandbox.run(["install", "--local", pkg])).code).toBe(0);
+    expect(await commands(sandbox)).toEqual([]);
+    expect((await commands(sandbox, ["--trust-project"])).map(([name]) => name)).toEqual(["review", "skill:deploy"]);
+  });
+});
+
 async function sandboxListing(sandbox: Sandbox) {
   const r = await sandbox.run(["extensions", "--json"]);
   return { r, report: JSON.parse(r.stdout) as { failed: { name: string; code: string; message: string }[] } };

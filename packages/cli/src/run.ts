@@ -32,6 +32,7 @@ import { eventLine, toJsonLine } from "./rpc/jsonl.ts";
 import { defaultSystemPrompt } from "./system-prompt.ts";
 import { decideTrust, decideTrustEarly } from "./trust-decide.ts";
 import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
+import type { PackagePath } from "./resources/index.ts";
 import { createHostResources } from "./host-resources.ts";
 
 const DEFAULT_OPENAI_MODEL = "gpt-4.1-mini";
@@ -202,6 +203,10 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
       project: trust?.trusted === true,
       contextFiles: !args.noContextFiles,
       skillCommands: settings.enableSkillCommands !== false,
+      packages: {
+        skills: [...scoped(globalPackages.skills, "user"), ...scoped(projectPackages.skills, "project")],
+        prompts: [...scoped(globalPackages.prompts, "user"), ...scoped(projectPackages.prompts, "project")],
+      },
     },
     ...(args.systemPrompt !== undefined && { systemPrompt: args.systemPrompt }),
     append,
@@ -327,6 +332,11 @@ function failedExtensionsVerdict(failures: number, args: CliArgs, mode: Mode): {
     return { fatal: true, line: `mypi: not running without ${them}: fix ${failures === 1 ? "it" : "them"}, or pass --allow-failed-extensions to run anyway.` };
   }
   return { fatal: false, line: `mypi: warning: running without ${them}.` };
+}
+
+/** A package's skill or prompt paths, tagged with the scope of the settings file that declared them. */
+function scoped(paths: readonly string[], scope: PackagePath["scope"]): PackagePath[] {
+  return paths.map((path) => ({ path, scope }));
 }
 
 function settingsError(error: string): string {

@@ -7,6 +7,7 @@
  *   $MYPI_HOME/{skills,prompts}, ~/.agents/skills;
  *   project: <cwd>/.mypi/{skills,prompts}, .agents/skills from the workspace up to its repository root;
  *   the settings' `skills` / `prompts` paths (global ones against $MYPI_HOME, project ones against <cwd>/.mypi);
+ *   the skills and prompts of installed packages (global packages, then the trusted workspace's);
  *   paths extensions return from `resources_discover` (against the workspace).
  * The project's skills, templates and system-prompt files are project configuration: `project:
  * false` (a workspace whose project code is not trusted) leaves them out, as Pi does. Context
@@ -30,9 +31,17 @@ export interface ResourceOptions {
   contextFiles: boolean;
   /** Register skills as `/skill:name` in the command lists (the `enableSkillCommands` setting); typing one works either way. */
   skillCommands: boolean;
+  /** Installed packages' `skills` / `prompts` (packages/load.ts), already narrowed by their declarations. */
+  packages?: { skills: readonly PackagePath[]; prompts: readonly PackagePath[] };
   /** From `resources_discover`. */
   extraSkillPaths?: readonly string[];
   extraPromptPaths?: readonly string[];
+}
+
+/** A package's skill or prompt path, with the scope of the settings file that declared the package. */
+export interface PackagePath {
+  path: string;
+  scope: "user" | "project";
 }
 
 export interface Resources {
@@ -64,12 +73,14 @@ export function loadResources(options: ResourceOptions): Resources {
       ? [{ path: join(projectDir, "skills"), scope: "project" as const }, ...agentsSkillFolders(options.cwd).map((path) => ({ path, scope: "project" as const }))]
       : []),
     ...settingsPaths.skills,
+    ...packagePaths(options.packages?.skills ?? [], options.project),
     ...(options.extraSkillPaths ?? []).map((p) => ({ path: resolve(options.cwd, p), scope: "temporary" as const })),
   ];
   const promptSources: PromptSource[] = [
     { path: join(options.home, "prompts"), scope: "user" },
     ...(options.project ? [{ path: join(projectDir, "prompts"), scope: "project" as const }] : []),
     ...settingsPaths.prompts,
+    ...packagePaths(options.packages?.prompts ?? [], options.project),
     ...(options.extraPromptPaths ?? []).map((p) => ({ path: resolve(options.cwd, p), scope: "temporary" as const })),
   ];
   const skills = loadSkills(skillSources, warn);
@@ -130,6 +141,11 @@ function settingsResourcePaths(options: ResourceOptions): { skills: SkillSource[
     for (const p of read.value.prompts ?? []) out.prompts.push({ path: at(p), scope });
   }
   return out;
+}
+
+/** The package paths that load: a workspace package's only once the workspace is trusted. */
+function packagePaths(paths: readonly PackagePath[], project: boolean): PackagePath[] {
+  return paths.filter((p) => p.scope === "user" || project);
 }
 
 /** `.agents/skills` in the workspace and its parents, up to the repository root (a folder with `.git`), nearest first. */
