@@ -4,8 +4,11 @@
  * timeout, which only its parent enforces. The parent sets `MYPI_EXIT_WITH_PARENT=<its pid>`;
  * once the parent is gone (the process is re-parented) the run is stopped like Ctrl+C would
  * (the run is aborted, the session stays coherent, tools kill what they started), and the
- * process exits for good shortly after.
+ * process exits for good shortly after — killing the process groups its tools started first, as
+ * the exit watcher's own deadline does (`exits.ts`), so nothing outlives a run whose parent died.
  */
+import { killProcessGroups } from "@mypi/kernel";
+
 const CHECK_MS = 500;
 const EXIT_GRACE_MS = 5_000;
 
@@ -14,7 +17,10 @@ export function exitWithParent(parentPid: number): void {
   const timer = setInterval(() => {
     if (process.ppid === parentPid) return;
     clearInterval(timer);
-    setTimeout(() => process.exit(130), EXIT_GRACE_MS).unref();
+    setTimeout(() => {
+      killProcessGroups();
+      process.exit(130);
+    }, EXIT_GRACE_MS).unref();
     process.kill(process.pid, "SIGINT");
   }, CHECK_MS);
   timer.unref();
