@@ -9,6 +9,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { clientCapabilities, installClientRequests, type ClientServices } from "./client-requests.ts";
 import { MAX_TIMEOUT_MS, type ServerConfig } from "./config.ts";
 import { readToolList, type McpCallResult, type McpToolInfo } from "./convert.ts";
 import { ChildProcessTransport } from "./stdio-transport.ts";
@@ -80,8 +81,12 @@ export class McpConnection {
   /** The listing that follows the one running (see `refresh`). */
   #queued: Promise<void> | undefined;
 
-  constructor(config: ServerConfig) {
+  readonly #services: ClientServices;
+
+  /** `services` answer the server's own requests (roots, …); default: the process's directory as the workspace. */
+  constructor(config: ServerConfig, services: ClientServices = { cwd: process.cwd() }) {
     this.config = config;
+    this.#services = services;
   }
 
   get name(): string {
@@ -123,7 +128,7 @@ export class McpConnection {
     this.error = undefined;
     const sdk = (this.#sdk = await loadSdk());
     const transport = this.#transport ?? this.#makeTransport(sdk);
-    const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
+    const client = new sdk.Client(CLIENT_INFO, { capabilities: clientCapabilities(this.config, this.#services) });
     this.#transport = transport;
     this.#client = client;
     // Callbacks of a client that was replaced (restart) must not touch the new one.
@@ -132,6 +137,7 @@ export class McpConnection {
     client.onclose = () => current() && this.#closedByItself();
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => void (current() && this.refresh()));
     try {
+      await installClientRequests(client, this.config, this.#services);
       await client.connect(transport, { timeout: remaining() });
       if (this.state !== "connecting" || !current()) return; // closed while starting
       const capabilities = client.getServerCapabilities();

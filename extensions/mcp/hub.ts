@@ -15,6 +15,7 @@
 import type { ExtensionAPI } from "@mypi/extension-api";
 import { defineTool } from "@mypi/extension-api";
 import type { Tool, ToolContext, ToolResult } from "@mypi/kernel";
+import type { ClientServices } from "./client-requests.ts";
 import type { ConfigProblem, ServerConfig } from "./config.ts";
 import { McpConnection } from "./connection.ts";
 import { toJsonSchema, toolDescription, toToolResult, type McpToolInfo } from "./convert.ts";
@@ -38,6 +39,8 @@ export interface HubOptions {
   problems?: readonly ConfigProblem[];
   /** A line for the user (without a prefix): a server that stopped, a tool that could not be registered. */
   report?: (message: string) => void;
+  /** What answers the servers' own requests (roots, …); default: the process's directory as the workspace. */
+  client?: ClientServices;
 }
 
 export class McpHub {
@@ -58,7 +61,7 @@ export class McpHub {
     this.#pi = options.pi;
     this.#report = options.report ?? (() => {});
     this.configProblems = options.problems ?? [];
-    this.connections = options.servers.map((config) => new McpConnection(config));
+    this.connections = options.servers.map((config) => new McpConnection(config, options.client));
     this.#byServer = new Map(this.connections.map((c) => [c.name, c]));
   }
 
