@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { ExtensionUI } from "@mypi/extension-api";
+import type { CompleteRequest, CompleteResult, ExtensionUI } from "@mypi/extension-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkAnswer, type FormSchema } from "./elicitation.ts";
 import { McpHub } from "./hub.ts";
@@ -14,6 +14,8 @@ const workspace = mkdtempSync(join(tmpdir(), "mypi-mcp-ws-"));
 let host: FakeHost;
 let hub: McpHub;
 let ui: ExtensionUI | undefined;
+/** What `pi.complete` does in this file; each test sets its own. */
+let complete: (request: CompleteRequest) => Promise<CompleteResult> = () => Promise.reject(new Error("no model in this test"));
 const reports: string[] = [];
 
 /** A UI that answers from a list, in order, and records every dialog it was shown. */
@@ -38,7 +40,11 @@ function scriptedUi(answers: unknown[]): { ui: ExtensionUI; shown: string[] } {
 
 beforeAll(async () => {
   host = fakeHost();
-  hub = new McpHub({ pi: host.pi, servers: [stdioServer("ask", { script: ASKING_SCRIPT })], client: { cwd: workspace, ui: () => ui, report: (line) => reports.push(line) } });
+  hub = new McpHub({
+    pi: host.pi,
+    servers: [stdioServer("ask", { script: ASKING_SCRIPT }), stdioServer("samp", { script: ASKING_SCRIPT, sampling: true })],
+    client: { cwd: workspace, ui: () => ui, report: (line) => reports.push(line), complete: (request) => complete(request) },
+  });
   await hub.start();
 });
 
@@ -142,5 +148,49 @@ describe("elicitation", () => {
       '"extra" is not a field of the form',
     ]);
     expect(checkAnswer(FORM, {})).toEqual(['"name" is required', '"age" is required', '"size" is required']);
+  });
+});
+
+describe("sampling", () => {
+  const answer = (text: string, stopReason: "stop" | "length" = "stop"): CompleteResult => ({
+    ok: true,
+    message: { role: "assistant", content: [{ type: "text", text }], stopReason, usage: { input: 1, output: 1 }, model: "scripted:test", timestamp: 1 },
+  });
+
+  it("completes through the host for a server whose entry allows it, its content attributed to <server>__sampling", async () => {
+    const requests: CompleteRequest[] = [];
+    complete = async (request) => (requests.push(request), answer("Bonjour."));
+    const result = await host.call("samp__sample", { prompt: "Say hello in French", system: "Be brief." });
+    expect(JSON.parse(text(result))).toEqual({ role: "assistant", content: { type: "text", text: "Bonjour." }, model: "scripted:test", stopReason: "endTurn" });
+    expect(requests).toHaveLength(1);
+    expect(requests[0]).toMatchObject({
+      systemPrompt: "Be brief.",
+      maxTokens: 100,
+      from: "samp__sampling",
+      messages: [{ role: "user", content: [{ type: "text", text: "Say hello in French" }] }],
+    });
+  });
+
+  it("says maxTokens when the model stopped at the limit", async () => {
+    complete = async () => answer("Bon", "length");
+    expect(JSON.parse(text(await host.call("samp__sample", { prompt: "hello" }))).stopReason).toBe("maxTokens");
+  });
+
+  it("passes the host's refusal on to the server as an error", async () => {
+    complete = async () => ({ ok: false, error: "a tool_result policy refused message 1: no" });
+    const result = await host.call("samp__sample", { prompt: "hello" });
+    expect(text(result)).toBe("error: MCP error -1: mypi could not complete the sampling request: a tool_result policy refused message 1: no");
+  });
+
+  it("refuses a server whose entry does not allow sampling, naming the key, and tells the user once", async () => {
+    let called = 0;
+    complete = async () => (called++, answer("never"));
+    reports.length = 0;
+    const first = await host.call("ask__sample", { prompt: "hello" });
+    const second = await host.call("ask__sample", { prompt: "again" });
+    expect(text(first)).toBe('error: MCP error -1: mypi does not let the MCP server "ask" use its model: sampling is off for it; add "sampling": true to its entry in test to allow it');
+    expect(text(second)).toBe(text(first));
+    expect(called).toBe(0);
+    expect(reports).toEqual(['server "ask" asked to use the model (sampling); refused: sampling is off for it; add "sampling": true to its entry in test to allow it.']);
   });
 });

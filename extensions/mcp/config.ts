@@ -29,6 +29,8 @@ interface CommonServerConfig {
   timeoutMs: number;
   /** Start-up (spawn + `initialize` + first `tools/list`), and each later `tools/list`. */
   connectTimeoutMs: number;
+  /** The server may ask for completions of the session's model (`sampling/createMessage`); default false. */
+  sampling?: boolean;
 }
 export interface StdioServerConfig extends CommonServerConfig {
   transport: "stdio";
@@ -106,8 +108,8 @@ function readIfPresent(file: string, problems: ConfigProblem[]): string | undefi
   }
 }
 
-const STDIO_KEYS = ["type", "command", "args", "env", "cwd", "timeoutMs", "connectTimeoutMs", "disabled"];
-const HTTP_KEYS = ["type", "url", "headers", "timeoutMs", "connectTimeoutMs", "disabled"];
+const STDIO_KEYS = ["type", "command", "args", "env", "cwd", "timeoutMs", "connectTimeoutMs", "sampling", "disabled"];
+const HTTP_KEYS = ["type", "url", "headers", "timeoutMs", "connectTimeoutMs", "sampling", "disabled"];
 
 /**
  * Parse one file's text. `servers` maps each usable entry's name to its config, or to
@@ -179,6 +181,8 @@ function parseServer(
   if (typeof timeoutMs === "string") return timeoutMs;
   const connectTimeoutMs = optionalMs(entry.connectTimeoutMs, "connectTimeoutMs", DEFAULT_CONNECT_TIMEOUT_MS, false);
   if (typeof connectTimeoutMs === "string") return connectTimeoutMs;
+  if (entry.sampling !== undefined && typeof entry.sampling !== "boolean") return `"sampling" must be true or false, found ${describe(entry.sampling)}`;
+  const sampling = entry.sampling === true ? { sampling: true } : {};
 
   try {
     const expand = (value: string, where: string) => expandVariables(value, ctx.env, where);
@@ -199,6 +203,7 @@ function parseServer(
         cwd: isAbsolute(cwd) ? cwd : resolve(ctx.cwd, cwd),
         timeoutMs,
         connectTimeoutMs,
+        ...sampling,
       };
     }
     if (typeof entry.url !== "string") return `"url" must be a string`;
@@ -220,6 +225,7 @@ function parseServer(
       headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, expand(v, `headers.${k}`)])),
       timeoutMs,
       connectTimeoutMs,
+      ...sampling,
     };
   } catch (error) {
     return (error as Error).message;

@@ -46,7 +46,7 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
     const [{ McpHub }, { registerStatus, startupProblems }] = await Promise.all([import("./hub.ts"), import("./status.ts")]);
     let ui: ExtensionUI | undefined;
     const report = (line: string) => (ui ? ui.notify(`mcp: ${line}`, "warning") : log(`mcp: ${line}`));
-    const hub = new McpHub({ pi, servers: config.servers, problems: config.problems, report, client: { cwd, ui: () => ui, report } });
+    const hub = new McpHub({ pi, servers: config.servers, problems: config.problems, report, client: { cwd, ui: () => ui, report, complete: (request) => pi.complete(request) } });
     await hub.start();
     registerStatus(pi, hub);
     const problems = startupProblems(hub).map((line) => `mcp: ${line}`);
