@@ -13,9 +13,10 @@ import type { CompleteRequest, CompleteResult, ExtensionUI } from "@mypi/extensi
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "./config.ts";
 import { elicit, type FormSchema } from "./elicitation.ts";
+import type { OAuthStore } from "./oauth-store.ts";
 import { SamplingRefused, sample, type SamplingParams } from "./sampling.ts";
 
-/** What the answers need from the session; one object per hub, read at each request. */
+/** What the answers (and the OAuth flow) need from the session; one object per hub, read at each request. */
 export interface ClientServices {
   /** The agent's workspace: the one root reported to every server. */
   cwd: string;
@@ -25,6 +26,8 @@ export interface ClientServices {
   report?: (line: string) => void;
   /** The host's model call (`pi.complete`); without it no server may sample. */
   complete?: (request: CompleteRequest) => Promise<CompleteResult>;
+  /** Where HTTP servers' OAuth tokens are kept; without it no OAuth flow runs. */
+  oauthStore?: OAuthStore;
 }
 
 export function clientCapabilities(config: ServerConfig, services: ClientServices): ClientCapabilities {

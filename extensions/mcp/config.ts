@@ -10,6 +10,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import type { OAuthSettings } from "./oauth.ts";
 
 /** Defaults, in milliseconds. */
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
@@ -45,6 +46,13 @@ export interface HttpServerConfig extends CommonServerConfig {
   transport: "http";
   url: string;
   headers: Record<string, string>;
+  /** OAuth (oauth.ts): on unless `false` or an `Authorization` header is given. */
+  oauth?: OAuthSettings | false;
+}
+
+/** Whether mypi runs the OAuth flow for this server (an explicit `Authorization` header wins). */
+export function usesOAuth(config: HttpServerConfig): boolean {
+  return config.oauth !== false && !Object.keys(config.headers).some((k) => k.toLowerCase() === "authorization");
 }
 export type ServerConfig = StdioServerConfig | HttpServerConfig;
 
@@ -109,7 +117,7 @@ function readIfPresent(file: string, problems: ConfigProblem[]): string | undefi
 }
 
 const STDIO_KEYS = ["type", "command", "args", "env", "cwd", "timeoutMs", "connectTimeoutMs", "sampling", "disabled"];
-const HTTP_KEYS = ["type", "url", "headers", "timeoutMs", "connectTimeoutMs", "sampling", "disabled"];
+const HTTP_KEYS = ["type", "url", "headers", "oauth", "timeoutMs", "connectTimeoutMs", "sampling", "disabled"];
 
 /**
  * Parse one file's text. `servers` maps each usable entry's name to its config, or to
@@ -217,6 +225,8 @@ function parseServer(
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return `"url" must be http:// or https://, found ${parsed.protocol}`;
     const headers = stringRecord(entry.headers, "headers");
     if (typeof headers === "string") return headers;
+    const oauth = parseOAuth(entry.oauth, expand);
+    if (typeof oauth === "string") return oauth;
     return {
       name,
       file: ctx.file,
@@ -226,10 +236,35 @@ function parseServer(
       timeoutMs,
       connectTimeoutMs,
       ...sampling,
+      ...(oauth !== undefined && { oauth }),
     };
   } catch (error) {
     return (error as Error).message;
   }
+}
+
+const OAUTH_KEYS = ["clientId", "clientSecret", "scope", "callbackPort"];
+
+/** `"oauth": false` or `{ clientId?, clientSecret?, scope?, callbackPort? }`; strings take `${VAR}`. */
+function parseOAuth(value: unknown, expand: (value: string, where: string) => string): OAuthSettings | false | undefined | string {
+  if (value === undefined || value === false) return value;
+  if (!isRecord(value)) return `"oauth" must be false or an object with ${OAUTH_KEYS.map((k) => `"${k}"`).join(", ")}, found ${describe(value)}`;
+  const unknown = Object.keys(value).filter((k) => !OAUTH_KEYS.includes(k));
+  if (unknown.length) return `unknown key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"oauth.${k}"`).join(", ")}; "oauth" takes ${OAUTH_KEYS.map((k) => `"${k}"`).join(", ")}`;
+  const settings: OAuthSettings = {};
+  for (const key of ["clientId", "clientSecret", "scope"] as const) {
+    const v = value[key];
+    if (v === undefined) continue;
+    if (typeof v !== "string" || v === "") return `"oauth.${key}" must be a non-empty string`;
+    settings[key] = expand(v, `oauth.${key}`);
+  }
+  const port = value.callbackPort;
+  if (port !== undefined) {
+    if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) return `"oauth.callbackPort" must be a port number (1 to 65535), found ${describe(port)}`;
+    settings.callbackPort = port;
+  }
+  if (settings.clientSecret !== undefined && settings.clientId === undefined) return `"oauth.clientSecret" needs "oauth.clientId" (the client it belongs to)`;
+  return settings;
 }
 
 /**

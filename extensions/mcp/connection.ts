@@ -10,7 +10,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { clientCapabilities, installClientRequests, type ClientServices } from "./client-requests.ts";
-import { MAX_TIMEOUT_MS, type ServerConfig } from "./config.ts";
+import { MAX_TIMEOUT_MS, usesOAuth, type ServerConfig } from "./config.ts";
+import { LoginNeeded, McpOAuthProvider, NoOAuth } from "./oauth.ts";
 import { readToolList, type McpCallResult, type McpToolInfo } from "./convert.ts";
 import { ChildProcessTransport } from "./stdio-transport.ts";
 
@@ -269,7 +270,9 @@ export class McpConnection {
   #makeTransport(sdk: Sdk): ChildProcessTransport | StreamableHTTPClientTransport {
     const c = this.config;
     if (c.transport === "stdio") return this.#stdioTransport();
-    return new sdk.StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
+    const store = this.#services.oauthStore;
+    const authProvider = store && usesOAuth(c) ? new McpOAuthProvider({ server: c.name, url: c.url, store, settings: c.oauth || {} }) : undefined;
+    return new sdk.StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, ...(authProvider && { authProvider }) });
   }
 
   #stdioTransport(): ChildProcessTransport {
@@ -304,6 +307,7 @@ export class McpConnection {
     // A process that is gone explains itself better than whatever the protocol saw.
     const exit = this.#exitText(phase === "start" ? " before it answered" : "");
     if (exit) return exit;
+    if (error instanceof LoginNeeded || error instanceof NoOAuth) return error.message;
     const { McpError, ErrorCode, StreamableHTTPError } = this.#sdk!;
     if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0) return httpStatusText(error.code, error.message);
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {

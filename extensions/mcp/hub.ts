@@ -56,11 +56,13 @@ export class McpHub {
   readonly #registered = new Map<string, Registration>();
   #loading = true;
   readonly #onExit = () => this.killAll();
+  readonly #client: ClientServices | undefined;
 
   constructor(options: HubOptions) {
     this.#pi = options.pi;
     this.#report = options.report ?? (() => {});
     this.configProblems = options.problems ?? [];
+    this.#client = options.client;
     this.connections = options.servers.map((config) => new McpConnection(config, options.client));
     this.#byServer = new Map(this.connections.map((c) => [c.name, c]));
   }
@@ -206,6 +208,21 @@ export class McpHub {
     this.sync();
     if (server.state !== "connected") return `MCP server "${name}" ${server.state}: ${server.error ?? "unknown reason"}`;
     return `MCP server "${name}" restarted with ${this.toolNames(name).length} tools.`;
+  }
+
+  /**
+   * OAuth login to an HTTP server of this session (`/mcp login <name>`): `show` gets the URL to
+   * open; once the tokens are stored the server is connected again. Resolves to a report line.
+   */
+  async login(name: string, show: (url: string) => void, signal?: AbortSignal): Promise<string> {
+    const server = this.#byServer.get(name);
+    if (!server) return `There is no MCP server "${name}"; configured: ${this.connections.map((c) => c.name).join(", ")}.`;
+    const store = this.#client?.oauthStore;
+    const { usesOAuth } = await import("./config.ts");
+    if (server.config.transport !== "http" || !usesOAuth(server.config) || !store) return `MCP server "${name}" does not use OAuth (only HTTP servers without an "Authorization" header and without "oauth": false do).`;
+    const { loginWith } = await import("./login-command.ts");
+    const result = await loginWith(server.config, store, { onAuthorizationUrl: show, ...(signal && { signal }) });
+    return result.ok ? `${result.message} ${await this.restart(name)}` : `mcp: ${result.message}`;
   }
 
   /** Close every server (stdio: stdin, SIGTERM, SIGKILL). */
