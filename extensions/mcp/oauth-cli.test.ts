@@ -35,7 +35,7 @@ async function browse(url: string): Promise<string> {
 }
 
 /** `mypi mcp …` as a plain process (its output is text, not JSON lines); the browser is played when a URL shows up. */
-function mcpCommand(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; page?: string }> {
+function mcpCommand(args: string[], atUrl: "browse" | "interrupt" = "browse"): Promise<{ code: number | null; stdout: string; stderr: string; page?: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MYPI_BIN, "mcp", ...args], { cwd: REPO, env: s.env });
     let stdout = "";
@@ -45,7 +45,7 @@ function mcpCommand(args: string[]): Promise<{ code: number | null; stdout: stri
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
       stderr += d;
       const url = /^ {2}(http\S+)$/m.exec(stderr)?.[1];
-      if (url && !page) page = browse(url);
+      if (url && !page) page = atUrl === "browse" ? browse(url) : Promise.resolve(String(child.kill("SIGINT")));
     });
     child.on("error", reject);
     child.on("close", async (code) => resolve({ code, stdout, stderr, ...(page && { page: await page }) }));
@@ -91,7 +91,7 @@ describe("OAuth through the CLI", () => {
     expect((await rpc.exit).code).toBe(0);
   });
 
-  it("mypi mcp logout forgets the tokens; login refuses what is not an OAuth server, naming the choices", async () => {
+  it("mypi mcp logout forgets the tokens; login refuses what is not an OAuth server, naming the choices, and stops at Ctrl-C", async () => {
     const out = await mcpCommand(["logout", "guarded"]);
     expect(out).toMatchObject({ code: 0, stdout: 'Logged out of MCP server "guarded": its tokens are deleted.\n' });
     expect(readdirSync(join(s.home, "mcp-oauth"))).toEqual([]);
@@ -101,6 +101,9 @@ describe("OAuth through the CLI", () => {
     });
     expect(await mcpCommand(["login", "plain"])).toMatchObject({ code: 1, stderr: 'mypi: MCP server "plain" runs over stdio; OAuth is for HTTP servers (give a stdio server its secrets in "env")\n' });
     expect(await mcpCommand(["login"])).toMatchObject({ code: 2 });
+    const interrupted = await mcpCommand(["login", "guarded", "--no-browser"], "interrupt");
+    expect(interrupted).toMatchObject({ code: 130 });
+    expect(interrupted.stderr).toMatch(/\nmypi: could not log in to MCP server "guarded": the login was interrupted\n$/);
     expect(existsSync(join(s.home, "mcp-oauth"))).toBe(true);
   });
 });

@@ -38,10 +38,11 @@ export async function runMcpCommand(argv: readonly string[], io: CliIO): Promise
   const options = { server: words[0]!, cwd, home, env: io.env, project };
   const { loginToServer, logoutFromServer, openBrowser } = await import("@mypi/extensions/mcp/login");
 
+  const interrupt = new AbortController();
   const result =
     verb === "logout"
       ? logoutFromServer(options)
-      : await withInterrupt((signal) =>
+      : await withInterrupt(interrupt, (signal) =>
           loginToServer({
             ...options,
             signal,
@@ -53,15 +54,14 @@ export async function runMcpCommand(argv: readonly string[], io: CliIO): Promise
         );
   if (!result.ok) {
     io.stderr.write(`mypi: ${result.message}\n`);
-    return EXIT.error;
+    return interrupt.signal.aborted ? EXIT.aborted : EXIT.error;
   }
   io.stdout.write(`${result.message}\n`);
   return EXIT.ok;
 }
 
-/** Ctrl-C stops the wait for the browser (the login then fails with "interrupted"). */
-async function withInterrupt<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
+/** Ctrl-C stops the wait for the browser (the login then fails with "interrupted", exit 130). */
+async function withInterrupt<T>(controller: AbortController, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const onSignal = () => controller.abort();
   process.once("SIGINT", onSignal);
   try {
