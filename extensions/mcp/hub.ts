@@ -16,7 +16,7 @@ import type { ExtensionAPI } from "@mypi/extension-api";
 import { defineTool } from "@mypi/extension-api";
 import type { Tool, ToolContext, ToolResult } from "@mypi/kernel";
 import type { ClientServices } from "./client-requests.ts";
-import type { ConfigProblem, ServerConfig } from "./config.ts";
+import { usesOAuth, type ConfigProblem, type ServerConfig } from "./config.ts";
 import { McpConnection } from "./connection.ts";
 import { toJsonSchema, toolDescription, toToolResult, type McpToolInfo } from "./convert.ts";
 import { ToolNamer } from "./naming.ts";
@@ -218,7 +218,6 @@ export class McpHub {
     const server = this.#byServer.get(name);
     if (!server) return `There is no MCP server "${name}"; configured: ${this.connections.map((c) => c.name).join(", ")}.`;
     const store = this.#client?.oauthStore;
-    const { usesOAuth } = await import("./config.ts");
     if (server.config.transport !== "http" || !usesOAuth(server.config) || !store) return `MCP server "${name}" does not use OAuth (only HTTP servers without an "Authorization" header and without "oauth": false do).`;
     const { loginWith } = await import("./login-command.ts");
     const result = await loginWith(server.config, store, { onAuthorizationUrl: show, ...(signal && { signal }) });
