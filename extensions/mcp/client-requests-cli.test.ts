@@ -67,7 +67,7 @@ describe("a JSON-mode run", () => {
     expect(run.events().at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Done." });
     expect(run.stderr.split("\n").filter(Boolean)).toEqual([
       'mcp: server "nos" asked the user: "Who are you?"; declined: mypi runs without a user interface (print or JSON mode), so nobody can answer.',
-      `mcp: server "nos" asked to use the model (sampling); refused: sampling is off for it; add "sampling": true to its entry in ${join(s.ws, ".mypi", "mcp.json")} to allow it.`,
+      `mcp: server "nos" asked to use the model (sampling); refused: sampling is off for it; add "sampling": true (or "ask") to its entry in ${join(s.ws, ".mypi", "mcp.json")} to allow it.`,
     ]);
   });
 
@@ -91,7 +91,7 @@ describe("a JSON-mode run", () => {
   it("refuses sampling that a tool_result policy withholds, and a server not allowed to sample", () => {
     expect(ends(run.events()).slice(3)).toEqual([
       ["samp__sample", true, "error: MCP error -1: mypi could not complete the sampling request: a tool_result policy refused message 1: Tool result withheld by witness: the witness forbids it"],
-      ["nos__sample", true, `error: MCP error -1: mypi does not let the MCP server "nos" use its model: sampling is off for it; add "sampling": true to its entry in ${join(s.ws, ".mypi", "mcp.json")} to allow it`],
+      ["nos__sample", true, `error: MCP error -1: mypi does not let the MCP server "nos" use its model: sampling is off for it; add "sampling": true (or "ask") to its entry in ${join(s.ws, ".mypi", "mcp.json")} to allow it`],
     ]);
     // Four model calls of the agent and one of sampling: the withheld and the refused ones never reached the model.
     expect(readFileSync(witnessFile, "utf8").split("\n").filter(Boolean)).toHaveLength(5);

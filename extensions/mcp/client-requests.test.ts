@@ -42,7 +42,11 @@ beforeAll(async () => {
   host = fakeHost();
   hub = new McpHub({
     pi: host.pi,
-    servers: [stdioServer("ask", { script: ASKING_SCRIPT }), stdioServer("samp", { script: ASKING_SCRIPT, sampling: true })],
+    servers: [
+      stdioServer("ask", { script: ASKING_SCRIPT }),
+      stdioServer("samp", { script: ASKING_SCRIPT, sampling: true }),
+      stdioServer("careful", { script: ASKING_SCRIPT, sampling: "ask" }),
+    ],
     client: { cwd: workspace, ui: () => ui, report: (line) => reports.push(line), complete: (request) => complete(request) },
   });
   await hub.start();
@@ -182,15 +186,31 @@ describe("sampling", () => {
     expect(text(result)).toBe("error: MCP error -1: mypi could not complete the sampling request: a tool_result policy refused message 1: no");
   });
 
+  it('asks the user first when the entry says "sampling": "ask", and refuses without a yes or without a UI', async () => {
+    let called = 0;
+    complete = async () => (called++, answer("Bonjour."));
+    const yes = scriptedUi([true]);
+    ui = yes.ui;
+    expect(JSON.parse(text(await host.call("careful__sample", { prompt: "Say hello in French" }))).content.text).toBe("Bonjour.");
+    expect(yes.shown).toEqual(['confirm MCP server "careful" asks the model to answer (up to 100 tokens): Say hello in French']);
+    ui = scriptedUi([false]).ui;
+    expect(text(await host.call("careful__sample", { prompt: "again" }))).toBe("error: MCP error -1: the user declined the sampling request");
+    ui = undefined;
+    expect(text(await host.call("careful__sample", { prompt: "again" }))).toBe(
+      'error: MCP error -1: the entry of MCP server "careful" says "sampling": "ask", and mypi runs without a user interface (print or JSON mode), so nobody can approve',
+    );
+    expect(called).toBe(1);
+  });
+
   it("refuses a server whose entry does not allow sampling, naming the key, and tells the user once", async () => {
     let called = 0;
     complete = async () => (called++, answer("never"));
     reports.length = 0;
     const first = await host.call("ask__sample", { prompt: "hello" });
     const second = await host.call("ask__sample", { prompt: "again" });
-    expect(text(first)).toBe('error: MCP error -1: mypi does not let the MCP server "ask" use its model: sampling is off for it; add "sampling": true to its entry in test to allow it');
+    expect(text(first)).toBe('error: MCP error -1: mypi does not let the MCP server "ask" use its model: sampling is off for it; add "sampling": true (or "ask") to its entry in test to allow it');
     expect(text(second)).toBe(text(first));
     expect(called).toBe(0);
-    expect(reports).toEqual(['server "ask" asked to use the model (sampling); refused: sampling is off for it; add "sampling": true to its entry in test to allow it.']);
+    expect(reports).toEqual(['server "ask" asked to use the model (sampling); refused: sampling is off for it; add "sampling": true (or "ask") to its entry in test to allow it.']);
   });
 });

@@ -39,7 +39,17 @@ export function clientCapabilities(config: ServerConfig, services: ClientService
 }
 
 function maySample(config: ServerConfig, services: ClientServices): boolean {
-  return config.sampling === true && services.complete !== undefined;
+  return (config.sampling === true || config.sampling === "ask") && services.complete !== undefined;
+}
+
+/** `"sampling": "ask"`: the user sees what the server wants the model to answer, and says yes or no. */
+async function approveSampling(server: string, params: SamplingParams, ui: ExtensionUI | undefined, signal: AbortSignal): Promise<void> {
+  if (!ui) throw new SamplingRefused(`the entry of MCP server "${server}" says "sampling": "ask", and mypi runs without a user interface (print or JSON mode), so nobody can approve`);
+  const last = params.messages.at(-1)?.content;
+  const text = (Array.isArray(last) ? last : last ? [last] : []).map((b) => (b.type === "text" ? (b.text ?? "") : `[${b.type}]`)).join(" ");
+  const preview = text.length > 300 ? `${text.slice(0, 300)}…` : text;
+  const approved = await ui.confirm(`MCP server "${server}" asks the model to answer (up to ${params.maxTokens} tokens)`, preview, { signal });
+  if (!approved) throw new SamplingRefused("the user declined the sampling request");
 }
 
 /** Servers already told (in a report line) that they may not sample, per hub: one line each. */
@@ -60,9 +70,11 @@ export async function installClientRequests(client: Client, config: ServerConfig
     return elicit({ server: config.name, message: params.message, schema: params.requestedSchema, ui: services.ui?.(), signal: extra.signal, report });
   });
   if (maySample(config, services)) {
-    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
-      sample({ server: config.name, params: request.params as SamplingParams, complete: services.complete!, signal: extra.signal }),
-    );
+    client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
+      const params = request.params as SamplingParams;
+      if (config.sampling === "ask") await approveSampling(config.name, params, services.ui?.(), extra.signal);
+      return sample({ server: config.name, params, complete: services.complete!, signal: extra.signal });
+    });
     return;
   }
   // Not declared, so a well-behaved server never asks; one that does learns why, instead of the
@@ -71,7 +83,7 @@ export async function installClientRequests(client: Client, config: ServerConfig
     if (request.method !== "sampling/createMessage") throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
     const why = config.sampling
       ? "this host has no model to offer"
-      : `sampling is off for it; add "sampling": true to its entry in ${config.file} to allow it`;
+      : `sampling is off for it; add "sampling": true (or "ask") to its entry in ${config.file} to allow it`;
     const told = refusedOnce.get(services) ?? new Set<string>();
     refusedOnce.set(services, told);
     if (!told.has(config.name)) report(`server "${config.name}" asked to use the model (sampling); refused: ${why}.`);

@@ -33,9 +33,9 @@ describe("parseMcpConfig", () => {
   });
 
   it("allows sampling only for an entry that says so", () => {
-    const { servers, problems } = parse({ servers: { on: { command: "x", sampling: true }, off: { url: "http://h/mcp", sampling: false }, plain: { command: "x" } } });
+    const { servers, problems } = parse({ servers: { on: { command: "x", sampling: true }, ask: { command: "x", sampling: "ask" }, off: { url: "http://h/mcp", sampling: false }, plain: { command: "x" } } });
     expect(problems).toEqual([]);
-    expect([servers.get("on"), servers.get("off"), servers.get("plain")].map((c) => typeof c === "object" && c.sampling === true)).toEqual([true, false, false]);
+    expect(["on", "ask", "off", "plain"].map((name) => (servers.get(name) as { sampling?: unknown }).sampling)).toEqual([true, "ask", undefined, undefined]);
   });
 
   it("resolves a relative cwd against the workspace and accepts the mcpServers spelling and a type", () => {
@@ -70,7 +70,7 @@ describe("parseMcpConfig", () => {
       ["badUrl", '"url" must be http:// or https://, found ftp:'],
       ["timeout", '"timeoutMs" must be a non-negative number of milliseconds (0 = no limit), found number -1'],
       ["unset", "env.K uses ${NOPE}, which is not set; set it in the environment or write ${NOPE:-default}"],
-      ["sampling", '"sampling" must be true or false, found "yes"'],
+      ["sampling", '"sampling" must be true, "ask" or false, found "yes"'],
       ["notObject", 'expected an object with "command" (stdio) or "url" (HTTP), found "node server.js"'],
     ]);
   });

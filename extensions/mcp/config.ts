@@ -30,8 +30,11 @@ interface CommonServerConfig {
   timeoutMs: number;
   /** Start-up (spawn + `initialize` + first `tools/list`), and each later `tools/list`. */
   connectTimeoutMs: number;
-  /** The server may ask for completions of the session's model (`sampling/createMessage`); default false. */
-  sampling?: boolean;
+  /**
+   * The server may ask for completions of the session's model (`sampling/createMessage`):
+   * `true` always, `"ask"` after the user approves each request; absent or false: never.
+   */
+  sampling?: boolean | "ask";
 }
 export interface StdioServerConfig extends CommonServerConfig {
   transport: "stdio";
@@ -189,8 +192,8 @@ function parseServer(
   if (typeof timeoutMs === "string") return timeoutMs;
   const connectTimeoutMs = optionalMs(entry.connectTimeoutMs, "connectTimeoutMs", DEFAULT_CONNECT_TIMEOUT_MS, false);
   if (typeof connectTimeoutMs === "string") return connectTimeoutMs;
-  if (entry.sampling !== undefined && typeof entry.sampling !== "boolean") return `"sampling" must be true or false, found ${describe(entry.sampling)}`;
-  const sampling = entry.sampling === true ? { sampling: true } : {};
+  if (entry.sampling !== undefined && typeof entry.sampling !== "boolean" && entry.sampling !== "ask") return `"sampling" must be true, "ask" or false, found ${describe(entry.sampling)}`;
+  const sampling = entry.sampling === true || entry.sampling === "ask" ? { sampling: entry.sampling as true | "ask" } : {};
 
   try {
     const expand = (value: string, where: string) => expandVariables(value, ctx.env, where);
