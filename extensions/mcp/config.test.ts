@@ -32,6 +32,12 @@ describe("parseMcpConfig", () => {
     });
   });
 
+  it("allows sampling only for an entry that says so", () => {
+    const { servers, problems } = parse({ servers: { on: { command: "x", sampling: true }, ask: { command: "x", sampling: "ask" }, off: { url: "http://h/mcp", sampling: false }, plain: { command: "x" } } });
+    expect(problems).toEqual([]);
+    expect(["on", "ask", "off", "plain"].map((name) => (servers.get(name) as { sampling?: unknown }).sampling)).toEqual([true, "ask", undefined, undefined]);
+  });
+
   it("resolves a relative cwd against the workspace and accepts the mcpServers spelling and a type", () => {
     const { servers, problems } = parseMcpConfig(JSON.stringify({ mcpServers: { s: { type: "stdio", command: "x", cwd: "tools" } } }), ctx);
     expect(problems).toEqual([]);
@@ -50,6 +56,7 @@ describe("parseMcpConfig", () => {
         badUrl: { url: "ftp://h" },
         timeout: { command: "x", timeoutMs: -1 },
         unset: { command: "x", env: { K: "${NOPE}" } },
+        sampling: { command: "x", sampling: "yes" },
         notObject: "node server.js",
       },
     });
@@ -57,12 +64,13 @@ describe("parseMcpConfig", () => {
     expect(problems.map((p) => [p.server, p.message])).toEqual([
       ["both", 'give either "command" or "url", not both'],
       ["neither", 'give "command" (a program to start) or "url" (a streamable HTTP endpoint)'],
-      ["typo", 'unknown key "arg"; a stdio server takes "type", "command", "args", "env", "cwd", "timeoutMs", "connectTimeoutMs", "disabled"'],
+      ["typo", 'unknown key "arg"; a stdio server takes "type", "command", "args", "env", "cwd", "timeoutMs", "connectTimeoutMs", "sampling", "disabled"'],
       ["args", '"args" must be an array of strings'],
       ["sse", 'the SSE transport is not supported; give the server\'s streamable HTTP endpoint as "url"'],
       ["badUrl", '"url" must be http:// or https://, found ftp:'],
       ["timeout", '"timeoutMs" must be a non-negative number of milliseconds (0 = no limit), found number -1'],
       ["unset", "env.K uses ${NOPE}, which is not set; set it in the environment or write ${NOPE:-default}"],
+      ["sampling", '"sampling" must be true, "ask" or false, found "yes"'],
       ["notObject", 'expected an object with "command" (stdio) or "url" (HTTP), found "node server.js"'],
     ]);
   });

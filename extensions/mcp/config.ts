@@ -10,6 +10,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import type { OAuthSettings } from "./oauth.ts";
 
 /** Defaults, in milliseconds. */
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
@@ -29,6 +30,11 @@ interface CommonServerConfig {
   timeoutMs: number;
   /** Start-up (spawn + `initialize` + first `tools/list`), and each later `tools/list`. */
   connectTimeoutMs: number;
+  /**
+   * The server may ask for completions of the session's model (`sampling/createMessage`):
+   * `true` always, `"ask"` after the user approves each request; absent or false: never.
+   */
+  sampling?: boolean | "ask";
 }
 export interface StdioServerConfig extends CommonServerConfig {
   transport: "stdio";
@@ -43,6 +49,13 @@ export interface HttpServerConfig extends CommonServerConfig {
   transport: "http";
   url: string;
   headers: Record<string, string>;
+  /** OAuth (oauth.ts): on unless `false` or an `Authorization` header is given. */
+  oauth?: OAuthSettings | false;
+}
+
+/** Whether mypi runs the OAuth flow for this server (an explicit `Authorization` header wins). */
+export function usesOAuth(config: HttpServerConfig): boolean {
+  return config.oauth !== false && !Object.keys(config.headers).some((k) => k.toLowerCase() === "authorization");
 }
 export type ServerConfig = StdioServerConfig | HttpServerConfig;
 
@@ -106,8 +119,8 @@ function readIfPresent(file: string, problems: ConfigProblem[]): string | undefi
   }
 }
 
-const STDIO_KEYS = ["type", "command", "args", "env", "cwd", "timeoutMs", "connectTimeoutMs", "disabled"];
-const HTTP_KEYS = ["type", "url", "headers", "timeoutMs", "connectTimeoutMs", "disabled"];
+const STDIO_KEYS = ["type", "command", "args", "env", "cwd", "timeoutMs", "connectTimeoutMs", "sampling", "disabled"];
+const HTTP_KEYS = ["type", "url", "headers", "oauth", "timeoutMs", "connectTimeoutMs", "sampling", "disabled"];
 
 /**
  * Parse one file's text. `servers` maps each usable entry's name to its config, or to
@@ -179,6 +192,8 @@ function parseServer(
   if (typeof timeoutMs === "string") return timeoutMs;
   const connectTimeoutMs = optionalMs(entry.connectTimeoutMs, "connectTimeoutMs", DEFAULT_CONNECT_TIMEOUT_MS, false);
   if (typeof connectTimeoutMs === "string") return connectTimeoutMs;
+  if (entry.sampling !== undefined && typeof entry.sampling !== "boolean" && entry.sampling !== "ask") return `"sampling" must be true, "ask" or false, found ${describe(entry.sampling)}`;
+  const sampling = entry.sampling === true || entry.sampling === "ask" ? { sampling: entry.sampling as true | "ask" } : {};
 
   try {
     const expand = (value: string, where: string) => expandVariables(value, ctx.env, where);
@@ -199,6 +214,7 @@ function parseServer(
         cwd: isAbsolute(cwd) ? cwd : resolve(ctx.cwd, cwd),
         timeoutMs,
         connectTimeoutMs,
+        ...sampling,
       };
     }
     if (typeof entry.url !== "string") return `"url" must be a string`;
@@ -212,6 +228,8 @@ function parseServer(
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return `"url" must be http:// or https://, found ${parsed.protocol}`;
     const headers = stringRecord(entry.headers, "headers");
     if (typeof headers === "string") return headers;
+    const oauth = parseOAuth(entry.oauth, expand);
+    if (typeof oauth === "string") return oauth;
     return {
       name,
       file: ctx.file,
@@ -220,10 +238,36 @@ function parseServer(
       headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, expand(v, `headers.${k}`)])),
       timeoutMs,
       connectTimeoutMs,
+      ...sampling,
+      ...(oauth !== undefined && { oauth }),
     };
   } catch (error) {
     return (error as Error).message;
   }
+}
+
+const OAUTH_KEYS = ["clientId", "clientSecret", "scope", "callbackPort"];
+
+/** `"oauth": false` or `{ clientId?, clientSecret?, scope?, callbackPort? }`; strings take `${VAR}`. */
+function parseOAuth(value: unknown, expand: (value: string, where: string) => string): OAuthSettings | false | undefined | string {
+  if (value === undefined || value === false) return value;
+  if (!isRecord(value)) return `"oauth" must be false or an object with ${OAUTH_KEYS.map((k) => `"${k}"`).join(", ")}, found ${describe(value)}`;
+  const unknown = Object.keys(value).filter((k) => !OAUTH_KEYS.includes(k));
+  if (unknown.length) return `unknown key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"oauth.${k}"`).join(", ")}; "oauth" takes ${OAUTH_KEYS.map((k) => `"${k}"`).join(", ")}`;
+  const settings: OAuthSettings = {};
+  for (const key of ["clientId", "clientSecret", "scope"] as const) {
+    const v = value[key];
+    if (v === undefined) continue;
+    if (typeof v !== "string" || v === "") return `"oauth.${key}" must be a non-empty string`;
+    settings[key] = expand(v, `oauth.${key}`);
+  }
+  const port = value.callbackPort;
+  if (port !== undefined) {
+    if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) return `"oauth.callbackPort" must be a port number (1 to 65535), found ${describe(port)}`;
+    settings.callbackPort = port;
+  }
+  if (settings.clientSecret !== undefined && settings.clientId === undefined) return `"oauth.clientSecret" needs "oauth.clientId" (the client it belongs to)`;
+  return settings;
 }
 
 /**

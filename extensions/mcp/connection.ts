@@ -9,7 +9,9 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { MAX_TIMEOUT_MS, type ServerConfig } from "./config.ts";
+import { clientCapabilities, installClientRequests, type ClientServices } from "./client-requests.ts";
+import { MAX_TIMEOUT_MS, usesOAuth, type ServerConfig } from "./config.ts";
+import { LoginNeeded, McpOAuthProvider, NoOAuth } from "./oauth.ts";
 import { readToolList, type McpCallResult, type McpToolInfo } from "./convert.ts";
 import { ChildProcessTransport } from "./stdio-transport.ts";
 
@@ -80,8 +82,12 @@ export class McpConnection {
   /** The listing that follows the one running (see `refresh`). */
   #queued: Promise<void> | undefined;
 
-  constructor(config: ServerConfig) {
+  readonly #services: ClientServices;
+
+  /** `services` answer the server's own requests (roots, …); default: the process's directory as the workspace. */
+  constructor(config: ServerConfig, services: ClientServices = { cwd: process.cwd() }) {
     this.config = config;
+    this.#services = services;
   }
 
   get name(): string {
@@ -123,7 +129,7 @@ export class McpConnection {
     this.error = undefined;
     const sdk = (this.#sdk = await loadSdk());
     const transport = this.#transport ?? this.#makeTransport(sdk);
-    const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
+    const client = new sdk.Client(CLIENT_INFO, { capabilities: clientCapabilities(this.config, this.#services) });
     this.#transport = transport;
     this.#client = client;
     // Callbacks of a client that was replaced (restart) must not touch the new one.
@@ -132,6 +138,7 @@ export class McpConnection {
     client.onclose = () => current() && this.#closedByItself();
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => void (current() && this.refresh()));
     try {
+      await installClientRequests(client, this.config, this.#services);
       await client.connect(transport, { timeout: remaining() });
       if (this.state !== "connecting" || !current()) return; // closed while starting
       const capabilities = client.getServerCapabilities();
@@ -263,7 +270,9 @@ export class McpConnection {
   #makeTransport(sdk: Sdk): ChildProcessTransport | StreamableHTTPClientTransport {
     const c = this.config;
     if (c.transport === "stdio") return this.#stdioTransport();
-    return new sdk.StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
+    const store = this.#services.oauthStore;
+    const authProvider = store && usesOAuth(c) ? new McpOAuthProvider({ server: c.name, url: c.url, store, settings: c.oauth || {} }) : undefined;
+    return new sdk.StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, ...(authProvider && { authProvider }) });
   }
 
   #stdioTransport(): ChildProcessTransport {
@@ -298,6 +307,7 @@ export class McpConnection {
     // A process that is gone explains itself better than whatever the protocol saw.
     const exit = this.#exitText(phase === "start" ? " before it answered" : "");
     if (exit) return exit;
+    if (error instanceof LoginNeeded || error instanceof NoOAuth) return error.message;
     const { McpError, ErrorCode, StreamableHTTPError } = this.#sdk!;
     if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0) return httpStatusText(error.code, error.message);
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {

@@ -15,7 +15,8 @@
 import type { ExtensionAPI } from "@mypi/extension-api";
 import { defineTool } from "@mypi/extension-api";
 import type { Tool, ToolContext, ToolResult } from "@mypi/kernel";
-import type { ConfigProblem, ServerConfig } from "./config.ts";
+import type { ClientServices } from "./client-requests.ts";
+import { usesOAuth, type ConfigProblem, type ServerConfig } from "./config.ts";
 import { McpConnection } from "./connection.ts";
 import { toJsonSchema, toolDescription, toToolResult, type McpToolInfo } from "./convert.ts";
 import { ToolNamer } from "./naming.ts";
@@ -38,6 +39,8 @@ export interface HubOptions {
   problems?: readonly ConfigProblem[];
   /** A line for the user (without a prefix): a server that stopped, a tool that could not be registered. */
   report?: (message: string) => void;
+  /** What answers the servers' own requests (roots, …); default: the process's directory as the workspace. */
+  client?: ClientServices;
 }
 
 export class McpHub {
@@ -53,12 +56,14 @@ export class McpHub {
   readonly #registered = new Map<string, Registration>();
   #loading = true;
   readonly #onExit = () => this.killAll();
+  readonly #client: ClientServices | undefined;
 
   constructor(options: HubOptions) {
     this.#pi = options.pi;
     this.#report = options.report ?? (() => {});
     this.configProblems = options.problems ?? [];
-    this.connections = options.servers.map((config) => new McpConnection(config));
+    this.#client = options.client;
+    this.connections = options.servers.map((config) => new McpConnection(config, options.client));
     this.#byServer = new Map(this.connections.map((c) => [c.name, c]));
   }
 
@@ -203,6 +208,20 @@ export class McpHub {
     this.sync();
     if (server.state !== "connected") return `MCP server "${name}" ${server.state}: ${server.error ?? "unknown reason"}`;
     return `MCP server "${name}" restarted with ${this.toolNames(name).length} tools.`;
+  }
+
+  /**
+   * OAuth login to an HTTP server of this session (`/mcp login <name>`): `show` gets the URL to
+   * open; once the tokens are stored the server is connected again. Resolves to a report line.
+   */
+  async login(name: string, show: (url: string) => void, signal?: AbortSignal): Promise<string> {
+    const server = this.#byServer.get(name);
+    if (!server) return `There is no MCP server "${name}"; configured: ${this.connections.map((c) => c.name).join(", ")}.`;
+    const store = this.#client?.oauthStore;
+    if (server.config.transport !== "http" || !usesOAuth(server.config) || !store) return `MCP server "${name}" does not use OAuth (only HTTP servers without an "Authorization" header and without "oauth": false do).`;
+    const { loginWith } = await import("./login-command.ts");
+    const result = await loginWith(server.config, store, { onAuthorizationUrl: show, ...(signal && { signal }) });
+    return result.ok ? `${result.message} ${await this.restart(name)}` : `mcp: ${result.message}`;
   }
 
   /** Close every server (stdio: stdin, SIGTERM, SIGKILL). */

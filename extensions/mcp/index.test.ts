@@ -70,7 +70,7 @@ describe("the mcp extension", () => {
     await mcp.handler("", ctx);
     await mcp.handler("restart nope", ctx);
     await mcp.handler("frobnicate", ctx);
-    expect(notes).toEqual([status.content[0]!.text, 'There is no MCP server "nope"; configured: .', "Usage: /mcp (the servers' state) or /mcp restart <name>"]);
+    expect(notes).toEqual([status.content[0]!.text, 'There is no MCP server "nope"; configured: .', "Usage: /mcp (the servers' state), /mcp restart <name> or /mcp login <name>"]);
   });
 
   it("finds the project's mcp.json in pi.cwd, the workspace as the host gives it, without running a program", async () => {

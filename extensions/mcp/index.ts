@@ -16,7 +16,7 @@
  *   error naming it;
  * - `session_shutdown` closes every server; stdio servers still running at process exit are killed.
  */
-import type { ExtensionAPI, ExtensionUI } from "@mypi/extension-api";
+import type { CompleteRequest, ExtensionAPI, ExtensionUI } from "@mypi/extension-api";
 import { defaultHome, loadMcpConfig } from "./config.ts";
 
 export interface McpExtensionOptions {
@@ -38,15 +38,18 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
     const env = options.env ?? process.env;
     const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
     const cwd = options.cwd ?? pi.cwd;
+    const home = options.home ?? defaultHome(env);
     // A workspace's mcp.json names programs to start: only a trusted workspace's is read.
-    const config = loadMcpConfig({ cwd, home: options.home ?? defaultHome(env), env, project: pi.isProjectTrusted() });
+    const config = loadMcpConfig({ cwd, home, env, project: pi.isProjectTrusted() });
     if (config.servers.length === 0 && config.problems.length === 0) return;
 
     // Loaded here so that a session without MCP servers never pays for the SDK.
-    const [{ McpHub }, { registerStatus, startupProblems }] = await Promise.all([import("./hub.ts"), import("./status.ts")]);
+    const [{ McpHub }, { registerStatus, startupProblems }, { OAuthStore }] = await Promise.all([import("./hub.ts"), import("./status.ts"), import("./oauth-store.ts")]);
     let ui: ExtensionUI | undefined;
     const report = (line: string) => (ui ? ui.notify(`mcp: ${line}`, "warning") : log(`mcp: ${line}`));
-    const hub = new McpHub({ pi, servers: config.servers, problems: config.problems, report });
+    const oauthStore = new OAuthStore(home);
+    const client = { cwd, ui: () => ui, report, complete: (request: CompleteRequest) => pi.complete(request), oauthStore };
+    const hub = new McpHub({ pi, servers: config.servers, problems: config.problems, report, client });
     await hub.start();
     registerStatus(pi, hub);
     const problems = startupProblems(hub).map((line) => `mcp: ${line}`);

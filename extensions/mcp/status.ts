@@ -75,12 +75,21 @@ export function registerStatus(pi: Pick<ExtensionAPI, "registerTool" | "register
     }),
   );
   pi.registerCommand("mcp", {
-    description: "Show the MCP servers (state, tools, errors); /mcp restart <name> starts one again",
+    description: "Show the MCP servers (state, tools, errors); /mcp restart <name> starts one again; /mcp login <name> logs in to an OAuth server",
     handler: async (args, ctx) => {
       const [verb, name] = args.trim().split(/\s+/);
       if (!verb) return ctx.ui.notify(statusText(hub), "info");
       if (verb === "restart" && name) return ctx.ui.notify(await hub.restart(name), "info");
-      ctx.ui.notify("Usage: /mcp (the servers' state) or /mcp restart <name>", "warning");
+      if (verb === "login" && name) {
+        const { openBrowser } = await import("./login-command.ts");
+        const show = (url: string) => {
+          ctx.ui.notify(`Open this URL in a browser to log in to MCP server "${name}": ${url}`, "info");
+          // Only on the user's own terminal: an RPC client shows the URL where its user is.
+          if (process.stdout.isTTY) openBrowser(url);
+        };
+        return ctx.ui.notify(await hub.login(name, show, ctx.signal), "info");
+      }
+      ctx.ui.notify("Usage: /mcp (the servers' state), /mcp restart <name> or /mcp login <name>", "warning");
     },
   });
 }

@@ -297,6 +297,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
 
     getActiveTools: () => (record.state === "loading" && record.activeToolsRequest ? [...record.activeToolsRequest] : host.activeToolNames()),
     getAllTools: () => host.runtime?.getAllTools() ?? host.effectiveTools(),
+    complete: (request) => runtime("complete").complete(request),
 
     setActiveTools(names) {
       usable("setActiveTools");

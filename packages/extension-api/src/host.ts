@@ -30,6 +30,7 @@ import {
 } from "@mypi/kernel";
 import { dirname } from "node:path";
 import type { ChainCall } from "./chain.ts";
+import { completeThroughSlots } from "./complete.ts";
 import { sessionTree } from "./context.ts";
 import { toolPromptSection } from "./pi-compat/prompt.ts";
 import type { ExtensionManager } from "./manager.ts";
@@ -250,6 +251,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     hasPendingMessages: () => agent.pendingMessageCount > 0,
     compact: (customInstructions) => host.compact(customInstructions),
     modelId: () => agent.model.id,
+    complete: (request) => completeThroughSlots({ manager, model: () => agent.model, call: hostCall }, request),
     abort: () => agent.abort(),
     isIdle: () => !agent.isRunning,
     waitForIdle: () => (agent.isRunning ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),

@@ -6,6 +6,7 @@
  * to import the vocabulary from.
  */
 import type {
+  AssistantMessage,
   Content,
   CustomMessage,
   ImageContent,
@@ -14,6 +15,7 @@ import type {
   SessionEntry,
   SessionHeader,
   Tool,
+  UserMessage,
 } from "@mypi/kernel";
 import type {
   Awaitable,
@@ -270,7 +272,38 @@ export interface ExtensionAPI {
    * extension may read its own section. Changing the copy changes nothing.
    */
   getSettings(): Record<string, unknown>;
+  /**
+   * Call the session's model once, outside the conversation (nothing is added to the session):
+   * the `tool_result` slot on the messages when `from` is given, then the `context` slot, then
+   * the model, with no tools. Once an agent runs (from a handler, a tool or a command).
+   */
+  complete(request: CompleteRequest): Promise<CompleteResult>;
 }
+
+/**
+ * One model call an extension makes through the host, outside the agent's conversation (an
+ * MCP server's sampling request). It goes where the agent's own calls go: the session's model,
+ * and the policies of the `context` slot on the messages, so that what a redaction or guard
+ * extension does to every model call it does to this one.
+ */
+export interface CompleteRequest {
+  systemPrompt?: string;
+  /** The conversation to complete: user and assistant messages, no tool calls. */
+  messages: (UserMessage | AssistantMessage)[];
+  maxTokens?: number;
+  /** Abort the call (the model stream stops; the result is `{ ok: false }`). */
+  signal?: AbortSignal;
+  /**
+   * The messages came from a tool, not from the user: the name their content is attributed to
+   * (`docs__sampling`). Each message's content then first passes the `tool_result` slot as a
+   * result of that name, as anything a tool brings in does, so a policy that redacts or
+   * withholds tool output sees it; a withheld or error-marked one refuses the call.
+   */
+  from?: string;
+}
+
+/** The model's answer, or why there is none (a policy refused it, the model failed, an abort). Never a throw. */
+export type CompleteResult = { ok: true; message: AssistantMessage } | { ok: false; error: string };
 
 /** An extension: the default export of its file. */
 export type ExtensionFactory = (pi: ExtensionAPI) => Awaitable<void>;
@@ -295,6 +328,8 @@ export interface ExtensionRuntime {
   compact(customInstructions?: string): Promise<{ status: string; error?: string }>;
   /** The model's id (`openai:gpt-4.1-mini`, `scripted:demo.json`). */
   modelId(): string;
+  /** `pi.complete`: one model call through the slots, outside the conversation. */
+  complete(request: CompleteRequest): Promise<CompleteResult>;
   abort(): void;
   isIdle(): boolean;
   waitForIdle(): Promise<void>;
