@@ -31,6 +31,10 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     const { runTrustCommand } = await import("./trust-command.ts");
     return runTrustCommand(argv.slice(1), io);
   }
+  if (first === "export") {
+    const { runExportCommand } = await import("./export/command.ts");
+    return runExportCommand(argv.slice(1), io);
+  }
   if (first === "install" || first === "remove" || first === "list" || first === "update") {
     const { runPackageCommand } = await import("./packages/command.ts");
     return await runPackageCommand(first, argv.slice(1), io);

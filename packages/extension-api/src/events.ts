@@ -48,6 +48,8 @@ export interface HookDecisionEvent {
   extension: string;
   outcome: HookOutcome;
   reason?: string;
+  /** `tool_call` and `tool_result`: the call the decision was about. */
+  toolCallId?: string;
   /** The handler's own time, excluding time spent in `next()`. */
   durationMs: number;
   timestamp: number;

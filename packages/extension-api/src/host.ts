@@ -207,6 +207,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   });
 
   agent.subscribe((event: StreamEvent) => {
+    if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(event);
     if (event.type === "agent_end") {
       // Delivered once the agent is idle: what observers sent from their agent_end goes now.
       ending = false;
@@ -279,6 +280,24 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     },
     getAllTools: () => registry.list().map((t) => ({ ...toolSchema(t), source: registry.sourceOf(t.name) ?? "host" })),
   };
+
+  /**
+   * Which extension decided what stays with the session (the HTML view shows it): every
+   * `hook_decision` but `pass` (one per handler per model call would swamp the file) and every
+   * `extension_error`, as custom entries `mypi:hook_decision` / `mypi:extension_error` holding the
+   * event without its `type`. Outside a run only once the session has an entry, so starting and
+   * quitting (an observer failing at `session_start`) still leaves no file; a failed write is a
+   * diagnostic, never a failed run.
+   */
+  function recordVerdict(event: StreamEvent): void {
+    const { type, ...data } = event as { type: string; outcome?: string };
+    if (data.outcome === "pass" || (!agent.isRunning && session.getLeafId() === undefined)) return;
+    try {
+      session.appendCustomEntry(`mypi:${type}`, data);
+    } catch (error) {
+      manager.diagnostic(`could not record ${type} in the session: ${(error as Error).message}`);
+    }
+  }
 
   /** The base prompt plus what the active Pi tools add (their `promptSnippet` / `promptGuidelines`). */
   function refreshSystemPrompt(): void {
