@@ -83,13 +83,15 @@ export interface ExtensionHost {
    * handler has run (at most the drain deadline): await it before the first prompt, as Pi does,
    * so that what a handler prepares (rules read from a file, a tool set) is there for it.
    */
-  start(options?: { reason?: "startup" | "new" | "resume"; previousSessionFile?: string }): Promise<void>;
+  start(options?: { reason?: "startup" | "new" | "resume" | "fork"; previousSessionFile?: string }): Promise<void>;
   /** `/name args` of an extension command; `signal` is its `ctx.signal` (abort it to ask the command to stop). */
   runCommand(name: string, args?: string, signal?: AbortSignal): Promise<{ ran: boolean; error?: string }>;
   /** Reload every extension; the session and the history stay. */
   reload(): Promise<LoadResult>;
   /** Move the session leaf (`session_before_fork` may cancel); the agent continues from there. */
   fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /** Continue from `entryId` (`/tree`): it becomes the leaf, the history its branch; `session_tree` tells the extensions. */
+  navigate(entryId: string): Promise<void>;
   /** Compact now (`session_before_compact` may cancel or supply the summary). */
   compact(customInstructions?: string): Promise<CompactionOutcome>;
   setUI(ui: ExtensionUI | undefined): void;
@@ -346,6 +348,14 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       manager.publish({ type: "session_start", reason: "fork", ...(session.file !== undefined && { previousSessionFile: session.file }), timestamp: now });
       await manager.drain();
       return { cancelled: false };
+    },
+    async navigate(entryId) {
+      if (agent.isRunning) throw new Error(RUN_IN_PROGRESS);
+      const oldLeafId = session.getLeafId();
+      session.navigate(entryId);
+      agent.replaceMessages(session.buildContext());
+      manager.publish({ type: "session_tree", newLeafId: session.getLeafId(), oldLeafId, timestamp: Date.now() });
+      await manager.drain();
     },
     async compact(customInstructions) {
       if (agent.isRunning) return { status: "failed", error: RUN_IN_PROGRESS };

@@ -9,7 +9,8 @@
  * even a bug here cannot make the page reach the network. It renders what the session holds:
  * a secret an extension masked before it was recorded is not in the file.
  */
-import type { Content, CustomEntry, Message, SessionEntry, SessionHeader, ToolCall } from "@mypi/kernel";
+import type { Content, Message, SessionEntry, SessionHeader, ToolCall } from "@mypi/kernel";
+import { clip, contentText, kindOf, latestLabels, treeRows, treeText, verdictOf, type Verdict } from "../session-tree.ts";
 import { PAGE_SCRIPT, PAGE_STYLE } from "./assets.ts";
 
 /** What the view is drawn from: a `SessionManager`'s getters, or a file read back. */
@@ -20,16 +21,6 @@ export interface SessionView {
   name?: string | undefined;
 }
 
-/** A `hook_decision` / `extension_error` as the host records them (`mypi:<type>` custom entries). */
-interface Verdict {
-  kind: "hook_decision" | "extension_error";
-  extension: string;
-  slot: string;
-  outcome?: string;
-  reason?: string;
-  error?: string;
-  toolCallId?: string;
-}
 
 /** Text blocks longer than this many lines start collapsed. */
 const OPEN_LINES = 30;
@@ -74,76 +65,19 @@ export function esc(text: string): string {
 
 // ─── the tree ───────────────────────────────────────────────────────────────────────────────
 
-/**
- * One flat list in depth-first order: a row is indented one step more than its parent only where
- * the parent has several children, so a long conversation stays flat (and no HTML nests deeper
- * than a browser's parser allows). Iterative: a session may be thousands of entries deep.
- */
+/** The tree as one flat list of buttons (`session-tree.ts`): no HTML nests deeper than a browser's parser allows. */
 function renderTree(entries: readonly SessionEntry[], o: { branch: Set<string>; leafId: string | undefined; labels: Map<string, string> }): string {
-  const ids = new Set(entries.map((e) => e.id));
-  const children = new Map<string | null, SessionEntry[]>();
-  for (const e of entries) {
-    const parent = e.parentId !== null && ids.has(e.parentId) ? e.parentId : null;
-    const list = children.get(parent) ?? [];
-    list.push(e);
-    children.set(parent, list);
-  }
-  const rows: string[] = [];
-  const roots = children.get(null) ?? [];
-  const stack: { entry: SessionEntry; depth: number }[] = roots.map((entry) => ({ entry, depth: roots.length > 1 ? 1 : 0 })).reverse();
-  const seen = new Set<string>();
-  while (stack.length > 0) {
-    const { entry, depth } = stack.pop()!;
-    if (seen.has(entry.id)) continue;
-    seen.add(entry.id);
-    const kids = children.get(entry.id) ?? [];
+  const rows = treeRows(entries).map(({ entry, depth, children }) => {
     const classes = ["node", o.branch.has(entry.id) ? "on-branch" : "", entry.id === o.leafId ? "selected" : ""].filter(Boolean).join(" ");
     const label = o.labels.get(entry.id);
-    rows.push(
+    const kind = kindOf(entry);
+    return (
       `<li style="--depth:${depth}"><button type="button" class="${classes}" data-id="${esc(entry.id)}" title="${esc(entry.id)}">` +
-        `<span class="kind kind-${esc(kindOf(entry))}">${esc(kindOf(entry))}</span> ${esc(clip(treeText(entry), TREE_TEXT))}` +
-        `${label ? ` <span class="label">${esc(label)}</span>` : ""}${kids.length > 1 ? ` <span class="fork">${kids.length} branches</span>` : ""}</button></li>`,
+      `<span class="kind kind-${esc(kind)}">${esc(kind)}</span> ${esc(clip(treeText(entry), TREE_TEXT))}` +
+      `${label ? ` <span class="label">${esc(label)}</span>` : ""}${children > 1 ? ` <span class="fork">${children} branches</span>` : ""}</button></li>`
     );
-    const next = kids.length > 1 ? depth + 1 : depth;
-    for (let i = kids.length - 1; i >= 0; i--) stack.push({ entry: kids[i]!, depth: next });
-  }
+  });
   return `<ol class="tree">${rows.join("")}</ol>`;
-}
-
-function kindOf(entry: SessionEntry): string {
-  if (entry.type === "message") return entry.message.role;
-  if (entry.type === "custom" && isVerdictType(entry.customType)) return entry.customType === "mypi:hook_decision" ? "decision" : "error";
-  return entry.type;
-}
-
-function treeText(entry: SessionEntry): string {
-  switch (entry.type) {
-    case "message": {
-      const m = entry.message;
-      if (m.role === "assistant") {
-        const text = m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join(" ");
-        const calls = m.content.flatMap((b) => (b.type === "toolCall" ? [b.name] : []));
-        return text || (calls.length ? `→ ${calls.join(", ")}` : m.errorMessage ?? `(${m.stopReason})`);
-      }
-      if (m.role === "toolResult") return `${m.isError ? "✗" : "✓"} ${m.toolName}: ${contentText(m.content)}`;
-      return contentText(m.content);
-    }
-    case "custom": {
-      const v = verdictOf(entry);
-      if (v) return v.kind === "hook_decision" ? `${v.extension} ${v.outcome ?? ""} (${v.slot})` : `${v.extension} (${v.slot}): ${v.error ?? ""}`;
-      return entry.customType;
-    }
-    case "compaction":
-      return `summary of ${entry.tokensBefore} tokens`;
-    case "label":
-      return entry.label === undefined ? `label cleared on ${entry.targetId}` : `label "${entry.label}" on ${entry.targetId}`;
-    case "model_change":
-      return entry.model;
-    case "session_info":
-      return entry.name ?? "(name cleared)";
-    default:
-      return (entry as SessionEntry).type;
-  }
 }
 
 // ─── the entries ────────────────────────────────────────────────────────────────────────────
@@ -251,25 +185,7 @@ function block(title: string, text: string, forceOpen = false): string {
 
 // ─── reading the session ────────────────────────────────────────────────────────────────────
 
-function isVerdictType(customType: string): boolean {
-  return customType === "mypi:hook_decision" || customType === "mypi:extension_error";
-}
 
-/** A recorded verdict, read defensively: the file may have been written by anything. */
-function verdictOf(entry: CustomEntry): Verdict | undefined {
-  if (!isVerdictType(entry.customType) || typeof entry.data !== "object" || entry.data === null) return undefined;
-  const d = entry.data as Record<string, unknown>;
-  const str = (k: string) => (typeof d[k] === "string" ? (d[k] as string) : undefined);
-  return {
-    kind: entry.customType === "mypi:hook_decision" ? "hook_decision" : "extension_error",
-    extension: str("extension") ?? "(unknown extension)",
-    slot: str("slot") ?? "?",
-    ...(str("outcome") !== undefined && { outcome: str("outcome") }),
-    ...(str("reason") !== undefined && { reason: str("reason") }),
-    ...(str("error") !== undefined && { error: str("error") }),
-    ...(str("toolCallId") !== undefined && { toolCallId: str("toolCallId") }),
-  };
-}
 
 function verdictsByCall(entries: readonly SessionEntry[]): Map<string, Verdict[]> {
   const out = new Map<string, Verdict[]>();
@@ -284,15 +200,6 @@ function verdictsByCall(entries: readonly SessionEntry[]): Map<string, Verdict[]
   return out;
 }
 
-function latestLabels(entries: readonly SessionEntry[]): Map<string, string> {
-  const labels = new Map<string, string>();
-  for (const e of entries) {
-    if (e.type !== "label") continue;
-    if (e.label === undefined) labels.delete(e.targetId);
-    else labels.set(e.targetId, e.label);
-  }
-  return labels;
-}
 
 /** The ids from the leaf up to its root (cycle-safe). */
 function branchIds(entries: readonly SessionEntry[], leafId: string | undefined): string[] {
@@ -306,10 +213,6 @@ function branchIds(entries: readonly SessionEntry[], leafId: string | undefined)
   return out;
 }
 
-function contentText(content: string | readonly Content[]): string {
-  if (typeof content === "string") return content;
-  return content.map((b) => (b.type === "text" ? b.text : "[image]")).join(" ");
-}
 
 function json(value: unknown): string {
   try {
@@ -323,9 +226,4 @@ function lines(text: string): number {
   let n = 1;
   for (let i = text.indexOf("\n"); i !== -1 && n <= OPEN_LINES; i = text.indexOf("\n", i + 1)) n++;
   return n;
-}
-
-function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
