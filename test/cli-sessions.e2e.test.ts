@@ -136,3 +136,32 @@ describe("session commands in a terminal", () => {
     expect(r.stderr).toBe("mypi: --resume picks a session on a terminal; elsewhere name it: --session FILE|ID (or --continue).\n");
   });
 });
+
+describe("session moves over RPC", () => {
+  it("export_html writes the session, switch_session continues another file, and a path that is no file is an error", async () => {
+    const other = join(sandbox.root, "rpc-other.jsonl");
+    expect((await sandbox.run(["--model", `scripted:${sandbox.script([{ text: "Other answer." }])}`, "--no-extensions", "--session", other, "-p", "other task"])).code).toBe(0);
+    const file = join(sandbox.root, "rpc.jsonl");
+    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${sandbox.script([{ text: "Here." }, { text: "There." }])}`, "--no-extensions", "--session", file]);
+    p.send({ id: "p", type: "prompt", message: "here task" });
+    await p.waitFor((l) => l.type === "agent_end");
+    const out = join(sandbox.root, "rpc.html");
+    p.send({ id: "x", type: "export_html", outputPath: out });
+    expect(await p.waitFor((l) => l.id === "x")).toEqual({ type: "response", id: "x", command: "export_html", success: true, data: { path: out } });
+    expect(readFileSync(out, "utf8")).toContain("here task");
+
+    p.send({ id: "s", type: "switch_session", sessionPath: other });
+    expect(await p.waitFor((l) => l.id === "s")).toMatchObject({ success: true, data: { cancelled: false } });
+    p.send({ id: "m", type: "get_messages" });
+    const messages = await p.waitFor((l) => l.id === "m");
+    expect(texts(messages.data.messages)).toEqual(["other task", "Other answer."]);
+    p.send({ id: "st", type: "get_state" });
+    expect((await p.waitFor((l) => l.id === "st")).data.sessionFile).toBe(other);
+
+    p.send({ id: "bad", type: "switch_session", sessionPath: join(sandbox.root, "missing.jsonl") });
+    expect(await p.waitFor((l) => l.id === "bad")).toMatchObject({ success: false, error: `${join(sandbox.root, "missing.jsonl")} is not a session file.` });
+    p.end();
+    expect((await p.exit).code).toBe(0);
+    expect(texts(SessionManager.open(file).buildContext())).toEqual(["here task", "Here."]);
+  });
+});
