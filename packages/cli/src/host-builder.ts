@@ -199,6 +199,8 @@ export function createHostSession(
       const path = resolve(file);
       // Opening a missing path would start a new session there: a switch names one that exists.
       if (!isFile(path)) throw new Error(`${file} is not a session file.`);
+      // --no-session writes nothing, ever; continuing a file would append to it.
+      if (host.session.file === undefined) throw new Error("This run keeps nothing on disk (--no-session), and continuing a session file would write to it: start mypi with --resume or --session FILE instead.");
       if (path === host.session.file) return { cancelled: false };
       return replace("resume", () => rebuild(SessionManager.open(path, { cwd: host.session.cwd })), path);
     },

@@ -58,7 +58,10 @@ export interface HostSession {
   forkSession(entryId: string): Promise<{ cancelled: boolean; file?: string }>;
   /** This workspace's session files, most recently written first (`/resume`). */
   listSessions(): SessionSummary[];
-  /** Continue the session in `file` (`/resume`, RPC `switch_session`); `session_before_switch` may cancel. */
+  /**
+   * Continue the session in `file` (`/resume`, RPC `switch_session`); `session_before_switch` may
+   * cancel. Refused when the current session is in memory (`--no-session` writes nothing).
+   */
   switchSession(file: string): Promise<{ cancelled: boolean }>;
   /** Give extensions a UI (their dialogs then ask the user). */
   setUI(ui: ExtensionUI | undefined): void;

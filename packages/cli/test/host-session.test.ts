@@ -134,6 +134,10 @@ describe("HostSession session moves", () => {
     expect(hs.sessionManager.file).toBe(file);
     await expect(hs.switchSession(join(tmp, "missing.jsonl"))).rejects.toThrow("is not a session file");
     await expect(hs.forkSession("nope")).rejects.toThrow('Unknown session entry "nope"');
+    refuseSwitch = false;
+    // An in-memory run (--no-session) never writes: it does not continue a file either.
+    const memory = createHostSession(await hostOver(SessionManager.inMemory(cwd)), async () => hostOver(SessionManager.inMemory(cwd)));
+    await expect(memory.switchSession(other.file!)).rejects.toThrow("keeps nothing on disk (--no-session)");
     expect(texts(hs.agent.messages)).toEqual(["user:stay", "assistant:one"]);
   });
 });
