@@ -78,6 +78,19 @@ describe("mypi export", () => {
     expect(existsSync(join(sandbox.ws, "nope.html"))).toBe(false);
   });
 
+  it("finds a session of the workspace by the start of its id", async () => {
+    const run = await sandbox.run(["--model", `scripted:${sandbox.script([{ text: "By id." }])}`, "--no-extensions", "-p", "find me"]);
+    expect(run.code).toBe(0);
+    const [file] = sandbox.files(join(sandbox.home, "sessions"));
+    const id = SessionManager.open(file!).id;
+    const out = join(sandbox.root, "by-id.html");
+    expect(await sandbox.run(["export", id.slice(0, 8), out])).toMatchObject({ code: 0, stdout: `${out}\n` });
+    expect(readFileSync(out, "utf8")).toContain("By id.");
+    const none = await sandbox.run(["export", "zzzzzz"]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^mypi: zzzzzz: no such file, and no session of this workspace has an id starting with it/);
+  });
+
   it("writes next to the current folder by default, named after the session file", async () => {
     const r = await sandbox.run(["export", sessionFile]);
     expect(r).toMatchObject({ code: 0, stdout: `${join(sandbox.ws, "run.html")}\n` });

@@ -403,7 +403,7 @@ Usage
   mypi list                         the installed packages, global and of this workspace
   mypi update [SOURCE]              re-install unpinned npm packages, fetch git ones
   mypi trust [DIR]                  trust a workspace's own code (--revoke, --deny, --list)
-  mypi export FILE.jsonl [OUT]      a session as one self-contained HTML file (tree, tool calls, decisions)
+  mypi export FILE.jsonl|ID [OUT]   a session as one self-contained HTML file (tree, tool calls, decisions)
   mypi demo                         a scripted run in a temporary workspace (no API key needed)
   mypi batch tasks.jsonl            many tasks side by side, results in results.jsonl (mypi batch --help)
   mypi worker --queue redis://…     run queued batch tasks on this machine (mypi worker --help)

@@ -5,12 +5,14 @@
  */
 import { statSync, writeFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { SessionManager } from "@mypi/kernel";
+import { SessionManager, defaultSessionDir, sessionFilesByIdPrefix } from "@mypi/kernel";
 import { EXIT } from "../args.ts";
 import type { CliIO } from "../main.ts";
 import { renderSessionHtml } from "./html.ts";
 
-const USAGE = "usage: mypi export <session.jsonl> [out.html]";
+const USAGE = "usage: mypi export <session.jsonl | id> [out.html]";
+/** A word like a session id (as `--session` takes one): no path separator, no extension. */
+const ID_PREFIX = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 /** Write `session` as HTML to `out` (absolute); returns the path written. Throws on a failed write. */
 export function exportSession(session: SessionManager, out: string): string {
@@ -39,13 +41,21 @@ export function runExportCommand(argv: readonly string[], io: CliIO): number {
   const option = argv.find((a) => a.startsWith("-"));
   if (option !== undefined) return fail(`unknown option ${option}. ${USAGE}`);
   if (argv.length === 0 || argv.length > 2) return fail(USAGE);
-  const file = resolve(io.cwd, argv[0]!);
+  let file = resolve(io.cwd, argv[0]!);
   // `open` would start a new session at a missing path: exporting one must name a real file.
   let isFile = false;
   try {
     isFile = statSync(file).isFile();
   } catch {
-    return fail(`${argv[0]}: no such file. Session files are in $MYPI_HOME/sessions/<workspace>/ (default ~/.mypi).`);
+    if (!ID_PREFIX.test(argv[0]!)) return fail(`${argv[0]}: no such file. Session files are in $MYPI_HOME/sessions/<workspace>/ (default ~/.mypi).`);
+    // Shaped like an id: one of this workspace's sessions.
+    const dir = defaultSessionDir(io.cwd);
+    const matches = sessionFilesByIdPrefix(dir, argv[0]!);
+    if (matches.length !== 1) {
+      return fail(matches.length === 0 ? `${argv[0]}: no such file, and no session of this workspace has an id starting with it (in ${dir}).` : `${argv[0]} matches ${matches.length} sessions; give more of the id: ${matches.map((m) => basename(m)).join(", ")}`);
+    }
+    file = matches[0]!;
+    isFile = true;
   }
   if (!isFile) return fail(`${argv[0]} is not a file: give a session's .jsonl file.`);
   let session: SessionManager;
