@@ -112,6 +112,8 @@ async function resume(c: SessionCommandContext): Promise<void> {
   const r = await c.session.switchSession(chosen.file);
   if (r.cancelled) return c.warn("an extension kept the current session (session_before_switch)");
   c.info(`resumed ${chosen.name ?? chosen.file}`);
+  // What loading skipped or repaired, as `--session` says it on stderr.
+  for (const warning of c.session.sessionManager.loadWarnings) c.warn(`session: ${warning}`);
   showBranch(c);
 }
 
