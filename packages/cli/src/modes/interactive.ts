@@ -7,6 +7,8 @@
  *   Ctrl+D on an empty line exits (code 0);
  * - `/quit`, `/reload`, `/compact [instructions]`, `/help`, and `/name args` for extension commands,
  *   prompt templates and skills (those two are sent as a prompt; the host expands them);
+ * - the session commands (`/new`, `/name`, `/session`, `/resume`, `/tree`, `/fork`, `/export`:
+ *   `session-commands.ts`), their pickers being the dialogs below;
  * - extension dialogs (`ctx.ui.confirm` …) ask on the input line; the next line typed answers.
  *
  * The terminal is in raw mode: every key arrives as bytes (Ctrl+C is "\x03", not a signal), and
