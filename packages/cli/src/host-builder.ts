@@ -9,6 +9,7 @@ import { SessionManager, type StreamEvent, type UserMessage } from "@mypi/kernel
 import {
   ExtensionManager,
   createExtensionHost,
+  forkPoint,
   formatLoadFailure,
   type ExtensionHost,
   type ExtensionHostOptions,
@@ -189,7 +190,7 @@ export function createHostSession(
       if (!entry) throw new Error(`Unknown session entry "${entryId}" in session ${source.id}: pick one from /tree or get_fork_messages.`);
       let forked: SessionManager | undefined;
       const r = await replace("fork", () => {
-        forked = SessionManager.fromBranch(source, entry.parentId ?? undefined, { cwd: source.cwd, inMemory: source.file === undefined });
+        forked = SessionManager.fromBranch(source, forkPoint(source, entryId), { cwd: source.cwd, inMemory: source.file === undefined });
         return rebuild(forked);
       });
       return r.cancelled || forked?.file === undefined ? r : { ...r, file: forked.file };

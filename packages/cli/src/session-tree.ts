@@ -5,6 +5,7 @@
  * thousands of entries deep.
  */
 import type { Content, CustomEntry, SessionEntry } from "@mypi/kernel";
+import { isVerdictEntry } from "@mypi/extension-api";
 
 export interface TreeRow {
   entry: SessionEntry;
@@ -61,13 +62,10 @@ export interface Verdict {
   toolCallId?: string;
 }
 
-function isVerdictType(customType: string): boolean {
-  return customType === "mypi:hook_decision" || customType === "mypi:extension_error";
-}
 
 /** A recorded verdict, read defensively: the file may have been written by anything. */
 export function verdictOf(entry: CustomEntry): Verdict | undefined {
-  if (!isVerdictType(entry.customType) || typeof entry.data !== "object" || entry.data === null) return undefined;
+  if (!isVerdictEntry(entry) || typeof entry.data !== "object" || entry.data === null) return undefined;
   const d = entry.data as Record<string, unknown>;
   const str = (k: string) => (typeof d[k] === "string" ? (d[k] as string) : undefined);
   return {
@@ -84,7 +82,7 @@ export function verdictOf(entry: CustomEntry): Verdict | undefined {
 /** What an entry is, in one word: a message's role, `decision` / `error` for recorded verdicts, else its type. */
 export function kindOf(entry: SessionEntry): string {
   if (entry.type === "message") return entry.message.role;
-  if (entry.type === "custom" && isVerdictType(entry.customType)) return entry.customType === "mypi:hook_decision" ? "decision" : "error";
+  if (isVerdictEntry(entry) && entry.type === "custom") return entry.customType === "mypi:hook_decision" ? "decision" : "error";
   return entry.type;
 }
 

@@ -24,6 +24,7 @@ import {
   type ImageContent,
   type Message,
   type ModelClient,
+  type SessionEntry,
   type SlotContext,
   type StreamEvent,
   type Tool,
@@ -112,6 +113,29 @@ export interface ExtensionHost {
 }
 
 const NEVER_ABORTED = new AbortController().signal;
+
+/** The custom entries the host records the extensions' verdicts as (see `recordVerdict`). */
+export const VERDICT_ENTRY_TYPES: readonly string[] = ["mypi:hook_decision", "mypi:extension_error"];
+
+/** Is `entry` a verdict the host recorded? */
+export function isVerdictEntry(entry: SessionEntry | undefined): boolean {
+  return entry?.type === "custom" && VERDICT_ENTRY_TYPES.includes(entry.customType);
+}
+
+/**
+ * Where a branch that re-asks `entryId` starts: its parent, moved up past the verdicts recorded
+ * just before it (the `input` and `before_agent_start` decisions about that very prompt), which
+ * belong to the prompt left behind. `undefined`: before the root.
+ */
+export function forkPoint(session: Pick<SessionManager, "getEntry">, entryId: string): string | undefined {
+  let at = session.getEntry(entryId)?.parentId ?? undefined;
+  const seen = new Set<string>();
+  while (at !== undefined && !seen.has(at) && isVerdictEntry(session.getEntry(at))) {
+    seen.add(at);
+    at = session.getEntry(at)!.parentId ?? undefined;
+  }
+  return at;
+}
 const RUN_IN_PROGRESS = "A run is in progress: abort it or wait for it to end, then try again.";
 const DEFAULT_CONTEXT_WINDOW = 128_000;
 
@@ -295,7 +319,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     const { type, ...data } = event as { type: string; outcome?: string };
     if (data.outcome === "pass" || (!agent.isRunning && session.getLeafId() === undefined)) return;
     try {
-      session.appendCustomEntry(`mypi:${type}`, data);
+      session.appendCustomEntry(`mypi:${type}`, data); // one of VERDICT_ENTRY_TYPES
     } catch (error) {
       manager.diagnostic(`could not record ${type} in the session: ${(error as Error).message}`);
     }
@@ -340,7 +364,9 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       if (decision?.cancel) return { cancelled: true };
       if (agent.isRunning) throw new Error(RUN_IN_PROGRESS); // a run started while the extensions decided
       const previousLeafId = session.getLeafId();
-      session.fork(entryId);
+      const start = forkPoint(session, entryId);
+      if (start === undefined) session.fork(session.getBranch(entryId)[0]!.id); // before the root: an empty branch
+      else session.navigate(start);
       agent.replaceMessages(session.buildContext());
       const now = Date.now();
       manager.publish({ type: "session_fork", entryId, previousLeafId, previousSessionFile: session.file, timestamp: now });

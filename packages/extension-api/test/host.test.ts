@@ -84,6 +84,25 @@ describe("createExtensionHost", () => {
     expect(host.session.buildContext().map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "assistant"]);
   });
 
+  it("forks before a prompt and before the verdicts recorded about it, which stay with the prompt left behind", async () => {
+    const { host } = await hostWith(["host/guard.ts"], [{ text: "one" }, { text: "two" }, { text: "three" }]);
+    await host.start();
+    await host.agent.prompt("first");
+    await host.agent.prompt("second");
+    const branch = host.session.getBranch();
+    const second = branch.find((e) => e.type === "message" && e.message.role === "user" && (e.message.content as { text: string }[])[0]!.text === "second")!;
+    // The user message hangs under the verdicts recorded while it was being taken in.
+    expect(host.session.getEntry(second.parentId!)).toMatchObject({ type: "custom", customType: expect.stringMatching(/^mypi:/) });
+    await host.fork(second.id);
+    const leaf = host.session.getEntry(host.session.getLeafId()!)!;
+    expect(leaf).toMatchObject({ type: "message", message: { role: "assistant" } });
+    // Before the first prompt there are only its verdicts: the new branch is empty.
+    const first = branch.find((e) => e.type === "message")!;
+    expect(branch[0]!.id).not.toBe(first.id);
+    await host.fork(first.id);
+    expect(host.session.getLeafId()).toBeUndefined();
+  });
+
   it("refuses fork and compact while a run is in progress, before the session moves", async () => {
     const { host } = await hostWith([], [{ text: "Slow.", delayMs: 60_000 }]);
     await host.start();
