@@ -32,6 +32,9 @@ function pick(t: Terminal, text: string): void {
 /** Waits until `text` is on the screen `n` times: a second picker with the same rows, say. */
 const seeTimes = (t: Terminal, text: string, n: number) => t.see(new RegExp(`(?:[^]*?${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}){${n}}`));
 
+// Each test starts several mypi processes: on a busy machine that alone can take most of vitest's default 20 s.
+const SLOW = 60_000;
+
 describe("session commands in a terminal", () => {
   it("/tree labels an entry and continues from it, /fork starts a new file before a message, /session tells where", async () => {
     const file = join(sandbox.root, "tree.jsonl");
@@ -93,7 +96,7 @@ describe("session commands in a terminal", () => {
     expect(html).toContain("Answer one.");
     expect(html).not.toContain("third question");
     expect(forked.startsWith(`${join(sandbox.home, "sessions", cwdSlug(sandbox.ws))}/`)).toBe(true);
-  });
+  }, SLOW);
 
   it("--resume picks a session of this workspace, /name names it, /resume switches to another", async () => {
     const earlier = sandbox.script([{ text: "Alpha done." }]);
@@ -132,13 +135,13 @@ describe("session commands in a terminal", () => {
     expect(resumed.getSessionName()).toBe("alpha work");
     expect(texts(resumed.buildContext())).toEqual(["old task alpha", "Alpha done.", "and now?", "Alpha continued."]);
     expect(readFileSync(alpha, "utf8").split("\n")[0]).toContain('"type":"session"');
-  });
+  }, SLOW);
 
   it("refuses --resume outside interactive mode, with what to use instead", async () => {
     const r = await sandbox.run(["--model", `scripted:${sandbox.script([])}`, "--resume", "-p", "hi"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe("mypi: --resume picks a session on a terminal; elsewhere name it: --session FILE|ID (or --continue).\n");
-  });
+  }, SLOW);
 });
 
 describe("session moves over RPC", () => {
@@ -167,5 +170,5 @@ describe("session moves over RPC", () => {
     p.end();
     expect((await p.exit).code).toBe(0);
     expect(texts(SessionManager.open(file).buildContext())).toEqual(["here task", "Here."]);
-  });
+  }, SLOW);
 });

@@ -76,7 +76,7 @@ describe("mypi export", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^mypi: .*nope\.jsonl: no such file/);
     expect(existsSync(join(sandbox.ws, "nope.html"))).toBe(false);
-  });
+  }, 60_000);
 
   it("finds a session of the workspace by the start of its id", async () => {
     const run = await sandbox.run(["--model", `scripted:${sandbox.script([{ text: "By id." }])}`, "--no-extensions", "-p", "find me"]);
@@ -89,13 +89,13 @@ describe("mypi export", () => {
     const none = await sandbox.run(["export", "zzzzzz"]);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/^mypi: zzzzzz: no such file, and no session of this workspace has an id starting with it/);
-  });
+  }, 60_000);
 
   it("writes next to the current folder by default, named after the session file", async () => {
     const r = await sandbox.run(["export", sessionFile]);
     expect(r).toMatchObject({ code: 0, stdout: `${join(sandbox.ws, "run.html")}\n` });
     expect(readFileSync(join(sandbox.ws, "run.html"), "utf8")).toBe(html);
-  });
+  }, 60_000);
 });
 
 describe.skipIf(!haveChromium && !process.env.CI)("the exported page in headless Chromium", () => {
