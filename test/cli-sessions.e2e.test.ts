@@ -67,8 +67,11 @@ describe("session commands in a terminal", () => {
     t.type("/fork\r");
     await t.see(/Fork before which message\?[^]*third question/);
     pick(t, "third question");
-    await t.see(/forked into a new session \S+\.jsonl\nit ends before: third question\n {2}user: first question\n {2}assistant: Answer one\.\n> ?$/);
+    // The message forked before is offered in the input line, to edit and send again.
+    await t.see(/forked into a new session \S+\.jsonl\nit ends before: third question\n {2}user: first question\n {2}assistant: Answer one\.\n> third question$/);
     const forked = /forked into a new session (\S+\.jsonl)/.exec(t.screen())![1]!;
+    t.type("\x03"); // clears the line
+    await t.see(/assistant: Answer one\.\n> ?$/);
 
     t.type("/session\r");
     await t.see(/messages {2}2: 1 user, 1 assistant, 0 tool results\ntool calls 0\n> ?$/);

@@ -20,6 +20,8 @@ export interface SessionCommandContext {
   /** A line of information; `warn` a line that needs attention. Both sanitise what they show. */
   info(text: string): void;
   warn(text: string): void;
+  /** Put text into the input line (`/fork` offers the message it forked before, to edit and send again). */
+  setEditorText?(text: string): void;
 }
 
 /** For `/help`. */
@@ -182,6 +184,7 @@ async function fork(args: string, c: SessionCommandContext): Promise<void> {
   c.info(`forked into a new session${r.file ? ` ${r.file}` : " (in memory)"}`);
   if (text !== undefined) c.info(`it ends before: ${clip(text, ROW_TEXT * 2)}`);
   showBranch(c);
+  if (text !== undefined) c.setEditorText?.(text);
 }
 
 function findEntry(entries: readonly SessionEntry[], prefix: string, c: SessionCommandContext): SessionEntry | undefined {

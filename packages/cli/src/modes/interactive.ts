@@ -177,7 +177,10 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     notify: (message, type = "info") => sayFrom(message, type === "error" ? style.red : type === "warning" ? style.yellow : style.dim),
   };
   session.setUI(ui);
-  const sessionCommands = { session, ui, cwd: io.cwd, info: (t: string) => sayFrom(t, style.dim), warn: (t: string) => sayFrom(t, style.yellow) };
+  const sessionCommands = {
+    session, ui, cwd: io.cwd, info: (t: string) => sayFrom(t, style.dim), warn: (t: string) => sayFrom(t, style.yellow),
+    setEditorText: (text: string) => ((editor = { ...editor, buffer: text }), refresh()),
+  };
   await session.start(); // extensions see ctx.hasUI from their first event; the first prompt waits for them
 
   // The run's events (its agent_end included) redraw the screen; only a failure to start is said here.
