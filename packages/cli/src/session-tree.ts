@@ -62,7 +62,6 @@ export interface Verdict {
   toolCallId?: string;
 }
 
-
 /** A recorded verdict, read defensively: the file may have been written by anything. */
 export function verdictOf(entry: CustomEntry): Verdict | undefined {
   if (!isVerdictEntry(entry) || typeof entry.data !== "object" || entry.data === null) return undefined;
@@ -117,6 +116,7 @@ export function treeText(entry: SessionEntry): string {
   }
 }
 
+/** A message content as plain text, images as `[image]`. */
 export function contentText(content: string | readonly Content[]): string {
   if (typeof content === "string") return content;
   return content.map((b) => (b.type === "text" ? b.text : "[image]")).join(" ");

@@ -84,3 +84,13 @@ describe("renderSessionHtml", () => {
     expect(html).toContain("<title>session abc · mypi</title>");
   });
 });
+
+describe("renderSessionHtml on a hand-edited file", () => {
+  it("renders fields of the wrong type as text instead of failing", () => {
+    const header = { type: "session", version: 1, id: 42, cwd: null, timestamp: 7 } as never;
+    const entries = [{ type: "message", id: "e1", parentId: null, timestamp: 1, message: { role: "assistant", model: 5, stopReason: null, usage: {}, timestamp: 1, content: [] } }] as never;
+    const html = renderSessionHtml({ header, entries, leafId: "e1" });
+    expect(html).toContain("id 42 · null · started 7");
+    expect(html).toContain("5 · null");
+  });
+});

@@ -21,7 +21,6 @@ export interface SessionView {
   name?: string | undefined;
 }
 
-
 /** Text blocks longer than this many lines start collapsed. */
 const OPEN_LINES = 30;
 /** How much of an entry's text the tree shows. */
@@ -58,9 +57,12 @@ export function renderSessionHtml(view: SessionView): string {
   ].join("\n");
 }
 
-/** `&`, `<`, `>`, `"` and `'` as entities: safe in text and in quoted attributes. */
-export function esc(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/**
+ * `&`, `<`, `>`, `"` and `'` as entities: safe in text and in quoted attributes. Takes anything:
+ * a hand-edited file may hold a number where a string belongs, and the view still renders.
+ */
+export function esc(value: unknown): string {
+  return String(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 // ─── the tree ───────────────────────────────────────────────────────────────────────────────
