@@ -174,6 +174,17 @@ describe.skipIf(!haveChromium && !process.env.CI)("the exported page in headless
     expect(errors).toEqual([]);
   });
 
+  it("works opened as a file, the way a user opens it: renders and switches branches", async () => {
+    const other = await browser.newPage();
+    const failures: string[] = [];
+    other.on("pageerror", (e) => failures.push(e.message));
+    await other.goto(`file://${outFile}`);
+    await other.locator(`nav button.node[data-id="${firstBranchUser}"]`).click();
+    expect((await other.locator("article.entry:visible").allInnerTexts()).join("\n")).toContain("The file sets two variables.");
+    expect(failures).toEqual([]);
+    await other.close();
+  });
+
   it("makes no request even without its Content-Security-Policy: nothing in it points outside", async () => {
     const bare = html.replace(/<meta http-equiv="Content-Security-Policy"[^>]*>/, "");
     expect(bare).not.toBe(html);
