@@ -34,6 +34,8 @@ export interface CliArgs {
   cwd?: string;
   session?: string;
   continue: boolean;
+  /** `-r, --resume`: interactive mode opens with the picker over this workspace's sessions. */
+  resume: boolean;
   noSession: boolean;
   maxTurns?: number;
   /** `--tool-timeout SECONDS`, in ms: the timeout of a tool call whose tool sets none; 0 = none. */
@@ -90,6 +92,7 @@ const OPTIONS: Record<string, FlagKind> = {
   cwd: "string",
   session: "string",
   continue: "boolean",
+  resume: "boolean",
   "no-session": "boolean",
   "max-turns": "string",
   "system-prompt": "string",
@@ -107,7 +110,7 @@ const OPTIONS: Record<string, FlagKind> = {
   help: "boolean",
   version: "boolean",
 };
-const SHORT: Record<string, string> = { p: "print", e: "extension", c: "continue", h: "help", v: "version" };
+const SHORT: Record<string, string> = { p: "print", e: "extension", c: "continue", r: "resume", h: "help", v: "version" };
 const MODES: readonly Mode[] = ["print", "json", "rpc", "interactive"];
 const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", demo: "demo", help: "help" };
 
@@ -125,6 +128,7 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     strictExtensions: false,
     allowFailedExtensions: false,
     continue: false,
+    resume: false,
     noSession: false,
     appendSystemPrompt: [],
     noContextFiles: false,
@@ -257,6 +261,9 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
     case "continue":
       args.continue = true;
       return;
+    case "resume":
+      args.resume = true;
+      return;
     case "no-session":
       args.noSession = true;
       return;
@@ -335,8 +342,8 @@ function expandHome(path: string): string {
 
 /** `wordsKnown`: the positional words are surely the prompt (no flag of unknown kind before them). */
 function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
-  const sessionChoices = [args.session !== undefined, args.continue, args.noSession].filter(Boolean).length;
-  if (sessionChoices > 1) return usageError("choose one of --session FILE|ID, --continue and --no-session.");
+  const sessionChoices = [args.session !== undefined, args.continue, args.resume, args.noSession].filter(Boolean).length;
+  if (sessionChoices > 1) return usageError("choose one of --session FILE|ID, --continue, --resume and --no-session.");
   if (args.strictExtensions && args.allowFailedExtensions) return usageError("choose one of --strict-extensions and --allow-failed-extensions.");
   if (args.model !== undefined && !/^(openai|scripted):.+/.test(args.model)) {
     return usageError(`--model must be openai:<name> or scripted:<file> (got "${args.model}").`);
@@ -397,6 +404,7 @@ Usage
   mypi update [SOURCE]              re-install unpinned npm packages, fetch git ones
   mypi trust [DIR]                  trust a workspace's own code (--revoke, --deny, --list)
   mypi mcp login SERVER             OAuth login to an HTTP server of mcp.json (mypi mcp logout SERVER forgets it)
+  mypi export FILE.jsonl|ID [OUT]   a session as one self-contained HTML file (tree, tool calls, decisions)
   mypi demo                         a scripted run in a temporary workspace (no API key needed)
   mypi batch tasks.jsonl            many tasks side by side, results in results.jsonl (mypi batch --help)
   mypi worker --queue redis://…     run queued batch tasks on this machine (mypi worker --help)
@@ -438,6 +446,7 @@ Workspace and session
   --session FILE|ID                 this session file (created when missing), or the workspace's
                                     session whose id starts with ID
   -c, --continue                    continue the most recent session of this workspace
+  -r, --resume                      pick one of this workspace's sessions (interactive mode)
   --no-session                      keep nothing on disk
 
   -h, --help                        this text        -v, --version   the version

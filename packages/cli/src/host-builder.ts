@@ -3,10 +3,13 @@
  * `ExtensionManager`, and wrap an `ExtensionHost` into the `HostSession` the long-lived modes use.
  * Shared by `run.ts` and the demo, so both run the same code path.
  */
-import type { SessionManager, StreamEvent, UserMessage } from "@mypi/kernel";
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { SessionManager, type StreamEvent, type UserMessage } from "@mypi/kernel";
 import {
   ExtensionManager,
   createExtensionHost,
+  forkPoint,
   formatLoadFailure,
   type ExtensionHost,
   type ExtensionHostOptions,
@@ -15,6 +18,7 @@ import {
 } from "@mypi/extension-api";
 import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
 import type { HostSession } from "./host-session.ts";
+import { listSessions } from "./session-list.ts";
 import { isShippedCompiled } from "./shipped.ts";
 
 export interface ExtensionSet {
@@ -89,13 +93,14 @@ export function describeFailures(failures: readonly LoadFailure[]): string[] {
 export type HostOptions = Omit<ExtensionHostOptions, "manager" | "session">;
 
 /**
- * A `HostSession` over an extension host. `newSession` shuts the host down and builds a new one
- * (extensions loaded again, a new session file) through `rebuild`; listeners carry over.
+ * A `HostSession` over an extension host. `newSession`, `switchSession` and `forkSession` shut
+ * the host down and build a new one (extensions loaded again) through `rebuild`, given the
+ * session to record into (none: a new one, as the command line chose); listeners carry over.
  * `ready` runs after each host's `session_start` and after each reload (resources, host-resources.ts).
  */
 export function createHostSession(
   first: ExtensionHost,
-  rebuild: () => Promise<ExtensionHost>,
+  rebuild: (session?: SessionManager) => Promise<ExtensionHost>,
   ready?: (host: ExtensionHost, reason: "startup" | "reload") => Promise<void>,
 ): HostSession & { readonly host: ExtensionHost } {
   let host = first;
@@ -105,6 +110,27 @@ export function createHostSession(
     for (const l of listeners) l(event);
   });
   let detach = attach(host);
+
+  /**
+   * Replace the host by one over another session: `session_before_switch` to the old one's
+   * extensions (they may cancel), then `session_start` and `session_switch` to the new one's.
+   * `open` builds the new host; it runs only once the switch is allowed.
+   */
+  async function replace(reason: "new" | "resume" | "fork", open: () => Promise<ExtensionHost>, target?: string): Promise<{ cancelled: boolean }> {
+    if (host.agent.isRunning) throw new Error("A run is in progress: abort it first.");
+    if ((await host.beforeSwitch(reason === "resume" ? "resume" : "new", target)).cancelled) return { cancelled: true };
+    const previousSessionFile = host.session.file;
+    const next = await open();
+    detach();
+    await host.shutdown();
+    host = next;
+    if (ui) host.setUI(ui);
+    detach = attach(host);
+    await host.start({ reason, ...(previousSessionFile !== undefined && { previousSessionFile }) });
+    await ready?.(host, "startup");
+    host.switched(reason === "resume" ? "resume" : "new", previousSessionFile);
+    return { cancelled: false };
+  }
 
   return {
     get host() {
@@ -133,21 +159,7 @@ export function createHostSession(
       await ready?.(host, "reload");
       return { loaded: r.loaded, failed: r.failed.map((f) => f.name) };
     },
-    async newSession() {
-      if (host.agent.isRunning) throw new Error("A run is in progress: abort it first.");
-      if ((await host.beforeSwitch("new")).cancelled) return { cancelled: true };
-      const previousSessionFile = host.session.file;
-      const next = await rebuild();
-      detach();
-      await host.shutdown();
-      host = next;
-      if (ui) host.setUI(ui);
-      detach = attach(host);
-      await host.start({ reason: "new", ...(previousSessionFile !== undefined && { previousSessionFile }) });
-      await ready?.(host, "startup");
-      host.switched("new", previousSessionFile);
-      return { cancelled: false };
-    },
+    newSession: () => replace("new", () => rebuild()),
     async compact(customInstructions) {
       const outcome = await host.compact(customInstructions);
       switch (outcome.status) {
@@ -167,6 +179,32 @@ export function createHostSession(
       host.session.getBranch().flatMap((entry) =>
         entry.type === "message" && entry.message.role === "user" ? [{ entryId: entry.id, text: textOf(entry.message.content) }] : [],
       ),
+    get sessionManager() {
+      return host.session;
+    },
+    navigate: (entryId) => host.navigate(entryId),
+    setLabel: (entryId, label) => void host.session.appendLabel(entryId, label),
+    async forkSession(entryId) {
+      const source = host.session;
+      const entry = source.getEntry(entryId);
+      if (!entry) throw new Error(`Unknown session entry "${entryId}" in session ${source.id}: pick one from /tree or get_fork_messages.`);
+      let forked: SessionManager | undefined;
+      const r = await replace("fork", () => {
+        forked = SessionManager.fromBranch(source, forkPoint(source, entryId), { cwd: source.cwd, inMemory: source.file === undefined });
+        return rebuild(forked);
+      });
+      return r.cancelled || forked?.file === undefined ? r : { ...r, file: forked.file };
+    },
+    listSessions: () => listSessions(host.session.cwd),
+    async switchSession(file) {
+      const path = resolve(file);
+      // Opening a missing path would start a new session there: a switch names one that exists.
+      if (!isFile(path)) throw new Error(`${file} is not a session file.`);
+      // --no-session writes nothing, ever; continuing a file would append to it.
+      if (host.session.file === undefined) throw new Error("This run keeps nothing on disk (--no-session), and continuing a session file would write to it: start mypi with --resume or --session FILE instead.");
+      if (path === host.session.file) return { cancelled: false };
+      return replace("resume", () => rebuild(SessionManager.open(path, { cwd: host.session.cwd })), path);
+    },
     setUI(next) {
       ui = next;
       host.setUI(next);
@@ -176,6 +214,14 @@ export function createHostSession(
       await ready?.(host, "startup");
     },
   };
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** The text blocks of a message's content (a string content is its own text). */

@@ -2,8 +2,9 @@
  * What the long-lived modes (RPC, interactive) act on: the agent plus the host's session-level
  * actions. `run.ts` builds it from the extension host; tests build it around a bare Agent.
  */
-import type { Agent, StreamEvent } from "@mypi/kernel";
+import type { Agent, SessionManager, StreamEvent } from "@mypi/kernel";
 import type { CommandInfo, ExtensionUI } from "@mypi/extension-api";
+import type { SessionSummary } from "./session-list.ts";
 
 export interface SessionState {
   model: string;
@@ -44,6 +45,24 @@ export interface HostSession {
   fork(entryId: string): Promise<{ cancelled: boolean }>;
   /** The user messages of the current branch, oldest first: where `fork` can branch off (Pi's `get_fork_messages`). */
   forkMessages(): { entryId: string; text: string }[];
+  /** The session being recorded (`newSession` and the switches replace it): read it, move it through the methods here. */
+  readonly sessionManager: SessionManager;
+  /** `/tree`: continue from `entryId`, in the same file (it becomes the leaf); `session_tree` tells the extensions. */
+  navigate(entryId: string): Promise<void>;
+  /** Label an entry (`undefined` clears the label). */
+  setLabel(entryId: string, label: string | undefined): void;
+  /**
+   * `/fork`: a new session file holding the branch before `entryId` (so that entry can be asked
+   * again), which the agent continues; `session_before_switch` may cancel. In memory without a session file.
+   */
+  forkSession(entryId: string): Promise<{ cancelled: boolean; file?: string }>;
+  /** This workspace's session files, most recently written first (`/resume`). */
+  listSessions(): SessionSummary[];
+  /**
+   * Continue the session in `file` (`/resume`, RPC `switch_session`); `session_before_switch` may
+   * cancel. Refused when the current session is in memory (`--no-session` writes nothing).
+   */
+  switchSession(file: string): Promise<{ cancelled: boolean }>;
   /** Give extensions a UI (their dialogs then ask the user). */
   setUI(ui: ExtensionUI | undefined): void;
   /** Send `session_start` to the extensions: once, after the mode installed its UI. */

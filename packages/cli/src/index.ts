@@ -1,6 +1,7 @@
 /**
  * @mypi/cli — the `mypi` host. The bin (`bin/mypi.mjs`) calls `main`; the rest is exported for
- * hosts that embed a part of it (an RPC server, the terminal renderer, the argument parser).
+ * hosts that embed a part of it (an RPC server, the terminal renderer, the argument parser, the
+ * HTML session view).
  */
 export { main, processIO, type CliIO } from "./main.ts";
 export { EXIT, HELP, exitCodeFor, parseArgs, resolveMode, type CliArgs, type Mode } from "./args.ts";
@@ -12,3 +13,5 @@ export type { HostSession, SessionState, CompactResult } from "./host-session.ts
 export { createHostSession, loadExtensionSet } from "./host-builder.ts";
 export { initialRenderState, liveLines, renderEvent, type RenderState, type Style } from "./render/renderer.ts";
 export { Screen } from "./render/screen.ts";
+export { renderSessionHtml, type SessionView } from "./export/html.ts";
+export { listSessions, type SessionSummary } from "./session-list.ts";

@@ -87,6 +87,7 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
   const modeProblem = (prompt: string | undefined) => {
     if (!listing && mode === "interactive" && !isTTY) return 'interactive mode needs a terminal; use -p "prompt" (or --mode json / rpc) when piping.';
     if (oneShot && prompt === undefined) return 'give a prompt: mypi -p "what to do" (or pipe it on stdin).';
+    if (!listing && firstPass.resume && mode !== "interactive") return "--resume picks a session on a terminal; elsewhere name it: --session FILE|ID (or --continue).";
     return undefined;
   };
   // Without unknown flags the first pass is the whole truth: complain before loading anything.
@@ -261,10 +262,10 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
     ...(model.id.startsWith("openai:") && { compaction: compactionOf(settings, io.env) }),
   };
   const host = buildHost(loaded, session, hostOptions);
-  const hostSession = createHostSession(host, async () =>
+  const hostSession = createHostSession(host, async (next) =>
     // A new session keeps the choice of the command line: --no-session writes nothing, ever.
     // The trust decision stands for the process: `project.trust` does not ask again.
-    buildHost(await loadExtensionSet({ ...extensionSet, settings, flags: args.extensionFlags }), args.noSession ? SessionManager.inMemory(cwd) : SessionManager.create({ cwd }), hostOptions),
+    buildHost(await loadExtensionSet({ ...extensionSet, settings, flags: args.extensionFlags }), next ?? (args.noSession ? SessionManager.inMemory(cwd) : SessionManager.create({ cwd })), hostOptions),
     (h, reason) => resources.refresh(h, reason),
   );
   // Interactive mode starts the session itself, once its UI is in place. The other modes follow
@@ -308,6 +309,7 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
           ...(prompt !== undefined && { initialPrompt: prompt }),
           status: loadErrors,
           stop: exits.signal,
+          resume: args.resume,
           banner: [`mypi · ${model.id} · ${cwd} · /help for commands · Ctrl+C aborts, twice exits`, ...(sandboxState.enabled ? [describeSandboxReport(sandboxState)] : [])],
         });
     }

@@ -38,6 +38,7 @@ describe("parseArgs", () => {
       allowFailedExtensions: false,
       cwd: "/w",
       continue: false,
+      resume: false,
       noSession: true,
       maxTurns: 3,
       toolTimeoutMs: 90_000,
@@ -143,7 +144,9 @@ describe("parseArgs", () => {
     expect(fail(["--tools", "read", "--no-tools"])).toContain("give --tools once");
     expect(fail(["--tools", " , "])).toContain("--no-tools offers none");
     expect(ok(["--no-tools"]).tools).toEqual([]);
-    expect(fail(["--no-session", "--continue"])).toContain("choose one of --session FILE|ID, --continue and --no-session");
+    expect(fail(["--no-session", "--continue"])).toContain("choose one of --session FILE|ID, --continue, --resume and --no-session");
+    expect(fail(["-r", "--continue"])).toContain("choose one of --session FILE|ID, --continue, --resume and --no-session");
+    expect(ok(["-r"]).resume).toBe(true);
     expect(fail(["--mode", "rpc", "-p", "x"])).toContain("--mode rpc reads its prompts from stdin");
     expect(fail(["--json", "-p", "x"])).toContain("for JSON events use --mode json");
     expect(fail(["--no-extensions=yes"])).toContain("--no-extensions takes no value");

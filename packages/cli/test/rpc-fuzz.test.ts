@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { PassThrough, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { Agent, createScriptedModel } from "@mypi/kernel";
+import { inertSessionMoves } from "./helpers/session-stubs.ts";
 import { createRpcUI } from "../src/modes/rpc-ui.ts";
 import { runRpcMode, type RpcTarget } from "../src/modes/rpc.ts";
 
@@ -57,6 +58,7 @@ async function drive(lines: string[]): Promise<Line[]> {
     setSessionName: () => {},
     fork: async () => ({ cancelled: true }),
     forkMessages: () => [],
+    ...inertSessionMoves(),
   };
   const stdin = new PassThrough();
   const done = runRpcMode(target, { stdin, stdout });

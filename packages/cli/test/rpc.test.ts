@@ -1,6 +1,7 @@
 import { PassThrough, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { Agent, createScriptedModel, defineTool, type ModelRequest } from "@mypi/kernel";
+import { inertSessionMoves } from "./helpers/session-stubs.ts";
 import { z } from "zod";
 import { createRpcUI } from "../src/modes/rpc-ui.ts";
 import { runRpcMode, type RpcTarget } from "../src/modes/rpc.ts";
@@ -99,6 +100,7 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
     setSessionName: (name) => (sessionName = name),
     fork: async () => ({ cancelled: true }),
     forkMessages: () => [],
+    ...inertSessionMoves(),
   };
   const done = runRpcMode(target, { stdin: input, stdout: out.stream, maxLineChars: extra.maxLineChars, ...(extra.stop && { stop: extra.stop }) });
   const send = (value: unknown) => input.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`);

@@ -133,7 +133,7 @@ class HandlerCall<K extends SlotName> {
   }
 
   private decide(result: unknown, failure: Failure | undefined, after: ChainState<K> | undefined): Frame<K> | Promise<Frame<K>> {
-    const { slot, policy, h, frame, budget } = this;
+    const { slot, policy, h, frame } = this;
     const { state, call } = frame;
     if (!failure) {
       try {
@@ -141,18 +141,18 @@ class HandlerCall<K extends SlotName> {
         if (!entered) {
           let own = absorb(policy, state, this.view, this.snap, h.extension);
           if (result != null) own = policy.apply(own, result as never, h.extension);
-          report(call, slot, h, policy.outcome(state, own), budget, own.stop?.reason);
+          this.report(policy.outcome(state, own), own.stop?.reason);
           return own.stop ? { state: own, call } : this.next({ state: own, call });
         }
         if (result == null || result === this.nextValue) {
-          report(call, slot, h, policy.outcome(state, entered), budget, entered.stop?.reason);
+          this.report(policy.outcome(state, entered), entered.stop?.reason);
           return { state: after!, call };
         }
         const own = policy.apply(entered, result as never, h.extension);
         const lifted = after!.stop && !own.stop ? after!.stop : undefined;
         const outcome = lifted ? "allow" : policy.outcome(state, own);
         const reason = lifted ? `lifted the ${lifted.outcome} by ${lifted.by}${lifted.reason ? `: ${lifted.reason}` : ""}` : own.stop?.reason;
-        report(call, slot, h, outcome, budget, reason);
+        this.report(outcome, reason);
         return { state: own, call };
       } catch (error) {
         failure = toFailure(error, h);
@@ -162,9 +162,25 @@ class HandlerCall<K extends SlotName> {
     if (!this.entered) undoInPlace(this.snap);
     call.emit({ type: "extension_error", extension: h.extension, slot, error: failure.message, code: failure.code, timestamp: Date.now() });
     const outcome: HookOutcome = failure.code === "MYPI_TIMEOUT" ? "timeout" : h.onError === "open" ? "fail_open" : "fail_closed";
-    report(call, slot, h, outcome, budget, failure.message);
+    this.report(outcome, failure.message);
     if (h.onError === "open") return after ? { state: after, call } : this.next(frame);
     return { state: policy.failClosed(state, h.extension, failure.message), call };
+  }
+
+  /** One `hook_decision` for this handler; a tool call's slots name the call it was about. */
+  private report(outcome: HookOutcome, reason: string | undefined): void {
+    const event: HookDecisionEvent = {
+      type: "hook_decision",
+      slot: this.slot,
+      extension: this.h.extension,
+      outcome,
+      durationMs: Math.round(this.budget.ownMs * 1000) / 1000,
+      timestamp: Date.now(),
+    };
+    if (reason !== undefined) event.reason = reason;
+    const about = (this.frame.state.event as { toolCallId?: unknown }).toolCallId;
+    if (typeof about === "string") event.toolCallId = about;
+    this.frame.call.emit(event);
   }
 }
 
@@ -292,18 +308,6 @@ function contractError(code: ExtensionErrorCode, what: string, slot: SlotName, h
   });
 }
 
-function report(call: ChainCall, slot: SlotName, h: Who, outcome: HookOutcome, budget: Budget, reason: string | undefined): void {
-  const event: HookDecisionEvent = {
-    type: "hook_decision",
-    slot,
-    extension: h.extension,
-    outcome,
-    durationMs: Math.round(budget.ownMs * 1000) / 1000,
-    timestamp: Date.now(),
-  };
-  if (reason !== undefined) event.reason = reason;
-  call.emit(event);
-}
 
 // ─── changes made in place ──────────────────────────────────────────────────────────────────
 

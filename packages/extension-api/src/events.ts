@@ -48,6 +48,8 @@ export interface HookDecisionEvent {
   extension: string;
   outcome: HookOutcome;
   reason?: string;
+  /** `tool_call` and `tool_result`: the call the decision was about. */
+  toolCallId?: string;
   /** The handler's own time, excluding time spent in `next()`. */
   durationMs: number;
   timestamp: number;
@@ -108,6 +110,14 @@ export interface SessionSwitchEvent {
   timestamp: number;
 }
 
+/** `/tree` moved the session's leaf inside the same file (`navigate`): state kept from the branch is rebuilt here. */
+export interface SessionTreeEvent {
+  type: "session_tree";
+  newLeafId: string | undefined;
+  oldLeafId: string | undefined;
+  timestamp: number;
+}
+
 /** Kernel events by name (DESIGN §2.2). */
 export type AgentEvents = { [E in AgentEvent as E["type"]]: E };
 
@@ -120,6 +130,7 @@ export interface HostEvents {
   session_compact: SessionCompactEvent;
   session_fork: SessionForkEvent;
   session_switch: SessionSwitchEvent;
+  session_tree: SessionTreeEvent;
 }
 
 /** Every read-only event an observer can subscribe to. */
@@ -276,14 +287,13 @@ export type ObserverHandler<K extends ObservedEventName> = (
 
 /**
  * Events of Pi's ExtensionAPI that never happen in mypi (no provider payload hook, no `!cmd`
- * shell, no themes, no model switching, no tree navigation, no session directory
- * hook). `pi.on` accepts them so that Pi extensions load; their handlers are kept and never
+ * shell, no themes, no model switching, no summary hook for tree navigation, no session
+ * directory hook). `pi.on` accepts them so that Pi extensions load; their handlers are kept and never
  * called (docs/pi-compat.md).
  */
 export type InertEventName =
   | "session_directory"
   | "session_before_tree"
-  | "session_tree"
   | "model_select"
   | "before_provider_request"
   | "user_bash";
@@ -324,9 +334,9 @@ export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   session_compact: "observer",
   session_fork: "observer",
   session_switch: "observer",
+  session_tree: "observer",
   session_directory: "inert",
   session_before_tree: "inert",
-  session_tree: "inert",
   model_select: "inert",
   before_provider_request: "inert",
   user_bash: "inert",

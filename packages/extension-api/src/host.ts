@@ -24,6 +24,7 @@ import {
   type ImageContent,
   type Message,
   type ModelClient,
+  type SessionEntry,
   type SlotContext,
   type StreamEvent,
   type Tool,
@@ -84,13 +85,15 @@ export interface ExtensionHost {
    * handler has run (at most the drain deadline): await it before the first prompt, as Pi does,
    * so that what a handler prepares (rules read from a file, a tool set) is there for it.
    */
-  start(options?: { reason?: "startup" | "new" | "resume"; previousSessionFile?: string }): Promise<void>;
+  start(options?: { reason?: "startup" | "new" | "resume" | "fork"; previousSessionFile?: string }): Promise<void>;
   /** `/name args` of an extension command; `signal` is its `ctx.signal` (abort it to ask the command to stop). */
   runCommand(name: string, args?: string, signal?: AbortSignal): Promise<{ ran: boolean; error?: string }>;
   /** Reload every extension; the session and the history stay. */
   reload(): Promise<LoadResult>;
   /** Move the session leaf (`session_before_fork` may cancel); the agent continues from there. */
   fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /** Continue from `entryId` (`/tree`): it becomes the leaf, the history its branch; `session_tree` tells the extensions. */
+  navigate(entryId: string): Promise<void>;
   /** Compact now (`session_before_compact` may cancel or supply the summary). */
   compact(customInstructions?: string): Promise<CompactionOutcome>;
   setUI(ui: ExtensionUI | undefined): void;
@@ -111,6 +114,29 @@ export interface ExtensionHost {
 }
 
 const NEVER_ABORTED = new AbortController().signal;
+
+/** The custom entries the host records the extensions' verdicts as (see `recordVerdict`). */
+export const VERDICT_ENTRY_TYPES: readonly string[] = ["mypi:hook_decision", "mypi:extension_error"];
+
+/** Is `entry` a verdict the host recorded? */
+export function isVerdictEntry(entry: SessionEntry | undefined): boolean {
+  return entry?.type === "custom" && VERDICT_ENTRY_TYPES.includes(entry.customType);
+}
+
+/**
+ * Where a branch that re-asks `entryId` starts: its parent, moved up past the verdicts recorded
+ * just before it (the `input` and `before_agent_start` decisions about that very prompt), which
+ * belong to the prompt left behind. `undefined`: before the root.
+ */
+export function forkPoint(session: Pick<SessionManager, "getEntry">, entryId: string): string | undefined {
+  let at = session.getEntry(entryId)?.parentId ?? undefined;
+  const seen = new Set<string>();
+  while (at !== undefined && !seen.has(at) && isVerdictEntry(session.getEntry(at))) {
+    seen.add(at);
+    at = session.getEntry(at)!.parentId ?? undefined;
+  }
+  return at;
+}
 const RUN_IN_PROGRESS = "A run is in progress: abort it or wait for it to end, then try again.";
 const DEFAULT_CONTEXT_WINDOW = 128_000;
 
@@ -208,6 +234,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   });
 
   agent.subscribe((event: StreamEvent) => {
+    if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(event);
     if (event.type === "agent_end") {
       // Delivered once the agent is idle: what observers sent from their agent_end goes now.
       ending = false;
@@ -282,6 +309,24 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     getAllTools: () => registry.list().map((t) => ({ ...toolSchema(t), source: registry.sourceOf(t.name) ?? "host" })),
   };
 
+  /**
+   * Which extension decided what stays with the session (the HTML view shows it): every
+   * `hook_decision` but `pass` (one per handler per model call would swamp the file) and every
+   * `extension_error`, as custom entries `mypi:hook_decision` / `mypi:extension_error` holding the
+   * event without its `type`. Outside a run only once the session has an entry, so starting and
+   * quitting (an observer failing at `session_start`) still leaves no file; a failed write is a
+   * diagnostic, never a failed run.
+   */
+  function recordVerdict(event: StreamEvent): void {
+    const { type, ...data } = event as { type: string; outcome?: string };
+    if (data.outcome === "pass" || (!agent.isRunning && session.getLeafId() === undefined)) return;
+    try {
+      session.appendCustomEntry(`mypi:${type}`, data); // one of VERDICT_ENTRY_TYPES
+    } catch (error) {
+      manager.diagnostic(`could not record ${type} in the session: ${(error as Error).message}`);
+    }
+  }
+
   /** The base prompt plus what the active Pi tools add (their `promptSnippet` / `promptGuidelines`). */
   function refreshSystemPrompt(): void {
     const section = toolPromptSection(registry.active());
@@ -321,7 +366,9 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       if (decision?.cancel) return { cancelled: true };
       if (agent.isRunning) throw new Error(RUN_IN_PROGRESS); // a run started while the extensions decided
       const previousLeafId = session.getLeafId();
-      session.fork(entryId);
+      const start = forkPoint(session, entryId);
+      if (start === undefined) session.fork(session.getBranch(entryId)[0]!.id); // before the root: an empty branch
+      else session.navigate(start);
       agent.replaceMessages(session.buildContext());
       const now = Date.now();
       manager.publish({ type: "session_fork", entryId, previousLeafId, previousSessionFile: session.file, timestamp: now });
@@ -329,6 +376,14 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       manager.publish({ type: "session_start", reason: "fork", ...(session.file !== undefined && { previousSessionFile: session.file }), timestamp: now });
       await manager.drain();
       return { cancelled: false };
+    },
+    async navigate(entryId) {
+      if (agent.isRunning) throw new Error(RUN_IN_PROGRESS);
+      const oldLeafId = session.getLeafId();
+      session.navigate(entryId);
+      agent.replaceMessages(session.buildContext());
+      manager.publish({ type: "session_tree", newLeafId: session.getLeafId(), oldLeafId, timestamp: Date.now() });
+      await manager.drain();
     },
     async compact(customInstructions) {
       if (agent.isRunning) return { status: "failed", error: RUN_IN_PROGRESS };

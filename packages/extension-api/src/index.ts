@@ -52,7 +52,7 @@ export { formatLoadFailure } from "./loader.ts";
 export function defineExtension(factory: ExtensionFactory): ExtensionFactory {
   return factory;
 }
-export { createExtensionHost } from "./host.ts";
+export { createExtensionHost, forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./host.ts";
 export type { ExtensionHost, ExtensionHostOptions } from "./host.ts";
 export { parseFrontmatter, stripFrontmatter } from "./frontmatter.ts";
 export type { ParsedFrontmatter } from "./frontmatter.ts";

@@ -2,7 +2,7 @@
 // bus, agent_end held until the mailboxes drain, tools and actions wired (DESIGN §3.4–3.6).
 import { createScriptedModel, isAgentEvent, type ModelRequest, type SessionEntry, type ScriptedTurn, type StreamEvent, type ToolResultMessage } from "@mypi/kernel";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createExtensionHost, defineTool, z, type ExtensionErrorEvent, type ExtensionHost } from "../src/index.ts";
+import { createExtensionHost, defineTool, z, type ExtensionErrorEvent, type ExtensionHost, type HookDecisionEvent } from "../src/index.ts";
 import { gate, probe, release, resetProbe } from "./fixtures/probe.ts";
 import { sessionTree } from "../src/context.ts";
 import { managerWith } from "./helpers.ts";
@@ -64,6 +64,45 @@ describe("createExtensionHost", () => {
     expect(events.filter((e) => e.type === "agent_start")).toHaveLength(2);
   });
 
+  it("records every decision but pass, and every extension error, in the session as custom entries", async () => {
+    const { host } = await hostWith(["host/guard.ts"], twoCalls);
+    await host.start();
+    await host.agent.prompt("go");
+    const recorded = host.session.getEntries().flatMap((e) => (e.type === "custom" ? [e] : []));
+    expect(recorded.map((e) => {
+      const d = e.data as Record<string, unknown>;
+      return [e.customType, d.extension, d.slot, d.outcome ?? d.error, d.toolCallId ?? d.reason];
+    })).toEqual([
+      ["mypi:hook_decision", "guard", "before_agent_start", "system_prompt", undefined],
+      ["mypi:extension_error", "guard", "turn_start", "observer broke", undefined],
+      ["mypi:hook_decision", "guard", "tool_result", "patch", "call_1"],
+      ["mypi:hook_decision", "guard", "tool_call", "block", "call_2"],
+      ["mypi:hook_decision", "guard", "tool_result", "patch", "call_2"],
+      ["mypi:extension_error", "guard", "turn_start", "observer broke", undefined],
+    ]);
+    // The verdicts are part of the tree, not of the context: the model's history is unchanged.
+    expect(host.session.buildContext().map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "assistant"]);
+  });
+
+  it("forks before a prompt and before the verdicts recorded about it, which stay with the prompt left behind", async () => {
+    const { host } = await hostWith(["host/guard.ts"], [{ text: "one" }, { text: "two" }, { text: "three" }]);
+    await host.start();
+    await host.agent.prompt("first");
+    await host.agent.prompt("second");
+    const branch = host.session.getBranch();
+    const second = branch.find((e) => e.type === "message" && e.message.role === "user" && (e.message.content as { text: string }[])[0]!.text === "second")!;
+    // The user message hangs under the verdicts recorded while it was being taken in.
+    expect(host.session.getEntry(second.parentId!)).toMatchObject({ type: "custom", customType: expect.stringMatching(/^mypi:/) });
+    await host.fork(second.id);
+    const leaf = host.session.getEntry(host.session.getLeafId()!)!;
+    expect(leaf).toMatchObject({ type: "message", message: { role: "assistant" } });
+    // Before the first prompt there are only its verdicts: the new branch is empty.
+    const first = branch.find((e) => e.type === "message")!;
+    expect(branch[0]!.id).not.toBe(first.id);
+    await host.fork(first.id);
+    expect(host.session.getLeafId()).toBeUndefined();
+  });
+
   it("refuses fork and compact while a run is in progress, before the session moves", async () => {
     const { host } = await hostWith([], [{ text: "Slow.", delayMs: 60_000 }]);
     await host.start();
@@ -110,9 +149,12 @@ describe("createExtensionHost", () => {
     // Each call's tool_call decision sits between its tool_execution_start and tool_execution_end.
     const around = (id: string) =>
       events
-        .filter((e) => ("toolCallId" in e && e.toolCallId === id) || (e.type === "hook_decision" && e.slot === "tool_call"))
+        .filter((e) => (e.type === "hook_decision" ? e.slot === "tool_call" : "toolCallId" in e && e.toolCallId === id))
         .map((e) => (e.type === "hook_decision" ? `decision:${e.outcome}` : e.type));
     expect(around("call_2")).toEqual(["decision:pass", "tool_execution_start", "decision:block", "tool_execution_end"]);
+    // A tool call's decisions name the call they were about.
+    const decisions = events.filter((e) => e.type === "hook_decision" && e.slot === "tool_call") as unknown as HookDecisionEvent[];
+    expect(decisions.map((d) => [d.toolCallId, d.outcome])).toEqual([["call_1", "pass"], ["call_2", "block"]]);
   });
 
   it("holds agent_end until every observer has it and the mailboxes are drained", async () => {

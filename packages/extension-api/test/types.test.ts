@@ -107,11 +107,11 @@ describe("the routing table", () => {
       "session_compact",
       "session_fork",
       "session_switch",
+      "session_tree",
     ]);
     expect(Object.entries(ROUTES).filter(([, route]) => route === "inert").map(([name]) => name)).toEqual([
       "session_directory",
       "session_before_tree",
-      "session_tree",
       "model_select",
       "before_provider_request",
       "user_bash",

@@ -7,6 +7,8 @@
  *   Ctrl+D on an empty line exits (code 0);
  * - `/quit`, `/reload`, `/compact [instructions]`, `/help`, and `/name args` for extension commands,
  *   prompt templates and skills (those two are sent as a prompt; the host expands them);
+ * - the session commands (`/new`, `/name`, `/session`, `/resume`, `/tree`, `/fork`, `/export`:
+ *   `session-commands.ts`), their pickers being the dialogs below;
  * - extension dialogs (`ctx.ui.confirm` …) ask on the input line; the next line typed answers.
  *
  * The terminal is in raw mode: every key arrives as bytes (Ctrl+C is "\x03", not a signal), and
@@ -25,6 +27,7 @@ import { COLOR, PLAIN, initialRenderState, liveLines, renderEvent, type RenderSt
 import { Screen, visibleWidth } from "../render/screen.ts";
 import { oneLine, printable } from "../render/text.ts";
 import { applyKeys, emptyEditor, parseLine, type EditorAction, type EditorState } from "./line-editor.ts";
+import { runSessionCommand, SESSION_COMMANDS_HELP } from "../session-commands.ts";
 
 export interface InteractiveOptions {
   initialPrompt?: string;
@@ -34,6 +37,8 @@ export interface InteractiveOptions {
   status?: string[];
   /** Aborted when the process must end (SIGTERM, SIGHUP: `exits.ts`): exit as `/quit` does. */
   stop?: AbortSignal;
+  /** `--resume`: open with the `/resume` picker. */
+  resume?: boolean;
 }
 
 const SPINNER_MS = 80;
@@ -172,6 +177,10 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     notify: (message, type = "info") => sayFrom(message, type === "error" ? style.red : type === "warning" ? style.yellow : style.dim),
   };
   session.setUI(ui);
+  const sessionCommands = {
+    session, ui, cwd: io.cwd, info: (t: string) => sayFrom(t, style.dim), warn: (t: string) => sayFrom(t, style.yellow),
+    setEditorText: (text: string) => ((editor = { ...editor, buffer: text }), refresh()),
+  };
   await session.start(); // extensions see ctx.hasUI from their first event; the first prompt waits for them
 
   // The run's events (its agent_end included) redraw the screen; only a failure to start is said here.
@@ -192,6 +201,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
           style.dim(
             [
               "/quit  exit          /reload  reload the extensions          /compact [instructions]  summarize the history",
+              ...SESSION_COMMANDS_HELP,
               ...cmds.map((c) => `/${c.name}${c.description ? `  ${c.description}` : ""}  (${c.extension ?? c.source})`),
               "Enter sends; while the agent works, a line steers it. Ctrl+C aborts; twice exits.",
             ].join("\n"),
@@ -213,6 +223,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
           return sayFrom(`not compacted (${r.status}${r.reason ? `: ${r.reason}` : ""}${r.error ? `: ${r.error}` : ""})`, style.yellow);
         }
       default: {
+        if (await runSessionCommand(name, args, sessionCommands)) return;
         const stop = new AbortController();
         commands.add(stop);
         try {
@@ -316,6 +327,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
 
   for (const line of options.banner ?? []) screen.commit(`${line}\n`);
   refresh();
+  if (options.resume) void runSlash("resume", "").catch((error: unknown) => sayFrom(`✗ /resume: ${String(error)}`, style.red));
   if (options.initialPrompt) submit(options.initialPrompt);
 
   const code = await finished;

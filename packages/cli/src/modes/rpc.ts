@@ -10,6 +10,8 @@
  */
 import { parseSlashCommand } from "@mypi/extension-api";
 import { exceedsDepth, tooDeepText, type Agent, type ImageContent, type Message, type StreamEvent } from "@mypi/kernel";
+import { resolve } from "node:path";
+import { defaultExportPath, exportSession } from "../export/command.ts";
 import type { HostSession } from "../host-session.ts";
 import { eventLine, LineTooLong, readJsonlLines, toJsonLine, type JsonlRecord } from "../rpc/jsonl.ts";
 import type { RpcUI } from "./rpc-ui.ts";
@@ -126,6 +128,12 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
     set_session_name: (c) => void target.setSessionName(requireString(c, "name")),
     fork: (c) => target.fork(requireString(c, "entryId")),
     get_fork_messages: () => ({ messages: target.forkMessages() }),
+    switch_session: (c) => target.switchSession(requireString(c, "sessionPath")),
+    export_html: (c) => {
+      const m = target.sessionManager;
+      const asked = optionalString(c, "outputPath");
+      return { path: exportSession(m, asked !== undefined ? resolve(asked) : defaultExportPath(process.cwd(), m)) };
+    },
     get_last_assistant_text: () => ({ text: lastAssistantText(target.agent.messages) }),
   };
 

@@ -16,6 +16,8 @@ export interface SessionHeader {
   /** The agent's workspace when the session was created. */
   cwd: string;
   timestamp: string;
+  /** The session file this one was forked from (`SessionManager.fromBranch`). */
+  parentSession?: string;
 }
 
 export interface SessionEntryBase {

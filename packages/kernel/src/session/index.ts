@@ -19,7 +19,7 @@ export {
   type ModelChangeEntry,
   type SessionInfoEntry,
 } from "./entries.ts";
-export { mypiHome, cwdSlug, defaultSessionDir, jitiCacheDir, sessionFilesByIdPrefix } from "./paths.ts";
+export { mypiHome, cwdSlug, defaultSessionDir, jitiCacheDir, listSessionFiles, sessionFilesByIdPrefix } from "./paths.ts";
 export {
   DEFAULT_KEEP_RECENT_TOKENS,
   DEFAULT_RESERVE_TOKENS,

@@ -162,6 +162,29 @@ export class SessionManager {
     return file === undefined ? undefined : SessionManager.open(file, { cwd: options.cwd });
   }
 
+  /**
+   * A new session holding one branch of `source`: the entries from the root down to `leafId`,
+   * with their ids (so labels and a compaction's `firstKeptEntryId` still point right), in `dir`
+   * (default the workspace's) — `/fork`'s new session. Written at once when it has entries;
+   * `undefined` leaf = an empty session. The header names `source`'s file as `parentSession`.
+   * With `inMemory`, never written (a `--no-session` run forks in memory too).
+   */
+  static fromBranch(source: SessionManager, leafId: string | undefined, options: SessionLocationOptions & { inMemory?: boolean }): SessionManager {
+    const cwd = resolve(options.cwd);
+    const now = new Date();
+    const id = randomUUID();
+    const header: SessionHeader = { type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString(), ...(source.file !== undefined && { parentSession: source.file }) };
+    const file = options.inMemory ? undefined : join(options.dir ?? defaultSessionDir(cwd), sessionFileName(id, now));
+    const entries = leafId === undefined ? [] : source.getBranch(leafId);
+    const forked = new SessionManager({ header, file, entries, byId: new Map(entries.map((e) => [e.id, e])), warnings: [], headerWritten: false, needsNewline: false, onDisk: false });
+    if (file !== undefined && entries.length > 0) {
+      forked.createFile(forked.wholeSession());
+      forked.onDisk = true;
+      forked.headerWritten = true;
+    }
+    return forked;
+  }
+
   private static fresh(header: SessionHeader, file: string | undefined): SessionManager {
     return new SessionManager({ header, file, entries: [], byId: new Map(), warnings: [], headerWritten: false, needsNewline: false, onDisk: false });
   }

@@ -195,6 +195,38 @@ describe("SessionManager tree", () => {
     expect(again.getEntries()).toHaveLength(5);
   });
 
+  it("copies one branch into a new session file with the same ids, its labels, and the source as parentSession", () => {
+    const s = SessionManager.create({ cwd: tmp, dir: join(tmp, "s") });
+    const { u1, a1, u2 } = linear(s);
+    s.appendLabel(a1, "good point");
+    s.fork(u2);
+    s.appendMessage(user("other branch"));
+    const copy = SessionManager.fromBranch(s, s.getEntry(u2)!.parentId!, { cwd: tmp, dir: join(tmp, "s") });
+    expect(copy.file).not.toBe(s.file);
+    expect(copy.getHeader().parentSession).toBe(s.file);
+    expect(copy.getEntries().map((e) => e.id)).toEqual([u1, a1]);
+    expect(trace(copy.buildContext())).toEqual(["U(u1)", "A:a1"]);
+    // The label was set on a later entry of the other path: only the branch's own entries come along.
+    expect(copy.getLabel(a1)).toBeUndefined();
+    copy.appendMessage(user("u2 in the copy"));
+    const reopened = SessionManager.open(copy.file!);
+    expect(trace(reopened.buildContext())).toEqual(["U(u1)", "A:a1", "U(u2 in the copy)"]);
+    expect(reopened.loadWarnings).toEqual([]);
+    // The source is unchanged.
+    expect(SessionManager.open(s.file!).getEntries()).toHaveLength(s.getEntries().length);
+  });
+
+  it("copies an empty branch into a session that writes nothing until its first entry", () => {
+    const s = SessionManager.create({ cwd: tmp, dir: join(tmp, "s") });
+    linear(s);
+    const copy = SessionManager.fromBranch(s, undefined, { cwd: tmp, dir: join(tmp, "s") });
+    expect(copy.getEntries()).toEqual([]);
+    expect(existsSync(copy.file!)).toBe(false);
+    const memory = SessionManager.fromBranch(s, s.getLeafId(), { cwd: tmp, inMemory: true });
+    expect(memory.file).toBeUndefined();
+    expect(memory.getEntries()).toHaveLength(4);
+  });
+
   it("forks before a root into an empty branch whose next entry is a new root", () => {
     const s = SessionManager.inMemory(tmp);
     const { u1 } = linear(s);
