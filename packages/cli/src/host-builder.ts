@@ -19,7 +19,8 @@ import {
 import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
 import type { HostSession } from "./host-session.ts";
 import { listSessions } from "./session-list.ts";
-import { isShippedCompiled } from "./shipped.ts";
+import { redactDeep } from "@mypi/extensions/redact-secrets";
+import { isShippedCompiled, shippedExtensionPath } from "./shipped.ts";
 
 export interface ExtensionSet {
   /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */
@@ -231,5 +232,8 @@ function textOf(content: UserMessage["content"]): string {
 }
 
 export function buildHost(loaded: LoadedExtensions, session: SessionManager, options: HostOptions): ExtensionHost {
-  return createExtensionHost({ ...options, manager: loaded.manager, session });
+  // The verdicts the host records hold extensions' own text: masked as redact-secrets masks the
+  // rest of the session, when it is loaded.
+  const redacting = loaded.manager.list().some((e) => e.path === shippedExtensionPath("redact-secrets"));
+  return createExtensionHost({ ...options, ...(redacting && { redactRecord: redactDeep }), manager: loaded.manager, session });
 }

@@ -74,6 +74,13 @@ export interface ExtensionHostOptions {
    */
   expandPrompt?: (text: string) => string | undefined;
   onListenerError?: AgentOptions["onListenerError"];
+  /**
+   * Applied to each verdict before it is recorded in the session (`recordVerdict`): an
+   * extension's `reason` or `error` is its own text, which no slot has vetted. The CLI passes
+   * redact-secrets' `redactDeep` when that extension is loaded, so what it masks elsewhere is
+   * masked here too.
+   */
+  redactRecord?: <T>(value: T) => T;
 }
 
 export interface ExtensionHost {
@@ -321,7 +328,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     const { type, ...data } = event as { type: string; outcome?: string };
     if (data.outcome === "pass" || (!agent.isRunning && session.getLeafId() === undefined)) return;
     try {
-      session.appendCustomEntry(`mypi:${type}`, data); // one of VERDICT_ENTRY_TYPES
+      session.appendCustomEntry(`mypi:${type}`, options.redactRecord ? options.redactRecord(data) : data); // one of VERDICT_ENTRY_TYPES
     } catch (error) {
       manager.diagnostic(`could not record ${type} in the session: ${(error as Error).message}`);
     }
