@@ -1,9 +1,9 @@
 /**
  * A model client's last word (`done` or `error`), checked before it enters history. The loop
- * trusts that message for what the model said, not for its shape (DESIGN §2.1, §6): one the
+ * trusts that message for what the model said, not for its shape (docs/architecture.md#messages, docs/models.md): one the
  * history could not hold — no content array, a block without its fields, a tool call without an
  * id or a name — is refused with the reason, and the turn ends in `error` with what was streamed.
- * Tool-call arguments that are not an object are kept the way DESIGN §6 keeps unparseable ones
+ * Tool-call arguments that are not an object are kept the way unparseable ones are kept (docs/architecture.md#messages)
  * (`arguments: {}`, the text in `rawArguments`), so the call gets an error the model can act on.
  * A well-formed message is returned as it is: no copy.
  */

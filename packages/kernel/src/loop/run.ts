@@ -1,5 +1,5 @@
 /**
- * The agent loop (DESIGN §2.4, §6 "Runs"):
+ * The agent loop (docs/architecture.md#loop, docs/kernel.md#agent):
  *
  *   agent_start → input → before_agent_start →
  *   ┌ turn_start → [prompt | steering | follow-ups] → model call → tool batch → turn_end ┐

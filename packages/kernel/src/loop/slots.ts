@@ -1,5 +1,5 @@
 /**
- * Calling a decision slot (DESIGN §2.3, §6 "Slots"): the kernel sets no timeouts, a slot races
+ * Calling a decision slot (docs/architecture.md#slots, docs/kernel.md#the-five-slots): the kernel sets no timeouts, a slot races
  * the run's abort, and whatever the slot does — return, throw, hang — comes back as data.
  */
 import type { SlotFn } from "../types.ts";

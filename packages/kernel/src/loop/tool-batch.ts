@@ -1,5 +1,5 @@
 /**
- * The tool calls of one assistant message (DESIGN §2.3–2.5, §6 "Tools"). Every call gets exactly
+ * The tool calls of one assistant message (docs/architecture.md#tools, docs/kernel.md#tool-calls). Every call gets exactly
  * one `tool_execution_start`, one `tool_execution_end` (in completion order) and one result
  * message (in source order), whatever happens to it.
  *

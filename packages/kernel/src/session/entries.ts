@@ -1,5 +1,5 @@
 /**
- * The session file format (DESIGN §2.9): JSONL, line 1 a header, every other line one entry of a
+ * The session file format (docs/architecture.md#sessions): JSONL, line 1 a header, every other line one entry of a
  * tree (`id`, `parentId`). Timestamps in the file are ISO strings (messages keep their own
  * millisecond `timestamp`).
  */

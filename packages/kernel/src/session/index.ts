@@ -1,4 +1,4 @@
-/** Sessions (JSONL trees), transcript repair and compaction (DESIGN §2.6, §2.9). */
+/** Sessions (JSONL trees), transcript repair and compaction (docs/architecture.md#repair, docs/architecture.md#sessions). */
 export { repairToolHistory, type RepairResult } from "./repair.ts";
 export {
   SessionManager,

@@ -14,7 +14,7 @@ export interface ExecuteToolOptions {
   cwd: string;
   /** Receives each progress value while the tool runs; never called after the result. */
   onUpdate(partial: unknown): void;
-  /** How long an aborted tool may still return a result (DESIGN: 2000). */
+  /** How long an aborted tool may still return a result (default 2000). */
   abortGraceMs: number;
   /** Required for tools with `worker`. */
   workerPool?: ToolWorkerPool;
@@ -68,7 +68,7 @@ export function runTool(tool: Tool, args: Record<string, unknown>, options: Exec
     signal: controller?.signal ?? options.signal,
     cwd: options.cwd,
     onUpdate(partial) {
-      if (state.finished) return; // a late update is dropped (DESIGN §2.5)
+      if (state.finished) return; // a late update is dropped (docs/architecture.md#tools)
       state.progress = { value: partial };
       try {
         options.onUpdate(partial);

@@ -1,6 +1,6 @@
 /**
  * The tool system: definition, registry, argument validation and execution (main thread or
- * worker pool). Contract: DESIGN §2.5 and §6 "Tools"; seams: docs/internals.md; usage and the
+ * worker pool). Contract: docs/architecture.md#tools, docs/tools.md; seams: docs/internals.md; usage and the
  * exact error texts: docs/tools.md.
  */
 export {
