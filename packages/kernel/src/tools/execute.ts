@@ -59,13 +59,17 @@ export function runTool(tool: Tool, args: Record<string, unknown>, options: Exec
     return thrown(error, tool.name);
   }
 
-  // Without a timeout the run's signal is the only abort source, so the tool gets it as is
-  // (an AbortController per call is the largest part of the dispatch cost).
-  const controller = timeoutMs === undefined ? undefined : new AbortController();
+  // Without a timeout the run's signal is the only abort source, so the tool gets it as is.
+  // With one, the call's own signal is made when the tool first reads it or the supervisor needs
+  // it: an AbortController per call was the largest part of the dispatch cost, and a plain
+  // function that answers at once never looks at its signal.
+  const controller = timeoutMs === undefined ? undefined : new LazyController();
   const state: CallState = { finished: false, progress: undefined };
   const ctx: ToolContext = {
     toolCallId: options.toolCallId,
-    signal: controller?.signal ?? options.signal,
+    get signal() {
+      return controller === undefined ? options.signal : controller.signal;
+    },
     cwd: options.cwd,
     onUpdate(partial) {
       if (state.finished) return; // a late update is dropped (docs/architecture.md#tools)
@@ -107,7 +111,7 @@ interface CallState {
 function supervise(
   toolName: string,
   running: Promise<unknown>,
-  call: { options: ExecuteToolOptions; controller: AbortController | undefined; timeoutMs: number | undefined; state: CallState },
+  call: { options: ExecuteToolOptions; controller: LazyController | undefined; timeoutMs: number | undefined; state: CallState },
 ): Promise<ExecutedToolResult> {
   const { options, controller, timeoutMs, state } = call;
   return new Promise<ExecutedToolResult>((resolve) => {
@@ -145,6 +149,19 @@ function supervise(
 }
 
 function noWatch(): void {}
+
+/** A call's own AbortController, made on first use (see `runTool`). */
+class LazyController {
+  #controller: AbortController | undefined;
+
+  get signal(): AbortSignal {
+    return (this.#controller ??= new AbortController()).signal;
+  }
+
+  abort(reason: unknown): void {
+    (this.#controller ??= new AbortController()).abort(reason);
+  }
+}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
