@@ -11,6 +11,7 @@
  * here throws past the run: failures end it with `agent_end {stopReason:"error"}`.
  */
 import type { ImageContent, Message, UserMessage } from "../types.ts";
+import { textOf } from "../values.ts";
 import { andThen, type Maybe } from "./maybe.ts";
 import { callModel } from "./model-call.ts";
 import { ABORTED_TEXT, describeError, noop, Run, type Ending } from "./run-state.ts";
@@ -132,7 +133,7 @@ function openRun(run: Run, now: number): Maybe<Message[] | Ending> {
 function beforeAgentStart(run: Run, message: Message, text: string | undefined, images: ImageContent[] | undefined): Maybe<Message[] | Ending> {
   const slot = run.slots.before_agent_start;
   if (!slot) return [message];
-  const prompt = text ?? textOfContent(message.content);
+  const prompt = text ?? textOf(message.content);
   const systemPrompt = run.systemPrompt ?? "";
   const event = images === undefined ? { prompt, systemPrompt } : { prompt, images, systemPrompt };
   return andThen(callSlot(run, slot, event), (outcome): Message[] | Ending => {
@@ -257,11 +258,4 @@ function userMessage(text: string, images: ImageContent[] | undefined, now: numb
 /** A message from outside (a prompt, steering, a slot) gets a timestamp if it has none. */
 function admit<M extends Message>(message: M, now?: number): M {
   return typeof message.timestamp === "number" ? message : { ...message, timestamp: now ?? Date.now() };
-}
-
-function textOfContent(content: Message["content"]): string {
-  if (typeof content === "string") return content;
-  let text = "";
-  for (const block of content) if (block.type === "text") text += block.text;
-  return text;
 }

@@ -5,6 +5,7 @@
  */
 import type { Tool, ToolContext, ToolResult } from "../types.ts";
 import { errorResult, describePartial, INTERRUPTED_TEXT, normalizeToolReturn, toErrorData } from "./result.ts";
+import { MAX_TIMER_DELAY_MS, timerDelay } from "../values.ts";
 import type { ToolWorkerPool } from "./worker-pool.ts";
 
 export interface ExecuteToolOptions {
@@ -30,11 +31,7 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 600_000;
 
 export type ExecutedToolResult = ToolResult & { isError: boolean };
 
-/**
- * The longest delay `setTimeout` can wait (2^31−1 ms, about 24.8 days). Node fires a longer one
- * after 1 ms, so every timer armed from a user's number must be kept at or under this.
- */
-export const MAX_TIMER_DELAY_MS = 2_147_483_647;
+export { MAX_TIMER_DELAY_MS } from "../values.ts";
 
 export function executeTool(tool: Tool, args: Record<string, unknown>, options: ExecuteToolOptions): Promise<ExecutedToolResult> {
   const result = runTool(tool, args, options);
@@ -201,14 +198,6 @@ function callTimeout(tool: Tool, args: Record<string, unknown>, fallback: number
   const ms = typeof perCall === "number" && !Number.isNaN(perCall) ? perCall : (tool.timeoutMs ?? fallback);
   if (typeof ms !== "number" || !(ms > 0) || ms === Infinity) return undefined;
   return Math.min(ms, MAX_TIMER_DELAY_MS);
-}
-
-/**
- * A grace period as a timer delay: Node fires a timer of more than MAX_TIMER_DELAY_MS (Infinity
- * included) after 1 ms, so a longer one is clamped to it; NaN and less than zero are 0.
- */
-function timerDelay(ms: number): number {
-  return ms > 0 ? Math.min(ms, MAX_TIMER_DELAY_MS) : 0;
 }
 
 /** What `execute` returned, as a result. Never throws: a value that cannot be read is described instead. */
