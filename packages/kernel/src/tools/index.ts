@@ -20,4 +20,4 @@ export { DEFAULT_TOOL_TIMEOUT_MS, executeTool, type ExecuteToolOptions, type Exe
 export { INTERRUPTED_TEXT, errorResult, normalizeToolReturn, unknownToolResult, type ErrorToolResult } from "./result.ts";
 export { ToolWorkerPool, type ToolWorkerPoolOptions, type WorkerTask } from "./worker-pool.ts";
 export { MODEL_KEY_VARIABLES, PASS_ENV_VARIABLE, toolEnvironment, withheldVariables, withholdFromTools } from "./environment.ts";
-export { killProcessGroups, trackProcessGroup, trackedProcessGroups } from "./process-groups.ts";
+export { killProcessGroups, trackProcessGroup } from "./process-groups.ts";
