@@ -3,7 +3,7 @@
  * under the call's timeout and the run's abort signal, with progress that stops at the end.
  * Never throws: every way a call can fail ends as one error result (texts in docs/tools.md).
  */
-import type { Tool, ToolContext, ToolResult } from "../types.ts";
+import type { Content, Tool, ToolContext, ToolResult } from "../types.ts";
 import { errorResult, describePartial, INTERRUPTED_TEXT, normalizeToolReturn, toErrorData } from "./result.ts";
 import { MAX_TIMER_DELAY_MS, timerDelay } from "../values.ts";
 import type { ToolWorkerPool } from "./worker-pool.ts";
@@ -62,22 +62,15 @@ export function runTool(tool: Tool, args: Record<string, unknown>, options: Exec
   // function that answers at once never looks at its signal.
   const controller = timeoutMs === undefined ? undefined : new LazyController();
   const state: CallState = { finished: false, progress: undefined };
-  const ctx: ToolContext = {
-    toolCallId: options.toolCallId,
-    get signal() {
-      return controller === undefined ? options.signal : controller.signal;
-    },
-    cwd: options.cwd,
-    onUpdate(partial) {
-      if (state.finished) return; // a late update is dropped (docs/architecture.md#tools)
-      state.progress = { value: partial };
-      try {
-        options.onUpdate(partial);
-      } catch {
-        // the listener's failure is not the tool's
-      }
-    },
-  };
+  const ctx = new CallContext(options, controller, (partial) => {
+    if (state.finished) return; // a late update is dropped (docs/architecture.md#tools)
+    state.progress = { value: partial };
+    try {
+      options.onUpdate(partial);
+    } catch {
+      // the listener's failure is not the tool's
+    }
+  });
 
   let running: unknown;
   let pending: boolean;
@@ -147,6 +140,31 @@ function supervise(
 
 function noWatch(): void {}
 
+/**
+ * The `ctx` a tool's `execute` gets. `signal` is read through a getter (on the prototype: an
+ * accessor on each object costs more than the call it serves), so that the call's own signal
+ * is made only when the tool looks at it; `onUpdate` is an own function, safe to pass around.
+ */
+class CallContext implements ToolContext {
+  readonly toolCallId: string;
+  readonly cwd: string;
+  readonly onUpdate: (partial: unknown) => void;
+  readonly #runSignal: AbortSignal;
+  readonly #controller: LazyController | undefined;
+
+  constructor(options: ExecuteToolOptions, controller: LazyController | undefined, onUpdate: (partial: unknown) => void) {
+    this.toolCallId = options.toolCallId;
+    this.cwd = options.cwd;
+    this.onUpdate = onUpdate;
+    this.#runSignal = options.signal;
+    this.#controller = controller;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller === undefined ? this.#runSignal : this.#controller.signal;
+  }
+}
+
 /** A call's own AbortController, made on first use (see `runTool`). */
 class LazyController {
   #controller: AbortController | undefined;
@@ -202,7 +220,8 @@ function callTimeout(tool: Tool, args: Record<string, unknown>, fallback: number
 
 /** What `execute` returned, as a result. Never throws: a value that cannot be read is described instead. */
 function mapped(value: unknown, toolName: string): ExecutedToolResult {
-  if (typeof value === "string") return { content: [{ type: "text", text: value }], isError: false };
+  // Made here, so frozen here: the loop takes a frozen block list as its own and copies no further.
+  if (typeof value === "string") return { content: Object.freeze([Object.freeze({ type: "text", text: value })]) as Content[], isError: false };
   try {
     const result = normalizeToolReturn(value);
     return { ...result, isError: result.isError === true };
