@@ -221,7 +221,11 @@ function callTimeout(tool: Tool, args: Record<string, unknown>, fallback: number
 /** What `execute` returned, as a result. Never throws: a value that cannot be read is described instead. */
 function mapped(value: unknown, toolName: string): ExecutedToolResult {
   // Made here, so frozen here: the loop takes a frozen block list as its own and copies no further.
-  if (typeof value === "string") return { content: Object.freeze([Object.freeze({ type: "text", text: value })]) as Content[], isError: false };
+  if (typeof value === "string") {
+    const content: Content[] = [Object.freeze({ type: "text", text: value })];
+    Object.freeze(content);
+    return { content, isError: false };
+  }
   try {
     const result = normalizeToolReturn(value);
     return { ...result, isError: result.isError === true };
