@@ -1,5 +1,5 @@
 /**
- * What DESIGN §2.2's contract alone costs an S1 chat turn (kernel-loop's S1: 2000 one-turn
+ * What the event contract (docs/architecture.md#events) alone costs an S1 chat turn (kernel-loop's S1: 2000 one-turn
  * prompts, the same scripted model), against mypi's `Agent` doing the same work in the same
  * process, interleaved rounds, CPU time.
  *

@@ -38,7 +38,7 @@ import {
   type ToolResultMessage,
 } from "@mypi/kernel";
 
-type Impl = "minimal" | "mypi" | "pi";
+type Impl = "minimal" | "mypi" | "mypi-iter" | "pi";
 type ScenarioName = "S1" | "S2" | "S3" | "F50" | "F800" | "H500" | "H8000";
 
 /** The work of one scenario, independent of who does it. */
@@ -149,6 +149,20 @@ async function runMypi(work: Work, counters: { events: number }, timed: (f: () =
   for (let p = 0; p < work.untimedPrompts; p++) await agent.run(`Question ${p}`);
   await timed(async () => {
     for (let p = work.untimedPrompts; p < work.prompts; p++) await agent.run(`Question ${p}`);
+  });
+  await agent.close();
+}
+
+/** The same agent, its events read by iterating `prompt()` instead of a listener. */
+async function runMypiIter(work: Work, counters: { events: number }, timed: (f: () => Promise<void>) => Promise<void>): Promise<void> {
+  const model = createScriptedModel({ turns: work.turns });
+  const agent = new Agent({ model, tools: mypiTools, messages: structuredClone(work.seed), maxTurns: 100_000, maxParallel: 1000 });
+  const prompt = async (p: number) => {
+    for await (const _event of agent.prompt(`Question ${p}`)) counters.events++;
+  };
+  for (let p = 0; p < work.untimedPrompts; p++) await prompt(p);
+  await timed(async () => {
+    for (let p = work.untimedPrompts; p < work.prompts; p++) await prompt(p);
   });
   await agent.close();
 }
@@ -302,8 +316,8 @@ async function runPi(work: Work, counters: { events: number }, timed: (f: () => 
 
 // ─── Measuring (child processes) ─────────────────────────────────────────────────────────────
 
-const RUNNERS: Record<Impl, typeof runMypi> = { minimal: runMinimal, mypi: runMypi, pi: runPi };
-const IMPLS: Impl[] = ["minimal", "mypi", "pi"];
+const RUNNERS: Record<Impl, typeof runMypi> = { minimal: runMinimal, mypi: runMypi, "mypi-iter": runMypiIter, pi: runPi };
+const IMPLS: Impl[] = ["minimal", "mypi", "mypi-iter", "pi"];
 /** Timed rounds per group; the table reports medians over them. */
 const ROUNDS = 9;
 /**
@@ -438,12 +452,21 @@ async function main(only: string[]): Promise<void> {
   const ms = (i: Impl, s: ScenarioName, round: number) => runs[`${i}:${s}`]?.[round]?.ms;
   const div = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? undefined : a / b);
 
-  console.log("\nRatios of CPU time for the same work (median of the per-round ratios; pi / mypi also its lowest–highest round)");
-  console.log(["scenario", "pi / mypi", "rounds", "mypi / minimal", "pi / minimal"].map((h) => h.padEnd(16)).join(""));
+  console.log("\nRatios of CPU time for the same work (median of the per-round ratios, and the lowest–highest round)");
+  console.log("mypi: run() + subscribe; mypi-iter: for await over prompt()");
+  console.log(["scenario", "pi / mypi", "rounds", "pi / mypi-iter", "rounds", "mypi / minimal", "pi / minimal"].map((h) => h.padEnd(16)).join(""));
   for (const s of scenarios) {
-    const piOverMypi = (r: number) => div(ms("pi", s, r), ms("mypi", s, r));
+    const piOver = (impl: Impl) => (r: number) => div(ms("pi", s, r), ms(impl, s, r));
     console.log(
-      [s, times(perRound(piOverMypi)), spread(piOverMypi), times(perRound((r) => div(ms("mypi", s, r), ms("minimal", s, r)))), times(perRound((r) => div(ms("pi", s, r), ms("minimal", s, r))))]
+      [
+        s,
+        times(perRound(piOver("mypi"))),
+        spread(piOver("mypi")),
+        times(perRound(piOver("mypi-iter"))),
+        spread(piOver("mypi-iter")),
+        times(perRound((r) => div(ms("mypi", s, r), ms("minimal", s, r)))),
+        times(perRound((r) => div(ms("pi", s, r), ms("minimal", s, r)))),
+      ]
         .map((c) => c.padEnd(16))
         .join(""),
     );
@@ -454,10 +477,10 @@ async function main(only: string[]): Promise<void> {
     const work = scenario(s, 1);
     return unit === "calls" ? work.turns.reduce((n, t) => n + (t.toolCalls?.length ?? 0), 0) : work.turns.length - work.untimedPrompts;
   };
-  for (const impl of ["mypi", "pi"] as const) {
+  for (const impl of ["mypi", "mypi-iter", "pi"] as const) {
     const width = perRound((r) => div(div(ms(impl, "F800", r), per("F800", "calls")), div(ms(impl, "F50", r), per("F50", "calls"))));
     const hist = perRound((r) => div(div(ms(impl, "H8000", r), per("H8000", "turns")), div(ms(impl, "H500", r), per("H500", "turns"))));
-    console.log(`${impl.padEnd(6)} µs/call at 800 wide vs 50 wide: ${times(width)}    µs/turn at 8000 vs 500 messages of history: ${times(hist)}`);
+    console.log(`${impl.padEnd(10)} µs/call at 800 wide vs 50 wide: ${times(width)}    µs/turn at 8000 vs 500 messages of history: ${times(hist)}`);
   }
 }
 

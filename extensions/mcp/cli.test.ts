@@ -8,7 +8,7 @@ import { REPO, createSandbox, type RunResult, type Sandbox } from "../../test/he
 import { SERVER_SCRIPT, startHttpFixture, type HttpFixture } from "./fixtures/harness.ts";
 
 const EXTENSION = join(REPO, "extensions", "mcp");
-/** The same extension given by its index file: still named `mcp` (DESIGN §3). */
+/** The same extension given by its index file: still named `mcp` (docs/architecture.md#extensions). */
 const EXTENSION_INDEX = join(EXTENSION, "index.ts");
 const GUARD = join(REPO, "extensions", "mcp", "fixtures", "guard.ts");
 const node = process.execPath;

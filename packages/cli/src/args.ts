@@ -1,5 +1,5 @@
 /**
- * The command line (DESIGN §5.1), parsed into data. Parsing never throws and never exits: a
+ * The command line (docs/cli.md#command-line), parsed into data. Parsing never throws and never exits: a
  * usage error is a value whose message is the one line the user sees (exit code 2).
  *
  * Extensions may register their own flags (`pi.registerFlag`), which are only known after the
@@ -371,7 +371,7 @@ export function resolveMode(args: CliArgs, isTTY: boolean): Mode {
 }
 
 /**
- * Exit codes (DESIGN §5.1, §6). A signal or a closed stdout ends the run as an abort and exits
+ * Exit codes (docs/cli.md#command-line). A signal or a closed stdout ends the run as an abort and exits
  * 128 + the signal's number (`exits.ts`).
  */
 export const EXIT = { ok: 0, error: 1, usage: 2, aborted: 130, hangup: 129, terminated: 143, brokenPipe: 141 } as const;

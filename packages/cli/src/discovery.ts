@@ -1,5 +1,5 @@
 /**
- * Where extensions come from (DESIGN §3.3, §5.1), in load order:
+ * Where extensions come from (docs/architecture.md#order, docs/cli.md#command-line), in load order:
  *   builtin-tools (unless --no-builtin-tools; loaded by the host from its factory, not a file),
  *   $MYPI_HOME/extensions/ (default ~/.mypi/extensions/),
  *   <cwd>/.mypi/extensions/,

@@ -37,7 +37,7 @@ export interface HostSession {
   commands(): CommandInfo[];
   /** `/name args`; `{ran:false}` when no extension registered `name`. `signal` is the command's `ctx.signal`. */
   runCommand(name: string, args: string, signal?: AbortSignal): Promise<{ ran: boolean; error?: string }>;
-  /** Re-import every extension (DESIGN §3.7); the session is kept. */
+  /** Re-import every extension (docs/architecture.md#loading); the session is kept. */
   reload(): Promise<{ loaded: string[]; failed: string[] }>;
   newSession(): Promise<{ cancelled: boolean }>;
   compact(customInstructions?: string): Promise<CompactResult>;

@@ -168,7 +168,7 @@ describe("resolveMode", () => {
 });
 
 describe("exitCodeFor", () => {
-  it("maps every stop reason to DESIGN's exit code", () => {
+  it("maps every stop reason to its documented exit code", () => {
     const reasons = ["completed", "handled", "terminated", "error", "blocked", "max_turns", "aborted"];
     expect(reasons.map(exitCodeFor)).toEqual([0, 0, 0, 1, 1, 1, 130]);
   });

@@ -1,5 +1,5 @@
 /**
- * The `pi` object one extension receives (DESIGN §3.6), and the record of what it registered.
+ * The `pi` object one extension receives (docs/extensions.md#5-the-rest-of-pi), and the record of what it registered.
  * Registration is validated here, where the mistake is made, with coded errors that say how to
  * fix it (fastify's `validate`). Everything an extension registers lands in its record, so the
  * manager can attach, detach and roll it back as a unit.

@@ -1,5 +1,5 @@
 /**
- * One decision slot's handlers as one onion (DESIGN §3.1): each handler is wrapped into a
+ * One decision slot's handlers as one onion (docs/architecture.md#chains): each handler is wrapped into a
  * `compose` middleware that enforces the `next()` contract, the handler's own time budget, its
  * failure policy, and reports one `hook_decision` (plus an `extension_error` on failure).
  *

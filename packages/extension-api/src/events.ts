@@ -1,5 +1,5 @@
 /**
- * The two maps `pi.on` is typed over (DESIGN §3): decision slots and read-only events (the
+ * The two maps `pi.on` is typed over (docs/architecture.md#extensions): decision slots and read-only events (the
  * kernel's and the host's), the handler shapes and options that follow from a name, and `ROUTES`.
  *
  * One generic `pi.on<K>(name, handler, options?)`: the handler's event, `next` and return type
@@ -26,7 +26,7 @@ export type Awaitable<T> = T | Promise<T>;
 
 // ─── Host events (read-only, added by the host to the kernel's stream) ──────────────────────
 
-/** What a handler's own decision was; one `hook_decision` per handler reached (DESIGN §3.5). */
+/** What a handler's own decision was; one `hook_decision` per handler reached (docs/architecture.md#diagnostics). */
 export type HookOutcome =
   | "pass"
   | "transform"
@@ -118,7 +118,7 @@ export interface SessionTreeEvent {
   timestamp: number;
 }
 
-/** Kernel events by name (DESIGN §2.2). */
+/** Kernel events by name (docs/architecture.md#events). */
 export type AgentEvents = { [E in AgentEvent as E["type"]]: E };
 
 /** Events the host adds: diagnostics and session lifecycle. */
@@ -237,8 +237,8 @@ export interface ProjectTrustDecision {
 }
 
 /**
- * The decision slots: the kernel's five (DESIGN §2.3) and the host's session decisions.
- * Each runs as one onion chain with the policy of DESIGN §3.2.
+ * The decision slots: the kernel's five (docs/architecture.md#slots) and the host's session decisions.
+ * Each runs as one onion chain with the policy of docs/architecture.md#policy.
  */
 export interface DecisionSlots {
   input: { event: InputEvent; result: InputResult };
@@ -359,7 +359,7 @@ export interface DecisionOptions {
   order?: "pre" | "post";
   /** The handler's own time, excluding `next()`; default 30 000. */
   timeoutMs?: number;
-  /** Overrides the slot's default failure policy (DESIGN §3.2). */
+  /** Overrides the slot's default failure policy (docs/architecture.md#policy). */
   onError?: "open" | "closed";
 }
 export type HandlerOptions<K extends EventName> = K extends SlotName

@@ -1,7 +1,7 @@
 /**
  * `createExtensionHost`: the one place where the kernel and the extensions meet. It builds the
  * kernel `Agent` whose five slots are the manager's chains, feeds every event of the agent to
- * the observer bus (holding `agent_end` until the mailboxes are drained, DESIGN §3.4), keeps the
+ * the observer bus (holding `agent_end` until the mailboxes are drained, docs/architecture.md#observers), keeps the
  * agent's tool registry in step with the extensions' tools, and implements the extensions'
  * actions (`sendMessage`, `sendUserMessage`, `appendEntry`, …) and the session events.
  *

@@ -1,5 +1,5 @@
 /**
- * Finding and importing extension files through jiti (DESIGN §3.7), and turning every kind of
+ * Finding and importing extension files through jiti (docs/architecture.md#loading), and turning every kind of
  * load failure into a `LoadFailure` with path, line and message.
  *
  * - fs cache at `jitiCacheDir()` (@mypi/kernel): `MYPI_JITI_CACHE`, else the user's cache folder;
@@ -29,7 +29,7 @@ export interface ResolvedEntry {
 const INDEX_FILES = ["index.ts", "index.js", "index.mts", "index.mjs"];
 
 /**
- * An extension's name (DESIGN §3): its file name without the extension, or its folder's name for
+ * An extension's name (docs/architecture.md#extensions): its file name without the extension, or its folder's name for
  * an index file — whether the folder or `dir/index.ts` itself was given.
  */
 export function extensionName(file: string): string {

@@ -1,5 +1,5 @@
 /**
- * ExtensionManager: loads extensions (DESIGN §3.3, §3.7), keeps what each registered, and routes
+ * ExtensionManager: loads extensions (docs/architecture.md#order, docs/architecture.md#loading), keeps what each registered, and routes
  * `pi.on` by `ROUTES`: decision slots to one onion chain per slot (`chain.ts`), read-only events
  * to the observer bus (`observer-bus.ts`). It knows nothing of the Agent: a host binds it to a
  * runtime (`createExtensionHost` in `host.ts`) and feeds it events.

@@ -1,5 +1,5 @@
 /**
- * Read-only events → observers (DESIGN §3.4). mitt routes each event to one serial mailbox per
+ * Read-only events → observers (docs/architecture.md#observers). mitt routes each event to one serial mailbox per
  * extension: an extension receives events in order, each async handler awaited before its next
  * event, while `publish` returns at once (the loop never waits for observers). Events are frozen
  * (a shallow frozen copy; messages inside are frozen by the kernel) before delivery.

@@ -1,5 +1,5 @@
 /**
- * The slot policy table of DESIGN §3.2, as data: how a handler's result changes the chain's
+ * The slot policy table of docs/architecture.md#policy, as data: how a handler's result changes the chain's
  * state, what stops the chain, what a failure does, and what the kernel finally receives.
  * `chain.ts` runs every slot through the same code with these entries; nothing here knows
  * about handlers, timeouts or extensions beyond the name it credits.

@@ -1,5 +1,5 @@
 /**
- * The vocabulary of extensions (DESIGN §3): `ExtensionAPI` (the `pi` object), the handler `ctx`,
+ * The vocabulary of extensions (docs/architecture.md#extensions): `ExtensionAPI` (the `pi` object), the handler `ctx`,
  * tools, commands and flags as extensions register them, and what a host provides
  * (`ExtensionRuntime`). The events and slots `pi.on` is typed over, their handler shapes and
  * `ROUTES` live in `events.ts` and are re-exported from here, so this file stays the one place
@@ -61,7 +61,7 @@ export interface PiToolDefinition<Params = any, Details = unknown> {
 export interface CommandContext extends ExtensionContext {
   /** Resolves when the agent is idle (never call it from an event handler: that deadlocks). */
   waitForIdle(): Promise<void>;
-  /** Reload every extension (DESIGN §3.7). The calling handler keeps running in the old instance. */
+  /** Reload every extension (docs/architecture.md#loading). The calling handler keeps running in the old instance. */
   reload(): Promise<void>;
   /** Move the session leaf; `session_before_fork` may cancel. */
   fork(entryId: string): Promise<{ cancelled: boolean }>;
@@ -393,7 +393,7 @@ export interface ManagerSink {
   emit(event: ExtensionErrorEvent | HookDecisionEvent): void;
 }
 
-/** A file that failed to load, with where and why (DESIGN §3.7). */
+/** A file that failed to load, with where and why (docs/architecture.md#loading). */
 export interface LoadFailure {
   path: string;
   name: string;

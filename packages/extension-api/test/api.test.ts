@@ -1,4 +1,4 @@
-// DESIGN §3.6: the pi object — tools, commands, flags, exec, the shared event bus, coded errors.
+// docs/extensions.md#5-the-rest-of-pi: the pi object — tools, commands, flags, exec, the shared event bus, coded errors.
 import { beforeEach, describe, expect, it } from "vitest";
 import { ExtensionManager, parseSlashCommand } from "../src/index.ts";
 import type { ExtensionErrorEvent } from "../src/types.ts";

@@ -1,4 +1,4 @@
-// pi.exec (DESIGN §3.6): no shell, never rejects, bounded in time and in memory, never crashes the host.
+// pi.exec (docs/extensions.md#5-the-rest-of-pi): no shell, never rejects, bounded in time and in memory, never crashes the host.
 import { describe, expect, it } from "vitest";
 import { EXEC_OUTPUT_LIMIT, exec } from "../src/exec.ts";
 

@@ -1,5 +1,5 @@
 // The host: the kernel Agent with the manager's chains as its slots, events fed to the observer
-// bus, agent_end held until the mailboxes drain, tools and actions wired (DESIGN §3.4–3.6).
+// bus, agent_end held until the mailboxes drain, tools and actions wired (docs/architecture.md#observers, #diagnostics; docs/extensions.md).
 import { createScriptedModel, isAgentEvent, type ModelRequest, type SessionEntry, type ScriptedTurn, type StreamEvent, type ToolResultMessage } from "@mypi/kernel";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createExtensionHost, defineTool, z, type ExtensionErrorEvent, type ExtensionHost, type HookDecisionEvent } from "../src/index.ts";

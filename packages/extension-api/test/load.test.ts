@@ -1,4 +1,4 @@
-// DESIGN §3.3 and §3.7: loading through jiti — failures of every kind, rollback, names, identity.
+// docs/architecture.md#order, docs/architecture.md#loading: loading through jiti — failures of every kind, rollback, names, identity.
 import { beforeEach, describe, expect, it } from "vitest";
 import * as hostApi from "../src/index.ts";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// DESIGN §3.4: read-only events go to one serial mailbox per extension; observers are isolated.
+// docs/architecture.md#observers: read-only events go to one serial mailbox per extension; observers are isolated.
 import { beforeEach, describe, expect, it } from "vitest";
 import type { ExtensionErrorEvent } from "../src/types.ts";
 import { gate, probe, release, resetProbe } from "./fixtures/probe.ts";

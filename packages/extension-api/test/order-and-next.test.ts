@@ -1,4 +1,4 @@
-// DESIGN §3.1 and §3.3: the order of a chain, and the next() contract, with real extension files.
+// docs/architecture.md#chains, docs/architecture.md#order: the order of a chain, and the next() contract, with real extension files.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { gate, probe, release, resetProbe } from "./fixtures/probe.ts";
 import { managerWith, recorder } from "./helpers.ts";

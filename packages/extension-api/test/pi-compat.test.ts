@@ -35,7 +35,7 @@ describe("Pi's module names", () => {
     expect(v.TypeBoxType).toBe(hostRequire("typebox").Type);
     expect(v.TypeDefault).toBe(v.TypeBoxType);
     expect(v.AiType).toBe(v.SinclairType);
-    // Members are the host's; jiti wraps each namespace object, so those are not identical (DESIGN §3.7).
+    // Members are the host's; jiti wraps each namespace object, so those are not identical (docs/architecture.md#loading).
     expect(v.codingAgentNew.isToolCallEventType).toBe(v.codingAgent.isToolCallEventType);
     expect(v.schema).toEqual({
       type: "object",

@@ -1,4 +1,4 @@
-// DESIGN §3.2: each slot's policy — chaining, short-circuits, fail open / fail closed — with real extension files.
+// docs/architecture.md#policy: each slot's policy — chaining, short-circuits, fail open / fail closed — with real extension files.
 import { beforeEach, describe, expect, it } from "vitest";
 import { POLICIES } from "../src/policy.ts";
 import { probe, resetProbe } from "./fixtures/probe.ts";
@@ -15,7 +15,7 @@ async function run(files: string[], slot: Parameters<Awaited<ReturnType<typeof m
 }
 
 describe("the policy table", () => {
-  it("names every slot once with the default failure policy of DESIGN §3.2", () => {
+  it("names every slot once with the default failure policy of docs/architecture.md#policy", () => {
     expect(Object.fromEntries(Object.entries(POLICIES).map(([slot, p]) => [slot, p.defaultOnError]))).toEqual({
       input: "open",
       before_agent_start: "open",

@@ -1,4 +1,4 @@
-// DESIGN §3.7: reload() disposes in reverse order, clears listeners, re-imports without the
+// docs/architecture.md#loading: reload() disposes in reverse order, clears listeners, re-imports without the
 // module cache; a failing new version keeps the old one. The extension files live in a temporary
 // folder outside the repo (so @mypi/extension-api can only come from the host's virtual module).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";

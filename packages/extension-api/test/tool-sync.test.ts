@@ -1,4 +1,4 @@
-// The extensions' tools as the agent gets them (DESIGN §3.6, §3.7): a reload registers every tool
+// The extensions' tools as the agent gets them (docs/extensions.md#5-the-rest-of-pi, docs/architecture.md#loading): a reload registers every tool
 // again without calling that a replacement; setActiveTools from a factory counts the extension's
 // own tools, before a host is bound, while one is bound, and across a reload.
 import { createScriptedModel } from "@mypi/kernel";

@@ -16,7 +16,7 @@ const AGENT_EVENT_TYPES: Readonly<Record<AgentEventType, true>> = {
 };
 
 /**
- * Whether a stream event is one of the kernel's (DESIGN §2.2) rather than a host diagnostic.
+ * Whether a stream event is one of the kernel's (docs/architecture.md#events) rather than a host diagnostic.
  * Host events have `type: string`, so `event.type === "message_update"` alone does not narrow a
  * `StreamEvent`; `isAgentEvent(event) && event.type === "message_update"` does.
  */

@@ -15,6 +15,13 @@ export const MAX_NESTING_DEPTH = 256;
  */
 export function exceedsDepth(value: unknown, limit: number = MAX_NESTING_DEPTH): boolean {
   if (!isContainer(value)) return false;
+  // Nearly every value is small and shallow (a tool's result, a call's arguments): a bounded
+  // recursive look settles it without the bookkeeping below, which then only runs for values
+  // that are deep, large or cyclic.
+  if (limit >= QUICK_DEPTH) {
+    const budget = { nodes: QUICK_NODES };
+    if (shallow(value, 1, budget)) return false;
+  }
   const onPath = new Set<object>([value]);
   const path: object[] = [value];
   const children: unknown[][] = [childrenOf(value)];
@@ -42,6 +49,31 @@ export function exceedsDepth(value: unknown, limit: number = MAX_NESTING_DEPTH):
 /** The words for a refusal: "<what> is nested deeper than 256 levels". */
 export function tooDeepText(what: string, limit: number = MAX_NESTING_DEPTH): string {
   return `${what} is nested deeper than ${limit} levels`;
+}
+
+const QUICK_DEPTH = 16;
+const QUICK_NODES = 256;
+
+/**
+ * True when `value` (a container at `depth`) holds nothing deeper than QUICK_DEPTH and has at
+ * most QUICK_NODES containers in all; false means "not known": deep, large or cyclic (a cycle
+ * runs into the depth bound).
+ */
+function shallow(value: object, depth: number, budget: { nodes: number }): boolean {
+  if (depth > QUICK_DEPTH || --budget.nodes < 0) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === "object" && item !== null && isContainer(item) && !shallow(item, depth + 1, budget)) return false;
+    }
+    return true;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const item: unknown = (value as Record<string, unknown>)[key];
+    if (typeof item === "object" && item !== null && isContainer(item) && !shallow(item, depth + 1, budget)) return false;
+  }
+  return true;
 }
 
 function isContainer(value: unknown): value is object {

@@ -1,7 +1,7 @@
 /**
  * The kernel's vocabulary: messages, tools, models, events and the five decision slots.
  *
- * Everything here is part of the public contract (DESIGN.md §2). Payloads handed to events and
+ * Everything here is part of the public contract (docs/architecture.md, docs/kernel.md). Payloads handed to events and
  * slots are read-only: messages are frozen when their `message_end` fires and events share
  * those frozen objects.
  */

@@ -38,7 +38,7 @@ export function writeDemoWorkspace(dir: string): void {
 }
 
 /**
- * The scripted model's turns (DESIGN §5.2). `delayMs` only paces the show on a terminal; the
+ * The scripted model's turns (docs/kernel.md#the-scripted-model). `delayMs` only paces the show on a terminal; the
  * tests run it with 0.
  */
 export function demoScript(delayMs = 0): { turns: unknown[] } {

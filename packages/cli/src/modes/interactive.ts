@@ -1,5 +1,5 @@
 /**
- * Interactive mode, on a terminal (DESIGN §5, issue 8):
+ * Interactive mode, on a terminal (docs/cli.md#modes, issue 8):
  * - streamed text; one line per tool call with a spinner while it runs and ✓ / ✗ from `isError`
  *   when it ends; progress from `tool_execution_update` (the look is `render/renderer.ts`);
  * - a line typed while the agent runs is sent as steering;

@@ -1,5 +1,5 @@
 /**
- * RPC mode (DESIGN §5.3): Pi's protocol, so clients written for `pi --mode rpc` drive mypi.
+ * RPC mode (docs/cli.md#modes): Pi's protocol, so clients written for `pi --mode rpc` drive mypi.
  *
  * stdin: one command per line `{id?, type, …}`; stdout: one JSON object per line — a response
  * `{type:"response", id, command, success, data?, error?}` per command, every agent event as it

@@ -1,5 +1,5 @@
 /**
- * Strict JSON Lines framing for RPC (DESIGN §5.3): records end at "\n" and nowhere else.
+ * Strict JSON Lines framing for RPC (docs/cli.md#modes): records end at "\n" and nowhere else.
  * Node's `readline` also splits on U+2028 / U+2029, which are legal inside JSON strings, so it
  * would cut a valid command in two. A trailing "\r" is dropped so CRLF clients work.
  */

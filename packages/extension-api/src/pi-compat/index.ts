@@ -1,5 +1,5 @@
 /**
- * Pi compatibility (DESIGN §3.7, docs/pi-compat.md): what an extension written for Pi's
+ * Pi compatibility (docs/architecture.md#loading, docs/pi-compat.md): what an extension written for Pi's
  * ExtensionAPI needs beyond mypi's own API, installed by the manager through its three seams —
  * `virtualModules` (Pi's module names), `extendApi` (Pi's extra `pi` members) and
  * `extendContext` (Pi's extra `ctx` members and its `ctx.ui`).

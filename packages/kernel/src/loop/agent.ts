@@ -1,5 +1,5 @@
 /**
- * `Agent`: the stateful shell around the loop (DESIGN §2.4, §2.8, §6 "Runs"). It owns the
+ * `Agent`: the stateful shell around the loop (docs/architecture.md#loop, docs/kernel.md#agent). It owns the
  * history, the steering and follow-up queues, the listeners, the session writes and the worker
  * pool; each run is one `startLoop` with a synchronous sink, so an event costs no promise hop and
  * a listener that aborts or queues a message is seen by the loop's very next step.
@@ -61,7 +61,7 @@ export interface AgentOptions {
   onCompaction?: (outcome: CompactionOutcome) => void;
   /**
    * Awaited before `agent_end` is delivered; events the host `emit`s meanwhile still come
-   * before it. The extension host drains its observer mailboxes here (DESIGN §3.4).
+   * before it. The extension host drains its observer mailboxes here (docs/architecture.md#observers).
    */
   beforeAgentEnd?: (event: AgentEndEvent) => void | Promise<void>;
   /** A listener threw or rejected. Default: one line on stderr. */

@@ -1,5 +1,5 @@
 /**
- * Read-only payloads (DESIGN §2.2): a message is frozen when its `message_end` fires and every
+ * Read-only payloads (docs/architecture.md#events): a message is frozen when its `message_end` fires and every
  * event shares that frozen object. Freezing is done once per message, never per event, so the
  * cost of an event does not grow with the history.
  */

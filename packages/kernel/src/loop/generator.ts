@@ -1,5 +1,5 @@
 /**
- * DESIGN §2.4: the loop as a pure async generator — the face of `startLoop` for callers that
+ * docs/architecture.md#loop: the loop as a pure async generator — the face of `startLoop` for callers that
  * want to pull events. It buffers what the loop pushes and lets the loop wait (`drained`) until
  * the consumer has taken everything, so the two move in step.
  */
@@ -8,7 +8,7 @@ import { startLoop } from "./run.ts";
 import type { AgentLoopOptions, EventSink } from "./types.ts";
 
 /**
- * DESIGN §2.4: the loop as a pure async generator. Nothing runs until the first `next()`; the
+ * docs/architecture.md#loop: the loop as a pure async generator. Nothing runs until the first `next()`; the
  * loop moves in step with the consumer (it waits for events to be taken before it polls the
  * queues, runs a tool or reads the next delta). Returning early aborts the run.
  */

@@ -1,4 +1,4 @@
-/** The agent loop and the Agent around it (DESIGN §2.2–2.4, §6 "Runs", "Slots", "Tools"). */
+/** The agent loop and the Agent around it (docs/architecture.md#loop, docs/kernel.md). */
 export { runAgentLoop } from "./generator.ts";
 export {
   Agent,

@@ -7,26 +7,20 @@
 import { repairToolHistory } from "../session/index.ts";
 import type { AssistantMessage, Message, ModelMessage, ModelRequest, ModelStreamEvent, ToolSchema } from "../types.ts";
 import { deepCopy } from "./freeze.ts";
+import { andThen, type Maybe } from "./maybe.ts";
 import { checkModelMessage, MalformedMessage } from "./model-message.ts";
 import { toModelMessages } from "./model-view.ts";
 import { PartialMessage } from "./partial.ts";
 import { ABORTED, ABORTED_TEXT, describeError, noop, type Run } from "./run-state.ts";
 import { callSlot } from "./slots.ts";
 
-/** `now`: the clock as the turn started, used for `message_start` when nothing runs before the call. */
-export function callModel(run: Run, now: number): Promise<AssistantMessage> {
+/** `now`: the clock as the turn started, used for `message_start` when nothing ran before the call. */
+export function callModel(run: Run, now: number): Maybe<AssistantMessage> {
   run.modelCalls++;
-  if (!run.beforeModelCall && !run.slots.context) {
-    const view = run.view.current(run.readHistory);
-    return streamAssistant(run, modelRequest(run, view, view.length), now);
-  }
-  return prepareThenCall(run);
-}
-
-async function prepareThenCall(run: Run): Promise<AssistantMessage> {
-  const prepared = await prepareMessages(run);
-  if (isFailure(prepared)) return run.failTurn(prepared.stopReason, prepared.errorMessage);
-  return streamAssistant(run, modelRequest(run, prepared, prepared.length), Date.now());
+  return andThen(prepareMessages(run), (prepared, waited) => {
+    if (isFailure(prepared)) return run.failTurn(prepared.stopReason, prepared.errorMessage);
+    return streamAssistant(run, modelRequest(run, prepared, prepared.length), waited ? Date.now() : now);
+  });
 }
 
 /** The request, with `messages` — the first `length` of `source` — copied on first read and then kept. */
@@ -87,41 +81,50 @@ function isFailure(value: readonly ModelMessage[] | Failure): value is Failure {
 }
 
 /** The messages to send: the view (still to be copied), or a list made for this call. */
-async function prepareMessages(run: Run): Promise<readonly ModelMessage[] | Failure> {
-  if (run.beforeModelCall) {
-    const wait = run.checkpoint();
-    if (wait) await wait;
-    if (run.aborted) return { stopReason: "aborted", errorMessage: ABORTED_TEXT };
-    let result;
-    try {
-      result = await run.race(run.beforeModelCall(run.history(), run.signal));
-    } catch (error) {
-      return { stopReason: "error", errorMessage: `Preparing the context failed: ${describeError(error)}` };
-    }
-    if (result === ABORTED) return { stopReason: "aborted", errorMessage: ABORTED_TEXT };
-    if (result?.messages) run.replaceHistory(result.messages);
-    for (const event of result?.events ?? []) run.emitHost(event);
-  }
+function prepareMessages(run: Run): Maybe<readonly ModelMessage[] | Failure> {
+  if (!run.beforeModelCall) return contextMessages(run);
+  return andThen(beforeModelCall(run, run.beforeModelCall), (failure) => failure ?? contextMessages(run));
+}
 
+/** The host's hook before each call (compaction): it may replace the history and add events. */
+async function beforeModelCall(run: Run, hook: NonNullable<Run["beforeModelCall"]>): Promise<Failure | undefined> {
+  const wait = run.checkpoint();
+  if (wait) await wait;
+  if (run.aborted) return { stopReason: "aborted", errorMessage: ABORTED_TEXT };
+  let result;
+  try {
+    result = await run.race(hook(run.history(), run.signal));
+  } catch (error) {
+    return { stopReason: "error", errorMessage: `Preparing the context failed: ${describeError(error)}` };
+  }
+  if (result === ABORTED) return { stopReason: "aborted", errorMessage: ABORTED_TEXT };
+  if (result?.messages) run.replaceHistory(result.messages);
+  for (const event of result?.events ?? []) run.emitHost(event);
+  return undefined;
+}
+
+/** The `context` slot on a copy of the history, or the model's view of it when there is no slot. */
+function contextMessages(run: Run): Maybe<readonly ModelMessage[] | Failure> {
   const slot = run.slots.context;
   if (!slot) return run.view.current(run.readHistory);
-  let copy;
+  let copy: Message[];
   try {
     copy = copyHistory(run.history());
   } catch (error) {
     return { stopReason: "error", errorMessage: `The history could not be copied for the context slot: ${describeError(error)}` };
   }
-  const outcome = await callSlot(run, slot, { messages: copy });
-  if (outcome.kind === "aborted") return { stopReason: "aborted", errorMessage: ABORTED_TEXT };
-  if (outcome.kind === "threw") return { stopReason: "error", errorMessage: `The context slot failed: ${describeError(outcome.error)}` };
-  const chosen = outcome.value?.messages ?? copy;
-  if (!Array.isArray(chosen)) return { stopReason: "error", errorMessage: "The context slot returned messages that are not an array" };
-  try {
-    return toModelMessages(repairToolHistory(chosen).messages);
-  } catch (error) {
-    const problem = `The context slot returned messages the kernel cannot read (${describeError(error)}).`;
-    return { stopReason: "error", errorMessage: `${problem} Return Message objects, or nothing to keep the history.` };
-  }
+  return andThen(callSlot(run, slot, { messages: copy }), (outcome): readonly ModelMessage[] | Failure => {
+    if (outcome.kind === "aborted") return { stopReason: "aborted", errorMessage: ABORTED_TEXT };
+    if (outcome.kind === "threw") return { stopReason: "error", errorMessage: `The context slot failed: ${describeError(outcome.error)}` };
+    const chosen = outcome.value?.messages ?? copy;
+    if (!Array.isArray(chosen)) return { stopReason: "error", errorMessage: "The context slot returned messages that are not an array" };
+    try {
+      return toModelMessages(repairToolHistory(chosen).messages);
+    } catch (error) {
+      const problem = `The context slot returned messages the kernel cannot read (${describeError(error)}).`;
+      return { stopReason: "error", errorMessage: `${problem} Return Message objects, or nothing to keep the history.` };
+    }
+  });
 }
 
 /**

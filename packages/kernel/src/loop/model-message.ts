@@ -1,9 +1,9 @@
 /**
  * A model client's last word (`done` or `error`), checked before it enters history. The loop
- * trusts that message for what the model said, not for its shape (DESIGN §2.1, §6): one the
+ * trusts that message for what the model said, not for its shape (docs/architecture.md#messages, docs/models.md): one the
  * history could not hold — no content array, a block without its fields, a tool call without an
  * id or a name — is refused with the reason, and the turn ends in `error` with what was streamed.
- * Tool-call arguments that are not an object are kept the way DESIGN §6 keeps unparseable ones
+ * Tool-call arguments that are not an object are kept the way unparseable ones are kept (docs/architecture.md#messages)
  * (`arguments: {}`, the text in `rawArguments`), so the call gets an error the model can act on.
  * A well-formed message is returned as it is: no copy.
  */
@@ -25,7 +25,7 @@ export function checkModelMessage(message: unknown): AssistantMessage | Malforme
   let settled: AssistantContent[] | undefined;
   for (let i = 0; i < content.length; i++) {
     const block: unknown = content[i];
-    const problem = blockProblem(block, `content[${i}]`);
+    const problem = blockProblem(block, i);
     if (problem !== undefined) return new MalformedMessage(problem);
     if ((block as AssistantContent).type !== "toolCall") continue;
     const call = withObjectArguments(block as ToolCall);
@@ -34,20 +34,21 @@ export function checkModelMessage(message: unknown): AssistantMessage | Malforme
   return settled ? { ...m, content: settled } : m;
 }
 
-function blockProblem(block: unknown, at: string): string | undefined {
-  if (typeof block !== "object" || block === null) return `${at} is not a content block`;
+/** What is wrong with `content[i]`; the words are built only when something is (this runs for every block). */
+function blockProblem(block: unknown, i: number): string | undefined {
+  if (typeof block !== "object" || block === null) return `content[${i}] is not a content block`;
   const b = block as Record<string, unknown>;
   switch (b.type) {
     case "text":
-      return typeof b.text === "string" ? undefined : `${at} is a text block without a string text`;
+      return typeof b.text === "string" ? undefined : `content[${i}] is a text block without a string text`;
     case "thinking":
-      return typeof b.thinking === "string" ? undefined : `${at} is a thinking block without a string thinking`;
+      return typeof b.thinking === "string" ? undefined : `content[${i}] is a thinking block without a string thinking`;
     case "toolCall":
-      if (typeof b.id !== "string" || b.id === "") return `${at} is a tool call without an id`;
-      if (typeof b.name !== "string") return `${at} is a tool call without a name`;
+      if (typeof b.id !== "string" || b.id === "") return `content[${i}] is a tool call without an id`;
+      if (typeof b.name !== "string") return `content[${i}] is a tool call without a name`;
       return undefined;
     default:
-      return `${at} has an unknown type ${shown(b.type)}`;
+      return `content[${i}] has an unknown type ${shown(b.type)}`;
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * What the model sees (DESIGN §6 "What the model sees", §2.6): the history, repaired, then
+ * What the model sees (docs/kernel.md#what-the-model-sees, docs/architecture.md#repair): the history, repaired, then
  * converted — custom messages become user messages, `details` are dropped, assistant messages
  * that ended in `error`/`aborted` with nothing in them are left out.
  *
@@ -13,7 +13,7 @@
 import { repairToolHistory } from "../session/index.ts";
 import type { Message, ModelMessage, ToolResultMessage } from "../types.ts";
 
-/** DESIGN §6: the conversion before every model call. Pure; does not repair. */
+/** docs/kernel.md#what-the-model-sees: the conversion before every model call. Pure; does not repair. */
 export function toModelMessages(messages: readonly Message[]): ModelMessage[] {
   const out: ModelMessage[] = [];
   for (let i = 0; i < messages.length; i++) {

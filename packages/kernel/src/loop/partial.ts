@@ -188,7 +188,7 @@ function settleCall(call: ToolCall): ToolCall {
 }
 
 /**
- * A call's JSON arguments as DESIGN §6 keeps them: the object it parses to, else `{}` with the
+ * A call's JSON arguments as docs/architecture.md#messages keeps them: the object it parses to, else `{}` with the
  * text kept — also for an object nested too deep to keep as one (limits.ts): as text it harms
  * nothing, and validation tells the model why the call cannot run.
  */

@@ -18,6 +18,7 @@ import type {
   Tool,
   ToolSchema,
 } from "../types.ts";
+import { textOf } from "../values.ts";
 import { deepFreeze } from "./freeze.ts";
 import { ModelView } from "./model-view.ts";
 import type { AgentLoopOptions, EventSink, LoopPrompt } from "./types.ts";
@@ -241,7 +242,7 @@ export class Run {
     for (let i = added.length - 1; i >= 0; i--) {
       const m = added[i]!;
       if (m.role === "assistant") {
-        finalText = textOf(m);
+        finalText = textOf(m.content);
         break;
       }
     }
@@ -273,13 +274,6 @@ export function isHostEmittable(event: unknown): event is HostEvent {
   if (typeof event !== "object" || event === null) return false;
   const type: unknown = (event as { type?: unknown }).type;
   return typeof type === "string" && (type === "context_compacted" || !isAgentEvent(event as StreamEvent));
-}
-
-/** The text blocks of an assistant message, joined. */
-function textOf(m: AssistantMessage): string {
-  let text = "";
-  for (const block of m.content) if (block.type === "text") text += block.text;
-  return text;
 }
 
 /** A thrown value as one line for a message. */

@@ -8,11 +8,14 @@ import type { AgentEndEvent, StreamEvent } from "../types.ts";
 /** The events of one run, buffered from its start; awaiting it gives the `agent_end`. */
 export interface AgentRunStream extends AsyncIterable<StreamEvent>, PromiseLike<AgentEndEvent> {}
 
+const ITERATION_DONE: IteratorResult<StreamEvent> = Object.freeze({ value: undefined, done: true });
+
 /** One run's events for whoever iterates `prompt()`; a thenable for its end. */
 export class RunStream implements AgentRunStream {
   readonly #events: StreamEvent[] | undefined;
   #finished = false;
-  #waiters: (() => void)[] = [];
+  /** Readers waiting for the next event; each answers whether it could take one (and did). */
+  #waiters: (() => boolean)[] = [];
   readonly #end: Promise<AgentEndEvent>;
   #resolve!: (end: AgentEndEvent) => void;
   #failure: { error: unknown } | undefined;
@@ -54,24 +57,39 @@ export class RunStream implements AgentRunStream {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
-    let index = 0;
-    return {
-      next: async (): Promise<IteratorResult<StreamEvent>> => {
-        for (;;) {
-          if (this.#failure) throw this.#failure.error;
-          const events = this.#events!;
-          if (index < events.length) return { value: events[index++]!, done: false };
-          if (this.#finished) return { value: undefined, done: true };
-          await new Promise<void>((resolve) => this.#waiters.push(resolve));
-        }
-      },
+    const reader = { index: 0 };
+    // Not an async function, and a waiting reader is handed its event directly when it comes:
+    // a reader waits for nearly every event (the loop emits one at a time), and re-entering
+    // `next` from a promise callback would cost the reader three ticks per event instead of one.
+    const next = (): Promise<IteratorResult<StreamEvent>> => {
+      if (this.#failure) return Promise.reject(this.#failure.error);
+      const ready = this.#read(reader);
+      if (ready !== undefined) return Promise.resolve(ready);
+      return new Promise<IteratorResult<StreamEvent>>((resolve) =>
+        this.#waiters.push(() => {
+          const result = this.#read(reader);
+          if (result === undefined) return false;
+          resolve(result);
+          return true;
+        }),
+      );
     };
+    return { next };
+  }
+
+  /** The reader's next result, when there is one yet. */
+  #read(reader: { index: number }): IteratorResult<StreamEvent> | undefined {
+    const events = this.#events!;
+    if (reader.index < events.length) return { value: events[reader.index++]!, done: false };
+    return this.#finished ? ITERATION_DONE : undefined;
   }
 
   #wake(): void {
     const waiters = this.#waiters;
     if (waiters.length === 0) return;
+    // A reader that called `next` twice without waiting has two waiters; the second takes the
+    // event after the first one's, or waits on.
     this.#waiters = [];
-    for (const resolve of waiters) resolve();
+    for (const take of waiters) if (!take()) this.#waiters.push(take);
   }
 }

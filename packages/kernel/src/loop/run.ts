@@ -1,5 +1,5 @@
 /**
- * The agent loop (DESIGN §2.4, §6 "Runs"):
+ * The agent loop (docs/architecture.md#loop, docs/kernel.md#agent):
  *
  *   agent_start → input → before_agent_start →
  *   ┌ turn_start → [prompt | steering | follow-ups] → model call → tool batch → turn_end ┐
@@ -11,6 +11,8 @@
  * here throws past the run: failures end it with `agent_end {stopReason:"error"}`.
  */
 import type { ImageContent, Message, UserMessage } from "../types.ts";
+import { textOf } from "../values.ts";
+import { andThen, type Maybe } from "./maybe.ts";
 import { callModel } from "./model-call.ts";
 import { ABORTED_TEXT, describeError, noop, Run, type Ending } from "./run-state.ts";
 import { callSlot } from "./slots.ts";
@@ -65,7 +67,8 @@ async function runToEnd(run: Run): Promise<void> {
 }
 
 // Steps return a value directly when they have nothing to wait for (no slot, no consumer to
-// catch up with): an `await` per step would be most of the cost of a turn.
+// catch up with) and a promise when they must (`Maybe`, maybe.ts): an `await` per step would be
+// most of the cost of a turn.
 //
 // `now` is one reading of the clock for the events of one synchronous stretch (the run's
 // opening; a turn's end and the next turn's start): the loop does nothing between them that
@@ -116,40 +119,33 @@ async function drive(run: Run, turn: { open: boolean; index: number }, startedAt
  * The prompt phase: the `input` slot (text prompts only), then `before_agent_start`. Returns the
  * messages that open the first turn, or how the run ends without one.
  */
-function openRun(run: Run, now: number): Message[] | Ending | Promise<Message[] | Ending> {
+function openRun(run: Run, now: number): Maybe<Message[] | Ending> {
   const prompt = run.prompt;
   if (prompt === undefined) return [];
-  if (run.slots.input || run.slots.before_agent_start) return openRunWithSlots(run, prompt);
-  return ["role" in prompt ? admit(prompt, now) : userMessage(prompt.text, prompt.images, now)];
+  if ("role" in prompt) return beforeAgentStart(run, admit(prompt, now), undefined, undefined);
+  return andThen(passInput(run, prompt), (input, waited) => {
+    if ("stopReason" in input) return input;
+    return beforeAgentStart(run, userMessage(input.text, input.images, waited ? Date.now() : now), input.text, input.images);
+  });
 }
 
-async function openRunWithSlots(run: Run, prompt: LoopPrompt): Promise<Message[] | Ending> {
-  let message: Message;
-  let text: string;
-  let images: ImageContent[] | undefined;
-  if ("role" in prompt) {
-    message = admit(prompt);
-    text = textOfContent(message.content);
-  } else {
-    const input = await passInput(run, prompt);
-    if ("stopReason" in input) return input;
-    ({ text, images } = input);
-    message = userMessage(text, images);
-  }
-
-  const opening: Message[] = [message];
+/** The `before_agent_start` slot, given the prompt's message (and its text, when it was text). */
+function beforeAgentStart(run: Run, message: Message, text: string | undefined, images: ImageContent[] | undefined): Maybe<Message[] | Ending> {
   const slot = run.slots.before_agent_start;
-  if (slot) {
-    const event = images === undefined ? { prompt: text, systemPrompt: run.systemPrompt ?? "" } : { prompt: text, images, systemPrompt: run.systemPrompt ?? "" };
-    const outcome = await callSlot(run, slot, event);
+  if (!slot) return [message];
+  const prompt = text ?? textOf(message.content);
+  const systemPrompt = run.systemPrompt ?? "";
+  const event = images === undefined ? { prompt, systemPrompt } : { prompt, images, systemPrompt };
+  return andThen(callSlot(run, slot, event), (outcome): Message[] | Ending => {
     if (outcome.kind === "aborted") return ABORTED_ENDING;
     if (outcome.kind === "threw") return { stopReason: "error", error: `The before_agent_start slot failed: ${describeError(outcome.error)}` };
+    const opening: Message[] = [message];
     const result = outcome.value;
     if (result?.systemPrompt !== undefined) run.systemPrompt = result.systemPrompt;
     if (result?.message) opening.push(admit(result.message));
     for (const m of result?.messages ?? []) opening.push(admit(m));
-  }
-  return opening;
+    return opening;
+  });
 }
 
 /**
@@ -158,25 +154,27 @@ async function openRunWithSlots(run: Run, prompt: LoopPrompt): Promise<Message[]
  * failed, `aborted`. Every way text enters the conversation passes here, so a transform (a
  * redaction) runs before anything is recorded.
  */
-async function passInput(run: Run, input: TextInput): Promise<{ text: string; images: ImageContent[] | undefined } | Ending> {
-  let { text, images } = input;
+function passInput(run: Run, input: TextInput): Maybe<{ text: string; images: ImageContent[] | undefined } | Ending> {
   const slot = run.slots.input;
-  if (!slot) return { text, images };
-  const outcome = await callSlot(run, slot, images === undefined ? { text, source: input.source } : { text, images, source: input.source });
-  if (outcome.kind === "aborted") return ABORTED_ENDING;
-  if (outcome.kind === "threw") return { stopReason: "error", error: `The input slot failed: ${describeError(outcome.error)}` };
-  const decision = outcome.value;
-  switch (decision?.action) {
-    case "transform":
-      text = decision.text;
-      if (decision.images !== undefined) images = decision.images;
-      break;
-    case "handled":
-      return { stopReason: "handled", ...(decision.reason !== undefined && { reason: decision.reason }), ...(decision.by !== undefined && { by: decision.by }) };
-    case "block":
-      return { stopReason: "blocked", reason: decision.reason, ...(decision.by !== undefined && { by: decision.by }) };
-  }
-  return { text, images };
+  if (!slot) return { text: input.text, images: input.images };
+  const event = input.images === undefined ? { text: input.text, source: input.source } : { text: input.text, images: input.images, source: input.source };
+  return andThen(callSlot(run, slot, event), (outcome) => {
+    if (outcome.kind === "aborted") return ABORTED_ENDING;
+    if (outcome.kind === "threw") return { stopReason: "error", error: `The input slot failed: ${describeError(outcome.error)}` };
+    let { text, images } = input;
+    const decision = outcome.value;
+    switch (decision?.action) {
+      case "transform":
+        text = decision.text;
+        if (decision.images !== undefined) images = decision.images;
+        break;
+      case "handled":
+        return { stopReason: "handled", ...(decision.reason !== undefined && { reason: decision.reason }), ...(decision.by !== undefined && { by: decision.by }) };
+      case "block":
+        return { stopReason: "blocked", reason: decision.reason, ...(decision.by !== undefined && { by: decision.by }) };
+    }
+    return { text, images };
+  });
 }
 
 type TextInput = Exclude<LoopPrompt, Message>;
@@ -187,29 +185,36 @@ const noMore = (): Message[] => NOTHING_NEW;
  * `input` slot, in queue order; a line the slot handled or blocked is dropped and the run goes on
  * (only an aborted run or a failed slot ends it). When nothing is left, `otherwise()` decides.
  */
-function admitQueued(
-  run: Run,
-  queued: readonly LoopPrompt[],
-  now: number,
-  otherwise: () => Ending | Message[] | Promise<Ending | Message[]>,
-): Ending | Message[] | Promise<Ending | Message[]> {
+function admitQueued(run: Run, queued: readonly LoopPrompt[], now: number, otherwise: () => Maybe<Ending | Message[]>): Maybe<Ending | Message[]> {
   if (queued.length === 0) return otherwise();
-  if (!run.slots.input || queued.every((q) => "role" in q)) {
-    return queued.map((q) => ("role" in q ? admit(q, now) : userMessage(q.text, q.images, now)));
-  }
-  return (async () => {
-    const admitted: Message[] = [];
-    for (const q of queued) {
+  const admitted: Message[] = [];
+  const from = (start: number, now: number): Maybe<Ending | Message[]> => {
+    for (let i = start; i < queued.length; i++) {
+      const q = queued[i]!;
       if ("role" in q) {
-        admitted.push(admit(q));
+        admitted.push(admit(q, now));
         continue;
       }
-      const input = await passInput(run, q);
-      if (!("stopReason" in input)) admitted.push(userMessage(input.text, input.images));
-      else if (input.stopReason === "error" || input.stopReason === "aborted") return input;
+      const input = passInput(run, q);
+      if (input instanceof Promise) {
+        return input.then((passed) => {
+          const now = Date.now();
+          return admitOne(admitted, passed, now) ?? from(i + 1, now);
+        });
+      }
+      const ended = admitOne(admitted, input, now);
+      if (ended) return ended;
     }
     return admitted.length > 0 ? admitted : otherwise();
-  })();
+  };
+  return from(0, now);
+}
+
+/** A queued line after the `input` slot: admitted, dropped (handled, blocked), or the end of the run. */
+function admitOne(admitted: Message[], input: { text: string; images: ImageContent[] | undefined } | Ending, now: number): Ending | undefined {
+  if (!("stopReason" in input)) admitted.push(userMessage(input.text, input.images, now));
+  else if (input.stopReason === "error" || input.stopReason === "aborted") return input;
+  return undefined;
 }
 
 /** At a turn boundary: how the run ends, or the messages that open the next turn. */
@@ -218,7 +223,7 @@ function afterTurn(
   stopReason: string,
   errorMessage: string | undefined,
   batch: BatchOutcome,
-): Ending | Message[] | Promise<Ending | Message[]> {
+): Maybe<Ending | Message[]> {
   if (stopReason === "error") return { stopReason: "error", error: errorMessage ?? "The model call failed" };
   if (stopReason === "aborted" || run.aborted) return ABORTED_ENDING;
   if (batch.terminatedBy) {
@@ -226,11 +231,10 @@ function afterTurn(
     return { stopReason: "terminated", reason: `The result of ${name} (${id}) ended the run` };
   }
   // The consumer has seen turn_end before the queues are read (it may abort or queue a message).
-  const wait = run.checkpoint();
-  return wait ? wait.then(() => nextTurn(run, batch)) : nextTurn(run, batch);
+  return andThen(run.checkpoint(), () => nextTurn(run, batch));
 }
 
-function nextTurn(run: Run, batch: BatchOutcome): Ending | Message[] | Promise<Ending | Message[]> {
+function nextTurn(run: Run, batch: BatchOutcome): Maybe<Ending | Message[]> {
   if (run.aborted) return ABORTED_ENDING;
 
   const toolsRan = batch.results.length > 0;
@@ -254,11 +258,4 @@ function userMessage(text: string, images: ImageContent[] | undefined, now: numb
 /** A message from outside (a prompt, steering, a slot) gets a timestamp if it has none. */
 function admit<M extends Message>(message: M, now?: number): M {
   return typeof message.timestamp === "number" ? message : { ...message, timestamp: now ?? Date.now() };
-}
-
-function textOfContent(content: Message["content"]): string {
-  if (typeof content === "string") return content;
-  let text = "";
-  for (const block of content) if (block.type === "text") text += block.text;
-  return text;
 }

@@ -1,9 +1,9 @@
 /**
- * Calling a decision slot (DESIGN §2.3, §6 "Slots"): the kernel sets no timeouts, a slot races
+ * Calling a decision slot (docs/architecture.md#slots, docs/kernel.md#the-five-slots): the kernel sets no timeouts, a slot races
  * the run's abort, and whatever the slot does — return, throw, hang — comes back as data.
  */
 import type { SlotFn } from "../types.ts";
-import { MAX_TIMER_DELAY_MS } from "../tools/execute.ts";
+import { timerDelay } from "../values.ts";
 import { ABORTED, type Run } from "./run-state.ts";
 
 export type SlotOutcome<R> =
@@ -51,7 +51,7 @@ export async function callSlotThroughAbort<E, R>(run: Run, slot: SlotFn<E, R>, e
 
 function withinGrace<T>(p: PromiseLike<T>, graceMs: number): Promise<T | typeof ABORTED> {
   return new Promise<T | typeof ABORTED>((resolve, reject) => {
-    const timer = setTimeout(() => resolve(ABORTED), Math.max(0, Math.min(graceMs, MAX_TIMER_DELAY_MS)));
+    const timer = setTimeout(() => resolve(ABORTED), timerDelay(graceMs));
     p.then(
       (value) => (clearTimeout(timer), resolve(value)),
       (error: unknown) => (clearTimeout(timer), reject(error)),

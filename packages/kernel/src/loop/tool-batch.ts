@@ -1,5 +1,5 @@
 /**
- * The tool calls of one assistant message (DESIGN §2.3–2.5, §6 "Tools"). Every call gets exactly
+ * The tool calls of one assistant message (docs/architecture.md#tools, docs/kernel.md#tool-calls). Every call gets exactly
  * one `tool_execution_start`, one `tool_execution_end` (in completion order) and one result
  * message (in source order), whatever happens to it.
  *
@@ -12,7 +12,7 @@
  * Every step returns its value directly when it has nothing to wait for (no slot, a tool that
  * answered synchronously, a consumer that takes events as they come): a batch of plain
  * functions then runs without a single promise, and a step that does wait continues the batch
- * from where it stopped.
+ * from where it stopped (`andThen`, maybe.ts: each step is written once for both cases).
  */
 import {
   INTERRUPTED_TEXT,
@@ -27,6 +27,7 @@ import { exceedsDepth, tooDeepText } from "../limits.ts";
 import { runTool } from "../tools/execute.ts";
 import type { AssistantMessage, Slots, Tool, ToolCall, ToolResult, ToolResultMessage } from "../types.ts";
 import { deepCopy, deepFreeze, frozenCopy } from "./freeze.ts";
+import { andThen, type Maybe } from "./maybe.ts";
 import { describeError, type Run } from "./run-state.ts";
 import { callSlot, callSlotThroughAbort } from "./slots.ts";
 
@@ -62,8 +63,7 @@ export function runToolBatch(run: Run, message: AssistantMessage): BatchOutcome 
   if (calls.length === 0) return NO_RESULTS;
   const batch = new Batch(run, calls);
   if (message.stopReason !== "length" && message.stopReason !== "error" && message.stopReason !== "aborted") {
-    const running = batch.execute();
-    return running ? running.then(() => batch.outcome()) : batch.outcome();
+    return andThen(batch.execute(), () => batch.outcome());
   }
   return answerUnrun(batch, message).then(() => batch.outcome());
 }
@@ -80,7 +80,7 @@ function answerUnrun(batch: Batch, message: AssistantMessage): Promise<void> {
   }
 }
 
-type Pending = Promise<void> | undefined;
+type Pending = Maybe<void>;
 type Args = Record<string, unknown>;
 
 class Batch {
@@ -140,8 +140,7 @@ class Batch {
   #sequential(from: number): Pending {
     const entries = this.#entries;
     for (let i = from; i < entries.length; i++) {
-      const wait = this.#run.checkpoint();
-      const pending = wait ? wait.then(() => this.#oneByOne(i)) : this.#oneByOne(i);
+      const pending = andThen(this.#run.checkpoint(), () => this.#oneByOne(i));
       if (pending) return pending.then(() => this.#sequential(i + 1));
     }
     return undefined;
@@ -150,43 +149,34 @@ class Batch {
   #oneByOne(i: number): Pending {
     const entry = this.#entries[i]!;
     this.#start(entry);
-    const args = this.#preflight(entry, this.#checks[i]);
-    if (args instanceof Promise) return args.then((ready) => (ready === undefined ? undefined : this.#runAndFinish(entry, ready)));
-    return args === undefined ? undefined : this.#runAndFinish(entry, args);
+    return andThen(this.#preflight(entry, this.#checks[i]), (args) => (args === undefined ? undefined : this.#runAndFinish(entry, args)));
   }
 
   /** Check every call in source order, then run the ones that passed, at most `maxParallel` at a time. */
   #parallel(): Pending {
-    const entries = this.#entries;
     const ready: { entry: CallEntry; args: Args }[] = [];
-    // Until a slot makes a check wait, the starts are one synchronous stretch: one clock reading.
-    const now = Date.now();
-    for (let i = 0; i < entries.length; i++) {
+    return andThen(this.#checkFrom(0, ready, Date.now()), () => andThen(this.#run.checkpoint(), () => this.#runReady(ready)));
+  }
+
+  /**
+   * The starts and checks of `#parallel`, from entry `start` on, into `ready`. Until a
+   * `tool_call` slot makes a check wait, they are one synchronous stretch: one clock reading.
+   */
+  #checkFrom(start: number, ready: { entry: CallEntry; args: Args }[], now: number): Pending {
+    const entries = this.#entries;
+    for (let i = start; i < entries.length; i++) {
       const entry = entries[i]!;
       this.#start(entry, now);
       const args = this.#preflight(entry, this.#checks[i]);
-      if (args instanceof Promise) return this.#parallelFrom(i, args, ready);
+      if (args instanceof Promise) {
+        return args.then((checked) => {
+          if (checked !== undefined) ready.push({ entry, args: checked });
+          return this.#checkFrom(i + 1, ready, Date.now());
+        });
+      }
       if (args !== undefined) ready.push({ entry, args });
     }
-    const wait = this.#run.checkpoint();
-    return wait ? wait.then(() => this.#runReady(ready)) : this.#runReady(ready);
-  }
-
-  /** `#parallel` once a `tool_call` slot made a check wait. */
-  async #parallelFrom(i: number, pendingArgs: Promise<Args | undefined>, ready: { entry: CallEntry; args: Args }[]): Promise<void> {
-    const entries = this.#entries;
-    const first = await pendingArgs;
-    if (first !== undefined) ready.push({ entry: entries[i]!, args: first });
-    for (let k = i + 1; k < entries.length; k++) {
-      const entry = entries[k]!;
-      this.#start(entry);
-      let args = this.#preflight(entry, this.#checks[k]);
-      if (args instanceof Promise) args = await args;
-      if (args !== undefined) ready.push({ entry, args });
-    }
-    const wait = this.#run.checkpoint();
-    if (wait) await wait;
-    await this.#runReady(ready);
+    return undefined;
   }
 
   /**
@@ -225,9 +215,7 @@ class Batch {
 
   /** Run one call that passed its checks, then finish it. */
   #runAndFinish(entry: CallEntry, args: Args): Pending {
-    const raw = this.#invoke(entry, args);
-    if (raw instanceof Promise) return raw.then((result) => this.#finish(entry, result, true));
-    return this.#finish(entry, raw, true);
+    return andThen(this.#invoke(entry, args), (result) => this.#finish(entry, result, true));
   }
 
   #start(entry: CallEntry, now: number = Date.now()): void {

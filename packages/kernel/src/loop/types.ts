@@ -1,6 +1,6 @@
 /**
  * The loop's options and the seam between the loop and whoever consumes its events.
- * Contract: DESIGN §2.4 and §6 "Runs"; seams: docs/internals.md (loop/).
+ * Contract: docs/architecture.md#loop, docs/kernel.md#agent; seams: docs/internals.md (loop/).
  */
 import type { ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
 import type { Message, ModelClient, QueuedMessage, Slots, StreamEvent, Tool } from "../types.ts";
@@ -17,7 +17,7 @@ export interface BeforeModelCallResult {
 
 /**
  * One run of the loop. Everything it reads is here; it keeps no module state. Only `model` and
- * `messages` are required; the rest have the defaults DESIGN gives.
+ * `messages` are required; the rest have the defaults docs/kernel.md gives.
  */
 export interface AgentLoopOptions {
   model: ModelClient;

@@ -11,6 +11,7 @@
 import type { APIError } from "openai";
 import { MalformedChunkError } from "./openai-stream.ts";
 import { watchDone } from "./openai-done.ts";
+import { isRecord } from "../values.ts";
 
 /** The SDK's error classes: the loaded `openai` module itself fits. */
 export type SdkErrorClasses = Pick<
@@ -312,8 +313,4 @@ function causeMessage(err: Error): string | undefined {
 
 function firstString(...values: unknown[]): string | undefined {
   return values.find((v): v is string => typeof v === "string");
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

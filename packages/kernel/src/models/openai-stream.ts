@@ -10,6 +10,7 @@
 import { randomUUID } from "node:crypto";
 import { parsedArguments } from "../loop/partial.ts";
 import type { AssistantContent, AssistantMessage, ModelStreamEvent, StopReason, ToolCall, Usage } from "../types.ts";
+import { isRecord } from "../values.ts";
 
 /** A chunk that does not have the Chat Completions shape. */
 export class MalformedChunkError extends Error {
@@ -257,10 +258,6 @@ function argumentsText(value: unknown): string {
 /** The choice with index 0; a choice without an index counts as it. */
 function isFirstChoice(choice: unknown): boolean {
   return !isRecord(choice) || typeof choice.index !== "number" || choice.index === 0;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function nonEmptyString(value: unknown): string | undefined {

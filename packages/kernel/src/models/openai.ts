@@ -1,6 +1,6 @@
 /**
  * The `openai` model client: any OpenAI-compatible Chat Completions endpoint, streamed through
- * the `openai` SDK (DESIGN §2.7).
+ * the `openai` SDK (docs/architecture.md#models).
  *
  * Contract (the kernel's `ModelClient`): `stream()` never throws. Every failure — no API key, an
  * HTTP error, a refused connection, a malformed chunk, a stream cut before `finish_reason`, a

@@ -1,5 +1,5 @@
 /**
- * The scripted model (DESIGN §5.2, §6 "Scripted model"): replays a JSON script, one turn per
+ * The scripted model (docs/kernel.md#the-scripted-model): replays a JSON script, one turn per
  * model call, and streams each turn the way a real provider does — text in word-sized deltas,
  * tool-call arguments as fragments of their JSON — so that tests, benchmarks and the demo run
  * the same code paths as a live model. Used by tests for scripts; never by anything at random.
@@ -302,7 +302,7 @@ class ScriptedStream implements AsyncIterableIterator<ModelStreamEvent> {
   }
 }
 
-/** DESIGN §6: JSON that does not parse, or parses to a non-object, is kept raw with `arguments: {}`. */
+/** docs/architecture.md#messages: JSON that does not parse, or parses to a non-object, is kept raw with `arguments: {}`. */
 function toolCall(id: string, name: string, json: string): ToolCall {
   try {
     const value: unknown = JSON.parse(json);

@@ -65,6 +65,6 @@ export function createCompactionHook(options: CompactionHookOptions): Compaction
 }
 
 /** The `context_compacted` event of a successful compaction. */
-export function compactedEvent(outcome: { tokensBefore: number; tokensAfter: number }): ContextCompactedEvent {
+function compactedEvent(outcome: { tokensBefore: number; tokensAfter: number }): ContextCompactedEvent {
   return { type: "context_compacted", tokensBefore: outcome.tokensBefore, tokensAfter: outcome.tokensAfter, timestamp: Date.now() };
 }

@@ -1,5 +1,5 @@
 /**
- * Compaction (DESIGN §2.9): when the context nears the model's window, older messages are
+ * Compaction (docs/architecture.md#sessions): when the context nears the model's window, older messages are
  * replaced by a summary the model writes; the most recent `keepRecentTokens` stay verbatim.
  *
  * `prepareCompaction` decides what goes (pure), `compact` does it (hook, model call, optional

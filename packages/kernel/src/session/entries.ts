@@ -1,10 +1,11 @@
 /**
- * The session file format (DESIGN §2.9): JSONL, line 1 a header, every other line one entry of a
+ * The session file format (docs/architecture.md#sessions): JSONL, line 1 a header, every other line one entry of a
  * tree (`id`, `parentId`). Timestamps in the file are ISO strings (messages keep their own
  * millisecond `timestamp`).
  */
 import { exceedsDepth, tooDeepText } from "../limits.ts";
 import type { Message } from "../types.ts";
+import { isRecord } from "../values.ts";
 
 export const SESSION_VERSION = 1;
 
@@ -88,7 +89,7 @@ export type SessionEntryType = SessionEntry["type"];
 
 /** Why a parsed line is not an entry, or undefined when it is one. Checks the fields that are read later. */
 export function entryProblem(e: unknown): string | undefined {
-  if (!isObject(e)) return "not a JSON object";
+  if (!isRecord(e)) return "not a JSON object";
   if (typeof e.type !== "string") return "no entry type";
   if (typeof e.id !== "string" || e.id === "") return "no entry id";
   if (e.parentId !== null && typeof e.parentId !== "string") return "parentId is neither a string nor null";
@@ -119,7 +120,7 @@ export function entryProblem(e: unknown): string | undefined {
  * here (on load, and on append) cannot make them throw later.
  */
 export function messageProblem(m: unknown): string | undefined {
-  if (!isObject(m) || typeof m.role !== "string") return "message entry without a message";
+  if (!isRecord(m) || typeof m.role !== "string") return "message entry without a message";
   // Freezing, copying and writing the history recurse (limits.ts).
   if (exceedsDepth(m)) return tooDeepText(`${m.role} message`);
   switch (m.role) {
@@ -148,7 +149,7 @@ function contentProblem(role: string, content: unknown, types: readonly string[]
   }
   for (let i = 0; i < content.length; i++) {
     const block: unknown = content[i];
-    if (!isObject(block)) return `${role} message: content[${i}] is not a block`;
+    if (!isRecord(block)) return `${role} message: content[${i}] is not a block`;
     if (!types.includes(block.type as string)) {
       return `${role} message: content[${i}] has type ${JSON.stringify(block.type)}, not one of ${types.join(", ")}`;
     }
@@ -168,7 +169,7 @@ function blockProblem(b: Record<string, unknown>): string | undefined {
       return typeof b.data === "string" && typeof b.mimeType === "string" ? undefined : "has no data or mimeType";
     default: // toolCall
       if (typeof b.id !== "string" || typeof b.name !== "string") return "has no id or name";
-      if (!isObject(b.arguments)) return "arguments are not an object";
+      if (!isRecord(b.arguments)) return "arguments are not an object";
       return b.rawArguments === undefined || typeof b.rawArguments === "string" ? undefined : "rawArguments is not a string";
   }
 }
@@ -177,9 +178,6 @@ function optionalString(value: unknown): boolean {
   return value === undefined || typeof value === "string";
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 export function isHeader(value: unknown): value is SessionHeader {
   if (typeof value !== "object" || value === null) return false;

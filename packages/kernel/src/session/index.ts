@@ -1,4 +1,4 @@
-/** Sessions (JSONL trees), transcript repair and compaction (DESIGN §2.6, §2.9). */
+/** Sessions (JSONL trees), transcript repair and compaction (docs/architecture.md#repair, docs/architecture.md#sessions). */
 export { repairToolHistory, type RepairResult } from "./repair.ts";
 export {
   SessionManager,
@@ -31,7 +31,7 @@ export {
   type CompactionPreparation,
   type CompactionSettings,
 } from "./compaction.ts";
-export { createCompactionHook, compactedEvent, MAX_COMPACTION_BACKOFF, type CompactionHook, type CompactionHookOptions } from "./compaction-hook.ts";
+export { createCompactionHook, MAX_COMPACTION_BACKOFF, type CompactionHook, type CompactionHookOptions } from "./compaction-hook.ts";
 export { estimateContextTokens, estimateMessageTokens } from "./tokens.ts";
-export { SUMMARIZATION_SYSTEM_PROMPT, serializeConversation, summarizationPrompt } from "./summarize.ts";
+export { SUMMARIZATION_SYSTEM_PROMPT, serializeConversation } from "./summarize.ts";
 export { SUMMARY_PREFIX, SUMMARY_SUFFIX, compactionSummaryMessage, readCompactionSummary } from "./summary-message.ts";

@@ -1,5 +1,5 @@
 /**
- * `SessionManager`: an append-only JSONL tree of entries (DESIGN §2.9).
+ * `SessionManager`: an append-only JSONL tree of entries (docs/architecture.md#sessions).
  *
  * Durability: every append writes one whole line with one synchronous `appendFileSync` before the
  * entry exists in memory, so a crash loses at most the line in flight, and a failed write (disk
@@ -86,7 +86,7 @@ export class SessionManager {
   private entriesView: readonly SessionEntry[] | undefined;
 
   private constructor(state: SessionState) {
-    // Read-only once in memory (DESIGN §2.2): what getHeader/getEntries hand out cannot be changed
+    // Read-only once in memory (docs/architecture.md#events): what getHeader/getEntries hand out cannot be changed
     // under the session — an extension setting `entry.parentId = entry.id` made every later walk
     // of the branch spin for ever. Loaded entries are fresh from JSON.parse, so freezing is safe.
     this.header = Object.freeze(state.header);

@@ -1,5 +1,5 @@
 /**
- * Transcript repair (DESIGN §2.6, §6 "Repair"): make every assistant tool call be followed, in
+ * Transcript repair (docs/architecture.md#repair, docs/sessions.md#transcript-repair): make every assistant tool call be followed, in
  * call order, by exactly one matching result — whatever a crash, an abort, a `context` handler
  * or a hand-edited session file did to the history.
  *

@@ -3,8 +3,9 @@
  * under the call's timeout and the run's abort signal, with progress that stops at the end.
  * Never throws: every way a call can fail ends as one error result (texts in docs/tools.md).
  */
-import type { Tool, ToolContext, ToolResult } from "../types.ts";
+import type { Content, Tool, ToolContext, ToolResult } from "../types.ts";
 import { errorResult, describePartial, INTERRUPTED_TEXT, normalizeToolReturn, toErrorData } from "./result.ts";
+import { MAX_TIMER_DELAY_MS, timerDelay } from "../values.ts";
 import type { ToolWorkerPool } from "./worker-pool.ts";
 
 export interface ExecuteToolOptions {
@@ -14,7 +15,7 @@ export interface ExecuteToolOptions {
   cwd: string;
   /** Receives each progress value while the tool runs; never called after the result. */
   onUpdate(partial: unknown): void;
-  /** How long an aborted tool may still return a result (DESIGN: 2000). */
+  /** How long an aborted tool may still return a result (default 2000). */
   abortGraceMs: number;
   /** Required for tools with `worker`. */
   workerPool?: ToolWorkerPool;
@@ -30,11 +31,7 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 600_000;
 
 export type ExecutedToolResult = ToolResult & { isError: boolean };
 
-/**
- * The longest delay `setTimeout` can wait (2^31−1 ms, about 24.8 days). Node fires a longer one
- * after 1 ms, so every timer armed from a user's number must be kept at or under this.
- */
-export const MAX_TIMER_DELAY_MS = 2_147_483_647;
+export { MAX_TIMER_DELAY_MS } from "../values.ts";
 
 export function executeTool(tool: Tool, args: Record<string, unknown>, options: ExecuteToolOptions): Promise<ExecutedToolResult> {
   const result = runTool(tool, args, options);
@@ -59,24 +56,21 @@ export function runTool(tool: Tool, args: Record<string, unknown>, options: Exec
     return thrown(error, tool.name);
   }
 
-  // Without a timeout the run's signal is the only abort source, so the tool gets it as is
-  // (an AbortController per call is the largest part of the dispatch cost).
-  const controller = timeoutMs === undefined ? undefined : new AbortController();
+  // Without a timeout the run's signal is the only abort source, so the tool gets it as is.
+  // With one, the call's own signal is made when the tool first reads it or the supervisor needs
+  // it: an AbortController per call was the largest part of the dispatch cost, and a plain
+  // function that answers at once never looks at its signal.
+  const controller = timeoutMs === undefined ? undefined : new LazyController();
   const state: CallState = { finished: false, progress: undefined };
-  const ctx: ToolContext = {
-    toolCallId: options.toolCallId,
-    signal: controller?.signal ?? options.signal,
-    cwd: options.cwd,
-    onUpdate(partial) {
-      if (state.finished) return; // a late update is dropped (DESIGN §2.5)
-      state.progress = { value: partial };
-      try {
-        options.onUpdate(partial);
-      } catch {
-        // the listener's failure is not the tool's
-      }
-    },
-  };
+  const ctx = new CallContext(options, controller, (partial) => {
+    if (state.finished) return; // a late update is dropped (docs/architecture.md#tools)
+    state.progress = { value: partial };
+    try {
+      options.onUpdate(partial);
+    } catch {
+      // the listener's failure is not the tool's
+    }
+  });
 
   let running: unknown;
   let pending: boolean;
@@ -107,7 +101,7 @@ interface CallState {
 function supervise(
   toolName: string,
   running: Promise<unknown>,
-  call: { options: ExecuteToolOptions; controller: AbortController | undefined; timeoutMs: number | undefined; state: CallState },
+  call: { options: ExecuteToolOptions; controller: LazyController | undefined; timeoutMs: number | undefined; state: CallState },
 ): Promise<ExecutedToolResult> {
   const { options, controller, timeoutMs, state } = call;
   return new Promise<ExecutedToolResult>((resolve) => {
@@ -145,6 +139,44 @@ function supervise(
 }
 
 function noWatch(): void {}
+
+/**
+ * The `ctx` a tool's `execute` gets. `signal` is read through a getter (on the prototype: an
+ * accessor on each object costs more than the call it serves), so that the call's own signal
+ * is made only when the tool looks at it; `onUpdate` is an own function, safe to pass around.
+ */
+class CallContext implements ToolContext {
+  readonly toolCallId: string;
+  readonly cwd: string;
+  readonly onUpdate: (partial: unknown) => void;
+  readonly #runSignal: AbortSignal;
+  readonly #controller: LazyController | undefined;
+
+  constructor(options: ExecuteToolOptions, controller: LazyController | undefined, onUpdate: (partial: unknown) => void) {
+    this.toolCallId = options.toolCallId;
+    this.cwd = options.cwd;
+    this.onUpdate = onUpdate;
+    this.#runSignal = options.signal;
+    this.#controller = controller;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller === undefined ? this.#runSignal : this.#controller.signal;
+  }
+}
+
+/** A call's own AbortController, made on first use (see `runTool`). */
+class LazyController {
+  #controller: AbortController | undefined;
+
+  get signal(): AbortSignal {
+    return (this.#controller ??= new AbortController()).signal;
+  }
+
+  abort(reason: unknown): void {
+    (this.#controller ??= new AbortController()).abort(reason);
+  }
+}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
@@ -186,17 +218,14 @@ function callTimeout(tool: Tool, args: Record<string, unknown>, fallback: number
   return Math.min(ms, MAX_TIMER_DELAY_MS);
 }
 
-/**
- * A grace period as a timer delay: Node fires a timer of more than MAX_TIMER_DELAY_MS (Infinity
- * included) after 1 ms, so a longer one is clamped to it; NaN and less than zero are 0.
- */
-function timerDelay(ms: number): number {
-  return ms > 0 ? Math.min(ms, MAX_TIMER_DELAY_MS) : 0;
-}
-
 /** What `execute` returned, as a result. Never throws: a value that cannot be read is described instead. */
 function mapped(value: unknown, toolName: string): ExecutedToolResult {
-  if (typeof value === "string") return { content: [{ type: "text", text: value }], isError: false };
+  // Made here, so frozen here: the loop takes a frozen block list as its own and copies no further.
+  if (typeof value === "string") {
+    const content: Content[] = [Object.freeze({ type: "text", text: value })];
+    Object.freeze(content);
+    return { content, isError: false };
+  }
   try {
     const result = normalizeToolReturn(value);
     return { ...result, isError: result.isError === true };

@@ -1,6 +1,6 @@
 /**
  * The tool system: definition, registry, argument validation and execution (main thread or
- * worker pool). Contract: DESIGN §2.5 and §6 "Tools"; seams: docs/internals.md; usage and the
+ * worker pool). Contract: docs/architecture.md#tools, docs/tools.md; seams: docs/internals.md; usage and the
  * exact error texts: docs/tools.md.
  */
 export {
@@ -20,4 +20,4 @@ export { DEFAULT_TOOL_TIMEOUT_MS, executeTool, type ExecuteToolOptions, type Exe
 export { INTERRUPTED_TEXT, errorResult, normalizeToolReturn, unknownToolResult, type ErrorToolResult } from "./result.ts";
 export { ToolWorkerPool, type ToolWorkerPoolOptions, type WorkerTask } from "./worker-pool.ts";
 export { MODEL_KEY_VARIABLES, PASS_ENV_VARIABLE, toolEnvironment, withheldVariables, withholdFromTools } from "./environment.ts";
-export { killProcessGroups, trackProcessGroup, trackedProcessGroups } from "./process-groups.ts";
+export { killProcessGroups, trackProcessGroup } from "./process-groups.ts";

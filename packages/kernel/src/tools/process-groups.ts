@@ -18,11 +18,6 @@ export function trackProcessGroup(pgid: number): () => void {
   return () => void groups.delete(pgid);
 }
 
-/** The groups registered now. */
-export function trackedProcessGroups(): number[] {
-  return [...groups];
-}
-
 /**
  * SIGKILL every registered group and forget them: the last step before the process exits.
  * Never throws: a group that is gone already (ESRCH) is simply done. Returns how many groups

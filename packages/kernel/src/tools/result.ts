@@ -5,7 +5,7 @@
  */
 import type { Content, ToolResult } from "../types.ts";
 
-/** The answer to a call that was aborted (DESIGN §2.4); also used by transcript repair. */
+/** The answer to a call that was aborted (docs/architecture.md#loop); also used by transcript repair. */
 export const INTERRUPTED_TEXT = "Tool call interrupted by user";
 
 /** Longest text quoted back to the model from a value it or a tool produced. */

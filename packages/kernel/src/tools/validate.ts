@@ -9,6 +9,7 @@ import { toolValidator } from "./define.ts";
 import { locateJsonError, visible } from "./json-error.ts";
 import { truncate } from "./result.ts";
 import { checkWithAjv, checkWithZod, formatIssues, type ArgumentCheck } from "./schema.ts";
+import { isRecord } from "../values.ts";
 
 export type ArgumentValidation = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
 
@@ -26,7 +27,7 @@ export function validateToolArguments(tool: Tool, call: Pick<ToolCall, "argument
     if (read instanceof Refusal) return { ok: false, message: read.message };
     const check: ArgumentCheck = tool.parameters ? checkWithZod(tool.parameters, read) : checkWithAjv(toolValidator(tool), read);
     if (!check.ok) return invalid(tool.name, check.issues);
-    return isPlainObject(check.value) ? { ok: true, value: check.value } : notProduced(tool.name);
+    return isRecord(check.value) ? { ok: true, value: check.value } : notProduced(tool.name);
   } catch (error) {
     const detail = truncate(String((error as Error)?.message ?? error), 300);
     return {
@@ -61,7 +62,7 @@ function readArguments(toolName: string, call: Pick<ToolCall, "arguments" | "raw
   const raw = typeof call.rawArguments === "string" ? call.rawArguments : typeof call.arguments === "string" ? (call.arguments as string) : undefined;
   if (raw === undefined) {
     if (call.arguments === undefined || call.arguments === null) return {};
-    if (!isPlainObject(call.arguments)) return new Refusal(notAnObject(JSON.stringify(toolName), call.arguments, undefined));
+    if (!isRecord(call.arguments)) return new Refusal(notAnObject(JSON.stringify(toolName), call.arguments, undefined));
     if (exceedsDepth(call.arguments)) return new Refusal(tooDeep(JSON.stringify(toolName)));
     return call.arguments;
   }
@@ -73,7 +74,7 @@ function readArguments(toolName: string, call: Pick<ToolCall, "arguments" | "raw
   } catch (error) {
     return new Refusal(unparseable(JSON.stringify(toolName), raw, error));
   }
-  if (!isPlainObject(value)) return new Refusal(notAnObject(JSON.stringify(toolName), value, raw));
+  if (!isRecord(value)) return new Refusal(notAnObject(JSON.stringify(toolName), value, raw));
   if (exceedsDepth(value)) return new Refusal(tooDeep(JSON.stringify(toolName)));
   return value;
 }
@@ -108,6 +109,3 @@ function notAnObject(name: string, value: unknown, raw: string | undefined): str
   return `The arguments for tool ${name} must be a JSON object with named parameters, but they were ${kind}${quoted}. Call ${name} again with a JSON object.`;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

@@ -68,6 +68,22 @@ describe("exceedsDepth", () => {
     expect(exceedsDepth({ when: new Date(), bytes: Buffer.alloc(4) }, 1)).toBe(false);
   });
 
+  it("answers the same for values past its quick look: wide ones, deep ones just under the limit, cycles deep inside", () => {
+    const wide = Array.from({ length: 1000 }, (_, i) => ({ i, inner: [{ i }] })); // 4 deep
+    expect(exceedsDepth(wide, 4)).toBe(false);
+    expect(exceedsDepth(wide, 3)).toBe(true);
+    expect(exceedsDepth([...wide, deepValue(5)], 6)).toBe(false);
+    expect(exceedsDepth([...wide, deepValue(5)], 5)).toBe(true);
+    expect(exceedsDepth(deepValue(256))).toBe(false);
+    expect(exceedsDepth(deepValue(257))).toBe(true);
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle.self = cycle;
+    let wrapped: unknown = cycle; // 20 levels around a cycle: 21 deep
+    for (let i = 0; i < 20; i++) wrapped = [wrapped];
+    expect(exceedsDepth(wrapped, 21)).toBe(false);
+    expect(exceedsDepth(wrapped, 20)).toBe(true);
+  });
+
   it("walks a shared value once per depth, not once per path", () => {
     let shared: unknown = 1;
     for (let i = 0; i < 60; i++) shared = [shared, shared]; // 2^60 paths

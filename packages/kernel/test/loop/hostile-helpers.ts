@@ -1,6 +1,6 @@
 /**
  * Helpers for the hostile-condition tests: models written by hand that misbehave, and one check
- * of the run invariants DESIGN §2.2 and §2.4 promise whatever the model, tools and slots do.
+ * of the run invariants docs/architecture.md#events, docs/architecture.md#loop promise whatever the model, tools and slots do.
  */
 import { afterAll, beforeAll, expect } from "vitest";
 import { repairToolHistory } from "../../src/index.ts";

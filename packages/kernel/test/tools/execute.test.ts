@@ -166,6 +166,26 @@ describe("timeouts", () => {
     expect(updates).toHaveLength(1);
   });
 
+  it("gives a tool that answers at once, then reads its signal later, one that still aborts on the timeout's clock", async () => {
+    vi.useFakeTimers();
+    let ctxSeen: ToolContext | undefined;
+    const later = gate<string>();
+    const { result } = run(
+      (_a, ctx) => {
+        ctxSeen = ctx;
+        return later.promise;
+      },
+      { timeoutMs: 100 },
+    );
+    const signal = ctxSeen!.signal;
+    expect(ctxSeen!.signal).toBe(signal);
+    expect(signal.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(100);
+    expect((await result).isError).toBe(true);
+    expect(signal.aborted).toBe(true);
+    expect((signal.reason as DOMException).name).toBe("TimeoutError");
+  });
+
   it("says only the timeout when there was no progress", async () => {
     vi.useFakeTimers();
     const { result } = run(() => new Promise(() => {}), { timeoutMs: 10 });
