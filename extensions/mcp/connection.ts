@@ -11,6 +11,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { MAX_TIMEOUT_MS, type ServerConfig } from "./config.ts";
 import { readToolList, type McpCallResult, type McpToolInfo } from "./convert.ts";
+import { ProgressRouter, type ProgressListener } from "./progress.ts";
 import { ChildProcessTransport } from "./stdio-transport.ts";
 
 export type ServerState = "connecting" | "connected" | "failed" | "stopped" | "closed";
@@ -19,7 +20,14 @@ export interface CallOptions {
   signal: AbortSignal;
   /** The kernel enforces the call's timeout; the SDK's own is set past it as a backstop. 0 = none. */
   timeoutMs: number;
-  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  onProgress?: ProgressListener;
+}
+
+/** What the SDK reported through `client.onerror` (transport noise, late or stray messages). */
+export interface SdkErrors {
+  count: number;
+  first: string;
+  last: string;
 }
 
 const CLIENT_INFO = { name: "mypi", version: "0.0.0" };
@@ -72,10 +80,15 @@ export class McpConnection {
   onToolsChanged: (() => void) | undefined;
   /** Called when a connected server stops by itself. */
   onStopped: (() => void) | undefined;
+  /** The SDK's error reports for this server, counted; undefined until the first. */
+  sdkErrors: SdkErrors | undefined;
+  /** Called once per connection, at its first SDK error (later ones are only counted). */
+  onSdkError: ((message: string) => void) | undefined;
 
   #client: Client | undefined;
   #transport: ChildProcessTransport | StreamableHTTPClientTransport | undefined;
   #sdk: Sdk | undefined;
+  #progress = new ProgressRouter();
   #refreshing: Promise<void> | undefined;
   /** The listing that follows the one running (see `refresh`). */
   #queued: Promise<void> | undefined;
@@ -121,6 +134,7 @@ export class McpConnection {
     const remaining = () => Math.max(1, deadline - Date.now());
     this.state = "connecting";
     this.error = undefined;
+    this.sdkErrors = undefined;
     const sdk = (this.#sdk = await loadSdk());
     const transport = this.#transport ?? this.#makeTransport(sdk);
     const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
@@ -128,11 +142,15 @@ export class McpConnection {
     this.#client = client;
     // Callbacks of a client that was replaced (restart) must not touch the new one.
     const current = () => this.#client === client;
-    client.onerror = () => {}; // transport noise (a stray stdout line); crashes arrive through onclose
+    // Transport noise (a stray stdout line), answers nobody waits for: not fatal (crashes arrive
+    // through onclose), but not dropped either.
+    client.onerror = (error) => void (current() && this.#sdkError(error));
+    const progress = (this.#progress = new ProgressRouter());
     client.onclose = () => current() && this.#closedByItself();
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => void (current() && this.refresh()));
     try {
       await client.connect(transport, { timeout: remaining() });
+      progress.attach(transport);
       if (this.state !== "connecting" || !current()) return; // closed while starting
       const capabilities = client.getServerCapabilities();
       this.listChanged = capabilities?.tools?.listChanged === true;
@@ -234,12 +252,18 @@ export class McpConnection {
     // whole result for one block it does not know (or an image that is not base64, or a result
     // without the `structuredContent` its output schema promised), and the model would get a
     // validation dump instead of what the server did send. convert.ts reads any shape.
-    const result = await client.request({ method: "tools/call", params: { name: tool, arguments: args } }, this.#sdk!.ResultSchema, {
-      signal: options.signal,
-      timeout: sdkCallTimeout(options.timeoutMs),
-      ...(options.onProgress && { onprogress: options.onProgress }),
-    });
-    return result as McpCallResult;
+    // Progress goes through our own token (progress.ts), not the SDK's `onprogress`.
+    const progress = options.onProgress && this.#progress.open(options.onProgress);
+    const params = { name: tool, arguments: args, ...(progress && { _meta: { progressToken: progress.token } }) };
+    try {
+      const result = await client.request({ method: "tools/call", params }, this.#sdk!.ResultSchema, {
+        signal: options.signal,
+        timeout: sdkCallTimeout(options.timeoutMs),
+      });
+      return result as McpCallResult;
+    } finally {
+      progress?.release();
+    }
   }
 
   /** Why a call failed, in words the model can act on (no "MCP error -32000" codes alone). */
@@ -269,6 +293,17 @@ export class McpConnection {
   #stdioTransport(): ChildProcessTransport {
     const c = this.config as Extract<ServerConfig, { transport: "stdio" }>;
     return new ChildProcessTransport({ command: c.command, args: c.args, env: c.env, cwd: c.cwd });
+  }
+
+  #sdkError(error: unknown): void {
+    const message = (error instanceof Error ? error.message : String(error)).slice(0, 300);
+    if (this.sdkErrors) {
+      this.sdkErrors.count++;
+      this.sdkErrors.last = message;
+      return;
+    }
+    this.sdkErrors = { count: 1, first: message, last: message };
+    this.onSdkError?.(message);
   }
 
   /** The transport closed: a crash when connected; during start-up `connect()` reports it. */

@@ -65,7 +65,10 @@ export class McpHub {
   /** Connect every server (each bounded by its `connectTimeoutMs`) and register their tools. Never rejects. */
   async start(): Promise<void> {
     process.on("exit", this.#onExit);
-    for (const c of this.connections) c.spawnEarly(); // the servers boot while the SDK loads
+    for (const c of this.connections) {
+      c.onSdkError = (message) => this.#report(`server "${c.name}": the MCP SDK reported: ${message} (later reports of this server are counted in mcp_status)`);
+      c.spawnEarly(); // the servers boot while the SDK loads
+    }
     await Promise.all(this.connections.map((c) => c.connect()));
     for (const c of this.connections) {
       c.onToolsChanged = () => this.sync();
