@@ -11,6 +11,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { MAX_TIMEOUT_MS, type ServerConfig } from "./config.ts";
 import { readToolList, type McpCallResult, type McpToolInfo } from "./convert.ts";
+import { listPages } from "./paging.ts";
 import { ProgressRouter, type ProgressListener } from "./progress.ts";
 import { ChildProcessTransport } from "./stdio-transport.ts";
 
@@ -56,7 +57,6 @@ export function loadSdk(): Promise<Sdk> {
   return sdk;
 }
 const SDK_BACKSTOP_MS = 5_000;
-const MAX_PAGES = 100;
 
 /**
  * The SDK's own timeout for a call (it always sets one): a backstop past the kernel's, kept within
@@ -82,6 +82,10 @@ export class McpConnection {
   onStopped: (() => void) | undefined;
   /** The SDK's error reports for this server, counted; undefined until the first. */
   sdkErrors: SdkErrors | undefined;
+  /** What the server announced in `initialize` (`resources`, `prompts`, `tasks`, …); undefined until connected. */
+  capabilities: Record<string, unknown> | undefined;
+  /** Notifications that no handler of the SDK takes (`notifications/resources/updated`, …). */
+  onNotification: ((method: string, params: Record<string, unknown>) => void) | undefined;
   /** Called once per connection, at its first SDK error (later ones are only counted). */
   onSdkError: ((message: string) => void) | undefined;
 
@@ -148,11 +152,13 @@ export class McpConnection {
     const progress = (this.#progress = new ProgressRouter());
     client.onclose = () => current() && this.#closedByItself();
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => void (current() && this.refresh()));
+    client.fallbackNotificationHandler = async (n) => void (current() && this.onNotification?.(n.method, (n.params ?? {}) as Record<string, unknown>));
     try {
       await client.connect(transport, { timeout: remaining() });
       progress.attach(transport);
       if (this.state !== "connecting" || !current()) return; // closed while starting
       const capabilities = client.getServerCapabilities();
+      this.capabilities = capabilities;
       this.listChanged = capabilities?.tools?.listChanged === true;
       this.tools = capabilities?.tools ? await this.#listAll(deadline) : [];
       if (this.state !== "connecting" || !current()) return;
@@ -214,30 +220,11 @@ export class McpConnection {
    * The SDK's `listTools` is not used: its schema refuses the whole list for one malformed tool.
    */
   async #listAll(deadline: number): Promise<McpToolInfo[]> {
-    const items: unknown[] = [];
-    const notes: string[] = [];
-    const cursors = new Set<string>();
-    for (let cursor: string | undefined; ; ) {
-      const page = await this.#client!.request(
-        { method: "tools/list", ...(cursor !== undefined && { params: { cursor } }) },
-        this.#sdk!.ResultSchema,
-        { timeout: Math.max(1, deadline - Date.now()) },
-      );
-      if (!Array.isArray(page.tools)) throw new Error(`its tools/list answer has no "tools" list`);
-      items.push(...page.tools);
-      const next = page.nextCursor;
-      if (typeof next !== "string" || next === "") break;
-      if (cursors.has(next)) {
-        notes.push(`the page cursor ${JSON.stringify(next)} came back; the pages before it are used`);
-        break;
-      }
-      if (cursors.size + 1 >= MAX_PAGES) {
-        notes.push(`more than ${MAX_PAGES} pages; the first ${MAX_PAGES} are used`);
-        break;
-      }
-      cursors.add(next);
-      cursor = next;
-    }
+    const fetchPage = (cursor: string | undefined) =>
+      this.#client!.request({ method: "tools/list", ...(cursor !== undefined && { params: { cursor } }) }, this.#sdk!.ResultSchema, {
+        timeout: Math.max(1, deadline - Date.now()),
+      });
+    const { items, notes } = await listPages(fetchPage, "tools/list", "tools");
     const { tools, problems } = readToolList(items);
     notes.unshift(...problems);
     this.error = notes.length ? `tools/list: ${notes.join("; ")}` : undefined;
@@ -264,6 +251,18 @@ export class McpConnection {
     } finally {
       progress?.release();
     }
+  }
+
+  /**
+   * Any request (resources, prompts, tasks), its result read leniently (any object). Rejects like
+   * `callTool`; `timeoutMs` 0 means none.
+   */
+  async request(method: string, params: Record<string, unknown> | undefined, options: { signal?: AbortSignal; timeoutMs: number }): Promise<Record<string, unknown>> {
+    const client = this.#client;
+    if (!client || this.state !== "connected") throw new Error(`the server is ${this.state}`);
+    const request = { method, ...(params && { params }) };
+    const timeout = options.timeoutMs > 0 ? Math.min(options.timeoutMs, MAX_TIMEOUT_MS) : MAX_TIMEOUT_MS;
+    return client.request(request, this.#sdk!.ResultSchema, { ...(options.signal && { signal: options.signal }), timeout });
   }
 
   /** Why a call failed, in words the model can act on (no "MCP error -32000" codes alone). */
@@ -345,7 +344,7 @@ export class McpConnection {
     }
     if (isSchemaError(error)) return `its answer does not follow the MCP schema: ${error.issues.map(issueText).join("; ")}`;
     const message = error instanceof Error ? error.message : String(error);
-    return message.replace(/^MCP error -?\d+: /, "");
+    return message.replace(/^(MCP error -?\d+: )+/, ""); // the server's own message may carry the prefix too
   }
 }
 

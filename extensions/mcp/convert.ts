@@ -130,7 +130,23 @@ function resourceContent(r: Record<string, unknown>): Content {
   if (typeof r.text === "string") return { type: "text", text: `Resource ${uri}${mime(r.mimeType)}:\n${r.text}` };
   if (typeof r.blob !== "string") return { type: "text", text: `[resource ${uri}${mime(r.mimeType)} with neither text nor data]` };
   if (typeof r.mimeType === "string" && r.mimeType.startsWith("image/")) return image(r.blob, r.mimeType, `resource ${uri}`);
+  // Text sent as a blob (a server that base64s everything): the model can read it.
+  const text = typeof r.mimeType === "string" && TEXT_TYPE.test(r.mimeType) ? utf8(r.blob) : undefined;
+  if (text !== undefined) return { type: "text", text: `Resource ${uri}${mime(r.mimeType)}:\n${text}` };
   return { type: "text", text: `[binary resource ${uri}${mime(r.mimeType)}, ${base64Bytes(r.blob)} bytes, not shown]` };
+}
+
+/** Media types whose blobs are decoded as text (when they are UTF-8). */
+const TEXT_TYPE = /^(text\/|application\/(json|xml|yaml|x-yaml|javascript|toml)\b|[^;]*\+(json|xml)\b)/;
+
+function utf8(data: string): string | undefined {
+  const clean = base64(data);
+  if (clean === undefined) return undefined;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.from(clean, "base64"));
+  } catch {
+    return undefined;
+  }
 }
 
 /** An image the model can take, or a line saying why it is not shown. */

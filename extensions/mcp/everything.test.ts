@@ -1,16 +1,19 @@
 // End to end through the real `mypi` process with `@modelcontextprotocol/server-everything`, the
 // MCP project's reference server (a devDependency, run offline over stdio): a scripted model
 // uses its tools, progress, images and embedded resources. The CLI runs start together in one beforeAll.
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, createSandbox, type RunResult } from "../../test/helpers/mypi.ts";
 
 const EXTENSION = join(REPO, "extensions", "mcp");
+const PROBE = join(REPO, "extensions", "mcp", "fixtures", "probe.ts");
+const RICH = join(REPO, "extensions", "mcp", "fixtures", "rich.mjs");
 const EVERYTHING = join(REPO, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 const node = process.execPath;
 
 const sandbox = createSandbox("mypi-mcp-everything-");
-sandbox.file("ws/.mypi/mcp.json", JSON.stringify({ servers: { ev: { command: node, args: [EVERYTHING, "stdio"] } } }));
+sandbox.file("ws/.mypi/mcp.json", JSON.stringify({ servers: { ev: { command: node, args: [EVERYTHING, "stdio"] }, rx: { command: node, args: [RICH] } } }));
 const toolScript = sandbox.script([
   { toolCalls: [{ name: "ev__echo", arguments: { message: "hi" } }, { name: "ev__get-sum", arguments: { a: 2, b: 40 } }] },
   { toolCalls: [{ name: "ev__trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } }] },
@@ -18,12 +21,27 @@ const toolScript = sandbox.script([
   { text: "Done." },
 ], "tools.json");
 
+const resourceScript = sandbox.script([
+  { toolCalls: [{ name: "mcp_list_resources", arguments: { server: "ev" } }] },
+  { toolCalls: [{ name: "mcp_read_resource", arguments: { server: "ev", uri: "demo://resource/static/document/features.md" } }, { name: "mcp_read_resource", arguments: { server: "ev", uri: "demo://resource/dynamic/blob/3" } }] },
+  { toolCalls: [{ name: "rx__set_note", arguments: { text: "changed while attached" } }] },
+  { text: "Done." },
+], "resources.json");
+const probeFile = join(sandbox.root, "probe.jsonl");
+
 let tools: RunResult;
-const run = (script: string, prompt = "go") =>
-  sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "--cwd", sandbox.ws, "--trust-project", "-e", EXTENSION, "-p", prompt], { cwd: REPO });
+let resources: RunResult;
+const run = (script: string, prompt = "go", extra: string[] = []) =>
+  sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "--cwd", sandbox.ws, "--trust-project", "-e", EXTENSION, ...extra, "-p", prompt], {
+    cwd: REPO,
+    env: { MCP_PROBE_FILE: probeFile },
+  });
 
 beforeAll(async () => {
-  [tools] = await Promise.all([run(toolScript)]);
+  [tools, resources] = await Promise.all([
+    run(toolScript),
+    run(resourceScript, "Compare @ev:demo://resource/dynamic/text/1 with @rx:demo://note.", ["-e", PROBE]),
+  ]);
 }, 60_000);
 
 afterAll(() => sandbox.cleanup());
@@ -61,5 +79,36 @@ describe("server-everything's tools", () => {
     expect(blocks(end("ev__get-tiny-image"))).toEqual(["Here's the image you requested:", "[image image/png]", "The image above is the MCP logo."]);
     const reference = end("ev__get-resource-reference");
     expect(blocks(reference).join("\n")).toMatch(/^Resource demo:\/\/resource\/dynamic\/text\/2 \(text\/plain\):\nResource 2: This is a plaintext resource created at/m);
+  });
+});
+
+describe("resources through the CLI", () => {
+  it("runs to the end without complaints", () => {
+    expect(resources.events().at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Done." });
+    expect([resources.code, resources.stderr]).toEqual([0, ""]);
+  });
+
+  it("lists server-everything's 7 documents and 2 templates", () => {
+    const listing = blocks(ends(resources)[0]!)[0] as string;
+    expect(listing.split("\n").filter((l) => l.startsWith("- demo://resource/static/document/"))).toHaveLength(7);
+    expect(listing).toContain("- template demo://resource/dynamic/text/{resourceId} (text/plain)");
+    expect(listing).toContain("- template demo://resource/dynamic/blob/{resourceId} (application/octet-stream)");
+  });
+
+  it("reads a static document as text, and a template's blob declared text/plain as text", () => {
+    const [doc, blob] = ends(resources).slice(1, 3).map(blocks);
+    expect(doc![0]).toMatch(/^Resource demo:\/\/resource\/static\/document\/features\.md \(text\/markdown\):\n# Everything Server - Features/);
+    // Its blob is declared text/plain: decoded as text.
+    expect(blob).toEqual([expect.stringMatching(/^Resource demo:\/\/resource\/dynamic\/blob\/3 \(text\/plain\):\nResource 3: This is a base64 blob created at /)]);
+  });
+
+  it("attaches @server:uri resources to the prompt and shows the model an attached resource's new text after its server updated it", () => {
+    const seen = readFileSync(probeFile, "utf8").trim().split("\n").map((l) => JSON.parse(l) as string);
+    expect(seen).toHaveLength(4);
+    expect(seen[0]).toMatch(/^Compare @ev:demo:\/\/resource\/dynamic\/text\/1 with @rx:demo:\/\/note\.\n\n<mcp-resource server="ev" uri="demo:\/\/resource\/dynamic\/text\/1">\nResource demo:\/\/resource\/dynamic\/text\/1 \(text\/plain\):\nResource 1: This is a plaintext resource created at /);
+    expect(seen[0]).toContain('<mcp-resource server="rx" uri="demo://note">\nResource demo://note (text/plain):\nfirst version\n</mcp-resource>');
+    // rx__set_note ran in the third model call's turn: the fourth call sees the new text.
+    expect(seen[2]).toContain("first version");
+    expect(seen[3]).toContain("Resource demo://note (text/plain):\nchanged while attached\n</mcp-resource>");
   });
 });

@@ -19,6 +19,7 @@ import type { ConfigProblem, ServerConfig } from "./config.ts";
 import { McpConnection } from "./connection.ts";
 import { toJsonSchema, toolDescription, toToolResult, type McpToolInfo } from "./convert.ts";
 import { ToolNamer } from "./naming.ts";
+import { LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL } from "./resources.ts";
 
 /** What the hub needs of `pi`. */
 export type McpPi = Pick<ExtensionAPI, "registerTool" | "unregisterTool">;
@@ -38,6 +39,8 @@ export interface HubOptions {
   problems?: readonly ConfigProblem[];
   /** A line for the user (without a prefix): a server that stopped, a tool that could not be registered. */
   report?: (message: string) => void;
+  /** A server's notification that neither the SDK nor the hub handles (`notifications/resources/updated`, …). */
+  onNotification?: (server: McpConnection, method: string, params: Record<string, unknown>) => void;
 }
 
 export class McpHub {
@@ -49,7 +52,8 @@ export class McpHub {
   readonly #pi: McpPi;
   readonly #report: (message: string) => void;
   readonly #byServer: Map<string, McpConnection>;
-  readonly #namer = new ToolNamer([STATUS_TOOL]);
+  readonly #namer = new ToolNamer([STATUS_TOOL, LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL]);
+  readonly #onNotification: HubOptions["onNotification"];
   readonly #registered = new Map<string, Registration>();
   #loading = true;
   readonly #onExit = () => this.killAll();
@@ -57,6 +61,7 @@ export class McpHub {
   constructor(options: HubOptions) {
     this.#pi = options.pi;
     this.#report = options.report ?? (() => {});
+    this.#onNotification = options.onNotification;
     this.configProblems = options.problems ?? [];
     this.connections = options.servers.map((config) => new McpConnection(config));
     this.#byServer = new Map(this.connections.map((c) => [c.name, c]));
@@ -66,6 +71,7 @@ export class McpHub {
   async start(): Promise<void> {
     process.on("exit", this.#onExit);
     for (const c of this.connections) {
+      c.onNotification = (method, params) => this.#onNotification?.(c, method, params);
       c.onSdkError = (message) => this.#report(`server "${c.name}": the MCP SDK reported: ${message} (later reports of this server are counted in mcp_status)`);
       c.spawnEarly(); // the servers boot while the SDK loads
     }
@@ -76,6 +82,10 @@ export class McpHub {
     }
     this.sync();
     this.#loading = false;
+  }
+
+  server(name: string): McpConnection | undefined {
+    return this.#byServer.get(name);
   }
 
   /** Some server sends `tools/list_changed`: the pre-model-call wait is worth having. */

@@ -14,10 +14,14 @@
  *   line on stderr at start-up, `ctx.ui.notify` or stderr later, the `mcp_status` tool whose first
  *   description line `mypi extensions` lists, the `/mcp` command), and its tools answer with an
  *   error naming it;
+ * - resources (resources.ts): the tools `mcp_list_resources` / `mcp_read_resource`, `@server:uri`
+ *   in a prompt attached through the `input` slot, attached resources kept fresh through
+ *   `resources/updated` in the `context` slot;
  * - `session_shutdown` closes every server; stdio servers still running at process exit are killed.
  */
 import type { ExtensionAPI, ExtensionUI } from "@mypi/extension-api";
 import { defaultHome, loadMcpConfig } from "./config.ts";
+import type { McpConnection } from "./connection.ts";
 
 export interface McpExtensionOptions {
   /** The agent's workspace, where the project's `.mypi/mcp.json` is; default `pi.cwd`. */
@@ -32,6 +36,8 @@ export interface McpExtensionOptions {
 
 /** How long `session_shutdown` may take: stdio servers get 1 s after stdin closes, then 1 s after SIGTERM. */
 const SHUTDOWN_TIMEOUT_MS = 10_000;
+/** The longest a handler of ours may take (a timer's limit would be 24.8 days; a prompt should not wait that long). */
+const MAX_HANDLER_MS = 10 * 60_000;
 
 export function createMcpExtension(options: McpExtensionOptions = {}): (pi: ExtensionAPI) => Promise<void> {
   return async function mcp(pi: ExtensionAPI): Promise<void> {
@@ -43,12 +49,17 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
     if (config.servers.length === 0 && config.problems.length === 0) return;
 
     // Loaded here so that a session without MCP servers never pays for the SDK.
-    const [{ McpHub }, { registerStatus, startupProblems }] = await Promise.all([import("./hub.ts"), import("./status.ts")]);
+    const [{ McpHub }, { registerStatus, startupProblems }, resources] = await Promise.all([import("./hub.ts"), import("./status.ts"), import("./resources.ts")]);
     let ui: ExtensionUI | undefined;
     const report = (line: string) => (ui ? ui.notify(`mcp: ${line}`, "warning") : log(`mcp: ${line}`));
-    const hub = new McpHub({ pi, servers: config.servers, problems: config.problems, report });
+    const onNotification = (server: McpConnection, method: string, params: Record<string, unknown>) => {
+      if (method === "notifications/resources/updated" && typeof params.uri === "string") attachments.updated(server, params.uri);
+    };
+    const hub = new McpHub({ pi, servers: config.servers, problems: config.problems, report, onNotification });
+    const attachments = new resources.Attachments(hub, report);
     await hub.start();
     registerStatus(pi, hub);
+    if (hub.connections.some(resources.offersResources)) for (const tool of resources.resourceTools(hub)) pi.registerTool(tool);
     const problems = startupProblems(hub).map((line) => `mcp: ${line}`);
     for (const line of problems) log(line);
 
@@ -57,14 +68,30 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
       ui = ctx.ui;
       for (const line of problems) ui.notify(line, "warning");
     });
-    if (hub.watchesToolLists) {
+    const attaches = hub.connections.some(resources.offersResources);
+    if (attaches) {
+      // A read is bounded by its server's timeoutMs; the handler's own limit lies past it.
+      const timeoutMs = Math.min(MAX_HANDLER_MS, Math.max(...config.servers.map((s) => s.timeoutMs || MAX_HANDLER_MS)) + 5_000);
+      pi.on(
+        "input",
+        async (event, ctx) => {
+          const attached = await attachments.attach(event.text, ctx.signal);
+          return attached && { action: "transform", text: attached.text, images: [...(event.images ?? []), ...attached.images] };
+        },
+        { timeoutMs },
+      );
+    }
+    if (hub.watchesToolLists || attaches) {
       // settle() waits for at most two listings (the one running and one queued), each bounded by
-      // its server's connectTimeoutMs; the handler's own limit lies past them.
-      const timeoutMs = 2 * Math.max(...config.servers.map((s) => s.connectTimeoutMs)) + 5_000;
+      // its server's connectTimeoutMs; a re-read of an attached resource by its timeoutMs. The
+      // handler's own limit lies past them.
+      const timeoutMs = Math.min(MAX_HANDLER_MS, 2 * Math.max(...config.servers.map((s) => s.connectTimeoutMs)) + 5_000);
       pi.on(
         "context",
-        async (_event, ctx) => {
+        async (event, ctx) => {
           await hub.settle(ctx.signal);
+          const messages = await attachments.current(event.messages, ctx.signal);
+          return messages && { messages };
         },
         { timeoutMs },
       );
