@@ -11,6 +11,7 @@ const PROBE = join(REPO, "extensions", "mcp", "fixtures", "probe.ts");
 const RICH = join(REPO, "extensions", "mcp", "fixtures", "rich.mjs");
 const EVERYTHING = join(REPO, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 const node = process.execPath;
+type Ev = Record<string, any>;
 
 const sandbox = createSandbox("mypi-mcp-everything-");
 sandbox.file("ws/.mypi/mcp.json", JSON.stringify({ servers: { ev: { command: node, args: [EVERYTHING, "stdio"] }, rx: { command: node, args: [RICH] } } }));
@@ -29,8 +30,13 @@ const resourceScript = sandbox.script([
 ], "resources.json");
 const probeFile = join(sandbox.root, "probe.jsonl");
 
+const doneScript = sandbox.script([{ text: "Done." }], "done.json");
+
 let tools: RunResult;
 let resources: RunResult;
+let prompted: RunResult;
+let listing: RunResult;
+let rpcCommands: Ev[];
 const run = (script: string, prompt = "go", extra: string[] = []) =>
   sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "--cwd", sandbox.ws, "--trust-project", "-e", EXTENSION, ...extra, "-p", prompt], {
     cwd: REPO,
@@ -38,15 +44,25 @@ const run = (script: string, prompt = "go", extra: string[] = []) =>
   });
 
 beforeAll(async () => {
-  [tools, resources] = await Promise.all([
+  const rpc = async () => {
+    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${doneScript}`, "--no-session", "--cwd", sandbox.ws, "--trust-project", "-e", EXTENSION], { cwd: REPO });
+    p.send({ id: "1", type: "get_commands" });
+    const response = await p.waitFor((l) => l.id === "1");
+    p.end();
+    await p.exit;
+    return response.data.commands as Ev[];
+  };
+  [tools, resources, prompted, listing, rpcCommands] = await Promise.all([
     run(toolScript),
     run(resourceScript, "Compare @ev:demo://resource/dynamic/text/1 with @rx:demo://note.", ["-e", PROBE]),
+    run(doneScript, '/ev:args-prompt "New York" state=NY'),
+    sandbox.run(["extensions", "--json", "--cwd", sandbox.ws, "--trust-project", "-e", EXTENSION], { cwd: REPO }),
+    rpc(),
   ]);
 }, 60_000);
 
 afterAll(() => sandbox.cleanup());
 
-type Ev = Record<string, any>;
 const ends = (r: RunResult) => r.events().filter((e) => e.type === "tool_execution_end");
 const blocks = (e: Ev) => e.result.content.map((c: Ev) => c.text ?? `[${c.type} ${c.mimeType}]`);
 
@@ -110,5 +126,28 @@ describe("resources through the CLI", () => {
     // rx__set_note ran in the third model call's turn: the fourth call sees the new text.
     expect(seen[2]).toContain("first version");
     expect(seen[3]).toContain("Resource demo://note (text/plain):\nchanged while attached\n</mcp-resource>");
+  });
+});
+
+describe("prompts through the CLI", () => {
+  const PROMPTS = ["ev:simple-prompt", "ev:args-prompt", "ev:completable-prompt", "ev:resource-prompt", "rx:plain", "rx:review"];
+
+  it("lists the servers' prompts as commands in mypi extensions and RPC get_commands", () => {
+    const report = JSON.parse(listing.stdout) as { loaded: Ev[]; commands: Ev[] };
+    expect(report.loaded.find((e) => e.name === "mcp")!.commands).toEqual(["mcp", ...PROMPTS]);
+    expect(rpcCommands.filter((c) => c.extension === "mcp").map((c) => c.name)).toEqual(["mcp", ...PROMPTS]);
+    expect(rpcCommands.find((c) => c.name === "ev:args-prompt")).toMatchObject({
+      name: "ev:args-prompt",
+      source: "extension",
+      extension: "mcp",
+      description: "A prompt with two arguments, one required and one optional — /ev:args-prompt city [state]",
+    });
+  });
+
+  it("runs /server:prompt with arguments in order and by name, sending the server's prompt to the model", () => {
+    expect([prompted.code, prompted.stderr]).toEqual([0, ""]);
+    const user = prompted.events().find((e) => e.type === "message_end" && e.message.role === "user")!;
+    expect(user.message.content).toEqual([{ type: "text", text: "What's weather in New York, NY?" }]);
+    expect(prompted.events().at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Done." });
   });
 });

@@ -17,6 +17,7 @@
  * - resources (resources.ts): the tools `mcp_list_resources` / `mcp_read_resource`, `@server:uri`
  *   in a prompt attached through the `input` slot, attached resources kept fresh through
  *   `resources/updated` in the `context` slot;
+ * - prompts (prompts.ts) become slash commands `/server:prompt args`;
  * - `session_shutdown` closes every server; stdio servers still running at process exit are killed.
  */
 import type { ExtensionAPI, ExtensionUI } from "@mypi/extension-api";
@@ -49,7 +50,12 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
     if (config.servers.length === 0 && config.problems.length === 0) return;
 
     // Loaded here so that a session without MCP servers never pays for the SDK.
-    const [{ McpHub }, { registerStatus, startupProblems }, resources] = await Promise.all([import("./hub.ts"), import("./status.ts"), import("./resources.ts")]);
+    const [{ McpHub }, { registerStatus, startupProblems }, resources, prompts] = await Promise.all([
+      import("./hub.ts"),
+      import("./status.ts"),
+      import("./resources.ts"),
+      import("./prompts.ts"),
+    ]);
     let ui: ExtensionUI | undefined;
     const report = (line: string) => (ui ? ui.notify(`mcp: ${line}`, "warning") : log(`mcp: ${line}`));
     const onNotification = (server: McpConnection, method: string, params: Record<string, unknown>) => {
@@ -59,6 +65,13 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
     const attachments = new resources.Attachments(hub, report);
     await hub.start();
     registerStatus(pi, hub);
+    // Listed in parallel, registered in the configuration's order (so /help's order is stable).
+    const listings = await Promise.all(hub.connections.map((c) => prompts.listPrompts(c)));
+    hub.connections.forEach((c, i) => {
+      const listed = listings[i]!;
+      const registered = prompts.registerPrompts({ pi, server: c, prompts: listed.prompts, lookup: () => hub.server(c.name), log });
+      if (listed.prompts.length || listed.notes.length) hub.promptCommands.set(c.name, { commands: registered.commands, notes: [...listed.notes, ...registered.problems] });
+    });
     if (hub.connections.some(resources.offersResources)) for (const tool of resources.resourceTools(hub)) pi.registerTool(tool);
     const problems = startupProblems(hub).map((line) => `mcp: ${line}`);
     for (const line of problems) log(line);

@@ -14,6 +14,8 @@ export interface ServerStatus {
   target: string;
   state: string;
   tools: string[];
+  /** Its prompts as slash commands (without the `/`). */
+  commands?: string[];
   error?: string;
   stderr?: string;
   /** What the SDK reported for this server (`client.onerror`): how often, the first and the last. */
@@ -25,6 +27,8 @@ export function serverStatuses(hub: McpHub): ServerStatus[] {
     const status: ServerStatus = { name: c.name, transport: c.config.transport, target: c.target, state: c.state, tools: hub.toolNames(c.name) };
     if (c.error !== undefined) status.error = c.error;
     if (c.sdkErrors) status.sdkErrors = { ...c.sdkErrors };
+    const prompts = hub.promptCommands.get(c.name);
+    if (prompts?.commands.length) status.commands = prompts.commands;
     const stderr = c.stderrTail();
     if (stderr && c.state !== "connected") status.stderr = stderr.split("\n").slice(-5).join("\n");
     return status;
@@ -50,6 +54,8 @@ export function statusText(hub: McpHub): string {
     }
     if (s.stderr) lines.push(`  stderr:`, ...s.stderr.split("\n").map((l) => `    ${l}`));
     if (s.tools.length) lines.push(`  tools: ${s.tools.join(", ")}`);
+    if (s.commands) lines.push(`  prompts: ${s.commands.map((c) => `/${c}`).join(", ")}`);
+    for (const note of hub.promptCommands.get(s.name)?.notes ?? []) lines.push(`  note: ${note}`);
   }
   const tools = [...hub.toolProblems];
   if (tools.length) lines.push("", "Tool problems:", ...tools.map(([name, why]) => `- ${name}: ${why}`));
