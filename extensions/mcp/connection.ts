@@ -22,6 +22,11 @@ export interface CallOptions {
   /** The kernel enforces the call's timeout; the SDK's own is set past it as a backstop. 0 = none. */
   timeoutMs: number;
   onProgress?: ProgressListener;
+  /**
+   * Call as a task (`params.task`): an answer that creates one is handed to `follow`, which
+   * resolves to the task's result. Progress keeps flowing until `follow` settles.
+   */
+  follow?: (created: Record<string, unknown>) => Promise<McpCallResult>;
 }
 
 /** What the SDK reported through `client.onerror` (transport noise, late or stray messages). */
@@ -241,12 +246,13 @@ export class McpConnection {
     // validation dump instead of what the server did send. convert.ts reads any shape.
     // Progress goes through our own token (progress.ts), not the SDK's `onprogress`.
     const progress = options.onProgress && this.#progress.open(options.onProgress);
-    const params = { name: tool, arguments: args, ...(progress && { _meta: { progressToken: progress.token } }) };
+    const params = { name: tool, arguments: args, ...(progress && { _meta: { progressToken: progress.token } }), ...(options.follow && { task: {} }) };
     try {
       const result = await client.request({ method: "tools/call", params }, this.#sdk!.ResultSchema, {
         signal: options.signal,
         timeout: sdkCallTimeout(options.timeoutMs),
       });
+      if (options.follow && typeof result.task === "object" && result.task !== null) return await options.follow(result);
       return result as McpCallResult;
     } finally {
       progress?.release();

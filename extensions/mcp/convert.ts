@@ -21,6 +21,8 @@ export interface McpToolInfo {
   description?: string;
   inputSchema: JSONSchema;
   annotations?: { readOnlyHint?: boolean; title?: string; [key: string]: unknown };
+  /** `execution.taskSupport`: whether calls must (`required`), may (`optional`) or must not be tasks. */
+  taskSupport?: "required" | "optional" | "forbidden";
 }
 
 /** How much text of one result reaches the model (a 10 MB answer would fill its context). */
@@ -81,6 +83,8 @@ function toolInfo(name: string, t: Record<string, unknown>): McpToolInfo {
     const { readOnlyHint, title } = t.annotations;
     info.annotations = { ...(typeof readOnlyHint === "boolean" && { readOnlyHint }), ...(typeof title === "string" && { title }) };
   }
+  const taskSupport = isRecord(t.execution) ? t.execution.taskSupport : undefined;
+  if (taskSupport === "required" || taskSupport === "optional" || taskSupport === "forbidden") info.taskSupport = taskSupport;
   return info;
 }
 

@@ -19,6 +19,7 @@ const toolScript = sandbox.script([
   { toolCalls: [{ name: "ev__echo", arguments: { message: "hi" } }, { name: "ev__get-sum", arguments: { a: 2, b: 40 } }] },
   { toolCalls: [{ name: "ev__trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } }] },
   { toolCalls: [{ name: "ev__get-tiny-image", arguments: {} }, { name: "ev__get-resource-reference", arguments: { resourceType: "Text", resourceId: 2 } }] },
+  { toolCalls: [{ name: "ev__simulate-research-query", arguments: { topic: "tides" } }] },
   { text: "Done." },
 ], "tools.json");
 
@@ -95,6 +96,20 @@ describe("server-everything's tools", () => {
     expect(blocks(end("ev__get-tiny-image"))).toEqual(["Here's the image you requested:", "[image image/png]", "The image above is the MCP logo."]);
     const reference = end("ev__get-resource-reference");
     expect(blocks(reference).join("\n")).toMatch(/^Resource demo:\/\/resource\/dynamic\/text\/2 \(text\/plain\):\nResource 2: This is a plaintext resource created at/m);
+  });
+});
+
+describe("tasks through the CLI", () => {
+  it("runs simulate-research-query, which requires a task, as a task: its stages as updates, then the report", () => {
+    const events = tools.events().filter((e) => e.toolName === "ev__simulate-research-query");
+    const stages = events.filter((e) => e.type === "tool_execution_update").map((e) => e.partialResult.content[0].text);
+    // Polled at the server's pollInterval (1 s, as long as a stage): which stages are seen varies, their order does not.
+    const order = ["task working", "Gathering sources...", "Analyzing content...", "Synthesizing findings...", "Generating report...", "task completed"];
+    expect(stages.length).toBeGreaterThan(0);
+    expect(stages.map((s) => order.indexOf(s))).toEqual([...stages.map((s) => order.indexOf(s))].sort((x, y) => x - y));
+    expect(stages.every((s) => order.includes(s))).toBe(true);
+    const end = events.find((e) => e.type === "tool_execution_end")!;
+    expect([end.isError, blocks(end)[0]]).toEqual([false, expect.stringMatching(/^# Research Report: tides\n/)]);
   });
 });
 

@@ -20,6 +20,7 @@ import { McpConnection } from "./connection.ts";
 import { toJsonSchema, toolDescription, toToolResult, type McpToolInfo } from "./convert.ts";
 import { ToolNamer } from "./naming.ts";
 import { LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL } from "./resources.ts";
+import { followTask, taskBlocker } from "./tasks.ts";
 
 /** What the hub needs of `pi`. */
 export type McpPi = Pick<ExtensionAPI, "registerTool" | "unregisterTool">;
@@ -122,7 +123,14 @@ export class McpHub {
     for (const server of this.connections) {
       for (const tool of server.tools) offered.set(this.#namer.nameFor(server.name, tool.name), { server, tool });
     }
-    for (const [name, { server, tool }] of offered) {
+    const blocked = new Map<string, string>();
+    for (const [name, { server, tool }] of [...offered]) {
+      const why = taskBlocker(server, tool);
+      if (why) {
+        offered.delete(name); // not offered: unregistered below if it was, and said in mcp_status
+        blocked.set(name, why);
+        continue;
+      }
       const fingerprint = fingerprintOf(tool);
       const existing = this.#registered.get(name);
       if (existing?.fingerprint === fingerprint) continue;
@@ -131,6 +139,7 @@ export class McpHub {
     }
     for (const name of [...this.#registered.keys()]) if (!offered.has(name)) this.#unregister(name);
     for (const name of [...this.toolProblems.keys()]) if (!offered.has(name)) this.toolProblems.delete(name);
+    for (const [name, why] of blocked) this.toolProblems.set(name, why);
   }
 
   #register(name: string, server: McpConnection, tool: McpToolInfo, fingerprint: string): void {
@@ -188,10 +197,14 @@ export class McpHub {
       );
     }
     try {
+      const asTask = server.tools.find((t) => t.name === registration.tool)?.taskSupport === "required";
+      const onStatus = (s: { status: string; message?: string; taskId: string }) =>
+        ctx.onUpdate({ content: [{ type: "text", text: s.message ?? `task ${s.status}` }], details: { task: s } });
       const result = await server.callTool(registration.tool, args, {
         signal: ctx.signal,
         timeoutMs: server.config.timeoutMs,
         onProgress: (p) => ctx.onUpdate(progressUpdate(p)),
+        ...(asTask && { follow: (created: Record<string, unknown>) => followTask(server, created, { signal: ctx.signal, onStatus }) }),
       });
       return toToolResult(result, where);
     } catch (error) {
@@ -243,5 +256,5 @@ function progressUpdate(p: { progress: number; total?: number; message?: string 
 }
 
 function fingerprintOf(tool: McpToolInfo): string {
-  return JSON.stringify([tool.description ?? "", tool.title ?? "", tool.inputSchema ?? null, tool.annotations?.readOnlyHint === true]);
+  return JSON.stringify([tool.description ?? "", tool.title ?? "", tool.inputSchema ?? null, tool.annotations?.readOnlyHint === true, tool.taskSupport ?? null]);
 }

@@ -18,6 +18,7 @@
  *   in a prompt attached through the `input` slot, attached resources kept fresh through
  *   `resources/updated` in the `context` slot;
  * - prompts (prompts.ts) become slash commands `/server:prompt args`;
+ * - tools that must run as tasks are called as tasks (tasks.ts), or not offered;
  * - `session_shutdown` closes every server; stdio servers still running at process exit are killed.
  */
 import type { ExtensionAPI, ExtensionUI } from "@mypi/extension-api";

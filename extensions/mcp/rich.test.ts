@@ -126,3 +126,50 @@ describe("resources", () => {
     expect(attached?.text).toBe("see @rx:demo://gone\n\n[mypi could not attach @rx:demo://gone: Resource demo://gone not found]");
   });
 });
+
+describe("tasks", () => {
+  const updates = (into: string[]) => (p: unknown) => void into.push(text(p as never));
+
+  it("offers a tool that requires tasks only where the server runs tasks, and says why not elsewhere", () => {
+    expect(main.hub.toolNames("rx")).toContain("rx__research");
+    expect(main.hub.toolNames("nt")).not.toContain("nt__research");
+    expect(main.host.registry.get("nt__research")).toBeUndefined();
+    const why = 'not offered: it must run as a task (execution.taskSupport "required"), and the server does not announce tasks for tools/call';
+    expect(main.hub.toolProblems.get("nt__research")).toBe(why);
+    expect(statusText(main.hub)).toContain(`- nt__research: ${why}`);
+  });
+
+  it("calls a required-task tool as a task: its status messages become updates, then its result", async () => {
+    const seen: string[] = [];
+    const result = await main.host.call("rx__research", { topic: "tides" }, { onUpdate: updates(seen) });
+    expect([result.isError ?? false, text(result)]).toEqual([false, "report on tides"]);
+    expect(seen).toContain("researching tides");
+    expect(readFileSync(richLog, "utf8")).toMatch(/^tools\/call\n(tasks\/get\n)*tasks\/result$/m);
+  });
+
+  it("waits for a task that takes its time", async () => {
+    let started!: () => void;
+    const working = new Promise<void>((resolve) => (started = resolve));
+    const call = main.host.call("rx__research", { topic: "waves", wait: true }, { onUpdate: () => started() });
+    await working;
+    expect(text(await main.host.call("rx__release", {}))).toBe("released");
+    expect(text(await call)).toBe("report on waves");
+  });
+
+  it("cancels the task on the server when the call is aborted", async () => {
+    const abort = new AbortController();
+    const call = main.hub.call("rx__research", { topic: "storms", wait: true }, {
+      toolCallId: "c1",
+      signal: abort.signal,
+      cwd: process.cwd(),
+      onUpdate: () => abort.abort(new Error("the user pressed Ctrl+C")),
+    } as never);
+    await expect(call).rejects.toThrow("the user pressed Ctrl+C");
+    expect(readFileSync(richLog, "utf8").split("\n")).toContain("tasks/cancel");
+  });
+
+  it("calls an optional-task tool plainly", async () => {
+    const result = await main.host.call("rx__maybe_task", { x: 3 });
+    expect([result.isError ?? false, text(result)]).toEqual([false, "task 6"]);
+  });
+});
