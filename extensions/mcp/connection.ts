@@ -98,6 +98,9 @@ export class McpConnection {
   #transport: ChildProcessTransport | StreamableHTTPClientTransport | undefined;
   #sdk: Sdk | undefined;
   #progress = new ProgressRouter();
+  /** The first SDK report worth showing, and whether it was shown (once per connection). */
+  #pendingReport: string | undefined;
+  #sdkReported = false;
   #refreshing: Promise<void> | undefined;
   /** The listing that follows the one running (see `refresh`). */
   #queued: Promise<void> | undefined;
@@ -144,6 +147,8 @@ export class McpConnection {
     this.state = "connecting";
     this.error = undefined;
     this.sdkErrors = undefined;
+    this.#pendingReport = undefined;
+    this.#sdkReported = false;
     const sdk = (this.#sdk = await loadSdk());
     const transport = this.#transport ?? this.#makeTransport(sdk);
     const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
@@ -168,6 +173,7 @@ export class McpConnection {
       this.tools = capabilities?.tools ? await this.#listAll(deadline) : [];
       if (this.state !== "connecting" || !current()) return;
       this.state = "connected";
+      this.#reportSdkError(); // what the SDK reported while the server started (stray stdout lines)
     } catch (error) {
       if (this.state !== "connecting" || !current()) return;
       this.state = "failed";
@@ -300,15 +306,27 @@ export class McpConnection {
     return new ChildProcessTransport({ command: c.command, args: c.args, env: c.env, cwd: c.cwd });
   }
 
+  /**
+   * Count every report; show the first that matters once: while the server is up (a server that
+   * failed to start is reported for that), and not a broken pipe (the process is gone: its exit
+   * is reported).
+   */
   #sdkError(error: unknown): void {
     const message = (error instanceof Error ? error.message : String(error)).slice(0, 300);
     if (this.sdkErrors) {
       this.sdkErrors.count++;
       this.sdkErrors.last = message;
-      return;
-    }
-    this.sdkErrors = { count: 1, first: message, last: message };
-    this.onSdkError?.(message);
+    } else this.sdkErrors = { count: 1, first: message, last: message };
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === "EPIPE" || code === "ECONNRESET" || code === "ERR_STREAM_DESTROYED") return;
+    this.#pendingReport ??= message;
+    if (this.state === "connected") this.#reportSdkError();
+  }
+
+  #reportSdkError(): void {
+    if (this.#sdkReported || this.#pendingReport === undefined) return;
+    this.#sdkReported = true;
+    this.onSdkError?.(this.#pendingReport);
   }
 
   /** The transport closed: a crash when connected; during start-up `connect()` reports it. */

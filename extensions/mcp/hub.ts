@@ -45,7 +45,8 @@ export interface HubOptions {
 }
 
 export class McpHub {
-  readonly connections: readonly McpConnection[];
+  /** The configured servers, then those added at run time (`addServer`), in that order. */
+  readonly connections: McpConnection[];
   readonly configProblems: readonly ConfigProblem[];
   /** Tools that could not be registered or re-registered, by mypi name. */
   readonly toolProblems = new Map<string, string>();
@@ -59,6 +60,8 @@ export class McpHub {
   readonly #onNotification: HubOptions["onNotification"];
   readonly #registered = new Map<string, Registration>();
   #loading = true;
+  /** Servers being added at run time (`settle` waits for them). */
+  readonly #adding = new Set<Promise<void>>();
   readonly #onExit = () => this.killAll();
 
   constructor(options: HubOptions) {
@@ -74,26 +77,63 @@ export class McpHub {
   async start(): Promise<void> {
     process.on("exit", this.#onExit);
     for (const c of this.connections) {
-      c.onNotification = (method, params) => this.#onNotification?.(c, method, params);
-      c.onSdkError = (message) => this.#report(`server "${c.name}": the MCP SDK reported: ${message} (later reports of this server are counted in mcp_status)`);
+      this.#listen(c);
       c.spawnEarly(); // the servers boot while the SDK loads
     }
     await Promise.all(this.connections.map((c) => c.connect()));
-    for (const c of this.connections) {
-      c.onToolsChanged = () => this.sync();
-      c.onStopped = () => this.#report(`server "${c.name}" stopped: ${c.error}. Its tools answer with an error from now on.`);
-    }
+    for (const c of this.connections) this.#follow(c);
     this.sync();
     this.#loading = false;
   }
 
-  server(name: string): McpConnection | undefined {
-    return this.#byServer.get(name);
+  /**
+   * Connect one more server (`pi.registerMcpServer`), named and hooked like a configured one; its
+   * tools are registered once it is connected. Resolves when it is connected or has failed;
+   * `settle` waits for it. Rejects only for a name in use.
+   */
+  async addServer(config: ServerConfig): Promise<McpConnection> {
+    if (this.#byServer.has(config.name)) throw new Error(`an MCP server named "${config.name}" is configured or registered already`);
+    const c = new McpConnection(config);
+    this.connections.push(c);
+    this.#byServer.set(c.name, c);
+    this.#listen(c);
+    c.spawnEarly();
+    const connected = c.connect().then(() => {
+      if (this.#byServer.get(c.name) !== c) return; // removed while it connected
+      this.#follow(c);
+      this.sync();
+      if (c.state !== "connected") this.#report(`server "${c.name}" ${c.state}: ${c.error ?? "unknown reason"}; its tools are unavailable (see mcp_status)`);
+    });
+    this.#adding.add(connected);
+    await connected.finally(() => this.#adding.delete(connected));
+    return c;
   }
 
-  /** Some server sends `tools/list_changed`: the pre-model-call wait is worth having. */
-  get watchesToolLists(): boolean {
-    return this.connections.some((c) => c.state === "connected" && c.listChanged);
+  /** Close a server added at run time and unregister its tools. */
+  async removeServer(name: string): Promise<void> {
+    const c = this.#byServer.get(name);
+    if (!c) return;
+    this.#byServer.delete(name);
+    this.connections.splice(this.connections.indexOf(c), 1);
+    this.promptCommands.delete(name);
+    this.sync();
+    await c.close();
+  }
+
+  /** Before it connects: what the server sends that the hub passes on. */
+  #listen(c: McpConnection): void {
+    c.onNotification = (method, params) => this.#onNotification?.(c, method, params);
+    c.onSdkError = (message) => this.#report(`server "${c.name}": the MCP SDK reported: ${message} (later reports of this server are counted in mcp_status)`);
+  }
+
+  /** Once it is up: its list changes and its end. */
+  #follow(c: McpConnection): void {
+    c.onToolsChanged = () => this.sync();
+    c.onStopped = () => this.#report(`server "${c.name}" stopped: ${c.error}. Its tools answer with an error from now on.`);
+  }
+
+  server(name: string): McpConnection | undefined {
+    return this.#byServer.get(name);
   }
 
   /** The mypi names registered for a server, in its listing order. */
@@ -102,9 +142,9 @@ export class McpHub {
     return tools.map((t) => this.#namer.nameFor(server, t.name)).filter((name) => this.#registered.has(name));
   }
 
-  /** Wait for tool-list refreshes in flight (they register what changed before resolving). */
+  /** Wait for servers being added and tool-list refreshes in flight (they register what changed before resolving). */
   async settle(signal: AbortSignal): Promise<void> {
-    const pending = this.connections.flatMap((c) => (c.refreshing ? [c.refreshing] : []));
+    const pending = [...this.#adding, ...this.connections.flatMap((c) => (c.refreshing ? [c.refreshing] : []))];
     if (pending.length === 0) return;
     await new Promise<void>((resolve) => {
       const done = () => {
