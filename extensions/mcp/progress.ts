@@ -63,7 +63,12 @@ export class ProgressRouter {
   open(listener: ProgressListener): { token: string; release: () => void } {
     const token = `mypi-progress-${++this.#next}`;
     this.#listeners.set(token, listener);
-    return { token, release: () => void this.#listeners.delete(token) };
+    const release = () => {
+      this.#listeners.delete(token);
+      // A request that was aborted never gets its answer: forget it here.
+      for (const [id, t] of this.#requests) if (t === token) this.#requests.delete(id);
+    };
+    return { token, release };
   }
 }
 

@@ -173,7 +173,7 @@ interface Attachment {
 export class Attachments {
   readonly #host: ResourceHost;
   readonly #byKey = new Map<string, Attachment>();
-  readonly #subscribed = new Set<string>();
+  readonly #subscribed = new WeakMap<object, Set<string>>();
   readonly #report: (line: string) => void;
 
   constructor(host: ResourceHost, report: (line: string) => void) {
@@ -247,11 +247,15 @@ export class Attachments {
   }
 
   #subscribe(server: McpConnection, uri: string): void {
-    const k = key(server.name, uri);
-    if (!subscribable(server) || this.#subscribed.has(k)) return;
-    this.#subscribed.add(k);
+    // Per connection (its capabilities object is new at every connect): a restarted server is subscribed anew.
+    const connection = server.capabilities;
+    if (!connection || !subscribable(server)) return;
+    let uris = this.#subscribed.get(connection);
+    if (!uris) this.#subscribed.set(connection, (uris = new Set()));
+    if (uris.has(uri)) return;
+    uris.add(uri);
     server.request("resources/subscribe", { uri }, { timeoutMs: server.config.connectTimeoutMs }).catch((error: unknown) => {
-      this.#subscribed.delete(k);
+      uris.delete(uri);
       this.#report(`server "${server.name}": could not subscribe to ${uri}: ${server.describeCallError(error)}`);
     });
   }
