@@ -54,8 +54,11 @@ describe("a server an extension registers", () => {
 });
 
 describe("without the mcp extension", () => {
-  it("keeps the registration made while loading, and refuses one made later with a clear error", () => {
+  it("reports the registration made while loading as not connected, and refuses one made later with a clear error", () => {
     expect(refused.code).toBe(0);
+    expect(refused.stderr).toBe(
+      'mypi: registrar: registerMcpServer("dyn", …): no MCP extension is loaded to connect it; mypi\'s mcp extension loads when an mcp.json exists, or with -e mcp\n',
+    );
     expect(text(ends(refused)[0]!)).toBe(
       'MYPI_NO_MCP: registerMcpServer("late", …): no MCP extension is loaded to connect it; mypi\'s mcp extension loads when an mcp.json exists, or with -e mcp\ndyn (registrar)',
     );

@@ -403,6 +403,7 @@ export class ExtensionManager implements ApiHost {
     this.syncTools();
     if (this.pendingActive) runtime.setActiveTools(this.pendingActive);
     this.pendingActive = undefined;
+    this.mcpServers.reportUnconnected((extension, message) => this.diagnostic(`${extension}: ${message}`));
   }
 
   /** Where `extension_error` of observers, listeners and commands go (without a sink: `onDiagnostic`). */

@@ -5,8 +5,9 @@
  * bus channel `MCP_PROVIDER_CHANNEL`, and is handed every registration, past and future.
  *
  * - Registered before a provider exists (an extension that loads before `mcp`): kept, and given
- *   to the provider when it comes. Registered once the extensions are loaded, with no provider:
- *   a coded error saying how to load one.
+ *   to the provider when it comes; still waiting when the extensions are bound to a host: a
+ *   diagnostic (stderr in the CLI). Registered after that, with no provider: a coded error
+ *   saying how to load one.
  * - A name is one extension's: another extension's registration of it throws; the same
  *   extension registering it again replaces its earlier entry.
  * - The provider validates the config and may refuse it (it throws; nothing is kept).
@@ -35,6 +36,7 @@ export class McpServerRegistry {
   readonly #entries = new Map<string, RegisteredMcpServer>();
   #provider: { extension: string; provider: McpServerProvider } | undefined;
   readonly #diagnostic: (message: string) => void;
+  readonly #reported = new Set<string>();
 
   constructor(diagnostic: (message: string) => void) {
     this.#diagnostic = diagnostic;
@@ -100,6 +102,19 @@ export class McpServerRegistry {
         this.#entries.delete(entry.name);
         this.#diagnostic(`${entry.extension}: MCP server "${entry.name}" was not added: ${(error as Error).message}`);
       }
+    }
+  }
+
+  /**
+   * The extensions are loaded and bound to a host: registrations still waiting for a provider
+   * will not be connected. Each is reported once, through `report` (a diagnostic).
+   */
+  reportUnconnected(report: (extension: string, message: string) => void): void {
+    if (this.#provider) return;
+    for (const entry of this.#entries.values()) {
+      if (this.#reported.has(entry.name)) continue;
+      this.#reported.add(entry.name);
+      report(entry.extension, `registerMcpServer("${entry.name}", …): no MCP extension is loaded to connect it; mypi's mcp extension loads when an mcp.json exists, or with -e mcp`);
     }
   }
 
