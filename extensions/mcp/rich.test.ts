@@ -139,11 +139,12 @@ describe("tasks", () => {
     expect(statusText(main.hub)).toContain(`- nt__research: ${why}`);
   });
 
-  it("calls a required-task tool as a task: its status messages become updates, then its result", async () => {
+  it("calls a required-task tool as a task: its status messages and progress become updates, then its result", async () => {
     const seen: string[] = [];
     const result = await main.host.call("rx__research", { topic: "tides" }, { onUpdate: updates(seen) });
     expect([result.isError ?? false, text(result)]).toEqual([false, "report on tides"]);
     expect(seen).toContain("researching tides");
+    expect(seen).toContain("sources found (1)"); // a progress notification after the task was created
     expect(readFileSync(richLog, "utf8")).toMatch(/^tools\/call\n(tasks\/get\n)*tasks\/result$/m);
   });
 
