@@ -73,16 +73,15 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
 
     // pi.registerMcpServer: the manager's registry hands registrations to this provider.
     const configured = new Set(config.servers.map((c) => c.name));
-    const adding = new Set<Promise<void>>();
     const provider: McpServerProvider = {
       add(entry) {
         const server = parseRegistered(entry, { cwd, env }); // throws for a bad entry: the caller sees it
         if (configured.has(entry.name)) throw new Error(`an MCP server named "${entry.name}" is configured in mcp.json; choose another name`);
-        const added = open()
+        // The hub counts the server as being added as soon as the session is open (this callback
+        // runs before any model call's wait on the session resumes), and the wait covers it.
+        void open()
           .then((s) => s.add(server))
-          .catch((error: unknown) => report(`server "${entry.name}" could not be added: ${(error as Error).message}`))
-          .finally(() => adding.delete(added));
-        adding.add(added);
+          .catch((error: unknown) => report(`server "${entry.name}" could not be added: ${(error as Error).message}`));
       },
       remove(name) {
         if (!configured.has(name)) void session?.then((s) => s.hub.removeServer(name));
@@ -109,7 +108,6 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
     pi.on(
       "context",
       async (event, ctx) => {
-        if (adding.size) await Promise.race([Promise.all(adding), new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }))]);
         if (!session) return undefined;
         const messages = await (await session).beforeModelCall(event.messages, ctx.signal);
         return messages && { messages };
