@@ -32,6 +32,7 @@ const resourceScript = sandbox.script([
 const probeFile = join(sandbox.root, "probe.jsonl");
 
 const doneScript = sandbox.script([{ text: "Done." }], "done.json");
+const addPromptScript = sandbox.script([{ toolCalls: [{ name: "rx__add_prompt", arguments: {} }] }, { text: "Added." }], "add-prompt.json");
 
 let tools: RunResult;
 let resources: RunResult;
@@ -46,7 +47,10 @@ const run = (script: string, prompt = "go", extra: string[] = []) =>
 
 beforeAll(async () => {
   const rpc = async () => {
-    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${doneScript}`, "--no-session", "--cwd", sandbox.ws, "--trust-project", "-e", EXTENSION], { cwd: REPO });
+    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${addPromptScript}`, "--no-session", "--cwd", sandbox.ws, "--trust-project", "-e", EXTENSION], { cwd: REPO });
+    // The run adds a prompt on the server (notifications/prompts/list_changed) before its last model call.
+    p.send({ id: "0", type: "prompt", message: "add one" });
+    await p.waitFor((l) => l.type === "agent_end");
     p.send({ id: "1", type: "get_commands" });
     const response = await p.waitFor((l) => l.id === "1");
     p.end();
@@ -147,10 +151,11 @@ describe("resources through the CLI", () => {
 describe("prompts through the CLI", () => {
   const PROMPTS = ["ev:simple-prompt", "ev:args-prompt", "ev:completable-prompt", "ev:resource-prompt", "rx:plain", "rx:review"];
 
-  it("lists the servers' prompts as commands in mypi extensions and RPC get_commands", () => {
+  it("lists the servers' prompts as commands in mypi extensions and RPC get_commands, also one added while running", () => {
     const report = JSON.parse(listing.stdout) as { loaded: Ev[]; commands: Ev[] };
     expect(report.loaded.find((e) => e.name === "mcp")!.commands).toEqual(["mcp", ...PROMPTS]);
-    expect(rpcCommands.filter((c) => c.extension === "mcp").map((c) => c.name)).toEqual(["mcp", ...PROMPTS]);
+    // rx:later: added by the server during the RPC run (prompts/list_changed).
+    expect(rpcCommands.filter((c) => c.extension === "mcp").map((c) => c.name)).toEqual(["mcp", ...PROMPTS, "rx:later"]);
     expect(rpcCommands.find((c) => c.name === "ev:args-prompt")).toMatchObject({
       name: "ev:args-prompt",
       source: "extension",

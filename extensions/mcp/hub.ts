@@ -51,7 +51,7 @@ export class McpHub {
   /** Tools that could not be registered or re-registered, by mypi name. */
   readonly toolProblems = new Map<string, string>();
   /** Each server's prompts as slash commands (prompts.ts), and what went wrong listing or registering them. */
-  readonly promptCommands = new Map<string, { commands: string[]; notes: string[] }>();
+  readonly promptCommands = new Map<string, { prompts: string[]; commands: string[]; notes: string[] }>();
 
   readonly #pi: McpPi;
   readonly #report: (message: string) => void;

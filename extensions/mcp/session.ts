@@ -28,11 +28,14 @@ export class McpSession {
   readonly attachments: Attachments;
   readonly #options: McpSessionOptions;
   #resourceTools = false;
+  /** Prompt listings after `prompts/list_changed`, in flight. */
+  readonly #listing = new Set<Promise<void>>();
 
   constructor(options: McpSessionOptions, servers: readonly ServerConfig[] = [], problems: readonly ConfigProblem[] = []) {
     this.#options = options;
     const onNotification = (server: McpConnection, method: string, params: Record<string, unknown>) => {
       if (method === "notifications/resources/updated" && typeof params.uri === "string") this.attachments.updated(server, params.uri);
+      if (method === "notifications/prompts/list_changed") void this.promptsChanged(server);
     };
     this.hub = new McpHub({ pi: options.pi, servers, problems, report: options.report, onNotification });
     this.attachments = new Attachments(this.hub, options.report);
@@ -51,6 +54,7 @@ export class McpSession {
   /** The messages the model gets, once list changes, servers being added and attached resources are current. */
   async beforeModelCall(messages: Message[], signal: AbortSignal): Promise<Message[] | undefined> {
     await this.hub.settle(signal);
+    if (this.#listing.size) await Promise.race([Promise.all(this.#listing), new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }))]);
     return this.attachments.current(messages, signal);
   }
 
@@ -62,10 +66,30 @@ export class McpSession {
     this.#offerResources();
   }
 
+  /**
+   * Register the prompts not registered yet (a command cannot be taken back: one whose prompt
+   * the server dropped stays, and the server's refusal is what its user hears).
+   */
   #commands(c: McpConnection, listed: Awaited<ReturnType<typeof listPrompts>>): void {
     const { pi, log } = this.#options;
-    const registered = registerPrompts({ pi, server: c, prompts: listed.prompts, lookup: () => this.hub.server(c.name), log });
-    if (listed.prompts.length || listed.notes.length) this.hub.promptCommands.set(c.name, { commands: registered.commands, notes: [...listed.notes, ...registered.problems] });
+    const known = this.hub.promptCommands.get(c.name);
+    const fresh = listed.prompts.filter((p) => !known?.prompts.includes(p.name));
+    const registered = registerPrompts({ pi, server: c, prompts: fresh, lookup: () => this.hub.server(c.name), log });
+    if (!known && !listed.prompts.length && !listed.notes.length) return;
+    this.hub.promptCommands.set(c.name, {
+      prompts: [...(known?.prompts ?? []), ...fresh.map((p) => p.name)],
+      commands: [...(known?.commands ?? []), ...registered.commands],
+      notes: [...listed.notes, ...registered.problems],
+    });
+  }
+
+  /** `notifications/prompts/list_changed`: new prompts become commands (before the next model call). */
+  promptsChanged(c: McpConnection): Promise<void> {
+    const listing = listPrompts(c)
+      .then((listed) => this.#commands(c, listed))
+      .finally(() => this.#listing.delete(listing));
+    this.#listing.add(listing);
+    return listing;
   }
 
   /** The resource tools, once some server offers resources. */
