@@ -21,6 +21,13 @@ const gate = join(REPO, "test", "fixtures", "gate-extension.ts");
 
 const SPIN = "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]";
 
+/** The user messages of a session file, each as its text. */
+function userTexts(session: string): string[] {
+  return readFileSync(session, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+    .filter((e) => e.type === "message" && e.message.role === "user")
+    .map((e) => e.message.content.map((c: { text: string }) => c.text).join(""));
+}
+
 describe("interactive mode in a terminal", () => {
   it("streams text, shows tool lines, steers, runs extension commands, aborts on Ctrl+C and exits on the second", async () => {
     const session = join(sandbox.root, "interactive.jsonl");
@@ -99,10 +106,25 @@ describe("interactive mode in a terminal", () => {
     await t.see(/Fixed\.\n> ?$/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
-    const users = readFileSync(session, "utf8").trim().split("\n").map((l) => JSON.parse(l))
-      .filter((e) => e.type === "message" && e.message.role === "user")
-      .map((e) => e.message.content.map((c: { text: string }) => c.text).join(""));
-    expect(users).toEqual(["Review auth.ts carefully.\n", "Fix the build."]);
+    expect(userTexts(session)).toEqual(["Review auth.ts carefully.\n", "Fix the build."]);
+  });
+
+  it("lists an MCP server's prompts in /help and runs one typed as /server:prompt args", async () => {
+    const session = join(sandbox.root, "mcp-prompts.jsonl");
+    const ws = join(sandbox.root, "mcp-ws");
+    sandbox.file(join(ws, ".mypi", "mcp.json"), JSON.stringify({ servers: { rx: { command: process.execPath, args: [join(REPO, "extensions", "mcp", "fixtures", "rich.mjs")] } } }));
+    const script = sandbox.script([{ text: "Reviewed." }]);
+    const t = terminal(["--model", `scripted:${script}`, "--session", session, "--cwd", ws, "--trust-project", "--no-extensions", "-e", join(REPO, "extensions", "mcp")]);
+    await t.see(/> ?$/);
+    t.type("/help\r");
+    await t.see(/\/rx:review {2}Review a file — \/rx:review file \[focus\] {2}\(mcp\)/);
+    t.type("/rx:review\r");
+    await t.see(/\/rx:review: missing file\. Usage: \/rx:review file \[focus\] \(in order, or name=value\)/);
+    t.type("/rx:review notes.md focus=tone\r");
+    await t.see(/Reviewed\.\n> ?$/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+    expect(userTexts(session)).toEqual(["[user]\n\nReview notes.md for tone.\n\n[assistant]\n\nI will.\n\n[user]\n\nResource demo://greeting/notes.md:\ncontents of notes.md"]);
   });
 
   it("treats a run started by an extension command like its own: » prompt, steering, Ctrl+C aborts, /quit aborts and waits", async () => {

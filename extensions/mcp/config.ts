@@ -312,3 +312,17 @@ function describe(value: unknown): string {
   if (typeof value === "object") return "an object";
   return `${typeof value} ${String(value)}`;
 }
+
+/**
+ * An entry an extension registered (`pi.registerMcpServer`) → its config; throws what is wrong
+ * with it, in the words a file's problem would use.
+ */
+export function parseRegistered(
+  entry: { name: string; extension: string; config: Record<string, unknown> },
+  ctx: { cwd: string; env: Record<string, string | undefined> },
+): ServerConfig {
+  const parsed = parseServer(entry.name, entry.config, { ...ctx, file: `pi.registerMcpServer (extension ${entry.extension})` });
+  if (parsed === null) throw new Error(`MCP server "${entry.name}" is disabled in its entry; leave "disabled" out to add it`);
+  if (typeof parsed === "string") throw new Error(`MCP server "${entry.name}": ${parsed}`);
+  return parsed;
+}

@@ -13,6 +13,8 @@ import { clientCapabilities, installClientRequests, type ClientServices } from "
 import { MAX_TIMEOUT_MS, usesOAuth, type ServerConfig } from "./config.ts";
 import { LoginNeeded, McpOAuthProvider, NoOAuth } from "./oauth.ts";
 import { readToolList, type McpCallResult, type McpToolInfo } from "./convert.ts";
+import { listPages } from "./paging.ts";
+import { ProgressRouter, type ProgressListener } from "./progress.ts";
 import { ChildProcessTransport } from "./stdio-transport.ts";
 
 export type ServerState = "connecting" | "connected" | "failed" | "stopped" | "closed";
@@ -21,7 +23,19 @@ export interface CallOptions {
   signal: AbortSignal;
   /** The kernel enforces the call's timeout; the SDK's own is set past it as a backstop. 0 = none. */
   timeoutMs: number;
-  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  onProgress?: ProgressListener;
+  /**
+   * Call as a task (`params.task`): an answer that creates one is handed to `follow`, which
+   * resolves to the task's result. Progress keeps flowing until `follow` settles.
+   */
+  follow?: (created: Record<string, unknown>) => Promise<McpCallResult>;
+}
+
+/** What the SDK reported through `client.onerror` (transport noise, late or stray messages). */
+export interface SdkErrors {
+  count: number;
+  first: string;
+  last: string;
 }
 
 const CLIENT_INFO = { name: "mypi", version: "0.0.0" };
@@ -50,7 +64,6 @@ export function loadSdk(): Promise<Sdk> {
   return sdk;
 }
 const SDK_BACKSTOP_MS = 5_000;
-const MAX_PAGES = 100;
 
 /**
  * The SDK's own timeout for a call (it always sets one): a backstop past the kernel's, kept within
@@ -74,10 +87,22 @@ export class McpConnection {
   onToolsChanged: (() => void) | undefined;
   /** Called when a connected server stops by itself. */
   onStopped: (() => void) | undefined;
+  /** The SDK's error reports for this server, counted; undefined until the first. */
+  sdkErrors: SdkErrors | undefined;
+  /** What the server announced in `initialize` (`resources`, `prompts`, `tasks`, …); undefined until connected. */
+  capabilities: Record<string, unknown> | undefined;
+  /** Notifications that no handler of the SDK takes (`notifications/resources/updated`, …). */
+  onNotification: ((method: string, params: Record<string, unknown>) => void) | undefined;
+  /** Called once per connection, at its first SDK error (later ones are only counted). */
+  onSdkError: ((message: string) => void) | undefined;
 
   #client: Client | undefined;
   #transport: ChildProcessTransport | StreamableHTTPClientTransport | undefined;
   #sdk: Sdk | undefined;
+  #progress = new ProgressRouter();
+  /** The first SDK report worth showing, and whether it was shown (once per connection). */
+  #pendingReport: string | undefined;
+  #sdkReported = false;
   #refreshing: Promise<void> | undefined;
   /** The listing that follows the one running (see `refresh`). */
   #queued: Promise<void> | undefined;
@@ -127,6 +152,9 @@ export class McpConnection {
     const remaining = () => Math.max(1, deadline - Date.now());
     this.state = "connecting";
     this.error = undefined;
+    this.sdkErrors = undefined;
+    this.#pendingReport = undefined;
+    this.#sdkReported = false;
     const sdk = (this.#sdk = await loadSdk());
     const transport = this.#transport ?? this.#makeTransport(sdk);
     const client = new sdk.Client(CLIENT_INFO, { capabilities: clientCapabilities(this.config, this.#services) });
@@ -134,18 +162,25 @@ export class McpConnection {
     this.#client = client;
     // Callbacks of a client that was replaced (restart) must not touch the new one.
     const current = () => this.#client === client;
-    client.onerror = () => {}; // transport noise (a stray stdout line); crashes arrive through onclose
+    // Transport noise (a stray stdout line), answers nobody waits for: not fatal (crashes arrive
+    // through onclose), but not dropped either.
+    client.onerror = (error) => void (current() && this.#sdkError(error));
+    const progress = (this.#progress = new ProgressRouter());
     client.onclose = () => current() && this.#closedByItself();
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => void (current() && this.refresh()));
+    client.fallbackNotificationHandler = async (n) => void (current() && this.onNotification?.(n.method, (n.params ?? {}) as Record<string, unknown>));
     try {
       await installClientRequests(client, this.config, this.#services);
       await client.connect(transport, { timeout: remaining() });
+      progress.attach(transport);
       if (this.state !== "connecting" || !current()) return; // closed while starting
       const capabilities = client.getServerCapabilities();
+      this.capabilities = capabilities;
       this.listChanged = capabilities?.tools?.listChanged === true;
       this.tools = capabilities?.tools ? await this.#listAll(deadline) : [];
       if (this.state !== "connecting" || !current()) return;
       this.state = "connected";
+      this.#reportSdkError(); // what the SDK reported while the server started (stray stdout lines)
     } catch (error) {
       if (this.state !== "connecting" || !current()) return;
       this.state = "failed";
@@ -203,30 +238,11 @@ export class McpConnection {
    * The SDK's `listTools` is not used: its schema refuses the whole list for one malformed tool.
    */
   async #listAll(deadline: number): Promise<McpToolInfo[]> {
-    const items: unknown[] = [];
-    const notes: string[] = [];
-    const cursors = new Set<string>();
-    for (let cursor: string | undefined; ; ) {
-      const page = await this.#client!.request(
-        { method: "tools/list", ...(cursor !== undefined && { params: { cursor } }) },
-        this.#sdk!.ResultSchema,
-        { timeout: Math.max(1, deadline - Date.now()) },
-      );
-      if (!Array.isArray(page.tools)) throw new Error(`its tools/list answer has no "tools" list`);
-      items.push(...page.tools);
-      const next = page.nextCursor;
-      if (typeof next !== "string" || next === "") break;
-      if (cursors.has(next)) {
-        notes.push(`the page cursor ${JSON.stringify(next)} came back; the pages before it are used`);
-        break;
-      }
-      if (cursors.size + 1 >= MAX_PAGES) {
-        notes.push(`more than ${MAX_PAGES} pages; the first ${MAX_PAGES} are used`);
-        break;
-      }
-      cursors.add(next);
-      cursor = next;
-    }
+    const fetchPage = (cursor: string | undefined) =>
+      this.#client!.request({ method: "tools/list", ...(cursor !== undefined && { params: { cursor } }) }, this.#sdk!.ResultSchema, {
+        timeout: Math.max(1, deadline - Date.now()),
+      });
+    const { items, notes } = await listPages(fetchPage, "tools/list", "tools");
     const { tools, problems } = readToolList(items);
     notes.unshift(...problems);
     this.error = notes.length ? `tools/list: ${notes.join("; ")}` : undefined;
@@ -241,12 +257,31 @@ export class McpConnection {
     // whole result for one block it does not know (or an image that is not base64, or a result
     // without the `structuredContent` its output schema promised), and the model would get a
     // validation dump instead of what the server did send. convert.ts reads any shape.
-    const result = await client.request({ method: "tools/call", params: { name: tool, arguments: args } }, this.#sdk!.ResultSchema, {
-      signal: options.signal,
-      timeout: sdkCallTimeout(options.timeoutMs),
-      ...(options.onProgress && { onprogress: options.onProgress }),
-    });
-    return result as McpCallResult;
+    // Progress goes through our own token (progress.ts), not the SDK's `onprogress`.
+    const progress = options.onProgress && this.#progress.open(options.onProgress);
+    const params = { name: tool, arguments: args, ...(progress && { _meta: { progressToken: progress.token } }), ...(options.follow && { task: {} }) };
+    try {
+      const result = await client.request({ method: "tools/call", params }, this.#sdk!.ResultSchema, {
+        signal: options.signal,
+        timeout: sdkCallTimeout(options.timeoutMs),
+      });
+      if (options.follow && typeof result.task === "object" && result.task !== null) return await options.follow(result);
+      return result as McpCallResult;
+    } finally {
+      progress?.release();
+    }
+  }
+
+  /**
+   * Any request (resources, prompts, tasks), its result read leniently (any object). Rejects like
+   * `callTool`; `timeoutMs` 0 means none.
+   */
+  async request(method: string, params: Record<string, unknown> | undefined, options: { signal?: AbortSignal; timeoutMs: number }): Promise<Record<string, unknown>> {
+    const client = this.#client;
+    if (!client || this.state !== "connected") throw new Error(`the server is ${this.state}`);
+    const request = { method, ...(params && { params }) };
+    const timeout = options.timeoutMs > 0 ? Math.min(options.timeoutMs, MAX_TIMEOUT_MS) : MAX_TIMEOUT_MS;
+    return client.request(request, this.#sdk!.ResultSchema, { ...(options.signal && { signal: options.signal }), timeout });
   }
 
   /** Why a call failed, in words the model can act on (no "MCP error -32000" codes alone). */
@@ -278,6 +313,29 @@ export class McpConnection {
   #stdioTransport(): ChildProcessTransport {
     const c = this.config as Extract<ServerConfig, { transport: "stdio" }>;
     return new ChildProcessTransport({ command: c.command, args: c.args, env: c.env, cwd: c.cwd });
+  }
+
+  /**
+   * Count every report; show the first that matters once: while the server is up (a server that
+   * failed to start is reported for that), and not a broken pipe (the process is gone: its exit
+   * is reported).
+   */
+  #sdkError(error: unknown): void {
+    const message = (error instanceof Error ? error.message : String(error)).slice(0, 300);
+    if (this.sdkErrors) {
+      this.sdkErrors.count++;
+      this.sdkErrors.last = message;
+    } else this.sdkErrors = { count: 1, first: message, last: message };
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === "EPIPE" || code === "ECONNRESET" || code === "ERR_STREAM_DESTROYED") return;
+    this.#pendingReport ??= message;
+    if (this.state === "connected") this.#reportSdkError();
+  }
+
+  #reportSdkError(): void {
+    if (this.#sdkReported || this.#pendingReport === undefined) return;
+    this.#sdkReported = true;
+    this.onSdkError?.(this.#pendingReport);
   }
 
   /** The transport closed: a crash when connected; during start-up `connect()` reports it. */
@@ -320,7 +378,7 @@ export class McpConnection {
     }
     if (isSchemaError(error)) return `its answer does not follow the MCP schema: ${error.issues.map(issueText).join("; ")}`;
     const message = error instanceof Error ? error.message : String(error);
-    return message.replace(/^MCP error -?\d+: /, "");
+    return message.replace(/^(MCP error -?\d+: )+/, ""); // the server's own message may carry the prefix too
   }
 }
 

@@ -36,6 +36,18 @@ describe("toToolResult", () => {
     });
   });
 
+  it("decodes a blob of a text type as text when it is UTF-8, and leaves other blobs as a line", () => {
+    const blob = (mimeType: string, data: string) => ({ type: "resource", resource: { uri: "x:/a", mimeType, blob: data } });
+    const utf8 = Buffer.from("héllo").toString("base64");
+    const result = toToolResult({ content: [blob("text/plain", utf8), blob("application/json", Buffer.from("{}").toString("base64")), blob("text/plain", "/w=="), blob("application/zip", utf8)] }, where);
+    expect(result.content).toEqual([
+      { type: "text", text: "Resource x:/a (text/plain):\nhéllo" },
+      { type: "text", text: "Resource x:/a (application/json):\n{}" },
+      { type: "text", text: "[binary resource x:/a (text/plain), 1 bytes, not shown]" },
+      { type: "text", text: "[binary resource x:/a (application/zip), 6 bytes, not shown]" },
+    ]);
+  });
+
   it("adds structured content as JSON text when the result has no text, and keeps it in details", () => {
     expect(toToolResult({ content: [], structuredContent: { files: 3 } }, where)).toEqual({
       content: [{ type: "text", text: '{"files":3}' }],

@@ -21,6 +21,8 @@ export interface McpToolInfo {
   description?: string;
   inputSchema: JSONSchema;
   annotations?: { readOnlyHint?: boolean; title?: string; [key: string]: unknown };
+  /** `execution.taskSupport`: whether calls must (`required`), may (`optional`) or must not be tasks. */
+  taskSupport?: "required" | "optional" | "forbidden";
 }
 
 /** How much text of one result reaches the model (a 10 MB answer would fill its context). */
@@ -81,6 +83,8 @@ function toolInfo(name: string, t: Record<string, unknown>): McpToolInfo {
     const { readOnlyHint, title } = t.annotations;
     info.annotations = { ...(typeof readOnlyHint === "boolean" && { readOnlyHint }), ...(typeof title === "string" && { title }) };
   }
+  const taskSupport = isRecord(t.execution) ? t.execution.taskSupport : undefined;
+  if (taskSupport === "required" || taskSupport === "optional" || taskSupport === "forbidden") info.taskSupport = taskSupport;
   return info;
 }
 
@@ -130,7 +134,23 @@ function resourceContent(r: Record<string, unknown>): Content {
   if (typeof r.text === "string") return { type: "text", text: `Resource ${uri}${mime(r.mimeType)}:\n${r.text}` };
   if (typeof r.blob !== "string") return { type: "text", text: `[resource ${uri}${mime(r.mimeType)} with neither text nor data]` };
   if (typeof r.mimeType === "string" && r.mimeType.startsWith("image/")) return image(r.blob, r.mimeType, `resource ${uri}`);
+  // Text sent as a blob (a server that base64s everything): the model can read it.
+  const text = typeof r.mimeType === "string" && TEXT_TYPE.test(r.mimeType) ? utf8(r.blob) : undefined;
+  if (text !== undefined) return { type: "text", text: `Resource ${uri}${mime(r.mimeType)}:\n${text}` };
   return { type: "text", text: `[binary resource ${uri}${mime(r.mimeType)}, ${base64Bytes(r.blob)} bytes, not shown]` };
+}
+
+/** Media types whose blobs are decoded as text (when they are UTF-8). */
+const TEXT_TYPE = /^(text\/|application\/(json|xml|yaml|x-yaml|javascript|toml)\b|[^;]*\+(json|xml)\b)/;
+
+function utf8(data: string): string | undefined {
+  const clean = base64(data);
+  if (clean === undefined) return undefined;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.from(clean, "base64"));
+  } catch {
+    return undefined;
+  }
 }
 
 /** An image the model can take, or a line saying why it is not shown. */

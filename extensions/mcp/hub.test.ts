@@ -186,6 +186,20 @@ describe("streamable HTTP", () => {
     expect(await http.host.call("web__add", { a: 1, b: 1 })).toMatchObject({ content: [{ type: "text", text: "2" }], isError: false });
   });
 
+  it("forwards progress over HTTP too (mypi's progress tokens work on the SDK's HTTP transport)", async () => {
+    const controller = new AbortController();
+    const updates: unknown[] = [];
+    const result = await http.host.call("web__slow", {}, {
+      signal: controller.signal,
+      onUpdate: (p) => {
+        updates.push(p);
+        controller.abort();
+      },
+    });
+    expect(updates).toEqual([{ content: [{ type: "text", text: "working (1)" }], details: { progress: 1, message: "working" } }]);
+    expect(result.isError).toBe(true);
+  });
+
   it("reports a server that refuses the credentials as failed", () => {
     expect(startupProblems(http.hub)).toEqual([
       'server "locked" failed: the server answered HTTP 401 (check the credentials in "headers"): unauthorized; its tools are unavailable (see mcp_status)',

@@ -20,6 +20,8 @@ import { usesOAuth, type ConfigProblem, type ServerConfig } from "./config.ts";
 import { McpConnection } from "./connection.ts";
 import { toJsonSchema, toolDescription, toToolResult, type McpToolInfo } from "./convert.ts";
 import { ToolNamer } from "./naming.ts";
+import { LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL } from "./resources.ts";
+import { followTask, taskBlocker } from "./tasks.ts";
 
 /** What the hub needs of `pi`. */
 export type McpPi = Pick<ExtensionAPI, "registerTool" | "unregisterTool">;
@@ -41,26 +43,35 @@ export interface HubOptions {
   report?: (message: string) => void;
   /** What answers the servers' own requests (roots, …); default: the process's directory as the workspace. */
   client?: ClientServices;
+  /** A server's notification that neither the SDK nor the hub handles (`notifications/resources/updated`, …). */
+  onNotification?: (server: McpConnection, method: string, params: Record<string, unknown>) => void;
 }
 
 export class McpHub {
-  readonly connections: readonly McpConnection[];
+  /** The configured servers, then those added at run time (`addServer`), in that order. */
+  readonly connections: McpConnection[];
   readonly configProblems: readonly ConfigProblem[];
   /** Tools that could not be registered or re-registered, by mypi name. */
   readonly toolProblems = new Map<string, string>();
+  /** Each server's prompts as slash commands (prompts.ts), and what went wrong listing or registering them. */
+  readonly promptCommands = new Map<string, { prompts: string[]; commands: string[]; notes: string[] }>();
 
   readonly #pi: McpPi;
   readonly #report: (message: string) => void;
   readonly #byServer: Map<string, McpConnection>;
-  readonly #namer = new ToolNamer([STATUS_TOOL]);
+  readonly #namer = new ToolNamer([STATUS_TOOL, LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL]);
+  readonly #onNotification: HubOptions["onNotification"];
   readonly #registered = new Map<string, Registration>();
   #loading = true;
+  /** Servers being added at run time (`settle` waits for them). */
+  readonly #adding = new Set<Promise<void>>();
   readonly #onExit = () => this.killAll();
   readonly #client: ClientServices | undefined;
 
   constructor(options: HubOptions) {
     this.#pi = options.pi;
     this.#report = options.report ?? (() => {});
+    this.#onNotification = options.onNotification;
     this.configProblems = options.problems ?? [];
     this.#client = options.client;
     this.connections = options.servers.map((config) => new McpConnection(config, options.client));
@@ -70,19 +81,64 @@ export class McpHub {
   /** Connect every server (each bounded by its `connectTimeoutMs`) and register their tools. Never rejects. */
   async start(): Promise<void> {
     process.on("exit", this.#onExit);
-    for (const c of this.connections) c.spawnEarly(); // the servers boot while the SDK loads
-    await Promise.all(this.connections.map((c) => c.connect()));
     for (const c of this.connections) {
-      c.onToolsChanged = () => this.sync();
-      c.onStopped = () => this.#report(`server "${c.name}" stopped: ${c.error}. Its tools answer with an error from now on.`);
+      this.#listen(c);
+      c.spawnEarly(); // the servers boot while the SDK loads
     }
+    await Promise.all(this.connections.map((c) => c.connect()));
+    for (const c of this.connections) this.#follow(c);
     this.sync();
     this.#loading = false;
   }
 
-  /** Some server sends `tools/list_changed`: the pre-model-call wait is worth having. */
-  get watchesToolLists(): boolean {
-    return this.connections.some((c) => c.state === "connected" && c.listChanged);
+  /**
+   * Connect one more server (`pi.registerMcpServer`), named and hooked like a configured one; its
+   * tools are registered once it is connected. Resolves when it is connected or has failed;
+   * `settle` waits for it. Rejects only for a name in use.
+   */
+  async addServer(config: ServerConfig): Promise<McpConnection> {
+    if (this.#byServer.has(config.name)) throw new Error(`an MCP server named "${config.name}" is configured or registered already`);
+    const c = new McpConnection(config, this.#client);
+    this.connections.push(c);
+    this.#byServer.set(c.name, c);
+    this.#listen(c);
+    c.spawnEarly();
+    const connected = c.connect().then(() => {
+      if (this.#byServer.get(c.name) !== c) return; // removed while it connected
+      this.#follow(c);
+      this.sync();
+      if (c.state !== "connected") this.#report(`server "${c.name}" ${c.state}: ${c.error ?? "unknown reason"}; its tools are unavailable (see mcp_status)`);
+    });
+    this.#adding.add(connected);
+    await connected.finally(() => this.#adding.delete(connected));
+    return c;
+  }
+
+  /** Close a server added at run time and unregister its tools. */
+  async removeServer(name: string): Promise<void> {
+    const c = this.#byServer.get(name);
+    if (!c) return;
+    this.#byServer.delete(name);
+    this.connections.splice(this.connections.indexOf(c), 1);
+    this.promptCommands.delete(name);
+    this.sync();
+    await c.close();
+  }
+
+  /** Before it connects: what the server sends that the hub passes on. */
+  #listen(c: McpConnection): void {
+    c.onNotification = (method, params) => this.#onNotification?.(c, method, params);
+    c.onSdkError = (message) => this.#report(`server "${c.name}": the MCP SDK reported: ${message} (later reports of this server are counted in mcp_status)`);
+  }
+
+  /** Once it is up: its list changes and its end. */
+  #follow(c: McpConnection): void {
+    c.onToolsChanged = () => this.sync();
+    c.onStopped = () => this.#report(`server "${c.name}" stopped: ${c.error}. Its tools answer with an error from now on.`);
+  }
+
+  server(name: string): McpConnection | undefined {
+    return this.#byServer.get(name);
   }
 
   /** The mypi names registered for a server, in its listing order. */
@@ -91,9 +147,9 @@ export class McpHub {
     return tools.map((t) => this.#namer.nameFor(server, t.name)).filter((name) => this.#registered.has(name));
   }
 
-  /** Wait for tool-list refreshes in flight (they register what changed before resolving). */
+  /** Wait for servers being added and tool-list refreshes in flight (they register what changed before resolving). */
   async settle(signal: AbortSignal): Promise<void> {
-    const pending = this.connections.flatMap((c) => (c.refreshing ? [c.refreshing] : []));
+    const pending = [...this.#adding, ...this.connections.flatMap((c) => (c.refreshing ? [c.refreshing] : []))];
     if (pending.length === 0) return;
     await new Promise<void>((resolve) => {
       const done = () => {
@@ -112,7 +168,14 @@ export class McpHub {
     for (const server of this.connections) {
       for (const tool of server.tools) offered.set(this.#namer.nameFor(server.name, tool.name), { server, tool });
     }
-    for (const [name, { server, tool }] of offered) {
+    const blocked = new Map<string, string>();
+    for (const [name, { server, tool }] of [...offered]) {
+      const why = taskBlocker(server, tool);
+      if (why) {
+        offered.delete(name); // not offered: unregistered below if it was, and said in mcp_status
+        blocked.set(name, why);
+        continue;
+      }
       const fingerprint = fingerprintOf(tool);
       const existing = this.#registered.get(name);
       if (existing?.fingerprint === fingerprint) continue;
@@ -121,6 +184,7 @@ export class McpHub {
     }
     for (const name of [...this.#registered.keys()]) if (!offered.has(name)) this.#unregister(name);
     for (const name of [...this.toolProblems.keys()]) if (!offered.has(name)) this.toolProblems.delete(name);
+    for (const [name, why] of blocked) this.toolProblems.set(name, why);
   }
 
   #register(name: string, server: McpConnection, tool: McpToolInfo, fingerprint: string): void {
@@ -178,10 +242,14 @@ export class McpHub {
       );
     }
     try {
+      const asTask = server.tools.find((t) => t.name === registration.tool)?.taskSupport === "required";
+      const onStatus = (s: { status: string; message?: string; taskId: string }) =>
+        ctx.onUpdate({ content: [{ type: "text", text: s.message ?? `task ${s.status}` }], details: { task: s } });
       const result = await server.callTool(registration.tool, args, {
         signal: ctx.signal,
         timeoutMs: server.config.timeoutMs,
         onProgress: (p) => ctx.onUpdate(progressUpdate(p)),
+        ...(asTask && { follow: (created: Record<string, unknown>) => followTask(server, created, { signal: ctx.signal, onStatus }) }),
       });
       return toToolResult(result, where);
     } catch (error) {
@@ -247,5 +315,5 @@ function progressUpdate(p: { progress: number; total?: number; message?: string 
 }
 
 function fingerprintOf(tool: McpToolInfo): string {
-  return JSON.stringify([tool.description ?? "", tool.title ?? "", tool.inputSchema ?? null, tool.annotations?.readOnlyHint === true]);
+  return JSON.stringify([tool.description ?? "", tool.title ?? "", tool.inputSchema ?? null, tool.annotations?.readOnlyHint === true, tool.taskSupport ?? null]);
 }

@@ -15,16 +15,19 @@ interface Recorded {
   tools: { name: string; description: string; execute: (args: object, ctx: object) => unknown }[];
   commands: Map<string, { handler: (args: string, ctx: never) => unknown }>;
   handlers: { name: string; handler: (...args: never[]) => unknown; options?: object }[];
+  /** What was emitted on the bus, by channel. */
+  emitted: [string, unknown][];
 }
 
 function recordingPi(trusted = true): { pi: ExtensionAPI; seen: Recorded } {
-  const seen: Recorded = { tools: [], commands: new Map(), handlers: [] };
+  const seen: Recorded = { tools: [], commands: new Map(), handlers: [], emitted: [] };
   const pi = {
     isProjectTrusted: () => trusted,
     on: (name: string, handler: Recorded["handlers"][number]["handler"], options?: object) => void seen.handlers.push({ name, handler, ...(options && { options }) }),
     registerTool: (tool: Recorded["tools"][number]) => void seen.tools.push(tool),
     unregisterTool: (name: string) => void (seen.tools = seen.tools.filter((t) => t.name !== name)),
     registerCommand: (name: string, command: { handler: (args: string, ctx: never) => unknown }) => void seen.commands.set(name, command),
+    events: { emit: (channel: string, data: unknown) => void seen.emitted.push([channel, data]), on: () => () => {} },
     exec: () => Promise.reject(new Error("exec is not expected: the workspace is pi.cwd or the test's cwd")),
   } as unknown as ExtensionAPI;
   return { pi, seen };
@@ -40,11 +43,14 @@ function workspace(name: string, mcpJson?: string): { cwd: string; home: string 
 }
 
 describe("the mcp extension", () => {
-  it("registers nothing when no server is configured", async () => {
+  it("registers no tool or command when no server is configured, and offers itself for servers extensions register", async () => {
     const { pi, seen } = recordingPi();
     const log: string[] = [];
     await createMcpExtension({ ...workspace("empty"), env: {}, log: (l) => log.push(l) })(pi);
-    expect(seen).toEqual({ tools: [], commands: new Map(), handlers: [] });
+    expect([seen.tools, seen.commands]).toEqual([[], new Map()]);
+    // The handlers do nothing until a server is registered (pi.registerMcpServer).
+    expect(seen.handlers.map((h) => h.name)).toEqual(["session_start", "input", "context", "session_shutdown"]);
+    expect(seen.emitted.map(([channel, data]) => [channel, Object.keys(data as object)])).toEqual([["mypi:mcp-provider", ["add", "remove"]]]);
     expect(log).toEqual([]);
   });
 
@@ -56,9 +62,10 @@ describe("the mcp extension", () => {
     const file = join(where.cwd, ".mypi", "mcp.json");
     expect(log).toEqual([`mcp: ${file}: server "x": give either "command" or "url", not both`]);
     expect(seen.tools.map((t) => [t.name, t.description.split("\n")[0]])).toEqual([["mcp_status", "MCP servers: none; 1 config problem"]]);
-    // No server announces list changes: no context handler (it would copy the history before every model call).
     expect(seen.handlers.map((h) => [h.name, h.options])).toEqual([
       ["session_start", undefined],
+      ["input", { timeoutMs: 65_000 }],
+      ["context", { timeoutMs: 65_000 }],
       ["session_shutdown", { timeoutMs: 10_000 }],
     ]);
     const status = (await seen.tools[0]!.execute({}, {})) as { content: { text: string }[] };
@@ -100,7 +107,7 @@ describe("the mcp extension", () => {
     const { pi, seen } = recordingPi(false);
     const log: string[] = [];
     await createMcpExtension({ ...workspace("untrusted", '{ "servers": { "x": { "command": "a", "url": "http://h" } } }'), env: {}, log: (l) => log.push(l) })(pi);
-    expect([seen.tools, seen.handlers, log]).toEqual([[], [], []]);
+    expect([seen.tools, seen.commands, log]).toEqual([[], new Map(), []]);
   });
 
   it("repeats start-up problems as notifications when a UI is there", async () => {

@@ -14,14 +14,21 @@ export interface ServerStatus {
   target: string;
   state: string;
   tools: string[];
+  /** Its prompts as slash commands (without the `/`). */
+  commands?: string[];
   error?: string;
   stderr?: string;
+  /** What the SDK reported for this server (`client.onerror`): how often, the first and the last. */
+  sdkErrors?: { count: number; first: string; last: string };
 }
 
 export function serverStatuses(hub: McpHub): ServerStatus[] {
   return hub.connections.map((c) => {
     const status: ServerStatus = { name: c.name, transport: c.config.transport, target: c.target, state: c.state, tools: hub.toolNames(c.name) };
     if (c.error !== undefined) status.error = c.error;
+    if (c.sdkErrors) status.sdkErrors = { ...c.sdkErrors };
+    const prompts = hub.promptCommands.get(c.name);
+    if (prompts?.commands.length) status.commands = prompts.commands;
     const stderr = c.stderrTail();
     if (stderr && c.state !== "connected") status.stderr = stderr.split("\n").slice(-5).join("\n");
     return status;
@@ -41,8 +48,14 @@ export function statusText(hub: McpHub): string {
   for (const s of serverStatuses(hub)) {
     lines.push("", `${s.name} (${s.transport}: ${s.target}): ${s.state}`);
     if (s.error) lines.push(`  ${s.state === "connected" ? "note" : "why"}: ${s.error}`);
+    if (s.sdkErrors) {
+      const { count, first, last } = s.sdkErrors;
+      lines.push(`  SDK reports: ${count} (first: ${first}${count > 1 ? `; last: ${last}` : ""})`);
+    }
     if (s.stderr) lines.push(`  stderr:`, ...s.stderr.split("\n").map((l) => `    ${l}`));
     if (s.tools.length) lines.push(`  tools: ${s.tools.join(", ")}`);
+    if (s.commands) lines.push(`  prompts: ${s.commands.map((c) => `/${c}`).join(", ")}`);
+    for (const note of hub.promptCommands.get(s.name)?.notes ?? []) lines.push(`  note: ${note}`);
   }
   const tools = [...hub.toolProblems];
   if (tools.length) lines.push("", "Tool problems:", ...tools.map(([name, why]) => `- ${name}: ${why}`));

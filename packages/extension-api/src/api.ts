@@ -10,6 +10,7 @@ import type { Emitter } from "mitt";
 import { customMessageFrom } from "./custom-message.ts";
 import { ExtensionError, closest, describeValue, errorMessage } from "./errors.ts";
 import { exec } from "./exec.ts";
+import { MCP_PROVIDER_CHANNEL, type McpServerRegistry } from "./mcp-servers.ts";
 import { TOOL_PROMPTS, toolPrompt } from "./pi-compat/prompt.ts";
 import {
   ROUTES,
@@ -79,6 +80,8 @@ export interface ApiHost {
   setActiveTools(extension: string, names: readonly string[]): void;
   reportError(extension: string, slot: string, error: string, code?: string): void;
   diagnostic(message: string): void;
+  /** `pi.registerMcpServer` and its kin (mcp-servers.ts). */
+  readonly mcpServers: McpServerRegistry;
 }
 
 export function createRecord(
@@ -254,6 +257,16 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       runtime("appendEntry").appendEntry(customType, data);
     },
 
+    registerMcpServer(name, config) {
+      usable("registerMcpServer");
+      host.mcpServers.register(record.name, name, config, host.runtime !== undefined);
+    },
+    unregisterMcpServer(name) {
+      usable("unregisterMcpServer");
+      host.mcpServers.unregister(record.name, name);
+    },
+    getMcpServers: () => host.mcpServers.list(),
+
     events: {
       emit(channel, data) {
         if (emitDepth >= MAX_EMIT_DEPTH) {
@@ -264,6 +277,8 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
         }
         emitDepth++;
         try {
+          // The MCP extension offers its provider on this channel; the registry must know who did.
+          if (channel === MCP_PROVIDER_CHANNEL) host.mcpServers.offer(record.name, data);
           host.channels.emit(channel, data);
         } finally {
           emitDepth--;

@@ -18,6 +18,8 @@ export type ExtensionErrorCode =
   | "MYPI_DUPLICATE_FLAG"
   | "MYPI_NOT_READY"
   | "MYPI_EVENT_LOOP"
+  | "MYPI_INVALID_MCP_SERVER"
+  | "MYPI_NO_MCP"
   // handlers at run time (reported as extension_error)
   | "MYPI_HANDLER_FAILED"
   | "MYPI_BAD_RESULT"

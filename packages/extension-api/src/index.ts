@@ -41,6 +41,7 @@ export type { Middleware, Next as ComposeNext } from "./compose.ts";
 export { POLICIES } from "./policy.ts";
 export type { ChainState, SlotPolicy } from "./policy.ts";
 export { ExtensionError } from "./errors.ts";
+export { MCP_PROVIDER_CHANNEL, type McpServerProvider, type RegisteredMcpServer } from "./mcp-servers.ts";
 export type { ExtensionErrorCode } from "./errors.ts";
 export { ExtensionManager } from "./manager.ts";
 export { parseSlashCommand } from "./api.ts";

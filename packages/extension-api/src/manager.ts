@@ -20,6 +20,7 @@ import { ExtensionLoader, describeLoadError, isLoadFailure, resolveEntry } from 
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
 import { POLICIES } from "./policy.ts";
+import { McpServerRegistry } from "./mcp-servers.ts";
 import { describeExtensions, flagsOf, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
 import {
   ROUTES,
@@ -70,6 +71,7 @@ export class ExtensionManager implements ApiHost {
   readonly context: ExtensionContext;
   readonly observers: ObserverBus;
   readonly channels = mitt<Record<string, unknown>>();
+  readonly mcpServers = new McpServerRegistry((message) => this.diagnostic(message));
   /** The five kernel slots, each the current chain of its handlers (no handlers: no cost). */
   readonly slots: Required<Slots>;
   runtime: ExtensionRuntime | undefined;
@@ -331,7 +333,10 @@ export class ExtensionManager implements ApiHost {
   private dispose1(record: ExtensionRecord): void {
     // The bus knows observers by extension name, and only an attached record subscribed any: a
     // new version that failed during a reload must not unsubscribe the old one it leaves in place.
-    if (record.state === "attached") this.observers.removeExtension(record.name);
+    if (record.state === "attached") {
+      this.observers.removeExtension(record.name);
+      this.mcpServers.dropExtension(record.name);
+    }
     record.state = "disposed";
     for (const l of record.listeners.splice(0)) this.channels.off(l.channel, l.fn);
   }
@@ -398,6 +403,7 @@ export class ExtensionManager implements ApiHost {
     this.syncTools();
     if (this.pendingActive) runtime.setActiveTools(this.pendingActive);
     this.pendingActive = undefined;
+    this.mcpServers.reportUnconnected((extension, message) => this.diagnostic(`${extension}: ${message}`));
   }
 
   /** Where `extension_error` of observers, listeners and commands go (without a sink: `onDiagnostic`). */

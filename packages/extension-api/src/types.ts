@@ -26,6 +26,7 @@ import type {
   HandlerOptions,
   HookDecisionEvent,
 } from "./events.ts";
+import type { RegisteredMcpServer } from "./mcp-servers.ts";
 
 export * from "./events.ts";
 
@@ -278,6 +279,20 @@ export interface ExtensionAPI {
    * the model, with no tools. Once an agent runs (from a handler, a tool or a command).
    */
   complete(request: CompleteRequest): Promise<CompleteResult>;
+  /**
+   * Add an MCP server for this session (Pi 1.x): `config` is an entry as in `mcp.json`
+   * (`{ command, args?, env?, cwd?, timeoutMs? }` or `{ url, headers? }`). The MCP extension
+   * connects it next to the configured servers, with the same tool names (`<name>__<tool>`) and
+   * hooks; registered while extensions load, it connects once the MCP extension is there.
+   * Registering a name again replaces this extension's entry. Not saved: register on every load.
+   * Throws a coded `ExtensionError` for a bad entry, a name another extension or `mcp.json`
+   * uses, and, once the extensions are loaded, when no MCP extension is loaded.
+   */
+  registerMcpServer(name: string, config: Record<string, unknown>): void;
+  /** Remove a server this extension registered: it is closed and its tools disappear. */
+  unregisterMcpServer(name: string): void;
+  /** Every server extensions registered (copies). */
+  getMcpServers(): RegisteredMcpServer[];
 }
 
 /**
