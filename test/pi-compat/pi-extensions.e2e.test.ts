@@ -304,7 +304,8 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
     const entries = sessionEntries(session);
     const labelled = entries.find((e) => e.type === "label");
     expect(entries.find((e) => e.id === labelled?.targetId)).toMatchObject({ type: "message", message: { role: "assistant" } });
-    expect(entries.filter((e) => e.type !== "message").map((e) => [e.type, e.label ?? e.name ?? e.customType])).toEqual([
+    // The extensions' own entries, without the verdicts the host records (`mypi:hook_decision`, …).
+    expect(entries.filter((e) => e.type !== "message" && !String(e.customType).startsWith("mypi:")).map((e) => [e.type, e.label ?? e.name ?? e.customType])).toEqual([
       ["session", undefined],
       ["label", "start"],
       ["session_info", "at start"],
