@@ -160,7 +160,9 @@ describe.concurrent("names, shutdown and the jiti cache", () => {
     expect(readFileSync(shutdownLog, "utf8")).toBe("session_shutdown\n");
   });
 
-  it("keeps jiti's cache in MYPI_JITI_CACHE for the bin's own modules and for extensions alike", async () => {
+  // These two start with an empty cache, so jiti compiles every source module the run imports:
+  // ~10 s alone, more beside other test files on a 2-core machine.
+  it("keeps jiti's cache in MYPI_JITI_CACHE for the bin's own modules and for extensions alike", { timeout: 90_000 }, async () => {
     const cache = join(sandbox.root, "jiti-cache");
     const r = await sandbox.run(["extensions", "--json", "--no-extensions", "-e", cliExt], { env: { MYPI_JITI_CACHE: cache } });
     expect(r.code).toBe(0);
@@ -169,7 +171,7 @@ describe.concurrent("names, shutdown and the jiti cache", () => {
     expect([files.some((f) => /^src-main\.\w+\.mjs$/.test(f)), files.some((f) => /^cli-z-cli\.\w+\.mjs$/.test(f))]).toEqual([true, true]);
   });
 
-  it("keeps the worker pool's cache in MYPI_JITI_CACHE too", async () => {
+  it("keeps the worker pool's cache in MYPI_JITI_CACHE too", { timeout: 90_000 }, async () => {
     const cache = join(sandbox.root, "jiti-cache-worker");
     // A worker tool whose module only the worker thread loads (the main thread never imports it).
     const workerExt = sandbox.file("worker/ext.ts", `
