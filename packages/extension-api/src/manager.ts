@@ -20,7 +20,7 @@ import { ExtensionLoader, describeLoadError, isLoadFailure, resolveEntry } from 
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
 import { POLICIES } from "./policy.ts";
-import { describeExtensions, flagsOf, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
+import { describeExtensions, extensionSourceInfo, flagsOf, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
 import {
   ROUTES,
   type CommandContext,
@@ -363,7 +363,7 @@ export class ExtensionManager implements ApiHost {
       chain = this.buildChain(slot);
       this.chains.set(slot, chain);
     }
-    return chain?.(event, call);
+    return chain?.(this.compat ? (this.compat.slotEvent(slot, event) ?? event) : event, call);
   }
 
   private buildChain(slot: SlotName): Chain | undefined {
@@ -498,7 +498,7 @@ export class ExtensionManager implements ApiHost {
   /** Extension commands, then the host's prompt and skill commands whose name no extension took. */
   getCommands(): CommandInfo[] {
     const own = [...this.commands().values()].map(({ name, description, record }) => {
-      const info: CommandInfo = { name, source: "extension", extension: record.name };
+      const info: CommandInfo = { name, source: "extension", extension: record.name, sourceInfo: extensionSourceInfo(record, this.cwd) };
       if (description !== undefined) info.description = description;
       if (record.path !== undefined) info.path = record.path;
       return info;

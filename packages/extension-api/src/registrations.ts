@@ -4,9 +4,10 @@
  * replacing an earlier one of the same name), flags, and the listing. Pure functions over the
  * attached records, in load order; the manager owns the records and calls these.
  */
-import type { Tool } from "@mypi/kernel";
+import { relative, isAbsolute } from "node:path";
+import { mypiHome, type Tool } from "@mypi/kernel";
 import type { ExtensionRecord, HandlerRecord } from "./api.ts";
-import type { CommandContext, EventName, ExtensionInfo, FlagInfo } from "./types.ts";
+import type { CommandContext, CommandInfo, EventName, ExtensionInfo, FlagInfo } from "./types.ts";
 
 /** Called when a later extension's tool or command replaces an earlier one: `key` identifies the case (report it once). */
 export type OnReplace = (key: string, message: string) => void;
@@ -79,4 +80,21 @@ export function describeExtensions(records: readonly ExtensionRecord[]): Extensi
     if (r.path !== undefined) info.path = r.path;
     return info;
   });
+}
+
+const inside = (dir: string, path: string) => {
+  const rel = relative(dir, path);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+};
+
+/**
+ * Pi's `sourceInfo` of what an extension registered: its file (or `<inline:name>` for an
+ * in-process factory), and whether it came from the workspace's `.mypi/` (`project`), mypi's
+ * home (`user`, installed packages included) or elsewhere (`-e`: `temporary`).
+ */
+export function extensionSourceInfo(record: Pick<ExtensionRecord, "name" | "path" | "realPath">, cwd: string): NonNullable<CommandInfo["sourceInfo"]> {
+  if (record.path === undefined) return { path: `<inline:${record.name}>`, source: "inline", scope: "temporary", origin: "top-level" };
+  const file = record.realPath ?? record.path;
+  const scope = inside(`${cwd}/.mypi`, record.path) ? "project" : inside(mypiHome(), record.path) || inside(mypiHome(), file) ? "user" : "temporary";
+  return { path: record.path, source: "local", scope, origin: "top-level" };
 }

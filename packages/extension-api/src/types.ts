@@ -82,8 +82,8 @@ export interface CommandInfo {
   path?: string;
   /** Templates: what the arguments are (`argument-hint` frontmatter). */
   argumentHint?: string;
-  /** Pi's resource metadata (prompts and skills): where the file was found. */
-  sourceInfo?: { path: string; source: "local"; scope: "user" | "project" | "temporary"; origin: "top-level" };
+  /** Pi's metadata: where the file was found (`source: "inline"` for an in-process extension). */
+  sourceInfo?: { path: string; source: "local" | "inline"; scope: "user" | "project" | "temporary"; origin: "top-level" };
 }
 
 export interface FlagDefinition {

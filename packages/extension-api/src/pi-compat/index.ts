@@ -11,9 +11,11 @@
  */
 import { EXTENSION_NAME } from "../context.ts";
 import { closest } from "../errors.ts";
-import { ROUTES, type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI } from "../types.ts";
+import type { Tool } from "@mypi/kernel";
+import { ROUTES, type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type SlotName } from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
 import { piVirtualModules } from "./modules.ts";
+import { systemPromptOptions } from "./prompt.ts";
 import { assistantMessageEvent } from "./stream.ts";
 import { piUI, type PiUI } from "./tui.ts";
 
@@ -22,7 +24,11 @@ export * from "./truncate.ts";
 
 /** What the layer reads from its manager (`runtime` and `reportError` through `CompactHost`). */
 export interface PiCompatHost extends CompactHost {
+  readonly cwd: string;
   diagnostic(message: string): void;
+  /** The extensions' tools, and the names of the active ones (the host's included). */
+  tools(): { tool: Tool }[];
+  activeToolNames(): string[];
 }
 
 export interface PiCompat {
@@ -33,6 +39,8 @@ export interface PiCompat {
   extendCommandContext(ctx: CommandContext, extension: string): void;
   /** The event as Pi's observers expect it, when that differs from mypi's (else `undefined`). */
   observed<E extends { readonly type: string }>(event: E): E | undefined;
+  /** A decision slot's event with Pi's extra fields, when it has any (else `undefined`). */
+  slotEvent(slot: SlotName, event: object): object | undefined;
 }
 
 /** Calls that would need a terminal: they do nothing. Calls that would need a host service mypi lacks. */
@@ -53,10 +61,15 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
     host.diagnostic(`${extension}: ${what}: ${NOTICE_TEXT[kind]} (reported once per extension; see docs/pi-compat.md)`);
   };
   const uis = new WeakMap<ExtensionUI, Map<string, PiUI>>();
+  const promptOptions = () => systemPromptOptions(host.cwd, host.activeToolNames(), host.tools().map((t) => t.tool));
 
   return {
-    virtualModules: piVirtualModules((module, member) =>
-      host.diagnostic(`${module}: ${member} is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)`),
+    virtualModules: piVirtualModules((module, member, kind) =>
+      host.diagnostic(
+        kind === "absent"
+          ? `${module}: ${member} is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)`
+          : `${module}: ${member} was called, but mypi does not implement it, so the call throws (reported once; see docs/pi-compat.md)`,
+      ),
     ),
 
     extendApi(pi, { name }) {
@@ -153,12 +166,19 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
       return { ...event, assistantMessageEvent: assistantMessageEvent(event as unknown as Parameters<typeof assistantMessageEvent>[0]) };
     },
 
+    // Pi 1.x: before_agent_start says what the prompt is built from, and that a user message started the run.
+    slotEvent(slot, event) {
+      if (slot !== "before_agent_start") return undefined;
+      return { messageType: "user", ...event, systemPromptOptions: promptOptions() };
+    },
+
     extendCommandContext(ctx, extension) {
       const cancelled = (what: string) => async () => {
         notice(extension, "host", what);
         return { cancelled: true };
       };
       Object.defineProperties(ctx, {
+        getSystemPromptOptions: { value: promptOptions },
         newSession: { value: cancelled("ctx.newSession") },
         switchSession: { value: cancelled("ctx.switchSession") },
         navigateTree: { value: cancelled("ctx.navigateTree") },

@@ -16,6 +16,8 @@
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { mypiHome } from "@mypi/kernel";
+import { PI_PACKAGE_EXPORTS, type PiPackage } from "./exports.ts";
+import { codingAgentHelpers } from "./helpers.ts";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, formatSize, truncateHead, truncateLine, truncateTail } from "./truncate.ts";
 import { codingAgentTuiExports, piTuiModule } from "./tui.ts";
 
@@ -53,6 +55,10 @@ export function codingAgentModule(): Record<string, unknown> {
     truncateHead,
     truncateTail,
     truncateLine,
+    ...codingAgentHelpers(),
+    VERSION: (requireHost("../../package.json") as { version: string }).version,
+    /** Pi's `.pi`: the folder of a project's own configuration, mypi's `.mypi`. */
+    CONFIG_DIR_NAME: ".mypi",
     /** Pi's `~/.pi/agent`; mypi's home (`$MYPI_HOME`, default `~/.mypi`). */
     getAgentDir: () => mypiHome(),
     getExtensionsDir: () => join(mypiHome(), "extensions"),
@@ -81,6 +87,8 @@ export function piAiModule(): Record<string, unknown> {
   const noModel = (name: string) => notInMypi(`${name}() from @mariozechner/pi-ai`, "extensions cannot call a model directly; the host owns the model");
   const module: Record<string, unknown> = {
     StringEnum: stringEnum(typebox),
+    contentText: (content: unknown) =>
+      typeof content === "string" ? content : Array.isArray(content) ? content.map((c: { type?: string; text?: string }) => (c?.type === "text" ? (c.text ?? "") : "")).join("") : "",
     complete: noModel("complete"),
     completeSimple: noModel("completeSimple"),
     stream: noModel("stream"),
@@ -94,8 +102,31 @@ export function piAiModule(): Record<string, unknown> {
 /** Members a module loader, a test runner or `await` probes on any module: never reported. */
 const PROBED = new Set(["then", "default", "constructor", "prototype", "toJSON", "toString", "valueOf", "inspect", "asymmetricMatch", "nodeType", "tagName"]);
 
-/** Told once per module and member when an extension reads a member mypi does not provide. */
-export type OnMissingMember = (module: string, member: string) => void;
+/**
+ * Told once per module and member: `absent` when an extension reads a member that is not one of
+ * the package's exports (it reads as undefined), `stand-in` when it calls an export mypi does
+ * not implement (the call throws).
+ */
+export type OnMissingMember = (module: string, member: string, kind: "absent" | "stand-in") => void;
+
+/**
+ * `module` with every export of Pi's `pkg` that it lacks as a stand-in: a function (so `typeof`
+ * tests, `extends` and imports work) that throws a clear error naming it when called or
+ * constructed. The first call of each is told to `onCall`.
+ */
+export function withStandIns(pkg: PiPackage, module: Record<string, unknown>, onCall: (member: string) => void): Record<string, unknown> {
+  for (const name of PI_PACKAGE_EXPORTS[pkg]) {
+    if (name in module) continue;
+    const standIn = {
+      [name](): never {
+        onCall(name);
+        throw new Error(`${name} from ${pkg} is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)`);
+      },
+    }[name]!;
+    module[name] = standIn;
+  }
+  return module;
+}
 
 /**
  * Pi's module `name` as `module`, telling `onMissing` when an extension reads a member mypi
@@ -109,7 +140,7 @@ export function withMissingMembers(name: string, module: object, onMissing: OnMi
   const report = (key: string | symbol) => {
     if (typeof key !== "string" || !/^[A-Za-z$][\w$]*$/.test(key) || PROBED.has(key) || reported.has(key)) return;
     reported.add(key);
-    onMissing(name, key);
+    onMissing(name, key, "absent");
   };
   return new Proxy(module, {
     has(target, key) {
@@ -136,10 +167,19 @@ export function piVirtualModules(onMissing: OnMissingMember = () => {}): Record<
   };
   const lazy = (name: string, load: () => unknown) => Object.defineProperty(modules, name, { enumerable: true, get: load });
 
-  const codingAgent = once(codingAgentModule);
-  const ai = once(piAiModule);
-  const tui = once(piTuiModule);
-  const agentCore = once(() => Object.freeze({}));
+  const called = new Set<string>();
+  const standIns = (pkg: PiPackage, make: () => Record<string, unknown>) =>
+    once(() =>
+      withStandIns(pkg, make(), (member) => {
+        if (called.has(`${pkg}.${member}`)) return;
+        called.add(`${pkg}.${member}`);
+        onMissing(pkg, member, "stand-in");
+      }),
+    );
+  const codingAgent = standIns("pi-coding-agent", codingAgentModule);
+  const ai = standIns("pi-ai", piAiModule);
+  const tui = standIns("pi-tui", piTuiModule);
+  const agentCore = standIns("pi-agent-core", () => ({}));
   for (const scope of ["@mariozechner", "@earendil-works"]) {
     const pi = (name: string, module: () => object) =>
       lazy(`${scope}/${name}`, once(() => withMissingMembers(`${scope}/${name}`, module(), onMissing)));
