@@ -11,6 +11,7 @@ import {
   type ExtensionHost,
   type ExtensionHostOptions,
   type ExtensionUI,
+  type HostMode,
   type LoadFailure,
 } from "@mypi/extension-api";
 import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
@@ -31,6 +32,8 @@ export interface ExtensionSet {
   /** The effective settings (`settings.ts`), handed to extensions by `pi.getSettings()`. */
   settings?: Readonly<Record<string, unknown>>;
   ui?: ExtensionUI;
+  /** How the host runs (Pi's `ctx.mode`). */
+  mode?: HostMode;
   /** Notable things that are not errors (a tool replaced by another extension). */
   onDiagnostic?: (message: string) => void;
 }
@@ -60,6 +63,7 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
     cwd: set.cwd,
     ...(set.project?.known !== undefined && { projectTrusted: set.project.known }),
     ...(set.ui && { ui: set.ui }),
+    ...(set.mode && { mode: set.mode }),
     ...(set.flags && { flags: set.flags }),
     ...(set.settings && { settings: set.settings }),
     nativeImport: isShippedCompiled,

@@ -147,6 +147,7 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
     builtinTools: !firstPass.noBuiltinTools,
     ...(sandbox && { sandbox }),
     ...(rpcUI && { ui: rpcUI }),
+    mode,
     onDiagnostic: diagnostic,
   };
   const loaded = await loadExtensionSet(extensionSet);

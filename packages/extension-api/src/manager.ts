@@ -34,6 +34,7 @@ import {
   type ExtensionRuntime,
   type ExtensionUI,
   type FlagInfo,
+  type HostMode,
   type LoadFailure,
   type LoadResult,
   type ManagerSink,
@@ -75,6 +76,7 @@ export class ExtensionManager implements ApiHost {
   runtime: ExtensionRuntime | undefined;
   /** `ctx.isProjectTrusted()`; the host sets it once it decided. */
   projectTrusted: boolean;
+  readonly mode: HostMode;
 
   private readonly options: ManagerOptions;
   private currentSettings: Readonly<Record<string, unknown>> | undefined;
@@ -99,6 +101,7 @@ export class ExtensionManager implements ApiHost {
     this.ui = options.ui ?? HEADLESS_UI;
     this.hasUI = options.ui !== undefined;
     this.projectTrusted = options.projectTrusted === true;
+    this.mode = options.mode ?? "print";
     this.currentSettings = options.settings;
     this.flagValues = { ...options.flags };
     this.compat = options.piCompat === false ? undefined : createPiCompat(this);

@@ -54,6 +54,10 @@ export interface PiToolDefinition<Params = any, Details = unknown> {
   ): Promise<{ content: Content[]; details?: Details; isError?: boolean; /** End the run after this batch of calls. */ terminate?: boolean }>;
   promptSnippet?: string;
   promptGuidelines?: string[];
+  /** Pi 1.x: `parallel` lets calls of it run together with other parallel-safe calls (default `sequential`). */
+  executionMode?: "sequential" | "parallel";
+  /** Pi 1.x: adapt the arguments the model sent before they are validated against `parameters`. */
+  prepareArguments?: (args: unknown) => unknown;
 }
 
 export interface CommandContext extends ExtensionContext {
@@ -345,7 +349,11 @@ export interface ExtensionManagerOptions {
    * true; `false` leaves extensions with mypi's own API only.
    */
   piCompat?: boolean;
+  /** How the host runs, for Pi's `ctx.mode` (`interactive` is Pi's `tui`). Default `print`. */
+  mode?: HostMode;
 }
+
+export type HostMode = "interactive" | "rpc" | "json" | "print";
 
 export interface LoadResult {
   /** Names of the extensions loaded by this call. */

@@ -10,10 +10,10 @@
  * nothing is reported once per extension and kind, as one diagnostic line.
  */
 import { EXTENSION_NAME } from "../context.ts";
-import { closest } from "../errors.ts";
 import type { Tool } from "@mypi/kernel";
-import { ROUTES, type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type SlotName } from "../types.ts";
+import { type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type HostMode, type SlotName } from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
+import { piOn } from "./events.ts";
 import { piVirtualModules } from "./modules.ts";
 import { systemPromptOptions } from "./prompt.ts";
 import { assistantMessageEvent } from "./stream.ts";
@@ -25,6 +25,7 @@ export * from "./truncate.ts";
 /** What the layer reads from its manager (`runtime` and `reportError` through `CompactHost`). */
 export interface PiCompatHost extends CompactHost {
   readonly cwd: string;
+  readonly mode: HostMode;
   diagnostic(message: string): void;
   /** The extensions' tools, and the names of the active ones (the host's included). */
   tools(): { tool: Tool }[];
@@ -50,6 +51,17 @@ const NOTICE_TEXT: Record<NoticeKind, string> = {
   tui: "terminal-UI calls do nothing in mypi",
   host: "this Pi host feature is not available in mypi",
 };
+
+/** Fields of Pi 1.x tool definitions that mypi reads nothing from (reported once per extension). */
+const IGNORED_TOOL_FIELDS = ["exposure", "namespace", "annotations", "outputSchema", "reachesTools", "prepareLoadout", "constrainedSampling"] as const;
+
+function ignoredToolFields(definition: unknown): string[] {
+  if (typeof definition !== "object" || definition === null) return [];
+  const d = definition as Record<string, unknown>;
+  const fields: string[] = IGNORED_TOOL_FIELDS.filter((f) => d[f] !== undefined && d[f] !== false && !(f === "exposure" && d[f] === "direct"));
+  if (d.defaultActive === false) fields.push("defaultActive: false");
+  return fields;
+}
 
 export function createPiCompat(host: PiCompatHost): PiCompat {
   const noticed = new Set<string>();
@@ -78,34 +90,27 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
         notice(name, "host", what);
         return value;
       };
-      const base = { registerTool: pi.registerTool, getFlag: pi.getFlag, on: pi.on };
-      const unknownEvents = new Set<string>();
+      const base = { registerTool: pi.registerTool, getFlag: pi.getFlag };
       Object.assign(pi, {
-        // An event a later Pi added (after_provider_response, …): the handler is kept out, the
-        // extension loads, and the name is reported once. A name close to a known one is a typo
-        // and still fails the load with "Did you mean"; not a string, not a function: as mypi.
-        on(event: string, handler: unknown, options?: unknown) {
-          const unknown = typeof event === "string" && !Object.hasOwn(ROUTES, event);
-          if (unknown && typeof handler === "function" && closest(event, Object.keys(ROUTES)) === undefined) {
-            if (!unknownEvents.has(event)) {
-              unknownEvents.add(event);
-              host.diagnostic(`${name}: pi.on("${event}"): mypi has no such event, so this handler never runs (reported once; see docs/pi-compat.md)`);
-            }
-            return;
-          }
-          (base.on as (e: unknown, h: unknown, o?: unknown) => void)(event, handler, options);
-        },
+        on: piOn(pi.on, name, (line) => host.diagnostic(line)),
         registerTool(definition: Parameters<ExtensionAPI["registerTool"]>[0]) {
           const d = definition as { renderCall?: unknown; renderResult?: unknown };
           if (d && (typeof d.renderCall === "function" || typeof d.renderResult === "function")) {
             notice(name, "tui", `tool renderers (${String((definition as { name?: unknown }).name)})`);
           }
+          const ignored = ignoredToolFields(definition);
+          if (ignored.length) notice(name, "host", `tool ${String((definition as { name?: unknown }).name)}: ${ignored.join(", ")}`);
           base.registerTool(definition);
         },
         // Pi's docs once spelled flags with dashes (`getFlag("--plan")`); the key has none.
         getFlag: (flag: string) => base.getFlag(typeof flag === "string" ? flag.replace(/^--?/, "") : flag),
         registerShortcut: tui("pi.registerShortcut"),
         registerMessageRenderer: tui("pi.registerMessageRenderer"),
+        registerToolRenderer: tui("pi.registerToolRenderer"),
+        registerEntryRenderer: tui("pi.registerEntryRenderer"),
+        registerMarkdownTransformer: tui("pi.registerMarkdownTransformer"),
+        registerVirtualModel: hostOnly("pi.registerVirtualModel", undefined),
+        unregisterVirtualModel: hostOnly("pi.unregisterVirtualModel", undefined),
         registerProvider: hostOnly("pi.registerProvider", undefined),
         unregisterProvider: hostOnly("pi.unregisterProvider", undefined),
         setModel: hostOnly("pi.setModel", Promise.resolve(false)),
@@ -132,6 +137,20 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
           },
         },
         hasPendingMessages: { configurable: true, value: () => host.runtime?.hasPendingMessages() ?? false },
+        /** Pi's names for the modes; mypi's interactive mode is Pi's `tui`. */
+        mode: { enumerable: true, configurable: true, get: () => (host.mode === "interactive" ? "tui" : host.mode) },
+        scopedModels: { enumerable: true, configurable: true, get: () => [] },
+        modelRegistry: { enumerable: true, configurable: true, get: () => undefined },
+        /** Pi 1.x tools' ctx: running another tool from inside one is a host service mypi lacks. */
+        tools: { enumerable: true, configurable: true, get: () => [] },
+        executeTool: {
+          configurable: true,
+          value(this: ExtensionContext | undefined, toolName: string, args: unknown) {
+            notice(extensionOf(this ?? {}), "host", "ctx.executeTool");
+            const text = `ctx.executeTool(${JSON.stringify(toolName)}): mypi does not run tools from inside tools`;
+            return Promise.resolve({ toolCall: { type: "toolCall", id: "", name: toolName, arguments: args }, result: { content: [{ type: "text", text }], details: undefined }, isError: true });
+          },
+        },
         /** Pi: fire-and-forget compaction with callbacks. */
         compact: {
           configurable: true,

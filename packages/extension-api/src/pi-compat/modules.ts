@@ -117,8 +117,9 @@ export type OnMissingMember = (module: string, member: string, kind: "absent" | 
 export function withStandIns(pkg: PiPackage, module: Record<string, unknown>, onCall: (member: string) => void): Record<string, unknown> {
   for (const name of PI_PACKAGE_EXPORTS[pkg]) {
     if (name in module) continue;
+    // A function expression (not a method), so `new X()` reaches the throw; the key names it.
     const standIn = {
-      [name](): never {
+      [name]: function (): never {
         onCall(name);
         throw new Error(`${name} from ${pkg} is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)`);
       },
