@@ -250,6 +250,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     hasPendingMessages: () => agent.pendingMessageCount > 0,
     compact: (customInstructions) => host.compact(customInstructions),
     modelId: () => agent.model.id,
+    setModel: (model) => void (agent.model = model),
     abort: () => agent.abort(),
     isIdle: () => !agent.isRunning,
     waitForIdle: () => (agent.isRunning ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),

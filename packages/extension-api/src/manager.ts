@@ -434,6 +434,11 @@ export class ExtensionManager implements ApiHost {
     return structuredClone({ ...this.currentSettings });
   }
 
+  /** `<provider>/<model>` of a provider an extension registered (`pi.registerProvider`); `undefined` for other specs. */
+  modelFor(spec: string): ReturnType<PiCompat["providers"]["modelFor"]> {
+    return this.compat?.providers.modelFor(spec);
+  }
+
   /** Replace what `pi.getSettings()` returns from now on (the host read more files, e.g. once the project is trusted). */
   setSettings(settings: Readonly<Record<string, unknown>>): void {
     this.currentSettings = settings;

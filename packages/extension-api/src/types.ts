@@ -11,6 +11,7 @@ import type {
   ImageContent,
   JSONSchema,
   Message,
+  ModelClient,
   SessionEntry,
   SessionHeader,
   Tool,
@@ -297,8 +298,10 @@ export interface ExtensionRuntime {
   hasPendingMessages(): boolean;
   /** Compact now (`session_before_compact` may cancel or supply the summary). */
   compact(customInstructions?: string): Promise<{ status: string; error?: string }>;
-  /** The model's id (`openai:gpt-4.1-mini`, `scripted:demo.json`). */
+  /** The model's id (`openai:gpt-4.1-mini`, `scripted:demo.json`, `<provider>/<model>`). */
   modelId(): string;
+  /** Use `model` from the next run on (Pi's `pi.setModel`). */
+  setModel?(model: ModelClient): void;
   abort(): void;
   isIdle(): boolean;
   waitForIdle(): Promise<void>;

@@ -10,12 +10,13 @@
  * nothing is reported once per extension and kind, as one diagnostic line.
  */
 import { EXTENSION_NAME } from "../context.ts";
-import type { Tool } from "@mypi/kernel";
+import { createOpenAIModel, type Tool } from "@mypi/kernel";
 import { type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type HostMode, type SlotName } from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
 import { piOn } from "./events.ts";
 import { piVirtualModules } from "./modules.ts";
 import { systemPromptOptions } from "./prompt.ts";
+import { checkProvider, ProviderRegistry } from "./providers.ts";
 import { assistantMessageEvent } from "./stream.ts";
 import { piUI, type PiUI } from "./tui.ts";
 
@@ -34,6 +35,8 @@ export interface PiCompatHost extends CompactHost {
 
 export interface PiCompat {
   readonly virtualModules: Record<string, unknown>;
+  /** What `pi.registerProvider` registered (`--model <provider>/<model>`). */
+  readonly providers: ProviderRegistry;
   extendApi(pi: ExtensionAPI, extension: { name: string }): void;
   extendContext(ctx: ExtensionContext): void;
   /** Pi's command-only session actions that mypi's host does not offer. */
@@ -73,9 +76,12 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
     host.diagnostic(`${extension}: ${what}: ${NOTICE_TEXT[kind]} (reported once per extension; see docs/pi-compat.md)`);
   };
   const uis = new WeakMap<ExtensionUI, Map<string, PiUI>>();
+  const providers = new ProviderRegistry();
+  const refused = new Set<string>();
   const promptOptions = () => systemPromptOptions(host.cwd, host.activeToolNames(), host.tools().map((t) => t.tool));
 
   return {
+    providers,
     virtualModules: piVirtualModules((module, member, kind) =>
       host.diagnostic(
         kind === "absent"
@@ -111,9 +117,37 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
         registerMarkdownTransformer: tui("pi.registerMarkdownTransformer"),
         registerVirtualModel: hostOnly("pi.registerVirtualModel", undefined),
         unregisterVirtualModel: hostOnly("pi.unregisterVirtualModel", undefined),
-        registerProvider: hostOnly("pi.registerProvider", undefined),
-        unregisterProvider: hostOnly("pi.unregisterProvider", undefined),
-        setModel: hostOnly("pi.setModel", Promise.resolve(false)),
+        registerProvider(providerName: unknown, config?: unknown) {
+          const provider = checkProvider(providerName, config, name);
+          if (typeof provider !== "string") return providers.register(provider);
+          const key = `${name}:${String(providerName)}`;
+          if (refused.has(key)) return;
+          refused.add(key);
+          const label = typeof providerName === "string" ? JSON.stringify(providerName) : "provider";
+          host.diagnostic(`${name}: pi.registerProvider(${label}) refused: ${provider} (see docs/pi-compat.md)`);
+        },
+        unregisterProvider: (providerName: string) => providers.unregister(providerName, name),
+        // Pi's Model object: {provider, id}. A registered provider's model, or openai with the host's own key.
+        async setModel(model: { provider?: unknown; id?: unknown } | undefined) {
+          const runtime = host.runtime;
+          if (!runtime?.setModel || typeof model?.provider !== "string" || typeof model.id !== "string") return false;
+          if (model.provider === "openai") {
+            if (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL) return false;
+            runtime.setModel(createOpenAIModel({ model: model.id }));
+            return true;
+          }
+          const spec = `${model.provider}/${model.id}`;
+          const client = providers.names().includes(model.provider) ? providers.modelFor(spec) : `no provider "${model.provider}" is registered (pi.registerProvider)`;
+          if (client === undefined || typeof client === "string") {
+            if (!refused.has(`${name}:setModel:${spec}`)) {
+              refused.add(`${name}:setModel:${spec}`);
+              host.diagnostic(`${name}: pi.setModel(${spec}) resolves to false: ${client ?? "not a model"} (reported once; see docs/pi-compat.md)`);
+            }
+            return false;
+          }
+          runtime.setModel(client);
+          return true;
+        },
         getThinkingLevel: () => "off",
         setThinkingLevel: hostOnly("pi.setThinkingLevel", undefined),
       });
@@ -172,8 +206,9 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
           get() {
             const id = host.runtime?.modelId();
             if (id === undefined) return undefined;
-            const colon = id.indexOf(":");
-            return { id: colon < 0 ? id : id.slice(colon + 1), provider: colon < 0 ? id : id.slice(0, colon), name: id };
+            // `openai:<model>`, `scripted:<file>`, or a registered provider's `<provider>/<model>`.
+            const at = id.search(/[:/]/);
+            return { id: at < 0 ? id : id.slice(at + 1), provider: at < 0 ? id : id.slice(0, at), name: id };
           },
         },
       });

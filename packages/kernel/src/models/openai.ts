@@ -45,6 +45,13 @@ export interface OpenAIModelOptions {
   baseURL?: string;
   /** Default: `OPENAI_API_KEY`; with a base URL and no key, a placeholder. */
   apiKey?: string;
+  /**
+   * `false`: `OPENAI_BASE_URL` and `OPENAI_API_KEY` are not read — a client for another
+   * provider's server, which must never be sent the OpenAI key. Default true.
+   */
+  environment?: boolean;
+  /** The client's id. Default `openai:<model>`. */
+  id?: string;
   /** Retries after a 408/409/429/5xx or a transient connection error. Default 3. */
   maxRetries?: number;
   /** Extra HTTP headers on every request (e.g. OpenRouter's `HTTP-Referer`). */
@@ -105,10 +112,11 @@ interface ClientState {
  * that says what to set (hosts decide separately whether that is a usage error).
  */
 export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
-  const id = `openai:${options.model}`;
-  const customBaseURL = nonEmpty(options.baseURL) ?? nonEmpty(process.env.OPENAI_BASE_URL);
+  const id = options.id ?? `openai:${options.model}`;
+  const env = options.environment === false ? {} : process.env;
+  const customBaseURL = nonEmpty(options.baseURL) ?? nonEmpty(env.OPENAI_BASE_URL);
   const baseURL = (customBaseURL ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, "");
-  const apiKey = nonEmpty(options.apiKey) ?? nonEmpty(process.env.OPENAI_API_KEY) ?? (customBaseURL ? PLACEHOLDER_API_KEY : undefined);
+  const apiKey = nonEmpty(options.apiKey) ?? nonEmpty(env.OPENAI_API_KEY) ?? (customBaseURL ? PLACEHOLDER_API_KEY : undefined);
   const unusable =
     apiKey === undefined
       ? `no API key for ${id}: set OPENAI_API_KEY (or pass apiKey). ` +
