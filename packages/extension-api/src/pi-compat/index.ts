@@ -16,6 +16,7 @@ import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts
 import { piOn } from "./events.ts";
 import { piVirtualModules } from "./modules.ts";
 import { systemPromptOptions } from "./prompt.ts";
+import { piModelRegistry } from "./model-registry.ts";
 import { checkProvider, ProviderRegistry } from "./providers.ts";
 import { assistantMessageEvent } from "./stream.ts";
 import { piUI, type PiUI } from "./tui.ts";
@@ -77,6 +78,14 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
   };
   const uis = new WeakMap<ExtensionUI, Map<string, PiUI>>();
   const providers = new ProviderRegistry();
+  /** Pi's `Model` object, reduced to what mypi knows: the client id split at its first `:` or `/`. */
+  const currentModel = () => {
+    const id = host.runtime?.modelId();
+    if (id === undefined) return undefined;
+    // `openai:<model>`, `scripted:<file>`, or a registered provider's `<provider>/<model>`.
+    const at = id.search(/[:/]/);
+    return { id: at < 0 ? id : id.slice(at + 1), provider: at < 0 ? id : id.slice(0, at), name: id };
+  };
   const refused = new Set<string>();
   const promptOptions = () => systemPromptOptions(host.cwd, host.activeToolNames(), host.tools().map((t) => t.tool));
 
@@ -174,7 +183,14 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
         /** Pi's names for the modes; mypi's interactive mode is Pi's `tui`. */
         mode: { enumerable: true, configurable: true, get: () => (host.mode === "interactive" ? "tui" : host.mode) },
         scopedModels: { enumerable: true, configurable: true, get: () => [] },
-        modelRegistry: { enumerable: true, configurable: true, get: () => undefined },
+        modelRegistry: {
+          enumerable: true,
+          configurable: true,
+          get(this: ExtensionContext) {
+            const extension = extensionOf(this);
+            return piModelRegistry(providers, () => currentModel() && { ...currentModel()!, api: "openai-completions" }, (what) => notice(extension, "host", what));
+          },
+        },
         /** Pi 1.x tools' ctx: running another tool from inside one is a host service mypi lacks. */
         tools: { enumerable: true, configurable: true, get: () => [] },
         executeTool: {
@@ -199,18 +215,7 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
             notice(extensionOf(this ?? {}), "host", "ctx.shutdown");
           },
         },
-        /** Pi's `Model` object, reduced to what mypi knows: the client id split at the first colon. */
-        model: {
-          enumerable: true,
-          configurable: true,
-          get() {
-            const id = host.runtime?.modelId();
-            if (id === undefined) return undefined;
-            // `openai:<model>`, `scripted:<file>`, or a registered provider's `<provider>/<model>`.
-            const at = id.search(/[:/]/);
-            return { id: at < 0 ? id : id.slice(at + 1), provider: at < 0 ? id : id.slice(0, at), name: id };
-          },
-        },
+        model: { enumerable: true, configurable: true, get: currentModel },
       });
     },
 

@@ -186,6 +186,8 @@ export function piVirtualModules(onMissing: OnMissingMember = () => {}): Record<
       lazy(`${scope}/${name}`, once(() => withMissingMembers(`${scope}/${name}`, module(), onMissing)));
     pi("pi-coding-agent", codingAgent);
     pi("pi-ai", ai);
+    // pi-ai 1.x's subpaths (`/compat` has 0.73's stream and provider functions, `/oauth`, `/models`).
+    for (const sub of ["compat", "oauth", "models"]) pi(`pi-ai/${sub}`, ai);
     pi("pi-tui", tui);
     pi("pi-agent-core", agentCore);
   }

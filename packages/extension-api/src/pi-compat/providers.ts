@@ -142,6 +142,10 @@ export class ProviderRegistry {
     return [...this.byName.keys()];
   }
 
+  list(): RegisteredProvider[] {
+    return [...this.byName.values()];
+  }
+
   /**
    * `<provider>/<model>` as a client; `undefined` when `spec` does not have that form (it is
    * one of mypi's own, `openai:…` / `scripted:…`); a string says why it cannot be had.
