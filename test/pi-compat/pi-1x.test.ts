@@ -178,3 +178,56 @@ export default function (pi) {
     await p.exit;
   });
 });
+
+describe("through the CLI", () => {
+  const fixture = (name: string) => new URL(`./fixtures/${name}.ts`, import.meta.url).pathname;
+
+  it("a tool that keeps and changes its own details object works in JSON mode, each result recording its moment", async () => {
+    const script = sandbox.script([
+      { toolCalls: [{ name: "check", arguments: { item: "a" } }] },
+      { toolCalls: [{ name: "check", arguments: { item: "b" } }] },
+      { text: "done" },
+    ]);
+    const r = await sandbox.run(["-e", fixture("checklist"), "--no-session", "--mode", "json", "--model", `scripted:${script}`, "-p", "check two"]);
+    expect(r.code).toBe(0);
+    const ends = r.events().filter((e) => e.type === "tool_execution_end");
+    expect(ends.map((e) => [e.isError, e.result.details.items])).toEqual([
+      [false, ["a"]],
+      [false, ["a", "b"]],
+    ]);
+  });
+
+  it("a tool returning terminate: true and a tool_call block with terminate end the run without asking the model again", async () => {
+    for (const call of [{ name: "finish", arguments: { answer: "42" } }, { name: "bash", arguments: { command: "ls" } }]) {
+      const script = sandbox.script([{ toolCalls: [call] }, { text: "never asked" }]);
+      const r = await sandbox.run(["-e", fixture("finisher"), "--no-session", "--mode", "json", "--model", `scripted:${script}`, "-p", "go"]);
+      const events = r.events();
+      expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "terminated" });
+      expect(events.filter((e) => e.type === "message_end" && e.message.role === "assistant")).toHaveLength(1);
+    }
+  });
+
+  it("RPC fork and new_session send session_start with their reason, and the extension rebuilds its state from the branch", async () => {
+    const log = sandbox.file("checklist.log", "");
+    const script = sandbox.script([{ toolCalls: [{ name: "check", arguments: { item: "a" } }] }, { text: "one" }, { toolCalls: [{ name: "check", arguments: { item: "b" } }] }, { text: "two" }]);
+    const p = sandbox.spawn(["-e", fixture("checklist"), "--mode", "rpc", "--model", `scripted:${script}`], { env: { CHECKLIST_LOG: log } });
+    p.send({ id: "1", type: "prompt", message: "first" });
+    await p.waitFor((l) => l.type === "agent_end");
+    p.send({ id: "2", type: "prompt", message: "second" });
+    await p.waitFor((l) => l.type === "agent_end" && p.lines.filter((x) => x.type === "agent_end").length === 2);
+    p.send({ id: "m", type: "get_fork_messages" });
+    const messages = (await p.waitFor((l) => l.id === "m")).data.messages as { entryId: string; text: string }[];
+    p.send({ id: "f", type: "fork", entryId: messages.find((m) => m.text === "second")!.entryId });
+    await p.waitFor((l) => l.id === "f");
+    p.send({ id: "n", type: "new_session" });
+    await p.waitFor((l) => l.id === "n");
+    p.end();
+    await p.exit;
+    const { readFileSync } = await import("node:fs");
+    expect(readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))).toEqual([
+      { reason: "startup", previous: "undefined", items: [] },
+      { reason: "fork", previous: "string", items: ["a"] },
+      { reason: "new", previous: "string", items: [] },
+    ]);
+  });
+});
