@@ -9,6 +9,11 @@
 import { SessionManager, createScriptedModel, type ScriptedTurn } from "@mypi/kernel";
 import { ExtensionManager, createExtensionHost, type ExtensionAPI, type ExtensionContext } from "@mypi/extension-api";
 import { describe, expect, it } from "vitest";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defaultMutationQueue } from "@mypi/kernel";
+import { defaultMutationQueue as toolsQueue } from "@mypi/builtin-tools";
 import { piVirtualModules } from "../../packages/extension-api/src/pi-compat/index.ts";
 
 /** `ExtensionAPI.on` overloads of Pi 1.6.0. */
@@ -413,5 +418,21 @@ describe("Pi 1.x behaviours", () => {
     expect(failed).toEqual([]);
     expect(settings).toEqual({ theme: "dark" });
     expect(mine()).toEqual([expect.stringContaining("pi.registerToolRenderer: terminal-UI calls do nothing in mypi")]);
+  });
+});
+
+describe("withFileMutationQueue", () => {
+  it("is the queue mypi's write and edit tools use, keyed by the real path", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mypi-queue-"));
+    try {
+      const modules = piVirtualModules();
+      const { withFileMutationQueue } = modules["@earendil-works/pi-coding-agent"] as { withFileMutationQueue: (p: string, fn: () => unknown) => Promise<unknown> };
+      expect(toolsQueue).toBe(defaultMutationQueue);
+      let pending: string[] = [];
+      await withFileMutationQueue(join(dir, "sub", "..", "new.txt"), () => void (pending = defaultMutationQueue.pendingPaths));
+      expect(pending).toContain(join(realpathSync(dir), "new.txt"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -5,45 +5,32 @@
  * estimates. Each keeps Pi's signature (docs/extensions.md of Pi 1.6); none imports Pi code.
  */
 import { realpathSync } from "node:fs";
-import { resolve } from "node:path";
-import { estimateMessageTokens, serializeConversation, type Content, type Message } from "@mypi/kernel";
+import { basename, dirname, join, resolve } from "node:path";
+import { defaultMutationQueue, estimateMessageTokens, serializeConversation, type Content, type Message } from "@mypi/kernel";
 import { parseFrontmatter, stripFrontmatter } from "../frontmatter.ts";
 
-/** Tails of the per-file queues; an entry leaves when its file's queue runs empty. */
-const fileQueues = new Map<string, Promise<unknown>>();
-
-/** The key of a file: its real path when it exists (two spellings of one file share a queue). */
+/** The key of a file: its real path, or its folder's real path and its name (a file not written yet). */
 function fileKey(path: string): string {
   const absolute = resolve(path);
   try {
     return realpathSync(absolute);
   } catch {
-    return absolute;
+    try {
+      return join(realpathSync(dirname(absolute)), basename(absolute));
+    } catch {
+      return absolute;
+    }
   }
 }
 
 /**
  * Pi's `withFileMutationQueue(path, fn)`: `fn` runs once every earlier mutation of the same file
- * (from any extension or tool of this process that uses the queue) has settled, so two writes
- * that read, change and write one file do not lose each other's change. Resolves or rejects as
- * `fn` does; a failed `fn` does not stop the ones queued after it.
+ * has settled — the extensions' and mypi's own `write` and `edit` tools' alike (one queue for the
+ * process), so two read-change-write cycles of one file do not lose each other's change.
+ * Resolves or rejects as `fn` does; a failed `fn` does not stop the ones queued after it.
  */
 export function withFileMutationQueue<T>(filePath: string, fn: () => Promise<T> | T): Promise<T> {
-  const key = fileKey(filePath);
-  const previous = fileQueues.get(key) ?? Promise.resolve();
-  const run = previous.then(
-    () => fn(),
-    () => fn(),
-  );
-  const tail = run.then(
-    () => undefined,
-    () => undefined,
-  );
-  fileQueues.set(key, tail);
-  void tail.then(() => {
-    if (fileQueues.get(key) === tail) fileQueues.delete(key);
-  });
-  return run;
+  return defaultMutationQueue.run(fileKey(filePath), fn);
 }
 
 type PiMessage = { role?: unknown; [key: string]: unknown };
