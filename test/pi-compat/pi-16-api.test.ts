@@ -421,6 +421,39 @@ describe("Pi 1.x behaviours", () => {
   });
 });
 
+describe("Pi's tool factories", () => {
+  it("wrap mypi's builtin tools: a redrawn read registered over the builtin one reads the workspace's files", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mypi-factories-"));
+    try {
+      const { writeFileSync } = await import("node:fs");
+      const { createBuiltinTools } = await import("@mypi/builtin-tools");
+      writeFileSync(join(dir, "notes.txt"), "remember the milk\n");
+      const diagnostics: string[] = [];
+      const manager = new ExtensionManager({ cwd: dir, onDiagnostic: (d) => diagnostics.push(d) });
+      await manager.loadExtension(createBuiltinTools({ root: dir }), "builtin-tools");
+      const seen: unknown[] = [];
+      const { failed } = await manager.loadExtension((pi) => {
+        const agent = piVirtualModules(() => {}, { cwd: dir, tools: () => manager.tools(), diagnostic: (d) => diagnostics.push(d) })["@earendil-works/pi-coding-agent"] as Record<string, (...a: unknown[]) => any>;
+        const read = agent.createReadToolDefinition!(dir);
+        seen.push([read.name, typeof read.parameters, typeof read.execute]);
+        pi.registerTool({ ...read, renderCall: () => undefined } as never);
+        expect(() => agent.createBashTool!(dir, { spawnHook: () => {} })).toThrow("createBashTool() with spawnHook from @earendil-works/pi-coding-agent is not available in mypi");
+      }, "redraw");
+      expect(failed).toEqual([]);
+      const host = createExtensionHost({ manager, model: createScriptedModel({ turns: [{ toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] }, { text: "done" }] }), session: SessionManager.inMemory(dir) });
+      await host.start();
+      const end = await host.agent.prompt("read it");
+      await host.shutdown();
+      const result = end.messages.find((m) => m.role === "toolResult") as { isError: boolean; content: { text: string }[] };
+      expect(seen).toEqual([["read", "object", "function"]]);
+      expect([result.isError, result.content.map((c) => c.text).join("")]).toEqual([false, expect.stringContaining("remember the milk")]);
+      expect(diagnostics).toContain("tool 'read' from redraw replaces the one from builtin-tools");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("withFileMutationQueue", () => {
   it("is the queue mypi's write and edit tools use, keyed by the real path", async () => {
     const dir = mkdtempSync(join(tmpdir(), "mypi-queue-"));

@@ -29,17 +29,14 @@ const RELEASES = [
  * Examples that fail in mypi, and why (the reason is what docs/pi-compat.md says is absent).
  * Keyed `<example>` (both releases) or `<release>/<example>`; `load` or `run`.
  */
-const FACTORIES = "builds on Pi's tool factories (createReadTool, createBashTool, …), which mypi does not provide";
 const NPM = "imports an npm package the example installs itself (not installed here)";
 const EXPECTED: Record<string, { at: "load" | "run"; why: string }> = {
   "with-deps": { at: "load", why: NPM },
   "custom-provider-anthropic": { at: "load", why: NPM },
   "0.73.1/sandbox": { at: "load", why: NPM },
   gondolin: { at: "load", why: NPM },
-  "bash-spawn-hook": { at: "load", why: FACTORIES },
-  "built-in-tool-renderer": { at: "load", why: FACTORIES },
-  "minimal-mode": { at: "load", why: FACTORIES },
-  ssh: { at: "load", why: FACTORIES },
+  "bash-spawn-hook": { at: "load", why: "createBashTool with a spawnHook: mypi's bash runs commands itself" },
+  "minimal-mode": { at: "load", why: "createFindToolDefinition: grep and find run in the agent's worker pool, so their factories are refused" },
   "file-trigger": { at: "run", why: "watches /tmp/agent-trigger.txt, which the user creates first; Pi's fs.watch fails the same way without it" },
   "0.73.1/summarize": { at: "run", why: "calls a model itself (getModel + complete from pi-ai); the host owns the model" },
 };

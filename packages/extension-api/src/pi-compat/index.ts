@@ -30,7 +30,7 @@ export interface PiCompatHost extends CompactHost {
   readonly mode: HostMode;
   diagnostic(message: string): void;
   /** The extensions' tools, and the names of the active ones (the host's included). */
-  tools(): { tool: Tool }[];
+  tools(): { tool: Tool; extension: string }[];
   activeToolNames(): string[];
 }
 
@@ -97,6 +97,7 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
           ? `${module}: ${member} is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)`
           : `${module}: ${member} was called, but mypi does not implement it, so the call throws (reported once; see docs/pi-compat.md)`,
       ),
+      host,
     ),
 
     extendApi(pi, { name }) {

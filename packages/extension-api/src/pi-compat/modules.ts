@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { mypiHome } from "@mypi/kernel";
 import { PI_PACKAGE_EXPORTS, type PiPackage } from "./exports.ts";
 import { codingAgentHelpers } from "./helpers.ts";
+import { piToolFactories, type ToolFactoryHost } from "./tool-factories.ts";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, formatSize, truncateHead, truncateLine, truncateTail } from "./truncate.ts";
 import { codingAgentTuiExports, piTuiModule } from "./tui.ts";
 
@@ -35,8 +36,7 @@ function notInMypi(name: string, why: string): (...args: unknown[]) => never {
 }
 
 /** `@mariozechner/pi-coding-agent`: the values Pi extensions import from it. */
-export function codingAgentModule(): Record<string, unknown> {
-  const factory = (name: string) => notInMypi(`${name}() from @mariozechner/pi-coding-agent`, "Pi's tool factories are not provided; mypi's builtin tools are registered already and a tool_call handler can rewrite their input");
+export function codingAgentModule(toolHost?: ToolFactoryHost): Record<string, unknown> {
   return {
     // Pi's identity helpers for typing (mypi's registerTool adapts a Pi definition itself).
     defineTool: <T>(tool: T): T => tool,
@@ -62,15 +62,7 @@ export function codingAgentModule(): Record<string, unknown> {
     /** Pi's `~/.pi/agent`; mypi's home (`$MYPI_HOME`, default `~/.mypi`). */
     getAgentDir: () => mypiHome(),
     getExtensionsDir: () => join(mypiHome(), "extensions"),
-    createBashTool: factory("createBashTool"),
-    createReadTool: factory("createReadTool"),
-    createWriteTool: factory("createWriteTool"),
-    createEditTool: factory("createEditTool"),
-    createGrepTool: factory("createGrepTool"),
-    createFindTool: factory("createFindTool"),
-    createLsTool: factory("createLsTool"),
-    createCodingTools: factory("createCodingTools"),
-    createReadOnlyTools: factory("createReadOnlyTools"),
+    ...piToolFactories(toolHost),
     ...codingAgentTuiExports(),
   };
 }
@@ -160,7 +152,7 @@ export function withMissingMembers(name: string, module: object, onMissing: OnMi
  * Every module name an extension may import, mapped to the host's module. The TypeBox entries
  * are getters: jiti reads the entry only when an extension imports that name.
  */
-export function piVirtualModules(onMissing: OnMissingMember = () => {}): Record<string, unknown> {
+export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost?: ToolFactoryHost): Record<string, unknown> {
   const modules: Record<string, unknown> = {};
   const once = <T>(make: () => T): (() => T) => {
     let value: T | undefined;
@@ -177,7 +169,7 @@ export function piVirtualModules(onMissing: OnMissingMember = () => {}): Record<
         onMissing(pkg, member, "stand-in");
       }),
     );
-  const codingAgent = standIns("pi-coding-agent", codingAgentModule);
+  const codingAgent = standIns("pi-coding-agent", () => codingAgentModule(toolHost));
   const ai = standIns("pi-ai", piAiModule);
   const tui = standIns("pi-tui", piTuiModule);
   const agentCore = standIns("pi-agent-core", () => ({}));
