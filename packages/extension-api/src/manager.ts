@@ -16,14 +16,13 @@ import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord } 
 import { buildChain, DEFAULT_DECISION_TIMEOUT_MS, type Chain, type ChainCall, type ChainHandler } from "./chain.ts";
 import { createBaseContext, extensionContext, HEADLESS_UI } from "./context.ts";
 import { errorMessage } from "./errors.ts";
-import { ExtensionLoader, describeLoadError, isLoadFailure, resolveEntry } from "./loader.ts";
+import { ExtensionLoader, describeLoadError, hostModules, isLoadFailure, resolveEntry } from "./loader.ts";
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
 import { POLICIES } from "./policy.ts";
-import { describeExtensions, extensionSourceInfo, flagsOf, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
+import { commandContext, describeExtensions, flagsOf, listCommands, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
 import {
   ROUTES,
-  type CommandContext,
   type CommandInfo,
   type EventName,
   type ExtensionContext,
@@ -105,17 +104,8 @@ export class ExtensionManager implements ApiHost {
     this.currentSettings = options.settings;
     this.flagValues = { ...options.flags };
     this.compat = options.piCompat === false ? undefined : createPiCompat(this);
-    // Copied by descriptor, not spread: the Pi layer's TypeBox entries are getters that load on first import.
-    this.loader = new ExtensionLoader(() =>
-      Object.defineProperties(
-        {},
-        {
-          ...Object.getOwnPropertyDescriptors(this.compat?.virtualModules ?? {}),
-          ...Object.getOwnPropertyDescriptors(options.virtualModules ?? {}),
-          "@mypi/extension-api": { value: extensionApi, enumerable: true },
-          "@mypi/kernel": { value: kernel, enumerable: true },
-        },
-      ),
+    this.loader = new ExtensionLoader(
+      () => hostModules(this.compat?.virtualModules, options.virtualModules, { "@mypi/extension-api": extensionApi, "@mypi/kernel": kernel }),
       options.nativeImport,
     );
     this.observers = new ObserverBus({
@@ -505,14 +495,7 @@ export class ExtensionManager implements ApiHost {
 
   /** Extension commands, then the host's prompt and skill commands whose name no extension took. */
   getCommands(): CommandInfo[] {
-    const own = [...this.commands().values()].map(({ name, description, record }) => {
-      const info: CommandInfo = { name, source: "extension", extension: record.name, sourceInfo: extensionSourceInfo(record, this.cwd) };
-      if (description !== undefined) info.description = description;
-      if (record.path !== undefined) info.path = record.path;
-      return info;
-    });
-    const taken = new Set(own.map((c) => c.name));
-    return [...own, ...this.resourceCommands.filter((c) => !taken.has(c.name)).map((c) => ({ ...c }))];
+    return listCommands(this.commands(), this.resourceCommands, this.cwd);
   }
 
   /**
@@ -531,12 +514,11 @@ export class ExtensionManager implements ApiHost {
   async runCommand(name: string, args = "", signal?: AbortSignal): Promise<{ ran: boolean; error?: string }> {
     const command = this.commands().get(name.replace(/^\//, ""));
     if (!command) return { ran: false };
-    const ctx = Object.create(command.record.context, {
-      ...(signal && { signal: { value: signal } }),
-      waitForIdle: { value: () => this.runtime?.waitForIdle() ?? Promise.resolve() },
-      reload: { value: async () => void (await this.reload()) },
-      fork: { value: (entryId: string) => this.runtime?.fork(entryId) ?? Promise.resolve({ cancelled: true }) },
-    }) as CommandContext;
+    const ctx = commandContext(command.record.context, signal, {
+      waitForIdle: () => this.runtime?.waitForIdle() ?? Promise.resolve(),
+      reload: async () => void (await this.reload()),
+      fork: (entryId) => this.runtime?.fork(entryId) ?? Promise.resolve({ cancelled: true }),
+    });
     this.compat?.extendCommandContext(ctx, command.record.name);
     try {
       await command.handler(args, ctx);

@@ -7,7 +7,7 @@
 import { relative, isAbsolute } from "node:path";
 import { mypiHome, type Tool } from "@mypi/kernel";
 import type { ExtensionRecord, HandlerRecord } from "./api.ts";
-import type { CommandContext, CommandInfo, EventName, ExtensionInfo, FlagInfo } from "./types.ts";
+import type { CommandContext, CommandInfo, EventName, ExtensionContext, ExtensionInfo, FlagInfo } from "./types.ts";
 
 /** Called when a later extension's tool or command replaces an earlier one: `key` identifies the case (report it once). */
 export type OnReplace = (key: string, message: string) => void;
@@ -61,6 +61,28 @@ export function mergeCommands(records: readonly ExtensionRecord[], onReplace: On
     }
   }
   return map;
+}
+
+/** A command handler's ctx: the extension's, with the call's `signal` and the command-only actions. */
+export function commandContext(base: ExtensionContext, signal: AbortSignal | undefined, actions: Pick<CommandContext, "waitForIdle" | "reload" | "fork">): CommandContext {
+  return Object.create(base, {
+    ...(signal && { signal: { value: signal } }),
+    waitForIdle: { value: actions.waitForIdle },
+    reload: { value: actions.reload },
+    fork: { value: actions.fork },
+  }) as CommandContext;
+}
+
+/** The commands as listed (`getCommands`): the extensions', then the host's whose name no extension took. */
+export function listCommands(commands: ReadonlyMap<string, MergedCommand>, resourceCommands: readonly CommandInfo[], cwd: string): CommandInfo[] {
+  const own = [...commands.values()].map(({ name, description, record }) => {
+    const info: CommandInfo = { name, source: "extension", extension: record.name, sourceInfo: extensionSourceInfo(record, cwd) };
+    if (description !== undefined) info.description = description;
+    if (record.path !== undefined) info.path = record.path;
+    return info;
+  });
+  const taken = new Set(own.map((c) => c.name));
+  return [...own, ...resourceCommands.filter((c) => !taken.has(c.name)).map((c) => ({ ...c }))];
 }
 
 export function flagsOf(records: readonly ExtensionRecord[]): FlagInfo[] {
