@@ -409,6 +409,31 @@ describe("Pi 1.x behaviours", () => {
     expect(started).toEqual(["left", "right"]);
   });
 
+  it("ctx.modelRegistry finds the registered providers' models and refuses model calls and credentials", async () => {
+    const seen: unknown[] = [];
+    const { host, mine } = await hostWith((pi) => {
+      (pi as unknown as { registerProvider(n: string, c: unknown): void }).registerProvider("local", { baseUrl: "http://127.0.0.1:9/v1", apiKey: "k", api: "openai-completions", models: [{ id: "small", name: "Small" }] });
+      pi.on("session_start", async (_e, ctx) => {
+        const registry = (ctx as unknown as { modelRegistry: Record<string, (...a: unknown[]) => any> }).modelRegistry;
+        const model = registry.find!("local", "small");
+        seen.push(model, registry.find!("openai", "gpt-5"), registry.hasConfiguredAuth!(model), registry.getAll!().map((m: { provider: string; id: string }) => `${m.provider}/${m.id}`));
+        seen.push(await registry.complete!(model, { messages: [] }).catch((e: Error) => e.message));
+        seen.push(await registry.getApiKeyForProvider!("local").catch((e: Error) => e.message));
+      });
+    });
+    await host.start();
+    await host.shutdown();
+    expect(seen).toEqual([
+      { id: "small", name: "Small", provider: "local", api: "openai-completions", baseUrl: "http://127.0.0.1:9/v1" },
+      undefined,
+      true,
+      [expect.stringMatching(/^scripted\//), "local/small"],
+      "ctx.modelRegistry.complete is not available in mypi: extensions cannot call a model directly; the host owns the model (see docs/pi-compat.md)",
+      "ctx.modelRegistry.getApiKeyForProvider is not available in mypi: provider credentials stay with the host (see docs/pi-compat.md)",
+    ]);
+    expect(mine().filter((d) => d.includes("ctx.modelRegistry"))).toHaveLength(1);
+  });
+
   it("pi.getSettings returns the effective settings and registerToolRenderer does nothing headless", async () => {
     let settings: unknown;
     const { failed, mine } = await hostWith((pi) => {
