@@ -29,8 +29,7 @@ const PI_16_EVENTS = [
 /** Of those, the ones mypi never emits (each reported once when an extension listens to it). */
 const NOT_EMITTED = [
   "session_info_changed", "session_compact_failed", "mcp_servers_change", "context_with_system", "cache_warming_decision",
-  "before_provider_headers", "after_provider_response", "provider_stream_event", "agent_before_settle", "ui_prompt_start",
-  "ui_prompt_end", "thinking_level_select",
+  "provider_stream_event", "agent_before_settle", "ui_prompt_start", "ui_prompt_end", "thinking_level_select",
 ];
 
 /**
@@ -342,18 +341,25 @@ describe("Pi 1.x behaviours", () => {
     expect(mine().filter((d) => d.includes("replacement message"))).toHaveLength(1);
   });
 
-  it("before_provider_headers and after_provider_response load with one line each", async () => {
-    const { failed, mine } = await hostWith((pi) => {
-      const on = pi.on as unknown as (e: string, h: () => void) => void;
-      on("before_provider_headers", () => {});
-      on("after_provider_response", () => {});
-      on("after_provider_response", () => {});
+  it("before_provider_headers and after_provider_response become the model client's HTTP hooks, in load order", async () => {
+    const seen: unknown[] = [];
+    const { manager, failed, mine } = await hostWith((pi) => {
+      const on = pi.on as unknown as (e: string, h: (e: any) => void) => () => void;
+      on("before_provider_headers", (e) => void (e.headers["x-trace"] = "t1"));
+      on("before_provider_headers", (e) => void (e.headers.authorization = null));
+      const off = on("after_provider_response", (e) => void seen.push([e.type, e.status]));
+      on("after_provider_response", () => off());
     });
     expect(failed).toEqual([]);
-    expect(mine()).toEqual([
-      expect.stringContaining('pi.on("before_provider_headers"): mypi does not emit this Pi event'),
-      expect.stringContaining('pi.on("after_provider_response"): mypi does not emit this Pi event'),
-    ]);
+    expect(mine()).toEqual([]);
+    const hooks = manager.httpHooks()!;
+    const headers: Record<string, string | null> = { authorization: "Bearer k" };
+    await hooks.headers!(headers);
+    await hooks.response!({ status: 200, headers: {} });
+    await hooks.response!({ status: 500, headers: {} });
+    expect(headers).toEqual({ authorization: null, "x-trace": "t1" });
+    expect(seen).toEqual([["after_provider_response", 200]]);
+    expect(new ExtensionManager().httpHooks()).toBeUndefined();
   });
 
   it("a tool's prepareArguments adapts old arguments before validation", async () => {

@@ -97,8 +97,8 @@ describe("Pi members mypi does not know", () => {
     let started = 0;
     const { failed } = await manager.loadExtension((pi: ExtensionAPI) => {
       const on = pi.on as (name: string, handler: () => void) => void;
-      on("after_provider_response", () => {});
-      on("after_provider_response", () => {});
+      on("model_routing_decision", () => {});
+      on("model_routing_decision", () => {});
       pi.on("session_start", () => void started++);
     }, "future-events");
     expect(failed).toEqual([]);
@@ -106,7 +106,7 @@ describe("Pi members mypi does not know", () => {
     await host.start();
     await host.shutdown();
     expect(started).toBe(1);
-    expect(diagnostics.filter((d) => d.includes('"after_provider_response"'))).toHaveLength(1);
+    expect(diagnostics.filter((d) => d.includes('"model_routing_decision"'))).toHaveLength(1);
   });
 
   it("a name one letter off a known event is still a typo that fails the load", async () => {

@@ -4,6 +4,7 @@
  * provider's own key (literal, `$VAR`, `!command`), the host's OPENAI_API_KEY never does, and
  * what mypi cannot honour (OAuth, other APIs) is refused with the reason.
  */
+import { readFileSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chatResponse, startFakeOpenAI, type FakeOpenAIServer } from "../helpers/fake-openai.ts";
 import { createSandbox } from "../helpers/mypi.ts";
@@ -91,6 +92,24 @@ describe("pi.registerProvider (openai-completions)", () => {
     expect(unknownProvider.stderr).toContain('no provider "remote" for --model remote/small: providers come from extensions (pi.registerProvider); registered: local');
     const unknownModel = await sandbox.run(["-e", ext, "--no-session", "--model", "local/huge", "-p", "hi"]);
     expect(unknownModel.stderr).toContain('provider local (from known) has no model "huge"; its models: small, large');
+  });
+
+  it("before_provider_headers changes the request's headers and after_provider_response sees the status, for openai: and registered providers", async () => {
+    const log = sandbox.file("http.log", "");
+    const hooks = `
+      pi.on("before_provider_headers", (event) => { event.headers["x-trace-id"] = "trace-1"; event.headers["x-provider"] = null; });
+      pi.on("after_provider_response", (event) => appendFileSync(${JSON.stringify(log)}, JSON.stringify([event.status, typeof event.headers]) + "\\n"));`;
+    const ext = providerExtension("http.ts", "sk-literal", hooks);
+    const source = readFileSync(ext, "utf8");
+    writeFileSync(ext, `import { appendFileSync } from "node:fs";\n${source}`);
+    for (const model of [["--model", "local/small"], ["--model", "openai:gpt-test", "--base-url", server.baseURL]]) {
+      server.push(chatResponse({ text: "ok" }));
+      const r = await sandbox.run(["-e", ext, "--no-session", ...model, "-p", "hi"]);
+      expect([r.code, r.stderr]).toEqual([0, ""]);
+      expect(lastRequest().headers["x-trace-id"]).toBe("trace-1");
+      expect(lastRequest().headers["x-provider"]).toBeUndefined();
+    }
+    expect(readFileSync(log, "utf8").trim().split("\n")).toEqual(['[200,"object"]', '[200,"object"]']);
   });
 
   it("refuses OAuth, other APIs and the host's OPENAI_API_KEY with the reason, and the extension still loads", async () => {

@@ -233,6 +233,8 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
   }
   const model = await resolveModel(args, io, loaded.manager);
   if (typeof model === "string") {
+    // A provider comes from an extension: one that failed to load explains a missing provider.
+    for (const line of describeFailures(loaded.failures)) io.stderr.write(`${line}\n`);
     await shutdown();
     return fail(model);
   }
@@ -373,7 +375,8 @@ async function resolveModel(args: CliArgs, io: CliIO, manager: LoadedExtensions[
       return `${(error as Error).message}. Check the path given to --model scripted:<file>.`;
     }
   }
-  return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }) });
+  const http = manager.httpHooks();
+  return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }), ...(http && { http }) });
 }
 
 /** `--append-system-prompt` values: an existing file (against the shell's directory) is read, anything else is text. */

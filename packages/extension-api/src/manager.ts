@@ -291,7 +291,7 @@ export class ExtensionManager implements ApiHost {
     attempt.record = record;
     try {
       const pi = createExtensionAPI(record, this);
-      this.compat?.extendApi(pi, { name: entry.name });
+      this.compat?.extendApi(pi, { name: entry.name, attached: () => record.state === "attached", context: record.context });
       this.options.extendApi?.(pi, { name: entry.name, ...(entry.path !== undefined && { path: entry.path }) });
       await factory(pi);
       return record;
@@ -426,7 +426,12 @@ export class ExtensionManager implements ApiHost {
 
   /** `<provider>/<model>` of a provider an extension registered (`pi.registerProvider`); `undefined` for other specs. */
   modelFor(spec: string): ReturnType<PiCompat["providers"]["modelFor"]> {
-    return this.compat?.providers.modelFor(spec);
+    return this.compat?.providers.modelFor(spec, this.compat.httpHooks());
+  }
+
+  /** HTTP hooks for a model client the host makes (Pi's provider events), if an extension has any. */
+  httpHooks(): ReturnType<PiCompat["httpHooks"]> {
+    return this.compat?.httpHooks();
   }
 
   /** Replace what `pi.getSettings()` returns from now on (the host read more files, e.g. once the project is trusted). */

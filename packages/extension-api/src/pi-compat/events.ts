@@ -7,6 +7,8 @@
  *   handler passes, a removed observer returns at once.
  * - `agent_settled` is delivered after each `agent_end` (mypi has no automatic retry or queued
  *   continuation after a run ends, so the end of a run is when it settled).
+ * - `before_provider_headers` / `after_provider_response` go to `http`, which calls them around
+ *   each request of the OpenAI-compatible model clients (`HttpHandlers` in index.ts).
  * - The other Pi 1.x events mypi never emits (`PI_ONLY_EVENTS`) load without their handler and
  *   are reported once per extension and event; so is any name of a later Pi, unless it is one
  *   or two letters off a known event — a typo, which still fails the load with "Did you mean".
@@ -22,8 +24,6 @@ export const PI_ONLY_EVENTS: Readonly<Record<string, string>> = Object.freeze({
   session_compact_failed: "a failed compaction is reported to its caller (ctx.compact's onError), not as an event",
   context_with_system: "the system prompt is not a message in mypi; use before_agent_start or context",
   cache_warming_decision: "mypi does not warm provider caches",
-  before_provider_headers: "the provider's HTTP request is the host's; extensions do not see its headers",
-  after_provider_response: "the provider's HTTP response is the host's; extensions do not see it",
   provider_stream_event: "the provider's raw stream is the host's",
   agent_before_settle: "mypi has no settle boundary to append entries at; use agent_end",
   ui_prompt_start: "mypi does not announce dialogs",
@@ -35,8 +35,14 @@ export const PI_ONLY_EVENTS: Readonly<Record<string, string>> = Object.freeze({
 type On = (event: unknown, handler: unknown, options?: unknown) => void;
 type Report = (message: string) => void;
 
+/** The two events about a model client's HTTP exchange, kept apart from mypi's own table. */
+export const HTTP_EVENTS = ["before_provider_headers", "after_provider_response"] as const;
+export type HttpEvent = (typeof HTTP_EVENTS)[number];
+/** Where `piOn` puts their handlers; `live()` is false once removed with the function `pi.on` returned. */
+export type AddHttpHandler = (event: HttpEvent, handler: (...args: unknown[]) => unknown, live: () => boolean) => void;
+
 /** Pi's `pi.on` over mypi's `base` for the extension `name`; `report` gets each one-time line. */
-export function piOn(base: ExtensionAPI["on"], name: string, report: Report): (event: string, handler: unknown, options?: unknown) => () => void {
+export function piOn(base: ExtensionAPI["on"], name: string, report: Report, http: AddHttpHandler): (event: string, handler: unknown, options?: unknown) => () => void {
   const on = base as unknown as On;
   const reported = new Set<string>();
   const once = (key: string, message: string) => {
@@ -54,6 +60,10 @@ export function piOn(base: ExtensionAPI["on"], name: string, report: Report): (e
     let live = true;
     const off = () => void (live = false);
     const fn = handler as (...args: unknown[]) => unknown;
+    if ((HTTP_EVENTS as readonly string[]).includes(event)) {
+      http(event as HttpEvent, fn, () => live);
+      return off;
+    }
     if (event === "agent_settled") {
       on("agent_end", (e: { stopReason?: string }, ctx: unknown) => (live ? fn({ type: "agent_settled", aborted: e.stopReason === "aborted" }, ctx) : undefined), options);
       return off;

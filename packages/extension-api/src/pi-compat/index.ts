@@ -10,10 +10,10 @@
  * nothing is reported once per extension and kind, as one diagnostic line.
  */
 import { EXTENSION_NAME } from "../context.ts";
-import { createOpenAIModel, type Tool } from "@mypi/kernel";
+import { createOpenAIModel, type HttpHooks, type Tool } from "@mypi/kernel";
 import { type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type HostMode, type SlotName } from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
-import { piOn } from "./events.ts";
+import { piOn, type HttpEvent } from "./events.ts";
 import { piVirtualModules } from "./modules.ts";
 import { systemPromptOptions } from "./prompt.ts";
 import { piModelRegistry } from "./model-registry.ts";
@@ -38,7 +38,13 @@ export interface PiCompat {
   readonly virtualModules: Record<string, unknown>;
   /** What `pi.registerProvider` registered (`--model <provider>/<model>`). */
   readonly providers: ProviderRegistry;
-  extendApi(pi: ExtensionAPI, extension: { name: string }): void;
+  /** `attached`: whether the instance is live (its handlers run); `context`: its ctx. */
+  extendApi(pi: ExtensionAPI, extension: { name: string; attached(): boolean; context: ExtensionContext }): void;
+  /**
+   * Pi's `before_provider_headers` / `after_provider_response` handlers as a model client's
+   * HTTP hooks, or `undefined` when no extension has one (the client is then left as it is).
+   */
+  httpHooks(): HttpHooks | undefined;
   extendContext(ctx: ExtensionContext): void;
   /** Pi's command-only session actions that mypi's host does not offer. */
   extendCommandContext(ctx: CommandContext, extension: string): void;
@@ -78,6 +84,25 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
   };
   const uis = new WeakMap<ExtensionUI, Map<string, PiUI>>();
   const providers = new ProviderRegistry();
+  /** Pi's HTTP event handlers in load order (an unloaded or removed one is skipped). */
+  const http: { extension: string; event: HttpEvent; fn: (...args: unknown[]) => unknown; live: () => boolean; context: ExtensionContext }[] = [];
+  const runHttp = async (event: HttpEvent, payload: Record<string, unknown>) => {
+    for (const h of http) {
+      if (h.event !== event || !h.live()) continue;
+      try {
+        await h.fn({ type: event, ...payload }, h.context);
+      } catch (error) {
+        host.reportError(h.extension, event, error instanceof Error ? error.message : String(error), "MYPI_HANDLER_FAILED");
+      }
+    }
+  };
+  const httpHooks = (): HttpHooks | undefined => {
+    if (!http.some((h) => h.live())) return undefined;
+    return {
+      headers: (headers) => runHttp("before_provider_headers", { headers }),
+      response: ({ status, headers }) => runHttp("after_provider_response", { status, headers }),
+    };
+  };
   /** Pi's `Model` object, reduced to what mypi knows: the client id split at its first `:` or `/`. */
   const currentModel = () => {
     const id = host.runtime?.modelId();
@@ -91,6 +116,7 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
 
   return {
     providers,
+    httpHooks,
     virtualModules: piVirtualModules((module, member, kind) =>
       host.diagnostic(
         kind === "absent"
@@ -100,7 +126,7 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
       host,
     ),
 
-    extendApi(pi, { name }) {
+    extendApi(pi, { name, attached, context }) {
       const tui = (what: string) => () => notice(name, "tui", what);
       const hostOnly = <R>(what: string, value: R) => () => {
         notice(name, "host", what);
@@ -108,7 +134,7 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
       };
       const base = { registerTool: pi.registerTool, getFlag: pi.getFlag };
       Object.assign(pi, {
-        on: piOn(pi.on, name, (line) => host.diagnostic(line)),
+        on: piOn(pi.on, name, (line) => host.diagnostic(line), (event, fn, live) => http.push({ extension: name, event, fn, live: () => live() && attached(), context })),
         registerTool(definition: Parameters<ExtensionAPI["registerTool"]>[0]) {
           const d = definition as { renderCall?: unknown; renderResult?: unknown };
           if (d && (typeof d.renderCall === "function" || typeof d.renderResult === "function")) {
@@ -143,11 +169,12 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
           if (!runtime?.setModel || typeof model?.provider !== "string" || typeof model.id !== "string") return false;
           if (model.provider === "openai") {
             if (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL) return false;
-            runtime.setModel(createOpenAIModel({ model: model.id }));
+            const hooks = httpHooks();
+            runtime.setModel(createOpenAIModel({ model: model.id, ...(hooks && { http: hooks }) }));
             return true;
           }
           const spec = `${model.provider}/${model.id}`;
-          const client = providers.names().includes(model.provider) ? providers.modelFor(spec) : `no provider "${model.provider}" is registered (pi.registerProvider)`;
+          const client = providers.names().includes(model.provider) ? providers.modelFor(spec, httpHooks()) : `no provider "${model.provider}" is registered (pi.registerProvider)`;
           if (client === undefined || typeof client === "string") {
             if (!refused.has(`${name}:setModel:${spec}`)) {
               refused.add(`${name}:setModel:${spec}`);

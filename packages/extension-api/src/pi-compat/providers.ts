@@ -15,7 +15,7 @@
  * overriding only the URL of a provider mypi does not have.
  */
 import { execFileSync } from "node:child_process";
-import { createOpenAIModel, type ModelClient } from "@mypi/kernel";
+import { createOpenAIModel, type HttpHooks, type ModelClient } from "@mypi/kernel";
 
 export interface ProviderModel {
   id: string;
@@ -108,7 +108,7 @@ export function resolveApiKey(spec: string | undefined, env: NodeJS.ProcessEnv =
 }
 
 /** A client for `model` of `provider`, or why not. */
-export function providerModel(provider: RegisteredProvider, modelId: string): ModelClient | string {
+export function providerModel(provider: RegisteredProvider, modelId: string, http?: HttpHooks): ModelClient | string {
   const model = provider.models.find((m) => m.id === modelId);
   if (!model) return `provider ${provider.name} (from ${provider.extension}) has no model "${modelId}"; its models: ${provider.models.map((m) => m.id).join(", ")}`;
   const key = resolveApiKey(provider.apiKey);
@@ -122,6 +122,7 @@ export function providerModel(provider: RegisteredProvider, modelId: string): Mo
     ...(key.key !== undefined && { apiKey: key.key }),
     ...(headers && { headers }),
     ...(model.maxTokens !== undefined && { maxTokens: model.maxTokens }),
+    ...(http && { http }),
   });
 }
 
@@ -150,7 +151,7 @@ export class ProviderRegistry {
    * `<provider>/<model>` as a client; `undefined` when `spec` does not have that form (it is
    * one of mypi's own, `openai:…` / `scripted:…`); a string says why it cannot be had.
    */
-  modelFor(spec: string): ModelClient | string | undefined {
+  modelFor(spec: string, http?: HttpHooks): ModelClient | string | undefined {
     const m = /^([^:/]+)\/(.+)$/.exec(spec);
     if (!m) return undefined;
     const provider = this.byName.get(m[1]!);
@@ -158,6 +159,6 @@ export class ProviderRegistry {
       const known = this.names();
       return `no provider "${m[1]}" for --model ${spec}: providers come from extensions (pi.registerProvider)${known.length ? `; registered: ${known.join(", ")}` : ", and none registered one"}`;
     }
-    return providerModel(provider, m[2]!);
+    return providerModel(provider, m[2]!, http);
   }
 }
