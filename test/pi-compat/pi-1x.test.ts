@@ -152,6 +152,38 @@ export default function (pi) {
   });
 });
 
+describe("session_shutdown reasons (Pi 1.x)", () => {
+  it("says reload before a reload and quit at the end", async () => {
+    const reasons: unknown[] = [];
+    const manager = new ExtensionManager();
+    await manager.loadExtension((pi: ExtensionAPI) => {
+      pi.on("session_shutdown", (event) => void reasons.push(event.reason));
+    }, "closer");
+    const host = createExtensionHost({ manager, model: createScriptedModel({ turns: [] }), session: SessionManager.inMemory(process.cwd()) });
+    await host.start();
+    await manager.reload();
+    await host.shutdown();
+    expect(reasons).toEqual(["reload", "quit"]);
+  });
+
+  it("says new, with the new session's file, when RPC starts a new session", async () => {
+    const log = sandbox.file("shutdown.log", "");
+    const ext = sandbox.file("closer.ts", `
+import { appendFileSync } from "node:fs";
+export default function (pi) {
+  pi.on("session_shutdown", (e) => appendFileSync(${JSON.stringify(log)}, JSON.stringify([e.reason, typeof e.targetSessionFile]) + "\\n"));
+}
+`);
+    const p = sandbox.spawn(["-e", ext, "--mode", "rpc", "--model", `scripted:${sandbox.script([])}`]);
+    p.send({ id: "n", type: "new_session" });
+    await p.waitFor((l) => l.id === "n");
+    p.end();
+    await p.exit;
+    const { readFileSync } = await import("node:fs");
+    expect(readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))).toEqual([["new", "string"], ["quit", "undefined"]]);
+  });
+});
+
 describe("a session_start handler that throws", () => {
   const thrower = sandbox.file("thrower.ts", `
 export default function (pi) {

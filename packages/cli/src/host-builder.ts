@@ -143,7 +143,7 @@ export function createHostSession(
       const previousSessionFile = host.session.file;
       const next = await rebuild();
       detach();
-      await host.shutdown();
+      await host.shutdown({ reason: "new" as const, ...(next.session.file !== undefined && { targetSessionFile: next.session.file }) });
       host = next;
       if (ui) host.setUI(ui);
       detach = attach(host);

@@ -77,9 +77,14 @@ export interface SessionStartEvent {
   previousSessionFile?: string;
   timestamp: number;
 }
-/** The host is shutting down, or the extension is about to be reloaded. */
+/**
+ * The host is shutting down (`quit`), the extension is about to be reloaded (`reload`), or the
+ * session is being replaced (`new`, with the new session's file in `targetSessionFile`).
+ */
 export interface SessionShutdownEvent {
   type: "session_shutdown";
+  reason: "quit" | "reload" | "new" | "resume" | "fork";
+  targetSessionFile?: string;
   timestamp: number;
 }
 export interface SessionCompactEvent {

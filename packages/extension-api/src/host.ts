@@ -43,6 +43,7 @@ import type {
   SessionBeforeCompactDecision,
   SessionBeforeForkDecision,
   SessionBeforeSwitchDecision,
+  SessionShutdownEvent,
 } from "./types.ts";
 
 export interface ExtensionHostOptions {
@@ -105,8 +106,8 @@ export interface ExtensionHost {
   setSystemPrompt(text: string | undefined): void;
   /** Ask the extensions for more skill and prompt folders (`resources_discover`); paths as returned. */
   discoverResources(reason: "startup" | "reload"): Promise<{ skillPaths: string[]; promptPaths: string[] }>;
-  /** `session_shutdown`, drain the observers, dispose the extensions, close the agent. */
-  shutdown(): Promise<void>;
+  /** `session_shutdown` (reason `quit` unless told), drain the observers, dispose the extensions, close the agent. */
+  shutdown(options?: Pick<SessionShutdownEvent, "reason" | "targetSessionFile">): Promise<void>;
 }
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -363,8 +364,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
         | undefined;
       return found ?? { skillPaths: [], promptPaths: [] };
     },
-    async shutdown() {
-      await manager.shutdown();
+    async shutdown(options) {
+      await manager.shutdown(options);
       manager.unbind();
       await agent.close();
     },

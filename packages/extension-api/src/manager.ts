@@ -37,6 +37,7 @@ import {
   type LoadFailure,
   type LoadResult,
   type ManagerSink,
+  type SessionShutdownEvent,
   type SlotName,
   type ToolInfo,
 } from "./types.ts";
@@ -203,7 +204,7 @@ export class ExtensionManager implements ApiHost {
     }
     for (const entry of [...this.entries].reverse()) {
       if (!entry.record || !staged.has(entry)) continue;
-      await this.observers.deliverTo(entry.name, { type: "session_shutdown", timestamp: Date.now() });
+      await this.observers.deliverTo(entry.name, { type: "session_shutdown", reason: "reload", timestamp: Date.now() });
       this.dispose1(entry.record);
     }
     for (const [entry, record] of staged) {
@@ -561,8 +562,8 @@ export class ExtensionManager implements ApiHost {
    * extension (its handlers close what they opened: servers, timers), the observers drained
    * (deadline 10 s), then `dispose()`.
    */
-  async shutdown(): Promise<void> {
-    this.publish({ type: "session_shutdown", timestamp: Date.now() });
+  async shutdown(options: Pick<SessionShutdownEvent, "reason" | "targetSessionFile"> = { reason: "quit" }): Promise<void> {
+    this.publish({ type: "session_shutdown", ...options, timestamp: Date.now() });
     await this.drain();
     this.dispose();
   }
