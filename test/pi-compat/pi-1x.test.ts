@@ -134,12 +134,14 @@ describe("session_start reasons (Pi 1.x)", () => {
     expect(reasons).toEqual([["startup", undefined], ["fork", session.file]]);
   });
 
-  it("says new, with the file it replaced, when RPC starts a new session", async () => {
+  it("says new, with the file it replaced, when RPC starts a new session; the old session's extensions get session_shutdown reason new", async () => {
     const log = sandbox.file("reasons.log", "");
     const ext = sandbox.file("reasons.ts", `
 import { appendFileSync } from "node:fs";
 export default function (pi) {
-  pi.on("session_start", (e) => appendFileSync(${JSON.stringify(log)}, JSON.stringify([e.reason, typeof e.previousSessionFile]) + "\\n"));
+  const out = (e, file) => appendFileSync(${JSON.stringify(log)}, JSON.stringify([e.type, e.reason, typeof file]) + "\\n");
+  pi.on("session_start", (e) => out(e, e.previousSessionFile));
+  pi.on("session_shutdown", (e) => out(e, e.targetSessionFile));
 }
 `);
     const p = sandbox.spawn(["-e", ext, "--mode", "rpc", "--model", `scripted:${sandbox.script([])}`]);
@@ -148,7 +150,12 @@ export default function (pi) {
     p.end();
     await p.exit;
     const { readFileSync } = await import("node:fs");
-    expect(readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))).toEqual([["startup", "undefined"], ["new", "string"]]);
+    expect(readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))).toEqual([
+      ["session_start", "startup", "undefined"],
+      ["session_shutdown", "new", "string"],
+      ["session_start", "new", "string"],
+      ["session_shutdown", "quit", "undefined"],
+    ]);
   });
 });
 
@@ -164,23 +171,6 @@ describe("session_shutdown reasons (Pi 1.x)", () => {
     await manager.reload();
     await host.shutdown();
     expect(reasons).toEqual(["reload", "quit"]);
-  });
-
-  it("says new, with the new session's file, when RPC starts a new session", async () => {
-    const log = sandbox.file("shutdown.log", "");
-    const ext = sandbox.file("closer.ts", `
-import { appendFileSync } from "node:fs";
-export default function (pi) {
-  pi.on("session_shutdown", (e) => appendFileSync(${JSON.stringify(log)}, JSON.stringify([e.reason, typeof e.targetSessionFile]) + "\\n"));
-}
-`);
-    const p = sandbox.spawn(["-e", ext, "--mode", "rpc", "--model", `scripted:${sandbox.script([])}`]);
-    p.send({ id: "n", type: "new_session" });
-    await p.waitFor((l) => l.id === "n");
-    p.end();
-    await p.exit;
-    const { readFileSync } = await import("node:fs");
-    expect(readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))).toEqual([["new", "string"], ["quit", "undefined"]]);
   });
 });
 
