@@ -440,6 +440,31 @@ describe("Pi 1.x behaviours", () => {
     expect(mine().filter((d) => d.includes("ctx.modelRegistry"))).toHaveLength(1);
   });
 
+  it("session_before_compact and session_compact say why (manual), session_before_fork says where (before)", async () => {
+    const seen: unknown[] = [];
+    const manager = new ExtensionManager();
+    await manager.loadExtension((pi) => {
+      pi.on("session_before_compact", (e) => void seen.push(["before_compact", e.reason, e.willRetry]));
+      pi.on("session_compact", (e) => void seen.push(["compact", e.reason, e.willRetry]));
+      pi.on("session_before_fork", (e) => void seen.push(["before_fork", e.position]));
+    }, "why");
+    const session = SessionManager.inMemory(process.cwd());
+    const host = createExtensionHost({
+      manager,
+      model: createScriptedModel({ turns: [{ text: "one" }, { text: "two" }, { text: "summary" }] }),
+      session,
+      compaction: { enabled: false, contextWindow: 100_000, keepRecentTokens: 1 },
+    });
+    await host.start();
+    await host.agent.run("first");
+    await host.agent.run("second");
+    expect((await host.compact()).status).toBe("compacted");
+    await host.fork(session.getEntries().find((e) => e.type === "message" && e.message.role === "user")!.id);
+    await manager.drain();
+    await host.shutdown();
+    expect(seen).toEqual([["before_compact", "manual", false], ["compact", "manual", false], ["before_fork", "before"]]);
+  });
+
   it("pi.getSettings returns the effective settings and registerToolRenderer does nothing headless", async () => {
     let settings: unknown;
     const { failed, mine } = await hostWith((pi) => {

@@ -95,6 +95,9 @@ export interface SessionCompactEvent {
   fromExtension: boolean;
   /** The `compaction` entry written to the session (Pi's field), when there is a session. */
   compactionEntry?: SessionEntry;
+  /** As in `session_before_compact`. */
+  reason: "manual" | "threshold";
+  willRetry: false;
   timestamp: number;
 }
 export interface SessionForkEvent {
@@ -173,6 +176,10 @@ export interface SessionBeforeCompactEvent {
   branchEntries: readonly SessionEntry[];
   /** Aborted when the compaction is (Pi's field; `ctx.signal` is the same). */
   signal: AbortSignal;
+  /** Pi 1.x: `manual` (`/compact`, `ctx.compact`, RPC `compact`) or `threshold` (automatic). */
+  reason: "manual" | "threshold";
+  /** Pi 1.x: mypi does not retry a run after compacting, so always false. */
+  willRetry: false;
 }
 export interface SessionBeforeCompactDecision {
   /** The first `cancel` wins. */
@@ -185,6 +192,8 @@ export interface SessionBeforeCompactDecision {
 
 export interface SessionBeforeForkEvent {
   entryId: string;
+  /** Pi 1.x: mypi always branches off before the entry (the entry's parent becomes the leaf). */
+  position: "before";
 }
 export interface SessionBeforeForkDecision {
   /** The first `cancel` wins. */

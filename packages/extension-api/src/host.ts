@@ -138,9 +138,14 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   const emit = (event: { type: string }) => agent.emit(event as HostEvent);
   const hostCall = (signal: AbortSignal = agent.signal ?? NEVER_ABORTED): ChainCall => ({ signal, emit });
 
+  /** Set while `compact()` runs: the compaction the extensions hear of is then a manual one. */
+  let manualCompaction = false;
+  const compactionReason = () => (manualCompaction ? ("manual" as const) : ("threshold" as const));
   const beforeCompact: CompactionSettings["beforeCompact"] = async (preparation, signal) => {
     const event = {
       preparation,
+      reason: compactionReason(),
+      willRetry: false,
       ...(preparation.customInstructions !== undefined && { customInstructions: preparation.customInstructions }),
       branchEntries: session.getBranch(),
       signal,
@@ -158,6 +163,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       tokensAfter,
       fromExtension: fromHook,
       ...(compactionEntry && { compactionEntry }),
+      reason: compactionReason(),
+      willRetry: false,
       timestamp: Date.now(),
     });
   };
@@ -317,7 +324,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     async fork(entryId) {
       // Before anything moves: a session moved under a running agent would no longer match it.
       if (agent.isRunning) throw new Error(RUN_IN_PROGRESS);
-      const decision = (await manager.runSlot("session_before_fork", { entryId }, hostCall(NEVER_ABORTED))) as SessionBeforeForkDecision | undefined;
+      const decision = (await manager.runSlot("session_before_fork", { entryId, position: "before" }, hostCall(NEVER_ABORTED))) as SessionBeforeForkDecision | undefined;
       if (decision?.cancel) return { cancelled: true };
       if (agent.isRunning) throw new Error(RUN_IN_PROGRESS); // a run started while the extensions decided
       const previousLeafId = session.getLeafId();
@@ -332,17 +339,22 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     },
     async compact(customInstructions) {
       if (agent.isRunning) return { status: "failed", error: RUN_IN_PROGRESS };
-      const outcome = await compact({
-        model: agent.model,
-        messages: agent.messages,
-        settings: compaction(),
-        signal: new AbortController().signal,
-        session,
-        ...(customInstructions !== undefined && { customInstructions }),
-      });
-      if (outcome.status === "compacted") agent.replaceMessages(outcome.messages);
-      published(outcome);
-      return outcome;
+      manualCompaction = true;
+      try {
+        const outcome = await compact({
+          model: agent.model,
+          messages: agent.messages,
+          settings: compaction(),
+          signal: new AbortController().signal,
+          session,
+          ...(customInstructions !== undefined && { customInstructions }),
+        });
+        if (outcome.status === "compacted") agent.replaceMessages(outcome.messages);
+        published(outcome);
+        return outcome;
+      } finally {
+        manualCompaction = false;
+      }
     },
     setUI: (ui) => manager.setUI(ui),
     setSessionName: (name) => session.setSessionName(name),
