@@ -28,7 +28,7 @@ const PI_16_EVENTS = [
 ];
 /** Of those, the ones mypi never emits (each reported once when an extension listens to it). */
 const NOT_EMITTED = [
-  "session_info_changed", "session_compact_failed", "mcp_servers_change", "context_with_system", "cache_warming_decision",
+  "session_compact_failed", "mcp_servers_change", "context_with_system", "cache_warming_decision",
   "provider_stream_event", "agent_before_settle", "ui_prompt_start", "ui_prompt_end", "thinking_level_select",
 ];
 
@@ -463,6 +463,20 @@ describe("Pi 1.x behaviours", () => {
     await manager.drain();
     await host.shutdown();
     expect(seen).toEqual([["before_compact", "manual", false], ["compact", "manual", false], ["before_fork", "before"]]);
+  });
+
+  it("session_info_changed tells every extension the session's new name", async () => {
+    const names: unknown[] = [];
+    const { host, manager } = await hostWith((pi) => {
+      (pi.on as unknown as (e: string, h: (e: { name?: string }) => void) => void)("session_info_changed", (e) => void names.push(e.name));
+      pi.registerCommand("name", { handler: async (args) => pi.setSessionName(args) });
+    });
+    await host.start();
+    await manager.runCommand("name", "refactor auth");
+    host.setSessionName("from the client");
+    await manager.drain();
+    await host.shutdown();
+    expect(names).toEqual(["refactor auth", "from the client"]);
   });
 
   it("pi.getSettings returns the effective settings and registerToolRenderer does nothing headless", async () => {

@@ -116,6 +116,14 @@ export interface SessionSwitchEvent {
   timestamp: number;
 }
 
+/** The session's name changed (`pi.setSessionName`, RPC `set_session_name`); Pi 1.x's event. */
+export interface SessionInfoChangedEvent {
+  type: "session_info_changed";
+  /** The name now (`undefined` when cleared). */
+  name: string | undefined;
+  timestamp: number;
+}
+
 /** Kernel events by name (DESIGN §2.2). */
 export type AgentEvents = { [E in AgentEvent as E["type"]]: E };
 
@@ -128,6 +136,7 @@ export interface HostEvents {
   session_compact: SessionCompactEvent;
   session_fork: SessionForkEvent;
   session_switch: SessionSwitchEvent;
+  session_info_changed: SessionInfoChangedEvent;
 }
 
 /** Every read-only event an observer can subscribe to. */
@@ -338,6 +347,7 @@ export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   session_compact: "observer",
   session_fork: "observer",
   session_switch: "observer",
+  session_info_changed: "observer",
   session_directory: "inert",
   session_before_tree: "inert",
   session_tree: "inert",

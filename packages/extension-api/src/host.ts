@@ -169,6 +169,12 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     });
   };
 
+  /** Name the session and tell the extensions (`session_info_changed`). */
+  const nameSession = (name: string) => {
+    session.setSessionName(name);
+    manager.publish({ type: "session_info_changed", name: session.getSessionName(), timestamp: Date.now() });
+  };
+
   const slots = manager.slots;
   let baseSystemPrompt = options.systemPrompt;
   const { expandPrompt } = options;
@@ -252,7 +258,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       else agent.followUp(text, queued);
     },
     appendEntry: (customType, data) => void session.appendCustomEntry(customType, data),
-    setSessionName: (name) => session.setSessionName(name),
+    setSessionName: (name) => nameSession(name),
     getSessionName: () => session.getSessionName(),
     setLabel: (entryId, label) => void session.appendLabel(entryId, label),
     hasPendingMessages: () => agent.pendingMessageCount > 0,
@@ -357,7 +363,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       }
     },
     setUI: (ui) => manager.setUI(ui),
-    setSessionName: (name) => session.setSessionName(name),
+    setSessionName: (name) => nameSession(name),
     async beforeSwitch(reason, targetSessionFile) {
       const event = { reason, ...(targetSessionFile !== undefined && { targetSessionFile }) };
       const decision = (await manager.runSlot("session_before_switch", event, hostCall(NEVER_ABORTED))) as SessionBeforeSwitchDecision | undefined;

@@ -107,6 +107,7 @@ describe("the routing table", () => {
       "session_compact",
       "session_fork",
       "session_switch",
+      "session_info_changed",
     ]);
     expect(Object.entries(ROUTES).filter(([, route]) => route === "inert").map(([name]) => name)).toEqual([
       "session_directory",

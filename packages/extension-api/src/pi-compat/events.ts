@@ -20,7 +20,6 @@ import { ROUTES, type ExtensionAPI } from "../types.ts";
 
 /** Pi 1.6 events that mypi does not emit, and why (the reason goes into the report). */
 export const PI_ONLY_EVENTS: Readonly<Record<string, string>> = Object.freeze({
-  session_info_changed: "mypi does not announce session name changes",
   session_compact_failed: "a failed compaction is reported to its caller (ctx.compact's onError), not as an event",
   context_with_system: "the system prompt is not a message in mypi; use before_agent_start or context",
   cache_warming_decision: "mypi does not warm provider caches",
