@@ -97,8 +97,8 @@ describe("Pi members mypi does not know", () => {
     let started = 0;
     const { failed } = await manager.loadExtension((pi: ExtensionAPI) => {
       const on = pi.on as (name: string, handler: () => void) => void;
-      on("after_provider_response", () => {});
-      on("after_provider_response", () => {});
+      on("model_routing_decision", () => {});
+      on("model_routing_decision", () => {});
       pi.on("session_start", () => void started++);
     }, "future-events");
     expect(failed).toEqual([]);
@@ -106,7 +106,7 @@ describe("Pi members mypi does not know", () => {
     await host.start();
     await host.shutdown();
     expect(started).toBe(1);
-    expect(diagnostics.filter((d) => d.includes('"after_provider_response"'))).toHaveLength(1);
+    expect(diagnostics.filter((d) => d.includes('"model_routing_decision"'))).toHaveLength(1);
   });
 
   it("a name one letter off a known event is still a typo that fails the load", async () => {
@@ -134,12 +134,14 @@ describe("session_start reasons (Pi 1.x)", () => {
     expect(reasons).toEqual([["startup", undefined], ["fork", session.file]]);
   });
 
-  it("says new, with the file it replaced, when RPC starts a new session", async () => {
+  it("says new, with the file it replaced, when RPC starts a new session; the old session's extensions get session_shutdown reason new", async () => {
     const log = sandbox.file("reasons.log", "");
     const ext = sandbox.file("reasons.ts", `
 import { appendFileSync } from "node:fs";
 export default function (pi) {
-  pi.on("session_start", (e) => appendFileSync(${JSON.stringify(log)}, JSON.stringify([e.reason, typeof e.previousSessionFile]) + "\\n"));
+  const out = (e, file) => appendFileSync(${JSON.stringify(log)}, JSON.stringify([e.type, e.reason, typeof file]) + "\\n");
+  pi.on("session_start", (e) => out(e, e.previousSessionFile));
+  pi.on("session_shutdown", (e) => out(e, e.targetSessionFile));
 }
 `);
     const p = sandbox.spawn(["-e", ext, "--mode", "rpc", "--model", `scripted:${sandbox.script([])}`]);
@@ -148,7 +150,27 @@ export default function (pi) {
     p.end();
     await p.exit;
     const { readFileSync } = await import("node:fs");
-    expect(readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))).toEqual([["startup", "undefined"], ["new", "string"]]);
+    expect(readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))).toEqual([
+      ["session_start", "startup", "undefined"],
+      ["session_shutdown", "new", "string"],
+      ["session_start", "new", "string"],
+      ["session_shutdown", "quit", "undefined"],
+    ]);
+  });
+});
+
+describe("session_shutdown reasons (Pi 1.x)", () => {
+  it("says reload before a reload and quit at the end", async () => {
+    const reasons: unknown[] = [];
+    const manager = new ExtensionManager();
+    await manager.loadExtension((pi: ExtensionAPI) => {
+      pi.on("session_shutdown", (event) => void reasons.push(event.reason));
+    }, "closer");
+    const host = createExtensionHost({ manager, model: createScriptedModel({ turns: [] }), session: SessionManager.inMemory(process.cwd()) });
+    await host.start();
+    await manager.reload();
+    await host.shutdown();
+    expect(reasons).toEqual(["reload", "quit"]);
   });
 });
 
@@ -176,5 +198,58 @@ export default function (pi) {
     expect([line.extension, line.slot]).toEqual(["thrower", "session_start"]);
     p.end();
     await p.exit;
+  });
+});
+
+describe("through the CLI", () => {
+  const fixture = (name: string) => new URL(`./fixtures/${name}.ts`, import.meta.url).pathname;
+
+  it("a tool that keeps and changes its own details object works in JSON mode, each result recording its moment", async () => {
+    const script = sandbox.script([
+      { toolCalls: [{ name: "check", arguments: { item: "a" } }] },
+      { toolCalls: [{ name: "check", arguments: { item: "b" } }] },
+      { text: "done" },
+    ]);
+    const r = await sandbox.run(["-e", fixture("checklist"), "--no-session", "--mode", "json", "--model", `scripted:${script}`, "-p", "check two"]);
+    expect(r.code).toBe(0);
+    const ends = r.events().filter((e) => e.type === "tool_execution_end");
+    expect(ends.map((e) => [e.isError, e.result.details.items])).toEqual([
+      [false, ["a"]],
+      [false, ["a", "b"]],
+    ]);
+  });
+
+  it("a tool returning terminate: true and a tool_call block with terminate end the run without asking the model again", async () => {
+    for (const call of [{ name: "finish", arguments: { answer: "42" } }, { name: "bash", arguments: { command: "ls" } }]) {
+      const script = sandbox.script([{ toolCalls: [call] }, { text: "never asked" }]);
+      const r = await sandbox.run(["-e", fixture("finisher"), "--no-session", "--mode", "json", "--model", `scripted:${script}`, "-p", "go"]);
+      const events = r.events();
+      expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "terminated" });
+      expect(events.filter((e) => e.type === "message_end" && e.message.role === "assistant")).toHaveLength(1);
+    }
+  });
+
+  it("RPC fork and new_session send session_start with their reason, and the extension rebuilds its state from the branch", async () => {
+    const log = sandbox.file("checklist.log", "");
+    const script = sandbox.script([{ toolCalls: [{ name: "check", arguments: { item: "a" } }] }, { text: "one" }, { toolCalls: [{ name: "check", arguments: { item: "b" } }] }, { text: "two" }]);
+    const p = sandbox.spawn(["-e", fixture("checklist"), "--mode", "rpc", "--model", `scripted:${script}`], { env: { CHECKLIST_LOG: log } });
+    p.send({ id: "1", type: "prompt", message: "first" });
+    await p.waitFor((l) => l.type === "agent_end");
+    p.send({ id: "2", type: "prompt", message: "second" });
+    await p.waitFor((l) => l.type === "agent_end" && p.lines.filter((x) => x.type === "agent_end").length === 2);
+    p.send({ id: "m", type: "get_fork_messages" });
+    const messages = (await p.waitFor((l) => l.id === "m")).data.messages as { entryId: string; text: string }[];
+    p.send({ id: "f", type: "fork", entryId: messages.find((m) => m.text === "second")!.entryId });
+    await p.waitFor((l) => l.id === "f");
+    p.send({ id: "n", type: "new_session" });
+    await p.waitFor((l) => l.id === "n");
+    p.end();
+    await p.exit;
+    const { readFileSync } = await import("node:fs");
+    expect(readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))).toEqual([
+      { reason: "startup", previous: "undefined", items: [] },
+      { reason: "fork", previous: "string", items: ["a"] },
+      { reason: "new", previous: "string", items: [] },
+    ]);
   });
 });

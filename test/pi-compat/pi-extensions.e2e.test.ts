@@ -213,7 +213,7 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
     expect(r.code).toBe(0);
     expect(r.stderr.trim().split("\n")).toEqual([
       "mypi: dashboard: pi.registerShortcut: terminal-UI calls do nothing in mypi (reported once per extension; see docs/pi-compat.md)",
-      "mypi: dashboard: pi.setModel: this Pi host feature is not available in mypi (reported once per extension; see docs/pi-compat.md)",
+      'mypi: dashboard: pi.setModel(x/y) resolves to false: no provider "x" is registered (pi.registerProvider) (reported once; see docs/pi-compat.md)',
     ]);
     expect(ends(r.events())[0]!.result.details).toEqual({
       hasUI: false,

@@ -119,19 +119,20 @@ describe("message_update's assistantMessageEvent", () => {
 });
 
 describe("Pi's modules", () => {
-  it("leave a member mypi does not provide undefined, and say so once, naming the member and its module", async () => {
+  it("implement the helpers extensions call, stand in for the other exports, and leave unknown names undefined, each reported once", async () => {
     const { host, heard, diagnostics } = await hostWith(["agent-loader.ts"]);
     const result = heard("agent-loader:result");
     expect(await host.runCommand("load-agents")).toEqual({ ran: true });
     await host.runCommand("load-agents");
     expect(await result).toEqual({
-      frontmatter: "own parser",
-      models: { error: "(0 , _piAi.getModels) is not a function" },
+      frontmatter: { value: { frontmatter: { name: "scout" }, body: "Look around." } },
+      definitions: "own loader",
+      models: { error: "getModels from pi-ai is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)" },
       provided: ["function", "function"],
     });
     expect(diagnostics).toEqual([
-      "@mariozechner/pi-coding-agent: parseFrontmatter is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)",
-      "@mariozechner/pi-ai: getModels is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)",
+      "@mariozechner/pi-coding-agent: loadAgentDefinitions is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)",
+      "pi-ai: getModels was called, but mypi does not implement it, so the call throws (reported once; see docs/pi-compat.md)",
     ]);
   });
 });

@@ -6,9 +6,8 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { z } from "zod";
-import { defineTool, type Tool, type ToolResult } from "@mypi/kernel";
+import { defaultMutationQueue, defineTool, type Tool, type ToolResult, type FileMutationQueue } from "@mypi/kernel";
 import { diffOneRegion, similarity } from "./diff.ts";
-import { defaultMutationQueue, type FileMutationQueue } from "./file-mutation-queue.ts";
 import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./result.ts";
 import { displayPath, safePath } from "./safe-path.ts";
 import { formatBytes, isBinary, MAX_TEXT_FILE_BYTES } from "./truncate.ts";

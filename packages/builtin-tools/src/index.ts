@@ -7,11 +7,10 @@
  * Every path goes through `safePath(root, p)`; `write` and `edit` share one `FileMutationQueue`.
  */
 import { resolve } from "node:path";
-import type { Tool } from "@mypi/kernel";
+import { FileMutationQueue, type Tool } from "@mypi/kernel";
 import { createBashTool } from "./bash.ts";
 import type { SandboxOptions } from "./sandbox.ts";
 import { createEditTool } from "./edit.ts";
-import { FileMutationQueue } from "./file-mutation-queue.ts";
 import { createLsTool } from "./ls.ts";
 import { createReadTool } from "./read.ts";
 import { createFindTool, createGrepTool } from "./search.ts";
@@ -31,7 +30,7 @@ export {
   type SandboxProbe,
 } from "./sandbox.ts";
 export { createEditTool, type EditArgs, type EditDetails } from "./edit.ts";
-export { defaultMutationQueue, FileMutationQueue } from "./file-mutation-queue.ts";
+export { defaultMutationQueue, FileMutationQueue } from "@mypi/kernel";
 export { createLsTool, MAX_LS_ENTRIES, type LsArgs } from "./ls.ts";
 export { createReadTool, MAX_IMAGE_BYTES, type ReadArgs, type ReadDetails } from "./read.ts";
 export { displayPath, safePath, ToolInputError } from "./safe-path.ts";

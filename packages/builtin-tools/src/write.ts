@@ -8,8 +8,7 @@ import { randomBytes } from "node:crypto";
 import { chmod, mkdir, open, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import { defineTool, type Tool, type ToolResult } from "@mypi/kernel";
-import { defaultMutationQueue, type FileMutationQueue } from "./file-mutation-queue.ts";
+import { defaultMutationQueue, defineTool, type Tool, type ToolResult, type FileMutationQueue } from "@mypi/kernel";
 import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./result.ts";
 import { displayPath, safePath } from "./safe-path.ts";
 

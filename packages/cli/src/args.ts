@@ -345,8 +345,8 @@ function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   const sessionChoices = [args.session !== undefined, args.continue, args.resume, args.noSession].filter(Boolean).length;
   if (sessionChoices > 1) return usageError("choose one of --session FILE|ID, --continue, --resume and --no-session.");
   if (args.strictExtensions && args.allowFailedExtensions) return usageError("choose one of --strict-extensions and --allow-failed-extensions.");
-  if (args.model !== undefined && !/^(openai|scripted):.+/.test(args.model)) {
-    return usageError(`--model must be openai:<name> or scripted:<file> (got "${args.model}").`);
+  if (args.model !== undefined && !/^(openai|scripted):.+|^[^:/]+\/.+/.test(args.model)) {
+    return usageError(`--model must be openai:<name>, scripted:<file> or <provider>/<model> (got "${args.model}").`);
   }
   if (args.mode === "rpc" && (args.print || (wordsKnown && args.prompt !== undefined))) {
     return usageError("--mode rpc reads its prompts from stdin; drop -p and the prompt.");
@@ -415,6 +415,7 @@ Model
   --model scripted:<file>           replay a scripted model file (tests, demos)
                                     default: openai:$MYPI_MODEL, else openai:gpt-4.1-mini, when
                                     OPENAI_API_KEY is set
+  --model <provider>/<model>        a model of a provider an extension registered (pi.registerProvider)
   --base-url URL                    the API's base URL (e.g. http://127.0.0.1:8080/v1)
   --system-prompt TEXT              replace the whole system prompt (context files and skills too)
   --append-system-prompt TEXT|FILE  add to the system prompt (repeatable; an existing file is read)

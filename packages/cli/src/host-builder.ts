@@ -14,6 +14,7 @@ import {
   type ExtensionHost,
   type ExtensionHostOptions,
   type ExtensionUI,
+  type HostMode,
   type LoadFailure,
 } from "@mypi/extension-api";
 import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
@@ -36,6 +37,8 @@ export interface ExtensionSet {
   /** The effective settings (`settings.ts`), handed to extensions by `pi.getSettings()`. */
   settings?: Readonly<Record<string, unknown>>;
   ui?: ExtensionUI;
+  /** How the host runs (Pi's `ctx.mode`). */
+  mode?: HostMode;
   /** Notable things that are not errors (a tool replaced by another extension). */
   onDiagnostic?: (message: string) => void;
 }
@@ -65,6 +68,7 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
     cwd: set.cwd,
     ...(set.project?.known !== undefined && { projectTrusted: set.project.known }),
     ...(set.ui && { ui: set.ui }),
+    ...(set.mode && { mode: set.mode }),
     ...(set.flags && { flags: set.flags }),
     ...(set.settings && { settings: set.settings }),
     nativeImport: isShippedCompiled,
@@ -123,7 +127,7 @@ export function createHostSession(
     const previousSessionFile = host.session.file;
     const next = await open();
     detach();
-    await host.shutdown();
+    await host.shutdown({ reason, ...(next.session.file !== undefined && { targetSessionFile: next.session.file }) });
     host = next;
     if (ui) host.setUI(ui);
     detach = attach(host);

@@ -18,7 +18,7 @@ import { SessionManager, createOpenAIModel, defaultSessionDir, loadScriptedModel
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { discoverExtensions, type ExtensionOrigin } from "./discovery.ts";
 import { printExtensions } from "./extensions-command.ts";
-import { buildHost, createHostSession, describeFailures, loadExtensionSet, type HostOptions, type ProjectExtensions } from "./host-builder.ts";
+import { buildHost, createHostSession, describeFailures, loadExtensionSet, type HostOptions, type LoadedExtensions, type ProjectExtensions } from "./host-builder.ts";
 import type { CliIO } from "./main.ts";
 import { runInteractive } from "./modes/interactive.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
@@ -148,6 +148,7 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
     builtinTools: !firstPass.noBuiltinTools,
     ...(sandbox && { sandbox }),
     ...(rpcUI && { ui: rpcUI }),
+    mode,
     onDiagnostic: diagnostic,
   };
   const loaded = await loadExtensionSet(extensionSet);
@@ -231,8 +232,10 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
     await shutdown();
     return code;
   }
-  const model = await resolveModel(args, io);
+  const model = await resolveModel(args, io, loaded.manager);
   if (typeof model === "string") {
+    // A provider comes from an extension: one that failed to load explains a missing provider.
+    for (const line of describeFailures(loaded.failures)) io.stderr.write(`${line}\n`);
     await shutdown();
     return fail(model);
   }
@@ -357,11 +360,13 @@ function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): HostOptions["
 }
 
 /** The model from --model (or the settings' `model`), else from the environment; a string is the usage error. */
-async function resolveModel(args: CliArgs, io: CliIO): Promise<ModelClient | string> {
+async function resolveModel(args: CliArgs, io: CliIO, manager: LoadedExtensions["manager"]): Promise<ModelClient | string> {
   const spec = args.model ?? (io.env.OPENAI_API_KEY ? `openai:${io.env.MYPI_MODEL || DEFAULT_OPENAI_MODEL}` : undefined);
   if (spec === undefined) {
     return "no model: set OPENAI_API_KEY (and MYPI_MODEL), or pass --model openai:<name> --base-url URL or --model scripted:<file>. Try `mypi demo`.";
   }
+  const provided = manager.modelFor(spec);
+  if (provided !== undefined) return typeof provided === "string" ? `${provided}.` : provided;
   const colon = spec.indexOf(":");
   const kind = spec.slice(0, colon);
   const name = spec.slice(colon + 1);
@@ -372,7 +377,8 @@ async function resolveModel(args: CliArgs, io: CliIO): Promise<ModelClient | str
       return `${(error as Error).message}. Check the path given to --model scripted:<file>.`;
     }
   }
-  return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }) });
+  const http = manager.httpHooks();
+  return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }), ...(http && { http }) });
 }
 
 /** `--append-system-prompt` values: an existing file (against the shell's directory) is read, anything else is text. */

@@ -139,7 +139,7 @@ describe("parseArgs", () => {
       expect(fail(["--max-turns", n])).toBe(`mypi: --max-turns must be a whole number ≥ 1 (got "${n}").`);
     }
     expect(ok(["--max-turns=12"]).maxTurns).toBe(12);
-    expect(fail(["--model", "gpt-4"])).toContain("--model must be openai:<name> or scripted:<file>");
+    expect(fail(["--model", "gpt-4"])).toContain("--model must be openai:<name>, scripted:<file> or <provider>/<model>");
     expect(fail(["--cwd"])).toContain("--cwd needs a value");
     expect(fail(["--tools", "read", "--no-tools"])).toContain("give --tools once");
     expect(fail(["--tools", " , "])).toContain("--no-tools offers none");

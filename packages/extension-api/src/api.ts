@@ -373,10 +373,16 @@ function toTool(definition: unknown, record: ExtensionRecord): Tool {
     if (zodLike || d.jsonSchema !== undefined) return defineTool(d as Parameters<typeof defineTool>[0]);
     if (typeof d.execute !== "function") throw new Error(`tool ${JSON.stringify(d.name)} needs execute(toolCallId, params, signal, onUpdate, ctx)`);
     const pi = d as PiToolDefinition;
+    if (pi.prepareArguments !== undefined && typeof pi.prepareArguments !== "function") throw new Error("prepareArguments must be a function (args) => args");
+    if (pi.executionMode !== undefined && pi.executionMode !== "sequential" && pi.executionMode !== "parallel") {
+      throw new Error(`executionMode must be "sequential" or "parallel", got ${describeValue(pi.executionMode)}`);
+    }
     const tool = defineTool({
       name: pi.name,
       description: pi.description,
       jsonSchema: pi.parameters as JSONSchema,
+      ...(pi.executionMode === "parallel" && { parallelSafe: true }),
+      ...(pi.prepareArguments && { prepareArguments: pi.prepareArguments }),
       execute: async (args: Record<string, unknown>, ctx: ToolContext) => {
         const toolCtx = Object.create(record.context, { signal: { value: ctx.signal, enumerable: true } }) as ExtensionContext;
         const result = await pi.execute(ctx.toolCallId, args, ctx.signal, (partial) => ctx.onUpdate(partial), toolCtx);

@@ -79,9 +79,14 @@ export interface SessionStartEvent {
   previousSessionFile?: string;
   timestamp: number;
 }
-/** The host is shutting down, or the extension is about to be reloaded. */
+/**
+ * The host is shutting down (`quit`), the extension is about to be reloaded (`reload`), or the
+ * session is being replaced (`new`, with the new session's file in `targetSessionFile`).
+ */
 export interface SessionShutdownEvent {
   type: "session_shutdown";
+  reason: "quit" | "reload" | "new" | "resume" | "fork";
+  targetSessionFile?: string;
   timestamp: number;
 }
 export interface SessionCompactEvent {
@@ -92,6 +97,9 @@ export interface SessionCompactEvent {
   fromExtension: boolean;
   /** The `compaction` entry written to the session (Pi's field), when there is a session. */
   compactionEntry?: SessionEntry;
+  /** As in `session_before_compact`. */
+  reason: "manual" | "threshold";
+  willRetry: false;
   timestamp: number;
 }
 export interface SessionForkEvent {
@@ -118,6 +126,14 @@ export interface SessionTreeEvent {
   timestamp: number;
 }
 
+/** The session's name changed (`pi.setSessionName`, RPC `set_session_name`); Pi 1.x's event. */
+export interface SessionInfoChangedEvent {
+  type: "session_info_changed";
+  /** The name now (`undefined` when cleared). */
+  name: string | undefined;
+  timestamp: number;
+}
+
 /** Kernel events by name (docs/architecture.md#events). */
 export type AgentEvents = { [E in AgentEvent as E["type"]]: E };
 
@@ -131,6 +147,7 @@ export interface HostEvents {
   session_fork: SessionForkEvent;
   session_switch: SessionSwitchEvent;
   session_tree: SessionTreeEvent;
+  session_info_changed: SessionInfoChangedEvent;
 }
 
 /** Every read-only event an observer can subscribe to. */
@@ -179,6 +196,10 @@ export interface SessionBeforeCompactEvent {
   branchEntries: readonly SessionEntry[];
   /** Aborted when the compaction is (Pi's field; `ctx.signal` is the same). */
   signal: AbortSignal;
+  /** Pi 1.x: `manual` (`/compact`, `ctx.compact`, RPC `compact`) or `threshold` (automatic). */
+  reason: "manual" | "threshold";
+  /** Pi 1.x: mypi does not retry a run after compacting, so always false. */
+  willRetry: false;
 }
 export interface SessionBeforeCompactDecision {
   /** The first `cancel` wins. */
@@ -191,6 +212,8 @@ export interface SessionBeforeCompactDecision {
 
 export interface SessionBeforeForkEvent {
   entryId: string;
+  /** Pi 1.x: mypi always branches off before the entry (the entry's parent becomes the leaf). */
+  position: "before";
 }
 export interface SessionBeforeForkDecision {
   /** The first `cancel` wins. */
@@ -335,6 +358,7 @@ export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   session_fork: "observer",
   session_switch: "observer",
   session_tree: "observer",
+  session_info_changed: "observer",
   session_directory: "inert",
   session_before_tree: "inert",
   model_select: "inert",

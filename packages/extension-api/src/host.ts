@@ -45,6 +45,7 @@ import type {
   SessionBeforeCompactDecision,
   SessionBeforeForkDecision,
   SessionBeforeSwitchDecision,
+  SessionShutdownEvent,
 } from "./types.ts";
 
 export interface ExtensionHostOptions {
@@ -116,8 +117,8 @@ export interface ExtensionHost {
   setSystemPrompt(text: string | undefined): void;
   /** Ask the extensions for more skill and prompt folders (`resources_discover`); paths as returned. */
   discoverResources(reason: "startup" | "reload"): Promise<{ skillPaths: string[]; promptPaths: string[] }>;
-  /** `session_shutdown`, drain the observers, dispose the extensions, close the agent. */
-  shutdown(): Promise<void>;
+  /** `session_shutdown` (reason `quit` unless told), drain the observers, dispose the extensions, close the agent. */
+  shutdown(options?: Pick<SessionShutdownEvent, "reason" | "targetSessionFile">): Promise<void>;
 }
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -171,9 +172,14 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   const emit = (event: { type: string }) => agent.emit(event as HostEvent);
   const hostCall = (signal: AbortSignal = agent.signal ?? NEVER_ABORTED): ChainCall => ({ signal, emit });
 
+  /** Set while `compact()` runs: the compaction the extensions hear of is then a manual one. */
+  let manualCompaction = false;
+  const compactionReason = () => (manualCompaction ? ("manual" as const) : ("threshold" as const));
   const beforeCompact: CompactionSettings["beforeCompact"] = async (preparation, signal) => {
     const event = {
       preparation,
+      reason: compactionReason(),
+      willRetry: false,
       ...(preparation.customInstructions !== undefined && { customInstructions: preparation.customInstructions }),
       branchEntries: session.getBranch(),
       signal,
@@ -191,8 +197,16 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       tokensAfter,
       fromExtension: fromHook,
       ...(compactionEntry && { compactionEntry }),
+      reason: compactionReason(),
+      willRetry: false,
       timestamp: Date.now(),
     });
+  };
+
+  /** Name the session and tell the extensions (`session_info_changed`). */
+  const nameSession = (name: string) => {
+    session.setSessionName(name);
+    manager.publish({ type: "session_info_changed", name: session.getSessionName(), timestamp: Date.now() });
   };
 
   const slots = manager.slots;
@@ -279,13 +293,14 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       else agent.followUp(text, queued);
     },
     appendEntry: (customType, data) => void session.appendCustomEntry(customType, data),
-    setSessionName: (name) => session.setSessionName(name),
+    setSessionName: (name) => nameSession(name),
     getSessionName: () => session.getSessionName(),
     setLabel: (entryId, label) => void session.appendLabel(entryId, label),
     hasPendingMessages: () => agent.pendingMessageCount > 0,
     compact: (customInstructions) => host.compact(customInstructions),
     modelId: () => agent.model.id,
     complete: (request) => completeThroughSlots({ manager, model: () => agent.model, call: hostCall }, request),
+    setModel: (model) => void (agent.model = model),
     abort: () => agent.abort(),
     isIdle: () => !agent.isRunning,
     waitForIdle: () => (agent.isRunning ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),
@@ -369,7 +384,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     async fork(entryId) {
       // Before anything moves: a session moved under a running agent would no longer match it.
       if (agent.isRunning) throw new Error(RUN_IN_PROGRESS);
-      const decision = (await manager.runSlot("session_before_fork", { entryId }, hostCall(NEVER_ABORTED))) as SessionBeforeForkDecision | undefined;
+      const decision = (await manager.runSlot("session_before_fork", { entryId, position: "before" }, hostCall(NEVER_ABORTED))) as SessionBeforeForkDecision | undefined;
       if (decision?.cancel) return { cancelled: true };
       if (agent.isRunning) throw new Error(RUN_IN_PROGRESS); // a run started while the extensions decided
       const previousLeafId = session.getLeafId();
@@ -394,20 +409,25 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     },
     async compact(customInstructions) {
       if (agent.isRunning) return { status: "failed", error: RUN_IN_PROGRESS };
-      const outcome = await compact({
-        model: agent.model,
-        messages: agent.messages,
-        settings: compaction(),
-        signal: new AbortController().signal,
-        session,
-        ...(customInstructions !== undefined && { customInstructions }),
-      });
-      if (outcome.status === "compacted") agent.replaceMessages(outcome.messages);
-      published(outcome);
-      return outcome;
+      manualCompaction = true;
+      try {
+        const outcome = await compact({
+          model: agent.model,
+          messages: agent.messages,
+          settings: compaction(),
+          signal: new AbortController().signal,
+          session,
+          ...(customInstructions !== undefined && { customInstructions }),
+        });
+        if (outcome.status === "compacted") agent.replaceMessages(outcome.messages);
+        published(outcome);
+        return outcome;
+      } finally {
+        manualCompaction = false;
+      }
     },
     setUI: (ui) => manager.setUI(ui),
-    setSessionName: (name) => session.setSessionName(name),
+    setSessionName: (name) => nameSession(name),
     async beforeSwitch(reason, targetSessionFile) {
       const event = { reason, ...(targetSessionFile !== undefined && { targetSessionFile }) };
       const decision = (await manager.runSlot("session_before_switch", event, hostCall(NEVER_ABORTED))) as SessionBeforeSwitchDecision | undefined;
@@ -426,8 +446,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
         | undefined;
       return found ?? { skillPaths: [], promptPaths: [] };
     },
-    async shutdown() {
-      await manager.shutdown();
+    async shutdown(options) {
+      await manager.shutdown(options);
       manager.unbind();
       await agent.close();
     },

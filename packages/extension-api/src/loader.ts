@@ -32,6 +32,14 @@ const INDEX_FILES = ["index.ts", "index.js", "index.mts", "index.mjs"];
  * An extension's name (docs/architecture.md#extensions): its file name without the extension, or its folder's name for
  * an index file — whether the folder or `dir/index.ts` itself was given.
  */
+/**
+ * The modules handed to extensions as the host's own, later layers winning. Copied by
+ * descriptor, not spread: the Pi layer's TypeBox entries are getters that load on first import.
+ */
+export function hostModules(...layers: (object | undefined)[]): Record<string, unknown> {
+  return Object.defineProperties({}, Object.assign({}, ...layers.map((l) => Object.getOwnPropertyDescriptors(l ?? {}))));
+}
+
 export function extensionName(file: string): string {
   const base = basename(file);
   return INDEX_FILES.includes(base) ? basename(dirname(file)) : basename(file, extname(file));

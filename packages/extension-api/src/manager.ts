@@ -16,15 +16,14 @@ import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord } 
 import { buildChain, DEFAULT_DECISION_TIMEOUT_MS, type Chain, type ChainCall, type ChainHandler } from "./chain.ts";
 import { createBaseContext, extensionContext, HEADLESS_UI } from "./context.ts";
 import { errorMessage } from "./errors.ts";
-import { ExtensionLoader, describeLoadError, isLoadFailure, resolveEntry } from "./loader.ts";
+import { ExtensionLoader, describeLoadError, hostModules, isLoadFailure, resolveEntry } from "./loader.ts";
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
 import { POLICIES } from "./policy.ts";
 import { McpServerRegistry } from "./mcp-servers.ts";
-import { describeExtensions, flagsOf, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
+import { commandContext, describeExtensions, flagsOf, listCommands, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
 import {
   ROUTES,
-  type CommandContext,
   type CommandInfo,
   type EventName,
   type ExtensionContext,
@@ -35,9 +34,11 @@ import {
   type ExtensionRuntime,
   type ExtensionUI,
   type FlagInfo,
+  type HostMode,
   type LoadFailure,
   type LoadResult,
   type ManagerSink,
+  type SessionShutdownEvent,
   type SlotName,
   type ToolInfo,
 } from "./types.ts";
@@ -77,6 +78,7 @@ export class ExtensionManager implements ApiHost {
   runtime: ExtensionRuntime | undefined;
   /** `ctx.isProjectTrusted()`; the host sets it once it decided. */
   projectTrusted: boolean;
+  readonly mode: HostMode;
 
   private readonly options: ManagerOptions;
   private currentSettings: Readonly<Record<string, unknown>> | undefined;
@@ -101,20 +103,12 @@ export class ExtensionManager implements ApiHost {
     this.ui = options.ui ?? HEADLESS_UI;
     this.hasUI = options.ui !== undefined;
     this.projectTrusted = options.projectTrusted === true;
+    this.mode = options.mode ?? "print";
     this.currentSettings = options.settings;
     this.flagValues = { ...options.flags };
     this.compat = options.piCompat === false ? undefined : createPiCompat(this);
-    // Copied by descriptor, not spread: the Pi layer's TypeBox entries are getters that load on first import.
-    this.loader = new ExtensionLoader(() =>
-      Object.defineProperties(
-        {},
-        {
-          ...Object.getOwnPropertyDescriptors(this.compat?.virtualModules ?? {}),
-          ...Object.getOwnPropertyDescriptors(options.virtualModules ?? {}),
-          "@mypi/extension-api": { value: extensionApi, enumerable: true },
-          "@mypi/kernel": { value: kernel, enumerable: true },
-        },
-      ),
+    this.loader = new ExtensionLoader(
+      () => hostModules(this.compat?.virtualModules, options.virtualModules, { "@mypi/extension-api": extensionApi, "@mypi/kernel": kernel }),
       options.nativeImport,
     );
     this.observers = new ObserverBus({
@@ -212,7 +206,7 @@ export class ExtensionManager implements ApiHost {
     }
     for (const entry of [...this.entries].reverse()) {
       if (!entry.record || !staged.has(entry)) continue;
-      await this.observers.deliverTo(entry.name, { type: "session_shutdown", timestamp: Date.now() });
+      await this.observers.deliverTo(entry.name, { type: "session_shutdown", reason: "reload", timestamp: Date.now() });
       this.dispose1(entry.record);
     }
     for (const [entry, record] of staged) {
@@ -300,7 +294,7 @@ export class ExtensionManager implements ApiHost {
     attempt.record = record;
     try {
       const pi = createExtensionAPI(record, this);
-      this.compat?.extendApi(pi, { name: entry.name });
+      this.compat?.extendApi(pi, { name: entry.name, attached: () => record.state === "attached", context: record.context });
       this.options.extendApi?.(pi, { name: entry.name, ...(entry.path !== undefined && { path: entry.path }) });
       await factory(pi);
       return record;
@@ -368,7 +362,7 @@ export class ExtensionManager implements ApiHost {
       chain = this.buildChain(slot);
       this.chains.set(slot, chain);
     }
-    return chain?.(event, call);
+    return chain?.(this.compat ? (this.compat.slotEvent(slot, event) ?? event) : event, call);
   }
 
   private buildChain(slot: SlotName): Chain | undefined {
@@ -437,6 +431,16 @@ export class ExtensionManager implements ApiHost {
     return structuredClone({ ...this.currentSettings });
   }
 
+  /** `<provider>/<model>` of a provider an extension registered (`pi.registerProvider`); `undefined` for other specs. */
+  modelFor(spec: string): ReturnType<PiCompat["providers"]["modelFor"]> {
+    return this.compat?.providers.modelFor(spec, this.compat.httpHooks());
+  }
+
+  /** HTTP hooks for a model client the host makes (Pi's provider events), if an extension has any. */
+  httpHooks(): ReturnType<PiCompat["httpHooks"]> {
+    return this.compat?.httpHooks();
+  }
+
   /** Replace what `pi.getSettings()` returns from now on (the host read more files, e.g. once the project is trusted). */
   setSettings(settings: Readonly<Record<string, unknown>>): void {
     this.currentSettings = settings;
@@ -503,14 +507,7 @@ export class ExtensionManager implements ApiHost {
 
   /** Extension commands, then the host's prompt and skill commands whose name no extension took. */
   getCommands(): CommandInfo[] {
-    const own = [...this.commands().values()].map(({ name, description, record }) => {
-      const info: CommandInfo = { name, source: "extension", extension: record.name };
-      if (description !== undefined) info.description = description;
-      if (record.path !== undefined) info.path = record.path;
-      return info;
-    });
-    const taken = new Set(own.map((c) => c.name));
-    return [...own, ...this.resourceCommands.filter((c) => !taken.has(c.name)).map((c) => ({ ...c }))];
+    return listCommands(this.commands(), this.resourceCommands, this.cwd);
   }
 
   /**
@@ -529,12 +526,11 @@ export class ExtensionManager implements ApiHost {
   async runCommand(name: string, args = "", signal?: AbortSignal): Promise<{ ran: boolean; error?: string }> {
     const command = this.commands().get(name.replace(/^\//, ""));
     if (!command) return { ran: false };
-    const ctx = Object.create(command.record.context, {
-      ...(signal && { signal: { value: signal } }),
-      waitForIdle: { value: () => this.runtime?.waitForIdle() ?? Promise.resolve() },
-      reload: { value: async () => void (await this.reload()) },
-      fork: { value: (entryId: string) => this.runtime?.fork(entryId) ?? Promise.resolve({ cancelled: true }) },
-    }) as CommandContext;
+    const ctx = commandContext(command.record.context, signal, {
+      waitForIdle: () => this.runtime?.waitForIdle() ?? Promise.resolve(),
+      reload: async () => void (await this.reload()),
+      fork: (entryId) => this.runtime?.fork(entryId) ?? Promise.resolve({ cancelled: true }),
+    });
     this.compat?.extendCommandContext(ctx, command.record.name);
     try {
       await command.handler(args, ctx);
@@ -572,8 +568,8 @@ export class ExtensionManager implements ApiHost {
    * extension (its handlers close what they opened: servers, timers), the observers drained
    * (deadline 10 s), then `dispose()`.
    */
-  async shutdown(): Promise<void> {
-    this.publish({ type: "session_shutdown", timestamp: Date.now() });
+  async shutdown(options: Pick<SessionShutdownEvent, "reason" | "targetSessionFile"> = { reason: "quit" }): Promise<void> {
+    this.publish({ type: "session_shutdown", ...options, timestamp: Date.now() });
     await this.drain();
     this.dispose();
   }

@@ -228,7 +228,8 @@ export const POLICIES: PolicyTable = {
       if (!isRecord(result)) throw bad("tool_call", result, "{block: true, reason} or {input}");
       if (result.block === true) {
         const reason = typeof result.reason === "string" ? result.reason : "blocked";
-        return stopped(state, { result: { block: true, reason, by }, by, outcome: "block", reason });
+        const block = result.terminate === true ? { block: true as const, reason, by, terminate: true } : { block: true as const, reason, by };
+        return stopped(state, { result: block, by, outcome: "block", reason });
       }
       if (result.input === undefined) return state;
       if (!isRecord(result.input)) throw bad("tool_call", result, "{input: object}");

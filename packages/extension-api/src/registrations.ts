@@ -4,9 +4,10 @@
  * replacing an earlier one of the same name), flags, and the listing. Pure functions over the
  * attached records, in load order; the manager owns the records and calls these.
  */
-import type { Tool } from "@mypi/kernel";
+import { relative, isAbsolute } from "node:path";
+import { mypiHome, type Tool } from "@mypi/kernel";
 import type { ExtensionRecord, HandlerRecord } from "./api.ts";
-import type { CommandContext, EventName, ExtensionInfo, FlagInfo } from "./types.ts";
+import type { CommandContext, CommandInfo, EventName, ExtensionContext, ExtensionInfo, FlagInfo } from "./types.ts";
 
 /** Called when a later extension's tool or command replaces an earlier one: `key` identifies the case (report it once). */
 export type OnReplace = (key: string, message: string) => void;
@@ -62,6 +63,28 @@ export function mergeCommands(records: readonly ExtensionRecord[], onReplace: On
   return map;
 }
 
+/** A command handler's ctx: the extension's, with the call's `signal` and the command-only actions. */
+export function commandContext(base: ExtensionContext, signal: AbortSignal | undefined, actions: Pick<CommandContext, "waitForIdle" | "reload" | "fork">): CommandContext {
+  return Object.create(base, {
+    ...(signal && { signal: { value: signal } }),
+    waitForIdle: { value: actions.waitForIdle },
+    reload: { value: actions.reload },
+    fork: { value: actions.fork },
+  }) as CommandContext;
+}
+
+/** The commands as listed (`getCommands`): the extensions', then the host's whose name no extension took. */
+export function listCommands(commands: ReadonlyMap<string, MergedCommand>, resourceCommands: readonly CommandInfo[], cwd: string): CommandInfo[] {
+  const own = [...commands.values()].map(({ name, description, record }) => {
+    const info: CommandInfo = { name, source: "extension", extension: record.name, sourceInfo: extensionSourceInfo(record, cwd) };
+    if (description !== undefined) info.description = description;
+    if (record.path !== undefined) info.path = record.path;
+    return info;
+  });
+  const taken = new Set(own.map((c) => c.name));
+  return [...own, ...resourceCommands.filter((c) => !taken.has(c.name)).map((c) => ({ ...c }))];
+}
+
 export function flagsOf(records: readonly ExtensionRecord[]): FlagInfo[] {
   return records.flatMap((r) => [...r.flags].map(([name, f]) => ({ ...f, name, extension: r.name })));
 }
@@ -79,4 +102,21 @@ export function describeExtensions(records: readonly ExtensionRecord[]): Extensi
     if (r.path !== undefined) info.path = r.path;
     return info;
   });
+}
+
+const inside = (dir: string, path: string) => {
+  const rel = relative(dir, path);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+};
+
+/**
+ * Pi's `sourceInfo` of what an extension registered: its file (or `<inline:name>` for an
+ * in-process factory), and whether it came from the workspace's `.mypi/` (`project`), mypi's
+ * home (`user`, installed packages included) or elsewhere (`-e`: `temporary`).
+ */
+export function extensionSourceInfo(record: Pick<ExtensionRecord, "name" | "path" | "realPath">, cwd: string): NonNullable<CommandInfo["sourceInfo"]> {
+  if (record.path === undefined) return { path: `<inline:${record.name}>`, source: "inline", scope: "temporary", origin: "top-level" };
+  const file = record.realPath ?? record.path;
+  const scope = inside(`${cwd}/.mypi`, record.path) ? "project" : inside(mypiHome(), record.path) || inside(mypiHome(), file) ? "user" : "temporary";
+  return { path: record.path, source: "local", scope, origin: "top-level" };
 }

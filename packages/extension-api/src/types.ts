@@ -12,6 +12,7 @@ import type {
   ImageContent,
   JSONSchema,
   Message,
+  ModelClient,
   SessionEntry,
   SessionHeader,
   Tool,
@@ -57,6 +58,10 @@ export interface PiToolDefinition<Params = any, Details = unknown> {
   ): Promise<{ content: Content[]; details?: Details; isError?: boolean; /** End the run after this batch of calls. */ terminate?: boolean }>;
   promptSnippet?: string;
   promptGuidelines?: string[];
+  /** Pi 1.x: `parallel` lets calls of it run together with other parallel-safe calls (default `sequential`). */
+  executionMode?: "sequential" | "parallel";
+  /** Pi 1.x: adapt the arguments the model sent before they are validated against `parameters`. */
+  prepareArguments?: (args: unknown) => unknown;
 }
 
 export interface CommandContext extends ExtensionContext {
@@ -85,8 +90,8 @@ export interface CommandInfo {
   path?: string;
   /** Templates: what the arguments are (`argument-hint` frontmatter). */
   argumentHint?: string;
-  /** Pi's resource metadata (prompts and skills): where the file was found. */
-  sourceInfo?: { path: string; source: "local"; scope: "user" | "project" | "temporary"; origin: "top-level" };
+  /** Pi's metadata: where the file was found (`source: "inline"` for an in-process extension). */
+  sourceInfo?: { path: string; source: "local" | "inline"; scope: "user" | "project" | "temporary"; origin: "top-level" };
 }
 
 export interface FlagDefinition {
@@ -341,10 +346,12 @@ export interface ExtensionRuntime {
   hasPendingMessages(): boolean;
   /** Compact now (`session_before_compact` may cancel or supply the summary). */
   compact(customInstructions?: string): Promise<{ status: string; error?: string }>;
-  /** The model's id (`openai:gpt-4.1-mini`, `scripted:demo.json`). */
+  /** The model's id (`openai:gpt-4.1-mini`, `scripted:demo.json`, `<provider>/<model>`). */
   modelId(): string;
   /** `pi.complete`: one model call through the slots, outside the conversation. */
   complete(request: CompleteRequest): Promise<CompleteResult>;
+  /** Use `model` from the next run on (Pi's `pi.setModel`). */
+  setModel?(model: ModelClient): void;
   abort(): void;
   isIdle(): boolean;
   waitForIdle(): Promise<void>;
@@ -395,7 +402,11 @@ export interface ExtensionManagerOptions {
    * true; `false` leaves extensions with mypi's own API only.
    */
   piCompat?: boolean;
+  /** How the host runs, for Pi's `ctx.mode` (`interactive` is Pi's `tui`). Default `print`. */
+  mode?: HostMode;
 }
+
+export type HostMode = "interactive" | "rpc" | "json" | "print";
 
 export interface LoadResult {
   /** Names of the extensions loaded by this call. */

@@ -72,9 +72,11 @@ describe("unregisterTool and cwd", () => {
 describe("commands and flags", () => {
   it("lists commands and runs them with args and ctx; flags read the host's values or their default", async () => {
     const m = await managerWith(["api/tools.ts"]);
+    // Pi's sourceInfo: a file given by path, outside the workspace's .mypi and mypi's home.
+    const local = { path: fixture("api/tools.ts"), source: "local", scope: "temporary", origin: "top-level" };
     expect(m.getCommands().slice(0, 2)).toEqual([
-      { name: "hello", description: "Say hello", source: "extension", extension: "tools", path: fixture("api/tools.ts") },
-      { name: "fails", source: "extension", extension: "tools", path: fixture("api/tools.ts") },
+      { name: "hello", description: "Say hello", source: "extension", extension: "tools", path: fixture("api/tools.ts"), sourceInfo: local },
+      { name: "fails", source: "extension", extension: "tools", path: fixture("api/tools.ts"), sourceInfo: local },
     ]);
     expect(await m.runCommand("/hello", "world")).toEqual({ ran: true });
     m.setFlagValues({ greeting: "ahoy" });

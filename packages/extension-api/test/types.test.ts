@@ -108,6 +108,7 @@ describe("the routing table", () => {
       "session_fork",
       "session_switch",
       "session_tree",
+      "session_info_changed",
     ]);
     expect(Object.entries(ROUTES).filter(([, route]) => route === "inert").map(([name]) => name)).toEqual([
       "session_directory",

@@ -165,6 +165,11 @@ export interface Tool<Args = any> {
   readonly worker?: WorkerSpec;
   /** Optional per-call timeout, in ms, read from validated args (bash's `timeout` in seconds maps here). */
   readonly callTimeoutMs?: (args: Args) => number | undefined;
+  /**
+   * Adapts the arguments as the model sent them (after JSON parsing) before validation: a tool
+   * that renamed a parameter accepts the old spelling. A throw is an error result for the call.
+   */
+  readonly prepareArguments?: (args: unknown) => unknown;
 }
 
 /** The schema of one tool as given to the model. */
@@ -375,7 +380,8 @@ export interface ToolCallEvent {
   input: Record<string, unknown>;
 }
 export type ToolCallResult =
-  | { block: true; reason: string; by?: string }
+  /** `terminate`: the blocked call's result ends the run after its batch, as a tool's `terminate` does. */
+  | { block: true; reason: string; by?: string; terminate?: boolean }
   /** Replacement input, re-validated against the tool's schema. */
   | { block?: false; input?: Record<string, unknown>; by?: string };
 

@@ -10,10 +10,14 @@
  * nothing is reported once per extension and kind, as one diagnostic line.
  */
 import { EXTENSION_NAME } from "../context.ts";
-import { closest } from "../errors.ts";
-import { ROUTES, type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI } from "../types.ts";
+import { createOpenAIModel, type HttpHooks, type Tool } from "@mypi/kernel";
+import { type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type HostMode, type SlotName } from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
+import { piOn, type HttpEvent } from "./events.ts";
 import { piVirtualModules } from "./modules.ts";
+import { systemPromptOptions } from "./prompt.ts";
+import { piModelRegistry } from "./model-registry.ts";
+import { checkProvider, ProviderRegistry } from "./providers.ts";
 import { assistantMessageEvent } from "./stream.ts";
 import { piUI, type PiUI } from "./tui.ts";
 
@@ -22,17 +26,32 @@ export * from "./truncate.ts";
 
 /** What the layer reads from its manager (`runtime` and `reportError` through `CompactHost`). */
 export interface PiCompatHost extends CompactHost {
+  readonly cwd: string;
+  readonly mode: HostMode;
   diagnostic(message: string): void;
+  /** The extensions' tools, and the names of the active ones (the host's included). */
+  tools(): { tool: Tool; extension: string }[];
+  activeToolNames(): string[];
 }
 
 export interface PiCompat {
   readonly virtualModules: Record<string, unknown>;
-  extendApi(pi: ExtensionAPI, extension: { name: string }): void;
+  /** What `pi.registerProvider` registered (`--model <provider>/<model>`). */
+  readonly providers: ProviderRegistry;
+  /** `attached`: whether the instance is live (its handlers run); `context`: its ctx. */
+  extendApi(pi: ExtensionAPI, extension: { name: string; attached(): boolean; context: ExtensionContext }): void;
+  /**
+   * Pi's `before_provider_headers` / `after_provider_response` handlers as a model client's
+   * HTTP hooks, or `undefined` when no extension has one (the client is then left as it is).
+   */
+  httpHooks(): HttpHooks | undefined;
   extendContext(ctx: ExtensionContext): void;
   /** Pi's command-only session actions that mypi's host does not offer. */
   extendCommandContext(ctx: CommandContext, extension: string): void;
   /** The event as Pi's observers expect it, when that differs from mypi's (else `undefined`). */
   observed<E extends { readonly type: string }>(event: E): E | undefined;
+  /** A decision slot's event with Pi's extra fields, when it has any (else `undefined`). */
+  slotEvent(slot: SlotName, event: object): object | undefined;
 }
 
 /** Calls that would need a terminal: they do nothing. Calls that would need a host service mypi lacks. */
@@ -42,6 +61,17 @@ const NOTICE_TEXT: Record<NoticeKind, string> = {
   tui: "terminal-UI calls do nothing in mypi",
   host: "this Pi host feature is not available in mypi",
 };
+
+/** Fields of Pi 1.x tool definitions that mypi reads nothing from (reported once per extension). */
+const IGNORED_TOOL_FIELDS = ["exposure", "namespace", "annotations", "outputSchema", "reachesTools", "prepareLoadout", "constrainedSampling"] as const;
+
+function ignoredToolFields(definition: unknown): string[] {
+  if (typeof definition !== "object" || definition === null) return [];
+  const d = definition as Record<string, unknown>;
+  const fields: string[] = IGNORED_TOOL_FIELDS.filter((f) => d[f] !== undefined && d[f] !== false && !(f === "exposure" && d[f] === "direct"));
+  if (d.defaultActive === false) fields.push("defaultActive: false");
+  return fields;
+}
 
 export function createPiCompat(host: PiCompatHost): PiCompat {
   const noticed = new Set<string>();
@@ -53,49 +83,108 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
     host.diagnostic(`${extension}: ${what}: ${NOTICE_TEXT[kind]} (reported once per extension; see docs/pi-compat.md)`);
   };
   const uis = new WeakMap<ExtensionUI, Map<string, PiUI>>();
+  const providers = new ProviderRegistry();
+  /** Pi's HTTP event handlers in load order (an unloaded or removed one is skipped). */
+  const http: { extension: string; event: HttpEvent; fn: (...args: unknown[]) => unknown; live: () => boolean; context: ExtensionContext }[] = [];
+  const runHttp = async (event: HttpEvent, payload: Record<string, unknown>) => {
+    for (const h of http) {
+      if (h.event !== event || !h.live()) continue;
+      try {
+        await h.fn({ type: event, ...payload }, h.context);
+      } catch (error) {
+        host.reportError(h.extension, event, error instanceof Error ? error.message : String(error), "MYPI_HANDLER_FAILED");
+      }
+    }
+  };
+  const httpHooks = (): HttpHooks | undefined => {
+    if (!http.some((h) => h.live())) return undefined;
+    return {
+      headers: (headers) => runHttp("before_provider_headers", { headers }),
+      response: ({ status, headers }) => runHttp("after_provider_response", { status, headers }),
+    };
+  };
+  /** Pi's `Model` object, reduced to what mypi knows: the client id split at its first `:` or `/`. */
+  const currentModel = () => {
+    const id = host.runtime?.modelId();
+    if (id === undefined) return undefined;
+    // `openai:<model>`, `scripted:<file>`, or a registered provider's `<provider>/<model>`.
+    const at = id.search(/[:/]/);
+    return { id: at < 0 ? id : id.slice(at + 1), provider: at < 0 ? id : id.slice(0, at), name: id };
+  };
+  const refused = new Set<string>();
+  const promptOptions = () => systemPromptOptions(host.cwd, host.activeToolNames(), host.tools().map((t) => t.tool));
 
   return {
-    virtualModules: piVirtualModules((module, member) =>
-      host.diagnostic(`${module}: ${member} is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)`),
+    providers,
+    httpHooks,
+    virtualModules: piVirtualModules((module, member, kind) =>
+      host.diagnostic(
+        kind === "absent"
+          ? `${module}: ${member} is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)`
+          : `${module}: ${member} was called, but mypi does not implement it, so the call throws (reported once; see docs/pi-compat.md)`,
+      ),
+      host,
     ),
 
-    extendApi(pi, { name }) {
+    extendApi(pi, { name, attached, context }) {
       const tui = (what: string) => () => notice(name, "tui", what);
       const hostOnly = <R>(what: string, value: R) => () => {
         notice(name, "host", what);
         return value;
       };
-      const base = { registerTool: pi.registerTool, getFlag: pi.getFlag, on: pi.on };
-      const unknownEvents = new Set<string>();
+      const base = { registerTool: pi.registerTool, getFlag: pi.getFlag };
       Object.assign(pi, {
-        // An event a later Pi added (after_provider_response, …): the handler is kept out, the
-        // extension loads, and the name is reported once. A name close to a known one is a typo
-        // and still fails the load with "Did you mean"; not a string, not a function: as mypi.
-        on(event: string, handler: unknown, options?: unknown) {
-          const unknown = typeof event === "string" && !Object.hasOwn(ROUTES, event);
-          if (unknown && typeof handler === "function" && closest(event, Object.keys(ROUTES)) === undefined) {
-            if (!unknownEvents.has(event)) {
-              unknownEvents.add(event);
-              host.diagnostic(`${name}: pi.on("${event}"): mypi has no such event, so this handler never runs (reported once; see docs/pi-compat.md)`);
-            }
-            return;
-          }
-          (base.on as (e: unknown, h: unknown, o?: unknown) => void)(event, handler, options);
-        },
+        on: piOn(pi.on, name, (line) => host.diagnostic(line), (event, fn, live) => http.push({ extension: name, event, fn, live: () => live() && attached(), context })),
         registerTool(definition: Parameters<ExtensionAPI["registerTool"]>[0]) {
           const d = definition as { renderCall?: unknown; renderResult?: unknown };
           if (d && (typeof d.renderCall === "function" || typeof d.renderResult === "function")) {
             notice(name, "tui", `tool renderers (${String((definition as { name?: unknown }).name)})`);
           }
+          const ignored = ignoredToolFields(definition);
+          if (ignored.length) notice(name, "host", `tool ${String((definition as { name?: unknown }).name)}: ${ignored.join(", ")}`);
           base.registerTool(definition);
         },
         // Pi's docs once spelled flags with dashes (`getFlag("--plan")`); the key has none.
         getFlag: (flag: string) => base.getFlag(typeof flag === "string" ? flag.replace(/^--?/, "") : flag),
         registerShortcut: tui("pi.registerShortcut"),
         registerMessageRenderer: tui("pi.registerMessageRenderer"),
-        registerProvider: hostOnly("pi.registerProvider", undefined),
-        unregisterProvider: hostOnly("pi.unregisterProvider", undefined),
-        setModel: hostOnly("pi.setModel", Promise.resolve(false)),
+        registerToolRenderer: tui("pi.registerToolRenderer"),
+        registerEntryRenderer: tui("pi.registerEntryRenderer"),
+        registerMarkdownTransformer: tui("pi.registerMarkdownTransformer"),
+        registerVirtualModel: hostOnly("pi.registerVirtualModel", undefined),
+        unregisterVirtualModel: hostOnly("pi.unregisterVirtualModel", undefined),
+        registerProvider(providerName: unknown, config?: unknown) {
+          const provider = checkProvider(providerName, config, name);
+          if (typeof provider !== "string") return providers.register(provider);
+          const key = `${name}:${String(providerName)}`;
+          if (refused.has(key)) return;
+          refused.add(key);
+          const label = typeof providerName === "string" ? JSON.stringify(providerName) : "provider";
+          host.diagnostic(`${name}: pi.registerProvider(${label}) refused: ${provider} (see docs/pi-compat.md)`);
+        },
+        unregisterProvider: (providerName: string) => providers.unregister(providerName, name),
+        // Pi's Model object: {provider, id}. A registered provider's model, or openai with the host's own key.
+        async setModel(model: { provider?: unknown; id?: unknown } | undefined) {
+          const runtime = host.runtime;
+          if (!runtime?.setModel || typeof model?.provider !== "string" || typeof model.id !== "string") return false;
+          if (model.provider === "openai") {
+            if (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL) return false;
+            const hooks = httpHooks();
+            runtime.setModel(createOpenAIModel({ model: model.id, ...(hooks && { http: hooks }) }));
+            return true;
+          }
+          const spec = `${model.provider}/${model.id}`;
+          const client = providers.names().includes(model.provider) ? providers.modelFor(spec, httpHooks()) : `no provider "${model.provider}" is registered (pi.registerProvider)`;
+          if (client === undefined || typeof client === "string") {
+            if (!refused.has(`${name}:setModel:${spec}`)) {
+              refused.add(`${name}:setModel:${spec}`);
+              host.diagnostic(`${name}: pi.setModel(${spec}) resolves to false: ${client ?? "not a model"} (reported once; see docs/pi-compat.md)`);
+            }
+            return false;
+          }
+          runtime.setModel(client);
+          return true;
+        },
         getThinkingLevel: () => "off",
         setThinkingLevel: hostOnly("pi.setThinkingLevel", undefined),
       });
@@ -119,6 +208,27 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
           },
         },
         hasPendingMessages: { configurable: true, value: () => host.runtime?.hasPendingMessages() ?? false },
+        /** Pi's names for the modes; mypi's interactive mode is Pi's `tui`. */
+        mode: { enumerable: true, configurable: true, get: () => (host.mode === "interactive" ? "tui" : host.mode) },
+        scopedModels: { enumerable: true, configurable: true, get: () => [] },
+        modelRegistry: {
+          enumerable: true,
+          configurable: true,
+          get(this: ExtensionContext) {
+            const extension = extensionOf(this);
+            return piModelRegistry(providers, () => currentModel() && { ...currentModel()!, api: "openai-completions" }, (what) => notice(extension, "host", what));
+          },
+        },
+        /** Pi 1.x tools' ctx: running another tool from inside one is a host service mypi lacks. */
+        tools: { enumerable: true, configurable: true, get: () => [] },
+        executeTool: {
+          configurable: true,
+          value(this: ExtensionContext | undefined, toolName: string, args: unknown) {
+            notice(extensionOf(this ?? {}), "host", "ctx.executeTool");
+            const text = `ctx.executeTool(${JSON.stringify(toolName)}): mypi does not run tools from inside tools`;
+            return Promise.resolve({ toolCall: { type: "toolCall", id: "", name: toolName, arguments: args }, result: { content: [{ type: "text", text }], details: undefined }, isError: true });
+          },
+        },
         /** Pi: fire-and-forget compaction with callbacks. */
         compact: {
           configurable: true,
@@ -133,17 +243,7 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
             notice(extensionOf(this ?? {}), "host", "ctx.shutdown");
           },
         },
-        /** Pi's `Model` object, reduced to what mypi knows: the client id split at the first colon. */
-        model: {
-          enumerable: true,
-          configurable: true,
-          get() {
-            const id = host.runtime?.modelId();
-            if (id === undefined) return undefined;
-            const colon = id.indexOf(":");
-            return { id: colon < 0 ? id : id.slice(colon + 1), provider: colon < 0 ? id : id.slice(0, colon), name: id };
-          },
-        },
+        model: { enumerable: true, configurable: true, get: currentModel },
       });
     },
 
@@ -153,12 +253,19 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
       return { ...event, assistantMessageEvent: assistantMessageEvent(event as unknown as Parameters<typeof assistantMessageEvent>[0]) };
     },
 
+    // Pi 1.x: before_agent_start says what the prompt is built from, and that a user message started the run.
+    slotEvent(slot, event) {
+      if (slot !== "before_agent_start") return undefined;
+      return { messageType: "user", ...event, systemPromptOptions: promptOptions() };
+    },
+
     extendCommandContext(ctx, extension) {
       const cancelled = (what: string) => async () => {
         notice(extension, "host", what);
         return { cancelled: true };
       };
       Object.defineProperties(ctx, {
+        getSystemPromptOptions: { value: promptOptions },
         newSession: { value: cancelled("ctx.newSession") },
         switchSession: { value: cancelled("ctx.switchSession") },
         navigateTree: { value: cancelled("ctx.navigateTree") },

@@ -16,6 +16,9 @@
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { mypiHome } from "@mypi/kernel";
+import { PI_PACKAGE_EXPORTS, type PiPackage } from "./exports.ts";
+import { codingAgentHelpers } from "./helpers.ts";
+import { piToolFactories, type ToolFactoryHost } from "./tool-factories.ts";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, formatSize, truncateHead, truncateLine, truncateTail } from "./truncate.ts";
 import { codingAgentTuiExports, piTuiModule } from "./tui.ts";
 
@@ -33,8 +36,7 @@ function notInMypi(name: string, why: string): (...args: unknown[]) => never {
 }
 
 /** `@mariozechner/pi-coding-agent`: the values Pi extensions import from it. */
-export function codingAgentModule(): Record<string, unknown> {
-  const factory = (name: string) => notInMypi(`${name}() from @mariozechner/pi-coding-agent`, "Pi's tool factories are not provided; mypi's builtin tools are registered already and a tool_call handler can rewrite their input");
+export function codingAgentModule(toolHost?: ToolFactoryHost): Record<string, unknown> {
   return {
     // Pi's identity helpers for typing (mypi's registerTool adapts a Pi definition itself).
     defineTool: <T>(tool: T): T => tool,
@@ -53,18 +55,14 @@ export function codingAgentModule(): Record<string, unknown> {
     truncateHead,
     truncateTail,
     truncateLine,
+    ...codingAgentHelpers(),
+    VERSION: (requireHost("../../package.json") as { version: string }).version,
+    /** Pi's `.pi`: the folder of a project's own configuration, mypi's `.mypi`. */
+    CONFIG_DIR_NAME: ".mypi",
     /** Pi's `~/.pi/agent`; mypi's home (`$MYPI_HOME`, default `~/.mypi`). */
     getAgentDir: () => mypiHome(),
     getExtensionsDir: () => join(mypiHome(), "extensions"),
-    createBashTool: factory("createBashTool"),
-    createReadTool: factory("createReadTool"),
-    createWriteTool: factory("createWriteTool"),
-    createEditTool: factory("createEditTool"),
-    createGrepTool: factory("createGrepTool"),
-    createFindTool: factory("createFindTool"),
-    createLsTool: factory("createLsTool"),
-    createCodingTools: factory("createCodingTools"),
-    createReadOnlyTools: factory("createReadOnlyTools"),
+    ...piToolFactories(toolHost),
     ...codingAgentTuiExports(),
   };
 }
@@ -81,6 +79,8 @@ export function piAiModule(): Record<string, unknown> {
   const noModel = (name: string) => notInMypi(`${name}() from @mariozechner/pi-ai`, "extensions cannot call a model directly; the host owns the model");
   const module: Record<string, unknown> = {
     StringEnum: stringEnum(typebox),
+    contentText: (content: unknown) =>
+      typeof content === "string" ? content : Array.isArray(content) ? content.map((c: { type?: string; text?: string }) => (c?.type === "text" ? (c.text ?? "") : "")).join("") : "",
     complete: noModel("complete"),
     completeSimple: noModel("completeSimple"),
     stream: noModel("stream"),
@@ -94,8 +94,32 @@ export function piAiModule(): Record<string, unknown> {
 /** Members a module loader, a test runner or `await` probes on any module: never reported. */
 const PROBED = new Set(["then", "default", "constructor", "prototype", "toJSON", "toString", "valueOf", "inspect", "asymmetricMatch", "nodeType", "tagName"]);
 
-/** Told once per module and member when an extension reads a member mypi does not provide. */
-export type OnMissingMember = (module: string, member: string) => void;
+/**
+ * Told once per module and member: `absent` when an extension reads a member that is not one of
+ * the package's exports (it reads as undefined), `stand-in` when it calls an export mypi does
+ * not implement (the call throws).
+ */
+export type OnMissingMember = (module: string, member: string, kind: "absent" | "stand-in") => void;
+
+/**
+ * `module` with every export of Pi's `pkg` that it lacks as a stand-in: a function (so `typeof`
+ * tests, `extends` and imports work) that throws a clear error naming it when called or
+ * constructed. The first call of each is told to `onCall`.
+ */
+export function withStandIns(pkg: PiPackage, module: Record<string, unknown>, onCall: (member: string) => void): Record<string, unknown> {
+  for (const name of PI_PACKAGE_EXPORTS[pkg]) {
+    if (name in module) continue;
+    // A function expression (not a method), so `new X()` reaches the throw; the key names it.
+    const standIn = {
+      [name]: function (): never {
+        onCall(name);
+        throw new Error(`${name} from ${pkg} is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)`);
+      },
+    }[name]!;
+    module[name] = standIn;
+  }
+  return module;
+}
 
 /**
  * Pi's module `name` as `module`, telling `onMissing` when an extension reads a member mypi
@@ -109,7 +133,7 @@ export function withMissingMembers(name: string, module: object, onMissing: OnMi
   const report = (key: string | symbol) => {
     if (typeof key !== "string" || !/^[A-Za-z$][\w$]*$/.test(key) || PROBED.has(key) || reported.has(key)) return;
     reported.add(key);
-    onMissing(name, key);
+    onMissing(name, key, "absent");
   };
   return new Proxy(module, {
     has(target, key) {
@@ -128,7 +152,7 @@ export function withMissingMembers(name: string, module: object, onMissing: OnMi
  * Every module name an extension may import, mapped to the host's module. The TypeBox entries
  * are getters: jiti reads the entry only when an extension imports that name.
  */
-export function piVirtualModules(onMissing: OnMissingMember = () => {}): Record<string, unknown> {
+export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost?: ToolFactoryHost): Record<string, unknown> {
   const modules: Record<string, unknown> = {};
   const once = <T>(make: () => T): (() => T) => {
     let value: T | undefined;
@@ -136,15 +160,26 @@ export function piVirtualModules(onMissing: OnMissingMember = () => {}): Record<
   };
   const lazy = (name: string, load: () => unknown) => Object.defineProperty(modules, name, { enumerable: true, get: load });
 
-  const codingAgent = once(codingAgentModule);
-  const ai = once(piAiModule);
-  const tui = once(piTuiModule);
-  const agentCore = once(() => Object.freeze({}));
+  const called = new Set<string>();
+  const standIns = (pkg: PiPackage, make: () => Record<string, unknown>) =>
+    once(() =>
+      withStandIns(pkg, make(), (member) => {
+        if (called.has(`${pkg}.${member}`)) return;
+        called.add(`${pkg}.${member}`);
+        onMissing(pkg, member, "stand-in");
+      }),
+    );
+  const codingAgent = standIns("pi-coding-agent", () => codingAgentModule(toolHost));
+  const ai = standIns("pi-ai", piAiModule);
+  const tui = standIns("pi-tui", piTuiModule);
+  const agentCore = standIns("pi-agent-core", () => ({}));
   for (const scope of ["@mariozechner", "@earendil-works"]) {
     const pi = (name: string, module: () => object) =>
       lazy(`${scope}/${name}`, once(() => withMissingMembers(`${scope}/${name}`, module(), onMissing)));
     pi("pi-coding-agent", codingAgent);
     pi("pi-ai", ai);
+    // pi-ai 1.x's subpaths (`/compat` has 0.73's stream and provider functions, `/oauth`, `/models`).
+    for (const sub of ["compat", "oauth", "models"]) pi(`pi-ai/${sub}`, ai);
     pi("pi-tui", tui);
     pi("pi-agent-core", agentCore);
   }

@@ -39,3 +39,48 @@ export function toolPromptSection(active: readonly Tool[]): string {
   if (guidelines.length) section += `\n\nTool guidelines:\n${guidelines.join("\n")}`;
   return section;
 }
+
+/**
+ * Pi 1.x's `systemPromptOptions` (on `before_agent_start`, and command ctx's
+ * `getSystemPromptOptions()`): what the prompt is built from, as far as mypi has it — the
+ * workspace, the active tools and the snippets and guidelines of Pi tools. mypi builds its
+ * prompt itself (docs/resources.md), so the collections Pi fills from its own resources are
+ * empty, and changing the object changes nothing: a handler changes the prompt by returning
+ * `systemPrompt`.
+ */
+export interface PiSystemPromptOptions {
+  cwd: string;
+  selectedTools: string[];
+  hiddenTools: string[];
+  toolSnippets: Record<string, string>;
+  toolGuidelines: Record<string, string[]>;
+  promptGuidelines: string[];
+  appendSystemPrompt: string;
+  sections: Record<string, string>;
+  contextFiles: { path: string; content: string }[];
+  skills: unknown[];
+}
+
+/** `active`: the names of the active tools (the host's too); `tools`: the extensions' tools. */
+export function systemPromptOptions(cwd: string, active: readonly string[], tools: readonly Tool[]): PiSystemPromptOptions {
+  const toolSnippets: Record<string, string> = {};
+  const toolGuidelines: Record<string, string[]> = {};
+  for (const tool of tools) {
+    if (!active.includes(tool.name)) continue;
+    const prompt = TOOL_PROMPTS.get(tool);
+    if (prompt?.snippet !== undefined) toolSnippets[tool.name] = prompt.snippet;
+    if (prompt?.guidelines.length) toolGuidelines[tool.name] = [...prompt.guidelines];
+  }
+  return {
+    cwd,
+    selectedTools: [...active],
+    hiddenTools: [],
+    toolSnippets,
+    toolGuidelines,
+    promptGuidelines: [],
+    appendSystemPrompt: "",
+    sections: {},
+    contextFiles: [],
+    skills: [],
+  };
+}

@@ -66,11 +66,24 @@ export function piTuiModule(): Record<string, unknown> {
       "Image",
       "TUI",
       "ProcessTerminal",
+      "HStack",
+      "VStack",
+      "ScrollView",
+      "MouseRegion",
+      "TuiAltScreen",
+      "TuiMainScreen",
+      "KeybindingsManager",
+      "CombinedAutocompleteProvider",
     ]),
     Key,
     matchesKey: () => false,
     isKeyRelease: () => false,
+    isKeyRepeat: () => false,
     visibleWidth,
+    stripTerminalSequences: (text: string) => text.replace(ANSI, ""),
+    styleText: (text: string) => text,
+    styleTextWithAnsi: (text: string) => text,
+    hyperlink: (text: string) => text,
     truncateToWidth: (text: string, width: number, ellipsis = "...") =>
       visibleWidth(text) <= width ? text : text.replace(ANSI, "").slice(0, Math.max(0, width - ellipsis.length)) + ellipsis,
     wrapTextWithAnsi: (text: string, width: number) => {
@@ -114,6 +127,7 @@ export function codingAgentTuiExports(): Record<string, unknown> {
       "TreeSelectorComponent",
       "UserMessageComponent",
       "UserMessageSelectorComponent",
+      "SkillInvocationMessageComponent",
       "Theme",
     ]),
     getMarkdownTheme: () => PLAIN_THEME,
@@ -129,6 +143,8 @@ export function codingAgentTuiExports(): Record<string, unknown> {
     },
     keyHint: (action: string, description?: string) => (description ? `${action} ${description}` : action),
     rawKeyHint: (key: string, description?: string) => (description ? `${key} ${description}` : key),
+    // mypi has no key bindings to look up: the id is its own text.
+    keyText: (keybinding: string) => keybinding,
   };
 }
 

@@ -260,7 +260,9 @@ class Batch {
     const decision = outcome.value;
     if (decision?.block === true) {
       const text = decision.by ? `Tool call blocked by ${decision.by}: ${decision.reason}` : `Tool call blocked: ${decision.reason}`;
-      return answered(this.#finish(entry, errorResult(text), true));
+      const blocked: ExecutedToolResult = errorResult(text);
+      if (decision.terminate === true) blocked.terminate = true;
+      return answered(this.#finish(entry, blocked, true));
     }
     const rewritten = decision?.input ?? args;
     const recheck = validateToolArguments(tool, { arguments: rewritten });

@@ -38,6 +38,32 @@ const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 /** Sent as the key when a base URL is set and no key is: most local servers ignore it. */
 const PLACEHOLDER_API_KEY = "no-key";
 
+/**
+ * Called around each HTTP request of a client. `headers` may change the request's headers in
+ * place (a `null` value removes one); `response` sees the status and headers before the body is
+ * read. A hook that throws fails the request as a transport error would.
+ */
+export interface HttpHooks {
+  headers?(headers: Record<string, string | null>): void | Promise<void>;
+  response?(response: { status: number; headers: Record<string, string> }): void | Promise<void>;
+}
+
+function hookedFetch(hooks: HttpHooks): typeof globalThis.fetch {
+  return async (input, init) => {
+    let request = init;
+    if (hooks.headers) {
+      const headers: Record<string, string | null> = Object.fromEntries(new Headers(init?.headers).entries());
+      await hooks.headers(headers);
+      const out = new Headers();
+      for (const [name, value] of Object.entries(headers)) if (typeof value === "string") out.set(name, value);
+      request = { ...init, headers: out };
+    }
+    const response = await globalThis.fetch(input, request);
+    await hooks.response?.({ status: response.status, headers: Object.fromEntries(response.headers.entries()) });
+    return response;
+  };
+}
+
 export interface OpenAIModelOptions {
   /** The model name as the server knows it (`gpt-4.1-mini`, `qwen2.5-coder:7b`, …). */
   model: string;
@@ -45,6 +71,15 @@ export interface OpenAIModelOptions {
   baseURL?: string;
   /** Default: `OPENAI_API_KEY`; with a base URL and no key, a placeholder. */
   apiKey?: string;
+  /**
+   * `false`: `OPENAI_BASE_URL` and `OPENAI_API_KEY` are not read — a client for another
+   * provider's server, which must never be sent the OpenAI key. Default true.
+   */
+  environment?: boolean;
+  /** The client's id. Default `openai:<model>`. */
+  id?: string;
+  /** Watching the HTTP exchange (a host's extensions: Pi's `before_provider_headers` / `after_provider_response`). */
+  http?: HttpHooks;
   /** Retries after a 408/409/429/5xx or a transient connection error. Default 3. */
   maxRetries?: number;
   /** Extra HTTP headers on every request (e.g. OpenRouter's `HTTP-Referer`). */
@@ -105,10 +140,11 @@ interface ClientState {
  * that says what to set (hosts decide separately whether that is a usage error).
  */
 export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
-  const id = `openai:${options.model}`;
-  const customBaseURL = nonEmpty(options.baseURL) ?? nonEmpty(process.env.OPENAI_BASE_URL);
+  const id = options.id ?? `openai:${options.model}`;
+  const env = options.environment === false ? {} : process.env;
+  const customBaseURL = nonEmpty(options.baseURL) ?? nonEmpty(env.OPENAI_BASE_URL);
   const baseURL = (customBaseURL ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, "");
-  const apiKey = nonEmpty(options.apiKey) ?? nonEmpty(process.env.OPENAI_API_KEY) ?? (customBaseURL ? PLACEHOLDER_API_KEY : undefined);
+  const apiKey = nonEmpty(options.apiKey) ?? nonEmpty(env.OPENAI_API_KEY) ?? (customBaseURL ? PLACEHOLDER_API_KEY : undefined);
   const unusable =
     apiKey === undefined
       ? `no API key for ${id}: set OPENAI_API_KEY (or pass apiKey). ` +
@@ -123,7 +159,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
       baseURL,
       maxRetries: 0,
       defaultHeaders: options.headers,
-      fetch: readableErrorFetch(),
+      fetch: readableErrorFetch(options.http ? hookedFetch(options.http) : undefined),
       // The SDK logs unparseable frames to the console; they are reported as data instead.
       // OPENAI_LOG still turns the SDK's own logging on for debugging (read now, as before the
       // SDK was loaded lazily).

@@ -43,6 +43,8 @@ interface CommonDefinition<Args> {
   timeoutMs?: number;
   worker?: WorkerSpec;
   callTimeoutMs?: (args: Args) => number | undefined;
+  /** Called with the arguments as the model sent them, before validation; returns what is validated. */
+  prepareArguments?: (args: unknown) => unknown;
 }
 
 /** A tool whose parameters are a `z.strictObject`. */
@@ -76,6 +78,7 @@ export function defineTool(def: ZodToolDefinition<ZodLikeSchema> | JsonSchemaToo
     timeoutMs: def.timeoutMs,
     worker: def.worker,
     callTimeoutMs: def.callTimeoutMs as Tool["callTimeoutMs"],
+    prepareArguments: def.prepareArguments,
   });
   prepareTool(tool);
   return tool;

@@ -15,6 +15,7 @@ export {
   type ZodToolDefinition,
 } from "./define.ts";
 export { ToolRegistry } from "./registry.ts";
+export { FileMutationQueue, defaultMutationQueue } from "./file-mutation-queue.ts";
 export { validateToolArguments, type ArgumentValidation } from "./validate.ts";
 export { DEFAULT_TOOL_TIMEOUT_MS, executeTool, type ExecuteToolOptions, type ExecutedToolResult } from "./execute.ts";
 export { INTERRUPTED_TEXT, errorResult, normalizeToolReturn, unknownToolResult, type ErrorToolResult } from "./result.ts";

@@ -25,7 +25,9 @@ export function validateToolArguments(tool: Tool, call: Pick<ToolCall, "argument
   try {
     const read = readArguments(tool.name, call);
     if (read instanceof Refusal) return { ok: false, message: read.message };
-    const check: ArgumentCheck = tool.parameters ? checkWithZod(tool.parameters, read) : checkWithAjv(toolValidator(tool), read);
+    const prepared = tool.prepareArguments ? prepare(tool, read) : read;
+    if (prepared instanceof Refusal) return { ok: false, message: prepared.message };
+    const check: ArgumentCheck = tool.parameters ? checkWithZod(tool.parameters, prepared) : checkWithAjv(toolValidator(tool), prepared);
     if (!check.ok) return invalid(tool.name, check.issues);
     return isRecord(check.value) ? { ok: true, value: check.value } : notProduced(tool.name);
   } catch (error) {
@@ -55,6 +57,16 @@ function notProduced(toolName: string): ArgumentValidation {
 /** Why the arguments could not be read; a class so that any value read can be told from it. */
 class Refusal {
   constructor(readonly message: string) {}
+}
+
+/** The tool's own adaptation of the arguments; its failure is the tool's, said so to the model. */
+function prepare(tool: Tool, args: unknown): unknown {
+  try {
+    return tool.prepareArguments!(args);
+  } catch (error) {
+    const detail = truncate(String((error as Error)?.message ?? error), 300);
+    return new Refusal(`Could not prepare the arguments for tool ${JSON.stringify(tool.name)}: ${detail}. Check the call against the tool's parameters.`);
+  }
 }
 
 /** The arguments as a value, or why they cannot be; `toolName` is quoted only on the error paths. */

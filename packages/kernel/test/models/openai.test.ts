@@ -540,4 +540,38 @@ describe("configuration", () => {
     expect((await collect(createOpenAIModel({ model: "m", baseURL: server.baseURL }))).at(-1)?.type).toBe("done");
     expect(lastRequest().headers.authorization).toBe("Bearer no-key");
   });
+
+  it("with environment: false reads neither OPENAI_API_KEY nor OPENAI_BASE_URL, and takes its id", async () => {
+    vi.stubEnv("OPENAI_API_KEY", "env-key-never-sent");
+    vi.stubEnv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1");
+    server.push(chatResponse({ text: "ok" }));
+    const client = createOpenAIModel({ model: "m", baseURL: server.baseURL, environment: false, id: "local/m" });
+    expect((await collect(client)).at(-1)?.type).toBe("done");
+    expect([client.id, lastRequest().headers.authorization]).toEqual(["local/m", "Bearer no-key"]);
+  });
+});
+
+describe("http hooks", () => {
+  it("change the request's headers in place (null removes one) and see the response's status before its body", async () => {
+    const seen: unknown[] = [];
+    server.push(chatResponse({ text: "ok" }));
+    const client = model({
+      headers: { "x-drop": "1" },
+      http: {
+        headers: async (h) => {
+          seen.push(["headers", h["x-drop"], typeof h.authorization]);
+          h["x-trace"] = "t1";
+          h["x-drop"] = null;
+        },
+        response: ({ status, headers }) => void seen.push(["response", status, headers["content-type"]]),
+      },
+    });
+    expect((await collect(client)).at(-1)?.type).toBe("done");
+    expect(lastRequest().headers["x-trace"]).toBe("t1");
+    expect(lastRequest().headers["x-drop"]).toBeUndefined();
+    expect(seen).toEqual([
+      ["headers", "1", "string"],
+      ["response", 200, expect.stringContaining("text/event-stream")],
+    ]);
+  });
 });

@@ -1,8 +1,9 @@
 /**
  * One lock per file: `run(path, fn)` starts `fn` once every earlier `run` on the same path has
- * settled; runs on different paths do not wait for each other. `write` and `edit` key it by the
- * real path from `safePath`, so two spellings of one file (`a.txt`, `./x/../a.txt`, a symlink)
- * share a lock.
+ * settled; runs on different paths do not wait for each other. The builtin `write` and `edit`
+ * key it by the real path from `safePath`, so two spellings of one file (`a.txt`,
+ * `./x/../a.txt`, a symlink) share a lock; extensions use the same process-wide queue (Pi's
+ * `withFileMutationQueue`), so their changes to a file wait for the tools' and the other way round.
  */
 export class FileMutationQueue {
   /** The tail of each path's chain; removed when the chain drains, so the map stays small. */

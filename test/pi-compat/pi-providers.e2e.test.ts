@@ -1,0 +1,135 @@
+/**
+ * `pi.registerProvider` for OpenAI-compatible providers, through the real `mypi` process and a
+ * loopback fake OpenAI server: `--model <provider>/<model>` and `pi.setModel` reach it with the
+ * provider's own key (literal, `$VAR`, `!command`), the host's OPENAI_API_KEY never does, and
+ * what mypi cannot honour (OAuth, other APIs) is refused with the reason.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chatResponse, startFakeOpenAI, type FakeOpenAIServer } from "../helpers/fake-openai.ts";
+import { createSandbox } from "../helpers/mypi.ts";
+
+const sandbox = createSandbox("mypi-pi-providers-");
+let server!: FakeOpenAIServer;
+beforeAll(async () => void (server = await startFakeOpenAI()));
+afterAll(() => server.close().finally(() => sandbox.cleanup()));
+
+const HOST_KEY = "sk-host-secret-never-sent";
+
+/** An extension that registers `local` with `apiKey` (JSON text) and two models. */
+function providerExtension(file: string, apiKey: string | undefined, extra = ""): string {
+  return sandbox.file(
+    file,
+    `
+export default function (pi) {
+  pi.registerProvider("local", {
+    baseUrl: ${JSON.stringify(server.baseURL)},
+    ${apiKey === undefined ? "" : `apiKey: ${JSON.stringify(apiKey)},`}
+    api: "openai-completions",
+    headers: { "x-provider": "local" },
+    models: [
+      { id: "small", name: "Small", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 8000, maxTokens: 512 },
+      { id: "large", name: "Large", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 8000, maxTokens: 512 },
+    ],
+  });
+  ${extra}
+}
+`,
+  );
+}
+
+const lastRequest = () => server.requests[server.requests.length - 1]!;
+const body = () => lastRequest().body as { model: string };
+
+describe("pi.registerProvider (openai-completions)", () => {
+  it("--model local/small reaches the provider with the key from $VAR, its headers, and never the host's OPENAI_API_KEY", async () => {
+    const ext = providerExtension("var.ts", "$LOCAL_KEY");
+    server.push(chatResponse({ text: "from local" }));
+    const r = await sandbox.run(["-e", ext, "--no-session", "--model", "local/small", "-p", "hi"], { env: { LOCAL_KEY: "sk-local", OPENAI_API_KEY: HOST_KEY } });
+    expect(r.stderr).toBe("");
+    expect(r.stdout.trim()).toBe("from local");
+    expect(body().model).toBe("small");
+    expect(lastRequest().headers.authorization).toBe("Bearer sk-local");
+    expect(lastRequest().headers["x-provider"]).toBe("local");
+    expect(lastRequest().rawBody).not.toContain(HOST_KEY);
+  });
+
+  it("a ${VAR} key, a !command key, a literal key and no key at all: the host's key is never the fallback", async () => {
+    const cases: [string, string | undefined, string][] = [
+      ["braces.ts", "${LOCAL_KEY}", "Bearer sk-local"],
+      ["command.ts", "!printf sk-from-command", "Bearer sk-from-command"],
+      ["literal.ts", "sk-literal", "Bearer sk-literal"],
+      ["none.ts", undefined, "Bearer no-key"],
+    ];
+    for (const [file, key, header] of cases) {
+      server.push(chatResponse({ text: "ok" }));
+      const r = await sandbox.run(["-e", providerExtension(file, key), "--no-session", "--model", "local/large", "-p", "hi"], { env: { LOCAL_KEY: "sk-local", OPENAI_API_KEY: HOST_KEY } });
+      expect([file, r.code, lastRequest().headers.authorization]).toEqual([file, 0, header]);
+    }
+  });
+
+  it("pi.setModel switches to another model of the provider for the next run", async () => {
+    const ext = providerExtension(
+      "switch.ts",
+      "sk-literal",
+      `pi.registerCommand("large", { handler: async () => {
+        const ok = await pi.setModel({ provider: "local", id: "large" });
+        const missing = await pi.setModel({ provider: "nowhere", id: "x" });
+        pi.sendUserMessage("now large " + ok + " " + missing);
+      } });`,
+    );
+    server.push(chatResponse({ text: "large answered" }));
+    const r = await sandbox.run(["-e", ext, "--no-session", "--model", "local/small", "-p", "/large"]);
+    expect(r.stdout.trim()).toBe("large answered");
+    expect(body().model).toBe("large");
+    expect(JSON.stringify(lastRequest().body)).toContain("now large true false");
+  });
+
+  it("an unknown provider or model is a usage error naming what is registered", async () => {
+    const ext = providerExtension("known.ts", "sk-literal");
+    const unknownProvider = await sandbox.run(["-e", ext, "--no-session", "--model", "remote/small", "-p", "hi"]);
+    expect(unknownProvider.code).not.toBe(0);
+    expect(unknownProvider.stderr).toContain('no provider "remote" for --model remote/small: providers come from extensions (pi.registerProvider); registered: local');
+    const unknownModel = await sandbox.run(["-e", ext, "--no-session", "--model", "local/huge", "-p", "hi"]);
+    expect(unknownModel.stderr).toContain('provider local (from known) has no model "huge"; its models: small, large');
+  });
+
+  it("before_provider_headers changes the request's headers and after_provider_response sees the status, for openai: and registered providers", async () => {
+    const log = sandbox.file("http.log", "");
+    const hooks = `
+      pi.on("before_provider_headers", (event) => { event.headers["x-trace-id"] = "trace-1"; event.headers["x-provider"] = null; });
+      pi.on("after_provider_response", (event) => appendFileSync(${JSON.stringify(log)}, JSON.stringify([event.status, typeof event.headers]) + "\\n"));`;
+    const ext = providerExtension("http.ts", "sk-literal", hooks);
+    const source = readFileSync(ext, "utf8");
+    writeFileSync(ext, `import { appendFileSync } from "node:fs";\n${source}`);
+    for (const model of [["--model", "local/small"], ["--model", "openai:gpt-test", "--base-url", server.baseURL]]) {
+      server.push(chatResponse({ text: "ok" }));
+      const r = await sandbox.run(["-e", ext, "--no-session", ...model, "-p", "hi"]);
+      expect([r.code, r.stderr]).toEqual([0, ""]);
+      expect(lastRequest().headers["x-trace-id"]).toBe("trace-1");
+      expect(lastRequest().headers["x-provider"]).toBeUndefined();
+    }
+    expect(readFileSync(log, "utf8").trim().split("\n")).toEqual(['[200,"object"]', '[200,"object"]']);
+  });
+
+  it("refuses OAuth, other APIs and the host's OPENAI_API_KEY with the reason, and the extension still loads", async () => {
+    const ext = sandbox.file(
+      "refused.ts",
+      `
+export default function (pi) {
+  pi.registerProvider("corp", { baseUrl: "https://ai.corp.example", api: "openai-completions", models: [{ id: "m" }], oauth: { name: "SSO", login: async () => ({}) } });
+  pi.registerProvider("claude", { baseUrl: "https://proxy.example", apiKey: "k", api: "anthropic-messages", models: [{ id: "m" }] });
+  pi.registerProvider("sneaky", { baseUrl: "https://proxy.example", apiKey: "$OPENAI_API_KEY", api: "openai-completions", models: [{ id: "m" }] });
+  pi.registerCommand("alive", { handler: async () => {} });
+}
+`,
+    );
+    const r = await sandbox.run(["-e", ext, "--no-session", "--model", `scripted:${sandbox.script([{ text: "ok" }])}`, "-p", "hi"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      'mypi: refused: pi.registerProvider("corp") refused: OAuth providers (Pi\'s /login) are not supported in mypi; give an apiKey instead (see docs/pi-compat.md)',
+      'mypi: refused: pi.registerProvider("claude") refused: api "anthropic-messages" is not supported; mypi speaks "openai-completions" (OpenAI Chat Completions) only (see docs/pi-compat.md)',
+      'mypi: refused: pi.registerProvider("sneaky") refused: the host\'s OPENAI_API_KEY is not handed to custom providers; give the provider its own variable ($MY_PROVIDER_KEY) (see docs/pi-compat.md)',
+    ]);
+  });
+});
