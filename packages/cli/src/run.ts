@@ -20,7 +20,6 @@ import { discoverExtensions, type ExtensionOrigin } from "./discovery.ts";
 import { printExtensions } from "./extensions-command.ts";
 import { buildHost, createHostSession, describeFailures, loadExtensionSet, type HostOptions, type ProjectExtensions } from "./host-builder.ts";
 import type { CliIO } from "./main.ts";
-import { runInteractive } from "./modes/interactive.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
 import { extensionErrorLine, runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
@@ -303,13 +302,17 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
         });
         return await runRpcMode(target, { stdin: io.stdin, stdout: io.stdout, stop: exits.signal });
       }
-      case "interactive":
+      case "interactive": {
+        // Loaded here: print, JSON and RPC runs never pay for the terminal-UI library.
+        const { runInteractive } = await import("./modes/interactive.ts");
         return await runInteractive(hostSession, io, {
           ...(prompt !== undefined && { initialPrompt: prompt }),
           status: loadErrors,
           stop: exits.signal,
           banner: [`mypi · ${model.id} · ${cwd} · /help for commands · Ctrl+C aborts, twice exits`, ...(sandboxState.enabled ? [describeSandboxReport(sandboxState)] : [])],
+          contextWindow: compactionOf(settings, io.env)!.contextWindow,
         });
+      }
     }
   } finally {
     await hostSession.host.shutdown();
