@@ -1,79 +1,22 @@
 /**
  * Interactive mode in a real pseudo-terminal (python3's pty module; see helpers/pty-driver.py):
- * streamed text, tool lines with ✓ / ✗, steering by typing while the agent runs, an extension
+ * streamed text, tool blocks with ✓ / ✗, steering by typing while the agent runs, an extension
  * command, Ctrl+C to abort and twice to exit, /quit.
  */
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
-import { MYPI_BIN, REPO, createSandbox } from "./helpers/mypi.ts";
-import { VirtualTerminal } from "./helpers/vt.ts";
+import { REPO, createSandbox } from "./helpers/mypi.ts";
+import { IDLE, SPIN, ptyTerminals } from "./helpers/pty.ts";
 
 const sandbox = createSandbox();
-/** Terminals still open: a test that failed half-way leaves its mypi running; it is ended here. */
-const open = new Set<ReturnType<typeof spawn>>();
+const { terminal, closeAll } = ptyTerminals(sandbox);
 afterAll(() => {
-  for (const child of open) child.kill("SIGKILL");
+  closeAll();
   sandbox.cleanup();
 });
-const driver = join(REPO, "test", "helpers", "pty-driver.py");
 const gate = join(REPO, "test", "fixtures", "gate-extension.ts");
-
-const SPIN = "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]";
-
-/** The editor, empty, with the footer under it: mypi waits for input. */
-const IDLE = /\n─{20,}\n\n─{20,}\n[^\n]*(\n[^\n]*)?$/;
-/** The editor holding `text` (a regexp source). */
-const editorWith = (text: string) => new RegExp(`\\n─{20,}\\n${text}\\n─{20,}\\n[^\\n]*(\\n[^\\n]*)?$`);
-
-function terminal(args: string[], options: { env?: Record<string, string>; cwd?: string; columns?: number } = {}) {
-  const columns = options.columns ?? 160;
-  const child = spawn("python3", [driver, String(columns), "30", process.execPath, MYPI_BIN, ...args], { cwd: options.cwd ?? sandbox.ws, env: { ...sandbox.env, ...options.env } });
-  const vt = new VirtualTerminal(columns, 30);
-  const waiters: { test: RegExp; resolve: () => void }[] = [];
-  let written = Promise.resolve();
-  child.stdout.setEncoding("utf8").on("data", (d: string) => {
-    written = written.then(() => vt.write(d)).then(() => {
-      const screen = vt.text();
-      for (const w of [...waiters]) {
-        if (w.test.test(screen)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve();
-        }
-      }
-    });
-  });
-  let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  open.add(child);
-  const exit = new Promise<number | null>((resolve) =>
-    child.on("close", (code) => {
-      open.delete(child);
-      void written.then(() => resolve(code));
-    }),
-  );
-  return {
-    /**
-     * Resolves once the screen, as the user sees it, matches. The timer only turns a hang into a
-     * readable failure (the screen at that moment); it never paces the test.
-     */
-    see(test: RegExp): Promise<void> {
-      return new Promise((resolve, reject) => {
-        if (test.test(vt.text())) return resolve();
-        const timer = setTimeout(() => reject(new Error(`screen never matched ${test}:\n${vt.text()}`)), 10_000);
-        waiters.push({ test, resolve: () => (clearTimeout(timer), resolve()) });
-      });
-    },
-    type: (keys: string) => void child.stdin.write(keys),
-    screen: () => vt.text(),
-    /** The rows on screen now (not the scrollback). */
-    visible: () => vt.screen(),
-    stderr: () => stderr,
-    exit,
-  };
-}
 
 describe("interactive mode in a terminal", () => {
   it("streams text, shows tool blocks, steers, runs extension commands, aborts on Ctrl+C and exits on the second", async () => {

@@ -28,6 +28,7 @@ import { Chat } from "../tui/chat.ts";
 import { Dialogs } from "../tui/dialogs.ts";
 import { Footer } from "../tui/footer.ts";
 import { PromptHistory } from "../tui/history.ts";
+import { parseShellLine, runShell, shellContext } from "../tui/shell.ts";
 import { IoTerminal } from "../tui/terminal.ts";
 import { editorTheme, markdownTheme, palette } from "../tui/theme.ts";
 import { parseLine } from "./parse-line.ts";
@@ -173,8 +174,29 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   };
   session.setUI(ui);
 
+  /** Output of `!cmd` commands not yet sent: it goes to the model before the next prompt. */
+  const shared: string[] = [];
+  let shells = 0;
+  /** The `!cmd` running now: Escape and Ctrl+C stop it. */
+  let shell: AbortController | undefined;
+  const runShellLine = async (command: string, excludeFromContext: boolean) => {
+    const stop = new AbortController();
+    shell = stop;
+    const block = chat.shellBlock(`shell-${++shells}`, command);
+    refresh();
+    const r = await runShell(command, io.cwd, stop.signal);
+    if (shell === stop) shell = undefined;
+    const failed = r.cancelled || r.exitCode !== 0;
+    const status = r.cancelled ? "cancelled" : r.exitCode !== 0 ? `exit code ${r.exitCode ?? "?"}` : "";
+    const text = `${r.output.replace(/\n$/, "")}${r.truncated ? "\n[output truncated]" : ""}${failed ? `${r.output ? "\n" : ""}${status}` : ""}`;
+    block.finish({ content: [{ type: "text", text }] }, failed, Date.now());
+    if (!excludeFromContext) shared.push(shellContext(command, r));
+    refresh();
+  };
+
   // The run's events (its agent_end included) redraw the screen; only a failure to start is said here.
-  const startRun = (text: string) => {
+  const startRun = (typed: string) => {
+    const text = shared.length > 0 ? `${shared.splice(0).join("\n\n")}\n\n${typed}` : typed;
     const stream = session.agent.prompt(text, { source: "interactive" });
     refresh();
     void stream.then(undefined, (error: unknown) => sayFrom(`✗ ${error instanceof Error ? error.message : String(error)}`, p.red));
@@ -232,6 +254,13 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     if (parsed.kind === "empty") return refresh();
     history.add(line.trim());
     input.addToHistory?.(line.trim());
+    const shellLine = parseShellLine(line);
+    if (shellLine) {
+      say(`${p.bold(">")} ${printable(line.trim())}`);
+      if (shell) return say(p.yellow("a shell command is running: wait for it, or press Esc to stop it"));
+      void runShellLine(shellLine.command, shellLine.excludeFromContext);
+      return;
+    }
     if (parsed.kind === "command") {
       say(`${p.bold(">")} ${printable(line.trim())}`);
       void runSlash(parsed.name, parsed.args).catch((error: unknown) => sayFrom(`✗ /${parsed.name}: ${String(error)}`, p.red));
@@ -249,6 +278,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
 
   /** Abort the run and the running extension commands (Escape, and the first Ctrl+C). */
   const abortRun = () => {
+    shell?.abort();
     stopCommands();
     if (running()) session.agent.abort();
   };
@@ -261,7 +291,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       return refresh();
     }
     armed = true;
-    if (running() || commands.size > 0) {
+    if (running() || commands.size > 0 || shell) {
       abortRun();
       say(p.dim("(aborting — Ctrl+C again to exit)"));
     } else {
@@ -286,7 +316,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       refresh();
       return { consume: true };
     }
-    if (matchesKey(data, "escape") && !editor.isShowingAutocomplete() && (running() || commands.size > 0)) {
+    if (matchesKey(data, "escape") && !editor.isShowingAutocomplete() && (running() || commands.size > 0 || shell)) {
       abortRun();
       return { consume: true };
     }
@@ -303,6 +333,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     if (exiting) return;
     exiting = true;
     dialogs.closeAll();
+    shell?.abort();
     stopCommands();
     if (running()) {
       session.agent.abort();

@@ -84,6 +84,15 @@ export class Chat extends Container {
     this.addChild(new Text(text, 0, 0));
   }
 
+  /** A block for the user's own `!cmd`, finished with `finish()` when the command ends. */
+  shellBlock(id: string, command: string, now = Date.now()): ToolBlock {
+    this.#current = undefined;
+    const block = new ToolBlock({ toolCallId: id, toolName: "!", args: { command }, startedAt: now, p: this.options.p, expanded: () => this.#expanded, summary: oneLine(command, 72) });
+    this.#tools.set(id, block);
+    this.addChild(block);
+    return block;
+  }
+
   /** A dialog opened (`true`) or closed: time in it is not the running tools' time. */
   pause(paused: boolean, now = Date.now()): void {
     const live = this.live;
@@ -123,7 +132,15 @@ export class Chat extends Container {
       case "tool_execution_start": {
         this.#current = undefined;
         const renderers = this.options.toolRenderers?.(event.toolName as string, event.toolCallId as string);
-        const block = new ToolBlock(event.toolCallId as string, event.toolName as string, event.args, event.timestamp, p, { expanded: () => this.#expanded }, renderers);
+        const block = new ToolBlock({
+          toolCallId: event.toolCallId as string,
+          toolName: event.toolName as string,
+          args: event.args,
+          startedAt: event.timestamp,
+          p,
+          expanded: () => this.#expanded,
+          ...(renderers && { renderers }),
+        });
         this.#tools.set(block.toolCallId, block);
         this.addChild(block);
         return;

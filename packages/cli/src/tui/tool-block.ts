@@ -24,8 +24,27 @@ export interface ToolRenderers {
   result?(result: ToolResult, options: { expanded: boolean; isPartial: boolean }): Component | undefined;
 }
 
+export interface ToolBlockOptions {
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  startedAt: number;
+  p: Palette;
+  /** Whether blocks show their whole output (Ctrl+O). */
+  expanded(): boolean;
+  renderers?: ToolRenderers;
+  /** Instead of the summary of the arguments (a `!cmd` block shows its command). */
+  summary?: string;
+}
+
 export class ToolBlock implements Component {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly args: unknown;
+  readonly startedAt: number;
   readonly summary: string;
+  readonly #p: Palette;
+  readonly #o: ToolBlockOptions;
   /** Time the call waited on a dialog: not the tool's time. */
   pausedMs = 0;
   #result: ToolResult | undefined;
@@ -33,16 +52,14 @@ export class ToolBlock implements Component {
   #tookMs: number | undefined;
   #lines: string[] | undefined;
 
-  constructor(
-    readonly toolCallId: string,
-    readonly toolName: string,
-    readonly args: unknown,
-    readonly startedAt: number,
-    private readonly p: Palette,
-    private readonly view: { expanded(): boolean },
-    private readonly renderers?: ToolRenderers,
-  ) {
-    this.summary = summarizeCall(toolName, args);
+  constructor(options: ToolBlockOptions) {
+    this.#o = options;
+    this.#p = options.p;
+    this.toolCallId = options.toolCallId;
+    this.toolName = options.toolName;
+    this.args = options.args;
+    this.startedAt = options.startedAt;
+    this.summary = options.summary ?? summarizeCall(options.toolName, options.args);
   }
 
   get done(): boolean {
@@ -65,23 +82,24 @@ export class ToolBlock implements Component {
     if (own) return own;
     const head = this.#head();
     const body = this.#body();
-    const expanded = this.view.expanded();
+    const expanded = this.#o.expanded();
     const shown = expanded || body.length <= COLLAPSED_LINES + 1 ? body : body.slice(0, COLLAPSED_LINES);
-    const more = shown.length < body.length ? [this.p.dim(`  … ${body.length - shown.length} more lines (Ctrl+O expands)`)] : [];
+    const more = shown.length < body.length ? [this.#p.dim(`  … ${body.length - shown.length} more lines (Ctrl+O expands)`)] : [];
     return [head, ...shown.map((l) => `  ${l}`), ...more].map((l) => truncateToWidth(l, width));
   }
 
   #ownRender(width: number): string[] | undefined {
-    if (!this.renderers) return undefined;
-    const call = this.renderers.call?.(this.args);
-    const result = this.#result && this.renderers.result?.(this.#result, { expanded: this.view.expanded(), isPartial: false });
+    const renderers = this.#o.renderers;
+    if (!renderers) return undefined;
+    const call = renderers.call?.(this.args);
+    const result = this.#result && renderers.result?.(this.#result, { expanded: this.#o.expanded(), isPartial: false });
     if (!call && !result) return undefined;
     const lines = [...(call ? call.render(width) : [this.#head()]), ...(result ? result.render(width) : [])];
     return lines.map((l) => truncateToWidth(l, width));
   }
 
   #head(): string {
-    const p = this.p;
+    const p = this.#p;
     const glyph = !this.done ? p.dim("·") : this.#isError ? p.red("✗") : p.green("✓");
     const took = this.#tookMs === undefined ? "" : `  ${p.dim(formatDuration(this.#tookMs))}`;
     const text = this.#isError ? (textOf(this.#result?.content) ?? "") : "";
@@ -97,7 +115,7 @@ export class ToolBlock implements Component {
   /** The lines under the head: a diff, the written text, or the output. */
   #body(): string[] {
     if (this.#lines) return this.#lines;
-    const p = this.p;
+    const p = this.#p;
     const details = (this.#result?.details ?? {}) as { diff?: unknown };
     const args = (this.args ?? {}) as { content?: unknown };
     let lines: string[] = [];
