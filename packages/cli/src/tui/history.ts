@@ -4,7 +4,7 @@
  * redact-secrets patterns recognise are masked before a line is written, so a key pasted into a
  * prompt does not end up on disk in the clear. A line that is not JSON is skipped, not fatal.
  */
-import { appendFileSync, chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { redactText } from "@mypi/extensions/redact-secrets";
 
@@ -44,15 +44,31 @@ export class PromptHistory {
     if (!text.trim()) return;
     try {
       mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
-      const line = `${JSON.stringify({ text: redactText(text) })}\n`;
-      try {
-        appendFileSync(this.file, line, { mode: 0o600, flag: "a" });
-      } catch {
-        writeFileSync(this.file, line, { mode: 0o600 });
-      }
+      // After a line a crash cut off, the new entry starts on a line of its own.
+      const lead = endsOpen(this.file) ? "\n" : "";
+      appendFileSync(this.file, `${lead}${JSON.stringify({ text: redactText(text) })}\n`, { mode: 0o600 });
       chmodSync(this.file, 0o600);
     } catch {
       // History is a convenience: never a reason for the prompt itself to fail.
     }
+  }
+}
+
+/** The file exists and does not end with a newline. */
+function endsOpen(file: string): boolean {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch {
+    return false;
+  }
+  if (size === 0) return false;
+  const fd = openSync(file, "r");
+  try {
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, size - 1);
+    return last[0] !== 0x0a;
+  } finally {
+    closeSync(fd);
   }
 }
