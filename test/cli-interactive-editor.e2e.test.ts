@@ -5,16 +5,10 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { createSandbox } from "./helpers/mypi.ts";
-import { IDLE, SPIN, editorWith, ptyTerminals } from "./helpers/pty.ts";
+import { describe, expect, it } from "vitest";
+import { IDLE, SPIN, editorWith, ptySuite } from "./helpers/pty.ts";
 
-const sandbox = createSandbox();
-const { terminal, closeAll } = ptyTerminals(sandbox);
-afterAll(() => {
-  closeAll();
-  sandbox.cleanup();
-});
+const { sandbox, terminal } = ptySuite();
 
 const userTexts = (session: string) =>
   readFileSync(session, "utf8").trim().split("\n").map((l) => JSON.parse(l))

@@ -4,16 +4,10 @@
  * diff, a write's lines, and the footer's model, tokens and context use.
  */
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { createSandbox } from "./helpers/mypi.ts";
-import { IDLE, ptyTerminals } from "./helpers/pty.ts";
+import { describe, expect, it } from "vitest";
+import { IDLE, ptySuite } from "./helpers/pty.ts";
 
-const sandbox = createSandbox();
-const { terminal, closeAll } = ptyTerminals(sandbox);
-afterAll(() => {
-  closeAll();
-  sandbox.cleanup();
-});
+const { sandbox, terminal } = ptySuite();
 
 describe("interactive output", () => {
   it("renders markdown (no raw ** or #), a fenced code block, dimmed thinking, and the footer's tokens and context use", async () => {

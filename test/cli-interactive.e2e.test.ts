@@ -6,16 +6,11 @@
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
-import { REPO, createSandbox } from "./helpers/mypi.ts";
-import { IDLE, SPIN, ptyTerminals } from "./helpers/pty.ts";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { REPO } from "./helpers/mypi.ts";
+import { IDLE, SPIN, ptySuite } from "./helpers/pty.ts";
 
-const sandbox = createSandbox();
-const { terminal, closeAll } = ptyTerminals(sandbox);
-afterAll(() => {
-  closeAll();
-  sandbox.cleanup();
-});
+const { sandbox, terminal } = ptySuite();
 const gate = join(REPO, "test", "fixtures", "gate-extension.ts");
 
 describe("interactive mode in a terminal", () => {

@@ -2,13 +2,14 @@
  * mypi in a real pseudo-terminal (python3's pty module; see pty-driver.py), its screen read back
  * through a terminal emulator (vt.ts): tests type keys and wait for what the user would see.
  *
- *   const { terminal, closeAll } = ptyTerminals(sandbox);   // closeAll() in afterAll
+ *   const { sandbox, terminal } = ptySuite();   // a sandbox, terminals, both cleaned up after the file
  *   const t = terminal(["--model", `scripted:${script}`, "--no-session"]);
  *   await t.see(IDLE); t.type("hello\r"); await t.see(/Hi\./); t.resize(80, 24);
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { MYPI_BIN, REPO, type Sandbox } from "./mypi.ts";
+import { afterAll } from "vitest";
+import { MYPI_BIN, REPO, createSandbox, type Sandbox } from "./mypi.ts";
 import { VirtualTerminal } from "./vt.ts";
 
 const driver = join(REPO, "test", "helpers", "pty-driver.py");
@@ -93,4 +94,15 @@ export function ptyTerminals(sandbox: Sandbox) {
     };
   }
   return { terminal, closeAll };
+}
+
+/** A test file's sandbox and its terminals; after the file, open terminals are killed and the sandbox removed. */
+export function ptySuite(): { sandbox: Sandbox; terminal: ReturnType<typeof ptyTerminals>["terminal"] } {
+  const sandbox = createSandbox();
+  const { terminal, closeAll } = ptyTerminals(sandbox);
+  afterAll(() => {
+    closeAll();
+    sandbox.cleanup();
+  });
+  return { sandbox, terminal };
 }

@@ -12,6 +12,7 @@ import {
   type ExtensionHostOptions,
   type ExtensionUI,
   type LoadFailure,
+  type PiTerminal,
 } from "@mypi/extension-api";
 import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
 import type { HostSession } from "./host-session.ts";
@@ -31,6 +32,8 @@ export interface ExtensionSet {
   /** The effective settings (`settings.ts`), handed to extensions by `pi.getSettings()`. */
   settings?: Readonly<Record<string, unknown>>;
   ui?: ExtensionUI;
+  /** Interactive mode: Pi extensions draw with the real pi-tui (`tui/pi-terminal.ts`). */
+  piTerminal?: PiTerminal;
   /** Notable things that are not errors (a tool replaced by another extension). */
   onDiagnostic?: (message: string) => void;
 }
@@ -60,6 +63,7 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
     cwd: set.cwd,
     ...(set.project?.known !== undefined && { projectTrusted: set.project.known }),
     ...(set.ui && { ui: set.ui }),
+    ...(set.piTerminal && { piTerminal: set.piTerminal }),
     ...(set.flags && { flags: set.flags }),
     ...(set.settings && { settings: set.settings }),
     nativeImport: isShippedCompiled,

@@ -138,6 +138,8 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
       return [...pathsOf("project"), ...projectPackages.extensions.map((e) => e.path)];
     },
   };
+  // Interactive mode: Pi extensions' terminal-UI imports are the real library (loaded only for this mode).
+  const piTerminal = mode === "interactive" && !listing ? await interactiveTerminal(io) : undefined;
   const extensionSet = {
     cwd,
     paths: [...pathsOf("global"), ...globalPackages.extensions.map((e) => e.path), ...pathsOf("cli")],
@@ -146,6 +148,7 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
     builtinTools: !firstPass.noBuiltinTools,
     ...(sandbox && { sandbox }),
     ...(rpcUI && { ui: rpcUI }),
+    ...(piTerminal && { piTerminal }),
     onDiagnostic: diagnostic,
   };
   const loaded = await loadExtensionSet(extensionSet);
@@ -306,6 +309,7 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
         // Loaded here: print, JSON and RPC runs never pay for the terminal-UI library.
         const { runInteractive } = await import("./modes/interactive.ts");
         return await runInteractive(hostSession, io, {
+          renderers: () => hostSession.host.manager.piRenderers,
           ...(prompt !== undefined && { initialPrompt: prompt }),
           status: loadErrors,
           stop: exits.signal,
@@ -344,6 +348,11 @@ function scoped(paths: readonly string[], scope: PackagePath["scope"]): PackageP
 
 function settingsError(error: string): string {
   return `${error}. Fix the file (mypi writes it only in \`mypi install\` and \`mypi remove\`).`;
+}
+
+async function interactiveTerminal(io: CliIO) {
+  const [{ piTerminal }, { palette }] = await Promise.all([import("./tui/pi-terminal.ts"), import("./tui/theme.ts")]);
+  return piTerminal(palette(!io.env.NO_COLOR));
 }
 
 /** Automatic compaction: the settings' `compaction`, the window from MYPI_CONTEXT_WINDOW when set. */

@@ -19,6 +19,8 @@ import { errorMessage } from "./errors.ts";
 import { ExtensionLoader, describeLoadError, isLoadFailure, resolveEntry } from "./loader.ts";
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
+
+const NO_RENDERERS: PiRenderers = { message: () => undefined, tool: () => undefined };
 import { POLICIES } from "./policy.ts";
 import { describeExtensions, flagsOf, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
 import {
@@ -37,6 +39,7 @@ import {
   type LoadFailure,
   type LoadResult,
   type ManagerSink,
+  type PiRenderers,
   type SlotName,
   type ToolInfo,
 } from "./types.ts";
@@ -101,7 +104,7 @@ export class ExtensionManager implements ApiHost {
     this.projectTrusted = options.projectTrusted === true;
     this.currentSettings = options.settings;
     this.flagValues = { ...options.flags };
-    this.compat = options.piCompat === false ? undefined : createPiCompat(this);
+    this.compat = options.piCompat === false ? undefined : createPiCompat(this, options.piTerminal);
     // Copied by descriptor, not spread: the Pi layer's TypeBox entries are getters that load on first import.
     this.loader = new ExtensionLoader(() =>
       Object.defineProperties(
@@ -149,6 +152,11 @@ export class ExtensionManager implements ApiHost {
   }
 
   /** How many places the load order has now (loaded and failed extensions): a position for `load({at})`. */
+  /** Renderers Pi extensions registered (empty without `piTerminal`, or with `piCompat: false`). */
+  get piRenderers(): PiRenderers {
+    return this.compat?.renderers ?? NO_RENDERERS;
+  }
+
   get loadOrderSize(): number {
     return this.entries.length;
   }

@@ -345,6 +345,26 @@ export interface ExtensionManagerOptions {
    * true; `false` leaves extensions with mypi's own API only.
    */
   piCompat?: boolean;
+  /**
+   * A real terminal UI for Pi extensions (interactive mode): their `@mariozechner/pi-tui`
+   * imports get `tui` instead of the inert stand-ins, and `codingAgent` replaces the terminal-UI
+   * values `@mariozechner/pi-coding-agent` exports (`CustomEditor`, `DynamicBorder`, themes).
+   * Their tool and message renderers are then kept (`ExtensionManager.piRenderers`).
+   */
+  piTerminal?: PiTerminal;
+}
+
+export interface PiTerminal {
+  tui: object;
+  codingAgent?: Readonly<Record<string, unknown>>;
+}
+
+/** What Pi extensions registered to draw themselves, read by interactive mode at draw time. */
+export interface PiRenderers {
+  /** `pi.registerMessageRenderer(customType, renderer)`. */
+  message(customType: string): ((message: unknown, options: { expanded: boolean }, theme: unknown) => unknown) | undefined;
+  /** A Pi tool's `renderCall` / `renderResult`. */
+  tool(name: string): { renderCall?: (...args: unknown[]) => unknown; renderResult?: (...args: unknown[]) => unknown } | undefined;
 }
 
 export interface LoadResult {

@@ -19,7 +19,7 @@
  */
 import { Container, Editor, Text, TUI, matchesKey, type Component, type EditorComponent } from "@mariozechner/pi-tui";
 import { mypiHome, type AgentEndEvent, type StreamEvent } from "@mypi/kernel";
-import type { ExtensionUI } from "@mypi/extension-api";
+import type { ExtensionUI, PiRenderers } from "@mypi/extension-api";
 import type { HostSession } from "../host-session.ts";
 import type { CliIO } from "../main.ts";
 import { printable } from "../render/text.ts";
@@ -28,9 +28,11 @@ import { Chat } from "../tui/chat.ts";
 import { Dialogs } from "../tui/dialogs.ts";
 import { Footer } from "../tui/footer.ts";
 import { PromptHistory } from "../tui/history.ts";
+import { piUIMembers } from "../tui/pi-ui.ts";
 import { parseShellLine, runShell, shellContext } from "../tui/shell.ts";
 import { IoTerminal } from "../tui/terminal.ts";
-import { editorTheme, markdownTheme, palette } from "../tui/theme.ts";
+import { editorTheme, markdownTheme, palette, piTheme } from "../tui/theme.ts";
+import type { ToolRenderers } from "../tui/tool-block.ts";
 import { parseLine } from "./parse-line.ts";
 
 export interface InteractiveOptions {
@@ -45,6 +47,8 @@ export interface InteractiveOptions {
   contextWindow?: number;
   /** Where history.jsonl lives (default `$MYPI_HOME`). */
   home?: string;
+  /** Tool and message renderers of Pi extensions (read at draw time: a reload may change them). */
+  renderers?: () => PiRenderers;
 }
 
 const SPINNER_MS = 80;
@@ -63,20 +67,40 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const tui = new TUI(terminal);
   const history = new PromptHistory(options.home ?? mypiHome());
 
+  const theme = piTheme(p);
   const header = new Container();
   for (const line of options.banner ?? []) header.addChild(new Text(line, 0, 0));
-  const chat = new Chat({ p, markdown: markdownTheme(p) });
+  const chat = new Chat({
+    p,
+    markdown: markdownTheme(p),
+    toolRenderers: (name, id) => toolRenderers(options.renderers?.().tool(name), { id, theme, cwd: io.cwd, redraw: () => tui.requestRender() }),
+    messageRenderer: (message, expanded) => options.renderers?.().message(message.customType)?.(message, { expanded }, theme) as Component | undefined,
+  });
   const working = new Text("", 0, 0);
+  let workingMessage: string | undefined;
   const status = new Text((options.status ?? []).map((line) => p.yellow(printable(line))).join("\n"), 0, 0);
+  const above = new Container();
   const inputArea = new Container();
+  const below = new Container();
   const footer = new Footer(p, { model: () => session.state?.().model ?? "", ...(options.contextWindow !== undefined && { contextWindow: options.contextWindow }) });
-  for (const c of [header, chat, chat.live, working, status, inputArea, footer]) tui.addChild(c);
+  const footerSlot = new Container();
+  footerSlot.addChild(footer);
+  for (const c of [header, chat, chat.live, working, status, above, inputArea, below, footerSlot]) tui.addChild(c);
 
   const editor = new Editor(tui, editorTheme(p), { paddingX: 0 });
   for (const entry of history.load()) editor.addToHistory(entry);
   const commandList = () => [...BUILTIN_COMMANDS, ...session.commands().map((c) => ({ name: c.name, ...(c.description && { description: c.description }) }))];
   editor.setAutocompleteProvider(new MypiAutocomplete(commandList, io.cwd));
   let input: EditorComponent = editor;
+  /** An extension's editor (`setEditorComponent`) takes the built-in one's place, and its submit. */
+  const setInput = (replacement: EditorComponent | undefined) => {
+    const text = input.getText();
+    input = replacement ?? editor;
+    input.onSubmit = (t) => submit(t);
+    input.setAutocompleteProvider?.(new MypiAutocomplete(commandList, io.cwd));
+    if (text && !input.getText()) input.setText(text);
+    showInput(undefined);
+  };
   const showInput = (component: Component | undefined) => {
     inputArea.clear();
     const shown = component ?? input;
@@ -87,6 +111,8 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   showInput(undefined);
 
   let armed = false; // one Ctrl+C seen, nothing since: the next one exits
+  /** An extension's component (`ctx.ui.custom`) has the keyboard: every key is its own. */
+  let modal = false;
   let frame = 0;
   let ticker: NodeJS.Timeout | undefined;
   let finish!: (code: number) => void;
@@ -113,7 +139,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     const spinning = running() || chat.runningTools > 0;
     chat.live.frame = frame;
     const glyph = dialogs.open ? p.dim("⏸") : p.yellow(SPINNER[frame % SPINNER.length]!);
-    working.setText(running() && chat.runningTools === 0 ? `${glyph} ${p.dim("working… (Esc aborts)")}` : "");
+    working.setText(running() && chat.runningTools === 0 ? `${glyph} ${p.dim(workingMessage ?? "working… (Esc aborts)")}` : "");
     if (spinning && !ticker) {
       ticker = setInterval(() => {
         frame++;
@@ -161,13 +187,28 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       });
     });
 
-  const ui: ExtensionUI & { setStatus(key: string, text: string | undefined): void } = {
+  const ui: ExtensionUI & Record<string, unknown> = {
+    ...piUIMembers({
+      tui,
+      p,
+      theme,
+      chat,
+      footer,
+      slots: { header, above, below, footer: footerSlot },
+      show: showInput,
+      input: () => input,
+      setInput,
+      setWorking: (message) => ((workingMessage = message), refresh()),
+      pause: (paused) => ((modal = paused), chat.pause(paused), refresh()),
+      error: (text) => sayFrom(text, p.red),
+      redraw: () => tui.requestRender(),
+    }),
     confirm: (title, message, opts) => dialogs.confirm(title, message, opts),
     select: (title, choices, opts) => dialogs.select(title, choices, opts),
     input: (title, placeholder, opts) => dialogs.input(title, placeholder, opts),
     editor: (title, prefill) => dialogs.editor(title, prefill),
     notify: (message, type = "info") => sayFrom(message, type === "error" ? p.red : type === "warning" ? p.yellow : p.dim),
-    setStatus: (key, text) => {
+    setStatus: (key: string, text: string | undefined) => {
       footer.setStatus(key, text === undefined ? undefined : printable(text));
       tui.requestRender();
     },
@@ -301,6 +342,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
 
   // Keys that act on the session, whatever has the focus; everything else goes to the editor or dialog.
   const removeKeys = tui.addInputListener((data) => {
+    if (modal) return undefined;
     if (matchesKey(data, "ctrl+c")) {
       interrupt();
       return { consume: true };
@@ -358,12 +400,28 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   options.stop?.removeEventListener("abort", onStop);
   removeKeys();
   // The editor, the working line and the footer are not left on the screen: the last frame is the conversation.
-  for (const c of [chat.live, working, status, inputArea, footer]) tui.removeChild(c);
+  for (const c of [chat.live, working, status, above, inputArea, below, footerSlot]) tui.removeChild(c);
   renderNow(tui);
   tui.stop();
   unsubscribe();
   session.setUI(undefined);
   return code;
+}
+
+/** A Pi tool's `renderCall` / `renderResult`, called as Pi calls them (args, theme, context). */
+function toolRenderers(
+  own: ReturnType<PiRenderers["tool"]>,
+  o: { id: string; theme: Record<string, unknown>; cwd: string; redraw(): void },
+): ToolRenderers | undefined {
+  if (!own) return undefined;
+  const state = {};
+  let last: Component | undefined;
+  const context = (args: unknown, isPartial: boolean) => ({ args, toolCallId: o.id, invalidate: o.redraw, lastComponent: last, state, cwd: o.cwd, executionStarted: true, argsComplete: true, isPartial });
+  let callArgs: unknown;
+  return {
+    ...(own.renderCall && { call: (args: unknown) => ((callArgs = args), (last = own.renderCall!(args, o.theme, context(args, false)) as Component | undefined)) }),
+    ...(own.renderResult && { result: (result: unknown, options: { expanded: boolean; isPartial: boolean }) => (last = own.renderResult!(result, options, o.theme, context(callArgs, options.isPartial)) as Component | undefined) }),
+  };
 }
 
 /** Draw the frame now (pi-tui batches frames on a timer): the last one must be out before `stop()`. */

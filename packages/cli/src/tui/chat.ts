@@ -178,7 +178,12 @@ export class Chat extends Container {
 
   #custom(message: { customType: string; content: unknown; display?: boolean; details?: unknown }): void {
     this.#current = undefined;
-    const own = this.options.messageRenderer?.(message, this.#expanded);
+    let own: Component | undefined;
+    try {
+      own = this.options.messageRenderer?.(message, this.#expanded);
+    } catch {
+      // The extension's renderer failed: the message is shown as text below.
+    }
     if (own) return this.addChild(own);
     // Pi shows a custom message only when it asked to be shown (`display: true`).
     const text = message.display === true ? printable(textOf(message.content) ?? "") : "";

@@ -75,6 +75,8 @@ export class ToolBlock implements Component {
 
   invalidate(): void {
     this.#lines = undefined;
+    this.#call?.invalidate();
+    this.#resultView?.component?.invalidate();
   }
 
   render(width: number): string[] {
@@ -88,14 +90,26 @@ export class ToolBlock implements Component {
     return [head, ...shown.map((l) => `  ${l}`), ...more].map((l) => truncateToWidth(l, width));
   }
 
+  #call: Component | undefined;
+  #resultView: { expanded: boolean; component: Component | undefined } | undefined;
+  /** A Pi tool's own look, built once per call (and per expansion of its result), not per frame. */
   #ownRender(width: number): string[] | undefined {
     const renderers = this.#o.renderers;
     if (!renderers) return undefined;
-    const call = renderers.call?.(this.args);
-    const result = this.#result && renderers.result?.(this.#result, { expanded: this.#o.expanded(), isPartial: false });
-    if (!call && !result) return undefined;
-    const lines = [...(call ? call.render(width) : [this.#head()]), ...(result ? result.render(width) : [])];
-    return lines.map((l) => truncateToWidth(l, width));
+    try {
+      this.#call ??= renderers.call?.(this.args);
+      const expanded = this.#o.expanded();
+      if (this.#result && this.#resultView?.expanded !== expanded) {
+        this.#resultView = { expanded, component: renderers.result?.(this.#result, { expanded, isPartial: false }) };
+      }
+      const result = this.#resultView?.component;
+      if (!this.#call && !result) return undefined;
+      const lines = [...(this.#call ? this.#call.render(width) : [this.#head()]), ...(result ? result.render(width) : [])];
+      return lines.map((l) => truncateToWidth(l, width));
+    } catch {
+      // The extension's renderer failed: the block falls back to mypi's own look.
+      return undefined;
+    }
   }
 
   #head(): string {

@@ -11,7 +11,7 @@
  */
 import { EXTENSION_NAME } from "../context.ts";
 import { closest } from "../errors.ts";
-import { ROUTES, type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI } from "../types.ts";
+import { ROUTES, type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type PiRenderers, type PiTerminal } from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
 import { piVirtualModules } from "./modules.ts";
 import { assistantMessageEvent } from "./stream.ts";
@@ -33,6 +33,8 @@ export interface PiCompat {
   extendCommandContext(ctx: CommandContext, extension: string): void;
   /** The event as Pi's observers expect it, when that differs from mypi's (else `undefined`). */
   observed<E extends { readonly type: string }>(event: E): E | undefined;
+  /** Tool and message renderers Pi extensions registered (kept only with a `terminal`). */
+  readonly renderers: PiRenderers;
 }
 
 /** Calls that would need a terminal: they do nothing. Calls that would need a host service mypi lacks. */
@@ -43,7 +45,7 @@ const NOTICE_TEXT: Record<NoticeKind, string> = {
   host: "this Pi host feature is not available in mypi",
 };
 
-export function createPiCompat(host: PiCompatHost): PiCompat {
+export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCompat {
   const noticed = new Set<string>();
   /** One diagnostic per extension and kind; `what` names the first call of that kind. */
   const notice = (extension: string, kind: NoticeKind, what: string) => {
@@ -53,11 +55,19 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
     host.diagnostic(`${extension}: ${what}: ${NOTICE_TEXT[kind]} (reported once per extension; see docs/pi-compat.md)`);
   };
   const uis = new WeakMap<ExtensionUI, Map<string, PiUI>>();
+  // A later registration (a reload) replaces an earlier one of the same name.
+  const messageRenderers = new Map<string, ReturnType<PiRenderers["message"]>>();
+  const toolRenderers = new Map<string, ReturnType<PiRenderers["tool"]>>();
 
   return {
-    virtualModules: piVirtualModules((module, member) =>
-      host.diagnostic(`${module}: ${member} is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)`),
+    virtualModules: piVirtualModules(
+      (module, member) => host.diagnostic(`${module}: ${member} is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)`),
+      terminal,
     ),
+    renderers: {
+      message: (customType) => messageRenderers.get(customType),
+      tool: (name) => toolRenderers.get(name),
+    },
 
     extendApi(pi, { name }) {
       const tui = (what: string) => () => notice(name, "tui", what);
@@ -83,16 +93,26 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
           (base.on as (e: unknown, h: unknown, o?: unknown) => void)(event, handler, options);
         },
         registerTool(definition: Parameters<ExtensionAPI["registerTool"]>[0]) {
-          const d = definition as { renderCall?: unknown; renderResult?: unknown };
+          const d = definition as { name?: unknown; renderCall?: unknown; renderResult?: unknown };
           if (d && (typeof d.renderCall === "function" || typeof d.renderResult === "function")) {
-            notice(name, "tui", `tool renderers (${String((definition as { name?: unknown }).name)})`);
+            if (!terminal) notice(name, "tui", `tool renderers (${String(d.name)})`);
+            else if (typeof d.name === "string") {
+              toolRenderers.set(d.name, {
+                ...(typeof d.renderCall === "function" && { renderCall: d.renderCall as (...args: unknown[]) => unknown }),
+                ...(typeof d.renderResult === "function" && { renderResult: d.renderResult as (...args: unknown[]) => unknown }),
+              });
+            }
           }
           base.registerTool(definition);
         },
         // Pi's docs once spelled flags with dashes (`getFlag("--plan")`); the key has none.
         getFlag: (flag: string) => base.getFlag(typeof flag === "string" ? flag.replace(/^--?/, "") : flag),
         registerShortcut: tui("pi.registerShortcut"),
-        registerMessageRenderer: tui("pi.registerMessageRenderer"),
+        registerMessageRenderer: terminal
+          ? (customType: unknown, renderer: unknown) => {
+              if (typeof customType === "string" && typeof renderer === "function") messageRenderers.set(customType, renderer as ReturnType<PiRenderers["message"]>);
+            }
+          : tui("pi.registerMessageRenderer"),
         registerProvider: hostOnly("pi.registerProvider", undefined),
         unregisterProvider: hostOnly("pi.unregisterProvider", undefined),
         setModel: hostOnly("pi.setModel", Promise.resolve(false)),

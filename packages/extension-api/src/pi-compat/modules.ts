@@ -17,6 +17,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { mypiHome } from "@mypi/kernel";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, formatSize, truncateHead, truncateLine, truncateTail } from "./truncate.ts";
+import type { PiTerminal } from "../types.ts";
 import { codingAgentTuiExports, piTuiModule } from "./tui.ts";
 
 const requireHost = createRequire(import.meta.url);
@@ -33,7 +34,7 @@ function notInMypi(name: string, why: string): (...args: unknown[]) => never {
 }
 
 /** `@mariozechner/pi-coding-agent`: the values Pi extensions import from it. */
-export function codingAgentModule(): Record<string, unknown> {
+export function codingAgentModule(terminal?: PiTerminal): Record<string, unknown> {
   const factory = (name: string) => notInMypi(`${name}() from @mariozechner/pi-coding-agent`, "Pi's tool factories are not provided; mypi's builtin tools are registered already and a tool_call handler can rewrite their input");
   return {
     // Pi's identity helpers for typing (mypi's registerTool adapts a Pi definition itself).
@@ -66,6 +67,7 @@ export function codingAgentModule(): Record<string, unknown> {
     createCodingTools: factory("createCodingTools"),
     createReadOnlyTools: factory("createReadOnlyTools"),
     ...codingAgentTuiExports(),
+    ...terminal?.codingAgent,
   };
 }
 
@@ -128,7 +130,7 @@ export function withMissingMembers(name: string, module: object, onMissing: OnMi
  * Every module name an extension may import, mapped to the host's module. The TypeBox entries
  * are getters: jiti reads the entry only when an extension imports that name.
  */
-export function piVirtualModules(onMissing: OnMissingMember = () => {}): Record<string, unknown> {
+export function piVirtualModules(onMissing: OnMissingMember = () => {}, terminal?: PiTerminal): Record<string, unknown> {
   const modules: Record<string, unknown> = {};
   const once = <T>(make: () => T): (() => T) => {
     let value: T | undefined;
@@ -136,9 +138,10 @@ export function piVirtualModules(onMissing: OnMissingMember = () => {}): Record<
   };
   const lazy = (name: string, load: () => unknown) => Object.defineProperty(modules, name, { enumerable: true, get: load });
 
-  const codingAgent = once(codingAgentModule);
+  const codingAgent = once(() => codingAgentModule(terminal));
   const ai = once(piAiModule);
-  const tui = once(piTuiModule);
+  // With a terminal (interactive mode) the real library: what extensions build with it is drawn.
+  const tui = once(() => terminal?.tui ?? piTuiModule());
   const agentCore = once(() => Object.freeze({}));
   for (const scope of ["@mariozechner", "@earendil-works"]) {
     const pi = (name: string, module: () => object) =>

@@ -1,0 +1,67 @@
+/**
+ * A Pi extension that draws (test/fixtures/pi-tui-extension.ts, written from Pi's docs), in a
+ * real pseudo-terminal: its `@mariozechner/pi-tui` imports are the real library in interactive
+ * mode, so its widgets, footer status, custom component, message renderer and tool renderers
+ * are on the screen; in print mode the same extension loads and draws nothing.
+ */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO } from "./helpers/mypi.ts";
+import { ptySuite } from "./helpers/pty.ts";
+
+const { sandbox, terminal } = ptySuite();
+const drawing = join(REPO, "test", "fixtures", "pi-tui-extension.ts");
+
+/** The editor (empty) between the widgets, the status under the footer line. */
+const WITH_WIDGETS = /\n☐ write the tests\n☑ read the docs\n─{20,}\n\n─{20,}\nwidget below: 3 items\nscripted:\S+ · ↑0 ↓0\nplan mode$/;
+
+describe("a Pi TUI extension in interactive mode", () => {
+  it("draws its widgets above and below the editor and its status in the footer", async () => {
+    const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--no-extensions", "-e", drawing]);
+    await t.see(WITH_WIDGETS);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+    expect(t.stderr()).toBe("");
+  });
+
+  it("shows its custom component in the editor's place with the keyboard, and gets what it passed to done()", async () => {
+    const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--no-extensions", "-e", drawing]);
+    await t.see(WITH_WIDGETS);
+    t.type("/pick\r");
+    await t.see(/\n> \/pick\n☐ write the tests\n☑ read the docs\n┌ Pick a colour ┐\n▶ red\n {2}green\n {2}blue\n└ ↑↓ Enter, Esc ┘\nwidget below: 3 items\n/);
+    t.type("\x1b[B"); // Down
+    await t.see(/\n {2}red\n▶ green\n {2}blue\n/);
+    t.type("\r");
+    await t.see(/\n> \/pick\npicked green\n☐ write the tests\n☑ read the docs\n─{20,}\n\n─{20,}\n/);
+    t.type("/pick\r");
+    await t.see(/┌ Pick a colour ┐\n▶ red\n/);
+    t.type("\x1b"); // Esc: the component's own cancel
+    await t.see(/\npicked nothing\n☐ write the tests\n/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+  });
+
+  it("draws its custom message with its renderer and its tool call with renderCall / renderResult, which Ctrl+O expands", async () => {
+    const script = sandbox.script([{ toolCalls: [{ name: "shout", arguments: { text: "hi" } }] }, { text: "Shouted." }]);
+    const t = terminal(["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", drawing]);
+    await t.see(WITH_WIDGETS);
+    t.type("/note buy milk\r"); // queued: it joins the next run
+    await t.see(/\n> \/note buy milk\n/);
+    t.type("go\r");
+    await t.see(/\n> go\n📝 note: buy milk\n📣 shout "hi"\n {3}→ HI\nShouted\.\n/);
+    t.type("\x0f");
+    await t.see(/\n📣 shout "hi"\n {3}→ HI \(expanded\)\nShouted\.\n/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+  });
+});
+
+describe("the same extension headless", () => {
+  it("loads in print mode and draws nothing: the run goes on as if the calls were not made", async () => {
+    const script = sandbox.script([{ toolCalls: [{ name: "shout", arguments: { text: "hi" } }] }, { text: "Shouted." }]);
+    const r = await sandbox.run(["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", drawing, "-p", "go"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("Shouted.\n");
+    expect(r.stdout + r.stderr).not.toMatch(/write the tests|plan mode|📣/);
+  });
+});
