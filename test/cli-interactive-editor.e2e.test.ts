@@ -6,6 +6,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { REPO } from "./helpers/mypi.ts";
 import { IDLE, SPIN, editorWith, ptySuite } from "./helpers/pty.ts";
 
 const { sandbox, terminal } = ptySuite();
@@ -103,15 +104,17 @@ describe("the interactive editor", () => {
     expect(userTexts(session)).toEqual(["start"]);
   });
 
-  it("runs !cmd in the workspace, shows its output, and gives it to the model with the next prompt; !!cmd only shows it", async () => {
+  it("runs !cmd in the workspace, shows its output, and gives it to the model with the next prompt; !!cmd only shows it; user_bash fires", async () => {
     sandbox.file(join(sandbox.ws, "notes.txt"), "remember the milk\n");
     const session = join(sandbox.root, "shell.jsonl");
-    const t = terminal(["--model", `scripted:${sandbox.script([{ text: "Noted." }])}`, "--session", session, "--no-extensions"]);
+    const t = terminal(["--model", `scripted:${sandbox.script([{ text: "Noted." }])}`, "--session", session, "--no-extensions", "-e", join(REPO, "test", "fixtures", "user-bash-extension.ts")]);
     await t.see(IDLE);
     t.type("!cat notes.txt\r");
-    await t.see(/\n> !cat notes\.txt\n✓ ! cat notes\.txt {2}\d+(ms|\.\ds)\n {2}remember the milk\n─{20,}\n\n─/);
+    await t.see(/\n> !cat notes\.txt\n(user_bash: cat notes\.txt \(excludeFromContext: false, in the workspace\)\n)?✓ ! cat notes\.txt {2}\d+(ms|\.\ds)\n {2}remember the milk\n/);
+    await t.see(/\nuser_bash: cat notes\.txt \(excludeFromContext: false, in the workspace\)\n/);
     t.type("!!echo private; exit 3\r");
     await t.see(/\n✗ ! echo private; exit 3 {2}\d+(ms|\.\ds) {2}private ⏎ exit code 3\n/);
+    await t.see(/\nuser_bash: echo private; exit 3 \(excludeFromContext: true, in the workspace\)\n/);
     t.type("what did it say?\r");
     await t.see(/\nNoted\.\n─{20,}\n\n─/);
     t.type("/quit\r");

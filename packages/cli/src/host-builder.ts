@@ -132,6 +132,7 @@ export function createHostSession(
     }),
     commands: () => host.manager.getCommands(),
     runCommand: (name, args, signal) => host.runCommand(name, args, signal),
+    userBash: (command, excludeFromContext) => host.userBash(command, excludeFromContext),
     async reload() {
       const r = await host.reload();
       await ready?.(host, "reload");

@@ -44,6 +44,8 @@ export interface HostSession {
   fork(entryId: string): Promise<{ cancelled: boolean }>;
   /** The user messages of the current branch, oldest first: where `fork` can branch off (Pi's `get_fork_messages`). */
   forkMessages(): { entryId: string; text: string }[];
+  /** The user ran `!command` in interactive mode: Pi's `user_bash` to the extensions' observers. */
+  userBash?(command: string, excludeFromContext: boolean): void;
   /** Give extensions a UI (their dialogs then ask the user). */
   setUI(ui: ExtensionUI | undefined): void;
   /** Send `session_start` to the extensions: once, after the mode installed its UI. */

@@ -108,6 +108,19 @@ export interface SessionSwitchEvent {
   timestamp: number;
 }
 
+/**
+ * The user ran `!cmd` (or `!!cmd`: `excludeFromContext`) in interactive mode. mypi runs it itself
+ * and tells observers; Pi's handlers may also return `{result}` or `{operations}` to run it their
+ * way, which mypi does not read (docs/pi-compat.md).
+ */
+export interface UserBashEvent {
+  type: "user_bash";
+  command: string;
+  excludeFromContext: boolean;
+  cwd: string;
+  timestamp: number;
+}
+
 /** Kernel events by name (DESIGN §2.2). */
 export type AgentEvents = { [E in AgentEvent as E["type"]]: E };
 
@@ -120,6 +133,7 @@ export interface HostEvents {
   session_compact: SessionCompactEvent;
   session_fork: SessionForkEvent;
   session_switch: SessionSwitchEvent;
+  user_bash: UserBashEvent;
 }
 
 /** Every read-only event an observer can subscribe to. */
@@ -275,9 +289,8 @@ export type ObserverHandler<K extends ObservedEventName> = (
 ) => Awaitable<void>;
 
 /**
- * Events of Pi's ExtensionAPI that never happen in mypi (no provider payload hook, no `!cmd`
- * shell, no themes, no model switching, no tree navigation, no session directory
- * hook). `pi.on` accepts them so that Pi extensions load; their handlers are kept and never
+ * Events of Pi's ExtensionAPI that never happen in mypi (no provider payload hook, no themes,
+ * no model switching, no tree navigation, no session directory hook). `pi.on` accepts them so that Pi extensions load; their handlers are kept and never
  * called (docs/pi-compat.md).
  */
 export type InertEventName =
@@ -285,8 +298,7 @@ export type InertEventName =
   | "session_before_tree"
   | "session_tree"
   | "model_select"
-  | "before_provider_request"
-  | "user_bash";
+  | "before_provider_request";
 /** What an inert event would carry in Pi; mypi never builds one. */
 export type InertEvent<K extends InertEventName = InertEventName> = { readonly type: K } & Readonly<Record<string, unknown>>;
 export type InertHandler<K extends InertEventName> = (event: InertEvent<K>, ctx: ExtensionContext) => unknown;
@@ -329,7 +341,7 @@ export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   session_tree: "inert",
   model_select: "inert",
   before_provider_request: "inert",
-  user_bash: "inert",
+  user_bash: "observer",
 });
 
 export type Handler<K extends EventName> = K extends SlotName

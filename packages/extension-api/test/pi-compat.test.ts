@@ -81,7 +81,7 @@ describe("Pi's events", () => {
     host.start();
     await host.agent.prompt("go");
     const order = manager.handlerOrder();
-    for (const name of ["session_directory", "session_before_tree", "session_tree", "model_select", "before_provider_request", "user_bash"] as const) {
+    for (const name of ["session_directory", "session_before_tree", "session_tree", "model_select", "before_provider_request"] as const) {
       expect(order[name]).toEqual(["inert"]);
     }
     expect(probe().trace.filter((t) => !t.startsWith("update"))).toEqual([]);

@@ -47,7 +47,8 @@ export function typeChecks(pi: ExtensionAPI): void {
   });
   pi.on("user_bash", (event) => {
     expectTypeOf(event.type).toEqualTypeOf<"user_bash">();
-    return { result: { output: "", exitCode: 0 } };
+    expectTypeOf(event.command).toEqualTypeOf<string>();
+    expectTypeOf(event.excludeFromContext).toEqualTypeOf<boolean>();
   });
   pi.setLabel("entry-id", undefined);
   expectTypeOf(pi.cwd).toEqualTypeOf<string>();
@@ -107,6 +108,7 @@ describe("the routing table", () => {
       "session_compact",
       "session_fork",
       "session_switch",
+      "user_bash",
     ]);
     expect(Object.entries(ROUTES).filter(([, route]) => route === "inert").map(([name]) => name)).toEqual([
       "session_directory",
@@ -114,7 +116,6 @@ describe("the routing table", () => {
       "session_tree",
       "model_select",
       "before_provider_request",
-      "user_bash",
     ]);
   });
 });

@@ -223,6 +223,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const runShellLine = async (command: string, excludeFromContext: boolean) => {
     const stop = new AbortController();
     shell = stop;
+    session.userBash?.(command, excludeFromContext);
     const block = chat.shellBlock(`shell-${++shells}`, command);
     refresh();
     const r = await runShell(command, io.cwd, stop.signal);
