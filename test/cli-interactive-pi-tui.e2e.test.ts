@@ -54,6 +54,35 @@ describe("a Pi TUI extension in interactive mode", () => {
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
   });
+
+  it("shows an overlay over the screen until a key, uses its own editor, and its own header and footer until /plain", async () => {
+    const session = join(sandbox.root, "chrome.jsonl");
+    const t = terminal(["--model", `scripted:${sandbox.script([{ text: "Heard." }])}`, "--session", session, "--no-extensions", "-e", drawing], { columns: 80 });
+    await t.see(WITH_WIDGETS);
+    t.type("/overlay\r");
+    // Drawn over the rows below the first, from column 10; the rest of the row is what was there.
+    await t.see(/\n.{10}╔ overlay: press a key ╗.*\n.{10}╚═+╝/);
+    t.type("q");
+    await t.see(/\nclosed with "q"\n/);
+    expect(t.visible()).not.toMatch(/overlay: press a key/);
+
+    t.type("/shouty\r");
+    await t.see(/\n> \/shouty\n/);
+    t.type("hello");
+    await t.see(/\n─{20,}\nHELLO\n─{20,}\n/);
+    t.type("\r");
+    await t.see(/\n> HELLO\nHeard\.\n/);
+
+    t.type("/chrome\r");
+    await t.see(/^== the extension's header ==\n[^]*\nthe extension's footer · statuses: plan mode$/);
+    expect(t.visible()).not.toMatch(/\/help for commands/);
+    t.type("/plain\r");
+    await t.see(/^mypi · scripted:[^]*\nscripted:\S+ · ↑0 ↓0\nplan mode$/);
+    t.type("hey\r"); // the built-in editor again: no shouting
+    await t.see(/\n> hey\n/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+  });
 });
 
 describe("the same extension headless", () => {
