@@ -135,4 +135,47 @@ describe("interactive mode", () => {
     t.type("\x04");
     expect(await t.exit).toBe(0);
   });
+
+  it("asks select, confirm, input and editor dialogs in the editor's place, one at a time, and records each answer", async () => {
+    const t = setup();
+    const ui = await t.ui();
+    const color = ui.select("Colour?", ["red", "green", "blue"]);
+    const sure = ui.confirm("Sure?", "It cannot be undone.");
+    await t.seen((screen) => /(?:^|\n)\? Colour\?\n→ red\n {2}green\n {2}blue\n/.test(screen));
+    expect(t.screen()).not.toMatch(/Sure\?/); // waits its turn
+    t.type("\x1b[B\x1b[B\r"); // Down, Down, Enter
+    expect(await color).toBe("blue");
+    await t.seen((screen) => /\? Colour\? blue\n\? Sure\?\n {2}It cannot be undone\.\ny = yes · n or Enter = no · Esc cancels\n/.test(screen));
+    t.type("y");
+    expect(await sure).toBe(true);
+    const name = ui.input("Name?", "your name");
+    await t.seen((screen) => screen.includes("? Name? (your name)\n"));
+    t.type("Ann\r");
+    expect(await name).toBe("Ann");
+    const text = ui.editor("Message?", "first");
+    await t.seen((screen) => /\? Message\? \(Enter saves[^\n]*\n─+\nfirst\n─+\n/.test(screen));
+    t.type(" line\nsecond\r");
+    expect(await text).toBe("first line\nsecond");
+    await t.seen((screen) => /\? Sure\? yes\n\? Name\? Ann\n\? Message\? first line ⏎ second\n─+\n\n─+\n/.test(screen));
+    t.type("\x04");
+    expect(await t.exit).toBe(0);
+  });
+
+  it("closes a dialog with its default on Escape, on its signal and on its timeout", async () => {
+    const t = setup();
+    const ui = await t.ui();
+    const escaped = ui.confirm("Escape me?", "");
+    await t.seen((screen) => screen.includes("? Escape me?\n"));
+    t.type("\x1b");
+    expect(await escaped).toBe(false);
+    const stop = new AbortController();
+    const aborted = ui.select("Abort me?", ["a", "b"], { signal: stop.signal });
+    await t.seen((screen) => screen.includes("? Abort me?\n→ a"));
+    stop.abort();
+    expect(await aborted).toBeUndefined();
+    expect(await ui.input("Too late?", undefined, { timeout: 1 })).toBeUndefined();
+    await t.seen((screen) => /\? Escape me\? \(cancelled\)\n\? Abort me\? \(cancelled\)\n\? Too late\? \(cancelled\)\n/.test(screen));
+    t.type("\x04");
+    expect(await t.exit).toBe(0);
+  });
 });
