@@ -5,6 +5,10 @@
  * between versions; the absolute numbers depend on the machine). Dev bin, warm jiti cache.
  *
  *   npm run bench interactive-start
+ *   MYPI_BASE_BIN=/path/to/other/checkout/packages/cli/bin/mypi-dev.mjs npm run bench interactive-start
+ *
+ * With MYPI_BASE_BIN, the other checkout's bin (e.g. the commit before a change) is measured in
+ * the same run, runs interleaved, so a loaded machine slows both alike.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -23,10 +27,12 @@ const common = ["--model", `scripted:${script}`, "--no-session", "--no-extension
 /** The first frame: the banner is on screen and the input area below it ("> " before pi-tui, the editor's rule after). */
 const FIRST_FRAME = /\/help for commands[^]*(\n> |─{10})/;
 
-function firstFrame(): Promise<number> {
+const baseBin = process.env.MYPI_BASE_BIN;
+
+function firstFrame(bin = devBin): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn("python3", [driver, "120", "30", process.execPath, devBin, ...common], { cwd: scratch, env });
+    const child = spawn("python3", [driver, "120", "30", process.execPath, bin, ...common], { cwd: scratch, env });
     let out = "";
     let done = false;
     child.stdout.setEncoding("utf8").on("data", (d: string) => {
@@ -44,9 +50,9 @@ function firstFrame(): Promise<number> {
   });
 }
 
-function printRun(): number {
+function printRun(bin = devBin): number {
   const started = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, [devBin, ...common, "-p", "hi"], { cwd: scratch, env, encoding: "utf8" });
+  const r = spawnSync(process.execPath, [bin, ...common, "-p", "hi"], { cwd: scratch, env, encoding: "utf8" });
   if (r.status !== 0) throw new Error(`mypi -p: exit ${r.status}\n${r.stderr}`);
   return Number(process.hrtime.bigint() - started) / 1e6;
 }
@@ -56,17 +62,28 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 try {
   printRun(); // fills the jiti cache, untimed
   await firstFrame();
+  if (baseBin) {
+    printRun(baseBin);
+    await firstFrame(baseBin);
+  }
   const frames: number[] = [];
   const prints: number[] = [];
+  const baseFrames: number[] = [];
   for (let i = 0; i < 9; i++) {
     frames.push(await firstFrame());
     prints.push(printRun());
+    if (baseBin) baseFrames.push(await firstFrame(baseBin));
   }
   const f = median(frames);
   const p = median(prints);
   console.log(`interactive: start to first frame  median ${f.toFixed(0)} ms  (min ${Math.min(...frames).toFixed(0)} ms)`);
   console.log(`mypi -p, one scripted turn          median ${p.toFixed(0)} ms`);
   console.log(`first frame / one-turn -p: ${(f / p).toFixed(2)}×`);
+  if (baseBin) {
+    const b = median(baseFrames);
+    console.log(`base bin: start to first frame      median ${b.toFixed(0)} ms  (min ${Math.min(...baseFrames).toFixed(0)} ms)`);
+    console.log(`first frame, this / base: ${(f / b).toFixed(2)}× (medians), ${(Math.min(...frames) / Math.min(...baseFrames)).toFixed(2)}× (minima)`);
+  }
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }
