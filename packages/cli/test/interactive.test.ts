@@ -178,4 +178,18 @@ describe("interactive mode", () => {
     t.type("\x04");
     expect(await t.exit).toBe(0);
   });
+
+  it("shows a paste of more than ten lines as one marker in the editor, and sends every line", async () => {
+    const t = setup();
+    await t.ui();
+    const ended = new Promise<void>((resolve) => t.agent.subscribe((e) => e.type === "agent_end" && resolve()));
+    const lines = Array.from({ length: 15 }, (_, i) => `pasted ${i + 1}`);
+    t.type(`\x1b[200~${lines.join("\n")}\x1b[201~`);
+    await t.seen((screen) => /(?:^|\n)─+\n\[paste #1 \+15 lines\]\n─+\n/.test(screen));
+    t.type("\r");
+    await ended;
+    expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([[{ type: "text", text: lines.join("\n") }]]);
+    t.type("\x04");
+    expect(await t.exit).toBe(0);
+  });
 });
