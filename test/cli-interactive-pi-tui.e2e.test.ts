@@ -4,6 +4,8 @@
  * mode, so its widgets, footer status, custom component, message renderer and tool renderers
  * are on the screen; in print mode the same extension loads and draws nothing.
  */
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO } from "./helpers/mypi.ts";
@@ -82,6 +84,26 @@ describe("a Pi TUI extension in interactive mode", () => {
     await t.see(/\n> hey\n/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
+  });
+});
+
+describe("an extension component that misbehaves", () => {
+  it("is cut to the screen's width or shows its error, and the session goes on (no crash file written)", async () => {
+    const t = terminal(["--model", `scripted:${sandbox.script([{ text: "Still here." }])}`, "--no-session", "--no-extensions", "-e", drawing], {
+      columns: 60,
+      // pi-tui's crash file would go under $HOME/.pi: a home of the test's own; the jiti cache stays warm.
+      env: { HOME: sandbox.root, MYPI_JITI_CACHE: process.env.MYPI_JITI_CACHE || join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "mypi", "jiti") },
+    });
+    await t.see(/plan mode$/);
+    t.type("/broken\r");
+    await t.see(/\nwide =+\.\.\.\n⚠ setWidget\("throws"\): render failed: no render today\n─{60}\n/);
+    expect(t.screen().split("\n").every((row) => row.length <= 60)).toBe(true);
+    await t.see(/\nsetWidget\("throws"\): render failed: no render today\n/); // said once in the conversation
+    t.type("hello\r");
+    await t.see(/\nStill here\.\n/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+    expect(existsSync(join(sandbox.root, ".pi"))).toBe(false);
   });
 });
 

@@ -26,6 +26,7 @@ import { printable } from "../render/text.ts";
 import { MypiAutocomplete } from "../tui/autocomplete.ts";
 import { Chat } from "../tui/chat.ts";
 import { Dialogs } from "../tui/dialogs.ts";
+import { guarded } from "../tui/guard.ts";
 import { Footer } from "../tui/footer.ts";
 import { PromptHistory } from "../tui/history.ts";
 import { piUIMembers } from "../tui/pi-ui.ts";
@@ -74,7 +75,10 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     p,
     markdown: markdownTheme(p),
     toolRenderers: (name, id) => toolRenderers(options.renderers?.().tool(name), { id, theme, cwd: io.cwd, redraw: () => tui.requestRender() }),
-    messageRenderer: (message, expanded) => options.renderers?.().message(message.customType)?.(message, { expanded }, theme) as Component | undefined,
+    messageRenderer: (message, expanded) => {
+      const own = options.renderers?.().message(message.customType)?.(message, { expanded }, theme) as Component | undefined;
+      return own && typeof own.render === "function" ? guarded(own, (e) => sayFrom(e, p.red), `message renderer (${message.customType})`) : undefined;
+    },
   });
   const working = new Text("", 0, 0);
   let workingMessage: string | undefined;

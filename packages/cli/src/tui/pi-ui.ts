@@ -12,6 +12,7 @@
 import { Container, Text, getKeybindings, type Component, type EditorComponent, type OverlayHandle, type OverlayOptions, type TUI } from "@mariozechner/pi-tui";
 import { printable } from "../render/text.ts";
 import type { Chat } from "./chat.ts";
+import { guarded } from "./guard.ts";
 import type { Footer } from "./footer.ts";
 import { editorTheme, type Palette } from "./theme.ts";
 
@@ -56,7 +57,8 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
   /** A component from an extension's factory, or an error line when the factory failed. */
   const build = (what: string, make: () => Disposable): Disposable | undefined => {
     try {
-      return make();
+      const made = make();
+      return made && typeof made.render === "function" ? guarded(made, host.error, what) : undefined;
     } catch (error) {
       host.error(`${what} failed: ${error instanceof Error ? error.message : String(error)}`);
       return undefined;
@@ -155,7 +157,9 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
         host.pause(true);
         void (async () => {
           try {
-            component = await factory(tui, theme, getKeybindings(), done);
+            const made = await factory(tui, theme, getKeybindings(), done);
+            component = made && typeof made.render === "function" ? guarded(made, host.error, "ctx.ui.custom") : undefined;
+            if (!component) throw new Error("the factory returned no component");
           } catch (error) {
             host.error(`ctx.ui.custom failed: ${error instanceof Error ? error.message : String(error)}`);
             return done(undefined);
