@@ -8,10 +8,11 @@ import { join } from "node:path";
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { workspaceFiles } from "../src/tui/autocomplete.ts";
+import { Chat } from "../src/tui/chat.ts";
 import { Footer } from "../src/tui/footer.ts";
 import { PromptHistory } from "../src/tui/history.ts";
 import { parseShellLine } from "../src/tui/shell.ts";
-import { highlight, palette } from "../src/tui/theme.ts";
+import { highlight, markdownTheme, palette } from "../src/tui/theme.ts";
 import { ToolBlock } from "../src/tui/tool-block.ts";
 
 const plain = palette(false);
@@ -110,5 +111,27 @@ describe("parseShellLine", () => {
     expect(parseShellLine("  !! git status ")).toEqual({ command: "git status", excludeFromContext: true });
     expect(parseShellLine("!")).toBeUndefined();
     expect(parseShellLine("hello !ls")).toBeUndefined();
+  });
+});
+
+describe("Chat", () => {
+  it("never draws a line wider than the screen, whatever the model wrote (code, tables, long words, wide characters)", () => {
+    const chat = new Chat({ p: color, markdown: markdownTheme(color) });
+    const text = [
+      "# A heading that is much longer than twenty columns",
+      "```js\nconst aVeryLongIdentifierName = someFunction(withArguments, andMore, andEvenMore);\n```",
+      "| col | another column |\n|---|---|\n| a long cell value here | b |",
+      "https://example.com/a/very/long/url/without/any/spaces/at/all/in/it",
+      "漢字漢字漢字漢字漢字漢字漢字漢字 and 🎉🎉🎉🎉🎉🎉🎉🎉🎉🎉🎉🎉",
+    ].join("\n\n");
+    chat.onEvent({ type: "message_end", timestamp: 1, message: { role: "assistant", content: [{ type: "text", text }] } } as never);
+    chat.onEvent({ type: "tool_execution_start", timestamp: 1, toolCallId: "t", toolName: "bash", args: { command: "x".repeat(200) } } as never);
+    chat.onEvent({ type: "tool_execution_end", timestamp: 2, toolCallId: "t", toolName: "bash", isError: true, result: { content: [{ type: "text", text: "漢".repeat(100) }] } } as never);
+    chat.say(color.yellow("y".repeat(100)));
+    for (const width of [20, 33, 80]) {
+      const lines = chat.render(width);
+      expect(lines.length).toBeGreaterThan(5);
+      for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(width);
+    }
   });
 });
