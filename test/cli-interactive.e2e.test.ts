@@ -86,7 +86,8 @@ describe("interactive mode in a terminal", () => {
     t.type("/help\r");
     await t.see(/\/review {2}Review a change {2}\(prompt\)/);
     t.type("/review auth.ts\r");
-    await t.see(/Reviewed\.\n─{20,}\n\n─/);
+    // The template's text, as the model gets it, is shown under the line typed.
+    await t.see(/\n> \/review auth\.ts\n> Review auth\.ts carefully\.\nReviewed\.\n─{20,}\n\n─/);
     sandbox.file(join(sandbox.ws, ".mypi", "prompts", "fix.md"), "Fix $@.");
     t.type("/reload\r");
     await t.see(/reloaded \d+ extensions?\n─{20,}\n\n─/);
@@ -108,7 +109,8 @@ describe("interactive mode in a terminal", () => {
     await t.see(/\/help for commands[^]*\n─{20,}\n\n─/);
 
     t.type("/go\r"); // the command calls pi.sendUserMessage: the run is not one the user typed
-    await t.see(new RegExp(`\\n> /go\\n${SPIN} working… \\(Esc aborts\\)\\n─{20,}\\n\\n─`));
+    // The message it sent is shown as it enters the conversation.
+    await t.see(new RegExp(`\\n> /go\\n> go\\n${SPIN} working… \\(Esc aborts\\)\\n─{20,}\\n\\n─`));
     t.type("go right\r");
     await t.see(new RegExp(`\\n↳ steering: go right\\n${SPIN} working… \\(Esc aborts\\)\\n─{20,}\\n\\n─`));
     expect(t.screen()).not.toMatch(/already running/);
@@ -120,7 +122,7 @@ describe("interactive mode in a terminal", () => {
     await t.see(/⏹ aborted\n─{20,}\n\n─/);
 
     t.type("/go\r");
-    await t.see(new RegExp(`\\n> /go\\n${SPIN} working… \\(Esc aborts\\)\\n─{20,}\\n\\n─`));
+    await t.see(new RegExp(`\\n> /go\\n> go\\n${SPIN} working… \\(Esc aborts\\)\\n─{20,}\\n\\n─`));
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
     expect(t.stderr()).toBe("");

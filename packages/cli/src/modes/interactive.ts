@@ -22,6 +22,7 @@ import { mypiHome, type AgentEndEvent, type StreamEvent } from "@mypi/kernel";
 import type { ExtensionUI, PiRenderers } from "@mypi/extension-api";
 import type { HostSession } from "../host-session.ts";
 import type { CliIO } from "../main.ts";
+import { textOf } from "../render/renderer.ts";
 import { printable } from "../render/text.ts";
 import { MypiAutocomplete } from "../tui/autocomplete.ts";
 import { Chat } from "../tui/chat.ts";
@@ -163,7 +164,20 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   /** Text from an extension: shown, never obeyed by the terminal. */
   const sayFrom = (text: string, color: (s: string) => string) => say(color(printable(text)));
 
+  /**
+   * Texts this mode already showed as sent (a typed prompt, steering, a follow-up): when the
+   * run takes them, their user message is not shown twice. Any other user message — one an
+   * extension sent, a prompt template expanded — is shown when it enters the conversation.
+   */
+  const echoed: string[] = [];
   const onEvent = (event: StreamEvent) => {
+    if (event.type === "message_start" && (event.message as { role?: string }).role === "user") {
+      const text = textOf((event.message as { content?: unknown }).content) ?? "";
+      const i = echoed.indexOf(text);
+      if (i !== -1) echoed.splice(i, 1);
+      else if (text.trim()) chat.say(`${p.bold(">")} ${printable(text.trim())}`);
+    }
+    if (event.type === "agent_end") echoed.length = 0;
     chat.onEvent(event);
     footer.onEvent(event);
     // Messages typed for a run that was then aborted were not sent: they go back into the editor.
@@ -243,6 +257,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   // The run's events (its agent_end included) redraw the screen; only a failure to start is said here.
   const startRun = (typed: string) => {
     const text = shared.length > 0 ? `${shared.splice(0).join("\n\n")}\n\n${typed}` : typed;
+    echoed.push(text);
     const stream = session.agent.prompt(text, { source: "interactive" });
     refresh();
     void stream.then(undefined, (error: unknown) => sayFrom(`✗ ${error instanceof Error ? error.message : String(error)}`, p.red));
@@ -313,6 +328,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       return;
     }
     if (running()) {
+      echoed.push(parsed.text);
       if (followUp) session.agent.followUp(parsed.text, { source: "interactive" });
       else session.agent.steer(parsed.text, { source: "interactive" });
       return say(p.dim(`↳ ${followUp ? "follow-up" : "steering"}: ${printable(parsed.text)}`));
