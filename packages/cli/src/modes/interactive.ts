@@ -30,11 +30,10 @@ import { Dialogs } from "../tui/dialogs.ts";
 import { guarded } from "../tui/guard.ts";
 import { Footer } from "../tui/footer.ts";
 import { PromptHistory } from "../tui/history.ts";
-import { piUIMembers } from "../tui/pi-ui.ts";
+import { piToolRenderers, piUIMembers } from "../tui/pi-ui.ts";
 import { parseShellLine, runShell, shellContext } from "../tui/shell.ts";
 import { IoTerminal } from "../tui/terminal.ts";
 import { editorTheme, markdownTheme, palette, piTheme } from "../tui/theme.ts";
-import type { ToolRenderers } from "../tui/tool-block.ts";
 import { parseLine } from "./parse-line.ts";
 
 export interface InteractiveOptions {
@@ -75,7 +74,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const chat = new Chat({
     p,
     markdown: markdownTheme(p),
-    toolRenderers: (name, id) => toolRenderers(options.renderers?.().tool(name), { id, theme, cwd: io.cwd, redraw: () => tui.requestRender() }),
+    toolRenderers: (name, id) => piToolRenderers(options.renderers?.().tool(name), { id, theme, cwd: io.cwd, redraw: () => tui.requestRender() }),
     messageRenderer: (message, expanded) => {
       const own = options.renderers?.().message(message.customType)?.(message, { expanded }, theme) as Component | undefined;
       return own && typeof own.render === "function" ? guarded(own, (e) => sayFrom(e, p.red), `message renderer (${message.customType})`) : undefined;
@@ -427,22 +426,6 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   unsubscribe();
   session.setUI(undefined);
   return code;
-}
-
-/** A Pi tool's `renderCall` / `renderResult`, called as Pi calls them (args, theme, context). */
-function toolRenderers(
-  own: ReturnType<PiRenderers["tool"]>,
-  o: { id: string; theme: Record<string, unknown>; cwd: string; redraw(): void },
-): ToolRenderers | undefined {
-  if (!own) return undefined;
-  const state = {};
-  let last: Component | undefined;
-  const context = (args: unknown, isPartial: boolean) => ({ args, toolCallId: o.id, invalidate: o.redraw, lastComponent: last, state, cwd: o.cwd, executionStarted: true, argsComplete: true, isPartial });
-  let callArgs: unknown;
-  return {
-    ...(own.renderCall && { call: (args: unknown) => ((callArgs = args), (last = own.renderCall!(args, o.theme, context(args, false)) as Component | undefined)) }),
-    ...(own.renderResult && { result: (result: unknown, options: { expanded: boolean; isPartial: boolean }) => (last = own.renderResult!(result, options, o.theme, context(callArgs, options.isPartial)) as Component | undefined) }),
-  };
 }
 
 /** Draw the frame now (pi-tui batches frames on a timer): the last one must be out before `stop()`. */

@@ -14,7 +14,9 @@ import { printable } from "../render/text.ts";
 import type { Chat } from "./chat.ts";
 import { guarded } from "./guard.ts";
 import type { Footer } from "./footer.ts";
+import type { PiRenderers } from "@mypi/extension-api";
 import { editorTheme, type Palette } from "./theme.ts";
+import type { ToolRenderers } from "./tool-block.ts";
 
 type Disposable = Component & { dispose?(): void };
 type Factory = (...args: unknown[]) => Disposable | Promise<Disposable>;
@@ -174,5 +176,21 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
         })();
       });
     },
+  };
+}
+
+/** A Pi tool's `renderCall` / `renderResult`, called as Pi calls them (args, theme, context). */
+export function piToolRenderers(
+  own: ReturnType<PiRenderers["tool"]>,
+  o: { id: string; theme: Record<string, unknown>; cwd: string; redraw(): void },
+): ToolRenderers | undefined {
+  if (!own) return undefined;
+  const state = {};
+  let last: Component | undefined;
+  const context = (args: unknown, isPartial: boolean) => ({ args, toolCallId: o.id, invalidate: o.redraw, lastComponent: last, state, cwd: o.cwd, executionStarted: true, argsComplete: true, isPartial });
+  let callArgs: unknown;
+  return {
+    ...(own.renderCall && { call: (args: unknown) => ((callArgs = args), (last = own.renderCall!(args, o.theme, context(args, false)) as Component | undefined)) }),
+    ...(own.renderResult && { result: (result: unknown, options: { expanded: boolean; isPartial: boolean }) => (last = own.renderResult!(result, options, o.theme, context(callArgs, options.isPartial)) as Component | undefined) }),
   };
 }
