@@ -310,6 +310,7 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
         const { runInteractive } = await import("./modes/interactive.ts");
         return await runInteractive(hostSession, io, {
           renderers: () => hostSession.host.manager.piRenderers,
+          runShortcut: (key) => hostSession.host.manager.runShortcut(key),
           ...(prompt !== undefined && { initialPrompt: prompt }),
           status: loadErrors,
           stop: exits.signal,

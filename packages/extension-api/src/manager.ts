@@ -20,7 +20,7 @@ import { ExtensionLoader, describeLoadError, isLoadFailure, resolveEntry } from 
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
 
-const NO_RENDERERS: PiRenderers = { message: () => undefined, tool: () => undefined };
+const NO_RENDERERS: PiRenderers = { message: () => undefined, tool: () => undefined, shortcuts: () => [] };
 import { POLICIES } from "./policy.ts";
 import { describeExtensions, flagsOf, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
 import {
@@ -531,13 +531,7 @@ export class ExtensionManager implements ApiHost {
   async runCommand(name: string, args = "", signal?: AbortSignal): Promise<{ ran: boolean; error?: string }> {
     const command = this.commands().get(name.replace(/^\//, ""));
     if (!command) return { ran: false };
-    const ctx = Object.create(command.record.context, {
-      ...(signal && { signal: { value: signal } }),
-      waitForIdle: { value: () => this.runtime?.waitForIdle() ?? Promise.resolve() },
-      reload: { value: async () => void (await this.reload()) },
-      fork: { value: (entryId: string) => this.runtime?.fork(entryId) ?? Promise.resolve({ cancelled: true }) },
-    }) as CommandContext;
-    this.compat?.extendCommandContext(ctx, command.record.name);
+    const ctx = this.commandContext(command.record, signal);
     try {
       await command.handler(args, ctx);
       return { ran: true };
@@ -545,6 +539,35 @@ export class ExtensionManager implements ApiHost {
       this.reportError(command.record.name, `command:${command.name}`, errorMessage(error), "MYPI_HANDLER_FAILED");
       return { ran: true, error: errorMessage(error) };
     }
+  }
+
+  /**
+   * Run the handler a Pi extension registered for `key` (`pi.registerShortcut`, kept with
+   * `piTerminal`), with a command's ctx. `{ran: false}` when no attached extension has it.
+   */
+  async runShortcut(key: string): Promise<{ ran: boolean; error?: string }> {
+    const shortcut = this.compat?.shortcut(key);
+    const record = shortcut && this.records.find((r) => r.name === shortcut.extension && r.state === "attached");
+    if (!shortcut || !record) return { ran: false };
+    try {
+      await shortcut.handler(this.commandContext(record));
+      return { ran: true };
+    } catch (error) {
+      this.reportError(record.name, `shortcut:${key}`, errorMessage(error), "MYPI_HANDLER_FAILED");
+      return { ran: true, error: errorMessage(error) };
+    }
+  }
+
+  /** The ctx a command (or a shortcut) of `record` runs with. */
+  private commandContext(record: ExtensionRecord, signal?: AbortSignal): CommandContext {
+    const ctx = Object.create(record.context, {
+      ...(signal && { signal: { value: signal } }),
+      waitForIdle: { value: () => this.runtime?.waitForIdle() ?? Promise.resolve() },
+      reload: { value: async () => void (await this.reload()) },
+      fork: { value: (entryId: string) => this.runtime?.fork(entryId) ?? Promise.resolve({ cancelled: true }) },
+    }) as CommandContext;
+    this.compat?.extendCommandContext(ctx, record.name);
+    return ctx;
   }
 
   private commands() {

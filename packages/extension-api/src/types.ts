@@ -365,6 +365,8 @@ export interface PiRenderers {
   message(customType: string): ((message: unknown, options: { expanded: boolean }, theme: unknown) => unknown) | undefined;
   /** A Pi tool's `renderCall` / `renderResult`. */
   tool(name: string): { renderCall?: (...args: unknown[]) => unknown; renderResult?: (...args: unknown[]) => unknown } | undefined;
+  /** `pi.registerShortcut(key, {description, handler})`: key ids as pi-tui spells them (`ctrl+shift+p`); run with `ExtensionManager.runShortcut`. */
+  shortcuts(): { key: string; description?: string; extension: string }[];
 }
 
 export interface LoadResult {

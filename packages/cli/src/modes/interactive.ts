@@ -48,8 +48,10 @@ export interface InteractiveOptions {
   contextWindow?: number;
   /** Where history.jsonl lives (default `$MYPI_HOME`). */
   home?: string;
-  /** Tool and message renderers of Pi extensions (read at draw time: a reload may change them). */
+  /** Tool and message renderers and shortcuts of Pi extensions (read when used: a reload may change them). */
   renderers?: () => PiRenderers;
+  /** Run a Pi extension's shortcut (`pi.registerShortcut`). */
+  runShortcut?: (key: string) => Promise<{ ran: boolean; error?: string }>;
 }
 
 const SPINNER_MS = 80;
@@ -386,6 +388,12 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       const text = input.getText();
       input.setText("");
       submit(text, true);
+      return { consume: true };
+    }
+    // Pi extensions' shortcuts, after mypi's own keys (which they cannot take over).
+    const shortcut = options.renderers?.().shortcuts().find((s) => matchesKey(data, s.key as never));
+    if (shortcut && options.runShortcut) {
+      void options.runShortcut(shortcut.key).then((r) => r.error !== undefined && sayFrom(`shortcut ${shortcut.key} failed: ${r.error}`, p.red));
       return { consume: true };
     }
     return undefined;

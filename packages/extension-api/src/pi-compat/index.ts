@@ -33,8 +33,10 @@ export interface PiCompat {
   extendCommandContext(ctx: CommandContext, extension: string): void;
   /** The event as Pi's observers expect it, when that differs from mypi's (else `undefined`). */
   observed<E extends { readonly type: string }>(event: E): E | undefined;
-  /** Tool and message renderers Pi extensions registered (kept only with a `terminal`). */
+  /** Tool and message renderers and shortcuts Pi extensions registered (kept only with a `terminal`). */
   readonly renderers: PiRenderers;
+  /** The handler of a registered shortcut, with the extension that registered it. */
+  shortcut(key: string): { extension: string; handler: (ctx: ExtensionContext) => unknown } | undefined;
 }
 
 /** Calls that would need a terminal: they do nothing. Calls that would need a host service mypi lacks. */
@@ -58,6 +60,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
   // A later registration (a reload) replaces an earlier one of the same name.
   const messageRenderers = new Map<string, ReturnType<PiRenderers["message"]>>();
   const toolRenderers = new Map<string, ReturnType<PiRenderers["tool"]>>();
+  const shortcuts = new Map<string, { key: string; description?: string; extension: string; handler: (ctx: ExtensionContext) => unknown }>();
 
   return {
     virtualModules: piVirtualModules(
@@ -67,7 +70,9 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
     renderers: {
       message: (customType) => messageRenderers.get(customType),
       tool: (name) => toolRenderers.get(name),
+      shortcuts: () => [...shortcuts.values()].map(({ key, description, extension }) => ({ key, extension, ...(description !== undefined && { description }) })),
     },
+    shortcut: (key) => shortcuts.get(key),
 
     extendApi(pi, { name }) {
       const tui = (what: string) => () => notice(name, "tui", what);
@@ -107,7 +112,14 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
         },
         // Pi's docs once spelled flags with dashes (`getFlag("--plan")`); the key has none.
         getFlag: (flag: string) => base.getFlag(typeof flag === "string" ? flag.replace(/^--?/, "") : flag),
-        registerShortcut: tui("pi.registerShortcut"),
+        // With a terminal the last registration of a key wins (a reload registers again).
+        registerShortcut: terminal
+          ? (key: unknown, options: { description?: unknown; handler?: unknown } | undefined) => {
+              if (typeof key !== "string" || typeof options?.handler !== "function") return;
+              const description = typeof options.description === "string" ? options.description : undefined;
+              shortcuts.set(key, { key, extension: name, handler: options.handler as (ctx: ExtensionContext) => unknown, ...(description !== undefined && { description }) });
+            }
+          : tui("pi.registerShortcut"),
         registerMessageRenderer: terminal
           ? (customType: unknown, renderer: unknown) => {
               if (typeof customType === "string" && typeof renderer === "function") messageRenderers.set(customType, renderer as ReturnType<PiRenderers["message"]>);
