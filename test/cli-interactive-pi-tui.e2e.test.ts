@@ -18,13 +18,20 @@ const drawing = join(REPO, "test", "fixtures", "pi-tui-extension.ts");
 const WITH_WIDGETS = /\n☐ write the tests\n☑ read the docs\n─{20,}\n\n─{20,}\nwidget below: 3 items\nscripted:\S+ · ↑0 ↓0\nplan mode$/;
 
 describe("a Pi TUI extension in interactive mode", () => {
-  it("draws its widgets above and below the editor and its status in the footer; its shortcut (Ctrl+T) runs", async () => {
+  it("draws its widgets above and below the editor and its status in the footer; its shortcut (Ctrl+T) runs; its completion stacks on mypi's", async () => {
     const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--no-extensions", "-e", drawing]);
     await t.see(WITH_WIDGETS);
     t.type("\x14"); // Ctrl+T
     await t.see(/\ntodo hidden \(Ctrl\+T\)\n─{20,}\n\n─{20,}\nwidget below: 3 items\n/);
     t.type("\x14");
     await t.see(/\ntodo shown \(Ctrl\+T\)\n☐ write the tests\n☑ read the docs\n─{20,}\n/);
+    t.type("see #4\t"); // its completion, stacked on mypi's
+    await t.see(/\n─{20,}\nsee #42\n─{20,}\n/);
+    t.type("\x15/rel"); // mypi's own still completes
+    await t.see(/\n→ reload +reload the extensions\n/);
+    t.type("\t");
+    await t.see(/\n─{20,}\n\/reload\n─{20,}\n/);
+    t.type("\x15");
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
     expect(t.stderr()).toBe("");

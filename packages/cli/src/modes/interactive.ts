@@ -17,7 +17,7 @@
  * extension (`pi.sendUserMessage`, `pi.sendMessage` with `triggerTurn`) or a follow-up. It is
  * read from `session.agent` each time, because `newSession` replaces the agent.
  */
-import { Container, Editor, Text, TUI, matchesKey, type Component, type EditorComponent } from "@mariozechner/pi-tui";
+import { Container, Editor, Text, TUI, matchesKey, type AutocompleteProvider, type Component, type EditorComponent } from "@mariozechner/pi-tui";
 import { mypiHome, type AgentEndEvent, type StreamEvent } from "@mypi/kernel";
 import type { ExtensionUI, PiRenderers } from "@mypi/extension-api";
 import type { HostSession } from "../host-session.ts";
@@ -96,14 +96,25 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const editor = new Editor(tui, editorTheme(p), { paddingX: 0 });
   for (const entry of history.load()) editor.addToHistory(entry);
   const commandList = () => [...BUILTIN_COMMANDS, ...session.commands().map((c) => ({ name: c.name, ...(c.description && { description: c.description }) }))];
-  editor.setAutocompleteProvider(new MypiAutocomplete(commandList, io.cwd));
+  /** Pi extensions' `addAutocompleteProvider` factories, each wrapping the provider before it. */
+  const completers: ((current: AutocompleteProvider) => AutocompleteProvider)[] = [];
+  const completion = () =>
+    completers.reduce<AutocompleteProvider>((current, wrap) => {
+      try {
+        return wrap(current) ?? current;
+      } catch (error) {
+        sayFrom(`addAutocompleteProvider failed: ${error instanceof Error ? error.message : String(error)}`, p.red);
+        return current;
+      }
+    }, new MypiAutocomplete(commandList, io.cwd));
+  editor.setAutocompleteProvider(completion());
   let input: EditorComponent = editor;
   /** An extension's editor (`setEditorComponent`) takes the built-in one's place, and its submit. */
   const setInput = (replacement: EditorComponent | undefined) => {
     const text = input.getText();
     input = replacement ?? editor;
     input.onSubmit = (t) => submit(t);
-    input.setAutocompleteProvider?.(new MypiAutocomplete(commandList, io.cwd));
+    input.setAutocompleteProvider?.(completion());
     if (text && !input.getText()) input.setText(text);
     showInput(undefined);
   };
@@ -218,6 +229,10 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       input: () => input,
       setInput,
       setWorking: (message) => ((workingMessage = message), refresh()),
+      addCompletion: (wrap) => {
+        completers.push(wrap);
+        input.setAutocompleteProvider?.(completion());
+      },
       pause: (paused) => ((modal = paused), chat.pause(paused), refresh()),
       error: (text) => sayFrom(text, p.red),
       redraw: () => tui.requestRender(),

@@ -3,13 +3,13 @@
  * extension layer's no-ops): widgets above or below the editor (`setWidget`, lines or a
  * component), `setHeader`, `setFooter`, `custom` (a component with the keyboard, in the
  * editor's place or as an overlay, until it calls `done(result)`), `setEditorComponent`, the
- * editor's text, `onTerminalInput`, the title, the working message, tools' expansion, `theme`.
+ * editor's text and completion (`addAutocompleteProvider`), `onTerminalInput`, the title, the working message, tools' expansion, `theme`.
  *
  * What an extension gives as plain text goes through `printable`; a component it builds draws
  * what it draws (pi-tui checks each line's width). A factory or component that throws is shown as
  * one error line and changes nothing else.
  */
-import { Container, Text, getKeybindings, type Component, type EditorComponent, type OverlayHandle, type OverlayOptions, type TUI } from "@mariozechner/pi-tui";
+import { Container, Text, getKeybindings, type AutocompleteProvider, type Component, type EditorComponent, type OverlayHandle, type OverlayOptions, type TUI } from "@mariozechner/pi-tui";
 import { printable } from "../render/text.ts";
 import type { Chat } from "./chat.ts";
 import { guarded } from "./guard.ts";
@@ -36,6 +36,8 @@ export interface PiUIHost {
   setInput(editor: EditorComponent | undefined): void;
   /** The working line's text while a run goes (undefined: the default). */
   setWorking(message: string | undefined): void;
+  /** Wrap the editor's completion (Pi's `addAutocompleteProvider`). */
+  addCompletion(wrap: (current: AutocompleteProvider) => AutocompleteProvider): void;
   /** A modal component opened / closed: running tools' timers pause meanwhile. */
   pause(paused: boolean): void;
   error(text: string): void;
@@ -111,6 +113,9 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
     },
     setWorkingMessage(message?: string) {
       host.setWorking(message === undefined ? undefined : printable(message));
+    },
+    addAutocompleteProvider(factory: unknown) {
+      if (typeof factory === "function") host.addCompletion(factory as (current: AutocompleteProvider) => AutocompleteProvider);
     },
     getToolsExpanded: () => host.chat.expanded,
     setToolsExpanded(expanded: boolean) {
