@@ -98,6 +98,22 @@ describe("a Pi TUI extension in interactive mode", () => {
   });
 });
 
+describe("the working line", () => {
+  it("takes an extension's indicator and message while a run goes", async () => {
+    // A model call that would take 30 s: only the abort ends it within the screen waits (10 s).
+    const t = terminal(["--model", `scripted:${sandbox.script([{ text: "late", delayMs: 30_000 }])}`, "--no-session", "--no-extensions", "-e", drawing]);
+    await t.see(WITH_WIDGETS);
+    t.type("/calm\r");
+    await t.see(/\n> \/calm\n/);
+    t.type("go\r");
+    await t.see(/\n> go\n● thinking hard\n☐ write the tests\n☑ read the docs\n─{20,}\n/);
+    t.type("\x1b");
+    await t.see(/\n⏹ aborted\n/);
+    t.type("/quit\r");
+    expect(await t.exit).toBe(0);
+  });
+});
+
 describe("an extension component that misbehaves", () => {
   it("is cut to the screen's width or shows its error, and the session goes on (no crash file written)", async () => {
     const t = terminal(["--model", `scripted:${sandbox.script([{ text: "Still here." }])}`, "--no-session", "--no-extensions", "-e", drawing], {

@@ -84,6 +84,9 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   });
   const working = new Text("", 0, 0);
   let workingMessage: string | undefined;
+  /** Pi's `setWorkingIndicator` frames (verbatim; [] hides the glyph) and `setWorkingVisible`. */
+  let workingFrames: string[] | undefined;
+  let workingVisible = true;
   const status = new Text((options.status ?? []).map((line) => p.yellow(printable(line))).join("\n"), 0, 0);
   const above = new Container();
   const inputArea = new Container();
@@ -155,8 +158,9 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const refresh = () => {
     const spinning = running() || chat.runningTools > 0;
     chat.live.frame = frame;
-    const glyph = dialogs.open ? p.dim("⏸") : p.yellow(SPINNER[frame % SPINNER.length]!);
-    working.setText(running() && chat.runningTools === 0 ? `${glyph} ${p.dim(workingMessage ?? "working… (Esc aborts)")}` : "");
+    const frames = workingFrames ?? SPINNER.map(p.yellow);
+    const glyph = dialogs.open ? p.dim("⏸") : frames.length > 0 ? `${frames[frame % frames.length]!} ` : "";
+    working.setText(running() && chat.runningTools === 0 && workingVisible ? `${glyph}${p.dim(workingMessage ?? "working… (Esc aborts)")}` : "");
     if (spinning && !ticker) {
       ticker = setInterval(() => {
         frame++;
@@ -229,6 +233,8 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       input: () => input,
       setInput,
       setWorking: (message) => ((workingMessage = message), refresh()),
+      setWorkingIndicator: (frames) => ((workingFrames = frames), refresh()),
+      setWorkingVisible: (visible) => ((workingVisible = visible), refresh()),
       addCompletion: (wrap) => {
         completers.push(wrap);
         input.setAutocompleteProvider?.(completion());

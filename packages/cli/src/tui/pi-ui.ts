@@ -36,6 +36,9 @@ export interface PiUIHost {
   setInput(editor: EditorComponent | undefined): void;
   /** The working line's text while a run goes (undefined: the default). */
   setWorking(message: string | undefined): void;
+  /** The working line's glyph frames (undefined: the spinner), and whether the line shows at all. */
+  setWorkingIndicator(frames: string[] | undefined): void;
+  setWorkingVisible(visible: boolean): void;
   /** Wrap the editor's completion (Pi's `addAutocompleteProvider`). */
   addCompletion(wrap: (current: AutocompleteProvider) => AutocompleteProvider): void;
   /** A modal component opened / closed: running tools' timers pause meanwhile. */
@@ -116,6 +119,13 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
     },
     addAutocompleteProvider(factory: unknown) {
       if (typeof factory === "function") host.addCompletion(factory as (current: AutocompleteProvider) => AutocompleteProvider);
+    },
+    setWorkingIndicator(options?: { frames?: unknown }) {
+      const frames = Array.isArray(options?.frames) ? options.frames.map((f) => printable(String(f))) : undefined;
+      host.setWorkingIndicator(frames);
+    },
+    setWorkingVisible(visible: unknown) {
+      host.setWorkingVisible(visible !== false);
     },
     getToolsExpanded: () => host.chat.expanded,
     setToolsExpanded(expanded: boolean) {
