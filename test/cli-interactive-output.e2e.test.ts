@@ -63,19 +63,22 @@ describe("interactive output", () => {
     expect(await t.exit).toBe(0);
   });
 
-  it("shows an edit's diff and the lines a write wrote", async () => {
+  it("shows the diff of an edit, of a write over a file, and of a write of a new one", async () => {
     sandbox.file(join(sandbox.ws, "greet.ts"), "export function greet() {\n  return 'hi';\n}\n");
+    sandbox.file(join(sandbox.ws, "list.txt"), "a\nb\nc\n");
     const script = sandbox.script([
       { toolCalls: [{ name: "edit", arguments: { path: "greet.ts", oldText: "return 'hi';", newText: "return 'hello';" } }] },
+      { toolCalls: [{ name: "write", arguments: { path: "list.txt", content: "a\nB\nc\n" } }] },
       { toolCalls: [{ name: "write", arguments: { path: "new.txt", content: "alpha\nbeta\n" } }] },
       { text: "Done." },
     ]);
     const t = terminal(["--model", `scripted:${script}`, "--no-session", "--no-extensions"]);
     await t.see(IDLE);
     t.type("change it\r");
-    await t.see(/\n✓ edit greet\.ts {2}\d+(ms|\.\ds)\n {2}--- greet\.ts\n {2}\+\+\+ greet\.ts\n {2}@@ -1,3 \+1,3 @@\n {2} export function greet\(\) \{\n {2}… 3 more lines \(Ctrl\+O expands\)\n✓ write new\.txt {2}\d+(ms|\.\ds)\n {2}\+alpha\n {2}\+beta\nDone\.\n/);
+    await t.see(/\n✓ edit greet\.ts {2}\d+(ms|\.\ds)\n {2}--- greet\.ts\n {2}\+\+\+ greet\.ts\n {2}@@ -1,3 \+1,3 @@\n {2} export function greet\(\) \{\n {2}… 3 more lines \(Ctrl\+O expands\)\n✓ write list\.txt {2}\d+(ms|\.\ds)\n {2}--- list\.txt\n {2}\+\+\+ list\.txt\n {2}@@ -1,3 \+1,3 @@\n {2} a\n {2}… 3 more lines \(Ctrl\+O expands\)\n✓ write new\.txt {2}\d+(ms|\.\ds)\n {2}--- new\.txt\n {2}\+\+\+ new\.txt\n {2}@@ -1,0 \+1,2 @@\n {2}\+alpha\n {2}\+beta\nDone\.\n/);
     t.type("\x0f");
     await t.see(/\n {2}@@ -1,3 \+1,3 @@\n {2} export function greet\(\) \{\n {2}- {2}return 'hi';\n {2}\+ {2}return 'hello';\n {2} \}\n/);
+    await t.see(/\n {2}@@ -1,3 \+1,3 @@\n {2} a\n {2}-b\n {2}\+B\n {2} c\n/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
   });

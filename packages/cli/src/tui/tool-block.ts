@@ -1,8 +1,8 @@
 /**
  * One tool call on screen: a head line (✓ / ✗ from `isError`, never from the text; the name, a
  * short summary of the arguments, the time it took) and its output below, collapsed to a few
- * lines until expanded (Ctrl+O toggles every block). An edit shows its diff (the result's
- * `details.diff`), a write the lines it wrote; a call a `tool_call` handler blocked says which
+ * lines until expanded (Ctrl+O toggles every block). An edit or a write shows its diff (the
+ * result's `details.diff`; a write without one, the lines it wrote); a call a `tool_call` handler blocked says which
  * extension blocked it and why. A Pi extension's `renderCall` / `renderResult` draws the block
  * instead when the tool has them.
  *
@@ -137,7 +137,7 @@ export class ToolBlock implements Component {
       // The head carries the first line of an error; a longer one shows the rest.
       const all = printableLines(textOf(this.#result?.content) ?? "").split("\n");
       lines = all.length > 1 ? all : [];
-    } else if (this.toolName === "edit" && typeof details.diff === "string") {
+    } else if ((this.toolName === "edit" || this.toolName === "write") && typeof details.diff === "string") {
       lines = printableLines(details.diff).split("\n").map((l) => (l.startsWith("+") && !l.startsWith("+++") ? p.green(l) : l.startsWith("-") && !l.startsWith("---") ? p.red(l) : l.startsWith("@@") ? p.cyan(l) : p.dim(l)));
     } else if (this.toolName === "write" && typeof args.content === "string" && this.done) {
       lines = printableLines(args.content).replace(/\n$/, "").split("\n").map((l) => p.green(`+${l}`));
