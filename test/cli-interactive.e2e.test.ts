@@ -1,25 +1,17 @@
 /**
  * Interactive mode in a real pseudo-terminal (python3's pty module; see helpers/pty-driver.py):
- * streamed text, tool lines with ✓ / ✗, steering by typing while the agent runs, an extension
+ * streamed text, tool blocks with ✓ / ✗, steering by typing while the agent runs, an extension
  * command, Ctrl+C to abort and twice to exit, /quit.
  */
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
-import { REPO, createSandbox } from "./helpers/mypi.ts";
-import { terminals } from "./helpers/terminal.ts";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { REPO } from "./helpers/mypi.ts";
+import { IDLE, SPIN, ptySuite } from "./helpers/pty.ts";
 
-const sandbox = createSandbox();
-/** Terminals still open: a test that failed half-way leaves its mypi running; it is ended here. */
-const { terminal, closeAll } = terminals(sandbox);
-afterAll(() => {
-  closeAll();
-  sandbox.cleanup();
-});
+const { sandbox, terminal } = ptySuite();
 const gate = join(REPO, "test", "fixtures", "gate-extension.ts");
-
-const SPIN = "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]";
 
 /** The user messages of a session file, each as its text. */
 function userTexts(session: string): string[] {
@@ -29,7 +21,7 @@ function userTexts(session: string): string[] {
 }
 
 describe("interactive mode in a terminal", () => {
-  it("streams text, shows tool lines, steers, runs extension commands, aborts on Ctrl+C and exits on the second", async () => {
+  it("streams text, shows tool blocks, steers, runs extension commands, aborts on Ctrl+C and exits on the second", async () => {
     const session = join(sandbox.root, "interactive.jsonl");
     const script = sandbox.script([
       { text: "Working on it.", toolCalls: [{ name: "gate", arguments: {} }] },
@@ -38,27 +30,29 @@ describe("interactive mode in a terminal", () => {
       { toolCalls: [{ name: "gate", arguments: {} }] },
     ]);
     const t = terminal(["--model", `scripted:${script}`, "--session", session, "--no-extensions", "-e", gate]);
-    await t.see(/^mypi · scripted:[^]* · \/help for commands[^]*\n> ?$/);
+    await t.see(/^mypi · scripted:[^]* · \/help for commands[^]*\n─{20,}\n\n─{20,}\nscripted:\S+ · ↑0 ↓0$/);
 
     t.type("hello\r");
-    await t.see(new RegExp(`\\n> hello\\nWorking on it\\.\\n${SPIN} gate  \\d+(ms|\\.\\ds)\\n» ?$`));
+    // The call's block in the conversation; its spinner and time just above the editor.
+    await t.see(new RegExp(`\\n> hello\\nWorking on it\\.\\n· gate\\n${SPIN} gate  \\d+(ms|\\.\\ds)\\n─{20,}\\n\\n─`));
 
     t.type("go left\r");
     await t.see(/\n↳ steering: go left\n/);
     t.type("/release\r");
-    await t.see(/\n> \/release\n✓ gate  \d+(ms|\.\ds)\nSteered left\.\n✗ read missing\.txt  \d+ms  File not found: missing\.txt.*\nThat file is missing\.\n> ?$/);
+    // The block stays where the call began; its head says ✓ and the time once the tool ended.
+    await t.see(/\nWorking on it\.\n✓ gate {2}\d+(ms|\.\ds)\n {2}released\n↳ steering: go left\n> \/release\nSteered left\.\n✗ read missing\.txt {2}\d+ms {2}File not found: missing\.txt.*\nThat file is missing\.\n─{20,}\n\n─/);
 
     t.type("/nope\r");
-    await t.see(/\n> \/nope\nunknown command \/nope — \/help lists the commands\n> ?$/);
+    await t.see(/\n> \/nope\nunknown command \/nope — \/help lists the commands\n─{20,}\n\n─/);
 
     t.type("again\r");
-    await t.see(new RegExp(`\\n> again\\n${SPIN} gate `));
+    await t.see(new RegExp(`\\n> again\\n· gate\\n${SPIN} gate `));
     t.type("\x03");
-    await t.see(/\(aborting — Ctrl\+C again to exit\)\n(.*\n)*⏹ aborted\n> ?$/);
+    await t.see(/\(aborting — Ctrl\+C again to exit\)\n(.*\n)*⏹ aborted\n─{20,}\n\n─/);
     t.type("\x03");
     expect(await t.exit).toBe(130);
     expect(t.stderr()).toBe("");
-    // The live block (spinners, the input line) is erased on the way out.
+    // The editor, the spinners and the footer are erased on the way out: the conversation stays.
     expect(t.screen().endsWith("⏹ aborted")).toBe(true);
 
     const users = readFileSync(session, "utf8").trim().split("\n").map((l) => JSON.parse(l))
@@ -67,20 +61,21 @@ describe("interactive mode in a terminal", () => {
     expect(users).toEqual(["hello", "go left", "again"]);
   });
 
-  it("asks the permission gate's question on the input line; /help, /compact, /reload; /quit exits 0", async () => {
+  it("asks the permission gate's question in place of the editor; /help, /compact, /reload; /quit exits 0", async () => {
     const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] }, { text: "Left it alone." }]);
     const t = terminal(["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", gate, "-e", join(REPO, "extensions", "permission-gate")]);
-    await t.see(/> ?$/);
+    await t.see(IDLE);
     t.type("/help\r");
     await t.see(/\/release {2}Let the gate tool finish\. {2}\(gate-extension\)/);
     t.type("clean up\r");
-    await t.see(/\? Run a destructive command\?\n {2}rm -rf build\n\n {2}\(recursive rm\)\n(.*\n)*\? \[y\/N\] ?$/);
-    t.type("n\r");
-    await t.see(/✗ bash rm -rf build {2}\d+(ms|\.\ds) {2}Tool call blocked by permission-gate: the user declined "rm -rf build" \(recursive rm\)\.\nLeft it alone\.\n> ?$/);
+    // The tool's timer stands still while the question waits.
+    await t.see(/\n· bash rm -rf build\n⏸ bash rm -rf build {2}\d+ms {2}\(waiting for your answer\)\n\? Run a destructive command\?\n {2}rm -rf build\n\n {2}\(recursive rm\)\ny = yes · n or Enter = no · Esc cancels\n/);
+    t.type("n");
+    await t.see(/\n> clean up\n✗ bash rm -rf build {2}\d+ms {2}⛔ blocked by permission-gate: the user declined "rm -rf build" \(recursive rm\)\.\n\? Run a destructive command\? no\nLeft it alone\.\n─{20,}\n\n─/);
     t.type("/compact\r");
-    await t.see(/\n> \/compact\ncompacting…\nnot compacted \(skipped: .+\)\n> ?$/);
+    await t.see(/\n> \/compact\ncompacting…\nnot compacted \(skipped: .+\)\n─{20,}\n\n─/);
     t.type("/reload\r");
-    await t.see(/reloaded 3 extensions\n> ?$/);
+    await t.see(/reloaded 3 extensions\n─{20,}\n\n─/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
   });
@@ -94,16 +89,17 @@ describe("interactive mode in a terminal", () => {
     onTestFinished(() => rmSync(join(sandbox.home, "trust.json"), { force: true }));
     const script = sandbox.script([{ text: "Reviewed." }, { text: "Fixed." }]);
     const t = terminal(["--model", `scripted:${script}`, "--session", session, "--no-extensions"]);
-    await t.see(/> ?$/);
+    await t.see(IDLE);
     t.type("/help\r");
     await t.see(/\/review {2}Review a change {2}\(prompt\)/);
     t.type("/review auth.ts\r");
-    await t.see(/Reviewed\.\n> ?$/);
+    // The template's text, as the model gets it, is shown under the line typed.
+    await t.see(/\n> \/review auth\.ts\n> Review auth\.ts carefully\.\nReviewed\.\n─{20,}\n\n─/);
     sandbox.file(join(sandbox.ws, ".mypi", "prompts", "fix.md"), "Fix $@.");
     t.type("/reload\r");
-    await t.see(/reloaded \d+ extensions?\n> ?$/);
+    await t.see(/reloaded \d+ extensions?\n─{20,}\n\n─/);
     t.type("/fix the build\r");
-    await t.see(/Fixed\.\n> ?$/);
+    await t.see(/Fixed\.\n─{20,}\n\n─/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
     expect(userTexts(session)).toEqual(["Review auth.ts carefully.\n", "Fix the build."]);
@@ -127,27 +123,28 @@ describe("interactive mode in a terminal", () => {
     expect(userTexts(session)).toEqual(["[user]\n\nReview notes.md for tone.\n\n[assistant]\n\nI will.\n\n[user]\n\nResource demo://greeting/notes.md:\ncontents of notes.md"]);
   });
 
-  it("treats a run started by an extension command like its own: » prompt, steering, Ctrl+C aborts, /quit aborts and waits", async () => {
+  it("treats a run started by an extension command like its own: the working line, steering, Ctrl+C aborts, /quit aborts and waits", async () => {
     const commandRun = join(REPO, "test", "fixtures", "command-run-extension.ts");
     // Model calls that would take 30 s: only an abort ends these runs within the screen waits (10 s).
     const script = sandbox.script([{ text: "Too late.", delayMs: 30_000 }, { text: "Too late again.", delayMs: 30_000 }]);
     const t = terminal(["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", commandRun]);
-    await t.see(/\/help for commands[^]*\n> ?$/);
+    await t.see(/\/help for commands[^]*\n─{20,}\n\n─/);
 
     t.type("/go\r"); // the command calls pi.sendUserMessage: the run is not one the user typed
-    await t.see(/\n> \/go\n» ?$/);
+    // The message it sent is shown as it enters the conversation.
+    await t.see(new RegExp(`\\n> /go\\n> go\\n${SPIN} working… \\(Esc aborts\\)\\n─{20,}\\n\\n─`));
     t.type("go right\r");
-    await t.see(/\n↳ steering: go right\n» ?$/);
+    await t.see(new RegExp(`\\n↳ steering: go right\\n${SPIN} working… \\(Esc aborts\\)\\n─{20,}\\n\\n─`));
     expect(t.screen()).not.toMatch(/already running/);
 
     t.type("\x03");
     // The steering line was never sent (the run was aborted first): it is back in the input line.
-    await t.see(/\n↳ steering: go right\n\(aborting — Ctrl\+C again to exit\)\n⏹ aborted\n> go right$/);
+    await t.see(/\n↳ steering: go right\n\(aborting — Ctrl\+C again to exit\)\n⏹ aborted\n─{20,}\ngo right\n─{20,}\n/);
     t.type("\x03"); // clears the line
-    await t.see(/⏹ aborted\n> ?$/);
+    await t.see(/⏹ aborted\n─{20,}\n\n─/);
 
     t.type("/go\r");
-    await t.see(/\n> \/go\n» ?$/);
+    await t.see(new RegExp(`\\n> /go\\n> go\\n${SPIN} working… \\(Esc aborts\\)\\n─{20,}\\n\\n─`));
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
     expect(t.stderr()).toBe("");
@@ -158,11 +155,11 @@ describe("interactive mode in a terminal", () => {
   it("aborts a running extension command's ctx.signal on Ctrl+C", async () => {
     const commandRun = join(REPO, "test", "fixtures", "command-run-extension.ts");
     const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--no-extensions", "-e", commandRun]);
-    await t.see(/\/help for commands[^]*\n> ?$/);
+    await t.see(/\/help for commands[^]*\n─{20,}\n\n─/);
     t.type("/hold\r");
-    await t.see(/\n> \/hold\nholding\n> ?$/);
+    await t.see(/\n> \/hold\nholding\n─{20,}\n\n─/);
     t.type("\x03");
-    await t.see(/\nholding\n\(aborting — Ctrl\+C again to exit\)\nstopped: Interrupted by the user \(Ctrl\+C\)\n> ?$/);
+    await t.see(/\nholding\n\(aborting — Ctrl\+C again to exit\)\nstopped: Interrupted by the user \(Ctrl\+C\)\n─{20,}\n\n─/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
     expect(t.stderr()).toBe("");
@@ -170,7 +167,7 @@ describe("interactive mode in a terminal", () => {
 
   it("says in the banner when the bash sandbox is on, and with which settings", async () => {
     const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--no-extensions", "--sandbox"]);
-    await t.see(/\/help for commands[^]*\nsandbox: (on \(bubblewrap\) · writable: [^\n]* · network off · \d+ paths hidden · private \/tmp|UNAVAILABLE, [^\n]*)\n> ?$/);
+    await t.see(/\/help for commands[^]*\nsandbox: (on \(bubblewrap\) · writable: [^\n]* · network off · \d+ paths hidden · private \/tmp|UNAVAILABLE, [^\n]*)\n─{20,}\n\n─/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
   });
@@ -190,7 +187,7 @@ describe("the project-trust question", () => {
     const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--cwd", dir]);
     await t.see(QUESTION);
     t.type("o\r");
-    await t.see(/\/help for commands[^]*\n> ?$/);
+    await t.see(/\/help for commands[^]*\n─{20,}\n\n─/);
     t.type("/help\r");
     await t.see(/\/proj +the project's/);
     t.type("/quit\r");
@@ -203,7 +200,7 @@ describe("the project-trust question", () => {
     const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--cwd", dir]);
     await t.see(QUESTION);
     t.type("n\r");
-    await t.see(/mypi: workspace [^\n]*trust-no is not trusted: skipped \.mypi\/extensions\.[^]*\/help for commands[^]*\n> ?$/);
+    await t.see(/mypi: workspace [^\n]*trust-no is not trusted: skipped \.mypi\/extensions\.[^]*\/help for commands[^]*\n─{20,}\n\n─/);
     t.type("/help\r");
     await t.see(/\/quit/);
     expect(t.screen()).not.toMatch(/\/proj/);
@@ -212,7 +209,7 @@ describe("the project-trust question", () => {
     expect(JSON.parse(readFileSync(join(sandbox.home, "trust.json"), "utf8")).workspaces).toMatchObject({ [realpathSync(dir)]: "untrusted" });
 
     const again = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--cwd", dir]);
-    await again.see(/\/help for commands[^]*\n> ?$/);
+    await again.see(/\/help for commands[^]*\n─{20,}\n\n─/);
     expect(again.screen()).not.toMatch(/Load it\?/);
     again.type("/quit\r");
     expect(await again.exit).toBe(0);

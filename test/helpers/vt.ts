@@ -1,74 +1,39 @@
 /**
- * A tiny terminal emulator for tests: enough of VT100 to replay what mypi writes (text, CR, LF,
- * cursor up / right, erase to the end of the screen, colours ignored) and show the screen as the
- * user would see it, so assertions are about the picture, not the byte stream.
+ * A terminal emulator for tests (xterm.js, headless): replays what mypi writes — cursor moves,
+ * erases, synchronized output, the scrolling region — and shows the screen as the user would see
+ * it, scrollback included, so assertions are about the picture, not the byte stream.
  */
+import xterm from "@xterm/headless";
+
 export class VirtualTerminal {
-  lines: string[][] = [[]];
-  row = 0;
-  col = 0;
+  readonly #term: InstanceType<typeof xterm.Terminal>;
 
-  constructor(readonly columns: number) {}
-
-  write(data: string): void {
-    for (let i = 0; i < data.length; i++) {
-      const ch = data[i]!;
-      if (ch === "\x1b" && data[i + 1] === "[") {
-        const m = /^\x1b\[([0-9;?]*)([A-Za-z])/.exec(data.slice(i));
-        if (m) {
-          this.#csi(m[1]!, m[2]!);
-          i += m[0].length - 1;
-          continue;
-        }
-      }
-      if (ch === "\r") this.col = 0;
-      else if (ch === "\n") this.#down();
-      else if (ch >= " ") this.#put(ch);
-    }
+  constructor(columns: number, rows = 30) {
+    this.#term = new xterm.Terminal({ cols: columns, rows, scrollback: 100_000, allowProposedApi: true });
   }
 
-  /** The screen as text, trailing blanks trimmed. */
+  /** Resolves once the terminal has processed `data`. */
+  write(data: string): Promise<void> {
+    return new Promise((resolve) => this.#term.write(data, resolve));
+  }
+
+  resize(columns: number, rows: number): void {
+    this.#term.resize(columns, rows);
+  }
+
+  /** Scrollback and screen as text, one row a line, trailing blanks trimmed. */
   text(): string {
-    return this.lines.map((l) => l.join("").trimEnd()).join("\n").trimEnd();
+    const buffer = this.#term.buffer.active;
+    const rows: string[] = [];
+    for (let i = 0; i < buffer.length; i++) rows.push((buffer.getLine(i)?.translateToString(true) ?? "").trimEnd());
+    return rows.join("\n").trimEnd();
   }
 
-  #csi(params: string, final: string): void {
-    const n = Number(params) || 1;
-    switch (final) {
-      case "A":
-        this.row = Math.max(0, this.row - n);
-        break;
-      case "C":
-        this.col = Math.min(this.columns - 1, this.col + n);
-        break;
-      case "J": // erase from the cursor to the end of the screen
-        this.#line().length = Math.min(this.#line().length, this.col);
-        this.lines.length = this.row + 1;
-        break;
-      case "K":
-        this.#line().length = Math.min(this.#line().length, this.col);
-        break;
-      default: // colours and modes: nothing to draw
-    }
-  }
-
-  #put(ch: string): void {
-    if (this.col >= this.columns) {
-      this.#down();
-      this.col = 0;
-    }
-    const line = this.#line();
-    while (line.length < this.col) line.push(" ");
-    line[this.col] = ch;
-    this.col++;
-  }
-
-  #down(): void {
-    this.row++;
-    while (this.lines.length <= this.row) this.lines.push([]);
-  }
-
-  #line(): string[] {
-    return this.lines[this.row]!;
+  /** Only the rows on screen now. */
+  screen(): string {
+    const buffer = this.#term.buffer.active;
+    const rows: string[] = [];
+    for (let i = buffer.viewportY; i < buffer.viewportY + this.#term.rows; i++) rows.push((buffer.getLine(i)?.translateToString(true) ?? "").trimEnd());
+    return rows.join("\n").trimEnd();
   }
 }

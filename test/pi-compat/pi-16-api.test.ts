@@ -33,8 +33,8 @@ const NOT_EMITTED = [
 ];
 
 /**
- * `ExtensionAPI` methods of Pi 1.6.0, with arguments to call them with. `registerMcpServer`,
- * `unregisterMcpServer` and `getMcpServers` belong to mypi's mcp extension and are left out here.
+ * `ExtensionAPI` methods of Pi 1.6.0, with arguments to call them with (the MCP ones are mypi's
+ * own API, the mcp extension connecting what is registered: see extensions/mcp/register.test.ts).
  */
 const PI_16_METHODS: [string, unknown[]][] = [
   ["registerTool", [{ name: "t16", label: "T", description: "d", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [] }) }]],
@@ -65,6 +65,9 @@ const PI_16_METHODS: [string, unknown[]][] = [
   ["unregisterProvider", ["p16"]],
   ["registerVirtualModel", [{ provider: "v", id: "m", name: "V", route: () => ({}) }]],
   ["unregisterVirtualModel", ["v", "m"]],
+  ["registerMcpServer", ["m16", { command: "true" }]],
+  ["getMcpServers", []],
+  ["unregisterMcpServer", ["m16"]],
 ];
 
 /** `ExtensionContext` of Pi 1.6.0 (`thinkingLevel` is optional there and left out). */

@@ -2,13 +2,16 @@
  * `write {path, content}`: create or overwrite a file, creating its parent folders. The write is
  * atomic — the content goes to a temporary file in the same folder, is flushed, then renamed over
  * the target — so a crash or a kill never leaves a half-written file. The reported size is in
- * UTF-8 bytes (Pi reports characters and calls them bytes).
+ * UTF-8 bytes (Pi reports characters and calls them bytes). `details.diff` is the change as
+ * `edit` shows it (against the old content, or all added for a new file), for a terminal to show;
+ * the model sees only the one-line answer.
  */
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import { chmod, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { defaultMutationQueue, defineTool, type Tool, type ToolResult, type FileMutationQueue } from "@mypi/kernel";
+import { diffOneRegion } from "./diff.ts";
 import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./result.ts";
 import { displayPath, safePath } from "./safe-path.ts";
 
@@ -22,7 +25,12 @@ export interface WriteDetails {
   path: string;
   bytes: number;
   created: boolean;
+  /** The change as a unified diff; absent when the old file was too large to compare. */
+  diff?: string;
 }
+
+/** Old files up to this size are read to show the change; larger ones are replaced unread. */
+const MAX_DIFF_BYTES = 256 * 1024;
 
 export function createWriteTool(root: string, queue: FileMutationQueue = defaultMutationQueue): Tool<WriteArgs> {
   return defineTool({
@@ -65,12 +73,14 @@ async function writeFileAt(root: string, abs: string, content: string): Promise<
     return failure(fsErrorMessage(error, rel));
   }
   const bytes = Buffer.byteLength(content, "utf8");
+  const before = existing === undefined ? "" : existing.size <= MAX_DIFF_BYTES ? await readFile(abs, "utf8").catch(() => undefined) : undefined;
   try {
     await writeAtomic(abs, content, existing?.mode);
   } catch (error) {
     return failure(fsErrorMessage(error, rel));
   }
   const details: WriteDetails = { path: rel, bytes, created: existing === undefined };
+  if (before !== undefined && before !== content) details.diff = diffOneRegion(rel, before, content).text;
   return textResult(`Wrote ${bytes} bytes to ${rel}`, details);
 }
 

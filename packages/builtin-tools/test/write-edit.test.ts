@@ -68,6 +68,17 @@ describe("write", () => {
     });
   });
 
+  it("puts the change in details.diff: against the old content, or all added for a new file", async () => {
+    const ws = workspace({ "a.txt": "one\ntwo\nthree\n" });
+    const tool = createWriteTool(ws.root, ws.queue);
+    const replaced = await call(tool, { path: "a.txt", content: "one\nTWO\nthree\n" });
+    expect(replaced.details).toEqual({ path: "a.txt", bytes: 14, created: false, diff: "--- a.txt\n+++ a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three" });
+    const created = await call(tool, { path: "b.txt", content: "new\n" });
+    expect(created.details).toEqual({ path: "b.txt", bytes: 4, created: true, diff: "--- b.txt\n+++ b.txt\n@@ -1,0 +1,1 @@\n+new" });
+    const same = await call(tool, { path: "b.txt", content: "new\n" });
+    expect(same.details).toEqual({ path: "b.txt", bytes: 4, created: false });
+  });
+
   it("is not parallel-safe", () => {
     expect(createWriteTool("/tmp").parallelSafe).toBe(false);
   });

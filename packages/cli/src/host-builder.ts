@@ -16,6 +16,7 @@ import {
   type ExtensionUI,
   type HostMode,
   type LoadFailure,
+  type PiTerminal,
 } from "@mypi/extension-api";
 import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
 import type { HostSession } from "./host-session.ts";
@@ -39,6 +40,8 @@ export interface ExtensionSet {
   ui?: ExtensionUI;
   /** How the host runs (Pi's `ctx.mode`). */
   mode?: HostMode;
+  /** Interactive mode: Pi extensions draw with the real pi-tui (`tui/pi-terminal.ts`). */
+  piTerminal?: PiTerminal;
   /** Notable things that are not errors (a tool replaced by another extension). */
   onDiagnostic?: (message: string) => void;
 }
@@ -69,6 +72,7 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
     ...(set.project?.known !== undefined && { projectTrusted: set.project.known }),
     ...(set.ui && { ui: set.ui }),
     ...(set.mode && { mode: set.mode }),
+    ...(set.piTerminal && { piTerminal: set.piTerminal }),
     ...(set.flags && { flags: set.flags }),
     ...(set.settings && { settings: set.settings }),
     nativeImport: isShippedCompiled,
@@ -159,6 +163,7 @@ export function createHostSession(
     }),
     commands: () => host.manager.getCommands(),
     runCommand: (name, args, signal) => host.runCommand(name, args, signal),
+    userBash: (command, excludeFromContext) => host.userBash(command, excludeFromContext),
     async reload() {
       const r = await host.reload();
       await ready?.(host, "reload");

@@ -63,6 +63,8 @@ export interface HostSession {
    * cancel. Refused when the current session is in memory (`--no-session` writes nothing).
    */
   switchSession(file: string): Promise<{ cancelled: boolean }>;
+  /** The user ran `!command` in interactive mode: Pi's `user_bash` to the extensions' observers. */
+  userBash?(command: string, excludeFromContext: boolean): void;
   /** Give extensions a UI (their dialogs then ask the user). */
   setUI(ui: ExtensionUI | undefined): void;
   /** Send `session_start` to the extensions: once, after the mode installed its UI. */

@@ -20,7 +20,6 @@ import { discoverExtensions, type ExtensionOrigin } from "./discovery.ts";
 import { printExtensions } from "./extensions-command.ts";
 import { buildHost, createHostSession, describeFailures, loadExtensionSet, type HostOptions, type LoadedExtensions, type ProjectExtensions } from "./host-builder.ts";
 import type { CliIO } from "./main.ts";
-import { runInteractive } from "./modes/interactive.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
 import { extensionErrorLine, runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
@@ -140,6 +139,8 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
       return [...pathsOf("project"), ...projectPackages.extensions.map((e) => e.path)];
     },
   };
+  // Interactive mode: Pi extensions' terminal-UI imports are the real library (loaded only for this mode).
+  const piTerminal = mode === "interactive" && !listing ? await interactiveTerminal(io) : undefined;
   const extensionSet = {
     cwd,
     paths: [...pathsOf("global"), ...globalPackages.extensions.map((e) => e.path), ...pathsOf("cli")],
@@ -149,6 +150,7 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
     ...(sandbox && { sandbox }),
     ...(rpcUI && { ui: rpcUI }),
     mode,
+    ...(piTerminal && { piTerminal }),
     onDiagnostic: diagnostic,
   };
   const loaded = await loadExtensionSet(extensionSet);
@@ -307,14 +309,20 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
         });
         return await runRpcMode(target, { stdin: io.stdin, stdout: io.stdout, stop: exits.signal });
       }
-      case "interactive":
+      case "interactive": {
+        // Loaded here: print, JSON and RPC runs never pay for the terminal-UI library.
+        const { runInteractive } = await import("./modes/interactive.ts");
         return await runInteractive(hostSession, io, {
+          renderers: () => hostSession.host.manager.piRenderers,
+          runShortcut: (key) => hostSession.host.manager.runShortcut(key),
           ...(prompt !== undefined && { initialPrompt: prompt }),
           status: loadErrors,
           stop: exits.signal,
           resume: args.resume,
           banner: [`mypi · ${model.id} · ${cwd} · /help for commands · Ctrl+C aborts, twice exits`, ...(sandboxState.enabled ? [describeSandboxReport(sandboxState)] : [])],
+          contextWindow: compactionOf(settings, io.env)!.contextWindow,
         });
+      }
     }
   } finally {
     await hostSession.host.shutdown();
@@ -346,6 +354,11 @@ function scoped(paths: readonly string[], scope: PackagePath["scope"]): PackageP
 
 function settingsError(error: string): string {
   return `${error}. Fix the file (mypi writes it only in \`mypi install\` and \`mypi remove\`).`;
+}
+
+async function interactiveTerminal(io: CliIO) {
+  const [{ piTerminal }, { palette }] = await Promise.all([import("./tui/pi-terminal.ts"), import("./tui/theme.ts")]);
+  return piTerminal(palette(!io.env.NO_COLOR));
 }
 
 /** Automatic compaction: the settings' `compaction`, the window from MYPI_CONTEXT_WINDOW when set. */

@@ -31,7 +31,17 @@ export const SESSION_COMMANDS_HELP = [
   "/fork [id]  a new session from before a message of this branch     /export [file]  the session as HTML",
 ];
 
-const NAMES = new Set(["new", "name", "session", "resume", "tree", "fork", "export"]);
+/** For Tab completion. */
+export const SESSION_COMMANDS: readonly { name: string; description: string }[] = [
+  { name: "new", description: "a new session" },
+  { name: "name", description: "name this session" },
+  { name: "session", description: "file, id and counts" },
+  { name: "resume", description: "continue another session of this workspace" },
+  { name: "tree", description: "go to any entry, or label it" },
+  { name: "fork", description: "a new session from before a message of this branch" },
+  { name: "export", description: "the session as HTML" },
+];
+const NAMES = new Set(SESSION_COMMANDS.map((c) => c.name));
 /** Commands that move or replace the session: they wait for an idle agent. */
 const NEED_IDLE = new Set(["new", "resume", "tree", "fork"]);
 /** How many entries of the branch are shown after the session moved. */

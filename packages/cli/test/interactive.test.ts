@@ -4,13 +4,16 @@
  * pty, is test/cli-interactive.e2e.test.ts.)
  */
 import { PassThrough, Writable } from "node:stream";
-import { describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { Agent, createScriptedModel, type ModelRequest, type StreamEvent } from "@mypi/kernel";
 import type { ExtensionUI } from "@mypi/extension-api";
 import type { HostSession } from "../src/host-session.ts";
 import type { CliIO } from "../src/main.ts";
 import { runInteractive, type InteractiveOptions } from "../src/modes/interactive.ts";
-import { visibleWidth } from "../src/render/screen.ts";
+import { VirtualTerminal } from "../../../test/helpers/vt.ts";
 
 function setup(options: { columns?: number; rows?: number; turns?: unknown[]; interactive?: InteractiveOptions } = {}) {
   const requests: ModelRequest[] = [];
@@ -25,13 +28,16 @@ function setup(options: { columns?: number; rows?: number; turns?: unknown[]; in
     start: async () => {},
   };
   const writes: string[] = [];
-  const waiters: { test: (all: string) => boolean; resolve: () => void }[] = [];
+  const vt = new VirtualTerminal(options.columns ?? 80, options.rows ?? 24);
+  const waiters: { test: (screen: string) => boolean; resolve: () => void }[] = [];
   const stdout = Object.assign(
     new Writable({
       write(chunk, _enc, done) {
         writes.push(chunk.toString());
-        const all = writes.join("");
-        for (const w of [...waiters]) if (w.test(all)) waiters.splice(waiters.indexOf(w), 1), w.resolve();
+        void vt.write(chunk.toString()).then(() => {
+          const screen = vt.text();
+          for (const w of [...waiters]) if (w.test(screen)) waiters.splice(waiters.indexOf(w), 1), w.resolve();
+        });
         done();
       },
     }),
@@ -39,7 +45,9 @@ function setup(options: { columns?: number; rows?: number; turns?: unknown[]; in
   );
   const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => {} });
   const io: CliIO = { stdin, stdout, stderr: new PassThrough(), env: { NO_COLOR: "1" }, cwd: "/" };
-  const exit = runInteractive(session as HostSession, io, options.interactive);
+  const home = mkdtempSync(join(tmpdir(), "mypi-interactive-"));
+  onTestFinished(() => rmSync(home, { recursive: true, force: true }));
+  const exit = runInteractive(session as HostSession, io, { home, ...options.interactive });
   return {
     agent,
     requests,
@@ -47,9 +55,10 @@ function setup(options: { columns?: number; rows?: number; turns?: unknown[]; in
     /** Resolves once interactive mode is up (it gives the extensions their UI last). */
     ui: () => uiSet,
     type: (keys: string) => void stdin.write(keys),
-    /** Resolves once everything written so far passes `test`. */
-    seen: (test: (all: string) => boolean) =>
-      new Promise<void>((resolve) => (test(writes.join("")) ? resolve() : waiters.push({ test, resolve }))),
+    /** Resolves once the screen (scrollback included) passes `test`. */
+    seen: (test: (screen: string) => boolean) =>
+      new Promise<void>((resolve) => (test(vt.text()) ? resolve() : waiters.push({ test, resolve }))),
+    screen: () => vt.text(),
     exit,
   };
 }
@@ -66,7 +75,7 @@ describe("interactive mode", () => {
     const ended = new Promise<void>((resolve) => t.agent.subscribe((e) => e.type === "agent_end" && resolve()));
     t.type("\x03");
     await ended;
-    await t.seen((all) => all.endsWith("> and also this"));
+    await t.seen((screen) => /⏹ aborted\n─+\nand also this\n─+\n/.test(screen));
     expect(t.agent.pendingMessageCount).toBe(0);
     t.type("\x03\x03\x03"); // clears the line, arms, exits
     expect(await t.exit).toBe(130);
@@ -77,7 +86,7 @@ describe("interactive mode", () => {
     const stop = new AbortController();
     const t = setup({ interactive: { status: ["mypi: extension bad failed to load: boom"], stop: stop.signal } });
     await t.ui();
-    await t.seen((all) => all.includes("mypi: extension bad failed to load: boom\r\n> ") || all.includes("mypi: extension bad failed to load: boom\n> "));
+    await t.seen((screen) => /^mypi: extension bad failed to load: boom\n─+\n\n─+\n/.test(screen));
     stop.abort();
     expect(await t.exit).toBe(130);
   });
@@ -87,7 +96,7 @@ describe("interactive mode", () => {
     await t.ui();
     const ended = new Promise<void>((resolve) => t.agent.subscribe((e) => e.type === "agent_end" && resolve()));
     t.type("\x1b[200~first line\r\nsecond line\x1b[201~");
-    await t.seen((all) => all.endsWith("> first line⏎second line"));
+    await t.seen((screen) => /(?:^|\n)─+\nfirst line\nsecond line\n─+\n/.test(screen));
     t.type("\r");
     await ended;
     expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([[{ type: "text", text: "first line\nsecond line" }]]);
@@ -103,25 +112,84 @@ describe("interactive mode", () => {
     const ui = await t.ui();
     ui.notify("done\x1b]0;pwned\x07 \x1b[2Jnow", "info");
     const answer = ui.input("Name\nplease\x1b[1A", "x\x1b[31m");
-    await t.seen((all) => all.includes("? Name ⏎ please (x):"));
+    await t.seen((screen) => screen.includes("? Name ⏎ please (x)\n"));
     t.type("Ann\r");
     expect(await answer).toBe("Ann");
+    await t.seen((screen) => /(?:^|\n)done now\n\? Name ⏎ please Ann\n/.test(screen));
     t.type("\x04");
     await t.exit;
     const all = t.writes.join("");
-    expect(all).toContain("done now\n");
-    expect(all).not.toMatch(/\x1b\]|\x1b\[2J|\x1b\[31m|\x1b\[1A\x1b/);
+    // pi-tui moves the cursor and clears the screen itself; none of the extension's own sequences got through.
+    for (const sequence of ["\x1b]0;", "pwned", "\x1b[2Jnow", "\x1b[31m", "please\x1b[1A"]) expect(all).not.toContain(sequence);
   });
 
-  it("shows only the end of a line too long for the screen, so the redraw can reach its top", async () => {
-    const t = setup({ columns: 20, rows: 6 });
+  it("wraps a long line in the editor at the screen's width (a column kept for the cursor), and sends it whole", async () => {
+    const t = setup({ columns: 20, rows: 8 });
     await t.ui();
-    t.type("x".repeat(500) + "END");
-    await t.seen((all) => all.endsWith("END"));
-    const input = t.writes.at(-1)!.split("\x1b[J").at(-1)!;
-    expect(input.startsWith("> …x")).toBe(true);
-    expect(visibleWidth(input)).toBeLessThanOrEqual(20 * 5);
-    t.type("\x15\x04");
+    const ended = new Promise<void>((resolve) => t.agent.subscribe((e) => e.type === "agent_end" && resolve()));
+    t.type(`${"x".repeat(45)}END`);
+    await t.seen((screen) => /(?:^|\n)─{20}\nx{19}\nx{19}\nx{7}END\n─{20}\n/.test(screen));
+    t.type("\r");
+    await ended;
+    expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([[{ type: "text", text: `${"x".repeat(45)}END` }]]);
+    t.type("\x04");
+    expect(await t.exit).toBe(0);
+  });
+
+  it("asks select, confirm, input and editor dialogs in the editor's place, one at a time, and records each answer", async () => {
+    const t = setup();
+    const ui = await t.ui();
+    const color = ui.select("Colour?", ["red", "green", "blue"]);
+    const sure = ui.confirm("Sure?", "It cannot be undone.");
+    await t.seen((screen) => /(?:^|\n)\? Colour\?\n→ red\n {2}green\n {2}blue\n/.test(screen));
+    expect(t.screen()).not.toMatch(/Sure\?/); // waits its turn
+    t.type("\x1b[B\x1b[B\r"); // Down, Down, Enter
+    expect(await color).toBe("blue");
+    await t.seen((screen) => /\? Colour\? blue\n\? Sure\?\n {2}It cannot be undone\.\ny = yes · n or Enter = no · Esc cancels\n/.test(screen));
+    t.type("y");
+    expect(await sure).toBe(true);
+    const name = ui.input("Name?", "your name");
+    await t.seen((screen) => screen.includes("? Name? (your name)\n"));
+    t.type("Ann\r");
+    expect(await name).toBe("Ann");
+    const text = ui.editor("Message?", "first");
+    await t.seen((screen) => /\? Message\? \(Enter saves[^\n]*\n─+\nfirst\n─+\n/.test(screen));
+    t.type(" line\nsecond\r");
+    expect(await text).toBe("first line\nsecond");
+    await t.seen((screen) => /\? Sure\? yes\n\? Name\? Ann\n\? Message\? first line ⏎ second\n─+\n\n─+\n/.test(screen));
+    t.type("\x04");
+    expect(await t.exit).toBe(0);
+  });
+
+  it("closes a dialog with its default on Escape, on its signal and on its timeout", async () => {
+    const t = setup();
+    const ui = await t.ui();
+    const escaped = ui.confirm("Escape me?", "");
+    await t.seen((screen) => screen.includes("? Escape me?\n"));
+    t.type("\x1b");
+    expect(await escaped).toBe(false);
+    const stop = new AbortController();
+    const aborted = ui.select("Abort me?", ["a", "b"], { signal: stop.signal });
+    await t.seen((screen) => screen.includes("? Abort me?\n→ a"));
+    stop.abort();
+    expect(await aborted).toBeUndefined();
+    expect(await ui.input("Too late?", undefined, { timeout: 1 })).toBeUndefined();
+    await t.seen((screen) => /\? Escape me\? \(cancelled\)\n\? Abort me\? \(cancelled\)\n\? Too late\? \(cancelled\)\n/.test(screen));
+    t.type("\x04");
+    expect(await t.exit).toBe(0);
+  });
+
+  it("shows a paste of more than ten lines as one marker in the editor, and sends every line", async () => {
+    const t = setup();
+    await t.ui();
+    const ended = new Promise<void>((resolve) => t.agent.subscribe((e) => e.type === "agent_end" && resolve()));
+    const lines = Array.from({ length: 15 }, (_, i) => `pasted ${i + 1}`);
+    t.type(`\x1b[200~${lines.join("\n")}\x1b[201~`);
+    await t.seen((screen) => /(?:^|\n)─+\n\[paste #1 \+15 lines\]\n─+\n/.test(screen));
+    t.type("\r");
+    await ended;
+    expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([[{ type: "text", text: lines.join("\n") }]]);
+    t.type("\x04");
     expect(await t.exit).toBe(0);
   });
 });

@@ -134,6 +134,19 @@ export interface SessionInfoChangedEvent {
   timestamp: number;
 }
 
+/**
+ * The user ran `!cmd` (or `!!cmd`: `excludeFromContext`) in interactive mode. mypi runs it itself
+ * and tells observers; Pi's handlers may also return `{result}` or `{operations}` to run it their
+ * way, which mypi does not read (docs/pi-compat.md).
+ */
+export interface UserBashEvent {
+  type: "user_bash";
+  command: string;
+  excludeFromContext: boolean;
+  cwd: string;
+  timestamp: number;
+}
+
 /** Kernel events by name (docs/architecture.md#events). */
 export type AgentEvents = { [E in AgentEvent as E["type"]]: E };
 
@@ -148,6 +161,7 @@ export interface HostEvents {
   session_switch: SessionSwitchEvent;
   session_tree: SessionTreeEvent;
   session_info_changed: SessionInfoChangedEvent;
+  user_bash: UserBashEvent;
 }
 
 /** Every read-only event an observer can subscribe to. */
@@ -309,17 +323,15 @@ export type ObserverHandler<K extends ObservedEventName> = (
 ) => Awaitable<void>;
 
 /**
- * Events of Pi's ExtensionAPI that never happen in mypi (no provider payload hook, no `!cmd`
- * shell, no themes, no model switching, no summary hook for tree navigation, no session
- * directory hook). `pi.on` accepts them so that Pi extensions load; their handlers are kept and never
+ * Events of Pi's ExtensionAPI that never happen in mypi (no provider payload hook, no themes,
+ * no model switching, no summary hook for tree navigation, no session directory hook). `pi.on` accepts them so that Pi extensions load; their handlers are kept and never
  * called (docs/pi-compat.md).
  */
 export type InertEventName =
   | "session_directory"
   | "session_before_tree"
   | "model_select"
-  | "before_provider_request"
-  | "user_bash";
+  | "before_provider_request";
 /** What an inert event would carry in Pi; mypi never builds one. */
 export type InertEvent<K extends InertEventName = InertEventName> = { readonly type: K } & Readonly<Record<string, unknown>>;
 export type InertHandler<K extends InertEventName> = (event: InertEvent<K>, ctx: ExtensionContext) => unknown;
@@ -363,7 +375,7 @@ export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   session_before_tree: "inert",
   model_select: "inert",
   before_provider_request: "inert",
-  user_bash: "inert",
+  user_bash: "observer",
 });
 
 export type Handler<K extends EventName> = K extends SlotName

@@ -113,6 +113,8 @@ export interface ExtensionHost {
   beforeSwitch(reason: "new" | "resume", targetSessionFile?: string): Promise<{ cancelled: boolean }>;
   /** This host replaced `previousSessionFile`: `session_switch` to this host's extensions (after `start()`). */
   switched(reason: "new" | "resume", previousSessionFile: string | undefined): void;
+  /** The user ran `!command` (`!!`: `excludeFromContext`) in interactive mode: `user_bash` to the observers. */
+  userBash(command: string, excludeFromContext: boolean): void;
   /** Replace the base system prompt (what the host was built with); Pi tools' snippets are added to it. */
   setSystemPrompt(text: string | undefined): void;
   /** Ask the extensions for more skill and prompt folders (`resources_discover`); paths as returned. */
@@ -435,6 +437,9 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     },
     switched(reason, previousSessionFile) {
       manager.publish({ type: "session_switch", reason, previousSessionFile, timestamp: Date.now() });
+    },
+    userBash(command, excludeFromContext) {
+      manager.publish({ type: "user_bash", command, excludeFromContext, cwd: manager.cwd, timestamp: Date.now() });
     },
     setSystemPrompt(text) {
       baseSystemPrompt = text;

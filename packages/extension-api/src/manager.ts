@@ -19,6 +19,8 @@ import { errorMessage } from "./errors.ts";
 import { ExtensionLoader, describeLoadError, hostModules, isLoadFailure, resolveEntry } from "./loader.ts";
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
+
+const NO_RENDERERS: PiRenderers = { message: () => undefined, tool: () => undefined, shortcuts: () => [] };
 import { POLICIES } from "./policy.ts";
 import { McpServerRegistry } from "./mcp-servers.ts";
 import { commandContext, describeExtensions, flagsOf, listCommands, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
@@ -38,7 +40,9 @@ import {
   type LoadFailure,
   type LoadResult,
   type ManagerSink,
+  type CommandContext,
   type SessionShutdownEvent,
+  type PiRenderers,
   type SlotName,
   type ToolInfo,
 } from "./types.ts";
@@ -106,7 +110,7 @@ export class ExtensionManager implements ApiHost {
     this.mode = options.mode ?? "print";
     this.currentSettings = options.settings;
     this.flagValues = { ...options.flags };
-    this.compat = options.piCompat === false ? undefined : createPiCompat(this);
+    this.compat = options.piCompat === false ? undefined : createPiCompat(this, options.piTerminal);
     this.loader = new ExtensionLoader(
       () => hostModules(this.compat?.virtualModules, options.virtualModules, { "@mypi/extension-api": extensionApi, "@mypi/kernel": kernel }),
       options.nativeImport,
@@ -145,6 +149,11 @@ export class ExtensionManager implements ApiHost {
   }
 
   /** How many places the load order has now (loaded and failed extensions): a position for `load({at})`. */
+  /** Renderers Pi extensions registered (empty without `piTerminal`, or with `piCompat: false`). */
+  get piRenderers(): PiRenderers {
+    return this.compat?.renderers ?? NO_RENDERERS;
+  }
+
   get loadOrderSize(): number {
     return this.entries.length;
   }
@@ -526,12 +535,7 @@ export class ExtensionManager implements ApiHost {
   async runCommand(name: string, args = "", signal?: AbortSignal): Promise<{ ran: boolean; error?: string }> {
     const command = this.commands().get(name.replace(/^\//, ""));
     if (!command) return { ran: false };
-    const ctx = commandContext(command.record.context, signal, {
-      waitForIdle: () => this.runtime?.waitForIdle() ?? Promise.resolve(),
-      reload: async () => void (await this.reload()),
-      fork: (entryId) => this.runtime?.fork(entryId) ?? Promise.resolve({ cancelled: true }),
-    });
-    this.compat?.extendCommandContext(ctx, command.record.name);
+    const ctx = this.commandContext(command.record, signal);
     try {
       await command.handler(args, ctx);
       return { ran: true };
@@ -539,6 +543,34 @@ export class ExtensionManager implements ApiHost {
       this.reportError(command.record.name, `command:${command.name}`, errorMessage(error), "MYPI_HANDLER_FAILED");
       return { ran: true, error: errorMessage(error) };
     }
+  }
+
+  /**
+   * Run the handler a Pi extension registered for `key` (`pi.registerShortcut`, kept with
+   * `piTerminal`), with a command's ctx. `{ran: false}` when no attached extension has it.
+   */
+  async runShortcut(key: string): Promise<{ ran: boolean; error?: string }> {
+    const shortcut = this.compat?.shortcut(key);
+    const record = shortcut && this.records.find((r) => r.name === shortcut.extension && r.state === "attached");
+    if (!shortcut || !record) return { ran: false };
+    try {
+      await shortcut.handler(this.commandContext(record));
+      return { ran: true };
+    } catch (error) {
+      this.reportError(record.name, `shortcut:${key}`, errorMessage(error), "MYPI_HANDLER_FAILED");
+      return { ran: true, error: errorMessage(error) };
+    }
+  }
+
+  /** The ctx a command (or a shortcut) of `record` runs with. */
+  private commandContext(record: ExtensionRecord, signal?: AbortSignal): CommandContext {
+    const ctx = commandContext(record.context, signal, {
+      waitForIdle: () => this.runtime?.waitForIdle() ?? Promise.resolve(),
+      reload: async () => void (await this.reload()),
+      fork: (entryId) => this.runtime?.fork(entryId) ?? Promise.resolve({ cancelled: true }),
+    });
+    this.compat?.extendCommandContext(ctx, record.name);
+    return ctx;
   }
 
   private commands() {

@@ -404,6 +404,28 @@ export interface ExtensionManagerOptions {
   piCompat?: boolean;
   /** How the host runs, for Pi's `ctx.mode` (`interactive` is Pi's `tui`). Default `print`. */
   mode?: HostMode;
+  /**
+   * A real terminal UI for Pi extensions (interactive mode): their `@mariozechner/pi-tui`
+   * imports get `tui` instead of the inert stand-ins, and `codingAgent` replaces the terminal-UI
+   * values `@mariozechner/pi-coding-agent` exports (`CustomEditor`, `DynamicBorder`, themes).
+   * Their tool and message renderers are then kept (`ExtensionManager.piRenderers`).
+   */
+  piTerminal?: PiTerminal;
+}
+
+export interface PiTerminal {
+  tui: object;
+  codingAgent?: Readonly<Record<string, unknown>>;
+}
+
+/** What Pi extensions registered to draw themselves, read by interactive mode at draw time. */
+export interface PiRenderers {
+  /** `pi.registerMessageRenderer(customType, renderer)`. */
+  message(customType: string): ((message: unknown, options: { expanded: boolean }, theme: unknown) => unknown) | undefined;
+  /** A Pi tool's `renderCall` / `renderResult`. */
+  tool(name: string): { renderCall?: (...args: unknown[]) => unknown; renderResult?: (...args: unknown[]) => unknown } | undefined;
+  /** `pi.registerShortcut(key, {description, handler})`: key ids as pi-tui spells them (`ctrl+shift+p`); run with `ExtensionManager.runShortcut`. */
+  shortcuts(): { key: string; description?: string; extension: string }[];
 }
 
 export type HostMode = "interactive" | "rpc" | "json" | "print";

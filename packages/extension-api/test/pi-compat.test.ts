@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import { SessionManager, createScriptedModel, type ScriptedTurn } from "@mypi/kernel";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createExtensionHost, type ExtensionAPI, type ExtensionContext, type ExtensionHost } from "../src/index.ts";
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead, truncateLine, truncateTail } from "../src/pi-compat/index.ts";
+import { DEFAULT_MAX_BYTES, formatSize, piVirtualModules, truncateHead, truncateLine, truncateTail } from "../src/pi-compat/index.ts";
 import { probe, resetProbe } from "./fixtures/probe.ts";
 import { fixture, managerWith, recorder } from "./helpers.ts";
 import { ExtensionManager, HEADLESS_UI } from "../src/index.ts";
@@ -81,7 +81,7 @@ describe("Pi's events", () => {
     host.start();
     await host.agent.prompt("go");
     const order = manager.handlerOrder();
-    for (const name of ["session_directory", "session_before_tree", "model_select", "before_provider_request", "user_bash"] as const) {
+    for (const name of ["session_directory", "session_before_tree", "model_select", "before_provider_request"] as const) {
       expect(order[name]).toEqual(["inert"]);
     }
     expect(probe().trace.filter((t) => !t.startsWith("update"))).toEqual([]);
@@ -222,5 +222,47 @@ describe("Pi's truncation helpers", () => {
     expect(truncateLine("abcdef", 3)).toEqual({ text: "abc... [truncated]", wasTruncated: true });
     expect(truncateLine("abc", 3)).toEqual({ text: "abc", wasTruncated: false });
     expect([formatSize(512), formatSize(50 * 1024), formatSize(1.5 * 1024 * 1024)]).toEqual(["512B", "50.0KB", "1.5MB"]);
+  });
+});
+
+describe("with a terminal (interactive mode's piTerminal)", () => {
+  const terminalModule = { Text: class {}, marker: "the real pi-tui" };
+
+  it("gives Pi's pi-tui imports the terminal's module, and a manager with one keeps renderers and shortcuts instead of reporting them", async () => {
+    const diagnostics: string[] = [];
+    const manager = new ExtensionManager({ piTerminal: { tui: terminalModule, codingAgent: { CustomEditor: "real editor" } }, onDiagnostic: (d) => diagnostics.push(d) });
+    const modules = piVirtualModules(() => {}, undefined, { tui: terminalModule, codingAgent: { CustomEditor: "real editor" } });
+    expect((modules["@mariozechner/pi-tui"] as { marker: string }).marker).toBe("the real pi-tui");
+    expect((modules["@earendil-works/pi-tui"] as { marker: string }).marker).toBe("the real pi-tui");
+    expect((modules["@mariozechner/pi-coding-agent"] as { CustomEditor: string }).CustomEditor).toBe("real editor");
+
+    const ran: string[] = [];
+    await manager.loadExtension((pi) => {
+      const api = pi as unknown as Record<string, (...args: unknown[]) => void>;
+      api.registerMessageRenderer!("note", () => "drawn");
+      api.registerShortcut!("ctrl+t", { description: "toggle", handler: (ctx: ExtensionContext) => void ran.push(`shortcut in ${ctx.cwd === manager.cwd ? "cwd" : "?"}`) });
+      api.registerShortcut!("ctrl+x", { handler: () => { throw new Error("nope"); } });
+    }, "drawer");
+    expect(manager.piRenderers.message("note")?.({}, { expanded: false }, {})).toBe("drawn");
+    expect(manager.piRenderers.shortcuts()).toEqual([{ key: "ctrl+t", description: "toggle", extension: "drawer" }, { key: "ctrl+x", extension: "drawer" }]);
+    expect(await manager.runShortcut("ctrl+t")).toEqual({ ran: true });
+    expect(await manager.runShortcut("ctrl+x")).toEqual({ ran: true, error: "nope" });
+    expect(await manager.runShortcut("ctrl+q")).toEqual({ ran: false });
+    expect(ran).toEqual(["shortcut in cwd"]);
+    expect(diagnostics.filter((d) => /terminal-UI calls do nothing/.test(d))).toEqual([]);
+  });
+
+  it("headless, reports the same calls once and keeps nothing", async () => {
+    const diagnostics: string[] = [];
+    const manager = new ExtensionManager({ onDiagnostic: (d) => diagnostics.push(d) });
+    await manager.loadExtension((pi) => {
+      const api = pi as unknown as Record<string, (...args: unknown[]) => void>;
+      api.registerMessageRenderer!("note", () => "drawn");
+      api.registerShortcut!("ctrl+t", { handler: () => {} });
+    }, "drawer");
+    expect(manager.piRenderers.message("note")).toBeUndefined();
+    expect(manager.piRenderers.shortcuts()).toEqual([]);
+    expect(await manager.runShortcut("ctrl+t")).toEqual({ ran: false });
+    expect(diagnostics.filter((d) => /terminal-UI calls do nothing/.test(d))).toHaveLength(1);
   });
 });

@@ -47,7 +47,8 @@ export function typeChecks(pi: ExtensionAPI): void {
   });
   pi.on("user_bash", (event) => {
     expectTypeOf(event.type).toEqualTypeOf<"user_bash">();
-    return { result: { output: "", exitCode: 0 } };
+    expectTypeOf(event.command).toEqualTypeOf<string>();
+    expectTypeOf(event.excludeFromContext).toEqualTypeOf<boolean>();
   });
   pi.setLabel("entry-id", undefined);
   expectTypeOf(pi.cwd).toEqualTypeOf<string>();
@@ -109,13 +110,13 @@ describe("the routing table", () => {
       "session_switch",
       "session_tree",
       "session_info_changed",
+      "user_bash",
     ]);
     expect(Object.entries(ROUTES).filter(([, route]) => route === "inert").map(([name]) => name)).toEqual([
       "session_directory",
       "session_before_tree",
       "model_select",
       "before_provider_request",
-      "user_bash",
     ]);
   });
 });

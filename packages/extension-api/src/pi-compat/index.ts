@@ -11,7 +11,7 @@
  */
 import { EXTENSION_NAME } from "../context.ts";
 import { createOpenAIModel, type HttpHooks, type Tool } from "@mypi/kernel";
-import { type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type HostMode, type SlotName } from "../types.ts";
+import { type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type HostMode, type PiRenderers, type PiTerminal, type SlotName } from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
 import { piOn, type HttpEvent } from "./events.ts";
 import { piVirtualModules } from "./modules.ts";
@@ -52,6 +52,10 @@ export interface PiCompat {
   observed<E extends { readonly type: string }>(event: E): E | undefined;
   /** A decision slot's event with Pi's extra fields, when it has any (else `undefined`). */
   slotEvent(slot: SlotName, event: object): object | undefined;
+  /** Tool and message renderers and shortcuts Pi extensions registered (kept only with a `terminal`). */
+  readonly renderers: PiRenderers;
+  /** The handler of a registered shortcut, with the extension that registered it. */
+  shortcut(key: string): { extension: string; handler: (ctx: ExtensionContext) => unknown } | undefined;
 }
 
 /** Calls that would need a terminal: they do nothing. Calls that would need a host service mypi lacks. */
@@ -73,7 +77,7 @@ function ignoredToolFields(definition: unknown): string[] {
   return fields;
 }
 
-export function createPiCompat(host: PiCompatHost): PiCompat {
+export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCompat {
   const noticed = new Set<string>();
   /** One diagnostic per extension and kind; `what` names the first call of that kind. */
   const notice = (extension: string, kind: NoticeKind, what: string) => {
@@ -114,6 +118,11 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
   const refused = new Set<string>();
   const promptOptions = () => systemPromptOptions(host.cwd, host.activeToolNames(), host.tools().map((t) => t.tool));
 
+  // A later registration (a reload) replaces an earlier one of the same name.
+  const messageRenderers = new Map<string, ReturnType<PiRenderers["message"]>>();
+  const toolRenderers = new Map<string, ReturnType<PiRenderers["tool"]>>();
+  const shortcuts = new Map<string, { key: string; description?: string; extension: string; handler: (ctx: ExtensionContext) => unknown }>();
+
   return {
     providers,
     httpHooks,
@@ -124,7 +133,14 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
           : `${module}: ${member} was called, but mypi does not implement it, so the call throws (reported once; see docs/pi-compat.md)`,
       ),
       host,
+      terminal,
     ),
+    renderers: {
+      message: (customType) => messageRenderers.get(customType),
+      tool: (name) => toolRenderers.get(name),
+      shortcuts: () => [...shortcuts.values()].map(({ key, description, extension }) => ({ key, extension, ...(description !== undefined && { description }) })),
+    },
+    shortcut: (key) => shortcuts.get(key),
 
     extendApi(pi, { name, attached, context }) {
       const tui = (what: string) => () => notice(name, "tui", what);
@@ -136,9 +152,15 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
       Object.assign(pi, {
         on: piOn(pi.on, name, (line) => host.diagnostic(line), (event, fn, live) => http.push({ extension: name, event, fn, live: () => live() && attached(), context })),
         registerTool(definition: Parameters<ExtensionAPI["registerTool"]>[0]) {
-          const d = definition as { renderCall?: unknown; renderResult?: unknown };
+          const d = definition as { name?: unknown; renderCall?: unknown; renderResult?: unknown };
           if (d && (typeof d.renderCall === "function" || typeof d.renderResult === "function")) {
-            notice(name, "tui", `tool renderers (${String((definition as { name?: unknown }).name)})`);
+            if (!terminal) notice(name, "tui", `tool renderers (${String(d.name)})`);
+            else if (typeof d.name === "string") {
+              toolRenderers.set(d.name, {
+                ...(typeof d.renderCall === "function" && { renderCall: d.renderCall as (...args: unknown[]) => unknown }),
+                ...(typeof d.renderResult === "function" && { renderResult: d.renderResult as (...args: unknown[]) => unknown }),
+              });
+            }
           }
           const ignored = ignoredToolFields(definition);
           if (ignored.length) notice(name, "host", `tool ${String((definition as { name?: unknown }).name)}: ${ignored.join(", ")}`);
@@ -146,8 +168,19 @@ export function createPiCompat(host: PiCompatHost): PiCompat {
         },
         // Pi's docs once spelled flags with dashes (`getFlag("--plan")`); the key has none.
         getFlag: (flag: string) => base.getFlag(typeof flag === "string" ? flag.replace(/^--?/, "") : flag),
-        registerShortcut: tui("pi.registerShortcut"),
-        registerMessageRenderer: tui("pi.registerMessageRenderer"),
+        // With a terminal the last registration of a key wins (a reload registers again).
+        registerShortcut: terminal
+          ? (key: unknown, options: { description?: unknown; handler?: unknown } | undefined) => {
+              if (typeof key !== "string" || typeof options?.handler !== "function") return;
+              const description = typeof options.description === "string" ? options.description : undefined;
+              shortcuts.set(key, { key, extension: name, handler: options.handler as (ctx: ExtensionContext) => unknown, ...(description !== undefined && { description }) });
+            }
+          : tui("pi.registerShortcut"),
+        registerMessageRenderer: terminal
+          ? (customType: unknown, renderer: unknown) => {
+              if (typeof customType === "string" && typeof renderer === "function") messageRenderers.set(customType, renderer as ReturnType<PiRenderers["message"]>);
+            }
+          : tui("pi.registerMessageRenderer"),
         registerToolRenderer: tui("pi.registerToolRenderer"),
         registerEntryRenderer: tui("pi.registerEntryRenderer"),
         registerMarkdownTransformer: tui("pi.registerMarkdownTransformer"),

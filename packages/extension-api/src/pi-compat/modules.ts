@@ -20,6 +20,7 @@ import { PI_PACKAGE_EXPORTS, type PiPackage } from "./exports.ts";
 import { codingAgentHelpers } from "./helpers.ts";
 import { piToolFactories, type ToolFactoryHost } from "./tool-factories.ts";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, formatSize, truncateHead, truncateLine, truncateTail } from "./truncate.ts";
+import type { PiTerminal } from "../types.ts";
 import { codingAgentTuiExports, piTuiModule } from "./tui.ts";
 
 const requireHost = createRequire(import.meta.url);
@@ -36,7 +37,7 @@ function notInMypi(name: string, why: string): (...args: unknown[]) => never {
 }
 
 /** `@mariozechner/pi-coding-agent`: the values Pi extensions import from it. */
-export function codingAgentModule(toolHost?: ToolFactoryHost): Record<string, unknown> {
+export function codingAgentModule(toolHost?: ToolFactoryHost, terminal?: PiTerminal): Record<string, unknown> {
   return {
     // Pi's identity helpers for typing (mypi's registerTool adapts a Pi definition itself).
     defineTool: <T>(tool: T): T => tool,
@@ -64,6 +65,7 @@ export function codingAgentModule(toolHost?: ToolFactoryHost): Record<string, un
     getExtensionsDir: () => join(mypiHome(), "extensions"),
     ...piToolFactories(toolHost),
     ...codingAgentTuiExports(),
+    ...terminal?.codingAgent,
   };
 }
 
@@ -152,7 +154,7 @@ export function withMissingMembers(name: string, module: object, onMissing: OnMi
  * Every module name an extension may import, mapped to the host's module. The TypeBox entries
  * are getters: jiti reads the entry only when an extension imports that name.
  */
-export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost?: ToolFactoryHost): Record<string, unknown> {
+export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost?: ToolFactoryHost, terminal?: PiTerminal): Record<string, unknown> {
   const modules: Record<string, unknown> = {};
   const once = <T>(make: () => T): (() => T) => {
     let value: T | undefined;
@@ -169,9 +171,11 @@ export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost
         onMissing(pkg, member, "stand-in");
       }),
     );
-  const codingAgent = standIns("pi-coding-agent", () => codingAgentModule(toolHost));
+  const codingAgent = standIns("pi-coding-agent", () => codingAgentModule(toolHost, terminal));
   const ai = standIns("pi-ai", piAiModule);
-  const tui = standIns("pi-tui", piTuiModule);
+  // With a terminal (interactive mode) the real library, copied (a module namespace cannot take
+  // stand-ins): what extensions build with it is drawn.
+  const tui = standIns("pi-tui", () => (terminal ? { ...(terminal.tui as Record<string, unknown>) } : piTuiModule()));
   const agentCore = standIns("pi-agent-core", () => ({}));
   for (const scope of ["@mariozechner", "@earendil-works"]) {
     const pi = (name: string, module: () => object) =>

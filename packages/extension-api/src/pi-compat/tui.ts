@@ -162,6 +162,8 @@ export function piUI(ui: ExtensionUI, notice: (member: string) => void): PiUI {
     const own = host[member];
     if (typeof own === "function") wrapped[member] = (...args: unknown[]) => (own as (...a: unknown[]) => unknown).apply(ui, args);
   }
+  // A host that draws (interactive mode) has a theme of its own.
+  if (host.theme !== undefined && typeof host.theme === "object") wrapped.theme = host.theme;
   const unknown = new Map<string, () => undefined>();
   return new Proxy(wrapped, {
     get(target, prop, receiver) {
