@@ -111,13 +111,14 @@ describe("interactive mode in a terminal", () => {
     sandbox.file(join(ws, ".mypi", "mcp.json"), JSON.stringify({ servers: { rx: { command: process.execPath, args: [join(REPO, "extensions", "mcp", "fixtures", "rich.mjs")] } } }));
     const script = sandbox.script([{ text: "Reviewed." }]);
     const t = terminal(["--model", `scripted:${script}`, "--session", session, "--cwd", ws, "--trust-project", "--no-extensions", "-e", join(REPO, "extensions", "mcp")]);
-    await t.see(/> ?$/);
+    await t.see(IDLE);
     t.type("/help\r");
     await t.see(/\/rx:review {2}Review a file — \/rx:review file \[focus\] {2}\(mcp\)/);
     t.type("/rx:review\r");
     await t.see(/\/rx:review: missing file\. Usage: \/rx:review file \[focus\] \(in order, or name=value\)/);
     t.type("/rx:review notes.md focus=tone\r");
-    await t.see(/Reviewed\.\n> ?$/);
+    await t.see(/Reviewed\./);
+    await t.see(IDLE);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
     expect(userTexts(session)).toEqual(["[user]\n\nReview notes.md for tone.\n\n[assistant]\n\nI will.\n\n[user]\n\nResource demo://greeting/notes.md:\ncontents of notes.md"]);

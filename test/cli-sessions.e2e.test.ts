@@ -8,11 +8,15 @@ import { join } from "node:path";
 import { SessionManager, cwdSlug, type Message } from "@mypi/kernel";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox } from "./helpers/mypi.ts";
-import { terminals, type Terminal } from "./helpers/terminal.ts";
+import { IDLE, ptyTerminals } from "./helpers/pty.ts";
 
 const sandbox = createSandbox("mypi-sessions-");
+const terminals = ptyTerminals(sandbox);
+const closeAll = terminals.closeAll;
 // Wide enough that a session file's path stays on one line.
-const { terminal, closeAll } = terminals(sandbox, { columns: 400, rows: 40 });
+const terminal = (args: string[]) => terminals.terminal(args, { columns: 400, rows: 40 });
+type Terminal = ReturnType<typeof terminal>;
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 afterAll(() => {
   closeAll();
   sandbox.cleanup();
@@ -21,14 +25,21 @@ afterAll(() => {
 const texts = (messages: readonly Message[]) =>
   messages.map((m) => (typeof m.content === "string" ? m.content : m.content.map((b) => ("text" in b ? b.text : "")).join("")));
 /**
- * Answer the picker on screen with its latest row that contains `text`. The one place that knows
- * how a picker is answered (today: numbered rows, the number typed).
+ * Answer the picker on screen with its row that contains `text`: the selection (`→`) is moved
+ * there with the arrow keys, then Enter. The one place that knows how a picker is answered.
  */
-function pick(t: Terminal, text: string): void {
-  const row = t.screen().split("\n").reverse().find((line) => line.includes(text) && /^\s+\d+\. /.test(line));
-  if (!row) throw new Error(`no picker row with ${text}:\n${t.screen()}`);
-  t.type(`${row.trim().split(".")[0]!}\r`);
+async function pick(t: Terminal, text: string): Promise<void> {
+  const rows = t.visible().split("\n");
+  const selected = rows.findLastIndex((line) => line.startsWith("→ "));
+  const target = rows.findLastIndex((line) => line.includes(text) && (line.startsWith("→ ") || line.startsWith("  ")));
+  if (selected < 0 || target < 0) throw new Error(`no picker row with ${text}:\n${t.visible()}`);
+  const step = target > selected ? "\x1b[B" : "\x1b[A";
+  t.type(step.repeat(Math.abs(target - selected)));
+  await t.see(new RegExp(`\\n→ [^\\n]*${escape(text)}`));
+  t.type("\r");
 }
+/** The run (or command) has ended with `text` last in the conversation: nothing between it and the empty editor. */
+const doneWith = (text: string) => new RegExp(`${text}\\n─{20,}\\n\\n─`);
 /** Waits until `text` is on the screen `n` times: a second picker with the same rows, say. */
 const seeTimes = (t: Terminal, text: string, n: number) => t.see(new RegExp(`(?:[^]*?${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}){${n}}`));
 
@@ -40,44 +51,44 @@ describe("session commands in a terminal", () => {
     const file = join(sandbox.root, "tree.jsonl");
     const script = sandbox.script([{ text: "Answer one." }, { text: "Answer two." }, { text: "Answer three." }]);
     const t = terminal(["--model", `scripted:${script}`, "--session", file, "--no-extensions"]);
-    await t.see(/> ?$/);
+    await t.see(IDLE);
     t.type("first question\r");
-    await t.see(/Answer one\.\n> ?$/);
+    await t.see(new RegExp(String.raw`Answer one\.\n─{20,}\n\n─`));
     t.type("second question\r");
-    await t.see(/Answer two\.\n> ?$/);
+    await t.see(new RegExp(String.raw`Answer two\.\n─{20,}\n\n─`));
 
     t.type("/tree\r");
     await t.see(/Go to which entry\?[^]*assistant: Answer two\./);
-    pick(t, "assistant: Answer one.");
+    await pick(t, "assistant: Answer one.");
     await seeTimes(t, "label it", 1);
-    pick(t, "label it");
+    await pick(t, "label it");
     await t.see(/Label/);
     t.type("good start\r");
-    await t.see(/labelled [0-9a-f]{8}: good start\n> ?$/);
+    await t.see(new RegExp(String.raw`labelled [0-9a-f]{8}: good start\n─{20,}\n\n─`));
 
     t.type("/tree\r");
     await t.see(/assistant: Answer one\. \[good start\]/);
-    pick(t, "[good start]");
+    await pick(t, "[good start]");
     await seeTimes(t, "clear its label", 1);
-    pick(t, "continue from here");
-    await t.see(/now at [0-9a-f]{8}; the next prompt continues from there\n {2}user: first question\n {2}assistant: Answer one\.\n> ?$/);
+    await pick(t, "continue from here");
+    await t.see(new RegExp(String.raw`now at [0-9a-f]{8}; the next prompt continues from there\n {2}user: first question\n {2}assistant: Answer one\.\n─{20,}\n\n─`));
     t.type("third question\r");
-    await t.see(/Answer three\.\n> ?$/);
+    await t.see(new RegExp(String.raw`Answer three\.\n─{20,}\n\n─`));
 
     t.type("/fork\r");
     await t.see(/Fork before which message\?[^]*third question/);
-    pick(t, "third question");
+    await pick(t, "third question");
     // The message forked before is offered in the input line, to edit and send again.
-    await t.see(/forked into a new session \S+\.jsonl\nit ends before: third question\n {2}user: first question\n {2}assistant: Answer one\.\n> third question$/);
+    await t.see(/forked into a new session \S+\.jsonl\nit ends before: third question\n {2}user: first question\n {2}assistant: Answer one\.\n─{20,}\nthird question\n─/);
     const forked = /forked into a new session (\S+\.jsonl)/.exec(t.screen())![1]!;
     t.type("\x03"); // clears the line
-    await t.see(/assistant: Answer one\.\n> ?$/);
+    await t.see(new RegExp(String.raw`assistant: Answer one\.\n─{20,}\n\n─`));
 
     t.type("/session\r");
-    await t.see(/messages {2}2: 1 user, 1 assistant, 0 tool results\ntool calls 0\n> ?$/);
+    await t.see(new RegExp(String.raw`messages {2}2: 1 user, 1 assistant, 0 tool results\ntool calls 0\n─{20,}\n\n─`));
     expect(t.screen()).toContain(`file      ${forked}`);
     t.type("/export view.html\r");
-    await t.see(/exported to \S+view\.html\n> ?$/);
+    await t.see(new RegExp(String.raw`exported to \S+view\.html\n─{20,}\n\n─`));
     t.type("/help\r");
     await t.see(/\/resume {2}continue another session of this workspace[^]*\/export \[file\] {2}the session as HTML/);
     t.type("/quit\r");
@@ -111,25 +122,25 @@ describe("session commands in a terminal", () => {
     const t = terminal(["--model", `scripted:${script}`, "--no-extensions", "--resume"]);
     await t.see(/Resume which session\?[^]*old task beta · [^]*old task alpha · /);
     expect(t.screen()).toMatch(/old task beta · \d{4}-\d\d-\d\d \d\d:\d\d · 2 messages · \d+(\.\d)? (B|KB)/);
-    pick(t, "old task alpha");
-    await t.see(/resumed \S+\.jsonl\n {2}user: old task alpha\n {2}assistant: Alpha done\.\n> ?$/);
+    await pick(t, "old task alpha");
+    await t.see(new RegExp(String.raw`resumed \S+\.jsonl\n {2}user: old task alpha\n {2}assistant: Alpha done\.\n─{20,}\n\n─`));
     const alpha = /resumed (\S+\.jsonl)/.exec(t.screen())![1]!;
 
     t.type("/name alpha work\r");
-    await t.see(/session name: alpha work\n> ?$/);
+    await t.see(new RegExp(String.raw`session name: alpha work\n─{20,}\n\n─`));
     t.type("and now?\r");
-    await t.see(/Alpha continued\.\n> ?$/);
+    await t.see(new RegExp(String.raw`Alpha continued\.\n─{20,}\n\n─`));
 
     t.type("/resume\r");
     await seeTimes(t, "Resume which session?", 2);
     // The current session is not offered.
     expect(t.screen().split("Resume which session?").at(-1)).not.toContain("alpha work");
-    pick(t, "old task beta");
-    await t.see(/resumed \S+\.jsonl\n {2}user: old task beta\n {2}assistant: Beta done\.\n> ?$/);
+    await pick(t, "old task beta");
+    await t.see(new RegExp(String.raw`resumed \S+\.jsonl\n {2}user: old task beta\n {2}assistant: Beta done\.\n─{20,}\n\n─`));
     t.type("/resume\r");
     await t.see(/alpha work · /);
     t.type("\x03"); // cancels the picker
-    await t.see(/\(resume cancelled\)\n> ?$/);
+    await t.see(new RegExp(String.raw`\(resume cancelled\)\n─{20,}\n\n─`));
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
     expect(t.stderr()).toBe("");
