@@ -24,22 +24,15 @@ export interface SessionCommandContext {
   setEditorText?(text: string): void;
 }
 
-/** For `/help`. */
-export const SESSION_COMMANDS_HELP = [
-  "/new  a new session         /name [title]  name this session        /session  file, id and counts",
-  "/resume  continue another session of this workspace    /tree [id]  go to any entry, or label it",
-  "/fork [id]  a new session from before a message of this branch     /export [file]  the session as HTML",
-];
-
-/** For Tab completion. */
-export const SESSION_COMMANDS: readonly { name: string; description: string }[] = [
+/** For /help and Tab completion. */
+export const SESSION_COMMANDS: readonly { name: string; description: string; argumentHint?: string }[] = [
   { name: "new", description: "a new session" },
-  { name: "name", description: "name this session" },
+  { name: "name", description: "name this session", argumentHint: "[title]" },
   { name: "session", description: "file, id and counts" },
   { name: "resume", description: "continue another session of this workspace" },
-  { name: "tree", description: "go to any entry, or label it" },
-  { name: "fork", description: "a new session from before a message of this branch" },
-  { name: "export", description: "the session as HTML" },
+  { name: "tree", description: "go to any entry, or label it", argumentHint: "[id]" },
+  { name: "fork", description: "a new session from before a message of this branch", argumentHint: "[id]" },
+  { name: "export", description: "the session as HTML", argumentHint: "[file]" },
 ];
 const NAMES = new Set(SESSION_COMMANDS.map((c) => c.name));
 /** Commands that move or replace the session: they wait for an idle agent. */

@@ -37,7 +37,7 @@ import { parseShellLine, runShell, shellContext } from "../tui/shell.ts";
 import { IoTerminal } from "../tui/terminal.ts";
 import { editorTheme, markdownTheme, palette, piTheme } from "../tui/theme.ts";
 import { parseLine } from "./parse-line.ts";
-import { runSessionCommand, SESSION_COMMANDS, SESSION_COMMANDS_HELP } from "../session-commands.ts";
+import { runSessionCommand, SESSION_COMMANDS } from "../session-commands.ts";
 
 export interface InteractiveOptions {
   initialPrompt?: string;
@@ -300,14 +300,14 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
       case "exit":
         return exit(0);
       case "help": {
-        const own = BUILTIN_COMMANDS.map((c) => `/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ""}  ${c.description}`);
+        const own = [...BUILTIN_COMMANDS, ...SESSION_COMMANDS].map((c) => `/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ""}  ${c.description}`);
         const theirs = session.commands().map((c) => `/${c.name}${c.description ? `  ${c.description}` : ""}  (${c.extension ?? c.source})`);
         const keys = [
           "Enter sends; while the agent works, a line steers it and Alt+Enter queues a follow-up.",
           "Shift+Enter or Ctrl+J: a new line · Up/Down: history · Tab: complete · @: a file · !cmd: run a shell command",
           "Esc aborts the run · Ctrl+O expands/collapses tool output · Ctrl+C aborts, twice exits · Ctrl+D on an empty editor exits",
         ];
-        return say(p.dim([...own, ...SESSION_COMMANDS_HELP, ...theirs, ...keys].join("\n")));
+        return say(p.dim([...own, ...theirs, ...keys].join("\n")));
       }
       case "reload":
       case "compact":
