@@ -301,6 +301,8 @@ export interface ToolExecutionEndEvent extends Stamped {
   toolName: string;
   result: ToolResult;
   isError: boolean;
+  /** Milliseconds the tool's `execute` took (monotonic clock); absent when it never ran (unknown, invalid, blocked, aborted first). */
+  durationMs?: number;
 }
 export interface ContextCompactedEvent extends Stamped {
   type: "context_compacted";

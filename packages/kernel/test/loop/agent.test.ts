@@ -257,7 +257,7 @@ describe("batches", () => {
     expect(normalize(events.filter((e) => e.type.startsWith("tool_execution")))).toEqual([
       { type: "tool_execution_start", toolCallId: "call_1", toolName: "progress", args: {}, timestamp: 0 },
       { type: "tool_execution_update", toolCallId: "call_1", toolName: "progress", args: {}, partialResult: { done: 1, of: 2 }, timestamp: 0 },
-      { type: "tool_execution_end", toolCallId: "call_1", toolName: "progress", result: { content: [text("finished")], isError: false }, isError: false, timestamp: 0 },
+      { type: "tool_execution_end", toolCallId: "call_1", toolName: "progress", result: { content: [text("finished")], isError: false }, isError: false, durationMs: 0, timestamp: 0 },
     ]);
   });
 });
