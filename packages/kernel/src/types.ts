@@ -342,10 +342,15 @@ export type StreamEvent = AgentEvent | (HostEvent & { timestamp: number });
 
 export type InputSource = "interactive" | "rpc" | "extension" | "api";
 
+/** How text that arrives while a run is going enters it: at the next turn boundary, or when the run would stop. */
+export type StreamingBehavior = "steer" | "followUp";
+
 export interface InputEvent {
   text: string;
   images?: ImageContent[];
   source: InputSource;
+  /** Set for steering and follow-ups (queued while a run was going); absent for a prompt. */
+  streamingBehavior?: StreamingBehavior;
 }
 export type InputResult =
   | { action: "continue" }

@@ -6,6 +6,7 @@ import {
   defineTool,
   SessionManager,
   type CustomMessage,
+  type InputEvent,
   type ModelRequest,
   type ModelScript,
   type Slots,
@@ -90,6 +91,19 @@ describe("input", () => {
     expect(end.stopReason).toBe("completed");
     expect(normalize(end.messages)).toEqual([user("go"), user("[x] A"), assistant([text("one")], "stop"), user("[x] B"), assistant([text("two")], "stop")]);
     expect(JSON.stringify(session.getEntries())).not.toContain("secret");
+  });
+
+  test("steering and follow-ups carry streamingBehavior (steer, followUp); a prompt has none", async () => {
+    const seen: InputEvent[] = [];
+    const { agent } = agentWith({ turns: [{ text: "one" }, { text: "two" }] }, { slots: { input: (e) => void seen.push({ ...e }) } });
+    agent.steer("left");
+    agent.followUp("later");
+    await agent.prompt("go");
+    expect(seen).toEqual([
+      { text: "go", source: "api" },
+      { text: "left", source: "api", streamingBehavior: "steer" },
+      { text: "later", source: "api", streamingBehavior: "followUp" },
+    ]);
   });
 
   test("a steering line whose slot fails ends the run with the error and is not recorded", async () => {
