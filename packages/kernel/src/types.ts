@@ -259,6 +259,10 @@ export interface TurnEndEvent extends Stamped {
   turnIndex: number;
   message: AssistantMessage;
   toolResults: readonly ToolResultMessage[];
+  /** With an `Agent` that has a session: the entry id of `message` (set once both are written). */
+  messageEntryId?: string;
+  /** With an `Agent` that has a session: the entry ids of `toolResults`, in the same order. */
+  toolResultEntryIds?: readonly string[];
 }
 export interface MessageStartEvent extends Stamped {
   type: "message_start";
