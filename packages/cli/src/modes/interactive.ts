@@ -270,11 +270,14 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
     shell = stop;
     const block = chat.shellBlock(`shell-${++shells}`, command);
     refresh();
-    // A Pi extension's user_bash handler may answer instead of the shell (or forbid the run).
-    const answer = await session.userBash?.(command, excludeFromContext);
-    if (answer && "error" in answer) {
+    // A Pi extension's user_bash handler may answer instead of the shell (or forbid the run);
+    // Escape while it thinks stops waiting, and nothing runs.
+    const asked = session.userBash?.(command, excludeFromContext);
+    const answer = asked && (await Promise.race([asked, new Promise<"stopped">((resolve) => stop.signal.addEventListener("abort", () => resolve("stopped"), { once: true }))]));
+    if (answer === "stopped" || (answer && "error" in answer)) {
       if (shell === stop) shell = undefined;
-      block.finish({ content: [{ type: "text", text: `not run: ${answer.extension}'s user_bash handler failed: ${answer.error}` }] }, true, Date.now());
+      const why = answer === "stopped" ? "stopped before a user_bash handler answered" : `${answer.extension}'s user_bash handler failed: ${answer.error}`;
+      block.finish({ content: [{ type: "text", text: `not run: ${why}` }] }, true, Date.now());
       return refresh();
     }
     const r: ShellResult = answer
