@@ -1,4 +1,4 @@
-// docs/pi-compat.md "Accepted, and doing nothing" / user_bash: Pi's handlers for `!cmd`, awaited in load order; the first answer decides.
+// docs/pi-compat.md §2, user_bash: Pi's handlers for `!cmd`, awaited in load order; the first answer decides.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createScriptedModel } from "@mypi/kernel";
 import { createExtensionHost, type ExtensionHost } from "../src/index.ts";
