@@ -3,7 +3,7 @@
  * actions. `run.ts` builds it from the extension host; tests build it around a bare Agent.
  */
 import type { Agent, SessionManager, StreamEvent } from "@mypi/kernel";
-import type { CommandInfo, ExtensionUI } from "@mypi/extension-api";
+import type { CommandInfo, ExtensionUI, UserBashAnswer } from "@mypi/extension-api";
 import type { SessionSummary } from "./session-list.ts";
 
 export interface SessionState {
@@ -63,8 +63,11 @@ export interface HostSession {
    * cancel. Refused when the current session is in memory (`--no-session` writes nothing).
    */
   switchSession(file: string): Promise<{ cancelled: boolean }>;
-  /** The user ran `!command` in interactive mode: Pi's `user_bash` to the extensions' observers. */
-  userBash?(command: string, excludeFromContext: boolean): void;
+  /**
+   * The user ran `!command` in interactive mode: `user_bash` to the extensions. A Pi handler's
+   * `{result}` replaces running it, an `{error}` means it must not run; `undefined`: run it.
+   */
+  userBash?(command: string, excludeFromContext: boolean): Promise<UserBashAnswer>;
   /** Give extensions a UI (their dialogs then ask the user). */
   setUI(ui: ExtensionUI | undefined): void;
   /** Send `session_start` to the extensions: once, after the mode installed its UI. */

@@ -15,7 +15,7 @@ import type { CliIO } from "../src/main.ts";
 import { runInteractive, type InteractiveOptions } from "../src/modes/interactive.ts";
 import { VirtualTerminal } from "../../../test/helpers/vt.ts";
 
-function setup(options: { columns?: number; rows?: number; turns?: unknown[]; interactive?: InteractiveOptions } = {}) {
+function setup(options: { columns?: number; rows?: number; turns?: unknown[]; interactive?: InteractiveOptions; session?: Partial<HostSession> } = {}) {
   const requests: ModelRequest[] = [];
   const agent = new Agent({ model: createScriptedModel({ turns: options.turns ?? [{ text: "ok" }] } as never, { onRequest: (r) => requests.push(r) }) });
   let gotUI!: (ui: ExtensionUI) => void;
@@ -26,6 +26,7 @@ function setup(options: { columns?: number; rows?: number; turns?: unknown[]; in
     commands: () => [],
     setUI: (ui) => ui && gotUI(ui),
     start: async () => {},
+    ...options.session,
   };
   const writes: string[] = [];
   const vt = new VirtualTerminal(options.columns ?? 80, options.rows ?? 24);
@@ -80,6 +81,33 @@ describe("interactive mode", () => {
     t.type("\x03\x03\x03"); // clears the line, arms, exits
     expect(await t.exit).toBe(130);
     expect(t.requests).toHaveLength(1);
+  });
+
+  it("shows an extension's user_bash result for !cmd instead of running it, shares it with the next prompt, and runs nothing a failed handler forbade or while Escape stopped the wait", async () => {
+    const asked: string[] = [];
+    const userBash: HostSession["userBash"] = async (command, excludeFromContext) => {
+      asked.push(`${command} ${excludeFromContext}`);
+      if (command === "boom") return { extension: "sandbox", error: "sandbox unreachable" };
+      if (command === "hang") return new Promise(() => {});
+      return { extension: "remote", result: { output: "from afar\n", exitCode: 0, cancelled: false, truncated: false } };
+    };
+    const t = setup({ session: { userBash } });
+    await t.ui();
+    t.type("!remote ls\r");
+    await t.seen((screen) => /✓ ! remote ls[^\n]*\n {2}from afar\n/.test(screen));
+    t.type("!boom\r");
+    await t.seen((screen) => /✗ ! boom[^\n]*not run: sandbox's user_bash handler failed: sandbox unreachable/.test(screen));
+    t.type("!hang\r");
+    await t.seen((screen) => /· ! hang/.test(screen));
+    t.type("\x1b");
+    await t.seen((screen) => /✗ ! hang[^\n]*not run: stopped before a user_bash handler answered/.test(screen));
+    const ended = new Promise<void>((resolve) => t.agent.subscribe((e) => e.type === "agent_end" && resolve()));
+    t.type("hi\r");
+    await ended;
+    expect(asked).toEqual(["remote ls false", "boom false", "hang false"]);
+    expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([[{ type: "text", text: "I ran `remote ls` (exit code 0):\n```\nfrom afar\n```\n\nhi" }]]);
+    t.type("\x04");
+    expect(await t.exit).toBe(0);
   });
 
   it("shows the status lines (extensions that failed to load) above the input line, and exits when told to stop", async () => {

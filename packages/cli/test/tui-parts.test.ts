@@ -5,11 +5,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { visibleWidth } from "@mariozechner/pi-tui";
+import { Text, visibleWidth } from "@mariozechner/pi-tui";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { workspaceFiles } from "../src/tui/autocomplete.ts";
 import { Chat } from "../src/tui/chat.ts";
 import { Footer } from "../src/tui/footer.ts";
+import { piToolRenderers } from "../src/tui/pi-ui.ts";
 import { PromptHistory } from "../src/tui/history.ts";
 import { parseShellLine } from "../src/tui/shell.ts";
 import { highlight, markdownTheme, palette } from "../src/tui/theme.ts";
@@ -133,5 +134,34 @@ describe("Chat", () => {
       expect(lines.length).toBeGreaterThan(5);
       for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(width);
     }
+  });
+
+  it("draws a Pi tool's renderResult for each partial result (isPartial: true) and then for the final one", () => {
+    const calls: { text: string; isPartial: boolean; contextPartial: unknown }[] = [];
+    const renderResult = (result: unknown, options: { isPartial: boolean }, _theme: unknown, context: { isPartial: unknown }) => {
+      const text = (result as { content: { text: string }[] }).content[0]!.text;
+      calls.push({ text, isPartial: options.isPartial, contextPartial: context.isPartial });
+      return new Text(`${options.isPartial ? "so far" : "done"}: ${text}`, 0, 0);
+    };
+    const tool = { renderResult: renderResult as (...args: unknown[]) => unknown };
+    const chat = new Chat({ p: plain, markdown: markdownTheme(plain), toolRenderers: (_name, id) => piToolRenderers(tool, { id, theme: {}, cwd: "/w", redraw: () => {} }) });
+    const partial = (text: string) => ({ content: [{ type: "text", text }], details: {} });
+    chat.onEvent({ type: "tool_execution_start", timestamp: 1, toolCallId: "t", toolName: "fetch", args: {} } as never);
+    expect(chat.render(60).join("\n")).not.toContain("so far");
+    chat.onEvent({ type: "tool_execution_update", timestamp: 2, toolCallId: "t", toolName: "fetch", args: {}, partialResult: partial("1 of 2") } as never);
+    expect(chat.render(60).join("\n")).toContain("so far: 1 of 2");
+    chat.render(60); // a frame without news builds nothing new
+    chat.onEvent({ type: "tool_execution_update", timestamp: 3, toolCallId: "t", toolName: "fetch", args: {}, partialResult: partial("2 of 2") } as never);
+    expect(chat.render(60).join("\n")).toContain("so far: 2 of 2");
+    chat.onEvent({ type: "tool_execution_end", timestamp: 4, toolCallId: "t", toolName: "fetch", isError: false, result: partial("all") } as never);
+    chat.onEvent({ type: "tool_execution_update", timestamp: 5, toolCallId: "t", toolName: "fetch", args: {}, partialResult: partial("late") } as never);
+    const screen = chat.render(60).join("\n");
+    expect(screen).toContain("done: all");
+    expect(screen).not.toContain("so far");
+    expect(calls).toEqual([
+      { text: "1 of 2", isPartial: true, contextPartial: true },
+      { text: "2 of 2", isPartial: true, contextPartial: true },
+      { text: "all", isPartial: false, contextPartial: false },
+    ]);
   });
 });

@@ -34,6 +34,7 @@ import type { ChainCall } from "./chain.ts";
 import { completeThroughSlots } from "./complete.ts";
 import { sessionTree } from "./context.ts";
 import { toolPromptSection } from "./pi-compat/prompt.ts";
+import type { UserBashAnswer } from "./pi-compat/index.ts";
 import type { ExtensionManager } from "./manager.ts";
 import type {
   ExtensionRuntime,
@@ -113,8 +114,11 @@ export interface ExtensionHost {
   beforeSwitch(reason: "new" | "resume", targetSessionFile?: string): Promise<{ cancelled: boolean }>;
   /** This host replaced `previousSessionFile`: `session_switch` to this host's extensions (after `start()`). */
   switched(reason: "new" | "resume", previousSessionFile: string | undefined): void;
-  /** The user ran `!command` (`!!`: `excludeFromContext`) in interactive mode: `user_bash` to the observers. */
-  userBash(command: string, excludeFromContext: boolean): void;
+  /**
+   * The user ran `!command` (`!!`: `excludeFromContext`) in interactive mode: `user_bash` to the
+   * observers, then to Pi's handlers; a Pi handler's `{result}` replaces running it (`undefined`: run it).
+   */
+  userBash(command: string, excludeFromContext: boolean): Promise<UserBashAnswer>;
   /** Replace the base system prompt (what the host was built with); Pi tools' snippets are added to it. */
   setSystemPrompt(text: string | undefined): void;
   /** Ask the extensions for more skill and prompt folders (`resources_discover`); paths as returned. */
@@ -440,6 +444,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     },
     userBash(command, excludeFromContext) {
       manager.publish({ type: "user_bash", command, excludeFromContext, cwd: manager.cwd, timestamp: Date.now() });
+      return manager.userBash({ command, excludeFromContext, cwd: manager.cwd });
     },
     setSystemPrompt(text) {
       baseSystemPrompt = text;

@@ -18,7 +18,7 @@ import { createBaseContext, extensionContext, HEADLESS_UI } from "./context.ts";
 import { errorMessage } from "./errors.ts";
 import { ExtensionLoader, describeLoadError, hostModules, isLoadFailure, resolveEntry } from "./loader.ts";
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
-import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
+import { createPiCompat, type PiCompat, type UserBashAnswer, type UserBashRequest } from "./pi-compat/index.ts";
 
 const NO_RENDERERS: PiRenderers = { message: () => undefined, tool: () => undefined, shortcuts: () => [] };
 import { POLICIES } from "./policy.ts";
@@ -443,6 +443,11 @@ export class ExtensionManager implements ApiHost {
   /** `<provider>/<model>` of a provider an extension registered (`pi.registerProvider`); `undefined` for other specs. */
   modelFor(spec: string): ReturnType<PiCompat["providers"]["modelFor"]> {
     return this.compat?.providers.modelFor(spec, this.compat.httpHooks());
+  }
+
+  /** `!cmd`: Pi's `user_bash` handlers in load order; `undefined` when mypi runs the command itself. */
+  userBash(request: UserBashRequest): Promise<UserBashAnswer> {
+    return this.compat?.userBash(request) ?? Promise.resolve(undefined);
   }
 
   /** HTTP hooks for a model client the host makes (Pi's provider events), if an extension has any. */

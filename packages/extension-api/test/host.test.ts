@@ -196,14 +196,14 @@ describe("createExtensionHost", () => {
     expect(host.agent.messages).toEqual([]);
   });
 
-  it("queues messages sent during a run: steering at the next turn boundary (through the input slot), follow-ups at the end", async () => {
+  it("queues messages sent during a run: steering at the next turn boundary (through the input slot, streamingBehavior steer), follow-ups at the end", async () => {
     const { host } = await hostWith(["host/guard.ts", "host/steerer.ts"], [
       { toolCalls: [{ name: "echo", arguments: { text: "hi" } }] },
       { text: "saw the steer" },
       { text: "saw the follow-up" },
     ]);
     await host.agent.prompt("go");
-    expect(trace()).toEqual(["input api: go", "input extension: steered"]);
+    expect(trace()).toEqual(["input api: go", "input extension/steer: steered"]);
     expect(
       host.agent.messages.map((m) => `${m.role}${m.role === "custom" ? `:${m.customType}` : ""}${m.role === "user" ? `:${JSON.stringify(m.content)}` : ""}`),
     ).toEqual([

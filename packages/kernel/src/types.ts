@@ -259,6 +259,10 @@ export interface TurnEndEvent extends Stamped {
   turnIndex: number;
   message: AssistantMessage;
   toolResults: readonly ToolResultMessage[];
+  /** With an `Agent` that has a session: the entry id of `message` (set once both are written). */
+  messageEntryId?: string;
+  /** With an `Agent` that has a session: the entry ids of `toolResults`, in the same order. */
+  toolResultEntryIds?: readonly string[];
 }
 export interface MessageStartEvent extends Stamped {
   type: "message_start";
@@ -301,6 +305,8 @@ export interface ToolExecutionEndEvent extends Stamped {
   toolName: string;
   result: ToolResult;
   isError: boolean;
+  /** Milliseconds the tool's `execute` took (monotonic clock); absent when it never ran (unknown, invalid, blocked, aborted first). */
+  durationMs?: number;
 }
 export interface ContextCompactedEvent extends Stamped {
   type: "context_compacted";
@@ -340,10 +346,15 @@ export type StreamEvent = AgentEvent | (HostEvent & { timestamp: number });
 
 export type InputSource = "interactive" | "rpc" | "extension" | "api";
 
+/** How text that arrives while a run is going enters it: at the next turn boundary, or when the run would stop. */
+export type StreamingBehavior = "steer" | "followUp";
+
 export interface InputEvent {
   text: string;
   images?: ImageContent[];
   source: InputSource;
+  /** Set for steering and follow-ups (queued while a run was going); absent for a prompt. */
+  streamingBehavior?: StreamingBehavior;
 }
 export type InputResult =
   | { action: "continue" }

@@ -33,7 +33,7 @@ import { guarded } from "../tui/guard.ts";
 import { Footer } from "../tui/footer.ts";
 import { PromptHistory } from "../tui/history.ts";
 import { piToolRenderers, piUIMembers } from "../tui/pi-ui.ts";
-import { parseShellLine, runShell, shellContext } from "../tui/shell.ts";
+import { parseShellLine, runShell, shellContext, type ShellResult } from "../tui/shell.ts";
 import { IoTerminal } from "../tui/terminal.ts";
 import { editorTheme, markdownTheme, palette, piTheme } from "../tui/theme.ts";
 import { parseLine } from "./parse-line.ts";
@@ -268,10 +268,21 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const runShellLine = async (command: string, excludeFromContext: boolean) => {
     const stop = new AbortController();
     shell = stop;
-    session.userBash?.(command, excludeFromContext);
     const block = chat.shellBlock(`shell-${++shells}`, command);
     refresh();
-    const r = await runShell(command, io.cwd, stop.signal);
+    // A Pi extension's user_bash handler may answer instead of the shell (or forbid the run);
+    // Escape while it thinks stops waiting, and nothing runs.
+    const asked = session.userBash?.(command, excludeFromContext);
+    const answer = asked && (await Promise.race([asked, new Promise<"stopped">((resolve) => stop.signal.addEventListener("abort", () => resolve("stopped"), { once: true }))]));
+    if (answer === "stopped" || (answer && "error" in answer)) {
+      if (shell === stop) shell = undefined;
+      const why = answer === "stopped" ? "stopped before a user_bash handler answered" : `${answer.extension}'s user_bash handler failed: ${answer.error}`;
+      block.finish({ content: [{ type: "text", text: `not run: ${why}` }] }, true, Date.now());
+      return refresh();
+    }
+    const r: ShellResult = answer
+      ? { output: answer.result.output, exitCode: answer.result.exitCode ?? null, cancelled: answer.result.cancelled, truncated: answer.result.truncated }
+      : await runShell(command, io.cwd, stop.signal);
     if (shell === stop) shell = undefined;
     const failed = r.cancelled || r.exitCode !== 0;
     const status = r.cancelled ? "cancelled" : r.exitCode !== 0 ? `exit code ${r.exitCode ?? "?"}` : "";

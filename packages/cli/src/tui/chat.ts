@@ -148,6 +148,7 @@ export class Chat extends Container {
       case "tool_execution_update": {
         const progress = summarizeProgress(event.partialResult);
         if (progress !== undefined) this.live.progress.set(event.toolCallId as string, progress);
+        this.#tools.get(event.toolCallId as string)?.update(event.partialResult);
         return;
       }
       case "tool_execution_end": {

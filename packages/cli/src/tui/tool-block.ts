@@ -4,7 +4,8 @@
  * lines until expanded (Ctrl+O toggles every block). An edit or a write shows its diff (the
  * result's `details.diff`; a write without one, the lines it wrote); a call a `tool_call` handler blocked says which
  * extension blocked it and why. A Pi extension's `renderCall` / `renderResult` draws the block
- * instead when the tool has them.
+ * instead when the tool has them; `renderResult` also draws each partial result while the call
+ * runs (`isPartial: true`), as in Pi.
  *
  * Everything shown went through `printable` / `printableLines` first: a tool's output never
  * drives the terminal.
@@ -48,6 +49,8 @@ export class ToolBlock implements Component {
   /** Time the call waited on a dialog: not the tool's time. */
   pausedMs = 0;
   #result: ToolResult | undefined;
+  /** The latest partial result (`tool_execution_update`), for a Pi tool's `renderResult`. */
+  #partial: ToolResult | undefined;
   #isError = false;
   #tookMs: number | undefined;
   #lines: string[] | undefined;
@@ -64,6 +67,12 @@ export class ToolBlock implements Component {
 
   get done(): boolean {
     return this.#result !== undefined;
+  }
+
+  /** Progress of the running call: only a Pi tool's `renderResult` draws it (mypi's look has the live line). */
+  update(partial: unknown): void {
+    if (this.done || !this.#o.renderers?.result || typeof partial !== "object" || partial === null) return;
+    this.#partial = partial as ToolResult;
   }
 
   finish(result: ToolResult, isError: boolean, endedAt: number): void {
@@ -91,16 +100,17 @@ export class ToolBlock implements Component {
   }
 
   #call: Component | undefined;
-  #resultView: { expanded: boolean; component: Component | undefined } | undefined;
-  /** A Pi tool's own look, built once per call (and per expansion of its result), not per frame. */
+  #resultView: { expanded: boolean; of: ToolResult; component: Component | undefined } | undefined;
+  /** A Pi tool's own look, built once per call (and per partial or final result, and expansion), not per frame. */
   #ownRender(width: number): string[] | undefined {
     const renderers = this.#o.renderers;
     if (!renderers) return undefined;
     try {
       this.#call ??= renderers.call?.(this.args);
       const expanded = this.#o.expanded();
-      if (this.#result && this.#resultView?.expanded !== expanded) {
-        this.#resultView = { expanded, component: renderers.result?.(this.#result, { expanded, isPartial: false }) };
+      const shown = this.#result ?? this.#partial;
+      if (shown && (this.#resultView?.expanded !== expanded || this.#resultView.of !== shown)) {
+        this.#resultView = { expanded, of: shown, component: renderers.result?.(shown, { expanded, isPartial: this.#result === undefined }) };
       }
       const result = this.#resultView?.component;
       if (!this.#call && !result) return undefined;

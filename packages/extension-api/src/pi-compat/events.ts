@@ -7,8 +7,10 @@
  *   handler passes, a removed observer returns at once.
  * - `agent_settled` is delivered after each `agent_end` (mypi has no automatic retry or queued
  *   continuation after a run ends, so the end of a run is when it settled).
- * - `before_provider_headers` / `after_provider_response` go to `http`, which calls them around
- *   each request of the OpenAI-compatible model clients (`HttpHandlers` in index.ts).
+ * - `before_provider_headers` / `after_provider_response` and `user_bash` are kept apart (`keep`):
+ *   the layer calls them itself and reads what they return — around each request of the
+ *   OpenAI-compatible model clients (`httpHooks` in index.ts), and when the user runs `!cmd`
+ *   (`userBash` in index.ts), where a Pi handler's `{result}` replaces mypi's run of the command.
  * - The other Pi 1.x events mypi never emits (`PI_ONLY_EVENTS`) load without their handler and
  *   are reported once per extension and event; so is any name of a later Pi, unless it is one
  *   or two letters off a known event — a typo, which still fails the load with "Did you mean".
@@ -37,11 +39,14 @@ type Report = (message: string) => void;
 /** The two events about a model client's HTTP exchange, kept apart from mypi's own table. */
 export const HTTP_EVENTS = ["before_provider_headers", "after_provider_response"] as const;
 export type HttpEvent = (typeof HTTP_EVENTS)[number];
+/** Events whose handlers' results the layer reads, so it calls them itself rather than mypi's bus. */
+export const KEPT_EVENTS = [...HTTP_EVENTS, "user_bash"] as const;
+export type KeptEvent = (typeof KEPT_EVENTS)[number];
 /** Where `piOn` puts their handlers; `live()` is false once removed with the function `pi.on` returned. */
-export type AddHttpHandler = (event: HttpEvent, handler: (...args: unknown[]) => unknown, live: () => boolean) => void;
+export type AddKeptHandler = (event: KeptEvent, handler: (...args: unknown[]) => unknown, live: () => boolean) => void;
 
 /** Pi's `pi.on` over mypi's `base` for the extension `name`; `report` gets each one-time line. */
-export function piOn(base: ExtensionAPI["on"], name: string, report: Report, http: AddHttpHandler): (event: string, handler: unknown, options?: unknown) => () => void {
+export function piOn(base: ExtensionAPI["on"], name: string, report: Report, keep: AddKeptHandler): (event: string, handler: unknown, options?: unknown) => () => void {
   const on = base as unknown as On;
   const reported = new Set<string>();
   const once = (key: string, message: string) => {
@@ -59,8 +64,8 @@ export function piOn(base: ExtensionAPI["on"], name: string, report: Report, htt
     let live = true;
     const off = () => void (live = false);
     const fn = handler as (...args: unknown[]) => unknown;
-    if ((HTTP_EVENTS as readonly string[]).includes(event)) {
-      http(event as HttpEvent, fn, () => live);
+    if ((KEPT_EVENTS as readonly string[]).includes(event)) {
+      keep(event as KeptEvent, fn, () => live);
       return off;
     }
     if (event === "agent_settled") {

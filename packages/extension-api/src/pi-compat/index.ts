@@ -13,16 +13,18 @@ import { EXTENSION_NAME } from "../context.ts";
 import { createOpenAIModel, type HttpHooks, type Tool } from "@mypi/kernel";
 import { type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type HostMode, type PiRenderers, type PiTerminal, type SlotName } from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
-import { piOn, type HttpEvent } from "./events.ts";
+import { piOn, type HttpEvent, type KeptEvent } from "./events.ts";
 import { piVirtualModules } from "./modules.ts";
 import { systemPromptOptions } from "./prompt.ts";
 import { piModelRegistry } from "./model-registry.ts";
 import { checkProvider, ProviderRegistry } from "./providers.ts";
 import { assistantMessageEvent } from "./stream.ts";
 import { piUI, type PiUI } from "./tui.ts";
+import { runUserBash, type UserBashAnswer, type UserBashRequest } from "./user-bash.ts";
 
 export { piVirtualModules } from "./modules.ts";
 export * from "./truncate.ts";
+export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./user-bash.ts";
 
 /** What the layer reads from its manager (`runtime` and `reportError` through `CompactHost`). */
 export interface PiCompatHost extends CompactHost {
@@ -45,6 +47,8 @@ export interface PiCompat {
    * HTTP hooks, or `undefined` when no extension has one (the client is then left as it is).
    */
   httpHooks(): HttpHooks | undefined;
+  /** `!cmd` in interactive mode: Pi's `user_bash` handlers, whose `{result}` replaces mypi's run (user-bash.ts). */
+  userBash(request: UserBashRequest): Promise<UserBashAnswer>;
   extendContext(ctx: ExtensionContext): void;
   /** Pi's command-only session actions that mypi's host does not offer. */
   extendCommandContext(ctx: CommandContext, extension: string): void;
@@ -88,10 +92,10 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
   };
   const uis = new WeakMap<ExtensionUI, Map<string, PiUI>>();
   const providers = new ProviderRegistry();
-  /** Pi's HTTP event handlers in load order (an unloaded or removed one is skipped). */
-  const http: { extension: string; event: HttpEvent; fn: (...args: unknown[]) => unknown; live: () => boolean; context: ExtensionContext }[] = [];
+  /** Pi's handlers of the kept events (HTTP, `user_bash`) in load order (an unloaded or removed one is skipped). */
+  const kept: { extension: string; event: KeptEvent; fn: (...args: unknown[]) => unknown; live: () => boolean; context: ExtensionContext }[] = [];
   const runHttp = async (event: HttpEvent, payload: Record<string, unknown>) => {
-    for (const h of http) {
+    for (const h of kept) {
       if (h.event !== event || !h.live()) continue;
       try {
         await h.fn({ type: event, ...payload }, h.context);
@@ -101,7 +105,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
     }
   };
   const httpHooks = (): HttpHooks | undefined => {
-    if (!http.some((h) => h.live())) return undefined;
+    if (!kept.some((h) => h.event !== "user_bash" && h.live())) return undefined;
     return {
       headers: (headers) => runHttp("before_provider_headers", { headers }),
       response: ({ status, headers }) => runHttp("after_provider_response", { status, headers }),
@@ -116,6 +120,8 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
     return { id: at < 0 ? id : id.slice(at + 1), provider: at < 0 ? id : id.slice(0, at), name: id };
   };
   const refused = new Set<string>();
+  /** Extensions already told that `user_bash`'s `{operations}` is not supported. */
+  const reportedOperations = new Set<string>();
   const promptOptions = () => systemPromptOptions(host.cwd, host.activeToolNames(), host.tools().map((t) => t.tool));
 
   // A later registration (a reload) replaces an earlier one of the same name.
@@ -126,6 +132,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
   return {
     providers,
     httpHooks,
+    userBash: (request) => runUserBash(kept.filter((h) => h.event === "user_bash"), request, host, reportedOperations),
     virtualModules: piVirtualModules((module, member, kind) =>
       host.diagnostic(
         kind === "absent"
@@ -150,7 +157,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
       };
       const base = { registerTool: pi.registerTool, getFlag: pi.getFlag };
       Object.assign(pi, {
-        on: piOn(pi.on, name, (line) => host.diagnostic(line), (event, fn, live) => http.push({ extension: name, event, fn, live: () => live() && attached(), context })),
+        on: piOn(pi.on, name, (line) => host.diagnostic(line), (event, fn, live) => kept.push({ extension: name, event, fn, live: () => live() && attached(), context })),
         registerTool(definition: Parameters<ExtensionAPI["registerTool"]>[0]) {
           const d = definition as { name?: unknown; renderCall?: unknown; renderResult?: unknown };
           if (d && (typeof d.renderCall === "function" || typeof d.renderResult === "function")) {

@@ -23,6 +23,7 @@ import type {
   Slots,
   StreamEvent,
   Tool,
+  TurnEndEvent,
 } from "../types.ts";
 import { deepFreeze } from "./freeze.ts";
 import { ModelView } from "./model-view.ts";
@@ -355,6 +356,9 @@ export class Agent {
         }
       }
     }
+    if (event.type === "turn_end" && this.session && active.sessionError === undefined) {
+      event = withEntryIds(event as TurnEndEvent, this.session);
+    }
     this.#deliver(event, active.stream);
   }
 
@@ -446,4 +450,20 @@ function abortRun(active: ActiveRun, reason: unknown): void {
 function queuedInput(message: string | Message, options: PromptOptions): LoopPrompt {
   if (typeof message !== "string") return message;
   return { text: message, source: options.source ?? "api", ...(options.images && { images: options.images }) };
+}
+
+/**
+ * `turn_end` with the session entry ids of its messages, which the agent wrote at their
+ * `message_end` (so they exist by now): Pi's `messageEntryId` / `toolResultEntryIds`.
+ */
+function withEntryIds(event: TurnEndEvent, session: SessionManager): TurnEndEvent {
+  const messageEntryId = session.entryIdOf(event.message);
+  const toolResultEntryIds: string[] = [];
+  for (const result of event.toolResults) {
+    const id = session.entryIdOf(result);
+    if (id === undefined) return event;
+    toolResultEntryIds.push(id);
+  }
+  if (messageEntryId === undefined) return event;
+  return Object.freeze({ ...event, messageEntryId, toolResultEntryIds: Object.freeze(toolResultEntryIds) });
 }

@@ -10,7 +10,7 @@
  * (generator.ts) is its async-generator face; `Agent` drives it with a synchronous sink. Nothing
  * here throws past the run: failures end it with `agent_end {stopReason:"error"}`.
  */
-import type { ImageContent, Message, UserMessage } from "../types.ts";
+import type { ImageContent, InputEvent, Message, StreamingBehavior, UserMessage } from "../types.ts";
 import { textOf } from "../values.ts";
 import { andThen, type Maybe } from "./maybe.ts";
 import { callModel } from "./model-call.ts";
@@ -85,7 +85,7 @@ async function drive(run: Run, turn: { open: boolean; index: number }, startedAt
   if (!Array.isArray(opening)) return opening;
   // The run's start is a turn boundary too: steering queued before it (while idle, or by a
   // prompt slot) joins the first turn right after the prompt, before the first model call.
-  let queued = admitQueued(run, run.takeSteering(), now, noMore);
+  let queued = admitQueued(run, run.takeSteering(), "steer", now, noMore);
   if (queued instanceof Promise) {
     queued = await queued;
     now = Date.now();
@@ -154,10 +154,11 @@ function beforeAgentStart(run: Run, message: Message, text: string | undefined, 
  * failed, `aborted`. Every way text enters the conversation passes here, so a transform (a
  * redaction) runs before anything is recorded.
  */
-function passInput(run: Run, input: TextInput): Maybe<{ text: string; images: ImageContent[] | undefined } | Ending> {
+function passInput(run: Run, input: TextInput, streamingBehavior?: StreamingBehavior): Maybe<{ text: string; images: ImageContent[] | undefined } | Ending> {
   const slot = run.slots.input;
   if (!slot) return { text: input.text, images: input.images };
-  const event = input.images === undefined ? { text: input.text, source: input.source } : { text: input.text, images: input.images, source: input.source };
+  const event: InputEvent = input.images === undefined ? { text: input.text, source: input.source } : { text: input.text, images: input.images, source: input.source };
+  if (streamingBehavior !== undefined) event.streamingBehavior = streamingBehavior;
   return andThen(callSlot(run, slot, event), (outcome) => {
     if (outcome.kind === "aborted") return ABORTED_ENDING;
     if (outcome.kind === "threw") return { stopReason: "error", error: `The input slot failed: ${describeError(outcome.error)}` };
@@ -181,11 +182,12 @@ type TextInput = Exclude<LoopPrompt, Message>;
 const noMore = (): Message[] => NOTHING_NEW;
 
 /**
- * Queued steering or follow-ups as the messages that open the next turn. Text goes through the
- * `input` slot, in queue order; a line the slot handled or blocked is dropped and the run goes on
- * (only an aborted run or a failed slot ends it). When nothing is left, `otherwise()` decides.
+ * Queued steering or follow-ups (`behavior` says which) as the messages that open the next turn.
+ * Text goes through the `input` slot, in queue order; a line the slot handled or blocked is
+ * dropped and the run goes on (only an aborted run or a failed slot ends it). When nothing is
+ * left, `otherwise()` decides.
  */
-function admitQueued(run: Run, queued: readonly LoopPrompt[], now: number, otherwise: () => Maybe<Ending | Message[]>): Maybe<Ending | Message[]> {
+function admitQueued(run: Run, queued: readonly LoopPrompt[], behavior: StreamingBehavior, now: number, otherwise: () => Maybe<Ending | Message[]>): Maybe<Ending | Message[]> {
   if (queued.length === 0) return otherwise();
   const admitted: Message[] = [];
   const from = (start: number, now: number): Maybe<Ending | Message[]> => {
@@ -195,7 +197,7 @@ function admitQueued(run: Run, queued: readonly LoopPrompt[], now: number, other
         admitted.push(admit(q, now));
         continue;
       }
-      const input = passInput(run, q);
+      const input = passInput(run, q, behavior);
       if (input instanceof Promise) {
         return input.then((passed) => {
           const now = Date.now();
@@ -244,8 +246,8 @@ function nextTurn(run: Run, batch: BatchOutcome): Maybe<Ending | Message[]> {
   // Steering lands here, after every result of the batch is recorded; follow-ups only when the
   // run would otherwise stop.
   const now = Date.now();
-  return admitQueued(run, run.takeSteering(), now, () =>
-    toolsRan ? NOTHING_NEW : admitQueued(run, run.takeFollowUps(), now, () => COMPLETED),
+  return admitQueued(run, run.takeSteering(), "steer", now, () =>
+    toolsRan ? NOTHING_NEW : admitQueued(run, run.takeFollowUps(), "followUp", now, () => COMPLETED),
   );
 }
 

@@ -25,7 +25,7 @@ import {
 } from "../tools/index.ts";
 import { exceedsDepth, tooDeepText } from "../limits.ts";
 import { runTool } from "../tools/execute.ts";
-import type { AssistantMessage, Slots, Tool, ToolCall, ToolResult, ToolResultMessage } from "../types.ts";
+import type { AssistantMessage, Slots, Tool, ToolCall, ToolExecutionEndEvent, ToolResult, ToolResultMessage } from "../types.ts";
 import { deepCopy, deepFreeze, frozenCopy } from "./freeze.ts";
 import { andThen, type Maybe } from "./maybe.ts";
 import { describeError, type Run } from "./run-state.ts";
@@ -46,6 +46,8 @@ interface CallEntry {
   /** What the `tool_result` slot sees as `input`: the validated (or rewritten) args, else the call's. */
   input: Record<string, unknown>;
   final: FinalResult | undefined;
+  /** Milliseconds the tool's `execute` took (monotonic clock); unset for a call that never ran. */
+  durationMs?: number;
 }
 
 const NO_TOOLS: ReadonlyMap<string, Tool> = new Map();
@@ -280,7 +282,12 @@ class Batch {
     const run = this.#run;
     if (run.aborted) return interrupted();
     const { call } = entry;
-    return runTool(entry.tool!, args, {
+    const started = performance.now();
+    const measured = (result: ExecutedToolResult): ExecutedToolResult => {
+      entry.durationMs = performance.now() - started;
+      return result;
+    };
+    const running = runTool(entry.tool!, args, {
       toolCallId: call.id,
       signal: run.signal,
       cwd: run.cwd,
@@ -299,6 +306,7 @@ class Batch {
         });
       },
     });
+    return running instanceof Promise ? running.then(measured) : measured(running);
   }
 
   /** The `tool_result` slot (when `vet`), then the end of the call. Synchronous without the slot. */
@@ -355,7 +363,9 @@ class Batch {
     entry.final = final;
     const { call } = entry;
     const now = Date.now();
-    this.#run.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: final, isError: final.isError, timestamp: now });
+    const end: ToolExecutionEndEvent = { type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: final, isError: final.isError, timestamp: now };
+    if (entry.durationMs !== undefined) end.durationMs = entry.durationMs;
+    this.#run.emit(end);
 
     const entries = this.#entries;
     while (this.#recorded < entries.length) {

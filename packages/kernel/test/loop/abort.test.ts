@@ -73,7 +73,7 @@ describe("abort", () => {
     const from = types(events).indexOf("tool_execution_start");
     expect(events.slice(from)).toEqual([
       ev.toolStart("call_1", "wait", {}),
-      ev.toolEnd("call_1", "wait", INTERRUPTED_TEXT, true),
+      ev.toolRan("call_1", "wait", INTERRUPTED_TEXT, true),
       ...ev.message(r1),
       ev.toolStart("call_2", "add", {}),
       ev.toolEnd("call_2", "add", INTERRUPTED_TEXT, true),

@@ -169,6 +169,26 @@ describe("history and session", () => {
     expect(session.buildContext()).toHaveLength(6);
   });
 
+  test("turn_end names the session entries of its message and tool results; without a session it names none", async () => {
+    const script = { turns: [{ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }, { name: "add", arguments: { a: 3, b: 4 } }] }, { text: "3 and 7" }] };
+    const session = SessionManager.inMemory("/work");
+    const agent = agentWith(script, { session });
+    const ends: StreamEvent[] = [];
+    agent.subscribe((e) => void (e.type === "turn_end" && ends.push(e)));
+    await agent.run("sums");
+    const ids = session.getEntries().map((e) => e.id); // user, assistant, result, result, assistant
+    expect(ends.map((e) => e.type === "turn_end" && [e.messageEntryId, e.toolResultEntryIds])).toEqual([
+      [ids[1], [ids[2], ids[3]]],
+      [ids[4], []],
+    ]);
+
+    const bare = agentWith(script);
+    const bareEnds: StreamEvent[] = [];
+    bare.subscribe((e) => void (e.type === "turn_end" && bareEnds.push(e)));
+    await bare.run("sums");
+    expect(bareEnds.map((e) => "messageEntryId" in e || "toolResultEntryIds" in e)).toEqual([false, false]);
+  });
+
   test("new Agent({messages}) seeds the history and freezes it; the model sees it", async () => {
     const seen: number[] = [];
     const model = createScriptedModel({ turns: [{ text: "ok" }] }, { onRequest: (r) => seen.push(r.messages.length) });
@@ -257,7 +277,7 @@ describe("batches", () => {
     expect(normalize(events.filter((e) => e.type.startsWith("tool_execution")))).toEqual([
       { type: "tool_execution_start", toolCallId: "call_1", toolName: "progress", args: {}, timestamp: 0 },
       { type: "tool_execution_update", toolCallId: "call_1", toolName: "progress", args: {}, partialResult: { done: 1, of: 2 }, timestamp: 0 },
-      { type: "tool_execution_end", toolCallId: "call_1", toolName: "progress", result: { content: [text("finished")], isError: false }, isError: false, timestamp: 0 },
+      { type: "tool_execution_end", toolCallId: "call_1", toolName: "progress", result: { content: [text("finished")], isError: false }, isError: false, durationMs: 0, timestamp: 0 },
     ]);
   });
 });

@@ -76,9 +76,9 @@ export async function collect(stream: AsyncIterable<StreamEvent>): Promise<Strea
 
 // ─── Normalisation ───────────────────────────────────────────────────────────────────────────
 
-/** A plain copy with every `timestamp` set to 0, so traces compare with `toEqual`. */
+/** A plain copy with every `timestamp` and `durationMs` set to 0, so traces compare with `toEqual`. */
 export function normalize<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value), (key, v) => (key === "timestamp" && typeof v === "number" ? 0 : v)) as T;
+  return JSON.parse(JSON.stringify(value), (key, v) => ((key === "timestamp" || key === "durationMs") && typeof v === "number" ? 0 : v)) as T;
 }
 
 /** The event types of a trace, for a quick look at the order. */
@@ -165,6 +165,11 @@ export const ev = {
     result: { content: [text(t)], isError, ...extra },
     isError,
     timestamp: 0,
+  }),
+  /** The end of a call whose tool ran: it carries the (normalised) `durationMs`. */
+  toolRan: (toolCallId: string, toolName: string, t: string, isError = false, extra: Ev = {}): Ev => ({
+    ...ev.toolEnd(toolCallId, toolName, t, isError, extra),
+    durationMs: 0,
   }),
 };
 

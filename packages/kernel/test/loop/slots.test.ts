@@ -6,6 +6,7 @@ import {
   defineTool,
   SessionManager,
   type CustomMessage,
+  type InputEvent,
   type ModelRequest,
   type ModelScript,
   type Slots,
@@ -92,6 +93,19 @@ describe("input", () => {
     expect(JSON.stringify(session.getEntries())).not.toContain("secret");
   });
 
+  test("steering and follow-ups carry streamingBehavior (steer, followUp); a prompt has none", async () => {
+    const seen: InputEvent[] = [];
+    const { agent } = agentWith({ turns: [{ text: "one" }, { text: "two" }] }, { slots: { input: (e) => void seen.push({ ...e }) } });
+    agent.steer("left");
+    agent.followUp("later");
+    await agent.prompt("go");
+    expect(seen).toEqual([
+      { text: "go", source: "api" },
+      { text: "left", source: "api", streamingBehavior: "steer" },
+      { text: "later", source: "api", streamingBehavior: "followUp" },
+    ]);
+  });
+
   test("a steering line whose slot fails ends the run with the error and is not recorded", async () => {
     const { agent, model } = agentWith({ turns: [{ text: "never" }] }, {
       slots: { input: (e) => { if (e.text === "steer") throw new Error("redactor down"); } },
@@ -169,6 +183,19 @@ describe("tool_call", () => {
     expect(ran).toBe(0);
   });
 
+  test("tool_execution_end carries durationMs when the tool ran, and none for a blocked or unknown call", async () => {
+    const script: ModelScript = { turns: [{ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }, { name: "add", arguments: { a: 0, b: 0 } }, { name: "nope" }] }, { text: "ok" }] };
+    const { agent } = agentWith(script, { slots: { tool_call: (c) => (c.input.a === 0 ? { block: true, reason: "zero", by: "policy" } : undefined) } });
+    const ends: StreamEvent[] = [];
+    agent.subscribe((e) => void (e.type === "tool_execution_end" && ends.push(e)));
+    await agent.prompt("sum");
+    const [ran, blocked, unknown] = ends.map((e) => e.type === "tool_execution_end" && e);
+    expect(ran && ran.durationMs).toBeGreaterThanOrEqual(0);
+    expect(Number.isFinite(ran && ran.durationMs)).toBe(true);
+    expect(blocked && "durationMs" in blocked).toBe(false);
+    expect(unknown && "durationMs" in unknown).toBe(false);
+  });
+
   test("replacement input is re-validated; invalid input becomes an error result naming the extension that rewrote it", async () => {
     const { agent } = agentWith(ONE_ADD, { slots: { tool_call: () => ({ input: { a: "two", b: 3 }, by: "rewriter" }) } });
     const end = await agent.prompt("sum");
@@ -204,7 +231,7 @@ describe("tool_result", () => {
     });
     const events = await collect(agent.prompt("sum"));
     expect(normalize(events.find((e) => e.type === "tool_execution_end"))).toEqual(
-      ev.toolEnd("call_1", "add", "sum: 5", true, { details: { checked: true } }),
+      ev.toolRan("call_1", "add", "sum: 5", true, { details: { checked: true } }),
     );
     expect(normalize(agent.messages[2])).toEqual(result("call_1", "add", "sum: 5", true, { checked: true }));
   });
