@@ -21,7 +21,8 @@ import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./obser
 import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
 
 const NO_RENDERERS: PiRenderers = { message: () => undefined, tool: () => undefined, shortcuts: () => [] };
-import { POLICIES } from "./policy.ts";
+import { POLICIES, type SlotResults } from "./policy.ts";
+
 import { McpServerRegistry } from "./mcp-servers.ts";
 import { commandContext, describeExtensions, flagsOf, listCommands, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
 import {
@@ -88,7 +89,8 @@ export class ExtensionManager implements ApiHost {
   private currentSettings: Readonly<Record<string, unknown>> | undefined;
   private readonly loader: ExtensionLoader;
   private readonly entries: Entry[] = [];
-  private readonly chains = new Map<SlotName, Chain | undefined>();
+  /** Each slot's chain, built on first use (`null`: the slot has no handlers); cleared on every change. */
+  private readonly chains = new Map<SlotName, Chain | null>();
   private readonly reported = new Set<string>();
   private ui: ExtensionUI;
   private hasUI: boolean;
@@ -126,6 +128,8 @@ export class ExtensionManager implements ApiHost {
     this.context = createBaseContext(this);
     this.compat?.extendContext(this.context);
     options.extendContext?.(this.context);
+    // The kernel's `emit` takes any host event, so it takes the chain's diagnostics; only the
+    // diagnostics' interfaces lacking an index signature keep TypeScript from seeing that.
     const slot = <K extends SlotName>(name: K) => (event: object, ctx: unknown) => this.runSlot(name, event, ctx as ChainCall);
     this.slots = {
       input: slot("input"),
@@ -133,7 +137,7 @@ export class ExtensionManager implements ApiHost {
       context: slot("context"),
       tool_call: slot("tool_call"),
       tool_result: slot("tool_result"),
-    } as Required<Slots>;
+    };
   }
 
   // ─── loading ───────────────────────────────────────────────────────────────────────────────
@@ -365,19 +369,20 @@ export class ExtensionManager implements ApiHost {
   // ─── chains and events ─────────────────────────────────────────────────────────────────────
 
   /** Run one decision slot (the kernel's five or a host decision). `undefined`: no handlers, nothing to do. */
-  runSlot(slot: SlotName, event: object, call: ChainCall): Promise<unknown> | undefined {
-    let chain = this.chains.get(slot);
-    if (!this.chains.has(slot)) {
-      chain = this.buildChain(slot);
+  runSlot<K extends SlotName>(slot: K, event: object, call: ChainCall): Promise<SlotResults[K] | undefined> | undefined {
+    // The map holds each slot's chain under its own name; TypeScript cannot tie a key to its value's type.
+    let chain = this.chains.get(slot) as Chain<K> | null | undefined;
+    if (chain === undefined) {
+      chain = this.buildChain(slot) ?? null;
       this.chains.set(slot, chain);
     }
     return chain?.(this.compat ? (this.compat.slotEvent(slot, event) ?? event) : event, call);
   }
 
-  private buildChain(slot: SlotName): Chain | undefined {
-    const handlers = orderedHandlers(this.records, slot).map(({ record, h }): ChainHandler => ({
+  private buildChain<K extends SlotName>(slot: K): Chain<K> | undefined {
+    const handlers = orderedHandlers(this.records, slot).map(({ record, h }): ChainHandler<K> => ({
       extension: record.name,
-      handler: h.handler as ChainHandler["handler"],
+      handler: h.handler as ChainHandler<K>["handler"],
       timeoutMs: h.timeoutMs ?? this.options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS,
       onError: h.onError ?? POLICIES[slot].defaultOnError,
       context: record.context,
