@@ -17,7 +17,7 @@
  * | project_trust          | —                                                 | yes / no          | open    |
  * | resources_discover     | skill and prompt paths accumulate in order        | —                 | open    |
  */
-import type { BeforeAgentStartResult, Content, ContextResult, CustomMessage, InputResult, ToolCallResult, ToolResultPatch } from "@mypi/kernel";
+import { isRecord, type BeforeAgentStartResult, type Content, type ContextResult, type CustomMessage, type InputResult, type ToolCallResult, type ToolResultPatch } from "@mypi/kernel";
 import { customMessageFrom } from "./custom-message.ts";
 import { ExtensionError, describeValue } from "./errors.ts";
 import type {
@@ -106,10 +106,6 @@ function bad(slot: SlotName, result: unknown, expected: string): ExtensionError 
     `a ${slot} handler returned ${describeValue(result)}; expected ${expected} or undefined`,
     { slot },
   );
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function changed<K extends SlotName>(state: ChainState<K>, event: Partial<SlotEvent<K>>, by: string): ChainState<K> {
