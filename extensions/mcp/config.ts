@@ -10,17 +10,14 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { isRecord, MAX_TIMER_DELAY_MS } from "@mypi/kernel";
 import type { OAuthSettings } from "./oauth.ts";
 
 /** Defaults, in milliseconds. */
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
-/**
- * The longest delay `setTimeout` can wait (2^31−1 ms, about 24.8 days); Node fires a longer one
- * after 1 ms, so a larger timeout in the file would fail at once. The kernel clamps to the same
- * value, but its constant is not exported from `@mypi/kernel`, hence this copy.
- */
-export const MAX_TIMEOUT_MS = 2_147_483_647;
+/** The longest timeout a server entry may set: the longest delay a timer can wait (a longer one would fire at once). */
+export const MAX_TIMEOUT_MS = MAX_TIMER_DELAY_MS;
 
 interface CommonServerConfig {
   name: string;
@@ -299,10 +296,6 @@ function stringRecord(value: unknown, key: string): Record<string, string> | str
   if (value === undefined) return {};
   if (!isRecord(value) || !Object.values(value).every((v) => typeof v === "string")) return `"${key}" must be an object of strings`;
   return value as Record<string, string>;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function describe(value: unknown): string {

@@ -12,7 +12,7 @@
  * when the result has no text of its own (servers are asked to send both; not all do), and is
  * kept in `details`. The text is cut at `MAX_RESULT_CHARS`. `isError` is honoured.
  */
-import type { Content, JSONSchema, ToolResult } from "@mypi/kernel";
+import { isRecord, type Content, type JSONSchema, type ToolResult } from "@mypi/kernel";
 
 /** The parts of an MCP tool (`tools/list` item) that mypi uses. */
 export interface McpToolInfo {
@@ -186,10 +186,6 @@ function capText(content: Content[]): Content[] {
     text: `[mypi cut this result: the MCP server sent ${n(total)} characters of text and mypi passes on ${n(MAX_RESULT_CHARS)}. Ask the tool for less (a narrower query, a page, a limit) if it can.]`,
   });
   return kept;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function mime(value: unknown): string {

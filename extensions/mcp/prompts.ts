@@ -6,7 +6,7 @@
  * next message (`sendUserMessage`: it goes through the `input` slot like anything typed).
  */
 import type { CommandContext, ExtensionAPI } from "@mypi/extension-api";
-import type { Content } from "@mypi/kernel";
+import { isRecord, type Content } from "@mypi/kernel";
 import type { McpConnection } from "./connection.ts";
 import { toToolResult } from "./convert.ts";
 import { listPages } from "./paging.ts";
@@ -191,8 +191,4 @@ async function runPrompt({ pi, lookup, prompt, name, typed, ctx, say }: PromptRu
   const content = promptContent(server.name, prompt.name, answer);
   if (content.length === 0) return say(`the MCP server "${server.name}" sent an empty prompt.`, "warning");
   pi.sendUserMessage(content);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

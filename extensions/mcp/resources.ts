@@ -14,7 +14,7 @@
  *   what was attached).
  */
 import { defineTool, z } from "@mypi/extension-api";
-import type { Content, ImageContent, Message, Tool, ToolResult } from "@mypi/kernel";
+import { isRecord, type Content, type ImageContent, type Message, type Tool, type ToolResult } from "@mypi/kernel";
 import type { McpConnection } from "./connection.ts";
 import { toToolResult } from "./convert.ts";
 import { listPages } from "./paging.ts";
@@ -279,8 +279,4 @@ function escape(value: string): string {
 
 function unescape(value: string): string {
   return value.replace(/&quot;/g, '"').replace(/&amp;/g, "&");
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -15,6 +15,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { isRecord } from "@mypi/kernel";
 
 export interface StdioTransportOptions {
   command: string;
@@ -243,10 +244,6 @@ function asAnswer(message: unknown): JSONRPCMessage | undefined {
 
 /** JSON-RPC's "internal error". */
 const INTERNAL_ERROR = -32603;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;

@@ -73,9 +73,7 @@ export function extensionsReport(
 
 export async function printExtensions(manager: ExtensionManager, io: CliIO, options: ReportOptions): Promise<number> {
   const never = new AbortController().signal;
-  const found = (await manager.runSlot("resources_discover", { cwd: manager.cwd, reason: "startup" }, { signal: never, emit: () => {} })) as
-    | { skillPaths: string[]; promptPaths: string[] }
-    | undefined;
+  const found = await manager.runSlot("resources_discover", { cwd: manager.cwd, reason: "startup" }, { signal: never, emit: () => {} });
   const commands = options.resourceCommands?.(found ?? { skillPaths: [], promptPaths: [] }) ?? [];
   const report = extensionsReport(manager, { ...options, commands });
   if (options.json) {

@@ -5,7 +5,7 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { SessionManager, type StreamEvent, type UserMessage } from "@mypi/kernel";
+import { SessionManager, textOf, type StreamEvent } from "@mypi/kernel";
 import {
   ExtensionManager,
   createExtensionHost,
@@ -235,11 +235,6 @@ function isFile(path: string): boolean {
 }
 
 /** The text blocks of a message's content (a string content is its own text). */
-function textOf(content: UserMessage["content"]): string {
-  if (typeof content === "string") return content;
-  return content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
-}
-
 export function buildHost(loaded: LoadedExtensions, session: SessionManager, options: HostOptions): ExtensionHost {
   // The verdicts the host records hold extensions' own text: masked as redact-secrets masks the
   // rest of the session, when it is loaded.

@@ -14,7 +14,7 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { SessionManager, createOpenAIModel, defaultSessionDir, loadScriptedModel, mypiHome, sessionFilesByIdPrefix, type ModelClient, type StreamEvent } from "@mypi/kernel";
+import { SessionManager, createOpenAIModel, defaultSessionDir, isAgentEvent, loadScriptedModel, mypiHome, sessionFilesByIdPrefix, type HostEvent, type ModelClient } from "@mypi/kernel";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { discoverExtensions, type ExtensionOrigin } from "./discovery.ts";
 import { printExtensions } from "./extensions-command.ts";
@@ -277,8 +277,8 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
   // the stream only from their start: what session_start handlers reported (a handler that
   // threw) is written out here, as the mode would have written it.
   if (mode !== "interactive") {
-    const early: StreamEvent[] = [];
-    const stop = hostSession.subscribe((event) => void (event.type === "extension_error" && early.push(event)));
+    const early: (HostEvent & { timestamp: number })[] = [];
+    const stop = hostSession.subscribe((event) => void (!isAgentEvent(event) && event.type === "extension_error" && early.push(event)));
     await hostSession.start();
     stop();
     for (const event of early) {

@@ -4,7 +4,7 @@
  * workspace's settings from its first line — then the `project_trust` handlers of the extensions
  * already loaded (global and `-e` ones), then, in interactive mode only, the question.
  */
-import type { ExtensionManager, ProjectTrustDecision } from "@mypi/extension-api";
+import type { ExtensionManager } from "@mypi/extension-api";
 import type { CliIO } from "./main.ts";
 import { askTrust, lineUI } from "./trust-prompt.ts";
 import { TrustStore, type TrustDecision } from "./trust.ts";
@@ -54,7 +54,7 @@ async function askExtensions(q: TrustQuestion): Promise<{ trusted: boolean; reme
   if (restoreUI) q.manager.setUI(lineUI(q.io));
   let by: string | undefined;
   try {
-    const decision = (await q.manager.runSlot(
+    const decision = await q.manager.runSlot(
       "project_trust",
       { cwd: q.cwd },
       {
@@ -65,7 +65,7 @@ async function askExtensions(q: TrustQuestion): Promise<{ trusted: boolean; reme
           if (event.type === "extension_error") q.manager.diagnostic(`${event.extension}: project_trust failed: ${event.error}`);
         },
       },
-    )) as ProjectTrustDecision | undefined;
+    );
     if (decision === undefined || decision.trusted === "undecided") return undefined;
     return { trusted: decision.trusted === "yes", remember: decision.remember === true, ...(by !== undefined && { by }) };
   } finally {

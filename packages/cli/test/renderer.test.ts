@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import type { StreamEvent } from "@mypi/kernel";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { isAgentEvent, type StreamEvent, type ToolResult } from "@mypi/kernel";
 import { initialRenderState, liveLines, renderEvent, summarizeCall, summarizeProgress, type RenderState } from "../src/render/renderer.ts";
 import { Screen, visibleWidth } from "../src/render/screen.ts";
 
@@ -15,6 +15,34 @@ const assistant = (text: string, extra: Record<string, unknown> = {}) => ({
   timestamp: t0,
   ...extra,
 });
+
+/**
+ * Never called: only compiled (`tsc -b`). Host events may have any `type`, so a switch narrows
+ * only once `isAgentEvent` set them apart — the renderer reads every kernel field without a cast.
+ */
+export function narrowingChecks(event: StreamEvent): void {
+  switch (event.type) {
+    case "tool_execution_end":
+      // The host variant is still in the union: its fields are unknown.
+      expectTypeOf(event.toolName).toEqualTypeOf<unknown>();
+  }
+  if (!isAgentEvent(event)) {
+    expectTypeOf(event.type).toEqualTypeOf<string>();
+    return;
+  }
+  switch (event.type) {
+    case "tool_execution_end":
+      expectTypeOf(event.toolName).toEqualTypeOf<string>();
+      expectTypeOf(event.isError).toEqualTypeOf<boolean>();
+      expectTypeOf(event.result).toMatchTypeOf<ToolResult | undefined>();
+      break;
+    case "context_compacted":
+      expectTypeOf(event.tokensBefore).toEqualTypeOf<number>();
+      break;
+    // @ts-expect-error: not a kernel event type
+    case "extension_error":
+  }
+}
 
 /** Feed events in order; collect what was committed and the live block after each event. */
 function play(events: StreamEvent[], now = t0 + 500): { output: string; live: string[][]; state: RenderState } {

@@ -11,7 +11,7 @@ import { compose, type Middleware } from "./compose.ts";
 import { withSignal } from "./context.ts";
 import { deadlines, type Deadline } from "./deadlines.ts";
 import { ExtensionError, errorMessage, type ExtensionErrorCode } from "./errors.ts";
-import { POLICIES, initialState, type ChainState, type SlotPolicy } from "./policy.ts";
+import { POLICIES, initialState, type ChainState, type SlotPolicy, type SlotResults } from "./policy.ts";
 import type {
   DecisionHandler,
   ExtensionContext,
@@ -45,11 +45,11 @@ interface Frame<K extends SlotName> {
 }
 
 /** A slot's chain: `(event, call) → what the kernel receives` (undefined = unchanged). */
-export type Chain = (event: object, call: ChainCall) => Promise<unknown>;
+export type Chain<K extends SlotName = SlotName> = (event: object, call: ChainCall) => Promise<SlotResults[K] | undefined>;
 
 export const DEFAULT_DECISION_TIMEOUT_MS = 30_000;
 
-export function buildChain<K extends SlotName>(slot: K, handlers: readonly ChainHandler<K>[]): Chain {
+export function buildChain<K extends SlotName>(slot: K, handlers: readonly ChainHandler<K>[]): Chain<K> {
   if (handlers.length === 0) return async () => undefined;
   const policy = POLICIES[slot] as SlotPolicy<K>;
   const run = compose<Frame<K>>(

@@ -5,7 +5,7 @@
  * applies to it as to everything else, then streams the session's model with no tools.
  * Nothing here throws: every failure is `{ ok: false, error }`.
  */
-import { toModelMessages, type AssistantMessage, type Content, type Message, type ModelClient, type ToolResultPatch } from "@mypi/kernel";
+import { toModelMessages, type AssistantMessage, type Content, type Message, type ModelClient } from "@mypi/kernel";
 import type { ChainCall } from "./chain.ts";
 import type { ExtensionManager } from "./manager.ts";
 import type { CompleteRequest, CompleteResult } from "./types.ts";
@@ -29,7 +29,7 @@ export async function completeThroughSlots(deps: CompleteDeps, request: Complete
       if (!passed.ok) return passed;
       messages = passed.messages;
     }
-    const decided = (await deps.manager.runSlot("context", { messages }, call)) as { messages?: Message[] } | undefined;
+    const decided = await deps.manager.runSlot("context", { messages }, call);
     messages = decided?.messages ?? messages;
   } catch (error) {
     return { ok: false, error: `a policy stopped the call: ${errorText(error)}` };
@@ -58,7 +58,7 @@ async function passToolResult(
     }
     const content = contentOf(message);
     const event = { toolCallId: `${from}:${i}`, toolName: from, input: {}, content, details: undefined, isError: false };
-    const patch = (await deps.manager.runSlot("tool_result", event, call)) as ToolResultPatch | undefined;
+    const patch = await deps.manager.runSlot("tool_result", event, call);
     if (patch?.isError) {
       const why = (patch.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : [])).join(" ") || "marked as an error";
       return { ok: false, error: `a tool_result policy refused message ${i + 1}: ${why}` };

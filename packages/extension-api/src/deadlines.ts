@@ -4,14 +4,14 @@
  * the timer is set for the earliest deadline, kept (unref'd) while nothing is pending, and moved
  * only when a new deadline comes earlier.
  */
+import { timerDelay } from "@mypi/kernel";
+
 export interface Deadline {
   /** `performance.now()` time at which `expire` is called. */
   readonly at: number;
   expire(): void;
 }
 
-/** The longest delay `setTimeout` can wait (the kernel's tools use the same limit). */
-const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
 class DeadlineTimer {
   private readonly pending = new Set<Deadline>();
@@ -38,7 +38,7 @@ class DeadlineTimer {
     this.timerAt = at;
     // A timer waits at most 2^31−1 ms (Node fires a longer one after 1 ms); a farther deadline
     // is reached by firing early, finding nothing due, and scheduling again.
-    this.timer = setTimeout(this.fire, Math.min(MAX_TIMER_DELAY_MS, Math.max(0, at - performance.now())));
+    this.timer = setTimeout(this.fire, timerDelay(at - performance.now()));
   }
 
   private drop(): void {

@@ -43,9 +43,6 @@ import type {
   ReadonlySessionView,
   SendMessageOptions,
   SendUserMessageOptions,
-  SessionBeforeCompactDecision,
-  SessionBeforeForkDecision,
-  SessionBeforeSwitchDecision,
   SessionShutdownEvent,
 } from "./types.ts";
 
@@ -190,7 +187,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       branchEntries: session.getBranch(),
       signal,
     };
-    return (await manager.runSlot("session_before_compact", event, hostCall(signal))) as SessionBeforeCompactDecision | undefined;
+    return manager.runSlot("session_before_compact", event, hostCall(signal));
   };
   const compaction = (): CompactionSettings => ({ contextWindow: DEFAULT_CONTEXT_WINDOW, ...options.compaction, beforeCompact });
   const published = (outcome: CompactionOutcome) => {
@@ -236,9 +233,9 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       ...slots,
       input,
       before_agent_start: async (event, ctx: SlotContext) => {
-        const result = (await slots.before_agent_start(event, ctx)) as { systemPrompt?: string } | undefined;
+        const result = await slots.before_agent_start(event, ctx);
         runSystemPrompt = result?.systemPrompt ?? event.systemPrompt;
-        return result as never;
+        return result;
       },
     },
     session,
@@ -390,7 +387,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     async fork(entryId) {
       // Before anything moves: a session moved under a running agent would no longer match it.
       if (agent.isRunning) throw new Error(RUN_IN_PROGRESS);
-      const decision = (await manager.runSlot("session_before_fork", { entryId, position: "before" }, hostCall(NEVER_ABORTED))) as SessionBeforeForkDecision | undefined;
+      const decision = await manager.runSlot("session_before_fork", { entryId, position: "before" }, hostCall(NEVER_ABORTED));
       if (decision?.cancel) return { cancelled: true };
       if (agent.isRunning) throw new Error(RUN_IN_PROGRESS); // a run started while the extensions decided
       const previousLeafId = session.getLeafId();
@@ -436,7 +433,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     setSessionName: (name) => nameSession(name),
     async beforeSwitch(reason, targetSessionFile) {
       const event = { reason, ...(targetSessionFile !== undefined && { targetSessionFile }) };
-      const decision = (await manager.runSlot("session_before_switch", event, hostCall(NEVER_ABORTED))) as SessionBeforeSwitchDecision | undefined;
+      const decision = await manager.runSlot("session_before_switch", event, hostCall(NEVER_ABORTED));
       return { cancelled: decision?.cancel === true };
     },
     switched(reason, previousSessionFile) {
@@ -451,9 +448,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       refreshSystemPrompt();
     },
     async discoverResources(reason) {
-      const found = (await manager.runSlot("resources_discover", { cwd: manager.cwd, reason }, hostCall(NEVER_ABORTED))) as
-        | { skillPaths: string[]; promptPaths: string[] }
-        | undefined;
+      const found = await manager.runSlot("resources_discover", { cwd: manager.cwd, reason }, hostCall(NEVER_ABORTED));
       return found ?? { skillPaths: [], promptPaths: [] };
     },
     async shutdown(options) {

@@ -12,16 +12,15 @@ import * as kernel from "@mypi/kernel";
 import { cjsDefault, toolSchema, type Slots, type Tool } from "@mypi/kernel";
 import mittModule from "mitt";
 import * as extensionApi from "./index.ts";
-import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord } from "./api.ts";
+import type { ApiHost, ExtensionRecord } from "./api.ts";
 import { buildChain, DEFAULT_DECISION_TIMEOUT_MS, type Chain, type ChainCall, type ChainHandler } from "./chain.ts";
-import { createBaseContext, extensionContext, HEADLESS_UI } from "./context.ts";
+import { createBaseContext, HEADLESS_UI } from "./context.ts";
 import { errorMessage } from "./errors.ts";
-import { ExtensionLoader, describeLoadError, hostModules, isLoadFailure, resolveEntry } from "./loader.ts";
+import { LoadOrder, type LoadHooks } from "./load.ts";
+import { ExtensionLoader, hostModules } from "./loader.ts";
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat, type UserBashAnswer, type UserBashRequest } from "./pi-compat/index.ts";
-
-const NO_RENDERERS: PiRenderers = { message: () => undefined, tool: () => undefined, shortcuts: () => [] };
-import { POLICIES } from "./policy.ts";
+import { POLICIES, type SlotResults } from "./policy.ts";
 import { McpServerRegistry } from "./mcp-servers.ts";
 import { commandContext, describeExtensions, flagsOf, listCommands, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
 import {
@@ -48,28 +47,10 @@ import {
 } from "./types.ts";
 
 const mitt = cjsDefault(mittModule);
-
-/** Loading an extension (importing its module and running its default export) may take this long. */
-export const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
+const NO_RENDERERS: PiRenderers = { message: () => undefined, tool: () => undefined, shortcuts: () => [] };
 
 /** The options the manager is built with (one name for them, kept for existing importers). */
 export type ManagerOptions = ExtensionManagerOptions;
-
-/** One place in the load order: an extension that loaded, or one that failed (retried by `reload`). */
-interface Entry {
-  name: string;
-  path?: string;
-  realPath?: string;
-  factory?: ExtensionFactory;
-  record?: ExtensionRecord;
-  failure?: LoadFailure;
-}
-
-/** One load of one extension: given up on when it takes too long (`loadTimeoutMs`). */
-interface Attempt {
-  abandoned: boolean;
-  record?: ExtensionRecord;
-}
 
 export class ExtensionManager implements ApiHost {
   readonly cwd: string;
@@ -87,8 +68,9 @@ export class ExtensionManager implements ApiHost {
   private readonly options: ManagerOptions;
   private currentSettings: Readonly<Record<string, unknown>> | undefined;
   private readonly loader: ExtensionLoader;
-  private readonly entries: Entry[] = [];
-  private readonly chains = new Map<SlotName, Chain | undefined>();
+  private readonly order: LoadOrder;
+  /** Each slot's chain, built on first use (`null`: the slot has no handlers); cleared on every change. */
+  private readonly chains = new Map<SlotName, Chain | null>();
   private readonly reported = new Set<string>();
   private ui: ExtensionUI;
   private hasUI: boolean;
@@ -98,7 +80,6 @@ export class ExtensionManager implements ApiHost {
   private synced = new Map<string, Tool>();
   private resourceCommands: CommandInfo[] = [];
   /** The load or reload running now; the next one starts after it. */
-  private lifecycle: Promise<unknown> = Promise.resolve();
   private readonly compat: PiCompat | undefined;
 
   constructor(options: ManagerOptions = {}) {
@@ -126,6 +107,9 @@ export class ExtensionManager implements ApiHost {
     this.context = createBaseContext(this);
     this.compat?.extendContext(this.context);
     options.extendContext?.(this.context);
+    this.order = new LoadOrder(this.loadHooks());
+    // The kernel's `emit` takes any host event, so it takes the chain's diagnostics; only the
+    // diagnostics' interfaces lacking an index signature keep TypeScript from seeing that.
     const slot = <K extends SlotName>(name: K) => (event: object, ctx: unknown) => this.runSlot(name, event, ctx as ChainCall);
     this.slots = {
       input: slot("input"),
@@ -133,7 +117,7 @@ export class ExtensionManager implements ApiHost {
       context: slot("context"),
       tool_call: slot("tool_call"),
       tool_result: slot("tool_result"),
-    } as Required<Slots>;
+    };
   }
 
   // ─── loading ───────────────────────────────────────────────────────────────────────────────
@@ -145,49 +129,22 @@ export class ExtensionManager implements ApiHost {
    * ones that decide project trust) keeps the order it documents.
    */
   load(paths: readonly string[], options: { baseDir?: string; at?: number } = {}): Promise<LoadResult> {
-    return this.serially(() => this.loadFiles(paths, options.baseDir ?? process.cwd(), options.at));
+    return this.order.load(paths, options.baseDir ?? process.cwd(), options.at);
   }
 
-  /** How many places the load order has now (loaded and failed extensions): a position for `load({at})`. */
   /** Renderers Pi extensions registered (empty without `piTerminal`, or with `piCompat: false`). */
   get piRenderers(): PiRenderers {
     return this.compat?.renderers ?? NO_RENDERERS;
   }
 
+  /** How many places the load order has now (loaded and failed extensions): a position for `load({at})`. */
   get loadOrderSize(): number {
-    return this.entries.length;
-  }
-
-  private async loadFiles(paths: readonly string[], baseDir: string, at: number | undefined): Promise<LoadResult> {
-    const result: LoadResult = { loaded: [], failed: [] };
-    let position = at ?? this.entries.length;
-    const place = (entry: Entry) => void this.entries.splice(position++, 0, entry);
-    for (const path of paths) {
-      const entry = resolveEntry(path, baseDir);
-      if (isLoadFailure(entry)) {
-        const failure = { ...entry, name: this.uniqueName(entry.name) }; // it may load on a reload: its name is its own
-        place({ name: failure.name, path: entry.path, failure });
-        result.failed.push(failure);
-        continue;
-      }
-      if (this.entries.some((e) => e.realPath === entry.realPath)) continue;
-      const slot: Entry = { name: this.uniqueName(entry.name), path: entry.file, realPath: entry.realPath };
-      place(slot);
-      await this.fill(slot, result);
-    }
-    return result;
+    return this.order.entries.length;
   }
 
   /** Load an in-process factory (the builtin tools, tests, SDK users). */
   loadExtension(factory: ExtensionFactory, name: string, options: { path?: string } = {}): Promise<LoadResult> {
-    return this.serially(async () => {
-      const result: LoadResult = { loaded: [], failed: [] };
-      const slot: Entry = { name: this.uniqueName(name), factory };
-      if (options.path !== undefined) slot.path = options.path;
-      this.entries.push(slot);
-      await this.fill(slot, result);
-      return result;
-    });
+    return this.order.loadExtension(factory, name, options.path);
   }
 
   /**
@@ -198,119 +155,35 @@ export class ExtensionManager implements ApiHost {
    * waits for it (the files may have changed since it read them).
    */
   reload(): Promise<LoadResult> {
-    return this.serially(() => this.reloadAll());
-  }
-
-  private async reloadAll(): Promise<LoadResult> {
-    const result: LoadResult = { loaded: [], failed: [] };
-    const staged = new Map<Entry, ExtensionRecord>();
-    for (const entry of this.entries) {
-      const outcome = await this.stage(entry);
-      if (isLoadFailure(outcome)) {
-        result.failed.push(outcome);
-        if (!entry.record) entry.failure = outcome;
-      } else {
-        staged.set(entry, outcome);
-      }
-    }
-    for (const entry of [...this.entries].reverse()) {
-      if (!entry.record || !staged.has(entry)) continue;
-      await this.observers.deliverTo(entry.name, { type: "session_shutdown", reason: "reload", timestamp: Date.now() });
-      this.dispose1(entry.record);
-    }
-    for (const [entry, record] of staged) {
-      entry.record = record;
-      delete entry.failure;
-      this.attach(record);
-      result.loaded.push(entry.name);
-    }
-    this.changed();
-    for (const record of staged.values()) this.applyActiveToolsRequest(record);
-    for (const entry of staged.keys()) {
-      await this.observers.deliverTo(entry.name, { type: "session_start", reason: "reload", timestamp: Date.now() });
-    }
-    return result;
+    return this.order.reload();
   }
 
   /** Every load failure still standing (an extension that loaded later is not listed). */
   get loadFailures(): LoadFailure[] {
-    return this.entries.flatMap((e) => (e.failure && !e.record ? [e.failure] : []));
+    return this.order.entries.flatMap((e) => (e.failure && !e.record ? [e.failure] : []));
   }
 
-  private async fill(entry: Entry, result: LoadResult): Promise<void> {
-    const outcome = await this.stage(entry);
-    if (isLoadFailure(outcome)) {
-      entry.failure = outcome;
-      result.failed.push(outcome);
-      return;
-    }
-    entry.record = outcome;
-    this.attach(outcome);
-    this.changed();
-    this.applyActiveToolsRequest(outcome);
-    result.loaded.push(entry.name);
-  }
-
-  /** Loads, loads of factories and reloads run one at a time: interleaved, two would replace the same instances. */
-  private serially<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.lifecycle.then(work);
-    this.lifecycle = run.catch(() => {});
-    return run;
-  }
-
-  /**
-   * Import (when from a file) and run the factory into a fresh record, not yet attached. A load
-   * that takes longer than `loadTimeoutMs` (a factory or a top-level await that never settles)
-   * fails, and its record is rolled back: what the factory registers once it wakes up is refused.
-   */
-  private async stage(entry: Entry): Promise<ExtensionRecord | LoadFailure> {
-    const timeoutMs = this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
-    const attempt: Attempt = { abandoned: false };
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, timeoutMs, "timeout")));
-    const outcome = await Promise.race([this.runFactory(entry, attempt), timedOut]);
-    clearTimeout(timer);
-    if (outcome !== "timeout") return outcome;
-    attempt.abandoned = true;
-    if (attempt.record) this.dispose1(attempt.record);
+  /** What the load order needs of the manager (`load.ts`). */
+  private loadHooks(): LoadHooks {
+    const { options } = this;
     return {
-      path: entry.path ?? `<${entry.name}>`,
-      name: entry.name,
-      code: "MYPI_TIMEOUT",
-      message:
-        `the extension did not finish loading within ${timeoutMs} ms (its default export, or a top-level await, never settled); ` +
-        "start slow work without awaiting it in the default export, e.g. in a session_start handler",
+      get loadTimeoutMs() {
+        return options.loadTimeoutMs; // read at each load, as the options are
+      },
+      loader: this.loader,
+      cwd: this.cwd,
+      context: this.context,
+      host: this,
+      extendApi: (pi, entry, record) => {
+        this.compat?.extendApi(pi, { name: entry.name, attached: () => record.state === "attached", context: record.context });
+        this.options.extendApi?.(pi, { name: entry.name, ...(entry.path !== undefined && { path: entry.path }) });
+      },
+      dispose: (record) => this.dispose1(record),
+      attach: (record) => this.attach(record),
+      changed: () => this.changed(),
+      settle: (record) => this.applyActiveToolsRequest(record),
+      deliverTo: (extension, event) => this.observers.deliverTo(extension, event),
     };
-  }
-
-  private async runFactory(entry: Entry, attempt: Attempt): Promise<ExtensionRecord | LoadFailure> {
-    let factory = entry.factory;
-    const where = entry.path ?? `<${entry.name}>`;
-    if (!factory) {
-      const resolved = resolveEntry(entry.path!, this.cwd);
-      if (isLoadFailure(resolved)) return { ...resolved, name: entry.name };
-      const imported = await this.loader.import(resolved);
-      if (isLoadFailure(imported)) return { ...imported, name: entry.name };
-      factory = imported;
-    }
-    if (typeof factory !== "function") {
-      const message = `found a factory of type ${factory === null ? "null" : typeof factory}; an extension is a function: (pi: ExtensionAPI) => { … }`;
-      return { path: where, name: entry.name, code: "MYPI_BAD_EXPORT", message };
-    }
-    // Imported after the load gave up on it: never run it (nobody reads this outcome).
-    if (attempt.abandoned) return { path: where, name: entry.name, code: "MYPI_TIMEOUT", message: "imported after the load timed out" };
-    const record = createRecord(entry.name, factory, extensionContext(this.context, entry.name), entry.path, entry.realPath);
-    attempt.record = record;
-    try {
-      const pi = createExtensionAPI(record, this);
-      this.compat?.extendApi(pi, { name: entry.name, attached: () => record.state === "attached", context: record.context });
-      this.options.extendApi?.(pi, { name: entry.name, ...(entry.path !== undefined && { path: entry.path }) });
-      await factory(pi);
-      return record;
-    } catch (error) {
-      this.dispose1(record); // roll back whatever it registered
-      return describeLoadError(error, where, entry.name);
-    }
   }
 
   private attach(record: ExtensionRecord): void {
@@ -344,16 +217,8 @@ export class ExtensionManager implements ApiHost {
     for (const l of record.listeners.splice(0)) this.channels.off(l.channel, l.fn);
   }
 
-  private uniqueName(base: string): string {
-    const taken = new Set(this.entries.map((e) => e.name));
-    if (!taken.has(base)) return base;
-    let n = 2;
-    while (taken.has(`${base}#${n}`)) n++;
-    return `${base}#${n}`;
-  }
-
   private get records(): ExtensionRecord[] {
-    return this.entries.flatMap((e) => (e.record?.state === "attached" ? [e.record] : []));
+    return this.order.entries.flatMap((e) => (e.record?.state === "attached" ? [e.record] : []));
   }
 
   /** Handlers, tools or extensions changed: rebuild chains lazily, sync tools to the runtime. */
@@ -365,19 +230,20 @@ export class ExtensionManager implements ApiHost {
   // ─── chains and events ─────────────────────────────────────────────────────────────────────
 
   /** Run one decision slot (the kernel's five or a host decision). `undefined`: no handlers, nothing to do. */
-  runSlot(slot: SlotName, event: object, call: ChainCall): Promise<unknown> | undefined {
-    let chain = this.chains.get(slot);
-    if (!this.chains.has(slot)) {
-      chain = this.buildChain(slot);
+  runSlot<K extends SlotName>(slot: K, event: object, call: ChainCall): Promise<SlotResults[K] | undefined> | undefined {
+    // The map holds each slot's chain under its own name; TypeScript cannot tie a key to its value's type.
+    let chain = this.chains.get(slot) as Chain<K> | null | undefined;
+    if (chain === undefined) {
+      chain = this.buildChain(slot) ?? null;
       this.chains.set(slot, chain);
     }
     return chain?.(this.compat ? (this.compat.slotEvent(slot, event) ?? event) : event, call);
   }
 
-  private buildChain(slot: SlotName): Chain | undefined {
-    const handlers = orderedHandlers(this.records, slot).map(({ record, h }): ChainHandler => ({
+  private buildChain<K extends SlotName>(slot: K): Chain<K> | undefined {
+    const handlers = orderedHandlers(this.records, slot).map(({ record, h }): ChainHandler<K> => ({
       extension: record.name,
-      handler: h.handler as ChainHandler["handler"],
+      handler: h.handler as ChainHandler<K>["handler"],
       timeoutMs: h.timeoutMs ?? this.options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS,
       onError: h.onError ?? POLICIES[slot].defaultOnError,
       context: record.context,
@@ -613,10 +479,10 @@ export class ExtensionManager implements ApiHost {
 
   /** Dispose every extension in reverse load order, without telling them (`shutdown()` tells them first). */
   dispose(): void {
-    for (const entry of [...this.entries].reverse()) {
+    for (const entry of [...this.order.entries].reverse()) {
       if (entry.record) this.dispose1(entry.record);
     }
-    this.entries.length = 0;
+    this.order.entries.length = 0;
     this.changed();
   }
 }

@@ -17,10 +17,38 @@
  * | project_trust          | —                                                 | yes / no          | open    |
  * | resources_discover     | skill and prompt paths accumulate in order        | —                 | open    |
  */
-import type { Content, CustomMessage } from "@mypi/kernel";
+import { isRecord, type BeforeAgentStartResult, type Content, type ContextResult, type CustomMessage, type InputResult, type ToolCallResult, type ToolResultPatch } from "@mypi/kernel";
 import { customMessageFrom } from "./custom-message.ts";
 import { ExtensionError, describeValue } from "./errors.ts";
-import type { CustomMessageInput, HookOutcome, SlotEvent, SlotName, SlotResult } from "./types.ts";
+import type {
+  CustomMessageInput,
+  HookOutcome,
+  ProjectTrustDecision,
+  SessionBeforeCompactDecision,
+  SessionBeforeForkDecision,
+  SessionBeforeSwitchDecision,
+  SlotEvent,
+  SlotName,
+  SlotResult,
+} from "./types.ts";
+
+/**
+ * What a slot's chain hands on (`toKernel`): for the kernel's five slots the kernel's own result
+ * types, so the manager's chains plug into `Slots` as they are; for the host's slots what the host
+ * acts on. `by` names the extension whose decision it was.
+ */
+export interface SlotResults {
+  input: InputResult;
+  before_agent_start: BeforeAgentStartResult;
+  context: ContextResult;
+  tool_call: ToolCallResult;
+  tool_result: ToolResultPatch & { by?: string };
+  session_before_compact: SessionBeforeCompactDecision;
+  session_before_fork: SessionBeforeForkDecision;
+  session_before_switch: SessionBeforeSwitchDecision;
+  project_trust: ProjectTrustDecision;
+  resources_discover: { skillPaths: string[]; promptPaths: string[] };
+}
 
 /** What a chain threads through its handlers. States are never mutated, only replaced. */
 export interface ChainState<K extends SlotName = SlotName> {
@@ -49,7 +77,8 @@ export interface Stop<K extends SlotName> {
   readonly fatal?: string;
 }
 
-export interface SlotPolicy<K extends SlotName> {
+/** `R`: what `toKernel` hands on; only `stopOnly` names it, for slots where it is the handler's own result type. */
+export interface SlotPolicy<K extends SlotName, R = SlotResults[K]> {
   /** One line: how the handlers of this slot combine. */
   readonly semantics: string;
   readonly defaultOnError: "open" | "closed";
@@ -64,7 +93,7 @@ export interface SlotPolicy<K extends SlotName> {
   /** The state after a handler of this slot failed with `onError: "closed"`. */
   failClosed(state: ChainState<K>, by: string, reason: string): ChainState<K>;
   /** What the kernel (or host) receives. Throws when the run must end in `error`. */
-  toKernel(initial: ChainState<K>, final: ChainState<K>): unknown;
+  toKernel(initial: ChainState<K>, final: ChainState<K>): R | undefined;
 }
 
 type PolicyTable = { [K in SlotName]: SlotPolicy<K> };
@@ -77,10 +106,6 @@ function bad(slot: SlotName, result: unknown, expected: string): ExtensionError 
     `a ${slot} handler returned ${describeValue(result)}; expected ${expected} or undefined`,
     { slot },
   );
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function changed<K extends SlotName>(state: ChainState<K>, event: Partial<SlotEvent<K>>, by: string): ChainState<K> {
@@ -105,7 +130,7 @@ function stopOnly<K extends "session_before_compact" | "session_before_fork" | "
   expected: string,
   /** What a closed failure decides (default: cancel). */
   closed: SlotResult<K> = { cancel: true } as SlotResult<K>,
-): SlotPolicy<K> {
+): SlotPolicy<K, SlotResult<K>> {
   return {
     semantics,
     defaultOnError: "open",
@@ -180,13 +205,7 @@ export const POLICIES: PolicyTable = {
       }
       return added.length ? { ...next, messages: [...(next.messages ?? []), ...added] } : next;
     },
-    diff(from, to) {
-      const result: SlotResult<"before_agent_start"> = {};
-      if (to.event.systemPrompt !== from.event.systemPrompt) result.systemPrompt = to.event.systemPrompt;
-      const added = (to.messages ?? []).slice(from.messages?.length ?? 0);
-      if (added.length) result.messages = added;
-      return result.systemPrompt === undefined && !result.messages ? undefined : result;
-    },
+    diff: (from, to) => startChanges(from, to),
     outcome(from, to) {
       if (to.event.systemPrompt !== from.event.systemPrompt) return "system_prompt";
       return (to.messages?.length ?? 0) > (from.messages?.length ?? 0) ? "message" : "pass";
@@ -195,7 +214,7 @@ export const POLICIES: PolicyTable = {
       stopped(state, { by, outcome: "fail_closed", reason, fatal: `Extension ${by} failed in before_agent_start: ${reason}` }),
     toKernel(initial, final) {
       if (final.stop?.fatal) throw new Error(final.stop.fatal);
-      return POLICIES.before_agent_start.diff(initial, final);
+      return startChanges(initial, final);
     },
   },
 
@@ -280,14 +299,7 @@ export const POLICIES: PolicyTable = {
       }
       return next;
     },
-    diff(from, to) {
-      if (to.stop && !from.stop) return to.stop.result;
-      if (to.rev === from.rev) return undefined;
-      const patch: SlotResult<"tool_result"> = { content: to.event.content, isError: to.event.isError };
-      if (to.event.details !== from.event.details) patch.details = to.event.details ?? null;
-      if (to.terminate !== from.terminate) patch.terminate = to.terminate ?? false;
-      return patch;
-    },
+    diff: (from, to) => (to.stop && !from.stop ? to.stop.result : resultPatch(from, to)),
     outcome: (from, to) => to.stop?.outcome ?? (to.rev !== from.rev ? "patch" : "pass"),
     failClosed: (state, by, reason) =>
       stopped(state, { result: { withhold: true, reason }, by, outcome: "withhold", reason }),
@@ -296,7 +308,7 @@ export const POLICIES: PolicyTable = {
         const text = `Tool result withheld by ${final.stop.by}: ${final.stop.reason ?? "withheld"}`;
         return { content: [{ type: "text", text }], details: null, isError: true, by: final.stop.by };
       }
-      return POLICIES.tool_result.diff(initial, final);
+      return resultPatch(initial, final);
     },
   },
 
@@ -375,6 +387,24 @@ export const POLICIES: PolicyTable = {
     toKernel: (_initial, final) => ({ skillPaths: [...(final.paths?.skillPaths ?? [])], promptPaths: [...(final.paths?.promptPaths ?? [])] }),
   },
 };
+
+/** What `before_agent_start` handlers changed between two states: the system prompt, messages added. */
+function startChanges(from: ChainState<"before_agent_start">, to: ChainState<"before_agent_start">): BeforeAgentStartResult | undefined {
+  const result: BeforeAgentStartResult = {};
+  if (to.event.systemPrompt !== from.event.systemPrompt) result.systemPrompt = to.event.systemPrompt;
+  const added = (to.messages ?? []).slice(from.messages?.length ?? 0);
+  if (added.length) result.messages = added;
+  return result.systemPrompt === undefined && !result.messages ? undefined : result;
+}
+
+/** The `tool_result` patch that leads from one state to another (a stop is the caller's to handle). */
+function resultPatch(from: ChainState<"tool_result">, to: ChainState<"tool_result">): ToolResultPatch | undefined {
+  if (to.rev === from.rev) return undefined;
+  const patch: ToolResultPatch = { content: to.event.content, isError: to.event.isError };
+  if (to.event.details !== from.event.details) patch.details = to.event.details ?? null;
+  if (to.terminate !== from.terminate) patch.terminate = to.terminate ?? false;
+  return patch;
+}
 
 /** `project_trust` results must say `trusted`; anything else is the wrong shape. */
 function undefinedOrBad(result: Record<string, unknown>): never {

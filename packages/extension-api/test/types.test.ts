@@ -1,13 +1,16 @@
 // The pi.on surface, checked by `tsc -b` (this file is in its include): every `@ts-expect-error`
 // below must be an error, or the type check fails. The runtime test checks the routing table.
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { Content } from "@mypi/kernel";
+import type { Content, Slots, ToolCallResult } from "@mypi/kernel";
+import type { ChainCall } from "../src/chain.ts";
 import { POLICIES } from "../src/policy.ts";
 import {
+  ExtensionManager,
   ROUTES,
   type ExtensionAPI,
   type ExtensionContext,
   type HookDecisionEvent,
+  type SessionBeforeForkDecision,
   type SlotResult,
   type ToolResultDecision,
 } from "../src/index.ts";
@@ -84,6 +87,38 @@ export function typeChecks(pi: ExtensionAPI): void {
   // @ts-expect-error: observers get no next
   pi.on("turn_start", (_event, _ctx, next) => next());
 }
+
+/** Never called: the manager ↔ kernel seam, typed per slot (no casts where the host reads a chain). */
+export async function seamTypeChecks(manager: ExtensionManager, call: ChainCall): Promise<void> {
+  expectTypeOf(await manager.runSlot("tool_call", {}, call)).toEqualTypeOf<ToolCallResult | undefined>();
+  expectTypeOf(await manager.runSlot("session_before_fork", {}, call)).toEqualTypeOf<SessionBeforeForkDecision | undefined>();
+  expectTypeOf(await manager.runSlot("resources_discover", {}, call)).toEqualTypeOf<{ skillPaths: string[]; promptPaths: string[] } | undefined>();
+  const trust = await manager.runSlot("project_trust", {}, call);
+  if (trust) expectTypeOf(trust.trusted).toEqualTypeOf<"yes" | "no" | "undecided">();
+  // The manager's five chains are the kernel's slot functions as they are.
+  expectTypeOf(manager.slots).toMatchTypeOf<Required<Slots>>();
+  const compact = await manager.runSlot("session_before_compact", {}, call);
+  // @ts-expect-error: a compaction decision has no `trusted`
+  void compact?.trusted;
+  // @ts-expect-error: only the policy table's slots have chains
+  void manager.runSlot("turn_end", {}, call);
+}
+
+describe("the manager ↔ kernel seam", () => {
+  it("hands each slot's chain result on in the kernel's shape, typed by the slot's name", async () => {
+    const manager = new ExtensionManager();
+    await manager.loadExtension((pi) => {
+      pi.on("resources_discover", () => ({ skillPaths: ["skills"] }));
+      pi.on("session_before_fork", () => ({ cancel: true }));
+    }, "seam");
+    const call: ChainCall = { signal: new AbortController().signal, emit: () => {} };
+    const found = await manager.runSlot("resources_discover", { cwd: "/ws", reason: "startup" }, call);
+    expect(found?.skillPaths).toEqual(["skills"]);
+    expect(found?.promptPaths).toEqual([]);
+    expect((await manager.runSlot("session_before_fork", { entryId: "e1", position: "before" }, call))?.cancel).toBe(true);
+    expect(manager.runSlot("tool_call", { toolCallId: "c1", toolName: "read", input: {} }, call)).toBeUndefined();
+  });
+});
 
 describe("the routing table", () => {
   it("routes every decision slot of the policy table to a chain, Pi's events mypi never emits nowhere, and every other event to the observer bus", () => {

@@ -8,6 +8,7 @@
  * resolved task holds absolute paths only: it can be sent to a worker on another machine as is.
  */
 import { isAbsolute, normalize, resolve } from "node:path";
+import { isRecord } from "@mypi/kernel";
 
 export type WorkspaceSpec =
   | { copy: string }
@@ -169,10 +170,6 @@ function isUrl(text: string): boolean {
 
 function isWhole(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 1;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function describe(value: unknown): string {

@@ -11,7 +11,7 @@
  * them with the signal's (`exits.ts`).
  */
 import { parseSlashCommand } from "@mypi/extension-api";
-import type { Agent, AgentEndEvent } from "@mypi/kernel";
+import { isAgentEvent, type Agent, type AgentEndEvent, type HostEvent } from "@mypi/kernel";
 import { exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
 import type { ExitWatcher } from "../exits.ts";
@@ -115,9 +115,8 @@ async function runPrompt({ agent, io, options }: OneShot): Promise<number> {
 }
 
 /** Print mode's stderr line for an `extension_error`. */
-export function extensionErrorLine(event: { type: string }): string {
-  const e = event as { extension?: unknown; slot?: unknown; error?: unknown };
-  return `mypi: extension ${String(e.extension)} failed in ${String(e.slot)}: ${oneLine(String(e.error))}\n`;
+export function extensionErrorLine(event: HostEvent): string {
+  return `mypi: extension ${String(event.extension)} failed in ${String(event.slot)}: ${oneLine(String(event.error))}\n`;
 }
 
 /**
@@ -130,9 +129,9 @@ function followRuns(agent: Agent, io: CliIO, options: OneShotOptions) {
     end: undefined as AgentEndEvent | undefined,
     stop: agent.subscribe((event) => {
       if (options.json) io.stdout.write(eventLine(event));
-      else if (event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
-      if (event.type !== "agent_end") return;
-      followed.end = event as AgentEndEvent;
+      else if (!isAgentEvent(event) && event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
+      if (!isAgentEvent(event) || event.type !== "agent_end") return;
+      followed.end = event;
       idle?.();
     }),
     async untilIdle(): Promise<AgentEndEvent | undefined> {

@@ -10,7 +10,7 @@
  * Text from the model, tools and extensions goes through `printable` / `oneLine` (`text.ts`)
  * first: what they write can never drive the terminal.
  */
-import type { StreamEvent, ToolResult } from "@mypi/kernel";
+import { isAgentEvent, type HostEvent, type StreamEvent, type ToolResult } from "@mypi/kernel";
 import { oneLine, printable, printableLines } from "./text.ts";
 
 export interface Style {
@@ -63,9 +63,11 @@ export const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", 
 const MAX_SUMMARY = 72;
 
 export function renderEvent(state: RenderState, event: StreamEvent, style: Style = PLAIN): RenderStep {
+  // Host events have any `type`, so only once they are set apart does the switch narrow.
+  if (!isAgentEvent(event)) return renderHostEvent(state, event, style);
   switch (event.type) {
     case "message_update": {
-      const delta = (event as { delta?: { type: string; delta?: string } }).delta;
+      const delta = event.delta;
       if (!delta || (delta.type !== "text_delta" && delta.type !== "thinking_delta") || !delta.delta) {
         return { state, commit: "" };
       }
@@ -82,7 +84,7 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
     }
 
     case "message_end": {
-      const message = event.message as { role: string; content?: unknown; stopReason?: string; errorMessage?: string };
+      const message = event.message;
       if (message.role !== "assistant") return { state, commit: "" };
       let commit = "";
       if (state.streaming === "none") {
@@ -99,9 +101,9 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
 
     case "tool_execution_start": {
       const tool: RunningTool = {
-        toolCallId: event.toolCallId as string,
-        toolName: oneLine(event.toolName as string, MAX_SUMMARY),
-        summary: summarizeCall(event.toolName as string, event.args),
+        toolCallId: event.toolCallId,
+        toolName: oneLine(event.toolName, MAX_SUMMARY),
+        summary: summarizeCall(event.toolName, event.args),
         startedAt: event.timestamp,
       };
       return {
@@ -122,15 +124,15 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
     }
 
     case "tool_execution_end": {
-      const id = event.toolCallId as string;
+      const id = event.toolCallId;
       const started = state.startTimes[id];
       const { [id]: _gone, ...startTimes } = state.startTimes;
       // tool_execution_end carries no args: the summary was kept from the start event.
       const summary = state.running.find((t) => t.toolCallId === id)?.summary ?? "";
       const took = started === undefined ? "" : `  ${style.dim(formatDuration(event.timestamp - started))}`;
       const isError = event.isError === true;
-      const head = [isError ? style.red("✗") : style.green("✓"), oneLine(event.toolName as string, MAX_SUMMARY), summary].filter(Boolean).join(" ");
-      const reason = isError ? oneLine(textOf((event.result as ToolResult | undefined)?.content) ?? "", 120) : "";
+      const head = [isError ? style.red("✗") : style.green("✓"), oneLine(event.toolName, MAX_SUMMARY), summary].filter(Boolean).join(" ");
+      const reason = isError ? oneLine(textOf(event.result?.content) ?? "", 120) : "";
       const line = `${head}${took}${reason ? `  ${style.red(reason)}` : ""}`;
       return {
         state: { ...closeLine(state), running: state.running.filter((t) => t.toolCallId !== id), startTimes },
@@ -138,28 +140,21 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
       };
     }
 
-    case "extension_error": {
-      const e = event as { extension?: unknown; slot?: unknown; error?: unknown };
-      const text = `⚠ extension ${String(e.extension)} failed in ${String(e.slot)}: ${oneLine(String(e.error), 160)}`;
-      return { state: closeLine(state), commit: `${state.lineOpen ? "\n" : ""}${style.yellow(text)}\n` };
-    }
-
     case "context_compacted": {
-      const text = `⋯ context compacted: ${formatCount(event.tokensBefore as number)} → ${formatCount(event.tokensAfter as number)} tokens`;
+      const text = `⋯ context compacted: ${formatCount(event.tokensBefore)} → ${formatCount(event.tokensAfter)} tokens`;
       return { state: closeLine(state), commit: `${state.lineOpen ? "\n" : ""}${style.dim(text)}\n` };
     }
 
     case "agent_end": {
-      const end = event as { stopReason: string; error?: string; reason?: string; by?: string };
       const lead = state.lineOpen ? "\n" : "";
       const done = { ...initialRenderState };
-      switch (end.stopReason) {
+      switch (event.stopReason) {
         case "aborted":
           return { state: done, commit: `${lead}${style.yellow("⏹ aborted")}\n` };
         case "error":
-          return { state: done, commit: `${lead}${style.red(`✗ ${oneLine(end.error ?? "the run failed", 200)}`)}\n` };
+          return { state: done, commit: `${lead}${style.red(`✗ ${oneLine(event.error ?? "the run failed", 200)}`)}\n` };
         case "blocked":
-          return { state: done, commit: `${lead}${style.yellow(`⛔ blocked${end.by === undefined ? "" : ` by ${oneLine(end.by, 60)}`}: ${oneLine(end.reason ?? "", 200)}`)}\n` };
+          return { state: done, commit: `${lead}${style.yellow(`⛔ blocked${event.by === undefined ? "" : ` by ${oneLine(event.by, 60)}`}: ${oneLine(event.reason ?? "", 200)}`)}\n` };
         case "max_turns":
           return { state: done, commit: `${lead}${style.yellow("⏹ stopped: the maximum number of turns was reached")}\n` };
         default:
@@ -170,6 +165,13 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
     default:
       return { state, commit: "" };
   }
+}
+
+/** The host's events the terminal shows: an extension's failure. */
+function renderHostEvent(state: RenderState, event: HostEvent, style: Style): RenderStep {
+  if (event.type !== "extension_error") return { state, commit: "" };
+  const text = `⚠ extension ${String(event.extension)} failed in ${String(event.slot)}: ${oneLine(String(event.error), 160)}`;
+  return { state: closeLine(state), commit: `${state.lineOpen ? "\n" : ""}${style.yellow(text)}\n` };
 }
 
 /** The lines drawn under the output while tools run. `frame` picks the spinner glyph. */
