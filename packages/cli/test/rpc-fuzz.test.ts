@@ -75,7 +75,8 @@ describe("RPC input, fuzzed", () => {
         const isRun = (l: string) => {
           try {
             const c = JSON.parse(l);
-            return c?.type === "prompt" && typeof c.message === "string" && c.images === undefined;
+            // An empty `images` list is a valid one (nothing random makes a valid image).
+            return c?.type === "prompt" && typeof c.message === "string" && (c.images === undefined || (Array.isArray(c.images) && c.images.length === 0));
           } catch {
             return false;
           }
@@ -98,7 +99,8 @@ describe("RPC input, fuzzed", () => {
           expect(out[i]!.success === false || isCommand).toBe(true);
         }
       }),
-      { numRuns: 120 },
+      // A fixed seed, so the run is the same every time: this one draws a prompt with `images: []`.
+      { numRuns: 120, seed: -2035900896 },
     );
   });
 });
