@@ -33,6 +33,7 @@ describe("mcpToolName", () => {
         expect(name).toMatch(VALID);
         expect(mcpToolName(server, tool)).toBe(name);
       }),
+      { seed: 20261129 },
     );
   });
 });
@@ -72,6 +73,7 @@ describe("ToolNamer", () => {
         expect(new Set(names).size).toBe(names.length);
         for (const n of names) expect(n).toMatch(VALID);
       }),
+      { seed: 20261129 },
     );
   });
 });

@@ -69,7 +69,7 @@ describe("message_update on the JSON/RPC wire", () => {
           expect(content).toEqual(JSON.parse(JSON.stringify(update.message.content)));
         }
       }),
-      { numRuns: 150 },
+      { numRuns: 150, seed: 20261129 },
     );
   });
 

@@ -189,7 +189,7 @@ describe("any script, any abort point", () => {
           await agent.close();
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 300, seed: 20261129 },
     );
     expect(unhandled.seen).toEqual([]);
   });
@@ -218,7 +218,7 @@ describe("any script, any abort point", () => {
         const end = events.at(-1) as { messages: never[] } | undefined;
         expectRunInvariants(events, end?.messages ?? []);
       }),
-      { numRuns: 300 },
+      { numRuns: 300, seed: 20261129 },
     );
     expect(unhandled.seen).toEqual([]);
   });
