@@ -14,9 +14,11 @@
  *   assistant messages, are redacted on the copy that is sent.
  * - Not covered: an assistant message is recorded when it ends, before any slot sees it, so the
  *   arguments the model wrote are on disk as written. The model only sees redacted text, so it can
- *   only write a secret it made up. `tool_execution_start` / `_update` events (stdout in JSON and
- *   RPC modes) pass through no slot; the `tracer` extension imports `redactDeep` from this module
- *   and applies it to everything it writes. Not through the shared bus (`pi.events`): any
+ *   only write a secret it made up. `tool_execution_start` / `_update` events pass through no
+ *   slot: with this extension loaded, the CLI masks the partial results of `_update` in its JSON
+ *   and RPC lines with `redactDeep` (the `_start` arguments are the model's), and the host the
+ *   verdicts it records in the session; the `tracer` extension imports `redactDeep` from this
+ *   module and applies it to everything it writes. Not through the shared bus (`pi.events`): any
  *   extension can emit there, and one sending a no-op "redactor" made the tracer write secrets.
  */
 import type { ExtensionAPI } from "@mypi/extension-api";

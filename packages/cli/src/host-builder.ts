@@ -235,9 +235,16 @@ function isFile(path: string): boolean {
 }
 
 /** The text blocks of a message's content (a string content is its own text). */
+/**
+ * redact-secrets' `redactDeep` when that extension is loaded (decided at start: a `/reload` that
+ * adds or drops it does not change it), for what the host writes that no slot passes: the
+ * verdicts it records in the session, the progress lines of JSON and RPC mode.
+ */
+export function redactorOf(loaded: LoadedExtensions): (<T>(value: T) => T) | undefined {
+  return loaded.manager.list().some((e) => e.path === shippedExtensionPath("redact-secrets")) ? redactDeep : undefined;
+}
+
 export function buildHost(loaded: LoadedExtensions, session: SessionManager, options: HostOptions): ExtensionHost {
-  // The verdicts the host records hold extensions' own text: masked as redact-secrets masks the
-  // rest of the session, when it is loaded.
-  const redacting = loaded.manager.list().some((e) => e.path === shippedExtensionPath("redact-secrets"));
-  return createExtensionHost({ ...options, ...(redacting && { redactRecord: redactDeep }), manager: loaded.manager, session });
+  const redact = redactorOf(loaded);
+  return createExtensionHost({ ...options, ...(redact && { redactRecord: redact }), manager: loaded.manager, session });
 }

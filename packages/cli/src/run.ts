@@ -18,7 +18,7 @@ import { SessionManager, createOpenAIModel, defaultSessionDir, isAgentEvent, loa
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { discoverExtensions, type ExtensionOrigin } from "./discovery.ts";
 import { printExtensions } from "./extensions-command.ts";
-import { buildHost, createHostSession, describeFailures, loadExtensionSet, type HostOptions, type LoadedExtensions, type ProjectExtensions } from "./host-builder.ts";
+import { buildHost, createHostSession, describeFailures, loadExtensionSet, redactorOf, type HostOptions, type LoadedExtensions, type ProjectExtensions } from "./host-builder.ts";
 import type { CliIO } from "./main.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
 import { extensionErrorLine, runOneShot } from "./modes/print.ts";
@@ -154,6 +154,7 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
     onDiagnostic: diagnostic,
   };
   const loaded = await loadExtensionSet(extensionSet);
+  const redactProgress = redactorOf(loaded);
   loaded.failures.push(...discovered.failures, ...globalPackages.failures, ...projectPackages.failures);
   const shutdown = () => loaded.manager.shutdown();
   if (projectSettingsError !== undefined) {
@@ -297,6 +298,7 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
           maxTurns: args.maxTurns ?? 50,
           exits,
           runCommand: (name, commandArgs, signal) => hostSession.runCommand(name, commandArgs, signal),
+          ...(redactProgress && { redact: redactProgress }),
         });
       case "rpc": {
         // Extensions that failed to load: told once as a notification, and in every get_state.
@@ -307,7 +309,7 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
           ui: rpcUI!,
           state: () => ({ ...hostSession.state(), extensionErrors }),
         });
-        return await runRpcMode(target, { stdin: io.stdin, stdout: io.stdout, stop: exits.signal });
+        return await runRpcMode(target, { stdin: io.stdin, stdout: io.stdout, stop: exits.signal, ...(redactProgress && { redact: redactProgress }) });
       }
       case "interactive": {
         // Loaded here: print, JSON and RPC runs never pay for the terminal-UI library.

@@ -27,6 +27,8 @@ export interface OneShotOptions {
   exits: ExitWatcher;
   /** Runs an extension command for a `/name args` prompt; `{ran:false}` sends the text to the model. */
   runCommand?: (name: string, args: string, signal: AbortSignal) => Promise<{ ran: boolean; error?: string }>;
+  /** Masks progress in JSON lines (`eventLine`). */
+  redact?: <T>(value: T) => T;
 }
 
 /** One print or JSON invocation: what its two paths (a prompt, a command) share. */
@@ -128,7 +130,7 @@ function followRuns(agent: Agent, io: CliIO, options: OneShotOptions) {
   const followed = {
     end: undefined as AgentEndEvent | undefined,
     stop: agent.subscribe((event) => {
-      if (options.json) io.stdout.write(eventLine(event));
+      if (options.json) io.stdout.write(eventLine(event, options.redact));
       else if (!isAgentEvent(event) && event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
       if (!isAgentEvent(event) || event.type !== "agent_end") return;
       followed.end = event;

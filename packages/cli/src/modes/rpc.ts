@@ -32,6 +32,8 @@ export interface RpcIO {
    * returns once the run has ended.
    */
   stop?: AbortSignal;
+  /** Masks progress in event lines (`eventLine`). */
+  redact?: <T>(value: T) => T;
 }
 
 type Command = { id?: unknown; type: string; [key: string]: unknown };
@@ -42,7 +44,7 @@ class CommandError extends Error {}
 
 export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> {
   const write = (value: unknown) => io.stdout.write(toJsonLine(value));
-  const unsubscribe = target.subscribe((event: StreamEvent) => void io.stdout.write(eventLine(event)));
+  const unsubscribe = target.subscribe((event: StreamEvent) => void io.stdout.write(eventLine(event, io.redact)));
   /** Runs started by `prompt`, so the end of input can wait for them. */
   const runs = new Set<Promise<unknown>>();
   /** Commands are handled one at a time, in order: a slow one does not reorder the responses. */

@@ -4,7 +4,7 @@
  * would cut a valid command in two. A trailing "\r" is dropped so CRLF clients work.
  */
 import { StringDecoder } from "node:string_decoder";
-import type { MessageUpdateEvent, StreamEvent } from "@mypi/kernel";
+import type { MessageUpdateEvent, StreamEvent, ToolExecutionUpdateEvent } from "@mypi/kernel";
 
 /** The longest line read (in characters): a longer one is dropped, and reported, not buffered. */
 export const MAX_LINE_CHARS = 64 * 1024 * 1024;
@@ -123,8 +123,16 @@ export function readJsonlLines(
  * with the square of the answer (a 100 KB tool argument wrote 630 MB; 300 KB ran out of memory).
  * The delta and its `contentIndex` rebuild the message (docs/cli.md), and `message_end` carries
  * it whole.
+ *
+ * `redact` (redact-secrets' patterns, when it is loaded) masks a `tool_execution_update`'s partial
+ * result: progress passes no slot (the final result passes `tool_result`), and a client may log
+ * these lines.
  */
-export function eventLine(event: StreamEvent): string {
+export function eventLine(event: StreamEvent, redact?: <T>(value: T) => T): string {
+  if (redact && event.type === "tool_execution_update") {
+    const update = event as ToolExecutionUpdateEvent;
+    return toJsonLine({ ...update, partialResult: redact(update.partialResult) });
+  }
   if (event.type !== "message_update") return toJsonLine(event);
   const { message: _snapshot, ...update } = event as MessageUpdateEvent;
   return toJsonLine(update);

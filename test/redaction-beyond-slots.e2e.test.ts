@@ -1,9 +1,9 @@
 /**
- * The host records extensions' verdicts (`hook_decision`, `extension_error`) in the session: their
- * `reason` and `error` are the extension's own text, so with redact-secrets loaded they are masked
- * like the rest of the session, and without it they are kept as written.
+ * What mypi writes that no slot passes, masked when redact-secrets is loaded and kept as it is
+ * without it: the verdicts the host records in the session (`hook_decision`, `extension_error`:
+ * an extension's `reason` and `error` are its own text) and the progress lines of JSON mode.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { REPO, SHIPPED, createSandbox } from "./helpers/mypi.ts";
@@ -34,5 +34,30 @@ describe("verdicts recorded in the session", () => {
   it("are kept as the extension wrote them without redact-secrets", async () => {
     const file = await verdictsAfterRun("raw", [guard]);
     expect(file).toContain(`refused: echo ${TOKEN}`);
+  });
+});
+
+describe("progress lines in JSON mode", () => {
+  /** A bash call that prints the token, then waits for a file the test writes once progress was seen. */
+  async function progressOf(extensions: string[]): Promise<string[]> {
+    const stop = join(sandbox.root, `stop-${extensions.length}`);
+    const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: `echo ${TOKEN}; while [ ! -e ${stop} ]; do sleep 0.05; done` } }] }, { text: "done" }]);
+    const p = sandbox.spawn([...extensions.flatMap((e) => ["-e", e]), "--mode", "json", "--no-session", "--model", `scripted:${script}`, "-p", "go"]);
+    await p.waitFor((l) => l.type === "tool_execution_update");
+    writeFileSync(stop, "");
+    expect((await p.exit).code).toBe(0);
+    return p.lines.filter((l) => l.type === "tool_execution_update").map((l) => JSON.stringify(l.partialResult));
+  }
+
+  it("mask a tool's partial output with redact-secrets' patterns when it is loaded", async () => {
+    const updates = await progressOf([SHIPPED("redact-secrets")]);
+    expect(updates.length).toBeGreaterThan(0);
+    expect(updates.join("\n")).not.toContain(TOKEN);
+    expect(updates[0]).toContain("[REDACTED:github-token]");
+  });
+
+  it("carry it as the tool printed it without redact-secrets", async () => {
+    const updates = await progressOf([]);
+    expect(updates[0]).toContain(TOKEN);
   });
 });
