@@ -8,20 +8,8 @@ import { join } from "node:path";
 import { SessionManager } from "../packages/kernel/src/session/index.ts";
 import { renderSessionHtml } from "../packages/cli/src/export/html.ts";
 import { listSessions } from "../packages/cli/src/session-list.ts";
+import { medianTime } from "./median-time.ts";
 
-const gc = (globalThis as { gc?: () => void }).gc;
-
-function median(runs: number, fn: () => unknown): number {
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    gc?.();
-    const start = performance.now();
-    fn();
-    times.push(performance.now() - start);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
 
 function session(messages: number, dir?: string): SessionManager {
   const s = dir ? SessionManager.create({ cwd: "/bench", dir }) : SessionManager.inMemory("/bench");
@@ -43,7 +31,7 @@ for (const n of [2_000, 20_000]) {
   const s = session(n);
   const view = { header: s.getHeader(), entries: s.getEntries(), leafId: s.getLeafId() };
   let bytes = 0;
-  const t = median(5, () => (bytes = renderSessionHtml(view).length));
+  const t = medianTime(5, () => (bytes = renderSessionHtml(view).length));
   timings.push(t);
   rows.push([`render ${n} messages`, `${t.toFixed(1)} ms`, `${(bytes / 1024 / 1024).toFixed(1)} MB`]);
 }
@@ -53,7 +41,7 @@ const dir = mkdtempSync(join(tmpdir(), "mypi-bench-export-"));
 try {
   for (let i = 0; i < 200; i++) session(60, dir);
   let found = 0;
-  const t = median(5, () => (found = listSessions("/bench", dir).length));
+  const t = medianTime(5, () => (found = listSessions("/bench", dir).length));
   rows.push([`list ${found} sessions of 60 messages`, `${t.toFixed(1)} ms`, ""]);
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -7,22 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repairToolHistory, SessionManager } from "../packages/kernel/src/session/index.ts";
 import type { Message } from "../packages/kernel/src/types.ts";
+import { medianTime } from "./median-time.ts";
 
 const rows: [string, string, string, string][] = [];
 const ms = (t: number) => `${t.toFixed(1)} ms`;
-const gc = (globalThis as { gc?: () => void }).gc;
-
-function median(runs: number, fn: () => unknown): number {
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    gc?.();
-    const start = performance.now();
-    fn();
-    times.push(performance.now() - start);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
 
 /**
  * About `n` messages of coding-agent turns: a user message, an assistant message with 1–3 calls,
@@ -84,24 +72,24 @@ try {
   for (const damage of [false, true]) {
     const inputs = SIZES.map((n) => transcript(n, damage));
     for (const messages of inputs) for (let i = 0; i < 3; i++) repairToolHistory(messages); // warm up (JIT)
-    const [small, large] = inputs.map((messages) => median(7, () => repairToolHistory(messages)));
+    const [small, large] = inputs.map((messages) => medianTime(7, () => repairToolHistory(messages)));
     const label = damage ? "repair, 1 turn in 20 damaged" : "repair, valid history";
     rows.push([label, ms(small!), ms(large!), `${(large! / small!).toFixed(1)}×`]);
   }
 
   const files = SIZES.map((n) => sessionFile(dir, n));
   for (const f of files) SessionManager.open(f); // warm up (JIT)
-  const [smallLoad, largeLoad] = files.map((f) => median(5, () => SessionManager.open(f)));
+  const [smallLoad, largeLoad] = files.map((f) => medianTime(5, () => SessionManager.open(f)));
   const mb = (f: string) => `${(statSync(f).size / 1e6).toFixed(1)} MB`;
   rows.push([`open (load + parse), ${mb(files[0]!)} / ${mb(files[1]!)}`, ms(smallLoad!), ms(largeLoad!), `${(largeLoad! / smallLoad!).toFixed(1)}×`]);
   const sessions = files.map((f) => SessionManager.open(f));
-  const [smallCtx, largeCtx] = sessions.map((s) => median(5, () => s.buildContext()));
+  const [smallCtx, largeCtx] = sessions.map((s) => medianTime(5, () => s.buildContext()));
   rows.push(["buildContext (branch + repair)", ms(smallCtx!), ms(largeCtx!), `${(largeCtx! / smallCtx!).toFixed(1)}×`]);
 
   // One append = one appendFileSync of one line; its cost must not depend on the file's size.
   const [smallAppend, largeAppend] = sessions.map((s) => {
     const message: Message = { role: "user", content: [{ type: "text", text: "one more" }], timestamp: 0 };
-    return median(5, () => {
+    return medianTime(5, () => {
       for (let i = 0; i < 200; i++) s.appendMessage(message);
     }) / 200;
   });
@@ -121,7 +109,7 @@ try {
     return total / 20;
   });
   rows.push(["getEntries() after an append", ms(smallList!), ms(largeList!), `${(largeList! / smallList!).toFixed(1)}×`]);
-  const [smallBranch, largeBranch] = sessions.map((s) => median(5, () => s.getBranch()));
+  const [smallBranch, largeBranch] = sessions.map((s) => medianTime(5, () => s.getBranch()));
   rows.push(["getBranch()", ms(smallBranch!), ms(largeBranch!), `${(largeBranch! / smallBranch!).toFixed(1)}×`]);
 } finally {
   rmSync(dir, { recursive: true, force: true });
