@@ -20,6 +20,7 @@ import { usesOAuth, type ConfigProblem, type ServerConfig } from "./config.ts";
 import { McpConnection } from "./connection.ts";
 import { toJsonSchema, toolDescription, toToolResult, type McpToolInfo } from "./convert.ts";
 import { ToolNamer } from "./naming.ts";
+import { settledOrAborted } from "./settle.ts";
 import { LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL } from "./resources.ts";
 import { followTask, taskBlocker } from "./tasks.ts";
 
@@ -149,16 +150,7 @@ export class McpHub {
 
   /** Wait for servers being added and tool-list refreshes in flight (they register what changed before resolving). */
   async settle(signal: AbortSignal): Promise<void> {
-    const pending = [...this.#adding, ...this.connections.flatMap((c) => (c.refreshing ? [c.refreshing] : []))];
-    if (pending.length === 0) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        signal.removeEventListener("abort", done);
-        resolve();
-      };
-      signal.addEventListener("abort", done, { once: true });
-      void Promise.all(pending).then(done);
-    });
+    await settledOrAborted([...this.#adding, ...this.connections.flatMap((c) => (c.refreshing ? [c.refreshing] : []))], signal);
   }
 
   /** Bring the registrations in line with what the servers offer now. */

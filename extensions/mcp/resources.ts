@@ -18,6 +18,7 @@ import { isRecord, type Content, type ImageContent, type Message, type Tool, typ
 import type { McpConnection } from "./connection.ts";
 import { toToolResult } from "./convert.ts";
 import { listPages } from "./paging.ts";
+import { settledOrAborted } from "./settle.ts";
 
 export const LIST_RESOURCES_TOOL = "mcp_list_resources";
 export const READ_RESOURCE_TOOL = "mcp_read_resource";
@@ -229,7 +230,7 @@ export class Attachments {
   /** Wait for re-reads in flight, then the messages with every attached block at its current text (undefined: nothing to change). */
   async current(messages: Message[], signal: AbortSignal): Promise<Message[] | undefined> {
     const pending = [...this.#byKey.values()].flatMap((a) => (a.refreshing ? [a.refreshing] : []));
-    if (pending.length) await Promise.race([Promise.all(pending), new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }))]);
+    await settledOrAborted(pending, signal);
     let changed = false;
     const fresh = (text: string) =>
       text.replace(BLOCK, (whole, server: string, uri: string, body: string) => {

@@ -14,6 +14,7 @@ import type { McpConnection } from "./connection.ts";
 import { McpHub } from "./hub.ts";
 import { listPrompts, registerPrompts } from "./prompts.ts";
 import { Attachments, offersResources, resourceTools } from "./resources.ts";
+import { settledOrAborted } from "./settle.ts";
 import { registerStatus } from "./status.ts";
 
 export interface McpSessionOptions {
@@ -57,7 +58,7 @@ export class McpSession {
   /** The messages the model gets, once list changes, servers being added and attached resources are current. */
   async beforeModelCall(messages: Message[], signal: AbortSignal): Promise<Message[] | undefined> {
     await this.hub.settle(signal);
-    if (this.#listing.size) await Promise.race([Promise.all(this.#listing), new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }))]);
+    await settledOrAborted([...this.#listing], signal);
     return this.attachments.current(messages, signal);
   }
 
