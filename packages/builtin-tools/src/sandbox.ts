@@ -7,6 +7,7 @@
  *   empty ones;
  * - the workspace's `.mypi` and jiti's transpile cache read-only: mypi loads extensions and
  *   settings from them, so a command writing there would run unsandboxed at the next start;
+ *   likewise the workspace repository's `.git/hooks` and `.git/config`, which git runs from;
  * - a private `/tmp`, a new PID namespace (its `/proc` shows only the command's processes, and
  *   when bash exits everything it left behind is killed), no network unless allowed (loopback is
  *   the sandbox's own), no capabilities — also when mypi runs as root, where bwrap would
@@ -204,6 +205,7 @@ export function bwrapArguments(plan: SandboxPlan, argv: readonly string[]): stri
     if (isDirectory(p)) mounts.push({ path: p, rank: 2, args: ["--ro-bind", p, p] });
     else if (p !== plan.transpileCache) mounts.push({ path: p, rank: 2, args: ["--tmpfs", p, "--remount-ro", p] });
   }
+  mounts.push(...gitMounts(plan));
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || a.rank - b.rank);
   return [
     "--ro-bind", "/", "/",
@@ -220,6 +222,48 @@ export function bwrapArguments(plan: SandboxPlan, argv: readonly string[]): stri
     "--chdir", plan.workspace,
     "--", ...argv,
   ];
+}
+
+/**
+ * The workspace's git repository keeps what git runs by itself out of a command's reach: a hook
+ * planted in `.git/hooks`, or a `core.fsmonitor` / `core.hooksPath` / alias written into
+ * `.git/config`, would run unsandboxed at the user's next `git commit` or `git status`. `.git`
+ * is bound onto itself, so that it is a mount point and cannot be renamed away (a fresh `.git`
+ * with a config of the command's choosing put in its place); inside it `hooks` (an empty
+ * read-only folder when there is none) and `config` are read-only, everything else — objects,
+ * refs, the index — stays writable, so commits work. A `.git` file (a worktree's or submodule's
+ * pointer) is read-only as a whole. Named in `allowWrite`, each stays writable.
+ */
+function gitMounts(plan: SandboxPlan): { path: string; rank: number; args: string[] }[] {
+  const git = plan.workspace + `${sep}.git`;
+  if (plan.writable.includes(git) || plan.hidden.includes(git)) return [];
+  let kind: "directory" | "file";
+  try {
+    const stat = lstatSync(git);
+    if (stat.isDirectory()) kind = "directory";
+    else if (stat.isFile()) kind = "file";
+    else return []; // a symlink points out of the workspace (read-only there) or nowhere
+  } catch {
+    return []; // no repository: one the command creates is its own, like any file it writes
+  }
+  if (kind === "file") return [{ path: git, rank: 2, args: ["--ro-bind", git, git] }];
+  const mounts = [{ path: git, rank: 1, args: ["--bind", git, git] }];
+  for (const [name, folder] of [["hooks", true], ["config", false]] as const) {
+    const p = join(git, name);
+    if (plan.writable.includes(p)) continue;
+    if (existsLstat(p)) mounts.push({ path: p, rank: 2, args: ["--ro-bind", p, p] });
+    else if (folder) mounts.push({ path: p, rank: 2, args: ["--tmpfs", p, "--remount-ro", p] });
+  }
+  return mounts;
+}
+
+function existsLstat(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -4,6 +4,7 @@
  * lets through (git, npm, writes in the workspace and the allowed paths). Where a check could pass
  * for the wrong reason, the same command is run without the sandbox first and seen to succeed.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -110,6 +111,43 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     expect(seen(result).text).toContain("Read-only file system");
     expect(readFileSync(join(cache, "build.txt"), "utf8")).toBe("ok\n");
     expect(existsSync(join(cache, "jiti", "entry.mjs"))).toBe(false);
+  });
+
+  it("keeps the repository's hooks and config read-only, so a command cannot plant what git runs at the user's next commit", async () => {
+    const repo = join(tree.root, "repo-ws");
+    mkdirSync(repo);
+    execFileSync("git", ["init", "-q", repo]);
+    const config = readFileSync(join(repo, ".git", "config"), "utf8");
+    const plant = [
+      "echo 'touch /tmp/pwned' > .git/hooks/pre-commit",
+      "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config",
+      "mv .git .git-old",
+    ].join("; ");
+    const git = "echo a > a.txt && git add a.txt && git -c user.name=t -c user.email=t@example.com commit -q -m first && git log --format=%s";
+    const inRepo = createBashTool(repo, { sandbox: { home: tree.home } });
+    const result = await call(inRepo, { command: `${plant}; ${git}` });
+    expect(seen(result).text).toContain(".git/hooks/pre-commit: Read-only file system");
+    expect(seen(result).text).toContain(".git/config: Read-only file system");
+    expect(seen(result).text).toMatch(/cannot move '.git' to '.git-old': Device or resource busy/);
+    expect(seen(result).text.split("\n").at(-1)).toBe("first"); // objects, refs and the index stay writable
+    expect(existsSync(join(repo, ".git", "hooks", "pre-commit"))).toBe(false);
+    expect(readFileSync(join(repo, ".git", "config"), "utf8")).toBe(config);
+
+    // The same plant works without the sandbox, so the checks above can fail.
+    const plainRepo = join(tree.root, "plain-repo");
+    mkdirSync(plainRepo);
+    execFileSync("git", ["init", "-q", plainRepo]);
+    expect(seen(await call(createBashTool(plainRepo), { command: `${plant.split("; ").slice(0, 2).join("; ")} && echo planted` })).text).toBe("planted");
+    expect(existsSync(join(plainRepo, ".git", "hooks", "pre-commit"))).toBe(true);
+  });
+
+  it("keeps a worktree's .git pointer file read-only", async () => {
+    const linked = join(tree.root, "linked-ws");
+    mkdirSync(linked);
+    writeFileSync(join(linked, ".git"), "gitdir: /nowhere\n");
+    const result = await call(createBashTool(linked, { sandbox: { home: tree.home } }), { command: "echo 'gitdir: /tmp/evil' > .git" });
+    expect(seen(result).text).toContain("Read-only file system");
+    expect(readFileSync(join(linked, ".git"), "utf8")).toBe("gitdir: /nowhere\n");
   });
 
   it("has a private /tmp: the host's files there are not seen, and what it writes there is not kept", async () => {
