@@ -1,7 +1,8 @@
 /**
  * What mypi writes that no slot passes, masked when redact-secrets is loaded and kept as it is
- * without it: the verdicts the host records in the session (`hook_decision`, `extension_error`:
- * an extension's `reason` and `error` are its own text) and the progress lines of JSON mode.
+ * without it: the verdicts (`hook_decision`, `extension_error`: an extension's `reason` and
+ * `error` are its own text), as the host records them in the session and as JSON mode writes
+ * them, and the progress lines of JSON mode.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,27 +14,36 @@ afterAll(() => sandbox.cleanup());
 const TOKEN = `ghp_${"v3rd1ctT0k".repeat(4)}`;
 const guard = join(REPO, "test", "fixtures", "quoting-guard.ts");
 
-/** The session's verdict entries, as lines of its file (the model's own tool call keeps the token: no slot sees model output). */
-async function verdictsAfterRun(name: string, extensions: string[]): Promise<string> {
+/**
+ * The session's verdict entries, as lines of its file, and the verdict event lines of stdout (the
+ * model's own tool call keeps the token: no slot sees model output).
+ */
+async function verdictsAfterRun(name: string, extensions: string[]): Promise<{ file: string; stdout: string }> {
   const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: `echo ${TOKEN}` } }] }, { text: "done" }]);
   const session = join(sandbox.root, "sessions", `${name}.jsonl`);
   const r = await sandbox.run([...extensions.flatMap((e) => ["-e", e]), "--mode", "json", "--model", `scripted:${script}`, "--session", session, "-p", "go"]);
   expect(r.code).toBe(0);
-  return readFileSync(session, "utf8").split("\n").filter((l) => l.includes('"customType":"mypi:')).join("\n");
+  const verdictLines = r.stdout.split("\n").filter((l) => l.startsWith('{"type":"hook_decision"') || l.startsWith('{"type":"extension_error"'));
+  return { file: readFileSync(session, "utf8").split("\n").filter((l) => l.includes('"customType":"mypi:')).join("\n"), stdout: verdictLines.join("\n") };
 }
 
 describe("verdicts recorded in the session", () => {
-  it("are masked by redact-secrets when it is loaded: the token the guard quoted is not in them", async () => {
-    const file = await verdictsAfterRun("redacted", [SHIPPED("redact-secrets"), guard]);
+  it("are masked by redact-secrets when it is loaded, in the session and on stdout: the token the guard quoted is not in them", async () => {
+    const { file, stdout } = await verdictsAfterRun("redacted", [SHIPPED("redact-secrets"), guard]);
     expect(file).toContain('"customType":"mypi:hook_decision"');
     expect(file).toContain("refused: echo ");
     expect(file).toContain('"customType":"mypi:extension_error"');
     expect(file).not.toContain(TOKEN);
+    expect(stdout).toContain('"outcome":"block"');
+    expect(stdout).toContain('{"type":"extension_error"');
+    expect(stdout).toContain("refused: echo [REDACTED:github-token]");
+    expect(stdout).not.toContain(TOKEN);
   });
 
   it("are kept as the extension wrote them without redact-secrets", async () => {
-    const file = await verdictsAfterRun("raw", [guard]);
+    const { file, stdout } = await verdictsAfterRun("raw", [guard]);
     expect(file).toContain(`refused: echo ${TOKEN}`);
+    expect(stdout).toContain(`refused: echo ${TOKEN}`);
   });
 });
 

@@ -124,15 +124,17 @@ export function readJsonlLines(
  * The delta and its `contentIndex` rebuild the message (docs/cli.md), and `message_end` carries
  * it whole.
  *
- * `redact` (redact-secrets' patterns, when it is loaded) masks a `tool_execution_update`'s partial
- * result: progress passes no slot (the final result passes `tool_result`), and a client may log
- * these lines.
+ * `redact` (redact-secrets' patterns, when it is loaded) masks what passes no slot and a client
+ * may log: a `tool_execution_update`'s partial result (the final result passes `tool_result`)
+ * and the verdicts (`hook_decision`, `extension_error`: an extension's `reason` or `error` is its
+ * own text), as the host masks them where it records them in the session.
  */
 export function eventLine(event: StreamEvent, redact?: <T>(value: T) => T): string {
   if (redact && event.type === "tool_execution_update") {
     const update = event as ToolExecutionUpdateEvent;
     return toJsonLine({ ...update, partialResult: redact(update.partialResult) });
   }
+  if (redact && (event.type === "hook_decision" || event.type === "extension_error")) return toJsonLine(redact(event));
   if (event.type !== "message_update") return toJsonLine(event);
   const { message: _snapshot, ...update } = event as MessageUpdateEvent;
   return toJsonLine(update);
