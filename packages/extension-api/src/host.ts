@@ -1,8 +1,8 @@
 /**
  * `createExtensionHost`: the one place where the kernel and the extensions meet. It builds the
- * kernel `Agent` whose five slots are the manager's chains, feeds every event of the agent to
- * the observer bus (holding `agent_end` until the mailboxes are drained, docs/architecture.md#observers), keeps the
- * agent's tool registry in step with the extensions' tools, and implements the extensions'
+ * kernel `Agent` whose five slots are the manager's chains and whose tool registry is the
+ * manager's own, feeds every event of the agent to the observer bus (holding `agent_end` until
+ * the mailboxes are drained, docs/architecture.md#observers), and implements the extensions'
  * actions (`sendMessage`, `sendUserMessage`, `appendEntry`, …) and the session events.
  *
  * Diagnostics enter the run's stream in causal order: decision handlers through the slot's
@@ -11,10 +11,8 @@
 import {
   Agent,
   SessionManager,
-  ToolRegistry,
   compact,
   estimateContextTokens,
-  toolSchema,
   type AgentOptions,
   type CompactionOutcome,
   type CompactionSettings,
@@ -154,10 +152,9 @@ const DEFAULT_CONTEXT_WINDOW = 128_000;
 export function createExtensionHost(options: ExtensionHostOptions): ExtensionHost {
   const { manager } = options;
   const session = options.session ?? SessionManager.inMemory(manager.cwd);
-  // No `onDiagnostic`: the registry would call every re-registration a replacement, a reload's
-  // new version of a tool included. Clashes between extensions are the manager's to report
-  // (once per pair); `registerTool` below reports the one clash only the registry sees.
-  const registry = new ToolRegistry(options.tools ?? []);
+  // The manager's registry is the agent's: the host's own tools join it, before the extensions'.
+  manager.toolset.addHostTools(options.tools ?? []);
+  const registry = manager.toolset.registry;
 
   /** The system prompt of the run in progress, after `before_agent_start`. */
   let runSystemPrompt: string | undefined;
@@ -315,23 +312,6 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       return { tokens, contextWindow, percent: Math.round((tokens / contextWindow) * 1000) / 10 };
     },
     fork: (entryId) => host.fork(entryId),
-    registerTool: (tool, source) => {
-      const { replaced } = registry.register(tool, { source });
-      // A replaced entry with a source was an extension's (an older version, or a clash already
-      // reported by the manager); one without is a tool the host gave.
-      if (replaced && replaced.source === undefined) manager.diagnostic(`tool '${tool.name}' from ${source} replaces the one the host registered`);
-      refreshSystemPrompt();
-    },
-    unregisterTool: (name) => {
-      registry.unregister(name);
-      refreshSystemPrompt();
-    },
-    getActiveTools: () => registry.active().map((t) => t.name),
-    setActiveTools: (names) => {
-      registry.setActive(names);
-      refreshSystemPrompt();
-    },
-    getAllTools: () => registry.list().map((t) => ({ ...toolSchema(t), source: registry.sourceOf(t.name) ?? "host" })),
   };
 
   /**
@@ -363,6 +343,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     run.then(undefined, (error: unknown) => manager.diagnostic(`an extension could not start a run: ${(error as Error)?.message ?? String(error)}`));
   }
 
+  const stopRefreshing = manager.toolset.onChange(refreshSystemPrompt);
+  refreshSystemPrompt();
   manager.bind(runtime, { emit });
   if (options.activeTools) {
     const known = new Set(registry.list().map((t) => t.name));
@@ -370,8 +352,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     if (unknown.length) manager.diagnostic(`no tool named ${unknown.join(", ")} (registered: ${[...known].join(", ") || "none"}); the others are offered`);
     // Within what the extensions left active: an allowlist narrows, it never re-enables a tool an extension turned off.
     const active = new Set(registry.active().map((t) => t.name));
-    registry.setActive(options.activeTools.filter((name) => active.has(name)));
-    refreshSystemPrompt();
+    manager.setActiveTools("host", options.activeTools.filter((name) => active.has(name)));
   }
 
   const host: ExtensionHost = {
@@ -453,6 +434,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     },
     async shutdown(options) {
       await manager.shutdown(options);
+      stopRefreshing();
       manager.unbind();
       await agent.close();
     },
