@@ -19,15 +19,15 @@ import type { ApiHost, ExtensionRecord } from "./api.ts";
 import { buildChain, DEFAULT_DECISION_TIMEOUT_MS, type Chain, type ChainCall, type ChainHandler } from "./chain.ts";
 import { createBaseContext, HEADLESS_UI } from "./context.ts";
 import { detachedRuntime } from "./detached.ts";
-import { errorMessage } from "./errors.ts";
 import { LoadOrder, type LoadHooks } from "./load.ts";
 import { ExtensionLoader, hostModules } from "./loader.ts";
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat, type UserBashAnswer, type UserBashRequest } from "./pi-compat/index.ts";
 import { POLICIES, type SlotResults } from "./policy.ts";
+import { ExtensionCommands, type CommandOutcome } from "./manager-commands.ts";
 import { ExtensionTools } from "./manager-tools.ts";
 import { McpServerRegistry } from "./mcp-servers.ts";
-import { commandContext, describeExtensions, flagsOf, listCommands, handlerOrder, mergeCommands, orderedHandlers } from "./registrations.ts";
+import { describeExtensions, flagsOf, handlerOrder, orderedHandlers } from "./registrations.ts";
 import {
   ROUTES,
   type CommandInfo,
@@ -44,7 +44,6 @@ import {
   type LoadFailure,
   type LoadResult,
   type ManagerSink,
-  type CommandContext,
   type SessionShutdownEvent,
   type PiRenderers,
   type SlotName,
@@ -88,7 +87,7 @@ export class ExtensionManager implements ApiHost {
   private flagValues: Record<string, string | boolean>;
   private sink: ManagerSink | undefined;
   private readonly detached: ExtensionRuntime;
-  private resourceCommands: CommandInfo[] = [];
+  private readonly commands: ExtensionCommands;
   /** Pi compatibility (`undefined` with `piCompat: false`). */
   private readonly compat: PiCompat | undefined;
 
@@ -109,6 +108,15 @@ export class ExtensionManager implements ApiHost {
     this.currentSettings = options.settings;
     this.flagValues = { ...options.flags };
     this.compat = options.piCompat === false ? undefined : createPiCompat(this, options.piTerminal);
+    this.commands = new ExtensionCommands({
+      cwd: this.cwd,
+      runtime: () => this.runtime,
+      records: () => this.records,
+      once: (key, message) => this.once(key, message),
+      reload: () => this.reload(),
+      reportError: (extension, slot, error, code) => this.reportError(extension, slot, error, code),
+      compat: this.compat,
+    });
     this.loader = new ExtensionLoader(
       () => hostModules(this.compat?.virtualModules, options.virtualModules, { "@mypi/extension-api": extensionApi, "@mypi/kernel": kernel }),
       options.nativeImport,
@@ -385,7 +393,7 @@ export class ExtensionManager implements ApiHost {
 
   /** Extension commands, then the host's prompt and skill commands whose name no extension took. */
   getCommands(): CommandInfo[] {
-    return listCommands(this.commands(), this.resourceCommands, this.cwd);
+    return this.commands.list();
   }
 
   /**
@@ -393,7 +401,7 @@ export class ExtensionManager implements ApiHost {
    * `pi.getCommands()`, RPC `get_commands`, `/help`). The host expands them; `runCommand` does not run them.
    */
   setResourceCommands(commands: readonly CommandInfo[]): void {
-    this.resourceCommands = commands.map((c) => ({ ...c }));
+    this.commands.setResourceCommands(commands);
   }
 
   /**
@@ -401,49 +409,16 @@ export class ExtensionManager implements ApiHost {
    * reported as `extension_error` (slot `command:<name>`) and its message returned. `signal`
    * becomes the handler's `ctx.signal`: the host aborts it when the user interrupts (Ctrl+C).
    */
-  async runCommand(name: string, args = "", signal?: AbortSignal): Promise<{ ran: boolean; error?: string }> {
-    const command = this.commands().get(name.replace(/^\//, ""));
-    if (!command) return { ran: false };
-    const ctx = this.commandContext(command.record, signal);
-    try {
-      await command.handler(args, ctx);
-      return { ran: true };
-    } catch (error) {
-      this.reportError(command.record.name, `command:${command.name}`, errorMessage(error), "MYPI_HANDLER_FAILED");
-      return { ran: true, error: errorMessage(error) };
-    }
+  runCommand(name: string, args = "", signal?: AbortSignal): Promise<CommandOutcome> {
+    return this.commands.run(name, args, signal);
   }
 
   /**
    * Run the handler a Pi extension registered for `key` (`pi.registerShortcut`, kept with
    * `piTerminal`), with a command's ctx. `{ran: false}` when no attached extension has it.
    */
-  async runShortcut(key: string): Promise<{ ran: boolean; error?: string }> {
-    const shortcut = this.compat?.shortcut(key);
-    const record = shortcut && this.records.find((r) => r.name === shortcut.extension && r.state === "attached");
-    if (!shortcut || !record) return { ran: false };
-    try {
-      await shortcut.handler(this.commandContext(record));
-      return { ran: true };
-    } catch (error) {
-      this.reportError(record.name, `shortcut:${key}`, errorMessage(error), "MYPI_HANDLER_FAILED");
-      return { ran: true, error: errorMessage(error) };
-    }
-  }
-
-  /** The ctx a command (or a shortcut) of `record` runs with. */
-  private commandContext(record: ExtensionRecord, signal?: AbortSignal): CommandContext {
-    const ctx = commandContext(record.context, signal, {
-      waitForIdle: () => this.runtime.waitForIdle(),
-      reload: async () => void (await this.reload()),
-      fork: (entryId) => this.runtime.fork(entryId),
-    });
-    this.compat?.extendCommandContext(ctx, record.name);
-    return ctx;
-  }
-
-  private commands() {
-    return mergeCommands(this.records, (key, message) => this.once(key, message));
+  runShortcut(key: string): Promise<CommandOutcome> {
+    return this.commands.runShortcut(key);
   }
 
   private once(key: string, message: string): void {
