@@ -350,15 +350,6 @@ export class ExtensionManager implements ApiHost {
     return flagsOf(this.records);
   }
 
-  activeToolNames(): string[] {
-    return this.toolset.activeNames();
-  }
-
-  /** The known tools of `names` become the active set (the registry's, which a host's agent uses). */
-  setActiveTools(extension: string, names: readonly string[]): void {
-    this.toolset.setActive(extension, names);
-  }
-
   reportError(extension: string, slot: string, error: string, code?: string): void {
     const event: ExtensionErrorEvent = { type: "extension_error", extension, slot, error, timestamp: Date.now() };
     if (code !== undefined) event.code = code;
@@ -389,6 +380,15 @@ export class ExtensionManager implements ApiHost {
 
   toolsChanged(): void {
     this.toolset.sync();
+  }
+
+  activeToolNames(): string[] {
+    return this.toolset.activeNames();
+  }
+
+  /** The known tools of `names` become the active set (the registry's, which a host's agent uses). */
+  setActiveTools(extension: string, names: readonly string[]): void {
+    this.toolset.setActive(extension, names);
   }
 
   /** Extension commands, then the host's prompt and skill commands whose name no extension took. */
