@@ -40,7 +40,7 @@ export class ExtensionTools {
 
   /** Every tool with its owner (`host` for a tool the host gave). */
   infos(): ToolInfo[] {
-    return this.registry.list().map((t) => ({ ...toolSchema(t), source: this.owner(t.name)! }));
+    return this.registry.list().map((t) => ({ ...toolSchema(t), source: this.registry.sourceOf(t.name) ?? "host" }));
   }
 
   /** An extension's name, `host`, or undefined when no tool has the name. */
