@@ -65,12 +65,15 @@ export interface ApiHost {
   readonly cwd: string;
   readonly projectTrusted: boolean;
   readonly channels: Emitter<Record<string, unknown>>;
-  readonly runtime: ExtensionRuntime | undefined;
+  /** The bound host's runtime, or the detached one whose actions throw `MYPI_NOT_READY`. */
+  readonly runtime: ExtensionRuntime;
+  /** A host is bound (its runtime is not the detached one). */
+  readonly bound: boolean;
   toolsChanged(record: ExtensionRecord): void;
   effectiveTools(): ToolInfo[];
   /** Who registered the tool the model would get under `name`: an extension's name, `host`, or undefined. */
   toolOwner(name: string): string | undefined;
-  /** Active tool names: the runtime's, else those set before binding, else all. */
+  /** Active tool names (the manager's registry, bound or not). */
   activeToolNames(): string[];
   getCommands(): CommandInfo[];
   flagValue(name: string): string | boolean | undefined;
@@ -139,11 +142,10 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       throw fail("MYPI_NOT_READY", `pi.${what}(): this instance of ${record.name} was unloaded (reload or shutdown); stop timers and listeners in a session_shutdown handler`);
     }
   };
+  /** The runtime of this usable instance (without an agent, the detached one refuses the action). */
   const runtime = (what: string): ExtensionRuntime => {
     usable(what);
-    const r = host.runtime;
-    if (!r) throw fail("MYPI_NOT_READY", `pi.${what}(): no agent is running yet; call it from an event handler or a command, not while the extension loads`);
-    return r;
+    return host.runtime;
   };
 
   const api: ExtensionAPI = {
@@ -259,7 +261,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
 
     registerMcpServer(name, config) {
       usable("registerMcpServer");
-      host.mcpServers.register(record.name, name, config, host.runtime !== undefined);
+      host.mcpServers.register(record.name, name, config, host.bound);
     },
     unregisterMcpServer(name) {
       usable("unregisterMcpServer");
@@ -311,7 +313,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
     exec: (command, args = [], options = {}) => exec(command, args, options, host.cwd),
 
     getActiveTools: () => (record.state === "loading" && record.activeToolsRequest ? [...record.activeToolsRequest] : host.activeToolNames()),
-    getAllTools: () => host.runtime?.getAllTools() ?? host.effectiveTools(),
+    getAllTools: () => host.effectiveTools(),
     complete: (request) => runtime("complete").complete(request),
 
     setActiveTools(names) {
@@ -326,7 +328,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
     setSessionName(name) {
       runtime("setSessionName").setSessionName(name);
     },
-    getSessionName: () => host.runtime?.getSessionName(),
+    getSessionName: () => host.runtime.getSessionName(),
 
     setLabel(entryId, label) {
       if (typeof entryId !== "string" || (label !== undefined && typeof label !== "string")) {

@@ -8,7 +8,8 @@ import type { ExtensionContext, ExtensionRuntime, ExtensionUI, ReadonlySessionVi
 /** What the base ctx reads from its manager. */
 export interface ContextSource {
   readonly cwd: string;
-  readonly runtime: ExtensionRuntime | undefined;
+  /** The bound host's runtime, or the detached one (`detached.ts`). */
+  readonly runtime: ExtensionRuntime;
   readonly currentUI: { ui: ExtensionUI; hasUI: boolean };
   readonly projectTrusted: boolean;
 }
@@ -22,9 +23,10 @@ export const HEADLESS_UI: ExtensionUI = Object.freeze({
   notify: () => {},
 });
 
-const NEVER_ABORTED = new AbortController().signal;
+/** The signal of a call nobody can abort (the base ctx's, the host's own decisions). */
+export const NEVER_ABORTED = new AbortController().signal;
 
-/** The session view before a host is bound: no entries, nothing written. */
+/** The session view of the detached runtime (no host bound): no entries, nothing written. */
 export function emptySessionView(cwd: string): ReadonlySessionView {
   return {
     id: "",
@@ -84,13 +86,13 @@ export function createBaseContext(manager: ContextSource): ExtensionContext {
       return manager.currentUI.ui;
     },
     get sessionManager() {
-      return manager.runtime?.sessionManager ?? emptySessionView(manager.cwd);
+      return manager.runtime.sessionManager;
     },
     signal: NEVER_ABORTED,
-    abort: () => manager.runtime?.abort(),
-    isIdle: () => manager.runtime?.isIdle() ?? true,
-    getSystemPrompt: () => manager.runtime?.getSystemPrompt() ?? "",
-    getContextUsage: () => manager.runtime?.getContextUsage(),
+    abort: () => manager.runtime.abort(),
+    isIdle: () => manager.runtime.isIdle(),
+    getSystemPrompt: () => manager.runtime.getSystemPrompt(),
+    getContextUsage: () => manager.runtime.getContextUsage(),
     isProjectTrusted: () => manager.projectTrusted,
   };
 }

@@ -1,9 +1,11 @@
 /**
  * `createExtensionHost`: the one place where the kernel and the extensions meet. It builds the
- * kernel `Agent` whose five slots are the manager's chains, feeds every event of the agent to
- * the observer bus (holding `agent_end` until the mailboxes are drained, docs/architecture.md#observers), keeps the
- * agent's tool registry in step with the extensions' tools, and implements the extensions'
- * actions (`sendMessage`, `sendUserMessage`, `appendEntry`, …) and the session events.
+ * kernel `Agent` whose five slots are the manager's chains and whose tool registry is the
+ * manager's own, feeds every event of the agent to the observer bus (holding `agent_end` until
+ * the mailboxes are drained, docs/architecture.md#observers), and binds the manager to the
+ * runtime the extensions' actions go to. The parts live by concern: the runtime's actions and
+ * run state (`host-runtime.ts`), the session operations and compaction (`host-session.ts`), the
+ * verdicts recorded in the session (`verdicts.ts`), the read-only session view (`session-view.ts`).
  *
  * Diagnostics enter the run's stream in causal order: decision handlers through the slot's
  * `ctx.emit`, everything else (observers, listeners, commands) through `Agent.emit`.
@@ -11,40 +13,26 @@
 import {
   Agent,
   SessionManager,
-  ToolRegistry,
-  compact,
-  estimateContextTokens,
-  toolSchema,
   type AgentOptions,
   type CompactionOutcome,
   type CompactionSettings,
-  type Content,
-  type CustomMessage,
   type HostEvent,
-  type ImageContent,
-  type Message,
   type ModelClient,
-  type SessionEntry,
   type SlotContext,
   type StreamEvent,
   type Tool,
 } from "@mypi/kernel";
-import { dirname } from "node:path";
 import type { ChainCall } from "./chain.ts";
-import { completeThroughSlots } from "./complete.ts";
-import { sessionTree } from "./context.ts";
+import { NEVER_ABORTED } from "./context.ts";
+import { createHostRuntime } from "./host-runtime.ts";
+import { hostCompaction, sessionOperations, type SessionDeps } from "./host-session.ts";
 import { toolPromptSection } from "./pi-compat/prompt.ts";
 import type { UserBashAnswer } from "./pi-compat/index.ts";
 import type { ExtensionManager } from "./manager.ts";
-import type {
-  ExtensionRuntime,
-  LoadResult,
-  ExtensionUI,
-  ReadonlySessionView,
-  SendMessageOptions,
-  SendUserMessageOptions,
-  SessionShutdownEvent,
-} from "./types.ts";
+import type { ExtensionUI, LoadResult, SessionShutdownEvent } from "./types.ts";
+import { recordVerdict } from "./verdicts.ts";
+
+export { forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./verdicts.ts";
 
 export interface ExtensionHostOptions {
   manager: ExtensionManager;
@@ -124,93 +112,29 @@ export interface ExtensionHost {
   shutdown(options?: Pick<SessionShutdownEvent, "reason" | "targetSessionFile">): Promise<void>;
 }
 
-const NEVER_ABORTED = new AbortController().signal;
-
-/** The custom entries the host records the extensions' verdicts as (see `recordVerdict`). */
-export const VERDICT_ENTRY_TYPES: readonly string[] = ["mypi:hook_decision", "mypi:extension_error"];
-
-/** Is `entry` a verdict the host recorded? */
-export function isVerdictEntry(entry: SessionEntry | undefined): boolean {
-  return entry?.type === "custom" && VERDICT_ENTRY_TYPES.includes(entry.customType);
-}
-
-/**
- * Where a branch that re-asks `entryId` starts: its parent, moved up past the verdicts recorded
- * just before it (the `input` and `before_agent_start` decisions about that very prompt), which
- * belong to the prompt left behind. `undefined`: before the root.
- */
-export function forkPoint(session: Pick<SessionManager, "getEntry">, entryId: string): string | undefined {
-  let at = session.getEntry(entryId)?.parentId ?? undefined;
-  const seen = new Set<string>();
-  while (at !== undefined && !seen.has(at) && isVerdictEntry(session.getEntry(at))) {
-    seen.add(at);
-    at = session.getEntry(at)!.parentId ?? undefined;
-  }
-  return at;
-}
-const RUN_IN_PROGRESS = "A run is in progress: abort it or wait for it to end, then try again.";
-const DEFAULT_CONTEXT_WINDOW = 128_000;
-
 export function createExtensionHost(options: ExtensionHostOptions): ExtensionHost {
   const { manager } = options;
   const session = options.session ?? SessionManager.inMemory(manager.cwd);
-  // No `onDiagnostic`: the registry would call every re-registration a replacement, a reload's
-  // new version of a tool included. Clashes between extensions are the manager's to report
-  // (once per pair); `registerTool` below reports the one clash only the registry sees.
-  const registry = new ToolRegistry(options.tools ?? []);
-
-  /** The system prompt of the run in progress, after `before_agent_start`. */
-  let runSystemPrompt: string | undefined;
-  /** `sendMessage({deliverAs: "nextTurn"})` during a run waits here for the next prompt. */
-  let nextTurn: CustomMessage[] = [];
-  let idleWaiters: (() => void)[] = [];
-  /**
-   * Set while `agent_end` reaches the observers: the run has decided to stop, so what they send
-   * (a plan-mode extension prompting the next step) waits here and is sent once the agent is
-   * idle — a triggered turn then starts a new run, as in Pi.
-   */
-  let ending = false;
-  let afterRun: (() => void)[] = [];
-
+  // The manager's registry is the agent's: the host's own tools join it, before the extensions'.
+  manager.toolset.addHostTools(options.tools ?? []);
   const emit = (event: { type: string }) => agent.emit(event as HostEvent);
   const hostCall = (signal: AbortSignal = agent.signal ?? NEVER_ABORTED): ChainCall => ({ signal, emit });
-
-  /** Set while `compact()` runs: the compaction the extensions hear of is then a manual one. */
-  let manualCompaction = false;
-  const compactionReason = () => (manualCompaction ? ("manual" as const) : ("threshold" as const));
-  const beforeCompact: CompactionSettings["beforeCompact"] = async (preparation, signal) => {
-    const event = {
-      preparation,
-      reason: compactionReason(),
-      willRetry: false,
-      ...(preparation.customInstructions !== undefined && { customInstructions: preparation.customInstructions }),
-      branchEntries: session.getBranch(),
-      signal,
-    };
-    return manager.runSlot("session_before_compact", event, hostCall(signal));
-  };
-  const compaction = (): CompactionSettings => ({ contextWindow: DEFAULT_CONTEXT_WINDOW, ...options.compaction, beforeCompact });
-  const published = (outcome: CompactionOutcome) => {
-    if (outcome.status !== "compacted") return;
-    const { tokensBefore, tokensAfter, fromHook } = outcome;
-    const compactionEntry = outcome.entryId === undefined ? undefined : session.getEntry(outcome.entryId);
-    manager.publish({
-      type: "session_compact",
-      tokensBefore,
-      tokensAfter,
-      fromExtension: fromHook,
-      ...(compactionEntry && { compactionEntry }),
-      reason: compactionReason(),
-      willRetry: false,
-      timestamp: Date.now(),
-    });
-  };
+  const deps: SessionDeps = { manager, session, agent: () => agent, hostCall };
+  const compaction = hostCompaction(deps, options.compaction);
+  const operations = sessionOperations(deps);
 
   /** Name the session and tell the extensions (`session_info_changed`). */
   const nameSession = (name: string) => {
     session.setSessionName(name);
     manager.publish({ type: "session_info_changed", name: session.getSessionName(), timestamp: Date.now() });
   };
+  const run = createHostRuntime({
+    ...deps,
+    contextWindow: options.compaction?.contextWindow,
+    nameSession,
+    compact: (customInstructions) => host.compact(customInstructions),
+    fork: (entryId) => host.fork(entryId),
+  });
 
   const slots = manager.slots;
   let baseSystemPrompt = options.systemPrompt;
@@ -227,14 +151,14 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   };
   const agent: Agent = new Agent({
     model: options.model,
-    tools: registry,
+    tools: manager.toolset.registry,
     ...(options.systemPrompt !== undefined && { systemPrompt: options.systemPrompt }),
     slots: {
       ...slots,
       input,
       before_agent_start: async (event, ctx: SlotContext) => {
         const result = await slots.before_agent_start(event, ctx);
-        runSystemPrompt = result?.systemPrompt ?? event.systemPrompt;
+        run.startedWith(result?.systemPrompt ?? event.systemPrompt);
         return result;
       },
     },
@@ -244,135 +168,29 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     ...(options.maxParallel !== undefined && { maxParallel: options.maxParallel }),
     ...(options.abortGraceMs !== undefined && { abortGraceMs: options.abortGraceMs }),
     ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),
-    ...(options.compaction && { compaction: compaction() }),
-    onCompaction: published,
+    ...(options.compaction && { compaction: compaction.settings() }),
+    onCompaction: (outcome) => compaction.published(outcome),
     ...(options.onListenerError && { onListenerError: options.onListenerError }),
-    // agent_end reaches every observer, and the mailboxes drain, before anyone else sees it.
-    beforeAgentEnd: async (end) => {
-      ending = true;
-      manager.publish(end);
-      await manager.drain();
-      runSystemPrompt = undefined;
-      for (const m of nextTurn.splice(0)) agent.steer(m);
-    },
+    beforeAgentEnd: (end) => run.beforeAgentEnd(end),
   });
 
+  const verdicts = { session, isRunning: () => agent.isRunning, diagnostic: (m: string) => manager.diagnostic(m), ...(options.redactRecord && { redact: options.redactRecord }) };
   agent.subscribe((event: StreamEvent) => {
-    if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(event);
-    if (event.type === "agent_end") {
-      // Delivered once the agent is idle: what observers sent from their agent_end goes now.
-      ending = false;
-      for (const send of afterRun.splice(0)) send();
-      for (const resolve of idleWaiters.splice(0)) resolve();
-      return; // published in beforeAgentEnd
-    }
+    if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(verdicts, event);
+    if (event.type === "agent_end") return run.ended(); // published in beforeAgentEnd
     manager.publish(event);
   });
 
-  const runtime: ExtensionRuntime = {
-    sessionManager: readonlyView(session),
-    sendMessage(message: CustomMessage, opts: SendMessageOptions) {
-      if (ending) return void afterRun.push(() => runtime.sendMessage(message, opts));
-      if (agent.isRunning) {
-        if (opts.deliverAs === "followUp") agent.followUp(message);
-        else if (opts.deliverAs === "nextTurn") nextTurn.push(message);
-        else agent.steer(message);
-      } else if (opts.triggerTurn) {
-        startRun(agent.prompt(message));
-      } else {
-        agent.steer(message); // queued: it joins the next run after its prompt
-      }
-    },
-    sendUserMessage(content: string | Content[], opts: SendUserMessageOptions) {
-      if (ending) return void afterRun.push(() => runtime.sendUserMessage(content, opts));
-      const { text, images } = splitContent(content);
-      if (!agent.isRunning) {
-        startRun(agent.prompt(text, { source: "extension", ...(images.length && { images }) }));
-        return;
-      }
-      // Queued as text: the loop runs the input slot (source "extension") when it takes it.
-      const queued = { source: "extension", ...(images.length && { images }) } as const;
-      if (opts.deliverAs === "steer") agent.steer(text, queued);
-      else agent.followUp(text, queued);
-    },
-    appendEntry: (customType, data) => void session.appendCustomEntry(customType, data),
-    setSessionName: (name) => nameSession(name),
-    getSessionName: () => session.getSessionName(),
-    setLabel: (entryId, label) => void session.appendLabel(entryId, label),
-    hasPendingMessages: () => agent.pendingMessageCount > 0,
-    compact: (customInstructions) => host.compact(customInstructions),
-    modelId: () => agent.model.id,
-    complete: (request) => completeThroughSlots({ manager, model: () => agent.model, call: hostCall }, request),
-    setModel: (model) => void (agent.model = model),
-    abort: () => agent.abort(),
-    isIdle: () => !agent.isRunning,
-    waitForIdle: () => (agent.isRunning ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),
-    getSystemPrompt: () => runSystemPrompt ?? agent.systemPrompt ?? "",
-    getContextUsage: () => {
-      const contextWindow = options.compaction?.contextWindow;
-      if (!contextWindow) return undefined;
-      const tokens = estimateContextTokens(agent.messages);
-      return { tokens, contextWindow, percent: Math.round((tokens / contextWindow) * 1000) / 10 };
-    },
-    fork: (entryId) => host.fork(entryId),
-    registerTool: (tool, source) => {
-      const { replaced } = registry.register(tool, { source });
-      // A replaced entry with a source was an extension's (an older version, or a clash already
-      // reported by the manager); one without is a tool the host gave.
-      if (replaced && replaced.source === undefined) manager.diagnostic(`tool '${tool.name}' from ${source} replaces the one the host registered`);
-      refreshSystemPrompt();
-    },
-    unregisterTool: (name) => {
-      registry.unregister(name);
-      refreshSystemPrompt();
-    },
-    getActiveTools: () => registry.active().map((t) => t.name),
-    setActiveTools: (names) => {
-      registry.setActive(names);
-      refreshSystemPrompt();
-    },
-    getAllTools: () => registry.list().map((t) => ({ ...toolSchema(t), source: registry.sourceOf(t.name) ?? "host" })),
-  };
-
-  /**
-   * Which extension decided what stays with the session (the HTML view shows it): every
-   * `hook_decision` but `pass` (one per handler per model call would swamp the file) and every
-   * `extension_error`, as custom entries `mypi:hook_decision` / `mypi:extension_error` holding the
-   * event without its `type`. Outside a run only once the session has an entry, so starting and
-   * quitting (an observer failing at `session_start`) still leaves no file; a failed write is a
-   * diagnostic, never a failed run.
-   */
-  function recordVerdict(event: StreamEvent): void {
-    const { type, ...data } = event as { type: string; outcome?: string };
-    if (data.outcome === "pass" || (!agent.isRunning && session.getLeafId() === undefined)) return;
-    try {
-      session.appendCustomEntry(`mypi:${type}`, options.redactRecord ? options.redactRecord(data) : data); // one of VERDICT_ENTRY_TYPES
-    } catch (error) {
-      manager.diagnostic(`could not record ${type} in the session: ${(error as Error).message}`);
-    }
-  }
-
   /** The base prompt plus what the active Pi tools add (their `promptSnippet` / `promptGuidelines`). */
-  function refreshSystemPrompt(): void {
-    const section = toolPromptSection(registry.active());
+  const refreshSystemPrompt = (): void => {
+    const section = toolPromptSection(manager.toolset.registry.active());
     agent.systemPrompt = section ? `${baseSystemPrompt ?? ""}${section}` : baseSystemPrompt;
-  }
+  };
+  const stopRefreshing = manager.toolset.onChange(refreshSystemPrompt);
+  refreshSystemPrompt();
 
-  /** A run started by an extension: nobody awaits it, so its failure to start is a diagnostic. */
-  function startRun(run: PromiseLike<unknown>): void {
-    run.then(undefined, (error: unknown) => manager.diagnostic(`an extension could not start a run: ${(error as Error)?.message ?? String(error)}`));
-  }
-
-  manager.bind(runtime, { emit });
-  if (options.activeTools) {
-    const known = new Set(registry.list().map((t) => t.name));
-    const unknown = options.activeTools.filter((name) => !known.has(name));
-    if (unknown.length) manager.diagnostic(`no tool named ${unknown.join(", ")} (registered: ${[...known].join(", ") || "none"}); the others are offered`);
-    // Within what the extensions left active: an allowlist narrows, it never re-enables a tool an extension turned off.
-    const active = new Set(registry.active().map((t) => t.name));
-    registry.setActive(options.activeTools.filter((name) => active.has(name)));
-    refreshSystemPrompt();
-  }
+  manager.bind(run.runtime, { emit });
+  if (options.activeTools) narrowTools(manager, options.activeTools);
 
   const host: ExtensionHost = {
     agent,
@@ -384,61 +202,10 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     },
     runCommand: (name, args = "", signal) => manager.runCommand(name, args, signal),
     reload: () => manager.reload(),
-    async fork(entryId) {
-      // Before anything moves: a session moved under a running agent would no longer match it.
-      if (agent.isRunning) throw new Error(RUN_IN_PROGRESS);
-      const decision = await manager.runSlot("session_before_fork", { entryId, position: "before" }, hostCall(NEVER_ABORTED));
-      if (decision?.cancel) return { cancelled: true };
-      if (agent.isRunning) throw new Error(RUN_IN_PROGRESS); // a run started while the extensions decided
-      const previousLeafId = session.getLeafId();
-      const start = forkPoint(session, entryId);
-      if (start === undefined) session.fork(session.getBranch(entryId)[0]!.id); // before the root: an empty branch
-      else session.navigate(start);
-      agent.replaceMessages(session.buildContext());
-      const now = Date.now();
-      manager.publish({ type: "session_fork", entryId, previousLeafId, previousSessionFile: session.file, timestamp: now });
-      // Pi 1.x: the branch changed, so state kept from it is rebuilt on session_start.
-      manager.publish({ type: "session_start", reason: "fork", ...(session.file !== undefined && { previousSessionFile: session.file }), timestamp: now });
-      await manager.drain();
-      return { cancelled: false };
-    },
-    async navigate(entryId) {
-      if (agent.isRunning) throw new Error(RUN_IN_PROGRESS);
-      const oldLeafId = session.getLeafId();
-      session.navigate(entryId);
-      agent.replaceMessages(session.buildContext());
-      manager.publish({ type: "session_tree", newLeafId: session.getLeafId(), oldLeafId, timestamp: Date.now() });
-      await manager.drain();
-    },
-    async compact(customInstructions) {
-      if (agent.isRunning) return { status: "failed", error: RUN_IN_PROGRESS };
-      manualCompaction = true;
-      try {
-        const outcome = await compact({
-          model: agent.model,
-          messages: agent.messages,
-          settings: compaction(),
-          signal: new AbortController().signal,
-          session,
-          ...(customInstructions !== undefined && { customInstructions }),
-        });
-        if (outcome.status === "compacted") agent.replaceMessages(outcome.messages);
-        published(outcome);
-        return outcome;
-      } finally {
-        manualCompaction = false;
-      }
-    },
+    ...operations,
+    compact: (customInstructions) => compaction.compactNow(customInstructions),
     setUI: (ui) => manager.setUI(ui),
     setSessionName: (name) => nameSession(name),
-    async beforeSwitch(reason, targetSessionFile) {
-      const event = { reason, ...(targetSessionFile !== undefined && { targetSessionFile }) };
-      const decision = await manager.runSlot("session_before_switch", event, hostCall(NEVER_ABORTED));
-      return { cancelled: decision?.cancel === true };
-    },
-    switched(reason, previousSessionFile) {
-      manager.publish({ type: "session_switch", reason, previousSessionFile, timestamp: Date.now() });
-    },
     userBash(command, excludeFromContext) {
       manager.publish({ type: "user_bash", command, excludeFromContext, cwd: manager.cwd, timestamp: Date.now() });
       return manager.userBash({ command, excludeFromContext, cwd: manager.cwd });
@@ -453,6 +220,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     },
     async shutdown(options) {
       await manager.shutdown(options);
+      stopRefreshing();
       manager.unbind();
       await agent.close();
     },
@@ -460,35 +228,12 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   return host;
 }
 
-function splitContent(content: string | Content[]): { text: string; images: ImageContent[] } {
-  if (typeof content === "string") return { text: content, images: [] };
-  const text = content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
-  const images = content.filter((c): c is ImageContent => c.type === "image");
-  return { text, images };
-}
-
-/** Getters only: an extension cannot write through `ctx.sessionManager`. Pi's names included. */
-function readonlyView(session: SessionManager): ReadonlySessionView {
-  return Object.freeze({
-    id: session.id,
-    file: session.file,
-    cwd: session.cwd,
-    getHeader: () => session.getHeader(),
-    getEntries: () => session.getEntries(),
-    getEntry: (id: string) => session.getEntry(id),
-    getLeafId: () => session.getLeafId(),
-    getBranch: (fromId?: string) => session.getBranch(fromId),
-    getSessionName: () => session.getSessionName(),
-    getLabel: (id: string) => session.getLabel(id),
-    buildContext: () => session.buildContext(),
-    getSessionId: () => session.id,
-    getSessionFile: () => session.file,
-    getSessionDir: () => (session.file === undefined ? "" : dirname(session.file)),
-    getCwd: () => session.cwd,
-    getLeafEntry: () => {
-      const leaf = session.getLeafId();
-      return leaf === undefined ? undefined : session.getEntry(leaf);
-    },
-    getTree: () => sessionTree(session.getEntries(), (id) => session.getLabel(id)),
-  });
+/** `ExtensionHostOptions.activeTools`: within what the extensions left active, an allowlist narrows, it never re-enables a tool an extension turned off. */
+function narrowTools(manager: ExtensionManager, allowed: readonly string[]): void {
+  const registry = manager.toolset.registry;
+  const known = new Set(registry.list().map((t) => t.name));
+  const unknown = allowed.filter((name) => !known.has(name));
+  if (unknown.length) manager.diagnostic(`no tool named ${unknown.join(", ")} (registered: ${[...known].join(", ") || "none"}); the others are offered`);
+  const active = new Set(registry.active().map((t) => t.name));
+  manager.setActiveTools("host", allowed.filter((name) => active.has(name)));
 }

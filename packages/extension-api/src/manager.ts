@@ -1,28 +1,33 @@
 /**
  * ExtensionManager: loads extensions (docs/architecture.md#order, docs/architecture.md#loading), keeps what each registered, and routes
  * `pi.on` by `ROUTES`: decision slots to one onion chain per slot (`chain.ts`), read-only events
- * to the observer bus (`observer-bus.ts`). It knows nothing of the Agent: a host binds it to a
- * runtime (`createExtensionHost` in `host.ts`) and feeds it events.
+ * to the observer bus (`observer-bus.ts`). It owns the tool registry from construction
+ * (`manager-tools.ts`: the tools, the active set, each tool's owner), which the host's Agent
+ * uses as its own. It knows nothing of the Agent: until a host binds it to a runtime
+ * (`createExtensionHost` in `host.ts`) and feeds it events, its runtime is the detached one
+ * (`detached.ts`).
  *
  * Order: extensions in load order (one `load`/`loadExtension` call after another); inside a
  * chain, `order: "pre"` handlers first, then unmarked, then `post`, each group in load order
  * and registration order; the front is outermost.
  */
 import * as kernel from "@mypi/kernel";
-import { cjsDefault, toolSchema, type Slots, type Tool } from "@mypi/kernel";
+import { cjsDefault, type Slots, type Tool } from "@mypi/kernel";
 import mittModule from "mitt";
 import * as extensionApi from "./index.ts";
 import type { ApiHost, ExtensionRecord } from "./api.ts";
 import { buildChain, DEFAULT_DECISION_TIMEOUT_MS, type Chain, type ChainCall, type ChainHandler } from "./chain.ts";
 import { createBaseContext, HEADLESS_UI } from "./context.ts";
-import { errorMessage } from "./errors.ts";
+import { detachedRuntime } from "./detached.ts";
 import { LoadOrder, type LoadHooks } from "./load.ts";
 import { ExtensionLoader, hostModules } from "./loader.ts";
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat, type UserBashAnswer, type UserBashRequest } from "./pi-compat/index.ts";
 import { POLICIES, type SlotResults } from "./policy.ts";
+import { ExtensionCommands, type CommandOutcome } from "./manager-commands.ts";
+import { ExtensionTools } from "./manager-tools.ts";
 import { McpServerRegistry } from "./mcp-servers.ts";
-import { commandContext, describeExtensions, flagsOf, listCommands, handlerOrder, mergeCommands, mergeTools, orderedHandlers } from "./registrations.ts";
+import { describeExtensions, flagsOf, handlerOrder, orderedHandlers } from "./registrations.ts";
 import {
   ROUTES,
   type CommandInfo,
@@ -39,7 +44,6 @@ import {
   type LoadFailure,
   type LoadResult,
   type ManagerSink,
-  type CommandContext,
   type SessionShutdownEvent,
   type PiRenderers,
   type SlotName,
@@ -60,7 +64,13 @@ export class ExtensionManager implements ApiHost {
   readonly mcpServers = new McpServerRegistry((message) => this.diagnostic(message));
   /** The five kernel slots, each the current chain of its handlers (no handlers: no cost). */
   readonly slots: Required<Slots>;
-  runtime: ExtensionRuntime | undefined;
+  /**
+   * The one home of the tools, bound or not: its `registry` (the extensions' tools, a bound
+   * host's own, the active set, each tool's owner) is the one the host's `Agent` uses.
+   */
+  readonly toolset: ExtensionTools;
+  /** The bound host's actions; the detached runtime (`detached.ts`) while none is bound. */
+  runtime: ExtensionRuntime;
   /** `ctx.isProjectTrusted()`; the host sets it once it decided. */
   projectTrusted: boolean;
   readonly mode: HostMode;
@@ -76,15 +86,21 @@ export class ExtensionManager implements ApiHost {
   private hasUI: boolean;
   private flagValues: Record<string, string | boolean>;
   private sink: ManagerSink | undefined;
-  private pendingActive: string[] | undefined;
-  private synced = new Map<string, Tool>();
-  private resourceCommands: CommandInfo[] = [];
-  /** The load or reload running now; the next one starts after it. */
+  private readonly detached: ExtensionRuntime;
+  private readonly commands: ExtensionCommands;
+  /** Pi compatibility (`undefined` with `piCompat: false`). */
   private readonly compat: PiCompat | undefined;
 
   constructor(options: ManagerOptions = {}) {
     this.options = options;
     this.cwd = options.cwd ?? process.cwd();
+    this.detached = detachedRuntime(this.cwd);
+    this.runtime = this.detached;
+    this.toolset = new ExtensionTools({
+      records: () => this.records,
+      once: (key, message) => this.once(key, message),
+      diagnostic: (message) => this.diagnostic(message),
+    });
     this.ui = options.ui ?? HEADLESS_UI;
     this.hasUI = options.ui !== undefined;
     this.projectTrusted = options.projectTrusted === true;
@@ -92,6 +108,15 @@ export class ExtensionManager implements ApiHost {
     this.currentSettings = options.settings;
     this.flagValues = { ...options.flags };
     this.compat = options.piCompat === false ? undefined : createPiCompat(this, options.piTerminal);
+    this.commands = new ExtensionCommands({
+      cwd: this.cwd,
+      runtime: () => this.runtime,
+      records: () => this.records,
+      once: (key, message) => this.once(key, message),
+      reload: () => this.reload(),
+      reportError: (extension, slot, error, code) => this.reportError(extension, slot, error, code),
+      compat: this.compat,
+    });
     this.loader = new ExtensionLoader(
       () => hostModules(this.compat?.virtualModules, options.virtualModules, { "@mypi/extension-api": extensionApi, "@mypi/kernel": kernel }),
       options.nativeImport,
@@ -181,7 +206,7 @@ export class ExtensionManager implements ApiHost {
       dispose: (record) => this.dispose1(record),
       attach: (record) => this.attach(record),
       changed: () => this.changed(),
-      settle: (record) => this.applyActiveToolsRequest(record),
+      settle: (record) => this.toolset.applyRequest(record),
       deliverTo: (extension, event) => this.observers.deliverTo(extension, event),
     };
   }
@@ -195,14 +220,6 @@ export class ExtensionManager implements ApiHost {
         context: record.context,
       });
     }
-  }
-
-  /** `setActiveTools` from the factory, once the extension's tools are attached (and synced to a runtime). */
-  private applyActiveToolsRequest(record: ExtensionRecord): void {
-    const names = record.activeToolsRequest;
-    if (!names) return;
-    delete record.activeToolsRequest;
-    this.setActiveTools(record.name, names);
   }
 
   /** Detach one instance: observers, listeners; its handlers and tools leave with `changed()`. */
@@ -221,10 +238,10 @@ export class ExtensionManager implements ApiHost {
     return this.order.entries.flatMap((e) => (e.record?.state === "attached" ? [e.record] : []));
   }
 
-  /** Handlers, tools or extensions changed: rebuild chains lazily, sync tools to the runtime. */
+  /** Handlers, tools or extensions changed: rebuild chains lazily, bring the registry in step. */
   private changed(): void {
     this.chains.clear();
-    this.syncTools();
+    this.toolset.sync();
   }
 
   // ─── chains and events ─────────────────────────────────────────────────────────────────────
@@ -264,15 +281,16 @@ export class ExtensionManager implements ApiHost {
 
   // ─── binding to a host ─────────────────────────────────────────────────────────────────────
 
-  /** Install the host's actions and where diagnostics go; extension tools are registered with it. */
+  /** Install the host's actions (replacing the detached runtime) and where diagnostics go. */
   bind(runtime: ExtensionRuntime, sink: ManagerSink): void {
     this.runtime = runtime;
     this.setSink(sink);
-    this.synced = new Map();
-    this.syncTools();
-    if (this.pendingActive) runtime.setActiveTools(this.pendingActive);
-    this.pendingActive = undefined;
     this.mcpServers.reportUnconnected((extension, message) => this.diagnostic(`${extension}: ${message}`));
+  }
+
+  /** A host is bound (its runtime is not the detached one). */
+  get bound(): boolean {
+    return this.runtime !== this.detached;
   }
 
   /** Where `extension_error` of observers, listeners and commands go (without a sink: `onDiagnostic`). */
@@ -280,9 +298,11 @@ export class ExtensionManager implements ApiHost {
     this.sink = sink;
   }
 
+  /** Back to the detached runtime; the tools the host gave leave the registry, the extensions' stay. */
   unbind(): void {
-    this.runtime = undefined;
+    this.runtime = this.detached;
     this.sink = undefined;
+    this.toolset.removeHostTools();
   }
 
   setUI(ui: ExtensionUI | undefined): void {
@@ -330,20 +350,6 @@ export class ExtensionManager implements ApiHost {
     return flagsOf(this.records);
   }
 
-  activeToolNames(): string[] {
-    return this.runtime?.getActiveTools() ?? this.pendingActive ?? this.tools().map((t) => t.tool.name);
-  }
-
-  /** The known tools of `names` become the active set: at once when bound, else when a host binds. */
-  setActiveTools(extension: string, names: readonly string[]): void {
-    const known = new Set(this.runtime ? this.runtime.getAllTools().map((t) => t.name) : this.tools().map((t) => t.tool.name));
-    const unknown = names.filter((n) => !known.has(n));
-    if (unknown.length) this.diagnostic(`${extension}: setActiveTools ignores unknown tool(s) ${unknown.join(", ")}`);
-    const active = names.filter((n) => known.has(n));
-    if (this.runtime) this.runtime.setActiveTools(active);
-    else this.pendingActive = active;
-  }
-
   reportError(extension: string, slot: string, error: string, code?: string): void {
     const event: ExtensionErrorEvent = { type: "extension_error", extension, slot, error, timestamp: Date.now() };
     if (code !== undefined) event.code = code;
@@ -359,35 +365,35 @@ export class ExtensionManager implements ApiHost {
 
   /** The tools of all extensions, a later extension's tool replacing an earlier one of the same name. */
   tools(): { tool: Tool; extension: string }[] {
-    return mergeTools(this.records, (key, message) => this.once(key, message));
+    return this.toolset.fromExtensions();
   }
 
+  /** Who registered the tool under `name`: an extension's name, `host`, or undefined. */
   toolOwner(name: string): string | undefined {
-    const fromExtension = this.tools().find((t) => t.tool.name === name)?.extension;
-    if (fromExtension !== undefined) return fromExtension;
-    return this.runtime?.getAllTools().some((t) => t.name === name) ? "host" : undefined;
+    return this.toolset.owner(name);
   }
 
+  /** Every tool's schema and owner (`host` for a tool the host gave). */
   effectiveTools(): ToolInfo[] {
-    return this.tools().map(({ tool, extension }) => ({ ...toolSchema(tool), source: extension }));
+    return this.toolset.infos();
   }
 
   toolsChanged(): void {
-    this.syncTools();
+    this.toolset.sync();
   }
 
-  private syncTools(): void {
-    const runtime = this.runtime;
-    const current = new Map(this.tools().map((t) => [t.tool.name, t] as const));
-    if (!runtime) return;
-    for (const name of this.synced.keys()) if (!current.has(name)) runtime.unregisterTool(name);
-    for (const [name, { tool, extension }] of current) if (this.synced.get(name) !== tool) runtime.registerTool(tool, extension);
-    this.synced = new Map([...current].map(([name, t]) => [name, t.tool]));
+  activeToolNames(): string[] {
+    return this.toolset.activeNames();
+  }
+
+  /** The known tools of `names` become the active set (the registry's, which a host's agent uses). */
+  setActiveTools(extension: string, names: readonly string[]): void {
+    this.toolset.setActive(extension, names);
   }
 
   /** Extension commands, then the host's prompt and skill commands whose name no extension took. */
   getCommands(): CommandInfo[] {
-    return listCommands(this.commands(), this.resourceCommands, this.cwd);
+    return this.commands.list();
   }
 
   /**
@@ -395,7 +401,7 @@ export class ExtensionManager implements ApiHost {
    * `pi.getCommands()`, RPC `get_commands`, `/help`). The host expands them; `runCommand` does not run them.
    */
   setResourceCommands(commands: readonly CommandInfo[]): void {
-    this.resourceCommands = commands.map((c) => ({ ...c }));
+    this.commands.setResourceCommands(commands);
   }
 
   /**
@@ -403,49 +409,16 @@ export class ExtensionManager implements ApiHost {
    * reported as `extension_error` (slot `command:<name>`) and its message returned. `signal`
    * becomes the handler's `ctx.signal`: the host aborts it when the user interrupts (Ctrl+C).
    */
-  async runCommand(name: string, args = "", signal?: AbortSignal): Promise<{ ran: boolean; error?: string }> {
-    const command = this.commands().get(name.replace(/^\//, ""));
-    if (!command) return { ran: false };
-    const ctx = this.commandContext(command.record, signal);
-    try {
-      await command.handler(args, ctx);
-      return { ran: true };
-    } catch (error) {
-      this.reportError(command.record.name, `command:${command.name}`, errorMessage(error), "MYPI_HANDLER_FAILED");
-      return { ran: true, error: errorMessage(error) };
-    }
+  runCommand(name: string, args = "", signal?: AbortSignal): Promise<CommandOutcome> {
+    return this.commands.run(name, args, signal);
   }
 
   /**
    * Run the handler a Pi extension registered for `key` (`pi.registerShortcut`, kept with
    * `piTerminal`), with a command's ctx. `{ran: false}` when no attached extension has it.
    */
-  async runShortcut(key: string): Promise<{ ran: boolean; error?: string }> {
-    const shortcut = this.compat?.shortcut(key);
-    const record = shortcut && this.records.find((r) => r.name === shortcut.extension && r.state === "attached");
-    if (!shortcut || !record) return { ran: false };
-    try {
-      await shortcut.handler(this.commandContext(record));
-      return { ran: true };
-    } catch (error) {
-      this.reportError(record.name, `shortcut:${key}`, errorMessage(error), "MYPI_HANDLER_FAILED");
-      return { ran: true, error: errorMessage(error) };
-    }
-  }
-
-  /** The ctx a command (or a shortcut) of `record` runs with. */
-  private commandContext(record: ExtensionRecord, signal?: AbortSignal): CommandContext {
-    const ctx = commandContext(record.context, signal, {
-      waitForIdle: () => this.runtime?.waitForIdle() ?? Promise.resolve(),
-      reload: async () => void (await this.reload()),
-      fork: (entryId) => this.runtime?.fork(entryId) ?? Promise.resolve({ cancelled: true }),
-    });
-    this.compat?.extendCommandContext(ctx, record.name);
-    return ctx;
-  }
-
-  private commands() {
-    return mergeCommands(this.records, (key, message) => this.once(key, message));
+  runShortcut(key: string): Promise<CommandOutcome> {
+    return this.commands.runShortcut(key);
   }
 
   private once(key: string, message: string): void {

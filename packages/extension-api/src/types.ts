@@ -332,7 +332,9 @@ export type ExtensionFactory = (pi: ExtensionAPI) => Awaitable<void>;
 
 /**
  * The host's side of the actions (`createExtensionHost` implements it). Until the manager is
- * bound to one, registration works and actions throw `MYPI_NOT_READY`.
+ * bound to one its runtime is the detached one (`detached.ts`): registration works, the session
+ * view is empty, and actions that need an agent throw `MYPI_NOT_READY`. Tools are not here: the
+ * manager owns their registry (`manager-tools.ts`) and the host's agent uses it.
  */
 export interface ExtensionRuntime {
   readonly sessionManager: ReadonlySessionView;
@@ -346,8 +348,8 @@ export interface ExtensionRuntime {
   hasPendingMessages(): boolean;
   /** Compact now (`session_before_compact` may cancel or supply the summary). */
   compact(customInstructions?: string): Promise<{ status: string; error?: string }>;
-  /** The model's id (`openai:gpt-4.1-mini`, `scripted:demo.json`, `<provider>/<model>`). */
-  modelId(): string;
+  /** The model's id (`openai:gpt-4.1-mini`, `scripted:demo.json`, `<provider>/<model>`); `undefined` without an agent. */
+  modelId(): string | undefined;
   /** `pi.complete`: one model call through the slots, outside the conversation. */
   complete(request: CompleteRequest): Promise<CompleteResult>;
   /** Use `model` from the next run on (Pi's `pi.setModel`). */
@@ -358,12 +360,6 @@ export interface ExtensionRuntime {
   getSystemPrompt(): string;
   getContextUsage(): ContextUsage | undefined;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
-  /** Tools: the host keeps the kernel's ToolRegistry in step with the extensions' tools. */
-  registerTool(tool: Tool, source: string): void;
-  unregisterTool(name: string): void;
-  getActiveTools(): string[];
-  setActiveTools(names: string[]): void;
-  getAllTools(): ToolInfo[];
 }
 
 /** How a host builds an `ExtensionManager`. */

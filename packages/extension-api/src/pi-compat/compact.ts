@@ -30,7 +30,7 @@ export interface PiCompactionResult {
 
 /** What the Pi layer needs from its manager to compact. */
 export interface CompactHost {
-  readonly runtime: ExtensionRuntime | undefined;
+  readonly runtime: ExtensionRuntime;
   reportError(extension: string, slot: string, error: string, code?: string): void;
 }
 
@@ -57,9 +57,8 @@ export async function piCompact(host: CompactHost, extension: string, options: P
   }
 }
 
-async function compactAnswer(runtime: ExtensionRuntime | undefined, customInstructions: string | undefined): Promise<Answer> {
+async function compactAnswer(runtime: ExtensionRuntime, customInstructions: string | undefined): Promise<Answer> {
   const failed = (message: string): Answer => ({ ok: false, error: new Error(message) });
-  if (!runtime) return failed("no agent is running yet; call ctx.compact() from an event handler, a tool or a command");
   try {
     if (!runtime.isIdle()) {
       runtime.abort();

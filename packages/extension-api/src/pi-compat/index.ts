@@ -113,7 +113,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
   };
   /** Pi's `Model` object, reduced to what mypi knows: the client id split at its first `:` or `/`. */
   const currentModel = () => {
-    const id = host.runtime?.modelId();
+    const id = host.runtime.modelId();
     if (id === undefined) return undefined;
     // `openai:<model>`, `scripted:<file>`, or a registered provider's `<provider>/<model>`.
     const at = id.search(/[:/]/);
@@ -206,7 +206,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
         // Pi's Model object: {provider, id}. A registered provider's model, or openai with the host's own key.
         async setModel(model: { provider?: unknown; id?: unknown } | undefined) {
           const runtime = host.runtime;
-          if (!runtime?.setModel || typeof model?.provider !== "string" || typeof model.id !== "string") return false;
+          if (!runtime.setModel || typeof model?.provider !== "string" || typeof model.id !== "string") return false;
           if (model.provider === "openai") {
             if (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL) return false;
             const hooks = httpHooks();
@@ -247,7 +247,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
             return wrapped;
           },
         },
-        hasPendingMessages: { configurable: true, value: () => host.runtime?.hasPendingMessages() ?? false },
+        hasPendingMessages: { configurable: true, value: () => host.runtime.hasPendingMessages() },
         /** Pi's names for the modes; mypi's interactive mode is Pi's `tui`. */
         mode: { enumerable: true, configurable: true, get: () => (host.mode === "interactive" ? "tui" : host.mode) },
         scopedModels: { enumerable: true, configurable: true, get: () => [] },

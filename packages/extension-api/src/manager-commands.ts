@@ -1,0 +1,84 @@
+/**
+ * The manager's commands: the extensions' `/name` commands (a later extension's replacing an
+ * earlier one of the same name), the host's prompt and skill commands it lists beside them, and
+ * Pi's shortcuts. Commands and shortcuts run with a command's ctx; a failing handler is reported
+ * as `extension_error` and its message returned.
+ */
+import type { ExtensionRecord } from "./api.ts";
+import { errorMessage } from "./errors.ts";
+import type { PiCompat } from "./pi-compat/index.ts";
+import { commandContext, listCommands, mergeCommands, type OnReplace } from "./registrations.ts";
+import type { CommandContext, CommandInfo, ExtensionRuntime } from "./types.ts";
+
+/** What the commands need of their manager. */
+export interface CommandsHost {
+  readonly cwd: string;
+  /** Read at each call: the bound host's runtime or the detached one. */
+  runtime(): ExtensionRuntime;
+  records(): readonly ExtensionRecord[];
+  once: OnReplace;
+  reload(): Promise<unknown>;
+  reportError(extension: string, slot: string, error: string, code?: string): void;
+  readonly compat: PiCompat | undefined;
+}
+
+/** How running a command or a shortcut went: `ran: false` when nothing has that name. */
+export interface CommandOutcome {
+  ran: boolean;
+  error?: string;
+}
+
+export class ExtensionCommands {
+  private resourceCommands: CommandInfo[] = [];
+
+  constructor(private readonly host: CommandsHost) {}
+
+  /** Extension commands, then the host's prompt and skill commands whose name no extension took. */
+  list(): CommandInfo[] {
+    return listCommands(this.merged(), this.resourceCommands, this.host.cwd);
+  }
+
+  setResourceCommands(commands: readonly CommandInfo[]): void {
+    this.resourceCommands = commands.map((c) => ({ ...c }));
+  }
+
+  run(name: string, args: string, signal: AbortSignal | undefined): Promise<CommandOutcome> {
+    const command = this.merged().get(name.replace(/^\//, ""));
+    if (!command) return Promise.resolve({ ran: false });
+    const ctx = this.context(command.record, signal);
+    return this.attempt(command.record, `command:${command.name}`, () => command.handler(args, ctx));
+  }
+
+  runShortcut(key: string): Promise<CommandOutcome> {
+    const shortcut = this.host.compat?.shortcut(key);
+    const record = shortcut && this.host.records().find((r) => r.name === shortcut.extension && r.state === "attached");
+    if (!shortcut || !record) return Promise.resolve({ ran: false });
+    return this.attempt(record, `shortcut:${key}`, () => shortcut.handler(this.context(record)));
+  }
+
+  /** Run one handler of `record`; a failure is its `extension_error` on `slot`, and the outcome's `error`. */
+  private async attempt(record: ExtensionRecord, slot: string, handler: () => unknown): Promise<CommandOutcome> {
+    try {
+      await handler();
+      return { ran: true };
+    } catch (error) {
+      this.host.reportError(record.name, slot, errorMessage(error), "MYPI_HANDLER_FAILED");
+      return { ran: true, error: errorMessage(error) };
+    }
+  }
+
+  /** The ctx a command (or a shortcut) of `record` runs with. */
+  private context(record: ExtensionRecord, signal?: AbortSignal): CommandContext {
+    const ctx = commandContext(record.context, signal, {
+      waitForIdle: () => this.host.runtime().waitForIdle(),
+      reload: async () => void (await this.host.reload()),
+      fork: (entryId) => this.host.runtime().fork(entryId),
+    });
+    this.host.compat?.extendCommandContext(ctx, record.name);
+    return ctx;
+  }
+
+  private merged() {
+    return mergeCommands(this.host.records(), this.host.once);
+  }
+}
