@@ -38,7 +38,7 @@ import { createExtensionUI } from "./interactive/ui.ts";
 export type { InteractiveOptions } from "./interactive/state.ts";
 
 export async function runInteractive(session: HostSession, io: CliIO, options: InteractiveOptions = {}): Promise<number> {
-  const m = createInteractive(session, io, options, createExtensionUI);
+  const m = createInteractive({ session, io, options, createUI: createExtensionUI });
   installEditor(m);
   const unsubscribe = followEvents(m);
   session.setUI(m.ui);

@@ -99,7 +99,8 @@ export interface Interactive {
 const SPINNER_MS = 80;
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
-export function createInteractive(session: HostSession, io: CliIO, options: InteractiveOptions, createUI: (m: Interactive) => InteractiveUI): Interactive {
+/** Build the screen and the state; `createUI` builds the extension UI over them (`ui.ts`). */
+export function createInteractive({ session, io, options, createUI }: { session: HostSession; io: CliIO; options: InteractiveOptions; createUI: (m: Interactive) => InteractiveUI }): Interactive {
   const p = palette(!io.env.NO_COLOR);
   const tui = new TUI(new IoTerminal(io));
   const theme = piTheme(p);
