@@ -1,6 +1,7 @@
 /**
  * `mypi [prompt]`, `-p`, `--mode json|rpc|interactive` and `mypi extensions`: check the command
- * line, load the extensions, open the session, build the host, hand over to the mode, shut down.
+ * line, load the extensions (`extension-loading.ts`), open the session, build the host, hand over
+ * to the mode, shut down (`run-mode.ts`).
  *
  * Usage errors (exit 2), so that the first error a user sees is the real one: the workspace is
  * checked first (discovery needs it). Unknown flags can only be judged once the extensions
@@ -12,30 +13,25 @@
  * shutdown, which calls it): `session_shutdown` reaches the extensions, so what they started
  * (MCP servers) is closed politely — `mypi extensions` and usage errors included.
  */
+import type { SandboxOptions } from "@mypi/builtin-tools";
 import { readFileSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { SessionManager, createOpenAIModel, defaultSessionDir, isAgentEvent, loadScriptedModel, mypiHome, sessionFilesByIdPrefix, type HostEvent, type ModelClient } from "@mypi/kernel";
+import { SessionManager, createOpenAIModel, defaultSessionDir, loadScriptedModel, mypiHome, sessionFilesByIdPrefix, type ModelClient } from "@mypi/kernel";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
-import { discoverExtensions, type ExtensionOrigin } from "./discovery.ts";
+import { loadExtensions, type LoadedWorkspace } from "./extension-loading.ts";
 import { printExtensions } from "./extensions-command.ts";
-import { buildHost, createHostSession, describeFailures, loadExtensionSet, redactorOf, type HostOptions, type LoadedExtensions, type ProjectExtensions } from "./host-builder.ts";
+import { describeFailures, type LoadedExtensions } from "./host-builder.ts";
+import { createHostResources, type HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
-import { extensionErrorLine, runOneShot } from "./modes/print.ts";
-import { runRpcMode } from "./modes/rpc.ts";
-import { describeSandboxReport, sandboxOf, sandboxReport, sandboxWarnings } from "./sandbox.ts";
-import { identities, packageResources, type PackageResources } from "./packages/load.ts";
-import { loadSettings, type LoadedSettings, type Settings } from "./settings.ts";
-import { createRpcUI } from "./modes/rpc-ui.ts";
-import { eventLine, toJsonLine } from "./rpc/jsonl.ts";
-import { defaultSystemPrompt } from "./system-prompt.ts";
-import { decideTrust, decideTrustEarly } from "./trust-decide.ts";
-import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
+import { runMode } from "./run-mode.ts";
+import { sandboxOf, sandboxReport, sandboxWarnings, type SandboxReport } from "./sandbox.ts";
+import { loadSettings, type LoadedSettings } from "./settings.ts";
+import { decideTrustEarly } from "./trust-decide.ts";
+import type { TrustDecision } from "./trust.ts";
 import type { PackagePath } from "./resources/index.ts";
-import { createHostResources } from "./host-resources.ts";
 
 const DEFAULT_OPENAI_MODEL = "gpt-4.1-mini";
-const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 export async function runCommand(argv: readonly string[], firstPass: CliArgs, io: CliIO): Promise<number> {
   const listing = firstPass.command === "extensions";
@@ -60,118 +56,115 @@ interface WatchedRun {
   mode: Mode;
 }
 
-async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: WatchedRun): Promise<number> {
-  const fail = (message: string) => {
-    io.stderr.write(`${usageError(message).error}\n`);
+/** What the command line says before any extension loaded (`checkCommandLine`). */
+interface CommandLine {
+  /** The agent's workspace (`--cwd`). */
+  cwd: string;
+  home: string;
+  earlyTrust: TrustDecision | undefined;
+  firstSettings: LoadedSettings;
+  sandbox: SandboxOptions | undefined;
+  /**
+   * Without unknown flags the first pass is the whole truth: the mode and prompt were judged
+   * before loading anything. With them, a value of an extension's string flag may look like a
+   * prompt word until the second pass (`completeArgs`).
+   */
+  judgedEarly: boolean;
+  prompt: string | undefined;
+}
+
+async function runWatched(run: WatchedRun): Promise<number> {
+  const { firstPass, io, listing, mode } = run;
+  const line = await checkCommandLine(run);
+  if (typeof line === "number") return line;
+  const ws = await loadExtensions({ firstPass, io, mode, listing, ...line });
+  if ("error" in ws) return fail(io, settingsError(ws.error));
+  const { loaded, settings } = ws;
+  const shutdown = () => loaded.manager.shutdown();
+  const completed = await completeArgs(run, line, ws);
+  if (typeof completed === "number") return completed;
+  const { args, prompt } = completed;
+  const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : line.sandbox, line.cwd, loaded.manager);
+  // The tools the model is offered: --tools / --no-tools, else the settings' `tools`, else all.
+  const allowedTools = args.tools ?? settings.tools;
+  const append = appendedPrompts(args, io);
+  if (typeof append === "string") {
+    await shutdown();
+    return fail(io, append);
+  }
+  const resources = runResources({ cwd: line.cwd, ws, args, append, allowedTools });
+  if (listing) return listExtensions(run, { ws, args, sandboxState, resources });
+  const model = await resolveModel(args, io, loaded.manager);
+  if (typeof model === "string") {
+    // A provider comes from an extension: one that failed to load explains a missing provider.
+    for (const l of describeFailures(loaded.failures)) io.stderr.write(`${l}\n`);
+    await shutdown();
+    return fail(io, model);
+  }
+  const loadErrors = describeFailures(loaded.failures);
+  for (const l of [...sandboxWarnings(sandboxState), ...loadErrors]) io.stderr.write(`${l}\n`);
+  const failedExtensions = failedExtensionsVerdict(loaded.failures.length, args, mode);
+  if (failedExtensions !== undefined) io.stderr.write(`${failedExtensions.line}\n`);
+  if (failedExtensions?.fatal) {
+    await shutdown();
     return EXIT.usage;
-  };
+  }
+  const session = openSession(args, line.cwd, io);
+  if (typeof session === "string") {
+    await shutdown();
+    return fail(io, session);
+  }
+  for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);
+  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, model, session, resources, allowedTools, loadErrors, sandboxState });
+}
+
+/** A usage error (exit 2), on stderr. */
+function fail(io: CliIO, message: string): number {
+  io.stderr.write(`${usageError(message).error}\n`);
+  return EXIT.usage;
+}
+
+/**
+ * The checks that need no extension: the workspace, the settings that apply before its trust is
+ * known, the sandbox (the builtin tools need it as they load), and — without unknown flags — the
+ * mode and the prompt. A number is the exit code.
+ */
+async function checkCommandLine(run: WatchedRun): Promise<CommandLine | number> {
+  const { firstPass, io } = run;
   const cwd = resolve(io.cwd, firstPass.cwd ?? ".");
-  if (!isDirectory(cwd)) return fail(`--cwd ${firstPass.cwd}: no such folder.`);
+  if (!isDirectory(cwd)) return fail(io, `--cwd ${firstPass.cwd}: no such folder.`);
   // The workspace's settings are read once it is trusted (trust.ts); until then, the global ones.
   const home = mypiHome();
   const earlyTrust = decideTrustEarly({ cwd, home, flag: firstPass.trustProject });
   const firstSettings = loadSettings({ home, cwd, project: earlyTrust?.trusted === true });
-  if ("error" in firstSettings) return fail(settingsError(firstSettings.error));
-  let settings = firstSettings.settings;
-  // Built-in flags are complete after the first pass; the builtin tools need the sandbox as they load.
-  const sandboxChoice = sandboxOf(firstPass, settings, io.cwd);
-  if ("error" in sandboxChoice) return fail(sandboxChoice.error);
-  const { sandbox } = sandboxChoice;
-
-  const oneShot = !listing && (mode === "print" || mode === "json");
-  /** The prompt: the words of the command line, else (one-shot, piped) stdin. */
-  const promptOf = async (args: CliArgs) =>
-    args.prompt ?? (oneShot && io.stdin.isTTY !== true ? (await readAll(io.stdin)).trim() || undefined : undefined);
-  /** What is wrong with the mode and prompt, if anything. */
-  const modeProblem = (prompt: string | undefined) => {
-    if (!listing && mode === "interactive" && !isTTY) return 'interactive mode needs a terminal; use -p "prompt" (or --mode json / rpc) when piping.';
-    if (oneShot && prompt === undefined) return 'give a prompt: mypi -p "what to do" (or pipe it on stdin).';
-    if (!listing && firstPass.resume && mode !== "interactive") return "--resume picks a session on a terminal; elsewhere name it: --session FILE|ID (or --continue).";
-    return undefined;
-  };
-  // Without unknown flags the first pass is the whole truth: complain before loading anything.
-  // With them, a value of an extension's string flag may look like a prompt word until the second pass.
+  if ("error" in firstSettings) return fail(io, settingsError(firstSettings.error));
+  const sandboxChoice = sandboxOf(firstPass, firstSettings.settings, io.cwd);
+  if ("error" in sandboxChoice) return fail(io, sandboxChoice.error);
   const judgedEarly = firstPass.unknownFlags.length === 0;
-  let prompt = judgedEarly ? await promptOf(firstPass) : undefined;
+  const prompt = judgedEarly ? await promptOf(run, firstPass) : undefined;
   if (judgedEarly) {
-    const problem = modeProblem(prompt);
-    if (problem !== undefined) return fail(problem);
+    const problem = modeProblem(run, prompt);
+    if (problem !== undefined) return fail(io, problem);
   }
+  return { cwd, home, earlyTrust, firstSettings, sandbox: sandboxChoice.sandbox, judgedEarly, prompt };
+}
 
-  // Extensions: discovery, loading, then the second pass over the flags they registered.
-  const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
-  const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
-  const discovered = discoverExtensions({
-    cwd,
-    shellCwd: io.cwd,
-    home,
-    extensionPaths: firstPass.extensions,
-    noExtensions: firstPass.noExtensions,
-  });
-  const pathsOf = (origin: ExtensionOrigin) => discovered.extensions.filter((d) => d.origin === origin).map((d) => d.path);
-  // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
-  const trustResources = protectedResources(cwd).filter((r) => !(firstPass.noExtensions && r === ".mypi/extensions"));
-  // Installed packages (packages/load.ts): the global ones with the global extensions, the
-  // workspace's with its own, once trusted. `--no-extensions` leaves them out as well.
-  const packagesOf = (declared: LoadedSettings["packages"], known?: ReadonlySet<string>): PackageResources =>
-    firstPass.noExtensions ? { extensions: [], skills: [], prompts: [], failures: [] } : packageResources(declared, known);
-  const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
-  const globalPackages = packagesOf(globalDeclared);
-  let projectPackages = packagesOf([]);
-  let trust: TrustDecision | undefined;
-  let projectSettingsError: string | undefined;
-  const project: ProjectExtensions = {
-    afterDecision: pathsOf("auto"),
-    after: pathsOf("global").length + globalPackages.extensions.length,
-    ...(earlyTrust && { known: earlyTrust.trusted }),
-    trust: async (manager) => {
-      trust ??= earlyTrust ?? (await decideTrust({ manager, cwd, home, resources: trustResources, flag: firstPass.trustProject, io, interactive: mode === "interactive" && !listing }));
-      if (!trust.trusted) return undefined;
-      const full = earlyTrust ? firstSettings : loadSettings({ home, cwd, project: true });
-      if ("error" in full) {
-        projectSettingsError = full.error;
-        return undefined;
-      }
-      settings = full.settings;
-      manager.setSettings(settings);
-      // A package declared globally as well already loaded with the global extensions: once is enough.
-      projectPackages = packagesOf(full.packages.filter((p) => p.file.scope === "project"), identities(globalDeclared));
-      return [...pathsOf("project"), ...projectPackages.extensions.map((e) => e.path)];
-    },
-  };
-  // Interactive mode: Pi extensions' terminal-UI imports are the real library (loaded only for this mode).
-  const piTerminal = mode === "interactive" && !listing ? await interactiveTerminal(io) : undefined;
-  const extensionSet = {
-    cwd,
-    paths: [...pathsOf("global"), ...globalPackages.extensions.map((e) => e.path), ...pathsOf("cli")],
-    project,
-    settings,
-    builtinTools: !firstPass.noBuiltinTools,
-    ...(sandbox && { sandbox }),
-    ...(rpcUI && { ui: rpcUI }),
-    mode,
-    ...(piTerminal && { piTerminal }),
-    onDiagnostic: diagnostic,
-  };
-  const loaded = await loadExtensionSet(extensionSet);
-  const redactProgress = redactorOf(loaded);
-  loaded.failures.push(...discovered.failures, ...globalPackages.failures, ...projectPackages.failures);
-  const shutdown = () => loaded.manager.shutdown();
-  if (projectSettingsError !== undefined) {
-    await shutdown();
-    return fail(settingsError(projectSettingsError));
-  }
-  const skipped = trust?.trusted === false && trustResources.length > 0 ? { resources: trustResources, extensions: pathsOf("project") } : undefined;
-  if (skipped) io.stderr.write(`${skippedLine(cwd, skipped.resources)}\n`);
-
-  const flagKinds = new Map<string, FlagKind>(loaded.manager.getFlags().map((f) => [f.name, f.type]));
-  const second = parseArgs(argv, flagKinds);
+/**
+ * The second pass over the flags, now that the extensions registered theirs; flags win over
+ * settings. Judges the mode and prompt when the first pass could not. A number is the exit code
+ * (the extensions are shut down).
+ */
+async function completeArgs(run: WatchedRun, line: CommandLine, ws: LoadedWorkspace): Promise<{ args: CliArgs; prompt: string | undefined } | number> {
+  const { io } = run;
+  const { manager } = ws.loaded;
+  const { settings } = ws;
+  const flagKinds = new Map<string, FlagKind>(manager.getFlags().map((f) => [f.name, f.type]));
+  const second = parseArgs(run.argv, flagKinds);
   if (!second.ok) {
-    await shutdown();
+    await manager.shutdown();
     io.stderr.write(`${second.error}\n`);
     return EXIT.usage;
   }
-  // Flags win over settings.
   const args: CliArgs = {
     ...second.args,
     model: second.args.model ?? settings.model,
@@ -180,155 +173,79 @@ async function runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }: 
     allowFailedExtensions: second.args.allowFailedExtensions || (!second.args.strictExtensions && settings.allowFailedExtensions === true),
     toolTimeoutMs: second.args.toolTimeoutMs ?? (settings.toolTimeout !== undefined ? settings.toolTimeout * 1000 : undefined),
   };
-  if (!judgedEarly) {
-    prompt = await promptOf(args);
-    const problem = modeProblem(prompt);
+  let { prompt } = line;
+  if (!line.judgedEarly) {
+    prompt = await promptOf(run, args);
+    const problem = modeProblem(run, prompt);
     if (problem !== undefined) {
-      await shutdown();
-      return fail(problem);
+      await manager.shutdown();
+      return fail(io, problem);
     }
   }
-  loaded.manager.setFlagValues(args.extensionFlags);
+  manager.setFlagValues(args.extensionFlags);
+  return { args, prompt };
+}
 
-  const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : sandbox, cwd, loaded.manager);
-  // The tools the model is offered: --tools / --no-tools, else the settings' `tools`, else all.
-  const allowedTools = args.tools ?? settings.tools;
-  const offeredTools = () => loaded.manager.effectiveTools().map((t) => t.name).filter((name) => !allowedTools || allowedTools.includes(name));
-  const append = appendedPrompts(args, io);
-  if (typeof append === "string") {
-    await shutdown();
-    return fail(append);
-  }
-  const resources = createHostResources({
+function isOneShot({ listing, mode }: WatchedRun): boolean {
+  return !listing && (mode === "print" || mode === "json");
+}
+
+/** The prompt: the words of the command line, else (one-shot, piped) stdin. */
+async function promptOf(run: WatchedRun, args: CliArgs): Promise<string | undefined> {
+  return args.prompt ?? (isOneShot(run) && run.io.stdin.isTTY !== true ? (await readAll(run.io.stdin)).trim() || undefined : undefined);
+}
+
+/** What is wrong with the mode and prompt, if anything. */
+function modeProblem(run: WatchedRun, prompt: string | undefined): string | undefined {
+  const { listing, mode, isTTY } = run;
+  if (!listing && mode === "interactive" && !isTTY) return 'interactive mode needs a terminal; use -p "prompt" (or --mode json / rpc) when piping.';
+  if (isOneShot(run) && prompt === undefined) return 'give a prompt: mypi -p "what to do" (or pipe it on stdin).';
+  if (!listing && run.firstPass.resume && mode !== "interactive") return "--resume picks a session on a terminal; elsewhere name it: --session FILE|ID (or --continue).";
+  return undefined;
+}
+
+/** Skills, prompt templates, context files and the system prompt for this run (`host-resources.ts`). */
+function runResources(r: { cwd: string; ws: LoadedWorkspace; args: CliArgs; append: string[]; allowedTools: readonly string[] | undefined }): HostResources {
+  const { ws, args, allowedTools } = r;
+  const offeredTools = () => ws.loaded.manager.effectiveTools().map((t) => t.name).filter((name) => !allowedTools || allowedTools.includes(name));
+  return createHostResources({
     resources: {
       home: mypiHome(),
-      cwd,
+      cwd: r.cwd,
       // Project skills, templates and SYSTEM.md are project configuration, like its extensions:
       // they load only for a trusted workspace.
-      project: trust?.trusted === true,
+      project: ws.trusted,
       contextFiles: !args.noContextFiles,
-      skillCommands: settings.enableSkillCommands !== false,
+      skillCommands: ws.settings.enableSkillCommands !== false,
       packages: {
-        skills: [...scoped(globalPackages.skills, "user"), ...scoped(projectPackages.skills, "project")],
-        prompts: [...scoped(globalPackages.prompts, "user"), ...scoped(projectPackages.prompts, "project")],
+        skills: [...scoped(ws.globalPackages.skills, "user"), ...scoped(ws.projectPackages.skills, "project")],
+        prompts: [...scoped(ws.globalPackages.prompts, "user"), ...scoped(ws.projectPackages.prompts, "project")],
       },
     },
     ...(args.systemPrompt !== undefined && { systemPrompt: args.systemPrompt }),
-    append,
+    append: r.append,
     tools: offeredTools,
-    warn: (message) => diagnostic(message),
+    warn: (message) => ws.diagnostic(message),
   });
+}
 
-  if (listing) {
-    const code = await printExtensions(loaded.manager, io, {
-      json: args.json,
-      discovered: [
-        ...discovered.extensions,
-        ...globalPackages.extensions.map((e) => ({ ...e, origin: "global" as const })),
-        ...projectPackages.extensions.map((e) => ({ ...e, origin: "project" as const })),
-      ],
-      extraFailures: [...discovered.failures, ...globalPackages.failures, ...projectPackages.failures],
-      skipped: skipped?.extensions ?? [],
-      sandbox: sandboxState,
-      resourceCommands: (extra) => resources.update(extra).commands(),
-    });
-    await shutdown();
-    return code;
-  }
-  const model = await resolveModel(args, io, loaded.manager);
-  if (typeof model === "string") {
-    // A provider comes from an extension: one that failed to load explains a missing provider.
-    for (const line of describeFailures(loaded.failures)) io.stderr.write(`${line}\n`);
-    await shutdown();
-    return fail(model);
-  }
-  const loadErrors = describeFailures(loaded.failures);
-  for (const line of [...sandboxWarnings(sandboxState), ...loadErrors]) io.stderr.write(`${line}\n`);
-  const failedExtensions = failedExtensionsVerdict(loaded.failures.length, args, mode);
-  if (failedExtensions !== undefined) io.stderr.write(`${failedExtensions.line}\n`);
-  if (failedExtensions?.fatal) {
-    await shutdown();
-    return EXIT.usage;
-  }
-
-  const session = openSession(args, cwd, io);
-  if (typeof session === "string") {
-    await shutdown();
-    return fail(session);
-  }
-  for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);
-
-  const hostOptions: HostOptions = {
-    model: model,
-    systemPrompt: resources.systemPrompt(),
-    expandPrompt: (text) => resources.expand(text),
-    ...(allowedTools && { activeTools: allowedTools }),
-    ...(args.maxTurns !== undefined && { maxTurns: args.maxTurns }),
-    ...(args.toolTimeoutMs !== undefined && { toolTimeoutMs: args.toolTimeoutMs }),
-    ...(model.id.startsWith("openai:") && { compaction: compactionOf(settings, io.env) }),
-  };
-  const host = buildHost(loaded, session, hostOptions);
-  const hostSession = createHostSession(host, async (next) =>
-    // A new session keeps the choice of the command line: --no-session writes nothing, ever.
-    // The trust decision stands for the process: `project.trust` does not ask again.
-    buildHost(await loadExtensionSet({ ...extensionSet, settings, flags: args.extensionFlags }), next ?? (args.noSession ? SessionManager.inMemory(cwd) : SessionManager.create({ cwd })), hostOptions),
-    (h, reason) => resources.refresh(h, reason),
-  );
-  // Interactive mode starts the session itself, once its UI is in place. The other modes follow
-  // the stream only from their start: what session_start handlers reported (a handler that
-  // threw) is written out here, as the mode would have written it.
-  if (mode !== "interactive") {
-    const early: (HostEvent & { timestamp: number })[] = [];
-    const stop = hostSession.subscribe((event) => void (!isAgentEvent(event) && event.type === "extension_error" && early.push(event)));
-    await hostSession.start();
-    stop();
-    for (const event of early) {
-      if (mode === "print") io.stderr.write(extensionErrorLine(event));
-      else io.stdout.write(eventLine(event));
-    }
-  }
-
-  try {
-    switch (mode) {
-      case "print":
-      case "json":
-        return await runOneShot(hostSession.agent, io, {
-          prompt: prompt!,
-          json: mode === "json",
-          maxTurns: args.maxTurns ?? 50,
-          exits,
-          runCommand: (name, commandArgs, signal) => hostSession.runCommand(name, commandArgs, signal),
-          ...(redactProgress && { redact: redactProgress }),
-        });
-      case "rpc": {
-        // Extensions that failed to load: told once as a notification, and in every get_state.
-        const extensionErrors = loaded.failures.map((f, i) => ({ extension: f.name, error: loadErrors[i]! }));
-        for (const line of loadErrors) rpcUI!.notify(line, "error");
-        // The session's getters (agent, host) stay live: a new session replaces the agent.
-        const target = Object.assign(Object.create(hostSession) as typeof hostSession, {
-          ui: rpcUI!,
-          state: () => ({ ...hostSession.state(), extensionErrors }),
-        });
-        return await runRpcMode(target, { stdin: io.stdin, stdout: io.stdout, stop: exits.signal, ...(redactProgress && { redact: redactProgress }) });
-      }
-      case "interactive": {
-        // Loaded here: print, JSON and RPC runs never pay for the terminal-UI library.
-        const { runInteractive } = await import("./modes/interactive.ts");
-        return await runInteractive(hostSession, io, {
-          renderers: () => hostSession.host.manager.piRenderers,
-          runShortcut: (key) => hostSession.host.manager.runShortcut(key),
-          ...(prompt !== undefined && { initialPrompt: prompt }),
-          status: loadErrors,
-          stop: exits.signal,
-          resume: args.resume,
-          banner: [`mypi · ${model.id} · ${cwd} · /help for commands · Ctrl+C aborts, twice exits`, ...(sandboxState.enabled ? [describeSandboxReport(sandboxState)] : [])],
-          contextWindow: compactionOf(settings, io.env)!.contextWindow,
-        });
-      }
-    }
-  } finally {
-    await hostSession.host.shutdown();
-  }
+/** `mypi extensions`: what loaded, what failed, what was skipped; then the extensions shut down. */
+async function listExtensions(run: WatchedRun, l: { ws: LoadedWorkspace; args: CliArgs; sandboxState: SandboxReport; resources: HostResources }): Promise<number> {
+  const { ws } = l;
+  const code = await printExtensions(ws.loaded.manager, run.io, {
+    json: l.args.json,
+    discovered: [
+      ...ws.discovered.extensions,
+      ...ws.globalPackages.extensions.map((e) => ({ ...e, origin: "global" as const })),
+      ...ws.projectPackages.extensions.map((e) => ({ ...e, origin: "project" as const })),
+    ],
+    extraFailures: [...ws.discovered.failures, ...ws.globalPackages.failures, ...ws.projectPackages.failures],
+    skipped: ws.skipped?.extensions ?? [],
+    sandbox: l.sandboxState,
+    resourceCommands: (extra) => l.resources.update(extra).commands(),
+  });
+  await ws.loaded.manager.shutdown();
+  return code;
 }
 
 /**
@@ -356,22 +273,6 @@ function scoped(paths: readonly string[], scope: PackagePath["scope"]): PackageP
 
 function settingsError(error: string): string {
   return `${error}. Fix the file (mypi writes it only in \`mypi install\` and \`mypi remove\`).`;
-}
-
-async function interactiveTerminal(io: CliIO) {
-  const [{ piTerminal }, { palette }] = await Promise.all([import("./tui/pi-terminal.ts"), import("./tui/theme.ts")]);
-  return piTerminal(palette(!io.env.NO_COLOR));
-}
-
-/** Automatic compaction: the settings' `compaction`, the window from MYPI_CONTEXT_WINDOW when set. */
-function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): HostOptions["compaction"] {
-  const { enabled, contextWindow, reserveTokens, keepRecentTokens } = settings.compaction ?? {};
-  return {
-    contextWindow: Number(env.MYPI_CONTEXT_WINDOW) || contextWindow || DEFAULT_CONTEXT_WINDOW,
-    ...(enabled !== undefined && { enabled }),
-    ...(reserveTokens !== undefined && { reserveTokens }),
-    ...(keepRecentTokens !== undefined && { keepRecentTokens }),
-  };
 }
 
 /** The model from --model (or the settings' `model`), else from the environment; a string is the usage error. */

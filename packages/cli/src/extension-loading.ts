@@ -1,0 +1,143 @@
+/**
+ * The extensions of one run (`run.ts`), in load order: the global ones with the global
+ * packages', the `-e` ones, then — once the workspace is trusted (asked at most once, after the
+ * others loaded, so that they can answer `project_trust`) — the workspace's own and its
+ * packages'. The workspace's settings come in with its trust: until then only the global ones
+ * apply. `--no-extensions` leaves the packages out as well.
+ */
+import type { SandboxOptions } from "@mypi/builtin-tools";
+import type { CliArgs, Mode } from "./args.ts";
+import { discoverExtensions, type Discovery, type ExtensionOrigin } from "./discovery.ts";
+import { loadExtensionSet, redactorOf, type ExtensionSet, type LoadedExtensions, type ProjectExtensions } from "./host-builder.ts";
+import type { CliIO } from "./main.ts";
+import { createRpcUI, type RpcUI } from "./modes/rpc-ui.ts";
+import { identities, packageResources, type PackageResources } from "./packages/load.ts";
+import { toJsonLine } from "./rpc/jsonl.ts";
+import { loadSettings, type LoadedSettings, type Settings } from "./settings.ts";
+import { decideTrust } from "./trust-decide.ts";
+import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
+
+export interface LoadRequest {
+  firstPass: CliArgs;
+  io: CliIO;
+  mode: Mode;
+  /** `mypi extensions`: nothing will run. */
+  listing: boolean;
+  /** The agent's workspace. */
+  cwd: string;
+  home: string;
+  /** The trust decision known before loading (a flag, a saved one). */
+  earlyTrust: TrustDecision | undefined;
+  /** The settings read before loading: the workspace's too when `earlyTrust` trusts it. */
+  firstSettings: LoadedSettings;
+  sandbox: SandboxOptions | undefined;
+}
+
+export interface LoadedWorkspace {
+  loaded: LoadedExtensions;
+  /** What was loaded, for a new session to load again (with the final settings and flags). */
+  extensionSet: ExtensionSet;
+  /** The effective settings: the workspace's included once it is trusted. */
+  settings: Settings;
+  trusted: boolean;
+  discovered: Discovery;
+  globalPackages: PackageResources;
+  projectPackages: PackageResources;
+  /** What an untrusted workspace had that did not load. */
+  skipped: { resources: string[]; extensions: string[] } | undefined;
+  /** RPC mode's dialogs over the wire, which the extensions were given as their UI. */
+  rpcUI: RpcUI | undefined;
+  /** A line on stderr that is not an error. */
+  diagnostic: (message: string) => void;
+  /** Masks progress in JSON and RPC event lines when redact-secrets loaded (`redactorOf`). */
+  redactProgress: (<T>(value: T) => T) | undefined;
+}
+
+/** What the trust decision brought in; filled while the set loads. */
+interface ProjectOutcome {
+  trust?: TrustDecision;
+  settings: Settings;
+  projectPackages: PackageResources;
+  settingsError?: string;
+}
+
+/** Load the run's extensions. `{error}`: the workspace's settings file is broken (the extensions are shut down). */
+export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | { error: string }> {
+  const { firstPass, io, mode, listing, cwd, firstSettings } = r;
+  const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
+  const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
+  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions });
+  // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
+  const trustResources = protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions"));
+  const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
+  const globalPackages = packagesOf(firstPass, globalDeclared);
+  const outcome: ProjectOutcome = { settings: firstSettings.settings, projectPackages: packagesOf(firstPass, []) };
+  // Interactive mode: Pi extensions' terminal-UI imports are the real library (loaded only for this mode).
+  const piTerminal = mode === "interactive" && !listing ? await interactiveTerminal(io) : undefined;
+  const extensionSet: ExtensionSet = {
+    cwd,
+    paths: [...pathsOf(discovered, "global"), ...globalPackages.extensions.map((e) => e.path), ...pathsOf(discovered, "cli")],
+    project: projectExtensions(r, { discovered, globalPackages, globalDeclared, trustResources }, outcome),
+    settings: outcome.settings,
+    builtinTools: !firstPass.noBuiltinTools,
+    ...(r.sandbox && { sandbox: r.sandbox }),
+    ...(rpcUI && { ui: rpcUI }),
+    mode,
+    ...(piTerminal && { piTerminal }),
+    onDiagnostic: diagnostic,
+  };
+  const loaded = await loadExtensionSet(extensionSet);
+  const redactProgress = redactorOf(loaded);
+  const { trust, settings, projectPackages } = outcome;
+  loaded.failures.push(...discovered.failures, ...globalPackages.failures, ...projectPackages.failures);
+  if (outcome.settingsError !== undefined) {
+    await loaded.manager.shutdown();
+    return { error: outcome.settingsError };
+  }
+  const skipped = trust?.trusted === false && trustResources.length > 0 ? { resources: trustResources, extensions: pathsOf(discovered, "project") } : undefined;
+  if (skipped) io.stderr.write(`${skippedLine(cwd, skipped.resources)}\n`);
+  return { loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactProgress };
+}
+
+/** The workspace's part of the set: its decision, and on trust its settings, folder and packages (into `outcome`). */
+function projectExtensions(
+  r: LoadRequest,
+  known: { discovered: Discovery; globalPackages: PackageResources; globalDeclared: LoadedSettings["packages"]; trustResources: string[] },
+  outcome: ProjectOutcome,
+): ProjectExtensions {
+  const { firstPass, io, cwd, home, earlyTrust } = r;
+  return {
+    afterDecision: pathsOf(known.discovered, "auto"),
+    after: pathsOf(known.discovered, "global").length + known.globalPackages.extensions.length,
+    ...(earlyTrust && { known: earlyTrust.trusted }),
+    trust: async (manager) => {
+      const interactive = r.mode === "interactive" && !r.listing;
+      outcome.trust ??= earlyTrust ?? (await decideTrust({ manager, cwd, home, resources: known.trustResources, flag: firstPass.trustProject, io, interactive }));
+      if (!outcome.trust.trusted) return undefined;
+      const full = earlyTrust ? r.firstSettings : loadSettings({ home, cwd, project: true });
+      if ("error" in full) {
+        outcome.settingsError = full.error;
+        return undefined;
+      }
+      outcome.settings = full.settings;
+      manager.setSettings(outcome.settings);
+      // A package declared globally as well already loaded with the global extensions: once is enough.
+      outcome.projectPackages = packagesOf(firstPass, full.packages.filter((p) => p.file.scope === "project"), identities(known.globalDeclared));
+      return [...pathsOf(known.discovered, "project"), ...outcome.projectPackages.extensions.map((e) => e.path)];
+    },
+  };
+}
+
+function pathsOf(discovered: Discovery, origin: ExtensionOrigin): string[] {
+  return discovered.extensions.filter((d) => d.origin === origin).map((d) => d.path);
+}
+
+/** Installed packages' resources (`packages/load.ts`); none with `--no-extensions`. */
+function packagesOf(firstPass: CliArgs, declared: LoadedSettings["packages"], known?: ReadonlySet<string>): PackageResources {
+  return firstPass.noExtensions ? { extensions: [], skills: [], prompts: [], failures: [] } : packageResources(declared, known);
+}
+
+async function interactiveTerminal(io: CliIO) {
+  const [{ piTerminal }, { palette }] = await Promise.all([import("./tui/pi-terminal.ts"), import("./tui/theme.ts")]);
+  return piTerminal(palette(!io.env.NO_COLOR));
+}

@@ -1,0 +1,139 @@
+/**
+ * The last step of a run (`run.ts`): the host over the loaded extensions and the opened session,
+ * then the mode — print and JSON (`modes/print.ts`), RPC (`modes/rpc.ts`) or interactive
+ * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
+ * shutdown however the mode ends.
+ */
+import { SessionManager, isAgentEvent, type HostEvent, type ModelClient } from "@mypi/kernel";
+import type { CliArgs, Mode } from "./args.ts";
+import type { ExitWatcher } from "./exits.ts";
+import type { LoadedWorkspace } from "./extension-loading.ts";
+import { buildHost, createHostSession, loadExtensionSet, type HostOptions } from "./host-builder.ts";
+import type { HostResources } from "./host-resources.ts";
+import type { CliIO } from "./main.ts";
+import { extensionErrorLine, runOneShot } from "./modes/print.ts";
+import { runRpcMode } from "./modes/rpc.ts";
+import { eventLine } from "./rpc/jsonl.ts";
+import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
+import type { Settings } from "./settings.ts";
+
+const DEFAULT_CONTEXT_WINDOW = 128_000;
+
+export interface ModeStart {
+  mode: Mode;
+  io: CliIO;
+  exits: ExitWatcher;
+  /** The agent's workspace. */
+  cwd: string;
+  ws: LoadedWorkspace;
+  /** The command line after the second pass, settings merged in. */
+  args: CliArgs;
+  prompt: string | undefined;
+  model: ModelClient;
+  session: SessionManager;
+  resources: HostResources;
+  /** The tools the model may be offered (undefined: all). */
+  allowedTools: readonly string[] | undefined;
+  /** The extensions that failed to load, one line each (`describeFailures`). */
+  loadErrors: string[];
+  sandboxState: SandboxReport;
+}
+
+export async function runMode(s: ModeStart): Promise<number> {
+  const hostSession = await startHostSession(s);
+  const { redactProgress } = s.ws;
+  try {
+    switch (s.mode) {
+      case "print":
+      case "json":
+        return await runOneShot(hostSession.agent, s.io, {
+          prompt: s.prompt!,
+          json: s.mode === "json",
+          maxTurns: s.args.maxTurns ?? 50,
+          exits: s.exits,
+          runCommand: (name, commandArgs, signal) => hostSession.runCommand(name, commandArgs, signal),
+          ...(redactProgress && { redact: redactProgress }),
+        });
+      case "rpc": {
+        // Extensions that failed to load: told once as a notification, and in every get_state.
+        const extensionErrors = s.ws.loaded.failures.map((f, i) => ({ extension: f.name, error: s.loadErrors[i]! }));
+        const rpcUI = s.ws.rpcUI!;
+        for (const line of s.loadErrors) rpcUI.notify(line, "error");
+        // The session's getters (agent, host) stay live: a new session replaces the agent.
+        const target = Object.assign(Object.create(hostSession) as typeof hostSession, {
+          ui: rpcUI,
+          state: () => ({ ...hostSession.state(), extensionErrors }),
+        });
+        return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, ...(redactProgress && { redact: redactProgress }) });
+      }
+      case "interactive":
+        return await runInteractiveMode(s, hostSession);
+    }
+  } finally {
+    await hostSession.host.shutdown();
+  }
+}
+
+/** Automatic compaction: the settings' `compaction`, the window from MYPI_CONTEXT_WINDOW when set. */
+export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): HostOptions["compaction"] {
+  const { enabled, contextWindow, reserveTokens, keepRecentTokens } = settings.compaction ?? {};
+  return {
+    contextWindow: Number(env.MYPI_CONTEXT_WINDOW) || contextWindow || DEFAULT_CONTEXT_WINDOW,
+    ...(enabled !== undefined && { enabled }),
+    ...(reserveTokens !== undefined && { reserveTokens }),
+    ...(keepRecentTokens !== undefined && { keepRecentTokens }),
+  };
+}
+
+/**
+ * The host over the session, and the session that can replace it. Interactive mode starts the
+ * session itself, once its UI is in place. The other modes follow the stream only from their
+ * start: what session_start handlers reported (a handler that threw) is written out here, as the
+ * mode would have written it.
+ */
+type RunSession = ReturnType<typeof createHostSession>;
+
+async function startHostSession(s: ModeStart): Promise<RunSession> {
+  const { ws, args, model, resources, io, mode } = s;
+  const hostOptions: HostOptions = {
+    model,
+    systemPrompt: resources.systemPrompt(),
+    expandPrompt: (text) => resources.expand(text),
+    ...(s.allowedTools && { activeTools: s.allowedTools }),
+    ...(args.maxTurns !== undefined && { maxTurns: args.maxTurns }),
+    ...(args.toolTimeoutMs !== undefined && { toolTimeoutMs: args.toolTimeoutMs }),
+    ...(model.id.startsWith("openai:") && { compaction: compactionOf(ws.settings, io.env) }),
+  };
+  const host = buildHost(ws.loaded, s.session, hostOptions);
+  const hostSession = createHostSession(host, async (next) =>
+    // A new session keeps the choice of the command line: --no-session writes nothing, ever.
+    // The trust decision stands for the process: `project.trust` does not ask again.
+    buildHost(await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags }), next ?? (args.noSession ? SessionManager.inMemory(s.cwd) : SessionManager.create({ cwd: s.cwd })), hostOptions),
+    (h, reason) => resources.refresh(h, reason),
+  );
+  if (mode !== "interactive") {
+    const early: (HostEvent & { timestamp: number })[] = [];
+    const stop = hostSession.subscribe((event) => void (!isAgentEvent(event) && event.type === "extension_error" && early.push(event)));
+    await hostSession.start();
+    stop();
+    for (const event of early) {
+      if (mode === "print") io.stderr.write(extensionErrorLine(event));
+      else io.stdout.write(eventLine(event));
+    }
+  }
+  return hostSession;
+}
+
+async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promise<number> {
+  const { runInteractive } = await import("./modes/interactive.ts");
+  return runInteractive(hostSession, s.io, {
+    renderers: () => hostSession.host.manager.piRenderers,
+    runShortcut: (key) => hostSession.host.manager.runShortcut(key),
+    ...(s.prompt !== undefined && { initialPrompt: s.prompt }),
+    status: s.loadErrors,
+    stop: s.exits.signal,
+    resume: s.args.resume,
+    banner: [`mypi · ${s.model.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`, ...(s.sandboxState.enabled ? [describeSandboxReport(s.sandboxState)] : [])],
+    contextWindow: compactionOf(s.ws.settings, s.io.env)!.contextWindow,
+  });
+}
