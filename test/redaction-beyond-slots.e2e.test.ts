@@ -47,6 +47,19 @@ describe("verdicts recorded in the session", () => {
   });
 });
 
+describe("errors of session_start handlers, written before the run starts", () => {
+  it("are masked on stdout in JSON mode when redact-secrets is loaded", async () => {
+    const failing = sandbox.file(join(sandbox.root, "start-fails.ts"), `export default (pi) => pi.on("session_start", () => { throw new Error("cannot use ${TOKEN}"); });\n`);
+    const script = sandbox.script([{ text: "done" }]);
+    const run = (extensions: string[]) => sandbox.run([...extensions.flatMap((e) => ["-e", e]), "--mode", "json", "--no-session", "--model", `scripted:${script}`, "-p", "go"]);
+    const masked = await run([SHIPPED("redact-secrets"), failing]);
+    const errorLine = masked.stdout.split("\n").find((l) => l.startsWith('{"type":"extension_error"'));
+    expect(errorLine).toContain("cannot use [REDACTED:github-token]");
+    expect(masked.stdout).not.toContain(TOKEN);
+    expect((await run([failing])).stdout).toContain(`cannot use ${TOKEN}`);
+  });
+});
+
 describe("progress lines in JSON mode", () => {
   /** A bash call that prints the token, then waits for a file the test writes once progress was seen. */
   async function progressOf(extensions: string[]): Promise<string[]> {

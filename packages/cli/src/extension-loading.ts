@@ -49,8 +49,8 @@ export interface LoadedWorkspace {
   rpcUI: RpcUI | undefined;
   /** A line on stderr that is not an error. */
   diagnostic: (message: string) => void;
-  /** Masks progress in JSON and RPC event lines when redact-secrets loaded (`redactorOf`). */
-  redactProgress: (<T>(value: T) => T) | undefined;
+  /** Masks progress and verdicts in JSON and RPC event lines when redact-secrets loaded (`redactorOf`). */
+  redactLines: (<T>(value: T) => T) | undefined;
 }
 
 /** What the trust decision brought in; filled while the set loads. */
@@ -87,7 +87,7 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
     onDiagnostic: diagnostic,
   };
   const loaded = await loadExtensionSet(extensionSet);
-  const redactProgress = redactorOf(loaded);
+  const redactLines = redactorOf(loaded);
   const { trust, settings, projectPackages } = outcome;
   loaded.failures.push(...discovered.failures, ...globalPackages.failures, ...projectPackages.failures);
   if (outcome.settingsError !== undefined) {
@@ -96,7 +96,7 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   }
   const skipped = trust?.trusted === false && trustResources.length > 0 ? { resources: trustResources, extensions: pathsOf(discovered, "project") } : undefined;
   if (skipped) io.stderr.write(`${skippedLine(cwd, skipped.resources)}\n`);
-  return { loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactProgress };
+  return { loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactLines };
 }
 
 /** The workspace's part of the set: its decision, and on trust its settings, folder and packages (into `outcome`). */

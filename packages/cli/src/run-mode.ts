@@ -41,7 +41,7 @@ export interface ModeStart {
 
 export async function runMode(s: ModeStart): Promise<number> {
   const hostSession = await startHostSession(s);
-  const { redactProgress } = s.ws;
+  const { redactLines } = s.ws;
   try {
     switch (s.mode) {
       case "print":
@@ -52,7 +52,7 @@ export async function runMode(s: ModeStart): Promise<number> {
           maxTurns: s.args.maxTurns ?? 50,
           exits: s.exits,
           runCommand: (name, commandArgs, signal) => hostSession.runCommand(name, commandArgs, signal),
-          ...(redactProgress && { redact: redactProgress }),
+          ...(redactLines && { redact: redactLines }),
         });
       case "rpc": {
         // Extensions that failed to load: told once as a notification, and in every get_state.
@@ -64,7 +64,7 @@ export async function runMode(s: ModeStart): Promise<number> {
           ui: rpcUI,
           state: () => ({ ...hostSession.state(), extensionErrors }),
         });
-        return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, ...(redactProgress && { redact: redactProgress }) });
+        return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, ...(redactLines && { redact: redactLines }) });
       }
       case "interactive":
         return await runInteractiveMode(s, hostSession);
@@ -118,7 +118,7 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     stop();
     for (const event of early) {
       if (mode === "print") io.stderr.write(extensionErrorLine(event));
-      else io.stdout.write(eventLine(event));
+      else io.stdout.write(eventLine(event, ws.redactLines));
     }
   }
   return hostSession;
