@@ -24,7 +24,7 @@ export const HEADLESS_UI: ExtensionUI = Object.freeze({
 });
 
 /** The signal of a call nobody can abort (the base ctx's, the host's own decisions). */
-export const NEVER_ABORTED = new AbortController().signal;
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 /** The session view of the detached runtime (no host bound): no entries, nothing written. */
 export function emptySessionView(cwd: string): ReadonlySessionView {

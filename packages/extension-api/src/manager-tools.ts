@@ -76,7 +76,19 @@ export class ExtensionTools {
       this.register(tool, extension);
       changed = true;
     }
+    if (changed) this.keepLoadOrder([...current.values()]);
     if (changed) this.notify();
+  }
+
+  /**
+   * The extensions' tools listed in their extensions' order, whatever order they arrived in (the
+   * workspace's extensions load after the `-e` ones, once it is trusted, yet come before them).
+   */
+  private keepLoadOrder(merged: readonly { tool: Tool; extension: string }[]): void {
+    const inRegistry = this.fromExtensions().map((t) => t.tool.name);
+    if (inRegistry.every((name, i) => name === merged[i]?.tool.name)) return;
+    for (const name of inRegistry) this.registry.unregister(name);
+    for (const { tool, extension } of merged) this.registry.register(tool, { source: extension });
   }
 
   /**
