@@ -5,7 +5,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { SessionManager, cwdSlug, type Message } from "@mypi/kernel";
+import { SessionManager, type Message } from "@mypi/kernel";
+import { cwdSlug } from "../packages/kernel/src/session/paths.ts";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox } from "./helpers/mypi.ts";
 import { IDLE, ptyTerminals } from "./helpers/pty.ts";

@@ -14,7 +14,7 @@
  */
 import type { ExtensionAPI } from "@mypi/extension-api";
 import { defineTool } from "@mypi/extension-api";
-import type { Tool, ToolContext, ToolResult } from "@mypi/kernel";
+import { errorResult, type Tool, type ToolContext, type ToolResult } from "@mypi/kernel";
 import type { ClientServices } from "./client-requests.ts";
 import { usesOAuth, type ConfigProblem, type ServerConfig } from "./config.ts";
 import { McpConnection } from "./connection.ts";
@@ -220,14 +220,14 @@ export class McpHub {
   async call(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
     const registration = this.#registered.get(name);
     const server = registration && this.#byServer.get(registration.server);
-    if (!registration || !server) return failure(`The tool "${name}" is not known to the MCP extension.`, { tool: name });
+    if (!registration || !server) return errorResult(`The tool "${name}" is not known to the MCP extension.`, { tool: name });
     const where = { server: server.name, tool: registration.tool };
     if (server.state !== "connected") {
-      return failure(`The MCP server "${server.name}" is not available: it ${server.state === "stopped" ? "stopped" : "is shut down"} (${server.error ?? "closed"}). Its tools cannot be used now; continue without them.`, where);
+      return errorResult(`The MCP server "${server.name}" is not available: it ${server.state === "stopped" ? "stopped" : "is shut down"} (${server.error ?? "closed"}). Its tools cannot be used now; continue without them.`, where);
     }
     if (!server.offers(registration.tool)) {
       const current = this.toolNames(server.name);
-      return failure(
+      return errorResult(
         `The MCP server "${server.name}" no longer offers the tool "${registration.tool}" (its tool list changed). ` +
           (current.length ? `Its tools now: ${current.join(", ")}.` : "It offers no tools now."),
         where,
@@ -248,15 +248,15 @@ export class McpHub {
       if (ctx.signal.aborted) throw error; // the kernel answers aborts and timeouts in its own words
       const now: string = server.state; // the call may have outlived the server
       if (now === "stopped") {
-        return failure(`The MCP server "${server.name}" stopped while running "${registration.tool}": ${server.error}.`, where);
+        return errorResult(`The MCP server "${server.name}" stopped while running "${registration.tool}": ${server.error}.`, where);
       }
       if (now === "closed") {
-        return failure(
+        return errorResult(
           `The MCP server "${server.name}" was shut down by mypi (a reload, /mcp restart or the end of the session) while running "${registration.tool}"; call the tool again if you still need it.`,
           where,
         );
       }
-      return failure(`The MCP server "${server.name}" could not run "${registration.tool}": ${server.describeCallError(error)}`, where);
+      return errorResult(`The MCP server "${server.name}" could not run "${registration.tool}": ${server.describeCallError(error)}`, where);
     }
   }
 
@@ -295,10 +295,6 @@ export class McpHub {
   killAll(): void {
     for (const c of this.connections) c.kill();
   }
-}
-
-function failure(text: string, details: object): ToolResult {
-  return { content: [{ type: "text", text }], details, isError: true };
 }
 
 function progressUpdate(p: { progress: number; total?: number; message?: string }): ToolResult {

@@ -14,7 +14,7 @@
  *   what was attached).
  */
 import { defineTool, z } from "@mypi/extension-api";
-import { isRecord, type Content, type ImageContent, type Message, type Tool, type ToolResult } from "@mypi/kernel";
+import { errorResult, isRecord, type Content, type ImageContent, type Message, type Tool, type ToolResult } from "@mypi/kernel";
 import type { McpConnection } from "./connection.ts";
 import { toToolResult } from "./convert.ts";
 import { listPages } from "./paging.ts";
@@ -113,7 +113,7 @@ export async function readResource(server: McpConnection, uri: string, signal?: 
 export function resourceTools(host: ResourceHost): Tool[] {
   const unknownServer = (name: string) => {
     const known = host.connections.filter(offersResources).map((c) => c.name);
-    return failure(`There is no MCP server "${name}" with resources${known.length ? `; servers with resources: ${known.join(", ")}` : ""}.`);
+    return errorResult(`There is no MCP server "${name}" with resources${known.length ? `; servers with resources: ${known.join(", ")}` : ""}.`, {});
   };
   return [
     defineTool({
@@ -141,15 +141,11 @@ export function resourceTools(host: ResourceHost): Tool[] {
           return await readResource(c, uri, ctx.signal);
         } catch (error) {
           if (ctx.signal.aborted) throw error;
-          return failure(`The MCP server "${server}" could not read ${uri}: ${c.describeCallError(error)}`);
+          return errorResult(`The MCP server "${server}" could not read ${uri}: ${c.describeCallError(error)}`, {});
         }
       },
     }),
   ];
-}
-
-function failure(text: string): ToolResult {
-  return { content: [{ type: "text", text }], details: {}, isError: true };
 }
 
 // ─── attachments ─────────────────────────────────────────────────────────────────────────────

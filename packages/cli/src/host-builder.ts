@@ -5,7 +5,7 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { SessionManager, textOf, type StreamEvent } from "@mypi/kernel";
+import { SessionManager, textOf } from "@mypi/kernel";
 import {
   ExtensionManager,
   createExtensionHost,
@@ -13,6 +13,7 @@ import {
   formatLoadFailure,
   type ExtensionHost,
   type ExtensionHostOptions,
+  type ExtensionStreamEvent,
   type ExtensionUI,
   type HostMode,
   type LoadFailure,
@@ -114,7 +115,7 @@ export function createHostSession(
 ): HostSession & { readonly host: ExtensionHost } {
   let host = first;
   let ui: ExtensionUI | undefined;
-  const listeners = new Set<(event: StreamEvent) => void>();
+  const listeners = new Set<(event: ExtensionStreamEvent) => void>();
   const attach = (h: ExtensionHost) => h.agent.subscribe((event) => {
     for (const l of listeners) l(event);
   });

@@ -2,8 +2,8 @@
  * What the long-lived modes (RPC, interactive) act on: the agent plus the host's session-level
  * actions. `run.ts` builds it from the extension host; tests build it around a bare Agent.
  */
-import type { Agent, SessionManager, StreamEvent } from "@mypi/kernel";
-import type { CommandInfo, ExtensionUI, UserBashAnswer } from "@mypi/extension-api";
+import type { Agent, SessionManager } from "@mypi/kernel";
+import type { CommandInfo, ExtensionHostEvent, ExtensionStreamEvent, ExtensionUI, UserBashAnswer } from "@mypi/extension-api";
 import type { SessionSummary } from "./session-list.ts";
 
 export interface SessionState {
@@ -30,9 +30,9 @@ export interface CompactResult {
 
 export interface HostSession {
   /** The current agent (`newSession` replaces it). */
-  readonly agent: Agent;
+  readonly agent: Agent<ExtensionHostEvent>;
   /** Events of the current agent and of every later one. */
-  subscribe(listener: (event: StreamEvent) => void): () => void;
+  subscribe(listener: (event: ExtensionStreamEvent) => void): () => void;
   state(): SessionState;
   commands(): CommandInfo[];
   /** `/name args`; `{ran:false}` when no extension registered `name`. `signal` is the command's `ctx.signal`. */

@@ -4,7 +4,8 @@
  * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
  * shutdown however the mode ends.
  */
-import { SessionManager, isAgentEvent, type HostEvent, type ModelClient } from "@mypi/kernel";
+import type { ExtensionErrorEvent } from "@mypi/extension-api";
+import { SessionManager, type ModelClient } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
 import type { LoadedWorkspace } from "./extension-loading.ts";
@@ -112,8 +113,8 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     (h, reason) => resources.refresh(h, reason),
   );
   if (mode !== "interactive") {
-    const early: (HostEvent & { timestamp: number })[] = [];
-    const stop = hostSession.subscribe((event) => void (!isAgentEvent(event) && event.type === "extension_error" && early.push(event)));
+    const early: ExtensionErrorEvent[] = [];
+    const stop = hostSession.subscribe((event) => void (event.type === "extension_error" && early.push(event)));
     await hostSession.start();
     stop();
     for (const event of early) {

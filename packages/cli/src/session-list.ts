@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { defaultSessionDir, listSessionFiles } from "@mypi/kernel";
+import { clip } from "./session-tree.ts";
 
 export interface SessionSummary {
   file: string;
@@ -73,8 +74,7 @@ function parse(line: string): unknown {
 
 /** One picker row: `name or first prompt · 2026-12-02 06:01 · 12 messages · 3.4 KB`. */
 export function describeSession(s: SessionSummary, width = 60): string {
-  const title = (s.name ?? s.firstPrompt ?? `(empty) ${basename(s.file)}`).replace(/\s+/g, " ").trim();
-  const clipped = title.length > width ? `${title.slice(0, width - 1)}…` : title;
+  const clipped = clip(s.name ?? s.firstPrompt ?? `(empty) ${basename(s.file)}`, width);
   const date = new Date(s.modified).toISOString().slice(0, 16).replace("T", " ");
   return `${clipped} · ${date} · ${s.messageCount} message${s.messageCount === 1 ? "" : "s"} · ${formatSize(s.size)}`;
 }

@@ -12,6 +12,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { isRecord } from "@mypi/kernel";
 
 const stringList = z.array(z.string());
 
@@ -150,13 +151,9 @@ export function mergeSettings(base: Record<string, unknown>, over: Record<string
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const current = Object.hasOwn(out, key) ? out[key] : undefined;
-    const merged = isPlainObject(current) && isPlainObject(value) ? mergeSettings(current, value) : value;
+    const merged = isRecord(current) && isRecord(value) ? mergeSettings(current, value) : value;
     // defineProperty: a "__proto__" key in a file is data, not the object's prototype.
     Object.defineProperty(out, key, { value: merged, enumerable: true, writable: true, configurable: true });
   }
   return out;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { Agent, createScriptedModel, type ModelRequest, type StreamEvent } from "@mypi/kernel";
-import type { ExtensionUI } from "@mypi/extension-api";
+import { Agent, createScriptedModel, type ModelRequest } from "@mypi/kernel";
+import type { ExtensionHostEvent, ExtensionStreamEvent, ExtensionUI } from "@mypi/extension-api";
 import type { HostSession } from "../src/host-session.ts";
 import type { CliIO } from "../src/main.ts";
 import { runInteractive, type InteractiveOptions } from "../src/modes/interactive.ts";
@@ -17,12 +17,12 @@ import { VirtualTerminal } from "../../../test/helpers/vt.ts";
 
 function setup(options: { columns?: number; rows?: number; turns?: unknown[]; interactive?: InteractiveOptions; session?: Partial<HostSession> } = {}) {
   const requests: ModelRequest[] = [];
-  const agent = new Agent({ model: createScriptedModel({ turns: options.turns ?? [{ text: "ok" }] } as never, { onRequest: (r) => requests.push(r) }) });
+  const agent = new Agent<ExtensionHostEvent>({ model: createScriptedModel({ turns: options.turns ?? [{ text: "ok" }] } as never, { onRequest: (r) => requests.push(r) }) });
   let gotUI!: (ui: ExtensionUI) => void;
   const uiSet = new Promise<ExtensionUI>((resolve) => (gotUI = resolve));
   const session: Partial<HostSession> = {
     agent,
-    subscribe: (listener: (event: StreamEvent) => void) => agent.subscribe(listener),
+    subscribe: (listener: (event: ExtensionStreamEvent) => void) => agent.subscribe(listener),
     commands: () => [],
     setUI: (ui) => ui && gotUI(ui),
     start: async () => {},

@@ -1,11 +1,12 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { isAgentEvent, type StreamEvent, type ToolResult } from "@mypi/kernel";
+import type { ExtensionStreamEvent } from "@mypi/extension-api";
 import { initialRenderState, liveLines, renderEvent, summarizeCall, summarizeProgress, type RenderState } from "../src/render/renderer.ts";
 import { Screen, visibleWidth } from "../src/render/screen.ts";
 
 const t0 = 1_000_000;
 const ev = (type: string, at: number, fields: Record<string, unknown> = {}) =>
-  ({ type, timestamp: t0 + at, ...fields }) as unknown as StreamEvent;
+  ({ type, timestamp: t0 + at, ...fields }) as unknown as ExtensionStreamEvent;
 const assistant = (text: string, extra: Record<string, unknown> = {}) => ({
   role: "assistant",
   content: text ? [{ type: "text", text }] : [],
@@ -45,7 +46,7 @@ export function narrowingChecks(event: StreamEvent): void {
 }
 
 /** Feed events in order; collect what was committed and the live block after each event. */
-function play(events: StreamEvent[], now = t0 + 500): { output: string; live: string[][]; state: RenderState } {
+function play(events: ExtensionStreamEvent[], now = t0 + 500): { output: string; live: string[][]; state: RenderState } {
   let state = initialRenderState;
   let output = "";
   const live: string[][] = [];

@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { PassThrough, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { Agent, createScriptedModel } from "@mypi/kernel";
+import type { ExtensionHostEvent } from "@mypi/extension-api";
 import { inertSessionMoves } from "./helpers/session-stubs.ts";
 import { createRpcUI } from "../src/modes/rpc-ui.ts";
 import { runRpcMode, type RpcTarget } from "../src/modes/rpc.ts";
@@ -41,7 +42,7 @@ async function drive(lines: string[]): Promise<Line[]> {
     },
   });
   // A prompt that gets through would run this: a run is fine, but it must not happen here.
-  const agent = new Agent({ model: createScriptedModel({ turns: [] }) });
+  const agent = new Agent<ExtensionHostEvent>({ model: createScriptedModel({ turns: [] }) });
   const ui = createRpcUI((l) => stdout.write(`${JSON.stringify(l)}\n`));
   const target: RpcTarget = {
     agent,

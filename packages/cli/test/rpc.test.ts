@@ -1,6 +1,7 @@
 import { PassThrough, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { Agent, createScriptedModel, defineTool, type ModelRequest } from "@mypi/kernel";
+import type { ExtensionHostEvent } from "@mypi/extension-api";
 import { inertSessionMoves } from "./helpers/session-stubs.ts";
 import { z } from "zod";
 import { createRpcUI } from "../src/modes/rpc-ui.ts";
@@ -56,7 +57,7 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
   const out = output();
   const input = new PassThrough();
   const model = createScriptedModel({ turns } as never, { onRequest: (r) => extra.requests?.push(r) });
-  const agent = new Agent({ model, tools: extra.tools ?? [] });
+  const agent = new Agent<ExtensionHostEvent>({ model, tools: extra.tools ?? [] });
   const ui = createRpcUI((line) => out.stream.write(`${JSON.stringify(line)}\n`));
   let sessionName: string | undefined;
   const commands: string[] = [];

@@ -16,6 +16,7 @@ import type {
   InputEvent,
   InputResult,
   SessionEntry,
+  StreamEvent,
   ToolCallEvent,
   ToolCallResult,
   ToolResultEvent,
@@ -42,7 +43,12 @@ export type HookOutcome =
   | "fail_closed"
   | "timeout";
 
-export interface HookDecisionEvent {
+/**
+ * The two events the host inserts into the agent's stream are type aliases, not interfaces: an
+ * object type alias is assignable to the kernel's open `HostEvent` (an interface, lacking an
+ * implicit index signature, is not), so `StreamEvent<ExtensionHostEvent>` is a `StreamEvent`.
+ */
+export type HookDecisionEvent = {
   type: "hook_decision";
   slot: SlotName;
   extension: string;
@@ -53,10 +59,10 @@ export interface HookDecisionEvent {
   /** The handler's own time, excluding time spent in `next()`. */
   durationMs: number;
   timestamp: number;
-}
+};
 
 /** A handler, observer, listener or command of `extension` failed; `slot` says where. */
-export interface ExtensionErrorEvent {
+export type ExtensionErrorEvent = {
   type: "extension_error";
   extension: string;
   /** A slot or event name, `events:<channel>`, `command:<name>`, or `load`. */
@@ -65,7 +71,7 @@ export interface ExtensionErrorEvent {
   /** A `MYPI_*` code when the failure is one the manager recognises (timeouts, bad results). */
   code?: string;
   timestamp: number;
-}
+};
 
 /**
  * The host is ready: after loading (`startup`), after `reload()`, in a new session (`new`, also
@@ -146,6 +152,15 @@ export interface UserBashEvent {
   cwd: string;
   timestamp: number;
 }
+
+/**
+ * The events the extension host inserts into its agent's stream (`Agent<ExtensionHostEvent>`):
+ * its diagnostics. The session lifecycle events reach observers only.
+ */
+export type ExtensionHostEvent = HookDecisionEvent | ExtensionErrorEvent;
+
+/** What the extension host's agent streams: `switch (event.type)` narrows over kernel and host events alike. */
+export type ExtensionStreamEvent = StreamEvent<ExtensionHostEvent>;
 
 /** Kernel events by name (docs/architecture.md#events). */
 export type AgentEvents = { [E in AgentEvent as E["type"]]: E };

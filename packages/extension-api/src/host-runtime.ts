@@ -14,6 +14,7 @@ import {
   type SessionManager,
 } from "@mypi/kernel";
 import type { ChainCall } from "./chain.ts";
+import type { ExtensionHostEvent } from "./events.ts";
 import { completeThroughSlots } from "./complete.ts";
 import type { ExtensionManager } from "./manager.ts";
 import { readonlyView } from "./session-view.ts";
@@ -24,7 +25,7 @@ export interface RuntimeDeps {
   manager: ExtensionManager;
   session: SessionManager;
   /** The host's agent (built after the hooks it is given). */
-  agent: () => Agent;
+  agent: () => Agent<ExtensionHostEvent>;
   hostCall: (signal?: AbortSignal) => ChainCall;
   /** `getContextUsage` is `undefined` without one. */
   contextWindow: number | undefined;

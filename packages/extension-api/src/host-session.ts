@@ -5,6 +5,7 @@
  */
 import { compact, type Agent, type CompactionOutcome, type CompactionSettings, type SessionManager } from "@mypi/kernel";
 import type { ChainCall } from "./chain.ts";
+import type { ExtensionHostEvent } from "./events.ts";
 import { NEVER_ABORTED } from "./context.ts";
 import type { ExtensionHost } from "./host.ts";
 import type { ExtensionManager } from "./manager.ts";
@@ -18,7 +19,7 @@ export interface SessionDeps {
   manager: ExtensionManager;
   session: SessionManager;
   /** The host's agent (built after the compaction settings it is given). */
-  agent: () => Agent;
+  agent: () => Agent<ExtensionHostEvent>;
   /** The call a host-driven slot runs with (its signal, and where its diagnostics go). */
   hostCall: (signal?: AbortSignal) => ChainCall;
 }

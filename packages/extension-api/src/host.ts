@@ -16,12 +16,11 @@ import {
   type AgentOptions,
   type CompactionOutcome,
   type CompactionSettings,
-  type HostEvent,
   type ModelClient,
   type SlotContext,
-  type StreamEvent,
   type Tool,
 } from "@mypi/kernel";
+import type { ExtensionHostEvent } from "./events.ts";
 import type { ChainCall } from "./chain.ts";
 import { NEVER_ABORTED } from "./context.ts";
 import { createHostRuntime } from "./host-runtime.ts";
@@ -71,7 +70,7 @@ export interface ExtensionHostOptions {
 }
 
 export interface ExtensionHost {
-  readonly agent: Agent;
+  readonly agent: Agent<ExtensionHostEvent>;
   readonly manager: ExtensionManager;
   readonly session: SessionManager;
   /**
@@ -117,7 +116,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   const session = options.session ?? SessionManager.inMemory(manager.cwd);
   // The manager's registry is the agent's: the host's own tools join it, before the extensions'.
   manager.toolset.addHostTools(options.tools ?? []);
-  const emit = (event: { type: string }) => agent.emit(event as HostEvent);
+  const emit = (event: ExtensionHostEvent) => agent.emit(event);
   const hostCall = (signal: AbortSignal = agent.signal ?? NEVER_ABORTED): ChainCall => ({ signal, emit });
   const deps: SessionDeps = { manager, session, agent: () => agent, hostCall };
   const compaction = hostCompaction(deps, options.compaction);
@@ -149,14 +148,14 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     if (expanded === undefined) return decision;
     return { action: "transform", text: expanded, ...(decision?.action === "transform" && decision.images && { images: decision.images }) };
   };
-  const agent: Agent = new Agent({
+  const agent = new Agent<ExtensionHostEvent>({
     model: options.model,
     tools: manager.toolset.registry,
     ...(options.systemPrompt !== undefined && { systemPrompt: options.systemPrompt }),
     slots: {
       ...slots,
       input,
-      before_agent_start: async (event, ctx: SlotContext) => {
+      before_agent_start: async (event, ctx: SlotContext<ExtensionHostEvent>) => {
         const result = await slots.before_agent_start(event, ctx);
         run.startedWith(result?.systemPrompt ?? event.systemPrompt);
         return result;
@@ -175,7 +174,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   });
 
   const verdicts = { session, isRunning: () => agent.isRunning, diagnostic: (m: string) => manager.diagnostic(m), ...(options.redactRecord && { redact: options.redactRecord }) };
-  agent.subscribe((event: StreamEvent) => {
+  agent.subscribe((event) => {
     if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(verdicts, event);
     if (event.type === "agent_end") return run.ended(); // published in beforeAgentEnd
     manager.publish(event);

@@ -3,7 +3,8 @@
  * but `pass`, every `extension_error`) is kept as custom entries the HTML view and `/tree` show,
  * and a fork that re-asks a prompt starts before the verdicts recorded about it.
  */
-import type { SessionEntry, SessionManager, StreamEvent } from "@mypi/kernel";
+import type { SessionEntry, SessionManager } from "@mypi/kernel";
+import type { ExtensionHostEvent } from "./events.ts";
 
 /** The custom entries the host records the extensions' verdicts as (see `recordVerdict`). */
 export const VERDICT_ENTRY_TYPES: readonly string[] = ["mypi:hook_decision", "mypi:extension_error"];
@@ -43,9 +44,10 @@ export interface VerdictRecorder {
  * Outside a run only once the session has an entry, so starting and quitting (an observer
  * failing at `session_start`) still leaves no file; a failed write is a diagnostic, never a failed run.
  */
-export function recordVerdict(to: VerdictRecorder, event: StreamEvent): void {
-  const { type, ...data } = event as { type: string; outcome?: string };
-  if (data.outcome === "pass" || (!to.isRunning() && to.session.getLeafId() === undefined)) return;
+export function recordVerdict(to: VerdictRecorder, event: ExtensionHostEvent): void {
+  if (event.type === "hook_decision" && event.outcome === "pass") return;
+  if (!to.isRunning() && to.session.getLeafId() === undefined) return;
+  const { type, ...data } = event;
   try {
     to.session.appendCustomEntry(`mypi:${type}`, to.redact ? to.redact(data) : data); // one of VERDICT_ENTRY_TYPES
   } catch (error) {

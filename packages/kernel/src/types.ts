@@ -8,7 +8,6 @@
 
 // ─── JSON ────────────────────────────────────────────────────────────────────────────────────
 
-export type JSONValue = string | number | boolean | null | JSONValue[] | { [key: string]: JSONValue };
 /** A JSON Schema object, as sent to the model and validated with ajv. */
 export type JSONSchema = { [key: string]: unknown };
 
@@ -327,20 +326,31 @@ export type AgentEvent =
   | ToolExecutionEndEvent
   | ContextCompactedEvent;
 
-export type AgentEventType = AgentEvent["type"];
+/**
+ * What the kernel requires of an event inserted by the host (through `SlotContext.emit` or
+ * `Agent.emit`), e.g. `hook_decision`: a `type` that is not one of the loop's (such an event is
+ * dropped), and a `timestamp` it adds when missing. The rest is opaque to it.
+ * A type alias, not an interface, so that every host event type is assignable to `HostEvent`.
+ */
+export type HostEventBase = { type: string; timestamp?: number };
 
 /**
- * An event inserted by the host (through `SlotContext.emit` or `Agent.emit`), e.g. `hook_decision`.
- * The kernel treats it as opaque: it only requires `type` and adds `timestamp`.
+ * The open host event, the default of `Agent`'s type parameter: any `type`, any fields. Since its
+ * `type` is `string`, `switch (event.type)` on a `StreamEvent` cannot narrow; a host that names
+ * its events (`Agent<MyHostEvent>`, a union with literal `type`s) gets a stream that does.
  */
-export interface HostEvent {
-  type: string;
-  timestamp?: number;
+export interface HostEvent extends HostEventBase {
   [key: string]: unknown;
 }
 
-/** What the loop and `Agent.prompt()` yield: kernel events plus opaque host diagnostics. */
-export type StreamEvent = AgentEvent | (HostEvent & { timestamp: number });
+/** A host event as the stream carries it: with its `timestamp`. */
+export type StampedHostEvent<H extends HostEventBase = HostEvent> = H & { timestamp: number };
+
+/**
+ * What the loop and `Agent.prompt()` yield: kernel events plus the host's events `H`.
+ * `StreamEvent<never>` is the kernel's events alone.
+ */
+export type StreamEvent<H extends HostEventBase = HostEvent> = AgentEvent | StampedHostEvent<H>;
 
 // ─── The five decision slots ─────────────────────────────────────────────────────────────────
 
@@ -412,23 +422,24 @@ export interface ToolResultPatch {
   terminate?: boolean;
 }
 
-export interface SlotContext {
+/** `H`: the host's events, as in `Agent<H>`. */
+export interface SlotContext<H extends HostEventBase = HostEvent> {
   /** The run's abort signal. */
   signal: AbortSignal;
-  /** Insert an opaque host event (a diagnostic) into the run's stream at this point. */
-  emit(event: HostEvent): void;
+  /** Insert a host event (a diagnostic) into the run's stream at this point. */
+  emit(event: H): void;
 }
 
 type Awaitable<T> = T | Promise<T>;
-export type SlotFn<E, R> = (event: E, ctx: SlotContext) => Awaitable<R | undefined | void>;
+export type SlotFn<E, R, H extends HostEventBase = HostEvent> = (event: E, ctx: SlotContext<H>) => Awaitable<R | undefined | void>;
 
 /** The kernel takes the slots as plain functions; composition of handlers is the host's job. */
-export interface Slots {
-  input?: SlotFn<InputEvent, InputResult>;
-  before_agent_start?: SlotFn<BeforeAgentStartEvent, BeforeAgentStartResult>;
-  context?: SlotFn<ContextEvent, ContextResult>;
-  tool_call?: SlotFn<ToolCallEvent, ToolCallResult>;
-  tool_result?: SlotFn<ToolResultEvent, ToolResultPatch>;
+export interface Slots<H extends HostEventBase = HostEvent> {
+  input?: SlotFn<InputEvent, InputResult, H>;
+  before_agent_start?: SlotFn<BeforeAgentStartEvent, BeforeAgentStartResult, H>;
+  context?: SlotFn<ContextEvent, ContextResult, H>;
+  tool_call?: SlotFn<ToolCallEvent, ToolCallResult, H>;
+  tool_result?: SlotFn<ToolResultEvent, ToolResultPatch, H>;
 }
 
 /** Slot names with their event and result types, for hosts that route by name. */

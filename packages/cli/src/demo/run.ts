@@ -7,7 +7,7 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SessionManager, createScriptedModel, type Message, type StreamEvent } from "@mypi/kernel";
+import { SessionManager, createScriptedModel, type Message } from "@mypi/kernel";
 import type { CliArgs } from "../args.ts";
 import { buildHost, describeFailures, loadExtensionSet } from "../host-builder.ts";
 import type { CliIO } from "../main.ts";
@@ -64,7 +64,7 @@ export async function runDemo(_args: CliArgs, io: CliIO): Promise<number> {
     draw();
   }, 80);
   ticker.unref();
-  const unsubscribe = host.agent.subscribe((event: StreamEvent) => {
+  const unsubscribe = host.agent.subscribe((event) => {
     const step = renderEvent(render, event, style);
     render = step.state;
     screen.commit(step.commit);

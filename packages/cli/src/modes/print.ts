@@ -11,7 +11,8 @@
  * them with the signal's (`exits.ts`).
  */
 import { parseSlashCommand } from "@mypi/extension-api";
-import { isAgentEvent, type Agent, type AgentEndEvent, type HostEvent } from "@mypi/kernel";
+import type { Agent, AgentEndEvent } from "@mypi/kernel";
+import type { ExtensionErrorEvent, ExtensionHostEvent } from "@mypi/extension-api";
 import { exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
 import type { ExitWatcher } from "../exits.ts";
@@ -33,13 +34,13 @@ export interface OneShotOptions {
 
 /** One print or JSON invocation: what its two paths (a prompt, a command) share. */
 interface OneShot {
-  agent: Agent;
+  agent: Agent<ExtensionHostEvent>;
   io: CliIO;
   options: OneShotOptions;
   interrupt: Interrupt;
 }
 
-export async function runOneShot(agent: Agent, io: CliIO, options: OneShotOptions): Promise<number> {
+export async function runOneShot(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneShotOptions): Promise<number> {
   const run: OneShot = { agent, io, options, interrupt: onInterrupt(agent, io, options.exits) };
   try {
     const slash = options.runCommand && parseSlashCommand(options.prompt);
@@ -69,7 +70,7 @@ interface Interrupt {
  * starts: the user asked for the work to stop. A second signal exits at once (the watcher kills
  * the tools' processes first).
  */
-function onInterrupt(agent: Agent, io: CliIO, exits: ExitWatcher): Interrupt {
+function onInterrupt(agent: Agent<ExtensionHostEvent>, io: CliIO, exits: ExitWatcher): Interrupt {
   const command = new AbortController();
   const interrupt = () => {
     command.abort(exits.signal.reason);
@@ -117,7 +118,7 @@ async function runPrompt({ agent, io, options }: OneShot): Promise<number> {
 }
 
 /** Print mode's stderr line for an `extension_error`. */
-export function extensionErrorLine(event: HostEvent): string {
+export function extensionErrorLine(event: ExtensionErrorEvent): string {
   return `mypi: extension ${String(event.extension)} failed in ${String(event.slot)}: ${oneLine(String(event.error))}\n`;
 }
 
@@ -125,14 +126,14 @@ export function extensionErrorLine(event: HostEvent): string {
  * Prints every event from now on (JSON mode: each as a line; print mode: extension failures on
  * stderr) and remembers the last `agent_end`; `untilIdle` waits until no run is in progress.
  */
-function followRuns(agent: Agent, io: CliIO, options: OneShotOptions) {
+function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneShotOptions) {
   let idle: (() => void) | undefined;
   const followed = {
     end: undefined as AgentEndEvent | undefined,
     stop: agent.subscribe((event) => {
       if (options.json) io.stdout.write(eventLine(event, options.redact));
-      else if (!isAgentEvent(event) && event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
-      if (!isAgentEvent(event) || event.type !== "agent_end") return;
+      else if (event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
+      if (event.type !== "agent_end") return;
       followed.end = event;
       idle?.();
     }),

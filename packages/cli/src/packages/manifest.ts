@@ -15,6 +15,7 @@
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import picomatch from "picomatch";
+import { isRecord } from "@mypi/kernel";
 
 export type ResourceKind = "extensions" | "skills" | "prompts";
 export const RESOURCE_KINDS: readonly ResourceKind[] = ["extensions", "skills", "prompts"];
@@ -47,7 +48,7 @@ export function readPackageManifest(root: string): PackageManifest | string {
   } catch (error) {
     return `${file}: ${(error as Error).message}`;
   }
-  const key = isObject(pkg.mypi) ? "mypi" : isObject(pkg.pi) ? "pi" : undefined;
+  const key = isRecord(pkg.mypi) ? "mypi" : isRecord(pkg.pi) ? "pi" : undefined;
   const manifest: PackageManifest = {
     root,
     ...(typeof pkg.name === "string" && { name: pkg.name }),
@@ -135,10 +136,6 @@ function insideRoot(root: string, path: string): boolean {
   }
   const base = realpathSync(root);
   return real === base || real.startsWith(base + sep);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -10,7 +10,8 @@
  * Text from the model, tools and extensions goes through `printable` / `oneLine` (`text.ts`)
  * first: what they write can never drive the terminal.
  */
-import { isAgentEvent, type HostEvent, type StreamEvent, type ToolResult } from "@mypi/kernel";
+import type { ToolResult } from "@mypi/kernel";
+import type { ExtensionErrorEvent, ExtensionStreamEvent } from "@mypi/extension-api";
 import { oneLine, printable, printableLines } from "./text.ts";
 
 export interface Style {
@@ -62,9 +63,7 @@ export interface RenderStep {
 export const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"] as const;
 const MAX_SUMMARY = 72;
 
-export function renderEvent(state: RenderState, event: StreamEvent, style: Style = PLAIN): RenderStep {
-  // Host events have any `type`, so only once they are set apart does the switch narrow.
-  if (!isAgentEvent(event)) return renderHostEvent(state, event, style);
+export function renderEvent(state: RenderState, event: ExtensionStreamEvent, style: Style = PLAIN): RenderStep {
   switch (event.type) {
     case "message_update": {
       const delta = event.delta;
@@ -162,14 +161,16 @@ export function renderEvent(state: RenderState, event: StreamEvent, style: Style
       }
     }
 
+    case "extension_error":
+      return renderExtensionError(state, event, style);
+
     default:
       return { state, commit: "" };
   }
 }
 
-/** The host's events the terminal shows: an extension's failure. */
-function renderHostEvent(state: RenderState, event: HostEvent, style: Style): RenderStep {
-  if (event.type !== "extension_error") return { state, commit: "" };
+/** The one host event the terminal shows: an extension's failure. */
+function renderExtensionError(state: RenderState, event: ExtensionErrorEvent, style: Style): RenderStep {
   const text = `⚠ extension ${String(event.extension)} failed in ${String(event.slot)}: ${oneLine(String(event.error), 160)}`;
   return { state: closeLine(state), commit: `${state.lineOpen ? "\n" : ""}${style.yellow(text)}\n` };
 }
@@ -235,7 +236,8 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
 }
 
-function formatCount(n: number): string {
+/** A count as the terminal shows it (`12,345`); the TUI uses it too. */
+export function formatCount(n: number): string {
   return Number.isFinite(n) ? n.toLocaleString("en-US") : String(n);
 }
 

@@ -4,7 +4,7 @@
  * would cut a valid command in two. A trailing "\r" is dropped so CRLF clients work.
  */
 import { StringDecoder } from "node:string_decoder";
-import type { MessageUpdateEvent, StreamEvent, ToolExecutionUpdateEvent } from "@mypi/kernel";
+import type { ExtensionStreamEvent } from "@mypi/extension-api";
 
 /** The longest line read (in characters): a longer one is dropped, and reported, not buffered. */
 export const MAX_LINE_CHARS = 64 * 1024 * 1024;
@@ -129,14 +129,11 @@ export function readJsonlLines(
  * and the verdicts (`hook_decision`, `extension_error`: an extension's `reason` or `error` is its
  * own text), as the host masks them where it records them in the session.
  */
-export function eventLine(event: StreamEvent, redact?: <T>(value: T) => T): string {
-  if (redact && event.type === "tool_execution_update") {
-    const update = event as ToolExecutionUpdateEvent;
-    return toJsonLine({ ...update, partialResult: redact(update.partialResult) });
-  }
+export function eventLine(event: ExtensionStreamEvent, redact?: <T>(value: T) => T): string {
+  if (redact && event.type === "tool_execution_update") return toJsonLine({ ...event, partialResult: redact(event.partialResult) });
   if (redact && (event.type === "hook_decision" || event.type === "extension_error")) return toJsonLine(redact(event));
   if (event.type !== "message_update") return toJsonLine(event);
-  const { message: _snapshot, ...update } = event as MessageUpdateEvent;
+  const { message: _snapshot, ...update } = event;
   return toJsonLine(update);
 }
 

@@ -8,8 +8,9 @@
  * that changes (streamed text, a tool's end) rewrites only its own lines.
  */
 import { Container, Markdown, Text, type Component, type MarkdownTheme } from "@mariozechner/pi-tui";
-import type { AgentEndEvent, StreamEvent, ToolResult } from "@mypi/kernel";
-import { summarizeProgress, textOf } from "../render/renderer.ts";
+import type { AgentEndEvent } from "@mypi/kernel";
+import type { ExtensionStreamEvent } from "@mypi/extension-api";
+import { formatCount, summarizeProgress, textOf } from "../render/renderer.ts";
 import { oneLine, printable } from "../render/text.ts";
 import type { Palette } from "./theme.ts";
 import { LiveTools, ToolBlock, type ToolRenderers } from "./tool-block.ts";
@@ -103,23 +104,23 @@ export class Chat extends Container {
     }
   }
 
-  onEvent(event: StreamEvent): void {
+  onEvent(event: ExtensionStreamEvent): void {
     const p = this.options.p;
     switch (event.type) {
       case "message_start": {
-        const message = event.message as { role: string; customType?: string; content?: unknown; display?: boolean; details?: unknown };
-        if (message.role === "custom" && typeof message.customType === "string") this.#custom(message as never);
+        const message = event.message;
+        if (message.role === "custom" && typeof message.customType === "string") this.#custom(message);
         return;
       }
       case "message_update": {
-        const delta = (event as { delta?: { type: string; delta?: string } }).delta;
-        if (!delta?.delta || (delta.type !== "text_delta" && delta.type !== "thinking_delta")) return;
+        const delta = event.delta;
+        if ((delta?.type !== "text_delta" && delta?.type !== "thinking_delta") || !delta.delta) return;
         const text = printable(delta.delta);
         if (text) this.#assistant().append(delta.type === "text_delta" ? "text" : "thinking", text);
         return;
       }
       case "message_end": {
-        const message = event.message as { role: string; content?: unknown };
+        const message = event.message;
         if (message.role !== "assistant") return;
         // The model client sent no deltas: the finished text is shown at once.
         if (!this.#current || this.#current.empty) {
@@ -131,10 +132,10 @@ export class Chat extends Container {
       }
       case "tool_execution_start": {
         this.#current = undefined;
-        const renderers = this.options.toolRenderers?.(event.toolName as string, event.toolCallId as string);
+        const renderers = this.options.toolRenderers?.(event.toolName, event.toolCallId);
         const block = new ToolBlock({
-          toolCallId: event.toolCallId as string,
-          toolName: event.toolName as string,
+          toolCallId: event.toolCallId,
+          toolName: event.toolName,
           args: event.args,
           startedAt: event.timestamp,
           p,
@@ -147,24 +148,23 @@ export class Chat extends Container {
       }
       case "tool_execution_update": {
         const progress = summarizeProgress(event.partialResult);
-        if (progress !== undefined) this.live.progress.set(event.toolCallId as string, progress);
-        this.#tools.get(event.toolCallId as string)?.update(event.partialResult);
+        if (progress !== undefined) this.live.progress.set(event.toolCallId, progress);
+        this.#tools.get(event.toolCallId)?.update(event.partialResult);
         return;
       }
       case "tool_execution_end": {
-        const block = this.#tools.get(event.toolCallId as string);
-        this.live.progress.delete(event.toolCallId as string);
-        block?.finish(event.result as ToolResult, event.isError === true, event.timestamp);
+        const block = this.#tools.get(event.toolCallId);
+        this.live.progress.delete(event.toolCallId);
+        block?.finish(event.result, event.isError === true, event.timestamp);
         return;
       }
       case "extension_error": {
-        const e = event as { extension?: unknown; slot?: unknown; error?: unknown };
-        return this.say(p.yellow(`⚠ extension ${oneLine(String(e.extension), 60)} failed in ${oneLine(String(e.slot), 60)}: ${oneLine(String(e.error), 160)}`));
+        return this.say(p.yellow(`⚠ extension ${oneLine(event.extension, 60)} failed in ${oneLine(event.slot, 60)}: ${oneLine(event.error, 160)}`));
       }
       case "context_compacted":
-        return this.say(p.dim(`⋯ context compacted: ${count(event.tokensBefore)} → ${count(event.tokensAfter)} tokens`));
+        return this.say(p.dim(`⋯ context compacted: ${formatCount(event.tokensBefore)} → ${formatCount(event.tokensAfter)} tokens`));
       case "agent_end":
-        return this.#end(event as AgentEndEvent);
+        return this.#end(event);
       default:
     }
   }
@@ -207,8 +207,4 @@ export class Chat extends Container {
       default:
     }
   }
-}
-
-function count(n: unknown): string {
-  return typeof n === "number" && Number.isFinite(n) ? n.toLocaleString("en-US") : String(n);
 }

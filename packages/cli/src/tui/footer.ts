@@ -4,7 +4,7 @@
  * reports one, then the extensions' statuses (`ctx.ui.setStatus`), one line, sorted by key.
  */
 import { truncateToWidth, type Component } from "@mariozechner/pi-tui";
-import type { StreamEvent } from "@mypi/kernel";
+import type { ExtensionStreamEvent } from "@mypi/extension-api";
 import { oneLine } from "../render/text.ts";
 import type { Palette } from "./theme.ts";
 
@@ -29,7 +29,7 @@ export class Footer implements Component {
   ) {}
 
   /** Counts the usage of each finished assistant message. */
-  onEvent(event: StreamEvent): void {
+  onEvent(event: ExtensionStreamEvent): void {
     if (event.type === "context_compacted") this.#context = typeof event.tokensAfter === "number" ? event.tokensAfter : undefined;
     if (event.type !== "message_end") return;
     const message = event.message as { role: string; usage?: UsageLike };

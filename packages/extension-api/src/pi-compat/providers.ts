@@ -15,7 +15,7 @@
  * overriding only the URL of a provider mypi does not have.
  */
 import { execFileSync } from "node:child_process";
-import { createOpenAIModel, type HttpHooks, type ModelClient } from "@mypi/kernel";
+import { createOpenAIModel, isRecord, type HttpHooks, type ModelClient } from "@mypi/kernel";
 
 export interface ProviderModel {
   id: string;
@@ -42,7 +42,6 @@ const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const RESERVED = new Set(["openai", "scripted"]);
 const HOST_KEY = /^\$\{?OPENAI_API_KEY\}?$/;
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const stringRecord = (v: unknown): v is Record<string, string> => isRecord(v) && Object.values(v).every((x) => typeof x === "string");
 
 /** Why `config` cannot be a mypi provider, or the provider. */

@@ -15,15 +15,13 @@ import { fileURLToPath } from "node:url";
 import {
   createScriptedModel,
   SessionManager,
-  type AgentEndEvent,
   type AgentStopReason,
   type ModelRequest,
   type ScriptedTurn,
   type SlotMap as KernelSlotMap,
-  type StreamEvent,
   type Tool,
 } from "@mypi/kernel";
-import type { DecisionSlots, ExtensionErrorEvent, HookDecisionEvent, KernelSlotName, SlotName, SlotResult } from "../events.ts";
+import type { DecisionSlots, ExtensionErrorEvent, ExtensionStreamEvent, HookDecisionEvent, KernelSlotName, SlotName, SlotResult } from "../events.ts";
 import { createExtensionHost } from "../host.ts";
 import { formatLoadFailure } from "../loader.ts";
 import { ExtensionManager } from "../manager.ts";
@@ -122,7 +120,7 @@ export interface ConversationOptions extends LoadOptions {
 
 export interface Conversation {
   /** Every event of every run, in order (kernel events, `hook_decision`, `extension_error`). */
-  events: StreamEvent[];
+  events: ExtensionStreamEvent[];
   decisions: HookDecisionEvent[];
   errors: ExtensionErrorEvent[];
   /** What the model was sent, one request per model call. */
@@ -147,19 +145,18 @@ export async function runConversation(options: ConversationOptions): Promise<Con
     ...(options.systemPrompt !== undefined && { systemPrompt: options.systemPrompt }),
     ...(options.maxTurns !== undefined && { maxTurns: options.maxTurns }),
   });
-  const events: StreamEvent[] = [];
+  const events: ExtensionStreamEvent[] = [];
   const run: Conversation = { events, decisions: [], errors: [], requests, stopReason: undefined, finalText: undefined, session };
   try {
     await host.start();
     for (const prompt of typeof options.prompt === "string" ? [options.prompt] : options.prompt) {
       for await (const event of host.agent.prompt(prompt)) {
         events.push(event);
-        if (event.type === "hook_decision") run.decisions.push(event as unknown as HookDecisionEvent);
-        if (event.type === "extension_error") run.errors.push(event as unknown as ExtensionErrorEvent);
+        if (event.type === "hook_decision") run.decisions.push(event);
+        if (event.type === "extension_error") run.errors.push(event);
         if (event.type === "agent_end") {
-          const end = event as AgentEndEvent; // the host-event variant of StreamEvent stops narrowing
-          run.stopReason = end.stopReason;
-          run.finalText = end.finalText;
+          run.stopReason = event.stopReason;
+          run.finalText = event.finalText;
         }
       }
     }

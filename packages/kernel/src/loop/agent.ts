@@ -16,6 +16,7 @@ import type {
   AgentEndEvent,
   AgentStopReason,
   HostEvent,
+  HostEventBase,
   ImageContent,
   InputSource,
   Message,
@@ -34,11 +35,12 @@ import type { AgentLoopOptions, LoopPrompt } from "./types.ts";
 
 export type { AgentRunStream } from "./run-stream.ts";
 
-export interface AgentOptions {
+/** `H`: the host's events, as in `Agent<H>`. */
+export interface AgentOptions<H extends HostEventBase = HostEvent> {
   model: ModelClient;
   tools?: Tool[] | ToolRegistry;
   systemPrompt?: string;
-  slots?: Slots;
+  slots?: Slots<H>;
   /** Each message is appended at its `message_end`; seeds the history when `messages` is not given. */
   session?: SessionManager;
   /** Seeds the history (the messages are frozen). */
@@ -66,7 +68,7 @@ export interface AgentOptions {
    */
   beforeAgentEnd?: (event: AgentEndEvent) => void | Promise<void>;
   /** A listener threw or rejected. Default: one line on stderr. */
-  onListenerError?: (error: unknown, event: StreamEvent) => void;
+  onListenerError?: (error: unknown, event: StreamEvent<H>) => void;
 }
 
 export interface PromptOptions {
@@ -76,7 +78,7 @@ export interface PromptOptions {
 }
 
 /** A returned promise is not awaited (the loop never waits for listeners); its rejection is reported. */
-export type AgentListener = (event: StreamEvent) => unknown;
+export type AgentListener<H extends HostEventBase = HostEvent> = (event: StreamEvent<H>) => unknown;
 
 /** What `run()` rejects with when the run ends in `error`. */
 export class AgentRunError extends Error {
@@ -90,9 +92,9 @@ export class AgentRunError extends Error {
   }
 }
 
-interface ActiveRun {
+interface ActiveRun<H extends HostEventBase> {
   readonly controller: AbortController;
-  readonly stream: RunStream;
+  readonly stream: RunStream<H>;
   handle: LoopHandle | undefined;
   /**
    * The run's `agent_end`, held back by the sink: delivered by `#settle`, at once when there is no
@@ -105,22 +107,27 @@ interface ActiveRun {
   settled: boolean;
 }
 
-export class Agent {
+/**
+ * `H`: the events the host inserts (`emit`, the slots' `ctx.emit`). Name them as a union with
+ * literal `type`s and `switch (event.type)` on the stream narrows over both kinds; the default,
+ * the open `HostEvent`, accepts any.
+ */
+export class Agent<H extends HostEventBase = HostEvent> {
   /** Read at the start of each run. */
   model: ModelClient;
   systemPrompt: string | undefined;
-  slots: Slots;
+  slots: Slots<H>;
   readonly tools: ToolRegistry;
   readonly session: SessionManager | undefined;
 
-  readonly #options: AgentOptions;
+  readonly #options: AgentOptions<H>;
   #messages: Message[];
   #view = new ModelView();
   #steering: LoopPrompt[] = [];
   #followUps: LoopPrompt[] = [];
   /** Replaced, never changed in place, so delivery iterates a stable list. */
-  #listeners: readonly AgentListener[] = [];
-  #current: ActiveRun | undefined;
+  #listeners: readonly AgentListener<H>[] = [];
+  #current: ActiveRun<H> | undefined;
   /** Kept for the next run while nobody aborted it: creating one costs microseconds in Node. */
   #spareController: AbortController | undefined;
   #pool: ToolWorkerPool | undefined;
@@ -128,9 +135,9 @@ export class Agent {
   #autoCompaction: AgentLoopOptions["beforeModelCall"];
   /** Events raised while one is being delivered wait here, so every listener sees causal order. */
   #delivering = false;
-  #backlog: { event: StreamEvent; stream: RunStream | undefined }[] = [];
+  #backlog: { event: StreamEvent<H>; stream: RunStream<H> | undefined }[] = [];
 
-  constructor(options: AgentOptions) {
+  constructor(options: AgentOptions<H>) {
     this.#options = options;
     this.model = options.model;
     this.systemPrompt = options.systemPrompt;
@@ -167,7 +174,7 @@ export class Agent {
    * Start a run now. Iterate the result for its events (buffered from the start) or await it
    * for its `agent_end`. While a run is in progress it rejects: use `steer()` or `followUp()`.
    */
-  prompt(input: string | Message, options: PromptOptions = {}): AgentRunStream {
+  prompt(input: string | Message, options: PromptOptions = {}): AgentRunStream<H> {
     return this.#start(input, options, true);
   }
 
@@ -179,7 +186,7 @@ export class Agent {
   }
 
   /** Live events of every run (and host events while idle). */
-  subscribe(listener: AgentListener): () => void {
+  subscribe(listener: AgentListener<H>): () => void {
     this.#listeners = [...this.#listeners, listener];
     return () => {
       this.#listeners = this.#listeners.filter((l) => l !== listener);
@@ -208,7 +215,7 @@ export class Agent {
    * A host diagnostic into the current run's stream at this point; while idle, to listeners only.
    * An event without a string `type`, or with the type of one of the loop's events, is dropped.
    */
-  emit(event: HostEvent): void {
+  emit(event: H): void {
     if (!isHostEmittable(event)) return;
     const stamped = Object.freeze({ ...event, timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now() });
     this.#deliver(stamped, this.#current?.stream);
@@ -232,7 +239,7 @@ export class Agent {
     await this.#pool?.close();
   }
 
-  #start(input: string | Message, options: PromptOptions, buffer: boolean): RunStream {
+  #start(input: string | Message, options: PromptOptions, buffer: boolean): RunStream<H> {
     if (this.#current) {
       return RunStream.failed(
         new Error("The agent is already running. Use steer() to redirect the current run, or followUp() to queue a message for when it ends."),
@@ -241,9 +248,9 @@ export class Agent {
     if (this.#closed) return RunStream.failed(new Error("The agent is closed."));
     const spare = this.#spareController;
     this.#spareController = undefined;
-    const active: ActiveRun = {
+    const active: ActiveRun<H> = {
       controller: spare && !spare.signal.aborted ? spare : new AbortController(),
-      stream: new RunStream(buffer),
+      stream: new RunStream<H>(buffer),
       handle: undefined,
       end: undefined,
       sessionError: undefined,
@@ -279,7 +286,7 @@ export class Agent {
     let settled!: () => void;
     active.done = new Promise<void>((resolve) => (settled = resolve));
     const failed = (error: unknown) => {
-      this.#reportListenerError(error, active.end ?? ({ type: "agent_end" } as StreamEvent));
+      this.#reportListenerError(error, active.end ?? ({ type: "agent_end" } as StreamEvent<H>));
       settled();
     };
     // Started on the next microtask, so that whoever called prompt() can subscribe to its first
@@ -336,7 +343,7 @@ export class Agent {
   }
 
   /** The loop's sink: history and session first, so a listener sees the message in `messages`. */
-  #fromLoop(active: ActiveRun, event: StreamEvent): void {
+  #fromLoop(active: ActiveRun<H>, event: StreamEvent): void {
     if (event.type === "agent_end") {
       active.end = event as AgentEndEvent;
       // Nothing to wait for: idle now, one promise hop sooner for whoever awaits the run.
@@ -359,11 +366,12 @@ export class Agent {
     if (event.type === "turn_end" && this.session && active.sessionError === undefined) {
       event = withEntryIds(event as TurnEndEvent, this.session);
     }
-    this.#deliver(event, active.stream);
+    // The loop is blind to `H`: the host events in its stream are the ones the slots emitted through `SlotContext<H>`.
+    this.#deliver(event as StreamEvent<H>, active.stream);
   }
 
   /** After the loop returned: the host's last word (`beforeAgentEnd`), then `agent_end`, then idle. */
-  #settle(active: ActiveRun): void | Promise<void> {
+  #settle(active: ActiveRun<H>): void | Promise<void> {
     active.settled = true;
     let end = active.end!;
     if (active.sessionError !== undefined) {
@@ -387,14 +395,14 @@ export class Agent {
     })();
   }
 
-  #end(active: ActiveRun, end: AgentEndEvent): void {
+  #end(active: ActiveRun<H>, end: AgentEndEvent): void {
     this.#current = undefined;
     if (!active.controller.signal.aborted) this.#spareController = active.controller;
     this.#deliver(end, active.stream);
     active.stream.finish(end);
   }
 
-  #deliver(event: StreamEvent, stream: RunStream | undefined): void {
+  #deliver(event: StreamEvent<H>, stream: RunStream<H> | undefined): void {
     if (this.#delivering) {
       this.#backlog.push({ event, stream });
       return;
@@ -412,7 +420,7 @@ export class Agent {
     }
   }
 
-  #deliverOne(event: StreamEvent, stream: RunStream | undefined): void {
+  #deliverOne(event: StreamEvent<H>, stream: RunStream<H> | undefined): void {
     stream?.push(event);
     const listeners = this.#listeners;
     for (let i = 0; i < listeners.length; i++) {
@@ -427,7 +435,7 @@ export class Agent {
     }
   }
 
-  #reportListenerError(error: unknown, event: StreamEvent): void {
+  #reportListenerError(error: unknown, event: StreamEvent<H>): void {
     const report = this.#options.onListenerError;
     if (report) {
       try {
@@ -442,7 +450,7 @@ export class Agent {
 }
 
 /** Abort a run and wake it (the loop adds no listener to the signal; see `startLoop`). */
-function abortRun(active: ActiveRun, reason: unknown): void {
+function abortRun(active: ActiveRun<HostEventBase>, reason: unknown): void {
   active.controller.abort(reason);
   active.handle?.wake();
 }

@@ -1,2 +1,2 @@
 export * from "./scripted.ts";
-export * from "./openai.ts";
+export { createOpenAIModel, type HttpHooks, type MaxTokensField, type OpenAIModelOptions } from "./openai.ts";

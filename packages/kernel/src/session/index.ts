@@ -6,7 +6,6 @@ export {
   type SessionLocationOptions,
 } from "./manager.ts";
 export {
-  SESSION_VERSION,
   messageProblem,
   type SessionHeader,
   type SessionEntryBase,
@@ -19,10 +18,8 @@ export {
   type ModelChangeEntry,
   type SessionInfoEntry,
 } from "./entries.ts";
-export { mypiHome, cwdSlug, defaultSessionDir, jitiCacheDir, listSessionFiles, sessionFilesByIdPrefix } from "./paths.ts";
+export { mypiHome, defaultSessionDir, jitiCacheDir, listSessionFiles, sessionFilesByIdPrefix } from "./paths.ts";
 export {
-  DEFAULT_KEEP_RECENT_TOKENS,
-  DEFAULT_RESERVE_TOKENS,
   compact,
   prepareCompaction,
   shouldCompact,

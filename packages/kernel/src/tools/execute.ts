@@ -5,7 +5,7 @@
  */
 import type { Content, Tool, ToolContext, ToolResult } from "../types.ts";
 import { errorResult, describePartial, INTERRUPTED_TEXT, normalizeToolReturn, toErrorData } from "./result.ts";
-import { MAX_TIMER_DELAY_MS, timerDelay } from "../values.ts";
+import { timerDelay } from "../values.ts";
 import type { ToolWorkerPool } from "./worker-pool.ts";
 
 export interface ExecuteToolOptions {
@@ -215,7 +215,7 @@ function callTimeout(tool: Tool, args: Record<string, unknown>, fallback: number
   const perCall = tool.callTimeoutMs?.(args);
   const ms = typeof perCall === "number" && !Number.isNaN(perCall) ? perCall : (tool.timeoutMs ?? fallback);
   if (typeof ms !== "number" || !(ms > 0) || ms === Infinity) return undefined;
-  return Math.min(ms, MAX_TIMER_DELAY_MS);
+  return timerDelay(ms);
 }
 
 /** What `execute` returned, as a result. Never throws: a value that cannot be read is described instead. */

@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { cwdSlug, SessionManager, type SessionEntry } from "../../src/session/index.ts";
+import { SessionManager, type SessionEntry } from "../../src/session/index.ts";
+import { cwdSlug } from "../../src/session/paths.ts";
 import { assistant, interrupted, result, trace, user } from "./helpers.ts";
 
 let tmp: string;

@@ -4,7 +4,7 @@
  * waits for it. A message typed for a run that was then aborted was not sent: it comes back
  * into the editor.
  */
-import type { AgentEndEvent, StreamEvent } from "@mypi/kernel";
+import type { AgentEndEvent } from "@mypi/kernel";
 import { textOf } from "../../render/renderer.ts";
 import { printable } from "../../render/text.ts";
 import { refresh, running, say, sayFrom, type Interactive } from "./state.ts";
@@ -14,10 +14,10 @@ import { refresh, running, say, sayFrom, type Interactive } from "./state.ts";
  * already show as sent (one an extension sent, a prompt template expanded). Returns the unsubscribe.
  */
 export function followEvents(m: Interactive): () => void {
-  return m.session.subscribe((event: StreamEvent) => {
+  return m.session.subscribe((event) => {
     const { chat, p, echoed } = m;
-    if (event.type === "message_start" && (event.message as { role?: string }).role === "user") {
-      const text = textOf((event.message as { content?: unknown }).content) ?? "";
+    if (event.type === "message_start" && event.message.role === "user") {
+      const text = textOf(event.message.content) ?? "";
       const i = echoed.indexOf(text);
       if (i !== -1) echoed.splice(i, 1);
       else if (text.trim()) chat.say(`${p.bold(">")} ${printable(text.trim())}`);
@@ -25,7 +25,7 @@ export function followEvents(m: Interactive): () => void {
     if (event.type === "agent_end") echoed.length = 0;
     chat.onEvent(event);
     m.footer.onEvent(event);
-    const unsent = event.type === "agent_end" ? unsentText(event as AgentEndEvent) : "";
+    const unsent = event.type === "agent_end" ? unsentText(event) : "";
     if (unsent !== "") {
       const text = m.input.getText();
       m.input.setText(text === "" ? unsent : `${unsent}\n${text}`);

@@ -3,7 +3,6 @@
  * lines, the queue that keeps responses in the order commands came, and what `abort` stops.
  * Also here: the response line, and event forwarding (every agent event, as it happens).
  */
-import type { StreamEvent } from "@mypi/kernel";
 import type { HostSession } from "../../host-session.ts";
 import { eventLine, toJsonLine } from "../../rpc/jsonl.ts";
 import type { RpcUI } from "../rpc-ui.ts";
@@ -45,7 +44,7 @@ export function write(s: RpcState, value: unknown): void {
 
 /** Every event of the target, as it happens; returns the unsubscribe. */
 export function forwardEvents(s: RpcState, redact?: <T>(value: T) => T): () => void {
-  return s.target.subscribe((event: StreamEvent) => void s.stdout.write(eventLine(event, redact)));
+  return s.target.subscribe((event) => void s.stdout.write(eventLine(event, redact)));
 }
 
 export function respond(s: RpcState, command: Command, result: { data?: unknown } | { error: string }): void {
