@@ -150,6 +150,23 @@ export default function (pi) {
     expect(existsSync(join(w.sandbox.home, "trust.json"))).toBe(false);
   });
 
+  it("a trust decided while loading brings the workspace's sandbox settings in: the builtin tools load again with them", async () => {
+    const w = workspace();
+    const yes = w.sandbox.file("yes.ts", `export default function (pi) { pi.on("project_trust", () => ({ trusted: "yes" })); }\n`);
+    w.sandbox.file(join(w.sandbox.ws, ".mypi", "settings.json"), JSON.stringify({ sandbox: { enabled: true, network: true, onUnavailable: "unsandboxed" } }));
+    const r = await w.sandbox.run(["extensions", "--json", "-e", yes]);
+    const report = JSON.parse(r.stdout) as { loaded: { name: string }[]; sandbox: { enabled: boolean; network?: boolean } };
+    expect(report.loaded.map((e) => e.name)).toEqual(["builtin-tools", "x", "yes"]);
+    expect([report.sandbox.enabled, report.sandbox.network]).toEqual([true, true]);
+    // A run: the workspace's extension starts once, in the set that loaded again.
+    const run = await w.run(["-e", yes]);
+    expect(run.code).toBe(0);
+    expect(w.ran()).toBe("trusted=true\n");
+    // Untrusted, the same workspace's settings do not apply.
+    const untrusted = JSON.parse((await w.sandbox.run(["extensions", "--json"])).stdout) as { sandbox: { enabled: boolean } };
+    expect(untrusted.sandbox.enabled).toBe(false);
+  });
+
   it("keeps the documented load order: global, project, then -e, though -e loaded before the decision", async () => {
     const w = workspace();
     const cli = w.sandbox.file("cli.ts", `export default function (pi) { pi.on("project_trust", () => ({ trusted: "yes" })); pi.on("tool_call", () => undefined); }\n`);

@@ -4,7 +4,13 @@
  * others loaded, so that they can answer `project_trust`) — the workspace's own and its
  * packages'. The workspace's settings come in with its trust: until then only the global ones
  * apply. `--no-extensions` leaves the packages out as well.
+ *
+ * The builtin tools load first, with the sandbox of the settings known then. A trust decided
+ * while loading (the user asked, a `project_trust` answer) brings the workspace's settings in
+ * later: when they change the sandbox, the set loads again with it (trust is not asked twice),
+ * so that a workspace asking for a sandbox never runs its first session without one.
  */
+import { isDeepStrictEqual } from "node:util";
 import type { SandboxOptions } from "@mypi/builtin-tools";
 import type { CliArgs, Mode } from "./args.ts";
 import { discoverExtensions, type Discovery, type ExtensionOrigin } from "./discovery.ts";
@@ -15,6 +21,7 @@ import { identities, packageResources, type PackageResources } from "./packages/
 import { toJsonLine } from "./rpc/jsonl.ts";
 import { loadSettings, type LoadedSettings, type Settings } from "./settings.ts";
 import { decideTrust } from "./trust-decide.ts";
+import { sandboxOf } from "./sandbox.ts";
 import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
 
 export interface LoadRequest {
@@ -34,6 +41,8 @@ export interface LoadRequest {
 }
 
 export interface LoadedWorkspace {
+  /** The builtin tools' sandbox: the one of the effective settings. */
+  sandbox: SandboxOptions | undefined;
   loaded: LoadedExtensions;
   /** What was loaded, for a new session to load again (with the final settings and flags). */
   extensionSet: ExtensionSet;
@@ -61,8 +70,11 @@ interface ProjectOutcome {
   settingsError?: string;
 }
 
-/** Load the run's extensions. `{error}`: the workspace's settings file is broken (the extensions are shut down). */
-export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | { error: string }> {
+/**
+ * Load the run's extensions. `{settingsError}`: the workspace's settings file is broken;
+ * `{usageError}`: its sandbox settings clash with the command line (the extensions are shut down).
+ */
+export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | { settingsError: string } | { usageError: string }> {
   const { firstPass, io, mode, listing, cwd, firstSettings } = r;
   const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
@@ -86,17 +98,30 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
     ...(piTerminal && { piTerminal }),
     onDiagnostic: diagnostic,
   };
-  const loaded = await loadExtensionSet(extensionSet);
+  let loaded = await loadExtensionSet(extensionSet);
+  if (outcome.settingsError === undefined && !r.earlyTrust && outcome.trust?.trusted && !firstPass.noBuiltinTools) {
+    const chosen = sandboxOf(firstPass, outcome.settings, io.cwd);
+    if ("error" in chosen) {
+      await loaded.manager.shutdown();
+      return { usageError: chosen.error };
+    }
+    if (!isDeepStrictEqual(chosen.sandbox, extensionSet.sandbox)) {
+      await loaded.manager.shutdown();
+      delete extensionSet.sandbox;
+      if (chosen.sandbox) extensionSet.sandbox = chosen.sandbox;
+      loaded = await loadExtensionSet(extensionSet);
+    }
+  }
+  if (outcome.settingsError !== undefined) {
+    await loaded.manager.shutdown();
+    return { settingsError: outcome.settingsError };
+  }
   const redactLines = redactorOf(loaded);
   const { trust, settings, projectPackages } = outcome;
   loaded.failures.push(...discovered.failures, ...globalPackages.failures, ...projectPackages.failures);
-  if (outcome.settingsError !== undefined) {
-    await loaded.manager.shutdown();
-    return { error: outcome.settingsError };
-  }
   const skipped = trust?.trusted === false && trustResources.length > 0 ? { resources: trustResources, extensions: pathsOf(discovered, "project") } : undefined;
   if (skipped) io.stderr.write(`${skippedLine(cwd, skipped.resources)}\n`);
-  return { loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactLines };
+  return { sandbox: extensionSet.sandbox, loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactLines };
 }
 
 /** The workspace's part of the set: its decision, and on trust its settings, folder and packages (into `outcome`). */

@@ -78,13 +78,14 @@ async function runWatched(run: WatchedRun): Promise<number> {
   const line = await checkCommandLine(run);
   if (typeof line === "number") return line;
   const ws = await loadExtensions({ firstPass, io, mode, listing, ...line });
-  if ("error" in ws) return fail(io, settingsError(ws.error));
+  if ("settingsError" in ws) return fail(io, settingsError(ws.settingsError));
+  if ("usageError" in ws) return fail(io, ws.usageError);
   const { loaded, settings } = ws;
   const shutdown = () => loaded.manager.shutdown();
   const completed = await completeArgs(run, line, ws);
   if (typeof completed === "number") return completed;
   const { args, prompt } = completed;
-  const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : line.sandbox, line.cwd, loaded.manager);
+  const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : ws.sandbox, line.cwd, loaded.manager);
   // The tools the model is offered: --tools / --no-tools, else the settings' `tools`, else all.
   const allowedTools = args.tools ?? settings.tools;
   const append = appendedPrompts(args, io);
