@@ -4,14 +4,13 @@
  * fix it (fastify's `validate`). Everything an extension registers lands in its record, so the
  * manager can attach, detach and roll it back as a unit.
  */
-import type { Content, CustomMessage, JSONSchema, Tool, ToolContext } from "@mypi/kernel";
+import type { Content, CustomMessage, Tool } from "@mypi/kernel";
 import { defineTool, isTool } from "@mypi/kernel";
 import type { Emitter } from "mitt";
 import { customMessageFrom } from "./custom-message.ts";
-import { ExtensionError, closest, describeValue, errorMessage } from "./errors.ts";
+import { ExtensionError, closest, describeValue, errorMessage, invalidToolError } from "./errors.ts";
 import { exec } from "./exec.ts";
 import { MCP_PROVIDER_CHANNEL, type McpServerRegistry } from "./mcp-servers.ts";
-import { TOOL_PROMPTS, toolPrompt } from "./pi-compat/prompt.ts";
 import {
   ROUTES,
   type CommandDefinition,
@@ -23,7 +22,6 @@ import {
   type ExtensionFactory,
   type ExtensionRuntime,
   type FlagDefinition,
-  type PiToolDefinition,
   type Route,
   type ToolInfo,
 } from "./types.ts";
@@ -365,41 +363,24 @@ function checkOptions(name: EventName, route: Route, options: unknown): Omit<Han
   return out;
 }
 
-/** A `defineTool` tool as is; a plain definition with a zod schema through `defineTool`; a Pi-style one adapted. */
+/**
+ * A `defineTool` tool as is; a plain definition with a zod or JSON schema through `defineTool`.
+ * Pi's own shape reaches here already adapted (pi-compat/tool-definition.ts), unless the host
+ * switched Pi compatibility off.
+ */
 function toTool(definition: unknown, record: ExtensionRecord): Tool {
   if (isTool(definition)) return definition;
-  const d = definition as Partial<PiToolDefinition> & { parameters?: unknown; jsonSchema?: unknown };
+  const d = definition as { parameters?: unknown; jsonSchema?: unknown; execute?: unknown };
   try {
     if (typeof d !== "object" || d === null) throw new Error("expected a tool made with defineTool({...}) or a Pi-style definition");
     const zodLike = typeof (d.parameters as { safeParse?: unknown } | undefined)?.safeParse === "function";
     if (zodLike || d.jsonSchema !== undefined) return defineTool(d as Parameters<typeof defineTool>[0]);
-    if (typeof d.execute !== "function") throw new Error(`tool ${JSON.stringify(d.name)} needs execute(toolCallId, params, signal, onUpdate, ctx)`);
-    const pi = d as PiToolDefinition;
-    if (pi.prepareArguments !== undefined && typeof pi.prepareArguments !== "function") throw new Error("prepareArguments must be a function (args) => args");
-    if (pi.executionMode !== undefined && pi.executionMode !== "sequential" && pi.executionMode !== "parallel") {
-      throw new Error(`executionMode must be "sequential" or "parallel", got ${describeValue(pi.executionMode)}`);
+    if (typeof d.execute === "function") {
+      throw new Error("a Pi-style definition (execute(toolCallId, params, …)) needs Pi compatibility, which this host switched off (piCompat: false); make the tool with defineTool({...})");
     }
-    const tool = defineTool({
-      name: pi.name,
-      description: pi.description,
-      jsonSchema: pi.parameters as JSONSchema,
-      ...(pi.executionMode === "parallel" && { parallelSafe: true }),
-      ...(pi.prepareArguments && { prepareArguments: pi.prepareArguments }),
-      execute: async (args: Record<string, unknown>, ctx: ToolContext) => {
-        const toolCtx = Object.create(record.context, { signal: { value: ctx.signal, enumerable: true } }) as ExtensionContext;
-        const result = await pi.execute(ctx.toolCallId, args, ctx.signal, (partial) => ctx.onUpdate(partial), toolCtx);
-        // terminate: Pi's "end the run after this batch" (the model is not called again).
-        return { content: result?.content ?? [], details: result?.details, isError: result?.isError, ...(result?.terminate === true && { terminate: true }) };
-      },
-    });
-    const prompt = toolPrompt(pi);
-    if (prompt) TOOL_PROMPTS.set(tool, prompt);
-    return tool;
+    throw new Error(`tool ${JSON.stringify((d as { name?: unknown }).name)} needs execute(toolCallId, params, signal, onUpdate, ctx)`);
   } catch (error) {
-    throw new ExtensionError("MYPI_INVALID_TOOL", `registerTool(${describeValue((d as { name?: unknown })?.name)}): ${errorMessage(error)}`, {
-      extension: record.name,
-      cause: error,
-    });
+    throw invalidToolError(definition, record.name, error);
   }
 }
 

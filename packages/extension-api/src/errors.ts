@@ -112,3 +112,9 @@ export function describeValue(value: unknown): string {
   }
   return typeof value === "string" ? JSON.stringify(value) : String(value);
 }
+
+/** `registerTool`'s refusal of a definition it cannot make a tool of (`problem`: what is wrong). */
+export function invalidToolError(definition: unknown, extension: string, problem: unknown): ExtensionError {
+  const name = typeof definition === "object" && definition !== null ? (definition as { name?: unknown }).name : undefined;
+  return new ExtensionError("MYPI_INVALID_TOOL", `registerTool(${describeValue(name)}): ${errorMessage(problem)}`, { extension, cause: problem });
+}

@@ -25,7 +25,6 @@ import type { ChainCall } from "./chain.ts";
 import { NEVER_ABORTED } from "./context.ts";
 import { createHostRuntime } from "./host-runtime.ts";
 import { hostCompaction, sessionOperations, type SessionDeps } from "./host-session.ts";
-import { toolPromptSection } from "./pi-compat/prompt.ts";
 import type { UserBashAnswer } from "./pi-compat/index.ts";
 import type { ExtensionManager } from "./manager.ts";
 import type { ExtensionUI, LoadResult, SessionShutdownEvent } from "./types.ts";
@@ -182,7 +181,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
 
   /** The base prompt plus what the active Pi tools add (their `promptSnippet` / `promptGuidelines`). */
   const refreshSystemPrompt = (): void => {
-    const section = toolPromptSection(manager.toolset.registry.active());
+    const section = manager.toolPromptSection();
     agent.systemPrompt = section ? `${baseSystemPrompt ?? ""}${section}` : baseSystemPrompt;
   };
   const stopRefreshing = manager.toolset.onChange(refreshSystemPrompt);

@@ -336,6 +336,11 @@ export class ExtensionManager implements ApiHost {
     return this.compat?.userBash(request) ?? Promise.resolve(undefined);
   }
 
+  /** What the active tools add to the base system prompt: the Pi tools' snippets and guidelines (`""`: nothing). */
+  toolPromptSection(): string {
+    return this.compat?.promptSection(this.toolset.registry.active()) ?? "";
+  }
+
   /** HTTP hooks for a model client the host makes (Pi's provider events), if an extension has any. */
   httpHooks(): ReturnType<PiCompat["httpHooks"]> {
     return this.compat?.httpHooks();

@@ -59,6 +59,37 @@ describe("Pi's module names", () => {
   });
 });
 
+describe("Pi's tool definitions", () => {
+  const piDefinition = { name: "todo", description: "Keep a todo list", parameters: { type: "object", properties: {} }, promptSnippet: "keep a todo list", execute: async () => ({ content: [] }) };
+
+  it("are refused with a clear error when the manager is built with piCompat: false; mypi's own tools still register", async () => {
+    const manager = new ExtensionManager({ piCompat: false });
+    const outcome = await manager.loadExtension((api) => {
+      api.registerTool({ name: "own", description: "A mypi tool", jsonSchema: { type: "object", properties: {} }, execute: () => "ok" });
+      api.registerTool(piDefinition);
+    }, "tools");
+    expect(outcome.failed).toEqual([
+      expect.objectContaining({ code: "MYPI_INVALID_TOOL", message: expect.stringMatching(/^registerTool\("todo"\): a Pi-style definition .*piCompat: false.*defineTool/) }),
+    ]);
+    const manager2 = new ExtensionManager({ piCompat: false });
+    await manager2.loadExtension((api) => void api.registerTool({ name: "own", description: "A mypi tool", jsonSchema: { type: "object", properties: {} }, execute: () => "ok" }), "own");
+    const requests: unknown[] = [];
+    const onRequest = (r: { systemPrompt?: string; tools: { name: string }[] }) => void requests.push([r.systemPrompt, r.tools.map((t) => t.name)]);
+    const host = createExtensionHost({ manager: manager2, model: createScriptedModel({ turns: [{ text: "a" }] }, { onRequest }), systemPrompt: "base" });
+    hosts.push(host);
+    await host.agent.prompt("one");
+    expect(requests).toEqual([["base", ["own"]]]);
+  });
+
+  it("keep their checks' coded errors through the compatibility layer", async () => {
+    const manager = new ExtensionManager();
+    const outcome = await manager.loadExtension((api) => void api.registerTool({ ...piDefinition, executionMode: "sideways" as never }), "bad");
+    expect(outcome.failed).toEqual([
+      expect.objectContaining({ code: "MYPI_INVALID_TOOL", message: 'registerTool("todo"): executionMode must be "sequential" or "parallel", got "sideways"' }),
+    ]);
+  });
+});
+
 describe("terminal-UI calls", () => {
   it("are accepted, do nothing, and are reported once per extension and kind", async () => {
     const { host, diagnostics } = await hostWith(["pi/tui-a.ts", "pi/tui-b.ts"]);

@@ -15,7 +15,9 @@ import { type CommandContext, type ExtensionAPI, type ExtensionContext, type Ext
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
 import { piOn, type HttpEvent, type KeptEvent } from "./events.ts";
 import { piVirtualModules } from "./modules.ts";
-import { systemPromptOptions } from "./prompt.ts";
+import { systemPromptOptions, toolPromptSection } from "./prompt.ts";
+import { isPiToolDefinition, piTool } from "./tool-definition.ts";
+import { invalidToolError } from "../errors.ts";
 import { piModelRegistry } from "./model-registry.ts";
 import { checkProvider, ProviderRegistry } from "./providers.ts";
 import { assistantMessageEvent } from "./stream.ts";
@@ -47,6 +49,8 @@ export interface PiCompat {
    * HTTP hooks, or `undefined` when no extension has one (the client is then left as it is).
    */
   httpHooks(): HttpHooks | undefined;
+  /** What the active Pi tools add to the system prompt (their `promptSnippet` / `promptGuidelines`; `""`: nothing). */
+  promptSection(active: readonly Tool[]): string;
   /** `!cmd` in interactive mode: Pi's `user_bash` handlers, whose `{result}` replaces mypi's run (user-bash.ts). */
   userBash(request: UserBashRequest): Promise<UserBashAnswer>;
   extendContext(ctx: ExtensionContext): void;
@@ -148,6 +152,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
       shortcuts: () => [...shortcuts.values()].map(({ key, description, extension }) => ({ key, extension, ...(description !== undefined && { description }) })),
     },
     shortcut: (key) => shortcuts.get(key),
+    promptSection: toolPromptSection,
 
     extendApi(pi, { name, attached, context }) {
       const tui = (what: string) => () => notice(name, "tui", what);
@@ -171,7 +176,14 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
           }
           const ignored = ignoredToolFields(definition);
           if (ignored.length) notice(name, "host", `tool ${String((definition as { name?: unknown }).name)}: ${ignored.join(", ")}`);
-          base.registerTool(definition);
+          if (!isPiToolDefinition(definition)) return base.registerTool(definition);
+          let tool: Tool;
+          try {
+            tool = piTool(definition, context);
+          } catch (error) {
+            throw invalidToolError(definition, name, error);
+          }
+          base.registerTool(tool);
         },
         // Pi's docs once spelled flags with dashes (`getFlag("--plan")`); the key has none.
         getFlag: (flag: string) => base.getFlag(typeof flag === "string" ? flag.replace(/^--?/, "") : flag),
