@@ -43,6 +43,16 @@ describe("createRpcUI", () => {
     expect(rpc.pending).toBe(0);
   });
 
+  it("keeps a dialog whose timeout is beyond what a Node timer holds (2^31 ms) open", async () => {
+    vi.useFakeTimers();
+    const { ui: rpc } = ui();
+    const answer = rpc.confirm("Sure?", "", { timeout: 2 ** 32 });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(rpc.pending).toBe(1);
+    rpc.answer({ id: "ui_1", confirmed: true });
+    expect(await answer).toBe(true);
+  });
+
   it("resolves to the default when its signal aborts, and at once when already aborted", async () => {
     const { sent, ui: rpc } = ui();
     const controller = new AbortController();

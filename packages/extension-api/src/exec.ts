@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { toolEnvironment, trackProcessGroup } from "@mypi/kernel";
+import { timerDelay, toolEnvironment, trackProcessGroup } from "@mypi/kernel";
 import type { Readable } from "node:stream";
 import type { ExecOptions, ExecResult } from "./types.ts";
 
@@ -46,7 +46,7 @@ export function exec(command: string, args: readonly string[], options: ExecOpti
         child.kill("SIGKILL");
       }
     };
-    const timer = options.timeout !== undefined && options.timeout > 0 ? setTimeout(kill, options.timeout) : undefined;
+    const timer = options.timeout !== undefined && options.timeout > 0 ? setTimeout(kill, timerDelay(options.timeout)) : undefined;
     options.signal?.addEventListener("abort", kill, { once: true });
     const finish = (code: number, problem?: string) => {
       if (settled) return;

@@ -10,6 +10,7 @@ import { extensionContext } from "./context.ts";
 import { describeLoadError, isLoadFailure, resolveEntry, type ExtensionLoader } from "./loader.ts";
 import type { BusEvent } from "./observer-bus.ts";
 import type { ExtensionAPI, ExtensionContext, ExtensionFactory, LoadFailure, LoadResult } from "./types.ts";
+import { timerDelay } from "@mypi/kernel";
 
 /** Loading an extension (importing its module and running its default export) may take this long. */
 export const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
@@ -165,7 +166,7 @@ export async function stageEntry(entry: Entry, deps: StageDeps): Promise<Extensi
   const timeoutMs = deps.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
   const attempt: Attempt = { abandoned: false };
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, timeoutMs, "timeout")));
+  const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, timerDelay(timeoutMs), "timeout")));
   const outcome = await Promise.race([runFactory(entry, attempt, deps), timedOut]);
   clearTimeout(timer);
   if (outcome !== "timeout") return outcome;

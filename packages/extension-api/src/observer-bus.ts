@@ -9,7 +9,7 @@
  * with one report saying so. `drain()` waits until every mailbox is empty (deadline 10 s) and
  * ends the run.
  */
-import { cjsDefault } from "@mypi/kernel";
+import { cjsDefault, timerDelay } from "@mypi/kernel";
 import mittModule from "mitt";
 import { withSignal } from "./context.ts";
 import { deadlines, type Deadline } from "./deadlines.ts";
@@ -110,7 +110,7 @@ export class ObserverBus {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = await Promise.race([
         new Promise<false>((resolve) => this.idleWaiters.add(() => resolve(false))),
-        new Promise<true>((resolve) => (timer = setTimeout(resolve, deadlineMs, true))),
+        new Promise<true>((resolve) => (timer = setTimeout(resolve, timerDelay(deadlineMs), true))),
       ]);
       clearTimeout(timer);
       if (late) {

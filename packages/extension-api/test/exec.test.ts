@@ -13,6 +13,11 @@ describe("pi.exec", () => {
     expect(result).toEqual({ stdout: "from stdin", stderr: "from env", code: 0, killed: false });
   });
 
+  it("takes a timeout beyond what a Node timer holds (2^31 ms) as the longest one, not as none at all", async () => {
+    // Node fires a timer of more than 2^31 - 1 ms after 1 ms: the program would be killed at once.
+    expect(await node("process.stdout.write('done')", { timeout: 2 ** 32 })).toEqual({ stdout: "done", stderr: "", code: 0, killed: false });
+  });
+
   it("answers when the program exits without reading its input (the broken pipe is not the host's crash)", async () => {
     const result = await node("process.exit(4)", { input: "x".repeat(4 * 1024 * 1024) });
     expect(result).toEqual({ stdout: "", stderr: "", code: 4, killed: false });

@@ -17,6 +17,7 @@ import { createJsonlSplitter } from "../rpc/jsonl.ts";
 import type { TaskResult, TaskStatus } from "./results.ts";
 import type { Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
+import { timerDelay } from "@mypi/kernel";
 
 /**
  * The bin of this very copy of the CLI, so a task runs the `mypi` its batch runs under: the
@@ -45,7 +46,7 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
   const sessionFile = join(options.dir, "sessions", `${task.id}.jsonl`);
   const stats = newStats();
   const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort("timeout" satisfies StopReason), task.timeoutMs);
+  const timer = setTimeout(() => stop.abort("timeout" satisfies StopReason), timerDelay(task.timeoutMs));
   const onOuterAbort = () => stop.abort("aborted" satisfies StopReason);
   if (options.signal?.aborted) onOuterAbort();
   options.signal?.addEventListener("abort", onOuterAbort);

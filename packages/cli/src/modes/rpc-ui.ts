@@ -11,6 +11,7 @@
  * extension-api's `pi-compat/tui.ts`), so no "terminal-UI calls do nothing" notice is reported.
  */
 import type { DialogOptions, ExtensionUI } from "@mypi/extension-api";
+import { timerDelay } from "@mypi/kernel";
 
 export interface RpcUI extends ExtensionUI {
   /** Route an `extension_ui_response`; false when no dialog has that id. */
@@ -57,7 +58,7 @@ export function createRpcUI(send: (line: Record<string, unknown>) => void): RpcU
       if (closed || opts?.signal?.aborted) return resolve(decode(undefined));
       open.set(id, finish);
       opts?.signal?.addEventListener("abort", onAbort, { once: true });
-      if (opts?.timeout !== undefined) timer = setTimeout(() => finish(undefined), opts.timeout);
+      if (opts?.timeout !== undefined) timer = setTimeout(() => finish(undefined), timerDelay(opts.timeout));
       send({ type: "extension_ui_request", id, method, ...fields, ...(opts?.timeout !== undefined && { timeout: opts.timeout }) });
     });
   };

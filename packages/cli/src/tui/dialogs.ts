@@ -12,6 +12,7 @@ import { Container, Editor, Input, SelectList, Text, matchesKey, type Component,
 import type { DialogOptions } from "@mypi/extension-api";
 import { oneLine, printable } from "../render/text.ts";
 import { editorTheme, selectListTheme, type Palette } from "./theme.ts";
+import { timerDelay } from "@mypi/kernel";
 
 /** Longest prompt or choice shown from an extension's dialog. */
 const MAX_DIALOG_TEXT = 200;
@@ -173,7 +174,7 @@ export class Dialogs {
         cancel: onAbort,
       };
       opts?.signal?.addEventListener("abort", onAbort, { once: true });
-      if (opts?.timeout !== undefined) timer = setTimeout(onAbort, opts.timeout);
+      if (opts?.timeout !== undefined) timer = setTimeout(onAbort, timerDelay(opts.timeout));
       this.#queue.push(pending);
       if (!this.#current) this.#next();
     });
