@@ -10,7 +10,14 @@
  * Pi divided by mypi / floor says how far even this floor is from Pi (docs/kernel.md,
  * "Performance").
  */
-import { Agent, createScriptedModel } from "@mypi/kernel";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type * as Kernel from "@mypi/kernel";
+import { createJiti } from "jiti";
+
+// mypi as npm installs it, loaded by Node itself (bench/run.mjs builds the packages first).
+const KERNEL = join(dirname(dirname(fileURLToPath(import.meta.url))), "packages", "kernel", "dist", "index.js");
+const { Agent, createScriptedModel } = (await createJiti(import.meta.url, { tryNative: true }).import(pathToFileURL(KERNEL).href)) as typeof Kernel;
 
 const ANSWER = "Sure, here is the answer you asked for.";
 const PROMPTS = 2000;

@@ -19,24 +19,17 @@
  * model, so on an idle machine the two agree); the implementations are timed in one process in
  * interleaved rounds so that they share the machine's state, and ratios are taken per round.
  * Peak RSS comes from a fresh process per (implementation, scenario). µs per event counts each
- * implementation's own events.
+ * implementation's own events. Both frameworks are loaded by Node itself as they ship: Pi's
+ * published files, mypi's built `@mypi/kernel` (not its sources through jiti, whose module
+ * interop puts a Proxy in front of every import — a cost no installed copy pays).
  */
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createJiti } from "jiti";
 import { z } from "zod";
-import {
-  Agent,
-  createScriptedModel,
-  defineTool,
-  type AssistantMessage,
-  type Message,
-  type ModelClient,
-  type ModelScript,
-  type ScriptedTurn,
-  type ToolResultMessage,
-} from "@mypi/kernel";
+import type * as Kernel from "@mypi/kernel";
+import type { AssistantMessage, Message, ModelClient, ModelScript, ScriptedTurn, ToolResultMessage } from "@mypi/kernel";
 
 type Impl = "minimal" | "mypi" | "mypi-iter" | "pi";
 type ScenarioName = "S1" | "S2" | "S3" | "F50" | "F800" | "H500" | "H8000";
@@ -57,6 +50,12 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(HERE);
 const PI_CORE = join(HERE, "pi", "node_modules", "@mariozechner", "pi-agent-core", "dist", "index.js");
 const PI_AI = join(HERE, "pi", "node_modules", "@mariozechner", "pi-ai", "dist", "index.js");
+/** mypi as npm installs it: the built package (bench/run.mjs builds it first). */
+const KERNEL = join(ROOT, "packages", "kernel", "dist", "index.js");
+
+/** Node's own loader (jiti's `tryNative`), so that both frameworks are measured as they ship, untranspiled. */
+const nativeImport = (specifier: string): Promise<any> => createJiti(import.meta.url, { tryNative: true }).import(specifier);
+const { Agent, createScriptedModel, defineTool } = (await nativeImport(pathToFileURL(KERNEL).href)) as typeof Kernel;
 
 // ─── Scenarios ───────────────────────────────────────────────────────────────────────────────
 
@@ -214,9 +213,6 @@ async function runMinimal(work: Work, counters: { events: number }, timed: (f: (
 }
 
 // ─── pi-agent-core ───────────────────────────────────────────────────────────────────────────
-
-/** Node's own loader (jiti's `tryNative`), so that Pi is measured as it ships, untranspiled. */
-const nativeImport = (specifier: string): Promise<any> => createJiti(import.meta.url, { tryNative: true }).import(specifier);
 
 async function runPi(work: Work, counters: { events: number }, timed: (f: () => Promise<void>) => Promise<void>): Promise<void> {
   const core = await nativeImport(pathToFileURL(PI_CORE).href);

@@ -2,7 +2,9 @@
 // Runs every bench/*.bench.ts (or those whose name contains argv[2]) in a fresh Node process
 // through jiti, one after another so that they do not compete for the two cores. The workspace
 // packages resolve to their sources (JITI_ALIAS, from each package's mypi-source condition), as
-// in the tests: no build needed.
+// in the tests — except in the benchmarks that set mypi against another framework (kernel-loop,
+// contract-floor): they load the built packages natively, as npm installs them and as Pi is
+// loaded, so the packages are built first.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -18,6 +20,14 @@ if (!existsSync(join(here, "pi", "node_modules", "@mariozechner", "pi-agent-core
   console.log("bench: installing the peer (@mariozechner/pi-agent-core) into bench/pi …");
   const r = spawnSync("npm", ["install", "--no-audit", "--no-fund"], { cwd: join(here, "pi"), stdio: "inherit" });
   if (r.status !== 0) console.log("bench: peer install failed; benchmarks that compare against Pi will say so");
+}
+
+// Benchmarks that compare mypi with another framework load mypi's built packages (as npm installs
+// them, and as Pi is loaded): build them first (incremental, under a second when up to date).
+const build = spawnSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
+if (build.status !== 0) {
+  console.error("bench: `npm run build` failed; fix the build first");
+  process.exit(2);
 }
 
 const files = readdirSync(here).filter((f) => f.endsWith(".bench.ts") && f.includes(filter)).sort();
