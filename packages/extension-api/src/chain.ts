@@ -379,6 +379,6 @@ function shallowChanged(now: unknown, copy: unknown): boolean {
   return keys.length !== Object.keys(before).length || keys.some((k) => !Object.is(obj[k], before[k]) || !(k in before));
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as PromiseLike<unknown>).then === "function";
 }

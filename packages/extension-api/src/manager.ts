@@ -258,13 +258,16 @@ export class ExtensionManager implements ApiHost {
   }
 
   private buildChain<K extends SlotName>(slot: K): Chain<K> | undefined {
-    const handlers = orderedHandlers(this.records, slot).map(({ record, h }): ChainHandler<K> => ({
-      extension: record.name,
-      handler: h.handler as ChainHandler<K>["handler"],
-      timeoutMs: h.timeoutMs ?? this.options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS,
-      onError: h.onError ?? POLICIES[slot].defaultOnError,
-      context: record.context,
-    }));
+    const handlers = orderedHandlers(this.records, slot).map(({ record, h }): ChainHandler<K> => {
+      const handler = h.handler as ChainHandler<K>["handler"];
+      return {
+        extension: record.name,
+        handler: this.compat?.slotHandler(slot, handler) ?? handler,
+        timeoutMs: h.timeoutMs ?? this.options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS,
+        onError: h.onError ?? POLICIES[slot].defaultOnError,
+        context: record.context,
+      };
+    });
     return handlers.length ? buildChain(slot, handlers) : undefined;
   }
 

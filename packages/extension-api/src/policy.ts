@@ -318,12 +318,9 @@ export const POLICIES: PolicyTable = {
     (r) => {
       if (r.cancel === true) return { result: { cancel: true }, outcome: "block" };
       if (typeof r.summary === "string") return { result: { summary: r.summary }, outcome: "transform" };
-      // Pi's shape: { compaction: { summary, firstKeptEntryId, tokensBefore, details? } }.
-      const pi = r.compaction as { summary?: unknown } | undefined;
-      if (typeof pi?.summary === "string") return { result: { summary: pi.summary }, outcome: "transform" };
       return undefined;
     },
-    "{cancel?: boolean, summary?: string, compaction?: {summary: string}}",
+    "{cancel?: boolean, summary?: string}",
   ),
 
   session_before_fork: stopOnly(
@@ -367,7 +364,6 @@ export const POLICIES: PolicyTable = {
       };
       const skillPaths = list(result.skillPaths);
       const promptPaths = list(result.promptPaths);
-      list(result.themePaths); // Pi's field, checked and ignored (no themes in mypi)
       if (skillPaths.length === 0 && promptPaths.length === 0) return state;
       const before = state.paths ?? { skillPaths: [], promptPaths: [] };
       return {

@@ -138,6 +138,27 @@ describe("Pi's events", () => {
     const event = { preparation: {}, branchEntries: [], signal: new AbortController().signal };
     expect(await manager.runSlot("session_before_compact", event, recorder().call)).toEqual({ summary: "from pi" });
   });
+
+  it("Pi's result shapes are read by the Pi layer only: with piCompat: false {compaction} and themePaths mean nothing", async () => {
+    const piShapes = (api: ExtensionAPI) => {
+      api.on("session_before_compact", async () => ({ compaction: { summary: "from pi", firstKeptEntryId: "e1", tokensBefore: 9 } }));
+      api.on("resources_discover", () => ({ skillPaths: ["s"], themePaths: "not a list" }) as never);
+    };
+    const event = { preparation: {}, branchEntries: [], signal: new AbortController().signal };
+    const on = new ExtensionManager();
+    await on.loadExtension(piShapes, "pi-shapes");
+    const off = new ExtensionManager({ piCompat: false });
+    await off.loadExtension(piShapes, "pi-shapes");
+    const discover = { cwd: "/work", reason: "startup" as const };
+    const withLayer = recorder();
+    expect(await on.runSlot("session_before_compact", event, withLayer.call)).toEqual({ summary: "from pi" });
+    expect(await on.runSlot("resources_discover", discover, withLayer.call)).toEqual({ skillPaths: [], promptPaths: [] });
+    expect(withLayer.errors()).toEqual([expect.objectContaining({ slot: "resources_discover", error: expect.stringContaining("themePaths must be an array of strings") })]);
+    const without = recorder();
+    expect(await off.runSlot("session_before_compact", event, without.call)).toBeUndefined();
+    expect(await off.runSlot("resources_discover", discover, without.call)).toEqual({ skillPaths: ["s"], promptPaths: [] });
+    expect(without.errors()).toEqual([]);
+  });
 });
 
 describe("Pi's ctx and pi members", () => {

@@ -17,6 +17,7 @@ import { piOn, type HttpEvent, type KeptEvent } from "./events.ts";
 import { piVirtualModules } from "./modules.ts";
 import { systemPromptOptions, toolPromptSection } from "./prompt.ts";
 import { isPiToolDefinition, piTool } from "./tool-definition.ts";
+import { piSlotHandler } from "./results.ts";
 import { invalidToolError } from "../errors.ts";
 import { piModelRegistry } from "./model-registry.ts";
 import { checkProvider, ProviderRegistry } from "./providers.ts";
@@ -60,6 +61,8 @@ export interface PiCompat {
   observed<E extends { readonly type: string }>(event: E): E | undefined;
   /** A decision slot's event with Pi's extra fields, when it has any (else `undefined`). */
   slotEvent(slot: SlotName, event: object): object | undefined;
+  /** A decision handler that also answers in Pi's result shapes (results.ts), else `undefined`. */
+  slotHandler<H extends (...args: never[]) => unknown>(slot: SlotName, handler: H): H | undefined;
   /** Tool and message renderers and shortcuts Pi extensions registered (kept only with a `terminal`). */
   readonly renderers: PiRenderers;
   /** The handler of a registered shortcut, with the extension that registered it. */
@@ -306,6 +309,8 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
     },
 
     // Pi 1.x: before_agent_start says what the prompt is built from, and that a user message started the run.
+    slotHandler: piSlotHandler,
+
     slotEvent(slot, event) {
       if (slot !== "before_agent_start") return undefined;
       return { messageType: "user", ...event, systemPromptOptions: promptOptions() };
