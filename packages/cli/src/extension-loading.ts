@@ -41,8 +41,6 @@ export interface LoadRequest {
 }
 
 export interface LoadedWorkspace {
-  /** The builtin tools' sandbox: the one of the effective settings. */
-  sandbox: SandboxOptions | undefined;
   loaded: LoadedExtensions;
   /** What was loaded, for a new session to load again (with the final settings and flags). */
   extensionSet: ExtensionSet;
@@ -121,7 +119,7 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   loaded.failures.push(...discovered.failures, ...globalPackages.failures, ...projectPackages.failures);
   const skipped = trust?.trusted === false && trustResources.length > 0 ? { resources: trustResources, extensions: pathsOf(discovered, "project") } : undefined;
   if (skipped) io.stderr.write(`${skippedLine(cwd, skipped.resources)}\n`);
-  return { sandbox: extensionSet.sandbox, loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactLines };
+  return { loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactLines };
 }
 
 /** The workspace's part of the set: its decision, and on trust its settings, folder and packages (into `outcome`). */

@@ -85,7 +85,7 @@ async function runWatched(run: WatchedRun): Promise<number> {
   const completed = await completeArgs(run, line, ws);
   if (typeof completed === "number") return completed;
   const { args, prompt } = completed;
-  const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : ws.sandbox, line.cwd, loaded.manager);
+  const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : ws.extensionSet.sandbox, line.cwd, loaded.manager);
   // The tools the model is offered: --tools / --no-tools, else the settings' `tools`, else all.
   const allowedTools = args.tools ?? settings.tools;
   const append = appendedPrompts(args, io);

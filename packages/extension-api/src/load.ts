@@ -5,12 +5,12 @@
  * fails or gives up). What a loaded record joins (the observer bus, the chains, the tools) is
  * the manager's, through `LoadHooks`.
  */
+import { timerDelay } from "@mypi/kernel";
 import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord } from "./api.ts";
 import { extensionContext } from "./context.ts";
 import { describeLoadError, isLoadFailure, resolveEntry, type ExtensionLoader } from "./loader.ts";
 import type { BusEvent } from "./observer-bus.ts";
 import type { ExtensionAPI, ExtensionContext, ExtensionFactory, LoadFailure, LoadResult } from "./types.ts";
-import { timerDelay } from "@mypi/kernel";
 
 /** Loading an extension (importing its module and running its default export) may take this long. */
 export const DEFAULT_LOAD_TIMEOUT_MS = 60_000;

@@ -13,11 +13,11 @@ import { mkdirSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { timerDelay } from "@mypi/kernel";
 import { createJsonlSplitter } from "../rpc/jsonl.ts";
 import type { TaskResult, TaskStatus } from "./results.ts";
 import type { Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
-import { timerDelay } from "@mypi/kernel";
 
 /**
  * The bin of this very copy of the CLI, so a task runs the `mypi` its batch runs under: the

@@ -10,9 +10,9 @@
  */
 import { Container, Editor, Input, SelectList, Text, matchesKey, type Component, type Focusable, type TUI } from "@mariozechner/pi-tui";
 import type { DialogOptions } from "@mypi/extension-api";
+import { timerDelay } from "@mypi/kernel";
 import { oneLine, printable } from "../render/text.ts";
 import { editorTheme, selectListTheme, type Palette } from "./theme.ts";
-import { timerDelay } from "@mypi/kernel";
 
 /** Longest prompt or choice shown from an extension's dialog. */
 const MAX_DIALOG_TEXT = 200;

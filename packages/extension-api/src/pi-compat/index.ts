@@ -10,6 +10,7 @@
  * nothing is reported once per extension and kind, as one diagnostic line.
  */
 import { EXTENSION_NAME } from "../context.ts";
+import { invalidToolError } from "../errors.ts";
 import { createOpenAIModel, type HttpHooks, type Tool } from "@mypi/kernel";
 import { type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type HostMode, type PiRenderers, type PiTerminal, type SlotName } from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
@@ -18,7 +19,6 @@ import { piVirtualModules } from "./modules.ts";
 import { systemPromptOptions, toolPromptSection } from "./prompt.ts";
 import { isPiToolDefinition, piTool } from "./tool-definition.ts";
 import { piSlotHandler } from "./results.ts";
-import { invalidToolError } from "../errors.ts";
 import { piModelRegistry } from "./model-registry.ts";
 import { checkProvider, ProviderRegistry } from "./providers.ts";
 import { assistantMessageEvent } from "./stream.ts";

@@ -20,8 +20,7 @@ export function isPiToolDefinition(definition: unknown): definition is PiToolDef
  * The tool for a Pi definition; its handlers see `context` with the call's `signal`. Throws a
  * plain `Error` saying what is wrong (`registerTool` adds its code and the tool's name).
  */
-export function piTool(definition: PiToolDefinition, context: ExtensionContext): Tool {
-  const pi = definition;
+export function piTool(pi: PiToolDefinition, context: ExtensionContext): Tool {
   if (pi.prepareArguments !== undefined && typeof pi.prepareArguments !== "function") throw new Error("prepareArguments must be a function (args) => args");
   if (pi.executionMode !== undefined && pi.executionMode !== "sequential" && pi.executionMode !== "parallel") {
     throw new Error(`executionMode must be "sequential" or "parallel", got ${describeValue(pi.executionMode)}`);
