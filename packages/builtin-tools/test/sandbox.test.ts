@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { createBashTool, planSandbox, sandboxEnvironment } from "../src/index.ts";
 import { call, seen } from "./helpers.ts";
 import { processesWith, sandboxSkipReason, sandboxTree } from "./sandbox-helpers.ts";
@@ -184,6 +184,8 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     const survivors = processesWith(marker);
     expect(survivors).toHaveLength(1);
     for (const pid of survivors) process.kill(pid, "SIGKILL");
+    // kill() returns before the process is gone: wait for that, so that the check below sees only the sandboxed job.
+    await vi.waitFor(() => expect(processesWith(marker)).toEqual([]));
 
     const result = await run(start);
     expect(seen(result).isError).toBe(false);
