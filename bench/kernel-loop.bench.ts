@@ -7,9 +7,13 @@
  *   F50 / F800     flatness in batch width: the same 8000 calls as 160 × 50 and as 10 × 800
  *   H500 / H8000   flatness in history: 200 one-turn prompts after 500 or 8000 seeded messages
  *
- * Three implementations do the same work: mypi's `Agent` (scripted model, no delay), a
- * hand-written minimal loop over the same scripted model (the floor), and pi-agent-core's
- * `Agent` with an equivalent instant stream function. "Equivalent": both models split each
+ * Four implementations do the same work: mypi's `Agent` (scripted model, no delay), a
+ * hand-written minimal loop over the same scripted model (the floor), the contract floor — a
+ * hand-written loop doing only what mypi's contract asks, every event frozen with its timestamp,
+ * snapshots, validation, frozen history (kernel-loop/contract.ts; Pi / contract is the best ratio
+ * any implementation of that contract could reach here) — and pi-agent-core's `Agent` with an
+ * equivalent instant stream function (kernel-loop/pi.ts). mypi and the contract floor are each
+ * read two ways: a listener, and `for await` over a buffered iterator. "Equivalent": both models split each
  * turn into the same deltas (words of the text, 8-character pieces of the argument JSON) before
  * timing starts and parse each call's arguments during the call; both sets of tools are plain
  * functions (`add` sequential, `lookup` parallel). Pi's stream protocol also has start and end
@@ -26,35 +30,21 @@
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { createJiti } from "jiti";
 import { z } from "zod";
 import type * as Kernel from "@mypi/kernel";
-import type { AssistantMessage, Message, ModelClient, ModelScript, ScriptedTurn, ToolResultMessage } from "@mypi/kernel";
+import type { AssistantMessage, Message, ModelClient, ScriptedTurn, ToolResultMessage } from "@mypi/kernel";
+import { contractRunners } from "./kernel-loop/contract.ts";
+import { runPi } from "./kernel-loop/pi.ts";
+import { nativeImport, type Counters, type Runner, type Timed, type Work } from "./kernel-loop/work.ts";
 
-type Impl = "minimal" | "mypi" | "mypi-iter" | "pi";
+type Impl = "minimal" | "contract" | "contract-iter" | "mypi" | "mypi-iter" | "pi";
 type ScenarioName = "S1" | "S2" | "S3" | "F50" | "F800" | "H500" | "H8000";
-
-/** The work of one scenario, independent of who does it. */
-interface Work {
-  /** Prompts in order; each prompt consumes the next `turns` of the script. */
-  prompts: number;
-  /** The script turns, in the order the model is called. */
-  turns: ScriptedTurn[];
-  /** History seeded before the first prompt. */
-  seed: Message[];
-  /** Timed runs exclude this many leading prompts (they build once-per-agent caches). */
-  untimedPrompts: number;
-}
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(HERE);
-const PI_CORE = join(HERE, "pi", "node_modules", "@mariozechner", "pi-agent-core", "dist", "index.js");
-const PI_AI = join(HERE, "pi", "node_modules", "@mariozechner", "pi-ai", "dist", "index.js");
 /** mypi as npm installs it: the built package (bench/run.mjs builds it first). */
 const KERNEL = join(ROOT, "packages", "kernel", "dist", "index.js");
 
-/** Node's own loader (jiti's `tryNative`), so that both frameworks are measured as they ship, untranspiled. */
-const nativeImport = (specifier: string): Promise<any> => createJiti(import.meta.url, { tryNative: true }).import(specifier);
 const { Agent, createScriptedModel, defineTool } = (await nativeImport(pathToFileURL(KERNEL).href)) as typeof Kernel;
 
 // ─── Scenarios ───────────────────────────────────────────────────────────────────────────────
@@ -139,7 +129,7 @@ const mypiTools = [
   }),
 ];
 
-async function runMypi(work: Work, counters: { events: number }, timed: (f: () => Promise<void>) => Promise<void>): Promise<void> {
+async function runMypi(work: Work, counters: Counters, timed: Timed): Promise<void> {
   const model = createScriptedModel({ turns: work.turns });
   const agent = new Agent({ model, tools: mypiTools, messages: structuredClone(work.seed), maxTurns: 100_000, maxParallel: 1000 });
   agent.subscribe(() => {
@@ -153,7 +143,7 @@ async function runMypi(work: Work, counters: { events: number }, timed: (f: () =
 }
 
 /** The same agent, its events read by iterating `prompt()` instead of a listener. */
-async function runMypiIter(work: Work, counters: { events: number }, timed: (f: () => Promise<void>) => Promise<void>): Promise<void> {
+async function runMypiIter(work: Work, counters: Counters, timed: Timed): Promise<void> {
   const model = createScriptedModel({ turns: work.turns });
   const agent = new Agent({ model, tools: mypiTools, messages: structuredClone(work.seed), maxTurns: 100_000, maxParallel: 1000 });
   const prompt = async (p: number) => {
@@ -200,7 +190,7 @@ async function minimalRun(model: ModelClient, history: Message[], prompt: string
   }
 }
 
-async function runMinimal(work: Work, counters: { events: number }, timed: (f: () => Promise<void>) => Promise<void>): Promise<void> {
+async function runMinimal(work: Work, counters: Counters, timed: Timed): Promise<void> {
   const model = createScriptedModel({ turns: work.turns });
   const history = structuredClone(work.seed);
   const listener = () => {
@@ -212,108 +202,24 @@ async function runMinimal(work: Work, counters: { events: number }, timed: (f: (
   });
 }
 
-// ─── pi-agent-core ───────────────────────────────────────────────────────────────────────────
+// ─── The contract floor: only the work mypi's contract asks for (kernel-loop/contract.ts) ───
 
-async function runPi(work: Work, counters: { events: number }, timed: (f: () => Promise<void>) => Promise<void>): Promise<void> {
-  const core = await nativeImport(pathToFileURL(PI_CORE).href);
-  const ai = await nativeImport(pathToFileURL(PI_AI).href);
-  const { Type } = ai;
-  const model = {
-    id: "fake",
-    name: "fake",
-    api: "fake",
-    provider: "fake",
-    baseUrl: "",
-    reasoning: false,
-    input: ["text"],
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    contextWindow: 1_000_000,
-    maxTokens: 1000,
-  };
-  // The same turns, split into deltas before timing starts — as the scripted model does for mypi
-  // and the minimal loop (words of the text, 8-character pieces of the argument JSON) — and
-  // streamed the way a pi-ai provider does: one partial mutated in place, every event pushed at
-  // once. Parsing the arguments stays in the call, as it does in the scripted model.
-  let callNumber = 0;
-  const prepared = work.turns.map((turn) => ({
-    words: turn.text ? (turn.text.match(/\s*\S+\s*/g) ?? []) : [],
-    calls: (turn.toolCalls ?? []).map((call) => {
-      const json = JSON.stringify(call.arguments);
-      const pieces: string[] = [];
-      for (let i = 0; i < json.length; i += 8) pieces.push(json.slice(i, i + 8));
-      return { id: `call_${++callNumber}`, name: call.name, json, pieces };
-    }),
-  }));
-  let next = 0;
-  const streamFn = () => {
-    const turn = prepared[next++]!;
-    const s = ai.createAssistantMessageEventStream();
-    const partial: any = {
-      role: "assistant",
-      content: [],
-      api: "fake",
-      provider: "fake",
-      model: "fake",
-      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-      stopReason: "stop",
-      timestamp: Date.now(),
-    };
-    s.push({ type: "start", partial });
-    if (turn.words.length > 0) {
-      const block = { type: "text", text: "" };
-      const contentIndex = partial.content.push(block) - 1;
-      s.push({ type: "text_start", contentIndex, partial });
-      for (const delta of turn.words) {
-        block.text += delta;
-        s.push({ type: "text_delta", contentIndex, delta, partial });
-      }
-      s.push({ type: "text_end", contentIndex, content: block.text, partial });
-    }
-    for (const call of turn.calls) {
-      const block: any = { type: "toolCall", id: call.id, name: call.name, arguments: {} };
-      const contentIndex = partial.content.push(block) - 1;
-      s.push({ type: "toolcall_start", contentIndex, partial });
-      for (const delta of call.pieces) s.push({ type: "toolcall_delta", contentIndex, delta, partial });
-      block.arguments = JSON.parse(call.json);
-      s.push({ type: "toolcall_end", contentIndex, toolCall: block, partial });
-    }
-    partial.stopReason = turn.calls.length > 0 ? "toolUse" : "stop";
-    s.push({ type: "done", reason: partial.stopReason, message: partial });
-    return s;
-  };
-  // Plain functions, like mypi's tools (Pi awaits whatever `execute` returns).
-  const result = (text: string) => ({ content: [{ type: "text", text }], details: undefined });
-  const tools = [
-    {
-      name: "add",
-      label: "add",
-      description: "Add two numbers",
-      parameters: Type.Object({ a: Type.Number(), b: Type.Number() }, { additionalProperties: false }),
-      executionMode: "sequential",
-      execute: (_id: string, p: { a: number; b: number }) => result(String(p.a + p.b)),
-    },
-    {
-      name: "lookup",
-      label: "lookup",
-      description: "Look a key up",
-      parameters: Type.Object({ key: Type.String() }, { additionalProperties: false }),
-      execute: (_id: string, p: { key: string }) => result(`value of ${p.key}`),
-    },
-  ];
-  const agent = new core.Agent({ initialState: { systemPrompt: "", model, tools, messages: structuredClone(work.seed) }, streamFn, toolExecution: "parallel" });
-  agent.subscribe(() => {
-    counters.events++;
-  });
-  for (let p = 0; p < work.untimedPrompts; p++) await agent.prompt(`Question ${p}`);
-  await timed(async () => {
-    for (let p = work.untimedPrompts; p < work.prompts; p++) await agent.prompt(`Question ${p}`);
-  });
-}
+const contract = contractRunners((turns) => createScriptedModel({ turns }), {
+  add: { schema: z.strictObject({ a: z.number(), b: z.number() }), parallelSafe: false, run: (args) => minimalTools.add!(args) },
+  lookup: { schema: z.strictObject({ key: z.string() }), parallelSafe: true, run: (args) => minimalTools.lookup!(args) },
+});
 
 // ─── Measuring (child processes) ─────────────────────────────────────────────────────────────
 
-const RUNNERS: Record<Impl, typeof runMypi> = { minimal: runMinimal, mypi: runMypi, "mypi-iter": runMypiIter, pi: runPi };
-const IMPLS: Impl[] = ["minimal", "mypi", "mypi-iter", "pi"];
+const RUNNERS: Record<Impl, Runner> = {
+  minimal: runMinimal,
+  contract: contract.listener,
+  "contract-iter": contract.iterator,
+  mypi: runMypi,
+  "mypi-iter": runMypiIter,
+  pi: runPi,
+};
+const IMPLS: Impl[] = ["minimal", "contract", "contract-iter", "mypi", "mypi-iter", "pi"];
 /** Timed rounds per group; the table reports medians over them. */
 const ROUNDS = 9;
 /**
@@ -411,7 +317,7 @@ async function main(only: string[]): Promise<void> {
 
   console.log(`CPU time, median of ${ROUNDS} rounds (all implementations timed in one process, interleaved);`);
   console.log("peak RSS of a fresh process running only that implementation and scenario, and its growth over the RSS before the first run\n");
-  console.log(["scenario", "impl", "cpu ms", "µs/turn", "µs/call", "µs/event", "events", "peak MB", "+MB"].map((h) => h.padEnd(10)).join(""));
+  console.log(["scenario", "impl", "cpu ms", "µs/turn", "µs/call", "µs/event", "events", "peak MB", "+MB"].map((h, k) => h.padEnd(k === 1 ? 15 : 10)).join(""));
   for (const s of scenarios) {
     const work = scenario(s, 1);
     const turns = work.turns.length - work.untimedPrompts;
@@ -423,7 +329,7 @@ async function main(only: string[]): Promise<void> {
       const events = median(r.map((x) => x.events));
       const m = rss.get(`${i}:${s}`);
       const mem = typeof m === "object" ? [m.peakRssMb.toFixed(0), (m.peakRssMb - m.baseRssMb).toFixed(0)] : ["—", "—"];
-      console.log([s, i, ms.toFixed(1), us(ms, turns), us(ms, calls), us(ms, events), String(events), ...mem].map((c) => c.padEnd(10)).join(""));
+      console.log([s, i, ms.toFixed(1), us(ms, turns), us(ms, calls), us(ms, events), String(events), ...mem].map((c, k) => c.padEnd(k === 1 ? 15 : 10)).join(""));
     }
   }
 
@@ -466,6 +372,31 @@ async function main(only: string[]): Promise<void> {
         .map((c) => c.padEnd(16))
         .join(""),
     );
+  }
+
+  console.log("\nWhat the contract allows: Pi over the contract floor is the best any implementation of mypi's contract could do here");
+  console.log(["scenario", "pi / contract", "rounds", "pi / c-iter", "rounds", "mypi / contract", "iter / c-iter"].map((h) => h.padEnd(16)).join(""));
+  for (const s of scenarios) {
+    const over = (a: Impl, b: Impl) => (r: number) => div(ms(a, s, r), ms(b, s, r));
+    console.log(
+      [
+        s,
+        times(perRound(over("pi", "contract"))),
+        spread(over("pi", "contract")),
+        times(perRound(over("pi", "contract-iter"))),
+        spread(over("pi", "contract-iter")),
+        times(perRound(over("mypi", "contract"))),
+        times(perRound(over("mypi-iter", "contract-iter"))),
+      ]
+        .map((c) => c.padEnd(16))
+        .join(""),
+    );
+    // The floor is only a floor if it does all of mypi's observable work: the same events, at least.
+    for (const floor of ["contract", "contract-iter"] as const) {
+      const theirs = runs[`${floor}:${s}`]?.[0]?.events;
+      const ours = runs[`mypi:${s}`]?.[0]?.events;
+      if (theirs !== undefined && ours !== undefined && theirs !== ours) console.log(`  (${floor} emitted ${theirs} events on ${s}, mypi ${ours}: the floor is not comparable)`);
+    }
   }
 
   console.log("\nFlatness (1.0× is flat; F50/F800 and H500/H8000 are timed in the same rounds)");

@@ -2,9 +2,9 @@
 // Runs every bench/*.bench.ts (or those whose name contains argv[2]) in a fresh Node process
 // through jiti, one after another so that they do not compete for the two cores. The workspace
 // packages resolve to their sources (JITI_ALIAS, from each package's mypi-source condition), as
-// in the tests — except in the benchmarks that set mypi against another framework (kernel-loop,
-// contract-floor): they load the built packages natively, as npm installs them and as Pi is
-// loaded, so the packages are built first.
+// in the tests — except in the benchmark that sets mypi against another framework (kernel-loop):
+// it loads the built packages natively, as npm installs them and as Pi is loaded, so the
+// packages are built first.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
