@@ -142,5 +142,5 @@ async function runBatch(tools: Tool[], count: number, name: string, args: object
   }
 }
 
-const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length)));
+const widths = ([0, 1, 2] as const).map((i) => Math.max(...rows.map((r) => r[i].length)));
 for (const r of rows) console.log(`${r[0].padEnd(widths[0]!)}  ${r[1].padStart(widths[1]!)}  ${r[2]}`);
