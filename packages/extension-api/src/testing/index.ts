@@ -18,13 +18,13 @@ import {
   type AgentStopReason,
   type ModelRequest,
   type ScriptedTurn,
-  type SlotMap as KernelSlotMap,
   type Tool,
 } from "@mypi/kernel";
-import type { DecisionSlots, ExtensionErrorEvent, ExtensionStreamEvent, HookDecisionEvent, KernelSlotName, SlotName, SlotResult } from "../events.ts";
+import type { DecisionSlots, ExtensionErrorEvent, ExtensionStreamEvent, HookDecisionEvent, SlotName } from "../events.ts";
 import { createExtensionHost } from "../host.ts";
 import { formatLoadFailure } from "../loader.ts";
 import { ExtensionManager } from "../manager.ts";
+import type { SlotResults } from "../policy.ts";
 import type { ExtensionFactory, ExtensionUI, LoadFailure } from "../types.ts";
 
 export { createFakeUI, type FakeDialog, type FakeUI, type FakeUIOptions } from "./fake-ui.ts";
@@ -45,8 +45,8 @@ export interface LoadOptions {
   allowLoadFailures?: boolean;
 }
 
-/** What the kernel receives from a slot `K` (what it acts on): the decisions merged along the chain. */
-export type SlotDecision<K extends SlotName> = K extends KernelSlotName ? KernelSlotMap[K]["result"] : SlotResult<K>;
+/** What slot `K`'s chain hands on — to the kernel for its five slots, to the host for the others: the decisions merged along the chain. */
+export type SlotDecision<K extends SlotName> = SlotResults[K];
 
 export interface LoadedExtensions {
   manager: ExtensionManager;
@@ -99,8 +99,7 @@ export async function loadExtensions(sources: ExtensionSource | readonly Extensi
     async callSlot(slot, event, callOptions = {}) {
       const signal = callOptions.signal ?? new AbortController().signal;
       const emit = (e: HookDecisionEvent | ExtensionErrorEvent) => void (e.type === "hook_decision" ? decisions.push(e) : errors.push(e));
-      // The one cast of the kit: the manager's chains are typed by name at this seam only.
-      return (await manager.runSlot(slot, event, { signal, emit })) as never;
+      return await manager.runSlot(slot, event, { signal, emit });
     },
     dispose: () => manager.shutdown(),
   };
