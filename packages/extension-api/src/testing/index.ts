@@ -45,7 +45,10 @@ export interface LoadOptions {
   allowLoadFailures?: boolean;
 }
 
-/** What slot `K`'s chain hands on — to the kernel for its five slots, to the host for the others: the decisions merged along the chain. */
+/**
+ * What slot `K`'s chain hands on — to the kernel for its five slots, to the host for the others:
+ * the decisions merged along the chain.
+ */
 export type SlotDecision<K extends SlotName> = SlotResults[K];
 
 export interface LoadedExtensions {
