@@ -17,7 +17,7 @@
  * `stream()` of a client (once per process), and each client builds its SDK client then.
  */
 import type OpenAI from "openai";
-import type { ModelClient, ModelRequest, ModelStreamEvent } from "../types.ts";
+import type { ModelClient, ModelPrices, ModelRequest, ModelStreamEvent } from "../types.ts";
 import {
   abortableSleep,
   classifyError,
@@ -31,38 +31,16 @@ import {
 import { buildChatRequest, type MaxTokensField } from "./openai-messages.ts";
 import { sawDone } from "./openai-done.ts";
 import { ChatStreamAccumulator } from "./openai-stream.ts";
+import { hookedFetch, linkAbort, nonEmpty, type HttpHooks } from "./http.ts";
+import { makeStamp, type Stamp } from "./stamp.ts";
+import { GENERIC_EFFORTS, openAIEffortTable, type EffortTable } from "./thinking.ts";
 
 export { toOpenAIMessages, type MaxTokensField } from "./openai-messages.ts";
+export type { HttpHooks } from "./http.ts";
 
 const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 /** Sent as the key when a base URL is set and no key is: most local servers ignore it. */
 const PLACEHOLDER_API_KEY = "no-key";
-
-/**
- * Called around each HTTP request of a client. `headers` may change the request's headers in
- * place (a `null` value removes one); `response` sees the status and headers before the body is
- * read. A hook that throws fails the request as a transport error would.
- */
-export interface HttpHooks {
-  headers?(headers: Record<string, string | null>): void | Promise<void>;
-  response?(response: { status: number; headers: Record<string, string> }): void | Promise<void>;
-}
-
-function hookedFetch(hooks: HttpHooks): typeof globalThis.fetch {
-  return async (input, init) => {
-    let request = init;
-    if (hooks.headers) {
-      const headers: Record<string, string | null> = Object.fromEntries(new Headers(init?.headers).entries());
-      await hooks.headers(headers);
-      const out = new Headers();
-      for (const [name, value] of Object.entries(headers)) if (typeof value === "string") out.set(name, value);
-      request = { ...init, headers: out };
-    }
-    const response = await globalThis.fetch(input, request);
-    await hooks.response?.({ status: response.status, headers: Object.fromEntries(response.headers.entries()) });
-    return response;
-  };
-}
 
 export interface OpenAIModelOptions {
   /** The model name as the server knows it (`gpt-4.1-mini`, `qwen2.5-coder:7b`, …). */
@@ -100,6 +78,18 @@ export interface OpenAIModelOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Clock for `retry-after` HTTP dates. For tests. */
   now?: () => number;
+  /** Dollars per million tokens: each message's `usage.cost` is computed from them. */
+  prices?: ModelPrices;
+  /** Recorded on each message (`provider`) and the client. Default `openai`. */
+  provider?: string;
+  /**
+   * Whether the model reasons, so that `ModelRequest.thinking` is sent as `reasoning_effort`.
+   * Default: known from the name for OpenAI's own models on the default endpoint; false with a
+   * base URL (a server that is sent an unknown field may refuse it).
+   */
+  reasoning?: boolean;
+  /** The `reasoning_effort` per thinking level (`null`: unsupported, clamped). Default: by model name (docs/models.md#thinking-levels). */
+  efforts?: EffortTable;
 }
 
 type OpenAIModule = typeof import("openai");
@@ -120,6 +110,9 @@ interface Connection {
 interface ClientState {
   id: string;
   model: string;
+  stamp: Stamp;
+  /** The reasoning efforts, when the model reasons. */
+  efforts: EffortTable | undefined;
   /** Why no request can be made without loading anything (no API key), reported by `stream()`. */
   unusable: string | undefined;
   /** What `new OpenAI(…)` is given, once the SDK is loaded. */
@@ -150,9 +143,14 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
       ? `no API key for ${id}: set OPENAI_API_KEY (or pass apiKey). ` +
         "Servers that need no key work without one once a base URL is set (OPENAI_BASE_URL or --base-url)"
       : undefined;
+  const provider = options.provider ?? "openai";
+  const known = customBaseURL ? undefined : openAIEffortTable(options.model);
+  const reasons = options.reasoning ?? known !== undefined;
   const state: ClientState = {
     id,
     model: options.model,
+    stamp: makeStamp(id, "openai-completions", provider, options.prices),
+    efforts: reasons ? (options.efforts ?? known ?? openAIEffortTable(options.model) ?? GENERIC_EFFORTS) : undefined,
     unusable,
     sdkOptions: {
       apiKey,
@@ -176,6 +174,8 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   };
   return {
     id: state.id,
+    api: "openai-completions",
+    provider,
     stream: (request, signal) => streamChat(state, request, signal),
   };
 }
@@ -196,7 +196,7 @@ async function connect(state: ClientState): Promise<Connection | string> {
 }
 
 async function* streamChat(state: ClientState, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
-  const acc = new ChatStreamAccumulator(state.id);
+  const acc = new ChatStreamAccumulator(state.stamp);
   const aborted = (): ModelStreamEvent => ({ type: "error", message: acc.message("aborted", "Request aborted") });
   const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", message) });
 
@@ -206,7 +206,13 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
   }
   let body;
   try {
-    body = buildChatRequest({ model: state.model, request, maxTokens: state.maxTokens, maxTokensField: state.maxTokensField });
+    body = buildChatRequest({
+      model: state.model,
+      request,
+      maxTokens: state.maxTokens,
+      maxTokensField: state.maxTokensField,
+      efforts: state.efforts,
+    });
   } catch (err) {
     // e.g. tool arguments that JSON.stringify cannot serialise (a BigInt from a careless host)
     yield failed(`could not build the request: ${err instanceof Error ? err.message : String(err)}`);
@@ -257,13 +263,6 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
       link.dispose();
     }
   }
-}
-
-function linkAbort(parent: AbortSignal): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  const forward = () => controller.abort(parent.reason);
-  parent.addEventListener("abort", forward, { once: true });
-  return { signal: controller.signal, dispose: () => parent.removeEventListener("abort", forward) };
 }
 
 /** The part of `ChatCompletionStream` used here: chunks as they arrive, and a way to cancel. */
@@ -336,9 +335,4 @@ async function* readChatStream(
       ? failed(outcome.errorMessage)
       : { type: "done", message: acc.message(outcome.stopReason) };
   }
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  // An empty OPENAI_API_KEY= line counts as unset, as it would for a person reading it.
-  return value === undefined || value.trim() === "" ? undefined : value.trim();
 }

@@ -112,6 +112,8 @@ describe("while the SDK loads", () => {
       errorMessage: errorMessage as string,
       usage: { input: 0, output: 0 },
       model: "openai:m",
+      api: "openai-completions",
+      provider: "openai",
       timestamp: expect.any(Number),
     },
   });

@@ -78,7 +78,7 @@ describe("streaming answers", () => {
             { type: "toolCall", id: "call_b", name: "grep", arguments: { q: "TODO", n: 3 } },
           ],
           stopReason: "toolUse",
-          usage: { input: 120, output: 30, cacheRead: 100, totalTokens: 150 },
+          usage: { input: 20, output: 30, cacheRead: 100, totalTokens: 150 },
         }),
       },
     ]);
