@@ -36,26 +36,21 @@ export function isOwnTurn(message: AssistantMessage, client: ClientIdentity): bo
 
 /**
  * Tool call ids made acceptable to one provider: `rewrite(id)` is the id as sent, the same for a
- * call and its result. Ids already acceptable are sent unchanged; two different ids never become
- * one (a short hash of the original keeps them apart).
+ * call and its result. Ids already acceptable are sent unchanged.
  */
 export function toolCallIdMapper(options: { accepts: (id: string) => boolean; maxLength: number; clean: (id: string) => string }): (id: string) => string {
   const byOriginal = new Map<string, string>();
-  const taken = new Set<string>();
   return (id) => {
     const known = byOriginal.get(id);
     if (known !== undefined) return known;
     let out = id;
     if (!options.accepts(id) || id.length > options.maxLength) {
-      const cleaned = options.clean(id) || "call";
-      out = cleaned.length > options.maxLength ? cleaned.slice(0, options.maxLength) : cleaned;
-    }
-    if (out !== id && (taken.has(out) || !options.accepts(out))) {
+      // A short hash of the original keeps two ids that clean alike (and an id that is already
+      // what another cleans to) apart.
       const suffix = `_${createHash("sha256").update(id).digest("hex").slice(0, 10)}`;
-      out = out.slice(0, options.maxLength - suffix.length) + suffix;
+      out = (options.clean(id) || "call").slice(0, options.maxLength - suffix.length) + suffix;
     }
     byOriginal.set(id, out);
-    taken.add(out);
     return out;
   };
 }

@@ -1,2 +1,6 @@
 export * from "./scripted.ts";
 export { createOpenAIModel, type HttpHooks, type MaxTokensField, type OpenAIModelOptions } from "./openai.ts";
+export { createOpenAIResponsesModel, type OpenAIResponsesModelOptions } from "./openai-responses.ts";
+export { createAnthropicModel, type AnthropicModelOptions } from "./anthropic.ts";
+export { computeCost } from "./cost.ts";
+export { THINKING_LEVELS, type EffortTable } from "./thinking.ts";
