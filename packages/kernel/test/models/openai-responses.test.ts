@@ -236,7 +236,7 @@ describe("failures", () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const frames = responsesFrames({ text: "Hello there" });
-    const firstDelta = frames.findIndex((f) => "event" in f && f.event === "response.output_text.delta");
+    const firstDelta = frames.findIndex((f) => typeof f === "object" && "event" in f && f.event === "response.output_text.delta");
     frames.splice(firstDelta + 1, 0, { wait: gate });
     server.push({ kind: "sse", frames });
     const controller = new AbortController();
