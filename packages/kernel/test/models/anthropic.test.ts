@@ -8,6 +8,9 @@ import type { AssistantMessage, ModelClient, ModelMessage, ModelRequest, ToolSch
 import { type FakeOpenAIServer } from "../../../../test/helpers/fake-openai.ts";
 import { anthropicError, anthropicFrames, anthropicResponse } from "../../../../test/helpers/fake-anthropic.ts";
 import { collect, useFakeOpenAI } from "./openai-harness.ts";
+import { buildAnthropicRequest } from "../../src/models/anthropic-request.ts";
+import { anthropicTraits } from "../../src/models/thinking.ts";
+import { PromptCache } from "../../../../bench/anthropic-cache-sim.ts";
 
 let server: FakeOpenAIServer;
 useFakeOpenAI((started) => (server = started));
@@ -138,6 +141,29 @@ describe("what is sent", () => {
     }
     // Request 1: only the prompt; then the newest results and the turn before (read from cache).
     expect(marks).toEqual([["0.0:text"], ["0.0:text", "2.0:tool_result"], ["2.0:tool_result", "4.0:tool_result"]]);
+  });
+
+  it("lets every request read the whole previous request from a cache with Anthropic's prefix rules, even past a 24-block turn", () => {
+    const cache = new PromptCache();
+    const history: ModelMessage[] = [user("x".repeat(8000))];
+    let previous = 0;
+    for (let turn = 1; turn <= 6; turn++) {
+      const body = buildAnthropicRequest({
+        model: "claude-sonnet-4-5",
+        request: { systemPrompt: "s".repeat(6000), messages: [...history], tools: [READ, GREP] },
+        client: { id: "anthropic:claude-sonnet-4-5", api: "anthropic-messages", provider: "anthropic" },
+        traits: anthropicTraits("claude-sonnet-4-5"),
+        maxTokens: 1000,
+        cache: true,
+        reasoning: false,
+      });
+      const outcome = cache.request(body, turn * 30_000);
+      expect(outcome.cacheRead).toBe(previous);
+      previous = outcome.total;
+      const calls = turn === 3 ? 12 : 1; // 12 calls and 12 results: 24 blocks, past the 20-block lookback
+      history.push({ role: "assistant", content: Array.from({ length: calls }, (_, c) => ({ type: "toolCall" as const, id: `toolu_${turn}_${c}`, name: "read", arguments: { path: `${c}` } })), stopReason: "toolUse", usage: { input: 0, output: 0 }, model: "anthropic:claude-sonnet-4-5", timestamp: 1 });
+      for (let c = 0; c < calls; c++) history.push({ role: "toolResult", toolCallId: `toolu_${turn}_${c}`, toolName: "read", content: [{ type: "text", text: "r".repeat(400) }], isError: false, timestamp: 1 });
+    }
   });
 
   it("sends no breakpoints with cache: false", async () => {
