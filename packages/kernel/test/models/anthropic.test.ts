@@ -377,6 +377,24 @@ describe("failures", () => {
     expect(await server.requests.at(-1)!.closed).toEqual({ completed: false });
   });
 
+  it("turns a stream that stops sending into an error after the idle timeout", async () => {
+    const frames = anthropicFrames({ text: "Wait" }).slice(0, 3);
+    frames.push({ wait: new Promise(() => {}) });
+    server.push({ kind: "sse", frames });
+    expect(final(await collect(claude({ idleTimeoutMs: 30 }), { messages: [user("hi")], tools: [] }))).toMatchObject({
+      stopReason: "error",
+      errorMessage: `the stream from ${server.rootURL} stalled: no data for 0.03 s (idleTimeoutMs)`,
+      content: [{ type: "text", text: "Wait" }],
+    });
+    expect(await server.requests.at(-1)!.closed).toEqual({ completed: false });
+  });
+
+  it("ends at once, without a request, when already aborted", async () => {
+    const before = server.requests.length;
+    expect(final(await collect(claude(), { messages: [user("hi")], tools: [] }, AbortSignal.abort()))).toMatchObject({ stopReason: "aborted", errorMessage: "Request aborted" });
+    expect(server.requests.length).toBe(before);
+  });
+
   it("says what to set when there is no API key, without a request", async () => {
     const before = server.requests.length;
     const client = createAnthropicModel({ model: "claude-haiku-4-5", baseURL: server.rootURL });
