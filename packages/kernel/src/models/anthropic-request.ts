@@ -1,6 +1,6 @@
 /**
  * Kernel messages → an Anthropic Messages API request (the request half of the Anthropic client,
- * docs/models.md#anthropic-messages).
+ * docs/models.md#the-anthropic-client).
  *
  * Pure functions, no SDK calls: what they return is exactly the JSON that goes on the wire.
  *

@@ -1,6 +1,6 @@
 /**
  * Anthropic Messages stream events → kernel stream events and the final AssistantMessage (the
- * response half of the Anthropic client, docs/models.md#anthropic-messages).
+ * response half of the Anthropic client, docs/models.md#the-anthropic-client).
  *
  * Events are read as `unknown` and checked: a proxy may bend the format, and an event of the
  * wrong shape is reported, never trusted. Blocks are kept by the stream's `index`.
@@ -60,7 +60,7 @@ export class AnthropicStreamAccumulator {
     }
   }
 
-  /** How the answer ended, by `stop_reason` (docs/models.md#anthropic-messages). */
+  /** How the answer ended, by `stop_reason` (docs/models.md#the-anthropic-client). */
   outcome(): AnthropicOutcome {
     const hasCalls = this.order.some((b) => b.kind === "tool");
     switch (this.stopReason) {

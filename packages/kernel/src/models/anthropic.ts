@@ -1,6 +1,6 @@
 /**
  * The Anthropic model client: Claude through the Messages API, streamed through the official
- * `@anthropic-ai/sdk` (docs/models.md#anthropic-messages).
+ * `@anthropic-ai/sdk` (docs/models.md#the-anthropic-client).
  *
  * Contract (the kernel's `ModelClient`): `stream()` never throws; every failure ends the stream
  * with one `error` event that keeps what arrived, exactly as the OpenAI client reports them.

@@ -1,6 +1,6 @@
 /**
  * Kernel messages → a Responses API request (the request half of the Responses client,
- * docs/models.md#openai-responses).
+ * docs/models.md#the-openai-responses-client).
  *
  * Pure functions, no SDK calls: what they return is exactly the JSON that goes on the wire.
  *

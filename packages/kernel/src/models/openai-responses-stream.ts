@@ -1,6 +1,6 @@
 /**
  * Responses API stream events → kernel stream events and the final AssistantMessage (the
- * response half of the Responses client, docs/models.md#openai-responses).
+ * response half of the Responses client, docs/models.md#the-openai-responses-client).
  *
  * Output items are kept by `output_index`, in the order they were added: reasoning becomes a
  * thinking block (its summary as the text, the item itself as the signature), a message a text

@@ -1,6 +1,6 @@
 /**
  * The OpenAI Responses API client, streamed through the `openai` SDK's `responses.create`
- * (docs/models.md#openai-responses). Reasoning models keep their reasoning between turns here:
+ * (docs/models.md#the-openai-responses-client). Reasoning models keep their reasoning between turns here:
  * each reasoning item goes back with the next request (encrypted, since nothing is stored).
  *
  * Contract (the kernel's `ModelClient`): `stream()` never throws; every failure ends the stream
