@@ -16,6 +16,7 @@ import type {
   ImageBlockParam,
   MessageCreateParamsStreaming,
   MessageParam,
+  OutputConfig,
   TextBlockParam,
   ThinkingConfigParam,
   Tool,
@@ -73,11 +74,11 @@ export function buildAnthropicRequest(options: AnthropicRequestOptions): Message
   }
   if (cache) markHistoryBreakpoints(messages);
 
-  const level = options.reasoning ? (request.thinking ?? "off") : "off";
-  const thinking = thinkingConfig(level, options, maxTokens, messages);
+  // No level: no thinking config at all, the model's own default.
+  const thinking = options.reasoning && request.thinking !== undefined ? thinkingConfig(request.thinking, options, maxTokens, messages) : undefined;
   if (thinking) {
     body.thinking = thinking.config;
-    if (thinking.effort) body.output_config = { effort: thinking.effort as "low" };
+    if (thinking.effort) body.output_config = { effort: thinking.effort as NonNullable<OutputConfig["effort"]> };
     maxTokens = thinking.maxTokens;
     body.max_tokens = maxTokens;
   }
@@ -87,7 +88,7 @@ export function buildAnthropicRequest(options: AnthropicRequestOptions): Message
 /**
  * The thinking config for a level: a token budget (`enabled`) or, on adaptive models, `adaptive`
  * with an effort; `off` sends nothing on budget models (their default is not to think) and
- * `disabled` on adaptive ones. With thinking on, a history whose last assistant turn called tools
+ * `disabled` on adaptive ones (some of which think by default). With thinking on, a history whose last assistant turn called tools
  * without thinking (another model's, after a switch) would be refused by the API, so that one
  * request goes without thinking.
  */
@@ -98,9 +99,7 @@ function thinkingConfig(
   messages: MessageParam[],
 ): { config: ThinkingConfigParam; effort?: string; maxTokens: number } | undefined {
   const { traits } = options;
-  if (level === "off" || !continuesWithThinking(messages)) {
-    return options.reasoning && traits.adaptive ? { config: { type: "disabled" }, maxTokens } : undefined;
-  }
+  if (level === "off" || !continuesWithThinking(messages)) return traits.adaptive ? { config: { type: "disabled" }, maxTokens } : undefined;
   if (traits.adaptive) {
     const table = options.efforts ?? { minimal: "low", xhigh: traits.xhigh ? "xhigh" : "high" };
     const effort = effortFor(level, table);

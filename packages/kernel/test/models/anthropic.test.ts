@@ -263,9 +263,10 @@ describe("what is sent", () => {
     ["minimal", "claude-opus-4-6", { type: "adaptive" }, { effort: "low" }, 128000],
     ["xhigh", "claude-opus-4-6", { type: "adaptive" }, { effort: "high" }, 128000],
     ["xhigh", "claude-opus-4-7", { type: "adaptive" }, { effort: "xhigh" }, 128000],
+    [undefined, "claude-opus-4-6", undefined, undefined, 128000],
   ] as const)("maps thinking %s on %s", async (thinking, model, config, outputConfig, maxTokens) => {
     server.push(anthropicResponse({ text: "ok" }));
-    await collect(claude({ model }), { messages: [user("hi")], tools: [], thinking });
+    await collect(claude({ model }), { messages: [user("hi")], tools: [], ...(thinking ? { thinking } : {}) });
     expect(body().thinking).toEqual(config);
     expect(body().output_config).toEqual(outputConfig);
     expect(body().max_tokens).toBe(maxTokens);
