@@ -23,7 +23,6 @@ import {
   classifyError,
   isProtocolError,
   readableErrorFetch,
-  retryDelayMs,
   transportErrorDetail,
   type ErrorContext,
   type SdkErrorClasses,
@@ -31,7 +30,7 @@ import {
 import { buildChatRequest, type MaxTokensField } from "./openai-messages.ts";
 import { sawDone } from "./openai-done.ts";
 import { ChatStreamAccumulator } from "./openai-stream.ts";
-import { hookedFetch, linkAbort, nonEmpty, type HttpHooks } from "./http.ts";
+import { hookedFetch, nonEmpty, openWithRetries, readEvents, type HttpHooks, type RetryPolicy, type StreamEnd } from "./http.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
 import { GENERIC_EFFORTS, openAIEffortTable, type EffortTable } from "./thinking.ts";
 
@@ -120,12 +119,10 @@ interface ClientState {
   /** Made by the first `stream()`; resolves to the connection or why there is none, never rejects. */
   connection: Promise<Connection | string> | undefined;
   ctx: ErrorContext;
-  maxRetries: number;
-  retryBaseMs: number;
+  policy: RetryPolicy;
   idleTimeoutMs: number;
   maxTokens: number | undefined;
   maxTokensField: MaxTokensField;
-  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 /**
@@ -165,12 +162,10 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     },
     connection: undefined,
     ctx: { baseURL, model: options.model, now: options.now ?? Date.now },
-    maxRetries: options.maxRetries ?? 3,
-    retryBaseMs: options.retryBaseMs ?? 500,
+    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep },
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     maxTokens: options.maxTokens,
     maxTokensField: options.maxTokensField ?? (customBaseURL ? "max_tokens" : "max_completion_tokens"),
-    sleep: options.sleep ?? abortableSleep,
   };
   return {
     id: state.id,
@@ -229,110 +224,45 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
     return;
   }
 
-  for (let attempt = 0; ; attempt++) {
-    if (signal.aborted) {
-      yield aborted();
-      return;
-    }
-    // The SDK never removes the abort listener it adds to the signal it is given, and a run's
-    // signal lives across many model calls: each attempt gets a linked signal of its own.
-    const link = linkAbort(signal);
-    try {
-      let stream;
-      let response: Response;
-      try {
-        ({ data: stream, response } = await connection.client.chat.completions.create(body, { signal: link.signal }).withResponse());
-      } catch (err) {
-        const failure = classifyError(err, state.ctx, connection.errors);
-        if (signal.aborted || failure.kind === "aborted") {
-          yield aborted();
-          return;
-        }
-        if (failure.retryable && attempt < state.maxRetries) {
-          await state.sleep(retryDelayMs(attempt, state.retryBaseMs, failure.retryAfterMs), signal);
-          continue;
-        }
-        const gaveUp = failure.retryable && attempt > 0 ? ` (gave up after ${attempt + 1} attempts)` : "";
-        yield failed(failure.message + gaveUp);
-        return;
-      }
-      // Once a response is streaming, its events have been handed out: no retry from here.
-      yield* readChatStream(state, connection.errors, stream, acc, signal, () => sawDone(response));
-      return;
-    } finally {
-      link.dispose();
-    }
-  }
-}
-
-/** The part of `ChatCompletionStream` used here: chunks as they arrive, and a way to cancel. */
-interface ChunkStream extends AsyncIterable<unknown> {
-  controller: AbortController;
-}
-
-async function* readChatStream(
-  state: ClientState,
-  errors: SdkErrorClasses,
-  stream: ChunkStream,
-  acc: ChatStreamAccumulator,
-  signal: AbortSignal,
-  /** Whether the body carried `data: [DONE]` (the SDK's iterator does not say). */
-  saidDone: () => boolean,
-): AsyncGenerator<ModelStreamEvent> {
-  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", message) });
-  const iterator = stream[Symbol.asyncIterator]();
-  let stalled = false;
-  let failure: string | undefined;
-  let cutBy: string | undefined;
-  let watchdog: NodeJS.Timeout | undefined;
+  const opened = await openWithRetries({
+    open: (attemptSignal) => connection.client.chat.completions.create(body, { signal: attemptSignal }).withResponse(),
+    classify: (err) => classifyError(err, state.ctx, connection.errors),
+    signal,
+    policy: state.policy,
+  });
+  if (!opened.ok) return yield opened.aborted ? aborted() : failed(opened.message);
+  // Once a response is streaming, its events have been handed out: no retry from here.
+  const { data: stream, response } = opened.value;
+  let end: StreamEnd;
   try {
-    while (true) {
-      // The watchdog covers only the wait for the next chunk, not a slow consumer.
-      watchdog = setTimeout(() => {
-        stalled = true;
-        stream.controller.abort();
-      }, state.idleTimeoutMs);
-      let events: ModelStreamEvent[];
-      try {
-        const next = await iterator.next();
-        if (next.done) break;
-        events = acc.push(next.value);
-      } catch (err) {
-        if (signal.aborted) break;
-        // A protocol error (unparseable frame, error frame, malformed chunk) ends the answer;
-        // a transport error (the connection was cut) is judged by finish_reason below.
-        if (isProtocolError(err, errors)) failure = classifyError(err, state.ctx, errors).message;
-        else cutBy = transportErrorDetail(err);
-        break;
-      } finally {
-        clearTimeout(watchdog);
-      }
-      for (const event of events) yield event;
-    }
+    end = yield* readEvents({
+      stream,
+      signal,
+      idleTimeoutMs: state.idleTimeoutMs,
+      push: (raw) => acc.push(raw),
+      // A protocol error (unparseable frame, error frame, malformed chunk) ends the answer; a
+      // transport error (the connection was cut) is judged by how the answer ended, below.
+      isProtocolError: (err) => isProtocolError(err, connection.errors),
+      transportDetail: transportErrorDetail,
+    });
   } finally {
-    clearTimeout(watchdog);
-    // A malformed chunk, an early return by the consumer or an error: close the connection.
-    stream.controller.abort();
+    opened.dispose();
   }
-
-  if (signal.aborted) {
-    yield { type: "error", message: acc.message("aborted", "Request aborted") };
-  } else if (failure !== undefined) {
-    yield failed(failure);
-  } else if (stalled) {
-    yield failed(`the stream from ${state.ctx.baseURL} stalled: no data for ${state.idleTimeoutMs / 1000} s (idleTimeoutMs)`);
-  } else if (!acc.finished && !acc.endedWithUsage && !saidDone()) {
+  if (end.kind === "aborted") return yield aborted();
+  if (end.kind === "failed") return yield failed(classifyError(end.error, state.ctx, connection.errors).message);
+  if (end.kind === "stalled") {
+    return yield failed(`the stream from ${state.ctx.baseURL} stalled: no data for ${state.idleTimeoutMs / 1000} s (idleTimeoutMs)`);
+  }
+  // The SDK's iterator swallows `data: [DONE]`; the body was watched for it (openai-done.ts).
+  if (!acc.finished && !acc.endedWithUsage && !sawDone(response)) {
     const how =
-      cutBy === undefined
+      end.cutBy === undefined
         ? `the server at ${state.ctx.baseURL} closed the stream mid-answer`
-        : `the connection to ${state.ctx.baseURL} was cut (${cutBy})`;
-    yield failed(`stream ended before the model finished (no finish_reason, usage chunk or [DONE]): ${how}`);
-  } else {
-    // The answer is complete once the server said so in any of its three ways — finish_reason,
-    // the usage chunk after it, [DONE] — even if the connection broke after the first.
-    const outcome = acc.outcome();
-    yield outcome.stopReason === "error"
-      ? failed(outcome.errorMessage)
-      : { type: "done", message: acc.message(outcome.stopReason) };
+        : `the connection to ${state.ctx.baseURL} was cut (${end.cutBy})`;
+    return yield failed(`stream ended before the model finished (no finish_reason, usage chunk or [DONE]): ${how}`);
   }
+  // The answer is complete once the server said so in any of its three ways — finish_reason,
+  // the usage chunk after it, [DONE] — even if the connection broke after the first.
+  const outcome = acc.outcome();
+  yield outcome.stopReason === "error" ? failed(outcome.errorMessage) : { type: "done", message: acc.message(outcome.stopReason) };
 }
