@@ -1,6 +1,7 @@
 /**
- * Failures of the OpenAI client as data: which are worth a retry, how long to wait, and the
- * one-line message a person can act on.
+ * Failures of the model clients as data (the OpenAI clients' and, through the same SDK error
+ * classes, the Anthropic client's): which are worth a retry, how long to wait, and the one-line
+ * message a person can act on.
  *
  * The SDK runs with `maxRetries: 0`; the client retries itself so that the wait is abortable and
  * the delays are testable (an injected `sleep`).
