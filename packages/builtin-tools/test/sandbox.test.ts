@@ -18,13 +18,15 @@ const tree = sandboxTree();
 afterAll(() => tree.cleanup());
 const extra = join(tree.root, "extra");
 mkdirSync(extra);
-const sandboxed = createBashTool(tree.ws, { sandbox: { home: tree.home, allowWrite: [extra, join(tree.root, "absent")], hide: ["private.txt"] } });
+const sandboxed = createBashTool(tree.ws, {
+  sandbox: { home: tree.home, allowWrite: [extra, join(tree.root, "absent")], allowRead: [tree.outside], hide: ["private.txt"] },
+});
 const plain = createBashTool(tree.ws);
 const run = (command: string, timeout?: number) => call(sandboxed, { command, ...(timeout !== undefined && { timeout }) });
 
 describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () => {
   it("cannot delete or write outside the workspace, though it can see it", async () => {
-    const victim = join(tree.home, "victim");
+    const victim = join(tree.outside, "victim");
     mkdirSync(victim);
     writeFileSync(join(victim, "keep.txt"), "keep\n");
     const result = await run(`cat ${victim}/keep.txt; rm -rf ${victim}; touch /usr/mypi-sandbox-probe`);
@@ -203,7 +205,7 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
   it("does not pass mypi's API key or other credentials, not even through /proc", async () => {
     const names = { OPENAI_API_KEY: "sk-sandbox-secret-1", GITHUB_TOKEN: "ghp-sandbox-secret-2", AWS_SECRET_ACCESS_KEY: "aws-sandbox-secret-3" };
     const before = { ...process.env };
-    Object.assign(process.env, names, { MYPI_SANDBOX_PLAIN: "kept" });
+    Object.assign(process.env, names, { LC_MYPI_SANDBOX: "kept" });
     try {
       const show = "env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'";
       // (Without the sandbox, /proc holds every process of the machine: env alone shows the keys,
@@ -212,13 +214,17 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
       expect(Object.values(names).map((secret) => unconfined.includes(secret))).toEqual([false, true, true]);
       const confined = seen(await run(show)).text;
       for (const secret of Object.values(names)) expect(confined).not.toContain(secret);
-      expect(confined).toContain("MYPI_SANDBOX_PLAIN=kept");
+      expect(confined).toContain("LC_MYPI_SANDBOX=kept");
     } finally {
       process.env = before;
     }
-    expect(Object.keys(sandboxEnvironment({ home: "/h" }, { SSH_AUTH_SOCK: "/s", NPM_TOKEN: "t", TOKENIZERS_PARALLELISM: "1", PATH: "/bin" }))).toEqual([
+    const env = { SSH_AUTH_SOCK: "/s", NPM_TOKEN: "t", TOKENIZERS_PARALLELISM: "1", PATH: "/bin", HTTPS_PROXY: "http://u:p@proxy", LC_ALL: "C" };
+    expect(Object.keys(sandboxEnvironment({ home: "/h" }, env))).toEqual(["PATH", "LC_ALL", "TMPDIR", "HOME"]);
+    expect(Object.keys(sandboxEnvironment({ home: "/h", network: true, env: ["TOKENIZERS_*"] }, env))).toEqual([
       "TOKENIZERS_PARALLELISM",
       "PATH",
+      "HTTPS_PROXY",
+      "LC_ALL",
       "TMPDIR",
       "HOME",
     ]);
