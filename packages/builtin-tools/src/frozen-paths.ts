@@ -17,8 +17,9 @@
  * A path named in `allowWrite` stays writable (the user named it). Everything is judged on real
  * paths: a symlink or `..` leading into a frozen path is refused like the path itself.
  */
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { realPathOf } from "./safe-path.ts";
 
 /** Folders of the workspace whose contents an agent loads at its next start. */
 export const AGENT_FOLDERS: readonly string[] = Object.freeze([".mypi", ".pi", ".claude", ".agents"]);
@@ -66,13 +67,13 @@ export interface FrozenPath {
  */
 export function frozenPaths(workspace: string, writable: readonly string[]): FrozenPath[] {
   const out: FrozenPath[] = [];
-  const add = (path: string, reason: string, placeholder?: Placeholder) => {
+  const add = (given: string, reason: string, placeholder?: Placeholder) => {
+    const path = realPathOf(given);
     if (writable.includes(path) || !writable.some((w) => isInside(w, path)) || out.some((f) => f.path === path)) return;
     out.push({ path, exists: existsLstat(path), ...(placeholder && { placeholder }), reason });
   };
   for (const name of AGENT_FOLDERS) {
-    const path = realOf(join(workspace, name));
-    add(path, "an agent loads what is there at its next start, outside the sandbox", "folder");
+    add(join(workspace, name), "an agent loads what is there at its next start, outside the sandbox", "folder");
   }
   for (const git of gitFolders(workspace, add)) {
     for (const part of GIT_FROZEN) add(join(git.path, part.name), "git reads it as configuration or runs it, also outside the sandbox", part.placeholder);
@@ -125,14 +126,14 @@ function gitFolders(workspace: string, add: (path: string, reason: string, place
   if (stat.isFile()) {
     add(dotGit, "it tells git where the repository's folder is, also outside the sandbox");
     const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readOrEmpty(dotGit))?.[1];
-    if (pointer !== undefined) folder = realOf(resolve(workspace, pointer));
+    if (pointer !== undefined) folder = realPathOf(resolve(workspace, pointer));
   } else {
-    folder = realOf(dotGit);
+    folder = realPathOf(dotGit);
   }
   if (folder === undefined || !isDirectory(folder)) return [];
   const common = readOrEmpty(join(folder, "commondir")).trim();
   if (common === "" || common === ".") return [{ path: folder, role: "main" }];
-  const commonPath = realOf(resolve(folder, common));
+  const commonPath = realPathOf(resolve(folder, common));
   return commonPath === folder ? [{ path: folder, role: "main" }] : [{ path: folder, role: "worktree" }, { path: commonPath, role: "common" }];
 }
 
@@ -166,19 +167,6 @@ function readOrEmpty(path: string): string {
     return readFileSync(path, "utf8");
   } catch {
     return "";
-  }
-}
-
-/** The real path of `p`, or of its folder and its name when `p` does not exist (or is a dangling link). */
-function realOf(p: string): string {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    try {
-      return join(realpathSync.native(dirname(p)), p.slice(dirname(p).length + 1));
-    } catch {
-      return p;
-    }
   }
 }
 

@@ -247,8 +247,7 @@ function frozenMounts(plan: SandboxPlan): { path: string; rank: number; args: st
     if (plan.hidden.includes(f.path)) continue;
     if (f.exists) mounts.push({ path: f.path, rank: 3, args: ["--ro-bind", f.path, f.path] });
     else if (f.placeholder === "folder") mounts.push({ path: f.path, rank: 3, args: ["--tmpfs", f.path, "--remount-ro", f.path] });
-    else if (f.placeholder === "empty-file") mounts.push({ path: f.path, rank: 3, args: ["--ro-bind", "/dev/null", f.path] });
-    else if (f.placeholder === "self" && writeSelfCommondir(f.path)) mounts.push({ path: f.path, rank: 3, args: ["--ro-bind", f.path, f.path] });
+    else if (f.placeholder && placeFile(f.path, f.placeholder === "self" ? ".\n" : "")) mounts.push({ path: f.path, rank: 3, args: ["--ro-bind", f.path, f.path] });
   }
   const cache = plan.transpileCache;
   if (isDirectory(cache) && plan.writable.some((w) => isInside(w, cache)) && !plan.writable.includes(cache)) {
@@ -258,13 +257,12 @@ function frozenMounts(plan: SandboxPlan): { path: string; rank: number; args: st
 }
 
 /**
- * A `commondir` saying `.` (the folder itself), which git reads as it reads none; created only
- * where there is none (a command may have made one since the plan: then that one is bound
- * read-only as it is, and the user's git shows what it says).
+ * A placeholder file (an empty `config.worktree`, a `commondir` saying `.`), created only where
+ * there is none: a file a command made since the plan is bound read-only as it is.
  */
-function writeSelfCommondir(path: string): boolean {
+function placeFile(path: string, content: string): boolean {
   try {
-    writeFileSync(path, ".\n", { flag: "wx" });
+    writeFileSync(path, content, { flag: "wx" });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") return false;
   }
