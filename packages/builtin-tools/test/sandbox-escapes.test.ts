@@ -48,19 +48,23 @@ function usersGit(cwd: string, marker: string): { ok: boolean; ran: boolean } {
   return { ok: r.status === 0, ran: existsSync(marker) };
 }
 
-/** Each plant: a command run in the workspace, and the marker its payload touches. */
-function plants(marker: string): Record<string, string> {
+/** Each plant: a command run in the workspace, and the path whose refusal stops it. */
+function plants(marker: string): Record<string, [command: string, target: string]> {
   const fsmonitor = `printf '[core]\\n\\tfsmonitor = touch ${marker}\\n'`;
   return {
-    // A copy of the git folder with an fsmonitor, named as the folder whose config counts.
-    commondir: `cp -r .git ../evil-common && ${fsmonitor} >> ../evil-common/config && echo "$(cd .. && pwd)/evil-common" > .git/commondir`,
-    "config.worktree": `${fsmonitor} > .git/config.worktree`,
-    "info/attributes": "echo '* filter=evil' > .git/info/attributes",
-    "worktree's commondir": "echo /nowhere > .git/worktrees/*/commondir",
-    "worktree's gitdir": "echo /nowhere > .git/worktrees/*/gitdir",
-    "submodule's config": `${fsmonitor} >> .git/modules/sub/config`,
-    "submodule's hook": "echo 'touch x' > .git/modules/sub/hooks/post-checkout",
-    "agent folders": "mkdir -p .mypi/extensions .pi/extensions .claude .agents/skills/x && echo 'export default () => {}' > .mypi/extensions/p.ts; echo '{\"hooks\": {}}' > .claude/settings.json; mv .mypi .mypi-old",
+    // A copy of the git folder with an fsmonitor, in the workspace, named as the folder whose config counts.
+    commondir: [`cp -r .git evil-common && ${fsmonitor} >> evil-common/config && echo "$PWD/evil-common" > .git/commondir`, ".git/commondir"],
+    "config.worktree": [`${fsmonitor} > .git/config.worktree`, ".git/config.worktree"],
+    "info/attributes": ["echo '* filter=evil' > .git/info/attributes", ".git/info/attributes"],
+    "worktree's commondir": ["echo /nowhere > .git/worktrees/*/commondir", "/commondir"],
+    "worktree's gitdir": ["echo /nowhere > .git/worktrees/*/gitdir", "/gitdir"],
+    "submodule's config": [`${fsmonitor} >> .git/modules/sub/config`, ".git/modules/sub/config"],
+    "submodule's hook": ["echo 'touch x' > .git/modules/sub/hooks/post-checkout", ".git/modules/sub/hooks/post-checkout"],
+    "an extension": ["mkdir -p .mypi/extensions", ".mypi/extensions"],
+    "Pi's extension": ["echo 'export default () => {}' > .pi/extension.ts", ".pi/extension.ts"],
+    "Claude Code's hooks": ["echo '{\"hooks\": {}}' > .claude/settings.json", ".claude/settings.json"],
+    "a skill": ["mkdir .agents/skills", ".agents/skills"],
+    "a fresh .mypi in place of the frozen one": ["mv .mypi .mypi-old", ".mypi"],
   };
 }
 
@@ -73,7 +77,7 @@ describe.skipIf(sandboxSkipReason !== undefined)("what a sandboxed command leave
   it("the plants work without the sandbox: the user's next git status runs the planted fsmonitor", () => {
     const control = makeRepository("control");
     const marker = join(tree.root, "control-pwned");
-    const r = runJailed(["bash", "-c", plants(marker).commondir!], { writable: tree.root, cwd: control, env: gitEnv });
+    const r = runJailed(["bash", "-c", plants(marker).commondir![0]], { writable: tree.root, cwd: control, env: gitEnv });
     expect(r.status).toBe(0);
     expect(usersGit(control, marker)).toEqual({ ok: true, ran: true });
   });
@@ -86,9 +90,9 @@ describe.skipIf(sandboxSkipReason !== undefined)("what a sandboxed command leave
     const worktree = join(repo, ".git", "worktrees", readdirSync(join(repo, ".git", "worktrees"))[0]!);
     const worktreeLinks = [readFileSync(join(worktree, "commondir"), "utf8"), readFileSync(join(worktree, "gitdir"), "utf8")];
     const outcomes: [string, string][] = [];
-    for (const [name, command] of Object.entries(plants(marker))) {
+    for (const [name, [command, target]] of Object.entries(plants(marker))) {
       const text = seen(await call(tool, { command })).text;
-      outcomes.push([name, /Read-only file system|Device or resource busy/.test(text) ? "refused" : text]);
+      outcomes.push([name, text.includes(target) && /Read-only file system|Device or resource busy/.test(text) ? "refused" : text]);
     }
     expect(outcomes).toEqual(Object.keys(plants(marker)).map((name) => [name, "refused"]));
 
