@@ -116,12 +116,8 @@ interface GitFolder {
  */
 function gitFolders(workspace: string, add: (path: string, reason: string, placeholder?: Placeholder) => void): GitFolder[] {
   const dotGit = join(workspace, ".git");
-  let stat;
-  try {
-    stat = lstatSync(dotGit);
-  } catch {
-    return looksLikeGitFolder(workspace) ? [{ path: workspace, role: "main" }] : [];
-  }
+  const stat = lstatSync(dotGit, { throwIfNoEntry: false });
+  if (!stat) return looksLikeGitFolder(workspace) ? [{ path: workspace, role: "main" }] : [];
   let folder: string | undefined;
   if (stat.isFile()) {
     add(dotGit, "it tells git where the repository's folder is, also outside the sandbox");
@@ -155,6 +151,7 @@ function looksLikeGitFolder(path: string): boolean {
 }
 
 function entries(folder: string): string[] {
+  if (!existsSync(folder)) return [];
   try {
     return readdirSync(folder).sort();
   } catch {
@@ -163,6 +160,7 @@ function entries(folder: string): string[] {
 }
 
 function readOrEmpty(path: string): string {
+  if (!existsSync(path)) return "";
   try {
     return readFileSync(path, "utf8");
   } catch {
@@ -171,20 +169,11 @@ function readOrEmpty(path: string): string {
 }
 
 function existsLstat(p: string): boolean {
-  try {
-    lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
+  return lstatSync(p, { throwIfNoEntry: false }) !== undefined;
 }
 
 function isDirectory(p: string): boolean {
-  try {
-    return lstatSync(p).isDirectory();
-  } catch {
-    return false;
-  }
+  return lstatSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
 }
 
 export function isInside(base: string, target: string): boolean {

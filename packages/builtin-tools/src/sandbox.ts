@@ -17,11 +17,11 @@
  * What it is not: a boundary for a `bash` tool some extension registers in place of the builtin one.
  */
 import { execFile } from "node:child_process";
-import { lstatSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { delimiter, isAbsolute, join, resolve, sep } from "node:path";
+import { delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { jitiCacheDir, mypiHome } from "@mypi/kernel";
-import { frozenPaths, isInside, type FrozenPath } from "./frozen-paths.ts";
+import { frozenPaths, isInside, type FrozenPath, type Placeholder } from "./frozen-paths.ts";
 import { boundSocketPaths, DEFAULT_HIDDEN_PATHS, DEFAULT_HOME_READABLE, HIDDEN_SYSTEM_PATHS } from "./sandbox-view.ts";
 
 export interface SandboxOptions {
@@ -167,6 +167,8 @@ export function planSandbox(workspace: string, options: SandboxOptions, env: Nod
     ...(env.PATH ?? "").split(delimiter).filter((p) => isAbsolute(p) && !hidden.includes(p)),
     // Name resolution, when /etc/resolv.conf leads into /run (systemd-resolved).
     "/etc/resolv.conf",
+    // A workspace in a subfolder of a repository sees the repository (git, hoisted node_modules).
+    ...enclosingRepository(workspace),
     ...(options.allowRead ?? []).map(at),
     ...allowedSockets,
   ])) {
@@ -175,12 +177,15 @@ export function planSandbox(workspace: string, options: SandboxOptions, env: Nod
   const blockedSockets = realPaths(boundSocketPaths()).filter(
     (p) => !contains(workspace, p) && !allowedSockets.includes(p) && isSocket(p) && shownBy(p, readable),
   );
+  // A hidden path inside another, with nothing shown between them, is hidden already (but HOME
+  // is there, empty, as programs expect).
+  const redundant = (p: string) => p !== home && p !== dirname(p) && !shownBy(dirname(p), readable) && ![...readable, ...writable].some((r) => isInside(p, r));
   return {
     workspace,
     home,
     writable,
     missing,
-    hidden,
+    hidden: hidden.filter((p) => !redundant(p)),
     readable,
     blockedSockets,
     frozen: frozenPaths(workspace, writable),
@@ -188,6 +193,15 @@ export function planSandbox(workspace: string, options: SandboxOptions, env: Nod
     env: options.env ?? [],
     transpileCache: realOrUndefined(jitiCacheDir(env)) ?? jitiCacheDir(env),
   };
+}
+
+/** The nearest folder above the workspace with a `.git`, when the workspace has none of its own. */
+function enclosingRepository(workspace: string): string[] {
+  if (lstatSync(join(workspace, ".git"), { throwIfNoEntry: false })) return [];
+  for (let dir = dirname(workspace); dir !== dirname(dir); dir = dirname(dir)) {
+    if (lstatSync(join(dir, ".git"), { throwIfNoEntry: false })) return [dir];
+  }
+  return [];
 }
 
 function pathResolver(workspace: string, options: SandboxOptions): (p: string) => string {
@@ -245,9 +259,7 @@ function frozenMounts(plan: SandboxPlan): { path: string; rank: number; args: st
   }
   for (const f of plan.frozen) {
     if (plan.hidden.includes(f.path)) continue;
-    if (f.exists) mounts.push({ path: f.path, rank: 3, args: ["--ro-bind", f.path, f.path] });
-    else if (f.placeholder === "folder") mounts.push({ path: f.path, rank: 3, args: ["--tmpfs", f.path, "--remount-ro", f.path] });
-    else if (f.placeholder && placeFile(f.path, f.placeholder === "self" ? ".\n" : "")) mounts.push({ path: f.path, rank: 3, args: ["--ro-bind", f.path, f.path] });
+    if (f.exists || (f.placeholder && place(f.path, f.placeholder))) mounts.push({ path: f.path, rank: 3, args: ["--ro-bind", f.path, f.path] });
   }
   const cache = plan.transpileCache;
   if (isDirectory(cache) && plan.writable.some((w) => isInside(w, cache)) && !plan.writable.includes(cache)) {
@@ -257,12 +269,13 @@ function frozenMounts(plan: SandboxPlan): { path: string; rank: number; args: st
 }
 
 /**
- * A placeholder file (an empty `config.worktree`, a `commondir` saying `.`), created only where
- * there is none: a file a command made since the plan is bound read-only as it is.
+ * A placeholder (an empty folder, an empty `config.worktree`, a `commondir` saying `.`), created
+ * only where there is none: what a command made since the plan is bound read-only as it is.
  */
-function placeFile(path: string, content: string): boolean {
+function place(path: string, placeholder: Placeholder): boolean {
   try {
-    writeFileSync(path, content, { flag: "wx" });
+    if (placeholder === "folder") mkdirSync(path);
+    else writeFileSync(path, placeholder === "self" ? ".\n" : "", { flag: "wx" });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") return false;
   }
@@ -282,11 +295,7 @@ export function sandboxSentence(plan: SandboxPlan): string {
 }
 
 function realOrUndefined(p: string): string | undefined {
-  try {
-    lstatSync(p);
-  } catch {
-    return undefined;
-  }
+  if (lstatSync(p, { throwIfNoEntry: false }) === undefined) return undefined;
   try {
     return realpathSync.native(p);
   } catch {
@@ -305,18 +314,14 @@ function realPaths(paths: readonly string[]): string[] {
 }
 
 function isSocket(p: string): boolean {
-  try {
-    return lstatSync(p).isSocket();
-  } catch {
-    return false;
-  }
+  return lstatSync(p, { throwIfNoEntry: false })?.isSocket() === true;
 }
 
 function isDirectory(p: string): boolean {
   try {
-    return statSync(p).isDirectory();
+    return statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
   } catch {
-    return false;
+    return false; // a symlink loop, a folder we may not search
   }
 }
 

@@ -62,17 +62,21 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     mkdirSync(join(mypiHome, "sessions"), { recursive: true });
     const before = process.env.MYPI_HOME;
     process.env.MYPI_HOME = mypiHome;
-    const result = await run(`ls -A ~/.ssh ${mypiHome}; cat ~/.netrc; cat private.txt; echo end`).finally(() => {
+    // The home folder is visible here (an allowed path contains it): its secrets are hidden all the same.
+    const homeShown = createBashTool(tree.ws, { sandbox: { home: tree.home, allowRead: [tree.home], hide: ["private.txt"] } });
+    const result = await call(homeShown, { command: `ls -A ~/.ssh ${mypiHome}; cat ~/.netrc; cat ~/notes.txt; cat private.txt; echo end` }).finally(() => {
       if (before === undefined) delete process.env.MYPI_HOME;
       else process.env.MYPI_HOME = before;
     });
     // Folders are empty; files cannot be read (a device node on a mount that allows none).
     expect(seen(result)).toEqual({
       isError: false,
-      text: `${tree.home}/.ssh:\n\n${mypiHome}:\ncat: ${tree.home}/.netrc: Permission denied\ncat: private.txt: Permission denied\nend`,
+      text: `${tree.home}/.ssh:\n\n${mypiHome}:\ncat: ${tree.home}/.netrc: Permission denied\nmine\ncat: private.txt: Permission denied\nend`,
     });
     expect(seen(await call(plain, { command: "cat private.txt" })).text).toBe("do not show");
     expect(readFileSync(join(tree.home, ".ssh", "id_ed25519"), "utf8")).toBe("PRIVATE KEY\n");
+    // With the home folder hidden (the default), none of it is there.
+    expect(seen(await run(`ls -A ~; cat ~/.netrc ~/notes.txt 2>&1 | wc -l`)).text).toBe("2");
   });
 
   it("keeps ~/.mypi hidden when the workspace is the home folder", async () => {
