@@ -160,15 +160,18 @@ export function planSandbox(workspace: string, options: SandboxOptions, env: Nod
     return best?.shown ?? true;
   };
   const allowedSockets = realPaths((options.allowSockets ?? []).map(at));
+  // The programs on the PATH run (a PATH entry that is a whole hidden folder does not unhide it).
+  const programs = realPaths((env.PATH ?? "").split(delimiter).filter((p) => isAbsolute(p))).filter((p) => !hidden.includes(p));
+  // A workspace in a subfolder of a repository sees the repository (git, hoisted node_modules) —
+  // unless that is a repository of the whole home folder (dotfiles).
+  const repository = enclosingRepository(workspace).filter((r) => !contains(r, home));
   const readable: string[] = [];
   for (const p of realPaths([
     ...(homeHidden ? DEFAULT_HOME_READABLE.map((p) => join(home, p)) : []),
-    // The programs on the PATH run (a PATH entry that is a whole hidden folder does not unhide it).
-    ...(env.PATH ?? "").split(delimiter).filter((p) => isAbsolute(p) && !hidden.includes(p)),
+    ...programs,
     // Name resolution, when /etc/resolv.conf leads into /run (systemd-resolved).
     "/etc/resolv.conf",
-    // A workspace in a subfolder of a repository sees the repository (git, hoisted node_modules).
-    ...enclosingRepository(workspace),
+    ...repository,
     ...(options.allowRead ?? []).map(at),
     ...allowedSockets,
   ])) {

@@ -5,7 +5,7 @@
  * for the wrong reason, the same command is run without the sandbox first and seen to succeed.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -245,6 +245,34 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     const npm = await run("npm test --silent");
     expect(seen(npm).isError).toBe(false);
     expect(seen(npm).text).toContain("tiny tests pass");
+  });
+});
+
+describe("the sandbox's plan", () => {
+  it("hides the home folder but for the toolchains there and the programs on the PATH, never for a PATH entry that is the home folder", () => {
+    mkdirSync(join(tree.home, ".cargo", "bin"), { recursive: true });
+    mkdirSync(join(tree.home, "bin"), { recursive: true });
+    const env = { PATH: [join(tree.home, "bin"), tree.home, "/usr/bin"].join(":") };
+    const plan = planSandbox(tree.ws, { home: tree.home }, env);
+    expect(plan.hidden).toContain(tree.home);
+    expect(plan.readable).toEqual([join(tree.home, ".cargo", "bin"), join(tree.home, "bin")]);
+    // Secrets inside the hidden home need no mount of their own.
+    expect(plan.hidden.filter((p) => p.startsWith(`${tree.home}/`))).toEqual([]);
+  });
+
+  it("shows the repository a workspace lies in, unless it is a repository of the whole home folder", () => {
+    const repo = join(tree.home, "code", "mono");
+    mkdirSync(join(repo, ".git"), { recursive: true });
+    mkdirSync(join(repo, "packages", "app"), { recursive: true });
+    expect(planSandbox(join(repo, "packages", "app"), { home: tree.home }, {}).readable).toContain(repo);
+    mkdirSync(join(tree.home, ".git"));
+    try {
+      const plan = planSandbox(join(tree.home, "code", "solo"), { home: tree.home }, {});
+      expect(plan.hidden).toContain(tree.home);
+      expect(plan.readable).not.toContain(tree.home);
+    } finally {
+      rmSync(join(tree.home, ".git"), { recursive: true });
+    }
   });
 });
 
