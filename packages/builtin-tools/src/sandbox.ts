@@ -217,7 +217,8 @@ function pathResolver(workspace: string, options: SandboxOptions): (p: string) =
  * depth), so a writable folder inside a hidden one is still there, and a secret inside the
  * workspace is still hidden; at equal paths a readable path wins over a hide, a writable one over
  * both, and a frozen one over all. The hidden home folder is made read-only last, once everything
- * shown inside it is mounted.
+ * shown inside it is mounted. Creates the placeholders of frozen paths that do not exist yet
+ * (`GIT_FROZEN`), which stay.
  */
 export function bwrapArguments(plan: SandboxPlan, argv: readonly string[]): string[] {
   type Mount = { path: string; rank: number; args: string[] };
