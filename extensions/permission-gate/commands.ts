@@ -2,15 +2,20 @@
  * A shell script split into the commands it runs. Every `command` node of the tree counts —
  * in pipelines, lists, subshells, `$(…)`, `<(…)`, function bodies and `if`/`while`/`for`/`case`
  * bodies alike — and each is followed through its wrappers (`sudo`, `xargs`, `bash -c '…'` …,
- * see wrappers.ts), so `sudo rm -rf x` yields both `sudo rm -rf x` and `rm -rf x`.
+ * see wrappers.ts), so `sudo rm -rf x` yields both `sudo rm -rf x` and `rm -rf x`. Text bash
+ * reads again (arithmetic on a subscript, `${x@P}`, exported functions: evaluation.ts) and
+ * programs run under another name (`cp /bin/rm x; ./x`, `hash -p /bin/rm ls`) are followed too.
  *
  * What cannot be known before the script runs is collected as `unresolved`: the gate asks about
- * it whatever the rules say.
+ * it whatever the rules say. Code the gate does not read (a script file, a command named in an
+ * option it cannot read) is `opaque`: the gate asks about it where a rule could match what it runs.
  */
-import { basename } from "node:path";
+import { basename, dirname } from "node:path";
 import type { Parser } from "web-tree-sitter";
+import { assignment } from "./environment.ts";
+import { collectNames, evaluate, type Names } from "./evaluation.ts";
 import { syntaxError, withTree, type Node } from "./shell.ts";
-import { lookThrough, RUNS_COMMAND_ENV } from "./wrappers.ts";
+import { lookThrough, type Next } from "./wrappers.ts";
 import { resolveValue, resolveWord, resolveWords, usesIfs, type Field, type Variables } from "./words.ts";
 
 /** A command in command position, its words resolved. */
@@ -20,6 +25,11 @@ export interface Invocation {
   argv: Field[];
   /** The source text it came from, for messages. */
   text: string;
+  /**
+   * Why it runs code the gate does not read (`make`, `bash build.sh`, `./x`), if it does: asked
+   * about where a rule could match what that code runs, unless an allow rule matches this command.
+   */
+  opaque?: string;
 }
 
 /** Something the gate cannot judge, with why. */
@@ -37,6 +47,8 @@ export interface Structural {
 export interface Analysis {
   invocations: Invocation[];
   unresolved: Unresolved[];
+  /** Constructs that run what the gate cannot see (`tar --to-command="$X"`, `PATH=…`, arithmetic on a value read from a file). */
+  opaque: Unresolved[];
   structural: Structural[];
   /** Where output redirections write (`> file`, `>> file`). */
   writes: { target: Field; text: string }[];
@@ -49,7 +61,7 @@ const MAX_DEPTH = 8;
 export const DISK_DEVICE = /^\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-)/;
 
 export function analyzeScript(parser: Parser, script: string): Analysis {
-  const analysis: Analysis = { invocations: [], unresolved: [], structural: [], writes: [] };
+  const analysis: Analysis = { invocations: [], unresolved: [], opaque: [], structural: [], writes: [] };
   analyze(parser, script, 0, analysis);
   return analysis;
 }
@@ -68,7 +80,9 @@ function analyze(parser: Parser, script: string, depth: number, out: Analysis): 
     const error = syntaxError(root);
     if (error) out.unresolved.push({ why: `it does not parse as a shell command (${error})`, text: script });
     if (usesIfs(root)) out.unresolved.push({ why: "it uses or sets IFS, which hides where words break", text: script });
-    walk(root, { parser, depth, vars: collectVariables(root), out });
+    const vars = collectVariables(root);
+    let names: Names | undefined;
+    walk(root, { parser, depth, vars, out, renames: collectRenames(root, vars), names: () => (names ??= collectNames(root, vars)) });
   };
   const done = withTree(parser, script, (root) => !root.hasError && (examine(root), true));
   if (!done) withTree(parser, script.replace(BRACE_WORD, "$1''{"), examine);
@@ -79,6 +93,9 @@ interface Walk {
   depth: number;
   vars: Variables;
   out: Analysis;
+  /** Names the script makes run another program (`cp /bin/rm x` → `x`: `/bin/rm`). */
+  renames: Map<string, Field>;
+  names(): Names;
 }
 
 function walk(node: Node, w: Walk): void {
@@ -94,10 +111,15 @@ function walk(node: Node, w: Walk): void {
       break;
     case "variable_assignment": {
       const name = node.childForFieldName("name")?.text ?? "";
-      if (RUNS_COMMAND_ENV.test(name)) w.out.unresolved.push({ why: `${name} makes a program run a command the gate cannot follow`, text: node.parent?.text ?? node.text });
+      const value = node.childForFieldName("value");
+      const text = value ? resolveValue(value, w.vars) : "";
+      const field: Field = text === null ? { text: "", exact: false, unknown: value!.text } : { text, exact: true };
+      const nexts = /^BASH_ALIASES\[/.test(name) ? [{ opaque: "BASH_ALIASES defines a command name the gate cannot follow" }] : assignment(name, field);
+      follow(nexts, node.parent?.text ?? node.text, w);
       break;
     }
   }
+  follow(evaluate(node, w), node.text, w);
   for (const child of node.namedChildren) walk(child!, w);
 }
 
@@ -108,8 +130,11 @@ function simpleCommand(node: Node, w: Walk): void {
   invoke(argv, node.text, w);
 }
 
+/** Folders of the system's own programs: a command run from there is the program of its name. */
+const SYSTEM_DIR = /^\/(?:usr\/(?:local\/)?)?s?bin$/;
+
 /** Judge `argv` as a command in command position, and what it runs in turn. */
-function invoke(argv: Field[], text: string, w: Walk): void {
+function invoke(argv: Field[], text: string, w: Walk, renamed = false): void {
   const head = argv[0];
   if (!head) return;
   if (!head.exact) {
@@ -121,13 +146,66 @@ function invoke(argv: Field[], text: string, w: Walk): void {
     return;
   }
   const name = basename(head.text);
-  w.out.invocations.push({ name, argv, text });
-  for (const next of lookThrough(name, argv)) {
+  const call: Invocation = { name, argv, text };
+  w.out.invocations.push(call);
+  if (head.text.includes("/") && !SYSTEM_DIR.test(dirname(head.text))) call.opaque = `${head.text} is a file the gate cannot identify: it may be any program`;
+  // A name the script pointed at another program runs that program: judge it as that one too.
+  const other = renamed ? undefined : w.renames.get(name);
+  if (other) invoke([other, ...argv.slice(1)], text, w, true);
+  follow(lookThrough(name, argv), text, w, call);
+}
+
+/** Act on what a command or construct runs (see `Next`); `call` is the command, if one runs it. */
+function follow(nexts: Next[], text: string, w: Walk, call?: Invocation): void {
+  for (const next of nexts) {
     if ("run" in next) invoke(next.run, text, w);
     else if ("unresolved" in next) w.out.unresolved.push({ why: next.unresolved, text });
+    else if ("opaque" in next) {
+      if (next.vouch && call) call.opaque ??= next.opaque;
+      else w.out.opaque.push({ why: next.opaque, text });
+    } else if ("write" in next) w.out.writes.push({ target: next.write, text });
     else if (w.depth >= MAX_DEPTH) w.out.unresolved.push({ why: `it nests scripts more than ${MAX_DEPTH} deep`, text });
-    else analyze(w.parser, next.script, w.depth + 1, w.out);
+    else if ("script" in next) analyze(w.parser, next.script, w.depth + 1, w.out);
+    else if (withTree(w.parser, next.inside, (root) => root.hasError)) w.out.opaque.push({ why: next.why, text });
+    else analyze(w.parser, next.inside, w.depth + 1, w.out);
   }
+}
+
+/** Commands that make a copy or a link of a program under another name. */
+const COPIES = new Set(["cp", "ln", "install", "mv"]);
+
+/**
+ * Names the script makes run another program: the copies and links it makes of a program
+ * (`cp /bin/rm x`, `ln -s /bin/rm x`, `install /bin/rm x`), `hash -p /bin/rm ls` and
+ * `BASH_CMDS[ls]=/bin/rm`. Wherever they stand in the script, they count for all of it.
+ */
+function collectRenames(root: Node, vars: Variables): Map<string, Field> {
+  const renames = new Map<string, Field>();
+  for (const node of root.descendantsOfType(["command", "variable_assignment"])) {
+    if (node.type === "variable_assignment") {
+      const m = /^BASH_CMDS\[(.+)\]$/.exec(node.childForFieldName("name")?.text ?? "");
+      const value = node.childForFieldName("value");
+      const program = value ? resolveValue(value, vars) : null;
+      if (m && program) renames.set(m[1]!.replace(/^['"]|['"]$/g, ""), { text: program, exact: true });
+      continue;
+    }
+    const nameNode = node.childForFieldName("name");
+    if (!nameNode) continue;
+    const argv = resolveWords([nameNode, ...node.childrenForFieldName("argument")], vars);
+    const command = basename(argv[0]?.text ?? "");
+    const words = argv.slice(1);
+    if (command === "hash") {
+      const p = words.findIndex((f) => f.exact && /^-[a-zA-Z]*p$/.test(f.text));
+      const program = words[p + 1];
+      if (p >= 0 && program?.exact) for (const f of words.slice(p + 2)) if (f.exact) renames.set(f.text, program);
+    } else if (COPIES.has(command)) {
+      if (words.some((f) => !f.exact || /^(?:-[a-zA-Z]*t|--target-directory)/.test(f.text))) continue;
+      const operands = words.filter((f, i) => !f.text.startsWith("-") && !/^-[mogS]$/.test(words[i - 1]?.text ?? ""));
+      const [source, target] = operands;
+      if (operands.length === 2 && source && target && !target.text.endsWith("/")) renames.set(basename(target.text), source);
+    }
+  }
+  return renames;
 }
 
 /** `:(){ :|:& };:` and its spelled-out forms: a function that pipes into or backgrounds itself. */
