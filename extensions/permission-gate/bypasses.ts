@@ -45,6 +45,7 @@ export const BYPASS_FIXTURES: Record<string, string> = {
   "ssh.cfg": "Host *\n  ProxyCommand rm t\n",
   "prog.awk": 'BEGIN { system("rm t") }\n',
   "prog.py": "import os\nos.remove('t')\n",
+  "x.vim": "!rm t\n",
 };
 
 /** A repository with two commits (the forms that need git history). */
@@ -134,7 +135,7 @@ export const BYPASSES: Bypass[] = [
   form("tar -xf a.tar --to-command='rm t'", "deny", "allow", "tar -cf a.tar f"),
   form("tar -cM -L 1 -F 'rm t' -f x.tar f", "deny", "allow"),
   form("tar -cf x.tar -I \"$(cat x.sh)\" f", "ask", "allow"),
-  form("TAR_OPTIONS=--to-command=rm tar -xf a.tar", "ask", "allow", "tar -cf a.tar f"),
+  form("TAR_OPTIONS=--to-command=./x.sh tar -xf a.tar", "ask", "allow", "tar -cf a.tar f && chmod +x x.sh"),
   form("echo | sed '1e rm t'", "deny", "allow"),
   form("echo 'rm t' | sed 'e'", "ask", "allow"),
   form("echo 'rm t' | sed 's/^//e'", "ask", "allow"),
@@ -156,7 +157,7 @@ export const BYPASSES: Bypass[] = [
   form("LESS='+!rm t' less f", "ask", "allow"),
   form("vim -es -c '!rm t' -c 'qa!'", "deny", "allow"),
   form("vim -es -c 'call system(\"rm t\")' -c 'qa!'", "deny", "allow"),
-  form("vim -es -S x.sh -c 'qa!'", "ask", "allow"),
+  form("vim -es -S x.vim -c 'qa!'", "ask", "allow"),
   form("gdb -batch -ex 'shell rm t'", "deny", "allow"),
   form("gdb -batch -ex run --args rm t", "deny", "allow"),
   form("awk 'BEGIN { system(\"rm t\") }'", "deny", "allow"),
@@ -177,7 +178,7 @@ export const BYPASSES: Bypass[] = [
   form("npm run x", "ask", "allow"),
   form("npm exec -c 'rm t'", "deny", "allow"),
   form("npx -c 'rm t'", "deny", "allow"),
-  form("npx rimraf t", "ask", "allow"),
+  form("npx --no rimraf t", "ask", "allow"),
   form("docker run --rm -v \"$PWD:/w\" alpine rm /w/t", "ask", "allow"),
   // ─── git: commands in options, URLs and subcommands ──────────────────────────────────────
   form("git -c protocol.ext.allow=always ls-remote 'ext::sh -c rm% t'", "deny", "allow"),
