@@ -13,7 +13,7 @@
 import { basename, dirname } from "node:path";
 import type { Parser } from "web-tree-sitter";
 import { assignment } from "./environment.ts";
-import { collectNames, evaluate, type Names } from "./evaluation.ts";
+import { evaluate, newNames, noteNames, settleNames, type Names } from "./evaluation.ts";
 import { syntaxError, withTree, type Node } from "./shell.ts";
 import { lookThrough, type Next } from "./wrappers.ts";
 import { resolveValue, resolveWord, resolveWords, usesIfs, type Field, type Variables } from "./words.ts";
@@ -75,17 +75,29 @@ export function analyzeScript(parser: Parser, script: string): Analysis {
  */
 const BRACE_WORD = /(^|[\s;&|(])\{(?=[^\s}])/g;
 
-function analyze(parser: Parser, script: string, depth: number, out: Analysis): void {
+/** Parse and walk `script`; text bash reads again that does not parse is `unreadable` (opaque) instead. */
+function analyze(parser: Parser, script: string, depth: number, out: Analysis, unreadable?: Unresolved): void {
   const examine = (root: Node): void => {
     const error = syntaxError(root);
     if (error) out.unresolved.push({ why: `it does not parse as a shell command (${error})`, text: script });
     if (usesIfs(root)) out.unresolved.push({ why: "it uses or sets IFS, which hides where words break", text: script });
-    const vars = collectVariables(root);
-    let names: Names | undefined;
-    walk(root, { parser, depth, vars, out, renames: collectRenames(root, vars), names: () => (names ??= collectNames(root, vars)) });
+    const { vars, names } = collectVariables(root);
+    const w: Walk = { parser, depth, vars, names, out, renames: new Map() };
+    const first = out.invocations.length;
+    walk(root, w);
+    // A name the script points at another program (`cp /bin/rm x`, `hash -p /bin/rm ls`), wherever
+    // it does so, runs that program: judge each command of that name as that program too.
+    const end = out.invocations.length;
+    for (let i = first; i < end; i++) {
+      const call = out.invocations[i]!;
+      const other = w.renames.get(call.name);
+      if (other) invoke([other, ...call.argv.slice(1)], call.text, w);
+    }
   };
   const done = withTree(parser, script, (root) => !root.hasError && (examine(root), true));
-  if (!done) withTree(parser, script.replace(BRACE_WORD, "$1''{"), examine);
+  if (done) return;
+  if (unreadable) out.opaque.push(unreadable);
+  else withTree(parser, script.replace(BRACE_WORD, "$1''{"), examine);
 }
 
 interface Walk {
@@ -93,9 +105,9 @@ interface Walk {
   depth: number;
   vars: Variables;
   out: Analysis;
-  /** Names the script makes run another program (`cp /bin/rm x` → `x`: `/bin/rm`). */
+  /** Names the script makes run another program (`cp /bin/rm x` → `x`: `/bin/rm`), found as the walk goes. */
   renames: Map<string, Field>;
-  names(): Names;
+  names: Names;
 }
 
 function walk(node: Node, w: Walk): void {
@@ -115,11 +127,14 @@ function walk(node: Node, w: Walk): void {
       const text = value ? resolveValue(value, w.vars) : "";
       const field: Field = text === null ? { text: "", exact: false, unknown: value!.text } : { text, exact: true };
       const nexts = /^BASH_ALIASES\[/.test(name) ? [{ opaque: "BASH_ALIASES defines a command name the gate cannot follow" }] : assignment(name, field);
-      follow(nexts, node.parent?.text ?? node.text, w);
+      if (nexts.length > 0) follow(nexts, node.parent?.text ?? node.text, w);
+      const hashed = /^BASH_CMDS\[['"]?(.+?)['"]?\]$/.exec(name);
+      if (hashed && field.exact) w.renames.set(hashed[1]!, field);
       break;
     }
   }
-  follow(evaluate(node, w), node.text, w);
+  const evaluated = evaluate(node, w);
+  if (evaluated.length > 0) follow(evaluated, node.text, w);
   for (const child of node.namedChildren) walk(child!, w);
 }
 
@@ -127,6 +142,7 @@ function simpleCommand(node: Node, w: Walk): void {
   const name = node.childForFieldName("name");
   if (!name) return; // only assignments (`A=1`): nothing runs
   const argv = resolveWords([name, ...node.childrenForFieldName("argument").map((n) => n!)], w.vars);
+  noteRenames(argv, w.renames);
   invoke(argv, node.text, w);
 }
 
@@ -134,7 +150,7 @@ function simpleCommand(node: Node, w: Walk): void {
 const SYSTEM_DIR = /^\/(?:usr\/(?:local\/)?)?s?bin$/;
 
 /** Judge `argv` as a command in command position, and what it runs in turn. */
-function invoke(argv: Field[], text: string, w: Walk, renamed = false): void {
+function invoke(argv: Field[], text: string, w: Walk): void {
   const head = argv[0];
   if (!head) return;
   if (!head.exact) {
@@ -149,9 +165,6 @@ function invoke(argv: Field[], text: string, w: Walk, renamed = false): void {
   const call: Invocation = { name, argv, text };
   w.out.invocations.push(call);
   if (head.text.includes("/") && !SYSTEM_DIR.test(dirname(head.text))) call.opaque = `${head.text} is a file the gate cannot identify: it may be any program`;
-  // A name the script pointed at another program runs that program: judge it as that one too.
-  const other = renamed ? undefined : w.renames.get(name);
-  if (other) invoke([other, ...argv.slice(1)], text, w, true);
   follow(lookThrough(name, argv), text, w, call);
 }
 
@@ -166,8 +179,7 @@ function follow(nexts: Next[], text: string, w: Walk, call?: Invocation): void {
     } else if ("write" in next) w.out.writes.push({ target: next.write, text });
     else if (w.depth >= MAX_DEPTH) w.out.unresolved.push({ why: `it nests scripts more than ${MAX_DEPTH} deep`, text });
     else if ("script" in next) analyze(w.parser, next.script, w.depth + 1, w.out);
-    else if (withTree(w.parser, next.inside, (root) => root.hasError)) w.out.opaque.push({ why: next.why, text });
-    else analyze(w.parser, next.inside, w.depth + 1, w.out);
+    else analyze(w.parser, next.inside, w.depth + 1, w.out, { why: next.why, text });
   }
 }
 
@@ -175,37 +187,23 @@ function follow(nexts: Next[], text: string, w: Walk, call?: Invocation): void {
 const COPIES = new Set(["cp", "ln", "install", "mv"]);
 
 /**
- * Names the script makes run another program: the copies and links it makes of a program
- * (`cp /bin/rm x`, `ln -s /bin/rm x`, `install /bin/rm x`), `hash -p /bin/rm ls` and
- * `BASH_CMDS[ls]=/bin/rm`. Wherever they stand in the script, they count for all of it.
+ * Names a command points at another program: the copy or link it makes of a program (`cp
+ * /bin/rm x`, `ln -s /bin/rm x`, `install /bin/rm x`) and `hash -p /bin/rm ls`.
  */
-function collectRenames(root: Node, vars: Variables): Map<string, Field> {
-  const renames = new Map<string, Field>();
-  for (const node of root.descendantsOfType(["command", "variable_assignment"])) {
-    if (node.type === "variable_assignment") {
-      const m = /^BASH_CMDS\[(.+)\]$/.exec(node.childForFieldName("name")?.text ?? "");
-      const value = node.childForFieldName("value");
-      const program = value ? resolveValue(value, vars) : null;
-      if (m && program) renames.set(m[1]!.replace(/^['"]|['"]$/g, ""), { text: program, exact: true });
-      continue;
-    }
-    const nameNode = node.childForFieldName("name");
-    if (!nameNode) continue;
-    const argv = resolveWords([nameNode, ...node.childrenForFieldName("argument")], vars);
-    const command = basename(argv[0]?.text ?? "");
-    const words = argv.slice(1);
-    if (command === "hash") {
-      const p = words.findIndex((f) => f.exact && /^-[a-zA-Z]*p$/.test(f.text));
-      const program = words[p + 1];
-      if (p >= 0 && program?.exact) for (const f of words.slice(p + 2)) if (f.exact) renames.set(f.text, program);
-    } else if (COPIES.has(command)) {
-      if (words.some((f) => !f.exact || /^(?:-[a-zA-Z]*t|--target-directory)/.test(f.text))) continue;
-      const operands = words.filter((f, i) => !f.text.startsWith("-") && !/^-[mogS]$/.test(words[i - 1]?.text ?? ""));
-      const [source, target] = operands;
-      if (operands.length === 2 && source && target && !target.text.endsWith("/")) renames.set(basename(target.text), source);
-    }
+function noteRenames(argv: Field[], renames: Map<string, Field>): void {
+  const command = basename(argv[0]?.text ?? "");
+  if (command !== "hash" && !COPIES.has(command)) return;
+  const words = argv.slice(1);
+  if (command === "hash") {
+    const p = words.findIndex((f) => f.exact && /^-[a-zA-Z]*p$/.test(f.text));
+    const program = words[p + 1];
+    if (p >= 0 && program?.exact) for (const f of words.slice(p + 2)) if (f.exact) renames.set(f.text, program);
+    return;
   }
-  return renames;
+  if (words.some((f) => !f.exact || /^(?:-[a-zA-Z]*t|--target-directory)/.test(f.text))) return;
+  const operands = words.filter((f, i) => !f.text.startsWith("-") && !/^-[mogS]$/.test(words[i - 1]?.text ?? ""));
+  const [source, target] = operands;
+  if (operands.length === 2 && source && target && !target.text.endsWith("/")) renames.set(basename(target.text), source);
 }
 
 /** `:(){ :|:& };:` and its spelled-out forms: a function that pipes into or backgrounds itself. */
@@ -233,14 +231,17 @@ function redirect(node: Node, w: Walk): void {
 const SETS_NAMES = new Set(["read", "mapfile", "readarray", "getopts", "let", "printf"]);
 
 /**
- * The script's own variables (see `Variables`), in document order so that `A=rm; B=$A` knows B.
+ * The script's own variables (see `Variables`), in document order so that `A=rm; B=$A` knows B;
+ * and, for the checks of evaluation.ts, what it sets them to (`Names`).
  * Any name set more than once, or in a way other than a plain assignment, is unknown (`null`):
  * the gate does not follow control flow, so `if …; then X=ls; else X=rm; fi` must not pick one.
  */
-function collectVariables(root: Node): Variables {
+function collectVariables(root: Node): { vars: Variables; names: Names } {
   const vars: Variables = new Map();
+  const names = newNames();
   const set = (name: string, value: string | null) => vars.set(name, vars.has(name) ? null : value);
   const visit = (node: Node): void => {
+    noteNames(node, names, vars);
     if (node.type === "variable_assignment") {
       const nameNode = node.childForFieldName("name");
       const value = node.childForFieldName("value");
@@ -258,5 +259,5 @@ function collectVariables(root: Node): Variables {
     for (const child of node.namedChildren) visit(child!);
   };
   visit(root);
-  return vars;
+  return { vars, names: settleNames(names) };
 }

@@ -27,58 +27,82 @@ export interface Names {
   integers: Set<string>;
 }
 
+const DECLARES = new Set(["declare", "typeset", "local"]);
+
 /** Commands that set the names in their arguments from their input. */
 const READS_INTO = new Set(["read", "mapfile", "readarray", "getopts", "printf", "wait", "select"]);
 
-export function collectNames(root: Node, vars: Variables): Names {
-  const names: Names = { tainted: new Set(), values: new Map(), integers: new Set() };
+/** Names as `noteNames` collects them, with the assignments whose taint depends on names seen later. */
+export interface NamesInProgress extends Names {
+  pending: { name: string; value: Node }[];
+}
+
+export function newNames(): NamesInProgress {
+  return { tainted: new Set(), values: new Map(), integers: new Set(), pending: [] };
+}
+
+/**
+ * Note what `node` sets, in document order (the caller visits every node once, with the script's
+ * variables as far as they are known).
+ */
+export function noteNames(node: Node, names: NamesInProgress, vars: Variables): void {
   const addValue = (name: string, value: string) => names.values.set(name, [...(names.values.get(name) ?? []), value]);
-  const visit = (node: Node): void => {
-    switch (node.type) {
-      case "variable_assignment": {
-        const nameNode = node.childForFieldName("name");
-        const name = nameNode?.type === "subscript" ? nameNode.childForFieldName("name")?.text : nameNode?.text;
-        const value = node.childForFieldName("value");
-        if (!name) break;
-        if (!value || value.type === "number" || value.type === "arithmetic_expansion") break;
-        const text = resolveValue(value, vars);
-        if (text !== null) addValue(name, text);
-        else if (taints(value, names)) names.tainted.add(name);
-        break;
+  switch (node.type) {
+    case "variable_assignment": {
+      const nameNode = node.childForFieldName("name");
+      const name = nameNode?.type === "subscript" ? nameNode.childForFieldName("name")?.text : nameNode?.text;
+      const value = node.childForFieldName("value");
+      if (!name || !value || value.type === "number" || value.type === "arithmetic_expansion") return;
+      const text = resolveValue(value, vars);
+      if (text !== null) addValue(name, text);
+      else names.pending.push({ name, value });
+      return;
+    }
+    case "for_statement":
+    case "select_statement": {
+      const name = node.childForFieldName("variable")?.text;
+      if (!name) return;
+      const words = node.childrenForFieldName("value");
+      if (words.length === 0 || node.type === "select_statement") names.tainted.add(name);
+      for (const field of words.flatMap((w) => resolveWord(w, vars))) {
+        if (field.exact && !field.glob) addValue(name, field.text);
+        else names.tainted.add(name);
       }
-      case "for_statement":
-      case "select_statement": {
-        const name = node.childForFieldName("variable")?.text;
-        if (!name) break;
-        const words = node.childrenForFieldName("value");
-        if (words.length === 0 || node.type === "select_statement") names.tainted.add(name);
-        for (const field of words.flatMap((w) => resolveWord(w, vars))) {
-          if (field.exact && !field.glob) addValue(name, field.text);
-          else names.tainted.add(name);
+      return;
+    }
+    case "declaration_command":
+    case "command": {
+      const nameNode = node.type === "command" ? node.childForFieldName("name") : undefined;
+      // Resolved only when quoting may hide the name (`de''clare`): most names are plain words.
+      const command = !nameNode ? "declare" : /['"\\$`{]/.test(nameNode.text) ? resolveWord(nameNode, vars)[0]?.text : nameNode.text;
+      if (!command || (!DECLARES.has(command) && !READS_INTO.has(command))) return;
+      const words = node.type === "command" ? node.childrenForFieldName("argument") : node.namedChildren;
+      if (DECLARES.has(command)) {
+        // `declare -i x` (also spelled `de''clare`): assignments to x are arithmetic.
+        if (!words.some((c) => /^-[a-zA-Z]*i/.test(c.text))) return;
+        for (const c of words) {
+          const name = c.type === "variable_assignment" ? c.childForFieldName("name")?.text : /^[A-Za-z_]\w*/.exec(c.text)?.[0];
+          if (name) names.integers.add(name);
         }
-        break;
+      } else {
+        for (const arg of words) if (/^[A-Za-z_]\w*$/.test(arg.text)) names.tainted.add(arg.text);
       }
-      case "declaration_command": {
-        if (node.children.some((c) => c.type === "word" && /^-[a-zA-Z]*i/.test(c.text))) {
-          for (const c of node.namedChildren) {
-            const name = c.type === "variable_assignment" ? c.childForFieldName("name")?.text : c.type === "variable_name" ? c.text : undefined;
-            if (name) names.integers.add(name);
-          }
-        }
-        break;
-      }
-      case "command": {
-        if (READS_INTO.has(node.childForFieldName("name")?.text ?? "")) {
-          for (const arg of node.childrenForFieldName("argument")) if (/^[A-Za-z_]\w*$/.test(arg.text)) names.tainted.add(arg.text);
-        }
-        break;
+      return;
+    }
+  }
+}
+
+/** Settle the assignments whose value holds text the gate cannot see (a name tainted later taints them too). */
+export function settleNames(names: NamesInProgress): Names {
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const { name, value } of names.pending) {
+      if (!names.tainted.has(name) && taints(value, names)) {
+        names.tainted.add(name);
+        changed = true;
       }
     }
-    for (const child of node.namedChildren) visit(child);
-  };
-  // Twice: a name tainted late in the script taints one set from it earlier in a loop.
-  visit(root);
-  visit(root);
+  }
   return names;
 }
 
@@ -98,7 +122,7 @@ const ARITHMETIC_TEST = /^-(?:eq|ne|lt|le|gt|ge)$/;
 /** What the checks need from the walk over the script. */
 export interface EvaluationContext {
   vars: Variables;
-  names(): Names;
+  names: Names;
 }
 
 /** The constructs of `node` itself (not its children) that read text a second time. */
@@ -136,7 +160,7 @@ export function evaluate(node: Node, ctx: EvaluationContext): Next[] {
       if (!value) return [];
       const declaration = node.parent?.type === "declaration_command" ? node.parent : undefined;
       if (declaration?.children.some((c) => c.type === "word" && /^-[a-zA-Z]*n/.test(c.text))) return operand(value, ctx, "declare -n");
-      return ctx.names().integers.has(name) ? operand(value, ctx) : [];
+      return ctx.names.integers.has(name) ? operand(value, ctx) : [];
     }
     case "declaration_command":
       return node.children.filter((c) => c.type !== "word" && c.type !== "variable_assignment" && c.isNamed).flatMap((c) => nameWord(c, ctx));
@@ -156,9 +180,12 @@ function testAncestor(node: Node): Node | undefined {
   return undefined;
 }
 
+const EVALUATING_BUILTINS = new Set(["let", "test", "[", "read", "printf"]);
+
 /** `let EXPR…`, `test -v NAME` / `[ -v NAME ]`, `read NAME…`, `printf -v NAME`. */
 function builtinNames(node: Node, ctx: EvaluationContext): Next[] {
   const name = node.childForFieldName("name")?.text;
+  if (name === undefined || !EVALUATING_BUILTINS.has(name)) return [];
   const args = node.childrenForFieldName("argument");
   switch (name) {
     case "let":
@@ -214,8 +241,8 @@ function expansion(node: Node, ctx: EvaluationContext): Next[] {
   if (prompt) {
     const name = prompt[1]!;
     const why = `\${${name}@P} expands ${name} as a prompt, running the command substitutions in it`;
-    if (POSITIONAL.test(name) || ctx.names().tainted.has(name)) return [{ opaque: `${why}, and its value is known only when it runs` }];
-    return (ctx.names().values.get(name) ?? []).filter((v) => /[`$]/.test(v)).map((v) => inside(v, why));
+    if (POSITIONAL.test(name) || ctx.names.tainted.has(name)) return [{ opaque: `${why}, and its value is known only when it runs` }];
+    return (ctx.names.values.get(name) ?? []).filter((v) => /[`$]/.test(v)).map((v) => inside(v, why));
   }
   const indirect = /^\$\{!([A-Za-z_]\w*)\}$/.exec(node.text);
   if (indirect) return checkName(indirect[1]!, ctx, new Set(), `\${!${indirect[1]}}`);
@@ -235,7 +262,7 @@ function identifiers(text: string): string[] {
 function checkName(name: string, ctx: EvaluationContext, seen: Set<string>, what = "arithmetic"): Next[] {
   if (seen.has(name) || seen.size > 16) return [];
   seen.add(name);
-  const names = ctx.names();
+  const names = ctx.names;
   if (POSITIONAL.test(name) || names.tainted.has(name)) {
     return [{ opaque: `${what} reads $${name}, whose value is known only when it runs, and an array subscript in it runs commands` }];
   }

@@ -1,80 +1,26 @@
 /**
  * Programs that run a command the gate must look at: one named in an option (`tar
- * --to-command`, `ssh -o ProxyCommand`, `zip -TT`, `rsync -e`), in a script of their own (`sed
- * 'e …'`, `awk 'BEGIN{system(…)}'`, `vim -c '!…'`, `gdb -ex 'shell …'`), in their input
- * (`parallel`), or code the gate does not read at all: interpreters (`python3 -c`, `node x.js`)
- * and the runners of a project's own code (`make`, `npm test`, `npx`, `cargo test`).
+ * --to-command`, `ssh -o ProxyCommand`, `zip -TT`, `rsync -e`, `man -P`), in a script of their
+ * own (`sed 'e …'`, `vim -c '!…'`, `gdb -ex 'shell …'`), or in their input (`parallel`); and,
+ * through runners.ts, code the gate does not read at all (interpreters, `make`, `npm test`).
  *
  * A literal command is handed back as a script to judge. What cannot be read is `opaque`: it asks
- * where a deny or ask rule could match what it runs. For interpreters and runners an allow rule
- * that matches the command vouches for it (`vouch`); for an option of a program that is not a
- * runner (tar, sed, ssh …) it does not: allowing `tar` is not allowing what `--to-command` runs.
+ * where a deny or ask rule could match what it runs. An allow rule for one of these programs is
+ * not one for what its options run: allowing `tar` is not allowing what `--to-command` runs.
  */
 import { commandText, joined, type Next } from "./next.ts";
+import { parseOptions, type Option } from "./options.ts";
+import { runsCode, shellOuts } from "./runners.ts";
 import { readSed } from "./sed.ts";
 import type { Field } from "./words.ts";
 
 /** What `argv` of the program `name` runs, beyond the wrappers and shells of wrappers.ts. */
 export function program(name: string, argv: Field[]): Next[] {
-  const handler = HANDLERS[name] ?? (VIMS.has(name) ? vim : AWKS.has(name) ? awk : INTERPRETER.test(name) ? interpreter : undefined);
-  if (handler) return handler(argv, name);
-  const why = RUNNERS[name]?.(argv.slice(1));
-  return why ? [{ opaque: `${name} ${why}`, vouch: true }] : [];
+  const handler = HANDLERS[name] ?? (VIMS.has(name) ? vim : undefined);
+  return handler ? handler(argv, name) : (runsCode(name, argv) ?? []);
 }
 
 type Handler = (argv: Field[], name: string) => Next[];
-
-/** One option with its value (if it takes one), as `parseOptions` found it. */
-interface Option {
-  name: string;
-  value?: Field;
-}
-
-interface OptionSpec {
-  /** Short options that take a value (`-f x`, `-fx`). */
-  short?: string;
-  /** Long options that take the next word as their value when written without `=`. */
-  long?: readonly string[];
-  /** The first operand ends the options (`ssh host cmd`, `parallel cmd ::: …`). */
-  stopAtOperand?: boolean;
-}
-
-/** GNU-style options and operands (`--` ends the options). */
-function parseOptions(args: Field[], spec: OptionSpec): { options: Option[]; operands: Field[] } {
-  const options: Option[] = [];
-  const operands: Field[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const f = args[i]!;
-    // A word known only in part is an option when its known start says so (`--to-command="$X"`).
-    if (!f.text.startsWith("-") || f.text === "-" || (!f.exact && !/^--?[A-Za-z]/.test(f.text))) {
-      operands.push(f);
-      if (spec.stopAtOperand) return { options, operands: [...operands, ...args.slice(i + 1)] };
-      continue;
-    }
-    if (f.exact && f.text === "--") return { options, operands: [...operands, ...args.slice(i + 1)] };
-    if (f.text.startsWith("--")) {
-      const eq = f.text.indexOf("=");
-      if (eq > 0) options.push({ name: f.text.slice(0, eq), value: { ...f, text: f.text.slice(eq + 1) } });
-      else if (spec.long?.includes(f.text) && i + 1 < args.length) options.push({ name: f.text, value: args[++i]! });
-      else options.push({ name: f.text });
-      continue;
-    }
-    const letters = f.text.slice(1);
-    for (let k = 0; k < letters.length; k++) {
-      const l = letters[k]!;
-      if (!spec.short?.includes(l)) {
-        options.push({ name: `-${l}` });
-        continue;
-      }
-      const rest = letters.slice(k + 1);
-      if (rest !== "" || !f.exact) options.push({ name: `-${l}`, value: { ...f, text: rest } });
-      else if (i + 1 < args.length) options.push({ name: `-${l}`, value: args[++i]! });
-      else options.push({ name: `-${l}` });
-      break;
-    }
-  }
-  return { options, operands };
-}
 
 // ─── tar, sed, zip ──────────────────────────────────────────────────────────────────────────
 
@@ -172,12 +118,15 @@ function sshOptions(program: string, options: Option[]): Next[] {
 
 /** `ssh [options] host [command …]`: the remote shell parses the words joined by blanks. */
 function ssh(argv: Field[]): Next[] {
-  const { options, operands } = parseOptions(argv.slice(1), { short: "BbcDEeFIiJLlmOoPpQRSWw", stopAtOperand: true });
-  const out = sshOptions("ssh", options);
-  const host = operands[0];
+  const spec = { short: "BbcDEeFIiJLlmOoPpQRSWw", stopAtOperand: true };
+  const before = parseOptions(argv.slice(1), spec);
+  // ssh reads options after the host too (`ssh host -o ProxyCommand=… cmd`).
+  const after = parseOptions(before.operands.slice(1), spec);
+  const out = sshOptions("ssh", [...before.options, ...after.options]);
+  const host = before.operands[0];
   if (!host) return out;
   if (!host.exact) return [...out, { unresolved: `what ssh runs depends on ${host.unknown}, known only when it runs` }];
-  const command = operands.slice(1);
+  const command = after.operands;
   if (command.length === 0) return [...out, { unresolved: "ssh without a command runs the remote shell on its standard input" }];
   return [...out, ...joined("ssh", command, false)];
 }
@@ -211,6 +160,12 @@ function less(argv: Field[]): Next[] {
     else if (f.exact && /^(?:-k|--lesskey-(?:file|src))/.test(f.text)) out.push({ opaque: "less -k reads commands from a file the gate does not read" });
   }
   return out;
+}
+
+/** `man -P PAGER` / `--pager=PAGER` and `-H BROWSER` / `--html=BROWSER` run a command. */
+function man(argv: Field[]): Next[] {
+  const { options } = parseOptions(argv.slice(1), { short: "PHCMSmpLRT", long: ["--pager", "--config-file", "--manpath", "--sections", "--systems", "--preprocessor", "--locale", "--recode"] });
+  return options.filter((o) => /^(?:-P|--pager|-H|--html)$/.test(o.name) && o.value).map((o) => commandText(`man ${o.name}`, o.value!));
 }
 
 const VIMS = new Set(["vim", "vi", "nvim", "ex", "view", "gvim", "vimdiff", "evim", "gview", "vimx"]);
@@ -272,62 +227,6 @@ function gdb(argv: Field[]): Next[] {
   }
   return out;
 }
-
-// ─── awk, interpreters ──────────────────────────────────────────────────────────────────────
-
-const AWKS = new Set(["awk", "gawk", "mawk", "nawk", "original-awk", "busybox-awk"]);
-
-/** awk's program: `system(…)`, `print | "cmd"`, `"cmd" | getline` run commands; `-f`/`-i`/`-l` read code from files. */
-function awk(argv: Field[], name: string): Next[] {
-  const { options, operands } = parseOptions(argv.slice(1), { short: "FfvEilW", long: ["--file", "--assign", "--field-separator", "--source", "--include", "--load", "--exec"] });
-  const out: Next[] = [];
-  const programs: Field[] = [];
-  for (const o of options) {
-    if (["-f", "-E", "-i", "-l", "--file", "--exec", "--include", "--load"].includes(o.name)) {
-      out.push({ opaque: `${name} ${o.name} runs a program file the gate does not read`, vouch: true });
-    } else if ((o.name === "-e" || o.name === "--source") && o.value) programs.push(o.value);
-  }
-  if (out.length === 0 && programs.length === 0 && operands[0]) programs.push(operands[0]);
-  for (const p of programs) {
-    if (!p.exact) {
-      out.push({ opaque: `${name} runs a program from ${p.unknown}`, vouch: true });
-      continue;
-    }
-    out.push(...shellOuts([p]));
-    for (const m of p.text.matchAll(/\|\s*"((?:[^"\\]|\\.)*)"|"((?:[^"\\]|\\.)*)"\s*\|\s*getline/g)) out.push({ script: unescapeC(m[1] ?? m[2]!) });
-    // Strings and regex literals are text; what is left may pipe or call system().
-    const code = p.text.replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/(^|[(,~!{;&|\n]\s*)\/(?:[^/\\\n]|\\.)*\//g, "$1//");
-    if (/\bsystem\s*\(|(?<!\|)\|(?!\|)/.test(code)) out.push({ opaque: `${name}'s program runs commands (system, pipes) the gate cannot see`, vouch: true });
-  }
-  return out;
-}
-
-/** Interpreters: what they run is code the gate does not read, given on the line or in a file. */
-const INTERPRETER = /^(?:python|pypy|perl|ruby|php|lua|tclsh|wish)[\d.]*$|^(?:node|nodejs|deno|bun|irb|luajit|expect|Rscript|julia|pwsh|powershell|groovy|jshell|osascript|guile|racket|ts-node|tsx|jiti)$/;
-const VERSION_ONLY = /^(?:-v|-V|--version|-version|--help|-h|-help)$/;
-
-function interpreter(argv: Field[], name: string): Next[] {
-  const args = argv.slice(1);
-  if (args.length > 0 && args.every((f) => f.exact && VERSION_ONLY.test(f.text))) return [];
-  return [...shellOuts(args), { opaque: `${name} runs code the gate does not read`, vouch: true }];
-}
-
-/**
- * Literal commands in code (`system("rm x")`, `os.system('…')`, `execSync("…")`, `` `…` ``): the
- * gate judges them, so a denied command it can see is denied; the rest of the code stays unread.
- */
-function shellOuts(fields: Field[]): Next[] {
-  const out: Next[] = [];
-  for (const f of fields) {
-    if (!f.exact || f.text.length < 4) continue;
-    const calls = /\b(?:system|popen|exec|execSync|execFileSync|spawnSync|spawn|check_output|check_call|getoutput|getstatusoutput|shell_exec|passthru|proc_open|Popen|run|call|execute|shell-command)\s*\(\s*\[?\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')/g;
-    for (const m of f.text.matchAll(calls)) out.push({ script: unescapeC(m[1]!.slice(1, -1)) });
-    for (const m of f.text.matchAll(/`([^`]+)`/g)) out.push({ script: m[1]! });
-  }
-  return out;
-}
-
-const unescapeC = (text: string) => text.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c === "t" ? "\t" : c));
 
 // ─── commands that run their input or a callback ────────────────────────────────────────────
 
@@ -394,76 +293,6 @@ function screen(argv: Field[]): Next[] {
   return args.length > 0 && !args.every((f) => f.exact && /^-(?:ls|list|r|R|x|wipe|v|-version|-help)$/.test(f.text)) ? [{ opaque: "screen runs a shell command in a session" }] : [];
 }
 
-// ─── runners of the project's own code ──────────────────────────────────────────────────────
-
-/**
- * `npx PROGRAM …`, `npm exec -- PROGRAM …`, `npx -c 'CMD'`: a program of a package, found in
- * node_modules or fetched; its words are judged as a command too (`npm exec -- rm x`).
- */
-function packageExec(argv: Field[], name: string): Next[] {
-  const { options, operands } = parseOptions(argv.slice(1), { short: "cp", long: ["--call", "--package"], stopAtOperand: true });
-  const out: Next[] = options.filter((o) => (o.name === "-c" || o.name === "--call") && o.value).map((o) => commandText(`${name} -c`, o.value!));
-  if (operands.length > 0) out.push({ run: operands });
-  return [...out, { opaque: `${name} runs a package's program, which the gate does not read`, vouch: true }];
-}
-
-/** npm's script runners (`npm test`, `npm run x`), `npm exec` (as npx) and `npm explore PKG -- CMD`. */
-function npm(argv: Field[]): Next[] {
-  const args = argv.slice(1);
-  const sub = subcommand(args);
-  if (!sub) return [];
-  if (!sub.exact) return [{ opaque: `npm runs a subcommand from ${sub.unknown}, known only when it runs`, vouch: true }];
-  const rest = args.slice(args.indexOf(sub) + 1);
-  if (sub.text === "exec" || sub.text === "x") return packageExec([sub, ...rest], "npm exec");
-  if (sub.text === "explore") {
-    const dash = rest.findIndex((f) => f.exact && f.text === "--");
-    if (dash >= 0) return joined("npm explore", rest.slice(dash + 1), false);
-  }
-  return NPM_RUNS.test(sub.text) ? [{ opaque: `npm ${sub.text} runs a script of package.json, which the gate does not read`, vouch: true }] : [];
-}
-
-const always = (why: string) => (args: Field[]) => (args.length > 0 && args.every((f) => f.exact && VERSION_ONLY.test(f.text)) ? undefined : why);
-
-/** The first word that is not an option (npm's options with a value skipped). */
-function subcommand(args: Field[]): Field | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const f = args[i]!;
-    if (!f.exact || !f.text.startsWith("-")) return f;
-    if (/^(?:--prefix|-C|--workspace|-w|--userconfig|--cache|--loglevel|--dir|--cwd)$/.test(f.text)) i++;
-  }
-  return undefined;
-}
-
-const bySubcommand = (subs: RegExp, why: (sub: string) => string, runsUnknown = false) => (args: Field[]) => {
-  const sub = subcommand(args);
-  if (!sub) return undefined;
-  if (!sub.exact) return `runs a subcommand from ${sub.unknown}, known only when it runs`;
-  return subs.test(sub.text) !== runsUnknown ? why(sub.text) : undefined;
-};
-
-const NPM_RUNS = /^(?:run|run-script|rum|urn|test|tst|t|start|stop|restart|exec|x|explore|it|cit|install-test|install-ci-test)$/;
-/** Subcommands of yarn, pnpm and bun that do not run a project's scripts (any other name may be one). */
-const PM_OWN = /^(?:install|i|add|remove|rm|uninstall|up|update|upgrade|info|view|why|list|ls|outdated|audit|init|config|cache|version|login|logout|publish|pack|link|unlink|store|import|licenses|-v|--version|-h|--help)$/;
-
-const RUNNERS: Record<string, (args: Field[]) => string | undefined> = {
-  make: always("runs the commands of a Makefile, which the gate does not read"),
-  yarn: bySubcommand(PM_OWN, (sub) => `${sub} may run a script of package.json or a package's program, which the gate does not read`, true),
-  pnpm: bySubcommand(PM_OWN, (sub) => `${sub} may run a script of package.json or a package's program, which the gate does not read`, true),
-  cargo: bySubcommand(/^(?:run|r|test|t|build|b|bench|check|c|clippy|doc|d|install|fix)$/, (sub) => `${sub} runs the project's build scripts or programs, which the gate does not read`),
-  go: bySubcommand(/^(?:run|test|generate)$/, (sub) => `${sub} runs the project's code, which the gate does not read`),
-  docker: bySubcommand(/^(?:run|exec|compose|container|start)$/, (sub) => `${sub} runs a command in a container that may see the workspace`),
-  podman: bySubcommand(/^(?:run|exec|compose|container|start)$/, (sub) => `${sub} runs a command in a container that may see the workspace`),
-  poetry: bySubcommand(/^(?:run|shell)$/, (sub) => `${sub} runs the project's code, which the gate does not read`),
-  uv: bySubcommand(/^(?:run|tool)$/, (sub) => `${sub} runs the project's code, which the gate does not read`),
-  pipenv: bySubcommand(/^(?:run|shell)$/, (sub) => `${sub} runs the project's code, which the gate does not read`),
-  bundle: bySubcommand(/^(?:exec)$/, (sub) => `${sub} runs the project's code, which the gate does not read`),
-  dotnet: bySubcommand(/^(?:run|test|build)$/, (sub) => `${sub} runs the project's code, which the gate does not read`),
-};
-for (const name of ["gmake", "bmake"]) RUNNERS[name] = RUNNERS.make!;
-for (const name of ["cmake", "ninja", "just", "rake", "gradle", "mvn", "ant", "sbt", "lein", "mix", "meson", "bazel", "bazelisk", "scons", "pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"]) {
-  RUNNERS[name] = always("runs the project's code or build files, which the gate does not read");
-}
-
 const HANDLERS: Record<string, Handler> = {
   tar,
   sed,
@@ -487,8 +316,5 @@ const HANDLERS: Record<string, Handler> = {
   netcat,
   tmux,
   screen,
-  npm,
-  npx: packageExec,
-  pnpx: packageExec,
-  bunx: packageExec,
+  man,
 };
