@@ -182,8 +182,7 @@ function wrapper(name: string, argv: Field[], spec: WrapperSpec): Next[] {
     // replace the string in the words, the command's name too.
     const input: Field = { text: "", exact: false, unknown: "the input of xargs" };
     const words = command.length > 0 ? command : [{ text: "echo", exact: true }];
-    if (replace && words[0]!.text.includes(replace)) words[0] = input;
-    return [{ run: [...words, input] }];
+    return [{ run: [...(replace ? placeholders(words, replace, input) : words), input] }];
   }
   if (name === "chroot" && command.length === 0) return [{ unresolved: "chroot without a command starts a shell reading its standard input" }];
   return command.length > 0 ? [...found, { run: command }] : found;
@@ -263,18 +262,32 @@ function commandOption(name: string, argv: Field[]): Next[] {
 /** find's `-exec`/`-execdir`/`-ok`/`-okdir` run the words up to `;` or `+`. */
 function findExec(argv: Field[]): Next[] {
   const runs: Next[] = [];
+  // A file find finds starts with the starting point it was found under (`./x` for `.`): never an option.
+  const start = argv.slice(1).find((f) => !/^-[HLPO]/.test(f.text));
+  const found: Field = { text: start && start.exact && !/^[-(!]/.test(start.text) ? start.text : ".", exact: false, unknown: "a file find finds" };
   for (let i = 1; i < argv.length; i++) {
     if (!argv[i]!.exact || !/^-(?:exec|execdir|ok|okdir)$/.test(argv[i]!.text)) continue;
-    const start = i + 1;
-    let end = start;
+    const from = i + 1;
+    let end = from;
     while (end < argv.length && !(argv[end]!.exact && (argv[end]!.text === ";" || argv[end]!.text === "+"))) end++;
-    const words = argv.slice(start, end);
-    // `-exec {} …` runs each file found: the program is known only when it runs.
-    if (words[0]?.text.includes("{}")) words[0] = { text: "", exact: false, unknown: "a file find finds" };
+    const words = placeholders(argv.slice(from, end), "{}", found);
     if (words.length > 0) runs.push({ run: words });
     i = end;
   }
   return runs;
+}
+
+/**
+ * The words of `find -exec` or `xargs -I R` once the placeholder is replaced by what it stands
+ * for (`value`, known only when it runs): `{}` alone is that value; a word holding it is known
+ * only up to it (`sh -c 'rm {}'` runs file names as shell code); the command's name too.
+ */
+function placeholders(words: Field[], placeholder: string, value: Field): Field[] {
+  return words.map((f) => {
+    if (!f.exact || !f.text.includes(placeholder)) return f;
+    if (f.text === placeholder) return value;
+    return { text: f.text.slice(0, f.text.indexOf(placeholder)), exact: false, unknown: value.unknown! };
+  });
 }
 
 /** `watch` runs its words joined by blanks through `sh -c` (or directly with `-x`). */
