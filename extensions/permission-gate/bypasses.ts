@@ -208,6 +208,7 @@ export const BYPASSES: Bypass[] = [
   form("git -c core.fsmonitor='rm t' status", "ask", "ask", REPO),
   form("git -c alias.x='!rm t' x", "ask", "ask", REPO),
   form("git clone -c core.fsmonitor='rm t' . c", "ask", "ask", REPO),
+  form("git x", "ask", "allow", `${REPO} && git config alias.x '!rm t'`),
   form("git rebase --exec 'rm t' HEAD~1", "deny", "allow", REPO),
   form("git rebase -x 'rm t' HEAD~1", "deny", "allow", REPO),
   form("git bisect start HEAD HEAD~1 && git bisect run rm t", "deny", "allow", REPO),
@@ -342,6 +343,6 @@ export const EVERYDAY: string[] = [
 
 /** Runners of the project's own code: ask under `BYPASS_RULES`, allowed once an allow rule vouches for them. */
 export const VOUCHED: { rules: PermissionRules; commands: string[] } = {
-  rules: { deny: ["Bash(rm:*)"], allow: ["Bash(npm test:*)", "Bash(make:*)", "Bash(./gradlew:*)", "Bash(bash scripts/test.sh)", "Bash(python3:*)"] },
-  commands: ["npm test", "make build", "./gradlew test", "bash scripts/test.sh", "python3 -c 'print(1)'"],
+  rules: { deny: ["Bash(rm:*)"], allow: ["Bash(npm test:*)", "Bash(make:*)", "Bash(./gradlew:*)", "Bash(bash scripts/test.sh)", "Bash(python3:*)", "Bash(git lg:*)"] },
+  commands: ["npm test", "make build", "./gradlew test", "bash scripts/test.sh", "python3 -c 'print(1)'", "git lg -5"],
 };

@@ -40,6 +40,33 @@ const ATTACHED_ONLY = new Set(["--open-files-in-pager", "-O"]);
 /** Options that point git at files it runs (hooks, subcommands) the gate does not read. */
 const FOREIGN_CODE: Record<string, readonly string[]> = { clone: ["--template"], init: ["--template"] };
 
+/**
+ * git's own subcommands and the programs commonly installed beside it (`git lfs`): any other name
+ * may be an alias of git's configuration (`!rm …` runs a shell), which the gate does not read.
+ */
+const GIT_COMMANDS = new Set(
+  `
+  add am annex annotate apply archive backfill bisect blame branch bugreport bundle cat-file
+  check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick
+  citool clean clone column commit commit-graph commit-tree config count-objects credential
+  credential-cache credential-store daemon describe diagnose diff diff-files diff-index diff-tree
+  difftool fast-export fast-import fetch fetch-pack filter-branch filter-repo fmt-merge-msg
+  for-each-ref for-each-repo format-patch fsck fsck-objects gc get-tar-commit-id gitk grep gui
+  hash-object help hook http-backend http-fetch http-push imap-send index-pack init init-db
+  instaweb interpret-trailers last-modified lfs log ls-files ls-remote ls-tree mailinfo mailsplit
+  maintenance merge merge-base merge-file merge-index merge-octopus merge-one-file merge-ours
+  merge-recursive merge-recursive-ours merge-recursive-theirs merge-resolve merge-subtree
+  merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes p4 pack-objects
+  pack-redundant pack-refs patch-id pickaxe prune prune-packed pull push quiltimport range-diff
+  read-tree rebase receive-pack reflog refs remote remote-ext remote-fd remote-ftp remote-ftps
+  remote-http remote-https repack replace replay repo request-pull rerere reset restore rev-list
+  rev-parse revert rm scalar send-email send-pack shell shortlog show show-branch show-index
+  show-ref sparse-checkout stage stash status stripspace submodule subtree svn switch symbolic-ref
+  tag unpack-file unpack-objects update-index update-ref update-server-info upload-archive
+  upload-pack var verify-commit verify-pack verify-tag version whatchanged worktree write-tree
+`.split(/\s+/),
+);
+
 /** git's subcommand past its global options, its arguments, and the `-c key=value` settings. */
 export interface GitCall {
   sub: Field | undefined;
@@ -88,6 +115,7 @@ export function git(argv: Field[]): Next[] {
   if (call.sub && !call.sub.exact) return [{ unresolved: `the git subcommand comes from ${call.sub.unknown}, known only when it runs` }];
   const sub = call.sub?.text ?? "";
   const args = call.args;
+  if (sub !== "" && !GIT_COMMANDS.has(sub)) out.push({ opaque: `git ${sub} may be an alias of git's configuration, which the gate does not read`, vouch: true });
   if (sub === "config") {
     const reads = args.some((f) => f.exact && /^(?:--get(?:-all|-regexp|-urlmatch)?|-l|--list|get|list|--unset(?:-all)?|unset)$/.test(f.text));
     const key = args.find((f) => !f.exact || GIT_RUNS_COMMAND.test(f.text));
