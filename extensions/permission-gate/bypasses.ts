@@ -102,6 +102,7 @@ export const BYPASSES: Bypass[] = [
   form("x=$(cat sub); [[ $x -eq 0 ]]", "ask", "allow"),
   form("x=$(cat sub); declare -i y=$x", "ask", "allow"),
   form("(( $(cat sub) ))", "ask", "allow"),
+  form("n=$(cat sub; wc -l < f); (( n ))", "ask", "allow"),
   form("while read -r x; do echo $(( x )); done < sub", "ask", "allow"),
   form("for x in $(cat sub); do echo $(( x )); done", "ask", "allow"),
   // ─── other shells, and scripts a shell reads ─────────────────────────────────────────────
@@ -322,6 +323,9 @@ export const EVERYDAY: string[] = [
   "n=3; (( n > 1 )) && echo y",
   "[[ $# -eq 0 ]] && echo none",
   "count=$(wc -l < f); echo \"$count\"",
+  "n=$(wc -l < f); if (( n > 10 )); then echo long; fi",
+  "n=$(cat f | wc -l); [[ $n -gt 3 ]] && echo many",
+  "start=$(date +%s); sleep 1; echo $(( $(date +%s) - start ))",
   'x=$(cat f); [[ $x == y ]]',
   '[ "$(wc -l < f)" -gt 3 ]',
   "declare -i n=5; let n=n+1",

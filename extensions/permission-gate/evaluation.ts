@@ -108,12 +108,39 @@ export function settleNames(names: NamesInProgress): Names {
 
 /** Does a value hold text the gate cannot see: a command's output, a tainted name, an argument? */
 function taints(node: Node, names: Names): boolean {
-  if (node.type === "command_substitution" || node.type === "process_substitution") return true;
+  if (node.type === "command_substitution") return !printsANumber(node);
+  if (node.type === "process_substitution") return true;
   if (node.type === "simple_expansion" || node.type === "expansion") {
     const name = node.namedChildren.find((c) => c.type === "variable_name" || c.type === "special_variable_name")?.text ?? "";
     if (node.text.startsWith("${!") || POSITIONAL.test(name) || names.tainted.has(name)) return true;
   }
   return node.namedChildren.some((c) => taints(c, names));
+}
+
+/**
+ * A command substitution whose last command prints only a number (`$(wc -l < f)`, `$(nproc)`,
+ * `$(date +%s)`, `$(id -u)`): its output cannot carry a subscript.
+ */
+function printsANumber(node: Node): boolean {
+  const body = node.namedChildren;
+  if (body.length !== 1) return false;
+  let last = body[0]!.type === "pipeline" ? body[0]!.namedChildren.at(-1) : body[0];
+  if (last?.type === "redirected_statement") last = last.childForFieldName("body") ?? undefined;
+  if (last?.type !== "command") return false;
+  const name = last.childForFieldName("name")?.text;
+  const args = last.childrenForFieldName("argument").map((a) => a.text);
+  switch (name) {
+    case "wc":
+      return args.length > 0 && args.every((a) => /^-[lcmw]+$/.test(a));
+    case "nproc":
+      return args.length === 0;
+    case "date":
+      return args.length === 1 && args[0] === "+%s";
+    case "id":
+      return args.length === 1 && /^-[ug]$/.test(args[0]!);
+    default:
+      return false;
+  }
 }
 
 const POSITIONAL = /^(?:\d+|[@*])$/;
@@ -205,7 +232,7 @@ function builtinNames(node: Node, ctx: EvaluationContext): Next[] {
 /** An arithmetic expression in the script's own text (`$(( … ))`, `(( … ))`). */
 function expression(node: Node, text: string, ctx: EvaluationContext): Next[] {
   const out: Next[] = [];
-  if (node.descendantsOfType(["command_substitution", "process_substitution"]).length > 0) {
+  if (node.descendantsOfType(["command_substitution", "process_substitution"]).some((n) => n.type === "process_substitution" || !printsANumber(n))) {
     out.push({ opaque: "arithmetic evaluates the output of a command substitution, and an array subscript in it runs commands" });
   }
   for (const raw of node.descendantsOfType(["raw_string", "string"])) {
@@ -220,7 +247,8 @@ function expression(node: Node, text: string, ctx: EvaluationContext): Next[] {
  * assigned to an integer): its text as bash sees it is an expression in turn.
  */
 function operand(node: Node, ctx: EvaluationContext, what = "arithmetic"): Next[] {
-  if (node.descendantsOfType(["command_substitution", "process_substitution"]).length > 0 || node.type === "command_substitution") {
+  const substitutions = [node, ...node.descendantsOfType(["command_substitution", "process_substitution"])].filter((n) => n.type.endsWith("_substitution"));
+  if (substitutions.some((n) => n.type === "process_substitution" || !printsANumber(n))) {
     return [{ opaque: `${what} evaluates the output of a command substitution, and an array subscript in it runs commands` }];
   }
   // The text as bash reads it, unsplit: arithmetic and [[ ]] do not split words.
