@@ -60,7 +60,12 @@ describe("permission-gate on commands that reach a denied command through someth
     expect(await call('tar -cf x.tar -I "$(cat x.sh)" f')).toEqual({
       block: true,
       reason:
-        '"tar -cf x.tar -I "$(cat x.sh)" f" cannot be judged before it runs (tar -I runs $(…), known only when it runs; it may run what the deny rule Bash(rm:*) matches) and there is no user to confirm it. Do it another way or ask the user to run it.',
+        '"tar -cf x.tar -I "$(cat x.sh)" f" cannot be judged before it runs (tar -I runs $(…), known only when it runs) and there is no user to confirm it. Do it another way or ask the user to run it.',
+    });
+    expect(await call("x=$(cat sub); (( x ))")).toEqual({
+      block: true,
+      reason:
+        '"x=$(cat sub); (( x ))" cannot be judged before it runs (arithmetic reads $x, whose value is known only when it runs, and an array subscript in it runs commands; it may run what the deny rule Bash(rm:*) matches) and there is no user to confirm it. Do it another way or ask the user to run it.',
     });
     expect(await call("cp /bin/rm x; ./x t")).toEqual({
       block: true,

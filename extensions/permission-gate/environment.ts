@@ -37,11 +37,11 @@ export function assignment(name: string, value: Field | undefined): Next[] {
   const fn = /^BASH_FUNC_(.+)%%$/.exec(name);
   if (fn) {
     const why = `${name} exports a function the gate cannot read`;
-    return known === undefined ? [{ opaque: why }] : [{ inside: `__exported ${known}`, why }];
+    return known === undefined ? [{ unresolved: `${name} exports a function known only when it runs` }] : [{ inside: `__exported ${known}`, why }];
   }
   if (LESS_COMMAND.test(name)) {
-    const why = `${name} makes less run a command the gate cannot see`;
-    return known === undefined ? [{ opaque: why }] : [{ script: known.replace(/^\|{1,2}-?|^-/, "") }];
+    if (known === undefined) return [{ unresolved: `${name} makes less run a command known only when it runs` }];
+    return [{ script: known.replace(/^\|{1,2}-?|^-/, "") }];
   }
   if (PROMPT.test(name)) {
     const why = `${name} is expanded again when bash shows it, running the command substitutions in it`;

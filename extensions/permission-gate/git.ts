@@ -2,8 +2,8 @@
  * What git runs besides itself: commands named in its settings (`-c`, `git config`), in options
  * (`--upload-pack`, `rebase --exec`), in `ext::` URLs, and subcommands that run a command
  * (`bisect run`, `submodule foreach`, `filter-branch`). A literal command is handed back to be
- * judged; one set through git's settings asks whatever the rules say (it stays set for later
- * runs); one the gate cannot read is opaque.
+ * judged; one set through git's settings, or known only when it runs, asks whatever the rules say;
+ * code in files git runs (hooks of a template, an exec path, an alias) is opaque.
  */
 import type { Next } from "./wrappers.ts";
 import type { Field } from "./words.ts";
@@ -141,7 +141,7 @@ export function git(argv: Field[]): Next[] {
     const value = optionValue(f, args[i + 1], commandOptions);
     if (value) {
       if (value.next) i++;
-      out.push(value.field.exact ? { script: value.field.text } : { opaque: `git ${value.option} runs ${value.field.unknown}, known only when it runs` });
+      out.push(value.field.exact ? { script: value.field.text } : { unresolved: `git ${value.option} runs ${value.field.unknown}, known only when it runs` });
       continue;
     }
     const foreign = optionValue(f, args[i + 1], FOREIGN_CODE[sub] ?? []);
@@ -158,7 +158,7 @@ export function git(argv: Field[]): Next[] {
     if (at >= 0) {
       const words = args.slice(at + 1).filter((f, k, all) => !(f.exact && f.text.startsWith("--") && all.slice(0, k).every((g) => g.text.startsWith("--"))));
       const unknown = words.find((f) => !f.exact);
-      if (unknown) out.push({ opaque: `git submodule foreach runs ${unknown.unknown}, known only when it runs` });
+      if (unknown) out.push({ unresolved: `git submodule foreach runs ${unknown.unknown}, known only when it runs` });
       else if (words.length > 0) out.push({ script: words.map((f) => f.text).join(" ") });
     }
   }

@@ -33,7 +33,10 @@ export function joined(name: string, words: Field[], direct: boolean): Next[] {
   return [{ script: words.map((f) => f.text).join(" ") }];
 }
 
-/** A command text some program runs through the shell: judged when known, else opaque (`what` runs …). */
+/**
+ * A command text some program runs through the shell: judged when known; known only when it runs,
+ * it asks whatever the rules say, as `bash -c "$X"` does.
+ */
 export function commandText(what: string, value: Field): Next {
-  return value.exact ? { script: value.text } : { opaque: `${what} runs ${value.unknown}, known only when it runs` };
+  return value.exact ? { script: value.text } : { unresolved: `${what} runs ${value.unknown}, known only when it runs` };
 }

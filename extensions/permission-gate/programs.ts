@@ -111,7 +111,7 @@ function sshOptions(program: string, options: Option[]): Next[] {
     if (!o.value) continue;
     if (o.name === "-o") out.push(...sshSetting(program, o.value));
     else if (o.name === "-F") out.push({ opaque: `${program} -F reads a configuration (${o.value.text || "…"}) that may name a command to run` });
-    else if ((o.name === "-S" || o.name === "-D") && program !== "ssh") out.push(o.value.exact ? { run: [o.value] } : { opaque: `${program} ${o.name} runs ${o.value.unknown}` });
+    else if ((o.name === "-S" || o.name === "-D") && program !== "ssh") out.push(o.value.exact ? { run: [o.value] } : { unresolved: `${program} ${o.name} runs ${o.value.unknown}, known only when it runs` });
   }
   return out;
 }
@@ -258,7 +258,7 @@ function fc(argv: Field[]): Next[] {
 
 /** `hash -p PATH NAME` is followed by commands.ts when literal; otherwise the name may run anything. */
 function hash(argv: Field[]): Next[] {
-  return argv.some((f) => f.exact && /^-[a-zA-Z]*p/.test(f.text)) && argv.some((f) => !f.exact) ? [{ opaque: "hash -p makes a name run a program known only when it runs" }] : [];
+  return argv.some((f) => f.exact && /^-[a-zA-Z]*p/.test(f.text)) && argv.some((f) => !f.exact) ? [{ unresolved: "hash -p makes a name run a program known only when it runs" }] : [];
 }
 
 /** socat's `EXEC:` and `SYSTEM:` addresses run a command. */

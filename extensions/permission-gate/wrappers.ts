@@ -9,7 +9,7 @@
  *   `source <(…)`, an alias, a git alias that starts a shell): those are `unresolved`;
  * - some run code the gate does not read (a script file, a Makefile, a command named in an
  *   option it cannot read): those are `opaque`, and ask where a deny or ask rule could match
- *   what they run (programs.ts, git.ts).
+ *   what they run (programs.ts, runners.ts, git.ts).
  */
 import { assignment } from "./environment.ts";
 import { git } from "./git.ts";
