@@ -31,10 +31,12 @@ import {
 import { buildChatRequest, type MaxTokensField } from "./openai-messages.ts";
 import { sawDone } from "./openai-done.ts";
 import { ChatStreamAccumulator } from "./openai-stream.ts";
+import type { RetrySwitch } from "./retry-switch.ts";
 
 export { toOpenAIMessages, type MaxTokensField } from "./openai-messages.ts";
 
-const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
+/** Where requests go without a base URL (the `openai:` models of the OpenAI API). */
+export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 /** Sent as the key when a base URL is set and no key is: most local servers ignore it. */
 const PLACEHOLDER_API_KEY = "no-key";
 
@@ -82,6 +84,8 @@ export interface OpenAIModelOptions {
   http?: HttpHooks;
   /** Retries after a 408/409/429/5xx or a transient connection error. Default 3. */
   maxRetries?: number;
+  /** Switches the retries at run time (off, or stop the waits in progress): `RetrySwitch`. */
+  retry?: RetrySwitch;
   /** Extra HTTP headers on every request (e.g. OpenRouter's `HTTP-Referer`). */
   headers?: Record<string, string>;
   /** Output token cap when the request has none. */
@@ -128,6 +132,7 @@ interface ClientState {
   connection: Promise<Connection | string> | undefined;
   ctx: ErrorContext;
   maxRetries: number;
+  retry: RetrySwitch | undefined;
   retryBaseMs: number;
   idleTimeoutMs: number;
   maxTokens: number | undefined;
@@ -168,6 +173,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     connection: undefined,
     ctx: { baseURL, model: options.model, now: options.now ?? Date.now },
     maxRetries: options.maxRetries ?? 3,
+    retry: options.retry,
     retryBaseMs: options.retryBaseMs ?? 500,
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     maxTokens: options.maxTokens,
@@ -242,11 +248,17 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
           yield aborted();
           return;
         }
-        if (failure.retryable && attempt < state.maxRetries) {
-          await state.sleep(retryDelayMs(attempt, state.retryBaseMs, failure.retryAfterMs), signal);
-          continue;
+        let stopped = false;
+        if (failure.retryable && attempt < state.maxRetries && state.retry?.enabled !== false) {
+          const delay = retryDelayMs(attempt, state.retryBaseMs, failure.retryAfterMs);
+          if (!state.retry) {
+            await state.sleep(delay, signal);
+            continue;
+          }
+          stopped = await state.retry.wait(delay, signal, state.sleep);
+          if (!stopped) continue;
         }
-        const gaveUp = failure.retryable && attempt > 0 ? ` (gave up after ${attempt + 1} attempts)` : "";
+        const gaveUp = stopped ? " (retrying was stopped)" : failure.retryable && attempt > 0 ? ` (gave up after ${attempt + 1} attempts)` : "";
         yield failed(failure.message + gaveUp);
         return;
       }
