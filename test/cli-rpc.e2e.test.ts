@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { REPO, SHIPPED, createSandbox, filesContaining } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox();
@@ -24,14 +24,19 @@ describe.concurrent("RPC mode", () => {
     p.send({ id: "p1", type: "prompt", message: "start" });
     await p.waitFor((l) => l.type === "tool_execution_start");
     expect(p.lines.slice(0, 2).map((l) => l.type)).toEqual(["response", "agent_start"]);
-    expect(p.lines[0]).toEqual({ type: "response", id: "p1", command: "prompt", success: true });
+    expect(p.lines[0]).toEqual({ type: "response", id: "p1", command: "prompt", success: true, data: { disposition: "started" } });
     p.send({ id: "s", type: "steer", message: "go left" });
     p.send({ id: "f", type: "follow_up", message: "and then?" });
     p.send({ id: "st", type: "get_state" });
     const state = await p.waitFor((l) => l.id === "st");
     expect(state).toEqual({
       type: "response", id: "st", command: "get_state", success: true,
-      data: { model: expect.stringMatching(/^scripted:/), isStreaming: true, sessionFile: undefined, sessionId: expect.any(String), sessionName: undefined, messageCount: 2, pendingMessageCount: 2, extensionErrors: [] },
+      data: {
+        model: expect.objectContaining({ provider: "scripted", api: "scripted", id: basename(script), reasoning: false, contextWindow: 128_000 }),
+        thinkingLevel: "off", isStreaming: true, isCompacting: false, steeringMode: "all", followUpMode: "all", sessionId: expect.any(String),
+        // Pi's system message, the prompt, the answer that called the gate tool
+        autoCompactionEnabled: false, messageCount: 3, pendingMessageCount: 2, extensionErrors: [],
+      },
     });
     p.send({ id: "r", type: "prompt", message: "/release" });
     const end = await p.waitFor((l) => l.type === "agent_end");
@@ -177,7 +182,7 @@ describe.concurrent("RPC mode", () => {
     p.end();
     const { code } = await p.exit;
     expect(code).toBe(0);
-    expect(p.lines.at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Slow answer." });
+    expect(p.lines.slice(-2)).toMatchObject([{ type: "agent_end", stopReason: "completed", finalText: "Slow answer." }, { type: "agent_settled", aborted: false }]);
   });
 
   it("refuses a FIFO given as --session at once (it waited forever for a writer), exit 2", async () => {

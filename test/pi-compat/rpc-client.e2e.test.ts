@@ -34,6 +34,12 @@ function conformance(rt: Pi16Runtime, target: "mypi" | "pi"): Promise<{ failed: 
 }
 
 describe.skipIf(!runtime)("Pi 1.6's RpcClient", () => {
+  it("drives mypi --mode rpc through every command of the client, and every check holds", { timeout: 180_000 }, async () => {
+    const r = await conformance(runtime!, "mypi");
+    expect(r.failed, r.stderr).toEqual([]);
+    expect(r.summary.passed).toBe(r.summary.total);
+  });
+
   it("holds every check of the same script against real Pi 1.6", { timeout: 180_000 }, async () => {
     const r = await conformance(runtime!, "pi");
     expect(r.failed, r.stderr).toEqual([]);
