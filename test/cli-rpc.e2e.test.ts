@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { basename, join } from "node:path";
+import { chatResponse, errorResponse, startFakeOpenAI } from "./helpers/fake-openai.ts";
 import { REPO, SHIPPED, createSandbox, filesContaining } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox();
@@ -173,6 +174,53 @@ describe.concurrent("RPC mode", () => {
     expect(p.lines.find((l) => l.id === "n")).toMatchObject({ success: true });
     expect(state.data.sessionFile).toBeUndefined();
     expect(existsSync(join(sandbox.home, "sessions"))).toBe(false);
+  });
+
+  it("with an OpenAI-compatible model: get_state's model is Pi's object with its base URL, and set_auto_retry switches the client's retries", async () => {
+    const server = await startFakeOpenAI();
+    try {
+      const p = sandbox.spawn(["--mode", "rpc", "--model", "openai:fake-model", "--base-url", server.baseURL, "--no-session"], { env: { OPENAI_API_KEY: "fake" } });
+      p.send({ id: "st", type: "get_state" });
+      const state = await p.waitFor((l) => l.id === "st");
+      expect(state.data.model).toEqual({
+        id: "fake-model", name: "fake-model", api: "openai-completions", provider: "openai", baseUrl: server.baseURL, reasoning: false,
+        input: ["text", "image"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128_000, maxTokens: 128_000,
+      });
+      expect(state.data.autoCompactionEnabled).toBe(true);
+      // Retries off: a 503 ends the run at once, after one request.
+      server.push(errorResponse(503, "overloaded"));
+      p.send({ id: "off", type: "set_auto_retry", enabled: false });
+      p.send({ id: "p1", type: "prompt", message: "one" });
+      const failed = await p.waitFor((l) => l.type === "agent_end");
+      expect(failed.stopReason).toBe("error");
+      expect(server.requests).toHaveLength(1);
+      // Back on: the 503 is retried and the answer streams.
+      server.push(errorResponse(503, "overloaded"), chatResponse({ text: "Second try." }));
+      p.send({ id: "on", type: "set_auto_retry", enabled: true });
+      p.send({ id: "p2", type: "prompt", message: "two" });
+      const done = await p.waitFor((l) => l.type === "agent_end" && l.stopReason === "completed");
+      expect(done.finalText).toBe("Second try.");
+      expect(server.requests).toHaveLength(3);
+      p.end();
+      expect((await p.exit).code).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("gives a new session a system prompt naming its own host's tools", async () => {
+    const script = sandbox.script([{ text: "One." }, { text: "Two." }]);
+    const p = rpc(script);
+    p.send({ id: "n", type: "new_session" });
+    p.send({ id: "p", type: "prompt", message: "hi" });
+    await p.waitFor((l) => l.type === "agent_settled");
+    p.send({ id: "m", type: "get_messages" });
+    const messages = (await p.waitFor((l) => l.id === "m")).data.messages;
+    p.end();
+    expect((await p.exit).code).toBe(0);
+    expect(messages[0].role).toBe("system");
+    expect(messages[0].content).toMatch(/Tools: read, write, edit, bash/);
+    expect(messages[0].toolsAdded.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(["read", "bash", "gate"]));
   });
 
   it("finishes the run in progress at the end of input, then exits", async () => {
