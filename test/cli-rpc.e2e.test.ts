@@ -223,6 +223,22 @@ describe.concurrent("RPC mode", () => {
     expect(messages[0].toolsAdded.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(["read", "bash", "gate"]));
   });
 
+  it("masks a secret in bash output before it joins the conversation and the session file, with redact-secrets loaded", async () => {
+    const token = `ghp_${"rpcBash42".repeat(5)}`;
+    const home = join(sandbox.root, "bash-home");
+    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${sandbox.script([{ text: "Seen." }])}`, "-e", SHIPPED("redact-secrets")], { env: { MYPI_HOME: home } });
+    p.send({ id: "b", type: "bash", command: `echo ${token}` });
+    const ran = await p.waitFor((l) => l.type === "response" && l.id === "b");
+    p.send({ id: "m", type: "get_messages" });
+    const messages = (await p.waitFor((l) => l.id === "m")).data.messages;
+    p.end();
+    expect((await p.exit).code).toBe(0);
+    // The client ran the command: it gets the output as it is; the conversation gets it masked.
+    expect(ran.data).toEqual({ output: `${token}\n`, exitCode: 0, cancelled: false, truncated: false });
+    expect(messages.at(-1)).toMatchObject({ role: "bashExecution", output: "[REDACTED:github-token]\n" });
+    expect(filesContaining(sandbox, home, token)).toEqual([]);
+  });
+
   it("finishes the run in progress at the end of input, then exits", async () => {
     const script = sandbox.script([{ text: "Slow answer.", delayMs: 300 }]);
     const p = rpc(script);

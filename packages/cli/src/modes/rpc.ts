@@ -35,12 +35,15 @@ export interface RpcIO {
    * returns once the run has ended.
    */
   stop?: AbortSignal;
-  /** Masks progress in event lines (`eventLine`). */
+  /**
+   * Masks progress in event lines (`eventLine`), and `bash` output before it joins the
+   * conversation (it passes no slot): redact-secrets' patterns, when that extension is loaded.
+   */
   redact?: <T>(value: T) => T;
 }
 
 export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> {
-  const s = createRpcState(target, io.stdout);
+  const s = createRpcState(target, io.stdout, io.redact);
   const unsubscribe = forwardEvents(s, io.redact);
   const onStop = () => {
     s.aborts++; // a command still queued is stopped as it starts

@@ -6,7 +6,8 @@
  * `excludeFromContext`, the command and its output join the conversation as a custom message
  * (`customType: "bashExecution"`, which `get_messages` shows as Pi's `bashExecution`), so the
  * model sees it with the next prompt — at once while the agent is idle, else when the run in
- * progress has ended.
+ * progress has ended. It passes no slot on the way, so redact-secrets' masking (when loaded) is
+ * applied to it first, as to everything else the host records.
  */
 import type { CustomMessage } from "@mypi/kernel";
 import { toJsonLine } from "../../rpc/jsonl.ts";
@@ -40,7 +41,8 @@ export async function bash(s: RpcState, c: Command): Promise<BashResult> {
       : await runShell(command, s.target.sessionManager.cwd, stop.signal, (delta) =>
           emit(s, toJsonLine({ type: "bash_execution_update", ...(c.id !== undefined && { id: c.id }), delta })),
         );
-    if (!exclude) record(s, shellMessage(command, ran));
+    // It joins the conversation without passing a slot: masked as the host masks what it records.
+    if (!exclude) record(s, s.redact ? s.redact(shellMessage(command, ran)) : shellMessage(command, ran));
     return { output: ran.output, ...(ran.exitCode !== null && { exitCode: ran.exitCode }), cancelled: ran.cancelled, truncated: ran.truncated };
   } finally {
     s.bash = undefined;

@@ -40,14 +40,17 @@ function settle(s: RpcState, aborted: boolean): void {
 /** Write `queue_update` / `session_info_changed` for what changed since the client was last told. */
 export function tellChanges(s: RpcState): void {
   const { agent, sessionManager } = s.target;
-  const queued = agent.queued;
-  const steering = queuedTexts(queued.steering);
-  const followUp = queuedTexts(queued.followUps);
   const told = s.told;
-  if (!sameList(steering, told.steering) || !sameList(followUp, told.followUp)) {
-    told.steering = steering;
-    told.followUp = followUp;
-    emit(s, toJsonLine({ type: "queue_update", steering, followUp }));
+  // Read on every event (a streamed answer has thousands): an empty queue the client knows is empty costs nothing.
+  if (agent.pendingMessageCount > 0 || told.steering.length > 0 || told.followUp.length > 0) {
+    const queued = agent.queued;
+    const steering = queuedTexts(queued.steering);
+    const followUp = queuedTexts(queued.followUps);
+    if (!sameList(steering, told.steering) || !sameList(followUp, told.followUp)) {
+      told.steering = steering;
+      told.followUp = followUp;
+      emit(s, toJsonLine({ type: "queue_update", steering, followUp }));
+    }
   }
   const name = sessionManager.getSessionName();
   // Another session (new, forked, switched to) brings its own name: that is no change of a name.

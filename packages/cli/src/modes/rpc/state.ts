@@ -25,6 +25,8 @@ export type Response = { id?: unknown; type: "response"; command: string; succes
 export interface RpcState {
   readonly target: RpcTarget;
   readonly stdout: NodeJS.WritableStream;
+  /** redact-secrets' masking, when it is loaded: for what mypi records that passes no slot (`bash` output). */
+  readonly redact: (<T>(value: T) => T) | undefined;
   /** Runs started by `prompt`, so the end of input can wait for them. */
   readonly runs: Set<Promise<unknown>>;
   /** Commands are handled one at a time, in order: a slow one does not reorder the responses. */
@@ -56,10 +58,11 @@ export interface RpcState {
   told: { steering: string[]; followUp: string[]; sessionId: string; name: string | undefined };
 }
 
-export function createRpcState(target: RpcTarget, stdout: NodeJS.WritableStream): RpcState {
+export function createRpcState(target: RpcTarget, stdout: NodeJS.WritableStream, redact?: <T>(value: T) => T): RpcState {
   return {
     target,
     stdout,
+    redact,
     runs: new Set(),
     queue: Promise.resolve(),
     commands: new Set(),
