@@ -112,8 +112,10 @@ async function prompt(s: RpcState, c: Command, reply: (data?: unknown) => void):
         break;
       }
     }
-  } catch {
-    // A run that could not start still ends with its agent_end (the stream tells the client).
+  } catch (error) {
+    // No run began (the agent was closed on the way out): nothing is held, the prompt failed.
+    release(s);
+    throw new CommandError(error instanceof Error ? error.message : String(error));
   }
   reply({ disposition });
   release(s);
