@@ -5,7 +5,7 @@
  * shutdown however the mode ends.
  */
 import type { ExtensionErrorEvent } from "@mypi/extension-api";
-import { SessionManager, type ModelClient } from "@mypi/kernel";
+import { OPENAI_DEFAULT_BASE_URL, SessionManager, type ModelClient, type RetrySwitch } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
 import type { LoadedWorkspace } from "./extension-loading.ts";
@@ -14,6 +14,7 @@ import type { HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
 import { extensionErrorLine, runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
+import { piModelOf, type ModelFacts } from "./modes/rpc/model.ts";
 import { eventLine } from "./rpc/jsonl.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
 import type { Settings } from "./settings.ts";
@@ -31,6 +32,8 @@ export interface ModeStart {
   args: CliArgs;
   prompt: string | undefined;
   model: ModelClient;
+  /** The model client's retries, when it has them (RPC `set_auto_retry` / `abort_retry`). */
+  retry?: RetrySwitch;
   session: SessionManager;
   resources: HostResources;
   /** The tools the model may be offered (undefined: all). */
@@ -64,6 +67,8 @@ export async function runMode(s: ModeStart): Promise<number> {
         const target = Object.assign(Object.create(hostSession) as typeof hostSession, {
           ui: rpcUI,
           state: () => ({ ...hostSession.state(), extensionErrors }),
+          modelInfo: () => piModelOf(hostSession.agent.model.id, modelFacts(s, hostSession.agent.model.id)),
+          ...(s.retry && { retry: s.retry }),
         });
         return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, ...(redactLines && { redact: redactLines }) });
       }
@@ -73,6 +78,13 @@ export async function runMode(s: ModeStart): Promise<number> {
   } finally {
     await hostSession.host.shutdown();
   }
+}
+
+/** What the host knows of its model besides the id, for Pi's model object (RPC `get_state`). */
+function modelFacts(s: ModeStart, modelId: string): ModelFacts {
+  const openai = modelId.startsWith("openai:");
+  const baseUrl = openai ? (s.args.baseUrl ?? (s.io.env.OPENAI_BASE_URL || OPENAI_DEFAULT_BASE_URL)) : undefined;
+  return { contextWindow: compactionOf(s.ws.settings, s.io.env)!.contextWindow, ...(baseUrl !== undefined && { baseUrl }) };
 }
 
 /** Automatic compaction: the settings' `compaction`, the window from MYPI_CONTEXT_WINDOW when set. */
@@ -106,10 +118,10 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     ...(model.id.startsWith("openai:") && { compaction: compactionOf(ws.settings, io.env) }),
   };
   const host = buildHost(ws.loaded, s.session, hostOptions);
-  const hostSession = createHostSession(host, async (next) =>
+  const hostSession = createHostSession(host, async (next, fresh) =>
     // A new session keeps the choice of the command line: --no-session writes nothing, ever.
     // The trust decision stands for the process: `project.trust` does not ask again.
-    buildHost(await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags }), next ?? (args.noSession ? SessionManager.inMemory(s.cwd) : SessionManager.create({ cwd: s.cwd })), hostOptions),
+    buildHost(await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags }), next ?? (args.noSession ? SessionManager.inMemory(s.cwd) : SessionManager.create({ cwd: s.cwd, ...fresh })), hostOptions),
     (h, reason) => resources.refresh(h, reason),
   );
   if (mode !== "interactive") {

@@ -16,7 +16,7 @@
 import type { SandboxOptions } from "@mypi/builtin-tools";
 import { readFileSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { SessionManager, createOpenAIModel, defaultSessionDir, loadScriptedModel, mypiHome, sessionFilesByIdPrefix, type ModelClient } from "@mypi/kernel";
+import { RetrySwitch, SessionManager, createOpenAIModel, defaultSessionDir, loadScriptedModel, mypiHome, sessionFilesByIdPrefix, type ModelClient } from "@mypi/kernel";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { loadExtensions, type LoadedWorkspace } from "./extension-loading.ts";
 import { printExtensions } from "./extensions-command.ts";
@@ -95,7 +95,9 @@ async function runWatched(run: WatchedRun): Promise<number> {
   }
   const resources = runResources({ cwd: line.cwd, ws, args, append, allowedTools });
   if (listing) return listExtensions(run, { ws, args, sandboxState, resources });
-  const model = await resolveModel(args, io, loaded.manager);
+  // The OpenAI client's retries, which RPC's set_auto_retry / abort_retry switch.
+  const retry = new RetrySwitch();
+  const model = await resolveModel(args, io, loaded.manager, retry);
   if (typeof model === "string") {
     // A provider comes from an extension: one that failed to load explains a missing provider.
     for (const l of describeFailures(loaded.failures)) io.stderr.write(`${l}\n`);
@@ -116,7 +118,7 @@ async function runWatched(run: WatchedRun): Promise<number> {
     return fail(io, session);
   }
   for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);
-  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, model, session, resources, allowedTools, loadErrors, sandboxState });
+  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, model, ...(model.id.startsWith("openai:") && { retry }), session, resources, allowedTools, loadErrors, sandboxState });
 }
 
 /** A usage error (exit 2), on stderr. */
@@ -208,7 +210,7 @@ function modeProblem(run: WatchedRun, prompt: string | undefined): string | unde
 /** Skills, prompt templates, context files and the system prompt for this run (`host-resources.ts`). */
 function runResources(r: { cwd: string; ws: LoadedWorkspace; args: CliArgs; append: string[]; allowedTools: readonly string[] | undefined }): HostResources {
   const { ws, args, allowedTools } = r;
-  const offeredTools = () => ws.loaded.manager.effectiveTools().map((t) => t.name).filter((name) => !allowedTools || allowedTools.includes(name));
+  const offeredTools = (manager = ws.loaded.manager) => manager.effectiveTools().map((t) => t.name).filter((name) => !allowedTools || allowedTools.includes(name));
   return createHostResources({
     resources: {
       home: mypiHome(),
@@ -277,7 +279,7 @@ function settingsError(error: string): string {
 }
 
 /** The model from --model (or the settings' `model`), else from the environment; a string is the usage error. */
-async function resolveModel(args: CliArgs, io: CliIO, manager: LoadedExtensions["manager"]): Promise<ModelClient | string> {
+async function resolveModel(args: CliArgs, io: CliIO, manager: LoadedExtensions["manager"], retry: RetrySwitch): Promise<ModelClient | string> {
   const spec = args.model ?? (io.env.OPENAI_API_KEY ? `openai:${io.env.MYPI_MODEL || DEFAULT_OPENAI_MODEL}` : undefined);
   if (spec === undefined) {
     return "no model: set OPENAI_API_KEY (and MYPI_MODEL), or pass --model openai:<name> --base-url URL or --model scripted:<file>. Try `mypi demo`.";
@@ -295,7 +297,7 @@ async function resolveModel(args: CliArgs, io: CliIO, manager: LoadedExtensions[
     }
   }
   const http = manager.httpHooks();
-  return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }), ...(http && { http }) });
+  return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }), ...(http && { http }), retry });
 }
 
 /** `--append-system-prompt` values: an existing file (against the shell's directory) is read, anything else is text. */

@@ -31,13 +31,15 @@ import { buildChatRequest, type MaxTokensField } from "./openai-messages.ts";
 import { sawDone } from "./openai-done.ts";
 import { ChatStreamAccumulator } from "./openai-stream.ts";
 import { hookedFetch, nonEmpty, openWithRetries, readEvents, type HttpHooks, type RetryPolicy, type StreamEnd } from "./http.ts";
+import type { RetrySwitch } from "./retry-switch.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
 import { GENERIC_EFFORTS, openAIEffortTable, type EffortTable } from "./thinking.ts";
 
 export { toOpenAIMessages, type MaxTokensField } from "./openai-messages.ts";
 export type { HttpHooks } from "./http.ts";
 
-const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
+/** Where requests go without a base URL (the `openai:` models of the OpenAI API). */
+export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 /** Sent as the key when a base URL is set and no key is: most local servers ignore it. */
 const PLACEHOLDER_API_KEY = "no-key";
 
@@ -59,6 +61,8 @@ export interface OpenAIModelOptions {
   http?: HttpHooks;
   /** Retries after a 408/409/429/5xx or a transient connection error. Default 3. */
   maxRetries?: number;
+  /** Switches the retries at run time (off, or stop the waits in progress): `RetrySwitch`. */
+  retry?: RetrySwitch;
   /** Extra HTTP headers on every request (e.g. OpenRouter's `HTTP-Referer`). */
   headers?: Record<string, string>;
   /** Output token cap when the request has none. */
@@ -162,7 +166,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     },
     connection: undefined,
     ctx: { baseURL, model: options.model, now: options.now ?? Date.now },
-    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep },
+    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep, retry: options.retry },
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     maxTokens: options.maxTokens,
     maxTokensField: options.maxTokensField ?? (customBaseURL ? "max_tokens" : "max_completion_tokens"),
