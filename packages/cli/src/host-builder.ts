@@ -5,7 +5,7 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { SessionManager, textOf } from "@mypi/kernel";
+import { SessionManager, readSessionHeader, textOf } from "@mypi/kernel";
 import {
   ExtensionManager,
   createExtensionHost,
@@ -209,8 +209,10 @@ export function createHostSession(
     listSessions: () => listSessions(host.session.cwd),
     async switchSession(file) {
       const path = resolve(file);
-      // Opening a missing path would start a new session there: a switch names one that exists.
+      // Opening a missing path would start a new session there, and opening any other file would
+      // append session lines to it: a switch names a file that begins with a session header.
       if (!isFile(path)) throw new Error(`${file} is not a session file.`);
+      if (readSessionHeader(path) === undefined) throw new Error(`${file} is not a session file: its first line is not a session header. Sessions are listed by /resume (RPC: get_state's sessionFile, the session folder).`);
       // --no-session writes nothing, ever; continuing a file would append to it.
       if (host.session.file === undefined) throw new Error("This run keeps nothing on disk (--no-session), and continuing a session file would write to it: start mypi with --resume or --session FILE instead.");
       if (path === host.session.file) return { cancelled: false };
