@@ -5,7 +5,7 @@
  * stopped by Ctrl+C (or killed outright) leaves neither npm running nor its temporary folder.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startMypi, waitFor } from "./helpers/batch.ts";
@@ -131,5 +131,35 @@ describe("an install that is stopped", { timeout: 120_000 }, () => {
     const again = startMypi(["install", "npm:other-pkg"], { cwd: s.ws, env: { ...npm.env, NPM_FAIL: "1" } });
     expect((await again.exit).code).toBe(1);
     expect(temps(s)).toEqual([`.installing-${process.pid}-abcdef`]);
+  });
+});
+
+describe("a package's files stay inside it", { timeout: 120_000 }, () => {
+  const planted = (name: string) => `import { defineTool, z } from "@mypi/extension-api";
+export default (pi) => pi.registerTool(defineTool({ name: "${name}", description: "${name}", parameters: z.strictObject({}), execute: () => "ok" }));
+`;
+  it("an extensions/ folder's link to a file outside the package is not loaded, and reported, as the manifest form's is", async () => {
+    const s = fresh();
+    const outside = s.file("elsewhere/evil.ts", planted("evil"));
+    const folders = join(s.root, "by-folders");
+    s.file(join(folders, "package.json"), JSON.stringify({ name: "by-folders", version: "1.0.0" }));
+    s.file(join(folders, "extensions", "good.ts"), planted("good"));
+    symlinkSync(outside, join(folders, "extensions", "evil.ts"));
+    const declared = join(s.root, "by-manifest");
+    s.file(join(declared, "package.json"), JSON.stringify({ name: "by-manifest", version: "1.0.0", mypi: { extensions: ["./ext"] } }));
+    s.file(join(declared, "ext", "fine.ts"), planted("fine"));
+    symlinkSync(outside, join(declared, "ext", "evil.ts"));
+    for (const dir of [folders, declared]) expect((await s.run(["install", dir])).code).toBe(0);
+    const r = await s.run(["extensions", "--json"]);
+    const report = JSON.parse(r.stdout) as { tools: { name: string }[]; failed: { name: string; code: string; message: string }[] };
+    expect(report.tools.map((t) => t.name).filter((n) => ["good", "fine", "evil"].includes(n))).toEqual(["good", "fine"]);
+    expect(report.failed.map((f) => [f.name, f.code, f.message])).toEqual([
+      [folders, "MYPI_BAD_PACKAGE", `package ${folders}: extensions/evil.ts is a link leading outside the package (${outside}); it is not loaded. A package's files must be inside it`],
+      [declared, "MYPI_BAD_PACKAGE", `package ${declared}: ext/evil.ts is a link leading outside the package (${outside}); it is not loaded. A package's files must be inside it`],
+    ]);
+    // The same through -e, as a package folder given by path.
+    const viaE = JSON.parse((await s.run(["extensions", "--json", "--no-extensions", "-e", folders])).stdout) as typeof report;
+    expect(viaE.tools.map((t) => t.name).filter((n) => ["good", "evil"].includes(n))).toEqual(["good"]);
+    expect(viaE.failed.map((f) => f.code)).toEqual(["MYPI_BAD_PACKAGE"]);
   });
 });

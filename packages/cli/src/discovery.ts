@@ -26,11 +26,11 @@
  * A bare name that is none of these is an error naming the fix (`-e ./name` for a folder).
  * Duplicates are kept here: the manager loads a file once.
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import type { LoadFailure } from "@mypi/extension-api";
-import { findInstalledPackage, isPackageDir, isPackageName, readPackageManifest, type PackageManifest } from "./packages/manifest.ts";
+import { findInstalledPackage, insideRoot, isPackageDir, isPackageName, readPackageManifest, type PackageManifest } from "./packages/manifest.ts";
 import { SHIPPED_EXTENSIONS, isShippedName, shippedExtensionPath } from "./shipped.ts";
 
 /**
@@ -81,6 +81,7 @@ export function discoverExtensions(options: DiscoveryOptions): Discovery {
       failures.push(resolved.failure);
       continue;
     }
+    failures.push(...(resolved.refused ?? []));
     const origin = resolved.workspace ? "cli-project" : "cli";
     for (const path of resolved.paths) extensions.push({ path, origin, ...(path !== resolve(options.shellCwd, spec) && { note: `-e ${spec}` }) });
   }
@@ -94,7 +95,7 @@ export function discoverExtensions(options: DiscoveryOptions): Discovery {
 export function resolveExtensionSpec(
   spec: string,
   options: Pick<DiscoveryOptions, "cwd" | "shellCwd">,
-): { paths: string[]; workspace?: true } | { failure: LoadFailure } {
+): { paths: string[]; workspace?: true; refused?: LoadFailure[] } | { failure: LoadFailure } {
   const asPath = resolve(options.shellCwd, expandHome(spec));
   if (looksLikePath(spec)) return existsSync(asPath) && isPackageWithExtensions(asPath) ? packageEntries(asPath, spec) : { paths: [asPath] };
   if (isShippedName(spec)) return { paths: [shippedExtensionPath(spec)] };
@@ -135,21 +136,47 @@ function isPackageWithExtensions(dir: string): boolean {
   return manifest.declaredBy !== "folders" || !hasIndexFile(dir);
 }
 
-function packageEntries(dir: string, spec: string): { paths: string[] } | { failure: LoadFailure } {
+function packageEntries(dir: string, spec: string): { paths: string[]; refused?: LoadFailure[] } | { failure: LoadFailure } {
   const manifest = readPackageManifest(dir);
   const name = typeof manifest === "string" ? spec : (manifest.name ?? spec);
   if (typeof manifest === "string") return { failure: { path: dir, name, code: "MYPI_BAD_PACKAGE", message: manifest } };
-  const paths = manifestExtensionPaths(manifest);
+  const { paths, outside } = manifestExtensionPaths(manifest);
+  const refused = outside.map((path) => outsideFailure(manifest.root, path, name));
+  if (paths.length === 0 && refused.length > 0) return { paths: [], refused };
   if (paths.length === 0) {
     const message = 'the package declares no extensions: add "mypi": { "extensions": ["./index.ts"] } to its package.json (Pi\'s "pi" key works too), or an extensions/ folder';
     return { failure: { path: dir, name, code: "MYPI_BAD_PACKAGE", message } };
   }
-  return { paths };
+  return refused.length > 0 ? { paths, refused } : { paths };
 }
 
-/** The extension entries a manifest names: a folder without an index file stands for the extensions in it. */
-export function manifestExtensionPaths(manifest: PackageManifest): string[] {
-  return manifest.extensions.flatMap((p) => (isDirectory(p) && !hasIndexFile(p) ? listExtensionFolder(p) : [p]));
+/**
+ * The extension entries a manifest names: a folder without an index file stands for the
+ * extensions in it — those that stay inside the package. An entry of the folder that is a link
+ * leading out of the package is refused as a declared path would be (`outside`, with the
+ * manifest's own).
+ */
+export function manifestExtensionPaths(manifest: PackageManifest): { paths: string[]; outside: string[] } {
+  const paths: string[] = [];
+  const outside = [...manifest.outside];
+  for (const p of manifest.extensions) {
+    if (!isDirectory(p) || hasIndexFile(p)) paths.push(p);
+    else for (const entry of listExtensionFolder(p)) (insideRoot(manifest.root, entry) ? paths : outside).push(entry);
+  }
+  return { paths, outside };
+}
+
+/** The load failure that says a package's link leading outside it was not loaded. */
+export function outsideFailure(root: string, path: string, name: string): LoadFailure {
+  return { path, name, code: "MYPI_BAD_PACKAGE", message: `${relative(root, path)} is a link leading outside the package (${realPath(path)}); it is not loaded. A package's files must be inside it` };
+}
+
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 export function hasIndexFile(dir: string): boolean {
