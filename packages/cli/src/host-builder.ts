@@ -22,8 +22,8 @@ import {
 import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
 import type { HostSession } from "./host-session.ts";
 import { listSessions } from "./session-list.ts";
-import { redactDeep } from "@mypi/extensions/redact-secrets";
-import { isShippedCompiled, shippedExtensionPath } from "./shipped.ts";
+import { redactorFor } from "./redaction.ts";
+import { isShippedCompiled } from "./shipped.ts";
 
 export interface ExtensionSet {
   /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */
@@ -244,7 +244,7 @@ function isFile(path: string): boolean {
  * verdicts it records in the session, the progress lines of JSON and RPC mode.
  */
 export function redactorOf(loaded: LoadedExtensions): (<T>(value: T) => T) | undefined {
-  return loaded.manager.list().some((e) => e.path === shippedExtensionPath("redact-secrets")) ? redactDeep : undefined;
+  return redactorFor(loaded.manager.list().flatMap((e) => (e.path === undefined ? [] : [e.path])));
 }
 
 export function buildHost(loaded: LoadedExtensions, session: SessionManager, options: HostOptions): ExtensionHost {

@@ -18,6 +18,7 @@ import { createJsonlSplitter } from "../rpc/jsonl.ts";
 import type { TaskResult, TaskStatus } from "./results.ts";
 import type { Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
+import { redactorFor } from "../redaction.ts";
 
 /**
  * The bin of this very copy of the CLI, so a task runs the `mypi` its batch runs under: the
@@ -92,7 +93,10 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     if (stats.stopReason === "aborted") return finish("aborted", { ...exit, error: "the run was aborted" });
     if (task.check === undefined) return finish(run.exitCode === 0 ? "passed" : "failed", exit);
 
-    const check = await runShell(task.check, workspace, stop.signal);
+    // The check's output is the workspace's text, written to results.jsonl: masked as the
+    // session is when the task loads redact-secrets.
+    const ran = await runShell(task.check, workspace, stop.signal);
+    const check = redactorFor(task.extensions)?.(ran) ?? ran;
     const lateInCheck = stopped();
     if (lateInCheck) return { ...lateInCheck, ...exit, check };
     return finish(check.exitCode === 0 ? "passed" : "failed", { ...exit, check });

@@ -4,11 +4,13 @@
  * is fixed in one pass and nothing runs until all of it is valid.
  *
  * Paths in a task (`workspace.copy`, a local `workspace.git`, `extensions`, a `scripted:` model)
- * resolve against the task file's folder, so a task file and its fixtures move together. A
- * resolved task holds absolute paths only: it can be sent to a worker on another machine as is.
+ * resolve against the task file's folder, so a task file and its fixtures move together; a
+ * shipped extension's name in `extensions` stays a name (`-e redact-secrets`). A resolved task
+ * holds absolute paths and shipped names only: it can be sent to a worker on another machine as is.
  */
 import { isAbsolute, normalize, resolve } from "node:path";
 import { isRecord } from "@mypi/kernel";
+import { isShippedName } from "../shipped.ts";
 
 export type WorkspaceSpec =
   | { copy: string }
@@ -98,7 +100,7 @@ function checkTask(line: string, base: string, defaultTimeout: number, problems:
   if (extensions !== undefined) {
     if (!Array.isArray(extensions) || extensions.some((e) => typeof e !== "string" || e === "")) {
       problems.push(`"extensions" must be an array of paths (got ${describe(extensions)})`);
-    } else paths.push(...extensions.map((e: string) => resolve(base, e)));
+    } else paths.push(...extensions.map((e: string) => (isShippedName(e) ? e : resolve(base, e))));
   }
   let modelSpec: string | undefined;
   if (model !== undefined) {
