@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { timerDelay } from "@mypi/kernel";
 import { createJsonlSplitter } from "../rpc/jsonl.ts";
 import type { TaskResult, TaskStatus } from "./results.ts";
-import type { Task } from "./tasks.ts";
+import { isTaskId, type Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
 import { redactorFor } from "../redaction.ts";
 
@@ -42,6 +42,8 @@ export interface RunTaskOptions {
 type StopReason = "timeout" | "aborted";
 
 export async function runTask(task: Task, options: RunTaskOptions): Promise<TaskResult> {
+  // The id names files and a folder this function deletes: never one that could leave `dir`.
+  if (!isTaskId(task.id)) return blankResult({ ...task, id: String(task.id) }, "error", `batch: task id ${JSON.stringify(task.id)} cannot name a file; nothing was run`);
   const started = Date.now();
   const workspace = join(options.dir, "workspaces", task.id);
   const sessionFile = join(options.dir, "sessions", `${task.id}.jsonl`);
