@@ -60,10 +60,10 @@ export interface ExtensionHostOptions {
   expandPrompt?: (text: string) => string | undefined;
   onListenerError?: AgentOptions["onListenerError"];
   /**
-   * Applied to each verdict before it is recorded in the session (`recordVerdict`): an
-   * extension's `reason` or `error` is its own text, which no slot has vetted. The CLI passes
-   * redact-secrets' `redactDeep` when that extension is loaded, so what it masks elsewhere is
-   * masked here too.
+   * Applied to what the host records in the session that no slot has vetted: each verdict
+   * (`recordVerdict`: an extension's `reason` or `error` is its own text) and the session's name
+   * (`setSessionName`, RPC's `set_session_name`, `/name`). The CLI passes redact-secrets'
+   * `redactDeep` when that extension is loaded, so what it masks elsewhere is masked here too.
    */
   redactRecord?: <T>(value: T) => T;
 }
@@ -121,9 +121,9 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   const compaction = hostCompaction(deps, options.compaction);
   const operations = sessionOperations(deps);
 
-  /** Name the session and tell the extensions (`session_info_changed`). */
+  /** Name the session (masked as a record is) and tell the extensions (`session_info_changed`). */
   const nameSession = (name: string) => {
-    session.setSessionName(name);
+    session.setSessionName(options.redactRecord ? options.redactRecord(name) : name);
     manager.publish({ type: "session_info_changed", name: session.getSessionName(), timestamp: Date.now() });
   };
   const run = createHostRuntime({

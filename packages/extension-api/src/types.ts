@@ -303,10 +303,12 @@ export interface ExtensionAPI {
 /**
  * One model call an extension makes through the host, outside the agent's conversation (an
  * MCP server's sampling request). It goes where the agent's own calls go: the session's model,
- * and the policies of the `context` slot on the messages, so that what a redaction or guard
- * extension does to every model call it does to this one.
+ * and the policies of the `context` slot on everything the model reads — the messages, and the
+ * system prompt as a first custom message of type `system_prompt` — so that what a redaction or
+ * guard extension does to every model call it does to this one.
  */
 export interface CompleteRequest {
+  /** Passes `context` (and with `from`, `tool_result` as `<from>:system`) like the messages. */
   systemPrompt?: string;
   /** The conversation to complete: user and assistant messages, no tool calls. */
   messages: (UserMessage | AssistantMessage)[];
@@ -315,8 +317,8 @@ export interface CompleteRequest {
   signal?: AbortSignal;
   /**
    * The messages came from a tool, not from the user: the name their content is attributed to
-   * (`docs__sampling`). Each message's content then first passes the `tool_result` slot as a
-   * result of that name, as anything a tool brings in does, so a policy that redacts or
+   * (`docs__sampling`). Each message's content, and the system prompt, then first pass the
+   * `tool_result` slot as a result of that name, as anything a tool brings in does, so a policy that redacts or
    * withholds tool output sees it; a withheld or error-marked one refuses the call.
    */
   from?: string;

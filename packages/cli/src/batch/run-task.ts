@@ -16,8 +16,9 @@ import { fileURLToPath } from "node:url";
 import { timerDelay } from "@mypi/kernel";
 import { createJsonlSplitter } from "../rpc/jsonl.ts";
 import type { TaskResult, TaskStatus } from "./results.ts";
-import type { Task } from "./tasks.ts";
+import { isTaskId, type Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
+import { redactorFor } from "../redaction.ts";
 
 /**
  * The bin of this very copy of the CLI, so a task runs the `mypi` its batch runs under: the
@@ -41,6 +42,8 @@ export interface RunTaskOptions {
 type StopReason = "timeout" | "aborted";
 
 export async function runTask(task: Task, options: RunTaskOptions): Promise<TaskResult> {
+  // The id names files and a folder this function deletes: never one that could leave `dir`.
+  if (!isTaskId(task.id)) return blankResult({ ...task, id: String(task.id) }, "error", `batch: task id ${JSON.stringify(task.id)} cannot name a file; nothing was run`);
   const started = Date.now();
   const workspace = join(options.dir, "workspaces", task.id);
   const sessionFile = join(options.dir, "sessions", `${task.id}.jsonl`);
@@ -92,7 +95,10 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     if (stats.stopReason === "aborted") return finish("aborted", { ...exit, error: "the run was aborted" });
     if (task.check === undefined) return finish(run.exitCode === 0 ? "passed" : "failed", exit);
 
-    const check = await runShell(task.check, workspace, stop.signal);
+    // The check's output is the workspace's text, written to results.jsonl: masked as the
+    // session is when the task loads redact-secrets.
+    const ran = await runShell(task.check, workspace, stop.signal);
+    const check = redactorFor(task.extensions)?.(ran) ?? ran;
     const lateInCheck = stopped();
     if (lateInCheck) return { ...lateInCheck, ...exit, check };
     return finish(check.exitCode === 0 ? "passed" : "failed", { ...exit, check });

@@ -18,6 +18,7 @@ export {
   type ModelChangeEntry,
   type SessionInfoEntry,
 } from "./entries.ts";
+export { readSessionHeader } from "./load.ts";
 export { mypiHome, defaultSessionDir, jitiCacheDir, listSessionFiles, sessionFilesByIdPrefix } from "./paths.ts";
 export {
   compact,

@@ -302,10 +302,13 @@ export class SessionManager {
     return text;
   }
 
-  /** Creates the folder and the file (appending, should another writer have created it meanwhile). */
+  /**
+   * Creates the folder and the file (appending, should another writer have created it meanwhile).
+   * A conversation is private to its user: the file is 0600, folders made for it 0700.
+   */
   private createFile(text: string): void {
-    mkdirSync(dirname(this.file!), { recursive: true });
-    appendFileSync(this.file!, text);
+    mkdirSync(dirname(this.file!), { recursive: true, mode: 0o700 });
+    appendFileSync(this.file!, text, { mode: 0o600 });
   }
 
   private newId(): string {
