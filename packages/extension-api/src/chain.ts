@@ -7,6 +7,7 @@
  * handler's own policy in its own frame, so the value an outer `next()` resolves to is always
  * a decision, never a rejection.
  */
+import { isDeepStrictEqual } from "node:util";
 import { compose, type Middleware } from "./compose.ts";
 import { withSignal } from "./context.ts";
 import { deadlines, type Deadline } from "./deadlines.ts";
@@ -340,7 +341,11 @@ function absorb<K extends SlotName>(
   const fields = policy.mutable;
   for (let i = 0; i < fields.length; i++) {
     const now = (event as Record<string, unknown>)[fields[i]!];
-    if (!Object.is(now, snap.values[i]) || shallowChanged(now, snap.copies[i])) (changes ??= {})[fields[i]!] = now;
+    const replaced = !Object.is(now, snap.values[i]);
+    if (!replaced && !shallowChanged(now, snap.copies[i])) continue;
+    // A copy equal to what came in (a redactor's fresh array with nothing masked) is no change.
+    if (isDeepStrictEqual(now, replaced ? snap.values[i] : snap.copies[i])) continue;
+    (changes ??= {})[fields[i]!] = now;
   }
   if (!changes) return state;
   return { ...state, event: { ...state.event, ...changes }, rev: state.rev + 1, by };
