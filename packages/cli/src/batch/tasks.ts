@@ -5,10 +5,13 @@
  *
  * Paths in a task (`workspace.copy`, a local `workspace.git`, `extensions`, a `scripted:` model)
  * resolve against the task file's folder, so a task file and its fixtures move together. A
- * resolved task holds absolute paths only: it can be sent to a worker on another machine as is.
+ * resolved task holds absolute paths only — and the names of shipped extensions
+ * (`permission-gate`), which each machine turns into its own copy's path when it runs the task
+ * (`run-task.ts`) — so it can be sent to a worker on another machine as is.
  */
 import { isAbsolute, normalize, resolve } from "node:path";
 import { isRecord } from "@mypi/kernel";
+import { isShippedName } from "../shipped.ts";
 
 export type WorkspaceSpec =
   | { copy: string }
@@ -20,6 +23,7 @@ export interface Task {
   id: string;
   prompt: string;
   workspace: WorkspaceSpec;
+  /** Absolute paths, and names of shipped extensions (a bare `permission-gate`; `./permission-gate` is a path). */
   extensions: string[];
   model?: string;
   maxTurns?: number;
@@ -97,8 +101,8 @@ function checkTask(line: string, base: string, defaultTimeout: number, problems:
   const paths: string[] = [];
   if (extensions !== undefined) {
     if (!Array.isArray(extensions) || extensions.some((e) => typeof e !== "string" || e === "")) {
-      problems.push(`"extensions" must be an array of paths (got ${describe(extensions)})`);
-    } else paths.push(...extensions.map((e: string) => resolve(base, e)));
+      problems.push(`"extensions" must be an array of paths or names of shipped extensions (got ${describe(extensions)})`);
+    } else paths.push(...extensions.map((e: string) => (isShippedName(e) ? e : resolve(base, e))));
   }
   let modelSpec: string | undefined;
   if (model !== undefined) {
