@@ -54,6 +54,7 @@ export async function runMode(s: ModeStart): Promise<number> {
           exits: s.exits,
           runCommand: (name, commandArgs, signal) => hostSession.runCommand(name, commandArgs, signal),
           ...(redactLines && { redact: redactLines }),
+          verbose: s.args.verbose,
         });
       case "rpc": {
         // Extensions that failed to load: told once as a notification, and in every get_state.

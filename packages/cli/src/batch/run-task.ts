@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { timerDelay } from "@mypi/kernel";
 import { createJsonlSplitter } from "../rpc/jsonl.ts";
+import { BLOCKED, REWROTE } from "../modes/decisions.ts";
 import { isShippedName, shippedExtensionPath } from "../shipped.ts";
 import type { TaskResult, TaskStatus } from "./results.ts";
 import type { Task } from "./tasks.ts";
@@ -150,8 +151,6 @@ function newStats(): RunStats {
   return { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} };
 }
 
-const BLOCKED = new Set(["block", "withhold", "fail_closed"]);
-const REWROTE = new Set(["rewrite", "patch", "transform"]);
 
 /** Fold one event line into `stats`. Lines that are not events (a stray print) are ignored. */
 export function countEvent(stats: RunStats, line: string): void {
