@@ -27,7 +27,7 @@ import { POLICIES, type SlotResults } from "./policy.ts";
 import { ExtensionCommands, type CommandOutcome } from "./manager-commands.ts";
 import { ExtensionTools } from "./manager-tools.ts";
 import { McpServerRegistry } from "./mcp-servers.ts";
-import { describeExtensions, flagsOf, handlerOrder, orderedHandlers } from "./registrations.ts";
+import { describeExtensions, flagsOf, handlerChains, handlerOrder, orderedHandlers } from "./registrations.ts";
 import {
   ROUTES,
   type CommandInfo,
@@ -445,6 +445,11 @@ export class ExtensionManager implements ApiHost {
   /** The effective order of handlers per event, as extension names (outermost first). */
   handlerOrder(): Partial<Record<EventName, string[]>> {
     return handlerOrder(this.records, Object.keys(ROUTES) as EventName[]);
+  }
+
+  /** `handlerOrder()` with each handler's `order` mark (`pre` / `post`), for the text of `mypi extensions` and `/extensions`. */
+  handlerChains(): Partial<Record<EventName, { extension: string; order?: "pre" | "post" }[]>> {
+    return handlerChains(this.records, Object.keys(ROUTES) as EventName[]);
   }
 
   /**

@@ -66,6 +66,12 @@ export interface ChainState<K extends SlotName = SlotName> {
   readonly paths?: { readonly skillPaths: readonly string[]; readonly promptPaths: readonly string[] };
   /** `tool_result`: the terminate flag (not part of the event). */
   readonly terminate?: boolean;
+  /**
+   * `tool_call`: the extensions whose handler judged this call and passed it — answered without
+   * calling `next()`, so they never saw what a later handler made of the input. A later rewrite
+   * names them (docs/extensions.md#23-order).
+   */
+  readonly judged?: readonly string[];
 }
 
 export interface Stop<K extends SlotName> {

@@ -158,6 +158,10 @@ export class Chat extends Container {
         block?.finish(event.result, event.isError === true, event.timestamp);
         return;
       }
+      case "hook_decision":
+        // A rewrite of a call's input that handlers before it judged without seeing (chain.ts).
+        if (event.outcome === "rewrite" && event.reason) this.say(p.yellow(`⚠ ${oneLine(event.extension, 60)} ${oneLine(event.reason, 200)}`));
+        return;
       case "extension_error": {
         return this.say(p.yellow(`⚠ extension ${oneLine(event.extension, 60)} failed in ${oneLine(event.slot, 60)}: ${oneLine(event.error, 160)}`));
       }
