@@ -4,7 +4,7 @@
  * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
  * shutdown however the mode ends.
  */
-import type { ExtensionErrorEvent } from "@mypi/extension-api";
+import type { ExtensionErrorEvent, ExtensionLogEvent } from "@mypi/extension-api";
 import { SessionManager, type ModelClient } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
@@ -12,7 +12,7 @@ import type { LoadedWorkspace } from "./extension-loading.ts";
 import { buildHost, createHostSession, loadExtensionSet, type HostOptions } from "./host-builder.ts";
 import type { HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
-import { extensionErrorLine, runOneShot } from "./modes/print.ts";
+import { extensionErrorLine, extensionLogLine, runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
 import { eventLine } from "./rpc/jsonl.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
@@ -114,12 +114,12 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     (h, reason) => resources.refresh(h, reason),
   );
   if (mode !== "interactive") {
-    const early: ExtensionErrorEvent[] = [];
-    const stop = hostSession.subscribe((event) => void (event.type === "extension_error" && early.push(event)));
+    const early: (ExtensionErrorEvent | ExtensionLogEvent)[] = [];
+    const stop = hostSession.subscribe((event) => void ((event.type === "extension_error" || event.type === "extension_log") && early.push(event)));
     await hostSession.start();
     stop();
     for (const event of early) {
-      if (mode === "print") io.stderr.write(extensionErrorLine(event));
+      if (mode === "print") io.stderr.write(event.type === "extension_error" ? extensionErrorLine(event) : extensionLogLine(event));
       else io.stdout.write(eventLine(event, ws.redactLines));
     }
   }

@@ -369,6 +369,12 @@ export class ExtensionManager implements ApiHost {
     this.options.onDiagnostic?.(message);
   }
 
+  /** An extension's `pi.log` line: an `extension_log` event in the bound host's stream, else a diagnostic (while loading). */
+  log(extension: string, level: "info" | "warn" | "error", message: string): void {
+    if (this.sink) this.sink.emit({ type: "extension_log", extension, level, message, timestamp: Date.now() });
+    else this.diagnostic(`${extension}${level === "info" ? "" : ` ${level}`}: ${message}`);
+  }
+
   // ─── tools and commands ────────────────────────────────────────────────────────────────────
 
   /** The tools of all extensions, a later extension's tool replacing an earlier one of the same name. */

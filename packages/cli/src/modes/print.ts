@@ -12,7 +12,7 @@
  */
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, AgentEndEvent } from "@mypi/kernel";
-import type { ExtensionErrorEvent, ExtensionHostEvent } from "@mypi/extension-api";
+import type { ExtensionErrorEvent, ExtensionHostEvent, ExtensionLogEvent } from "@mypi/extension-api";
 import { exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
 import type { ExitWatcher } from "../exits.ts";
@@ -131,6 +131,11 @@ export function extensionErrorLine(event: ExtensionErrorEvent): string {
   return `mypi: extension ${String(event.extension)} failed in ${String(event.slot)}: ${oneLine(String(event.error))}\n`;
 }
 
+/** Print mode's stderr line for a `pi.log` line: `[name] message`, the level said unless info. */
+export function extensionLogLine(event: ExtensionLogEvent): string {
+  return `[${event.extension}] ${event.level === "info" ? "" : `${event.level === "warn" ? "warning" : "error"}: `}${event.message}\n`;
+}
+
 /**
  * Prints every event from now on (JSON mode: each as a line; print mode: extension failures on
  * stderr) and remembers the last `agent_end`; `untilIdle` waits until no run is in progress.
@@ -142,6 +147,7 @@ function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneSho
     stop: agent.subscribe((event) => {
       if (options.json) io.stdout.write(eventLine(event, options.redact));
       else if (event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
+      else if (event.type === "extension_log") io.stderr.write(extensionLogLine(event));
       else decisions.onEvent(event);
       if (event.type !== "agent_end") return;
       followed.end = event;
