@@ -11,6 +11,7 @@ import { dirname } from "node:path";
 import type { CommandInfo, ExtensionManager, LoadFailure } from "@mypi/extension-api";
 import { formatLoadFailure } from "@mypi/extension-api";
 import type { DiscoveredExtension, ExtensionOrigin } from "./discovery.ts";
+import type { HandlerChains } from "./host-session.ts";
 import type { CliIO } from "./main.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
 
@@ -98,7 +99,7 @@ export async function printExtensions(manager: ExtensionManager, io: CliIO, opti
     for (const s of report.skipped) lines.push(`  ${s.path}`);
   }
   lines.push("", "Handlers per slot and event, in effective order (outermost first; pre / post: their order option):");
-  lines.push(...orderLines(manager));
+  lines.push(...orderLines(manager.handlerChains()));
   lines.push("", `Tools (${report.tools.length}):`);
   const toolWidth = Math.max(0, ...report.tools.map((t) => t.name.length));
   for (const t of report.tools) lines.push(`  ${t.name.padEnd(toolWidth)}  ${t.source ?? ""}  ${t.description}`.trimEnd());
@@ -117,9 +118,8 @@ export async function printExtensions(manager: ExtensionManager, io: CliIO, opti
  * One line per slot and event: its handlers outermost first, each `pre` / `post` handler marked.
  * Under a `tool_call` chain of several handlers, what the order means for a gate.
  */
-export function orderLines(manager: ExtensionManager): string[] {
-  const chains = manager.handlerChains();
-  const names = Object.keys(chains) as (keyof typeof chains)[];
+export function orderLines(chains: HandlerChains): string[] {
+  const names = Object.keys(chains);
   if (names.length === 0) return ["  (none)"];
   const width = Math.max(0, ...names.map((n) => n.length));
   const lines = names.map((name) => `  ${name.padEnd(width)}  ${chains[name]!.map((h) => (h.order ? `${h.extension} (${h.order})` : h.extension)).join(" → ")}`);

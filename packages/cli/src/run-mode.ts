@@ -127,7 +127,7 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
 }
 
 async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promise<number> {
-  const { runInteractive } = await import("./modes/interactive.ts");
+  const [{ runInteractive }, { loadedLine }] = await Promise.all([import("./modes/interactive.ts"), import("./modes/interactive/slash.ts")]);
   return runInteractive(hostSession, s.io, {
     renderers: () => hostSession.host.manager.piRenderers,
     runShortcut: (key) => hostSession.host.manager.runShortcut(key),
@@ -135,7 +135,11 @@ async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promis
     status: s.loadErrors,
     stop: s.exits.signal,
     resume: s.args.resume,
-    banner: [`mypi · ${s.model.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`, ...(s.sandboxState.enabled ? [describeSandboxReport(s.sandboxState)] : [])],
+    banner: [
+      `mypi · ${s.model.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`,
+      loadedLine({ session: hostSession }),
+      ...(s.sandboxState.enabled ? [describeSandboxReport(s.sandboxState)] : []),
+    ],
     contextWindow: compactionOf(s.ws.settings, s.io.env)!.contextWindow,
   });
 }

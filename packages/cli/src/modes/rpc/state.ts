@@ -8,7 +8,8 @@ import { eventLine, toJsonLine } from "../../rpc/jsonl.ts";
 import type { RpcUI } from "../rpc-ui.ts";
 
 /** What RPC commands act on: the host session and the dialogs carried over the wire. */
-export interface RpcTarget extends HostSession {
+/** The session RPC drives (the interactive-only listing of extensions aside). */
+export interface RpcTarget extends Omit<HostSession, "extensions"> {
   readonly ui: RpcUI;
 }
 
