@@ -34,7 +34,8 @@ beforeAll(async () => {
     { text: "The file sets two variables." },
   ]);
   const run = await sandbox.run(["--model", `scripted:${script}`, "-e", "redact-secrets", "-e", "permission-gate", "--session", sessionFile, "-p", `what is in config.env? my token is ${GITHUB}`]);
-  expect(run.stderr).toBe("");
+  // Print mode's one line about the decisions: the secrets masked (prompt and result), the rm blocked.
+  expect(run.stderr).toBe("mypi: decisions: redact-secrets rewrote 2 · permission-gate blocked 1 (--verbose shows each)\n");
   expect(run.code).toBe(0);
   // A second branch, re-asking the first prompt differently, with a hostile text in it.
   const session = SessionManager.open(sessionFile);

@@ -47,6 +47,35 @@ describe("verdicts recorded in the session", () => {
   });
 });
 
+describe("the model's own tool-call arguments", () => {
+  async function runWriting(name: string, extensions: string[]) {
+    const ws = join(sandbox.root, `args-${name}`);
+    sandbox.file(join(ws, ".keep"), "");
+    const script = sandbox.script([{ text: `Saving ${TOKEN}.`, toolCalls: [{ name: "bash", arguments: { command: `printf %s ${TOKEN} > token.txt` } }] }, { text: "done" }]);
+    const session = join(sandbox.root, "sessions", `args-${name}.jsonl`);
+    const r = await sandbox.run([...extensions.flatMap((e) => ["-e", e]), "--cwd", ws, "--model", `scripted:${script}`, "--session", session, "-p", "go"]);
+    expect(r).toMatchObject({ code: 0, stdout: "done\n" });
+    const html = join(sandbox.root, `args-${name}.html`);
+    expect((await sandbox.run(["export", session, html])).code).toBe(0);
+    return { file: readFileSync(session, "utf8"), html: readFileSync(html, "utf8"), written: readFileSync(join(ws, "token.txt"), "utf8") };
+  }
+
+  it("are masked in the session file and the HTML view by redact-secrets, while the tool runs with the real ones", async () => {
+    const { file, html, written } = await runWriting("redacted", [SHIPPED("redact-secrets")]);
+    expect(written).toBe(TOKEN);
+    expect(file).toContain('"command":"printf %s [REDACTED:github-token] > token.txt"');
+    expect(file).toContain("Saving [REDACTED:github-token].");
+    expect(file).not.toContain(TOKEN);
+    expect(html).not.toContain(TOKEN);
+  });
+
+  it("are recorded as the model wrote them without redact-secrets", async () => {
+    const { file, written } = await runWriting("raw", []);
+    expect(written).toBe(TOKEN);
+    expect(file).toContain(`"command":"printf %s ${TOKEN} > token.txt"`);
+  });
+});
+
 describe("errors of session_start handlers, written before the run starts", () => {
   it("are masked on stdout in JSON mode when redact-secrets is loaded", async () => {
     const failing = sandbox.file(join(sandbox.root, "start-fails.ts"), `export default (pi) => pi.on("session_start", () => { throw new Error("cannot use ${TOKEN}"); });\n`);

@@ -171,8 +171,9 @@ export function createHostSession(
     async reload() {
       const r = await host.reload();
       await ready?.(host, "reload");
-      return { loaded: r.loaded, failed: r.failed.map((f) => f.name) };
+      return { loaded: r.loaded, failed: r.failed.map((f) => ({ name: f.name, error: formatLoadFailure(f) })) };
     },
+    extensions: () => ({ loaded: host.manager.list(), chains: host.manager.handlerChains() }),
     newSession: (options) => replace("new", () => rebuild(undefined, options?.parentSession !== undefined ? { parentSession: options.parentSession } : undefined)),
     async compact(customInstructions) {
       const outcome = await host.compact(customInstructions);

@@ -60,10 +60,13 @@ export interface ExtensionHostOptions {
   expandPrompt?: (text: string) => string | undefined;
   onListenerError?: AgentOptions["onListenerError"];
   /**
-   * Applied to what the host records in the session that no slot has vetted: each verdict
-   * (`recordVerdict`: an extension's `reason` or `error` is its own text) and the session's name
-   * (`setSessionName`, RPC's `set_session_name`, `/name`). The CLI passes redact-secrets'
-   * `redactDeep` when that extension is loaded, so what it masks elsewhere is masked here too.
+   * Applied to what the session records that no slot rewrites: each verdict (`recordVerdict`:
+   * an extension's `reason` or `error` is its own text), the session's name (`setSessionName`,
+   * RPC's `set_session_name`, `/name`) and each assistant message — the model's text and
+   * tool-call arguments, written at `message_end` before any slot sees them
+   * (`SessionManager.storedForm`). The run keeps the message as the model wrote it: its tools run
+   * with the real arguments. The CLI passes redact-secrets' `redactDeep` when that extension is
+   * loaded, so what it masks elsewhere is masked on disk here too.
    */
   redactRecord?: <T>(value: T) => T;
 }
@@ -172,6 +175,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     beforeAgentEnd: (end) => run.beforeAgentEnd(end),
   });
 
+  const { redactRecord } = options;
+  if (redactRecord) session.storedForm = (message) => (message.role === "assistant" ? redactRecord(message) : message);
   const verdicts = { session, isRunning: () => agent.isRunning, diagnostic: (m: string) => manager.diagnostic(m), ...(options.redactRecord && { redact: options.redactRecord }) };
   agent.subscribe((event) => {
     if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(verdicts, event);

@@ -23,6 +23,7 @@ import type {
   CustomMessageInput,
   EventName,
   ExtensionErrorEvent,
+  ExtensionLogEvent,
   Handler,
   HandlerOptions,
   HookDecisionEvent,
@@ -120,6 +121,18 @@ export interface ExecResult {
   code: number;
   /** Killed by the timeout or the signal. */
   killed: boolean;
+}
+
+/**
+ * An extension's log (`pi.log`): values are formatted as `console.log` does (`util.format`).
+ * Interactive mode shows a line in the conversation, above the editor; print mode writes it to
+ * stderr; JSON and RPC modes write an `extension_log` event line. Use it instead of `console.*`,
+ * whose output the terminal UI can only catch as unattributed text.
+ */
+export interface ExtensionLogger {
+  info(...values: unknown[]): void;
+  warn(...values: unknown[]): void;
+  error(...values: unknown[]): void;
 }
 
 /** A bus shared by all extensions. A listener that throws is reported and cannot break another. */
@@ -262,6 +275,8 @@ export interface ExtensionAPI {
   /** Persist extension state in the session (not part of the model's context). */
   appendEntry(customType: string, data?: unknown): void;
   readonly events: EventBus;
+  /** Log a line the way every mode shows it (`ExtensionLogger`). At any time, loading included. */
+  readonly log: ExtensionLogger;
   /** Run a program without a shell. */
   exec(command: string, args?: string[], options?: ExecOptions): Promise<ExecResult>;
   getActiveTools(): string[];
@@ -436,7 +451,7 @@ export interface LoadResult {
 
 /** Where diagnostics of a bound manager go: the host inserts them into the run's stream. */
 export interface ManagerSink {
-  emit(event: ExtensionErrorEvent | HookDecisionEvent): void;
+  emit(event: ExtensionErrorEvent | HookDecisionEvent | ExtensionLogEvent): void;
 }
 
 /** A file that failed to load, with where and why (docs/architecture.md#loading). */

@@ -4,9 +4,10 @@
  * is fixed in one pass and nothing runs until all of it is valid.
  *
  * Paths in a task (`workspace.copy`, a local `workspace.git`, `extensions`, a `scripted:` model)
- * resolve against the task file's folder, so a task file and its fixtures move together; a
- * shipped extension's name in `extensions` stays a name (`-e redact-secrets`). A resolved task
- * holds absolute paths and shipped names only: it can be sent to a worker on another machine as is.
+ * resolve against the task file's folder, so a task file and its fixtures move together. A
+ * resolved task holds absolute paths only — and the names of shipped extensions
+ * (`permission-gate`), which each machine turns into its own copy's path when it runs the task
+ * (`run-task.ts`) — so it can be sent to a worker on another machine as is.
  */
 import { isAbsolute, normalize, resolve } from "node:path";
 import { isRecord } from "@mypi/kernel";
@@ -22,6 +23,7 @@ export interface Task {
   id: string;
   prompt: string;
   workspace: WorkspaceSpec;
+  /** Absolute paths, and names of shipped extensions (a bare `permission-gate`; `./permission-gate` is a path). */
   extensions: string[];
   model?: string;
   maxTurns?: number;
@@ -133,7 +135,7 @@ function checkTaskValue(value: unknown, path: PathRule, defaultTimeout: number, 
   const paths: string[] = [];
   if (extensions !== undefined) {
     if (!Array.isArray(extensions) || extensions.some((e) => typeof e !== "string" || e === "")) {
-      problems.push(`"extensions" must be an array of paths (got ${describe(extensions)})`);
+      problems.push(`"extensions" must be an array of paths or names of shipped extensions (got ${describe(extensions)})`);
     } else {
       for (const e of extensions as string[]) {
         const entry = isShippedName(e) ? e : path(e, "extensions", problems);
