@@ -503,7 +503,7 @@ describe("Pi's tool factories", () => {
       writeFileSync(join(dir, "notes.txt"), "remember the milk\n");
       const diagnostics: string[] = [];
       const manager = new ExtensionManager({ cwd: dir, onDiagnostic: (d) => diagnostics.push(d) });
-      await manager.loadExtension(createBuiltinTools({ root: dir }), "builtin-tools");
+      await manager.loadExtension(createBuiltinTools({ root: dir }), "builtin-tools", { replaceable: true });
       const seen: unknown[] = [];
       const { failed } = await manager.loadExtension((pi) => {
         const agent = piVirtualModules(() => {}, { cwd: dir, tools: () => manager.tools(), diagnostic: (d) => diagnostics.push(d) })["@earendil-works/pi-coding-agent"] as Record<string, (...a: unknown[]) => any>;

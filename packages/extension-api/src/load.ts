@@ -21,6 +21,8 @@ export interface Entry {
   path?: string;
   realPath?: string;
   factory?: ExtensionFactory;
+  /** Its tools are defaults others may replace (`ExtensionRecord.replaceable`). */
+  replaceable?: boolean;
   record?: ExtensionRecord;
   failure?: LoadFailure;
 }
@@ -42,6 +44,11 @@ export interface StageDeps {
 
 /** What the load order asks of the manager around a load. */
 export interface LoadHooks extends StageDeps {
+  /**
+   * Why `record` may not join: a tool or flag name another attached extension has (Pi fails such
+   * a load the same way). `undefined`: it may.
+   */
+  conflict(record: ExtensionRecord, others?: readonly ExtensionRecord[]): string | undefined;
   /** A record joins: its observers subscribe. */
   attach(record: ExtensionRecord): void;
   /** Handlers, tools or extensions changed. */
@@ -83,11 +90,12 @@ export class LoadOrder {
   }
 
   /** An in-process factory, at the end. */
-  loadExtension(factory: ExtensionFactory, name: string, path: string | undefined): Promise<LoadResult> {
+  loadExtension(factory: ExtensionFactory, name: string, options: { path?: string | undefined; replaceable?: boolean | undefined }): Promise<LoadResult> {
     return this.serially(async () => {
       const result: LoadResult = { loaded: [], failed: [] };
       const slot: Entry = { name: uniqueName(this.entries, name), factory };
-      if (path !== undefined) slot.path = path;
+      if (options.path !== undefined) slot.path = options.path;
+      if (options.replaceable) slot.replaceable = true;
       this.entries.push(slot);
       await this.fill(slot, result);
       return result;
@@ -100,13 +108,20 @@ export class LoadOrder {
       const { hooks } = this;
       const result: LoadResult = { loaded: [], failed: [] };
       const staged = new Map<Entry, ExtensionRecord>();
+      /** What will be attached after this reload, in load order so far: a new version that clashes with it fails. */
+      const kept: ExtensionRecord[] = [];
       for (const entry of this.entries) {
-        const outcome = await stageEntry(entry, hooks);
+        const staging = await stageEntry(entry, hooks);
+        const conflict = isLoadFailure(staging) ? undefined : hooks.conflict(staging, kept);
+        const outcome: ExtensionRecord | LoadFailure = conflict === undefined ? staging : conflictFailure(entry, conflict);
+        if (conflict !== undefined) hooks.dispose(staging as ExtensionRecord);
         if (isLoadFailure(outcome)) {
           result.failed.push(outcome);
           if (!entry.record) entry.failure = outcome;
+          else kept.push(entry.record);
         } else {
           staged.set(entry, outcome);
+          kept.push(outcome);
         }
       }
       for (const entry of [...this.entries].reverse()) {
@@ -131,6 +146,13 @@ export class LoadOrder {
 
   private async fill(entry: Entry, result: LoadResult): Promise<void> {
     const outcome = await stageEntry(entry, this.hooks);
+    const conflict = isLoadFailure(outcome) ? undefined : this.hooks.conflict(outcome);
+    if (conflict !== undefined && !isLoadFailure(outcome)) {
+      this.hooks.dispose(outcome);
+      entry.failure = conflictFailure(entry, conflict);
+      result.failed.push(entry.failure);
+      return;
+    }
     if (isLoadFailure(outcome)) {
       entry.failure = outcome;
       result.failed.push(outcome);
@@ -149,6 +171,10 @@ export class LoadOrder {
     this.lifecycle = run.catch(() => {});
     return run;
   }
+}
+
+function conflictFailure(entry: Entry, message: string): LoadFailure {
+  return { path: entry.path ?? `<${entry.name}>`, name: entry.name, code: "MYPI_CONFLICT", message };
 }
 
 /** One load of one extension: given up on when it takes too long (`loadTimeoutMs`). */
@@ -198,7 +224,7 @@ async function runFactory(entry: Entry, attempt: Attempt, deps: StageDeps): Prom
   }
   // Imported after the load gave up on it: never run it (nobody reads this outcome).
   if (attempt.abandoned) return { path: where, name: entry.name, code: "MYPI_TIMEOUT", message: "imported after the load timed out" };
-  const record = createRecord(entry.name, factory, extensionContext(deps.context, entry.name), entry.path, entry.realPath);
+  const record = createRecord(entry.name, factory, extensionContext(deps.context, entry.name), entry);
   attempt.record = record;
   try {
     const pi = createExtensionAPI(record, deps.host);

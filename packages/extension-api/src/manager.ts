@@ -167,9 +167,13 @@ export class ExtensionManager implements ApiHost {
     return this.order.entries.length;
   }
 
-  /** Load an in-process factory (the builtin tools, tests, SDK users). */
-  loadExtension(factory: ExtensionFactory, name: string, options: { path?: string } = {}): Promise<LoadResult> {
-    return this.order.loadExtension(factory, name, options.path);
+  /**
+   * Load an in-process factory (the builtin tools, tests, SDK users). `replaceable`: its tools are
+   * defaults a later extension may replace, as Pi's built-in tools are (the builtin tools'); any
+   * other extension's tool name is its own, and a later extension registering it fails to load.
+   */
+  loadExtension(factory: ExtensionFactory, name: string, options: { path?: string; replaceable?: boolean } = {}): Promise<LoadResult> {
+    return this.order.loadExtension(factory, name, options);
   }
 
   /**
@@ -204,11 +208,29 @@ export class ExtensionManager implements ApiHost {
         this.options.extendApi?.(pi, { name: entry.name, ...(entry.path !== undefined && { path: entry.path }) });
       },
       dispose: (record) => this.dispose1(record),
+      conflict: (record, others) => this.conflict(record, others),
       attach: (record) => this.attach(record),
       changed: () => this.changed(),
       settle: (record) => this.toolset.applyRequest(record),
       deliverTo: (extension, event) => this.observers.deliverTo(extension, event),
     };
+  }
+
+  /**
+   * Pi fails the load of an extension that registers a tool or a flag another extension already
+   * has (it keeps the first); so does mypi. The builtin tools' names are free to take.
+   */
+  private conflict(record: ExtensionRecord, others: readonly ExtensionRecord[] = this.records): string | undefined {
+    if (record.replaceable) return undefined;
+    const where = (r: ExtensionRecord) => (r.path === undefined ? r.name : `${r.name} (${r.path})`);
+    for (const other of others) {
+      if (other === record) continue;
+      const tool = other.replaceable ? undefined : [...record.tools.keys()].find((name) => other.tools.has(name));
+      if (tool !== undefined) return `tool "${tool}" conflicts with ${where(other)}, which registered it first; rename one of them, or load only one`;
+      const flag = [...record.flags.keys()].find((name) => other.flags.has(name));
+      if (flag !== undefined) return `flag "--${flag}" conflicts with ${where(other)}, which registered it first; rename one of them, or load only one`;
+    }
+    return undefined;
   }
 
   private attach(record: ExtensionRecord): void {
