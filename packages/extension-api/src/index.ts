@@ -56,5 +56,6 @@ export function defineExtension(factory: ExtensionFactory): ExtensionFactory {
 export { createExtensionHost, forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./host.ts";
 export type { ExtensionHost, ExtensionHostOptions } from "./host.ts";
 export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./pi-compat/index.ts";
+export { paintedTheme, type ThemePaint } from "./pi-compat/theme.ts";
 export { parseFrontmatter, stripFrontmatter } from "./frontmatter.ts";
 export type { ParsedFrontmatter } from "./frontmatter.ts";

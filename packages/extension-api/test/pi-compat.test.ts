@@ -318,3 +318,22 @@ describe("with a terminal (interactive mode's piTerminal)", () => {
     expect(diagnostics.filter((d) => /terminal-UI calls do nothing/.test(d))).toHaveLength(1);
   });
 });
+
+describe("Pi's Theme", () => {
+  it("has Pi 1.6's data members as data and its colour helpers as Pi's shapes, without colour headless", () => {
+    const manager = new ExtensionManager({ cwd: process.cwd() });
+    const theme = manager.context.ui.theme as unknown as Record<string, any>;
+    const exported = piVirtualModules(() => {})["@earendil-works/pi-coding-agent"] as Record<string, any>;
+    expect(theme).toBeInstanceOf(exported.Theme);
+    expect([theme.name, theme.sourcePath, theme.sourceInfo, theme.appearance]).toEqual(["plain", undefined, undefined, "dark"]);
+    expect(theme.colors.accent).toEqual({ kind: "default" });
+    expect([theme.fg("accent", "x"), theme.bg("selectedBg", "x"), theme.bold("x"), theme.style("x", { fg: "accent", bold: true })]).toEqual(["x", "x", "x", "x"]);
+    expect([theme.getFgAnsi("accent"), theme.getBgAnsi("toolErrorBg"), theme.getColorMode()]).toEqual(["", "", "256color"]);
+    expect(() => theme.getFgAnsi("x")).toThrow("Unknown theme color: x");
+    expect(() => theme.fg("selectedBg", "x")).toThrow("Unknown theme color: selectedBg");
+    const border = theme.getThinkingBorderColor("high");
+    expect([typeof border, border("y"), theme.getBashModeBorderColor()("z")]).toEqual(["function", "y", "z"]);
+    const own = new exported.Theme({}, {}, "truecolor", { name: "mine", sourcePath: "/t.json" });
+    expect([own.name, own.sourcePath, own.getColorMode(), own.fg("accent", "a")]).toEqual(["mine", "/t.json", "truecolor", "a"]);
+  });
+});
