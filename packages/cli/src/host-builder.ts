@@ -110,10 +110,11 @@ export type HostOptions = Omit<ExtensionHostOptions, "manager" | "session">;
  */
 export function createHostSession(
   first: ExtensionHost,
-  rebuild: (session?: SessionManager) => Promise<ExtensionHost>,
+  rebuild: (session?: SessionManager, fresh?: { parentSession?: string }) => Promise<ExtensionHost>,
   ready?: (host: ExtensionHost, reason: "startup" | "reload") => Promise<void>,
-): HostSession & { readonly host: ExtensionHost } {
+): HostSession & { readonly host: ExtensionHost; requestShutdown(): void } {
   let host = first;
+  const shutdown = new AbortController();
   let ui: ExtensionUI | undefined;
   const listeners = new Set<(event: ExtensionStreamEvent) => void>();
   const attach = (h: ExtensionHost) => h.agent.subscribe((event) => {
@@ -170,7 +171,25 @@ export function createHostSession(
       await ready?.(host, "reload");
       return { loaded: r.loaded, failed: r.failed.map((f) => f.name) };
     },
-    newSession: () => replace("new", () => rebuild()),
+    async newSession(options = {}) {
+      const { parentSession, setup, withSession, extension } = options;
+      // An extension's /clear during a run: as in Pi, the run is aborted (its end recorded in the old session) first.
+      if (extension !== undefined && host.agent.isRunning) {
+        host.agent.abort();
+        await host.manager.runtime.waitForIdle();
+      }
+      const r = await replace("new", () => rebuild(undefined, parentSession !== undefined ? { parentSession } : {}));
+      if (r.cancelled) return r;
+      if (setup) {
+        await setup(host.session);
+        host.agent.replaceMessages(host.session.buildContext());
+      }
+      const ctx = withSession && extension !== undefined ? host.manager.commandContextFor(extension) : undefined;
+      if (withSession && ctx) await withSession(ctx);
+      return r;
+    },
+    shutdownRequested: shutdown.signal,
+    requestShutdown: () => shutdown.abort(),
     async compact(customInstructions) {
       const outcome = await host.compact(customInstructions);
       switch (outcome.status) {

@@ -3,7 +3,7 @@
  * actions. `run.ts` builds it from the extension host; tests build it around a bare Agent.
  */
 import type { Agent, SessionManager } from "@mypi/kernel";
-import type { CommandInfo, ExtensionHostEvent, ExtensionStreamEvent, ExtensionUI, UserBashAnswer } from "@mypi/extension-api";
+import type { CommandInfo, ExtensionHostEvent, ExtensionStreamEvent, ExtensionUI, NewSessionOptions, UserBashAnswer } from "@mypi/extension-api";
 import type { SessionSummary } from "./session-list.ts";
 
 export interface SessionState {
@@ -39,7 +39,17 @@ export interface HostSession {
   runCommand(name: string, args: string, signal?: AbortSignal): Promise<{ ran: boolean; error?: string }>;
   /** Re-import every extension (docs/architecture.md#loading); the session is kept. */
   reload(): Promise<{ loaded: string[]; failed: string[] }>;
-  newSession(): Promise<{ cancelled: boolean }>;
+  /**
+   * Replace the session by a new, empty one (the extensions load again): `session_before_switch`
+   * may cancel. The options are an extension's `ctx.newSession(options)` (`extension`: whose
+   * command ctx `withSession` gets in the new session).
+   */
+  newSession(options?: NewSessionOptions & { extension?: string }): Promise<{ cancelled: boolean }>;
+  /**
+   * Aborted once an extension asked the process to end (`ctx.shutdown()`): the long-lived modes
+   * end as at the end of their input, once the agent is idle (print and JSON end anyway).
+   */
+  readonly shutdownRequested?: AbortSignal;
   compact(customInstructions?: string): Promise<CompactResult>;
   setSessionName(name: string): void;
   fork(entryId: string): Promise<{ cancelled: boolean }>;

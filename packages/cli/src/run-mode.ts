@@ -47,7 +47,7 @@ export async function runMode(s: ModeStart): Promise<number> {
     switch (s.mode) {
       case "print":
       case "json":
-        return await runOneShot(hostSession.agent, s.io, {
+        return await runOneShot(hostSession, s.io, {
           prompt: s.prompt!,
           json: s.mode === "json",
           maxTurns: s.args.maxTurns ?? 50,
@@ -65,7 +65,7 @@ export async function runMode(s: ModeStart): Promise<number> {
           ui: rpcUI,
           state: () => ({ ...hostSession.state(), extensionErrors }),
         });
-        return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, ...(redactLines && { redact: redactLines }) });
+        return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, end: hostSession.shutdownRequested, ...(redactLines && { redact: redactLines }) });
       }
       case "interactive":
         return await runInteractiveMode(s, hostSession);
@@ -105,11 +105,22 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     ...(args.toolTimeoutMs !== undefined && { toolTimeoutMs: args.toolTimeoutMs }),
     ...(model.id.startsWith("openai:") && { compaction: compactionOf(ws.settings, io.env) }),
   };
+  // Extensions' ctx.newSession() and ctx.shutdown() act on the host session made below.
+  hostOptions.sessionActions = {
+    newSession: (options) => hostSession.newSession(options),
+    shutdown: () => hostSession.requestShutdown(),
+  };
   const host = buildHost(ws.loaded, s.session, hostOptions);
-  const hostSession = createHostSession(host, async (next) =>
-    // A new session keeps the choice of the command line: --no-session writes nothing, ever.
-    // The trust decision stands for the process: `project.trust` does not ask again.
-    buildHost(await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags }), next ?? (args.noSession ? SessionManager.inMemory(s.cwd) : SessionManager.create({ cwd: s.cwd })), hostOptions),
+  const hostSession: RunSession = createHostSession(
+    host,
+    async (next, fresh = {}) =>
+      // A new session keeps the choice of the command line: --no-session writes nothing, ever.
+      // The trust decision stands for the process: `project.trust` does not ask again.
+      buildHost(
+        await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags }),
+        next ?? (args.noSession ? SessionManager.inMemory(s.cwd, fresh) : SessionManager.create({ cwd: s.cwd, ...fresh })),
+        hostOptions,
+      ),
     (h, reason) => resources.refresh(h, reason),
   );
   if (mode !== "interactive") {

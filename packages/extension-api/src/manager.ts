@@ -30,6 +30,7 @@ import { McpServerRegistry } from "./mcp-servers.ts";
 import { describeExtensions, flagsOf, handlerOrder, orderedHandlers } from "./registrations.ts";
 import {
   ROUTES,
+  type CommandContext,
   type CommandInfo,
   type EventName,
   type ExtensionContext,
@@ -115,6 +116,7 @@ export class ExtensionManager implements ApiHost {
       once: (key, message) => this.once(key, message),
       reload: () => this.reload(),
       reportError: (extension, slot, error, code) => this.reportError(extension, slot, error, code),
+      unsupported: (extension, what, why) => this.once(`unsupported:${extension}:${what}`, `${extension}: ${what}: ${why}, so it does nothing (reported once)`),
       compat: this.compat,
     });
     this.loader = new ExtensionLoader(
@@ -441,6 +443,11 @@ export class ExtensionManager implements ApiHost {
    */
   runCommand(name: string, args = "", signal?: AbortSignal): Promise<CommandOutcome> {
     return this.commands.run(name, args, signal);
+  }
+
+  /** A command's ctx for the loaded extension `extension` (a new session's `withSession`); undefined when none is loaded under that name. */
+  commandContextFor(extension: string): CommandContext | undefined {
+    return this.commands.contextFor(extension);
   }
 
   /**

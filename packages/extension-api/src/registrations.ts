@@ -90,14 +90,20 @@ export function mergeCommands(records: readonly ExtensionRecord[], onReplace: On
   return map;
 }
 
-/** A command handler's ctx: the extension's, with the call's `signal` and the command-only actions. */
-export function commandContext(base: ExtensionContext, signal: AbortSignal | undefined, actions: Pick<CommandContext, "waitForIdle" | "reload" | "fork">): CommandContext {
-  return Object.create(base, {
-    ...(signal && { signal: { value: signal } }),
-    waitForIdle: { value: actions.waitForIdle },
-    reload: { value: actions.reload },
-    fork: { value: actions.fork },
-  }) as CommandContext;
+/**
+ * A command handler's ctx: the extension's members and the command-only actions, all own and
+ * enumerable (Pi's command ctx spreads whole), with the call's `signal`.
+ */
+export function commandContext(base: ExtensionContext, signal: AbortSignal | undefined, actions: Pick<CommandContext, "waitForIdle" | "reload" | "fork" | "newSession">): CommandContext {
+  const ctx = Object.defineProperties({}, Object.getOwnPropertyDescriptors(base)) as CommandContext;
+  const own = (value: unknown) => ({ value, enumerable: true, configurable: true, writable: true });
+  return Object.defineProperties(ctx, {
+    ...(signal && { signal: own(signal) }),
+    waitForIdle: own(actions.waitForIdle),
+    newSession: own(actions.newSession),
+    fork: own(actions.fork),
+    reload: own(actions.reload),
+  });
 }
 
 /** The commands as listed (`getCommands`): the extensions', then the host's whose name no extension took. */

@@ -30,6 +30,12 @@ export interface RpcIO {
    * returns once the run has ended.
    */
   stop?: AbortSignal;
+  /**
+   * An extension asked the process to end (`ctx.shutdown()`, Pi's behaviour): input is no longer
+   * read, and the mode returns as at the end of input — the command in progress answered, the run
+   * in progress finished.
+   */
+  end?: AbortSignal;
   /** Masks progress in event lines (`eventLine`). */
   redact?: <T>(value: T) => T;
 }
@@ -44,7 +50,8 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   if (io.stop?.aborted) onStop();
   else io.stop?.addEventListener("abort", onStop, { once: true });
 
-  await readJsonlLines(io.stdin, (line) => routeLine(s, line), { maxLineChars: io.maxLineChars, ...(io.stop && { signal: io.stop }) });
+  const reading = io.stop && io.end ? AbortSignal.any([io.stop, io.end]) : (io.stop ?? io.end);
+  await readJsonlLines(io.stdin, (line) => routeLine(s, line), { maxLineChars: io.maxLineChars, ...(reading && { signal: reading }) });
   // End of input: nobody can answer a dialog any more; finish what was sent and the run in progress.
   target.ui.close();
   await s.queue;

@@ -107,13 +107,17 @@ export class SessionManager {
 
   // ─── Opening ───────────────────────────────────────────────────────────────────────────────
 
-  /** A new session in `dir` (default `$MYPI_HOME/sessions/<cwd-slug>/`). The file appears with the first entry. */
-  static create(options: SessionLocationOptions): SessionManager {
+  /**
+   * A new session in `dir` (default `$MYPI_HOME/sessions/<cwd-slug>/`). The file appears with the
+   * first entry. `parentSession`: the session file it continues (recorded in its header).
+   */
+  static create(options: SessionLocationOptions & { parentSession?: string }): SessionManager {
     const cwd = resolve(options.cwd);
     const now = new Date();
     const id = randomUUID();
     const dir = options.dir ?? defaultSessionDir(cwd);
-    return SessionManager.fresh({ type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString() }, join(dir, sessionFileName(id, now)));
+    const header: SessionHeader = { type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) };
+    return SessionManager.fresh(header, join(dir, sessionFileName(id, now)));
   }
 
   /**
@@ -148,10 +152,10 @@ export class SessionManager {
     });
   }
 
-  /** A session that is never written (`--no-session`). */
-  static inMemory(cwd: string): SessionManager {
+  /** A session that is never written (`--no-session`); `parentSession` as in `create`. */
+  static inMemory(cwd: string, options: { parentSession?: string } = {}): SessionManager {
     return SessionManager.fresh(
-      { type: "session", version: SESSION_VERSION, id: randomUUID(), cwd: resolve(cwd), timestamp: new Date().toISOString() },
+      { type: "session", version: SESSION_VERSION, id: randomUUID(), cwd: resolve(cwd), timestamp: new Date().toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) },
       undefined,
     );
   }
