@@ -20,7 +20,7 @@
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { LoadFailure } from "@mypi/extension-api";
+import { extensionName, type LoadFailure } from "@mypi/extension-api";
 import { findInstalledPackage, isPackageDir, isPackageName, readPackageManifest, type PackageManifest } from "./packages/manifest.ts";
 import { isShippedName, shippedExtensionPath } from "./shipped.ts";
 
@@ -32,6 +32,8 @@ export interface DiscoveredExtension {
   origin: ExtensionOrigin;
   /** Why it is here, for `mypi extensions`: the -e spec it came from, the file that switched it on. */
   note?: string;
+  /** The name to load it under (a package's extensions are named after the package); default its file's. */
+  name?: string;
 }
 
 export interface DiscoveryOptions {
@@ -65,13 +67,18 @@ export function discoverExtensions(options: DiscoveryOptions): Discovery {
   for (const spec of options.extensionPaths) {
     const resolved = resolveExtensionSpec(spec, options);
     if ("failure" in resolved) failures.push(resolved.failure);
-    else for (const path of resolved.paths) extensions.push({ path, origin: "cli", ...(path !== resolve(options.shellCwd, spec) && { note: `-e ${spec}` }) });
+    else {
+      for (const [i, path] of resolved.paths.entries()) {
+        const name = resolved.names?.[i];
+        extensions.push({ path, origin: "cli", ...(path !== resolve(options.shellCwd, spec) && { note: `-e ${spec}` }), ...(name !== undefined && { name }) });
+      }
+    }
   }
   return { extensions, failures };
 }
 
 /** What one -e spec names: the entry paths to load, or why the package it names is unusable. */
-export function resolveExtensionSpec(spec: string, options: Pick<DiscoveryOptions, "cwd" | "shellCwd">): { paths: string[] } | { failure: LoadFailure } {
+export function resolveExtensionSpec(spec: string, options: Pick<DiscoveryOptions, "cwd" | "shellCwd">): { paths: string[]; names?: string[] } | { failure: LoadFailure } {
   const asPath = resolve(options.shellCwd, spec);
   if (existsSync(asPath)) return isPackageWithExtensions(asPath) ? packageEntries(asPath, spec) : { paths: [asPath] };
   if (isShippedName(spec)) return { paths: [shippedExtensionPath(spec)] };
@@ -91,10 +98,10 @@ function isPackageWithExtensions(dir: string): boolean {
   if (!isDirectory(dir) || !isPackageDir(dir)) return false;
   const manifest = readPackageManifest(dir);
   if (typeof manifest === "string") return true; // reported by packageEntries
-  return manifest.declaredBy !== "folders" || !hasIndexFile(dir);
+  return (manifest.declaredBy !== "folders" && manifest.declaredBy !== "entry") || !hasIndexFile(dir);
 }
 
-function packageEntries(dir: string, spec: string): { paths: string[] } | { failure: LoadFailure } {
+function packageEntries(dir: string, spec: string): { paths: string[]; names?: string[] } | { failure: LoadFailure } {
   const manifest = readPackageManifest(dir);
   const name = typeof manifest === "string" ? spec : (manifest.name ?? spec);
   if (typeof manifest === "string") return { failure: { path: dir, name, code: "MYPI_BAD_PACKAGE", message: manifest } };
@@ -103,7 +110,16 @@ function packageEntries(dir: string, spec: string): { paths: string[] } | { fail
     const message = 'the package declares no extensions: add "mypi": { "extensions": ["./index.ts"] } to its package.json (Pi\'s "pi" key works too), or an extensions/ folder';
     return { failure: { path: dir, name, code: "MYPI_BAD_PACKAGE", message } };
   }
-  return { paths };
+  return manifest.name === undefined ? { paths } : { paths, names: packageExtensionNames(manifest.name, paths) };
+}
+
+/**
+ * The names a package's extensions load under: the package's name for its one extension, else
+ * `<package>/<file name>` (`@acme/tools/review`), not the folders they happen to sit in (`src`, `dist`).
+ */
+export function packageExtensionNames(pkg: string, paths: readonly string[]): string[] {
+  if (paths.length === 1) return [pkg];
+  return paths.map((p) => `${pkg}/${extensionName(isDirectory(p) ? join(p, "index.ts") : p)}`);
 }
 
 /** The extension entries a manifest names: a folder without an index file stands for the extensions in it. */

@@ -13,6 +13,7 @@ import {
   formatLoadFailure,
   type ExtensionHost,
   type ExtensionHostOptions,
+  type ExtensionSpec,
   type ExtensionStreamEvent,
   type ExtensionUI,
   type HostMode,
@@ -28,8 +29,8 @@ import { isShippedCompiled, shippedExtensionPath } from "./shipped.ts";
 export interface ExtensionSet {
   /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */
   cwd: string;
-  /** Absolute paths the user chose (global ones, `-e` ones), in load order (see `discovery.ts`). */
-  paths: readonly string[];
+  /** Absolute paths the user chose (global ones, `-e` ones), in load order (see `discovery.ts`); a package's with its name. */
+  paths: readonly ExtensionSpec[];
   /** The workspace's own extensions, loaded only when it is trusted (`trust.ts`). */
   project?: ProjectExtensions;
   builtinTools: boolean;
@@ -51,7 +52,7 @@ export interface ProjectExtensions {
   /** How many of the set's `paths` come before the workspace's in the load order (the global ones; `-e` paths follow). */
   after: number;
   /** Loaded after the decision whatever it is, after the workspace's (the automatic mcp, which reads the workspace's mcp.json only when trusted). */
-  afterDecision?: readonly string[];
+  afterDecision?: readonly ExtensionSpec[];
   /** The decision when it is known before loading (a flag, a saved one): extensions see it from their first line. */
   known?: boolean;
   /**
@@ -59,7 +60,7 @@ export interface ProjectExtensions {
    * `project_trust`): the workspace's entries to load (its folder's, its packages'), or
    * `undefined` when it is not trusted. Sets `ctx.isProjectTrusted()`.
    */
-  trust(manager: ExtensionManager): Promise<readonly string[] | undefined>;
+  trust(manager: ExtensionManager): Promise<readonly ExtensionSpec[] | undefined>;
 }
 
 export interface LoadedExtensions {

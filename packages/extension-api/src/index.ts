@@ -47,7 +47,7 @@ export { ExtensionManager } from "./manager.ts";
 export { parseSlashCommand } from "./api.ts";
 export { HEADLESS_UI, emptySessionView } from "./context.ts";
 export { ObserverBus } from "./observer-bus.ts";
-export { formatLoadFailure } from "./loader.ts";
+export { extensionName, formatLoadFailure } from "./loader.ts";
 
 /** Identity, for typing: `export default defineExtension((pi) => { … })`. */
 export function defineExtension(factory: ExtensionFactory): ExtensionFactory {

@@ -10,7 +10,7 @@ import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord } 
 import { extensionContext } from "./context.ts";
 import { describeLoadError, isLoadFailure, resolveEntry, type ExtensionLoader } from "./loader.ts";
 import type { BusEvent } from "./observer-bus.ts";
-import type { ExtensionAPI, ExtensionContext, ExtensionFactory, LoadFailure, LoadResult } from "./types.ts";
+import type { ExtensionAPI, ExtensionContext, ExtensionFactory, ExtensionSpec, LoadFailure, LoadResult } from "./types.ts";
 
 /** Loading an extension (importing its module and running its default export) may take this long. */
 export const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
@@ -66,22 +66,28 @@ export class LoadOrder {
 
   constructor(private readonly hooks: LoadHooks) {}
 
-  /** Files and folders in order, before the entry at `at` (default: at the end); a file already loaded is skipped. */
-  load(paths: readonly string[], baseDir: string, at: number | undefined): Promise<LoadResult> {
+  /**
+   * Files and folders in order, before the entry at `at` (default: at the end); a file already
+   * loaded is skipped. A spec with a `name` is loaded under it (a package's extensions are named
+   * after the package), else under its file's name.
+   */
+  load(specs: readonly ExtensionSpec[], baseDir: string, at: number | undefined): Promise<LoadResult> {
     return this.serially(async () => {
       const result: LoadResult = { loaded: [], failed: [] };
       let position = at ?? this.entries.length;
       const place = (entry: Entry) => void this.entries.splice(position++, 0, entry);
-      for (const path of paths) {
+      for (const spec of specs) {
+        const path = typeof spec === "string" ? spec : spec.path;
+        const named = typeof spec === "string" ? undefined : spec.name;
         const entry = resolveEntry(path, baseDir);
         if (isLoadFailure(entry)) {
-          const failure = { ...entry, name: uniqueName(this.entries, entry.name) }; // it may load on a reload: its name is its own
+          const failure = { ...entry, name: uniqueName(this.entries, named ?? entry.name) }; // it may load on a reload: its name is its own
           place({ name: failure.name, path: entry.path, failure });
           result.failed.push(failure);
           continue;
         }
         if (this.entries.some((e) => e.realPath === entry.realPath)) continue;
-        const slot: Entry = { name: uniqueName(this.entries, entry.name), path: entry.file, realPath: entry.realPath };
+        const slot: Entry = { name: uniqueName(this.entries, named ?? entry.name), path: entry.file, realPath: entry.realPath };
         place(slot);
         await this.fill(slot, result);
       }

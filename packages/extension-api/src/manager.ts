@@ -39,6 +39,7 @@ import {
   type ExtensionInfo,
   type ExtensionManagerOptions,
   type ExtensionRuntime,
+  type ExtensionSpec,
   type ExtensionUI,
   type FlagInfo,
   type HostMode,
@@ -155,7 +156,7 @@ export class ExtensionManager implements ApiHost {
    * `loadOrderSize`) instead of at the end: a host that must load some extensions first (the
    * ones that decide project trust) keeps the order it documents.
    */
-  load(paths: readonly string[], options: { baseDir?: string; at?: number } = {}): Promise<LoadResult> {
+  load(paths: readonly ExtensionSpec[], options: { baseDir?: string; at?: number } = {}): Promise<LoadResult> {
     return this.order.load(paths, options.baseDir ?? process.cwd(), options.at);
   }
 

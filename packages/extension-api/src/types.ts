@@ -462,6 +462,9 @@ export interface ManagerSink {
   emit(event: ExtensionErrorEvent | HookDecisionEvent): void;
 }
 
+/** What `ExtensionManager.load` takes: a path, or a path and the name to load it under. */
+export type ExtensionSpec = string | { path: string; name?: string };
+
 /** A file that failed to load, with where and why (docs/architecture.md#loading). */
 export interface LoadFailure {
   path: string;

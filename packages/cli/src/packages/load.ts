@@ -13,7 +13,7 @@ import { statSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import type { LoadFailure } from "@mypi/extension-api";
 import picomatch from "picomatch";
-import { hasIndexFile, listExtensionFolder, manifestExtensionPaths } from "../discovery.ts";
+import { hasIndexFile, listExtensionFolder, manifestExtensionPaths, packageExtensionNames } from "../discovery.ts";
 import type { LoadedSettings, PackageEntry } from "../settings.ts";
 import { entrySource } from "../settings-write.ts";
 import { findInstalled } from "./install.ts";
@@ -21,8 +21,11 @@ import { isPackageDir, readPackageManifest, type PackageManifest } from "./manif
 import { parseSource } from "./source.ts";
 
 export interface PackageResources {
-  /** Extension entries in declaration order, each with the declaration it came from (for `mypi extensions`). */
-  extensions: { path: string; note: string }[];
+  /**
+   * Extension entries in declaration order, each with the declaration it came from (for `mypi
+   * extensions`) and the name it loads under (after its package: `packageExtensionNames`).
+   */
+  extensions: { path: string; note: string; name?: string }[];
   skills: string[];
   prompts: string[];
   failures: LoadFailure[];
@@ -56,7 +59,12 @@ export function packageResources(declared: LoadedSettings["packages"], skip: Rea
       continue;
     }
     const note = `package ${source.declaration}`;
-    for (const path of narrow(resources.extensions, entry, "extensions", installed.root)) out.extensions.push({ path, note });
+    const paths = narrow(resources.extensions, entry, "extensions", installed.root);
+    const names = resources.name === undefined ? [] : packageExtensionNames(resources.name, resources.extensions);
+    for (const path of paths) {
+      const name = names[resources.extensions.indexOf(path)];
+      out.extensions.push({ path, note, ...(name !== undefined && { name }) });
+    }
     out.skills.push(...narrow(resources.skills, entry, "skills", installed.root));
     out.prompts.push(...narrow(resources.prompts, entry, "prompts", installed.root));
   }
@@ -81,7 +89,7 @@ export function checkPackage(root: string): string | undefined {
   return `${root} offers no extensions, skills or prompts: declare them under "mypi" (or Pi's "pi") in its package.json, or add an extensions/ folder`;
 }
 
-type Resources = Pick<PackageManifest, "extensions" | "skills" | "prompts">;
+type Resources = Pick<PackageManifest, "extensions" | "skills" | "prompts" | "name">;
 
 /** What a package root offers: a file is one extension; a folder without package.json is a folder extension or the conventional folders. */
 function resourcesAt(root: string): Resources | string {
@@ -89,7 +97,7 @@ function resourcesAt(root: string): Resources | string {
   if (isPackageDir(root)) {
     const manifest = readPackageManifest(root);
     if (typeof manifest === "string") return manifest;
-    return { extensions: manifestExtensionPaths(manifest), skills: manifest.skills, prompts: manifest.prompts };
+    return { extensions: manifestExtensionPaths(manifest), skills: manifest.skills, prompts: manifest.prompts, ...(manifest.name !== undefined && { name: manifest.name }) };
   }
   if (hasIndexFile(root)) return { extensions: [root], skills: [], prompts: [] };
   const folder = (name: string) => (isDirectory(join(root, name)) ? [join(root, name)] : []);
