@@ -45,6 +45,8 @@ export interface DiscoveryOptions {
   home: string;
   extensionPaths: readonly string[];
   noExtensions: boolean;
+  /** `--no-mcp`: the shipped mcp extension is left out, however it was asked for. */
+  noMcp?: boolean;
 }
 
 export interface Discovery {
@@ -62,9 +64,10 @@ export function discoverExtensions(options: DiscoveryOptions): Discovery {
     // The workspace's own mcp.json switches mcp on only in a trusted workspace (origin "project").
     const mcpConfig = [join(options.home, "mcp.json"), join(options.cwd, ".mypi", "mcp.json")].find((f) => existsSync(f));
     const byProject = mcpConfig !== undefined && mcpConfig !== join(options.home, "mcp.json");
-    if (mcpConfig !== undefined) extensions.push({ path: shippedExtensionPath("mcp"), origin: byProject ? "project" : "auto", note: `on: ${mcpConfig} exists` });
+    if (mcpConfig !== undefined && !options.noMcp) extensions.push({ path: shippedExtensionPath("mcp"), origin: byProject ? "project" : "auto", note: `on: ${mcpConfig} exists` });
   }
   for (const spec of options.extensionPaths) {
+    if (options.noMcp && spec === "mcp") continue;
     const resolved = resolveExtensionSpec(spec, options);
     if ("failure" in resolved) failures.push(resolved.failure);
     else {

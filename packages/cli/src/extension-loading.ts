@@ -77,7 +77,7 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const { firstPass, io, mode, listing, cwd, firstSettings } = r;
   const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
-  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions });
+  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions, noMcp: firstPass.noMcp });
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
   const trustResources = protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions"));
   const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");

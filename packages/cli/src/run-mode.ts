@@ -5,7 +5,8 @@
  * shutdown however the mode ends.
  */
 import type { ExtensionErrorEvent } from "@mypi/extension-api";
-import { SessionManager, type ModelClient } from "@mypi/kernel";
+import { resolve } from "node:path";
+import { SessionManager, defaultSessionDir, type ModelClient } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
 import type { LoadedWorkspace } from "./extension-loading.ts";
@@ -75,6 +76,11 @@ export async function runMode(s: ModeStart): Promise<number> {
   }
 }
 
+/** The session folder of this run: `--session-dir`, else the workspace's under `$MYPI_HOME`. */
+export function sessionDirOf(args: Pick<CliArgs, "sessionDir">, cwd: string, shellCwd: string): string {
+  return args.sessionDir !== undefined ? resolve(shellCwd, args.sessionDir) : defaultSessionDir(cwd);
+}
+
 /** Automatic compaction: the settings' `compaction`, the window from MYPI_CONTEXT_WINDOW when set. */
 export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): HostOptions["compaction"] {
   const { enabled, contextWindow, reserveTokens, keepRecentTokens } = settings.compaction ?? {};
@@ -118,7 +124,7 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
       // The trust decision stands for the process: `project.trust` does not ask again.
       buildHost(
         await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags }),
-        next ?? (args.noSession ? SessionManager.inMemory(s.cwd, fresh) : SessionManager.create({ cwd: s.cwd, ...fresh })),
+        next ?? (args.noSession ? SessionManager.inMemory(s.cwd, fresh) : SessionManager.create({ cwd: s.cwd, dir: sessionDirOf(args, s.cwd, io.cwd), ...fresh })),
         hostOptions,
       ),
     (h, reason) => resources.refresh(h, reason),

@@ -109,12 +109,13 @@ export class SessionManager {
 
   /**
    * A new session in `dir` (default `$MYPI_HOME/sessions/<cwd-slug>/`). The file appears with the
-   * first entry. `parentSession`: the session file it continues (recorded in its header).
+   * first entry. `parentSession`: the session file it continues (recorded in its header); `id`:
+   * its id (`--session-id`), default a new UUID.
    */
-  static create(options: SessionLocationOptions & { parentSession?: string }): SessionManager {
+  static create(options: SessionLocationOptions & { parentSession?: string; id?: string }): SessionManager {
     const cwd = resolve(options.cwd);
     const now = new Date();
-    const id = randomUUID();
+    const id = options.id ?? randomUUID();
     const dir = options.dir ?? defaultSessionDir(cwd);
     const header: SessionHeader = { type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) };
     return SessionManager.fresh(header, join(dir, sessionFileName(id, now)));
