@@ -31,7 +31,8 @@ type Event = Record<string, any>;
 const text = (content: { type: string; text?: string }[]) => content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
 const entries = (file: string) => readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Event);
 
-describe.concurrent("published Pi packages' habits, through the CLI", { timeout: 60_000 }, () => {
+// One test at a time: each starts up to four mypi processes at once, and the machine has two cores.
+describe("published Pi packages' habits, through the CLI", { timeout: 90_000 }, () => {
   it("a tool and a command registered again replace the earlier ones, and the model's next call gets the new tool; ctx spreads whole and the theme's fields are data", async () => {
     const cwd = workspace("refresh");
     const script = sandbox.script([{ toolCalls: [{ name: "lookup", arguments: {} }] }, { text: "Found it again." }], "refresh.json");
