@@ -26,7 +26,7 @@ Model
                                     OPENAI_API_KEY is set
   --model <provider>/<model>        a model of a provider an extension registered (pi.registerProvider)
   --base-url URL                    the API's base URL (e.g. http://127.0.0.1:8080/v1)
-  --system-prompt TEXT              replace the whole system prompt (context files and skills too)
+  --system-prompt TEXT|FILE         replace the whole system prompt (context files and skills too)
   --append-system-prompt TEXT|FILE  add to the system prompt (repeatable; an existing file is read)
   --max-turns N                     stop after N model calls in one run (default 50)
 

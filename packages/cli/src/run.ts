@@ -91,12 +91,12 @@ async function runWatched(run: WatchedRun): Promise<number> {
   // settings' `tools`, else all; less what --exclude-tools matches.
   const registered = loaded.manager.effectiveTools().map((t) => t.name);
   const allowedTools = selectTools(registered, args.tools ?? settings.tools, args.excludeTools);
-  const append = appendedPrompts(args, io);
-  if (typeof append === "string") {
+  const prompts = appendedPrompts(args, io);
+  if (typeof prompts === "string") {
     await shutdown();
-    return fail(io, append);
+    return fail(io, prompts);
   }
-  const resources = runResources(run, { cwd: line.cwd, ws, args, append, allowedTools });
+  const resources = runResources(run, { cwd: line.cwd, ws, args: { ...args, ...(prompts.system !== undefined && { systemPrompt: prompts.system }) }, append: prompts.append, allowedTools });
   if (listing) return listExtensions(run, { ws, args, sandboxState, resources });
   const model = await resolveModel(args, io, loaded.manager);
   if (typeof model === "string") {
@@ -306,22 +306,29 @@ async function resolveModel(args: CliArgs, io: CliIO, manager: LoadedExtensions[
   return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }), ...(args.apiKey !== undefined && { apiKey: args.apiKey }), ...(http && { http }) });
 }
 
-/** `--append-system-prompt` values: an existing file (against the shell's directory) is read, anything else is text. */
-function appendedPrompts(args: CliArgs, io: CliIO): string[] | string {
-  const out: string[] = [];
-  for (const value of args.appendSystemPrompt) {
+/**
+ * `--append-system-prompt` values, and `--system-prompt`'s (Pi reads a file for both): an
+ * existing file (against the shell's directory) is read, anything else is text. A string is the error.
+ */
+function appendedPrompts(args: CliArgs, io: CliIO): { append: string[]; system?: string } | string {
+  const read = (flag: string, value: string): { text: string } | { error: string } => {
     const path = resolve(io.cwd, value);
-    if (!isFile(path)) {
-      out.push(value);
-      continue;
-    }
+    if (!isFile(path)) return { text: value };
     try {
-      out.push(readFileSync(path, "utf8"));
+      return { text: readFileSync(path, "utf8") };
     } catch (error) {
-      return `--append-system-prompt ${value}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`;
+      return { error: `--${flag} ${value}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).` };
     }
+  };
+  const append: string[] = [];
+  for (const value of args.appendSystemPrompt) {
+    const r = read("append-system-prompt", value);
+    if ("error" in r) return r.error;
+    append.push(r.text);
   }
-  return out;
+  if (args.systemPrompt === undefined) return { append };
+  const system = read("system-prompt", args.systemPrompt);
+  return "error" in system ? system.error : { append, system: system.text };
 }
 
 /** A word like Pi's partial session id: no path separator, no extension, starts with a letter or digit. */
