@@ -89,7 +89,7 @@ async function runWatched(run: WatchedRun): Promise<number> {
   const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : ws.extensionSet.sandbox, line.cwd, loaded.manager);
   // The tools the model is offered: --tools / --no-tools (names, patterns, +/-), else the
   // settings' `tools`, else all; less what --exclude-tools matches.
-  const registered = loaded.manager.effectiveTools().map((t) => t.name);
+  const registered = () => loaded.manager.toolset.registry.list().map((t) => t.name);
   const allowedTools = selectTools(registered, args.tools ?? settings.tools, args.excludeTools);
   const prompts = appendedPrompts(args, io);
   if (typeof prompts === "string") {

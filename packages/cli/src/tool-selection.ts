@@ -22,13 +22,14 @@ function isToolModifier(entry: string): boolean {
 }
 
 /**
- * The tools the model is offered, of `registered` (in their order): `--tools` as an allowlist of
+ * The tools the model is offered, of the registered `names` (in their order; read only when a flag asks): `--tools` as an allowlist of
  * names and `*` patterns, or its `+name` / `-name` entries applied to all of them; then without
  * what `--exclude-tools` matches. An allowlist name that matches nothing is kept (the host says
  * it is unknown). `undefined`: no narrowing at all.
  */
-export function selectTools(registered: readonly string[], tools: readonly string[] | undefined, exclude: readonly string[]): string[] | undefined {
+export function selectTools(names: readonly string[] | (() => readonly string[]), tools: readonly string[] | undefined, exclude: readonly string[]): string[] | undefined {
   if (tools === undefined && exclude.length === 0) return undefined;
+  const registered = typeof names === "function" ? names() : names;
   const excluded = toolMatcher(exclude);
   let selected: string[];
   if (tools === undefined) selected = [...registered];
