@@ -58,7 +58,7 @@ describe("mypi install", { timeout: 90_000 }, () => {
     expect(readFileSync(settingsFile, "utf8")).toBe(`{\n    "model": "openai:x",\n    "mine": {\n        "keep": true\n    },\n    "packages": [\n        "${pkg}"\n    ]\n}\n`);
 
     const { report } = await listing();
-    expect(report.loaded.map((e) => [e.name, e.path, e.note, e.tools])).toContainEqual(["src", join(pkg, "src", "index.ts"), `package ${pkg}`, ["local_pkg"]]);
+    expect(report.loaded.map((e) => [e.name, e.path, e.note, e.tools])).toContainEqual(["local-pkg", join(pkg, "src", "index.ts"), `package ${pkg}`, ["local_pkg"]]);
     expect((await sandbox.run(["list"])).stdout).toBe(`Global — ${settingsFile}\n  ${pkg}  (2.1.0)  ${pkg}\n`);
     // Installing it again declares it once.
     await sandbox.run(["install", pkg]);

@@ -74,6 +74,11 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
         const { runDemo } = await import("./demo/run.ts");
         return await runDemo(args, io);
       }
+      case "export": {
+        // Pi's `--export FILE [OUT]`: `mypi export FILE [OUT]`.
+        const { runExportCommand } = await import("./export/command.ts");
+        return runExportCommand(args.exportArgs ?? [], io);
+      }
       default: {
         const { runCommand } = await import("./run.ts");
         return await runCommand(argv, args, io);

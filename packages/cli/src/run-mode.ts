@@ -5,7 +5,8 @@
  * shutdown however the mode ends.
  */
 import type { ExtensionErrorEvent, ExtensionLogEvent } from "@mypi/extension-api";
-import { OPENAI_DEFAULT_BASE_URL, SessionManager, type ModelClient, type RetrySwitch } from "@mypi/kernel";
+import { resolve } from "node:path";
+import { OPENAI_DEFAULT_BASE_URL, SessionManager, defaultSessionDir, type ModelClient, type RetrySwitch } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
 import type { LoadedWorkspace } from "./extension-loading.ts";
@@ -50,7 +51,7 @@ export async function runMode(s: ModeStart): Promise<number> {
     switch (s.mode) {
       case "print":
       case "json":
-        return await runOneShot(hostSession.agent, s.io, {
+        return await runOneShot(hostSession, s.io, {
           prompt: s.prompt!,
           json: s.mode === "json",
           maxTurns: s.args.maxTurns ?? 50,
@@ -71,7 +72,7 @@ export async function runMode(s: ModeStart): Promise<number> {
           modelInfo: () => piModelOf(hostSession.agent.model.id, modelFacts(s, hostSession.agent.model.id)),
           ...(s.retry && { retry: s.retry }),
         });
-        return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, ...(redactLines && { redact: redactLines }) });
+        return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, end: hostSession.shutdownRequested, ...(redactLines && { redact: redactLines }) });
       }
       case "interactive":
         return await runInteractiveMode(s, hostSession);
@@ -86,6 +87,11 @@ function modelFacts(s: ModeStart, modelId: string): ModelFacts {
   const openai = modelId.startsWith("openai:");
   const baseUrl = openai ? (s.args.baseUrl ?? (s.io.env.OPENAI_BASE_URL || OPENAI_DEFAULT_BASE_URL)) : undefined;
   return { contextWindow: compactionOf(s.ws.settings, s.io.env)!.contextWindow, ...(baseUrl !== undefined && { baseUrl }) };
+}
+
+/** The session folder of this run: `--session-dir`, else the workspace's under `$MYPI_HOME`. */
+export function sessionDirOf(args: Pick<CliArgs, "sessionDir">, cwd: string, shellCwd: string): string {
+  return args.sessionDir !== undefined ? resolve(shellCwd, args.sessionDir) : defaultSessionDir(cwd);
 }
 
 /** Automatic compaction: the settings' `compaction`, the window from MYPI_CONTEXT_WINDOW when set. */
@@ -118,11 +124,22 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     ...(args.toolTimeoutMs !== undefined && { toolTimeoutMs: args.toolTimeoutMs }),
     ...(model.id.startsWith("openai:") && { compaction: compactionOf(ws.settings, io.env) }),
   };
+  // Extensions' ctx.newSession() and ctx.shutdown() act on the host session made below.
+  hostOptions.sessionActions = {
+    newSession: (options) => hostSession.newSession(options),
+    shutdown: () => hostSession.requestShutdown(),
+  };
   const host = buildHost(ws.loaded, s.session, hostOptions);
-  const hostSession = createHostSession(host, async (next, fresh) =>
-    // A new session keeps the choice of the command line: --no-session writes nothing, ever.
-    // The trust decision stands for the process: `project.trust` does not ask again.
-    buildHost(await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags }), next ?? (args.noSession ? SessionManager.inMemory(s.cwd) : SessionManager.create({ cwd: s.cwd, ...fresh })), hostOptions),
+  const hostSession: RunSession = createHostSession(
+    host,
+    async (next, fresh = {}) =>
+      // A new session keeps the choice of the command line: --no-session writes nothing, ever.
+      // The trust decision stands for the process: `project.trust` does not ask again.
+      buildHost(
+        await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags }),
+        next ?? (args.noSession ? SessionManager.inMemory(s.cwd, fresh) : SessionManager.create({ cwd: s.cwd, dir: sessionDirOf(args, s.cwd, io.cwd), ...fresh })),
+        hostOptions,
+      ),
     (h, reason) => resources.refresh(h, reason),
   );
   if (mode !== "interactive") {

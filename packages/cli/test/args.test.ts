@@ -14,6 +14,53 @@ function fail(argv: string[], flags?: Map<string, "boolean" | "string">): string
   return r.error;
 }
 
+describe("Pi 1.6's options", () => {
+  it("reads Pi's flags and short forms into the run's options", () => {
+    const args = ok([
+      "-nt", "-nbt", "-ne", "-ns", "-np", "-nc", "-n", "my session", "-a", "-xt", "bash,mcp__*", "--exclude-tools", "write",
+      "--skill", "s1", "--skill=~/s2", "--prompt-template", "p1", "--session-dir", "/sessions", "--no-mcp",
+      "--offline", "--verbose", "--no-themes", "--tui-mode", "regular", "--api-key", "sk-x",
+    ]);
+    expect(args).toMatchObject({
+      tools: [],
+      noBuiltinTools: true,
+      noExtensions: true,
+      noSkills: true,
+      noPromptTemplates: true,
+      noContextFiles: true,
+      name: "my session",
+      trustProject: true,
+      excludeTools: ["bash", "mcp__*", "write"],
+      skills: ["s1", join(homedir(), "s2")],
+      promptTemplates: ["p1"],
+      sessionDir: "/sessions",
+      noMcp: true,
+      apiKey: "sk-x",
+    });
+    expect(ok(["-na"]).trustProject).toBe(false);
+    expect(ok(["-t", "read,gr*"]).tools).toEqual(["read", "gr*"]);
+    expect(ok(["--tools", "+ls,-bash"]).tools).toEqual(["+ls", "-bash"]);
+    expect(ok(["--session-id", "abc-1"]).sessionId).toBe("abc-1");
+    expect(ok(["--fork", "abc"]).fork).toBe("abc");
+    expect(ok(["--provider", "openai", "--model", "gpt-4.1-mini"]).model).toBe("openai:gpt-4.1-mini");
+    expect(ok(["--provider", "local", "--model", "qwen"]).model).toBe("local/qwen");
+    expect(ok(["--export", "s.jsonl", "out.html"])).toMatchObject({ command: "export", exportArgs: ["s.jsonl", "out.html"] });
+  });
+
+  it("refuses what mypi cannot honour, naming the flag and the reason (exit 2), and Pi's own misuses", () => {
+    expect(fail(["--list-models"])).toBe("mypi: --list-models: mypi has no model catalogue to list: name the model with --model openai:<name>, scripted:<file> or <provider>/<model> (docs/models.md).");
+    expect(fail(["--theme", "x.json"])).toContain("mypi: --theme: mypi has no themes");
+    expect(fail(["--use-theme", "dark"])).toContain("mypi: --use-theme: mypi has no themes");
+    expect(fail(["--tui-mode", "fullscreen"])).toContain("--tui-mode fullscreen: mypi's interactive mode draws in the terminal's own screen");
+    expect(fail(["--tools", "read,+ls"])).toBe("mypi: --tools read,+ls: tool names cannot be mixed with +name or -name entries.");
+    expect(fail(["--tools", "+gr*"])).toBe("mypi: --tools +gr*: +name and -name entries take exact tool names, not patterns: +gr*.");
+    expect(fail(["--provider", "openai"])).toContain("--provider names the provider of --model");
+    expect(fail(["--session-id", "a/b"])).toContain("--session-id takes a session id");
+    expect(fail(["--fork", "x", "--continue"])).toContain("choose one of");
+    expect(fail(["--export"])).toContain("--export needs the session file");
+  });
+});
+
 describe("parseArgs", () => {
   it("reads every documented option into one object", () => {
     const args = ok([
@@ -46,7 +93,13 @@ describe("parseArgs", () => {
       systemPrompt: "be brief",
       appendSystemPrompt: ["one", "two"],
       tools: ["read", "grep"],
+      excludeTools: [],
       noContextFiles: true,
+      noSkills: false,
+      skills: [],
+      noPromptTemplates: false,
+      promptTemplates: [],
+      noMcp: false,
       json: false,
       sandbox: true,
       sandboxWrite: ["out", join(homedir(), "cache")],
@@ -145,8 +198,8 @@ describe("parseArgs", () => {
     expect(fail(["--tools", "read", "--no-tools"])).toContain("give --tools once");
     expect(fail(["--tools", " , "])).toContain("--no-tools offers none");
     expect(ok(["--no-tools"]).tools).toEqual([]);
-    expect(fail(["--no-session", "--continue"])).toContain("choose one of --session FILE|ID, --continue, --resume and --no-session");
-    expect(fail(["-r", "--continue"])).toContain("choose one of --session FILE|ID, --continue, --resume and --no-session");
+    expect(fail(["--no-session", "--continue"])).toContain("choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session");
+    expect(fail(["-r", "--continue"])).toContain("choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session");
     expect(ok(["-r"]).resume).toBe(true);
     expect(fail(["--mode", "rpc", "-p", "x"])).toContain("--mode rpc reads its prompts from stdin");
     expect(fail(["--json", "-p", "x"])).toContain("for JSON events use --mode json");

@@ -50,6 +50,11 @@ export interface ExtensionRecord {
   readonly flags: Map<string, FlagDefinition>;
   /** `pi.events` listeners: live from the moment they are added (other extensions may answer during load). */
   readonly listeners: { channel: string; fn: (data: unknown) => void }[];
+  /**
+   * Its tools are defaults a later extension may replace (with a diagnostic), as Pi's built-in
+   * tools are: the builtin tools. Any other extension's tool name is its own (`manager-tools.ts`).
+   */
+  readonly replaceable: boolean;
   /** The ctx this extension's handlers, observers, commands and tools receive. */
   readonly context: ExtensionContext;
   /**
@@ -92,11 +97,12 @@ export function createRecord(
   name: string,
   factory: ExtensionFactory,
   context: ExtensionContext,
-  path?: string,
-  realPath?: string,
+  where: { path?: string | undefined; realPath?: string | undefined; replaceable?: boolean | undefined } = {},
 ): ExtensionRecord {
+  const { path, realPath } = where;
   return {
     name,
+    replaceable: where.replaceable === true,
     context,
     path,
     realPath,
@@ -177,9 +183,8 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
     registerTool(definition) {
       usable("registerTool");
       const tool = toTool(definition, record);
-      if (record.tools.has(tool.name)) {
-        throw fail("MYPI_DUPLICATE_TOOL", `registerTool("${tool.name}"): ${record.name} already registered a tool with this name; give the second one another name (another extension registering the same name replaces it)`);
-      }
+      // A name registered again replaces the earlier tool (Pi keeps them in a map): an extension
+      // that refreshes its tools registers them anew, and the model sees the new one at its next call.
       record.tools.set(tool.name, tool);
       if (record.state === "attached") host.toolsChanged(record);
     },
@@ -210,10 +215,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       if (typeof command?.handler !== "function") {
         throw fail("MYPI_INVALID_COMMAND", `registerCommand("${bare}", …): give { description?, handler(args, ctx) }`);
       }
-      if (record.commands.has(bare)) {
-        throw fail("MYPI_DUPLICATE_COMMAND", `registerCommand("${bare}"): ${record.name} already registered /${bare}; register each command once`);
-      }
-      record.commands.set(bare, command);
+      record.commands.set(bare, command); // again: replaces the earlier one, as in Pi
     },
 
     getCommands: () => host.getCommands(),
@@ -226,8 +228,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       if (flag?.type !== "boolean" && flag?.type !== "string") {
         throw fail("MYPI_INVALID_FLAG", `registerFlag("${name}", …): give { type: "boolean" | "string", description?, default? }`);
       }
-      if (record.flags.has(name)) throw fail("MYPI_DUPLICATE_FLAG", `registerFlag("${name}"): ${record.name} already registered --${name}`);
-      record.flags.set(name, flag);
+      record.flags.set(name, flag); // again: replaces the earlier one, as in Pi
     },
 
     getFlag(name) {

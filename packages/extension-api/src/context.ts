@@ -68,9 +68,14 @@ export function sessionTree(entries: readonly SessionEntry[], labelOf: (id: stri
 /** Which extension a ctx belongs to (set on each extension's own ctx, read by the Pi layer). */
 export const EXTENSION_NAME: unique symbol = Symbol("mypi.extension");
 
-/** One extension's ctx: the shared base with the extension's name on it. */
+/**
+ * One extension's ctx: the shared base's members as its own properties (getters stay getters,
+ * reading the manager's current state), with the extension's name on it. Own and enumerable, as
+ * Pi builds ctx (an object literal of getters): `{...ctx}` keeps `ui`, `cwd`, `sessionManager`, ….
+ */
 export function extensionContext(base: ExtensionContext, name: string): ExtensionContext {
-  return Object.create(base, { [EXTENSION_NAME]: { value: name } }) as ExtensionContext;
+  const ctx = Object.defineProperties({}, Object.getOwnPropertyDescriptors(base)) as ExtensionContext;
+  return Object.defineProperty(ctx, EXTENSION_NAME, { value: name });
 }
 
 /** The ctx every handler shares (each call adds its own `signal`); reads the manager's current state. */
@@ -97,28 +102,17 @@ export function createBaseContext(manager: ContextSource): ExtensionContext {
   };
 }
 
-const SIGNAL_SOURCE = Symbol("signalSource");
 type SignalSource = { readonly signal: AbortSignal };
-const signalProtos = new WeakMap<ExtensionContext, ExtensionContext>();
 
 /**
- * The extension's ctx with this handler's own signal; everything else is the extension's. One
- * prototype per base ctx carries the `signal` getter, so a call costs one plain `Object.create`.
+ * The extension's ctx with this handler's own signal; everything else is the extension's. A
+ * proxy, so that a call costs one small object and `{...ctx}` (own enumerable properties, as in
+ * Pi) still sees every member, `signal` the call's.
  */
 export function withSignal(base: ExtensionContext, source: SignalSource): ExtensionContext {
-  let proto = signalProtos.get(base);
-  if (!proto) {
-    proto = Object.create(base, {
-      signal: {
-        get(this: { [SIGNAL_SOURCE]: SignalSource }) {
-          return this[SIGNAL_SOURCE].signal;
-        },
-        enumerable: true,
-      },
-    }) as ExtensionContext;
-    signalProtos.set(base, proto);
-  }
-  const ctx = Object.create(proto) as ExtensionContext & { [SIGNAL_SOURCE]: SignalSource };
-  ctx[SIGNAL_SOURCE] = source;
-  return ctx;
+  return new Proxy(base, {
+    get: (target, prop, receiver) => (prop === "signal" ? source.signal : Reflect.get(target, prop, receiver)),
+    getOwnPropertyDescriptor: (target, prop) =>
+      prop === "signal" ? { value: source.signal, writable: false, enumerable: true, configurable: true } : Reflect.getOwnPropertyDescriptor(target, prop),
+  });
 }

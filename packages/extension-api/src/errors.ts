@@ -9,13 +9,10 @@ export type ExtensionErrorCode =
   | "MYPI_INVALID_OPTIONS"
   | "MYPI_LATE_REGISTRATION"
   | "MYPI_INVALID_TOOL"
-  | "MYPI_DUPLICATE_TOOL"
   | "MYPI_NOT_OWNER"
   | "MYPI_UNKNOWN_TOOL"
   | "MYPI_INVALID_COMMAND"
-  | "MYPI_DUPLICATE_COMMAND"
   | "MYPI_INVALID_FLAG"
-  | "MYPI_DUPLICATE_FLAG"
   | "MYPI_NOT_READY"
   | "MYPI_EVENT_LOOP"
   | "MYPI_INVALID_MCP_SERVER"
@@ -32,7 +29,8 @@ export type ExtensionErrorCode =
   | "MYPI_BAD_EXPORT"
   | "MYPI_SYNTAX_ERROR"
   | "MYPI_MISSING_DEPENDENCY"
-  | "MYPI_LOAD_FAILED";
+  | "MYPI_LOAD_FAILED"
+  | "MYPI_CONFLICT";
 
 export class ExtensionError extends Error {
   readonly code: ExtensionErrorCode;

@@ -32,6 +32,8 @@ export interface RuntimeDeps {
   nameSession(name: string): void;
   compact(customInstructions?: string): Promise<CompactionOutcome>;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /** The host maker's `newSession` / `shutdown` (`ExtensionHostOptions.sessionActions`). */
+  actions?: Pick<ExtensionRuntime, "newSession" | "shutdown">;
 }
 
 /** The runtime, and the hooks of the agent's run that keep its state. */
@@ -113,6 +115,8 @@ export function createHostRuntime(deps: RuntimeDeps): HostRuntime {
       return { tokens, contextWindow, percent: Math.round((tokens / contextWindow) * 1000) / 10 };
     },
     fork: (entryId) => deps.fork(entryId),
+    ...(deps.actions?.newSession && { newSession: deps.actions.newSession }),
+    ...(deps.actions?.shutdown && { shutdown: deps.actions.shutdown }),
   };
 
   return {

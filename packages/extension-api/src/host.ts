@@ -27,7 +27,7 @@ import { createHostRuntime } from "./host-runtime.ts";
 import { hostCompaction, sessionOperations, type SessionDeps } from "./host-session.ts";
 import type { UserBashAnswer } from "./pi-compat/index.ts";
 import type { ExtensionManager } from "./manager.ts";
-import type { ExtensionUI, LoadResult, SessionShutdownEvent } from "./types.ts";
+import type { ExtensionRuntime, ExtensionUI, LoadResult, SessionShutdownEvent } from "./types.ts";
 import { recordVerdict } from "./verdicts.ts";
 
 export { forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./verdicts.ts";
@@ -69,6 +69,12 @@ export interface ExtensionHostOptions {
    * loaded, so what it masks elsewhere is masked on disk here too.
    */
   redactRecord?: <T>(value: T) => T;
+  /**
+   * What only the one who made the host can do, for extensions' `ctx.newSession()` and
+   * `ctx.shutdown()`: replace this host by one over a new session, end the process. Without
+   * them `newSession` resolves `{cancelled: true}` and `shutdown` does nothing (both said once).
+   */
+  sessionActions?: Pick<ExtensionRuntime, "newSession" | "shutdown">;
 }
 
 export interface ExtensionHost {
@@ -135,6 +141,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     nameSession,
     compact: (customInstructions) => host.compact(customInstructions),
     fork: (entryId) => host.fork(entryId),
+    ...(options.sessionActions && { actions: options.sessionActions }),
   });
 
   const slots = manager.slots;

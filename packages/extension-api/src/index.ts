@@ -47,7 +47,7 @@ export { ExtensionManager } from "./manager.ts";
 export { parseSlashCommand } from "./api.ts";
 export { HEADLESS_UI, emptySessionView } from "./context.ts";
 export { ObserverBus } from "./observer-bus.ts";
-export { formatLoadFailure } from "./loader.ts";
+export { extensionName, formatLoadFailure } from "./loader.ts";
 
 /** Identity, for typing: `export default defineExtension((pi) => { … })`. */
 export function defineExtension(factory: ExtensionFactory): ExtensionFactory {
@@ -56,5 +56,6 @@ export function defineExtension(factory: ExtensionFactory): ExtensionFactory {
 export { createExtensionHost, forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./host.ts";
 export type { ExtensionHost, ExtensionHostOptions } from "./host.ts";
 export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./pi-compat/index.ts";
+export { paintedTheme, type ThemePaint } from "./pi-compat/theme.ts";
 export { parseFrontmatter, stripFrontmatter } from "./frontmatter.ts";
 export type { ParsedFrontmatter } from "./frontmatter.ts";

@@ -30,6 +30,7 @@ import { McpServerRegistry } from "./mcp-servers.ts";
 import { describeExtensions, flagsOf, handlerChains, handlerOrder, orderedHandlers } from "./registrations.ts";
 import {
   ROUTES,
+  type CommandContext,
   type CommandInfo,
   type EventName,
   type ExtensionContext,
@@ -38,6 +39,7 @@ import {
   type ExtensionInfo,
   type ExtensionManagerOptions,
   type ExtensionRuntime,
+  type ExtensionSpec,
   type ExtensionUI,
   type FlagInfo,
   type HostMode,
@@ -115,6 +117,7 @@ export class ExtensionManager implements ApiHost {
       once: (key, message) => this.once(key, message),
       reload: () => this.reload(),
       reportError: (extension, slot, error, code) => this.reportError(extension, slot, error, code),
+      unsupported: (extension, what, why) => this.once(`unsupported:${extension}:${what}`, `${extension}: ${what}: ${why}, so it does nothing (reported once)`),
       compat: this.compat,
     });
     this.loader = new ExtensionLoader(
@@ -153,7 +156,7 @@ export class ExtensionManager implements ApiHost {
    * `loadOrderSize`) instead of at the end: a host that must load some extensions first (the
    * ones that decide project trust) keeps the order it documents.
    */
-  load(paths: readonly string[], options: { baseDir?: string; at?: number } = {}): Promise<LoadResult> {
+  load(paths: readonly ExtensionSpec[], options: { baseDir?: string; at?: number } = {}): Promise<LoadResult> {
     return this.order.load(paths, options.baseDir ?? process.cwd(), options.at);
   }
 
@@ -167,9 +170,13 @@ export class ExtensionManager implements ApiHost {
     return this.order.entries.length;
   }
 
-  /** Load an in-process factory (the builtin tools, tests, SDK users). */
-  loadExtension(factory: ExtensionFactory, name: string, options: { path?: string } = {}): Promise<LoadResult> {
-    return this.order.loadExtension(factory, name, options.path);
+  /**
+   * Load an in-process factory (the builtin tools, tests, SDK users). `replaceable`: its tools are
+   * defaults a later extension may replace, as Pi's built-in tools are (the builtin tools'); any
+   * other extension's tool name is its own, and a later extension registering it fails to load.
+   */
+  loadExtension(factory: ExtensionFactory, name: string, options: { path?: string; replaceable?: boolean } = {}): Promise<LoadResult> {
+    return this.order.loadExtension(factory, name, options);
   }
 
   /**
@@ -204,11 +211,29 @@ export class ExtensionManager implements ApiHost {
         this.options.extendApi?.(pi, { name: entry.name, ...(entry.path !== undefined && { path: entry.path }) });
       },
       dispose: (record) => this.dispose1(record),
+      conflict: (record, others) => this.conflict(record, others),
       attach: (record) => this.attach(record),
       changed: () => this.changed(),
       settle: (record) => this.toolset.applyRequest(record),
       deliverTo: (extension, event) => this.observers.deliverTo(extension, event),
     };
+  }
+
+  /**
+   * Pi fails the load of an extension that registers a tool or a flag another extension already
+   * has (it keeps the first); so does mypi. The builtin tools' names are free to take.
+   */
+  private conflict(record: ExtensionRecord, others: readonly ExtensionRecord[] = this.records): string | undefined {
+    if (record.replaceable) return undefined;
+    const where = (r: ExtensionRecord) => (r.path === undefined ? r.name : `${r.name} (${r.path})`);
+    for (const other of others) {
+      if (other === record) continue;
+      const tool = other.replaceable ? undefined : [...record.tools.keys()].find((name) => other.tools.has(name));
+      if (tool !== undefined) return `tool "${tool}" conflicts with ${where(other)}, which registered it first; rename one of them, or load only one`;
+      const flag = [...record.flags.keys()].find((name) => other.flags.has(name));
+      if (flag !== undefined) return `flag "--${flag}" conflicts with ${where(other)}, which registered it first; rename one of them, or load only one`;
+    }
+    return undefined;
   }
 
   private attach(record: ExtensionRecord): void {
@@ -425,6 +450,11 @@ export class ExtensionManager implements ApiHost {
    */
   runCommand(name: string, args = "", signal?: AbortSignal): Promise<CommandOutcome> {
     return this.commands.run(name, args, signal);
+  }
+
+  /** A command's ctx for the loaded extension `extension` (a new session's `withSession`); undefined when none is loaded under that name. */
+  commandContextFor(extension: string): CommandContext | undefined {
+    return this.commands.contextFor(extension);
   }
 
   /**

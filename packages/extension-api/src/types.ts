@@ -15,6 +15,7 @@ import type {
   ModelClient,
   SessionEntry,
   SessionHeader,
+  SessionManager,
   Tool,
   UserMessage,
 } from "@mypi/kernel";
@@ -72,7 +73,24 @@ export interface CommandContext extends ExtensionContext {
   reload(): Promise<void>;
   /** Move the session leaf; `session_before_fork` may cancel. */
   fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /**
+   * Start a new, empty session (Pi's `/new`): `session_before_switch` may cancel; the extensions
+   * are loaded again for it (this ctx belongs to the old session from then on: continue in
+   * `withSession`). `{cancelled: true}` where the host cannot replace its session.
+   */
+  newSession(options?: NewSessionOptions): Promise<{ cancelled: boolean }>;
 }
+
+/** Pi's `ctx.newSession(options)`. */
+export interface NewSessionOptions {
+  /** The session file the new one continues (its header's `parentSession`). */
+  parentSession?: string;
+  /** Called with the new session before the agent reads it: append what it should start with. */
+  setup?: (session: SessionManager) => Awaitable<void>;
+  /** Called once the new session runs, with this extension's command ctx in it. */
+  withSession?: (ctx: CommandContext) => Awaitable<void>;
+}
+
 export interface CommandDefinition {
   description?: string;
   handler(args: string, ctx: CommandContext): Awaitable<void>;
@@ -377,6 +395,13 @@ export interface ExtensionRuntime {
   getSystemPrompt(): string;
   getContextUsage(): ContextUsage | undefined;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /**
+   * Replace the session by a new one (a command's `ctx.newSession`); absent where the host cannot
+   * (an SDK host that gave no `sessionActions`). `extension` is the caller, for `withSession`.
+   */
+  newSession?(options: NewSessionOptions & { extension: string }): Promise<{ cancelled: boolean }>;
+  /** End the process once the agent is idle (Pi's `ctx.shutdown()`); absent where the host cannot. */
+  shutdown?(): void;
 }
 
 /** How a host builds an `ExtensionManager`. */
@@ -453,6 +478,9 @@ export interface LoadResult {
 export interface ManagerSink {
   emit(event: ExtensionErrorEvent | HookDecisionEvent | ExtensionLogEvent): void;
 }
+
+/** What `ExtensionManager.load` takes: a path, or a path and the name to load it under. */
+export type ExtensionSpec = string | { path: string; name?: string };
 
 /** A file that failed to load, with where and why (docs/architecture.md#loading). */
 export interface LoadFailure {

@@ -30,11 +30,12 @@ describe("load failures", () => {
       "broken-bad-handler.ts",
       "broken-bad-options.ts",
       "broken-observer-onerror.ts",
-      "broken-duplicate-tool.ts",
+      "reregister-tool.ts",
+      "conflict-tool.ts",
       "no-such-extension.ts",
     ];
     const result = await m.load(files.map(fixture));
-    expect(result.loaded).toEqual(["tc-block"]);
+    expect(result.loaded).toEqual(["tc-block", "reregister-tool"]);
     const at = (name: string, line?: number, column?: number) => ({
       path: fixture(`${name}.ts`),
       name,
@@ -69,10 +70,9 @@ describe("load failures", () => {
         message: 'pi.on("agent_end", handler, options): unknown option "onError" (onError applies to decision slots; observers only take timeoutMs); options: timeoutMs',
       },
       {
-        ...at("broken-duplicate-tool", 7, 6),
-        code: "MYPI_DUPLICATE_TOOL",
-        message:
-          'registerTool("twin"): broken-duplicate-tool already registered a tool with this name; give the second one another name (another extension registering the same name replaces it)',
+        ...at("conflict-tool"),
+        code: "MYPI_CONFLICT",
+        message: `tool "twin" conflicts with reregister-tool (${fixture("reregister-tool.ts")}), which registered it first; rename one of them, or load only one`,
       },
       { ...at("no-such-extension"), code: "MYPI_NOT_FOUND", message: "no such file or folder; check the path given to -e or the extensions folder" },
     ]);

@@ -36,6 +36,12 @@ export interface RpcIO {
    */
   stop?: AbortSignal;
   /**
+   * An extension asked the process to end (`ctx.shutdown()`, Pi's behaviour): input is no longer
+   * read, and the mode returns as at the end of input — the command in progress answered, the run
+   * in progress finished.
+   */
+  end?: AbortSignal;
+  /**
    * Masks progress in event lines (`eventLine`), and `bash` output before it joins the
    * conversation (it passes no slot): redact-secrets' patterns, when that extension is loaded.
    */
@@ -52,7 +58,8 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   if (io.stop?.aborted) onStop();
   else io.stop?.addEventListener("abort", onStop, { once: true });
 
-  await readJsonlLines(io.stdin, (line) => routeLine(s, line), { maxLineChars: io.maxLineChars, ...(io.stop && { signal: io.stop }) });
+  const reading = io.stop && io.end ? AbortSignal.any([io.stop, io.end]) : (io.stop ?? io.end);
+  await readJsonlLines(io.stdin, (line) => routeLine(s, line), { maxLineChars: io.maxLineChars, ...(reading && { signal: reading }) });
   // End of input: nobody can answer a dialog any more; finish what was sent and the run in progress.
   target.ui.close();
   await s.queue;

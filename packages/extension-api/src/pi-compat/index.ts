@@ -90,12 +90,16 @@ function ignoredToolFields(definition: unknown): string[] {
 
 export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCompat {
   const noticed = new Set<string>();
-  /** One diagnostic per extension and kind; `what` names the first call of that kind. */
+  /**
+   * Terminal-UI calls: one diagnostic per extension (`what` names its first one: an extension that
+   * draws makes many). A missing host feature: one per extension and feature, each named.
+   */
   const notice = (extension: string, kind: NoticeKind, what: string) => {
-    const key = `${kind}:${extension}`;
+    const key = kind === "tui" ? `tui:${extension}` : `host:${extension}:${what}`;
     if (noticed.has(key)) return;
     noticed.add(key);
-    host.diagnostic(`${extension}: ${what}: ${NOTICE_TEXT[kind]} (reported once per extension; see docs/pi-compat.md)`);
+    const once = kind === "tui" ? "reported once per extension" : "reported once";
+    host.diagnostic(`${extension}: ${what}: ${NOTICE_TEXT[kind]} (${once}; see docs/pi-compat.md)`);
   };
   const uis = new WeakMap<ExtensionUI, Map<string, PiUI>>();
   const providers = new ProviderRegistry();
@@ -262,7 +266,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
             return wrapped;
           },
         },
-        hasPendingMessages: { configurable: true, value: () => host.runtime.hasPendingMessages() },
+        hasPendingMessages: { enumerable: true, configurable: true, value: () => host.runtime.hasPendingMessages() },
         /** Pi's names for the modes; mypi's interactive mode is Pi's `tui`. */
         mode: { enumerable: true, configurable: true, get: () => (host.mode === "interactive" ? "tui" : host.mode) },
         scopedModels: { enumerable: true, configurable: true, get: () => [] },
@@ -277,6 +281,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
         /** Pi 1.x tools' ctx: running another tool from inside one is a host service mypi lacks. */
         tools: { enumerable: true, configurable: true, get: () => [] },
         executeTool: {
+          enumerable: true,
           configurable: true,
           value(this: ExtensionContext | undefined, toolName: string, args: unknown) {
             notice(extensionOf(this ?? {}), "host", "ctx.executeTool");
@@ -286,16 +291,20 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
         },
         /** Pi: fire-and-forget compaction with callbacks. */
         compact: {
+          enumerable: true,
           configurable: true,
           value(this: ExtensionContext | undefined, options: PiCompactOptions = {}) {
             void piCompact(host, extensionOf(this ?? {}), options);
           },
         },
-        /** Pi: leave when idle. mypi's host decides when it exits (end of input, /quit). */
+        /** Pi: end the process once the agent is idle (the host's `shutdown` action). */
         shutdown: {
+          enumerable: true,
           configurable: true,
           value(this: ExtensionContext | undefined) {
-            notice(extensionOf(this ?? {}), "host", "ctx.shutdown");
+            const shutdown = host.runtime.shutdown;
+            if (shutdown) shutdown();
+            else notice(extensionOf(this ?? {}), "host", "ctx.shutdown");
           },
         },
         model: { enumerable: true, configurable: true, get: currentModel },
@@ -321,11 +330,11 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
         notice(extension, "host", what);
         return { cancelled: true };
       };
+      const own = (value: unknown) => ({ value, enumerable: true, configurable: true, writable: true });
       Object.defineProperties(ctx, {
-        getSystemPromptOptions: { value: promptOptions },
-        newSession: { value: cancelled("ctx.newSession") },
-        switchSession: { value: cancelled("ctx.switchSession") },
-        navigateTree: { value: cancelled("ctx.navigateTree") },
+        getSystemPromptOptions: own(promptOptions),
+        switchSession: own(cancelled("ctx.switchSession")),
+        navigateTree: own(cancelled("ctx.navigateTree")),
       });
     },
   };

@@ -111,16 +111,36 @@ export type OnMissingMember = (module: string, member: string, kind: "absent" | 
 export function withStandIns(pkg: PiPackage, module: Record<string, unknown>, onCall: (member: string) => void): Record<string, unknown> {
   for (const name of PI_PACKAGE_EXPORTS[pkg]) {
     if (name in module) continue;
-    // A function expression (not a method), so `new X()` reaches the throw; the key names it.
-    const standIn = {
-      [name]: function (): never {
-        onCall(name);
-        throw new Error(`${name} from ${pkg} is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)`);
-      },
-    }[name]!;
-    module[name] = standIn;
+    module[name] = standIn(pkg, name, onCall);
   }
   return module;
+}
+
+/** What a function has of its own, which a stand-in keeps (so `extends`, `.name`, `.call` work). */
+const FUNCTION_OWN = new Set(Object.getOwnPropertyNames(Function.prototype).concat(["prototype", "length", "name", "arguments", "caller", "then"]));
+
+/**
+ * A function (not a method, so `new X()` reaches the throw) that throws naming `name` when called
+ * or constructed. A static member read from it (`SessionManager.inMemory`, `ModelRuntime.create`)
+ * is a stand-in of its own, named `SessionManager.inMemory`: the call fails with mypi's message,
+ * not a bare "is not a function".
+ */
+function standIn(pkg: string, name: string, onCall: (member: string) => void): (...args: unknown[]) => never {
+  const fn = {
+    [name]: function (): never {
+      onCall(name);
+      throw new Error(`${name} from ${pkg} is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)`);
+    },
+  }[name]!;
+  const members = new Map<string, (...args: unknown[]) => never>();
+  return new Proxy(fn, {
+    get(target, key, receiver) {
+      if (typeof key !== "string" || FUNCTION_OWN.has(key) || key in target) return Reflect.get(target, key, receiver);
+      let member = members.get(key);
+      if (!member) members.set(key, (member = standIn(pkg, `${name}.${key}`, onCall)));
+      return member;
+    },
+  });
 }
 
 /**

@@ -61,7 +61,7 @@ export interface Interactive {
   readonly io: CliIO;
   readonly options: InteractiveOptions;
   readonly p: Palette;
-  readonly theme: Record<string, unknown>;
+  readonly theme: object;
   readonly tui: TUI;
   readonly history: PromptHistory;
   readonly chat: Chat;
@@ -160,7 +160,7 @@ export function createInteractive({ session, io, options, createUI }: { session:
 }
 
 /** The conversation, drawn with Pi extensions' tool and message renderers where they have one. */
-function createChat(c: { options: InteractiveOptions; cwd: string; tui: TUI; p: Palette; theme: Record<string, unknown>; report: (error: string) => void }): Chat {
+function createChat(c: { options: InteractiveOptions; cwd: string; tui: TUI; p: Palette; theme: object; report: (error: string) => void }): Chat {
   const { options, theme, tui } = c;
   return new Chat({
     p: c.p,
