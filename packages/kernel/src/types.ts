@@ -54,7 +54,36 @@ export interface Usage {
   cacheRead?: number;
   cacheWrite?: number;
   totalTokens?: number;
+  /** What the call cost in US dollars, when the client was given the model's prices (`computeCost`). */
+  cost?: UsageCost;
 }
+
+/** Dollars per million tokens, as providers list them. */
+export interface ModelPrices {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+}
+
+/** What one model call cost, in US dollars, by kind of token; `total` is their sum. */
+export interface UsageCost {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  total: number;
+}
+
+/**
+ * How much the model reasons before it answers. Clients map it onto their API (a reasoning
+ * effort, a thinking budget); a model that cannot reason ignores it. The host clamps it to what
+ * the model supports before it reaches the kernel.
+ */
+export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+
+/** The wire protocols mypi's model clients speak (Pi's names). */
+export type ModelApi = "openai-completions" | "openai-responses" | "anthropic-messages";
 
 export type StopReason = "stop" | "toolUse" | "length" | "aborted" | "error";
 
@@ -72,6 +101,10 @@ export interface AssistantMessage {
   usage: Usage;
   /** The `ModelClient.id` that produced this message. */
   model: string;
+  /** The protocol that produced it (`ModelClient.api`), when the client says. */
+  api?: string;
+  /** The provider that served it (`ModelClient.provider`), when the client says. */
+  provider?: string;
   errorMessage?: string;
   timestamp: number;
 }
@@ -185,6 +218,8 @@ export interface ModelRequest {
   messages: ModelMessage[];
   tools: ToolSchema[];
   maxTokens?: number;
+  /** How much to reason (`Agent.thinkingLevel`); absent: the client's default. */
+  thinking?: ThinkingLevel;
 }
 
 export type ModelStreamEvent =
@@ -204,6 +239,10 @@ export type ModelStreamEvent =
  */
 export interface ModelClient {
   readonly id: string;
+  /** The protocol it speaks, when it is one of the known ones. */
+  readonly api?: string;
+  /** The provider it calls (`openai`, `anthropic`, a configured one). */
+  readonly provider?: string;
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelStreamEvent>;
 }
 
