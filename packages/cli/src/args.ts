@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parseBatchArgs, type BatchArgs } from "./batch/args.ts";
 
 export type Mode = "print" | "json" | "rpc" | "interactive";
-export type Command = "run" | "extensions" | "demo" | "help" | "version" | "batch" | "worker";
+export type Command = "run" | "extensions" | "models" | "demo" | "help" | "version" | "batch" | "worker";
 
 export interface CliArgs {
   command: Command;
@@ -22,6 +22,16 @@ export interface CliArgs {
   /** Positional words joined by spaces; blank words are no prompt. */
   prompt?: string;
   model?: string;
+  /** `--model` came from the command line (a settings `model` is a default a resumed session overrides). */
+  modelFromFlag?: boolean;
+  /** `--provider`: look `--model` up among this provider's models only. */
+  provider?: string;
+  /** `--api-key`: the key of the chosen model's provider, for this run only. */
+  apiKey?: string;
+  /** `--thinking`: off, minimal, low, medium, high, xhigh (or Pi's max); clamped to the model. */
+  thinking?: string;
+  /** `--models a,b`: the patterns Ctrl+P and RPC `cycle_model` go through. */
+  models?: string[];
   baseUrl?: string;
   /** `-e` paths in the order given (still relative to the shell's directory; a leading `~` expanded). */
   extensions: string[];
@@ -48,7 +58,7 @@ export interface CliArgs {
   /** `--tools a,b`: the allowlist of tools the model is offered; `--no-tools` is `[]`. */
   tools?: string[];
   noContextFiles: boolean;
-  /** `mypi extensions --json`. */
+  /** `mypi extensions --json`, `mypi models --json`. */
   json: boolean;
   /** `--sandbox` (true) / `--no-sandbox` (false); undefined = as the settings say. */
   sandbox?: boolean;
@@ -82,6 +92,11 @@ const OPTIONS: Record<string, FlagKind> = {
   print: "boolean",
   mode: "string",
   model: "string",
+  provider: "string",
+  "api-key": "string",
+  thinking: "string",
+  models: "string",
+  "list-models": "boolean",
   "base-url": "string",
   extension: "string",
   "no-extensions": "boolean",
@@ -112,7 +127,8 @@ const OPTIONS: Record<string, FlagKind> = {
 };
 const SHORT: Record<string, string> = { p: "print", e: "extension", c: "continue", r: "resume", h: "help", v: "version" };
 const MODES: readonly Mode[] = ["print", "json", "rpc", "interactive"];
-const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", demo: "demo", help: "help" };
+const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", models: "models", demo: "demo", help: "help" };
+const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /**
  * Parse `argv` (without `node` and the script). `extensionFlags` are the flags extensions
@@ -227,6 +243,27 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       return;
     case "model":
       args.model = text.startsWith("scripted:") ? `scripted:${expandHome(text.slice("scripted:".length))}` : text;
+      args.modelFromFlag = true;
+      return;
+    case "provider":
+      args.provider = text;
+      return;
+    case "api-key":
+      args.apiKey = text;
+      return;
+    case "thinking":
+      if (!THINKING.includes(text)) return `--thinking must be one of ${THINKING.join(", ")} (got "${text}").`;
+      args.thinking = text;
+      return;
+    case "models": {
+      const patterns = text.split(",").map((p) => p.trim()).filter(Boolean);
+      if (patterns.length === 0) return `--models takes model patterns separated by commas (got "${text}"): anthropic/*, gpt-5.5, *sonnet*:high`;
+      args.models = patterns;
+      return;
+    }
+    case "list-models":
+      // Pi's spelling of `mypi models`: the words after it are the search.
+      args.command = "models";
       return;
     case "base-url":
       args.baseUrl = text;
@@ -345,14 +382,14 @@ function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   const sessionChoices = [args.session !== undefined, args.continue, args.resume, args.noSession].filter(Boolean).length;
   if (sessionChoices > 1) return usageError("choose one of --session FILE|ID, --continue, --resume and --no-session.");
   if (args.strictExtensions && args.allowFailedExtensions) return usageError("choose one of --strict-extensions and --allow-failed-extensions.");
-  if (args.model !== undefined && !/^(openai|scripted):.+|^[^:/]+\/.+/.test(args.model)) {
-    return usageError(`--model must be openai:<name>, scripted:<file> or <provider>/<model> (got "${args.model}").`);
-  }
+  if (args.model !== undefined && args.model.trim() === "") return usageError("--model needs a model: provider/id, an id, openai:<name> or scripted:<file> (`mypi models` lists them).");
+  if (args.provider !== undefined && args.model === undefined) return usageError("--provider narrows --model: give --model too (e.g. --provider anthropic --model sonnet).");
+  if (args.apiKey !== undefined && args.model === undefined && args.models === undefined) return usageError("--api-key is the key of the model chosen with --model (or the first of --models): give one of them too.");
   if (args.mode === "rpc" && (args.print || (wordsKnown && args.prompt !== undefined))) {
     return usageError("--mode rpc reads its prompts from stdin; drop -p and the prompt.");
   }
-  if (args.json && args.command !== "extensions") {
-    return usageError("--json belongs to `mypi extensions`; for JSON events use --mode json.");
+  if (args.json && args.command !== "extensions" && args.command !== "models") {
+    return usageError("--json belongs to `mypi extensions` and `mypi models`; for JSON events use --mode json.");
   }
   if (args.command === "extensions" && wordsKnown && args.prompt !== undefined) {
     return usageError(`\`mypi extensions\` takes no prompt (got "${args.prompt}").`);
@@ -398,6 +435,7 @@ Usage
   mypi --mode json -p "prompt"      every event as one JSON line on stdout
   mypi --mode rpc                   JSON lines on stdin (commands) and stdout (responses, events)
   mypi extensions [--json]          extensions, handlers per slot, tools, templates, skills
+  mypi models [search] [--json]     the models that can be used here, with limits and prices
   mypi install SOURCE [--local]     install a package: npm:NAME[@VERSION], git:URL[@REF] or a path
   mypi remove SOURCE [--local]      remove an installed package
   mypi list                         the installed packages, global and of this workspace
@@ -410,12 +448,21 @@ Usage
   mypi worker --queue redis://…     run queued batch tasks on this machine (mypi worker --help)
 
 Model
+  --model <provider>/<id>[:level]   a model of the registry (mypi models lists them): OpenAI's,
+                                    Anthropic's, the settings' providers, an extension's; an id
+                                    or part of one works too (--model sonnet:high)
   --model openai:<name>             an OpenAI-compatible chat model (needs OPENAI_API_KEY,
                                     or a server given with --base-url)
   --model scripted:<file>           replay a scripted model file (tests, demos)
                                     default: openai:$MYPI_MODEL, else openai:gpt-4.1-mini, when
-                                    OPENAI_API_KEY is set
-  --model <provider>/<model>        a model of a provider an extension registered (pi.registerProvider)
+                                    OPENAI_API_KEY is set; else anthropic/claude-sonnet-5-5 with
+                                    ANTHROPIC_API_KEY
+  --provider NAME                   look --model up among this provider's models
+  --api-key KEY                     the chosen model's provider key, for this run only
+  --thinking LEVEL                  off, minimal, low, medium, high, xhigh (clamped to the model)
+  --models a,b                      the models Ctrl+P and RPC cycle_model go through (ids, globs
+                                    like anthropic/*, a :level suffix each)
+  --list-models [search]            as mypi models
   --base-url URL                    the API's base URL (e.g. http://127.0.0.1:8080/v1)
   --system-prompt TEXT              replace the whole system prompt (context files and skills too)
   --append-system-prompt TEXT|FILE  add to the system prompt (repeatable; an existing file is read)
@@ -471,4 +518,6 @@ Examples
   mypi --model openai:qwen2.5-coder --base-url http://127.0.0.1:8080/v1 -p "hello"
   mypi --model scripted:script.json --no-session -p "go"
   mypi extensions --json
+  mypi models sonnet
+  mypi --model anthropic/claude-sonnet-5-5:high --models "anthropic/*,gpt-5.5"
 `;

@@ -4,8 +4,8 @@
  * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
  * shutdown however the mode ends.
  */
-import type { ExtensionErrorEvent } from "@mypi/extension-api";
-import { SessionManager, type ModelClient } from "@mypi/kernel";
+import { latestChoice, type ExtensionErrorEvent, type ModelSelection } from "@mypi/extension-api";
+import { SessionManager } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
 import type { LoadedWorkspace } from "./extension-loading.ts";
@@ -18,8 +18,6 @@ import { eventLine } from "./rpc/jsonl.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
 import type { Settings } from "./settings.ts";
 
-const DEFAULT_CONTEXT_WINDOW = 128_000;
-
 export interface ModeStart {
   mode: Mode;
   io: CliIO;
@@ -30,7 +28,8 @@ export interface ModeStart {
   /** The command line after the second pass, settings merged in. */
   args: CliArgs;
   prompt: string | undefined;
-  model: ModelClient;
+  /** The model and thinking level, shared by every session this run opens. */
+  models: ModelSelection;
   session: SessionManager;
   resources: HostResources;
   /** The tools the model may be offered (undefined: all). */
@@ -75,11 +74,15 @@ export async function runMode(s: ModeStart): Promise<number> {
   }
 }
 
-/** Automatic compaction: the settings' `compaction`, the window from MYPI_CONTEXT_WINDOW when set. */
-export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): HostOptions["compaction"] {
+/**
+ * Automatic compaction: the settings' `compaction`; the window from MYPI_CONTEXT_WINDOW when set,
+ * else the settings', else the current model's (the registry knows it; it follows `/model`).
+ */
+export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): NonNullable<HostOptions["compaction"]> {
   const { enabled, contextWindow, reserveTokens, keepRecentTokens } = settings.compaction ?? {};
+  const window = Number(env.MYPI_CONTEXT_WINDOW) || contextWindow;
   return {
-    contextWindow: Number(env.MYPI_CONTEXT_WINDOW) || contextWindow || DEFAULT_CONTEXT_WINDOW,
+    ...(window !== undefined && { contextWindow: window }),
     ...(enabled !== undefined && { enabled }),
     ...(reserveTokens !== undefined && { reserveTokens }),
     ...(keepRecentTokens !== undefined && { keepRecentTokens }),
@@ -95,21 +98,26 @@ export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): HostOp
 type RunSession = ReturnType<typeof createHostSession>;
 
 async function startHostSession(s: ModeStart): Promise<RunSession> {
-  const { ws, args, model, resources, io, mode } = s;
+  const { ws, args, models, resources, io, mode } = s;
   const hostOptions: HostOptions = {
-    model,
+    model: models.client,
+    models,
     systemPrompt: resources.systemPrompt(),
     expandPrompt: (text) => resources.expand(text),
     ...(s.allowedTools && { activeTools: s.allowedTools }),
     ...(args.maxTurns !== undefined && { maxTurns: args.maxTurns }),
     ...(args.toolTimeoutMs !== undefined && { toolTimeoutMs: args.toolTimeoutMs }),
-    ...(model.id.startsWith("openai:") && { compaction: compactionOf(ws.settings, io.env) }),
+    compaction: compactionOf(ws.settings, io.env),
   };
   const host = buildHost(ws.loaded, s.session, hostOptions);
-  const hostSession = createHostSession(host, async (next) =>
+  const hostSession = createHostSession(host, async (next) => {
+    // A session resumed or forked into continues with the model and level it used last.
+    if (next) for (const warning of models.restore(latestChoice(next.getBranch()))) ws.diagnostic(`session: ${warning}`);
     // A new session keeps the choice of the command line: --no-session writes nothing, ever.
     // The trust decision stands for the process: `project.trust` does not ask again.
-    buildHost(await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags }), next ?? (args.noSession ? SessionManager.inMemory(s.cwd) : SessionManager.create({ cwd: s.cwd })), hostOptions),
+    const loaded = await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags });
+    return buildHost(loaded, next ?? (args.noSession ? SessionManager.inMemory(s.cwd) : SessionManager.create({ cwd: s.cwd })), hostOptions);
+  },
     (h, reason) => resources.refresh(h, reason),
   );
   if (mode !== "interactive") {
@@ -134,7 +142,7 @@ async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promis
     status: s.loadErrors,
     stop: s.exits.signal,
     resume: s.args.resume,
-    banner: [`mypi · ${s.model.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`, ...(s.sandboxState.enabled ? [describeSandboxReport(s.sandboxState)] : [])],
-    contextWindow: compactionOf(s.ws.settings, s.io.env)!.contextWindow,
+    banner: [`mypi · ${s.models.client.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`, ...(s.sandboxState.enabled ? [describeSandboxReport(s.sandboxState)] : [])],
+    contextWindow: () => compactionOf(s.ws.settings, s.io.env).contextWindow ?? s.models.contextWindow,
   });
 }

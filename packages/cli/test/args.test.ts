@@ -30,6 +30,7 @@ describe("parseArgs", () => {
       print: true,
       prompt: "hello there",
       model: "scripted:s.json",
+      modelFromFlag: true,
       baseUrl: "http://127.0.0.1:1/v1",
       extensions: ["a.ts", "b.ts"],
       noExtensions: true,
@@ -139,7 +140,11 @@ describe("parseArgs", () => {
       expect(fail(["--max-turns", n])).toBe(`mypi: --max-turns must be a whole number ≥ 1 (got "${n}").`);
     }
     expect(ok(["--max-turns=12"]).maxTurns).toBe(12);
-    expect(fail(["--model", "gpt-4"])).toContain("--model must be openai:<name>, scripted:<file> or <provider>/<model>");
+    expect(fail(["--model", " "])).toContain("--model needs a model: provider/id, an id, openai:<name> or scripted:<file>");
+    expect(fail(["--thinking", "huge"])).toBe('mypi: --thinking must be one of off, minimal, low, medium, high, xhigh, max (got "huge").');
+    expect(fail(["--provider", "anthropic"])).toContain("--provider narrows --model: give --model too");
+    expect(fail(["--api-key", "sk-x"])).toContain("--api-key is the key of the model chosen with --model");
+    expect(fail(["--models", " , "])).toContain("--models takes model patterns separated by commas");
     expect(fail(["--cwd"])).toContain("--cwd needs a value");
     expect(fail(["--tools", "read", "--no-tools"])).toContain("give --tools once");
     expect(fail(["--tools", " , "])).toContain("--no-tools offers none");
@@ -150,6 +155,14 @@ describe("parseArgs", () => {
     expect(fail(["--mode", "rpc", "-p", "x"])).toContain("--mode rpc reads its prompts from stdin");
     expect(fail(["--json", "-p", "x"])).toContain("for JSON events use --mode json");
     expect(fail(["--no-extensions=yes"])).toContain("--no-extensions takes no value");
+  });
+
+  it("reads the model flags as Pi's: a model by any name, --provider, --api-key, --thinking, --models patterns, and --list-models as `mypi models`", () => {
+    const args = ok(["--model", "sonnet:high", "--provider", "anthropic", "--api-key", "sk-1", "--thinking", "xhigh", "--models", "anthropic/*, gpt-5.5:low"]);
+    expect(args).toMatchObject({ model: "sonnet:high", modelFromFlag: true, provider: "anthropic", apiKey: "sk-1", thinking: "xhigh", models: ["anthropic/*", "gpt-5.5:low"] });
+    expect(ok(["--list-models", "sonn"])).toMatchObject({ command: "models", prompt: "sonn" });
+    expect(ok(["models", "--json"])).toMatchObject({ command: "models", json: true });
+    expect(ok(["--models", "x", "--api-key", "k"]).apiKey).toBe("k");
   });
 
   it("turns --help and --version into commands", () => {
@@ -180,6 +193,7 @@ describe("HELP", () => {
       "--mode", "-p", "--model", "--base-url", "--extension", "--no-extensions", "--no-builtin-tools",
       "--strict-extensions", "--allow-failed-extensions", "--tool-timeout", "--cwd", "--session", "--continue", "--no-session", "--max-turns",
       "--system-prompt", "--append-system-prompt", "--tools", "--no-tools", "--no-context-files", "--help", "--version", "extensions [--json]", "demo",
+      "models [search]", "--provider", "--api-key", "--thinking", "--models", "--list-models",
     ]) {
       expect(HELP).toContain(flag);
     }

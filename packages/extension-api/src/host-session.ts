@@ -24,6 +24,9 @@ export interface SessionDeps {
   hostCall: (signal?: AbortSignal) => ChainCall;
 }
 
+/** The host's compaction settings: without `contextWindow`, the current model's window (the registry's) is used. */
+export type HostCompactionSettings = Omit<CompactionSettings, "beforeCompact" | "contextWindow"> & { contextWindow?: number };
+
 export interface HostCompaction {
   settings(): CompactionSettings;
   /** Tell the extensions of a compaction (`session_compact`); nothing for one that did not compact. */
@@ -32,7 +35,8 @@ export interface HostCompaction {
   compactNow(customInstructions: string | undefined): Promise<CompactionOutcome>;
 }
 
-export function hostCompaction(deps: SessionDeps, settings: Omit<CompactionSettings, "beforeCompact"> | undefined): HostCompaction {
+/** `modelWindow`: the current model's context window, when known (it changes with `/model`). */
+export function hostCompaction(deps: SessionDeps, settings: HostCompactionSettings | undefined, modelWindow: () => number | undefined): HostCompaction {
   const { manager, session } = deps;
   /** Set while `compactNow()` runs: the compaction the extensions hear of is then a manual one. */
   let manual = false;
@@ -49,7 +53,17 @@ export function hostCompaction(deps: SessionDeps, settings: Omit<CompactionSetti
     return manager.runSlot("session_before_compact", event, deps.hostCall(signal));
   };
   const self: HostCompaction = {
-    settings: () => ({ contextWindow: DEFAULT_CONTEXT_WINDOW, ...settings, beforeCompact }),
+    settings() {
+      const fixed = settings?.contextWindow;
+      const out = { ...settings, beforeCompact } as CompactionSettings;
+      // Read by the kernel at each check, so they follow the model: a model switched to mid-session
+      // brings its own window, and automatic compaction waits for a window someone knows.
+      Object.defineProperties(out, {
+        contextWindow: { enumerable: true, get: () => fixed ?? modelWindow() ?? DEFAULT_CONTEXT_WINDOW },
+        enabled: { enumerable: true, get: () => settings?.enabled !== false && (fixed ?? modelWindow()) !== undefined },
+      });
+      return out;
+    },
     published(outcome) {
       if (outcome.status !== "compacted") return;
       const { tokensBefore, tokensAfter, fromHook } = outcome;

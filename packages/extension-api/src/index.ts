@@ -58,3 +58,5 @@ export type { ExtensionHost, ExtensionHostOptions } from "./host.ts";
 export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./pi-compat/index.ts";
 export { parseFrontmatter, stripFrontmatter } from "./frontmatter.ts";
 export type { ParsedFrontmatter } from "./frontmatter.ts";
+export * from "./models/index.ts";
+export { latestChoice } from "./host-models.ts";

@@ -16,6 +16,7 @@ import { printable } from "../../render/text.ts";
 import { Chat } from "../../tui/chat.ts";
 import { Dialogs } from "../../tui/dialogs.ts";
 import { Footer } from "../../tui/footer.ts";
+import { sessionUsage } from "../../usage-totals.ts";
 import { guarded } from "../../tui/guard.ts";
 import { PromptHistory } from "../../tui/history.ts";
 import { piToolRenderers } from "../../tui/pi-ui.ts";
@@ -32,8 +33,8 @@ export interface InteractiveOptions {
   stop?: AbortSignal;
   /** `--resume`: open with the `/resume` picker. */
   resume?: boolean;
-  /** The model's context window, for the footer's context use. */
-  contextWindow?: number;
+  /** The current model's context window, for the footer's context use (it changes with `/model`). */
+  contextWindow?: () => number | undefined;
   /** Where history.jsonl lives (default `$MYPI_HOME`). */
   home?: string;
   /** Tool and message renderers and shortcuts of Pi extensions (read when used: a reload may change them). */
@@ -118,7 +119,12 @@ export function createInteractive({ session, io, options, createUI }: { session:
     below: new Container(),
     footerSlot: new Container(),
   };
-  const footer = new Footer(p, { model: () => session.state?.().model ?? "", ...(options.contextWindow !== undefined && { contextWindow: options.contextWindow }) });
+  const footer = new Footer(p, {
+    model: () => session.state?.().model ?? "",
+    thinking: () => (session.models && session.models.availableThinkingLevels().length > 1 ? session.models.thinkingLevel : undefined),
+    ...(options.contextWindow !== undefined && { contextWindow: options.contextWindow }),
+    usage: () => sessionUsage(session.sessionManager),
+  });
   layout.footerSlot.addChild(footer);
   for (const c of [header, chat, chat.live, layout.working, layout.status, layout.above, layout.inputArea, layout.below, layout.footerSlot]) tui.addChild(c);
 
