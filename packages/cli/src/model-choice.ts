@@ -7,7 +7,7 @@
  * be a model is a usage error naming its key).
  */
 import { resolve } from "node:path";
-import { clientFor, ModelRegistry, ModelSelection, resolveModel, resolveScope, type ModelEntry, type ScopedModel } from "@mypi/extension-api";
+import { clientFor, ModelRegistry, ModelSelection, resolveModel, resolveScope, type ModelEntry, type ScopedModel, type SessionChoice } from "@mypi/extension-api";
 import { loadScriptedModel, type HttpHooks, type ModelClient } from "@mypi/kernel";
 import type { CliArgs } from "./args.ts";
 import type { Settings } from "./settings.ts";
@@ -31,9 +31,10 @@ export function registryOf(settings: Settings, env: NodeJS.ProcessEnv): ModelReg
 
 /**
  * The starting model; a string is the usage error. `cwd`: where a `scripted:` path resolves;
- * `http`: the extensions' HTTP hooks for the client (Pi's provider events).
+ * `http`: the extensions' HTTP hooks for the client (Pi's provider events); `session`: what a
+ * resumed session used last, the model when nothing else names one.
  */
-export async function chooseModel(c: { args: CliArgs; settings: Settings; registry: ModelRegistry; env: NodeJS.ProcessEnv; cwd: string; http?: HttpHooks | undefined }): Promise<ModelChoice | string> {
+export async function chooseModel(c: { args: CliArgs; settings: Settings; registry: ModelRegistry; env: NodeJS.ProcessEnv; cwd: string; http?: HttpHooks | undefined; session?: SessionChoice }): Promise<ModelChoice | string> {
   const { args, registry, env } = c;
   const options = c.http ? { http: c.http } : {};
   const warnings: string[] = [];
@@ -44,7 +45,7 @@ export async function chooseModel(c: { args: CliArgs; settings: Settings; regist
     scope = resolved.models;
     warnings.push(...resolved.warnings.map((w) => `--models: ${w}`));
   }
-  const spec = args.model ?? (scope.length ? undefined : defaultSpec(env));
+  const spec = args.model ?? (scope.length ? undefined : (sessionSpec(c.session) ?? defaultSpec(env)));
   let client: ModelClient;
   let entry: ModelEntry | undefined;
   let suffix: string | undefined;
@@ -86,6 +87,13 @@ export async function chooseModel(c: { args: CliArgs; settings: Settings; regist
     explicit: { model: args.modelFromFlag === true, thinking: args.thinking !== undefined || (args.modelFromFlag === true && suffix !== undefined) },
     warnings,
   };
+}
+
+/** The model a resumed session used last, as a `--model` would name it. */
+function sessionSpec(choice: SessionChoice | undefined): string | undefined {
+  const m = choice?.model;
+  if (!m) return undefined;
+  return m.provider !== undefined && m.modelId !== undefined ? `${m.provider}/${m.modelId}` : m.model;
 }
 
 /** With no model named: OpenAI's default when its key is set, else Anthropic's. */

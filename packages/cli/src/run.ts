@@ -108,7 +108,14 @@ async function runWatched(run: WatchedRun): Promise<number> {
     return code;
   }
   if (listing) return listExtensions(run, { ws, args, sandboxState, resources });
-  const choice = await chooseModel({ args, settings, registry, env: io.env, cwd: io.cwd, http: loaded.manager.httpHooks() });
+  // Opened before the model is chosen: a resumed session names the model it used last.
+  const session = openSession(args, line.cwd, io);
+  if (typeof session === "string") {
+    await shutdown();
+    return fail(io, session);
+  }
+  const used = latestChoice(session.getBranch());
+  const choice = await chooseModel({ args, settings, registry, env: io.env, cwd: io.cwd, http: loaded.manager.httpHooks(), session: used });
   if (typeof choice === "string") {
     // A provider comes from an extension: one that failed to load explains a missing provider.
     for (const l of describeFailures(loaded.failures)) io.stderr.write(`${l}\n`);
@@ -124,15 +131,10 @@ async function runWatched(run: WatchedRun): Promise<number> {
     await shutdown();
     return EXIT.usage;
   }
-  const session = openSession(args, line.cwd, io);
-  if (typeof session === "string") {
-    await shutdown();
-    return fail(io, session);
-  }
   for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);
   // A resumed session continues with the model and level it used last, unless the command line chose.
   const models = choice.selection;
-  for (const warning of models.restore(latestChoice(session.getBranch()), choice.explicit)) io.stderr.write(`mypi: session: ${warning}\n`);
+  for (const warning of models.restore(used, choice.explicit)) io.stderr.write(`mypi: session: ${warning}\n`);
   return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, models, session, resources, allowedTools, loadErrors, sandboxState });
 }
 

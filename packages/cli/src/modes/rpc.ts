@@ -15,6 +15,7 @@
  */
 import { readJsonlLines } from "../rpc/jsonl.ts";
 import { routeLine } from "./rpc/input.ts";
+import { announceThinkingLevels } from "./rpc/model-commands.ts";
 import { abortAll, createRpcState, forwardEvents, type RpcTarget } from "./rpc/state.ts";
 
 export type { RpcTarget } from "./rpc/state.ts";
@@ -37,6 +38,7 @@ export interface RpcIO {
 export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> {
   const s = createRpcState(target, io.stdout);
   const unsubscribe = forwardEvents(s, io.redact);
+  const stopAnnouncing = announceThinkingLevels(s);
   const onStop = () => {
     s.aborts++; // a command still queued is stopped as it starts
     abortAll(s, io.stop!.reason);
@@ -51,5 +53,6 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   while (s.runs.size > 0) await Promise.all([...s.runs]);
   io.stop?.removeEventListener("abort", onStop);
   unsubscribe();
+  stopAnnouncing();
   return 0;
 }

@@ -7,6 +7,7 @@ import type { ImageContent, Message } from "@mypi/kernel";
 import { resolve } from "node:path";
 import { defaultExportPath, exportSession } from "../../export/command.ts";
 import { CommandError, optionalString, readImages, requireString } from "./command-fields.ts";
+import { MODEL_HANDLERS } from "./model-commands.ts";
 import { abortAll, abortedSince, respond, type Command, type RpcState } from "./state.ts";
 
 /** A handler resolves to the response's `data`, or calls `reply` itself to answer before it is done. */
@@ -36,6 +37,7 @@ const HANDLERS: Record<string, Handler> = {
     return { path: exportSession(m, asked !== undefined ? resolve(asked) : defaultExportPath(process.cwd(), m)) };
   },
   get_last_assistant_text: ({ target }) => ({ text: lastAssistantText(target.agent.messages) }),
+  ...MODEL_HANDLERS,
 };
 
 /** Run `command`'s handler and answer it once; an unknown type gets an error listing the known ones. */
