@@ -75,7 +75,7 @@ export function formatCost(dollars: number): string {
 }
 
 /** A cost `{total}` (mypi's `UsageCost`), or a bare number (some providers' extensions). */
-function costOf(cost: unknown): number | undefined {
+export function costOf(cost: unknown): number | undefined {
   const total = typeof cost === "number" ? cost : typeof cost === "object" && cost !== null ? (cost as { total?: unknown }).total : undefined;
   return typeof total === "number" && Number.isFinite(total) ? total : undefined;
 }

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { timerDelay } from "@mypi/kernel";
 import { createJsonlSplitter } from "../rpc/jsonl.ts";
+import { costOf } from "../usage-totals.ts";
 import type { TaskResult, TaskStatus } from "./results.ts";
 import type { Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
@@ -58,6 +59,7 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     turns: stats.turns,
     toolCalls: stats.toolCalls,
     tokens: stats.tokens,
+    ...(stats.cost !== undefined && { cost: stats.cost }),
     ...(options.keepWorkspace && { workspace }),
     extensions: stats.extensions,
     ...extra,
@@ -135,6 +137,8 @@ interface RunStats {
   turns: number;
   toolCalls: number;
   tokens: { input: number; output: number };
+  /** Dollars, once a message carried a cost. */
+  cost?: number;
   extensions: Record<string, { blocked: number; rewrote: number }>;
   stopReason?: string;
   finalText?: string;
@@ -167,6 +171,8 @@ export function countEvent(stats: RunStats, line: string): void {
       const usage = event.message?.role === "assistant" ? event.message.usage : undefined;
       stats.tokens.input += Number(usage?.input) || 0;
       stats.tokens.output += Number(usage?.output) || 0;
+      const cost = costOf(usage?.cost);
+      if (cost !== undefined) stats.cost = (stats.cost ?? 0) + cost;
       return;
     }
     case "hook_decision": {
