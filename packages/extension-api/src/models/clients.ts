@@ -27,30 +27,27 @@ export function clientFor(entry: ModelEntry, registry: ModelRegistry, options: C
     const { baseURL } = entry.environment;
     return withModelFacts(createOpenAIModel({ model: entry.id, ...(baseURL !== undefined && { baseURL }), ...(apiKey !== undefined && { apiKey }), ...(http && { http }) }), entry);
   }
+  // Until the kernel's Responses and Anthropic clients are in this build (the merge connects
+  // createOpenAIResponsesModel / createAnthropicModel here, with the same options).
+  if (entry.api !== "openai-completions") {
+    return `${modelKey(entry)}: the ${entry.api} client is not in this build; its models are listed, but only "openai-completions" models can be used yet`;
+  }
   const key = registry.apiKey(entry.provider);
   if ("error" in key) return `${modelKey(entry)}: ${key.error}`;
   const headers = resolveHeaders(entry, registry.env);
   if (typeof headers === "string") return `${modelKey(entry)}: ${headers}`;
-  switch (entry.api) {
-    case "openai-completions":
-      return withModelFacts(
-        createOpenAIModel({
-          id: modelKey(entry),
-          model: entry.id,
-          baseURL: entry.baseUrl,
-          // Another provider's server never gets OPENAI_API_KEY: the client reads nothing from the environment.
-          environment: false,
-          ...(key.value !== undefined && { apiKey: key.value }),
-          ...(headers && { headers }),
-          ...(entry.maxTokens !== undefined && { maxTokens: entry.maxTokens }),
-          ...(http && { http }),
-        }),
-        entry,
-      );
-    case "openai-responses":
-    case "anthropic-messages":
-      return `${modelKey(entry)}: the ${entry.api} client is not in this build; its models are listed, but only "openai-completions" models can be used yet`;
-  }
+  const client = createOpenAIModel({
+    id: modelKey(entry),
+    model: entry.id,
+    baseURL: entry.baseUrl,
+    // Another provider's server never gets OPENAI_API_KEY: the client reads nothing from the environment.
+    environment: false,
+    ...(key.value !== undefined && { apiKey: key.value }),
+    ...(headers && { headers }),
+    ...(entry.maxTokens !== undefined && { maxTokens: entry.maxTokens }),
+    ...(http && { http }),
+  });
+  return withModelFacts(client, entry);
 }
 
 /** Header values resolve like keys (`$VAR`, `!command`). */

@@ -130,9 +130,10 @@ export class ModelSelection {
   /**
    * The next model (`direction` 1) or the previous one (-1) of the scope, else of every available
    * model; `undefined` when there is no other (Pi answers `cycle_model` with `null` then). A model
-   * the cycle cannot use (no key, no client for its protocol) is skipped, and `skipped` says why.
+   * the cycle cannot use (no key, no client for its protocol) is skipped, and `skipped` says why;
+   * `entry` is absent when none of the others could be used.
    */
-  cycle(direction: 1 | -1 = 1): { entry: ModelEntry; thinkingLevel: ThinkingLevel; isScoped: boolean; skipped: string[] } | undefined {
+  cycle(direction: 1 | -1 = 1): { entry?: ModelEntry; thinkingLevel: ThinkingLevel; isScoped: boolean; skipped: string[] } | undefined {
     const ring: readonly ScopedModel[] = this.isScoped ? this.#scope : this.registry.available().map((entry) => ({ entry }));
     if (ring.length <= 1) return undefined;
     const current = this.#current.entry;
@@ -146,7 +147,7 @@ export class ModelSelection {
       if (problem === undefined) return { entry: next.entry, thinkingLevel: this.#thinking, isScoped: this.isScoped, skipped };
       skipped.push(problem);
     }
-    return undefined;
+    return { thinkingLevel: this.#thinking, isScoped: this.isScoped, skipped };
   }
 
   /** Clamp `requested` to the model and use it; a listener hears of it only when the level changed. */

@@ -46,11 +46,11 @@ export function cycleModel(m: Interactive, direction: 1 | -1): void {
   const models = modelsOf(m);
   if (!models) return;
   const cycled = models.cycle(direction);
-  if (!cycled) {
+  for (const skipped of cycled?.skipped ?? []) sayFrom(m, `skipped ${skipped}`, m.p.yellow);
+  if (!cycled?.entry) {
     const where = models.isScoped ? "--models / enabledModels names" : "is available";
-    return sayFrom(m, `no other model ${where} (mypi models lists them)`, m.p.yellow);
+    return sayFrom(m, `no other model ${where} that can be used here (mypi models lists them)`, m.p.yellow);
   }
-  for (const skipped of cycled.skipped) sayFrom(m, `skipped ${skipped}`, m.p.yellow);
   announce(m, models);
 }
 

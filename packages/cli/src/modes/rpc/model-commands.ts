@@ -33,7 +33,7 @@ export const MODEL_HANDLERS: Record<string, Handler> = {
   },
   cycle_model: (s) => {
     const cycled = modelsOf(s).cycle(1);
-    return cycled ? { model: piModelObject(cycled.entry), thinkingLevel: cycled.thinkingLevel, isScoped: cycled.isScoped } : null;
+    return cycled?.entry ? { model: piModelObject(cycled.entry), thinkingLevel: cycled.thinkingLevel, isScoped: cycled.isScoped } : null;
   },
   // Pi answers any level with success: one it does not know is clamped like the others (to the lowest).
   set_thinking_level: (s, c) => void modelsOf(s).setThinkingLevel(String(c.level)),
