@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chatResponse, startFakeOpenAI, type FakeOpenAIServer } from "./helpers/fake-openai.ts";
 import { createSandbox } from "./helpers/mypi.ts";
 
+// Each test starts mypi processes: on a busy machine that alone can take most of vitest's default 20 s.
+const SLOW = 90_000;
 const sandbox = createSandbox("mypi-models-rpc-");
 let server!: FakeOpenAIServer;
 beforeAll(async () => {
@@ -55,7 +57,7 @@ const response = (id: string, command: string, data?: unknown) => ({ id, type: "
 const failure = (id: string, command: string, error: string) => ({ id, type: "response", command, success: false, error });
 const changed = (level: string) => ({ type: "thinking_level_changed", level });
 
-describe("RPC model commands, as Pi 1.6 answers them", () => {
+describe("RPC model commands, as Pi 1.6 answers them", { timeout: SLOW }, () => {
   it("get_available_models, cycle_model, set_thinking_level (clamped), cycle_thinking_level, set_model, unknown models and levels", async () => {
     const lines = await exchange(["--model", "local/small", "--no-session"], [
       { id: "1", type: "get_available_models" },

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chatResponse, startFakeOpenAI, type FakeOpenAIServer } from "./helpers/fake-openai.ts";
 import { createSandbox } from "./helpers/mypi.ts";
 
+// Each test starts mypi processes: on a busy machine that alone can take most of vitest's default 20 s.
+const SLOW = 90_000;
 const sandbox = createSandbox("mypi-models-switch-");
 let alpha!: FakeOpenAIServer;
 let beta!: FakeOpenAIServer;
@@ -30,7 +32,7 @@ afterAll(() => Promise.all([alpha.close(), beta.close()]).finally(() => sandbox.
 
 type Wire = { role: string; content?: unknown; tool_calls?: { id: string; function: { name: string } }[]; tool_call_id?: string };
 
-describe("switching providers mid-session", () => {
+describe("switching providers mid-session", { timeout: SLOW }, () => {
   it("hands the second provider the first one's tool calls and results paired, prices each answer with its own provider, and resumes on the second", async () => {
     const file = join(sandbox.root, "switch.jsonl");
     alpha.push(

@@ -43,7 +43,8 @@ export async function chooseModel(c: { args: CliArgs; settings: Settings; regist
   if (patterns) {
     const resolved = resolveScope(patterns, registry);
     scope = resolved.models;
-    warnings.push(...resolved.warnings.map((w) => `--models: ${w}`));
+    const from = args.models ? "--models" : "enabledModels";
+    warnings.push(...resolved.warnings.map((w) => `${from}: ${w}`));
   }
   const spec = args.model ?? (scope.length ? undefined : (sessionSpec(c.session) ?? defaultSpec(env)));
   let client: ModelClient;
