@@ -68,6 +68,19 @@ describe("mypi models", { timeout: SLOW }, () => {
   });
 });
 
+describe("provider keys", { timeout: SLOW }, () => {
+  it("are kept from the commands the agent runs, as OPENAI_API_KEY is: the known providers' and the settings' own variables", async () => {
+    const env = { ...home("keys", { providers: { work: { baseUrl: server.baseURL, api: "openai-completions", apiKey: "$WORK_KEY", models: [{ id: "w" }] } } }), ANTHROPIC_API_KEY: "sk-ant-secret", WORK_KEY: "sk-work-secret" };
+    const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: "printenv ANTHROPIC_API_KEY WORK_KEY; echo done" } }] }, { text: "ok" }]);
+    const r = await sandbox.run(["--mode", "json", "--no-session", "--model", `scripted:${script}`, "-p", "go"], { env });
+    expect(r.code).toBe(0);
+    const result = r.events().find((e) => e.type === "tool_execution_end")!;
+    expect(JSON.stringify(result.result.content)).toContain("done");
+    expect(r.stdout).not.toContain("sk-ant-secret");
+    expect(r.stdout).not.toContain("sk-work-secret");
+  });
+});
+
 describe("choosing the model and level at start", { timeout: SLOW }, () => {
   /** The level a run starts at, read through RPC: cycling moves one step on from it. */
   async function startLevel(args: string[], env: Record<string, string>): Promise<unknown> {

@@ -16,7 +16,7 @@
 import type { SandboxOptions } from "@mypi/builtin-tools";
 import { readFileSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { SessionManager, defaultSessionDir, mypiHome, sessionFilesByIdPrefix } from "@mypi/kernel";
+import { SessionManager, defaultSessionDir, mypiHome, sessionFilesByIdPrefix, withholdFromTools } from "@mypi/kernel";
 import { latestChoice } from "@mypi/extension-api";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { loadExtensions, type LoadedWorkspace } from "./extension-loading.ts";
@@ -101,6 +101,8 @@ async function runWatched(run: WatchedRun): Promise<number> {
     return fail(io, registry);
   }
   registry.useExtensionProviders(() => loaded.manager.registeredProviders());
+  // The keys of every provider stay out of the commands the agent runs, used or not.
+  for (const name of registry.keyVariables()) withholdFromTools(name);
   for (const d of registry.diagnostics()) io.stderr.write(`mypi: models: ${d}\n`);
   if (args.command === "models") {
     const code = printModels(registry, io, { search: args.prompt, json: args.json });

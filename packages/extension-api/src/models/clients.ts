@@ -3,9 +3,9 @@
  * protocol it speaks. Everything above (the command line, `/model`, RPC, `pi.setModel`) goes
  * through here, so a new protocol's client is connected in this function alone.
  */
-import { computeCost, createOpenAIModel, type AssistantMessage, type HttpHooks, type ModelClient, type ModelStreamEvent } from "@mypi/kernel";
+import { computeCost, createOpenAIModel, withholdFromTools, type AssistantMessage, type HttpHooks, type ModelClient, type ModelStreamEvent } from "@mypi/kernel";
 import type { ModelRegistry } from "./registry.ts";
-import { resolveSecret } from "./secrets.ts";
+import { resolveSecret, secretVariable } from "./secrets.ts";
 import { modelKey, type ModelEntry } from "./types.ts";
 
 export interface ClientOptions {
@@ -34,6 +34,9 @@ export function clientFor(entry: ModelEntry, registry: ModelRegistry, options: C
   }
   const key = registry.apiKey(entry.provider);
   if ("error" in key) return `${modelKey(entry)}: ${key.error}`;
+  // The variable the key came from is kept from the commands tools run (a provider an extension registered too).
+  const variable = registry.provider(entry.provider)?.apiKey;
+  if (variable !== undefined && secretVariable(variable) !== undefined) withholdFromTools(secretVariable(variable)!);
   const headers = resolveHeaders(entry, registry.env);
   if (typeof headers === "string") return `${modelKey(entry)}: ${headers}`;
   const client = createOpenAIModel({

@@ -88,6 +88,22 @@ export class ModelRegistry {
     this.#keys.set(provider, key);
   }
 
+  /**
+   * The environment variables keys and headers are read from (`$ANTHROPIC_API_KEY`, a settings
+   * provider's `$WORK_KEY`): the host withholds them from the commands tools run, as it withholds
+   * `OPENAI_API_KEY`.
+   */
+  keyVariables(): string[] {
+    const names = new Set<string>();
+    for (const p of this.#compose().providers.values()) {
+      for (const spec of [p.apiKey, ...Object.values(p.headers ?? {})]) {
+        const variable = spec === undefined ? undefined : secretVariable(spec);
+        if (variable !== undefined) names.add(variable);
+      }
+    }
+    return [...names];
+  }
+
   /** The `--api-key` given for `provider`, if any. */
   keyOverride(provider: string): string | undefined {
     return this.#keys.get(provider);
