@@ -7,7 +7,7 @@
  * `{"type":"thinking_level_changed","level"}` (before the command's response).
  */
 import { estimateContextTokens, type Message } from "@mypi/kernel";
-import { describeSelectedModel, piModelObject, type ModelSelection } from "@mypi/extension-api";
+import { piModelObject, type ModelSelection } from "@mypi/extension-api";
 import { usageTotals } from "../../usage-totals.ts";
 import { CommandError } from "./command-fields.ts";
 import { write, type Command, type RpcState } from "./state.ts";
@@ -79,9 +79,4 @@ function sessionStats(s: RpcState): unknown {
     cost: totals.cost,
     ...(window !== undefined && { contextUsage: { tokens, contextWindow: window, percent: (tokens / window) * 100 } }),
   };
-}
-
-/** Pi's `Model` object of the session's current model (for `get_state`). */
-export function currentModelObject(models: ModelSelection): unknown {
-  return describeSelectedModel({ client: models.client, entry: models.entry });
 }
