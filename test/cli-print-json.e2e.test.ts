@@ -28,16 +28,20 @@ describe.concurrent("print and JSON modes", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const events = r.events();
-    expect(events.map((e) => (e.type === "message_update" ? `message_update:${e.delta.type}` : e.type))).toEqual([
+    // Pi's assistantMessageEvent: each block opened and closed, around mypi's deltas.
+    expect(events.map((e) => (e.type === "message_update" ? `message_update:${e.assistantMessageEvent.type}` : e.type))).toEqual([
       "agent_start",
       "turn_start",
       "message_start", // the prompt
       "message_end",
       "message_start", // the assistant message, streamed
+      "message_update:text_start",
       "message_update:text_delta",
+      "message_update:text_end",
       "message_update:toolcall_start",
       "message_update:toolcall_delta",
       "message_update:toolcall_delta",
+      "message_update:toolcall_end",
       "message_end",
       "tool_execution_start",
       "tool_execution_end",
@@ -46,13 +50,16 @@ describe.concurrent("print and JSON modes", () => {
       "turn_end",
       "turn_start",
       "message_start",
+      "message_update:text_start",
       "message_update:text_delta",
       "message_update:text_delta",
       "message_update:text_delta",
+      "message_update:text_end",
       "message_end",
       "turn_end",
       "agent_end",
     ]);
+    expect(events.filter((e) => e.type === "message_update" && e.delta).map((e) => e.delta.type)).toEqual(["text_delta", "toolcall_start", "toolcall_delta", "toolcall_delta", "text_delta", "text_delta", "text_delta"]);
     expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "It says alpha." });
     expect(events.find((e) => e.type === "tool_execution_end")).toMatchObject({ toolName: "read", isError: false, result: { content: [{ type: "text", text: "alpha" }] } });
     expect(events.every((e) => typeof e.timestamp === "number")).toBe(true);

@@ -16,9 +16,12 @@ if (!probe.ok) console.warn(`CLI sandbox tests skipped: ${probe.reason} (apt-get
 
 const tmp = createSandbox("mypi-e2e-sandbox-");
 afterAll(() => tmp.cleanup());
-// A home folder of its own, so the victim is visible (read-only) to the command, not just absent.
+// A home folder of its own; the victim lies outside it, and the settings show its folder
+// (read-only) to commands, so that it is seen and kept, not just absent (the private /tmp would hide it).
 const home = join(tmp.root, "userhome");
-const victim = join(home, "victim");
+mkdirSync(home, { recursive: true });
+const outside = join(tmp.root, "outside");
+const victim = join(outside, "victim");
 mkdirSync(victim, { recursive: true });
 writeFileSync(join(victim, "precious.txt"), "precious\n");
 // The transpile cache stays the warm one global-setup filled, which lives under the real home.
@@ -37,7 +40,10 @@ function bashResults(events: Record<string, any>[]): { isError: boolean; text: s
 describe.skipIf(!probe.ok)("mypi --sandbox", () => {
   it("keeps rm -rf away from a folder outside the workspace while work inside it lands", async () => {
     const script = bashScript([`rm -rf ${victim}`, "echo built > out.txt && cat out.txt"]);
-    const r = await tmp.run(["--sandbox", "--model", `scripted:${script}`, "--mode", "json", "-p", "go"], { env });
+    writeFileSync(join(tmp.home, "settings.json"), JSON.stringify({ sandbox: { allowRead: [outside] } }));
+    const r = await tmp.run(["--sandbox", "--model", `scripted:${script}`, "--mode", "json", "-p", "go"], { env }).finally(() =>
+      writeFileSync(join(tmp.home, "settings.json"), "{}"),
+    );
     expect(r.stderr).toBe("");
     const [removal, work] = bashResults(r.events());
     expect(removal!.isError).toBe(true);

@@ -2,8 +2,10 @@
  * permission-gate — judges tool calls against permission rules before they run.
  *
  * A `bash` command is parsed with a real shell parser and split into the commands it runs
- * (commands.ts), each looked at through its wrappers (wrappers.ts) and judged against the
- * `permissions` rules of the settings and the built-in destructive list (judge.ts). `write`,
+ * (commands.ts), each looked at through its wrappers and the programs that run commands
+ * (wrappers.ts, programs.ts, runners.ts, git.ts, evaluation.ts) and judged against the
+ * `permissions` rules of the settings and the built-in destructive list (judge.ts); code it
+ * cannot read asks where a deny or ask rule could match what that code runs. `write`,
  * `edit`, `read`, `grep`, `find` and `ls` are judged by the path rules. A deny blocks; an ask
  * asks the user through `ctx.ui.confirm` when there is a UI and blocks when there is none
  * (print, JSON and headless runs: nobody can say yes). The block reason names the rule, and so

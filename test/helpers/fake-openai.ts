@@ -17,7 +17,8 @@
  *                                     tool-call fragments (id and name once, arguments in pieces),
  *                                     the finish chunk, the usage chunk (`choices: []`), [DONE]
  *   sse(frames, { chunkBytes?, headers? })
- *                                     frames written as given; a frame is { data } (JSON-encoded),
+ *                                     frames written as given; a frame is { data, event? } (JSON-encoded,
+ *                                     after an `event:` line when named),
  *                                     { raw } (written verbatim), { wait: promise } (a gate: the server
  *                                     holds the stream until it settles), { cut: true } (destroys the
  *                                     socket), or DONE. `chunkBytes` writes the bytes in slices of
@@ -27,6 +28,9 @@
  *   (request) => FakeResponse         decided when the request arrives
  *   chunk(delta, finishReason?)       one `chat.completion.chunk` object, for hand-built frames
  *
+ * The same server answers POST …/responses (fake-responses.ts builds those streams) and
+ * POST …/v1/messages (fake-anthropic.ts), so one test can switch protocols mid-session.
+ *
  * A request that finds no scripted response gets HTTP 400 "fake-openai: no scripted response …"
  * (not retried by clients), so a test that under-scripts fails with a message that says so.
  */
@@ -35,7 +39,7 @@ import type { AddressInfo } from "node:net";
 
 export const DONE = "[DONE]" as const;
 
-export type Frame = { data: unknown } | { raw: string } | { wait: Promise<unknown> } | { cut: true } | typeof DONE;
+export type Frame = { data: unknown; event?: string } | { raw: string } | { wait: Promise<unknown> } | { cut: true } | typeof DONE;
 
 export type FakeResponse =
   | { kind: "sse"; frames: Frame[]; status?: number; headers?: Record<string, string>; chunkBytes?: number }
@@ -56,6 +60,8 @@ export interface RecordedRequest {
 
 export interface FakeOpenAIServer {
   readonly baseURL: string;
+  /** The server without `/v1`: Anthropic's SDK adds `/v1/messages` itself. */
+  readonly rootURL: string;
   readonly requests: readonly RecordedRequest[];
   /** Scripted responses not used yet. */
   readonly pending: number;
@@ -162,6 +168,9 @@ export function errorResponse(
   return { kind: "json", status, body, ...(options.headers ? { headers: options.headers } : {}) };
 }
 
+/** The streaming endpoints served: Chat Completions, the Responses API, Anthropic's Messages API. */
+const ROUTES = ["/chat/completions", "/responses", "/messages"];
+
 export async function startFakeOpenAI(): Promise<FakeOpenAIServer> {
   const queue: FakeResponse[] = [];
   const requests: RecordedRequest[] = [];
@@ -201,7 +210,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAIServer> {
   });
 
   async function respond(request: RecordedRequest, res: ServerResponse): Promise<void> {
-    if (request.method !== "POST" || !request.path.endsWith("/chat/completions")) {
+    if (request.method !== "POST" || !ROUTES.some((route) => request.path.split("?")[0]!.endsWith(route))) {
       return writeJSON(res, 404, { error: { message: `fake-openai: no route for ${request.method} ${request.path}` } });
     }
     let response = queue.shift();
@@ -216,7 +225,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAIServer> {
     for (const frame of response.frames) {
       if (res.destroyed) return;
       if (frame === DONE) await write(res, "data: [DONE]\n\n", response.chunkBytes);
-      else if ("data" in frame) await write(res, `data: ${JSON.stringify(frame.data)}\n\n`, response.chunkBytes);
+      else if ("data" in frame) {
+        const event = frame.event === undefined ? "" : `event: ${frame.event}\n`;
+        await write(res, `${event}data: ${JSON.stringify(frame.data)}\n\n`, response.chunkBytes);
+      }
       else if ("raw" in frame) await write(res, frame.raw, response.chunkBytes);
       else if ("wait" in frame) await Promise.race([frame.wait, closing]);
       else {
@@ -232,6 +244,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAIServer> {
 
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
+    rootURL: `http://127.0.0.1:${port}`,
     requests,
     get pending() {
       return queue.length;

@@ -6,7 +6,9 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anthropicResponse } from "../helpers/fake-anthropic.ts";
 import { chatResponse, startFakeOpenAI, type FakeOpenAIServer } from "../helpers/fake-openai.ts";
+import { responsesResponse } from "../helpers/fake-responses.ts";
 import { createSandbox } from "../helpers/mypi.ts";
 
 const sandbox = createSandbox("mypi-pi-providers-");
@@ -138,27 +140,31 @@ export default function (pi) {
     ]);
   });
 
-  it("providers of all three protocols load and are listed by `mypi models`; one whose client is not in this build fails with that reason", async () => {
+  it("providers of all three protocols load, are listed by `mypi models`, and each answers in its own protocol with its own key", async () => {
     const ext = sandbox.file(
       "three.ts",
       `
 export default function (pi) {
   pi.registerProvider("chat", { baseUrl: ${JSON.stringify(server.baseURL)}, apiKey: "k1", api: "openai-completions", models: [{ id: "c1", contextWindow: 32000, cost: { input: 1, output: 2 } }] });
-  pi.registerProvider("resp", { baseUrl: "https://responses.example/v1", apiKey: "k2", api: "openai-responses", models: [{ id: "r1", reasoning: true }] });
-  pi.registerProvider("claude", { baseUrl: "https://messages.example", apiKey: "k3", api: "anthropic-messages", models: [{ id: "a1", reasoning: true, thinkingLevelMap: { xhigh: "xhigh" } }] });
+  pi.registerProvider("resp", { baseUrl: ${JSON.stringify(server.baseURL)}, apiKey: "k2", api: "openai-responses", models: [{ id: "r1", reasoning: true }] });
+  pi.registerProvider("claude", { baseUrl: ${JSON.stringify(server.rootURL)}, apiKey: "k3", api: "anthropic-messages", models: [{ id: "a1", reasoning: true, thinkingLevelMap: { xhigh: "xhigh" } }] });
 }
 `,
     );
-    const listed = await sandbox.run(["models", "-e", ext, "--json"], { env: { OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" } });
+    const listed = await sandbox.run(["models", "-e", ext, "--json"]);
     expect(listed.code).toBe(0);
-    const models = JSON.parse(listed.stdout) as { provider: string; id: string; api: string; contextWindow: number }[];
+    const models = JSON.parse(listed.stdout) as { provider: string; id: string; api: string }[];
     expect(models.map((m) => [`${m.provider}/${m.id}`, m.api])).toEqual([
       ["chat/c1", "openai-completions"],
       ["claude/a1", "anthropic-messages"],
       ["resp/r1", "openai-responses"],
     ]);
-    const refused = await sandbox.run(["-e", ext, "--no-session", "--model", "claude/a1", "-p", "hi"]);
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain("claude/a1: the anthropic-messages client is not in this build");
+    server.push(responsesResponse({ text: "from responses" }), anthropicResponse({ text: "from messages" }));
+    const resp = await sandbox.run(["-e", ext, "--no-session", "--model", "resp/r1", "-p", "hi"]);
+    expect([resp.code, resp.stdout.trim()]).toEqual([0, "from responses"]);
+    expect([lastRequest().path, lastRequest().headers.authorization, body().model]).toEqual(["/v1/responses", "Bearer k2", "r1"]);
+    const claude = await sandbox.run(["-e", ext, "--no-session", "--model", "claude/a1:xhigh", "-p", "hi"]);
+    expect([claude.code, claude.stdout.trim()]).toEqual([0, "from messages"]);
+    expect([lastRequest().path, lastRequest().headers.authorization, body().model]).toEqual(["/v1/messages", "Bearer k3", "a1"]);
   });
 });

@@ -10,7 +10,8 @@
  * - It resolves when the output pipes close, or shortly (200 ms) after bash exits when a
  *   background job still holds them open: it then stops reading, and the job keeps running
  *   (redirect a background job's output, `cmd > log 2>&1 &`, so it does not get SIGPIPE).
- * - The environment is mypi's without the model's API key (`toolEnvironment()`, kernel).
+ * - The environment is mypi's without the model's API key (`toolEnvironment()`, kernel); in the
+ *   sandbox, only the variables of its allow-list (`sandbox-env.ts`).
  * - A command over 100 KB is handed to bash through a pipe, not as an argument (the system's
  *   limit for one argument is 128 KiB on Linux).
  * - The timeout is enforced here, so that the partial output survives it; the tool's
@@ -30,12 +31,12 @@ import {
   bwrapArguments,
   planSandbox,
   probeSandbox,
-  sandboxEnvironment,
   sandboxSentence,
   unavailableMessage,
   type SandboxOptions,
   type SandboxPlan,
 } from "./sandbox.ts";
+import { sandboxEnvironment } from "./sandbox-env.ts";
 import { cutTail, formatBytes } from "./truncate.ts";
 
 export const DEFAULT_TIMEOUT_SECONDS = 120;

@@ -10,8 +10,9 @@ import { defaultMutationQueue, defineTool, type Tool, type ToolResult, type File
 import { diffOneRegion, similarity } from "./diff.ts";
 import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./result.ts";
 import { displayPath, safePath } from "./safe-path.ts";
+import { frozenCheck, recheck } from "./sandbox-writes.ts";
 import { formatBytes, isBinary, MAX_TEXT_FILE_BYTES } from "./truncate.ts";
-import { writeAtomic } from "./write.ts";
+import { writeAtomic, type FileToolOptions } from "./write.ts";
 
 const parameters = z.strictObject({
   path: z.string().describe("File to edit, relative to the workspace root (or absolute inside it)."),
@@ -29,7 +30,8 @@ export interface EditDetails {
   firstChangedLine: number;
 }
 
-export function createEditTool(root: string, queue: FileMutationQueue = defaultMutationQueue): Tool<EditArgs> {
+export function createEditTool(root: string, queue: FileMutationQueue = defaultMutationQueue, options: FileToolOptions = {}): Tool<EditArgs> {
+  const check = frozenCheck(root, options.sandbox);
   return defineTool({
     name: "edit",
     description:
@@ -40,12 +42,14 @@ export function createEditTool(root: string, queue: FileMutationQueue = defaultM
     execute: (args) =>
       guard(() => {
         const abs = safePath(root, args.path);
-        return queue.run(abs, () => editFileAt(root, abs, args));
+        check?.(args.path, abs);
+        const beforeRename = check && (() => recheck(root, check, args.path, abs));
+        return queue.run(abs, () => editFileAt(root, abs, args, beforeRename));
       }),
   });
 }
 
-async function editFileAt(root: string, abs: string, args: EditArgs): Promise<ToolResult> {
+async function editFileAt(root: string, abs: string, args: EditArgs, beforeRename?: () => void): Promise<ToolResult> {
   const rel = displayPath(root, abs);
   if (args.oldText.length === 0) {
     return failure("oldText is empty. Give the exact text to replace; to create or overwrite a whole file, use write.");
@@ -86,7 +90,7 @@ async function editFileAt(root: string, abs: string, args: EditArgs): Promise<To
     );
   }
   const updated = Buffer.concat([data.subarray(0, first), Buffer.from(newText, "utf8"), data.subarray(first + oldBytes.length)]);
-  await writeAtomic(abs, updated, mode);
+  await writeAtomic(abs, updated, mode, beforeRename);
   const diff = diffOneRegion(rel, content, updated.toString("utf8"));
   const details: EditDetails = { path: rel, diff: diff.text, firstChangedLine: diff.firstChangedLine };
   return textResult(`Edited ${rel}:\n${diff.text}`, details);

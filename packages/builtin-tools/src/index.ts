@@ -18,17 +18,10 @@ import { createWriteTool } from "./write.ts";
 
 export { createBashTool, DEFAULT_TIMEOUT_SECONDS, KILL_GRACE_MS, type BashArgs, type BashDetails, type BashToolOptions } from "./bash.ts";
 export { destructiveReason } from "./bash-guard.ts";
-export {
-  DEFAULT_HIDDEN_PATHS,
-  HIDDEN_SOCKETS,
-  planSandbox,
-  probeSandbox,
-  sandboxEnvironment,
-  unavailableMessage,
-  type SandboxOptions,
-  type SandboxPlan,
-  type SandboxProbe,
-} from "./sandbox.ts";
+export { planSandbox, probeSandbox, unavailableMessage, writablePaths, type SandboxOptions, type SandboxPlan, type SandboxProbe } from "./sandbox.ts";
+export { DEFAULT_HIDDEN_PATHS, DEFAULT_HOME_READABLE, HIDDEN_SYSTEM_PATHS } from "./sandbox-view.ts";
+export { sandboxEnvironment, SANDBOX_ENV, SANDBOX_NETWORK_ENV } from "./sandbox-env.ts";
+export { AGENT_FOLDERS, frozenPaths, GIT_FROZEN, type FrozenPath } from "./frozen-paths.ts";
 export { createEditTool, type EditArgs, type EditDetails } from "./edit.ts";
 export { defaultMutationQueue, FileMutationQueue } from "@mypi/kernel";
 export { createLsTool, MAX_LS_ENTRIES, type LsArgs } from "./ls.ts";
@@ -37,7 +30,7 @@ export { displayPath, safePath, ToolInputError } from "./safe-path.ts";
 export { createFindTool, createGrepTool, SEARCH_TIMEOUT_MS } from "./search.ts";
 export { DEFAULT_GREP_LIMIT, MAX_FIND_RESULTS, type FindArgs, type GrepArgs, type GrepDetails } from "./search-worker.ts";
 export { MAX_BYTES, MAX_LINES } from "./truncate.ts";
-export { createWriteTool, type WriteArgs, type WriteDetails } from "./write.ts";
+export { createWriteTool, type FileToolOptions, type WriteArgs, type WriteDetails } from "./write.ts";
 
 export const builtinToolNames = ["read", "write", "edit", "bash", "grep", "find", "ls"] as const;
 export type BuiltinToolName = (typeof builtinToolNames)[number];
@@ -49,7 +42,7 @@ export interface BuiltinToolsOptions {
   tools?: readonly BuiltinToolName[];
   /** The lock for write and edit (default: one shared by the whole process). */
   queue?: FileMutationQueue;
-  /** Run bash's commands in the bubblewrap sandbox (docs/builtin-tools.md, "Sandbox"). */
+  /** Run bash's commands in the bubblewrap sandbox, and keep write and edit out of what it freezes (docs/builtin-tools.md, "Sandbox"). */
   sandbox?: SandboxOptions;
 }
 
@@ -65,10 +58,11 @@ export interface ToolRegistrar {
 export function createBuiltinToolList(options: BuiltinToolsOptions): Tool[] {
   const root = resolve(options.root);
   const queue = options.queue;
+  const fileOptions = options.sandbox ? { sandbox: options.sandbox } : {};
   const factories: Record<BuiltinToolName, () => Tool> = {
     read: () => createReadTool(root),
-    write: () => createWriteTool(root, queue),
-    edit: () => createEditTool(root, queue),
+    write: () => createWriteTool(root, queue, fileOptions),
+    edit: () => createEditTool(root, queue, fileOptions),
     bash: () => createBashTool(root, options.sandbox ? { sandbox: options.sandbox } : {}),
     grep: () => createGrepTool(root),
     find: () => createFindTool(root),

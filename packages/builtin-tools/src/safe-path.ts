@@ -60,6 +60,23 @@ export function safePath(root: string, p: string): string {
   return real;
 }
 
+/**
+ * The real path of the absolute path `abs`, as `safePath` judges it (symlinks resolved, dangling
+ * ones followed by hand, a missing tail appended); `abs` itself when that loops.
+ */
+export function realPathOf(abs: string): string {
+  // A missing path (the common case here) is resolved by its folder, without an exception each.
+  if (lstatSync(abs, { throwIfNoEntry: false }) === undefined) {
+    const parent = dirname(abs);
+    return parent === abs ? abs : join(realPathOf(parent), basename(abs));
+  }
+  try {
+    return resolveReal(abs, 0);
+  } catch {
+    return abs;
+  }
+}
+
 /** `abs` relative to the root, for messages and output (`.` for the root itself, `/` separators). */
 export function displayPath(root: string, abs: string): string {
   const rel = relative(realRoot(root), abs);

@@ -2,35 +2,41 @@
  * The bash tool's sandbox: each command runs under bubblewrap (`bwrap`, Linux) with
  *
  * - the workspace and the configured extra paths writable, every other path read-only;
- * - the home folder's secrets (`DEFAULT_HIDDEN_PATHS`, `$MYPI_HOME`, the configured `hide`) and the
- *   sockets of services that would run commands outside on request (`HIDDEN_SOCKETS`) replaced by
- *   empty ones;
- * - the workspace's `.mypi` and jiti's transpile cache read-only: mypi loads extensions and
- *   settings from them, so a command writing there would run unsandboxed at the next start;
- *   likewise the workspace repository's `.git/hooks` and `.git/config`, which git runs from;
+ * - the home folder hidden but for what builds need, secrets hidden wherever they show, `/run`
+ *   hidden and every other unix socket outside the workspace blocked (`sandbox-view.ts`);
+ * - what runs unsandboxed later frozen read-only even inside the workspace: its agent folders
+ *   and the configuration parts of its git folder (`frozen-paths.ts`, the list `write` and
+ *   `edit` refuse too), and jiti's transpile cache of extensions;
  * - a private `/tmp`, a new PID namespace (its `/proc` shows only the command's processes, and
  *   when bash exits everything it left behind is killed), no network unless allowed (loopback is
  *   the sandbox's own), no capabilities — also when mypi runs as root, where bwrap would
  *   otherwise keep them and `mount -o remount,rw /` would undo the read-only view — and a
  *   read-only `/proc/sys`;
- * - an environment without credentials (`sandboxEnvironment`).
+ * - an environment of allowed variables only (`sandbox-env.ts`).
  *
- * What it is not: a boundary for the other builtin tools (`write`/`edit` have `safePath`), nor for
- * a `bash` tool some extension registers in place of the builtin one.
+ * What it is not: a boundary for a `bash` tool some extension registers in place of the builtin one.
  */
 import { execFile } from "node:child_process";
-import { lstatSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve, sep } from "node:path";
+import { delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { jitiCacheDir, mypiHome } from "@mypi/kernel";
+import { frozenPaths, isInside, type FrozenPath, type Placeholder } from "./frozen-paths.ts";
+import { boundSocketPaths, DEFAULT_HIDDEN_PATHS, DEFAULT_HOME_READABLE, HIDDEN_SYSTEM_PATHS } from "./sandbox-view.ts";
 
 export interface SandboxOptions {
   /** Folders or files the command may write besides the workspace; relative paths are relative to it, `~/` is the home folder. */
   allowWrite?: readonly string[];
+  /** Paths the command may read besides `DEFAULT_HOME_READABLE` where they are hidden (in the home folder, `/run`); same path rules. */
+  allowRead?: readonly string[];
   /** Let the command reach the network (default: no network at all; its loopback is its own). */
   network?: boolean;
   /** Paths to hide besides `DEFAULT_HIDDEN_PATHS` and `$MYPI_HOME` (same path rules as `allowWrite`). */
   hide?: readonly string[];
+  /** Environment variables to pass besides `SANDBOX_ENV`; a trailing `*` matches every name it starts. */
+  env?: readonly string[];
+  /** Unix sockets outside the workspace the command may connect to (default: none). */
+  allowSockets?: readonly string[];
   /**
    * When bubblewrap cannot run here: `"refuse"` (default) answers every bash call with an error
    * saying why and how to fix it; `"unsandboxed"` runs the commands without the sandbox.
@@ -41,45 +47,6 @@ export interface SandboxOptions {
   /** The bubblewrap program (default: `bwrap` on the PATH). */
   bwrap?: string;
 }
-
-/**
- * Hidden by default, relative to the home folder: keys, cloud and registry credentials, password
- * stores, shell histories (commands typed with secrets in them). `$MYPI_HOME` is added to these.
- */
-export const DEFAULT_HIDDEN_PATHS: readonly string[] = Object.freeze([
-  ".ssh",
-  ".gnupg",
-  ".aws",
-  ".azure",
-  ".config/gcloud",
-  ".kube",
-  ".docker",
-  ".config/gh",
-  ".git-credentials",
-  ".netrc",
-  ".npmrc",
-  ".pypirc",
-  ".pgpass",
-  ".password-store",
-  ".local/share/keyrings",
-  ".bash_history",
-  ".zsh_history",
-  ".mypi",
-]);
-
-/**
- * Sockets through which a command could have a service outside the sandbox act for it (start a
- * container, a systemd unit, use the ssh or gpg agent): a read-only mount does not stop connect().
- * The user's runtime folder (`$XDG_RUNTIME_DIR`) and `$SSH_AUTH_SOCK` are added to these.
- */
-export const HIDDEN_SOCKETS: readonly string[] = Object.freeze([
-  "/run/docker.sock",
-  "/var/run/docker.sock",
-  "/run/containerd",
-  "/run/podman",
-  "/run/dbus",
-  "/run/systemd/private",
-]);
 
 /** The namespaces of every sandboxed command (the network one is added unless allowed). */
 const NAMESPACES = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
@@ -140,17 +107,24 @@ export interface SandboxPlan {
   writable: string[];
   /** `allowWrite` paths that do not exist (so nothing is mounted for them). */
   missing: string[];
-  /** Hidden paths that exist. */
+  /** Hidden paths that exist: the home folder (unless a writable path contains it), secrets, `/run`. */
   hidden: string[];
+  /** Shown read-only again inside a hidden path: the home folder's allowed parts, `allowRead`. */
+  readable: string[];
+  /** Sockets outside the workspace with `/dev/null` mounted over them. */
+  blockedSockets: string[];
+  /** Frozen read-only although writable (`frozen-paths.ts`). */
+  frozen: FrozenPath[];
   network: boolean;
+  /** Environment variables passed besides the default allow-list. */
+  env: readonly string[];
   /** jiti's cache of transpiled extensions (`jitiCacheDir()`), kept read-only. */
   transpileCache: string;
 }
 
-/** Resolves the paths now: a secret created since the last call is hidden in the next one. */
-export function planSandbox(workspace: string, options: SandboxOptions, env: NodeJS.ProcessEnv = process.env): SandboxPlan {
-  const home = options.home ?? homedir();
-  const at = (p: string) => (p === "~" ? home : p.startsWith("~/") ? join(home, p.slice(2)) : resolve(workspace, p));
+/** The writable paths of a sandbox: the workspace's real path first, then the `allowWrite` paths that exist (and those that do not). */
+export function writablePaths(workspace: string, options: SandboxOptions): { writable: string[]; missing: string[] } {
+  const at = pathResolver(workspace, options);
   const writable = [workspace];
   const missing: string[] = [];
   for (const p of options.allowWrite ?? []) {
@@ -158,55 +132,106 @@ export function planSandbox(workspace: string, options: SandboxOptions, env: Nod
     if (real === undefined) missing.push(at(p));
     else if (!writable.includes(real)) writable.push(real);
   }
-  const candidates = [
+  return { writable, missing };
+}
+
+/** Resolves the paths now: a secret created since the last call is hidden in the next one. */
+export function planSandbox(workspace: string, options: SandboxOptions, env: NodeJS.ProcessEnv = process.env): SandboxPlan {
+  const home = realOrUndefined(options.home ?? homedir()) ?? options.home ?? homedir();
+  const at = pathResolver(workspace, options);
+  const { writable, missing } = writablePaths(workspace, options);
+  const contains = (outer: string, inner: string) => outer === inner || isInside(outer, inner);
+  const homeHidden = !writable.some((w) => contains(w, home));
+  const hidden = realPaths([
+    ...(homeHidden ? [home] : []),
     ...DEFAULT_HIDDEN_PATHS.map((p) => join(home, p)),
     mypiHome(),
     ...(options.hide ?? []).map(at),
-    ...HIDDEN_SOCKETS,
+    ...HIDDEN_SYSTEM_PATHS,
     ...(env.XDG_RUNTIME_DIR ? [env.XDG_RUNTIME_DIR] : []),
     ...(env.SSH_AUTH_SOCK && isAbsolute(env.SSH_AUTH_SOCK) ? [env.SSH_AUTH_SOCK] : []),
-  ];
-  const hidden: string[] = [];
-  for (const p of candidates) {
-    const real = realOrUndefined(p);
-    if (real !== undefined && real !== "/" && !hidden.includes(real)) hidden.push(real);
+  ]).filter((p) => p !== "/");
+  // The innermost hidden, readable or writable path around `p` decides whether it shows.
+  const shownBy = (p: string, readable: readonly string[]) => {
+    let best: { path: string; shown: boolean } | undefined;
+    for (const [paths, shown] of [[hidden, false], [readable, true], [writable, true]] as const) {
+      for (const q of paths) if (contains(q, p) && (!best || q.length >= best.path.length)) best = { path: q, shown };
+    }
+    return best?.shown ?? true;
+  };
+  const allowedSockets = realPaths((options.allowSockets ?? []).map(at));
+  // The programs on the PATH run (a PATH entry that is a whole hidden folder does not unhide it).
+  const programs = realPaths((env.PATH ?? "").split(delimiter).filter((p) => isAbsolute(p))).filter((p) => !hidden.includes(p));
+  // A workspace in a subfolder of a repository sees the repository (git, hoisted node_modules) —
+  // unless that is a repository of the whole home folder (dotfiles).
+  const repository = enclosingRepository(workspace).filter((r) => !contains(r, home));
+  const readable: string[] = [];
+  for (const p of realPaths([
+    ...(homeHidden ? DEFAULT_HOME_READABLE.map((p) => join(home, p)) : []),
+    ...programs,
+    // Name resolution, when /etc/resolv.conf leads into /run (systemd-resolved).
+    "/etc/resolv.conf",
+    ...repository,
+    ...(options.allowRead ?? []).map(at),
+    ...allowedSockets,
+  ])) {
+    if (!shownBy(p, readable) && !readable.includes(p)) readable.push(p);
   }
+  const blockedSockets = realPaths(boundSocketPaths()).filter(
+    (p) => !contains(workspace, p) && !allowedSockets.includes(p) && isSocket(p) && shownBy(p, readable),
+  );
+  // A hidden path inside another, with nothing shown between them, is hidden already (but HOME
+  // is there, empty, as programs expect).
+  const redundant = (p: string) => p !== home && p !== dirname(p) && !shownBy(dirname(p), readable) && ![...readable, ...writable].some((r) => isInside(p, r));
   return {
     workspace,
-    home: realOrUndefined(home) ?? home,
+    home,
     writable,
     missing,
-    hidden,
+    hidden: hidden.filter((p) => !redundant(p)),
+    readable,
+    blockedSockets,
+    frozen: frozenPaths(workspace, writable),
     network: options.network === true,
+    env: options.env ?? [],
     transpileCache: realOrUndefined(jitiCacheDir(env)) ?? jitiCacheDir(env),
   };
+}
+
+/** The nearest folder above the workspace with a `.git`, when the workspace has none of its own. */
+function enclosingRepository(workspace: string): string[] {
+  if (lstatSync(join(workspace, ".git"), { throwIfNoEntry: false })) return [];
+  for (let dir = dirname(workspace); dir !== dirname(dir); dir = dirname(dir)) {
+    if (lstatSync(join(dir, ".git"), { throwIfNoEntry: false })) return [dir];
+  }
+  return [];
+}
+
+function pathResolver(workspace: string, options: SandboxOptions): (p: string) => string {
+  const home = options.home ?? homedir();
+  return (p) => (p === "~" ? home : p.startsWith("~/") ? join(home, p.slice(2)) : resolve(workspace, p));
 }
 
 /**
  * The bwrap command line around `argv` (`["bash", "-c", command]`). Mounts are applied outermost first (by
  * depth), so a writable folder inside a hidden one is still there, and a secret inside the
- * workspace is still hidden; at equal paths an explicit `allowWrite` wins over a hide.
+ * workspace is still hidden; at equal paths a readable path wins over a hide, a writable one over
+ * both, and a frozen one over all. The hidden home folder is made read-only last, once everything
+ * shown inside it is mounted. Creates the placeholders of frozen paths that do not exist yet
+ * (`GIT_FROZEN`), which stay.
  */
 export function bwrapArguments(plan: SandboxPlan, argv: readonly string[]): string[] {
   type Mount = { path: string; rank: number; args: string[] };
   const mounts: Mount[] = [];
-  // A home folder inside /tmp (as in tests) stays visible, read-only, over the private /tmp.
-  if (plan.home.startsWith(`/tmp${sep}`)) mounts.push({ path: plan.home, rank: -1, args: ["--ro-bind", plan.home, plan.home] });
   for (const p of plan.hidden) {
     mounts.push({ path: p, rank: 0, args: isDirectory(p) ? ["--tmpfs", p] : ["--ro-bind", "/dev/null", p] });
   }
-  for (const p of plan.writable) mounts.push({ path: p, rank: 1, args: ["--bind", p, p] });
-  // What mypi runs at its next start stays read-only even inside a writable path: the
-  // workspace's .mypi (an empty read-only folder when there is none yet) and the transpile cache
-  // of extensions — unless hidden already (a workspace that is the home folder: its .mypi is
-  // $MYPI_HOME) or named in allowWrite.
-  for (const p of [plan.workspace + `${sep}.mypi`, plan.transpileCache]) {
-    if (plan.writable.includes(p) || plan.hidden.includes(p)) continue;
-    if (isDirectory(p)) mounts.push({ path: p, rank: 2, args: ["--ro-bind", p, p] });
-    else if (p !== plan.transpileCache) mounts.push({ path: p, rank: 2, args: ["--tmpfs", p, "--remount-ro", p] });
-  }
-  mounts.push(...gitMounts(plan));
+  for (const p of plan.readable) mounts.push({ path: p, rank: 1, args: ["--ro-bind", p, p] });
+  for (const p of plan.writable) mounts.push({ path: p, rank: 2, args: ["--bind", p, p] });
+  mounts.push(...frozenMounts(plan));
+  for (const p of plan.blockedSockets) mounts.push({ path: p, rank: 4, args: ["--ro-bind", "/dev/null", p] });
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || a.rank - b.rank);
+  const homeHidden = plan.hidden.includes(plan.home) && isDirectory(plan.home);
   return [
     "--ro-bind", "/", "/",
     "--dev", "/dev",
@@ -214,8 +239,8 @@ export function bwrapArguments(plan: SandboxPlan, argv: readonly string[]): stri
     // Global sysctls judge a writer by its uid alone: as root, without any capability, a command
     // could still set kernel.core_pattern and have the host run a program of its choice.
     "--ro-bind", "/proc/sys", "/proc/sys",
-    "--tmpfs", "/tmp",
     ...mounts.flatMap((m) => m.args),
+    ...(homeHidden ? ["--remount-ro", plan.home] : []),
     ...NAMESPACES,
     ...(plan.network ? [] : ["--unshare-net"]),
     ...CONFINEMENT,
@@ -225,65 +250,40 @@ export function bwrapArguments(plan: SandboxPlan, argv: readonly string[]): stri
 }
 
 /**
- * The workspace's git repository keeps what git runs by itself out of a command's reach: a hook
- * planted in `.git/hooks`, or a `core.fsmonitor` / `core.hooksPath` / alias written into
- * `.git/config`, would run unsandboxed at the user's next `git commit` or `git status`. `.git`
- * is bound onto itself, so that it is a mount point and cannot be renamed away (a fresh `.git`
- * with a config of the command's choosing put in its place); inside it `hooks` (an empty
- * read-only folder when there is none) and `config` are read-only, everything else — objects,
- * refs, the index — stays writable, so commits work. A `.git` file (a worktree's or submodule's
- * pointer) is read-only as a whole. Named in `allowWrite`, each stays writable.
+ * The frozen paths read-only, and placeholders where they do not exist yet (see `GIT_FROZEN`);
+ * the workspace's `.git` folder bound onto itself, so that it is a mount point and cannot be
+ * renamed away (a fresh `.git` of the command's choosing put in its place); jiti's transpile
+ * cache read-only when it lies in a writable path. A frozen path that is hidden stays hidden.
  */
-function gitMounts(plan: SandboxPlan): { path: string; rank: number; args: string[] }[] {
-  const git = plan.workspace + `${sep}.git`;
-  if (plan.writable.includes(git) || plan.hidden.includes(git)) return [];
-  let kind: "directory" | "file";
-  try {
-    const stat = lstatSync(git);
-    if (stat.isDirectory()) kind = "directory";
-    else if (stat.isFile()) kind = "file";
-    else return []; // a symlink points out of the workspace (read-only there) or nowhere
-  } catch {
-    return []; // no repository: one the command creates is its own, like any file it writes
+function frozenMounts(plan: SandboxPlan): { path: string; rank: number; args: string[] }[] {
+  const mounts: { path: string; rank: number; args: string[] }[] = [];
+  const dotGit = join(plan.workspace, ".git");
+  if (isDirectory(dotGit) && !lstatSync(dotGit).isSymbolicLink() && !plan.hidden.includes(dotGit)) {
+    mounts.push({ path: dotGit, rank: 2, args: ["--bind", dotGit, dotGit] });
   }
-  if (kind === "file") return [{ path: git, rank: 2, args: ["--ro-bind", git, git] }];
-  const mounts = [{ path: git, rank: 1, args: ["--bind", git, git] }];
-  for (const [name, folder] of [["hooks", true], ["config", false]] as const) {
-    const p = join(git, name);
-    if (plan.writable.includes(p)) continue;
-    if (existsLstat(p)) mounts.push({ path: p, rank: 2, args: ["--ro-bind", p, p] });
-    else if (folder) mounts.push({ path: p, rank: 2, args: ["--tmpfs", p, "--remount-ro", p] });
+  for (const f of plan.frozen) {
+    if (plan.hidden.includes(f.path)) continue;
+    if (f.exists || (f.placeholder && place(f.path, f.placeholder))) mounts.push({ path: f.path, rank: 3, args: ["--ro-bind", f.path, f.path] });
+  }
+  const cache = plan.transpileCache;
+  if (isDirectory(cache) && plan.writable.some((w) => isInside(w, cache)) && !plan.writable.includes(cache)) {
+    mounts.push({ path: cache, rank: 3, args: ["--ro-bind", cache, cache] });
   }
   return mounts;
 }
 
-function existsLstat(p: string): boolean {
-  try {
-    lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
- * Variables a sandboxed command does not get: whatever is named like a credential (a name part
- * `API_KEY`, `TOKEN`, `SECRET`, `PASSWORD`, …; mypi's `OPENAI_API_KEY` among them) and the agent
- * sockets. `TMPDIR` points into the private `/tmp`, since any other folder is read-only; `HOME` is
- * the sandbox's home folder.
+ * A placeholder (an empty folder, an empty `config.worktree`, a `commondir` saying `.`), created
+ * only where there is none: what a command made since the plan is bound read-only as it is.
  */
-const CREDENTIAL_NAME = /(?:^|_)(?:API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SECRETS?|TOKENS?|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)/i;
-const AGENT_SOCKETS = new Set(["SSH_AUTH_SOCK", "GPG_AGENT_INFO"]);
-
-export function sandboxEnvironment(plan: Pick<SandboxPlan, "home">, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (CREDENTIAL_NAME.test(name) || AGENT_SOCKETS.has(name)) continue;
-    out[name] = value;
+function place(path: string, placeholder: Placeholder): boolean {
+  try {
+    if (placeholder === "folder") mkdirSync(path);
+    else writeFileSync(path, placeholder === "self" ? ".\n" : "", { flag: "wx" });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") return false;
   }
-  out.TMPDIR = "/tmp";
-  out.HOME = plan.home;
-  return out;
+  return true;
 }
 
 /** What the model is told in the bash tool's description. */
@@ -291,17 +291,15 @@ export function sandboxSentence(plan: SandboxPlan): string {
   const others = plan.writable.slice(1);
   return (
     `Commands run in a sandbox: only the workspace${others.length ? ` and ${others.join(", ")}` : ""} can be written, ` +
+    "except its agent folders (.mypi, .pi, .claude, .agents) and its git configuration and hooks, which are read-only; " +
     `${plan.network ? "the network is reachable" : "there is no network (not even the host's localhost)"}, /tmp is private and starts empty, ` +
-    "secrets in the home folder are hidden, and nothing a command starts outlives it."
+    "the home folder is hidden but for toolchains and caches, services' sockets are unreachable, only common environment variables are set, " +
+    "and nothing a command starts outlives it."
   );
 }
 
 function realOrUndefined(p: string): string | undefined {
-  try {
-    lstatSync(p);
-  } catch {
-    return undefined;
-  }
+  if (lstatSync(p, { throwIfNoEntry: false }) === undefined) return undefined;
   try {
     return realpathSync.native(p);
   } catch {
@@ -309,11 +307,25 @@ function realOrUndefined(p: string): string | undefined {
   }
 }
 
+/** The real paths of those of `paths` that exist, each once. */
+function realPaths(paths: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const p of paths) {
+    const real = realOrUndefined(p);
+    if (real !== undefined && !out.includes(real)) out.push(real);
+  }
+  return out;
+}
+
+function isSocket(p: string): boolean {
+  return lstatSync(p, { throwIfNoEntry: false })?.isSocket() === true;
+}
+
 function isDirectory(p: string): boolean {
   try {
-    return statSync(p).isDirectory();
+    return statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
   } catch {
-    return false;
+    return false; // a symlink loop, a folder we may not search
   }
 }
 

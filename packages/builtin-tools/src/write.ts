@@ -13,7 +13,9 @@ import { z } from "zod";
 import { defaultMutationQueue, defineTool, type Tool, type ToolResult, type FileMutationQueue } from "@mypi/kernel";
 import { diffOneRegion } from "./diff.ts";
 import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./result.ts";
-import { displayPath, safePath } from "./safe-path.ts";
+import { displayPath, safePath, ToolInputError } from "./safe-path.ts";
+import type { SandboxOptions } from "./sandbox.ts";
+import { frozenCheck, recheck } from "./sandbox-writes.ts";
 
 const parameters = z.strictObject({
   path: z.string().describe("File to write, relative to the workspace root (or absolute inside it)."),
@@ -32,7 +34,13 @@ export interface WriteDetails {
 /** Old files up to this size are read to show the change; larger ones are replaced unread. */
 const MAX_DIFF_BYTES = 256 * 1024;
 
-export function createWriteTool(root: string, queue: FileMutationQueue = defaultMutationQueue): Tool<WriteArgs> {
+export interface FileToolOptions {
+  /** With the sandbox on, paths it freezes are refused (`sandbox-writes.ts`). */
+  sandbox?: SandboxOptions;
+}
+
+export function createWriteTool(root: string, queue: FileMutationQueue = defaultMutationQueue, options: FileToolOptions = {}): Tool<WriteArgs> {
+  const check = frozenCheck(root, options.sandbox);
   return defineTool({
     name: "write",
     description:
@@ -49,12 +57,14 @@ export function createWriteTool(root: string, queue: FileMutationQueue = default
           );
         }
         const abs = safePath(root, args.path);
-        return queue.run(abs, () => writeFileAt(root, abs, args.content));
+        check?.(args.path, abs);
+        const beforeRename = check && (() => recheck(root, check, args.path, abs));
+        return queue.run(abs, () => writeFileAt(root, abs, args.content, beforeRename));
       }),
   });
 }
 
-async function writeFileAt(root: string, abs: string, content: string): Promise<ToolResult> {
+async function writeFileAt(root: string, abs: string, content: string, beforeRename?: () => void): Promise<ToolResult> {
   const rel = displayPath(root, abs);
   const existing = await stat(abs).catch(() => undefined);
   if (existing?.isDirectory()) return failure(`${rel} is a directory; write needs a file path.`);
@@ -75,9 +85,9 @@ async function writeFileAt(root: string, abs: string, content: string): Promise<
   const bytes = Buffer.byteLength(content, "utf8");
   const before = existing === undefined ? "" : existing.size <= MAX_DIFF_BYTES ? await readFile(abs, "utf8").catch(() => undefined) : undefined;
   try {
-    await writeAtomic(abs, content, existing?.mode);
+    await writeAtomic(abs, content, existing?.mode, beforeRename);
   } catch (error) {
-    return failure(fsErrorMessage(error, rel));
+    return failure(error instanceof ToolInputError ? error.message : fsErrorMessage(error, rel));
   }
   const details: WriteDetails = { path: rel, bytes, created: existing === undefined };
   if (before !== undefined && before !== content) details.diff = diffOneRegion(rel, before, content).text;
@@ -87,8 +97,9 @@ async function writeFileAt(root: string, abs: string, content: string): Promise<
 /**
  * Write `content` to `abs` through a temporary sibling and a rename. `mode` (the old file's
  * permissions) is kept so that rewriting an executable script keeps it executable.
+ * `beforeRename` may throw to stop the write at the last moment (the temporary file is removed).
  */
-export async function writeAtomic(abs: string, content: string | Uint8Array, mode?: number): Promise<void> {
+export async function writeAtomic(abs: string, content: string | Uint8Array, mode?: number, beforeRename?: () => void): Promise<void> {
   const temp = join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   const handle = await open(temp, "wx");
   try {
@@ -102,6 +113,7 @@ export async function writeAtomic(abs: string, content: string | Uint8Array, mod
   await handle.close();
   try {
     if (mode !== undefined) await chmod(temp, mode & 0o7777);
+    beforeRename?.();
     await rename(temp, abs);
   } catch (error) {
     await unlink(temp).catch(() => {});

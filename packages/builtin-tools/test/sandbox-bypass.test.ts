@@ -28,7 +28,7 @@ const forms: [string, (v: string) => string][] = [
 ];
 
 function victim(name: string): string {
-  const dir = join(tree.home, name);
+  const dir = join(tree.outside, name);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "precious.txt"), "precious\n");
   return dir;
@@ -47,7 +47,8 @@ describe("the bypass forms", () => {
   });
 
   it.skipIf(sandboxSkipReason !== undefined)("delete nothing outside the workspace with the sandbox on", async () => {
-    const sandboxed = createBashTool(tree.ws, { sandbox: { home: tree.home } });
+    // The victims' folder is shown read-only (the private /tmp would hide it otherwise).
+    const sandboxed = createBashTool(tree.ws, { sandbox: { home: tree.home, allowRead: [tree.outside] } });
     const outcomes: [string, boolean, string][] = [];
     for (const [i, [name, form]] of forms.entries()) {
       const dir = victim(`sandboxed-${i}`);

@@ -5,7 +5,7 @@
  * for the wrong reason, the same command is run without the sandbox first and seen to succeed.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -18,13 +18,15 @@ const tree = sandboxTree();
 afterAll(() => tree.cleanup());
 const extra = join(tree.root, "extra");
 mkdirSync(extra);
-const sandboxed = createBashTool(tree.ws, { sandbox: { home: tree.home, allowWrite: [extra, join(tree.root, "absent")], hide: ["private.txt"] } });
+const sandboxed = createBashTool(tree.ws, {
+  sandbox: { home: tree.home, allowWrite: [extra, join(tree.root, "absent")], allowRead: [tree.outside], hide: ["private.txt"] },
+});
 const plain = createBashTool(tree.ws);
 const run = (command: string, timeout?: number) => call(sandboxed, { command, ...(timeout !== undefined && { timeout }) });
 
 describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () => {
   it("cannot delete or write outside the workspace, though it can see it", async () => {
-    const victim = join(tree.home, "victim");
+    const victim = join(tree.outside, "victim");
     mkdirSync(victim);
     writeFileSync(join(victim, "keep.txt"), "keep\n");
     const result = await run(`cat ${victim}/keep.txt; rm -rf ${victim}; touch /usr/mypi-sandbox-probe`);
@@ -60,17 +62,21 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     mkdirSync(join(mypiHome, "sessions"), { recursive: true });
     const before = process.env.MYPI_HOME;
     process.env.MYPI_HOME = mypiHome;
-    const result = await run(`ls -A ~/.ssh ${mypiHome}; cat ~/.netrc; cat private.txt; echo end`).finally(() => {
+    // The home folder is visible here (an allowed path contains it): its secrets are hidden all the same.
+    const homeShown = createBashTool(tree.ws, { sandbox: { home: tree.home, allowRead: [tree.home], hide: ["private.txt"] } });
+    const result = await call(homeShown, { command: `ls -A ~/.ssh ${mypiHome}; cat ~/.netrc; cat ~/notes.txt; cat private.txt; echo end` }).finally(() => {
       if (before === undefined) delete process.env.MYPI_HOME;
       else process.env.MYPI_HOME = before;
     });
     // Folders are empty; files cannot be read (a device node on a mount that allows none).
     expect(seen(result)).toEqual({
       isError: false,
-      text: `${tree.home}/.ssh:\n\n${mypiHome}:\ncat: ${tree.home}/.netrc: Permission denied\ncat: private.txt: Permission denied\nend`,
+      text: `${tree.home}/.ssh:\n\n${mypiHome}:\ncat: ${tree.home}/.netrc: Permission denied\nmine\ncat: private.txt: Permission denied\nend`,
     });
     expect(seen(await call(plain, { command: "cat private.txt" })).text).toBe("do not show");
     expect(readFileSync(join(tree.home, ".ssh", "id_ed25519"), "utf8")).toBe("PRIVATE KEY\n");
+    // With the home folder hidden (the default), none of it is there.
+    expect(seen(await run(`ls -A ~; cat ~/.netrc ~/notes.txt 2>&1 | wc -l`)).text).toBe("2");
   });
 
   it("keeps ~/.mypi hidden when the workspace is the home folder", async () => {
@@ -203,7 +209,7 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
   it("does not pass mypi's API key or other credentials, not even through /proc", async () => {
     const names = { OPENAI_API_KEY: "sk-sandbox-secret-1", GITHUB_TOKEN: "ghp-sandbox-secret-2", AWS_SECRET_ACCESS_KEY: "aws-sandbox-secret-3" };
     const before = { ...process.env };
-    Object.assign(process.env, names, { MYPI_SANDBOX_PLAIN: "kept" });
+    Object.assign(process.env, names, { LC_MYPI_SANDBOX: "kept" });
     try {
       const show = "env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'";
       // (Without the sandbox, /proc holds every process of the machine: env alone shows the keys,
@@ -212,13 +218,17 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
       expect(Object.values(names).map((secret) => unconfined.includes(secret))).toEqual([false, true, true]);
       const confined = seen(await run(show)).text;
       for (const secret of Object.values(names)) expect(confined).not.toContain(secret);
-      expect(confined).toContain("MYPI_SANDBOX_PLAIN=kept");
+      expect(confined).toContain("LC_MYPI_SANDBOX=kept");
     } finally {
       process.env = before;
     }
-    expect(Object.keys(sandboxEnvironment({ home: "/h" }, { SSH_AUTH_SOCK: "/s", NPM_TOKEN: "t", TOKENIZERS_PARALLELISM: "1", PATH: "/bin" }))).toEqual([
+    const env = { SSH_AUTH_SOCK: "/s", NPM_TOKEN: "t", TOKENIZERS_PARALLELISM: "1", PATH: "/bin", HTTPS_PROXY: "http://u:p@proxy", LC_ALL: "C" };
+    expect(Object.keys(sandboxEnvironment({ home: "/h" }, env))).toEqual(["PATH", "LC_ALL", "TMPDIR", "HOME"]);
+    expect(Object.keys(sandboxEnvironment({ home: "/h", network: true, env: ["TOKENIZERS_*"] }, env))).toEqual([
       "TOKENIZERS_PARALLELISM",
       "PATH",
+      "HTTPS_PROXY",
+      "LC_ALL",
       "TMPDIR",
       "HOME",
     ]);
@@ -235,6 +245,34 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     const npm = await run("npm test --silent");
     expect(seen(npm).isError).toBe(false);
     expect(seen(npm).text).toContain("tiny tests pass");
+  });
+});
+
+describe("the sandbox's plan", () => {
+  it("hides the home folder but for the toolchains there and the programs on the PATH, never for a PATH entry that is the home folder", () => {
+    mkdirSync(join(tree.home, ".cargo", "bin"), { recursive: true });
+    mkdirSync(join(tree.home, "bin"), { recursive: true });
+    const env = { PATH: [join(tree.home, "bin"), tree.home, "/usr/bin"].join(":") };
+    const plan = planSandbox(tree.ws, { home: tree.home }, env);
+    expect(plan.hidden).toContain(tree.home);
+    expect(plan.readable).toEqual([join(tree.home, ".cargo", "bin"), join(tree.home, "bin")]);
+    // Secrets inside the hidden home need no mount of their own.
+    expect(plan.hidden.filter((p) => p.startsWith(`${tree.home}/`))).toEqual([]);
+  });
+
+  it("shows the repository a workspace lies in, unless it is a repository of the whole home folder", () => {
+    const repo = join(tree.home, "code", "mono");
+    mkdirSync(join(repo, ".git"), { recursive: true });
+    mkdirSync(join(repo, "packages", "app"), { recursive: true });
+    expect(planSandbox(join(repo, "packages", "app"), { home: tree.home }, {}).readable).toContain(repo);
+    mkdirSync(join(tree.home, ".git"));
+    try {
+      const plan = planSandbox(join(tree.home, "code", "solo"), { home: tree.home }, {});
+      expect(plan.hidden).toContain(tree.home);
+      expect(plan.readable).not.toContain(tree.home);
+    } finally {
+      rmSync(join(tree.home, ".git"), { recursive: true });
+    }
   });
 });
 

@@ -105,12 +105,14 @@ export type HostOptions = Omit<ExtensionHostOptions, "manager" | "session">;
 /**
  * A `HostSession` over an extension host. `newSession`, `switchSession` and `forkSession` shut
  * the host down and build a new one (extensions loaded again) through `rebuild`, given the
- * session to record into (none: a new one, as the command line chose); listeners carry over.
+ * session to record into (none: a new one, as the command line chose, with the header's
+ * `parentSession` when given); listeners carry over, and so do the agent's switches (its queue
+ * modes and automatic compaction), which the client set for the process, not for one session.
  * `ready` runs after each host's `session_start` and after each reload (resources, host-resources.ts).
  */
 export function createHostSession(
   first: ExtensionHost,
-  rebuild: (session?: SessionManager) => Promise<ExtensionHost>,
+  rebuild: (session?: SessionManager, fresh?: { parentSession?: string }) => Promise<ExtensionHost>,
   ready?: (host: ExtensionHost, reason: "startup" | "reload") => Promise<void>,
 ): HostSession & { readonly host: ExtensionHost } {
   let host = first;
@@ -133,6 +135,7 @@ export function createHostSession(
     const next = await open();
     detach();
     await host.shutdown({ reason, ...(next.session.file !== undefined && { targetSessionFile: next.session.file }) });
+    carrySwitches(host.agent, next.agent);
     host = next;
     if (ui) host.setUI(ui);
     detach = attach(host);
@@ -173,12 +176,15 @@ export function createHostSession(
       await ready?.(host, "reload");
       return { loaded: r.loaded, failed: r.failed.map((f) => f.name) };
     },
-    newSession: () => replace("new", () => rebuild()),
+    newSession: (options) => replace("new", () => rebuild(undefined, options?.parentSession !== undefined ? { parentSession: options.parentSession } : undefined)),
     async compact(customInstructions) {
       const outcome = await host.compact(customInstructions);
       switch (outcome.status) {
-        case "compacted":
-          return { status: "compacted", summary: outcome.summary, tokensBefore: outcome.tokensBefore, tokensAfter: outcome.tokensAfter };
+        case "compacted": {
+          const entry = outcome.entryId === undefined ? undefined : host.session.getEntry(outcome.entryId);
+          const firstKeptEntryId = entry?.type === "compaction" ? entry.firstKeptEntryId : undefined;
+          return { status: "compacted", summary: outcome.summary, tokensBefore: outcome.tokensBefore, tokensAfter: outcome.tokensAfter, ...(firstKeptEntryId !== undefined && { firstKeptEntryId }) };
+        }
         case "skipped":
           return { status: "skipped", reason: outcome.reason };
         case "cancelled":
@@ -198,13 +204,14 @@ export function createHostSession(
     },
     navigate: (entryId) => host.navigate(entryId),
     setLabel: (entryId, label) => void host.session.appendLabel(entryId, label),
-    async forkSession(entryId) {
+    async forkSession(entryId, options) {
       const source = host.session;
       const entry = source.getEntry(entryId);
       if (!entry) throw new Error(`Unknown session entry "${entryId}" in session ${source.id}: pick one from /tree or get_fork_messages.`);
+      const leaf = options?.position === "at" ? entryId : forkPoint(source, entryId);
       let forked: SessionManager | undefined;
       const r = await replace("fork", () => {
-        forked = SessionManager.fromBranch(source, forkPoint(source, entryId), { cwd: source.cwd, inMemory: source.file === undefined });
+        forked = SessionManager.fromBranch(source, leaf, { cwd: source.cwd, inMemory: source.file === undefined });
         return rebuild(forked);
       });
       return r.cancelled || forked?.file === undefined ? r : { ...r, file: forked.file };
@@ -228,6 +235,17 @@ export function createHostSession(
       await ready?.(host, "startup");
     },
   };
+}
+
+/** What the client switched on the agent stays switched on its successor (a new, forked or resumed session). */
+function carrySwitches(from: ExtensionHost["agent"], to: ExtensionHost["agent"]): void {
+  to.steeringMode = from.steeringMode;
+  to.followUpMode = from.followUpMode;
+  try {
+    to.autoCompaction = from.autoCompaction;
+  } catch {
+    // The new agent has no compaction settings (no context window for its model): it cannot compact.
+  }
 }
 
 function isFile(path: string): boolean {

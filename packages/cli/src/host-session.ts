@@ -24,6 +24,8 @@ export interface CompactResult {
   tokensBefore?: number;
   tokensAfter?: number;
   summary?: string;
+  /** The first message entry kept verbatim (absent when the summary replaced everything). */
+  firstKeptEntryId?: string;
   reason?: string;
   error?: string;
 }
@@ -44,7 +46,8 @@ export interface HostSession {
   runCommand(name: string, args: string, signal?: AbortSignal): Promise<{ ran: boolean; error?: string }>;
   /** Re-import every extension (docs/architecture.md#loading); the session is kept. */
   reload(): Promise<{ loaded: string[]; failed: string[] }>;
-  newSession(): Promise<{ cancelled: boolean }>;
+  /** A new, empty session; `parentSession` is written into its header (Pi's RPC `new_session {parentSession}`). */
+  newSession(options?: { parentSession?: string }): Promise<{ cancelled: boolean }>;
   compact(customInstructions?: string): Promise<CompactResult>;
   setSessionName(name: string): void;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
@@ -58,9 +61,10 @@ export interface HostSession {
   setLabel(entryId: string, label: string | undefined): void;
   /**
    * `/fork`: a new session file holding the branch before `entryId` (so that entry can be asked
-   * again), which the agent continues; `session_before_switch` may cancel. In memory without a session file.
+   * again), which the agent continues; `session_before_switch` may cancel. In memory without a
+   * session file. `position: "at"` keeps `entryId` itself (Pi's `clone`: the branch up to the leaf).
    */
-  forkSession(entryId: string): Promise<{ cancelled: boolean; file?: string }>;
+  forkSession(entryId: string, options?: { position?: "before" | "at" }): Promise<{ cancelled: boolean; file?: string }>;
   /** This workspace's session files, most recently written first (`/resume`). */
   listSessions(): SessionSummary[];
   /**

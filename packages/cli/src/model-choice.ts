@@ -8,7 +8,7 @@
  */
 import { resolve } from "node:path";
 import { clientFor, ModelRegistry, ModelSelection, resolveModel, resolveScope, type ModelEntry, type ScopedModel, type SessionChoice } from "@mypi/extension-api";
-import { loadScriptedModel, type HttpHooks, type ModelClient } from "@mypi/kernel";
+import { loadScriptedModel, RetrySwitch, type HttpHooks, type ModelClient } from "@mypi/kernel";
 import type { CliArgs } from "./args.ts";
 import type { Settings } from "./settings.ts";
 
@@ -36,7 +36,9 @@ export function registryOf(settings: Settings, env: NodeJS.ProcessEnv): ModelReg
  */
 export async function chooseModel(c: { args: CliArgs; settings: Settings; registry: ModelRegistry; env: NodeJS.ProcessEnv; cwd: string; http?: HttpHooks | undefined; session?: SessionChoice }): Promise<ModelChoice | string> {
   const { args, registry, env } = c;
-  const options = c.http ? { http: c.http } : {};
+  // One retry switch for every client of the run (RPC set_auto_retry / abort_retry).
+  const retry = new RetrySwitch();
+  const options = { retry, ...(c.http && { http: c.http }) };
   const warnings: string[] = [];
   const patterns = args.models ?? c.settings.enabledModels;
   let scope: ScopedModel[] = [];
@@ -84,7 +86,7 @@ export async function chooseModel(c: { args: CliArgs; settings: Settings; regist
   }
   const thinking = args.thinking ?? suffix ?? c.settings.thinking;
   return {
-    selection: new ModelSelection({ registry, client, ...(entry && { entry }), ...(thinking !== undefined && { thinking }), scope }),
+    selection: new ModelSelection({ registry, client, retry, ...(entry && { entry }), ...(thinking !== undefined && { thinking }), scope }),
     explicit: { model: args.modelFromFlag === true, thinking: args.thinking !== undefined || (args.modelFromFlag === true && suffix !== undefined) },
     warnings,
   };

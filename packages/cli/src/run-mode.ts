@@ -4,7 +4,7 @@
  * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
  * shutdown however the mode ends.
  */
-import { latestChoice, type ExtensionErrorEvent, type ModelSelection } from "@mypi/extension-api";
+import { DEFAULT_CONTEXT_WINDOW, describeSelectedModel, latestChoice, type ExtensionErrorEvent, type ModelSelection, type PiModelObject } from "@mypi/extension-api";
 import { SessionManager } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
@@ -63,6 +63,11 @@ export async function runMode(s: ModeStart): Promise<number> {
         const target = Object.assign(Object.create(hostSession) as typeof hostSession, {
           ui: rpcUI,
           state: () => ({ ...hostSession.state(), extensionErrors }),
+          modelInfo: () => modelObject(s),
+          // The clients the registry makes share one retry switch; a scripted model does not retry.
+          get retry() {
+            return s.models.entry ? s.models.retry : undefined;
+          },
         });
         return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, ...(redactLines && { redact: redactLines }) });
       }
@@ -72,6 +77,12 @@ export async function runMode(s: ModeStart): Promise<number> {
   } finally {
     await hostSession.host.shutdown();
   }
+}
+
+/** Pi's model object of the current model (RPC `get_state`): the registry's, else told from the client id. */
+function modelObject(s: ModeStart): PiModelObject {
+  const { entry, client } = s.models;
+  return describeSelectedModel({ entry, client }, compactionOf(s.ws.settings, s.io.env).contextWindow ?? DEFAULT_CONTEXT_WINDOW);
 }
 
 /**
@@ -110,13 +121,13 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     compaction: compactionOf(ws.settings, io.env),
   };
   const host = buildHost(ws.loaded, s.session, hostOptions);
-  const hostSession = createHostSession(host, async (next) => {
+  const hostSession = createHostSession(host, async (next, fresh) => {
     // A session resumed or forked into continues with the model and level it used last.
     if (next) for (const warning of models.restore(latestChoice(next.getBranch()))) ws.diagnostic(`session: ${warning}`);
     // A new session keeps the choice of the command line: --no-session writes nothing, ever.
     // The trust decision stands for the process: `project.trust` does not ask again.
     const loaded = await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags });
-    return buildHost(loaded, next ?? (args.noSession ? SessionManager.inMemory(s.cwd) : SessionManager.create({ cwd: s.cwd })), hostOptions);
+    return buildHost(loaded, next ?? (args.noSession ? SessionManager.inMemory(s.cwd) : SessionManager.create({ cwd: s.cwd, ...fresh })), hostOptions);
   },
     (h, reason) => resources.refresh(h, reason),
   );

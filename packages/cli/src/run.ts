@@ -229,7 +229,7 @@ function modeProblem(run: WatchedRun, prompt: string | undefined): string | unde
 /** Skills, prompt templates, context files and the system prompt for this run (`host-resources.ts`). */
 function runResources(r: { cwd: string; ws: LoadedWorkspace; args: CliArgs; append: string[]; allowedTools: readonly string[] | undefined }): HostResources {
   const { ws, args, allowedTools } = r;
-  const offeredTools = () => ws.loaded.manager.effectiveTools().map((t) => t.name).filter((name) => !allowedTools || allowedTools.includes(name));
+  const offeredTools = (manager = ws.loaded.manager) => manager.effectiveTools().map((t) => t.name).filter((name) => !allowedTools || allowedTools.includes(name));
   return createHostResources({
     resources: {
       home: mypiHome(),

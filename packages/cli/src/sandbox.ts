@@ -23,8 +23,11 @@ export function sandboxOf(args: CliArgs, settings: Settings, shellCwd: string): 
   return {
     sandbox: {
       ...(allowWrite.length > 0 && { allowWrite }),
+      ...(configured.allowRead && { allowRead: configured.allowRead }),
       ...((args.sandboxNetwork || configured.network === true) && { network: true }),
       ...(configured.hide && { hide: configured.hide }),
+      ...(configured.env && { env: configured.env }),
+      ...(configured.allowSockets && { allowSockets: configured.allowSockets }),
       ...(configured.onUnavailable && { onUnavailable: configured.onUnavailable }),
     },
   };

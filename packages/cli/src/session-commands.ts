@@ -10,7 +10,7 @@ import type { ExtensionUI } from "@mypi/extension-api";
 import { defaultExportPath, exportSession } from "./export/command.ts";
 import type { HostSession } from "./host-session.ts";
 import { describeSession } from "./session-list.ts";
-import { formatCost, sessionUsage } from "./usage-totals.ts";
+import { formatCost, promptTokens, sessionUsage } from "./usage-totals.ts";
 import { clip, kindOf, latestLabels, treeRows, treeText } from "./session-tree.ts";
 
 export interface SessionCommandContext {
@@ -99,7 +99,8 @@ function sessionLines(session: HostSession): string[] {
   const toolCalls = messages.reduce((n, msg) => n + (msg.role === "assistant" ? msg.content.filter((b) => b.type === "toolCall").length : 0), 0);
   const usage = sessionUsage(m);
   const models = session.models;
-  const cached = usage.cacheRead + usage.cacheWrite > 0 && usage.input > 0 ? ` (${usage.cacheRead} read from cache, ${((100 * usage.cacheRead) / usage.input).toFixed(1)}%; ${usage.cacheWrite} written)` : "";
+  const prompt = promptTokens(usage);
+  const cached = usage.cacheRead + usage.cacheWrite > 0 ? ` (${usage.cacheRead} read from cache, ${((100 * usage.cacheRead) / prompt).toFixed(1)}%; ${usage.cacheWrite} written)` : "";
   const lines = [
     `file      ${m.file ?? "(not saved: --no-session)"}`,
     `id        ${m.id}`,
@@ -108,7 +109,7 @@ function sessionLines(session: HostSession): string[] {
     `entries   ${entries.length} (${m.getBranch().length} on this branch)`,
     `messages  ${messages.length}: ${roles("user")} user, ${roles("assistant")} assistant, ${roles("toolResult")} tool results`,
     `tool calls ${toolCalls}`,
-    `tokens    ${usage.input + usage.output}: ${usage.input} in${cached}, ${usage.output} out`,
+    `tokens    ${prompt + usage.output}: ${prompt} in${cached}, ${usage.output} out`,
     `cost      ${usage.costKnown ? formatCost(usage.cost) : "unknown (no message carried a cost: the model's prices are not known)"}`,
   ];
   // A session that used several models: what each one cost.

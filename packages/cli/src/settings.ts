@@ -67,8 +67,11 @@ const SettingsSchema = z.looseObject({
     .looseObject({
       enabled: z.boolean().optional(),
       allowWrite: stringList.optional(),
+      allowRead: stringList.optional(),
       network: z.boolean().optional(),
       hide: stringList.optional(),
+      env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, "expected an environment variable name (letters, digits, _), or a prefix ending in *")).optional(),
+      allowSockets: stringList.optional(),
       onUnavailable: z.enum(["refuse", "unsandboxed"]).optional(),
     })
     .optional(),

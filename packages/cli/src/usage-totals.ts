@@ -8,7 +8,7 @@ import type { Message, SessionManager } from "@mypi/kernel";
 
 export interface UsageTotals {
   assistantMessages: number;
-  /** Prompt tokens (cached ones included: `cacheRead` and `cacheWrite` are parts of it). */
+  /** Prompt tokens neither read from nor written to a cache (the kernel's `Usage`, Pi's shape). */
   input: number;
   output: number;
   cacheRead: number;
@@ -45,9 +45,14 @@ export function addUsage(totals: UsageTotals, message: Message | { role: string;
   const key = typeof m.model === "string" ? m.model : "(unknown)";
   const row = totals.byModel.get(key) ?? { messages: 0, tokens: 0, cost: 0 };
   row.messages++;
-  row.tokens += input + output;
+  row.tokens += input + count(u.cacheRead) + count(u.cacheWrite) + output;
   row.cost += cost ?? 0;
   totals.byModel.set(key, row);
+}
+
+/** The whole prompt: the uncached tokens and the cached ones. */
+export function promptTokens(t: Pick<UsageTotals, "input" | "cacheRead" | "cacheWrite">): number {
+  return t.input + t.cacheRead + t.cacheWrite;
 }
 
 export function usageTotals(messages: Iterable<Message>): UsageTotals {

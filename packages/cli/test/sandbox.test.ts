@@ -22,6 +22,11 @@ describe("the sandbox from flags and settings", () => {
     });
   });
 
+  it("passes the settings' readable paths, variables and sockets on", () => {
+    const settings = { sandbox: { enabled: true, allowRead: ["~/.config/tool"], env: ["MY_VAR"], allowSockets: ["/run/pg.sock"] } };
+    expect(sandboxOf(args([]), settings, "/shell")).toEqual({ sandbox: { allowRead: ["~/.config/tool"], env: ["MY_VAR"], allowSockets: ["/run/pg.sock"] } });
+  });
+
   it("refuses sandbox settings flags while the sandbox is off, saying how to turn it on", () => {
     expect(sandboxOf(args(["--sandbox-write", "x"]), {}, "/shell")).toEqual({
       error: '--sandbox-write configures the sandbox, which is off: add --sandbox (or "sandbox": {"enabled": true} in settings.json).',

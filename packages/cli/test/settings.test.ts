@@ -66,6 +66,11 @@ describe("settings files", () => {
     expect(loadSettings(good)).toMatchObject({ settings: { sandbox: { enabled: true, onUnavailable: "unsandboxed" } } });
     const bad = loadSettings(folders(JSON.stringify({ sandbox: { onUnavailable: "maybe" } })));
     expect((bad as { error: string }).error).toContain('"sandbox.onUnavailable"');
+    const more = { allowRead: ["~/.config/tool"], env: ["MY_VAR", "MYAPP_*"], allowSockets: ["/run/pg.sock"] };
+    expect(loadSettings(folders(JSON.stringify({ sandbox: more })))).toMatchObject({ settings: { sandbox: more } });
+    const badName = loadSettings(folders(JSON.stringify({ sandbox: { env: ["MY VAR"] } }))) as { error: string };
+    expect(badName.error).toContain('"sandbox.env.0"');
+    expect(badName.error).toContain("expected an environment variable name");
   });
 
   it("name the file of invalid JSON and of a non-object", () => {

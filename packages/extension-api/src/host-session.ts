@@ -40,6 +40,8 @@ export function hostCompaction(deps: SessionDeps, settings: HostCompactionSettin
   const { manager, session } = deps;
   /** Set while `compactNow()` runs: the compaction the extensions hear of is then a manual one. */
   let manual = false;
+  /** Automatic compaction as the settings (and RPC `set_auto_compaction`) say; it also needs a known window. */
+  let autoEnabled = settings?.enabled !== false;
   const reason = () => (manual ? ("manual" as const) : ("threshold" as const));
   const beforeCompact: CompactionSettings["beforeCompact"] = async (preparation, signal) => {
     const event = {
@@ -56,11 +58,20 @@ export function hostCompaction(deps: SessionDeps, settings: HostCompactionSettin
     settings() {
       const fixed = settings?.contextWindow;
       const out = { ...settings, beforeCompact } as CompactionSettings;
-      // Read by the kernel at each check, so they follow the model: a model switched to mid-session
-      // brings its own window, and automatic compaction waits for a window someone knows.
+      const window = () => fixed ?? modelWindow();
+      // Accessors the kernel reads at each check (the Agent copies them as accessors), so they
+      // follow the model: a model switched to mid-session brings its own window, and automatic
+      // compaction waits for a window someone knows (switching it on without one is refused).
       Object.defineProperties(out, {
-        contextWindow: { enumerable: true, get: () => fixed ?? modelWindow() ?? DEFAULT_CONTEXT_WINDOW },
-        enabled: { enumerable: true, get: () => settings?.enabled !== false && (fixed ?? modelWindow()) !== undefined },
+        contextWindow: { enumerable: true, get: () => window() ?? DEFAULT_CONTEXT_WINDOW },
+        enabled: {
+          enumerable: true,
+          get: () => autoEnabled && window() !== undefined,
+          set: (on: boolean) => {
+            if (on && window() === undefined) throw new Error("Automatic compaction needs the model's context window, which is not known (give compaction.contextWindow in settings).");
+            autoEnabled = on;
+          },
+        },
       });
       return out;
     },

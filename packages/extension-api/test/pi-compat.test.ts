@@ -184,7 +184,7 @@ describe("Pi's ctx and pi members", () => {
     const shape = (nodes: any[]): unknown[] => nodes.map((n) => [n.entry.type, n.label ?? null, shape(n.children)]);
     expect(shape(sm.getTree!())).toEqual([["message", null, [["message", "checkpoint", [["message", null, [["message", null, [["label", null, []]]]]]]]]]]);
     expect(ctx.hasPendingMessages()).toBe(false);
-    expect(ctx.model).toMatchObject({ id: "inline", provider: "scripted", name: "scripted:inline", contextWindow: 128_000 });
+    expect(ctx.model).toMatchObject({ id: "inline", provider: "scripted", name: "inline", api: "scripted", contextWindow: 128_000 });
   });
 
   it("a Pi tool's promptSnippet and promptGuidelines join the system prompt while the tool is active", async () => {

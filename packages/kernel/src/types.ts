@@ -16,6 +16,11 @@ export type JSONSchema = { [key: string]: unknown };
 export interface TextContent {
   type: "text";
   text: string;
+  /**
+   * In an assistant message from the Responses API client: the id of the output item (`msg_…`)
+   * the text came in, sent back with it so reasoning items stay paired with what followed them.
+   */
+  textSignature?: string;
 }
 
 /** Base64 image data with its MIME type (`image/png`, `image/jpeg`, …). */
@@ -25,10 +30,20 @@ export interface ImageContent {
   mimeType: string;
 }
 
-/** Model reasoning text, kept in history and shown by UIs; never required by the kernel. */
+/**
+ * Model reasoning text, kept in history and shown by UIs; never required by the kernel.
+ *
+ * `signature` is what the provider needs to accept the block back, kept verbatim and sent back
+ * only to the client (api, provider and model) that produced it (docs/models.md#history-across-protocols):
+ * Anthropic's signature of a thinking block, the opaque data of a redacted one (`redacted: true`,
+ * `thinking` then a placeholder), or the Responses API's reasoning item as JSON (its id, summary
+ * and `encrypted_content`).
+ */
 export interface ThinkingContent {
   type: "thinking";
   thinking: string;
+  signature?: string;
+  redacted?: boolean;
 }
 
 /**
@@ -41,6 +56,8 @@ export interface ToolCall {
   name: string;
   arguments: Record<string, unknown>;
   rawArguments?: string;
+  /** From the Responses API client: the `function_call` output item's id (`fc_…`), sent back with the call. */
+  itemId?: string;
 }
 
 export type Content = TextContent | ImageContent;
@@ -48,25 +65,24 @@ export type AssistantContent = TextContent | ThinkingContent | ToolCall;
 
 // ─── Messages ────────────────────────────────────────────────────────────────────────────────
 
+/**
+ * Tokens of one model call (Pi's shape). `input` counts the input tokens neither read from nor
+ * written to a prompt cache; `cacheRead` and `cacheWrite` count those, apart from `input`, so the
+ * whole prompt is `input + cacheRead + cacheWrite`. `reasoning` is the part of `output` the model
+ * spent reasoning.
+ */
 export interface Usage {
   input: number;
   output: number;
   cacheRead?: number;
   cacheWrite?: number;
+  reasoning?: number;
   totalTokens?: number;
-  /** What the call cost in US dollars, when the client was given the model's prices (`computeCost`). */
+  /** Dollars, when the client was given the model's prices (`computeCost`). */
   cost?: UsageCost;
 }
 
-/** Dollars per million tokens, as providers list them. */
-export interface ModelPrices {
-  input: number;
-  output: number;
-  cacheRead?: number;
-  cacheWrite?: number;
-}
-
-/** What one model call cost, in US dollars, by kind of token; `total` is their sum. */
+/** What a model call cost, in dollars, by the kind of token (Pi's shape). */
 export interface UsageCost {
   input: number;
   output: number;
@@ -75,15 +91,13 @@ export interface UsageCost {
   total: number;
 }
 
-/**
- * How much the model reasons before it answers. Clients map it onto their API (a reasoning
- * effort, a thinking budget); a model that cannot reason ignores it. The host clamps it to what
- * the model supports before it reaches the kernel.
- */
-export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
-
-/** The wire protocols mypi's model clients speak (Pi's names). */
-export type ModelApi = "openai-completions" | "openai-responses" | "anthropic-messages";
+/** Dollars per million tokens. A cache price left out costs as `input`. */
+export interface ModelPrices {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+}
 
 export type StopReason = "stop" | "toolUse" | "length" | "aborted" | "error";
 
@@ -101,9 +115,9 @@ export interface AssistantMessage {
   usage: Usage;
   /** The `ModelClient.id` that produced this message. */
   model: string;
-  /** The protocol that produced it (`ModelClient.api`), when the client says. */
+  /** The wire protocol of the client that produced it (`ModelClient.api`), when the client says. */
   api?: string;
-  /** The provider that served it (`ModelClient.provider`), when the client says. */
+  /** The provider of the client that produced it (`ModelClient.provider`), when the client says. */
   provider?: string;
   errorMessage?: string;
   timestamp: number;
@@ -213,12 +227,18 @@ export interface ToolSchema {
 
 // ─── Models ──────────────────────────────────────────────────────────────────────────────────
 
+/** How hard a reasoning model thinks; each client maps it to its API (docs/models.md#thinking-levels). */
+export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+
+/** The wire protocols the shipped clients speak. */
+export type ModelApi = "openai-completions" | "openai-responses" | "anthropic-messages";
+
 export interface ModelRequest {
   systemPrompt?: string;
   messages: ModelMessage[];
   tools: ToolSchema[];
   maxTokens?: number;
-  /** How much to reason (`Agent.thinkingLevel`); absent: the client's default. */
+  /** Absent: the client's default ("off" for a model that does not reason). */
   thinking?: ThinkingLevel;
 }
 
@@ -239,9 +259,9 @@ export type ModelStreamEvent =
  */
 export interface ModelClient {
   readonly id: string;
-  /** The protocol it speaks, when it is one of the known ones. */
-  readonly api?: string;
-  /** The provider it calls (`openai`, `anthropic`, a configured one). */
+  /** The wire protocol, for hosts and for history conversion (set by the shipped clients). */
+  readonly api?: ModelApi;
+  /** Who serves the model (`openai`, `anthropic`, a registered provider's name). */
   readonly provider?: string;
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelStreamEvent>;
 }

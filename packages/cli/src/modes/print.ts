@@ -16,7 +16,7 @@ import type { ExtensionErrorEvent, ExtensionHostEvent } from "@mypi/extension-ap
 import { exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
 import type { ExitWatcher } from "../exits.ts";
-import { eventLine } from "../rpc/jsonl.ts";
+import { createPiWire } from "../rpc/pi-wire.ts";
 
 export interface OneShotOptions {
   prompt: string;
@@ -28,7 +28,7 @@ export interface OneShotOptions {
   exits: ExitWatcher;
   /** Runs an extension command for a `/name args` prompt; `{ran:false}` sends the text to the model. */
   runCommand?: (name: string, args: string, signal: AbortSignal) => Promise<{ ran: boolean; error?: string }>;
-  /** Masks progress in JSON lines (`eventLine`). */
+  /** Masks progress in JSON lines (`createPiWire`, `eventLine`). */
   redact?: <T>(value: T) => T;
 }
 
@@ -128,10 +128,12 @@ export function extensionErrorLine(event: ExtensionErrorEvent): string {
  */
 function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneShotOptions) {
   let idle: (() => void) | undefined;
+  // Pi's JSON-mode shapes (`assistantMessageEvent`, block starts and ends) next to mypi's.
+  const wire = createPiWire(options.redact);
   const followed = {
     end: undefined as AgentEndEvent | undefined,
     stop: agent.subscribe((event) => {
-      if (options.json) io.stdout.write(eventLine(event, options.redact));
+      if (options.json) io.stdout.write(wire(event));
       else if (event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
       if (event.type !== "agent_end") return;
       followed.end = event;

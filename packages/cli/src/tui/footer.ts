@@ -1,13 +1,13 @@
 /**
  * The footer under the editor: the model and its thinking level, the tokens the session used
- * (in ↑, out ↓), how full the context is (the last request's size against the window), what the
+ * (in ↑ — the whole prompts, cached parts included — out ↓), how full the context is (the last request's size against the window), what the
  * session cost (from each assistant message's `usage.cost`, resumed history included), then the
  * extensions' statuses (`ctx.ui.setStatus`), one line, sorted by key.
  */
 import { truncateToWidth, type Component } from "@mariozechner/pi-tui";
 import type { ExtensionStreamEvent } from "@mypi/extension-api";
 import { oneLine } from "../render/text.ts";
-import { formatCost, type UsageTotals } from "../usage-totals.ts";
+import { formatCost, promptTokens, type UsageTotals } from "../usage-totals.ts";
 import type { Palette } from "./theme.ts";
 
 interface UsageLike {
@@ -58,7 +58,7 @@ export class Footer implements Component {
     const p = this.p;
     const usage = this.info.usage();
     const thinking = this.info.thinking?.();
-    const parts = [oneLine(this.info.model(), 60), ...(thinking ? [`thinking ${thinking}`] : []), `↑${tokens(usage.input)} ↓${tokens(usage.output)}`].filter(Boolean);
+    const parts = [oneLine(this.info.model(), 60), ...(thinking ? [`thinking ${thinking}`] : []), `↑${tokens(promptTokens(usage))} ↓${tokens(usage.output)}`].filter(Boolean);
     const window = this.info.contextWindow?.();
     if (this.#context !== undefined && window) parts.push(`ctx ${Math.min(999, Math.round((100 * this.#context) / window))}% of ${tokens(window)}`);
     if (usage.costKnown) parts.push(formatCost(usage.cost));

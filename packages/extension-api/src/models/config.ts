@@ -8,7 +8,7 @@
  * listed in `ignored`, so the host can say once that they have no effect.
  */
 import { z } from "zod";
-import type { ModelApi, ModelPrices, ThinkingLevel } from "@mypi/kernel";
+import type { EffortTable, ModelApi, ModelPrices, ThinkingLevel } from "@mypi/kernel";
 import { levelsFromPiMap, THINKING_LEVELS } from "./thinking.ts";
 import type { ModelInput } from "./types.ts";
 
@@ -66,6 +66,7 @@ export interface ModelDefinition {
   baseUrl?: string;
   reasoning?: boolean;
   thinkingLevels?: readonly ThinkingLevel[];
+  efforts?: EffortTable;
   input?: readonly ModelInput[];
   prices?: ModelPrices;
   contextWindow?: number;
@@ -137,8 +138,15 @@ function modelPatch(m: ModelFieldsInput): ModelPatch {
   if (m.api !== undefined) patch.api = m.api;
   if (m.baseUrl !== undefined) patch.baseUrl = m.baseUrl;
   if (m.reasoning !== undefined) patch.reasoning = m.reasoning;
-  const levels = m.thinkingLevels ?? (m.thinkingLevelMap ? levelsFromPiMap(m.thinkingLevelMap) : undefined);
-  if (levels !== undefined) patch.thinkingLevels = levels;
+  if (m.thinkingLevels !== undefined) {
+    patch.thinkingLevels = m.thinkingLevels;
+    // The levels it lacks are unsupported; the others go out under their own names.
+    patch.efforts = Object.fromEntries(THINKING_LEVELS.filter((l) => !m.thinkingLevels!.includes(l)).map((l) => [l, null]));
+  } else if (m.thinkingLevelMap !== undefined) {
+    patch.thinkingLevels = levelsFromPiMap(m.thinkingLevelMap);
+    // Pi's map is the values sent; a level mypi does not have (Pi's `max`) is left out.
+    patch.efforts = Object.fromEntries(Object.entries(m.thinkingLevelMap).filter(([l]) => (THINKING_LEVELS as readonly string[]).includes(l)));
+  }
   if (m.input !== undefined) patch.input = m.input;
   if (m.cost !== undefined) {
     const { input, output, cacheRead, cacheWrite } = m.cost;

@@ -272,6 +272,7 @@ function finish(provider: ProviderEntry, d: Draft): ModelEntry | string {
     baseUrl,
     reasoning: d.reasoning ?? false,
     ...(d.thinkingLevels && { thinkingLevels: d.thinkingLevels }),
+    ...(d.efforts && { efforts: d.efforts }),
     input: d.input ?? ["text"],
     contextWindow: d.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
     ...(d.maxTokens !== undefined && { maxTokens: d.maxTokens }),

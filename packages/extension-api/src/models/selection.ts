@@ -9,12 +9,12 @@
  * of model clamps it again, unless the change names a level (`provider/id:high`, a scoped model
  * with one).
  */
-import type { HttpHooks, ModelClient, ThinkingLevel } from "@mypi/kernel";
-import { clientFor, clientIdOf } from "./clients.ts";
+import { RetrySwitch, type HttpHooks, type ModelClient, type ThinkingLevel } from "@mypi/kernel";
+import { clientFor, clientIdOf, type ClientOptions } from "./clients.ts";
 import type { ScopedModel } from "./patterns.ts";
 import type { ModelRegistry } from "./registry.ts";
 import { clampThinkingLevel, DEFAULT_THINKING_LEVEL, nextThinkingLevel, supportedThinkingLevels } from "./thinking.ts";
-import { DEFAULT_CONTEXT_WINDOW, modelKey, piModelObject, PI_DEFAULT_MAX_TOKENS, type ModelEntry, type PiModelObject } from "./types.ts";
+import { DEFAULT_CONTEXT_WINDOW, modelKey, piModelObject, type ModelEntry, type PiModelObject } from "./types.ts";
 
 /** Pi's `model_select` sources. */
 export type ModelSelectSource = "set" | "cycle";
@@ -39,6 +39,8 @@ export interface ModelSelectionOptions {
   thinking?: string;
   /** `--models` / `enabledModels`: what Ctrl+P and `cycle_model` go through (else every available model). */
   scope?: readonly ScopedModel[];
+  /** The retry switch every client it makes shares (RPC `set_auto_retry`); default a new one. */
+  retry?: RetrySwitch;
 }
 
 /** What the session's history says was chosen last (`model_change`, `thinking_level_change`). */
@@ -49,6 +51,8 @@ export interface SessionChoice {
 
 export class ModelSelection {
   readonly registry: ModelRegistry;
+  /** Shared by every client this selection makes: RPC `set_auto_retry` / `abort_retry` switch it. */
+  readonly retry: RetrySwitch;
   #current: SelectedModel;
   #thinking: ThinkingLevel;
   #scope: readonly ScopedModel[];
@@ -57,6 +61,7 @@ export class ModelSelection {
 
   constructor(options: ModelSelectionOptions) {
     this.registry = options.registry;
+    this.retry = options.retry ?? new RetrySwitch();
     this.#current = { client: options.client, entry: options.entry };
     this.#thinking = clampThinkingLevel(options.entry, options.thinking ?? DEFAULT_THINKING_LEVEL);
     this.#scope = options.scope ?? [];
@@ -116,7 +121,7 @@ export class ModelSelection {
    * protocol); nothing changed then.
    */
   select(entry: ModelEntry, options: { source: ModelSelectSource; thinking?: string }): string | undefined {
-    const client = clientFor(entry, this.registry, { ...(this.#http() && { http: this.#http() }) });
+    const client = clientFor(entry, this.registry, this.#clientOptions());
     if (typeof client === "string") return client;
     this.#apply({ client, entry }, options.thinking, options.source);
     return undefined;
@@ -196,8 +201,13 @@ export class ModelSelection {
       if (slash > 0) entry = this.registry.find(m.model.slice(0, slash), m.model.slice(slash + 1));
     }
     if (!entry) return cannot(m.model.startsWith("scripted:") ? "is a scripted model (pass --model again to replay it)" : "is not in the model registry here");
-    const client = clientFor(entry, this.registry, { ...(this.#http() && { http: this.#http() }) });
+    const client = clientFor(entry, this.registry, this.#clientOptions());
     return typeof client === "string" ? cannot(`cannot be used (${client})`) : { client, entry };
+  }
+
+  #clientOptions(): ClientOptions {
+    const http = this.#http();
+    return { retry: this.retry, ...(http && { http }) };
   }
 
   #apply(next: SelectedModel, thinking: string | undefined, source: ModelSelectSource): void {
@@ -216,25 +226,27 @@ export class ModelSelection {
   }
 }
 
-/** Pi's `Model` object of a selected model. */
-export function describe(selected: SelectedModel): PiModelObject {
+/**
+ * Pi's `Model` object of a selected model. One the registry does not describe (`scripted:demo.json`,
+ * an embedder's own client) is told from its client id, split at the first `:` or `/`: no price,
+ * no reasoning, `contextWindow` the host's (default 128 000).
+ */
+export function describe(selected: SelectedModel, contextWindow = DEFAULT_CONTEXT_WINDOW): PiModelObject {
   if (selected.entry) return piModelObject(selected.entry);
-  // `scripted:demo.json`, `echo:v1`: split at the first `:` or `/`, as a provider and an id.
   const id = selected.client.id;
   const at = id.search(/[:/]/);
   const provider = selected.client.provider ?? (at < 0 ? id : id.slice(0, at));
   const modelId = at < 0 ? id : id.slice(at + 1);
   return {
     id: modelId,
-    name: id,
-    api: selected.client.api ?? provider,
+    name: modelId,
+    api: selected.client.api ?? (provider === "scripted" ? "scripted" : "openai-completions"),
     provider,
-    baseUrl: "",
     reasoning: false,
-    input: ["text"],
+    input: ["text", "image"],
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    contextWindow: DEFAULT_CONTEXT_WINDOW,
-    maxTokens: PI_DEFAULT_MAX_TOKENS,
+    contextWindow,
+    maxTokens: contextWindow,
   };
 }
 

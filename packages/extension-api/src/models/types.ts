@@ -3,7 +3,7 @@
  * the registry knows of one model), and Pi's `Model` object, which RPC, `ctx.model` and
  * `ctx.modelRegistry` hand out.
  */
-import type { ModelApi, ModelPrices, ThinkingLevel } from "@mypi/kernel";
+import type { EffortTable, ModelApi, ModelPrices, ThinkingLevel } from "@mypi/kernel";
 
 export type ModelInput = "text" | "image";
 
@@ -31,6 +31,11 @@ export interface ModelEntry {
   reasoning: boolean;
   /** The thinking levels it supports (absent on a reasoning model: `off` to `high`). */
   thinkingLevels?: readonly ThinkingLevel[];
+  /**
+   * What the client sends for each level (Pi's `thinkingLevelMap`; `null`: unsupported), when the
+   * definition said; absent: the kernel's own table for the model, by its name.
+   */
+  efforts?: EffortTable;
   input: readonly ModelInput[];
   /** In tokens; 128 000 when nobody said (Pi's default). */
   contextWindow: number;
@@ -54,7 +59,8 @@ export interface PiModelObject {
   name: string;
   api: string;
   provider: string;
-  baseUrl: string;
+  /** Absent for a model told from its client id (a scripted one). */
+  baseUrl?: string;
   reasoning: boolean;
   input: ModelInput[];
   cost: { input: number; output: number; cacheRead: number; cacheWrite: number };

@@ -119,7 +119,7 @@ describe("thinking levels (clamped as Pi 1.6 clamps them)", () => {
 });
 
 describe("clientFor", () => {
-  it("makes an openai-completions client named provider/id that carries each message's api, provider and cost", async () => {
+  it("makes an openai-completions client named provider/id that prices each answer with the entry's prices", async () => {
     const r = registry();
     const client = clientFor(r.find("local", "thinker")!, r);
     if (typeof client === "string") throw new Error(client);
@@ -130,16 +130,24 @@ describe("clientFor", () => {
       if (event.type === "done") done = event.message;
     }
     expect(server.requests.at(-1)!.headers.authorization).toBe("Bearer sk-local");
-    expect(done).toMatchObject({ model: "local/thinker", api: "openai-completions", provider: "local" });
+    expect(done).toMatchObject({ model: "local/thinker", api: "openai-completions", provider: "local", usage: { input: 1_000_000, cacheRead: 1_000_000, output: 500_000 } });
     // 1M uncached × $1 + 0.5M × $2 + 1M cached × $0.10
     const cost = done!.usage.cost!;
     expect([cost.input, cost.output, cost.cacheRead, cost.cacheWrite]).toEqual([1, 1, expect.closeTo(0.1, 12), 0]);
     expect(cost.total).toBeCloseTo(2.1, 12);
   });
 
-  it("says so for a protocol whose client is not in this build, and for a key it cannot have", () => {
-    const r = registry();
-    expect(clientFor(r.find("anthropic", "claude-opus-5")!, r)).toBe('anthropic/claude-opus-5: the anthropic-messages client is not in this build; its models are listed, but only "openai-completions" models can be used yet');
+  it("makes the protocol's own client for the known models, named provider/id, and says what to set for a key it cannot have", () => {
+    const r = registry({ ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k" });
+    const opus = clientFor(r.find("anthropic", "claude-opus-5")!, r);
+    const gpt = clientFor(r.find("openai", "gpt-5.5")!, r);
+    expect([typeof opus === "object" && [opus.id, opus.api, opus.provider], typeof gpt === "object" && [gpt.id, gpt.api]]).toEqual([
+      ["anthropic/claude-opus-5", "anthropic-messages", "anthropic"],
+      ["openai/gpt-5.5", "openai-responses"],
+    ]);
+    expect(clientFor(registry().find("anthropic", "claude-opus-5")!, registry())).toBe(
+      "anthropic/claude-opus-5: no API key for provider anthropic: the variable ANTHROPIC_API_KEY is not set (set ANTHROPIC_API_KEY, give providers.anthropic.apiKey in settings, or pass --api-key)",
+    );
     expect(clientFor(r.find("other", "small")!, r)).toBe("other/small: no API key for provider other: the variable OTHER_KEY is not set (set OTHER_KEY, give providers.other.apiKey in settings, or pass --api-key)");
     r.setApiKey("other", "sk-flag");
     expect(typeof clientFor(r.find("other", "small")!, r)).toBe("object");
@@ -176,13 +184,13 @@ describe("ModelSelection", () => {
   });
 
   it("skips, and says why, a model the cycle cannot use; a scope of one has no next model", () => {
-    const r = registry({ ANTHROPIC_API_KEY: "k" });
+    const r = registry();
     const entry = r.find("local", "small")!;
     const s = new ModelSelection({ registry: r, client: clientFor(entry, r) as never, entry, scope: [{ entry: r.find("anthropic", "claude-opus-5")! }, { entry }] });
     const cycled = s.cycle(1);
     expect(cycled?.entry).toBeUndefined(); // round the ring back to where it was: nothing else to use
     expect(s.client.id).toBe("local/small");
-    expect(cycled?.skipped).toEqual(['anthropic/claude-opus-5: the anthropic-messages client is not in this build; its models are listed, but only "openai-completions" models can be used yet']);
+    expect(cycled?.skipped).toEqual(["anthropic/claude-opus-5: no API key for provider anthropic: the variable ANTHROPIC_API_KEY is not set (set ANTHROPIC_API_KEY, give providers.anthropic.apiKey in settings, or pass --api-key)"]);
     expect(new ModelSelection({ registry: r, client: clientFor(entry, r) as never, entry, scope: [{ entry }] }).cycle(1)).toBeUndefined();
   });
 
@@ -203,7 +211,7 @@ describe("ModelSelection", () => {
     expect([s.entry, s.availableThinkingLevels(), s.info()]).toEqual([
       undefined,
       ["off"],
-      expect.objectContaining({ id: "demo.json", provider: "scripted", name: "scripted:demo.json", contextWindow: 128_000 }),
+      expect.objectContaining({ id: "demo.json", provider: "scripted", name: "demo.json", api: "scripted", contextWindow: 128_000 }),
     ]);
   });
 });

@@ -21,6 +21,7 @@ import type {
   InputSource,
   Message,
   ModelClient,
+  QueuedMessage,
   Slots,
   StreamEvent,
   ThinkingLevel,
@@ -80,6 +81,18 @@ export interface PromptOptions {
   source?: InputSource;
 }
 
+/**
+ * How queued steering (or follow-ups) enter the run at a turn boundary: every message queued so
+ * far (`"all"`), or the oldest one, the rest waiting for the next boundary (`"one-at-a-time"`).
+ */
+export type QueueMode = "all" | "one-at-a-time";
+
+/** What is queued: steering first delivered at the next turn boundary, follow-ups when the run would stop. */
+export interface QueuedMessages {
+  steering: readonly QueuedMessage[];
+  followUps: readonly QueuedMessage[];
+}
+
 /** A returned promise is not awaited (the loop never waits for listeners); its rejection is reported. */
 export type AgentListener<H extends HostEventBase = HostEvent> = (event: StreamEvent<H>) => unknown;
 
@@ -127,6 +140,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
   slots: Slots<H>;
   readonly tools: ToolRegistry;
   readonly session: SessionManager | undefined;
+  /** How queued steering enters the run; read at each turn boundary. Default `"all"`. */
+  steeringMode: QueueMode = "all";
+  /** How queued follow-ups enter the run; read each time the run would stop. Default `"all"`. */
+  followUpMode: QueueMode = "all";
 
   readonly #options: AgentOptions<H>;
   #messages: Message[];
@@ -141,6 +158,8 @@ export class Agent<H extends HostEventBase = HostEvent> {
   #pool: ToolWorkerPool | undefined;
   #closed = false;
   #autoCompaction: AgentLoopOptions["beforeModelCall"];
+  /** The options' compaction settings, copied: `autoCompaction` switches this copy. */
+  readonly #compaction: CompactionSettings | undefined;
   /** Events raised while one is being delivered wait here, so every listener sees causal order. */
   #delivering = false;
   #backlog: { event: StreamEvent<H>; stream: RunStream<H> | undefined }[] = [];
@@ -153,6 +172,8 @@ export class Agent<H extends HostEventBase = HostEvent> {
     this.slots = options.slots ?? {};
     this.tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.session = options.session;
+    // Copied with its accessors: a host whose window follows the model (a getter) keeps it following.
+    this.#compaction = options.compaction && (Object.defineProperties({}, Object.getOwnPropertyDescriptors(options.compaction)) as CompactionSettings);
     const seed = options.messages ?? options.session?.buildContext() ?? [];
     this.#messages = seed.map(deepFreeze);
   }
@@ -169,6 +190,24 @@ export class Agent<H extends HostEventBase = HostEvent> {
   /** Steering and follow-up messages still queued. */
   get pendingMessageCount(): number {
     return this.#steering.length + this.#followUps.length;
+  }
+
+  /** The queued messages, oldest first (snapshots: later queueing does not change them). */
+  get queued(): QueuedMessages {
+    return { steering: [...this.#steering], followUps: [...this.#followUps] };
+  }
+
+  /**
+   * Automatic compaction before model calls: on when the agent has compaction settings and their
+   * `enabled` is not false. Switching it on needs those settings (they hold the context window).
+   */
+  get autoCompaction(): boolean {
+    return this.#compaction !== undefined && this.#compaction.enabled !== false;
+  }
+
+  set autoCompaction(on: boolean) {
+    if (this.#compaction) this.#compaction.enabled = on;
+    else if (on) throw new Error("Automatic compaction needs compaction settings (the model's context window): give the Agent `compaction`.");
   }
 
   /**
@@ -218,6 +257,14 @@ export class Agent<H extends HostEventBase = HostEvent> {
   /** Delivered only when the agent would otherwise stop. Queues while idle. Text passes the `input` slot, as with `steer`. */
   followUp(message: string | Message, options: PromptOptions = {}): void {
     this.#followUps.push(queuedInput(message, options));
+  }
+
+  /** Empty both queues; returns what they held, as `queued` would have. */
+  clearQueue(): QueuedMessages {
+    const cleared = { steering: this.#steering, followUps: this.#followUps };
+    this.#steering = [];
+    this.#followUps = [];
+    return cleared;
   }
 
   /**
@@ -290,7 +337,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
       workerPool: (this.#pool ??= new ToolWorkerPool()),
       modelView: this.#view,
     };
-    const compaction = this.#options.compaction;
+    const compaction = this.#compaction;
     if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= this.#compactionHook(compaction);
     const sink = { emit: (event: StreamEvent) => this.#fromLoop(active, event) };
     let settled!: () => void;
@@ -319,12 +366,14 @@ export class Agent<H extends HostEventBase = HostEvent> {
   readonly #takeSteering = (): LoopPrompt[] => this.#take("steering");
   readonly #takeFollowUps = (): LoopPrompt[] => this.#take("followUps");
 
-  #take(queue: "steering" | "followUps"): LoopPrompt[] {
+  #take(queue: "steering" | "followUps", mode: QueueMode = queue === "steering" ? this.steeringMode : this.followUpMode): LoopPrompt[] {
     const taken = queue === "steering" ? this.#steering : this.#followUps;
     if (taken.length === 0) return taken;
-    if (queue === "steering") this.#steering = [];
-    else this.#followUps = [];
-    return taken;
+    // What is taken leaves the agent with its list; the queue goes on in a new one.
+    const rest = mode === "all" ? [] : taken.slice(1);
+    if (queue === "steering") this.#steering = rest;
+    else this.#followUps = rest;
+    return mode === "all" ? taken : taken.slice(0, 1);
   }
 
   /**
@@ -390,7 +439,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
     // What was queued for an aborted run would reach the model after the next prompt, which the
     // user did not write it for: it is handed back instead.
     if (end.stopReason === "aborted" && this.pendingMessageCount > 0) {
-      const unsent = deepFreeze([...this.#take("steering"), ...this.#take("followUps")]);
+      const unsent = deepFreeze([...this.#take("steering", "all"), ...this.#take("followUps", "all")]);
       end = Object.freeze({ ...end, unsent });
     }
     const beforeAgentEnd = this.#options.beforeAgentEnd;

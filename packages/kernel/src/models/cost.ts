@@ -1,31 +1,33 @@
 /**
- * What a model call cost, from its usage and the model's prices (dollars per million tokens).
- *
- * mypi's `Usage` counts every prompt token in `input`; `cacheRead` and `cacheWrite` say how many
- * of them were read from or written to the provider's cache (docs/models.md). So the tokens
- * billed at the plain input price are `input − cacheRead − cacheWrite`, never below zero. A
- * price the model does not list (`cacheRead` / `cacheWrite` absent) is the input price: a
- * provider without a cache discount bills those tokens as input.
+ * What a model call cost, from its usage and the model's prices (docs/models.md#cost).
  */
 import type { ModelPrices, Usage, UsageCost } from "../types.ts";
 
-const PER_TOKEN = 1 / 1_000_000;
+const PER_MILLION = 1_000_000;
 
+/**
+ * Dollars per kind of token: `input` (the tokens neither read from nor written to a cache),
+ * `output` (reasoning included), `cacheRead`, `cacheWrite`, and their `total`. A cache price left
+ * out is charged at the input price: no discount that nobody stated. Counts that are not
+ * non-negative numbers count nothing.
+ */
 export function computeCost(usage: Usage, prices: ModelPrices): UsageCost {
-  const cacheRead = count(usage.cacheRead);
-  const cacheWrite = count(usage.cacheWrite);
-  const plain = Math.max(0, count(usage.input) - cacheRead - cacheWrite);
-  const cost = {
-    input: plain * prices.input * PER_TOKEN,
-    output: count(usage.output) * prices.output * PER_TOKEN,
-    cacheRead: cacheRead * (prices.cacheRead ?? prices.input) * PER_TOKEN,
-    cacheWrite: cacheWrite * (prices.cacheWrite ?? prices.input) * PER_TOKEN,
-    total: 0,
-  };
-  cost.total = cost.input + cost.output + cost.cacheRead + cost.cacheWrite;
-  return cost;
+  const input = (count(usage.input) * price(prices.input)) / PER_MILLION;
+  const output = (count(usage.output) * price(prices.output)) / PER_MILLION;
+  const cacheRead = (count(usage.cacheRead) * price(prices.cacheRead ?? prices.input)) / PER_MILLION;
+  const cacheWrite = (count(usage.cacheWrite) * price(prices.cacheWrite ?? prices.input)) / PER_MILLION;
+  return { input, output, cacheRead, cacheWrite, total: input + output + cacheRead + cacheWrite };
 }
 
-function count(n: number | undefined): number {
-  return typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0;
+/** `usage` with its `cost` when prices are known; `usage` itself otherwise. */
+export function withCost(usage: Usage, prices: ModelPrices | undefined): Usage {
+  return prices ? { ...usage, cost: computeCost(usage, prices) } : usage;
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+function price(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }

@@ -1,6 +1,7 @@
 /**
- * Failures of the OpenAI client as data: which are worth a retry, how long to wait, and the
- * one-line message a person can act on.
+ * Failures of the model clients as data (the OpenAI clients' and, through the same SDK error
+ * classes, the Anthropic client's): which are worth a retry, how long to wait, and the one-line
+ * message a person can act on.
  *
  * The SDK runs with `maxRetries: 0`; the client retries itself so that the wait is abortable and
  * the delays are testable (an injected `sleep`).
@@ -8,16 +9,29 @@
  * The SDK is loaded lazily (openai.ts), so its error classes come in as a parameter: a static
  * import here would load the whole SDK with the kernel.
  */
-import type { APIError } from "openai";
 import { MalformedChunkError } from "./openai-stream.ts";
 import { watchDone } from "./openai-done.ts";
 import { isRecord } from "../values.ts";
 
-/** The SDK's error classes: the loaded `openai` module itself fits. */
-export type SdkErrorClasses = Pick<
-  typeof import("openai"),
-  "APIError" | "APIConnectionError" | "APIConnectionTimeoutError" | "APIUserAbortError"
->;
+type ErrorClass = abstract new (...args: never[]) => Error;
+
+/**
+ * An SDK's error classes: the loaded `openai` module fits, and so does `@anthropic-ai/sdk`, whose
+ * classes have the same names and fields (`status`, `headers`, `error`).
+ */
+export interface SdkErrorClasses {
+  APIError: ErrorClass;
+  APIConnectionError: ErrorClass;
+  APIConnectionTimeoutError: ErrorClass;
+  APIUserAbortError: ErrorClass;
+}
+
+/** The fields of an SDK's `APIError` read here. */
+interface ApiErrorFields extends Error {
+  status?: number;
+  headers?: { get(name: string): string | null };
+  error?: unknown;
+}
 
 /** `retry-after` is honoured up to this long; a server asking for more gets this. */
 export const MAX_RETRY_AFTER_MS = 60_000;
@@ -61,6 +75,10 @@ export interface ErrorContext {
   baseURL: string;
   model: string;
   now: () => number;
+  /** The variable that holds the API key, for the hint on a 401. Default `OPENAI_API_KEY`. */
+  keyVariable?: string;
+  /** How to set the base URL, for the hint on a refused connection. */
+  baseURLHint?: string;
 }
 
 /** Classify anything the SDK (or the stream reader) threw. */
@@ -84,7 +102,7 @@ export function classifyError(err: unknown, ctx: ErrorContext, sdk: SdkErrorClas
       return {
         kind: "error",
         retryable: false,
-        message: `cannot connect to ${ctx.baseURL} (connection refused): is the server running? Set the base URL with OPENAI_BASE_URL or --base-url`,
+        message: `cannot connect to ${ctx.baseURL} (connection refused): is the server running? ${ctx.baseURLHint ?? "Set the base URL with OPENAI_BASE_URL or --base-url"}`,
       };
     }
     const detail = causeMessage(err);
@@ -95,16 +113,17 @@ export function classifyError(err: unknown, ctx: ErrorContext, sdk: SdkErrorClas
     };
   }
   if (err instanceof APIError) {
-    if (err.status === undefined) {
+    const apiError = err as ApiErrorFields;
+    if (apiError.status === undefined) {
       // `data: {"error": …}` inside a stream that had started.
-      return { kind: "error", retryable: false, message: `${ctx.baseURL} reported an error mid-stream: ${serverMessage(err)}` };
+      return { kind: "error", retryable: false, message: `${ctx.baseURL} reported an error mid-stream: ${serverMessage(apiError)}` };
     }
     const classified: ClassifiedError = {
       kind: "error",
-      retryable: isRetryableStatus(err.status),
-      message: `HTTP ${err.status} from ${ctx.baseURL}: ${serverMessage(err)}${statusHint(err.status, ctx)}`,
+      retryable: isRetryableStatus(apiError.status),
+      message: `HTTP ${apiError.status} from ${ctx.baseURL}: ${serverMessage(apiError)}${statusHint(apiError.status, ctx)}`,
     };
-    const retryAfterMs = parseRetryAfter(err.headers, ctx.now());
+    const retryAfterMs = parseRetryAfter(apiError.headers, ctx.now());
     if (retryAfterMs !== undefined) classified.retryAfterMs = retryAfterMs;
     return classified;
   }
@@ -267,10 +286,12 @@ function normalizeErrorBody(text: string): string {
   return JSON.stringify({ error: { ...(isRecord(error) ? error : {}), message } });
 }
 
-function serverMessage(err: APIError): string {
+function serverMessage(err: ApiErrorFields): string {
   const body: unknown = err.error;
   let message: string;
   if (isRecord(body) && typeof body.message === "string") message = body.message;
+  // Anthropic's SDK keeps the whole body: `{"type": "error", "error": {"type", "message"}}`.
+  else if (isRecord(body) && isRecord(body.error) && typeof body.error.message === "string") message = body.error.message;
   else if (typeof body === "string") message = body;
   else if (body !== undefined && body !== null) message = JSON.stringify(body);
   else message = err.message.replace(/^\d{3}\s+/, "");
@@ -285,7 +306,7 @@ function oneLine(text: string): string {
 }
 
 function statusHint(status: number, ctx: ErrorContext): string {
-  if (status === 401) return " (check OPENAI_API_KEY: the server rejected the API key)";
+  if (status === 401) return ` (check ${ctx.keyVariable ?? "OPENAI_API_KEY"}: the server rejected the API key)`;
   if (status === 403) return " (the API key has no access to this model or endpoint)";
   if (status === 404) return ` (check the model name "${ctx.model}" and the base URL)`;
   return "";

@@ -19,6 +19,7 @@ import type {
   ToolResultMessage,
   ToolSchema,
 } from "../types.ts";
+import { effortFor, type EffortTable } from "./thinking.ts";
 
 /** Which request field carries `maxTokens` (servers disagree; see docs/models.md). */
 export type MaxTokensField = "max_tokens" | "max_completion_tokens";
@@ -82,6 +83,8 @@ export function buildChatRequest(options: {
   request: ModelRequest;
   maxTokens?: number;
   maxTokensField: MaxTokensField;
+  /** The model's reasoning efforts; absent for a model that does not reason (no `reasoning_effort` is sent). */
+  efforts?: EffortTable;
 }): ChatCompletionCreateParamsStreaming {
   const { model, request } = options;
   const body: ChatCompletionCreateParamsStreaming = {
@@ -96,6 +99,10 @@ export function buildChatRequest(options: {
   }
   const maxTokens = request.maxTokens ?? options.maxTokens;
   if (maxTokens !== undefined) body[options.maxTokensField] = maxTokens;
+  if (options.efforts && request.thinking !== undefined) {
+    const effort = effortFor(request.thinking, options.efforts);
+    if (effort !== undefined) body.reasoning_effort = effort as ChatCompletionCreateParamsStreaming["reasoning_effort"];
+  }
   return body;
 }
 

@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import { parsedArguments } from "../loop/partial.ts";
 import type { AssistantContent, AssistantMessage, ModelStreamEvent, StopReason, ToolCall, Usage } from "../types.ts";
 import { isRecord } from "../values.ts";
+import { stampedMessage, type Stamp } from "./stamp.ts";
 
 /** A chunk that does not have the Chat Completions shape. */
 export class MalformedChunkError extends Error {
@@ -51,7 +52,7 @@ export class ChatStreamAccumulator {
   /** The last chunk was the usage chunk (`choices: []` with `usage`): servers send it after the answer. */
   private usageLast = false;
 
-  constructor(private readonly modelId: string) {}
+  constructor(private readonly stamp: Stamp) {}
 
   /** The `finish_reason` the server sent, if any. */
   get finished(): boolean {
@@ -126,16 +127,12 @@ export class ChatStreamAccumulator {
 
   /** The complete message for `done` or `error`. */
   message(stopReason: StopReason, errorMessage?: string): AssistantMessage {
-    const message: AssistantMessage = {
-      role: "assistant",
+    return stampedMessage(this.stamp, {
       content: this.blocks.flatMap(toContent),
       stopReason,
       usage: { ...this.usage },
-      model: this.modelId,
-      timestamp: Date.now(),
-    };
-    if (errorMessage !== undefined) message.errorMessage = errorMessage;
-    return message;
+      ...(errorMessage !== undefined ? { errorMessage } : {}),
+    });
   }
 
   private readDelta(delta: Record<string, unknown>, events: ModelStreamEvent[]): void {
@@ -218,9 +215,15 @@ export class ChatStreamAccumulator {
 
   private readUsage(raw: unknown): void {
     if (!isRecord(raw)) throw new MalformedChunkError(`"usage" is ${describe(raw)}`);
-    const usage: Usage = { input: count(raw.prompt_tokens), output: count(raw.completion_tokens) };
+    // `prompt_tokens` counts the cached tokens too; `input` does not (the Usage convention).
     const details = isRecord(raw.prompt_tokens_details) ? raw.prompt_tokens_details : undefined;
+    const cached = details ? count(details.cached_tokens) : 0;
+    const usage: Usage = { input: Math.max(0, count(raw.prompt_tokens) - cached), output: count(raw.completion_tokens) };
     if (details && typeof details.cached_tokens === "number") usage.cacheRead = details.cached_tokens;
+    const outputDetails = isRecord(raw.completion_tokens_details) ? raw.completion_tokens_details : undefined;
+    if (outputDetails && typeof outputDetails.reasoning_tokens === "number" && outputDetails.reasoning_tokens > 0) {
+      usage.reasoning = outputDetails.reasoning_tokens;
+    }
     if (typeof raw.total_tokens === "number") usage.totalTokens = raw.total_tokens;
     this.usage = usage;
   }

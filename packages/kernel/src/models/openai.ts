@@ -17,13 +17,12 @@
  * `stream()` of a client (once per process), and each client builds its SDK client then.
  */
 import type OpenAI from "openai";
-import type { ModelClient, ModelRequest, ModelStreamEvent } from "../types.ts";
+import type { ModelClient, ModelPrices, ModelRequest, ModelStreamEvent } from "../types.ts";
 import {
   abortableSleep,
   classifyError,
   isProtocolError,
   readableErrorFetch,
-  retryDelayMs,
   transportErrorDetail,
   type ErrorContext,
   type SdkErrorClasses,
@@ -31,38 +30,18 @@ import {
 import { buildChatRequest, type MaxTokensField } from "./openai-messages.ts";
 import { sawDone } from "./openai-done.ts";
 import { ChatStreamAccumulator } from "./openai-stream.ts";
+import { hookedFetch, nonEmpty, openWithRetries, readEvents, type HttpHooks, type RetryPolicy, type StreamEnd } from "./http.ts";
+import type { RetrySwitch } from "./retry-switch.ts";
+import { makeStamp, type Stamp } from "./stamp.ts";
+import { GENERIC_EFFORTS, openAIEffortTable, type EffortTable } from "./thinking.ts";
 
 export { toOpenAIMessages, type MaxTokensField } from "./openai-messages.ts";
+export type { HttpHooks } from "./http.ts";
 
-const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
+/** Where requests go without a base URL (the `openai:` models of the OpenAI API). */
+export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 /** Sent as the key when a base URL is set and no key is: most local servers ignore it. */
 const PLACEHOLDER_API_KEY = "no-key";
-
-/**
- * Called around each HTTP request of a client. `headers` may change the request's headers in
- * place (a `null` value removes one); `response` sees the status and headers before the body is
- * read. A hook that throws fails the request as a transport error would.
- */
-export interface HttpHooks {
-  headers?(headers: Record<string, string | null>): void | Promise<void>;
-  response?(response: { status: number; headers: Record<string, string> }): void | Promise<void>;
-}
-
-function hookedFetch(hooks: HttpHooks): typeof globalThis.fetch {
-  return async (input, init) => {
-    let request = init;
-    if (hooks.headers) {
-      const headers: Record<string, string | null> = Object.fromEntries(new Headers(init?.headers).entries());
-      await hooks.headers(headers);
-      const out = new Headers();
-      for (const [name, value] of Object.entries(headers)) if (typeof value === "string") out.set(name, value);
-      request = { ...init, headers: out };
-    }
-    const response = await globalThis.fetch(input, request);
-    await hooks.response?.({ status: response.status, headers: Object.fromEntries(response.headers.entries()) });
-    return response;
-  };
-}
 
 export interface OpenAIModelOptions {
   /** The model name as the server knows it (`gpt-4.1-mini`, `qwen2.5-coder:7b`, …). */
@@ -82,6 +61,8 @@ export interface OpenAIModelOptions {
   http?: HttpHooks;
   /** Retries after a 408/409/429/5xx or a transient connection error. Default 3. */
   maxRetries?: number;
+  /** Switches the retries at run time (off, or stop the waits in progress): `RetrySwitch`. */
+  retry?: RetrySwitch;
   /** Extra HTTP headers on every request (e.g. OpenRouter's `HTTP-Referer`). */
   headers?: Record<string, string>;
   /** Output token cap when the request has none. */
@@ -100,6 +81,18 @@ export interface OpenAIModelOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Clock for `retry-after` HTTP dates. For tests. */
   now?: () => number;
+  /** Dollars per million tokens: each message's `usage.cost` is computed from them. */
+  prices?: ModelPrices;
+  /** Recorded on each message (`provider`) and the client. Default `openai`. */
+  provider?: string;
+  /**
+   * Whether the model reasons, so that `ModelRequest.thinking` is sent as `reasoning_effort`.
+   * Default: known from the name for OpenAI's own models on the default endpoint; false with a
+   * base URL (a server that is sent an unknown field may refuse it).
+   */
+  reasoning?: boolean;
+  /** The `reasoning_effort` per thinking level (`null`: unsupported, clamped). Default: by model name (docs/models.md#thinking-levels). */
+  efforts?: EffortTable;
 }
 
 type OpenAIModule = typeof import("openai");
@@ -120,6 +113,9 @@ interface Connection {
 interface ClientState {
   id: string;
   model: string;
+  stamp: Stamp;
+  /** The reasoning efforts, when the model reasons. */
+  efforts: EffortTable | undefined;
   /** Why no request can be made without loading anything (no API key), reported by `stream()`. */
   unusable: string | undefined;
   /** What `new OpenAI(…)` is given, once the SDK is loaded. */
@@ -127,12 +123,10 @@ interface ClientState {
   /** Made by the first `stream()`; resolves to the connection or why there is none, never rejects. */
   connection: Promise<Connection | string> | undefined;
   ctx: ErrorContext;
-  maxRetries: number;
-  retryBaseMs: number;
+  policy: RetryPolicy;
   idleTimeoutMs: number;
   maxTokens: number | undefined;
   maxTokensField: MaxTokensField;
-  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 /**
@@ -150,9 +144,14 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
       ? `no API key for ${id}: set OPENAI_API_KEY (or pass apiKey). ` +
         "Servers that need no key work without one once a base URL is set (OPENAI_BASE_URL or --base-url)"
       : undefined;
+  const provider = options.provider ?? "openai";
+  const known = customBaseURL ? undefined : openAIEffortTable(options.model);
+  const reasons = options.reasoning ?? known !== undefined;
   const state: ClientState = {
     id,
     model: options.model,
+    stamp: makeStamp(id, "openai-completions", provider, options.prices),
+    efforts: reasons ? (options.efforts ?? known ?? openAIEffortTable(options.model) ?? GENERIC_EFFORTS) : undefined,
     unusable,
     sdkOptions: {
       apiKey,
@@ -167,15 +166,15 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     },
     connection: undefined,
     ctx: { baseURL, model: options.model, now: options.now ?? Date.now },
-    maxRetries: options.maxRetries ?? 3,
-    retryBaseMs: options.retryBaseMs ?? 500,
+    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep, retry: options.retry },
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     maxTokens: options.maxTokens,
     maxTokensField: options.maxTokensField ?? (customBaseURL ? "max_tokens" : "max_completion_tokens"),
-    sleep: options.sleep ?? abortableSleep,
   };
   return {
     id: state.id,
+    api: "openai-completions",
+    provider,
     stream: (request, signal) => streamChat(state, request, signal),
   };
 }
@@ -196,7 +195,7 @@ async function connect(state: ClientState): Promise<Connection | string> {
 }
 
 async function* streamChat(state: ClientState, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
-  const acc = new ChatStreamAccumulator(state.id);
+  const acc = new ChatStreamAccumulator(state.stamp);
   const aborted = (): ModelStreamEvent => ({ type: "error", message: acc.message("aborted", "Request aborted") });
   const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", message) });
 
@@ -206,7 +205,13 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
   }
   let body;
   try {
-    body = buildChatRequest({ model: state.model, request, maxTokens: state.maxTokens, maxTokensField: state.maxTokensField });
+    body = buildChatRequest({
+      model: state.model,
+      request,
+      maxTokens: state.maxTokens,
+      maxTokensField: state.maxTokensField,
+      efforts: state.efforts,
+    });
   } catch (err) {
     // e.g. tool arguments that JSON.stringify cannot serialise (a BigInt from a careless host)
     yield failed(`could not build the request: ${err instanceof Error ? err.message : String(err)}`);
@@ -223,122 +228,45 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
     return;
   }
 
-  for (let attempt = 0; ; attempt++) {
-    if (signal.aborted) {
-      yield aborted();
-      return;
-    }
-    // The SDK never removes the abort listener it adds to the signal it is given, and a run's
-    // signal lives across many model calls: each attempt gets a linked signal of its own.
-    const link = linkAbort(signal);
-    try {
-      let stream;
-      let response: Response;
-      try {
-        ({ data: stream, response } = await connection.client.chat.completions.create(body, { signal: link.signal }).withResponse());
-      } catch (err) {
-        const failure = classifyError(err, state.ctx, connection.errors);
-        if (signal.aborted || failure.kind === "aborted") {
-          yield aborted();
-          return;
-        }
-        if (failure.retryable && attempt < state.maxRetries) {
-          await state.sleep(retryDelayMs(attempt, state.retryBaseMs, failure.retryAfterMs), signal);
-          continue;
-        }
-        const gaveUp = failure.retryable && attempt > 0 ? ` (gave up after ${attempt + 1} attempts)` : "";
-        yield failed(failure.message + gaveUp);
-        return;
-      }
-      // Once a response is streaming, its events have been handed out: no retry from here.
-      yield* readChatStream(state, connection.errors, stream, acc, signal, () => sawDone(response));
-      return;
-    } finally {
-      link.dispose();
-    }
-  }
-}
-
-function linkAbort(parent: AbortSignal): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  const forward = () => controller.abort(parent.reason);
-  parent.addEventListener("abort", forward, { once: true });
-  return { signal: controller.signal, dispose: () => parent.removeEventListener("abort", forward) };
-}
-
-/** The part of `ChatCompletionStream` used here: chunks as they arrive, and a way to cancel. */
-interface ChunkStream extends AsyncIterable<unknown> {
-  controller: AbortController;
-}
-
-async function* readChatStream(
-  state: ClientState,
-  errors: SdkErrorClasses,
-  stream: ChunkStream,
-  acc: ChatStreamAccumulator,
-  signal: AbortSignal,
-  /** Whether the body carried `data: [DONE]` (the SDK's iterator does not say). */
-  saidDone: () => boolean,
-): AsyncGenerator<ModelStreamEvent> {
-  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", message) });
-  const iterator = stream[Symbol.asyncIterator]();
-  let stalled = false;
-  let failure: string | undefined;
-  let cutBy: string | undefined;
-  let watchdog: NodeJS.Timeout | undefined;
+  const opened = await openWithRetries({
+    open: (attemptSignal) => connection.client.chat.completions.create(body, { signal: attemptSignal }).withResponse(),
+    classify: (err) => classifyError(err, state.ctx, connection.errors),
+    signal,
+    policy: state.policy,
+  });
+  if (!opened.ok) return yield opened.aborted ? aborted() : failed(opened.message);
+  // Once a response is streaming, its events have been handed out: no retry from here.
+  const { data: stream, response } = opened.value;
+  let end: StreamEnd;
   try {
-    while (true) {
-      // The watchdog covers only the wait for the next chunk, not a slow consumer.
-      watchdog = setTimeout(() => {
-        stalled = true;
-        stream.controller.abort();
-      }, state.idleTimeoutMs);
-      let events: ModelStreamEvent[];
-      try {
-        const next = await iterator.next();
-        if (next.done) break;
-        events = acc.push(next.value);
-      } catch (err) {
-        if (signal.aborted) break;
-        // A protocol error (unparseable frame, error frame, malformed chunk) ends the answer;
-        // a transport error (the connection was cut) is judged by finish_reason below.
-        if (isProtocolError(err, errors)) failure = classifyError(err, state.ctx, errors).message;
-        else cutBy = transportErrorDetail(err);
-        break;
-      } finally {
-        clearTimeout(watchdog);
-      }
-      for (const event of events) yield event;
-    }
+    end = yield* readEvents({
+      stream,
+      signal,
+      idleTimeoutMs: state.idleTimeoutMs,
+      push: (raw) => acc.push(raw),
+      // A protocol error (unparseable frame, error frame, malformed chunk) ends the answer; a
+      // transport error (the connection was cut) is judged by how the answer ended, below.
+      isProtocolError: (err) => isProtocolError(err, connection.errors),
+      transportDetail: transportErrorDetail,
+    });
   } finally {
-    clearTimeout(watchdog);
-    // A malformed chunk, an early return by the consumer or an error: close the connection.
-    stream.controller.abort();
+    opened.dispose();
   }
-
-  if (signal.aborted) {
-    yield { type: "error", message: acc.message("aborted", "Request aborted") };
-  } else if (failure !== undefined) {
-    yield failed(failure);
-  } else if (stalled) {
-    yield failed(`the stream from ${state.ctx.baseURL} stalled: no data for ${state.idleTimeoutMs / 1000} s (idleTimeoutMs)`);
-  } else if (!acc.finished && !acc.endedWithUsage && !saidDone()) {
+  if (end.kind === "aborted") return yield aborted();
+  if (end.kind === "failed") return yield failed(classifyError(end.error, state.ctx, connection.errors).message);
+  if (end.kind === "stalled") {
+    return yield failed(`the stream from ${state.ctx.baseURL} stalled: no data for ${state.idleTimeoutMs / 1000} s (idleTimeoutMs)`);
+  }
+  // The SDK's iterator swallows `data: [DONE]`; the body was watched for it (openai-done.ts).
+  if (!acc.finished && !acc.endedWithUsage && !sawDone(response)) {
     const how =
-      cutBy === undefined
+      end.cutBy === undefined
         ? `the server at ${state.ctx.baseURL} closed the stream mid-answer`
-        : `the connection to ${state.ctx.baseURL} was cut (${cutBy})`;
-    yield failed(`stream ended before the model finished (no finish_reason, usage chunk or [DONE]): ${how}`);
-  } else {
-    // The answer is complete once the server said so in any of its three ways — finish_reason,
-    // the usage chunk after it, [DONE] — even if the connection broke after the first.
-    const outcome = acc.outcome();
-    yield outcome.stopReason === "error"
-      ? failed(outcome.errorMessage)
-      : { type: "done", message: acc.message(outcome.stopReason) };
+        : `the connection to ${state.ctx.baseURL} was cut (${end.cutBy})`;
+    return yield failed(`stream ended before the model finished (no finish_reason, usage chunk or [DONE]): ${how}`);
   }
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  // An empty OPENAI_API_KEY= line counts as unset, as it would for a person reading it.
-  return value === undefined || value.trim() === "" ? undefined : value.trim();
+  // The answer is complete once the server said so in any of its three ways — finish_reason,
+  // the usage chunk after it, [DONE] — even if the connection broke after the first.
+  const outcome = acc.outcome();
+  yield outcome.stopReason === "error" ? failed(outcome.errorMessage) : { type: "done", message: acc.message(outcome.stopReason) };
 }

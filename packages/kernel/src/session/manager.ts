@@ -108,13 +108,17 @@ export class SessionManager {
 
   // ─── Opening ───────────────────────────────────────────────────────────────────────────────
 
-  /** A new session in `dir` (default `$MYPI_HOME/sessions/<cwd-slug>/`). The file appears with the first entry. */
-  static create(options: SessionLocationOptions): SessionManager {
+  /**
+   * A new session in `dir` (default `$MYPI_HOME/sessions/<cwd-slug>/`). The file appears with the
+   * first entry. `parentSession` names the session it continues from in the header (Pi's lineage).
+   */
+  static create(options: SessionLocationOptions & { parentSession?: string }): SessionManager {
     const cwd = resolve(options.cwd);
     const now = new Date();
     const id = randomUUID();
     const dir = options.dir ?? defaultSessionDir(cwd);
-    return SessionManager.fresh({ type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString() }, join(dir, sessionFileName(id, now)));
+    const header: SessionHeader = { type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) };
+    return SessionManager.fresh(header, join(dir, sessionFileName(id, now)));
   }
 
   /**

@@ -9,8 +9,12 @@
  * on the model's behalf takes its environment from `toolEnvironment()`.
  */
 
-/** The key variables of the model clients mypi ships (`createOpenAIModel` reads `OPENAI_API_KEY`). */
-export const MODEL_KEY_VARIABLES: readonly string[] = Object.freeze(["OPENAI_API_KEY"]);
+/**
+ * The key variables of the model clients mypi ships: `createOpenAIModel` and
+ * `createOpenAIResponsesModel` read `OPENAI_API_KEY`, `createAnthropicModel` `ANTHROPIC_API_KEY`
+ * (and its SDK would read `ANTHROPIC_AUTH_TOKEN`).
+ */
+export const MODEL_KEY_VARIABLES: readonly string[] = Object.freeze(["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]);
 
 /** Comma- or space-separated names of withheld variables to pass to tools after all (`MYPI_PASS_ENV=OPENAI_API_KEY`). */
 export const PASS_ENV_VARIABLE = "MYPI_PASS_ENV";

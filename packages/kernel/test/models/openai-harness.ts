@@ -53,5 +53,5 @@ export async function collect(client: ModelClient, request: ModelRequest = NO_TO
 
 /** The message a final `done`/`error` carries, with the timestamp checked and fixed. */
 export function assistant(partial: Omit<AssistantMessage, "role" | "model" | "timestamp" | "usage"> & { usage?: AssistantMessage["usage"] }) {
-  return { role: "assistant", model: "openai:m", timestamp: expect.any(Number), usage: { input: 0, output: 0 }, ...partial };
+  return { role: "assistant", model: "openai:m", api: "openai-completions", provider: "openai", timestamp: expect.any(Number), usage: { input: 0, output: 0 }, ...partial };
 }

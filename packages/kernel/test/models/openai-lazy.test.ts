@@ -26,6 +26,7 @@ export function initialize(data) { hits = new Int32Array(data.hits); }
 export async function resolve(specifier, context, next) {
   const result = await next(specifier, context);
   if (result.url.includes("/node_modules/openai/")) Atomics.add(hits, 0, 1);
+  if (result.url.includes("/node_modules/@anthropic-ai/sdk/")) Atomics.add(hits, 1, 1);
   return result;
 }
 `;
@@ -36,12 +37,13 @@ function probe(hooksURL: string): string {
 import { register } from "node:module";
 import { createServer } from "node:http";
 
-const hits = new Int32Array(new SharedArrayBuffer(4));
+const hits = new Int32Array(new SharedArrayBuffer(8));
 register(${JSON.stringify(hooksURL)}, { data: { hits: hits.buffer } });
 const sdkLoaded = () => Atomics.load(hits, 0) > 0;
+const anthropicLoaded = () => Atomics.load(hits, 1) > 0;
 
 const kernel = await import(${JSON.stringify(kernelIndex)});
-const afterImport = sdkLoaded();
+const afterImport = sdkLoaded() || anthropicLoaded();
 
 const server = createServer((_req, res) => {
   res.writeHead(401, { "content-type": "application/json" });
@@ -50,7 +52,8 @@ const server = createServer((_req, res) => {
 await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
 const baseURL = "http://127.0.0.1:" + server.address().port;
 const client = kernel.createOpenAIModel({ model: "m", apiKey: "k", baseURL, maxRetries: 0 });
-const afterCreate = sdkLoaded();
+kernel.createAnthropicModel({ model: "claude-haiku-4-5", apiKey: "k", baseURL });
+const afterCreate = sdkLoaded() || anthropicLoaded();
 
 const request = { messages: [{ role: "user", content: "Hi", timestamp: 1 }], tools: [] };
 let last;
@@ -60,13 +63,14 @@ console.log(JSON.stringify({
   afterImport,
   afterCreate,
   afterStream: sdkLoaded(),
+  anthropicAfterStream: anthropicLoaded(),
   last: { type: last.type, stopReason: last.message.stopReason, errorMessage: last.message.errorMessage.replace(baseURL, "<base>") },
 }));
 `;
 }
 
 describe("loading the openai SDK", () => {
-  it("happens at a client's first stream, not when the kernel is imported or a client is created", () => {
+  it("happens at a client's first stream, not when the kernel is imported or a client is created (nor Anthropic's SDK)", () => {
     const hooks = join(scratch, "hooks.mjs");
     const script = join(scratch, "probe.ts");
     writeFileSync(hooks, HOOKS);
@@ -79,6 +83,7 @@ describe("loading the openai SDK", () => {
       afterImport: false,
       afterCreate: false,
       afterStream: true,
+      anthropicAfterStream: false,
       last: {
         type: "error",
         stopReason: "error",
@@ -112,6 +117,8 @@ describe("while the SDK loads", () => {
       errorMessage: errorMessage as string,
       usage: { input: 0, output: 0 },
       model: "openai:m",
+      api: "openai-completions",
+      provider: "openai",
       timestamp: expect.any(Number),
     },
   });

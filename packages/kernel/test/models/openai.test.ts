@@ -5,6 +5,7 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it, vi } from "vitest";
 import { createOpenAIModel } from "../../src/models/openai.ts";
+import { RetrySwitch } from "../../src/models/retry-switch.ts";
 import type { ModelClient, ModelMessage, ModelRequest, ModelStreamEvent } from "../../src/types.ts";
 import {
   chatFrames,
@@ -78,7 +79,7 @@ describe("streaming answers", () => {
             { type: "toolCall", id: "call_b", name: "grep", arguments: { q: "TODO", n: 3 } },
           ],
           stopReason: "toolUse",
-          usage: { input: 120, output: 30, cacheRead: 100, totalTokens: 150 },
+          usage: { input: 20, output: 30, cacheRead: 100, totalTokens: 150 },
         }),
       },
     ]);
@@ -338,6 +339,45 @@ describe("retries", () => {
     expect(await run).toEqual([
       { type: "error", message: assistant({ content: [], stopReason: "aborted", errorMessage: "Request aborted" }) },
     ]);
+    expect(server.requests.length - requestsBefore).toBe(1);
+  });
+});
+
+describe("the retry switch", () => {
+  it("switched off, a retryable failure is reported at once; switched on again, it is retried", async () => {
+    const retry = new RetrySwitch();
+    const delays: number[] = [];
+    const sleep = async (ms: number) => void delays.push(ms);
+    retry.enabled = false;
+    server.push(errorResponse(503, "overloaded"));
+    const off = await collect(model({ sleep, retry }));
+    expect(off).toEqual([{ type: "error", message: assistant({ content: [], stopReason: "error", errorMessage: `HTTP 503 from ${server.baseURL}: overloaded` }) }]);
+    expect(delays).toEqual([]);
+    retry.enabled = true;
+    server.push(errorResponse(503, "overloaded"), chatResponse({ text: "ok" }));
+    expect((await collect(model({ sleep, retry, retryBaseMs: 7 }))).map((e) => e.type)).toEqual(["text_delta", "done"]);
+    expect(delays).toEqual([7]);
+  });
+
+  it("stop() ends a wait in progress: the request gives up and says retrying was stopped", async () => {
+    const retry = new RetrySwitch();
+    let waiting!: () => void;
+    const sleeping = new Promise<void>((resolve) => (waiting = resolve));
+    const sleep = (_ms: number, signal: AbortSignal) =>
+      new Promise<void>((resolve) => {
+        waiting();
+        signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+    server.push(errorResponse(502, "bad gateway"));
+    const requestsBefore = server.requests.length;
+    const run = collect(model({ sleep, retry }));
+    await sleeping;
+    expect(retry.waiting).toBe(1);
+    retry.stop();
+    expect(await run).toEqual([
+      { type: "error", message: assistant({ content: [], stopReason: "error", errorMessage: `HTTP 502 from ${server.baseURL}: bad gateway (retrying was stopped)` }) },
+    ]);
+    expect(retry.waiting).toBe(0);
     expect(server.requests.length - requestsBefore).toBe(1);
   });
 });

@@ -33,6 +33,13 @@ describe("SessionManager files", () => {
     expect(id).toMatch(/^[0-9a-f]{8}$/);
   });
 
+  it("names the session it continues from in the header when given parentSession (Pi's lineage), and keeps it on reopening", () => {
+    const s = SessionManager.create({ cwd: "/work/app", parentSession: "/work/earlier.jsonl" });
+    s.appendMessage(user("hello", 5));
+    expect(JSON.parse(lines(s.file!)[0]!)).toEqual({ type: "session", version: 1, id: s.id, cwd: "/work/app", timestamp: expect.any(String), parentSession: "/work/earlier.jsonl" });
+    expect(SessionManager.open(s.file!).getHeader().parentSession).toBe("/work/earlier.jsonl");
+  });
+
   it("reopens a session with its entries, its leaf at the last entry and its context", () => {
     const s = SessionManager.create({ cwd: tmp, dir: join(tmp, "s") });
     s.appendMessage(user("go", 1));
