@@ -83,10 +83,11 @@ describe.concurrent("extension discovery", () => {
     expect(r.tools).toEqual([]);
   });
 
-  it("prints the effective order per slot in the text listing", async () => {
+  it("prints the effective order per slot in the text listing, each pre / post handler marked", async () => {
     const r = await sandbox.run(["extensions", "--trust-project", "-e", cliExt]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("tool_call  z-cli → a-global → b-global → c-folder → p-project");
+    expect(r.stdout).toContain("tool_call  z-cli (pre) → a-global → b-global → c-folder → p-project (post)\n");
+    expect(r.stdout).toContain('a gate that must judge the input that runs goes last, with order: "post")');
     expect(r.stdout).toContain("Failed (1):");
     expect(r.stdout).toContain(`q-broken  ${join(projectDir, "q-broken.ts")}:3`);
   });

@@ -41,6 +41,8 @@ export interface CliArgs {
   strictExtensions: boolean;
   /** `--allow-failed-extensions`: run without it, with a warning, print and JSON modes included. */
   allowFailedExtensions: boolean;
+  /** `--verbose`: print mode writes every extension decision to stderr as it happens. */
+  verbose: boolean;
   cwd?: string;
   session?: string;
   continue: boolean;
@@ -103,6 +105,7 @@ const OPTIONS: Record<string, FlagKind> = {
   "no-builtin-tools": "boolean",
   "strict-extensions": "boolean",
   "allow-failed-extensions": "boolean",
+  verbose: "boolean",
   "tool-timeout": "string",
   cwd: "string",
   session: "string",
@@ -143,6 +146,7 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     noBuiltinTools: false,
     strictExtensions: false,
     allowFailedExtensions: false,
+    verbose: false,
     continue: false,
     resume: false,
     noSession: false,
@@ -282,6 +286,9 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       return;
     case "allow-failed-extensions":
       args.allowFailedExtensions = true;
+      return;
+    case "verbose":
+      args.verbose = true;
       return;
     case "tool-timeout": {
       const seconds = toolTimeoutSeconds(text);
@@ -477,6 +484,8 @@ Extensions and tools
   --strict-extensions               an extension that fails to load is fatal in every mode (exit 2);
                                     print and JSON modes are strict by default
   --allow-failed-extensions         run without the extensions that failed to load (a warning)
+  --verbose                         print mode: every extension decision on stderr as it happens
+                                    (without it, one line at the end sums up blocks and rewrites)
   --tool-timeout SECONDS            stop a tool call after this long when its tool sets no timeout
                                     (default 600; 0: never)
   --tools a,b                       offer the model only these tools   --no-tools  none

@@ -78,7 +78,11 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
   const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions });
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
-  const trustResources = protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions"));
+  // An -e package of the workspace's node_modules is its content too: it needs the decision.
+  const trustResources = [
+    ...protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions")),
+    ...workspaceSpecs(discovered),
+  ];
   const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
   const globalPackages = packagesOf(firstPass, globalDeclared);
   const outcome: ProjectOutcome = { settings: firstSettings.settings, projectPackages: packagesOf(firstPass, []) };
@@ -117,7 +121,10 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const redactLines = redactorOf(loaded);
   const { trust, settings, projectPackages } = outcome;
   loaded.failures.push(...discovered.failures, ...globalPackages.failures, ...projectPackages.failures);
-  const skipped = trust?.trusted === false && trustResources.length > 0 ? { resources: trustResources, extensions: pathsOf(discovered, "project") } : undefined;
+  const skipped =
+    trust?.trusted === false && trustResources.length > 0
+      ? { resources: trustResources, extensions: [...pathsOf(discovered, "project"), ...pathsOf(discovered, "cli-project")] }
+      : undefined;
   if (skipped) io.stderr.write(`${skippedLine(cwd, skipped.resources)}\n`);
   return { loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactLines };
 }
@@ -146,9 +153,14 @@ function projectExtensions(
       manager.setSettings(outcome.settings);
       // A package declared globally as well already loaded with the global extensions: once is enough.
       outcome.projectPackages = packagesOf(firstPass, full.packages.filter((p) => p.file.scope === "project"), identities(known.globalDeclared));
-      return [...pathsOf(known.discovered, "project"), ...outcome.projectPackages.extensions.map((e) => e.path)];
+      return [...pathsOf(known.discovered, "project"), ...outcome.projectPackages.extensions.map((e) => e.path), ...pathsOf(known.discovered, "cli-project")];
     },
   };
+}
+
+/** `-e <spec>` for each spec that named a package of the workspace, once each. */
+function workspaceSpecs(discovered: Discovery): string[] {
+  return [...new Set(discovered.extensions.filter((d) => d.origin === "cli-project").map((d) => d.note ?? d.path))];
 }
 
 function pathsOf(discovered: Discovery, origin: ExtensionOrigin): string[] {

@@ -5,7 +5,7 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { SessionManager, textOf } from "@mypi/kernel";
+import { SessionManager, readSessionHeader, textOf } from "@mypi/kernel";
 import {
   ExtensionManager,
   createExtensionHost,
@@ -22,8 +22,8 @@ import {
 import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
 import type { HostSession } from "./host-session.ts";
 import { listSessions } from "./session-list.ts";
-import { redactDeep } from "@mypi/extensions/redact-secrets";
-import { isShippedCompiled, shippedExtensionPath } from "./shipped.ts";
+import { redactorFor } from "./redaction.ts";
+import { isShippedCompiled } from "./shipped.ts";
 
 export interface ExtensionSet {
   /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */
@@ -174,8 +174,9 @@ export function createHostSession(
     async reload() {
       const r = await host.reload();
       await ready?.(host, "reload");
-      return { loaded: r.loaded, failed: r.failed.map((f) => f.name) };
+      return { loaded: r.loaded, failed: r.failed.map((f) => ({ name: f.name, error: formatLoadFailure(f) })) };
     },
+    extensions: () => ({ loaded: host.manager.list(), chains: host.manager.handlerChains() }),
     newSession: (options) => replace("new", () => rebuild(undefined, options?.parentSession !== undefined ? { parentSession: options.parentSession } : undefined)),
     async compact(customInstructions) {
       const outcome = await host.compact(customInstructions);
@@ -219,8 +220,10 @@ export function createHostSession(
     listSessions: () => listSessions(host.session.cwd),
     async switchSession(file) {
       const path = resolve(file);
-      // Opening a missing path would start a new session there: a switch names one that exists.
+      // Opening a missing path would start a new session there, and opening any other file would
+      // append session lines to it: a switch names a file that begins with a session header.
       if (!isFile(path)) throw new Error(`${file} is not a session file.`);
+      if (readSessionHeader(path) === undefined) throw new Error(`${file} is not a session file: its first line is not a session header. Sessions are listed by /resume (RPC: get_state's sessionFile, the session folder).`);
       // --no-session writes nothing, ever; continuing a file would append to it.
       if (host.session.file === undefined) throw new Error("This run keeps nothing on disk (--no-session), and continuing a session file would write to it: start mypi with --resume or --session FILE instead.");
       if (path === host.session.file) return { cancelled: false };
@@ -263,7 +266,7 @@ function isFile(path: string): boolean {
  * verdicts it records in the session, the progress lines of JSON and RPC mode.
  */
 export function redactorOf(loaded: LoadedExtensions): (<T>(value: T) => T) | undefined {
-  return loaded.manager.list().some((e) => e.path === shippedExtensionPath("redact-secrets")) ? redactDeep : undefined;
+  return redactorFor(loaded.manager.list().flatMap((e) => (e.path === undefined ? [] : [e.path])));
 }
 
 export function buildHost(loaded: LoadedExtensions, session: SessionManager, options: HostOptions): ExtensionHost {

@@ -3,7 +3,7 @@
  * actions. `run.ts` builds it from the extension host; tests build it around a bare Agent.
  */
 import type { Agent, SessionManager } from "@mypi/kernel";
-import type { CommandInfo, ExtensionHostEvent, ExtensionStreamEvent, ExtensionUI, ModelSelection, UserBashAnswer } from "@mypi/extension-api";
+import type { CommandInfo, ExtensionHostEvent, ExtensionInfo, ExtensionStreamEvent, ExtensionUI, ModelSelection, UserBashAnswer } from "@mypi/extension-api";
 import type { SessionSummary } from "./session-list.ts";
 
 export interface SessionState {
@@ -17,6 +17,9 @@ export interface SessionState {
   /** RPC mode: the extensions that failed to load at startup (`extension` is its name), with the error line. */
   extensionErrors?: { extension: string; error: string }[];
 }
+
+/** Per slot or event, its handlers outermost first: the extension and its `order` mark (`ExtensionManager.handlerChains`). */
+export type HandlerChains = Partial<Record<string, { extension: string; order?: "pre" | "post" }[]>>;
 
 /** How a manual compaction ended (the kernel's `CompactionOutcome` without the messages). */
 export interface CompactResult {
@@ -44,8 +47,10 @@ export interface HostSession {
   commands(): CommandInfo[];
   /** `/name args`; `{ran:false}` when no extension registered `name`. `signal` is the command's `ctx.signal`. */
   runCommand(name: string, args: string, signal?: AbortSignal): Promise<{ ran: boolean; error?: string }>;
-  /** Re-import every extension (docs/architecture.md#loading); the session is kept. */
-  reload(): Promise<{ loaded: string[]; failed: string[] }>;
+  /** Re-import every extension (docs/architecture.md#loading); the session is kept. `failed`: each with why (`formatLoadFailure`). */
+  reload(): Promise<{ loaded: string[]; failed: { name: string; error: string }[] }>;
+  /** The loaded extensions in load order, and each slot's and event's handlers in effective order with their `pre` / `post` marks. */
+  extensions(): { loaded: ExtensionInfo[]; chains: HandlerChains };
   /** A new, empty session; `parentSession` is written into its header (Pi's RPC `new_session {parentSession}`). */
   newSession(options?: { parentSession?: string }): Promise<{ cancelled: boolean }>;
   compact(customInstructions?: string): Promise<CompactResult>;

@@ -4,7 +4,7 @@
  * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
  * shutdown however the mode ends.
  */
-import { DEFAULT_CONTEXT_WINDOW, describeSelectedModel, latestChoice, type ExtensionErrorEvent, type ModelSelection, type PiModelObject } from "@mypi/extension-api";
+import { DEFAULT_CONTEXT_WINDOW, describeSelectedModel, latestChoice, type ExtensionErrorEvent, type ExtensionLogEvent, type ModelSelection, type PiModelObject } from "@mypi/extension-api";
 import { SessionManager } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
@@ -12,7 +12,7 @@ import type { LoadedWorkspace } from "./extension-loading.ts";
 import { buildHost, createHostSession, loadExtensionSet, type HostOptions } from "./host-builder.ts";
 import type { HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
-import { extensionErrorLine, runOneShot } from "./modes/print.ts";
+import { extensionErrorLine, extensionLogLine, runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
 import { eventLine } from "./rpc/jsonl.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
@@ -53,6 +53,7 @@ export async function runMode(s: ModeStart): Promise<number> {
           exits: s.exits,
           runCommand: (name, commandArgs, signal) => hostSession.runCommand(name, commandArgs, signal),
           ...(redactLines && { redact: redactLines }),
+          verbose: s.args.verbose,
         });
       case "rpc": {
         // Extensions that failed to load: told once as a notification, and in every get_state.
@@ -132,12 +133,12 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     (h, reason) => resources.refresh(h, reason),
   );
   if (mode !== "interactive") {
-    const early: ExtensionErrorEvent[] = [];
-    const stop = hostSession.subscribe((event) => void (event.type === "extension_error" && early.push(event)));
+    const early: (ExtensionErrorEvent | ExtensionLogEvent)[] = [];
+    const stop = hostSession.subscribe((event) => void ((event.type === "extension_error" || event.type === "extension_log") && early.push(event)));
     await hostSession.start();
     stop();
     for (const event of early) {
-      if (mode === "print") io.stderr.write(extensionErrorLine(event));
+      if (mode === "print") io.stderr.write(event.type === "extension_error" ? extensionErrorLine(event) : extensionLogLine(event));
       else io.stdout.write(eventLine(event, ws.redactLines));
     }
   }
@@ -145,7 +146,7 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
 }
 
 async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promise<number> {
-  const { runInteractive } = await import("./modes/interactive.ts");
+  const [{ runInteractive }, { loadedLine }] = await Promise.all([import("./modes/interactive.ts"), import("./modes/interactive/slash.ts")]);
   return runInteractive(hostSession, s.io, {
     renderers: () => hostSession.host.manager.piRenderers,
     runShortcut: (key) => hostSession.host.manager.runShortcut(key),
@@ -153,7 +154,11 @@ async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promis
     status: s.loadErrors,
     stop: s.exits.signal,
     resume: s.args.resume,
-    banner: [`mypi · ${s.models.client.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`, ...(s.sandboxState.enabled ? [describeSandboxReport(s.sandboxState)] : [])],
+    banner: [
+      `mypi · ${s.models.client.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`,
+      loadedLine({ session: hostSession }),
+      ...(s.sandboxState.enabled ? [describeSandboxReport(s.sandboxState)] : []),
+    ],
     contextWindow: () => compactionOf(s.ws.settings, s.io.env).contextWindow ?? s.models.contextWindow,
   });
 }

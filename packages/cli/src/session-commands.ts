@@ -5,13 +5,13 @@
  * is shadowed, as for `/reload`.
  */
 import { resolve } from "node:path";
-import type { SessionEntry } from "@mypi/kernel";
+import type { MessageEntry, SessionEntry, UserMessage } from "@mypi/kernel";
 import type { ExtensionUI } from "@mypi/extension-api";
 import { defaultExportPath, exportSession } from "./export/command.ts";
 import type { HostSession } from "./host-session.ts";
 import { describeSession } from "./session-list.ts";
 import { formatCost, promptTokens, sessionUsage } from "./usage-totals.ts";
-import { clip, kindOf, latestLabels, treeRows, treeText } from "./session-tree.ts";
+import { clip, contentText, kindOf, latestLabels, treeRows, treeText } from "./session-tree.ts";
 
 export interface SessionCommandContext {
   session: HostSession;
@@ -141,7 +141,7 @@ async function tree(args: string, c: SessionCommandContext): Promise<void> {
   const m = c.session.sessionManager;
   if (args !== "" && args !== "all") {
     const entry = findEntry(m.getEntries(), args, c);
-    if (entry) await goTo(entry, c);
+    if (entry) await (isUserMessage(entry) ? askAgain(entry, c) : goTo(entry, c));
     return;
   }
   const entries = m.getEntries();
@@ -149,17 +149,21 @@ async function tree(args: string, c: SessionCommandContext): Promise<void> {
   const onBranch = new Set(m.getBranch().map((e) => e.id));
   const labels = latestLabels(entries);
   const shown = treeRows(entries).filter((r) => args === "all" || r.children > 1 || r.entry.id === m.getLeafId() || isMilestone(r.entry));
-  const rows = shown.map(({ entry, depth }) => {
+  const rows = shown.map(({ entry, prefix }) => {
     const label = labels.get(entry.id);
-    return `${"  ".repeat(depth)}${onBranch.has(entry.id) ? "●" : "○"} ${kindOf(entry)}: ${clip(treeText(entry), ROW_TEXT)}${label ? ` [${label}]` : ""} (${entry.id})`;
+    return `${prefix}${onBranch.has(entry.id) ? "●" : "○"} ${kindOf(entry)}: ${clip(treeText(entry), ROW_TEXT)}${label ? ` [${label}]` : ""} (${entry.id})`;
   });
   const picked = await c.ui.select("Go to which entry? (● this branch)", rows);
   const row = picked === undefined ? undefined : shown[rows.indexOf(picked)];
   if (!row) return c.info("(tree cancelled)");
   const label = labels.get(row.entry.id);
-  const actions = ["continue from here", "label it", ...(label ? ["clear its label"] : [])];
+  // A user message is asked again, as in Pi: its text goes to the editor and the session branches
+  // off before it — continuing after it would put two user messages in a row.
+  const onward = isUserMessage(row.entry) ? ASK_AGAIN : "continue from here";
+  const actions = [onward, "label it", ...(label ? ["clear its label"] : [])];
   const action = await c.ui.select(`${kindOf(row.entry)} ${row.entry.id}`, actions);
   if (action === "continue from here") return goTo(row.entry, c);
+  if (action === ASK_AGAIN && isUserMessage(row.entry)) return askAgain(row.entry, c);
   if (action === "label it") {
     const text = await c.ui.input("Label", label);
     if (text === undefined || text.trim() === "") return c.info("(label unchanged)");
@@ -171,6 +175,23 @@ async function tree(args: string, c: SessionCommandContext): Promise<void> {
     return c.info(`cleared the label of ${row.entry.id}`);
   }
   c.info("(tree cancelled)");
+}
+
+const ASK_AGAIN = "edit and ask again from here (a new branch)";
+
+type UserEntry = MessageEntry & { message: UserMessage };
+
+function isUserMessage(entry: SessionEntry): entry is UserEntry {
+  return entry.type === "message" && entry.message.role === "user";
+}
+
+/** Branch off before a user message (`session_before_fork` may refuse) and put its text in the editor, to edit and send. */
+async function askAgain(entry: UserEntry, c: SessionCommandContext): Promise<void> {
+  const r = await c.session.fork(entry.id);
+  if (r.cancelled) return c.warn("an extension kept the session where it was (session_before_fork)");
+  c.info(`branched off before ${entry.id}: its text is in the editor — edit it and send, or clear it`);
+  showBranch(c);
+  c.setEditorText?.(contentText(entry.message.content));
 }
 
 async function goTo(entry: SessionEntry, c: SessionCommandContext): Promise<void> {

@@ -37,6 +37,7 @@ describe("parseArgs", () => {
       noBuiltinTools: true,
       strictExtensions: true,
       allowFailedExtensions: false,
+      verbose: false,
       cwd: "/w",
       continue: false,
       resume: false,

@@ -23,9 +23,9 @@ const parse = (lines: string[], timeoutMs?: number) =>
   parseTasks(lines.join("\n"), { name: "tasks.jsonl", baseDir: "/data/set", ...(timeoutMs !== undefined && { timeoutMs }) });
 
 describe("the task file", () => {
-  it("resolves relative paths against the task file's folder and fills in the default timeout", () => {
+  it("resolves relative paths against the task file's folder, keeps shipped extensions' names, and fills in the default timeout", () => {
     const { tasks, errors } = parse([
-      JSON.stringify({ id: "a", prompt: "go", workspace: { copy: "repo" }, extensions: ["../gate.ts"], model: "scripted:s/one.json", check: "npm test" }),
+      JSON.stringify({ id: "a", prompt: "go", workspace: { copy: "repo" }, extensions: ["../gate.ts", "redact-secrets", "./permission-gate"], model: "scripted:s/one.json", check: "npm test" }),
       "",
       JSON.stringify({ id: "b", prompt: "go", workspace: { git: "../r.git", ref: "v1" }, timeoutMs: 5000, maxTurns: 3 }),
       JSON.stringify({ id: "c", prompt: "go", workspace: { git: "https://example.invalid/x.git" }, model: "openai:gpt-4.1-mini" }),
@@ -33,7 +33,7 @@ describe("the task file", () => {
     ]);
     expect(errors).toEqual([]);
     expect(tasks).toEqual([
-      { id: "a", prompt: "go", workspace: { copy: "/data/set/repo" }, extensions: ["/data/gate.ts"], model: "scripted:/data/set/s/one.json", timeoutMs: DEFAULT_TIMEOUT_MS, check: "npm test" },
+      { id: "a", prompt: "go", workspace: { copy: "/data/set/repo" }, extensions: ["/data/gate.ts", "redact-secrets", "/data/set/permission-gate"], model: "scripted:/data/set/s/one.json", timeoutMs: DEFAULT_TIMEOUT_MS, check: "npm test" },
       { id: "b", prompt: "go", workspace: { git: "/data/r.git", ref: "v1" }, extensions: [], maxTurns: 3, timeoutMs: 5000 },
       { id: "c", prompt: "go", workspace: { git: "https://example.invalid/x.git" }, extensions: [], model: "openai:gpt-4.1-mini", timeoutMs: DEFAULT_TIMEOUT_MS },
       { id: "d", prompt: "go", workspace: { files: { "src/a.ts": "x" } }, extensions: [], timeoutMs: DEFAULT_TIMEOUT_MS },
@@ -61,7 +61,7 @@ describe("the task file", () => {
       'tasks.jsonl:4: "workspace.files": "/abs" is absolute; give a path inside the workspace',
       'tasks.jsonl:4: "workspace.files": the content of "/abs" must be a string (got 1)',
       'tasks.jsonl:4: id "ok" is already used on line 2; ids must be unique',
-      'tasks.jsonl:5: "extensions" must be an array of paths (got "a.ts")',
+      'tasks.jsonl:5: "extensions" must be an array of paths or names of shipped extensions (got "a.ts")',
       'tasks.jsonl:5: "model" must be "openai:<name>" or "scripted:<file>" (got "gpt-4")',
       'tasks.jsonl:5: "maxTurns" must be a whole number ≥ 1 (got 0)',
       'tasks.jsonl:5: "timeoutMs" must be a whole number of milliseconds ≥ 1 (got "5s")',

@@ -4,6 +4,7 @@
  * fix it (fastify's `validate`). Everything an extension registers lands in its record, so the
  * manager can attach, detach and roll it back as a unit.
  */
+import { format } from "node:util";
 import type { Content, CustomMessage, Tool } from "@mypi/kernel";
 import { defineTool, isTool } from "@mypi/kernel";
 import type { Emitter } from "mitt";
@@ -80,6 +81,8 @@ export interface ApiHost {
   /** Narrow the agent's tools to the known ones of `names` (unknown: a diagnostic naming `extension`). */
   setActiveTools(extension: string, names: readonly string[]): void;
   reportError(extension: string, slot: string, error: string, code?: string): void;
+  /** `pi.log`: into the bound host's stream, else to the diagnostics. */
+  log(extension: string, level: "info" | "warn" | "error", message: string): void;
   diagnostic(message: string): void;
   /** `pi.registerMcpServer` and its kin (mcp-servers.ts). */
   readonly mcpServers: McpServerRegistry;
@@ -306,6 +309,13 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
           if (i >= 0) record.listeners.splice(i, 1);
         };
       },
+    },
+
+    // Usable after a reload too: a timer of the old instance that still logs is no error.
+    log: {
+      info: (...values) => host.log(record.name, "info", format(...values)),
+      warn: (...values) => host.log(record.name, "warn", format(...values)),
+      error: (...values) => host.log(record.name, "error", format(...values)),
     },
 
     exec: (command, args = [], options = {}) => exec(command, args, options, host.cwd),

@@ -76,6 +76,19 @@ export type ExtensionErrorEvent = {
 };
 
 /**
+ * A line an extension logged with `pi.log.info / warn / error` (docs/extensions.md#5-the-rest-of-pi):
+ * each mode shows it where a person reads (interactive: in the conversation, above the editor;
+ * print: stderr), JSON and RPC write it as a line of the stream.
+ */
+export type ExtensionLogEvent = {
+  type: "extension_log";
+  extension: string;
+  level: "info" | "warn" | "error";
+  message: string;
+  timestamp: number;
+};
+
+/**
  * The host is ready: after loading (`startup`), after `reload()`, in a new session (`new`, also
  * `resume` of another file), and after a fork moved the session (`fork`) — Pi 1.x's one event for
  * all of them; extensions that rebuild state from the branch do it here. `previousSessionFile`:
@@ -182,9 +195,9 @@ export interface ThinkingLevelSelectEvent {
 
 /**
  * The events the extension host inserts into its agent's stream (`Agent<ExtensionHostEvent>`):
- * its diagnostics. The session lifecycle events reach observers only.
+ * its diagnostics and the extensions' log lines. The session lifecycle events reach observers only.
  */
-export type ExtensionHostEvent = HookDecisionEvent | ExtensionErrorEvent;
+export type ExtensionHostEvent = HookDecisionEvent | ExtensionErrorEvent | ExtensionLogEvent;
 
 /** What the extension host's agent streams: `switch (event.type)` narrows over kernel and host events alike. */
 export type ExtensionStreamEvent = StreamEvent<ExtensionHostEvent>;

@@ -74,10 +74,13 @@ export interface ExtensionHostOptions {
   expandPrompt?: (text: string) => string | undefined;
   onListenerError?: AgentOptions["onListenerError"];
   /**
-   * Applied to each verdict before it is recorded in the session (`recordVerdict`): an
-   * extension's `reason` or `error` is its own text, which no slot has vetted. The CLI passes
-   * redact-secrets' `redactDeep` when that extension is loaded, so what it masks elsewhere is
-   * masked here too.
+   * Applied to what the session records that no slot rewrites: each verdict (`recordVerdict`:
+   * an extension's `reason` or `error` is its own text), the session's name (`setSessionName`,
+   * RPC's `set_session_name`, `/name`) and each assistant message — the model's text and
+   * tool-call arguments, written at `message_end` before any slot sees them
+   * (`SessionManager.storedForm`). The run keeps the message as the model wrote it: its tools run
+   * with the real arguments. The CLI passes redact-secrets' `redactDeep` when that extension is
+   * loaded, so what it masks elsewhere is masked on disk here too.
    */
   redactRecord?: <T>(value: T) => T;
 }
@@ -141,9 +144,9 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   const compaction = hostCompaction(deps, options.compaction, () => models.contextWindow);
   const operations = sessionOperations(deps);
 
-  /** Name the session and tell the extensions (`session_info_changed`). */
+  /** Name the session (masked as a record is) and tell the extensions (`session_info_changed`). */
   const nameSession = (name: string) => {
-    session.setSessionName(name);
+    session.setSessionName(options.redactRecord ? options.redactRecord(name) : name);
     manager.publish({ type: "session_info_changed", name: session.getSessionName(), timestamp: Date.now() });
   };
   const run = createHostRuntime({
@@ -194,6 +197,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     beforeAgentEnd: (end) => run.beforeAgentEnd(end),
   });
 
+  const { redactRecord } = options;
+  if (redactRecord) session.storedForm = (message) => (message.role === "assistant" ? redactRecord(message) : message);
   const verdicts = { session, isRunning: () => agent.isRunning, diagnostic: (m: string) => manager.diagnostic(m), ...(options.redactRecord && { redact: options.redactRecord }) };
   agent.subscribe((event) => {
     if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(verdicts, event);

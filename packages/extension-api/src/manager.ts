@@ -28,7 +28,7 @@ import { POLICIES, type SlotResults } from "./policy.ts";
 import { ExtensionCommands, type CommandOutcome } from "./manager-commands.ts";
 import { ExtensionTools } from "./manager-tools.ts";
 import { McpServerRegistry } from "./mcp-servers.ts";
-import { describeExtensions, flagsOf, handlerOrder, orderedHandlers } from "./registrations.ts";
+import { describeExtensions, flagsOf, handlerChains, handlerOrder, orderedHandlers } from "./registrations.ts";
 import {
   ROUTES,
   type CommandInfo,
@@ -370,6 +370,12 @@ export class ExtensionManager implements ApiHost {
     this.options.onDiagnostic?.(message);
   }
 
+  /** An extension's `pi.log` line: an `extension_log` event in the bound host's stream, else a diagnostic (while loading). */
+  log(extension: string, level: "info" | "warn" | "error", message: string): void {
+    if (this.sink) this.sink.emit({ type: "extension_log", extension, level, message, timestamp: Date.now() });
+    else this.diagnostic(`${extension}${level === "info" ? "" : ` ${level}`}: ${message}`);
+  }
+
   // ─── tools and commands ────────────────────────────────────────────────────────────────────
 
   /** The tools of all extensions, a later extension's tool replacing an earlier one of the same name. */
@@ -446,6 +452,11 @@ export class ExtensionManager implements ApiHost {
   /** The effective order of handlers per event, as extension names (outermost first). */
   handlerOrder(): Partial<Record<EventName, string[]>> {
     return handlerOrder(this.records, Object.keys(ROUTES) as EventName[]);
+  }
+
+  /** `handlerOrder()` with each handler's `order` mark (`pre` / `post`), for the text of `mypi extensions` and `/extensions`. */
+  handlerChains(): Partial<Record<EventName, { extension: string; order?: "pre" | "post" }[]>> {
+    return handlerChains(this.records, Object.keys(ROUTES) as EventName[]);
   }
 
   /**

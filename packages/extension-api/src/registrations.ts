@@ -30,6 +30,16 @@ export function handlerOrder(records: readonly ExtensionRecord[], names: readonl
   return out;
 }
 
+/** The same, each handler with its `order` mark (`pre` / `post`) when it has one. */
+export function handlerChains(records: readonly ExtensionRecord[], names: readonly EventName[]): Partial<Record<EventName, { extension: string; order?: "pre" | "post" }[]>> {
+  const out: Partial<Record<EventName, { extension: string; order?: "pre" | "post" }[]>> = {};
+  for (const name of names) {
+    const chain = orderedHandlers(records, name).map(({ record, h }) => (h.order ? { extension: record.name, order: h.order } : { extension: record.name }));
+    if (chain.length) out[name] = chain;
+  }
+  return out;
+}
+
 /** The tools of all extensions, a later extension's tool replacing an earlier one of the same name. */
 export function mergeTools(records: readonly ExtensionRecord[], onReplace: OnReplace): { tool: Tool; extension: string }[] {
   const byName = new Map<string, { tool: Tool; extension: string }>();

@@ -22,6 +22,7 @@ import type {
   CustomMessageInput,
   EventName,
   ExtensionErrorEvent,
+  ExtensionLogEvent,
   Handler,
   HandlerOptions,
   HookDecisionEvent,
@@ -120,6 +121,18 @@ export interface ExecResult {
   code: number;
   /** Killed by the timeout or the signal. */
   killed: boolean;
+}
+
+/**
+ * An extension's log (`pi.log`): values are formatted as `console.log` does (`util.format`).
+ * Interactive mode shows a line in the conversation, above the editor; print mode writes it to
+ * stderr; JSON and RPC modes write an `extension_log` event line. Use it instead of `console.*`,
+ * whose output the terminal UI can only catch as unattributed text.
+ */
+export interface ExtensionLogger {
+  info(...values: unknown[]): void;
+  warn(...values: unknown[]): void;
+  error(...values: unknown[]): void;
 }
 
 /** A bus shared by all extensions. A listener that throws is reported and cannot break another. */
@@ -262,6 +275,8 @@ export interface ExtensionAPI {
   /** Persist extension state in the session (not part of the model's context). */
   appendEntry(customType: string, data?: unknown): void;
   readonly events: EventBus;
+  /** Log a line the way every mode shows it (`ExtensionLogger`). At any time, loading included. */
+  readonly log: ExtensionLogger;
   /** Run a program without a shell. */
   exec(command: string, args?: string[], options?: ExecOptions): Promise<ExecResult>;
   getActiveTools(): string[];
@@ -303,10 +318,12 @@ export interface ExtensionAPI {
 /**
  * One model call an extension makes through the host, outside the agent's conversation (an
  * MCP server's sampling request). It goes where the agent's own calls go: the session's model,
- * and the policies of the `context` slot on the messages, so that what a redaction or guard
- * extension does to every model call it does to this one.
+ * and the policies of the `context` slot on everything the model reads — the messages, and the
+ * system prompt as a first custom message of type `system_prompt` — so that what a redaction or
+ * guard extension does to every model call it does to this one.
  */
 export interface CompleteRequest {
+  /** Passes `context` (and with `from`, `tool_result` as `<from>:system`) like the messages. */
   systemPrompt?: string;
   /** The conversation to complete: user and assistant messages, no tool calls. */
   messages: (UserMessage | AssistantMessage)[];
@@ -315,8 +332,8 @@ export interface CompleteRequest {
   signal?: AbortSignal;
   /**
    * The messages came from a tool, not from the user: the name their content is attributed to
-   * (`docs__sampling`). Each message's content then first passes the `tool_result` slot as a
-   * result of that name, as anything a tool brings in does, so a policy that redacts or
+   * (`docs__sampling`). Each message's content, and the system prompt, then first pass the
+   * `tool_result` slot as a result of that name, as anything a tool brings in does, so a policy that redacts or
    * withholds tool output sees it; a withheld or error-marked one refuses the call.
    */
   from?: string;
@@ -437,7 +454,7 @@ export interface LoadResult {
 
 /** Where diagnostics of a bound manager go: the host inserts them into the run's stream. */
 export interface ManagerSink {
-  emit(event: ExtensionErrorEvent | HookDecisionEvent): void;
+  emit(event: ExtensionErrorEvent | HookDecisionEvent | ExtensionLogEvent): void;
 }
 
 /** A file that failed to load, with where and why (docs/architecture.md#loading). */

@@ -30,8 +30,8 @@ export interface TaskResult {
   exitCode: number | null;
   signal?: string;
   check?: { exitCode: number | null; outputTail: string };
-  /** On the machine that ran the task. */
-  sessionFile: string;
+  /** On the machine that ran the task; absent when the run wrote none (it never started). */
+  sessionFile?: string;
   /** Kept only with --keep-workspaces. */
   workspace?: string;
   /** Per extension, how many decisions blocked (block, withhold, fail_closed) or rewrote (rewrite, patch, transform). */

@@ -2,9 +2,10 @@
  * The HTML session view (`mypi export`, `/export`): one self-contained file showing a session's
  * tree, every entry of every branch, and the extensions' verdicts recorded with it.
  *
- * Everything is rendered here, on the host, through one `esc()`: the page's script never turns
- * text into markup, it only shows and hides what is already there (switching branches). So the
- * file is readable without scripts, and no session content can become markup or code. A
+ * Everything is rendered here, on the host, through one `esc()` — the model's answers through
+ * `markdown.ts`, whose only tags are the ones `marked` writes around escaped text: the page's
+ * script never turns text into markup, it only shows and hides what is already there (switching
+ * branches). So the file is readable without scripts, and no session content can become markup or code. A
  * Content-Security-Policy forbids every fetch (`default-src 'none'`; images only as `data:`), so
  * even a bug here cannot make the page reach the network. It renders what the session holds:
  * a secret an extension masked before it was recorded is not in the file.
@@ -12,6 +13,7 @@
 import type { Content, Message, SessionEntry, SessionHeader, ToolCall } from "@mypi/kernel";
 import { clip, contentText, kindOf, latestLabels, treeRows, treeText, verdictOf, type Verdict } from "../session-tree.ts";
 import { PAGE_SCRIPT, PAGE_STYLE } from "./assets.ts";
+import { markdownHtml } from "./markdown.ts";
 
 /** What the view is drawn from: a `SessionManager`'s getters, or a file read back. */
 export interface SessionView {
@@ -138,7 +140,7 @@ function renderMessage(m: Message, c: EntryContext): string {
       return `<p><code>${esc(m.customType)}</code>${m.display === false ? " (not displayed)" : ""}</p>${renderContent(m.content)}${m.details === undefined ? "" : block("details", json(m.details))}`;
     case "assistant": {
       const parts = m.content.map((b) => {
-        if (b.type === "text") return `<div class="text">${esc(b.text)}</div>`;
+        if (b.type === "text") return `<div class="md">${markdownHtml(b.text)}</div>`;
         if (b.type === "thinking") return block("thinking", b.thinking);
         return renderToolCall(b, c.verdicts.get(b.id) ?? []);
       });

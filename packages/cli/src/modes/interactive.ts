@@ -31,14 +31,25 @@ import type { CliIO } from "../main.ts";
 import { installEditor } from "./interactive/input.ts";
 import { interrupt, listenToKeys } from "./interactive/keys.ts";
 import { exit, followEvents } from "./interactive/run-lifecycle.ts";
-import { createInteractive, refresh, type Interactive, type InteractiveOptions } from "./interactive/state.ts";
+import { createInteractive, refresh, sayFrom, type Interactive, type InteractiveOptions } from "./interactive/state.ts";
 import { runSlashReporting, submit } from "./interactive/submit.ts";
 import { createExtensionUI } from "./interactive/ui.ts";
+import { captureStrayOutput } from "../tui/stray-output.ts";
 
 export type { InteractiveOptions } from "./interactive/state.ts";
 
 export async function runInteractive(session: HostSession, io: CliIO, options: InteractiveOptions = {}): Promise<number> {
   const m = createInteractive({ session, io, options, createUI: createExtensionUI });
+  // On the process's own terminal, what is written around the screen lands in the conversation.
+  const stray = io.stdout === process.stdout ? captureStrayOutput((line) => sayFrom(m, line, m.p.dim)) : undefined;
+  try {
+    return await runOnScreen(m, session, options);
+  } finally {
+    stray?.restore();
+  }
+}
+
+async function runOnScreen(m: Interactive, session: HostSession, options: InteractiveOptions): Promise<number> {
   installEditor(m);
   const unsubscribe = followEvents(m);
   session.setUI(m.ui);

@@ -12,11 +12,13 @@
  */
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, AgentEndEvent } from "@mypi/kernel";
-import type { ExtensionErrorEvent, ExtensionHostEvent } from "@mypi/extension-api";
+import type { ExtensionErrorEvent, ExtensionHostEvent, ExtensionLogEvent } from "@mypi/extension-api";
 import { exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
 import type { ExitWatcher } from "../exits.ts";
 import { createPiWire } from "../rpc/pi-wire.ts";
+import { eventLine } from "../rpc/jsonl.ts";
+import { decisionLog, type DecisionLog } from "./decisions.ts";
 
 export interface OneShotOptions {
   prompt: string;
@@ -30,6 +32,8 @@ export interface OneShotOptions {
   runCommand?: (name: string, args: string, signal: AbortSignal) => Promise<{ ran: boolean; error?: string }>;
   /** Masks progress in JSON lines (`createPiWire`, `eventLine`). */
   redact?: <T>(value: T) => T;
+  /** `--verbose`: every decision on stderr as it happens (print mode). */
+  verbose?: boolean;
 }
 
 /** One print or JSON invocation: what its two paths (a prompt, a command) share. */
@@ -38,10 +42,13 @@ interface OneShot {
   io: CliIO;
   options: OneShotOptions;
   interrupt: Interrupt;
+  /** Print mode's account of the extensions' decisions (`decisions.ts`). */
+  decisions: DecisionLog;
 }
 
 export async function runOneShot(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneShotOptions): Promise<number> {
-  const run: OneShot = { agent, io, options, interrupt: onInterrupt(agent, io, options.exits) };
+  const decisions = decisionLog({ verbose: options.verbose === true, write: (line) => void io.stderr.write(line), redact: options.redact });
+  const run: OneShot = { agent, io, options, interrupt: onInterrupt(agent, io, options.exits), decisions };
   try {
     const slash = options.runCommand && parseSlashCommand(options.prompt);
     if (slash) {
@@ -100,8 +107,8 @@ function onInterrupt(agent: Agent<ExtensionHostEvent>, io: CliIO, exits: ExitWat
  * The prompt's run, then any run an extension starts from its end (Pi's plan mode prompts the next
  * step from `agent_end`): each is printed and awaited; the exit code is the last one's.
  */
-async function runPrompt({ agent, io, options }: OneShot): Promise<number> {
-  const followed = followRuns(agent, io, options);
+async function runPrompt({ agent, io, options, decisions }: OneShot): Promise<number> {
+  const followed = followRuns(agent, io, options, decisions);
   let end: AgentEndEvent | undefined;
   try {
     // A run that ends in `error` rejects; its agent_end was seen and decides below.
@@ -113,7 +120,10 @@ async function runPrompt({ agent, io, options }: OneShot): Promise<number> {
     followed.stop();
   }
   if (!end) throw new Error("the run ended without agent_end");
-  if (!options.json) writeOutcome(end, io, options.maxTurns);
+  if (!options.json) {
+    writeOutcome(end, io, options.maxTurns);
+    io.stderr.write(decisions.summary());
+  }
   return exitCodeFor(end.stopReason);
 }
 
@@ -122,11 +132,16 @@ export function extensionErrorLine(event: ExtensionErrorEvent): string {
   return `mypi: extension ${String(event.extension)} failed in ${String(event.slot)}: ${oneLine(String(event.error))}\n`;
 }
 
+/** Print mode's stderr line for a `pi.log` line: `[name] message`, the level said unless info. */
+export function extensionLogLine(event: ExtensionLogEvent): string {
+  return `[${event.extension}] ${event.level === "info" ? "" : `${event.level === "warn" ? "warning" : "error"}: `}${event.message}\n`;
+}
+
 /**
  * Prints every event from now on (JSON mode: each as a line; print mode: extension failures on
  * stderr) and remembers the last `agent_end`; `untilIdle` waits until no run is in progress.
  */
-function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneShotOptions) {
+function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneShotOptions, decisions: DecisionLog) {
   let idle: (() => void) | undefined;
   // Pi's JSON-mode shapes (`assistantMessageEvent`, block starts and ends) next to mypi's.
   const wire = createPiWire(options.redact);
@@ -135,6 +150,8 @@ function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneSho
     stop: agent.subscribe((event) => {
       if (options.json) io.stdout.write(wire(event));
       else if (event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
+      else if (event.type === "extension_log") io.stderr.write(extensionLogLine(event));
+      else decisions.onEvent(event);
       if (event.type !== "agent_end") return;
       followed.end = event;
       idle?.();
@@ -154,8 +171,8 @@ function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneSho
  * 130 once Ctrl+C was pressed (whatever the command did after it).
  * `undefined`: no such command.
  */
-async function runSlashCommand({ agent, io, options, interrupt }: OneShot, name: string, args: string): Promise<number | undefined> {
-  const followed = followRuns(agent, io, options);
+async function runSlashCommand({ agent, io, options, interrupt, decisions }: OneShot, name: string, args: string): Promise<number | undefined> {
+  const followed = followRuns(agent, io, options, decisions);
   let end: AgentEndEvent | undefined;
   let outcome: { ran: boolean; error?: string };
   try {
@@ -168,6 +185,7 @@ async function runSlashCommand({ agent, io, options, interrupt }: OneShot, name:
   const failed = outcome.error !== undefined;
   if (failed) io.stderr.write(`mypi: /${name} failed: ${oneLine(outcome.error!)}\n`);
   else if (end && !options.json) writeOutcome(end, io, options.maxTurns);
+  if (!options.json) io.stderr.write(decisions.summary());
   if (interrupt.interrupted) {
     const saidAborted = !failed && end?.stopReason === "aborted";
     if (!options.json && !saidAborted) io.stderr.write("mypi: aborted.\n");

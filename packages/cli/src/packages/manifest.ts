@@ -9,8 +9,9 @@
  *   "mypi": { "extensions": ["./src/index.ts"], "skills": ["./skills"], "prompts": ["./prompts/*.md"] }
  *
  * Without either key, the conventional folders `extensions/`, `skills/` and `prompts/` are used
- * where they exist. Paths may not leave the package root. When both keys are present, `mypi`
- * wins.
+ * where they exist. Paths may not leave the package root: a declared path, a conventional folder
+ * or an entry of one that is a link to something outside the package is not used, and listed in
+ * `outside` so the loader can say so. When both keys are present, `mypi` wins.
  */
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -30,6 +31,8 @@ export interface PackageManifest {
   extensions: string[];
   skills: string[];
   prompts: string[];
+  /** Declared paths (or conventional folders) that are links leading out of the package: not used. */
+  outside: string[];
 }
 
 /** Is `dir` a package: a folder holding a package.json? */
@@ -57,11 +60,12 @@ export function readPackageManifest(root: string): PackageManifest | string {
     extensions: [],
     skills: [],
     prompts: [],
+    outside: [],
   };
   for (const kind of RESOURCE_KINDS) {
     if (key === undefined) {
       const folder = join(root, kind);
-      if (existsSync(folder)) manifest[kind] = [folder];
+      if (existsSync(folder)) (insideRoot(root, folder) ? manifest[kind] : manifest.outside).push(folder);
       continue;
     }
     const declared = (pkg[key] as Record<string, unknown>)[kind];
@@ -69,15 +73,15 @@ export function readPackageManifest(root: string): PackageManifest | string {
     if (!Array.isArray(declared) || !declared.every((p) => typeof p === "string")) {
       return `${file}: "${key}.${kind}" must be a list of paths`;
     }
-    const paths = expandPatterns(root, declared as string[]);
+    const paths = expandPatterns(root, declared as string[], manifest.outside);
     if (typeof paths === "string") return `${file}: "${key}.${kind}": ${paths}`;
     manifest[kind] = paths;
   }
   return manifest;
 }
 
-/** Paths and globs relative to `root`, in the order given, `!pattern` removing earlier matches. */
-function expandPatterns(root: string, patterns: readonly string[]): string[] | string {
+/** Paths and globs relative to `root`, in the order given, `!pattern` removing earlier matches; links out go to `outside`. */
+function expandPatterns(root: string, patterns: readonly string[], outside: string[]): string[] | string {
   const out: string[] = [];
   let files: string[] | undefined; // every file under root, listed once when a glob needs it
   for (const raw of patterns) {
@@ -89,7 +93,11 @@ function expandPatterns(root: string, patterns: readonly string[]): string[] | s
       const drop = new Set(matches);
       for (let i = out.length - 1; i >= 0; i--) if (drop.has(out[i]!)) out.splice(i, 1);
     } else {
-      for (const m of matches) if (!out.includes(m) && insideRoot(root, m)) out.push(m);
+      for (const m of matches) {
+        if (out.includes(m)) continue;
+        if (insideRoot(root, m)) out.push(m);
+        else if (!outside.includes(m)) outside.push(m);
+      }
     }
   }
   return out;
@@ -127,7 +135,7 @@ function listFiles(root: string): string[] {
 }
 
 /** A declared path may be a link, but what it names must stay inside the package. */
-function insideRoot(root: string, path: string): boolean {
+export function insideRoot(root: string, path: string): boolean {
   let real: string;
   try {
     real = realpathSync(path);

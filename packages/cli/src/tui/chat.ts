@@ -158,6 +158,15 @@ export class Chat extends Container {
         block?.finish(event.result, event.isError === true, event.timestamp);
         return;
       }
+      case "hook_decision":
+        // A rewrite of a call's input that handlers before it judged without seeing (chain.ts).
+        if (event.outcome === "rewrite" && event.reason) this.say(p.yellow(`⚠ ${oneLine(event.extension, 60)} ${oneLine(event.reason, 200)}`));
+        return;
+      case "extension_log": {
+        const color = event.level === "error" ? p.red : event.level === "warn" ? p.yellow : p.dim;
+        const level = event.level === "info" ? "" : `${event.level === "warn" ? "warning" : "error"}: `;
+        return this.say(color(`[${oneLine(event.extension, 40)}] ${level}${printable(event.message)}`));
+      }
       case "extension_error": {
         return this.say(p.yellow(`⚠ extension ${oneLine(event.extension, 60)} failed in ${oneLine(event.slot, 60)}: ${oneLine(event.error, 160)}`));
       }

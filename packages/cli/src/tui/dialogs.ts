@@ -92,7 +92,9 @@ export class Dialogs {
   select(title: string, choices: string[], opts?: DialogOptions): Promise<string | undefined> {
     const p = this.host.p;
     return this.#ask<string | undefined>(title, undefined, opts, (answer) => {
-      const list = new SelectList(choices.map((c) => ({ value: c, label: oneLine(c, MAX_DIALOG_TEXT) })), 10, selectListTheme(p));
+      // Leading spaces are kept: they indent a choice (the rows of `/tree`).
+      const label = (c: string) => `${/^ */.exec(c)![0]}${oneLine(c, MAX_DIALOG_TEXT)}`;
+      const list = new SelectList(choices.map((c) => ({ value: c, label: label(c) })), 10, selectListTheme(p));
       list.onSelect = (item) => answer(item.value, oneLine(item.value, MAX_DIALOG_TEXT));
       return { title: this.#title(title), control: list };
     });

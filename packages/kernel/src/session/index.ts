@@ -19,6 +19,7 @@ export {
   type ThinkingLevelChangeEntry,
   type SessionInfoEntry,
 } from "./entries.ts";
+export { readSessionHeader } from "./load.ts";
 export { mypiHome, defaultSessionDir, jitiCacheDir, listSessionFiles, sessionFilesByIdPrefix } from "./paths.ts";
 export {
   compact,

@@ -70,6 +70,13 @@ export class SessionManager {
   readonly cwd: string;
   /** What loading skipped or repaired, one line each (`file:line: what`). Empty when all was fine. */
   readonly loadWarnings: readonly string[];
+  /**
+   * What a message becomes before it is recorded (in memory and on disk), e.g. a redactor's
+   * masked copy of an assistant message, whose text and tool-call arguments no slot rewrites
+   * (extensions/redact-secrets). The caller's history keeps the message it appended, which
+   * `entryIdOf` still finds. Undefined: recorded as appended.
+   */
+  storedForm?: ((message: Message) => Message) | undefined;
 
   private readonly header: SessionHeader;
   private readonly entries: SessionEntry[];
@@ -205,8 +212,14 @@ export class SessionManager {
     if (problem) {
       throw new Error(`Cannot record a message in session ${this.id}: ${problem}. Messages must have the shapes of @mypi/kernel's Message type.`);
     }
-    const entry = this.append<MessageEntry>({ type: "message", message });
+    const stored = this.storedForm?.(message) ?? message;
+    if (stored !== message) {
+      const problem = messageProblem(stored);
+      if (problem) throw new Error(`Cannot record a message in session ${this.id}: its stored form is not a message (${problem}).`);
+    }
+    const entry = this.append<MessageEntry>({ type: "message", message: stored });
     this.messageIds.set(message, entry.id);
+    if (stored !== message) this.messageIds.set(stored, entry.id);
     return entry.id;
   }
 
@@ -309,10 +322,13 @@ export class SessionManager {
     return text;
   }
 
-  /** Creates the folder and the file (appending, should another writer have created it meanwhile). */
+  /**
+   * Creates the folder and the file (appending, should another writer have created it meanwhile).
+   * A conversation is private to its user: the file is 0600, folders made for it 0700.
+   */
   private createFile(text: string): void {
-    mkdirSync(dirname(this.file!), { recursive: true });
-    appendFileSync(this.file!, text);
+    mkdirSync(dirname(this.file!), { recursive: true, mode: 0o700 });
+    appendFileSync(this.file!, text, { mode: 0o600 });
   }
 
   private newId(): string {

@@ -357,3 +357,24 @@ describe("SessionManager context", () => {
     expect(branchTypes(s)).toEqual(["U(u)", "custom", "label", "model_change", "session_info"]);
   });
 });
+
+describe("SessionManager storedForm", () => {
+  it("records the stored form of a message in memory and on disk, and still finds the appended one's entry", () => {
+    const s = SessionManager.create({ cwd: "/w", dir: tmp });
+    s.storedForm = (m) => (m.role === "assistant" ? { ...m, content: [{ type: "text", text: "[masked]" }] } : m);
+    const original = assistant([], { text: "the secret is hunter22" });
+    const id = s.appendMessage(original);
+    s.appendMessage(user("next"));
+    expect(s.entryIdOf(original)).toBe(id);
+    expect(s.getEntry(id)).toMatchObject({ message: { role: "assistant", content: [{ type: "text", text: "[masked]" }] } });
+    expect(readFileSync(s.file!, "utf8")).not.toContain("hunter22");
+    expect(SessionManager.open(s.file!).buildContext()[0]).toMatchObject({ content: [{ type: "text", text: "[masked]" }] });
+  });
+
+  it("refuses a stored form that is no message, and records nothing", () => {
+    const s = SessionManager.inMemory("/w");
+    s.storedForm = () => ({ role: "assistant" }) as never;
+    expect(() => s.appendMessage(assistant([], { text: "x" }))).toThrow(/its stored form is not a message/);
+    expect(s.getEntries()).toEqual([]);
+  });
+});

@@ -90,6 +90,8 @@ export interface Interactive {
    * run takes them, their user message is not shown twice (`run-lifecycle.ts`).
    */
   readonly echoed: string[];
+  /** Each extension's `hook_decision` outcomes this session, counted (`/extensions`). */
+  readonly decisions: Map<string, Map<string, number>>;
   /** `!cmd` lines (`shell-line.ts`): output not yet sent to the model, the count, the one running now. */
   readonly shell: { shared: string[]; count: number; running?: AbortController | undefined };
   /** Ends the mode with this exit code (`exit`, in `run-lifecycle.ts`, calls it once). */
@@ -154,6 +156,7 @@ export function createInteractive({ session, io, options, createUI }: { session:
     exiting: false,
     commands: new Set(),
     echoed: [],
+    decisions: new Map(),
     shell: { shared: [], count: 0 },
     finish,
     finished,
