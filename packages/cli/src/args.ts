@@ -11,7 +11,7 @@ import { applyPiOption, expandHome, PI_OPTIONS, PI_SHORT, REFUSED } from "./pi-f
 import { toolList, toolListProblem } from "./tool-selection.ts";
 
 export type Mode = "print" | "json" | "rpc" | "interactive";
-export type Command = "run" | "extensions" | "demo" | "help" | "version" | "batch" | "worker" | "export";
+export type Command = "run" | "extensions" | "models" | "demo" | "help" | "version" | "batch" | "worker" | "export";
 
 export interface CliArgs {
   command: Command;
@@ -22,6 +22,16 @@ export interface CliArgs {
   /** Positional words joined by spaces; blank words are no prompt. */
   prompt?: string;
   model?: string;
+  /** `--model` came from the command line (a settings `model` is a default a resumed session overrides). */
+  modelFromFlag?: boolean;
+  /** `--provider`: look `--model` up among this provider's models only. */
+  provider?: string;
+  /** `--api-key`: the key of the chosen model's provider, for this run only. */
+  apiKey?: string;
+  /** `--thinking`: off, minimal, low, medium, high, xhigh (or Pi's max); clamped to the model. */
+  thinking?: string;
+  /** `--models a,b`: the patterns Ctrl+P and RPC `cycle_model` go through. */
+  models?: string[];
   baseUrl?: string;
   /** `-e` paths in the order given (still relative to the shell's directory; a leading `~` expanded). */
   extensions: string[];
@@ -71,15 +81,11 @@ export interface CliArgs {
   sessionDir?: string;
   /** `--name` / `-n`: the session's display name. */
   name?: string;
-  /** `--provider NAME` (Pi): the provider of `--model NAME` (`openai`, or one an extension registers). */
-  provider?: string;
-  /** `--api-key KEY` (Pi): the key of an `openai:` model for this run, instead of `OPENAI_API_KEY`. */
-  apiKey?: string;
   /** `--no-mcp`: the shipped mcp extension does not load (no MCP servers, no MCP tools). */
   noMcp: boolean;
   /** `--export FILE [OUT]` (Pi's spelling of `mypi export`): the words after it. */
   exportArgs?: string[];
-  /** `mypi extensions --json`. */
+  /** `mypi extensions --json`, `mypi models --json`. */
   json: boolean;
   /** `--sandbox` (true) / `--no-sandbox` (false); undefined = as the settings say. */
   sandbox?: boolean;
@@ -113,6 +119,11 @@ const OPTIONS: Record<string, FlagKind> = {
   print: "boolean",
   mode: "string",
   model: "string",
+  provider: "string",
+  "api-key": "string",
+  thinking: "string",
+  models: "string",
+  "list-models": "boolean",
   "base-url": "string",
   extension: "string",
   "no-extensions": "boolean",
@@ -145,7 +156,8 @@ const OPTIONS: Record<string, FlagKind> = {
 };
 const SHORT: Record<string, string> = { p: "print", e: "extension", c: "continue", r: "resume", h: "help", v: "version", ...PI_SHORT };
 const MODES: readonly Mode[] = ["print", "json", "rpc", "interactive"];
-const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", demo: "demo", help: "help" };
+const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", models: "models", demo: "demo", help: "help" };
+const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /**
  * Parse `argv` (without `node` and the script). `extensionFlags` are the flags extensions
@@ -224,9 +236,8 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
       continue;
     }
     let value: string | true = true;
-    if (name === "list-models" || name === "export") {
-      // Pi: `--list-models [search]`, `--export FILE [OUT]`: the words after them are theirs.
-      if (name === "list-models") return usageError(`--list-models: ${REFUSED["list-models"]}.`);
+    if (name === "export") {
+      // Pi: `--export FILE [OUT]`: the words after it are its own.
       const rest = [...(inline !== undefined ? [inline] : []), ...argv.slice(i + 1)];
       if (rest.length === 0 || rest[0]!.startsWith("-")) return usageError(`--export needs the session file (or id) to export: --export FILE [OUT.html]. ${HELP_HINT}`);
       args.command = "export";
@@ -277,6 +288,27 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       return;
     case "model":
       args.model = text.startsWith("scripted:") ? `scripted:${expandHome(text.slice("scripted:".length))}` : text;
+      args.modelFromFlag = true;
+      return;
+    case "provider":
+      args.provider = text;
+      return;
+    case "api-key":
+      args.apiKey = text;
+      return;
+    case "thinking":
+      if (!THINKING.includes(text)) return `--thinking must be one of ${THINKING.join(", ")} (got "${text}").`;
+      args.thinking = text;
+      return;
+    case "models": {
+      const patterns = text.split(",").map((p) => p.trim()).filter(Boolean);
+      if (patterns.length === 0) return `--models takes model patterns separated by commas (got "${text}"): anthropic/*, gpt-5.5, *sonnet*:high`;
+      args.models = patterns;
+      return;
+    }
+    case "list-models":
+      // Pi's spelling of `mypi models`: the words after it are the search.
+      args.command = "models";
       return;
     case "base-url":
       args.baseUrl = text;
@@ -393,20 +425,15 @@ function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   if (args.command === "export") return { ok: true, args };
   const sessionChoices = [args.session !== undefined, args.continue, args.resume, args.noSession, args.sessionId !== undefined, args.fork !== undefined].filter(Boolean).length;
   if (sessionChoices > 1) return usageError("choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session.");
-  if (args.provider !== undefined) {
-    if (args.model === undefined) return usageError("--provider names the provider of --model: give --model too (--provider openai --model gpt-4.1-mini).");
-    if (/^(openai|scripted):/.test(args.model) || args.model.includes("/")) return usageError(`--provider ${args.provider} with --model ${args.model}: the model already names its provider; drop --provider.`);
-    args.model = args.provider === "openai" ? `openai:${args.model}` : `${args.provider}/${args.model}`;
-  }
   if (args.strictExtensions && args.allowFailedExtensions) return usageError("choose one of --strict-extensions and --allow-failed-extensions.");
-  if (args.model !== undefined && !/^(openai|scripted):.+|^[^:/]+\/.+/.test(args.model)) {
-    return usageError(`--model must be openai:<name>, scripted:<file> or <provider>/<model> (got "${args.model}").`);
-  }
+  if (args.model !== undefined && args.model.trim() === "") return usageError("--model needs a model: provider/id, an id, openai:<name> or scripted:<file> (`mypi models` lists them).");
+  if (args.provider !== undefined && args.model === undefined) return usageError("--provider narrows --model: give --model too (e.g. --provider anthropic --model sonnet).");
+  if (args.apiKey !== undefined && args.model === undefined && args.models === undefined) return usageError("--api-key is the key of the model chosen with --model (or the first of --models): give one of them too.");
   if (args.mode === "rpc" && (args.print || (wordsKnown && args.prompt !== undefined))) {
     return usageError("--mode rpc reads its prompts from stdin; drop -p and the prompt.");
   }
-  if (args.json && args.command !== "extensions") {
-    return usageError("--json belongs to `mypi extensions`; for JSON events use --mode json.");
+  if (args.json && args.command !== "extensions" && args.command !== "models") {
+    return usageError("--json belongs to `mypi extensions` and `mypi models`; for JSON events use --mode json.");
   }
   if (args.command === "extensions" && wordsKnown && args.prompt !== undefined) {
     return usageError(`\`mypi extensions\` takes no prompt (got "${args.prompt}").`);

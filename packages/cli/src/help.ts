@@ -7,6 +7,7 @@ Usage
   mypi --mode json -p "prompt"      every event as one JSON line on stdout
   mypi --mode rpc                   JSON lines on stdin (commands) and stdout (responses, events)
   mypi extensions [--json]          extensions, handlers per slot, tools, templates, skills
+  mypi models [search] [--json]     the models that can be used here, with limits and prices
   mypi install SOURCE [--local]     install a package: npm:NAME[@VERSION], git:URL[@REF] or a path
   mypi remove SOURCE [--local]      remove an installed package
   mypi list                         the installed packages, global and of this workspace
@@ -19,12 +20,21 @@ Usage
   mypi worker --queue redis://…     run queued batch tasks on this machine (mypi worker --help)
 
 Model
+  --model <provider>/<id>[:level]   a model of the registry (mypi models lists them): OpenAI's,
+                                    Anthropic's, the settings' providers, an extension's; an id
+                                    or part of one works too (--model sonnet:high)
   --model openai:<name>             an OpenAI-compatible chat model (needs OPENAI_API_KEY,
                                     or a server given with --base-url)
   --model scripted:<file>           replay a scripted model file (tests, demos)
                                     default: openai:$MYPI_MODEL, else openai:gpt-4.1-mini, when
-                                    OPENAI_API_KEY is set
-  --model <provider>/<model>        a model of a provider an extension registered (pi.registerProvider)
+                                    OPENAI_API_KEY is set; else anthropic/claude-sonnet-5-5 with
+                                    ANTHROPIC_API_KEY
+  --provider NAME                   look --model up among this provider's models
+  --api-key KEY                     the chosen model's provider key, for this run only
+  --thinking LEVEL                  off, minimal, low, medium, high, xhigh (clamped to the model)
+  --models a,b                      the models Ctrl+P and RPC cycle_model go through (ids, globs
+                                    like anthropic/*, a :level suffix each)
+  --list-models [search]            as mypi models
   --base-url URL                    the API's base URL (e.g. http://127.0.0.1:8080/v1)
   --system-prompt TEXT|FILE         replace the whole system prompt (context files and skills too)
   --append-system-prompt TEXT|FILE  add to the system prompt (repeatable; an existing file is read)
@@ -72,9 +82,7 @@ Workspace and session
   --export FILE|ID [OUT]            as \`mypi export\`
 
 Pi's options that change nothing here are accepted: --offline (mypi makes no network request
-while starting), --no-themes, --tui-mode regular.
---provider P --model M is --model P/M (--model openai:M for openai); --api-key KEY is the key of
-an openai: model for this run. Refused, with the reason: --list-models, --theme, --use-theme,
+while starting), --no-themes, --tui-mode regular. Refused, with the reason: --theme, --use-theme,
 --tui-mode fullscreen.
 
   -h, --help                        this text        -v, --version   the version
@@ -98,4 +106,6 @@ Examples
   mypi --model openai:qwen2.5-coder --base-url http://127.0.0.1:8080/v1 -p "hello"
   mypi --model scripted:script.json --no-session -p "go"
   mypi extensions --json
+  mypi models sonnet
+  mypi --model anthropic/claude-sonnet-5-5:high --models "anthropic/*,gpt-5.5"
 `;

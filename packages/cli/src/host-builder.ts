@@ -154,6 +154,9 @@ export function createHostSession(
     get agent() {
       return host.agent;
     },
+    get models() {
+      return host.models;
+    },
     subscribe(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);

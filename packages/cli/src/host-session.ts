@@ -3,7 +3,7 @@
  * actions. `run.ts` builds it from the extension host; tests build it around a bare Agent.
  */
 import type { Agent, SessionManager } from "@mypi/kernel";
-import type { CommandInfo, ExtensionHostEvent, ExtensionInfo, ExtensionStreamEvent, ExtensionUI, NewSessionOptions, UserBashAnswer } from "@mypi/extension-api";
+import type { CommandInfo, ExtensionHostEvent, ExtensionInfo, ExtensionStreamEvent, ExtensionUI, ModelSelection, NewSessionOptions, UserBashAnswer } from "@mypi/extension-api";
 import type { SessionSummary } from "./session-list.ts";
 
 export interface SessionState {
@@ -36,6 +36,11 @@ export interface CompactResult {
 export interface HostSession {
   /** The current agent (`newSession` replaces it). */
   readonly agent: Agent<ExtensionHostEvent>;
+  /**
+   * The model and thinking level, and the registry they come from (`/model`, RPC `set_model`, …);
+   * the same object for every session of the process. Absent in a host without a registry (a test's bare agent).
+   */
+  readonly models?: ModelSelection;
   /** Events of the current agent and of every later one. */
   subscribe(listener: (event: ExtensionStreamEvent) => void): () => void;
   state(): SessionState;

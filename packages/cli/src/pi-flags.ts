@@ -21,14 +21,11 @@ export const PI_OPTIONS = {
   name: "string",
   approve: "boolean",
   "no-approve": "boolean",
-  provider: "string",
-  "api-key": "string",
   "no-mcp": "boolean",
   export: "string",
   offline: "boolean",
   "no-themes": "boolean",
   "tui-mode": "string",
-  "list-models": "boolean",
   theme: "string",
   "use-theme": "string",
 } as const;
@@ -50,10 +47,8 @@ export const PI_SHORT: Record<string, string> = {
 
 /**
  * Pi 1.6 options mypi cannot honour: refused (exit 2) with the reason, never silently ignored.
- * `--list-models` waits for a model list of mypi's own.
  */
 export const REFUSED: Record<string, string> = {
-  "list-models": "mypi has no model catalogue to list: name the model with --model openai:<name>, scripted:<file> or <provider>/<model> (docs/models.md)",
   theme: "mypi has no themes: its interactive mode draws with its own palette (NO_COLOR turns colour off)",
   "use-theme": "mypi has no themes: its interactive mode draws with its own palette (NO_COLOR turns colour off)",
 };
@@ -100,12 +95,6 @@ export function applyPiOption(args: CliArgs, name: string, value: string | true,
     case "no-approve":
       // Pi's names for --trust-project / --no-trust-project.
       return applyOption(args, name === "approve" ? "trust-project" : "no-trust-project", value);
-    case "provider":
-      args.provider = text;
-      return;
-    case "api-key":
-      args.apiKey = text;
-      return;
     case "no-mcp":
       args.noMcp = true;
       return;

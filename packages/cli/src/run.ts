@@ -16,14 +16,17 @@
 import type { SandboxOptions } from "@mypi/builtin-tools";
 import { readFileSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { RetrySwitch, SessionManager, createOpenAIModel, defaultSessionDir, loadScriptedModel, mypiHome, sessionFilesByIdPrefix, type ModelClient } from "@mypi/kernel";
+import { SessionManager, defaultSessionDir, mypiHome, sessionFilesByIdPrefix, withholdFromTools } from "@mypi/kernel";
+import { latestChoice } from "@mypi/extension-api";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { loadExtensions, type LoadedWorkspace } from "./extension-loading.ts";
 import { printExtensions } from "./extensions-command.ts";
-import { describeFailures, type LoadedExtensions } from "./host-builder.ts";
+import { describeFailures } from "./host-builder.ts";
 import { createHostResources, type HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
+import { chooseModel, registryOf } from "./model-choice.ts";
+import { printModels } from "./models-command.ts";
 import { runMode, sessionDirOf } from "./run-mode.ts";
 import { selectTools } from "./tool-selection.ts";
 import { sandboxOf, sandboxReport, sandboxWarnings, type SandboxReport } from "./sandbox.ts";
@@ -32,10 +35,8 @@ import { decideTrustEarly } from "./trust-decide.ts";
 import type { TrustDecision } from "./trust.ts";
 import type { PackagePath } from "./resources/index.ts";
 
-const DEFAULT_OPENAI_MODEL = "gpt-4.1-mini";
-
 export async function runCommand(argv: readonly string[], firstPass: CliArgs, io: CliIO): Promise<number> {
-  const listing = firstPass.command === "extensions";
+  const listing = firstPass.command === "extensions" || firstPass.command === "models";
   const isTTY = io.stdin.isTTY === true && io.stdout.isTTY === true;
   const mode: Mode = resolveMode(firstPass, isTTY);
   // From here on every way out is an abort (exits.ts); interactive mode reads its own Ctrl+C.
@@ -97,16 +98,36 @@ async function runWatched(run: WatchedRun): Promise<number> {
     return fail(io, prompts);
   }
   const resources = runResources(run, { cwd: line.cwd, ws, args: { ...args, ...(prompts.system !== undefined && { systemPrompt: prompts.system }) }, append: prompts.append, allowedTools });
+  const registry = registryOf(settings, io.env);
+  if (typeof registry === "string") {
+    await shutdown();
+    return fail(io, registry);
+  }
+  registry.useExtensionProviders(() => loaded.manager.registeredProviders());
+  // The keys of every provider stay out of the commands the agent runs, used or not.
+  for (const name of registry.keyVariables()) withholdFromTools(name);
+  for (const d of registry.diagnostics()) io.stderr.write(`mypi: models: ${d}\n`);
+  if (args.command === "models") {
+    const code = printModels(registry, io, { search: args.prompt, json: args.json });
+    await shutdown();
+    return code;
+  }
   if (listing) return listExtensions(run, { ws, args, sandboxState, resources });
-  // The OpenAI client's retries, which RPC's set_auto_retry / abort_retry switch.
-  const retry = new RetrySwitch();
-  const model = await resolveModel(args, io, loaded.manager, retry);
-  if (typeof model === "string") {
+  // Opened before the model is chosen: a resumed session names the model it used last.
+  const session = openSession(args, line.cwd, io);
+  if (typeof session === "string") {
+    await shutdown();
+    return fail(io, session);
+  }
+  const used = latestChoice(session.getBranch());
+  const choice = await chooseModel({ args, settings, registry, env: io.env, cwd: io.cwd, http: loaded.manager.httpHooks(), session: used });
+  if (typeof choice === "string") {
     // A provider comes from an extension: one that failed to load explains a missing provider.
     for (const l of describeFailures(loaded.failures)) io.stderr.write(`${l}\n`);
     await shutdown();
-    return fail(io, model);
+    return fail(io, choice);
   }
+  for (const w of choice.warnings) io.stderr.write(`mypi: ${w}\n`);
   const loadErrors = describeFailures(loaded.failures);
   for (const l of [...sandboxWarnings(sandboxState), ...loadErrors]) io.stderr.write(`${l}\n`);
   const failedExtensions = failedExtensionsVerdict(loaded.failures.length, args, mode);
@@ -115,13 +136,11 @@ async function runWatched(run: WatchedRun): Promise<number> {
     await shutdown();
     return EXIT.usage;
   }
-  const session = openSession(args, line.cwd, io);
-  if (typeof session === "string") {
-    await shutdown();
-    return fail(io, session);
-  }
   for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);
-  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, model, ...(model.id.startsWith("openai:") && { retry }), session, resources, allowedTools, loadErrors, sandboxState });
+  // A resumed session continues with the model and level it used last, unless the command line chose.
+  const models = choice.selection;
+  for (const warning of models.restore(used, choice.explicit)) io.stderr.write(`mypi: session: ${warning}\n`);
+  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, models, session, resources, allowedTools, loadErrors, sandboxState });
 }
 
 /** A usage error (exit 2), on stderr. */
@@ -283,29 +302,6 @@ function scoped(paths: readonly string[], scope: PackagePath["scope"]): PackageP
 
 function settingsError(error: string): string {
   return `${error}. Fix the file (mypi writes it only in \`mypi install\` and \`mypi remove\`).`;
-}
-
-/** The model from --model (or the settings' `model`), else from the environment; a string is the usage error. */
-async function resolveModel(args: CliArgs, io: CliIO, manager: LoadedExtensions["manager"], retry: RetrySwitch): Promise<ModelClient | string> {
-  const spec = args.model ?? (io.env.OPENAI_API_KEY ? `openai:${io.env.MYPI_MODEL || DEFAULT_OPENAI_MODEL}` : undefined);
-  if (spec === undefined) {
-    return "no model: set OPENAI_API_KEY (and MYPI_MODEL), or pass --model openai:<name> --base-url URL or --model scripted:<file>. Try `mypi demo`.";
-  }
-  const provided = manager.modelFor(spec);
-  if (provided !== undefined && args.apiKey !== undefined) return `--api-key applies to openai: models; ${spec.split("/")[0]}'s extension gives its provider's key (pi.registerProvider's apiKey).`;
-  if (provided !== undefined) return typeof provided === "string" ? `${provided}.` : provided;
-  const colon = spec.indexOf(":");
-  const kind = spec.slice(0, colon);
-  const name = spec.slice(colon + 1);
-  if (kind === "scripted") {
-    try {
-      return await loadScriptedModel(resolve(io.cwd, name));
-    } catch (error) {
-      return `${(error as Error).message}. Check the path given to --model scripted:<file>.`;
-    }
-  }
-  const http = manager.httpHooks();
-  return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }), ...(args.apiKey !== undefined && { apiKey: args.apiKey }), ...(http && { http }), retry });
 }
 
 /**

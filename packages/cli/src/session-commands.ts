@@ -10,6 +10,7 @@ import type { ExtensionUI } from "@mypi/extension-api";
 import { defaultExportPath, exportSession } from "./export/command.ts";
 import type { HostSession } from "./host-session.ts";
 import { describeSession } from "./session-list.ts";
+import { formatCost, promptTokens, sessionUsage } from "./usage-totals.ts";
 import { clip, contentText, kindOf, latestLabels, treeRows, treeText } from "./session-tree.ts";
 
 export interface SessionCommandContext {
@@ -28,7 +29,7 @@ export interface SessionCommandContext {
 export const SESSION_COMMANDS: readonly { name: string; description: string; argumentHint?: string }[] = [
   { name: "new", description: "a new session" },
   { name: "name", description: "name this session", argumentHint: "[title]" },
-  { name: "session", description: "file, id and counts" },
+  { name: "session", description: "file, id, counts, tokens and cost" },
   { name: "resume", description: "continue another session of this workspace" },
   { name: "tree", description: "go to any entry, or label it", argumentHint: "[id]" },
   { name: "fork", description: "a new session from before a message of this branch", argumentHint: "[id]" },
@@ -96,14 +97,24 @@ function sessionLines(session: HostSession): string[] {
   const messages = entries.flatMap((e) => (e.type === "message" ? [e.message] : []));
   const roles = (role: string) => messages.filter((msg) => msg.role === role).length;
   const toolCalls = messages.reduce((n, msg) => n + (msg.role === "assistant" ? msg.content.filter((b) => b.type === "toolCall").length : 0), 0);
-  return [
+  const usage = sessionUsage(m);
+  const models = session.models;
+  const prompt = promptTokens(usage);
+  const cached = usage.cacheRead + usage.cacheWrite > 0 ? ` (${usage.cacheRead} read from cache, ${((100 * usage.cacheRead) / prompt).toFixed(1)}%; ${usage.cacheWrite} written)` : "";
+  const lines = [
     `file      ${m.file ?? "(not saved: --no-session)"}`,
     `id        ${m.id}`,
     `name      ${m.getSessionName() ?? "(none)"}`,
+    ...(models ? [`model     ${models.client.id}${models.availableThinkingLevels().length > 1 ? ` · thinking ${models.thinkingLevel}` : ""}`] : []),
     `entries   ${entries.length} (${m.getBranch().length} on this branch)`,
     `messages  ${messages.length}: ${roles("user")} user, ${roles("assistant")} assistant, ${roles("toolResult")} tool results`,
     `tool calls ${toolCalls}`,
+    `tokens    ${prompt + usage.output}: ${prompt} in${cached}, ${usage.output} out`,
+    `cost      ${usage.costKnown ? formatCost(usage.cost) : "unknown (no message carried a cost: the model's prices are not known)"}`,
   ];
+  // A session that used several models: what each one cost.
+  if (usage.byModel.size > 1) for (const [model, row] of usage.byModel) lines.push(`  ${model}: ${formatCost(row.cost)} (${row.tokens} tokens, ${row.messages} answers)`);
+  return lines;
 }
 
 async function resume(c: SessionCommandContext): Promise<void> {

@@ -121,6 +121,8 @@ export function treeText(entry: SessionEntry): string {
       return entry.label === undefined ? `label cleared on ${entry.targetId}` : `label "${entry.label}" on ${entry.targetId}`;
     case "model_change":
       return entry.model;
+    case "thinking_level_change":
+      return `thinking ${entry.thinkingLevel}`;
     case "session_info":
       return entry.name ?? "(name cleared)";
     default:

@@ -12,6 +12,7 @@ import { parseBatchArgs } from "../src/batch/args.ts";
 import { ResultsWriter, readResults, rewriteResults, type TaskResult } from "../src/batch/results.ts";
 import { Progress } from "../src/batch/progress.ts";
 import { blankResult, countEvent } from "../src/batch/run-task.ts";
+import { summary } from "../src/batch/progress.ts";
 import { DEFAULT_TIMEOUT_MS, parseTasks } from "../src/batch/tasks.ts";
 import { prepareWorkspace } from "../src/batch/workspace.ts";
 
@@ -155,6 +156,16 @@ describe("counting a run's events", () => {
       finalText: "Done.",
       error: undefined,
     });
+  });
+
+  it("sums the assistant messages' usage.cost into the task's cost, and the summary into the batch's", () => {
+    const stats = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } as Parameters<typeof countEvent>[0];
+    const priced = (total: number) => JSON.stringify({ type: "message_end", message: { role: "assistant", usage: { input: 1, output: 1, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total } } } });
+    for (const line of [priced(0.25), JSON.stringify({ type: "message_end", message: { role: "assistant", usage: { input: 1, output: 1 } } }), priced(0.5)]) countEvent(stats, line);
+    expect(stats.cost).toBe(0.75);
+    const result = (id: string, cost?: number) => ({ ...blankResult({ id, prompt: "p", timeoutMs: 1 } as never, "passed"), ...(cost !== undefined && { cost }) });
+    expect(summary([result("a", 0.75), result("b", 1.5), result("c")], 3, 1000)).toContain("tokens in 0 / out 0 · cost $2.25 (1 tasks without prices)");
+    expect(summary([result("c")], 1, 1000)).not.toContain("cost");
   });
 });
 

@@ -15,7 +15,6 @@ import {
   SessionManager,
   type AgentOptions,
   type CompactionOutcome,
-  type CompactionSettings,
   type ModelClient,
   type SlotContext,
   type Tool,
@@ -24,7 +23,10 @@ import type { ExtensionHostEvent } from "./events.ts";
 import type { ChainCall } from "./chain.ts";
 import { NEVER_ABORTED } from "./context.ts";
 import { createHostRuntime } from "./host-runtime.ts";
-import { hostCompaction, sessionOperations, type SessionDeps } from "./host-session.ts";
+import { hostCompaction, sessionOperations, type HostCompactionSettings, type SessionDeps } from "./host-session.ts";
+import { followModelSelection } from "./host-models.ts";
+import { ModelRegistry } from "./models/registry.ts";
+import { ModelSelection } from "./models/selection.ts";
 import type { UserBashAnswer } from "./pi-compat/index.ts";
 import type { ExtensionManager } from "./manager.ts";
 import type { ExtensionRuntime, ExtensionUI, LoadResult, SessionShutdownEvent } from "./types.ts";
@@ -34,7 +36,15 @@ export { forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./verdicts.ts";
 
 export interface ExtensionHostOptions {
   manager: ExtensionManager;
+  /** The model, when there is no `models` (then it is the start of a selection of this host's own). */
   model: ModelClient;
+  /**
+   * The process's model choice (the CLI's: shared by the hosts it builds, so a new session keeps
+   * the model). The agent follows it; changes are written to the session and told to the
+   * extensions (`thinking_level_select`, `model_select`). Default: a selection over `model`,
+   * with the known models and the extensions' providers.
+   */
+  models?: ModelSelection;
   systemPrompt?: string;
   /** Default: an in-memory session in the manager's cwd. */
   session?: SessionManager;
@@ -45,8 +55,12 @@ export interface ExtensionHostOptions {
   abortGraceMs?: number;
   /** The timeout of a tool call whose tool sets none; default the Agent's (ten minutes). */
   toolTimeoutMs?: number;
-  /** Automatic compaction; `session_before_compact` handlers are its `beforeCompact`. */
-  compaction?: Omit<CompactionSettings, "beforeCompact">;
+  /**
+   * Automatic compaction; `session_before_compact` handlers are its `beforeCompact`. Without a
+   * `contextWindow`, the current model's (the registry's) applies; a model of unknown window is
+   * not compacted automatically.
+   */
+  compaction?: HostCompactionSettings;
   /**
    * The tools the model is offered (an allowlist: a tool registered later under another name
    * stays inactive); absent = all. Names no extension registered are reported as a diagnostic.
@@ -79,6 +93,8 @@ export interface ExtensionHostOptions {
 
 export interface ExtensionHost {
   readonly agent: Agent<ExtensionHostEvent>;
+  /** The model choice the agent follows (`ExtensionHostOptions.models`). */
+  readonly models: ModelSelection;
   readonly manager: ExtensionManager;
   readonly session: SessionManager;
   /**
@@ -127,7 +143,11 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   const emit = (event: ExtensionHostEvent) => agent.emit(event);
   const hostCall = (signal: AbortSignal = agent.signal ?? NEVER_ABORTED): ChainCall => ({ signal, emit });
   const deps: SessionDeps = { manager, session, agent: () => agent, hostCall };
-  const compaction = hostCompaction(deps, options.compaction);
+  const models = options.models ?? new ModelSelection({ registry: new ModelRegistry(), client: options.model });
+  // The registry sees this host's extensions' providers, the clients their HTTP hooks.
+  models.registry.useExtensionProviders(() => manager.registeredProviders());
+  models.useHttpHooks(() => manager.httpHooks());
+  const compaction = hostCompaction(deps, options.compaction, () => models.contextWindow);
   const operations = sessionOperations(deps);
 
   /** Name the session (masked as a record is) and tell the extensions (`session_info_changed`). */
@@ -137,7 +157,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   };
   const run = createHostRuntime({
     ...deps,
-    contextWindow: options.compaction?.contextWindow,
+    contextWindow: () => options.compaction?.contextWindow ?? models.contextWindow,
+    models,
     nameSession,
     compact: (customInstructions) => host.compact(customInstructions),
     fork: (entryId) => host.fork(entryId),
@@ -158,7 +179,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     return { action: "transform", text: expanded, ...(decision?.action === "transform" && decision.images && { images: decision.images }) };
   };
   const agent = new Agent<ExtensionHostEvent>({
-    model: options.model,
+    model: models.client,
+    thinkingLevel: models.thinkingLevel,
     tools: manager.toolset.registry,
     ...(options.systemPrompt !== undefined && { systemPrompt: options.systemPrompt }),
     slots: {
@@ -201,9 +223,11 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
 
   manager.bind(run.runtime, { emit });
   if (options.activeTools) narrowTools(manager, options.activeTools);
+  const stopFollowing = followModelSelection({ models, agent, session, manager });
 
   const host: ExtensionHost = {
     agent,
+    models,
     manager,
     session,
     start({ reason = "startup", previousSessionFile } = {}) {
@@ -229,6 +253,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       return found ?? { skillPaths: [], promptPaths: [] };
     },
     async shutdown(options) {
+      stopFollowing();
       await manager.shutdown(options);
       stopRefreshing();
       manager.unbind();

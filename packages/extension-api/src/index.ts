@@ -59,3 +59,5 @@ export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./pi-compa
 export { paintedTheme, type ThemePaint } from "./pi-compat/theme.ts";
 export { parseFrontmatter, stripFrontmatter } from "./frontmatter.ts";
 export type { ParsedFrontmatter } from "./frontmatter.ts";
+export * from "./models/index.ts";
+export { latestChoice } from "./host-models.ts";

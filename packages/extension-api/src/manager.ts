@@ -23,6 +23,7 @@ import { LoadOrder, type LoadHooks } from "./load.ts";
 import { ExtensionLoader, hostModules } from "./loader.ts";
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat, type UserBashAnswer, type UserBashRequest } from "./pi-compat/index.ts";
+import type { ProviderDefinition } from "./models/config.ts";
 import { POLICIES, type SlotResults } from "./policy.ts";
 import { ExtensionCommands, type CommandOutcome } from "./manager-commands.ts";
 import { ExtensionTools } from "./manager-tools.ts";
@@ -354,9 +355,9 @@ export class ExtensionManager implements ApiHost {
     return structuredClone({ ...this.currentSettings });
   }
 
-  /** `<provider>/<model>` of a provider an extension registered (`pi.registerProvider`); `undefined` for other specs. */
-  modelFor(spec: string): ReturnType<PiCompat["providers"]["modelFor"]> {
-    return this.compat?.providers.modelFor(spec, this.compat.httpHooks());
+  /** The providers the extensions registered (`pi.registerProvider`), for the model registry (`useExtensionProviders`). */
+  registeredProviders(): ProviderDefinition[] {
+    return this.compat?.providers.list() ?? [];
   }
 
   /** `!cmd`: Pi's `user_bash` handlers in load order; `undefined` when mypi runs the command itself. */

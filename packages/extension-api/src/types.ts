@@ -12,7 +12,6 @@ import type {
   ImageContent,
   JSONSchema,
   Message,
-  ModelClient,
   SessionEntry,
   SessionHeader,
   SessionManager,
@@ -30,6 +29,7 @@ import type {
   HookDecisionEvent,
 } from "./events.ts";
 import type { RegisteredMcpServer } from "./mcp-servers.ts";
+import type { ModelSelection } from "./models/selection.ts";
 
 export * from "./events.ts";
 
@@ -387,8 +387,11 @@ export interface ExtensionRuntime {
   modelId(): string | undefined;
   /** `pi.complete`: one model call through the slots, outside the conversation. */
   complete(request: CompleteRequest): Promise<CompleteResult>;
-  /** Use `model` from the next run on (Pi's `pi.setModel`). */
-  setModel?(model: ModelClient): void;
+  /**
+   * The session's model and thinking level and the registry they come from (Pi's `pi.setModel`,
+   * `pi.setThinkingLevel`, `ctx.model`, `ctx.modelRegistry`); `undefined` without a host.
+   */
+  readonly models?: ModelSelection;
   abort(): void;
   isIdle(): boolean;
   waitForIdle(): Promise<void>;

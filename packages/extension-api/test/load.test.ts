@@ -14,7 +14,7 @@ const EVENTS =
   "input, before_agent_start, context, tool_call, tool_result, session_before_compact, session_before_fork, session_before_switch, project_trust, resources_discover, agent_start, agent_end, " +
   "turn_start, turn_end, message_start, message_update, message_end, tool_execution_start, tool_execution_update, tool_execution_end, " +
   "context_compacted, hook_decision, extension_error, session_start, session_shutdown, session_compact, session_fork, session_switch, session_tree, session_info_changed, " +
-  "session_directory, session_before_tree, model_select, before_provider_request, user_bash";
+  "session_directory, session_before_tree, model_select, thinking_level_select, before_provider_request, user_bash";
 
 describe("load failures", () => {
   it("reports every kind of failure with path, line and message, and loads the rest", async () => {

@@ -113,7 +113,7 @@ describe("Pi's events", () => {
     host.start();
     await host.agent.prompt("go");
     const order = manager.handlerOrder();
-    for (const name of ["session_directory", "session_before_tree", "model_select", "before_provider_request"] as const) {
+    for (const name of ["session_directory", "session_before_tree", "before_provider_request"] as const) {
       expect(order[name]).toEqual(["inert"]);
     }
     expect(probe().trace.filter((t) => !t.startsWith("update"))).toEqual([]);
@@ -185,7 +185,7 @@ describe("Pi's ctx and pi members", () => {
     const shape = (nodes: any[]): unknown[] => nodes.map((n) => [n.entry.type, n.label ?? null, shape(n.children)]);
     expect(shape(sm.getTree!())).toEqual([["message", null, [["message", "checkpoint", [["message", null, [["message", null, [["label", null, []]]]]]]]]]]);
     expect(ctx.hasPendingMessages()).toBe(false);
-    expect(ctx.model).toEqual({ id: "inline", provider: "scripted", name: "scripted:inline" });
+    expect(ctx.model).toMatchObject({ id: "inline", provider: "scripted", name: "inline", api: "scripted", contextWindow: 128_000 });
   });
 
   it("a Pi tool's promptSnippet and promptGuidelines join the system prompt while the tool is active", async () => {

@@ -23,6 +23,8 @@ export interface TaskResult {
   turns: number;
   toolCalls: number;
   tokens: { input: number; output: number };
+  /** US dollars, summed over the assistant messages' `usage.cost`; absent when none had one (prices unknown). */
+  cost?: number;
   durationMs: number;
   /** The `mypi` process's exit code (null: killed by `signal`). */
   exitCode: number | null;

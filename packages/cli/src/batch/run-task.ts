@@ -17,6 +17,7 @@ import { timerDelay } from "@mypi/kernel";
 import { createJsonlSplitter } from "../rpc/jsonl.ts";
 import { BLOCKED, REWROTE } from "../modes/decisions.ts";
 import { isShippedName, shippedExtensionPath } from "../shipped.ts";
+import { costOf } from "../usage-totals.ts";
 import type { TaskResult, TaskStatus } from "./results.ts";
 import { isTaskId, type Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
@@ -64,6 +65,7 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     turns: stats.turns,
     toolCalls: stats.toolCalls,
     tokens: stats.tokens,
+    ...(stats.cost !== undefined && { cost: stats.cost }),
     ...(options.keepWorkspace && { workspace }),
     extensions: stats.extensions,
     ...extra,
@@ -147,6 +149,8 @@ interface RunStats {
   turns: number;
   toolCalls: number;
   tokens: { input: number; output: number };
+  /** Dollars, once a message carried a cost. */
+  cost?: number;
   extensions: Record<string, { blocked: number; rewrote: number }>;
   stopReason?: string;
   finalText?: string;
@@ -177,6 +181,8 @@ export function countEvent(stats: RunStats, line: string): void {
       const usage = event.message?.role === "assistant" ? event.message.usage : undefined;
       stats.tokens.input += Number(usage?.input) || 0;
       stats.tokens.output += Number(usage?.output) || 0;
+      const cost = costOf(usage?.cost);
+      if (cost !== undefined) stats.cost = (stats.cost ?? 0) + cost;
       return;
     }
     case "hook_decision": {

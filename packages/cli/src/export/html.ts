@@ -123,6 +123,8 @@ function renderBody(entry: SessionEntry, c: EntryContext): string {
       return `<p>${entry.label === undefined ? "Cleared the label of" : `Labelled “${esc(entry.label)}”:`} <code>${esc(entry.targetId)}</code></p>`;
     case "model_change":
       return `<p>Model: <code>${esc(entry.model)}</code></p>`;
+    case "thinking_level_change":
+      return `<p>Thinking level: <code>${esc(entry.thinkingLevel)}</code></p>`;
     case "session_info":
       return `<p>Session name: ${entry.name === undefined ? "(cleared)" : esc(entry.name)}</p>`;
     default:

@@ -19,6 +19,7 @@
 import { readJsonlLines } from "../rpc/jsonl.ts";
 import { routeLine } from "./rpc/input.ts";
 import { forwardEvents } from "./rpc/events.ts";
+import { announceThinkingLevels } from "./rpc/model.ts";
 import { abortAll, createRpcState } from "./rpc/state.ts";
 
 export type { RpcTarget } from "./rpc/state.ts";
@@ -51,6 +52,7 @@ export interface RpcIO {
 export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> {
   const s = createRpcState(target, io.stdout, io.redact);
   const unsubscribe = forwardEvents(s, io.redact);
+  const stopAnnouncing = announceThinkingLevels(s);
   const onStop = () => {
     s.aborts++; // a command still queued is stopped as it starts
     abortAll(s, io.stop!.reason);
@@ -66,5 +68,6 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   while (s.runs.size > 0) await Promise.all([...s.runs]);
   io.stop?.removeEventListener("abort", onStop);
   unsubscribe();
+  stopAnnouncing();
   return 0;
 }

@@ -24,6 +24,7 @@ import type {
   QueuedMessage,
   Slots,
   StreamEvent,
+  ThinkingLevel,
   Tool,
   TurnEndEvent,
 } from "../types.ts";
@@ -39,6 +40,8 @@ export type { AgentRunStream } from "./run-stream.ts";
 /** `H`: the host's events, as in `Agent<H>`. */
 export interface AgentOptions<H extends HostEventBase = HostEvent> {
   model: ModelClient;
+  /** `ModelRequest.thinking` for every model call; absent: the client's default. */
+  thinkingLevel?: ThinkingLevel;
   tools?: Tool[] | ToolRegistry;
   systemPrompt?: string;
   slots?: Slots<H>;
@@ -128,6 +131,11 @@ interface ActiveRun<H extends HostEventBase> {
 export class Agent<H extends HostEventBase = HostEvent> {
   /** Read at the start of each run. */
   model: ModelClient;
+  /**
+   * Read at the start of each run, like `model`: sent as `ModelRequest.thinking`. Plain state —
+   * what a model supports is the host's concern (it clamps before setting it).
+   */
+  thinkingLevel: ThinkingLevel | undefined;
   systemPrompt: string | undefined;
   slots: Slots<H>;
   readonly tools: ToolRegistry;
@@ -159,11 +167,13 @@ export class Agent<H extends HostEventBase = HostEvent> {
   constructor(options: AgentOptions<H>) {
     this.#options = options;
     this.model = options.model;
+    this.thinkingLevel = options.thinkingLevel;
     this.systemPrompt = options.systemPrompt;
     this.slots = options.slots ?? {};
     this.tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.session = options.session;
-    this.#compaction = options.compaction && { ...options.compaction };
+    // Copied with its accessors: a host whose window follows the model (a getter) keeps it following.
+    this.#compaction = options.compaction && (Object.defineProperties({}, Object.getOwnPropertyDescriptors(options.compaction)) as CompactionSettings);
     const seed = options.messages ?? options.session?.buildContext() ?? [];
     this.#messages = seed.map(deepFreeze);
   }
@@ -311,6 +321,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
     const loopOptions: AgentLoopOptions = {
       model: this.model,
       systemPrompt: this.systemPrompt,
+      thinking: this.thinkingLevel,
       messages: this.#messages,
       prompt,
       tools: this.tools,

@@ -15,6 +15,7 @@ import type {
   SlotContext,
   Slots,
   StreamEvent,
+  ThinkingLevel,
   Tool,
   ToolSchema,
 } from "../types.ts";
@@ -47,6 +48,7 @@ export class Run {
   readonly prompt: LoopPrompt | undefined;
   /** `before_agent_start` may replace it for this run. */
   systemPrompt: string | undefined;
+  readonly thinking: ThinkingLevel | undefined;
   readonly tools: ToolRegistry;
   readonly slots: Slots;
   readonly signal: AbortSignal;
@@ -90,6 +92,7 @@ export class Run {
     this.model = options.model;
     this.prompt = options.prompt;
     this.systemPrompt = options.systemPrompt;
+    this.thinking = options.thinking;
     this.tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.slots = options.slots ?? {};
     this.signal = options.signal ?? NEVER_ABORTED;

@@ -23,6 +23,7 @@ import {
   type LabelEntry,
   type MessageEntry,
   type ModelChangeEntry,
+  type ThinkingLevelChangeEntry,
   type SessionEntry,
   type SessionHeader,
   type SessionInfoEntry,
@@ -249,8 +250,14 @@ export class SessionManager {
     return this.append<LabelEntry>(fields).id;
   }
 
-  appendModelChange(model: string): string {
-    return this.append<ModelChangeEntry>({ type: "model_change", model }).id;
+  /** `model` is the client's id; `origin` adds Pi's `provider` and `modelId`, so Pi reads the entry too. */
+  appendModelChange(model: string, origin?: { provider: string; modelId: string }): string {
+    const fields: Fields<ModelChangeEntry> = origin ? { type: "model_change", model, provider: origin.provider, modelId: origin.modelId } : { type: "model_change", model };
+    return this.append<ModelChangeEntry>(fields).id;
+  }
+
+  appendThinkingLevelChange(thinkingLevel: string): string {
+    return this.append<ThinkingLevelChangeEntry>({ type: "thinking_level_change", thinkingLevel }).id;
   }
 
   /** Stored as a `session_info` entry; the latest one wins. */
