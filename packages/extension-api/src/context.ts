@@ -26,6 +26,9 @@ export const HEADLESS_UI: ExtensionUI = Object.freeze({
 /** The signal of a call nobody can abort (the base ctx's, the host's own decisions). */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
+/** The path of the main agent (docs/subagents.md). */
+export const ROOT_PATH: readonly string[] = Object.freeze(["root"]);
+
 /** The session view of the detached runtime (no host bound): no entries, nothing written. */
 export function emptySessionView(cwd: string): ReadonlySessionView {
   return {
@@ -94,16 +97,18 @@ export function createBaseContext(manager: ContextSource): ExtensionContext {
     getSystemPrompt: () => manager.runtime.getSystemPrompt(),
     getContextUsage: () => manager.runtime.getContextUsage(),
     isProjectTrusted: () => manager.projectTrusted,
+    agentPath: ROOT_PATH,
   };
 }
 
 const SIGNAL_SOURCE = Symbol("signalSource");
-type SignalSource = { readonly signal: AbortSignal };
+/** A handler's own signal, and the path of the agent it decides for (absent: the main agent). */
+type SignalSource = { readonly signal: AbortSignal; readonly agentPath?: readonly string[] | undefined };
 const signalProtos = new WeakMap<ExtensionContext, ExtensionContext>();
 
 /**
- * The extension's ctx with this handler's own signal; everything else is the extension's. One
- * prototype per base ctx carries the `signal` getter, so a call costs one plain `Object.create`.
+ * The extension's ctx with this handler's own signal and agent path; everything else is the
+ * extension's. One prototype per base ctx carries the getters, so a call costs one plain `Object.create`.
  */
 export function withSignal(base: ExtensionContext, source: SignalSource): ExtensionContext {
   let proto = signalProtos.get(base);
@@ -112,6 +117,12 @@ export function withSignal(base: ExtensionContext, source: SignalSource): Extens
       signal: {
         get(this: { [SIGNAL_SOURCE]: SignalSource }) {
           return this[SIGNAL_SOURCE].signal;
+        },
+        enumerable: true,
+      },
+      agentPath: {
+        get(this: { [SIGNAL_SOURCE]: SignalSource }) {
+          return this[SIGNAL_SOURCE].agentPath ?? ROOT_PATH;
         },
         enumerable: true,
       },

@@ -219,6 +219,12 @@ export interface ExtensionContext {
   getContextUsage(): ContextUsage | undefined;
   /** Whether the workspace's own code and settings were allowed to load (project trust; false until decided). */
   isProjectTrusted(): boolean;
+  /**
+   * The agent this call is about: `["root"]` for the main agent, `["root", "call_3:explorer"]`
+   * for a child agent it started (docs/subagents.md). Decision handlers see the child's path when
+   * they decide for a child; observers and commands see `["root"]`.
+   */
+  readonly agentPath: readonly string[];
 }
 
 // ─── The API ─────────────────────────────────────────────────────────────────────────────────
@@ -451,7 +457,8 @@ export interface LoadFailure {
 export interface ExtensionInfo {
   name: string;
   path?: string;
-  handlers: { name: EventName; order?: "pre" | "post" }[];
+  /** `agents: "root"`: a decision handler that decides for the main agent only. */
+  handlers: { name: EventName; order?: "pre" | "post"; agents?: "root" }[];
   tools: string[];
   commands: string[];
   flags: string[];
