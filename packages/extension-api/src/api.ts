@@ -268,6 +268,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       host.mcpServers.unregister(record.name, name);
     },
     getMcpServers: () => host.mcpServers.list(),
+    createAgent: async (options = {}) => runtime("createAgent").createAgent(options),
 
     events: {
       emit(channel, data) {

@@ -14,6 +14,7 @@ import {
   type SessionManager,
 } from "@mypi/kernel";
 import type { ChainCall } from "./chain.ts";
+import type { ChildAgents } from "./child-agents.ts";
 import type { ExtensionHostEvent } from "./events.ts";
 import { completeThroughSlots } from "./complete.ts";
 import type { ExtensionManager } from "./manager.ts";
@@ -32,6 +33,8 @@ export interface RuntimeDeps {
   nameSession(name: string): void;
   compact(customInstructions?: string): Promise<CompactionOutcome>;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /** The host's tree of child agents (`child-agents.ts`). */
+  children: Pick<ChildAgents, "create">;
 }
 
 /** The runtime, and the hooks of the agent's run that keep its state. */
@@ -113,6 +116,7 @@ export function createHostRuntime(deps: RuntimeDeps): HostRuntime {
       return { tokens, contextWindow, percent: Math.round((tokens / contextWindow) * 1000) / 10 };
     },
     fork: (entryId) => deps.fork(entryId),
+    createAgent: (options) => deps.children.create(options),
   };
 
   return {

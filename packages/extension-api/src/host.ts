@@ -22,6 +22,8 @@ import {
 } from "@mypi/kernel";
 import type { ExtensionHostEvent } from "./events.ts";
 import type { ChainCall } from "./chain.ts";
+import { ChildAgents } from "./child-agents.ts";
+import type { ModelLookup } from "./child-types.ts";
 import { NEVER_ABORTED } from "./context.ts";
 import { createHostRuntime } from "./host-runtime.ts";
 import { hostCompaction, sessionOperations, type SessionDeps } from "./host-session.ts";
@@ -66,12 +68,20 @@ export interface ExtensionHostOptions {
    * masked here too.
    */
   redactRecord?: <T>(value: T) => T;
+  /**
+   * Turns a model's name into a client for child agents (`pi.createAgent({model: "…"})`, an agent
+   * definition's `model`; docs/subagents.md). The `mypi` host looks names up as `--model` does.
+   * Without it a child runs on its parent's model or a client it is given.
+   */
+  models?: ModelLookup;
 }
 
 export interface ExtensionHost {
   readonly agent: Agent<ExtensionHostEvent>;
   readonly manager: ExtensionManager;
   readonly session: SessionManager;
+  /** The child agents started under this host's agent (docs/subagents.md). */
+  readonly children: ChildAgents;
   /**
    * Send `session_start` to the extensions; call once, after loading them. Resolves when every
    * handler has run (at most the drain deadline): await it before the first prompt, as Pi does,
@@ -118,6 +128,17 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   const emit = (event: ExtensionHostEvent) => agent.emit(event);
   const hostCall = (signal: AbortSignal = agent.signal ?? NEVER_ABORTED): ChainCall => ({ signal, emit });
   const deps: SessionDeps = { manager, session, agent: () => agent, hostCall };
+  const children = new ChildAgents({
+    manager,
+    root: () => agent,
+    session,
+    models: options.models,
+    redact: options.redactRecord,
+    maxTurns: options.maxTurns,
+    maxParallel: options.maxParallel,
+    abortGraceMs: options.abortGraceMs,
+    toolTimeoutMs: options.toolTimeoutMs,
+  });
   const compaction = hostCompaction(deps, options.compaction);
   const operations = sessionOperations(deps);
 
@@ -132,6 +153,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     nameSession,
     compact: (customInstructions) => host.compact(customInstructions),
     fork: (entryId) => host.fork(entryId),
+    children,
   });
 
   const slots = manager.slots;
@@ -174,6 +196,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
 
   const verdicts = { session, isRunning: () => agent.isRunning, diagnostic: (m: string) => manager.diagnostic(m), ...(options.redactRecord && { redact: options.redactRecord }) };
   agent.subscribe((event) => {
+    if (event.type === "agent_start") children.rootRunStarted();
     if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(verdicts, event);
     if (event.type === "agent_end") return run.ended(); // published in beforeAgentEnd
     manager.publish(event);
@@ -194,6 +217,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     agent,
     manager,
     session,
+    children,
     start({ reason = "startup", previousSessionFile } = {}) {
       manager.publish({ type: "session_start", reason, ...(previousSessionFile !== undefined && { previousSessionFile }), timestamp: Date.now() });
       return manager.drain();
@@ -217,6 +241,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       return found ?? { skillPaths: [], promptPaths: [] };
     },
     async shutdown(options) {
+      // Children first: once the extensions are disposed a child's calls would meet no policy.
+      await children.closeAll();
       await manager.shutdown(options);
       stopRefreshing();
       manager.unbind();

@@ -30,6 +30,8 @@ import type {
 import type { RegisteredMcpServer } from "./mcp-servers.ts";
 
 export * from "./events.ts";
+export type * from "./child-types.ts";
+import type { ChildAgent, CreateAgentOptions } from "./child-types.ts";
 
 // ─── Tools, commands, flags, exec, events ────────────────────────────────────────────────────
 
@@ -302,6 +304,15 @@ export interface ExtensionAPI {
   registerMcpServer(name: string, config: Record<string, unknown>): void;
   /** Remove a server this extension registered: it is closed and its tools disappear. */
   unregisterMcpServer(name: string): void;
+  /**
+   * Start a child agent (docs/subagents.md): an agent of its own — history, session, a subset of
+   * its parent's tools — whose prompts and tool calls the extensions decide on as on its
+   * parent's. Pass the tool call's `ctx` as `call` from a tool, so that the child hangs under
+   * the agent running it and stops with it. Rejects with `MYPI_AGENT_LIMIT` past a cap,
+   * `MYPI_AGENT_TOOLS` for a tool the parent lacks, `MYPI_AGENT_MODEL` for a model the host
+   * cannot look up. Once an agent runs (from a handler, a tool or a command).
+   */
+  createAgent(options?: CreateAgentOptions): Promise<ChildAgent>;
   /** Every server extensions registered (copies). */
   getMcpServers(): RegisteredMcpServer[];
 }
@@ -366,6 +377,8 @@ export interface ExtensionRuntime {
   getSystemPrompt(): string;
   getContextUsage(): ContextUsage | undefined;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /** `pi.createAgent`: a child agent under the agent running `options.call` (docs/subagents.md). */
+  createAgent(options: CreateAgentOptions): Promise<ChildAgent>;
 }
 
 /** How a host builds an `ExtensionManager`. */
