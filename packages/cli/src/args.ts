@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parseBatchArgs, type BatchArgs } from "./batch/args.ts";
 
 export type Mode = "print" | "json" | "rpc" | "interactive";
-export type Command = "run" | "extensions" | "demo" | "help" | "version" | "batch" | "worker";
+export type Command = "run" | "extensions" | "agents" | "demo" | "help" | "version" | "batch" | "worker";
 
 export interface CliArgs {
   command: Command;
@@ -27,6 +27,8 @@ export interface CliArgs {
   extensions: string[];
   noExtensions: boolean;
   noBuiltinTools: boolean;
+  /** `--no-subagents`: do not load the subagents extension (the `agent` tool, docs/subagents.md). */
+  noSubagents: boolean;
   /** `--strict-extensions`: an extension that fails to load ends every mode's start (exit 2). */
   strictExtensions: boolean;
   /** `--allow-failed-extensions`: run without it, with a warning, print and JSON modes included. */
@@ -48,7 +50,7 @@ export interface CliArgs {
   /** `--tools a,b`: the allowlist of tools the model is offered; `--no-tools` is `[]`. */
   tools?: string[];
   noContextFiles: boolean;
-  /** `mypi extensions --json`. */
+  /** `mypi extensions --json`, `mypi agents --json`. */
   json: boolean;
   /** `--sandbox` (true) / `--no-sandbox` (false); undefined = as the settings say. */
   sandbox?: boolean;
@@ -86,6 +88,7 @@ const OPTIONS: Record<string, FlagKind> = {
   extension: "string",
   "no-extensions": "boolean",
   "no-builtin-tools": "boolean",
+  "no-subagents": "boolean",
   "strict-extensions": "boolean",
   "allow-failed-extensions": "boolean",
   "tool-timeout": "string",
@@ -112,7 +115,7 @@ const OPTIONS: Record<string, FlagKind> = {
 };
 const SHORT: Record<string, string> = { p: "print", e: "extension", c: "continue", r: "resume", h: "help", v: "version" };
 const MODES: readonly Mode[] = ["print", "json", "rpc", "interactive"];
-const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", demo: "demo", help: "help" };
+const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", agents: "agents", demo: "demo", help: "help" };
 
 /**
  * Parse `argv` (without `node` and the script). `extensionFlags` are the flags extensions
@@ -125,6 +128,7 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     extensions: [],
     noExtensions: false,
     noBuiltinTools: false,
+    noSubagents: false,
     strictExtensions: false,
     allowFailedExtensions: false,
     continue: false,
@@ -240,6 +244,9 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
     case "no-builtin-tools":
       args.noBuiltinTools = true;
       return;
+    case "no-subagents":
+      args.noSubagents = true;
+      return;
     case "strict-extensions":
       args.strictExtensions = true;
       return;
@@ -351,11 +358,11 @@ function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   if (args.mode === "rpc" && (args.print || (wordsKnown && args.prompt !== undefined))) {
     return usageError("--mode rpc reads its prompts from stdin; drop -p and the prompt.");
   }
-  if (args.json && args.command !== "extensions") {
-    return usageError("--json belongs to `mypi extensions`; for JSON events use --mode json.");
+  if (args.json && args.command !== "extensions" && args.command !== "agents") {
+    return usageError("--json belongs to `mypi extensions` and `mypi agents`; for JSON events use --mode json.");
   }
-  if (args.command === "extensions" && wordsKnown && args.prompt !== undefined) {
-    return usageError(`\`mypi extensions\` takes no prompt (got "${args.prompt}").`);
+  if ((args.command === "extensions" || args.command === "agents") && wordsKnown && args.prompt !== undefined) {
+    return usageError(`\`mypi ${args.command}\` takes no prompt (got "${args.prompt}").`);
   }
   return { ok: true, args };
 }
@@ -398,6 +405,7 @@ Usage
   mypi --mode json -p "prompt"      every event as one JSON line on stdout
   mypi --mode rpc                   JSON lines on stdin (commands) and stdout (responses, events)
   mypi extensions [--json]          extensions, handlers per slot, tools, templates, skills
+  mypi agents [--json]              the agents the agent tool can start (docs/subagents.md)
   mypi install SOURCE [--local]     install a package: npm:NAME[@VERSION], git:URL[@REF] or a path
   mypi remove SOURCE [--local]      remove an installed package
   mypi list                         the installed packages, global and of this workspace
@@ -427,6 +435,8 @@ Extensions and tools
   --trust-project                   load the workspace's own code and settings (.mypi/) this run
   --no-trust-project                do not, even when the workspace is trusted
   --no-builtin-tools                do not load read, write, edit, bash, grep, find, ls
+  --no-subagents                    do not load the agent tool (child agents; also
+                                    "subagents": false in settings.json)
   --strict-extensions               an extension that fails to load is fatal in every mode (exit 2);
                                     print and JSON modes are strict by default
   --allow-failed-extensions         run without the extensions that failed to load (a warning)

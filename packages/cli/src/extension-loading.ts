@@ -78,7 +78,9 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
   const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions });
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
-  const trustResources = protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions"));
+  const trustResources = protectedResources(cwd).filter(
+    (res) => !(firstPass.noExtensions && res === ".mypi/extensions") && !(firstPass.noSubagents && res.endsWith("/agents")),
+  );
   const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
   const globalPackages = packagesOf(firstPass, globalDeclared);
   const outcome: ProjectOutcome = { settings: firstSettings.settings, projectPackages: packagesOf(firstPass, []) };
@@ -90,6 +92,7 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
     project: projectExtensions(r, { discovered, globalPackages, globalDeclared, trustResources }, outcome),
     settings: outcome.settings,
     builtinTools: !firstPass.noBuiltinTools,
+    subagents: !firstPass.noSubagents,
     ...(r.sandbox && { sandbox: r.sandbox }),
     ...(rpcUI && { ui: rpcUI }),
     mode,

@@ -33,6 +33,8 @@ export interface ExtensionSet {
   /** The workspace's own extensions, loaded only when it is trusted (`trust.ts`). */
   project?: ProjectExtensions;
   builtinTools: boolean;
+  /** Load the subagents extension (the `agent` tool, docs/subagents.md) after the builtin tools. */
+  subagents?: boolean;
   /** Run the builtin bash tool's commands in this sandbox. */
   sandbox?: SandboxOptions;
   flags?: Record<string, string | boolean>;
@@ -83,6 +85,8 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   if (set.builtinTools) {
     failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }) }), "builtin-tools")).failed);
   }
+  // By its file, as `-e subagents` names it, so that naming it again loads nothing twice.
+  if (set.subagents) failures.push(...(await manager.load([shippedExtensionPath("subagents")])).failed);
   const after = set.project?.after ?? set.paths.length;
   failures.push(...(await manager.load(set.paths.slice(0, after))).failed);
   const at = manager.loadOrderSize;

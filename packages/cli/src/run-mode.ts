@@ -4,7 +4,7 @@
  * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
  * shutdown however the mode ends.
  */
-import type { ExtensionErrorEvent } from "@mypi/extension-api";
+import type { ExtensionErrorEvent, ModelLookup } from "@mypi/extension-api";
 import { SessionManager, type ModelClient } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
@@ -31,6 +31,8 @@ export interface ModeStart {
   args: CliArgs;
   prompt: string | undefined;
   model: ModelClient;
+  /** Child agents' models by name (`run.ts`'s `lookupModel`). */
+  models: ModelLookup;
   session: SessionManager;
   resources: HostResources;
   /** The tools the model may be offered (undefined: all). */
@@ -98,6 +100,7 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
   const { ws, args, model, resources, io, mode } = s;
   const hostOptions: HostOptions = {
     model,
+    models: s.models,
     systemPrompt: resources.systemPrompt(),
     expandPrompt: (text) => resources.expand(text),
     ...(s.allowedTools && { activeTools: s.allowedTools }),

@@ -116,7 +116,8 @@ async function runWatched(run: WatchedRun): Promise<number> {
     return fail(io, session);
   }
   for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);
-  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, model, session, resources, allowedTools, loadErrors, sandboxState });
+  const models = (spec: string) => lookupModel(spec, { io, manager: loaded.manager, baseUrl: args.baseUrl });
+  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, model, models, session, resources, allowedTools, loadErrors, sandboxState });
 }
 
 /** A usage error (exit 2), on stderr. */
@@ -282,8 +283,21 @@ async function resolveModel(args: CliArgs, io: CliIO, manager: LoadedExtensions[
   if (spec === undefined) {
     return "no model: set OPENAI_API_KEY (and MYPI_MODEL), or pass --model openai:<name> --base-url URL or --model scripted:<file>. Try `mypi demo`.";
   }
+  const found = await lookupModel(spec, { io, manager, baseUrl: args.baseUrl });
+  return typeof found === "string" && !found.endsWith(".") ? `${found}.` : found;
+}
+
+const MODEL_SPEC = /^(openai|scripted):.+|^[^:/]+\/.+/;
+
+/**
+ * A model by its spec — `--model`, the settings' `model`, a child agent's (docs/subagents.md):
+ * the client, or why there is none. `scripted:` paths resolve against the shell's directory.
+ */
+export async function lookupModel(spec: string, c: { io: CliIO; manager: LoadedExtensions["manager"]; baseUrl?: string | undefined }): Promise<ModelClient | string> {
+  const { io, manager, baseUrl: base } = c;
+  if (!MODEL_SPEC.test(spec)) return `"${spec}" is not a model mypi knows: give openai:<name>, scripted:<file> or <provider>/<model>`;
   const provided = manager.modelFor(spec);
-  if (provided !== undefined) return typeof provided === "string" ? `${provided}.` : provided;
+  if (provided !== undefined) return provided;
   const colon = spec.indexOf(":");
   const kind = spec.slice(0, colon);
   const name = spec.slice(colon + 1);
@@ -295,7 +309,7 @@ async function resolveModel(args: CliArgs, io: CliIO, manager: LoadedExtensions[
     }
   }
   const http = manager.httpHooks();
-  return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }), ...(http && { http }) });
+  return createOpenAIModel({ model: name, ...(base !== undefined && { baseURL: base }), ...(http && { http }) });
 }
 
 /** `--append-system-prompt` values: an existing file (against the shell's directory) is read, anything else is text. */

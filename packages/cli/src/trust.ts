@@ -18,7 +18,7 @@ import { mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileS
 import { dirname, join, parse } from "node:path";
 
 /** What a workspace holds that only loads when it is trusted, relative to the workspace. */
-export const PROTECTED_RESOURCES = [".mypi/extensions", ".mypi/settings.json", ".mypi/mcp.json"] as const;
+export const PROTECTED_RESOURCES = [".mypi/extensions", ".mypi/settings.json", ".mypi/mcp.json", ".mypi/agents", ".claude/agents"] as const;
 
 /** The protected resources present in `cwd` (relative paths); empty: no decision needed. */
 export function protectedResources(cwd: string): string[] {
