@@ -11,6 +11,7 @@ import { defaultExportPath, exportSession } from "./export/command.ts";
 import type { HostSession } from "./host-session.ts";
 import { describeSession } from "./session-list.ts";
 import { clip, kindOf, latestLabels, treeRows, treeText } from "./session-tree.ts";
+import { linkedSessionFile, openChildSession } from "./child-sessions.ts";
 
 export interface SessionCommandContext {
   session: HostSession;
@@ -146,8 +147,10 @@ async function tree(args: string, c: SessionCommandContext): Promise<void> {
   const row = picked === undefined ? undefined : shown[rows.indexOf(picked)];
   if (!row) return c.info("(tree cancelled)");
   const label = labels.get(row.entry.id);
-  const actions = ["continue from here", "label it", ...(label ? ["clear its label"] : [])];
+  const child = linkedSessionFile(row.entry);
+  const actions = [...(child ? ["show the child agent's transcript"] : []), "continue from here", "label it", ...(label ? ["clear its label"] : [])];
   const action = await c.ui.select(`${kindOf(row.entry)} ${row.entry.id}`, actions);
+  if (action === "show the child agent's transcript") return showChildSession(child!, c);
   if (action === "continue from here") return goTo(row.entry, c);
   if (action === "label it") {
     const text = await c.ui.input("Label", label);
@@ -198,7 +201,15 @@ function findEntry(entries: readonly SessionEntry[], prefix: string, c: SessionC
 }
 
 function isMilestone(entry: SessionEntry): boolean {
-  return entry.type === "compaction" || (entry.type === "message" && (entry.message.role === "user" || entry.message.role === "assistant"));
+  return entry.type === "compaction" || (entry.type === "message" && (entry.message.role === "user" || entry.message.role === "assistant")) || linkedSessionFile(entry) !== undefined;
+}
+
+/** A child agent's transcript, linked from an `agent` call's result: its branch, one line per entry. */
+function showChildSession(file: string, c: SessionCommandContext): void {
+  const child = openChildSession(c.session.sessionManager.file, file);
+  if (typeof child === "string") return c.warn(child);
+  c.info(`child agent session ${child.file}:`);
+  for (const entry of child.getBranch()) c.info(`  ${kindOf(entry)}: ${clip(treeText(entry), ROW_TEXT * 2)}`);
 }
 
 /** The end of the current branch, so that the screen shows where the session now is. */

@@ -8,7 +8,8 @@ import { basename, resolve } from "node:path";
 import { SessionManager, defaultSessionDir, sessionFilesByIdPrefix } from "@mypi/kernel";
 import { EXIT } from "../args.ts";
 import type { CliIO } from "../main.ts";
-import { renderSessionHtml } from "./html.ts";
+import { openChildSession } from "../child-sessions.ts";
+import { renderSessionHtml, type SessionView } from "./html.ts";
 
 const USAGE = "usage: mypi export <session.jsonl | id> [out.html]";
 /** A word like a session id (as `--session` takes one): no path separator, no extension. */
@@ -16,14 +17,22 @@ const ID_PREFIX = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 /** Write `session` as HTML to `out` (absolute); returns the path written. Throws on a failed write. */
 export function exportSession(session: SessionManager, out: string): string {
-  const html = renderSessionHtml({
+  writeFileSync(out, renderSessionHtml(sessionView(session)));
+  return out;
+}
+
+/** What the HTML view draws of `session`, its child agents' transcripts included (read from its own child folder only). */
+function sessionView(session: SessionManager): SessionView {
+  return {
     header: session.getHeader(),
     entries: session.getEntries(),
     leafId: session.getLeafId(),
     name: session.getSessionName(),
-  });
-  writeFileSync(out, html);
-  return out;
+    child: (file) => {
+      const child = openChildSession(session.file, file);
+      return typeof child === "string" ? undefined : sessionView(child);
+    },
+  };
 }
 
 /** Where `/export` and `mypi export` write when no file is given. */

@@ -5,6 +5,7 @@
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { ImageContent, Message } from "@mypi/kernel";
 import { resolve } from "node:path";
+import { openChildSession } from "../../child-sessions.ts";
 import { defaultExportPath, exportSession } from "../../export/command.ts";
 import { CommandError, optionalString, readImages, requireString } from "./command-fields.ts";
 import { abortAll, abortedSince, respond, type Command, type RpcState } from "./state.ts";
@@ -18,7 +19,11 @@ const HANDLERS: Record<string, Handler> = {
   follow_up: ({ target }, c) => void target.agent.followUp(requireString(c, "message"), { source: "rpc" }),
   abort: (s) => abortAll(s, new DOMException("Aborted by the client", "AbortError")),
   get_state: ({ target }) => target.state(),
-  get_messages: ({ target }) => ({ messages: target.agent.messages as readonly Message[] }),
+  get_messages: ({ target }, c) => {
+    const sessionFile = optionalString(c, "sessionFile");
+    if (sessionFile === undefined) return { messages: target.agent.messages as readonly Message[] };
+    return { messages: childMessages(target.sessionManager.file, sessionFile) };
+  },
   get_commands: ({ target }) => ({ commands: target.commands() }),
   new_session: ({ target }) => target.newSession(),
   compact: async ({ target }, c) => {
@@ -103,6 +108,16 @@ function queueOnRun(s: RpcState, c: Command, { message, images }: { message: str
   if (behavior === "steer") return void s.target.agent.steer(message, queued);
   if (behavior === "followUp") return void s.target.agent.followUp(message, queued);
   throw new CommandError('The agent is already running. Send "steer" or "follow_up", or prompt with streamingBehavior "steer" | "followUp".');
+}
+
+/**
+ * `get_messages` with `sessionFile`: the history of a child agent's transcript, as the `agent`
+ * tool's `details.sessionFile` names it (docs/subagents.md); only this session's children are read.
+ */
+function childMessages(ownFile: string | undefined, sessionFile: string): Message[] {
+  const child = openChildSession(ownFile, sessionFile);
+  if (typeof child === "string") throw new CommandError(`${child[0]!.toUpperCase()}${child.slice(1)}.`);
+  return child.buildContext();
 }
 
 /** Pi's `get_last_assistant_text`: the text of the history's last assistant message, or null. */
