@@ -160,7 +160,9 @@ export class ChildAgents {
       ...((options.budget?.tokens ?? limits.maxTokens) !== undefined && { tokens: options.budget?.tokens ?? limits.maxTokens }),
       ...((options.budget?.cost ?? limits.maxCost) !== undefined && { cost: options.budget?.cost ?? limits.maxCost }),
     };
-    const child = new ChildAgentHandle({ path, name, agent, session, budget, signal: options.call?.signal, seat: this.#seat, missingTools: missing });
+    // Without a call, a child started while the main agent runs stops when that run is aborted.
+    const signal = options.call?.signal ?? root.signal;
+    const child = new ChildAgentHandle({ path, name, agent, session, budget, signal, seat: this.#seat, missingTools: missing });
     this.#live.set(path.join("/"), { node: { path, agent, session }, child });
     return child;
   }

@@ -17,7 +17,8 @@ export interface CreateAgentOptions {
   /**
    * The `ctx` of the tool call that starts the child. The parent is the agent running that call
    * (its `ctx.context.agentPath`), the child's path ends in `<toolCallId>:<name>`, and the call's
-   * signal aborts the child. Without it the parent is the main agent.
+   * signal aborts the child. Without it the parent is the main agent, the path ends in
+   * `agent_<n>:<name>`, and aborting the main agent's run in progress (if any) aborts the child.
    */
   call?: Pick<ToolContext, "toolCallId" | "signal" | "context">;
   /** Names the child in its path and progress (`explorer`); letters, digits, `_`, `-` and `.`. Default `agent`. */

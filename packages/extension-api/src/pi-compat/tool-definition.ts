@@ -32,7 +32,12 @@ export function piTool(pi: PiToolDefinition, context: ExtensionContext): Tool {
     ...(pi.executionMode === "parallel" && { parallelSafe: true }),
     ...(pi.prepareArguments && { prepareArguments: pi.prepareArguments }),
     execute: async (args: Record<string, unknown>, ctx: ToolContext) => {
-      const toolCtx = Object.create(context, { signal: { value: ctx.signal, enumerable: true } }) as ExtensionContext;
+      const path = ctx.context?.agentPath;
+      const toolCtx = Object.create(context, {
+        signal: { value: ctx.signal, enumerable: true },
+        // The agent running the call: a child's path when a child agent calls (docs/subagents.md).
+        ...(Array.isArray(path) && { agentPath: { value: path, enumerable: true } }),
+      }) as ExtensionContext;
       const result = await pi.execute(ctx.toolCallId, args, ctx.signal, (partial) => ctx.onUpdate(partial), toolCtx);
       // terminate: Pi's "end the run after this batch" (the model is not called again).
       return { content: result?.content ?? [], details: result?.details, isError: result?.isError, ...(result?.terminate === true && { terminate: true }) };
