@@ -110,6 +110,9 @@ function agentTool(pi: ExtensionAPI, agents: () => readonly AgentDefinition[], r
     description: describeTool(agents()),
     parameters,
     parallelSafe: true,
+    // A child is bounded by its own model calls (maxTurns), its tools' timeouts and the caps; the
+    // host's default tool timeout (ten minutes) would cut a long investigation short.
+    timeoutMs: Infinity,
     execute: async (args, ctx) => {
       const plan = planChild(pi, args, agents(), ctx);
       if ("error" in plan) return failure(plan.error);
