@@ -77,6 +77,8 @@ export function agentLimits(settings: Readonly<Record<string, unknown>>): { limi
 export class ChildAgents {
   readonly #host: ChildAgentsHost;
   readonly #live = new Map<string, { node: Node; child: ChildAgentHandle }>();
+  /** Paths given out, the children still being made included (two made at once never share one). */
+  readonly #paths = new Set<string>();
   #running = 0;
   #startedThisRun = 0;
   #created = 0;
@@ -91,7 +93,10 @@ export class ChildAgents {
         return limit(`${this.#running} child agents are running already, the most subagents.maxConcurrent allows (${maxConcurrent}); wait for their results, then start this one`);
       },
       running: (_child, on) => void (this.#running += on ? 1 : -1),
-      left: (child) => void this.#live.delete(child.path.join("/")),
+      left: (child) => {
+        this.#live.delete(child.path.join("/"));
+        this.#paths.delete(child.path.join("/"));
+      },
       diagnostic: (message) => host.manager.diagnostic(message),
       ...(host.redact && { redact: host.redact }),
     };
@@ -127,14 +132,17 @@ export class ChildAgents {
     const { tools, missing } = this.#toolsFor(parent, options);
     const name = (options.name ?? "agent").replace(SEGMENT_NAME, "-") || "agent";
     const path = this.#pathFor(parent, name, options);
+    const key = path.join("/");
     // Counted before the model lookup awaits: calls of one batch are judged in the order they were made.
     this.#startedThisRun++;
     this.#created++;
+    this.#paths.add(key);
     let model: ModelClient;
     try {
       model = await this.#modelFor(parent, options.model);
     } catch (error) {
       this.#startedThisRun--;
+      this.#paths.delete(key);
       throw error;
     }
     if (options.thinking !== undefined) model = withThinking(model, options.thinking);
@@ -163,7 +171,7 @@ export class ChildAgents {
     // Without a call, a child started while the main agent runs stops when that run is aborted.
     const signal = options.call?.signal ?? root.signal;
     const child = new ChildAgentHandle({ path, name, agent, session, budget, signal, seat: this.#seat, missingTools: missing });
-    this.#live.set(path.join("/"), { node: { path, agent, session }, child });
+    this.#live.set(key, { node: { path, agent, session }, child });
     return child;
   }
 
@@ -213,7 +221,7 @@ export class ChildAgents {
   #pathFor(parent: Node, name: string, options: CreateAgentOptions): readonly string[] {
     const base = `${options.call?.toolCallId ?? `agent_${this.#created + 1}`}:${name}`;
     let segment = base;
-    for (let i = 2; this.#live.has([...parent.path, segment].join("/")); i++) segment = `${base}#${i}`;
+    for (let i = 2; this.#paths.has([...parent.path, segment].join("/")); i++) segment = `${base}#${i}`;
     return Object.freeze([...parent.path, segment]);
   }
 
