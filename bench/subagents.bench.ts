@@ -6,9 +6,9 @@
  *   bound to the parent's chains for its path, its session made) and `close()`, against
  *   `new Agent({model, tools})` and `close()`;
  * - one task: create, one prompt answered at once by a scripted model, close — against a bare
- *   Agent doing the same prompt. The parent has 8 tools and 3 extensions with decision handlers
- *   (every child's prompt and call pass them, as the parent's do); the child's transcript is kept
- *   in memory, and then in a file next to the parent's (`file` rows).
+ *   Agent doing the same prompt, without and with the same slots and an in-memory session. The parent has 8 tools and 3
+ *   extensions with decision handlers (every child's prompt and call pass them, as the parent's
+ *   do); the child's transcript is kept in memory, and then in a file next to the parent's (`file`).
  *
  * Run: `npm run bench subagents`. Prints µs per start, starts per second, and child / bare.
  */
@@ -81,6 +81,11 @@ async function main(): Promise<void> {
       await agent.prompt("go");
       await agent.close();
     },
+    "bare Agent + slots: one task": async () => {
+      const agent = new Agent({ model, tools, systemPrompt: "child", slots: memory.manager.slotsFor(["root", "bench"]), session: SessionManager.inMemory(process.cwd()) });
+      await agent.prompt("go");
+      await agent.close();
+    },
     "child: one task": async () => {
       const child = await memory.children.create({ model, systemPrompt: "child" });
       await child.run("go");
@@ -108,6 +113,7 @@ async function main(): Promise<void> {
   console.log("");
   console.log(`child create / bare Agent construct:   ${ratio("child: create", "bare Agent: construct").toFixed(2)}×`);
   console.log(`child task / bare Agent task:          ${ratio("child: one task", "bare Agent: one task").toFixed(2)}×`);
+  console.log(`child task / bare Agent + slots task:  ${ratio("child: one task", "bare Agent + slots: one task").toFixed(2)}×  (the same slots and an in-memory session: what the child machinery adds)`);
   console.log(`child task, file / bare Agent task:    ${ratio("child: one task, file", "bare Agent: one task").toFixed(2)}×`);
   await memory.shutdown();
   await onDisk.shutdown();
