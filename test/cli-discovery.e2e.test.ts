@@ -88,7 +88,7 @@ describe.concurrent("extension discovery", () => {
   it("prints the effective order per slot in the text listing", async () => {
     const r = await sandbox.run(["extensions", "--trust-project", "-e", cliExt]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("tool_call  z-cli → a-global → b-global → c-folder → p-project");
+    expect(r.stdout).toMatch(/\n {2}tool_call +z-cli → a-global → b-global → c-folder → p-project\n/);
     expect(r.stdout).toContain("Failed (1):");
     expect(r.stdout).toContain(`q-broken  ${join(projectDir, "q-broken.ts")}:3`);
   });
