@@ -13,13 +13,15 @@
  * the call, tagged with their path. `/agents` lists the agents; `"subagents": false` in the
  * settings leaves the tool out.
  */
-import { agentLimits, agentPathOf, defineTool, z, type ChildAgent, type ChildRunOutcome, type CreateAgentOptions, type ExtensionAPI, type ToolContext } from "@mypi/extension-api";
+import { agentLimits, agentPathOf, defineTool, z, type ChildAgent, type ChildRunOutcome, type CreateAgentOptions, type ExtensionAPI, type ExtensionUI, type ToolContext } from "@mypi/extension-api";
 import { mypiHome, type ToolResult } from "@mypi/kernel";
 import { CLAUDE_MODEL_ALIASES, discoverAgents, mypiToolName, type AgentDefinition } from "./definitions.ts";
 
 export { discoverAgents, agentFolders, parseAgent, readAgentFile, mypiToolName, CLAUDE_TOOL_NAMES, type AgentDefinition, type AgentDiscovery } from "./definitions.ts";
 
 export const AGENT_TOOL = "agent";
+/** Claude Code's name for its general-purpose agent: the agent without a file here. */
+const GENERAL_PURPOSE = "general-purpose";
 
 export interface SubagentsOptions {
   /** mypi's home, where `agents/` is; default `$MYPI_HOME`, else `~/.mypi`. */
@@ -37,10 +39,13 @@ export function createSubagentsExtension(options: SubagentsOptions = {}): (pi: E
     const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
     const home = options.home ?? mypiHome();
     const reported = new Set<string>();
+    /** Once the session has a UI (interactive, RPC), reports go there: stderr would draw over the screen. */
+    let ui: ExtensionUI | undefined;
     const report = (line: string) => {
       if (reported.has(line)) return;
       reported.add(line);
-      log(`mypi: subagents: ${line}`);
+      if (ui) ui.notify(`subagents: ${line}`, "warning");
+      else log(`mypi: subagents: ${line}`);
     };
     let agents: AgentDefinition[] = [];
     let registered = false;
@@ -57,7 +62,10 @@ export function createSubagentsExtension(options: SubagentsOptions = {}): (pi: E
       registered = true;
     };
     refresh(pi.isProjectTrusted());
-    pi.on("session_start", (_event, ctx) => refresh(ctx.isProjectTrusted()));
+    pi.on("session_start", (_event, ctx) => {
+      if (ctx.hasUI) ui = ctx.ui;
+      refresh(ctx.isProjectTrusted());
+    });
 
     pi.registerCommand("agents", {
       description: "list the agents the agent tool can start",
@@ -143,8 +151,10 @@ interface ChildPlan {
 
 /** What to start for `args`, or what is wrong with them. */
 function planChild(pi: ExtensionAPI, args: AgentArgs, agents: readonly AgentDefinition[], ctx: ToolContext): ChildPlan | { error: string } {
-  const def = args.subagent_type === undefined ? undefined : agents.find((a) => a.name === args.subagent_type);
-  if (args.subagent_type !== undefined && !def) {
+  // Claude Code's built-in general agent, by its name there, unless a file defines one so named.
+  const type = args.subagent_type === GENERAL_PURPOSE && !agents.some((a) => a.name === GENERAL_PURPOSE) ? undefined : args.subagent_type;
+  const def = type === undefined ? undefined : agents.find((a) => a.name === type);
+  if (type !== undefined && !def) {
     const names = agents.map((a) => a.name).join(", ");
     return { error: `No agent named "${args.subagent_type}". ${names ? `Agents: ${names}.` : "No agents are defined."} Leave subagent_type out for a general-purpose agent.` };
   }

@@ -147,6 +147,13 @@ describe("the agent tool", () => {
     expect(offered.description).not.toContain("senior code reviewer");
   });
 
+  it("takes Claude Code's general-purpose as the general agent", async () => {
+    const t = await tree({ models: { helper: [{ text: "general answer" }] }, root: [{ toolCalls: [call({ subagent_type: "general-purpose", prompt: "p", model: "scripted:helper" })] }, { text: "Done." }] });
+    await t.host.agent.prompt("go");
+    expect(text(toolResults(t)[0]!)).toBe("general answer");
+    expect((toolResults(t)[0]!.details as { agent: string }).agent).toBe("general");
+  });
+
   it("reads the workspace's agent folders only when it is trusted", async () => {
     const file = agentFile({ name: "local", description: "A workspace agent" }, "Body.");
     const untrusted = await tree({ workspace: { ".mypi/agents/local.md": file }, root: [{ text: "hi" }] });
