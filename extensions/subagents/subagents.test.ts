@@ -3,7 +3,7 @@
 // files in Claude Code's format. Policies, redaction, caps and aborts: tree.test.ts.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { isAgentEvent, type ToolResultMessage } from "@mypi/kernel";
+import { isAgentEvent, type ModelClient, type ToolResultMessage } from "@mypi/kernel";
 import { afterEach, describe, expect, it } from "vitest";
 import { agentFile, treeHost, type Tree } from "./fixtures/tree.ts";
 import { parseAgent, mypiToolName } from "./definitions.ts";
@@ -97,19 +97,32 @@ describe("the agent tool", () => {
     expect(t.bashCommands).toEqual(["ls"]);
   });
 
-  it("answers a child that fails with an error result the parent's model reads, and the parent goes on", async () => {
+  it("answers a child that fails — its model erring, its model client throwing, an unknown agent — with an error result the parent's model reads, and the parent goes on", async () => {
+    const throwing = (): ModelClient => ({
+      id: "throwing",
+      stream: () => {
+        throw new Error("the client blew up");
+      },
+    });
     const t = await tree({
-      models: { broken: [{ error: "the model server is down" }] },
-      root: [{ toolCalls: [call({ prompt: "try", model: "scripted:broken" }), call({ prompt: "try", subagent_type: "nobody" })] }, { text: "Both failed; I will do it myself." }],
+      models: { broken: [{ error: "the model server is down" }], throwing },
+      root: [
+        { toolCalls: [call({ prompt: "try", model: "scripted:broken" }), call({ prompt: "try", model: "scripted:throwing" }), call({ prompt: "try", subagent_type: "nobody" })] },
+        { text: "They all failed; I will do it myself." },
+      ],
     });
     const end = await t.host.agent.prompt("go");
     expect(end.stopReason).toBe("completed");
-    expect(end.finalText).toBe("Both failed; I will do it myself.");
-    const [failed, unknown] = toolResults(t);
+    expect(end.finalText).toBe("They all failed; I will do it myself.");
+    const [failed, blewUp, unknown] = toolResults(t);
     expect(failed!.isError).toBe(true);
     expect(text(failed!)).toBe("The child agent general failed: the model server is down");
+    expect(blewUp!.isError).toBe(true);
+    expect(text(blewUp!)).toMatch(/^The child agent general failed: .*the client blew up/);
     expect(unknown!.isError).toBe(true);
     expect(text(unknown!)).toBe('No agent named "nobody". No agents are defined. Leave subagent_type out for a general-purpose agent.');
+    // Each failed child still ended once.
+    expect(t.childEvents().filter((e) => e.type === "agent_end")).toHaveLength(2);
   });
 
   it("runs a Claude Code agent file unchanged: its tool names mapped, its model alias on the parent's model, color ignored, unknown fields reported once", async () => {
