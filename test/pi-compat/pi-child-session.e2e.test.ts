@@ -13,7 +13,7 @@ import { createSandbox } from "../helpers/mypi.ts";
 const sandbox = createSandbox("mypi-pi-child-");
 afterAll(() => sandbox.cleanup());
 
-const PACKAGE = fileURLToPath(new URL("./fixtures/pi-child-session", import.meta.url));
+const PACKAGE = fileURLToPath(new URL("../fixtures/pi-child-session", import.meta.url));
 
 /** Blocks any bash command that mentions "marker", for every agent. */
 const policy = () => sandbox.file("no-marker.ts", `export default function (pi) {
