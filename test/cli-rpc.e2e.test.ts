@@ -113,7 +113,7 @@ describe.concurrent("RPC mode", () => {
     ]);
     expect(responses[0]!.error).toMatch(/^Failed to parse command: /);
     expect(responses[1]!.error).toMatch(/^Unknown command: teleport\./);
-    expect(responses[3]!.data).toEqual({ commands: [{ name: "release", description: "Let the gate tool finish.", source: "extension", extension: "gate-extension", path: gate, sourceInfo: { path: gate, source: "local", scope: "temporary", origin: "top-level" } }] });
+    expect(responses[3]!.data).toEqual({ commands: [expect.objectContaining({ name: "agents", source: "extension", extension: "subagents" }), { name: "release", description: "Let the gate tool finish.", source: "extension", extension: "gate-extension", path: gate, sourceInfo: { path: gate, source: "local", scope: "temporary", origin: "top-level" } }] });
     expect(end.finalText).toBe("Still here.");
   });
 

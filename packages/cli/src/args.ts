@@ -11,7 +11,7 @@ import { applyPiOption, expandHome, PI_OPTIONS, PI_SHORT, REFUSED } from "./pi-f
 import { toolList, toolListProblem } from "./tool-selection.ts";
 
 export type Mode = "print" | "json" | "rpc" | "interactive";
-export type Command = "run" | "extensions" | "models" | "demo" | "help" | "version" | "batch" | "worker" | "export";
+export type Command = "run" | "extensions" | "models" | "agents" | "demo" | "help" | "version" | "batch" | "worker" | "export";
 
 export interface CliArgs {
   command: Command;
@@ -37,6 +37,8 @@ export interface CliArgs {
   extensions: string[];
   noExtensions: boolean;
   noBuiltinTools: boolean;
+  /** `--no-subagents`: do not load the subagents extension (the `agent` tool, docs/subagents.md). */
+  noSubagents: boolean;
   /** `--strict-extensions`: an extension that fails to load ends every mode's start (exit 2). */
   strictExtensions: boolean;
   /** `--allow-failed-extensions`: run without it, with a warning, print and JSON modes included. */
@@ -85,7 +87,7 @@ export interface CliArgs {
   noMcp: boolean;
   /** `--export FILE [OUT]` (Pi's spelling of `mypi export`): the words after it. */
   exportArgs?: string[];
-  /** `mypi extensions --json`, `mypi models --json`. */
+  /** `mypi extensions --json`, `mypi models --json`, `mypi agents --json`. */
   json: boolean;
   /** `--sandbox` (true) / `--no-sandbox` (false); undefined = as the settings say. */
   sandbox?: boolean;
@@ -128,6 +130,7 @@ const OPTIONS: Record<string, FlagKind> = {
   extension: "string",
   "no-extensions": "boolean",
   "no-builtin-tools": "boolean",
+  "no-subagents": "boolean",
   "strict-extensions": "boolean",
   "allow-failed-extensions": "boolean",
   verbose: "boolean",
@@ -156,7 +159,7 @@ const OPTIONS: Record<string, FlagKind> = {
 };
 const SHORT: Record<string, string> = { p: "print", e: "extension", c: "continue", r: "resume", h: "help", v: "version", ...PI_SHORT };
 const MODES: readonly Mode[] = ["print", "json", "rpc", "interactive"];
-const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", models: "models", demo: "demo", help: "help" };
+const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", models: "models", agents: "agents", demo: "demo", help: "help" };
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /**
@@ -170,6 +173,7 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     extensions: [],
     noExtensions: false,
     noBuiltinTools: false,
+    noSubagents: false,
     strictExtensions: false,
     allowFailedExtensions: false,
     verbose: false,
@@ -322,6 +326,9 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
     case "no-builtin-tools":
       args.noBuiltinTools = true;
       return;
+    case "no-subagents":
+      args.noSubagents = true;
+      return;
     case "strict-extensions":
       args.strictExtensions = true;
       return;
@@ -432,11 +439,11 @@ function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   if (args.mode === "rpc" && (args.print || (wordsKnown && args.prompt !== undefined))) {
     return usageError("--mode rpc reads its prompts from stdin; drop -p and the prompt.");
   }
-  if (args.json && args.command !== "extensions" && args.command !== "models") {
-    return usageError("--json belongs to `mypi extensions` and `mypi models`; for JSON events use --mode json.");
+  if (args.json && args.command !== "extensions" && args.command !== "models" && args.command !== "agents") {
+    return usageError("--json belongs to `mypi extensions`, `mypi models` and `mypi agents`; for JSON events use --mode json.");
   }
-  if (args.command === "extensions" && wordsKnown && args.prompt !== undefined) {
-    return usageError(`\`mypi extensions\` takes no prompt (got "${args.prompt}").`);
+  if ((args.command === "extensions" || args.command === "agents") && wordsKnown && args.prompt !== undefined) {
+    return usageError(`\`mypi ${args.command}\` takes no prompt (got "${args.prompt}").`);
   }
   return { ok: true, args };
 }

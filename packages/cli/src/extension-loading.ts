@@ -81,7 +81,7 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
   // An -e package of the workspace's node_modules is its content too: it needs the decision.
   const trustResources = [
-    ...protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions")),
+    ...protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions") && !(firstPass.noSubagents && res.endsWith("/agents"))),
     ...workspaceSpecs(discovered),
   ];
   const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
@@ -95,6 +95,7 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
     project: projectExtensions(r, { discovered, globalPackages, globalDeclared, trustResources }, outcome),
     settings: outcome.settings,
     builtinTools: !firstPass.noBuiltinTools,
+    subagents: !firstPass.noSubagents,
     ...(r.sandbox && { sandbox: r.sandbox }),
     ...(rpcUI && { ui: rpcUI }),
     mode,

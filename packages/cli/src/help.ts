@@ -8,6 +8,7 @@ Usage
   mypi --mode rpc                   JSON lines on stdin (commands) and stdout (responses, events)
   mypi extensions [--json]          extensions, handlers per slot, tools, templates, skills
   mypi models [search] [--json]     the models that can be used here, with limits and prices
+  mypi agents [--json]              the agents the agent tool can start (docs/subagents.md)
   mypi install SOURCE [--local]     install a package: npm:NAME[@VERSION], git:URL[@REF] or a path
   mypi remove SOURCE [--local]      remove an installed package
   mypi list                         the installed packages, global and of this workspace
@@ -46,6 +47,8 @@ Extensions and tools
   -a, --trust-project, --approve    load the workspace's own code and settings (.mypi/) this run
   -na, --no-trust-project, --no-approve   do not, even when the workspace is trusted
   -nbt, --no-builtin-tools          do not load read, write, edit, bash, grep, find, ls
+  --no-subagents                    do not load the agent tool (child agents; also
+                                    "subagents": false in settings.json)
   --strict-extensions               an extension that fails to load is fatal in every mode (exit 2);
                                     print and JSON modes are strict by default
   --allow-failed-extensions         run without the extensions that failed to load (a warning)

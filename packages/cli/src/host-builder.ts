@@ -24,7 +24,7 @@ import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
 import type { HostSession } from "./host-session.ts";
 import { listSessions } from "./session-list.ts";
 import { redactorFor } from "./redaction.ts";
-import { isShippedCompiled } from "./shipped.ts";
+import { isShippedCompiled, shippedExtensionPath } from "./shipped.ts";
 
 export interface ExtensionSet {
   /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */
@@ -34,6 +34,8 @@ export interface ExtensionSet {
   /** The workspace's own extensions, loaded only when it is trusted (`trust.ts`). */
   project?: ProjectExtensions;
   builtinTools: boolean;
+  /** Load the subagents extension (the `agent` tool, docs/subagents.md) after the builtin tools. */
+  subagents?: boolean;
   /** Run the builtin bash tool's commands in this sandbox. */
   sandbox?: SandboxOptions;
   flags?: Record<string, string | boolean>;
@@ -84,6 +86,8 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   if (set.builtinTools) {
     failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }) }), "builtin-tools", { replaceable: true })).failed);
   }
+  // By its file, as `-e subagents` names it, so that naming it again loads nothing twice.
+  if (set.subagents) failures.push(...(await manager.load([shippedExtensionPath("subagents")])).failed);
   const after = set.project?.after ?? set.paths.length;
   failures.push(...(await manager.load(set.paths.slice(0, after))).failed);
   const at = manager.loadOrderSize;

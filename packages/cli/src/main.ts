@@ -70,6 +70,10 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
         const { runBatchCommand } = await import("./batch/command.ts");
         return await runBatchCommand(args.batch!, io);
       }
+      case "agents": {
+        const { runAgentsCommand } = await import("./agents-command.ts");
+        return await runAgentsCommand(args, io);
+      }
       case "demo": {
         const { runDemo } = await import("./demo/run.ts");
         return await runDemo(args, io);
@@ -96,9 +100,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   }
 }
 
-/** JSON events, RPC, `mypi extensions --json` and `mypi models`: stdout is read by a program, line by line. */
+/** JSON events, RPC, `mypi extensions --json`, `mypi agents --json` and `mypi models`: stdout is read by a program, line by line. */
 function stdoutIsData(args: CliArgs): boolean {
-  return args.mode === "json" || args.mode === "rpc" || (args.command === "extensions" && args.json) || args.command === "models";
+  return args.mode === "json" || args.mode === "rpc" || ((args.command === "extensions" || args.command === "agents") && args.json) || args.command === "models";
 }
 
 /**

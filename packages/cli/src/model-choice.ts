@@ -7,8 +7,8 @@
  * be a model is a usage error naming its key).
  */
 import { resolve } from "node:path";
-import { clientFor, ModelRegistry, ModelSelection, resolveModel, resolveScope, type ModelEntry, type ScopedModel, type SessionChoice } from "@mypi/extension-api";
-import { loadScriptedModel, RetrySwitch, type HttpHooks, type ModelClient } from "@mypi/kernel";
+import { clientFor, ModelRegistry, ModelSelection, resolveModel, resolveScope, withThinking, type ModelEntry, type ScopedModel, type SessionChoice } from "@mypi/extension-api";
+import { loadScriptedModel, RetrySwitch, type HttpHooks, type ModelClient, type ThinkingLevel } from "@mypi/kernel";
 import type { CliArgs } from "./args.ts";
 import type { Settings } from "./settings.ts";
 
@@ -104,4 +104,35 @@ function defaultSpec(env: NodeJS.ProcessEnv): string | undefined {
   if (env.OPENAI_API_KEY) return `openai:${env.MYPI_MODEL || DEFAULT_OPENAI_MODEL}`;
   if (env.ANTHROPIC_API_KEY) return `anthropic/${DEFAULT_ANTHROPIC_MODEL}`;
   return undefined;
+}
+
+/**
+ * A model by its spec, for child agents (docs/subagents.md): as `--model` names one
+ * (`provider/id[:level]`, part of an id, `openai:<name>`, `scripted:<file>`); the client, or why
+ * there is none. A `:level` suffix sets the child's thinking level.
+ */
+export async function lookupModel(
+  spec: string,
+  c: { registry: ModelRegistry; cwd: string; baseUrl?: string | undefined; http?: HttpHooks | undefined; retry?: RetrySwitch | undefined },
+): Promise<ModelClient | string> {
+  if (spec.startsWith("scripted:")) {
+    try {
+      return await loadScriptedModel(resolve(c.cwd, spec.slice("scripted:".length)));
+    } catch (error) {
+      return `${(error as Error).message}. Check the path given as scripted:<file>.`;
+    }
+  }
+  const options = { ...(c.retry && { retry: c.retry }), ...(c.http && { http: c.http }) };
+  let entry: ModelEntry;
+  let thinking: string | undefined;
+  if (spec.startsWith("openai:")) entry = c.registry.openaiCompatible(spec.slice("openai:".length), c.baseUrl);
+  else {
+    const found = resolveModel(spec, c.registry);
+    if ("error" in found) return found.error;
+    entry = found.entry;
+    thinking = found.thinking;
+  }
+  const client = clientFor(entry, c.registry, options);
+  if (typeof client === "string" || thinking === undefined) return client;
+  return withThinking(client, thinking as ThinkingLevel);
 }

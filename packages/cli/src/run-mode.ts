@@ -4,7 +4,7 @@
  * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
  * shutdown however the mode ends.
  */
-import { DEFAULT_CONTEXT_WINDOW, describeSelectedModel, latestChoice, type ExtensionErrorEvent, type ExtensionLogEvent, type ModelSelection, type PiModelObject } from "@mypi/extension-api";
+import { DEFAULT_CONTEXT_WINDOW, describeSelectedModel, latestChoice, type ExtensionErrorEvent, type ExtensionLogEvent, type ModelLookup, type ModelSelection, type PiModelObject } from "@mypi/extension-api";
 import { resolve } from "node:path";
 import { SessionManager, defaultSessionDir } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
@@ -31,6 +31,8 @@ export interface ModeStart {
   prompt: string | undefined;
   /** The model and thinking level, shared by every session this run opens. */
   models: ModelSelection;
+  /** Child agents' models by name (`model-choice.ts`'s `lookupModel`). */
+  childModels: ModelLookup;
   session: SessionManager;
   resources: HostResources;
   /** The tools the model may be offered (undefined: all). */
@@ -120,6 +122,7 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
   const hostOptions: HostOptions = {
     model: models.client,
     models,
+    childModels: s.childModels,
     systemPrompt: resources.systemPrompt(),
     expandPrompt: (text) => resources.expand(text),
     ...(s.allowedTools && { activeTools: s.allowedTools }),

@@ -25,7 +25,7 @@ import { describeFailures } from "./host-builder.ts";
 import { createHostResources, type HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
-import { chooseModel, registryOf } from "./model-choice.ts";
+import { chooseModel, lookupModel, registryOf } from "./model-choice.ts";
 import { printModels } from "./models-command.ts";
 import { runMode, sessionDirOf } from "./run-mode.ts";
 import { selectTools } from "./tool-selection.ts";
@@ -140,7 +140,9 @@ async function runWatched(run: WatchedRun): Promise<number> {
   // A resumed session continues with the model and level it used last, unless the command line chose.
   const models = choice.selection;
   for (const warning of models.restore(used, choice.explicit)) io.stderr.write(`mypi: session: ${warning}\n`);
-  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, models, session, resources, allowedTools, loadErrors, sandboxState });
+  // Child agents (docs/subagents.md) name their models as --model does, resolved by the same registry.
+  const childModels = (spec: string) => lookupModel(spec, { registry, cwd: io.cwd, baseUrl: args.baseUrl, http: loaded.manager.httpHooks(), retry: models.retry });
+  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, models, childModels, session, resources, allowedTools, loadErrors, sandboxState });
 }
 
 /** A usage error (exit 2), on stderr. */

@@ -12,6 +12,7 @@ import type { HostSession } from "./host-session.ts";
 import { describeSession } from "./session-list.ts";
 import { formatCost, promptTokens, sessionUsage } from "./usage-totals.ts";
 import { clip, contentText, kindOf, latestLabels, treeRows, treeText } from "./session-tree.ts";
+import { linkedSessionFile, openChildSession } from "./child-sessions.ts";
 
 export interface SessionCommandContext {
   session: HostSession;
@@ -160,8 +161,10 @@ async function tree(args: string, c: SessionCommandContext): Promise<void> {
   // A user message is asked again, as in Pi: its text goes to the editor and the session branches
   // off before it — continuing after it would put two user messages in a row.
   const onward = isUserMessage(row.entry) ? ASK_AGAIN : "continue from here";
-  const actions = [onward, "label it", ...(label ? ["clear its label"] : [])];
+  const child = linkedSessionFile(row.entry);
+  const actions = [...(child ? ["show the child agent's transcript"] : []), onward, "label it", ...(label ? ["clear its label"] : [])];
   const action = await c.ui.select(`${kindOf(row.entry)} ${row.entry.id}`, actions);
+  if (action === "show the child agent's transcript") return showChildSession(child!, c);
   if (action === "continue from here") return goTo(row.entry, c);
   if (action === ASK_AGAIN && isUserMessage(row.entry)) return askAgain(row.entry, c);
   if (action === "label it") {
@@ -230,7 +233,15 @@ function findEntry(entries: readonly SessionEntry[], prefix: string, c: SessionC
 }
 
 function isMilestone(entry: SessionEntry): boolean {
-  return entry.type === "compaction" || (entry.type === "message" && (entry.message.role === "user" || entry.message.role === "assistant"));
+  return entry.type === "compaction" || (entry.type === "message" && (entry.message.role === "user" || entry.message.role === "assistant")) || linkedSessionFile(entry) !== undefined;
+}
+
+/** A child agent's transcript, linked from an `agent` call's result: its branch, one line per entry. */
+function showChildSession(file: string, c: SessionCommandContext): void {
+  const child = openChildSession(c.session.sessionManager.file, file);
+  if (typeof child === "string") return c.warn(child);
+  c.info(`child agent session ${child.file}:`);
+  for (const entry of child.getBranch()) c.info(`  ${kindOf(entry)}: ${clip(treeText(entry), ROW_TEXT * 2)}`);
 }
 
 /** The end of the current branch, so that the screen shows where the session now is. */

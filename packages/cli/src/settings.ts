@@ -81,6 +81,19 @@ const SettingsSchema = z.looseObject({
   prompts: stringList.optional(),
   /** List skills as `/skill:name` commands (default true); a typed `/skill:name` works either way. */
   enableSkillCommands: z.boolean().optional(),
+  /** Child agents (docs/subagents.md): `false` offers no agent tool; an object sets the caps. */
+  subagents: z
+    .union([
+      z.boolean(),
+      z.looseObject({
+        maxConcurrent: z.number().int().nonnegative().optional(),
+        maxPerRun: z.number().int().nonnegative().optional(),
+        maxDepth: z.number().int().nonnegative().optional(),
+        maxTokens: z.number().positive().optional(),
+        maxCost: z.number().positive().optional(),
+      }),
+    ])
+    .optional(),
   /** Rules of the permission gate (extensions/permission-gate). */
   permissions: z
     .looseObject({ allow: stringList.optional(), ask: stringList.optional(), deny: stringList.optional() })

@@ -65,7 +65,7 @@ describe("parseArgs", () => {
   it("reads every documented option into one object", () => {
     const args = ok([
       "--mode", "json", "-p", "--model", "scripted:s.json", "--base-url", "http://127.0.0.1:1/v1",
-      "-e", "a.ts", "--extension=b.ts", "--no-extensions", "--no-builtin-tools", "--strict-extensions",
+      "-e", "a.ts", "--extension=b.ts", "--no-extensions", "--no-builtin-tools", "--no-subagents", "--strict-extensions",
       "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief",
       "--sandbox", "--sandbox-write", "out", "--sandbox-write=~/cache", "--sandbox-network", "hello", "there",
       "--append-system-prompt", "one", "--append-system-prompt=two", "--tools", "read, grep", "--no-context-files",
@@ -82,6 +82,7 @@ describe("parseArgs", () => {
       extensions: ["a.ts", "b.ts"],
       noExtensions: true,
       noBuiltinTools: true,
+      noSubagents: true,
       strictExtensions: true,
       allowFailedExtensions: false,
       verbose: false,

@@ -180,3 +180,15 @@ describe("Chat", () => {
     ]);
   });
 });
+
+describe("running child agents", () => {
+  it("are drawn nested under the call that runs them, one status line each, until the call ends", () => {
+    const chat = new Chat({ p: plain, markdown: markdownTheme(plain) });
+    const progress = (text: string, agentPath: string[]) => ({ content: [{ type: "text", text }], details: { agentEvent: { type: "turn_start", turnIndex: 0, timestamp: 1, agentPath } } });
+    chat.onEvent({ type: "tool_execution_start", timestamp: 1, toolCallId: "c", toolName: "agent", args: { description: "look" } } as never);
+    chat.onEvent({ type: "tool_execution_update", timestamp: 2, toolCallId: "c", toolName: "agent", args: {}, partialResult: progress("explorer: grep TODO\n  helper: turn 2", ["root", "c:explorer", "call_1:helper"]) } as never);
+    expect(chat.live.render(80).slice(1)).toEqual(["  └ explorer: grep TODO", "  └   helper: turn 2"]);
+    chat.onEvent({ type: "tool_execution_end", timestamp: 3, toolCallId: "c", toolName: "agent", isError: false, result: { content: [{ type: "text", text: "found" }] } } as never);
+    expect(chat.live.render(80)).toEqual([]);
+  });
+});

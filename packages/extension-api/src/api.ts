@@ -33,6 +33,8 @@ export interface HandlerRecord {
   readonly order?: "pre" | "post";
   readonly timeoutMs?: number;
   readonly onError?: "open" | "closed";
+  /** `"root"`: the handler decides for the main agent only, not for the child agents it starts. */
+  readonly agents?: "all" | "root";
   readonly seq: number;
 }
 
@@ -270,6 +272,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       host.mcpServers.unregister(record.name, name);
     },
     getMcpServers: () => host.mcpServers.list(),
+    createAgent: async (options = {}) => runtime("createAgent").createAgent(options),
 
     events: {
       emit(channel, data) {
@@ -354,23 +357,25 @@ function checkOptions(name: EventName, route: Route, options: unknown): Omit<Han
   const where = `pi.on("${name}", handler, options)`;
   const invalid = (message: string) => new ExtensionError("MYPI_INVALID_OPTIONS", `${where}: ${message}`);
   if (typeof options !== "object" || options === null) throw invalid("options must be an object");
-  const allowed = route === "observer" ? ["timeoutMs"] : ["order", "timeoutMs", "onError"];
+  const allowed = route === "observer" ? ["timeoutMs"] : ["order", "timeoutMs", "onError", "agents"];
   for (const key of Object.keys(options)) {
     if (!allowed.includes(key)) {
-      const note = route === "observer" && (key === "order" || key === "onError") ? ` (${key} applies to decision slots; observers only take timeoutMs)` : "";
+      const note = route === "observer" && (key === "order" || key === "onError" || key === "agents") ? ` (${key} applies to decision slots; observers only take timeoutMs)` : "";
       throw invalid(`unknown option "${key}"${note}; options: ${allowed.join(", ")}`);
     }
   }
-  const o = options as { order?: unknown; timeoutMs?: unknown; onError?: unknown };
+  const o = options as { order?: unknown; timeoutMs?: unknown; onError?: unknown; agents?: unknown };
   if (o.order !== undefined && o.order !== "pre" && o.order !== "post") throw invalid(`order must be "pre" or "post", got ${describeValue(o.order)}`);
   if (o.timeoutMs !== undefined && !(typeof o.timeoutMs === "number" && o.timeoutMs > 0 && Number.isFinite(o.timeoutMs))) {
     throw invalid(`timeoutMs must be a positive number of milliseconds, got ${describeValue(o.timeoutMs)}`);
   }
   if (o.onError !== undefined && o.onError !== "open" && o.onError !== "closed") throw invalid(`onError must be "open" or "closed", got ${describeValue(o.onError)}`);
-  const out: { order?: "pre" | "post"; timeoutMs?: number; onError?: "open" | "closed" } = {};
+  if (o.agents !== undefined && o.agents !== "all" && o.agents !== "root") throw invalid(`agents must be "all" (the main agent and its child agents) or "root" (the main agent only), got ${describeValue(o.agents)}`);
+  const out: { order?: "pre" | "post"; timeoutMs?: number; onError?: "open" | "closed"; agents?: "all" | "root" } = {};
   if (o.order !== undefined) out.order = o.order;
   if (o.timeoutMs !== undefined) out.timeoutMs = o.timeoutMs as number;
   if (o.onError !== undefined) out.onError = o.onError;
+  if (o.agents !== undefined) out.agents = o.agents;
   return out;
 }
 

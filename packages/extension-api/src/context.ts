@@ -26,6 +26,9 @@ export const HEADLESS_UI: ExtensionUI = Object.freeze({
 /** The signal of a call nobody can abort (the base ctx's, the host's own decisions). */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
+/** The path of the main agent (docs/subagents.md). */
+export const ROOT_PATH: readonly string[] = Object.freeze(["root"]);
+
 /** The session view of the detached runtime (no host bound): no entries, nothing written. */
 export function emptySessionView(cwd: string): ReadonlySessionView {
   return {
@@ -99,20 +102,26 @@ export function createBaseContext(manager: ContextSource): ExtensionContext {
     getSystemPrompt: () => manager.runtime.getSystemPrompt(),
     getContextUsage: () => manager.runtime.getContextUsage(),
     isProjectTrusted: () => manager.projectTrusted,
+    agentPath: ROOT_PATH,
   };
 }
 
-type SignalSource = { readonly signal: AbortSignal };
+/** A handler's own signal, and the path of the agent it decides for (absent: the main agent). */
+type SignalSource = { readonly signal: AbortSignal; readonly agentPath?: readonly string[] | undefined };
 
 /**
- * The extension's ctx with this handler's own signal; everything else is the extension's. A
- * proxy, so that a call costs one small object and `{...ctx}` (own enumerable properties, as in
- * Pi) still sees every member, `signal` the call's.
+ * The extension's ctx with this handler's own signal and agent path; everything else is the
+ * extension's. A proxy, so that a call costs one small object and `{...ctx}` (own enumerable
+ * properties, as in Pi) still sees every member, `signal` and `agentPath` the call's.
  */
 export function withSignal(base: ExtensionContext, source: SignalSource): ExtensionContext {
+  const own = (prop: string | symbol): unknown => (prop === "signal" ? source.signal : prop === "agentPath" ? (source.agentPath ?? ROOT_PATH) : undefined);
+  const isOwn = (prop: string | symbol): boolean => prop === "signal" || prop === "agentPath";
   return new Proxy(base, {
-    get: (target, prop, receiver) => (prop === "signal" ? source.signal : Reflect.get(target, prop, receiver)),
+    get: (target, prop, receiver) => (isOwn(prop) ? own(prop) : Reflect.get(target, prop, receiver)),
+    has: (target, prop) => isOwn(prop) || Reflect.has(target, prop),
+    ownKeys: (target) => [...new Set([...Reflect.ownKeys(target), "signal", "agentPath"])],
     getOwnPropertyDescriptor: (target, prop) =>
-      prop === "signal" ? { value: source.signal, writable: false, enumerable: true, configurable: true } : Reflect.getOwnPropertyDescriptor(target, prop),
+      isOwn(prop) ? { value: own(prop), writable: false, enumerable: true, configurable: true } : Reflect.getOwnPropertyDescriptor(target, prop),
   });
 }

@@ -17,6 +17,11 @@ export type ExtensionErrorCode =
   | "MYPI_EVENT_LOOP"
   | "MYPI_INVALID_MCP_SERVER"
   | "MYPI_NO_MCP"
+  // child agents (pi.createAgent, docs/subagents.md)
+  | "MYPI_AGENT_LIMIT"
+  | "MYPI_AGENT_TOOLS"
+  | "MYPI_AGENT_MODEL"
+  | "MYPI_AGENT_CLOSED"
   // handlers at run time (reported as extension_error)
   | "MYPI_HANDLER_FAILED"
   | "MYPI_BAD_RESULT"

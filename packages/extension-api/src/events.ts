@@ -60,6 +60,11 @@ export type HookDecisionEvent = {
   toolCallId?: string;
   /** The handler's own time, excluding time spent in `next()`. */
   durationMs: number;
+  /**
+   * A decision about a child agent: the agents that led to it, the main one first
+   * (`["root", "call_3:explorer"]`, docs/subagents.md). Absent for the main agent.
+   */
+  agentPath?: string[];
   timestamp: number;
 };
 
@@ -72,6 +77,8 @@ export type ExtensionErrorEvent = {
   error: string;
   /** A `MYPI_*` code when the failure is one the manager recognises (timeouts, bad results). */
   code?: string;
+  /** A decision handler that failed for a child agent: the agents that led to it (as `hook_decision`'s). */
+  agentPath?: string[];
   timestamp: number;
 };
 
@@ -454,6 +461,11 @@ export interface DecisionOptions {
   timeoutMs?: number;
   /** Overrides the slot's default failure policy (docs/architecture.md#policy). */
   onError?: "open" | "closed";
+  /**
+   * Which agents the handler decides for: `"all"` (default) — the main agent and every child
+   * agent it starts (docs/subagents.md) — or `"root"`, the main agent only.
+   */
+  agents?: "all" | "root";
 }
 export type HandlerOptions<K extends EventName> = K extends SlotName
   ? DecisionOptions

@@ -14,6 +14,7 @@ import {
   type SessionManager,
 } from "@mypi/kernel";
 import type { ChainCall } from "./chain.ts";
+import type { ChildAgents } from "./child-agents.ts";
 import type { ExtensionHostEvent } from "./events.ts";
 import { completeThroughSlots } from "./complete.ts";
 import type { ExtensionManager } from "./manager.ts";
@@ -37,6 +38,8 @@ export interface RuntimeDeps {
   fork(entryId: string): Promise<{ cancelled: boolean }>;
   /** The host maker's `newSession` / `shutdown` (`ExtensionHostOptions.sessionActions`). */
   actions?: Pick<ExtensionRuntime, "newSession" | "shutdown">;
+  /** The host's tree of child agents (`child-agents.ts`). */
+  children: Pick<ChildAgents, "create">;
 }
 
 /** The runtime, and the hooks of the agent's run that keep its state. */
@@ -120,6 +123,7 @@ export function createHostRuntime(deps: RuntimeDeps): HostRuntime {
     fork: (entryId) => deps.fork(entryId),
     ...(deps.actions?.newSession && { newSession: deps.actions.newSession }),
     ...(deps.actions?.shutdown && { shutdown: deps.actions.shutdown }),
+    createAgent: (options) => deps.children.create(options),
   };
 
   return {

@@ -21,6 +21,8 @@ import {
 } from "@mypi/kernel";
 import type { ExtensionHostEvent } from "./events.ts";
 import type { ChainCall } from "./chain.ts";
+import { ChildAgents } from "./child-agents.ts";
+import type { ModelLookup } from "./child-types.ts";
 import { NEVER_ABORTED } from "./context.ts";
 import { createHostRuntime } from "./host-runtime.ts";
 import { hostCompaction, sessionOperations, type HostCompactionSettings, type SessionDeps } from "./host-session.ts";
@@ -89,6 +91,12 @@ export interface ExtensionHostOptions {
    * them `newSession` resolves `{cancelled: true}` and `shutdown` does nothing (both said once).
    */
   sessionActions?: Pick<ExtensionRuntime, "newSession" | "shutdown">;
+  /**
+   * Turns a model's name into a client for child agents (`pi.createAgent({model: "…"})`, an agent
+   * definition's `model`; docs/subagents.md). The `mypi` host looks names up as `--model` does.
+   * Without it a child runs on its parent's model or a client it is given.
+   */
+  childModels?: ModelLookup;
 }
 
 export interface ExtensionHost {
@@ -97,6 +105,8 @@ export interface ExtensionHost {
   readonly models: ModelSelection;
   readonly manager: ExtensionManager;
   readonly session: SessionManager;
+  /** The child agents started under this host's agent (docs/subagents.md). */
+  readonly children: ChildAgents;
   /**
    * Send `session_start` to the extensions; call once, after loading them. Resolves when every
    * handler has run (at most the drain deadline): await it before the first prompt, as Pi does,
@@ -147,6 +157,17 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   // The registry sees this host's extensions' providers, the clients their HTTP hooks.
   models.registry.useExtensionProviders(() => manager.registeredProviders());
   models.useHttpHooks(() => manager.httpHooks());
+  const children = new ChildAgents({
+    manager,
+    root: () => agent,
+    session,
+    models: options.childModels,
+    redact: options.redactRecord,
+    maxTurns: options.maxTurns,
+    maxParallel: options.maxParallel,
+    abortGraceMs: options.abortGraceMs,
+    toolTimeoutMs: options.toolTimeoutMs,
+  });
   const compaction = hostCompaction(deps, options.compaction, () => models.contextWindow);
   const operations = sessionOperations(deps);
 
@@ -163,6 +184,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     compact: (customInstructions) => host.compact(customInstructions),
     fork: (entryId) => host.fork(entryId),
     ...(options.sessionActions && { actions: options.sessionActions }),
+    children,
   });
 
   const slots = manager.slots;
@@ -208,6 +230,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   if (redactRecord) session.storedForm = (message) => (message.role === "assistant" ? redactRecord(message) : message);
   const verdicts = { session, isRunning: () => agent.isRunning, diagnostic: (m: string) => manager.diagnostic(m), ...(options.redactRecord && { redact: options.redactRecord }) };
   agent.subscribe((event) => {
+    if (event.type === "agent_start") children.rootRunStarted();
     if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(verdicts, event);
     if (event.type === "agent_end") return run.ended(); // published in beforeAgentEnd
     manager.publish(event);
@@ -230,6 +253,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     models,
     manager,
     session,
+    children,
     start({ reason = "startup", previousSessionFile } = {}) {
       manager.publish({ type: "session_start", reason, ...(previousSessionFile !== undefined && { previousSessionFile }), timestamp: Date.now() });
       return manager.drain();
@@ -253,6 +277,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       return found ?? { skillPaths: [], promptPaths: [] };
     },
     async shutdown(options) {
+      // Children first: once the extensions are disposed a child's calls would meet no policy.
+      await children.closeAll();
       stopFollowing();
       await manager.shutdown(options);
       stopRefreshing();

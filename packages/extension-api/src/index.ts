@@ -61,3 +61,12 @@ export { parseFrontmatter, stripFrontmatter } from "./frontmatter.ts";
 export type { ParsedFrontmatter } from "./frontmatter.ts";
 export * from "./models/index.ts";
 export { latestChoice } from "./host-models.ts";
+export { childEventOf, segmentName } from "./child-progress.ts";
+export { agentLimits, ChildAgents, DEFAULT_AGENT_LIMITS, withThinking } from "./child-agents.ts";
+export { ROOT_PATH } from "./context.ts";
+
+/** The path of the agent running a tool call (`ctx.context.agentPath`, docs/subagents.md); `["root"]` for the main agent. */
+export function agentPathOf(ctx: { context?: Readonly<Record<string, unknown>> | undefined }): readonly string[] {
+  const path = ctx.context?.agentPath;
+  return Array.isArray(path) && path.length > 0 && path.every((p) => typeof p === "string") ? (path as readonly string[]) : ["root"];
+}

@@ -83,7 +83,8 @@ export class ExtensionManager implements ApiHost {
   private readonly loader: ExtensionLoader;
   private readonly order: LoadOrder;
   /** Each slot's chain, built on first use (`null`: the slot has no handlers); cleared on every change. */
-  private readonly chains = new Map<SlotName, Chain | null>();
+  /** Each slot's chain for the main agent, and (under `child:<slot>`) for child agents, which root-only handlers leave. */
+  private readonly chains = new Map<string, Chain | null>();
   private readonly reported = new Set<string>();
   private ui: ExtensionUI;
   private hasUI: boolean;
@@ -274,17 +275,20 @@ export class ExtensionManager implements ApiHost {
 
   /** Run one decision slot (the kernel's five or a host decision). `undefined`: no handlers, nothing to do. */
   runSlot<K extends SlotName>(slot: K, event: object, call: ChainCall): Promise<SlotResults[K] | undefined> | undefined {
+    const child = call.agentPath !== undefined && call.agentPath.length > 1;
+    const key = child ? `child:${slot}` : slot;
     // The map holds each slot's chain under its own name; TypeScript cannot tie a key to its value's type.
-    let chain = this.chains.get(slot) as Chain<K> | null | undefined;
+    let chain = this.chains.get(key) as Chain<K> | null | undefined;
     if (chain === undefined) {
-      chain = this.buildChain(slot) ?? null;
-      this.chains.set(slot, chain);
+      chain = this.buildChain(slot, child) ?? null;
+      this.chains.set(key, chain);
     }
     return chain?.(this.compat ? (this.compat.slotEvent(slot, event) ?? event) : event, call);
   }
 
-  private buildChain<K extends SlotName>(slot: K): Chain<K> | undefined {
-    const handlers = orderedHandlers(this.records, slot).map(({ record, h }): ChainHandler<K> => {
+  private buildChain<K extends SlotName>(slot: K, child: boolean): Chain<K> | undefined {
+    const ordered = orderedHandlers(this.records, slot).filter(({ h }) => !child || h.agents !== "root");
+    const handlers = ordered.map(({ record, h }): ChainHandler<K> => {
       const handler = h.handler as ChainHandler<K>["handler"];
       return {
         extension: record.name,
@@ -295,6 +299,24 @@ export class ExtensionManager implements ApiHost {
       };
     });
     return handlers.length ? buildChain(slot, handlers) : undefined;
+  }
+
+  /**
+   * The kernel slots of a child agent (docs/subagents.md): the same chains as the main agent's,
+   * without the handlers registered with `agents: "root"`, each call carrying `agentPath`, so its
+   * handlers' `ctx.agentPath` and its `hook_decision`s name the child.
+   */
+  slotsFor(agentPath: readonly string[]): Required<Slots> {
+    const path = Object.freeze([...agentPath]);
+    const slot = <K extends SlotName>(name: K) => (event: object, ctx: { signal: AbortSignal; emit: ChainCall["emit"] }) =>
+      this.runSlot(name, event, { signal: ctx.signal, emit: (e) => ctx.emit(e), agentPath: path });
+    return {
+      input: slot("input"),
+      before_agent_start: slot("before_agent_start"),
+      context: slot("context"),
+      tool_call: slot("tool_call"),
+      tool_result: slot("tool_result"),
+    } as Required<Slots>;
   }
 
   /** Hand a read-only event to the observers; returns at once. */

@@ -137,7 +137,7 @@ export function describeExtensions(records: readonly ExtensionRecord[]): Extensi
   return records.map((r) => {
     const info: ExtensionInfo = {
       name: r.name,
-      handlers: r.handlers.map((h) => (h.order ? { name: h.name, order: h.order } : { name: h.name })),
+      handlers: r.handlers.map((h) => ({ name: h.name, ...(h.order && { order: h.order }), ...(h.agents === "root" && { agents: "root" as const }) })),
       tools: [...r.tools.keys()],
       commands: [...r.commands.keys()],
       flags: [...r.flags.keys()],

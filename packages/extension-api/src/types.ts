@@ -32,6 +32,8 @@ import type { RegisteredMcpServer } from "./mcp-servers.ts";
 import type { ModelSelection } from "./models/selection.ts";
 
 export * from "./events.ts";
+export type * from "./child-types.ts";
+import type { ChildAgent, CreateAgentOptions } from "./child-types.ts";
 
 // ─── Tools, commands, flags, exec, events ────────────────────────────────────────────────────
 
@@ -250,6 +252,12 @@ export interface ExtensionContext {
   getContextUsage(): ContextUsage | undefined;
   /** Whether the workspace's own code and settings were allowed to load (project trust; false until decided). */
   isProjectTrusted(): boolean;
+  /**
+   * The agent this call is about: `["root"]` for the main agent, `["root", "call_3:explorer"]`
+   * for a child agent it started (docs/subagents.md). Decision handlers see the child's path when
+   * they decide for a child; observers and commands see `["root"]`.
+   */
+  readonly agentPath: readonly string[];
 }
 
 // ─── The API ─────────────────────────────────────────────────────────────────────────────────
@@ -329,6 +337,15 @@ export interface ExtensionAPI {
   registerMcpServer(name: string, config: Record<string, unknown>): void;
   /** Remove a server this extension registered: it is closed and its tools disappear. */
   unregisterMcpServer(name: string): void;
+  /**
+   * Start a child agent (docs/subagents.md): an agent of its own — history, session, a subset of
+   * its parent's tools — whose prompts and tool calls the extensions decide on as on its
+   * parent's. Pass the tool call's `ctx` as `call` from a tool, so that the child hangs under
+   * the agent running it and stops with it. Rejects with `MYPI_AGENT_LIMIT` past a cap,
+   * `MYPI_AGENT_TOOLS` for a tool the parent lacks, `MYPI_AGENT_MODEL` for a model the host
+   * cannot look up. Once an agent runs (from a handler, a tool or a command).
+   */
+  createAgent(options?: CreateAgentOptions): Promise<ChildAgent>;
   /** Every server extensions registered (copies). */
   getMcpServers(): RegisteredMcpServer[];
 }
@@ -405,6 +422,8 @@ export interface ExtensionRuntime {
   newSession?(options: NewSessionOptions & { extension: string }): Promise<{ cancelled: boolean }>;
   /** End the process once the agent is idle (Pi's `ctx.shutdown()`); absent where the host cannot. */
   shutdown?(): void;
+  /** `pi.createAgent`: a child agent under the agent running `options.call` (docs/subagents.md). */
+  createAgent(options: CreateAgentOptions): Promise<ChildAgent>;
 }
 
 /** How a host builds an `ExtensionManager`. */
@@ -499,7 +518,8 @@ export interface LoadFailure {
 export interface ExtensionInfo {
   name: string;
   path?: string;
-  handlers: { name: EventName; order?: "pre" | "post" }[];
+  /** `agents: "root"`: a decision handler that decides for the main agent only. */
+  handlers: { name: EventName; order?: "pre" | "post"; agents?: "root" }[];
   tools: string[];
   commands: string[];
   flags: string[];

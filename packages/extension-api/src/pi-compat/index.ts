@@ -17,6 +17,7 @@ import { type CommandContext, type ExtensionAPI, type ExtensionContext, type Ext
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
 import { piOn, type HttpEvent, type KeptEvent } from "./events.ts";
 import { piVirtualModules } from "./modules.ts";
+import { piSdkExports } from "./sdk.ts";
 import { systemPromptOptions, toolPromptSection } from "./prompt.ts";
 import { isPiToolDefinition, piTool } from "./tool-definition.ts";
 import { piSlotHandler } from "./results.ts";
@@ -34,6 +35,8 @@ export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./user-bas
 export interface PiCompatHost extends CompactHost {
   readonly cwd: string;
   readonly mode: HostMode;
+  /** The base ctx: what the tools of a child session (Pi's `customTools`) get as theirs. */
+  readonly context: ExtensionContext;
   diagnostic(message: string): void;
   /** The extensions' tools, and the names of the active ones (the host's included). */
   tools(): { tool: Tool; extension: string }[];
@@ -159,6 +162,18 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
       ),
       host,
       terminal,
+      () =>
+        piSdkExports({
+          host,
+          registry: () => host.runtime.models?.registry ?? standalone(),
+          current: currentModel,
+          notice: (what) => notice("sdk", "host", what),
+          once: (key, message) => {
+            if (noticed.has(key)) return;
+            noticed.add(key);
+            host.diagnostic(message);
+          },
+        }),
     ),
     renderers: {
       message: (customType) => messageRenderers.get(customType),

@@ -37,7 +37,7 @@ function notInMypi(name: string, why: string): (...args: unknown[]) => never {
 }
 
 /** `@mariozechner/pi-coding-agent`: the values Pi extensions import from it. */
-export function codingAgentModule(toolHost?: ToolFactoryHost, terminal?: PiTerminal): Record<string, unknown> {
+export function codingAgentModule(toolHost?: ToolFactoryHost, terminal?: PiTerminal, sdk?: Record<string, unknown>): Record<string, unknown> {
   return {
     // Pi's identity helpers for typing (mypi's registerTool adapts a Pi definition itself).
     defineTool: <T>(tool: T): T => tool,
@@ -66,6 +66,8 @@ export function codingAgentModule(toolHost?: ToolFactoryHost, terminal?: PiTermi
     ...piToolFactories(toolHost),
     ...codingAgentTuiExports(),
     ...terminal?.codingAgent,
+    // createAgentSession, SessionManager, ModelRuntime, …: child sessions (sdk.ts).
+    ...sdk,
   };
 }
 
@@ -174,7 +176,7 @@ export function withMissingMembers(name: string, module: object, onMissing: OnMi
  * Every module name an extension may import, mapped to the host's module. The TypeBox entries
  * are getters: jiti reads the entry only when an extension imports that name.
  */
-export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost?: ToolFactoryHost, terminal?: PiTerminal): Record<string, unknown> {
+export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost?: ToolFactoryHost, terminal?: PiTerminal, sdk?: () => Record<string, unknown>): Record<string, unknown> {
   const modules: Record<string, unknown> = {};
   const once = <T>(make: () => T): (() => T) => {
     let value: T | undefined;
@@ -191,7 +193,7 @@ export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost
         onMissing(pkg, member, "stand-in");
       }),
     );
-  const codingAgent = standIns("pi-coding-agent", () => codingAgentModule(toolHost, terminal));
+  const codingAgent = standIns("pi-coding-agent", () => codingAgentModule(toolHost, terminal, sdk?.()));
   const ai = standIns("pi-ai", piAiModule);
   // With a terminal (interactive mode) the real library, copied (a module namespace cannot take
   // stand-ins): what extensions build with it is drawn.

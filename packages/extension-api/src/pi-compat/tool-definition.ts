@@ -33,7 +33,9 @@ export function piTool(pi: PiToolDefinition, context: ExtensionContext): Tool {
     ...(pi.executionMode === "parallel" && { parallelSafe: true }),
     ...(pi.prepareArguments && { prepareArguments: pi.prepareArguments }),
     execute: async (args: Record<string, unknown>, ctx: ToolContext) => {
-      const toolCtx = withSignal(context, ctx);
+      const path = ctx.context?.agentPath;
+      // The agent running the call: a child's path when a child agent calls (docs/subagents.md).
+      const toolCtx = withSignal(context, { signal: ctx.signal, ...(Array.isArray(path) && { agentPath: path as readonly string[] }) });
       const result = await pi.execute(ctx.toolCallId, args, ctx.signal, (partial) => ctx.onUpdate(partial), toolCtx);
       // terminate: Pi's "end the run after this batch" (the model is not called again).
       return { content: result?.content ?? [], details: result?.details, isError: result?.isError, ...(result?.terminate === true && { terminate: true }) };

@@ -62,6 +62,14 @@ export interface AgentOptions<H extends HostEventBase = HostEvent> {
   toolTimeoutMs?: number;
   /** The tools' workspace; default `process.cwd()`. */
   cwd?: string;
+  /**
+   * A worker pool to share (another agent's `workerPool`): this agent runs its worker tools
+   * there and leaves it open on `close()`, which is its owner's to do. Default: its own pool,
+   * started on the first worker task and closed with the agent.
+   */
+  workerPool?: ToolWorkerPool;
+  /** Handed to every tool call of this agent as `ctx.context` (docs/kernel.md#agent). */
+  toolContext?: Readonly<Record<string, unknown>>;
   /** Automatic compaction before model calls (needs a context window). */
   compaction?: CompactionSettings;
   /** Every automatic compaction attempt's outcome (the host's `session_compact`). */
@@ -178,6 +186,14 @@ export class Agent<H extends HostEventBase = HostEvent> {
     this.#messages = seed.map(deepFreeze);
   }
 
+  /**
+   * The pool the agent's worker tools run in: the one it was given, else its own (made now if
+   * needed; no thread starts before the first task). Give it to another agent to share it.
+   */
+  get workerPool(): ToolWorkerPool {
+    return (this.#pool ??= this.#options.workerPool ?? new ToolWorkerPool());
+  }
+
   /** The history: a read-only view of frozen messages, not a copy. */
   get messages(): readonly Message[] {
     return this.#messages;
@@ -292,7 +308,8 @@ export class Agent<H extends HostEventBase = HostEvent> {
       abortRun(current, undefined);
       await current.done;
     }
-    await this.#pool?.close();
+    // A shared pool is its owner's to close.
+    if (this.#pool !== this.#options.workerPool) await this.#pool?.close();
   }
 
   #start(input: string | Message, options: PromptOptions, buffer: boolean): RunStream<H> {
@@ -334,9 +351,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
       cwd: this.#options.cwd ?? process.cwd(),
       abortGraceMs: this.#options.abortGraceMs ?? 2000,
       toolTimeoutMs: this.#options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
-      workerPool: (this.#pool ??= new ToolWorkerPool()),
+      workerPool: this.workerPool,
       modelView: this.#view,
     };
+    if (this.#options.toolContext) loopOptions.toolContext = this.#options.toolContext;
     const compaction = this.#compaction;
     if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= this.#compactionHook(compaction);
     const sink = { emit: (event: StreamEvent) => this.#fromLoop(active, event) };

@@ -58,6 +58,7 @@ export class Run {
   readonly abortGraceMs: number;
   readonly toolTimeoutMs: number | undefined;
   readonly workerPool: ToolWorkerPool | undefined;
+  readonly toolContext: Readonly<Record<string, unknown>> | undefined;
   readonly takeSteering: () => LoopPrompt[];
   readonly takeFollowUps: () => LoopPrompt[];
   readonly beforeModelCall: AgentLoopOptions["beforeModelCall"];
@@ -103,6 +104,7 @@ export class Run {
     this.abortGraceMs = options.abortGraceMs ?? 2000;
     this.toolTimeoutMs = options.toolTimeoutMs;
     this.workerPool = options.workerPool;
+    this.toolContext = options.toolContext;
     this.takeSteering = options.getSteeringMessages ?? NO_MESSAGES;
     this.takeFollowUps = options.getFollowUpMessages ?? NO_MESSAGES;
     this.beforeModelCall = options.beforeModelCall;

@@ -55,6 +55,8 @@ export interface AgentLoopOptions {
   toolTimeoutMs?: number;
   /** Required for tools declared with `worker`. */
   workerPool?: ToolWorkerPool;
+  /** Handed to every tool call as `ctx.context` (the same object each time). */
+  toolContext?: Readonly<Record<string, unknown>>;
   /**
    * Called before each model call with the history; may return a replacement (compaction) and
    * events, which the loop yields. Kept as a parameter so that the loop stays pure.
