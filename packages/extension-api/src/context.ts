@@ -94,6 +94,9 @@ export function createBaseContext(manager: ContextSource): ExtensionContext {
     getSystemPrompt: () => manager.runtime.getSystemPrompt(),
     getContextUsage: () => manager.runtime.getContextUsage(),
     isProjectTrusted: () => manager.projectTrusted,
+    get replay() {
+      return manager.runtime.replay === true;
+    },
   };
 }
 

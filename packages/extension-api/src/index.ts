@@ -58,3 +58,25 @@ export type { ExtensionHost, ExtensionHostOptions } from "./host.ts";
 export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./pi-compat/index.ts";
 export { parseFrontmatter, stripFrontmatter } from "./frontmatter.ts";
 export type { ParsedFrontmatter } from "./frontmatter.ts";
+export {
+  CLAUDE_CODE_TOOLS,
+  DIFFERENCE_LABELS,
+  Replayer,
+  readRecording,
+  detectFormat,
+  isAskReason,
+  replayRefusal,
+  ruleOf,
+} from "./replay/index.ts";
+export type {
+  DecisionView,
+  DifferenceKind,
+  FileKind,
+  Recording,
+  RecordingFormat,
+  ReplayDifference,
+  ReplayError,
+  ReplayerOptions,
+  ReplaySlot,
+  SessionReplay,
+} from "./replay/index.ts";

@@ -308,9 +308,10 @@ export class ExtensionManager implements ApiHost {
     this.toolset.removeHostTools();
   }
 
-  setUI(ui: ExtensionUI | undefined): void {
+  /** `hasUI`: what `ctx.hasUI` says (default: whether there is a UI); a replay gives one that only counts dialogs and says false. */
+  setUI(ui: ExtensionUI | undefined, hasUI = ui !== undefined): void {
     this.ui = ui ?? HEADLESS_UI;
-    this.hasUI = ui !== undefined;
+    this.hasUI = hasUI;
   }
 
   get currentUI(): { ui: ExtensionUI; hasUI: boolean } {

@@ -219,6 +219,12 @@ export interface ExtensionContext {
   getContextUsage(): ContextUsage | undefined;
   /** Whether the workspace's own code and settings were allowed to load (project trust; false until decided). */
   isProjectTrusted(): boolean;
+  /**
+   * True while a recorded session is replayed through the slots (`mypi replay`, the test kit's
+   * `replay`): no model is called, no tool runs, there is no UI, and the actions that would call
+   * the model, run a program or send a message refuse with `MYPI_REPLAY` (docs/testing-policies.md).
+   */
+  readonly replay?: boolean;
 }
 
 // ─── The API ─────────────────────────────────────────────────────────────────────────────────
@@ -362,6 +368,10 @@ export interface ExtensionRuntime {
   getSystemPrompt(): string;
   getContextUsage(): ContextUsage | undefined;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /** A replay's runtime (`ctx.replay`): nothing runs, nothing is sent. */
+  readonly replay?: boolean;
+  /** `pi.exec` through the host; absent: the extension layer runs the program itself. */
+  exec?(command: string, args: readonly string[], options: ExecOptions): Promise<ExecResult>;
 }
 
 /** How a host builds an `ExtensionManager`. */
