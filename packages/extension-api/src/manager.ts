@@ -308,10 +308,9 @@ export class ExtensionManager implements ApiHost {
     this.toolset.removeHostTools();
   }
 
-  /** `hasUI`: what `ctx.hasUI` says (default: whether there is a UI); a replay gives one that only counts dialogs and says false. */
-  setUI(ui: ExtensionUI | undefined, hasUI = ui !== undefined): void {
+  setUI(ui: ExtensionUI | undefined): void {
     this.ui = ui ?? HEADLESS_UI;
-    this.hasUI = hasUI;
+    this.hasUI = ui !== undefined;
   }
 
   get currentUI(): { ui: ExtensionUI; hasUI: boolean } {

@@ -108,8 +108,6 @@ export interface StepOutcome {
   errors: ExtensionErrorEvent[];
   /** A closed failure that would end the run in error (`before_agent_start`, `context`). */
   fatal?: string;
-  /** A dialog was opened (and answered as headless). */
-  asked: boolean;
 }
 
 /** What the comparisons need besides the step. */
@@ -132,7 +130,13 @@ export function recordedCall(ctx: CompareContext, step: CallStep): DecisionView 
 
 export function replayedCall(step: CallStep, outcome: StepOutcome): DecisionView {
   const r = outcome.result as ToolCallResult | undefined;
-  if (r?.block) return view(outcome.asked || isAskReason(r.reason) ? "ask" : "block", r.by, r.reason);
+  if (r?.block) {
+    // A handler that failed closed names no rule: its reason is the error.
+    const failed = outcome.decisions.some((d) => d.extension === r.by && (d.outcome === "fail_closed" || d.outcome === "timeout"));
+    const decision = view(isAskReason(r.reason) ? "ask" : "block", r.by, r.reason);
+    if (failed) delete decision.rule;
+    return decision;
+  }
   if (r?.input !== undefined && !sameJson(r.input, step.call.arguments)) return { outcome: "rewrite", ...(r.by !== undefined && { by: r.by }), input: r.input };
   return { outcome: "allow" };
 }
@@ -142,7 +146,7 @@ const stops = (o: DecisionView["outcome"]) => o === "block" || o === "ask";
 export function compareCall(ctx: CompareContext, step: CallStep, outcome: StepOutcome): ReplayDifference | undefined {
   const recorded = recordedCall(ctx, step);
   const replayed = replayedCall(step, outcome);
-  const kind = callKind(recorded, replayed);
+  const kind = callKind(recorded, replayed, ctx.recording.hasVerdicts);
   if (!kind) return undefined;
   let extension = replayed.by;
   let rule = replayed.rule;
@@ -167,11 +171,11 @@ export function compareCall(ctx: CompareContext, step: CallStep, outcome: StepOu
   };
 }
 
-function callKind(rec: DecisionView, now: DecisionView): DifferenceKind | undefined {
+function callKind(rec: DecisionView, now: DecisionView, byExtension: boolean): DifferenceKind | undefined {
   if (rec.outcome === now.outcome) {
     if (rec.outcome === "allow") return undefined;
-    // The record does not say who (Pi, Claude Code): stopped, or rewritten, either way.
-    if (rec.by === undefined || rec.by === UNKNOWN) return undefined;
+    // The record names no extension (Pi, Claude Code, the kernel's own): stopped, or rewritten, either way.
+    if (!byExtension || rec.by === undefined) return undefined;
     if (rec.outcome === "rewrite") return rec.by === now.by ? undefined : "input_rewritten";
     if (rec.by === now.by && (rec.reason === now.reason || (rec.rule !== undefined && rec.rule === now.rule))) return undefined;
     return rec.outcome === "ask" ? "asks_differently" : "blocked_differently";
@@ -215,10 +219,10 @@ export function compareResult(ctx: CompareContext, step: ResultStep, outcome: St
   const withheldNow = r?.isError === true && r.by !== undefined && WITHHELD_TEXT.test(text);
   if (withheldNow && !recordedWithhold) {
     const reason = outcome.decisions.find((d) => d.extension === r.by && d.reason !== undefined)?.reason ?? text;
-    out.push({ ...base, kind: "newly_withheld", recorded, replayed: view("withhold", r.by, reason), extension: r.by!, ...ruleField(reason) });
+    out.push({ kind: "newly_withheld", ...base, recorded, replayed: view("withhold", r.by, reason), extension: r.by!, ...ruleField(reason) });
   }
   if (recordedWithhold?.by !== undefined && !handlers.tool_result.has(recordedWithhold.by)) {
-    out.push({ ...base, kind: "withhold_dropped", recorded, replayed: { outcome: "pass" }, extension: recordedWithhold.by, ...ruleField(recordedWithhold.reason), detail: "the result before it was withheld is not recorded" });
+    out.push({ kind: "withhold_dropped", ...base, recorded, replayed: { outcome: "pass" }, extension: recordedWithhold.by, ...ruleField(recordedWithhold.reason), detail: "the result before it was withheld is not recorded" });
   }
   if (!withheldNow && r) {
     const before = { content: step.result.content, details: step.result.details, isError: step.result.isError };
@@ -226,12 +230,12 @@ export function compareResult(ctx: CompareContext, step: ResultStep, outcome: St
     if (!sameJson(before, after)) {
       const by = unique(outcome.decisions.filter((d) => d.outcome === "patch").map((d) => d.extension));
       for (const extension of by.length ? by : [r.by ?? UNKNOWN]) {
-        out.push({ ...base, kind: "result_patched", recorded, replayed: { outcome: "patch", by: extension }, extension, detail: describeChange(before, after) });
+        out.push({ kind: "result_patched", ...base, recorded, replayed: { outcome: "patch", by: extension }, extension, detail: describeChange(before, after) });
       }
     }
   }
   for (const extension of patchers) {
-    if (!handlers.tool_result.has(extension)) out.push({ ...base, kind: "patch_dropped", recorded, replayed: { outcome: "pass" }, extension, detail: `${extension} is not in the set: what it masked would reach the model` });
+    if (!handlers.tool_result.has(extension)) out.push({ kind: "patch_dropped", ...base, recorded, replayed: { outcome: "pass" }, extension, detail: `${extension} is not in the set: what it masked would reach the model` });
   }
   return out;
 }
@@ -246,15 +250,15 @@ export function compareInput(ctx: CompareContext, step: InputStep, outcome: Step
   const out: ReplayDifference[] = [];
   if (r?.action === "block" || r?.action === "handled") {
     const replayed = view(r.action === "block" ? "block" : "handled", r.by, r.reason);
-    out.push({ ...base, kind: r.action === "block" ? "prompt_blocked" : "prompt_handled", recorded, replayed, extension: r.by ?? UNKNOWN, ...ruleField(r.reason), detail: clip(step.text, 120) });
+    out.push({ kind: r.action === "block" ? "prompt_blocked" : "prompt_handled", ...base, recorded, replayed, extension: r.by ?? UNKNOWN, ...ruleField(r.reason), detail: clip(step.text, 120) });
   } else if (r?.action === "transform" && (r.text !== step.text || (r.images !== undefined && !sameJson(r.images, step.images ?? [])))) {
     const by = unique(outcome.decisions.filter((d) => d.outcome === "transform").map((d) => d.extension));
     for (const extension of by.length ? by : [UNKNOWN]) {
-      out.push({ ...base, kind: "prompt_transformed", recorded, replayed: { outcome: "transform", by: extension }, extension, detail: describeChange(step.text, r.text) });
+      out.push({ kind: "prompt_transformed", ...base, recorded, replayed: { outcome: "transform", by: extension }, extension, detail: describeChange(step.text, r.text) });
     }
   }
   for (const extension of transformers) {
-    if (!ctx.handlers.input.has(extension)) out.push({ ...base, kind: "transform_dropped", recorded, replayed: { outcome: "pass" }, extension, detail: `${extension} is not in the set` });
+    if (!ctx.handlers.input.has(extension)) out.push({ kind: "transform_dropped", ...base, recorded, replayed: { outcome: "pass" }, extension, detail: `${extension} is not in the set` });
   }
   return out;
 }
@@ -264,28 +268,21 @@ export function compareInput(ctx: CompareContext, step: InputStep, outcome: Step
 export function compareStart(ctx: CompareContext, step: StartStep, outcome: StepOutcome): ReplayDifference[] {
   const base = { session: ctx.recording.file, slot: "before_agent_start" as const, entryId: step.entryId };
   if (outcome.fatal) return [fatalDifference(base, step.recorded, outcome)];
+  // Without verdicts the record does not say what changed the system prompt (it is not recorded
+  // as sent) or added the messages after a prompt (an extension's, or steering): nothing to compare with.
+  if (!ctx.recording.hasVerdicts) return [];
   const r = outcome.result as BeforeAgentStartResult | undefined;
   const out: ReplayDifference[] = [];
-  if (!ctx.recording.hasVerdicts) {
-    // Only the messages are in the record: compare what would be added with what was.
-    const added = [...(r?.message ? [r.message] : []), ...(r?.messages ?? [])];
-    const shape = (m: { customType: string; content: unknown }) => ({ customType: m.customType, content: m.content });
-    if (!sameJson(added.map(shape), step.recordedMessages.map(shape))) {
-      const by = outcome.decisions.find((d) => d.outcome === "message" || d.outcome === "system_prompt")?.extension ?? UNKNOWN;
-      out.push({ ...base, kind: "messages_changed", recorded: { outcome: step.recordedMessages.length ? "message" : "pass" }, replayed: { outcome: added.length ? "message" : "pass", by }, extension: by, detail: describeChange(step.recordedMessages.map(shape), added.map(shape)) });
-    }
-    return out;
-  }
   const now = outcomesBy(outcome.decisions, ["system_prompt", "message"]);
   const then = outcomesBy(step.recorded, ["system_prompt", "message"]);
   for (const [extension, o] of now) {
     if (then.get(extension) === o) continue;
     const detail = o === "system_prompt" && r?.systemPrompt !== undefined ? describeChange(step.systemPrompt, r.systemPrompt) : undefined;
-    out.push({ ...base, kind: o === "message" ? "messages_changed" : "system_prompt_changed", recorded: decided(then.get(extension), extension), replayed: { outcome: o as DecisionView["outcome"], by: extension }, extension, ...(detail !== undefined && { detail }) });
+    out.push({ kind: o === "message" ? "messages_changed" : "system_prompt_changed", ...base, recorded: decided(then.get(extension), extension), replayed: { outcome: o as DecisionView["outcome"], by: extension }, extension, ...(detail !== undefined && { detail }) });
   }
   for (const [extension, o] of then) {
     if (now.has(extension)) continue;
-    out.push({ ...base, kind: o === "message" ? "messages_changed" : "system_prompt_changed", recorded: decided(o, extension), replayed: { outcome: "pass" }, extension, detail: `${extension} no longer changes it` });
+    out.push({ kind: o === "message" ? "messages_changed" : "system_prompt_changed", ...base, recorded: decided(o, extension), replayed: { outcome: "pass" }, extension, detail: `${extension} no longer changes it` });
   }
   return out;
 }
@@ -304,11 +301,11 @@ export function compareContext(ctx: CompareContext, step: ContextStep, outcome: 
     const after = (outcome.result as ContextResult | undefined)?.messages;
     const before = original();
     if (after !== undefined && !sameJson(before, after)) {
-      for (const extension of transformers) out.push({ ...base, kind: "context_changed", recorded, replayed: { outcome: "transform", by: extension }, extension, detail: describeChange(before, after) });
+      for (const extension of transformers) out.push({ kind: "context_changed", ...base, recorded, replayed: { outcome: "transform", by: extension }, extension, detail: describeChange(before, after) });
     }
   }
   for (const extension of recordedBy) {
-    if (!ctx.handlers.context.has(extension)) out.push({ ...base, kind: "context_changed", recorded, replayed: { outcome: "pass" }, extension, detail: `${extension} is not in the set` });
+    if (!ctx.handlers.context.has(extension)) out.push({ kind: "context_changed", ...base, recorded, replayed: { outcome: "pass" }, extension, detail: `${extension} is not in the set` });
   }
   return out;
 }
@@ -316,7 +313,7 @@ export function compareContext(ctx: CompareContext, step: ContextStep, outcome: 
 function fatalDifference(base: Pick<ReplayDifference, "session" | "slot" | "entryId">, recorded: RecordedVerdict[], outcome: StepOutcome): ReplayDifference {
   const failed = outcome.decisions.find((d) => d.outcome === "fail_closed" || d.outcome === "timeout");
   const extension = failed?.extension ?? UNKNOWN;
-  return { ...base, kind: "run_would_fail", recorded: recorded.length ? decided(recorded[0]!.outcome, recorded[0]!.extension) : { outcome: "pass" }, replayed: { outcome: "error", by: extension, reason: outcome.fatal! }, extension, detail: outcome.fatal! };
+  return { kind: "run_would_fail", ...base, recorded: recorded.length ? decided(recorded[0]!.outcome, recorded[0]!.extension) : { outcome: "pass" }, replayed: { outcome: "error", by: extension, reason: outcome.fatal! }, extension, detail: outcome.fatal! };
 }
 
 // ─── helpers ─────────────────────────────────────────────────────────────────────────────────

@@ -23,7 +23,7 @@ import {
   type StepOutcome,
 } from "./compare.ts";
 import type { Recording, RecordingFormat } from "./recording.ts";
-import { countingUI, replayRuntime } from "./runtime.ts";
+import { replayRuntime } from "./runtime.ts";
 import { replaySteps, type CallStep, type ReplayStep } from "./steps.ts";
 
 export type ReplaySlot = ReplayStep["slot"];
@@ -64,11 +64,11 @@ export class Replayer {
   async replay(recording: Recording): Promise<SessionReplay> {
     const { manager } = this;
     const signal = this.options.signal ?? NEVER_ABORTED;
-    const state = { systemPrompt: "", asked: false };
+    const state = { systemPrompt: "" };
     const sinkErrors: ExtensionErrorEvent[] = [];
     const savedUI = manager.currentUI;
     manager.bind(replayRuntime(recording.session, () => state.systemPrompt), { emit: (e) => void (e.type === "extension_error" && sinkErrors.push(e)) });
-    manager.setUI(countingUI(() => (state.asked = true)), false);
+    manager.setUI(undefined); // no one to ask: dialogs resolve as headless ones do, ctx.hasUI is false
     const out: SessionReplay = {
       file: recording.file,
       format: recording.format,
@@ -96,7 +96,6 @@ export class Replayer {
           out.notes.push("the replay was stopped before the end of this session");
           break;
         }
-        state.asked = false;
         const outcome = await this.runStep(step, env);
         out.steps[step.slot]++;
         for (const e of outcome.errors) {
@@ -118,7 +117,7 @@ export class Replayer {
     const decisions: HookDecisionEvent[] = [];
     const errors: ExtensionErrorEvent[] = [];
     const call: ChainCall = { signal, emit: (e) => void (e.type === "hook_decision" ? decisions.push(e) : errors.push(e)) };
-    const outcome: StepOutcome = { result: undefined, decisions, errors, asked: false };
+    const outcome: StepOutcome = { result: undefined, decisions, errors };
     // Events are copies: a handler that edits its event in place (Pi's habit) must not change the record.
     let event: object;
     switch (step.slot) {
@@ -153,7 +152,6 @@ export class Replayer {
       // A closed failure of before_agent_start or context: the kernel would end the run in error.
       outcome.fatal = error instanceof Error ? error.message : String(error);
     }
-    outcome.asked = state.asked;
     if (step.slot === "before_agent_start") {
       const changed = (outcome.result as { systemPrompt?: string } | undefined)?.systemPrompt;
       if (changed !== undefined) state.systemPrompt = changed;
@@ -167,7 +165,7 @@ export class Replayer {
 interface StepEnv {
   recording: Recording;
   handlers: CompareContext["handlers"];
-  state: { systemPrompt: string; asked: boolean };
+  state: { systemPrompt: string };
   /** Each replayed call's outcome, for its result's step. */
   callOutcomes: Map<CallStep, StepOutcome>;
   signal: AbortSignal;

@@ -89,7 +89,7 @@ const NEVER_JUDGED = [
 ];
 
 /** Does a block reason say a person was (or would have been) asked? The shipped gate's and Claude Code's words. */
-const ASKED = /there is no user to confirm|the user declined|the user did not allow|doesn't want to proceed with this tool use|requested permissions to use/i;
+const ASKED = /there is no user to confirm|the user declined|doesn't want to proceed with this tool use|requested permissions to use/i;
 
 export function isAskReason(reason: string | undefined): boolean {
   return reason !== undefined && ASKED.test(reason);

@@ -8,7 +8,7 @@
 import type { SessionManager } from "@mypi/kernel";
 import { ExtensionError } from "../errors.ts";
 import { readonlyView } from "../session-view.ts";
-import type { ExtensionRuntime, ExtensionUI, ReadonlySessionView } from "../types.ts";
+import type { ExtensionRuntime, ReadonlySessionView } from "../types.ts";
 
 export function replayRefusal(what: string): ExtensionError {
   return new ExtensionError(
@@ -51,19 +51,4 @@ export function replayRuntime(session: SessionManager, systemPrompt: () => strin
 /** The recorded session, without its file: extensions read it, nothing writes beside it. */
 function withoutFile(view: ReadonlySessionView): ReadonlySessionView {
   return Object.freeze({ ...view, file: undefined, getSessionFile: () => undefined, getSessionDir: () => "" });
-}
-
-/**
- * Dialogs during a replay: there is no one to ask (`ctx.hasUI` is false), so each resolves as a
- * headless one does — and is counted, so that a block that followed a question is reported as
- * an ask, whatever words its reason uses.
- */
-export function countingUI(onDialog: () => void): ExtensionUI {
-  return Object.freeze({
-    select: async () => (onDialog(), undefined),
-    confirm: async () => (onDialog(), false),
-    input: async () => (onDialog(), undefined),
-    editor: async () => (onDialog(), undefined),
-    notify: () => {},
-  });
 }
