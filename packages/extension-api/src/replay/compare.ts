@@ -93,8 +93,10 @@ export interface ReplayDifference {
 
 export interface ReplayError {
   session: string;
+  /** The slot or event whose handler failed (an observer's: `session_start`, …). */
   slot: string;
-  entryId: string;
+  /** The recorded entry of the step, for a decision handler. */
+  entryId?: string;
   extension: string;
   error: string;
   code?: string;
@@ -378,6 +380,9 @@ export function describeChange(before: unknown, after: unknown): string {
   let tail = 0;
   while (tail < a.length - i && tail < b.length - i && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
   const from = Math.max(0, i - 20);
-  const part = (s: string) => `${from > 0 ? "…" : ""}${clip(s.slice(from, Math.max(i, s.length - tail) + 10), 90)}${s.length - tail + 10 < s.length ? "…" : ""}`;
+  const part = (s: string) => {
+    const end = Math.min(s.length, Math.max(i, s.length - tail) + 10, from + 90);
+    return `${from > 0 ? "…" : ""}${s.slice(from, end)}${end < s.length ? "…" : ""}`;
+  };
   return `${part(a)} → ${part(b)}`;
 }

@@ -63,6 +63,8 @@ export class Replayer {
 
   async replay(recording: Recording): Promise<SessionReplay> {
     const { manager } = this;
+    // Binding would take the place of a running host's actions: a replay needs a manager of its own.
+    if (manager.bound) throw new Error("Replayer: this extension manager is bound to a host; load the extensions into a manager of their own for a replay (the test kit's loadExtensions, or a new ExtensionManager)");
     const signal = this.options.signal ?? NEVER_ABORTED;
     const state = { systemPrompt: "" };
     const sinkErrors: ExtensionErrorEvent[] = [];
@@ -107,7 +109,7 @@ export class Replayer {
       manager.unbind();
       manager.setUI(savedUI.hasUI ? savedUI.ui : undefined);
     }
-    for (const e of sinkErrors) out.errors.push({ session: recording.file, slot: e.slot, entryId: "", extension: e.extension, error: e.error, ...(e.code !== undefined && { code: e.code }) });
+    for (const e of sinkErrors) out.errors.push({ session: recording.file, slot: e.slot, extension: e.extension, error: e.error, ...(e.code !== undefined && { code: e.code }) });
     return out;
   }
 
