@@ -110,8 +110,15 @@ describe("mypi replay of a session the CLI recorded", () => {
   });
 });
 
-describe("mypi replay's usage errors exit 2", () => {
-  it("no session named, a path that is not there, a file that is no session, an unknown option, an extension that does not load", { timeout: 60_000 }, async () => {
+describe("mypi replay's help and usage errors", () => {
+  it("prints its help with --help and exits 0", { timeout: 60_000 }, async () => {
+    const r = await sandbox.run(["replay", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^mypi replay — run recorded sessions through the extensions, without a model/);
+    expect(r.stdout).toContain("Exit codes: 0 nothing differs, 1 something differs, 2");
+  });
+
+  it("exit 2: no session named, a path that is not there, a file that is no session, an unknown option, a workspace that is not there, an extension that does not load", { timeout: 60_000 }, async () => {
     const broken = sandbox.file("broken.ts", "export default function (pi) { pi.on('tool_call', ( }\n");
     const notSession = sandbox.file("notes.jsonl", '{"hello":"world"}\n');
     const cases: [string[], RegExp][] = [
@@ -119,6 +126,7 @@ describe("mypi replay's usage errors exit 2", () => {
       [["missing.jsonl"], /missing\.jsonl: no such file or folder/],
       [[notSession], /is not a session mypi can replay/],
       [["--frobnicate", notSession], /unknown option --frobnicate/],
+      [[session, "--cwd", join(sandbox.root, "nowhere")], /--cwd .*nowhere: no such folder/],
       [[session, "-e", broken], /extension broken failed to load[\s\S]*not replaying without the extension above/],
     ];
     for (const [args, message] of cases) {
