@@ -18,7 +18,7 @@ import { judgeCommand } from "../extensions/permission-gate/judge.ts";
 import { compileRules } from "../extensions/permission-gate/rules.ts";
 import { loadShellParser } from "../extensions/permission-gate/shell.ts";
 
-const SESSIONS = 100;
+const SESSIONS = Number(process.env.SESSIONS ?? 100);
 const ANSWERS = 25;
 const CALLS = 4;
 const RULES = { deny: ["Bash(git push:*)", "Write(secrets/**)"], ask: ["Bash(npm publish:*)"], allow: ["Bash(npm test)", "Read(src/**)"] };
@@ -99,11 +99,12 @@ function cpuNow(): number {
 async function timeReplay(recordings: Recording[], extensions: string[]): Promise<Timing> {
   const loaded = await loadExtensions(extensions, { cwd: dir, settings: { permissions: RULES } });
   const slots: Timing["slots"] = {};
-  // Each chain call timed in CPU time: replay feeds one step at a time, so nothing else runs meanwhile.
+  // Each chain call timed (replay feeds one step at a time, so nothing else of this process runs
+  // meanwhile); in wall time, scaled below to the run's CPU time — reading the CPU clock per call would cost more than most calls.
   const runSlot = loaded.manager.runSlot.bind(loaded.manager);
   loaded.manager.runSlot = ((slot: Slot, event: object, call: Parameters<typeof runSlot>[2]) => {
-    const start = cpuNow();
-    const done = () => void (slots[slot] = (slots[slot] ?? 0) + cpuNow() - start);
+    const start = performance.now();
+    const done = () => void (slots[slot] = (slots[slot] ?? 0) + performance.now() - start);
     const pending = runSlot(slot, event, call);
     if (pending) pending.then(done, done);
     else done();
@@ -117,7 +118,10 @@ async function timeReplay(recordings: Recording[], extensions: string[]): Promis
     const cpu = cpuNow();
     const replays: SessionReplay[] = [];
     for (const r of recordings) replays.push(await replayer.replay(r));
-    return { cpuMs: cpuNow() - cpu, wallMs: performance.now() - wall, slots, replays };
+    const cpuMs = cpuNow() - cpu;
+    const wallMs = performance.now() - wall;
+    for (const key of Object.keys(slots) as Slot[]) slots[key] = (slots[key]! * cpuMs) / wallMs;
+    return { cpuMs, wallMs, slots, replays };
   } finally {
     await loaded.dispose();
   }
