@@ -7,7 +7,7 @@
 // of two runs. Broken down by slot: the calls (tool_call, tool_result) and the history before each
 // model answer (context, which redact-secrets reads whole at every answer, as in a real run). The
 // gate's shell parser is timed on its own (every bash command judged directly), so the cost
-// without it can be read off. Run: npm run bench replay
+// without it can be read off. Run: npm run bench replay (SESSIONS=20 for a smaller corpus)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
