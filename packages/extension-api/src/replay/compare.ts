@@ -179,7 +179,7 @@ function callKind(rec: DecisionView, now: DecisionView, byExtension: boolean): D
     // The record names no extension (Pi, Claude Code, the kernel's own): stopped, or rewritten, either way.
     if (!byExtension || rec.by === undefined) return undefined;
     if (rec.outcome === "rewrite") return rec.by === now.by ? undefined : "input_rewritten";
-    if (rec.by === now.by && (rec.reason === now.reason || (rec.rule !== undefined && rec.rule === now.rule))) return undefined;
+    if (rec.by === now.by && (sameReason(rec.reason, now.reason) || (rec.rule !== undefined && rec.rule === now.rule))) return undefined;
     return rec.outcome === "ask" ? "asks_differently" : "blocked_differently";
   }
   if (now.outcome === "block") return "newly_blocked";
@@ -331,6 +331,18 @@ export function ruleOf(reason: string | undefined): string | undefined {
   const parenthesised = /\(([^()]{1,60})\)/.exec(reason);
   if (parenthesised && !parenthesised[1]!.startsWith("permissions.") && parenthesised[1]!.split(/\s+/).length <= 4) return parenthesised[1];
   return undefined;
+}
+
+/**
+ * The same reason, allowing for what redact-secrets masked in the recorded one (a reason quotes
+ * the command, and the result that carries it passes `tool_result`): `[REDACTED:kind]` stands for
+ * whatever the new reason has there.
+ */
+export function sameReason(recorded: string | undefined, now: string | undefined): boolean {
+  if (recorded === now) return true;
+  if (recorded === undefined || now === undefined || !recorded.includes("[REDACTED:")) return false;
+  const pattern = recorded.split(/\[REDACTED:[\w-]+\]/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[\\s\\S]+?");
+  return new RegExp(`^${pattern}$`).test(now);
 }
 
 function view(outcome: DecisionView["outcome"], by: string | undefined, reason: string | undefined): DecisionView {
