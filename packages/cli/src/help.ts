@@ -16,6 +16,8 @@ Usage
   mypi trust [DIR]                  trust a workspace's own code (--revoke, --deny, --list)
   mypi mcp login SERVER             OAuth login to an HTTP server of mcp.json (mypi mcp logout SERVER forgets it)
   mypi export FILE.jsonl|ID [OUT]   a session as one self-contained HTML file (tree, tool calls, decisions)
+  mypi replay SESSIONS… [-e EXT]    recorded sessions through the extensions, no model: what would be
+                                    decided differently (mypi replay --help)
   mypi demo                         a scripted run in a temporary workspace (no API key needed)
   mypi batch tasks.jsonl            many tasks side by side, results in results.jsonl (mypi batch --help)
   mypi worker --queue redis://…     run queued batch tasks on this machine (mypi worker --help)

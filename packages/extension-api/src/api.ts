@@ -322,7 +322,10 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       error: (...values) => host.log(record.name, "error", format(...values)),
     },
 
-    exec: (command, args = [], options = {}) => exec(command, args, options, host.cwd),
+    exec: (command, args = [], options = {}) => {
+      const viaHost = host.runtime.exec;
+      return viaHost ? viaHost(command, args, options) : exec(command, args, options, host.cwd);
+    },
 
     getActiveTools: () => (record.state === "loading" && record.activeToolsRequest ? [...record.activeToolsRequest] : host.activeToolNames()),
     getAllTools: () => host.effectiveTools(),

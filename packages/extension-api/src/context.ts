@@ -103,6 +103,9 @@ export function createBaseContext(manager: ContextSource): ExtensionContext {
     getContextUsage: () => manager.runtime.getContextUsage(),
     isProjectTrusted: () => manager.projectTrusted,
     agentPath: ROOT_PATH,
+    get replay() {
+      return manager.runtime.replay === true;
+    },
   };
 }
 

@@ -14,6 +14,8 @@ export type ExtensionErrorCode =
   | "MYPI_INVALID_COMMAND"
   | "MYPI_INVALID_FLAG"
   | "MYPI_NOT_READY"
+  /** An action a replay cannot take (docs/testing-policies.md): no model, no tools, nothing sent or written. */
+  | "MYPI_REPLAY"
   | "MYPI_EVENT_LOOP"
   | "MYPI_INVALID_MCP_SERVER"
   | "MYPI_NO_MCP"

@@ -70,3 +70,25 @@ export function agentPathOf(ctx: { context?: Readonly<Record<string, unknown>> |
   const path = ctx.context?.agentPath;
   return Array.isArray(path) && path.length > 0 && path.every((p) => typeof p === "string") ? (path as readonly string[]) : ["root"];
 }
+export {
+  CLAUDE_CODE_TOOLS,
+  DIFFERENCE_LABELS,
+  Replayer,
+  readRecording,
+  detectFormat,
+  isAskReason,
+  replayRefusal,
+  ruleOf,
+} from "./replay/index.ts";
+export type {
+  DecisionView,
+  DifferenceKind,
+  FileKind,
+  Recording,
+  RecordingFormat,
+  ReplayDifference,
+  ReplayError,
+  ReplayerOptions,
+  ReplaySlot,
+  SessionReplay,
+} from "./replay/index.ts";

@@ -258,6 +258,12 @@ export interface ExtensionContext {
    * they decide for a child; observers and commands see `["root"]`.
    */
   readonly agentPath: readonly string[];
+  /**
+   * True while a recorded session is replayed through the slots (`mypi replay`, the test kit's
+   * `replay`): no model is called, no tool runs, there is no UI, and the actions that would call
+   * the model, run a program or send a message refuse with `MYPI_REPLAY` (docs/testing-policies.md).
+   */
+  readonly replay?: boolean;
 }
 
 // ─── The API ─────────────────────────────────────────────────────────────────────────────────
@@ -424,6 +430,10 @@ export interface ExtensionRuntime {
   shutdown?(): void;
   /** `pi.createAgent`: a child agent under the agent running `options.call` (docs/subagents.md). */
   createAgent(options: CreateAgentOptions): Promise<ChildAgent>;
+  /** A replay's runtime (`ctx.replay`): nothing runs, nothing is sent. */
+  readonly replay?: boolean;
+  /** `pi.exec` through the host; absent: the extension layer runs the program itself. */
+  exec?(command: string, args: readonly string[], options: ExecOptions): Promise<ExecResult>;
 }
 
 /** How a host builds an `ExtensionManager`. */
