@@ -32,6 +32,7 @@ export interface HandlerRecord {
   readonly order?: "pre" | "post";
   readonly timeoutMs?: number;
   readonly onError?: "open" | "closed";
+  readonly label?: string;
   readonly seq: number;
 }
 
@@ -343,20 +344,22 @@ function checkOptions(name: EventName, route: Route, options: unknown): Omit<Han
   const where = `pi.on("${name}", handler, options)`;
   const invalid = (message: string) => new ExtensionError("MYPI_INVALID_OPTIONS", `${where}: ${message}`);
   if (typeof options !== "object" || options === null) throw invalid("options must be an object");
-  const allowed = route === "observer" ? ["timeoutMs"] : ["order", "timeoutMs", "onError"];
+  const allowed = route === "observer" ? ["timeoutMs", "label"] : ["order", "timeoutMs", "onError", "label"];
   for (const key of Object.keys(options)) {
     if (!allowed.includes(key)) {
-      const note = route === "observer" && (key === "order" || key === "onError") ? ` (${key} applies to decision slots; observers only take timeoutMs)` : "";
+      const note = route === "observer" && (key === "order" || key === "onError") ? ` (${key} applies to decision slots; observers take timeoutMs and label)` : "";
       throw invalid(`unknown option "${key}"${note}; options: ${allowed.join(", ")}`);
     }
   }
-  const o = options as { order?: unknown; timeoutMs?: unknown; onError?: unknown };
+  const o = options as { order?: unknown; timeoutMs?: unknown; onError?: unknown; label?: unknown };
   if (o.order !== undefined && o.order !== "pre" && o.order !== "post") throw invalid(`order must be "pre" or "post", got ${describeValue(o.order)}`);
   if (o.timeoutMs !== undefined && !(typeof o.timeoutMs === "number" && o.timeoutMs > 0 && Number.isFinite(o.timeoutMs))) {
     throw invalid(`timeoutMs must be a positive number of milliseconds, got ${describeValue(o.timeoutMs)}`);
   }
   if (o.onError !== undefined && o.onError !== "open" && o.onError !== "closed") throw invalid(`onError must be "open" or "closed", got ${describeValue(o.onError)}`);
-  const out: { order?: "pre" | "post"; timeoutMs?: number; onError?: "open" | "closed" } = {};
+  if (o.label !== undefined && (typeof o.label !== "string" || o.label.trim() === "")) throw invalid(`label must be a non-empty string, got ${describeValue(o.label)}`);
+  const out: { order?: "pre" | "post"; timeoutMs?: number; onError?: "open" | "closed"; label?: string } = {};
+  if (o.label !== undefined) out.label = o.label as string;
   if (o.order !== undefined) out.order = o.order;
   if (o.timeoutMs !== undefined) out.timeoutMs = o.timeoutMs as number;
   if (o.onError !== undefined) out.onError = o.onError;

@@ -26,6 +26,8 @@ import type {
 /** One registered decision handler, as the manager hands it to a chain. */
 export interface ChainHandler<K extends SlotName = SlotName> {
   readonly extension: string;
+  /** The handler's own name (`pi.on`'s `label`), reported with the extension's. */
+  readonly label?: string;
   readonly handler: DecisionHandler<K>;
   readonly timeoutMs: number;
   readonly onError: "open" | "closed";
@@ -160,7 +162,7 @@ class HandlerCall<K extends SlotName> {
     }
     // The handler failed: its own policy decides, in this frame, on the event as it came in.
     if (!this.entered) undoInPlace(this.snap);
-    call.emit({ type: "extension_error", extension: h.extension, slot, error: failure.message, code: failure.code, timestamp: Date.now() });
+    call.emit({ type: "extension_error", extension: h.extension, ...(h.label !== undefined && { handler: h.label }), slot, error: failure.message, code: failure.code, timestamp: Date.now() });
     const outcome: HookOutcome = failure.code === "MYPI_TIMEOUT" ? "timeout" : h.onError === "open" ? "fail_open" : "fail_closed";
     this.report(outcome, failure.message);
     if (h.onError === "open") return after ? { state: after, call } : this.next(frame);
@@ -173,6 +175,7 @@ class HandlerCall<K extends SlotName> {
       type: "hook_decision",
       slot: this.slot,
       extension: this.h.extension,
+      ...(this.h.label !== undefined && { handler: this.h.label }),
       outcome,
       durationMs: Math.round(this.budget.ownMs * 1000) / 1000,
       timestamp: Date.now(),

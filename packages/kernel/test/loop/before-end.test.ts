@@ -3,7 +3,7 @@
  * messages that continue the same run; it cannot block or end anything.
  */
 import { describe, expect, test } from "vitest";
-import { runAgentLoop, type BeforeEndEvent, type CustomMessage, type Message, type StreamEvent } from "../../src/index.ts";
+import { isAgentEvent, runAgentLoop, type BeforeEndEvent, type CustomMessage, type Message, type StreamEvent } from "../../src/index.ts";
 import { addTool, agentFactory, collect, gate, normalize, types, user } from "./helpers.ts";
 
 const { agentWith } = agentFactory({ tools: [addTool] });
@@ -32,7 +32,7 @@ describe("beforeEnd", () => {
     ]);
     expect(normalize(agent.messages.map((m: Message) => m.role))).toEqual(["user", "assistant", "custom", "assistant"]);
     // The supplied message entered history like any other: message_start and message_end.
-    const custom = events.filter((e) => (e.type === "message_start" || e.type === "message_end") && e.message.role === "custom");
+    const custom = events.filter((e) => isAgentEvent(e) && (e.type === "message_start" || e.type === "message_end") && e.message.role === "custom");
     expect(custom.map((e) => e.type)).toEqual(["message_start", "message_end"]);
   });
 
