@@ -314,6 +314,12 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
     getActiveTools: () => (record.state === "loading" && record.activeToolsRequest ? [...record.activeToolsRequest] : host.activeToolNames()),
     getAllTools: () => host.effectiveTools(),
     complete: (request) => runtime("complete").complete(request),
+    callTool(name, input, options = {}) {
+      if (typeof name !== "string" || typeof input !== "object" || input === null || Array.isArray(input)) {
+        throw fail("MYPI_BAD_RESULT", `callTool(${describeValue(name)}, ${describeValue(input)}): give a tool name and an input object`);
+      }
+      return runtime("callTool").callTool({ name, input, ...(options.signal && { signal: options.signal }) });
+    },
 
     setActiveTools(names) {
       usable("setActiveTools");

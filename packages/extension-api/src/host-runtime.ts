@@ -16,6 +16,7 @@ import {
 import type { ChainCall } from "./chain.ts";
 import type { ExtensionHostEvent } from "./events.ts";
 import { completeThroughSlots } from "./complete.ts";
+import { callToolThroughSlots } from "./call-tool.ts";
 import type { ExtensionManager } from "./manager.ts";
 import { readonlyView } from "./session-view.ts";
 import type { ExtensionRuntime, SendMessageOptions, SendUserMessageOptions } from "./types.ts";
@@ -101,6 +102,7 @@ export function createHostRuntime(deps: RuntimeDeps): HostRuntime {
     compact: (customInstructions) => deps.compact(customInstructions),
     modelId: () => deps.agent().model.id,
     complete: (request) => completeThroughSlots({ manager, model: () => deps.agent().model, call: deps.hostCall }, request),
+    callTool: (request) => callToolThroughSlots({ manager, registry: manager.toolset.registry, cwd: manager.cwd, call: deps.hostCall }, request),
     setModel: (model) => void (deps.agent().model = model),
     abort: () => deps.agent().abort(),
     isIdle: () => !deps.agent().isRunning,

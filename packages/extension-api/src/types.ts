@@ -28,6 +28,9 @@ import type {
   HookDecisionEvent,
 } from "./events.ts";
 import type { RegisteredMcpServer } from "./mcp-servers.ts";
+import type { CallToolRequest, CallToolResult } from "./call-tool.ts";
+
+export type { CallToolRequest, CallToolResult } from "./call-tool.ts";
 
 export * from "./events.ts";
 
@@ -294,6 +297,13 @@ export interface ExtensionAPI {
    * uses, and, once the extensions are loaded, when no MCP extension is loaded.
    */
   registerMcpServer(name: string, config: Record<string, unknown>): void;
+  /**
+   * Call a tool outside the model's turns, as the model would: validated, decided by the
+   * `tool_call` chain (the permission gate may ask or block), run (the bash tool in its sandbox),
+   * vetted by `tool_result` (redaction). Nothing enters the conversation. Resolves to the result
+   * (`blocked: true` when a policy refused it); never rejects. Once an agent runs.
+   */
+  callTool(name: string, input: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<CallToolResult>;
   /** Remove a server this extension registered: it is closed and its tools disappear. */
   unregisterMcpServer(name: string): void;
   /** Every server extensions registered (copies). */
@@ -352,6 +362,8 @@ export interface ExtensionRuntime {
   modelId(): string | undefined;
   /** `pi.complete`: one model call through the slots, outside the conversation. */
   complete(request: CompleteRequest): Promise<CompleteResult>;
+  /** `pi.callTool`: one tool call through the slots, outside the conversation. */
+  callTool(request: CallToolRequest): Promise<CallToolResult>;
   /** Use `model` from the next run on (Pi's `pi.setModel`). */
   setModel?(model: ModelClient): void;
   abort(): void;

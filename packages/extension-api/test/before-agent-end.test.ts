@@ -1,6 +1,6 @@
 // The host's `before_agent_end` decision (the kernel's `beforeEnd`) and handler labels
 // (docs/extensions.md §1, §2).
-import { createScriptedModel, isAgentEvent, textOf, type ModelRequest, type StreamEvent } from "@mypi/kernel";
+import { createScriptedModel, isAgentEvent, textOf, type ModelRequest } from "@mypi/kernel";
 import { afterEach, describe, expect, it } from "vitest";
 import { createExtensionHost, ExtensionManager, type ExtensionFactory, type ExtensionHost, type ExtensionStreamEvent } from "../src/index.ts";
 
@@ -101,7 +101,7 @@ describe("handler labels", () => {
       ["hooks", "second hook", "fail_open"],
       ["hooks", undefined, "pass"],
     ]);
-    const errors = events.filter((e): e is Extract<StreamEvent, { type: "extension_error" }> & { handler?: string } => e.type === "extension_error");
+    const errors = events.flatMap((e) => (e.type === "extension_error" ? [e] : []));
     expect(errors.map((e) => [e.slot, e.handler])).toEqual([
       ["input", "second hook"],
       ["agent_end", "Stop observer"],
