@@ -22,6 +22,7 @@ import { toJsonLine } from "./rpc/jsonl.ts";
 import { loadSettings, type LoadedSettings, type Settings } from "./settings.ts";
 import { decideTrust } from "./trust-decide.ts";
 import { sandboxOf } from "./sandbox.ts";
+import { claudeProjectHookFiles } from "./claude-code.ts";
 import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
 
 export interface LoadRequest {
@@ -76,9 +77,13 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const { firstPass, io, mode, listing, cwd, firstSettings } = r;
   const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
-  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions });
+  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions, settings: firstSettings.settings });
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
-  const trustResources = protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions"));
+  const trustResources = [
+    ...protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions")),
+    // Hooks in Claude Code's project files are the workspace's code as well.
+    ...(firstPass.noExtensions ? [] : claudeProjectHookFiles(cwd, firstSettings.settings)),
+  ];
   const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
   const globalPackages = packagesOf(firstPass, globalDeclared);
   const outcome: ProjectOutcome = { settings: firstSettings.settings, projectPackages: packagesOf(firstPass, []) };
