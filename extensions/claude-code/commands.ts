@@ -97,17 +97,18 @@ export function expandArguments(body: string, args: string, names: readonly stri
   const words = splitArguments(args);
   const named = new Map(names.map((n, i) => [n, i]));
   let used = false;
-  const namePattern = names.length ? `|${names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")}` : "";
-  const pattern = new RegExp(`(\\\\?)\\$(ARGUMENTS\\[(\\d+)\\]|ARGUMENTS|(\\d+)${namePattern ? `|(${namePattern.slice(1)})(?![A-Za-z0-9_])` : ""})`, "g");
-  const out = body.replace(pattern, (whole, escape: string, _token: string, index?: string, digit?: string, name?: string) => {
+  // The name group never matches when there are no names (a group that always exists keeps the callback's arguments in place).
+  const namesPattern = names.length ? names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|") : "(?!)";
+  const pattern = new RegExp(`(\\\\?)\\$(?:ARGUMENTS\\[(\\d+)\\]|(ARGUMENTS)|(\\d+)|(${namesPattern})(?![A-Za-z0-9_]))`, "g");
+  const out = body.replace(pattern, (whole: string, escape: string, index?: string, all?: string, digit?: string, name?: string) => {
     if (escape) return whole.slice(1);
     used = true;
+    if (all !== undefined) return args;
     if (index !== undefined || digit !== undefined) {
       const i = Number(index ?? digit);
       return i < words.length ? words[i]! : whole;
     }
-    if (name !== undefined) return words[named.get(name)!] ?? "";
-    return args;
+    return words[named.get(name!)!] ?? "";
   });
   if (!used && args.trim() !== "") return `${out.replace(/\s+$/, "")}\n\nARGUMENTS: ${args}`;
   return out;

@@ -66,7 +66,8 @@ function bashMatches(pattern: string, command: unknown): boolean {
   // Claude Code's older prefix form: `git add:*` is `git add` followed by anything.
   const glob = pattern.endsWith(":*") ? `${pattern.slice(0, -2)}*` : pattern;
   const dynamic = /\$\(|`|\$[A-Za-z_{]/.test(command);
-  if (dynamic && /\s/.test(glob.trim())) return true;
+  // More than the command's name (`git push *`, not `rm *`): a word only known when it runs may match.
+  if (dynamic && /\s/.test(glob.replace(/\s*\*$/, "").trim())) return true;
   const parts = subcommands(command);
   if (parts === undefined) return true;
   return parts.some((part) => wildcard(glob, part) || wildcard(glob, `${part} `));
@@ -103,7 +104,7 @@ function pathMatches(pattern: string, path: string, cwd: string): boolean {
   let glob = pattern;
   let base = cwd;
   if (glob.startsWith("//")) {
-    glob = glob.slice(1);
+    glob = glob.slice(2);
     base = "/";
   } else if (glob.startsWith("~/")) {
     glob = glob.slice(2);
