@@ -56,6 +56,8 @@ export interface Answered {
 
 export interface Entry {
   readonly hook: CompiledHook;
+  /** A skill's hook (owned by the skill-hooks handler). */
+  readonly dynamic: boolean;
   readonly running: RunningHook;
   readonly answer: Promise<HookAnswer>;
 }
@@ -103,6 +105,7 @@ export class HookEngine {
   readonly problems: { file: string; message: string }[] = [];
   /** Events skills' front matter has hooks for (skill-scan.ts): only these get a skill-hooks handler. */
   skillEvents = new Set<ClaudeEvent>();
+  private readonly unawaited = new Set<Promise<void>>();
   /** Background hooks still running, killed when the session ends. */
   readonly background = new Set<AbortController>();
 
@@ -151,7 +154,7 @@ export class HookEngine {
 
   /** Dynamic hooks of an occurrence (the skill-hooks handler owns them). */
   dynamicEntries(occurrence: Occurrence): Entry[] {
-    return [...occurrence.entries.values()].filter((e) => this.dynamic.includes(e.hook));
+    return [...occurrence.entries.values()].filter((e) => e.dynamic);
   }
 
   /**
@@ -188,6 +191,17 @@ export class HookEngine {
     return occurrence.all();
   }
 
+  /** Hooks nobody waits for (Notification): run, and waited for when the session ends. */
+  fire(event: ClaudeEvent, ctx: ExtensionContext, input: OccurrenceInput): void {
+    const done = this.runAll(event, ctx, input).then(() => void this.unawaited.delete(done));
+    this.unawaited.add(done);
+  }
+
+  /** Until what `fire` started has finished (each hook is bounded by its own timeout). */
+  async settle(): Promise<void> {
+    while (this.unawaited.size > 0) await Promise.allSettled([...this.unawaited]);
+  }
+
   /** Start every hook of `event` (configured and dynamic) that `input` matches. */
   private start(event: ClaudeEvent, ctx: ExtensionContext, input: OccurrenceInput): Occurrence {
     const occurrence = new Occurrence();
@@ -195,6 +209,7 @@ export class HookEngine {
     if (candidates.length === 0) return occurrence;
     const stdin = this.stdin(event, ctx, input.fields);
     for (const hook of candidates) {
+      const dynamic = this.dynamic.includes(hook);
       if (hook.def.hook.once) this.dynamic = this.dynamic.filter((h) => h !== hook);
       if (hook.def.hook.async || hook.def.hook.asyncRewake) {
         this.startInBackground(hook, ctx, stdin);
@@ -213,7 +228,7 @@ export class HookEngine {
         this.report(hook, answer, ctx);
         return answer;
       });
-      occurrence.entries.set(hook.id, { hook, running, answer });
+      occurrence.entries.set(hook.id, { hook, dynamic, running, answer });
     }
     return occurrence;
   }

@@ -66,7 +66,8 @@ export class Transcript {
   private message(m: Message): Record<string, unknown> {
     switch (m.role) {
       case "user":
-        return { type: "user", message: { role: "user", content: typeof m.content === "string" ? m.content : blocks(m.content) } };
+        // A typed prompt is a plain string in Claude Code's transcripts (scripts read it as one).
+        return { type: "user", message: { role: "user", content: typeof m.content === "string" ? m.content : onlyText(m.content) ?? blocks(m.content) } };
       case "custom":
         return { type: "user", isMeta: true, message: { role: "user", content: typeof m.content === "string" ? m.content : blocks(m.content) } };
       case "toolResult": {
@@ -93,6 +94,10 @@ export class Transcript {
       }
     }
   }
+}
+
+function onlyText(content: readonly Content[]): string | undefined {
+  return content.length === 1 && content[0]!.type === "text" ? content[0]!.text : undefined;
 }
 
 function blocks(content: readonly Content[]): Record<string, unknown>[] {

@@ -121,6 +121,7 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
       "session_shutdown",
       async (event, ctx) => {
         engine.stopBackground();
+        await engine.settle();
         if (event.reason === "reload") return;
         const reason = { quit: "other", new: "clear", resume: "resume", fork: "other" }[event.reason];
         const signal = AbortSignal.timeout(budget);
@@ -130,7 +131,15 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
       { label: "SessionEnd hooks", timeoutMs: budget + 2_000 },
     );
   } else {
-    pi.on("session_shutdown", (event, ctx) => (event.reason === "reload" ? engine.stopBackground() : engine.endSession(ctx)));
+    pi.on(
+      "session_shutdown",
+      async (event, ctx) => {
+        await engine.settle();
+        if (event.reason === "reload") engine.stopBackground();
+        else engine.endSession(ctx);
+      },
+      { label: "hooks still running", timeoutMs: Math.max(5_000, longest("Notification") + 5_000) },
+    );
   }
 
   if (engine.of("StopFailure").length > 0) {

@@ -280,7 +280,7 @@ export async function askPermission(request: PermissionRequest): Promise<{ kind:
   }
   if (allowed) return { kind: "allow", ...allowed };
   const what = `${tool.name}${typeof tool.input.command === "string" ? `: ${tool.input.command}` : typeof tool.input.file_path === "string" ? `: ${tool.input.file_path}` : ""}`;
-  void engine.runAll("Notification", ctx, {
+  engine.fire("Notification", ctx, {
     values: ["permission_prompt"],
     fields: { message: `Claude needs your permission to use ${tool.name}`, title: "Permission needed", notification_type: "permission_prompt" },
   });
