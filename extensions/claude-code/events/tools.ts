@@ -76,6 +76,11 @@ export function registerToolEvents(options: ToolEventsOptions): void {
     extraMs: ASK_TIMEOUT_MS,
     stops: (r) => "block" in r && r.block === true,
     async decide(own, occurrence, e, ctx) {
+      for (const { hook, answer } of own) {
+        if (answer.kind === "ok" && answer.json?.hookSpecificOutput?.permissionDecision === "defer") {
+          options.say(ctx, "info", `PreToolUse hook (${hook.label}): "defer" is not honoured by mypi (a run cannot be suspended); the call goes on as if the hook decided nothing.`);
+        }
+      }
       const verdicts = own.map((a) => ({ hook: a.hook, v: verdictOf(a.answer, a.hook.label) }));
       // Next to the call's result: steering enters right after the batch's results, before the next model call.
       for (const { v } of verdicts) {
@@ -268,7 +273,8 @@ export async function askPermission(request: PermissionRequest): Promise<{ kind:
   let allowed: { input?: Record<string, unknown> } | undefined;
   for (const { hook, answer } of answered) {
     if (answer.kind !== "ok" && answer.kind !== "block") continue;
-    const decision = answer.json?.hookSpecificOutput?.decision as { behavior?: string; message?: string; updatedInput?: Record<string, unknown> } | undefined;
+    const decision = answer.json?.hookSpecificOutput?.decision as { behavior?: string; message?: string; updatedInput?: Record<string, unknown>; updatedPermissions?: unknown } | undefined;
+    if (decision?.updatedPermissions !== undefined) request.say(ctx, "info", `PermissionRequest hook (${hook.label}): updatedPermissions is not applied (mypi has no permission modes or rule updates from hooks).`);
     if (decision?.behavior === "deny") return { kind: "deny", reason: decision.message ?? `denied by the PermissionRequest hook ${hook.label}` };
     if (decision?.behavior === "allow") {
       if (decision.updatedInput) {
