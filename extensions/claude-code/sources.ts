@@ -17,6 +17,9 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { isRecord } from "@mypi/kernel";
 import type { HookSource } from "./config.ts";
+import { CLAUDE_PROJECT_FILES, claudeCodeSetting } from "./triggers.ts";
+
+export { CLAUDE_PROJECT_FILES, claudeCodeSetting, type ClaudeCodeSetting } from "./triggers.ts";
 
 export interface HookFile {
   source: HookSource;
@@ -34,22 +37,6 @@ export interface SourceOptions {
   /** Home folder for `~/.claude` (tests). */
   userHome?: string;
 }
-
-export interface ClaudeCodeSetting {
-  userSettings: boolean;
-  projectSettings: boolean;
-}
-
-/** `"claudeCode"`: `false`, or which of Claude Code's files to read (default both). */
-export function claudeCodeSetting(settings: Record<string, unknown>): ClaudeCodeSetting {
-  const value = settings.claudeCode;
-  if (value === false) return { userSettings: false, projectSettings: false };
-  if (isRecord(value)) return { userSettings: value.userSettings !== false, projectSettings: value.projectSettings !== false };
-  return { userSettings: true, projectSettings: true };
-}
-
-/** Claude Code's project files with hooks (the CLI's trust line names them for an untrusted workspace). */
-export const CLAUDE_PROJECT_FILES = [".claude/settings.json", ".claude/settings.local.json"] as const;
 
 /** Every settings file that may hold hooks, in order, with what it says (a file that does not parse is a problem). */
 export function hookFiles(options: SourceOptions): { files: HookFile[]; problems: { file: string; message: string }[] } {
