@@ -10,7 +10,7 @@
  * plugin when it has `.claude-plugin/plugin.json`, or — having no `package.json` and no
  * `index.ts` — a `commands/`, `agents/` or `hooks/hooks.json` of Claude Code's layout.
  */
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { readPlugin, type ClaudePlugin } from "@mypi/extensions/claude-code/plugin-format";
 import { declaredPlugins, pluginRoot, type PluginEntry } from "@mypi/extensions/claude-code/plugins";
@@ -33,11 +33,24 @@ export function pluginScopes(home: string, cwd: string): Record<PluginScope["nam
   };
 }
 
-/** A folder laid out as a Claude Code plugin. */
-export function isPluginDir(dir: string): boolean {
-  if (existsSync(join(dir, ".claude-plugin", "plugin.json"))) return true;
+/**
+ * A folder laid out as a Claude Code plugin. One that is also a mypi or Pi package (its
+ * package.json declares `mypi` or `pi`) installs as the package, which mypi runs natively,
+ * unless `plugin:` asks for the plugin.
+ */
+export function isPluginDir(dir: string, forced = false): boolean {
+  if (existsSync(join(dir, ".claude-plugin", "plugin.json"))) return forced || !declaresPackage(dir);
   if (existsSync(join(dir, "package.json")) || existsSync(join(dir, "index.ts")) || existsSync(join(dir, "index.js"))) return false;
   return existsSync(join(dir, "hooks", "hooks.json")) || isDirectory(join(dir, "commands")) || isDirectory(join(dir, "agents"));
+}
+
+function declaresPackage(dir: string): boolean {
+  try {
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Record<string, unknown>;
+    return typeof pkg.mypi === "object" || typeof pkg.pi === "object";
+  } catch {
+    return false;
+  }
 }
 
 export function isMarketplaceDir(dir: string): boolean {
@@ -53,7 +66,10 @@ export interface Installed {
  * Install `text` when it names a plugin: the result, a string saying why it cannot be installed,
  * or `undefined` when `text` is no plugin (a mypi package, for the package installer).
  */
-export async function installPlugin(text: string, shellCwd: string, scope: PluginScope, all: readonly PluginScope[]): Promise<Installed | string | undefined> {
+export async function installPlugin(spec: string, shellCwd: string, scope: PluginScope, all: readonly PluginScope[]): Promise<Installed | string | undefined> {
+  // `plugin:` takes a folder or repository that is also a mypi/Pi package as the plugin.
+  const forced = spec.startsWith("plugin:");
+  const text = forced ? spec.slice("plugin:".length) : spec;
   const named = /^([A-Za-z0-9][\w.-]*)@([A-Za-z0-9][\w.-]*)$/.exec(text);
   if (named && !existsSync(join(shellCwd, text))) {
     const marketplace = findMarketplace(named[2]!, [scope, ...all]);
@@ -64,15 +80,16 @@ export async function installPlugin(text: string, shellCwd: string, scope: Plugi
   }
   const bare = isBareRepository(resolve(shellCwd, text));
   const source = parseSource(bare ? `git:file://${resolve(shellCwd, text)}` : text, shellCwd);
-  if (typeof source === "string") return undefined;
+  const notPlugin = forced ? `${text} is not a Claude Code plugin (no .claude-plugin/plugin.json, commands/, agents/ or hooks/hooks.json)` : undefined;
+  if (typeof source === "string") return forced ? source : undefined;
   if (source.kind === "local") {
-    if (!isDirectory(source.path)) return undefined;
-    if (isMarketplaceDir(source.path) && !isPluginDir(source.path)) return marketplaceHint(text);
-    if (!isPluginDir(source.path)) return undefined;
+    if (!isDirectory(source.path)) return notPlugin;
+    if (isMarketplaceDir(source.path) && !isPluginDir(source.path, forced)) return marketplaceHint(text);
+    if (!isPluginDir(source.path, forced)) return notPlugin;
     return declare(scope, { source: source.path, root: source.path }, source.path);
   }
-  if (source.kind !== "git") return undefined;
-  const fetched = await fetchGit(source, scope, undefined, text);
+  if (source.kind !== "git") return notPlugin;
+  const fetched = await fetchGit(source, scope, undefined, text, forced);
   if (fetched === undefined || "error" in fetched) return fetched?.error;
   return declare(scope, { source: source.declaration, root: fetched.root }, fetched.root);
 }
@@ -88,7 +105,7 @@ async function fetchGit(source: Extract<PackageSource, { kind: "git" }>, scope: 
     if (failed !== undefined) return { error: failed };
     const root = subdir === undefined ? repo : join(repo, subdir);
     if (subdir !== undefined && !isDirectory(root)) return { error: `${source.url} has no folder ${subdir}` };
-    if (!isPluginDir(root)) {
+    if (!isPluginDir(root, fromMarketplace)) {
       if (isMarketplaceDir(root)) return { error: marketplaceHint(text) };
       // A plugin a marketplace names must be one; anything else may be a mypi package.
       if (!fromMarketplace) return undefined;
