@@ -8,7 +8,7 @@
  */
 import type { DecisionSlots, ExtensionAPI, ExtensionContext, Handler, HandlerOptions, SlotEvent, SlotName, SlotResult } from "@mypi/extension-api";
 import type { ClaudeEvent } from "./config.ts";
-import type { Answered, CompiledHook, HookEngine, Occurrence, OccurrenceInput } from "./engine.ts";
+import type { Answered, HookEngine, Occurrence, OccurrenceInput } from "./engine.ts";
 
 /** Time a handler may take past its hook's own timeout (reading the answer, a notice). */
 const HANDLER_GRACE_MS = 5_000;
@@ -80,4 +80,3 @@ function handlerFor<K extends SlotName>(
   };
 }
 
-export type { CompiledHook };

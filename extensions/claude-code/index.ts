@@ -40,7 +40,7 @@ export default function claudeCode(pi: ExtensionAPI): void {
 
   const found = hookFiles({ home: mypiHome(), cwd, trusted, settings });
   problems.push(...found.problems);
-  const plugins = loadPlugins({ home: mypiHome(), cwd, trusted, settings });
+  const plugins = loadPlugins({ home: mypiHome(), cwd, trusted });
   problems.push(...plugins.problems);
   const definitions: HookDefinition[] = [];
   const disabled = hooksDisabled(settings, found.files);

@@ -87,7 +87,7 @@ export function pluginRoot(settingsFile: string, entry: PluginEntry): string {
   return isAbsolute(entry.root) ? entry.root : resolve(dirname(settingsFile), entry.root);
 }
 
-export function loadPlugins(options: PluginScopes & { settings?: Record<string, unknown> }): PluginLoad {
+export function loadPlugins(options: PluginScopes): PluginLoad {
   const out: PluginLoad = { enabled: [], disabled: [], problems: [] };
   const seen = new Set<string>();
   for (const { file, scope } of pluginSettingsFiles(options)) {

@@ -295,8 +295,3 @@ export async function askPermission(request: PermissionRequest): Promise<{ kind:
   const ok = await ctx.ui.confirm("Allow this call? (a hook asks)", `${what}\n\n${why}`, { signal: ctx.signal, timeout: ASK_TIMEOUT_MS });
   return ok ? { kind: "allow" } : { kind: "deny", reason: `the user declined ${what} (${why}).` };
 }
-
-/** Claude Code's tool name of a call (for messages). */
-export function toolNameFor(name: string, tools: ToolContext): string {
-  return claudeToolName(name, tools);
-}
