@@ -23,6 +23,7 @@ import { toJsonLine } from "./rpc/jsonl.ts";
 import { loadSettings, type LoadedSettings, type Settings } from "./settings.ts";
 import { decideTrust } from "./trust-decide.ts";
 import { sandboxOf } from "./sandbox.ts";
+import { claudeProjectHookFiles } from "./claude-code.ts";
 import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
 
 export interface LoadRequest {
@@ -77,12 +78,14 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const { firstPass, io, mode, listing, cwd, firstSettings } = r;
   const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
-  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions, noMcp: firstPass.noMcp });
+  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions, noMcp: firstPass.noMcp, settings: firstSettings.settings });
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
   // An -e package of the workspace's node_modules is its content too: it needs the decision.
   const trustResources = [
     ...protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions") && !(firstPass.noSubagents && res.endsWith("/agents"))),
     ...workspaceSpecs(discovered),
+    // Hooks in Claude Code's project files are the workspace's code as well.
+    ...(firstPass.noExtensions ? [] : claudeProjectHookFiles(cwd, firstSettings.settings)),
   ];
   const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
   const globalPackages = packagesOf(firstPass, globalDeclared);
