@@ -15,6 +15,7 @@ import {
   type ExtensionHostOptions,
   type ExtensionSpec,
   type ExtensionStreamEvent,
+  type ExtensionFactory,
   type ExtensionUI,
   type HostMode,
   type LoadFailure,
@@ -46,6 +47,8 @@ export interface ExtensionSet {
   piTerminal?: PiTerminal;
   /** Notable things that are not errors (a tool replaced by another extension). */
   onDiagnostic?: (message: string) => void;
+  /** In-process extensions the mode adds (`extension-loading.ts`), loaded after all the others. */
+  hostExtensions?: readonly { name: string; factory: ExtensionFactory }[];
 }
 
 export interface ProjectExtensions {
@@ -93,6 +96,7 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
     manager.projectTrusted = own !== undefined;
     failures.push(...(await manager.load([...(own ?? []), ...(set.project.afterDecision ?? [])], { at })).failed);
   }
+  for (const { name, factory } of set.hostExtensions ?? []) failures.push(...(await manager.loadExtension(factory, name)).failed);
   return { manager, failures };
 }
 
