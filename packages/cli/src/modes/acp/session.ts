@@ -171,11 +171,13 @@ export class AcpSession {
     const input = promptInput(blocks, this.cwd);
     if (input.text.trim() === "" && input.images.length === 0) throw RequestError.invalidParams({ sessionId: this.id }, "the prompt is empty");
     this.#cancelled = false;
-    const turn = this.#turn(input);
-    this.#running = turn;
+    let finish!: () => void;
+    // Set before the turn starts: what the turn says first (the notes) is said inside it.
+    this.#running = new Promise<void>((resolve) => (finish = resolve));
     try {
-      return await turn;
+      return await this.#turn(input);
     } finally {
+      finish();
       this.#running = undefined;
       this.announceCommands();
     }
