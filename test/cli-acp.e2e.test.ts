@@ -235,6 +235,38 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     expect((await acp.end()).code).toBe(0);
   });
 
+  it("reads and writes the workspace's files through the editor when it offers fs, unsaved changes included, and the disk where it does not hold a file", async () => {
+    const ws = join(sandbox.root, "ws-editor");
+    sandbox.file(join(ws, "open.txt"), "on disk\n");
+    sandbox.file(join(ws, "closed.txt"), "only on disk\n");
+    const editor = new Map([[join(ws, "open.txt"), "unsaved in the editor\n"]]);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "read", arguments: { path: "open.txt" } }, { name: "read", arguments: { path: "closed.txt" } }] },
+      { toolCalls: [{ name: "edit", arguments: { path: "open.txt", oldText: "unsaved", newText: "edited" } }] },
+      { toolCalls: [{ name: "write", arguments: { path: "made.txt", content: "new\n" } }] },
+      { text: "Done." },
+    ]);
+    const acp = startAcp(sandbox, ["--model", `scripted:${script}`, "--no-session"], { cwd: ws, editor });
+    await acp.call("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } } });
+    const { sessionId } = await acp.call<{ sessionId: string }>("session/new", { cwd: ws, mcpServers: [] });
+    expect(await prompt(acp, sessionId, "edit")).toEqual({ stopReason: "end_turn" });
+    const outputs = acp.updates(sessionId).flatMap((u) => (u.sessionUpdate === "tool_call_update" && u.status === "completed" ? [(u.rawOutput as { output: string }).output] : []));
+    expect(outputs.slice(0, 2)).toEqual(["unsaved in the editor", "only on disk"]);
+    expect(editor.get(join(ws, "open.txt"))).toBe("edited in the editor\n");
+    expect(editor.get(join(ws, "made.txt"))).toBe("new\n");
+    // The editor saves its buffers itself: mypi wrote nothing to the disk.
+    expect(readFileSync(join(ws, "open.txt"), "utf8")).toBe("on disk\n");
+    expect(existsSync(join(ws, "made.txt"))).toBe(false);
+    expect(acp.transcript.flatMap((e) => (e.kind === "fs" ? [[e.method, e.path.slice(ws.length + 1)]] : []))).toEqual([
+      ["fs/read_text_file", "open.txt"],
+      ["fs/read_text_file", "closed.txt"],
+      ["fs/read_text_file", "open.txt"],
+      ["fs/write_text_file", "open.txt"],
+      ["fs/write_text_file", "made.txt"],
+    ]);
+    expect((await acp.end()).code).toBe(0);
+  });
+
   it("tells once, in the first turn, that an untrusted folder's own settings did not load and how to trust it", async () => {
     const ws = join(sandbox.root, "ws-untrusted");
     sandbox.file(join(ws, ".mypi", "settings.json"), JSON.stringify({ model: "nowhere/nothing" }));

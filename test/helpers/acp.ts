@@ -11,7 +11,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { Readable, Writable } from "node:stream";
-import { client, ndJsonStream, type ClientConnection, type RequestPermissionRequest, type RequestPermissionResponse, type SessionUpdate } from "@agentclientprotocol/sdk";
+import { client, ndJsonStream, RequestError, type ClientConnection, type RequestPermissionRequest, type RequestPermissionResponse, type SessionUpdate } from "@agentclientprotocol/sdk";
 import { MYPI_BIN, type Sandbox } from "./mypi.ts";
 
 /** One message as the client saw it: a request it sent and its answer, an update, a permission request. */
@@ -19,7 +19,8 @@ export type TranscriptEntry =
   | { kind: "request"; method: string; params: unknown }
   | { kind: "response"; method: string; result?: unknown; error?: { code: number; message: string } }
   | { kind: "update"; sessionId: string; update: SessionUpdate }
-  | { kind: "permission"; params: RequestPermissionRequest; answer: RequestPermissionResponse };
+  | { kind: "permission"; params: RequestPermissionRequest; answer: RequestPermissionResponse }
+  | { kind: "fs"; method: string; path: string };
 
 /** How a permission request is answered: an option kind to pick, "cancelled", or a function (may wait). */
 export type PermissionAnswer = "allow" | "reject" | "cancelled" | ((request: RequestPermissionRequest) => Promise<RequestPermissionResponse>);
@@ -40,7 +41,12 @@ export interface AcpProcess {
   end(): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
 }
 
-export function startAcp(sandbox: Sandbox, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): AcpProcess {
+/**
+ * `editor`: the client's open buffers (path → text); with it the client answers `fs/read_text_file`
+ * from them (a path it does not hold: not found) and `fs/write_text_file` into them (the test
+ * advertises `fs` in `initialize` itself).
+ */
+export function startAcp(sandbox: Sandbox, args: string[], options: { cwd?: string; env?: Record<string, string>; editor?: Map<string, string> } = {}): AcpProcess {
   const child = spawn(process.execPath, [MYPI_BIN, "acp", ...args], { cwd: options.cwd ?? sandbox.ws, env: { ...sandbox.env, ...options.env } });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
@@ -69,6 +75,21 @@ export function startAcp(sandbox: Sandbox, args: string[], options: { cwd?: stri
       transcript.push({ kind: "permission", params, answer });
       return answer;
     });
+  const { editor } = options;
+  if (editor) {
+    app
+      .onRequest("fs/read_text_file", ({ params }) => {
+        transcript.push({ kind: "fs", method: "fs/read_text_file", path: params.path });
+        const text = editor.get(params.path);
+        if (text === undefined) throw RequestError.resourceNotFound(params.path);
+        return { content: text };
+      })
+      .onRequest("fs/write_text_file", ({ params }) => {
+        transcript.push({ kind: "fs", method: "fs/write_text_file", path: params.path });
+        editor.set(params.path, params.content);
+        return {};
+      });
+  }
   const connection = app.connect(ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
 
   const updates = (sessionId?: string) => transcript.flatMap((e) => (e.kind === "update" && (sessionId === undefined || e.sessionId === sessionId) ? [e.update] : []));

@@ -11,7 +11,7 @@
  * so that a workspace asking for a sandbox never runs its first session without one.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { SandboxOptions } from "@mypi/builtin-tools";
+import type { FileAccess, SandboxOptions } from "@mypi/builtin-tools";
 import type { ExtensionFactory, ExtensionSpec, ExtensionUI, HostMode } from "@mypi/extension-api";
 import type { CliArgs, Mode } from "./args.ts";
 import { discoverExtensions, type Discovery, type ExtensionOrigin } from "./discovery.ts";
@@ -45,6 +45,8 @@ export interface LoadRequest {
   extraExtensions?: readonly string[];
   /** In-process extensions the mode adds, loaded last (and again for each new session). */
   hostExtensions?: readonly HostExtension[];
+  /** The builtin file tools' text goes through this instead of the disk (ACP: the editor's `fs`). */
+  files?: FileAccess;
 }
 
 /** An extension the host itself adds, in process: a factory and the name it is known by. */
@@ -112,6 +114,7 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
     ...((rpcUI ?? r.ui) && { ui: rpcUI ?? r.ui }),
     mode: hostModeOf(mode),
     ...(r.hostExtensions && { hostExtensions: r.hostExtensions }),
+    ...(r.files && { files: r.files }),
     ...(piTerminal && { piTerminal }),
     onDiagnostic: diagnostic,
   };

@@ -21,7 +21,7 @@ import {
   type LoadFailure,
   type PiTerminal,
 } from "@mypi/extension-api";
-import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
+import { createBuiltinTools, type FileAccess, type SandboxOptions } from "@mypi/builtin-tools";
 import type { HostSession } from "./host-session.ts";
 import { listSessions } from "./session-list.ts";
 import { redactorFor } from "./redaction.ts";
@@ -37,6 +37,8 @@ export interface ExtensionSet {
   builtinTools: boolean;
   /** Run the builtin bash tool's commands in this sandbox. */
   sandbox?: SandboxOptions;
+  /** The builtin file tools read and write text through this (an editor's buffers), not the disk. */
+  files?: FileAccess;
   flags?: Record<string, string | boolean>;
   /** The effective settings (`settings.ts`), handed to extensions by `pi.getSettings()`. */
   settings?: Readonly<Record<string, unknown>>;
@@ -85,7 +87,7 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   });
   const failures: LoadFailure[] = [];
   if (set.builtinTools) {
-    failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }) }), "builtin-tools", { replaceable: true })).failed);
+    failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }), ...(set.files && { files: set.files }) }), "builtin-tools", { replaceable: true })).failed);
   }
   const after = set.project?.after ?? set.paths.length;
   failures.push(...(await manager.load(set.paths.slice(0, after))).failed);

@@ -96,6 +96,7 @@ export interface WorkspaceRequest {
   ui?: LoadRequest["ui"];
   extraExtensions?: LoadRequest["extraExtensions"];
   hostExtensions?: LoadRequest["hostExtensions"];
+  files?: LoadRequest["files"];
 }
 
 /**
@@ -115,6 +116,7 @@ async function prepareMode(run: WatchedRun, request: WorkspaceRequest = {}): Pro
     ...(request.ui && { ui: request.ui }),
     ...(request.extraExtensions && { extraExtensions: request.extraExtensions }),
     ...(request.hostExtensions && { hostExtensions: request.hostExtensions }),
+    ...(request.files && { files: request.files }),
   });
   if ("settingsError" in ws) return fail(io, settingsError(ws.settingsError));
   if ("usageError" in ws) return fail(io, ws.usageError);

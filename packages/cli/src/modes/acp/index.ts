@@ -37,7 +37,7 @@ export async function runAcpMode({ io, stop, open }: AcpIO): Promise<number> {
   const opening = new Set<Promise<unknown>>();
   let connection: AgentConnection | undefined;
   let clientCapabilities: ClientCapabilities = {};
-  const env = { open, io, client: () => connection?.client };
+  const env = { open, io, client: () => connection?.client, capabilities: () => clientCapabilities };
 
   const sessionOf = (sessionId: SessionId): AcpSession => {
     const session = sessions.get(sessionId);
@@ -64,7 +64,6 @@ export async function runAcpMode({ io, stop, open }: AcpIO): Promise<number> {
   const app = agent({ name: "mypi" })
     .onRequest("initialize", ({ params }) => {
       clientCapabilities = params.clientCapabilities ?? {};
-      void clientCapabilities;
       return {
         protocolVersion: 1,
         agentInfo: { name: "mypi", title: "mypi", version: version() },

@@ -7,13 +7,14 @@
  */
 import { Writable } from "node:stream";
 import { isAbsolute } from "node:path";
-import { RequestError, type AgentContext, type AvailableCommand, type ContentBlock, type McpServer, type SessionUpdate, type StopReason } from "@agentclientprotocol/sdk";
+import { RequestError, type AgentContext, type AvailableCommand, type ClientCapabilities, type ContentBlock, type McpServer, type SessionUpdate, type StopReason } from "@agentclientprotocol/sdk";
 import { parseSlashCommand, type ExtensionFactory } from "@mypi/extension-api";
 import { SessionManager, sessionFilesByIdPrefix, type AgentEndEvent } from "@mypi/kernel";
 import type { CliIO } from "../../main.ts";
 import { openHostSession, type ModeStart, type RunSession } from "../../run-mode.ts";
 import type { WorkspaceRequest } from "../../run.ts";
 import { extensionErrorLine, extensionLogLine } from "../print.ts";
+import { clientFiles } from "./client-fs.ts";
 import { configOptions } from "./config.ts";
 import { clientMcpServers } from "./mcp.ts";
 import { createAcpUI, type AcpUI } from "./permission.ts";
@@ -26,6 +27,8 @@ export type OpenWorkspace = (request: WorkspaceRequest & { io: CliIO }) => Promi
 
 export interface SessionEnv {
   open: OpenWorkspace;
+  /** What the client said it offers (`initialize`). */
+  capabilities(): ClientCapabilities;
   /** The process's io: stderr for logs (stdout belongs to the protocol). */
   io: CliIO;
   client(): AgentContext | undefined;
@@ -95,8 +98,10 @@ export class AcpSession {
         env.io.stderr.write(chunk, () => done());
       },
     });
+    const files = clientFiles({ client: env.client, sessionId: () => session?.id, capabilities: env.capabilities().fs });
     const start = await env.open({
       cwd,
+      ...(files && { files }),
       // Nothing of a workspace writes to stdout: that is the protocol's.
       io: { ...env.io, stdout: env.io.stderr, stderr },
       ui,

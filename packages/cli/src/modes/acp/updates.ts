@@ -129,6 +129,8 @@ export class SessionUpdates {
           const after = fileText(file);
           if (typeof after === "string" && after !== call.before) content.push({ type: "diff", path: file, oldText: call.before, newText: after });
         }
+        // Not seen on disk (the editor holds the file, or it is too large to read): the change as proposed.
+        if (call && file !== undefined && content.length === 0) content.push(...call.preview);
         content.push(...resultContent(event.result));
         this.#sink.send({
           sessionUpdate: "tool_call_update",
