@@ -58,7 +58,7 @@ export function replayUpdates(branch: readonly SessionEntry[], cwd: string): Ses
         });
         break;
       default:
-        // An extension's custom message: shown as the user's side of the conversation, as the model reads it.
+        // An extension's custom message is its own display matter (Pi renders it with the extension's renderer): not replayed.
         break;
     }
   }
