@@ -11,8 +11,8 @@
  * so that a workspace asking for a sandbox never runs its first session without one.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { SandboxOptions } from "@mypi/builtin-tools";
-import type { ExtensionSpec } from "@mypi/extension-api";
+import type { FileAccess, SandboxOptions } from "@mypi/builtin-tools";
+import type { ExtensionFactory, ExtensionSpec, ExtensionUI, HostMode } from "@mypi/extension-api";
 import type { CliArgs, Mode } from "./args.ts";
 import { discoverExtensions, type Discovery, type ExtensionOrigin } from "./discovery.ts";
 import { loadExtensionSet, redactorOf, type ExtensionSet, type LoadedExtensions, type ProjectExtensions } from "./host-builder.ts";
@@ -40,6 +40,20 @@ export interface LoadRequest {
   /** The settings read before loading: the workspace's too when `earlyTrust` trusts it. */
   firstSettings: LoadedSettings;
   sandbox: SandboxOptions | undefined;
+  /** The extensions' UI when the mode brings its own (ACP's dialogs over the protocol); RPC mode makes its own. */
+  ui?: ExtensionUI;
+  /** `-e` specs the mode adds to the command line's (ACP: `mcp` when the client passes MCP servers). */
+  extraExtensions?: readonly string[];
+  /** In-process extensions the mode adds, loaded last (and again for each new session). */
+  hostExtensions?: readonly HostExtension[];
+  /** The builtin file tools' text goes through this instead of the disk (ACP: the editor's `fs`). */
+  files?: FileAccess;
+}
+
+/** An extension the host itself adds, in process: a factory and the name it is known by. */
+export interface HostExtension {
+  name: string;
+  factory: ExtensionFactory;
 }
 
 export interface LoadedWorkspace {
@@ -78,7 +92,8 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const { firstPass, io, mode, listing, cwd, firstSettings } = r;
   const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
-  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions, noMcp: firstPass.noMcp, settings: firstSettings.settings });
+  const extensionPaths = [...firstPass.extensions, ...(r.extraExtensions ?? [])];
+  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths, noExtensions: firstPass.noExtensions, noMcp: firstPass.noMcp, settings: firstSettings.settings });
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
   // An -e package of the workspace's node_modules is its content too: it needs the decision.
   const trustResources = [
@@ -100,8 +115,10 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
     builtinTools: !firstPass.noBuiltinTools,
     subagents: !firstPass.noSubagents,
     ...(r.sandbox && { sandbox: r.sandbox }),
-    ...(rpcUI && { ui: rpcUI }),
-    mode,
+    ...((rpcUI ?? r.ui) && { ui: rpcUI ?? r.ui }),
+    mode: hostModeOf(mode),
+    ...(r.hostExtensions && { hostExtensions: r.hostExtensions }),
+    ...(r.files && { files: r.files }),
     ...(piTerminal && { piTerminal }),
     onDiagnostic: diagnostic,
   };
@@ -132,6 +149,11 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
       : undefined;
   if (skipped) io.stderr.write(`${skippedLine(cwd, skipped.resources)}\n`);
   return { loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactLines };
+}
+
+/** Pi's `ctx.mode`: Pi has no ACP mode; an editor driving mypi over ACP is closest to RPC (dialogs over a protocol, no terminal). */
+function hostModeOf(mode: Mode): HostMode {
+  return mode === "acp" ? "rpc" : mode;
 }
 
 /** The workspace's part of the set: its decision, and on trust its settings, folder and packages (into `outcome`). */

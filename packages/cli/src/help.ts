@@ -6,6 +6,7 @@ Usage
   mypi -p "prompt"                  print mode: run once, print the final text
   mypi --mode json -p "prompt"      every event as one JSON line on stdout
   mypi --mode rpc                   JSON lines on stdin (commands) and stdout (responses, events)
+  mypi acp                          the Agent Client Protocol on stdin/stdout, for editors (Zed, …)
   mypi extensions [--json]          extensions, handlers per slot, tools, templates, skills
   mypi models [search] [--json]     the models that can be used here, with limits and prices
   mypi agents [--json]              the agents the agent tool can start (docs/subagents.md)

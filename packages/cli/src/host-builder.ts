@@ -15,12 +15,13 @@ import {
   type ExtensionHostOptions,
   type ExtensionSpec,
   type ExtensionStreamEvent,
+  type ExtensionFactory,
   type ExtensionUI,
   type HostMode,
   type LoadFailure,
   type PiTerminal,
 } from "@mypi/extension-api";
-import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
+import { createBuiltinTools, type FileAccess, type SandboxOptions } from "@mypi/builtin-tools";
 import type { HostSession } from "./host-session.ts";
 import { listSessions } from "./session-list.ts";
 import { redactorFor } from "./redaction.ts";
@@ -38,6 +39,8 @@ export interface ExtensionSet {
   subagents?: boolean;
   /** Run the builtin bash tool's commands in this sandbox. */
   sandbox?: SandboxOptions;
+  /** The builtin file tools read and write text through this (an editor's buffers), not the disk. */
+  files?: FileAccess;
   flags?: Record<string, string | boolean>;
   /** The effective settings (`settings.ts`), handed to extensions by `pi.getSettings()`. */
   settings?: Readonly<Record<string, unknown>>;
@@ -48,6 +51,8 @@ export interface ExtensionSet {
   piTerminal?: PiTerminal;
   /** Notable things that are not errors (a tool replaced by another extension). */
   onDiagnostic?: (message: string) => void;
+  /** In-process extensions the mode adds (`extension-loading.ts`), loaded after all the others. */
+  hostExtensions?: readonly { name: string; factory: ExtensionFactory }[];
 }
 
 export interface ProjectExtensions {
@@ -84,7 +89,7 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   });
   const failures: LoadFailure[] = [];
   if (set.builtinTools) {
-    failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }) }), "builtin-tools", { replaceable: true })).failed);
+    failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }), ...(set.files && { files: set.files }) }), "builtin-tools", { replaceable: true })).failed);
   }
   // By its file, as `-e subagents` names it, so that naming it again loads nothing twice.
   if (set.subagents) failures.push(...(await manager.load([shippedExtensionPath("subagents")])).failed);
@@ -97,6 +102,7 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
     manager.projectTrusted = own !== undefined;
     failures.push(...(await manager.load([...(own ?? []), ...(set.project.afterDecision ?? [])], { at })).failed);
   }
+  for (const { name, factory } of set.hostExtensions ?? []) failures.push(...(await manager.loadExtension(factory, name)).failed);
   return { manager, failures };
 }
 

@@ -117,9 +117,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   }
 }
 
-/** JSON events, RPC, `mypi extensions --json`, `mypi agents --json` and `mypi models`: stdout is read by a program, line by line. */
+/** JSON events, RPC, ACP, `mypi extensions --json`, `mypi agents --json` and `mypi models`: stdout is read by a program, line by line. */
 function stdoutIsData(args: CliArgs): boolean {
-  return args.mode === "json" || args.mode === "rpc" || ((args.command === "extensions" || args.command === "agents") && args.json) || args.command === "models";
+  return args.mode === "json" || args.mode === "rpc" || args.mode === "acp" || ((args.command === "extensions" || args.command === "agents") && args.json) || args.command === "models";
 }
 
 /**

@@ -77,6 +77,9 @@ export async function runMode(s: ModeStart): Promise<number> {
       }
       case "interactive":
         return await runInteractiveMode(s, hostSession);
+      case "acp":
+        // ACP opens one host per client session itself (`modes/acp/`), through `openHostSession`.
+        throw new Error("mypi acp opens its sessions through openHostSession");
     }
   } finally {
     await hostSession.host.shutdown();
@@ -115,7 +118,12 @@ export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): NonNul
  * start: what session_start handlers reported (a handler that threw) is written out here, as the
  * mode would have written it.
  */
-type RunSession = ReturnType<typeof createHostSession>;
+export type RunSession = ReturnType<typeof createHostSession>;
+
+/** The host session of `s`, started (`session_start` sent); the caller shuts its host down. */
+export function openHostSession(s: ModeStart): Promise<RunSession> {
+  return startHostSession(s);
+}
 
 async function startHostSession(s: ModeStart): Promise<RunSession> {
   const { ws, args, models, resources, io, mode } = s;
@@ -152,7 +160,8 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     await hostSession.start();
     stop();
     for (const event of early) {
-      if (mode === "print") io.stderr.write(event.type === "extension_error" ? extensionErrorLine(event) : extensionLogLine(event));
+      // Print mode and ACP keep stdout for the answer and the protocol: these go to stderr.
+      if (mode === "print" || mode === "acp") io.stderr.write(event.type === "extension_error" ? extensionErrorLine(event) : extensionLogLine(event));
       else io.stdout.write(eventLine(event, ws.redactLines));
     }
   }
