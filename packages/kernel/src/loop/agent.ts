@@ -26,9 +26,12 @@ import type {
   StreamEvent,
   Tool,
   TurnEndEvent,
+  WaitingCall,
 } from "../types.ts";
 import { deepFreeze } from "./freeze.ts";
 import { ModelView } from "./model-view.ts";
+import { planResume, type ResumePoint } from "./resume.ts";
+import { RunBook } from "./run-book.ts";
 import { describeError, isHostEmittable } from "./run-state.ts";
 import { RunStream, type AgentRunStream } from "./run-stream.ts";
 import { startLoop, type LoopHandle } from "./run.ts";
@@ -42,7 +45,10 @@ export interface AgentOptions<H extends HostEventBase = HostEvent> {
   tools?: Tool[] | ToolRegistry;
   systemPrompt?: string;
   slots?: Slots<H>;
-  /** Each message is appended at its `message_end`; seeds the history when `messages` is not given. */
+  /**
+   * Each message is appended at its `message_end`; seeds the history when `messages` is not given,
+   * and the queues with what it holds queued and undelivered (docs/resume.md#queued-messages).
+   */
   session?: SessionManager;
   /** Seeds the history (the messages are frozen). */
   messages?: readonly Message[];
@@ -70,6 +76,12 @@ export interface AgentOptions<H extends HostEventBase = HostEvent> {
   beforeAgentEnd?: (event: AgentEndEvent) => void | Promise<void>;
   /** A listener threw or rejected. Default: one line on stderr. */
   onListenerError?: (error: unknown, event: StreamEvent<H>) => void;
+  /**
+   * What the session keeps of a queued steering message or follow-up, which is written when it is
+   * queued — before the `input` slot sees it (docs/resume.md#queued-messages). A host that masks
+   * secrets passes its masker (the extension host passes `redactRecord`). Default: as queued.
+   */
+  queueRecord?: (item: QueuedMessage) => QueuedMessage;
 }
 
 export interface PromptOptions {
@@ -138,6 +150,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
   followUpMode: QueueMode = "all";
 
   readonly #options: AgentOptions<H>;
+  readonly #book: RunBook;
   #messages: Message[];
   #view = new ModelView();
   #steering: LoopPrompt[] = [];
@@ -166,6 +179,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
     this.#compaction = options.compaction && { ...options.compaction };
     const seed = options.messages ?? options.session?.buildContext() ?? [];
     this.#messages = seed.map(deepFreeze);
+    this.#book = new RunBook(options.session, options.queueRecord);
+    const restored = this.#book.restore();
+    this.#steering = restored.steering;
+    this.#followUps = restored.followUps;
   }
 
   /** The history: a read-only view of frozen messages, not a copy. */
@@ -241,12 +258,16 @@ export class Agent<H extends HostEventBase = HostEvent> {
    * `"api"`); a ready message does not.
    */
   steer(message: string | Message, options: PromptOptions = {}): void {
-    this.#steering.push(queuedInput(message, options));
+    const item = queuedInput(message, options);
+    this.#book.queued("steering", item);
+    this.#steering.push(item);
   }
 
   /** Delivered only when the agent would otherwise stop. Queues while idle. Text passes the `input` slot, as with `steer`. */
   followUp(message: string | Message, options: PromptOptions = {}): void {
-    this.#followUps.push(queuedInput(message, options));
+    const item = queuedInput(message, options);
+    this.#book.queued("followUps", item);
+    this.#followUps.push(item);
   }
 
   /** Empty both queues; returns what they held, as `queued` would have. */
@@ -254,7 +275,84 @@ export class Agent<H extends HostEventBase = HostEvent> {
     const cleared = { steering: this.#steering, followUps: this.#followUps };
     this.#steering = [];
     this.#followUps = [];
+    this.#book.done([...cleared.steering, ...cleared.followUps], "cleared");
     return cleared;
+  }
+
+  // ─── Runs that go on later (docs/resume.md) ────────────────────────────────────────────────
+
+  /**
+   * Where `resume()` would go on: the next model call, the calls of the last answer that have no
+   * result (each with what resuming does with it), or the queued messages; `undefined` when the
+   * last run reached its answer and nothing is queued. Reads the session (or the history) whole.
+   */
+  resumePoint(): ResumePoint | undefined {
+    const tools = new Map<string, Tool>();
+    for (const tool of this.tools.active()) tools.set(tool.name, tool);
+    return planResume(this.#recorded(), tools, this.#book.facts(this.pendingMessageCount > 0));
+  }
+
+  /** Calls a paused run holds for a person's answer that nobody gave yet. */
+  get waiting(): readonly WaitingCall[] {
+    return this.resumePoint()?.waiting ?? [];
+  }
+
+  /**
+   * Approve a call (all waiting calls when `toolCallId` is left out) a paused run holds; recorded
+   * in the session. `resume()` then runs it, judged again by the `tool_call` slot with the approval.
+   */
+  approve(toolCallId?: string, options: { scope?: string; reason?: string } = {}): void {
+    for (const call of this.#answerable(toolCallId)) {
+      this.#book.answer({ toolCallId: call.toolCallId, approved: true, ...(options.scope !== undefined && { scope: options.scope }), ...(options.reason !== undefined && { reason: options.reason }) });
+    }
+  }
+
+  /** Deny a waiting call (all of them when `toolCallId` is left out): `resume()` answers it with an error result saying so. */
+  deny(toolCallId?: string, reason?: string): void {
+    for (const call of this.#answerable(toolCallId)) {
+      this.#book.answer({ toolCallId: call.toolCallId, approved: false, ...(reason !== undefined && { reason }) });
+    }
+  }
+
+  /**
+   * Go on with a run that was cut off (a crash) or paused, from the last complete step of the
+   * history (`resumePoint()`): no new prompt, no `input` or `before_agent_start`. Rejects, like
+   * `prompt()` while running, when there is nothing to resume or a paused call still waits.
+   */
+  resume(): AgentRunStream<H> {
+    if (this.#current) return this.#start(undefined, {}, true);
+    const point = this.resumePoint();
+    if (point === undefined) {
+      return RunStream.failed(new Error("Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead."));
+    }
+    if (point.waiting.length > 0) {
+      const names = point.waiting.map((c) => `${c.toolName} (${c.toolCallId})`).join(", ");
+      return RunStream.failed(new Error(`The run waits for answers on ${names}: approve() or deny() ${point.waiting.length === 1 ? "it" : "them"} first (mypi approve).`));
+    }
+    this.#messages = this.#recorded().map(deepFreeze);
+    this.#view = new ModelView();
+    if (point.batch) this.#book.restarting(point.batch.calls.filter((c) => c.action.kind === "run").map((c) => c.call.id));
+    return this.#start(undefined, {}, true, { ...(point.batch && { batch: point.batch }), fromQueue: point.next === "queued" });
+  }
+
+  /** The history as recorded (a call without a result stays so): the session's branch, else the agent's own. */
+  #recorded(): Message[] {
+    return this.session ? this.session.buildContext({ repair: false }) : this.#messages.slice();
+  }
+
+  #answerable(toolCallId: string | undefined): readonly WaitingCall[] {
+    if (this.#current) throw new Error("A run is in progress: answer its paused calls once it has ended (agent_end with stopReason \"paused\").");
+    const waiting = this.waiting;
+    if (toolCallId === undefined) {
+      if (waiting.length === 0) throw new Error("No call waits for an answer.");
+      return waiting;
+    }
+    const call = waiting.find((c) => c.toolCallId === toolCallId);
+    if (!call) {
+      const known = waiting.map((c) => c.toolCallId).join(", ");
+      throw new Error(`No call ${JSON.stringify(toolCallId)} waits for an answer${known ? `; waiting: ${known}` : ""}.`);
+    }
+    return [call];
   }
 
   /**
@@ -274,7 +372,11 @@ export class Agent<H extends HostEventBase = HostEvent> {
     this.#view = new ModelView();
   }
 
-  /** Abort the run in progress, wait for its end, and close the worker pool. */
+  /**
+   * Abort the run in progress, wait for its end, close the worker pool, and let the session go
+   * (`SessionManager.close()`: its pending writes flushed, its writer's lock released, so another
+   * process may continue it; the session object itself stays usable).
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const current = this.#current;
@@ -283,9 +385,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
       await current.done;
     }
     await this.#pool?.close();
+    await this.session?.close();
   }
 
-  #start(input: string | Message, options: PromptOptions, buffer: boolean): RunStream<H> {
+  #start(input: string | Message | undefined, options: PromptOptions, buffer: boolean, resume?: AgentLoopOptions["resume"]): RunStream<H> {
     if (this.#current) {
       return RunStream.failed(
         new Error("The agent is already running. Use steer() to redirect the current run, or followUp() to queue a message for when it ends."),
@@ -304,7 +407,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
       settled: false,
     };
     this.#current = active;
-    const prompt: LoopPrompt =
+    const prompt: LoopPrompt | undefined =
       typeof input === "string"
         ? { text: input, source: options.source ?? "api", ...(options.images && { images: options.images }) }
         : input;
@@ -312,12 +415,14 @@ export class Agent<H extends HostEventBase = HostEvent> {
       model: this.model,
       systemPrompt: this.systemPrompt,
       messages: this.#messages,
-      prompt,
+      ...(prompt !== undefined && { prompt }),
+      ...(resume !== undefined && { resume }),
       tools: this.tools,
       slots: this.slots,
       signal: active.controller.signal,
       getSteeringMessages: this.#takeSteering,
       getFollowUpMessages: this.#takeFollowUps,
+      onDequeued: this.#dequeued,
       maxTurns: this.#options.maxTurns ?? 50,
       maxParallel: this.#options.maxParallel ?? 8,
       cwd: this.#options.cwd ?? process.cwd(),
@@ -328,7 +433,11 @@ export class Agent<H extends HostEventBase = HostEvent> {
     };
     const compaction = this.#compaction;
     if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= this.#compactionHook(compaction);
-    const sink = { emit: (event: StreamEvent) => this.#fromLoop(active, event) };
+    const sink = {
+      emit: (event: StreamEvent) => this.#fromLoop(active, event),
+      // A store written behind (Redis) has everything before a tool runs (docs/resume.md#stores).
+      ...(this.session && { drained: () => this.#sessionWritten(active) }),
+    };
     let settled!: () => void;
     active.done = new Promise<void>((resolve) => (settled = resolve));
     const failed = (error: unknown) => {
@@ -355,6 +464,8 @@ export class Agent<H extends HostEventBase = HostEvent> {
   readonly #takeSteering = (): LoopPrompt[] => this.#take("steering");
   readonly #takeFollowUps = (): LoopPrompt[] => this.#take("followUps");
 
+  readonly #dequeued = (item: LoopPrompt, message: Message | undefined): void => this.#book.dequeued(item, message);
+
   #take(queue: "steering" | "followUps", mode: QueueMode = queue === "steering" ? this.steeringMode : this.followUpMode): LoopPrompt[] {
     const taken = queue === "steering" ? this.#steering : this.#followUps;
     if (taken.length === 0) return taken;
@@ -362,7 +473,20 @@ export class Agent<H extends HostEventBase = HostEvent> {
     const rest = mode === "all" ? [] : taken.slice(1);
     if (queue === "steering") this.#steering = rest;
     else this.#followUps = rest;
-    return mode === "all" ? taken : taken.slice(0, 1);
+    const out = mode === "all" ? taken : taken.slice(0, 1);
+    this.#book.taken(out);
+    return out;
+  }
+
+  /** The session's pending writes, when it has any; a failed one stops the run (as a failed append does). */
+  #sessionWritten(active: ActiveRun<H>): Promise<void> | undefined {
+    const writing = this.session!.writing;
+    if (writing === undefined) return undefined;
+    return writing.then(undefined, (error: unknown) => {
+      if (active.sessionError !== undefined) return;
+      active.sessionError = `Could not write the session: ${describeError(error)}`;
+      abortRun(active, error);
+    });
   }
 
   /**
@@ -401,9 +525,11 @@ export class Agent<H extends HostEventBase = HostEvent> {
     if (event.type === "message_end") {
       const message = (event as { message: Message }).message;
       this.#messages.push(message);
+      this.#book.recorded(message);
       if (this.session && active.sessionError === undefined) {
         try {
-          this.session.appendMessage(message);
+          const dequeued = this.#book.deliveredBy(message);
+          this.session.appendMessage(message, dequeued === undefined ? undefined : { dequeued });
         } catch (error) {
           // History on disk would no longer match the run: stop it and say why.
           active.sessionError = `Could not write the session: ${describeError(error)}`;
@@ -431,11 +557,26 @@ export class Agent<H extends HostEventBase = HostEvent> {
       const unsent = deepFreeze([...this.#take("steering", "all"), ...this.#take("followUps", "all")]);
       end = Object.freeze({ ...end, unsent });
     }
+    try {
+      this.#book.ended(end.waiting);
+    } catch (error) {
+      // The paused calls could not be recorded: they cannot be answered from the session.
+      if (end.stopReason !== "error") end = Object.freeze({ ...end, stopReason: "error", error: `Could not write the session: ${describeError(error)}` });
+    }
     const beforeAgentEnd = this.#options.beforeAgentEnd;
-    if (!beforeAgentEnd) return this.#end(active, end);
+    // A session written behind (Redis) holds the whole run before agent_end is delivered.
+    const writing = this.session?.writing;
+    if (!beforeAgentEnd && writing === undefined) return this.#end(active, end);
     return (async () => {
+      if (writing !== undefined) {
+        try {
+          await writing;
+        } catch (error) {
+          if (end.stopReason !== "error") end = Object.freeze({ ...end, stopReason: "error", error: `Could not write the session: ${describeError(error)}` });
+        }
+      }
       try {
-        await beforeAgentEnd(end);
+        await beforeAgentEnd?.(end);
       } catch (error) {
         this.#reportListenerError(error, end);
       }

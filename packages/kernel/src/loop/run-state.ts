@@ -17,6 +17,7 @@ import type {
   StreamEvent,
   Tool,
   ToolSchema,
+  WaitingCall,
 } from "../types.ts";
 import { textOf } from "../values.ts";
 import { deepFreeze } from "./freeze.ts";
@@ -36,6 +37,7 @@ export interface Ending {
   error?: string;
   reason?: string;
   by?: string;
+  waiting?: readonly WaitingCall[];
 }
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -58,7 +60,10 @@ export class Run {
   readonly workerPool: ToolWorkerPool | undefined;
   readonly takeSteering: () => LoopPrompt[];
   readonly takeFollowUps: () => LoopPrompt[];
+  /** A queued item left the queue: as `message` (recorded next), or dropped by the `input` slot. */
+  readonly dequeued: (item: LoopPrompt, message: Message | undefined) => void;
   readonly beforeModelCall: AgentLoopOptions["beforeModelCall"];
+  readonly resume: AgentLoopOptions["resume"];
   readonly view: ModelView;
   /** `history`, as a function made once (the model view asks for it only to rebuild). */
   readonly readHistory = (): Message[] => this.history();
@@ -102,7 +107,9 @@ export class Run {
     this.workerPool = options.workerPool;
     this.takeSteering = options.getSteeringMessages ?? NO_MESSAGES;
     this.takeFollowUps = options.getFollowUpMessages ?? NO_MESSAGES;
+    this.dequeued = options.onDequeued ?? noop;
     this.beforeModelCall = options.beforeModelCall;
+    this.resume = options.resume;
     this.#sink = sink;
     this.#base = options.messages;
     this.#baseLength = options.messages.length;
@@ -256,6 +263,7 @@ export class Run {
     if (ending.error !== undefined) end.error = ending.error;
     if (ending.reason !== undefined) end.reason = ending.reason;
     if (ending.by !== undefined) end.by = ending.by;
+    if (ending.waiting !== undefined) end.waiting = Object.freeze(ending.waiting);
     this.emit(end);
     this.#ended = true;
     this.#wakers = [];
