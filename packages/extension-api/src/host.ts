@@ -170,6 +170,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     onCompaction: (outcome) => compaction.published(outcome),
     ...(options.onListenerError && { onListenerError: options.onListenerError }),
     beforeAgentEnd: (end) => run.beforeAgentEnd(end),
+    // Queued text is written when queued, before the input slot masks it: masked here instead.
+    ...(options.redactRecord && { queueRecord: options.redactRecord }),
   });
 
   const verdicts = { session, isRunning: () => agent.isRunning, diagnostic: (m: string) => manager.diagnostic(m), ...(options.redactRecord && { redact: options.redactRecord }) };
