@@ -12,6 +12,8 @@ import { parseBatchArgs, type BatchArgs } from "./batch/args.ts";
 
 export type Mode = "print" | "json" | "rpc" | "interactive";
 export type Command = "run" | "extensions" | "demo" | "help" | "version" | "batch" | "worker";
+/** What print, JSON and batch runs do when a check asks a person (docs/resume.md#approvals). */
+export type OnAsk = "deny" | "pause" | "fail";
 
 export interface CliArgs {
   command: Command;
@@ -36,6 +38,12 @@ export interface CliArgs {
   continue: boolean;
   /** `-r, --resume`: interactive mode opens with the picker over this workspace's sessions. */
   resume: boolean;
+  /** `--continue-run`: go on with the session's interrupted or paused run instead of a prompt (docs/resume.md). */
+  continueRun: boolean;
+  /** `--on-ask deny|pause|fail`; undefined = the settings' `onAsk`, else deny. */
+  onAsk?: OnAsk;
+  /** `--session-store redis://…`: the session (`--session ID`) is kept in Redis, not in a file. */
+  sessionStore?: string;
   noSession: boolean;
   maxTurns?: number;
   /** `--tool-timeout SECONDS`, in ms: the timeout of a tool call whose tool sets none; 0 = none. */
@@ -93,6 +101,9 @@ const OPTIONS: Record<string, FlagKind> = {
   session: "string",
   continue: "boolean",
   resume: "boolean",
+  "continue-run": "boolean",
+  "on-ask": "string",
+  "session-store": "string",
   "no-session": "boolean",
   "max-turns": "string",
   "system-prompt": "string",
@@ -129,6 +140,7 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     allowFailedExtensions: false,
     continue: false,
     resume: false,
+    continueRun: false,
     noSession: false,
     appendSystemPrompt: [],
     noContextFiles: false,
@@ -264,6 +276,17 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
     case "resume":
       args.resume = true;
       return;
+    case "continue-run":
+      args.continueRun = true;
+      return;
+    case "on-ask":
+      if (text !== "deny" && text !== "pause" && text !== "fail") return `--on-ask must be deny, pause or fail (got "${text}"). ${HELP_HINT}`;
+      args.onAsk = text;
+      return;
+    case "session-store":
+      if (!/^rediss?:\/\/./.test(text)) return `--session-store must be a redis:// or rediss:// URL (got "${text}").`;
+      args.sessionStore = text;
+      return;
     case "no-session":
       args.noSession = true;
       return;
@@ -345,6 +368,15 @@ function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   const sessionChoices = [args.session !== undefined, args.continue, args.resume, args.noSession].filter(Boolean).length;
   if (sessionChoices > 1) return usageError("choose one of --session FILE|ID, --continue, --resume and --no-session.");
   if (args.strictExtensions && args.allowFailedExtensions) return usageError("choose one of --strict-extensions and --allow-failed-extensions.");
+  if (args.continueRun && args.session === undefined && !args.continue) {
+    return usageError("--continue-run goes on with a session's run: name it with --session FILE|ID (or --continue for the latest).");
+  }
+  if (args.continueRun && wordsKnown && args.prompt !== undefined) {
+    return usageError(`--continue-run goes on with the session's run and takes no prompt (got "${args.prompt}"); to add one, continue the session with --session and a prompt.`);
+  }
+  if (args.sessionStore !== undefined && args.session === undefined) {
+    return usageError("--session-store needs --session ID: the id of the session in that store.");
+  }
   if (args.model !== undefined && !/^(openai|scripted):.+|^[^:/]+\/.+/.test(args.model)) {
     return usageError(`--model must be openai:<name>, scripted:<file> or <provider>/<model> (got "${args.model}").`);
   }
@@ -374,7 +406,7 @@ export function resolveMode(args: CliArgs, isTTY: boolean): Mode {
  * Exit codes (docs/cli.md#command-line). A signal or a closed stdout ends the run as an abort and exits
  * 128 + the signal's number (`exits.ts`).
  */
-export const EXIT = { ok: 0, error: 1, usage: 2, aborted: 130, hangup: 129, terminated: 143, brokenPipe: 141 } as const;
+export const EXIT = { ok: 0, error: 1, usage: 2, paused: 3, aborted: 130, hangup: 129, terminated: 143, brokenPipe: 141 } as const;
 
 /** The process exit code for how a run ended. */
 export function exitCodeFor(stopReason: string): number {
@@ -385,6 +417,8 @@ export function exitCodeFor(stopReason: string): number {
       return EXIT.ok;
     case "aborted":
       return EXIT.aborted;
+    case "paused":
+      return EXIT.paused;
     default: // error, blocked, max_turns
       return EXIT.error;
   }
@@ -405,6 +439,8 @@ Usage
   mypi trust [DIR]                  trust a workspace's own code (--revoke, --deny, --list)
   mypi mcp login SERVER             OAuth login to an HTTP server of mcp.json (mypi mcp logout SERVER forgets it)
   mypi export FILE.jsonl|ID [OUT]   a session as one self-contained HTML file (tree, tool calls, decisions)
+  mypi approve SESSION [CALL]       answer the calls a paused run waits for (--deny REASON,
+                                    --scope once|session|project, --list); then --continue-run
   mypi demo                         a scripted run in a temporary workspace (no API key needed)
   mypi batch tasks.jsonl            many tasks side by side, results in results.jsonl (mypi batch --help)
   mypi worker --queue redis://…     run queued batch tasks on this machine (mypi worker --help)
@@ -448,7 +484,13 @@ Workspace and session
                                     session whose id starts with ID
   -c, --continue                    continue the most recent session of this workspace
   -r, --resume                      pick one of this workspace's sessions (interactive mode)
+  --continue-run                    go on with the session's run where a crash or a pause left it
+                                    (with --session or -c; no prompt)
+  --session-store redis://HOST:PORT keep the session (--session ID) in Redis instead of a file
   --no-session                      keep nothing on disk
+  --on-ask deny|pause|fail          print, JSON and batch runs, when a check asks a person: refuse
+                                    the call (default), pause the run until \`mypi approve\`, or
+                                    pause it and exit 1 (also "onAsk" in settings.json)
 
   -h, --help                        this text        -v, --version   the version
 
@@ -460,8 +502,8 @@ trusted: interactive mode asks; other modes need --trust-project or \`mypi trust
 Commands the agent runs do not see OPENAI_API_KEY; MYPI_PASS_ENV=OPENAI_API_KEY passes it.
 
 Exit codes: 0 completed, handled or terminated, 1 error / blocked / max turns, 2 usage error (an
-extension that failed to load, in print and JSON modes), 130 aborted (Ctrl+C), 143 SIGTERM,
-129 SIGHUP, 141 stdout closed.
+extension that failed to load, in print and JSON modes), 3 paused for an approval, 130 aborted
+(Ctrl+C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.
 
 Examples
   mypi demo

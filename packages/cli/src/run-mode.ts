@@ -4,7 +4,7 @@
  * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
  * shutdown however the mode ends.
  */
-import type { ExtensionErrorEvent } from "@mypi/extension-api";
+import { headlessUI, type ExtensionErrorEvent } from "@mypi/extension-api";
 import { OPENAI_DEFAULT_BASE_URL, SessionManager, type ModelClient, type RetrySwitch } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
@@ -51,7 +51,9 @@ export async function runMode(s: ModeStart): Promise<number> {
       case "print":
       case "json":
         return await runOneShot(hostSession.agent, s.io, {
-          prompt: s.prompt!,
+          ...(s.args.continueRun ? { resume: true } : { prompt: s.prompt! }),
+          onAsk: onAskOf(s),
+          ...(sessionWords(s) && { session: sessionWords(s)! }),
           json: s.mode === "json",
           maxTurns: s.args.maxTurns ?? 50,
           exits: s.exits,
@@ -78,6 +80,22 @@ export async function runMode(s: ModeStart): Promise<number> {
   } finally {
     await hostSession.host.shutdown();
   }
+}
+
+/** `--on-ask`, else the settings' `onAsk`, else deny. */
+function onAskOf(s: ModeStart) {
+  return s.args.onAsk ?? s.ws.settings.onAsk ?? "deny";
+}
+
+/** How a command line names this session again: for `mypi approve`, and for `mypi … --continue-run`. */
+function sessionWords(s: ModeStart): { approve: string; run: string } | undefined {
+  const session = s.session;
+  if (s.args.sessionStore !== undefined) return { approve: `--session-store ${s.args.sessionStore} ${session.id}`, run: `--session-store ${s.args.sessionStore} --session ${session.id}` };
+  return session.file === undefined ? undefined : { approve: quote(session.file), run: `--session ${quote(session.file)}` };
+}
+
+function quote(word: string): string {
+  return /^[\w./@:+-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 /** What the host knows of its model besides the id, for Pi's model object (RPC `get_state`). */
@@ -124,10 +142,12 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     buildHost(await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags }), next ?? (args.noSession ? SessionManager.inMemory(s.cwd) : SessionManager.create({ cwd: s.cwd, ...fresh })), hostOptions),
     (h, reason) => resources.refresh(h, reason),
   );
+  // Print and JSON runs have no person at hand: --on-ask decides what a check that asks gets.
+  if (mode === "print" || mode === "json") hostSession.setUI(headlessUI(onAskOf(s)));
   if (mode !== "interactive") {
     const early: ExtensionErrorEvent[] = [];
     const stop = hostSession.subscribe((event) => void (event.type === "extension_error" && early.push(event)));
-    await hostSession.start();
+    await hostSession.start(args.continueRun ? { reason: "resume" } : undefined);
     stop();
     for (const event of early) {
       if (mode === "print") io.stderr.write(extensionErrorLine(event));
@@ -143,6 +163,7 @@ async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promis
     renderers: () => hostSession.host.manager.piRenderers,
     runShortcut: (key) => hostSession.host.manager.runShortcut(key),
     ...(s.prompt !== undefined && { initialPrompt: s.prompt }),
+    continueRun: s.args.continueRun,
     status: s.loadErrors,
     stop: s.exits.signal,
     resume: s.args.resume,

@@ -15,8 +15,8 @@
  */
 import type { SandboxOptions } from "@mypi/builtin-tools";
 import { readFileSync, statSync } from "node:fs";
-import { basename, resolve } from "node:path";
-import { RetrySwitch, SessionManager, createOpenAIModel, defaultSessionDir, loadScriptedModel, mypiHome, sessionFilesByIdPrefix, type ModelClient } from "@mypi/kernel";
+import { resolve } from "node:path";
+import { RetrySwitch, createOpenAIModel, loadScriptedModel, mypiHome, type ModelClient } from "@mypi/kernel";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { loadExtensions, type LoadedWorkspace } from "./extension-loading.ts";
 import { printExtensions } from "./extensions-command.ts";
@@ -25,6 +25,7 @@ import { createHostResources, type HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
 import { runMode } from "./run-mode.ts";
+import { openSession } from "./session-open.ts";
 import { sandboxOf, sandboxReport, sandboxWarnings, type SandboxReport } from "./sandbox.ts";
 import { loadSettings, type LoadedSettings } from "./settings.ts";
 import { decideTrustEarly } from "./trust-decide.ts";
@@ -112,13 +113,20 @@ async function runWatched(run: WatchedRun): Promise<number> {
     await shutdown();
     return EXIT.usage;
   }
-  const session = openSession(args, line.cwd, io);
-  if (typeof session === "string") {
+  const opened = await openSession(args, line.cwd, io.cwd);
+  if ("error" in opened) {
     await shutdown();
-    return fail(io, session);
+    if (opened.usage) return fail(io, opened.error);
+    io.stderr.write(`mypi: ${opened.error}\n`);
+    return EXIT.error;
   }
+  const { session } = opened;
   for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);
-  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, model, ...(model.id.startsWith("openai:") && { retry }), session, resources, allowedTools, loadErrors, sandboxState });
+  try {
+    return await runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, model, ...(model.id.startsWith("openai:") && { retry }), session, resources, allowedTools, loadErrors, sandboxState });
+  } finally {
+    await opened.dispose();
+  }
 }
 
 /** A usage error (exit 2), on stderr. */
@@ -193,8 +201,9 @@ function isOneShot({ listing, mode }: WatchedRun): boolean {
   return !listing && (mode === "print" || mode === "json");
 }
 
-/** The prompt: the words of the command line, else (one-shot, piped) stdin. */
+/** The prompt: the words of the command line, else (one-shot, piped) stdin; none for --continue-run. */
 async function promptOf(run: WatchedRun, args: CliArgs): Promise<string | undefined> {
+  if (args.continueRun) return undefined;
   return args.prompt ?? (isOneShot(run) && run.io.stdin.isTTY !== true ? (await readAll(run.io.stdin)).trim() || undefined : undefined);
 }
 
@@ -202,7 +211,8 @@ async function promptOf(run: WatchedRun, args: CliArgs): Promise<string | undefi
 function modeProblem(run: WatchedRun, prompt: string | undefined): string | undefined {
   const { listing, mode, isTTY } = run;
   if (!listing && mode === "interactive" && !isTTY) return 'interactive mode needs a terminal; use -p "prompt" (or --mode json / rpc) when piping.';
-  if (isOneShot(run) && prompt === undefined) return 'give a prompt: mypi -p "what to do" (or pipe it on stdin).';
+  if (isOneShot(run) && prompt === undefined && !run.firstPass.continueRun) return 'give a prompt: mypi -p "what to do" (or pipe it on stdin).';
+  if (run.firstPass.continueRun && mode === "rpc") return "--continue-run is for print, JSON and interactive modes; in RPC mode send the resume_run command.";
   if (!listing && run.firstPass.resume && mode !== "interactive") return "--resume picks a session on a terminal; elsewhere name it: --session FILE|ID (or --continue).";
   return undefined;
 }
@@ -316,38 +326,6 @@ function appendedPrompts(args: CliArgs, io: CliIO): string[] | string {
     }
   }
   return out;
-}
-
-/** A word like Pi's partial session id: no path separator, no extension, starts with a letter or digit. */
-const ID_PREFIX = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
-
-function openSession(args: CliArgs, cwd: string, io: CliIO): SessionManager | string {
-  if (args.noSession) return SessionManager.inMemory(cwd);
-  if (args.session !== undefined) {
-    const file = resolve(io.cwd, args.session);
-    // Not a file that exists, and shaped like an id: one of this workspace's sessions, never a new file named like it.
-    if (!isFile(file) && ID_PREFIX.test(args.session)) {
-      const dir = defaultSessionDir(cwd);
-      const matches = sessionFilesByIdPrefix(dir, args.session);
-      if (matches.length === 0) {
-        return `--session ${args.session}: no session of this workspace has an id starting with "${args.session}" (in ${dir}). To start a new session file, give a path: --session ./${args.session}.jsonl`;
-      }
-      if (matches.length > 1) {
-        return `--session ${args.session} matches ${matches.length} sessions; give more of the id: ${matches.map((m) => basename(m)).join(", ")}`;
-      }
-      return SessionManager.open(matches[0]!, { cwd });
-    }
-    if (isDirectory(file)) return `--session ${args.session} is a folder: give a session file (a .jsonl file, created if missing).`;
-    try {
-      return SessionManager.open(file, { cwd });
-    } catch (error) {
-      return `--session ${args.session}: ${(error as Error).message}`;
-    }
-  }
-  if (args.continue) {
-    return SessionManager.continueLatest({ cwd }) ?? SessionManager.create({ cwd });
-  }
-  return SessionManager.create({ cwd });
 }
 
 function isFile(path: string): boolean {

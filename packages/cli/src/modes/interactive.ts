@@ -48,10 +48,13 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const onStop = () => void exit(m, 130);
   options.stop?.addEventListener("abort", onStop, { once: true });
 
-  await session.start(); // extensions see ctx.hasUI from their first event; the first prompt waits for them
+  // extensions see ctx.hasUI from their first event; the first prompt waits for them
+  await session.start(options.continueRun ? { reason: "resume" } : undefined);
   m.tui.start();
   refresh(m);
   if (options.resume) void runSlashReporting(m, "resume", "");
+  // A person is at hand: calls a paused run holds are asked about again here.
+  if (options.continueRun) session.agent.resume({ judgeWaiting: true }).then(undefined, (error: unknown) => m.ui.notify((error as Error).message, "error"));
   if (options.initialPrompt) submit(m, options.initialPrompt);
 
   const code = await m.finished;

@@ -84,6 +84,14 @@ export interface AgentOptions<H extends HostEventBase = HostEvent> {
   queueRecord?: (item: QueuedMessage) => QueuedMessage;
 }
 
+export interface ResumeOptions {
+  /**
+   * Calls a paused run holds that nobody answered are judged again by the `tool_call` slot instead
+   * of being waited for: a host with a person at hand (a terminal, an RPC client) asks there.
+   */
+  judgeWaiting?: boolean;
+}
+
 export interface PromptOptions {
   images?: ImageContent[];
   /** Default `"api"`. */
@@ -286,10 +294,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
    * result (each with what resuming does with it), or the queued messages; `undefined` when the
    * last run reached its answer and nothing is queued. Reads the session (or the history) whole.
    */
-  resumePoint(): ResumePoint | undefined {
+  resumePoint(options: ResumeOptions = {}): ResumePoint | undefined {
     const tools = new Map<string, Tool>();
     for (const tool of this.tools.active()) tools.set(tool.name, tool);
-    return planResume(this.#recorded(), tools, this.#book.facts(this.pendingMessageCount > 0));
+    return planResume(this.#recorded(), tools, { ...this.#book.facts(this.pendingMessageCount > 0), ...(options.judgeWaiting && { judgeWaiting: true }) });
   }
 
   /** Calls a paused run holds for a person's answer that nobody gave yet. */
@@ -319,9 +327,9 @@ export class Agent<H extends HostEventBase = HostEvent> {
    * history (`resumePoint()`): no new prompt, no `input` or `before_agent_start`. Rejects, like
    * `prompt()` while running, when there is nothing to resume or a paused call still waits.
    */
-  resume(): AgentRunStream<H> {
+  resume(options: ResumeOptions = {}): AgentRunStream<H> {
     if (this.#current) return this.#start(undefined, {}, true);
-    const point = this.resumePoint();
+    const point = this.resumePoint(options);
     if (point === undefined) {
       return RunStream.failed(new Error("Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead."));
     }

@@ -55,6 +55,8 @@ export interface ResumeFacts {
   restarted: ReadonlySet<string>;
   /** Steering or follow-ups are queued. */
   queued: boolean;
+  /** Calls that wait for an answer nobody gave are judged again (a host with a person at hand asks there). */
+  judgeWaiting?: boolean;
 }
 
 /** Where to resume `messages` (recorded, not repaired); undefined when the run reached its answer and nothing is queued. */
@@ -96,7 +98,9 @@ function reconcile(message: AssistantMessage, calls: ToolCall[], open: ToolCall[
       settle("run", { kind: "run" });
     } else if (request !== undefined && !facts.restarted.has(call.id)) {
       const answer = facts.answers.get(call.id);
-      if (answer === undefined) {
+      if (answer === undefined && facts.judgeWaiting) {
+        settle("run", { kind: "run" });
+      } else if (answer === undefined) {
         point.waiting.push(request);
         settle("waiting");
       } else if (answer.approved) {
