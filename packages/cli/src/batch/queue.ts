@@ -29,6 +29,12 @@ export interface JobData {
   task: Task;
   /** Runs of the task before it is recorded as an error. */
   attempts: number;
+  /** `--on-ask` for the task's run. */
+  onAsk?: "deny" | "pause" | "fail";
+  /** Go on from the task's session (`mypi batch --resume`: a paused task, one cut off). */
+  resume?: boolean;
+  /** The id of the task's session in a worker's `--session-store`: the same for every run of the batch's `--out`. */
+  sessionId?: string;
 }
 
 export interface SubmitOptions {
@@ -37,6 +43,11 @@ export interface SubmitOptions {
   attempts: number;
   signal: AbortSignal;
   onNote(text: string): void;
+  /** Names the tasks' sessions in a worker's session store (`<prefix>.<task id>`). */
+  sessionPrefix?: string;
+  /** `--resume`: every task goes on from its session where it has one. */
+  resume?: boolean;
+  onAsk?: "deny" | "pause" | "fail";
 }
 
 const RECONCILE_MS = 3_000;
@@ -132,7 +143,14 @@ export async function submitToQueue(tasks: readonly Task[], options: SubmitOptio
     await queue.addBulk(
       tasks.map((task) => ({
         name: task.id,
-        data: { batchId, task, attempts: options.attempts },
+        data: {
+          batchId,
+          task,
+          attempts: options.attempts,
+          ...(options.onAsk && { onAsk: options.onAsk }),
+          ...(options.resume && { resume: true }),
+          ...(options.sessionPrefix && { sessionId: `${options.sessionPrefix}.${task.id}` }),
+        },
         opts: { jobId: jobIdOf(batchId, task.id), attempts: 1, removeOnComplete: false, removeOnFail: false },
       })),
     );

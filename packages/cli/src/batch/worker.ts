@@ -28,6 +28,8 @@ export interface WorkerOptions {
   dir: string;
   keepWorkspaces: boolean;
   stallMs: number;
+  /** Keep the tasks' sessions in this Redis instead of under `dir` (docs/batch.md#resuming-runs). */
+  sessionStore?: string;
   log(line: string): void;
 }
 
@@ -57,7 +59,7 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
   });
 
   const process_ = async (job: Job<JobData, TaskResult>, token?: string, signal?: AbortSignal): Promise<TaskResult> => {
-    const { batchId, task, attempts } = job.data;
+    const { batchId, task, attempts, onAsk, resume } = job.data;
     const client = await worker!.client;
     if ((await client.get(cancelKey(options.queueName, batchId))) !== null) {
       return blankResult(task, "aborted", "the batch was stopped before this task started", { worker: name });
@@ -68,7 +70,21 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
     running.set(job.id!, batchId);
     options.log(`${task.id} started (attempt ${job.attemptsStarted} of ${attempts})`);
     try {
-      const result = { ...(await runTask(task, { dir: options.dir, keepWorkspace: options.keepWorkspaces, worker: name, ...(signal && { signal }) })), attempt: job.attemptsStarted };
+      const sessionStore = options.sessionStore !== undefined ? { url: options.sessionStore, id: job.data.sessionId ?? `${batchId}.${task.id}` } : undefined;
+      const result = {
+        ...(await runTask(task, {
+          dir: options.dir,
+          keepWorkspace: options.keepWorkspaces,
+          worker: name,
+          ...(signal && { signal }),
+          ...(onAsk && { onAsk }),
+          // A job a dead worker left, or a task the submitter asked to go on: from its session.
+          ...((job.attemptsStarted > 1 || resume === true) && { resume: true }),
+          ...(sessionStore && { sessionStore }),
+          log: options.log,
+        })),
+        attempt: job.attemptsStarted,
+      };
       if (requeueing && token !== undefined) {
         // Shutting down: the task goes back to the queue for another worker, not into the results.
         await job.moveToWait(token);

@@ -118,7 +118,7 @@ async function runPrompt({ agent, io, options }: OneShot): Promise<number> {
         // Nothing to resume, or calls still wait for an answer: said in one line, nothing ran.
         if (followed.end) throw error;
         io.stderr.write(`mypi: ${oneLine((error as Error).message)}\n`);
-        return EXIT.error;
+        return agent.waiting.length > 0 && options.onAsk !== "fail" ? EXIT.paused : EXIT.error;
       }
     } else {
       // A run that ends in `error` rejects; its agent_end was seen and decides below.

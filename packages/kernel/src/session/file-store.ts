@@ -71,6 +71,11 @@ export class FileSessionStore implements SessionStore {
     this.#lock.release();
   }
 
+  holder(): LockOwner | undefined {
+    const owner = readOwner(this.#lock.path);
+    return owner === undefined || isStale(owner) ? undefined : owner;
+  }
+
   /** Appends to the file; when it (or its folder) is gone, writes the whole session again. */
   #appendOrRewrite(text: string, write: StoreAppend): void {
     try {

@@ -108,6 +108,11 @@ export class RedisSessionStore implements SessionStore {
     await this.#client.eval(UNLOCK, 2, this.#lockKey, `${this.#lockKey}:owner`, this.#token);
   }
 
+  async holder(): Promise<LockOwner | undefined> {
+    if ((await this.#client.get(this.#lockKey)) === null) return undefined;
+    return (parseOwner(await this.#client.get(`${this.#lockKey}:owner`)) as LockOwner | undefined) ?? { token: "", host: "?", pid: 0, expires: 0 };
+  }
+
   #take(): Promise<unknown> {
     const owner: LockOwner = { token: "", host: hostname(), pid: process.pid, expires: Date.now() + this.#leaseMs };
     return this.#client.eval(LOCK, 2, this.#lockKey, `${this.#lockKey}:owner`, JSON.stringify(owner), this.#token, this.#leaseMs);

@@ -40,6 +40,8 @@ export interface SessionStore {
   lock(): void | Promise<void>;
   /** Give the lock up (when this writer holds it). */
   unlock(): void | Promise<void>;
+  /** Who holds the lock now (a live writer), or undefined when it is free: to wait for a writer that is ending. */
+  holder(): LockOwner | undefined | Promise<LockOwner | undefined>;
 }
 
 /** Who holds a session's lock, as the lock records it. */
