@@ -90,10 +90,13 @@ export async function openStored(url: string, id: string, cwd: string): Promise<
   }
 }
 
-/** An ioredis client for `url` that gives up on a server out of reach (rather than retrying forever). */
+/**
+ * An ioredis client for `url`. A command waits for a lost connection to come back (a Redis
+ * restart) for about ten seconds, then fails, rather than retrying forever.
+ */
 export async function redisClient(url: string) {
   const { Redis } = await import("ioredis");
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 10_000, enableOfflineQueue: true });
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 20, connectTimeout: 10_000, enableOfflineQueue: true });
   // ioredis retries on its own; a failure reaches whoever waits on a command.
   client.on("error", () => {});
   await client.connect();
