@@ -5,33 +5,26 @@
  * a listener that aborts or queues a message is seen by the loop's very next step.
  * `prompt()` and `run()` are the same run; they differ only in what they hand back.
  */
-import {
-  createCompactionHook,
-  type CompactionOutcome,
-  type CompactionSettings,
-  type SessionManager,
-} from "../session/index.ts";
+import { createCompactionHook, type CompactionSettings, type SessionManager } from "../session/index.ts";
 import { DEFAULT_TOOL_TIMEOUT_MS, ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
 import type {
   AgentEndEvent,
-  AgentStopReason,
   HostEvent,
   HostEventBase,
-  ImageContent,
-  InputSource,
   Message,
   ModelClient,
-  QueuedMessage,
   Slots,
   StreamEvent,
   Tool,
   TurnEndEvent,
   WaitingCall,
 } from "../types.ts";
+import { AgentRunError, type AgentListener, type AgentOptions, type PromptOptions, type QueuedMessages, type QueueMode, type ResumeOptions } from "./agent-options.ts";
+import { Delivery } from "./delivery.ts";
 import { deepFreeze } from "./freeze.ts";
 import { ModelView } from "./model-view.ts";
 import { planResume, type ResumePoint } from "./resume.ts";
-import { RunBook } from "./run-book.ts";
+import { pickWaiting, RunBook } from "./run-book.ts";
 import { describeError, isHostEmittable } from "./run-state.ts";
 import { RunStream, type AgentRunStream } from "./run-stream.ts";
 import { startLoop, type LoopHandle } from "./run.ts";
@@ -39,91 +32,7 @@ import type { AgentLoopOptions, LoopPrompt } from "./types.ts";
 
 export type { AgentRunStream } from "./run-stream.ts";
 
-/** `H`: the host's events, as in `Agent<H>`. */
-export interface AgentOptions<H extends HostEventBase = HostEvent> {
-  model: ModelClient;
-  tools?: Tool[] | ToolRegistry;
-  systemPrompt?: string;
-  slots?: Slots<H>;
-  /**
-   * Each message is appended at its `message_end`; seeds the history when `messages` is not given,
-   * and the queues with what it holds queued and undelivered (docs/resume.md#queued-messages).
-   */
-  session?: SessionManager;
-  /** Seeds the history (the messages are frozen). */
-  messages?: readonly Message[];
-  /** Model calls per run; default 50. */
-  maxTurns?: number;
-  /** Concurrent calls in a parallel batch; default 8. */
-  maxParallel?: number;
-  /** How long an aborted tool may still return its result; default 2000. */
-  abortGraceMs?: number;
-  /**
-   * The timeout of a tool call whose tool sets none (`timeoutMs`, `callTimeoutMs`); default
-   * `DEFAULT_TOOL_TIMEOUT_MS` (ten minutes). Zero or Infinity: no default timeout.
-   */
-  toolTimeoutMs?: number;
-  /** The tools' workspace; default `process.cwd()`. */
-  cwd?: string;
-  /** Automatic compaction before model calls (needs a context window). */
-  compaction?: CompactionSettings;
-  /** Every automatic compaction attempt's outcome (the host's `session_compact`). */
-  onCompaction?: (outcome: CompactionOutcome) => void;
-  /**
-   * Awaited before `agent_end` is delivered; events the host `emit`s meanwhile still come
-   * before it. The extension host drains its observer mailboxes here (docs/architecture.md#observers).
-   */
-  beforeAgentEnd?: (event: AgentEndEvent) => void | Promise<void>;
-  /** A listener threw or rejected. Default: one line on stderr. */
-  onListenerError?: (error: unknown, event: StreamEvent<H>) => void;
-  /**
-   * What the session keeps of a queued steering message or follow-up, which is written when it is
-   * queued — before the `input` slot sees it (docs/resume.md#queued-messages). A host that masks
-   * secrets passes its masker (the extension host passes `redactRecord`). Default: as queued.
-   */
-  queueRecord?: (item: QueuedMessage) => QueuedMessage;
-}
-
-export interface ResumeOptions {
-  /**
-   * Calls a paused run holds that nobody answered are judged again by the `tool_call` slot instead
-   * of being waited for: a host with a person at hand (a terminal, an RPC client) asks there.
-   */
-  judgeWaiting?: boolean;
-}
-
-export interface PromptOptions {
-  images?: ImageContent[];
-  /** Default `"api"`. */
-  source?: InputSource;
-}
-
-/**
- * How queued steering (or follow-ups) enter the run at a turn boundary: every message queued so
- * far (`"all"`), or the oldest one, the rest waiting for the next boundary (`"one-at-a-time"`).
- */
-export type QueueMode = "all" | "one-at-a-time";
-
-/** What is queued: steering first delivered at the next turn boundary, follow-ups when the run would stop. */
-export interface QueuedMessages {
-  steering: readonly QueuedMessage[];
-  followUps: readonly QueuedMessage[];
-}
-
-/** A returned promise is not awaited (the loop never waits for listeners); its rejection is reported. */
-export type AgentListener<H extends HostEventBase = HostEvent> = (event: StreamEvent<H>) => unknown;
-
-/** What `run()` rejects with when the run ends in `error`. */
-export class AgentRunError extends Error {
-  override readonly name = "AgentRunError";
-  readonly stopReason: AgentStopReason;
-  readonly event: AgentEndEvent;
-  constructor(event: AgentEndEvent) {
-    super(event.error ?? `The run ended with stopReason "${event.stopReason}"`);
-    this.stopReason = event.stopReason;
-    this.event = event;
-  }
-}
+export { AgentRunError, type AgentListener, type AgentOptions, type PromptOptions, type QueuedMessages, type QueueMode, type ResumeOptions } from "./agent-options.ts";
 
 interface ActiveRun<H extends HostEventBase> {
   readonly controller: AbortController;
@@ -163,8 +72,6 @@ export class Agent<H extends HostEventBase = HostEvent> {
   #view = new ModelView();
   #steering: LoopPrompt[] = [];
   #followUps: LoopPrompt[] = [];
-  /** Replaced, never changed in place, so delivery iterates a stable list. */
-  #listeners: readonly AgentListener<H>[] = [];
   #current: ActiveRun<H> | undefined;
   /** Kept for the next run while nobody aborted it: creating one costs microseconds in Node. */
   #spareController: AbortController | undefined;
@@ -173,9 +80,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
   #autoCompaction: AgentLoopOptions["beforeModelCall"];
   /** The options' compaction settings, copied: `autoCompaction` switches this copy. */
   readonly #compaction: CompactionSettings | undefined;
-  /** Events raised while one is being delivered wait here, so every listener sees causal order. */
-  #delivering = false;
-  #backlog: { event: StreamEvent<H>; stream: RunStream<H> | undefined }[] = [];
+  readonly #delivery: Delivery<H>;
 
   constructor(options: AgentOptions<H>) {
     this.#options = options;
@@ -188,6 +93,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
     const seed = options.messages ?? options.session?.buildContext() ?? [];
     this.#messages = seed.map(deepFreeze);
     this.#book = new RunBook(options.session, options.queueRecord);
+    this.#delivery = new Delivery<H>(options.onListenerError);
     const restored = this.#book.restore();
     this.#steering = restored.steering;
     this.#followUps = restored.followUps;
@@ -250,10 +156,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
 
   /** Live events of every run (and host events while idle). */
   subscribe(listener: AgentListener<H>): () => void {
-    this.#listeners = [...this.#listeners, listener];
-    return () => {
-      this.#listeners = this.#listeners.filter((l) => l !== listener);
-    };
+    return this.#delivery.subscribe(listener);
   }
 
   abort(reason?: unknown): void {
@@ -350,17 +253,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
 
   #answerable(toolCallId: string | undefined): readonly WaitingCall[] {
     if (this.#current) throw new Error("A run is in progress: answer its paused calls once it has ended (agent_end with stopReason \"paused\").");
-    const waiting = this.waiting;
-    if (toolCallId === undefined) {
-      if (waiting.length === 0) throw new Error("No call waits for an answer.");
-      return waiting;
-    }
-    const call = waiting.find((c) => c.toolCallId === toolCallId);
-    if (!call) {
-      const known = waiting.map((c) => c.toolCallId).join(", ");
-      throw new Error(`No call ${JSON.stringify(toolCallId)} waits for an answer${known ? `; waiting: ${known}` : ""}.`);
-    }
-    return [call];
+    return pickWaiting(this.waiting, toolCallId);
   }
 
   /**
@@ -370,7 +263,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
   emit(event: H): void {
     if (!isHostEmittable(event)) return;
     const stamped = Object.freeze({ ...event, timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now() });
-    this.#deliver(stamped, this.#current?.stream);
+    this.#delivery.deliver(stamped, this.#current?.stream);
   }
 
   /** Replace the history while idle (a new session, a manual compaction). */
@@ -449,7 +342,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
     let settled!: () => void;
     active.done = new Promise<void>((resolve) => (settled = resolve));
     const failed = (error: unknown) => {
-      this.#reportListenerError(error, active.end ?? ({ type: "agent_end" } as StreamEvent<H>));
+      this.#delivery.reportError(error, active.end ?? ({ type: "agent_end" } as StreamEvent<H>));
       settled();
     };
     // Started on the next microtask, so that whoever called prompt() can subscribe to its first
@@ -549,7 +442,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
       event = withEntryIds(event as TurnEndEvent, this.session);
     }
     // The loop is blind to `H`: the host events in its stream are the ones the slots emitted through `SlotContext<H>`.
-    this.#deliver(event as StreamEvent<H>, active.stream);
+    this.#delivery.deliver(event as StreamEvent<H>, active.stream);
   }
 
   /** After the loop returned: the host's last word (`beforeAgentEnd`), then `agent_end`, then idle. */
@@ -586,7 +479,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
       try {
         await beforeAgentEnd?.(end);
       } catch (error) {
-        this.#reportListenerError(error, end);
+        this.#delivery.reportError(error, end);
       }
       this.#end(active, end);
     })();
@@ -595,55 +488,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
   #end(active: ActiveRun<H>, end: AgentEndEvent): void {
     this.#current = undefined;
     if (!active.controller.signal.aborted) this.#spareController = active.controller;
-    this.#deliver(end, active.stream);
+    this.#delivery.deliver(end, active.stream);
     active.stream.finish(end);
   }
 
-  #deliver(event: StreamEvent<H>, stream: RunStream<H> | undefined): void {
-    if (this.#delivering) {
-      this.#backlog.push({ event, stream });
-      return;
-    }
-    this.#delivering = true;
-    try {
-      this.#deliverOne(event, stream);
-      for (let i = 0; i < this.#backlog.length; i++) {
-        const next = this.#backlog[i]!;
-        this.#deliverOne(next.event, next.stream);
-      }
-    } finally {
-      if (this.#backlog.length > 0) this.#backlog = [];
-      this.#delivering = false;
-    }
-  }
-
-  #deliverOne(event: StreamEvent<H>, stream: RunStream<H> | undefined): void {
-    stream?.push(event);
-    const listeners = this.#listeners;
-    for (let i = 0; i < listeners.length; i++) {
-      try {
-        const returned = listeners[i]!(event);
-        if (returned !== undefined && typeof (returned as Promise<void>).then === "function") {
-          (returned as Promise<void>).then(undefined, (error: unknown) => this.#reportListenerError(error, event));
-        }
-      } catch (error) {
-        this.#reportListenerError(error, event);
-      }
-    }
-  }
-
-  #reportListenerError(error: unknown, event: StreamEvent<H>): void {
-    const report = this.#options.onListenerError;
-    if (report) {
-      try {
-        report(error, event);
-      } catch {
-        // the reporter itself failed: nothing left to tell
-      }
-      return;
-    }
-    process.stderr.write(`mypi: a listener failed on ${event.type}: ${describeError(error)}\n`);
-  }
 }
 
 /** Abort a run and wake it (the loop adds no listener to the signal; see `startLoop`). */

@@ -118,3 +118,17 @@ export class RunBook {
     return { requests: state.requests, answers: state.answers, restarted: state.restarted, queued };
   }
 }
+
+/** The waiting calls an answer is for: all of them, or the one named (an error naming the waiting ones otherwise). */
+export function pickWaiting(waiting: readonly WaitingCall[], toolCallId: string | undefined): readonly WaitingCall[] {
+  if (toolCallId === undefined) {
+    if (waiting.length === 0) throw new Error("No call waits for an answer.");
+    return waiting;
+  }
+  const call = waiting.find((c) => c.toolCallId === toolCallId);
+  if (!call) {
+    const known = waiting.map((c) => c.toolCallId).join(", ");
+    throw new Error(`No call ${JSON.stringify(toolCallId)} waits for an answer${known ? `; waiting: ${known}` : ""}.`);
+  }
+  return [call];
+}
