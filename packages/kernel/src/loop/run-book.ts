@@ -87,6 +87,9 @@ export class RunBook {
     }
     for (const call of waiting ?? []) {
       this.#requests.set(call.toolCallId, call);
+      // Paused (again): not run, and a new answer is needed (as runStateOf reads the session).
+      this.#answers.delete(call.toolCallId);
+      this.#restarted.delete(call.toolCallId);
       this.#session?.appendApprovalRequest(call);
     }
   }

@@ -12,9 +12,9 @@ export interface RunState {
   queued: { entryId: string; queue: QueueEntry["queue"]; item: QueuedMessage }[];
   /** Calls of the last assistant message paused for an answer, by call id. */
   requests: Map<string, WaitingCall>;
-  /** The latest answer for each of those calls. */
+  /** The latest answer for each of those calls, given after its latest request. */
   answers: Map<string, ApprovalAnswer>;
-  /** Calls of that message a resumed run started (they may have run, even without a result). */
+  /** Calls of that message a resumed run started and did not pause again (they may have run, even without a result). */
   restarted: Set<string>;
 }
 
@@ -45,6 +45,9 @@ export function runStateOf(branch: readonly SessionEntry[]): RunState {
       if (e.type === "approval_request") {
         const { toolCallId, toolName, input, reason, by } = e;
         requests.set(toolCallId, { toolCallId, toolName, input, reason, ...(by !== undefined && { by }) });
+        // Paused (again): the call did not run, whatever a resume started, and it waits for a new answer.
+        answers.delete(toolCallId);
+        restarted.delete(toolCallId);
       } else if (e.type === "approval") {
         const { toolCallId, approved, reason, scope } = e;
         answers.set(toolCallId, { toolCallId, approved, ...(reason !== undefined && { reason }), ...(scope !== undefined && { scope }) });

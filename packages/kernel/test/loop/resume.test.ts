@@ -184,6 +184,37 @@ describe("pause for approval", () => {
     expect(agent.resumePoint()!.calls[0]!.outcome).toBe("interrupted");
   });
 
+  test("judgeWaiting (a person at hand): an unanswered call is judged again with no approval — run when the slot now allows it, paused again when it asks again", async () => {
+    runs.length = 0;
+    const session = SessionManager.inMemory("/work");
+    await agentWith({ turns: [{ toolCalls: [{ name: "effect", arguments: { tag: "b" } }] }] }, { session, slots: pauseEffects }).prompt("go");
+    const asksAgain = agentWith({ turns: [] }, { session, slots: pauseEffects });
+    expect(asksAgain.resumePoint({ judgeWaiting: true })).toMatchObject({ next: "tool_calls", waiting: [] });
+    const again = await asksAgain.resume({ judgeWaiting: true });
+    expect(again.stopReason).toBe("paused");
+    expect(again.waiting.map((c) => c.toolCallId)).toEqual(["call_1"]);
+    expect(runs).toEqual([]);
+    const seen: unknown[] = [];
+    const allows = agentWith({ turns: [{ text: "Done." }] }, { session, slots: { tool_call: (event: { approval?: unknown }) => void seen.push(event.approval) } });
+    const end = await allows.resume({ judgeWaiting: true });
+    expect(end.finalText).toBe("Done.");
+    expect(seen).toEqual([undefined]);
+    expect(runs).toEqual(["b"]);
+    expect(resultsOf(session.buildContext({ repair: false })).map(([id, isError]) => [id, isError])).toEqual([["call_1", false]]);
+  });
+
+  test("a call paused again after an approval waits for a new answer, with or without a session", async () => {
+    const always = { tool_call: () => ({ pause: true as const, reason: "ask every time" }) };
+    for (const session of [SessionManager.inMemory("/work"), undefined]) {
+      const agent = agentWith({ turns: [{ toolCalls: [{ name: "effect", arguments: { tag: "b" } }] }] }, { ...(session && { session }), slots: always });
+      await agent.prompt("go");
+      agent.approve();
+      expect((await agent.resume()).stopReason).toBe("paused");
+      expect(agent.resumePoint()!.calls).toEqual([{ toolCallId: "call_1", toolName: "effect", outcome: "waiting" }]);
+      await expect(agent.resume()).rejects.toThrow(/waits for answers on effect \(call_1\)/);
+    }
+  });
+
   test("without a session the agent keeps the answers itself", async () => {
     runs.length = 0;
     const agent = agentWith({ turns: [{ toolCalls: [{ name: "effect", arguments: { tag: "b" } }] }, { text: "ok" }] }, { slots: pauseEffects });
