@@ -199,6 +199,29 @@ describe.concurrent("print and JSON modes", () => {
     expect(handled).toMatchObject({ code: 0, stdout: "", stderr: "" });
   });
 
+  it("sums up the extensions' blocks and rewrites on stderr at the end, and shows each decision with --verbose", { timeout: 60_000 }, async () => {
+    const tidy = sandbox.file("tidy.ts", `
+      export default function (pi: any) {
+        pi.on("tool_result", (e: any) => ({ content: e.content.map((c: any) => (c.type === "text" ? { ...c, text: c.text.replace("alpha", "[word]") } : c)) }));
+      }
+    `);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }, { name: "read", arguments: { path: "a.txt" } }] },
+      { text: "Done." },
+    ]);
+    const args = ["--model", `scripted:${script}`, "--no-session", "-e", SHIPPED("permission-gate"), "-e", tidy, "-p", "clean up"];
+    const [plain, verbose] = await Promise.all([sandbox.run(args), sandbox.run([...args, "--verbose"])]);
+    expect(plain).toMatchObject({ code: 0, stdout: "Done.\n", stderr: "mypi: decisions: permission-gate blocked 1 · tidy rewrote 1 (--verbose shows each)\n" });
+    expect(verbose.stderr.split("\n")).toEqual([
+      expect.stringMatching(/^mypi: permission-gate block in tool_call bash call_1: .*rm -rf build/),
+      "mypi: tidy pass in tool_result bash call_1",
+      "mypi: permission-gate pass in tool_call read call_2",
+      "mypi: tidy patch in tool_result read call_2",
+      "mypi: decisions: permission-gate blocked 1 · tidy rewrote 1",
+      "",
+    ]);
+  });
+
   describe("Ctrl+C (SIGINT) during a run that an extension command started", () => {
     // Each model turn waits 30 s unless its run is aborted: a run that was not aborted ends
     // "completed" (or the generous timeout is hit), so the assertions below fail.

@@ -8,7 +8,7 @@
  * session another process is writing is refused (one writer at a time).
  */
 import { resolve } from "node:path";
-import { planResume, runStateOf, SessionManager, type WaitingCall } from "@mypi/kernel";
+import { defaultSessionDir, planResume, runStateOf, SessionManager, type WaitingCall } from "@mypi/kernel";
 import { EXIT } from "./args.ts";
 import type { CliIO } from "./main.ts";
 import { isFile, openStored, sessionFileById, type OpenedSession } from "./session-open.ts";
@@ -112,8 +112,8 @@ async function open(args: ApproveArgs, cwd: string, shellCwd: string): Promise<O
   if (args.store !== undefined) return openStored(args.store, args.session!, cwd);
   let file = resolve(shellCwd, args.session!);
   if (!isFile(file)) {
-    const found = sessionFileById(args.session!, cwd, "mypi approve");
-    if ("error" in found) return { error: found.error.replace(/ To start a new session file.*$/, ""), usage: true };
+    const found = sessionFileById(args.session!, defaultSessionDir(cwd), "mypi approve", false);
+    if ("error" in found) return { error: found.error, usage: true };
     file = found.file;
   }
   try {

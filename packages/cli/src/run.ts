@@ -16,26 +16,28 @@
 import type { SandboxOptions } from "@mypi/builtin-tools";
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { RetrySwitch, createOpenAIModel, loadScriptedModel, mypiHome, type ModelClient } from "@mypi/kernel";
+import { mypiHome, withholdFromTools, type SessionManager } from "@mypi/kernel";
+import { latestChoice, type ModelRegistry } from "@mypi/extension-api";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { loadExtensions, type LoadedWorkspace } from "./extension-loading.ts";
 import { printExtensions } from "./extensions-command.ts";
-import { describeFailures, type LoadedExtensions } from "./host-builder.ts";
+import { describeFailures } from "./host-builder.ts";
 import { createHostResources, type HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
+import { chooseModel, lookupModel, registryOf } from "./model-choice.ts";
+import { printModels } from "./models-command.ts";
 import { runMode } from "./run-mode.ts";
 import { openSession } from "./session-open.ts";
+import { selectTools } from "./tool-selection.ts";
 import { sandboxOf, sandboxReport, sandboxWarnings, type SandboxReport } from "./sandbox.ts";
 import { loadSettings, type LoadedSettings } from "./settings.ts";
 import { decideTrustEarly } from "./trust-decide.ts";
 import type { TrustDecision } from "./trust.ts";
 import type { PackagePath } from "./resources/index.ts";
 
-const DEFAULT_OPENAI_MODEL = "gpt-4.1-mini";
-
 export async function runCommand(argv: readonly string[], firstPass: CliArgs, io: CliIO): Promise<number> {
-  const listing = firstPass.command === "extensions";
+  const listing = firstPass.command === "extensions" || firstPass.command === "models";
   const isTTY = io.stdin.isTTY === true && io.stdout.isTTY === true;
   const mode: Mode = resolveMode(firstPass, isTTY);
   // From here on every way out is an abort (exits.ts); interactive mode reads its own Ctrl+C.
@@ -87,24 +89,75 @@ async function runWatched(run: WatchedRun): Promise<number> {
   if (typeof completed === "number") return completed;
   const { args, prompt } = completed;
   const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : ws.extensionSet.sandbox, line.cwd, loaded.manager);
-  // The tools the model is offered: --tools / --no-tools, else the settings' `tools`, else all.
-  const allowedTools = args.tools ?? settings.tools;
-  const append = appendedPrompts(args, io);
-  if (typeof append === "string") {
+  // The tools the model is offered: --tools / --no-tools (names, patterns, +/-), else the
+  // settings' `tools`, else all; less what --exclude-tools matches.
+  const registered = () => loaded.manager.toolset.registry.list().map((t) => t.name);
+  const allowedTools = selectTools(registered, args.tools ?? settings.tools, args.excludeTools);
+  const prompts = appendedPrompts(args, io);
+  if (typeof prompts === "string") {
     await shutdown();
-    return fail(io, append);
+    return fail(io, prompts);
   }
-  const resources = runResources({ cwd: line.cwd, ws, args, append, allowedTools });
+  const resources = runResources(run, { cwd: line.cwd, ws, args: { ...args, ...(prompts.system !== undefined && { systemPrompt: prompts.system }) }, append: prompts.append, allowedTools });
+  const registry = registryOf(settings, io.env);
+  if (typeof registry === "string") {
+    await shutdown();
+    return fail(io, registry);
+  }
+  registry.useExtensionProviders(() => loaded.manager.registeredProviders());
+  // The keys of every provider stay out of the commands the agent runs, used or not.
+  for (const name of registry.keyVariables()) withholdFromTools(name);
+  for (const d of registry.diagnostics()) io.stderr.write(`mypi: models: ${d}\n`);
+  if (args.command === "models") {
+    const code = printModels(registry, io, { search: args.prompt, json: args.json });
+    await shutdown();
+    return code;
+  }
   if (listing) return listExtensions(run, { ws, args, sandboxState, resources });
-  // The OpenAI client's retries, which RPC's set_auto_retry / abort_retry switch.
-  const retry = new RetrySwitch();
-  const model = await resolveModel(args, io, loaded.manager, retry);
-  if (typeof model === "string") {
+  // Opened before the model is chosen: a resumed session names the model it used last. A session
+  // named on the command line is claimed here: a second writer stops before doing any work.
+  const opened = await openSession(args, line.cwd, io.cwd);
+  if ("error" in opened) {
+    await shutdown();
+    if (opened.usage) return fail(io, opened.error);
+    io.stderr.write(`mypi: ${opened.error}\n`);
+    return EXIT.error;
+  }
+  try {
+    return await runOpened(run, { line, ws, args, prompt, sandboxState, resources, registry, allowedTools, session: opened.session });
+  } finally {
+    await opened.dispose();
+  }
+}
+
+/** What `runWatched` found before the session was opened. */
+interface OpenedRun {
+  line: CommandLine;
+  ws: LoadedWorkspace;
+  args: CliArgs;
+  prompt: string | undefined;
+  sandboxState: SandboxReport;
+  resources: HostResources;
+  registry: ModelRegistry;
+  allowedTools: string[] | undefined;
+  session: SessionManager;
+}
+
+/** The run once its session is open (and claimed): the model chosen, then the mode. */
+async function runOpened(run: WatchedRun, o: OpenedRun): Promise<number> {
+  const { io, mode } = run;
+  const { line, ws, args, prompt, sandboxState, resources, registry, allowedTools, session } = o;
+  const { loaded, settings } = ws;
+  const shutdown = () => loaded.manager.shutdown();
+  const used = latestChoice(session.getBranch());
+  const choice = await chooseModel({ args, settings, registry, env: io.env, cwd: io.cwd, http: loaded.manager.httpHooks(), session: used });
+  if (typeof choice === "string") {
     // A provider comes from an extension: one that failed to load explains a missing provider.
     for (const l of describeFailures(loaded.failures)) io.stderr.write(`${l}\n`);
     await shutdown();
-    return fail(io, model);
+    return fail(io, choice);
   }
+  for (const w of choice.warnings) io.stderr.write(`mypi: ${w}\n`);
   const loadErrors = describeFailures(loaded.failures);
   for (const l of [...sandboxWarnings(sandboxState), ...loadErrors]) io.stderr.write(`${l}\n`);
   const failedExtensions = failedExtensionsVerdict(loaded.failures.length, args, mode);
@@ -113,20 +166,13 @@ async function runWatched(run: WatchedRun): Promise<number> {
     await shutdown();
     return EXIT.usage;
   }
-  const opened = await openSession(args, line.cwd, io.cwd);
-  if ("error" in opened) {
-    await shutdown();
-    if (opened.usage) return fail(io, opened.error);
-    io.stderr.write(`mypi: ${opened.error}\n`);
-    return EXIT.error;
-  }
-  const { session } = opened;
   for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);
-  try {
-    return await runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, model, ...(model.id.startsWith("openai:") && { retry }), session, resources, allowedTools, loadErrors, sandboxState });
-  } finally {
-    await opened.dispose();
-  }
+  // A resumed session continues with the model and level it used last, unless the command line chose.
+  const models = choice.selection;
+  for (const warning of models.restore(used, choice.explicit)) io.stderr.write(`mypi: session: ${warning}\n`);
+  // Child agents (docs/subagents.md) name their models as --model does, resolved by the same registry.
+  const childModels = (spec: string) => lookupModel(spec, { registry, cwd: io.cwd, baseUrl: args.baseUrl, http: loaded.manager.httpHooks(), retry: models.retry });
+  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, models, childModels, session, resources, allowedTools, loadErrors, sandboxState });
 }
 
 /** A usage error (exit 2), on stderr. */
@@ -218,7 +264,7 @@ function modeProblem(run: WatchedRun, prompt: string | undefined): string | unde
 }
 
 /** Skills, prompt templates, context files and the system prompt for this run (`host-resources.ts`). */
-function runResources(r: { cwd: string; ws: LoadedWorkspace; args: CliArgs; append: string[]; allowedTools: readonly string[] | undefined }): HostResources {
+function runResources(run: WatchedRun, r: { cwd: string; ws: LoadedWorkspace; args: CliArgs; append: string[]; allowedTools: readonly string[] | undefined }): HostResources {
   const { ws, args, allowedTools } = r;
   const offeredTools = (manager = ws.loaded.manager) => manager.effectiveTools().map((t) => t.name).filter((name) => !allowedTools || allowedTools.includes(name));
   return createHostResources({
@@ -230,6 +276,10 @@ function runResources(r: { cwd: string; ws: LoadedWorkspace; args: CliArgs; appe
       project: ws.trusted,
       contextFiles: !args.noContextFiles,
       skillCommands: ws.settings.enableSkillCommands !== false,
+      discoverSkills: !args.noSkills,
+      discoverPrompts: !args.noPromptTemplates,
+      cliSkillPaths: args.skills.map((p) => resolve(run.io.cwd, p)),
+      cliPromptPaths: args.promptTemplates.map((p) => resolve(run.io.cwd, p)),
       packages: {
         skills: [...scoped(ws.globalPackages.skills, "user"), ...scoped(ws.projectPackages.skills, "project")],
         prompts: [...scoped(ws.globalPackages.prompts, "user"), ...scoped(ws.projectPackages.prompts, "project")],
@@ -288,44 +338,29 @@ function settingsError(error: string): string {
   return `${error}. Fix the file (mypi writes it only in \`mypi install\` and \`mypi remove\`).`;
 }
 
-/** The model from --model (or the settings' `model`), else from the environment; a string is the usage error. */
-async function resolveModel(args: CliArgs, io: CliIO, manager: LoadedExtensions["manager"], retry: RetrySwitch): Promise<ModelClient | string> {
-  const spec = args.model ?? (io.env.OPENAI_API_KEY ? `openai:${io.env.MYPI_MODEL || DEFAULT_OPENAI_MODEL}` : undefined);
-  if (spec === undefined) {
-    return "no model: set OPENAI_API_KEY (and MYPI_MODEL), or pass --model openai:<name> --base-url URL or --model scripted:<file>. Try `mypi demo`.";
-  }
-  const provided = manager.modelFor(spec);
-  if (provided !== undefined) return typeof provided === "string" ? `${provided}.` : provided;
-  const colon = spec.indexOf(":");
-  const kind = spec.slice(0, colon);
-  const name = spec.slice(colon + 1);
-  if (kind === "scripted") {
-    try {
-      return await loadScriptedModel(resolve(io.cwd, name));
-    } catch (error) {
-      return `${(error as Error).message}. Check the path given to --model scripted:<file>.`;
-    }
-  }
-  const http = manager.httpHooks();
-  return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }), ...(http && { http }), retry });
-}
-
-/** `--append-system-prompt` values: an existing file (against the shell's directory) is read, anything else is text. */
-function appendedPrompts(args: CliArgs, io: CliIO): string[] | string {
-  const out: string[] = [];
-  for (const value of args.appendSystemPrompt) {
+/**
+ * `--append-system-prompt` values, and `--system-prompt`'s (Pi reads a file for both): an
+ * existing file (against the shell's directory) is read, anything else is text. A string is the error.
+ */
+function appendedPrompts(args: CliArgs, io: CliIO): { append: string[]; system?: string } | string {
+  const read = (flag: string, value: string): { text: string } | { error: string } => {
     const path = resolve(io.cwd, value);
-    if (!isFile(path)) {
-      out.push(value);
-      continue;
-    }
+    if (!isFile(path)) return { text: value };
     try {
-      out.push(readFileSync(path, "utf8"));
+      return { text: readFileSync(path, "utf8") };
     } catch (error) {
-      return `--append-system-prompt ${value}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`;
+      return { error: `--${flag} ${value}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).` };
     }
+  };
+  const append: string[] = [];
+  for (const value of args.appendSystemPrompt) {
+    const r = read("append-system-prompt", value);
+    if ("error" in r) return r.error;
+    append.push(r.text);
   }
-  return out;
+  if (args.systemPrompt === undefined) return { append };
+  const system = read("system-prompt", args.systemPrompt);
+  return "error" in system ? system.error : { append, system: system.text };
 }
 
 function isFile(path: string): boolean {

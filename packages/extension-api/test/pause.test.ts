@@ -82,6 +82,25 @@ describe("--on-ask pause", () => {
     expect(later.seen.answers).toEqual([true]);
   });
 
+  it("a handler that spreads its ctx ({...ctx}) still asks through the call's UI, so it pauses too", async () => {
+    ran = [];
+    const manager = new ExtensionManager({ cwd: "/tmp", ui: headlessUI("pause")! });
+    await manager.loadExtension((pi: ExtensionAPI) => {
+      pi.registerTool(shell);
+      pi.on("tool_call", async (_event, ctx) => {
+        const copy = { ...ctx };
+        return (await copy.ui.confirm("Run it?", "")) ? undefined : { block: true, reason: "declined" };
+      });
+    }, "spreader");
+    const host = createExtensionHost({ manager, model: createScriptedModel({ turns: rmThenLs }), session: SessionManager.inMemory("/tmp") });
+    hosts.push(host);
+    await host.start();
+    const end = await host.agent.prompt("clean");
+    expect(end.stopReason).toBe("paused");
+    expect(end.waiting?.map((c) => c.reason)).toEqual(["Run it?"]);
+    expect(ran).toEqual([]);
+  });
+
   it("select: an approved call picks the option that names the approval's scope, never a refusing one", async () => {
     const ui = headlessUI("pause")!;
     const options = ["Deny", "Allow once", "Allow for this session", "Always allow in this project"];

@@ -3,12 +3,14 @@
  * a prompt and of a resume, its queues' shape, its listeners, and the error `run()` rejects with.
  */
 import type { CompactionOutcome, CompactionSettings, SessionManager } from "../session/index.ts";
-import type { ToolRegistry } from "../tools/index.ts";
-import type { AgentEndEvent, AgentStopReason, HostEvent, HostEventBase, ImageContent, InputSource, Message, ModelClient, QueuedMessage, Slots, StreamEvent, Tool } from "../types.ts";
+import type { ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
+import type { AgentEndEvent, AgentStopReason, HostEvent, HostEventBase, ImageContent, InputSource, Message, ModelClient, QueuedMessage, Slots, StreamEvent, ThinkingLevel, Tool } from "../types.ts";
 
 /** `H`: the host's events, as in `Agent<H>`. */
 export interface AgentOptions<H extends HostEventBase = HostEvent> {
   model: ModelClient;
+  /** `ModelRequest.thinking` for every model call; absent: the client's default. */
+  thinkingLevel?: ThinkingLevel;
   tools?: Tool[] | ToolRegistry;
   systemPrompt?: string;
   slots?: Slots<H>;
@@ -32,6 +34,14 @@ export interface AgentOptions<H extends HostEventBase = HostEvent> {
   toolTimeoutMs?: number;
   /** The tools' workspace; default `process.cwd()`. */
   cwd?: string;
+  /**
+   * A worker pool to share (another agent's `workerPool`): this agent runs its worker tools
+   * there and leaves it open on `close()`, which is its owner's to do. Default: its own pool,
+   * started on the first worker task and closed with the agent.
+   */
+  workerPool?: ToolWorkerPool;
+  /** Handed to every tool call of this agent as `ctx.context` (docs/kernel.md#agent). */
+  toolContext?: Readonly<Record<string, unknown>>;
   /** Automatic compaction before model calls (needs a context window). */
   compaction?: CompactionSettings;
   /** Every automatic compaction attempt's outcome (the host's `session_compact`). */

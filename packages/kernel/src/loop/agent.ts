@@ -15,6 +15,7 @@ import type {
   ModelClient,
   Slots,
   StreamEvent,
+  ThinkingLevel,
   Tool,
   TurnEndEvent,
   WaitingCall,
@@ -57,6 +58,11 @@ interface ActiveRun<H extends HostEventBase> {
 export class Agent<H extends HostEventBase = HostEvent> {
   /** Read at the start of each run. */
   model: ModelClient;
+  /**
+   * Read at the start of each run, like `model`: sent as `ModelRequest.thinking`. Plain state —
+   * what a model supports is the host's concern (it clamps before setting it).
+   */
+  thinkingLevel: ThinkingLevel | undefined;
   systemPrompt: string | undefined;
   slots: Slots<H>;
   readonly tools: ToolRegistry;
@@ -85,11 +91,13 @@ export class Agent<H extends HostEventBase = HostEvent> {
   constructor(options: AgentOptions<H>) {
     this.#options = options;
     this.model = options.model;
+    this.thinkingLevel = options.thinkingLevel;
     this.systemPrompt = options.systemPrompt;
     this.slots = options.slots ?? {};
     this.tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.session = options.session;
-    this.#compaction = options.compaction && { ...options.compaction };
+    // Copied with its accessors: a host whose window follows the model (a getter) keeps it following.
+    this.#compaction = options.compaction && (Object.defineProperties({}, Object.getOwnPropertyDescriptors(options.compaction)) as CompactionSettings);
     const seed = options.messages ?? options.session?.buildContext() ?? [];
     this.#messages = seed.map(deepFreeze);
     this.#book = new RunBook(options.session, options.queueRecord);
@@ -97,6 +105,14 @@ export class Agent<H extends HostEventBase = HostEvent> {
     const restored = this.#book.restore();
     this.#steering = restored.steering;
     this.#followUps = restored.followUps;
+  }
+
+  /**
+   * The pool the agent's worker tools run in: the one it was given, else its own (made now if
+   * needed; no thread starts before the first task). Give it to another agent to share it.
+   */
+  get workerPool(): ToolWorkerPool {
+    return (this.#pool ??= this.#options.workerPool ?? new ToolWorkerPool());
   }
 
   /** The history: a read-only view of frozen messages, not a copy. */
@@ -285,7 +301,8 @@ export class Agent<H extends HostEventBase = HostEvent> {
       abortRun(current, undefined);
       await current.done;
     }
-    await this.#pool?.close();
+    // A shared pool is its owner's to close.
+    if (this.#pool !== this.#options.workerPool) await this.#pool?.close();
     await this.session?.close();
   }
 
@@ -315,6 +332,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
     const loopOptions: AgentLoopOptions = {
       model: this.model,
       systemPrompt: this.systemPrompt,
+      thinking: this.thinkingLevel,
       messages: this.#messages,
       ...(prompt !== undefined && { prompt }),
       ...(resume !== undefined && { resume }),
@@ -329,9 +347,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
       cwd: this.#options.cwd ?? process.cwd(),
       abortGraceMs: this.#options.abortGraceMs ?? 2000,
       toolTimeoutMs: this.#options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
-      workerPool: (this.#pool ??= new ToolWorkerPool()),
+      workerPool: this.workerPool,
       modelView: this.#view,
     };
+    if (this.#options.toolContext) loopOptions.toolContext = this.#options.toolContext;
     const compaction = this.#compaction;
     if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= this.#compactionHook(compaction);
     const sink = {

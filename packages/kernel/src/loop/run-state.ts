@@ -15,6 +15,7 @@ import type {
   SlotContext,
   Slots,
   StreamEvent,
+  ThinkingLevel,
   Tool,
   ToolSchema,
   WaitingCall,
@@ -49,6 +50,7 @@ export class Run {
   readonly prompt: LoopPrompt | undefined;
   /** `before_agent_start` may replace it for this run. */
   systemPrompt: string | undefined;
+  readonly thinking: ThinkingLevel | undefined;
   readonly tools: ToolRegistry;
   readonly slots: Slots;
   readonly signal: AbortSignal;
@@ -58,6 +60,7 @@ export class Run {
   readonly abortGraceMs: number;
   readonly toolTimeoutMs: number | undefined;
   readonly workerPool: ToolWorkerPool | undefined;
+  readonly toolContext: Readonly<Record<string, unknown>> | undefined;
   readonly takeSteering: () => LoopPrompt[];
   readonly takeFollowUps: () => LoopPrompt[];
   /** A queued item left the queue: as `message` (recorded next), or dropped by the `input` slot. */
@@ -95,6 +98,7 @@ export class Run {
     this.model = options.model;
     this.prompt = options.prompt;
     this.systemPrompt = options.systemPrompt;
+    this.thinking = options.thinking;
     this.tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.slots = options.slots ?? {};
     this.signal = options.signal ?? NEVER_ABORTED;
@@ -105,6 +109,7 @@ export class Run {
     this.abortGraceMs = options.abortGraceMs ?? 2000;
     this.toolTimeoutMs = options.toolTimeoutMs;
     this.workerPool = options.workerPool;
+    this.toolContext = options.toolContext;
     this.takeSteering = options.getSteeringMessages ?? NO_MESSAGES;
     this.takeFollowUps = options.getFollowUpMessages ?? NO_MESSAGES;
     this.dequeued = options.onDequeued ?? noop;

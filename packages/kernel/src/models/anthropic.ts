@@ -13,7 +13,7 @@ import { buildAnthropicRequest } from "./anthropic-request.ts";
 import { AnthropicStreamAccumulator } from "./anthropic-stream.ts";
 import { hookedFetch, nonEmpty, openWithRetries, readEvents, type EventStream, type HttpHooks, type RetryPolicy } from "./http.ts";
 import type { RetrySwitch } from "./retry-switch.ts";
-import { abortableSleep, classifyError, isProtocolError, readableErrorFetch, transportErrorDetail, type ErrorContext, type SdkErrorClasses } from "./openai-errors.ts";
+import { abortableSleep, classifyError, isProtocolError, readableErrorFetch, transportErrorDetail, type ErrorContext, type SdkErrorClasses, maskUrlCredentials } from "./openai-errors.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
 import { anthropicTraits, type AnthropicTraits, type EffortTable } from "./thinking.ts";
 
@@ -146,7 +146,7 @@ async function connect(state: ClientState): Promise<Connection | string> {
 async function* streamMessages(state: ClientState, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
   const acc = new AnthropicStreamAccumulator(state.stamp);
   const aborted = (): ModelStreamEvent => ({ type: "error", message: acc.message("aborted", "Request aborted") });
-  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", message) });
+  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", maskUrlCredentials(message)) });
 
   if (state.unusable !== undefined) return yield failed(state.unusable);
   let body;

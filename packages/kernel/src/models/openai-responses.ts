@@ -11,7 +11,7 @@ import type OpenAI from "openai";
 import type { ModelClient, ModelPrices, ModelRequest, ModelStreamEvent } from "../types.ts";
 import { hookedFetch, nonEmpty, openWithRetries, readEvents, type EventStream, type HttpHooks, type RetryPolicy } from "./http.ts";
 import type { RetrySwitch } from "./retry-switch.ts";
-import { abortableSleep, classifyError, isProtocolError, readableErrorFetch, transportErrorDetail, type ErrorContext, type SdkErrorClasses } from "./openai-errors.ts";
+import { abortableSleep, classifyError, isProtocolError, readableErrorFetch, transportErrorDetail, type ErrorContext, type SdkErrorClasses, maskUrlCredentials } from "./openai-errors.ts";
 import { buildResponsesRequest } from "./openai-responses-request.ts";
 import { ResponseFailedError, ResponsesStreamAccumulator } from "./openai-responses-stream.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
@@ -136,7 +136,7 @@ async function connect(state: ClientState): Promise<Connection | string> {
 async function* streamResponse(state: ClientState, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
   const acc = new ResponsesStreamAccumulator(state.stamp);
   const aborted = (): ModelStreamEvent => ({ type: "error", message: acc.message("aborted", "Request aborted") });
-  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", message) });
+  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", maskUrlCredentials(message)) });
 
   if (state.unusable !== undefined) return yield failed(state.unusable);
   let body;

@@ -21,6 +21,7 @@ import type { ModelClient, ModelPrices, ModelRequest, ModelStreamEvent } from ".
 import {
   abortableSleep,
   classifyError,
+  maskUrlCredentials,
   isProtocolError,
   readableErrorFetch,
   transportErrorDetail,
@@ -139,11 +140,16 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   const customBaseURL = nonEmpty(options.baseURL) ?? nonEmpty(env.OPENAI_BASE_URL);
   const baseURL = (customBaseURL ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, "");
   const apiKey = nonEmpty(options.apiKey) ?? nonEmpty(env.OPENAI_API_KEY) ?? (customBaseURL ? PLACEHOLDER_API_KEY : undefined);
+  // fetch refuses a URL with a user name or password in it; say so before any request, masked.
+  const shown = maskUrlCredentials(baseURL);
   const unusable =
-    apiKey === undefined
-      ? `no API key for ${id}: set OPENAI_API_KEY (or pass apiKey). ` +
-        "Servers that need no key work without one once a base URL is set (OPENAI_BASE_URL or --base-url)"
-      : undefined;
+    shown !== baseURL
+      ? `the base URL ${shown} carries a user name or password, which HTTP clients refuse to send in a URL: ` +
+        "drop it from the URL and give the key as OPENAI_API_KEY (sent as a bearer token)"
+      : apiKey === undefined
+        ? `no API key for ${id}: set OPENAI_API_KEY (or pass apiKey). ` +
+          "Servers that need no key work without one once a base URL is set (OPENAI_BASE_URL or --base-url)"
+        : undefined;
   const provider = options.provider ?? "openai";
   const known = customBaseURL ? undefined : openAIEffortTable(options.model);
   const reasons = options.reasoning ?? known !== undefined;
@@ -165,7 +171,8 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
       ...(process.env.OPENAI_LOG ? {} : { logLevel: "off" as const }),
     },
     connection: undefined,
-    ctx: { baseURL, model: options.model, now: options.now ?? Date.now },
+    // Messages name the server by this: never with its credentials.
+    ctx: { baseURL: shown, model: options.model, now: options.now ?? Date.now },
     policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep, retry: options.retry },
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     maxTokens: options.maxTokens,
@@ -197,7 +204,7 @@ async function connect(state: ClientState): Promise<Connection | string> {
 async function* streamChat(state: ClientState, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
   const acc = new ChatStreamAccumulator(state.stamp);
   const aborted = (): ModelStreamEvent => ({ type: "error", message: acc.message("aborted", "Request aborted") });
-  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", message) });
+  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", maskUrlCredentials(message)) });
 
   if (state.unusable !== undefined) {
     yield failed(state.unusable);

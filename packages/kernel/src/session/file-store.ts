@@ -92,10 +92,13 @@ export class FileSessionStore implements SessionStore {
     return (this.#needsNewline ? "\n" : "") + (this.#headerWritten ? "" : `${header}\n`);
   }
 
-  /** Creates the folder and the file (appending, should it exist meanwhile). */
+  /**
+   * Creates the folder and the file (appending, should it exist meanwhile). A conversation is
+   * private to its user: the file is 0600, folders made for it 0700.
+   */
   #createFile(text: string): void {
-    mkdirSync(dirname(this.file), { recursive: true });
-    appendFileSync(this.file, text);
+    mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
+    appendFileSync(this.file, text, { mode: 0o600 });
   }
 }
 
@@ -125,9 +128,9 @@ class FileLock {
 
   acquire(): void {
     if (this.#held) return;
-    mkdirSync(dirname(this.path), { recursive: true });
+    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
     try {
-      writeFileSync(this.path, this.#record(), { flag: "wx" });
+      writeFileSync(this.path, this.#record(), { flag: "wx", mode: 0o600 });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const owner = readOwner(this.path);
@@ -180,7 +183,7 @@ class FileLock {
   /** Replace the lock file at once (a temporary file renamed over it), so no reader sees half of it. */
   #write(): void {
     const temp = `${this.path}.${this.#token}.tmp`;
-    writeFileSync(temp, this.#record());
+    writeFileSync(temp, this.#record(), { mode: 0o600 });
     renameSync(temp, this.path);
   }
 

@@ -22,6 +22,7 @@ export {
   type CompactionEntry,
   type LabelEntry,
   type ModelChangeEntry,
+  type ThinkingLevelChangeEntry,
   type SessionInfoEntry,
   type QueueEntry,
   type QueueDoneEntry,
@@ -29,6 +30,7 @@ export {
   type ApprovalEntry,
   type ResumeEntry,
 } from "./entries.ts";
+export { readSessionHeader } from "./load.ts";
 export { mypiHome, defaultSessionDir, jitiCacheDir, listSessionFiles, sessionFilesByIdPrefix } from "./paths.ts";
 export {
   compact,

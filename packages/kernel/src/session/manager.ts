@@ -32,6 +32,7 @@ import {
   type QueueDoneEntry,
   type QueueEntry,
   type ResumeEntry,
+  type ThinkingLevelChangeEntry,
   type SessionEntry,
   type SessionHeader,
   type SessionInfoEntry,
@@ -85,6 +86,13 @@ export class SessionManager {
   readonly cwd: string;
   /** What loading skipped or repaired, one line each (`file:line: what`). Empty when all was fine. */
   readonly loadWarnings: readonly string[];
+  /**
+   * What a message becomes before it is recorded (in memory and on disk), e.g. a redactor's
+   * masked copy of an assistant message, whose text and tool-call arguments no slot rewrites
+   * (extensions/redact-secrets). The caller's history keeps the message it appended, which
+   * `entryIdOf` still finds. Undefined: recorded as appended.
+   */
+  storedForm?: ((message: Message) => Message) | undefined;
 
   private readonly header: SessionHeader;
   private readonly store: SessionStore | undefined;
@@ -129,12 +137,13 @@ export class SessionManager {
 
   /**
    * A new session in `dir` (default `$MYPI_HOME/sessions/<cwd-slug>/`). The file appears with the
-   * first entry. `parentSession` names the session it continues from in the header (Pi's lineage).
+   * first entry. `parentSession`: the session file it continues (recorded in its header); `id`:
+   * its id (`--session-id`), default a new UUID.
    */
-  static create(options: SessionLocationOptions & { parentSession?: string }): SessionManager {
+  static create(options: SessionLocationOptions & { parentSession?: string; id?: string }): SessionManager {
     const cwd = resolve(options.cwd);
     const now = new Date();
-    const id = randomUUID();
+    const id = options.id ?? randomUUID();
     const dir = options.dir ?? defaultSessionDir(cwd);
     const header: SessionHeader = { type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) };
     return SessionManager.fresh(header, new FileSessionStore(join(dir, sessionFileName(id, now))));
@@ -167,10 +176,10 @@ export class SessionManager {
     return new SessionManager({ header, store, entries: loaded.entries, byId: loaded.byId, warnings: loaded.warnings });
   }
 
-  /** A session that is never written (`--no-session`). */
-  static inMemory(cwd: string): SessionManager {
+  /** A session that is never written (`--no-session`); `parentSession` as in `create`. */
+  static inMemory(cwd: string, options: { parentSession?: string } = {}): SessionManager {
     return SessionManager.fresh(
-      { type: "session", version: SESSION_VERSION, id: randomUUID(), cwd: resolve(cwd), timestamp: new Date().toISOString() },
+      { type: "session", version: SESSION_VERSION, id: randomUUID(), cwd: resolve(cwd), timestamp: new Date().toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) },
       undefined,
     );
   }
@@ -263,9 +272,15 @@ export class SessionManager {
     if (problem) {
       throw new Error(`Cannot record a message in session ${this.id}: ${problem}. Messages must have the shapes of @mypi/kernel's Message type.`);
     }
-    const fields: Fields<MessageEntry> = options?.dequeued === undefined ? { type: "message", message } : { type: "message", message, dequeued: options.dequeued };
+    const stored = this.storedForm?.(message) ?? message;
+    if (stored !== message) {
+      const problem = messageProblem(stored);
+      if (problem) throw new Error(`Cannot record a message in session ${this.id}: its stored form is not a message (${problem}).`);
+    }
+    const fields: Fields<MessageEntry> = options?.dequeued === undefined ? { type: "message", message: stored } : { type: "message", message: stored, dequeued: options.dequeued };
     const entry = this.append<MessageEntry>(fields);
     this.messageIds.set(message, entry.id);
+    if (stored !== message) this.messageIds.set(stored, entry.id);
     return entry.id;
   }
 
@@ -295,8 +310,14 @@ export class SessionManager {
     return this.append<LabelEntry>(fields).id;
   }
 
-  appendModelChange(model: string): string {
-    return this.append<ModelChangeEntry>({ type: "model_change", model }).id;
+  /** `model` is the client's id; `origin` adds Pi's `provider` and `modelId`, so Pi reads the entry too. */
+  appendModelChange(model: string, origin?: { provider: string; modelId: string }): string {
+    const fields: Fields<ModelChangeEntry> = origin ? { type: "model_change", model, provider: origin.provider, modelId: origin.modelId } : { type: "model_change", model };
+    return this.append<ModelChangeEntry>(fields).id;
+  }
+
+  appendThinkingLevelChange(thinkingLevel: string): string {
+    return this.append<ThinkingLevelChangeEntry>({ type: "thinking_level_change", thinkingLevel }).id;
   }
 
   /** Stored as a `session_info` entry; the latest one wins. */

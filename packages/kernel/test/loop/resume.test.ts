@@ -192,7 +192,7 @@ describe("pause for approval", () => {
     expect(asksAgain.resumePoint({ judgeWaiting: true })).toMatchObject({ next: "tool_calls", waiting: [] });
     const again = await asksAgain.resume({ judgeWaiting: true });
     expect(again.stopReason).toBe("paused");
-    expect(again.waiting.map((c) => c.toolCallId)).toEqual(["call_1"]);
+    expect(again.waiting?.map((c) => c.toolCallId)).toEqual(["call_1"]);
     expect(runs).toEqual([]);
     const seen: unknown[] = [];
     const allows = agentWith({ turns: [{ text: "Done." }] }, { session, slots: { tool_call: (event: { approval?: unknown }) => void seen.push(event.approval) } });

@@ -6,6 +6,7 @@ import { getEventListeners } from "node:events";
 import { describe, expect, it, vi } from "vitest";
 import { createOpenAIModel } from "../../src/models/openai.ts";
 import { RetrySwitch } from "../../src/models/retry-switch.ts";
+import { maskUrlCredentials } from "../../src/models/openai-errors.ts";
 import type { ModelClient, ModelMessage, ModelRequest, ModelStreamEvent } from "../../src/types.ts";
 import {
   chatFrames,
@@ -564,6 +565,23 @@ describe("configuration", () => {
         },
       },
     ]);
+  });
+
+  it("refuses a base URL that carries a password, naming it masked and what to do instead; nothing is sent", async () => {
+    const requests = server.requests.length;
+    const withPassword = server.baseURL.replace("://", "://ann:hunter2pw@");
+    const events = await collect(createOpenAIModel({ model: "m", apiKey: "k", baseURL: withPassword }));
+    const message = events.at(-1)?.type === "error" ? (events.at(-1) as { message: { errorMessage?: string } }).message.errorMessage : undefined;
+    expect(message).toBe(
+      `the base URL ${server.baseURL.replace("://", "://***@")} carries a user name or password, which HTTP clients refuse to send in a URL: drop it from the URL and give the key as OPENAI_API_KEY (sent as a bearer token)`,
+    );
+    expect(server.requests.length).toBe(requests);
+  });
+
+  it("masks the credentials of any URL in a message it reports", () => {
+    expect(maskUrlCredentials("fetch failed for https://user:pw@h.test/v1 and http://tok3n@h.test, not for http://h.test/a@b")).toBe(
+      "fetch failed for https://***@h.test/v1 and http://***@h.test, not for http://h.test/a@b",
+    );
   });
 
   it("reads OPENAI_API_KEY and OPENAI_BASE_URL from the environment", async () => {

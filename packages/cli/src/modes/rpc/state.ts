@@ -11,7 +11,7 @@ import type { PiModel } from "./model.ts";
 import type { RpcUI } from "../rpc-ui.ts";
 
 /** What RPC commands act on: the host session, the dialogs carried over the wire, and what the host knows of its model. */
-export interface RpcTarget extends HostSession {
+export interface RpcTarget extends Omit<HostSession, "extensions"> {
   readonly ui: RpcUI;
   /** The current model as Pi's model object (`get_state.model`, the model commands). */
   modelInfo(): PiModel;
