@@ -91,9 +91,17 @@ function runUntil(args: string[], at: number, cwd: string): Promise<{ killed: bo
 
 const tools = new Map<string, Tool>(createBuiltinToolList({ root: sandbox.ws }).map((t) => [t.name, t]));
 
+/**
+ * The session holds the prompt: a run to go on with. A process killed before its prompt was
+ * recorded (the file may hold the model it chose) left none: the prompt is given again.
+ */
+function hasPrompt(file: string): boolean {
+  return existsSync(file) && SessionManager.open(file).buildContext({ repair: false }).length > 0;
+}
+
 /** What `--continue-run` will do with the session, in words. */
 function resumePointOf(file: string): string {
-  if (!existsSync(file)) return "no session yet: started over";
+  if (!hasPrompt(file)) return "no prompt recorded yet: started over";
   const session = SessionManager.open(file);
   const point = planResume(session.buildContext({ repair: false }), tools, { ...runStateOf(session.getBranch()), queued: false });
   if (point === undefined) return "answer reached";
@@ -123,7 +131,7 @@ async function chain(c: number, budget: number): Promise<{ kills: Kill[]; ws: st
     const found = resumePointOf(file);
     kills.push({ chain: c, process: p, at, last: r.last, found });
     if (found === "answer reached") return { kills, ws, file };
-    args = existsSync(file) ? [...base, "--continue-run"] : [...base, "-p", "do the work"];
+    args = hasPrompt(file) ? [...base, "--continue-run"] : [...base, "-p", "do the work"];
   }
   throw new Error(`chain ${c} did not end in 30 processes`);
 }
