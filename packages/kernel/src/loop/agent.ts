@@ -5,7 +5,7 @@
  * a listener that aborts or queues a message is seen by the loop's very next step.
  * `prompt()` and `run()` are the same run; they differ only in what they hand back.
  */
-import { createCompactionHook, type CompactionSettings, type SessionManager } from "../session/index.ts";
+import type { CompactionSettings, SessionManager } from "../session/index.ts";
 import { DEFAULT_TOOL_TIMEOUT_MS, ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
 import type {
   AgentEndEvent,
@@ -20,6 +20,7 @@ import type {
   TurnEndEvent,
   WaitingCall,
 } from "../types.ts";
+import { agentCompactionHook, withEntryIds } from "./agent-session.ts";
 import { AgentRunError, type AgentListener, type AgentOptions, type PromptOptions, type QueuedMessages, type QueueMode, type ResumeOptions } from "./agent-options.ts";
 import { Delivery } from "./delivery.ts";
 import { deepFreeze } from "./freeze.ts";
@@ -352,7 +353,13 @@ export class Agent<H extends HostEventBase = HostEvent> {
     };
     if (this.#options.toolContext) loopOptions.toolContext = this.#options.toolContext;
     const compaction = this.#compaction;
-    if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= this.#compactionHook(compaction);
+    if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= agentCompactionHook({
+        model: () => this.model,
+        settings: compaction,
+        ...(this.session && { session: this.session }),
+        ...(this.#options.onCompaction && { onOutcome: this.#options.onCompaction }),
+        compacted: (messages) => void (this.#messages = messages.slice()),
+      });
     const sink = {
       emit: (event: StreamEvent) => this.#fromLoop(active, event),
       // A store written behind (Redis) has everything before a tool runs (docs/resume.md#stores).
@@ -407,31 +414,6 @@ export class Agent<H extends HostEventBase = HostEvent> {
       active.sessionError = `Could not write the session: ${describeError(error)}`;
       abortRun(active, error);
     });
-  }
-
-  /**
-   * One hook for the agent's life, so that its wait after failed attempts carries over from run
-   * to run; it summarizes with whatever `model` is when it runs.
-   */
-  #compactionHook(settings: CompactionSettings): NonNullable<AgentLoopOptions["beforeModelCall"]> {
-    const agent = this;
-    const current: ModelClient = {
-      get id() {
-        return agent.model.id;
-      },
-      stream: (request, signal) => agent.model.stream(request, signal),
-    };
-    const hook = createCompactionHook({
-      model: current,
-      settings,
-      ...(this.session && { session: this.session }),
-      ...(this.#options.onCompaction && { onOutcome: this.#options.onCompaction }),
-    });
-    return async (messages, signal) => {
-      const result = await hook(messages, signal);
-      if (result?.messages) this.#messages = result.messages.slice();
-      return result;
-    };
   }
 
   /** The loop's sink: history and session first, so a listener sees the message in `messages`. */
@@ -522,20 +504,4 @@ function abortRun(active: ActiveRun<HostEventBase>, reason: unknown): void {
 function queuedInput(message: string | Message, options: PromptOptions): LoopPrompt {
   if (typeof message !== "string") return message;
   return { text: message, source: options.source ?? "api", ...(options.images && { images: options.images }) };
-}
-
-/**
- * `turn_end` with the session entry ids of its messages, which the agent wrote at their
- * `message_end` (so they exist by now): Pi's `messageEntryId` / `toolResultEntryIds`.
- */
-function withEntryIds(event: TurnEndEvent, session: SessionManager): TurnEndEvent {
-  const messageEntryId = session.entryIdOf(event.message);
-  const toolResultEntryIds: string[] = [];
-  for (const result of event.toolResults) {
-    const id = session.entryIdOf(result);
-    if (id === undefined) return event;
-    toolResultEntryIds.push(id);
-  }
-  if (messageEntryId === undefined) return event;
-  return Object.freeze({ ...event, messageEntryId, toolResultEntryIds: Object.freeze(toolResultEntryIds) });
 }
