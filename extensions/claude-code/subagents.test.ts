@@ -152,3 +152,59 @@ describe("a plugin's agent, and the hooks of its run", () => {
     expect(runs().map((r) => [r.hook_event_name, r.tool_name, r.tool_input])).toEqual([["PreToolUse", "Agent", { description: "review it", subagent_type: "fmt:reviewer", prompt: "Review." }]]);
   });
 });
+
+describe("a plugin command with context: fork", () => {
+  /** The next run of the main agent, to its end. */
+  const nextRun = (t: Tree) =>
+    new Promise<void>((resolve) => {
+      const off = t.host.agent.subscribe((e) => {
+        if (e.type === "agent_end") (off(), resolve());
+      });
+    });
+
+  it("gives its expanded text to the agent its front matter names; the answer enters the conversation as the command's output, and the main agent takes it up", async () => {
+    install({ commands: { review: "---\ndescription: Review a file\ncontext: fork\nagent: fmt:reviewer\n---\nReview $ARGUMENTS for the house style.\n" } });
+    const t = await tree({ models: { rev: [{ text: "Two style problems." }] }, root: [{ text: "Noted: two style problems." }] });
+    const ran = nextRun(t);
+    expect(await t.host.runCommand("fmt:review", "src/a.ts")).toEqual({ ran: true });
+    await ran;
+    expect(t.requests.rev![0]!.messages.map((m) => textOf(m.content as never))).toEqual(["Review src/a.ts for the house style.\n"]);
+    expect(t.requests.rev![0]!.systemPrompt).toMatch(/^You review for the house style\./);
+    expect(t.host.agent.messages.map((m) => [m.role, textOf(m.content as never)])).toEqual([
+      ["custom", "/fmt:review src/a.ts ran in a child agent (fmt:reviewer). Its answer:\n\nTwo style problems."],
+      ["assistant", "Noted: two style problems."],
+    ]);
+    // Displayed, as Claude Code shows a command's output.
+    expect(t.host.agent.messages[0]).toMatchObject({ customType: "claude-code-command", display: true });
+  });
+
+  it("runs a general-purpose child without an agent, and says why when the child does not answer", async () => {
+    install({ commands: { plan: "---\ncontext: fork\nagent: Explore\n---\nPlan $ARGUMENTS.\n", sketch: "---\ncontext: fork\nmodel: scripted:rev\n---\nSketch $ARGUMENTS.\n" } });
+    const said = stderrLines();
+    const t = await tree({ models: { rev: [{ text: "A sketch." }] }, root: [{ text: "ok" }] });
+    await t.host.runCommand("fmt:plan", "the release");
+    expect(said.join("")).toContain('mypi: claude-code: /fmt:plan ran in a child agent, which did not answer: No agent named "Explore". Agents: fmt:reviewer.');
+    expect(t.host.agent.messages).toEqual([]);
+    const ran = nextRun(t);
+    await t.host.runCommand("fmt:sketch", "a parser");
+    await ran;
+    expect(t.requests.rev![0]!.messages.map((m) => textOf(m.content as never))).toEqual(["Sketch a parser.\n"]);
+    expect(textOf(t.host.agent.messages[0]!.content as never)).toBe("/fmt:sketch a parser ran in a child agent (general-purpose). Its answer:\n\nA sketch.");
+  });
+
+  it("runs inline, saying so once, when there is no agent tool; an agent without context: fork is said not to apply", async () => {
+    install({ commands: { review: "---\ncontext: fork\n---\nReview $ARGUMENTS.\n", look: "---\nagent: fmt:reviewer\n---\nLook at $ARGUMENTS.\n" } });
+    const said = stderrLines();
+    const t = await tree({ settings: { subagents: false }, root: [{ text: "reviewed inline" }, { text: "looked" }, { text: "again" }] });
+    for (const [command, args] of [["fmt:review", "a.ts"], ["fmt:look", "b.ts"], ["fmt:look", "c.ts"]] as const) {
+      const ran = nextRun(t);
+      await t.host.runCommand(command, args);
+      await ran;
+    }
+    expect(t.requests.root!.map((r) => textOf(r.messages.at(-1)!.content as never))).toEqual(["Review a.ts.\n", "Look at b.ts.\n", "Look at c.ts.\n"]);
+    expect(said.filter((l) => l.includes("context: fork") || l.includes('"agent"'))).toEqual([
+      'mypi: claude-code: /fmt:review: "context: fork" needs the agent tool, which is off ("subagents": false or --no-subagents); it runs inline.\n',
+      'mypi: claude-code: /fmt:look: "agent" is read only with "context: fork"; it runs inline.\n',
+    ]);
+  });
+});
