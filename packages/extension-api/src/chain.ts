@@ -141,7 +141,7 @@ class HandlerCall<K extends SlotName> {
         if (!entered) {
           let own = absorb(policy, state, this.view, this.snap, h.extension);
           if (result != null) own = policy.apply(own, result as never, h.extension);
-          this.report(policy.outcome(state, own), own.stop?.reason);
+          this.report(policy.outcome(state, own), own.stop?.reason ?? noteOf(slot, result));
           return own.stop ? { state: own, call } : this.next({ state: own, call });
         }
         if (result == null || result === this.nextValue) {
@@ -381,4 +381,11 @@ function shallowChanged(now: unknown, copy: unknown): boolean {
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as PromiseLike<unknown>).then === "function";
+}
+
+/** A `tool_call` handler that lets the call run may say why (`{reason}`): its hook_decision carries it. */
+function noteOf(slot: string, result: unknown): string | undefined {
+  if (slot !== "tool_call" || typeof result !== "object" || result === null) return undefined;
+  const { reason, block } = result as { reason?: unknown; block?: unknown };
+  return block !== true && typeof reason === "string" ? reason : undefined;
 }

@@ -462,8 +462,12 @@ export interface ToolCallEvent {
 export type ToolCallResult =
   /** `terminate`: the blocked call's result ends the run after its batch, as a tool's `terminate` does. */
   | { block: true; reason: string; by?: string; terminate?: boolean }
-  /** Replacement input, re-validated against the tool's schema. */
-  | { block?: false; input?: Record<string, unknown>; by?: string };
+  /**
+   * Replacement input, re-validated against the tool's schema. `reason`: why the call may run (a
+   * mode, a remembered answer, a rule), for diagnostics only — hosts show it in the handler's
+   * `hook_decision`; the kernel ignores it.
+   */
+  | { block?: false; input?: Record<string, unknown>; by?: string; reason?: string };
 
 export interface ToolResultEvent {
   toolCallId: string;
