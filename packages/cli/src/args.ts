@@ -56,6 +56,12 @@ export interface CliArgs {
   sandboxWrite: string[];
   /** `--sandbox-network`. */
   sandboxNetwork: boolean;
+  /** `--no-sandbox-network`: sandboxed commands get no network (it is on by default). */
+  noSandboxNetwork: boolean;
+  /** `--permission-mode MODE` (checked against the modes in `run.ts`). */
+  permissionMode?: string;
+  /** `--dangerously-bypass-permissions`: bypass mode, even without the sandbox, calls out of it included. */
+  dangerouslyBypassPermissions: boolean;
   /** `mypi batch` / `mypi worker`: their own command line (`batch/args.ts`). */
   batch?: BatchArgs;
   /** Values of flags registered by extensions (`--name value` / `--name`). */
@@ -107,6 +113,9 @@ const OPTIONS: Record<string, FlagKind> = {
   "no-sandbox": "boolean",
   "sandbox-write": "string",
   "sandbox-network": "boolean",
+  "no-sandbox-network": "boolean",
+  "permission-mode": "string",
+  "dangerously-bypass-permissions": "boolean",
   help: "boolean",
   version: "boolean",
 };
@@ -135,6 +144,8 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     json: false,
     sandboxWrite: [],
     sandboxNetwork: false,
+    noSandboxNetwork: false,
+    dangerouslyBypassPermissions: false,
     extensionFlags: {},
     unknownFlags: [],
   };
@@ -315,7 +326,21 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       args.sandboxWrite.push(expandHome(text));
       return;
     case "sandbox-network":
-      args.sandboxNetwork = true;
+    case "no-sandbox-network": {
+      const on = name === "sandbox-network";
+      if ((on ? args.noSandboxNetwork : args.sandboxNetwork) === true) return "choose one of --sandbox-network and --no-sandbox-network.";
+      if (on) args.sandboxNetwork = true;
+      else args.noSandboxNetwork = true;
+      return;
+    }
+    case "permission-mode":
+      if (!/^(default|accept-edits|plan|bypass|acceptEdits|bypassPermissions)$/.test(text)) {
+        return `--permission-mode must be one of default, accept-edits, plan, bypass (got "${text}"). ${HELP_HINT}`;
+      }
+      args.permissionMode = text;
+      return;
+    case "dangerously-bypass-permissions":
+      args.dangerouslyBypassPermissions = true;
       return;
     case "help":
       args.command = "help";
@@ -435,12 +460,18 @@ Extensions and tools
   --tools a,b                       offer the model only these tools   --no-tools  none
   --no-context-files                do not read AGENTS.md / CLAUDE.md
 
-Sandbox (Linux, bubblewrap; also "sandbox" in settings.json)
-  --sandbox                         run bash's commands in the sandbox: only the workspace is
-                                    writable, no network, home secrets hidden, private /tmp
-  --no-sandbox                      not even when settings.json turns it on
+Sandbox (Linux, bubblewrap; on by default where it runs; also "sandbox" in settings.json)
+  --sandbox                         insist on it: bash calls are refused where it cannot run
+                                    (only the workspace is writable, home secrets hidden, private /tmp)
+  --no-sandbox                      run bash's commands without it
   --sandbox-write PATH              one more writable path (repeatable)
-  --sandbox-network                 let sandboxed commands reach the network
+  --sandbox-network                 let sandboxed commands reach the network (the default)
+  --no-sandbox-network              no network for sandboxed commands
+
+Permissions (docs/permissions.md; rules in settings.json switch the permission gate on)
+  --permission-mode MODE            default, accept-edits, plan or bypass (bypass needs the sandbox)
+  --dangerously-bypass-permissions  bypass mode without the sandbox: everything runs but what
+                                    deny rules stop, outside the sandbox too
 
 Workspace and session
   --cwd DIR                         the agent's workspace (default: the current directory)

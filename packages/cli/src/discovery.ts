@@ -1,6 +1,8 @@
 /**
  * Where extensions come from (docs/architecture.md#order, docs/cli.md#command-line), in load order:
  *   builtin-tools (unless --no-builtin-tools; loaded by the host from its factory, not a file),
+ *   the managed tier's folder ($MYPI_MANAGED_DIR/extensions/, default /etc/mypi/extensions/:
+ *   an administrator's, loaded whatever the command line or settings say; docs/permissions.md),
  *   $MYPI_HOME/extensions/ (default ~/.mypi/extensions/),
  *   <cwd>/.mypi/extensions/,
  *   the shipped mcp extension when an mcp.json exists ($MYPI_HOME/mcp.json or <cwd>/.mypi/mcp.json),
@@ -24,7 +26,7 @@ import type { LoadFailure } from "@mypi/extension-api";
 import { findInstalledPackage, isPackageDir, isPackageName, readPackageManifest, type PackageManifest } from "./packages/manifest.ts";
 import { isShippedName, shippedExtensionPath } from "./shipped.ts";
 
-export type ExtensionOrigin = "global" | "project" | "cli" | "auto";
+export type ExtensionOrigin = "managed" | "global" | "project" | "cli" | "auto";
 
 export interface DiscoveredExtension {
   /** Absolute path of the file or folder (the manager names a folder extension after the folder). */
@@ -43,6 +45,8 @@ export interface DiscoveryOptions {
   home: string;
   extensionPaths: readonly string[];
   noExtensions: boolean;
+  /** The managed tier's folder (its `extensions/` load first, even with `--no-extensions`). */
+  managedDir?: string;
 }
 
 export interface Discovery {
@@ -54,6 +58,9 @@ export interface Discovery {
 export function discoverExtensions(options: DiscoveryOptions): Discovery {
   const extensions: DiscoveredExtension[] = [];
   const failures: LoadFailure[] = [];
+  if (options.managedDir !== undefined) {
+    for (const path of listExtensionFolder(join(options.managedDir, "extensions"))) extensions.push({ path, origin: "managed", note: "managed" });
+  }
   if (!options.noExtensions) {
     for (const path of listExtensionFolder(join(options.home, "extensions"))) extensions.push({ path, origin: "global" });
     for (const path of listExtensionFolder(join(options.cwd, ".mypi", "extensions"))) extensions.push({ path, origin: "project" });

@@ -19,7 +19,8 @@ import {
   type LoadFailure,
   type PiTerminal,
 } from "@mypi/extension-api";
-import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
+import { createBuiltinTools, type EscapeApprovals, type SandboxOptions } from "@mypi/builtin-tools";
+import type { PolicyExtensions } from "./policy/load.ts";
 import type { HostSession } from "./host-session.ts";
 import { listSessions } from "./session-list.ts";
 import { redactDeep } from "@mypi/extensions/redact-secrets";
@@ -35,6 +36,12 @@ export interface ExtensionSet {
   builtinTools: boolean;
   /** Run the builtin bash tool's commands in this sandbox. */
   sandbox?: SandboxOptions;
+  /** With `sandbox`: calls the permission gate let out of it (bash's `unsandboxed`). */
+  escapes?: EscapeApprovals;
+  /** The managed tier's extensions (`/etc/mypi/extensions/`): loaded right after the builtin tools, whatever else says. */
+  managedPaths?: readonly string[];
+  /** The run's policies, loaded last (the gate last of all), once the workspace's trust is decided (`policy/load.ts`). */
+  policies?: () => Promise<PolicyExtensions>;
   flags?: Record<string, string | boolean>;
   /** The effective settings (`settings.ts`), handed to extensions by `pi.getSettings()`. */
   settings?: Readonly<Record<string, unknown>>;
@@ -81,8 +88,10 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   });
   const failures: LoadFailure[] = [];
   if (set.builtinTools) {
-    failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }) }), "builtin-tools")).failed);
+    const tools = createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }), ...(set.sandbox && set.escapes && { escapes: set.escapes }) });
+    failures.push(...(await manager.loadExtension(tools, "builtin-tools")).failed);
   }
+  if (set.managedPaths?.length) failures.push(...(await manager.load(set.managedPaths)).failed);
   const after = set.project?.after ?? set.paths.length;
   failures.push(...(await manager.load(set.paths.slice(0, after))).failed);
   const at = manager.loadOrderSize;
@@ -91,6 +100,12 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
     const own = await set.project.trust(manager);
     manager.projectTrusted = own !== undefined;
     failures.push(...(await manager.load([...(own ?? []), ...(set.project.afterDecision ?? [])], { at })).failed);
+  }
+  if (set.policies) {
+    // Last: the gate's tool_call handler is a `post` one, and among those it judges the input that will run.
+    const policies = await set.policies();
+    failures.push(...(await manager.load(policies.paths)).failed);
+    if (policies.gate) failures.push(...(await manager.loadExtension(policies.gate.factory, "permission-gate", { path: policies.gate.path })).failed);
   }
   return { manager, failures };
 }

@@ -61,9 +61,11 @@ export async function runMode(s: ModeStart): Promise<number> {
         const rpcUI = s.ws.rpcUI!;
         for (const line of s.loadErrors) rpcUI.notify(line, "error");
         // The session's getters (agent, host) stay live: a new session replaces the agent.
+        const permissionMode = s.ws.policy.mode;
         const target = Object.assign(Object.create(hostSession) as typeof hostSession, {
           ui: rpcUI,
-          state: () => ({ ...hostSession.state(), extensionErrors }),
+          state: () => ({ ...hostSession.state(), extensionErrors, ...(permissionMode && { permissionMode: permissionMode.mode }) }),
+          ...(permissionMode && { permissionMode }),
         });
         return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, ...(redactLines && { redact: redactLines }) });
       }
@@ -125,6 +127,15 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
   return hostSession;
 }
 
+/** The policies that are on (or dormant), one line; each shipped policy's why is in `mypi extensions`. */
+function policyBanner(s: ModeStart): string[] {
+  const { choice, mode } = s.ws.policy;
+  const gate = `permission gate: ${choice.gate.state} (${choice.gate.why})`;
+  const on = [choice.redactSecrets.on && "redact-secrets", choice.protectedPaths.on && "protected-paths"].filter(Boolean);
+  const modeText = mode ? ` · mode: ${mode.mode} (Alt+M or /mode switches)` : "";
+  return [`${gate}${modeText}${on.length > 0 ? ` · on: ${on.join(", ")}` : ""}`];
+}
+
 async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promise<number> {
   const { runInteractive } = await import("./modes/interactive.ts");
   return runInteractive(hostSession, s.io, {
@@ -134,7 +145,8 @@ async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promis
     status: s.loadErrors,
     stop: s.exits.signal,
     resume: s.args.resume,
-    banner: [`mypi · ${s.model.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`, ...(s.sandboxState.enabled ? [describeSandboxReport(s.sandboxState)] : [])],
+    banner: [`mypi · ${s.model.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`, describeSandboxReport(s.sandboxState), ...policyBanner(s)],
+    ...(s.ws.policy.mode && { permissionMode: s.ws.policy.mode }),
     contextWindow: compactionOf(s.ws.settings, s.io.env)!.contextWindow,
   });
 }

@@ -72,17 +72,28 @@ const SettingsSchema = z.looseObject({
   prompts: stringList.optional(),
   /** List skills as `/skill:name` commands (default true); a typed `/skill:name` works either way. */
   enableSkillCommands: z.boolean().optional(),
-  /** Rules of the permission gate (extensions/permission-gate). */
+  /** Rules of the permission gate (extensions/permission-gate); every file's lists count (docs/permissions.md). */
   permissions: z
     .looseObject({ allow: stringList.optional(), ask: stringList.optional(), deny: stringList.optional() })
     .optional(),
+  /** `false`: the permission gate stays off even with rules (said at start); `true`: on without rules. */
+  permissionGate: z.boolean().optional(),
+  /** `true`: the shipped redact-secrets extension loads on every run; `false`: it does not. */
+  redactSecrets: z.boolean().optional(),
+  /** `true`: the shipped protected-paths extension loads on every run; `false`: it does not. */
+  protectedPaths: z.boolean().optional(),
+  /** The permission mode a run starts in (`--permission-mode`). */
+  permissionMode: z.enum(["default", "accept-edits", "plan", "bypass", "acceptEdits", "bypassPermissions"]).optional(),
+  /** Managed settings only: the permission modes that may be set. */
+  allowedPermissionModes: z.array(z.enum(["default", "accept-edits", "plan", "bypass"])).optional(),
 });
 
 export type Settings = z.infer<typeof SettingsSchema>;
 
 export interface SettingsFile {
   path: string;
-  scope: "global" | "project";
+  /** `managed`: the administrator's; `local`: the project's `settings.local.json` (docs/permissions.md). */
+  scope: "global" | "project" | "managed" | "local";
 }
 
 export interface LoadedSettings {

@@ -33,6 +33,7 @@ import { interrupt, listenToKeys } from "./interactive/keys.ts";
 import { exit, followEvents } from "./interactive/run-lifecycle.ts";
 import { createInteractive, refresh, type Interactive, type InteractiveOptions } from "./interactive/state.ts";
 import { runSlashReporting, submit } from "./interactive/submit.ts";
+import { followMode } from "./interactive/mode.ts";
 import { createExtensionUI } from "./interactive/ui.ts";
 
 export type { InteractiveOptions } from "./interactive/state.ts";
@@ -43,6 +44,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   const unsubscribe = followEvents(m);
   session.setUI(m.ui);
   const removeKeys = listenToKeys(m);
+  const unfollowMode = followMode(m);
   const onSigint = () => interrupt(m);
   process.on("SIGINT", onSigint);
   const onStop = () => void exit(m, 130);
@@ -59,6 +61,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   process.off("SIGINT", onSigint);
   options.stop?.removeEventListener("abort", onStop);
   removeKeys();
+  unfollowMode();
   clearScreen(m);
   unsubscribe();
   session.setUI(undefined);

@@ -2,8 +2,9 @@
  * Print mode (`-p`): one run, the final text on stdout. JSON mode (`--mode json`): the same run,
  * every event of its stream as one JSON line on stdout, in stream order (host diagnostics such as
  * `hook_decision` included, where they happened). In print mode, diagnostics (a failing extension
- * handler, how the run ended when it did not complete) go to stderr, one line each, so stdout
- * stays clean for pipes.
+ * handler, a tool call a policy refused, how the run ended when it did not complete) go to
+ * stderr, one line each, so stdout stays clean for pipes. A run that completed although a policy
+ * refused one of its tool calls exits 1 (both modes).
  *
  * Ctrl+C (SIGINT), SIGTERM, SIGHUP and a closed stdout abort the run — the run still ends with
  * its `agent_end` and the session stays coherent — and a second signal exits at once. The same
@@ -12,7 +13,7 @@
  */
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, AgentEndEvent } from "@mypi/kernel";
-import type { ExtensionErrorEvent, ExtensionHostEvent } from "@mypi/extension-api";
+import type { ExtensionErrorEvent, ExtensionHostEvent, HookDecisionEvent } from "@mypi/extension-api";
 import { exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
 import type { ExitWatcher } from "../exits.ts";
@@ -114,7 +115,22 @@ async function runPrompt({ agent, io, options }: OneShot): Promise<number> {
   }
   if (!end) throw new Error("the run ended without agent_end");
   if (!options.json) writeOutcome(end, io, options.maxTurns);
-  return exitCodeFor(end.stopReason);
+  return withRefusals(exitCodeFor(end.stopReason), end, followed.refused, options.json ? undefined : io);
+}
+
+/**
+ * A run that completed although a policy refused one of its tool calls did not do all it was asked:
+ * it exits 1 (each refusal was said on stderr as it happened, in print mode).
+ */
+function withRefusals(code: number, end: AgentEndEvent, refused: number, io: CliIO | undefined): number {
+  if (code !== 0 || refused === 0 || end.stopReason !== "completed") return code;
+  io?.stderr.write(`mypi: ${refused === 1 ? "a tool call was" : `${refused} tool calls were`} refused by a policy (above); exit code 1.\n`);
+  return exitCodeFor("blocked");
+}
+
+/** Print mode's stderr line for a tool call an extension refused (`hook_decision` with `outcome: "block"`). */
+function refusalLine(event: HookDecisionEvent): string {
+  return `mypi: ${String(event.extension)} refused a tool call: ${oneLine(String(event.reason ?? "no reason given"))}\n`;
 }
 
 /** Print mode's stderr line for an `extension_error`. */
@@ -130,9 +146,14 @@ function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneSho
   let idle: (() => void) | undefined;
   const followed = {
     end: undefined as AgentEndEvent | undefined,
+    /** Tool calls an extension refused (`hook_decision` block in `tool_call`). */
+    refused: 0,
     stop: agent.subscribe((event) => {
+      const refusal = event.type === "hook_decision" && event.slot === "tool_call" && event.outcome === "block";
+      if (refusal) followed.refused++;
       if (options.json) io.stdout.write(eventLine(event, options.redact));
       else if (event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
+      else if (refusal) io.stderr.write(refusalLine(options.redact ? options.redact(event) : event));
       if (event.type !== "agent_end") return;
       followed.end = event;
       idle?.();

@@ -1,12 +1,15 @@
 /**
  * Keys that act on the session, whatever has the focus: Ctrl+C (interrupt), Ctrl+D, Ctrl+O,
- * Escape, Alt+Enter, then Pi extensions' shortcuts, which cannot take over mypi's own keys.
+ * Escape, Alt+Enter, Alt+M (the next permission mode; Pi binds Shift+Tab to thinking levels, so
+ * Claude Code's key for modes is taken), then Pi extensions' shortcuts, which cannot take over
+ * mypi's own keys.
  * Every other key goes to the editor or the dialog; while an extension's component is modal,
  * every key is its own.
  */
 import { matchesKey } from "@mariozechner/pi-tui";
 import { abortRun, busy, exit } from "./run-lifecycle.ts";
 import { refresh, say, sayFrom, type Interactive } from "./state.ts";
+import { cycleMode } from "./mode.ts";
 import { submit } from "./submit.ts";
 
 /** Listen to the keys; returns the function that stops listening. */
@@ -57,6 +60,10 @@ function sessionKey(m: Interactive, data: string): boolean {
   }
   if (matchesKey(data, "escape") && !m.editor.isShowingAutocomplete() && busy(m)) {
     abortRun(m);
+    return true;
+  }
+  if (matchesKey(data, "alt+m")) {
+    cycleMode(m);
     return true;
   }
   if (matchesKey(data, "alt+enter")) {

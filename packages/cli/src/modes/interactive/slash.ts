@@ -6,6 +6,7 @@
  */
 import { printable } from "../../render/text.ts";
 import { runSessionCommand, SESSION_COMMANDS, type SessionCommandContext } from "../../session-commands.ts";
+import { setMode } from "./mode.ts";
 import { exit, startRun } from "./run-lifecycle.ts";
 import { refresh, running, say, sayFrom, type Interactive } from "./state.ts";
 
@@ -15,12 +16,14 @@ export const BUILTIN_COMMANDS = [
   { name: "reload", description: "reload the extensions" },
   { name: "compact", description: "summarize the history", argumentHint: "[instructions]" },
   { name: "help", description: "list the commands and keys" },
+  { name: "mode", description: "show or set the permission mode: default, accept-edits, plan, bypass", argumentHint: "[mode]" },
 ];
 
 const KEYS_HELP = [
   "Enter sends; while the agent works, a line steers it and Alt+Enter queues a follow-up.",
   "Shift+Enter or Ctrl+J: a new line · Up/Down: history · Tab: complete · @: a file · !cmd: run a shell command",
   "Esc aborts the run · Ctrl+O expands/collapses tool output · Ctrl+C aborts, twice exits · Ctrl+D on an empty editor exits",
+  "Alt+M: the next permission mode (default → accept-edits → plan → bypass)",
 ];
 
 export async function runSlash(m: Interactive, name: string, args: string): Promise<void> {
@@ -30,6 +33,8 @@ export async function runSlash(m: Interactive, name: string, args: string): Prom
       return exit(m, 0);
     case "help":
       return showHelp(m);
+    case "mode":
+      return setMode(m, args);
     case "reload":
     case "compact":
       if (running(m)) return waitsForIdle(m, name);

@@ -6,6 +6,7 @@ import { parseSlashCommand } from "@mypi/extension-api";
 import type { ImageContent, Message } from "@mypi/kernel";
 import { resolve } from "node:path";
 import { defaultExportPath, exportSession } from "../../export/command.ts";
+import { PERMISSION_MODES, parsePermissionMode } from "@mypi/extensions/permission-gate/modes";
 import { CommandError, optionalString, readImages, requireString } from "./command-fields.ts";
 import { abortAll, abortedSince, respond, type Command, type RpcState } from "./state.ts";
 
@@ -36,7 +37,20 @@ const HANDLERS: Record<string, Handler> = {
     return { path: exportSession(m, asked !== undefined ? resolve(asked) : defaultExportPath(process.cwd(), m)) };
   },
   get_last_assistant_text: ({ target }) => ({ text: lastAssistantText(target.agent.messages) }),
+  set_permission_mode: setPermissionMode,
 };
+
+/** `set_permission_mode {mode}` (a mypi addition to Pi's protocol): switch the permission mode; `{mode, previous}`. */
+function setPermissionMode({ target }: RpcState, c: Command): { mode: string; previous: string } {
+  const state = target.permissionMode;
+  if (!state) throw new CommandError("Permission modes need the permission gate, which is off in this run (`mypi extensions` says why).");
+  const wanted = parsePermissionMode(requireString(c, "mode"));
+  if (!wanted) throw new CommandError(`Unknown permission mode: ${String(c.mode)}. Known: ${PERMISSION_MODES.join(", ")}.`);
+  const previous = state.mode;
+  const refused = state.set(wanted, "set_permission_mode");
+  if (refused !== undefined) throw new CommandError(`Permission mode ${wanted} cannot be set: ${refused}.`);
+  return { mode: state.mode, previous };
+}
 
 /** Run `command`'s handler and answer it once; an unknown type gets an error listing the known ones. */
 export async function handleCommand(s: RpcState, command: Command): Promise<void> {

@@ -6,10 +6,13 @@
 import type { HostSession } from "../../host-session.ts";
 import { eventLine, toJsonLine } from "../../rpc/jsonl.ts";
 import type { RpcUI } from "../rpc-ui.ts";
+import type { ModeState } from "@mypi/extensions/permission-gate/modes";
 
 /** What RPC commands act on: the host session and the dialogs carried over the wire. */
 export interface RpcTarget extends HostSession {
   readonly ui: RpcUI;
+  /** The run's permission mode, when the permission gate is loaded (`set_permission_mode`, a mypi addition). */
+  readonly permissionMode?: ModeState;
 }
 
 export type Command = { id?: unknown; type: string; [key: string]: unknown };
