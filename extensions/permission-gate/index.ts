@@ -14,6 +14,7 @@
  * Registered with `order: "post"`: it runs after the other `tool_call` handlers, so it judges the
  * input that will really run, including any rewrite an earlier handler made.
  */
+import { relative } from "node:path";
 import type { ExtensionAPI, ExtensionContext, ExtensionFactory } from "@mypi/extension-api";
 import type { Parser } from "web-tree-sitter";
 import { askUser } from "./ask.ts";
@@ -160,7 +161,8 @@ export function createPermissionGate(input: PermissionRules | GateOptions = {}):
           canRemember: options.project !== undefined,
           ...(options.dangerous && { dangerous: true }),
         });
-        const verdict = await answer(settled, { named, shown }, ctx);
+        const projectFile = options.project && relative(ctx.cwd, options.project.file);
+        const verdict = await answer(settled, { named, shown, ...(projectFile !== undefined && { projectFile }) }, ctx);
         if ("block" in verdict) return verdict;
         if (verdict.keep === "session") session.keep(settled, gate.parser, ctx);
         if (verdict.keep === "project" && settled.verdict === "ask") {
@@ -219,13 +221,13 @@ function factsOf(c: { gate: Gate; tool: string; command: string; path: string | 
 type Verdict = { block: true; reason: string } | { keep?: "session" | "project"; reason?: string };
 
 /** The settlement carried out: asked when it asks (and there is a user), in words for the user and the model. */
-async function answer(s: Settlement, what: { named: string; shown: string }, ctx: ExtensionContext): Promise<Verdict> {
+async function answer(s: Settlement, what: { named: string; shown: string; projectFile?: string }, ctx: ExtensionContext): Promise<Verdict> {
   if (s.verdict === "allow") return s.because !== undefined ? { reason: s.because } : {};
   const reason = `${what.named} ${s.because}`;
   if (s.verdict === "deny") return { block: true, reason: `${reason}.` };
   if (!ctx.hasUI) return { block: true, reason: `${reason} and there is no user to confirm it. Do it another way or ask the user to run it.` };
   const asked = s.parts[0]?.rule ?? "run outside the sandbox";
-  const reply = await askUser({ shown: what.shown, because: s.because, scopes: s.scopes, rules: s.rules }, ctx);
+  const reply = await askUser({ shown: what.shown, because: s.because, scopes: s.scopes, rules: s.rules, ...(what.projectFile !== undefined && { projectFile: what.projectFile }) }, ctx);
   if (!reply.allow) return { block: true, reason: `the user declined ${what.named} (${asked})${reply.reason !== undefined ? `: ${reply.reason}` : "."}` };
   if (reply.scope === "once") return { reason: `allowed once by the user (${asked})` };
   const kept = s.rules.join(", ");

@@ -26,7 +26,7 @@ import { toJsonLine } from "./rpc/jsonl.ts";
 import type { LoadedSettings, Settings } from "./settings.ts";
 import type { SandboxState } from "./policy/choose.ts";
 import { createPolicyRun, withoutShippedGate, type PolicyRun } from "./policy/load.ts";
-import { loadPolicySettings, restrictedLine, type PolicySettings, type TierFile } from "./policy/tiers.ts";
+import { appliedAnything, loadPolicySettings, restrictedLine, type PolicySettings, type TierFile } from "./policy/tiers.ts";
 import { decideTrust } from "./trust-decide.ts";
 import { managedSandboxOf, sandboxOf, sandboxUsable } from "./sandbox.ts";
 import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
@@ -148,7 +148,7 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const skipped = trust?.trusted === false && trustResources.length > 0 ? { resources: trustResources, extensions: pathsOf(discovered, "project") } : undefined;
   // The settings file is said by the line that says what of it applied.
   const restricted = restrictedLine(cwd, outcome.tiers);
-  const unread = skipped?.resources.filter((res) => !(restricted && res === ".mypi/settings.json")) ?? [];
+  const unread = skipped?.resources.filter((res) => !(res === ".mypi/settings.json" && appliedAnything(outcome.tiers, "project"))) ?? [];
   if (unread.length > 0) io.stderr.write(`${skippedLine(cwd, unread)}\n`);
   if (restricted) io.stderr.write(`${restricted}\n`);
   const tiers = outcome.tiers;

@@ -64,7 +64,7 @@ export async function runMode(s: ModeStart): Promise<number> {
         const permissionMode = s.ws.policy.mode;
         const target = Object.assign(Object.create(hostSession) as typeof hostSession, {
           ui: rpcUI,
-          state: () => ({ ...hostSession.state(), extensionErrors, ...(permissionMode && { permissionMode: permissionMode.mode }) }),
+          state: () => ({ ...hostSession.state(), extensionErrors }),
           ...(permissionMode && { permissionMode }),
         });
         return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, ...(redactLines && { redact: redactLines }) });

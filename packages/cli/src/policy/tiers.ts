@@ -122,27 +122,36 @@ function tighteningPart(s: Settings, recorded: ReadonlySet<string>): { settings:
   return { settings, skipped };
 }
 
-/** What an untrusted workspace's files gave and what they did not, for stderr; undefined when nothing of theirs was read. */
+/**
+ * What an untrusted workspace's settings gave and what of them was skipped, for stderr; undefined
+ * when they gave nothing (then the line that lists what was skipped for want of trust names them).
+ */
 export function restrictedLine(cwd: string, tiers: readonly TierFile[]): string | undefined {
-  const restricted = tiers.filter((t) => t.applied === "tightening");
-  if (restricted.length === 0) return undefined;
   const applied: string[] = [];
   const skipped: string[] = [];
-  for (const t of restricted) {
+  for (const t of tiers.filter((f) => f.applied === "tightening")) {
     const name = t.tier === "local" ? ".mypi/settings.local.json" : ".mypi/settings.json";
     const p = t.settings.permissions;
-    const rules = [p?.deny?.length && `${plural(p.deny.length, "deny rule")}`, p?.ask?.length && `${plural(p.ask.length, "ask rule")}`, p?.allow?.length && `${plural(p.allow.length, "allow rule")} you answered`]
-      .filter(Boolean)
-      .join(", ");
-    const turnedOn = (["redactSecrets", "protectedPaths"] as const).filter((k) => t.settings[k] === true);
-    const parts = [rules, ...turnedOn].filter(Boolean).join(", ");
-    if (parts) applied.push(`${parts} (${name})`);
+    const parts = [
+      p?.deny?.length && plural(p.deny.length, "deny rule"),
+      p?.ask?.length && plural(p.ask.length, "ask rule"),
+      p?.allow?.length && `${plural(p.allow.length, "allow rule")} you answered`,
+      ...(["redactSecrets", "protectedPaths"] as const).filter((k) => t.settings[k] === true),
+    ].filter(Boolean);
+    if (parts.length > 0) applied.push(`${parts.join(", ")} (${name})`);
     if (t.skipped.length > 0) skipped.push(`${t.skipped.join(", ")} (${name})`);
   }
+  if (applied.length === 0) return undefined;
   return (
-    `mypi: workspace ${cwd} is not trusted: ${applied.length > 0 ? `applied its ${applied.join("; ")}` : "applied nothing of its settings"}` +
-    `${skipped.length > 0 ? `; skipped ${skipped.join("; ")}` : ""} — what could only tighten applies, what could loosen does not.`
+    `mypi: workspace ${cwd} is not trusted: applied its ${applied.join("; ")}, which only tighten` +
+    `${skipped.length > 0 ? `; skipped ${skipped.join("; ")}` : ""}. Allow the rest with --trust-project (this run) or \`mypi trust\` (from now on).`
   );
+}
+
+/** Whether an untrusted workspace's settings file gave anything (then `restrictedLine` names it). */
+export function appliedAnything(tiers: readonly TierFile[], tier: "project" | "local"): boolean {
+  const t = tiers.find((f) => f.tier === tier && f.applied === "tightening");
+  return t !== undefined && Object.keys(t.settings).length > 0;
 }
 
 function plural(n: number, word: string): string {

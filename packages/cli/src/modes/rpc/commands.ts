@@ -38,9 +38,13 @@ const HANDLERS: Record<string, Handler> = {
   },
   get_last_assistant_text: ({ target }) => ({ text: lastAssistantText(target.agent.messages) }),
   set_permission_mode: setPermissionMode,
+  get_permission_mode: ({ target }) => ({ mode: target.permissionMode?.mode ?? null, source: target.permissionMode?.source ?? null }),
 };
 
-/** `set_permission_mode {mode}` (a mypi addition to Pi's protocol): switch the permission mode; `{mode, previous}`. */
+/**
+ * `set_permission_mode {mode}` (a mypi addition to Pi's protocol): switch the permission mode;
+ * `{mode, previous}`. `get_permission_mode`: `{mode, source}`, both null when the gate is off.
+ */
 function setPermissionMode({ target }: RpcState, c: Command): { mode: string; previous: string } {
   const state = target.permissionMode;
   if (!state) throw new CommandError("Permission modes need the permission gate, which is off in this run (`mypi extensions` says why).");
