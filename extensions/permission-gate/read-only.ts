@@ -51,6 +51,9 @@ function invocationProblem(call: Invocation): string | undefined {
   switch (call.name) {
     case "find":
       return has((f) => /^-(delete|fprint0?|fprintf|fls)$/.test(f.text)) ? "find may delete or write files here" : undefined;
+    case "uniq":
+      // `uniq in out` writes `out`.
+      return args.filter((f) => !f.text.startsWith("-")).length > 1 ? "uniq with two files writes the second" : undefined;
     case "sort":
       return has((f) => f.text === "-o" || f.text.startsWith("--output") || /^-[^-]*o/.test(f.text)) ? "sort -o writes a file" : undefined;
     case "git":

@@ -14,13 +14,17 @@ import type { Invocation } from "./commands.ts";
 
 /** Words kept besides the command's name. */
 const MAX_FOLLOWING_WORDS = 2;
-/** A subcommand (`test`, `run-script`) or an option (`-rf`, `--force`). */
-const PLAIN_WORD = /^(?:[a-z][a-z0-9._-]*|-{1,2}[A-Za-z0-9][A-Za-z0-9-]*)$/;
+/** A subcommand (`test`, `run-script`, `test:unit`) or an option (`-rf`, `--force`). */
+const PLAIN_WORD = /^(?:[a-z][a-z0-9._:-]*|-{1,2}[A-Za-z0-9][A-Za-z0-9-]*)$/;
+/** A command as written: a name, or a path to a program (kept: `./deploy.sh` is not any `deploy.sh`). */
+const COMMAND_WORD = /^[A-Za-z0-9._/+-]+$/;
 const GLOB_CHARACTERS = /[*?[\]{}()!,\\\s"']/;
 
 export function commandRuleFor(call: Invocation): string | undefined {
-  if (!PLAIN_WORD.test(call.name) && !/^[A-Za-z0-9._+-]+$/.test(call.name)) return undefined;
-  const words = [call.name];
+  const head = call.argv[0];
+  const first = head?.exact && head.text.includes("/") ? head.text : call.name;
+  if (!COMMAND_WORD.test(first)) return undefined;
+  const words = [first];
   for (const field of call.argv.slice(1)) {
     if (words.length > MAX_FOLLOWING_WORDS) break;
     if (!field.exact || field.glob || !PLAIN_WORD.test(field.text)) break;
