@@ -33,6 +33,19 @@ export interface RunOptions {
   cwd?: string;
   /** Written to stdin, which is then closed (default: stdin closed at once). */
   input?: string;
+  /**
+   * Run mypi in a throwaway jail (bubblewrap): the whole file system read-only but the sandbox's
+   * root folder. For a run whose commands a policy should stop: a command that got through can
+   * only touch the sandbox.
+   */
+  jail?: boolean;
+}
+
+/** `node mypi …`, or the same inside the jail (`RunOptions.jail`): the program and its arguments. */
+function command(root: string, args: string[], options?: RunOptions): [string, string[]] {
+  const mypi = [MYPI_BIN, ...args];
+  if (!options?.jail) return [process.execPath, mypi];
+  return ["bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", root, root, "--unshare-pid", "--die-with-parent", "--", process.execPath, ...mypi]];
 }
 
 export interface LiveProcess {
@@ -102,7 +115,8 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
     },
     run(args, options) {
       return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [MYPI_BIN, ...args], { cwd: options?.cwd ?? ws, env: childEnv(options) });
+        const [program, argv] = command(root, args, options);
+        const child = spawn(program, argv, { cwd: options?.cwd ?? ws, env: childEnv(options) });
         let stdout = "";
         let stderr = "";
         child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -120,7 +134,8 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
       });
     },
     spawn(args, options) {
-      const child = spawn(process.execPath, [MYPI_BIN, ...args], { cwd: options?.cwd ?? ws, env: childEnv(options) });
+      const [program, argv] = command(root, args, options);
+      const child = spawn(program, argv, { cwd: options?.cwd ?? ws, env: childEnv(options) });
       const lines: Record<string, any>[] = [];
       const waiters: { test: (l: Record<string, any>) => boolean; resolve: (l: Record<string, any>) => void }[] = [];
       let rest = "";
