@@ -25,6 +25,8 @@ export interface PtyOptions {
   cwd?: string;
   columns?: number;
   rows?: number;
+  /** Run mypi in a throwaway jail: the file system read-only but the sandbox's root (see `RunOptions.jail`). */
+  jail?: boolean;
 }
 
 export function ptyTerminals(sandbox: Sandbox) {
@@ -37,7 +39,8 @@ export function ptyTerminals(sandbox: Sandbox) {
   function terminal(args: string[], options: PtyOptions = {}) {
     const columns = options.columns ?? 160;
     const rows = options.rows ?? 30;
-    const child = spawn("python3", [driver, String(columns), String(rows), process.execPath, MYPI_BIN, ...args], {
+    const jail = options.jail ? ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", sandbox.root, sandbox.root, "--unshare-pid", "--die-with-parent", "--"] : [];
+    const child = spawn("python3", [driver, String(columns), String(rows), ...jail, process.execPath, MYPI_BIN, ...args], {
       cwd: options.cwd ?? sandbox.ws,
       env: { ...sandbox.env, ...options.env },
     });

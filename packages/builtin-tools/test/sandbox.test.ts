@@ -286,7 +286,7 @@ describe("the sandbox where bubblewrap cannot run", () => {
     expect(seen(result).text).toBe(
       `The sandbox is on, but ${missing} (bubblewrap) is not installed. Commands are not run without it. ` +
         "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are allowed, " +
-        'or turn the sandbox off (no --sandbox; "sandbox": {"enabled": false}), or run commands unsandboxed anyway with "sandbox": {"onUnavailable": "unsandboxed"} in settings.json.',
+        'or turn the sandbox off (--no-sandbox; "sandbox": {"enabled": false}), or run commands unsandboxed anyway with "sandbox": {"onUnavailable": "unsandboxed"} in settings.json.',
     );
     expect(existsSync(join(tree.ws, "refused.txt"))).toBe(false);
   });
