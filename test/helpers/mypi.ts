@@ -14,6 +14,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { jailPrefix } from "./jail.ts";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const MYPI_BIN = join(REPO, "packages", "cli", "bin", "mypi-dev.mjs");
@@ -45,7 +46,8 @@ export interface RunOptions {
 function command(root: string, args: string[], options?: RunOptions): [string, string[]] {
   const mypi = [MYPI_BIN, ...args];
   if (!options?.jail) return [process.execPath, mypi];
-  return ["bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", root, root, "--unshare-pid", "--die-with-parent", "--", process.execPath, ...mypi]];
+  const [bwrap, ...jail] = jailPrefix(root);
+  return [bwrap!, [...jail, process.execPath, ...mypi]];
 }
 
 export interface LiveProcess {
