@@ -1,7 +1,8 @@
 /**
  * Permissions in a real terminal (pty): each scope of an answer picked in the gate's dialog and
  * honoured as promised (once: asked again; this session: not asked again; always in this project:
- * written to .mypi/settings.local.json and not asked by the next process), the mode switched with
+ * written to .mypi/settings.local.json and not asked by the next process; deny with a reason the
+ * model reads), the mode switched with
  * Alt+M and /mode, and a plan accepted through exit_plan_mode. mypi runs in a throwaway jail (the
  * file system read-only but the test's folder).
  */
@@ -19,7 +20,7 @@ const DOWN = "\x1b[B";
 const step = (name: string, args: Record<string, unknown>, text: string) => [{ toolCalls: [{ name, arguments: args }] }, { text }];
 
 describe.skipIf(!probe.ok)("permissions in interactive mode", () => {
-  it("honours once, this session and always in this project as promised", { timeout: 300_000 }, async () => {
+  it("honours once, this session and always in this project as promised, and gives the model the reason of a denial", { timeout: 300_000 }, async () => {
     const ws = join(sandbox.root, "scopes");
     mkdirSync(join(ws, "build"), { recursive: true });
     const script = sandbox.script([
@@ -27,6 +28,7 @@ describe.skipIf(!probe.ok)("permissions in interactive mode", () => {
       ...step("bash", { command: "mkdir build && rm -rf build" }, "Two."),
       ...step("bash", { command: "mkdir build && rm -rf build" }, "Three."),
       ...step("bash", { command: "git push --force origin main" }, "Four."),
+      ...step("bash", { command: "git reset --hard" }, "Five."),
     ]);
     const t = terminal(["--model", `scripted:${script}`, "--no-session", "--cwd", ws, "-e", "permission-gate"], { jail: true });
     await t.see(IDLE);
@@ -52,17 +54,25 @@ describe.skipIf(!probe.ok)("permissions in interactive mode", () => {
     t.type(`${DOWN}${DOWN}\r`); // always allow in this project
     await t.see(/\nFour\.\n/);
     await t.see(/permission-gate: added Bash\(git push --force:\*\) to permissions\.allow in [^\n]*settings\.local\.json/);
+
+    t.type("five\r");
+    await t.see(/\? Allow bash: git reset --hard\? — it looks destructive \(git reset --hard\)\n/);
+    t.type(`${DOWN}${DOWN}${DOWN}${DOWN}\r`); // deny, and tell the model why
+    await t.see(/Tell the model why \(or what to do instead\)/);
+    t.type("keep my changes\r");
+    await t.see(/the user declined "git reset --hard" \(git reset --hard\): keep my changes/);
+    await t.see(/\nFive\.\n/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
     expect(JSON.parse(readFileSync(join(ws, ".mypi", "settings.local.json"), "utf8"))).toEqual({ permissions: { allow: ["Bash(git push --force:*)"] } });
 
     // The next process: no -e, the rule in the local file switches the gate on, and nothing is asked.
-    const again = sandbox.script(step("bash", { command: "git push --force origin next" }, "Five."));
+    const again = sandbox.script(step("bash", { command: "git push --force origin next" }, "Six."));
     const next = terminal(["--model", `scripted:${again}`, "--no-session", "--cwd", ws], { jail: true });
     await next.see(IDLE);
     await next.see(/permission gate: on \(rules in [^\n]*settings\.local\.json\)/);
-    next.type("five\r");
-    await next.see(/\nFive\.\n/);
+    next.type("six\r");
+    await next.see(/\nSix\.\n/);
     expect(next.screen()).not.toMatch(/\? Allow bash/);
     next.type("/quit\r");
     expect(await next.exit).toBe(0);

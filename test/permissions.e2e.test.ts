@@ -10,6 +10,7 @@
  * - the scopes of an answer over RPC: once, this session (kept when the session is resumed),
  *   always in this project (kept by the next process), deny with a reason the model reads;
  * - a call out of the sandbox: stopped commands are explained, and leave only with an approval;
+ * - the mode read and switched over RPC (get_permission_mode, set_permission_mode);
  * - every decision a hook_decision naming its source.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -317,5 +318,42 @@ describe.skipIf(!probe.ok)("calls out of the sandbox", () => {
     const allowed = await runJson(sandbox, ws, [bash("touch .mypi/marker", { unsandboxed: true })], [], { ...env, MYPI_HOME: home });
     expect(gateDecisions(allowed.events())).toEqual([["pass", `allowed by the rule Bash(touch .mypi/marker) (permissions.allow in ${join(home, "settings.json")}), outside the sandbox`]]);
     expect(existsSync(marker)).toBe(true);
+  });
+});
+
+/** Send an RPC command to a session and resolve to its response, less `type` and `id`. */
+async function command(s: ReturnType<typeof rpcSession>, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const id = `c${s.p.lines.length}-${String(body.type)}`;
+  s.p.send({ id, ...body });
+  const { type: _type, id: _id, ...rest } = await s.p.waitFor((l) => l.type === "response" && l.id === id);
+  return rest;
+}
+
+describe.skipIf(!probe.ok)("permission modes over RPC", () => {
+  it("get_permission_mode and set_permission_mode read and switch the mode, the next call is judged by it, and a mode that may not be set is refused with the reason", async () => {
+    const ws = workspace("rpc-modes", {});
+    const script = sandbox.script([{ toolCalls: [{ name: "write", arguments: { path: "plan.txt", content: "x\n" } }] }, { text: "Planned." }]);
+    // No rules: the gate is dormant, and wakes when the mode is switched.
+    const s = rpcSession(sandbox, ws, script, ["--no-session"]);
+    expect(await command(s, { type: "get_permission_mode" })).toEqual({ command: "get_permission_mode", success: true, data: { mode: "default", source: "default" } });
+    expect(await command(s, { type: "set_permission_mode", mode: "plan" })).toEqual({ command: "set_permission_mode", success: true, data: { mode: "plan", previous: "default" } });
+    expect(await command(s, { type: "get_permission_mode" })).toEqual({ command: "get_permission_mode", success: true, data: { mode: "plan", source: "set_permission_mode" } });
+    expect(await command(s, { type: "set_permission_mode", mode: "yolo" })).toEqual({
+      command: "set_permission_mode",
+      success: false,
+      error: "Unknown permission mode: yolo. Known: default, accept-edits, plan, bypass.",
+    });
+    await s.prompt("plan it");
+    expect(existsSync(join(ws, "plan.txt"))).toBe(false);
+    expect(gateDecisions(s.p.lines)).toEqual([["block", expect.stringMatching(/^write of "plan\.txt" is not allowed in plan mode/)]]);
+    // Claude Code's spelling is taken.
+    expect(await command(s, { type: "set_permission_mode", mode: "acceptEdits" })).toEqual({ command: "set_permission_mode", success: true, data: { mode: "accept-edits", previous: "plan" } });
+    await s.close();
+
+    // Without the sandbox, bypass is refused, and the mode stays.
+    const off = rpcSession(sandbox, ws, script, ["--no-session", "--no-sandbox"]);
+    expect(await command(off, { type: "set_permission_mode", mode: "bypass" })).toMatchObject({ success: false, error: expect.stringMatching(/^Permission mode bypass cannot be set: .*sandbox/) });
+    expect(await command(off, { type: "get_permission_mode" })).toMatchObject({ data: { mode: "default", source: "default" } });
+    await off.close();
   });
 });
