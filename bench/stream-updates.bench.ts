@@ -3,9 +3,12 @@
 // pieces: 128 and 12 800 updates). The 100 KB / 1 KB ratio per update is ≈1 when an update costs
 // the same however much came before. "whole event" is what the wire wrote before it went
 // delta-only (the partial message with every update); it is measured on every 16th update.
+// "Pi wire" is what JSON and RPC mode write now: Pi 1.6's `assistantMessageEvent` and `usage`
+// next to mypi's delta (`createPiWire`).
 // Run: node bench/run.mjs stream-updates
 import { Agent, createScriptedModel, defineTool, type MessageUpdateEvent, type StreamEvent } from "../packages/kernel/src/index.ts";
 import { eventLine, toJsonLine } from "../packages/cli/src/rpc/jsonl.ts";
+import { createPiWire } from "../packages/cli/src/rpc/pi-wire.ts";
 
 const SIZES = [1_000, 100_000] as const;
 const SAMPLE_EVERY = 16;
@@ -23,6 +26,8 @@ interface Figures {
   kernelUs: number;
   wireBytes: number;
   wireUs: number;
+  piBytes: number;
+  piUs: number;
   wholeBytes: number;
   wholeUs: number;
 }
@@ -51,6 +56,17 @@ async function measure(size: number): Promise<Figures> {
     wireMs = Math.min(wireMs, performance.now() - wireStart);
   }
 
+  let piBytes = 0;
+  let piMs = Infinity;
+  for (let pass = 0; pass < 5; pass++) {
+    gc?.();
+    piBytes = 0;
+    const wire = createPiWire();
+    const piStart = performance.now();
+    for (const update of updates) piBytes += wire(update).length;
+    piMs = Math.min(piMs, performance.now() - piStart);
+  }
+
   gc?.();
   let wholeBytes = 0;
   let sampled = 0;
@@ -65,6 +81,8 @@ async function measure(size: number): Promise<Figures> {
     kernelUs: (kernelMs * 1000) / n,
     wireBytes: wireBytes / n,
     wireUs: (wireMs * 1000) / n,
+    piBytes: piBytes / n,
+    piUs: (piMs * 1000) / n,
     wholeBytes: wholeBytes / sampled,
     wholeUs: (wholeMs * 1000) / sampled,
   };
@@ -81,6 +99,8 @@ rows.push(["updates", String(small.updates), String(large.updates), ""]);
 rows.push(["kernel: run time per update", us(small.kernelUs), us(large.kernelUs), ratio(small.kernelUs, large.kernelUs)]);
 rows.push(["wire (delta-only): bytes per update", bytes(small.wireBytes), bytes(large.wireBytes), ratio(small.wireBytes, large.wireBytes)]);
 rows.push(["wire (delta-only): time per update", us(small.wireUs), us(large.wireUs), ratio(small.wireUs, large.wireUs)]);
+rows.push(["Pi wire (now): bytes per update", bytes(small.piBytes), bytes(large.piBytes), ratio(small.piBytes, large.piBytes)]);
+rows.push(["Pi wire (now): time per update", us(small.piUs), us(large.piUs), ratio(small.piUs, large.piUs)]);
 rows.push(["whole event (before): bytes per update", bytes(small.wholeBytes), bytes(large.wholeBytes), ratio(small.wholeBytes, large.wholeBytes)]);
 rows.push(["whole event (before): time per update", us(small.wholeUs), us(large.wholeUs), ratio(small.wholeUs, large.wholeUs)]);
 

@@ -150,6 +150,24 @@ describe("mypi batch", () => {
     expect(after.map((r) => [r.id, r.status]).sort()).toEqual(tasks.map((t) => [t.id, "passed"]));
   }, 120_000);
 
+  it("loads shipped extensions named in a task as -e does; a task whose extensions fail says which and why, and names no session file", async () => {
+    const file = taskFile("shipped", [
+      writeTask("named", { model: `scripted:${blockedScript}`, extensions: ["redact-secrets", "permission-gate"], check: "test ! -e out.txt" }),
+      writeTask("broken", { extensions: ["./missing-guard.ts", "redact-secret"] }),
+    ]);
+    const out = join(sandbox.root, "shipped", "out");
+    const { code } = await startMypi(["batch", file, "--out", out], { cwd: sandbox.ws, env: sandbox.env }).exit;
+    expect(code).toBe(1);
+    const byId = new Map(readResultLines(join(out, "results.jsonl")).map((r) => [r.id, r]));
+    expect(byId.get("named")).toMatchObject({ status: "passed", stopReason: "completed", extensions: { "permission-gate": { blocked: 1, rewrote: 0 } }, sessionFile: join(out, "sessions", "named.jsonl") });
+    expect(existsSync(byId.get("named")!.sessionFile)).toBe(true);
+    const broken = byId.get("broken")!;
+    expect(broken).toMatchObject({ status: "error", exitCode: 2 });
+    expect(broken.error).toMatch(/^mypi exited with code 2 before the run ended: extension missing-guard failed to load: .*missing-guard\.ts.* · extension redact-secret failed to load: .*redact-secret.* · mypi: not running without the 2 extensions above/);
+    expect(broken).not.toHaveProperty("sessionFile");
+    expect(existsSync(join(out, "sessions", "broken.jsonl"))).toBe(false);
+  });
+
   it("runs nothing when a line of the task file is invalid, and names the line", async () => {
     const file = taskFile("invalid", [writeTask("a"), { id: "b", prompt: "go" }]);
     const r = await sandbox.run(["batch", file]);

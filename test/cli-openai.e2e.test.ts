@@ -38,7 +38,8 @@ describe("mypi against an OpenAI-compatible server", () => {
       "--model", "openai:fake-model", "--base-url", server.baseURL, "--no-session",
       "-e", SHIPPED("redact-secrets"), "-p", "where is the key configured?",
     ]);
-    expect(r.stderr).toBe("");
+    // Print mode's one line about the decisions: the key masked in the file's content.
+    expect(r.stderr).toBe("mypi: decisions: redact-secrets rewrote 1 (--verbose shows each)\n");
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("The key is configured in settings.env.\n");
 
@@ -49,7 +50,7 @@ describe("mypi against an OpenAI-compatible server", () => {
     const [first, second] = server.requests.map((q) => q.body as ChatBody);
     expect(first!.model).toBe("fake-model");
     expect(first!.stream).toBe(true);
-    expect(first!.tools!.map((t) => t.function.name)).toEqual(["read", "write", "edit", "bash", "grep", "find", "ls"]);
+    expect(first!.tools!.map((t) => t.function.name)).toEqual(["read", "write", "edit", "bash", "grep", "find", "ls", "agent"]);
     expect(first!.messages.map((m) => m.role)).toEqual(["system", "user"]);
     expect(second!.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
     const toolMessage = JSON.stringify(second!.messages[3]);

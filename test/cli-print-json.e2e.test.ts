@@ -28,16 +28,20 @@ describe.concurrent("print and JSON modes", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const events = r.events();
-    expect(events.map((e) => (e.type === "message_update" ? `message_update:${e.delta.type}` : e.type))).toEqual([
+    // Pi's assistantMessageEvent: each block opened and closed, around mypi's deltas.
+    expect(events.map((e) => (e.type === "message_update" ? `message_update:${e.assistantMessageEvent.type}` : e.type))).toEqual([
       "agent_start",
       "turn_start",
       "message_start", // the prompt
       "message_end",
       "message_start", // the assistant message, streamed
+      "message_update:text_start",
       "message_update:text_delta",
+      "message_update:text_end",
       "message_update:toolcall_start",
       "message_update:toolcall_delta",
       "message_update:toolcall_delta",
+      "message_update:toolcall_end",
       "message_end",
       "tool_execution_start",
       "tool_execution_end",
@@ -46,13 +50,16 @@ describe.concurrent("print and JSON modes", () => {
       "turn_end",
       "turn_start",
       "message_start",
+      "message_update:text_start",
       "message_update:text_delta",
       "message_update:text_delta",
       "message_update:text_delta",
+      "message_update:text_end",
       "message_end",
       "turn_end",
       "agent_end",
     ]);
+    expect(events.filter((e) => e.type === "message_update" && e.delta).map((e) => e.delta.type)).toEqual(["text_delta", "toolcall_start", "toolcall_delta", "toolcall_delta", "text_delta", "text_delta", "text_delta"]);
     expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "It says alpha." });
     expect(events.find((e) => e.type === "tool_execution_end")).toMatchObject({ toolName: "read", isError: false, result: { content: [{ type: "text", text: "alpha" }] } });
     expect(events.every((e) => typeof e.timestamp === "number")).toBe(true);
@@ -190,6 +197,40 @@ describe.concurrent("print and JSON modes", () => {
     ]);
     expect(blocked).toMatchObject({ code: 1, stdout: "", stderr: "mypi: the prompt was blocked by policy: no deploys on Fridays\n" });
     expect(handled).toMatchObject({ code: 0, stdout: "", stderr: "" });
+  });
+
+  it("sums up the extensions' blocks and rewrites on stderr at the end, and shows each decision with --verbose", { timeout: 60_000 }, async () => {
+    const tidy = sandbox.file("tidy.ts", `
+      export default function (pi: any) {
+        pi.on("tool_result", (e: any) => ({ content: e.content.map((c: any) => (c.type === "text" ? { ...c, text: c.text.replace("alpha", "[word]") } : c)) }));
+      }
+    `);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }, { name: "read", arguments: { path: "a.txt" } }] },
+      { text: "Done." },
+    ]);
+    const args = ["--model", `scripted:${script}`, "--no-session", "-e", SHIPPED("permission-gate"), "-e", tidy, "-p", "clean up"];
+    const [plain, verbose] = await Promise.all([sandbox.run(args), sandbox.run([...args, "--verbose"])]);
+    // Without --verbose the refusal is said as it happens, with its reason; a refused call makes the run exit 1.
+    expect(plain).toMatchObject({
+      code: 1,
+      stdout: "Done.\n",
+      stderr:
+        'mypi: permission-gate refused a tool call: "rm -rf build" looks destructive (recursive rm) and there is no user to confirm it. Do it another way or ask the user to run it.\n' +
+        "mypi: decisions: permission-gate blocked 1 · tidy rewrote 1 (--verbose shows each)\n" +
+        "mypi: a tool call was refused by a policy (above); exit code 1.\n",
+    });
+    expect(verbose.stderr.split("\n")).toEqual([
+      // The gate's before_agent_start handler (plan mode's prompt) let the run start as it was.
+      "mypi: permission-gate pass in before_agent_start",
+      expect.stringMatching(/^mypi: permission-gate block in tool_call bash call_1: .*rm -rf build/),
+      "mypi: tidy pass in tool_result bash call_1",
+      "mypi: permission-gate pass in tool_call read call_2",
+      "mypi: tidy patch in tool_result read call_2",
+      "mypi: decisions: permission-gate blocked 1 · tidy rewrote 1",
+      "mypi: a tool call was refused by a policy (above); exit code 1.",
+      "",
+    ]);
   });
 
   describe("Ctrl+C (SIGINT) during a run that an extension command started", () => {

@@ -4,7 +4,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { chatResponse, errorResponse, startFakeOpenAI } from "./helpers/fake-openai.ts";
 import { REPO, SHIPPED, createSandbox, filesContaining } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox();
@@ -24,14 +25,19 @@ describe.concurrent("RPC mode", () => {
     p.send({ id: "p1", type: "prompt", message: "start" });
     await p.waitFor((l) => l.type === "tool_execution_start");
     expect(p.lines.slice(0, 2).map((l) => l.type)).toEqual(["response", "agent_start"]);
-    expect(p.lines[0]).toEqual({ type: "response", id: "p1", command: "prompt", success: true });
+    expect(p.lines[0]).toEqual({ type: "response", id: "p1", command: "prompt", success: true, data: { disposition: "started" } });
     p.send({ id: "s", type: "steer", message: "go left" });
     p.send({ id: "f", type: "follow_up", message: "and then?" });
     p.send({ id: "st", type: "get_state" });
     const state = await p.waitFor((l) => l.id === "st");
     expect(state).toEqual({
       type: "response", id: "st", command: "get_state", success: true,
-      data: { model: expect.stringMatching(/^scripted:/), isStreaming: true, sessionFile: undefined, sessionId: expect.any(String), sessionName: undefined, messageCount: 2, pendingMessageCount: 2, extensionErrors: [] },
+      data: {
+        model: expect.objectContaining({ provider: "scripted", api: "scripted", id: basename(script), reasoning: false, contextWindow: 128_000 }),
+        thinkingLevel: "off", isStreaming: true, isCompacting: false, steeringMode: "all", followUpMode: "all", sessionId: expect.any(String),
+        // Pi's system message, the prompt, the answer that called the gate tool
+        autoCompactionEnabled: false, messageCount: 3, pendingMessageCount: 2, extensionErrors: [],
+      },
     });
     p.send({ id: "r", type: "prompt", message: "/release" });
     const end = await p.waitFor((l) => l.type === "agent_end");
@@ -107,7 +113,7 @@ describe.concurrent("RPC mode", () => {
     ]);
     expect(responses[0]!.error).toMatch(/^Failed to parse command: /);
     expect(responses[1]!.error).toMatch(/^Unknown command: teleport\./);
-    expect(responses[3]!.data).toEqual({ commands: [{ name: "release", description: "Let the gate tool finish.", source: "extension", extension: "gate-extension", path: gate, sourceInfo: { path: gate, source: "local", scope: "temporary", origin: "top-level" } }] });
+    expect(responses[3]!.data).toEqual({ commands: [expect.objectContaining({ name: "agents", source: "extension", extension: "subagents" }), { name: "release", description: "Let the gate tool finish.", source: "extension", extension: "gate-extension", path: gate, sourceInfo: { path: gate, source: "local", scope: "temporary", origin: "top-level" } }] });
     expect(end.finalText).toBe("Still here.");
   });
 
@@ -182,6 +188,70 @@ describe.concurrent("RPC mode", () => {
     expect(existsSync(join(sandbox.home, "sessions"))).toBe(false);
   });
 
+  it("with an OpenAI-compatible model: get_state's model is Pi's object with its base URL, and set_auto_retry switches the client's retries", async () => {
+    const server = await startFakeOpenAI();
+    try {
+      const p = sandbox.spawn(["--mode", "rpc", "--model", "openai:fake-model", "--base-url", server.baseURL, "--no-session"], { env: { OPENAI_API_KEY: "fake" } });
+      p.send({ id: "st", type: "get_state" });
+      const state = await p.waitFor((l) => l.id === "st");
+      // The registry's entry for openai:<name> against another server: nothing known of the model, Pi's defaults.
+      expect(state.data.model).toEqual({
+        id: "fake-model", name: "fake-model", api: "openai-completions", provider: "openai", baseUrl: server.baseURL, reasoning: false,
+        input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128_000, maxTokens: 16_384,
+      });
+      expect(state.data.autoCompactionEnabled).toBe(true);
+      // Retries off: a 503 ends the run at once, after one request.
+      server.push(errorResponse(503, "overloaded"));
+      p.send({ id: "off", type: "set_auto_retry", enabled: false });
+      p.send({ id: "p1", type: "prompt", message: "one" });
+      const failed = await p.waitFor((l) => l.type === "agent_end");
+      expect(failed.stopReason).toBe("error");
+      expect(server.requests).toHaveLength(1);
+      // Back on: the 503 is retried and the answer streams.
+      server.push(errorResponse(503, "overloaded"), chatResponse({ text: "Second try." }));
+      p.send({ id: "on", type: "set_auto_retry", enabled: true });
+      p.send({ id: "p2", type: "prompt", message: "two" });
+      const done = await p.waitFor((l) => l.type === "agent_end" && l.stopReason === "completed");
+      expect(done.finalText).toBe("Second try.");
+      expect(server.requests).toHaveLength(3);
+      p.end();
+      expect((await p.exit).code).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("gives a new session a system prompt naming its own host's tools", async () => {
+    const script = sandbox.script([{ text: "One." }, { text: "Two." }]);
+    const p = rpc(script);
+    p.send({ id: "n", type: "new_session" });
+    p.send({ id: "p", type: "prompt", message: "hi" });
+    await p.waitFor((l) => l.type === "agent_settled");
+    p.send({ id: "m", type: "get_messages" });
+    const messages = (await p.waitFor((l) => l.id === "m")).data.messages;
+    p.end();
+    expect((await p.exit).code).toBe(0);
+    expect(messages[0].role).toBe("system");
+    expect(messages[0].content).toMatch(/Tools: read, write, edit, bash/);
+    expect(messages[0].toolsAdded.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(["read", "bash", "gate"]));
+  });
+
+  it("masks a secret in bash output before it joins the conversation and the session file, with redact-secrets loaded", async () => {
+    const token = `ghp_${"rpcBash42".repeat(5)}`;
+    const home = join(sandbox.root, "bash-home");
+    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${sandbox.script([{ text: "Seen." }])}`, "-e", SHIPPED("redact-secrets")], { env: { MYPI_HOME: home } });
+    p.send({ id: "b", type: "bash", command: `echo ${token}` });
+    const ran = await p.waitFor((l) => l.type === "response" && l.id === "b");
+    p.send({ id: "m", type: "get_messages" });
+    const messages = (await p.waitFor((l) => l.id === "m")).data.messages;
+    p.end();
+    expect((await p.exit).code).toBe(0);
+    // The client ran the command: it gets the output as it is; the conversation gets it masked.
+    expect(ran.data).toEqual({ output: `${token}\n`, exitCode: 0, cancelled: false, truncated: false });
+    expect(messages.at(-1)).toMatchObject({ role: "bashExecution", output: "[REDACTED:github-token]\n" });
+    expect(filesContaining(sandbox, home, token)).toEqual([]);
+  });
+
   it("finishes the run in progress at the end of input, then exits", async () => {
     const script = sandbox.script([{ text: "Slow answer.", delayMs: 300 }]);
     const p = rpc(script);
@@ -189,7 +259,7 @@ describe.concurrent("RPC mode", () => {
     p.end();
     const { code } = await p.exit;
     expect(code).toBe(0);
-    expect(p.lines.at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Slow answer." });
+    expect(p.lines.slice(-2)).toMatchObject([{ type: "agent_end", stopReason: "completed", finalText: "Slow answer." }, { type: "agent_settled", aborted: false }]);
   });
 
   it("refuses a FIFO given as --session at once (it waited forever for a writer), exit 2", async () => {

@@ -3,7 +3,7 @@
  * `/fork` (a new file), `/session`, `/name`, `/resume` and `--resume`. Assertions are on the
  * screen's text and on the session files, not on the layout.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager, type Message } from "@mypi/kernel";
 import { cwdSlug } from "../packages/kernel/src/session/paths.ts";
@@ -86,7 +86,7 @@ describe("session commands in a terminal", () => {
     await t.see(new RegExp(String.raw`assistant: Answer one\.\n─{20,}\n\n─`));
 
     t.type("/session\r");
-    await t.see(new RegExp(String.raw`messages {2}2: 1 user, 1 assistant, 0 tool results\ntool calls 0\n─{20,}\n\n─`));
+    await t.see(new RegExp(String.raw`messages {2}2: 1 user, 1 assistant, 0 tool results\ntool calls 0\ntokens {4}\d+: \d+ in, \d+ out\ncost {6}unknown \(no message carried a cost[^\n]*\n─{20,}\n\n─`));
     expect(t.screen()).toContain(`file      ${forked}`);
     t.type("/export view.html\r");
     await t.see(new RegExp(String.raw`exported to \S+view\.html\n─{20,}\n\n─`));
@@ -185,5 +185,29 @@ describe("session moves over RPC", () => {
     p.end();
     expect((await p.exit).code).toBe(0);
     expect(texts(SessionManager.open(file).buildContext())).toEqual(["here task", "Here."]);
+  }, SLOW);
+
+  it("export_html never writes over a session file, through a link or not; switch_session refuses a file that is not a session and leaves it as it was", async () => {
+    const other = join(sandbox.root, "guard-other.jsonl");
+    expect((await sandbox.run(["--model", `scripted:${sandbox.script([{ text: "Other." }])}`, "--no-extensions", "--session", other, "-p", "other"])).code).toBe(0);
+    const file = join(sandbox.root, "guard.jsonl");
+    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${sandbox.script([{ text: "Here." }])}`, "--no-extensions", "--session", file]);
+    p.send({ id: "p", type: "prompt", message: "here task" });
+    await p.waitFor((l) => l.type === "agent_end");
+    const before = readFileSync(file, "utf8");
+    const otherBefore = readFileSync(other, "utf8");
+    const link = join(sandbox.root, "innocent.html");
+    symlinkSync(file, link);
+    p.send({ id: "x1", type: "export_html", outputPath: link });
+    expect(await p.waitFor((l) => l.id === "x1")).toMatchObject({ success: false, error: `${link} is the session file itself (through a link): give the page another name` });
+    p.send({ id: "x2", type: "export_html", outputPath: other });
+    expect(await p.waitFor((l) => l.id === "x2")).toMatchObject({ success: false, error: `${other} is a session file: the page would replace it; give another name` });
+    const notes = join(sandbox.root, "notes.txt");
+    writeFileSync(notes, "my notes\n");
+    p.send({ id: "s", type: "switch_session", sessionPath: notes });
+    expect(await p.waitFor((l) => l.id === "s")).toMatchObject({ success: false, error: expect.stringContaining(`${notes} is not a session file: its first line is not a session header.`) });
+    p.end();
+    expect((await p.exit).code).toBe(0);
+    expect([readFileSync(file, "utf8"), readFileSync(other, "utf8"), readFileSync(notes, "utf8")]).toEqual([before, otherBefore, "my notes\n"]);
   }, SLOW);
 });

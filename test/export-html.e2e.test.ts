@@ -4,12 +4,13 @@
  * Chromium (Debian's `chromium`; CI installs it, see .ci/run). Skipped only when the binary is
  * missing outside CI.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { copyFileSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "@mypi/kernel";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox } from "./helpers/mypi.ts";
+import { MYPI_BIN, createSandbox } from "./helpers/mypi.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const haveChromium = existsSync(CHROMIUM);
@@ -33,8 +34,14 @@ beforeAll(async () => {
     { text: "The file sets two variables." },
   ]);
   const run = await sandbox.run(["--model", `scripted:${script}`, "-e", "redact-secrets", "-e", "permission-gate", "--session", sessionFile, "-p", `what is in config.env? my token is ${GITHUB}`]);
-  expect(run.stderr).toBe("");
-  expect(run.code).toBe(0);
+  // Print mode says the refusal as it happens, then one line about the decisions: the secrets
+  // masked (prompt and result), the rm blocked; a run with a refused call exits 1.
+  expect(run.stderr).toBe(
+    'mypi: permission-gate refused a tool call: "rm -rf /" looks destructive (recursive rm) and there is no user to confirm it. Do it another way or ask the user to run it.\n' +
+      "mypi: decisions: redact-secrets rewrote 2 · permission-gate blocked 1 (--verbose shows each)\n" +
+      "mypi: a tool call was refused by a policy (above); exit code 1.\n",
+  );
+  expect(run.code).toBe(1);
   // A second branch, re-asking the first prompt differently, with a hostile text in it.
   const session = SessionManager.open(sessionFile);
   const first = session.getEntries().find((e) => e.type === "message" && e.message.role === "user")!;
@@ -89,6 +96,39 @@ describe("mypi export", () => {
     const none = await sandbox.run(["export", "zzzzzz"]);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/^mypi: zzzzzz: no such file, and no session of this workspace has an id starting with it/);
+  }, 60_000);
+
+  it("never writes over a session file: not through a link to the one exported, not another session", async () => {
+    const link = join(sandbox.root, "page.html");
+    symlinkSync(sessionFile, link);
+    const before = readFileSync(sessionFile, "utf8");
+    const viaLink = await sandbox.run(["export", sessionFile, link]);
+    expect([viaLink.code, viaLink.stderr]).toEqual([2, `mypi: ${link} is the session file itself (through a link): give the page another name.\n`]);
+    const other = join(sandbox.root, "sessions", "other.jsonl");
+    copyFileSync(sessionFile, other);
+    const onOther = await sandbox.run(["export", sessionFile, other]);
+    expect([onOther.code, onOther.stderr]).toEqual([2, `mypi: ${other} is a session file: the page would replace it; give another name.\n`]);
+    expect([readFileSync(sessionFile, "utf8"), readFileSync(other, "utf8")]).toEqual([before, before]);
+  }, 60_000);
+
+  it("leaves no partial page when the disk fills up: the old file stays, or none", async () => {
+    const out = join(sandbox.root, "full.html");
+    // A file-size limit makes every write past 8 KB fail (EFBIG), as a full disk fails it.
+    const limited = (args: string[]) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn("sh", ["-c", `trap '' XFSZ; ulimit -f 16; exec "$0" "$@"`, process.execPath, MYPI_BIN, ...args], { env: sandbox.env, cwd: sandbox.ws });
+        let stderr = "";
+        child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+        child.on("close", (code) => resolve({ code, stderr }));
+      });
+    const fresh = await limited(["export", sessionFile, out]);
+    expect(fresh.code).toBe(1);
+    expect(fresh.stderr).toMatch(new RegExp(`^mypi: could not write ${out}: .*EFBIG`));
+    expect(existsSync(out)).toBe(false);
+    writeFileSync(out, "the old page\n");
+    expect((await limited(["export", sessionFile, out])).code).toBe(1);
+    expect(readFileSync(out, "utf8")).toBe("the old page\n");
+    expect(readdirSync(sandbox.root).filter((f) => f.endsWith(".tmp"))).toEqual([]);
   }, 60_000);
 
   it("writes next to the current folder by default, named after the session file", async () => {

@@ -58,6 +58,7 @@ describe.skipIf(!probe.ok)("rules hold without a flag", () => {
     expect(r.stdout).toBe("Done.\n");
     expect(r.stderr).toBe(
       `mypi: permission-gate refused a tool call: write of ".github/workflows/x.yml" is denied by the rule Write(.github/**) (permissions.deny in ${join(ws, ".mypi", "settings.json")}).\n` +
+        "mypi: decisions: permission-gate blocked 1 (--verbose shows each)\n" +
         "mypi: a tool call was refused by a policy (above); exit code 1.\n",
     );
   });
@@ -84,7 +85,7 @@ describe.skipIf(!probe.ok)("rules hold without a flag", () => {
 });
 
 describe.skipIf(!probe.ok)("the managed tier", () => {
-  it("holds its deny rule over a user and a project that both try to loosen it, and its extension loads whatever the command line says", async () => {
+  it("holds its deny rule over a user and a project that both try to loosen it, and its extension loads whatever the command line says", { timeout: 120_000 }, async () => {
     const s = createSandbox("mypi-managed-");
     try {
       const managed = join(s.root, "managed");
@@ -104,7 +105,7 @@ describe.skipIf(!probe.ok)("the managed tier", () => {
         ["audit", "audit: no ls"],
       ]);
       const listed = JSON.parse((await s.run(["extensions", "--json", "--no-extensions"], { env: managedEnv })).stdout) as { loaded: { name: string; origin?: string }[]; policies: string[] };
-      expect(listed.loaded.map((e) => [e.name, e.origin])).toEqual([["builtin-tools", undefined], ["audit", "managed"], ["permission-gate", undefined]]);
+      expect(listed.loaded.map((e) => [e.name, e.origin])).toEqual([["builtin-tools", undefined], ["audit", "managed"], ["subagents", undefined], ["permission-gate", undefined]]);
       expect(listed.policies[0]).toBe(`permission gate: on (rules in ${join(managed, "managed-settings.json")}, ${join(s.home, "settings.json")}, ${join(s.ws, ".mypi", "settings.json")} · mode bypass (permissionMode in ${join(s.ws, ".mypi", "settings.json")}))`);
     } finally {
       s.cleanup();
@@ -159,7 +160,8 @@ const TABLE: [label: string, call: Call, expected: [D, D, D, D]][] = [
   ["bash (unsandboxed): npm test", bash("npm test", { unsandboxed: true }), ["allow", "allow", "deny", "allow"]],
   ["bash: find . -name '*.tmp' -delete", bash("find . -name '*.tmp' -delete"), ["ask", "ask", "deny", "allow"]],
   ["bash: git branch -a", bash("git branch -a"), ["allow", "allow", "allow", "allow"]],
-  ["bash: python3 -c 'print(1)'", bash("python3 -c 'print(1)'"), ["allow", "allow", "deny", "allow"]],
+  // Code the gate cannot read asks while a deny or ask rule is in force: it could run what they match.
+  ["bash: python3 -c 'print(1)'", bash("python3 -c 'print(1)'"), ["ask", "ask", "deny", "allow"]],
   ["grep x secrets", { name: "grep", arguments: { pattern: "x", path: "secrets" } }, ["deny", "deny", "deny", "deny"]],
   ["bash: git log --oneline -3 && rm -rf build", bash("git log --oneline -3 && rm -rf build"), ["ask", "ask", "deny", "allow"]],
 ];
@@ -238,7 +240,7 @@ function rpcSession(s: Sandbox, cwd: string, script: string, extra: string[] = [
 }
 
 describe.skipIf(!probe.ok)("answers with scopes over RPC", () => {
-  it("allow once asks again; allow for this session holds for the session and the resumed session, not a new one", async () => {
+  it("allow once asks again; allow for this session holds for the session and the resumed session, not a new one", { timeout: 120_000 }, async () => {
     const ws = workspace("scopes-session", {});
     const session = join(sandbox.root, "scopes.jsonl");
     const turns = (...commands: string[]) => sandbox.script(commands.flatMap((command) => [{ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "ok" }]));
@@ -271,7 +273,7 @@ describe.skipIf(!probe.ok)("answers with scopes over RPC", () => {
     expect(result?.result.content[0].text).toBe('Tool call blocked by permission-gate: the user declined "git push --force origin f" (git push --force): use the staging remote');
   });
 
-  it("always allow in this project writes the rule to .mypi/settings.local.json, and the next process does not ask", async () => {
+  it("always allow in this project writes the rule to .mypi/settings.local.json, and the next process does not ask", { timeout: 120_000 }, async () => {
     const ws = workspace("scopes-project", { "build/x": "x\n", "dist/y": "y\n" });
     const script = (command: string) => sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "ok" }]);
     const first = rpcSession(sandbox, ws, script("rm -rf build"), ["--no-session", "-e", "permission-gate"]);
@@ -299,7 +301,7 @@ describe.skipIf(!probe.ok)("answers with scopes over RPC", () => {
 });
 
 describe.skipIf(!probe.ok)("calls out of the sandbox", () => {
-  it("explain a command the sandbox stopped, refuse to leave it without an approval, and leave it when a rule names the command", async () => {
+  it("explain a command the sandbox stopped, refuse to leave it without an approval, and leave it when a rule names the command", { timeout: 120_000 }, async () => {
     // The workspace's agent folder is read-only in the sandbox: a write there is stopped.
     const ws = workspace("escape", { ".mypi/notes.txt": "mine\n" });
     const marker = join(ws, ".mypi", "marker");
@@ -330,7 +332,7 @@ async function command(s: ReturnType<typeof rpcSession>, body: Record<string, un
 }
 
 describe.skipIf(!probe.ok)("permission modes over RPC", () => {
-  it("get_permission_mode and set_permission_mode read and switch the mode, the next call is judged by it, and a mode that may not be set is refused with the reason", async () => {
+  it("get_permission_mode and set_permission_mode read and switch the mode, the next call is judged by it, and a mode that may not be set is refused with the reason", { timeout: 120_000 }, async () => {
     const ws = workspace("rpc-modes", {});
     const script = sandbox.script([{ toolCalls: [{ name: "write", arguments: { path: "plan.txt", content: "x\n" } }] }, { text: "Planned." }]);
     // No rules: the gate is dormant, and wakes when the mode is switched.

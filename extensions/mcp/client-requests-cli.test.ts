@@ -24,7 +24,7 @@ s.file("ws/.mypi/mcp.json", JSON.stringify({
 }));
 const script = s.script([
   { toolCalls: [{ name: "samp__roots", arguments: {} }, { name: "nos__ask", arguments: { message: "Who are you?", schema: FORM } }] },
-  { toolCalls: [{ name: "samp__sample", arguments: { prompt: `Translate: my key is ${SECRET}`, system: "You translate." } }] },
+  { toolCalls: [{ name: "samp__sample", arguments: { prompt: `Translate: my key is ${SECRET}`, system: `You translate. The key is ${SECRET}` } }] },
   { text: "Ma clé est [caviardée]." }, // the sampling call's answer
   { toolCalls: [{ name: "samp__sample", arguments: { prompt: "this is forbidden" } }, { name: "nos__sample", arguments: { prompt: "hello" } }] },
   { text: "Done." },
@@ -78,13 +78,13 @@ describe("a JSON-mode run", () => {
     expect(JSON.parse(ask![2])).toEqual({ action: "decline", _meta: { "mypi/reason": "mypi runs without a user interface (print or JSON mode), so nobody can answer" } });
   });
 
-  it("samples through the session's model, the server's prompt redacted before the model saw it", () => {
+  it("samples through the session's model, the server's prompt and system prompt redacted before the model saw them", () => {
     const sampled = ends(run.events())[2]!;
     expect(sampled.slice(0, 2)).toEqual(["samp__sample", false]);
     expect(JSON.parse(sampled[2])).toEqual({ role: "assistant", content: { type: "text", text: "Ma clé est [caviardée]." }, model: "scripted:script-1.json", stopReason: "endTurn" });
     const seen = readFileSync(witnessFile, "utf8").split("\n");
     // Model calls 1 and 2 are the agent's; the third is the sampling call, whose message had passed redaction.
-    expect(seen[2]).toMatch(/^Translate: my key is \[REDACTED/);
+    expect(seen[2]).toMatch(/^Translate: my key is \[REDACTED:openai-key\] \(system: You translate\. The key is \[REDACTED:openai-key\]\)$/);
     expect(readFileSync(witnessFile, "utf8")).not.toContain(SECRET);
   });
 

@@ -11,6 +11,31 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const ctx = { file: "/p/mcp.json", cwd: "/work/app", env: { TOKEN: "t0k", EMPTY: "" } };
 const parse = (value: unknown) => parseMcpConfig(JSON.stringify(value), ctx);
 
+describe("server names", () => {
+  it("refuses a name whose tools could pass for another server's: with __, ending in _, too long", () => {
+    const { servers, problems } = parse({ servers: { a: { command: "x" }, a__b: { command: "x" }, "a_": { command: "x" }, "x.__y": { command: "x" }, ["s".repeat(41)]: { command: "x" } } });
+    expect([...servers.keys()]).toEqual(["a"]);
+    expect(problems.map((p) => [p.server, p.message])).toEqual([
+      ["a__b", 'a server name may not contain "__" or end with "_" (tools are named <server>__<tool>, and this server\'s could pass for another\'s); rename it, e.g. "a_b"'],
+      ["a_", 'a server name may not contain "__" or end with "_" (tools are named <server>__<tool>, and this server\'s could pass for another\'s); rename it, e.g. "a"'],
+      ["x.__y", 'a server name may not contain "__" or end with "_" (tools are named <server>__<tool>, and this server\'s could pass for another\'s); rename it, e.g. "x_y"'],
+      ["s".repeat(41), `a server name may have at most 40 characters (it begins each of its tools' names); rename it, e.g. "${"s".repeat(40)}"`],
+    ]);
+  });
+
+  it("refuses the later of two servers whose names read the same in tool names (a.b and a_b), across both files", () => {
+    const home = join(root, "names-home");
+    const cwd = join(root, "names-ws");
+    mkdirSync(join(cwd, ".mypi"), { recursive: true });
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, "mcp.json"), JSON.stringify({ servers: { "a.b": { command: "x" } } }));
+    writeFileSync(join(cwd, ".mypi", "mcp.json"), JSON.stringify({ servers: { a_b: { command: "x" } } }));
+    const { servers, problems } = loadMcpConfig({ cwd, home, env: {} });
+    expect(servers.map((s) => s.name)).toEqual(["a.b"]);
+    expect(problems).toEqual([{ file: join(cwd, ".mypi", "mcp.json"), server: "a_b", message: 'its tools would be named like those of server "a.b" (both begin "a_b__"); rename one of them' }]);
+  });
+});
+
 describe("parseMcpConfig", () => {
   it("reads stdio and HTTP servers with their defaults", () => {
     const { servers, problems } = parse({

@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { isRecord, MAX_TIMER_DELAY_MS } from "@mypi/kernel";
+import { serverNameProblem, serverPart } from "./naming.ts";
 import type { OAuthSettings } from "./oauth.ts";
 
 /** Defaults, in milliseconds. */
@@ -103,7 +104,18 @@ export function loadMcpConfig(where: ConfigLocations): McpConfig {
   }
   const servers = [...byName.values()].filter((s): s is ServerConfig => s !== "disabled");
   servers.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { servers, problems };
+  // Two names that read the same in tool names (`a.b`, `a_b`): the later one is refused.
+  const parts = new Map<string, string>();
+  const kept = servers.filter((s) => {
+    const first = parts.get(serverPart(s.name));
+    if (first === undefined) {
+      parts.set(serverPart(s.name), s.name);
+      return true;
+    }
+    problems.push({ file: s.file, server: s.name, message: samePartProblem(s.name, first) });
+    return false;
+  });
+  return { servers: kept, problems };
 }
 
 function readIfPresent(file: string, problems: ConfigProblem[]): string | undefined {
@@ -166,6 +178,8 @@ function parseServer(
   ctx: { file: string; cwd: string; env: Record<string, string | undefined> },
 ): ServerConfig | null | string {
   if (name.length === 0) return `a server needs a non-empty name`;
+  const badName = serverNameProblem(name);
+  if (badName !== undefined) return badName;
   if (!isRecord(entry)) return `expected an object with "command" (stdio) or "url" (HTTP), found ${describe(entry)}`;
   if (entry.disabled === true) return null;
   if (entry.disabled !== undefined && entry.disabled !== false) return `"disabled" must be true or false`;
@@ -310,6 +324,11 @@ function describe(value: unknown): string {
  * An entry an extension registered (`pi.registerMcpServer`) → its config; throws what is wrong
  * with it, in the words a file's problem would use.
  */
+/** Why two servers cannot both be used: their tools' names would be the same. */
+export function samePartProblem(server: string, other: string): string {
+  return `its tools would be named like those of server "${other}" (both begin "${serverPart(server)}__"); rename one of them`;
+}
+
 export function parseRegistered(
   entry: { name: string; extension: string; config: Record<string, unknown> },
   ctx: { cwd: string; env: Record<string, string | undefined> },

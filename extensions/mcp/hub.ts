@@ -16,10 +16,10 @@ import type { ExtensionAPI } from "@mypi/extension-api";
 import { defineTool } from "@mypi/extension-api";
 import { errorResult, type Tool, type ToolContext, type ToolResult } from "@mypi/kernel";
 import type { ClientServices } from "./client-requests.ts";
-import { usesOAuth, type ConfigProblem, type ServerConfig } from "./config.ts";
+import { samePartProblem, usesOAuth, type ConfigProblem, type ServerConfig } from "./config.ts";
 import { McpConnection } from "./connection.ts";
 import { toJsonSchema, toolDescription, toToolResult, type McpToolInfo } from "./convert.ts";
-import { ToolNamer } from "./naming.ts";
+import { ToolNamer, serverPart } from "./naming.ts";
 import { settledOrAborted } from "./settle.ts";
 import { LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL } from "./resources.ts";
 import { followTask, taskBlocker } from "./tasks.ts";
@@ -99,6 +99,8 @@ export class McpHub {
    */
   async addServer(config: ServerConfig): Promise<McpConnection> {
     if (this.#byServer.has(config.name)) throw new Error(`an MCP server named "${config.name}" is configured or registered already`);
+    const same = this.connections.find((c) => serverPart(c.name) === serverPart(config.name));
+    if (same) throw new Error(`MCP server "${config.name}": ${samePartProblem(config.name, same.name)}`);
     const c = new McpConnection(config, this.#client);
     this.connections.push(c);
     this.#byServer.set(c.name, c);

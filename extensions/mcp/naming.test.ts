@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_TOOL_NAME, ToolNamer, hashedName, mcpToolName } from "./naming.ts";
+import { MAX_TOOL_NAME, ToolNamer, hashedName, mcpToolName, serverNameProblem, serverPart } from "./naming.ts";
 
 const VALID = /^[a-zA-Z0-9_-]{1,64}$/;
 
@@ -74,6 +74,32 @@ describe("ToolNamer", () => {
         for (const n of names) expect(n).toMatch(VALID);
       }),
       { seed: 20261129 },
+    );
+  });
+});
+
+describe("server names that pass serverNameProblem", () => {
+  it("refuses the server that would let server a's tool b__c take server a__b's tool c", () => {
+    expect(serverNameProblem("a")).toBeUndefined();
+    expect(serverNameProblem("a__b")).toMatch(/^a server name may not contain "__"/);
+  });
+
+  it("name every tool of one server apart from every tool of another, whatever the tools are called (property)", () => {
+    const server = fc.stringMatching(/^[a-z._-]{1,12}$/).filter((s) => serverNameProblem(s) === undefined);
+    fc.assert(
+      fc.property(fc.uniqueArray(server, { minLength: 2, maxLength: 4, selector: serverPart }), fc.array(fc.string({ minLength: 1, maxLength: 70 }), { maxLength: 8 }), (servers, tools) => {
+        const namer = new ToolNamer();
+        const owner = new Map<string, string>();
+        for (const s of servers) {
+          for (const t of tools) {
+            const name = namer.nameFor(s, t);
+            expect(name.slice(0, name.indexOf("__"))).toBe(serverPart(s));
+            expect(owner.get(name) ?? s).toBe(s);
+            owner.set(name, s);
+          }
+        }
+      }),
+      { seed: 20261206 },
     );
   });
 });

@@ -6,7 +6,7 @@
  * out (`./$name` cannot be an option) does not count.
  */
 import { DISK_DEVICE, type Invocation } from "./commands.ts";
-import { gitCall } from "./wrappers.ts";
+import { gitCall } from "./git.ts";
 import type { Field } from "./words.ts";
 
 export interface DestructiveCheck {

@@ -2,14 +2,16 @@
  * permission-gate — judges tool calls against permission rules before they run.
  *
  * A `bash` command is parsed with a real shell parser and split into the commands it runs
- * (commands.ts), each looked at through its wrappers (wrappers.ts) and judged against the
- * `permissions` rules of the settings and the built-in destructive list (judge.ts). `write`,
- * `edit`, `read`, `grep`, `find` and `ls` are judged by the path rules. The mode and the answers
- * kept for this session then settle the call (policy.ts): a deny blocks; an ask asks the user
- * through `ctx.ui.select` with scopes (ask.ts) when there is a UI and blocks when there is none
- * (print, JSON and headless runs: nobody can say yes). The block reason names the rule and its
- * file, the mode or the answer, and so does the `hook_decision` event that carries it — an allow
- * that a mode, an answer or a rule made included.
+ * (commands.ts), each looked at through its wrappers and the programs that run commands
+ * (wrappers.ts, programs.ts, runners.ts, git.ts, evaluation.ts) and judged against the
+ * `permissions` rules of the settings and the built-in destructive list (judge.ts); code it
+ * cannot read asks where a deny or ask rule could match what that code runs. `write`, `edit`,
+ * `read`, `grep`, `find` and `ls` are judged by the path rules. The mode and the answers kept
+ * for this session then settle the call (policy.ts): a deny blocks; an ask asks the user through
+ * `ctx.ui.select` with scopes (ask.ts) when there is a UI and blocks when there is none (print,
+ * JSON and headless runs: nobody can say yes). The block reason names the rule and its file, the
+ * mode or the answer, and so does the `hook_decision` event that carries it — an allow that a
+ * mode, an answer or a rule made included.
  *
  * Registered with `order: "post"`: it runs after the other `tool_call` handlers, so it judges the
  * input that will really run, including any rewrite an earlier handler made.

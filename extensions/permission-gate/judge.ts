@@ -6,6 +6,11 @@
  * because a word is unknown, asks); an ask rule asks; an allow rule allows, lifting the built-in
  * destructive list; the built-in list asks; anything else is allowed. What the gate cannot
  * resolve asks whatever the allow rules say: it never allows what it could not parse.
+ *
+ * Code the gate does not read (`make`, `./x`, `tar --to-command="$X"`, arithmetic on a value
+ * read from a file) may run anything: where a deny or ask rule for a command exists, it could
+ * match what runs there, so that asks; with no such rule nothing it runs could be denied, and it
+ * passes. An allow rule that matches a runner of code (`Bash(make:*)`) vouches for what it runs.
  */
 import { resolve } from "node:path";
 import type { Parser } from "web-tree-sitter";
@@ -59,7 +64,17 @@ function byRules(rules: readonly Rule[], text: string, test: (rule: Rule) => Mat
 
 const forTool = (tool: string) => (rule: Rule): Match => (rule.kind === "tool" && rule.tools.has(tool) ? "yes" : "no");
 
-function judgeInvocation(rules: readonly Rule[], call: Invocation): Decision {
+/** The first deny rule for a command, else the first ask rule: what unseen code could run into. */
+function guardRule(rules: readonly Rule[]): Rule | undefined {
+  return rules.find((r) => r.kind === "command" && r.list === "deny") ?? rules.find((r) => r.kind === "command" && r.list === "ask");
+}
+
+/** Why code the gate cannot see asks: the construct, and the rule it could run into. */
+function unseen(why: string, guard: Rule): string {
+  return `${why}; it may run what the ${guard.list} rule ${guard.source} matches`;
+}
+
+function judgeInvocation(rules: readonly Rule[], call: Invocation, guard: Rule | undefined): Decision {
   const byRule = byRules(rules, call.text, (rule) => {
     if (rule.kind === "command") return matchCommand(rule, call.name, call.argv);
     return forTool("bash")(rule);
@@ -67,6 +82,7 @@ function judgeInvocation(rules: readonly Rule[], call: Invocation): Decision {
   if (byRule) return { ...byRule, call };
   const hit = findDestructiveCall(call);
   if (hit) return { verdict: "ask", rule: hit.name, kind: "builtin", text: call.text, call };
+  if (call.opaque && guard) return { verdict: "ask", rule: unseen(call.opaque, guard), kind: "unresolved", text: call.text, call };
   return { verdict: "allow", rule: "no rule", kind: "default", text: call.text, call };
 }
 
@@ -82,10 +98,12 @@ export function judgeCommand(parser: Parser, rules: readonly Rule[], command: st
 export function judgeCommandParts(parser: Parser, rules: readonly Rule[], command: string, cwd: string): { parts: Decision[]; analysis: Analysis } {
   const analysis = analyzeScript(parser, command);
   const denyAll = byRules(rules, command, forTool("bash"));
-  const decisions: Decision[] = analysis.invocations.map((call) => judgeInvocation(rules, call));
+  const guard = guardRule(rules);
+  const decisions: Decision[] = analysis.invocations.map((call) => judgeInvocation(rules, call, guard));
   const fixed = (verdict: Verdict, rule: string, kind: Decision["kind"], text: string): Decision =>
     denyAll?.verdict === "deny" ? denyAll : { verdict, rule, kind, text };
   for (const u of analysis.unresolved) decisions.push(fixed("ask", u.why, "unresolved", u.text));
+  if (guard) for (const o of analysis.opaque) decisions.push(fixed("ask", unseen(o.why, guard), "unresolved", o.text));
   for (const s of analysis.structural) decisions.push(fixed("ask", s.name, "builtin", s.text));
   if (analysis.unresolved.some((u) => / reads the script it runs from its standard input/.test(u.why)) && analysis.invocations.some((c) => c.name === "curl" || c.name === "wget")) {
     decisions.push(fixed("ask", "pipe from the network into a shell", "builtin", command));

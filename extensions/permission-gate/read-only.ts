@@ -8,7 +8,7 @@
  * refusing, and the model can use `read`, `grep`, `find` and `ls` instead.
  */
 import type { Analysis, Invocation } from "./commands.ts";
-import { gitCall } from "./wrappers.ts";
+import { gitCall } from "./git.ts";
 import type { Field } from "./words.ts";
 
 /** Tools that only read: plan mode lets them run (rules still apply). */

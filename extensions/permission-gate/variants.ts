@@ -3,6 +3,10 @@
  * `VARIANT_RULES`: the nine forms that deleted a folder past the old text matcher, obfuscations
  * of the built-in destructive commands, wrappers and quoting, and everyday commands that must
  * pass. Shared by the table test and the benchmark (which also runs them past the old matcher).
+ *
+ * Five everyday rows ask since the gate reads what it cannot see as possibly denied (see
+ * bypasses.ts): `npm test` and `bash scripts/test.sh` run code the gate does not read, which may
+ * run the `dd` these rules deny; an allow rule for them (`Bash(npm test:*)`) lets them through.
  */
 import type { PermissionRules, Verdict } from "./rules.ts";
 
@@ -117,21 +121,21 @@ export const VARIANTS: Variant[] = [
   // everyday commands, including ones that only mention a pattern
   ["ls -la", "allow"],
   ["git status", "allow"],
-  ["npm test", "allow"],
+  ["npm test", "ask"],
   ['grep -rn "rm -rf" docs', "allow"],
   ["echo reboot", "allow"],
   ['git commit -m "undo git reset --hard"', "allow"],
   ["rm -- -rf", "allow"],
   ["rm file.txt", "allow"],
   ["git push origin main", "allow"],
-  ["npm run build && npm test", "allow"],
+  ["npm run build && npm test", "ask"],
   ["find . -name '*.ts' | xargs grep -n TODO", "allow"],
   ["command -v rm", "allow"],
   ["sh -c 'ls -la'", "allow"],
-  ["timeout 60 npm test", "allow"],
+  ["timeout 60 npm test", "ask"],
   ['grep -E "a|rm -rf x" .', "allow"],
   ['echo "> /dev/sda"', "allow"],
-  ["bash scripts/test.sh", "allow"],
+  ["bash scripts/test.sh", "ask"],
   ["ssh host uptime", "allow"],
-  ["X=1 npm test", "allow"],
+  ["X=1 npm test", "ask"],
 ];

@@ -6,12 +6,18 @@
  * - shells and remote shells run a script text (`bash -c '…'`, `ssh host '…'`, `watch '…'`),
  *   which is parsed in turn when it is literal;
  * - some run something the gate cannot see (`eval`, a shell reading its standard input,
- *   `source <(…)`, an alias, a git alias that starts a shell): those are `unresolved`.
+ *   `source <(…)`, an alias, a git alias that starts a shell): those are `unresolved`;
+ * - some run code the gate does not read (a script file, a Makefile, a command named in an
+ *   option it cannot read): those are `opaque`, and ask where a deny or ask rule could match
+ *   what they run (programs.ts, runners.ts, git.ts).
  */
+import { assignment } from "./environment.ts";
+import { git } from "./git.ts";
+import { joined, type Next } from "./next.ts";
+import { program } from "./programs.ts";
 import type { Field } from "./words.ts";
 
-/** What a command runs: another command, a script to parse, or something unknown (with why). */
-export type Next = { run: Field[] } | { script: string } | { unresolved: string };
+export type { Next } from "./next.ts";
 
 interface WrapperSpec {
   /** Short options that take a value (`-u root` or `-uroot`). */
@@ -34,9 +40,12 @@ const WRAPPERS: Record<string, WrapperSpec> = {
     assignments: true,
   },
   doas: { values: "uC" },
+  pkexec: { longValues: ["--user"] },
+  run0: { values: "uDg", longValues: ["--user", "--group", "--chdir", "--unit", "--property", "--description", "--slice", "--nice", "--setenv", "--background"] },
+  runuser: { values: "ugGw", longValues: ["--user", "--group", "--supp-group", "--whitelist-environment", "--shell"] },
   env: { values: "uC", longValues: ["--unset", "--chdir"], assignments: true },
   nice: { values: "n", longValues: ["--adjustment"] },
-  ionice: { values: "cn", longValues: ["--class", "--classdata"], noCommand: "p" },
+  ionice: { values: "cnt", longValues: ["--class", "--classdata"], noCommand: "p" },
   timeout: { values: "sk", longValues: ["--signal", "--kill-after"], operands: 1 },
   stdbuf: { values: "ioe", longValues: ["--input", "--output", "--error"] },
   nohup: {},
@@ -44,7 +53,25 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   time: {},
   builtin: {},
   busybox: {},
+  toybox: {},
   unbuffer: {},
+  eatmydata: {},
+  catchsegv: {},
+  chronic: {},
+  "dbus-run-session": {},
+  "ssh-agent": { values: "aEPt" },
+  torsocks: {},
+  proxychains: { values: "f" },
+  proxychains4: { values: "f" },
+  sshpass: { values: "pfde" },
+  fakeroot: { values: "sil", longValues: ["--lib", "--faked"] },
+  unshare: { values: "SGRw", longValues: ["--setuid", "--setgid", "--root", "--wd", "--propagation", "--setgroups", "--map-user", "--map-group", "--map-users", "--map-groups"] },
+  nsenter: { values: "tSGrw", longValues: ["--target", "--setuid", "--setgid", "--root", "--wd"] },
+  setpriv: { longValues: ["--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule"] },
+  "systemd-run": { values: "pEMH", longValues: ["--unit", "--property", "--description", "--slice", "--setenv", "--uid", "--gid", "--nice", "--working-directory", "--machine", "--host", "--on-calendar", "--on-active", "--timer-property", "--path-property", "--socket-property"] },
+  valgrind: {},
+  firejail: {},
+  entr: {},
   exec: { values: "a" },
   command: { noCommand: "vV" },
   chroot: { longValues: ["--userspec", "--groups"], operands: 1 },
@@ -56,33 +83,15 @@ const WRAPPERS: Record<string, WrapperSpec> = {
 };
 
 /** Shells: `-c` runs its operand as a script, a file operand runs that file, nothing reads stdin. */
-const SHELLS = new Set(["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish"]);
-
-/** `ssh`'s options that take a value. */
-const SSH_VALUES = "BbcDEeFIiJLlmOoPpQRSWw";
+const SHELLS = new Set(["bash", "rbash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "tcsh", "csh"]);
 
 /** Script files a shell or `source` reads from its standard input or a pipe. */
 const STDIN_FILE = /^\/(?:dev\/(?:stdin|fd\/)|proc\/(?:self|\d+)\/fd\/)/;
 
-/** git configuration keys whose value is a command git runs (an alias with `!`, a pager, a hook folder …). */
-const GIT_RUNS_COMMAND =
-  /^(?:alias\..+|core\.(?:sshcommand|pager|editor|fsmonitor|hookspath|askpass|gitproxy)|diff\.external|sequence\.editor|pager\..+|gpg\..*program|credential\..*helper|filter\..+|.+\.(?:textconv|command|cmd|tool)|uploadpack\.packobjectshook|remote\..+\.(?:receivepack|uploadpack)|include\.path|includeif\..+)$/i;
-
-/**
- * Environment variables that make a program run a command or load code named in them: set on
- * the command line (`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm …' git x`,
- * `env BASH_ENV=x bash -c …`), what runs is not in the words the gate judges.
- */
-export const RUNS_COMMAND_ENV =
-  /^(?:GIT_CONFIG_(?:PARAMETERS|COUNT|KEY_\d+|VALUE_\d+)|GIT_(?:SSH|SSH_COMMAND|EXTERNAL_DIFF|PAGER|EDITOR|SEQUENCE_EDITOR|ASKPASS|PROXY_COMMAND)|BASH_ENV|ENV|LD_PRELOAD|LD_AUDIT|PAGER|EDITOR|VISUAL|PROMPT_COMMAND)$/;
-
-/** git's global options that take the next word as their value. */
-const GIT_VALUE_OPTIONS = new Set(["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path", "--super-prefix", "--list-cmds", "--attr-source"]);
-
 /** What `argv` (a command named `name`, `argv[0]` being its own word) runs. */
 export function lookThrough(name: string, argv: Field[]): Next[] {
   if (SHELLS.has(name)) return shell(name, argv);
-  const spec = WRAPPERS[name];
+  const spec = name === "runuser" ? undefined : WRAPPERS[name];
   if (spec) return wrapper(name, argv, spec);
   switch (name) {
     case "trap":
@@ -102,19 +111,20 @@ export function lookThrough(name: string, argv: Field[]): Next[] {
     case ".":
       return source(name, argv[1]);
     case "su":
+    case "sg":
     case "flock":
     case "script":
       return commandOption(name, argv);
+    case "runuser":
+      return argv.some((f) => f.exact && /^(?:-c|--command(?:=.*)?)$/.test(f.text)) ? commandOption(name, argv) : wrapper(name, argv, WRAPPERS.runuser!);
     case "find":
       return findExec(argv);
     case "watch":
       return watch(argv);
-    case "ssh":
-      return ssh(argv);
     case "git":
       return git(argv);
     default:
-      return [];
+      return program(name, argv);
   }
 }
 
@@ -125,10 +135,22 @@ function wrapper(name: string, argv: Field[], spec: WrapperSpec): Next[] {
   }
   let i = 1;
   let operands = spec.operands ?? 0;
+  const found: Next[] = [];
+  let replace: string | undefined;
   for (; i < argv.length; i++) {
     const f = argv[i]!;
+    // env takes any word with `=` before the command as an assignment (`BASH_FUNC_ls%%=…` too).
+    if (spec.assignments && !f.text.startsWith("-") && f.text.includes("=")) {
+      const variable = f.text.slice(0, f.text.indexOf("="));
+      const value: Field = { ...f, text: f.text.slice(variable.length + 1) };
+      const nexts = assignment(variable, value);
+      if (nexts.some((n) => "unresolved" in n)) return nexts;
+      found.push(...nexts);
+      continue;
+    }
     if (!f.exact) return [{ unresolved: `what ${name} runs depends on ${f.unknown}, known only when it runs` }];
     const t = f.text;
+    if (name === "xargs" && /^(?:-I|-i|--replace)/.test(t)) replace = t === "-I" ? argv[i + 1]?.text : t.startsWith("-I") ? t.slice(2) : t.includes("=") ? t.slice(t.indexOf("=") + 1) : "{}";
     if (t === "--") {
       i++;
       break;
@@ -144,11 +166,6 @@ function wrapper(name: string, argv: Field[], spec: WrapperSpec): Next[] {
       if (valueAt === letters.length - 1) i++; // the value is the next word
       continue;
     }
-    if (spec.assignments && /^[A-Za-z_]\w*=/.test(t)) {
-      const variable = t.slice(0, t.indexOf("="));
-      if (RUNS_COMMAND_ENV.test(variable)) return [{ unresolved: `${variable} makes a program run a command the gate cannot follow` }];
-      continue;
-    }
     if (operands > 0) {
       operands--;
       continue;
@@ -158,15 +175,17 @@ function wrapper(name: string, argv: Field[], spec: WrapperSpec): Next[] {
   const command = argv.slice(i);
   // `sudo -s CMD…` / `sudo -i CMD…` hand the words to a shell's -c.
   if (name === "sudo" && argv.slice(1, i).some((f) => /^-[a-zA-Z]*[si]/.test(f.text) || f.text === "--shell" || f.text === "--login")) {
-    return joined(name, command, false);
+    return [...found, ...joined(name, command, false)];
   }
   if (name === "xargs") {
-    // xargs adds words read from its input: they may be anything, `-rf` included.
+    // xargs adds words read from its input: they may be anything, `-rf` included; with -I they
+    // replace the string in the words, the command's name too.
     const input: Field = { text: "", exact: false, unknown: "the input of xargs" };
-    return [{ run: [...(command.length > 0 ? command : [{ text: "echo", exact: true }]), input] }];
+    const words = command.length > 0 ? command : [{ text: "echo", exact: true }];
+    return [{ run: [...(replace ? placeholders(words, replace, input) : words), input] }];
   }
   if (name === "chroot" && command.length === 0) return [{ unresolved: "chroot without a command starts a shell reading its standard input" }];
-  return command.length > 0 ? [{ run: command }] : [];
+  return command.length > 0 ? [...found, { run: command }] : found;
 }
 
 /** `trap [--] ACTION SIGNAL…`: the action is a script run later (`trap - SIG` resets, `-l`/`-p` list). */
@@ -181,6 +200,7 @@ function trap(argv: Field[]): Next[] {
 function shell(name: string, argv: Field[]): Next[] {
   let runsOperand = false;
   let readsStdin = false;
+  const startup: Next[] = [];
   let i = 1;
   for (; i < argv.length; i++) {
     const f = argv[i]!;
@@ -190,7 +210,10 @@ function shell(name: string, argv: Field[]): Next[] {
       break;
     }
     if (f.text.startsWith("--")) {
-      if (f.text === "--rcfile" || f.text === "--init-file") i++;
+      if (f.text === "--rcfile" || f.text === "--init-file") {
+        startup.push({ opaque: `${name} ${f.text} runs a startup file the gate does not read` });
+        i++;
+      }
       continue;
     }
     if (!/^[-+]./.test(f.text)) break;
@@ -202,19 +225,19 @@ function shell(name: string, argv: Field[]): Next[] {
   const operand = argv[i];
   if (runsOperand) {
     if (!operand) return [{ unresolved: `${name} -c has no command` }];
-    return operand.exact ? [{ script: operand.text }] : [{ unresolved: `${name} -c runs ${operand.unknown}, known only when it runs` }];
+    return [...startup, operand.exact ? { script: operand.text } : { unresolved: `${name} -c runs ${operand.unknown}, known only when it runs` }];
   }
   if (!operand || readsStdin) return [{ unresolved: `${name} reads the script it runs from its standard input` }];
   if (!operand.exact) return [{ unresolved: `${name} runs a script from ${operand.unknown}` }];
   if (STDIN_FILE.test(operand.text)) return [{ unresolved: `${name} reads the script it runs from its standard input` }];
-  return []; // a script file: the gate cannot read it; the command itself is judged
+  return [...startup, { opaque: `${name} runs the script file ${operand.text}, which the gate does not read`, vouch: true }];
 }
 
 function source(name: string, file: Field | undefined): Next[] {
   if (!file) return [];
   if (!file.exact) return [{ unresolved: `${name} runs a script from ${file.unknown}` }];
   if (STDIN_FILE.test(file.text)) return [{ unresolved: `${name} runs a script from its standard input` }];
-  return [];
+  return [{ opaque: `${name} runs the script file ${file.text}, which the gate does not read`, vouch: true }];
 }
 
 /** `su -c '…'`, `flock FILE -c '…'`, `script -c '…'`: the option's value is a script. */
@@ -225,12 +248,13 @@ function commandOption(name: string, argv: Field[]): Next[] {
     let value: Field | undefined;
     if (f.text === "-c" || f.text === "--command") value = argv[i + 1];
     else if (f.text.startsWith("--command=")) value = { ...f, text: f.text.slice("--command=".length) };
-    else if (/^-[a-zA-Z]*c$/.test(f.text) && name === "su") value = argv[i + 1];
+    else if (/^-[a-zA-Z]*c$/.test(f.text)) value = argv[i + 1];
     else continue;
     if (!value) return [{ unresolved: `${name} -c has no command` }];
     return value.exact ? [{ script: value.text }] : [{ unresolved: `${name} -c runs ${value.unknown}, known only when it runs` }];
   }
   if (name === "su") return [{ unresolved: "su without -c starts a shell reading its standard input" }];
+  if (name === "sg") return argv.length > 2 ? joined(name, argv.slice(2), false) : [{ unresolved: "sg without a command starts a shell reading its standard input" }];
   if (name === "flock") return wrapper(name, argv, { values: "wE", longValues: ["--timeout", "--conflict-exit-code"], operands: 1 });
   return [];
 }
@@ -238,15 +262,32 @@ function commandOption(name: string, argv: Field[]): Next[] {
 /** find's `-exec`/`-execdir`/`-ok`/`-okdir` run the words up to `;` or `+`. */
 function findExec(argv: Field[]): Next[] {
   const runs: Next[] = [];
+  // A file find finds starts with the starting point it was found under (`./x` for `.`): never an option.
+  const start = argv.slice(1).find((f) => !/^-[HLPO]/.test(f.text));
+  const found: Field = { text: start && start.exact && !/^[-(!]/.test(start.text) ? start.text : ".", exact: false, unknown: "a file find finds" };
   for (let i = 1; i < argv.length; i++) {
     if (!argv[i]!.exact || !/^-(?:exec|execdir|ok|okdir)$/.test(argv[i]!.text)) continue;
-    const start = i + 1;
-    let end = start;
+    const from = i + 1;
+    let end = from;
     while (end < argv.length && !(argv[end]!.exact && (argv[end]!.text === ";" || argv[end]!.text === "+"))) end++;
-    if (end > start) runs.push({ run: argv.slice(start, end) });
+    const words = placeholders(argv.slice(from, end), "{}", found);
+    if (words.length > 0) runs.push({ run: words });
     i = end;
   }
   return runs;
+}
+
+/**
+ * The words of `find -exec` or `xargs -I R` once the placeholder is replaced by what it stands
+ * for (`value`, known only when it runs): `{}` alone is that value; a word holding it is known
+ * only up to it (`sh -c 'rm {}'` runs file names as shell code); the command's name too.
+ */
+function placeholders(words: Field[], placeholder: string, value: Field): Field[] {
+  return words.map((f) => {
+    if (!f.exact || !f.text.includes(placeholder)) return f;
+    if (f.text === placeholder) return value;
+    return { text: f.text.slice(0, f.text.indexOf(placeholder)), exact: false, unknown: value.unknown! };
+  });
 }
 
 /** `watch` runs its words joined by blanks through `sh -c` (or directly with `-x`). */
@@ -263,71 +304,4 @@ function watch(argv: Field[]): Next[] {
     if (t === "-n" || t === "--interval") i++;
   }
   return joined("watch", argv.slice(i), direct);
-}
-
-/** `ssh [options] host [command …]`: the remote shell parses the words joined by blanks. */
-function ssh(argv: Field[]): Next[] {
-  let i = 1;
-  for (; i < argv.length; i++) {
-    const f = argv[i]!;
-    if (!f.exact) return [{ unresolved: `what ssh runs depends on ${f.unknown}, known only when it runs` }];
-    if (f.text === "--") {
-      i++;
-      break;
-    }
-    if (!f.text.startsWith("-")) break;
-    if (f.text.length === 2 && SSH_VALUES.includes(f.text[1]!)) i++;
-  }
-  const command = argv.slice(i + 1); // past the host
-  if (i >= argv.length) return [];
-  if (command.length === 0) return [{ unresolved: "ssh without a command runs the remote shell on its standard input" }];
-  return joined("ssh", command, false);
-}
-
-function joined(name: string, words: Field[], direct: boolean): Next[] {
-  if (words.length === 0) return [];
-  if (direct) return [{ run: words }];
-  const unknown = words.find((f) => !f.exact);
-  if (unknown) return [{ unresolved: `what ${name} runs depends on ${unknown.unknown}, known only when it runs` }];
-  return [{ script: words.map((f) => f.text).join(" ") }];
-}
-
-/** git's subcommand past its global options, its arguments, and the `-c key=value` settings. */
-export interface GitCall {
-  sub: Field | undefined;
-  args: Field[];
-  configs: Field[];
-}
-
-export function gitCall(argv: Field[]): GitCall {
-  const configs: Field[] = [];
-  let i = 1;
-  for (; i < argv.length; i++) {
-    const f = argv[i]!;
-    if (!f.exact || !f.text.startsWith("-")) break;
-    if (f.text === "-c" || f.text === "--config-env") {
-      if (argv[i + 1]) configs.push(argv[i + 1]!);
-      i++;
-    } else if (f.text.startsWith("--config-env=")) configs.push({ ...f, text: f.text.slice("--config-env=".length) });
-    else if (f.text.startsWith("-c")) configs.push({ ...f, text: f.text.slice(2) });
-    else if (GIT_VALUE_OPTIONS.has(f.text)) i++;
-  }
-  return { sub: argv[i], args: argv.slice(i + 1), configs };
-}
-
-/** git runs commands named in its configuration: set there by this command line, they are unknown. */
-function git(argv: Field[]): Next[] {
-  const call = gitCall(argv);
-  for (const config of call.configs) {
-    if (!config.exact || GIT_RUNS_COMMAND.test(config.text.split("=")[0]!)) {
-      return [{ unresolved: `git -c ${config.text.split("=")[0] || "…"} makes git run a command the gate cannot follow` }];
-    }
-  }
-  if (call.sub && !call.sub.exact) return [{ unresolved: `the git subcommand comes from ${call.sub.unknown}, known only when it runs` }];
-  if (call.sub?.text === "config") {
-    const reads = call.args.some((f) => f.exact && /^(?:--get(?:-all|-regexp|-urlmatch)?|-l|--list|get|list|--unset(?:-all)?|unset)$/.test(f.text));
-    const key = call.args.find((f) => !f.exact || GIT_RUNS_COMMAND.test(f.text));
-    if (key && !reads) return [{ unresolved: `git config ${key.exact ? key.text : "…"} sets a command git will run` }];
-  }
-  return [];
 }

@@ -148,7 +148,8 @@ class TraceFile {
   append(line: string): string | undefined {
     try {
       this.#midLine ??= endsMidLine(this.path);
-      appendFileSync(this.path, this.#midLine ? `\n${line}\n` : `${line}\n`);
+      // A trace holds the conversation: private to its user, like the session file.
+      appendFileSync(this.path, this.#midLine ? `\n${line}\n` : `${line}\n`, { mode: 0o600 });
       this.#midLine = false;
       return undefined;
     } catch (error) {
@@ -180,7 +181,7 @@ function endsMidLine(path: string): boolean {
 
 function tryMkdir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch {
     // reported by the first append into it
   }

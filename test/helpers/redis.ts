@@ -2,6 +2,8 @@
  * A throwaway `redis-server` for the queue tests: a free loopback port, nothing written to disk,
  * stopped by `stop()` (call it in afterAll). `startRedis()` resolves to undefined when
  * `redis-server` is not installed (`.ci/run` installs it; the tests then skip and say so).
+ * `crashAndRestart()` kills it with SIGKILL and starts a new one on the same port: with nothing
+ * persisted, it comes back empty, as a Redis without persistence does after a crash.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:net";
@@ -10,6 +12,7 @@ export interface RedisServer {
   port: number;
   url: string;
   stop(): Promise<void>;
+  crashAndRestart(): Promise<void>;
 }
 
 export function redisInstalled(): boolean {
@@ -19,6 +22,19 @@ export function redisInstalled(): boolean {
 export async function startRedis(): Promise<RedisServer | undefined> {
   if (!redisInstalled()) return undefined;
   const port = await freePort();
+  let server = await spawnRedis(port);
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    stop: () => server.stop("SIGTERM"),
+    crashAndRestart: async () => {
+      await server.stop("SIGKILL");
+      server = await spawnRedis(port);
+    },
+  };
+}
+
+async function spawnRedis(port: number): Promise<{ stop(signal: NodeJS.Signals): Promise<void> }> {
   const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--loglevel", "notice"], {
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -33,10 +49,8 @@ export async function startRedis(): Promise<RedisServer | undefined> {
   });
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
   return {
-    port,
-    url: `redis://127.0.0.1:${port}`,
-    stop: async () => {
-      child.kill("SIGTERM");
+    stop: async (signal) => {
+      child.kill(signal);
       await exited;
     },
   };

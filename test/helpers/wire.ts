@@ -12,7 +12,8 @@ export function rebuildFromWire(lines: readonly Line[]): Block[][] {
   for (const line of lines) {
     if (line.type === "message_start" && line.message.role === "assistant") messages.push((content = [...line.message.content]));
     else if (line.type === "message_end") content = undefined;
-    else if (line.type === "message_update" && content) applyUpdate(content, line);
+    // A line with only Pi's assistantMessageEvent (a block's start or end) has no mypi delta.
+    else if (line.type === "message_update" && content && line.delta) applyUpdate(content, line);
   }
   return messages;
 }
@@ -38,5 +39,66 @@ export function applyUpdate(content: Block[], update: Line): void {
       return;
     default:
       throw new Error(`unknown delta ${delta.type}`);
+  }
+}
+
+/**
+ * A Pi client's fold of one `message_update.assistantMessageEvent` into `content` (changed in
+ * place), as Pi's docs/json.md tells its clients: blocks open with `*_start`, grow with
+ * `*_delta`, and take the finished content from `*_end`. Throws on what such a client cannot
+ * take: a delta for a block never started, a block started twice, an end for a block of another kind.
+ */
+export function applyPiEvent(content: Block[], event: Line, seen: { started: Set<number>; ended: Set<number> }): void {
+  const at = event.contentIndex;
+  if (!Number.isInteger(at) || at < 0 || at > content.length) throw new Error(`contentIndex ${at} is outside the message (${content.length} blocks)`);
+  const start = (block: Block) => {
+    if (seen.started.has(at)) throw new Error(`block ${at} started twice`);
+    seen.started.add(at);
+    content[at] = block;
+  };
+  const block = content[at];
+  const must = (type: string) => {
+    if (block?.type !== type) throw new Error(`${event.type} for block ${at}, which is ${block?.type ?? "missing"}`);
+  };
+  const end = () => {
+    if (seen.ended.has(at)) throw new Error(`block ${at} ended twice`);
+    seen.ended.add(at);
+  };
+  switch (event.type) {
+    case "text_start":
+      return start({ type: "text", text: "" });
+    case "thinking_start":
+      return start({ type: "thinking", thinking: "" });
+    case "toolcall_start":
+      return start({ type: "toolCall", id: event.id, name: event.toolName, arguments: {}, partialJson: "" });
+    case "text_delta":
+      must("text");
+      content[at] = { ...block, text: block!.text + event.delta };
+      return;
+    case "thinking_delta":
+      must("thinking");
+      content[at] = { ...block, thinking: block!.thinking + event.delta };
+      return;
+    case "toolcall_delta":
+      must("toolCall");
+      content[at] = { ...block, partialJson: block!.partialJson + event.delta };
+      return;
+    case "text_end":
+      must("text");
+      end();
+      content[at] = { type: "text", text: event.content };
+      return;
+    case "thinking_end":
+      must("thinking");
+      end();
+      content[at] = { type: "thinking", thinking: event.content };
+      return;
+    case "toolcall_end":
+      must("toolCall");
+      end();
+      content[at] = event.toolCall;
+      return;
+    default:
+      throw new Error(`unknown assistantMessageEvent ${event.type}`);
   }
 }

@@ -16,6 +16,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { EscapeApprovals, SandboxOptions } from "@mypi/builtin-tools";
+import type { ExtensionSpec } from "@mypi/extension-api";
 import type { CliArgs, Mode } from "./args.ts";
 import { discoverExtensions, type Discovery, type ExtensionOrigin } from "./discovery.ts";
 import { loadExtensionSet, redactorOf, type ExtensionSet, type LoadedExtensions, type ProjectExtensions } from "./host-builder.ts";
@@ -96,9 +97,21 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const { firstPass, io, mode, listing, cwd, firstSettings } = r;
   const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
-  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions, managedDir: r.managedDir });
+  const discovered = discoverExtensions({
+    cwd,
+    shellCwd: io.cwd,
+    home: r.home,
+    extensionPaths: firstPass.extensions,
+    noExtensions: firstPass.noExtensions,
+    noMcp: firstPass.noMcp,
+    managedDir: r.managedDir,
+  });
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
-  const trustResources = protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions"));
+  // An -e package of the workspace's node_modules is its content too: it needs the decision.
+  const trustResources = [
+    ...protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions") && !(firstPass.noSubagents && res.endsWith("/agents"))),
+    ...workspaceSpecs(discovered),
+  ];
   const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
   const globalPackages = packagesOf(firstPass, globalDeclared);
   const outcome: ProjectOutcome = { settings: firstSettings.settings, tiers: firstSettings.tiers, projectPackages: packagesOf(firstPass, []) };
@@ -108,13 +121,14 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const piTerminal = mode === "interactive" && !listing ? await interactiveTerminal(io) : undefined;
   const extensionSet: ExtensionSet = {
     cwd,
-    paths: withoutShippedGate([...pathsOf(discovered, "global"), ...globalPackages.extensions.map((e) => e.path), ...pathsOf(discovered, "cli")]),
+    paths: withoutShippedGate([...pathsOf(discovered, "global"), ...globalPackages.extensions.map(specOf), ...pathsOf(discovered, "cli")]),
     managedPaths: pathsOf(discovered, "managed"),
     project: projectExtensions(r, { discovered, globalPackages, globalDeclared, trustResources }, outcome),
     policies: () => policy.load(),
     ...(r.escapes && { escapes: r.escapes }),
     settings: outcome.settings,
     builtinTools: !firstPass.noBuiltinTools,
+    subagents: !firstPass.noSubagents,
     ...(r.sandbox && { sandbox: r.sandbox }),
     ...(rpcUI && { ui: rpcUI }),
     mode,
@@ -145,7 +159,10 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const redactLines = redactorOf(loaded);
   const { trust, settings, projectPackages } = outcome;
   loaded.failures.push(...discovered.failures, ...globalPackages.failures, ...projectPackages.failures);
-  const skipped = trust?.trusted === false && trustResources.length > 0 ? { resources: trustResources, extensions: pathsOf(discovered, "project") } : undefined;
+  const skipped =
+    trust?.trusted === false && trustResources.length > 0
+      ? { resources: trustResources, extensions: [...pathsOf(discovered, "project"), ...pathsOf(discovered, "cli-project")].map((e) => (typeof e === "string" ? e : e.path)) }
+      : undefined;
   // The settings file is said by the line that says what of it applied.
   const restricted = restrictedLine(cwd, outcome.tiers);
   const unread = skipped?.resources.filter((res) => !(res === ".mypi/settings.json" && appliedAnything(outcome.tiers, "project"))) ?? [];
@@ -180,13 +197,23 @@ function projectExtensions(
       manager.setSettings(outcome.settings);
       // A package declared globally as well already loaded with the global extensions: once is enough.
       outcome.projectPackages = packagesOf(firstPass, full.packages.filter((p) => p.file.scope === "project"), identities(known.globalDeclared));
-      return [...pathsOf(known.discovered, "project"), ...outcome.projectPackages.extensions.map((e) => e.path)];
+      return [...pathsOf(known.discovered, "project"), ...outcome.projectPackages.extensions.map(specOf), ...pathsOf(known.discovered, "cli-project")];
     },
   };
 }
 
-function pathsOf(discovered: Discovery, origin: ExtensionOrigin): string[] {
-  return discovered.extensions.filter((d) => d.origin === origin).map((d) => d.path);
+/** `-e <spec>` for each spec that named a package of the workspace, once each. */
+function workspaceSpecs(discovered: Discovery): string[] {
+  return [...new Set(discovered.extensions.filter((d) => d.origin === "cli-project").map((d) => d.note ?? d.path))];
+}
+
+function pathsOf(discovered: Discovery, origin: ExtensionOrigin): ExtensionSpec[] {
+  return discovered.extensions.filter((d) => d.origin === origin).map(specOf);
+}
+
+/** A path, with the name it loads under when it has one (a package's extension). */
+function specOf(e: { path: string; name?: string }): ExtensionSpec {
+  return e.name === undefined ? e.path : { path: e.path, name: e.name };
 }
 
 /** Installed packages' resources (`packages/load.ts`); none with `--no-extensions`. */

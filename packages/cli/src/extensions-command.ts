@@ -13,6 +13,7 @@ import { dirname } from "node:path";
 import type { CommandInfo, ExtensionManager, LoadFailure } from "@mypi/extension-api";
 import { formatLoadFailure } from "@mypi/extension-api";
 import type { DiscoveredExtension, ExtensionOrigin } from "./discovery.ts";
+import type { HandlerChains } from "./host-session.ts";
 import type { CliIO } from "./main.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
 
@@ -104,11 +105,8 @@ export async function printExtensions(manager: ExtensionManager, io: CliIO, opti
     lines.push("", `Skipped (${report.skipped.length}), the workspace is not trusted (--trust-project or \`mypi trust\` loads them):`);
     for (const s of report.skipped) lines.push(`  ${s.path}`);
   }
-  lines.push("", "Handlers per slot and event, in effective order (outermost first):");
-  const names = Object.keys(report.order);
-  if (names.length === 0) lines.push("  (none)");
-  const width = Math.max(0, ...names.map((n) => n.length));
-  for (const name of names) lines.push(`  ${name.padEnd(width)}  ${report.order[name]!.join(" → ")}`);
+  lines.push("", "Handlers per slot and event, in effective order (outermost first; pre / post: their order option):");
+  lines.push(...orderLines(manager.handlerChains()));
   lines.push("", `Tools (${report.tools.length}):`);
   const toolWidth = Math.max(0, ...report.tools.map((t) => t.name.length));
   for (const t of report.tools) lines.push(`  ${t.name.padEnd(toolWidth)}  ${t.source ?? ""}  ${t.description}`.trimEnd());
@@ -123,6 +121,22 @@ export async function printExtensions(manager: ExtensionManager, io: CliIO, opti
   for (const c of report.commands) lines.push(`  ${`/${c.name}`.padEnd(commandWidth)}  ${firstLine(c.description ?? "")}  ${c.path ?? ""}`.trimEnd());
   io.stdout.write(`${lines.join("\n")}\n`);
   return 0;
+}
+
+/**
+ * One line per slot and event: its handlers outermost first, each `pre` / `post` handler marked.
+ * Under a `tool_call` chain of several handlers, what the order means for a gate.
+ */
+export function orderLines(chains: HandlerChains): string[] {
+  const names = Object.keys(chains);
+  if (names.length === 0) return ["  (none)"];
+  const width = Math.max(0, ...names.map((n) => n.length));
+  const lines = names.map((name) => `  ${name.padEnd(width)}  ${chains[name]!.map((h) => (h.order ? `${h.extension} (${h.order})` : h.extension)).join(" → ")}`);
+  if ((chains.tool_call?.length ?? 0) > 1) {
+    lines.push(`  ${"".padEnd(width)}  (a tool_call handler that answers without calling next() does not see what later ones make of the input;`);
+    lines.push(`  ${"".padEnd(width)}   a gate that must judge the input that runs goes last, with order: "post")`);
+  }
+  return lines;
 }
 
 function firstLine(text: string): string {

@@ -5,7 +5,7 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { SessionManager, textOf } from "@mypi/kernel";
+import { SessionManager, readSessionHeader, textOf } from "@mypi/kernel";
 import {
   ExtensionManager,
   createExtensionHost,
@@ -13,6 +13,7 @@ import {
   formatLoadFailure,
   type ExtensionHost,
   type ExtensionHostOptions,
+  type ExtensionSpec,
   type ExtensionStreamEvent,
   type ExtensionUI,
   type HostMode,
@@ -23,23 +24,25 @@ import { createBuiltinTools, type EscapeApprovals, type SandboxOptions } from "@
 import type { PolicyExtensions } from "./policy/load.ts";
 import type { HostSession } from "./host-session.ts";
 import { listSessions } from "./session-list.ts";
-import { redactDeep } from "@mypi/extensions/redact-secrets";
+import { redactorFor } from "./redaction.ts";
 import { isShippedCompiled, shippedExtensionPath } from "./shipped.ts";
 
 export interface ExtensionSet {
   /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */
   cwd: string;
-  /** Absolute paths the user chose (global ones, `-e` ones), in load order (see `discovery.ts`). */
-  paths: readonly string[];
+  /** Absolute paths the user chose (global ones, `-e` ones), in load order (see `discovery.ts`); a package's with its name. */
+  paths: readonly ExtensionSpec[];
   /** The workspace's own extensions, loaded only when it is trusted (`trust.ts`). */
   project?: ProjectExtensions;
   builtinTools: boolean;
+  /** Load the subagents extension (the `agent` tool, docs/subagents.md) after the builtin tools. */
+  subagents?: boolean;
   /** Run the builtin bash tool's commands in this sandbox. */
   sandbox?: SandboxOptions;
   /** With `sandbox`: calls the permission gate let out of it (bash's `unsandboxed`). */
   escapes?: EscapeApprovals;
   /** The managed tier's extensions (`/etc/mypi/extensions/`): loaded right after the builtin tools, whatever else says. */
-  managedPaths?: readonly string[];
+  managedPaths?: readonly ExtensionSpec[];
   /** The run's policies, loaded last (the gate last of all), once the workspace's trust is decided (`policy/load.ts`). */
   policies?: () => Promise<PolicyExtensions>;
   flags?: Record<string, string | boolean>;
@@ -58,7 +61,7 @@ export interface ProjectExtensions {
   /** How many of the set's `paths` come before the workspace's in the load order (the global ones; `-e` paths follow). */
   after: number;
   /** Loaded after the decision whatever it is, after the workspace's (the automatic mcp, which reads the workspace's mcp.json only when trusted). */
-  afterDecision?: readonly string[];
+  afterDecision?: readonly ExtensionSpec[];
   /** The decision when it is known before loading (a flag, a saved one): extensions see it from their first line. */
   known?: boolean;
   /**
@@ -66,7 +69,7 @@ export interface ProjectExtensions {
    * `project_trust`): the workspace's entries to load (its folder's, its packages'), or
    * `undefined` when it is not trusted. Sets `ctx.isProjectTrusted()`.
    */
-  trust(manager: ExtensionManager): Promise<readonly string[] | undefined>;
+  trust(manager: ExtensionManager): Promise<readonly ExtensionSpec[] | undefined>;
 }
 
 export interface LoadedExtensions {
@@ -89,9 +92,11 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   const failures: LoadFailure[] = [];
   if (set.builtinTools) {
     const tools = createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }), ...(set.sandbox && set.escapes && { escapes: set.escapes }) });
-    failures.push(...(await manager.loadExtension(tools, "builtin-tools")).failed);
+    failures.push(...(await manager.loadExtension(tools, "builtin-tools", { replaceable: true })).failed);
   }
   if (set.managedPaths?.length) failures.push(...(await manager.load(set.managedPaths)).failed);
+  // By its file, as `-e subagents` names it, so that naming it again loads nothing twice.
+  if (set.subagents) failures.push(...(await manager.load([shippedExtensionPath("subagents")])).failed);
   const after = set.project?.after ?? set.paths.length;
   failures.push(...(await manager.load(set.paths.slice(0, after))).failed);
   const at = manager.loadOrderSize;
@@ -120,15 +125,18 @@ export type HostOptions = Omit<ExtensionHostOptions, "manager" | "session">;
 /**
  * A `HostSession` over an extension host. `newSession`, `switchSession` and `forkSession` shut
  * the host down and build a new one (extensions loaded again) through `rebuild`, given the
- * session to record into (none: a new one, as the command line chose); listeners carry over.
+ * session to record into (none: a new one, as the command line chose, with the header's
+ * `parentSession` when given); listeners carry over, and so do the agent's switches (its queue
+ * modes and automatic compaction), which the client set for the process, not for one session.
  * `ready` runs after each host's `session_start` and after each reload (resources, host-resources.ts).
  */
 export function createHostSession(
   first: ExtensionHost,
-  rebuild: (session?: SessionManager) => Promise<ExtensionHost>,
+  rebuild: (session?: SessionManager, fresh?: { parentSession?: string }) => Promise<ExtensionHost>,
   ready?: (host: ExtensionHost, reason: "startup" | "reload") => Promise<void>,
-): HostSession & { readonly host: ExtensionHost } {
+): HostSession & { readonly host: ExtensionHost; requestShutdown(): void } {
   let host = first;
+  const shutdown = new AbortController();
   let ui: ExtensionUI | undefined;
   const listeners = new Set<(event: ExtensionStreamEvent) => void>();
   const attach = (h: ExtensionHost) => h.agent.subscribe((event) => {
@@ -148,6 +156,7 @@ export function createHostSession(
     const next = await open();
     detach();
     await host.shutdown({ reason, ...(next.session.file !== undefined && { targetSessionFile: next.session.file }) });
+    carrySwitches(host.agent, next.agent);
     host = next;
     if (ui) host.setUI(ui);
     detach = attach(host);
@@ -163,6 +172,9 @@ export function createHostSession(
     },
     get agent() {
       return host.agent;
+    },
+    get models() {
+      return host.models;
     },
     subscribe(listener) {
       listeners.add(listener);
@@ -183,14 +195,36 @@ export function createHostSession(
     async reload() {
       const r = await host.reload();
       await ready?.(host, "reload");
-      return { loaded: r.loaded, failed: r.failed.map((f) => f.name) };
+      return { loaded: r.loaded, failed: r.failed.map((f) => ({ name: f.name, error: formatLoadFailure(f) })) };
     },
-    newSession: () => replace("new", () => rebuild()),
+    extensions: () => ({ loaded: host.manager.list(), chains: host.manager.handlerChains() }),
+    async newSession(options = {}) {
+      const { parentSession, setup, withSession, extension } = options;
+      // An extension's /clear during a run: as in Pi, the run is aborted (its end recorded in the old session) first.
+      if (extension !== undefined && host.agent.isRunning) {
+        host.agent.abort();
+        await host.manager.runtime.waitForIdle();
+      }
+      const r = await replace("new", () => rebuild(undefined, parentSession !== undefined ? { parentSession } : {}));
+      if (r.cancelled) return r;
+      if (setup) {
+        await setup(host.session);
+        host.agent.replaceMessages(host.session.buildContext());
+      }
+      const ctx = withSession && extension !== undefined ? host.manager.commandContextFor(extension) : undefined;
+      if (withSession && ctx) await withSession(ctx);
+      return r;
+    },
+    shutdownRequested: shutdown.signal,
+    requestShutdown: () => shutdown.abort(),
     async compact(customInstructions) {
       const outcome = await host.compact(customInstructions);
       switch (outcome.status) {
-        case "compacted":
-          return { status: "compacted", summary: outcome.summary, tokensBefore: outcome.tokensBefore, tokensAfter: outcome.tokensAfter };
+        case "compacted": {
+          const entry = outcome.entryId === undefined ? undefined : host.session.getEntry(outcome.entryId);
+          const firstKeptEntryId = entry?.type === "compaction" ? entry.firstKeptEntryId : undefined;
+          return { status: "compacted", summary: outcome.summary, tokensBefore: outcome.tokensBefore, tokensAfter: outcome.tokensAfter, ...(firstKeptEntryId !== undefined && { firstKeptEntryId }) };
+        }
         case "skipped":
           return { status: "skipped", reason: outcome.reason };
         case "cancelled":
@@ -210,13 +244,14 @@ export function createHostSession(
     },
     navigate: (entryId) => host.navigate(entryId),
     setLabel: (entryId, label) => void host.session.appendLabel(entryId, label),
-    async forkSession(entryId) {
+    async forkSession(entryId, options) {
       const source = host.session;
       const entry = source.getEntry(entryId);
       if (!entry) throw new Error(`Unknown session entry "${entryId}" in session ${source.id}: pick one from /tree or get_fork_messages.`);
+      const leaf = options?.position === "at" ? entryId : forkPoint(source, entryId);
       let forked: SessionManager | undefined;
       const r = await replace("fork", () => {
-        forked = SessionManager.fromBranch(source, forkPoint(source, entryId), { cwd: source.cwd, inMemory: source.file === undefined });
+        forked = SessionManager.fromBranch(source, leaf, { cwd: source.cwd, inMemory: source.file === undefined });
         return rebuild(forked);
       });
       return r.cancelled || forked?.file === undefined ? r : { ...r, file: forked.file };
@@ -224,8 +259,10 @@ export function createHostSession(
     listSessions: () => listSessions(host.session.cwd),
     async switchSession(file) {
       const path = resolve(file);
-      // Opening a missing path would start a new session there: a switch names one that exists.
+      // Opening a missing path would start a new session there, and opening any other file would
+      // append session lines to it: a switch names a file that begins with a session header.
       if (!isFile(path)) throw new Error(`${file} is not a session file.`);
+      if (readSessionHeader(path) === undefined) throw new Error(`${file} is not a session file: its first line is not a session header. Sessions are listed by /resume (RPC: get_state's sessionFile, the session folder).`);
       // --no-session writes nothing, ever; continuing a file would append to it.
       if (host.session.file === undefined) throw new Error("This run keeps nothing on disk (--no-session), and continuing a session file would write to it: start mypi with --resume or --session FILE instead.");
       if (path === host.session.file) return { cancelled: false };
@@ -240,6 +277,17 @@ export function createHostSession(
       await ready?.(host, "startup");
     },
   };
+}
+
+/** What the client switched on the agent stays switched on its successor (a new, forked or resumed session). */
+function carrySwitches(from: ExtensionHost["agent"], to: ExtensionHost["agent"]): void {
+  to.steeringMode = from.steeringMode;
+  to.followUpMode = from.followUpMode;
+  try {
+    to.autoCompaction = from.autoCompaction;
+  } catch {
+    // The new agent has no compaction settings (no context window for its model): it cannot compact.
+  }
 }
 
 function isFile(path: string): boolean {
@@ -257,7 +305,7 @@ function isFile(path: string): boolean {
  * verdicts it records in the session, the progress lines of JSON and RPC mode.
  */
 export function redactorOf(loaded: LoadedExtensions): (<T>(value: T) => T) | undefined {
-  return loaded.manager.list().some((e) => e.path === shippedExtensionPath("redact-secrets")) ? redactDeep : undefined;
+  return redactorFor(loaded.manager.list().flatMap((e) => (e.path === undefined ? [] : [e.path])));
 }
 
 export function buildHost(loaded: LoadedExtensions, session: SessionManager, options: HostOptions): ExtensionHost {

@@ -4,7 +4,7 @@
  * `session_start` — again with the paths they return from `resources_discover`, and again on
  * every reload (a skill edited in the meantime is read anew). Warnings are printed once each.
  */
-import type { ExtensionHost } from "@mypi/extension-api";
+import type { ExtensionHost, ExtensionManager } from "@mypi/extension-api";
 import { loadResources, type ResourceOptions, type Resources } from "./resources/index.ts";
 import { buildSystemPrompt } from "./system-prompt.ts";
 
@@ -14,8 +14,11 @@ export interface HostResourcesOptions {
   systemPrompt?: string;
   /** `--append-system-prompt` texts. */
   append: readonly string[];
-  /** The tools the model is offered, when the prompt is built. */
-  tools: () => string[];
+  /**
+   * The tools the model is offered, when the prompt is built: those of `manager` when given (the
+   * host being refreshed: a new session's host has its own), else the first host's.
+   */
+  tools: (manager?: ExtensionManager) => string[];
   warn: (message: string) => void;
 }
 
@@ -42,19 +45,19 @@ export function createHostResources(options: HostResourcesOptions): HostResource
     return loaded;
   };
   let current = load({});
-  const systemPrompt = () =>
-    options.systemPrompt ?? buildSystemPrompt({ cwd: options.resources.cwd, tools: options.tools(), resources: current, append: options.append });
+  const systemPrompt = (manager?: ExtensionManager) =>
+    options.systemPrompt ?? buildSystemPrompt({ cwd: options.resources.cwd, tools: options.tools(manager), resources: current, append: options.append });
   return {
     get current() {
       return current;
     },
     expand: (text) => current.expand(text),
-    systemPrompt,
+    systemPrompt: () => systemPrompt(),
     update: (extra) => (current = load(extra)),
     async refresh(host, reason) {
       current = load(await host.discoverResources(reason));
       host.manager.setResourceCommands(current.commands());
-      host.setSystemPrompt(systemPrompt());
+      host.setSystemPrompt(systemPrompt(host.manager));
     },
   };
 }

@@ -3,7 +3,7 @@
  * actions. `run.ts` builds it from the extension host; tests build it around a bare Agent.
  */
 import type { Agent, SessionManager } from "@mypi/kernel";
-import type { CommandInfo, ExtensionHostEvent, ExtensionStreamEvent, ExtensionUI, UserBashAnswer } from "@mypi/extension-api";
+import type { CommandInfo, ExtensionHostEvent, ExtensionInfo, ExtensionStreamEvent, ExtensionUI, ModelSelection, NewSessionOptions, UserBashAnswer } from "@mypi/extension-api";
 import type { SessionSummary } from "./session-list.ts";
 
 export interface SessionState {
@@ -18,12 +18,17 @@ export interface SessionState {
   extensionErrors?: { extension: string; error: string }[];
 }
 
+/** Per slot or event, its handlers outermost first: the extension and its `order` mark (`ExtensionManager.handlerChains`). */
+export type HandlerChains = Partial<Record<string, { extension: string; order?: "pre" | "post" }[]>>;
+
 /** How a manual compaction ended (the kernel's `CompactionOutcome` without the messages). */
 export interface CompactResult {
   status: "compacted" | "skipped" | "cancelled" | "failed";
   tokensBefore?: number;
   tokensAfter?: number;
   summary?: string;
+  /** The first message entry kept verbatim (absent when the summary replaced everything). */
+  firstKeptEntryId?: string;
   reason?: string;
   error?: string;
 }
@@ -31,15 +36,32 @@ export interface CompactResult {
 export interface HostSession {
   /** The current agent (`newSession` replaces it). */
   readonly agent: Agent<ExtensionHostEvent>;
+  /**
+   * The model and thinking level, and the registry they come from (`/model`, RPC `set_model`, …);
+   * the same object for every session of the process. Absent in a host without a registry (a test's bare agent).
+   */
+  readonly models?: ModelSelection;
   /** Events of the current agent and of every later one. */
   subscribe(listener: (event: ExtensionStreamEvent) => void): () => void;
   state(): SessionState;
   commands(): CommandInfo[];
   /** `/name args`; `{ran:false}` when no extension registered `name`. `signal` is the command's `ctx.signal`. */
   runCommand(name: string, args: string, signal?: AbortSignal): Promise<{ ran: boolean; error?: string }>;
-  /** Re-import every extension (docs/architecture.md#loading); the session is kept. */
-  reload(): Promise<{ loaded: string[]; failed: string[] }>;
-  newSession(): Promise<{ cancelled: boolean }>;
+  /** Re-import every extension (docs/architecture.md#loading); the session is kept. `failed`: each with why (`formatLoadFailure`). */
+  reload(): Promise<{ loaded: string[]; failed: { name: string; error: string }[] }>;
+  /** The loaded extensions in load order, and each slot's and event's handlers in effective order with their `pre` / `post` marks. */
+  extensions(): { loaded: ExtensionInfo[]; chains: HandlerChains };
+  /**
+   * Replace the session by a new, empty one (the extensions load again): `session_before_switch`
+   * may cancel. The options are an extension's `ctx.newSession(options)` (`extension`: whose
+   * command ctx `withSession` gets in the new session).
+   */
+  newSession(options?: NewSessionOptions & { extension?: string }): Promise<{ cancelled: boolean }>;
+  /**
+   * Aborted once an extension asked the process to end (`ctx.shutdown()`): the long-lived modes
+   * end as at the end of their input, once the agent is idle (print and JSON end anyway).
+   */
+  readonly shutdownRequested?: AbortSignal;
   compact(customInstructions?: string): Promise<CompactResult>;
   setSessionName(name: string): void;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
@@ -53,9 +75,10 @@ export interface HostSession {
   setLabel(entryId: string, label: string | undefined): void;
   /**
    * `/fork`: a new session file holding the branch before `entryId` (so that entry can be asked
-   * again), which the agent continues; `session_before_switch` may cancel. In memory without a session file.
+   * again), which the agent continues; `session_before_switch` may cancel. In memory without a
+   * session file. `position: "at"` keeps `entryId` itself (Pi's `clone`: the branch up to the leaf).
    */
-  forkSession(entryId: string): Promise<{ cancelled: boolean; file?: string }>;
+  forkSession(entryId: string, options?: { position?: "before" | "at" }): Promise<{ cancelled: boolean; file?: string }>;
   /** This workspace's session files, most recently written first (`/resume`). */
   listSessions(): SessionSummary[];
   /**

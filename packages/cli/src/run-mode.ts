@@ -4,21 +4,20 @@
  * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
  * shutdown however the mode ends.
  */
-import type { ExtensionErrorEvent } from "@mypi/extension-api";
-import { SessionManager, type ModelClient } from "@mypi/kernel";
+import { DEFAULT_CONTEXT_WINDOW, describeSelectedModel, latestChoice, type ExtensionErrorEvent, type ExtensionLogEvent, type ModelLookup, type ModelSelection, type PiModelObject } from "@mypi/extension-api";
+import { resolve } from "node:path";
+import { SessionManager, defaultSessionDir } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
 import type { LoadedWorkspace } from "./extension-loading.ts";
 import { buildHost, createHostSession, loadExtensionSet, type HostOptions } from "./host-builder.ts";
 import type { HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
-import { extensionErrorLine, runOneShot } from "./modes/print.ts";
+import { extensionErrorLine, extensionLogLine, runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
 import { eventLine } from "./rpc/jsonl.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
 import type { Settings } from "./settings.ts";
-
-const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 export interface ModeStart {
   mode: Mode;
@@ -30,7 +29,10 @@ export interface ModeStart {
   /** The command line after the second pass, settings merged in. */
   args: CliArgs;
   prompt: string | undefined;
-  model: ModelClient;
+  /** The model and thinking level, shared by every session this run opens. */
+  models: ModelSelection;
+  /** Child agents' models by name (`model-choice.ts`'s `lookupModel`). */
+  childModels: ModelLookup;
   session: SessionManager;
   resources: HostResources;
   /** The tools the model may be offered (undefined: all). */
@@ -47,13 +49,14 @@ export async function runMode(s: ModeStart): Promise<number> {
     switch (s.mode) {
       case "print":
       case "json":
-        return await runOneShot(hostSession.agent, s.io, {
+        return await runOneShot(hostSession, s.io, {
           prompt: s.prompt!,
           json: s.mode === "json",
           maxTurns: s.args.maxTurns ?? 50,
           exits: s.exits,
           runCommand: (name, commandArgs, signal) => hostSession.runCommand(name, commandArgs, signal),
           ...(redactLines && { redact: redactLines }),
+          verbose: s.args.verbose,
         });
       case "rpc": {
         // Extensions that failed to load: told once as a notification, and in every get_state.
@@ -65,9 +68,14 @@ export async function runMode(s: ModeStart): Promise<number> {
         const target = Object.assign(Object.create(hostSession) as typeof hostSession, {
           ui: rpcUI,
           state: () => ({ ...hostSession.state(), extensionErrors }),
+          modelInfo: () => modelObject(s),
+          // The clients the registry makes share one retry switch; a scripted model does not retry.
+          get retry() {
+            return s.models.entry ? s.models.retry : undefined;
+          },
           ...(permissionMode && { permissionMode }),
         });
-        return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, ...(redactLines && { redact: redactLines }) });
+        return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, end: hostSession.shutdownRequested, ...(redactLines && { redact: redactLines }) });
       }
       case "interactive":
         return await runInteractiveMode(s, hostSession);
@@ -77,11 +85,26 @@ export async function runMode(s: ModeStart): Promise<number> {
   }
 }
 
-/** Automatic compaction: the settings' `compaction`, the window from MYPI_CONTEXT_WINDOW when set. */
-export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): HostOptions["compaction"] {
+/** Pi's model object of the current model (RPC `get_state`): the registry's, else told from the client id. */
+function modelObject(s: ModeStart): PiModelObject {
+  const { entry, client } = s.models;
+  return describeSelectedModel({ entry, client }, compactionOf(s.ws.settings, s.io.env).contextWindow ?? DEFAULT_CONTEXT_WINDOW);
+}
+
+/** The session folder of this run: `--session-dir`, else the workspace's under `$MYPI_HOME`. */
+export function sessionDirOf(args: Pick<CliArgs, "sessionDir">, cwd: string, shellCwd: string): string {
+  return args.sessionDir !== undefined ? resolve(shellCwd, args.sessionDir) : defaultSessionDir(cwd);
+}
+
+/**
+ * Automatic compaction: the settings' `compaction`; the window from MYPI_CONTEXT_WINDOW when set,
+ * else the settings', else the current model's (the registry knows it; it follows `/model`).
+ */
+export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): NonNullable<HostOptions["compaction"]> {
   const { enabled, contextWindow, reserveTokens, keepRecentTokens } = settings.compaction ?? {};
+  const window = Number(env.MYPI_CONTEXT_WINDOW) || contextWindow;
   return {
-    contextWindow: Number(env.MYPI_CONTEXT_WINDOW) || contextWindow || DEFAULT_CONTEXT_WINDOW,
+    ...(window !== undefined && { contextWindow: window }),
     ...(enabled !== undefined && { enabled }),
     ...(reserveTokens !== undefined && { reserveTokens }),
     ...(keepRecentTokens !== undefined && { keepRecentTokens }),
@@ -97,30 +120,41 @@ export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): HostOp
 type RunSession = ReturnType<typeof createHostSession>;
 
 async function startHostSession(s: ModeStart): Promise<RunSession> {
-  const { ws, args, model, resources, io, mode } = s;
+  const { ws, args, models, resources, io, mode } = s;
   const hostOptions: HostOptions = {
-    model,
+    model: models.client,
+    models,
+    childModels: s.childModels,
     systemPrompt: resources.systemPrompt(),
     expandPrompt: (text) => resources.expand(text),
     ...(s.allowedTools && { activeTools: s.allowedTools }),
     ...(args.maxTurns !== undefined && { maxTurns: args.maxTurns }),
     ...(args.toolTimeoutMs !== undefined && { toolTimeoutMs: args.toolTimeoutMs }),
-    ...(model.id.startsWith("openai:") && { compaction: compactionOf(ws.settings, io.env) }),
+    compaction: compactionOf(ws.settings, io.env),
+  };
+  // Extensions' ctx.newSession() and ctx.shutdown() act on the host session made below.
+  hostOptions.sessionActions = {
+    newSession: (options) => hostSession.newSession(options),
+    shutdown: () => hostSession.requestShutdown(),
   };
   const host = buildHost(ws.loaded, s.session, hostOptions);
-  const hostSession = createHostSession(host, async (next) =>
+  const hostSession: RunSession = createHostSession(host, async (next, fresh = {}) => {
+    // A session resumed or forked into continues with the model and level it used last.
+    if (next) for (const warning of models.restore(latestChoice(next.getBranch()))) ws.diagnostic(`session: ${warning}`);
     // A new session keeps the choice of the command line: --no-session writes nothing, ever.
     // The trust decision stands for the process: `project.trust` does not ask again.
-    buildHost(await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags }), next ?? (args.noSession ? SessionManager.inMemory(s.cwd) : SessionManager.create({ cwd: s.cwd })), hostOptions),
+    const loaded = await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags });
+    return buildHost(loaded, next ?? (args.noSession ? SessionManager.inMemory(s.cwd, fresh) : SessionManager.create({ cwd: s.cwd, dir: sessionDirOf(args, s.cwd, io.cwd), ...fresh })), hostOptions);
+  },
     (h, reason) => resources.refresh(h, reason),
   );
   if (mode !== "interactive") {
-    const early: ExtensionErrorEvent[] = [];
-    const stop = hostSession.subscribe((event) => void (event.type === "extension_error" && early.push(event)));
+    const early: (ExtensionErrorEvent | ExtensionLogEvent)[] = [];
+    const stop = hostSession.subscribe((event) => void ((event.type === "extension_error" || event.type === "extension_log") && early.push(event)));
     await hostSession.start();
     stop();
     for (const event of early) {
-      if (mode === "print") io.stderr.write(extensionErrorLine(event));
+      if (mode === "print") io.stderr.write(event.type === "extension_error" ? extensionErrorLine(event) : extensionLogLine(event));
       else io.stdout.write(eventLine(event, ws.redactLines));
     }
   }
@@ -137,7 +171,7 @@ function policyBanner(s: ModeStart): string[] {
 }
 
 async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promise<number> {
-  const { runInteractive } = await import("./modes/interactive.ts");
+  const [{ runInteractive }, { loadedLine }] = await Promise.all([import("./modes/interactive.ts"), import("./modes/interactive/slash.ts")]);
   return runInteractive(hostSession, s.io, {
     renderers: () => hostSession.host.manager.piRenderers,
     runShortcut: (key) => hostSession.host.manager.runShortcut(key),
@@ -145,8 +179,13 @@ async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promis
     status: s.loadErrors,
     stop: s.exits.signal,
     resume: s.args.resume,
-    banner: [`mypi · ${s.model.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`, describeSandboxReport(s.sandboxState), ...policyBanner(s)],
+    banner: [
+      `mypi · ${s.models.client.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`,
+      loadedLine({ session: hostSession }),
+      describeSandboxReport(s.sandboxState),
+      ...policyBanner(s),
+    ],
     ...(s.ws.policy.mode && { permissionMode: s.ws.policy.mode }),
-    contextWindow: compactionOf(s.ws.settings, s.io.env)!.contextWindow,
+    contextWindow: () => compactionOf(s.ws.settings, s.io.env).contextWindow ?? s.models.contextWindow,
   });
 }

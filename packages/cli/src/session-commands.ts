@@ -5,12 +5,14 @@
  * is shadowed, as for `/reload`.
  */
 import { resolve } from "node:path";
-import type { SessionEntry } from "@mypi/kernel";
+import type { MessageEntry, SessionEntry, UserMessage } from "@mypi/kernel";
 import type { ExtensionUI } from "@mypi/extension-api";
 import { defaultExportPath, exportSession } from "./export/command.ts";
 import type { HostSession } from "./host-session.ts";
 import { describeSession } from "./session-list.ts";
-import { clip, kindOf, latestLabels, treeRows, treeText } from "./session-tree.ts";
+import { formatCost, promptTokens, sessionUsage } from "./usage-totals.ts";
+import { clip, contentText, kindOf, latestLabels, treeRows, treeText } from "./session-tree.ts";
+import { linkedSessionFile, openChildSession } from "./child-sessions.ts";
 
 export interface SessionCommandContext {
   session: HostSession;
@@ -28,7 +30,7 @@ export interface SessionCommandContext {
 export const SESSION_COMMANDS: readonly { name: string; description: string; argumentHint?: string }[] = [
   { name: "new", description: "a new session" },
   { name: "name", description: "name this session", argumentHint: "[title]" },
-  { name: "session", description: "file, id and counts" },
+  { name: "session", description: "file, id, counts, tokens and cost" },
   { name: "resume", description: "continue another session of this workspace" },
   { name: "tree", description: "go to any entry, or label it", argumentHint: "[id]" },
   { name: "fork", description: "a new session from before a message of this branch", argumentHint: "[id]" },
@@ -96,14 +98,24 @@ function sessionLines(session: HostSession): string[] {
   const messages = entries.flatMap((e) => (e.type === "message" ? [e.message] : []));
   const roles = (role: string) => messages.filter((msg) => msg.role === role).length;
   const toolCalls = messages.reduce((n, msg) => n + (msg.role === "assistant" ? msg.content.filter((b) => b.type === "toolCall").length : 0), 0);
-  return [
+  const usage = sessionUsage(m);
+  const models = session.models;
+  const prompt = promptTokens(usage);
+  const cached = usage.cacheRead + usage.cacheWrite > 0 ? ` (${usage.cacheRead} read from cache, ${((100 * usage.cacheRead) / prompt).toFixed(1)}%; ${usage.cacheWrite} written)` : "";
+  const lines = [
     `file      ${m.file ?? "(not saved: --no-session)"}`,
     `id        ${m.id}`,
     `name      ${m.getSessionName() ?? "(none)"}`,
+    ...(models ? [`model     ${models.client.id}${models.availableThinkingLevels().length > 1 ? ` · thinking ${models.thinkingLevel}` : ""}`] : []),
     `entries   ${entries.length} (${m.getBranch().length} on this branch)`,
     `messages  ${messages.length}: ${roles("user")} user, ${roles("assistant")} assistant, ${roles("toolResult")} tool results`,
     `tool calls ${toolCalls}`,
+    `tokens    ${prompt + usage.output}: ${prompt} in${cached}, ${usage.output} out`,
+    `cost      ${usage.costKnown ? formatCost(usage.cost) : "unknown (no message carried a cost: the model's prices are not known)"}`,
   ];
+  // A session that used several models: what each one cost.
+  if (usage.byModel.size > 1) for (const [model, row] of usage.byModel) lines.push(`  ${model}: ${formatCost(row.cost)} (${row.tokens} tokens, ${row.messages} answers)`);
+  return lines;
 }
 
 async function resume(c: SessionCommandContext): Promise<void> {
@@ -130,7 +142,7 @@ async function tree(args: string, c: SessionCommandContext): Promise<void> {
   const m = c.session.sessionManager;
   if (args !== "" && args !== "all") {
     const entry = findEntry(m.getEntries(), args, c);
-    if (entry) await goTo(entry, c);
+    if (entry) await (isUserMessage(entry) ? askAgain(entry, c) : goTo(entry, c));
     return;
   }
   const entries = m.getEntries();
@@ -138,17 +150,23 @@ async function tree(args: string, c: SessionCommandContext): Promise<void> {
   const onBranch = new Set(m.getBranch().map((e) => e.id));
   const labels = latestLabels(entries);
   const shown = treeRows(entries).filter((r) => args === "all" || r.children > 1 || r.entry.id === m.getLeafId() || isMilestone(r.entry));
-  const rows = shown.map(({ entry, depth }) => {
+  const rows = shown.map(({ entry, prefix }) => {
     const label = labels.get(entry.id);
-    return `${"  ".repeat(depth)}${onBranch.has(entry.id) ? "●" : "○"} ${kindOf(entry)}: ${clip(treeText(entry), ROW_TEXT)}${label ? ` [${label}]` : ""} (${entry.id})`;
+    return `${prefix}${onBranch.has(entry.id) ? "●" : "○"} ${kindOf(entry)}: ${clip(treeText(entry), ROW_TEXT)}${label ? ` [${label}]` : ""} (${entry.id})`;
   });
   const picked = await c.ui.select("Go to which entry? (● this branch)", rows);
   const row = picked === undefined ? undefined : shown[rows.indexOf(picked)];
   if (!row) return c.info("(tree cancelled)");
   const label = labels.get(row.entry.id);
-  const actions = ["continue from here", "label it", ...(label ? ["clear its label"] : [])];
+  // A user message is asked again, as in Pi: its text goes to the editor and the session branches
+  // off before it — continuing after it would put two user messages in a row.
+  const onward = isUserMessage(row.entry) ? ASK_AGAIN : "continue from here";
+  const child = linkedSessionFile(row.entry);
+  const actions = [...(child ? ["show the child agent's transcript"] : []), onward, "label it", ...(label ? ["clear its label"] : [])];
   const action = await c.ui.select(`${kindOf(row.entry)} ${row.entry.id}`, actions);
+  if (action === "show the child agent's transcript") return showChildSession(child!, c);
   if (action === "continue from here") return goTo(row.entry, c);
+  if (action === ASK_AGAIN && isUserMessage(row.entry)) return askAgain(row.entry, c);
   if (action === "label it") {
     const text = await c.ui.input("Label", label);
     if (text === undefined || text.trim() === "") return c.info("(label unchanged)");
@@ -160,6 +178,23 @@ async function tree(args: string, c: SessionCommandContext): Promise<void> {
     return c.info(`cleared the label of ${row.entry.id}`);
   }
   c.info("(tree cancelled)");
+}
+
+const ASK_AGAIN = "edit and ask again from here (a new branch)";
+
+type UserEntry = MessageEntry & { message: UserMessage };
+
+function isUserMessage(entry: SessionEntry): entry is UserEntry {
+  return entry.type === "message" && entry.message.role === "user";
+}
+
+/** Branch off before a user message (`session_before_fork` may refuse) and put its text in the editor, to edit and send. */
+async function askAgain(entry: UserEntry, c: SessionCommandContext): Promise<void> {
+  const r = await c.session.fork(entry.id);
+  if (r.cancelled) return c.warn("an extension kept the session where it was (session_before_fork)");
+  c.info(`branched off before ${entry.id}: its text is in the editor — edit it and send, or clear it`);
+  showBranch(c);
+  c.setEditorText?.(contentText(entry.message.content));
 }
 
 async function goTo(entry: SessionEntry, c: SessionCommandContext): Promise<void> {
@@ -198,7 +233,15 @@ function findEntry(entries: readonly SessionEntry[], prefix: string, c: SessionC
 }
 
 function isMilestone(entry: SessionEntry): boolean {
-  return entry.type === "compaction" || (entry.type === "message" && (entry.message.role === "user" || entry.message.role === "assistant"));
+  return entry.type === "compaction" || (entry.type === "message" && (entry.message.role === "user" || entry.message.role === "assistant")) || linkedSessionFile(entry) !== undefined;
+}
+
+/** A child agent's transcript, linked from an `agent` call's result: its branch, one line per entry. */
+function showChildSession(file: string, c: SessionCommandContext): void {
+  const child = openChildSession(c.session.sessionManager.file, file);
+  if (typeof child === "string") return c.warn(child);
+  c.info(`child agent session ${child.file}:`);
+  for (const entry of child.getBranch()) c.info(`  ${kindOf(entry)}: ${clip(treeText(entry), ROW_TEXT * 2)}`);
 }
 
 /** The end of the current branch, so that the screen shows where the session now is. */

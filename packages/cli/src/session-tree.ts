@@ -5,14 +5,24 @@
  * thousands of entries deep.
  */
 import type { Content, CustomEntry, SessionEntry } from "@mypi/kernel";
+import { basename } from "node:path";
 import { isVerdictEntry } from "@mypi/extension-api";
+import { linkedSessionFile } from "./child-sessions.ts";
 
 export interface TreeRow {
   entry: SessionEntry;
   depth: number;
   /** How many children the entry has (a branch point has more than one). */
   children: number;
+  /**
+   * The row's guide lines for a text tree, as Pi's `/tree` draws them: `├─ ` / `└─ ` where a
+   * branch starts (the last branch of a point gets `└─ `), and under it `│  ` while a later
+   * branch of the same point is still to come (`   ` after the last one).
+   */
+  prefix: string;
 }
+
+type Connector = "" | "├─ " | "└─ ";
 
 export function treeRows(entries: readonly SessionEntry[]): TreeRow[] {
   const ids = new Set(entries.map((e) => e.id));
@@ -26,16 +36,20 @@ export function treeRows(entries: readonly SessionEntry[]): TreeRow[] {
   }
   const rows: TreeRow[] = [];
   const roots = children.get(null) ?? [];
-  const stack = roots.map((entry) => ({ entry, depth: roots.length > 1 ? 1 : 0 })).reverse();
+  /** `gutters`: for each branch level above the row, whether a later branch of it is still to come. */
+  const branchesOf = (kids: readonly SessionEntry[], depth: number, gutters: readonly boolean[]) =>
+    kids.map((entry, i) => ({ entry, depth, gutters, connector: (kids.length < 2 ? "" : i < kids.length - 1 ? "├─ " : "└─ ") as Connector }));
+  const stack = branchesOf(roots, roots.length > 1 ? 1 : 0, []).reverse();
   const seen = new Set<string>();
   while (stack.length > 0) {
-    const { entry, depth } = stack.pop()!;
+    const { entry, depth, gutters, connector } = stack.pop()!;
     if (seen.has(entry.id)) continue;
     seen.add(entry.id);
     const kids = children.get(entry.id) ?? [];
-    rows.push({ entry, depth, children: kids.length });
-    const next = kids.length > 1 ? depth + 1 : depth;
-    for (let i = kids.length - 1; i >= 0; i--) stack.push({ entry: kids[i]!, depth: next });
+    rows.push({ entry, depth, children: kids.length, prefix: gutters.map((more) => (more ? "│  " : "   ")).join("") + connector });
+    // Under a branch's first row, its level's guide line goes on while a later branch is to come.
+    const below = connector === "" ? gutters : [...gutters, connector === "├─ "];
+    stack.push(...branchesOf(kids, kids.length > 1 ? depth + 1 : depth, below).reverse());
   }
   return rows;
 }
@@ -95,7 +109,10 @@ export function treeText(entry: SessionEntry): string {
         const calls = m.content.flatMap((b) => (b.type === "toolCall" ? [b.name] : []));
         return text || (calls.length ? `→ ${calls.join(", ")}` : m.errorMessage ?? `(${m.stopReason})`);
       }
-      if (m.role === "toolResult") return `${m.isError ? "✗" : "✓"} ${m.toolName}: ${contentText(m.content)}`;
+      if (m.role === "toolResult") {
+        const child = linkedSessionFile(entry);
+        return `${m.isError ? "✗" : "✓"} ${m.toolName}${child ? ` ↳ child session ${basename(child)}` : ""}: ${contentText(m.content)}`;
+      }
       return contentText(m.content);
     }
     case "custom": {
@@ -109,6 +126,8 @@ export function treeText(entry: SessionEntry): string {
       return entry.label === undefined ? `label cleared on ${entry.targetId}` : `label "${entry.label}" on ${entry.targetId}`;
     case "model_change":
       return entry.model;
+    case "thinking_level_change":
+      return `thinking ${entry.thinkingLevel}`;
     case "session_info":
       return entry.name ?? "(name cleared)";
     default:

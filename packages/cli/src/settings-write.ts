@@ -2,10 +2,12 @@
  * The one writer of settings files: `mypi install` and `mypi remove` change the `packages` key
  * and nothing else. The file is checked first (a broken file is reported, never replaced), the
  * other keys keep their order and values, the indentation in use is kept, and the new text
- * replaces the old in one rename, so a crash leaves either the old file or the new one.
+ * replaces the old in one rename (`writeFileAtomic`), so a crash leaves either the old file or
+ * the new one, with the old file's mode. The read-modify-write holds the file's lock: twelve
+ * installs at once record twelve packages.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { readFileSync } from "node:fs";
+import { withFileLock, writeFileAtomic } from "./files.ts";
 import { readSettingsFile, type PackageEntry } from "./settings.ts";
 
 /**
@@ -13,6 +15,14 @@ import { readSettingsFile, type PackageEntry } from "./settings.ts";
  * A missing file is created. Returns the error line when the file cannot be read or written.
  */
 export function updatePackages(path: string, change: (packages: PackageEntry[]) => PackageEntry[]): string | undefined {
+  try {
+    return withFileLock(path, () => rewritePackages(path, change));
+  } catch (error) {
+    return `settings ${path}: cannot be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+  }
+}
+
+function rewritePackages(path: string, change: (packages: PackageEntry[]) => PackageEntry[]): string | undefined {
   const checked = readSettingsFile(path);
   if (checked !== undefined && "error" in checked) return `${checked.error}. Fix the file first; mypi changed nothing.`;
   let text: string | undefined;
@@ -27,15 +37,7 @@ export function updatePackages(path: string, change: (packages: PackageEntry[]) 
   if (after.length > 0) json.packages = after;
   else delete json.packages;
   const indent = text?.match(/^[{[][^\n]*\n([ \t]+)\S/)?.[1] ?? "  ";
-  const temp = `${path}.${process.pid}.tmp`;
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(temp, `${JSON.stringify(json, null, indent)}\n`);
-    renameSync(temp, path);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    return `settings ${path}: cannot be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
-  }
+  writeFileAtomic(path, `${JSON.stringify(json, null, indent)}\n`);
   return undefined;
 }
 

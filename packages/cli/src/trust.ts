@@ -14,11 +14,12 @@
  *   4. interactive mode asks (and can save the answer); the other modes do not trust.
  * A workspace with none of these resources needs no decision (nothing of it would load).
  */
-import { mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, parse } from "node:path";
+import { withFileLock, writeFileAtomic } from "./files.ts";
 
 /** What a workspace holds that only loads when it is trusted, relative to the workspace. */
-export const PROTECTED_RESOURCES = [".mypi/extensions", ".mypi/settings.json", ".mypi/mcp.json"] as const;
+export const PROTECTED_RESOURCES = [".mypi/extensions", ".mypi/settings.json", ".mypi/mcp.json", ".mypi/agents", ".claude/agents"] as const;
 
 /** The protected resources present in `cwd` (relative paths); empty: no decision needed. */
 export function protectedResources(cwd: string): string[] {
@@ -59,16 +60,19 @@ export class TrustStore {
     }
   }
 
-  /** Save (or with `undefined` forget) the decision for `dir`; returns the real path it was saved under. */
+  /**
+   * Save (or with `undefined` forget) the decision for `dir`; returns the real path it was saved
+   * under. Read, changed and written under the file's lock, so decisions saved by processes at
+   * the same time all survive (a lost `--deny` would leave a folder trusted).
+   */
   set(dir: string, trusted: boolean | undefined): string {
     const key = realPath(dir);
-    const data = this.read();
-    if (trusted === undefined) delete data.workspaces[key];
-    else data.workspaces[key] = trusted ? "trusted" : "untrusted";
-    mkdirSync(dirname(this.file), { recursive: true });
-    const temp = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(temp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
-    renameSync(temp, this.file);
+    withFileLock(this.file, () => {
+      const data = this.read();
+      if (trusted === undefined) delete data.workspaces[key];
+      else data.workspaces[key] = trusted ? "trusted" : "untrusted";
+      writeFileAtomic(this.file, `${JSON.stringify(data, null, 2)}\n`);
+    });
     return key;
   }
 

@@ -12,6 +12,7 @@ import { parseBatchArgs } from "../src/batch/args.ts";
 import { ResultsWriter, readResults, rewriteResults, type TaskResult } from "../src/batch/results.ts";
 import { Progress } from "../src/batch/progress.ts";
 import { blankResult, countEvent } from "../src/batch/run-task.ts";
+import { summary } from "../src/batch/progress.ts";
 import { DEFAULT_TIMEOUT_MS, parseTasks } from "../src/batch/tasks.ts";
 import { prepareWorkspace } from "../src/batch/workspace.ts";
 
@@ -22,9 +23,9 @@ const parse = (lines: string[], timeoutMs?: number) =>
   parseTasks(lines.join("\n"), { name: "tasks.jsonl", baseDir: "/data/set", ...(timeoutMs !== undefined && { timeoutMs }) });
 
 describe("the task file", () => {
-  it("resolves relative paths against the task file's folder and fills in the default timeout", () => {
+  it("resolves relative paths against the task file's folder, keeps shipped extensions' names, and fills in the default timeout", () => {
     const { tasks, errors } = parse([
-      JSON.stringify({ id: "a", prompt: "go", workspace: { copy: "repo" }, extensions: ["../gate.ts"], model: "scripted:s/one.json", check: "npm test" }),
+      JSON.stringify({ id: "a", prompt: "go", workspace: { copy: "repo" }, extensions: ["../gate.ts", "redact-secrets", "./permission-gate"], model: "scripted:s/one.json", check: "npm test" }),
       "",
       JSON.stringify({ id: "b", prompt: "go", workspace: { git: "../r.git", ref: "v1" }, timeoutMs: 5000, maxTurns: 3 }),
       JSON.stringify({ id: "c", prompt: "go", workspace: { git: "https://example.invalid/x.git" }, model: "openai:gpt-4.1-mini" }),
@@ -32,7 +33,7 @@ describe("the task file", () => {
     ]);
     expect(errors).toEqual([]);
     expect(tasks).toEqual([
-      { id: "a", prompt: "go", workspace: { copy: "/data/set/repo" }, extensions: ["/data/gate.ts"], model: "scripted:/data/set/s/one.json", timeoutMs: DEFAULT_TIMEOUT_MS, check: "npm test" },
+      { id: "a", prompt: "go", workspace: { copy: "/data/set/repo" }, extensions: ["/data/gate.ts", "redact-secrets", "/data/set/permission-gate"], model: "scripted:/data/set/s/one.json", timeoutMs: DEFAULT_TIMEOUT_MS, check: "npm test" },
       { id: "b", prompt: "go", workspace: { git: "/data/r.git", ref: "v1" }, extensions: [], maxTurns: 3, timeoutMs: 5000 },
       { id: "c", prompt: "go", workspace: { git: "https://example.invalid/x.git" }, extensions: [], model: "openai:gpt-4.1-mini", timeoutMs: DEFAULT_TIMEOUT_MS },
       { id: "d", prompt: "go", workspace: { files: { "src/a.ts": "x" } }, extensions: [], timeoutMs: DEFAULT_TIMEOUT_MS },
@@ -60,7 +61,7 @@ describe("the task file", () => {
       'tasks.jsonl:4: "workspace.files": "/abs" is absolute; give a path inside the workspace',
       'tasks.jsonl:4: "workspace.files": the content of "/abs" must be a string (got 1)',
       'tasks.jsonl:4: id "ok" is already used on line 2; ids must be unique',
-      'tasks.jsonl:5: "extensions" must be an array of paths (got "a.ts")',
+      'tasks.jsonl:5: "extensions" must be an array of paths or names of shipped extensions (got "a.ts")',
       'tasks.jsonl:5: "model" must be "openai:<name>" or "scripted:<file>" (got "gpt-4")',
       'tasks.jsonl:5: "maxTurns" must be a whole number ≥ 1 (got 0)',
       'tasks.jsonl:5: "timeoutMs" must be a whole number of milliseconds ≥ 1 (got "5s")',
@@ -154,6 +155,42 @@ describe("counting a run's events", () => {
       stopReason: "completed",
       finalText: "Done.",
       error: undefined,
+    });
+  });
+
+  it("sums the assistant messages' usage.cost into the task's cost, and the summary into the batch's", () => {
+    const stats = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } as Parameters<typeof countEvent>[0];
+    const priced = (total: number) => JSON.stringify({ type: "message_end", message: { role: "assistant", usage: { input: 1, output: 1, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total } } } });
+    for (const line of [priced(0.25), JSON.stringify({ type: "message_end", message: { role: "assistant", usage: { input: 1, output: 1 } } }), priced(0.5)]) countEvent(stats, line);
+    expect(stats.cost).toBe(0.75);
+    const result = (id: string, cost?: number) => ({ ...blankResult({ id, prompt: "p", timeoutMs: 1 } as never, "passed"), ...(cost !== undefined && { cost }) });
+    expect(summary([result("a", 0.75), result("b", 1.5), result("c")], 3, 1000)).toContain("tokens in 0 / out 0 · cost $2.25 (1 tasks without prices)");
+    expect(summary([result("c")], 1, 1000)).not.toContain("cost");
+  });
+
+  it("counts the child agents a run started from the progress that carries their events, their blocks with the extensions'", () => {
+    const stats = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } as Parameters<typeof countEvent>[0];
+    const child = (agentEvent: Record<string, unknown>, path = ["root", "call_1:explorer"]) => ({ type: "tool_execution_update", toolName: "agent", partialResult: { content: [], details: { agentEvent: { ...agentEvent, agentPath: path } } } });
+    const lines = [
+      { type: "turn_start" },
+      child({ type: "agent_start" }),
+      child({ type: "turn_start" }),
+      child({ type: "message_end", message: { role: "assistant", usage: { input: 7, output: 3 } } }),
+      child({ type: "hook_decision", extension: "gate", outcome: "block" }),
+      child({ type: "tool_execution_end" }),
+      child({ type: "agent_start" }, ["root", "call_1:explorer", "call_1:helper"]),
+      child({ type: "agent_end", stopReason: "completed" }),
+      { type: "tool_execution_update", partialResult: { content: [{ type: "text", text: "bash output" }] } },
+      { type: "tool_execution_end" },
+      { type: "agent_end", stopReason: "completed", finalText: "Done." },
+    ].map((e) => JSON.stringify(e));
+    for (const line of lines) countEvent(stats, line);
+    expect(stats).toMatchObject({
+      turns: 1,
+      toolCalls: 1,
+      extensions: { gate: { blocked: 1, rewrote: 0 } },
+      children: { started: 2, turns: 1, toolCalls: 1, tokens: { input: 7, output: 3 } },
+      stopReason: "completed",
     });
   });
 });

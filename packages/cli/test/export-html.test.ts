@@ -43,6 +43,48 @@ describe("renderSessionHtml", () => {
     expect(html.match(/<script>/g)).toHaveLength(1);
   });
 
+  it("renders the model's markdown — headings, bold, tables, code fences — as HTML", () => {
+    const s = SessionManager.inMemory("/w");
+    const text = "## What I found\n\nThe **build** fails in `src/a.ts`:\n\n| file | errors |\n|---|---|\n| a.ts | 2 |\n\n```ts\nconst x = 1 < 2;\n```\n\n- one\n- two";
+    s.appendMessage({ role: "assistant", model: "m", stopReason: "stop", usage: { input: 0, output: 0 }, timestamp: 1, content: [{ type: "text", text }] });
+    const html = renderSessionHtml(view(s));
+    expect(html).toContain("<h2>What I found</h2>");
+    expect(html).toContain("<strong>build</strong>");
+    expect(html).toContain("<code>src/a.ts</code>");
+    expect(html).toMatch(/<table>\s*<thead>\s*<tr>\s*<th>file<\/th>\s*<th>errors<\/th>/);
+    expect(html).toContain('<pre><code class="language-ts">const x = 1 &lt; 2;');
+    expect(html).toMatch(/<ul>\s*<li>one<\/li>/);
+    // The conversation shows it rendered; only the tree's one-line preview keeps the raw text.
+    const main = html.slice(html.indexOf("<main"));
+    expect(main).not.toContain("## What I found");
+    expect(main).not.toContain("|---|");
+  });
+
+  it("keeps hostile markdown inert: raw HTML shown as text, script links and images without their target", () => {
+    const s = SessionManager.inMemory("/w");
+    const text = [
+      EVIL,
+      "<details open ontoggle=alert(3)>x</details>",
+      `[click](javascript:alert(4)) [mail](mailto:a@b.c) [site](https://example.com 't"onmouseover=alert(5)')`,
+      "![pic](https://example.com/x.png) ![data](data:image/svg+xml;base64,PHN2Zz4=)",
+      "`<img src=x onerror=alert(6)>`",
+      "<a href=\"javascript:alert(7)\">raw</a>",
+    ].join("\n\n");
+    s.appendMessage({ role: "assistant", model: "m", stopReason: "stop", usage: { input: 0, output: 0 }, timestamp: 1, content: [{ type: "text", text }] });
+    const html = renderSessionHtml(view(s));
+    expect(html).not.toContain("<script>alert");
+    expect(html).not.toMatch(/<[a-z]+[^>]*\s(on[a-z]+)=/i);
+    expect(html).not.toMatch(/href="\s*(javascript|data):/i);
+    expect(html).not.toContain("<img");
+    expect(html).toContain("&#60;details open ontoggle=alert(3)&#62;");
+    expect(html).toContain('<a href="mailto:a@b.c" rel="noopener noreferrer nofollow">mail</a>');
+    expect(html).toContain('<a href="https://example.com/x.png" rel="noopener noreferrer nofollow">[pic]</a>');
+    expect(html).toContain('title="t&#34;onmouseover=alert(5)"');
+    // Still the page's one script, no image, and links only to the three safe targets.
+    expect(html.match(/<script>/g)).toHaveLength(1);
+    expect(html.match(/<a href="[^"]*"/g)).toEqual(['<a href="mailto:a@b.c"', '<a href="https://example.com"', '<a href="https://example.com/x.png"']);
+  });
+
   it("shows an image only as a data: URL of a known type with base64 data", () => {
     const s = SessionManager.inMemory("/w");
     s.appendMessage({ role: "user", content: [{ type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }, { type: "image", data: "AAAA", mimeType: "image/svg+xml" }], timestamp: 1 });

@@ -12,6 +12,7 @@ import type { ExtensionHostEvent } from "@mypi/extension-api";
 import { inertSessionMoves } from "./helpers/session-stubs.ts";
 import { createRpcUI } from "../src/modes/rpc-ui.ts";
 import { runRpcMode, type RpcTarget } from "../src/modes/rpc.ts";
+import { piModelOf } from "../src/modes/rpc/model.ts";
 
 type Line = Record<string, any>;
 
@@ -59,6 +60,7 @@ async function drive(lines: string[]): Promise<Line[]> {
     setSessionName: () => {},
     fork: async () => ({ cancelled: true }),
     forkMessages: () => [],
+    modelInfo: () => piModelOf(agent.model.id, { contextWindow: 128_000 }),
     ...inertSessionMoves(),
   };
   const stdin = new PassThrough();

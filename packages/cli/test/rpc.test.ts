@@ -6,6 +6,7 @@ import { inertSessionMoves } from "./helpers/session-stubs.ts";
 import { z } from "zod";
 import { createRpcUI } from "../src/modes/rpc-ui.ts";
 import { runRpcMode, type RpcTarget } from "../src/modes/rpc.ts";
+import { piModelOf } from "../src/modes/rpc/model.ts";
 
 type Line = Record<string, any>;
 
@@ -101,6 +102,7 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
     setSessionName: (name) => (sessionName = name),
     fork: async () => ({ cancelled: true }),
     forkMessages: () => [],
+    modelInfo: () => piModelOf(agent.model.id, { contextWindow: 128_000 }),
     ...inertSessionMoves(),
   };
   const done = runRpcMode(target, { stdin: input, stdout: out.stream, maxLineChars: extra.maxLineChars, ...(extra.stop && { stop: extra.stop }) });
@@ -147,10 +149,17 @@ describe("RPC mode", () => {
     await rpc.waitFor((l) => l.type === "agent_end");
     rpc.input.end();
     expect(await rpc.done).toBe(0);
-    expect(rpc.lines[0]).toEqual({ type: "response", id: "1", command: "prompt", success: true });
+    expect(rpc.lines[0]).toEqual({ type: "response", id: "1", command: "prompt", success: true, data: { disposition: "started" } });
     expect(types(rpc.lines)).toEqual([
       "response:prompt", "agent_start", "turn_start", "message_start", "message_end",
-      "message_start", "message_update", "message_update", "message_end", "turn_end", "agent_end",
+      "message_start", "message_update", "message_update", "message_update", "message_update", "message_end", "turn_end", "agent_end", "agent_settled",
+    ]);
+    // Pi's block events around mypi's deltas: text_start, the deltas, text_end with the whole text.
+    expect(rpc.lines.filter((l) => l.type === "message_update").map((l) => l.assistantMessageEvent)).toEqual([
+      { type: "text_start", contentIndex: 0 },
+      { type: "text_delta", contentIndex: 0, delta: expect.any(String) },
+      { type: "text_delta", contentIndex: 0, delta: expect.any(String) },
+      { type: "text_end", contentIndex: 0, content: "Hi there." },
     ]);
   });
 
@@ -189,7 +198,11 @@ describe("RPC mode", () => {
       { type: "response", id: 8, command: "steer", success: false, error: '"steer" needs a string "message".' },
       {
         type: "response", id: 9, command: "get_state", success: true, error: undefined,
-        data: { model: "scripted:inline", isStreaming: false, sessionFile: undefined, sessionId: "s-1", sessionName: undefined, messageCount: 0, pendingMessageCount: 0 },
+        data: {
+          model: { id: "inline", name: "inline", api: "scripted", provider: "scripted", reasoning: false, input: ["text", "image"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128_000, maxTokens: 128_000 },
+          thinkingLevel: "off", isStreaming: false, isCompacting: false, steeringMode: "all", followUpMode: "all", sessionId: "s-1",
+          autoCompactionEnabled: false, messageCount: 0, pendingMessageCount: 0,
+        },
       },
     ]);
   });
@@ -275,7 +288,7 @@ describe("RPC mode", () => {
     rpc.input.end();
     await rpc.done;
     expect(rpc.commands).toEqual(["there", "false"]);
-    expect(rpc.lines.at(-1)).toEqual({ type: "response", id: "c", command: "prompt", success: true });
+    expect(rpc.lines.at(-1)).toEqual({ type: "response", id: "c", command: "prompt", success: true, data: { disposition: "handled" } });
   });
 
   it("keeps a frame holding U+2028 whole", async () => {

@@ -8,7 +8,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Agent, type AssistantMessage, type MessageUpdateEvent, type ModelClient, type ModelStreamEvent, type StreamEvent } from "@mypi/kernel";
 import { eventLine } from "../src/rpc/jsonl.ts";
-import { applyUpdate } from "../../../test/helpers/wire.ts";
+import { createPiWire } from "../src/rpc/pi-wire.ts";
+import { applyPiEvent, applyUpdate } from "../../../test/helpers/wire.ts";
 
 /** One step of a stream: `call` picks among the calls started so far (none yet: starts one). */
 type Step = { kind: "text" | "thinking"; delta: string } | { kind: "start" } | { kind: "args"; call: number; delta: string };
@@ -44,9 +45,28 @@ function modelOf(stream: ModelStreamEvent[]): ModelClient {
 
 /** Every `message_update` of one run over `stream`. */
 async function updatesOf(stream: ModelStreamEvent[]): Promise<MessageUpdateEvent[]> {
-  const agent = new Agent({ model: modelOf(stream) });
-  const seen: MessageUpdateEvent[] = [];
-  agent.subscribe((e: StreamEvent) => void (e.type === "message_update" && seen.push(e as MessageUpdateEvent)));
+  return (await eventsOf(stream)).filter((e): e is MessageUpdateEvent => e.type === "message_update");
+}
+
+/** Every event of one run over `stream`; `final` is what the model's `done` carries (default: a fixed text). */
+async function eventsOf(stream: ModelStreamEvent[], final?: (updates: MessageUpdateEvent[]) => AssistantMessage): Promise<StreamEvent[]> {
+  const model = modelOf(stream);
+  const seen: StreamEvent[] = [];
+  const agent = new Agent({
+    model: final
+      ? {
+          id: model.id,
+          async *stream(request, signal) {
+            for await (const e of model.stream(request, signal)) {
+              if (e.type === "done") yield { type: "done", message: final(seen.filter((s): s is MessageUpdateEvent => s.type === "message_update")) };
+              else yield e;
+            }
+          },
+        }
+      : model,
+    maxTurns: 1,
+  });
+  agent.subscribe((e: StreamEvent) => void seen.push(e));
   await agent.prompt("go");
   return seen;
 }
@@ -71,6 +91,49 @@ describe("message_update on the JSON/RPC wire", () => {
       }),
       { numRuns: 150, seed: 20261129 },
     );
+  });
+
+  it("carries Pi's assistantMessageEvent: a Pi client folding it has the finished message, each block started and ended once", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40 }), async (steps) => {
+        const stream = events(steps);
+        // The model's final message is what it streamed: the last snapshot.
+        const events_ = await eventsOf(stream, (updates) => ({ ...updates.at(-1)!.message, stopReason: "stop" }));
+        const wire = createPiWire();
+        const all = events_.flatMap((e) => wire(e as never).trimEnd().split("\n")).map((l) => JSON.parse(l) as Record<string, any>);
+        // The answer (its tool calls, of a tool nobody registered, end the run: maxTurns 1).
+        const lines = all.slice(0, all.findIndex((l) => l.type === "message_end" && l.message.role === "assistant") + 1);
+        const updates = lines.filter((l) => l.type === "message_update");
+        const content: Record<string, unknown>[] = [];
+        const seen = { started: new Set<number>(), ended: new Set<number>() };
+        for (const u of updates) {
+          expect(u.usage).toMatchObject({ input: 0, output: 0, totalTokens: 0, cost: { total: 0 } });
+          applyPiEvent(content, u.assistantMessageEvent, seen);
+        }
+        const final = lines.find((l) => l.type === "message_end" && l.message.role === "assistant")!.message.content as Record<string, unknown>[];
+        // Every block was started, and ended (tool calls the model went back to are ended once, when it moved on).
+        expect([...seen.started].sort()).toEqual(final.map((_, i) => i));
+        expect([...seen.ended].sort()).toEqual(final.map((_, i) => i));
+        const plain = (blocks: Record<string, unknown>[]) => blocks.map(({ partialJson: _p, rawArguments: _r, arguments: _a, ...b }) => b);
+        expect(plain(content)).toEqual(plain(final));
+        // mypi's own delta is still on every line that carries one of the stream's deltas.
+        expect(updates.filter((u) => u.delta !== undefined)).toHaveLength(stream.length);
+      }),
+      { numRuns: 150, seed: 20261206 },
+    );
+  });
+
+  it("ends no block of an aborted answer, and adds willRetry: false to agent_end", async () => {
+    const wire = createPiWire();
+    const snapshot: AssistantMessage = { role: "assistant", content: [{ type: "text", text: "Hal" }], stopReason: "stop", usage: { input: 0, output: 0 }, model: "m", timestamp: 0 };
+    const update = { type: "message_update", message: snapshot, delta: { type: "text_delta", delta: "Hal" }, contentIndex: 0, timestamp: 1 } as const;
+    const lines = [
+      wire(update),
+      wire({ type: "message_end", message: { ...snapshot, stopReason: "aborted" }, timestamp: 2 }),
+      wire({ type: "agent_end", messages: [], stopReason: "aborted", timestamp: 3 }),
+    ].join("").trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, any>);
+    expect(lines.map((l) => l.assistantMessageEvent?.type ?? l.type)).toEqual(["text_start", "text_delta", "message_end", "agent_end"]);
+    expect(lines.at(-1)).toMatchObject({ stopReason: "aborted", willRetry: false });
   });
 
   it("writes the same bytes for the last piece of a 100 KB argument as for the first", async () => {

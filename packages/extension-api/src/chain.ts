@@ -7,6 +7,7 @@
  * handler's own policy in its own frame, so the value an outer `next()` resolves to is always
  * a decision, never a rejection.
  */
+import { isDeepStrictEqual } from "node:util";
 import { compose, type Middleware } from "./compose.ts";
 import { withSignal } from "./context.ts";
 import { deadlines, type Deadline } from "./deadlines.ts";
@@ -37,6 +38,11 @@ export interface ChainHandler<K extends SlotName = SlotName> {
 export interface ChainCall {
   readonly signal: AbortSignal;
   emit(event: HookDecisionEvent | ExtensionErrorEvent): void;
+  /**
+   * The call decides for a child agent (docs/subagents.md): its path, the main agent first. The
+   * chain then holds only the handlers that decide for every agent; its diagnostics carry the path.
+   */
+  readonly agentPath?: readonly string[];
 }
 
 interface Frame<K extends SlotName> {
@@ -86,7 +92,7 @@ class HandlerCall<K extends SlotName> {
   ) {
     this.view = { ...frame.state.event } as SlotEvent<K>;
     this.snap = snapshot(this.view, policy.mutable);
-    this.budget = new Budget(h.timeoutMs, frame.call.signal);
+    this.budget = new Budget(h.timeoutMs, frame.call.signal, frame.call.agentPath);
   }
 
   run(): Frame<K> | Promise<Frame<K>> {
@@ -141,17 +147,21 @@ class HandlerCall<K extends SlotName> {
         if (!entered) {
           let own = absorb(policy, state, this.view, this.snap, h.extension);
           if (result != null) own = policy.apply(own, result as never, h.extension);
-          this.report(policy.outcome(state, own), own.stop?.reason ?? noteOf(slot, result));
+          const outcome = policy.outcome(state, own);
+          this.report(outcome, own.stop?.reason ?? rewroteAfter(state, outcome) ?? noteOf(slot, result));
+          // It judged the call without seeing what the handlers after it do to the input.
+          if (slot === "tool_call" && outcome === "pass") own = { ...own, judged: [...(state.judged ?? []), h.extension] };
           return own.stop ? { state: own, call } : this.next({ state: own, call });
         }
         if (result == null || result === this.nextValue) {
-          this.report(policy.outcome(state, entered), entered.stop?.reason);
+          const outcome = policy.outcome(state, entered);
+          this.report(outcome, entered.stop?.reason ?? rewroteAfter(state, outcome));
           return { state: after!, call };
         }
         const own = policy.apply(entered, result as never, h.extension);
         const lifted = after!.stop && !own.stop ? after!.stop : undefined;
         const outcome = lifted ? "allow" : policy.outcome(state, own);
-        const reason = lifted ? `lifted the ${lifted.outcome} by ${lifted.by}${lifted.reason ? `: ${lifted.reason}` : ""}` : own.stop?.reason;
+        const reason = lifted ? `lifted the ${lifted.outcome} by ${lifted.by}${lifted.reason ? `: ${lifted.reason}` : ""}` : (own.stop?.reason ?? rewroteAfter(state, outcome));
         this.report(outcome, reason);
         return { state: own, call };
       } catch (error) {
@@ -160,7 +170,9 @@ class HandlerCall<K extends SlotName> {
     }
     // The handler failed: its own policy decides, in this frame, on the event as it came in.
     if (!this.entered) undoInPlace(this.snap);
-    call.emit({ type: "extension_error", extension: h.extension, slot, error: failure.message, code: failure.code, timestamp: Date.now() });
+    const error: ExtensionErrorEvent = { type: "extension_error", extension: h.extension, slot, error: failure.message, code: failure.code, timestamp: Date.now() };
+    if (call.agentPath) error.agentPath = [...call.agentPath];
+    call.emit(error);
     const outcome: HookOutcome = failure.code === "MYPI_TIMEOUT" ? "timeout" : h.onError === "open" ? "fail_open" : "fail_closed";
     this.report(outcome, failure.message);
     if (h.onError === "open") return after ? { state: after, call } : this.next(frame);
@@ -180,8 +192,20 @@ class HandlerCall<K extends SlotName> {
     if (reason !== undefined) event.reason = reason;
     const about = (this.frame.state.event as { toolCallId?: unknown }).toolCallId;
     if (typeof about === "string") event.toolCallId = about;
+    const { agentPath } = this.frame.call;
+    if (agentPath) event.agentPath = [...agentPath];
     this.frame.call.emit(event);
   }
+}
+
+/**
+ * A `tool_call` rewrite after handlers that judged the call and passed it (`ChainState.judged`):
+ * they let through an input that is not the one that runs. Said in the rewrite's `hook_decision`.
+ */
+function rewroteAfter(state: ChainState, outcome: HookOutcome): string | undefined {
+  if (outcome !== "rewrite" || !state.judged?.length) return undefined;
+  const judges = state.judged;
+  return `rewrote the input after ${judges.join(", ")} passed it (${judges.length === 1 ? "it" : "they"} did not see the new input)`;
 }
 
 // ─── the handler's own time ─────────────────────────────────────────────────────────────────
@@ -206,6 +230,8 @@ class Budget implements Deadline {
   constructor(
     private readonly limitMs: number,
     private readonly runSignal: AbortSignal,
+    /** The ctx's `agentPath` (`withSignal` reads it here); absent: the main agent. */
+    readonly agentPath: readonly string[] | undefined,
   ) {}
 
   /** After `stop()`, no clock read. */
@@ -340,7 +366,11 @@ function absorb<K extends SlotName>(
   const fields = policy.mutable;
   for (let i = 0; i < fields.length; i++) {
     const now = (event as Record<string, unknown>)[fields[i]!];
-    if (!Object.is(now, snap.values[i]) || shallowChanged(now, snap.copies[i])) (changes ??= {})[fields[i]!] = now;
+    const replaced = !Object.is(now, snap.values[i]);
+    if (!replaced && !shallowChanged(now, snap.copies[i])) continue;
+    // A copy equal to what came in (a redactor's fresh array with nothing masked) is no change.
+    if (isDeepStrictEqual(now, replaced ? snap.values[i] : snap.copies[i])) continue;
+    (changes ??= {})[fields[i]!] = now;
   }
   if (!changes) return state;
   return { ...state, event: { ...state.event, ...changes }, rev: state.rev + 1, by };

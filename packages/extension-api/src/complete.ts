@@ -1,9 +1,12 @@
 /**
  * `pi.complete`: one model call an extension makes through the host, outside the conversation.
- * It passes the slots a tool's output and the agent's own model calls pass — `tool_result` for
- * content that came from a tool (`from`), then `context` — so a redaction or guard extension
- * applies to it as to everything else, then streams the session's model with no tools.
- * Nothing here throws: every failure is `{ ok: false, error }`.
+ * Everything of the request the model reads passes the slots a tool's output and the agent's own
+ * model calls pass — `tool_result` for content that came from a tool (`from`: the messages and
+ * the system prompt, which are that source's words alike), then `context` — so a redaction or
+ * guard extension applies to it as to everything else, then streams the session's model with no
+ * tools. In `context` the system prompt travels as the first message, a custom message of type
+ * `SYSTEM_PROMPT_MESSAGE`, and is taken out again after the chain (a policy that drops it drops
+ * the system prompt). Nothing here throws: every failure is `{ ok: false, error }`.
  */
 import { toModelMessages, type AssistantMessage, type Content, type Message, type ModelClient } from "@mypi/kernel";
 import type { ChainCall } from "./chain.ts";
@@ -19,18 +22,28 @@ export interface CompleteDeps {
 
 const NEVER = new AbortController().signal;
 
+/** The `customType` of the message that carries a `pi.complete` request's system prompt through `context`. */
+export const SYSTEM_PROMPT_MESSAGE = "system_prompt";
+
 export async function completeThroughSlots(deps: CompleteDeps, request: CompleteRequest): Promise<CompleteResult> {
   const signal = request.signal ?? NEVER;
   const call = deps.call(signal);
   let messages: Message[] = request.messages.map((m) => ({ ...m }));
+  let systemPrompt = request.systemPrompt;
   try {
     if (request.from !== undefined) {
       const passed = await passToolResult(deps, call, request.from, messages);
       if (!passed.ok) return passed;
       messages = passed.messages;
+      if (systemPrompt !== undefined) {
+        const prompt = await passSystemPrompt(deps, call, request.from, systemPrompt);
+        if (!prompt.ok) return prompt;
+        systemPrompt = prompt.text;
+      }
     }
-    const decided = await deps.manager.runSlot("context", { messages }, call);
-    messages = decided?.messages ?? messages;
+    const sent = systemPrompt === undefined ? messages : [systemPromptMessage(systemPrompt), ...messages];
+    const decided = await deps.manager.runSlot("context", { messages: sent }, call);
+    ({ messages, systemPrompt } = takeSystemPrompt(decided?.messages ?? sent));
   } catch (error) {
     return { ok: false, error: `a policy stopped the call: ${errorText(error)}` };
   }
@@ -38,9 +51,36 @@ export async function completeThroughSlots(deps: CompleteDeps, request: Complete
   return streamOnce(deps.model(), {
     messages,
     signal,
-    ...(request.systemPrompt !== undefined && { systemPrompt: request.systemPrompt }),
+    ...(systemPrompt !== undefined && { systemPrompt }),
     ...(request.maxTokens !== undefined && { maxTokens: request.maxTokens }),
   });
+}
+
+function systemPromptMessage(text: string): Message {
+  return { role: "custom", customType: SYSTEM_PROMPT_MESSAGE, content: text, display: false, timestamp: Date.now() };
+}
+
+/** The system prompt back out of the messages `context` decided on: the first such message's text; the rest are the conversation. */
+function takeSystemPrompt(messages: readonly Message[]): { messages: Message[]; systemPrompt: string | undefined } {
+  let systemPrompt: string | undefined;
+  const rest: Message[] = [];
+  for (const m of messages) {
+    if (m.role !== "custom" || m.customType !== SYSTEM_PROMPT_MESSAGE) rest.push(m);
+    else systemPrompt ??= typeof m.content === "string" ? m.content : m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
+  }
+  return { messages: rest, systemPrompt };
+}
+
+/** The system prompt of a request from a tool, through `tool_result` as one more result of `from`. */
+async function passSystemPrompt(deps: CompleteDeps, call: ChainCall, from: string, text: string): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
+  const content: Content[] = [{ type: "text", text }];
+  const patch = await deps.manager.runSlot("tool_result", { toolCallId: `${from}:system`, toolName: from, input: {}, content, details: undefined, isError: false }, call);
+  if (patch?.isError) return { ok: false, error: `a tool_result policy refused the system prompt: ${refusal(patch.content)}` };
+  return { ok: true, text: (patch?.content ?? content).flatMap((c) => (c.type === "text" ? [c.text] : [])).join("") };
+}
+
+function refusal(content: readonly Content[] | undefined): string {
+  return (content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : [])).join(" ") || "marked as an error";
 }
 
 /** Each message's content through `tool_result` as a result of `from`; a withhold or error mark refuses. */
@@ -59,10 +99,7 @@ async function passToolResult(
     const content = contentOf(message);
     const event = { toolCallId: `${from}:${i}`, toolName: from, input: {}, content, details: undefined, isError: false };
     const patch = await deps.manager.runSlot("tool_result", event, call);
-    if (patch?.isError) {
-      const why = (patch.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : [])).join(" ") || "marked as an error";
-      return { ok: false, error: `a tool_result policy refused message ${i + 1}: ${why}` };
-    }
+    if (patch?.isError) return { ok: false, error: `a tool_result policy refused message ${i + 1}: ${refusal(patch.content)}` };
     const next = patch?.content ?? content;
     // An assistant message carries text only; a patch that adds an image to one drops the image.
     out.push(message.role === "user" ? { ...message, content: next } : { ...message, content: next.filter((c) => c.type === "text") });

@@ -17,6 +17,7 @@
  * | project_trust          | —                                                 | yes / no          | open    |
  * | resources_discover     | skill and prompt paths accumulate in order        | —                 | open    |
  */
+import { isDeepStrictEqual } from "node:util";
 import { isRecord, type BeforeAgentStartResult, type Content, type ContextResult, type CustomMessage, type InputResult, type ToolCallResult, type ToolResultPatch } from "@mypi/kernel";
 import { customMessageFrom } from "./custom-message.ts";
 import { ExtensionError, describeValue } from "./errors.ts";
@@ -65,6 +66,12 @@ export interface ChainState<K extends SlotName = SlotName> {
   readonly paths?: { readonly skillPaths: readonly string[]; readonly promptPaths: readonly string[] };
   /** `tool_result`: the terminate flag (not part of the event). */
   readonly terminate?: boolean;
+  /**
+   * `tool_call`: the extensions whose handler judged this call and passed it — answered without
+   * calling `next()`, so they never saw what a later handler made of the input. A later rewrite
+   * names them (docs/extensions.md#23-order).
+   */
+  readonly judged?: readonly string[];
 }
 
 export interface Stop<K extends SlotName> {
@@ -252,6 +259,8 @@ export const POLICIES: PolicyTable = {
       }
       if (result.input === undefined) return state;
       if (!isRecord(result.input)) throw bad("tool_call", result, "{input: object}");
+      // The same input handed back is no rewrite (docs/extensions.md#21-policy-per-slot).
+      if (isDeepStrictEqual(result.input, state.event.input)) return state;
       return changed(state, { input: result.input }, by);
     },
     diff(from, to) {
@@ -276,26 +285,38 @@ export const POLICIES: PolicyTable = {
         const reason = typeof result.reason === "string" ? result.reason : "withheld";
         return stopped(state, { result: { withhold: true, reason }, by, outcome: "withhold", reason });
       }
+      // Only a field whose value differs counts: a redactor that hands back the result it was
+      // given (a fresh copy with nothing masked) made no patch (docs/extensions.md#21-policy-per-slot).
       const patch: { content?: Content[]; details?: unknown; isError?: boolean } = {};
       let touched = false;
       if (result.content !== undefined) {
         if (result.content !== null && !Array.isArray(result.content)) throw bad("tool_result", result, "{content: Content[]}");
-        patch.content = (result.content ?? []) as Content[];
-        touched = true;
+        const content = (result.content ?? []) as Content[];
+        if (!isDeepStrictEqual(content, state.event.content)) {
+          patch.content = content;
+          touched = true;
+        }
       }
       if (result.details !== undefined) {
-        patch.details = result.details === null ? undefined : result.details;
-        touched = true;
+        const details = result.details === null ? undefined : result.details;
+        if (!isDeepStrictEqual(details, state.event.details)) {
+          patch.details = details;
+          touched = true;
+        }
       }
       if (result.isError !== undefined) {
         if (result.isError !== null && typeof result.isError !== "boolean") throw bad("tool_result", result, "{isError: boolean}");
-        patch.isError = result.isError ?? false;
-        touched = true;
+        const isError = result.isError ?? false;
+        if (isError !== (state.event.isError ?? false)) {
+          patch.isError = isError;
+          touched = true;
+        }
       }
       let next = touched ? changed(state, patch as Partial<SlotEvent<"tool_result">>, by) : state;
       if (result.terminate !== undefined) {
         if (result.terminate !== null && typeof result.terminate !== "boolean") throw bad("tool_result", result, "{terminate: boolean}");
-        next = { ...next, terminate: result.terminate ?? false, rev: next.rev + (touched ? 0 : 1), by };
+        const terminate = result.terminate ?? false;
+        if (terminate !== (state.terminate ?? false)) next = { ...next, terminate, rev: next.rev + (touched ? 0 : 1), by };
       }
       return next;
     },

@@ -57,6 +57,42 @@ describe("pi.complete", () => {
     expect(requests[0]!.messages.map((m) => m.content)).toEqual([[{ type: "text", text: "my key is [key]" }], [{ type: "text", text: "noted" }], [{ type: "text", text: "(reviewed)" }]]);
   });
 
+  it("passes a tool's system prompt through tool_result and context like its messages, so the model reads it redacted", async () => {
+    const seen: string[] = [];
+    const mask = (text: string) => text.replace(/sk-\w+/g, "[key]");
+    const redact = (pi: ExtensionAPI) => {
+      pi.on("tool_result", (event) => {
+        seen.push(`tool_result ${event.toolCallId}`);
+        return { content: event.content.map((c) => (c.type === "text" ? { ...c, text: mask(c.text) } : c)) };
+      });
+      pi.on("context", (event) => {
+        seen.push(`context ${event.messages.map((m) => (m.role === "custom" ? m.customType : m.role)).join(",")}`);
+        return undefined;
+      });
+    };
+    const { caller, requests } = await hostWith([redact], [{ text: "ok" }]);
+    const result = await caller.complete({ systemPrompt: "You translate. Key: sk-abc123", messages: [user("hi")], from: "docs__sampling" });
+    expect(answerText(result)).toBe("ok");
+    expect(seen).toEqual(["tool_result docs__sampling:0", "tool_result docs__sampling:system", "context system_prompt,user"]);
+    expect(requests[0]!.systemPrompt).toBe("You translate. Key: [key]");
+    expect(requests[0]!.messages.map((m) => m.role)).toEqual(["user"]);
+  });
+
+  it("lets a context policy rewrite or drop the system prompt of any request", async () => {
+    const rewrite = (pi: ExtensionAPI) =>
+      pi.on("context", (event) => ({
+        messages: event.messages.map((m) => (m.role === "custom" && m.customType === "system_prompt" ? { ...m, content: String(m.content).replace("secret", "[hidden]") } : m)),
+      }));
+    const drop = (pi: ExtensionAPI) => pi.on("context", (event) => ({ messages: event.messages.filter((m) => m.role !== "custom") }));
+    const rewritten = await hostWith([rewrite], [{ text: "ok" }]);
+    await rewritten.caller.complete({ systemPrompt: "a secret prompt", messages: [user("hi")] });
+    expect(rewritten.requests[0]!.systemPrompt).toBe("a [hidden] prompt");
+    const dropped = await hostWith([drop], [{ text: "ok" }]);
+    await dropped.caller.complete({ systemPrompt: "a secret prompt", messages: [user("hi")] });
+    expect(dropped.requests[0]!.systemPrompt).toBeUndefined();
+    expect(dropped.requests[0]!.messages).toHaveLength(1);
+  });
+
   it("is refused, without a model call, when a tool_result policy withholds the content", async () => {
     const guard = (pi: ExtensionAPI) => pi.on("tool_result", () => ({ withhold: true, reason: "no sampling here" }) as never);
     const { caller, requests } = await hostWith([guard], [{ text: "never" }]);

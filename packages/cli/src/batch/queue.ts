@@ -6,8 +6,10 @@
  * BullMQ gave up on (`failed`: it stalled more often than allowed) becomes an `error` result. The
  * events are listened to before the first job is added; a check every few seconds reads the
  * state of every job still open as well, so a lost connection cannot leave the batch waiting
- * forever. Duplicates (an event and the check seeing the same end, a job retried after a stall)
- * are dropped here, by task id.
+ * forever. A job that the check no longer finds (Redis restarted without persistence, someone
+ * flushed it) is queued again with the same id and data — at most `attempts` times, then its
+ * task is recorded as an error — never waited on for ever. Duplicates (an event and the check
+ * seeing the same end, a job retried after a stall or queued again) are dropped here, by task id.
  *
  * Ctrl+C: the batch is marked cancelled (a key workers check before they start a task), workers
  * are told to abort its running tasks (a custom event on the queue's event stream, which every
@@ -133,12 +135,13 @@ export async function submitToQueue(tasks: readonly Task[], options: SubmitOptio
       tasks.map((task) => ({
         name: task.id,
         data: { batchId, task, attempts: options.attempts },
-        opts: { jobId: jobIdOf(batchId, task.id), attempts: 1, removeOnComplete: false, removeOnFail: false },
+        opts: jobOptions(jobIdOf(batchId, task.id)),
       })),
     );
     options.onNote(`queued ${tasks.length} tasks on ${options.queueName} (batch ${batchId}); start workers with: mypi worker --queue ${options.url}`);
 
-    const reconcile = setInterval(() => void reconcileOpen(queue, open, record, fail).catch(() => {}), RECONCILE_MS);
+    const lost = { queue, open, record, fail, batchId, attempts: options.attempts, requeued: new Map<string, number>(), note: options.onNote, running: false };
+    const reconcile = setInterval(() => void reconcileOpen(lost), RECONCILE_MS);
     const onAbort = () => void cancelBatch({ queue, connection, client, open, batchId, queueName: options.queueName, settle }).catch(onError);
     options.signal.addEventListener("abort", onAbort, { once: true });
     try {
@@ -173,20 +176,60 @@ function jobIdOf(batchId: string, taskId: string): string {
   return `${batchId}.${taskId}`;
 }
 
-/** Ends that the event stream did not deliver (a lost connection), read from the jobs themselves. */
-async function reconcileOpen(
-  queue: Queue<JobData>,
-  open: Map<string, Task>,
-  record: (jobId: string, result: TaskResult) => void,
-  fail: (jobId: string, reason: string) => void,
-): Promise<void> {
-  for (const jobId of [...open.keys()]) {
-    const job: Job<JobData> | undefined = await queue.getJob(jobId);
-    if (!job) continue;
-    const value = job.finishedOn ? parseResult(job.returnvalue) : undefined;
-    if (value) record(jobId, value);
-    else if (job.finishedOn && job.failedReason) fail(jobId, job.failedReason);
+interface Reconciling {
+  queue: Queue<JobData>;
+  open: Map<string, Task>;
+  record: (jobId: string, result: TaskResult) => void;
+  fail: (jobId: string, reason: string) => void;
+  batchId: string;
+  attempts: number;
+  /** Job id → how often it was queued again after Redis lost it. */
+  requeued: Map<string, number>;
+  note: (text: string) => void;
+  /** A check is in progress (one at a time: two could queue a lost job twice). */
+  running: boolean;
+}
+
+/**
+ * Ends that the event stream did not deliver (a lost connection), read from the jobs themselves;
+ * and jobs Redis no longer has, queued again (or, past `attempts`, recorded as errors).
+ */
+async function reconcileOpen(r: Reconciling): Promise<void> {
+  if (r.running) return;
+  r.running = true;
+  const again: string[] = [];
+  try {
+    for (const jobId of [...r.open.keys()]) {
+      const job: Job<JobData> | undefined = await r.queue.getJob(jobId);
+      // Recorded (and removed from Redis) while this check waited: not lost.
+      const task = r.open.get(jobId);
+      if (!task) continue;
+      if (!job) {
+        const times = (r.requeued.get(jobId) ?? 0) + 1;
+        if (times > r.attempts) {
+          r.fail(jobId, `the job disappeared from Redis ${times} times (was Redis restarted without persistence, or flushed?); not queued again`);
+          continue;
+        }
+        r.requeued.set(jobId, times);
+        // The same id: should the job be there after all, BullMQ adds nothing.
+        await r.queue.add(task.id, { batchId: r.batchId, task, attempts: r.attempts }, jobOptions(jobId));
+        again.push(task.id);
+        continue;
+      }
+      const value = job.finishedOn ? parseResult(job.returnvalue) : undefined;
+      if (value) r.record(jobId, value);
+      else if (job.finishedOn && job.failedReason) r.fail(jobId, job.failedReason);
+    }
+  } catch {
+    // Redis out of reach: the next check tries again.
+  } finally {
+    r.running = false;
+    if (again.length > 0) r.note(`mypi batch: ${again.length} queued tasks were no longer in Redis (restarted without persistence?): queued again: ${again.join(", ")}`);
   }
+}
+
+function jobOptions(jobId: string) {
+  return { jobId, attempts: 1, removeOnComplete: false, removeOnFail: false };
 }
 
 interface CancelContext {

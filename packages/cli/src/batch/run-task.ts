@@ -9,15 +9,19 @@
  * whole group.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { timerDelay } from "@mypi/kernel";
 import { createJsonlSplitter } from "../rpc/jsonl.ts";
-import type { TaskResult, TaskStatus } from "./results.ts";
-import type { Task } from "./tasks.ts";
+import { BLOCKED, REWROTE } from "../modes/decisions.ts";
+import { isShippedName, shippedExtensionPath } from "../shipped.ts";
+import { costOf } from "../usage-totals.ts";
+import type { ChildCounts, TaskResult, TaskStatus } from "./results.ts";
+import { isTaskId, type Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
+import { redactorFor } from "../redaction.ts";
 
 /**
  * The bin of this very copy of the CLI, so a task runs the `mypi` its batch runs under: the
@@ -41,6 +45,8 @@ export interface RunTaskOptions {
 type StopReason = "timeout" | "aborted";
 
 export async function runTask(task: Task, options: RunTaskOptions): Promise<TaskResult> {
+  // The id names files and a folder this function deletes: never one that could leave `dir`.
+  if (!isTaskId(task.id)) return blankResult({ ...task, id: String(task.id) }, "error", `batch: task id ${JSON.stringify(task.id)} cannot name a file; nothing was run`);
   const started = Date.now();
   const workspace = join(options.dir, "workspaces", task.id);
   const sessionFile = join(options.dir, "sessions", `${task.id}.jsonl`);
@@ -51,15 +57,18 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
   if (options.signal?.aborted) onOuterAbort();
   options.signal?.addEventListener("abort", onOuterAbort);
 
+  // A result names the session file only when the run wrote one (a run that never started did not).
   const finish = (status: TaskStatus, extra: Partial<TaskResult> = {}): TaskResult => ({
-    ...blankResult(task, status, undefined, { started, sessionFile, ...(options.worker !== undefined && { worker: options.worker }) }),
+    ...blankResult(task, status, undefined, { started, ...(existsSync(sessionFile) && { sessionFile }), ...(options.worker !== undefined && { worker: options.worker }) }),
     ...(stats.stopReason !== undefined && { stopReason: stats.stopReason }),
     ...(stats.finalText !== undefined && { finalText: stats.finalText }),
     turns: stats.turns,
     toolCalls: stats.toolCalls,
     tokens: stats.tokens,
+    ...(stats.cost !== undefined && { cost: stats.cost }),
     ...(options.keepWorkspace && { workspace }),
     extensions: stats.extensions,
+    ...(stats.children && { children: stats.children }),
     ...extra,
   });
   const stopped = (): TaskResult | undefined => {
@@ -86,13 +95,19 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     if (late) return { ...late, ...exit };
     if (stats.stopReason === undefined) {
       const how = run.signal ? `was killed by ${run.signal}` : `exited with code ${run.exitCode}`;
-      return finish("error", { ...exit, error: `mypi ${how} before the run ended${lastLine(run.stderr, ": ")}` });
+      // The lines that say why it did not start (the extensions that failed to load, and what
+      // they failed with) come before its last line, which alone would point "above".
+      const why = [...run.loadFailures, lastLine(run.stderr)].filter(Boolean).join(" · ");
+      return finish("error", { ...exit, error: `mypi ${how} before the run ended${why ? `: ${why}` : ""}` });
     }
     if (stats.stopReason === "error") return finish("error", { ...exit, error: stats.error ?? (lastLine(run.stderr) || "the run ended in error") });
     if (stats.stopReason === "aborted") return finish("aborted", { ...exit, error: "the run was aborted" });
     if (task.check === undefined) return finish(run.exitCode === 0 ? "passed" : "failed", exit);
 
-    const check = await runShell(task.check, workspace, stop.signal);
+    // The check's output is the workspace's text, written to results.jsonl: masked as the
+    // session is when the task loads redact-secrets.
+    const ran = await runShell(task.check, workspace, stop.signal);
+    const check = redactorFor(task.extensions)?.(ran) ?? ran;
     const lateInCheck = stopped();
     if (lateInCheck) return { ...lateInCheck, ...exit, check };
     return finish(check.exitCode === 0 ? "passed" : "failed", { ...exit, check });
@@ -122,7 +137,7 @@ export function blankResult(
     tokens: { input: 0, output: 0 },
     durationMs: Date.now() - started,
     exitCode: null,
-    sessionFile: at.sessionFile ?? "",
+    ...(at.sessionFile !== undefined && { sessionFile: at.sessionFile }),
     extensions: {},
     ...(error !== undefined && { error }),
     ...(at.worker !== undefined && { worker: at.worker }),
@@ -135,7 +150,11 @@ interface RunStats {
   turns: number;
   toolCalls: number;
   tokens: { input: number; output: number };
+  /** Dollars, once a message carried a cost. */
+  cost?: number;
   extensions: Record<string, { blocked: number; rewrote: number }>;
+  /** Child agents' work, from the progress of the calls that ran them. */
+  children?: ChildCounts;
   stopReason?: string;
   finalText?: string;
   error?: string;
@@ -145,8 +164,6 @@ function newStats(): RunStats {
   return { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} };
 }
 
-const BLOCKED = new Set(["block", "withhold", "fail_closed"]);
-const REWROTE = new Set(["rewrite", "patch", "transform"]);
 
 /** Fold one event line into `stats`. Lines that are not events (a stray print) are ignored. */
 export function countEvent(stats: RunStats, line: string): void {
@@ -156,6 +173,14 @@ export function countEvent(stats: RunStats, line: string): void {
   } catch {
     return;
   }
+  if (event?.type === "tool_execution_update") {
+    // A child agent's event travels as the progress of the call that runs it (docs/subagents.md).
+    // (`childEventOf` of @mypi/extension-api, read here without loading that package into the batch process.)
+    const child = event.partialResult?.details?.agentEvent;
+    if (typeof child?.type === "string" && Array.isArray(child.agentPath)) countChildEvent(stats, child);
+    return;
+  }
+  countDecision(stats, event);
   switch (event?.type) {
     case "turn_start":
       stats.turns++;
@@ -167,14 +192,8 @@ export function countEvent(stats: RunStats, line: string): void {
       const usage = event.message?.role === "assistant" ? event.message.usage : undefined;
       stats.tokens.input += Number(usage?.input) || 0;
       stats.tokens.output += Number(usage?.output) || 0;
-      return;
-    }
-    case "hook_decision": {
-      const blocked = BLOCKED.has(event.outcome);
-      if (!blocked && !REWROTE.has(event.outcome)) return;
-      const counts = (stats.extensions[String(event.extension)] ??= { blocked: 0, rewrote: 0 });
-      if (blocked) counts.blocked++;
-      else counts.rewrote++;
+      const cost = costOf(usage?.cost);
+      if (cost !== undefined) stats.cost = (stats.cost ?? 0) + cost;
       return;
     }
     case "agent_end":
@@ -186,17 +205,56 @@ export function countEvent(stats: RunStats, line: string): void {
   }
 }
 
+/** An extension's decision that blocked or rewrote something, counted per extension (the main agent's or a child's). */
+function countDecision(stats: RunStats, event: Record<string, any>): void {
+  if (event?.type !== "hook_decision") return;
+  const blocked = BLOCKED.has(event.outcome);
+  if (!blocked && !REWROTE.has(event.outcome)) return;
+  const counts = (stats.extensions[String(event.extension)] ??= { blocked: 0, rewrote: 0 });
+  if (blocked) counts.blocked++;
+  else counts.rewrote++;
+}
+
+function countChildEvent(stats: RunStats, event: Record<string, any>): void {
+  const c = (stats.children ??= { started: 0, turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 } });
+  countDecision(stats, event);
+  switch (event.type) {
+    case "agent_start":
+      c.started++;
+      return;
+    case "turn_start":
+      c.turns++;
+      return;
+    case "tool_execution_end":
+      c.toolCalls++;
+      return;
+    case "message_end": {
+      const usage = event.message?.role === "assistant" ? event.message.usage : undefined;
+      c.tokens.input += Number(usage?.input) || 0;
+      c.tokens.output += Number(usage?.output) || 0;
+      return;
+    }
+  }
+}
+
 interface ProcessEnd {
   exitCode: number | null;
   signal?: string;
   stderr: string;
+  /** `mypi: extension X failed to load: …` lines, without the prefix (at most `MAX_LOAD_FAILURES`). */
+  loadFailures: string[];
 }
+
+const MAX_LOAD_FAILURES = 5;
+const LOAD_FAILURE = /^mypi: (extension \S+ failed to load: .*)$/;
 
 function runMypi(task: Task, workspace: string, sessionFile: string, stats: RunStats, signal: AbortSignal): Promise<ProcessEnd> {
   // --no-extensions: a cloned repository's .mypi/extensions is code from that repository; a
   // batch runs the extensions its task file names and no others.
   const args = [MYPI_BIN, "--mode", "json", "-p", "--cwd", workspace, "--session", sessionFile, "--no-extensions"];
-  for (const path of task.extensions) args.push("-e", path);
+  // A shipped extension's name becomes this machine's copy of it: never a path the child would
+  // look up in the task's workspace, which is the cloned repository's code.
+  for (const spec of task.extensions) args.push("-e", isShippedName(spec) ? shippedExtensionPath(spec) : spec);
   if (task.model !== undefined) args.push("--model", task.model);
   if (task.maxTurns !== undefined) args.push("--max-turns", String(task.maxTurns));
   args.push("--", task.prompt);
@@ -226,6 +284,8 @@ async function runShell(command: string, cwd: string, signal: AbortSignal): Prom
 function supervise(child: ChildProcess, signal: AbortSignal): Promise<ProcessEnd> {
   return new Promise((resolve) => {
     let stderr = "";
+    let partial = "";
+    const loadFailures: string[] = [];
     let killTimer: NodeJS.Timeout | undefined;
     const group = (sig: NodeJS.Signals) => {
       try {
@@ -238,17 +298,26 @@ function supervise(child: ChildProcess, signal: AbortSignal): Promise<ProcessEnd
       group("SIGINT");
       killTimer = setTimeout(() => group("SIGKILL"), STOP_GRACE_MS);
     };
-    child.stderr?.on("data", (d: Buffer) => void (stderr = (stderr + d.toString("utf8")).slice(-TAIL_CHARS)));
+    child.stderr?.on("data", (d: Buffer) => {
+      const text = d.toString("utf8");
+      stderr = (stderr + text).slice(-TAIL_CHARS);
+      const lines = (partial + text).split("\n");
+      partial = lines.pop()!.slice(-TAIL_CHARS);
+      for (const line of lines) {
+        const failure = LOAD_FAILURE.exec(line);
+        if (failure && loadFailures.length < MAX_LOAD_FAILURES) loadFailures.push(failure[1]!.slice(0, 500));
+      }
+    });
     child.on("error", (error) => {
       signal.removeEventListener("abort", onStop);
-      resolve({ exitCode: null, stderr: `could not start: ${error.message}` });
+      resolve({ exitCode: null, stderr: `could not start: ${error.message}`, loadFailures });
     });
     child.on("close", (exitCode, sig) => {
       signal.removeEventListener("abort", onStop);
       clearTimeout(killTimer);
       // What the process left behind in its group goes with it once it was told to stop.
       if (signal.aborted) group("SIGKILL");
-      resolve({ exitCode, ...(sig && { signal: sig }), stderr });
+      resolve({ exitCode, ...(sig && { signal: sig }), stderr, loadFailures });
     });
     if (signal.aborted) onStop();
     else signal.addEventListener("abort", onStop, { once: true });

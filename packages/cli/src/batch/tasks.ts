@@ -5,10 +5,13 @@
  *
  * Paths in a task (`workspace.copy`, a local `workspace.git`, `extensions`, a `scripted:` model)
  * resolve against the task file's folder, so a task file and its fixtures move together. A
- * resolved task holds absolute paths only: it can be sent to a worker on another machine as is.
+ * resolved task holds absolute paths only — and the names of shipped extensions
+ * (`permission-gate`), which each machine turns into its own copy's path when it runs the task
+ * (`run-task.ts`) — so it can be sent to a worker on another machine as is.
  */
 import { isAbsolute, normalize, resolve } from "node:path";
 import { isRecord } from "@mypi/kernel";
+import { isShippedName } from "../shipped.ts";
 
 export type WorkspaceSpec =
   | { copy: string }
@@ -20,6 +23,7 @@ export interface Task {
   id: string;
   prompt: string;
   workspace: WorkspaceSpec;
+  /** Absolute paths, and names of shipped extensions (a bare `permission-gate`; `./permission-gate` is a path). */
   extensions: string[];
   model?: string;
   maxTurns?: number;
@@ -73,6 +77,19 @@ export function parseTasks(text: string, options: ParseOptions): ParsedTasks {
   return { tasks, errors };
 }
 
+/**
+ * How a task's paths become absolute: against the task file's folder, or — for a task that came
+ * from a queue, already resolved by its submitter — not at all (a relative path is a problem).
+ */
+type PathRule = (path: string, field: string, problems: string[]) => string | undefined;
+
+const againstFolder = (base: string): PathRule => (path) => resolve(base, path);
+const mustBeAbsolute: PathRule = (path, field, problems) => {
+  if (isAbsolute(path)) return path;
+  problems.push(`"${field}" must be an absolute path in a queued task (got ${describe(path)})`);
+  return undefined;
+};
+
 function checkTask(line: string, base: string, defaultTimeout: number, problems: string[]): Task | undefined {
   let value: unknown;
   try {
@@ -81,6 +98,27 @@ function checkTask(line: string, base: string, defaultTimeout: number, problems:
     problems.push(`not JSON (${(error as Error).message})`);
     return undefined;
   }
+  return checkTaskValue(value, againstFolder(base), defaultTimeout, problems);
+}
+
+/**
+ * A task a worker took from the queue, checked exactly as a task file's line is — the queue is
+ * input like any other, and whoever wrote the job may not be the submitter — with its paths
+ * already absolute and its `timeoutMs` given. `problems` lists everything wrong.
+ */
+export function checkQueuedTask(value: unknown): { task: Task } | { problems: string[] } {
+  const problems: string[] = [];
+  if (isRecord(value) && !isWhole(value.timeoutMs)) problems.push(`"timeoutMs" must be a whole number of milliseconds ≥ 1 (got ${describe(value.timeoutMs)})`);
+  const task = checkTaskValue(value, mustBeAbsolute, DEFAULT_TIMEOUT_MS, problems);
+  return task && problems.length === 0 ? { task } : { problems };
+}
+
+/** Whether `id` may name a task's files (`sessions/<id>.jsonl`, `workspaces/<id>/`). */
+export function isTaskId(id: unknown): id is string {
+  return typeof id === "string" && ID_PATTERN.test(id);
+}
+
+function checkTaskValue(value: unknown, path: PathRule, defaultTimeout: number, problems: string[]): Task | undefined {
   if (!isRecord(value)) {
     problems.push(`a task is a JSON object {"id", "prompt", "workspace", …} (got ${describe(value)})`);
     return undefined;
@@ -93,18 +131,26 @@ function checkTask(line: string, base: string, defaultTimeout: number, problems:
     problems.push(`"id" must be a string of letters, digits, ".", "_" or "-" starting with a letter or digit, at most 128 (got ${describe(id)})`);
   }
   if (typeof prompt !== "string" || prompt.trim() === "") problems.push(`"prompt" must be a non-empty string (got ${describe(prompt)})`);
-  const ws = checkWorkspace(workspace, base, problems);
+  const ws = checkWorkspace(workspace, path, problems);
   const paths: string[] = [];
   if (extensions !== undefined) {
     if (!Array.isArray(extensions) || extensions.some((e) => typeof e !== "string" || e === "")) {
-      problems.push(`"extensions" must be an array of paths (got ${describe(extensions)})`);
-    } else paths.push(...extensions.map((e: string) => resolve(base, e)));
+      problems.push(`"extensions" must be an array of paths or names of shipped extensions (got ${describe(extensions)})`);
+    } else {
+      for (const e of extensions as string[]) {
+        const entry = isShippedName(e) ? e : path(e, "extensions", problems);
+        if (entry !== undefined) paths.push(entry);
+      }
+    }
   }
   let modelSpec: string | undefined;
   if (model !== undefined) {
     if (typeof model !== "string" || !/^(openai|scripted):.+/.test(model)) {
       problems.push(`"model" must be "openai:<name>" or "scripted:<file>" (got ${describe(model)})`);
-    } else modelSpec = model.startsWith("scripted:") ? `scripted:${resolve(base, model.slice("scripted:".length))}` : model;
+    } else if (model.startsWith("scripted:")) {
+      const file = path(model.slice("scripted:".length), "model", problems);
+      if (file !== undefined) modelSpec = `scripted:${file}`;
+    } else modelSpec = model;
   }
   if (maxTurns !== undefined && !isWhole(maxTurns)) problems.push(`"maxTurns" must be a whole number ≥ 1 (got ${describe(maxTurns)})`);
   if (timeoutMs !== undefined && !isWhole(timeoutMs)) problems.push(`"timeoutMs" must be a whole number of milliseconds ≥ 1 (got ${describe(timeoutMs)})`);
@@ -122,7 +168,7 @@ function checkTask(line: string, base: string, defaultTimeout: number, problems:
   };
 }
 
-function checkWorkspace(value: unknown, base: string, problems: string[]): WorkspaceSpec | undefined {
+function checkWorkspace(value: unknown, path: PathRule, problems: string[]): WorkspaceSpec | undefined {
   const expected = `"workspace" must be {"copy": "dir"}, {"git": "url", "ref": "…"} or {"files": {"path": "content"}}`;
   if (!isRecord(value)) {
     problems.push(`${expected} (got ${describe(value)})`);
@@ -136,13 +182,15 @@ function checkWorkspace(value: unknown, base: string, problems: string[]): Works
   }
   if ("copy" in value) {
     if (typeof value.copy !== "string" || value.copy === "") return void problems.push(`"workspace.copy" must be a folder path (got ${describe(value.copy)})`);
-    return { copy: resolve(base, value.copy) };
+    const copy = path(value.copy, "workspace.copy", problems);
+    return copy === undefined ? undefined : { copy };
   }
   if ("git" in value) {
     const { git, ref } = value;
     if (typeof git !== "string" || git === "" || git.startsWith("-")) return void problems.push(`"workspace.git" must be a repository URL or path (got ${describe(git)})`);
     if (ref !== undefined && (typeof ref !== "string" || ref === "" || ref.startsWith("-"))) return void problems.push(`"workspace.ref" must be a branch, tag or commit (got ${describe(ref)})`);
-    return { git: isUrl(git) ? git : resolve(base, git), ...(ref !== undefined && { ref }) };
+    const url = isUrl(git) ? git : path(git, "workspace.git", problems);
+    return url === undefined ? undefined : { git: url, ...(ref !== undefined && { ref }) };
   }
   const files = value.files;
   if (!isRecord(files)) return void problems.push(`"workspace.files" must be an object {"path": "content"} (got ${describe(files)})`);

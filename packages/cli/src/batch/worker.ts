@@ -11,15 +11,22 @@
  * A batch cancelled by its submitter: tasks of it that are running are aborted (they report
  * `aborted`), tasks not yet started report `aborted` without running.
  *
+ * A job is input like a task file's line, whoever put it on the queue: its data is checked as a
+ * task file is (`checkQueuedTask`: the id a file name, paths absolute, every field's type), and
+ * one that fails is refused without running anything — failed for good in BullMQ, with the
+ * problems as its reason and a line in the worker's log. The id never becomes a path unchecked.
+ *
  * Ctrl+C on the worker: the first stops taking tasks and lets the running ones finish; the second
  * aborts them and puts their jobs back in the queue for another worker (no attempt is used up);
  * a third exits at once.
  */
-import { QueueEvents, WaitingError, Worker, type Job, type QueueEventsListener } from "bullmq";
+import { QueueEvents, UnrecoverableError, WaitingError, Worker, type Job, type QueueEventsListener } from "bullmq";
+import { isRecord } from "@mypi/kernel";
 import { EXIT } from "../args.ts";
 import { CANCEL_EVENT, assertReachable, cancelKey, connectionOptions, type JobData } from "./queue.ts";
 import type { TaskResult } from "./results.ts";
 import { blankResult, runTask, workerName } from "./run-task.ts";
+import { checkQueuedTask } from "./tasks.ts";
 
 export interface WorkerOptions {
   url: string;
@@ -57,7 +64,13 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
   });
 
   const process_ = async (job: Job<JobData, TaskResult>, token?: string, signal?: AbortSignal): Promise<TaskResult> => {
-    const { batchId, task, attempts } = job.data;
+    const checked = checkJob(job.data);
+    if ("problems" in checked) {
+      const why = `refused job ${JSON.stringify(job.id)}: ${checked.problems.join("; ")}`;
+      options.log(why);
+      throw new UnrecoverableError(why);
+    }
+    const { batchId, task, attempts } = checked;
     const client = await worker!.client;
     if ((await client.get(cancelKey(options.queueName, batchId))) !== null) {
       return blankResult(task, "aborted", "the batch was stopped before this task started", { worker: name });
@@ -131,4 +144,16 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
       void events.close().catch(() => {});
     }
   }
+}
+
+/** A job's data, checked: what the submitter sends (`JobData`), the task as a task file's line is. */
+export function checkJob(data: unknown): JobData | { problems: string[] } {
+  if (!isRecord(data)) return { problems: [`the job's data must be an object {batchId, task, attempts}`] };
+  const problems: string[] = [];
+  const { batchId, attempts } = data;
+  if (typeof batchId !== "string" || !/^[A-Za-z0-9-]{1,64}$/.test(batchId)) problems.push(`"batchId" must be the submitter's batch id (got ${JSON.stringify(batchId)?.slice(0, 60)})`);
+  if (typeof attempts !== "number" || !Number.isSafeInteger(attempts) || attempts < 1 || attempts > 100) problems.push(`"attempts" must be a whole number from 1 to 100`);
+  const task = checkQueuedTask(data.task);
+  if ("problems" in task) problems.push(...task.problems.map((p) => `task: ${p}`));
+  return problems.length > 0 || "problems" in task ? { problems } : { batchId: batchId as string, task: task.task, attempts: attempts as number };
 }

@@ -32,10 +32,17 @@ button.node.selected { background: color-mix(in srgb, var(--accent) 20%, transpa
 article.entry { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 0 0 10px; }
 article.entry.selected { border-color: var(--accent); }
 .text { white-space: pre-wrap; }
+.md > :first-child { margin-top: 0; } .md > :last-child { margin-bottom: 0; }
+.md h1, .md h2, .md h3, .md h4 { margin: 10px 0 4px; font-size: 15px; }
+.md table { border-collapse: collapse; margin: 6px 0; } .md th, .md td { border: 1px solid var(--line); padding: 2px 8px; text-align: left; }
+.md code { font-size: 12px; background: color-mix(in srgb, var(--fg) 6%, transparent); padding: 0 3px; border-radius: 3px; } .md pre code { padding: 0; background: none; }
+.md a { color: var(--accent); }
 pre { white-space: pre-wrap; margin: 4px 0; padding: 6px 8px; background: color-mix(in srgb, var(--fg) 6%, transparent); border-radius: 4px; font-size: 12px; }
 details { margin: 6px 0; } summary { cursor: pointer; color: var(--muted); }
 details.tool-call, details.tool-result { border-left: 3px solid var(--line); padding-left: 8px; }
 details.tool-result.error, .error { color: var(--err); }
+details.child-session { margin: 4px 0 4px 16px; border-left: 3px double var(--line); padding-left: 8px; }
+details.child-session > .entry { margin: 6px 0; }
 .verdict b { font-weight: 600; }
 ul.decided { margin: 4px 0; padding-left: 18px; font-size: 12px; }
 img { max-width: 100%; }

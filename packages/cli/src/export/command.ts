@@ -1,29 +1,67 @@
 /**
- * `mypi export <session.jsonl> [out.html]` and interactive mode's `/export [file]`: the session
- * as one self-contained HTML file (`html.ts`). The output defaults to the session file's name
- * with `.html`, in the current folder.
+ * `mypi export <session.jsonl> [out.html]`, interactive mode's `/export [file]` and RPC's
+ * `export_html`: the session as one self-contained HTML file (`html.ts`). The output defaults to
+ * the session file's name with `.html`, in the current folder.
+ *
+ * The page never replaces a session: not the one exported (compared by device and inode, so a
+ * symlink or hard link to it is caught), not any other file that begins with a session header.
+ * It is written to a temporary file and renamed into place, so a full disk leaves the old file
+ * (or none), never half a page.
  */
-import { statSync, writeFileSync } from "node:fs";
+import { statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { SessionManager, defaultSessionDir, sessionFilesByIdPrefix } from "@mypi/kernel";
+import { SessionManager, defaultSessionDir, readSessionHeader, sessionFilesByIdPrefix } from "@mypi/kernel";
 import { EXIT } from "../args.ts";
+import { writeFileAtomic } from "../files.ts";
 import type { CliIO } from "../main.ts";
-import { renderSessionHtml } from "./html.ts";
+import { openChildSession } from "../child-sessions.ts";
+import { renderSessionHtml, type SessionView } from "./html.ts";
 
 const USAGE = "usage: mypi export <session.jsonl | id> [out.html]";
 /** A word like a session id (as `--session` takes one): no path separator, no extension. */
 const ID_PREFIX = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
-/** Write `session` as HTML to `out` (absolute); returns the path written. Throws on a failed write. */
+/** Write `session` as HTML to `out` (absolute); returns the path written. Throws on a failed write or a refused target. */
 export function exportSession(session: SessionManager, out: string): string {
-  const html = renderSessionHtml({
+  const refused = refusedTarget(out, session.file);
+  if (refused !== undefined) throw new Error(refused);
+  writeFileAtomic(out, renderSessionHtml(sessionView(session)));
+  return out;
+}
+
+/** What the HTML view draws of `session`, its child agents' transcripts included (read from its own child folder only). */
+function sessionView(session: SessionManager): SessionView {
+  return {
     header: session.getHeader(),
     entries: session.getEntries(),
     leafId: session.getLeafId(),
     name: session.getSessionName(),
-  });
-  writeFileSync(out, html);
-  return out;
+    child: (file) => {
+      const child = openChildSession(session.file, file);
+      return typeof child === "string" ? undefined : sessionView(child);
+    },
+  };
+}
+
+/** Why `out` must not be written over, if it must not: it is the session file itself, or a session file. */
+function refusedTarget(out: string, sessionFile: string | undefined): string | undefined {
+  const target = identity(out);
+  if (target === undefined) return undefined; // a new file
+  const session = sessionFile === undefined ? undefined : identity(sessionFile);
+  if (session !== undefined && target.dev === session.dev && target.ino === session.ino) {
+    return `${out} is the session file itself${out === sessionFile ? "" : " (through a link)"}: give the page another name`;
+  }
+  if (readSessionHeader(out) !== undefined) return `${out} is a session file: the page would replace it; give another name`;
+  return undefined;
+}
+
+function identity(path: string): { dev: number; ino: number } | undefined {
+  try {
+    const st = statSync(path);
+    return { dev: st.dev, ino: st.ino };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Where `/export` and `mypi export` write when no file is given. */
@@ -66,7 +104,8 @@ export function runExportCommand(argv: readonly string[], io: CliIO): number {
   }
   for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);
   const out = argv[1] !== undefined ? resolve(io.cwd, argv[1]) : defaultExportPath(io.cwd, session);
-  if (out === file) return fail(`the output would replace the session file itself: give another name.`);
+  const refused = refusedTarget(out, file);
+  if (refused !== undefined) return fail(`${refused}.`);
   try {
     exportSession(session, out);
   } catch (error) {

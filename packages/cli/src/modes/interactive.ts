@@ -30,16 +30,27 @@ import type { HostSession } from "../host-session.ts";
 import type { CliIO } from "../main.ts";
 import { installEditor } from "./interactive/input.ts";
 import { interrupt, listenToKeys } from "./interactive/keys.ts";
-import { exit, followEvents } from "./interactive/run-lifecycle.ts";
-import { createInteractive, refresh, type Interactive, type InteractiveOptions } from "./interactive/state.ts";
+import { exit, exitWhenIdle, followEvents } from "./interactive/run-lifecycle.ts";
+import { createInteractive, refresh, sayFrom, type Interactive, type InteractiveOptions } from "./interactive/state.ts";
 import { runSlashReporting, submit } from "./interactive/submit.ts";
 import { followMode } from "./interactive/mode.ts";
 import { createExtensionUI } from "./interactive/ui.ts";
+import { captureStrayOutput } from "../tui/stray-output.ts";
 
 export type { InteractiveOptions } from "./interactive/state.ts";
 
 export async function runInteractive(session: HostSession, io: CliIO, options: InteractiveOptions = {}): Promise<number> {
   const m = createInteractive({ session, io, options, createUI: createExtensionUI });
+  // On the process's own terminal, what is written around the screen lands in the conversation.
+  const stray = io.stdout === process.stdout ? captureStrayOutput((line) => sayFrom(m, line, m.p.dim)) : undefined;
+  try {
+    return await runOnScreen(m, session, options);
+  } finally {
+    stray?.restore();
+  }
+}
+
+async function runOnScreen(m: Interactive, session: HostSession, options: InteractiveOptions): Promise<number> {
   installEditor(m);
   const unsubscribe = followEvents(m);
   session.setUI(m.ui);
@@ -49,6 +60,8 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   process.on("SIGINT", onSigint);
   const onStop = () => void exit(m, 130);
   options.stop?.addEventListener("abort", onStop, { once: true });
+  const onShutdown = () => void exitWhenIdle(m);
+  session.shutdownRequested?.addEventListener("abort", onShutdown, { once: true });
 
   await session.start(); // extensions see ctx.hasUI from their first event; the first prompt waits for them
   m.tui.start();
@@ -60,6 +73,7 @@ export async function runInteractive(session: HostSession, io: CliIO, options: I
   if (m.spinner.ticker) clearInterval(m.spinner.ticker);
   process.off("SIGINT", onSigint);
   options.stop?.removeEventListener("abort", onStop);
+  session.shutdownRequested?.removeEventListener("abort", onShutdown);
   removeKeys();
   unfollowMode();
   clearScreen(m);

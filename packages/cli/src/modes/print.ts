@@ -13,11 +13,12 @@
  */
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, AgentEndEvent } from "@mypi/kernel";
-import type { ExtensionErrorEvent, ExtensionHostEvent, HookDecisionEvent } from "@mypi/extension-api";
+import type { ExtensionErrorEvent, ExtensionHostEvent, ExtensionLogEvent, ExtensionStreamEvent } from "@mypi/extension-api";
 import { exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
 import type { ExitWatcher } from "../exits.ts";
-import { eventLine } from "../rpc/jsonl.ts";
+import { createPiWire } from "../rpc/pi-wire.ts";
+import { decisionLog, type DecisionLog } from "./decisions.ts";
 
 export interface OneShotOptions {
   prompt: string;
@@ -29,20 +30,34 @@ export interface OneShotOptions {
   exits: ExitWatcher;
   /** Runs an extension command for a `/name args` prompt; `{ran:false}` sends the text to the model. */
   runCommand?: (name: string, args: string, signal: AbortSignal) => Promise<{ ran: boolean; error?: string }>;
-  /** Masks progress in JSON lines (`eventLine`). */
+  /** Masks progress in JSON lines (`createPiWire`, `eventLine`). */
   redact?: <T>(value: T) => T;
+  /** `--verbose`: every decision on stderr as it happens (print mode). */
+  verbose?: boolean;
+}
+
+/**
+ * The agent of the run, read each time (an extension's `ctx.newSession()` replaces it), and the
+ * events of that agent and of every later one: `HostSession` is one.
+ */
+export interface OneShotSession {
+  readonly agent: Agent<ExtensionHostEvent>;
+  subscribe(listener: (event: ExtensionStreamEvent) => void): () => void;
 }
 
 /** One print or JSON invocation: what its two paths (a prompt, a command) share. */
 interface OneShot {
-  agent: Agent<ExtensionHostEvent>;
+  session: OneShotSession;
   io: CliIO;
   options: OneShotOptions;
   interrupt: Interrupt;
+  /** Print mode's account of the extensions' decisions (`decisions.ts`). */
+  decisions: DecisionLog;
 }
 
-export async function runOneShot(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneShotOptions): Promise<number> {
-  const run: OneShot = { agent, io, options, interrupt: onInterrupt(agent, io, options.exits) };
+export async function runOneShot(session: OneShotSession, io: CliIO, options: OneShotOptions): Promise<number> {
+  const decisions = decisionLog({ verbose: options.verbose === true, write: (line) => void io.stderr.write(line), redact: options.redact });
+  const run: OneShot = { session, io, options, interrupt: onInterrupt(session, io, options.exits), decisions };
   try {
     const slash = options.runCommand && parseSlashCommand(options.prompt);
     if (slash) {
@@ -71,16 +86,17 @@ interface Interrupt {
  * starts: the user asked for the work to stop. A second signal exits at once (the watcher kills
  * the tools' processes first).
  */
-function onInterrupt(agent: Agent<ExtensionHostEvent>, io: CliIO, exits: ExitWatcher): Interrupt {
+function onInterrupt(session: OneShotSession, io: CliIO, exits: ExitWatcher): Interrupt {
   const command = new AbortController();
   const interrupt = () => {
     command.abort(exits.signal.reason);
+    const { agent } = session;
     if (agent.isRunning) agent.abort();
     else if (exits.cause === "SIGINT") io.stderr.write("mypi: interrupted; waiting for the command to stop. Press Ctrl+C again to quit at once.\n");
     else io.stderr.write(`mypi: ${String((exits.signal.reason as Error).message)}; waiting for the command to stop.\n`);
   };
-  const unsubscribe = agent.subscribe((event) => {
-    if (exits.signal.aborted && event.type === "agent_start") agent.abort();
+  const unsubscribe = session.subscribe((event) => {
+    if (exits.signal.aborted && event.type === "agent_start") session.agent.abort();
   });
   // A signal that came while mypi was still loading: the prompt's run is aborted as it starts.
   if (exits.signal.aborted) command.abort(exits.signal.reason);
@@ -101,12 +117,12 @@ function onInterrupt(agent: Agent<ExtensionHostEvent>, io: CliIO, exits: ExitWat
  * The prompt's run, then any run an extension starts from its end (Pi's plan mode prompts the next
  * step from `agent_end`): each is printed and awaited; the exit code is the last one's.
  */
-async function runPrompt({ agent, io, options }: OneShot): Promise<number> {
-  const followed = followRuns(agent, io, options);
+async function runPrompt({ session, io, options, decisions }: OneShot): Promise<number> {
+  const followed = followRuns(session, io, options, decisions);
   let end: AgentEndEvent | undefined;
   try {
     // A run that ends in `error` rejects; its agent_end was seen and decides below.
-    await agent.run(options.prompt, { source: "interactive" }).catch((error: unknown) => {
+    await session.agent.run(options.prompt, { source: "interactive" }).catch((error: unknown) => {
       if (!followed.end) throw error;
     });
     end = await followed.untilIdle();
@@ -114,13 +130,16 @@ async function runPrompt({ agent, io, options }: OneShot): Promise<number> {
     followed.stop();
   }
   if (!end) throw new Error("the run ended without agent_end");
-  if (!options.json) writeOutcome(end, io, options.maxTurns);
+  if (!options.json) {
+    writeOutcome(end, io, options.maxTurns);
+    io.stderr.write(decisions.summary());
+  }
   return withRefusals(exitCodeFor(end.stopReason), end, followed.refused, options.json ? undefined : io);
 }
 
 /**
  * A run that completed although a policy refused one of its tool calls did not do all it was asked:
- * it exits 1 (each refusal was said on stderr as it happened, in print mode).
+ * it exits 1 (each refusal was said on stderr as it happened, in print mode: `decisions.ts`).
  */
 function withRefusals(code: number, end: AgentEndEvent, refused: number, io: CliIO | undefined): number {
   if (code !== 0 || refused === 0 || end.stopReason !== "completed") return code;
@@ -128,38 +147,40 @@ function withRefusals(code: number, end: AgentEndEvent, refused: number, io: Cli
   return exitCodeFor("blocked");
 }
 
-/** Print mode's stderr line for a tool call an extension refused (`hook_decision` with `outcome: "block"`). */
-function refusalLine(event: HookDecisionEvent): string {
-  return `mypi: ${String(event.extension)} refused a tool call: ${oneLine(String(event.reason ?? "no reason given"))}\n`;
-}
-
 /** Print mode's stderr line for an `extension_error`. */
 export function extensionErrorLine(event: ExtensionErrorEvent): string {
   return `mypi: extension ${String(event.extension)} failed in ${String(event.slot)}: ${oneLine(String(event.error))}\n`;
+}
+
+/** Print mode's stderr line for a `pi.log` line: `[name] message`, the level said unless info. */
+export function extensionLogLine(event: ExtensionLogEvent): string {
+  return `[${event.extension}] ${event.level === "info" ? "" : `${event.level === "warn" ? "warning" : "error"}: `}${event.message}\n`;
 }
 
 /**
  * Prints every event from now on (JSON mode: each as a line; print mode: extension failures on
  * stderr) and remembers the last `agent_end`; `untilIdle` waits until no run is in progress.
  */
-function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneShotOptions) {
+function followRuns(session: OneShotSession, io: CliIO, options: OneShotOptions, decisions: DecisionLog) {
   let idle: (() => void) | undefined;
+  // Pi's JSON-mode shapes (`assistantMessageEvent`, block starts and ends) next to mypi's.
+  const wire = createPiWire(options.redact);
   const followed = {
     end: undefined as AgentEndEvent | undefined,
     /** Tool calls an extension refused (`hook_decision` block in `tool_call`). */
     refused: 0,
-    stop: agent.subscribe((event) => {
-      const refusal = event.type === "hook_decision" && event.slot === "tool_call" && event.outcome === "block";
-      if (refusal) followed.refused++;
-      if (options.json) io.stdout.write(eventLine(event, options.redact));
+    stop: session.subscribe((event) => {
+      if (event.type === "hook_decision" && event.slot === "tool_call" && event.outcome === "block") followed.refused++;
+      if (options.json) io.stdout.write(wire(event));
       else if (event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
-      else if (refusal) io.stderr.write(refusalLine(options.redact ? options.redact(event) : event));
+      else if (event.type === "extension_log") io.stderr.write(extensionLogLine(event));
+      else decisions.onEvent(event);
       if (event.type !== "agent_end") return;
       followed.end = event;
       idle?.();
     }),
     async untilIdle(): Promise<AgentEndEvent | undefined> {
-      while (agent.isRunning) await new Promise<void>((resolve) => (idle = resolve));
+      while (session.agent.isRunning) await new Promise<void>((resolve) => (idle = resolve));
       return followed.end;
     },
   };
@@ -173,8 +194,8 @@ function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneSho
  * 130 once Ctrl+C was pressed (whatever the command did after it).
  * `undefined`: no such command.
  */
-async function runSlashCommand({ agent, io, options, interrupt }: OneShot, name: string, args: string): Promise<number | undefined> {
-  const followed = followRuns(agent, io, options);
+async function runSlashCommand({ session, io, options, interrupt, decisions }: OneShot, name: string, args: string): Promise<number | undefined> {
+  const followed = followRuns(session, io, options, decisions);
   let end: AgentEndEvent | undefined;
   let outcome: { ran: boolean; error?: string };
   try {
@@ -187,6 +208,7 @@ async function runSlashCommand({ agent, io, options, interrupt }: OneShot, name:
   const failed = outcome.error !== undefined;
   if (failed) io.stderr.write(`mypi: /${name} failed: ${oneLine(outcome.error!)}\n`);
   else if (end && !options.json) writeOutcome(end, io, options.maxTurns);
+  if (!options.json) io.stderr.write(decisions.summary());
   if (interrupt.interrupted) {
     const saidAborted = !failed && end?.stopReason === "aborted";
     if (!options.json && !saidAborted) io.stderr.write("mypi: aborted.\n");

@@ -18,7 +18,7 @@ import { entrySource, updatePackages } from "../settings-write.ts";
 import { TrustStore } from "../trust.ts";
 import { findInstalled, installSource, uninstallSource, type Installed } from "./install.ts";
 import { checkPackage } from "./load.ts";
-import { parseSource, type PackageSource } from "./source.ts";
+import { installDir, parseSource, type PackageSource } from "./source.ts";
 
 export type PackageCommand = "install" | "remove" | "list" | "update";
 
@@ -63,11 +63,14 @@ export async function runPackageCommand(command: PackageCommand, argv: readonly 
       const checked = readSettingsFile(scope.settingsFile);
       if (checked !== undefined && "error" in checked) return fail(`${checked.error}. Fix the file first; nothing was installed.`);
       if (source.kind !== "local") say(`Installing ${source.declaration} …`);
-      const installed = await installSource(source, scope.packagesDir, checkPackage);
+      const stop = stopOnSignal();
+      const installed = await installSource(source, scope.packagesDir, { check: checkPackage, signal: stop.signal }).finally(stop.dispose);
+      if (stop.signal.aborted) return stopped(stop.signal, io);
       if (typeof installed === "string") return fail(`install failed: ${installed}. Nothing was changed.`);
       const error = updatePackages(scope.settingsFile, (list) => declare(list, source, scope));
       if (error !== undefined) return fail(error);
       say(`Installed ${source.declaration}${describe(installed)} → ${scope.settingsFile}`);
+      noteScripts(installed, installDir(scope.packagesDir, source), say);
       if (scope.name === "project") say("It loads when this workspace is trusted (interactive mode asks; or `mypi trust`).");
       return EXIT.ok;
     }
@@ -131,11 +134,16 @@ export async function runPackageCommand(command: PackageCommand, argv: readonly 
             say(`${source.declaration}: ${source.kind === "local" ? "a local path, used where it is" : "pinned"}${current ? describe(current) : ""}`);
             continue;
           }
-          const installed = await installSource(source, s.packagesDir, checkPackage);
+          const stop = stopOnSignal();
+          const installed = await installSource(source, s.packagesDir, { check: checkPackage, signal: stop.signal }).finally(stop.dispose);
+          if (stop.signal.aborted) return stopped(stop.signal, io);
           if (typeof installed === "string") {
             failed++;
             io.stderr.write(`mypi: update failed: ${installed}. The installed copy is unchanged.\n`);
-          } else say(`${source.declaration}: ${current ? "updated" : "installed"}${describe(installed)}`);
+          } else {
+            say(`${source.declaration}: ${current ? "updated" : "installed"}${describe(installed)}`);
+            noteScripts(installed, installDir(s.packagesDir, source), say);
+          }
         }
       }
       if (wanted !== undefined && seen === 0) return fail(`${words[0]} is not among the declared packages; \`mypi list\` shows them.`);
@@ -170,6 +178,33 @@ function declare(list: PackageEntry[], source: PackageSource, scope: Scope): Pac
   const next = [...list];
   next[i] = typeof old === "string" ? source.declaration : { ...old, source: source.declaration };
   return next.filter((e, j) => j <= i || identityOf(e, scope) !== source.identity);
+}
+
+/**
+ * Ctrl+C or SIGTERM while npm or git runs: the install is stopped (its process group killed, its
+ * temporary folder removed) instead of the process dying with npm left running.
+ */
+function stopOnSignal(): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => controller.abort(sig);
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const sig of signals) process.on(sig, onSignal);
+  return { signal: controller.signal, dispose: () => signals.forEach((sig) => process.off(sig, onSignal)) };
+}
+
+function stopped(signal: AbortSignal, io: CliIO): number {
+  const sig = signal.reason as NodeJS.Signals;
+  io.stderr.write(`mypi: stopped (${sig}): npm and git were stopped and their temporary folder removed. Nothing was changed.\n`);
+  return sig === "SIGTERM" ? EXIT.terminated : sig === "SIGHUP" ? EXIT.hangup : EXIT.aborted;
+}
+
+/** What npm did not run (`--ignore-scripts`), and how to run it once the user has read it. */
+function noteScripts(installed: Installed, dir: string | undefined, say: (line: string) => void): void {
+  if (!installed.skippedScripts?.length || dir === undefined) return;
+  say(
+    `Note: mypi runs no install scripts (npm --ignore-scripts), and these declare some: ${installed.skippedScripts.join(", ")}. ` +
+      `If the package needs them, read them, then run them in ${dir}: npm rebuild (or npm run <script>).`,
+  );
 }
 
 function describe(installed: Installed): string {

@@ -12,9 +12,21 @@
  *        runs in it when the package has dependencies.
  * Peer dependencies are not installed (`--legacy-peer-deps`): mypi supplies `@mypi/extension-api`
  * and Pi's module names to extensions itself.
+ *
+ * Nothing of a package runs while it installs: npm runs with `--ignore-scripts` (no
+ * pre/post-install, no `prepare` of a git or folder source), because installing must not run code
+ * the user has not read. The lifecycle scripts a package (or a dependency) declares are reported
+ * in `Installed.skippedScripts` so the command can say how to run them.
+ *
+ * Operands never pass for options: names and refs starting with `-` are refused by `source.ts`,
+ * and `--` comes before every operand given to npm and git.
+ *
+ * An install stopped by a signal (`signal`) kills npm's or git's whole process group and removes
+ * its temporary folder; one killed outright leaves `.installing-<pid>-…`, which the next install
+ * into the same folder removes once that process is gone.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { installDir, type PackageSource } from "./source.ts";
 
@@ -24,15 +36,29 @@ export interface Installed {
   version?: string;
   /** git: the checked-out commit (short). */
   commit?: string;
+  /** Packages of this install that declare lifecycle scripts, which were not run: `name (script, …)`. */
+  skippedScripts?: string[];
 }
 
-const NPM_FLAGS = ["--no-audit", "--no-fund", "--legacy-peer-deps", "--loglevel=error"];
+const NPM_FLAGS = ["--no-audit", "--no-fund", "--legacy-peer-deps", "--ignore-scripts", "--loglevel=error"];
+/** The scripts npm would run on install (and `prepare` for git and folder sources). */
+const LIFECYCLE = ["preinstall", "install", "postinstall", "prepare"];
+/** A stopped npm or git gets this long after SIGTERM before its group is killed. */
+const KILL_GRACE_MS = 2_000;
 
 /** What is wrong with the package at `root` (its manifest), if anything: checked before it is moved into place. */
 export type PackageCheck = (root: string) => string | undefined;
 
+export interface InstallOptions {
+  /** What is wrong with the package, checked before it is moved into place. */
+  check?: PackageCheck;
+  /** Stop the install: npm's or git's process group is killed, nothing is moved into place. */
+  signal?: AbortSignal;
+}
+
 /** Install (or install again) `source` under `packagesDir`; a string is the error. */
-export async function installSource(source: PackageSource, packagesDir: string, check: PackageCheck = () => undefined): Promise<Installed | string> {
+export async function installSource(source: PackageSource, packagesDir: string, options: InstallOptions = {}): Promise<Installed | string> {
+  const check = options.check ?? (() => undefined);
   if (source.kind === "local") {
     const found = findInstalled(source, packagesDir);
     if (!found) return `${source.path}: no such file or folder`;
@@ -40,18 +66,85 @@ export async function installSource(source: PackageSource, packagesDir: string, 
   }
   const dest = installDir(packagesDir, source)!;
   mkdirSync(dirname(dest), { recursive: true });
-  const temp = mkdtempSync(join(dirname(dest), ".installing-"));
+  removeStaleTemps(dirname(dest));
+  const temp = mkdtempSync(join(dirname(dest), `${TEMP_PREFIX}${process.pid}-`));
+  let skippedScripts: string[];
   try {
-    const problem = source.kind === "npm" ? await installNpm(source.spec, temp) : await installGit(source, temp);
+    const signal = options.signal ?? new AbortController().signal;
+    const problem = source.kind === "npm" ? await installNpm(source.spec, temp, signal) : await installGit(source, temp, signal);
+    if (signal.aborted) return "stopped";
     if (problem !== undefined) return problem;
     const root = source.kind === "npm" ? npmPackageRoot(temp)! : temp;
     const bad = check(root);
     if (bad !== undefined) return bad;
+    skippedScripts = declaredScripts(root, temp);
     replaceFolder(temp, dest);
   } finally {
     rmSync(temp, { recursive: true, force: true });
   }
-  return findInstalled(source, packagesDir) ?? `${source.declaration}: installed, but its package folder is missing`;
+  const installed = findInstalled(source, packagesDir);
+  if (!installed) return `${source.declaration}: installed, but its package folder is missing`;
+  return skippedScripts.length > 0 ? { ...installed, skippedScripts } : installed;
+}
+
+const TEMP_PREFIX = ".installing-";
+
+/**
+ * Temporary folders left by installs that were killed outright (`.installing-<pid>-…` whose
+ * process is gone), and `.old-<pid>` folders of a replacement cut short. An install running now
+ * in another process keeps its folder.
+ */
+function removeStaleTemps(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const temp = /^\.installing-(\d+)-/.exec(name) ?? /\.old-(\d+)$/.exec(name);
+    if (temp && !isAlive(Number(temp[1]))) rmSync(join(dir, name), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * The packages of an install that declare lifecycle scripts npm did not run: the package itself
+ * (its package.json), and its dependencies (npm marks them `hasInstallScript` in the lockfile it
+ * writes, counting an implicit `node-gyp rebuild`).
+ */
+function declaredScripts(root: string, lockDir: string): string[] {
+  const out: string[] = [];
+  const own = readJson(join(root, "package.json"));
+  const scripts = own?.scripts !== null && typeof own?.scripts === "object" ? Object.keys(own.scripts as object).filter((k) => LIFECYCLE.includes(k)) : [];
+  const name = typeof own?.name === "string" ? own.name : "the package";
+  if (scripts.length > 0) out.push(`${name} (${scripts.join(", ")})`);
+  const lock = readJson(join(lockDir, "package-lock.json"));
+  const packages = lock?.packages !== null && typeof lock?.packages === "object" ? (lock.packages as Record<string, { hasInstallScript?: unknown }>) : {};
+  for (const [path, entry] of Object.entries(packages)) {
+    if (path === "" || entry?.hasInstallScript !== true) continue;
+    const dep = path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length);
+    if (dep !== name) out.push(`${dep} (install scripts)`);
+  }
+  return out;
+}
+
+function readJson(file: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(readFileSync(file, "utf8"));
+    return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Where `source` is installed now, if it is. */
@@ -73,27 +166,28 @@ export function uninstallSource(source: PackageSource, packagesDir: string): voi
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 }
 
-async function installNpm(spec: string, prefix: string): Promise<string | undefined> {
+async function installNpm(spec: string, prefix: string, signal: AbortSignal): Promise<string | undefined> {
   writeFileSync(join(prefix, "package.json"), `${JSON.stringify({ private: true, description: "installed by mypi" })}\n`);
-  const npm = await run("npm", ["install", "--prefix", prefix, ...NPM_FLAGS, spec], prefix);
+  const npm = await run("npm", ["install", "--prefix", prefix, ...NPM_FLAGS, "--", spec], prefix, signal);
   if (npm.code !== 0) return `npm install ${spec} failed: ${lastLines(npm.output)}`;
   if (npmPackageRoot(prefix) === undefined) return `npm install ${spec} installed no package`;
   return undefined;
 }
 
 /** Clone into `repo` (an empty folder: git clones into one). */
-async function installGit(source: Extract<PackageSource, { kind: "git" }>, repo: string): Promise<string | undefined> {
-  const clone = await run("git", ["clone", "--quiet", source.url, repo], dirname(repo));
+async function installGit(source: Extract<PackageSource, { kind: "git" }>, repo: string, signal: AbortSignal): Promise<string | undefined> {
+  const clone = await run("git", ["clone", "--quiet", "--", source.url, repo], dirname(repo), signal);
   if (clone.code !== 0) return `git clone ${source.url} failed: ${lastLines(clone.output)}`;
   if (source.ref !== undefined) {
-    const checkout = await run("git", ["-c", "advice.detachedHead=false", "checkout", "--quiet", source.ref], repo);
+    // The ref never starts with "-" (source.ts); the `--` after it says it is no path.
+    const checkout = await run("git", ["-c", "advice.detachedHead=false", "checkout", "--quiet", source.ref, "--"], repo, signal);
     if (checkout.code !== 0) return `git checkout ${source.ref} in ${source.url} failed: ${lastLines(checkout.output)}`;
   }
   const pkgFile = join(repo, "package.json");
   if (!existsSync(pkgFile)) return `${source.declaration}: the repository has no package.json at its root`;
   const pkg = JSON.parse(readFileSync(pkgFile, "utf8")) as { dependencies?: Record<string, string> };
   if (Object.keys(pkg.dependencies ?? {}).length > 0) {
-    const npm = await run("npm", ["install", "--omit=dev", ...NPM_FLAGS], repo);
+    const npm = await run("npm", ["install", "--omit=dev", ...NPM_FLAGS], repo, signal);
     if (npm.code !== 0) return `npm install in ${source.declaration} failed: ${lastLines(npm.output)}`;
   }
   return undefined;
@@ -147,16 +241,42 @@ function readHead(repo: string): string | undefined {
   }
 }
 
-function run(command: string, args: readonly string[], cwd: string): Promise<{ code: number | null; output: string }> {
+/**
+ * `command` in a process group of its own, so that stopping it (`signal`) reaches what it started
+ * too (npm runs node, git runs its helpers): SIGTERM to the group, SIGKILL after the grace.
+ */
+function run(command: string, args: readonly string[], cwd: string, signal: AbortSignal): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     // No questions: a git asking for a password, or npm for anything, would hang the install.
     const env = { ...process.env, GIT_TERMINAL_PROMPT: "0", npm_config_yes: "true" };
-    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
+    let killTimer: NodeJS.Timeout | undefined;
+    const group = (sig: NodeJS.Signals) => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, sig);
+      } catch {
+        // the group is gone
+      }
+    };
+    const stop = () => {
+      group("SIGTERM");
+      killTimer = setTimeout(() => group("SIGKILL"), KILL_GRACE_MS);
+    };
+    signal.addEventListener("abort", stop, { once: true });
     child.stdout.setEncoding("utf8").on("data", (d: string) => (output += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (output += d));
-    child.on("error", (error) => resolve({ code: -1, output: `${command}: ${error.message}` }));
-    child.on("close", (code) => resolve({ code, output }));
+    child.on("error", (error) => {
+      signal.removeEventListener("abort", stop);
+      resolve({ code: -1, output: `${command}: ${error.message}` });
+    });
+    child.on("close", (code) => {
+      signal.removeEventListener("abort", stop);
+      clearTimeout(killTimer);
+      if (signal.aborted) group("SIGKILL"); // what it left behind in its group goes with it
+      resolve({ code, output });
+    });
+    if (signal.aborted) stop();
   });
 }
 

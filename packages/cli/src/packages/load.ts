@@ -13,16 +13,19 @@ import { statSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import type { LoadFailure } from "@mypi/extension-api";
 import picomatch from "picomatch";
-import { hasIndexFile, listExtensionFolder, manifestExtensionPaths } from "../discovery.ts";
+import { hasIndexFile, manifestExtensionPaths, outsideFailure, packageExtensionNames } from "../discovery.ts";
 import type { LoadedSettings, PackageEntry } from "../settings.ts";
 import { entrySource } from "../settings-write.ts";
 import { findInstalled } from "./install.ts";
-import { isPackageDir, readPackageManifest, type PackageManifest } from "./manifest.ts";
+import { insideRoot, isPackageDir, readPackageManifest, type PackageManifest } from "./manifest.ts";
 import { parseSource } from "./source.ts";
 
 export interface PackageResources {
-  /** Extension entries in declaration order, each with the declaration it came from (for `mypi extensions`). */
-  extensions: { path: string; note: string }[];
+  /**
+   * Extension entries in declaration order, each with the declaration it came from (for `mypi
+   * extensions`) and the name it loads under (after its package: `packageExtensionNames`).
+   */
+  extensions: { path: string; note: string; name?: string }[];
   skills: string[];
   prompts: string[];
   failures: LoadFailure[];
@@ -55,8 +58,17 @@ export function packageResources(declared: LoadedSettings["packages"], skip: Rea
       fail("MYPI_BAD_PACKAGE", resources);
       continue;
     }
+    for (const path of resources.outside) {
+      const refused = outsideFailure(installed.root, path, text);
+      out.failures.push({ ...refused, message: `package ${text}: ${refused.message}` });
+    }
     const note = `package ${source.declaration}`;
-    for (const path of narrow(resources.extensions, entry, "extensions", installed.root)) out.extensions.push({ path, note });
+    const paths = narrow(resources.extensions, entry, "extensions", installed.root);
+    const names = resources.name === undefined ? [] : packageExtensionNames(resources.name, resources.extensions);
+    for (const path of paths) {
+      const name = names[resources.extensions.indexOf(path)];
+      out.extensions.push({ path, note, ...(name !== undefined && { name }) });
+    }
     out.skills.push(...narrow(resources.skills, entry, "skills", installed.root));
     out.prompts.push(...narrow(resources.prompts, entry, "prompts", installed.root));
   }
@@ -81,19 +93,22 @@ export function checkPackage(root: string): string | undefined {
   return `${root} offers no extensions, skills or prompts: declare them under "mypi" (or Pi's "pi") in its package.json, or add an extensions/ folder`;
 }
 
-type Resources = Pick<PackageManifest, "extensions" | "skills" | "prompts">;
+type Resources = Pick<PackageManifest, "extensions" | "skills" | "prompts" | "outside" | "name">;
 
 /** What a package root offers: a file is one extension; a folder without package.json is a folder extension or the conventional folders. */
 function resourcesAt(root: string): Resources | string {
-  if (!isDirectory(root)) return { extensions: [root], skills: [], prompts: [] };
+  if (!isDirectory(root)) return { extensions: [root], skills: [], prompts: [], outside: [] };
   if (isPackageDir(root)) {
     const manifest = readPackageManifest(root);
     if (typeof manifest === "string") return manifest;
-    return { extensions: manifestExtensionPaths(manifest), skills: manifest.skills, prompts: manifest.prompts };
+    const { paths, outside } = manifestExtensionPaths(manifest);
+    return { extensions: paths, skills: manifest.skills, prompts: manifest.prompts, outside, ...(manifest.name !== undefined && { name: manifest.name }) };
   }
-  if (hasIndexFile(root)) return { extensions: [root], skills: [], prompts: [] };
-  const folder = (name: string) => (isDirectory(join(root, name)) ? [join(root, name)] : []);
-  return { extensions: listExtensionFolder(join(root, "extensions")), skills: folder("skills"), prompts: folder("prompts") };
+  if (hasIndexFile(root)) return { extensions: [root], skills: [], prompts: [], outside: [] };
+  // A folder without package.json: its conventional folders, read as a manifest without a key reads them.
+  const folders = conventional(root);
+  const { paths, outside } = manifestExtensionPaths({ root, declaredBy: "folders", ...folders });
+  return { extensions: paths, skills: folders.skills, prompts: folders.prompts, outside };
 }
 
 /**
@@ -114,6 +129,16 @@ function narrow(paths: readonly string[], entry: PackageEntry, kind: "extensions
     }
     return keep;
   });
+}
+
+/** The conventional folders of `root` that exist and stay inside it (links out go to `outside`). */
+function conventional(root: string): Pick<PackageManifest, "extensions" | "skills" | "prompts" | "outside"> {
+  const out: Pick<PackageManifest, "extensions" | "skills" | "prompts" | "outside"> = { extensions: [], skills: [], prompts: [], outside: [] };
+  for (const kind of ["extensions", "skills", "prompts"] as const) {
+    const folder = join(root, kind);
+    if (isDirectory(folder)) (insideRoot(root, folder) ? out[kind] : out.outside).push(folder);
+  }
+  return out;
 }
 
 function isDirectory(path: string): boolean {

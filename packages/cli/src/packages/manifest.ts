@@ -9,8 +9,10 @@
  *   "mypi": { "extensions": ["./src/index.ts"], "skills": ["./skills"], "prompts": ["./prompts/*.md"] }
  *
  * Without either key, the conventional folders `extensions/`, `skills/` and `prompts/` are used
- * where they exist. Paths may not leave the package root. When both keys are present, `mypi`
- * wins.
+ * where they exist; without those either, the package's `main` (or `exports["."]`) is its one
+ * extension, as Pi loads it. Paths may not leave the package root: a declared path, a conventional
+ * folder or an entry of one that is a link to something outside the package is not used, and
+ * listed in `outside` so the loader can say so. When both keys are present, `mypi` wins.
  */
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -25,11 +27,16 @@ export interface PackageManifest {
   root: string;
   name?: string;
   version?: string;
-  /** Which key declared the resources: `mypi`, `pi`, or none (the conventional folders). */
-  declaredBy: "mypi" | "pi" | "folders";
+  /**
+   * Which key declared the resources: `mypi`, `pi`, none (the conventional folders), or none and
+   * no folder either (`entry`: the package's `main` / `exports` is its one extension).
+   */
+  declaredBy: "mypi" | "pi" | "folders" | "entry";
   extensions: string[];
   skills: string[];
   prompts: string[];
+  /** Declared paths (or conventional folders) that are links leading out of the package: not used. */
+  outside: string[];
 }
 
 /** Is `dir` a package: a folder holding a package.json? */
@@ -57,11 +64,12 @@ export function readPackageManifest(root: string): PackageManifest | string {
     extensions: [],
     skills: [],
     prompts: [],
+    outside: [],
   };
   for (const kind of RESOURCE_KINDS) {
     if (key === undefined) {
       const folder = join(root, kind);
-      if (existsSync(folder)) manifest[kind] = [folder];
+      if (existsSync(folder)) (insideRoot(root, folder) ? manifest[kind] : manifest.outside).push(folder);
       continue;
     }
     const declared = (pkg[key] as Record<string, unknown>)[kind];
@@ -69,15 +77,42 @@ export function readPackageManifest(root: string): PackageManifest | string {
     if (!Array.isArray(declared) || !declared.every((p) => typeof p === "string")) {
       return `${file}: "${key}.${kind}" must be a list of paths`;
     }
-    const paths = expandPatterns(root, declared as string[]);
+    const paths = expandPatterns(root, declared as string[], manifest.outside);
     if (typeof paths === "string") return `${file}: "${key}.${kind}": ${paths}`;
     manifest[kind] = paths;
+  }
+  // Neither key nor a conventional folder: the package's own entry point is its extension, as Pi
+  // loads it (Pi 1.6 reads `main`; mypi also takes `exports["."]`).
+  if (key === undefined && RESOURCE_KINDS.every((kind) => manifest[kind].length === 0)) {
+    const entry = packageEntryPoint(root, pkg);
+    if (entry !== undefined) {
+      manifest.extensions = [entry];
+      manifest.declaredBy = "entry";
+    }
   }
   return manifest;
 }
 
-/** Paths and globs relative to `root`, in the order given, `!pattern` removing earlier matches. */
-function expandPatterns(root: string, patterns: readonly string[]): string[] | string {
+/**
+ * The file `main` names (or `exports["."]`: a string, or its `import` / `default` condition),
+ * with Node's extensions tried when it names none. Undefined when the package names neither, or
+ * it points outside the package.
+ */
+function packageEntryPoint(root: string, pkg: Record<string, unknown>): string | undefined {
+  // `exports` is a path, a map of subpaths (".", "./x"), or the conditions of "." itself.
+  const exported = pkg.exports;
+  const dot = isRecord(exported) && Object.keys(exported).some((k) => k.startsWith(".")) ? exported["."] : exported;
+  const conditional = isRecord(dot) ? (dot.import ?? dot.default ?? dot.node) : dot;
+  const named = typeof pkg.main === "string" && pkg.main !== "" ? pkg.main : typeof conditional === "string" ? conditional : undefined;
+  if (named === undefined) return undefined;
+  const base = resolve(root, named);
+  if (base !== resolve(root) && !base.startsWith(resolve(root) + sep)) return undefined;
+  const found = [base, ...[".js", ".ts", ".mjs", ".cjs"].map((ext) => base + ext)].find((f) => existsSync(f)) ?? base;
+  // A link out of the package is not its entry (as for the declared paths).
+  return insideRoot(root, found) ? found : undefined;
+}
+/** Paths and globs relative to `root`, in the order given, `!pattern` removing earlier matches; links out go to `outside`. */
+function expandPatterns(root: string, patterns: readonly string[], outside: string[]): string[] | string {
   const out: string[] = [];
   let files: string[] | undefined; // every file under root, listed once when a glob needs it
   for (const raw of patterns) {
@@ -89,7 +124,11 @@ function expandPatterns(root: string, patterns: readonly string[]): string[] | s
       const drop = new Set(matches);
       for (let i = out.length - 1; i >= 0; i--) if (drop.has(out[i]!)) out.splice(i, 1);
     } else {
-      for (const m of matches) if (!out.includes(m) && insideRoot(root, m)) out.push(m);
+      for (const m of matches) {
+        if (out.includes(m)) continue;
+        if (insideRoot(root, m)) out.push(m);
+        else if (!outside.includes(m)) outside.push(m);
+      }
     }
   }
   return out;
@@ -127,7 +166,7 @@ function listFiles(root: string): string[] {
 }
 
 /** A declared path may be a link, but what it names must stay inside the package. */
-function insideRoot(root: string, path: string): boolean {
+export function insideRoot(root: string, path: string): boolean {
   let real: string;
   try {
     real = realpathSync(path);

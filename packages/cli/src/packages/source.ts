@@ -9,6 +9,9 @@
  *
  * A source's identity says when two declarations are the same package: the npm name (or the
  * tarball's absolute path), the git URL without its ref, the local absolute path.
+ *
+ * A name, version, URL or ref starting with "-" is refused: npm and git would read it as an
+ * option (`npm:-g`, `git:…@--orphan=x`). The installer passes `--` before operands as well.
  */
 import { createHash } from "node:crypto";
 import { homedir } from "node:os";
@@ -35,6 +38,7 @@ export function parseSource(text: string, base: string): PackageSource | string 
 
 function parseNpm(spec: string, base: string): PackageSource | string {
   if (spec === "") return "npm: needs a package name (npm:name or npm:name@version)";
+  if (spec.startsWith("-")) return `npm:${spec}: a package name cannot start with "-" (npm would read it as an option)`;
   const fileSpec = spec.startsWith("file:") ? spec.slice(5) : isPathLike(spec) ? spec : undefined;
   if (fileSpec !== undefined) {
     const path = absolute(fileSpec, base);
@@ -47,12 +51,14 @@ function parseNpm(spec: string, base: string): PackageSource | string {
     return `npm:${spec}: "${name}" is not an npm package name`;
   }
   if (version === "") return `npm:${spec}: give a version after @, or leave the @ out`;
+  if (version?.startsWith("-")) return `npm:${spec}: a version cannot start with "-"`;
   const pinned = version !== undefined && /^\d+\.\d+\.\d+(-[\w.-]+)?(\+[\w.-]+)?$/.test(version);
   return { kind: "npm", spec, name, pinned, identity: `npm:${name}`, declaration: `npm:${spec}` };
 }
 
 function parseGit(rest: string): PackageSource | string {
   if (rest === "") return "git: needs a repository URL (git:github.com/owner/repo[@ref])";
+  if (rest.startsWith("-")) return `git:${rest}: a repository URL cannot start with "-" (git would read it as an option)`;
   // The ref follows the last "@" that comes after the path started (not the user@ of ssh URLs).
   const pathStart = Math.max(rest.lastIndexOf("/"), rest.indexOf(":", rest.indexOf("@") + 1));
   const at = rest.lastIndexOf("@");
@@ -60,6 +66,7 @@ function parseGit(rest: string): PackageSource | string {
   let url = hasRef ? rest.slice(0, at) : rest;
   const ref = hasRef ? rest.slice(at + 1) : undefined;
   if (ref === "") return `git:${rest}: give a ref after @, or leave the @ out`;
+  if (ref?.startsWith("-")) return `git:${rest}: a ref cannot start with "-" (git would read it as an option); give a branch, tag or commit`;
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url) && !/^[\w.-]+@[\w.-]+:/.test(url)) url = `https://${url}`;
   const pinned = ref !== undefined && /^[0-9a-f]{40}$/i.test(ref);
   return { kind: "git", url, ...(ref !== undefined && { ref }), pinned, identity: `git:${url.replace(/\.git$/, "")}`, declaration: `git:${url}${ref !== undefined ? `@${ref}` : ""}` };

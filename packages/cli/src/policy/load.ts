@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import type { EscapeApprovals } from "@mypi/builtin-tools";
-import type { ExtensionFactory } from "@mypi/extension-api";
+import type { ExtensionFactory, ExtensionSpec } from "@mypi/extension-api";
 import { createModeState, type ModeState } from "@mypi/extensions/permission-gate/modes";
 import type { CliArgs, Mode } from "../args.ts";
 import { shippedExtensionPath } from "../shipped.ts";
@@ -79,7 +79,10 @@ export function createPolicyRun(o: PolicyRunOptions): PolicyRun {
 }
 
 /** The `-e` paths without the shipped gate's: the run loads the gate itself, with its tiers and mode. */
-export function withoutShippedGate(paths: readonly string[]): string[] {
+export function withoutShippedGate<S extends ExtensionSpec>(specs: readonly S[]): S[] {
   const entry = shippedExtensionPath("permission-gate");
-  return paths.filter((p) => p !== entry && join(p, "index.ts") !== entry && join(p, "index.js") !== entry);
+  return specs.filter((spec) => {
+    const p = typeof spec === "string" ? spec : spec.path;
+    return p !== entry && join(p, "index.ts") !== entry && join(p, "index.js") !== entry;
+  });
 }

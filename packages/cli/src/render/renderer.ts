@@ -164,6 +164,12 @@ export function renderEvent(state: RenderState, event: ExtensionStreamEvent, sty
     case "extension_error":
       return renderExtensionError(state, event, style);
 
+    case "extension_log": {
+      const text = `[${oneLine(String(event.extension), 40)}] ${oneLine(String(event.message), 400)}`;
+      const color = event.level === "error" ? style.red : event.level === "warn" ? style.yellow : style.dim;
+      return { state: closeLine(state), commit: `${state.lineOpen ? "\n" : ""}${color(text)}\n` };
+    }
+
     default:
       return { state, commit: "" };
   }

@@ -126,12 +126,13 @@ export function readJsonlLines(
  *
  * `redact` (redact-secrets' patterns, when it is loaded) masks what passes no slot and a client
  * may log: a `tool_execution_update`'s partial result (the final result passes `tool_result`)
- * and the verdicts (`hook_decision`, `extension_error`: an extension's `reason` or `error` is its
- * own text), as the host masks them where it records them in the session.
+ * and the verdicts and log lines (`hook_decision`, `extension_error`, `extension_log`: an
+ * extension's `reason`, `error` or `message` is its own text), as the host masks the verdicts
+ * where it records them in the session.
  */
 export function eventLine(event: ExtensionStreamEvent, redact?: <T>(value: T) => T): string {
   if (redact && event.type === "tool_execution_update") return toJsonLine({ ...event, partialResult: redact(event.partialResult) });
-  if (redact && (event.type === "hook_decision" || event.type === "extension_error")) return toJsonLine(redact(event));
+  if (redact && (event.type === "hook_decision" || event.type === "extension_error" || event.type === "extension_log")) return toJsonLine(redact(event));
   if (event.type !== "message_update") return toJsonLine(event);
   const { message: _snapshot, ...update } = event;
   return toJsonLine(update);

@@ -7,6 +7,7 @@
  * Escape or Ctrl+C stops it: the whole process group gets SIGTERM, then SIGKILL if it lingers.
  */
 import { spawn } from "node:child_process";
+import { StringDecoder } from "node:string_decoder";
 
 /** Output kept per command; the rest is cut (the block says how much). */
 const MAX_OUTPUT = 64 * 1024;
@@ -26,22 +27,29 @@ export function parseShellLine(line: string): { command: string; excludeFromCont
   return { command: m[2]!.trim(), excludeFromContext: m[1] === "!!" };
 }
 
-export function runShell(command: string, cwd: string, signal: AbortSignal): Promise<ShellResult> {
+/** `onOutput` sees every chunk of output as it comes, also past what is kept (RPC `bash_execution_update`). */
+export function runShell(command: string, cwd: string, signal: AbortSignal, onOutput?: (text: string) => void): Promise<ShellResult> {
   return new Promise((resolve) => {
     const child = spawn("bash", ["-c", command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     let truncated = false;
     let cancelled = false;
-    const take = (chunk: Buffer) => {
+    const take = (text: string) => {
+      if (text === "") return;
+      onOutput?.(text);
       if (output.length >= MAX_OUTPUT) return void (truncated = true);
-      output += chunk.toString("utf8");
+      output += text;
       if (output.length > MAX_OUTPUT) {
         output = output.slice(0, MAX_OUTPUT);
         truncated = true;
       }
     };
-    child.stdout.on("data", take);
-    child.stderr.on("data", take);
+    // A decoder per stream keeps a character split between two chunks whole.
+    for (const stream of [child.stdout, child.stderr]) {
+      const decoder = new StringDecoder("utf8");
+      stream.on("data", (chunk: Buffer) => take(decoder.write(chunk)));
+      stream.on("end", () => take(decoder.end()));
+    }
     const group = (sig: NodeJS.Signals) => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, sig);

@@ -19,8 +19,16 @@ export class IoTerminal implements Terminal {
   #onResize: (() => void) | undefined;
   /** Every byte written, for the keystroke benchmark. */
   written = 0;
+  /**
+   * The stream's own write, taken now: interactive mode then replaces `process.stdout.write` to
+   * catch stray output (`stray-output.ts`), and the screen must not catch itself.
+   */
+  readonly #write: (data: string) => void;
 
-  constructor(private readonly io: Pick<CliIO, "stdin" | "stdout">) {}
+  constructor(private readonly io: Pick<CliIO, "stdin" | "stdout">) {
+    const write = io.stdout.write;
+    this.#write = (data) => void write.call(io.stdout, data);
+  }
 
   get kittyProtocolActive(): boolean {
     return false;
@@ -56,7 +64,7 @@ export class IoTerminal implements Terminal {
 
   write(data: string): void {
     this.written += Buffer.byteLength(data);
-    this.io.stdout.write(data);
+    this.#write(data);
   }
 
   get columns(): number {

@@ -21,8 +21,10 @@ import type {
   InputSource,
   Message,
   ModelClient,
+  QueuedMessage,
   Slots,
   StreamEvent,
+  ThinkingLevel,
   Tool,
   TurnEndEvent,
 } from "../types.ts";
@@ -38,6 +40,8 @@ export type { AgentRunStream } from "./run-stream.ts";
 /** `H`: the host's events, as in `Agent<H>`. */
 export interface AgentOptions<H extends HostEventBase = HostEvent> {
   model: ModelClient;
+  /** `ModelRequest.thinking` for every model call; absent: the client's default. */
+  thinkingLevel?: ThinkingLevel;
   tools?: Tool[] | ToolRegistry;
   systemPrompt?: string;
   slots?: Slots<H>;
@@ -58,6 +62,14 @@ export interface AgentOptions<H extends HostEventBase = HostEvent> {
   toolTimeoutMs?: number;
   /** The tools' workspace; default `process.cwd()`. */
   cwd?: string;
+  /**
+   * A worker pool to share (another agent's `workerPool`): this agent runs its worker tools
+   * there and leaves it open on `close()`, which is its owner's to do. Default: its own pool,
+   * started on the first worker task and closed with the agent.
+   */
+  workerPool?: ToolWorkerPool;
+  /** Handed to every tool call of this agent as `ctx.context` (docs/kernel.md#agent). */
+  toolContext?: Readonly<Record<string, unknown>>;
   /** Automatic compaction before model calls (needs a context window). */
   compaction?: CompactionSettings;
   /** Every automatic compaction attempt's outcome (the host's `session_compact`). */
@@ -75,6 +87,18 @@ export interface PromptOptions {
   images?: ImageContent[];
   /** Default `"api"`. */
   source?: InputSource;
+}
+
+/**
+ * How queued steering (or follow-ups) enter the run at a turn boundary: every message queued so
+ * far (`"all"`), or the oldest one, the rest waiting for the next boundary (`"one-at-a-time"`).
+ */
+export type QueueMode = "all" | "one-at-a-time";
+
+/** What is queued: steering first delivered at the next turn boundary, follow-ups when the run would stop. */
+export interface QueuedMessages {
+  steering: readonly QueuedMessage[];
+  followUps: readonly QueuedMessage[];
 }
 
 /** A returned promise is not awaited (the loop never waits for listeners); its rejection is reported. */
@@ -115,10 +139,19 @@ interface ActiveRun<H extends HostEventBase> {
 export class Agent<H extends HostEventBase = HostEvent> {
   /** Read at the start of each run. */
   model: ModelClient;
+  /**
+   * Read at the start of each run, like `model`: sent as `ModelRequest.thinking`. Plain state —
+   * what a model supports is the host's concern (it clamps before setting it).
+   */
+  thinkingLevel: ThinkingLevel | undefined;
   systemPrompt: string | undefined;
   slots: Slots<H>;
   readonly tools: ToolRegistry;
   readonly session: SessionManager | undefined;
+  /** How queued steering enters the run; read at each turn boundary. Default `"all"`. */
+  steeringMode: QueueMode = "all";
+  /** How queued follow-ups enter the run; read each time the run would stop. Default `"all"`. */
+  followUpMode: QueueMode = "all";
 
   readonly #options: AgentOptions<H>;
   #messages: Message[];
@@ -133,6 +166,8 @@ export class Agent<H extends HostEventBase = HostEvent> {
   #pool: ToolWorkerPool | undefined;
   #closed = false;
   #autoCompaction: AgentLoopOptions["beforeModelCall"];
+  /** The options' compaction settings, copied: `autoCompaction` switches this copy. */
+  readonly #compaction: CompactionSettings | undefined;
   /** Events raised while one is being delivered wait here, so every listener sees causal order. */
   #delivering = false;
   #backlog: { event: StreamEvent<H>; stream: RunStream<H> | undefined }[] = [];
@@ -140,12 +175,23 @@ export class Agent<H extends HostEventBase = HostEvent> {
   constructor(options: AgentOptions<H>) {
     this.#options = options;
     this.model = options.model;
+    this.thinkingLevel = options.thinkingLevel;
     this.systemPrompt = options.systemPrompt;
     this.slots = options.slots ?? {};
     this.tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.session = options.session;
+    // Copied with its accessors: a host whose window follows the model (a getter) keeps it following.
+    this.#compaction = options.compaction && (Object.defineProperties({}, Object.getOwnPropertyDescriptors(options.compaction)) as CompactionSettings);
     const seed = options.messages ?? options.session?.buildContext() ?? [];
     this.#messages = seed.map(deepFreeze);
+  }
+
+  /**
+   * The pool the agent's worker tools run in: the one it was given, else its own (made now if
+   * needed; no thread starts before the first task). Give it to another agent to share it.
+   */
+  get workerPool(): ToolWorkerPool {
+    return (this.#pool ??= this.#options.workerPool ?? new ToolWorkerPool());
   }
 
   /** The history: a read-only view of frozen messages, not a copy. */
@@ -160,6 +206,24 @@ export class Agent<H extends HostEventBase = HostEvent> {
   /** Steering and follow-up messages still queued. */
   get pendingMessageCount(): number {
     return this.#steering.length + this.#followUps.length;
+  }
+
+  /** The queued messages, oldest first (snapshots: later queueing does not change them). */
+  get queued(): QueuedMessages {
+    return { steering: [...this.#steering], followUps: [...this.#followUps] };
+  }
+
+  /**
+   * Automatic compaction before model calls: on when the agent has compaction settings and their
+   * `enabled` is not false. Switching it on needs those settings (they hold the context window).
+   */
+  get autoCompaction(): boolean {
+    return this.#compaction !== undefined && this.#compaction.enabled !== false;
+  }
+
+  set autoCompaction(on: boolean) {
+    if (this.#compaction) this.#compaction.enabled = on;
+    else if (on) throw new Error("Automatic compaction needs compaction settings (the model's context window): give the Agent `compaction`.");
   }
 
   /**
@@ -211,6 +275,14 @@ export class Agent<H extends HostEventBase = HostEvent> {
     this.#followUps.push(queuedInput(message, options));
   }
 
+  /** Empty both queues; returns what they held, as `queued` would have. */
+  clearQueue(): QueuedMessages {
+    const cleared = { steering: this.#steering, followUps: this.#followUps };
+    this.#steering = [];
+    this.#followUps = [];
+    return cleared;
+  }
+
   /**
    * A host diagnostic into the current run's stream at this point; while idle, to listeners only.
    * An event without a string `type`, or with the type of one of the loop's events, is dropped.
@@ -236,7 +308,8 @@ export class Agent<H extends HostEventBase = HostEvent> {
       abortRun(current, undefined);
       await current.done;
     }
-    await this.#pool?.close();
+    // A shared pool is its owner's to close.
+    if (this.#pool !== this.#options.workerPool) await this.#pool?.close();
   }
 
   #start(input: string | Message, options: PromptOptions, buffer: boolean): RunStream<H> {
@@ -265,6 +338,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
     const loopOptions: AgentLoopOptions = {
       model: this.model,
       systemPrompt: this.systemPrompt,
+      thinking: this.thinkingLevel,
       messages: this.#messages,
       prompt,
       tools: this.tools,
@@ -277,10 +351,11 @@ export class Agent<H extends HostEventBase = HostEvent> {
       cwd: this.#options.cwd ?? process.cwd(),
       abortGraceMs: this.#options.abortGraceMs ?? 2000,
       toolTimeoutMs: this.#options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
-      workerPool: (this.#pool ??= new ToolWorkerPool()),
+      workerPool: this.workerPool,
       modelView: this.#view,
     };
-    const compaction = this.#options.compaction;
+    if (this.#options.toolContext) loopOptions.toolContext = this.#options.toolContext;
+    const compaction = this.#compaction;
     if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= this.#compactionHook(compaction);
     const sink = { emit: (event: StreamEvent) => this.#fromLoop(active, event) };
     let settled!: () => void;
@@ -309,12 +384,14 @@ export class Agent<H extends HostEventBase = HostEvent> {
   readonly #takeSteering = (): LoopPrompt[] => this.#take("steering");
   readonly #takeFollowUps = (): LoopPrompt[] => this.#take("followUps");
 
-  #take(queue: "steering" | "followUps"): LoopPrompt[] {
+  #take(queue: "steering" | "followUps", mode: QueueMode = queue === "steering" ? this.steeringMode : this.followUpMode): LoopPrompt[] {
     const taken = queue === "steering" ? this.#steering : this.#followUps;
     if (taken.length === 0) return taken;
-    if (queue === "steering") this.#steering = [];
-    else this.#followUps = [];
-    return taken;
+    // What is taken leaves the agent with its list; the queue goes on in a new one.
+    const rest = mode === "all" ? [] : taken.slice(1);
+    if (queue === "steering") this.#steering = rest;
+    else this.#followUps = rest;
+    return mode === "all" ? taken : taken.slice(0, 1);
   }
 
   /**
@@ -380,7 +457,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
     // What was queued for an aborted run would reach the model after the next prompt, which the
     // user did not write it for: it is handed back instead.
     if (end.stopReason === "aborted" && this.pendingMessageCount > 0) {
-      const unsent = deepFreeze([...this.#take("steering"), ...this.#take("followUps")]);
+      const unsent = deepFreeze([...this.#take("steering", "all"), ...this.#take("followUps", "all")]);
       end = Object.freeze({ ...end, unsent });
     }
     const beforeAgentEnd = this.#options.beforeAgentEnd;

@@ -7,6 +7,8 @@ export {
   type AgentOptions,
   type AgentRunStream,
   type PromptOptions,
+  type QueuedMessages,
+  type QueueMode,
 } from "./agent.ts";
 export { ModelView, toModelMessages } from "./model-view.ts";
 export type { AgentLoopOptions, BeforeModelCallResult, LoopPrompt } from "./types.ts";

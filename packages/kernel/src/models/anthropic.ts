@@ -12,7 +12,8 @@ import type { ModelClient, ModelPrices, ModelRequest, ModelStreamEvent } from ".
 import { buildAnthropicRequest } from "./anthropic-request.ts";
 import { AnthropicStreamAccumulator } from "./anthropic-stream.ts";
 import { hookedFetch, nonEmpty, openWithRetries, readEvents, type EventStream, type HttpHooks, type RetryPolicy } from "./http.ts";
-import { abortableSleep, classifyError, isProtocolError, readableErrorFetch, transportErrorDetail, type ErrorContext, type SdkErrorClasses } from "./openai-errors.ts";
+import type { RetrySwitch } from "./retry-switch.ts";
+import { abortableSleep, classifyError, isProtocolError, readableErrorFetch, transportErrorDetail, type ErrorContext, type SdkErrorClasses, maskUrlCredentials } from "./openai-errors.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
 import { anthropicTraits, type AnthropicTraits, type EffortTable } from "./thinking.ts";
 
@@ -38,6 +39,8 @@ export interface AnthropicModelOptions {
   maxTokens?: number;
   /** Retries after 408/409/429/529/5xx or a transient connection error. Default 3. */
   maxRetries?: number;
+  /** Switches the retries at run time (off, or stop the waits in progress): `RetrySwitch`. */
+  retry?: RetrySwitch;
   /** First backoff step; doubled per retry, capped at 8 s. Default 500 ms. */
   retryBaseMs?: number;
   /** A stream that sends nothing for this long is ended with an error. Default 120 000 ms. */
@@ -115,7 +118,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelClien
       keyVariable: "ANTHROPIC_API_KEY",
       baseURLHint: "Set the base URL with ANTHROPIC_BASE_URL or the baseURL option",
     },
-    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep },
+    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep, retry: options.retry },
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     maxTokens: options.maxTokens ?? traits.maxTokens,
     cache: options.cache ?? true,
@@ -143,7 +146,7 @@ async function connect(state: ClientState): Promise<Connection | string> {
 async function* streamMessages(state: ClientState, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
   const acc = new AnthropicStreamAccumulator(state.stamp);
   const aborted = (): ModelStreamEvent => ({ type: "error", message: acc.message("aborted", "Request aborted") });
-  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", message) });
+  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", maskUrlCredentials(message)) });
 
   if (state.unusable !== undefined) return yield failed(state.unusable);
   let body;

@@ -7,6 +7,7 @@
  */
 import type { ModelStreamEvent } from "../types.ts";
 import { retryDelayMs, type ClassifiedError } from "./openai-errors.ts";
+import type { RetrySwitch } from "./retry-switch.ts";
 
 /**
  * Called around each HTTP request of a client. `headers` may change the request's headers in
@@ -49,6 +50,8 @@ export interface RetryPolicy {
   maxRetries: number;
   retryBaseMs: number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** A host's hand on the retries at run time (switched off, or the waits stopped). */
+  retry?: RetrySwitch;
 }
 
 export type Opened<T> =
@@ -78,11 +81,17 @@ export async function openWithRetries<T>(options: {
       link.dispose();
       const failure = options.classify(err);
       if (signal.aborted || failure.kind === "aborted") return { ok: false, aborted: true };
-      if (failure.retryable && attempt < policy.maxRetries) {
-        await policy.sleep(retryDelayMs(attempt, policy.retryBaseMs, failure.retryAfterMs), signal);
-        continue;
+      let stopped = false;
+      if (failure.retryable && attempt < policy.maxRetries && policy.retry?.enabled !== false) {
+        const delay = retryDelayMs(attempt, policy.retryBaseMs, failure.retryAfterMs);
+        if (!policy.retry) {
+          await policy.sleep(delay, signal);
+          continue;
+        }
+        stopped = await policy.retry.wait(delay, signal, policy.sleep);
+        if (!stopped) continue;
       }
-      const gaveUp = failure.retryable && attempt > 0 ? ` (gave up after ${attempt + 1} attempts)` : "";
+      const gaveUp = stopped ? " (retrying was stopped)" : failure.retryable && attempt > 0 ? ` (gave up after ${attempt + 1} attempts)` : "";
       return { ok: false, aborted: false, message: failure.message + gaveUp };
     }
   }

@@ -4,3 +4,5 @@ export { createOpenAIResponsesModel, type OpenAIResponsesModelOptions } from "./
 export { createAnthropicModel, type AnthropicModelOptions } from "./anthropic.ts";
 export { computeCost } from "./cost.ts";
 export { THINKING_LEVELS, type EffortTable } from "./thinking.ts";
+export { RetrySwitch } from "./retry-switch.ts";
+export { OPENAI_DEFAULT_BASE_URL } from "./openai.ts";

@@ -81,6 +81,16 @@ export interface ErrorContext {
   baseURLHint?: string;
 }
 
+/**
+ * `scheme://user:password@host` → `scheme://***@host`, everywhere in `text`: a password (or a
+ * token given as the user) in a base URL must not reach a terminal, a session file or a log
+ * through an error message. Applied to every message a model client reports, whatever else
+ * redacts it.
+ */
+export function maskUrlCredentials(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#@]+@/gi, "$1***@");
+}
+
 /** Classify anything the SDK (or the stream reader) threw. */
 export function classifyError(err: unknown, ctx: ErrorContext, sdk: SdkErrorClasses): ClassifiedError {
   const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = sdk;

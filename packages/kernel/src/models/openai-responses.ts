@@ -10,7 +10,8 @@
 import type OpenAI from "openai";
 import type { ModelClient, ModelPrices, ModelRequest, ModelStreamEvent } from "../types.ts";
 import { hookedFetch, nonEmpty, openWithRetries, readEvents, type EventStream, type HttpHooks, type RetryPolicy } from "./http.ts";
-import { abortableSleep, classifyError, isProtocolError, readableErrorFetch, transportErrorDetail, type ErrorContext, type SdkErrorClasses } from "./openai-errors.ts";
+import type { RetrySwitch } from "./retry-switch.ts";
+import { abortableSleep, classifyError, isProtocolError, readableErrorFetch, transportErrorDetail, type ErrorContext, type SdkErrorClasses, maskUrlCredentials } from "./openai-errors.ts";
 import { buildResponsesRequest } from "./openai-responses-request.ts";
 import { ResponseFailedError, ResponsesStreamAccumulator } from "./openai-responses-stream.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
@@ -36,6 +37,8 @@ export interface OpenAIResponsesModelOptions {
   /** `max_output_tokens` when the request has none. */
   maxTokens?: number;
   maxRetries?: number;
+  /** Switches the retries at run time (off, or stop the waits in progress): `RetrySwitch`. */
+  retry?: RetrySwitch;
   retryBaseMs?: number;
   idleTimeoutMs?: number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
@@ -107,7 +110,7 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
     },
     connection: undefined,
     ctx: { baseURL, model: options.model, now: options.now ?? Date.now },
-    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep },
+    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep, retry: options.retry },
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     maxTokens: options.maxTokens,
     store: options.store ?? false,
@@ -133,7 +136,7 @@ async function connect(state: ClientState): Promise<Connection | string> {
 async function* streamResponse(state: ClientState, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
   const acc = new ResponsesStreamAccumulator(state.stamp);
   const aborted = (): ModelStreamEvent => ({ type: "error", message: acc.message("aborted", "Request aborted") });
-  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", message) });
+  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", maskUrlCredentials(message)) });
 
   if (state.unusable !== undefined) return yield failed(state.unusable);
   let body;

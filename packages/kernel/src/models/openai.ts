@@ -21,6 +21,7 @@ import type { ModelClient, ModelPrices, ModelRequest, ModelStreamEvent } from ".
 import {
   abortableSleep,
   classifyError,
+  maskUrlCredentials,
   isProtocolError,
   readableErrorFetch,
   transportErrorDetail,
@@ -31,13 +32,15 @@ import { buildChatRequest, type MaxTokensField } from "./openai-messages.ts";
 import { sawDone } from "./openai-done.ts";
 import { ChatStreamAccumulator } from "./openai-stream.ts";
 import { hookedFetch, nonEmpty, openWithRetries, readEvents, type HttpHooks, type RetryPolicy, type StreamEnd } from "./http.ts";
+import type { RetrySwitch } from "./retry-switch.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
 import { GENERIC_EFFORTS, openAIEffortTable, type EffortTable } from "./thinking.ts";
 
 export { toOpenAIMessages, type MaxTokensField } from "./openai-messages.ts";
 export type { HttpHooks } from "./http.ts";
 
-const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
+/** Where requests go without a base URL (the `openai:` models of the OpenAI API). */
+export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 /** Sent as the key when a base URL is set and no key is: most local servers ignore it. */
 const PLACEHOLDER_API_KEY = "no-key";
 
@@ -59,6 +62,8 @@ export interface OpenAIModelOptions {
   http?: HttpHooks;
   /** Retries after a 408/409/429/5xx or a transient connection error. Default 3. */
   maxRetries?: number;
+  /** Switches the retries at run time (off, or stop the waits in progress): `RetrySwitch`. */
+  retry?: RetrySwitch;
   /** Extra HTTP headers on every request (e.g. OpenRouter's `HTTP-Referer`). */
   headers?: Record<string, string>;
   /** Output token cap when the request has none. */
@@ -135,11 +140,16 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   const customBaseURL = nonEmpty(options.baseURL) ?? nonEmpty(env.OPENAI_BASE_URL);
   const baseURL = (customBaseURL ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, "");
   const apiKey = nonEmpty(options.apiKey) ?? nonEmpty(env.OPENAI_API_KEY) ?? (customBaseURL ? PLACEHOLDER_API_KEY : undefined);
+  // fetch refuses a URL with a user name or password in it; say so before any request, masked.
+  const shown = maskUrlCredentials(baseURL);
   const unusable =
-    apiKey === undefined
-      ? `no API key for ${id}: set OPENAI_API_KEY (or pass apiKey). ` +
-        "Servers that need no key work without one once a base URL is set (OPENAI_BASE_URL or --base-url)"
-      : undefined;
+    shown !== baseURL
+      ? `the base URL ${shown} carries a user name or password, which HTTP clients refuse to send in a URL: ` +
+        "drop it from the URL and give the key as OPENAI_API_KEY (sent as a bearer token)"
+      : apiKey === undefined
+        ? `no API key for ${id}: set OPENAI_API_KEY (or pass apiKey). ` +
+          "Servers that need no key work without one once a base URL is set (OPENAI_BASE_URL or --base-url)"
+        : undefined;
   const provider = options.provider ?? "openai";
   const known = customBaseURL ? undefined : openAIEffortTable(options.model);
   const reasons = options.reasoning ?? known !== undefined;
@@ -161,8 +171,9 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
       ...(process.env.OPENAI_LOG ? {} : { logLevel: "off" as const }),
     },
     connection: undefined,
-    ctx: { baseURL, model: options.model, now: options.now ?? Date.now },
-    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep },
+    // Messages name the server by this: never with its credentials.
+    ctx: { baseURL: shown, model: options.model, now: options.now ?? Date.now },
+    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep, retry: options.retry },
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     maxTokens: options.maxTokens,
     maxTokensField: options.maxTokensField ?? (customBaseURL ? "max_tokens" : "max_completion_tokens"),
@@ -193,7 +204,7 @@ async function connect(state: ClientState): Promise<Connection | string> {
 async function* streamChat(state: ClientState, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
   const acc = new ChatStreamAccumulator(state.stamp);
   const aborted = (): ModelStreamEvent => ({ type: "error", message: acc.message("aborted", "Request aborted") });
-  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", message) });
+  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", maskUrlCredentials(message)) });
 
   if (state.unusable !== undefined) {
     yield failed(state.unusable);

@@ -16,8 +16,10 @@ export {
   type CompactionEntry,
   type LabelEntry,
   type ModelChangeEntry,
+  type ThinkingLevelChangeEntry,
   type SessionInfoEntry,
 } from "./entries.ts";
+export { readSessionHeader } from "./load.ts";
 export { mypiHome, defaultSessionDir, jitiCacheDir, listSessionFiles, sessionFilesByIdPrefix } from "./paths.ts";
 export {
   compact,

@@ -8,7 +8,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { basename } from "node:path";
 import { exceedsDepth, tooDeepText } from "../limits.ts";
-import { entryProblem, isHeader, type SessionEntry, type SessionHeader } from "./entries.ts";
+import { entryProblem, isHeader, normalizeEntry, type SessionEntry, type SessionHeader } from "./entries.ts";
 export interface LoadedSession {
   header: SessionHeader | undefined;
   /** Valid entries in file order; parents always precede their children. */
@@ -62,6 +62,38 @@ export function readSessionFile(path: string): LoadedSession | undefined {
     const unterminated = pending.length > 0;
     if (unterminated) reader.line(Buffer.concat(pending), true);
     return reader.finish(unterminated);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The longest first line read to tell a session file (a header is a few hundred bytes). */
+const HEADER_BYTES = 64 * 1024;
+
+/**
+ * The header of the session file at `path`, read from its first line only; undefined when the
+ * path is no regular file, cannot be read, or does not begin with a session header — what tells
+ * a session file from any other (an HTML export must never replace one; `switch_session` must
+ * never append to a file that is not one).
+ */
+export function readSessionHeader(path: string): SessionHeader | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return undefined;
+    const buffer = Buffer.alloc(HEADER_BYTES);
+    const read = readSync(fd, buffer, 0, HEADER_BYTES, 0);
+    const end = buffer.subarray(0, read).indexOf(NEWLINE);
+    let line = buffer.subarray(0, end === -1 ? read : end).toString("utf8");
+    if (line.charCodeAt(0) === 0xfeff) line = line.slice(1);
+    const value: unknown = JSON.parse(line);
+    return isHeader(value) ? value : undefined;
+  } catch {
+    return undefined;
   } finally {
     closeSync(fd);
   }
@@ -125,7 +157,7 @@ class SessionReader {
       warnings.push(`${where}: ${problem}, skipped`);
       return;
     }
-    const entry = value as SessionEntry;
+    const entry = normalizeEntry(value as SessionEntry);
     const byId = this.#byId;
     if (byId.has(entry.id)) {
       warnings.push(`${where}: entry id ${entry.id} already used, skipped`);

@@ -23,6 +23,7 @@ import {
   type LabelEntry,
   type MessageEntry,
   type ModelChangeEntry,
+  type ThinkingLevelChangeEntry,
   type SessionEntry,
   type SessionHeader,
   type SessionInfoEntry,
@@ -69,6 +70,13 @@ export class SessionManager {
   readonly cwd: string;
   /** What loading skipped or repaired, one line each (`file:line: what`). Empty when all was fine. */
   readonly loadWarnings: readonly string[];
+  /**
+   * What a message becomes before it is recorded (in memory and on disk), e.g. a redactor's
+   * masked copy of an assistant message, whose text and tool-call arguments no slot rewrites
+   * (extensions/redact-secrets). The caller's history keeps the message it appended, which
+   * `entryIdOf` still finds. Undefined: recorded as appended.
+   */
+  storedForm?: ((message: Message) => Message) | undefined;
 
   private readonly header: SessionHeader;
   private readonly entries: SessionEntry[];
@@ -107,13 +115,18 @@ export class SessionManager {
 
   // ─── Opening ───────────────────────────────────────────────────────────────────────────────
 
-  /** A new session in `dir` (default `$MYPI_HOME/sessions/<cwd-slug>/`). The file appears with the first entry. */
-  static create(options: SessionLocationOptions): SessionManager {
+  /**
+   * A new session in `dir` (default `$MYPI_HOME/sessions/<cwd-slug>/`). The file appears with the
+   * first entry. `parentSession`: the session file it continues (recorded in its header); `id`:
+   * its id (`--session-id`), default a new UUID.
+   */
+  static create(options: SessionLocationOptions & { parentSession?: string; id?: string }): SessionManager {
     const cwd = resolve(options.cwd);
     const now = new Date();
-    const id = randomUUID();
+    const id = options.id ?? randomUUID();
     const dir = options.dir ?? defaultSessionDir(cwd);
-    return SessionManager.fresh({ type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString() }, join(dir, sessionFileName(id, now)));
+    const header: SessionHeader = { type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) };
+    return SessionManager.fresh(header, join(dir, sessionFileName(id, now)));
   }
 
   /**
@@ -148,10 +161,10 @@ export class SessionManager {
     });
   }
 
-  /** A session that is never written (`--no-session`). */
-  static inMemory(cwd: string): SessionManager {
+  /** A session that is never written (`--no-session`); `parentSession` as in `create`. */
+  static inMemory(cwd: string, options: { parentSession?: string } = {}): SessionManager {
     return SessionManager.fresh(
-      { type: "session", version: SESSION_VERSION, id: randomUUID(), cwd: resolve(cwd), timestamp: new Date().toISOString() },
+      { type: "session", version: SESSION_VERSION, id: randomUUID(), cwd: resolve(cwd), timestamp: new Date().toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) },
       undefined,
     );
   }
@@ -200,8 +213,14 @@ export class SessionManager {
     if (problem) {
       throw new Error(`Cannot record a message in session ${this.id}: ${problem}. Messages must have the shapes of @mypi/kernel's Message type.`);
     }
-    const entry = this.append<MessageEntry>({ type: "message", message });
+    const stored = this.storedForm?.(message) ?? message;
+    if (stored !== message) {
+      const problem = messageProblem(stored);
+      if (problem) throw new Error(`Cannot record a message in session ${this.id}: its stored form is not a message (${problem}).`);
+    }
+    const entry = this.append<MessageEntry>({ type: "message", message: stored });
     this.messageIds.set(message, entry.id);
+    if (stored !== message) this.messageIds.set(stored, entry.id);
     return entry.id;
   }
 
@@ -231,8 +250,14 @@ export class SessionManager {
     return this.append<LabelEntry>(fields).id;
   }
 
-  appendModelChange(model: string): string {
-    return this.append<ModelChangeEntry>({ type: "model_change", model }).id;
+  /** `model` is the client's id; `origin` adds Pi's `provider` and `modelId`, so Pi reads the entry too. */
+  appendModelChange(model: string, origin?: { provider: string; modelId: string }): string {
+    const fields: Fields<ModelChangeEntry> = origin ? { type: "model_change", model, provider: origin.provider, modelId: origin.modelId } : { type: "model_change", model };
+    return this.append<ModelChangeEntry>(fields).id;
+  }
+
+  appendThinkingLevelChange(thinkingLevel: string): string {
+    return this.append<ThinkingLevelChangeEntry>({ type: "thinking_level_change", thinkingLevel }).id;
   }
 
   /** Stored as a `session_info` entry; the latest one wins. */
@@ -298,10 +323,13 @@ export class SessionManager {
     return text;
   }
 
-  /** Creates the folder and the file (appending, should another writer have created it meanwhile). */
+  /**
+   * Creates the folder and the file (appending, should another writer have created it meanwhile).
+   * A conversation is private to its user: the file is 0600, folders made for it 0700.
+   */
   private createFile(text: string): void {
-    mkdirSync(dirname(this.file!), { recursive: true });
-    appendFileSync(this.file!, text);
+    mkdirSync(dirname(this.file!), { recursive: true, mode: 0o700 });
+    appendFileSync(this.file!, text, { mode: 0o600 });
   }
 
   private newId(): string {

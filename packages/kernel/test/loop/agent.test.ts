@@ -110,6 +110,67 @@ describe("steering and follow-ups", () => {
   });
 });
 
+describe("queue modes and the queue", () => {
+  test("one-at-a-time delivers one queued message per boundary; all delivers every one at once", async () => {
+    const requests: string[][] = [];
+    const userTexts = (messages: readonly Message[]) => messages.filter((m) => m.role === "user").map((m) => (m.content as { text: string }[])[0]!.text);
+    const model = () => createScriptedModel({ turns: [{ text: "A." }, { text: "B." }, { text: "C." }, { text: "D." }] }, { onRequest: (r) => requests.push(userTexts(r.messages)) });
+    const one = track(new Agent({ model: model() }));
+    one.steeringMode = "one-at-a-time";
+    one.followUpMode = "one-at-a-time";
+    one.steer("s1");
+    one.steer("s2");
+    one.followUp("f1");
+    one.followUp("f2");
+    await one.prompt("go");
+    expect(requests).toEqual([["go", "s1"], ["go", "s1", "s2"], ["go", "s1", "s2", "f1"], ["go", "s1", "s2", "f1", "f2"]]);
+    requests.length = 0;
+    const all = track(new Agent({ model: model() }));
+    all.steer("s1");
+    all.steer("s2");
+    all.followUp("f1");
+    all.followUp("f2");
+    await all.prompt("go");
+    expect(requests).toEqual([["go", "s1", "s2"], ["go", "s1", "s2", "f1", "f2"]]);
+  });
+
+  test("queued lists what waits, oldest first; clearQueue() empties both queues and returns what they held", () => {
+    const agent = agentWith({ turns: [] });
+    const note: Message = { role: "custom", customType: "note", content: "n", timestamp: 1 };
+    agent.steer("left", { source: "rpc" });
+    agent.followUp(note);
+    agent.followUp("then stop");
+    const seen = agent.queued;
+    expect(seen).toEqual({ steering: [{ text: "left", source: "rpc" }], followUps: [note, { text: "then stop", source: "api" }] });
+    agent.steer("more");
+    expect(seen.steering).toHaveLength(1); // a snapshot
+    expect(agent.clearQueue()).toEqual({ steering: [{ text: "left", source: "rpc" }, { text: "more", source: "api" }], followUps: [note, { text: "then stop", source: "api" }] });
+    expect(agent.queued).toEqual({ steering: [], followUps: [] });
+    expect(agent.pendingMessageCount).toBe(0);
+  });
+
+  test("autoCompaction switches the compaction settings' enabled; without settings it cannot be switched on", async () => {
+    const session = SessionManager.inMemory("/work");
+    const old = "x".repeat(4000);
+    for (const m of [user(old), assistant([text(old)], "stop"), user("recent"), assistant([text("ok")], "stop")]) session.appendMessage(m);
+    const outcomes: string[] = [];
+    const settings = { contextWindow: 2000, reserveTokens: 100, keepRecentTokens: 20, beforeCompact: async () => ({ summary: "S." }) };
+    const agent = track(new Agent({ model: createScriptedModel({ turns: [{ text: "1." }, { text: "2." }] }), session, compaction: settings, onCompaction: (o) => outcomes.push(o.status) }));
+    expect(agent.autoCompaction).toBe(true);
+    agent.autoCompaction = false;
+    await agent.prompt("first");
+    expect(outcomes).toEqual([]);
+    expect(settings).not.toHaveProperty("enabled"); // the caller's object is not changed
+    agent.autoCompaction = true;
+    await agent.prompt("second");
+    expect(outcomes).toEqual(["compacted"]);
+    const bare = agentWith({ turns: [] });
+    expect(bare.autoCompaction).toBe(false);
+    bare.autoCompaction = false;
+    expect(() => (bare.autoCompaction = true)).toThrow(/needs compaction settings/);
+  });
+});
+
 describe("listeners and host events", () => {
   test("subscribe() returns an unsubscribe; a throwing listener is reported and the others still receive every event", async () => {
     const reported: string[] = [];
@@ -320,5 +381,36 @@ describe("close()", () => {
     await agent.close();
     expect((await stream).stopReason).toBe("aborted");
     await expect(agent.run("more")).rejects.toThrow("The agent is closed.");
+  });
+});
+
+describe("what an agent shares with its tools and with other agents", () => {
+  test("every tool call sees the agent's toolContext as ctx.context, the same object each time", async () => {
+    const seen: unknown[] = [];
+    const probe = defineTool({ name: "probe", description: "p", parameters: z.strictObject({}), parallelSafe: true, execute: (_args, ctx) => void seen.push(ctx.context) });
+    const toolContext = Object.freeze({ agentPath: ["root", "call_1:explorer"] });
+    const agent = agentWith({ turns: [{ toolCalls: [{ name: "probe" }, { name: "probe" }] }, { text: "done" }] }, { tools: [probe], toolContext });
+    await agent.run("go");
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toBe(toolContext);
+    expect(seen[1]).toBe(toolContext);
+    const plain = agentWith({ turns: [{ toolCalls: [{ name: "probe" }] }, { text: "done" }] }, { tools: [probe] });
+    await plain.run("go");
+    expect(seen[2]).toBeUndefined();
+  });
+
+  test("an agent given another's worker pool uses it and leaves it open when it closes", async () => {
+    const owner = agentWith({ turns: [] });
+    const pool = owner.workerPool;
+    expect(owner.workerPool).toBe(pool);
+    const borrower = agentWith({ turns: [] }, { workerPool: pool });
+    expect(borrower.workerPool).toBe(pool);
+    let closed = 0;
+    const close = pool.close.bind(pool);
+    pool.close = () => (closed++, close());
+    await borrower.close();
+    expect(closed).toBe(0);
+    await owner.close();
+    expect(closed).toBe(1);
   });
 });

@@ -5,6 +5,8 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it, vi } from "vitest";
 import { createOpenAIModel } from "../../src/models/openai.ts";
+import { RetrySwitch } from "../../src/models/retry-switch.ts";
+import { maskUrlCredentials } from "../../src/models/openai-errors.ts";
 import type { ModelClient, ModelMessage, ModelRequest, ModelStreamEvent } from "../../src/types.ts";
 import {
   chatFrames,
@@ -342,6 +344,45 @@ describe("retries", () => {
   });
 });
 
+describe("the retry switch", () => {
+  it("switched off, a retryable failure is reported at once; switched on again, it is retried", async () => {
+    const retry = new RetrySwitch();
+    const delays: number[] = [];
+    const sleep = async (ms: number) => void delays.push(ms);
+    retry.enabled = false;
+    server.push(errorResponse(503, "overloaded"));
+    const off = await collect(model({ sleep, retry }));
+    expect(off).toEqual([{ type: "error", message: assistant({ content: [], stopReason: "error", errorMessage: `HTTP 503 from ${server.baseURL}: overloaded` }) }]);
+    expect(delays).toEqual([]);
+    retry.enabled = true;
+    server.push(errorResponse(503, "overloaded"), chatResponse({ text: "ok" }));
+    expect((await collect(model({ sleep, retry, retryBaseMs: 7 }))).map((e) => e.type)).toEqual(["text_delta", "done"]);
+    expect(delays).toEqual([7]);
+  });
+
+  it("stop() ends a wait in progress: the request gives up and says retrying was stopped", async () => {
+    const retry = new RetrySwitch();
+    let waiting!: () => void;
+    const sleeping = new Promise<void>((resolve) => (waiting = resolve));
+    const sleep = (_ms: number, signal: AbortSignal) =>
+      new Promise<void>((resolve) => {
+        waiting();
+        signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+    server.push(errorResponse(502, "bad gateway"));
+    const requestsBefore = server.requests.length;
+    const run = collect(model({ sleep, retry }));
+    await sleeping;
+    expect(retry.waiting).toBe(1);
+    retry.stop();
+    expect(await run).toEqual([
+      { type: "error", message: assistant({ content: [], stopReason: "error", errorMessage: `HTTP 502 from ${server.baseURL}: bad gateway (retrying was stopped)` }) },
+    ]);
+    expect(retry.waiting).toBe(0);
+    expect(server.requests.length - requestsBefore).toBe(1);
+  });
+});
+
 describe("failures end the stream with an error event", () => {
   it("reports a stream cut before finish_reason, keeping the partial text", async () => {
     server.push(sse([{ data: chunk({ role: "assistant", content: "" }) }, { data: chunk({ content: "Half an ans" }) }, { cut: true }]));
@@ -524,6 +565,23 @@ describe("configuration", () => {
         },
       },
     ]);
+  });
+
+  it("refuses a base URL that carries a password, naming it masked and what to do instead; nothing is sent", async () => {
+    const requests = server.requests.length;
+    const withPassword = server.baseURL.replace("://", "://ann:hunter2pw@");
+    const events = await collect(createOpenAIModel({ model: "m", apiKey: "k", baseURL: withPassword }));
+    const message = events.at(-1)?.type === "error" ? (events.at(-1) as { message: { errorMessage?: string } }).message.errorMessage : undefined;
+    expect(message).toBe(
+      `the base URL ${server.baseURL.replace("://", "://***@")} carries a user name or password, which HTTP clients refuse to send in a URL: drop it from the URL and give the key as OPENAI_API_KEY (sent as a bearer token)`,
+    );
+    expect(server.requests.length).toBe(requests);
+  });
+
+  it("masks the credentials of any URL in a message it reports", () => {
+    expect(maskUrlCredentials("fetch failed for https://user:pw@h.test/v1 and http://tok3n@h.test, not for http://h.test/a@b")).toBe(
+      "fetch failed for https://***@h.test/v1 and http://***@h.test, not for http://h.test/a@b",
+    );
   });
 
   it("reads OPENAI_API_KEY and OPENAI_BASE_URL from the environment", async () => {

@@ -33,6 +33,13 @@ describe("SessionManager files", () => {
     expect(id).toMatch(/^[0-9a-f]{8}$/);
   });
 
+  it("names the session it continues from in the header when given parentSession (Pi's lineage), and keeps it on reopening", () => {
+    const s = SessionManager.create({ cwd: "/work/app", parentSession: "/work/earlier.jsonl" });
+    s.appendMessage(user("hello", 5));
+    expect(JSON.parse(lines(s.file!)[0]!)).toEqual({ type: "session", version: 1, id: s.id, cwd: "/work/app", timestamp: expect.any(String), parentSession: "/work/earlier.jsonl" });
+    expect(SessionManager.open(s.file!).getHeader().parentSession).toBe("/work/earlier.jsonl");
+  });
+
   it("reopens a session with its entries, its leaf at the last entry and its context", () => {
     const s = SessionManager.create({ cwd: tmp, dir: join(tmp, "s") });
     s.appendMessage(user("go", 1));
@@ -49,6 +56,28 @@ describe("SessionManager files", () => {
     expect(again.getLeafId()).toBe(s.getLeafId());
     expect(trace(again.buildContext())).toEqual(["U(go)", "A(a)", "R(a:ok)"]);
     expect(branchTypes(again)).toEqual(["U(go)", "A(a)", "R(a:ok)", "custom", "model_change"]);
+  });
+
+  it("writes model and thinking-level changes with Pi's fields, and reads Pi's own model_change (provider and modelId only)", () => {
+    const s = SessionManager.create({ cwd: tmp, dir: join(tmp, "s") });
+    s.appendModelChange("anthropic/claude-sonnet-5-5", { provider: "anthropic", modelId: "claude-sonnet-5-5" });
+    s.appendThinkingLevelChange("high");
+    s.appendMessage(user("go", 1));
+    const [, model, thinking] = lines(s.file!).map((l) => (l ? JSON.parse(l) : undefined));
+    expect(model).toMatchObject({ type: "model_change", model: "anthropic/claude-sonnet-5-5", provider: "anthropic", modelId: "claude-sonnet-5-5" });
+    expect(thinking).toMatchObject({ type: "thinking_level_change", thinkingLevel: "high" });
+
+    const pi = join(tmp, "pi.jsonl");
+    const piLines = [
+      { type: "session", version: 3, id: "pi-session", timestamp: "2026-12-06T00:00:00.000Z", cwd: tmp },
+      { type: "model_change", id: "a1", parentId: null, timestamp: "2026-12-06T00:00:01.000Z", provider: "local", modelId: "thinker" },
+      { type: "thinking_level_change", id: "a2", parentId: "a1", timestamp: "2026-12-06T00:00:02.000Z", thinkingLevel: "low" },
+      { type: "thinking_level_change", id: "a3", parentId: "a2", timestamp: "2026-12-06T00:00:03.000Z" },
+    ];
+    writeFileSync(pi, piLines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const opened = SessionManager.open(pi);
+    expect(opened.getBranch().map((e) => (e.type === "model_change" ? e.model : e.type === "thinking_level_change" ? e.thinkingLevel : e.type))).toEqual(["local/thinker", "low"]);
+    expect(opened.loadWarnings).toContain("pi.jsonl:4: thinking_level_change entry without thinkingLevel, skipped");
   });
 
   it("continues the most recently written session of a workspace, and finds none for another", () => {
@@ -326,5 +355,26 @@ describe("SessionManager context", () => {
     s.setSessionName("n");
     expect(trace(s.buildContext())).toEqual(["U(u)"]);
     expect(branchTypes(s)).toEqual(["U(u)", "custom", "label", "model_change", "session_info"]);
+  });
+});
+
+describe("SessionManager storedForm", () => {
+  it("records the stored form of a message in memory and on disk, and still finds the appended one's entry", () => {
+    const s = SessionManager.create({ cwd: "/w", dir: tmp });
+    s.storedForm = (m) => (m.role === "assistant" ? { ...m, content: [{ type: "text", text: "[masked]" }] } : m);
+    const original = assistant([], { text: "the secret is hunter22" });
+    const id = s.appendMessage(original);
+    s.appendMessage(user("next"));
+    expect(s.entryIdOf(original)).toBe(id);
+    expect(s.getEntry(id)).toMatchObject({ message: { role: "assistant", content: [{ type: "text", text: "[masked]" }] } });
+    expect(readFileSync(s.file!, "utf8")).not.toContain("hunter22");
+    expect(SessionManager.open(s.file!).buildContext()[0]).toMatchObject({ content: [{ type: "text", text: "[masked]" }] });
+  });
+
+  it("refuses a stored form that is no message, and records nothing", () => {
+    const s = SessionManager.inMemory("/w");
+    s.storedForm = () => ({ role: "assistant" }) as never;
+    expect(() => s.appendMessage(assistant([], { text: "x" }))).toThrow(/its stored form is not a message/);
+    expect(s.getEntries()).toEqual([]);
   });
 });

@@ -5,11 +5,11 @@
  * read forever) refused with a message that says what to give instead.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { SessionManager } from "../../src/session/index.ts";
+import { SessionManager, readSessionHeader } from "../../src/session/index.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "mypi-read-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -52,5 +52,28 @@ describe("reading a session file", () => {
     const folder = join(dir, "folder.jsonl");
     mkdirSync(folder);
     expect(() => SessionManager.open(folder)).toThrow(`${folder} is a folder, not a regular file`);
+  });
+});
+
+describe("telling a session file from any other", () => {
+  it("reads the header from the first line only, and nothing from a file that does not begin with one", () => {
+    const session = join(dir, "tell.jsonl");
+    writeFileSync(session, `\uFEFF${HEADER}\n${line("e1", null, "hi")}\n`);
+    const notes = join(dir, "notes.txt");
+    writeFileSync(notes, `some notes\n${HEADER}\n`);
+    const empty = join(dir, "empty.jsonl");
+    writeFileSync(empty, "");
+    expect(readSessionHeader(session)).toMatchObject({ type: "session", id: "sess" });
+    expect([readSessionHeader(notes), readSessionHeader(empty), readSessionHeader(dir), readSessionHeader(join(dir, "missing"))]).toEqual([undefined, undefined, undefined, undefined]);
+  });
+});
+
+describe("a session file's mode", () => {
+  it("is 0600, in folders made 0700: a conversation is private to its user", () => {
+    const where = join(dir, "private", "sessions");
+    const session = SessionManager.create({ cwd: "/w", dir: where });
+    session.appendMessage({ role: "user", content: "hi", timestamp: 1 });
+    const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+    expect([mode(session.file!), mode(where), mode(join(dir, "private"))]).toEqual(["600", "700", "700"]);
   });
 });

@@ -23,6 +23,11 @@ export function followEvents(m: Interactive): () => void {
       else if (text.trim()) chat.say(`${p.bold(">")} ${printable(text.trim())}`);
     }
     if (event.type === "agent_end") echoed.length = 0;
+    if (event.type === "hook_decision") {
+      const counts = m.decisions.get(event.extension) ?? new Map<string, number>();
+      counts.set(event.outcome, (counts.get(event.outcome) ?? 0) + 1);
+      m.decisions.set(event.extension, counts);
+    }
     chat.onEvent(event);
     m.footer.onEvent(event);
     const unsent = event.type === "agent_end" ? unsentText(event) : "";
@@ -80,6 +85,12 @@ export async function exit(m: Interactive, code: number): Promise<void> {
     await idle(m);
   }
   m.finish(code);
+}
+
+/** An extension asked the process to end (`ctx.shutdown()`): as Pi, once no run is going, exit 0. */
+export async function exitWhenIdle(m: Interactive): Promise<void> {
+  await idle(m);
+  await exit(m, 0);
 }
 
 function stopCommands(m: Interactive): void {

@@ -5,8 +5,10 @@
  * which the host expands.
  */
 import { printable } from "../../render/text.ts";
+import { orderLines } from "../../extensions-command.ts";
 import { runSessionCommand, SESSION_COMMANDS, type SessionCommandContext } from "../../session-commands.ts";
 import { setMode } from "./mode.ts";
+import { modelCommand, thinkingCommand } from "./models.ts";
 import { exit, startRun } from "./run-lifecycle.ts";
 import { refresh, running, say, sayFrom, type Interactive } from "./state.ts";
 
@@ -15,7 +17,10 @@ export const BUILTIN_COMMANDS = [
   { name: "quit", description: "exit" },
   { name: "reload", description: "reload the extensions" },
   { name: "compact", description: "summarize the history", argumentHint: "[instructions]" },
+  { name: "model", description: "switch the model (a picker; or provider/id[:level], part of an id)", argumentHint: "[model]" },
+  { name: "thinking", description: "set the thinking level (off … xhigh, as the model supports)", argumentHint: "[level]" },
   { name: "help", description: "list the commands and keys" },
+  { name: "extensions", description: "the loaded extensions, their order per slot, and their decisions so far" },
   { name: "mode", description: "show or set the permission mode: default, accept-edits, plan, bypass", argumentHint: "[mode]" },
 ];
 
@@ -23,6 +28,7 @@ const KEYS_HELP = [
   "Enter sends; while the agent works, a line steers it and Alt+Enter queues a follow-up.",
   "Shift+Enter or Ctrl+J: a new line · Up/Down: history · Tab: complete · @: a file · !cmd: run a shell command",
   "Esc aborts the run · Ctrl+O expands/collapses tool output · Ctrl+C aborts, twice exits · Ctrl+D on an empty editor exits",
+  "Ctrl+L picks a model · Ctrl+P / Shift+Ctrl+P the next / previous model · Shift+Tab the next thinking level",
   "Alt+M: the next permission mode (default → accept-edits → plan → bypass)",
 ];
 
@@ -35,6 +41,12 @@ export async function runSlash(m: Interactive, name: string, args: string): Prom
       return showHelp(m);
     case "mode":
       return setMode(m, args);
+    case "model":
+      return modelCommand(m, args);
+    case "thinking":
+      return thinkingCommand(m, args);
+    case "extensions":
+      return showExtensions(m);
     case "reload":
     case "compact":
       if (running(m)) return waitsForIdle(m, name);
@@ -48,14 +60,35 @@ export async function runSlash(m: Interactive, name: string, args: string): Prom
 function showHelp(m: Interactive): void {
   const own = [...BUILTIN_COMMANDS, ...SESSION_COMMANDS].map((c) => `/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ""}  ${c.description}`);
   const theirs = m.session.commands().map((c) => `/${c.name}${c.description ? `  ${c.description}` : ""}  (${c.extension ?? c.source})`);
-  say(m, m.p.dim([...own, ...theirs, ...KEYS_HELP].join("\n")));
+  say(m, m.p.dim([...own, ...theirs, ...KEYS_HELP, loadedLine(m)].join("\n")));
+}
+
+/** One line: the extensions loaded, in load order. */
+export function loadedLine(m: Pick<Interactive, "session">): string {
+  const names = m.session.extensions().loaded.map((e) => e.name);
+  return `extensions: ${names.length ? names.join(", ") : "none"} · /extensions shows their order and decisions`;
+}
+
+/** `/extensions`: what loaded (and from where), each slot's chain with pre / post marks, and each extension's decisions this session. */
+function showExtensions(m: Interactive): void {
+  const { loaded, chains } = m.session.extensions();
+  const lines = [`Extensions (${loaded.length}), in load order:`];
+  for (const e of loaded) {
+    const counts = m.decisions.get(e.name);
+    const decided = counts ? [...counts].map(([outcome, n]) => `${outcome} ${n}`).join(", ") : "no decisions yet";
+    lines.push(`  ${e.name}${e.path ? `  ${e.path}` : ""}  — ${decided}`);
+  }
+  lines.push("Handlers per slot and event, outermost first (pre / post: their order option):", ...orderLines(chains));
+  say(m, m.p.dim(printable(lines.join("\n"))));
 }
 
 async function reload(m: Interactive): Promise<void> {
   const { p } = m;
   const r = await m.session.reload();
-  const failed = r.failed.length ? p.red(`; failed: ${printable(r.failed.join(", "))}`) : "";
+  const failed = r.failed.length ? p.red(`; failed: ${printable(r.failed.map((f) => f.name).join(", "))} (each keeps its previous version)`) : "";
   say(m, p.dim(`reloaded ${r.loaded.length} extension${r.loaded.length === 1 ? "" : "s"}`) + failed);
+  // Why each failed, with its file and line: what to fix before the next /reload.
+  for (const f of r.failed) sayFrom(m, `  ${f.name}: ${f.error}`, p.red);
 }
 
 async function compact(m: Interactive, args: string): Promise<void> {

@@ -20,9 +20,9 @@ export function routeLine(s: RpcState, line: JsonlRecord): void {
   if (command.type === "extension_ui_response") {
     // Answered at once, outside the queue: the command waiting on this dialog may be in it.
     s.target.ui.answer(command); // an answer to a dialog that already ended is ignored
-  } else if (command.type === "abort") {
-    // At once too: what it stops (an extension command, a prompt's run) may be what holds the queue.
-    s.aborts++;
+  } else if (command.type === "abort" || command.type === "abort_bash") {
+    // At once too: what it stops (an extension command, a prompt's run, a bash command) may be what holds the queue.
+    if (command.type === "abort") s.aborts++;
     void handleCommand(s, command);
   } else {
     s.sentAfter.set(command, s.aborts);
