@@ -43,6 +43,9 @@ export const ASK_TIMEOUT_MS = 5 * 60_000;
 /** The session entry that keeps an "allow for this session" answer: `{rules, escape}`. */
 export const SESSION_ANSWER_ENTRY = "permission-gate:answer";
 
+/** The subagents extension's tool: it starts a child agent whose calls this gate judges too (docs/subagents.md). */
+const AGENT_TOOL = "agent";
+
 /** The tools whose `path` the path rules judge. */
 const PATH_TOOLS = new Set(["write", "edit", "read", "grep", "find", "ls"]);
 
@@ -146,6 +149,10 @@ export function createPermissionGate(input: PermissionRules | GateOptions = {}):
         const isBash = tool === "bash";
         const escape = isBash && event.input.unsandboxed === true;
         const now = mode.mode;
+        // The user accepts the main agent's plan; a child's findings go back to it instead.
+        if (tool === PLAN_TOOL && ctx.agentPath.length > 1) {
+          return { block: true, reason: `only the main agent ends plan mode: return your findings to it as your answer instead of calling ${PLAN_TOOL}` };
+        }
         if (options.dormant && now === "default" && !escape && !hasRules() && !session.any(ctx)) return undefined;
         // Without rules, in default and accept-edits mode, only bash is judged (by the built-in list).
         if (!isBash && !hasRules() && (now === "default" || now === "accept-edits")) return undefined;
@@ -216,7 +223,9 @@ function factsOf(c: { gate: Gate; tool: string; command: string; path: string | 
     return { tool, parts, cwd, ...(c.escape && { escape: true }), ...(c.plan && notReading !== undefined && { notReading }) };
   }
   const parts = [judgeToolCall(gate.rules, tool, c.path, cwd)];
-  const reads = READING_TOOLS.has(tool) || tool === PLAN_TOOL;
+  // A child agent's calls come through this same gate, in this same mode: in plan mode the child
+  // explores and reads as its parent may (Claude Code's planning subagents do the same).
+  const reads = READING_TOOLS.has(tool) || tool === PLAN_TOOL || tool === AGENT_TOOL;
   return { tool, parts, cwd, ...(c.plan && !reads && { notReading: `${tool} is not a reading tool` }) };
 }
 
