@@ -4,9 +4,10 @@
  *
  * - the permission gate is on when `-e permission-gate` is given, a file in force has
  *   `permissions` rules, a file says `"permissionGate": true`, or the mode is not `default`; in
- *   interactive and RPC mode it is otherwise loaded dormant (it decides nothing until a mode or a
- *   rule applies: `/mode` can switch then); `"permissionGate": false` turns it off — said, never
- *   silent — except against the managed settings' rules;
+ *   every mode with a user (interactive, RPC: all but print and JSON) it is otherwise loaded
+ *   dormant (it decides nothing until a mode or a rule applies: `/mode` can switch then);
+ *   `"permissionGate": false` turns it off — said, never silent — except against the managed
+ *   settings' rules;
  * - `redact-secrets` and `protected-paths` load when `-e` names them or a file says
  *   `"redactSecrets": true` / `"protectedPaths": true`;
  * - the mode: `--dangerously-bypass-permissions`, `--permission-mode`, else `permissionMode` of the
@@ -91,7 +92,8 @@ export function choosePolicies(o: ChooseOptions): PolicyChoice {
   } else {
     if (offBy) notices.push(`permissionGate: false in ${offBy.path} is overruled: the managed settings have permission rules, which always hold.`);
     if (reasons.length > 0) gate = { state: "on", why: reasons.join(" · ") };
-    else if (o.mode === "interactive" || o.mode === "rpc") gate = { state: "dormant", why: "no rules and default mode: it decides nothing until a mode or a rule applies" };
+    // A mode with a user (interactive, RPC, any client that offers modes) can switch modes mid-session.
+    else if (o.mode !== "print" && o.mode !== "json") gate = { state: "dormant", why: "no rules and default mode: it decides nothing until a mode or a rule applies" };
     else gate = { state: "off", why: "no permission rules and default mode" };
   }
   const allowed = tiers.find((t) => t.tier === "managed")?.settings.allowedPermissionModes;
