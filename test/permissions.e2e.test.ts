@@ -10,7 +10,7 @@
  * - the scopes of an answer over RPC: once, this session (kept when the session is resumed),
  *   always in this project (kept by the next process), deny with a reason the model reads;
  * - a call out of the sandbox: stopped commands are explained, and leave only with an approval;
- * - the mode read and switched over RPC (get_permission_mode, set_permission_mode);
+ * - the mode read and switched over RPC (get_permission_mode, set_permission_mode), each change told;
  * - every decision a hook_decision naming its source.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -332,9 +332,13 @@ async function command(s: ReturnType<typeof rpcSession>, body: Record<string, un
 }
 
 describe.skipIf(!probe.ok)("permission modes over RPC", () => {
-  it("get_permission_mode and set_permission_mode read and switch the mode, the next call is judged by it, and a mode that may not be set is refused with the reason", { timeout: 120_000 }, async () => {
+  it("get_permission_mode and set_permission_mode read and switch the mode, the next call is judged by it, every change is told, and a mode that may not be set is refused with the reason", { timeout: 120_000 }, async () => {
     const ws = workspace("rpc-modes", {});
-    const script = sandbox.script([{ toolCalls: [{ name: "write", arguments: { path: "plan.txt", content: "x\n" } }] }, { text: "Planned." }]);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "write", arguments: { path: "plan.txt", content: "x\n" } }] },
+      { toolCalls: [{ name: "exit_plan_mode", arguments: { plan: "1. write plan.txt" } }] },
+      { text: "Planned." },
+    ]);
     // No rules: the gate is dormant, and wakes when the mode is switched.
     const s = rpcSession(sandbox, ws, script, ["--no-session"]);
     expect(await command(s, { type: "get_permission_mode" })).toEqual({ command: "get_permission_mode", success: true, data: { mode: "default", source: "default" } });
@@ -345,11 +349,17 @@ describe.skipIf(!probe.ok)("permission modes over RPC", () => {
       success: false,
       error: "Unknown permission mode: yolo. Known: default, accept-edits, plan, bypass.",
     });
-    await s.prompt("plan it");
+    await s.prompt("plan it", ["Yes, ask as the rules say"]);
     expect(existsSync(join(ws, "plan.txt"))).toBe(false);
-    expect(gateDecisions(s.p.lines)).toEqual([["block", expect.stringMatching(/^write of "plan\.txt" is not allowed in plan mode/)]]);
+    expect(gateDecisions(s.p.lines)[0]).toEqual(["block", expect.stringMatching(/^write of "plan\.txt" is not allowed in plan mode/)]);
     // Claude Code's spelling is taken.
-    expect(await command(s, { type: "set_permission_mode", mode: "acceptEdits" })).toEqual({ command: "set_permission_mode", success: true, data: { mode: "accept-edits", previous: "plan" } });
+    expect(await command(s, { type: "set_permission_mode", mode: "acceptEdits" })).toEqual({ command: "set_permission_mode", success: true, data: { mode: "accept-edits", previous: "default" } });
+    // Every change is told, the accepted plan's too.
+    expect(s.p.lines.filter((l) => l.type === "permission_mode_changed")).toEqual([
+      { type: "permission_mode_changed", mode: "plan", previous: "default", by: "set_permission_mode" },
+      { type: "permission_mode_changed", mode: "default", previous: "plan", by: "exit_plan_mode" },
+      { type: "permission_mode_changed", mode: "accept-edits", previous: "default", by: "set_permission_mode" },
+    ]);
     await s.close();
 
     // Without the sandbox, bypass is refused, and the mode stays.

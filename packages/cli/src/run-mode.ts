@@ -17,6 +17,7 @@ import { extensionErrorLine, extensionLogLine, runOneShot } from "./modes/print.
 import { runRpcMode } from "./modes/rpc.ts";
 import { eventLine } from "./rpc/jsonl.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
+import { permissionModeHost, type PermissionModeHost } from "./policy/mode-host.ts";
 import type { Settings } from "./settings.ts";
 
 export interface ModeStart {
@@ -117,7 +118,7 @@ export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): NonNul
  * start: what session_start handlers reported (a handler that threw) is written out here, as the
  * mode would have written it.
  */
-type RunSession = ReturnType<typeof createHostSession>;
+export type RunSession = ReturnType<typeof createHostSession> & PermissionModeHost;
 
 async function startHostSession(s: ModeStart): Promise<RunSession> {
   const { ws, args, models, resources, io, mode } = s;
@@ -138,15 +139,18 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     shutdown: () => hostSession.requestShutdown(),
   };
   const host = buildHost(ws.loaded, s.session, hostOptions);
-  const hostSession: RunSession = createHostSession(host, async (next, fresh = {}) => {
+  const rebuild = async (next?: SessionManager, fresh: { parentSession?: string } = {}) => {
     // A session resumed or forked into continues with the model and level it used last.
     if (next) for (const warning of models.restore(latestChoice(next.getBranch()))) ws.diagnostic(`session: ${warning}`);
     // A new session keeps the choice of the command line: --no-session writes nothing, ever.
     // The trust decision stands for the process: `project.trust` does not ask again.
     const loaded = await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags });
     return buildHost(loaded, next ?? (args.noSession ? SessionManager.inMemory(s.cwd, fresh) : SessionManager.create({ cwd: s.cwd, dir: sessionDirOf(args, s.cwd, io.cwd), ...fresh })), hostOptions);
-  },
-    (h, reason) => resources.refresh(h, reason),
+  };
+  // The permission mode is the process's: the same API over every session this run opens.
+  const hostSession: RunSession = Object.assign(
+    createHostSession(host, rebuild, (h, reason) => resources.refresh(h, reason)),
+    permissionModeHost(ws.policy.mode),
   );
   if (mode !== "interactive") {
     const early: (ExtensionErrorEvent | ExtensionLogEvent)[] = [];

@@ -6,6 +6,8 @@ import { parseArgs, type CliArgs } from "../src/args.ts";
 import { choosePolicies, describePolicies, modeRefusal } from "../src/policy/choose.ts";
 import { appendLocalAllowRules, recordedLocalRules } from "../src/policy/local-settings.ts";
 import { loadPolicySettings, restrictedLine, type PolicySettings } from "../src/policy/tiers.ts";
+import { permissionModeHost } from "../src/policy/mode-host.ts";
+import { createModeState } from "@mypi/extensions/permission-gate/modes";
 
 const roots: string[] = [];
 afterEach(() => {
@@ -142,5 +144,41 @@ describe("which policies load", () => {
     expect(modeRefusal("bypass", { choice, sandbox: off, dangerous: true })).toBeUndefined();
     const gateOff = choose(tree({ user: { permissionGate: false } }));
     expect(modeRefusal("plan", { choice: gateOff, sandbox: usable, dangerous: false })).toMatch(/^permission modes need the permission gate, which is off \(turned off by permissionGate: false in /);
+  });
+});
+
+describe("the permission mode as the host offers it", () => {
+  it("lists the modes that may be set, switches with the reason it may not, and tells every change, whoever made it", () => {
+    const state = createModeState({ refuse: (m) => (m === "bypass" ? "bypass mode needs the bash sandbox, which is off" : undefined) });
+    const host = permissionModeHost(state);
+    expect(host.permissionModes()).toEqual([
+      { id: "default", name: "Default", description: "your rules and the built-in list decide" },
+      { id: "accept-edits", name: "Accept edits", description: "file changes inside the workspace are not asked about" },
+      { id: "plan", name: "Plan", description: "reading only, until you accept the plan" },
+    ]);
+    const changes: string[] = [];
+    host.onPermissionModeChange((c) => changes.push(`${c.previous} → ${c.mode} (${c.by})`));
+    host.setPermissionMode("plan");
+    expect(host.permissionMode()).toBe("plan");
+    expect(() => host.setPermissionMode("bypass")).toThrow("Permission mode bypass cannot be set: bypass mode needs the bash sandbox, which is off.");
+    expect(() => host.setPermissionMode("yolo")).toThrow("Unknown permission mode: yolo. Known: default, accept-edits, plan, bypass.");
+    state.set("accept-edits", "exit_plan_mode"); // an accepted plan, not the client
+    host.setPermissionMode("acceptEdits", "session/set_mode"); // Claude Code's spelling; no change
+    expect(changes).toEqual(["default → plan (the client)", "plan → accept-edits (exit_plan_mode)"]);
+    expect(state.source).toBe("exit_plan_mode");
+  });
+
+  it("offers no modes while the gate is off, and says why a switch cannot be made", () => {
+    const host = permissionModeHost(undefined);
+    expect(host.permissionModes()).toEqual([]);
+    expect(host.permissionMode()).toBe("default");
+    expect(() => host.setPermissionMode("plan")).toThrow("Permission modes need the permission gate, which is off in this run (`mypi extensions` says why).");
+    expect(host.onPermissionModeChange(() => {})).toBeTypeOf("function");
+  });
+
+  it("loads the gate dormant in every mode with a user, not in print or JSON mode", () => {
+    const t = tree({});
+    const state = (mode: "interactive" | "rpc" | "print" | "json") => choosePolicies({ tiers: t.load(false).tiers, args: args(), mode, shellCwd: t.cwd, cwd: t.cwd }).gate.state;
+    expect([state("interactive"), state("rpc"), state("print"), state("json")]).toEqual(["dormant", "dormant", "off", "off"]);
   });
 });

@@ -3,11 +3,12 @@
  * answers each command exactly once: with the handler's result, or its error as
  * `success:false`. Before each response, what changed in the queue or the session name is told
  * (`tellChanges`), so a `steer`'s `queue_update` comes before its response, as in Pi. The model
- * commands are in `model.ts`, the session commands in `session-commands.ts`, `bash` in `bash.ts`.
+ * commands are in `model.ts`, the session commands in `session-commands.ts`, `bash` in `bash.ts`,
+ * mypi's permission-mode commands in `permission-mode.ts`.
  */
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { ImageContent, Message, QueueMode } from "@mypi/kernel";
-import { PERMISSION_MODES, parsePermissionMode } from "@mypi/extensions/permission-gate/modes";
+import { PERMISSION_MODE_HANDLERS } from "./permission-mode.ts";
 import { abortBash, bash } from "./bash.ts";
 import { openChildSession } from "../../child-sessions.ts";
 import { CommandError, optionalString, readImages, requireString } from "./command-fields.ts";
@@ -57,26 +58,10 @@ const HANDLERS: Record<string, Handler> = {
   },
   abort_retry: ({ target }) => void target.retry?.stop(),
   bash,
-  set_permission_mode: setPermissionMode,
-  get_permission_mode: ({ target }) => ({ mode: target.permissionMode?.mode ?? null, source: target.permissionMode?.source ?? null }),
+  ...PERMISSION_MODE_HANDLERS,
   ...MODEL_HANDLERS,
   ...SESSION_HANDLERS,
 };
-
-/**
- * `set_permission_mode {mode}` (a mypi addition to Pi's protocol): switch the permission mode;
- * `{mode, previous}`. `get_permission_mode`: `{mode, source}`, both null when the gate is off.
- */
-function setPermissionMode({ target }: RpcState, c: Command): { mode: string; previous: string } {
-  const state = target.permissionMode;
-  if (!state) throw new CommandError("Permission modes need the permission gate, which is off in this run (`mypi extensions` says why).");
-  const wanted = parsePermissionMode(requireString(c, "mode"));
-  if (!wanted) throw new CommandError(`Unknown permission mode: ${String(c.mode)}. Known: ${PERMISSION_MODES.join(", ")}.`);
-  const previous = state.mode;
-  const refused = state.set(wanted, "set_permission_mode");
-  if (refused !== undefined) throw new CommandError(`Permission mode ${wanted} cannot be set: ${refused}.`);
-  return { mode: state.mode, previous };
-}
 
 /** Run `command`'s handler and answer it once; an unknown type gets an error listing the known ones. */
 export async function handleCommand(s: RpcState, command: Command): Promise<void> {
