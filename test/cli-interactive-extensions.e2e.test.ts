@@ -35,15 +35,15 @@ describe("extensions in interactive mode", () => {
     const audit = sandbox.file("audit.ts", `export default function (pi: any) { pi.on("tool_call", () => undefined, { order: "pre" }); }`);
     const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] }, { text: "Left it." }]);
     const t = terminal(["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", SHIPPED("permission-gate"), "-e", audit]);
-    await t.see(/^mypi · [^\n]*\nextensions: builtin-tools, permission-gate, audit · \/extensions shows their order and decisions\n/);
+    await t.see(/^mypi · [^\n]*\nextensions: builtin-tools, subagents, permission-gate, audit · \/extensions shows their order and decisions\n/);
     t.type("/help\r");
-    await t.see(/\/extensions {2}the loaded extensions, their order per slot, and their decisions so far\n[^]*\nextensions: builtin-tools, permission-gate, audit · \/extensions shows their order and decisions\n─/);
+    await t.see(/\/extensions {2}the loaded extensions, their order per slot, and their decisions so far\n[^]*\nextensions: builtin-tools, subagents, permission-gate, audit · \/extensions shows their order and decisions\n─/);
     t.type("clean up\r");
     await t.see(/y = yes/);
     t.type("n");
     await t.see(/Left it\.\n─/);
     t.type("/extensions\r");
-    await t.see(/\nExtensions \(3\), in load order:\n {2}builtin-tools {2}— no decisions yet\n {2}permission-gate {2}\S+ {2}— block 1\n {2}audit {2}\S+audit\.ts {2}— pass 1\nHandlers per slot and event, outermost first \(pre \/ post: their order option\):\n(.*\n)* {2}tool_call +audit \(pre\) → permission-gate \(post\)\n/);
+    await t.see(/\nExtensions \(4\), in load order:\n {2}builtin-tools {2}— no decisions yet\n {2}subagents {2}[^\n]*— no decisions yet\n {2}permission-gate {2}\S+ {2}— block 1\n {2}audit {2}\S+audit\.ts {2}— pass 1\nHandlers per slot and event, outermost first \(pre \/ post: their order option\):\n(.*\n)* {2}tool_call +audit \(pre\) → permission-gate \(post\)\n/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
   });
@@ -55,7 +55,7 @@ describe("extensions in interactive mode", () => {
     await t.see(IDLE);
     writeFileSync(file, `export default function (pi: any) {\n  pi.registerCommand("hi", { handler: () => {} ));\n}\n`);
     t.type("/reload\r");
-    await t.see(/reloaded 1 extension; failed: flaky \(each keeps its previous version\)\n {2}flaky: \S+flaky\.ts:2:\d+: MYPI_SYNTAX_ERROR: [^\n]+\n─/);
+    await t.see(/reloaded 2 extensions; failed: flaky \(each keeps its previous version\)\n {2}flaky: \S+flaky\.ts:2:\d+: MYPI_SYNTAX_ERROR: [^\n]+\n─/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
   });

@@ -308,7 +308,7 @@ describe.skipIf(!probe.ok)("calls out of the sandbox", () => {
     const stopped = await runJson(sandbox, ws, [bash("touch .mypi/marker")], ["-e", "permission-gate"]);
     const text = stopped.events().find((e) => e.type === "tool_execution_end")!.result.content[0].text as string;
     expect(text).toContain("Read-only file system");
-    expect(text).toContain("[sandbox] The sandbox may have stopped this command: it wrote where the sandbox allows no writes (writable: ");
+    expect(text).toContain("[sandbox] The sandbox may have stopped this command: it tried to write where the sandbox allows no writes (writable: ");
     expect(text).toContain('call bash again with the same command and "unsandboxed": true: the user is asked first.');
     // Asked to leave, with nobody to ask: refused.
     const refused = await runJson(sandbox, ws, [bash("touch .mypi/marker", { unsandboxed: true })], ["-e", "permission-gate"]);

@@ -59,7 +59,7 @@ describe("published Pi packages' habits, through the CLI", { timeout: 90_000 }, 
     expect(await p.waitFor((l) => l.id === "2")).toMatchObject({ success: true });
     p.send({ id: "s2", type: "get_state" });
     const after = (await p.waitFor((l) => l.id === "s2")).data;
-    expect([before.messageCount, after.messageCount, after.sessionId === before.sessionId]).toEqual([2, 0, false]);
+    expect([before.messageCount, after.messageCount, after.sessionId === before.sessionId]).toEqual([3, 0, false]);
     const notice = await p.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify");
     expect(notice.message).toBe(`new session ${after.sessionId}`);
     p.send({ id: "3", type: "prompt", message: "/bye" });
@@ -118,13 +118,13 @@ describe("published Pi packages' habits, through the CLI", { timeout: 90_000 }, 
     expect(tool.stderr).toContain(`mypi: extension conflict-b failed to load: ${join(EXT, "conflict-b.ts")}: MYPI_CONFLICT: tool "lookup" conflicts with refresher (${join(EXT, "refresher.ts")}), which registered it first`);
   });
 
-  it("takes Pi's tool flags: -xt patterns and +/- entries narrow what the model is offered; --list-models and --theme are refused by name", async () => {
+  it("takes Pi's tool flags: -xt patterns and +/- entries narrow what the model is offered; --list-models lists the registry's models; --theme is refused by name", async () => {
     const cwd = workspace("flags");
     const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: "echo no" } }] }, { text: "ok" }], "flags.json");
     const [excluded, minus, listModels, theme] = await Promise.all([
       sandbox.run(["--model", `scripted:${script}`, "--cwd", cwd, "--no-session", "--mode", "json", "-xt", "b*,wr*", "-p", "run"]),
       sandbox.run(["--model", `scripted:${script}`, "--cwd", cwd, "--no-session", "--mode", "json", "-t", "-bash", "-p", "run"]),
-      sandbox.run(["--list-models"]),
+      sandbox.run(["--list-models", "gpt-4.1"], { env: { OPENAI_API_KEY: "sk-test" } }),
       sandbox.run(["--theme", "dark.json", "-p", "x"]),
     ]);
     for (const r of [excluded, minus]) {
@@ -132,7 +132,7 @@ describe("published Pi packages' habits, through the CLI", { timeout: 90_000 }, 
       expect([end.toolName, end.isError, text(end.result.content)]).toEqual(["bash", true, expect.stringContaining("bash")]);
       expect(text(end.result.content)).not.toContain("no\n");
     }
-    expect([listModels.code, listModels.stderr]).toEqual([2, expect.stringContaining("mypi: --list-models: mypi has no model catalogue")]);
+    expect([listModels.code, listModels.stderr, listModels.stdout]).toEqual([0, "", expect.stringMatching(/openai\s+gpt-4\.1\b/)]);
     expect([theme.code, theme.stderr]).toEqual([2, expect.stringContaining("mypi: --theme: mypi has no themes")]);
   });
 });

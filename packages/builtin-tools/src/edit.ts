@@ -12,7 +12,7 @@ import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./r
 import { displayPath, safePath } from "./safe-path.ts";
 import { frozenCheck, recheck } from "./sandbox-writes.ts";
 import { formatBytes, isBinary, MAX_TEXT_FILE_BYTES } from "./truncate.ts";
-import { writeAtomic, type FileToolOptions } from "./write.ts";
+import { writeAtomic, type FileAccess, type FileToolOptions } from "./write.ts";
 
 const parameters = z.strictObject({
   path: z.string().describe("File to edit, relative to the workspace root (or absolute inside it)."),
@@ -44,12 +44,12 @@ export function createEditTool(root: string, queue: FileMutationQueue = defaultM
         const abs = safePath(root, args.path);
         check?.(args.path, abs);
         const beforeRename = check && (() => recheck(root, check, args.path, abs));
-        return queue.run(abs, () => editFileAt(root, abs, args, beforeRename));
+        return queue.run(abs, () => editFileAt(root, abs, args, beforeRename, options.files));
       }),
   });
 }
 
-async function editFileAt(root: string, abs: string, args: EditArgs, beforeRename?: () => void): Promise<ToolResult> {
+async function editFileAt(root: string, abs: string, args: EditArgs, beforeRename?: () => void, files?: FileAccess): Promise<ToolResult> {
   const rel = displayPath(root, abs);
   if (args.oldText.length === 0) {
     return failure("oldText is empty. Give the exact text to replace; to create or overwrite a whole file, use write.");
@@ -65,6 +65,9 @@ async function editFileAt(root: string, abs: string, args: EditArgs, beforeRenam
     }
     mode = info.mode;
     data = await readFile(abs);
+    // The host's text (an editor's unsaved buffer) is what gets edited; the disk's said it is text.
+    const held = isBinary(data) ? undefined : await files?.readText?.(abs);
+    if (held !== undefined) data = Buffer.from(held, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
       return failure(`File not found: ${rel}. Use write to create a file, or ls or find to locate one.`);
@@ -90,7 +93,10 @@ async function editFileAt(root: string, abs: string, args: EditArgs, beforeRenam
     );
   }
   const updated = Buffer.concat([data.subarray(0, first), Buffer.from(newText, "utf8"), data.subarray(first + oldBytes.length)]);
-  await writeAtomic(abs, updated, mode, beforeRename);
+  if (files?.writeText) {
+    beforeRename?.();
+    if (!(await files.writeText(abs, updated.toString("utf8")))) await writeAtomic(abs, updated, mode, beforeRename);
+  } else await writeAtomic(abs, updated, mode, beforeRename);
   const diff = diffOneRegion(rel, content, updated.toString("utf8"));
   const details: EditDetails = { path: rel, diff: diff.text, firstChangedLine: diff.firstChangedLine };
   return textResult(`Edited ${rel}:\n${diff.text}`, details);

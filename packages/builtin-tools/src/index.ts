@@ -11,6 +11,7 @@ import { FileMutationQueue, type Tool } from "@mypi/kernel";
 import { createBashTool } from "./bash.ts";
 import type { SandboxOptions } from "./sandbox.ts";
 import type { EscapeApprovals } from "./sandbox-escape.ts";
+import type { FileAccess } from "./write.ts";
 import { createEditTool } from "./edit.ts";
 import { createLsTool } from "./ls.ts";
 import { createReadTool } from "./read.ts";
@@ -32,7 +33,7 @@ export { displayPath, safePath, ToolInputError } from "./safe-path.ts";
 export { createFindTool, createGrepTool, SEARCH_TIMEOUT_MS } from "./search.ts";
 export { DEFAULT_GREP_LIMIT, MAX_FIND_RESULTS, type FindArgs, type GrepArgs, type GrepDetails } from "./search-worker.ts";
 export { MAX_BYTES, MAX_LINES } from "./truncate.ts";
-export { createWriteTool, type FileToolOptions, type WriteArgs, type WriteDetails } from "./write.ts";
+export { createWriteTool, type FileAccess, type FileToolOptions, type WriteArgs, type WriteDetails } from "./write.ts";
 
 export const builtinToolNames = ["read", "write", "edit", "bash", "grep", "find", "ls"] as const;
 export type BuiltinToolName = (typeof builtinToolNames)[number];
@@ -48,6 +49,8 @@ export interface BuiltinToolsOptions {
   sandbox?: SandboxOptions;
   /** With `sandbox`: bash takes `unsandboxed: true` and runs such a call outside the sandbox once approved here (by the permission gate). */
   escapes?: EscapeApprovals;
+  /** read, write and edit take text from and give it to the host instead of the disk (an editor's buffers: `FileAccess`). */
+  files?: FileAccess;
 }
 
 /**
@@ -62,9 +65,9 @@ export interface ToolRegistrar {
 export function createBuiltinToolList(options: BuiltinToolsOptions): Tool[] {
   const root = resolve(options.root);
   const queue = options.queue;
-  const fileOptions = options.sandbox ? { sandbox: options.sandbox } : {};
+  const fileOptions = { ...(options.sandbox && { sandbox: options.sandbox }), ...(options.files && { files: options.files }) };
   const factories: Record<BuiltinToolName, () => Tool> = {
-    read: () => createReadTool(root),
+    read: () => createReadTool(root, options.files),
     write: () => createWriteTool(root, queue, fileOptions),
     edit: () => createEditTool(root, queue, fileOptions),
     bash: () => createBashTool(root, options.sandbox ? { sandbox: options.sandbox, ...(options.escapes && { escapes: options.escapes }) } : {}),

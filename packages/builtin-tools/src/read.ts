@@ -11,6 +11,7 @@ import { z } from "zod";
 import { defineTool, type Tool, type ToolResult } from "@mypi/kernel";
 import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./result.ts";
 import { displayPath, safePath } from "./safe-path.ts";
+import type { FileAccess } from "./write.ts";
 import { fitHead, formatBytes, headBytes, isBinary, MAX_BYTES, MAX_LINES, MAX_TEXT_FILE_BYTES } from "./truncate.ts";
 
 /** Larger images are refused rather than sent: model APIs reject them anyway. */
@@ -33,7 +34,7 @@ export interface ReadDetails {
   stoppedBy?: "limit" | "lines" | "bytes";
 }
 
-export function createReadTool(root: string): Tool<ReadArgs> {
+export function createReadTool(root: string, files?: FileAccess): Tool<ReadArgs> {
   return defineTool({
     name: "read",
     description:
@@ -42,11 +43,11 @@ export function createReadTool(root: string): Tool<ReadArgs> {
       "PNG, JPEG, GIF and WebP images come back as images.",
     parameters,
     parallelSafe: true,
-    execute: (args) => guard(() => readPath(root, args)),
+    execute: (args) => guard(() => readPath(root, args, files)),
   });
 }
 
-async function readPath(root: string, args: ReadArgs): Promise<ToolResult> {
+async function readPath(root: string, args: ReadArgs, files?: FileAccess): Promise<ToolResult> {
   const abs = safePath(root, args.path);
   const rel = displayPath(root, abs);
   let size: number;
@@ -88,7 +89,8 @@ async function readPath(root: string, args: ReadArgs): Promise<ToolResult> {
       `${rel} is a binary file (${data.length} bytes), not text or a PNG, JPEG, GIF or WebP image; read cannot show it. Use bash (e.g. file, xxd, strings) to inspect it.`,
     );
   }
-  return pageText(rel, data.toString("utf8"), args);
+  // The host's text (an editor's unsaved buffer) when it has the file; the disk's otherwise.
+  return pageText(rel, (await files?.readText?.(abs)) ?? data.toString("utf8"), args);
 }
 
 function pageText(rel: string, text: string, args: ReadArgs): ToolResult {

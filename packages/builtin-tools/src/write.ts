@@ -37,6 +37,21 @@ const MAX_DIFF_BYTES = 256 * 1024;
 export interface FileToolOptions {
   /** With the sandbox on, paths it freezes are refused (`sandbox-writes.ts`). */
   sandbox?: SandboxOptions;
+  /** Where text is read and written instead of the disk, when the host has somewhere (an editor's buffers). */
+  files?: FileAccess;
+}
+
+/**
+ * A host's way to files other than the disk — an editor that holds unsaved changes (mypi acp
+ * with a client offering `fs`). The tools still resolve and check every path (`safePath`, the
+ * sandbox's frozen paths) and compute what they report; only the text goes through here. Paths
+ * are absolute.
+ */
+export interface FileAccess {
+  /** The file's text as the host has it; undefined: read the disk. */
+  readText?(abs: string): Promise<string | undefined>;
+  /** Write the whole text through the host; false: write the disk. */
+  writeText?(abs: string, content: string): Promise<boolean>;
 }
 
 export function createWriteTool(root: string, queue: FileMutationQueue = defaultMutationQueue, options: FileToolOptions = {}): Tool<WriteArgs> {
@@ -59,12 +74,12 @@ export function createWriteTool(root: string, queue: FileMutationQueue = default
         const abs = safePath(root, args.path);
         check?.(args.path, abs);
         const beforeRename = check && (() => recheck(root, check, args.path, abs));
-        return queue.run(abs, () => writeFileAt(root, abs, args.content, beforeRename));
+        return queue.run(abs, () => writeFileAt(root, abs, args.content, beforeRename, options.files));
       }),
   });
 }
 
-async function writeFileAt(root: string, abs: string, content: string, beforeRename?: () => void): Promise<ToolResult> {
+async function writeFileAt(root: string, abs: string, content: string, beforeRename?: () => void, files?: FileAccess): Promise<ToolResult> {
   const rel = displayPath(root, abs);
   const existing = await stat(abs).catch(() => undefined);
   if (existing?.isDirectory()) return failure(`${rel} is a directory; write needs a file path.`);
@@ -72,6 +87,21 @@ async function writeFileAt(root: string, abs: string, content: string, beforeRen
   // the pipe never gets the content, and the node is gone.
   if (existing && !existing.isFile()) {
     return failure(`${rel} is ${specialFileKind(existing)}, not a regular file; write only replaces regular files.`);
+  }
+  if (files?.writeText) {
+    const bytes = Buffer.byteLength(content, "utf8");
+    let before: string | undefined;
+    try {
+      before = existing === undefined ? "" : ((await files.readText?.(abs)) ?? (existing.size <= MAX_DIFF_BYTES ? await readFile(abs, "utf8") : undefined));
+      beforeRename?.();
+      if (await files.writeText(abs, content)) {
+        const details: WriteDetails = { path: rel, bytes, created: existing === undefined };
+        if (before !== undefined && before !== content) details.diff = diffOneRegion(rel, before, content).text;
+        return textResult(`Wrote ${bytes} bytes to ${rel}`, details);
+      }
+    } catch (error) {
+      return failure(error instanceof ToolInputError ? error.message : fsErrorMessage(error, rel));
+    }
   }
   try {
     await mkdir(dirname(abs), { recursive: true });

@@ -10,7 +10,7 @@ import { parseBatchArgs, type BatchArgs } from "./batch/args.ts";
 import { applyPiOption, expandHome, PI_OPTIONS, PI_SHORT, REFUSED } from "./pi-flags.ts";
 import { toolList, toolListProblem } from "./tool-selection.ts";
 
-export type Mode = "print" | "json" | "rpc" | "interactive";
+export type Mode = "print" | "json" | "rpc" | "interactive" | "acp";
 export type Command = "run" | "extensions" | "models" | "agents" | "demo" | "help" | "version" | "batch" | "worker" | "export";
 
 export interface CliArgs {
@@ -167,8 +167,8 @@ const OPTIONS: Record<string, FlagKind> = {
   version: "boolean",
 };
 const SHORT: Record<string, string> = { p: "print", e: "extension", c: "continue", r: "resume", h: "help", v: "version", ...PI_SHORT };
-const MODES: readonly Mode[] = ["print", "json", "rpc", "interactive"];
-const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", models: "models", agents: "agents", demo: "demo", help: "help" };
+const MODES: readonly Mode[] = ["print", "json", "rpc", "interactive", "acp"];
+const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", models: "models", agents: "agents", demo: "demo", help: "help", acp: "run" };
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /**
@@ -215,6 +215,8 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
   }
   if (first !== undefined && first in SUBCOMMANDS) {
     args.command = SUBCOMMANDS[first]!;
+    // `mypi acp` is `--mode acp`: the Agent Client Protocol on stdin/stdout (docs/acp.md).
+    if (first === "acp") args.mode = "acp";
     i = 1;
   }
 
@@ -463,6 +465,13 @@ function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   if (args.apiKey !== undefined && args.model === undefined && args.models === undefined) return usageError("--api-key is the key of the model chosen with --model (or the first of --models): give one of them too.");
   if (args.mode === "rpc" && (args.print || (wordsKnown && args.prompt !== undefined))) {
     return usageError("--mode rpc reads its prompts from stdin; drop -p and the prompt.");
+  }
+  if (args.mode === "acp") {
+    if (args.print || (wordsKnown && args.prompt !== undefined)) return usageError("mypi acp reads its prompts from the editor (session/prompt); drop -p and the prompt.");
+    // The client opens and loads sessions itself (session/new, session/load).
+    const flags: Record<string, boolean> = { "--session": args.session !== undefined, "--session-id": args.sessionId !== undefined, "--fork": args.fork !== undefined, "--continue": args.continue, "--resume": args.resume };
+    const chosen = Object.keys(flags).find((flag) => flags[flag]);
+    if (chosen) return usageError(`mypi acp: the editor chooses the session (session/new, session/load); drop ${chosen}.`);
   }
   if (args.json && args.command !== "extensions" && args.command !== "models" && args.command !== "agents") {
     return usageError("--json belongs to `mypi extensions`, `mypi models` and `mypi agents`; for JSON events use --mode json.");

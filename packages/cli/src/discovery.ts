@@ -6,6 +6,7 @@
  *   $MYPI_HOME/extensions/ (default ~/.mypi/extensions/),
  *   <cwd>/.mypi/extensions/,
  *   the shipped mcp extension when an mcp.json exists ($MYPI_HOME/mcp.json or <cwd>/.mypi/mcp.json),
+ *   the shipped claude-code extension when hooks or Claude Code plugins are configured (claude-code.ts),
  *   then the -e specs in the order given.
  * `--no-extensions` skips the two folders and the automatic mcp; -e specs still load (an
  * explicit request).
@@ -33,6 +34,7 @@ import { homedir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { extensionName, type LoadFailure } from "@mypi/extension-api";
 import { findInstalledPackage, insideRoot, isPackageDir, isPackageName, readPackageManifest, type PackageManifest } from "./packages/manifest.ts";
+import { claudeCodeTriggers } from "./claude-code.ts";
 import { SHIPPED_EXTENSIONS, isShippedName, shippedExtensionPath } from "./shipped.ts";
 
 /**
@@ -65,6 +67,8 @@ export interface DiscoveryOptions {
   noMcp?: boolean;
   /** The managed tier's folder (its `extensions/` load first, even with `--no-extensions`). */
   managedDir?: string;
+  /** The settings known before loading (for `claudeCode`). */
+  settings?: Record<string, unknown>;
 }
 
 export interface Discovery {
@@ -86,6 +90,11 @@ export function discoverExtensions(options: DiscoveryOptions): Discovery {
     const mcpConfig = [join(options.home, "mcp.json"), join(options.cwd, ".mypi", "mcp.json")].find((f) => existsSync(f));
     const byProject = mcpConfig !== undefined && mcpConfig !== join(options.home, "mcp.json");
     if (mcpConfig !== undefined && !options.noMcp) extensions.push({ path: shippedExtensionPath("mcp"), origin: byProject ? "project" : "auto", note: `on: ${mcpConfig} exists` });
+    // claude-code when there are hooks or plugins to run (claude-code.ts); the workspace's only once it is trusted.
+    const claude = claudeCodeTriggers({ home: options.home, cwd: options.cwd, settings: options.settings ?? {} });
+    if (claude.mcp && mcpConfig === undefined && !options.noMcp) extensions.push({ path: shippedExtensionPath("mcp"), origin: claude.mcp.project ? "project" : "auto", note: claude.mcp.note });
+    const why = claude.global ?? claude.project;
+    if (why !== undefined) extensions.push({ path: shippedExtensionPath("claude-code"), origin: claude.global ? "auto" : "project", note: why });
   }
   for (const spec of options.extensionPaths) {
     if (options.noMcp && spec === "mcp") continue;

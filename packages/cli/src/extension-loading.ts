@@ -15,8 +15,8 @@
  * gate last.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { EscapeApprovals, SandboxOptions } from "@mypi/builtin-tools";
-import type { ExtensionSpec } from "@mypi/extension-api";
+import type { EscapeApprovals, FileAccess, SandboxOptions } from "@mypi/builtin-tools";
+import type { ExtensionFactory, ExtensionSpec, ExtensionUI, HostMode } from "@mypi/extension-api";
 import type { CliArgs, Mode } from "./args.ts";
 import { discoverExtensions, type Discovery, type ExtensionOrigin } from "./discovery.ts";
 import { loadExtensionSet, redactorOf, type ExtensionSet, type LoadedExtensions, type ProjectExtensions } from "./host-builder.ts";
@@ -30,6 +30,7 @@ import { createPolicyRun, withoutShippedGate, type PolicyRun } from "./policy/lo
 import { appliedAnything, loadPolicySettings, restrictedLine, type PolicySettings, type TierFile } from "./policy/tiers.ts";
 import { decideTrust } from "./trust-decide.ts";
 import { managedSandboxOf, sandboxOf, sandboxUsable } from "./sandbox.ts";
+import { claudeProjectHookFiles } from "./claude-code.ts";
 import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
 
 export interface LoadRequest {
@@ -52,6 +53,20 @@ export interface LoadRequest {
   /** The sandbox as bypass mode needs it: on and able to run, or why not. */
   sandboxState: SandboxState;
   escapes: EscapeApprovals | undefined;
+  /** The extensions' UI when the mode brings its own (ACP's dialogs over the protocol); RPC mode makes its own. */
+  ui?: ExtensionUI;
+  /** `-e` specs the mode adds to the command line's (ACP: `mcp` when the client passes MCP servers). */
+  extraExtensions?: readonly string[];
+  /** In-process extensions the mode adds, loaded last (and again for each new session). */
+  hostExtensions?: readonly HostExtension[];
+  /** The builtin file tools' text goes through this instead of the disk (ACP: the editor's `fs`). */
+  files?: FileAccess;
+}
+
+/** An extension the host itself adds, in process: a factory and the name it is known by. */
+export interface HostExtension {
+  name: string;
+  factory: ExtensionFactory;
 }
 
 export interface LoadedWorkspace {
@@ -97,13 +112,15 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const { firstPass, io, mode, listing, cwd, firstSettings } = r;
   const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
+  const extensionPaths = [...firstPass.extensions, ...(r.extraExtensions ?? [])];
   const discovered = discoverExtensions({
     cwd,
     shellCwd: io.cwd,
     home: r.home,
-    extensionPaths: firstPass.extensions,
+    extensionPaths,
     noExtensions: firstPass.noExtensions,
     noMcp: firstPass.noMcp,
+    settings: firstSettings.settings,
     managedDir: r.managedDir,
   });
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
@@ -111,6 +128,8 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const trustResources = [
     ...protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions") && !(firstPass.noSubagents && res.endsWith("/agents"))),
     ...workspaceSpecs(discovered),
+    // Hooks in Claude Code's project files are the workspace's code as well.
+    ...(firstPass.noExtensions ? [] : claudeProjectHookFiles(cwd, firstSettings.settings)),
   ];
   const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
   const globalPackages = packagesOf(firstPass, globalDeclared);
@@ -130,8 +149,10 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
     builtinTools: !firstPass.noBuiltinTools,
     subagents: !firstPass.noSubagents,
     ...(r.sandbox && { sandbox: r.sandbox }),
-    ...(rpcUI && { ui: rpcUI }),
-    mode,
+    ...((rpcUI ?? r.ui) && { ui: rpcUI ?? r.ui }),
+    mode: hostModeOf(mode),
+    ...(r.hostExtensions && { hostExtensions: r.hostExtensions }),
+    ...(r.files && { files: r.files }),
     ...(piTerminal && { piTerminal }),
     onDiagnostic: diagnostic,
   };
@@ -170,6 +191,11 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   if (restricted) io.stderr.write(`${restricted}\n`);
   const tiers = outcome.tiers;
   return { loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactLines, tiers, policy, sandboxByDefault };
+}
+
+/** Pi's `ctx.mode`: Pi has no ACP mode; an editor driving mypi over ACP is closest to RPC (dialogs over a protocol, no terminal). */
+function hostModeOf(mode: Mode): HostMode {
+  return mode === "acp" ? "rpc" : mode;
 }
 
 /** The workspace's part of the set: its decision, and on trust its settings, folder and packages (into `outcome`). */

@@ -6,13 +6,16 @@ Usage
   mypi -p "prompt"                  print mode: run once, print the final text
   mypi --mode json -p "prompt"      every event as one JSON line on stdout
   mypi --mode rpc                   JSON lines on stdin (commands) and stdout (responses, events)
+  mypi acp                          the Agent Client Protocol on stdin/stdout, for editors (Zed, …)
   mypi extensions [--json]          extensions, handlers per slot, tools, templates, skills
   mypi models [search] [--json]     the models that can be used here, with limits and prices
   mypi agents [--json]              the agents the agent tool can start (docs/subagents.md)
-  mypi install SOURCE [--local]     install a package: npm:NAME[@VERSION], git:URL[@REF] or a path
-  mypi remove SOURCE [--local]      remove an installed package
-  mypi list                         the installed packages, global and of this workspace
-  mypi update [SOURCE]              re-install unpinned npm packages, fetch git ones
+  mypi install SOURCE [--local]     install a package: npm:NAME[@VERSION], git:URL[@REF] or a path;
+                                    or a Claude Code plugin: a folder, a git URL, NAME@MARKETPLACE
+  mypi remove SOURCE [--local]      remove an installed package or plugin
+  mypi list                         the installed packages and plugins, global and of this workspace
+  mypi update [SOURCE]              re-install unpinned npm packages, fetch git ones (and git plugins)
+  mypi plugin …                     Claude Code plugins: enable|disable NAME, list, marketplace add|list|remove|update
   mypi trust [DIR]                  trust a workspace's own code (--revoke, --deny, --list)
   mypi mcp login SERVER             OAuth login to an HTTP server of mcp.json (mypi mcp logout SERVER forgets it)
   mypi export FILE.jsonl|ID [OUT]   a session as one self-contained HTML file (tree, tool calls, decisions)

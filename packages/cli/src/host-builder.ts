@@ -15,12 +15,13 @@ import {
   type ExtensionHostOptions,
   type ExtensionSpec,
   type ExtensionStreamEvent,
+  type ExtensionFactory,
   type ExtensionUI,
   type HostMode,
   type LoadFailure,
   type PiTerminal,
 } from "@mypi/extension-api";
-import { createBuiltinTools, type EscapeApprovals, type SandboxOptions } from "@mypi/builtin-tools";
+import { createBuiltinTools, type EscapeApprovals, type FileAccess, type SandboxOptions } from "@mypi/builtin-tools";
 import type { PolicyExtensions } from "./policy/load.ts";
 import type { HostSession } from "./host-session.ts";
 import { listSessions } from "./session-list.ts";
@@ -43,8 +44,10 @@ export interface ExtensionSet {
   escapes?: EscapeApprovals;
   /** The managed tier's extensions (`/etc/mypi/extensions/`): loaded right after the builtin tools, whatever else says. */
   managedPaths?: readonly ExtensionSpec[];
-  /** The run's policies, loaded last (the gate last of all), once the workspace's trust is decided (`policy/load.ts`). */
+  /** The run's policies, loaded after the other extensions (the gate last), once the workspace's trust is decided (`policy/load.ts`). */
   policies?: () => Promise<PolicyExtensions>;
+  /** The builtin file tools read and write text through this (an editor's buffers), not the disk. */
+  files?: FileAccess;
   flags?: Record<string, string | boolean>;
   /** The effective settings (`settings.ts`), handed to extensions by `pi.getSettings()`. */
   settings?: Readonly<Record<string, unknown>>;
@@ -55,6 +58,8 @@ export interface ExtensionSet {
   piTerminal?: PiTerminal;
   /** Notable things that are not errors (a tool replaced by another extension). */
   onDiagnostic?: (message: string) => void;
+  /** In-process extensions the mode adds (`extension-loading.ts`), loaded after all the others. */
+  hostExtensions?: readonly { name: string; factory: ExtensionFactory }[];
 }
 
 export interface ProjectExtensions {
@@ -91,7 +96,12 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   });
   const failures: LoadFailure[] = [];
   if (set.builtinTools) {
-    const tools = createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }), ...(set.sandbox && set.escapes && { escapes: set.escapes }) });
+    const tools = createBuiltinTools({
+      root: set.cwd,
+      ...(set.sandbox && { sandbox: set.sandbox }),
+      ...(set.sandbox && set.escapes && { escapes: set.escapes }),
+      ...(set.files && { files: set.files }),
+    });
     failures.push(...(await manager.loadExtension(tools, "builtin-tools", { replaceable: true })).failed);
   }
   if (set.managedPaths?.length) failures.push(...(await manager.load(set.managedPaths)).failed);
@@ -107,11 +117,13 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
     failures.push(...(await manager.load([...(own ?? []), ...(set.project.afterDecision ?? [])], { at })).failed);
   }
   if (set.policies) {
-    // Last: the gate's tool_call handler is a `post` one, and among those it judges the input that will run.
+    // After the others: the gate's tool_call handler is a `post` one, and among those it judges the input that will run.
     const policies = await set.policies();
     failures.push(...(await manager.load(policies.paths)).failed);
     if (policies.gate) failures.push(...(await manager.loadExtension(policies.gate.factory, "permission-gate", { path: policies.gate.path })).failed);
   }
+  // The host's own come last of all: ACP's notifier of a call that passed every check, the gate included.
+  for (const { name, factory } of set.hostExtensions ?? []) failures.push(...(await manager.loadExtension(factory, name)).failed);
   return { manager, failures };
 }
 

@@ -43,9 +43,22 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     const { runExportCommand } = await import("./export/command.ts");
     return runExportCommand(argv.slice(1), io);
   }
+  if (first === "plugin") {
+    const { runPluginCommand } = await import("./plugins/command.ts");
+    return await runPluginCommand(argv.slice(1), io);
+  }
   if (first === "install" || first === "remove" || first === "list" || first === "update") {
+    // A Claude Code plugin (plugins/command.ts) is installed, removed, listed and updated beside the packages.
+    const plugins = await import("./plugins/command.ts");
+    if (first === "install" || first === "remove") {
+      const handled = await plugins.runPluginInstallOrRemove(first, argv.slice(1), io);
+      if (handled !== undefined) return handled;
+    }
     const { runPackageCommand } = await import("./packages/command.ts");
-    return await runPackageCommand(first, argv.slice(1), io);
+    const code = await runPackageCommand(first, argv.slice(1), io);
+    if (first === "list" && code === EXIT.ok) plugins.listPlugins(io);
+    if (first === "update" && code !== EXIT.usage && argv.length === 1 && (await plugins.updatePlugins(io)) > 0) return EXIT.error;
+    return code;
   }
   const parsed = parseArgs(argv);
   if (!parsed.ok) {
@@ -104,9 +117,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   }
 }
 
-/** JSON events, RPC, `mypi extensions --json`, `mypi agents --json` and `mypi models`: stdout is read by a program, line by line. */
+/** JSON events, RPC, ACP, `mypi extensions --json`, `mypi agents --json` and `mypi models`: stdout is read by a program, line by line. */
 function stdoutIsData(args: CliArgs): boolean {
-  return args.mode === "json" || args.mode === "rpc" || ((args.command === "extensions" || args.command === "agents") && args.json) || args.command === "models";
+  return args.mode === "json" || args.mode === "rpc" || args.mode === "acp" || ((args.command === "extensions" || args.command === "agents") && args.json) || args.command === "models";
 }
 
 /**

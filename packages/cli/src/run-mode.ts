@@ -80,6 +80,9 @@ export async function runMode(s: ModeStart): Promise<number> {
       }
       case "interactive":
         return await runInteractiveMode(s, hostSession);
+      case "acp":
+        // ACP opens one host per client session itself (`modes/acp/`), through `openHostSession`.
+        throw new Error("mypi acp opens its sessions through openHostSession");
     }
   } finally {
     await hostSession.host.shutdown();
@@ -120,6 +123,11 @@ export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): NonNul
  */
 export type RunSession = ReturnType<typeof createHostSession> & PermissionModeHost;
 
+/** The host session of `s`, started (`session_start` sent); the caller shuts its host down. */
+export function openHostSession(s: ModeStart): Promise<RunSession> {
+  return startHostSession(s);
+}
+
 async function startHostSession(s: ModeStart): Promise<RunSession> {
   const { ws, args, models, resources, io, mode } = s;
   const hostOptions: HostOptions = {
@@ -158,7 +166,8 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     await hostSession.start();
     stop();
     for (const event of early) {
-      if (mode === "print") io.stderr.write(event.type === "extension_error" ? extensionErrorLine(event) : extensionLogLine(event));
+      // Print mode and ACP keep stdout for the answer and the protocol: these go to stderr.
+      if (mode === "print" || mode === "acp") io.stderr.write(event.type === "extension_error" ? extensionErrorLine(event) : extensionLogLine(event));
       else io.stdout.write(eventLine(event, ws.redactLines));
     }
   }

@@ -19,7 +19,7 @@ import { basename, resolve } from "node:path";
 import { SessionManager, defaultSessionDir, mypiHome, sessionFilesByIdPrefix, withholdFromTools } from "@mypi/kernel";
 import { latestChoice } from "@mypi/extension-api";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
-import { loadExtensions, type LoadedWorkspace } from "./extension-loading.ts";
+import { loadExtensions, type LoadedWorkspace, type LoadRequest } from "./extension-loading.ts";
 import { printExtensions } from "./extensions-command.ts";
 import { describeFailures } from "./host-builder.ts";
 import { createHostResources, type HostResources } from "./host-resources.ts";
@@ -27,7 +27,7 @@ import type { CliIO } from "./main.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
 import { chooseModel, lookupModel, registryOf } from "./model-choice.ts";
 import { printModels } from "./models-command.ts";
-import { runMode, sessionDirOf } from "./run-mode.ts";
+import { runMode, sessionDirOf, type ModeStart } from "./run-mode.ts";
 import { selectTools } from "./tool-selection.ts";
 import { managedSandboxOf, sandboxOf, sandboxReport, sandboxUsable, sandboxWarnings, type SandboxReport } from "./sandbox.ts";
 import { loadSettings, type LoadedSettings } from "./settings.ts";
@@ -82,10 +82,48 @@ interface CommandLine {
 }
 
 async function runWatched(run: WatchedRun): Promise<number> {
+  if (run.mode === "acp" && !run.listing) {
+    const { runAcpMode } = await import("./modes/acp/index.ts");
+    return runAcpMode({ io: run.io, stop: run.exits.signal, open: (request) => prepareMode({ ...run, io: request.io }, request) });
+  }
+  const start = await prepareMode(run);
+  return typeof start === "number" ? start : runMode(start);
+}
+
+/**
+ * What a mode may choose instead of the command line, for a workspace it opens itself (ACP:
+ * one per `session/new`, in the client's folder).
+ */
+export interface WorkspaceRequest {
+  /** The workspace, absolute (instead of `--cwd`). */
+  cwd?: string;
+  /** The session to record into (instead of `--session`, `--continue`, …); a string is the error. */
+  openSession?: (args: CliArgs, cwd: string, sessionDir: string) => SessionManager | string;
+  ui?: LoadRequest["ui"];
+  extraExtensions?: LoadRequest["extraExtensions"];
+  hostExtensions?: LoadRequest["hostExtensions"];
+  files?: LoadRequest["files"];
+}
+
+/**
+ * Everything a mode needs, from the command line to the opened session and the chosen model; a
+ * number is the exit code (the error was written to stderr, the extensions shut down).
+ */
+async function prepareMode(run: WatchedRun, request: WorkspaceRequest = {}): Promise<ModeStart | number> {
   const { firstPass, io, listing, mode } = run;
-  const line = await checkCommandLine(run);
+  const line = await checkCommandLine(run, request.cwd);
   if (typeof line === "number") return line;
-  const ws = await loadExtensions({ firstPass, io, mode, listing, ...line });
+  const ws = await loadExtensions({
+    firstPass,
+    io,
+    mode,
+    listing,
+    ...line,
+    ...(request.ui && { ui: request.ui }),
+    ...(request.extraExtensions && { extraExtensions: request.extraExtensions }),
+    ...(request.hostExtensions && { hostExtensions: request.hostExtensions }),
+    ...(request.files && { files: request.files }),
+  });
   if ("settingsError" in ws) return fail(io, settingsError(ws.settingsError));
   if ("usageError" in ws) return fail(io, ws.usageError);
   const { loaded, settings } = ws;
@@ -126,7 +164,7 @@ async function runWatched(run: WatchedRun): Promise<number> {
   }
   if (listing) return listExtensions(run, { ws, args, sandboxState, resources });
   // Opened before the model is chosen: a resumed session names the model it used last.
-  const session = openSession(args, line.cwd, io);
+  const session = request.openSession ? request.openSession(args, line.cwd, sessionDirOf(args, line.cwd, io.cwd)) : openSession(args, line.cwd, io);
   if (typeof session === "string") {
     await shutdown();
     return fail(io, session);
@@ -154,7 +192,7 @@ async function runWatched(run: WatchedRun): Promise<number> {
   for (const warning of models.restore(used, choice.explicit)) io.stderr.write(`mypi: session: ${warning}\n`);
   // Child agents (docs/subagents.md) name their models as --model does, resolved by the same registry.
   const childModels = (spec: string) => lookupModel(spec, { registry, cwd: io.cwd, baseUrl: args.baseUrl, http: loaded.manager.httpHooks(), retry: models.retry });
-  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, models, childModels, session, resources, allowedTools, loadErrors, sandboxState });
+  return { mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, models, childModels, session, resources, allowedTools, loadErrors, sandboxState };
 }
 
 /** Why the run cannot start in the mode it was given (a flag, a setting), naming where it came from; undefined when it can. */
@@ -178,10 +216,10 @@ function fail(io: CliIO, message: string): number {
  * known, the sandbox (the builtin tools need it as they load), and — without unknown flags — the
  * mode and the prompt. A number is the exit code.
  */
-async function checkCommandLine(run: WatchedRun): Promise<CommandLine | number> {
+async function checkCommandLine(run: WatchedRun, workspace?: string): Promise<CommandLine | number> {
   const { firstPass, io } = run;
-  const cwd = resolve(io.cwd, firstPass.cwd ?? ".");
-  if (!isDirectory(cwd)) return fail(io, `--cwd ${firstPass.cwd}: no such folder.`);
+  const cwd = workspace ?? resolve(io.cwd, firstPass.cwd ?? ".");
+  if (!isDirectory(cwd)) return fail(io, workspace !== undefined ? `${workspace}: no such folder.` : `--cwd ${firstPass.cwd}: no such folder.`);
   // The workspace's settings are read once it is trusted (trust.ts); until then, the global ones.
   const home = mypiHome();
   const earlyTrust = decideTrustEarly({ cwd, home, flag: firstPass.trustProject });

@@ -1,6 +1,7 @@
 /**
  * The one writer of settings files: `mypi install` and `mypi remove` change the `packages` key
- * and nothing else. The file is checked first (a broken file is reported, never replaced), the
+ * (or, for Claude Code plugins, `plugins`; `mypi plugin marketplace` `pluginMarketplaces`) and
+ * nothing else. The file is checked first (a broken file is reported, never replaced), the
  * other keys keep their order and values, the indentation in use is kept, and the new text
  * replaces the old in one rename (`writeFileAtomic`), so a crash leaves either the old file or
  * the new one, with the old file's mode. The read-modify-write holds the file's lock: twelve
@@ -15,27 +16,31 @@ import { readSettingsFile, type PackageEntry } from "./settings.ts";
  * A missing file is created. Returns the error line when the file cannot be read or written.
  */
 export function updatePackages(path: string, change: (packages: PackageEntry[]) => PackageEntry[]): string | undefined {
+  return updateSettingsList(path, "packages", change);
+}
+
+/** The same for any of the lists these commands own (`packages`, `plugins`, `pluginMarketplaces`), under the file's lock. */
+export function updateSettingsList<T>(path: string, key: "packages" | "plugins" | "pluginMarketplaces", change: (list: T[]) => T[]): string | undefined {
   try {
-    return withFileLock(path, () => rewritePackages(path, change));
+    return withFileLock(path, () => rewriteList(path, key, change));
   } catch (error) {
     return `settings ${path}: cannot be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
   }
 }
 
-function rewritePackages(path: string, change: (packages: PackageEntry[]) => PackageEntry[]): string | undefined {
+function rewriteList<T>(path: string, key: "packages" | "plugins" | "pluginMarketplaces", change: (list: T[]) => T[]): string | undefined {
   const checked = readSettingsFile(path);
   if (checked !== undefined && "error" in checked) return `${checked.error}. Fix the file first; mypi changed nothing.`;
   let text: string | undefined;
   try {
     text = readFileSync(path, "utf8");
   } catch {
-    text = undefined; // a new file
+    text = undefined;
   }
   const json = text === undefined ? {} : (JSON.parse(text.replace(/^\uFEFF/, "")) as Record<string, unknown>);
-  const before = Array.isArray(json.packages) ? (json.packages as PackageEntry[]) : [];
-  const after = change([...before]);
-  if (after.length > 0) json.packages = after;
-  else delete json.packages;
+  const after = change(Array.isArray(json[key]) ? [...(json[key] as T[])] : []);
+  if (after.length > 0) json[key] = after;
+  else delete json[key];
   const indent = text?.match(/^[{[][^\n]*\n([ \t]+)\S/)?.[1] ?? "  ";
   writeFileAtomic(path, `${JSON.stringify(json, null, indent)}\n`);
   return undefined;

@@ -29,6 +29,20 @@ const PackageEntry = z.union([
 ]);
 export type PackageEntry = z.infer<typeof PackageEntry>;
 
+/** An installed Claude Code plugin, as `mypi install` writes it (`root` relative to the settings file's folder). */
+const PluginEntry = z.looseObject({
+  name: z.string().min(1),
+  source: z.string().min(1),
+  root: z.string().min(1),
+  enabled: z.boolean().optional(),
+  marketplace: z.string().min(1).optional(),
+});
+export type PluginEntry = z.infer<typeof PluginEntry>;
+
+/** A Claude Code marketplace, as `mypi plugin marketplace add` writes it. */
+const MarketplaceEntry = z.looseObject({ name: z.string().min(1), source: z.string().min(1), root: z.string().min(1) });
+export type MarketplaceEntry = z.infer<typeof MarketplaceEntry>;
+
 /** The keys mypi reads, each checked; others pass through untouched. */
 const SettingsSchema = z.looseObject({
   /** A `--model` spec: `provider/id[:thinking]`, part of an id, `openai:<name>`, `scripted:<file>`. */
@@ -94,6 +108,16 @@ const SettingsSchema = z.looseObject({
       }),
     ])
     .optional(),
+  /** Claude Code hooks in its own shape: event → matcher groups → hooks (extensions/claude-code; docs/claude-code.md). */
+  hooks: z.record(z.string(), z.array(z.unknown())).optional(),
+  /** Turns every hook off (Claude Code's key). */
+  disableAllHooks: z.boolean().optional(),
+  /** `false`: read none of Claude Code's files; or which of them (`userSettings`, `projectSettings`). */
+  claudeCode: z.union([z.boolean(), z.looseObject({ userSettings: z.boolean().optional(), projectSettings: z.boolean().optional() })]).optional(),
+  /** Installed Claude Code plugins (`mypi install`; docs/claude-code.md). */
+  plugins: z.array(PluginEntry).optional(),
+  /** Claude Code plugin marketplaces (`mypi plugin marketplace add`). */
+  pluginMarketplaces: z.array(MarketplaceEntry).optional(),
   /** Rules of the permission gate (extensions/permission-gate); every file's lists count (docs/permissions.md). */
   permissions: z
     .looseObject({ allow: stringList.optional(), ask: stringList.optional(), deny: stringList.optional() })

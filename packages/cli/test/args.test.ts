@@ -202,7 +202,7 @@ describe("parseArgs", () => {
   });
 
   it("rejects bad values with the reason", () => {
-    expect(fail(["--mode", "xml"])).toContain('--mode must be one of print, json, rpc, interactive (got "xml")');
+    expect(fail(["--mode", "xml"])).toContain('--mode must be one of print, json, rpc, interactive, acp (got "xml")');
     expect(fail(["--max-turns", "0"])).toContain("--max-turns must be a whole number");
     for (const n of ["-1", "abc", "", "1e1", "0x10", " 2 ", "1.0", "+3"]) {
       expect(fail(["--max-turns", n])).toBe(`mypi: --max-turns must be a whole number ≥ 1 (got "${n}").`);
@@ -245,6 +245,14 @@ describe("resolveMode", () => {
     expect(resolveMode(ok(["-p", "x"]), true)).toBe("print");
     expect(resolveMode(ok(["x"]), true)).toBe("interactive");
     expect(resolveMode(ok(["x"]), false)).toBe("print");
+  });
+
+  it("reads `mypi acp` as the ACP mode, which takes no prompt and leaves the session to the editor", () => {
+    expect(ok(["acp", "--model", "scripted:s.json"])).toMatchObject({ command: "run", mode: "acp", model: "scripted:s.json" });
+    expect(resolveMode(ok(["--mode", "acp"]), true)).toBe("acp");
+    expect(fail(["acp", "hello"])).toBe("mypi: mypi acp reads its prompts from the editor (session/prompt); drop -p and the prompt.");
+    expect(fail(["acp", "--continue"])).toBe("mypi: mypi acp: the editor chooses the session (session/new, session/load); drop --continue.");
+    expect(fail(["acp", "--session", "x.jsonl"])).toContain("drop --session.");
   });
 });
 

@@ -34,6 +34,11 @@ describe("parseFrontmatter", () => {
     expect(parseFrontmatter("Text\n---\nname: x\n---\n")).toEqual({ frontmatter: {}, body: "Text\n---\nname: x\n---\n" });
     expect(() => parseFrontmatter("---\nname: [unclosed\n---\nBody")).toThrow(/^malformed frontmatter: /);
     expect(() => parseFrontmatter("---\n- a\n- b\n---\nBody")).toThrow("frontmatter must be a YAML mapping");
+    // Not YAML (a colon in a plain value), but plain key: value lines, as Claude Code skills write them.
+    expect(parseFrontmatter("---\nname: board\ndescription: Show this: the files that cost most\n---\nBody")).toEqual({
+      frontmatter: { name: "board", description: "Show this: the files that cost most" },
+      body: "Body",
+    });
   });
 });
 
@@ -90,6 +95,7 @@ describe("skills", () => {
       ["Bad_Name", "user", false],
       ["deploy", "user", false],
       ["lint", "user", false],
+      ["spaced", "user", false],
       ["unnamed", "user", false],
       ["quiet", "project", true],
     ]);
@@ -97,7 +103,7 @@ describe("skills", () => {
       'the name "Bad_Name" should be at most 64 lowercase letters, digits and single hyphens (Agent Skills)',
       expect.stringMatching(/^malformed frontmatter: .*; not loaded$/),
       "no description in its frontmatter (the model picks skills by it); not loaded",
-      'the name "has space" has spaces, so /skill:has space cannot be typed; not loaded',
+      'the name "has space" has spaces and cannot be typed; it is /skill:spaced, after its folder',
       `the name "deploy" is taken by ${join(dir, "user", "deploy", "SKILL.md")}; the first one is kept`,
     ]);
 

@@ -35,6 +35,7 @@ export interface HandlerRecord {
   readonly onError?: "open" | "closed";
   /** `"root"`: the handler decides for the main agent only, not for the child agents it starts. */
   readonly agents?: "all" | "root";
+  readonly label?: string;
   readonly seq: number;
 }
 
@@ -330,6 +331,12 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
     getActiveTools: () => (record.state === "loading" && record.activeToolsRequest ? [...record.activeToolsRequest] : host.activeToolNames()),
     getAllTools: () => host.effectiveTools(),
     complete: (request) => runtime("complete").complete(request),
+    callTool(name, input, options = {}) {
+      if (typeof name !== "string" || typeof input !== "object" || input === null || Array.isArray(input)) {
+        throw fail("MYPI_BAD_RESULT", `callTool(${describeValue(name)}, ${describeValue(input)}): give a tool name and an input object`);
+      }
+      return runtime("callTool").callTool({ name, input, ...(options.signal && { signal: options.signal }) });
+    },
 
     setActiveTools(names) {
       usable("setActiveTools");
@@ -360,21 +367,23 @@ function checkOptions(name: EventName, route: Route, options: unknown): Omit<Han
   const where = `pi.on("${name}", handler, options)`;
   const invalid = (message: string) => new ExtensionError("MYPI_INVALID_OPTIONS", `${where}: ${message}`);
   if (typeof options !== "object" || options === null) throw invalid("options must be an object");
-  const allowed = route === "observer" ? ["timeoutMs"] : ["order", "timeoutMs", "onError", "agents"];
+  const allowed = route === "observer" ? ["timeoutMs", "label"] : ["order", "timeoutMs", "onError", "agents", "label"];
   for (const key of Object.keys(options)) {
     if (!allowed.includes(key)) {
-      const note = route === "observer" && (key === "order" || key === "onError" || key === "agents") ? ` (${key} applies to decision slots; observers only take timeoutMs)` : "";
+      const note = route === "observer" && (key === "order" || key === "onError" || key === "agents") ? ` (${key} applies to decision slots; observers take timeoutMs and label)` : "";
       throw invalid(`unknown option "${key}"${note}; options: ${allowed.join(", ")}`);
     }
   }
-  const o = options as { order?: unknown; timeoutMs?: unknown; onError?: unknown; agents?: unknown };
+  const o = options as { order?: unknown; timeoutMs?: unknown; onError?: unknown; agents?: unknown; label?: unknown };
   if (o.order !== undefined && o.order !== "pre" && o.order !== "post") throw invalid(`order must be "pre" or "post", got ${describeValue(o.order)}`);
   if (o.timeoutMs !== undefined && !(typeof o.timeoutMs === "number" && o.timeoutMs > 0 && Number.isFinite(o.timeoutMs))) {
     throw invalid(`timeoutMs must be a positive number of milliseconds, got ${describeValue(o.timeoutMs)}`);
   }
   if (o.onError !== undefined && o.onError !== "open" && o.onError !== "closed") throw invalid(`onError must be "open" or "closed", got ${describeValue(o.onError)}`);
   if (o.agents !== undefined && o.agents !== "all" && o.agents !== "root") throw invalid(`agents must be "all" (the main agent and its child agents) or "root" (the main agent only), got ${describeValue(o.agents)}`);
-  const out: { order?: "pre" | "post"; timeoutMs?: number; onError?: "open" | "closed"; agents?: "all" | "root" } = {};
+  if (o.label !== undefined && (typeof o.label !== "string" || o.label.trim() === "")) throw invalid(`label must be a non-empty string, got ${describeValue(o.label)}`);
+  const out: { order?: "pre" | "post"; timeoutMs?: number; onError?: "open" | "closed"; agents?: "all" | "root"; label?: string } = {};
+  if (o.label !== undefined) out.label = o.label as string;
   if (o.order !== undefined) out.order = o.order;
   if (o.timeoutMs !== undefined) out.timeoutMs = o.timeoutMs as number;
   if (o.onError !== undefined) out.onError = o.onError;

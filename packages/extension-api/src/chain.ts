@@ -27,6 +27,8 @@ import type {
 /** One registered decision handler, as the manager hands it to a chain. */
 export interface ChainHandler<K extends SlotName = SlotName> {
   readonly extension: string;
+  /** The handler's own name (`pi.on`'s `label`), reported with the extension's. */
+  readonly label?: string;
   readonly handler: DecisionHandler<K>;
   readonly timeoutMs: number;
   readonly onError: "open" | "closed";
@@ -170,7 +172,7 @@ class HandlerCall<K extends SlotName> {
     }
     // The handler failed: its own policy decides, in this frame, on the event as it came in.
     if (!this.entered) undoInPlace(this.snap);
-    const error: ExtensionErrorEvent = { type: "extension_error", extension: h.extension, slot, error: failure.message, code: failure.code, timestamp: Date.now() };
+    const error: ExtensionErrorEvent = { type: "extension_error", extension: h.extension, ...(h.label !== undefined && { handler: h.label }), slot, error: failure.message, code: failure.code, timestamp: Date.now() };
     if (call.agentPath) error.agentPath = [...call.agentPath];
     call.emit(error);
     const outcome: HookOutcome = failure.code === "MYPI_TIMEOUT" ? "timeout" : h.onError === "open" ? "fail_open" : "fail_closed";
@@ -185,6 +187,7 @@ class HandlerCall<K extends SlotName> {
       type: "hook_decision",
       slot: this.slot,
       extension: this.h.extension,
+      ...(this.h.label !== undefined && { handler: this.h.label }),
       outcome,
       durationMs: Math.round(this.budget.ownMs * 1000) / 1000,
       timestamp: Date.now(),

@@ -25,6 +25,7 @@ export function detachedRuntime(cwd: string): ExtensionRuntime {
     compact: async () => ({ status: "failed", error: "no agent is running yet; call ctx.compact() from an event handler, a tool or a command" }),
     modelId: () => undefined,
     complete: () => notReady("complete"),
+    callTool: () => notReady("callTool"),
     abort: () => {},
     isIdle: () => true,
     waitForIdle: () => Promise.resolve(),

@@ -8,6 +8,7 @@
  */
 import type {
   AgentEvent,
+  AssistantMessage,
   BeforeAgentStartEvent,
   CompactionPreparation,
   Content,
@@ -54,6 +55,8 @@ export type HookDecisionEvent = {
   type: "hook_decision";
   slot: SlotName;
   extension: string;
+  /** The handler's `label`, when it gave one (one of several handlers of an extension: a Claude Code hook). */
+  handler?: string;
   outcome: HookOutcome;
   reason?: string;
   /** `tool_call` and `tool_result`: the call the decision was about. */
@@ -72,6 +75,8 @@ export type HookDecisionEvent = {
 export type ExtensionErrorEvent = {
   type: "extension_error";
   extension: string;
+  /** The failing handler's `label`, when it gave one. */
+  handler?: string;
   /** A slot or event name, `events:<channel>`, `command:<name>`, or `load`. */
   slot: string;
   error: string;
@@ -322,6 +327,24 @@ export interface ResourcesDiscoverDecision {
 }
 
 /**
+ * The run would end `completed` (the model answered without tool calls, nothing is queued): the
+ * kernel's `beforeEnd`. Handlers may supply messages that continue the same run.
+ */
+export interface BeforeAgentEndEvent {
+  /** The model's last answer. */
+  lastMessage: AssistantMessage;
+  /** Its text (the text blocks joined). */
+  finalText: string;
+  /** How many times this run was already continued this way. */
+  continuations: number;
+}
+/** Messages accumulate in order over the handlers; any message continues the run (it opens the next turn). */
+export interface BeforeAgentEndDecision {
+  message?: CustomMessageInput;
+  messages?: CustomMessageInput[];
+}
+
+/**
  * The host is about to decide whether the workspace's own code (`.mypi/extensions`, project
  * packages, project settings) may load. Only extensions loaded before that code (the global
  * ones and `-e` paths) receive it; it runs once per process, before `session_start`.
@@ -352,6 +375,7 @@ export interface DecisionSlots {
   session_before_switch: { event: SessionBeforeSwitchEvent; result: SessionBeforeSwitchDecision };
   project_trust: { event: ProjectTrustEvent; result: ProjectTrustDecision };
   resources_discover: { event: ResourcesDiscoverEvent; result: ResourcesDiscoverDecision };
+  before_agent_end: { event: BeforeAgentEndEvent; result: BeforeAgentEndDecision };
 }
 export type SlotName = keyof DecisionSlots;
 /** The slots the kernel calls; the others are run by the host. */
@@ -414,6 +438,7 @@ export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   session_before_switch: "chain",
   project_trust: "chain",
   resources_discover: "chain",
+  before_agent_end: "chain",
   agent_start: "observer",
   agent_end: "observer",
   turn_start: "observer",
@@ -453,8 +478,16 @@ export type Handler<K extends EventName> = K extends SlotName
 export interface ObserverOptions {
   /** Per event; default 5 000. An observer that times out loses its queued events of the run. */
   timeoutMs?: number;
+  /** Names this handler besides its extension (in `extension_error` and `mypi extensions`). */
+  label?: string;
 }
 export interface DecisionOptions {
+  /**
+   * Names this handler besides its extension, for an extension with several handlers of one slot
+   * that answer for different things (a Claude Code hook: its event, matcher and source file):
+   * in `hook_decision`, `extension_error` and `mypi extensions`.
+   */
+  label?: string;
   /** Partitions the whole chain: all `pre`, then unmarked, then all `post`; the front is outermost. */
   order?: "pre" | "post";
   /** The handler's own time, excluding `next()`; default 30 000. */

@@ -26,7 +26,10 @@ export function parseFrontmatter<T extends Record<string, unknown> = Record<stri
   try {
     data = parse(match[1]!);
   } catch (error) {
-    throw new Error(`malformed frontmatter: ${firstLine((error as Error).message)}`);
+    // `description: Do this: then that` is not YAML (a colon in a plain value), yet skills and
+    // commands written for Claude Code use it and load there: plain `key: value` lines are read as such.
+    data = plainLines(match[1]!);
+    if (data === undefined) throw new Error(`malformed frontmatter: ${firstLine((error as Error).message)}`);
   }
   if (data === null || data === undefined) data = {};
   if (typeof data !== "object" || Array.isArray(data)) throw new Error("frontmatter must be a YAML mapping (key: value lines)");
@@ -40,4 +43,21 @@ export function stripFrontmatter(content: string): string {
 
 function firstLine(text: string): string {
   return text.split("\n")[0] ?? text;
+}
+
+/**
+ * Lines that are each `key: value` (no indentation, no lists, values not opening a quote or a
+ * flow collection YAML could not read): a mapping of strings; `undefined` for anything else.
+ */
+function plainLines(block: string): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const line of block.split(/\r?\n/)) {
+    if (line.trim() === "" || line.trimStart().startsWith("#")) continue;
+    const m = /^([A-Za-z0-9_-]+):(?:[ \t]+(.*))?$/.exec(line);
+    if (!m) return undefined;
+    const value = (m[2] ?? "").trim();
+    if (/^["'[{|>&*!%@`]/.test(value)) return undefined;
+    out[m[1]!] = value;
+  }
+  return out;
 }

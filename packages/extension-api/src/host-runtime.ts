@@ -17,6 +17,7 @@ import type { ChainCall } from "./chain.ts";
 import type { ChildAgents } from "./child-agents.ts";
 import type { ExtensionHostEvent } from "./events.ts";
 import { completeThroughSlots } from "./complete.ts";
+import { callToolThroughSlots } from "./call-tool.ts";
 import type { ExtensionManager } from "./manager.ts";
 import type { ModelSelection } from "./models/selection.ts";
 import { readonlyView } from "./session-view.ts";
@@ -110,6 +111,7 @@ export function createHostRuntime(deps: RuntimeDeps): HostRuntime {
     modelId: () => deps.agent().model.id,
     complete: (request) => completeThroughSlots({ manager, model: () => deps.agent().model, call: deps.hostCall }, request),
     models: deps.models,
+    callTool: (request) => callToolThroughSlots({ manager, registry: manager.toolset.registry, cwd: manager.cwd, call: deps.hostCall }, request),
     abort: () => deps.agent().abort(),
     isIdle: () => !deps.agent().isRunning,
     waitForIdle: () => (deps.agent().isRunning ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),

@@ -13,6 +13,7 @@
 import {
   Agent,
   SessionManager,
+  textOf,
   type AgentOptions,
   type CompactionOutcome,
   type ModelClient,
@@ -224,6 +225,11 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     onCompaction: (outcome) => compaction.published(outcome),
     ...(options.onListenerError && { onListenerError: options.onListenerError }),
     beforeAgentEnd: (end) => run.beforeAgentEnd(end),
+    // The extensions' `before_agent_end` decision is the loop's source of follow-ups.
+    beforeEnd: async (event, ctx) => {
+      const decided = await manager.runSlot("before_agent_end", { ...event, finalText: textOf(event.lastMessage.content) }, ctx);
+      return decided?.messages;
+    },
   });
 
   const { redactRecord } = options;

@@ -131,7 +131,7 @@ export class ExtensionManager implements ApiHost {
       onError: (r) => {
         // An observer of extension_error that fails must not feed itself forever.
         if (r.slot === "extension_error") this.diagnostic(`${r.extension}: extension_error observer failed: ${r.error}`);
-        else this.reportError(r.extension, r.slot, r.error, r.code);
+        else this.reportError(r.extension, r.slot, r.error, r.code, r.handler);
       },
     });
     this.context = createBaseContext(this);
@@ -245,6 +245,7 @@ export class ExtensionManager implements ApiHost {
       this.observers.subscribe(record.name, h.name, h.handler as never, {
         timeoutMs: h.timeoutMs ?? this.options.observerTimeoutMs ?? DEFAULT_OBSERVER_TIMEOUT_MS,
         context: record.context,
+        ...(h.label !== undefined && { label: h.label }),
       });
     }
   }
@@ -292,6 +293,7 @@ export class ExtensionManager implements ApiHost {
       const handler = h.handler as ChainHandler<K>["handler"];
       return {
         extension: record.name,
+        ...(h.label !== undefined && { label: h.label }),
         handler: this.compat?.slotHandler(slot, handler) ?? handler,
         timeoutMs: h.timeoutMs ?? this.options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS,
         onError: h.onError ?? POLICIES[slot].defaultOnError,
@@ -406,9 +408,10 @@ export class ExtensionManager implements ApiHost {
     return flagsOf(this.records);
   }
 
-  reportError(extension: string, slot: string, error: string, code?: string): void {
+  reportError(extension: string, slot: string, error: string, code?: string, handler?: string): void {
     const event: ExtensionErrorEvent = { type: "extension_error", extension, slot, error, timestamp: Date.now() };
     if (code !== undefined) event.code = code;
+    if (handler !== undefined) event.handler = handler;
     if (this.sink) this.sink.emit(event);
     else this.diagnostic(`extension_error ${extension} (${slot}): ${error}`);
   }

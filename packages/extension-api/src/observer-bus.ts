@@ -21,6 +21,8 @@ const mitt = cjsDefault(mittModule);
 /** What the bus reports; the host turns it into an `extension_error`. */
 export interface ObserverReport {
   extension: string;
+  /** The observer's `label`, when it gave one. */
+  handler?: string;
   /** The event the observer was handling. */
   slot: string;
   error: string;
@@ -45,6 +47,7 @@ interface Job {
   readonly event: BusEvent;
   readonly timeoutMs: number;
   readonly context: ExtensionContext;
+  readonly label: string | undefined;
 }
 
 export const DEFAULT_OBSERVER_TIMEOUT_MS = 5_000;
@@ -63,11 +66,11 @@ export class ObserverBus {
     extension: string,
     type: string,
     handler: ObserverFn,
-    options: { timeoutMs?: number; context: ExtensionContext },
+    options: { timeoutMs?: number; context: ExtensionContext; label?: string },
   ): () => void {
     const box = this.mailbox(extension);
     const timeoutMs = options.timeoutMs ?? DEFAULT_OBSERVER_TIMEOUT_MS;
-    const route = (event: BusEvent) => box.post({ handler, event, timeoutMs, context: options.context });
+    const route = (event: BusEvent) => box.post({ handler, event, timeoutMs, context: options.context, label: options.label });
     this.emitter.on(type, route);
     const off = () => this.emitter.off(type, route);
     box.routes.push({ type, route, off });
@@ -233,7 +236,7 @@ class Mailbox {
   }
 
   private report(job: Job, error: string, code: ExtensionErrorCode): void {
-    this.options.onError({ extension: this.extension, slot: job.event.type, error, code });
+    this.options.onError({ extension: this.extension, ...(job.label !== undefined && { handler: job.label }), slot: job.event.type, error, code });
   }
 }
 

@@ -16,6 +16,7 @@
  * | session_before_switch  | —                                                 | cancel            | open    |
  * | project_trust          | —                                                 | yes / no          | open    |
  * | resources_discover     | skill and prompt paths accumulate in order        | —                 | open    |
+ * | before_agent_end       | message(s) accumulate in order                    | —                 | open    |
  */
 import { isDeepStrictEqual } from "node:util";
 import { isRecord, type BeforeAgentStartResult, type Content, type ContextResult, type CustomMessage, type InputResult, type ToolCallResult, type ToolResultPatch } from "@mypi/kernel";
@@ -49,6 +50,8 @@ export interface SlotResults {
   session_before_switch: SessionBeforeSwitchDecision;
   project_trust: ProjectTrustDecision;
   resources_discover: { skillPaths: string[]; promptPaths: string[] };
+  /** The messages that continue the run (none: it ends). */
+  before_agent_end: { messages: CustomMessage[] };
 }
 
 /** What a chain threads through its handlers. States are never mutated, only replaced. */
@@ -60,7 +63,7 @@ export interface ChainState<K extends SlotName = SlotName> {
   readonly by?: string;
   /** A decision that ends the chain. */
   readonly stop?: Stop<K>;
-  /** `before_agent_start`: messages accumulated in order. */
+  /** `before_agent_start`, `before_agent_end`: messages accumulated in order. */
   readonly messages?: readonly CustomMessage[];
   /** `resources_discover`: the paths handlers returned, in order. */
   readonly paths?: { readonly skillPaths: readonly string[]; readonly promptPaths: readonly string[] };
@@ -204,12 +207,7 @@ export const POLICIES: PolicyTable = {
         if (typeof result.systemPrompt !== "string") throw bad("before_agent_start", result, "{systemPrompt: string}");
         next = changed(next, { systemPrompt: result.systemPrompt }, by);
       }
-      const added: CustomMessage[] = [];
-      if (result.message !== undefined) added.push(toCustomMessage(result.message, "before_agent_start"));
-      if (result.messages !== undefined) {
-        if (!Array.isArray(result.messages)) throw bad("before_agent_start", result, "{messages: CustomMessage[]}");
-        for (const m of result.messages) added.push(toCustomMessage(m, "before_agent_start"));
-      }
+      const added = messagesOf(result, "before_agent_start");
       return added.length ? { ...next, messages: [...(next.messages ?? []), ...added] } : next;
     },
     diff: (from, to) => startChanges(from, to),
@@ -403,7 +401,40 @@ export const POLICIES: PolicyTable = {
     failClosed: (state) => state,
     toKernel: (_initial, final) => ({ skillPaths: [...(final.paths?.skillPaths ?? [])], promptPaths: [...(final.paths?.promptPaths ?? [])] }),
   },
+
+  before_agent_end: {
+    semantics: "before_agent_end: message(s) accumulate in order; any message continues the run",
+    defaultOnError: "open",
+    mutable: [],
+    apply(state, result) {
+      if (!isRecord(result)) throw bad("before_agent_end", result, "{message?, messages?}");
+      const added = messagesOf(result, "before_agent_end");
+      return added.length ? { ...state, messages: [...(state.messages ?? []), ...added] } : state;
+    },
+    diff(from, to) {
+      const added = (to.messages ?? []).slice(from.messages?.length ?? 0);
+      return added.length ? { messages: added } : undefined;
+    },
+    outcome: (from, to) => ((to.messages?.length ?? 0) > (from.messages?.length ?? 0) ? "message" : "pass"),
+    failClosed: (state, by, reason) =>
+      stopped(state, { by, outcome: "fail_closed", reason, fatal: `Extension ${by} failed in before_agent_end: ${reason}` }),
+    toKernel(_initial, final) {
+      if (final.stop?.fatal) throw new Error(final.stop.fatal);
+      return final.messages?.length ? { messages: [...final.messages] } : undefined;
+    },
+  },
 };
+
+/** `message` and `messages` of a result, as custom messages (`before_agent_start`, `before_agent_end`). */
+function messagesOf(result: Record<string, unknown>, slot: "before_agent_start" | "before_agent_end"): CustomMessage[] {
+  const added: CustomMessage[] = [];
+  if (result.message !== undefined) added.push(toCustomMessage(result.message, slot));
+  if (result.messages !== undefined) {
+    if (!Array.isArray(result.messages)) throw bad(slot, result, "{messages: CustomMessage[]}");
+    for (const m of result.messages) added.push(toCustomMessage(m, slot));
+  }
+  return added;
+}
 
 /** What `before_agent_start` handlers changed between two states: the system prompt, messages added. */
 function startChanges(from: ChainState<"before_agent_start">, to: ChainState<"before_agent_start">): BeforeAgentStartResult | undefined {

@@ -20,11 +20,14 @@ export function orderedHandlers(records: readonly ExtensionRecord[], name: Event
   return list.sort((a, b) => RANK[a.h.order ?? "none"] - RANK[b.h.order ?? "none"] || a.index - b.index || a.h.seq - b.h.seq);
 }
 
-/** The effective order of handlers per event, as extension names (outermost first). */
+/**
+ * The effective order of handlers per event, as extension names (outermost first); a handler
+ * with a `label` is `name[label]`.
+ */
 export function handlerOrder(records: readonly ExtensionRecord[], names: readonly EventName[]): Partial<Record<EventName, string[]>> {
   const out: Partial<Record<EventName, string[]>> = {};
   for (const name of names) {
-    const extensions = orderedHandlers(records, name).map(({ record }) => record.name);
+    const extensions = orderedHandlers(records, name).map(({ record, h }) => (h.label === undefined ? record.name : `${record.name}[${h.label}]`));
     if (extensions.length) out[name] = extensions;
   }
   return out;
@@ -34,7 +37,10 @@ export function handlerOrder(records: readonly ExtensionRecord[], names: readonl
 export function handlerChains(records: readonly ExtensionRecord[], names: readonly EventName[]): Partial<Record<EventName, { extension: string; order?: "pre" | "post" }[]>> {
   const out: Partial<Record<EventName, { extension: string; order?: "pre" | "post" }[]>> = {};
   for (const name of names) {
-    const chain = orderedHandlers(records, name).map(({ record, h }) => (h.order ? { extension: record.name, order: h.order } : { extension: record.name }));
+    const chain = orderedHandlers(records, name).map(({ record, h }) => {
+      const extension = h.label === undefined ? record.name : `${record.name}[${h.label}]`;
+      return h.order ? { extension, order: h.order } : { extension };
+    });
     if (chain.length) out[name] = chain;
   }
   return out;

@@ -30,6 +30,9 @@ import type {
 } from "./events.ts";
 import type { RegisteredMcpServer } from "./mcp-servers.ts";
 import type { ModelSelection } from "./models/selection.ts";
+import type { CallToolRequest, CallToolResult } from "./call-tool.ts";
+
+export type { CallToolRequest, CallToolResult } from "./call-tool.ts";
 
 export * from "./events.ts";
 export type * from "./child-types.ts";
@@ -341,6 +344,13 @@ export interface ExtensionAPI {
    * uses, and, once the extensions are loaded, when no MCP extension is loaded.
    */
   registerMcpServer(name: string, config: Record<string, unknown>): void;
+  /**
+   * Call a tool outside the model's turns, as the model would: validated, decided by the
+   * `tool_call` chain (the permission gate may ask or block), run (the bash tool in its sandbox),
+   * vetted by `tool_result` (redaction). Nothing enters the conversation. Resolves to the result
+   * (`blocked: true` when a policy refused it); never rejects. Once an agent runs.
+   */
+  callTool(name: string, input: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<CallToolResult>;
   /** Remove a server this extension registered: it is closed and its tools disappear. */
   unregisterMcpServer(name: string): void;
   /**
@@ -415,6 +425,8 @@ export interface ExtensionRuntime {
    * `pi.setThinkingLevel`, `ctx.model`, `ctx.modelRegistry`); `undefined` without a host.
    */
   readonly models?: ModelSelection;
+  /** `pi.callTool`: one tool call through the slots, outside the conversation. */
+  callTool(request: CallToolRequest): Promise<CallToolResult>;
   abort(): void;
   isIdle(): boolean;
   waitForIdle(): Promise<void>;

@@ -73,7 +73,7 @@ describe("decision handlers and child agents", () => {
     }
     expect(failures).toEqual([
       ["MYPI_INVALID_OPTIONS", expect.stringContaining('agents must be "all" (the main agent and its child agents) or "root" (the main agent only), got "children"')],
-      ["MYPI_INVALID_OPTIONS", expect.stringContaining("unknown option \"agents\" (agents applies to decision slots; observers only take timeoutMs)")],
+      ["MYPI_INVALID_OPTIONS", expect.stringContaining("unknown option \"agents\" (agents applies to decision slots; observers take timeoutMs and label)")],
     ]);
     const { manager: guarded } = await managerWithGuards();
     expect(guarded.list().map((e) => e.handlers)).toEqual([[{ name: "tool_call" }], [{ name: "tool_call", agents: "root" }]]);

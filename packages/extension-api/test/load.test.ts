@@ -11,7 +11,7 @@ import { FIXTURES, fixture, managerWith, recorder } from "./helpers.ts";
 beforeEach(() => resetProbe());
 
 const EVENTS =
-  "input, before_agent_start, context, tool_call, tool_result, session_before_compact, session_before_fork, session_before_switch, project_trust, resources_discover, agent_start, agent_end, " +
+  "input, before_agent_start, context, tool_call, tool_result, session_before_compact, session_before_fork, session_before_switch, project_trust, resources_discover, before_agent_end, agent_start, agent_end, " +
   "turn_start, turn_end, message_start, message_update, message_end, tool_execution_start, tool_execution_update, tool_execution_end, " +
   "context_compacted, hook_decision, extension_error, session_start, session_shutdown, session_compact, session_fork, session_switch, session_tree, session_info_changed, " +
   "session_directory, session_before_tree, model_select, thinking_level_select, before_provider_request, user_bash";
@@ -67,7 +67,7 @@ describe("load failures", () => {
       {
         ...at("broken-observer-onerror", 4, 6),
         code: "MYPI_INVALID_OPTIONS",
-        message: 'pi.on("agent_end", handler, options): unknown option "onError" (onError applies to decision slots; observers only take timeoutMs); options: timeoutMs',
+        message: 'pi.on("agent_end", handler, options): unknown option "onError" (onError applies to decision slots; observers take timeoutMs and label); options: timeoutMs, label',
       },
       {
         ...at("conflict-tool"),

@@ -27,6 +27,7 @@ describe("the policy table", () => {
       session_before_switch: "open",
       project_trust: "open",
       resources_discover: "open",
+      before_agent_end: "open",
     });
   });
 });

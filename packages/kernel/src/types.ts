@@ -482,6 +482,14 @@ export interface ToolResultEvent {
   content: Content[];
   details: unknown;
   isError: boolean;
+  /**
+   * Whether the tool ran: `false` for a call answered without running it (an unknown tool,
+   * invalid arguments, a block, an abort before it started, a truncated answer). The kernel
+   * always sets it; optional for hosts and tests that build the event themselves.
+   */
+  executed?: boolean;
+  /** Milliseconds the tool ran (its `execute`), when it ran. */
+  durationMs?: number;
 }
 /** A patch: each field set to a defined value replaces it. `withheld` replaces the result with an error. */
 export interface ToolResultPatch {
@@ -490,6 +498,23 @@ export interface ToolResultPatch {
   isError?: boolean;
   terminate?: boolean;
 }
+
+/**
+ * The run would end `completed` now: the model answered without tool calls and no steering or
+ * follow-up is queued. `beforeEnd` is asked each time this happens (so again after a continuation
+ * it supplied), while a model call is still allowed by `maxTurns`.
+ */
+export interface BeforeEndEvent {
+  /** The model's last answer. */
+  lastMessage: AssistantMessage;
+  /** How many times `beforeEnd` already continued this run. */
+  continuations: number;
+}
+/**
+ * Messages that continue the same run: they open the next turn, as follow-ups do (`user` and
+ * `custom` messages only). Nothing, or `[]`, lets the run end.
+ */
+export type BeforeEndResult = readonly Message[];
 
 /** `H`: the host's events, as in `Agent<H>`. */
 export interface SlotContext<H extends HostEventBase = HostEvent> {

@@ -86,15 +86,21 @@ function readSkill(file: string, scope: Skill["scope"], warn: (message: string) 
   }
   const baseDir = dirname(file);
   const declared = frontmatter.name;
-  const name = typeof declared === "string" && declared.trim() !== "" ? declared.trim() : basename(baseDir);
+  let name = typeof declared === "string" && declared.trim() !== "" ? declared.trim() : basename(baseDir);
   const description = typeof frontmatter.description === "string" ? frontmatter.description.trim() : "";
   if (description === "") {
     warn(`skill ${file}: no description in its frontmatter (the model picks skills by it); not loaded`);
     return undefined;
   }
   if (/\s/.test(name)) {
-    warn(`skill ${file}: the name "${name}" has spaces, so /skill:${name} cannot be typed; not loaded`);
-    return undefined;
+    // A display name (Claude Code names such a skill's command after its folder): the folder names it here too.
+    const folder = basename(baseDir);
+    if (/\s/.test(folder)) {
+      warn(`skill ${file}: the name "${name}" has spaces, and so has its folder, so /skill:${folder} cannot be typed; not loaded`);
+      return undefined;
+    }
+    warn(`skill ${file}: the name "${name}" has spaces and cannot be typed; it is /skill:${folder}, after its folder`);
+    name = folder;
   }
   if (name.length > MAX_NAME || !VALID_NAME.test(name)) {
     warn(`skill ${file}: the name "${name}" should be at most ${MAX_NAME} lowercase letters, digits and single hyphens (Agent Skills)`);

@@ -55,6 +55,8 @@ export class ModelRegistry {
   #extensions: () => readonly ProviderDefinition[] = () => [];
   /** `--api-key`: a key for this process only, by provider. */
   readonly #keys = new Map<string, string>();
+  /** `openai:<name>` models against another server, named this process: listed and chosen again like the others. */
+  #named: readonly ModelEntry[] = [];
 
   constructor(options: ModelRegistryOptions = {}) {
     this.env = options.env ?? process.env;
@@ -119,13 +121,16 @@ export class ModelRegistry {
 
   /** Every model, known or not usable here included, grouped by provider in definition order. */
   all(): ModelEntry[] {
-    return this.#compose().models;
+    const models = this.#compose().models;
+    if (!this.#named.length) return models;
+    return [...this.#named, ...models.filter((m) => !this.#named.some((n) => n.provider === m.provider && n.id === m.id))];
   }
 
   /** The models whose provider's key can be had (Pi's `getAvailable`). */
   available(): ModelEntry[] {
     const usable = new Map<string, boolean>();
     return this.all().filter((m) => {
+      if (this.#named.includes(m)) return true;
       let ok = usable.get(m.provider);
       if (ok === undefined) usable.set(m.provider, (ok = this.hasKey(m.provider)));
       return ok;
@@ -177,7 +182,8 @@ export class ModelRegistry {
   openaiCompatible(name: string, baseUrl?: string): ModelEntry {
     const url = baseUrl ?? this.env.OPENAI_BASE_URL;
     const known = url === undefined || url.replace(/\/+$/, "") === OPENAI_BASE_URL ? this.find("openai", name) : undefined;
-    return {
+    if (known?.source === "openai:") return known;
+    const entry: ModelEntry = {
       provider: "openai",
       id: name,
       name: known?.name ?? name,
@@ -191,6 +197,10 @@ export class ModelRegistry {
       source: "openai:",
       environment: { ...(baseUrl !== undefined && { baseURL: baseUrl }) },
     };
+    // A model the catalogue does not describe (or one on another server) is remembered, so that
+    // `/model`, RPC `set_model` and `get_available_models` can come back to it after a switch.
+    if (!known) this.#named = [entry, ...this.#named.filter((n) => n.provider !== entry.provider || n.id !== entry.id)];
+    return entry;
   }
 
   #compose(): Composed {

@@ -39,6 +39,7 @@ export function replayRuntime(session: SessionManager, systemPrompt: () => strin
     complete: () => Promise.reject(replayRefusal("pi.complete()")),
     exec: () => Promise.reject(replayRefusal("pi.exec()")),
     createAgent: () => Promise.reject(replayRefusal("pi.createAgent()")),
+    callTool: () => Promise.reject(replayRefusal("pi.callTool()")),
     setModel: () => refuse("setModel"),
     abort: () => {},
     isIdle: () => true,

@@ -15,6 +15,8 @@ import { DEFAULT_TOOL_TIMEOUT_MS, ToolRegistry, ToolWorkerPool } from "../tools/
 import type {
   AgentEndEvent,
   AgentStopReason,
+  BeforeEndEvent,
+  BeforeEndResult,
   HostEvent,
   HostEventBase,
   ImageContent,
@@ -22,6 +24,7 @@ import type {
   Message,
   ModelClient,
   QueuedMessage,
+  SlotFn,
   Slots,
   StreamEvent,
   ThinkingLevel,
@@ -74,6 +77,11 @@ export interface AgentOptions<H extends HostEventBase = HostEvent> {
   compaction?: CompactionSettings;
   /** Every automatic compaction attempt's outcome (the host's `session_compact`). */
   onCompaction?: (outcome: CompactionOutcome) => void;
+  /**
+   * Asked when a run would end `completed` (after the queued follow-ups): the messages it
+   * returns continue the same run (`runAgentLoop`'s `beforeEnd`; docs/kernel.md).
+   */
+  beforeEnd?: SlotFn<BeforeEndEvent, BeforeEndResult, H>;
   /**
    * Awaited before `agent_end` is delivered; events the host `emit`s meanwhile still come
    * before it. The extension host drains its observer mailboxes here (docs/architecture.md#observers).
@@ -355,6 +363,8 @@ export class Agent<H extends HostEventBase = HostEvent> {
       modelView: this.#view,
     };
     if (this.#options.toolContext) loopOptions.toolContext = this.#options.toolContext;
+    // The loop is blind to `H`, as with `slots`: what the source emits is what it was typed to.
+    if (this.#options.beforeEnd) loopOptions.beforeEnd = this.#options.beforeEnd as SlotFn<BeforeEndEvent, BeforeEndResult>;
     const compaction = this.#compaction;
     if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= this.#compactionHook(compaction);
     const sink = { emit: (event: StreamEvent) => this.#fromLoop(active, event) };

@@ -62,6 +62,9 @@ export class Run {
   readonly takeSteering: () => LoopPrompt[];
   readonly takeFollowUps: () => LoopPrompt[];
   readonly beforeModelCall: AgentLoopOptions["beforeModelCall"];
+  readonly beforeEnd: AgentLoopOptions["beforeEnd"];
+  /** Times `beforeEnd` continued this run. */
+  continuations = 0;
   readonly view: ModelView;
   /** `history`, as a function made once (the model view asks for it only to rebuild). */
   readonly readHistory = (): Message[] => this.history();
@@ -108,6 +111,7 @@ export class Run {
     this.takeSteering = options.getSteeringMessages ?? NO_MESSAGES;
     this.takeFollowUps = options.getFollowUpMessages ?? NO_MESSAGES;
     this.beforeModelCall = options.beforeModelCall;
+    this.beforeEnd = options.beforeEnd;
     this.#sink = sink;
     this.#base = options.messages;
     this.#baseLength = options.messages.length;

@@ -2,15 +2,15 @@
  * The agent loop (docs/architecture.md#loop, docs/kernel.md#agent):
  *
  *   agent_start → input → before_agent_start →
- *   ┌ turn_start → [prompt | steering | follow-ups] → model call → tool batch → turn_end ┐
- *   └──────────── while tool calls were made, steering is queued, or follow-ups wait ────┘
+ *   ┌ turn_start → [prompt | steering | follow-ups | beforeEnd] → model call → tool batch → turn_end ┐
+ *   └── while tool calls were made, steering is queued, follow-ups wait, or beforeEnd supplies ──┘
  *   → agent_end (exactly once, always last)
  *
  * `startLoop` is the one implementation; it delivers events to a sink. `runAgentLoop`
  * (generator.ts) is its async-generator face; `Agent` drives it with a synchronous sink. Nothing
  * here throws past the run: failures end it with `agent_end {stopReason:"error"}`.
  */
-import type { ImageContent, InputEvent, Message, StreamingBehavior, UserMessage } from "../types.ts";
+import type { AssistantMessage, ImageContent, InputEvent, Message, StreamingBehavior, UserMessage } from "../types.ts";
 import { textOf } from "../values.ts";
 import { andThen, type Maybe } from "./maybe.ts";
 import { callModel } from "./model-call.ts";
@@ -104,7 +104,7 @@ async function drive(run: Run, turn: { open: boolean; index: number }, startedAt
     run.emit({ type: "turn_end", turnIndex: turn.index, message, toolResults: Object.freeze(batch.results), timestamp: now });
     turn.open = false;
     run.settleWaits();
-    let next = afterTurn(run, message.stopReason, message.errorMessage, batch);
+    let next = afterTurn(run, message, batch);
     if (next instanceof Promise) {
       next = await next;
       now = Date.now();
@@ -220,23 +220,19 @@ function admitOne(admitted: Message[], input: { text: string; images: ImageConte
 }
 
 /** At a turn boundary: how the run ends, or the messages that open the next turn. */
-function afterTurn(
-  run: Run,
-  stopReason: string,
-  errorMessage: string | undefined,
-  batch: BatchOutcome,
-): Maybe<Ending | Message[]> {
-  if (stopReason === "error") return { stopReason: "error", error: errorMessage ?? "The model call failed" };
+function afterTurn(run: Run, message: AssistantMessage, batch: BatchOutcome): Maybe<Ending | Message[]> {
+  const { stopReason } = message;
+  if (stopReason === "error") return { stopReason: "error", error: message.errorMessage ?? "The model call failed" };
   if (stopReason === "aborted" || run.aborted) return ABORTED_ENDING;
   if (batch.terminatedBy) {
     const { name, id } = batch.terminatedBy;
     return { stopReason: "terminated", reason: `The result of ${name} (${id}) ended the run` };
   }
   // The consumer has seen turn_end before the queues are read (it may abort or queue a message).
-  return andThen(run.checkpoint(), () => nextTurn(run, batch));
+  return andThen(run.checkpoint(), () => nextTurn(run, message, batch));
 }
 
-function nextTurn(run: Run, batch: BatchOutcome): Maybe<Ending | Message[]> {
+function nextTurn(run: Run, message: AssistantMessage, batch: BatchOutcome): Maybe<Ending | Message[]> {
   if (run.aborted) return ABORTED_ENDING;
 
   const toolsRan = batch.results.length > 0;
@@ -244,11 +240,40 @@ function nextTurn(run: Run, batch: BatchOutcome): Maybe<Ending | Message[]> {
     return toolsRan ? { stopReason: "max_turns", reason: `Stopped after ${run.maxTurns} model calls (maxTurns)` } : COMPLETED;
   }
   // Steering lands here, after every result of the batch is recorded; follow-ups only when the
-  // run would otherwise stop.
+  // run would otherwise stop, and `beforeEnd` after them.
   const now = Date.now();
   return admitQueued(run, run.takeSteering(), "steer", now, () =>
-    toolsRan ? NOTHING_NEW : admitQueued(run, run.takeFollowUps(), "followUp", now, () => COMPLETED),
+    toolsRan ? NOTHING_NEW : admitQueued(run, run.takeFollowUps(), "followUp", now, () => askBeforeEnd(run, message)),
   );
+}
+
+/**
+ * The run would complete: `beforeEnd` may supply messages that continue it. Like a slot it races
+ * the abort, and a throw (or an answer that is not a list of user or custom messages) ends the run
+ * in `error`: a source of follow-ups that fails must not look like a run that finished its work.
+ */
+function askBeforeEnd(run: Run, lastMessage: AssistantMessage): Maybe<Ending | Message[]> {
+  const source = run.beforeEnd;
+  if (!source) return COMPLETED;
+  return callSlot(run, source, { lastMessage, continuations: run.continuations }).then((outcome): Ending | Message[] => {
+    if (outcome.kind === "aborted") return ABORTED_ENDING;
+    if (outcome.kind === "threw") return { stopReason: "error", error: `The beforeEnd source failed: ${describeError(outcome.error)}` };
+    const supplied: unknown = outcome.value;
+    if (supplied === undefined) return COMPLETED;
+    if (!Array.isArray(supplied) || !supplied.every(isFollowUp)) {
+      return { stopReason: "error", error: "The beforeEnd source returned something other than a list of user or custom messages" };
+    }
+    if (supplied.length === 0) return COMPLETED;
+    run.continuations++;
+    const now = Date.now();
+    return supplied.map((m: Message) => admit(m, now));
+  });
+}
+
+function isFollowUp(value: unknown): value is Message {
+  if (typeof value !== "object" || value === null) return false;
+  const { role, content } = value as { role?: unknown; content?: unknown };
+  return (role === "user" || role === "custom") && (typeof content === "string" || Array.isArray(content));
 }
 
 function userMessage(text: string, images: ImageContent[] | undefined, now: number = Date.now()): UserMessage {

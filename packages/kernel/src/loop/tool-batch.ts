@@ -25,7 +25,7 @@ import {
 } from "../tools/index.ts";
 import { exceedsDepth, tooDeepText } from "../limits.ts";
 import { runTool } from "../tools/execute.ts";
-import type { AssistantMessage, Slots, Tool, ToolCall, ToolExecutionEndEvent, ToolResult, ToolResultMessage } from "../types.ts";
+import type { AssistantMessage, Slots, Tool, ToolCall, ToolExecutionEndEvent, ToolResult, ToolResultEvent, ToolResultMessage } from "../types.ts";
 import { deepCopy, deepFreeze, frozenCopy } from "./freeze.ts";
 import { andThen, type Maybe } from "./maybe.ts";
 import { describeError, type Run } from "./run-state.ts";
@@ -323,14 +323,17 @@ class Batch {
   async #askToolResult(entry: CallEntry, raw: ExecutedToolResult, slot: NonNullable<Slots["tool_result"]>): Promise<void> {
     const { call } = entry;
     // Vetted after an abort too, within the abort grace: what an aborted call returned is kept.
-    const outcome = await callSlotThroughAbort(this.#run, slot, {
+    const event: ToolResultEvent = {
       toolCallId: call.id,
       toolName: call.name,
       input: entry.input,
       content: raw.content,
       details: raw.details,
       isError: raw.isError,
-    });
+      executed: entry.durationMs !== undefined,
+    };
+    if (entry.durationMs !== undefined) event.durationMs = Math.round(entry.durationMs);
+    const outcome = await callSlotThroughAbort(this.#run, slot, event);
     // The abort grace ran out before the slot answered: an unvetted result must not leak.
     if (outcome.kind === "aborted") return this.#settle(entry, interrupted());
     if (outcome.kind === "threw") {

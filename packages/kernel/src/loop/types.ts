@@ -3,7 +3,7 @@
  * Contract: docs/architecture.md#loop, docs/kernel.md#agent; seams: docs/internals.md (loop/).
  */
 import type { ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
-import type { Message, ModelClient, QueuedMessage, Slots, StreamEvent, ThinkingLevel, Tool } from "../types.ts";
+import type { BeforeEndEvent, BeforeEndResult, Message, ModelClient, QueuedMessage, SlotFn, Slots, StreamEvent, ThinkingLevel, Tool } from "../types.ts";
 import type { ModelView } from "./model-view.ts";
 
 /** A prompt as text (goes through the `input` slot) or as a ready message (does not). */
@@ -43,6 +43,13 @@ export interface AgentLoopOptions {
   getSteeringMessages?: () => LoopPrompt[];
   /** Takes the queued follow-ups (text or messages, as steering); called only when the agent would otherwise stop. */
   getFollowUpMessages?: () => LoopPrompt[];
+  /**
+   * An awaited source of follow-ups, asked when the run would end `completed` (after the queued
+   * follow-ups): the messages it returns continue the same run; nothing lets it end. It supplies
+   * messages only — it cannot block, rewrite or end anything — and is called like a slot (`ctx`:
+   * the run's signal and `emit`; it races the abort; a throw ends the run in `error`).
+   */
+  beforeEnd?: SlotFn<BeforeEndEvent, BeforeEndResult>;
   /** Model calls per run; default 50. */
   maxTurns?: number;
   /** Concurrent calls in a parallel batch; default 8. */

@@ -248,6 +248,25 @@ describe("tool_result", () => {
     ]);
   });
 
+  test("it says whether the tool ran: a call answered without running (unknown, blocked) has executed false and no duration", async () => {
+    const seen: [string, boolean | undefined, boolean][] = [];
+    const { agent } = agentWith(
+      { turns: [{ toolCalls: [{ name: "add", arguments: { a: 1, b: 1 } }, { name: "nope" }, { name: "add", arguments: { a: 2, b: 2 } }] }, { text: "ok" }] },
+      {
+        slots: {
+          tool_call: (e) => (e.toolCallId === "call_3" ? { block: true, reason: "no" } : undefined),
+          tool_result: (e) => void seen.push([e.toolCallId, e.executed, typeof e.durationMs === "number"]),
+        },
+      },
+    );
+    await agent.run("x");
+    expect(seen).toEqual([
+      ["call_1", true, true],
+      ["call_2", false, false],
+      ["call_3", false, false],
+    ]);
+  });
+
   test("terminate ends the run after the batch; every sibling call is still answered", async () => {
     const { agent, model } = agentWith(
       { turns: [{ toolCalls: [{ name: "add", arguments: { a: 1, b: 1 } }, { name: "add", arguments: { a: 2, b: 2 } }] }, { text: "never" }] },
