@@ -229,9 +229,9 @@ async function checkCommandLine(run: WatchedRun, workspace?: string): Promise<Co
   const sandboxChoice = sandboxOf(firstPass, firstSettings.settings, io.cwd, managedSandboxOf(firstSettings.tiers));
   if ("error" in sandboxChoice) return fail(io, sandboxChoice.error);
   const sandboxState = await sandboxUsable(sandboxChoice.sandbox);
-  // Calls out of the sandbox need someone to approve them: a gate that can ask, or one with rules.
+  // Calls out of the sandbox need a gate to approve them: one that can ask (dormant in a mode with a user), or one with rules.
   const early = choosePolicies({ tiers: firstSettings.tiers, args: firstPass, mode: run.mode, shellCwd: io.cwd, cwd });
-  const approvable = !run.listing && (run.mode === "interactive" || run.mode === "rpc" || early.gate.state === "on");
+  const approvable = !run.listing && early.gate.state !== "off";
   const escapes = sandboxChoice.sandbox && approvable ? createEscapeApprovals() : undefined;
   const judgedEarly = firstPass.unknownFlags.length === 0;
   const prompt = judgedEarly ? await promptOf(run, firstPass) : undefined;
