@@ -141,6 +141,44 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     expect(verdicts.filter((l) => l.includes('"outcome":"block"') && l.includes("permission-gate"))).toHaveLength(2);
   });
 
+  it("offers mypi's permission modes as session modes: set_mode switches, plan mode refuses a write, and every change — an accepted plan's too — is a current_mode_update", async () => {
+    const ws = join(sandbox.root, "ws-modes");
+    sandbox.file(join(ws, ".keep"), "");
+    const script = sandbox.script([
+      { toolCalls: [{ name: "write", arguments: { path: "plan.txt", content: "too early\n" } }] },
+      { toolCalls: [{ name: "exit_plan_mode", arguments: { plan: "1. write plan.txt" } }] },
+      { toolCalls: [{ name: "write", arguments: { path: "plan.txt", content: "done\n" } }] },
+      { text: "Planned and done." },
+    ]);
+    // No rules: the gate is loaded dormant, and the modes wake it.
+    const acp = startAcp(sandbox, ["--model", `scripted:${script}`], { cwd: ws });
+    await acp.call("initialize", { protocolVersion: 1, clientCapabilities: {} });
+    const created = await acp.call<{ sessionId: string; modes: unknown }>("session/new", { cwd: ws, mcpServers: [] });
+    expect(created.modes).toEqual(MODES);
+    const { sessionId } = created;
+    expect(await acp.call("session/set_mode", { sessionId, modeId: "plan" })).toEqual({});
+    await acp.waitForUpdate((u) => u.sessionUpdate === "current_mode_update" && u.currentModeId === "plan");
+    acp.permissions.push("allow"); // the first "allow" option: "Yes, and accept edits without asking"
+    expect(await prompt(acp, sessionId, "plan, then do it")).toEqual({ stopReason: "end_turn" });
+    const updates = acp.updates(sessionId);
+    expect(updates.flatMap((u) => (u.sessionUpdate === "current_mode_update" ? [u.currentModeId] : []))).toEqual(["plan", "accept-edits"]);
+    const ends = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.status !== "in_progress");
+    expect(JSON.stringify(ends[0])).toContain('write of \\"plan.txt\\" is not allowed in plan mode');
+    const asked = acp.transcript.flatMap((e) => (e.kind === "permission" ? [e.params] : []));
+    expect(asked.map((a) => [a.toolCall.title, a.options.map((o) => [o.name, o.kind])])).toEqual([
+      [
+        "Accept this plan? (shown in the exit_plan_mode call above)",
+        [
+          ["Yes, and accept edits without asking", "allow_once"],
+          ["Yes, ask as the rules say", "allow_once"],
+          ["No, keep planning", "reject_once"],
+        ],
+      ],
+    ]);
+    expect(readFileSync(join(ws, "plan.txt"), "utf8")).toBe("done\n");
+    expect((await acp.end()).code).toBe(0);
+  });
+
   it("cancels a prompt: the open permission request is withdrawn, the call refused, and the prompt ends once with stopReason cancelled", async () => {
     const ws = join(sandbox.root, "ws-cancel-ask");
     const home = join(sandbox.root, "home-cancel-ask");
