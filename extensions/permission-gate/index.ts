@@ -21,7 +21,7 @@ import type { ExtensionAPI, ExtensionContext, ExtensionFactory } from "@mypi/ext
 import type { Parser } from "web-tree-sitter";
 import { askUser } from "./ask.ts";
 import { judgeCommandParts, judgeToolCall, type Decision } from "./judge.ts";
-import { createModeState, parsePermissionMode, type ModeState } from "./modes.ts";
+import { createModeState, parsePermissionMode, type ModeChange, type ModeState } from "./modes.ts";
 import { PLAN_PROMPT, PLAN_TOOL, planTool } from "./plan.ts";
 import { settle, type CallFacts, type SessionRule, type Settlement } from "./policy.ts";
 import { READING_TOOLS, readOnlyProblem } from "./read-only.ts";
@@ -42,6 +42,13 @@ export const ASK_TIMEOUT_MS = 5 * 60_000;
 
 /** The session entry that keeps an "allow for this session" answer: `{rules, escape}`. */
 export const SESSION_ANSWER_ENTRY = "permission-gate:answer";
+
+/**
+ * The extensions' bus channel on which the gate tells its mode — at load, at each session's start
+ * and at each change: `{mode, previous?, by?}` (`ModeChange`). Other extensions follow it there
+ * (the Claude Code adapter hands it to hooks as `permission_mode`).
+ */
+export const MODE_CHANNEL = "permission-gate:mode";
 
 /** The subagents extension's tool: it starts a child agent whose calls this gate judges too (docs/subagents.md). */
 const AGENT_TOOL = "agent";
@@ -206,7 +213,13 @@ export function createPermissionGate(input: PermissionRules | GateOptions = {}):
       }
     };
     syncPlanTool();
-    const unsubscribe = mode.subscribe(syncPlanTool);
+    const tell = (change: Pick<ModeChange, "mode"> & Partial<ModeChange>) => pi.events.emit(MODE_CHANNEL, change);
+    tell({ mode: mode.mode });
+    pi.on("session_start", () => tell({ mode: mode.mode }));
+    const unsubscribe = mode.subscribe((change) => {
+      syncPlanTool();
+      tell(change);
+    });
     pi.on("session_shutdown", () => unsubscribe());
   };
 }

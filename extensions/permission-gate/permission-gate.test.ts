@@ -200,11 +200,12 @@ describe("the built-in list: a command word is judged in command position", () =
 });
 
 describe("permission-gate", () => {
-  it("registers its tool_call handler after the others (so it sees the final input), and the plan-mode prompt", async () => {
+  it("registers its tool_call handler after the others (so it sees the final input), the plan-mode prompt, and telling its mode", async () => {
     const fake = await loadFake(permissionGate);
     expect(fake.registrations.map((r) => [r.name, r.options])).toEqual([
       ["tool_call", { order: "post", timeoutMs: 300_000 }],
       ["before_agent_start", undefined],
+      ["session_start", undefined],
       ["session_shutdown", undefined],
     ]);
   });
