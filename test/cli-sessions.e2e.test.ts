@@ -176,7 +176,9 @@ describe("session moves over RPC", () => {
     expect(await p.waitFor((l) => l.id === "s")).toMatchObject({ success: true, data: { cancelled: false } });
     p.send({ id: "m", type: "get_messages" });
     const messages = await p.waitFor((l) => l.id === "m");
-    expect(texts(messages.data.messages)).toEqual(["other task", "Other answer."]);
+    // Pi's get_messages opens with its system message (the system prompt): the conversation follows.
+    expect(messages.data.messages[0].role).toBe("system");
+    expect(texts(messages.data.messages.slice(1))).toEqual(["other task", "Other answer."]);
     p.send({ id: "st", type: "get_state" });
     expect((await p.waitFor((l) => l.id === "st")).data.sessionFile).toBe(other);
 

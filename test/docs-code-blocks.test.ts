@@ -149,6 +149,6 @@ describe("the code blocks of the docs", () => {
   });
 
   it("include the examples that show their output", () => {
-    expect(runnable.map(where)).toEqual([expect.stringMatching(/^docs\/architecture\.md:/), expect.stringMatching(/^docs\/extensions\.md:/), expect.stringMatching(/^docs\/kernel\.md:/)]);
+    expect(runnable.map(where)).toEqual([expect.stringMatching(/^docs\/architecture\.md:/), expect.stringMatching(/^docs\/extensions\.md:/), expect.stringMatching(/^docs\/kernel\.md:/), expect.stringMatching(/^docs\/resume\.md:/)]);
   });
 });

@@ -20,7 +20,7 @@ export interface McpToolInfo {
   title?: string;
   description?: string;
   inputSchema: JSONSchema;
-  annotations?: { readOnlyHint?: boolean; title?: string; [key: string]: unknown };
+  annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; title?: string; [key: string]: unknown };
   /** `execution.taskSupport`: whether calls must (`required`), may (`optional`) or must not be tasks. */
   taskSupport?: "required" | "optional" | "forbidden";
 }
@@ -80,8 +80,12 @@ function toolInfo(name: string, t: Record<string, unknown>): McpToolInfo {
   if (typeof t.title === "string") info.title = t.title;
   if (typeof t.description === "string") info.description = t.description;
   if (isRecord(t.annotations)) {
-    const { readOnlyHint, title } = t.annotations;
-    info.annotations = { ...(typeof readOnlyHint === "boolean" && { readOnlyHint }), ...(typeof title === "string" && { title }) };
+    const { readOnlyHint, idempotentHint, title } = t.annotations;
+    info.annotations = {
+      ...(typeof readOnlyHint === "boolean" && { readOnlyHint }),
+      ...(typeof idempotentHint === "boolean" && { idempotentHint }),
+      ...(typeof title === "string" && { title }),
+    };
   }
   const taskSupport = isRecord(t.execution) ? t.execution.taskSupport : undefined;
   if (taskSupport === "required" || taskSupport === "optional" || taskSupport === "forbidden") info.taskSupport = taskSupport;

@@ -67,6 +67,8 @@ describe("start-up", () => {
     expect(echo.jsonSchema).toMatchObject({ type: "object", properties: { text: { type: "string", description: "What to echo" } }, required: ["text"] });
     expect(echo.parallelSafe).toBe(true); // readOnlyHint
     expect(main.host.registry.get("fx__add")!.parallelSafe).toBe(false);
+    // Run again by a resumed run when the server says that is harmless: read-only, or idempotent.
+    expect([echo, main.host.registry.get("fx__add")!, main.host.registry.get("fx__stats")!].map((t) => t.rerunnable)).toEqual([true, true, false]);
     expect(echo.timeoutMs).toBe(60_000);
     expect(main.host.registry.get("quick__echo")!.timeoutMs).toBe(200);
   });

@@ -213,6 +213,9 @@ export class McpHub {
       jsonSchema: toJsonSchema(tool.inputSchema),
       // MCP's readOnlyHint is the server's own claim; it only decides whether calls may overlap.
       parallelSafe: tool.annotations?.readOnlyHint === true,
+      // A call a resumed run finds cut off runs again only when the server says that is harmless:
+      // it changes nothing (readOnlyHint) or doing it twice is doing it once (idempotentHint).
+      rerunnable: tool.annotations?.readOnlyHint === true || tool.annotations?.idempotentHint === true,
       ...(timeoutMs > 0 && { timeoutMs }),
       execute: (args: Record<string, unknown>, ctx: ToolContext) => this.call(name, args, ctx),
     });
@@ -305,5 +308,5 @@ function progressUpdate(p: { progress: number; total?: number; message?: string 
 }
 
 function fingerprintOf(tool: McpToolInfo): string {
-  return JSON.stringify([tool.description ?? "", tool.title ?? "", tool.inputSchema ?? null, tool.annotations?.readOnlyHint === true, tool.taskSupport ?? null]);
+  return JSON.stringify([tool.description ?? "", tool.title ?? "", tool.inputSchema ?? null, tool.annotations?.readOnlyHint === true, tool.annotations?.idempotentHint === true, tool.taskSupport ?? null]);
 }

@@ -237,6 +237,11 @@ function resultOf(child: ChildAgent, name: string, description: string, outcome:
       return failure(`The task was not given to the child agent ${name}: ${outcome.end.reason ?? outcome.stopReason}${outcome.end.by ? ` (${outcome.end.by})` : ""}.`, details);
     case "error":
       return failure(`The child agent ${name} failed: ${outcome.error ?? "unknown error"}`, details);
+    case "paused": {
+      // A child's run cannot be taken up again later (docs/resume.md): its calls that wait for a person are refused.
+      const waiting = (outcome.end.waiting ?? []).map((c) => `${c.toolName} (${c.reason})`).join("; ");
+      return failure(`The child agent ${name} stopped: ${waiting || "a call"} needs a person's approval, and a child agent cannot wait for one. Do it another way, or ask the user.`, details);
+    }
   }
 }
 

@@ -71,6 +71,20 @@ describe("policies across the tree", () => {
     expect(t.requests.explorer![0]!.tools.map((s) => s.name)).toContain("agent");
   });
 
+  it("a check that pauses a child's call (no one can take a child's run up later) refuses it: the child ends, the parent reads why and goes on", async () => {
+    const t = await tree({
+      extensions: { "ask-first": (pi: ExtensionAPI) => pi.on("tool_call", (event) => (event.toolName === "bash" ? { pause: true, reason: "bash needs a yes" } : undefined)) },
+      models: { helper: [{ toolCalls: [{ name: "bash", arguments: { command: "make" } }] }, { text: "never reached" }] },
+      root: [{ toolCalls: [agentCall({ prompt: "build it", model: "scripted:helper" })] }, { text: "The helper could not build." }],
+    });
+    const end = await t.host.agent.prompt("go");
+    expect(end.stopReason).toBe("completed");
+    expect(t.bashCommands).toEqual([]);
+    const [result] = toolResults(t);
+    expect(result!.isError).toBe(true);
+    expect(text(result!)).toBe("The child agent general stopped: bash (bash needs a yes) needs a person's approval, and a child agent cannot wait for one. Do it another way, or ask the user.");
+  });
+
   it("the input slot decides on a child's prompt as on the parent's", async () => {
     const t = await tree({ extensions: policies, models: { helper: [{ text: "never asked" }] }, root: [{ toolCalls: [agentCall({ prompt: "do the forbidden thing", model: "scripted:helper" })] }, { text: "Refused." }] });
     await t.host.agent.prompt("go");

@@ -23,6 +23,8 @@ export function createLsTool(root: string): Tool<LsArgs> {
     description: `List a folder: sorted names, folders end with "/", dotfiles included, at most ${MAX_LS_ENTRIES} entries.`,
     parameters,
     parallelSafe: true,
+    // Reading changes nothing: a resumed run runs a call of it that was cut off again (docs/resume.md).
+    rerunnable: true,
     execute: (args) => guard(() => listFolder(root, args.path ?? ".")),
   });
 }

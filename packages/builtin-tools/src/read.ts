@@ -43,6 +43,8 @@ export function createReadTool(root: string, files?: FileAccess): Tool<ReadArgs>
       "PNG, JPEG, GIF and WebP images come back as images.",
     parameters,
     parallelSafe: true,
+    // Reading changes nothing: a resumed run runs a call of it that was cut off again (docs/resume.md).
+    rerunnable: true,
     execute: (args) => guard(() => readPath(root, args, files)),
   });
 }

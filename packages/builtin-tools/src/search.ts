@@ -49,6 +49,7 @@ export function createGrepTool(root: string): Tool<GrepArgs> {
       `At most ${DEFAULT_GREP_LIMIT} matches unless limit is given.`,
     parameters: grepParameters,
     parallelSafe: true,
+    rerunnable: true,
     timeoutMs: SEARCH_TIMEOUT_MS,
     worker: { module: WORKER_MODULE, export: "grep", data: { root } satisfies SearchData },
   });
@@ -62,6 +63,7 @@ export function createFindTool(root: string): Tool<FindArgs> {
       `At most ${MAX_FIND_RESULTS} results.`,
     parameters: findParameters,
     parallelSafe: true,
+    rerunnable: true,
     timeoutMs: SEARCH_TIMEOUT_MS,
     worker: { module: WORKER_MODULE, export: "find", data: { root } satisfies SearchData },
   });

@@ -24,6 +24,11 @@ describe("createBuiltinTools", () => {
     });
   });
 
+  it("marks the reading tools rerunnable (a resumed run runs a cut-off call of them again), and write, edit and bash not", () => {
+    const tools = createBuiltinToolList({ root: "/tmp" });
+    expect(Object.fromEntries(tools.map((t) => [t.name, t.rerunnable]))).toEqual({ read: true, write: false, edit: false, bash: false, grep: true, find: true, ls: true });
+  });
+
   it("shows the model Pi's parameter names, with unknown keys refused", () => {
     const schemas = createBuiltinToolList({ root: "/tmp" }).map((t) => toolSchema(t).parameters);
     expect(schemas.map((s) => [Object.keys(s.properties as object), s.required ?? [], s.additionalProperties])).toEqual([

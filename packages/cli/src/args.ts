@@ -12,6 +12,8 @@ import { toolList, toolListProblem } from "./tool-selection.ts";
 
 export type Mode = "print" | "json" | "rpc" | "interactive" | "acp";
 export type Command = "run" | "extensions" | "models" | "agents" | "demo" | "help" | "version" | "batch" | "worker" | "export";
+/** What print, JSON and batch runs do when a check asks a person (docs/resume.md#approvals). */
+export type OnAsk = "deny" | "pause" | "fail";
 
 export interface CliArgs {
   command: Command;
@@ -50,6 +52,12 @@ export interface CliArgs {
   continue: boolean;
   /** `-r, --resume`: interactive mode opens with the picker over this workspace's sessions. */
   resume: boolean;
+  /** `--continue-run`: go on with the session's interrupted or paused run instead of a prompt (docs/resume.md). */
+  continueRun: boolean;
+  /** `--on-ask deny|pause|fail`; undefined = the settings' `onAsk`, else deny. */
+  onAsk?: OnAsk;
+  /** `--session-store redis://…`: the session (`--session ID`) is kept in Redis, not in a file. */
+  sessionStore?: string;
   noSession: boolean;
   maxTurns?: number;
   /** `--tool-timeout SECONDS`, in ms: the timeout of a tool call whose tool sets none; 0 = none. */
@@ -145,6 +153,9 @@ const OPTIONS: Record<string, FlagKind> = {
   session: "string",
   continue: "boolean",
   resume: "boolean",
+  "continue-run": "boolean",
+  "on-ask": "string",
+  "session-store": "string",
   "no-session": "boolean",
   "max-turns": "string",
   "system-prompt": "string",
@@ -188,6 +199,7 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     verbose: false,
     continue: false,
     resume: false,
+    continueRun: false,
     noSession: false,
     appendSystemPrompt: [],
     excludeTools: [],
@@ -369,6 +381,17 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
     case "resume":
       args.resume = true;
       return;
+    case "continue-run":
+      args.continueRun = true;
+      return;
+    case "on-ask":
+      if (text !== "deny" && text !== "pause" && text !== "fail") return `--on-ask must be deny, pause or fail (got "${text}"). ${HELP_HINT}`;
+      args.onAsk = text;
+      return;
+    case "session-store":
+      if (!/^rediss?:\/\/./.test(text)) return `--session-store must be a redis:// or rediss:// URL (got "${text}").`;
+      args.sessionStore = text;
+      return;
     case "no-session":
       args.noSession = true;
       return;
@@ -460,6 +483,15 @@ function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   const sessionChoices = [args.session !== undefined, args.continue, args.resume, args.noSession, args.sessionId !== undefined, args.fork !== undefined].filter(Boolean).length;
   if (sessionChoices > 1) return usageError("choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session.");
   if (args.strictExtensions && args.allowFailedExtensions) return usageError("choose one of --strict-extensions and --allow-failed-extensions.");
+  if (args.continueRun && args.session === undefined && args.sessionId === undefined && !args.continue) {
+    return usageError("--continue-run goes on with a session's run: name it with --session FILE|ID or --session-id ID (or --continue for the latest).");
+  }
+  if (args.continueRun && wordsKnown && args.prompt !== undefined) {
+    return usageError(`--continue-run goes on with the session's run and takes no prompt (got "${args.prompt}"); to add one, continue the session with --session and a prompt.`);
+  }
+  if (args.sessionStore !== undefined && args.session === undefined) {
+    return usageError("--session-store needs --session ID: the id of the session in that store.");
+  }
   if (args.model !== undefined && args.model.trim() === "") return usageError("--model needs a model: provider/id, an id, openai:<name> or scripted:<file> (`mypi models` lists them).");
   if (args.provider !== undefined && args.model === undefined) return usageError("--provider narrows --model: give --model too (e.g. --provider anthropic --model sonnet).");
   if (args.apiKey !== undefined && args.model === undefined && args.models === undefined) return usageError("--api-key is the key of the model chosen with --model (or the first of --models): give one of them too.");
@@ -496,7 +528,7 @@ export function resolveMode(args: CliArgs, isTTY: boolean): Mode {
  * Exit codes (docs/cli.md#command-line). A signal or a closed stdout ends the run as an abort and exits
  * 128 + the signal's number (`exits.ts`).
  */
-export const EXIT = { ok: 0, error: 1, usage: 2, aborted: 130, hangup: 129, terminated: 143, brokenPipe: 141 } as const;
+export const EXIT = { ok: 0, error: 1, usage: 2, paused: 3, aborted: 130, hangup: 129, terminated: 143, brokenPipe: 141 } as const;
 
 /** The process exit code for how a run ended. */
 export function exitCodeFor(stopReason: string): number {
@@ -507,6 +539,8 @@ export function exitCodeFor(stopReason: string): number {
       return EXIT.ok;
     case "aborted":
       return EXIT.aborted;
+    case "paused":
+      return EXIT.paused;
     default: // error, blocked, max_turns
       return EXIT.error;
   }

@@ -21,6 +21,8 @@ Usage
   mypi export FILE.jsonl|ID [OUT]   a session as one self-contained HTML file (tree, tool calls, decisions)
   mypi replay SESSIONS… [-e EXT]    recorded sessions through the extensions, no model: what would be
                                     decided differently (mypi replay --help)
+  mypi approve SESSION [CALL]       answer the calls a paused run waits for (--deny REASON,
+                                    --scope once|session|project, --list); then --continue-run
   mypi demo                         a scripted run in a temporary workspace (no API key needed)
   mypi batch tasks.jsonl            many tasks side by side, results in results.jsonl (mypi batch --help)
   mypi worker --queue redis://…     run queued batch tasks on this machine (mypi worker --help)
@@ -88,12 +90,18 @@ Workspace and session
                                     session whose id starts with ID
   -c, --continue                    continue the most recent session of this workspace
   -r, --resume                      pick one of this workspace's sessions (interactive mode)
+  --continue-run                    go on with the session's run where a crash or a pause left it
+                                    (with --session or -c; no prompt)
+  --session-store redis://HOST:PORT keep the session (--session ID) in Redis instead of a file
   --no-session                      keep nothing on disk
   --session-id ID                   this workspace's session with that id, created when missing
   --fork FILE|ID                    a new session starting from a copy of that session's branch
   --session-dir DIR                 keep and look up sessions in DIR
   -n, --name NAME                   the session's display name
   --export FILE|ID [OUT]            as \`mypi export\`
+  --on-ask deny|pause|fail          print, JSON and batch runs, when a check asks a person: refuse
+                                    the call (default), pause the run until \`mypi approve\`, or
+                                    pause it and exit 1 (also "onAsk" in settings.json)
 
 Pi's options that change nothing here are accepted: --offline (mypi makes no network request
 while starting), --no-themes, --tui-mode regular. Refused, with the reason: --theme, --use-theme,
@@ -109,8 +117,8 @@ trusted: interactive mode asks; other modes need --trust-project or \`mypi trust
 Commands the agent runs do not see OPENAI_API_KEY; MYPI_PASS_ENV=OPENAI_API_KEY passes it.
 
 Exit codes: 0 completed, handled or terminated, 1 error / blocked / max turns, 2 usage error (an
-extension that failed to load, in print and JSON modes), 130 aborted (Ctrl+C), 143 SIGTERM,
-129 SIGHUP, 141 stdout closed.
+extension that failed to load, in print and JSON modes), 3 paused for an approval, 130 aborted
+(Ctrl+C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.
 
 Examples
   mypi demo

@@ -284,8 +284,8 @@ export function createHostSession(
       ui = next;
       host.setUI(next);
     },
-    async start() {
-      await host.start();
+    async start(options) {
+      await host.start(options?.reason === "resume" ? { reason: "resume" } : undefined);
       await ready?.(host, "startup");
     },
   };

@@ -93,6 +93,9 @@ export interface HostSession {
   userBash?(command: string, excludeFromContext: boolean): Promise<UserBashAnswer>;
   /** Give extensions a UI (their dialogs then ask the user). */
   setUI(ui: ExtensionUI | undefined): void;
-  /** Send `session_start` to the extensions: once, after the mode installed its UI. */
-  start(): Promise<void>;
+  /**
+   * Send `session_start` to the extensions: once, after the mode installed its UI. `resume`: the
+   * session's run is about to go on (`--continue-run`), and extensions rebuild their state from it.
+   */
+  start(options?: { reason?: "startup" | "resume" }): Promise<void>;
 }

@@ -35,6 +35,10 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     const { runMcpCommand } = await import("./mcp-command.ts");
     return await runMcpCommand(argv.slice(1), io);
   }
+  if (first === "approve") {
+    const { runApproveCommand } = await import("./approve-command.ts");
+    return await runApproveCommand(argv.slice(1), io);
+  }
   if (first === "replay") {
     const { runReplayCommand } = await import("./replay-command.ts");
     return await runReplayCommand(argv.slice(1), io);

@@ -4,9 +4,8 @@
  * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
  * shutdown however the mode ends.
  */
-import { DEFAULT_CONTEXT_WINDOW, describeSelectedModel, latestChoice, type ExtensionErrorEvent, type ExtensionLogEvent, type ModelLookup, type ModelSelection, type PiModelObject } from "@mypi/extension-api";
-import { resolve } from "node:path";
-import { SessionManager, defaultSessionDir } from "@mypi/kernel";
+import { DEFAULT_CONTEXT_WINDOW, describeSelectedModel, headlessUI, latestChoice, type ExtensionErrorEvent, type ExtensionLogEvent, type ModelLookup, type ModelSelection, type PiModelObject } from "@mypi/extension-api";
+import { SessionManager } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
 import type { LoadedWorkspace } from "./extension-loading.ts";
@@ -15,6 +14,7 @@ import type { HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
 import { extensionErrorLine, extensionLogLine, runOneShot } from "./modes/print.ts";
 import { runRpcMode } from "./modes/rpc.ts";
+import { sessionDirOf } from "./session-open.ts";
 import { eventLine } from "./rpc/jsonl.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
 import { permissionModeHost, type PermissionModeHost } from "./policy/mode-host.ts";
@@ -41,6 +41,8 @@ export interface ModeStart {
   /** The extensions that failed to load, one line each (`describeFailures`). */
   loadErrors: string[];
   sandboxState: SandboxReport;
+  /** Releases the session's claim (and a store's connection) once the mode is done with it. */
+  release?: () => Promise<void>;
 }
 
 export async function runMode(s: ModeStart): Promise<number> {
@@ -51,7 +53,9 @@ export async function runMode(s: ModeStart): Promise<number> {
       case "print":
       case "json":
         return await runOneShot(hostSession, s.io, {
-          prompt: s.prompt!,
+          ...(s.args.continueRun ? { resume: true } : { prompt: s.prompt! }),
+          onAsk: onAskOf(s),
+          ...(sessionWords(s) && { session: sessionWords(s)! }),
           json: s.mode === "json",
           maxTurns: s.args.maxTurns ?? 50,
           exits: s.exits,
@@ -89,15 +93,26 @@ export async function runMode(s: ModeStart): Promise<number> {
   }
 }
 
+/** `--on-ask`, else the settings' `onAsk`, else deny. */
+function onAskOf(s: ModeStart) {
+  return s.args.onAsk ?? s.ws.settings.onAsk ?? "deny";
+}
+
+/** How a command line names this session again: for `mypi approve`, and for `mypi … --continue-run`. */
+function sessionWords(s: ModeStart): { approve: string; run: string } | undefined {
+  const session = s.session;
+  if (s.args.sessionStore !== undefined) return { approve: `--session-store ${s.args.sessionStore} ${session.id}`, run: `--session-store ${s.args.sessionStore} --session ${session.id}` };
+  return session.file === undefined ? undefined : { approve: quote(session.file), run: `--session ${quote(session.file)}` };
+}
+
+function quote(word: string): string {
+  return /^[\w./@:+-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
+
 /** Pi's model object of the current model (RPC `get_state`): the registry's, else told from the client id. */
 function modelObject(s: ModeStart): PiModelObject {
   const { entry, client } = s.models;
   return describeSelectedModel({ entry, client }, compactionOf(s.ws.settings, s.io.env).contextWindow ?? DEFAULT_CONTEXT_WINDOW);
-}
-
-/** The session folder of this run: `--session-dir`, else the workspace's under `$MYPI_HOME`. */
-export function sessionDirOf(args: Pick<CliArgs, "sessionDir">, cwd: string, shellCwd: string): string {
-  return args.sessionDir !== undefined ? resolve(shellCwd, args.sessionDir) : defaultSessionDir(cwd);
 }
 
 /**
@@ -160,10 +175,12 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     createHostSession(host, rebuild, (h, reason) => resources.refresh(h, reason)),
     permissionModeHost(ws.policy.mode),
   );
+  // Print and JSON runs have no person at hand: --on-ask decides what a check that asks gets.
+  if (mode === "print" || mode === "json") hostSession.setUI(headlessUI(onAskOf(s)));
   if (mode !== "interactive") {
     const early: (ExtensionErrorEvent | ExtensionLogEvent)[] = [];
     const stop = hostSession.subscribe((event) => void ((event.type === "extension_error" || event.type === "extension_log") && early.push(event)));
-    await hostSession.start();
+    await hostSession.start(args.continueRun ? { reason: "resume" } : undefined);
     stop();
     for (const event of early) {
       // Print mode and ACP keep stdout for the answer and the protocol: these go to stderr.
@@ -189,6 +206,7 @@ async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promis
     renderers: () => hostSession.host.manager.piRenderers,
     runShortcut: (key) => hostSession.host.manager.runShortcut(key),
     ...(s.prompt !== undefined && { initialPrompt: s.prompt }),
+    continueRun: s.args.continueRun,
     status: s.loadErrors,
     stop: s.exits.signal,
     resume: s.args.resume,

@@ -15,9 +15,9 @@
  */
 import { createEscapeApprovals, type EscapeApprovals, type SandboxOptions } from "@mypi/builtin-tools";
 import { readFileSync, statSync } from "node:fs";
-import { basename, resolve } from "node:path";
-import { SessionManager, defaultSessionDir, mypiHome, sessionFilesByIdPrefix, withholdFromTools } from "@mypi/kernel";
-import { latestChoice } from "@mypi/extension-api";
+import { resolve } from "node:path";
+import { mypiHome, withholdFromTools, type SessionManager } from "@mypi/kernel";
+import { latestChoice, type ModelRegistry } from "@mypi/extension-api";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { loadExtensions, type LoadedWorkspace, type LoadRequest } from "./extension-loading.ts";
 import { printExtensions } from "./extensions-command.ts";
@@ -27,7 +27,8 @@ import type { CliIO } from "./main.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
 import { chooseModel, lookupModel, registryOf } from "./model-choice.ts";
 import { printModels } from "./models-command.ts";
-import { runMode, sessionDirOf, type ModeStart } from "./run-mode.ts";
+import { runMode, type ModeStart } from "./run-mode.ts";
+import { openSession, sessionDirOf, type OpenedSession } from "./session-open.ts";
 import { selectTools } from "./tool-selection.ts";
 import { managedSandboxOf, sandboxOf, sandboxReport, sandboxUsable, sandboxWarnings, type SandboxReport } from "./sandbox.ts";
 import { loadSettings, type LoadedSettings } from "./settings.ts";
@@ -87,7 +88,12 @@ async function runWatched(run: WatchedRun): Promise<number> {
     return runAcpMode({ io: run.io, stop: run.exits.signal, open: (request) => prepareMode({ ...run, io: request.io }, request) });
   }
   const start = await prepareMode(run);
-  return typeof start === "number" ? start : runMode(start);
+  if (typeof start === "number") return start;
+  try {
+    return await runMode(start);
+  } finally {
+    await start.release?.();
+  }
 }
 
 /**
@@ -163,12 +169,48 @@ async function prepareMode(run: WatchedRun, request: WorkspaceRequest = {}): Pro
     return code;
   }
   if (listing) return listExtensions(run, { ws, args, sandboxState, resources });
-  // Opened before the model is chosen: a resumed session names the model it used last.
-  const session = request.openSession ? request.openSession(args, line.cwd, sessionDirOf(args, line.cwd, io.cwd)) : openSession(args, line.cwd, io);
-  if (typeof session === "string") {
+  // Opened before the model is chosen: a resumed session names the model it used last. A session
+  // named on the command line is claimed here: a second writer stops before doing any work.
+  const opened = request.openSession ? ownSession(request.openSession(args, line.cwd, sessionDirOf(args, line.cwd, io.cwd))) : await openSession(args, line.cwd, io.cwd);
+  if ("error" in opened) {
     await shutdown();
-    return fail(io, session);
+    if (opened.usage) return fail(io, opened.error);
+    io.stderr.write(`mypi: ${opened.error}\n`);
+    return EXIT.error;
   }
+  let start: ModeStart | number | undefined;
+  try {
+    start = await runOpened(run, { line, ws, args, prompt, sandboxState, resources, registry, allowedTools, session: opened.session });
+    return typeof start === "number" ? start : { ...start, release: opened.dispose };
+  } finally {
+    if (typeof start !== "object") await opened.dispose();
+  }
+}
+
+/** A session a mode opened itself (ACP): nothing to release after it, or the error as `openSession` says it. */
+function ownSession(session: SessionManager | string): OpenedSession | { error: string; usage: boolean } {
+  return typeof session === "string" ? { error: session, usage: true } : { session, dispose: async () => {} };
+}
+
+/** What `prepareMode` found before the session was opened. */
+interface OpenedRun {
+  line: CommandLine;
+  ws: LoadedWorkspace;
+  args: CliArgs;
+  prompt: string | undefined;
+  sandboxState: SandboxReport;
+  resources: HostResources;
+  registry: ModelRegistry;
+  allowedTools: string[] | undefined;
+  session: SessionManager;
+}
+
+/** The run once its session is open (and claimed): the model chosen, and what the mode starts from. */
+async function runOpened(run: WatchedRun, o: OpenedRun): Promise<ModeStart | number> {
+  const { io, mode } = run;
+  const { line, ws, args, prompt, sandboxState, resources, registry, allowedTools, session } = o;
+  const { loaded, settings } = ws;
+  const shutdown = () => loaded.manager.shutdown();
   const used = latestChoice(session.getBranch());
   const choice = await chooseModel({ args, settings, registry, env: io.env, cwd: io.cwd, http: loaded.manager.httpHooks(), session: used });
   if (typeof choice === "string") {
@@ -295,8 +337,9 @@ function isOneShot({ listing, mode }: WatchedRun): boolean {
   return !listing && (mode === "print" || mode === "json");
 }
 
-/** The prompt: the words of the command line, else (one-shot, piped) stdin. */
+/** The prompt: the words of the command line, else (one-shot, piped) stdin; none for --continue-run. */
 async function promptOf(run: WatchedRun, args: CliArgs): Promise<string | undefined> {
+  if (args.continueRun) return undefined;
   return args.prompt ?? (isOneShot(run) && run.io.stdin.isTTY !== true ? (await readAll(run.io.stdin)).trim() || undefined : undefined);
 }
 
@@ -304,7 +347,8 @@ async function promptOf(run: WatchedRun, args: CliArgs): Promise<string | undefi
 function modeProblem(run: WatchedRun, prompt: string | undefined): string | undefined {
   const { listing, mode, isTTY } = run;
   if (!listing && mode === "interactive" && !isTTY) return 'interactive mode needs a terminal; use -p "prompt" (or --mode json / rpc) when piping.';
-  if (isOneShot(run) && prompt === undefined) return 'give a prompt: mypi -p "what to do" (or pipe it on stdin).';
+  if (isOneShot(run) && prompt === undefined && !run.firstPass.continueRun) return 'give a prompt: mypi -p "what to do" (or pipe it on stdin).';
+  if (run.firstPass.continueRun && mode === "rpc") return "--continue-run is for print, JSON and interactive modes; in RPC mode send the resume_run command.";
   if (!listing && run.firstPass.resume && mode !== "interactive") return "--resume picks a session on a terminal; elsewhere name it: --session FILE|ID (or --continue).";
   return undefined;
 }
@@ -408,64 +452,6 @@ function appendedPrompts(args: CliArgs, io: CliIO): { append: string[]; system?:
   if (args.systemPrompt === undefined) return { append };
   const system = read("system-prompt", args.systemPrompt);
   return "error" in system ? system.error : { append, system: system.text };
-}
-
-/** A word like Pi's partial session id: no path separator, no extension, starts with a letter or digit. */
-const ID_PREFIX = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
-
-function openSession(args: CliArgs, cwd: string, io: CliIO): SessionManager | string {
-  const session = chooseSession(args, cwd, io);
-  if (typeof session !== "string" && args.name !== undefined) session.setSessionName(args.name);
-  return session;
-}
-
-function chooseSession(args: CliArgs, cwd: string, io: CliIO): SessionManager | string {
-  const dir = sessionDirOf(args, cwd, io.cwd);
-  if (args.noSession) return SessionManager.inMemory(cwd);
-  if (args.session !== undefined) return sessionFileOf("--session", args.session, { cwd, dir, io, create: true });
-  if (args.sessionId !== undefined) {
-    // Pi's --session-id: this workspace's session with exactly that id, created under it when missing.
-    const match = sessionFilesByIdPrefix(dir, args.sessionId).find((f) => SessionManager.open(f, { cwd }).id === args.sessionId);
-    return match !== undefined ? SessionManager.open(match, { cwd }) : SessionManager.create({ cwd, dir, id: args.sessionId });
-  }
-  if (args.fork !== undefined) {
-    const source = sessionFileOf("--fork", args.fork, { cwd, dir, io, create: false });
-    if (typeof source === "string") return source;
-    // Pi's --fork: a new session of this workspace holding a copy of that session's current branch.
-    return SessionManager.fromBranch(source, source.getLeafId(), { cwd, dir });
-  }
-  if (args.continue) {
-    return SessionManager.continueLatest({ cwd, dir }) ?? SessionManager.create({ cwd, dir });
-  }
-  return SessionManager.create({ cwd, dir });
-}
-
-/**
- * A session named on the command line: a file path (created when missing, for `--session`), or
- * a word like an id: the one session of `dir` whose id starts with it (Pi's partial id).
- */
-function sessionFileOf(flag: string, value: string, o: { cwd: string; dir: string; io: CliIO; create: boolean }): SessionManager | string {
-  const { cwd, dir } = o;
-  const file = resolve(o.io.cwd, value);
-  // Not a file that exists, and shaped like an id: one of this workspace's sessions, never a new file named like it.
-  if (!isFile(file) && ID_PREFIX.test(value)) {
-    const matches = sessionFilesByIdPrefix(dir, value);
-    if (matches.length === 0) {
-      const create = o.create ? ` To start a new session file, give a path: ${flag} ./${value}.jsonl` : "";
-      return `${flag} ${value}: no session of this workspace has an id starting with "${value}" (in ${dir}).${create}`;
-    }
-    if (matches.length > 1) {
-      return `${flag} ${value} matches ${matches.length} sessions; give more of the id: ${matches.map((m) => basename(m)).join(", ")}`;
-    }
-    return SessionManager.open(matches[0]!, { cwd });
-  }
-  if (isDirectory(file)) return `${flag} ${value} is a folder: give a session file (a .jsonl file${o.create ? ", created if missing" : ""}).`;
-  if (!o.create && !isFile(file)) return `${flag} ${value}: no such session file.`;
-  try {
-    return SessionManager.open(file, { cwd });
-  } catch (error) {
-    return `${flag} ${value}: ${(error as Error).message}`;
-  }
 }
 
 function isFile(path: string): boolean {

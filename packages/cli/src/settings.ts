@@ -63,6 +63,8 @@ const SettingsSchema = z.looseObject({
   allowFailedExtensions: z.boolean().optional(),
   /** `--tool-timeout`: seconds before a call of a tool that sets no timeout is stopped (0: never; default 600). */
   toolTimeout: z.number().nonnegative().optional(),
+  /** `--on-ask`: what print, JSON and batch runs do when a check asks a person (docs/resume.md#approvals). */
+  onAsk: z.enum(["deny", "pause", "fail"]).optional(),
   /** Automatic compaction (docs/sessions.md). */
   compaction: z
     .looseObject({

@@ -69,7 +69,7 @@ describe("parseArgs", () => {
       "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief",
       "--sandbox", "--sandbox-write", "out", "--sandbox-write=~/cache", "--sandbox-network", "hello", "there",
       "--append-system-prompt", "one", "--append-system-prompt=two", "--tools", "read, grep", "--no-context-files",
-      "--tool-timeout", "90", "--permission-mode", "plan",
+      "--tool-timeout", "90", "--permission-mode", "plan", "--on-ask", "pause",
     ]);
     expect(args).toEqual({
       command: "run",
@@ -89,6 +89,8 @@ describe("parseArgs", () => {
       cwd: "/w",
       continue: false,
       resume: false,
+      continueRun: false,
+      onAsk: "pause",
       noSession: true,
       maxTurns: 3,
       toolTimeoutMs: 90_000,
@@ -122,6 +124,17 @@ describe("parseArgs", () => {
       error: 'mypi: --permission-mode must be one of default, accept-edits, plan, bypass (got "yolo"). Run `mypi --help` for the list of options.',
     });
     expect(parseArgs(["--sandbox-network", "--no-sandbox-network"])).toEqual({ ok: false, error: "mypi: choose one of --sandbox-network and --no-sandbox-network." });
+  });
+
+  it("takes --continue-run with a session and no prompt, --on-ask deny|pause|fail, and --session-store with a session id", () => {
+    expect(ok(["--session", "s.jsonl", "--continue-run"]).continueRun).toBe(true);
+    expect(ok(["-c", "--continue-run"]).continueRun).toBe(true);
+    expect(fail(["--continue-run"])).toBe("mypi: --continue-run goes on with a session's run: name it with --session FILE|ID or --session-id ID (or --continue for the latest).");
+    expect(fail(["--session", "s.jsonl", "--continue-run", "go"])).toMatch(/^mypi: --continue-run goes on with the session's run and takes no prompt \(got "go"\)/);
+    expect(fail(["--on-ask", "ask"])).toMatch(/^mypi: --on-ask must be deny, pause or fail \(got "ask"\)/);
+    expect(ok(["--session-store", "redis://127.0.0.1:6379", "--session", "abc"]).sessionStore).toBe("redis://127.0.0.1:6379");
+    expect(fail(["--session-store", "redis://127.0.0.1:6379"])).toBe("mypi: --session-store needs --session ID: the id of the session in that store.");
+    expect(fail(["--session-store", "http://x", "--session", "a"])).toBe('mypi: --session-store must be a redis:// or rediss:// URL (got "http://x").');
   });
 
   it("takes --tool-timeout in seconds (0: no default timeout) and refuses anything but a plain number", () => {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { Agent, createScriptedModel, type ModelRequest } from "@mypi/kernel";
+import { Agent, createScriptedModel, SessionManager, type ModelRequest } from "@mypi/kernel";
 import type { ExtensionHostEvent, ExtensionStreamEvent, ExtensionUI } from "@mypi/extension-api";
 import type { HostSession } from "../src/host-session.ts";
 import type { CliIO } from "../src/main.ts";
@@ -217,6 +217,23 @@ describe("interactive mode", () => {
     t.type("\r");
     await ended;
     expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([[{ type: "text", text: lines.join("\n") }]]);
+    t.type("\x04");
+    expect(await t.exit).toBe(0);
+  });
+
+  it("says when the session's last run did not finish, and /continue-run goes on with it", async () => {
+    const session = SessionManager.inMemory("/work");
+    session.appendMessage({ role: "user", content: [{ type: "text", text: "list the files" }], timestamp: 1 });
+    const agent = new Agent<ExtensionHostEvent>({ model: createScriptedModel({ turns: [{ text: "Here they are." }] }), session });
+    const t = setup({ columns: 140, session: { agent, subscribe: (listener) => agent.subscribe(listener) } });
+    await t.seen((screen) => screen.includes("The last run of this session did not finish (it was cut off before its answer): /continue-run goes on with it."));
+    const ended = new Promise<void>((resolve) => agent.subscribe((e) => e.type === "agent_end" && resolve()));
+    t.type("/continue-run\r");
+    await ended;
+    await t.seen((screen) => screen.includes("Here they are."));
+    expect(session.buildContext().map((m) => m.role)).toEqual(["user", "assistant"]);
+    t.type("/continue-run\r");
+    await t.seen((screen) => screen.includes("Nothing to resume: the last run reached its answer"));
     t.type("\x04");
     expect(await t.exit).toBe(0);
   });

@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { Agent, createScriptedModel, defineTool, type ModelRequest } from "@mypi/kernel";
+import { Agent, createScriptedModel, defineTool, SessionManager, type ModelRequest } from "@mypi/kernel";
 import type { ExtensionHostEvent } from "@mypi/extension-api";
 import { inertSessionMoves } from "./helpers/session-stubs.ts";
 import { z } from "zod";
@@ -54,11 +54,11 @@ function gateTool() {
   return { tool, release };
 }
 
-function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["tool"][]; requests?: ModelRequest[]; maxLineChars?: number; stop?: AbortSignal } = {}) {
+function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["tool"][]; requests?: ModelRequest[]; maxLineChars?: number; stop?: AbortSignal; session?: SessionManager } = {}) {
   const out = output();
   const input = new PassThrough();
   const model = createScriptedModel({ turns } as never, { onRequest: (r) => extra.requests?.push(r) });
-  const agent = new Agent<ExtensionHostEvent>({ model, tools: extra.tools ?? [] });
+  const agent = new Agent<ExtensionHostEvent>({ model, tools: extra.tools ?? [], ...(extra.session && { session: extra.session }) });
   const ui = createRpcUI((line) => out.stream.write(`${JSON.stringify(line)}\n`));
   let sessionName: string | undefined;
   const commands: string[] = [];
@@ -131,6 +131,27 @@ describe("RPC mode", () => {
     expect(await rpc.done).toBe(0);
     const texts = (r: ModelRequest) => r.messages.flatMap((m) => (m.role === "user" ? (m.content as { text: string }[]).map((b) => b.text) : []));
     expect(texts(requests.at(-1)!)).toEqual(["first", "next"]);
+  });
+
+  it("resume_run goes on with a run a crash cut off: it says where, the run's events follow; with nothing left, and while a run is going, it is an error", async () => {
+    const session = SessionManager.inMemory("/work");
+    session.appendMessage({ role: "user", content: [{ type: "text", text: "count the files" }], timestamp: 1 });
+    const rpc = setup([{ text: "There are three." }, { text: "Still going.", delayMs: 60_000 }], { session });
+    rpc.send({ id: "r", type: "resume_run" });
+    expect(await rpc.waitFor((l) => l.id === "r")).toEqual({ type: "response", id: "r", command: "resume_run", success: true, data: { next: "model_call", calls: [] } });
+    const end = await rpc.waitFor((l) => l.type === "agent_end");
+    expect(end.stopReason).toBe("completed");
+    expect(session.buildContext().map((m) => m.role)).toEqual(["user", "assistant"]);
+    rpc.send({ id: "r2", type: "resume_run" });
+    expect(await rpc.waitFor((l) => l.id === "r2")).toMatchObject({ success: false, error: "Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead." });
+    rpc.send({ id: "p", type: "prompt", message: "and now?" });
+    await rpc.waitFor((l) => l.type === "turn_start" && l.turnIndex === 0 && rpc.lines.filter((x) => x.type === "agent_start").length === 2);
+    rpc.send({ id: "r3", type: "resume_run" });
+    expect(await rpc.waitFor((l) => l.id === "r3")).toMatchObject({ success: false, error: "A run is going: resume_run goes on with a run that was cut off or paused." });
+    rpc.send({ id: "a", type: "abort" });
+    await rpc.waitFor((l) => l.type === "agent_end" && l.stopReason === "aborted");
+    rpc.input.end();
+    expect(await rpc.done).toBe(0);
   });
 
   it("stop (a signal reached mypi) aborts the run in progress, stops reading input and returns once the run ended", async () => {

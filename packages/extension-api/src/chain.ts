@@ -8,8 +8,9 @@
  * a decision, never a rejection.
  */
 import { isDeepStrictEqual } from "node:util";
+import { isPauseRequest } from "./ask.ts";
 import { compose, type Middleware } from "./compose.ts";
-import { withSignal } from "./context.ts";
+import { toolCallContext, withSignal } from "./context.ts";
 import { deadlines, type Deadline } from "./deadlines.ts";
 import { ExtensionError, errorMessage, type ExtensionErrorCode } from "./errors.ts";
 import { POLICIES, initialState, type ChainState, type SlotPolicy, type SlotResults } from "./policy.ts";
@@ -101,16 +102,28 @@ class HandlerCall<K extends SlotName> {
     let result: unknown;
     let pending: boolean;
     try {
-      result = this.h.handler(this.view, withSignal(this.h.context, this.budget), this.userNext);
+      result = this.h.handler(this.view, this.context(), this.userNext);
       pending = isThenable(result); // inside the try: reading `then` of what a handler returned may throw
     } catch (error) {
-      return this.settle(undefined, toFailure(error, this.h));
+      return this.failed(error);
     }
     if (!pending) return this.settle(result, undefined);
     return this.budget.race(result as PromiseLike<unknown>).then(
       (value) => this.settle(value, undefined),
-      (error: unknown) => this.settle(undefined, toFailure(error, this.h)),
+      (error: unknown) => this.failed(error),
     );
+  }
+
+  /** The handler's ctx: its own signal; in `tool_call`, the UI for this call when the host's UI has one. */
+  private context(): ExtensionContext {
+    const ctx = withSignal(this.h.context, this.budget);
+    return this.slot === "tool_call" ? toolCallContext(ctx, this.view as SlotEvent<"tool_call">) : ctx;
+  }
+
+  /** A dialog of a `tool_call` handler held the call for a person (`PauseRequest`): that is its answer. */
+  private failed(error: unknown): Frame<K> | Promise<Frame<K>> {
+    if (this.slot === "tool_call" && isPauseRequest(error)) return this.settle({ pause: true, reason: error.reason }, undefined);
+    return this.settle(undefined, toFailure(error, this.h));
   }
 
   /** What the handler gets as `next`: runs the rest once, with this handler's clock paused. */

@@ -81,16 +81,25 @@ export function extensionContext(base: ExtensionContext, name: string): Extensio
   return Object.defineProperty(ctx, EXTENSION_NAME, { value: name });
 }
 
+/** The UI one call's ctx has instead of the host's (`toolCallContext`). */
+const CALL_UI: unique symbol = Symbol("mypi.callUI");
+/** The host's UI as it is, under whatever a layer (pi-compat) wraps `ctx.ui` in. */
+const HOST_UI: unique symbol = Symbol("mypi.hostUI");
+type CallUI = { [CALL_UI]?: ExtensionUI };
+
 /** The ctx every handler shares (each call adds its own `signal`); reads the manager's current state. */
 export function createBaseContext(manager: ContextSource): ExtensionContext {
-  return {
+  const base: ExtensionContext & { readonly [HOST_UI]: ExtensionUI } = {
     get cwd() {
       return manager.cwd;
     },
     get hasUI() {
-      return manager.currentUI.hasUI;
+      return (this as CallUI)[CALL_UI] !== undefined || manager.currentUI.hasUI;
     },
     get ui() {
+      return (this as CallUI)[CALL_UI] ?? manager.currentUI.ui;
+    },
+    get [HOST_UI]() {
       return manager.currentUI.ui;
     },
     get sessionManager() {
@@ -107,6 +116,23 @@ export function createBaseContext(manager: ContextSource): ExtensionContext {
       return manager.runtime.replay === true;
     },
   };
+  return base;
+}
+
+/**
+ * A `tool_call` handler's ctx with the UI the host gives that call (`ExtensionUI.forToolCall`),
+ * when it gives one: someone answers there, so `hasUI` is true. Layers that wrap `ctx.ui`
+ * (pi-compat) wrap this one, since the base `ui` getter reads it through its receiver. A proxy,
+ * like `withSignal`'s, so that `{...ctx}` still sees every member (and this call's `ui`).
+ */
+export function toolCallContext(ctx: ExtensionContext, event: Parameters<NonNullable<ExtensionUI["forToolCall"]>>[0]): ExtensionContext {
+  const host = (ctx as { [HOST_UI]?: ExtensionUI })[HOST_UI];
+  if (typeof host?.forToolCall !== "function") return ctx;
+  const ui = host.forToolCall(event);
+  return new Proxy(ctx, {
+    get: (target, prop, receiver) => (prop === CALL_UI ? ui : Reflect.get(target, prop, receiver)),
+    has: (target, prop) => prop === CALL_UI || Reflect.has(target, prop),
+  });
 }
 
 /** A handler's own signal, and the path of the agent it decides for (absent: the main agent). */

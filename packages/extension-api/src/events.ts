@@ -44,7 +44,9 @@ export type HookOutcome =
   | "message"
   | "fail_open"
   | "fail_closed"
-  | "timeout";
+  | "timeout"
+  /** `tool_call`: the handler held the call for a person's answer (docs/resume.md#approvals). */
+  | "pause";
 
 /**
  * The two events the host inserts into the agent's stream are type aliases, not interfaces: an

@@ -230,6 +230,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       const decided = await manager.runSlot("before_agent_end", { ...event, finalText: textOf(event.lastMessage.content) }, ctx);
       return decided?.messages;
     },
+    // Queued text is written when queued, before the input slot masks it: masked here instead.
+    ...(options.redactRecord && { queueRecord: options.redactRecord }),
   });
 
   const { redactRecord } = options;

@@ -22,6 +22,7 @@ export type {
   ThinkingContent,
   Tool,
   ToolCall,
+  ToolCallApproval,
   ToolCallEvent,
   ToolCallResult,
   ToolContext,
@@ -32,6 +33,7 @@ export type {
   ToolReturn,
   Usage,
   UserMessage,
+  WaitingCall,
 } from "@mypi/kernel";
 export { ROUTES } from "./types.ts";
 export { defineTool } from "@mypi/kernel";
@@ -46,6 +48,7 @@ export type { ExtensionErrorCode } from "./errors.ts";
 export { ExtensionManager } from "./manager.ts";
 export { parseSlashCommand } from "./api.ts";
 export { HEADLESS_UI, emptySessionView } from "./context.ts";
+export { headlessUI, isPauseRequest, ON_ASK_CHOICES, PauseRequest, type OnAsk } from "./ask.ts";
 export { ObserverBus } from "./observer-bus.ts";
 export { extensionName, formatLoadFailure } from "./loader.ts";
 

@@ -106,7 +106,7 @@ export class ExtensionManager implements ApiHost {
       diagnostic: (message) => this.diagnostic(message),
     });
     this.ui = options.ui ?? HEADLESS_UI;
-    this.hasUI = options.ui !== undefined;
+    this.hasUI = options.ui !== undefined && options.ui.headless !== true;
     this.projectTrusted = options.projectTrusted === true;
     this.mode = options.mode ?? "print";
     this.currentSettings = options.settings;
@@ -360,7 +360,7 @@ export class ExtensionManager implements ApiHost {
 
   setUI(ui: ExtensionUI | undefined): void {
     this.ui = ui ?? HEADLESS_UI;
-    this.hasUI = ui !== undefined;
+    this.hasUI = ui !== undefined && ui.headless !== true;
   }
 
   get currentUI(): { ui: ExtensionUI; hasUI: boolean } {

@@ -9,7 +9,7 @@
  * | input                  | transforms chain                                  | handled / block   | open    |
  * | before_agent_start     | systemPrompt chains; messages accumulate in order | —                 | open    |
  * | context                | messages chain                                    | —                 | open    |
- * | tool_call              | input replacements chain                          | block             | closed  |
+ * | tool_call              | input replacements chain                          | block / pause     | closed  |
  * | tool_result            | partial patches chain (null clears)               | withhold          | closed  |
  * | session_before_compact | —                                                 | cancel / summary  | open    |
  * | session_before_fork    | —                                                 | cancel            | open    |
@@ -245,15 +245,20 @@ export const POLICIES: PolicyTable = {
   },
 
   tool_call: {
-    semantics: "tool_call: input replacements chain (re-validated by the kernel); the first block stops",
+    semantics: "tool_call: input replacements chain (re-validated by the kernel); the first block or pause stops",
     defaultOnError: "closed",
     mutable: ["input"],
     apply(state, result, by) {
-      if (!isRecord(result)) throw bad("tool_call", result, "{block: true, reason} or {input}");
+      if (!isRecord(result)) throw bad("tool_call", result, "{block: true, reason}, {pause: true, reason} or {input}");
+      // A block wins over a pause given with it.
       if (result.block === true) {
         const reason = typeof result.reason === "string" ? result.reason : "blocked";
         const block = result.terminate === true ? { block: true as const, reason, by, terminate: true } : { block: true as const, reason, by };
         return stopped(state, { result: block, by, outcome: "block", reason });
+      }
+      if (result.pause === true) {
+        const reason = typeof result.reason === "string" ? result.reason : "needs approval";
+        return stopped(state, { result: { pause: true as const, reason, by }, by, outcome: "pause", reason });
       }
       if (result.input === undefined) return state;
       if (!isRecord(result.input)) throw bad("tool_call", result, "{input: object}");

@@ -16,6 +16,7 @@ import type {
   SessionHeader,
   SessionManager,
   Tool,
+  ToolCallEvent,
   UserMessage,
 } from "@mypi/kernel";
 import type {
@@ -194,6 +195,17 @@ export interface ExtensionUI {
   input(title: string, placeholder?: string, opts?: DialogOptions): Promise<string | undefined>;
   editor(title: string, prefill?: string): Promise<string | undefined>;
   notify(message: string, type?: "info" | "warning" | "error"): void;
+  /**
+   * Nobody reads this UI (`ctx.hasUI` is false), except through `forToolCall`: a headless host's
+   * UI that answers dialogs asked while a tool call is judged (docs/resume.md#approvals).
+   */
+  readonly headless?: boolean;
+  /**
+   * The UI the `tool_call` handlers of one call get (and `ctx.hasUI` is true for them): a headless
+   * host holds the call for a person's answer when a handler asks (`PauseRequest`), and answers
+   * for the person when the call was approved (`call.approval`).
+   */
+  forToolCall?(call: Readonly<ToolCallEvent>): ExtensionUI;
 }
 
 /** A node of `getTree()`: an entry, its children in file order, and its label if it has one. */

@@ -41,7 +41,7 @@ export function typeChecks(pi: ExtensionAPI): void {
     expectTypeOf(event).toEqualTypeOf<Readonly<HookDecisionEvent>>();
   });
   pi.on("agent_end", async (event) => {
-    expectTypeOf(event.stopReason).toEqualTypeOf<"completed" | "aborted" | "error" | "handled" | "blocked" | "terminated" | "max_turns">();
+    expectTypeOf(event.stopReason).toEqualTypeOf<"completed" | "aborted" | "error" | "handled" | "blocked" | "terminated" | "max_turns" | "paused">();
   }, { timeoutMs: 100 });
   // Pi's session switch, and Pi's events mypi never emits (accepted so Pi extensions load).
   pi.on("session_before_switch", (event) => (event.reason === "resume" ? { cancel: true } : undefined));

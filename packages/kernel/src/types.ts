@@ -222,6 +222,12 @@ export interface Tool<Args = any> {
    * that renamed a parameter accepts the old spelling. A throw is an error result for the call.
    */
   readonly prepareArguments?: (args: unknown) => unknown;
+  /**
+   * Safe to run again when a run is resumed after a crash cut a call of it off (docs/resume.md):
+   * reading tools are; a tool with effects (a command, a write) is not, and its interrupted call
+   * gets an error result instead. Default false.
+   */
+  readonly rerunnable?: boolean;
 }
 
 /** The schema of one tool as given to the model. */
@@ -281,7 +287,23 @@ export type AgentStopReason =
   | "handled"
   | "blocked"
   | "terminated"
-  | "max_turns";
+  | "max_turns"
+  /** A `tool_call` slot held a call for a person's answer; `agent_end.waiting` lists the calls. */
+  | "paused";
+
+/**
+ * A tool call held for a person's answer (the `tool_call` slot answered `pause`): it has not run
+ * and has no result yet. `Agent.approve` / `deny` answer it, `Agent.resume` goes on (docs/resume.md).
+ */
+export interface WaitingCall {
+  toolCallId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  /** Why it waits (the slot's reason). */
+  reason: string;
+  /** Who paused it (an extension's name), when known. */
+  by?: string;
+}
 
 interface Stamped {
   /** Milliseconds since the epoch. */
@@ -310,6 +332,8 @@ export interface AgentEndEvent extends Stamped {
    * stopped the run they were meant for. Present only on an `aborted` end with such messages.
    */
   unsent?: readonly QueuedMessage[];
+  /** The calls held for a person's answer (present when some call was paused, always on `paused`). */
+  waiting?: readonly WaitingCall[];
 }
 
 /** A queued steering or follow-up message: text as it was given (it passes the `input` slot when delivered), or a ready message. */
@@ -371,6 +395,12 @@ export interface ToolExecutionEndEvent extends Stamped {
   isError: boolean;
   /** Milliseconds the tool's `execute` took (monotonic clock); absent when it never ran (unknown, invalid, blocked, aborted first). */
   durationMs?: number;
+  /**
+   * The `tool_call` slot paused the call: it did not run and gets its result when the run is
+   * resumed (a new `tool_execution_start` / `_end` pair then); `result` says why it waits and no
+   * result message is recorded now.
+   */
+  paused?: true;
 }
 export interface ContextCompactedEvent extends Stamped {
   type: "context_compacted";
@@ -464,16 +494,37 @@ export interface ToolCallEvent {
   toolName: string;
   /** The validated input that will be executed; mutating it in place works and is re-validated. */
   input: Record<string, unknown>;
+  /**
+   * A person approved this call after its run paused for it (`Agent.approve`, `mypi approve`): the
+   * run was resumed and the call is judged again. A check that would ask may take this as the
+   * answer; a check that refuses still refuses.
+   */
+  approval?: ToolCallApproval;
 }
+
+/** A person's answer to a paused call (docs/resume.md#approvals). */
+export interface ToolCallApproval {
+  /** How far the answer reaches, as the one who paused the call defines it (`once`, `session`, `project`). Default once. */
+  scope?: string;
+  /** What the person wrote with it. */
+  reason?: string;
+}
+
 export type ToolCallResult =
   /** `terminate`: the blocked call's result ends the run after its batch, as a tool's `terminate` does. */
-  | { block: true; reason: string; by?: string; terminate?: boolean }
+  | { block: true; reason: string; by?: string; terminate?: boolean; pause?: false }
+  /**
+   * Hold the call for a person's answer: it neither runs nor gets a result now, the rest of the
+   * batch is settled (in a one-by-one batch, the calls after it wait too), and the run ends with
+   * stopReason `paused`, listing it in `agent_end.waiting` (docs/resume.md).
+   */
+  | { pause: true; reason: string; by?: string; block?: false; input?: undefined }
   /**
    * Replacement input, re-validated against the tool's schema. `reason`: why the call may run (a
    * mode, a remembered answer, a rule), for diagnostics only — hosts show it in the handler's
    * `hook_decision`; the kernel ignores it.
    */
-  | { block?: false; input?: Record<string, unknown>; by?: string; reason?: string };
+  | { block?: false; pause?: false; input?: Record<string, unknown>; by?: string; reason?: string };
 
 export interface ToolResultEvent {
   toolCallId: string;

@@ -25,6 +25,10 @@ export interface BatchArgs {
   dir?: string;
   /** worker: how long a silent worker keeps its task before another may take it. */
   stallMs: number;
+  /** batch: what a task's run does when a check asks a person (docs/resume.md#approvals). */
+  onAsk?: "deny" | "pause" | "fail";
+  /** worker: keep the tasks' sessions in this Redis (`redis://…`) instead of under --dir. */
+  sessionStore?: string;
 }
 
 export const DEFAULT_QUEUE_NAME = "mypi-batch";
@@ -33,8 +37,8 @@ export const DEFAULT_STALL_MS = 30_000;
 
 type Kind = "boolean" | "number" | "string";
 const FLAGS: Record<BatchArgs["command"], Record<string, Kind>> = {
-  batch: { concurrency: "number", out: "string", resume: "boolean", timeout: "number", "keep-workspaces": "boolean", queue: "string", "queue-name": "string", attempts: "number", help: "boolean" },
-  worker: { queue: "string", "queue-name": "string", concurrency: "number", dir: "string", "stall-ms": "number", "keep-workspaces": "boolean", help: "boolean" },
+  batch: { concurrency: "number", out: "string", resume: "boolean", timeout: "number", "keep-workspaces": "boolean", queue: "string", "queue-name": "string", attempts: "number", "on-ask": "string", help: "boolean" },
+  worker: { queue: "string", "queue-name": "string", concurrency: "number", dir: "string", "stall-ms": "number", "keep-workspaces": "boolean", "session-store": "string", help: "boolean" },
 };
 
 export type BatchParse = { ok: true; args: BatchArgs } | { ok: false; error: string };
@@ -81,6 +85,14 @@ export function parseBatchArgs(command: BatchArgs["command"], argv: readonly str
       case "attempts": args.attempts = n; break;
       case "dir": args.dir = value; break;
       case "stall-ms": args.stallMs = n; break;
+      case "on-ask":
+        if (value !== "deny" && value !== "pause" && value !== "fail") return fail(`--on-ask must be deny, pause or fail (got "${value}").`);
+        args.onAsk = value;
+        break;
+      case "session-store":
+        if (!/^rediss?:\/\/./.test(value!)) return fail(`--session-store must be a redis:// or rediss:// URL (got "${value}").`);
+        args.sessionStore = value;
+        break;
     }
   }
   if (args.help) return { ok: true, args };
@@ -111,7 +123,10 @@ mypi batch
   --concurrency N        tasks at once here (default: the number of cores; with --queue,
                          each worker's own --concurrency counts)
   --out DIR              results folder (default: a new ./mypi-batch-<time>/)
-  --resume               skip the tasks that have a result in --out DIR/results.jsonl
+  --resume               go on with the batch in --out DIR: tasks with a result are skipped,
+                         paused ones (after mypi approve) and ones cut off go on from their session
+  --on-ask deny|pause|fail  when a check asks a person: refuse the call (default), pause the
+                         task (status paused, until mypi approve and --resume), or fail it
   --timeout MS           timeoutMs of tasks that give none (default 600000)
   --keep-workspaces      keep each task's workspace under DIR/workspaces/<id>
   --queue URL            redis://host:port[/db]: run through BullMQ workers instead
@@ -124,6 +139,7 @@ mypi worker
   --dir DIR              workspaces and sessions (default: a new mypi-worker-<time>/ in the temp folder)
   --queue-name NAME      (default ${DEFAULT_QUEUE_NAME})
   --stall-ms MS          a worker silent this long loses its task to another (default ${DEFAULT_STALL_MS})
+  --session-store URL    keep sessions in this Redis (the queue's, usually), readable from any machine
   --keep-workspaces
 
 Exit codes: 0 every task passed, 1 some did not, 2 usage error or invalid task file, 130 Ctrl+C.

@@ -6,6 +6,7 @@
  * and recorded `aborted` — and the summary is printed; a second exits at once (130). Aborted
  * and never-started tasks run again under `--resume`.
  */
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmdirSync, statSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -55,8 +56,9 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
     if (!isDirectory(out)) return fail(`--resume: ${args.out} is not a batch folder (no such folder).`);
     const read = readResults(resultsFile);
     for (const warning of read.warnings) io.stderr.write(`mypi batch: ${warning}\n`);
-    // An aborted task was stopped by the user, not finished: it runs again, and its old line goes.
-    previous = new Map([...read.results].filter(([, r]) => r.status !== "aborted"));
+    // An aborted task was stopped by the user, not finished, and a paused one waits for an answer:
+    // they go on (from their session, where it and their workspace are kept), and their old line goes.
+    previous = new Map([...read.results].filter(([, r]) => r.status !== "aborted" && r.status !== "paused"));
     if (previous.size !== read.results.size || read.warnings.length > 0) rewriteResults(resultsFile, previous.values());
   } else if (existsSync(resultsFile) && statSync(resultsFile).size > 0) {
     return fail(`${args.out}/results.jsonl already has results: add --resume to go on with that batch, or choose another --out.`);
@@ -98,13 +100,31 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
     if (args.queue !== undefined) {
       const { submitToQueue } = await import("./queue.ts");
       try {
-        await submitToQueue(pending, { url: args.queue, queueName: args.queueName, attempts: args.attempts, signal: stop.signal, onNote: (t) => progress.note(t) }, runner);
+        await submitToQueue(
+          pending,
+          {
+            url: args.queue,
+            queueName: args.queueName,
+            attempts: args.attempts,
+            signal: stop.signal,
+            onNote: (t) => progress.note(t),
+            // Stable for this --out folder: a resumed batch's tasks find the sessions of the first.
+            sessionPrefix: createHash("sha256").update(resultsFile).digest("hex").slice(0, 16),
+            resume: args.resume,
+            ...(args.onAsk && { onAsk: args.onAsk }),
+          },
+          runner,
+        );
       } catch (error) {
         // Redis unreachable, refused, or gone: say so, keep what was recorded.
         queueError = (error as Error).message;
       }
     } else {
-      await runLocal(pending, { concurrency, dir: out, keepWorkspaces: args.keepWorkspaces, signal: stop.signal }, runner);
+      await runLocal(
+        pending,
+        { concurrency, dir: out, keepWorkspaces: args.keepWorkspaces, signal: stop.signal, resume: args.resume, ...(args.onAsk && { onAsk: args.onAsk }), log: (l) => progress.note(`mypi batch: ${l}`) },
+        runner,
+      );
     }
   } finally {
     process.off("SIGINT", onSigint);
@@ -119,6 +139,8 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
   }
   io.stdout.write(summary(results, tasks.length, Date.now() - started));
   io.stdout.write(`results: ${resultsFile}\n`);
+  const paused = results.filter((r) => r.status === "paused").length;
+  if (paused > 0) io.stdout.write(`${paused} task${paused === 1 ? " waits" : "s wait"} for approval: mypi approve SESSION (the sessionFile of its result), then mypi batch ${args.tasksFile} --out ${args.out ?? out} --resume${args.queue ? ` --queue ${args.queue}` : ""}\n`);
   if (queueError !== undefined) {
     io.stderr.write(`mypi batch: queue: ${queueError}; the tasks without a result run with --resume.\n`);
     return EXIT.error;
@@ -138,6 +160,7 @@ async function runWorker(args: BatchArgs, io: CliIO): Promise<number> {
     dir,
     keepWorkspaces: args.keepWorkspaces,
     stallMs: args.stallMs,
+    ...(args.sessionStore !== undefined && { sessionStore: args.sessionStore }),
     log: (line) => io.stderr.write(`mypi worker: ${line}\n`),
   });
 }

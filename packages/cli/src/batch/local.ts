@@ -18,6 +18,11 @@ export interface LocalOptions {
   dir: string;
   keepWorkspaces: boolean;
   signal: AbortSignal;
+  /** `--on-ask` for every task's run. */
+  onAsk?: "deny" | "pause" | "fail";
+  /** `--resume`: a task with a session and a workspace here goes on from its session. */
+  resume?: boolean;
+  log?: (line: string) => void;
 }
 
 export async function runLocal(tasks: readonly Task[], options: LocalOptions, runner: BatchRunner): Promise<void> {
@@ -26,7 +31,16 @@ export async function runLocal(tasks: readonly Task[], options: LocalOptions, ru
     while (next < tasks.length && !options.signal.aborted) {
       const task = tasks[next++]!;
       runner.onStart(task);
-      runner.onResult(await runTask(task, { dir: options.dir, keepWorkspace: options.keepWorkspaces, signal: options.signal }));
+      runner.onResult(
+        await runTask(task, {
+          dir: options.dir,
+          keepWorkspace: options.keepWorkspaces,
+          signal: options.signal,
+          ...(options.onAsk && { onAsk: options.onAsk }),
+          ...(options.resume && { resume: true }),
+          ...(options.log && { log: options.log }),
+        }),
+      );
     }
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency, tasks.length) }, lane));

@@ -74,7 +74,8 @@ export function summary(results: readonly TaskResult[], total: number, elapsedMs
   const count = (s: TaskStatus) => results.filter((r) => r.status === s).length;
   const rows: string[] = [];
   rows.push(`${results.length} of ${total} tasks recorded in ${seconds(elapsedMs)}`);
-  rows.push(STATUSES.map((s) => `${s} ${count(s)}`).join(" · "));
+  // `paused` only when a task waits: a batch that never pauses reads as it always did.
+  rows.push([...STATUSES, ...(count("paused") > 0 ? (["paused"] as const) : [])].map((s) => `${s} ${count(s)}`).join(" · "));
   const input = results.reduce((n, r) => n + r.tokens.input, 0);
   const output = results.reduce((n, r) => n + r.tokens.output, 0);
   const turns = results.reduce((n, r) => n + r.turns, 0);
@@ -110,7 +111,7 @@ export function summary(results: readonly TaskResult[], total: number, elapsedMs
 }
 
 function mark(status: TaskStatus): string {
-  return status === "passed" ? "✓" : "✗";
+  return status === "passed" ? "✓" : status === "paused" ? "⏸" : "✗";
 }
 
 function seconds(ms: number): string {

@@ -31,6 +31,12 @@ export interface JobData {
   task: Task;
   /** Runs of the task before it is recorded as an error. */
   attempts: number;
+  /** `--on-ask` for the task's run. */
+  onAsk?: "deny" | "pause" | "fail";
+  /** Go on from the task's session (`mypi batch --resume`: a paused task, one cut off). */
+  resume?: boolean;
+  /** The id of the task's session in a worker's `--session-store`: the same for every run of the batch's `--out`. */
+  sessionId?: string;
 }
 
 export interface SubmitOptions {
@@ -39,6 +45,11 @@ export interface SubmitOptions {
   attempts: number;
   signal: AbortSignal;
   onNote(text: string): void;
+  /** Names the tasks' sessions in a worker's session store (`<prefix>.<task id>`). */
+  sessionPrefix?: string;
+  /** `--resume`: every task goes on from its session where it has one. */
+  resume?: boolean;
+  onAsk?: "deny" | "pause" | "fail";
 }
 
 const RECONCILE_MS = 3_000;
@@ -131,16 +142,19 @@ export async function submitToQueue(tasks: readonly Task[], options: SubmitOptio
     events.on("failed", ({ jobId, failedReason }) => fail(jobId, failedReason));
     await events.waitUntilReady();
 
-    await queue.addBulk(
-      tasks.map((task) => ({
-        name: task.id,
-        data: { batchId, task, attempts: options.attempts },
-        opts: jobOptions(jobIdOf(batchId, task.id)),
-      })),
-    );
+    const dataOf = (task: Task, resume: boolean): JobData => ({
+      batchId,
+      task,
+      attempts: options.attempts,
+      ...(options.onAsk && { onAsk: options.onAsk }),
+      ...(resume && { resume: true }),
+      ...(options.sessionPrefix && { sessionId: `${options.sessionPrefix}.${task.id}` }),
+    });
+    await queue.addBulk(tasks.map((task) => ({ name: task.id, data: dataOf(task, options.resume === true), opts: jobOptions(jobIdOf(batchId, task.id)) })));
     options.onNote(`queued ${tasks.length} tasks on ${options.queueName} (batch ${batchId}); start workers with: mypi worker --queue ${options.url}`);
 
-    const lost = { queue, open, record, fail, batchId, attempts: options.attempts, requeued: new Map<string, number>(), note: options.onNote, running: false };
+    // A job Redis lost may have run part of its task: queued again, it goes on from the task's session where there is one.
+    const lost = { queue, open, record, fail, attempts: options.attempts, dataOf: (task: Task) => dataOf(task, true), requeued: new Map<string, number>(), note: options.onNote, running: false };
     const reconcile = setInterval(() => void reconcileOpen(lost), RECONCILE_MS);
     const onAbort = () => void cancelBatch({ queue, connection, client, open, batchId, queueName: options.queueName, settle }).catch(onError);
     options.signal.addEventListener("abort", onAbort, { once: true });
@@ -181,8 +195,9 @@ interface Reconciling {
   open: Map<string, Task>;
   record: (jobId: string, result: TaskResult) => void;
   fail: (jobId: string, reason: string) => void;
-  batchId: string;
   attempts: number;
+  /** A lost task's job data, queued again. */
+  dataOf: (task: Task) => JobData;
   /** Job id → how often it was queued again after Redis lost it. */
   requeued: Map<string, number>;
   note: (text: string) => void;
@@ -212,7 +227,7 @@ async function reconcileOpen(r: Reconciling): Promise<void> {
         }
         r.requeued.set(jobId, times);
         // The same id: should the job be there after all, BullMQ adds nothing.
-        await r.queue.add(task.id, { batchId: r.batchId, task, attempts: r.attempts }, jobOptions(jobId));
+        await r.queue.add(task.id, r.dataOf(task), jobOptions(jobId));
         again.push(task.id);
         continue;
       }

@@ -10,11 +10,11 @@
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 
-export type TaskStatus = "passed" | "failed" | "error" | "timeout" | "aborted";
+export type TaskStatus = "passed" | "failed" | "error" | "timeout" | "aborted" | "paused";
 
 export interface TaskResult {
   id: string;
-  /** passed / failed (the check failed, or without a check: the run did not complete) / error / timeout / aborted. */
+  /** passed / failed (the check failed, or without a check: the run did not complete) / error / timeout / aborted / paused (waits for approval). */
   status: TaskStatus;
   /** How the (last) agent run ended; absent when the process ended without one. */
   stopReason?: string;
@@ -44,6 +44,10 @@ export interface TaskResult {
   worker?: string;
   /** Queue mode: which run of the task this is (2 and up: an earlier worker died running it). */
   attempt?: number;
+  /** The run went on from its session (a worker died, or it was paused) rather than starting over. */
+  resumed?: boolean;
+  /** `paused`: the calls that wait for an answer (`mypi approve`). */
+  waiting?: { toolCallId: string; toolName: string; reason: string }[];
   startedAt: string;
 }
 

@@ -21,6 +21,7 @@ import { costOf } from "../usage-totals.ts";
 import type { ChildCounts, TaskResult, TaskStatus } from "./results.ts";
 import { isTaskId, type Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
+import { lookAtSession, removeSession, whenFree, type SessionStats, type TaskSessionRef } from "./task-session.ts";
 import { redactorFor } from "../redaction.ts";
 
 /**
@@ -40,7 +41,21 @@ export interface RunTaskOptions {
   signal?: AbortSignal;
   /** Set on results produced by a queue worker. */
   worker?: string;
+  /**
+   * Go on with the task's session where it stopped (a job whose worker died, a paused task)
+   * rather than start over — when its workspace is here (docs/batch.md#resuming-runs).
+   */
+  resume?: boolean;
+  /** `--on-ask` for the task's run. */
+  onAsk?: "deny" | "pause" | "fail";
+  /** The session in Redis (`mypi worker --session-store`) instead of `<dir>/sessions/<id>.jsonl`. */
+  sessionStore?: { url: string; id: string };
+  /** Why a task that was to resume starts over. */
+  log?: (line: string) => void;
 }
+
+/** How long a resumed task waits for the session's previous writer to let go (a lease of 30 s, and its exit). */
+const WRITER_WAIT_MS = 35_000;
 
 type StopReason = "timeout" | "aborted";
 
@@ -50,25 +65,35 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
   const started = Date.now();
   const workspace = join(options.dir, "workspaces", task.id);
   const sessionFile = join(options.dir, "sessions", `${task.id}.jsonl`);
+  const ref: TaskSessionRef = options.sessionStore ?? { file: sessionFile };
+  const sessionName = "file" in ref ? sessionFile : `${ref.url}#mypi:session:${ref.id}`;
   const stats = newStats();
   const stop = new AbortController();
   const timer = setTimeout(() => stop.abort("timeout" satisfies StopReason), timerDelay(task.timeoutMs));
   const onOuterAbort = () => stop.abort("aborted" satisfies StopReason);
   if (options.signal?.aborted) onOuterAbort();
   options.signal?.addEventListener("abort", onOuterAbort);
+  /** A paused task keeps its workspace: it goes on there once someone answered. */
+  let keep = options.keepWorkspace === true;
+  let resumed = false;
 
   // A result names the session file only when the run wrote one (a run that never started did not).
   const finish = (status: TaskStatus, extra: Partial<TaskResult> = {}): TaskResult => ({
-    ...blankResult(task, status, undefined, { started, ...(existsSync(sessionFile) && { sessionFile }), ...(options.worker !== undefined && { worker: options.worker }) }),
+    ...blankResult(task, status, undefined, {
+      started,
+      ...("file" in ref ? existsSync(sessionFile) && { sessionFile } : { sessionFile: sessionName }),
+      ...(options.worker !== undefined && { worker: options.worker }),
+    }),
     ...(stats.stopReason !== undefined && { stopReason: stats.stopReason }),
     ...(stats.finalText !== undefined && { finalText: stats.finalText }),
     turns: stats.turns,
     toolCalls: stats.toolCalls,
     tokens: stats.tokens,
     ...(stats.cost !== undefined && { cost: stats.cost }),
-    ...(options.keepWorkspace && { workspace }),
+    ...(keep && { workspace }),
     extensions: stats.extensions,
     ...(stats.children && { children: stats.children }),
+    ...(resumed && { resumed: true }),
     ...extra,
   });
   const stopped = (): TaskResult | undefined => {
@@ -76,20 +101,44 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     const reason = stop.signal.reason as StopReason;
     return finish(reason, { error: reason === "timeout" ? `the task ran past its ${task.timeoutMs} ms` : "the batch was stopped" });
   };
+  const paused = (): TaskResult => {
+    keep = true;
+    const calls = (stats.waiting ?? []).map((c) => `${c.toolName} (${c.toolCallId}): ${c.reason}`).join("; ");
+    if (options.onAsk === "fail") return finish("error", { error: `a check asked a person and --on-ask is fail; waiting: ${calls}` });
+    return finish("paused", { ...(stats.waiting && { waiting: stats.waiting }), error: `waiting for approval: ${calls} — answer with mypi approve ${"file" in ref ? sessionFile : `--session-store ${ref.url} ${ref.id}`}, then mypi batch … --resume` });
+  };
 
   try {
-    // A rerun (resume, a retried queue job) starts clean: an old session file would be continued.
-    rmSync(workspace, { recursive: true, force: true });
-    rmSync(sessionFile, { force: true });
-    mkdirSync(join(options.dir, "sessions"), { recursive: true });
-    try {
-      await prepareWorkspace(task.workspace, workspace, stop.signal);
-    } catch (error) {
-      return stopped() ?? finish("error", { error: `workspace: ${(error as Error).message}` });
+    let look: Awaited<ReturnType<typeof lookAtSession>> | undefined;
+    if (options.resume) {
+      look = await lookAtSession(ref);
+      resumed = look.exists && existsSync(workspace);
+      if (look.exists && !resumed) options.log?.(`${task.id}: its workspace is not on this machine (${workspace}; share --dir between workers to go on there): starting over`);
+    }
+    if (!resumed) {
+      // A rerun starts clean: an old session file would be continued.
+      rmSync(workspace, { recursive: true, force: true });
+      await removeSession(ref);
+      mkdirSync(join(options.dir, "sessions"), { recursive: true });
+      try {
+        await prepareWorkspace(task.workspace, workspace, stop.signal);
+      } catch (error) {
+        return stopped() ?? finish("error", { error: `workspace: ${(error as Error).message}` });
+      }
+    } else if (look!.point?.waiting.length) {
+      // Still waiting for an answer: nothing to run.
+      Object.assign(stats, fromSession(stats, look!.stats), { stopReason: "paused", waiting: look!.point.waiting.map(({ toolCallId, toolName, reason }) => ({ toolCallId, toolName, reason })) });
+      return paused();
     }
     if (stop.signal.aborted) return stopped()!;
 
-    const run = await runMypi(task, workspace, sessionFile, stats, stop.signal);
+    // A resumed run whose answer was already complete (its process died before the batch heard) goes straight to the check.
+    const runs = !resumed || look!.point !== undefined;
+    if (resumed && runs && !(await whenFree(ref, WRITER_WAIT_MS, stop.signal))) {
+      return stopped() ?? finish("error", { error: `the session ${sessionName} is still being written by the task's previous process` });
+    }
+    const run = runs ? await runMypi(task, { workspace, ref, stats, signal: stop.signal, resume: resumed, ...(options.onAsk && { onAsk: options.onAsk }) }) : { exitCode: 0, stderr: "", loadFailures: [] };
+    if (resumed) Object.assign(stats, fromSession(stats, (await lookAtSession(ref)).stats));
     const exit = { exitCode: run.exitCode, ...(run.signal && { signal: run.signal }) };
     const late = stopped();
     if (late) return { ...late, ...exit };
@@ -100,6 +149,7 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
       const why = [...run.loadFailures, lastLine(run.stderr)].filter(Boolean).join(" · ");
       return finish("error", { ...exit, error: `mypi ${how} before the run ended${why ? `: ${why}` : ""}` });
     }
+    if (stats.stopReason === "paused") return { ...paused(), ...exit };
     if (stats.stopReason === "error") return finish("error", { ...exit, error: stats.error ?? (lastLine(run.stderr) || "the run ended in error") });
     if (stats.stopReason === "aborted") return finish("aborted", { ...exit, error: "the run was aborted" });
     if (task.check === undefined) return finish(run.exitCode === 0 ? "passed" : "failed", exit);
@@ -112,13 +162,24 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     if (lateInCheck) return { ...lateInCheck, ...exit, check };
     return finish(check.exitCode === 0 ? "passed" : "failed", { ...exit, check });
   } catch (error) {
-    // A bug here must not take the batch down: the task is recorded as an error.
+    // A bug here (or Redis out of reach) must not take the batch down: the task is recorded as an error.
     return finish("error", { error: `batch: ${(error as Error).message}` });
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onOuterAbort);
-    if (!options.keepWorkspace) rmSync(workspace, { recursive: true, force: true });
+    if (!keep) rmSync(workspace, { recursive: true, force: true });
   }
+}
+
+/** The counts of a run that went on in more than one process come from its session; how it ended, from its last stream. */
+function fromSession(stats: RunStats, session: SessionStats): Partial<RunStats> {
+  return {
+    turns: session.turns,
+    toolCalls: session.toolCalls,
+    tokens: session.tokens,
+    extensions: session.extensions,
+    ...(stats.stopReason === undefined && session.stopReason !== undefined && { stopReason: session.stopReason, finalText: session.finalText }),
+  };
 }
 
 /** A result with nothing run (yet): what a task that never started, or a shell of one, records. */
@@ -158,6 +219,8 @@ interface RunStats {
   stopReason?: string;
   finalText?: string;
   error?: string;
+  /** A paused run: the calls it holds. */
+  waiting?: { toolCallId: string; toolName: string; reason: string }[];
 }
 
 function newStats(): RunStats {
@@ -201,6 +264,9 @@ export function countEvent(stats: RunStats, line: string): void {
       stats.stopReason = String(event.stopReason);
       stats.finalText = typeof event.finalText === "string" ? event.finalText : undefined;
       stats.error = typeof event.error === "string" ? event.error : undefined;
+      stats.waiting = Array.isArray(event.waiting)
+        ? event.waiting.map((c: Record<string, unknown>) => ({ toolCallId: String(c.toolCallId), toolName: String(c.toolName), reason: String(c.reason) }))
+        : undefined;
       return;
   }
 }
@@ -248,16 +314,30 @@ interface ProcessEnd {
 const MAX_LOAD_FAILURES = 5;
 const LOAD_FAILURE = /^mypi: (extension \S+ failed to load: .*)$/;
 
-function runMypi(task: Task, workspace: string, sessionFile: string, stats: RunStats, signal: AbortSignal): Promise<ProcessEnd> {
+interface MypiRun {
+  workspace: string;
+  ref: TaskSessionRef;
+  stats: RunStats;
+  signal: AbortSignal;
+  /** `--continue-run` instead of the prompt. */
+  resume: boolean;
+  onAsk?: "deny" | "pause" | "fail";
+}
+
+function runMypi(task: Task, r: MypiRun): Promise<ProcessEnd> {
+  const { workspace, ref, stats, signal } = r;
   // --no-extensions: a cloned repository's .mypi/extensions is code from that repository; a
   // batch runs the extensions its task file names and no others.
-  const args = [MYPI_BIN, "--mode", "json", "-p", "--cwd", workspace, "--session", sessionFile, "--no-extensions"];
+  const session = "file" in ref ? ["--session", ref.file] : ["--session-store", ref.url, "--session", ref.id];
+  const args = [MYPI_BIN, "--mode", "json", "-p", "--cwd", workspace, ...session, "--no-extensions"];
   // A shipped extension's name becomes this machine's copy of it: never a path the child would
   // look up in the task's workspace, which is the cloned repository's code.
   for (const spec of task.extensions) args.push("-e", isShippedName(spec) ? shippedExtensionPath(spec) : spec);
   if (task.model !== undefined) args.push("--model", task.model);
   if (task.maxTurns !== undefined) args.push("--max-turns", String(task.maxTurns));
-  args.push("--", task.prompt);
+  if (r.onAsk !== undefined) args.push("--on-ask", r.onAsk);
+  if (r.resume) args.push("--continue-run");
+  else args.push("--", task.prompt);
   // The child stops itself if this process dies without stopping it (parent-watch.ts).
   const env = { ...process.env, MYPI_EXIT_WITH_PARENT: String(process.pid) };
   const child = spawn(process.execPath, args, { cwd: workspace, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });

@@ -35,6 +35,8 @@ export interface WorkerOptions {
   dir: string;
   keepWorkspaces: boolean;
   stallMs: number;
+  /** Keep the tasks' sessions in this Redis instead of under `dir` (docs/batch.md#resuming-runs). */
+  sessionStore?: string;
   log(line: string): void;
 }
 
@@ -70,7 +72,7 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
       options.log(why);
       throw new UnrecoverableError(why);
     }
-    const { batchId, task, attempts } = checked;
+    const { batchId, task, attempts, onAsk, resume, sessionId } = checked;
     const client = await worker!.client;
     if ((await client.get(cancelKey(options.queueName, batchId))) !== null) {
       return blankResult(task, "aborted", "the batch was stopped before this task started", { worker: name });
@@ -81,7 +83,21 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
     running.set(job.id!, batchId);
     options.log(`${task.id} started (attempt ${job.attemptsStarted} of ${attempts})`);
     try {
-      const result = { ...(await runTask(task, { dir: options.dir, keepWorkspace: options.keepWorkspaces, worker: name, ...(signal && { signal }) })), attempt: job.attemptsStarted };
+      const sessionStore = options.sessionStore !== undefined ? { url: options.sessionStore, id: sessionId ?? `${batchId}.${task.id}` } : undefined;
+      const result = {
+        ...(await runTask(task, {
+          dir: options.dir,
+          keepWorkspace: options.keepWorkspaces,
+          worker: name,
+          ...(signal && { signal }),
+          ...(onAsk && { onAsk }),
+          // A job a dead worker left, or a task the submitter asked to go on: from its session.
+          ...((job.attemptsStarted > 1 || resume === true) && { resume: true }),
+          ...(sessionStore && { sessionStore }),
+          log: options.log,
+        })),
+        attempt: job.attemptsStarted,
+      };
       if (requeueing && token !== undefined) {
         // Shutting down: the task goes back to the queue for another worker, not into the results.
         await job.moveToWait(token);
@@ -153,7 +169,20 @@ export function checkJob(data: unknown): JobData | { problems: string[] } {
   const { batchId, attempts } = data;
   if (typeof batchId !== "string" || !/^[A-Za-z0-9-]{1,64}$/.test(batchId)) problems.push(`"batchId" must be the submitter's batch id (got ${JSON.stringify(batchId)?.slice(0, 60)})`);
   if (typeof attempts !== "number" || !Number.isSafeInteger(attempts) || attempts < 1 || attempts > 100) problems.push(`"attempts" must be a whole number from 1 to 100`);
+  const { onAsk, resume, sessionId } = data;
+  if (onAsk !== undefined && onAsk !== "deny" && onAsk !== "pause" && onAsk !== "fail") problems.push(`"onAsk" must be deny, pause or fail`);
+  if (resume !== undefined && typeof resume !== "boolean") problems.push(`"resume" must be true or false`);
+  // A key in the workers' session store: no spaces, no braces, nothing that reads as a path.
+  if (sessionId !== undefined && (typeof sessionId !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/.test(sessionId))) problems.push(`"sessionId" must be letters, digits, ".", "_" and "-"`);
   const task = checkQueuedTask(data.task);
   if ("problems" in task) problems.push(...task.problems.map((p) => `task: ${p}`));
-  return problems.length > 0 || "problems" in task ? { problems } : { batchId: batchId as string, task: task.task, attempts: attempts as number };
+  if (problems.length > 0 || "problems" in task) return { problems };
+  return {
+    batchId: batchId as string,
+    task: task.task,
+    attempts: attempts as number,
+    ...(onAsk !== undefined && { onAsk: onAsk as JobData["onAsk"] }),
+    ...(resume === true && { resume: true }),
+    ...(sessionId !== undefined && { sessionId: sessionId as string }),
+  };
 }

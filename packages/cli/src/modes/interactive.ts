@@ -8,7 +8,7 @@
  * - a line typed while the agent runs is sent as steering; Alt+Enter queues it as a follow-up;
  * - Escape aborts the run (the messages it did not send come back into the editor); Ctrl+C does
  *   too, and pressed again (no key in between) exits (130); Ctrl+D on an empty editor exits (0);
- * - `/quit`, `/reload`, `/compact [instructions]`, `/help`, and `/name args` for extension
+ * - `/quit`, `/reload`, `/compact [instructions]`, `/continue-run`, `/help`, and `/name args` for extension
  *   commands, prompt templates and skills (those two are sent as a prompt; the host expands them);
  * - the session commands (`/new`, `/name`, `/session`, `/resume`, `/tree`, `/fork`, `/export`:
  *   `session-commands.ts`), their pickers being the dialogs below;
@@ -31,7 +31,7 @@ import type { CliIO } from "../main.ts";
 import { installEditor } from "./interactive/input.ts";
 import { interrupt, listenToKeys } from "./interactive/keys.ts";
 import { exit, exitWhenIdle, followEvents } from "./interactive/run-lifecycle.ts";
-import { createInteractive, refresh, sayFrom, type Interactive, type InteractiveOptions } from "./interactive/state.ts";
+import { createInteractive, refresh, say, sayFrom, type Interactive, type InteractiveOptions } from "./interactive/state.ts";
 import { runSlashReporting, submit } from "./interactive/submit.ts";
 import { followMode } from "./interactive/mode.ts";
 import { createExtensionUI } from "./interactive/ui.ts";
@@ -63,10 +63,14 @@ async function runOnScreen(m: Interactive, session: HostSession, options: Intera
   const onShutdown = () => void exitWhenIdle(m);
   session.shutdownRequested?.addEventListener("abort", onShutdown, { once: true });
 
-  await session.start(); // extensions see ctx.hasUI from their first event; the first prompt waits for them
+  // extensions see ctx.hasUI from their first event; the first prompt waits for them
+  await session.start(options.continueRun ? { reason: "resume" } : undefined);
   m.tui.start();
   refresh(m);
   if (options.resume) void runSlashReporting(m, "resume", "");
+  // A person is at hand: calls a paused run holds are asked about again here.
+  if (options.continueRun) void runSlashReporting(m, "continue-run", "");
+  else offerToContinue(m);
   if (options.initialPrompt) submit(m, options.initialPrompt);
 
   const code = await m.finished;
@@ -80,6 +84,14 @@ async function runOnScreen(m: Interactive, session: HostSession, options: Intera
   unsubscribe();
   session.setUI(undefined);
   return code;
+}
+
+/** A session whose last run stopped before its answer (a crash, a pause): say so, and how to go on. */
+function offerToContinue(m: Interactive): void {
+  const point = m.session.agent.resumePoint();
+  if (point === undefined || point.next === "queued") return;
+  const why = point.waiting.length > 0 ? `${point.waiting.length === 1 ? "a call waits" : `${point.waiting.length} calls wait`} for an answer` : "it was cut off before its answer";
+  say(m, m.p.yellow(`The last run of this session did not finish (${why}): /continue-run goes on with it.`));
 }
 
 /**

@@ -14,14 +14,21 @@
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, AgentEndEvent } from "@mypi/kernel";
 import type { ExtensionErrorEvent, ExtensionHostEvent, ExtensionLogEvent, ExtensionStreamEvent } from "@mypi/extension-api";
-import { exitCodeFor } from "../args.ts";
+import { EXIT, exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
 import type { ExitWatcher } from "../exits.ts";
 import { createPiWire } from "../rpc/pi-wire.ts";
 import { decisionLog, type DecisionLog } from "./decisions.ts";
 
 export interface OneShotOptions {
-  prompt: string;
+  /** The prompt; absent with `resume`. */
+  prompt?: string;
+  /** `--continue-run`: go on with the session's run instead of a prompt (docs/resume.md). */
+  resume?: boolean;
+  /** `--on-ask`: how a paused run is told (`fail` reports it as a failure). */
+  onAsk: "deny" | "pause" | "fail";
+  /** How to name the session again in the hint of a paused run (none in memory). */
+  session?: { approve: string; run: string };
   /** Every event as a JSON line instead of the final text. */
   json: boolean;
   /** Extra text for the stderr line of a `max_turns` stop. */
@@ -59,7 +66,7 @@ export async function runOneShot(session: OneShotSession, io: CliIO, options: On
   const decisions = decisionLog({ verbose: options.verbose === true, write: (line) => void io.stderr.write(line), redact: options.redact });
   const run: OneShot = { session, io, options, interrupt: onInterrupt(session, io, options.exits), decisions };
   try {
-    const slash = options.runCommand && parseSlashCommand(options.prompt);
+    const slash = options.runCommand && options.prompt !== undefined && parseSlashCommand(options.prompt);
     if (slash) {
       const code = await runSlashCommand(run, slash.name, slash.args);
       if (code !== undefined) return code;
@@ -121,10 +128,22 @@ async function runPrompt({ session, io, options, decisions }: OneShot): Promise<
   const followed = followRuns(session, io, options, decisions);
   let end: AgentEndEvent | undefined;
   try {
-    // A run that ends in `error` rejects; its agent_end was seen and decides below.
-    await session.agent.run(options.prompt, { source: "interactive" }).catch((error: unknown) => {
-      if (!followed.end) throw error;
-    });
+    if (options.resume) {
+      const { agent } = session;
+      try {
+        await agent.resume();
+      } catch (error) {
+        // Nothing to resume, or calls still wait for an answer: said in one line, nothing ran.
+        if (followed.end) throw error;
+        io.stderr.write(`mypi: ${oneLine((error as Error).message)}\n`);
+        return agent.waiting.length > 0 && options.onAsk !== "fail" ? EXIT.paused : EXIT.error;
+      }
+    } else {
+      // A run that ends in `error` rejects; its agent_end was seen and decides below.
+      await session.agent.run(options.prompt!, { source: "interactive" }).catch((error: unknown) => {
+        if (!followed.end) throw error;
+      });
+    }
     end = await followed.untilIdle();
   } finally {
     followed.stop();
@@ -134,6 +153,8 @@ async function runPrompt({ session, io, options, decisions }: OneShot): Promise<
     writeOutcome(end, io, options.maxTurns);
     io.stderr.write(decisions.summary());
   }
+  if (end.stopReason === "paused") writePaused(end, io, options);
+  if (end.stopReason === "paused" && options.onAsk === "fail") return EXIT.error;
   return withRefusals(exitCodeFor(end.stopReason), end, followed.refused, options.json ? undefined : io);
 }
 
@@ -218,6 +239,19 @@ async function runSlashCommand({ session, io, options, interrupt, decisions }: O
   return end ? exitCodeFor(end.stopReason) : 0;
 }
 
+/**
+ * A paused run (`--on-ask pause|fail`), in print and JSON modes alike (on stderr): which calls
+ * wait, and the two commands that answer them and go on.
+ */
+function writePaused(end: AgentEndEvent, io: CliIO, options: OneShotOptions): void {
+  const calls = (end.waiting ?? []).map((c) => `${c.toolName} (${c.toolCallId}): ${c.reason}`).join("; ");
+  const lead = options.onAsk === "fail" ? "stopped: a check asked a person and --on-ask is fail" : "paused for approval";
+  io.stderr.write(`mypi: ${oneLine(`${lead}; waiting: ${calls}`)}\n`);
+  if (options.session) {
+    io.stderr.write(`mypi: answer with: mypi approve ${options.session.approve} (--deny REASON to refuse); then go on with: mypi ${options.session.run} --continue-run\n`);
+  }
+}
+
 /** Final text on stdout; for anything but success, one line on stderr that says what happened. */
 function writeOutcome(end: AgentEndEvent, io: CliIO, maxTurns: number): void {
   const say = (line: string) => io.stderr.write(`mypi: ${oneLine(line)}\n`);
@@ -241,6 +275,8 @@ function writeOutcome(end: AgentEndEvent, io: CliIO, maxTurns: number): void {
     case "error":
       say(end.error ?? "the run failed");
       return;
+    case "paused":
+      return; // writePaused
   }
 }
 

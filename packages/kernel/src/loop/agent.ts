@@ -5,34 +5,31 @@
  * a listener that aborts or queues a message is seen by the loop's very next step.
  * `prompt()` and `run()` are the same run; they differ only in what they hand back.
  */
-import {
-  createCompactionHook,
-  type CompactionOutcome,
-  type CompactionSettings,
-  type SessionManager,
-} from "../session/index.ts";
+import type { CompactionSettings, SessionManager } from "../session/index.ts";
 import { DEFAULT_TOOL_TIMEOUT_MS, ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
 import type {
   AgentEndEvent,
-  AgentStopReason,
   BeforeEndEvent,
   BeforeEndResult,
   HostEvent,
   HostEventBase,
-  ImageContent,
-  InputSource,
   Message,
   ModelClient,
-  QueuedMessage,
   SlotFn,
   Slots,
   StreamEvent,
   ThinkingLevel,
   Tool,
   TurnEndEvent,
+  WaitingCall,
 } from "../types.ts";
+import { agentCompactionHook, withEntryIds } from "./agent-session.ts";
+import { AgentRunError, type AgentListener, type AgentOptions, type PromptOptions, type QueuedMessages, type QueueMode, type ResumeOptions } from "./agent-options.ts";
+import { Delivery } from "./delivery.ts";
 import { deepFreeze } from "./freeze.ts";
 import { ModelView } from "./model-view.ts";
+import { planResume, type ResumePoint } from "./resume.ts";
+import { pickWaiting, RunBook } from "./run-book.ts";
 import { describeError, isHostEmittable } from "./run-state.ts";
 import { RunStream, type AgentRunStream } from "./run-stream.ts";
 import { startLoop, type LoopHandle } from "./run.ts";
@@ -40,89 +37,7 @@ import type { AgentLoopOptions, LoopPrompt } from "./types.ts";
 
 export type { AgentRunStream } from "./run-stream.ts";
 
-/** `H`: the host's events, as in `Agent<H>`. */
-export interface AgentOptions<H extends HostEventBase = HostEvent> {
-  model: ModelClient;
-  /** `ModelRequest.thinking` for every model call; absent: the client's default. */
-  thinkingLevel?: ThinkingLevel;
-  tools?: Tool[] | ToolRegistry;
-  systemPrompt?: string;
-  slots?: Slots<H>;
-  /** Each message is appended at its `message_end`; seeds the history when `messages` is not given. */
-  session?: SessionManager;
-  /** Seeds the history (the messages are frozen). */
-  messages?: readonly Message[];
-  /** Model calls per run; default 50. */
-  maxTurns?: number;
-  /** Concurrent calls in a parallel batch; default 8. */
-  maxParallel?: number;
-  /** How long an aborted tool may still return its result; default 2000. */
-  abortGraceMs?: number;
-  /**
-   * The timeout of a tool call whose tool sets none (`timeoutMs`, `callTimeoutMs`); default
-   * `DEFAULT_TOOL_TIMEOUT_MS` (ten minutes). Zero or Infinity: no default timeout.
-   */
-  toolTimeoutMs?: number;
-  /** The tools' workspace; default `process.cwd()`. */
-  cwd?: string;
-  /**
-   * A worker pool to share (another agent's `workerPool`): this agent runs its worker tools
-   * there and leaves it open on `close()`, which is its owner's to do. Default: its own pool,
-   * started on the first worker task and closed with the agent.
-   */
-  workerPool?: ToolWorkerPool;
-  /** Handed to every tool call of this agent as `ctx.context` (docs/kernel.md#agent). */
-  toolContext?: Readonly<Record<string, unknown>>;
-  /** Automatic compaction before model calls (needs a context window). */
-  compaction?: CompactionSettings;
-  /** Every automatic compaction attempt's outcome (the host's `session_compact`). */
-  onCompaction?: (outcome: CompactionOutcome) => void;
-  /**
-   * Asked when a run would end `completed` (after the queued follow-ups): the messages it
-   * returns continue the same run (`runAgentLoop`'s `beforeEnd`; docs/kernel.md).
-   */
-  beforeEnd?: SlotFn<BeforeEndEvent, BeforeEndResult, H>;
-  /**
-   * Awaited before `agent_end` is delivered; events the host `emit`s meanwhile still come
-   * before it. The extension host drains its observer mailboxes here (docs/architecture.md#observers).
-   */
-  beforeAgentEnd?: (event: AgentEndEvent) => void | Promise<void>;
-  /** A listener threw or rejected. Default: one line on stderr. */
-  onListenerError?: (error: unknown, event: StreamEvent<H>) => void;
-}
-
-export interface PromptOptions {
-  images?: ImageContent[];
-  /** Default `"api"`. */
-  source?: InputSource;
-}
-
-/**
- * How queued steering (or follow-ups) enter the run at a turn boundary: every message queued so
- * far (`"all"`), or the oldest one, the rest waiting for the next boundary (`"one-at-a-time"`).
- */
-export type QueueMode = "all" | "one-at-a-time";
-
-/** What is queued: steering first delivered at the next turn boundary, follow-ups when the run would stop. */
-export interface QueuedMessages {
-  steering: readonly QueuedMessage[];
-  followUps: readonly QueuedMessage[];
-}
-
-/** A returned promise is not awaited (the loop never waits for listeners); its rejection is reported. */
-export type AgentListener<H extends HostEventBase = HostEvent> = (event: StreamEvent<H>) => unknown;
-
-/** What `run()` rejects with when the run ends in `error`. */
-export class AgentRunError extends Error {
-  override readonly name = "AgentRunError";
-  readonly stopReason: AgentStopReason;
-  readonly event: AgentEndEvent;
-  constructor(event: AgentEndEvent) {
-    super(event.error ?? `The run ended with stopReason "${event.stopReason}"`);
-    this.stopReason = event.stopReason;
-    this.event = event;
-  }
-}
+export { AgentRunError, type AgentListener, type AgentOptions, type PromptOptions, type QueuedMessages, type QueueMode, type ResumeOptions } from "./agent-options.ts";
 
 interface ActiveRun<H extends HostEventBase> {
   readonly controller: AbortController;
@@ -162,12 +77,11 @@ export class Agent<H extends HostEventBase = HostEvent> {
   followUpMode: QueueMode = "all";
 
   readonly #options: AgentOptions<H>;
+  readonly #book: RunBook;
   #messages: Message[];
   #view = new ModelView();
   #steering: LoopPrompt[] = [];
   #followUps: LoopPrompt[] = [];
-  /** Replaced, never changed in place, so delivery iterates a stable list. */
-  #listeners: readonly AgentListener<H>[] = [];
   #current: ActiveRun<H> | undefined;
   /** Kept for the next run while nobody aborted it: creating one costs microseconds in Node. */
   #spareController: AbortController | undefined;
@@ -176,9 +90,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
   #autoCompaction: AgentLoopOptions["beforeModelCall"];
   /** The options' compaction settings, copied: `autoCompaction` switches this copy. */
   readonly #compaction: CompactionSettings | undefined;
-  /** Events raised while one is being delivered wait here, so every listener sees causal order. */
-  #delivering = false;
-  #backlog: { event: StreamEvent<H>; stream: RunStream<H> | undefined }[] = [];
+  readonly #delivery: Delivery<H>;
 
   constructor(options: AgentOptions<H>) {
     this.#options = options;
@@ -192,6 +104,11 @@ export class Agent<H extends HostEventBase = HostEvent> {
     this.#compaction = options.compaction && (Object.defineProperties({}, Object.getOwnPropertyDescriptors(options.compaction)) as CompactionSettings);
     const seed = options.messages ?? options.session?.buildContext() ?? [];
     this.#messages = seed.map(deepFreeze);
+    this.#book = new RunBook(options.session, options.queueRecord);
+    this.#delivery = new Delivery<H>(options.onListenerError);
+    const restored = this.#book.restore();
+    this.#steering = restored.steering;
+    this.#followUps = restored.followUps;
   }
 
   /**
@@ -259,10 +176,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
 
   /** Live events of every run (and host events while idle). */
   subscribe(listener: AgentListener<H>): () => void {
-    this.#listeners = [...this.#listeners, listener];
-    return () => {
-      this.#listeners = this.#listeners.filter((l) => l !== listener);
-    };
+    return this.#delivery.subscribe(listener);
   }
 
   abort(reason?: unknown): void {
@@ -275,12 +189,16 @@ export class Agent<H extends HostEventBase = HostEvent> {
    * `"api"`); a ready message does not.
    */
   steer(message: string | Message, options: PromptOptions = {}): void {
-    this.#steering.push(queuedInput(message, options));
+    const item = queuedInput(message, options);
+    this.#book.queued("steering", item);
+    this.#steering.push(item);
   }
 
   /** Delivered only when the agent would otherwise stop. Queues while idle. Text passes the `input` slot, as with `steer`. */
   followUp(message: string | Message, options: PromptOptions = {}): void {
-    this.#followUps.push(queuedInput(message, options));
+    const item = queuedInput(message, options);
+    this.#book.queued("followUps", item);
+    this.#followUps.push(item);
   }
 
   /** Empty both queues; returns what they held, as `queued` would have. */
@@ -288,7 +206,74 @@ export class Agent<H extends HostEventBase = HostEvent> {
     const cleared = { steering: this.#steering, followUps: this.#followUps };
     this.#steering = [];
     this.#followUps = [];
+    this.#book.done([...cleared.steering, ...cleared.followUps], "cleared");
     return cleared;
+  }
+
+  // ─── Runs that go on later (docs/resume.md) ────────────────────────────────────────────────
+
+  /**
+   * Where `resume()` would go on: the next model call, the calls of the last answer that have no
+   * result (each with what resuming does with it), or the queued messages; `undefined` when the
+   * last run reached its answer and nothing is queued. Reads the session (or the history) whole.
+   */
+  resumePoint(options: ResumeOptions = {}): ResumePoint | undefined {
+    const tools = new Map<string, Tool>();
+    for (const tool of this.tools.active()) tools.set(tool.name, tool);
+    return planResume(this.#recorded(), tools, { ...this.#book.facts(this.pendingMessageCount > 0), ...(options.judgeWaiting && { judgeWaiting: true }) });
+  }
+
+  /** Calls a paused run holds for a person's answer that nobody gave yet. */
+  get waiting(): readonly WaitingCall[] {
+    return this.resumePoint()?.waiting ?? [];
+  }
+
+  /**
+   * Approve a call (all waiting calls when `toolCallId` is left out) a paused run holds; recorded
+   * in the session. `resume()` then runs it, judged again by the `tool_call` slot with the approval.
+   */
+  approve(toolCallId?: string, options: { scope?: string; reason?: string } = {}): void {
+    for (const call of this.#answerable(toolCallId)) {
+      this.#book.answer({ toolCallId: call.toolCallId, approved: true, ...(options.scope !== undefined && { scope: options.scope }), ...(options.reason !== undefined && { reason: options.reason }) });
+    }
+  }
+
+  /** Deny a waiting call (all of them when `toolCallId` is left out): `resume()` answers it with an error result saying so. */
+  deny(toolCallId?: string, reason?: string): void {
+    for (const call of this.#answerable(toolCallId)) {
+      this.#book.answer({ toolCallId: call.toolCallId, approved: false, ...(reason !== undefined && { reason }) });
+    }
+  }
+
+  /**
+   * Go on with a run that was cut off (a crash) or paused, from the last complete step of the
+   * history (`resumePoint()`): no new prompt, no `input` or `before_agent_start`. Rejects, like
+   * `prompt()` while running, when there is nothing to resume or a paused call still waits.
+   */
+  resume(options: ResumeOptions = {}): AgentRunStream<H> {
+    if (this.#current) return this.#start(undefined, {}, true);
+    const point = this.resumePoint(options);
+    if (point === undefined) {
+      return RunStream.failed(new Error("Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead."));
+    }
+    if (point.waiting.length > 0) {
+      const names = point.waiting.map((c) => `${c.toolName} (${c.toolCallId})`).join(", ");
+      return RunStream.failed(new Error(`The run waits for answers on ${names}: approve() or deny() ${point.waiting.length === 1 ? "it" : "them"} first (mypi approve).`));
+    }
+    this.#messages = this.#recorded().map(deepFreeze);
+    this.#view = new ModelView();
+    if (point.batch) this.#book.restarting(point.batch.calls.filter((c) => c.action.kind === "run").map((c) => c.call.id));
+    return this.#start(undefined, {}, true, { ...(point.batch && { batch: point.batch }), fromQueue: point.next === "queued" });
+  }
+
+  /** The history as recorded (a call without a result stays so): the session's branch, else the agent's own. */
+  #recorded(): Message[] {
+    return this.session ? this.session.buildContext({ repair: false }) : this.#messages.slice();
+  }
+
+  #answerable(toolCallId: string | undefined): readonly WaitingCall[] {
+    if (this.#current) throw new Error("A run is in progress: answer its paused calls once it has ended (agent_end with stopReason \"paused\").");
+    return pickWaiting(this.waiting, toolCallId);
   }
 
   /**
@@ -298,7 +283,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
   emit(event: H): void {
     if (!isHostEmittable(event)) return;
     const stamped = Object.freeze({ ...event, timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now() });
-    this.#deliver(stamped, this.#current?.stream);
+    this.#delivery.deliver(stamped, this.#current?.stream);
   }
 
   /** Replace the history while idle (a new session, a manual compaction). */
@@ -308,7 +293,11 @@ export class Agent<H extends HostEventBase = HostEvent> {
     this.#view = new ModelView();
   }
 
-  /** Abort the run in progress, wait for its end, and close the worker pool. */
+  /**
+   * Abort the run in progress, wait for its end, close the worker pool, and let the session go
+   * (`SessionManager.close()`: its pending writes flushed, its writer's lock released, so another
+   * process may continue it; the session object itself stays usable).
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const current = this.#current;
@@ -318,9 +307,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
     }
     // A shared pool is its owner's to close.
     if (this.#pool !== this.#options.workerPool) await this.#pool?.close();
+    await this.session?.close();
   }
 
-  #start(input: string | Message, options: PromptOptions, buffer: boolean): RunStream<H> {
+  #start(input: string | Message | undefined, options: PromptOptions, buffer: boolean, resume?: AgentLoopOptions["resume"]): RunStream<H> {
     if (this.#current) {
       return RunStream.failed(
         new Error("The agent is already running. Use steer() to redirect the current run, or followUp() to queue a message for when it ends."),
@@ -339,7 +329,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
       settled: false,
     };
     this.#current = active;
-    const prompt: LoopPrompt =
+    const prompt: LoopPrompt | undefined =
       typeof input === "string"
         ? { text: input, source: options.source ?? "api", ...(options.images && { images: options.images }) }
         : input;
@@ -348,12 +338,14 @@ export class Agent<H extends HostEventBase = HostEvent> {
       systemPrompt: this.systemPrompt,
       thinking: this.thinkingLevel,
       messages: this.#messages,
-      prompt,
+      ...(prompt !== undefined && { prompt }),
+      ...(resume !== undefined && { resume }),
       tools: this.tools,
       slots: this.slots,
       signal: active.controller.signal,
       getSteeringMessages: this.#takeSteering,
       getFollowUpMessages: this.#takeFollowUps,
+      onDequeued: this.#dequeued,
       maxTurns: this.#options.maxTurns ?? 50,
       maxParallel: this.#options.maxParallel ?? 8,
       cwd: this.#options.cwd ?? process.cwd(),
@@ -366,12 +358,22 @@ export class Agent<H extends HostEventBase = HostEvent> {
     // The loop is blind to `H`, as with `slots`: what the source emits is what it was typed to.
     if (this.#options.beforeEnd) loopOptions.beforeEnd = this.#options.beforeEnd as SlotFn<BeforeEndEvent, BeforeEndResult>;
     const compaction = this.#compaction;
-    if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= this.#compactionHook(compaction);
-    const sink = { emit: (event: StreamEvent) => this.#fromLoop(active, event) };
+    if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= agentCompactionHook({
+        model: () => this.model,
+        settings: compaction,
+        ...(this.session && { session: this.session }),
+        ...(this.#options.onCompaction && { onOutcome: this.#options.onCompaction }),
+        compacted: (messages) => void (this.#messages = messages.slice()),
+      });
+    const sink = {
+      emit: (event: StreamEvent) => this.#fromLoop(active, event),
+      // A store written behind (Redis) has everything before a tool runs (docs/resume.md#stores).
+      ...(this.session && { drained: () => this.#sessionWritten(active) }),
+    };
     let settled!: () => void;
     active.done = new Promise<void>((resolve) => (settled = resolve));
     const failed = (error: unknown) => {
-      this.#reportListenerError(error, active.end ?? ({ type: "agent_end" } as StreamEvent<H>));
+      this.#delivery.reportError(error, active.end ?? ({ type: "agent_end" } as StreamEvent<H>));
       settled();
     };
     // Started on the next microtask, so that whoever called prompt() can subscribe to its first
@@ -394,6 +396,8 @@ export class Agent<H extends HostEventBase = HostEvent> {
   readonly #takeSteering = (): LoopPrompt[] => this.#take("steering");
   readonly #takeFollowUps = (): LoopPrompt[] => this.#take("followUps");
 
+  readonly #dequeued = (item: LoopPrompt, message: Message | undefined): void => this.#book.dequeued(item, message);
+
   #take(queue: "steering" | "followUps", mode: QueueMode = queue === "steering" ? this.steeringMode : this.followUpMode): LoopPrompt[] {
     const taken = queue === "steering" ? this.#steering : this.#followUps;
     if (taken.length === 0) return taken;
@@ -401,32 +405,20 @@ export class Agent<H extends HostEventBase = HostEvent> {
     const rest = mode === "all" ? [] : taken.slice(1);
     if (queue === "steering") this.#steering = rest;
     else this.#followUps = rest;
-    return mode === "all" ? taken : taken.slice(0, 1);
+    const out = mode === "all" ? taken : taken.slice(0, 1);
+    this.#book.taken(out);
+    return out;
   }
 
-  /**
-   * One hook for the agent's life, so that its wait after failed attempts carries over from run
-   * to run; it summarizes with whatever `model` is when it runs.
-   */
-  #compactionHook(settings: CompactionSettings): NonNullable<AgentLoopOptions["beforeModelCall"]> {
-    const agent = this;
-    const current: ModelClient = {
-      get id() {
-        return agent.model.id;
-      },
-      stream: (request, signal) => agent.model.stream(request, signal),
-    };
-    const hook = createCompactionHook({
-      model: current,
-      settings,
-      ...(this.session && { session: this.session }),
-      ...(this.#options.onCompaction && { onOutcome: this.#options.onCompaction }),
+  /** The session's pending writes, when it has any; a failed one stops the run (as a failed append does). */
+  #sessionWritten(active: ActiveRun<H>): Promise<void> | undefined {
+    const writing = this.session!.writing;
+    if (writing === undefined) return undefined;
+    return writing.then(undefined, (error: unknown) => {
+      if (active.sessionError !== undefined) return;
+      active.sessionError = `Could not write the session: ${describeError(error)}`;
+      abortRun(active, error);
     });
-    return async (messages, signal) => {
-      const result = await hook(messages, signal);
-      if (result?.messages) this.#messages = result.messages.slice();
-      return result;
-    };
   }
 
   /** The loop's sink: history and session first, so a listener sees the message in `messages`. */
@@ -440,9 +432,11 @@ export class Agent<H extends HostEventBase = HostEvent> {
     if (event.type === "message_end") {
       const message = (event as { message: Message }).message;
       this.#messages.push(message);
+      this.#book.recorded(message);
       if (this.session && active.sessionError === undefined) {
         try {
-          this.session.appendMessage(message);
+          const dequeued = this.#book.deliveredBy(message);
+          this.session.appendMessage(message, dequeued === undefined ? undefined : { dequeued });
         } catch (error) {
           // History on disk would no longer match the run: stop it and say why.
           active.sessionError = `Could not write the session: ${describeError(error)}`;
@@ -454,7 +448,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
       event = withEntryIds(event as TurnEndEvent, this.session);
     }
     // The loop is blind to `H`: the host events in its stream are the ones the slots emitted through `SlotContext<H>`.
-    this.#deliver(event as StreamEvent<H>, active.stream);
+    this.#delivery.deliver(event as StreamEvent<H>, active.stream);
   }
 
   /** After the loop returned: the host's last word (`beforeAgentEnd`), then `agent_end`, then idle. */
@@ -470,13 +464,28 @@ export class Agent<H extends HostEventBase = HostEvent> {
       const unsent = deepFreeze([...this.#take("steering", "all"), ...this.#take("followUps", "all")]);
       end = Object.freeze({ ...end, unsent });
     }
+    try {
+      this.#book.ended(end.waiting);
+    } catch (error) {
+      // The paused calls could not be recorded: they cannot be answered from the session.
+      if (end.stopReason !== "error") end = Object.freeze({ ...end, stopReason: "error", error: `Could not write the session: ${describeError(error)}` });
+    }
     const beforeAgentEnd = this.#options.beforeAgentEnd;
-    if (!beforeAgentEnd) return this.#end(active, end);
+    // A session written behind (Redis) holds the whole run before agent_end is delivered.
+    const writing = this.session?.writing;
+    if (!beforeAgentEnd && writing === undefined) return this.#end(active, end);
     return (async () => {
+      if (writing !== undefined) {
+        try {
+          await writing;
+        } catch (error) {
+          if (end.stopReason !== "error") end = Object.freeze({ ...end, stopReason: "error", error: `Could not write the session: ${describeError(error)}` });
+        }
+      }
       try {
-        await beforeAgentEnd(end);
+        await beforeAgentEnd?.(end);
       } catch (error) {
-        this.#reportListenerError(error, end);
+        this.#delivery.reportError(error, end);
       }
       this.#end(active, end);
     })();
@@ -485,55 +494,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
   #end(active: ActiveRun<H>, end: AgentEndEvent): void {
     this.#current = undefined;
     if (!active.controller.signal.aborted) this.#spareController = active.controller;
-    this.#deliver(end, active.stream);
+    this.#delivery.deliver(end, active.stream);
     active.stream.finish(end);
   }
 
-  #deliver(event: StreamEvent<H>, stream: RunStream<H> | undefined): void {
-    if (this.#delivering) {
-      this.#backlog.push({ event, stream });
-      return;
-    }
-    this.#delivering = true;
-    try {
-      this.#deliverOne(event, stream);
-      for (let i = 0; i < this.#backlog.length; i++) {
-        const next = this.#backlog[i]!;
-        this.#deliverOne(next.event, next.stream);
-      }
-    } finally {
-      if (this.#backlog.length > 0) this.#backlog = [];
-      this.#delivering = false;
-    }
-  }
-
-  #deliverOne(event: StreamEvent<H>, stream: RunStream<H> | undefined): void {
-    stream?.push(event);
-    const listeners = this.#listeners;
-    for (let i = 0; i < listeners.length; i++) {
-      try {
-        const returned = listeners[i]!(event);
-        if (returned !== undefined && typeof (returned as Promise<void>).then === "function") {
-          (returned as Promise<void>).then(undefined, (error: unknown) => this.#reportListenerError(error, event));
-        }
-      } catch (error) {
-        this.#reportListenerError(error, event);
-      }
-    }
-  }
-
-  #reportListenerError(error: unknown, event: StreamEvent<H>): void {
-    const report = this.#options.onListenerError;
-    if (report) {
-      try {
-        report(error, event);
-      } catch {
-        // the reporter itself failed: nothing left to tell
-      }
-      return;
-    }
-    process.stderr.write(`mypi: a listener failed on ${event.type}: ${describeError(error)}\n`);
-  }
 }
 
 /** Abort a run and wake it (the loop adds no listener to the signal; see `startLoop`). */
@@ -545,20 +509,4 @@ function abortRun(active: ActiveRun<HostEventBase>, reason: unknown): void {
 function queuedInput(message: string | Message, options: PromptOptions): LoopPrompt {
   if (typeof message !== "string") return message;
   return { text: message, source: options.source ?? "api", ...(options.images && { images: options.images }) };
-}
-
-/**
- * `turn_end` with the session entry ids of its messages, which the agent wrote at their
- * `message_end` (so they exist by now): Pi's `messageEntryId` / `toolResultEntryIds`.
- */
-function withEntryIds(event: TurnEndEvent, session: SessionManager): TurnEndEvent {
-  const messageEntryId = session.entryIdOf(event.message);
-  const toolResultEntryIds: string[] = [];
-  for (const result of event.toolResults) {
-    const id = session.entryIdOf(result);
-    if (id === undefined) return event;
-    toolResultEntryIds.push(id);
-  }
-  if (messageEntryId === undefined) return event;
-  return Object.freeze({ ...event, messageEntryId, toolResultEntryIds: Object.freeze(toolResultEntryIds) });
 }

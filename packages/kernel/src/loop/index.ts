@@ -7,8 +7,10 @@ export {
   type AgentOptions,
   type AgentRunStream,
   type PromptOptions,
+  type ResumeOptions,
   type QueuedMessages,
   type QueueMode,
 } from "./agent.ts";
 export { ModelView, toModelMessages } from "./model-view.ts";
 export type { AgentLoopOptions, BeforeModelCallResult, LoopPrompt } from "./types.ts";
+export { deniedText, interruptedText, planResume, type ResumeAction, type ResumeBatch, type ResumeFacts, type ResumePoint, type ResumedCallOutcome } from "./resume.ts";

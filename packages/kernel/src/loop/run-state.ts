@@ -18,6 +18,7 @@ import type {
   ThinkingLevel,
   Tool,
   ToolSchema,
+  WaitingCall,
 } from "../types.ts";
 import { textOf } from "../values.ts";
 import { deepFreeze } from "./freeze.ts";
@@ -37,6 +38,7 @@ export interface Ending {
   error?: string;
   reason?: string;
   by?: string;
+  waiting?: readonly WaitingCall[];
 }
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -61,10 +63,13 @@ export class Run {
   readonly toolContext: Readonly<Record<string, unknown>> | undefined;
   readonly takeSteering: () => LoopPrompt[];
   readonly takeFollowUps: () => LoopPrompt[];
+  /** A queued item left the queue: as `message` (recorded next), or dropped by the `input` slot. */
+  readonly dequeued: (item: LoopPrompt, message: Message | undefined) => void;
   readonly beforeModelCall: AgentLoopOptions["beforeModelCall"];
   readonly beforeEnd: AgentLoopOptions["beforeEnd"];
   /** Times `beforeEnd` continued this run. */
   continuations = 0;
+  readonly resume: AgentLoopOptions["resume"];
   readonly view: ModelView;
   /** `history`, as a function made once (the model view asks for it only to rebuild). */
   readonly readHistory = (): Message[] => this.history();
@@ -110,8 +115,10 @@ export class Run {
     this.toolContext = options.toolContext;
     this.takeSteering = options.getSteeringMessages ?? NO_MESSAGES;
     this.takeFollowUps = options.getFollowUpMessages ?? NO_MESSAGES;
+    this.dequeued = options.onDequeued ?? noop;
     this.beforeModelCall = options.beforeModelCall;
     this.beforeEnd = options.beforeEnd;
+    this.resume = options.resume;
     this.#sink = sink;
     this.#base = options.messages;
     this.#baseLength = options.messages.length;
@@ -265,6 +272,7 @@ export class Run {
     if (ending.error !== undefined) end.error = ending.error;
     if (ending.reason !== undefined) end.reason = ending.reason;
     if (ending.by !== undefined) end.by = ending.by;
+    if (ending.waiting !== undefined) end.waiting = Object.freeze(ending.waiting);
     this.emit(end);
     this.#ended = true;
     this.#wakers = [];

@@ -77,27 +77,42 @@ async function runToEnd(run: Run): Promise<void> {
 async function drive(run: Run, turn: { open: boolean; index: number }, startedAt: number): Promise<Ending> {
   if (run.aborted) return ABORTED_ENDING;
   let now = startedAt;
-  let opening = openRun(run, now);
-  if (opening instanceof Promise) {
-    opening = await opening;
-    now = Date.now();
+  // A resumed batch opens the run: the calls of the message it continues are answered before
+  // anything else enters the history (undefined = this turn settles that batch, no model call).
+  let incoming: Message[] | undefined;
+  if (run.resume?.batch === undefined) {
+    let opening = openRun(run, now);
+    if (opening instanceof Promise) {
+      opening = await opening;
+      now = Date.now();
+    }
+    if (!Array.isArray(opening)) return opening;
+    // The run's start is a turn boundary too: steering queued before it (while idle, or by a
+    // prompt slot) joins the first turn right after the prompt, before the first model call. A
+    // run resumed from its queue opens with the follow-ups when no steering waits.
+    const followUps = run.resume?.fromQueue ? () => admitQueued(run, run.takeFollowUps(), "followUp", now, noMore) : noMore;
+    let queued = admitQueued(run, run.takeSteering(), "steer", now, followUps);
+    if (queued instanceof Promise) {
+      queued = await queued;
+      now = Date.now();
+    }
+    if (!Array.isArray(queued)) return queued;
+    incoming = queued.length === 0 ? opening : [...opening, ...queued];
   }
-  if (!Array.isArray(opening)) return opening;
-  // The run's start is a turn boundary too: steering queued before it (while idle, or by a
-  // prompt slot) joins the first turn right after the prompt, before the first model call.
-  let queued = admitQueued(run, run.takeSteering(), "steer", now, noMore);
-  if (queued instanceof Promise) {
-    queued = await queued;
-    now = Date.now();
-  }
-  if (!Array.isArray(queued)) return queued;
-  let incoming: Message[] = queued.length === 0 ? opening : [...opening, ...queued];
   for (;;) {
     turn.open = true;
     run.emit({ type: "turn_start", turnIndex: turn.index, timestamp: now });
-    for (const m of incoming) run.record(m, now);
-    const message = run.aborted ? run.failTurn("aborted", ABORTED_TEXT) : await callModel(run, now);
-    let batch = runToolBatch(run, message);
+    let message: AssistantMessage;
+    let batch: BatchOutcome | Promise<BatchOutcome>;
+    if (incoming === undefined) {
+      const resumed = run.resume!.batch!;
+      message = resumed.message;
+      batch = runToolBatch(run, message, resumed);
+    } else {
+      for (const m of incoming) run.record(m, now);
+      message = run.aborted ? run.failTurn("aborted", ABORTED_TEXT) : await callModel(run, now);
+      batch = runToolBatch(run, message);
+    }
     if (batch instanceof Promise) batch = await batch;
     now = Date.now();
     // The batch is over: its result list is never written again, so it is frozen as it is.
@@ -194,17 +209,19 @@ function admitQueued(run: Run, queued: readonly LoopPrompt[], behavior: Streamin
     for (let i = start; i < queued.length; i++) {
       const q = queued[i]!;
       if ("role" in q) {
-        admitted.push(admit(q, now));
+        const message = admit(q, now);
+        admitted.push(message);
+        run.dequeued(q, message);
         continue;
       }
       const input = passInput(run, q, behavior);
       if (input instanceof Promise) {
         return input.then((passed) => {
           const now = Date.now();
-          return admitOne(admitted, passed, now) ?? from(i + 1, now);
+          return admitOne(run, q, admitted, passed, now) ?? from(i + 1, now);
         });
       }
-      const ended = admitOne(admitted, input, now);
+      const ended = admitOne(run, q, admitted, input, now);
       if (ended) return ended;
     }
     return admitted.length > 0 ? admitted : otherwise();
@@ -213,9 +230,14 @@ function admitQueued(run: Run, queued: readonly LoopPrompt[], behavior: Streamin
 }
 
 /** A queued line after the `input` slot: admitted, dropped (handled, blocked), or the end of the run. */
-function admitOne(admitted: Message[], input: { text: string; images: ImageContent[] | undefined } | Ending, now: number): Ending | undefined {
-  if (!("stopReason" in input)) admitted.push(userMessage(input.text, input.images, now));
-  else if (input.stopReason === "error" || input.stopReason === "aborted") return input;
+function admitOne(run: Run, q: LoopPrompt, admitted: Message[], input: { text: string; images: ImageContent[] | undefined } | Ending, now: number): Ending | undefined {
+  if ("stopReason" in input) {
+    run.dequeued(q, undefined);
+    return input.stopReason === "error" || input.stopReason === "aborted" ? input : undefined;
+  }
+  const message = userMessage(input.text, input.images, now);
+  admitted.push(message);
+  run.dequeued(q, message);
   return undefined;
 }
 
@@ -223,7 +245,12 @@ function admitOne(admitted: Message[], input: { text: string; images: ImageConte
 function afterTurn(run: Run, message: AssistantMessage, batch: BatchOutcome): Maybe<Ending | Message[]> {
   const { stopReason } = message;
   if (stopReason === "error") return { stopReason: "error", error: message.errorMessage ?? "The model call failed" };
-  if (stopReason === "aborted" || run.aborted) return ABORTED_ENDING;
+  if (stopReason === "aborted" || run.aborted) return batch.paused ? { ...ABORTED_ENDING, waiting: batch.paused } : ABORTED_ENDING;
+  // The paused calls have no result: the run stops here, after its batch, until someone answers.
+  if (batch.paused) {
+    const n = batch.paused.length;
+    return { stopReason: "paused", reason: `${n === 1 ? "1 tool call waits" : `${n} tool calls wait`} for approval`, waiting: batch.paused };
+  }
   if (batch.terminatedBy) {
     const { name, id } = batch.terminatedBy;
     return { stopReason: "terminated", reason: `The result of ${name} (${id}) ended the run` };

@@ -25,17 +25,20 @@ import {
 } from "../tools/index.ts";
 import { exceedsDepth, tooDeepText } from "../limits.ts";
 import { runTool } from "../tools/execute.ts";
-import type { AssistantMessage, Slots, Tool, ToolCall, ToolExecutionEndEvent, ToolResult, ToolResultEvent, ToolResultMessage } from "../types.ts";
+import type { AssistantMessage, Slots, Tool, ToolCall, ToolCallApproval, ToolExecutionEndEvent, ToolResult, ToolResultEvent, ToolResultMessage, WaitingCall } from "../types.ts";
 import { deepCopy, deepFreeze, frozenCopy } from "./freeze.ts";
 import { andThen, type Maybe } from "./maybe.ts";
 import { describeError, type Run } from "./run-state.ts";
 import { callSlot, callSlotThroughAbort } from "./slots.ts";
+import type { ResumeAction, ResumeBatch } from "./resume.ts";
 
 export interface BatchOutcome {
   /** The result messages, in source order. */
   results: ToolResultMessage[];
   /** The first call whose final result asked to end the run. */
   terminatedBy?: ToolCall;
+  /** Calls the `tool_call` slot paused for a person's answer (docs/resume.md): no result yet. */
+  paused?: WaitingCall[];
 }
 
 type FinalResult = ToolResult & { isError: boolean };
@@ -48,6 +51,10 @@ interface CallEntry {
   final: FinalResult | undefined;
   /** Milliseconds the tool's `execute` took (monotonic clock); unset for a call that never ran. */
   durationMs?: number;
+  /** Paused: `final` only says why it waits, and no result message is recorded. */
+  paused?: true;
+  /** A resumed batch: what to do with this call instead of the usual. */
+  action?: ResumeAction;
 }
 
 const NO_TOOLS: ReadonlyMap<string, Tool> = new Map();
@@ -60,10 +67,11 @@ export function toolCallsOf(message: AssistantMessage): ToolCall[] {
   return calls;
 }
 
-export function runToolBatch(run: Run, message: AssistantMessage): BatchOutcome | Promise<BatchOutcome> {
-  const calls = toolCallsOf(message);
+/** The calls of `message`; with `resume`, only the calls it names, each settled as its action says. */
+export function runToolBatch(run: Run, message: AssistantMessage, resume?: ResumeBatch): BatchOutcome | Promise<BatchOutcome> {
+  const calls = resume ? resume.calls.map((c) => c.call) : toolCallsOf(message);
   if (calls.length === 0) return NO_RESULTS;
-  const batch = new Batch(run, calls);
+  const batch = new Batch(run, calls, resume?.calls.map((c) => c.action));
   if (message.stopReason !== "length" && message.stopReason !== "error" && message.stopReason !== "aborted") {
     return andThen(batch.execute(), () => batch.outcome());
   }
@@ -95,13 +103,15 @@ class Batch {
   /** Filled by `execute`: the validation of each entry, by index. */
   #checks: (ArgumentValidation | undefined)[] = [];
   #active: ReadonlyMap<string, Tool> = NO_TOOLS;
+  #paused: WaitingCall[] | undefined;
 
-  constructor(run: Run, calls: ToolCall[]) {
+  constructor(run: Run, calls: ToolCall[], actions?: ResumeAction[]) {
     this.#run = run;
     const entries: CallEntry[] = new Array(calls.length);
     for (let i = 0; i < calls.length; i++) {
       const call = calls[i]!;
       entries[i] = { call, tool: undefined, input: call.arguments, final: undefined };
+      if (actions) entries[i]!.action = actions[i];
     }
     this.#entries = entries;
   }
@@ -109,6 +119,7 @@ class Batch {
   outcome(): BatchOutcome {
     const outcome: BatchOutcome = { results: this.#results };
     if (this.#terminatedBy) outcome.terminatedBy = this.#terminatedBy;
+    if (this.#paused) outcome.paused = this.#paused;
     return outcome;
   }
 
@@ -131,7 +142,8 @@ class Batch {
       const entry = entries[i]!;
       const tool = active.get(entry.call.name);
       entry.tool = tool;
-      const check = tool === undefined ? undefined : validateToolArguments(tool, entry.call);
+      // A call a resumed batch answers without running is no candidate for running, together or not.
+      const check = tool === undefined || entry.action?.kind === "answer" ? undefined : validateToolArguments(tool, entry.call);
       checks[i] = check;
       if (check?.ok && tool!.parallelSafe !== true) unanimous = false;
     }
@@ -142,6 +154,8 @@ class Batch {
   #sequential(from: number): Pending {
     const entries = this.#entries;
     for (let i = from; i < entries.length; i++) {
+      // A paused call holds the calls after it: they have not started, and run when the run resumes.
+      if (this.#paused) return undefined;
       const pending = andThen(this.#run.checkpoint(), () => this.#oneByOne(i));
       if (pending) return pending.then(() => this.#sequential(i + 1));
     }
@@ -233,6 +247,7 @@ class Batch {
     const run = this.#run;
     const { call, tool } = entry;
     if (run.aborted) return void this.#settle(entry, interrupted());
+    if (entry.action?.kind === "answer") return answered(this.#finish(entry, errorResult(entry.action.text), true));
     if (tool === undefined || check === undefined) {
       return answered(this.#finish(entry, unknownToolResult(call.name, [...this.#active.keys()]), true));
     }
@@ -254,12 +269,15 @@ class Batch {
     // The slot may change the input in place (Pi's habit), so it gets an object it may change.
     let args = validated;
     if (Object.isFrozen(args)) args = entry.input = deepCopy(args);
-    const outcome = await callSlot(run, slot, { toolCallId: call.id, toolName: call.name, input: args });
+    const approval = entry.action?.kind === "run" ? entry.action.approval : undefined;
+    const event = approval === undefined ? { toolCallId: call.id, toolName: call.name, input: args } : { toolCallId: call.id, toolName: call.name, input: args, approval: approval as ToolCallApproval };
+    const outcome = await callSlot(run, slot, event);
     if (outcome.kind === "aborted") return void this.#settle(entry, interrupted());
     if (outcome.kind === "threw") {
       return answered(this.#finish(entry, errorResult(`Tool call blocked: the tool_call check failed (${describeError(outcome.error)}).`), true));
     }
     const decision = outcome.value;
+    if (decision?.pause === true) return void this.#pause(entry, decision.reason, decision.by);
     if (decision?.block === true) {
       const text = decision.by ? `Tool call blocked by ${decision.by}: ${decision.reason}` : `Tool call blocked: ${decision.reason}`;
       const blocked: ExecutedToolResult = errorResult(text);
@@ -352,6 +370,23 @@ class Batch {
     this.#settle(entry, patched);
   }
 
+  /**
+   * The `tool_call` slot held the call for a person's answer: its `tool_execution_end` says it
+   * waits, it gets no result message now, and the batch goes on without it (docs/resume.md).
+   */
+  #pause(entry: CallEntry, reason: string, by: string | undefined): void {
+    const { call } = entry;
+    const waiting: WaitingCall = { toolCallId: call.id, toolName: call.name, input: frozenCopy(entry.input), reason: typeof reason === "string" ? reason : "needs approval" };
+    if (typeof by === "string") waiting.by = by;
+    (this.#paused ??= []).push(deepFreeze(waiting));
+    const final: FinalResult = deepFreeze({ content: [{ type: "text", text: `Waiting for approval: ${waiting.reason}` }], isError: false });
+    entry.final = final;
+    entry.paused = true;
+    const now = Date.now();
+    this.#run.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: final, isError: false, paused: true, timestamp: now });
+    this.#recordReady(now);
+  }
+
   /** The call is answered: `tool_execution_end` now, result messages as soon as source order allows. */
   #settle(entry: CallEntry, answer: ExecutedToolResult): void {
     // A result nested too deep would overflow freezing here and every later copy of the history.
@@ -370,11 +405,19 @@ class Batch {
     const end: ToolExecutionEndEvent = { type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: final, isError: final.isError, timestamp: now };
     if (entry.durationMs !== undefined) end.durationMs = entry.durationMs;
     this.#run.emit(end);
+    this.#recordReady(now);
+  }
 
+  /** Record the result messages that source order allows now (a paused call has none). */
+  #recordReady(now: number): void {
     const entries = this.#entries;
     while (this.#recorded < entries.length) {
       const next = entries[this.#recorded]!;
       if (next.final === undefined) break;
+      if (next.paused) {
+        this.#recorded++;
+        continue;
+      }
       const message: ToolResultMessage = {
         role: "toolResult",
         toolCallId: next.call.id,

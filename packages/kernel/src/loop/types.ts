@@ -5,6 +5,7 @@
 import type { ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
 import type { BeforeEndEvent, BeforeEndResult, Message, ModelClient, QueuedMessage, SlotFn, Slots, StreamEvent, ThinkingLevel, Tool } from "../types.ts";
 import type { ModelView } from "./model-view.ts";
+import type { ResumeBatch } from "./resume.ts";
 
 /** A prompt as text (goes through the `input` slot) or as a ready message (does not). */
 export type LoopPrompt = QueuedMessage;
@@ -32,6 +33,13 @@ export interface AgentLoopOptions {
   messages: readonly Message[];
   /** Omitted: continue from the history as it is (no `input` or `before_agent_start`). */
   prompt?: LoopPrompt;
+  /**
+   * Continue an interrupted or paused run (docs/resume.md), with no `prompt`: `batch` settles the
+   * calls of the history's last assistant message that have no result before anything else
+   * (no model call, no steering in between); `fromQueue` opens the run with the queued steering,
+   * else the queued follow-ups, instead of a model call on the history as it is.
+   */
+  resume?: { batch?: ResumeBatch; fromQueue?: boolean };
   /** A registry, or the tools for one (as `new Agent({tools})` takes). Default: none. The active tools are read before every model call. */
   tools?: ToolRegistry | readonly Tool[];
   slots?: Slots;
@@ -50,6 +58,12 @@ export interface AgentLoopOptions {
    * the run's signal and `emit`; it races the abort; a throw ends the run in `error`).
    */
   beforeEnd?: SlotFn<BeforeEndEvent, BeforeEndResult>;
+  /**
+   * A taken item's fate, as soon as it is known: the message it becomes (recorded at the start of
+   * the next turn), or `undefined` when the `input` slot handled or blocked it. The Agent marks
+   * its persisted queue with it (docs/resume.md#queued-messages).
+   */
+  onDequeued?: (item: LoopPrompt, message: Message | undefined) => void;
   /** Model calls per run; default 50. */
   maxTurns?: number;
   /** Concurrent calls in a parallel batch; default 8. */
@@ -84,5 +98,6 @@ export interface AgentLoopOptions {
  */
 export interface EventSink {
   emit(event: StreamEvent): void;
-  drained?: () => Promise<void>;
+  /** `undefined`: nothing to wait for right now. */
+  drained?: () => Promise<void> | undefined;
 }

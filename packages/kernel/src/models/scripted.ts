@@ -42,6 +42,12 @@ export interface ScriptedTurn {
 
 export interface ModelScript {
   turns: ScriptedTurn[];
+  /**
+   * Which turn a call gets: the next one (`"calls"`, the default), or the one numbered by the
+   * assistant messages already in its request (`"history"`), so that a run resumed in another
+   * process (docs/resume.md) goes on where the script stopped.
+   */
+  replay?: "calls" | "history";
 }
 
 export interface ScriptedModelOptions {
@@ -87,6 +93,7 @@ export function createScriptedModel(script: ModelScript, options: ScriptedModelO
   const turns = prepareScript(script, name);
   const id = `scripted:${name === "inline" ? "inline" : basename(name)}`;
   const onRequest = options.onRequest;
+  const byHistory = script.replay === "history";
   let next = 0;
   let calls = 0;
 
@@ -101,6 +108,7 @@ export function createScriptedModel(script: ModelScript, options: ScriptedModelO
     stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelStreamEvent> {
       calls++;
       onRequest?.(request);
+      if (byHistory) next = request.messages.reduce((n, m) => (m.role === "assistant" ? n + 1 : n), 0);
       const prepared = turns[next];
       if (prepared !== undefined) next++;
       return new ScriptedStream(prepared, id, signal, prepared === undefined ? outOfTurns(name, turns.length, calls) : undefined);
@@ -139,6 +147,7 @@ function prepareScript(script: ModelScript, name: string): PreparedTurn[] {
   if (typeof script !== "object" || script === null || !Array.isArray(script.turns)) {
     return fail("", 'the script must be an object with a "turns" array');
   }
+  if (script.replay !== undefined && script.replay !== "calls" && script.replay !== "history") fail("", '"replay" must be "calls" or "history"');
   let callNumber = 0;
   return script.turns.map((turn, t) => {
     const at = `turn ${t + 1}: `;

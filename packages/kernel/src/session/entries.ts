@@ -4,7 +4,7 @@
  * millisecond `timestamp`).
  */
 import { exceedsDepth, tooDeepText } from "../limits.ts";
-import type { Message } from "../types.ts";
+import type { Message, QueuedMessage } from "../types.ts";
 import { isRecord } from "../values.ts";
 
 export const SESSION_VERSION = 1;
@@ -34,6 +34,8 @@ export interface SessionEntryBase {
 export interface MessageEntry extends SessionEntryBase {
   type: "message";
   message: Message;
+  /** The `queue` entry this message delivered (steering or a follow-up that entered the run). */
+  dequeued?: string;
 }
 
 /** Extension state (`pi.appendEntry`); never part of the model's context. */
@@ -88,6 +90,55 @@ export interface SessionInfoEntry extends SessionEntryBase {
   name?: string;
 }
 
+// ─── Runs that go on later (docs/resume.md) ─────────────────────────────────────────────────
+
+/** A steering message or follow-up, written when it is queued so that a crash does not lose it. */
+export interface QueueEntry extends SessionEntryBase {
+  type: "queue";
+  queue: "steering" | "followUp";
+  item: QueuedMessage;
+}
+
+/**
+ * Queue entries that left the queue without becoming a message: the `input` slot dropped them
+ * (`dropped`), the queue was cleared (`cleared`), or an aborted run handed them back (`unsent`).
+ * One that became a message is named by that message entry's `dequeued`.
+ */
+export interface QueueDoneEntry extends SessionEntryBase {
+  type: "queue_done";
+  ids: string[];
+  reason: "dropped" | "cleared" | "unsent";
+}
+
+/** A tool call the run paused for a person's answer (the `tool_call` slot answered `pause`). */
+export interface ApprovalRequestEntry extends SessionEntryBase {
+  type: "approval_request";
+  toolCallId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  reason: string;
+  by?: string;
+}
+
+/** A person's answer to a paused call; the latest one for a call counts. */
+export interface ApprovalEntry extends SessionEntryBase {
+  type: "approval";
+  toolCallId: string;
+  approved: boolean;
+  reason?: string;
+  /** How far an approval reaches (`once`, `session`, `project`), as the pausing check defines it. */
+  scope?: string;
+}
+
+/**
+ * A resumed run is about to run these calls of the message it continues (approved, run again, or
+ * never started): should it be cut off too, the next resume knows they may have run.
+ */
+export interface ResumeEntry extends SessionEntryBase {
+  type: "resume";
+  toolCallIds: string[];
+}
+
 export type SessionEntry =
   | MessageEntry
   | CustomEntry
@@ -95,7 +146,12 @@ export type SessionEntry =
   | LabelEntry
   | ModelChangeEntry
   | ThinkingLevelChangeEntry
-  | SessionInfoEntry;
+  | SessionInfoEntry
+  | QueueEntry
+  | QueueDoneEntry
+  | ApprovalRequestEntry
+  | ApprovalEntry
+  | ResumeEntry;
 
 export type SessionEntryType = SessionEntry["type"];
 
@@ -109,6 +165,7 @@ export function entryProblem(e: unknown): string | undefined {
   if (e.parentId !== null && typeof e.parentId !== "string") return "parentId is neither a string nor null";
   switch (e.type) {
     case "message":
+      if (e.dequeued !== undefined && typeof e.dequeued !== "string") return "message entry whose dequeued is not a string";
       return messageProblem(e.message);
     case "compaction":
       if (typeof e.summary !== "string" || typeof e.firstKeptEntryId !== "string") return "compaction entry without summary";
@@ -125,6 +182,20 @@ export function entryProblem(e: unknown): string | undefined {
       return typeof e.thinkingLevel === "string" ? undefined : "thinking_level_change entry without thinkingLevel";
     case "session_info":
       return optionalString(e.name) ? undefined : "session_info entry whose name is not a string";
+    case "queue":
+      if (e.queue !== "steering" && e.queue !== "followUp") return "queue entry whose queue is neither steering nor followUp";
+      return queuedProblem(e.item);
+    case "queue_done":
+      return stringList(e.ids) ? undefined : "queue_done entry whose ids are not a list of strings";
+    case "approval_request":
+      if (typeof e.toolCallId !== "string" || typeof e.toolName !== "string" || typeof e.reason !== "string") return "approval_request entry without toolCallId, toolName or reason";
+      if (!isRecord(e.input)) return "approval_request entry whose input is not an object";
+      return optionalString(e.by) ? undefined : "approval_request entry whose by is not a string";
+    case "approval":
+      if (typeof e.toolCallId !== "string" || typeof e.approved !== "boolean") return "approval entry without toolCallId or approved";
+      return optionalString(e.reason) && optionalString(e.scope) ? undefined : "approval entry whose reason or scope is not a string";
+    case "resume":
+      return stringList(e.toolCallIds) ? undefined : "resume entry whose toolCallIds are not a list of strings";
     default:
       // Unknown types (a newer writer) are kept in the tree and ignored by the context.
       return undefined;
@@ -189,6 +260,18 @@ function blockProblem(b: Record<string, unknown>): string | undefined {
       if (!isRecord(b.arguments)) return "arguments are not an object";
       return b.rawArguments === undefined || typeof b.rawArguments === "string" ? undefined : "rawArguments is not a string";
   }
+}
+
+/** A queued item: text as it was given (`{text, source}`), or a ready message. */
+function queuedProblem(item: unknown): string | undefined {
+  if (!isRecord(item)) return "queue entry without an item";
+  if ("role" in item) return messageProblem(item);
+  if (typeof item.text !== "string" || typeof item.source !== "string") return "queue entry whose item has no text or source";
+  return item.images === undefined ? undefined : contentProblem("queued", item.images, ["image"], false);
+}
+
+function stringList(value: unknown): boolean {
+  return Array.isArray(value) && value.every((v) => typeof v === "string");
 }
 
 /** A Pi `model_change` (`provider` and `modelId` only) gets mypi's `model`, `provider/modelId`. */

@@ -3,8 +3,14 @@ export { repairToolHistory, type RepairResult } from "./repair.ts";
 export {
   SessionManager,
   type AppendCompactionOptions,
+  type ApprovalAnswer,
   type SessionLocationOptions,
 } from "./manager.ts";
+export { DEFAULT_LOCK_LEASE_MS, SessionLockedError, type LockOwner, type SessionStore, type StoreAppend } from "./store.ts";
+export { FileSessionStore, type FileStoreOptions } from "./file-store.ts";
+export { REDIS_SESSION_PREFIX, RedisSessionStore, type RedisLike, type RedisStoreOptions } from "./redis-store.ts";
+export type { LoadedSession } from "./load.ts";
+export { runStateOf, type RunState } from "./run-state.ts";
 export {
   messageProblem,
   type SessionHeader,
@@ -18,6 +24,11 @@ export {
   type ModelChangeEntry,
   type ThinkingLevelChangeEntry,
   type SessionInfoEntry,
+  type QueueEntry,
+  type QueueDoneEntry,
+  type ApprovalRequestEntry,
+  type ApprovalEntry,
+  type ResumeEntry,
 } from "./entries.ts";
 export { readSessionHeader } from "./load.ts";
 export { mypiHome, defaultSessionDir, jitiCacheDir, listSessionFiles, sessionFilesByIdPrefix } from "./paths.ts";

@@ -107,6 +107,18 @@ function kindOf(stats: Stats): string {
   return "not a file";
 }
 
+/**
+ * The session held in `lines` (one JSON text each, as a store other than a file keeps them):
+ * read with the same checks as a file, each element counting as a line. `name` names the source
+ * in warnings.
+ */
+export function readSessionLines(name: string, lines: readonly string[]): LoadedSession | undefined {
+  if (lines.length === 0) return undefined;
+  const reader = new SessionReader(name);
+  for (const line of lines) reader.text(line, false);
+  return reader.finish(false);
+}
+
 /** The entries of a session, line by line. */
 class SessionReader {
   readonly #warnings: string[] = [];
@@ -122,15 +134,24 @@ class SessionReader {
 
   /** One line without its newline; `last`: the file ends with it, unterminated. */
   line(bytes: Buffer, last: boolean): void {
-    const where = `${this.#name}:${++this.#lines}`;
-    if (bytes.length === 0) return;
+    if (bytes.length === 0) {
+      ++this.#lines;
+      return;
+    }
     let line: string;
     try {
       line = bytes.toString("utf8");
     } catch {
-      this.#warnings.push(`${where}: a line of ${bytes.length} bytes, too long to read, skipped`);
+      this.#warnings.push(`${this.#name}:${++this.#lines}: a line of ${bytes.length} bytes, too long to read, skipped`);
       return;
     }
+    this.text(line, last);
+  }
+
+  /** One line, decoded. */
+  text(line: string, last: boolean): void {
+    const where = `${this.#name}:${++this.#lines}`;
+    if (line.length === 0) return;
     // A byte order mark (an editor's) would make the header line invalid JSON.
     if (this.#lines === 1 && line.charCodeAt(0) === 0xfeff) line = line.slice(1);
     const warnings = this.#warnings;

@@ -1,37 +1,47 @@
 /**
- * `SessionManager`: an append-only JSONL tree of entries (docs/architecture.md#sessions).
+ * `SessionManager`: an append-only JSONL tree of entries (docs/architecture.md#sessions), kept in
+ * a store (`store.ts`: a JSONL file by default, or Redis).
  *
- * Durability: every append writes one whole line with one synchronous `appendFileSync` before the
- * entry exists in memory, so a crash loses at most the line in flight, and a failed write (disk
- * full) throws without leaving memory and file apart. A file whose last line was torn gets a
- * newline before the next entry, so damage never spreads to a second line.
+ * Durability: with the file store every append writes whole lines with one synchronous
+ * `appendFileSync` before the entry exists in memory, so a crash loses at most the line in
+ * flight, and a failed write (disk full) throws without leaving memory and file apart. A store
+ * that writes asynchronously (Redis) is written behind, in order; `flush()` resolves once it has
+ * everything, and the `Agent` waits for it before a tool runs (docs/resume.md#stores).
+ *
+ * One writer per session: the store's lock is taken before the first append (or by `claim()`),
+ * and a second writer is refused with `SessionLockedError` (docs/sessions.md#one-writer).
  *
  * The tree: every entry is a child of the current leaf and becomes the new leaf. The current
  * branch is the path from the leaf to its root. `navigate` and `fork` move the leaf; nothing is
- * ever rewritten. On load the leaf is the last entry in the file.
+ * ever rewritten. On load the leaf is the last entry stored.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { appendFileSync, closeSync, constants, mkdirSync, openSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { exceedsDepth, tooDeepText } from "../limits.ts";
-import type { Message } from "../types.ts";
+import type { Message, QueuedMessage, WaitingCall } from "../types.ts";
 import {
   messageProblem,
   SESSION_VERSION,
+  type ApprovalEntry,
+  type ApprovalRequestEntry,
   type CompactionEntry,
   type CustomEntry,
   type LabelEntry,
   type MessageEntry,
   type ModelChangeEntry,
+  type QueueDoneEntry,
+  type QueueEntry,
+  type ResumeEntry,
   type ThinkingLevelChangeEntry,
   type SessionEntry,
   type SessionHeader,
   type SessionInfoEntry,
 } from "./entries.ts";
-import { readSessionFile } from "./load.ts";
+import { FileSessionStore } from "./file-store.ts";
+import type { LoadedSession } from "./load.ts";
 import { defaultSessionDir, latestSessionFile, sessionFileName } from "./paths.ts";
-import { repairToolHistory } from "./repair.ts";
-import { compactionSummaryMessage } from "./summary-message.ts";
+import { branchContext, cutAtRepeat, serializeEntry, storedCopy } from "./serialize.ts";
+import type { SessionStore, StoreAppend } from "./store.ts";
 import { deepFreeze } from "../loop/freeze.ts";
 
 export interface SessionLocationOptions {
@@ -49,24 +59,30 @@ export interface AppendCompactionOptions {
   details?: unknown;
 }
 
+/** A person's answer to a paused call, as `appendApproval` records it. */
+export interface ApprovalAnswer {
+  toolCallId: string;
+  approved: boolean;
+  reason?: string;
+  scope?: string;
+}
+
 interface SessionState {
   header: SessionHeader;
-  file: string | undefined;
+  store: SessionStore | undefined;
   entries: SessionEntry[];
   byId: Map<string, SessionEntry>;
   warnings: string[];
-  headerWritten: boolean;
-  needsNewline: boolean;
-  /** The file exists: it was loaded, or this session wrote it. */
-  onDisk: boolean;
 }
 
 type Fields<E extends SessionEntry> = Omit<E, "id" | "parentId" | "timestamp">;
 
 export class SessionManager {
   readonly id: string;
-  /** The session file; undefined for an in-memory session. Created by the first append. */
+  /** The session file; undefined for an in-memory session or another store. Created by the first append. */
   readonly file: string | undefined;
+  /** Where the session is kept, for people: the file, or the store's location; undefined in memory. */
+  readonly location: string | undefined;
   readonly cwd: string;
   /** What loading skipped or repaired, one line each (`file:line: what`). Empty when all was fine. */
   readonly loadWarnings: readonly string[];
@@ -79,19 +95,24 @@ export class SessionManager {
   storedForm?: ((message: Message) => Message) | undefined;
 
   private readonly header: SessionHeader;
+  private readonly store: SessionStore | undefined;
   private readonly entries: SessionEntry[];
   private readonly byId: Map<string, SessionEntry>;
   private leafId: string | null;
   private readonly labels = new Map<string, string>();
   private sessionName: string | undefined;
-  private headerWritten: boolean;
-  private needsNewline: boolean;
-  private onDisk: boolean;
   /** Message object → its entry id, for `entryIdOf` (compaction's `firstKeptEntryId`). */
   private readonly messageIds = new WeakMap<Message, string>();
   private indexedLoadedMessages = false;
   /** What `getEntries` hands out; rebuilt after an append (entries are only ever added). */
   private entriesView: readonly SessionEntry[] | undefined;
+  /** The store's lock is ours (taken before the first write). */
+  private locked = false;
+  /** Writes an asynchronous store has not finished, in order; undefined when none is pending. */
+  private pending: Promise<void> | undefined;
+  private pendingCount = 0;
+  /** An asynchronous write failed: nothing more is written, and every append says why. */
+  private writeError: unknown;
 
   private constructor(state: SessionState) {
     // Read-only once in memory (docs/architecture.md#events): what getHeader/getEntries hand out cannot be changed
@@ -101,13 +122,12 @@ export class SessionManager {
     for (const e of state.entries) deepFreeze(e);
     this.id = state.header.id;
     this.cwd = state.header.cwd;
-    this.file = state.file;
+    this.store = state.store;
+    this.file = state.store?.file;
+    this.location = state.store?.location;
     this.entries = state.entries;
     this.byId = state.byId;
     this.loadWarnings = state.warnings;
-    this.headerWritten = state.headerWritten;
-    this.needsNewline = state.needsNewline;
-    this.onDisk = state.onDisk;
     this.leafId = state.entries.at(-1)?.id ?? null;
     for (const e of state.entries) this.track(e);
     if (state.entries.length === 0) this.indexedLoadedMessages = true; // nothing loaded to index
@@ -126,39 +146,34 @@ export class SessionManager {
     const id = options.id ?? randomUUID();
     const dir = options.dir ?? defaultSessionDir(cwd);
     const header: SessionHeader = { type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) };
-    return SessionManager.fresh(header, join(dir, sessionFileName(id, now)));
+    return SessionManager.fresh(header, new FileSessionStore(join(dir, sessionFileName(id, now))));
   }
 
   /**
    * An existing session file, or a new session at that path when it does not exist or is empty
    * (`cwd` then defaults to the process's). Damaged lines are skipped and listed in
    * `loadWarnings`; only an unreadable file (permissions) or no regular file (a folder, a FIFO) throws.
+   * Opening writes nothing and takes no lock: the first append does.
    */
   static open(file: string, options?: { cwd?: string }): SessionManager {
     const path = resolve(file);
-    const loaded = readSessionFile(path);
-    const fallbackCwd = resolve(options?.cwd ?? process.cwd());
-    if (loaded === undefined) {
-      const id = idFromFileName(path) ?? randomUUID();
-      return SessionManager.fresh({ type: "session", version: SESSION_VERSION, id, cwd: fallbackCwd, timestamp: new Date().toISOString() }, path);
-    }
-    const header: SessionHeader = loaded.header ?? {
-      type: "session",
-      version: SESSION_VERSION,
-      id: idFromFileName(path) ?? randomUUID(),
-      cwd: fallbackCwd,
-      timestamp: new Date().toISOString(),
-    };
-    return new SessionManager({
-      header,
-      file: path,
-      entries: loaded.entries,
-      byId: loaded.byId,
-      warnings: loaded.warnings,
-      headerWritten: loaded.header !== undefined,
-      needsNewline: loaded.needsNewline,
-      onDisk: true,
-    });
+    const store = new FileSessionStore(path);
+    return SessionManager.fromLoaded(store.load(), store, { cwd: options?.cwd, id: idFromFileName(path) });
+  }
+
+  /**
+   * The session a store holds (a Redis list, a file), or a new one there when it holds none;
+   * `id` names a new session (default: a new UUID) and a stored one without a header.
+   */
+  static async load(store: SessionStore, options: { cwd?: string; id?: string } = {}): Promise<SessionManager> {
+    return SessionManager.fromLoaded(await store.load(), store, options);
+  }
+
+  private static fromLoaded(loaded: LoadedSession | undefined, store: SessionStore, options: { cwd?: string; id?: string | undefined }): SessionManager {
+    const cwd = resolve(options.cwd ?? process.cwd());
+    const header: SessionHeader = loaded?.header ?? { type: "session", version: SESSION_VERSION, id: options.id ?? randomUUID(), cwd, timestamp: new Date().toISOString() };
+    if (loaded === undefined) return SessionManager.fresh(header, store);
+    return new SessionManager({ header, store, entries: loaded.entries, byId: loaded.byId, warnings: loaded.warnings });
   }
 
   /** A session that is never written (`--no-session`); `parentSession` as in `create`. */
@@ -187,19 +202,63 @@ export class SessionManager {
     const now = new Date();
     const id = randomUUID();
     const header: SessionHeader = { type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString(), ...(source.file !== undefined && { parentSession: source.file }) };
-    const file = options.inMemory ? undefined : join(options.dir ?? defaultSessionDir(cwd), sessionFileName(id, now));
+    const store = options.inMemory ? undefined : new FileSessionStore(join(options.dir ?? defaultSessionDir(cwd), sessionFileName(id, now)));
     const entries = leafId === undefined ? [] : source.getBranch(leafId);
-    const forked = new SessionManager({ header, file, entries, byId: new Map(entries.map((e) => [e.id, e])), warnings: [], headerWritten: false, needsNewline: false, onDisk: false });
-    if (file !== undefined && entries.length > 0) {
-      forked.createFile(forked.wholeSession());
-      forked.onDisk = true;
-      forked.headerWritten = true;
+    const forked = new SessionManager({ header, store, entries: [], byId: new Map(), warnings: [] });
+    if (entries.length > 0) {
+      if (store !== undefined) forked.write(entries.map(serializeEntry));
+      for (const e of entries) forked.remember(e);
     }
     return forked;
   }
 
-  private static fresh(header: SessionHeader, file: string | undefined): SessionManager {
-    return new SessionManager({ header, file, entries: [], byId: new Map(), warnings: [], headerWritten: false, needsNewline: false, onDisk: false });
+  private static fresh(header: SessionHeader, store: SessionStore | undefined): SessionManager {
+    return new SessionManager({ header, store, entries: [], byId: new Map(), warnings: [] });
+  }
+
+  /**
+   * Become the session's one writer now rather than at the first append, so a second writer is
+   * refused before it does any work (`SessionLockedError`). Nothing to do in memory.
+   */
+  claim(): Promise<void> {
+    if (this.store === undefined || this.locked) return Promise.resolve();
+    try {
+      const taking = this.store.lock();
+      if (taking instanceof Promise) return taking.then(() => void (this.locked = true));
+      this.locked = true;
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Resolves once the store has every entry appended so far; rejects with the write that failed. */
+  flush(): Promise<void> {
+    if (this.writeError !== undefined) return Promise.reject(this.failure());
+    return this.pending ?? Promise.resolve();
+  }
+
+  /** Writes still on their way to an asynchronous store; undefined when there are none (always, for files). */
+  get writing(): Promise<void> | undefined {
+    return this.pending;
+  }
+
+  /**
+   * Flush, then give the store's lock up: another writer may take the session now. With nothing
+   * pending on a file, the lock is released before this returns.
+   */
+  close(): Promise<void> {
+    const release = (): Promise<void> => {
+      if (!this.locked) return Promise.resolve();
+      this.locked = false;
+      try {
+        return Promise.resolve(this.store!.unlock());
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
+    if (this.pending === undefined) return release();
+    return this.flush().then(release, (error: unknown) => release().then(() => Promise.reject(error)));
   }
 
   // ─── Appending ─────────────────────────────────────────────────────────────────────────────
@@ -208,7 +267,7 @@ export class SessionManager {
    * Record a message of the history; returns its entry id. A message that loading would skip (a
    * field of the wrong type) is refused with an error, and nothing is written.
    */
-  appendMessage(message: Message): string {
+  appendMessage(message: Message, options?: { dequeued?: string }): string {
     const problem = messageProblem(message);
     if (problem) {
       throw new Error(`Cannot record a message in session ${this.id}: ${problem}. Messages must have the shapes of @mypi/kernel's Message type.`);
@@ -218,7 +277,8 @@ export class SessionManager {
       const problem = messageProblem(stored);
       if (problem) throw new Error(`Cannot record a message in session ${this.id}: its stored form is not a message (${problem}).`);
     }
-    const entry = this.append<MessageEntry>({ type: "message", message: stored });
+    const fields: Fields<MessageEntry> = options?.dequeued === undefined ? { type: "message", message: stored } : { type: "message", message: stored, dequeued: options.dequeued };
+    const entry = this.append<MessageEntry>(fields);
     this.messageIds.set(message, entry.id);
     if (stored !== message) this.messageIds.set(stored, entry.id);
     return entry.id;
@@ -265,71 +325,102 @@ export class SessionManager {
     this.append<SessionInfoEntry>({ type: "session_info", name });
   }
 
+  // ─── Runs that go on later (docs/resume.md) ──────────────────────────────────────────────
+
+  /** A steering message or follow-up the agent queued (it is restored should the process die first). */
+  appendQueued(queue: QueueEntry["queue"], item: QueuedMessage): string {
+    return this.append<QueueEntry>({ type: "queue", queue, item: storedCopy(item) as QueuedMessage }).id;
+  }
+
+  /** Queue entries that left the queue without becoming a message. */
+  appendQueueDone(ids: readonly string[], reason: QueueDoneEntry["reason"]): string {
+    return this.append<QueueDoneEntry>({ type: "queue_done", ids: [...ids], reason }).id;
+  }
+
+  /** A call the run paused for a person's answer. */
+  appendApprovalRequest(call: WaitingCall): string {
+    const { toolCallId, toolName, input, reason, by } = call;
+    const fields: Fields<ApprovalRequestEntry> = { type: "approval_request", toolCallId, toolName, input: storedCopy(input) as Record<string, unknown>, reason };
+    if (by !== undefined) fields.by = by;
+    return this.append<ApprovalRequestEntry>(fields).id;
+  }
+
+  /** A person's answer to a paused call; the latest one for a call counts. */
+  appendApproval(answer: ApprovalAnswer): string {
+    const fields: Fields<ApprovalEntry> = { type: "approval", toolCallId: answer.toolCallId, approved: answer.approved };
+    if (answer.reason !== undefined) fields.reason = answer.reason;
+    if (answer.scope !== undefined) fields.scope = answer.scope;
+    return this.append<ApprovalEntry>(fields).id;
+  }
+
+  /** A resumed run is about to run these calls of the message it continues. */
+  appendResume(toolCallIds: readonly string[]): string {
+    return this.append<ResumeEntry>({ type: "resume", toolCallIds: [...toolCallIds] }).id;
+  }
+
   private append<E extends SessionEntry>(fields: Fields<E>, id = this.newId()): E {
     const { type, ...rest } = fields as Fields<SessionEntry>;
     // Loading would skip it (load.ts), and writing or copying it could overflow the stack.
     if (exceedsDepth(rest)) throw new Error(`Cannot record a ${type} entry in session ${this.id}: ${tooDeepText("it")}.`);
     const entry = { type, id, parentId: this.leafId, timestamp: new Date().toISOString(), ...rest } as E;
-    if (this.file !== undefined) this.write(entry);
+    if (this.store !== undefined) this.write([serializeEntry(entry)]);
+    this.remember(entry);
+    return entry;
+  }
+
+  /** An entry enters memory (after its store accepted it) and becomes the leaf. */
+  private remember(entry: SessionEntry): void {
     deepFreeze(entry); // a message is frozen already (the Agent freezes it at message_end)
     this.entries.push(entry);
     this.entriesView = undefined;
     this.byId.set(entry.id, entry);
     this.leafId = entry.id;
     this.track(entry);
-    return entry;
   }
 
   /**
-   * One synchronous append: [newline if the file ends mid-line] [header if not yet written] entry.
-   * A file this session loaded or wrote is appended to without being created: when it (or its
-   * folder) was deleted meanwhile, the whole session is written again from memory, rather than a
-   * headerless tail whose entries point to parents the file no longer holds.
+   * Hand lines to the store: at once, taking its lock first, while it answers synchronously (a
+   * file: a failure throws here and the entry never enters memory); behind, in order, once it
+   * answers with promises (Redis: a failure is kept and every later append throws it).
    */
-  private write(entry: SessionEntry): void {
-    const line = serializeEntry(entry) + "\n";
-    try {
-      if (this.onDisk) this.appendOrRewrite(line);
-      else this.createFile(this.pendingPrefix() + line);
-    } catch (error) {
-      // A write that failed part-way (disk full) may have left a torn line: the next starts a fresh one.
-      this.needsNewline = true;
-      throw error;
+  private write(lines: string[]): void {
+    if (this.writeError !== undefined) throw this.failure();
+    const request: StoreAppend = { lines, header: JSON.stringify(this.header), everything: () => this.entries.map(serializeEntry) };
+    if (this.pending !== undefined) return this.behind(() => this.store!.append(request));
+    if (!this.locked) {
+      const taking = this.store!.lock();
+      if (taking instanceof Promise) {
+        this.behind(() => taking.then(() => void (this.locked = true)));
+        return this.behind(() => this.store!.append(request));
+      }
+      this.locked = true;
     }
-    this.onDisk = true;
-    this.needsNewline = false;
-    this.headerWritten = true;
+    const writing = this.store!.append(request);
+    if (writing instanceof Promise) this.behind(() => writing);
   }
 
-  /** Appends to the file; when it (or its folder) is gone, writes the whole session again. */
-  private appendOrRewrite(line: string): void {
-    try {
-      appendToExisting(this.file!, this.pendingPrefix() + line);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      this.createFile(this.wholeSession() + line);
-    }
+  /** Chain an asynchronous write after the pending ones. */
+  private behind(step: () => void | Promise<void>): void {
+    const count = ++this.pendingCount;
+    const previous = this.pending ?? Promise.resolve();
+    const next: Promise<void> = previous
+      .then(() => (this.writeError === undefined ? step() : undefined))
+      .catch((error: unknown) => {
+        this.writeError ??= error;
+      })
+      .then(() => {
+        if (this.pendingCount === count) this.pending = undefined;
+        if (this.writeError !== undefined) throw this.failure();
+      });
+    // Whoever awaits it sees the failure; an unobserved chain must not become an unhandled rejection.
+    next.catch(() => {});
+    this.pending = next;
   }
 
-  /** What must precede the next line: a newline ending a torn line, the header if not yet written. */
-  private pendingPrefix(): string {
-    return (this.needsNewline ? "\n" : "") + (this.headerWritten ? "" : JSON.stringify(this.header) + "\n");
-  }
-
-  /** Header and every entry in memory, in file order: the session written anew. */
-  private wholeSession(): string {
-    let text = JSON.stringify(this.header) + "\n";
-    for (const e of this.entries) text += serializeEntry(e) + "\n";
-    return text;
-  }
-
-  /**
-   * Creates the folder and the file (appending, should another writer have created it meanwhile).
-   * A conversation is private to its user: the file is 0600, folders made for it 0700.
-   */
-  private createFile(text: string): void {
-    mkdirSync(dirname(this.file!), { recursive: true, mode: 0o700 });
-    appendFileSync(this.file!, text, { mode: 0o600 });
+  private failure(): Error {
+    const cause = this.writeError;
+    if (cause instanceof Error && cause.name === "SessionLockedError") return cause;
+    return new Error(`Could not write session ${this.location ?? this.id}: ${cause instanceof Error ? cause.message : String(cause)}. Nothing more is written to it.`, { cause });
   }
 
   private newId(): string {
@@ -396,29 +487,10 @@ export class SessionManager {
   /**
    * The model's view of the current branch: its messages, with the latest compaction on the
    * branch applied (its summary as a user message, then the messages from `firstKeptEntryId`
-   * on), then repaired (`repairToolHistory`). The file is not changed.
+   * on), then repaired (`repairToolHistory`) unless `repair` is false. The file is not changed.
    */
-  buildContext(): Message[] {
-    const path = this.getBranch();
-    const out: Message[] = [];
-    let from = 0;
-    let c = path.length - 1;
-    while (c >= 0 && path[c]!.type !== "compaction") c--;
-    if (c >= 0) {
-      const compaction = path[c] as CompactionEntry;
-      out.push(compactionSummaryMessage(compaction.summary, Date.parse(compaction.timestamp) || 0));
-      let first = c; // firstKeptEntryId = the compaction's own id, or not on this branch: nothing kept
-      for (let i = 0; i < c; i++) {
-        if (path[i]!.id === compaction.firstKeptEntryId) {
-          first = i;
-          break;
-        }
-      }
-      for (let i = first; i < c; i++) pushMessage(out, path[i]!);
-      from = c + 1;
-    }
-    for (let i = from; i < path.length; i++) pushMessage(out, path[i]!);
-    return repairToolHistory(out).messages;
+  buildContext(options?: { repair?: boolean }): Message[] {
+    return branchContext(this.getBranch(), options?.repair !== false);
   }
 
   /**
@@ -464,56 +536,6 @@ export class SessionManager {
       throw new Error(`Unknown session entry "${id}" in session ${this.id}: pick an id from getEntries() or getBranch()`);
     }
     return entry;
-  }
-}
-
-/** A walk that went round a cycle, cut before the first entry seen twice. */
-function cutAtRepeat(path: SessionEntry[]): SessionEntry[] {
-  const seen = new Set<SessionEntry>();
-  let end = 0;
-  while (end < path.length && !seen.has(path[end]!)) seen.add(path[end++]!);
-  return path.slice(0, end);
-}
-
-/**
- * What a custom entry's `data` or a compaction's `details` is kept as: its JSON copy, frozen — what
- * reopening the file gives, and the caller's own object stays theirs to change. A value JSON cannot
- * hold is kept as given (its write reports it).
- */
-function storedCopy(value: unknown): unknown {
-  if (typeof value !== "object" || value === null) return value;
-  try {
-    return JSON.parse(JSON.stringify(value)) as unknown;
-  } catch {
-    return value;
-  }
-}
-
-function pushMessage(out: Message[], entry: SessionEntry): void {
-  if (entry.type === "message") out.push(entry.message);
-}
-
-/**
- * JSON of an entry. A message whose `details` JSON cannot encode (a cycle, a BigInt) is written
- * without them rather than lost: the line carries `detailsError` instead.
- */
-function serializeEntry(entry: SessionEntry): string {
-  try {
-    return JSON.stringify(entry);
-  } catch (error) {
-    if (entry.type !== "message" || !("details" in entry.message)) throw error;
-    const { details: _dropped, ...message } = entry.message as Message & { details?: unknown };
-    return JSON.stringify({ ...entry, message, detailsError: `details not written: ${(error as Error).message}` });
-  }
-}
-
-/** Appends to a file that exists: fails with ENOENT rather than create it. */
-function appendToExisting(file: string, text: string): void {
-  const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND);
-  try {
-    appendFileSync(fd, text);
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -45,6 +45,8 @@ interface CommonDefinition<Args> {
   callTimeoutMs?: (args: Args) => number | undefined;
   /** Called with the arguments as the model sent them, before validation; returns what is validated. */
   prepareArguments?: (args: unknown) => unknown;
+  /** Safe to run again when a resumed run finds a call of it cut off (docs/resume.md). Default false. */
+  rerunnable?: boolean;
 }
 
 /** A tool whose parameters are a `z.strictObject`. */
@@ -79,6 +81,7 @@ export function defineTool(def: ZodToolDefinition<ZodLikeSchema> | JsonSchemaToo
     worker: def.worker,
     callTimeoutMs: def.callTimeoutMs as Tool["callTimeoutMs"],
     prepareArguments: def.prepareArguments,
+    rerunnable: def.rerunnable ?? false,
   });
   prepareTool(tool);
   return tool;
@@ -150,6 +153,9 @@ export function assertToolShape(tool: Tool): void {
   }
   if (tool.timeoutMs !== undefined && !(typeof tool.timeoutMs === "number" && tool.timeoutMs > 0)) {
     throw new ToolDefinitionError("MYPI_TOOL_OPTION", `${label}: \`timeoutMs\` must be a positive number of milliseconds (or left out for no timeout)`);
+  }
+  if (tool.rerunnable !== undefined && typeof tool.rerunnable !== "boolean") {
+    throw new ToolDefinitionError("MYPI_TOOL_OPTION", `${label}: \`rerunnable\` must be true or false (true: safe to run again when a resumed run finds a call of it cut off)`);
   }
   if (tool.callTimeoutMs !== undefined && typeof tool.callTimeoutMs !== "function") {
     throw new ToolDefinitionError("MYPI_TOOL_OPTION", `${label}: \`callTimeoutMs\` must be a function (args) => milliseconds | undefined`);

@@ -130,7 +130,8 @@ describe("sessions written, read back and written again", () => {
         expect(loaded.loadWarnings).toEqual([]);
         expect(observe(loaded, leaf)).toEqual(observe(s, leaf));
 
-        // Written again by the loaded session, read back by a third.
+        // Written again by the loaded session (once the first writer let go), read back by a third.
+        void s.close();
         apply(loaded, { op: "message", message: { role: "user", content: "again", timestamp: 1 } });
         const again = SessionManager.open(file);
         expect(again.loadWarnings).toEqual([]);

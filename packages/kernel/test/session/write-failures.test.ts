@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SessionManager } from "../../src/session/index.ts";
+import { SessionLockedError, SessionManager } from "../../src/session/index.ts";
 import { trace, user } from "./helpers.ts";
 
 let tmp: string;
@@ -79,20 +79,23 @@ describe("a session file that cannot be written", () => {
 });
 
 describe("two SessionManagers appending to one file", () => {
-  it("loses no entry: each writer's messages form their own branch, the last writer's is current", () => {
+  it("refuses the second writer with an error that names the first; once the first closes, the second writes (on its own branch)", async () => {
     const file = join(tmp, "shared.jsonl");
     const first = SessionManager.open(file, { cwd: "/w" });
     first.appendMessage(user("a1"));
     const second = SessionManager.open(file, { cwd: "/w" });
-    second.appendMessage(user("b1"));
+    expect(() => second.appendMessage(user("b1"))).toThrow(SessionLockedError);
+    expect(() => second.appendMessage(user("b1"))).toThrow(/being written by another SessionManager in this process: one writer at a time/);
+    expect(second.getEntries()).toHaveLength(1); // a1, as it was opened; nothing of its own
+    await expect(second.claim()).rejects.toThrow(SessionLockedError);
     first.appendMessage(user("a2"));
-    second.appendMessage(user("b2"));
+    await first.close();
+    second.appendMessage(user("b1"));
 
     const again = SessionManager.open(file);
     expect(again.loadWarnings).toEqual([]);
-    expect(again.getEntries()).toHaveLength(4);
-    expect(trace(again.buildContext())).toEqual(["U(a1)", "U(b1)", "U(b2)"]);
-    again.navigate(first.getLeafId()!);
-    expect(trace(again.buildContext())).toEqual(["U(a1)", "U(a2)"]);
+    expect(again.getEntries()).toHaveLength(3);
+    // The second writer continued from what it had read (a1): its entry branches off there, and is the latest.
+    expect(trace(again.buildContext())).toEqual(["U(a1)", "U(b1)"]);
   });
 });

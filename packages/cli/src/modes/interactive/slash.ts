@@ -1,5 +1,5 @@
 /**
- * Slash-command dispatch: mypi's own commands (`/quit`, `/help`, `/reload`, `/compact`), then the
+ * Slash-command dispatch: mypi's own commands (`/quit`, `/help`, `/reload`, `/compact`, `/continue-run`), then the
  * session commands (`session-commands.ts`: `/new`, `/resume`, `/tree`, …), then extension
  * commands; a prompt template or skill (`/name args` that no command ran) is sent as a prompt,
  * which the host expands.
@@ -17,6 +17,7 @@ export const BUILTIN_COMMANDS = [
   { name: "quit", description: "exit" },
   { name: "reload", description: "reload the extensions" },
   { name: "compact", description: "summarize the history", argumentHint: "[instructions]" },
+  { name: "continue-run", description: "go on with the run a crash or a pause left unfinished" },
   { name: "model", description: "switch the model (a picker; or provider/id[:level], part of an id)", argumentHint: "[model]" },
   { name: "thinking", description: "set the thinking level (off … xhigh, as the model supports)", argumentHint: "[level]" },
   { name: "help", description: "list the commands and keys" },
@@ -51,6 +52,9 @@ export async function runSlash(m: Interactive, name: string, args: string): Prom
     case "compact":
       if (running(m)) return waitsForIdle(m, name);
       return name === "reload" ? reload(m) : compact(m, args);
+    case "continue-run":
+      if (running(m)) return waitsForIdle(m, name);
+      return continueRun(m);
     default:
       if (await runSessionCommand(name, args, sessionCommandContext(m))) return;
       return runExtensionCommand(m, name, args);
@@ -80,6 +84,11 @@ function showExtensions(m: Interactive): void {
   }
   lines.push("Handlers per slot and event, outermost first (pre / post: their order option):", ...orderLines(chains));
   say(m, m.p.dim(printable(lines.join("\n"))));
+}
+
+/** `/continue-run`: the session's run goes on (docs/resume.md); calls a paused run holds are asked about here. */
+function continueRun(m: Interactive): void {
+  m.session.agent.resume({ judgeWaiting: true }).then(undefined, (error: unknown) => sayFrom(m, (error as Error).message, m.p.yellow));
 }
 
 async function reload(m: Interactive): Promise<void> {

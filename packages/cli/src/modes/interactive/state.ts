@@ -34,6 +34,8 @@ export interface InteractiveOptions {
   stop?: AbortSignal;
   /** `--resume`: open with the `/resume` picker. */
   resume?: boolean;
+  /** `--continue-run`: go on with the session's run at once; calls still waiting for an answer are asked here. */
+  continueRun?: boolean;
   /** The current model's context window, for the footer's context use (it changes with `/model`). */
   contextWindow?: () => number | undefined;
   /** Where history.jsonl lives (default `$MYPI_HOME`). */

@@ -57,6 +57,7 @@ const HANDLERS: Record<string, Handler> = {
     return undefined;
   },
   abort_retry: ({ target }) => void target.retry?.stop(),
+  resume_run: resumeRun,
   bash,
   ...PERMISSION_MODE_HANDLERS,
   ...MODEL_HANDLERS,
@@ -127,6 +128,27 @@ async function prompt(s: RpcState, c: Command, reply: (data?: unknown) => void):
   }
   reply({ disposition });
   release(s);
+}
+
+/**
+ * `resume_run` (mypi's): go on with the session's interrupted or paused run (docs/resume.md). The
+ * response says where it goes on (`next`, and each call without a result with what becomes of
+ * it); the run's events follow. Calls a paused run holds are judged again: the client's dialogs
+ * ask about them. An error when a run is going or there is nothing to resume.
+ */
+function resumeRun(s: RpcState): { next: string; calls: { toolCallId: string; toolName: string; outcome: string }[] } {
+  const { agent } = s.target;
+  if (agent.isRunning) throw new CommandError("A run is going: resume_run goes on with a run that was cut off or paused.");
+  const point = agent.resumePoint({ judgeWaiting: true });
+  if (point === undefined) throw new CommandError("Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead.");
+  const run = agent.resume({ judgeWaiting: true });
+  const settledRun = Promise.resolve(run).then(
+    () => undefined,
+    () => undefined,
+  );
+  s.runs.add(settledRun);
+  void settledRun.finally(() => s.runs.delete(settledRun));
+  return { next: point.next, calls: point.calls };
 }
 
 /** A `/name args` message that an extension command ran; its failure is the prompt's error. */
