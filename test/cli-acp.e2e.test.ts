@@ -6,10 +6,23 @@ import { afterAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import { probeSandbox } from "@mypi/builtin-tools";
 import { startAcp, updateKinds, type AcpProcess } from "./helpers/acp.ts";
 import { REPO, SHIPPED, createSandbox } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox("mypi-acp-");
+const probe = await probeSandbox();
+
+/** The session modes a session offers: mypi's permission modes that may be set here (bypass needs the bash sandbox). */
+const MODES = {
+  currentModeId: "default",
+  availableModes: [
+    { id: "default", name: "Default", description: "your rules and the built-in list decide" },
+    { id: "accept-edits", name: "Accept edits", description: "file changes inside the workspace are not asked about" },
+    { id: "plan", name: "Plan", description: "reading only, until you accept the plan" },
+    ...(probe.ok ? [{ id: "bypass", name: "Bypass", description: "everything runs but what deny rules and managed ask rules stop" }] : []),
+  ],
+};
 afterAll(() => sandbox.cleanup());
 const gate = `${REPO}/test/fixtures/gate-extension.ts`;
 const MCP_FIXTURE = join(REPO, "extensions", "mcp", "fixtures", "server.mjs");
@@ -51,8 +64,8 @@ describe("mypi acp", { timeout: 60_000 }, () => {
       authMethods: [],
     });
     const created = await acp.call("session/new", { cwd: ws, mcpServers: [] });
-    // No permission modes in this build: no `modes`; the model is a config option.
-    expect(created).toEqual({ sessionId: expect.any(String), configOptions: [expect.objectContaining({ id: "model", category: "model", type: "select" })] });
+    // The permission modes are the session's modes; the model is a config option.
+    expect(created).toEqual({ sessionId: expect.any(String), configOptions: [expect.objectContaining({ id: "model", category: "model", type: "select" })], modes: MODES });
     const { sessionId } = created;
     expect(await prompt(acp, sessionId, "tidy up")).toEqual({ stopReason: "end_turn" });
     const updates = acp.updates(sessionId);
@@ -98,11 +111,14 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     acp.permissions.push("allow", "reject", "cancelled");
     expect(await prompt(acp, sessionId, "write three files")).toEqual({ stopReason: "end_turn" });
     const asked = acp.transcript.flatMap((e) => (e.kind === "permission" ? [e] : []));
+    // The gate's answers with scopes: once, for this session (your own ask rule: not for the project), deny, deny with a reason.
+    const kinds = ["allow_once", "allow_always", "reject_once", "reject_once"];
     expect(asked.map((a) => [a.params.toolCall.title, a.params.toolCall.status, a.params.options.map((o) => o.kind)])).toEqual([
-      ["Write yes.txt", "pending", ["allow_once", "reject_once"]],
-      ["Write no.txt", "pending", ["allow_once", "reject_once"]],
-      ["Write unanswered.txt", "pending", ["allow_once", "reject_once"]],
+      ["Write yes.txt", "pending", kinds],
+      ["Write no.txt", "pending", kinds],
+      ["Write unanswered.txt", "pending", kinds],
     ]);
+    expect(asked[0]!.params.options.map((o) => o.name)).toEqual(["Allow once", "Allow for this session: Write(yes.txt)", "Deny", "Deny, and tell the model why"]);
     // The question carries the call's id, its proposed diff and the gate's reason.
     const first = asked[0]!.params.toolCall;
     const firstCall = acp.updates(sessionId).find((u) => u.sessionUpdate === "tool_call")!;
@@ -123,6 +139,44 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     const file = sandbox.files(join(home, "sessions")).find((f) => f.endsWith(".jsonl"))!;
     const verdicts = readFileSync(file, "utf8").split("\n").filter((l) => l.includes('"mypi:hook_decision"'));
     expect(verdicts.filter((l) => l.includes('"outcome":"block"') && l.includes("permission-gate"))).toHaveLength(2);
+  });
+
+  it("offers mypi's permission modes as session modes: set_mode switches, plan mode refuses a write, and every change — an accepted plan's too — is a current_mode_update", async () => {
+    const ws = join(sandbox.root, "ws-modes");
+    sandbox.file(join(ws, ".keep"), "");
+    const script = sandbox.script([
+      { toolCalls: [{ name: "write", arguments: { path: "plan.txt", content: "too early\n" } }] },
+      { toolCalls: [{ name: "exit_plan_mode", arguments: { plan: "1. write plan.txt" } }] },
+      { toolCalls: [{ name: "write", arguments: { path: "plan.txt", content: "done\n" } }] },
+      { text: "Planned and done." },
+    ]);
+    // No rules: the gate is loaded dormant, and the modes wake it.
+    const acp = startAcp(sandbox, ["--model", `scripted:${script}`], { cwd: ws });
+    await acp.call("initialize", { protocolVersion: 1, clientCapabilities: {} });
+    const created = await acp.call<{ sessionId: string; modes: unknown }>("session/new", { cwd: ws, mcpServers: [] });
+    expect(created.modes).toEqual(MODES);
+    const { sessionId } = created;
+    expect(await acp.call("session/set_mode", { sessionId, modeId: "plan" })).toEqual({});
+    await acp.waitForUpdate((u) => u.sessionUpdate === "current_mode_update" && u.currentModeId === "plan");
+    acp.permissions.push("allow"); // the first "allow" option: "Yes, and accept edits without asking"
+    expect(await prompt(acp, sessionId, "plan, then do it")).toEqual({ stopReason: "end_turn" });
+    const updates = acp.updates(sessionId);
+    expect(updates.flatMap((u) => (u.sessionUpdate === "current_mode_update" ? [u.currentModeId] : []))).toEqual(["plan", "accept-edits"]);
+    const ends = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.status !== "in_progress");
+    expect(JSON.stringify(ends[0])).toContain('write of \\"plan.txt\\" is not allowed in plan mode');
+    const asked = acp.transcript.flatMap((e) => (e.kind === "permission" ? [e.params] : []));
+    expect(asked.map((a) => [a.toolCall.title, a.options.map((o) => [o.name, o.kind])])).toEqual([
+      [
+        "Accept this plan? (shown in the exit_plan_mode call above)",
+        [
+          ["Yes, and accept edits without asking", "allow_once"],
+          ["Yes, ask as the rules say", "allow_once"],
+          ["No, keep planning", "reject_once"],
+        ],
+      ],
+    ]);
+    expect(readFileSync(join(ws, "plan.txt"), "utf8")).toBe("done\n");
+    expect((await acp.end()).code).toBe(0);
   });
 
   it("cancels a prompt: the open permission request is withdrawn, the call refused, and the prompt ends once with stopReason cancelled", async () => {
@@ -182,7 +236,7 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     const two = startAcp(sandbox, ["--model", `scripted:${second}`], { cwd: ws, env: { MYPI_HOME: home } });
     await two.call("initialize", { protocolVersion: 1, clientCapabilities: {} });
     const loaded = await two.call("session/load", { sessionId, cwd: ws, mcpServers: [] });
-    expect(loaded).toEqual({ configOptions: [expect.objectContaining({ id: "model" })] });
+    expect(loaded).toEqual({ configOptions: [expect.objectContaining({ id: "model" })], modes: MODES });
     await two.waitForUpdate((u) => u.sessionUpdate === "available_commands_update");
     const replayed = two.updates(sessionId);
     expect(updateKinds(replayed)).toEqual(["user_message_chunk", "tool_call:pending", "tool_call_update:completed", "agent_message_chunk", "available_commands_update"]);
@@ -367,8 +421,8 @@ describe("mypi acp with a client that misbehaves", { timeout: 60_000 }, () => {
     expect((await answer(null)).error).toMatchObject({ code: -32600 });
     send(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "session/new", params: { cwd: sandbox.ws, mcpServers: [] } }));
     const { sessionId } = (await answer(8)).result;
-    send(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "session/set_mode", params: { sessionId, modeId: "plan" } }));
-    expect((await answer(9)).error).toMatchObject({ code: -32602, message: expect.stringContaining("no session modes") });
+    send(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "session/set_mode", params: { sessionId, modeId: "levitate" } }));
+    expect((await answer(9)).error).toMatchObject({ code: -32602, message: expect.stringContaining('unknown mode "levitate"') });
     send(JSON.stringify({ jsonrpc: "2.0", id: 10, method: "session/prompt", params: { sessionId, prompt: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] } }));
     expect((await answer(10)).error).toMatchObject({ code: -32602, message: expect.stringContaining("audio") });
     send(JSON.stringify({ jsonrpc: "2.0", id: 11, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "still there?" }] } }));

@@ -69,9 +69,9 @@ describe("interactive mode in a terminal", () => {
     await t.see(/\/release {2}Let the gate tool finish\. {2}\(gate-extension\)/);
     t.type("clean up\r");
     // The tool's timer stands still while the question waits.
-    await t.see(/\n· bash rm -rf build\n⏸ bash rm -rf build {2}\d+ms {2}\(waiting for your answer\)\n\? Run a destructive command\?\n {2}rm -rf build\n\n {2}\(recursive rm\)\ny = yes · n or Enter = no · Esc cancels\n/);
-    t.type("n");
-    await t.see(/\n> clean up\n✗ bash rm -rf build {2}\d+ms {2}⛔ blocked by permission-gate: the user declined "rm -rf build" \(recursive rm\)\.\n\? Run a destructive command\? no\nLeft it alone\.\n─{20,}\n\n─/);
+    await t.see(/\n· bash rm -rf build\n⏸ bash rm -rf build {2}\d+ms {2}\(waiting for your answer\)\n\? Allow bash: rm -rf build\? — it looks destructive \(recursive rm\)\n→ Allow once\n {2}Allow for this session: Bash\(rm -rf build:\*\)\n {2}Always allow in this project: Bash\(rm -rf build:\*\) \(\.mypi\/settings\.local\.json\)\n {2}Deny\n/);
+    t.type("\x1b[B\x1b[B\x1b[B\r"); // down to "Deny"
+    await t.see(/\n> clean up\n✗ bash rm -rf build {2}\d+ms {2}⛔ blocked by permission-gate: the user declined "rm -rf build" \(recursive rm\)\.\n\? Allow bash: rm -rf build\? — it looks destructive \(recursive rm\) Deny\nLeft it alone\.\n─{20,}\n\n─/);
     t.type("/compact\r");
     await t.see(/\n> \/compact\ncompacting…\nnot compacted \(skipped: .+\)\n─{20,}\n\n─/);
     t.type("/reload\r");
@@ -168,7 +168,7 @@ describe("interactive mode in a terminal", () => {
 
   it("says in the banner when the bash sandbox is on, and with which settings", async () => {
     const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--no-extensions", "--sandbox"]);
-    await t.see(/\/help for commands[^]*\nsandbox: (on \(bubblewrap\) · writable: [^\n]* · network off · \d+ paths hidden · private \/tmp|UNAVAILABLE, [^\n]*)\n─{20,}\n\n─/);
+    await t.see(/\/help for commands[^]*\nsandbox: (on \(bubblewrap\) · writable: [^\n]* · network on · \d+ paths hidden · private \/tmp|UNAVAILABLE, [^\n]*)\npermission gate: dormant [^\n]*\n─{20,}\n\n─/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
   });

@@ -211,13 +211,24 @@ describe.concurrent("print and JSON modes", () => {
     ]);
     const args = ["--model", `scripted:${script}`, "--no-session", "-e", SHIPPED("permission-gate"), "-e", tidy, "-p", "clean up"];
     const [plain, verbose] = await Promise.all([sandbox.run(args), sandbox.run([...args, "--verbose"])]);
-    expect(plain).toMatchObject({ code: 0, stdout: "Done.\n", stderr: "mypi: decisions: permission-gate blocked 1 · tidy rewrote 1 (--verbose shows each)\n" });
+    // Without --verbose the refusal is said as it happens, with its reason; a refused call makes the run exit 1.
+    expect(plain).toMatchObject({
+      code: 1,
+      stdout: "Done.\n",
+      stderr:
+        'mypi: permission-gate refused a tool call: "rm -rf build" looks destructive (recursive rm) and there is no user to confirm it. Do it another way or ask the user to run it.\n' +
+        "mypi: decisions: permission-gate blocked 1 · tidy rewrote 1 (--verbose shows each)\n" +
+        "mypi: a tool call was refused by a policy (above); exit code 1.\n",
+    });
     expect(verbose.stderr.split("\n")).toEqual([
+      // The gate's before_agent_start handler (plan mode's prompt) let the run start as it was.
+      "mypi: permission-gate pass in before_agent_start",
       expect.stringMatching(/^mypi: permission-gate block in tool_call bash call_1: .*rm -rf build/),
       "mypi: tidy pass in tool_result bash call_1",
       "mypi: permission-gate pass in tool_call read call_2",
       "mypi: tidy patch in tool_result read call_2",
       "mypi: decisions: permission-gate blocked 1 · tidy rewrote 1",
+      "mypi: a tool call was refused by a policy (above); exit code 1.",
       "",
     ]);
   });

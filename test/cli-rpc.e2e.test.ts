@@ -117,23 +117,35 @@ describe.concurrent("RPC mode", () => {
     expect(end.finalText).toBe("Still here.");
   });
 
-  it("carries the permission gate's question to the client as extension_ui_request, and follows the answer", async () => {
+  it("carries the permission gate's question to the client as a select extension_ui_request with scopes, and follows the answer", async () => {
     const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] }, { text: "Done." }]);
-    const outcome = async (confirmed: boolean) => {
-      const cwd = join(sandbox.root, `gate-${confirmed}`);
+    const outcome = async (value: string) => {
+      const cwd = join(sandbox.root, `gate-${value.replace(/\W+/g, "-")}`);
       mkdirSync(join(cwd, "build"), { recursive: true });
       const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${script}`, "--no-session", "--cwd", cwd, "-e", SHIPPED("permission-gate")]);
       p.send({ id: "p", type: "prompt", message: "clean up" });
       const ask = await p.waitFor((l) => l.type === "extension_ui_request");
-      expect(ask).toEqual({ type: "extension_ui_request", id: expect.any(String), method: "confirm", title: "Run a destructive command?", message: "rm -rf build\n\n(recursive rm)" });
-      p.send({ type: "extension_ui_response", id: ask.id, confirmed });
+      expect(ask).toEqual({
+        type: "extension_ui_request",
+        id: expect.any(String),
+        method: "select",
+        title: "Allow bash: rm -rf build? — it looks destructive (recursive rm)",
+        options: [
+          "Allow once",
+          "Allow for this session: Bash(rm -rf build:*)",
+          "Always allow in this project: Bash(rm -rf build:*) (.mypi/settings.local.json)",
+          "Deny",
+          "Deny, and tell the model why",
+        ],
+      });
+      p.send({ type: "extension_ui_response", id: ask.id, value });
       await p.waitFor((l) => l.type === "agent_end");
       p.end();
       await p.exit;
       const end = p.lines.find((l) => l.type === "tool_execution_end")!;
       return { isError: end.isError, text: end.result.content[0]?.text ?? "", buildLeft: existsSync(join(cwd, "build")) };
     };
-    const [declined, approved] = await Promise.all([outcome(false), outcome(true)]);
+    const [declined, approved] = await Promise.all([outcome("Deny"), outcome("Allow once")]);
     expect(declined).toEqual({ isError: true, text: 'Tool call blocked by permission-gate: the user declined "rm -rf build" (recursive rm).', buildLeft: true });
     expect(approved).toMatchObject({ isError: false, buildLeft: false });
   });

@@ -53,12 +53,14 @@ describe.skipIf(!probe.ok)("mypi --sandbox", () => {
     expect(readFileSync(join(tmp.ws, "out.txt"), "utf8")).toBe("built\n");
   }, 60_000);
 
-  it("is reported by mypi extensions --json, and as off without --sandbox", async () => {
+  it("is reported by mypi extensions --json: asked for, on by default (network on), and off with --no-sandbox", async () => {
     const extra = join(tmp.root, "extra");
     mkdirSync(extra, { recursive: true });
-    const json = await tmp.run(["extensions", "--json", "--sandbox", "--sandbox-write", extra], { env });
+    const json = await tmp.run(["extensions", "--json", "--sandbox", "--sandbox-write", extra, "--no-sandbox-network"], { env });
     expect(JSON.parse(json.stdout).sandbox).toMatchObject({ enabled: true, available: true, onUnavailable: "refuse", writable: [tmp.ws, extra], network: false });
-    const off = await tmp.run(["extensions", "--json"], { env });
+    const byDefault = await tmp.run(["extensions", "--json"], { env });
+    expect(JSON.parse(byDefault.stdout).sandbox).toMatchObject({ enabled: true, byDefault: true, available: true, onUnavailable: "unsandboxed", network: true });
+    const off = await tmp.run(["extensions", "--json", "--no-sandbox"], { env });
     expect(JSON.parse(off.stdout).sandbox).toEqual({ enabled: false });
   }, 60_000);
 

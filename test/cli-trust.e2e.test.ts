@@ -153,18 +153,19 @@ export default function (pi) {
   it("a trust decided while loading brings the workspace's sandbox settings in: the builtin tools load again with them", async () => {
     const w = workspace();
     const yes = w.sandbox.file("yes.ts", `export default function (pi) { pi.on("project_trust", () => ({ trusted: "yes" })); }\n`);
-    w.sandbox.file(join(w.sandbox.ws, ".mypi", "settings.json"), JSON.stringify({ sandbox: { enabled: true, network: true, onUnavailable: "unsandboxed" } }));
+    // The sandbox is on by default with the network on; the workspace turns the network off.
+    w.sandbox.file(join(w.sandbox.ws, ".mypi", "settings.json"), JSON.stringify({ sandbox: { enabled: true, network: false, onUnavailable: "unsandboxed" } }));
     const r = await w.sandbox.run(["extensions", "--json", "-e", yes]);
-    const report = JSON.parse(r.stdout) as { loaded: { name: string }[]; sandbox: { enabled: boolean; network?: boolean } };
+    const report = JSON.parse(r.stdout) as { loaded: { name: string }[]; sandbox: { enabled: boolean; network?: boolean; byDefault?: boolean } };
     expect(report.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents", "x", "yes"]);
-    expect([report.sandbox.enabled, report.sandbox.network]).toEqual([true, true]);
+    expect([report.sandbox.enabled, report.sandbox.network, report.sandbox.byDefault]).toEqual([true, false, undefined]);
     // A run: the workspace's extension starts once, in the set that loaded again.
     const run = await w.run(["-e", yes]);
     expect(run.code).toBe(0);
     expect(w.ran()).toBe("trusted=true\n");
     // Untrusted, the same workspace's settings do not apply.
-    const untrusted = JSON.parse((await w.sandbox.run(["extensions", "--json"])).stdout) as { sandbox: { enabled: boolean } };
-    expect(untrusted.sandbox.enabled).toBe(false);
+    const untrusted = JSON.parse((await w.sandbox.run(["extensions", "--json"])).stdout) as { sandbox: { enabled: boolean; network?: boolean; byDefault?: boolean } };
+    expect([untrusted.sandbox.enabled, untrusted.sandbox.network, untrusted.sandbox.byDefault]).toEqual([true, true, true]);
   });
 
   it("keeps the documented load order: global, project, then -e, though -e loaded before the decision", async () => {

@@ -34,9 +34,14 @@ beforeAll(async () => {
     { text: "The file sets two variables." },
   ]);
   const run = await sandbox.run(["--model", `scripted:${script}`, "-e", "redact-secrets", "-e", "permission-gate", "--session", sessionFile, "-p", `what is in config.env? my token is ${GITHUB}`]);
-  // Print mode's one line about the decisions: the secrets masked (prompt and result), the rm blocked.
-  expect(run.stderr).toBe("mypi: decisions: redact-secrets rewrote 2 · permission-gate blocked 1 (--verbose shows each)\n");
-  expect(run.code).toBe(0);
+  // Print mode says the refusal as it happens, then one line about the decisions: the secrets
+  // masked (prompt and result), the rm blocked; a run with a refused call exits 1.
+  expect(run.stderr).toBe(
+    'mypi: permission-gate refused a tool call: "rm -rf /" looks destructive (recursive rm) and there is no user to confirm it. Do it another way or ask the user to run it.\n' +
+      "mypi: decisions: redact-secrets rewrote 2 · permission-gate blocked 1 (--verbose shows each)\n" +
+      "mypi: a tool call was refused by a policy (above); exit code 1.\n",
+  );
+  expect(run.code).toBe(1);
   // A second branch, re-asking the first prompt differently, with a hostile text in it.
   const session = SessionManager.open(sessionFile);
   const first = session.getEntries().find((e) => e.type === "message" && e.message.role === "user")!;

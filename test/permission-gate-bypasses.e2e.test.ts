@@ -135,7 +135,7 @@ describe.skipIf(skipReason !== undefined)("permission-gate bypass forms, run for
     });
     expect(run.finalText).toBe("Done.");
     expect(ran).toEqual([]);
-    const decisions = run.decisions.filter((d) => d.extension === "permission-gate");
+    const decisions = run.decisions.filter((d) => d.extension === "permission-gate" && d.slot === "tool_call");
     expect(decisions.map((d) => d.outcome)).toEqual(BYPASSES.map(() => "block"));
     expect(BYPASSES.filter((f) => !survived(dirs.get(f.command)!)).map((f) => f.command)).toEqual([]);
   });

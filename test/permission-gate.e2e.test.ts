@@ -1,7 +1,8 @@
 /**
  * permission-gate in the real `mypi` process, in a throwaway workspace: forms that got past the
- * old text matcher are blocked in print mode and the folder they aimed at survives; a deny rule
- * from the project's settings blocks, and the JSON events' hook_decision names what decided.
+ * old text matcher are blocked in print mode and the folder they aimed at survives (the run exits
+ * 1: a policy refused its calls); a deny rule from the project's settings blocks, and the JSON
+ * events' hook_decision names what decided and the file the rule is in.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -35,8 +36,9 @@ describe("permission-gate through the CLI", () => {
       { text: "Done." },
     ]);
     const r = await sandbox.run(["--model", `scripted:${bypasses}`, "-e", SHIPPED("permission-gate"), "-p", "clean up"]);
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(1);
     expect(r.stdout).toContain("Done.");
+    expect(r.stderr).toContain("mypi: 3 tool calls were refused by a policy (above); exit code 1.");
     expect(existsSync(join(sandbox.ws, "victim", "keep.txt"))).toBe(true);
   });
 
@@ -44,7 +46,7 @@ describe("permission-gate through the CLI", () => {
     const r = await sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "-e", SHIPPED("permission-gate"), "-p", "clean up"]);
     const events = r.events();
     const decisions = events
-      .filter((e) => e.type === "hook_decision" && e.extension === "permission-gate")
+      .filter((e) => e.type === "hook_decision" && e.extension === "permission-gate" && e.slot === "tool_call")
       .map((e) => [e.outcome, e.reason]);
     expect(decisions).toEqual([
       ["block", `"{rm,-rf,victim}" looks destructive (recursive rm) and there is no user to confirm it. Do it another way or ask the user to run it.`],
@@ -53,7 +55,7 @@ describe("permission-gate through the CLI", () => {
         `"echo 'rm -rf victim' | bash" cannot be judged before it runs (bash reads the script it runs from its standard input) and there is no user to confirm it. Do it another way or ask the user to run it.`,
       ],
       ["block", `"R=r; $R\\m -r\${X:-f} victim" looks destructive (recursive rm) and there is no user to confirm it. Do it another way or ask the user to run it.`],
-      ["block", `"sudo -u root git push origin main" is denied by the rule Bash(git push:*) (permissions.deny in the settings).`],
+      ["block", `"sudo -u root git push origin main" is denied by the rule Bash(git push:*) (permissions.deny in ${join(sandbox.ws, ".mypi", "settings.json")}).`],
       ["pass", undefined],
     ]);
     const ls = events.filter((e) => e.type === "tool_execution_end").at(-1);

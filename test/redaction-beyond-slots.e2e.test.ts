@@ -22,7 +22,8 @@ async function verdictsAfterRun(name: string, extensions: string[]): Promise<{ f
   const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: `echo ${TOKEN}` } }] }, { text: "done" }]);
   const session = join(sandbox.root, "sessions", `${name}.jsonl`);
   const r = await sandbox.run([...extensions.flatMap((e) => ["-e", e]), "--mode", "json", "--model", `scripted:${script}`, "--session", session, "-p", "go"]);
-  expect(r.code).toBe(0);
+  // The guard refused the model's call: the run completed without doing all it was asked (exit 1).
+  expect(r.code).toBe(1);
   const verdictLines = r.stdout.split("\n").filter((l) => l.startsWith('{"type":"hook_decision"') || l.startsWith('{"type":"extension_error"'));
   return { file: readFileSync(session, "utf8").split("\n").filter((l) => l.includes('"customType":"mypi:')).join("\n"), stdout: verdictLines.join("\n") };
 }
@@ -92,7 +93,8 @@ describe("errors of session_start handlers, written before the run starts", () =
 describe("progress lines in JSON mode", () => {
   /** A bash call that prints the token, then waits for a file the test writes once progress was seen. */
   async function progressOf(extensions: string[]): Promise<string[]> {
-    const stop = join(sandbox.root, `stop-${extensions.length}`);
+    // In the workspace: bash runs in the sandbox, whose /tmp is its own.
+    const stop = join(sandbox.ws, `stop-${extensions.length}`);
     const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: `echo ${TOKEN}; while [ ! -e ${stop} ]; do sleep 0.05; done` } }] }, { text: "done" }]);
     const p = sandbox.spawn([...extensions.flatMap((e) => ["-e", e]), "--mode", "json", "--no-session", "--model", `scripted:${script}`, "-p", "go"]);
     await p.waitFor((l) => l.type === "tool_execution_update");

@@ -38,8 +38,14 @@ beforeAll(async () => {
     { text: "Done." },
   ]);
   const r = await sandbox.run(["--model", `scripted:${script}`, ...EXTENSIONS, "-p", "ship it"]);
-  expect(r.stderr).toBe("");
-  expect(r.code).toBe(0);
+  // Print mode says each refusal and sums the decisions up; the refused calls make it exit 1.
+  expect(r.stderr).toBe(
+    `mypi: permission-gate refused a tool call: "git push origin main" is denied by the rule Bash(git push:*) (permissions.deny in ${join(sandbox.home, "settings.json")}).\n` +
+      "mypi: protected-paths refused a tool call: .env is an environment file (.env), which may hold secrets\n" +
+      "mypi: decisions: permission-gate blocked 1 · redact-words rewrote 1 · protected-paths blocked 1 (--verbose shows each)\n" +
+      "mypi: 2 tool calls were refused by a policy (above); exit code 1.\n",
+  );
+  expect(r.code).toBe(1);
   const dir = join(sandbox.home, "sessions");
   const [slug] = readdirSync(dir);
   const [name] = readdirSync(join(dir, slug!));

@@ -43,12 +43,14 @@ describe("a paused run, answered from another process", () => {
     const file = join(sandbox.root, "approved.jsonl");
     const first = await run(file, "-p", "ship it");
     expect(first.code).toBe(3);
-    expect(first.stderr).toContain("mypi: paused for approval; waiting: bash (call_1): Allow this call? echo ship >> shipped.log (Bash(echo ship:*))");
+    // The gate's question with its scopes (`mypi approve --scope` picks one).
+    const question = `Allow bash: echo ship >> shipped.log? — it needs confirmation by the rule Bash(echo ship:*) (permissions.ask in ${join(sandbox.home, "settings.json")}) (Allow once / Allow for this session: Bash(echo ship:*) / Deny / Deny, and tell the model why)`;
+    expect(first.stderr).toContain(`mypi: paused for approval; waiting: bash (call_1): ${question}`);
     expect(first.stderr).toContain(`then go on with: mypi --session ${file} --continue-run`);
     expect(shipped()).toBe("");
 
     const list = await sandbox.run(["approve", file, "--list"]);
-    expect(list.stdout).toBe('call_1  bash {"command":"echo ship >> shipped.log"} — Allow this call? echo ship >> shipped.log (Bash(echo ship:*)) (permission-gate)\n');
+    expect(list.stdout).toBe(`call_1  bash {"command":"echo ship >> shipped.log"} — ${question} (permission-gate)\n`);
     const approve = await sandbox.run(["approve", file, "call_1", "--scope", "session"]);
     expect(approve.code).toBe(0);
     expect(approve.stdout).toContain(`go on with: mypi --session ${file} --continue-run`);

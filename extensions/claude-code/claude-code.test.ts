@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBuiltinTools } from "@mypi/builtin-tools";
 import { createFakeUI, loadExtensions, runConversation } from "@mypi/extension-api/testing";
 import type { ExtensionAPI } from "@mypi/extension-api";
+import { createModeState, createPermissionGate } from "../permission-gate/index.ts";
 import claudeCode from "./index.ts";
 
 const root = mkdtempSync(join(tmpdir(), "mypi-claude-code-"));
@@ -132,6 +133,30 @@ describe("skills' hooks", () => {
     expect(await call()).toBeUndefined();
     expect(runs().map((r) => r.hook_event_name)).toEqual(["PreToolUse"]);
     await ext.dispose();
+  });
+});
+
+describe("permission_mode", () => {
+  it("is the permission gate's mode in Claude Code's words, following each change", async () => {
+    settings({ PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: script("mode", "") }] }] });
+    const mode = createModeState({ initial: "plan" });
+    const ext = await loadExtensions([...extensions(), { name: "permission-gate", factory: createPermissionGate({ mode }) }], { cwd: join(dir, "ws") });
+    const ask = () => ext.callSlot("tool_call", { toolCallId: `c${runs().length}`, toolName: "bash", input: { command: "ls" } });
+    await ask();
+    mode.set("accept-edits", "/mode");
+    await ask();
+    mode.set("bypass", "/mode");
+    await ask();
+    await ext.dispose();
+    expect(runs().map((r) => r.permission_mode)).toEqual(["plan", "acceptEdits", "bypassPermissions"]);
+  });
+
+  it("is default without the gate", async () => {
+    settings({ PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: script("mode", "") }] }] });
+    const ext = await loadExtensions(extensions(), { cwd: join(dir, "ws") });
+    await ext.callSlot("tool_call", { toolCallId: "c1", toolName: "bash", input: { command: "ls" } });
+    await ext.dispose();
+    expect(runs().map((r) => r.permission_mode)).toEqual(["default"]);
   });
 });
 

@@ -104,6 +104,8 @@ export class HookEngine {
   private transcript: Transcript | undefined;
   /** `CLAUDE_ENV_FILE` of SessionStart hooks (env-file.ts reads it back). */
   envFile: string | undefined;
+  /** The permission mode hooks are told (`permission_mode`), in Claude Code's spelling: the permission gate's, else "default". */
+  permissionMode = "default";
   /** Problems found while compiling (an invalid matcher): said once at load. */
   readonly problems: { file: string; message: string }[] = [];
   /** Events skills' front matter has hooks for (skill-scan.ts): only these get a skill-hooks handler. */
@@ -255,7 +257,7 @@ export class HookEngine {
       session_id: session.id,
       transcript_path: transcript,
       cwd: ctx.cwd,
-      permission_mode: "default",
+      permission_mode: this.permissionMode,
       hook_event_name: event,
       ...this.childIdentity(ctx),
       ...fields,

@@ -28,6 +28,9 @@ import { skillHookEvents } from "./skill-scan.ts";
 import { hookFiles, hooksDisabled } from "./sources.ts";
 import type { ToolContext } from "./tools.ts";
 
+/** mypi's permission modes in Claude Code's spelling. */
+const CLAUDE_MODES: Record<string, string> = { default: "default", "accept-edits": "acceptEdits", plan: "plan", bypass: "bypassPermissions" };
+
 export default function claudeCode(pi: ExtensionAPI): void {
   const cwd = pi.cwd;
   const settings = pi.getSettings();
@@ -72,6 +75,11 @@ export default function claudeCode(pi: ExtensionAPI): void {
   children.listen(pi);
   const engine = new HookEngine({ pi, hooks: definitions, projectDir: cwd, tools, shortPath, say, children });
   problems.push(...engine.problems);
+  // The permission gate tells its mode on the extensions' bus (its MODE_CHANNEL); hooks read it in Claude Code's words.
+  pi.events.on("permission-gate:mode", (data) => {
+    const mode = (data as { mode?: unknown } | undefined)?.mode;
+    if (typeof mode === "string") engine.permissionMode = CLAUDE_MODES[mode] ?? mode;
+  });
   if (!disabled) engine.skillEvents = skillHookEvents({ home: mypiHome(), cwd, trusted, settings, pluginSkillDirs: plugins.enabled.flatMap((p) => p.skills) });
 
   // Said once, as the session starts: a hook or a piece of a plugin mypi cannot run is never dropped silently.

@@ -14,9 +14,9 @@
  */
 import { resolve } from "node:path";
 import type { Parser } from "web-tree-sitter";
-import { analyzeScript, type Invocation } from "./commands.ts";
+import { analyzeScript, type Analysis, type Invocation } from "./commands.ts";
 import { findDestructiveCall } from "./destructive.ts";
-import { LISTS, matchCommand, type Match, type Rule, type Verdict } from "./rules.ts";
+import { LISTS, matchCommand, type Match, type Rule, type RuleOrigin, type Verdict } from "./rules.ts";
 
 export interface Decision {
   verdict: Verdict;
@@ -27,6 +27,12 @@ export interface Decision {
   text: string;
   /** For a rule: the list it is in (a deny rule that only may match gives "ask"). */
   list?: Verdict;
+  /** For a rule: where it was written. */
+  origin?: RuleOrigin;
+  /** The one command of the line the decision is about, when it is one (an answer's rule is made from it). */
+  call?: Invocation;
+  /** The file a write is about (a shell redirection's target), when it is known. */
+  path?: string;
 }
 
 const STRENGTH: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
@@ -51,7 +57,7 @@ function byRules(rules: readonly Rule[], text: string, test: (rule: Rule) => Mat
     // A deny rule that only may match (an unknown word) asks; an allow rule must really match.
     if (list === "allow" && hit.match !== "yes") continue;
     const verdict: Verdict = list === "deny" && hit.match === "maybe" ? "ask" : list;
-    return { verdict, rule: hit.rule.source, kind: "rule", text, list };
+    return { verdict, rule: hit.rule.source, kind: "rule", text, list, ...(hit.rule.origin && { origin: hit.rule.origin }) };
   }
   return undefined;
 }
@@ -73,14 +79,23 @@ function judgeInvocation(rules: readonly Rule[], call: Invocation, guard: Rule |
     if (rule.kind === "command") return matchCommand(rule, call.name, call.argv);
     return forTool("bash")(rule);
   });
-  if (byRule) return byRule;
+  if (byRule) return { ...byRule, call };
   const hit = findDestructiveCall(call);
-  if (hit) return { verdict: "ask", rule: hit.name, kind: "builtin", text: call.text };
-  if (call.opaque && guard) return { verdict: "ask", rule: unseen(call.opaque, guard), kind: "unresolved", text: call.text };
-  return { verdict: "allow", rule: "no rule", kind: "default", text: call.text };
+  if (hit) return { verdict: "ask", rule: hit.name, kind: "builtin", text: call.text, call };
+  if (call.opaque && guard) return { verdict: "ask", rule: unseen(call.opaque, guard), kind: "unresolved", text: call.text, call };
+  return { verdict: "allow", rule: "no rule", kind: "default", text: call.text, call };
 }
 
+/** The verdict on a shell command line: the strongest of its parts (`judgeCommandParts`). */
 export function judgeCommand(parser: Parser, rules: readonly Rule[], command: string, cwd: string): Decision {
+  return judgeCommandParts(parser, rules, command, cwd).parts[0]!;
+}
+
+/**
+ * Every part's decision, strongest first (never empty), and the parser's analysis of the line: each
+ * command it runs, what cannot be judged, the script's shape, each redirection that writes.
+ */
+export function judgeCommandParts(parser: Parser, rules: readonly Rule[], command: string, cwd: string): { parts: Decision[]; analysis: Analysis } {
   const analysis = analyzeScript(parser, command);
   const denyAll = byRules(rules, command, forTool("bash"));
   const guard = guardRule(rules);
@@ -100,12 +115,13 @@ export function judgeCommand(parser: Parser, rules: readonly Rule[], command: st
       if (!w.target.exact) return "maybe";
       return rule.match(resolve(cwd, w.target.text), cwd) ? "yes" : "no";
     });
-    if (decision && decision.verdict !== "allow") decisions.push(decision);
+    if (decision && decision.verdict !== "allow") decisions.push({ ...decision, ...(w.target.exact && { path: w.target.text }) });
   }
   // The strongest verdict; among equals a rule, then a built-in name, then "cannot judge": they say more.
   const order = (d: Decision) => (d.kind === "rule" ? 0 : d.kind === "builtin" ? 1 : 2);
   decisions.sort((a, b) => STRENGTH[b.verdict] - STRENGTH[a.verdict] || order(a) - order(b));
-  return decisions[0] ?? { verdict: "allow", rule: "no rule", kind: "default", text: command };
+  if (decisions.length === 0) decisions.push({ verdict: "allow", rule: "no rule", kind: "default", text: command });
+  return { parts: decisions, analysis };
 }
 
 /** A call of another tool: a path rule for the path tools, a tool rule for any tool. */
@@ -117,5 +133,6 @@ export function judgeToolCall(rules: readonly Rule[], tool: string, path: string
     if (rule.kind !== "path") return "no";
     return rule.match(path ?? ".", cwd) ? "yes" : "no";
   });
-  return byRule ?? { verdict: "allow", rule: "no rule", kind: "default", text };
+  const decision = byRule ?? { verdict: "allow", rule: "no rule", kind: "default", text };
+  return path === undefined ? decision : { ...decision, path };
 }

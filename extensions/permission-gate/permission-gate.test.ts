@@ -200,9 +200,14 @@ describe("the built-in list: a command word is judged in command position", () =
 });
 
 describe("permission-gate", () => {
-  it("registers one tool_call handler, ordered after the others so it sees the final input", async () => {
+  it("registers its tool_call handler after the others (so it sees the final input), the plan-mode prompt, and telling its mode", async () => {
     const fake = await loadFake(permissionGate);
-    expect(fake.registrations.map((r) => [r.name, r.options])).toEqual([["tool_call", { order: "post", timeoutMs: 300_000 }]]);
+    expect(fake.registrations.map((r) => [r.name, r.options])).toEqual([
+      ["tool_call", { order: "post", timeoutMs: 300_000 }],
+      ["before_agent_start", undefined],
+      ["session_start", undefined],
+      ["session_shutdown", undefined],
+    ]);
   });
 
   it("blocks a destructive bash command when there is no UI, saying why", async () => {
@@ -214,29 +219,33 @@ describe("permission-gate", () => {
     });
   });
 
-  it("asks through ctx.ui.confirm when there is a UI, and follows the answer", async () => {
+  it("asks through ctx.ui.select with scopes when there is a UI, and follows the answer", async () => {
     const fake = await loadFake(permissionGate);
-    const asked: string[] = [];
-    const ui = (answer: boolean) => ({
-      select: async () => undefined,
-      confirm: async (title: string, message: string) => {
-        asked.push(`${title} | ${message}`);
+    const asked: string[][] = [];
+    const ui = (answer: string) => ({
+      select: async (title: string, options: string[]) => {
+        asked.push([title, ...options]);
         return answer;
       },
+      confirm: async () => false,
       input: async () => undefined,
       editor: async () => undefined,
       notify: () => {},
     });
     const event = { toolCallId: "c1", toolName: "bash", input: { command: "git push --force" } };
-    expect(await fake.call("tool_call", event, { hasUI: true, ui: ui(true) })).toBeUndefined();
-    expect(await fake.call("tool_call", event, { hasUI: true, ui: ui(false) })).toEqual({
+    expect(await fake.call("tool_call", event, { hasUI: true, ui: ui("Allow once") })).toEqual({ reason: "allowed once by the user (git push --force)" });
+    expect(await fake.call("tool_call", event, { hasUI: true, ui: ui("Deny") })).toEqual({
       block: true,
       reason: 'the user declined "git push --force" (git push --force).',
     });
-    expect(asked).toEqual([
-      "Run a destructive command? | git push --force\n\n(git push --force)",
-      "Run a destructive command? | git push --force\n\n(git push --force)",
-    ]);
+    const question = [
+      "Allow bash: git push --force? — it looks destructive (git push --force)",
+      "Allow once",
+      "Allow for this session: Bash(git push --force:*)",
+      "Deny",
+      "Deny, and tell the model why",
+    ];
+    expect(asked).toEqual([question, question]);
   });
 
   it("leaves other tools and harmless commands alone", async () => {

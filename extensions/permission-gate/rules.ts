@@ -30,10 +30,29 @@ export interface PermissionRules {
   deny?: readonly string[];
 }
 
+/**
+ * Where a rule was written: its tier (managed settings, yours, the project's, the project's local
+ * file, an answer kept for this session) and the file. Decisions name it, so a refusal says
+ * which file to change.
+ */
+export interface RuleOrigin {
+  tier: RuleTier;
+  /** The settings file, or for the session tier a description of the answer. */
+  file?: string;
+}
+
+export type RuleTier = "managed" | "user" | "project" | "local" | "session" | "settings";
+
+interface RuleBase {
+  source: string;
+  list: Verdict;
+  origin?: RuleOrigin;
+}
+
 export type Rule =
-  | { source: string; list: Verdict; kind: "tool"; tools: ReadonlySet<string> }
-  | { source: string; list: Verdict; kind: "command"; words: string[]; prefix: boolean }
-  | { source: string; list: Verdict; kind: "path"; tools: ReadonlySet<string>; match: (path: string, cwd: string) => boolean };
+  | (RuleBase & { kind: "tool"; tools: ReadonlySet<string> })
+  | (RuleBase & { kind: "command"; words: string[]; prefix: boolean })
+  | (RuleBase & { kind: "path"; tools: ReadonlySet<string>; match: (path: string, cwd: string) => boolean });
 
 /** A rule's answer for one command or path: it matches, it may match (a word is unknown), or not. */
 export type Match = "yes" | "maybe" | "no";
@@ -47,16 +66,17 @@ const PATH_TOOLS: Record<string, ReadonlySet<string>> = {
 /** The lists in precedence order: a deny rule wins over an ask rule, which wins over an allow rule. */
 export const LISTS: readonly Verdict[] = ["deny", "ask", "allow"];
 
-/** Every rule of the three lists, or the first error, naming the list and the rule. */
-export function compileRules(parser: Parser, rules: PermissionRules): Rule[] | { error: string } {
+/** Every rule of the three lists, or the first error, naming the list and the rule (and the file, given an origin). */
+export function compileRules(parser: Parser, rules: PermissionRules, origin?: RuleOrigin): Rule[] | { error: string } {
   const out: Rule[] = [];
+  const where = origin?.file !== undefined ? ` (${origin.file})` : "";
   for (const list of LISTS) {
     const entries: unknown = rules[list] ?? [];
     if (!Array.isArray(entries)) return { error: `permissions.${list} must be a list of rules` };
     for (const source of entries) {
       const rule = typeof source === "string" ? compileRule(parser, source, list) : { error: "a rule must be a string" };
-      if ("error" in rule) return { error: `permissions.${list}: ${JSON.stringify(source)}: ${rule.error}` };
-      out.push(rule);
+      if ("error" in rule) return { error: `permissions.${list}${where}: ${JSON.stringify(source)}: ${rule.error}` };
+      out.push(origin ? { ...rule, origin } : rule);
     }
   }
   return out;

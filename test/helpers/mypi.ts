@@ -15,6 +15,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { jailPrefix } from "./jail.ts";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const MYPI_BIN = join(REPO, "packages", "cli", "bin", "mypi-dev.mjs");
@@ -34,6 +35,20 @@ export interface RunOptions {
   cwd?: string;
   /** Written to stdin, which is then closed (default: stdin closed at once). */
   input?: string;
+  /**
+   * Run mypi in a throwaway jail (bubblewrap): the whole file system read-only but the sandbox's
+   * root folder. For a run whose commands a policy should stop: a command that got through can
+   * only touch the sandbox.
+   */
+  jail?: boolean;
+}
+
+/** `node mypi …`, or the same inside the jail (`RunOptions.jail`): the program and its arguments. */
+function command(root: string, args: string[], options?: RunOptions): [string, string[]] {
+  const mypi = [MYPI_BIN, ...args];
+  if (!options?.jail) return [process.execPath, mypi];
+  const [bwrap, ...jail] = jailPrefix(root);
+  return [bwrap!, [...jail, process.execPath, ...mypi]];
 }
 
 export interface LiveProcess {
@@ -104,7 +119,8 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
     },
     run(args, options) {
       return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [MYPI_BIN, ...args], { cwd: options?.cwd ?? ws, env: childEnv(options) });
+        const [program, argv] = command(root, args, options);
+        const child = spawn(program, argv, { cwd: options?.cwd ?? ws, env: childEnv(options) });
         let stdout = "";
         let stderr = "";
         child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -122,7 +138,8 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
       });
     },
     spawn(args, options) {
-      const child = spawn(process.execPath, [MYPI_BIN, ...args], { cwd: options?.cwd ?? ws, env: childEnv(options) });
+      const [program, argv] = command(root, args, options);
+      const child = spawn(program, argv, { cwd: options?.cwd ?? ws, env: childEnv(options) });
       const lines: Record<string, any>[] = [];
       const waiters: { test: (l: Record<string, any>) => boolean; resolve: (l: Record<string, any>) => void }[] = [];
       let rest = "";

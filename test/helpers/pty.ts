@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterAll } from "vitest";
 import { MYPI_BIN, REPO, createSandbox, type Sandbox } from "./mypi.ts";
+import { jailPrefix } from "./jail.ts";
 import { VirtualTerminal } from "./vt.ts";
 
 const driver = join(REPO, "test", "helpers", "pty-driver.py");
@@ -25,6 +26,8 @@ export interface PtyOptions {
   cwd?: string;
   columns?: number;
   rows?: number;
+  /** Run mypi in a throwaway jail: the file system read-only but the sandbox's root (see `RunOptions.jail`). */
+  jail?: boolean;
 }
 
 export function ptyTerminals(sandbox: Sandbox) {
@@ -37,7 +40,8 @@ export function ptyTerminals(sandbox: Sandbox) {
   function terminal(args: string[], options: PtyOptions = {}) {
     const columns = options.columns ?? 160;
     const rows = options.rows ?? 30;
-    const child = spawn("python3", [driver, String(columns), String(rows), process.execPath, MYPI_BIN, ...args], {
+    const jail = options.jail ? jailPrefix(sandbox.root) : [];
+    const child = spawn("python3", [driver, String(columns), String(rows), ...jail, process.execPath, MYPI_BIN, ...args], {
       cwd: options.cwd ?? sandbox.ws,
       env: { ...sandbox.env, ...options.env },
     });

@@ -59,7 +59,8 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
       [...ext("protect-env"), "--no-session", "-p", "store the token"],
     );
     expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
+    // A refused call: the run completed without doing all it was asked, so it exits 1.
+    expect(r.code).toBe(1);
     const events = r.events();
     expect(ends(events).map((e) => [e.toolName, e.isError, text(e.result.content)])).toEqual([
       ["write", true, "Tool call blocked by protect-env: .env is protected; ask the user to change it"],

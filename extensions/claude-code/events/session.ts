@@ -10,6 +10,7 @@
  */
 import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mypi/extension-api";
+import { passToTools } from "@mypi/kernel";
 import type { Answered, HookEngine } from "../engine.ts";
 import { transcriptPath } from "../engine.ts";
 import { prepareEnvFile, readEnvFile } from "../env-file.ts";
@@ -63,7 +64,11 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
     if (engine.envFile === undefined) return;
     const vars = readEnvFile(engine.envFile);
     if (typeof vars === "string") say(ctx, "warning", `CLAUDE_ENV_FILE: ${vars}`);
-    else if (vars) for (const [name, value] of Object.entries(vars)) process.env[name] = value;
+    else if (vars) {
+      for (const [name, value] of Object.entries(vars)) process.env[name] = value;
+      // Exported for the tools: the bash sandbox, which passes only an allow-list, passes these too.
+      passToTools(Object.keys(vars));
+    }
   };
 
   if (engine.of("SessionStart").length > 0) {

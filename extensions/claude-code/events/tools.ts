@@ -276,7 +276,7 @@ export async function askPermission(request: PermissionRequest): Promise<{ kind:
   for (const { hook, answer } of answered) {
     if (answer.kind !== "ok" && answer.kind !== "block") continue;
     const decision = answer.json?.hookSpecificOutput?.decision as { behavior?: string; message?: string; updatedInput?: Record<string, unknown>; updatedPermissions?: unknown } | undefined;
-    if (decision?.updatedPermissions !== undefined) request.say(ctx, "info", `PermissionRequest hook (${hook.label}): updatedPermissions is not applied (mypi has no permission modes or rule updates from hooks).`);
+    if (decision?.updatedPermissions !== undefined) request.say(ctx, "info", `PermissionRequest hook (${hook.label}): updatedPermissions is not applied (mypi's rules and permission mode change only through its settings and the user: /mode, an answer's scope).`);
     if (decision?.behavior === "deny") return { kind: "deny", reason: decision.message ?? `denied by the PermissionRequest hook ${hook.label}` };
     if (decision?.behavior === "allow") {
       if (decision.updatedInput) {

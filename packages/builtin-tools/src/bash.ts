@@ -17,7 +17,10 @@
  * - The timeout is enforced here, so that the partial output survives it; the tool's
  *   `callTimeoutMs` is only a backstop a little later.
  * - With `sandbox`, the command runs under bubblewrap (`sandbox.ts`); where bubblewrap cannot
- *   run, the call is refused (or, when so configured, run without it).
+ *   run, the call is refused (or, when so configured, run without it). A failed command whose
+ *   output shows the sandbox's refusals says so (`sandbox-escape.ts`); with `escapes`, the tool
+ *   takes `unsandboxed: true`, and runs such a call outside the sandbox only when the permission
+ *   gate approved it (the user was asked, or a rule allows exactly that command).
  */
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
@@ -37,6 +40,7 @@ import {
   type SandboxPlan,
 } from "./sandbox.ts";
 import { sandboxEnvironment } from "./sandbox-env.ts";
+import { sandboxStop, stopNote, UNAPPROVED_ESCAPE, type EscapeApprovals } from "./sandbox-escape.ts";
 import { cutTail, formatBytes } from "./truncate.ts";
 
 export const DEFAULT_TIMEOUT_SECONDS = 120;
@@ -65,7 +69,14 @@ const parameters = z.strictObject({
       `Seconds before the command and everything it started are killed (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${MAX_TIMEOUT_SECONDS} = 24 h).`,
     ),
 });
-export type BashArgs = z.infer<typeof parameters>;
+/** With the sandbox and approvals: the model may ask to run a command outside it. */
+const escapeParameters = parameters.extend({
+  unsandboxed: z
+    .boolean()
+    .optional()
+    .describe("Run outside the sandbox. Only for a command the sandbox stopped (its result says so); the user is asked first."),
+});
+export type BashArgs = z.infer<typeof escapeParameters>;
 
 export interface BashDetails {
   exitCode: number | null;
@@ -77,36 +88,55 @@ export interface BashDetails {
   totalBytes: number;
   totalLines: number;
   truncated: boolean;
-  /** With a sandbox configured: whether this command ran in it (false only with `onUnavailable: "unsandboxed"`). */
+  /** With a sandbox configured: whether this command ran in it (false with `onUnavailable: "unsandboxed"` or an approved `unsandboxed` call). */
   sandboxed?: boolean;
+  /** Why the sandbox may have stopped the command, when its output shows it. */
+  sandboxStopped?: string;
 }
 
 export interface BashToolOptions {
   /** Run every command in the bubblewrap sandbox (`sandbox.ts`). */
   sandbox?: SandboxOptions;
+  /** With `sandbox`: the approvals of calls that may run outside it (`unsandboxed: true`). */
+  escapes?: EscapeApprovals;
 }
 
 export function createBashTool(root: string, options: BashToolOptions = {}): Tool<BashArgs> {
   const { sandbox } = options;
+  const escapes = sandbox ? options.escapes : undefined;
   const confined = sandbox ? ` ${sandboxSentence(planSandbox(realRoot(root), sandbox))}` : "";
   return defineTool({
     name: "bash",
     description:
       `Run a bash command in the workspace root; stdout and stderr are merged. Timeout in seconds (default ${DEFAULT_TIMEOUT_SECONDS}). ` +
       `Output longer than 2000 lines or 50 KB keeps its end. A non-zero exit code is reported as an error.${confined}`,
-    parameters,
+    // The same schema's type either way: without approvals the model is not offered `unsandboxed`.
+    parameters: (escapes ? escapeParameters : parameters) as typeof escapeParameters,
     parallelSafe: false,
     callTimeoutMs: (args) => timeoutSeconds(args) * 1000 + KILL_GRACE_MS + DRAIN_MS + 1000,
     execute: (args, ctx) =>
       guard(async () => {
         const cwd = realRoot(root);
         if (!sandbox) return runBash(cwd, args, ctx);
+        if (args.unsandboxed === true && escapes) {
+          if (!escapes.take(ctx.toolCallId, args.command)) return failure(UNAPPROVED_ESCAPE);
+          return markUnsandboxed(await runBash(cwd, args, ctx));
+        }
         const probe = await probeSandbox(sandbox.bwrap);
-        if (probe.ok) return runBash(cwd, args, ctx, { ...planSandbox(cwd, sandbox), bwrap: sandbox.bwrap ?? "bwrap" });
+        if (probe.ok) return explainStop(await runBash(cwd, args, ctx, { ...planSandbox(cwd, sandbox), bwrap: sandbox.bwrap ?? "bwrap" }), planSandbox(cwd, sandbox), escapes !== undefined);
         if (sandbox.onUnavailable === "unsandboxed") return markUnsandboxed(await runBash(cwd, args, ctx));
         return failure(unavailableMessage(probe.reason));
       }),
   });
+}
+
+/** A failed sandboxed command whose output shows the sandbox's refusals ends with a paragraph saying so. */
+function explainStop(result: ToolResult, plan: SandboxPlan, canEscape: boolean): ToolResult {
+  if (!result.isError) return result;
+  const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+  const why = sandboxStop(text, plan);
+  if (why === undefined) return result;
+  return { ...result, content: [{ type: "text", text: `${text}\n\n${stopNote(why, canEscape)}` }], details: { ...(result.details as BashDetails), sandboxStopped: why } };
 }
 
 function markUnsandboxed(result: ToolResult): ToolResult {

@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import { FileMutationQueue, type Tool } from "@mypi/kernel";
 import { createBashTool } from "./bash.ts";
 import type { SandboxOptions } from "./sandbox.ts";
+import type { EscapeApprovals } from "./sandbox-escape.ts";
 import type { FileAccess } from "./write.ts";
 import { createEditTool } from "./edit.ts";
 import { createLsTool } from "./ls.ts";
@@ -19,6 +20,7 @@ import { createWriteTool } from "./write.ts";
 
 export { createBashTool, DEFAULT_TIMEOUT_SECONDS, KILL_GRACE_MS, type BashArgs, type BashDetails, type BashToolOptions } from "./bash.ts";
 export { destructiveReason } from "./bash-guard.ts";
+export { createEscapeApprovals, sandboxStop, type EscapeApprovals } from "./sandbox-escape.ts";
 export { planSandbox, probeSandbox, unavailableMessage, writablePaths, type SandboxOptions, type SandboxPlan, type SandboxProbe } from "./sandbox.ts";
 export { DEFAULT_HIDDEN_PATHS, DEFAULT_HOME_READABLE, HIDDEN_SYSTEM_PATHS } from "./sandbox-view.ts";
 export { sandboxEnvironment, SANDBOX_ENV, SANDBOX_NETWORK_ENV } from "./sandbox-env.ts";
@@ -45,6 +47,8 @@ export interface BuiltinToolsOptions {
   queue?: FileMutationQueue;
   /** Run bash's commands in the bubblewrap sandbox, and keep write and edit out of what it freezes (docs/builtin-tools.md, "Sandbox"). */
   sandbox?: SandboxOptions;
+  /** With `sandbox`: bash takes `unsandboxed: true` and runs such a call outside the sandbox once approved here (by the permission gate). */
+  escapes?: EscapeApprovals;
   /** read, write and edit take text from and give it to the host instead of the disk (an editor's buffers: `FileAccess`). */
   files?: FileAccess;
 }
@@ -66,7 +70,7 @@ export function createBuiltinToolList(options: BuiltinToolsOptions): Tool[] {
     read: () => createReadTool(root, options.files),
     write: () => createWriteTool(root, queue, fileOptions),
     edit: () => createEditTool(root, queue, fileOptions),
-    bash: () => createBashTool(root, options.sandbox ? { sandbox: options.sandbox } : {}),
+    bash: () => createBashTool(root, options.sandbox ? { sandbox: options.sandbox, ...(options.escapes && { escapes: options.escapes }) } : {}),
     grep: () => createGrepTool(root),
     find: () => createFindTool(root),
     ls: () => createLsTool(root),

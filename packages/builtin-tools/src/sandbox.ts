@@ -94,7 +94,7 @@ export function unavailableMessage(reason: string): string {
   return (
     `The sandbox is on, but ${reason}. Commands are not run without it. ` +
     "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are allowed, " +
-    'or turn the sandbox off (no --sandbox; "sandbox": {"enabled": false}), or run commands unsandboxed anyway with "sandbox": {"onUnavailable": "unsandboxed"} in settings.json.'
+    'or turn the sandbox off (--no-sandbox; "sandbox": {"enabled": false}), or run commands unsandboxed anyway with "sandbox": {"onUnavailable": "unsandboxed"} in settings.json.'
   );
 }
 

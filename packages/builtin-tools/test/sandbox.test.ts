@@ -10,6 +10,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { passToTools } from "@mypi/kernel";
 import { createBashTool, planSandbox, sandboxEnvironment } from "../src/index.ts";
 import { call, seen } from "./helpers.ts";
 import { processesWith, sandboxSkipReason, sandboxTree } from "./sandbox-helpers.ts";
@@ -234,6 +235,19 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     ]);
   });
 
+  it("passes the variables passToTools named (set for the tools on purpose), and no other", async () => {
+    const before = { ...process.env };
+    Object.assign(process.env, { GREETING_FOR_TOOLS: "hello", OTHER_SECRET_VAR: "kept-out", MYPI_PASS_ENV: "" });
+    try {
+      passToTools(["GREETING_FOR_TOOLS"]);
+      expect(process.env.MYPI_PASS_ENV).toBe("GREETING_FOR_TOOLS");
+      expect(seen(await run('echo "${GREETING_FOR_TOOLS-unset} ${OTHER_SECRET_VAR-unset}"')).text).toBe("hello unset");
+      expect(() => passToTools(["not a name"])).toThrow('passToTools: "not a name" is not an environment variable name');
+    } finally {
+      process.env = before;
+    }
+  });
+
   it("runs ordinary work in the workspace: git init and commit, npm test", async () => {
     const git = await run(
       "git init -q repo && cd repo && echo a > a.txt && git add a.txt && git -c user.name=t -c user.email=t@example.com commit -q -m first && git log --format=%s",
@@ -286,7 +300,7 @@ describe("the sandbox where bubblewrap cannot run", () => {
     expect(seen(result).text).toBe(
       `The sandbox is on, but ${missing} (bubblewrap) is not installed. Commands are not run without it. ` +
         "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are allowed, " +
-        'or turn the sandbox off (no --sandbox; "sandbox": {"enabled": false}), or run commands unsandboxed anyway with "sandbox": {"onUnavailable": "unsandboxed"} in settings.json.',
+        'or turn the sandbox off (--no-sandbox; "sandbox": {"enabled": false}), or run commands unsandboxed anyway with "sandbox": {"onUnavailable": "unsandboxed"} in settings.json.',
     );
     expect(existsSync(join(tree.ws, "refused.txt"))).toBe(false);
   });

@@ -103,6 +103,12 @@ export interface CliArgs {
   sandboxWrite: string[];
   /** `--sandbox-network`. */
   sandboxNetwork: boolean;
+  /** `--no-sandbox-network`: sandboxed commands get no network (it is on by default). */
+  noSandboxNetwork: boolean;
+  /** `--permission-mode MODE` (checked against the modes in `run.ts`). */
+  permissionMode?: string;
+  /** `--dangerously-bypass-permissions`: bypass mode, even without the sandbox, calls out of it included. */
+  dangerouslyBypassPermissions: boolean;
   /** `mypi batch` / `mypi worker`: their own command line (`batch/args.ts`). */
   batch?: BatchArgs;
   /** Values of flags registered by extensions (`--name value` / `--name`). */
@@ -165,6 +171,9 @@ const OPTIONS: Record<string, FlagKind> = {
   "no-sandbox": "boolean",
   "sandbox-write": "string",
   "sandbox-network": "boolean",
+  "no-sandbox-network": "boolean",
+  "permission-mode": "string",
+  "dangerously-bypass-permissions": "boolean",
   help: "boolean",
   version: "boolean",
 };
@@ -203,6 +212,8 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     json: false,
     sandboxWrite: [],
     sandboxNetwork: false,
+    noSandboxNetwork: false,
+    dangerouslyBypassPermissions: false,
     extensionFlags: {},
     unknownFlags: [],
   };
@@ -434,7 +445,21 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       args.sandboxWrite.push(expandHome(text));
       return;
     case "sandbox-network":
-      args.sandboxNetwork = true;
+    case "no-sandbox-network": {
+      const on = name === "sandbox-network";
+      if ((on ? args.noSandboxNetwork : args.sandboxNetwork) === true) return "choose one of --sandbox-network and --no-sandbox-network.";
+      if (on) args.sandboxNetwork = true;
+      else args.noSandboxNetwork = true;
+      return;
+    }
+    case "permission-mode":
+      if (!/^(default|accept-edits|plan|bypass|acceptEdits|bypassPermissions)$/.test(text)) {
+        return `--permission-mode must be one of default, accept-edits, plan, bypass (got "${text}"). ${HELP_HINT}`;
+      }
+      args.permissionMode = text;
+      return;
+    case "dangerously-bypass-permissions":
+      args.dangerouslyBypassPermissions = true;
       return;
     case "help":
       args.command = "help";

@@ -1,6 +1,8 @@
 /**
  * Where extensions come from (docs/architecture.md#order, docs/cli.md#command-line), in load order:
  *   builtin-tools (unless --no-builtin-tools; loaded by the host from its factory, not a file),
+ *   the managed tier's folder ($MYPI_MANAGED_DIR/extensions/, default /etc/mypi/extensions/:
+ *   an administrator's, loaded whatever the command line or settings say; docs/permissions.md),
  *   $MYPI_HOME/extensions/ (default ~/.mypi/extensions/),
  *   <cwd>/.mypi/extensions/,
  *   the shipped mcp extension when an mcp.json exists ($MYPI_HOME/mcp.json or <cwd>/.mypi/mcp.json),
@@ -36,10 +38,11 @@ import { claudeCodeTriggers } from "./claude-code.ts";
 import { SHIPPED_EXTENSIONS, isShippedName, shippedExtensionPath } from "./shipped.ts";
 
 /**
+ * `managed`: the managed tier's folder (an administrator's; loads whatever the command line says);
  * `cli`: an -e path or shipped name (loads before the trust decision); `cli-project`: an -e
  * package found in the workspace's node_modules (loads with the workspace's own, once trusted).
  */
-export type ExtensionOrigin = "global" | "project" | "cli" | "cli-project" | "auto";
+export type ExtensionOrigin = "managed" | "global" | "project" | "cli" | "cli-project" | "auto";
 
 export interface DiscoveredExtension {
   /** Absolute path of the file or folder (the manager names a folder extension after the folder). */
@@ -62,6 +65,8 @@ export interface DiscoveryOptions {
   noExtensions: boolean;
   /** `--no-mcp`: the shipped mcp extension is left out, however it was asked for. */
   noMcp?: boolean;
+  /** The managed tier's folder (its `extensions/` load first, even with `--no-extensions`). */
+  managedDir?: string;
   /** The settings known before loading (for `claudeCode`). */
   settings?: Record<string, unknown>;
 }
@@ -75,6 +80,9 @@ export interface Discovery {
 export function discoverExtensions(options: DiscoveryOptions): Discovery {
   const extensions: DiscoveredExtension[] = [];
   const failures: LoadFailure[] = [];
+  if (options.managedDir !== undefined) {
+    for (const path of listExtensionFolder(join(options.managedDir, "extensions"))) extensions.push({ path, origin: "managed", note: "managed" });
+  }
   if (!options.noExtensions) {
     for (const path of listExtensionFolder(join(options.home, "extensions"))) extensions.push({ path, origin: "global" });
     for (const path of listExtensionFolder(join(options.cwd, ".mypi", "extensions"))) extensions.push({ path, origin: "project" });

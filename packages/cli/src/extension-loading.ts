@@ -9,9 +9,13 @@
  * while loading (the user asked, a `project_trust` answer) brings the workspace's settings in
  * later: when they change the sandbox, the set loads again with it (trust is not asked twice),
  * so that a workspace asking for a sandbox never runs its first session without one.
+ *
+ * Before them all (after the builtin tools) the managed tier's extensions; after them all the
+ * run's policies (`policy/load.ts`): the shipped ones the settings turn on, and the permission
+ * gate last.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { FileAccess, SandboxOptions } from "@mypi/builtin-tools";
+import type { EscapeApprovals, FileAccess, SandboxOptions } from "@mypi/builtin-tools";
 import type { ExtensionFactory, ExtensionSpec, ExtensionUI, HostMode } from "@mypi/extension-api";
 import type { CliArgs, Mode } from "./args.ts";
 import { discoverExtensions, type Discovery, type ExtensionOrigin } from "./discovery.ts";
@@ -20,9 +24,12 @@ import type { CliIO } from "./main.ts";
 import { createRpcUI, type RpcUI } from "./modes/rpc-ui.ts";
 import { identities, packageResources, type PackageResources } from "./packages/load.ts";
 import { toJsonLine } from "./rpc/jsonl.ts";
-import { loadSettings, type LoadedSettings, type Settings } from "./settings.ts";
+import type { LoadedSettings, Settings } from "./settings.ts";
+import type { SandboxState } from "./policy/choose.ts";
+import { createPolicyRun, withoutShippedGate, type PolicyRun } from "./policy/load.ts";
+import { appliedAnything, loadPolicySettings, restrictedLine, type PolicySettings, type TierFile } from "./policy/tiers.ts";
 import { decideTrust } from "./trust-decide.ts";
-import { sandboxOf } from "./sandbox.ts";
+import { managedSandboxOf, sandboxOf, sandboxUsable } from "./sandbox.ts";
 import { claudeProjectHookFiles } from "./claude-code.ts";
 import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
 
@@ -37,9 +44,15 @@ export interface LoadRequest {
   home: string;
   /** The trust decision known before loading (a flag, a saved one). */
   earlyTrust: TrustDecision | undefined;
-  /** The settings read before loading: the workspace's too when `earlyTrust` trusts it. */
-  firstSettings: LoadedSettings;
+  /** The settings read before loading: the workspace's in full when `earlyTrust` trusts it, else what of them tightens. */
+  firstSettings: PolicySettings;
+  managedDir: string;
   sandbox: SandboxOptions | undefined;
+  /** The sandbox is on because nothing turned it off (not asked for). */
+  sandboxByDefault: boolean;
+  /** The sandbox as bypass mode needs it: on and able to run, or why not. */
+  sandboxState: SandboxState;
+  escapes: EscapeApprovals | undefined;
   /** The extensions' UI when the mode brings its own (ACP's dialogs over the protocol); RPC mode makes its own. */
   ui?: ExtensionUI;
   /** `-e` specs the mode adds to the command line's (ACP: `mcp` when the client passes MCP servers). */
@@ -74,12 +87,19 @@ export interface LoadedWorkspace {
   diagnostic: (message: string) => void;
   /** Masks progress and verdicts in JSON and RPC event lines when redact-secrets loaded (`redactorOf`). */
   redactLines: (<T>(value: T) => T) | undefined;
+  /** The settings files in force, by tier (the workspace's in full once trusted). */
+  tiers: readonly TierFile[];
+  /** The run's policies: what loaded and why, the permission mode. */
+  policy: PolicyRun;
+  /** The sandbox is on only by default (`sandbox.ts`). */
+  sandboxByDefault: boolean;
 }
 
 /** What the trust decision brought in; filled while the set loads. */
 interface ProjectOutcome {
   trust?: TrustDecision;
   settings: Settings;
+  tiers: readonly TierFile[];
   projectPackages: PackageResources;
   settingsError?: string;
 }
@@ -93,7 +113,16 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
   const extensionPaths = [...firstPass.extensions, ...(r.extraExtensions ?? [])];
-  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths, noExtensions: firstPass.noExtensions, noMcp: firstPass.noMcp, settings: firstSettings.settings });
+  const discovered = discoverExtensions({
+    cwd,
+    shellCwd: io.cwd,
+    home: r.home,
+    extensionPaths,
+    noExtensions: firstPass.noExtensions,
+    noMcp: firstPass.noMcp,
+    settings: firstSettings.settings,
+    managedDir: r.managedDir,
+  });
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
   // An -e package of the workspace's node_modules is its content too: it needs the decision.
   const trustResources = [
@@ -104,13 +133,18 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   ];
   const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
   const globalPackages = packagesOf(firstPass, globalDeclared);
-  const outcome: ProjectOutcome = { settings: firstSettings.settings, projectPackages: packagesOf(firstPass, []) };
+  const outcome: ProjectOutcome = { settings: firstSettings.settings, tiers: firstSettings.tiers, projectPackages: packagesOf(firstPass, []) };
+  let sandboxState = r.sandboxState;
+  const policy = createPolicyRun({ args: firstPass, mode: listing ? "print" : mode, shellCwd: io.cwd, cwd, home: r.home, sandbox: () => sandboxState, escapes: r.escapes, tiers: () => outcome.tiers });
   // Interactive mode: Pi extensions' terminal-UI imports are the real library (loaded only for this mode).
   const piTerminal = mode === "interactive" && !listing ? await interactiveTerminal(io) : undefined;
   const extensionSet: ExtensionSet = {
     cwd,
-    paths: [...pathsOf(discovered, "global"), ...globalPackages.extensions.map(specOf), ...pathsOf(discovered, "cli")],
+    paths: withoutShippedGate([...pathsOf(discovered, "global"), ...globalPackages.extensions.map(specOf), ...pathsOf(discovered, "cli")]),
+    managedPaths: pathsOf(discovered, "managed"),
     project: projectExtensions(r, { discovered, globalPackages, globalDeclared, trustResources }, outcome),
+    policies: () => policy.load(),
+    ...(r.escapes && { escapes: r.escapes }),
     settings: outcome.settings,
     builtinTools: !firstPass.noBuiltinTools,
     subagents: !firstPass.noSubagents,
@@ -123,8 +157,9 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
     onDiagnostic: diagnostic,
   };
   let loaded = await loadExtensionSet(extensionSet);
+  let sandboxByDefault = r.sandboxByDefault;
   if (outcome.settingsError === undefined && !r.earlyTrust && outcome.trust?.trusted && !firstPass.noBuiltinTools) {
-    const chosen = sandboxOf(firstPass, outcome.settings, io.cwd);
+    const chosen = sandboxOf(firstPass, outcome.settings, io.cwd, managedSandboxOf(outcome.tiers));
     if ("error" in chosen) {
       await loaded.manager.shutdown();
       return { usageError: chosen.error };
@@ -133,6 +168,8 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
       await loaded.manager.shutdown();
       delete extensionSet.sandbox;
       if (chosen.sandbox) extensionSet.sandbox = chosen.sandbox;
+      sandboxByDefault = chosen.byDefault === true;
+      sandboxState = await sandboxUsable(chosen.sandbox);
       loaded = await loadExtensionSet(extensionSet);
     }
   }
@@ -147,8 +184,13 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
     trust?.trusted === false && trustResources.length > 0
       ? { resources: trustResources, extensions: [...pathsOf(discovered, "project"), ...pathsOf(discovered, "cli-project")].map((e) => (typeof e === "string" ? e : e.path)) }
       : undefined;
-  if (skipped) io.stderr.write(`${skippedLine(cwd, skipped.resources)}\n`);
-  return { loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactLines };
+  // The settings file is said by the line that says what of it applied.
+  const restricted = restrictedLine(cwd, outcome.tiers);
+  const unread = skipped?.resources.filter((res) => !(res === ".mypi/settings.json" && appliedAnything(outcome.tiers, "project"))) ?? [];
+  if (unread.length > 0) io.stderr.write(`${skippedLine(cwd, unread)}\n`);
+  if (restricted) io.stderr.write(`${restricted}\n`);
+  const tiers = outcome.tiers;
+  return { loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactLines, tiers, policy, sandboxByDefault };
 }
 
 /** Pi's `ctx.mode`: Pi has no ACP mode; an editor driving mypi over ACP is closest to RPC (dialogs over a protocol, no terminal). */
@@ -171,12 +213,13 @@ function projectExtensions(
       const interactive = r.mode === "interactive" && !r.listing;
       outcome.trust ??= earlyTrust ?? (await decideTrust({ manager, cwd, home, resources: known.trustResources, flag: firstPass.trustProject, io, interactive }));
       if (!outcome.trust.trusted) return undefined;
-      const full = earlyTrust ? r.firstSettings : loadSettings({ home, cwd, project: true });
+      const full = earlyTrust ? r.firstSettings : loadPolicySettings({ home, cwd, trusted: true, managedDir: r.managedDir });
       if ("error" in full) {
         outcome.settingsError = full.error;
         return undefined;
       }
       outcome.settings = full.settings;
+      outcome.tiers = full.tiers;
       manager.setSettings(outcome.settings);
       // A package declared globally as well already loaded with the global extensions: once is enough.
       outcome.projectPackages = packagesOf(firstPass, full.packages.filter((p) => p.file.scope === "project"), identities(known.globalDeclared));

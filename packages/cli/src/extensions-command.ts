@@ -5,7 +5,9 @@
  * Then the prompt-template and skill commands (docs/resources.md), with the paths extensions add
  * in `resources_discover` (reason `startup`).
  * Exits 0 even when something failed to load: listing failures is its job. The workspace's own
- * extensions that were not loaded because it is not trusted are listed as skipped.
+ * extensions that were not loaded because it is not trusted are listed as skipped; the managed
+ * tier's are marked `managed`. Last, the policies: the permission gate (on, dormant or off, and
+ * why), the permission mode, redact-secrets and protected-paths, and the sandbox.
  */
 import { dirname } from "node:path";
 import type { CommandInfo, ExtensionManager, LoadFailure } from "@mypi/extension-api";
@@ -32,6 +34,8 @@ export interface ExtensionsReport {
   tools: { name: string; source?: string; description: string }[];
   /** The bash tool's sandbox: off, or its settings and whether bubblewrap can run here. */
   sandbox: SandboxReport;
+  /** One line per policy: the permission gate and why it is on, dormant or off; the mode; redact-secrets; protected-paths. */
+  policies: string[];
   /** Paths not loaded because the workspace is not trusted. */
   skipped: { path: string; reason: "untrusted workspace" }[];
   /** Prompt templates (`source: "prompt"`) and skills (`"skill"`, named `skill:<name>`). */
@@ -46,6 +50,8 @@ export interface ReportOptions {
   extraFailures?: readonly LoadFailure[];
   /** The bash tool's sandbox (default: off). */
   sandbox?: SandboxReport;
+  /** The policies' lines (`describePolicies`). */
+  policies?: readonly string[];
   /** Paths not loaded because the workspace is not trusted. */
   skipped?: readonly string[];
   /** The prompt and skill commands, given the paths extensions return from `resources_discover`. */
@@ -68,6 +74,7 @@ export function extensionsReport(
     order: manager.handlerOrder() as Record<string, string[]>,
     tools: manager.effectiveTools().map((t) => ({ name: t.name, ...(t.source !== undefined && { source: t.source }), description: firstLine(t.description) })),
     sandbox: options.sandbox ?? { enabled: false },
+    policies: [...(options.policies ?? [])],
     commands: options.commands ?? [],
   };
 }
@@ -103,6 +110,8 @@ export async function printExtensions(manager: ExtensionManager, io: CliIO, opti
   lines.push("", `Tools (${report.tools.length}):`);
   const toolWidth = Math.max(0, ...report.tools.map((t) => t.name.length));
   for (const t of report.tools) lines.push(`  ${t.name.padEnd(toolWidth)}  ${t.source ?? ""}  ${t.description}`.trimEnd());
+  lines.push("", "Policies:");
+  for (const line of report.policies) lines.push(`  ${line}`);
   lines.push("", describeSandboxReport(report.sandbox));
   if (report.sandbox.enabled && report.sandbox.hidden.length > 0) lines.push(`  hidden: ${report.sandbox.hidden.join(", ")}`);
   if (report.sandbox.enabled && report.sandbox.missing.length > 0) lines.push(`  missing (not mounted): ${report.sandbox.missing.join(", ")}`);

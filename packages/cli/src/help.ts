@@ -71,12 +71,18 @@ Extensions and tools
   -ns, --no-skills · -np, --no-prompt-templates   only the ones given with --skill / --prompt-template
   --no-mcp                          do not load the mcp extension (no MCP servers, no MCP tools)
 
-Sandbox (Linux, bubblewrap; also "sandbox" in settings.json)
-  --sandbox                         run bash's commands in the sandbox: only the workspace is
-                                    writable, no network, home secrets hidden, private /tmp
-  --no-sandbox                      not even when settings.json turns it on
+Sandbox (Linux, bubblewrap; on by default where it runs; also "sandbox" in settings.json)
+  --sandbox                         insist on it: bash calls are refused where it cannot run
+                                    (only the workspace is writable, home secrets hidden, private /tmp)
+  --no-sandbox                      run bash's commands without it
   --sandbox-write PATH              one more writable path (repeatable)
-  --sandbox-network                 let sandboxed commands reach the network
+  --sandbox-network                 let sandboxed commands reach the network (the default)
+  --no-sandbox-network              no network for sandboxed commands
+
+Permissions (docs/permissions.md; rules in settings.json switch the permission gate on)
+  --permission-mode MODE            default, accept-edits, plan or bypass (bypass needs the sandbox)
+  --dangerously-bypass-permissions  bypass mode without the sandbox: everything runs but what
+                                    deny rules stop, outside the sandbox too
 
 Workspace and session
   --cwd DIR                         the agent's workspace (default: the current directory)

@@ -21,7 +21,8 @@ import {
   type LoadFailure,
   type PiTerminal,
 } from "@mypi/extension-api";
-import { createBuiltinTools, type FileAccess, type SandboxOptions } from "@mypi/builtin-tools";
+import { createBuiltinTools, type EscapeApprovals, type FileAccess, type SandboxOptions } from "@mypi/builtin-tools";
+import type { PolicyExtensions } from "./policy/load.ts";
 import type { HostSession } from "./host-session.ts";
 import { listSessions } from "./session-list.ts";
 import { redactorFor } from "./redaction.ts";
@@ -39,6 +40,12 @@ export interface ExtensionSet {
   subagents?: boolean;
   /** Run the builtin bash tool's commands in this sandbox. */
   sandbox?: SandboxOptions;
+  /** With `sandbox`: calls the permission gate let out of it (bash's `unsandboxed`). */
+  escapes?: EscapeApprovals;
+  /** The managed tier's extensions (`/etc/mypi/extensions/`): loaded right after the builtin tools, whatever else says. */
+  managedPaths?: readonly ExtensionSpec[];
+  /** The run's policies, loaded after the other extensions (the gate last), once the workspace's trust is decided (`policy/load.ts`). */
+  policies?: () => Promise<PolicyExtensions>;
   /** The builtin file tools read and write text through this (an editor's buffers), not the disk. */
   files?: FileAccess;
   flags?: Record<string, string | boolean>;
@@ -89,8 +96,15 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   });
   const failures: LoadFailure[] = [];
   if (set.builtinTools) {
-    failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }), ...(set.files && { files: set.files }) }), "builtin-tools", { replaceable: true })).failed);
+    const tools = createBuiltinTools({
+      root: set.cwd,
+      ...(set.sandbox && { sandbox: set.sandbox }),
+      ...(set.sandbox && set.escapes && { escapes: set.escapes }),
+      ...(set.files && { files: set.files }),
+    });
+    failures.push(...(await manager.loadExtension(tools, "builtin-tools", { replaceable: true })).failed);
   }
+  if (set.managedPaths?.length) failures.push(...(await manager.load(set.managedPaths)).failed);
   // By its file, as `-e subagents` names it, so that naming it again loads nothing twice.
   if (set.subagents) failures.push(...(await manager.load([shippedExtensionPath("subagents")])).failed);
   const after = set.project?.after ?? set.paths.length;
@@ -102,6 +116,13 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
     manager.projectTrusted = own !== undefined;
     failures.push(...(await manager.load([...(own ?? []), ...(set.project.afterDecision ?? [])], { at })).failed);
   }
+  if (set.policies) {
+    // After the others: the gate's tool_call handler is a `post` one, and among those it judges the input that will run.
+    const policies = await set.policies();
+    failures.push(...(await manager.load(policies.paths)).failed);
+    if (policies.gate) failures.push(...(await manager.loadExtension(policies.gate.factory, "permission-gate", { path: policies.gate.path })).failed);
+  }
+  // The host's own come last of all: ACP's notifier of a call that passed every check, the gate included.
   for (const { name, factory } of set.hostExtensions ?? []) failures.push(...(await manager.loadExtension(factory, name)).failed);
   return { manager, failures };
 }

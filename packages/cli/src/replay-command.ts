@@ -21,7 +21,7 @@ import { loadExtensions } from "./extension-loading.ts";
 import { describeFailures } from "./host-builder.ts";
 import type { CliIO } from "./main.ts";
 import { replayReport, renderReplayText, type WorkspaceSet } from "./replay-report.ts";
-import { loadSettings } from "./settings.ts";
+import { loadPolicySettings, managedDir } from "./policy/tiers.ts";
 import { decideTrustEarly } from "./trust-decide.ts";
 
 export const REPLAY_HELP = `mypi replay — run recorded sessions through the extensions, without a model
@@ -149,9 +149,26 @@ async function replayWorkspace(w: { cwd: string; sources: Source[]; run: CliArgs
   const { cwd, io } = w;
   const home = mypiHome();
   const earlyTrust = decideTrustEarly({ cwd, home, flag: w.run.trustProject });
-  const firstSettings = loadSettings({ home, cwd, project: earlyTrust?.trusted === true });
+  // The settings tiers as a run reads them (the managed tier first): its rules switch the gate on.
+  const mDir = managedDir(io.env);
+  const firstSettings = loadPolicySettings({ home, cwd, trusted: earlyTrust?.trusted === true, managedDir: mDir });
   if ("error" in firstSettings) return failed(io, `${firstSettings.error}. Fix the file.`);
-  const ws = await loadExtensions({ firstPass: w.run, io, mode: "print", listing: false, cwd, home, earlyTrust, firstSettings, sandbox: undefined });
+  // Nothing runs in a replay: no sandbox, and no calls out of one to approve.
+  const ws = await loadExtensions({
+    firstPass: w.run,
+    io,
+    mode: "print",
+    listing: false,
+    cwd,
+    home,
+    earlyTrust,
+    firstSettings,
+    managedDir: mDir,
+    sandbox: undefined,
+    sandboxByDefault: false,
+    sandboxState: { usable: false, why: "off" },
+    escapes: undefined,
+  });
   if ("settingsError" in ws) return failed(io, `${ws.settingsError}. Fix the file.`);
   if ("usageError" in ws) return failed(io, ws.usageError);
   const { manager, failures } = ws.loaded;

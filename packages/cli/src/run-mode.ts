@@ -17,6 +17,7 @@ import { runRpcMode } from "./modes/rpc.ts";
 import { sessionDirOf } from "./session-open.ts";
 import { eventLine } from "./rpc/jsonl.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
+import { permissionModeHost, type PermissionModeHost } from "./policy/mode-host.ts";
 import type { Settings } from "./settings.ts";
 
 export interface ModeStart {
@@ -68,6 +69,7 @@ export async function runMode(s: ModeStart): Promise<number> {
         const rpcUI = s.ws.rpcUI!;
         for (const line of s.loadErrors) rpcUI.notify(line, "error");
         // The session's getters (agent, host) stay live: a new session replaces the agent.
+        const permissionMode = s.ws.policy.mode;
         const target = Object.assign(Object.create(hostSession) as typeof hostSession, {
           ui: rpcUI,
           state: () => ({ ...hostSession.state(), extensionErrors }),
@@ -76,6 +78,7 @@ export async function runMode(s: ModeStart): Promise<number> {
           get retry() {
             return s.models.entry ? s.models.retry : undefined;
           },
+          ...(permissionMode && { permissionMode }),
         });
         return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, end: hostSession.shutdownRequested, ...(redactLines && { redact: redactLines }) });
       }
@@ -133,7 +136,7 @@ export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): NonNul
  * start: what session_start handlers reported (a handler that threw) is written out here, as the
  * mode would have written it.
  */
-export type RunSession = ReturnType<typeof createHostSession>;
+export type RunSession = ReturnType<typeof createHostSession> & PermissionModeHost;
 
 /** The host session of `s`, started (`session_start` sent); the caller shuts its host down. */
 export function openHostSession(s: ModeStart): Promise<RunSession> {
@@ -159,15 +162,18 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
     shutdown: () => hostSession.requestShutdown(),
   };
   const host = buildHost(ws.loaded, s.session, hostOptions);
-  const hostSession: RunSession = createHostSession(host, async (next, fresh = {}) => {
+  const rebuild = async (next?: SessionManager, fresh: { parentSession?: string } = {}) => {
     // A session resumed or forked into continues with the model and level it used last.
     if (next) for (const warning of models.restore(latestChoice(next.getBranch()))) ws.diagnostic(`session: ${warning}`);
     // A new session keeps the choice of the command line: --no-session writes nothing, ever.
     // The trust decision stands for the process: `project.trust` does not ask again.
     const loaded = await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags });
     return buildHost(loaded, next ?? (args.noSession ? SessionManager.inMemory(s.cwd, fresh) : SessionManager.create({ cwd: s.cwd, dir: sessionDirOf(args, s.cwd, io.cwd), ...fresh })), hostOptions);
-  },
-    (h, reason) => resources.refresh(h, reason),
+  };
+  // The permission mode is the process's: the same API over every session this run opens.
+  const hostSession: RunSession = Object.assign(
+    createHostSession(host, rebuild, (h, reason) => resources.refresh(h, reason)),
+    permissionModeHost(ws.policy.mode),
   );
   // Print and JSON runs have no person at hand: --on-ask decides what a check that asks gets.
   if (mode === "print" || mode === "json") hostSession.setUI(headlessUI(onAskOf(s)));
@@ -185,6 +191,15 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
   return hostSession;
 }
 
+/** The policies that are on (or dormant), one line; each shipped policy's why is in `mypi extensions`. */
+function policyBanner(s: ModeStart): string[] {
+  const { choice, mode } = s.ws.policy;
+  const gate = `permission gate: ${choice.gate.state} (${choice.gate.why})`;
+  const on = [choice.redactSecrets.on && "redact-secrets", choice.protectedPaths.on && "protected-paths"].filter(Boolean);
+  const modeText = mode ? ` · mode: ${mode.mode} (Alt+M or /mode switches)` : "";
+  return [`${gate}${modeText}${on.length > 0 ? ` · on: ${on.join(", ")}` : ""}`];
+}
+
 async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promise<number> {
   const [{ runInteractive }, { loadedLine }] = await Promise.all([import("./modes/interactive.ts"), import("./modes/interactive/slash.ts")]);
   return runInteractive(hostSession, s.io, {
@@ -198,8 +213,10 @@ async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promis
     banner: [
       `mypi · ${s.models.client.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`,
       loadedLine({ session: hostSession }),
-      ...(s.sandboxState.enabled ? [describeSandboxReport(s.sandboxState)] : []),
+      describeSandboxReport(s.sandboxState),
+      ...policyBanner(s),
     ],
+    ...(s.ws.policy.mode && { permissionMode: s.ws.policy.mode }),
     contextWindow: () => compactionOf(s.ws.settings, s.io.env).contextWindow ?? s.models.contextWindow,
   });
 }

@@ -13,7 +13,7 @@
  * shutdown, which calls it): `session_shutdown` reaches the extensions, so what they started
  * (MCP servers) is closed politely — `mypi extensions` and usage errors included.
  */
-import type { SandboxOptions } from "@mypi/builtin-tools";
+import { createEscapeApprovals, type EscapeApprovals, type SandboxOptions } from "@mypi/builtin-tools";
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { mypiHome, withholdFromTools, type SessionManager } from "@mypi/kernel";
@@ -30,8 +30,10 @@ import { printModels } from "./models-command.ts";
 import { runMode, type ModeStart } from "./run-mode.ts";
 import { openSession, sessionDirOf, type OpenedSession } from "./session-open.ts";
 import { selectTools } from "./tool-selection.ts";
-import { sandboxOf, sandboxReport, sandboxWarnings, type SandboxReport } from "./sandbox.ts";
+import { managedSandboxOf, sandboxOf, sandboxReport, sandboxUsable, sandboxWarnings, type SandboxReport } from "./sandbox.ts";
 import { loadSettings, type LoadedSettings } from "./settings.ts";
+import { choosePolicies, describePolicies, type SandboxState } from "./policy/choose.ts";
+import { loadPolicySettings, managedDir, type PolicySettings } from "./policy/tiers.ts";
 import { decideTrustEarly } from "./trust-decide.ts";
 import type { TrustDecision } from "./trust.ts";
 import type { PackagePath } from "./resources/index.ts";
@@ -65,8 +67,12 @@ interface CommandLine {
   cwd: string;
   home: string;
   earlyTrust: TrustDecision | undefined;
-  firstSettings: LoadedSettings;
+  firstSettings: PolicySettings;
+  managedDir: string;
   sandbox: SandboxOptions | undefined;
+  sandboxByDefault: boolean;
+  sandboxState: SandboxState;
+  escapes: EscapeApprovals | undefined;
   /**
    * Without unknown flags the first pass is the whole truth: the mode and prompt were judged
    * before loading anything. With them, a value of an extension's string flag may look like a
@@ -131,7 +137,13 @@ async function prepareMode(run: WatchedRun, request: WorkspaceRequest = {}): Pro
   const completed = await completeArgs(run, line, ws);
   if (typeof completed === "number") return completed;
   const { args, prompt } = completed;
-  const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : ws.extensionSet.sandbox, line.cwd, loaded.manager);
+  for (const notice of [...line.firstSettings.notices, ...ws.policy.choice.notices]) io.stderr.write(`mypi: ${notice}\n`);
+  const refused = modeRefused(ws);
+  if (refused !== undefined && !listing) {
+    await shutdown();
+    return fail(io, refused);
+  }
+  const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : ws.extensionSet.sandbox, line.cwd, loaded.manager, ws.sandboxByDefault);
   // The tools the model is offered: --tools / --no-tools (names, patterns, +/-), else the
   // settings' `tools`, else all; less what --exclude-tools matches.
   const registered = () => loaded.manager.toolset.registry.list().map((t) => t.name);
@@ -225,6 +237,16 @@ async function runOpened(run: WatchedRun, o: OpenedRun): Promise<ModeStart | num
   return { mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, models, childModels, session, resources, allowedTools, loadErrors, sandboxState };
 }
 
+/** Why the run cannot start in the mode it was given (a flag, a setting), naming where it came from; undefined when it can. */
+function modeRefused(ws: LoadedWorkspace): string | undefined {
+  const { choice, mode } = ws.policy;
+  const wanted = mode?.mode ?? choice.mode.initial;
+  if (wanted === "default") return undefined;
+  const why = mode ? mode.refusal(wanted) : `permission modes need the permission gate, which is off (${choice.gate.why})`;
+  if (why === undefined) return undefined;
+  return `${choice.mode.source === "--permission-mode" ? `--permission-mode ${wanted}` : choice.mode.source}: ${why}.`;
+}
+
 /** A usage error (exit 2), on stderr. */
 function fail(io: CliIO, message: string): number {
   io.stderr.write(`${usageError(message).error}\n`);
@@ -243,17 +265,35 @@ async function checkCommandLine(run: WatchedRun, workspace?: string): Promise<Co
   // The workspace's settings are read once it is trusted (trust.ts); until then, the global ones.
   const home = mypiHome();
   const earlyTrust = decideTrustEarly({ cwd, home, flag: firstPass.trustProject });
-  const firstSettings = loadSettings({ home, cwd, project: earlyTrust?.trusted === true });
+  const mDir = managedDir(io.env);
+  const firstSettings = loadPolicySettings({ home, cwd, trusted: earlyTrust?.trusted === true, managedDir: mDir });
   if ("error" in firstSettings) return fail(io, settingsError(firstSettings.error));
-  const sandboxChoice = sandboxOf(firstPass, firstSettings.settings, io.cwd);
+  const sandboxChoice = sandboxOf(firstPass, firstSettings.settings, io.cwd, managedSandboxOf(firstSettings.tiers));
   if ("error" in sandboxChoice) return fail(io, sandboxChoice.error);
+  const sandboxState = await sandboxUsable(sandboxChoice.sandbox);
+  // Calls out of the sandbox need a gate to approve them: one that can ask (dormant in a mode with a user), or one with rules.
+  const early = choosePolicies({ tiers: firstSettings.tiers, args: firstPass, mode: run.mode, shellCwd: io.cwd, cwd });
+  const approvable = !run.listing && early.gate.state !== "off";
+  const escapes = sandboxChoice.sandbox && approvable ? createEscapeApprovals() : undefined;
   const judgedEarly = firstPass.unknownFlags.length === 0;
   const prompt = judgedEarly ? await promptOf(run, firstPass) : undefined;
   if (judgedEarly) {
     const problem = modeProblem(run, prompt);
     if (problem !== undefined) return fail(io, problem);
   }
-  return { cwd, home, earlyTrust, firstSettings, sandbox: sandboxChoice.sandbox, judgedEarly, prompt };
+  return {
+    cwd,
+    home,
+    earlyTrust,
+    firstSettings,
+    managedDir: mDir,
+    sandbox: sandboxChoice.sandbox,
+    sandboxByDefault: sandboxChoice.byDefault === true,
+    sandboxState,
+    escapes,
+    judgedEarly,
+    prompt,
+  };
 }
 
 /**
@@ -355,6 +395,7 @@ async function listExtensions(run: WatchedRun, l: { ws: LoadedWorkspace; args: C
     extraFailures: [...ws.discovered.failures, ...ws.globalPackages.failures, ...ws.projectPackages.failures],
     skipped: ws.skipped?.extensions ?? [],
     sandbox: l.sandboxState,
+    policies: describePolicies(ws.policy.choice, ws.policy.mode ?? { mode: ws.policy.choice.mode.initial, source: ws.policy.choice.mode.source }),
     resourceCommands: (extra) => l.resources.update(extra).commands(),
   });
   await ws.loaded.manager.shutdown();

@@ -120,17 +120,28 @@ const SettingsSchema = z.looseObject({
   plugins: z.array(PluginEntry).optional(),
   /** Claude Code plugin marketplaces (`mypi plugin marketplace add`). */
   pluginMarketplaces: z.array(MarketplaceEntry).optional(),
-  /** Rules of the permission gate (extensions/permission-gate). */
+  /** Rules of the permission gate (extensions/permission-gate); every file's lists count (docs/permissions.md). */
   permissions: z
     .looseObject({ allow: stringList.optional(), ask: stringList.optional(), deny: stringList.optional() })
     .optional(),
+  /** `false`: the permission gate stays off even with rules (said at start); `true`: on without rules. */
+  permissionGate: z.boolean().optional(),
+  /** `true`: the shipped redact-secrets extension loads on every run; `false`: it does not. */
+  redactSecrets: z.boolean().optional(),
+  /** `true`: the shipped protected-paths extension loads on every run; `false`: it does not. */
+  protectedPaths: z.boolean().optional(),
+  /** The permission mode a run starts in (`--permission-mode`). */
+  permissionMode: z.enum(["default", "accept-edits", "plan", "bypass", "acceptEdits", "bypassPermissions"]).optional(),
+  /** Managed settings only: the permission modes that may be set. */
+  allowedPermissionModes: z.array(z.enum(["default", "accept-edits", "plan", "bypass"])).optional(),
 });
 
 export type Settings = z.infer<typeof SettingsSchema>;
 
 export interface SettingsFile {
   path: string;
-  scope: "global" | "project";
+  /** `managed`: the administrator's; `local`: the project's `settings.local.json` (docs/permissions.md). */
+  scope: "global" | "project" | "managed" | "local";
 }
 
 export interface LoadedSettings {

@@ -69,7 +69,7 @@ describe("parseArgs", () => {
       "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief",
       "--sandbox", "--sandbox-write", "out", "--sandbox-write=~/cache", "--sandbox-network", "hello", "there",
       "--append-system-prompt", "one", "--append-system-prompt=two", "--tools", "read, grep", "--no-context-files",
-      "--tool-timeout", "90", "--on-ask", "pause",
+      "--tool-timeout", "90", "--permission-mode", "plan", "--on-ask", "pause",
     ]);
     expect(args).toEqual({
       command: "run",
@@ -108,9 +108,22 @@ describe("parseArgs", () => {
       sandbox: true,
       sandboxWrite: ["out", join(homedir(), "cache")],
       sandboxNetwork: true,
+      noSandboxNetwork: false,
+      permissionMode: "plan",
+      dangerouslyBypassPermissions: false,
       extensionFlags: {},
       unknownFlags: [],
     });
+  });
+
+  it("takes a permission mode by its name or Claude Code's, and refuses others", () => {
+    expect(ok(["--permission-mode", "acceptEdits"]).permissionMode).toBe("acceptEdits");
+    expect(ok(["--dangerously-bypass-permissions"]).dangerouslyBypassPermissions).toBe(true);
+    expect(parseArgs(["--permission-mode", "yolo"])).toEqual({
+      ok: false,
+      error: 'mypi: --permission-mode must be one of default, accept-edits, plan, bypass (got "yolo"). Run `mypi --help` for the list of options.',
+    });
+    expect(parseArgs(["--sandbox-network", "--no-sandbox-network"])).toEqual({ ok: false, error: "mypi: choose one of --sandbox-network and --no-sandbox-network." });
   });
 
   it("takes --continue-run with a session and no prompt, --on-ask deny|pause|fail, and --session-store with a session id", () => {

@@ -163,7 +163,7 @@ class HandlerCall<K extends SlotName> {
           let own = absorb(policy, state, this.view, this.snap, h.extension);
           if (result != null) own = policy.apply(own, result as never, h.extension);
           const outcome = policy.outcome(state, own);
-          this.report(outcome, own.stop?.reason ?? rewroteAfter(state, outcome));
+          this.report(outcome, own.stop?.reason ?? rewroteAfter(state, outcome) ?? noteOf(slot, result));
           // It judged the call without seeing what the handlers after it do to the input.
           if (slot === "tool_call" && outcome === "pass") own = { ...own, judged: [...(state.judged ?? []), h.extension] };
           return own.stop ? { state: own, call } : this.next({ state: own, call });
@@ -427,4 +427,11 @@ function shallowChanged(now: unknown, copy: unknown): boolean {
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as PromiseLike<unknown>).then === "function";
+}
+
+/** A `tool_call` handler that lets the call run may say why (`{reason}`): its hook_decision carries it. */
+function noteOf(slot: string, result: unknown): string | undefined {
+  if (slot !== "tool_call" || typeof result !== "object" || result === null) return undefined;
+  const { reason, block } = result as { reason?: unknown; block?: unknown };
+  return block !== true && typeof reason === "string" ? reason : undefined;
 }

@@ -519,8 +519,12 @@ export type ToolCallResult =
    * stopReason `paused`, listing it in `agent_end.waiting` (docs/resume.md).
    */
   | { pause: true; reason: string; by?: string; block?: false; input?: undefined }
-  /** Replacement input, re-validated against the tool's schema. */
-  | { block?: false; pause?: false; input?: Record<string, unknown>; by?: string };
+  /**
+   * Replacement input, re-validated against the tool's schema. `reason`: why the call may run (a
+   * mode, a remembered answer, a rule), for diagnostics only — hosts show it in the handler's
+   * `hook_decision`; the kernel ignores it.
+   */
+  | { block?: false; pause?: false; input?: Record<string, unknown>; by?: string; reason?: string };
 
 export interface ToolResultEvent {
   toolCallId: string;

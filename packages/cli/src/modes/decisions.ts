@@ -1,9 +1,10 @@
 /**
  * What print mode says about the extensions' decisions (docs/cli.md#modes): a call a policy
- * blocked or a result a redactor changed is otherwise invisible without `--mode json`. At the end
- * of the one-shot, one stderr line sums up each extension's blocks and rewrites (nothing when
- * there were none); with `--verbose`, every `hook_decision` is a stderr line as it happens, passes
- * included, naming the tool its call was about.
+ * blocked or a result a redactor changed is otherwise invisible without `--mode json`. A tool call
+ * an extension refused is one stderr line as it happens, with the reason (the run then exits 1:
+ * `print.ts`); at the end of the one-shot, one stderr line sums up each extension's blocks and
+ * rewrites (nothing when there were none); with `--verbose`, every `hook_decision` is a stderr
+ * line as it happens instead, passes included, naming the tool its call was about.
  */
 import type { ExtensionStreamEvent, HookDecisionEvent } from "@mypi/extension-api";
 
@@ -31,6 +32,7 @@ export function decisionLog(options: { verbose: boolean; write: (line: string) =
       if (event.type !== "hook_decision") return;
       // A reason is the extension's own text: masked like the verdicts of JSON lines (rpc/jsonl.ts).
       if (options.verbose) options.write(verboseLine(options.redact ? options.redact(event) : event, tools));
+      else if (event.slot === "tool_call" && event.outcome === "block") options.write(refusalLine(options.redact ? options.redact(event) : event));
       // A blocked prompt is how the run ended: the outcome line says it already.
       if (event.slot === "input" && event.outcome === "block") return;
       const blocked = BLOCKED.has(event.outcome);
@@ -54,4 +56,10 @@ function verboseLine(event: HookDecisionEvent, tools: ReadonlyMap<string, string
   const call = event.toolCallId === undefined ? "" : ` ${tools.get(event.toolCallId) ?? "call"} ${event.toolCallId}`;
   const reason = event.reason ? `: ${event.reason.replace(/\s*\n\s*/g, " ").trim()}` : "";
   return `mypi: ${event.extension} ${event.outcome} in ${event.slot}${call}${reason}\n`;
+}
+
+/** A tool call an extension refused, and why: what a user of print mode needs without `--verbose`. */
+function refusalLine(event: HookDecisionEvent): string {
+  const reason = (event.reason ?? "no reason given").replace(/\s*\n\s*/g, " ").trim();
+  return `mypi: ${event.extension} refused a tool call: ${reason}\n`;
 }

@@ -33,6 +33,7 @@ import { interrupt, listenToKeys } from "./interactive/keys.ts";
 import { exit, exitWhenIdle, followEvents } from "./interactive/run-lifecycle.ts";
 import { createInteractive, refresh, say, sayFrom, type Interactive, type InteractiveOptions } from "./interactive/state.ts";
 import { runSlashReporting, submit } from "./interactive/submit.ts";
+import { followMode } from "./interactive/mode.ts";
 import { createExtensionUI } from "./interactive/ui.ts";
 import { captureStrayOutput } from "../tui/stray-output.ts";
 
@@ -54,6 +55,7 @@ async function runOnScreen(m: Interactive, session: HostSession, options: Intera
   const unsubscribe = followEvents(m);
   session.setUI(m.ui);
   const removeKeys = listenToKeys(m);
+  const unfollowMode = followMode(m);
   const onSigint = () => interrupt(m);
   process.on("SIGINT", onSigint);
   const onStop = () => void exit(m, 130);
@@ -77,6 +79,7 @@ async function runOnScreen(m: Interactive, session: HostSession, options: Intera
   options.stop?.removeEventListener("abort", onStop);
   session.shutdownRequested?.removeEventListener("abort", onShutdown);
   removeKeys();
+  unfollowMode();
   clearScreen(m);
   unsubscribe();
   session.setUI(undefined);

@@ -2,8 +2,9 @@
  * Print mode (`-p`): one run, the final text on stdout. JSON mode (`--mode json`): the same run,
  * every event of its stream as one JSON line on stdout, in stream order (host diagnostics such as
  * `hook_decision` included, where they happened). In print mode, diagnostics (a failing extension
- * handler, how the run ended when it did not complete) go to stderr, one line each, so stdout
- * stays clean for pipes.
+ * handler, a tool call a policy refused, how the run ended when it did not complete) go to
+ * stderr, one line each, so stdout stays clean for pipes. A run that completed although a policy
+ * refused one of its tool calls exits 1 (both modes).
  *
  * Ctrl+C (SIGINT), SIGTERM, SIGHUP and a closed stdout abort the run — the run still ends with
  * its `agent_end` and the session stays coherent — and a second signal exits at once. The same
@@ -153,7 +154,18 @@ async function runPrompt({ session, io, options, decisions }: OneShot): Promise<
     io.stderr.write(decisions.summary());
   }
   if (end.stopReason === "paused") writePaused(end, io, options);
-  return end.stopReason === "paused" && options.onAsk === "fail" ? EXIT.error : exitCodeFor(end.stopReason);
+  if (end.stopReason === "paused" && options.onAsk === "fail") return EXIT.error;
+  return withRefusals(exitCodeFor(end.stopReason), end, followed.refused, options.json ? undefined : io);
+}
+
+/**
+ * A run that completed although a policy refused one of its tool calls did not do all it was asked:
+ * it exits 1 (each refusal was said on stderr as it happened, in print mode: `decisions.ts`).
+ */
+function withRefusals(code: number, end: AgentEndEvent, refused: number, io: CliIO | undefined): number {
+  if (code !== 0 || refused === 0 || end.stopReason !== "completed") return code;
+  io?.stderr.write(`mypi: ${refused === 1 ? "a tool call was" : `${refused} tool calls were`} refused by a policy (above); exit code 1.\n`);
+  return exitCodeFor("blocked");
 }
 
 /** Print mode's stderr line for an `extension_error`. */
@@ -176,7 +188,10 @@ function followRuns(session: OneShotSession, io: CliIO, options: OneShotOptions,
   const wire = createPiWire(options.redact);
   const followed = {
     end: undefined as AgentEndEvent | undefined,
+    /** Tool calls an extension refused (`hook_decision` block in `tool_call`). */
+    refused: 0,
     stop: session.subscribe((event) => {
+      if (event.type === "hook_decision" && event.slot === "tool_call" && event.outcome === "block") followed.refused++;
       if (options.json) io.stdout.write(wire(event));
       else if (event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
       else if (event.type === "extension_log") io.stderr.write(extensionLogLine(event));

@@ -13,13 +13,15 @@
  * This file starts and ends the mode; its parts are in `rpc/`, plain functions of one state
  * (`state.ts`: the queue, what `abort` stops, what the client was told, the response line):
  * `input.ts` parses and routes each line, `events.ts` writes the event stream, `commands.ts` is
- * the dispatch table (with `session-commands.ts`, `model.ts` and `bash.ts`), `pi-view.ts` reads
- * the session as Pi's commands describe it, `command-fields.ts` reads a command's fields.
+ * the dispatch table (with `session-commands.ts`, `model.ts`, `bash.ts` and
+ * `permission-mode.ts`), `pi-view.ts` reads the session as Pi's commands describe it,
+ * `command-fields.ts` reads a command's fields.
  */
 import { readJsonlLines } from "../rpc/jsonl.ts";
 import { routeLine } from "./rpc/input.ts";
 import { forwardEvents } from "./rpc/events.ts";
 import { announceThinkingLevels } from "./rpc/model.ts";
+import { announcePermissionModes } from "./rpc/permission-mode.ts";
 import { abortAll, createRpcState } from "./rpc/state.ts";
 
 export type { RpcTarget } from "./rpc/state.ts";
@@ -53,6 +55,7 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   const s = createRpcState(target, io.stdout, io.redact);
   const unsubscribe = forwardEvents(s, io.redact);
   const stopAnnouncing = announceThinkingLevels(s);
+  const stopModes = announcePermissionModes(s);
   const onStop = () => {
     s.aborts++; // a command still queued is stopped as it starts
     abortAll(s, io.stop!.reason);
@@ -69,5 +72,6 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   io.stop?.removeEventListener("abort", onStop);
   unsubscribe();
   stopAnnouncing();
+  stopModes();
   return 0;
 }

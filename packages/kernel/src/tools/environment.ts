@@ -30,6 +30,20 @@ export function withholdFromTools(name: string): void {
   withheld.add(name);
 }
 
+/**
+ * Pass these variables to every program tools start, a sandboxed one too (which otherwise gets
+ * only an allow-list): for variables set on purpose for the tools — a Claude Code SessionStart
+ * hook's `CLAUDE_ENV_FILE` exports. Adds their names to `MYPI_PASS_ENV` of `env`.
+ */
+export function passToTools(names: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
+  const passed = new Set((env[PASS_ENV_VARIABLE] ?? "").split(/[\s,]+/).filter((n) => n !== ""));
+  for (const name of names) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new TypeError(`passToTools: ${JSON.stringify(name)} is not an environment variable name`);
+    passed.add(name);
+  }
+  env[PASS_ENV_VARIABLE] = [...passed].join(",");
+}
+
 /** The variables withheld now (those `MYPI_PASS_ENV` names are passed and so not listed). */
 export function withheldVariables(env: Readonly<Record<string, string | undefined>> = process.env): string[] {
   const passed = new Set((env[PASS_ENV_VARIABLE] ?? "").split(/[\s,]+/).filter((n) => n !== ""));

@@ -111,9 +111,8 @@ export async function runAcpMode({ io, stop, open }: AcpIO): Promise<number> {
     .onRequest("session/prompt", async ({ params }) => ({ stopReason: await sessionOf(params.sessionId).prompt(params.prompt) }))
     .onNotification("session/cancel", ({ params }) => sessions.get(params.sessionId)?.cancel())
     .onRequest("session/set_mode", ({ params }) => {
-      const session = sessionOf(params.sessionId);
-      const current = setMode(session.host, params.modeId);
-      setImmediate(() => session.send({ sessionUpdate: "current_mode_update", currentModeId: current }));
+      // The change reaches the client as a current_mode_update, as every change does (`followModes`).
+      setMode(sessionOf(params.sessionId).host, params.modeId);
       return {};
     })
     .onRequest("session/set_config_option", ({ params }) => {

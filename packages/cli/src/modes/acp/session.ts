@@ -17,6 +17,7 @@ import { extensionErrorLine, extensionLogLine } from "../print.ts";
 import { clientFiles } from "./client-fs.ts";
 import { configOptions } from "./config.ts";
 import { clientMcpServers } from "./mcp.ts";
+import { followModes } from "./modes.ts";
 import { createAcpUI, type AcpUI } from "./permission.ts";
 import { promptInput } from "./prompt-content.ts";
 import { replayUpdates } from "./replay.ts";
@@ -135,6 +136,7 @@ export class AcpSession {
     );
     const models = this.start.models;
     this.#stopListening.push(models.onChange(() => this.send({ sessionUpdate: "config_option_update", configOptions: configOptions(models) })));
+    this.#stopListening.push(followModes(this.host, (update) => this.send(update)));
   }
 
   /** One `session/update` to the client (redacted as RPC's event lines are); dropped once the connection is gone. */

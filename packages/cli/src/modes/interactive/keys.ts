@@ -1,7 +1,9 @@
 /**
  * Keys that act on the session, whatever has the focus: Ctrl+C (interrupt), Ctrl+D, Ctrl+O,
  * Escape, Ctrl+P / Shift+Ctrl+P / Ctrl+L / Shift+Tab (model and thinking level, `models.ts`),
- * Alt+Enter, then Pi extensions' shortcuts, which cannot take over mypi's own keys.
+ * Alt+Enter, Alt+M (the next permission mode; Shift+Tab is Pi's thinking-level key, so Claude
+ * Code's key for modes is taken), then Pi extensions' shortcuts, which cannot take over mypi's
+ * own keys.
  * Every other key goes to the editor or the dialog; while an extension's component is modal,
  * every key is its own.
  */
@@ -9,6 +11,7 @@ import { matchesKey } from "@mariozechner/pi-tui";
 import { cycleModel, cycleThinking, openModelPicker } from "./models.ts";
 import { abortRun, busy, exit } from "./run-lifecycle.ts";
 import { refresh, say, sayFrom, type Interactive } from "./state.ts";
+import { cycleMode } from "./mode.ts";
 import { submit } from "./submit.ts";
 
 /** Listen to the keys; returns the function that stops listening. */
@@ -73,6 +76,10 @@ function sessionKey(m: Interactive, data: string): boolean {
   }
   if (matchesKey(data, "shift+tab") && !m.editor.isShowingAutocomplete()) {
     cycleThinking(m);
+    return true;
+  }
+  if (matchesKey(data, "alt+m")) {
+    cycleMode(m);
     return true;
   }
   if (matchesKey(data, "alt+enter")) {

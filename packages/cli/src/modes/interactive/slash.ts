@@ -7,6 +7,7 @@
 import { printable } from "../../render/text.ts";
 import { orderLines } from "../../extensions-command.ts";
 import { runSessionCommand, SESSION_COMMANDS, type SessionCommandContext } from "../../session-commands.ts";
+import { setMode } from "./mode.ts";
 import { modelCommand, thinkingCommand } from "./models.ts";
 import { exit, startRun } from "./run-lifecycle.ts";
 import { refresh, running, say, sayFrom, type Interactive } from "./state.ts";
@@ -21,6 +22,7 @@ export const BUILTIN_COMMANDS = [
   { name: "thinking", description: "set the thinking level (off … xhigh, as the model supports)", argumentHint: "[level]" },
   { name: "help", description: "list the commands and keys" },
   { name: "extensions", description: "the loaded extensions, their order per slot, and their decisions so far" },
+  { name: "mode", description: "show or set the permission mode: default, accept-edits, plan, bypass", argumentHint: "[mode]" },
 ];
 
 const KEYS_HELP = [
@@ -28,6 +30,7 @@ const KEYS_HELP = [
   "Shift+Enter or Ctrl+J: a new line · Up/Down: history · Tab: complete · @: a file · !cmd: run a shell command",
   "Esc aborts the run · Ctrl+O expands/collapses tool output · Ctrl+C aborts, twice exits · Ctrl+D on an empty editor exits",
   "Ctrl+L picks a model · Ctrl+P / Shift+Ctrl+P the next / previous model · Shift+Tab the next thinking level",
+  "Alt+M: the next permission mode (default → accept-edits → plan → bypass)",
 ];
 
 export async function runSlash(m: Interactive, name: string, args: string): Promise<void> {
@@ -37,6 +40,8 @@ export async function runSlash(m: Interactive, name: string, args: string): Prom
       return exit(m, 0);
     case "help":
       return showHelp(m);
+    case "mode":
+      return setMode(m, args);
     case "model":
       return modelCommand(m, args);
     case "thinking":

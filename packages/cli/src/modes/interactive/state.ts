@@ -10,6 +10,7 @@
 import { Container, Editor, Text, TUI, type AutocompleteProvider, type Component, type EditorComponent } from "@mariozechner/pi-tui";
 import { mypiHome, type SessionManager } from "@mypi/kernel";
 import type { ExtensionUI, PiRenderers } from "@mypi/extension-api";
+import type { ModeState } from "@mypi/extensions/permission-gate/modes";
 import type { HostSession } from "../../host-session.ts";
 import type { CliIO } from "../../main.ts";
 import { printable } from "../../render/text.ts";
@@ -43,6 +44,8 @@ export interface InteractiveOptions {
   renderers?: () => PiRenderers;
   /** Run a Pi extension's shortcut (`pi.registerShortcut`). */
   runShortcut?: (key: string) => Promise<{ ran: boolean; error?: string }>;
+  /** The run's permission mode, when the permission gate is loaded: `/mode` and Alt+M switch it (`mode.ts`). */
+  permissionMode?: ModeState;
 }
 
 /** The screen's containers other than the conversation; all but the header leave at exit. */

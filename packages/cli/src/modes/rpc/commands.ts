@@ -3,10 +3,12 @@
  * answers each command exactly once: with the handler's result, or its error as
  * `success:false`. Before each response, what changed in the queue or the session name is told
  * (`tellChanges`), so a `steer`'s `queue_update` comes before its response, as in Pi. The model
- * commands are in `model.ts`, the session commands in `session-commands.ts`, `bash` in `bash.ts`.
+ * commands are in `model.ts`, the session commands in `session-commands.ts`, `bash` in `bash.ts`,
+ * mypi's permission-mode commands in `permission-mode.ts`.
  */
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { ImageContent, Message, QueueMode } from "@mypi/kernel";
+import { PERMISSION_MODE_HANDLERS } from "./permission-mode.ts";
 import { abortBash, bash } from "./bash.ts";
 import { openChildSession } from "../../child-sessions.ts";
 import { CommandError, optionalString, readImages, requireString } from "./command-fields.ts";
@@ -57,6 +59,7 @@ const HANDLERS: Record<string, Handler> = {
   abort_retry: ({ target }) => void target.retry?.stop(),
   resume_run: resumeRun,
   bash,
+  ...PERMISSION_MODE_HANDLERS,
   ...MODEL_HANDLERS,
   ...SESSION_HANDLERS,
 };

@@ -9,6 +9,7 @@ import type { HostSession } from "../../host-session.ts";
 import { toJsonLine } from "../../rpc/jsonl.ts";
 import type { PiModel } from "./model.ts";
 import type { RpcUI } from "../rpc-ui.ts";
+import type { ModeState } from "@mypi/extensions/permission-gate/modes";
 
 /** What RPC commands act on: the host session, the dialogs carried over the wire, and what the host knows of its model. */
 export interface RpcTarget extends Omit<HostSession, "extensions"> {
@@ -17,6 +18,8 @@ export interface RpcTarget extends Omit<HostSession, "extensions"> {
   modelInfo(): PiModel;
   /** The model client's retries (`set_auto_retry`, `abort_retry`); absent: the model does not retry. */
   readonly retry?: RetrySwitch;
+  /** The run's permission mode, when the permission gate is loaded (`set_permission_mode`, a mypi addition). */
+  readonly permissionMode?: ModeState;
 }
 
 export type Command = { id?: unknown; type: string; [key: string]: unknown };
