@@ -1,6 +1,9 @@
 /**
  * Spawning the real `mypi` bin in end-to-end tests. Every run gets `MYPI_HOME` in a temporary
  * folder (nothing touches the real home) and no `OPENAI_API_KEY` unless the test gives one.
+ * The bin is the compiled one (packages/cli/bin/mypi.mjs), which test/global-setup.ts builds
+ * before the tests start; the TypeScript sources through jiti (`MYPI_DEV_BIN`) are for the tests
+ * of the dev bin itself.
  *
  *   const sandbox = createSandbox();                  // temp root with home/ and ws/ (the workspace)
  *   const script = sandbox.script([{ text: "Hi" }]);  // a scripted model file
@@ -16,7 +19,15 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const MYPI_BIN = join(REPO, "packages", "cli", "bin", "mypi-dev.mjs");
+/** The compiled `mypi`, as a user runs it (built by the global setup). */
+export const MYPI_BIN = join(REPO, "packages", "cli", "bin", "mypi.mjs");
+/** The repository's dev bin: the CLI's TypeScript sources through jiti. */
+export const MYPI_DEV_BIN = join(REPO, "packages", "cli", "bin", "mypi-dev.mjs");
+/**
+ * Node's compile cache for every spawned `mypi` (the bin enables it on Node 22 and later): one
+ * folder for the whole suite, not one per sandbox's TMPDIR, so each module is compiled once.
+ */
+export const NODE_COMPILE_CACHE = join(REPO, "node_modules", ".cache", "mypi-tests", "node-compile-cache");
 export const SHIPPED = (name: string) => join(REPO, "extensions", name);
 
 export interface RunResult {
@@ -33,6 +44,8 @@ export interface RunOptions {
   cwd?: string;
   /** Written to stdin, which is then closed (default: stdin closed at once). */
   input?: string;
+  /** The bin to run (default: `MYPI_BIN`, the compiled one). */
+  bin?: string;
 }
 
 export interface LiveProcess {
@@ -74,6 +87,7 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
     MYPI_HOME: home,
     TMPDIR: root,
     NO_COLOR: "1",
+    NODE_COMPILE_CACHE,
   };
   delete env.OPENAI_API_KEY;
   delete env.OPENAI_BASE_URL;
@@ -102,7 +116,7 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
     },
     run(args, options) {
       return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [MYPI_BIN, ...args], { cwd: options?.cwd ?? ws, env: childEnv(options) });
+        const child = spawn(process.execPath, [options?.bin ?? MYPI_BIN, ...args], { cwd: options?.cwd ?? ws, env: childEnv(options) });
         let stdout = "";
         let stderr = "";
         child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -120,7 +134,7 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
       });
     },
     spawn(args, options) {
-      const child = spawn(process.execPath, [MYPI_BIN, ...args], { cwd: options?.cwd ?? ws, env: childEnv(options) });
+      const child = spawn(process.execPath, [options?.bin ?? MYPI_BIN, ...args], { cwd: options?.cwd ?? ws, env: childEnv(options) });
       const lines: Record<string, any>[] = [];
       const waiters: { test: (l: Record<string, any>) => boolean; resolve: (l: Record<string, any>) => void }[] = [];
       let rest = "";
