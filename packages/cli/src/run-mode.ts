@@ -1,8 +1,8 @@
 /**
  * The last step of a run (`run.ts`): the host over the loaded extensions and the opened session,
- * then the mode — print and JSON (`modes/print.ts`), RPC (`modes/rpc.ts`) or interactive
- * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
- * shutdown however the mode ends.
+ * then the mode — print and JSON (`modes/print.ts`), RPC (`modes/rpc.ts`) or interactive — and
+ * the host's shutdown however the mode ends. RPC and interactive are imported only when chosen:
+ * a print run never pays for the terminal-UI library, the export or the RPC commands.
  */
 import type { ExtensionErrorEvent, ExtensionLogEvent } from "@mypi/extension-api";
 import { OPENAI_DEFAULT_BASE_URL, SessionManager, type ModelClient, type RetrySwitch } from "@mypi/kernel";
@@ -13,8 +13,7 @@ import { buildHost, createHostSession, loadExtensionSet, type HostOptions } from
 import type { HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
 import { extensionErrorLine, extensionLogLine, runOneShot } from "./modes/print.ts";
-import { runRpcMode } from "./modes/rpc.ts";
-import { piModelOf, type ModelFacts } from "./modes/rpc/model.ts";
+import type { ModelFacts } from "./modes/rpc/model.ts";
 import { eventLine } from "./rpc/jsonl.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
 import type { Settings } from "./settings.ts";
@@ -61,6 +60,7 @@ export async function runMode(s: ModeStart): Promise<number> {
         });
       case "rpc": {
         // Extensions that failed to load: told once as a notification, and in every get_state.
+        const [{ runRpcMode }, { piModelOf }] = await Promise.all([import("./modes/rpc.ts"), import("./modes/rpc/model.ts")]);
         const extensionErrors = s.ws.loaded.failures.map((f, i) => ({ extension: f.name, error: s.loadErrors[i]! }));
         const rpcUI = s.ws.rpcUI!;
         for (const line of s.loadErrors) rpcUI.notify(line, "error");
