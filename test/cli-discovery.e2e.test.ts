@@ -58,7 +58,7 @@ const list = async (args: string[]) => {
 describe.concurrent("extension discovery", () => {
   it("loads builtin-tools, the home folder, the project folder, then -e paths, each folder sorted", async () => {
     const r = await list(["-e", cliExt, "-e", join(globalDir, "a-global.ts")]);
-    expect(r.loaded.map((e) => e.name)).toEqual(["builtin-tools", "a-global", "b-global", "c-folder", "p-project", "z-cli"]);
+    expect(r.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents", "a-global", "b-global", "c-folder", "p-project", "z-cli"]);
     expect(r.failed.map((f) => [f.name, f.path, f.line, f.code])).toEqual([
       ["q-broken", join(projectDir, "q-broken.ts"), 3, "MYPI_SYNTAX_ERROR"],
     ]);
@@ -66,27 +66,29 @@ describe.concurrent("extension discovery", () => {
     expect(r.order.tool_call).toEqual(["z-cli", "a-global", "b-global", "c-folder", "p-project"]);
     expect(r.tools.map((t) => `${t.name}@${t.source}`)).toEqual([
       "read@builtin-tools", "write@builtin-tools", "edit@builtin-tools", "bash@builtin-tools", "grep@builtin-tools",
-      "find@builtin-tools", "ls@builtin-tools", "a_global@a-global", "b_global@b-global", "c_folder@c-folder",
+      "find@builtin-tools", "ls@builtin-tools", "agent@subagents", "a_global@a-global", "b_global@b-global", "c_folder@c-folder",
       "p_project@p-project", "z_cli@z-cli",
     ]);
   });
 
   it("skips both folders with --no-extensions but still loads -e paths", async () => {
     const r = await list(["--no-extensions", "-e", cliExt]);
-    expect(r.loaded.map((e) => e.name)).toEqual(["builtin-tools", "z-cli"]);
+    expect(r.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents", "z-cli"]);
     expect(r.failed).toEqual([]);
   });
 
-  it("leaves the builtin tools out with --no-builtin-tools", async () => {
-    const r = await list(["--no-builtin-tools", "--no-extensions"]);
-    expect(r.loaded).toEqual([]);
-    expect(r.tools).toEqual([]);
+  it("leaves the builtin tools out with --no-builtin-tools, and the agent tool with --no-subagents", async () => {
+    const [noBuiltins, neither] = await Promise.all([list(["--no-builtin-tools", "--no-extensions"]), list(["--no-builtin-tools", "--no-subagents", "--no-extensions"])]);
+    expect(noBuiltins.loaded.map((e) => e.name)).toEqual(["subagents"]);
+    expect(noBuiltins.tools.map((t) => t.name)).toEqual(["agent"]);
+    expect(neither.loaded).toEqual([]);
+    expect(neither.tools).toEqual([]);
   });
 
   it("prints the effective order per slot in the text listing, each pre / post handler marked", async () => {
     const r = await sandbox.run(["extensions", "--trust-project", "-e", cliExt]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("tool_call  z-cli (pre) → a-global → b-global → c-folder → p-project (post)\n");
+    expect(r.stdout).toMatch(/\n {2}tool_call +z-cli \(pre\) → a-global → b-global → c-folder → p-project \(post\)\n/);
     expect(r.stdout).toContain('a gate that must judge the input that runs goes last, with order: "post")');
     expect(r.stdout).toContain("Failed (1):");
     expect(r.stdout).toContain(`q-broken  ${join(projectDir, "q-broken.ts")}:3`);
@@ -153,7 +155,7 @@ describe.concurrent("extension discovery", () => {
 describe.concurrent("names, shutdown and the jiti cache", () => {
   it("names an extension given as dir/index.ts after its folder, as when the folder is given", async () => {
     const r = await list(["--no-extensions", "-e", join(globalDir, "c-folder", "index.ts")]);
-    expect(r.loaded.map((e) => e.name)).toEqual(["builtin-tools", "c-folder"]);
+    expect(r.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents", "c-folder"]);
   });
 
   it("sends session_shutdown to the extensions before `mypi extensions` exits", async () => {

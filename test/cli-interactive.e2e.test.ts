@@ -75,7 +75,7 @@ describe("interactive mode in a terminal", () => {
     t.type("/compact\r");
     await t.see(/\n> \/compact\ncompacting…\nnot compacted \(skipped: .+\)\n─{20,}\n\n─/);
     t.type("/reload\r");
-    await t.see(/reloaded 3 extensions\n─{20,}\n\n─/);
+    await t.see(/reloaded 4 extensions\n─{20,}\n\n─/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
   });

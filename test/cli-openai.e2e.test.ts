@@ -50,7 +50,7 @@ describe("mypi against an OpenAI-compatible server", () => {
     const [first, second] = server.requests.map((q) => q.body as ChatBody);
     expect(first!.model).toBe("fake-model");
     expect(first!.stream).toBe(true);
-    expect(first!.tools!.map((t) => t.function.name)).toEqual(["read", "write", "edit", "bash", "grep", "find", "ls"]);
+    expect(first!.tools!.map((t) => t.function.name)).toEqual(["read", "write", "edit", "bash", "grep", "find", "ls", "agent"]);
     expect(first!.messages.map((m) => m.role)).toEqual(["system", "user"]);
     expect(second!.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
     const toolMessage = JSON.stringify(second!.messages[3]);

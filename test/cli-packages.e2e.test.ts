@@ -58,7 +58,7 @@ describe("mypi install", { timeout: 90_000 }, () => {
     expect(readFileSync(settingsFile, "utf8")).toBe(`{\n    "model": "openai:x",\n    "mine": {\n        "keep": true\n    },\n    "packages": [\n        "${pkg}"\n    ]\n}\n`);
 
     const { report } = await listing();
-    expect(report.loaded.map((e) => [e.name, e.path, e.note, e.tools])).toContainEqual(["src", join(pkg, "src", "index.ts"), `package ${pkg}`, ["local_pkg"]]);
+    expect(report.loaded.map((e) => [e.name, e.path, e.note, e.tools])).toContainEqual(["local-pkg", join(pkg, "src", "index.ts"), `package ${pkg}`, ["local_pkg"]]);
     expect((await sandbox.run(["list"])).stdout).toBe(`Global — ${settingsFile}\n  ${pkg}  (2.1.0)  ${pkg}\n`);
     // Installing it again declares it once.
     await sandbox.run(["install", pkg]);
@@ -68,7 +68,7 @@ describe("mypi install", { timeout: 90_000 }, () => {
     expect([removed.code, removed.stdout]).toEqual([0, `Removed ${pkg} from ${settingsFile}\n`]);
     expect(settings()).toEqual({ model: "openai:x", mine: { keep: true } });
     expect(existsSync(pkg)).toBe(true); // referenced, never copied: removing it leaves the folder
-    expect((await listing()).report.loaded.map((e) => e.name)).toEqual(["builtin-tools"]);
+    expect((await listing()).report.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents"]);
   });
 
   it.skipIf(!hasGit)("from a local git repository at a tag: cloned, listed with its commit, updated to the moved tag, removed with its clone", async () => {
@@ -149,7 +149,7 @@ describe("mypi install", { timeout: 90_000 }, () => {
     expect(JSON.parse(readFileSync(join(sandbox.ws, ".mypi", "settings.json"), "utf8"))).toEqual({ packages: [pkg] });
     const untrusted = await listing();
     expect(untrusted.r.stderr).toContain("skipped .mypi/settings.json");
-    expect(untrusted.report.loaded.map((e) => e.name)).toEqual(["builtin-tools"]);
+    expect(untrusted.report.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents"]);
     const trusted = await listing(["--trust-project"]);
     expect(trusted.report.loaded.map((e) => e.note)).toContain(`package ${pkg}`);
     expect((await sandbox.run(["list"])).stdout).toContain("This workspace (not trusted: these do not load)");

@@ -133,7 +133,7 @@ describe("prompt templates", () => {
     const response = await p.waitFor((l) => l.id === "1");
     p.end();
     await p.exit;
-    expect(response.data.commands.map((c: { name: string; source: string }) => [c.name, c.source])).toEqual([["review", "prompt"], ["skill:deploy", "skill"]]);
+    expect(response.data.commands.map((c: { name: string; source: string }) => [c.name, c.source])).toEqual([["agents", "extension"], ["review", "prompt"], ["skill:deploy", "skill"]]);
   }, 60_000); // three runs of the real bin
 
   it("with enableSkillCommands false, skills are not listed as commands but /skill:name still works", async () => {
@@ -188,7 +188,7 @@ describe("--tools", () => {
     rmSync(log);
     const r = await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "--tools", "read,nope", "-p", "hi"], { env });
     expect(calls()[0]!.tools).toEqual(["read"]);
-    expect(r.stderr).toContain("mypi: no tool named nope (registered: read, write, edit, bash, grep, find, ls); the others are offered");
+    expect(r.stderr).toContain("mypi: no tool named nope (registered: read, write, edit, bash, grep, find, ls, agent); the others are offered");
   }, 80_000); // four runs
 });
 

@@ -113,7 +113,7 @@ describe.concurrent("RPC mode", () => {
     ]);
     expect(responses[0]!.error).toMatch(/^Failed to parse command: /);
     expect(responses[1]!.error).toMatch(/^Unknown command: teleport\./);
-    expect(responses[3]!.data).toEqual({ commands: [{ name: "release", description: "Let the gate tool finish.", source: "extension", extension: "gate-extension", path: gate, sourceInfo: { path: gate, source: "local", scope: "temporary", origin: "top-level" } }] });
+    expect(responses[3]!.data).toEqual({ commands: [expect.objectContaining({ name: "agents", source: "extension", extension: "subagents" }), { name: "release", description: "Let the gate tool finish.", source: "extension", extension: "gate-extension", path: gate, sourceInfo: { path: gate, source: "local", scope: "temporary", origin: "top-level" } }] });
     expect(end.finalText).toBe("Still here.");
   });
 
@@ -182,9 +182,10 @@ describe.concurrent("RPC mode", () => {
       const p = sandbox.spawn(["--mode", "rpc", "--model", "openai:fake-model", "--base-url", server.baseURL, "--no-session"], { env: { OPENAI_API_KEY: "fake" } });
       p.send({ id: "st", type: "get_state" });
       const state = await p.waitFor((l) => l.id === "st");
+      // The registry's entry for openai:<name> against another server: nothing known of the model, Pi's defaults.
       expect(state.data.model).toEqual({
         id: "fake-model", name: "fake-model", api: "openai-completions", provider: "openai", baseUrl: server.baseURL, reasoning: false,
-        input: ["text", "image"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128_000, maxTokens: 128_000,
+        input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128_000, maxTokens: 16_384,
       });
       expect(state.data.autoCompactionEnabled).toBe(true);
       // Retries off: a 503 ends the run at once, after one request.

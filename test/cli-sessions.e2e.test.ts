@@ -86,7 +86,7 @@ describe("session commands in a terminal", () => {
     await t.see(new RegExp(String.raw`assistant: Answer one\.\n─{20,}\n\n─`));
 
     t.type("/session\r");
-    await t.see(new RegExp(String.raw`messages {2}2: 1 user, 1 assistant, 0 tool results\ntool calls 0\n─{20,}\n\n─`));
+    await t.see(new RegExp(String.raw`messages {2}2: 1 user, 1 assistant, 0 tool results\ntool calls 0\ntokens {4}\d+: \d+ in, \d+ out\ncost {6}unknown \(no message carried a cost[^\n]*\n─{20,}\n\n─`));
     expect(t.screen()).toContain(`file      ${forked}`);
     t.type("/export view.html\r");
     await t.see(new RegExp(String.raw`exported to \S+view\.html\n─{20,}\n\n─`));

@@ -68,7 +68,7 @@ describe("an untrusted workspace", { timeout: 60_000 }, () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe(SKIPPED(w.sandbox.ws, ".mypi/extensions"));
     const report = JSON.parse(r.stdout) as { loaded: { name: string }[]; skipped: unknown[] };
-    expect(report.loaded.map((e) => e.name)).toEqual(["builtin-tools"]);
+    expect(report.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents"]);
     expect(report.skipped).toEqual([{ path: join(w.sandbox.ws, ".mypi", "extensions", "x.ts"), reason: "untrusted workspace" }]);
     const text = await w.sandbox.run(["extensions"]);
     expect(text.stdout).toContain(`Skipped (1), the workspace is not trusted (--trust-project or \`mypi trust\` loads them):\n  ${join(w.sandbox.ws, ".mypi", "extensions", "x.ts")}\n`);
@@ -156,7 +156,7 @@ export default function (pi) {
     w.sandbox.file(join(w.sandbox.ws, ".mypi", "settings.json"), JSON.stringify({ sandbox: { enabled: true, network: true, onUnavailable: "unsandboxed" } }));
     const r = await w.sandbox.run(["extensions", "--json", "-e", yes]);
     const report = JSON.parse(r.stdout) as { loaded: { name: string }[]; sandbox: { enabled: boolean; network?: boolean } };
-    expect(report.loaded.map((e) => e.name)).toEqual(["builtin-tools", "x", "yes"]);
+    expect(report.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents", "x", "yes"]);
     expect([report.sandbox.enabled, report.sandbox.network]).toEqual([true, true]);
     // A run: the workspace's extension starts once, in the set that loaded again.
     const run = await w.run(["-e", yes]);
@@ -174,7 +174,7 @@ export default function (pi) {
     w.sandbox.file(join(w.sandbox.ws, ".mypi", "extensions", "p.ts"), `export default function (pi) { pi.on("tool_call", () => undefined); }\n`);
     const r = await w.sandbox.run(["extensions", "--json", "-e", cli]);
     const report = JSON.parse(r.stdout) as { loaded: { name: string }[]; order: Record<string, string[]> };
-    expect(report.loaded.map((e) => e.name)).toEqual(["builtin-tools", "g", "p", "x", "cli"]);
+    expect(report.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents", "g", "p", "x", "cli"]);
     expect(report.order.tool_call).toEqual(["g", "p", "cli"]);
   });
 });

@@ -149,7 +149,7 @@ export default (pi) => pi.registerTool(defineTool({ name: "hello", description: 
     const end = events.find((e: { type: string }) => e.type === "tool_execution_end");
     expect(end.result.content[0].text).toBe("HELLO THERE");
     const listed = output(mypi(["extensions", "--json", ...TRUST, "-e", "mypi-hello", "-e", "permission-gate"], { cwd: ws }));
-    expect(listed.loaded.map((e: { name: string }) => e.name)).toEqual(["builtin-tools", "shout", "hello", "permission-gate"]);
+    expect(listed.loaded.map((e: { name: string }) => e.name)).toEqual(["builtin-tools", "subagents", "shout", "mypi-hello", "permission-gate"]);
   });
 
   it("starts an MCP server configured by mcp.json alone", () => {

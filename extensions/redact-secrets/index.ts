@@ -52,6 +52,8 @@ const DESCRIBING_WORDS = new Set([
   "count", "len", "length", "min", "max", "limit", "size", "type", "kind", "name", "label", "field",
   "file", "path", "dir", "url", "uri", "endpoint", "header", "prefix", "ttl", "timeout",
 ]);
+/** How many texts and names the memos keep (`redactText`, `isSecretName`). */
+const MEMO_ENTRIES = 4096;
 /** The shell's working directory, in every `env` listing: `pwd` here is not a password. */
 const SHELL_PWD = "PWD";
 
@@ -70,11 +72,17 @@ function hasSecretWord(parts: readonly string[]): boolean {
   return parts.some((part, i) => SECRET_WORDS.has(part) || SECRET_WORDS.has(part + (parts[i + 1] ?? "")));
 }
 
+/** Names seen recently (the keys of every object `redactDeep` walks: few, and the same ones again and again). */
+const secretNames = new Map<string, boolean>();
+
 function isSecretName(name: string): boolean {
-  if (name === SHELL_PWD) return false;
+  const known = secretNames.get(name);
+  if (known !== undefined) return known;
   const parts = nameParts(name);
-  if (DESCRIBING_WORDS.has(parts.at(-1) ?? "")) return false;
-  return hasSecretWord(parts);
+  const secret = name !== SHELL_PWD && !DESCRIBING_WORDS.has(parts.at(-1) ?? "") && hasSecretWord(parts);
+  if (secretNames.size >= MEMO_ENTRIES) secretNames.clear();
+  secretNames.set(name, secret);
+  return secret;
 }
 
 /** Shorter values are placeholders or flags (`on`, `None`), and too short to be worth hiding. */
@@ -194,8 +202,34 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { kind: "secret-assignment", pattern: SECRET_ASSIGNMENT, keep: 1, accept: acceptSecretAssignment },
 ];
 
+/**
+ * What `redactText` answered for texts it saw recently. A context handler reads the whole history
+ * before every model call, so the same texts come back call after call (and a replay of recorded
+ * sessions feeds every call's history in a row): the patterns run once per text. Bounded in
+ * entries and characters (it holds texts the history holds anyway), emptied when full.
+ */
+const memo = new Map<string, string>();
+const MEMO_CHARACTERS = 8 * 1024 * 1024;
+let memoCharacters = 0;
+
 /** Replace every secret in `text`. Returns the same string when nothing matched. */
 export function redactText(text: string): string {
+  const known = memo.get(text);
+  if (known !== undefined) return known;
+  const out = redactUncached(text);
+  const size = text.length + (out === text ? 0 : out.length);
+  if (size <= MEMO_CHARACTERS / 16) {
+    if (memo.size >= MEMO_ENTRIES || memoCharacters + size > MEMO_CHARACTERS) {
+      memo.clear();
+      memoCharacters = 0;
+    }
+    memo.set(text, out);
+    memoCharacters += size;
+  }
+  return out;
+}
+
+function redactUncached(text: string): string {
   let out = text;
   for (const { kind, pattern, keep, accept } of SECRET_PATTERNS) {
     pattern.lastIndex = 0;

@@ -36,6 +36,7 @@ export function fakeCtx(over: Partial<ExtensionContext> = {}): ExtensionContext 
     getSystemPrompt: () => "",
     getContextUsage: () => undefined,
     isProjectTrusted: () => false,
+    agentPath: ["root"],
   };
   return { ...base, ...over };
 }

@@ -1,9 +1,9 @@
 /**
  * Spawning the real `mypi` bin in end-to-end tests. Every run gets `MYPI_HOME` in a temporary
- * folder (nothing touches the real home) and no `OPENAI_API_KEY` unless the test gives one.
- * The bin is the compiled one (packages/cli/bin/mypi.mjs), which test/global-setup.ts builds
- * before the tests start; the TypeScript sources through jiti (`MYPI_DEV_BIN`) are for the tests
- * of the dev bin itself.
+ * folder (nothing touches the real home) and no `OPENAI_API_KEY` or `ANTHROPIC_API_KEY` unless
+ * the test gives one. The bin is the compiled one (packages/cli/bin/mypi.mjs), which
+ * test/global-setup.ts builds before the tests start; the TypeScript sources through jiti
+ * (`MYPI_DEV_BIN`) are for the tests of the dev bin itself.
  *
  *   const sandbox = createSandbox();                  // temp root with home/ and ws/ (the workspace)
  *   const script = sandbox.script([{ text: "Hi" }]);  // a scripted model file
@@ -91,6 +91,7 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
   };
   delete env.OPENAI_API_KEY;
   delete env.OPENAI_BASE_URL;
+  delete env.ANTHROPIC_API_KEY;
   delete env.MYPI_MODEL;
   let scripts = 0;
 

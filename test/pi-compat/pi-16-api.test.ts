@@ -29,7 +29,7 @@ const PI_16_EVENTS = [
 /** Of those, the ones mypi never emits (each reported once when an extension listens to it). */
 const NOT_EMITTED = [
   "session_compact_failed", "mcp_servers_change", "context_with_system", "cache_warming_decision",
-  "provider_stream_event", "agent_before_settle", "ui_prompt_start", "ui_prompt_end", "thinking_level_select",
+  "provider_stream_event", "agent_before_settle", "ui_prompt_start", "ui_prompt_end",
 ];
 
 /**
@@ -418,7 +418,7 @@ describe("Pi 1.x behaviours", () => {
     expect(started).toEqual(["left", "right"]);
   });
 
-  it("ctx.modelRegistry finds the registered providers' models and refuses model calls and credentials", async () => {
+  it("ctx.modelRegistry finds the known and the registered providers' models as Pi's Model objects, and refuses model calls and credentials", async () => {
     const seen: unknown[] = [];
     const { host, mine } = await hostWith((pi) => {
       (pi as unknown as { registerProvider(n: string, c: unknown): void }).registerProvider("local", { baseUrl: "http://127.0.0.1:9/v1", apiKey: "k", api: "openai-completions", models: [{ id: "small", name: "Small" }] });
@@ -433,14 +433,18 @@ describe("Pi 1.x behaviours", () => {
     await host.start();
     await host.shutdown();
     expect(seen).toEqual([
-      { id: "small", name: "Small", provider: "local", api: "openai-completions", baseUrl: "http://127.0.0.1:9/v1" },
-      undefined,
+      {
+        id: "small", name: "Small", api: "openai-completions", provider: "local", baseUrl: "http://127.0.0.1:9/v1", reasoning: false, input: ["text"],
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128_000, maxTokens: 16_384,
+      },
+      expect.objectContaining({ id: "gpt-5", provider: "openai", api: "openai-responses", reasoning: true, cost: { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 } }),
       true,
-      [expect.stringMatching(/^scripted\//), "local/small"],
+      expect.arrayContaining([expect.stringMatching(/^scripted\//), "anthropic/claude-sonnet-5-5", "openai/gpt-5", "local/small"]),
       "ctx.modelRegistry.complete is not available in mypi: extensions cannot call a model directly; the host owns the model (see docs/pi-compat.md)",
       "ctx.modelRegistry.getApiKeyForProvider is not available in mypi: provider credentials stay with the host (see docs/pi-compat.md)",
     ]);
-    expect(mine().filter((d) => d.includes("ctx.modelRegistry"))).toHaveLength(1);
+    // Each host feature is reported once, on its own line.
+    expect(mine().filter((d) => d.includes("ctx.modelRegistry")).map((d) => d.split(":")[1]!.trim())).toEqual(["ctx.modelRegistry.complete", "ctx.modelRegistry.getApiKeyForProvider"]);
   });
 
   it("session_before_compact and session_compact say why (manual), session_before_fork says where (before)", async () => {
@@ -503,7 +507,7 @@ describe("Pi's tool factories", () => {
       writeFileSync(join(dir, "notes.txt"), "remember the milk\n");
       const diagnostics: string[] = [];
       const manager = new ExtensionManager({ cwd: dir, onDiagnostic: (d) => diagnostics.push(d) });
-      await manager.loadExtension(createBuiltinTools({ root: dir }), "builtin-tools");
+      await manager.loadExtension(createBuiltinTools({ root: dir }), "builtin-tools", { replaceable: true });
       const seen: unknown[] = [];
       const { failed } = await manager.loadExtension((pi) => {
         const agent = piVirtualModules(() => {}, { cwd: dir, tools: () => manager.tools(), diagnostic: (d) => diagnostics.push(d) })["@earendil-works/pi-coding-agent"] as Record<string, (...a: unknown[]) => any>;

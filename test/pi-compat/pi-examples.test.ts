@@ -93,7 +93,7 @@ function settleWithin<T>(work: Promise<T>, ms: number): Promise<T | "timeout"> {
 async function runExample(release: string, example: { name: string; path: string }, ws: string): Promise<Outcome> {
   const diagnostics: string[] = [];
   const manager = new ExtensionManager({ cwd: ws, mode: "json", onDiagnostic: (d) => diagnostics.push(d), loadTimeoutMs: 20_000 });
-  await manager.loadExtension(createBuiltinTools({ root: ws }), "builtin-tools");
+  await manager.loadExtension(createBuiltinTools({ root: ws }), "builtin-tools", { replaceable: true });
   const { failed } = await manager.load([example.path]);
   const outcome: Outcome = { release, example: example.name, loaded: failed.length === 0, errors: [], commands: [], tui: false, host: [] };
   if (failed.length) {

@@ -233,7 +233,7 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
       thinking: "off",
       modelSet: false,
       active: ["read", "probe_ctx"],
-      all: ["bash", "edit", "find", "grep", "ls", "probe_ctx", "read", "write"],
+      all: ["agent", "bash", "edit", "find", "grep", "ls", "probe_ctx", "read", "write"],
     });
   });
 
@@ -263,6 +263,7 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
 
     p.send({ id: "c", type: "get_commands" });
     expect((await p.waitFor((l) => l.id === "c")).data.commands.map((c: Event) => [c.name, c.source, c.extension])).toEqual([
+      ["agents", "extension", "subagents"],
       ["pirate", "extension", "pirate"],
       ["bookmark", "extension", "bookmark"],
     ]);

@@ -6,7 +6,9 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anthropicResponse } from "../helpers/fake-anthropic.ts";
 import { chatResponse, startFakeOpenAI, type FakeOpenAIServer } from "../helpers/fake-openai.ts";
+import { responsesResponse } from "../helpers/fake-responses.ts";
 import { createSandbox } from "../helpers/mypi.ts";
 
 const sandbox = createSandbox("mypi-pi-providers-");
@@ -41,7 +43,8 @@ export default function (pi) {
 const lastRequest = () => server.requests[server.requests.length - 1]!;
 const body = () => lastRequest().body as { model: string };
 
-describe("pi.registerProvider (openai-completions)", () => {
+// Several tests start mypi more than once: on a busy machine that alone can pass vitest's default 20 s.
+describe("pi.registerProvider", { timeout: 90_000 }, () => {
   it("--model local/small reaches the provider with the key from $VAR, its headers, and never the host's OPENAI_API_KEY", async () => {
     const ext = providerExtension("var.ts", "$LOCAL_KEY");
     server.push(chatResponse({ text: "from local" }));
@@ -85,13 +88,15 @@ describe("pi.registerProvider (openai-completions)", () => {
     expect(JSON.stringify(lastRequest().body)).toContain("now large true false");
   });
 
-  it("an unknown provider or model is a usage error naming what is registered", async () => {
+  it("an unknown provider is a usage error naming the providers; a model the provider does not list is used as a custom id, with a warning (Pi's fallback)", async () => {
     const ext = providerExtension("known.ts", "sk-literal");
     const unknownProvider = await sandbox.run(["-e", ext, "--no-session", "--model", "remote/small", "-p", "hi"]);
-    expect(unknownProvider.code).not.toBe(0);
-    expect(unknownProvider.stderr).toContain('no provider "remote" for --model remote/small: providers come from extensions (pi.registerProvider); registered: local');
+    expect(unknownProvider.code).toBe(2);
+    expect(unknownProvider.stderr).toContain('mypi: --model: no provider "remote" (providers: anthropic, openai, local); `mypi models` lists the models.');
+    server.push(chatResponse({ text: "huge here" }));
     const unknownModel = await sandbox.run(["-e", ext, "--no-session", "--model", "local/huge", "-p", "hi"]);
-    expect(unknownModel.stderr).toContain('provider local (from known) has no model "huge"; its models: small, large');
+    expect(unknownModel.stderr).toBe('mypi: --model: model "huge" is not in the registry for provider local; using it as a custom model id (its limits and prices are unknown)\n');
+    expect([unknownModel.code, unknownModel.stdout.trim(), body().model]).toEqual([0, "huge here", "huge"]);
   });
 
   it("before_provider_headers changes the request's headers and after_provider_response sees the status, for openai: and registered providers", async () => {
@@ -112,13 +117,14 @@ describe("pi.registerProvider (openai-completions)", () => {
     expect(readFileSync(log, "utf8").trim().split("\n")).toEqual(['[200,"object"]', '[200,"object"]']);
   });
 
-  it("refuses OAuth, other APIs and the host's OPENAI_API_KEY with the reason, and the extension still loads", async () => {
+  it("refuses OAuth, other APIs, mypi's own providers and the host's keys with the reason, and the extension still loads", async () => {
     const ext = sandbox.file(
       "refused.ts",
       `
 export default function (pi) {
   pi.registerProvider("corp", { baseUrl: "https://ai.corp.example", api: "openai-completions", models: [{ id: "m" }], oauth: { name: "SSO", login: async () => ({}) } });
-  pi.registerProvider("claude", { baseUrl: "https://proxy.example", apiKey: "k", api: "anthropic-messages", models: [{ id: "m" }] });
+  pi.registerProvider("gemini", { baseUrl: "https://proxy.example", apiKey: "k", api: "google-generative-ai", models: [{ id: "m" }] });
+  pi.registerProvider("anthropic", { baseUrl: "https://proxy.example", models: [{ id: "m" }] });
   pi.registerProvider("sneaky", { baseUrl: "https://proxy.example", apiKey: "$OPENAI_API_KEY", api: "openai-completions", models: [{ id: "m" }] });
   pi.registerCommand("alive", { handler: async () => {} });
 }
@@ -128,8 +134,37 @@ export default function (pi) {
     expect(r.code).toBe(0);
     expect(r.stderr.trim().split("\n")).toEqual([
       'mypi: refused: pi.registerProvider("corp") refused: OAuth providers (Pi\'s /login) are not supported in mypi; give an apiKey instead (see docs/pi-compat.md)',
-      'mypi: refused: pi.registerProvider("claude") refused: api "anthropic-messages" is not supported; mypi speaks "openai-completions" (OpenAI Chat Completions) only (see docs/pi-compat.md)',
-      'mypi: refused: pi.registerProvider("sneaky") refused: the host\'s OPENAI_API_KEY is not handed to custom providers; give the provider its own variable ($MY_PROVIDER_KEY) (see docs/pi-compat.md)',
+      'mypi: refused: pi.registerProvider("gemini") refused: api "google-generative-ai" is not supported; mypi speaks "openai-completions", "openai-responses" and "anthropic-messages" (see docs/pi-compat.md)',
+      'mypi: refused: pi.registerProvider("anthropic") refused: "anthropic" is mypi\'s own provider; register yours under another name (a proxy for it goes in settings: providers.anthropic.baseUrl) (see docs/pi-compat.md)',
+      'mypi: refused: pi.registerProvider("sneaky") refused: the host\'s own API keys are not handed to an extension\'s provider; give the provider its own variable ($MY_PROVIDER_KEY) (see docs/pi-compat.md)',
     ]);
+  });
+
+  it("providers of all three protocols load, are listed by `mypi models`, and each answers in its own protocol with its own key", async () => {
+    const ext = sandbox.file(
+      "three.ts",
+      `
+export default function (pi) {
+  pi.registerProvider("chat", { baseUrl: ${JSON.stringify(server.baseURL)}, apiKey: "k1", api: "openai-completions", models: [{ id: "c1", contextWindow: 32000, cost: { input: 1, output: 2 } }] });
+  pi.registerProvider("resp", { baseUrl: ${JSON.stringify(server.baseURL)}, apiKey: "k2", api: "openai-responses", models: [{ id: "r1", reasoning: true }] });
+  pi.registerProvider("claude", { baseUrl: ${JSON.stringify(server.rootURL)}, apiKey: "k3", api: "anthropic-messages", models: [{ id: "a1", reasoning: true, thinkingLevelMap: { xhigh: "xhigh" } }] });
+}
+`,
+    );
+    const listed = await sandbox.run(["models", "-e", ext, "--json"]);
+    expect(listed.code).toBe(0);
+    const models = JSON.parse(listed.stdout) as { provider: string; id: string; api: string }[];
+    expect(models.map((m) => [`${m.provider}/${m.id}`, m.api])).toEqual([
+      ["chat/c1", "openai-completions"],
+      ["claude/a1", "anthropic-messages"],
+      ["resp/r1", "openai-responses"],
+    ]);
+    server.push(responsesResponse({ text: "from responses" }), anthropicResponse({ text: "from messages" }));
+    const resp = await sandbox.run(["-e", ext, "--no-session", "--model", "resp/r1", "-p", "hi"]);
+    expect([resp.code, resp.stdout.trim()]).toEqual([0, "from responses"]);
+    expect([lastRequest().path, lastRequest().headers.authorization, body().model]).toEqual(["/v1/responses", "Bearer k2", "r1"]);
+    const claude = await sandbox.run(["-e", ext, "--no-session", "--model", "claude/a1:xhigh", "-p", "hi"]);
+    expect([claude.code, claude.stdout.trim()]).toEqual([0, "from messages"]);
+    expect([lastRequest().path, lastRequest().headers.authorization, body().model]).toEqual(["/v1/messages", "Bearer k3", "a1"]);
   });
 });

@@ -6,12 +6,12 @@
  * extensions load. So parsing runs twice: once without them (unknown `--x` tokens are collected,
  * not yet fatal), then again with the registered flags, where anything still unknown is an error.
  */
-import { homedir } from "node:os";
-import { join } from "node:path";
 import { parseBatchArgs, type BatchArgs } from "./batch/args.ts";
+import { applyPiOption, expandHome, PI_OPTIONS, PI_SHORT, REFUSED } from "./pi-flags.ts";
+import { toolList, toolListProblem } from "./tool-selection.ts";
 
 export type Mode = "print" | "json" | "rpc" | "interactive";
-export type Command = "run" | "extensions" | "demo" | "help" | "version" | "batch" | "worker";
+export type Command = "run" | "extensions" | "models" | "agents" | "demo" | "help" | "version" | "batch" | "worker" | "export";
 
 export interface CliArgs {
   command: Command;
@@ -22,11 +22,23 @@ export interface CliArgs {
   /** Positional words joined by spaces; blank words are no prompt. */
   prompt?: string;
   model?: string;
+  /** `--model` came from the command line (a settings `model` is a default a resumed session overrides). */
+  modelFromFlag?: boolean;
+  /** `--provider`: look `--model` up among this provider's models only. */
+  provider?: string;
+  /** `--api-key`: the key of the chosen model's provider, for this run only. */
+  apiKey?: string;
+  /** `--thinking`: off, minimal, low, medium, high, xhigh (or Pi's max); clamped to the model. */
+  thinking?: string;
+  /** `--models a,b`: the patterns Ctrl+P and RPC `cycle_model` go through. */
+  models?: string[];
   baseUrl?: string;
   /** `-e` paths in the order given (still relative to the shell's directory; a leading `~` expanded). */
   extensions: string[];
   noExtensions: boolean;
   noBuiltinTools: boolean;
+  /** `--no-subagents`: do not load the subagents extension (the `agent` tool, docs/subagents.md). */
+  noSubagents: boolean;
   /** `--strict-extensions`: an extension that fails to load ends every mode's start (exit 2). */
   strictExtensions: boolean;
   /** `--allow-failed-extensions`: run without it, with a warning, print and JSON modes included. */
@@ -47,10 +59,35 @@ export interface CliArgs {
   trustProject?: boolean;
   /** `--append-system-prompt`, in order: text, or the path of a file to read (decided in `run.ts`). */
   appendSystemPrompt: string[];
-  /** `--tools a,b`: the allowlist of tools the model is offered; `--no-tools` is `[]`. */
+  /**
+   * `--tools a,b*` (Pi's `-t`): the allowlist of tools the model is offered, names or `*`
+   * patterns; or only `+name` / `-name` entries, which add to or take from all tools. `--no-tools` is `[]`.
+   */
   tools?: string[];
+  /** `--exclude-tools` (`-xt`): names or `*` patterns the model is never offered. */
+  excludeTools: string[];
   noContextFiles: boolean;
-  /** `mypi extensions --json`. */
+  /** `--no-skills`: only the `--skill` paths (and what extensions add) load. */
+  noSkills: boolean;
+  /** `--skill PATH`, repeatable (still relative to the shell's directory). */
+  skills: string[];
+  /** `--no-prompt-templates`: only the `--prompt-template` paths (and what extensions add) load. */
+  noPromptTemplates: boolean;
+  /** `--prompt-template PATH`, repeatable. */
+  promptTemplates: string[];
+  /** `--session-id ID`: the workspace's session with exactly this id, created under it when missing. */
+  sessionId?: string;
+  /** `--fork FILE|ID`: a new session starting from a copy of that session's current branch. */
+  fork?: string;
+  /** `--session-dir DIR`: where sessions are kept and looked up (default `$MYPI_HOME/sessions/<workspace>`). */
+  sessionDir?: string;
+  /** `--name` / `-n`: the session's display name. */
+  name?: string;
+  /** `--no-mcp`: the shipped mcp extension does not load (no MCP servers, no MCP tools). */
+  noMcp: boolean;
+  /** `--export FILE [OUT]` (Pi's spelling of `mypi export`): the words after it. */
+  exportArgs?: string[];
+  /** `mypi extensions --json`, `mypi models --json`, `mypi agents --json`. */
   json: boolean;
   /** `--sandbox` (true) / `--no-sandbox` (false); undefined = as the settings say. */
   sandbox?: boolean;
@@ -84,10 +121,16 @@ const OPTIONS: Record<string, FlagKind> = {
   print: "boolean",
   mode: "string",
   model: "string",
+  provider: "string",
+  "api-key": "string",
+  thinking: "string",
+  models: "string",
+  "list-models": "boolean",
   "base-url": "string",
   extension: "string",
   "no-extensions": "boolean",
   "no-builtin-tools": "boolean",
+  "no-subagents": "boolean",
   "strict-extensions": "boolean",
   "allow-failed-extensions": "boolean",
   verbose: "boolean",
@@ -105,6 +148,7 @@ const OPTIONS: Record<string, FlagKind> = {
   tools: "string",
   "no-tools": "boolean",
   "no-context-files": "boolean",
+  ...PI_OPTIONS,
   json: "boolean",
   sandbox: "boolean",
   "no-sandbox": "boolean",
@@ -113,9 +157,10 @@ const OPTIONS: Record<string, FlagKind> = {
   help: "boolean",
   version: "boolean",
 };
-const SHORT: Record<string, string> = { p: "print", e: "extension", c: "continue", r: "resume", h: "help", v: "version" };
+const SHORT: Record<string, string> = { p: "print", e: "extension", c: "continue", r: "resume", h: "help", v: "version", ...PI_SHORT };
 const MODES: readonly Mode[] = ["print", "json", "rpc", "interactive"];
-const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", demo: "demo", help: "help" };
+const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", models: "models", agents: "agents", demo: "demo", help: "help" };
+const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /**
  * Parse `argv` (without `node` and the script). `extensionFlags` are the flags extensions
@@ -128,6 +173,7 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     extensions: [],
     noExtensions: false,
     noBuiltinTools: false,
+    noSubagents: false,
     strictExtensions: false,
     allowFailedExtensions: false,
     verbose: false,
@@ -135,7 +181,13 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     resume: false,
     noSession: false,
     appendSystemPrompt: [],
+    excludeTools: [],
     noContextFiles: false,
+    noSkills: false,
+    skills: [],
+    noPromptTemplates: false,
+    promptTemplates: [],
+    noMcp: false,
     json: false,
     sandboxWrite: [],
     sandboxNetwork: false,
@@ -188,6 +240,15 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
       continue;
     }
     let value: string | true = true;
+    if (name === "export") {
+      // Pi: `--export FILE [OUT]`: the words after it are its own.
+      const rest = [...(inline !== undefined ? [inline] : []), ...argv.slice(i + 1)];
+      if (rest.length === 0 || rest[0]!.startsWith("-")) return usageError(`--export needs the session file (or id) to export: --export FILE [OUT.html]. ${HELP_HINT}`);
+      args.command = "export";
+      args.exportArgs = rest.slice(0, 2);
+      i = argv.length;
+      break;
+    }
     if (kind === "string") {
       if (inline !== undefined) value = inline;
       else {
@@ -231,6 +292,27 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       return;
     case "model":
       args.model = text.startsWith("scripted:") ? `scripted:${expandHome(text.slice("scripted:".length))}` : text;
+      args.modelFromFlag = true;
+      return;
+    case "provider":
+      args.provider = text;
+      return;
+    case "api-key":
+      args.apiKey = text;
+      return;
+    case "thinking":
+      if (!THINKING.includes(text)) return `--thinking must be one of ${THINKING.join(", ")} (got "${text}").`;
+      args.thinking = text;
+      return;
+    case "models": {
+      const patterns = text.split(",").map((p) => p.trim()).filter(Boolean);
+      if (patterns.length === 0) return `--models takes model patterns separated by commas (got "${text}"): anthropic/*, gpt-5.5, *sonnet*:high`;
+      args.models = patterns;
+      return;
+    }
+    case "list-models":
+      // Pi's spelling of `mypi models`: the words after it are the search.
+      args.command = "models";
       return;
     case "base-url":
       args.baseUrl = text;
@@ -243,6 +325,9 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       return;
     case "no-builtin-tools":
       args.noBuiltinTools = true;
+      return;
+    case "no-subagents":
+      args.noSubagents = true;
       return;
     case "strict-extensions":
       args.strictExtensions = true;
@@ -296,8 +381,10 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       return;
     case "tools": {
       if (args.tools !== undefined) return "give --tools once (a comma-separated list), or --no-tools.";
-      const names = text.split(",").map((n) => n.trim()).filter(Boolean);
-      if (names.length === 0) return `--tools takes tool names separated by commas (got "${text}"); --no-tools offers none.`;
+      const names = toolList(text);
+      if (names.length === 0) return `--tools takes tool names or patterns separated by commas (got "${text}"); --no-tools offers none.`;
+      const problem = toolListProblem(names);
+      if (problem) return `--tools ${text}: ${problem}.`;
       args.tools = names;
       return;
     }
@@ -331,7 +418,7 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       args.command = "version";
       return;
   }
-  return `unknown option --${name}. ${HELP_HINT}`;
+  return name in PI_OPTIONS ? applyPiOption(args, name, value, applyOption) : `unknown option --${name}. ${HELP_HINT}`;
 }
 
 /** Seconds as a plain decimal number (`90`, `0.5`), ≥ 0; anything else is undefined. */
@@ -339,30 +426,24 @@ export function toolTimeoutSeconds(text: string): number | undefined {
   return /^\d+(\.\d+)?$/.test(text) ? Number(text) : undefined;
 }
 
-/**
- * A leading `~` or `~/` is the home folder. The shell expands it in `--cwd ~/x` but not in
- * `--cwd=~/x` or `scripted:~/x`, so the same path would work one way and not the other.
- */
-function expandHome(path: string): string {
-  return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
-}
 
 /** `wordsKnown`: the positional words are surely the prompt (no flag of unknown kind before them). */
 function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
-  const sessionChoices = [args.session !== undefined, args.continue, args.resume, args.noSession].filter(Boolean).length;
-  if (sessionChoices > 1) return usageError("choose one of --session FILE|ID, --continue, --resume and --no-session.");
+  if (args.command === "export") return { ok: true, args };
+  const sessionChoices = [args.session !== undefined, args.continue, args.resume, args.noSession, args.sessionId !== undefined, args.fork !== undefined].filter(Boolean).length;
+  if (sessionChoices > 1) return usageError("choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session.");
   if (args.strictExtensions && args.allowFailedExtensions) return usageError("choose one of --strict-extensions and --allow-failed-extensions.");
-  if (args.model !== undefined && !/^(openai|scripted):.+|^[^:/]+\/.+/.test(args.model)) {
-    return usageError(`--model must be openai:<name>, scripted:<file> or <provider>/<model> (got "${args.model}").`);
-  }
+  if (args.model !== undefined && args.model.trim() === "") return usageError("--model needs a model: provider/id, an id, openai:<name> or scripted:<file> (`mypi models` lists them).");
+  if (args.provider !== undefined && args.model === undefined) return usageError("--provider narrows --model: give --model too (e.g. --provider anthropic --model sonnet).");
+  if (args.apiKey !== undefined && args.model === undefined && args.models === undefined) return usageError("--api-key is the key of the model chosen with --model (or the first of --models): give one of them too.");
   if (args.mode === "rpc" && (args.print || (wordsKnown && args.prompt !== undefined))) {
     return usageError("--mode rpc reads its prompts from stdin; drop -p and the prompt.");
   }
-  if (args.json && args.command !== "extensions") {
-    return usageError("--json belongs to `mypi extensions`; for JSON events use --mode json.");
+  if (args.json && args.command !== "extensions" && args.command !== "models" && args.command !== "agents") {
+    return usageError("--json belongs to `mypi extensions`, `mypi models` and `mypi agents`; for JSON events use --mode json.");
   }
-  if (args.command === "extensions" && wordsKnown && args.prompt !== undefined) {
-    return usageError(`\`mypi extensions\` takes no prompt (got "${args.prompt}").`);
+  if ((args.command === "extensions" || args.command === "agents") && wordsKnown && args.prompt !== undefined) {
+    return usageError(`\`mypi ${args.command}\` takes no prompt (got "${args.prompt}").`);
   }
   return { ok: true, args };
 }
@@ -396,88 +477,4 @@ export function exitCodeFor(stopReason: string): number {
       return EXIT.error;
   }
 }
-
-export const HELP = `mypi — a plugin-first agent
-
-Usage
-  mypi [prompt]                     interactive on a terminal; with a prompt and no terminal, like -p
-  mypi -p "prompt"                  print mode: run once, print the final text
-  mypi --mode json -p "prompt"      every event as one JSON line on stdout
-  mypi --mode rpc                   JSON lines on stdin (commands) and stdout (responses, events)
-  mypi extensions [--json]          extensions, handlers per slot, tools, templates, skills
-  mypi install SOURCE [--local]     install a package: npm:NAME[@VERSION], git:URL[@REF] or a path
-  mypi remove SOURCE [--local]      remove an installed package
-  mypi list                         the installed packages, global and of this workspace
-  mypi update [SOURCE]              re-install unpinned npm packages, fetch git ones
-  mypi trust [DIR]                  trust a workspace's own code (--revoke, --deny, --list)
-  mypi mcp login SERVER             OAuth login to an HTTP server of mcp.json (mypi mcp logout SERVER forgets it)
-  mypi export FILE.jsonl|ID [OUT]   a session as one self-contained HTML file (tree, tool calls, decisions)
-  mypi demo                         a scripted run in a temporary workspace (no API key needed)
-  mypi batch tasks.jsonl            many tasks side by side, results in results.jsonl (mypi batch --help)
-  mypi worker --queue redis://…     run queued batch tasks on this machine (mypi worker --help)
-
-Model
-  --model openai:<name>             an OpenAI-compatible chat model (needs OPENAI_API_KEY,
-                                    or a server given with --base-url)
-  --model scripted:<file>           replay a scripted model file (tests, demos)
-                                    default: openai:$MYPI_MODEL, else openai:gpt-4.1-mini, when
-                                    OPENAI_API_KEY is set
-  --model <provider>/<model>        a model of a provider an extension registered (pi.registerProvider)
-  --base-url URL                    the API's base URL (e.g. http://127.0.0.1:8080/v1)
-  --system-prompt TEXT              replace the whole system prompt (context files and skills too)
-  --append-system-prompt TEXT|FILE  add to the system prompt (repeatable; an existing file is read)
-  --max-turns N                     stop after N model calls in one run (default 50)
-
-Extensions and tools
-  -e, --extension PATH              load an extension file or folder (repeatable, in order)
-  --no-extensions                   skip ~/.mypi/extensions and <cwd>/.mypi/extensions (-e still loads)
-  --trust-project                   load the workspace's own code and settings (.mypi/) this run
-  --no-trust-project                do not, even when the workspace is trusted
-  --no-builtin-tools                do not load read, write, edit, bash, grep, find, ls
-  --strict-extensions               an extension that fails to load is fatal in every mode (exit 2);
-                                    print and JSON modes are strict by default
-  --allow-failed-extensions         run without the extensions that failed to load (a warning)
-  --verbose                         print mode: every extension decision on stderr as it happens
-                                    (without it, one line at the end sums up blocks and rewrites)
-  --tool-timeout SECONDS            stop a tool call after this long when its tool sets no timeout
-                                    (default 600; 0: never)
-  --tools a,b                       offer the model only these tools   --no-tools  none
-  --no-context-files                do not read AGENTS.md / CLAUDE.md
-
-Sandbox (Linux, bubblewrap; also "sandbox" in settings.json)
-  --sandbox                         run bash's commands in the sandbox: only the workspace is
-                                    writable, no network, home secrets hidden, private /tmp
-  --no-sandbox                      not even when settings.json turns it on
-  --sandbox-write PATH              one more writable path (repeatable)
-  --sandbox-network                 let sandboxed commands reach the network
-
-Workspace and session
-  --cwd DIR                         the agent's workspace (default: the current directory)
-  --session FILE|ID                 this session file (created when missing), or the workspace's
-                                    session whose id starts with ID
-  -c, --continue                    continue the most recent session of this workspace
-  -r, --resume                      pick one of this workspace's sessions (interactive mode)
-  --no-session                      keep nothing on disk
-
-  -h, --help                        this text        -v, --version   the version
-
-Paths given to -e and scripted: resolve against the shell's directory; --cwd is the agent's
-workspace. MYPI_HOME (default ~/.mypi) holds sessions/, extensions/, packages/, skills/, prompts/,
-settings.json, trust.json, AGENTS.md, SYSTEM.md and APPEND_SYSTEM.md (docs/resources.md). A
-workspace's .mypi/extensions, .mypi/settings.json and the packages it names load only once it is
-trusted: interactive mode asks; other modes need --trust-project or \`mypi trust\`.
-Commands the agent runs do not see OPENAI_API_KEY; MYPI_PASS_ENV=OPENAI_API_KEY passes it.
-
-Exit codes: 0 completed, handled or terminated, 1 error / blocked / max turns, 2 usage error (an
-extension that failed to load, in print and JSON modes), 130 aborted (Ctrl+C), 143 SIGTERM,
-129 SIGHUP, 141 stdout closed.
-
-Examples
-  mypi demo
-  OPENAI_API_KEY=… mypi "explain src/main.ts"
-  mypi -p "list the TODOs in this repo" --cwd ~/code/app
-  mypi --mode json -p "fix the failing test" -e ./my-policy.ts > events.jsonl
-  mypi --model openai:qwen2.5-coder --base-url http://127.0.0.1:8080/v1 -p "hello"
-  mypi --model scripted:script.json --no-session -p "go"
-  mypi extensions --json
-`;
+export { HELP } from "./help.ts";

@@ -29,7 +29,7 @@
 import { existsSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import type { LoadFailure } from "@mypi/extension-api";
+import { extensionName, type LoadFailure } from "@mypi/extension-api";
 import { findInstalledPackage, insideRoot, isPackageDir, isPackageName, readPackageManifest, type PackageManifest } from "./packages/manifest.ts";
 import { SHIPPED_EXTENSIONS, isShippedName, shippedExtensionPath } from "./shipped.ts";
 
@@ -45,6 +45,8 @@ export interface DiscoveredExtension {
   origin: ExtensionOrigin;
   /** Why it is here, for `mypi extensions`: the -e spec it came from, the file that switched it on. */
   note?: string;
+  /** The name to load it under (a package's extensions are named after the package); default its file's. */
+  name?: string;
 }
 
 export interface DiscoveryOptions {
@@ -56,6 +58,8 @@ export interface DiscoveryOptions {
   home: string;
   extensionPaths: readonly string[];
   noExtensions: boolean;
+  /** `--no-mcp`: the shipped mcp extension is left out, however it was asked for. */
+  noMcp?: boolean;
 }
 
 export interface Discovery {
@@ -73,9 +77,10 @@ export function discoverExtensions(options: DiscoveryOptions): Discovery {
     // The workspace's own mcp.json switches mcp on only in a trusted workspace (origin "project").
     const mcpConfig = [join(options.home, "mcp.json"), join(options.cwd, ".mypi", "mcp.json")].find((f) => existsSync(f));
     const byProject = mcpConfig !== undefined && mcpConfig !== join(options.home, "mcp.json");
-    if (mcpConfig !== undefined) extensions.push({ path: shippedExtensionPath("mcp"), origin: byProject ? "project" : "auto", note: `on: ${mcpConfig} exists` });
+    if (mcpConfig !== undefined && !options.noMcp) extensions.push({ path: shippedExtensionPath("mcp"), origin: byProject ? "project" : "auto", note: `on: ${mcpConfig} exists` });
   }
   for (const spec of options.extensionPaths) {
+    if (options.noMcp && spec === "mcp") continue;
     const resolved = resolveExtensionSpec(spec, options);
     if ("failure" in resolved) {
       failures.push(resolved.failure);
@@ -83,7 +88,10 @@ export function discoverExtensions(options: DiscoveryOptions): Discovery {
     }
     failures.push(...(resolved.refused ?? []));
     const origin = resolved.workspace ? "cli-project" : "cli";
-    for (const path of resolved.paths) extensions.push({ path, origin, ...(path !== resolve(options.shellCwd, spec) && { note: `-e ${spec}` }) });
+    for (const [i, path] of resolved.paths.entries()) {
+      const name = resolved.names?.[i];
+      extensions.push({ path, origin, ...(path !== resolve(options.shellCwd, spec) && { note: `-e ${spec}` }), ...(name !== undefined && { name }) });
+    }
   }
   return { extensions, failures };
 }
@@ -95,7 +103,7 @@ export function discoverExtensions(options: DiscoveryOptions): Discovery {
 export function resolveExtensionSpec(
   spec: string,
   options: Pick<DiscoveryOptions, "cwd" | "shellCwd">,
-): { paths: string[]; workspace?: true; refused?: LoadFailure[] } | { failure: LoadFailure } {
+): { paths: string[]; names?: string[]; workspace?: true; refused?: LoadFailure[] } | { failure: LoadFailure } {
   const asPath = resolve(options.shellCwd, expandHome(spec));
   if (looksLikePath(spec)) return existsSync(asPath) && isPackageWithExtensions(asPath) ? packageEntries(asPath, spec) : { paths: [asPath] };
   if (isShippedName(spec)) return { paths: [shippedExtensionPath(spec)] };
@@ -133,10 +141,10 @@ function isPackageWithExtensions(dir: string): boolean {
   if (!isDirectory(dir) || !isPackageDir(dir)) return false;
   const manifest = readPackageManifest(dir);
   if (typeof manifest === "string") return true; // reported by packageEntries
-  return manifest.declaredBy !== "folders" || !hasIndexFile(dir);
+  return (manifest.declaredBy !== "folders" && manifest.declaredBy !== "entry") || !hasIndexFile(dir);
 }
 
-function packageEntries(dir: string, spec: string): { paths: string[]; refused?: LoadFailure[] } | { failure: LoadFailure } {
+function packageEntries(dir: string, spec: string): { paths: string[]; names?: string[]; refused?: LoadFailure[] } | { failure: LoadFailure } {
   const manifest = readPackageManifest(dir);
   const name = typeof manifest === "string" ? spec : (manifest.name ?? spec);
   if (typeof manifest === "string") return { failure: { path: dir, name, code: "MYPI_BAD_PACKAGE", message: manifest } };
@@ -147,7 +155,17 @@ function packageEntries(dir: string, spec: string): { paths: string[]; refused?:
     const message = 'the package declares no extensions: add "mypi": { "extensions": ["./index.ts"] } to its package.json (Pi\'s "pi" key works too), or an extensions/ folder';
     return { failure: { path: dir, name, code: "MYPI_BAD_PACKAGE", message } };
   }
-  return refused.length > 0 ? { paths, refused } : { paths };
+  const names = manifest.name === undefined ? undefined : packageExtensionNames(manifest.name, paths);
+  return { paths, ...(names !== undefined && { names }), ...(refused.length > 0 && { refused }) };
+}
+
+/**
+ * The names a package's extensions load under: the package's name for its one extension, else
+ * `<package>/<file name>` (`@acme/tools/review`), not the folders they happen to sit in (`src`, `dist`).
+ */
+export function packageExtensionNames(pkg: string, paths: readonly string[]): string[] {
+  if (paths.length === 1) return [pkg];
+  return paths.map((p) => `${pkg}/${extensionName(isDirectory(p) ? join(p, "index.ts") : p)}`);
 }
 
 /**

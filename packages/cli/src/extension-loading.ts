@@ -12,6 +12,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { SandboxOptions } from "@mypi/builtin-tools";
+import type { ExtensionSpec } from "@mypi/extension-api";
 import type { CliArgs, Mode } from "./args.ts";
 import { discoverExtensions, type Discovery, type ExtensionOrigin } from "./discovery.ts";
 import { loadExtensionSet, redactorOf, type ExtensionSet, type LoadedExtensions, type ProjectExtensions } from "./host-builder.ts";
@@ -76,11 +77,11 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const { firstPass, io, mode, listing, cwd, firstSettings } = r;
   const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
-  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions });
+  const discovered = discoverExtensions({ cwd, shellCwd: io.cwd, home: r.home, extensionPaths: firstPass.extensions, noExtensions: firstPass.noExtensions, noMcp: firstPass.noMcp });
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
   // An -e package of the workspace's node_modules is its content too: it needs the decision.
   const trustResources = [
-    ...protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions")),
+    ...protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions") && !(firstPass.noSubagents && res.endsWith("/agents"))),
     ...workspaceSpecs(discovered),
   ];
   const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
@@ -90,10 +91,11 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   const piTerminal = mode === "interactive" && !listing ? await interactiveTerminal(io) : undefined;
   const extensionSet: ExtensionSet = {
     cwd,
-    paths: [...pathsOf(discovered, "global"), ...globalPackages.extensions.map((e) => e.path), ...pathsOf(discovered, "cli")],
+    paths: [...pathsOf(discovered, "global"), ...globalPackages.extensions.map(specOf), ...pathsOf(discovered, "cli")],
     project: projectExtensions(r, { discovered, globalPackages, globalDeclared, trustResources }, outcome),
     settings: outcome.settings,
     builtinTools: !firstPass.noBuiltinTools,
+    subagents: !firstPass.noSubagents,
     ...(r.sandbox && { sandbox: r.sandbox }),
     ...(rpcUI && { ui: rpcUI }),
     mode,
@@ -123,7 +125,7 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   loaded.failures.push(...discovered.failures, ...globalPackages.failures, ...projectPackages.failures);
   const skipped =
     trust?.trusted === false && trustResources.length > 0
-      ? { resources: trustResources, extensions: [...pathsOf(discovered, "project"), ...pathsOf(discovered, "cli-project")] }
+      ? { resources: trustResources, extensions: [...pathsOf(discovered, "project"), ...pathsOf(discovered, "cli-project")].map((e) => (typeof e === "string" ? e : e.path)) }
       : undefined;
   if (skipped) io.stderr.write(`${skippedLine(cwd, skipped.resources)}\n`);
   return { loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactLines };
@@ -153,7 +155,7 @@ function projectExtensions(
       manager.setSettings(outcome.settings);
       // A package declared globally as well already loaded with the global extensions: once is enough.
       outcome.projectPackages = packagesOf(firstPass, full.packages.filter((p) => p.file.scope === "project"), identities(known.globalDeclared));
-      return [...pathsOf(known.discovered, "project"), ...outcome.projectPackages.extensions.map((e) => e.path), ...pathsOf(known.discovered, "cli-project")];
+      return [...pathsOf(known.discovered, "project"), ...outcome.projectPackages.extensions.map(specOf), ...pathsOf(known.discovered, "cli-project")];
     },
   };
 }
@@ -163,8 +165,13 @@ function workspaceSpecs(discovered: Discovery): string[] {
   return [...new Set(discovered.extensions.filter((d) => d.origin === "cli-project").map((d) => d.note ?? d.path))];
 }
 
-function pathsOf(discovered: Discovery, origin: ExtensionOrigin): string[] {
-  return discovered.extensions.filter((d) => d.origin === origin).map((d) => d.path);
+function pathsOf(discovered: Discovery, origin: ExtensionOrigin): ExtensionSpec[] {
+  return discovered.extensions.filter((d) => d.origin === origin).map(specOf);
+}
+
+/** A path, with the name it loads under when it has one (a package's extension). */
+function specOf(e: { path: string; name?: string }): ExtensionSpec {
+  return e.name === undefined ? e.path : { path: e.path, name: e.name };
 }
 
 /** Installed packages' resources (`packages/load.ts`); none with `--no-extensions`. */

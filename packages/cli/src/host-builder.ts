@@ -13,6 +13,7 @@ import {
   formatLoadFailure,
   type ExtensionHost,
   type ExtensionHostOptions,
+  type ExtensionSpec,
   type ExtensionStreamEvent,
   type ExtensionUI,
   type HostMode,
@@ -23,16 +24,18 @@ import { createBuiltinTools, type SandboxOptions } from "@mypi/builtin-tools";
 import type { HostSession } from "./host-session.ts";
 import { listSessions } from "./session-list.ts";
 import { redactorFor } from "./redaction.ts";
-import { isShippedCompiled } from "./shipped.ts";
+import { isShippedCompiled, shippedExtensionPath } from "./shipped.ts";
 
 export interface ExtensionSet {
   /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */
   cwd: string;
-  /** Absolute paths the user chose (global ones, `-e` ones), in load order (see `discovery.ts`). */
-  paths: readonly string[];
+  /** Absolute paths the user chose (global ones, `-e` ones), in load order (see `discovery.ts`); a package's with its name. */
+  paths: readonly ExtensionSpec[];
   /** The workspace's own extensions, loaded only when it is trusted (`trust.ts`). */
   project?: ProjectExtensions;
   builtinTools: boolean;
+  /** Load the subagents extension (the `agent` tool, docs/subagents.md) after the builtin tools. */
+  subagents?: boolean;
   /** Run the builtin bash tool's commands in this sandbox. */
   sandbox?: SandboxOptions;
   flags?: Record<string, string | boolean>;
@@ -51,7 +54,7 @@ export interface ProjectExtensions {
   /** How many of the set's `paths` come before the workspace's in the load order (the global ones; `-e` paths follow). */
   after: number;
   /** Loaded after the decision whatever it is, after the workspace's (the automatic mcp, which reads the workspace's mcp.json only when trusted). */
-  afterDecision?: readonly string[];
+  afterDecision?: readonly ExtensionSpec[];
   /** The decision when it is known before loading (a flag, a saved one): extensions see it from their first line. */
   known?: boolean;
   /**
@@ -59,7 +62,7 @@ export interface ProjectExtensions {
    * `project_trust`): the workspace's entries to load (its folder's, its packages'), or
    * `undefined` when it is not trusted. Sets `ctx.isProjectTrusted()`.
    */
-  trust(manager: ExtensionManager): Promise<readonly string[] | undefined>;
+  trust(manager: ExtensionManager): Promise<readonly ExtensionSpec[] | undefined>;
 }
 
 export interface LoadedExtensions {
@@ -81,8 +84,10 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
   });
   const failures: LoadFailure[] = [];
   if (set.builtinTools) {
-    failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }) }), "builtin-tools")).failed);
+    failures.push(...(await manager.loadExtension(createBuiltinTools({ root: set.cwd, ...(set.sandbox && { sandbox: set.sandbox }) }), "builtin-tools", { replaceable: true })).failed);
   }
+  // By its file, as `-e subagents` names it, so that naming it again loads nothing twice.
+  if (set.subagents) failures.push(...(await manager.load([shippedExtensionPath("subagents")])).failed);
   const after = set.project?.after ?? set.paths.length;
   failures.push(...(await manager.load(set.paths.slice(0, after))).failed);
   const at = manager.loadOrderSize;
@@ -114,8 +119,9 @@ export function createHostSession(
   first: ExtensionHost,
   rebuild: (session?: SessionManager, fresh?: { parentSession?: string }) => Promise<ExtensionHost>,
   ready?: (host: ExtensionHost, reason: "startup" | "reload") => Promise<void>,
-): HostSession & { readonly host: ExtensionHost } {
+): HostSession & { readonly host: ExtensionHost; requestShutdown(): void } {
   let host = first;
+  const shutdown = new AbortController();
   let ui: ExtensionUI | undefined;
   const listeners = new Set<(event: ExtensionStreamEvent) => void>();
   const attach = (h: ExtensionHost) => h.agent.subscribe((event) => {
@@ -152,6 +158,9 @@ export function createHostSession(
     get agent() {
       return host.agent;
     },
+    get models() {
+      return host.models;
+    },
     subscribe(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);
@@ -174,7 +183,25 @@ export function createHostSession(
       return { loaded: r.loaded, failed: r.failed.map((f) => ({ name: f.name, error: formatLoadFailure(f) })) };
     },
     extensions: () => ({ loaded: host.manager.list(), chains: host.manager.handlerChains() }),
-    newSession: (options) => replace("new", () => rebuild(undefined, options?.parentSession !== undefined ? { parentSession: options.parentSession } : undefined)),
+    async newSession(options = {}) {
+      const { parentSession, setup, withSession, extension } = options;
+      // An extension's /clear during a run: as in Pi, the run is aborted (its end recorded in the old session) first.
+      if (extension !== undefined && host.agent.isRunning) {
+        host.agent.abort();
+        await host.manager.runtime.waitForIdle();
+      }
+      const r = await replace("new", () => rebuild(undefined, parentSession !== undefined ? { parentSession } : {}));
+      if (r.cancelled) return r;
+      if (setup) {
+        await setup(host.session);
+        host.agent.replaceMessages(host.session.buildContext());
+      }
+      const ctx = withSession && extension !== undefined ? host.manager.commandContextFor(extension) : undefined;
+      if (withSession && ctx) await withSession(ctx);
+      return r;
+    },
+    shutdownRequested: shutdown.signal,
+    requestShutdown: () => shutdown.abort(),
     async compact(customInstructions) {
       const outcome = await host.compact(customInstructions);
       switch (outcome.status) {

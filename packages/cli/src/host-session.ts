@@ -3,7 +3,7 @@
  * actions. `run.ts` builds it from the extension host; tests build it around a bare Agent.
  */
 import type { Agent, SessionManager } from "@mypi/kernel";
-import type { CommandInfo, ExtensionHostEvent, ExtensionInfo, ExtensionStreamEvent, ExtensionUI, UserBashAnswer } from "@mypi/extension-api";
+import type { CommandInfo, ExtensionHostEvent, ExtensionInfo, ExtensionStreamEvent, ExtensionUI, ModelSelection, NewSessionOptions, UserBashAnswer } from "@mypi/extension-api";
 import type { SessionSummary } from "./session-list.ts";
 
 export interface SessionState {
@@ -36,6 +36,11 @@ export interface CompactResult {
 export interface HostSession {
   /** The current agent (`newSession` replaces it). */
   readonly agent: Agent<ExtensionHostEvent>;
+  /**
+   * The model and thinking level, and the registry they come from (`/model`, RPC `set_model`, …);
+   * the same object for every session of the process. Absent in a host without a registry (a test's bare agent).
+   */
+  readonly models?: ModelSelection;
   /** Events of the current agent and of every later one. */
   subscribe(listener: (event: ExtensionStreamEvent) => void): () => void;
   state(): SessionState;
@@ -46,8 +51,17 @@ export interface HostSession {
   reload(): Promise<{ loaded: string[]; failed: { name: string; error: string }[] }>;
   /** The loaded extensions in load order, and each slot's and event's handlers in effective order with their `pre` / `post` marks. */
   extensions(): { loaded: ExtensionInfo[]; chains: HandlerChains };
-  /** A new, empty session; `parentSession` is written into its header (Pi's RPC `new_session {parentSession}`). */
-  newSession(options?: { parentSession?: string }): Promise<{ cancelled: boolean }>;
+  /**
+   * Replace the session by a new, empty one (the extensions load again): `session_before_switch`
+   * may cancel. The options are an extension's `ctx.newSession(options)` (`extension`: whose
+   * command ctx `withSession` gets in the new session).
+   */
+  newSession(options?: NewSessionOptions & { extension?: string }): Promise<{ cancelled: boolean }>;
+  /**
+   * Aborted once an extension asked the process to end (`ctx.shutdown()`): the long-lived modes
+   * end as at the end of their input, once the agent is idle (print and JSON end anyway).
+   */
+  readonly shutdownRequested?: AbortSignal;
   compact(customInstructions?: string): Promise<CompactResult>;
   setSessionName(name: string): void;
   fork(entryId: string): Promise<{ cancelled: boolean }>;

@@ -35,6 +35,10 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     const { runMcpCommand } = await import("./mcp-command.ts");
     return await runMcpCommand(argv.slice(1), io);
   }
+  if (first === "replay") {
+    const { runReplayCommand } = await import("./replay-command.ts");
+    return await runReplayCommand(argv.slice(1), io);
+  }
   if (first === "export") {
     const { runExportCommand } = await import("./export/command.ts");
     return runExportCommand(argv.slice(1), io);
@@ -70,9 +74,18 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
         const { runBatchCommand } = await import("./batch/command.ts");
         return await runBatchCommand(args.batch!, io);
       }
+      case "agents": {
+        const { runAgentsCommand } = await import("./agents-command.ts");
+        return await runAgentsCommand(args, io);
+      }
       case "demo": {
         const { runDemo } = await import("./demo/run.ts");
         return await runDemo(args, io);
+      }
+      case "export": {
+        // Pi's `--export FILE [OUT]`: `mypi export FILE [OUT]`.
+        const { runExportCommand } = await import("./export/command.ts");
+        return runExportCommand(args.exportArgs ?? [], io);
       }
       default: {
         const { runCommand } = await import("./run.ts");
@@ -91,9 +104,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   }
 }
 
-/** JSON events, RPC and `mypi extensions --json`: stdout is read by a program, line by line. */
+/** JSON events, RPC, `mypi extensions --json`, `mypi agents --json` and `mypi models`: stdout is read by a program, line by line. */
 function stdoutIsData(args: CliArgs): boolean {
-  return args.mode === "json" || args.mode === "rpc" || (args.command === "extensions" && args.json);
+  return args.mode === "json" || args.mode === "rpc" || ((args.command === "extensions" || args.command === "agents") && args.json) || args.command === "models";
 }
 
 /**

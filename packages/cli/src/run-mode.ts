@@ -4,8 +4,9 @@
  * the host's shutdown however the mode ends. RPC and interactive are imported only when chosen:
  * a print run never pays for the terminal-UI library, the export or the RPC commands.
  */
-import type { ExtensionErrorEvent, ExtensionLogEvent } from "@mypi/extension-api";
-import { OPENAI_DEFAULT_BASE_URL, SessionManager, type ModelClient, type RetrySwitch } from "@mypi/kernel";
+import { DEFAULT_CONTEXT_WINDOW, describeSelectedModel, latestChoice, type ExtensionErrorEvent, type ExtensionLogEvent, type ModelLookup, type ModelSelection, type PiModelObject } from "@mypi/extension-api";
+import { resolve } from "node:path";
+import { SessionManager, defaultSessionDir } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
 import type { LoadedWorkspace } from "./extension-loading.ts";
@@ -13,12 +14,9 @@ import { buildHost, createHostSession, loadExtensionSet, type HostOptions } from
 import type { HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
 import { extensionErrorLine, extensionLogLine, runOneShot } from "./modes/print.ts";
-import type { ModelFacts } from "./modes/rpc/model.ts";
 import { eventLine } from "./rpc/jsonl.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
 import type { Settings } from "./settings.ts";
-
-const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 export interface ModeStart {
   mode: Mode;
@@ -30,9 +28,10 @@ export interface ModeStart {
   /** The command line after the second pass, settings merged in. */
   args: CliArgs;
   prompt: string | undefined;
-  model: ModelClient;
-  /** The model client's retries, when it has them (RPC `set_auto_retry` / `abort_retry`). */
-  retry?: RetrySwitch;
+  /** The model and thinking level, shared by every session this run opens. */
+  models: ModelSelection;
+  /** Child agents' models by name (`model-choice.ts`'s `lookupModel`). */
+  childModels: ModelLookup;
   session: SessionManager;
   resources: HostResources;
   /** The tools the model may be offered (undefined: all). */
@@ -49,7 +48,7 @@ export async function runMode(s: ModeStart): Promise<number> {
     switch (s.mode) {
       case "print":
       case "json":
-        return await runOneShot(hostSession.agent, s.io, {
+        return await runOneShot(hostSession, s.io, {
           prompt: s.prompt!,
           json: s.mode === "json",
           maxTurns: s.args.maxTurns ?? 50,
@@ -60,7 +59,7 @@ export async function runMode(s: ModeStart): Promise<number> {
         });
       case "rpc": {
         // Extensions that failed to load: told once as a notification, and in every get_state.
-        const [{ runRpcMode }, { piModelOf }] = await Promise.all([import("./modes/rpc.ts"), import("./modes/rpc/model.ts")]);
+        const { runRpcMode } = await import("./modes/rpc.ts");
         const extensionErrors = s.ws.loaded.failures.map((f, i) => ({ extension: f.name, error: s.loadErrors[i]! }));
         const rpcUI = s.ws.rpcUI!;
         for (const line of s.loadErrors) rpcUI.notify(line, "error");
@@ -68,10 +67,13 @@ export async function runMode(s: ModeStart): Promise<number> {
         const target = Object.assign(Object.create(hostSession) as typeof hostSession, {
           ui: rpcUI,
           state: () => ({ ...hostSession.state(), extensionErrors }),
-          modelInfo: () => piModelOf(hostSession.agent.model.id, modelFacts(s, hostSession.agent.model.id)),
-          ...(s.retry && { retry: s.retry }),
+          modelInfo: () => modelObject(s),
+          // The clients the registry makes share one retry switch; a scripted model does not retry.
+          get retry() {
+            return s.models.entry ? s.models.retry : undefined;
+          },
         });
-        return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, ...(redactLines && { redact: redactLines }) });
+        return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, end: hostSession.shutdownRequested, ...(redactLines && { redact: redactLines }) });
       }
       case "interactive":
         return await runInteractiveMode(s, hostSession);
@@ -81,18 +83,26 @@ export async function runMode(s: ModeStart): Promise<number> {
   }
 }
 
-/** What the host knows of its model besides the id, for Pi's model object (RPC `get_state`). */
-function modelFacts(s: ModeStart, modelId: string): ModelFacts {
-  const openai = modelId.startsWith("openai:");
-  const baseUrl = openai ? (s.args.baseUrl ?? (s.io.env.OPENAI_BASE_URL || OPENAI_DEFAULT_BASE_URL)) : undefined;
-  return { contextWindow: compactionOf(s.ws.settings, s.io.env)!.contextWindow, ...(baseUrl !== undefined && { baseUrl }) };
+/** Pi's model object of the current model (RPC `get_state`): the registry's, else told from the client id. */
+function modelObject(s: ModeStart): PiModelObject {
+  const { entry, client } = s.models;
+  return describeSelectedModel({ entry, client }, compactionOf(s.ws.settings, s.io.env).contextWindow ?? DEFAULT_CONTEXT_WINDOW);
 }
 
-/** Automatic compaction: the settings' `compaction`, the window from MYPI_CONTEXT_WINDOW when set. */
-export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): HostOptions["compaction"] {
+/** The session folder of this run: `--session-dir`, else the workspace's under `$MYPI_HOME`. */
+export function sessionDirOf(args: Pick<CliArgs, "sessionDir">, cwd: string, shellCwd: string): string {
+  return args.sessionDir !== undefined ? resolve(shellCwd, args.sessionDir) : defaultSessionDir(cwd);
+}
+
+/**
+ * Automatic compaction: the settings' `compaction`; the window from MYPI_CONTEXT_WINDOW when set,
+ * else the settings', else the current model's (the registry knows it; it follows `/model`).
+ */
+export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): NonNullable<HostOptions["compaction"]> {
   const { enabled, contextWindow, reserveTokens, keepRecentTokens } = settings.compaction ?? {};
+  const window = Number(env.MYPI_CONTEXT_WINDOW) || contextWindow;
   return {
-    contextWindow: Number(env.MYPI_CONTEXT_WINDOW) || contextWindow || DEFAULT_CONTEXT_WINDOW,
+    ...(window !== undefined && { contextWindow: window }),
     ...(enabled !== undefined && { enabled }),
     ...(reserveTokens !== undefined && { reserveTokens }),
     ...(keepRecentTokens !== undefined && { keepRecentTokens }),
@@ -108,21 +118,32 @@ export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): HostOp
 type RunSession = ReturnType<typeof createHostSession>;
 
 async function startHostSession(s: ModeStart): Promise<RunSession> {
-  const { ws, args, model, resources, io, mode } = s;
+  const { ws, args, models, resources, io, mode } = s;
   const hostOptions: HostOptions = {
-    model,
+    model: models.client,
+    models,
+    childModels: s.childModels,
     systemPrompt: resources.systemPrompt(),
     expandPrompt: (text) => resources.expand(text),
     ...(s.allowedTools && { activeTools: s.allowedTools }),
     ...(args.maxTurns !== undefined && { maxTurns: args.maxTurns }),
     ...(args.toolTimeoutMs !== undefined && { toolTimeoutMs: args.toolTimeoutMs }),
-    ...(model.id.startsWith("openai:") && { compaction: compactionOf(ws.settings, io.env) }),
+    compaction: compactionOf(ws.settings, io.env),
+  };
+  // Extensions' ctx.newSession() and ctx.shutdown() act on the host session made below.
+  hostOptions.sessionActions = {
+    newSession: (options) => hostSession.newSession(options),
+    shutdown: () => hostSession.requestShutdown(),
   };
   const host = buildHost(ws.loaded, s.session, hostOptions);
-  const hostSession = createHostSession(host, async (next, fresh) =>
+  const hostSession: RunSession = createHostSession(host, async (next, fresh = {}) => {
+    // A session resumed or forked into continues with the model and level it used last.
+    if (next) for (const warning of models.restore(latestChoice(next.getBranch()))) ws.diagnostic(`session: ${warning}`);
     // A new session keeps the choice of the command line: --no-session writes nothing, ever.
     // The trust decision stands for the process: `project.trust` does not ask again.
-    buildHost(await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags }), next ?? (args.noSession ? SessionManager.inMemory(s.cwd) : SessionManager.create({ cwd: s.cwd, ...fresh })), hostOptions),
+    const loaded = await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags });
+    return buildHost(loaded, next ?? (args.noSession ? SessionManager.inMemory(s.cwd, fresh) : SessionManager.create({ cwd: s.cwd, dir: sessionDirOf(args, s.cwd, io.cwd), ...fresh })), hostOptions);
+  },
     (h, reason) => resources.refresh(h, reason),
   );
   if (mode !== "interactive") {
@@ -148,10 +169,10 @@ async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promis
     stop: s.exits.signal,
     resume: s.args.resume,
     banner: [
-      `mypi · ${s.model.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`,
+      `mypi · ${s.models.client.id} · ${s.cwd} · /help for commands · Ctrl+C aborts, twice exits`,
       loadedLine({ session: hostSession }),
       ...(s.sandboxState.enabled ? [describeSandboxReport(s.sandboxState)] : []),
     ],
-    contextWindow: compactionOf(s.ws.settings, s.io.env)!.contextWindow,
+    contextWindow: () => compactionOf(s.ws.settings, s.io.env).contextWindow ?? s.models.contextWindow,
   });
 }

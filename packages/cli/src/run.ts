@@ -16,25 +16,27 @@
 import type { SandboxOptions } from "@mypi/builtin-tools";
 import { readFileSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { RetrySwitch, SessionManager, createOpenAIModel, defaultSessionDir, loadScriptedModel, mypiHome, sessionFilesByIdPrefix, type ModelClient } from "@mypi/kernel";
+import { SessionManager, defaultSessionDir, mypiHome, sessionFilesByIdPrefix, withholdFromTools } from "@mypi/kernel";
+import { latestChoice } from "@mypi/extension-api";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { loadExtensions, type LoadedWorkspace } from "./extension-loading.ts";
 import { printExtensions } from "./extensions-command.ts";
-import { describeFailures, type LoadedExtensions } from "./host-builder.ts";
+import { describeFailures } from "./host-builder.ts";
 import { createHostResources, type HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
-import { runMode } from "./run-mode.ts";
+import { chooseModel, lookupModel, registryOf } from "./model-choice.ts";
+import { printModels } from "./models-command.ts";
+import { runMode, sessionDirOf } from "./run-mode.ts";
+import { selectTools } from "./tool-selection.ts";
 import { sandboxOf, sandboxReport, sandboxWarnings, type SandboxReport } from "./sandbox.ts";
 import { loadSettings, type LoadedSettings } from "./settings.ts";
 import { decideTrustEarly } from "./trust-decide.ts";
 import type { TrustDecision } from "./trust.ts";
 import type { PackagePath } from "./resources/index.ts";
 
-const DEFAULT_OPENAI_MODEL = "gpt-4.1-mini";
-
 export async function runCommand(argv: readonly string[], firstPass: CliArgs, io: CliIO): Promise<number> {
-  const listing = firstPass.command === "extensions";
+  const listing = firstPass.command === "extensions" || firstPass.command === "models";
   const isTTY = io.stdin.isTTY === true && io.stdout.isTTY === true;
   const mode: Mode = resolveMode(firstPass, isTTY);
   // From here on every way out is an abort (exits.ts); interactive mode reads its own Ctrl+C.
@@ -86,24 +88,46 @@ async function runWatched(run: WatchedRun): Promise<number> {
   if (typeof completed === "number") return completed;
   const { args, prompt } = completed;
   const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : ws.extensionSet.sandbox, line.cwd, loaded.manager);
-  // The tools the model is offered: --tools / --no-tools, else the settings' `tools`, else all.
-  const allowedTools = args.tools ?? settings.tools;
-  const append = appendedPrompts(args, io);
-  if (typeof append === "string") {
+  // The tools the model is offered: --tools / --no-tools (names, patterns, +/-), else the
+  // settings' `tools`, else all; less what --exclude-tools matches.
+  const registered = () => loaded.manager.toolset.registry.list().map((t) => t.name);
+  const allowedTools = selectTools(registered, args.tools ?? settings.tools, args.excludeTools);
+  const prompts = appendedPrompts(args, io);
+  if (typeof prompts === "string") {
     await shutdown();
-    return fail(io, append);
+    return fail(io, prompts);
   }
-  const resources = runResources({ cwd: line.cwd, ws, args, append, allowedTools });
+  const resources = runResources(run, { cwd: line.cwd, ws, args: { ...args, ...(prompts.system !== undefined && { systemPrompt: prompts.system }) }, append: prompts.append, allowedTools });
+  const registry = registryOf(settings, io.env);
+  if (typeof registry === "string") {
+    await shutdown();
+    return fail(io, registry);
+  }
+  registry.useExtensionProviders(() => loaded.manager.registeredProviders());
+  // The keys of every provider stay out of the commands the agent runs, used or not.
+  for (const name of registry.keyVariables()) withholdFromTools(name);
+  for (const d of registry.diagnostics()) io.stderr.write(`mypi: models: ${d}\n`);
+  if (args.command === "models") {
+    const code = printModels(registry, io, { search: args.prompt, json: args.json });
+    await shutdown();
+    return code;
+  }
   if (listing) return listExtensions(run, { ws, args, sandboxState, resources });
-  // The OpenAI client's retries, which RPC's set_auto_retry / abort_retry switch.
-  const retry = new RetrySwitch();
-  const model = await resolveModel(args, io, loaded.manager, retry);
-  if (typeof model === "string") {
+  // Opened before the model is chosen: a resumed session names the model it used last.
+  const session = openSession(args, line.cwd, io);
+  if (typeof session === "string") {
+    await shutdown();
+    return fail(io, session);
+  }
+  const used = latestChoice(session.getBranch());
+  const choice = await chooseModel({ args, settings, registry, env: io.env, cwd: io.cwd, http: loaded.manager.httpHooks(), session: used });
+  if (typeof choice === "string") {
     // A provider comes from an extension: one that failed to load explains a missing provider.
     for (const l of describeFailures(loaded.failures)) io.stderr.write(`${l}\n`);
     await shutdown();
-    return fail(io, model);
+    return fail(io, choice);
   }
+  for (const w of choice.warnings) io.stderr.write(`mypi: ${w}\n`);
   const loadErrors = describeFailures(loaded.failures);
   for (const l of [...sandboxWarnings(sandboxState), ...loadErrors]) io.stderr.write(`${l}\n`);
   const failedExtensions = failedExtensionsVerdict(loaded.failures.length, args, mode);
@@ -112,13 +136,13 @@ async function runWatched(run: WatchedRun): Promise<number> {
     await shutdown();
     return EXIT.usage;
   }
-  const session = openSession(args, line.cwd, io);
-  if (typeof session === "string") {
-    await shutdown();
-    return fail(io, session);
-  }
   for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);
-  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, model, ...(model.id.startsWith("openai:") && { retry }), session, resources, allowedTools, loadErrors, sandboxState });
+  // A resumed session continues with the model and level it used last, unless the command line chose.
+  const models = choice.selection;
+  for (const warning of models.restore(used, choice.explicit)) io.stderr.write(`mypi: session: ${warning}\n`);
+  // Child agents (docs/subagents.md) name their models as --model does, resolved by the same registry.
+  const childModels = (spec: string) => lookupModel(spec, { registry, cwd: io.cwd, baseUrl: args.baseUrl, http: loaded.manager.httpHooks(), retry: models.retry });
+  return runMode({ mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, models, childModels, session, resources, allowedTools, loadErrors, sandboxState });
 }
 
 /** A usage error (exit 2), on stderr. */
@@ -208,7 +232,7 @@ function modeProblem(run: WatchedRun, prompt: string | undefined): string | unde
 }
 
 /** Skills, prompt templates, context files and the system prompt for this run (`host-resources.ts`). */
-function runResources(r: { cwd: string; ws: LoadedWorkspace; args: CliArgs; append: string[]; allowedTools: readonly string[] | undefined }): HostResources {
+function runResources(run: WatchedRun, r: { cwd: string; ws: LoadedWorkspace; args: CliArgs; append: string[]; allowedTools: readonly string[] | undefined }): HostResources {
   const { ws, args, allowedTools } = r;
   const offeredTools = (manager = ws.loaded.manager) => manager.effectiveTools().map((t) => t.name).filter((name) => !allowedTools || allowedTools.includes(name));
   return createHostResources({
@@ -220,6 +244,10 @@ function runResources(r: { cwd: string; ws: LoadedWorkspace; args: CliArgs; appe
       project: ws.trusted,
       contextFiles: !args.noContextFiles,
       skillCommands: ws.settings.enableSkillCommands !== false,
+      discoverSkills: !args.noSkills,
+      discoverPrompts: !args.noPromptTemplates,
+      cliSkillPaths: args.skills.map((p) => resolve(run.io.cwd, p)),
+      cliPromptPaths: args.promptTemplates.map((p) => resolve(run.io.cwd, p)),
       packages: {
         skills: [...scoped(ws.globalPackages.skills, "user"), ...scoped(ws.projectPackages.skills, "project")],
         prompts: [...scoped(ws.globalPackages.prompts, "user"), ...scoped(ws.projectPackages.prompts, "project")],
@@ -278,76 +306,87 @@ function settingsError(error: string): string {
   return `${error}. Fix the file (mypi writes it only in \`mypi install\` and \`mypi remove\`).`;
 }
 
-/** The model from --model (or the settings' `model`), else from the environment; a string is the usage error. */
-async function resolveModel(args: CliArgs, io: CliIO, manager: LoadedExtensions["manager"], retry: RetrySwitch): Promise<ModelClient | string> {
-  const spec = args.model ?? (io.env.OPENAI_API_KEY ? `openai:${io.env.MYPI_MODEL || DEFAULT_OPENAI_MODEL}` : undefined);
-  if (spec === undefined) {
-    return "no model: set OPENAI_API_KEY (and MYPI_MODEL), or pass --model openai:<name> --base-url URL or --model scripted:<file>. Try `mypi demo`.";
-  }
-  const provided = manager.modelFor(spec);
-  if (provided !== undefined) return typeof provided === "string" ? `${provided}.` : provided;
-  const colon = spec.indexOf(":");
-  const kind = spec.slice(0, colon);
-  const name = spec.slice(colon + 1);
-  if (kind === "scripted") {
-    try {
-      return await loadScriptedModel(resolve(io.cwd, name));
-    } catch (error) {
-      return `${(error as Error).message}. Check the path given to --model scripted:<file>.`;
-    }
-  }
-  const http = manager.httpHooks();
-  return createOpenAIModel({ model: name, ...(args.baseUrl !== undefined && { baseURL: args.baseUrl }), ...(http && { http }), retry });
-}
-
-/** `--append-system-prompt` values: an existing file (against the shell's directory) is read, anything else is text. */
-function appendedPrompts(args: CliArgs, io: CliIO): string[] | string {
-  const out: string[] = [];
-  for (const value of args.appendSystemPrompt) {
+/**
+ * `--append-system-prompt` values, and `--system-prompt`'s (Pi reads a file for both): an
+ * existing file (against the shell's directory) is read, anything else is text. A string is the error.
+ */
+function appendedPrompts(args: CliArgs, io: CliIO): { append: string[]; system?: string } | string {
+  const read = (flag: string, value: string): { text: string } | { error: string } => {
     const path = resolve(io.cwd, value);
-    if (!isFile(path)) {
-      out.push(value);
-      continue;
-    }
+    if (!isFile(path)) return { text: value };
     try {
-      out.push(readFileSync(path, "utf8"));
+      return { text: readFileSync(path, "utf8") };
     } catch (error) {
-      return `--append-system-prompt ${value}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`;
+      return { error: `--${flag} ${value}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).` };
     }
+  };
+  const append: string[] = [];
+  for (const value of args.appendSystemPrompt) {
+    const r = read("append-system-prompt", value);
+    if ("error" in r) return r.error;
+    append.push(r.text);
   }
-  return out;
+  if (args.systemPrompt === undefined) return { append };
+  const system = read("system-prompt", args.systemPrompt);
+  return "error" in system ? system.error : { append, system: system.text };
 }
 
 /** A word like Pi's partial session id: no path separator, no extension, starts with a letter or digit. */
 const ID_PREFIX = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 function openSession(args: CliArgs, cwd: string, io: CliIO): SessionManager | string {
+  const session = chooseSession(args, cwd, io);
+  if (typeof session !== "string" && args.name !== undefined) session.setSessionName(args.name);
+  return session;
+}
+
+function chooseSession(args: CliArgs, cwd: string, io: CliIO): SessionManager | string {
+  const dir = sessionDirOf(args, cwd, io.cwd);
   if (args.noSession) return SessionManager.inMemory(cwd);
-  if (args.session !== undefined) {
-    const file = resolve(io.cwd, args.session);
-    // Not a file that exists, and shaped like an id: one of this workspace's sessions, never a new file named like it.
-    if (!isFile(file) && ID_PREFIX.test(args.session)) {
-      const dir = defaultSessionDir(cwd);
-      const matches = sessionFilesByIdPrefix(dir, args.session);
-      if (matches.length === 0) {
-        return `--session ${args.session}: no session of this workspace has an id starting with "${args.session}" (in ${dir}). To start a new session file, give a path: --session ./${args.session}.jsonl`;
-      }
-      if (matches.length > 1) {
-        return `--session ${args.session} matches ${matches.length} sessions; give more of the id: ${matches.map((m) => basename(m)).join(", ")}`;
-      }
-      return SessionManager.open(matches[0]!, { cwd });
-    }
-    if (isDirectory(file)) return `--session ${args.session} is a folder: give a session file (a .jsonl file, created if missing).`;
-    try {
-      return SessionManager.open(file, { cwd });
-    } catch (error) {
-      return `--session ${args.session}: ${(error as Error).message}`;
-    }
+  if (args.session !== undefined) return sessionFileOf("--session", args.session, { cwd, dir, io, create: true });
+  if (args.sessionId !== undefined) {
+    // Pi's --session-id: this workspace's session with exactly that id, created under it when missing.
+    const match = sessionFilesByIdPrefix(dir, args.sessionId).find((f) => SessionManager.open(f, { cwd }).id === args.sessionId);
+    return match !== undefined ? SessionManager.open(match, { cwd }) : SessionManager.create({ cwd, dir, id: args.sessionId });
+  }
+  if (args.fork !== undefined) {
+    const source = sessionFileOf("--fork", args.fork, { cwd, dir, io, create: false });
+    if (typeof source === "string") return source;
+    // Pi's --fork: a new session of this workspace holding a copy of that session's current branch.
+    return SessionManager.fromBranch(source, source.getLeafId(), { cwd, dir });
   }
   if (args.continue) {
-    return SessionManager.continueLatest({ cwd }) ?? SessionManager.create({ cwd });
+    return SessionManager.continueLatest({ cwd, dir }) ?? SessionManager.create({ cwd, dir });
   }
-  return SessionManager.create({ cwd });
+  return SessionManager.create({ cwd, dir });
+}
+
+/**
+ * A session named on the command line: a file path (created when missing, for `--session`), or
+ * a word like an id: the one session of `dir` whose id starts with it (Pi's partial id).
+ */
+function sessionFileOf(flag: string, value: string, o: { cwd: string; dir: string; io: CliIO; create: boolean }): SessionManager | string {
+  const { cwd, dir } = o;
+  const file = resolve(o.io.cwd, value);
+  // Not a file that exists, and shaped like an id: one of this workspace's sessions, never a new file named like it.
+  if (!isFile(file) && ID_PREFIX.test(value)) {
+    const matches = sessionFilesByIdPrefix(dir, value);
+    if (matches.length === 0) {
+      const create = o.create ? ` To start a new session file, give a path: ${flag} ./${value}.jsonl` : "";
+      return `${flag} ${value}: no session of this workspace has an id starting with "${value}" (in ${dir}).${create}`;
+    }
+    if (matches.length > 1) {
+      return `${flag} ${value} matches ${matches.length} sessions; give more of the id: ${matches.map((m) => basename(m)).join(", ")}`;
+    }
+    return SessionManager.open(matches[0]!, { cwd });
+  }
+  if (isDirectory(file)) return `${flag} ${value} is a folder: give a session file (a .jsonl file${o.create ? ", created if missing" : ""}).`;
+  if (!o.create && !isFile(file)) return `${flag} ${value}: no such session file.`;
+  try {
+    return SessionManager.open(file, { cwd });
+  } catch (error) {
+    return `${flag} ${value}: ${(error as Error).message}`;
+  }
 }
 
 function isFile(path: string): boolean {

@@ -10,7 +10,9 @@ import type { ExtensionUI } from "@mypi/extension-api";
 import { defaultExportPath, exportSession } from "./export/command.ts";
 import type { HostSession } from "./host-session.ts";
 import { describeSession } from "./session-list.ts";
+import { formatCost, promptTokens, sessionUsage } from "./usage-totals.ts";
 import { clip, contentText, kindOf, latestLabels, treeRows, treeText } from "./session-tree.ts";
+import { linkedSessionFile, openChildSession } from "./child-sessions.ts";
 
 export interface SessionCommandContext {
   session: HostSession;
@@ -28,7 +30,7 @@ export interface SessionCommandContext {
 export const SESSION_COMMANDS: readonly { name: string; description: string; argumentHint?: string }[] = [
   { name: "new", description: "a new session" },
   { name: "name", description: "name this session", argumentHint: "[title]" },
-  { name: "session", description: "file, id and counts" },
+  { name: "session", description: "file, id, counts, tokens and cost" },
   { name: "resume", description: "continue another session of this workspace" },
   { name: "tree", description: "go to any entry, or label it", argumentHint: "[id]" },
   { name: "fork", description: "a new session from before a message of this branch", argumentHint: "[id]" },
@@ -96,14 +98,24 @@ function sessionLines(session: HostSession): string[] {
   const messages = entries.flatMap((e) => (e.type === "message" ? [e.message] : []));
   const roles = (role: string) => messages.filter((msg) => msg.role === role).length;
   const toolCalls = messages.reduce((n, msg) => n + (msg.role === "assistant" ? msg.content.filter((b) => b.type === "toolCall").length : 0), 0);
-  return [
+  const usage = sessionUsage(m);
+  const models = session.models;
+  const prompt = promptTokens(usage);
+  const cached = usage.cacheRead + usage.cacheWrite > 0 ? ` (${usage.cacheRead} read from cache, ${((100 * usage.cacheRead) / prompt).toFixed(1)}%; ${usage.cacheWrite} written)` : "";
+  const lines = [
     `file      ${m.file ?? "(not saved: --no-session)"}`,
     `id        ${m.id}`,
     `name      ${m.getSessionName() ?? "(none)"}`,
+    ...(models ? [`model     ${models.client.id}${models.availableThinkingLevels().length > 1 ? ` · thinking ${models.thinkingLevel}` : ""}`] : []),
     `entries   ${entries.length} (${m.getBranch().length} on this branch)`,
     `messages  ${messages.length}: ${roles("user")} user, ${roles("assistant")} assistant, ${roles("toolResult")} tool results`,
     `tool calls ${toolCalls}`,
+    `tokens    ${prompt + usage.output}: ${prompt} in${cached}, ${usage.output} out`,
+    `cost      ${usage.costKnown ? formatCost(usage.cost) : "unknown (no message carried a cost: the model's prices are not known)"}`,
   ];
+  // A session that used several models: what each one cost.
+  if (usage.byModel.size > 1) for (const [model, row] of usage.byModel) lines.push(`  ${model}: ${formatCost(row.cost)} (${row.tokens} tokens, ${row.messages} answers)`);
+  return lines;
 }
 
 async function resume(c: SessionCommandContext): Promise<void> {
@@ -149,8 +161,10 @@ async function tree(args: string, c: SessionCommandContext): Promise<void> {
   // A user message is asked again, as in Pi: its text goes to the editor and the session branches
   // off before it — continuing after it would put two user messages in a row.
   const onward = isUserMessage(row.entry) ? ASK_AGAIN : "continue from here";
-  const actions = [onward, "label it", ...(label ? ["clear its label"] : [])];
+  const child = linkedSessionFile(row.entry);
+  const actions = [...(child ? ["show the child agent's transcript"] : []), onward, "label it", ...(label ? ["clear its label"] : [])];
   const action = await c.ui.select(`${kindOf(row.entry)} ${row.entry.id}`, actions);
+  if (action === "show the child agent's transcript") return showChildSession(child!, c);
   if (action === "continue from here") return goTo(row.entry, c);
   if (action === ASK_AGAIN && isUserMessage(row.entry)) return askAgain(row.entry, c);
   if (action === "label it") {
@@ -219,7 +233,15 @@ function findEntry(entries: readonly SessionEntry[], prefix: string, c: SessionC
 }
 
 function isMilestone(entry: SessionEntry): boolean {
-  return entry.type === "compaction" || (entry.type === "message" && (entry.message.role === "user" || entry.message.role === "assistant"));
+  return entry.type === "compaction" || (entry.type === "message" && (entry.message.role === "user" || entry.message.role === "assistant")) || linkedSessionFile(entry) !== undefined;
+}
+
+/** A child agent's transcript, linked from an `agent` call's result: its branch, one line per entry. */
+function showChildSession(file: string, c: SessionCommandContext): void {
+  const child = openChildSession(c.session.sessionManager.file, file);
+  if (typeof child === "string") return c.warn(child);
+  c.info(`child agent session ${child.file}:`);
+  for (const entry of child.getBranch()) c.info(`  ${kindOf(entry)}: ${clip(treeText(entry), ROW_TEXT * 2)}`);
 }
 
 /** The end of the current branch, so that the screen shows where the session now is. */

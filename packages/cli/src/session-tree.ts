@@ -5,7 +5,9 @@
  * thousands of entries deep.
  */
 import type { Content, CustomEntry, SessionEntry } from "@mypi/kernel";
+import { basename } from "node:path";
 import { isVerdictEntry } from "@mypi/extension-api";
+import { linkedSessionFile } from "./child-sessions.ts";
 
 export interface TreeRow {
   entry: SessionEntry;
@@ -107,7 +109,10 @@ export function treeText(entry: SessionEntry): string {
         const calls = m.content.flatMap((b) => (b.type === "toolCall" ? [b.name] : []));
         return text || (calls.length ? `→ ${calls.join(", ")}` : m.errorMessage ?? `(${m.stopReason})`);
       }
-      if (m.role === "toolResult") return `${m.isError ? "✗" : "✓"} ${m.toolName}: ${contentText(m.content)}`;
+      if (m.role === "toolResult") {
+        const child = linkedSessionFile(entry);
+        return `${m.isError ? "✗" : "✓"} ${m.toolName}${child ? ` ↳ child session ${basename(child)}` : ""}: ${contentText(m.content)}`;
+      }
       return contentText(m.content);
     }
     case "custom": {
@@ -121,6 +126,8 @@ export function treeText(entry: SessionEntry): string {
       return entry.label === undefined ? `label cleared on ${entry.targetId}` : `label "${entry.label}" on ${entry.targetId}`;
     case "model_change":
       return entry.model;
+    case "thinking_level_change":
+      return `thinking ${entry.thinkingLevel}`;
     case "session_info":
       return entry.name ?? "(name cleared)";
     default:

@@ -13,6 +13,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { isRecord } from "@mypi/kernel";
+import { ModelsSettingSchema, ProvidersSettingSchema } from "@mypi/extension-api";
 
 const stringList = z.array(z.string());
 
@@ -30,8 +31,16 @@ export type PackageEntry = z.infer<typeof PackageEntry>;
 
 /** The keys mypi reads, each checked; others pass through untouched. */
 const SettingsSchema = z.looseObject({
-  /** A `--model` spec: `openai:<name>`, `scripted:<file>`. */
+  /** A `--model` spec: `provider/id[:thinking]`, part of an id, `openai:<name>`, `scripted:<file>`. */
   model: z.string().min(1).optional(),
+  /** `--thinking`: the thinking level to start with (clamped to the model; default medium). */
+  thinking: z.enum(["off", "minimal", "low", "medium", "high", "xhigh", "max"]).optional(),
+  /** `--models`: the patterns Ctrl+P and RPC `cycle_model` go through (Pi's `enabledModels`). */
+  enabledModels: stringList.optional(),
+  /** Providers and their models (Pi's `models.json` shape; docs/models.md#the-model-registry). */
+  providers: ProvidersSettingSchema.optional(),
+  /** `"provider/id": {fields}`: change a model of the registry, or add one to a provider. */
+  models: ModelsSettingSchema.optional(),
   /** `--base-url`: an OpenAI-compatible server. */
   baseUrl: z.string().min(1).optional(),
   /** `--strict-extensions`: an extension that fails to load stops the run, in every mode. */
@@ -72,6 +81,19 @@ const SettingsSchema = z.looseObject({
   prompts: stringList.optional(),
   /** List skills as `/skill:name` commands (default true); a typed `/skill:name` works either way. */
   enableSkillCommands: z.boolean().optional(),
+  /** Child agents (docs/subagents.md): `false` offers no agent tool; an object sets the caps. */
+  subagents: z
+    .union([
+      z.boolean(),
+      z.looseObject({
+        maxConcurrent: z.number().int().nonnegative().optional(),
+        maxPerRun: z.number().int().nonnegative().optional(),
+        maxDepth: z.number().int().nonnegative().optional(),
+        maxTokens: z.number().positive().optional(),
+        maxCost: z.number().positive().optional(),
+      }),
+    ])
+    .optional(),
   /** Rules of the permission gate (extensions/permission-gate). */
   permissions: z
     .looseObject({ allow: stringList.optional(), ask: stringList.optional(), deny: stringList.optional() })

@@ -7,7 +7,7 @@
 import { createRequire } from "node:module";
 import { dirname, join, sep } from "node:path";
 
-export const SHIPPED_EXTENSIONS = ["permission-gate", "protected-paths", "redact-secrets", "tracer", "mcp"] as const;
+export const SHIPPED_EXTENSIONS = ["permission-gate", "protected-paths", "redact-secrets", "tracer", "mcp", "subagents"] as const;
 export type ShippedExtension = (typeof SHIPPED_EXTENSIONS)[number];
 
 const FROM_SOURCE = import.meta.url.endsWith(".ts");

@@ -14,11 +14,58 @@ function fail(argv: string[], flags?: Map<string, "boolean" | "string">): string
   return r.error;
 }
 
+describe("Pi 1.6's options", () => {
+  it("reads Pi's flags and short forms into the run's options", () => {
+    const args = ok([
+      "-nt", "-nbt", "-ne", "-ns", "-np", "-nc", "-n", "my session", "-a", "-xt", "bash,mcp__*", "--exclude-tools", "write",
+      "--skill", "s1", "--skill=~/s2", "--prompt-template", "p1", "--session-dir", "/sessions", "--no-mcp",
+      "--offline", "--verbose", "--no-themes", "--tui-mode", "regular", "--api-key", "sk-x", "--model", "openai:m",
+    ]);
+    expect(args).toMatchObject({
+      tools: [],
+      noBuiltinTools: true,
+      noExtensions: true,
+      noSkills: true,
+      noPromptTemplates: true,
+      noContextFiles: true,
+      name: "my session",
+      trustProject: true,
+      excludeTools: ["bash", "mcp__*", "write"],
+      skills: ["s1", join(homedir(), "s2")],
+      promptTemplates: ["p1"],
+      sessionDir: "/sessions",
+      noMcp: true,
+      verbose: true,
+      apiKey: "sk-x",
+    });
+    expect(ok(["-na"]).trustProject).toBe(false);
+    expect(ok(["-t", "read,gr*"]).tools).toEqual(["read", "gr*"]);
+    expect(ok(["--tools", "+ls,-bash"]).tools).toEqual(["+ls", "-bash"]);
+    expect(ok(["--session-id", "abc-1"]).sessionId).toBe("abc-1");
+    expect(ok(["--fork", "abc"]).fork).toBe("abc");
+    expect(ok(["--provider", "local", "--model", "qwen"])).toMatchObject({ provider: "local", model: "qwen" });
+    expect(ok(["--list-models", "sonnet"])).toMatchObject({ command: "models", prompt: "sonnet" });
+    expect(ok(["--export", "s.jsonl", "out.html"])).toMatchObject({ command: "export", exportArgs: ["s.jsonl", "out.html"] });
+  });
+
+  it("refuses what mypi cannot honour, naming the flag and the reason (exit 2), and Pi's own misuses", () => {
+    expect(fail(["--theme", "x.json"])).toContain("mypi: --theme: mypi has no themes");
+    expect(fail(["--use-theme", "dark"])).toContain("mypi: --use-theme: mypi has no themes");
+    expect(fail(["--tui-mode", "fullscreen"])).toContain("--tui-mode fullscreen: mypi's interactive mode draws in the terminal's own screen");
+    expect(fail(["--tools", "read,+ls"])).toBe("mypi: --tools read,+ls: tool names cannot be mixed with +name or -name entries.");
+    expect(fail(["--tools", "+gr*"])).toBe("mypi: --tools +gr*: +name and -name entries take exact tool names, not patterns: +gr*.");
+    expect(fail(["--provider", "openai"])).toContain("--provider narrows --model");
+    expect(fail(["--session-id", "a/b"])).toContain("--session-id takes a session id");
+    expect(fail(["--fork", "x", "--continue"])).toContain("choose one of");
+    expect(fail(["--export"])).toContain("--export needs the session file");
+  });
+});
+
 describe("parseArgs", () => {
   it("reads every documented option into one object", () => {
     const args = ok([
       "--mode", "json", "-p", "--model", "scripted:s.json", "--base-url", "http://127.0.0.1:1/v1",
-      "-e", "a.ts", "--extension=b.ts", "--no-extensions", "--no-builtin-tools", "--strict-extensions",
+      "-e", "a.ts", "--extension=b.ts", "--no-extensions", "--no-builtin-tools", "--no-subagents", "--strict-extensions",
       "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief",
       "--sandbox", "--sandbox-write", "out", "--sandbox-write=~/cache", "--sandbox-network", "hello", "there",
       "--append-system-prompt", "one", "--append-system-prompt=two", "--tools", "read, grep", "--no-context-files",
@@ -30,10 +77,12 @@ describe("parseArgs", () => {
       print: true,
       prompt: "hello there",
       model: "scripted:s.json",
+      modelFromFlag: true,
       baseUrl: "http://127.0.0.1:1/v1",
       extensions: ["a.ts", "b.ts"],
       noExtensions: true,
       noBuiltinTools: true,
+      noSubagents: true,
       strictExtensions: true,
       allowFailedExtensions: false,
       verbose: false,
@@ -46,7 +95,13 @@ describe("parseArgs", () => {
       systemPrompt: "be brief",
       appendSystemPrompt: ["one", "two"],
       tools: ["read", "grep"],
+      excludeTools: [],
       noContextFiles: true,
+      noSkills: false,
+      skills: [],
+      noPromptTemplates: false,
+      promptTemplates: [],
+      noMcp: false,
       json: false,
       sandbox: true,
       sandboxWrite: ["out", join(homedir(), "cache")],
@@ -140,17 +195,29 @@ describe("parseArgs", () => {
       expect(fail(["--max-turns", n])).toBe(`mypi: --max-turns must be a whole number ≥ 1 (got "${n}").`);
     }
     expect(ok(["--max-turns=12"]).maxTurns).toBe(12);
-    expect(fail(["--model", "gpt-4"])).toContain("--model must be openai:<name>, scripted:<file> or <provider>/<model>");
+    expect(fail(["--model", " "])).toContain("--model needs a model: provider/id, an id, openai:<name> or scripted:<file>");
+    expect(fail(["--thinking", "huge"])).toBe('mypi: --thinking must be one of off, minimal, low, medium, high, xhigh, max (got "huge").');
+    expect(fail(["--provider", "anthropic"])).toContain("--provider narrows --model: give --model too");
+    expect(fail(["--api-key", "sk-x"])).toContain("--api-key is the key of the model chosen with --model");
+    expect(fail(["--models", " , "])).toContain("--models takes model patterns separated by commas");
     expect(fail(["--cwd"])).toContain("--cwd needs a value");
     expect(fail(["--tools", "read", "--no-tools"])).toContain("give --tools once");
     expect(fail(["--tools", " , "])).toContain("--no-tools offers none");
     expect(ok(["--no-tools"]).tools).toEqual([]);
-    expect(fail(["--no-session", "--continue"])).toContain("choose one of --session FILE|ID, --continue, --resume and --no-session");
-    expect(fail(["-r", "--continue"])).toContain("choose one of --session FILE|ID, --continue, --resume and --no-session");
+    expect(fail(["--no-session", "--continue"])).toContain("choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session");
+    expect(fail(["-r", "--continue"])).toContain("choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session");
     expect(ok(["-r"]).resume).toBe(true);
     expect(fail(["--mode", "rpc", "-p", "x"])).toContain("--mode rpc reads its prompts from stdin");
     expect(fail(["--json", "-p", "x"])).toContain("for JSON events use --mode json");
     expect(fail(["--no-extensions=yes"])).toContain("--no-extensions takes no value");
+  });
+
+  it("reads the model flags as Pi's: a model by any name, --provider, --api-key, --thinking, --models patterns, and --list-models as `mypi models`", () => {
+    const args = ok(["--model", "sonnet:high", "--provider", "anthropic", "--api-key", "sk-1", "--thinking", "xhigh", "--models", "anthropic/*, gpt-5.5:low"]);
+    expect(args).toMatchObject({ model: "sonnet:high", modelFromFlag: true, provider: "anthropic", apiKey: "sk-1", thinking: "xhigh", models: ["anthropic/*", "gpt-5.5:low"] });
+    expect(ok(["--list-models", "sonn"])).toMatchObject({ command: "models", prompt: "sonn" });
+    expect(ok(["models", "--json"])).toMatchObject({ command: "models", json: true });
+    expect(ok(["--models", "x", "--api-key", "k"]).apiKey).toBe("k");
   });
 
   it("turns --help and --version into commands", () => {
@@ -181,6 +248,7 @@ describe("HELP", () => {
       "--mode", "-p", "--model", "--base-url", "--extension", "--no-extensions", "--no-builtin-tools",
       "--strict-extensions", "--allow-failed-extensions", "--tool-timeout", "--cwd", "--session", "--continue", "--no-session", "--max-turns",
       "--system-prompt", "--append-system-prompt", "--tools", "--no-tools", "--no-context-files", "--help", "--version", "extensions [--json]", "demo",
+      "models [search]", "--provider", "--api-key", "--thinking", "--models", "--list-models",
     ]) {
       expect(HELP).toContain(flag);
     }

@@ -12,6 +12,7 @@ import { parseBatchArgs } from "../src/batch/args.ts";
 import { ResultsWriter, readResults, rewriteResults, type TaskResult } from "../src/batch/results.ts";
 import { Progress } from "../src/batch/progress.ts";
 import { blankResult, countEvent } from "../src/batch/run-task.ts";
+import { summary } from "../src/batch/progress.ts";
 import { DEFAULT_TIMEOUT_MS, parseTasks } from "../src/batch/tasks.ts";
 import { prepareWorkspace } from "../src/batch/workspace.ts";
 
@@ -154,6 +155,42 @@ describe("counting a run's events", () => {
       stopReason: "completed",
       finalText: "Done.",
       error: undefined,
+    });
+  });
+
+  it("sums the assistant messages' usage.cost into the task's cost, and the summary into the batch's", () => {
+    const stats = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } as Parameters<typeof countEvent>[0];
+    const priced = (total: number) => JSON.stringify({ type: "message_end", message: { role: "assistant", usage: { input: 1, output: 1, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total } } } });
+    for (const line of [priced(0.25), JSON.stringify({ type: "message_end", message: { role: "assistant", usage: { input: 1, output: 1 } } }), priced(0.5)]) countEvent(stats, line);
+    expect(stats.cost).toBe(0.75);
+    const result = (id: string, cost?: number) => ({ ...blankResult({ id, prompt: "p", timeoutMs: 1 } as never, "passed"), ...(cost !== undefined && { cost }) });
+    expect(summary([result("a", 0.75), result("b", 1.5), result("c")], 3, 1000)).toContain("tokens in 0 / out 0 · cost $2.25 (1 tasks without prices)");
+    expect(summary([result("c")], 1, 1000)).not.toContain("cost");
+  });
+
+  it("counts the child agents a run started from the progress that carries their events, their blocks with the extensions'", () => {
+    const stats = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } as Parameters<typeof countEvent>[0];
+    const child = (agentEvent: Record<string, unknown>, path = ["root", "call_1:explorer"]) => ({ type: "tool_execution_update", toolName: "agent", partialResult: { content: [], details: { agentEvent: { ...agentEvent, agentPath: path } } } });
+    const lines = [
+      { type: "turn_start" },
+      child({ type: "agent_start" }),
+      child({ type: "turn_start" }),
+      child({ type: "message_end", message: { role: "assistant", usage: { input: 7, output: 3 } } }),
+      child({ type: "hook_decision", extension: "gate", outcome: "block" }),
+      child({ type: "tool_execution_end" }),
+      child({ type: "agent_start" }, ["root", "call_1:explorer", "call_1:helper"]),
+      child({ type: "agent_end", stopReason: "completed" }),
+      { type: "tool_execution_update", partialResult: { content: [{ type: "text", text: "bash output" }] } },
+      { type: "tool_execution_end" },
+      { type: "agent_end", stopReason: "completed", finalText: "Done." },
+    ].map((e) => JSON.stringify(e));
+    for (const line of lines) countEvent(stats, line);
+    expect(stats).toMatchObject({
+      turns: 1,
+      toolCalls: 1,
+      extensions: { gate: { blocked: 1, rewrote: 0 } },
+      children: { started: 2, turns: 1, toolCalls: 1, tokens: { input: 7, output: 3 } },
+      stopReason: "completed",
     });
   });
 });

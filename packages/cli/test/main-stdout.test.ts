@@ -41,7 +41,7 @@ describe("machine-read stdout", () => {
   it("keeps `mypi extensions --json` one JSON document when an extension logs", async () => {
     const r = await run(["extensions", "--json", "--no-extensions", "-e", noisy]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).loaded.map((e: { name: string }) => e.name)).toEqual(["builtin-tools", "noisy"]);
+    expect(JSON.parse(r.stdout).loaded.map((e: { name: string }) => e.name)).toEqual(["builtin-tools", "subagents", "noisy"]);
     expect(r.stderr).toBe("loading noisy\nfactory noisy\nbye\n");
   });
 

@@ -15,6 +15,8 @@ import { PromptHistory } from "../src/tui/history.ts";
 import { parseShellLine } from "../src/tui/shell.ts";
 import { highlight, markdownTheme, palette } from "../src/tui/theme.ts";
 import { ToolBlock } from "../src/tui/tool-block.ts";
+import { usageTotals } from "../src/usage-totals.ts";
+import type { Message } from "@mypi/kernel";
 
 const plain = palette(false);
 const color = palette(true);
@@ -69,16 +71,29 @@ describe("ToolBlock", () => {
 });
 
 describe("Footer", () => {
-  it("sums the usage of assistant messages, shows the context against the window, the cost when reported, and statuses by key", () => {
-    const f = new Footer(plain, { model: () => "openai:gpt-x", contextWindow: 200_000 });
-    const end = (usage: object) => ({ type: "message_end", timestamp: 0, message: { role: "assistant", content: [], usage } }) as never;
-    f.onEvent(end({ input: 10_000, output: 500, cost: 0.01 }));
-    f.onEvent(end({ input: 30_000, output: 1500, cost: { total: 0.02 } }));
+  it("shows the session's usage and cost, the context against the window, the thinking level of a reasoning model, and statuses by key", () => {
+    const messages: Message[] = [];
+    const thinking = { level: undefined as string | undefined };
+    const f = new Footer(plain, { model: () => "openai:gpt-x", thinking: () => thinking.level, contextWindow: () => 200_000, usage: () => usageTotals(messages) });
+    const assistant = (usage: object) => ({ role: "assistant", content: [], usage, model: "openai:gpt-x", stopReason: "stop", timestamp: 0 }) as never as Message;
+    const end = (message: Message) => ({ type: "message_end", timestamp: 0, message }) as never;
+    for (const m of [assistant({ input: 10_000, output: 500, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.01 } }), assistant({ input: 30_000, output: 1500, cost: { total: 0.02 } })]) {
+      messages.push(m);
+      f.onEvent(end(m));
+    }
     f.setStatus("b-git", "git: main");
     f.setStatus("a-mode", "plan mode");
     f.setStatus("gone", "x");
     f.setStatus("gone", undefined);
     expect(f.render(100)).toEqual(["openai:gpt-x · ↑40k ↓2.0k · ctx 16% of 200k · $0.0300", "plan mode · git: main"]);
+    thinking.level = "high";
+    expect(f.render(100)[0]).toBe("openai:gpt-x · thinking high · ↑40k ↓2.0k · ctx 16% of 200k · $0.0300");
+  });
+
+  it("shows no cost when no message had one (a model of unknown prices), and a resumed session's usage before any event", () => {
+    const resumed = [{ role: "assistant", content: [], usage: { input: 500, output: 20 }, model: "local/m", stopReason: "stop", timestamp: 0 }] as never as Message[];
+    const f = new Footer(plain, { model: () => "local/m", usage: () => usageTotals(resumed) });
+    expect(f.render(80)).toEqual(["local/m · ↑500 ↓20"]);
   });
 });
 
@@ -163,5 +178,17 @@ describe("Chat", () => {
       { text: "2 of 2", isPartial: true, contextPartial: true },
       { text: "all", isPartial: false, contextPartial: false },
     ]);
+  });
+});
+
+describe("running child agents", () => {
+  it("are drawn nested under the call that runs them, one status line each, until the call ends", () => {
+    const chat = new Chat({ p: plain, markdown: markdownTheme(plain) });
+    const progress = (text: string, agentPath: string[]) => ({ content: [{ type: "text", text }], details: { agentEvent: { type: "turn_start", turnIndex: 0, timestamp: 1, agentPath } } });
+    chat.onEvent({ type: "tool_execution_start", timestamp: 1, toolCallId: "c", toolName: "agent", args: { description: "look" } } as never);
+    chat.onEvent({ type: "tool_execution_update", timestamp: 2, toolCallId: "c", toolName: "agent", args: {}, partialResult: progress("explorer: grep TODO\n  helper: turn 2", ["root", "c:explorer", "call_1:helper"]) } as never);
+    expect(chat.live.render(80).slice(1)).toEqual(["  └ explorer: grep TODO", "  └   helper: turn 2"]);
+    chat.onEvent({ type: "tool_execution_end", timestamp: 3, toolCallId: "c", toolName: "agent", isError: false, result: { content: [{ type: "text", text: "found" }] } } as never);
+    expect(chat.live.render(80)).toEqual([]);
   });
 });

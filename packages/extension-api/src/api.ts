@@ -33,6 +33,8 @@ export interface HandlerRecord {
   readonly order?: "pre" | "post";
   readonly timeoutMs?: number;
   readonly onError?: "open" | "closed";
+  /** `"root"`: the handler decides for the main agent only, not for the child agents it starts. */
+  readonly agents?: "all" | "root";
   readonly seq: number;
 }
 
@@ -50,6 +52,11 @@ export interface ExtensionRecord {
   readonly flags: Map<string, FlagDefinition>;
   /** `pi.events` listeners: live from the moment they are added (other extensions may answer during load). */
   readonly listeners: { channel: string; fn: (data: unknown) => void }[];
+  /**
+   * Its tools are defaults a later extension may replace (with a diagnostic), as Pi's built-in
+   * tools are: the builtin tools. Any other extension's tool name is its own (`manager-tools.ts`).
+   */
+  readonly replaceable: boolean;
   /** The ctx this extension's handlers, observers, commands and tools receive. */
   readonly context: ExtensionContext;
   /**
@@ -92,11 +99,12 @@ export function createRecord(
   name: string,
   factory: ExtensionFactory,
   context: ExtensionContext,
-  path?: string,
-  realPath?: string,
+  where: { path?: string | undefined; realPath?: string | undefined; replaceable?: boolean | undefined } = {},
 ): ExtensionRecord {
+  const { path, realPath } = where;
   return {
     name,
+    replaceable: where.replaceable === true,
     context,
     path,
     realPath,
@@ -177,9 +185,8 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
     registerTool(definition) {
       usable("registerTool");
       const tool = toTool(definition, record);
-      if (record.tools.has(tool.name)) {
-        throw fail("MYPI_DUPLICATE_TOOL", `registerTool("${tool.name}"): ${record.name} already registered a tool with this name; give the second one another name (another extension registering the same name replaces it)`);
-      }
+      // A name registered again replaces the earlier tool (Pi keeps them in a map): an extension
+      // that refreshes its tools registers them anew, and the model sees the new one at its next call.
       record.tools.set(tool.name, tool);
       if (record.state === "attached") host.toolsChanged(record);
     },
@@ -210,10 +217,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       if (typeof command?.handler !== "function") {
         throw fail("MYPI_INVALID_COMMAND", `registerCommand("${bare}", …): give { description?, handler(args, ctx) }`);
       }
-      if (record.commands.has(bare)) {
-        throw fail("MYPI_DUPLICATE_COMMAND", `registerCommand("${bare}"): ${record.name} already registered /${bare}; register each command once`);
-      }
-      record.commands.set(bare, command);
+      record.commands.set(bare, command); // again: replaces the earlier one, as in Pi
     },
 
     getCommands: () => host.getCommands(),
@@ -226,8 +230,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       if (flag?.type !== "boolean" && flag?.type !== "string") {
         throw fail("MYPI_INVALID_FLAG", `registerFlag("${name}", …): give { type: "boolean" | "string", description?, default? }`);
       }
-      if (record.flags.has(name)) throw fail("MYPI_DUPLICATE_FLAG", `registerFlag("${name}"): ${record.name} already registered --${name}`);
-      record.flags.set(name, flag);
+      record.flags.set(name, flag); // again: replaces the earlier one, as in Pi
     },
 
     getFlag(name) {
@@ -269,6 +272,7 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       host.mcpServers.unregister(record.name, name);
     },
     getMcpServers: () => host.mcpServers.list(),
+    createAgent: async (options = {}) => runtime("createAgent").createAgent(options),
 
     events: {
       emit(channel, data) {
@@ -318,7 +322,10 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       error: (...values) => host.log(record.name, "error", format(...values)),
     },
 
-    exec: (command, args = [], options = {}) => exec(command, args, options, host.cwd),
+    exec: (command, args = [], options = {}) => {
+      const viaHost = host.runtime.exec;
+      return viaHost ? viaHost(command, args, options) : exec(command, args, options, host.cwd);
+    },
 
     getActiveTools: () => (record.state === "loading" && record.activeToolsRequest ? [...record.activeToolsRequest] : host.activeToolNames()),
     getAllTools: () => host.effectiveTools(),
@@ -353,23 +360,25 @@ function checkOptions(name: EventName, route: Route, options: unknown): Omit<Han
   const where = `pi.on("${name}", handler, options)`;
   const invalid = (message: string) => new ExtensionError("MYPI_INVALID_OPTIONS", `${where}: ${message}`);
   if (typeof options !== "object" || options === null) throw invalid("options must be an object");
-  const allowed = route === "observer" ? ["timeoutMs"] : ["order", "timeoutMs", "onError"];
+  const allowed = route === "observer" ? ["timeoutMs"] : ["order", "timeoutMs", "onError", "agents"];
   for (const key of Object.keys(options)) {
     if (!allowed.includes(key)) {
-      const note = route === "observer" && (key === "order" || key === "onError") ? ` (${key} applies to decision slots; observers only take timeoutMs)` : "";
+      const note = route === "observer" && (key === "order" || key === "onError" || key === "agents") ? ` (${key} applies to decision slots; observers only take timeoutMs)` : "";
       throw invalid(`unknown option "${key}"${note}; options: ${allowed.join(", ")}`);
     }
   }
-  const o = options as { order?: unknown; timeoutMs?: unknown; onError?: unknown };
+  const o = options as { order?: unknown; timeoutMs?: unknown; onError?: unknown; agents?: unknown };
   if (o.order !== undefined && o.order !== "pre" && o.order !== "post") throw invalid(`order must be "pre" or "post", got ${describeValue(o.order)}`);
   if (o.timeoutMs !== undefined && !(typeof o.timeoutMs === "number" && o.timeoutMs > 0 && Number.isFinite(o.timeoutMs))) {
     throw invalid(`timeoutMs must be a positive number of milliseconds, got ${describeValue(o.timeoutMs)}`);
   }
   if (o.onError !== undefined && o.onError !== "open" && o.onError !== "closed") throw invalid(`onError must be "open" or "closed", got ${describeValue(o.onError)}`);
-  const out: { order?: "pre" | "post"; timeoutMs?: number; onError?: "open" | "closed" } = {};
+  if (o.agents !== undefined && o.agents !== "all" && o.agents !== "root") throw invalid(`agents must be "all" (the main agent and its child agents) or "root" (the main agent only), got ${describeValue(o.agents)}`);
+  const out: { order?: "pre" | "post"; timeoutMs?: number; onError?: "open" | "closed"; agents?: "all" | "root" } = {};
   if (o.order !== undefined) out.order = o.order;
   if (o.timeoutMs !== undefined) out.timeoutMs = o.timeoutMs as number;
   if (o.onError !== undefined) out.onError = o.onError;
+  if (o.agents !== undefined) out.agents = o.agents;
   return out;
 }
 

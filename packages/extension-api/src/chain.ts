@@ -38,6 +38,11 @@ export interface ChainHandler<K extends SlotName = SlotName> {
 export interface ChainCall {
   readonly signal: AbortSignal;
   emit(event: HookDecisionEvent | ExtensionErrorEvent): void;
+  /**
+   * The call decides for a child agent (docs/subagents.md): its path, the main agent first. The
+   * chain then holds only the handlers that decide for every agent; its diagnostics carry the path.
+   */
+  readonly agentPath?: readonly string[];
 }
 
 interface Frame<K extends SlotName> {
@@ -87,7 +92,7 @@ class HandlerCall<K extends SlotName> {
   ) {
     this.view = { ...frame.state.event } as SlotEvent<K>;
     this.snap = snapshot(this.view, policy.mutable);
-    this.budget = new Budget(h.timeoutMs, frame.call.signal);
+    this.budget = new Budget(h.timeoutMs, frame.call.signal, frame.call.agentPath);
   }
 
   run(): Frame<K> | Promise<Frame<K>> {
@@ -165,7 +170,9 @@ class HandlerCall<K extends SlotName> {
     }
     // The handler failed: its own policy decides, in this frame, on the event as it came in.
     if (!this.entered) undoInPlace(this.snap);
-    call.emit({ type: "extension_error", extension: h.extension, slot, error: failure.message, code: failure.code, timestamp: Date.now() });
+    const error: ExtensionErrorEvent = { type: "extension_error", extension: h.extension, slot, error: failure.message, code: failure.code, timestamp: Date.now() };
+    if (call.agentPath) error.agentPath = [...call.agentPath];
+    call.emit(error);
     const outcome: HookOutcome = failure.code === "MYPI_TIMEOUT" ? "timeout" : h.onError === "open" ? "fail_open" : "fail_closed";
     this.report(outcome, failure.message);
     if (h.onError === "open") return after ? { state: after, call } : this.next(frame);
@@ -185,6 +192,8 @@ class HandlerCall<K extends SlotName> {
     if (reason !== undefined) event.reason = reason;
     const about = (this.frame.state.event as { toolCallId?: unknown }).toolCallId;
     if (typeof about === "string") event.toolCallId = about;
+    const { agentPath } = this.frame.call;
+    if (agentPath) event.agentPath = [...agentPath];
     this.frame.call.emit(event);
   }
 }
@@ -221,6 +230,8 @@ class Budget implements Deadline {
   constructor(
     private readonly limitMs: number,
     private readonly runSignal: AbortSignal,
+    /** The ctx's `agentPath` (`withSignal` reads it here); absent: the main agent. */
+    readonly agentPath: readonly string[] | undefined,
   ) {}
 
   /** After `stop()`, no clock read. */

@@ -26,6 +26,9 @@ export const HEADLESS_UI: ExtensionUI = Object.freeze({
 /** The signal of a call nobody can abort (the base ctx's, the host's own decisions). */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
+/** The path of the main agent (docs/subagents.md). */
+export const ROOT_PATH: readonly string[] = Object.freeze(["root"]);
+
 /** The session view of the detached runtime (no host bound): no entries, nothing written. */
 export function emptySessionView(cwd: string): ReadonlySessionView {
   return {
@@ -68,9 +71,14 @@ export function sessionTree(entries: readonly SessionEntry[], labelOf: (id: stri
 /** Which extension a ctx belongs to (set on each extension's own ctx, read by the Pi layer). */
 export const EXTENSION_NAME: unique symbol = Symbol("mypi.extension");
 
-/** One extension's ctx: the shared base with the extension's name on it. */
+/**
+ * One extension's ctx: the shared base's members as its own properties (getters stay getters,
+ * reading the manager's current state), with the extension's name on it. Own and enumerable, as
+ * Pi builds ctx (an object literal of getters): `{...ctx}` keeps `ui`, `cwd`, `sessionManager`, ….
+ */
 export function extensionContext(base: ExtensionContext, name: string): ExtensionContext {
-  return Object.create(base, { [EXTENSION_NAME]: { value: name } }) as ExtensionContext;
+  const ctx = Object.defineProperties({}, Object.getOwnPropertyDescriptors(base)) as ExtensionContext;
+  return Object.defineProperty(ctx, EXTENSION_NAME, { value: name });
 }
 
 /** The ctx every handler shares (each call adds its own `signal`); reads the manager's current state. */
@@ -94,31 +102,29 @@ export function createBaseContext(manager: ContextSource): ExtensionContext {
     getSystemPrompt: () => manager.runtime.getSystemPrompt(),
     getContextUsage: () => manager.runtime.getContextUsage(),
     isProjectTrusted: () => manager.projectTrusted,
+    agentPath: ROOT_PATH,
+    get replay() {
+      return manager.runtime.replay === true;
+    },
   };
 }
 
-const SIGNAL_SOURCE = Symbol("signalSource");
-type SignalSource = { readonly signal: AbortSignal };
-const signalProtos = new WeakMap<ExtensionContext, ExtensionContext>();
+/** A handler's own signal, and the path of the agent it decides for (absent: the main agent). */
+type SignalSource = { readonly signal: AbortSignal; readonly agentPath?: readonly string[] | undefined };
 
 /**
- * The extension's ctx with this handler's own signal; everything else is the extension's. One
- * prototype per base ctx carries the `signal` getter, so a call costs one plain `Object.create`.
+ * The extension's ctx with this handler's own signal and agent path; everything else is the
+ * extension's. A proxy, so that a call costs one small object and `{...ctx}` (own enumerable
+ * properties, as in Pi) still sees every member, `signal` and `agentPath` the call's.
  */
 export function withSignal(base: ExtensionContext, source: SignalSource): ExtensionContext {
-  let proto = signalProtos.get(base);
-  if (!proto) {
-    proto = Object.create(base, {
-      signal: {
-        get(this: { [SIGNAL_SOURCE]: SignalSource }) {
-          return this[SIGNAL_SOURCE].signal;
-        },
-        enumerable: true,
-      },
-    }) as ExtensionContext;
-    signalProtos.set(base, proto);
-  }
-  const ctx = Object.create(proto) as ExtensionContext & { [SIGNAL_SOURCE]: SignalSource };
-  ctx[SIGNAL_SOURCE] = source;
-  return ctx;
+  const own = (prop: string | symbol): unknown => (prop === "signal" ? source.signal : prop === "agentPath" ? (source.agentPath ?? ROOT_PATH) : undefined);
+  const isOwn = (prop: string | symbol): boolean => prop === "signal" || prop === "agentPath";
+  return new Proxy(base, {
+    get: (target, prop, receiver) => (isOwn(prop) ? own(prop) : Reflect.get(target, prop, receiver)),
+    has: (target, prop) => isOwn(prop) || Reflect.has(target, prop),
+    ownKeys: (target) => [...new Set([...Reflect.ownKeys(target), "signal", "agentPath"])],
+    getOwnPropertyDescriptor: (target, prop) =>
+      isOwn(prop) ? { value: own(prop), writable: false, enumerable: true, configurable: true } : Reflect.getOwnPropertyDescriptor(target, prop),
+  });
 }

@@ -31,5 +31,6 @@ export function detachedRuntime(cwd: string): ExtensionRuntime {
     getSystemPrompt: () => "",
     getContextUsage: () => undefined,
     fork: async () => ({ cancelled: true }),
+    createAgent: async () => notReady("createAgent"),
   });
 }

@@ -9,17 +9,21 @@ export type ExtensionErrorCode =
   | "MYPI_INVALID_OPTIONS"
   | "MYPI_LATE_REGISTRATION"
   | "MYPI_INVALID_TOOL"
-  | "MYPI_DUPLICATE_TOOL"
   | "MYPI_NOT_OWNER"
   | "MYPI_UNKNOWN_TOOL"
   | "MYPI_INVALID_COMMAND"
-  | "MYPI_DUPLICATE_COMMAND"
   | "MYPI_INVALID_FLAG"
-  | "MYPI_DUPLICATE_FLAG"
   | "MYPI_NOT_READY"
+  /** An action a replay cannot take (docs/testing-policies.md): no model, no tools, nothing sent or written. */
+  | "MYPI_REPLAY"
   | "MYPI_EVENT_LOOP"
   | "MYPI_INVALID_MCP_SERVER"
   | "MYPI_NO_MCP"
+  // child agents (pi.createAgent, docs/subagents.md)
+  | "MYPI_AGENT_LIMIT"
+  | "MYPI_AGENT_TOOLS"
+  | "MYPI_AGENT_MODEL"
+  | "MYPI_AGENT_CLOSED"
   // handlers at run time (reported as extension_error)
   | "MYPI_HANDLER_FAILED"
   | "MYPI_BAD_RESULT"
@@ -32,7 +36,8 @@ export type ExtensionErrorCode =
   | "MYPI_BAD_EXPORT"
   | "MYPI_SYNTAX_ERROR"
   | "MYPI_MISSING_DEPENDENCY"
-  | "MYPI_LOAD_FAILED";
+  | "MYPI_LOAD_FAILED"
+  | "MYPI_CONFLICT";
 
 export class ExtensionError extends Error {
   readonly code: ExtensionErrorCode;

@@ -19,8 +19,10 @@ import type {
   StreamEvent,
   ToolCallEvent,
   ToolCallResult,
+  ThinkingLevel,
   ToolResultEvent,
 } from "@mypi/kernel";
+import type { PiModelObject } from "./models/types.ts";
 import type { ExtensionContext } from "./types.ts";
 
 export type Awaitable<T> = T | Promise<T>;
@@ -58,6 +60,11 @@ export type HookDecisionEvent = {
   toolCallId?: string;
   /** The handler's own time, excluding time spent in `next()`. */
   durationMs: number;
+  /**
+   * A decision about a child agent: the agents that led to it, the main one first
+   * (`["root", "call_3:explorer"]`, docs/subagents.md). Absent for the main agent.
+   */
+  agentPath?: string[];
   timestamp: number;
 };
 
@@ -70,6 +77,8 @@ export type ExtensionErrorEvent = {
   error: string;
   /** A `MYPI_*` code when the failure is one the manager recognises (timeouts, bad results). */
   code?: string;
+  /** A decision handler that failed for a child agent: the agents that led to it (as `hook_decision`'s). */
+  agentPath?: string[];
   timestamp: number;
 };
 
@@ -167,6 +176,31 @@ export interface UserBashEvent {
 }
 
 /**
+ * The model changed — `/model`, Ctrl+P, RPC `set_model` / `cycle_model`, `pi.setModel` — from
+ * the next run on (Pi's event). Resuming a session that used another model does not send it:
+ * read `ctx.model` in `session_start`.
+ */
+export interface ModelSelectEvent {
+  type: "model_select";
+  model: PiModelObject;
+  previousModel: PiModelObject | undefined;
+  /** `cycle`: Ctrl+P or RPC `cycle_model`; `set`: everything else. */
+  source: "set" | "cycle";
+  timestamp: number;
+}
+
+/**
+ * The thinking level changed: `/thinking`, Shift+Tab, RPC, `pi.setThinkingLevel`, or a model
+ * change that clamped it (then it comes just before that `model_select`). Pi's event.
+ */
+export interface ThinkingLevelSelectEvent {
+  type: "thinking_level_select";
+  level: ThinkingLevel;
+  previousLevel: ThinkingLevel;
+  timestamp: number;
+}
+
+/**
  * The events the extension host inserts into its agent's stream (`Agent<ExtensionHostEvent>`):
  * its diagnostics and the extensions' log lines. The session lifecycle events reach observers only.
  */
@@ -190,6 +224,8 @@ export interface HostEvents {
   session_tree: SessionTreeEvent;
   session_info_changed: SessionInfoChangedEvent;
   user_bash: UserBashEvent;
+  model_select: ModelSelectEvent;
+  thinking_level_select: ThinkingLevelSelectEvent;
 }
 
 /** Every read-only event an observer can subscribe to. */
@@ -352,13 +388,12 @@ export type ObserverHandler<K extends ObservedEventName> = (
 
 /**
  * Events of Pi's ExtensionAPI that never happen in mypi (no provider payload hook, no themes,
- * no model switching, no summary hook for tree navigation, no session directory hook). `pi.on` accepts them so that Pi extensions load; their handlers are kept and never
+ * no summary hook for tree navigation, no session directory hook). `pi.on` accepts them so that Pi extensions load; their handlers are kept and never
  * called (docs/pi-compat.md).
  */
 export type InertEventName =
   | "session_directory"
   | "session_before_tree"
-  | "model_select"
   | "before_provider_request";
 /** What an inert event would carry in Pi; mypi never builds one. */
 export type InertEvent<K extends InertEventName = InertEventName> = { readonly type: K } & Readonly<Record<string, unknown>>;
@@ -401,7 +436,8 @@ export const ROUTES: Readonly<Record<EventName, Route>> = Object.freeze({
   session_info_changed: "observer",
   session_directory: "inert",
   session_before_tree: "inert",
-  model_select: "inert",
+  model_select: "observer",
+  thinking_level_select: "observer",
   before_provider_request: "inert",
   user_bash: "observer",
 });
@@ -425,6 +461,11 @@ export interface DecisionOptions {
   timeoutMs?: number;
   /** Overrides the slot's default failure policy (docs/architecture.md#policy). */
   onError?: "open" | "closed";
+  /**
+   * Which agents the handler decides for: `"all"` (default) — the main agent and every child
+   * agent it starts (docs/subagents.md) — or `"root"`, the main agent only.
+   */
+  agents?: "all" | "root";
 }
 export type HandlerOptions<K extends EventName> = K extends SlotName
   ? DecisionOptions

@@ -14,9 +14,11 @@ import {
   type SessionManager,
 } from "@mypi/kernel";
 import type { ChainCall } from "./chain.ts";
+import type { ChildAgents } from "./child-agents.ts";
 import type { ExtensionHostEvent } from "./events.ts";
 import { completeThroughSlots } from "./complete.ts";
 import type { ExtensionManager } from "./manager.ts";
+import type { ModelSelection } from "./models/selection.ts";
 import { readonlyView } from "./session-view.ts";
 import type { ExtensionRuntime, SendMessageOptions, SendUserMessageOptions } from "./types.ts";
 
@@ -27,11 +29,17 @@ export interface RuntimeDeps {
   /** The host's agent (built after the hooks it is given). */
   agent: () => Agent<ExtensionHostEvent>;
   hostCall: (signal?: AbortSignal) => ChainCall;
-  /** `getContextUsage` is `undefined` without one. */
-  contextWindow: number | undefined;
+  /** The current model's window (it changes with the model); `getContextUsage` is `undefined` without one. */
+  contextWindow: () => number | undefined;
+  /** The session's model choice (shared by every host of the process). */
+  models: ModelSelection;
   nameSession(name: string): void;
   compact(customInstructions?: string): Promise<CompactionOutcome>;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /** The host maker's `newSession` / `shutdown` (`ExtensionHostOptions.sessionActions`). */
+  actions?: Pick<ExtensionRuntime, "newSession" | "shutdown">;
+  /** The host's tree of child agents (`child-agents.ts`). */
+  children: Pick<ChildAgents, "create">;
 }
 
 /** The runtime, and the hooks of the agent's run that keep its state. */
@@ -101,18 +109,21 @@ export function createHostRuntime(deps: RuntimeDeps): HostRuntime {
     compact: (customInstructions) => deps.compact(customInstructions),
     modelId: () => deps.agent().model.id,
     complete: (request) => completeThroughSlots({ manager, model: () => deps.agent().model, call: deps.hostCall }, request),
-    setModel: (model) => void (deps.agent().model = model),
+    models: deps.models,
     abort: () => deps.agent().abort(),
     isIdle: () => !deps.agent().isRunning,
     waitForIdle: () => (deps.agent().isRunning ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),
     getSystemPrompt: () => runSystemPrompt ?? deps.agent().systemPrompt ?? "",
     getContextUsage: () => {
-      const { contextWindow } = deps;
+      const contextWindow = deps.contextWindow();
       if (!contextWindow) return undefined;
       const tokens = estimateContextTokens(deps.agent().messages);
       return { tokens, contextWindow, percent: Math.round((tokens / contextWindow) * 1000) / 10 };
     },
     fork: (entryId) => deps.fork(entryId),
+    ...(deps.actions?.newSession && { newSession: deps.actions.newSession }),
+    ...(deps.actions?.shutdown && { shutdown: deps.actions.shutdown }),
+    createAgent: (options) => deps.children.create(options),
   };
 
   return {

@@ -24,6 +24,9 @@ export interface SessionDeps {
   hostCall: (signal?: AbortSignal) => ChainCall;
 }
 
+/** The host's compaction settings: without `contextWindow`, the current model's window (the registry's) is used. */
+export type HostCompactionSettings = Omit<CompactionSettings, "beforeCompact" | "contextWindow"> & { contextWindow?: number };
+
 export interface HostCompaction {
   settings(): CompactionSettings;
   /** Tell the extensions of a compaction (`session_compact`); nothing for one that did not compact. */
@@ -32,10 +35,13 @@ export interface HostCompaction {
   compactNow(customInstructions: string | undefined): Promise<CompactionOutcome>;
 }
 
-export function hostCompaction(deps: SessionDeps, settings: Omit<CompactionSettings, "beforeCompact"> | undefined): HostCompaction {
+/** `modelWindow`: the current model's context window, when known (it changes with `/model`). */
+export function hostCompaction(deps: SessionDeps, settings: HostCompactionSettings | undefined, modelWindow: () => number | undefined): HostCompaction {
   const { manager, session } = deps;
   /** Set while `compactNow()` runs: the compaction the extensions hear of is then a manual one. */
   let manual = false;
+  /** Automatic compaction as the settings (and RPC `set_auto_compaction`) say; it also needs a known window. */
+  let autoEnabled = settings?.enabled !== false;
   const reason = () => (manual ? ("manual" as const) : ("threshold" as const));
   const beforeCompact: CompactionSettings["beforeCompact"] = async (preparation, signal) => {
     const event = {
@@ -49,7 +55,26 @@ export function hostCompaction(deps: SessionDeps, settings: Omit<CompactionSetti
     return manager.runSlot("session_before_compact", event, deps.hostCall(signal));
   };
   const self: HostCompaction = {
-    settings: () => ({ contextWindow: DEFAULT_CONTEXT_WINDOW, ...settings, beforeCompact }),
+    settings() {
+      const fixed = settings?.contextWindow;
+      const out = { ...settings, beforeCompact } as CompactionSettings;
+      const window = () => fixed ?? modelWindow();
+      // Accessors the kernel reads at each check (the Agent copies them as accessors), so they
+      // follow the model: a model switched to mid-session brings its own window, and automatic
+      // compaction waits for a window someone knows (switching it on without one is refused).
+      Object.defineProperties(out, {
+        contextWindow: { enumerable: true, get: () => window() ?? DEFAULT_CONTEXT_WINDOW },
+        enabled: {
+          enumerable: true,
+          get: () => autoEnabled && window() !== undefined,
+          set: (on: boolean) => {
+            if (on && window() === undefined) throw new Error("Automatic compaction needs the model's context window, which is not known (give compaction.contextWindow in settings).");
+            autoEnabled = on;
+          },
+        },
+      });
+      return out;
+    },
     published(outcome) {
       if (outcome.status !== "compacted") return;
       const { tokensBefore, tokensAfter, fromHook } = outcome;

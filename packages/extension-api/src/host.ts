@@ -15,26 +15,38 @@ import {
   SessionManager,
   type AgentOptions,
   type CompactionOutcome,
-  type CompactionSettings,
   type ModelClient,
   type SlotContext,
   type Tool,
 } from "@mypi/kernel";
 import type { ExtensionHostEvent } from "./events.ts";
 import type { ChainCall } from "./chain.ts";
+import { ChildAgents } from "./child-agents.ts";
+import type { ModelLookup } from "./child-types.ts";
 import { NEVER_ABORTED } from "./context.ts";
 import { createHostRuntime } from "./host-runtime.ts";
-import { hostCompaction, sessionOperations, type SessionDeps } from "./host-session.ts";
+import { hostCompaction, sessionOperations, type HostCompactionSettings, type SessionDeps } from "./host-session.ts";
+import { followModelSelection } from "./host-models.ts";
+import { ModelRegistry } from "./models/registry.ts";
+import { ModelSelection } from "./models/selection.ts";
 import type { UserBashAnswer } from "./pi-compat/index.ts";
 import type { ExtensionManager } from "./manager.ts";
-import type { ExtensionUI, LoadResult, SessionShutdownEvent } from "./types.ts";
+import type { ExtensionRuntime, ExtensionUI, LoadResult, SessionShutdownEvent } from "./types.ts";
 import { recordVerdict } from "./verdicts.ts";
 
 export { forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./verdicts.ts";
 
 export interface ExtensionHostOptions {
   manager: ExtensionManager;
+  /** The model, when there is no `models` (then it is the start of a selection of this host's own). */
   model: ModelClient;
+  /**
+   * The process's model choice (the CLI's: shared by the hosts it builds, so a new session keeps
+   * the model). The agent follows it; changes are written to the session and told to the
+   * extensions (`thinking_level_select`, `model_select`). Default: a selection over `model`,
+   * with the known models and the extensions' providers.
+   */
+  models?: ModelSelection;
   systemPrompt?: string;
   /** Default: an in-memory session in the manager's cwd. */
   session?: SessionManager;
@@ -45,8 +57,12 @@ export interface ExtensionHostOptions {
   abortGraceMs?: number;
   /** The timeout of a tool call whose tool sets none; default the Agent's (ten minutes). */
   toolTimeoutMs?: number;
-  /** Automatic compaction; `session_before_compact` handlers are its `beforeCompact`. */
-  compaction?: Omit<CompactionSettings, "beforeCompact">;
+  /**
+   * Automatic compaction; `session_before_compact` handlers are its `beforeCompact`. Without a
+   * `contextWindow`, the current model's (the registry's) applies; a model of unknown window is
+   * not compacted automatically.
+   */
+  compaction?: HostCompactionSettings;
   /**
    * The tools the model is offered (an allowlist: a tool registered later under another name
    * stays inactive); absent = all. Names no extension registered are reported as a diagnostic.
@@ -69,12 +85,28 @@ export interface ExtensionHostOptions {
    * loaded, so what it masks elsewhere is masked on disk here too.
    */
   redactRecord?: <T>(value: T) => T;
+  /**
+   * What only the one who made the host can do, for extensions' `ctx.newSession()` and
+   * `ctx.shutdown()`: replace this host by one over a new session, end the process. Without
+   * them `newSession` resolves `{cancelled: true}` and `shutdown` does nothing (both said once).
+   */
+  sessionActions?: Pick<ExtensionRuntime, "newSession" | "shutdown">;
+  /**
+   * Turns a model's name into a client for child agents (`pi.createAgent({model: "…"})`, an agent
+   * definition's `model`; docs/subagents.md). The `mypi` host looks names up as `--model` does.
+   * Without it a child runs on its parent's model or a client it is given.
+   */
+  childModels?: ModelLookup;
 }
 
 export interface ExtensionHost {
   readonly agent: Agent<ExtensionHostEvent>;
+  /** The model choice the agent follows (`ExtensionHostOptions.models`). */
+  readonly models: ModelSelection;
   readonly manager: ExtensionManager;
   readonly session: SessionManager;
+  /** The child agents started under this host's agent (docs/subagents.md). */
+  readonly children: ChildAgents;
   /**
    * Send `session_start` to the extensions; call once, after loading them. Resolves when every
    * handler has run (at most the drain deadline): await it before the first prompt, as Pi does,
@@ -121,7 +153,22 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   const emit = (event: ExtensionHostEvent) => agent.emit(event);
   const hostCall = (signal: AbortSignal = agent.signal ?? NEVER_ABORTED): ChainCall => ({ signal, emit });
   const deps: SessionDeps = { manager, session, agent: () => agent, hostCall };
-  const compaction = hostCompaction(deps, options.compaction);
+  const models = options.models ?? new ModelSelection({ registry: new ModelRegistry(), client: options.model });
+  // The registry sees this host's extensions' providers, the clients their HTTP hooks.
+  models.registry.useExtensionProviders(() => manager.registeredProviders());
+  models.useHttpHooks(() => manager.httpHooks());
+  const children = new ChildAgents({
+    manager,
+    root: () => agent,
+    session,
+    models: options.childModels,
+    redact: options.redactRecord,
+    maxTurns: options.maxTurns,
+    maxParallel: options.maxParallel,
+    abortGraceMs: options.abortGraceMs,
+    toolTimeoutMs: options.toolTimeoutMs,
+  });
+  const compaction = hostCompaction(deps, options.compaction, () => models.contextWindow);
   const operations = sessionOperations(deps);
 
   /** Name the session (masked as a record is) and tell the extensions (`session_info_changed`). */
@@ -131,10 +178,13 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   };
   const run = createHostRuntime({
     ...deps,
-    contextWindow: options.compaction?.contextWindow,
+    contextWindow: () => options.compaction?.contextWindow ?? models.contextWindow,
+    models,
     nameSession,
     compact: (customInstructions) => host.compact(customInstructions),
     fork: (entryId) => host.fork(entryId),
+    ...(options.sessionActions && { actions: options.sessionActions }),
+    children,
   });
 
   const slots = manager.slots;
@@ -151,7 +201,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     return { action: "transform", text: expanded, ...(decision?.action === "transform" && decision.images && { images: decision.images }) };
   };
   const agent = new Agent<ExtensionHostEvent>({
-    model: options.model,
+    model: models.client,
+    thinkingLevel: models.thinkingLevel,
     tools: manager.toolset.registry,
     ...(options.systemPrompt !== undefined && { systemPrompt: options.systemPrompt }),
     slots: {
@@ -179,6 +230,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   if (redactRecord) session.storedForm = (message) => (message.role === "assistant" ? redactRecord(message) : message);
   const verdicts = { session, isRunning: () => agent.isRunning, diagnostic: (m: string) => manager.diagnostic(m), ...(options.redactRecord && { redact: options.redactRecord }) };
   agent.subscribe((event) => {
+    if (event.type === "agent_start") children.rootRunStarted();
     if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(verdicts, event);
     if (event.type === "agent_end") return run.ended(); // published in beforeAgentEnd
     manager.publish(event);
@@ -194,11 +246,14 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
 
   manager.bind(run.runtime, { emit });
   if (options.activeTools) narrowTools(manager, options.activeTools);
+  const stopFollowing = followModelSelection({ models, agent, session, manager });
 
   const host: ExtensionHost = {
     agent,
+    models,
     manager,
     session,
+    children,
     start({ reason = "startup", previousSessionFile } = {}) {
       manager.publish({ type: "session_start", reason, ...(previousSessionFile !== undefined && { previousSessionFile }), timestamp: Date.now() });
       return manager.drain();
@@ -222,6 +277,9 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
       return found ?? { skillPaths: [], promptPaths: [] };
     },
     async shutdown(options) {
+      // Children first: once the extensions are disposed a child's calls would meet no policy.
+      await children.closeAll();
+      stopFollowing();
       await manager.shutdown(options);
       stopRefreshing();
       manager.unbind();

@@ -48,7 +48,7 @@ export { ExtensionManager } from "./manager.ts";
 export { parseSlashCommand } from "./api.ts";
 export { HEADLESS_UI, emptySessionView } from "./context.ts";
 export { ObserverBus } from "./observer-bus.ts";
-export { formatLoadFailure } from "./loader.ts";
+export { extensionName, formatLoadFailure } from "./loader.ts";
 
 /** Identity, for typing: `export default defineExtension((pi) => { … })`. */
 export function defineExtension(factory: ExtensionFactory): ExtensionFactory {
@@ -57,5 +57,39 @@ export function defineExtension(factory: ExtensionFactory): ExtensionFactory {
 export { createExtensionHost, forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./host.ts";
 export type { ExtensionHost, ExtensionHostOptions } from "./host.ts";
 export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./pi-compat/index.ts";
+export { paintedTheme, type ThemePaint } from "./pi-compat/theme.ts";
 export { parseFrontmatter, stripFrontmatter } from "./frontmatter.ts";
 export type { ParsedFrontmatter } from "./frontmatter.ts";
+export * from "./models/index.ts";
+export { latestChoice } from "./host-models.ts";
+export { childEventOf, segmentName } from "./child-progress.ts";
+export { agentLimits, ChildAgents, DEFAULT_AGENT_LIMITS, withThinking } from "./child-agents.ts";
+export { ROOT_PATH } from "./context.ts";
+
+/** The path of the agent running a tool call (`ctx.context.agentPath`, docs/subagents.md); `["root"]` for the main agent. */
+export function agentPathOf(ctx: { context?: Readonly<Record<string, unknown>> | undefined }): readonly string[] {
+  const path = ctx.context?.agentPath;
+  return Array.isArray(path) && path.length > 0 && path.every((p) => typeof p === "string") ? (path as readonly string[]) : ["root"];
+}
+export {
+  CLAUDE_CODE_TOOLS,
+  DIFFERENCE_LABELS,
+  Replayer,
+  readRecording,
+  detectFormat,
+  isAskReason,
+  replayRefusal,
+  ruleOf,
+} from "./replay/index.ts";
+export type {
+  DecisionView,
+  DifferenceKind,
+  FileKind,
+  Recording,
+  RecordingFormat,
+  ReplayDifference,
+  ReplayError,
+  ReplayerOptions,
+  ReplaySlot,
+  SessionReplay,
+} from "./replay/index.ts";

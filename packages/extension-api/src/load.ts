@@ -10,7 +10,7 @@ import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord } 
 import { extensionContext } from "./context.ts";
 import { describeLoadError, isLoadFailure, resolveEntry, type ExtensionLoader } from "./loader.ts";
 import type { BusEvent } from "./observer-bus.ts";
-import type { ExtensionAPI, ExtensionContext, ExtensionFactory, LoadFailure, LoadResult } from "./types.ts";
+import type { ExtensionAPI, ExtensionContext, ExtensionFactory, ExtensionSpec, LoadFailure, LoadResult } from "./types.ts";
 
 /** Loading an extension (importing its module and running its default export) may take this long. */
 export const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
@@ -21,6 +21,8 @@ export interface Entry {
   path?: string;
   realPath?: string;
   factory?: ExtensionFactory;
+  /** Its tools are defaults others may replace (`ExtensionRecord.replaceable`). */
+  replaceable?: boolean;
   record?: ExtensionRecord;
   failure?: LoadFailure;
 }
@@ -42,6 +44,11 @@ export interface StageDeps {
 
 /** What the load order asks of the manager around a load. */
 export interface LoadHooks extends StageDeps {
+  /**
+   * Why `record` may not join: a tool or flag name another attached extension has (Pi fails such
+   * a load the same way). `undefined`: it may.
+   */
+  conflict(record: ExtensionRecord, others?: readonly ExtensionRecord[]): string | undefined;
   /** A record joins: its observers subscribe. */
   attach(record: ExtensionRecord): void;
   /** Handlers, tools or extensions changed. */
@@ -59,22 +66,28 @@ export class LoadOrder {
 
   constructor(private readonly hooks: LoadHooks) {}
 
-  /** Files and folders in order, before the entry at `at` (default: at the end); a file already loaded is skipped. */
-  load(paths: readonly string[], baseDir: string, at: number | undefined): Promise<LoadResult> {
+  /**
+   * Files and folders in order, before the entry at `at` (default: at the end); a file already
+   * loaded is skipped. A spec with a `name` is loaded under it (a package's extensions are named
+   * after the package), else under its file's name.
+   */
+  load(specs: readonly ExtensionSpec[], baseDir: string, at: number | undefined): Promise<LoadResult> {
     return this.serially(async () => {
       const result: LoadResult = { loaded: [], failed: [] };
       let position = at ?? this.entries.length;
       const place = (entry: Entry) => void this.entries.splice(position++, 0, entry);
-      for (const path of paths) {
+      for (const spec of specs) {
+        const path = typeof spec === "string" ? spec : spec.path;
+        const named = typeof spec === "string" ? undefined : spec.name;
         const entry = resolveEntry(path, baseDir);
         if (isLoadFailure(entry)) {
-          const failure = { ...entry, name: uniqueName(this.entries, entry.name) }; // it may load on a reload: its name is its own
+          const failure = { ...entry, name: uniqueName(this.entries, named ?? entry.name) }; // it may load on a reload: its name is its own
           place({ name: failure.name, path: entry.path, failure });
           result.failed.push(failure);
           continue;
         }
         if (this.entries.some((e) => e.realPath === entry.realPath)) continue;
-        const slot: Entry = { name: uniqueName(this.entries, entry.name), path: entry.file, realPath: entry.realPath };
+        const slot: Entry = { name: uniqueName(this.entries, named ?? entry.name), path: entry.file, realPath: entry.realPath };
         place(slot);
         await this.fill(slot, result);
       }
@@ -83,11 +96,12 @@ export class LoadOrder {
   }
 
   /** An in-process factory, at the end. */
-  loadExtension(factory: ExtensionFactory, name: string, path: string | undefined): Promise<LoadResult> {
+  loadExtension(factory: ExtensionFactory, name: string, options: { path?: string | undefined; replaceable?: boolean | undefined }): Promise<LoadResult> {
     return this.serially(async () => {
       const result: LoadResult = { loaded: [], failed: [] };
       const slot: Entry = { name: uniqueName(this.entries, name), factory };
-      if (path !== undefined) slot.path = path;
+      if (options.path !== undefined) slot.path = options.path;
+      if (options.replaceable) slot.replaceable = true;
       this.entries.push(slot);
       await this.fill(slot, result);
       return result;
@@ -100,13 +114,20 @@ export class LoadOrder {
       const { hooks } = this;
       const result: LoadResult = { loaded: [], failed: [] };
       const staged = new Map<Entry, ExtensionRecord>();
+      /** What will be attached after this reload, in load order so far: a new version that clashes with it fails. */
+      const kept: ExtensionRecord[] = [];
       for (const entry of this.entries) {
-        const outcome = await stageEntry(entry, hooks);
+        const staging = await stageEntry(entry, hooks);
+        const conflict = isLoadFailure(staging) ? undefined : hooks.conflict(staging, kept);
+        const outcome: ExtensionRecord | LoadFailure = conflict === undefined ? staging : conflictFailure(entry, conflict);
+        if (conflict !== undefined) hooks.dispose(staging as ExtensionRecord);
         if (isLoadFailure(outcome)) {
           result.failed.push(outcome);
           if (!entry.record) entry.failure = outcome;
+          else kept.push(entry.record);
         } else {
           staged.set(entry, outcome);
+          kept.push(outcome);
         }
       }
       for (const entry of [...this.entries].reverse()) {
@@ -131,6 +152,13 @@ export class LoadOrder {
 
   private async fill(entry: Entry, result: LoadResult): Promise<void> {
     const outcome = await stageEntry(entry, this.hooks);
+    const conflict = isLoadFailure(outcome) ? undefined : this.hooks.conflict(outcome);
+    if (conflict !== undefined && !isLoadFailure(outcome)) {
+      this.hooks.dispose(outcome);
+      entry.failure = conflictFailure(entry, conflict);
+      result.failed.push(entry.failure);
+      return;
+    }
     if (isLoadFailure(outcome)) {
       entry.failure = outcome;
       result.failed.push(outcome);
@@ -149,6 +177,10 @@ export class LoadOrder {
     this.lifecycle = run.catch(() => {});
     return run;
   }
+}
+
+function conflictFailure(entry: Entry, message: string): LoadFailure {
+  return { path: entry.path ?? `<${entry.name}>`, name: entry.name, code: "MYPI_CONFLICT", message };
 }
 
 /** One load of one extension: given up on when it takes too long (`loadTimeoutMs`). */
@@ -198,7 +230,7 @@ async function runFactory(entry: Entry, attempt: Attempt, deps: StageDeps): Prom
   }
   // Imported after the load gave up on it: never run it (nobody reads this outcome).
   if (attempt.abandoned) return { path: where, name: entry.name, code: "MYPI_TIMEOUT", message: "imported after the load timed out" };
-  const record = createRecord(entry.name, factory, extensionContext(deps.context, entry.name), entry.path, entry.realPath);
+  const record = createRecord(entry.name, factory, extensionContext(deps.context, entry.name), entry);
   attempt.record = record;
   try {
     const pi = createExtensionAPI(record, deps.host);

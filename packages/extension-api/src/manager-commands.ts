@@ -19,6 +19,8 @@ export interface CommandsHost {
   once: OnReplace;
   reload(): Promise<unknown>;
   reportError(extension: string, slot: string, error: string, code?: string): void;
+  /** Say once that `extension` used `what`, which this host does not offer (`why`). */
+  unsupported(extension: string, what: string, why: string): void;
   readonly compat: PiCompat | undefined;
 }
 
@@ -67,12 +69,26 @@ export class ExtensionCommands {
     }
   }
 
+  /** A command's ctx for the attached extension named `extension` (`withSession` of a new session), or undefined. */
+  contextFor(extension: string): CommandContext | undefined {
+    const record = this.host.records().find((r) => r.name === extension);
+    return record && this.context(record);
+  }
+
   /** The ctx a command (or a shortcut) of `record` runs with. */
   private context(record: ExtensionRecord, signal?: AbortSignal): CommandContext {
     const ctx = commandContext(record.context, signal, {
       waitForIdle: () => this.host.runtime().waitForIdle(),
       reload: async () => void (await this.host.reload()),
       fork: (entryId) => this.host.runtime().fork(entryId),
+      newSession: async (options = {}) => {
+        const runtime = this.host.runtime();
+        if (!runtime.newSession) {
+          this.host.unsupported(record.name, "ctx.newSession", "this host cannot replace its session");
+          return { cancelled: true };
+        }
+        return runtime.newSession({ ...options, extension: record.name });
+      },
     });
     this.host.compat?.extendCommandContext(ctx, record.name);
     return ctx;

@@ -23,6 +23,7 @@ import { LoadOrder, type LoadHooks } from "./load.ts";
 import { ExtensionLoader, hostModules } from "./loader.ts";
 import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
 import { createPiCompat, type PiCompat, type UserBashAnswer, type UserBashRequest } from "./pi-compat/index.ts";
+import type { ProviderDefinition } from "./models/config.ts";
 import { POLICIES, type SlotResults } from "./policy.ts";
 import { ExtensionCommands, type CommandOutcome } from "./manager-commands.ts";
 import { ExtensionTools } from "./manager-tools.ts";
@@ -30,6 +31,7 @@ import { McpServerRegistry } from "./mcp-servers.ts";
 import { describeExtensions, flagsOf, handlerChains, handlerOrder, orderedHandlers } from "./registrations.ts";
 import {
   ROUTES,
+  type CommandContext,
   type CommandInfo,
   type EventName,
   type ExtensionContext,
@@ -38,6 +40,7 @@ import {
   type ExtensionInfo,
   type ExtensionManagerOptions,
   type ExtensionRuntime,
+  type ExtensionSpec,
   type ExtensionUI,
   type FlagInfo,
   type HostMode,
@@ -80,7 +83,8 @@ export class ExtensionManager implements ApiHost {
   private readonly loader: ExtensionLoader;
   private readonly order: LoadOrder;
   /** Each slot's chain, built on first use (`null`: the slot has no handlers); cleared on every change. */
-  private readonly chains = new Map<SlotName, Chain | null>();
+  /** Each slot's chain for the main agent, and (under `child:<slot>`) for child agents, which root-only handlers leave. */
+  private readonly chains = new Map<string, Chain | null>();
   private readonly reported = new Set<string>();
   private ui: ExtensionUI;
   private hasUI: boolean;
@@ -115,6 +119,7 @@ export class ExtensionManager implements ApiHost {
       once: (key, message) => this.once(key, message),
       reload: () => this.reload(),
       reportError: (extension, slot, error, code) => this.reportError(extension, slot, error, code),
+      unsupported: (extension, what, why) => this.once(`unsupported:${extension}:${what}`, `${extension}: ${what}: ${why}, so it does nothing (reported once)`),
       compat: this.compat,
     });
     this.loader = new ExtensionLoader(
@@ -153,7 +158,7 @@ export class ExtensionManager implements ApiHost {
    * `loadOrderSize`) instead of at the end: a host that must load some extensions first (the
    * ones that decide project trust) keeps the order it documents.
    */
-  load(paths: readonly string[], options: { baseDir?: string; at?: number } = {}): Promise<LoadResult> {
+  load(paths: readonly ExtensionSpec[], options: { baseDir?: string; at?: number } = {}): Promise<LoadResult> {
     return this.order.load(paths, options.baseDir ?? process.cwd(), options.at);
   }
 
@@ -167,9 +172,13 @@ export class ExtensionManager implements ApiHost {
     return this.order.entries.length;
   }
 
-  /** Load an in-process factory (the builtin tools, tests, SDK users). */
-  loadExtension(factory: ExtensionFactory, name: string, options: { path?: string } = {}): Promise<LoadResult> {
-    return this.order.loadExtension(factory, name, options.path);
+  /**
+   * Load an in-process factory (the builtin tools, tests, SDK users). `replaceable`: its tools are
+   * defaults a later extension may replace, as Pi's built-in tools are (the builtin tools'); any
+   * other extension's tool name is its own, and a later extension registering it fails to load.
+   */
+  loadExtension(factory: ExtensionFactory, name: string, options: { path?: string; replaceable?: boolean } = {}): Promise<LoadResult> {
+    return this.order.loadExtension(factory, name, options);
   }
 
   /**
@@ -204,11 +213,29 @@ export class ExtensionManager implements ApiHost {
         this.options.extendApi?.(pi, { name: entry.name, ...(entry.path !== undefined && { path: entry.path }) });
       },
       dispose: (record) => this.dispose1(record),
+      conflict: (record, others) => this.conflict(record, others),
       attach: (record) => this.attach(record),
       changed: () => this.changed(),
       settle: (record) => this.toolset.applyRequest(record),
       deliverTo: (extension, event) => this.observers.deliverTo(extension, event),
     };
+  }
+
+  /**
+   * Pi fails the load of an extension that registers a tool or a flag another extension already
+   * has (it keeps the first); so does mypi. The builtin tools' names are free to take.
+   */
+  private conflict(record: ExtensionRecord, others: readonly ExtensionRecord[] = this.records): string | undefined {
+    if (record.replaceable) return undefined;
+    const where = (r: ExtensionRecord) => (r.path === undefined ? r.name : `${r.name} (${r.path})`);
+    for (const other of others) {
+      if (other === record) continue;
+      const tool = other.replaceable ? undefined : [...record.tools.keys()].find((name) => other.tools.has(name));
+      if (tool !== undefined) return `tool "${tool}" conflicts with ${where(other)}, which registered it first; rename one of them, or load only one`;
+      const flag = [...record.flags.keys()].find((name) => other.flags.has(name));
+      if (flag !== undefined) return `flag "--${flag}" conflicts with ${where(other)}, which registered it first; rename one of them, or load only one`;
+    }
+    return undefined;
   }
 
   private attach(record: ExtensionRecord): void {
@@ -248,17 +275,20 @@ export class ExtensionManager implements ApiHost {
 
   /** Run one decision slot (the kernel's five or a host decision). `undefined`: no handlers, nothing to do. */
   runSlot<K extends SlotName>(slot: K, event: object, call: ChainCall): Promise<SlotResults[K] | undefined> | undefined {
+    const child = call.agentPath !== undefined && call.agentPath.length > 1;
+    const key = child ? `child:${slot}` : slot;
     // The map holds each slot's chain under its own name; TypeScript cannot tie a key to its value's type.
-    let chain = this.chains.get(slot) as Chain<K> | null | undefined;
+    let chain = this.chains.get(key) as Chain<K> | null | undefined;
     if (chain === undefined) {
-      chain = this.buildChain(slot) ?? null;
-      this.chains.set(slot, chain);
+      chain = this.buildChain(slot, child) ?? null;
+      this.chains.set(key, chain);
     }
     return chain?.(this.compat ? (this.compat.slotEvent(slot, event) ?? event) : event, call);
   }
 
-  private buildChain<K extends SlotName>(slot: K): Chain<K> | undefined {
-    const handlers = orderedHandlers(this.records, slot).map(({ record, h }): ChainHandler<K> => {
+  private buildChain<K extends SlotName>(slot: K, child: boolean): Chain<K> | undefined {
+    const ordered = orderedHandlers(this.records, slot).filter(({ h }) => !child || h.agents !== "root");
+    const handlers = ordered.map(({ record, h }): ChainHandler<K> => {
       const handler = h.handler as ChainHandler<K>["handler"];
       return {
         extension: record.name,
@@ -269,6 +299,24 @@ export class ExtensionManager implements ApiHost {
       };
     });
     return handlers.length ? buildChain(slot, handlers) : undefined;
+  }
+
+  /**
+   * The kernel slots of a child agent (docs/subagents.md): the same chains as the main agent's,
+   * without the handlers registered with `agents: "root"`, each call carrying `agentPath`, so its
+   * handlers' `ctx.agentPath` and its `hook_decision`s name the child.
+   */
+  slotsFor(agentPath: readonly string[]): Required<Slots> {
+    const path = Object.freeze([...agentPath]);
+    const slot = <K extends SlotName>(name: K) => (event: object, ctx: { signal: AbortSignal; emit: ChainCall["emit"] }) =>
+      this.runSlot(name, event, { signal: ctx.signal, emit: (e) => ctx.emit(e), agentPath: path });
+    return {
+      input: slot("input"),
+      before_agent_start: slot("before_agent_start"),
+      context: slot("context"),
+      tool_call: slot("tool_call"),
+      tool_result: slot("tool_result"),
+    } as Required<Slots>;
   }
 
   /** Hand a read-only event to the observers; returns at once. */
@@ -329,9 +377,9 @@ export class ExtensionManager implements ApiHost {
     return structuredClone({ ...this.currentSettings });
   }
 
-  /** `<provider>/<model>` of a provider an extension registered (`pi.registerProvider`); `undefined` for other specs. */
-  modelFor(spec: string): ReturnType<PiCompat["providers"]["modelFor"]> {
-    return this.compat?.providers.modelFor(spec, this.compat.httpHooks());
+  /** The providers the extensions registered (`pi.registerProvider`), for the model registry (`useExtensionProviders`). */
+  registeredProviders(): ProviderDefinition[] {
+    return this.compat?.providers.list() ?? [];
   }
 
   /** `!cmd`: Pi's `user_bash` handlers in load order; `undefined` when mypi runs the command itself. */
@@ -425,6 +473,11 @@ export class ExtensionManager implements ApiHost {
    */
   runCommand(name: string, args = "", signal?: AbortSignal): Promise<CommandOutcome> {
     return this.commands.run(name, args, signal);
+  }
+
+  /** A command's ctx for the loaded extension `extension` (a new session's `withSession`); undefined when none is loaded under that name. */
+  commandContextFor(extension: string): CommandContext | undefined {
+    return this.commands.contextFor(extension);
   }
 
   /**

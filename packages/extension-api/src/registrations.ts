@@ -40,17 +40,26 @@ export function handlerChains(records: readonly ExtensionRecord[], names: readon
   return out;
 }
 
-/** The tools of all extensions, a later extension's tool replacing an earlier one of the same name. */
+/**
+ * The tools of all extensions by name. A replaceable extension's tool (the builtin tools') gives
+ * way to a later one of the same name; otherwise the first registration wins, as in Pi (a load
+ * that clashes fails, `ExtensionManager.conflict`; this covers names registered afterwards).
+ */
 export function mergeTools(records: readonly ExtensionRecord[], onReplace: OnReplace): { tool: Tool; extension: string }[] {
-  const byName = new Map<string, { tool: Tool; extension: string }>();
+  const byName = new Map<string, { tool: Tool; record: ExtensionRecord }>();
   for (const record of records) {
     for (const tool of record.tools.values()) {
       const previous = byName.get(tool.name);
-      if (previous) onReplace(`tool:${tool.name}:${previous.extension}:${record.name}`, `tool '${tool.name}' from ${record.name} replaces the one from ${previous.extension}`);
-      byName.set(tool.name, { tool, extension: record.name });
+      const key = `tool:${tool.name}:${previous?.record.name}:${record.name}`;
+      if (previous && !previous.record.replaceable) {
+        onReplace(key, `tool '${tool.name}' from ${record.name} is not used: ${previous.record.name} registered it first; rename one of them`);
+        continue;
+      }
+      if (previous) onReplace(key, `tool '${tool.name}' from ${record.name} replaces the one from ${previous.record.name}`);
+      byName.set(tool.name, { tool, record });
     }
   }
-  return [...byName.values()];
+  return [...byName.values()].map(({ tool, record }) => ({ tool, extension: record.name }));
 }
 
 export interface MergedCommand {
@@ -60,27 +69,51 @@ export interface MergedCommand {
   record: ExtensionRecord;
 }
 
-/** The commands of all extensions by name, a later extension's replacing an earlier one. */
+/**
+ * The commands of all extensions by the name they are run with. A name two extensions registered
+ * is Pi's: each runs as `name:1`, `name:2`, … in load order (a number another command already
+ * has is skipped), and the bare name runs none of them; said once per name.
+ */
 export function mergeCommands(records: readonly ExtensionRecord[], onReplace: OnReplace): Map<string, MergedCommand> {
+  const all = records.flatMap((record) => [...record.commands].map(([name, def]) => ({ name, def, record })));
+  const owners = new Map<string, ExtensionRecord[]>();
+  for (const { name, record } of all) owners.set(name, [...(owners.get(name) ?? []), record]);
+  const taken = new Set(all.map((c) => c.name).filter((name) => owners.get(name)!.length === 1));
+  const seen = new Map<string, number>();
   const map = new Map<string, MergedCommand>();
-  for (const record of records) {
-    for (const [name, def] of record.commands) {
-      const previous = map.get(name);
-      if (previous) onReplace(`command:${name}:${previous.record.name}:${record.name}`, `command /${name} from ${record.name} replaces the one from ${previous.record.name}`);
-      map.set(name, { name, ...(def.description !== undefined && { description: def.description }), handler: def.handler, record });
+  for (const { name, def, record } of all) {
+    let invocation = name;
+    if (owners.get(name)!.length > 1) {
+      let n = (seen.get(name) ?? 0) + 1;
+      while (taken.has(`${name}:${n}`)) n++;
+      seen.set(name, n);
+      invocation = `${name}:${n}`;
+      taken.add(invocation);
     }
+    map.set(invocation, { name: invocation, ...(def.description !== undefined && { description: def.description }), handler: def.handler, record });
+  }
+  for (const [name, records] of owners) {
+    if (records.length < 2) continue;
+    const as = [...map.values()].filter((c) => c.name.startsWith(`${name}:`) && records.includes(c.record)).map((c) => `/${c.name}`);
+    onReplace(`command:${name}:${records.map((r) => r.name).join(",")}`, `command /${name} is registered by ${records.map((r) => r.name).join(" and ")}: run them as ${as.join(" and ")}`);
   }
   return map;
 }
 
-/** A command handler's ctx: the extension's, with the call's `signal` and the command-only actions. */
-export function commandContext(base: ExtensionContext, signal: AbortSignal | undefined, actions: Pick<CommandContext, "waitForIdle" | "reload" | "fork">): CommandContext {
-  return Object.create(base, {
-    ...(signal && { signal: { value: signal } }),
-    waitForIdle: { value: actions.waitForIdle },
-    reload: { value: actions.reload },
-    fork: { value: actions.fork },
-  }) as CommandContext;
+/**
+ * A command handler's ctx: the extension's members and the command-only actions, all own and
+ * enumerable (Pi's command ctx spreads whole), with the call's `signal`.
+ */
+export function commandContext(base: ExtensionContext, signal: AbortSignal | undefined, actions: Pick<CommandContext, "waitForIdle" | "reload" | "fork" | "newSession">): CommandContext {
+  const ctx = Object.defineProperties({}, Object.getOwnPropertyDescriptors(base)) as CommandContext;
+  const own = (value: unknown) => ({ value, enumerable: true, configurable: true, writable: true });
+  return Object.defineProperties(ctx, {
+    ...(signal && { signal: own(signal) }),
+    waitForIdle: own(actions.waitForIdle),
+    newSession: own(actions.newSession),
+    fork: own(actions.fork),
+    reload: own(actions.reload),
+  });
 }
 
 /** The commands as listed (`getCommands`): the extensions', then the host's whose name no extension took. */
@@ -104,7 +137,7 @@ export function describeExtensions(records: readonly ExtensionRecord[]): Extensi
   return records.map((r) => {
     const info: ExtensionInfo = {
       name: r.name,
-      handlers: r.handlers.map((h) => (h.order ? { name: h.name, order: h.order } : { name: h.name })),
+      handlers: r.handlers.map((h) => ({ name: h.name, ...(h.order && { order: h.order }), ...(h.agents === "root" && { agents: "root" as const }) })),
       tools: [...r.tools.keys()],
       commands: [...r.commands.keys()],
       flags: [...r.flags.keys()],

@@ -12,9 +12,9 @@ import type {
   ImageContent,
   JSONSchema,
   Message,
-  ModelClient,
   SessionEntry,
   SessionHeader,
+  SessionManager,
   Tool,
   UserMessage,
 } from "@mypi/kernel";
@@ -29,8 +29,11 @@ import type {
   HookDecisionEvent,
 } from "./events.ts";
 import type { RegisteredMcpServer } from "./mcp-servers.ts";
+import type { ModelSelection } from "./models/selection.ts";
 
 export * from "./events.ts";
+export type * from "./child-types.ts";
+import type { ChildAgent, CreateAgentOptions } from "./child-types.ts";
 
 // ─── Tools, commands, flags, exec, events ────────────────────────────────────────────────────
 
@@ -72,7 +75,24 @@ export interface CommandContext extends ExtensionContext {
   reload(): Promise<void>;
   /** Move the session leaf; `session_before_fork` may cancel. */
   fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /**
+   * Start a new, empty session (Pi's `/new`): `session_before_switch` may cancel; the extensions
+   * are loaded again for it (this ctx belongs to the old session from then on: continue in
+   * `withSession`). `{cancelled: true}` where the host cannot replace its session.
+   */
+  newSession(options?: NewSessionOptions): Promise<{ cancelled: boolean }>;
 }
+
+/** Pi's `ctx.newSession(options)`. */
+export interface NewSessionOptions {
+  /** The session file the new one continues (its header's `parentSession`). */
+  parentSession?: string;
+  /** Called with the new session before the agent reads it: append what it should start with. */
+  setup?: (session: SessionManager) => Awaitable<void>;
+  /** Called once the new session runs, with this extension's command ctx in it. */
+  withSession?: (ctx: CommandContext) => Awaitable<void>;
+}
+
 export interface CommandDefinition {
   description?: string;
   handler(args: string, ctx: CommandContext): Awaitable<void>;
@@ -232,6 +252,18 @@ export interface ExtensionContext {
   getContextUsage(): ContextUsage | undefined;
   /** Whether the workspace's own code and settings were allowed to load (project trust; false until decided). */
   isProjectTrusted(): boolean;
+  /**
+   * The agent this call is about: `["root"]` for the main agent, `["root", "call_3:explorer"]`
+   * for a child agent it started (docs/subagents.md). Decision handlers see the child's path when
+   * they decide for a child; observers and commands see `["root"]`.
+   */
+  readonly agentPath: readonly string[];
+  /**
+   * True while a recorded session is replayed through the slots (`mypi replay`, the test kit's
+   * `replay`): no model is called, no tool runs, there is no UI, and the actions that would call
+   * the model, run a program or send a message refuse with `MYPI_REPLAY` (docs/testing-policies.md).
+   */
+  readonly replay?: boolean;
 }
 
 // ─── The API ─────────────────────────────────────────────────────────────────────────────────
@@ -311,6 +343,15 @@ export interface ExtensionAPI {
   registerMcpServer(name: string, config: Record<string, unknown>): void;
   /** Remove a server this extension registered: it is closed and its tools disappear. */
   unregisterMcpServer(name: string): void;
+  /**
+   * Start a child agent (docs/subagents.md): an agent of its own — history, session, a subset of
+   * its parent's tools — whose prompts and tool calls the extensions decide on as on its
+   * parent's. Pass the tool call's `ctx` as `call` from a tool, so that the child hangs under
+   * the agent running it and stops with it. Rejects with `MYPI_AGENT_LIMIT` past a cap,
+   * `MYPI_AGENT_TOOLS` for a tool the parent lacks, `MYPI_AGENT_MODEL` for a model the host
+   * cannot look up. Once an agent runs (from a handler, a tool or a command).
+   */
+  createAgent(options?: CreateAgentOptions): Promise<ChildAgent>;
   /** Every server extensions registered (copies). */
   getMcpServers(): RegisteredMcpServer[];
 }
@@ -369,14 +410,30 @@ export interface ExtensionRuntime {
   modelId(): string | undefined;
   /** `pi.complete`: one model call through the slots, outside the conversation. */
   complete(request: CompleteRequest): Promise<CompleteResult>;
-  /** Use `model` from the next run on (Pi's `pi.setModel`). */
-  setModel?(model: ModelClient): void;
+  /**
+   * The session's model and thinking level and the registry they come from (Pi's `pi.setModel`,
+   * `pi.setThinkingLevel`, `ctx.model`, `ctx.modelRegistry`); `undefined` without a host.
+   */
+  readonly models?: ModelSelection;
   abort(): void;
   isIdle(): boolean;
   waitForIdle(): Promise<void>;
   getSystemPrompt(): string;
   getContextUsage(): ContextUsage | undefined;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /**
+   * Replace the session by a new one (a command's `ctx.newSession`); absent where the host cannot
+   * (an SDK host that gave no `sessionActions`). `extension` is the caller, for `withSession`.
+   */
+  newSession?(options: NewSessionOptions & { extension: string }): Promise<{ cancelled: boolean }>;
+  /** End the process once the agent is idle (Pi's `ctx.shutdown()`); absent where the host cannot. */
+  shutdown?(): void;
+  /** `pi.createAgent`: a child agent under the agent running `options.call` (docs/subagents.md). */
+  createAgent(options: CreateAgentOptions): Promise<ChildAgent>;
+  /** A replay's runtime (`ctx.replay`): nothing runs, nothing is sent. */
+  readonly replay?: boolean;
+  /** `pi.exec` through the host; absent: the extension layer runs the program itself. */
+  exec?(command: string, args: readonly string[], options: ExecOptions): Promise<ExecResult>;
 }
 
 /** How a host builds an `ExtensionManager`. */
@@ -454,6 +511,9 @@ export interface ManagerSink {
   emit(event: ExtensionErrorEvent | HookDecisionEvent | ExtensionLogEvent): void;
 }
 
+/** What `ExtensionManager.load` takes: a path, or a path and the name to load it under. */
+export type ExtensionSpec = string | { path: string; name?: string };
+
 /** A file that failed to load, with where and why (docs/architecture.md#loading). */
 export interface LoadFailure {
   path: string;
@@ -468,7 +528,8 @@ export interface LoadFailure {
 export interface ExtensionInfo {
   name: string;
   path?: string;
-  handlers: { name: EventName; order?: "pre" | "post" }[];
+  /** `agents: "root"`: a decision handler that decides for the main agent only. */
+  handlers: { name: EventName; order?: "pre" | "post"; agents?: "root" }[];
   tools: string[];
   commands: string[];
   flags: string[];

@@ -1,6 +1,6 @@
 // docs/extensions.md#5-the-rest-of-pi: the pi object — tools, commands, flags, exec, the shared event bus, coded errors.
 import { beforeEach, describe, expect, it } from "vitest";
-import { ExtensionManager, parseSlashCommand } from "../src/index.ts";
+import { ExtensionManager, defineTool, parseSlashCommand, z } from "../src/index.ts";
 import type { ExtensionErrorEvent } from "../src/types.ts";
 import { probe, resetProbe } from "./fixtures/probe.ts";
 import { FIXTURES, fixture, managerWith } from "./helpers.ts";
@@ -26,14 +26,35 @@ describe("tools", () => {
     ]);
   });
 
-  it("lets a later extension replace a tool of the same name, with a diagnostic", async () => {
-    const diagnostics: string[] = [];
-    const m = await managerWith(["api/tools.ts", "api/override-echo.ts"], { onDiagnostic: (d) => diagnostics.push(d) });
+  it("fails the load of a later extension that registers another extension's tool name, keeping the first (as Pi does)", async () => {
+    const m = new ExtensionManager({ cwd: FIXTURES });
+    const result = await m.load([fixture("api/tools.ts"), fixture("api/override-echo.ts")]);
+    expect(result.loaded).toEqual(["tools"]);
+    expect(result.failed.map((f) => [f.name, f.code, f.message])).toEqual([
+      ["override-echo", "MYPI_CONFLICT", `tool "echo" conflicts with tools (${fixture("api/tools.ts")}), which registered it first; rename one of them, or load only one`],
+    ]);
     expect(m.tools().map((t) => [t.tool.name, t.extension])).toEqual([
-      ["echo", "override-echo"],
+      ["echo", "tools"],
       ["pi_echo", "tools"],
     ]);
-    expect(diagnostics).toEqual(["tool 'echo' from override-echo replaces the one from tools"]);
+  });
+
+  it("replaces a tool, command or flag the same extension registers again, without a diagnostic", async () => {
+    const diagnostics: string[] = [];
+    const m = await managerWith(["reregister-tool.ts"], { onDiagnostic: (d) => diagnostics.push(d) });
+    expect(m.tools().map((t) => `${t.tool.name}: ${t.tool.description}`)).toEqual(["twin: second"]);
+    expect(m.getCommands().map((c) => `${c.name}: ${c.description}`)).toEqual(["again: second"]);
+    expect(m.getFlags().map((f) => `${f.name}: ${f.type} ${f.description}`)).toEqual(["again: string second"]);
+    expect(diagnostics).toEqual([]);
+  });
+
+  it("lets an extension replace a replaceable extension's tool (the builtin tools'), with a diagnostic", async () => {
+    const diagnostics: string[] = [];
+    const m = new ExtensionManager({ cwd: FIXTURES, onDiagnostic: (d) => diagnostics.push(d) });
+    await m.loadExtension((pi) => pi.registerTool(defineTool({ name: "echo", description: "builtin", parameters: z.strictObject({}), execute: () => "b" })), "builtin-tools", { replaceable: true });
+    expect((await m.load([fixture("api/override-echo.ts")])).failed).toEqual([]);
+    expect(m.tools().map((t) => `${t.tool.name}@${t.extension}: ${t.tool.description}`)).toEqual(["echo@override-echo: Louder echo"]);
+    expect(diagnostics).toEqual(["tool 'echo' from override-echo replaces the one from builtin-tools"]);
   });
 });
 
@@ -70,6 +91,25 @@ describe("unregisterTool and cwd", () => {
 });
 
 describe("commands and flags", () => {
+  it("runs a command two extensions registered as name:1 and name:2, as Pi does, and says so once", async () => {
+    const diagnostics: string[] = [];
+    const m = new ExtensionManager({ cwd: FIXTURES, onDiagnostic: (d) => diagnostics.push(d) });
+    const ran: string[] = [];
+    const register = (who: string) => (pi: Parameters<Parameters<ExtensionManager["loadExtension"]>[0]>[0]) => {
+      pi.registerCommand("hi", { description: who, handler: () => void ran.push(who) });
+    };
+    await m.loadExtension(register("a"), "a");
+    await m.loadExtension((pi) => pi.registerCommand("hi:1", { handler: () => void ran.push("own hi:1") }), "c");
+    await m.loadExtension(register("b"), "b");
+    expect(m.getCommands().map((c) => `${c.name}@${c.extension}`)).toEqual(["hi:2@a", "hi:1@c", "hi:3@b"]);
+    expect(await m.runCommand("hi")).toEqual({ ran: false });
+    await m.runCommand("hi:2");
+    await m.runCommand("hi:3");
+    await m.runCommand("hi:1");
+    expect(ran).toEqual(["a", "b", "own hi:1"]);
+    expect(diagnostics).toEqual(["command /hi is registered by a and b: run them as /hi:2 and /hi:3"]);
+  });
+
   it("lists commands and runs them with args and ctx; flags read the host's values or their default", async () => {
     const m = await managerWith(["api/tools.ts"]);
     // Pi's sourceInfo: a file given by path, outside the workspace's .mypi and mypi's home.

@@ -14,7 +14,7 @@ const EVENTS =
   "input, before_agent_start, context, tool_call, tool_result, session_before_compact, session_before_fork, session_before_switch, project_trust, resources_discover, agent_start, agent_end, " +
   "turn_start, turn_end, message_start, message_update, message_end, tool_execution_start, tool_execution_update, tool_execution_end, " +
   "context_compacted, hook_decision, extension_error, session_start, session_shutdown, session_compact, session_fork, session_switch, session_tree, session_info_changed, " +
-  "session_directory, session_before_tree, model_select, before_provider_request, user_bash";
+  "session_directory, session_before_tree, model_select, thinking_level_select, before_provider_request, user_bash";
 
 describe("load failures", () => {
   it("reports every kind of failure with path, line and message, and loads the rest", async () => {
@@ -30,11 +30,12 @@ describe("load failures", () => {
       "broken-bad-handler.ts",
       "broken-bad-options.ts",
       "broken-observer-onerror.ts",
-      "broken-duplicate-tool.ts",
+      "reregister-tool.ts",
+      "conflict-tool.ts",
       "no-such-extension.ts",
     ];
     const result = await m.load(files.map(fixture));
-    expect(result.loaded).toEqual(["tc-block"]);
+    expect(result.loaded).toEqual(["tc-block", "reregister-tool"]);
     const at = (name: string, line?: number, column?: number) => ({
       path: fixture(`${name}.ts`),
       name,
@@ -69,10 +70,9 @@ describe("load failures", () => {
         message: 'pi.on("agent_end", handler, options): unknown option "onError" (onError applies to decision slots; observers only take timeoutMs); options: timeoutMs',
       },
       {
-        ...at("broken-duplicate-tool", 7, 6),
-        code: "MYPI_DUPLICATE_TOOL",
-        message:
-          'registerTool("twin"): broken-duplicate-tool already registered a tool with this name; give the second one another name (another extension registering the same name replaces it)',
+        ...at("conflict-tool"),
+        code: "MYPI_CONFLICT",
+        message: `tool "twin" conflicts with reregister-tool (${fixture("reregister-tool.ts")}), which registered it first; rename one of them, or load only one`,
       },
       { ...at("no-such-extension"), code: "MYPI_NOT_FOUND", message: "no such file or folder; check the path given to -e or the extensions folder" },
     ]);

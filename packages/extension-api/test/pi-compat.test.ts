@@ -91,7 +91,7 @@ describe("Pi's tool definitions", () => {
 });
 
 describe("terminal-UI calls", () => {
-  it("are accepted, do nothing, and are reported once per extension and kind", async () => {
+  it("are accepted, do nothing, and are reported once per extension (terminal UI) or per extension and feature (host features)", async () => {
     const { host, diagnostics } = await hostWith(["pi/tui-a.ts", "pi/tui-b.ts"]);
     host.start();
     await host.manager.drain();
@@ -101,7 +101,8 @@ describe("terminal-UI calls", () => {
     expect(diagnostics).toEqual([
       "tui-a: pi.registerShortcut: terminal-UI calls do nothing in mypi (reported once per extension; see docs/pi-compat.md)",
       "tui-b: ctx.ui.setWidget: terminal-UI calls do nothing in mypi (reported once per extension; see docs/pi-compat.md)",
-      "tui-a: ctx.newSession: this Pi host feature is not available in mypi (reported once per extension; see docs/pi-compat.md)",
+      "tui-a: ctx.newSession: this host cannot replace its session, so it does nothing (reported once)",
+      "tui-a: ctx.shutdown: this Pi host feature is not available in mypi (reported once; see docs/pi-compat.md)",
     ]);
   });
 });
@@ -112,7 +113,7 @@ describe("Pi's events", () => {
     host.start();
     await host.agent.prompt("go");
     const order = manager.handlerOrder();
-    for (const name of ["session_directory", "session_before_tree", "model_select", "before_provider_request"] as const) {
+    for (const name of ["session_directory", "session_before_tree", "before_provider_request"] as const) {
       expect(order[name]).toEqual(["inert"]);
     }
     expect(probe().trace.filter((t) => !t.startsWith("update"))).toEqual([]);
@@ -184,7 +185,7 @@ describe("Pi's ctx and pi members", () => {
     const shape = (nodes: any[]): unknown[] => nodes.map((n) => [n.entry.type, n.label ?? null, shape(n.children)]);
     expect(shape(sm.getTree!())).toEqual([["message", null, [["message", "checkpoint", [["message", null, [["message", null, [["label", null, []]]]]]]]]]]);
     expect(ctx.hasPendingMessages()).toBe(false);
-    expect(ctx.model).toEqual({ id: "inline", provider: "scripted", name: "scripted:inline" });
+    expect(ctx.model).toMatchObject({ id: "inline", provider: "scripted", name: "inline", api: "scripted", contextWindow: 128_000 });
   });
 
   it("a Pi tool's promptSnippet and promptGuidelines join the system prompt while the tool is active", async () => {
@@ -316,5 +317,24 @@ describe("with a terminal (interactive mode's piTerminal)", () => {
     expect(manager.piRenderers.shortcuts()).toEqual([]);
     expect(await manager.runShortcut("ctrl+t")).toEqual({ ran: false });
     expect(diagnostics.filter((d) => /terminal-UI calls do nothing/.test(d))).toHaveLength(1);
+  });
+});
+
+describe("Pi's Theme", () => {
+  it("has Pi 1.6's data members as data and its colour helpers as Pi's shapes, without colour headless", () => {
+    const manager = new ExtensionManager({ cwd: process.cwd() });
+    const theme = (manager.context.ui as unknown as { theme: Record<string, any> }).theme;
+    const exported = piVirtualModules(() => {})["@earendil-works/pi-coding-agent"] as Record<string, any>;
+    expect(theme).toBeInstanceOf(exported.Theme);
+    expect([theme.name, theme.sourcePath, theme.sourceInfo, theme.appearance]).toEqual(["plain", undefined, undefined, "dark"]);
+    expect(theme.colors.accent).toEqual({ kind: "default" });
+    expect([theme.fg("accent", "x"), theme.bg("selectedBg", "x"), theme.bold("x"), theme.style("x", { fg: "accent", bold: true })]).toEqual(["x", "x", "x", "x"]);
+    expect([theme.getFgAnsi("accent"), theme.getBgAnsi("toolErrorBg"), theme.getColorMode()]).toEqual(["", "", "256color"]);
+    expect(() => theme.getFgAnsi("x")).toThrow("Unknown theme color: x");
+    expect(() => theme.fg("selectedBg", "x")).toThrow("Unknown theme color: selectedBg");
+    const border = theme.getThinkingBorderColor("high");
+    expect([typeof border, border("y"), theme.getBashModeBorderColor()("z")]).toEqual(["function", "y", "z"]);
+    const own = new exported.Theme({}, {}, "truecolor", { name: "mine", sourcePath: "/t.json" });
+    expect([own.name, own.sourcePath, own.getColorMode(), own.fg("accent", "a")]).toEqual(["mine", "/t.json", "truecolor", "a"]);
   });
 });

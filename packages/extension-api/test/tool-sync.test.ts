@@ -33,46 +33,51 @@ async function load(manager: ExtensionManager, name: string, factory: (pi: Exten
 const names = (host: ExtensionHost) => host.agent.tools.active().map((t) => t.name);
 
 describe("reload and tool clashes", () => {
-  it("reports nothing when a reload registers the same tools again, and a real clash only once", async () => {
+  it("fails a later extension that takes another's tool name, and reports nothing when a reload registers the same tools again", async () => {
     const { manager, diagnostics, bind } = setup();
     await load(manager, "a", (pi) => {
       pi.registerTool(tool("a_tool"));
       pi.registerTool(tool("shared", "from a"));
     });
-    await load(manager, "b", (pi) => pi.registerTool(tool("shared", "from b")));
+    const clash = await manager.loadExtension((pi) => pi.registerTool(tool("shared", "from b")), "b");
+    expect(clash.failed.map((f) => [f.name, f.code])).toEqual([["b", "MYPI_CONFLICT"]]);
+    await load(manager, "c", (pi) => pi.registerTool(tool("c_tool")));
     const host = bind();
-    expect(diagnostics).toEqual(["tool 'shared' from b replaces the one from a"]);
 
-    expect(await host.reload()).toEqual({ loaded: ["a", "b"], failed: [] });
-    expect(await host.reload()).toEqual({ loaded: ["a", "b"], failed: [] });
-    expect(diagnostics).toEqual(["tool 'shared' from b replaces the one from a"]);
+    expect(await host.reload()).toEqual({ loaded: ["a", "c"], failed: [expect.objectContaining({ name: "b" })] });
+    expect(diagnostics).toEqual([]);
     expect(host.agent.tools.list().map((t) => `${t.name}@${host.agent.tools.sourceOf(t.name)}: ${t.description}`)).toEqual([
       "host_tool@undefined: host_tool",
       "a_tool@a: a_tool",
-      "shared@b: from b",
+      "shared@a: from a",
+      "c_tool@c: c_tool",
     ]);
   });
 
-  it("reports a clash that a reload brings in, once", async () => {
+  it("keeps the first tool when a reload brings in a clash, and says so once", async () => {
     const { manager, diagnostics, bind } = setup();
     let clash = false;
-    await load(manager, "a", (pi) => pi.registerTool(tool(clash ? "b_tool" : "a_tool")));
-    await load(manager, "b", (pi) => pi.registerTool(tool("b_tool")));
+    await load(manager, "a", (pi) => pi.registerTool(tool(clash ? "b_tool" : "a_tool", "from a")));
+    await load(manager, "b", (pi) => pi.registerTool(tool("b_tool", "from b")));
     const host = bind();
     clash = true;
     await host.reload();
-    expect(diagnostics).toEqual(["tool 'b_tool' from b replaces the one from a"]);
+    await host.reload();
+    expect(diagnostics).toEqual(["tool 'b_tool' from b is not used: a registered it first; rename one of them"]);
+    expect(host.agent.tools.get("b_tool")?.description).toBe("from a");
   });
 
-  it("reports a clash made while a host is bound once, and an extension's tool replacing the host's", async () => {
+  it("keeps the first of two tools registered after loading, and lets an extension's tool replace the host's", async () => {
     const { manager, diagnostics, bind } = setup();
-    await load(manager, "a", (pi) => pi.registerTool(tool("shared")));
+    let late: ((name: string) => void) | undefined;
+    await load(manager, "a", (pi) => pi.registerTool(tool("shared", "from a")));
     bind([tool("host_tool")]);
     await load(manager, "b", (pi) => {
-      pi.registerTool(tool("shared"));
-      pi.registerTool(tool("host_tool", "b's version"));
+      late = (name) => pi.registerTool(tool(name, "b's version"));
     });
-    expect(diagnostics).toEqual(["tool 'shared' from b replaces the one from a", "tool 'host_tool' from b replaces the one the host registered"]);
+    late!("shared");
+    late!("host_tool");
+    expect(diagnostics).toEqual(["tool 'shared' from b is not used: a registered it first; rename one of them", "tool 'host_tool' from b replaces the one the host registered"]);
   });
 });
 

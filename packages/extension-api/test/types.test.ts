@@ -145,12 +145,13 @@ describe("the routing table", () => {
       "session_switch",
       "session_tree",
       "session_info_changed",
+      "model_select",
+      "thinking_level_select",
       "user_bash",
     ]);
     expect(Object.entries(ROUTES).filter(([, route]) => route === "inert").map(([name]) => name)).toEqual([
       "session_directory",
       "session_before_tree",
-      "model_select",
       "before_provider_request",
     ]);
   });

@@ -169,6 +169,12 @@ export interface ToolContext {
   onUpdate(partial: unknown): void;
   /** The agent's workspace. */
   cwd: string;
+  /**
+   * What the host attached to the agent for its tools (`AgentOptions.toolContext`), the same
+   * object for every call; absent when it attached nothing. The extension host says here which
+   * agent of a tree of agents runs the call (docs/subagents.md).
+   */
+  readonly context?: Readonly<Record<string, unknown>>;
 }
 
 /**

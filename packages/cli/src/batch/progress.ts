@@ -5,6 +5,7 @@
  * same for both: counts per status, tokens, per-extension decisions, the tasks that did not pass.
  */
 import { oneLine } from "../render/text.ts";
+import { formatCost } from "../usage-totals.ts";
 import type { TaskResult, TaskStatus } from "./results.ts";
 
 const STATUSES: readonly TaskStatus[] = ["passed", "failed", "error", "timeout", "aborted"];
@@ -78,7 +79,9 @@ export function summary(results: readonly TaskResult[], total: number, elapsedMs
   const output = results.reduce((n, r) => n + r.tokens.output, 0);
   const turns = results.reduce((n, r) => n + r.turns, 0);
   const tools = results.reduce((n, r) => n + r.toolCalls, 0);
-  rows.push(`turns ${turns} · tool calls ${tools} · tokens in ${input} / out ${output}`);
+  const priced = results.filter((r) => r.cost !== undefined);
+  const cost = priced.length ? ` · cost ${formatCost(priced.reduce((n, r) => n + r.cost!, 0))}${priced.length < results.length ? ` (${results.length - priced.length} tasks without prices)` : ""}` : "";
+  rows.push(`turns ${turns} · tool calls ${tools} · tokens in ${input} / out ${output}${cost}`);
   const perExtension = new Map<string, { blocked: number; rewrote: number; tasks: number }>();
   for (const r of results) {
     for (const [name, c] of Object.entries(r.extensions)) {

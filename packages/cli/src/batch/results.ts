@@ -23,6 +23,8 @@ export interface TaskResult {
   turns: number;
   toolCalls: number;
   tokens: { input: number; output: number };
+  /** US dollars, summed over the assistant messages' `usage.cost`; absent when none had one (prices unknown). */
+  cost?: number;
   durationMs: number;
   /** The `mypi` process's exit code (null: killed by `signal`). */
   exitCode: number | null;
@@ -32,8 +34,10 @@ export interface TaskResult {
   sessionFile?: string;
   /** Kept only with --keep-workspaces. */
   workspace?: string;
-  /** Per extension, how many decisions blocked (block, withhold, fail_closed) or rewrote (rewrite, patch, transform). */
+  /** Per extension, how many decisions blocked (block, withhold, fail_closed) or rewrote (rewrite, patch, transform); child agents' included. */
   extensions: Record<string, { blocked: number; rewrote: number }>;
+  /** The child agents the run started (docs/subagents.md), at every depth: how many, and their model calls, tool calls and tokens (not in the counts above). Absent when none ran. */
+  children?: ChildCounts;
   /** What went wrong, one line, for error / timeout / aborted. */
   error?: string;
   /** host:pid of the worker (queue mode). */
@@ -41,6 +45,13 @@ export interface TaskResult {
   /** Queue mode: which run of the task this is (2 and up: an earlier worker died running it). */
   attempt?: number;
   startedAt: string;
+}
+
+export interface ChildCounts {
+  started: number;
+  turns: number;
+  toolCalls: number;
+  tokens: { input: number; output: number };
 }
 
 /** Appends result lines durably. One writer per file. */

@@ -17,7 +17,8 @@ import { timerDelay } from "@mypi/kernel";
 import { createJsonlSplitter } from "../rpc/jsonl.ts";
 import { BLOCKED, REWROTE } from "../modes/decisions.ts";
 import { isShippedName, shippedExtensionPath } from "../shipped.ts";
-import type { TaskResult, TaskStatus } from "./results.ts";
+import { costOf } from "../usage-totals.ts";
+import type { ChildCounts, TaskResult, TaskStatus } from "./results.ts";
 import { isTaskId, type Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
 import { redactorFor } from "../redaction.ts";
@@ -64,8 +65,10 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     turns: stats.turns,
     toolCalls: stats.toolCalls,
     tokens: stats.tokens,
+    ...(stats.cost !== undefined && { cost: stats.cost }),
     ...(options.keepWorkspace && { workspace }),
     extensions: stats.extensions,
+    ...(stats.children && { children: stats.children }),
     ...extra,
   });
   const stopped = (): TaskResult | undefined => {
@@ -147,7 +150,11 @@ interface RunStats {
   turns: number;
   toolCalls: number;
   tokens: { input: number; output: number };
+  /** Dollars, once a message carried a cost. */
+  cost?: number;
   extensions: Record<string, { blocked: number; rewrote: number }>;
+  /** Child agents' work, from the progress of the calls that ran them. */
+  children?: ChildCounts;
   stopReason?: string;
   finalText?: string;
   error?: string;
@@ -166,6 +173,14 @@ export function countEvent(stats: RunStats, line: string): void {
   } catch {
     return;
   }
+  if (event?.type === "tool_execution_update") {
+    // A child agent's event travels as the progress of the call that runs it (docs/subagents.md).
+    // (`childEventOf` of @mypi/extension-api, read here without loading that package into the batch process.)
+    const child = event.partialResult?.details?.agentEvent;
+    if (typeof child?.type === "string" && Array.isArray(child.agentPath)) countChildEvent(stats, child);
+    return;
+  }
+  countDecision(stats, event);
   switch (event?.type) {
     case "turn_start":
       stats.turns++;
@@ -177,14 +192,8 @@ export function countEvent(stats: RunStats, line: string): void {
       const usage = event.message?.role === "assistant" ? event.message.usage : undefined;
       stats.tokens.input += Number(usage?.input) || 0;
       stats.tokens.output += Number(usage?.output) || 0;
-      return;
-    }
-    case "hook_decision": {
-      const blocked = BLOCKED.has(event.outcome);
-      if (!blocked && !REWROTE.has(event.outcome)) return;
-      const counts = (stats.extensions[String(event.extension)] ??= { blocked: 0, rewrote: 0 });
-      if (blocked) counts.blocked++;
-      else counts.rewrote++;
+      const cost = costOf(usage?.cost);
+      if (cost !== undefined) stats.cost = (stats.cost ?? 0) + cost;
       return;
     }
     case "agent_end":
@@ -193,6 +202,38 @@ export function countEvent(stats: RunStats, line: string): void {
       stats.finalText = typeof event.finalText === "string" ? event.finalText : undefined;
       stats.error = typeof event.error === "string" ? event.error : undefined;
       return;
+  }
+}
+
+/** An extension's decision that blocked or rewrote something, counted per extension (the main agent's or a child's). */
+function countDecision(stats: RunStats, event: Record<string, any>): void {
+  if (event?.type !== "hook_decision") return;
+  const blocked = BLOCKED.has(event.outcome);
+  if (!blocked && !REWROTE.has(event.outcome)) return;
+  const counts = (stats.extensions[String(event.extension)] ??= { blocked: 0, rewrote: 0 });
+  if (blocked) counts.blocked++;
+  else counts.rewrote++;
+}
+
+function countChildEvent(stats: RunStats, event: Record<string, any>): void {
+  const c = (stats.children ??= { started: 0, turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 } });
+  countDecision(stats, event);
+  switch (event.type) {
+    case "agent_start":
+      c.started++;
+      return;
+    case "turn_start":
+      c.turns++;
+      return;
+    case "tool_execution_end":
+      c.toolCalls++;
+      return;
+    case "message_end": {
+      const usage = event.message?.role === "assistant" ? event.message.usage : undefined;
+      c.tokens.input += Number(usage?.input) || 0;
+      c.tokens.output += Number(usage?.output) || 0;
+      return;
+    }
   }
 }
 

@@ -41,6 +41,8 @@ pre { white-space: pre-wrap; margin: 4px 0; padding: 6px 8px; background: color-
 details { margin: 6px 0; } summary { cursor: pointer; color: var(--muted); }
 details.tool-call, details.tool-result { border-left: 3px solid var(--line); padding-left: 8px; }
 details.tool-result.error, .error { color: var(--err); }
+details.child-session { margin: 4px 0 4px 16px; border-left: 3px double var(--line); padding-left: 8px; }
+details.child-session > .entry { margin: 6px 0; }
 .verdict b { font-weight: 600; }
 ul.decided { margin: 4px 0; padding-left: 18px; font-size: 12px; }
 img { max-width: 100%; }

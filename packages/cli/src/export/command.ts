@@ -14,7 +14,8 @@ import { SessionManager, defaultSessionDir, readSessionHeader, sessionFilesByIdP
 import { EXIT } from "../args.ts";
 import { writeFileAtomic } from "../files.ts";
 import type { CliIO } from "../main.ts";
-import { renderSessionHtml } from "./html.ts";
+import { openChildSession } from "../child-sessions.ts";
+import { renderSessionHtml, type SessionView } from "./html.ts";
 
 const USAGE = "usage: mypi export <session.jsonl | id> [out.html]";
 /** A word like a session id (as `--session` takes one): no path separator, no extension. */
@@ -24,14 +25,22 @@ const ID_PREFIX = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 export function exportSession(session: SessionManager, out: string): string {
   const refused = refusedTarget(out, session.file);
   if (refused !== undefined) throw new Error(refused);
-  const html = renderSessionHtml({
+  writeFileAtomic(out, renderSessionHtml(sessionView(session)));
+  return out;
+}
+
+/** What the HTML view draws of `session`, its child agents' transcripts included (read from its own child folder only). */
+function sessionView(session: SessionManager): SessionView {
+  return {
     header: session.getHeader(),
     entries: session.getEntries(),
     leafId: session.getLeafId(),
     name: session.getSessionName(),
-  });
-  writeFileAtomic(out, html);
-  return out;
+    child: (file) => {
+      const child = openChildSession(session.file, file);
+      return typeof child === "string" ? undefined : sessionView(child);
+    },
+  };
 }
 
 /** Why `out` must not be written over, if it must not: it is the session file itself, or a session file. */

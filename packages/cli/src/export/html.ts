@@ -11,6 +11,7 @@
  * a secret an extension masked before it was recorded is not in the file.
  */
 import type { Content, Message, SessionEntry, SessionHeader, ToolCall } from "@mypi/kernel";
+import { linkedSessionFile } from "../child-sessions.ts";
 import { clip, contentText, kindOf, latestLabels, treeRows, treeText, verdictOf, type Verdict } from "../session-tree.ts";
 import { PAGE_SCRIPT, PAGE_STYLE } from "./assets.ts";
 import { markdownHtml } from "./markdown.ts";
@@ -21,7 +22,15 @@ export interface SessionView {
   entries: readonly SessionEntry[];
   leafId: string | undefined;
   name?: string | undefined;
+  /**
+   * A child agent's transcript a result links to (`details.sessionFile`), to embed under it; the
+   * host reads only its own children's files (`child-sessions.ts`). Without it, the link is named.
+   */
+  child?: (file: string) => SessionView | undefined;
 }
+
+/** How deep embedded child transcripts go (the caps allow two levels by default). */
+const MAX_CHILD_DEPTH = 8;
 
 /** Text blocks longer than this many lines start collapsed. */
 const OPEN_LINES = 30;
@@ -38,7 +47,7 @@ export function renderSessionHtml(view: SessionView): string {
   const title = view.name ?? `session ${header.id}`;
   const count = (type: string) => entries.filter((e) => e.type === type).length;
   const toolCalls = entries.reduce((n, e) => n + (e.type === "message" && e.message.role === "assistant" ? e.message.content.filter((b) => b.type === "toolCall").length : 0), 0);
-  const articles = entries.map((e) => renderEntry(e, { onBranch: branch.has(e.id), label: labels.get(e.id), verdicts }));
+  const articles = entries.map((e) => renderEntry(e, { onBranch: branch.has(e.id), label: labels.get(e.id), verdicts, child: childRenderer(view, 1) }));
   return [
     "<!doctype html>",
     '<html lang="en"><head><meta charset="utf-8">',
@@ -90,6 +99,31 @@ interface EntryContext {
   onBranch: boolean;
   label: string | undefined;
   verdicts: Map<string, Verdict[]>;
+  /** The embedded transcript of a child agent a result links to (`""`: none). */
+  child(entry: SessionEntry): string;
+}
+
+/**
+ * A child agent's transcript as a collapsed section under the result that links to it: its
+ * branch's entries, without ids (they could repeat the parent's), so the page's script never
+ * mistakes them for the parent's entries.
+ */
+function childRenderer(view: SessionView, depth: number): (entry: SessionEntry) => string {
+  return (entry) => {
+    const file = linkedSessionFile(entry);
+    if (file === undefined) return "";
+    const child = depth <= MAX_CHILD_DEPTH ? view.child?.(file) : undefined;
+    if (!child) return `<p class="meta">child agent session: <code>${esc(file)}</code></p>`;
+    const verdicts = verdictsByCall(child.entries);
+    const ids = new Set(branchIds(child.entries, child.leafId));
+    const inner = child.entries
+      .filter((e) => ids.has(e.id))
+      .map((e) => {
+        const kind = kindOf(e);
+        return `<div class="entry entry-${esc(kind)}"><h4><span class="kind kind-${esc(kind)}">${esc(kind)}</span></h4>${renderBody(e, { onBranch: true, label: undefined, verdicts, child: childRenderer(child, depth + 1) })}</div>`;
+      });
+    return `<details class="child-session"><summary>child agent session <code>${esc(file)}</code> · ${inner.length} entries</summary>${inner.join("")}</details>`;
+  };
 }
 
 function renderEntry(entry: SessionEntry, c: EntryContext): string {
@@ -108,7 +142,7 @@ function renderEntry(entry: SessionEntry, c: EntryContext): string {
 function renderBody(entry: SessionEntry, c: EntryContext): string {
   switch (entry.type) {
     case "message":
-      return renderMessage(entry.message, c);
+      return renderMessage(entry, c);
     case "custom": {
       const v = verdictOf(entry);
       if (v?.kind === "hook_decision") {
@@ -123,6 +157,8 @@ function renderBody(entry: SessionEntry, c: EntryContext): string {
       return `<p>${entry.label === undefined ? "Cleared the label of" : `Labelled “${esc(entry.label)}”:`} <code>${esc(entry.targetId)}</code></p>`;
     case "model_change":
       return `<p>Model: <code>${esc(entry.model)}</code></p>`;
+    case "thinking_level_change":
+      return `<p>Thinking level: <code>${esc(entry.thinkingLevel)}</code></p>`;
     case "session_info":
       return `<p>Session name: ${entry.name === undefined ? "(cleared)" : esc(entry.name)}</p>`;
     default:
@@ -130,7 +166,8 @@ function renderBody(entry: SessionEntry, c: EntryContext): string {
   }
 }
 
-function renderMessage(m: Message, c: EntryContext): string {
+function renderMessage(entry: SessionEntry & { type: "message" }, c: EntryContext): string {
+  const m = entry.message;
   switch (m.role) {
     case "user":
       return renderContent(m.content);
@@ -149,7 +186,7 @@ function renderMessage(m: Message, c: EntryContext): string {
     case "toolResult": {
       const summary = `${m.isError ? "✗" : "✓"} result of ${esc(m.toolName)} <code>${esc(m.toolCallId)}</code>`;
       const details = m.details === undefined ? "" : block("details", json(m.details));
-      return `<details class="tool-result${m.isError ? " error" : ""}"${lines(contentText(m.content)) <= OPEN_LINES ? " open" : ""}><summary>${summary}</summary>${renderContent(m.content)}${details}</details>`;
+      return `<details class="tool-result${m.isError ? " error" : ""}"${lines(contentText(m.content)) <= OPEN_LINES ? " open" : ""}><summary>${summary}</summary>${renderContent(m.content)}${details}</details>${c.child(entry)}`;
     }
   }
 }

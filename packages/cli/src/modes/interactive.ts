@@ -30,7 +30,7 @@ import type { HostSession } from "../host-session.ts";
 import type { CliIO } from "../main.ts";
 import { installEditor } from "./interactive/input.ts";
 import { interrupt, listenToKeys } from "./interactive/keys.ts";
-import { exit, followEvents } from "./interactive/run-lifecycle.ts";
+import { exit, exitWhenIdle, followEvents } from "./interactive/run-lifecycle.ts";
 import { createInteractive, refresh, sayFrom, type Interactive, type InteractiveOptions } from "./interactive/state.ts";
 import { runSlashReporting, submit } from "./interactive/submit.ts";
 import { createExtensionUI } from "./interactive/ui.ts";
@@ -58,6 +58,8 @@ async function runOnScreen(m: Interactive, session: HostSession, options: Intera
   process.on("SIGINT", onSigint);
   const onStop = () => void exit(m, 130);
   options.stop?.addEventListener("abort", onStop, { once: true });
+  const onShutdown = () => void exitWhenIdle(m);
+  session.shutdownRequested?.addEventListener("abort", onShutdown, { once: true });
 
   await session.start(); // extensions see ctx.hasUI from their first event; the first prompt waits for them
   m.tui.start();
@@ -69,6 +71,7 @@ async function runOnScreen(m: Interactive, session: HostSession, options: Intera
   if (m.spinner.ticker) clearInterval(m.spinner.ticker);
   process.off("SIGINT", onSigint);
   options.stop?.removeEventListener("abort", onStop);
+  session.shutdownRequested?.removeEventListener("abort", onShutdown);
   removeKeys();
   clearScreen(m);
   unsubscribe();

@@ -12,12 +12,11 @@
  */
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, AgentEndEvent } from "@mypi/kernel";
-import type { ExtensionErrorEvent, ExtensionHostEvent, ExtensionLogEvent } from "@mypi/extension-api";
+import type { ExtensionErrorEvent, ExtensionHostEvent, ExtensionLogEvent, ExtensionStreamEvent } from "@mypi/extension-api";
 import { exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
 import type { ExitWatcher } from "../exits.ts";
 import { createPiWire } from "../rpc/pi-wire.ts";
-import { eventLine } from "../rpc/jsonl.ts";
 import { decisionLog, type DecisionLog } from "./decisions.ts";
 
 export interface OneShotOptions {
@@ -36,9 +35,18 @@ export interface OneShotOptions {
   verbose?: boolean;
 }
 
+/**
+ * The agent of the run, read each time (an extension's `ctx.newSession()` replaces it), and the
+ * events of that agent and of every later one: `HostSession` is one.
+ */
+export interface OneShotSession {
+  readonly agent: Agent<ExtensionHostEvent>;
+  subscribe(listener: (event: ExtensionStreamEvent) => void): () => void;
+}
+
 /** One print or JSON invocation: what its two paths (a prompt, a command) share. */
 interface OneShot {
-  agent: Agent<ExtensionHostEvent>;
+  session: OneShotSession;
   io: CliIO;
   options: OneShotOptions;
   interrupt: Interrupt;
@@ -46,9 +54,9 @@ interface OneShot {
   decisions: DecisionLog;
 }
 
-export async function runOneShot(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneShotOptions): Promise<number> {
+export async function runOneShot(session: OneShotSession, io: CliIO, options: OneShotOptions): Promise<number> {
   const decisions = decisionLog({ verbose: options.verbose === true, write: (line) => void io.stderr.write(line), redact: options.redact });
-  const run: OneShot = { agent, io, options, interrupt: onInterrupt(agent, io, options.exits), decisions };
+  const run: OneShot = { session, io, options, interrupt: onInterrupt(session, io, options.exits), decisions };
   try {
     const slash = options.runCommand && parseSlashCommand(options.prompt);
     if (slash) {
@@ -77,16 +85,17 @@ interface Interrupt {
  * starts: the user asked for the work to stop. A second signal exits at once (the watcher kills
  * the tools' processes first).
  */
-function onInterrupt(agent: Agent<ExtensionHostEvent>, io: CliIO, exits: ExitWatcher): Interrupt {
+function onInterrupt(session: OneShotSession, io: CliIO, exits: ExitWatcher): Interrupt {
   const command = new AbortController();
   const interrupt = () => {
     command.abort(exits.signal.reason);
+    const { agent } = session;
     if (agent.isRunning) agent.abort();
     else if (exits.cause === "SIGINT") io.stderr.write("mypi: interrupted; waiting for the command to stop. Press Ctrl+C again to quit at once.\n");
     else io.stderr.write(`mypi: ${String((exits.signal.reason as Error).message)}; waiting for the command to stop.\n`);
   };
-  const unsubscribe = agent.subscribe((event) => {
-    if (exits.signal.aborted && event.type === "agent_start") agent.abort();
+  const unsubscribe = session.subscribe((event) => {
+    if (exits.signal.aborted && event.type === "agent_start") session.agent.abort();
   });
   // A signal that came while mypi was still loading: the prompt's run is aborted as it starts.
   if (exits.signal.aborted) command.abort(exits.signal.reason);
@@ -107,12 +116,12 @@ function onInterrupt(agent: Agent<ExtensionHostEvent>, io: CliIO, exits: ExitWat
  * The prompt's run, then any run an extension starts from its end (Pi's plan mode prompts the next
  * step from `agent_end`): each is printed and awaited; the exit code is the last one's.
  */
-async function runPrompt({ agent, io, options, decisions }: OneShot): Promise<number> {
-  const followed = followRuns(agent, io, options, decisions);
+async function runPrompt({ session, io, options, decisions }: OneShot): Promise<number> {
+  const followed = followRuns(session, io, options, decisions);
   let end: AgentEndEvent | undefined;
   try {
     // A run that ends in `error` rejects; its agent_end was seen and decides below.
-    await agent.run(options.prompt, { source: "interactive" }).catch((error: unknown) => {
+    await session.agent.run(options.prompt, { source: "interactive" }).catch((error: unknown) => {
       if (!followed.end) throw error;
     });
     end = await followed.untilIdle();
@@ -141,13 +150,13 @@ export function extensionLogLine(event: ExtensionLogEvent): string {
  * Prints every event from now on (JSON mode: each as a line; print mode: extension failures on
  * stderr) and remembers the last `agent_end`; `untilIdle` waits until no run is in progress.
  */
-function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneShotOptions, decisions: DecisionLog) {
+function followRuns(session: OneShotSession, io: CliIO, options: OneShotOptions, decisions: DecisionLog) {
   let idle: (() => void) | undefined;
   // Pi's JSON-mode shapes (`assistantMessageEvent`, block starts and ends) next to mypi's.
   const wire = createPiWire(options.redact);
   const followed = {
     end: undefined as AgentEndEvent | undefined,
-    stop: agent.subscribe((event) => {
+    stop: session.subscribe((event) => {
       if (options.json) io.stdout.write(wire(event));
       else if (event.type === "extension_error") io.stderr.write(extensionErrorLine(event));
       else if (event.type === "extension_log") io.stderr.write(extensionLogLine(event));
@@ -157,7 +166,7 @@ function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneSho
       idle?.();
     }),
     async untilIdle(): Promise<AgentEndEvent | undefined> {
-      while (agent.isRunning) await new Promise<void>((resolve) => (idle = resolve));
+      while (session.agent.isRunning) await new Promise<void>((resolve) => (idle = resolve));
       return followed.end;
     },
   };
@@ -171,8 +180,8 @@ function followRuns(agent: Agent<ExtensionHostEvent>, io: CliIO, options: OneSho
  * 130 once Ctrl+C was pressed (whatever the command did after it).
  * `undefined`: no such command.
  */
-async function runSlashCommand({ agent, io, options, interrupt, decisions }: OneShot, name: string, args: string): Promise<number | undefined> {
-  const followed = followRuns(agent, io, options, decisions);
+async function runSlashCommand({ session, io, options, interrupt, decisions }: OneShot, name: string, args: string): Promise<number | undefined> {
+  const followed = followRuns(session, io, options, decisions);
   let end: AgentEndEvent | undefined;
   let outcome: { ran: boolean; error?: string };
   try {

@@ -19,6 +19,7 @@
 import { readJsonlLines } from "../rpc/jsonl.ts";
 import { routeLine } from "./rpc/input.ts";
 import { forwardEvents } from "./rpc/events.ts";
+import { announceThinkingLevels } from "./rpc/model.ts";
 import { abortAll, createRpcState } from "./rpc/state.ts";
 
 export type { RpcTarget } from "./rpc/state.ts";
@@ -36,6 +37,12 @@ export interface RpcIO {
    */
   stop?: AbortSignal;
   /**
+   * An extension asked the process to end (`ctx.shutdown()`, Pi's behaviour): input is no longer
+   * read, and the mode returns as at the end of input — the command in progress answered, the run
+   * in progress finished.
+   */
+  end?: AbortSignal;
+  /**
    * Masks progress in event lines (`eventLine`), and `bash` output before it joins the
    * conversation (it passes no slot): redact-secrets' patterns, when that extension is loaded.
    */
@@ -45,6 +52,7 @@ export interface RpcIO {
 export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> {
   const s = createRpcState(target, io.stdout, io.redact);
   const unsubscribe = forwardEvents(s, io.redact);
+  const stopAnnouncing = announceThinkingLevels(s);
   const onStop = () => {
     s.aborts++; // a command still queued is stopped as it starts
     abortAll(s, io.stop!.reason);
@@ -52,12 +60,14 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   if (io.stop?.aborted) onStop();
   else io.stop?.addEventListener("abort", onStop, { once: true });
 
-  await readJsonlLines(io.stdin, (line) => routeLine(s, line), { maxLineChars: io.maxLineChars, ...(io.stop && { signal: io.stop }) });
+  const reading = io.stop && io.end ? AbortSignal.any([io.stop, io.end]) : (io.stop ?? io.end);
+  await readJsonlLines(io.stdin, (line) => routeLine(s, line), { maxLineChars: io.maxLineChars, ...(reading && { signal: reading }) });
   // End of input: nobody can answer a dialog any more; finish what was sent and the run in progress.
   target.ui.close();
   await s.queue;
   while (s.runs.size > 0) await Promise.all([...s.runs]);
   io.stop?.removeEventListener("abort", onStop);
   unsubscribe();
+  stopAnnouncing();
   return 0;
 }

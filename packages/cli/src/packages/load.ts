@@ -13,7 +13,7 @@ import { statSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import type { LoadFailure } from "@mypi/extension-api";
 import picomatch from "picomatch";
-import { hasIndexFile, manifestExtensionPaths, outsideFailure } from "../discovery.ts";
+import { hasIndexFile, manifestExtensionPaths, outsideFailure, packageExtensionNames } from "../discovery.ts";
 import type { LoadedSettings, PackageEntry } from "../settings.ts";
 import { entrySource } from "../settings-write.ts";
 import { findInstalled } from "./install.ts";
@@ -21,8 +21,11 @@ import { insideRoot, isPackageDir, readPackageManifest, type PackageManifest } f
 import { parseSource } from "./source.ts";
 
 export interface PackageResources {
-  /** Extension entries in declaration order, each with the declaration it came from (for `mypi extensions`). */
-  extensions: { path: string; note: string }[];
+  /**
+   * Extension entries in declaration order, each with the declaration it came from (for `mypi
+   * extensions`) and the name it loads under (after its package: `packageExtensionNames`).
+   */
+  extensions: { path: string; note: string; name?: string }[];
   skills: string[];
   prompts: string[];
   failures: LoadFailure[];
@@ -60,7 +63,12 @@ export function packageResources(declared: LoadedSettings["packages"], skip: Rea
       out.failures.push({ ...refused, message: `package ${text}: ${refused.message}` });
     }
     const note = `package ${source.declaration}`;
-    for (const path of narrow(resources.extensions, entry, "extensions", installed.root)) out.extensions.push({ path, note });
+    const paths = narrow(resources.extensions, entry, "extensions", installed.root);
+    const names = resources.name === undefined ? [] : packageExtensionNames(resources.name, resources.extensions);
+    for (const path of paths) {
+      const name = names[resources.extensions.indexOf(path)];
+      out.extensions.push({ path, note, ...(name !== undefined && { name }) });
+    }
     out.skills.push(...narrow(resources.skills, entry, "skills", installed.root));
     out.prompts.push(...narrow(resources.prompts, entry, "prompts", installed.root));
   }
@@ -85,7 +93,7 @@ export function checkPackage(root: string): string | undefined {
   return `${root} offers no extensions, skills or prompts: declare them under "mypi" (or Pi's "pi") in its package.json, or add an extensions/ folder`;
 }
 
-type Resources = Pick<PackageManifest, "extensions" | "skills" | "prompts" | "outside">;
+type Resources = Pick<PackageManifest, "extensions" | "skills" | "prompts" | "outside" | "name">;
 
 /** What a package root offers: a file is one extension; a folder without package.json is a folder extension or the conventional folders. */
 function resourcesAt(root: string): Resources | string {
@@ -94,7 +102,7 @@ function resourcesAt(root: string): Resources | string {
     const manifest = readPackageManifest(root);
     if (typeof manifest === "string") return manifest;
     const { paths, outside } = manifestExtensionPaths(manifest);
-    return { extensions: paths, skills: manifest.skills, prompts: manifest.prompts, outside };
+    return { extensions: paths, skills: manifest.skills, prompts: manifest.prompts, outside, ...(manifest.name !== undefined && { name: manifest.name }) };
   }
   if (hasIndexFile(root)) return { extensions: [root], skills: [], prompts: [], outside: [] };
   // A folder without package.json: its conventional folders, read as a manifest without a key reads them.

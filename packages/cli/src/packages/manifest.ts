@@ -9,9 +9,10 @@
  *   "mypi": { "extensions": ["./src/index.ts"], "skills": ["./skills"], "prompts": ["./prompts/*.md"] }
  *
  * Without either key, the conventional folders `extensions/`, `skills/` and `prompts/` are used
- * where they exist. Paths may not leave the package root: a declared path, a conventional folder
- * or an entry of one that is a link to something outside the package is not used, and listed in
- * `outside` so the loader can say so. When both keys are present, `mypi` wins.
+ * where they exist; without those either, the package's `main` (or `exports["."]`) is its one
+ * extension, as Pi loads it. Paths may not leave the package root: a declared path, a conventional
+ * folder or an entry of one that is a link to something outside the package is not used, and
+ * listed in `outside` so the loader can say so. When both keys are present, `mypi` wins.
  */
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -26,8 +27,11 @@ export interface PackageManifest {
   root: string;
   name?: string;
   version?: string;
-  /** Which key declared the resources: `mypi`, `pi`, or none (the conventional folders). */
-  declaredBy: "mypi" | "pi" | "folders";
+  /**
+   * Which key declared the resources: `mypi`, `pi`, none (the conventional folders), or none and
+   * no folder either (`entry`: the package's `main` / `exports` is its one extension).
+   */
+  declaredBy: "mypi" | "pi" | "folders" | "entry";
   extensions: string[];
   skills: string[];
   prompts: string[];
@@ -77,9 +81,36 @@ export function readPackageManifest(root: string): PackageManifest | string {
     if (typeof paths === "string") return `${file}: "${key}.${kind}": ${paths}`;
     manifest[kind] = paths;
   }
+  // Neither key nor a conventional folder: the package's own entry point is its extension, as Pi
+  // loads it (Pi 1.6 reads `main`; mypi also takes `exports["."]`).
+  if (key === undefined && RESOURCE_KINDS.every((kind) => manifest[kind].length === 0)) {
+    const entry = packageEntryPoint(root, pkg);
+    if (entry !== undefined) {
+      manifest.extensions = [entry];
+      manifest.declaredBy = "entry";
+    }
+  }
   return manifest;
 }
 
+/**
+ * The file `main` names (or `exports["."]`: a string, or its `import` / `default` condition),
+ * with Node's extensions tried when it names none. Undefined when the package names neither, or
+ * it points outside the package.
+ */
+function packageEntryPoint(root: string, pkg: Record<string, unknown>): string | undefined {
+  // `exports` is a path, a map of subpaths (".", "./x"), or the conditions of "." itself.
+  const exported = pkg.exports;
+  const dot = isRecord(exported) && Object.keys(exported).some((k) => k.startsWith(".")) ? exported["."] : exported;
+  const conditional = isRecord(dot) ? (dot.import ?? dot.default ?? dot.node) : dot;
+  const named = typeof pkg.main === "string" && pkg.main !== "" ? pkg.main : typeof conditional === "string" ? conditional : undefined;
+  if (named === undefined) return undefined;
+  const base = resolve(root, named);
+  if (base !== resolve(root) && !base.startsWith(resolve(root) + sep)) return undefined;
+  const found = [base, ...[".js", ".ts", ".mjs", ".cjs"].map((ext) => base + ext)].find((f) => existsSync(f)) ?? base;
+  // A link out of the package is not its entry (as for the declared paths).
+  return insideRoot(root, found) ? found : undefined;
+}
 /** Paths and globs relative to `root`, in the order given, `!pattern` removing earlier matches; links out go to `outside`. */
 function expandPatterns(root: string, patterns: readonly string[], outside: string[]): string[] | string {
   const out: string[] = [];

@@ -33,6 +33,13 @@ export interface ResourceOptions {
   skillCommands: boolean;
   /** Installed packages' `skills` / `prompts` (packages/load.ts), already narrowed by their declarations. */
   packages?: { skills: readonly PackagePath[]; prompts: readonly PackagePath[] };
+  /** `false` (`--no-skills`): only `cliSkillPaths` and what extensions add are read. Default true. */
+  discoverSkills?: boolean;
+  /** `false` (`--no-prompt-templates`): only `cliPromptPaths` and what extensions add. Default true. */
+  discoverPrompts?: boolean;
+  /** `--skill` / `--prompt-template` paths (absolute), read before all others. */
+  cliSkillPaths?: readonly string[];
+  cliPromptPaths?: readonly string[];
   /** From `resources_discover`. */
   extraSkillPaths?: readonly string[];
   extraPromptPaths?: readonly string[];
@@ -66,21 +73,33 @@ export function loadResources(options: ResourceOptions): Resources {
   const projectDir = join(options.cwd, ".mypi");
   const settingsPaths = settingsResourcePaths(options);
 
+  // As Pi: paths given on the command line come first (and alone with --no-skills / --no-prompt-templates).
+  const cli = (paths: readonly string[] | undefined) => (paths ?? []).map((path) => ({ path, scope: "temporary" as const }));
   const skillSources: SkillSource[] = [
-    { path: join(options.home, "skills"), scope: "user" },
-    { path: join(homedir(), ".agents", "skills"), scope: "user" },
-    ...(options.project
-      ? [{ path: join(projectDir, "skills"), scope: "project" as const }, ...agentsSkillFolders(options.cwd).map((path) => ({ path, scope: "project" as const }))]
-      : []),
-    ...settingsPaths.skills,
-    ...packagePaths(options.packages?.skills ?? [], options.project),
+    ...cli(options.cliSkillPaths),
+    ...(options.discoverSkills === false
+      ? []
+      : [
+          { path: join(options.home, "skills"), scope: "user" as const },
+          { path: join(homedir(), ".agents", "skills"), scope: "user" as const },
+          ...(options.project
+            ? [{ path: join(projectDir, "skills"), scope: "project" as const }, ...agentsSkillFolders(options.cwd).map((path) => ({ path, scope: "project" as const }))]
+            : []),
+          ...settingsPaths.skills,
+          ...packagePaths(options.packages?.skills ?? [], options.project),
+        ]),
     ...(options.extraSkillPaths ?? []).map((p) => ({ path: resolve(options.cwd, p), scope: "temporary" as const })),
   ];
   const promptSources: PromptSource[] = [
-    { path: join(options.home, "prompts"), scope: "user" },
-    ...(options.project ? [{ path: join(projectDir, "prompts"), scope: "project" as const }] : []),
-    ...settingsPaths.prompts,
-    ...packagePaths(options.packages?.prompts ?? [], options.project),
+    ...cli(options.cliPromptPaths),
+    ...(options.discoverPrompts === false
+      ? []
+      : [
+          { path: join(options.home, "prompts"), scope: "user" as const },
+          ...(options.project ? [{ path: join(projectDir, "prompts"), scope: "project" as const }] : []),
+          ...settingsPaths.prompts,
+          ...packagePaths(options.packages?.prompts ?? [], options.project),
+        ]),
     ...(options.extraPromptPaths ?? []).map((p) => ({ path: resolve(options.cwd, p), scope: "temporary" as const })),
   ];
   const skills = loadSkills(skillSources, warn);

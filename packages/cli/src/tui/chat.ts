@@ -8,12 +8,15 @@
  * that changes (streamed text, a tool's end) rewrites only its own lines.
  */
 import { Container, Markdown, Text, type Component, type MarkdownTheme } from "@mariozechner/pi-tui";
-import type { AgentEndEvent } from "@mypi/kernel";
-import type { ExtensionStreamEvent } from "@mypi/extension-api";
+import type { AgentEndEvent, ToolResult } from "@mypi/kernel";
+import { childEventOf, type ExtensionStreamEvent } from "@mypi/extension-api";
 import { formatCount, summarizeProgress, textOf } from "../render/renderer.ts";
-import { oneLine, printable } from "../render/text.ts";
+import { oneLine, printable, printableLines } from "../render/text.ts";
 import type { Palette } from "./theme.ts";
 import { LiveTools, ToolBlock, type ToolRenderers } from "./tool-block.ts";
+
+/** The most status lines of child agents shown under one running call. */
+const MAX_CHILD_LINES = 8;
 
 export interface ChatOptions {
   p: Palette;
@@ -147,7 +150,10 @@ export class Chat extends Container {
         return;
       }
       case "tool_execution_update": {
-        const progress = summarizeProgress(event.partialResult);
+        // A child agent's event: the call's progress is every running descendant's status, nested under it.
+        const child = childEventOf(event.partialResult) && textOf((event.partialResult as ToolResult).content);
+        const progress = child ? undefined : summarizeProgress(event.partialResult);
+        if (child) this.live.children.set(event.toolCallId, printableLines(child).split("\n").slice(0, MAX_CHILD_LINES));
         if (progress !== undefined) this.live.progress.set(event.toolCallId, progress);
         this.#tools.get(event.toolCallId)?.update(event.partialResult);
         return;
@@ -155,6 +161,7 @@ export class Chat extends Container {
       case "tool_execution_end": {
         const block = this.#tools.get(event.toolCallId);
         this.live.progress.delete(event.toolCallId);
+        this.live.children.delete(event.toolCallId);
         block?.finish(event.result, event.isError === true, event.timestamp);
         return;
       }

@@ -8,10 +8,11 @@
  * user is not the tool's time. A dialog's `signal` or `timeout` closes it with its default.
  * What an extension shows goes through `printable` / `oneLine` first.
  */
-import { Container, Editor, Input, SelectList, Text, matchesKey, type Component, type Focusable, type TUI } from "@mariozechner/pi-tui";
+import { Container, Editor, Input, SelectList, Text, matchesKey, type Component, type Focusable, type SelectItem, type TUI } from "@mariozechner/pi-tui";
 import type { DialogOptions } from "@mypi/extension-api";
 import { timerDelay } from "@mypi/kernel";
 import { oneLine, printable } from "../render/text.ts";
+import { PickList } from "./pick-list.ts";
 import { editorTheme, selectListTheme, type Palette } from "./theme.ts";
 
 /** Longest prompt or choice shown from an extension's dialog. */
@@ -95,6 +96,17 @@ export class Dialogs {
       const label = (c: string) => `${/^ */.exec(c)![0]}${oneLine(c, MAX_DIALOG_TEXT)}`;
       const list = new SelectList(choices.map((c) => ({ value: c, label: label(c) })), 10, selectListTheme(p));
       list.onSelect = (item) => answer(item.value, oneLine(item.value, MAX_DIALOG_TEXT));
+      return { title: this.#title(title), control: list };
+    });
+  }
+
+  /**
+   * The host's own pickers (`/model`, `/thinking`): rows with a description column, searched by
+   * typing, starting on `selected`. Resolves to the picked row's value.
+   */
+  pick(title: string, items: readonly SelectItem[], selected?: string): Promise<string | undefined> {
+    return this.#ask<string | undefined>(title, undefined, undefined, (answer) => {
+      const list = new PickList(items, this.host.p, (item) => answer(item.value, item.value), selected);
       return { title: this.#title(title), control: list };
     });
   }

@@ -24,7 +24,7 @@ type Factory = (...args: unknown[]) => Disposable | Promise<Disposable>;
 export interface PiUIHost {
   tui: TUI;
   p: Palette;
-  theme: Record<string, unknown>;
+  theme: object;
   chat: Chat;
   footer: Footer;
   /** Where the header, the widgets and the footer go. */
@@ -197,7 +197,7 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
 /** A Pi tool's `renderCall` / `renderResult`, called as Pi calls them (args, theme, context). */
 export function piToolRenderers(
   own: ReturnType<PiRenderers["tool"]>,
-  o: { id: string; theme: Record<string, unknown>; cwd: string; redraw(): void },
+  o: { id: string; theme: object; cwd: string; redraw(): void },
 ): ToolRenderers | undefined {
   if (!own) return undefined;
   const state = {};

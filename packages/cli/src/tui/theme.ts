@@ -6,6 +6,8 @@
  * to tell code from prose at a glance without a grammar per language.
  */
 import type { EditorTheme, MarkdownTheme, SelectListTheme } from "@mariozechner/pi-tui";
+import { paintedTheme } from "@mypi/extension-api";
+type Theme = ReturnType<typeof paintedTheme>;
 
 export type Paint = (text: string) => string;
 
@@ -101,24 +103,25 @@ export function editorTheme(p: Palette): EditorTheme {
 }
 
 /**
- * Pi's `Theme` as extensions use it: `fg(color, text)`, `bg(color, text)`, `bold(text)` …, for
- * any colour name Pi's themes define (unknown names leave the text as is).
+ * Pi's `Theme` as extensions use it (`fg(color, text)`, `bold(text)`, `name`, `appearance`, …:
+ * `paintedTheme` of the extension API), painted with the palette: the tokens below get a colour,
+ * the rest of Pi's tokens keep the text's own.
  */
-export function piTheme(p: Palette): Record<string, unknown> {
+export function piTheme(p: Palette): Theme {
   const fgs: Record<string, Paint> = {
     accent: p.cyan, border: p.gray, borderAccent: p.cyan, borderMuted: p.gray, success: p.green, error: p.red, warning: p.yellow,
     muted: p.gray, dim: p.dim, text: same, thinkingText: p.gray, toolTitle: p.bold, toolOutput: p.gray, mdHeading: p.cyan,
     mdLink: p.blue, mdCode: p.cyan, toolDiffAdded: p.green, toolDiffRemoved: p.red, toolDiffContext: p.gray, customMessageLabel: p.magenta,
   };
-  return {
-    fg: (color: string, text: string) => (fgs[color] ?? same)(text),
-    bg: (_color: string, text: string) => text,
-    bold: p.bold,
-    italic: p.italic,
-    underline: p.underline,
-    strikethrough: p.strikethrough,
-    inverse: p.inverse,
-    getFgAnsi: () => "",
-    getBgAnsi: () => "",
-  };
+  return paintedTheme(
+    {
+      fg: (color, text) => (fgs[color] ?? same)(text),
+      bold: p.bold,
+      italic: p.italic,
+      underline: p.underline,
+      strikethrough: p.strikethrough,
+      inverse: p.inverse,
+    },
+    { name: "mypi", appearance: "dark" },
+  );
 }

@@ -166,6 +166,8 @@ export class LiveTools implements Component {
   /** Since when a dialog has been open, or undefined. */
   pausedSince: number | undefined;
   readonly progress = new Map<string, string>();
+  /** Calls that run child agents (docs/subagents.md): each running descendant's status, one line each, indented by depth. */
+  readonly children = new Map<string, string[]>();
 
   constructor(
     private readonly running: () => readonly ToolBlock[],
@@ -178,14 +180,15 @@ export class LiveTools implements Component {
   render(width: number): string[] {
     const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
     const now = this.now();
-    return this.running().map((t) => {
+    return this.running().flatMap((t) => {
       const paused = this.pausedSince === undefined ? 0 : now - this.pausedSince;
       const elapsed = Math.max(0, now - t.startedAt - t.pausedMs - paused);
       const glyph = this.pausedSince === undefined ? this.p.yellow(SPINNER[this.frame % SPINNER.length]!) : this.p.dim("⏸");
       const progress = this.progress.get(t.toolCallId);
       const waiting = this.pausedSince === undefined ? "" : `  ${this.p.dim("(waiting for your answer)")}`;
       const line = `${[glyph, t.toolName, t.summary].filter(Boolean).join(" ")}  ${this.p.dim(formatDuration(elapsed))}${progress ? `  ${this.p.dim(progress)}` : ""}${waiting}`;
-      return truncateToWidth(line, width);
+      const nested = (this.children.get(t.toolCallId) ?? []).map((l) => truncateToWidth(this.p.dim(`  └ ${l}`), width));
+      return [truncateToWidth(line, width), ...nested];
     });
   }
 }

@@ -29,7 +29,6 @@ export const PI_ONLY_EVENTS: Readonly<Record<string, string>> = Object.freeze({
   agent_before_settle: "mypi has no settle boundary to append entries at; use agent_end",
   ui_prompt_start: "mypi does not announce dialogs",
   ui_prompt_end: "mypi does not announce dialogs",
-  thinking_level_select: "mypi has no thinking levels",
   mcp_servers_change: "MCP servers are mypi's mcp extension's",
 });
 

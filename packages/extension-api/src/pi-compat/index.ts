@@ -11,11 +11,13 @@
  */
 import { EXTENSION_NAME } from "../context.ts";
 import { invalidToolError } from "../errors.ts";
-import { createOpenAIModel, type HttpHooks, type Tool } from "@mypi/kernel";
+import type { HttpHooks, Tool } from "@mypi/kernel";
+import { describeSelectedModel, ModelRegistry, piModelObject } from "../models/index.ts";
 import { type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type HostMode, type PiRenderers, type PiTerminal, type SlotName } from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
 import { piOn, type HttpEvent, type KeptEvent } from "./events.ts";
 import { piVirtualModules } from "./modules.ts";
+import { piSdkExports } from "./sdk.ts";
 import { systemPromptOptions, toolPromptSection } from "./prompt.ts";
 import { isPiToolDefinition, piTool } from "./tool-definition.ts";
 import { piSlotHandler } from "./results.ts";
@@ -33,6 +35,8 @@ export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./user-bas
 export interface PiCompatHost extends CompactHost {
   readonly cwd: string;
   readonly mode: HostMode;
+  /** The base ctx: what the tools of a child session (Pi's `customTools`) get as theirs. */
+  readonly context: ExtensionContext;
   diagnostic(message: string): void;
   /** The extensions' tools, and the names of the active ones (the host's included). */
   tools(): { tool: Tool; extension: string }[];
@@ -90,15 +94,28 @@ function ignoredToolFields(definition: unknown): string[] {
 
 export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCompat {
   const noticed = new Set<string>();
-  /** One diagnostic per extension and kind; `what` names the first call of that kind. */
+  /**
+   * Terminal-UI calls: one diagnostic per extension (`what` names its first one: an extension that
+   * draws makes many). A missing host feature: one per extension and feature, each named.
+   */
   const notice = (extension: string, kind: NoticeKind, what: string) => {
-    const key = `${kind}:${extension}`;
+    const key = kind === "tui" ? `tui:${extension}` : `host:${extension}:${what}`;
     if (noticed.has(key)) return;
     noticed.add(key);
-    host.diagnostic(`${extension}: ${what}: ${NOTICE_TEXT[kind]} (reported once per extension; see docs/pi-compat.md)`);
+    const once = kind === "tui" ? "reported once per extension" : "reported once";
+    host.diagnostic(`${extension}: ${what}: ${NOTICE_TEXT[kind]} (${once}; see docs/pi-compat.md)`);
   };
   const uis = new WeakMap<ExtensionUI, Map<string, PiUI>>();
   const providers = new ProviderRegistry();
+  /** Before a host is bound (no session's registry yet): the known models and this manager's providers. */
+  let detachedRegistry: ModelRegistry | undefined;
+  const standalone = () => {
+    if (!detachedRegistry) {
+      detachedRegistry = new ModelRegistry();
+      detachedRegistry.useExtensionProviders(() => providers.list());
+    }
+    return detachedRegistry;
+  };
   /** Pi's handlers of the kept events (HTTP, `user_bash`) in load order (an unloaded or removed one is skipped). */
   const kept: { extension: string; event: KeptEvent; fn: (...args: unknown[]) => unknown; live: () => boolean; context: ExtensionContext }[] = [];
   const runHttp = async (event: HttpEvent, payload: Record<string, unknown>) => {
@@ -118,13 +135,10 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
       response: ({ status, headers }) => runHttp("after_provider_response", { status, headers }),
     };
   };
-  /** Pi's `Model` object, reduced to what mypi knows: the client id split at its first `:` or `/`. */
+  /** Pi's `Model` object of the session's model (`undefined` before a host is bound). */
   const currentModel = () => {
-    const id = host.runtime.modelId();
-    if (id === undefined) return undefined;
-    // `openai:<model>`, `scripted:<file>`, or a registered provider's `<provider>/<model>`.
-    const at = id.search(/[:/]/);
-    return { id: at < 0 ? id : id.slice(at + 1), provider: at < 0 ? id : id.slice(0, at), name: id };
+    const models = host.runtime.models;
+    return models ? describeSelectedModel({ client: models.client, entry: models.entry }) : undefined;
   };
   const refused = new Set<string>();
   /** Extensions already told that `user_bash`'s `{operations}` is not supported. */
@@ -148,6 +162,18 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
       ),
       host,
       terminal,
+      () =>
+        piSdkExports({
+          host,
+          registry: () => host.runtime.models?.registry ?? standalone(),
+          current: currentModel,
+          notice: (what) => notice("sdk", "host", what),
+          once: (key, message) => {
+            if (noticed.has(key)) return;
+            noticed.add(key);
+            host.diagnostic(message);
+          },
+        }),
     ),
     renderers: {
       message: (customType) => messageRenderers.get(customType),
@@ -210,7 +236,10 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
         unregisterVirtualModel: hostOnly("pi.unregisterVirtualModel", undefined),
         registerProvider(providerName: unknown, config?: unknown) {
           const provider = checkProvider(providerName, config, name);
-          if (typeof provider !== "string") return providers.register(provider);
+          if (typeof provider !== "string") {
+            if (provider.ignored.length) host.diagnostic(`${name}: pi.registerProvider(${JSON.stringify(provider.name)}): fields mypi does not read, with no effect: ${provider.ignored.join(", ")} (see docs/pi-compat.md)`);
+            return providers.register(name, provider);
+          }
           const key = `${name}:${String(providerName)}`;
           if (refused.has(key)) return;
           refused.add(key);
@@ -218,30 +247,24 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
           host.diagnostic(`${name}: pi.registerProvider(${label}) refused: ${provider} (see docs/pi-compat.md)`);
         },
         unregisterProvider: (providerName: string) => providers.unregister(providerName, name),
-        // Pi's Model object: {provider, id}. A registered provider's model, or openai with the host's own key.
+        // Pi's Model object ({provider, id}): a model of the registry. Resolves to false when there is
+        // none, or it cannot be used here (said once per extension and model).
         async setModel(model: { provider?: unknown; id?: unknown } | undefined) {
-          const runtime = host.runtime;
-          if (!runtime.setModel || typeof model?.provider !== "string" || typeof model.id !== "string") return false;
-          if (model.provider === "openai") {
-            if (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL) return false;
-            const hooks = httpHooks();
-            runtime.setModel(createOpenAIModel({ model: model.id, ...(hooks && { http: hooks }) }));
-            return true;
-          }
+          const models = host.runtime.models;
+          if (!models || typeof model?.provider !== "string" || typeof model.id !== "string") return false;
           const spec = `${model.provider}/${model.id}`;
-          const client = providers.names().includes(model.provider) ? providers.modelFor(spec, httpHooks()) : `no provider "${model.provider}" is registered (pi.registerProvider)`;
-          if (client === undefined || typeof client === "string") {
-            if (!refused.has(`${name}:setModel:${spec}`)) {
-              refused.add(`${name}:setModel:${spec}`);
-              host.diagnostic(`${name}: pi.setModel(${spec}) resolves to false: ${client ?? "not a model"} (reported once; see docs/pi-compat.md)`);
-            }
-            return false;
+          const entry = models.registry.find(model.provider, model.id);
+          const problem = entry ? models.select(entry, { source: "set" }) : `no model "${spec}" in the registry (mypi models lists them)`;
+          if (problem === undefined) return true;
+          if (!refused.has(`${name}:setModel:${spec}`)) {
+            refused.add(`${name}:setModel:${spec}`);
+            host.diagnostic(`${name}: pi.setModel(${spec}) resolves to false: ${problem} (reported once; see docs/pi-compat.md)`);
           }
-          runtime.setModel(client);
-          return true;
+          return false;
         },
-        getThinkingLevel: () => "off",
-        setThinkingLevel: hostOnly("pi.setThinkingLevel", undefined),
+        getThinkingLevel: () => host.runtime.models?.thinkingLevel ?? "off",
+        // Pi clamps to what the model supports; the level is recorded in the session like /thinking.
+        setThinkingLevel: (level: unknown) => void (typeof level === "string" && host.runtime.models?.setThinkingLevel(level)),
       });
     },
 
@@ -262,21 +285,26 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
             return wrapped;
           },
         },
-        hasPendingMessages: { configurable: true, value: () => host.runtime.hasPendingMessages() },
+        hasPendingMessages: { enumerable: true, configurable: true, value: () => host.runtime.hasPendingMessages() },
         /** Pi's names for the modes; mypi's interactive mode is Pi's `tui`. */
         mode: { enumerable: true, configurable: true, get: () => (host.mode === "interactive" ? "tui" : host.mode) },
-        scopedModels: { enumerable: true, configurable: true, get: () => [] },
+        scopedModels: {
+          enumerable: true,
+          configurable: true,
+          get: () => host.runtime.models?.scope.map((m) => ({ model: piModelObject(m.entry), ...(m.thinking && { thinkingLevel: m.thinking }) })) ?? [],
+        },
         modelRegistry: {
           enumerable: true,
           configurable: true,
           get(this: ExtensionContext) {
             const extension = extensionOf(this);
-            return piModelRegistry(providers, () => currentModel() && { ...currentModel()!, api: "openai-completions" }, (what) => notice(extension, "host", what));
+            return piModelRegistry(() => host.runtime.models?.registry ?? standalone(), currentModel, (what) => notice(extension, "host", what));
           },
         },
         /** Pi 1.x tools' ctx: running another tool from inside one is a host service mypi lacks. */
         tools: { enumerable: true, configurable: true, get: () => [] },
         executeTool: {
+          enumerable: true,
           configurable: true,
           value(this: ExtensionContext | undefined, toolName: string, args: unknown) {
             notice(extensionOf(this ?? {}), "host", "ctx.executeTool");
@@ -286,16 +314,20 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
         },
         /** Pi: fire-and-forget compaction with callbacks. */
         compact: {
+          enumerable: true,
           configurable: true,
           value(this: ExtensionContext | undefined, options: PiCompactOptions = {}) {
             void piCompact(host, extensionOf(this ?? {}), options);
           },
         },
-        /** Pi: leave when idle. mypi's host decides when it exits (end of input, /quit). */
+        /** Pi: end the process once the agent is idle (the host's `shutdown` action). */
         shutdown: {
+          enumerable: true,
           configurable: true,
           value(this: ExtensionContext | undefined) {
-            notice(extensionOf(this ?? {}), "host", "ctx.shutdown");
+            const shutdown = host.runtime.shutdown;
+            if (shutdown) shutdown();
+            else notice(extensionOf(this ?? {}), "host", "ctx.shutdown");
           },
         },
         model: { enumerable: true, configurable: true, get: currentModel },
@@ -321,11 +353,11 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
         notice(extension, "host", what);
         return { cancelled: true };
       };
+      const own = (value: unknown) => ({ value, enumerable: true, configurable: true, writable: true });
       Object.defineProperties(ctx, {
-        getSystemPromptOptions: { value: promptOptions },
-        newSession: { value: cancelled("ctx.newSession") },
-        switchSession: { value: cancelled("ctx.switchSession") },
-        navigateTree: { value: cancelled("ctx.navigateTree") },
+        getSystemPromptOptions: own(promptOptions),
+        switchSession: own(cancelled("ctx.switchSession")),
+        navigateTree: own(cancelled("ctx.navigateTree")),
       });
     },
   };

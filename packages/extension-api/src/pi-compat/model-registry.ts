@@ -1,28 +1,20 @@
 /**
- * Pi's `ctx.modelRegistry`, as far as mypi has one: the models of the providers extensions
- * registered (`pi.registerProvider`) and the model of the session, to look up. Calling a model
- * from an extension (`complete`, `streamSimple`, …) and reading a provider's credentials are
- * host services mypi does not offer: they throw (or reject) with a clear error, reported once.
+ * Pi's `ctx.modelRegistry` over mypi's model registry (models/registry.ts): the known models, the
+ * settings' providers and the ones extensions registered — `getAll`, `getAvailable` (those with
+ * a key), `find`, `hasConfiguredAuth` — as Pi's `Model` objects. Calling a model from an extension
+ * (`complete`, `streamSimple`, …) and reading a provider's credentials are host services mypi does
+ * not offer: they throw (or reject) with a clear error, reported once.
  */
-import type { ProviderRegistry } from "./providers.ts";
+import type { ModelRegistry } from "../models/registry.ts";
+import { piModelObject, type PiModelObject } from "../models/types.ts";
 
-/** Pi's `Model` as mypi can describe one. */
-export interface PiModel {
-  id: string;
-  name: string;
-  provider: string;
-  api: string;
-  baseUrl?: string;
-}
-
-export function piModelRegistry(providers: ProviderRegistry, current: () => PiModel | undefined, notice: (what: string) => void): Record<string, unknown> {
-  const all = (): PiModel[] => {
-    const models = providers.list().flatMap((p) =>
-      p.models.map((m): PiModel => ({ id: m.id, name: m.name ?? m.id, provider: p.name, api: "openai-completions", baseUrl: m.baseUrl ?? p.baseUrl })),
-    );
+export function piModelRegistry(registry: () => ModelRegistry, current: () => PiModelObject | undefined, notice: (what: string) => void): Record<string, unknown> {
+  /** The session's model first when the registry does not describe it (a scripted model), then the registry's. */
+  const withCurrent = (models: PiModelObject[]): PiModelObject[] => {
     const model = current();
     return model && !models.some((m) => m.provider === model.provider && m.id === model.id) ? [model, ...models] : models;
   };
+  const all = () => withCurrent(registry().all().map(piModelObject));
   const refuse = (member: string, why: string) => () => {
     notice(`ctx.modelRegistry.${member}`);
     throw new Error(`ctx.modelRegistry.${member} is not available in mypi: ${why} (see docs/pi-compat.md)`);
@@ -35,17 +27,17 @@ export function piModelRegistry(providers: ProviderRegistry, current: () => PiMo
   const noCredentials = "provider credentials stay with the host";
   return {
     getAll: all,
-    getAvailable: all,
+    getAvailable: () => withCurrent(registry().available().map(piModelObject)),
     find: (provider: string, modelId: string) => all().find((m) => m.provider === provider && m.id === modelId),
-    hasConfiguredAuth: (model: { provider?: unknown } | undefined) => all().some((m) => m.provider === model?.provider),
+    hasConfiguredAuth: (model: { provider?: unknown } | undefined) => typeof model?.provider === "string" && registry().hasKey(model.provider),
     isUsingOAuth: () => false,
     getError: () => undefined,
     getProviderDisplayName: (provider: string) => provider,
-    getRegisteredProviderIds: () => providers.names(),
+    getRegisteredProviderIds: () => registry().providers().map((p) => p.name),
     getProvider: () => undefined,
     getRegisteredProviderConfig: () => undefined,
     getRegisteredNativeProvider: () => undefined,
-    getProviderAuthStatus: () => ({ configured: false }),
+    getProviderAuthStatus: (provider: unknown) => ({ configured: typeof provider === "string" && registry().hasKey(provider) }),
     refresh: async () => ({ ok: true }),
     complete: reject("complete", noModelCalls),
     streamSimple: refuse("streamSimple", noModelCalls),

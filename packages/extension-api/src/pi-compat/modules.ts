@@ -37,7 +37,7 @@ function notInMypi(name: string, why: string): (...args: unknown[]) => never {
 }
 
 /** `@mariozechner/pi-coding-agent`: the values Pi extensions import from it. */
-export function codingAgentModule(toolHost?: ToolFactoryHost, terminal?: PiTerminal): Record<string, unknown> {
+export function codingAgentModule(toolHost?: ToolFactoryHost, terminal?: PiTerminal, sdk?: Record<string, unknown>): Record<string, unknown> {
   return {
     // Pi's identity helpers for typing (mypi's registerTool adapts a Pi definition itself).
     defineTool: <T>(tool: T): T => tool,
@@ -66,6 +66,8 @@ export function codingAgentModule(toolHost?: ToolFactoryHost, terminal?: PiTermi
     ...piToolFactories(toolHost),
     ...codingAgentTuiExports(),
     ...terminal?.codingAgent,
+    // createAgentSession, SessionManager, ModelRuntime, …: child sessions (sdk.ts).
+    ...sdk,
   };
 }
 
@@ -111,16 +113,36 @@ export type OnMissingMember = (module: string, member: string, kind: "absent" | 
 export function withStandIns(pkg: PiPackage, module: Record<string, unknown>, onCall: (member: string) => void): Record<string, unknown> {
   for (const name of PI_PACKAGE_EXPORTS[pkg]) {
     if (name in module) continue;
-    // A function expression (not a method), so `new X()` reaches the throw; the key names it.
-    const standIn = {
-      [name]: function (): never {
-        onCall(name);
-        throw new Error(`${name} from ${pkg} is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)`);
-      },
-    }[name]!;
-    module[name] = standIn;
+    module[name] = standIn(pkg, name, onCall);
   }
   return module;
+}
+
+/** What a function has of its own, which a stand-in keeps (so `extends`, `.name`, `.call` work). */
+const FUNCTION_OWN = new Set(Object.getOwnPropertyNames(Function.prototype).concat(["prototype", "length", "name", "arguments", "caller", "then"]));
+
+/**
+ * A function (not a method, so `new X()` reaches the throw) that throws naming `name` when called
+ * or constructed. A static member read from it (`SessionManager.inMemory`, `ModelRuntime.create`)
+ * is a stand-in of its own, named `SessionManager.inMemory`: the call fails with mypi's message,
+ * not a bare "is not a function".
+ */
+function standIn(pkg: string, name: string, onCall: (member: string) => void): (...args: unknown[]) => never {
+  const fn = {
+    [name]: function (): never {
+      onCall(name);
+      throw new Error(`${name} from ${pkg} is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)`);
+    },
+  }[name]!;
+  const members = new Map<string, (...args: unknown[]) => never>();
+  return new Proxy(fn, {
+    get(target, key, receiver) {
+      if (typeof key !== "string" || FUNCTION_OWN.has(key) || key in target) return Reflect.get(target, key, receiver);
+      let member = members.get(key);
+      if (!member) members.set(key, (member = standIn(pkg, `${name}.${key}`, onCall)));
+      return member;
+    },
+  });
 }
 
 /**
@@ -154,7 +176,7 @@ export function withMissingMembers(name: string, module: object, onMissing: OnMi
  * Every module name an extension may import, mapped to the host's module. The TypeBox entries
  * are getters: jiti reads the entry only when an extension imports that name.
  */
-export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost?: ToolFactoryHost, terminal?: PiTerminal): Record<string, unknown> {
+export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost?: ToolFactoryHost, terminal?: PiTerminal, sdk?: () => Record<string, unknown>): Record<string, unknown> {
   const modules: Record<string, unknown> = {};
   const once = <T>(make: () => T): (() => T) => {
     let value: T | undefined;
@@ -171,7 +193,7 @@ export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost
         onMissing(pkg, member, "stand-in");
       }),
     );
-  const codingAgent = standIns("pi-coding-agent", () => codingAgentModule(toolHost, terminal));
+  const codingAgent = standIns("pi-coding-agent", () => codingAgentModule(toolHost, terminal, sdk?.()));
   const ai = standIns("pi-ai", piAiModule);
   // With a terminal (interactive mode) the real library, copied (a module namespace cannot take
   // stand-ins): what extensions build with it is drawn.

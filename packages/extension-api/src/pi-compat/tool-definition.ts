@@ -5,6 +5,7 @@
  * `defineTool` tools and definitions with a zod or JSON schema are accepted (api.ts).
  */
 import { defineTool, type JSONSchema, type Tool, type ToolContext } from "@mypi/kernel";
+import { withSignal } from "../context.ts";
 import { describeValue } from "../errors.ts";
 import type { ExtensionContext, PiToolDefinition } from "../types.ts";
 import { TOOL_PROMPTS, toolPrompt } from "./prompt.ts";
@@ -32,7 +33,9 @@ export function piTool(pi: PiToolDefinition, context: ExtensionContext): Tool {
     ...(pi.executionMode === "parallel" && { parallelSafe: true }),
     ...(pi.prepareArguments && { prepareArguments: pi.prepareArguments }),
     execute: async (args: Record<string, unknown>, ctx: ToolContext) => {
-      const toolCtx = Object.create(context, { signal: { value: ctx.signal, enumerable: true } }) as ExtensionContext;
+      const path = ctx.context?.agentPath;
+      // The agent running the call: a child's path when a child agent calls (docs/subagents.md).
+      const toolCtx = withSignal(context, { signal: ctx.signal, ...(Array.isArray(path) && { agentPath: path as readonly string[] }) });
       const result = await pi.execute(ctx.toolCallId, args, ctx.signal, (partial) => ctx.onUpdate(partial), toolCtx);
       // terminate: Pi's "end the run after this batch" (the model is not called again).
       return { content: result?.content ?? [], details: result?.details, isError: result?.isError, ...(result?.terminate === true && { terminate: true }) };

@@ -8,6 +8,7 @@
  * layer reports the first such call of each extension once (docs/pi-compat.md).
  */
 import type { ExtensionUI } from "../types.ts";
+import { PLAIN_PI_THEME, Theme } from "./theme.ts";
 
 /** Styling functions return their last string argument: `theme.fg("accent", "x")` → `"x"`. */
 function plainText(...args: unknown[]): string {
@@ -15,7 +16,7 @@ function plainText(...args: unknown[]): string {
   return typeof last === "string" ? last : "";
 }
 
-/** A theme (Pi's `Theme`, markdown and list themes) whose every member is `plainText`. */
+/** Pi's markdown, select-list and settings-list themes, whose every member is `plainText` (Pi's `Theme` is `theme.ts`). */
 export const PLAIN_THEME: Readonly<Record<string, (...args: unknown[]) => string>> = new Proxy(Object.freeze({}), {
   get: (_target, prop) => (typeof prop === "string" && prop !== "then" ? plainText : undefined),
 });
@@ -128,8 +129,8 @@ export function codingAgentTuiExports(): Record<string, unknown> {
       "UserMessageComponent",
       "UserMessageSelectorComponent",
       "SkillInvocationMessageComponent",
-      "Theme",
     ]),
+    Theme,
     getMarkdownTheme: () => PLAIN_THEME,
     getSelectListTheme: () => PLAIN_THEME,
     getSettingsListTheme: () => PLAIN_THEME,
@@ -214,6 +215,6 @@ function piUIMembers(ui: ExtensionUI, notice: (member: string) => void): PiUI {
     getTheme: () => undefined,
     getToolsExpanded: () => false,
     setToolsExpanded: inert("setToolsExpanded", undefined),
-    theme: PLAIN_THEME,
+    theme: PLAIN_PI_THEME,
   };
 }

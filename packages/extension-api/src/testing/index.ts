@@ -9,6 +9,9 @@
  *   const run = await runConversation({ extensions: ["./guard.ts"], prompt: "clean up", turns: [...] });
  *   // run.events, run.decisions, run.errors, run.requests, run.stopReason, run.finalText
  *
+ *   const replayed = await replay("./sessions/monday.jsonl", ["./guard.ts"]);
+ *   // replayed.differences: what these extensions would decide differently from the record
+ *
  * Both use the real `ExtensionManager` and host, so what passes here behaves the same in `mypi`.
  */
 import { isAbsolute, resolve } from "node:path";
@@ -27,8 +30,10 @@ import { formatLoadFailure } from "../loader.ts";
 import { ExtensionManager } from "../manager.ts";
 import type { SlotResults } from "../policy.ts";
 import type { ExtensionFactory, ExtensionUI, LoadFailure } from "../types.ts";
+import { readRecording, Replayer, type SessionReplay } from "../replay/index.ts";
 
 export { createFakeUI, type FakeDialog, type FakeUI, type FakeUIOptions } from "./fake-ui.ts";
+export type { DecisionView, DifferenceKind, ReplayDifference, ReplayError, SessionReplay } from "../replay/index.ts";
 
 /** A file (path or file URL, relative paths against `process.cwd()`), or a factory with a name. */
 export type ExtensionSource = string | URL | { name: string; factory: ExtensionFactory };
@@ -167,6 +172,33 @@ export async function runConversation(options: ConversationOptions): Promise<Con
     await host.shutdown();
   }
   return run;
+}
+
+export interface ReplayOptions extends LoadOptions {
+  /** Stops the replay between steps. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Replay a recorded session — a mypi or Pi session file, or a Claude Code transcript — through
+ * these extensions, as `mypi replay` does: every recorded prompt, model answer, call and result
+ * through the decision slots, no model called, no tool run. Resolves to what they would decide
+ * differently from the record (`differences`, empty when nothing changed), the handlers that
+ * failed (`errors`) and what could not be replayed (`notes`). The workspace (`ctx.cwd`) is the
+ * recorded one unless `cwd` is given. docs/testing-policies.md.
+ */
+export async function replay(
+  sessionFile: string | URL,
+  extensions: ExtensionSource | readonly ExtensionSource[],
+  options: ReplayOptions = {},
+): Promise<SessionReplay> {
+  const recording = readRecording(toPath(sessionFile));
+  const loaded = await loadExtensions(extensions, { ...options, cwd: options.cwd ?? recording.cwd ?? process.cwd() });
+  try {
+    return await new Replayer(loaded.manager, options.signal ? { signal: options.signal } : {}).replay(recording);
+  } finally {
+    await loaded.dispose();
+  }
 }
 
 function toPath(source: string | URL): string {

@@ -24,6 +24,7 @@ import type {
   QueuedMessage,
   Slots,
   StreamEvent,
+  ThinkingLevel,
   Tool,
   TurnEndEvent,
 } from "../types.ts";
@@ -39,6 +40,8 @@ export type { AgentRunStream } from "./run-stream.ts";
 /** `H`: the host's events, as in `Agent<H>`. */
 export interface AgentOptions<H extends HostEventBase = HostEvent> {
   model: ModelClient;
+  /** `ModelRequest.thinking` for every model call; absent: the client's default. */
+  thinkingLevel?: ThinkingLevel;
   tools?: Tool[] | ToolRegistry;
   systemPrompt?: string;
   slots?: Slots<H>;
@@ -59,6 +62,14 @@ export interface AgentOptions<H extends HostEventBase = HostEvent> {
   toolTimeoutMs?: number;
   /** The tools' workspace; default `process.cwd()`. */
   cwd?: string;
+  /**
+   * A worker pool to share (another agent's `workerPool`): this agent runs its worker tools
+   * there and leaves it open on `close()`, which is its owner's to do. Default: its own pool,
+   * started on the first worker task and closed with the agent.
+   */
+  workerPool?: ToolWorkerPool;
+  /** Handed to every tool call of this agent as `ctx.context` (docs/kernel.md#agent). */
+  toolContext?: Readonly<Record<string, unknown>>;
   /** Automatic compaction before model calls (needs a context window). */
   compaction?: CompactionSettings;
   /** Every automatic compaction attempt's outcome (the host's `session_compact`). */
@@ -128,6 +139,11 @@ interface ActiveRun<H extends HostEventBase> {
 export class Agent<H extends HostEventBase = HostEvent> {
   /** Read at the start of each run. */
   model: ModelClient;
+  /**
+   * Read at the start of each run, like `model`: sent as `ModelRequest.thinking`. Plain state —
+   * what a model supports is the host's concern (it clamps before setting it).
+   */
+  thinkingLevel: ThinkingLevel | undefined;
   systemPrompt: string | undefined;
   slots: Slots<H>;
   readonly tools: ToolRegistry;
@@ -159,13 +175,23 @@ export class Agent<H extends HostEventBase = HostEvent> {
   constructor(options: AgentOptions<H>) {
     this.#options = options;
     this.model = options.model;
+    this.thinkingLevel = options.thinkingLevel;
     this.systemPrompt = options.systemPrompt;
     this.slots = options.slots ?? {};
     this.tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.session = options.session;
-    this.#compaction = options.compaction && { ...options.compaction };
+    // Copied with its accessors: a host whose window follows the model (a getter) keeps it following.
+    this.#compaction = options.compaction && (Object.defineProperties({}, Object.getOwnPropertyDescriptors(options.compaction)) as CompactionSettings);
     const seed = options.messages ?? options.session?.buildContext() ?? [];
     this.#messages = seed.map(deepFreeze);
+  }
+
+  /**
+   * The pool the agent's worker tools run in: the one it was given, else its own (made now if
+   * needed; no thread starts before the first task). Give it to another agent to share it.
+   */
+  get workerPool(): ToolWorkerPool {
+    return (this.#pool ??= this.#options.workerPool ?? new ToolWorkerPool());
   }
 
   /** The history: a read-only view of frozen messages, not a copy. */
@@ -282,7 +308,8 @@ export class Agent<H extends HostEventBase = HostEvent> {
       abortRun(current, undefined);
       await current.done;
     }
-    await this.#pool?.close();
+    // A shared pool is its owner's to close.
+    if (this.#pool !== this.#options.workerPool) await this.#pool?.close();
   }
 
   #start(input: string | Message, options: PromptOptions, buffer: boolean): RunStream<H> {
@@ -311,6 +338,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
     const loopOptions: AgentLoopOptions = {
       model: this.model,
       systemPrompt: this.systemPrompt,
+      thinking: this.thinkingLevel,
       messages: this.#messages,
       prompt,
       tools: this.tools,
@@ -323,9 +351,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
       cwd: this.#options.cwd ?? process.cwd(),
       abortGraceMs: this.#options.abortGraceMs ?? 2000,
       toolTimeoutMs: this.#options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
-      workerPool: (this.#pool ??= new ToolWorkerPool()),
+      workerPool: this.workerPool,
       modelView: this.#view,
     };
+    if (this.#options.toolContext) loopOptions.toolContext = this.#options.toolContext;
     const compaction = this.#compaction;
     if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= this.#compactionHook(compaction);
     const sink = { emit: (event: StreamEvent) => this.#fromLoop(active, event) };

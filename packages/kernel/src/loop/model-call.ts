@@ -5,7 +5,7 @@
  * an assistant message with `stopReason` `error` or `aborted`.
  */
 import { repairToolHistory } from "../session/index.ts";
-import type { AssistantMessage, Message, ModelMessage, ModelRequest, ModelStreamEvent, ToolSchema } from "../types.ts";
+import type { AssistantMessage, Message, ModelMessage, ModelRequest, ModelStreamEvent, ThinkingLevel, ToolSchema } from "../types.ts";
 import { deepCopy } from "./freeze.ts";
 import { andThen, type Maybe } from "./maybe.ts";
 import { checkModelMessage, MalformedMessage } from "./model-message.ts";
@@ -25,7 +25,7 @@ export function callModel(run: Run, now: number): Maybe<AssistantMessage> {
 
 /** The request, with `messages` — the first `length` of `source` — copied on first read and then kept. */
 function modelRequest(run: Run, source: readonly ModelMessage[], length: number): ModelRequest {
-  return new LazyRequest(source, length, run.tools.schemas() as ToolSchema[], run.systemPrompt) as unknown as ModelRequest;
+  return new LazyRequest(source, length, run.tools.schemas() as ToolSchema[], run.systemPrompt, run.thinking) as unknown as ModelRequest;
 }
 
 /**
@@ -37,16 +37,18 @@ class LazyRequest {
   declare systemPrompt?: string;
   declare messages: ModelMessage[];
   declare tools: ToolSchema[];
+  declare thinking?: ThinkingLevel;
   #source: readonly ModelMessage[] | undefined;
   #length: number;
   #messages: ModelMessage[] | undefined;
 
-  constructor(source: readonly ModelMessage[], length: number, tools: ToolSchema[], systemPrompt: string | undefined) {
+  constructor(source: readonly ModelMessage[], length: number, tools: ToolSchema[], systemPrompt: string | undefined, thinking: ThinkingLevel | undefined) {
     this.#source = source;
     this.#length = length;
     Object.defineProperty(this, "messages", MESSAGES);
     this.tools = tools;
     if (systemPrompt !== undefined) this.systemPrompt = systemPrompt;
+    if (thinking !== undefined) this.thinking = thinking;
   }
 
   static read(request: LazyRequest): ModelMessage[] {

@@ -15,6 +15,7 @@ import type {
   SlotContext,
   Slots,
   StreamEvent,
+  ThinkingLevel,
   Tool,
   ToolSchema,
 } from "../types.ts";
@@ -47,6 +48,7 @@ export class Run {
   readonly prompt: LoopPrompt | undefined;
   /** `before_agent_start` may replace it for this run. */
   systemPrompt: string | undefined;
+  readonly thinking: ThinkingLevel | undefined;
   readonly tools: ToolRegistry;
   readonly slots: Slots;
   readonly signal: AbortSignal;
@@ -56,6 +58,7 @@ export class Run {
   readonly abortGraceMs: number;
   readonly toolTimeoutMs: number | undefined;
   readonly workerPool: ToolWorkerPool | undefined;
+  readonly toolContext: Readonly<Record<string, unknown>> | undefined;
   readonly takeSteering: () => LoopPrompt[];
   readonly takeFollowUps: () => LoopPrompt[];
   readonly beforeModelCall: AgentLoopOptions["beforeModelCall"];
@@ -90,6 +93,7 @@ export class Run {
     this.model = options.model;
     this.prompt = options.prompt;
     this.systemPrompt = options.systemPrompt;
+    this.thinking = options.thinking;
     this.tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.slots = options.slots ?? {};
     this.signal = options.signal ?? NEVER_ABORTED;
@@ -100,6 +104,7 @@ export class Run {
     this.abortGraceMs = options.abortGraceMs ?? 2000;
     this.toolTimeoutMs = options.toolTimeoutMs;
     this.workerPool = options.workerPool;
+    this.toolContext = options.toolContext;
     this.takeSteering = options.getSteeringMessages ?? NO_MESSAGES;
     this.takeFollowUps = options.getFollowUpMessages ?? NO_MESSAGES;
     this.beforeModelCall = options.beforeModelCall;

@@ -294,6 +294,7 @@ class Batch {
       abortGraceMs: run.abortGraceMs,
       workerPool: run.workerPool,
       defaultTimeoutMs: run.toolTimeoutMs,
+      context: run.toolContext,
       onUpdate: (partialResult) => {
         if (entry.final !== undefined) return;
         run.emit({

@@ -3,7 +3,7 @@
  * Contract: docs/architecture.md#loop, docs/kernel.md#agent; seams: docs/internals.md (loop/).
  */
 import type { ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
-import type { Message, ModelClient, QueuedMessage, Slots, StreamEvent, Tool } from "../types.ts";
+import type { Message, ModelClient, QueuedMessage, Slots, StreamEvent, ThinkingLevel, Tool } from "../types.ts";
 import type { ModelView } from "./model-view.ts";
 
 /** A prompt as text (goes through the `input` slot) or as a ready message (does not). */
@@ -22,6 +22,8 @@ export interface BeforeModelCallResult {
 export interface AgentLoopOptions {
   model: ModelClient;
   systemPrompt?: string;
+  /** Sent with every model call of the run as `ModelRequest.thinking`; absent: the client's default. */
+  thinking?: ThinkingLevel;
   /**
    * The history before this run. The loop reads the first `messages.length` entries as they are
    * when the run starts and never writes to the array (the Agent passes its own history and
@@ -53,6 +55,8 @@ export interface AgentLoopOptions {
   toolTimeoutMs?: number;
   /** Required for tools declared with `worker`. */
   workerPool?: ToolWorkerPool;
+  /** Handed to every tool call as `ctx.context` (the same object each time). */
+  toolContext?: Readonly<Record<string, unknown>>;
   /**
    * Called before each model call with the history; may return a replacement (compaction) and
    * events, which the loop yields. Kept as a parameter so that the loop stays pure.

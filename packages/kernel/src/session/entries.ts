@@ -63,10 +63,23 @@ export interface LabelEntry extends SessionEntryBase {
   label?: string;
 }
 
+/**
+ * The model the session continues with from here (the host writes one when the model changes,
+ * and restores the latest on its branch when the session is resumed).
+ */
 export interface ModelChangeEntry extends SessionEntryBase {
   type: "model_change";
-  /** A `ModelClient.id`, e.g. `openai:gpt-4.1-mini`. */
+  /** A `ModelClient.id`, e.g. `openai:gpt-4.1-mini`, `anthropic/claude-sonnet-5-5`. */
   model: string;
+  /** Pi's fields: the provider and the model's id there (a Pi session has only these; `model` is then `provider/modelId`). */
+  provider?: string;
+  modelId?: string;
+}
+
+/** The thinking level the session continues with from here (Pi's entry). */
+export interface ThinkingLevelChangeEntry extends SessionEntryBase {
+  type: "thinking_level_change";
+  thinkingLevel: string;
 }
 
 /** The session's name; the latest one in the file wins, whatever the branch. */
@@ -81,6 +94,7 @@ export type SessionEntry =
   | CompactionEntry
   | LabelEntry
   | ModelChangeEntry
+  | ThinkingLevelChangeEntry
   | SessionInfoEntry;
 
 export type SessionEntryType = SessionEntry["type"];
@@ -105,7 +119,10 @@ export function entryProblem(e: unknown): string | undefined {
     case "custom":
       return typeof e.customType === "string" ? undefined : "custom entry without customType";
     case "model_change":
-      return typeof e.model === "string" ? undefined : "model_change entry without model";
+      if (typeof e.model === "string" || (typeof e.provider === "string" && typeof e.modelId === "string")) return undefined;
+      return "model_change entry without model";
+    case "thinking_level_change":
+      return typeof e.thinkingLevel === "string" ? undefined : "thinking_level_change entry without thinkingLevel";
     case "session_info":
       return optionalString(e.name) ? undefined : "session_info entry whose name is not a string";
     default:
@@ -172,6 +189,12 @@ function blockProblem(b: Record<string, unknown>): string | undefined {
       if (!isRecord(b.arguments)) return "arguments are not an object";
       return b.rawArguments === undefined || typeof b.rawArguments === "string" ? undefined : "rawArguments is not a string";
   }
+}
+
+/** A Pi `model_change` (`provider` and `modelId` only) gets mypi's `model`, `provider/modelId`. */
+export function normalizeEntry(entry: SessionEntry): SessionEntry {
+  if (entry.type === "model_change" && typeof entry.model !== "string") entry.model = `${entry.provider}/${entry.modelId}`;
+  return entry;
 }
 
 function optionalString(value: unknown): boolean {

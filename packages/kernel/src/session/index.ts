@@ -16,6 +16,7 @@ export {
   type CompactionEntry,
   type LabelEntry,
   type ModelChangeEntry,
+  type ThinkingLevelChangeEntry,
   type SessionInfoEntry,
 } from "./entries.ts";
 export { readSessionHeader } from "./load.ts";

@@ -8,7 +8,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { basename } from "node:path";
 import { exceedsDepth, tooDeepText } from "../limits.ts";
-import { entryProblem, isHeader, type SessionEntry, type SessionHeader } from "./entries.ts";
+import { entryProblem, isHeader, normalizeEntry, type SessionEntry, type SessionHeader } from "./entries.ts";
 export interface LoadedSession {
   header: SessionHeader | undefined;
   /** Valid entries in file order; parents always precede their children. */
@@ -157,7 +157,7 @@ class SessionReader {
       warnings.push(`${where}: ${problem}, skipped`);
       return;
     }
-    const entry = value as SessionEntry;
+    const entry = normalizeEntry(value as SessionEntry);
     const byId = this.#byId;
     if (byId.has(entry.id)) {
       warnings.push(`${where}: entry id ${entry.id} already used, skipped`);

@@ -23,6 +23,7 @@ import {
   type LabelEntry,
   type MessageEntry,
   type ModelChangeEntry,
+  type ThinkingLevelChangeEntry,
   type SessionEntry,
   type SessionHeader,
   type SessionInfoEntry,
@@ -116,12 +117,13 @@ export class SessionManager {
 
   /**
    * A new session in `dir` (default `$MYPI_HOME/sessions/<cwd-slug>/`). The file appears with the
-   * first entry. `parentSession` names the session it continues from in the header (Pi's lineage).
+   * first entry. `parentSession`: the session file it continues (recorded in its header); `id`:
+   * its id (`--session-id`), default a new UUID.
    */
-  static create(options: SessionLocationOptions & { parentSession?: string }): SessionManager {
+  static create(options: SessionLocationOptions & { parentSession?: string; id?: string }): SessionManager {
     const cwd = resolve(options.cwd);
     const now = new Date();
-    const id = randomUUID();
+    const id = options.id ?? randomUUID();
     const dir = options.dir ?? defaultSessionDir(cwd);
     const header: SessionHeader = { type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) };
     return SessionManager.fresh(header, join(dir, sessionFileName(id, now)));
@@ -159,10 +161,10 @@ export class SessionManager {
     });
   }
 
-  /** A session that is never written (`--no-session`). */
-  static inMemory(cwd: string): SessionManager {
+  /** A session that is never written (`--no-session`); `parentSession` as in `create`. */
+  static inMemory(cwd: string, options: { parentSession?: string } = {}): SessionManager {
     return SessionManager.fresh(
-      { type: "session", version: SESSION_VERSION, id: randomUUID(), cwd: resolve(cwd), timestamp: new Date().toISOString() },
+      { type: "session", version: SESSION_VERSION, id: randomUUID(), cwd: resolve(cwd), timestamp: new Date().toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) },
       undefined,
     );
   }
@@ -248,8 +250,14 @@ export class SessionManager {
     return this.append<LabelEntry>(fields).id;
   }
 
-  appendModelChange(model: string): string {
-    return this.append<ModelChangeEntry>({ type: "model_change", model }).id;
+  /** `model` is the client's id; `origin` adds Pi's `provider` and `modelId`, so Pi reads the entry too. */
+  appendModelChange(model: string, origin?: { provider: string; modelId: string }): string {
+    const fields: Fields<ModelChangeEntry> = origin ? { type: "model_change", model, provider: origin.provider, modelId: origin.modelId } : { type: "model_change", model };
+    return this.append<ModelChangeEntry>(fields).id;
+  }
+
+  appendThinkingLevelChange(thinkingLevel: string): string {
+    return this.append<ThinkingLevelChangeEntry>({ type: "thinking_level_change", thinkingLevel }).id;
   }
 
   /** Stored as a `session_info` entry; the latest one wins. */

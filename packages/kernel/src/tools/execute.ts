@@ -24,6 +24,8 @@ export interface ExecuteToolOptions {
    * Infinity or absent: none. The Agent passes `DEFAULT_TOOL_TIMEOUT_MS` unless told otherwise.
    */
   defaultTimeoutMs?: number;
+  /** The tool's `ctx.context` (`AgentOptions.toolContext`). */
+  context?: Readonly<Record<string, unknown>>;
 }
 
 /** Ten minutes: the Agent's timeout for a tool that sets none, so a call that never settles cannot hang a run. */
@@ -149,6 +151,7 @@ class CallContext implements ToolContext {
   readonly toolCallId: string;
   readonly cwd: string;
   readonly onUpdate: (partial: unknown) => void;
+  readonly context: Readonly<Record<string, unknown>> | undefined;
   readonly #runSignal: AbortSignal;
   readonly #controller: LazyController | undefined;
 
@@ -156,6 +159,7 @@ class CallContext implements ToolContext {
     this.toolCallId = options.toolCallId;
     this.cwd = options.cwd;
     this.onUpdate = onUpdate;
+    this.context = options.context;
     this.#runSignal = options.signal;
     this.#controller = controller;
   }

@@ -383,3 +383,34 @@ describe("close()", () => {
     await expect(agent.run("more")).rejects.toThrow("The agent is closed.");
   });
 });
+
+describe("what an agent shares with its tools and with other agents", () => {
+  test("every tool call sees the agent's toolContext as ctx.context, the same object each time", async () => {
+    const seen: unknown[] = [];
+    const probe = defineTool({ name: "probe", description: "p", parameters: z.strictObject({}), parallelSafe: true, execute: (_args, ctx) => void seen.push(ctx.context) });
+    const toolContext = Object.freeze({ agentPath: ["root", "call_1:explorer"] });
+    const agent = agentWith({ turns: [{ toolCalls: [{ name: "probe" }, { name: "probe" }] }, { text: "done" }] }, { tools: [probe], toolContext });
+    await agent.run("go");
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toBe(toolContext);
+    expect(seen[1]).toBe(toolContext);
+    const plain = agentWith({ turns: [{ toolCalls: [{ name: "probe" }] }, { text: "done" }] }, { tools: [probe] });
+    await plain.run("go");
+    expect(seen[2]).toBeUndefined();
+  });
+
+  test("an agent given another's worker pool uses it and leaves it open when it closes", async () => {
+    const owner = agentWith({ turns: [] });
+    const pool = owner.workerPool;
+    expect(owner.workerPool).toBe(pool);
+    const borrower = agentWith({ turns: [] }, { workerPool: pool });
+    expect(borrower.workerPool).toBe(pool);
+    let closed = 0;
+    const close = pool.close.bind(pool);
+    pool.close = () => (closed++, close());
+    await borrower.close();
+    expect(closed).toBe(0);
+    await owner.close();
+    expect(closed).toBe(1);
+  });
+});

@@ -58,6 +58,28 @@ describe("SessionManager files", () => {
     expect(branchTypes(again)).toEqual(["U(go)", "A(a)", "R(a:ok)", "custom", "model_change"]);
   });
 
+  it("writes model and thinking-level changes with Pi's fields, and reads Pi's own model_change (provider and modelId only)", () => {
+    const s = SessionManager.create({ cwd: tmp, dir: join(tmp, "s") });
+    s.appendModelChange("anthropic/claude-sonnet-5-5", { provider: "anthropic", modelId: "claude-sonnet-5-5" });
+    s.appendThinkingLevelChange("high");
+    s.appendMessage(user("go", 1));
+    const [, model, thinking] = lines(s.file!).map((l) => (l ? JSON.parse(l) : undefined));
+    expect(model).toMatchObject({ type: "model_change", model: "anthropic/claude-sonnet-5-5", provider: "anthropic", modelId: "claude-sonnet-5-5" });
+    expect(thinking).toMatchObject({ type: "thinking_level_change", thinkingLevel: "high" });
+
+    const pi = join(tmp, "pi.jsonl");
+    const piLines = [
+      { type: "session", version: 3, id: "pi-session", timestamp: "2026-12-06T00:00:00.000Z", cwd: tmp },
+      { type: "model_change", id: "a1", parentId: null, timestamp: "2026-12-06T00:00:01.000Z", provider: "local", modelId: "thinker" },
+      { type: "thinking_level_change", id: "a2", parentId: "a1", timestamp: "2026-12-06T00:00:02.000Z", thinkingLevel: "low" },
+      { type: "thinking_level_change", id: "a3", parentId: "a2", timestamp: "2026-12-06T00:00:03.000Z" },
+    ];
+    writeFileSync(pi, piLines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const opened = SessionManager.open(pi);
+    expect(opened.getBranch().map((e) => (e.type === "model_change" ? e.model : e.type === "thinking_level_change" ? e.thinkingLevel : e.type))).toEqual(["local/thinker", "low"]);
+    expect(opened.loadWarnings).toContain("pi.jsonl:4: thinking_level_change entry without thinkingLevel, skipped");
+  });
+
   it("continues the most recently written session of a workspace, and finds none for another", () => {
     const older = SessionManager.create({ cwd: "/w/one" });
     older.appendMessage(user("older"));

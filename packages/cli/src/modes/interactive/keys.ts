@@ -1,10 +1,12 @@
 /**
  * Keys that act on the session, whatever has the focus: Ctrl+C (interrupt), Ctrl+D, Ctrl+O,
- * Escape, Alt+Enter, then Pi extensions' shortcuts, which cannot take over mypi's own keys.
+ * Escape, Ctrl+P / Shift+Ctrl+P / Ctrl+L / Shift+Tab (model and thinking level, `models.ts`),
+ * Alt+Enter, then Pi extensions' shortcuts, which cannot take over mypi's own keys.
  * Every other key goes to the editor or the dialog; while an extension's component is modal,
  * every key is its own.
  */
 import { matchesKey } from "@mariozechner/pi-tui";
+import { cycleModel, cycleThinking, openModelPicker } from "./models.ts";
 import { abortRun, busy, exit } from "./run-lifecycle.ts";
 import { refresh, say, sayFrom, type Interactive } from "./state.ts";
 import { submit } from "./submit.ts";
@@ -57,6 +59,20 @@ function sessionKey(m: Interactive, data: string): boolean {
   }
   if (matchesKey(data, "escape") && !m.editor.isShowingAutocomplete() && busy(m)) {
     abortRun(m);
+    return true;
+  }
+  // Pi's keys for the model and the thinking level.
+  const back = matchesKey(data, "shift+ctrl+p");
+  if (back || matchesKey(data, "ctrl+p")) {
+    cycleModel(m, back ? -1 : 1);
+    return true;
+  }
+  if (matchesKey(data, "ctrl+l")) {
+    openModelPicker(m);
+    return true;
+  }
+  if (matchesKey(data, "shift+tab") && !m.editor.isShowingAutocomplete()) {
+    cycleThinking(m);
     return true;
   }
   if (matchesKey(data, "alt+enter")) {

@@ -87,6 +87,12 @@ export async function exit(m: Interactive, code: number): Promise<void> {
   m.finish(code);
 }
 
+/** An extension asked the process to end (`ctx.shutdown()`): as Pi, once no run is going, exit 0. */
+export async function exitWhenIdle(m: Interactive): Promise<void> {
+  await idle(m);
+  await exit(m, 0);
+}
+
 function stopCommands(m: Interactive): void {
   for (const stop of m.commands) stop.abort(new DOMException("Interrupted by the user (Ctrl+C)", "AbortError"));
 }

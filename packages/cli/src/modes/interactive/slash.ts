@@ -7,6 +7,7 @@
 import { printable } from "../../render/text.ts";
 import { orderLines } from "../../extensions-command.ts";
 import { runSessionCommand, SESSION_COMMANDS, type SessionCommandContext } from "../../session-commands.ts";
+import { modelCommand, thinkingCommand } from "./models.ts";
 import { exit, startRun } from "./run-lifecycle.ts";
 import { refresh, running, say, sayFrom, type Interactive } from "./state.ts";
 
@@ -15,6 +16,8 @@ export const BUILTIN_COMMANDS = [
   { name: "quit", description: "exit" },
   { name: "reload", description: "reload the extensions" },
   { name: "compact", description: "summarize the history", argumentHint: "[instructions]" },
+  { name: "model", description: "switch the model (a picker; or provider/id[:level], part of an id)", argumentHint: "[model]" },
+  { name: "thinking", description: "set the thinking level (off … xhigh, as the model supports)", argumentHint: "[level]" },
   { name: "help", description: "list the commands and keys" },
   { name: "extensions", description: "the loaded extensions, their order per slot, and their decisions so far" },
 ];
@@ -23,6 +26,7 @@ const KEYS_HELP = [
   "Enter sends; while the agent works, a line steers it and Alt+Enter queues a follow-up.",
   "Shift+Enter or Ctrl+J: a new line · Up/Down: history · Tab: complete · @: a file · !cmd: run a shell command",
   "Esc aborts the run · Ctrl+O expands/collapses tool output · Ctrl+C aborts, twice exits · Ctrl+D on an empty editor exits",
+  "Ctrl+L picks a model · Ctrl+P / Shift+Ctrl+P the next / previous model · Shift+Tab the next thinking level",
 ];
 
 export async function runSlash(m: Interactive, name: string, args: string): Promise<void> {
@@ -32,6 +36,10 @@ export async function runSlash(m: Interactive, name: string, args: string): Prom
       return exit(m, 0);
     case "help":
       return showHelp(m);
+    case "model":
+      return modelCommand(m, args);
+    case "thinking":
+      return thinkingCommand(m, args);
     case "extensions":
       return showExtensions(m);
     case "reload":

@@ -8,7 +8,7 @@
  * run), `say` (a line in the conversation) and `showInput` (what has the editor's place).
  */
 import { Container, Editor, Text, TUI, type AutocompleteProvider, type Component, type EditorComponent } from "@mariozechner/pi-tui";
-import { mypiHome } from "@mypi/kernel";
+import { mypiHome, type SessionManager } from "@mypi/kernel";
 import type { ExtensionUI, PiRenderers } from "@mypi/extension-api";
 import type { HostSession } from "../../host-session.ts";
 import type { CliIO } from "../../main.ts";
@@ -16,6 +16,7 @@ import { printable } from "../../render/text.ts";
 import { Chat } from "../../tui/chat.ts";
 import { Dialogs } from "../../tui/dialogs.ts";
 import { Footer } from "../../tui/footer.ts";
+import { sessionUsage, usageTotals } from "../../usage-totals.ts";
 import { guarded } from "../../tui/guard.ts";
 import { PromptHistory } from "../../tui/history.ts";
 import { piToolRenderers } from "../../tui/pi-ui.ts";
@@ -32,8 +33,8 @@ export interface InteractiveOptions {
   stop?: AbortSignal;
   /** `--resume`: open with the `/resume` picker. */
   resume?: boolean;
-  /** The model's context window, for the footer's context use. */
-  contextWindow?: number;
+  /** The current model's context window, for the footer's context use (it changes with `/model`). */
+  contextWindow?: () => number | undefined;
   /** Where history.jsonl lives (default `$MYPI_HOME`). */
   home?: string;
   /** Tool and message renderers and shortcuts of Pi extensions (read when used: a reload may change them). */
@@ -61,7 +62,7 @@ export interface Interactive {
   readonly io: CliIO;
   readonly options: InteractiveOptions;
   readonly p: Palette;
-  readonly theme: Record<string, unknown>;
+  readonly theme: object;
   readonly tui: TUI;
   readonly history: PromptHistory;
   readonly chat: Chat;
@@ -120,7 +121,13 @@ export function createInteractive({ session, io, options, createUI }: { session:
     below: new Container(),
     footerSlot: new Container(),
   };
-  const footer = new Footer(p, { model: () => session.state?.().model ?? "", ...(options.contextWindow !== undefined && { contextWindow: options.contextWindow }) });
+  const footer = new Footer(p, {
+    model: () => session.state?.().model ?? "",
+    thinking: () => (session.models && session.models.availableThinkingLevels().length > 1 ? session.models.thinkingLevel : undefined),
+    ...(options.contextWindow !== undefined && { contextWindow: options.contextWindow }),
+    // The whole session file's messages (resumed history too); a host without one (a test's bare agent): the agent's.
+    usage: () => ((session.sessionManager as SessionManager | undefined) ? sessionUsage(session.sessionManager) : usageTotals(session.agent.messages)),
+  });
   layout.footerSlot.addChild(footer);
   for (const c of [header, chat, chat.live, layout.working, layout.status, layout.above, layout.inputArea, layout.below, layout.footerSlot]) tui.addChild(c);
 
@@ -160,7 +167,7 @@ export function createInteractive({ session, io, options, createUI }: { session:
 }
 
 /** The conversation, drawn with Pi extensions' tool and message renderers where they have one. */
-function createChat(c: { options: InteractiveOptions; cwd: string; tui: TUI; p: Palette; theme: Record<string, unknown>; report: (error: string) => void }): Chat {
+function createChat(c: { options: InteractiveOptions; cwd: string; tui: TUI; p: Palette; theme: object; report: (error: string) => void }): Chat {
   const { options, theme, tui } = c;
   return new Chat({
     p: c.p,

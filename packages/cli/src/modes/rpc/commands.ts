@@ -8,7 +8,8 @@
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { ImageContent, Message, QueueMode } from "@mypi/kernel";
 import { abortBash, bash } from "./bash.ts";
-import { CommandError, readImages, requireString } from "./command-fields.ts";
+import { openChildSession } from "../../child-sessions.ts";
+import { CommandError, optionalString, readImages, requireString } from "./command-fields.ts";
 import { queuedTexts, tellChanges } from "./events.ts";
 import { MODEL_HANDLERS } from "./model.ts";
 import { piMessages, piState } from "./pi-view.ts";
@@ -29,7 +30,11 @@ const HANDLERS: Record<string, Handler> = {
     return { steering: queuedTexts(cleared.steering), followUp: queuedTexts(cleared.followUps) };
   },
   get_state: (s) => piState(s),
-  get_messages: ({ target }) => ({ messages: piMessages(target) }),
+  get_messages: ({ target }, c) => {
+    const sessionFile = optionalString(c, "sessionFile");
+    if (sessionFile === undefined) return { messages: piMessages(target) };
+    return { messages: childMessages(target.sessionManager.file, sessionFile) };
+  },
   get_commands: ({ target }) => ({ commands: target.commands() }),
   get_last_assistant_text: ({ target }) => ({ text: lastAssistantText(target.agent.messages) }),
   set_steering_mode: ({ target }, c) => void (target.agent.steeringMode = queueMode(c)),
@@ -180,6 +185,16 @@ function requireBoolean(c: Command, field: string): boolean {
   const value = c[field];
   if (typeof value !== "boolean") throw new CommandError(`"${c.type}" needs "${field}": true or false.`);
   return value;
+}
+
+/**
+ * `get_messages` with `sessionFile`: the history of a child agent's transcript, as the `agent`
+ * tool's `details.sessionFile` names it (docs/subagents.md); only this session's children are read.
+ */
+function childMessages(ownFile: string | undefined, sessionFile: string): Message[] {
+  const child = openChildSession(ownFile, sessionFile);
+  if (typeof child === "string") throw new CommandError(`${child[0]!.toUpperCase()}${child.slice(1)}.`);
+  return child.buildContext();
 }
 
 /**

@@ -1,50 +1,34 @@
 /**
  * The model over RPC, kept apart from the rest of the protocol: Pi's model object (`get_state`,
- * the model commands), the thinking level, and Pi's six model and thinking commands, answered
- * from what the host knows of its one model. mypi has no model registry here yet, so the model
- * in use is the only one available, and it has no thinking levels: the answers are Pi's for
- * that case (Pi answers the same for a single configured model without reasoning) —
- * `get_available_models` lists it, `set_model` to it returns it and to any other fails with
- * `Model not found: <provider>/<id>`, `cycle_model` and `cycle_thinking_level` answer null,
- * `get_available_thinking_levels` is `["off"]`, and `set_thinking_level` is accepted and stays
- * at "off" (Pi keeps a level only when the model supports it). A registry of models replaces
- * this file's handlers and `thinkingLevelOf`.
+ * the model commands), the thinking level, and Pi's six model and thinking commands — answered
+ * from the session's model choice and the registry it picks from (`HostSession.models`,
+ * docs/models.md#the-model-registry), as Pi 1.6 answers them (checked against `pi --mode rpc`,
+ * test/models-rpc.e2e.test.ts). A change of thinking level — from these commands, from a model
+ * change that clamped it, from an extension's `pi.setThinkingLevel` — is told as Pi's
+ * `{"type":"thinking_level_changed","level"}`, before the response of the command that made it.
+ * A host without a registry (a test's bare agent) has its one model and no levels.
  */
-import { CommandError, requireString } from "./command-fields.ts";
-import type { Command, RpcState, RpcTarget } from "./state.ts";
+import type { ModelSelection, PiModelObject } from "@mypi/extension-api";
+import { piModelObject } from "@mypi/extension-api";
+import type { ThinkingLevel } from "@mypi/kernel";
+import { toJsonLine } from "../../rpc/jsonl.ts";
+import { CommandError } from "./command-fields.ts";
+import { emit, type Command, type RpcState, type RpcTarget } from "./state.ts";
 
 /** Pi's `Model` (pi-ai), as `get_state` and the model commands carry it. Costs are dollars per million tokens. */
-export interface PiModel {
-  id: string;
-  name: string;
-  api: string;
-  provider: string;
-  baseUrl?: string;
-  reasoning: boolean;
-  input: ("text" | "image")[];
-  cost: { input: number; output: number; cacheRead: number; cacheWrite: number };
-  contextWindow: number;
-  maxTokens: number;
-}
+export type PiModel = PiModelObject;
 
-/** Pi's thinking levels, lowest first. */
-export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
-export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
-
-/** What the host knows of its model besides the id. */
+/** What the host knows of a model the registry does not describe (a scripted one). */
 export interface ModelFacts {
-  /** Where its requests go (`--base-url`, or the provider's own). */
+  /** Where its requests go. */
   baseUrl?: string;
   /** The context window the host compacts against. */
   contextWindow: number;
-  /** The output cap, when one is set; else the context window bounds it. */
-  maxTokens?: number;
 }
 
 /**
- * Pi's model object for a mypi model id — `openai:<model>`, `scripted:<file>`, or a registered
- * provider's `<provider>/<model>` — with what the host knows of it. No price is known: the cost
- * is 0, as Pi writes it for a model without one; no reasoning levels are known either.
+ * Pi's model object for a client the registry does not describe — `scripted:<file>`, a test's
+ * own — told from its id, with what the host knows of it: no price, no reasoning.
  */
 export function piModelOf(modelId: string, facts: ModelFacts): PiModel {
   const at = modelId.search(/[:/]/);
@@ -60,41 +44,57 @@ export function piModelOf(modelId: string, facts: ModelFacts): PiModel {
     input: ["text", "image"],
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
     contextWindow: facts.contextWindow,
-    maxTokens: facts.maxTokens ?? facts.contextWindow,
+    maxTokens: facts.contextWindow,
   };
 }
 
-/** The thinking level of the session: "off" until mypi's models have levels. */
-export function thinkingLevelOf(_target: RpcTarget): ThinkingLevel {
-  return "off";
-}
-
-/** The levels the current model supports: "off" alone for a model without reasoning, as in Pi. */
-function availableLevels(target: RpcTarget): ThinkingLevel[] {
-  return target.modelInfo().reasoning ? [...THINKING_LEVELS] : ["off"];
+/** The session's thinking level ("off" without a registry: no model there reasons). */
+export function thinkingLevelOf(target: RpcTarget): ThinkingLevel {
+  return target.models?.thinkingLevel ?? "off";
 }
 
 type Handler = (s: RpcState, c: Command) => unknown;
 
+/** The registry's selection; without one, the host has its one model and the answers are Pi's for a lone model. */
+function modelsOf(s: RpcState): ModelSelection | undefined {
+  return s.target.models;
+}
+
 export const MODEL_HANDLERS: Record<string, Handler> = {
-  get_available_models: ({ target }) => ({ models: [target.modelInfo()] }),
-  set_model: ({ target }, c) => {
-    const provider = requireString(c, "provider");
-    const modelId = requireString(c, "modelId");
-    const model = target.modelInfo();
-    if (model.provider !== provider || model.id !== modelId) {
-      throw new CommandError(`Model not found: ${provider}/${modelId} (this mypi run has one model, ${model.provider}/${model.id}; start mypi with --model to use another)`);
+  // The usable models of the registry; a model in use that the registry does not describe (a
+  // scripted one) is listed first, as it can be chosen again.
+  get_available_models: (s) => {
+    const models = modelsOf(s);
+    const listed = models ? models.registry.available().map(piModelObject) : [];
+    return { models: models?.entry ? listed : [s.target.modelInfo(), ...listed] };
+  },
+  set_model: (s, c) => {
+    const models = modelsOf(s);
+    const entry = models && typeof c.provider === "string" && typeof c.modelId === "string" ? models.registry.find(c.provider, c.modelId) : undefined;
+    if (!models || !entry) {
+      const current = s.target.modelInfo();
+      if (current.provider === c.provider && current.id === c.modelId) return current;
+      // Pi names what it looked for, missing fields included ("undefined/undefined").
+      throw new CommandError(`Model not found: ${String(c.provider)}/${String(c.modelId)}`);
     }
-    return model;
+    const problem = models.select(entry, { source: "set" });
+    if (problem !== undefined) throw new CommandError(problem);
+    return piModelObject(entry);
   },
-  cycle_model: () => null,
-  set_thinking_level: (_s, c) => {
-    const level = requireString(c, "level");
-    if (!(THINKING_LEVELS as readonly string[]).includes(level)) throw new CommandError(`Unknown thinking level "${level}": one of ${THINKING_LEVELS.join(", ")}.`);
-    // Pi keeps a level only where the model supports it; mypi's models support none yet: "off" stays.
-    return undefined;
+  cycle_model: (s) => {
+    const cycled = modelsOf(s)?.cycle(1);
+    return cycled?.entry ? { model: piModelObject(cycled.entry), thinkingLevel: cycled.thinkingLevel, isScoped: cycled.isScoped } : null;
   },
-  // Pi: null for a model without reasoning, which every mypi model is for now.
-  cycle_thinking_level: () => null,
-  get_available_thinking_levels: ({ target }) => ({ levels: availableLevels(target) }),
+  // Pi answers any level with success: one it does not know is clamped like the others (to the lowest).
+  set_thinking_level: (s, c) => void modelsOf(s)?.setThinkingLevel(String(c.level)),
+  cycle_thinking_level: (s) => {
+    const level = modelsOf(s)?.cycleThinkingLevel();
+    return level === undefined ? null : { level };
+  },
+  get_available_thinking_levels: (s) => ({ levels: modelsOf(s)?.availableThinkingLevels() ?? ["off"] }),
 };
+
+/** Pi's `thinking_level_changed` line for every change of level while the mode runs; returns the unsubscribe. */
+export function announceThinkingLevels(s: RpcState): () => void {
+  return s.target.models?.onChange((change) => change.thinking && emit(s, toJsonLine({ type: "thinking_level_changed", level: change.thinking.level }))) ?? (() => {});
+}
