@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { MYPI_DEV_BIN, createSandbox } from "./helpers/mypi.ts";
+import { MYPI_DEV_BIN, createSandbox, type RunResult } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox();
 afterAll(() => sandbox.cleanup());
@@ -94,31 +94,35 @@ describe.concurrent("extension discovery", () => {
     expect(r.stdout).toContain(`q-broken  ${join(projectDir, "q-broken.ts")}:3`);
   });
 
-  it("stops a print or JSON run whose extension failed to load before any model call (exit 2), unless --allow-failed-extensions", async () => {
+  // One test per command line: each one's time is its own process, not the sum of five at once.
+  const failure = /^mypi: extension q-broken failed to load: .*q-broken\.ts:3:\d+: MYPI_SYNTAX_ERROR: syntax error/;
+  const lastLine = (r: RunResult) => r.stderr.trim().split("\n").at(-1);
+  const stopped = (r: RunResult) => {
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe(""); // no run started: no events, no model call
+    expect(r.stderr).toMatch(failure);
+    expect(lastLine(r)).toBe("mypi: not running without the extension above: fix it, or pass --allow-failed-extensions to run anyway.");
+  };
+  it.for<[string, string[], (r: RunResult) => void]>([
+    ["print mode stops", [], stopped],
+    ["JSON mode stops", ["--mode", "json"], stopped],
+    ["--allow-failed-extensions runs", ["--allow-failed-extensions"], (r) => {
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe("fine\n");
+      expect(r.stderr).toMatch(failure);
+      expect(lastLine(r)).toBe("mypi: warning: running without the extension above (--allow-failed-extensions).");
+    }],
+    ["--strict-extensions stops", ["--strict-extensions"], (r) => {
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(lastLine(r)).toBe("mypi: --strict-extensions: fix the extension above or drop the flag.");
+    }],
+    ["both flags are refused", ["--strict-extensions", "--allow-failed-extensions"], (r) => {
+      expect(r).toMatchObject({ code: 2, stderr: "mypi: choose one of --strict-extensions and --allow-failed-extensions.\n" });
+    }],
+  ])("an extension that failed to load: %s (a print or JSON run stops before any model call, exit 2, unless --allow-failed-extensions)", async ([, extra, check]) => {
     const script = sandbox.script([{ text: "fine" }]);
-    const run = (extra: string[]) => sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", ...extra, "-p", "hi"]);
-    const [print, json, allowed, strict, both] = await Promise.all([
-      run([]),
-      run(["--mode", "json"]),
-      run(["--allow-failed-extensions"]),
-      run(["--strict-extensions"]),
-      run(["--strict-extensions", "--allow-failed-extensions"]),
-    ]);
-    const failure = /^mypi: extension q-broken failed to load: .*q-broken\.ts:3:\d+: MYPI_SYNTAX_ERROR: syntax error/;
-    for (const stopped of [print, json]) {
-      expect(stopped.code).toBe(2);
-      expect(stopped.stdout).toBe(""); // no run started: no events, no model call
-      expect(stopped.stderr).toMatch(failure);
-      expect(stopped.stderr.trim().split("\n").at(-1)).toBe("mypi: not running without the extension above: fix it, or pass --allow-failed-extensions to run anyway.");
-    }
-    expect(allowed.code).toBe(0);
-    expect(allowed.stdout).toBe("fine\n");
-    expect(allowed.stderr).toMatch(failure);
-    expect(allowed.stderr.trim().split("\n").at(-1)).toBe("mypi: warning: running without the extension above (--allow-failed-extensions).");
-    expect(strict.code).toBe(2);
-    expect(strict.stdout).toBe("");
-    expect(strict.stderr.trim().split("\n").at(-1)).toBe("mypi: --strict-extensions: fix the extension above or drop the flag.");
-    expect(both).toMatchObject({ code: 2, stderr: "mypi: choose one of --strict-extensions and --allow-failed-extensions.\n" });
+    check(await sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", ...extra, "-p", "hi"]));
   });
 
   it("takes allowFailedExtensions from the settings, and --strict-extensions wins over it", async () => {
