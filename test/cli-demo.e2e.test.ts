@@ -1,18 +1,20 @@
 /**
- * `mypi demo` (what `npm start` runs): the bundled scripted run, checked from the outside.
+ * `mypi demo` (what `npm start` runs): the bundled scripted run, checked from the outside. It runs
+ * the dev bin, as `npm start` does (the TypeScript sources through jiti): the one end-to-end run
+ * of that bin, which the other e2e files leave for the compiled one.
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEMO_SECRET } from "../packages/cli/src/demo/script.ts";
-import { createSandbox, filesContaining } from "./helpers/mypi.ts";
+import { MYPI_DEV_BIN, createSandbox, filesContaining } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox();
 afterAll(() => sandbox.cleanup());
 
 describe("mypi demo", () => {
   it("shows parallel reads, an edit, a blocked rm -rf and a redacted key, proves it, and ends with how to use a real model", async () => {
-    const r = await sandbox.run(["demo"]);
+    const r = await sandbox.run(["demo"], { bin: MYPI_DEV_BIN });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split("\n");

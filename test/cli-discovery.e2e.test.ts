@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createSandbox } from "./helpers/mypi.ts";
+import { MYPI_DEV_BIN, createSandbox, type RunResult } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox();
 afterAll(() => sandbox.cleanup());
@@ -94,31 +94,35 @@ describe.concurrent("extension discovery", () => {
     expect(r.stdout).toContain(`q-broken  ${join(projectDir, "q-broken.ts")}:3`);
   });
 
-  it("stops a print or JSON run whose extension failed to load before any model call (exit 2), unless --allow-failed-extensions", async () => {
+  // One test per command line: each one's time is its own process, not the sum of five at once.
+  const failure = /^mypi: extension q-broken failed to load: .*q-broken\.ts:3:\d+: MYPI_SYNTAX_ERROR: syntax error/;
+  const lastLine = (r: RunResult) => r.stderr.trim().split("\n").at(-1);
+  const stopped = (r: RunResult) => {
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe(""); // no run started: no events, no model call
+    expect(r.stderr).toMatch(failure);
+    expect(lastLine(r)).toBe("mypi: not running without the extension above: fix it, or pass --allow-failed-extensions to run anyway.");
+  };
+  it.for<[string, string[], (r: RunResult) => void]>([
+    ["print mode stops", [], stopped],
+    ["JSON mode stops", ["--mode", "json"], stopped],
+    ["--allow-failed-extensions runs", ["--allow-failed-extensions"], (r) => {
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe("fine\n");
+      expect(r.stderr).toMatch(failure);
+      expect(lastLine(r)).toBe("mypi: warning: running without the extension above (--allow-failed-extensions).");
+    }],
+    ["--strict-extensions stops", ["--strict-extensions"], (r) => {
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(lastLine(r)).toBe("mypi: --strict-extensions: fix the extension above or drop the flag.");
+    }],
+    ["both flags are refused", ["--strict-extensions", "--allow-failed-extensions"], (r) => {
+      expect(r).toMatchObject({ code: 2, stderr: "mypi: choose one of --strict-extensions and --allow-failed-extensions.\n" });
+    }],
+  ])("an extension that failed to load: %s (a print or JSON run stops before any model call, exit 2, unless --allow-failed-extensions)", async ([, extra, check]) => {
     const script = sandbox.script([{ text: "fine" }]);
-    const run = (extra: string[]) => sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", ...extra, "-p", "hi"]);
-    const [print, json, allowed, strict, both] = await Promise.all([
-      run([]),
-      run(["--mode", "json"]),
-      run(["--allow-failed-extensions"]),
-      run(["--strict-extensions"]),
-      run(["--strict-extensions", "--allow-failed-extensions"]),
-    ]);
-    const failure = /^mypi: extension q-broken failed to load: .*q-broken\.ts:3:\d+: MYPI_SYNTAX_ERROR: syntax error/;
-    for (const stopped of [print, json]) {
-      expect(stopped.code).toBe(2);
-      expect(stopped.stdout).toBe(""); // no run started: no events, no model call
-      expect(stopped.stderr).toMatch(failure);
-      expect(stopped.stderr.trim().split("\n").at(-1)).toBe("mypi: not running without the extension above: fix it, or pass --allow-failed-extensions to run anyway.");
-    }
-    expect(allowed.code).toBe(0);
-    expect(allowed.stdout).toBe("fine\n");
-    expect(allowed.stderr).toMatch(failure);
-    expect(allowed.stderr.trim().split("\n").at(-1)).toBe("mypi: warning: running without the extension above (--allow-failed-extensions).");
-    expect(strict.code).toBe(2);
-    expect(strict.stdout).toBe("");
-    expect(strict.stderr.trim().split("\n").at(-1)).toBe("mypi: --strict-extensions: fix the extension above or drop the flag.");
-    expect(both).toMatchObject({ code: 2, stderr: "mypi: choose one of --strict-extensions and --allow-failed-extensions.\n" });
+    check(await sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", ...extra, "-p", "hi"]));
   });
 
   it("takes allowFailedExtensions from the settings, and --strict-extensions wins over it", async () => {
@@ -163,12 +167,16 @@ describe.concurrent("names, shutdown and the jiti cache", () => {
     expect(readFileSync(shutdownLog, "utf8")).toBe("session_shutdown\n");
   });
 
-  // These two start with an empty cache, so jiti compiles every source module the run imports:
-  // ~10 s alone, more beside other test files on a 2-core machine.
-  it("keeps jiti's cache in MYPI_JITI_CACHE for the bin's own modules and for extensions alike", { timeout: 90_000 }, async () => {
+  // The dev bin (the TypeScript sources through jiti) runs `--version`, which imports only the
+  // entry and the argument parser: with an empty cache, a command that loads the whole framework
+  // would have jiti compile every source module (~10 s of CPU) to prove the same thing.
+  it("keeps jiti's cache in MYPI_JITI_CACHE for the dev bin's own modules and for extensions alike", async () => {
     const cache = join(sandbox.root, "jiti-cache");
-    const r = await sandbox.run(["extensions", "--json", "--no-extensions", "-e", cliExt], { env: { MYPI_JITI_CACHE: cache } });
-    expect(r.code).toBe(0);
+    const [dev, extension] = await Promise.all([
+      sandbox.run(["--version"], { env: { MYPI_JITI_CACHE: cache }, bin: MYPI_DEV_BIN }),
+      sandbox.run(["extensions", "--json", "--no-extensions", "-e", cliExt], { env: { MYPI_JITI_CACHE: cache } }),
+    ]);
+    expect([dev.code, extension.code]).toEqual([0, 0]);
     const files = readdirSync(cache);
     // jiti names a cached module <folder>-<file>.<hash>: the CLI's src/main.ts (the bin) and cli/z-cli.ts (the loader).
     expect([files.some((f) => /^src-main\.\w+\.mjs$/.test(f)), files.some((f) => /^cli-z-cli\.\w+\.mjs$/.test(f))]).toEqual([true, true]);

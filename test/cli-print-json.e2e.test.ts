@@ -94,38 +94,31 @@ describe.concurrent("print and JSON modes", () => {
     expect(r.stderr).toBe("mypi: stopped after 1 model calls; raise --max-turns or continue with --continue.\n");
   });
 
-  it("treats usage mistakes as exit 2 with one line that says what to do", async () => {
-    const missing = `${sandbox.root}/nope.json`;
-    const cases = await Promise.all([
-      sandbox.run(["--frobnicate", "-p", "x"]),
-      sandbox.run(["-p", "x"]),
-      sandbox.run(["--model", `scripted:${missing}`, "-p", "x"]),
-      sandbox.run(["--model", `scripted:${readThenAnswer}`, "--cwd", `${sandbox.root}/no-such-dir`, "-p", "x"]),
-      sandbox.run(["--model", `scripted:${readThenAnswer}`, "--mode", "json"]),
-      sandbox.run(["--mode", "interactive", "--model", `scripted:${readThenAnswer}`]),
-      // An unknown flag is the first complaint, before a missing prompt, terminal or model.
-      sandbox.run(["--bogus"]),
-      sandbox.run(["--mode", "interactive", "--bogus"]),
-      // The value of an extension's string flag is not a prompt.
-      sandbox.run(["-e", SHIPPED("tracer"), "--trace-dir", `${sandbox.root}/traces`]),
-      sandbox.run(["--model", `scripted:${readThenAnswer}`, "--session", sandbox.root, "-p", "x"]),
-    ]);
-    expect(cases.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 2, 2]);
-    for (const r of cases) {
-      expect(r.stdout).toBe("");
-      expect(r.stderr.trim().split("\n")).toHaveLength(1);
-      expect(r.stderr.startsWith("mypi: ")).toBe(true);
-    }
-    expect(cases[0]!.stderr).toBe("mypi: unknown option --frobnicate. Run `mypi --help` for the list of options.\n");
-    expect(cases[1]!.stderr).toContain("no model: set OPENAI_API_KEY");
-    expect(cases[2]!.stderr).toContain(`Cannot read the scripted model file ${missing}: no such file`);
-    expect(cases[3]!.stderr).toContain("no-such-dir: no such folder");
-    expect(cases[4]!.stderr).toContain("give a prompt");
-    expect(cases[5]!.stderr).toContain("interactive mode needs a terminal");
-    expect(cases[6]!.stderr).toBe("mypi: unknown option --bogus. Run `mypi --help` for the list of options.\n");
-    expect(cases[7]!.stderr).toBe("mypi: unknown option --bogus. Run `mypi --help` for the list of options.\n");
-    expect(cases[8]!.stderr).toBe('mypi: give a prompt: mypi -p "what to do" (or pipe it on stdin).\n');
-    expect(cases[9]!.stderr).toBe(`mypi: --session ${sandbox.root} is a folder: give a session file (a .jsonl file, created if missing).\n`);
+  // One test per mistake: each one's time is its own process, not the sum of ten started at once.
+  // What stderr says: the whole line when it ends with a newline, else a part of it.
+  const missing = `${sandbox.root}/nope.json`;
+  const unknownOption = (name: string) => `mypi: unknown option ${name}. Run \`mypi --help\` for the list of options.\n`;
+  it.for<[string, string[], string]>([
+    ["an unknown option", ["--frobnicate", "-p", "x"], unknownOption("--frobnicate")],
+    ["no model", ["-p", "x"], "no model: set OPENAI_API_KEY"],
+    ["a scripted model file that is not there", ["--model", `scripted:${missing}`, "-p", "x"], `Cannot read the scripted model file ${missing}: no such file`],
+    ["a --cwd that is not there", ["--model", `scripted:${readThenAnswer}`, "--cwd", `${sandbox.root}/no-such-dir`, "-p", "x"], "no-such-dir: no such folder"],
+    ["JSON mode without a prompt", ["--model", `scripted:${readThenAnswer}`, "--mode", "json"], "give a prompt"],
+    ["interactive mode without a terminal", ["--mode", "interactive", "--model", `scripted:${readThenAnswer}`], "interactive mode needs a terminal"],
+    // An unknown flag is the first complaint, before a missing prompt, terminal or model.
+    ["an unknown option and nothing else", ["--bogus"], unknownOption("--bogus")],
+    ["an unknown option in interactive mode", ["--mode", "interactive", "--bogus"], unknownOption("--bogus")],
+    // The value of an extension's string flag is not a prompt.
+    ["an extension flag's value and no prompt", ["-e", SHIPPED("tracer"), "--trace-dir", `${sandbox.root}/traces`], 'mypi: give a prompt: mypi -p "what to do" (or pipe it on stdin).\n'],
+    ["a folder given as --session", ["--model", `scripted:${readThenAnswer}`, "--session", sandbox.root, "-p", "x"], `mypi: --session ${sandbox.root} is a folder: give a session file (a .jsonl file, created if missing).\n`],
+  ])("treats a usage mistake (%s) as exit 2 with one line that says what to do", async ([, args, said]) => {
+    const r = await sandbox.run(args);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr.startsWith("mypi: ")).toBe(true);
+    if (said.endsWith("\n")) expect(r.stderr).toBe(said);
+    else expect(r.stderr).toContain(said);
   });
 
   it("prints and awaits a run an extension starts from agent_end (Pi's plan mode), exiting with the last run's code", async () => {

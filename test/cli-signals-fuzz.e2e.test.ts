@@ -8,7 +8,7 @@
  * when a second signal cut the way out short, none when stdout was closed); leave no process of
  * the command alive; leave a session that reopens without warnings, every call answered.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFailed } from "vitest";
 import { createSandbox, type LiveProcess } from "./helpers/mypi.ts";
 import { EXIT_CODE, agentEnds, commandStarted, isAlive, pidsIn, reopenSession, sessionPath, stubbornScript, type Way } from "./helpers/signals.ts";
 
@@ -66,12 +66,15 @@ describe(`signal fuzz: ${CASES} cases from seed ${SEED}`, () => {
     const script = stubbornScript(sandbox, pidFile, { firstDelayMs: c.moment === "model" ? 300_000 : 0, ticking: c.way === "EPIPE", tellTerm: c.twice });
     const args = ["--mode", c.mode, "--model", `scripted:${script}`, "--session", session];
     const p: LiveProcess = sandbox.spawn(c.mode === "rpc" ? args : [...args, "-p", "go"]);
+    const t0 = Date.now(); let stage = "spawned";
+    onTestFailed(() => console.error("DEBUG stage", stage, "\n" + p.lines.filter((l) => l.type !== "message_update").map((l) => `${l.type} ${l.type === "tool_execution_update" || l.type === "tool_execution_end" ? JSON.stringify(l.partialResult ?? l.result).slice(0, 100) : ""}`).join("\n")));
+    p.child.on("exit", (code, sig) => { stage += ` exit(${code},${sig})@${Date.now() - t0}`; });
     onTestFinished(() => {
       p.child.kill("SIGKILL");
       for (const pid of pidsIn(pidFile)) if (isAlive(pid)) process.kill(pid, "SIGKILL");
     });
     if (c.mode === "rpc") p.send({ id: "go", type: "prompt", message: "go" });
-    await p.waitFor(reached[c.moment]);
+    await p.waitFor(reached[c.moment]); stage = `reached@${Date.now() - t0}`;
     const pids = pidsIn(pidFile);
     if (c.moment === "tool") expect(pids).toHaveLength(3);
 
@@ -80,11 +83,13 @@ describe(`signal fuzz: ${CASES} cases from seed ${SEED}`, () => {
     else {
       p.child.kill(way);
       if (c.twice) {
-        await p.waitFor((l) => l.type === "tool_execution_update" && JSON.stringify(l.partialResult).includes("got-term"));
+        stage += ` sig1@${Date.now() - t0}`;
+        await p.waitFor((l) => l.type === "tool_execution_update" && JSON.stringify(l.partialResult).includes("got-term")); stage += ` gotterm@${Date.now() - t0}`;
         p.child.kill(way);
       }
     }
-    const { code, signal, stderr } = await p.exit;
+    stage += ` waitexit@${Date.now() - t0}`;
+    const { code, signal, stderr } = await p.exit; stage += " closed";
 
     expect({ code, signal }).toEqual({ code: EXIT_CODE[c.way], signal: null });
     if (c.way === "EPIPE") expect(stderr).toBe("");

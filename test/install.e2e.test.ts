@@ -5,7 +5,7 @@
  * types, a dropped-in `.mypi/extensions/*.ts`, an npm-installed extension package by name, and an
  * MCP server configured by `mcp.json` alone. Nothing here reads the repository's sources.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +18,7 @@ const home = join(root, "home");
 let project = "";
 let bin = "";
 let tarballs: string[] = [];
+let typeCheck: ReturnType<typeof startTypeCheck>;
 /** Project code runs only in a trusted workspace (docs/packages.md): these workspaces are the test's own. */
 const TRUST = ["--trust-project"];
 const env = { ...process.env, MYPI_HOME: home, OPENAI_API_KEY: "", NO_COLOR: "1", npm_config_update_notifier: "false" };
@@ -38,10 +39,58 @@ function write(path: string, text: string): string {
 
 beforeAll(() => {
   mkdirSync(home, { recursive: true });
-  ({ project, bin, tarballs } = installPacked(root, { extraPackages: ["@types/node@20.19.43"], env }));
+  // No @types/node of the project's own: the packages depend on the Node types their declarations use.
+  ({ project, bin, tarballs } = installPacked(root, { env }));
+  typeCheck = startTypeCheck();
+  // A rejection is the test's to report; unobserved until then, it must not end the run.
+  typeCheck.catch(() => {});
 }, 600_000);
 
-afterAll(() => rmSync(root, { recursive: true, force: true }), 120_000);
+afterAll(async () => {
+  await typeCheck?.catch(() => {}); // never a tsc left running in a removed folder
+  rmSync(root, { recursive: true, force: true });
+}, 120_000);
+
+/**
+ * tsc over an extension, its test and every entry point of the installed packages, with
+ * TypeScript's current defaults. Checking every declaration file it reaches (some 600, the
+ * dependencies' too) is the heaviest step of this file, and it needs nothing the other tests
+ * do: it starts as soon as the packages are installed and runs beside them; its test awaits it.
+ */
+function startTypeCheck(): Promise<{ entries: string[]; status: number | null; output: string }> {
+  write(join(project, "tsconfig.json"), JSON.stringify({
+    compilerOptions: { target: "es2023", module: "nodenext", strict: true, skipLibCheck: false, noEmit: true, types: [] },
+    include: ["ext"],
+  }));
+  const entries = tarballs.flatMap((file) => {
+    const manifest = JSON.parse(sh("tar", ["xzf", file, "-O", "package/package.json"], root)) as { name: string; exports: Record<string, unknown> };
+    return Object.keys(manifest.exports).filter((e) => e !== "./package.json").map((e) => manifest.name + e.slice(1));
+  });
+  write(join(project, "ext", "entries.ts"), entries.map((e, i) => `import * as entry${i} from "${e}";\nvoid entry${i};\n`).join(""));
+  write(join(project, "ext", "guard.ts"), `
+import { defineTool, z, type ExtensionAPI, type ToolResult } from "@mypi/extension-api";
+export default function (pi: ExtensionAPI) {
+  pi.on("tool_call", (event) => (event.toolName === "bash" ? { block: true, reason: "no shell here" } : undefined));
+  pi.registerTool(defineTool({ name: "now", description: "time", parameters: z.strictObject({}), execute: (): ToolResult => ({ content: [{ type: "text", text: "noon" }] }) }));
+}
+`);
+  write(join(project, "ext", "guard.check.ts"), `
+import { createFakeUI, loadExtensions } from "@mypi/extension-api/testing";
+const ext = await loadExtensions(new URL("./guard.js", import.meta.url), { ui: createFakeUI({ confirm: [true] }) });
+const decision = await ext.callSlot("tool_call", { toolCallId: "c", toolName: "bash", input: {} });
+if (decision && decision.block === true) { const reason: string = decision.reason; void reason; }
+// @ts-expect-error: a tool_call decision has no "action"
+void decision?.action;
+`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", project], { cwd: project, env });
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (output += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (output += d));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ entries, status, output }));
+  });
+}
 
 /** A run's stdout as JSON (one document or JSON lines), after checking that it succeeded. */
 function output(r: ReturnType<typeof mypi>, lines = false): any {
@@ -96,29 +145,13 @@ await agent.close();
     expect(sh(process.execPath, ["app.mjs"], project).trim()).toBe("result 5");
   });
 
-  it("type-checks an extension and its test against the installed types under module nodenext, strict, skipLibCheck false", () => {
-    write(join(project, "tsconfig.json"), JSON.stringify({
-      compilerOptions: { target: "es2023", module: "nodenext", strict: true, skipLibCheck: false, noEmit: true, types: ["node"] },
-      include: ["ext"],
-    }));
-    write(join(project, "ext", "guard.ts"), `
-import { defineTool, z, type ExtensionAPI, type ToolResult } from "@mypi/extension-api";
-export default function (pi: ExtensionAPI) {
-  pi.on("tool_call", (event) => (event.toolName === "bash" ? { block: true, reason: "no shell here" } : undefined));
-  pi.registerTool(defineTool({ name: "now", description: "time", parameters: z.strictObject({}), execute: (): ToolResult => ({ content: [{ type: "text", text: "noon" }] }) }));
-}
-`);
-    write(join(project, "ext", "guard.check.ts"), `
-import { createFakeUI, loadExtensions } from "@mypi/extension-api/testing";
-const ext = await loadExtensions(new URL("./guard.js", import.meta.url), { ui: createFakeUI({ confirm: [true] }) });
-const decision = await ext.callSlot("tool_call", { toolCallId: "c", toolName: "bash", input: {} });
-if (decision && decision.block === true) { const reason: string = decision.reason; void reason; }
-// @ts-expect-error: a tool_call decision has no "action"
-void decision?.action;
-`);
-    const r = spawnSync(process.execPath, [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", project], { cwd: project, env, encoding: "utf8" });
-    expect(r.stdout + r.stderr).toBe("");
-    expect(r.status).toBe(0);
+  // TypeScript's current defaults (`types: []`: no global types unless a file asks for them;
+  // `skipLibCheck: false`: every declaration file is checked, the packages' and their dependencies').
+  it("type-checks every entry point's declarations, an extension and its test under TypeScript's defaults (types [], skipLibCheck false), module nodenext, strict", async () => {
+    const { entries, status, output } = await typeCheck;
+    expect(entries).toContain("@mypi/extension-api/testing");
+    expect(output).toBe("");
+    expect(status).toBe(0);
   });
 
   it("loads a dropped-in .mypi/extensions/*.ts, an npm package by name, and a shipped extension by name", () => {

@@ -7,9 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, createSandbox, type RunResult, type Sandbox } from "../../test/helpers/mypi.ts";
 import { SERVER_SCRIPT, startHttpFixture, type HttpFixture } from "./fixtures/harness.ts";
 
-const EXTENSION = join(REPO, "extensions", "mcp");
-/** The same extension given by its index file: still named `mcp` (docs/architecture.md#extensions). */
-const EXTENSION_INDEX = join(EXTENSION, "index.ts");
+/**
+ * The shipped extension by name, as a user gives it: the entry the bin also loads for an
+ * mcp.json (the compiled one under the compiled bin), so it is loaded once, not twice.
+ */
+const EXTENSION = "mcp";
+/** The same extension given by its (compiled) index file: still named `mcp` (docs/architecture.md#extensions). */
+const EXTENSION_INDEX = join(REPO, "extensions", "dist", "mcp", "index.js");
 const GUARD = join(REPO, "extensions", "mcp", "fixtures", "guard.ts");
 const node = process.execPath;
 const mcpJson = (servers: Record<string, unknown>) => JSON.stringify({ servers });

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, SHIPPED, createSandbox, type RunResult } from "../../test/helpers/mypi.ts";
 import { ASKING_SCRIPT } from "./fixtures/harness.ts";
 
-const EXTENSION = join(REPO, "extensions", "mcp");
+/** The shipped extension by name: the entry the bin also loads for the mcp.json (so it is loaded once). */
+const EXTENSION = "mcp";
 const WITNESS = join(REPO, "extensions", "mcp", "fixtures", "witness.ts");
 const node = process.execPath;
 const FORM = JSON.stringify({ type: "object", properties: { name: { type: "string", title: "Your name" } }, required: ["name"] });

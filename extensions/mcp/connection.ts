@@ -183,6 +183,10 @@ export class McpConnection {
       this.#reportSdkError(); // what the SDK reported while the server started (stray stdout lines)
     } catch (error) {
       if (this.state !== "connecting" || !current()) return;
+      // A server that exited before it answered: the stderr line its failure quotes may still be
+      // in the pipe (the request fails as soon as the process is gone).
+      if (transport instanceof ChildProcessTransport) await transport.drained();
+      if (this.state !== "connecting" || !current()) return;
       this.state = "failed";
       this.error = this.#describe(error, "start");
       this.kill();

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, createSandbox, type RunResult } from "../../test/helpers/mypi.ts";
 
-const EXTENSION = join(REPO, "extensions", "mcp");
+/** The shipped extension by name: the entry the bin also loads for the mcp.json (so it is loaded once). */
+const EXTENSION = "mcp";
 const EVERYTHING = join(REPO, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 type Ev = Record<string, any>;
 

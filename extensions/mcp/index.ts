@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * mcp — tools of Model Context Protocol servers as mypi tools.
  *

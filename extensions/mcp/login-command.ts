@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * What `mypi mcp login <server>` and `mypi mcp logout <server>` do, given where to look (the
  * CLI parses the command line, decides project trust, opens the browser and sets the exit code),

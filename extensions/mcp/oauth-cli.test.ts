@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MYPI_BIN, REPO, createSandbox } from "../../test/helpers/mypi.ts";
 import { ASKING_SCRIPT, startOAuthFixture, type HttpFixture } from "./fixtures/harness.ts";
 
-const EXTENSION = join(REPO, "extensions", "mcp");
 const s = createSandbox("mypi-mcp-oauth-cli-");
 let fixture: HttpFixture;
 
@@ -26,7 +25,7 @@ afterAll(async () => {
 const origin = () => new URL(fixture.url).origin;
 const stats = async () => (await (await fetch(`${origin()}/control/stats`)).json()) as Record<string, number>;
 const callScript = () => s.script([{ toolCalls: [{ name: "guarded__whoami", arguments: {} }] }, { text: "Done." }]);
-const jsonRun = () => s.run(["--mode", "json", "--model", `scripted:${callScript()}`, "--no-session", "-e", EXTENSION, "-p", "go"], { cwd: REPO });
+const jsonRun = () => s.run(["--mode", "json", "--model", `scripted:${callScript()}`, "--no-session", "-e", "mcp", "-p", "go"], { cwd: REPO });
 
 /** Play the browser: follow the authorization URL to mypi's loopback callback. */
 async function browse(url: string): Promise<string> {
@@ -80,7 +79,7 @@ describe("OAuth through the CLI", () => {
   });
 
   it("/mcp login in an RPC session notifies the URL, logs in and reconnects the server", async () => {
-    const rpc = s.spawn(["--mode", "rpc", "--model", `scripted:${callScript()}`, "--no-session", "-e", EXTENSION], { cwd: REPO });
+    const rpc = s.spawn(["--mode", "rpc", "--model", `scripted:${callScript()}`, "--no-session", "-e", "mcp"], { cwd: REPO });
     rpc.send({ id: "l", type: "prompt", message: "/mcp login guarded" });
     const shown = await rpc.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify" && String(l.message).startsWith("Open this URL"));
     const url = /: (http\S+)$/.exec(shown.message)![1]!;

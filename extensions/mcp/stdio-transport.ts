@@ -73,6 +73,15 @@ export class ChildProcessTransport implements Transport {
     return this.#exit;
   }
 
+  /**
+   * Settles once a process that exited has closed its pipes, so that `stderrTail()` holds all it
+   * wrote ('exit' can come before the last stderr bytes are read); at once when it has not exited
+   * (or never started). A helper holding the pipes delays it by the close grace at most.
+   */
+  async drained(): Promise<void> {
+    if (this.#exit && this.#exited) await this.#exited;
+  }
+
   /** The last lines the server wrote to stderr (up to ~2000 characters), trimmed. */
   stderrTail(): string {
     return this.#stderr.trim();

@@ -1,3 +1,5 @@
+/// <reference types="node" preserve="true" />
+/// <reference types="emscripten" preserve="true" />
 /**
  * permission-gate — judges tool calls against permission rules before they run.
  *

@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * protected-paths — `write` and `edit` may not touch `.env` files, `.git/` or `node_modules/`.
  *

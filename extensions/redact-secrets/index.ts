@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * redact-secrets — API keys, tokens, private keys, passwords in URLs and literal values given to
  * secret-named settings are replaced by `[REDACTED:<kind>]` before the model sees them and, where

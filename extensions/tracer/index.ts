@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * tracer — writes what happened, next to the session file:
  * - `<session>.events.jsonl`: every event, one JSON object per line (a `message_update` keeps

@@ -1,7 +1,9 @@
 /**
  * Spawning the real `mypi` bin in end-to-end tests. Every run gets `MYPI_HOME` in a temporary
  * folder (nothing touches the real home) and no `OPENAI_API_KEY` or `ANTHROPIC_API_KEY` unless
- * the test gives one.
+ * the test gives one. The bin is the compiled one (packages/cli/bin/mypi.mjs), which
+ * test/global-setup.ts builds before the tests start; the TypeScript sources through jiti
+ * (`MYPI_DEV_BIN`) are for the tests of the dev bin itself.
  *
  *   const sandbox = createSandbox();                  // temp root with home/ and ws/ (the workspace)
  *   const script = sandbox.script([{ text: "Hi" }]);  // a scripted model file
@@ -18,7 +20,15 @@ import { fileURLToPath } from "node:url";
 import { jailPrefix } from "./jail.ts";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const MYPI_BIN = join(REPO, "packages", "cli", "bin", "mypi-dev.mjs");
+/** The compiled `mypi`, as a user runs it (built by the global setup). */
+export const MYPI_BIN = join(REPO, "packages", "cli", "bin", "mypi.mjs");
+/** The repository's dev bin: the CLI's TypeScript sources through jiti. */
+export const MYPI_DEV_BIN = join(REPO, "packages", "cli", "bin", "mypi-dev.mjs");
+/**
+ * Node's compile cache for every spawned `mypi` (the bin enables it on Node 22 and later): one
+ * folder for the whole suite, not one per sandbox's TMPDIR, so each module is compiled once.
+ */
+export const NODE_COMPILE_CACHE = join(REPO, "node_modules", ".cache", "mypi-tests", "node-compile-cache");
 export const SHIPPED = (name: string) => join(REPO, "extensions", name);
 
 export interface RunResult {
@@ -35,6 +45,8 @@ export interface RunOptions {
   cwd?: string;
   /** Written to stdin, which is then closed (default: stdin closed at once). */
   input?: string;
+  /** The bin to run (default: `MYPI_BIN`, the compiled one). */
+  bin?: string;
   /**
    * Run mypi in a throwaway jail (bubblewrap): the whole file system read-only but the sandbox's
    * root folder. For a run whose commands a policy should stop: a command that got through can
@@ -45,7 +57,7 @@ export interface RunOptions {
 
 /** `node mypi …`, or the same inside the jail (`RunOptions.jail`): the program and its arguments. */
 function command(root: string, args: string[], options?: RunOptions): [string, string[]] {
-  const mypi = [MYPI_BIN, ...args];
+  const mypi = [options?.bin ?? MYPI_BIN, ...args];
   if (!options?.jail) return [process.execPath, mypi];
   const [bwrap, ...jail] = jailPrefix(root);
   return [bwrap!, [...jail, process.execPath, ...mypi]];
@@ -90,6 +102,7 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
     MYPI_HOME: home,
     TMPDIR: root,
     NO_COLOR: "1",
+    NODE_COMPILE_CACHE,
   };
   delete env.OPENAI_API_KEY;
   delete env.OPENAI_BASE_URL;

@@ -8,7 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { afterAll } from "vitest";
+import { afterAll, onTestFailed } from "vitest";
 import { MYPI_BIN, REPO, createSandbox, type Sandbox } from "./mypi.ts";
 import { jailPrefix } from "./jail.ts";
 import { VirtualTerminal } from "./vt.ts";
@@ -20,6 +20,21 @@ export const SPIN = "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]";
 export const IDLE = /\n─{20,}\n\n─{20,}\n[^\n]*(\n[^\n]*)?$/;
 /** The editor holding `text` (a regexp source), the footer under it. */
 export const editorWith = (text: string) => new RegExp(`\\n─{20,}\\n${text}\\n─{20,}\\n[^\\n]*(\\n[^\\n]*)?$`);
+
+/**
+ * When the running test fails (or times out), print what `describe` says then. Outside a test (a
+ * `beforeAll`), nothing is registered: the hook's own failure says enough.
+ */
+function reportIfFailed(describe: () => string | undefined): void {
+  try {
+    onTestFailed(() => {
+      const text = describe();
+      if (text !== undefined) console.error(text);
+    });
+  } catch {
+    // not inside a test
+  }
+}
 
 export interface PtyOptions {
   env?: Record<string, string>;
@@ -72,14 +87,17 @@ export function ptyTerminals(sandbox: Sandbox) {
     );
     return {
       /**
-       * Resolves once the screen, as the user sees it (scrollback included), matches. The timer
-       * only turns a hang into a readable failure (the screen at that moment); it never paces the test.
+       * Resolves once the screen, as the user sees it (scrollback included), matches. It has no
+       * deadline of its own (a shorter one than the test's failed slow starts on a loaded
+       * machine): the test's timeout ends a hang, and a failed test prints what the screen showed
+       * and what it was waiting for.
        */
       see(test: RegExp): Promise<void> {
-        return new Promise((resolve, reject) => {
+        return new Promise((resolve) => {
           if (test.test(vt.text())) return resolve();
-          const timer = setTimeout(() => reject(new Error(`screen never matched ${test}:\n${vt.text()}`)), 10_000);
-          waiters.push({ test, resolve: () => (clearTimeout(timer), resolve()) });
+          const waiter = { test, resolve };
+          waiters.push(waiter);
+          reportIfFailed(() => (waiters.includes(waiter) ? `screen never matched ${test}:\n${vt.text()}` : undefined));
         });
       },
       type: (keys: string) => void child.stdin.write(keys),

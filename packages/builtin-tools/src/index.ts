@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * @mypi/builtin-tools — read, write, edit, bash, grep, find, ls, shipped as an extension:
  *

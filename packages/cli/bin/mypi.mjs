@@ -1,6 +1,13 @@
 #!/usr/bin/env node
 // The published `mypi` bin: the compiled CLI, plain Node, no transpiler. (In a checkout of the
 // repository, `mypi-dev.mjs` runs the TypeScript sources instead, with no build step.)
+import module from "node:module";
+
+// Node 22.1 and later keep V8's compiled code of the modules loaded from here on disk
+// (NODE_COMPILE_CACHE, else <tmpdir>/node-compile-cache), so a second start skips compiling
+// them; Node 20 has no such cache and starts without it. It never throws.
+module.enableCompileCache?.();
+
 let main;
 try {
   ({ main } = await import("../dist/main.js"));

@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * @mypi/cli — the `mypi` host. The bin (`bin/mypi.mjs`) calls `main`; the rest is exported for
  * hosts that embed a part of it (an RPC server, the terminal renderer, the argument parser, the

@@ -1,8 +1,8 @@
 /**
  * The last step of a run (`run.ts`): the host over the loaded extensions and the opened session,
- * then the mode — print and JSON (`modes/print.ts`), RPC (`modes/rpc.ts`) or interactive
- * (imported only then: the other modes never pay for the terminal-UI library) — and the host's
- * shutdown however the mode ends.
+ * then the mode — print and JSON (`modes/print.ts`), RPC (`modes/rpc.ts`) or interactive — and
+ * the host's shutdown however the mode ends. RPC and interactive are imported only when chosen:
+ * a print run never pays for the terminal-UI library, the export or the RPC commands.
  */
 import { DEFAULT_CONTEXT_WINDOW, describeSelectedModel, headlessUI, latestChoice, type ExtensionErrorEvent, type ExtensionLogEvent, type ModelLookup, type ModelSelection, type PiModelObject } from "@mypi/extension-api";
 import { SessionManager } from "@mypi/kernel";
@@ -13,7 +13,6 @@ import { buildHost, createHostSession, loadExtensionSet, type HostOptions } from
 import type { HostResources } from "./host-resources.ts";
 import type { CliIO } from "./main.ts";
 import { extensionErrorLine, extensionLogLine, runOneShot } from "./modes/print.ts";
-import { runRpcMode } from "./modes/rpc.ts";
 import { sessionDirOf } from "./session-open.ts";
 import { eventLine } from "./rpc/jsonl.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
@@ -65,6 +64,7 @@ export async function runMode(s: ModeStart): Promise<number> {
         });
       case "rpc": {
         // Extensions that failed to load: told once as a notification, and in every get_state.
+        const { runRpcMode } = await import("./modes/rpc.ts");
         const extensionErrors = s.ws.loaded.failures.map((f, i) => ({ extension: f.name, error: s.loadErrors[i]! }));
         const rpcUI = s.ws.rpcUI!;
         for (const line of s.loadErrors) rpcUI.notify(line, "error");

@@ -3,7 +3,13 @@
  * line `---`, then the body. The one parser for it in mypi, exported for hosts and for Pi
  * extensions (Pi's `parseFrontmatter` / `stripFrontmatter` have the same shape).
  */
-import { parse } from "yaml";
+import { createRequire } from "node:module";
+import type * as Yaml from "yaml";
+
+// The YAML parser (CommonJS, some sixty files) is required on the first file that has
+// frontmatter, not when the extension API is imported: most runs read none.
+const requireCjs = createRequire(import.meta.url);
+let yaml: typeof Yaml | undefined;
 
 export interface ParsedFrontmatter<T extends Record<string, unknown> = Record<string, unknown>> {
   /** `{}` when the file has no frontmatter. */
@@ -24,7 +30,8 @@ export function parseFrontmatter<T extends Record<string, unknown> = Record<stri
   if (!match || match.index !== 0) return { frontmatter: {} as T, body: content.replace(/^\uFEFF/, "") };
   let data: unknown;
   try {
-    data = parse(match[1]!);
+    yaml ??= requireCjs("yaml") as typeof Yaml;
+    data = yaml.parse(match[1]!);
   } catch (error) {
     // `description: Do this: then that` is not YAML (a colon in a plain value), yet skills and
     // commands written for Claude Code use it and load there: plain `key: value` lines are read as such.

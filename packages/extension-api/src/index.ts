@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * @mypi/extension-api — what extensions import (`defineExtension`, `defineTool`, `z`, the types)
  * and what hosts use to load and run them (`ExtensionManager`, `createExtensionHost`).

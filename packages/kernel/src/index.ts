@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * @mypi/kernel — the agent loop, tools core, models, sessions, repair and compaction.
  * It imports no other workspace package and knows nothing of extensions or the CLI.

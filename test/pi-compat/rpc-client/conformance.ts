@@ -269,7 +269,7 @@ function mypiClient(Client: RpcClientClass, s: ClientSetup): RpcClient {
   mkdirSync(home);
   writeFileSync(join(home, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
   return new Client({
-    cliPath: join(repo, "packages", "cli", "bin", "mypi-dev.mjs"),
+    cliPath: join(repo, "packages", "cli", "bin", "mypi.mjs"),
     cwd: s.ws,
     env: { PATH: s.path, MYPI_HOME: home, OPENAI_API_KEY: "fake" },
     args: ["--model", "openai:fake-model", "--base-url", s.baseURL, "-e", s.extension],

@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * `@mypi/extension-api/testing` — a test kit for extension authors, for any test runner:
  *

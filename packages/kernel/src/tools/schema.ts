@@ -5,9 +5,10 @@
  *
  * Schemas are recognised by shape, never `instanceof`: an extension may load its own zod copy.
  */
-import AjvModule from "ajv";
-import Ajv2019Module from "ajv/dist/2019.js";
-import Ajv2020Module from "ajv/dist/2020.js";
+import { createRequire } from "node:module";
+import type AjvModule from "ajv";
+import type Ajv2019Module from "ajv/dist/2019.js";
+import type Ajv2020Module from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { z } from "zod";
 import { cjsDefault } from "../interop.ts";
@@ -81,17 +82,18 @@ const AJV_OPTIONS = {
   logger: false,
 } as const;
 
-const Ajv = cjsDefault(AjvModule);
-const Ajv2019 = cjsDefault(Ajv2019Module);
-const Ajv2020 = cjsDefault(Ajv2020Module);
-type AjvInstance = InstanceType<typeof Ajv>;
+type AjvInstance = InstanceType<ReturnType<typeof cjsDefault<typeof AjvModule>>>;
 const instances = new Map<string, AjvInstance>();
+// ajv (CommonJS, three dialects, some forty files) is required on the first plain JSON Schema:
+// most runs have only zod-schema tools, and loading it cost a tenth of `mypi -p`'s start-up.
+const requireCjs = createRequire(import.meta.url);
 
 function ajvFor(draft: "07" | "2019" | "2020"): AjvInstance {
   let ajv = instances.get(draft);
   if (!ajv) {
-    ajv =
-      draft === "2020" ? new Ajv2020(AJV_OPTIONS) : draft === "2019" ? new Ajv2019(AJV_OPTIONS) : new Ajv(AJV_OPTIONS);
+    if (draft === "2020") ajv = new (cjsDefault(requireCjs("ajv/dist/2020.js") as typeof Ajv2020Module))(AJV_OPTIONS);
+    else if (draft === "2019") ajv = new (cjsDefault(requireCjs("ajv/dist/2019.js") as typeof Ajv2019Module))(AJV_OPTIONS);
+    else ajv = new (cjsDefault(requireCjs("ajv") as typeof AjvModule))(AJV_OPTIONS);
     instances.set(draft, ajv);
   }
   return ajv;

@@ -153,7 +153,10 @@ function rebuildError(data: ErrorData): Error {
   return error;
 }
 
-/** A rejection from tinypool itself: a crashed worker, or a result that could not be cloned. */
+/**
+ * A rejection from tinypool itself: a crashed worker, or (the shim checks the value first, so
+ * only a value it could clone that still failed) a result that could not be sent.
+ */
 function crossThreadFailure(error: unknown): Error {
   if (error instanceof Error) return error;
   return new Error(

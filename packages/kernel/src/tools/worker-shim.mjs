@@ -40,6 +40,19 @@ async function load(module, exportName) {
   return fn;
 }
 
+const NOT_CLONEABLE =
+  "The worker function returned a value that cannot be sent between threads (a function, a class instance or similar); return plain data.";
+
+function cloneable(value) {
+  try {
+    structuredClone(value);
+    return true;
+  } catch (error) {
+    if (error?.name === "DataCloneError") return false;
+    throw error;
+  }
+}
+
 function errorData(error) {
   if (typeof error === "object" && error !== null && "message" in error) {
     return {
@@ -77,6 +90,11 @@ export default async function runWorkerTool(task) {
       };
     }
     const value = await fn(task.args, { cwd: task.cwd, data: task.data, progress });
+    // A value the thread boundary cannot carry (a function, a symbol) fails in tinypool's
+    // postMessage, after this function returned, and reaches the main thread as an error with
+    // no message (Node 22 and later) or as a plain object (Node 20). Cloning it here first, with
+    // the algorithm postMessage uses, tells the caller why on every Node.
+    if (!cloneable(value)) return { ok: false, progress: posted, error: { name: "DataCloneError", message: NOT_CLONEABLE } };
     return { ok: true, progress: posted, value };
   } catch (error) {
     return { ok: false, progress: posted, error: errorData(error) };
