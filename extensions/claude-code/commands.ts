@@ -7,9 +7,12 @@
  * `` !`command` `` lines (and ` ```! ` blocks) run through `pi.callTool("bash")`, so the
  * permission gate and the sandbox apply to them as to the model's calls, and their output takes
  * their place. `UserPromptExpansion` hooks may block the expansion or add context; the result is
- * sent as the user's message.
+ * sent as the user's message — or, with `context: fork`, given as its task to a child agent (the
+ * `agent` tool's: the front matter's `agent`, else a general-purpose one; its `model`), whose
+ * answer then enters the conversation as the command's output.
  */
 import { readFileSync } from "node:fs";
+import { textOf } from "@mypi/kernel";
 import { parseFrontmatter, type ExtensionAPI, type ExtensionContext } from "@mypi/extension-api";
 import type { LoadedPlugin } from "./plugins.ts";
 
@@ -23,12 +26,14 @@ export interface CommandHost {
 /** Front matter keys Claude Code reads that mypi does not apply, said once per command. */
 const NOT_APPLIED: Record<string, string> = {
   "allowed-tools": "mypi's permission gate reads its own rules (settings' permissions)",
-  model: "the session's model is used",
-  context: "mypi has no subagents to fork into",
-  agent: "mypi has no subagents",
   hooks: "command-scoped hooks are not run",
   effort: "the session's settings are used",
 };
+
+/** The custom message a forked command's answer enters the conversation as. */
+export const FORK_ANSWER_TYPE = "claude-code-command";
+/** The subagents extension's tool, which starts the child a forked command runs in. */
+const AGENT_TOOL = "agent";
 
 export function registerPluginCommands(pi: ExtensionAPI, plugins: readonly LoadedPlugin[], host: CommandHost): void {
   const bare = new Map<string, number>();
@@ -67,11 +72,13 @@ function commandHandler(pi: ExtensionAPI, plugin: LoadedPlugin, file: string, na
       host.say(ctx, "error", `/${name}: ${file}: ${(error as Error).message}`);
       return;
     }
-    for (const [key, why] of Object.entries(NOT_APPLIED)) {
-      if (frontmatter[key] === undefined || told.has(key)) continue;
+    const tell = (key: string, text: string) => {
+      if (told.has(key)) return;
       told.add(key);
-      host.say(ctx, "info", `/${name}: "${key}" is not applied (${why}).`);
-    }
+      host.say(ctx, "info", `/${name}: ${text}`);
+    };
+    for (const [key, why] of Object.entries(NOT_APPLIED)) if (frontmatter[key] !== undefined) tell(key, `"${key}" is not applied (${why}).`);
+    const fork = forkOf(frontmatter, pi, tell);
     const names = argumentNames(frontmatter.arguments);
     let text = expandArguments(body, args, names);
     text = substituteVariables(text, { CLAUDE_PLUGIN_ROOT: plugin.root, CLAUDE_PLUGIN_DATA: plugin.data, CLAUDE_PROJECT_DIR: host.cwd, CLAUDE_SESSION_ID: ctx.sessionManager.id });
@@ -82,8 +89,57 @@ function commandHandler(pi: ExtensionAPI, plugin: LoadedPlugin, file: string, na
       return;
     }
     const context = expansion?.context ?? [];
-    pi.sendUserMessage(context.length ? `${text}\n\n${context.join("\n\n")}` : text);
+    const prompt = context.length ? `${text}\n\n${context.join("\n\n")}` : text;
+    if (fork) await runForked(pi, ctx, host, { name, args, prompt, fork });
+    else pi.sendUserMessage(prompt);
   };
+}
+
+interface Fork {
+  /** The front matter's `agent`; absent: a general-purpose child. */
+  agent?: string;
+  model?: string;
+}
+
+/**
+ * `context: fork` (with `agent` and `model`): the child to run the command in, or `undefined` —
+ * inline, as without it: no fork asked, or no `agent` tool to start a child with (said once).
+ * `model` applies to a forked command's child; to an inline one it is said not to apply.
+ */
+function forkOf(frontmatter: Record<string, unknown>, pi: ExtensionAPI, tell: (key: string, text: string) => void): Fork | undefined {
+  const { context, agent, model } = frontmatter;
+  if (context !== undefined && context !== "fork") tell("context", `"context: ${String(context)}" is not one Claude Code knows ("fork", or none to run inline); it runs inline.`);
+  if (context !== "fork") {
+    if (agent !== undefined) tell("agent", `"agent" is read only with "context: fork"; it runs inline.`);
+    if (model !== undefined) tell("model", `"model" is not applied (the session's model is used).`);
+    return undefined;
+  }
+  if (!pi.getAllTools().some((t) => t.name === AGENT_TOOL)) {
+    tell("context", `"context: fork" needs the agent tool, which is off ("subagents": false or --no-subagents); it runs inline.`);
+    return undefined;
+  }
+  if (agent !== undefined && typeof agent !== "string") tell("agent", `"agent" should be an agent's name; a general-purpose agent runs.`);
+  if (model !== undefined && typeof model !== "string") tell("model", `"model" should be a model's name; the agent's model is used.`);
+  return { ...(typeof agent === "string" && { agent }), ...(typeof model === "string" && { model }) };
+}
+
+/**
+ * The command's text as a child agent's task, through the `agent` tool (its caps, its agents,
+ * the policies that judge any call to it); the answer enters the conversation as the command's
+ * output and the main agent takes it up. Claude Code shows it without a model call; mypi has no
+ * way to add a message outside a run, and one queued for later would not be seen now.
+ */
+async function runForked(pi: ExtensionAPI, ctx: ExtensionContext, host: CommandHost, o: { name: string; args: string; prompt: string; fork: Fork }): Promise<void> {
+  const input = { description: `/${o.name}`, prompt: o.prompt, ...(o.fork.agent !== undefined && { subagent_type: o.fork.agent }), ...(o.fork.model !== undefined && { model: o.fork.model }) };
+  const result = await pi.callTool(AGENT_TOOL, input, { signal: ctx.signal });
+  const said = textOf(result.content);
+  if (result.isError) {
+    host.say(ctx, "warning", `/${o.name} ran in a child agent, which did not answer: ${said}`);
+    return;
+  }
+  const typed = `/${o.name}${o.args ? ` ${o.args}` : ""}`;
+  const content = `${typed} ran in a child agent (${o.fork.agent ?? "general-purpose"}). Its answer:\n\n${said}`;
+  pi.sendMessage({ customType: FORK_ANSWER_TYPE, content, display: true }, { triggerTurn: true });
 }
 
 function argumentNames(value: unknown): string[] {

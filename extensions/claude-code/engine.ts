@@ -17,6 +17,7 @@ import { dirname, join } from "node:path";
 import { toolEnvironment } from "@mypi/kernel";
 import type { ExtensionAPI, ExtensionContext } from "@mypi/extension-api";
 import { redactText } from "../redact-secrets/index.ts";
+import type { KnownChildren } from "./children.ts";
 import { TOOL_EVENTS, hookLabel, type ClaudeEvent, type HookDefinition } from "./config.ts";
 import { compileMatcher, ifMatches, parseIfRule, type IfRule, type Matcher } from "./matcher.ts";
 import { readAnswer, type HookAnswer } from "./protocol.ts";
@@ -90,6 +91,8 @@ export interface EngineOptions {
   shortPath(file: string): string;
   /** A line for the user (interactive: above the editor; RPC: a notify; print and JSON: stderr). */
   say(ctx: ExtensionContext, level: "info" | "warning" | "error", text: string): void;
+  /** Child agents as hooks describe them: a hook that runs for a child is told `agent_id` and `agent_type`. */
+  children?: KnownChildren;
 }
 
 export class HookEngine {
@@ -243,7 +246,10 @@ export class HookEngine {
     return ifMatches(hook.ifRule, input.tool.name, input.tool.input, cwd);
   }
 
-  /** Claude Code's common input fields, then the event's own. */
+  /**
+   * Claude Code's common input fields, then the event's own. For a child agent's decision, also
+   * `agent_id` and `agent_type` (the transcript stays the main session's, as in Claude Code).
+   */
   private stdin(event: ClaudeEvent, ctx: ExtensionContext, fields: Record<string, unknown>): Record<string, unknown> {
     const session = ctx.sessionManager;
     const transcript = this.syncTranscript(ctx);
@@ -253,8 +259,19 @@ export class HookEngine {
       cwd: ctx.cwd,
       permission_mode: this.permissionMode,
       hook_event_name: event,
+      ...this.childIdentity(ctx),
       ...fields,
     };
+  }
+
+  /** `agent_id` and `agent_type` when `ctx` decides for a child agent. */
+  childIdentity(ctx: ExtensionContext): { agent_id: string; agent_type: string } | undefined {
+    return this.options.children?.identity(ctx.agentPath ?? ["root"]);
+  }
+
+  /** A child agent's transcript in Claude Code's shape, current (`agent_transcript_path`); `undefined` when unknown. */
+  childTranscript(ctx: ExtensionContext): string | undefined {
+    return this.options.children?.transcript(ctx.agentPath, ctx.sessionManager.id, ctx.cwd);
   }
 
   /** The transcript's path, brought up to date with the session's branch first. */
@@ -346,6 +363,7 @@ export class HookEngine {
   /** The session ends: a session kept in memory leaves no transcript or env file behind. */
   endSession(ctx: ExtensionContext): void {
     this.stopBackground();
+    this.options.children?.clear();
     if (ctx.sessionManager.file !== undefined) return;
     for (const file of [this.transcript?.path, this.envFile]) if (file !== undefined) rmSync(file, { force: true });
   }

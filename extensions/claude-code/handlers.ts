@@ -16,8 +16,10 @@ const HANDLER_GRACE_MS = 5_000;
 export interface HookSlotSpec<K extends SlotName> {
   slot: K;
   event: ClaudeEvent;
-  /** Whether this occurrence of the slot is one of the event (a failed tool call is no PostToolUse). */
-  applies?(event: SlotEvent<K>): boolean;
+  /** Whether this occurrence of the slot is one of the event (a failed tool call is no PostToolUse; a child's end is no Stop). */
+  applies?(event: SlotEvent<K>, ctx: ExtensionContext): boolean;
+  /** `"root"`: the handlers decide for the main agent only (Claude Code fires the event for no subagent). */
+  agents?: "root";
   /** The occurrence key: the tool call's id for tool events, `""` for events that happen one at a time. */
   key(event: SlotEvent<K>): string;
   build(event: SlotEvent<K>, ctx: ExtensionContext): OccurrenceInput;
@@ -34,13 +36,13 @@ export function registerHookHandlers<K extends SlotName>(pi: ExtensionAPI, engin
   const hooks = engine.of(spec.event);
   for (const hook of hooks) {
     const timeoutMs = hook.timeoutS * 1000 + HANDLER_GRACE_MS + (spec.extraMs ?? 0);
-    const options = { label: hook.label, order: "pre", onError: "open", timeoutMs } as HandlerOptions<K>;
+    const options = { label: hook.label, order: "pre", onError: "open", timeoutMs, ...(spec.agents && { agents: spec.agents }) } as HandlerOptions<K>;
     pi.on(spec.slot, handlerFor(engine, spec, `h${hook.id}`, (occurrence) => [occurrence.entries.get(hook.id)]) as unknown as Handler<K>, options);
   }
   return hooks.length;
 }
 
-/** The one handler of a slot for skills' hooks of `spec.event` (added while the session runs). */
+/** The one handler of a slot for skills' hooks of `spec.event` (added while the session runs); the specs share their `agents`. */
 export function registerSkillHandler<K extends SlotName>(pi: ExtensionAPI, engine: HookEngine, all: readonly HookSlotSpec<K>[], timeoutMs: number): void {
   // Only events some skill has hooks for: a handler nobody needs would still be reached every time.
   const specs = all.filter((s) => engine.skillEvents.has(s.event));
@@ -55,7 +57,8 @@ export function registerSkillHandler<K extends SlotName>(pi: ExtensionAPI, engin
     }
     return undefined;
   };
-  pi.on(slot, handler as unknown as Handler<K>, { label: "skill hooks", order: "pre", onError: "open", timeoutMs } as HandlerOptions<K>);
+  const agents = specs[0]!.agents;
+  pi.on(slot, handler as unknown as Handler<K>, { label: "skill hooks", order: "pre", onError: "open", timeoutMs, ...(agents && { agents }) } as HandlerOptions<K>);
 }
 
 function handlerFor<K extends SlotName>(
@@ -66,9 +69,10 @@ function handlerFor<K extends SlotName>(
   dynamic = false,
 ) {
   return async (event: SlotEvent<K>, ctx: ExtensionContext): Promise<DecisionSlots[K]["result"] | undefined> => {
-    if (spec.applies && !spec.applies(event)) return undefined;
+    if (spec.applies && !spec.applies(event, ctx)) return undefined;
     if (dynamic && !engine.hasDynamic(spec.event)) return undefined;
-    const key = spec.key(event);
+    // Scoped by agent: a child's tool call may carry an id its parent's (or a sibling's) carries too.
+    const key = `${ctx.agentPath.join("/")}\u0000${spec.key(event)}`;
     const occurrence = engine.join(spec.event, key, handlerId, ctx, () => spec.build(event, ctx));
     const entries = owned(occurrence).filter((e) => e !== undefined);
     if (entries.length === 0) return undefined;

@@ -20,6 +20,8 @@ import { HookEngine } from "./engine.ts";
 import { registerPromptEvents, PendingContext } from "./events/prompt.ts";
 import { registerSessionEvents } from "./events/session.ts";
 import { registerStopEvents } from "./events/stop.ts";
+import { registerSubagentEvents } from "./events/subagents.ts";
+import { KnownChildren } from "./children.ts";
 import { registerToolEvents } from "./events/tools.ts";
 import { loadPlugins, registerPlugins } from "./plugins.ts";
 import { skillHookEvents } from "./skill-scan.ts";
@@ -69,7 +71,9 @@ export default function claudeCode(pi: ExtensionAPI): void {
     if (ctx.hasUI) ctx.ui.notify(line, level);
     else process.stderr.write(`mypi: claude-code: ${line}\n`);
   };
-  const engine = new HookEngine({ pi, hooks: definitions, projectDir: cwd, tools, shortPath, say });
+  const children = new KnownChildren(tools);
+  children.listen(pi);
+  const engine = new HookEngine({ pi, hooks: definitions, projectDir: cwd, tools, shortPath, say, children });
   problems.push(...engine.problems);
   // The permission gate tells its mode on the extensions' bus (its MODE_CHANNEL); hooks read it in Claude Code's words.
   pi.events.on("permission-gate:mode", (data) => {
@@ -115,6 +119,7 @@ export default function claudeCode(pi: ExtensionAPI): void {
   registerPromptEvents({ pi, engine, pending, say, activateSkills });
   registerToolEvents({ pi, engine, tools, say });
   registerStopEvents({ pi, engine, say });
+  registerSubagentEvents({ pi, engine, say });
   registerSessionEvents({ pi, engine, pending, say });
   if (engine.skillEvents.size > 0) {
     // The model read a skill's SKILL.md: that invokes it, as the Skill tool does in Claude Code.

@@ -6,12 +6,14 @@
  * its commands as `/plugin:command` (and the bare name where no other plugin has it), its skills,
  * its MCP servers under the mcp extension as `plugin_<plugin>_<server>` (Claude Code's tool names
  * `mcp__plugin_<plugin>_<server>__<tool>` in hooks), and its `bin/` on the tools' PATH. Its agents
- * are offered to subagents through `pluginAgentDefinitions`.
+ * are offered to the subagents extension on the shared bus (`pluginAgentSources`,
+ * subagents/bus.ts), named `plugin:agent` as in Claude Code.
  */
 import { readFileSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { isRecord } from "@mypi/kernel";
 import type { ExtensionAPI } from "@mypi/extension-api";
+import { AGENT_SOURCES_CHANNEL, type AgentSource, type AgentSourceRequest } from "../subagents/bus.ts";
 import { registerPluginCommands, type CommandHost } from "./commands.ts";
 import type { ConfigProblem } from "./config.ts";
 import { readPlugin, type ClaudePlugin } from "./plugin-format.ts";
@@ -114,10 +116,11 @@ export function loadPlugins(options: PluginScopes): PluginLoad {
   return out;
 }
 
-/** Commands, skills, MCP servers and `bin/` of the enabled plugins (their hooks go to the engine). */
+/** Commands, skills, agents, MCP servers and `bin/` of the enabled plugins (their hooks go to the engine). */
 export function registerPlugins(pi: ExtensionAPI, load: PluginLoad, options: CommandHost): void {
   if (load.enabled.length === 0) return;
   registerPluginCommands(pi, load.enabled, options);
+  offerPluginAgents(pi, load);
   const skillPaths = load.enabled.flatMap((p) => p.skills);
   if (skillPaths.length > 0) pi.on("resources_discover", () => ({ skillPaths }), { label: "plugins' skills" });
   for (const plugin of load.enabled) {
@@ -163,11 +166,27 @@ export function mcpEntry(raw: unknown, vars: Record<string, string>): Record<str
   return out;
 }
 
+/** Claude Code ignores these fields of a plugin's agents, for security (its sub-agents documentation). */
+const PLUGIN_AGENT_REFUSED: Readonly<Record<string, string>> = {
+  hooks: "as in Claude Code, a plugin agent cannot declare hooks",
+  mcpServers: "as in Claude Code, a plugin agent cannot declare MCP servers",
+  permissionMode: "as in Claude Code, a plugin agent cannot set a permission mode",
+};
+
 /**
- * The agent definitions of enabled plugins, under Claude Code's scoped names (`plugin:agent`):
- * the seam subagents read them through (a plugin agent's `hooks`, `mcpServers` and
- * `permissionMode` are not honoured, as in Claude Code).
+ * The agent files of enabled plugins, as the subagents extension takes them (subagents/bus.ts):
+ * one source per plugin, its agents named `<plugin>:<agent>` — Claude Code's scoped names.
  */
-export function pluginAgentDefinitions(options: PluginScopes): { name: string; file: string; plugin: string; root: string }[] {
-  return loadPlugins(options).enabled.flatMap((p) => p.agents.map((a) => ({ name: a.name, file: a.file, plugin: p.name, root: p.root })));
+export function pluginAgentSources(plugins: readonly Pick<LoadedPlugin, "name" | "agents">[]): AgentSource[] {
+  return plugins.filter((p) => p.agents.length > 0).map((p) => ({ namespace: p.name, origin: `plugin ${p.name}`, files: p.agents.map((a) => a.file), refused: PLUGIN_AGENT_REFUSED }));
+}
+
+/** Answer the subagents extension's requests for agents with the enabled plugins' (a plugin's agents are its user's, as its hooks are). */
+export function offerPluginAgents(pi: ExtensionAPI, load: PluginLoad): void {
+  const sources = pluginAgentSources(load.enabled);
+  if (sources.length === 0) return;
+  pi.events.on(AGENT_SOURCES_CHANNEL, (request) => {
+    const add = (request as Partial<AgentSourceRequest> | undefined)?.add;
+    if (typeof add === "function") for (const source of sources) add.call(request, source);
+  });
 }

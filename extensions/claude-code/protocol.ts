@@ -103,6 +103,7 @@ const SPECIFIC: Partial<Record<ClaudeEvent, Record<string, Check>>> = {
   UserPromptExpansion: { additionalContext: str },
   SessionStart: { additionalContext: str, initialUserMessage: str, sessionTitle: str, watchPaths: strings, reloadSkills: bool },
   Stop: { additionalContext: str },
+  SubagentStart: { additionalContext: str },
   SubagentStop: { additionalContext: str },
 };
 

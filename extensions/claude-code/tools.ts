@@ -20,8 +20,15 @@ export interface ToolContext {
 /** The name a hook sees (and its matcher is tested on). */
 export function claudeToolName(name: string, ctx: ToolContext): string {
   if (Object.hasOwn(CLAUDE_NAMES, name) && ctx.sourceOf(name) === "builtin-tools") return CLAUDE_NAMES[name]!;
+  // The subagents extension's tool is Claude Code's Agent tool: same parameters (description, prompt, subagent_type).
+  if (name === "agent" && ctx.sourceOf(name) === "subagents") return "Agent";
   if (ctx.sourceOf(name) === "mcp") return `mcp__${name}`;
   return name;
+}
+
+/** What a tool event's matchers are tested on: Claude Code's name, mypi's, and `Task` (the Agent tool's former name, which older matchers use). */
+export function matcherValues(claudeName: string, mypiName: string): string[] {
+  return claudeName === "Agent" ? [claudeName, mypiName, "Task"] : [claudeName, mypiName];
 }
 
 const abs = (path: unknown, cwd: string): unknown => (typeof path === "string" ? (isAbsolute(path) ? path : resolve(cwd, path)) : path);

@@ -16,6 +16,8 @@ export interface TranscriptSource {
   sessionId: string;
   cwd: string;
   branch(): readonly SessionEntry[];
+  /** A child agent's transcript (`agent_transcript_path`): its lines say `isSidechain: true` and carry its id. */
+  agentId?: string;
 }
 
 export class Transcript {
@@ -55,7 +57,17 @@ export class Transcript {
   }
 
   private line(entry: SessionEntry, parentUuid: string | null, source: TranscriptSource): Record<string, unknown> | undefined {
-    const base = { parentUuid, isSidechain: false, userType: "external", cwd: source.cwd, sessionId: source.sessionId, version: "mypi", uuid: entry.id, timestamp: entry.timestamp };
+    const base = {
+      parentUuid,
+      isSidechain: source.agentId !== undefined,
+      ...(source.agentId !== undefined && { agentId: source.agentId }),
+      userType: "external",
+      cwd: source.cwd,
+      sessionId: source.sessionId,
+      version: "mypi",
+      uuid: entry.id,
+      timestamp: entry.timestamp,
+    };
     if (entry.type === "compaction") {
       return { ...base, type: "user", isCompactSummary: true, message: { role: "user", content: entry.summary } };
     }

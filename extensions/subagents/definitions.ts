@@ -4,7 +4,8 @@
  * format of Claude Code's `agents/*.md`, so those files work as they are. Read from
  * `~/.mypi/agents/`, and in a trusted workspace from `.claude/agents/` and `.mypi/agents/`; a
  * later folder's agent replaces an earlier one of the same name (the workspace's win, mypi's own
- * folder last).
+ * folder last). Other extensions' agent files (`sources`, bus.ts: installed Claude Code plugins')
+ * are read the same way and named `<namespace>:<name>`, which no folder's agent can be named.
  *
  * Claude Code's tool names are mapped to mypi's (`Bash` → `bash`, `Glob` → `find`, …; its MCP
  * tools `mcp__server__tool` → `server__tool`); its model aliases (`sonnet`, `opus`, `haiku`) are
@@ -15,6 +16,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseFrontmatter } from "@mypi/extension-api";
 import { THINKING_LEVELS, type ThinkingLevel } from "@mypi/kernel";
+import type { AgentSource } from "./bus.ts";
 
 export interface AgentDefinition {
   name: string;
@@ -30,8 +32,10 @@ export interface AgentDefinition {
   thinking?: ThinkingLevel;
   maxTurns?: number;
   file: string;
-  /** Which folder it came from. */
-  scope: "user" | "project";
+  /** Which folder it came from, or another extension's source (`plugin`). */
+  scope: "user" | "project" | "plugin";
+  /** A source's agent: where it comes from (`plugin formatter`). */
+  origin?: string;
   /** Front-matter fields read but not honoured, and unknown ones (reported once per file). */
   ignoredFields: string[];
 }
@@ -48,6 +52,8 @@ export interface DiscoverOptions {
   cwd: string;
   /** Whether the workspace's own folders may be read (project trust). */
   trusted: boolean;
+  /** Agent files other extensions offer (bus.ts), read before the folders. */
+  sources?: readonly AgentSource[];
 }
 
 /** Claude Code's tool names → mypi's. A name not listed is kept as written (mypi's own names work as they are). */
@@ -86,6 +92,25 @@ export function agentFolders(o: DiscoverOptions): { dir: string; scope: AgentDef
 export function discoverAgents(o: DiscoverOptions): AgentDiscovery {
   const byName = new Map<string, AgentDefinition>();
   const problems: string[] = [];
+  for (const source of o.sources ?? []) {
+    if (!NAME.test(source.namespace)) {
+      problems.push(`${source.origin}: agents cannot be named under "${source.namespace}" (letters, digits, "-", "_" and "." only); they are not used`);
+      continue;
+    }
+    for (const file of source.files) {
+      const parsed = readAgentFile(file, "plugin");
+      if ("problem" in parsed) {
+        problems.push(`${source.origin}: ${parsed.problem}`);
+        continue;
+      }
+      const refused = parsed.ignoredFields.filter((f) => source.refused?.[f] !== undefined);
+      const rest = parsed.ignoredFields.filter((f) => source.refused?.[f] === undefined);
+      for (const field of refused) problems.push(`agent file ${file}: ${field} is ignored for ${source.origin}'s agents (${source.refused![field]})`);
+      if (rest.length > 0) problems.push(`agent file ${file}: ${rest.join(", ")} ${rest.length === 1 ? "is" : "are"} not read by mypi (reported once)`);
+      const name = `${source.namespace}:${parsed.name}`;
+      byName.set(name, { ...parsed, name, origin: source.origin });
+    }
+  }
   for (const { dir, scope } of agentFolders(o)) {
     for (const file of markdownFiles(dir)) {
       const parsed = readAgentFile(file, scope);

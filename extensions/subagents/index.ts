@@ -11,13 +11,16 @@
  * policies, within the caps of the settings' `subagents`, each with its own transcript linked
  * from the call's `details.sessionFile`. Their events reach the parent's stream as progress of
  * the call, tagged with their path. `/agents` lists the agents; `"subagents": false` in the
- * settings leaves the tool out.
+ * settings leaves the tool out. Other extensions offer agents, and hear of the children started,
+ * on the shared bus (bus.ts): installed Claude Code plugins' agents come in that way.
  */
 import { agentLimits, agentPathOf, defineTool, z, type ChildAgent, type ChildRunOutcome, type CreateAgentOptions, type ExtensionAPI, type ExtensionUI, type ToolContext } from "@mypi/extension-api";
 import { mypiHome, type ToolResult } from "@mypi/kernel";
+import { AGENT_LIFECYCLE_CHANNEL, AGENT_SOURCES_CHANNEL, type AgentLifecycleEvent, type AgentSource, type AgentSourceRequest } from "./bus.ts";
 import { CLAUDE_MODEL_ALIASES, discoverAgents, mypiToolName, type AgentDefinition } from "./definitions.ts";
 
 export { discoverAgents, agentFolders, parseAgent, readAgentFile, mypiToolName, CLAUDE_TOOL_NAMES, type AgentDefinition, type AgentDiscovery } from "./definitions.ts";
+export { AGENT_LIFECYCLE_CHANNEL, AGENT_SOURCES_CHANNEL, type AgentLifecycleEvent, type AgentSource, type AgentSourceRequest } from "./bus.ts";
 
 export const AGENT_TOOL = "agent";
 /** Claude Code's name for its general-purpose agent: the agent without a file here. */
@@ -50,15 +53,18 @@ export function createSubagentsExtension(options: SubagentsOptions = {}): (pi: E
     let agents: AgentDefinition[] = [];
     let registered = false;
 
-    /** Read the agent files again (the workspace's once trusted) and offer the tool with them, unless the settings say no. */
+    /** Read the agent files again (the workspace's once trusted, other extensions' offers) and offer the tool with them, unless the settings say no. */
     const refresh = (trusted: boolean) => {
-      const found = discoverAgents({ home, cwd: pi.cwd, trusted });
+      const sources: AgentSource[] = [];
+      const request: AgentSourceRequest = { add: (source) => void sources.push(source) };
+      pi.events.emit(AGENT_SOURCES_CHANNEL, request);
+      const found = discoverAgents({ home, cwd: pi.cwd, trusted, sources });
       for (const p of found.problems) report(p);
       agents = found.agents;
       if (registered) pi.unregisterTool(AGENT_TOOL);
       registered = false;
       if (pi.getSettings().subagents === false) return;
-      pi.registerTool(agentTool(pi, () => agents, report));
+      pi.registerTool(agentTool(pi, () => agents, report, (event) => pi.events.emit(AGENT_LIFECYCLE_CHANNEL, event)));
       registered = true;
     };
     refresh(pi.isProjectTrusted());
@@ -82,11 +88,11 @@ export default createSubagentsExtension();
 
 /** The agents as `/agents` and `mypi agents` show them: name, where from, description, tools, model. */
 export function listAgents(agents: readonly AgentDefinition[]): string {
-  if (agents.length === 0) return "No agents defined: add Markdown files to ~/.mypi/agents/ or, in a trusted workspace, .mypi/agents/ or .claude/agents/ (docs/subagents.md). The agent tool still starts general-purpose children.";
+  if (agents.length === 0) return "No agents defined: add Markdown files to ~/.mypi/agents/ or, in a trusted workspace, .mypi/agents/ or .claude/agents/, or install a Claude Code plugin with agents (docs/subagents.md). The agent tool still starts general-purpose children.";
   return agents
     .map((a) => {
       const extra = [a.tools ? `tools: ${a.tools.join(", ")}` : "all tools", ...(a.model ? [`model: ${a.model}`] : []), ...(a.thinking ? [`thinking: ${a.thinking}`] : [])];
-      return `${a.name} (${a.scope}) — ${a.description}\n  ${extra.join(" · ")}\n  ${a.file}`;
+      return `${a.name} (${a.origin ?? a.scope}) — ${a.description}\n  ${extra.join(" · ")}\n  ${a.file}`;
     })
     .join("\n");
 }
@@ -112,7 +118,7 @@ function describeTool(agents: readonly AgentDefinition[]): string {
   ].join("\n");
 }
 
-function agentTool(pi: ExtensionAPI, agents: () => readonly AgentDefinition[], report: (line: string) => void) {
+function agentTool(pi: ExtensionAPI, agents: () => readonly AgentDefinition[], report: (line: string) => void, announce: (event: AgentLifecycleEvent) => void) {
   return defineTool({
     name: AGENT_TOOL,
     description: describeTool(agents()),
@@ -130,6 +136,8 @@ function agentTool(pi: ExtensionAPI, agents: () => readonly AgentDefinition[], r
       } catch (error) {
         return failure(`The child agent was not started: ${(error as Error).message}`);
       }
+      const lifecycle = { path: child.path, agentType: plan.type, description: args.description, session: child.session };
+      announce({ kind: "created", ...lifecycle });
       try {
         const outcome = await child.run(args.prompt, { onUpdate: (progress) => ctx.onUpdate(progress) });
         return resultOf(child, plan.name, args.description, outcome);
@@ -137,6 +145,7 @@ function agentTool(pi: ExtensionAPI, agents: () => readonly AgentDefinition[], r
         return failure(`The child agent was not started: ${(error as Error).message}`, { agentPath: child.path, ...(child.session.file && { sessionFile: child.session.file }) });
       } finally {
         await child.close();
+        announce({ kind: "closed", ...lifecycle });
       }
     },
   });
@@ -144,6 +153,8 @@ function agentTool(pi: ExtensionAPI, agents: () => readonly AgentDefinition[], r
 
 interface ChildPlan {
   name: string;
+  /** The agent as Claude Code's hooks name it (`agent_type`): the definition's name, or `general-purpose`. */
+  type: string;
   options: CreateAgentOptions;
   /** A Claude Code model alias, tried first and dropped when the host cannot look it up. */
   alias?: string;
@@ -188,7 +199,7 @@ function planChild(pi: ExtensionAPI, args: AgentArgs, agents: readonly AgentDefi
     ...(def?.thinking !== undefined && { thinking: def.thinking }),
     ...(def?.maxTurns !== undefined && { maxTurns: def.maxTurns }),
   };
-  return { name, options, ...(model !== undefined && CLAUDE_MODEL_ALIASES.has(model) && { alias: model }) };
+  return { name, type: def?.name ?? GENERAL_PURPOSE, options, ...(model !== undefined && CLAUDE_MODEL_ALIASES.has(model) && { alias: model }) };
 }
 
 /** Start the child; a Claude Code model alias the host cannot look up falls back to the parent's model, said once. */

@@ -1,12 +1,15 @@
 // The agent tool with scripted parents and children (docs/subagents.md): parallel delegation,
 // results in call order, transcripts, progress tagged with the path, a failing child, and agent
 // files in Claude Code's format. Policies, redaction, caps and aborts: tree.test.ts.
-import { existsSync, readFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { isAgentEvent, type ModelClient, type ToolResultMessage } from "@mypi/kernel";
+import type { ExtensionAPI } from "@mypi/extension-api";
 import { afterEach, describe, expect, it } from "vitest";
 import { agentFile, treeHost, type Tree } from "./fixtures/tree.ts";
-import { parseAgent, mypiToolName } from "./definitions.ts";
+import { AGENT_LIFECYCLE_CHANNEL, AGENT_SOURCES_CHANNEL, type AgentLifecycleEvent, type AgentSource, type AgentSourceRequest } from "./bus.ts";
+import { discoverAgents, parseAgent, mypiToolName } from "./definitions.ts";
 
 let trees: Tree[] = [];
 afterEach(async () => {
@@ -198,6 +201,79 @@ describe("agent files", () => {
     expect(parseAgent("---\nname: [a\n---\n", "/x/b.md", "user")).toMatchObject({ problem: expect.stringMatching(/^agent file \/x\/b\.md: malformed frontmatter/) });
     expect(parseAgent("---\ndescription: d\nthinking: lots\n---\n", "/x/c.md", "user")).toMatchObject({ problem: expect.stringContaining("thinking / effort should be one of off, minimal, low, medium, high, xhigh") });
     expect(parseAgent("---\ndescription: d\nfavourite: blue\n---\n", "/x/named-by-file.md", "user")).toMatchObject({ name: "named-by-file", ignoredFields: ["favourite (unknown)"] });
+  });
+});
+
+describe("agents other extensions offer on the shared bus", () => {
+  /** Agent files in a folder of their own, offered as one source by an extension loaded after subagents. */
+  function offered(files: Record<string, string>, source: Omit<AgentSource, "files">) {
+    const dir = mkdtempSync(join(tmpdir(), "mypi-offered-agents-"));
+    const paths = Object.entries(files).map(([name, text]) => (writeFileSync(join(dir, `${name}.md`), text), join(dir, `${name}.md`)));
+    const heard: AgentLifecycleEvent[] = [];
+    const extension = (pi: ExtensionAPI) => {
+      pi.events.on(AGENT_SOURCES_CHANNEL, (request) => (request as AgentSourceRequest).add({ ...source, files: paths }));
+      pi.events.on(AGENT_LIFECYCLE_CHANNEL, (event) => void heard.push(event as AgentLifecycleEvent));
+    };
+    return { extension, heard, dir };
+  }
+
+  it("starts one under its scoped name, lists it to the model and in /agents, and says once which fields its source refuses", async () => {
+    const plugin = offered(
+      { reviewer: agentFile({ name: "reviewer", description: "Reviews for the house style", tools: "Read, Grep", model: "scripted:rev", hooks: "{}" }, "You review for the house style.") },
+      { namespace: "fmt", origin: "plugin fmt", refused: { hooks: "a plugin agent cannot declare hooks" } },
+    );
+    const t = await tree({
+      extensions: { offerer: plugin.extension },
+      models: { rev: [{ text: "Two style problems." }] },
+      root: [{ toolCalls: [call({ subagent_type: "fmt:reviewer", prompt: "review src/a.ts" }, "call_r")] }, { text: "Done." }],
+    });
+    await t.host.agent.prompt("review");
+    expect(t.requests.root![0]!.tools.find((s) => s.name === "agent")!.description).toContain("- fmt:reviewer: Reviews for the house style");
+    expect(text(toolResults(t)[0]!)).toBe("Two style problems.");
+    expect(t.requests.rev![0]!.systemPrompt).toMatch(/^You review for the house style\./);
+    expect(t.requests.rev![0]!.tools.map((s) => s.name)).toEqual(["read", "grep"]);
+    expect(toolResults(t)[0]!.details).toMatchObject({ agent: "fmt:reviewer", agentPath: ["root", "call_r:fmt-reviewer"] });
+    expect(t.reports.filter((r) => r.includes("hooks"))).toEqual([`mypi: subagents: agent file ${join(plugin.dir, "reviewer.md")}: hooks is ignored for plugin fmt's agents (a plugin agent cannot declare hooks)`]);
+    await t.host.runCommand("agents");
+    expect(t.reports.at(-1)).toBe(`fmt:reviewer (plugin fmt) — Reviews for the house style\n  tools: read, grep · model: scripted:rev\n  ${join(plugin.dir, "reviewer.md")}`);
+  });
+
+  it("tells them of each child it starts, with its path, agent and session, before its run and after it was closed", async () => {
+    const plugin = offered({}, { namespace: "none", origin: "nothing" });
+    const seenAtFirstCall: number[] = [];
+    const t = await tree({
+      extensions: { listener: plugin.extension },
+      models: { helper: () => ({ id: "helper", stream: async function* () { seenAtFirstCall.push(plugin.heard.length); yield { type: "done", message: { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop", model: "helper", timestamp: 0 } }; } }) as unknown as ModelClient },
+      root: [{ toolCalls: [call({ prompt: "p", model: "scripted:helper", description: "look around" }, "call_g")] }, { text: "Done." }],
+    });
+    await t.host.agent.prompt("go");
+    const details = toolResults(t)[0]!.details as { sessionId: string; sessionFile: string };
+    expect(seenAtFirstCall).toEqual([1]);
+    expect(plugin.heard.map((e) => [e.kind, e.path, e.agentType, e.description, e.session.id, e.session.file])).toEqual([
+      ["created", ["root", "call_g:general"], "general-purpose", "look around", details.sessionId, details.sessionFile],
+      ["closed", ["root", "call_g:general"], "general-purpose", "look around", details.sessionId, details.sessionFile],
+    ]);
+  });
+
+  it("names them under their namespace, so they never replace the user's own; a namespace that is no name is refused", () => {
+    const dir = mkdtempSync(join(tmpdir(), "mypi-offered-agents-"));
+    mkdirSync(join(dir, "home", "agents"), { recursive: true });
+    writeFileSync(join(dir, "home", "agents", "reviewer.md"), agentFile({ name: "reviewer", description: "Mine" }, "Mine."));
+    writeFileSync(join(dir, "reviewer.md"), agentFile({ name: "reviewer", description: "The plugin's" }, "Theirs."));
+    const found = discoverAgents({
+      home: join(dir, "home"),
+      cwd: dir,
+      trusted: false,
+      sources: [
+        { namespace: "fmt", origin: "plugin fmt", files: [join(dir, "reviewer.md")] },
+        { namespace: "bad name", origin: "plugin odd", files: [join(dir, "reviewer.md")] },
+      ],
+    });
+    expect(found.agents.map((a) => [a.name, a.scope, a.origin, a.description])).toEqual([
+      ["fmt:reviewer", "plugin", "plugin fmt", "The plugin's"],
+      ["reviewer", "user", undefined, "Mine"],
+    ]);
+    expect(found.problems).toEqual(['plugin odd: agents cannot be named under "bad name" (letters, digits, "-", "_" and "." only); they are not used']);
   });
 });
 

@@ -50,6 +50,8 @@ export function registerPromptEvents(options: PromptEventsOptions): void {
   const spec: HookSlotSpec<"input"> = {
     slot: "input",
     event: "UserPromptSubmit",
+    // A child agent's prompt is its parent's task for it, not the user's: Claude Code fires nothing for it.
+    agents: "root",
     key: () => "",
     build: (e) => ({ values: [], fields: { prompt: e.text } }),
     stops: (r) => r.action === "block",
@@ -87,6 +89,7 @@ export function registerPromptEvents(options: PromptEventsOptions): void {
       const messages = await pending.take();
       return messages.length ? { messages } : undefined;
     },
-    { label: "context of hooks", order: "pre", onError: "open", timeoutMs: 11 * 60_000 },
+    // The context gathered is for the main agent's next prompt: a child must not take it.
+    { label: "context of hooks", order: "pre", onError: "open", timeoutMs: 11 * 60_000, agents: "root" },
   );
 }

@@ -12,7 +12,7 @@ import type { Content } from "@mypi/kernel";
 import type { ExtensionAPI, ExtensionContext, SlotEvent } from "@mypi/extension-api";
 import type { Answered, HookEngine, Occurrence, OccurrenceInput } from "../engine.ts";
 import { specificString, type HookJson } from "../protocol.ts";
-import { claudeToolInput, claudeToolName, claudeToolResponse, mypiToolInput, mypiToolOutput, type ToolContext } from "../tools.ts";
+import { claudeToolInput, claudeToolName, claudeToolResponse, matcherValues, mypiToolInput, mypiToolOutput, type ToolContext } from "../tools.ts";
 import { registerHookHandlers, registerSkillHandler, type HookSlotSpec } from "../handlers.ts";
 import { CONTEXT_TYPE } from "./prompt.ts";
 
@@ -71,7 +71,7 @@ export function registerToolEvents(options: ToolEventsOptions): void {
     key: (e) => e.toolCallId,
     build: (e) => {
       const tool = toolInput(e)!;
-      return { values: [tool.name, e.toolName], tool, fields: { tool_name: tool.name, tool_input: tool.input, tool_use_id: e.toolCallId } };
+      return { values: matcherValues(tool.name, e.toolName), tool, fields: { tool_name: tool.name, tool_input: tool.input, tool_use_id: e.toolCallId } };
     },
     extraMs: ASK_TIMEOUT_MS,
     stops: (r) => "block" in r && r.block === true,
@@ -135,7 +135,7 @@ export function registerToolEvents(options: ToolEventsOptions): void {
         fields.is_interrupt = false;
       }
       if (e.durationMs !== undefined) fields.duration_ms = e.durationMs;
-      return { values: [tool.name, e.toolName], tool, fields };
+      return { values: matcherValues(tool.name, e.toolName), tool, fields };
     },
     decide(own, _occurrence, e, ctx) {
       let content: Content[] | undefined;
@@ -182,6 +182,8 @@ export function registerToolEvents(options: ToolEventsOptions): void {
   const postToolBatch: HookSlotSpec<"tool_result"> = {
     slot: "tool_result",
     event: "PostToolBatch",
+    // Batches are read from the main session's answers; a child's are in its own session.
+    agents: "root",
     applies: (e) => complete.has(e.toolCallId),
     key: (e) => e.toolCallId,
     build: (e) => ({ values: [], fields: { tool_calls: complete.get(e.toolCallId) ?? [] } }),
@@ -232,7 +234,7 @@ export function registerToolEvents(options: ToolEventsOptions): void {
   registerHookHandlers(pi, engine, specs[1]);
   registerHookHandlers(pi, engine, specs[2]);
   if (engine.of("PostToolBatch").length > 0) {
-    pi.on("tool_result", (e, ctx) => void collectBatch(e, ctx), { label: "PostToolBatch collector", order: "pre", onError: "open" });
+    pi.on("tool_result", (e, ctx) => void collectBatch(e, ctx), { label: "PostToolBatch collector", order: "pre", onError: "open", agents: "root" });
     registerHookHandlers(pi, engine, specs[3]);
   }
   registerSkillHandler(pi, engine, [specs[1], specs[2]], 30 * 60_000);
@@ -269,7 +271,7 @@ export interface PermissionRequest extends ToolEventsOptions {
  */
 export async function askPermission(request: PermissionRequest): Promise<{ kind: "allow"; input?: Record<string, unknown> } | { kind: "deny"; reason: string }> {
   const { engine, tool, ctx, tools } = request;
-  const answered = await engine.runAll("PermissionRequest", ctx, { values: [tool.name, request.mypiName], tool, fields: { tool_name: tool.name, tool_input: tool.input, permission_suggestions: [] } }, ctx.signal);
+  const answered = await engine.runAll("PermissionRequest", ctx, { values: matcherValues(tool.name, request.mypiName), tool, fields: { tool_name: tool.name, tool_input: tool.input, permission_suggestions: [] } }, ctx.signal);
   let allowed: { input?: Record<string, unknown> } | undefined;
   for (const { hook, answer } of answered) {
     if (answer.kind !== "ok" && answer.kind !== "block") continue;

@@ -1,13 +1,15 @@
 /**
  * `mypi agents [--json]`: the agents the `agent` tool can start (docs/subagents.md#agent-files) —
- * `~/.mypi/agents/`, and a trusted workspace's `.claude/agents/` and `.mypi/agents/` — with the
- * files that could not be used. Nothing else loads: the trust decision is the one known before
+ * `~/.mypi/agents/`, a trusted workspace's `.claude/agents/` and `.mypi/agents/`, and the enabled
+ * Claude Code plugins' agents (`plugin:agent`, as the claude-code extension offers them in a
+ * session) — with the files that could not be used. Nothing else loads: the trust decision is the one known before
  * loading (a flag, a saved one), as for `mypi extensions`, which never asks.
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { mypiHome } from "@mypi/kernel";
 import { discoverAgents, listAgents } from "@mypi/extensions/subagents";
+import { loadPlugins, pluginAgentSources } from "@mypi/extensions/claude-code/plugins";
 import { EXIT, type CliArgs } from "./args.ts";
 import type { CliIO } from "./main.ts";
 import { decideTrustEarly } from "./trust-decide.ts";
@@ -16,7 +18,8 @@ export async function runAgentsCommand(args: CliArgs, io: CliIO): Promise<number
   const cwd = resolve(io.cwd, args.cwd ?? ".");
   const home = mypiHome();
   const trusted = decideTrustEarly({ cwd, home, flag: args.trustProject })?.trusted === true;
-  const { agents, problems } = discoverAgents({ home, cwd, trusted });
+  const sources = pluginAgentSources(loadPlugins({ home, cwd, trusted }).enabled);
+  const { agents, problems } = discoverAgents({ home, cwd, trusted, sources });
   const unread = trusted ? [] : [".mypi/agents", ".claude/agents"].filter((rel) => existsSync(join(cwd, rel)));
   if (args.json) {
     const list = agents.map(({ ignoredFields: _ignored, ...agent }) => agent);

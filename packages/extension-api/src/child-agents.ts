@@ -154,6 +154,8 @@ export class ChildAgents {
       tools: new ToolRegistry(tools),
       systemPrompt: options.systemPrompt ?? parent.agent.systemPrompt,
       slots: options.policies === false ? {} : host.manager.slotsFor(path),
+      // `before_agent_end` decides for children too: a Stop-like check may keep a child at work.
+      ...(options.policies !== false && { beforeEnd: host.manager.beforeEndFor(path) }),
       session,
       cwd: host.manager.cwd,
       workerPool: root.workerPool,

@@ -13,7 +13,6 @@
 import {
   Agent,
   SessionManager,
-  textOf,
   type AgentOptions,
   type CompactionOutcome,
   type ModelClient,
@@ -226,10 +225,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     ...(options.onListenerError && { onListenerError: options.onListenerError }),
     beforeAgentEnd: (end) => run.beforeAgentEnd(end),
     // The extensions' `before_agent_end` decision is the loop's source of follow-ups.
-    beforeEnd: async (event, ctx) => {
-      const decided = await manager.runSlot("before_agent_end", { ...event, finalText: textOf(event.lastMessage.content) }, ctx);
-      return decided?.messages;
-    },
+    beforeEnd: manager.beforeEndFor(),
     // Queued text is written when queued, before the input slot masks it: masked here instead.
     ...(options.redactRecord && { queueRecord: options.redactRecord }),
   });

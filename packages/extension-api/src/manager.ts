@@ -12,7 +12,7 @@
  * and registration order; the front is outermost.
  */
 import * as kernel from "@mypi/kernel";
-import { cjsDefault, type Slots, type Tool } from "@mypi/kernel";
+import { cjsDefault, textOf, type BeforeEndEvent, type Message, type SlotContext, type Slots, type Tool } from "@mypi/kernel";
 import mittModule from "mitt";
 import * as extensionApi from "./index.ts";
 import type { ApiHost, ExtensionRecord } from "./api.ts";
@@ -36,6 +36,7 @@ import {
   type EventName,
   type ExtensionContext,
   type ExtensionErrorEvent,
+  type ExtensionHostEvent,
   type ExtensionFactory,
   type ExtensionInfo,
   type ExtensionManagerOptions,
@@ -319,6 +320,20 @@ export class ExtensionManager implements ApiHost {
       tool_call: slot("tool_call"),
       tool_result: slot("tool_result"),
     } as Required<Slots>;
+  }
+
+  /**
+   * The kernel's `beforeEnd` for an agent: the host decision `before_agent_end` (messages that
+   * continue the run). For a child (`agentPath` longer than the root's) it is the same chain
+   * without the `agents: "root"` handlers, each call carrying the path, as `slotsFor` does.
+   */
+  beforeEndFor(agentPath?: readonly string[]): (event: BeforeEndEvent, ctx: SlotContext<ExtensionHostEvent>) => Promise<readonly Message[] | undefined> {
+    const path = agentPath && Object.freeze([...agentPath]);
+    return async (event, ctx) => {
+      const call: ChainCall = { signal: ctx.signal, emit: (e) => ctx.emit(e), ...(path && { agentPath: path }) };
+      const decided = await this.runSlot("before_agent_end", { ...event, finalText: textOf(event.lastMessage.content) }, call);
+      return decided?.messages;
+    };
   }
 
   /** Hand a read-only event to the observers; returns at once. */

@@ -70,6 +70,58 @@ describe("before_agent_end", () => {
     ]);
   });
 
+  it("decides for a child agent's run too, with the child's path; a handler for the main agent only is not asked there", async () => {
+    const seen: [string, readonly string[], string][] = [];
+    const { host, events } = await hostWith(
+      [
+        [
+          "guard",
+          (pi) => {
+            pi.on("before_agent_end", (e, ctx) => {
+              seen.push(["all", ctx.agentPath, e.finalText]);
+              return ctx.agentPath.length > 1 && e.continuations === 0 ? { message: { customType: "guard", content: "Check once more." } } : undefined;
+            });
+            pi.on("before_agent_end", (e, ctx) => void seen.push(["root", ctx.agentPath, e.finalText]), { agents: "root" });
+          },
+        ],
+      ],
+      ["parent done"],
+    );
+    const childRequests: ModelRequest[] = [];
+    const childModel = createScriptedModel({ turns: [{ text: "first look" }, { text: "checked again" }] }, { onRequest: (r) => childRequests.push(r) });
+    const child = await host.children.create({ name: "helper", model: childModel });
+    const childEvents: ExtensionStreamEvent[] = [];
+    child.subscribe((e) => void childEvents.push(e));
+    const outcome = await child.run("look");
+    await child.close();
+    expect(outcome).toMatchObject({ stopReason: "completed", finalText: "checked again" });
+    expect(textOf(childRequests[1]!.messages.at(-1)!.content)).toBe("Check once more.");
+    const path = ["root", "agent_1:helper"];
+    expect(seen).toEqual([
+      ["all", path, "first look"],
+      ["all", path, "checked again"],
+    ]);
+    expect(childEvents.filter((e) => e.type === "hook_decision").map((e) => [e.slot, e.outcome, e.agentPath])).toEqual([
+      ["before_agent_end", "message", path],
+      ["before_agent_end", "pass", path],
+    ]);
+    await host.agent.prompt("go");
+    expect(seen.slice(2)).toEqual([
+      ["all", ["root"], "parent done"],
+      ["root", ["root"], "parent done"],
+    ]);
+    expect(events.filter((e) => e.type === "hook_decision").every((e) => e.agentPath === undefined)).toBe(true);
+  });
+
+  it("a child started with policies: false is asked nothing when it would end", async () => {
+    let asked = 0;
+    const { host } = await hostWith([["guard", (pi) => pi.on("before_agent_end", () => void asked++)]], []);
+    const child = await host.children.create({ model: createScriptedModel({ turns: [{ text: "done" }] }), policies: false });
+    expect((await child.run("go")).stopReason).toBe("completed");
+    await child.close();
+    expect(asked).toBe(0);
+  });
+
   it("without handlers the run completes as before", async () => {
     const { host, requests } = await hostWith([], ["done"]);
     expect((await host.agent.prompt("go")).stopReason).toBe("completed");
