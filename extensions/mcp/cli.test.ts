@@ -140,7 +140,8 @@ describe("run A: a stdio server through its life", () => {
 describe("run B: HTTP, the project file over the home file, hooks", () => {
   it("completes without complaints (the project's web replaced the dead one from home)", () => {
     expect(runB.stderr).toBe("");
-    expect(runB.code).toBe(0);
+    // The guard refused a call (above): a print or JSON run with a refused tool call exits 1 (docs/cli.md).
+    expect(runB.code).toBe(1);
     expect(runB.events().at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed" });
   });
 
