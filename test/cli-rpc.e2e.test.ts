@@ -148,7 +148,7 @@ describe.concurrent("RPC mode", () => {
     const [declined, approved] = await Promise.all([outcome("Deny"), outcome("Allow once")]);
     expect(declined).toEqual({ isError: true, text: 'Tool call blocked by permission-gate: the user declined "rm -rf build" (recursive rm).', buildLeft: true });
     expect(approved).toMatchObject({ isError: false, buildLeft: false });
-  });
+  }, 60_000); // two processes, each running its command in the sandbox
 
   it("lists the user messages to fork from (get_fork_messages), forks before one, and reads the last answer", async () => {
     const script = sandbox.script([{ text: "First answer." }, { text: "Second answer." }]);

@@ -5,10 +5,8 @@
  * conversation it must mask there too. Nothing else in the host names the extension's module
  * (the prompt history masks with its patterns always, `tui/history.ts`).
  */
-import { existsSync, realpathSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { redactDeep } from "@mypi/extensions/redact-secrets";
-import { isShippedName, shippedExtensionPath } from "./shipped.ts";
+import { isShippedName, shippedNameOf } from "./shipped.ts";
 
 export type Redactor = <T>(value: T) => T;
 
@@ -17,24 +15,5 @@ export type Redactor = <T>(value: T) => T;
  * or `-e` specs of a batch task (a shipped name, a folder or its index file) — else undefined.
  */
 export function redactorFor(entries: readonly string[]): Redactor | undefined {
-  const shipped = realPath(shippedExtensionPath("redact-secrets"));
-  return entries.some((e) => realPath(entryOf(e)) === shipped) ? redactDeep : undefined;
-}
-
-function entryOf(spec: string): string {
-  if (isShippedName(spec)) return shippedExtensionPath(spec);
-  try {
-    if (statSync(spec).isDirectory()) return existsSync(join(spec, "index.ts")) ? join(spec, "index.ts") : join(spec, "index.js");
-  } catch {
-    // missing: compared as it is
-  }
-  return spec;
-}
-
-function realPath(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
+  return entries.some((e) => (isShippedName(e) ? e : shippedNameOf(e)) === "redact-secrets") ? redactDeep : undefined;
 }

@@ -14,13 +14,12 @@
  *   closest file (managed first), else `default`; the managed settings may restrict the modes, and
  *   bypass needs the bash sandbox (on and able to run) unless the loud flag says otherwise.
  */
-import { resolve } from "node:path";
 import type { RuleSet } from "@mypi/extensions/permission-gate";
 import { parsePermissionMode, type PermissionMode } from "@mypi/extensions/permission-gate/modes";
 import type { CliArgs, Mode } from "../args.ts";
 import { resolveExtensionSpec } from "../discovery.ts";
 import type { Settings } from "../settings.ts";
-import { shippedExtensionPath } from "../shipped.ts";
+import { shippedNameOf } from "../shipped.ts";
 import type { TierFile } from "./tiers.ts";
 
 export interface PolicySwitch {
@@ -73,7 +72,7 @@ export function choosePolicies(o: ChooseOptions): PolicyChoice {
   const named = (name: "permission-gate" | "redact-secrets" | "protected-paths") =>
     args.extensions.filter((spec) => {
       const found = resolveExtensionSpec(spec, { cwd: o.cwd, shellCwd: o.shellCwd });
-      return "paths" in found && found.paths.some((p) => resolve(p) === shippedExtensionPath(name) || resolve(p) === resolve(shippedExtensionPath(name), ".."));
+      return "paths" in found && found.paths.some((p) => shippedNameOf(p) === name);
     });
   const gateSpecs = named("permission-gate");
   const mode = initialMode(tiers, args);

@@ -12,7 +12,7 @@ import type { EscapeApprovals } from "@mypi/builtin-tools";
 import type { ExtensionFactory, ExtensionSpec } from "@mypi/extension-api";
 import { createModeState, type ModeState } from "@mypi/extensions/permission-gate/modes";
 import type { CliArgs, Mode } from "../args.ts";
-import { shippedExtensionPath } from "../shipped.ts";
+import { shippedExtensionPath, shippedNameOf } from "../shipped.ts";
 import { choosePolicies, modeRefusal, type PolicyChoice, type SandboxState } from "./choose.ts";
 import { appendLocalAllowRules, LOCAL_SETTINGS } from "./local-settings.ts";
 import type { TierFile } from "./tiers.ts";
@@ -80,9 +80,5 @@ export function createPolicyRun(o: PolicyRunOptions): PolicyRun {
 
 /** The `-e` paths without the shipped gate's: the run loads the gate itself, with its tiers and mode. */
 export function withoutShippedGate<S extends ExtensionSpec>(specs: readonly S[]): S[] {
-  const entry = shippedExtensionPath("permission-gate");
-  return specs.filter((spec) => {
-    const p = typeof spec === "string" ? spec : spec.path;
-    return p !== entry && join(p, "index.ts") !== entry && join(p, "index.js") !== entry;
-  });
+  return specs.filter((spec) => shippedNameOf(typeof spec === "string" ? spec : spec.path) !== "permission-gate");
 }
