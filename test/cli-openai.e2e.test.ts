@@ -88,8 +88,10 @@ describe("a large tool argument streamed in 16-byte pieces", { timeout: 60_000 }
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     // The argument appears in a handful of whole events (message_end, tool_execution_start,
-    // turn_end, agent_end); the 18 750 updates add a constant each.
-    expect(r.stdout.length).toBeLessThan(20 * args.length);
+    // turn_end, agent_end); the 18 750 updates add a constant each (a few hundred bytes: Pi's
+    // wire carries the usage with its cost on every update). A stream that repeated the argument
+    // so far in each update would be thousands of times larger.
+    expect(r.stdout.length).toBeLessThan(40 * args.length);
     const events = r.events();
     expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Written." });
     expect(events.filter((e) => e.type === "tool_execution_end")).toEqual([
@@ -118,9 +120,10 @@ describe("a large tool argument streamed in 16-byte pieces", { timeout: 60_000 }
     await p.waitFor((l) => l.type === "agent_end");
     p.end();
     expect((await p.exit).code).toBe(0);
-    expect(bytes).toBeLessThan(20 * args.length);
+    expect(bytes).toBeLessThan(40 * args.length);
     expect(p.lines.filter((l) => l.type === "tool_execution_end")).toEqual([expect.objectContaining({ toolCallId: "call_rpc", isError: false })]);
-    expect(p.lines.at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed" });
+    // Pi 1.6 ends a run with agent_settled after its agent_end.
+    expect(p.lines.slice(-2)).toMatchObject([{ type: "agent_end", stopReason: "completed" }, { type: "agent_settled" }]);
     expect(rebuildFromWire(p.lines)[0]).toEqual([{ type: "toolCall", id: "call_rpc", name: "write", arguments: {}, rawArguments: args }]);
   });
 });

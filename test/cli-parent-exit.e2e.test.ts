@@ -15,7 +15,7 @@ afterAll(() => sandbox.cleanup());
 it("a run whose parent is killed ends as an abort: one agent_end, the session reopens, no process of the command left", { timeout: 60_000 }, async ({ onTestFinished }) => {
   const pidFile = `${sandbox.root}/task.pids`;
   const session = sessionPath(sandbox, "task");
-  const args = ["--mode", "json", "--model", `scripted:${stubbornScript(sandbox, pidFile, { ticking: true })}`, "--session", session, "-p", "go"];
+  const args = ["--mode", "json", "--model", `scripted:${stubbornScript(sandbox, pidFile, { ticking: true })}`, "--session", session, "--no-sandbox", "-p", "go"]; // the test reads the command's process ids
   // The parent starts mypi the way a batch does (its own process group, told the parent's pid) and
   // hands it this test's stdout pipe, so the pipe closes only when mypi itself has exited.
   const parentCode = `

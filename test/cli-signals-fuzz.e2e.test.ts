@@ -64,7 +64,8 @@ describe(`signal fuzz: ${CASES} cases from seed ${SEED}`, () => {
     const session = sessionPath(sandbox, `fuzz-${c.n}`);
     // While the model "thinks" (a long delay an abort ends), or at once so the command starts.
     const script = stubbornScript(sandbox, pidFile, { firstDelayMs: c.moment === "model" ? 300_000 : 0, ticking: c.way === "EPIPE", tellTerm: c.twice });
-    const args = ["--mode", c.mode, "--model", `scripted:${script}`, "--session", session];
+    // Outside the sandbox: the test reads the command's process ids and checks none outlives the run.
+    const args = ["--mode", c.mode, "--model", `scripted:${script}`, "--session", session, "--no-sandbox"];
     const p: LiveProcess = sandbox.spawn(c.mode === "rpc" ? args : [...args, "-p", "go"]);
     const t0 = Date.now(); let stage = "spawned";
     onTestFailed(() => console.error("DEBUG stage", stage, "\n" + p.lines.filter((l) => l.type !== "message_update").map((l) => `${l.type} ${l.type === "tool_execution_update" || l.type === "tool_execution_end" ? JSON.stringify(l.partialResult ?? l.result).slice(0, 100) : ""}`).join("\n")));

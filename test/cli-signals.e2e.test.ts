@@ -19,7 +19,8 @@ async function startStubborn(mode: "json" | "print" | "rpc", onTestFinished: (fn
   const pidFile = `${sandbox.root}/${name}.pids`;
   const session = sessionPath(sandbox, name);
   const script = stubbornScript(sandbox, pidFile, options);
-  const common = ["--model", `scripted:${script}`, "--session", session];
+  // Outside the sandbox: the test reads the command's process ids and checks none outlives the run.
+  const common = ["--model", `scripted:${script}`, "--session", session, "--no-sandbox"];
   const p: LiveProcess = mode === "rpc" ? sandbox.spawn(["--mode", "rpc", ...common]) : sandbox.spawn([...(mode === "json" ? ["--mode", "json"] : []), ...common, "-p", "go"]);
   onTestFinished(() => {
     p.child.kill("SIGKILL");
