@@ -55,8 +55,7 @@ afterAll(async () => {
  * tsc over an extension, its test and every entry point of the installed packages, with
  * TypeScript's current defaults. Checking every declaration file it reaches (some 600, the
  * dependencies' too) is the heaviest step of this file, and it needs nothing the other tests
- * do: it starts as soon as the packages are installed and runs beside them, at a lower
- * priority; its test awaits it.
+ * do: it starts as soon as the packages are installed and runs beside them; its test awaits it.
  */
 function startTypeCheck(): Promise<{ entries: string[]; status: number | null; output: string }> {
   write(join(project, "tsconfig.json"), JSON.stringify({
@@ -84,9 +83,7 @@ if (decision && decision.block === true) { const reason: string = decision.reaso
 void decision?.action;
 `);
   return new Promise((resolve, reject) => {
-    // At a lower priority (nice), so that the tests beside it, which start processes and wait
-    // for them, are not the ones slowed down: tsc gets what they leave.
-    const child = spawn("nice", ["-n", "10", process.execPath, join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", project], { cwd: project, env });
+    const child = spawn(process.execPath, [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", project], { cwd: project, env });
     let output = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (output += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (output += d));
