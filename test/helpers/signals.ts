@@ -23,7 +23,15 @@ export function stubbornCommand(pidFile: string, options: { ticking?: boolean; t
   const { ticking = false, tellTerm = false } = options;
   return [
     "trap '' TERM",
-    ...(tellTerm ? ["(trap 'echo got-term; exit 0' TERM; while :; do sleep 0.05; done) &"] : []),
+    // "started" only once that child has its trap: forked from a shell that ignores TERM, it
+    // ignores TERM too until then, and an abort that came first went unheard (no "got-term").
+    ...(tellTerm
+      ? [
+          `mkfifo ${pidFile}.ready`,
+          `(trap 'echo got-term; exit 0' TERM; echo > ${pidFile}.ready; while :; do sleep 0.05; done) &`,
+          `read -r _ < ${pidFile}.ready`,
+        ]
+      : []),
     `sleep 300 & echo $! >> ${pidFile}`,
     `(trap '' TERM; sleep 300) & echo $! >> ${pidFile}`,
     `echo $$ >> ${pidFile}`,
