@@ -12,7 +12,12 @@ export default mergeConfig(
   defineTestConfig({
     test: {
       globalSetup: ["test/global-setup.ts"],
-      include: ["packages/*/test/**/*.test.ts", "extensions/**/*.test.ts", "examples/**/*.test.ts", "test/**/*.test.ts"],
+      include: [
+        "packages/*/test/**/*.test.ts",
+        "extensions/**/*.test.ts",
+        "examples/**/*.test.ts",
+        "test/**/*.test.ts",
+      ],
       exclude: ["**/node_modules/**", "**/dist/**"],
       testTimeout: 20_000,
       hookTimeout: 20_000,

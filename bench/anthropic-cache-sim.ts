@@ -31,7 +31,9 @@ export interface CacheOutcome {
 }
 
 /** The prompt as the cache sees it: each block's tokens and whether it carries a breakpoint. */
-export function promptBlocks(body: MessageCreateParamsStreaming): { json: string; tokens: number; breakpoint: boolean }[] {
+export function promptBlocks(
+  body: MessageCreateParamsStreaming,
+): { json: string; tokens: number; breakpoint: boolean }[] {
   const blocks: Record<string, unknown>[] = [];
   for (const tool of body.tools ?? []) blocks.push(tool as unknown as Record<string, unknown>);
   const system = typeof body.system === "string" ? [{ type: "text", text: body.system }] : (body.system ?? []);
@@ -44,7 +46,11 @@ export function promptBlocks(body: MessageCreateParamsStreaming): { json: string
   return blocks.map((block) => {
     const { cache_control, ...rest } = block;
     const json = JSON.stringify(rest);
-    return { json, tokens: Math.ceil(json.length / 4), breakpoint: cache_control !== undefined && cache_control !== null };
+    return {
+      json,
+      tokens: Math.ceil(json.length / 4),
+      breakpoint: cache_control !== undefined && cache_control !== null,
+    };
   });
 }
 

@@ -33,7 +33,11 @@ function text(seed: number, tokens: number): string {
 const TOOLS: ToolSchema[] = ["read", "write", "edit", "bash", "grep", "find", "ls", "todo"].map((name, i) => ({
   name,
   description: text(100 + i, 80),
-  parameters: { type: "object", properties: { path: { type: "string", description: text(200 + i, 40) }, arg: { type: "string" } }, required: ["path"] },
+  parameters: {
+    type: "object",
+    properties: { path: { type: "string", description: text(200 + i, 40) }, arg: { type: "string" } },
+    required: ["path"],
+  },
 }));
 const SYSTEM_PROMPT = text(1, 2500);
 
@@ -48,7 +52,12 @@ function session(fanOutEvery: number | undefined): ModelMessage[][] {
       content: [
         { type: "thinking", thinking: text(300 + turn, 150), signature: `sig-${turn}-${"x".repeat(200)}` },
         { type: "text", text: text(400 + turn, 40) },
-        ...Array.from({ length: calls }, (_, c) => ({ type: "toolCall" as const, id: `toolu_${turn}_${c}`, name: "read", arguments: { path: `src/file-${turn}-${c}.ts` } })),
+        ...Array.from({ length: calls }, (_, c) => ({
+          type: "toolCall" as const,
+          id: `toolu_${turn}_${c}`,
+          name: "read",
+          arguments: { path: `src/file-${turn}-${c}.ts` },
+        })),
       ],
       stopReason: "toolUse",
       usage: { input: 0, output: 0 },
@@ -60,7 +69,14 @@ function session(fanOutEvery: number | undefined): ModelMessage[][] {
     history.push(assistant);
     for (let c = 0; c < calls; c++) {
       const size = 200 + ((turn * 7 + c * 13) % 10) * 250; // 200 … 2 450 tokens
-      const result: ToolResultMessage = { role: "toolResult", toolCallId: `toolu_${turn}_${c}`, toolName: "read", content: [{ type: "text", text: text(500 + turn * 31 + c, size) }], isError: false, timestamp: turn };
+      const result: ToolResultMessage = {
+        role: "toolResult",
+        toolCallId: `toolu_${turn}_${c}`,
+        toolName: "read",
+        content: [{ type: "text", text: text(500 + turn * 31 + c, size) }],
+        isError: false,
+        timestamp: turn,
+      };
       history.push(result);
     }
   }
@@ -96,7 +112,12 @@ function oneHistoryBreakpoint(body: MessageCreateParamsStreaming): MessageCreate
   return copy;
 }
 
-function share(requests: MessageCreateParamsStreaming[]): { share: number; read: number; write: number; total: number } {
+function share(requests: MessageCreateParamsStreaming[]): {
+  share: number;
+  read: number;
+  write: number;
+  total: number;
+} {
   const cache = new PromptCache();
   let read = 0;
   let write = 0;
@@ -118,13 +139,22 @@ function ceiling(requests: MessageCreateParamsStreaming[]): number {
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-for (const [name, fanOut] of [["1–2 calls a turn", undefined], ["12 parallel calls every 4th turn", 4]] as const) {
+for (const [name, fanOut] of [
+  ["1–2 calls a turn", undefined],
+  ["12 parallel calls every 4th turn", 4],
+] as const) {
   const requests = session(fanOut).map(build);
   const mine = share(requests);
   const single = share(requests.map(oneHistoryBreakpoint));
   const top = ceiling(requests);
   console.log(`${name}: ${TURNS} requests, ${mine.total.toLocaleString("en")} input tokens in all`);
-  console.log(`  served from cache, mypi's breakpoints:      ${pct(mine.share)}  (cache writes ${pct(mine.write / mine.total)})`);
-  console.log(`  served from cache, one history breakpoint:  ${pct(single.share)}  (ratio mypi / one: ${(mine.share / single.share).toFixed(2)})`);
-  console.log(`  ceiling (all of the previous request):      ${pct(top)}  (mypi reaches ${((100 * mine.share) / top).toFixed(1)}% of it)`);
+  console.log(
+    `  served from cache, mypi's breakpoints:      ${pct(mine.share)}  (cache writes ${pct(mine.write / mine.total)})`,
+  );
+  console.log(
+    `  served from cache, one history breakpoint:  ${pct(single.share)}  (ratio mypi / one: ${(mine.share / single.share).toFixed(2)})`,
+  );
+  console.log(
+    `  ceiling (all of the previous request):      ${pct(top)}  (mypi reaches ${((100 * mine.share) / top).toFixed(1)}% of it)`,
+  );
 }

@@ -28,7 +28,14 @@ writeFileSync(script, JSON.stringify({ turns: [{ text: "Hello from the scripted 
 const tasksFile = join(scratch, "tasks.jsonl");
 writeFileSync(
   tasksFile,
-  Array.from({ length: TASKS }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: "hi", workspace: { files: { "a.txt": "a" } }, model: "scripted:one-turn.json" })).join("\n"),
+  Array.from({ length: TASKS }, (_, i) =>
+    JSON.stringify({
+      id: `t${i}`,
+      prompt: "hi",
+      workspace: { files: { "a.txt": "a" } },
+      model: "scripted:one-turn.json",
+    }),
+  ).join("\n"),
 );
 
 /** Resident memory (bytes) of `pids` and all their descendants, now. */
@@ -81,18 +88,41 @@ async function startRedis(): Promise<{ url: string; child: ChildProcess } | unde
       s.close(() => resolve(p));
     });
   });
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "ignore"] });
-  await new Promise<void>((resolve) => child.stdout!.on("data", (d) => String(d).includes("Ready to accept") && resolve()));
+  const child = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    { stdio: ["ignore", "pipe", "ignore"] },
+  );
+  await new Promise<void>((resolve) =>
+    child.stdout!.on("data", (d) => String(d).includes("Ready to accept") && resolve()),
+  );
   return { url: `redis://127.0.0.1:${port}`, child };
 }
 
 function startWorker(url: string, queueName: string, concurrency: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [bin, "worker", "--queue", url, "--queue-name", queueName, "--concurrency", String(concurrency), "--dir", join(scratch, `w-${queueName}`)], {
-    cwd: scratch,
-    env,
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  return new Promise((resolve) => child.stderr!.on("data", (d) => String(d).includes("takes tasks from") && resolve(child)));
+  const child = spawn(
+    process.execPath,
+    [
+      bin,
+      "worker",
+      "--queue",
+      url,
+      "--queue-name",
+      queueName,
+      "--concurrency",
+      String(concurrency),
+      "--dir",
+      join(scratch, `w-${queueName}`),
+    ],
+    {
+      cwd: scratch,
+      env,
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  return new Promise((resolve) =>
+    child.stderr!.on("data", (d) => String(d).includes("takes tasks from") && resolve(child)),
+  );
 }
 
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
@@ -110,20 +140,30 @@ try {
   let run = 0;
   for (const c of LEVELS) {
     const base = await baseline();
-    rows.push({ mode: "local", c, ...base, ...(await timed(["batch", tasksFile, "--concurrency", String(c), "--out", join(scratch, `out-${run++}`)])) });
+    rows.push({
+      mode: "local",
+      c,
+      ...base,
+      ...(await timed(["batch", tasksFile, "--concurrency", String(c), "--out", join(scratch, `out-${run++}`)])),
+    });
   }
   if (redis) {
     for (const c of LEVELS) {
       const worker = await startWorker(redis.url, `bench${c}`, c);
       const base = await baseline();
-      const r = await timed(["batch", tasksFile, "--queue", redis.url, "--queue-name", `bench${c}`, "--out", join(scratch, `out-${run++}`)], [worker.pid!]);
+      const r = await timed(
+        ["batch", tasksFile, "--queue", redis.url, "--queue-name", `bench${c}`, "--out", join(scratch, `out-${run++}`)],
+        [worker.pid!],
+      );
       rows.push({ mode: "queue", c, ...base, ...r });
       worker.kill("SIGINT");
       await new Promise((resolve) => worker.on("close", resolve));
     }
   }
 
-  console.log(`${TASKS} one-turn scripted tasks per row; "bare": one mypi -p with the same script, measured just before the row\n`);
+  console.log(
+    `${TASKS} one-turn scripted tasks per row; "bare": one mypi -p with the same script, measured just before the row\n`,
+  );
   console.log("mode   conc    total   tasks/s   ms/task   bare ms   task × bare   peak memory   × bare memory");
   for (const r of rows) {
     const perTask = r.ms / TASKS;
@@ -133,7 +173,10 @@ try {
   }
   for (const mode of ["local", "queue"]) {
     const c1 = rows.find((r) => r.mode === mode && r.c === 1);
-    if (c1) console.log(`per-task overhead at concurrency 1 (${mode}): ${(c1.ms / TASKS - c1.bareMs).toFixed(0)} ms over a bare run (${(c1.ms / TASKS / c1.bareMs).toFixed(2)}×)`);
+    if (c1)
+      console.log(
+        `per-task overhead at concurrency 1 (${mode}): ${(c1.ms / TASKS - c1.bareMs).toFixed(0)} ms over a bare run (${(c1.ms / TASKS / c1.bareMs).toFixed(2)}×)`,
+      );
   }
   if (!redis) console.log("queue rows skipped: redis-server is not on PATH");
 } finally {

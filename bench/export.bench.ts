@@ -10,17 +10,34 @@ import { renderSessionHtml } from "../packages/cli/src/export/html.ts";
 import { listSessions } from "../packages/cli/src/session-list.ts";
 import { medianTime } from "./median-time.ts";
 
-
 function session(messages: number, dir?: string): SessionManager {
   const s = dir ? SessionManager.create({ cwd: "/bench", dir }) : SessionManager.inMemory("/bench");
   for (let turn = 0; s.getEntries().length < messages; turn++) {
-    s.appendMessage({ role: "user", content: [{ type: "text", text: `Please look at file ${turn}.ts and fix the <bug>.` }], timestamp: turn });
+    s.appendMessage({
+      role: "user",
+      content: [{ type: "text", text: `Please look at file ${turn}.ts and fix the <bug>.` }],
+      timestamp: turn,
+    });
     const id = `call_${turn}`;
     s.appendMessage({
-      role: "assistant", model: "bench", stopReason: "toolUse", usage: { input: 1000, output: 50 }, timestamp: turn,
-      content: [{ type: "text", text: "Reading." }, { type: "toolCall", id, name: "read", arguments: { path: `${turn}.ts` } }],
+      role: "assistant",
+      model: "bench",
+      stopReason: "toolUse",
+      usage: { input: 1000, output: 50 },
+      timestamp: turn,
+      content: [
+        { type: "text", text: "Reading." },
+        { type: "toolCall", id, name: "read", arguments: { path: `${turn}.ts` } },
+      ],
     });
-    s.appendMessage({ role: "toolResult", toolCallId: id, toolName: "read", isError: false, timestamp: turn, content: [{ type: "text", text: `export const v = ${turn};\n`.repeat(8) }] });
+    s.appendMessage({
+      role: "toolResult",
+      toolCallId: id,
+      toolName: "read",
+      isError: false,
+      timestamp: turn,
+      content: [{ type: "text", text: `export const v = ${turn};\n`.repeat(8) }],
+    });
   }
   return s;
 }

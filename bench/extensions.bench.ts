@@ -33,7 +33,10 @@ function writeExtensions(dir: string, count: number, style: Style, nonce = ""): 
   pi.on("tool_result", (event) => (event.isError && event.toolName === "never" ? { isError: false } : undefined));`
         : `  pi.on("tool_call", async (_event, _ctx, next) => await next());
   pi.on("tool_result", async (_event, _ctx, next) => await next());`;
-    writeFileSync(file, `// ${nonce}\nimport type { ExtensionAPI } from "@mypi/extension-api";\nexport default function (pi: ExtensionAPI) {\n${body}\n}\n`);
+    writeFileSync(
+      file,
+      `// ${nonce}\nimport type { ExtensionAPI } from "@mypi/extension-api";\nexport default function (pi: ExtensionAPI) {\n${body}\n}\n`,
+    );
     files.push(file);
   }
   return files;
@@ -59,7 +62,14 @@ async function slotCost(manager: ExtensionManager, iterations: number): Promise<
       const input = { path: "a.txt" };
       await manager.slots.tool_call({ toolCallId: "c", toolName: "read", input }, call as never);
       await manager.slots.tool_result(
-        { toolCallId: "c", toolName: "read", input, content: [{ type: "text", text: "x" }], details: undefined, isError: false },
+        {
+          toolCallId: "c",
+          toolName: "read",
+          input,
+          content: [{ type: "text", text: "x" }],
+          details: undefined,
+          isError: false,
+        },
         call as never,
       );
     }
@@ -71,7 +81,13 @@ async function slotCost(manager: ExtensionManager, iterations: number): Promise<
 // ─── 1b. end to end through the Agent ────────────────────────────────────────────────────────
 
 const CALLS_PER_RUN = 100;
-const noop = defineTool({ name: "noop", description: "Does nothing", parameters: z.strictObject({}), execute: () => "ok", parallelSafe: true });
+const noop = defineTool({
+  name: "noop",
+  description: "Does nothing",
+  parameters: z.strictObject({}),
+  execute: () => "ok",
+  parallelSafe: true,
+});
 
 /** Per-call time of a run of CALLS_PER_RUN calls, for each manager; configurations interleaved round by round. */
 async function agentCosts(managers: ExtensionManager[], rounds: number, warmup = 5): Promise<number[]> {
@@ -137,7 +153,10 @@ async function main(): Promise<void> {
     const agents = await agentCosts(managers, 30);
     const labels = ["no extensions", "10 ext, Pi-style handlers", "10 ext, onion (await next)"];
     for (const [i, label] of labels.entries()) {
-      const extra = i === 0 ? "" : `   (+${(agents[i]! - agents[0]!).toFixed(1)} µs/call, ${(agents[i]! / agents[0]!).toFixed(2)}× per call end to end)`;
+      const extra =
+        i === 0
+          ? ""
+          : `   (+${(agents[i]! - agents[0]!).toFixed(1)} µs/call, ${(agents[i]! / agents[0]!).toFixed(2)}× per call end to end)`;
       console.log(`  ${label.padEnd(25)}  ${fmt(slots[i]!)}  ${fmt(agents[i]!)}${extra}`);
     }
 
@@ -153,8 +172,13 @@ async function main(): Promise<void> {
         cold.push(loadInChild(files)); // new content: the jiti fs cache misses
         warm.push(loadInChild(files)); // the same files again: cache hits
       }
-      for (const [name, xs] of [["cold", cold], ["warm", warm]] as const) {
-        console.log(`  ${String(count).padStart(2)} ext, ${name}      ${fmt(median(xs.map((x) => x.loadMs)), 1)}  ${fmt(median(xs.map((x) => x.processMs)), 1)}`);
+      for (const [name, xs] of [
+        ["cold", cold],
+        ["warm", warm],
+      ] as const) {
+        console.log(
+          `  ${String(count).padStart(2)} ext, ${name}      ${fmt(median(xs.map((x) => x.loadMs)), 1)}  ${fmt(median(xs.map((x) => x.processMs)), 1)}`,
+        );
       }
     }
   } finally {

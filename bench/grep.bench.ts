@@ -44,10 +44,14 @@ function timeOurs(c: Case): { ms: number; matches: number } {
   const samples: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const t0 = performance.now();
-    const result = grep({ pattern: c.pattern, path: tree, ignoreCase: c.ignoreCase, limit: 1_000_000 }, { data: { root: repo } });
+    const result = grep(
+      { pattern: c.pattern, path: tree, ignoreCase: c.ignoreCase, limit: 1_000_000 },
+      { data: { root: repo } },
+    );
     samples.push(performance.now() - t0);
     matches = (result.details as { matches: number }).matches;
-    if ((result.details as { more: boolean }).more) throw new Error(`"${c.pattern}": output capped; pick a rarer pattern`);
+    if ((result.details as { more: boolean }).more)
+      throw new Error(`"${c.pattern}": output capped; pick a rarer pattern`);
   }
   return { ms: median(samples), matches };
 }
@@ -70,10 +74,14 @@ if (!existsSync(join(repo, tree))) {
   console.log(`grep bench: ${join(repo, tree)} is missing (run npm ci first)`);
   process.exit(1);
 }
-const files = spawnSync("find", [tree, "-type", "f"], { cwd: repo, encoding: "utf8" }).stdout.trimEnd().split("\n").length;
+const files = spawnSync("find", [tree, "-type", "f"], { cwd: repo, encoding: "utf8" })
+  .stdout.trimEnd()
+  .split("\n").length;
 const size = spawnSync("du", ["-sh", tree], { cwd: repo, encoding: "utf8" }).stdout.split("\t")[0];
 const version = spawnSync("grep", ["--version"], { encoding: "utf8" }).stdout.split("\n")[0];
-console.log(`tree: ${tree} (${files} files, ${size}); baseline: ${version}, LC_ALL=${process.env.LC_ALL ?? "(unset)"}; median of ${RUNS} warm runs`);
+console.log(
+  `tree: ${tree} (${files} files, ${size}); baseline: ${version}, LC_ALL=${process.env.LC_ALL ?? "(unset)"}; median of ${RUNS} warm runs`,
+);
 
 // Warm the page cache and the JIT once for both.
 for (const c of cases) {
@@ -88,7 +96,13 @@ for (const c of cases) {
   const gnu = timeGnu(c);
   const ratio = ours.ms / gnu.ms;
   worst = Math.max(worst, ratio);
-  rows.push([`${c.label}: /${c.pattern}/${c.ignoreCase ? "i" : ""}`, ours.ms.toFixed(0), gnu.ms.toFixed(0), `${ratio.toFixed(2)}×`, `${ours.matches} / ${gnu.matches}`]);
+  rows.push([
+    `${c.label}: /${c.pattern}/${c.ignoreCase ? "i" : ""}`,
+    ours.ms.toFixed(0),
+    gnu.ms.toFixed(0),
+    `${ratio.toFixed(2)}×`,
+    `${ours.matches} / ${gnu.matches}`,
+  ]);
 }
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
 for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  "));

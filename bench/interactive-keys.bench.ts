@@ -62,9 +62,23 @@ const emit = (event: Record<string, unknown>) => listener!({ timestamp: ++t, ...
 function conversation(messages: number, toolLines: number): void {
   const output = Array.from({ length: toolLines }, (_, i) => `output line ${i + 1} of the long tool result`).join("\n");
   emit({ type: "tool_execution_start", toolCallId: "big", toolName: "bash", args: { command: "seq" } });
-  emit({ type: "tool_execution_end", toolCallId: "big", toolName: "bash", isError: false, result: { content: [{ type: "text", text: output }] } });
+  emit({
+    type: "tool_execution_end",
+    toolCallId: "big",
+    toolName: "bash",
+    isError: false,
+    result: { content: [{ type: "text", text: output }] },
+  });
   for (let i = 0; i < messages; i++) {
-    const message = { role: "assistant", content: [{ type: "text", text: `Message ${i}: some **markdown** text that is long enough to wrap once on an eighty column terminal, with \`code\`.` }] };
+    const message = {
+      role: "assistant",
+      content: [
+        {
+          type: "text",
+          text: `Message ${i}: some **markdown** text that is long enough to wrap once on an eighty column terminal, with \`code\`.`,
+        },
+      ],
+    };
     emit({ type: "message_start", message });
     emit({ type: "message_end", message });
   }
@@ -105,13 +119,19 @@ try {
 
   const screenBytes = COLUMNS * ROWS;
   console.log(`conversation: 2 000 messages + a 10 000-line tool output; terminal ${COLUMNS}×${ROWS}`);
-  console.log(`frame after the conversation arrived: ${conversationFrame.toLocaleString("en-US")} bytes; Ctrl+O (expand): ${expandBytes.toLocaleString("en-US")} bytes`);
+  console.log(
+    `frame after the conversation arrived: ${conversationFrame.toLocaleString("en-US")} bytes; Ctrl+O (expand): ${expandBytes.toLocaleString("en-US")} bytes`,
+  );
   const row = (name: string, costs: number[]) =>
-    console.log(`${name.padEnd(34)} median ${String(median(costs)).padStart(5)} B/key  max ${String(Math.max(...costs)).padStart(5)} B  = ${(median(costs) / screenBytes).toFixed(3)}× one screen (${screenBytes} cells)`);
+    console.log(
+      `${name.padEnd(34)} median ${String(median(costs)).padStart(5)} B/key  max ${String(Math.max(...costs)).padStart(5)} B  = ${(median(costs) / screenBytes).toFixed(3)}× one screen (${screenBytes} cells)`,
+    );
   row("typing, tool output collapsed", collapsed);
   row("typing, tool output expanded", expanded);
   row("backspace, expanded", backspaces);
-  console.log(`frames: ${frames}; key to frame end: median ${median(keyMs).toFixed(1)} ms, max ${Math.max(...keyMs).toFixed(1)} ms`);
+  console.log(
+    `frames: ${frames}; key to frame end: median ${median(keyMs).toFixed(1)} ms, max ${Math.max(...keyMs).toFixed(1)} ms`,
+  );
   stdin.write("\x03\x03\x03");
   await exit;
 } finally {

@@ -22,7 +22,13 @@ const driver = join(root, "test", "helpers", "pty-driver.py");
 const scratch = mkdtempSync(join(tmpdir(), "mypi-bench-interactive-"));
 const script = join(scratch, "one-turn.json");
 writeFileSync(script, JSON.stringify({ turns: [{ text: "Hello from the scripted model." }] }));
-const env = { ...process.env, MYPI_JITI_CACHE: join(scratch, "jiti"), MYPI_HOME: join(scratch, "home"), OPENAI_API_KEY: "", NO_COLOR: "1" };
+const env = {
+  ...process.env,
+  MYPI_JITI_CACHE: join(scratch, "jiti"),
+  MYPI_HOME: join(scratch, "home"),
+  OPENAI_API_KEY: "",
+  NO_COLOR: "1",
+};
 const common = ["--model", `scripted:${script}`, "--no-session", "--no-extensions"];
 /** The first frame: the banner is on screen and the input area below it ("> " before pi-tui, the editor's rule after). */
 const FIRST_FRAME = /\/help for commands[^]*(\n> |─{10})/;
@@ -76,13 +82,19 @@ try {
   }
   const f = median(frames);
   const p = median(prints);
-  console.log(`interactive: start to first frame  median ${f.toFixed(0)} ms  (min ${Math.min(...frames).toFixed(0)} ms)`);
+  console.log(
+    `interactive: start to first frame  median ${f.toFixed(0)} ms  (min ${Math.min(...frames).toFixed(0)} ms)`,
+  );
   console.log(`mypi -p, one scripted turn          median ${p.toFixed(0)} ms`);
   console.log(`first frame / one-turn -p: ${(f / p).toFixed(2)}×`);
   if (baseBin) {
     const b = median(baseFrames);
-    console.log(`base bin: start to first frame      median ${b.toFixed(0)} ms  (min ${Math.min(...baseFrames).toFixed(0)} ms)`);
-    console.log(`first frame, this / base: ${(f / b).toFixed(2)}× (medians), ${(Math.min(...frames) / Math.min(...baseFrames)).toFixed(2)}× (minima)`);
+    console.log(
+      `base bin: start to first frame      median ${b.toFixed(0)} ms  (min ${Math.min(...baseFrames).toFixed(0)} ms)`,
+    );
+    console.log(
+      `first frame, this / base: ${(f / b).toFixed(2)}× (medians), ${(Math.min(...frames) / Math.min(...baseFrames)).toFixed(2)}× (minima)`,
+    );
   }
 } finally {
   rmSync(scratch, { recursive: true, force: true });

@@ -81,8 +81,23 @@ function history(n: number): Message[] {
       model: "seed",
       timestamp: 1,
     });
-    out.push({ role: "toolResult", toolCallId: id, toolName: "lookup", content: [{ type: "text", text: `v${i}` }], details: { i }, isError: false, timestamp: 1 });
-    out.push({ role: "assistant", content: [{ type: "text", text: `Answer ${i}.` }], stopReason: "stop", usage: { input: 10, output: 5 }, model: "seed", timestamp: 1 });
+    out.push({
+      role: "toolResult",
+      toolCallId: id,
+      toolName: "lookup",
+      content: [{ type: "text", text: `v${i}` }],
+      details: { i },
+      isError: false,
+      timestamp: 1,
+    });
+    out.push({
+      role: "assistant",
+      content: [{ type: "text", text: `Answer ${i}.` }],
+      stopReason: "stop",
+      usage: { input: 10, output: 5 },
+      model: "seed",
+      timestamp: 1,
+    });
   }
   return out.slice(0, n);
 }
@@ -93,7 +108,9 @@ function scenario(name: ScenarioName, scale: number): Work {
     case "S1":
       return { prompts: n(2000), turns: chat(n(2000)), seed: [], untimedPrompts: 0 };
     case "S2": {
-      const turns: ScriptedTurn[] = Array.from({ length: n(1000) }, (_, i) => ({ toolCalls: [{ name: "add", arguments: { a: i, b: 1 } }] }));
+      const turns: ScriptedTurn[] = Array.from({ length: n(1000) }, (_, i) => ({
+        toolCalls: [{ name: "add", arguments: { a: i, b: 1 } }],
+      }));
       turns.push({ text: "The sum is done." });
       return { prompts: 1, turns, seed: [], untimedPrompts: 0 };
     }
@@ -131,7 +148,13 @@ const mypiTools = [
 
 async function runMypi(work: Work, counters: Counters, timed: Timed): Promise<void> {
   const model = createScriptedModel({ turns: work.turns });
-  const agent = new Agent({ model, tools: mypiTools, messages: structuredClone(work.seed), maxTurns: 100_000, maxParallel: 1000 });
+  const agent = new Agent({
+    model,
+    tools: mypiTools,
+    messages: structuredClone(work.seed),
+    maxTurns: 100_000,
+    maxParallel: 1000,
+  });
   agent.subscribe(() => {
     counters.events++;
   });
@@ -145,7 +168,13 @@ async function runMypi(work: Work, counters: Counters, timed: Timed): Promise<vo
 /** The same agent, its events read by iterating `prompt()` instead of a listener. */
 async function runMypiIter(work: Work, counters: Counters, timed: Timed): Promise<void> {
   const model = createScriptedModel({ turns: work.turns });
-  const agent = new Agent({ model, tools: mypiTools, messages: structuredClone(work.seed), maxTurns: 100_000, maxParallel: 1000 });
+  const agent = new Agent({
+    model,
+    tools: mypiTools,
+    messages: structuredClone(work.seed),
+    maxTurns: 100_000,
+    maxParallel: 1000,
+  });
   const prompt = async (p: number) => {
     for await (const _event of agent.prompt(`Question ${p}`)) counters.events++;
   };
@@ -163,7 +192,12 @@ const minimalTools: Record<string, (args: Record<string, unknown>) => string> = 
   lookup: (args) => `value of ${args.key as string}`,
 };
 
-async function minimalRun(model: ModelClient, history: Message[], prompt: string, listener: (e: unknown) => void): Promise<void> {
+async function minimalRun(
+  model: ModelClient,
+  history: Message[],
+  prompt: string,
+  listener: (e: unknown) => void,
+): Promise<void> {
   const signal = new AbortController().signal;
   const user: Message = { role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() };
   history.push(user);
@@ -180,7 +214,14 @@ async function minimalRun(model: ModelClient, history: Message[], prompt: string
     const results = await Promise.all(
       calls.map(async (call): Promise<ToolResultMessage> => {
         const text = minimalTools[call.name]!(call.arguments);
-        return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [{ type: "text", text }], isError: false, timestamp: Date.now() };
+        return {
+          role: "toolResult",
+          toolCallId: call.id,
+          toolName: call.name,
+          content: [{ type: "text", text }],
+          isError: false,
+          timestamp: Date.now(),
+        };
       }),
     );
     for (const r of results) {
@@ -198,15 +239,24 @@ async function runMinimal(work: Work, counters: Counters, timed: Timed): Promise
   };
   for (let p = 0; p < work.untimedPrompts; p++) await minimalRun(model, history, `Question ${p}`, listener);
   await timed(async () => {
-    for (let p = work.untimedPrompts; p < work.prompts; p++) await minimalRun(model, history, `Question ${p}`, listener);
+    for (let p = work.untimedPrompts; p < work.prompts; p++)
+      await minimalRun(model, history, `Question ${p}`, listener);
   });
 }
 
 // ─── The contract floor: only the work mypi's contract asks for (kernel-loop/contract.ts) ───
 
 const contract = contractRunners((turns) => createScriptedModel({ turns }), {
-  add: { schema: z.strictObject({ a: z.number(), b: z.number() }), parallelSafe: false, run: (args) => minimalTools.add!(args) },
-  lookup: { schema: z.strictObject({ key: z.string() }), parallelSafe: true, run: (args) => minimalTools.lookup!(args) },
+  add: {
+    schema: z.strictObject({ a: z.number(), b: z.number() }),
+    parallelSafe: false,
+    run: (args) => minimalTools.add!(args),
+  },
+  lookup: {
+    schema: z.strictObject({ key: z.string() }),
+    parallelSafe: true,
+    run: (args) => minimalTools.lookup!(args),
+  },
 });
 
 // ─── Measuring (child processes) ─────────────────────────────────────────────────────────────
@@ -287,7 +337,11 @@ async function peakRss(impl: Impl, name: ScenarioName): Promise<{ peakRssMb: num
 
 function child<T>(args: string[]): T | string {
   const jiti = join(ROOT, "node_modules", "jiti", "lib", "jiti-cli.mjs");
-  const r = spawnSync(process.execPath, [jiti, fileURLToPath(import.meta.url), ...args], { cwd: ROOT, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, [jiti, fileURLToPath(import.meta.url), ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    maxBuffer: 16 * 1024 * 1024,
+  });
   const line = r.stdout.trim().split("\n").pop() ?? "";
   try {
     return JSON.parse(line) as T;
@@ -304,7 +358,8 @@ const times = (x: number | undefined) => (x === undefined || !Number.isFinite(x)
 async function main(only: string[]): Promise<void> {
   const all: ScenarioName[][] = [["S1"], ["S2"], ["S3"], ["F50", "F800"], ["H500", "H8000"]];
   const groups = only.length === 0 ? all : all.filter((group) => group.some((name) => only.includes(name)));
-  if (groups.length === 0) throw new Error(`no scenario named ${only.join(", ")}; the scenarios are ${all.flat().join(", ")}`);
+  if (groups.length === 0)
+    throw new Error(`no scenario named ${only.join(", ")}; the scenarios are ${all.flat().join(", ")}`);
   const scenarios = groups.flat();
   const runs: Record<string, { ms: number; events: number }[]> = {};
   for (const group of groups) {
@@ -316,8 +371,14 @@ async function main(only: string[]): Promise<void> {
   for (const s of scenarios) for (const i of IMPLS) rss.set(`${i}:${s}`, child(["--rss", i, s]));
 
   console.log(`CPU time, median of ${ROUNDS} rounds (all implementations timed in one process, interleaved);`);
-  console.log("peak RSS of a fresh process running only that implementation and scenario, and its growth over the RSS before the first run\n");
-  console.log(["scenario", "impl", "cpu ms", "µs/turn", "µs/call", "µs/event", "events", "peak MB", "+MB"].map((h, k) => h.padEnd(k === 1 ? 15 : 10)).join(""));
+  console.log(
+    "peak RSS of a fresh process running only that implementation and scenario, and its growth over the RSS before the first run\n",
+  );
+  console.log(
+    ["scenario", "impl", "cpu ms", "µs/turn", "µs/call", "µs/event", "events", "peak MB", "+MB"]
+      .map((h, k) => h.padEnd(k === 1 ? 15 : 10))
+      .join(""),
+  );
   for (const s of scenarios) {
     const work = scenario(s, 1);
     const turns = work.turns.length - work.untimedPrompts;
@@ -329,7 +390,11 @@ async function main(only: string[]): Promise<void> {
       const events = median(r.map((x) => x.events));
       const m = rss.get(`${i}:${s}`);
       const mem = typeof m === "object" ? [m.peakRssMb.toFixed(0), (m.peakRssMb - m.baseRssMb).toFixed(0)] : ["—", "—"];
-      console.log([s, i, ms.toFixed(1), us(ms, turns), us(ms, calls), us(ms, events), String(events), ...mem].map((c, k) => c.padEnd(k === 1 ? 15 : 10)).join(""));
+      console.log(
+        [s, i, ms.toFixed(1), us(ms, turns), us(ms, calls), us(ms, events), String(events), ...mem]
+          .map((c, k) => c.padEnd(k === 1 ? 15 : 10))
+          .join(""),
+      );
     }
   }
 
@@ -352,11 +417,16 @@ async function main(only: string[]): Promise<void> {
     return values.length ? `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}` : "—";
   };
   const ms = (i: Impl, s: ScenarioName, round: number) => runs[`${i}:${s}`]?.[round]?.ms;
-  const div = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? undefined : a / b);
+  const div = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined || b === 0 ? undefined : a / b;
 
   console.log("\nRatios of CPU time for the same work (median of the per-round ratios, and the lowest–highest round)");
   console.log("mypi: run() + subscribe; mypi-iter: for await over prompt()");
-  console.log(["scenario", "pi / mypi", "rounds", "pi / mypi-iter", "rounds", "mypi / minimal", "pi / minimal"].map((h) => h.padEnd(16)).join(""));
+  console.log(
+    ["scenario", "pi / mypi", "rounds", "pi / mypi-iter", "rounds", "mypi / minimal", "pi / minimal"]
+      .map((h) => h.padEnd(16))
+      .join(""),
+  );
   for (const s of scenarios) {
     const piOver = (impl: Impl) => (r: number) => div(ms("pi", s, r), ms(impl, s, r));
     console.log(
@@ -374,8 +444,14 @@ async function main(only: string[]): Promise<void> {
     );
   }
 
-  console.log("\nWhat the contract allows: Pi over the contract floor is the best any implementation of mypi's contract could do here");
-  console.log(["scenario", "pi / contract", "rounds", "pi / c-iter", "rounds", "mypi / contract", "iter / c-iter"].map((h) => h.padEnd(16)).join(""));
+  console.log(
+    "\nWhat the contract allows: Pi over the contract floor is the best any implementation of mypi's contract could do here",
+  );
+  console.log(
+    ["scenario", "pi / contract", "rounds", "pi / c-iter", "rounds", "mypi / contract", "iter / c-iter"]
+      .map((h) => h.padEnd(16))
+      .join(""),
+  );
   for (const s of scenarios) {
     const over = (a: Impl, b: Impl) => (r: number) => div(ms(a, s, r), ms(b, s, r));
     console.log(
@@ -395,19 +471,28 @@ async function main(only: string[]): Promise<void> {
     for (const floor of ["contract", "contract-iter"] as const) {
       const theirs = runs[`${floor}:${s}`]?.[0]?.events;
       const ours = runs[`mypi:${s}`]?.[0]?.events;
-      if (theirs !== undefined && ours !== undefined && theirs !== ours) console.log(`  (${floor} emitted ${theirs} events on ${s}, mypi ${ours}: the floor is not comparable)`);
+      if (theirs !== undefined && ours !== undefined && theirs !== ours)
+        console.log(`  (${floor} emitted ${theirs} events on ${s}, mypi ${ours}: the floor is not comparable)`);
     }
   }
 
   console.log("\nFlatness (1.0× is flat; F50/F800 and H500/H8000 are timed in the same rounds)");
   const per = (s: ScenarioName, unit: "calls" | "turns") => {
     const work = scenario(s, 1);
-    return unit === "calls" ? work.turns.reduce((n, t) => n + (t.toolCalls?.length ?? 0), 0) : work.turns.length - work.untimedPrompts;
+    return unit === "calls"
+      ? work.turns.reduce((n, t) => n + (t.toolCalls?.length ?? 0), 0)
+      : work.turns.length - work.untimedPrompts;
   };
   for (const impl of ["mypi", "mypi-iter", "pi"] as const) {
-    const width = perRound((r) => div(div(ms(impl, "F800", r), per("F800", "calls")), div(ms(impl, "F50", r), per("F50", "calls"))));
-    const hist = perRound((r) => div(div(ms(impl, "H8000", r), per("H8000", "turns")), div(ms(impl, "H500", r), per("H500", "turns"))));
-    console.log(`${impl.padEnd(10)} µs/call at 800 wide vs 50 wide: ${times(width)}    µs/turn at 8000 vs 500 messages of history: ${times(hist)}`);
+    const width = perRound((r) =>
+      div(div(ms(impl, "F800", r), per("F800", "calls")), div(ms(impl, "F50", r), per("F50", "calls"))),
+    );
+    const hist = perRound((r) =>
+      div(div(ms(impl, "H8000", r), per("H8000", "turns")), div(ms(impl, "H500", r), per("H500", "turns"))),
+    );
+    console.log(
+      `${impl.padEnd(10)} µs/call at 800 wide vs 50 wide: ${times(width)}    µs/turn at 8000 vs 500 messages of history: ${times(hist)}`,
+    );
   }
 }
 

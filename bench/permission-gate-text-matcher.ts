@@ -113,7 +113,10 @@ export const DESTRUCTIVE_PATTERNS: readonly DestructivePattern[] = [
   pattern("git push --force", String.raw`${gitSubcommand("push")}${REST}${FORCE_PUSH}`),
   pattern("git reset --hard", String.raw`${gitSubcommand("reset")}${REST}\s--hard\b`),
   pattern("git clean -f", String.raw`${gitSubcommand("clean")}${REST}\s(?:-[a-zA-Z]*f|--force\b)`),
-  pattern("git checkout/restore of everything", String.raw`${gitSubcommand("checkout|restore")}\s+(?:--\s+)?\.${WORD_END}`),
+  pattern(
+    "git checkout/restore of everything",
+    String.raw`${gitSubcommand("checkout|restore")}\s+(?:--\s+)?\.${WORD_END}`,
+  ),
   pattern("find -delete", String.raw`${commandNamed("find")}${REST}\s-delete\b`),
   pattern("mkfs", commandNamed(String.raw`mkfs(?:\.\w+)?`)),
   pattern("dd to a device or file", String.raw`${commandNamed("dd")}${REST}\sof=`),
@@ -121,7 +124,10 @@ export const DESTRUCTIVE_PATTERNS: readonly DestructivePattern[] = [
   pattern("write to a block device", String.raw`>\s*['"]?${DISK_DEVICE}`),
   pattern("chmod 777", String.raw`${commandNamed("chmod")}\s+(?:${ARG})*?['"]?0?777${WORD_END}`),
   pattern("recursive chown", String.raw`${commandNamed("chown")}\s+(?:${ARG_BEFORE_FLAG})*?${RECURSIVE_FLAG}`),
-  pattern("pipe from the network into a shell", String.raw`${commandNamed("curl|wget")}[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b`),
+  pattern(
+    "pipe from the network into a shell",
+    String.raw`${commandNamed("curl|wget")}[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b`,
+  ),
   pattern("shutdown or reboot", commandNamed("shutdown|reboot|halt|poweroff")),
   pattern("fork bomb", String.raw`:\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:`),
 ];
@@ -130,4 +136,3 @@ export const DESTRUCTIVE_PATTERNS: readonly DestructivePattern[] = [
 export function findDestructive(command: string): DestructivePattern | undefined {
   return DESTRUCTIVE_PATTERNS.find((p) => p.test.test(command));
 }
-

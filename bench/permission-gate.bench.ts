@@ -35,8 +35,12 @@ const wrongNow = VARIANTS.filter((_, i) => now[i] !== expected[i]).length;
 const overBlocked = VARIANTS.filter(([, v], i) => v === "allow" && old[i] !== "allow").length;
 console.log(`variants: ${VARIANTS.length}`);
 console.log(`verdicts before (text matcher): allow ${o.allow}, ask ${o.ask}, deny ${o.deny}`);
-console.log(`verdicts after (parser):        allow ${n.allow}, ask ${n.ask}, deny ${n.deny}   (${wrongNow} differ from the table)`);
-console.log(`should ask or deny, but the text matcher let through: ${through.length} of ${VARIANTS.length - expected.filter((v) => v === "allow").length}`);
+console.log(
+  `verdicts after (parser):        allow ${n.allow}, ask ${n.ask}, deny ${n.deny}   (${wrongNow} differ from the table)`,
+);
+console.log(
+  `should ask or deny, but the text matcher let through: ${through.length} of ${VARIANTS.length - expected.filter((v) => v === "allow").length}`,
+);
 console.log(`the 9 real bypasses the text matcher let through: ${bypassesThrough} of ${REAL_BYPASSES.length}`);
 console.log(`everyday commands the text matcher blocked: ${overBlocked}`);
 
@@ -50,9 +54,15 @@ const bypassNow = BYPASSES.map((b) => denyRm(b.command));
 const bypassNone = BYPASSES.map((b) => judgeCommand(parser, noRules, b.command, cwd).verdict);
 const b = count(bypassNow);
 const bn = count(bypassNone);
-console.log(`bypass forms: ${BYPASSES.length}, under deny Bash(rm:*): allow ${b.allow}, ask ${b.ask}, deny ${b.deny}   (${BYPASSES.filter((f, i) => bypassNow[i] !== f.deny).length} differ from the table)`);
-console.log(`  with no rules: allow ${bn.allow}, ask ${bn.ask}, deny ${bn.deny}   (${BYPASSES.filter((f, i) => bypassNone[i] !== f.none).length} differ from the table)`);
-console.log(`everyday commands under deny Bash(rm:*) that do not pass: ${EVERYDAY.filter((c) => denyRm(c) !== "allow").length} of ${EVERYDAY.length}`);
+console.log(
+  `bypass forms: ${BYPASSES.length}, under deny Bash(rm:*): allow ${b.allow}, ask ${b.ask}, deny ${b.deny}   (${BYPASSES.filter((f, i) => bypassNow[i] !== f.deny).length} differ from the table)`,
+);
+console.log(
+  `  with no rules: allow ${bn.allow}, ask ${bn.ask}, deny ${bn.deny}   (${BYPASSES.filter((f, i) => bypassNone[i] !== f.none).length} differ from the table)`,
+);
+console.log(
+  `everyday commands under deny Bash(rm:*) that do not pass: ${EVERYDAY.filter((c) => denyRm(c) !== "allow").length} of ${EVERYDAY.length}`,
+);
 
 // ─── cost ───────────────────────────────────────────────────────────────────────────────────
 function perCommandUs(judge: (command: string) => unknown, commands: readonly string[], rounds: number): number {
@@ -76,6 +86,10 @@ const textBypassUs = perCommandUs(before, bypassCommands, 50);
 const bypassUs = perCommandUs(denyRm, bypassCommands, 50);
 console.log(`parser load (once per process): ${loadMs.toFixed(1)} ms`);
 console.log(`per command, median of 50 rounds over the ${VARIANTS.length} variants:`);
-console.log(`  text matcher ${textUs.toFixed(1)} µs, parser ${parseUs.toFixed(1)} µs — ratio ${(parseUs / textUs).toFixed(1)}×`);
+console.log(
+  `  text matcher ${textUs.toFixed(1)} µs, parser ${parseUs.toFixed(1)} µs — ratio ${(parseUs / textUs).toFixed(1)}×`,
+);
 console.log(`per command, median of 50 rounds over the ${BYPASSES.length} bypass forms (deny Bash(rm:*)):`);
-console.log(`  text matcher ${textBypassUs.toFixed(1)} µs, parser ${bypassUs.toFixed(1)} µs — ratio ${(bypassUs / textBypassUs).toFixed(1)}×`);
+console.log(
+  `  text matcher ${textBypassUs.toFixed(1)} µs, parser ${bypassUs.toFixed(1)} µs — ratio ${(bypassUs / textBypassUs).toFixed(1)}×`,
+);

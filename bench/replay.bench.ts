@@ -12,7 +12,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createScriptedModel, defineTool, SessionManager, type ScriptedTurn } from "../packages/kernel/src/index.ts";
-import { createExtensionHost, Replayer, readRecording, z, type Recording, type SessionReplay } from "../packages/extension-api/src/index.ts";
+import {
+  createExtensionHost,
+  Replayer,
+  readRecording,
+  z,
+  type Recording,
+  type SessionReplay,
+} from "../packages/extension-api/src/index.ts";
 import { loadExtensions } from "../packages/extension-api/src/testing/index.ts";
 import { judgeCommand } from "../extensions/permission-gate/judge.ts";
 import { compileRules } from "../extensions/permission-gate/rules.ts";
@@ -21,12 +28,36 @@ import { loadShellParser } from "../extensions/permission-gate/shell.ts";
 const SESSIONS = Number(process.env.SESSIONS ?? 100);
 const ANSWERS = 25;
 const CALLS = 4;
-const RULES = { deny: ["Bash(git push:*)", "Write(secrets/**)"], ask: ["Bash(npm publish:*)"], allow: ["Bash(npm test)", "Read(src/**)"] };
+const RULES = {
+  deny: ["Bash(git push:*)", "Write(secrets/**)"],
+  ask: ["Bash(npm publish:*)"],
+  allow: ["Bash(npm test)", "Read(src/**)"],
+};
 const REPO = join(import.meta.dirname, "..");
 const SHIPPED = ["protected-paths", "redact-secrets", "permission-gate"].map((name) => join(REPO, "extensions", name));
 
-const COMMANDS = ["ls -la src", "git status --short", "npm test", "cat package.json | head -20", "rm -rf build", "git push origin main", "grep -rn TODO src", "npm publish", "echo $HOME && pwd", "find . -name '*.ts' | wc -l"];
-const PATHS = ["src/app.ts", "src/lib/util.ts", ".env", "README.md", ".git/config", "node_modules/x/index.js", "secrets/prod.key", "test/app.test.ts"];
+const COMMANDS = [
+  "ls -la src",
+  "git status --short",
+  "npm test",
+  "cat package.json | head -20",
+  "rm -rf build",
+  "git push origin main",
+  "grep -rn TODO src",
+  "npm publish",
+  "echo $HOME && pwd",
+  "find . -name '*.ts' | wc -l",
+];
+const PATHS = [
+  "src/app.ts",
+  "src/lib/util.ts",
+  ".env",
+  "README.md",
+  ".git/config",
+  "node_modules/x/index.js",
+  "secrets/prod.key",
+  "test/app.test.ts",
+];
 const OUTPUT = "export function main(): void {\n  console.log('hello');\n}\n".repeat(6);
 const SECRET = "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789\n";
 
@@ -44,7 +75,9 @@ function turnsOf(s: number): ScriptedTurn[] {
         case 2:
           return { name: "read", arguments: { path } };
         default:
-          return i % 8 === 3 ? { name: "write", arguments: { path, content: "x" } } : { name: "edit", arguments: { path, oldText: "a", newText: "b" } };
+          return i % 8 === 3
+            ? { name: "write", arguments: { path, content: "x" } }
+            : { name: "edit", arguments: { path, oldText: "a", newText: "b" } };
       }
     });
     turns.push({ text: "Working.", toolCalls });
@@ -55,7 +88,12 @@ function turnsOf(s: number): ScriptedTurn[] {
 
 /** Stand-ins for the builtin tools: the same names and parameters, canned output, no effect. */
 const canned = (name: string, parameters: z.ZodObject) =>
-  defineTool({ name, description: `a stand-in for ${name}`, parameters, execute: (_args, ctx) => ((ctx.toolCallId.length % 10 === 0 ? SECRET : "") + OUTPUT) });
+  defineTool({
+    name,
+    description: `a stand-in for ${name}`,
+    parameters,
+    execute: (_args, ctx) => (ctx.toolCallId.length % 10 === 0 ? SECRET : "") + OUTPUT,
+  });
 const TOOLS = [
   canned("bash", z.strictObject({ command: z.string() })),
   canned("read", z.strictObject({ path: z.string() })),
@@ -70,7 +108,13 @@ async function recordCorpus(dir: string): Promise<string[]> {
   try {
     for (let s = 0; s < SESSIONS; s++) {
       const session = SessionManager.create({ cwd: dir, dir: join(dir, "sessions") });
-      const host = createExtensionHost({ manager: loaded.manager, model: createScriptedModel({ turns: turnsOf(s) }), session, tools: TOOLS, maxTurns: ANSWERS + 2 });
+      const host = createExtensionHost({
+        manager: loaded.manager,
+        model: createScriptedModel({ turns: turnsOf(s) }),
+        session,
+        tools: TOOLS,
+        maxTurns: ANSWERS + 2,
+      });
       await host.agent.run(`Fix issue ${s} and ship it`);
       host.manager.unbind();
       await host.agent.close();
@@ -135,7 +179,9 @@ try {
   }
   const recordStart = performance.now();
   const files = await recordCorpus(dir);
-  console.log(`recorded ${files.length} sessions with the three policies in ${((performance.now() - recordStart) / 1000).toFixed(1)} s (wall)`);
+  console.log(
+    `recorded ${files.length} sessions with the three policies in ${((performance.now() - recordStart) / 1000).toFixed(1)} s (wall)`,
+  );
   const readStart = cpuNow();
   const recordings = files.map((f) => readRecording(f));
   const readMs = cpuNow() - readStart;
@@ -156,7 +202,15 @@ try {
   const rules = compileRules(parser, RULES);
   if ("error" in rules) throw new Error(rules.error);
   const commands = recordings.flatMap((r) =>
-    r.session.getEntries().flatMap((e) => (e.type === "message" && e.message.role === "assistant" ? e.message.content.flatMap((c) => (c.type === "toolCall" && c.name === "bash" ? [String(c.arguments.command)] : [])) : [])),
+    r.session
+      .getEntries()
+      .flatMap((e) =>
+        e.type === "message" && e.message.role === "assistant"
+          ? e.message.content.flatMap((c) =>
+              c.type === "toolCall" && c.name === "bash" ? [String(c.arguments.command)] : [],
+            )
+          : [],
+      ),
   );
   for (const c of commands.slice(0, 200)) judgeCommand(parser, rules, c, dir);
   const parseStart = cpuNow();
@@ -169,15 +223,23 @@ try {
       `${label.padEnd(34)} ${t.cpuMs.toFixed(0).padStart(6)} ms ${(t.cpuMs / bare.cpuMs).toFixed(1).padStart(6)}×   calls ${calls_(t).toFixed(0).padStart(6)} ms   context ${(t.slots.context ?? 0).toFixed(0).padStart(6)} ms   (wall ${t.wallMs.toFixed(0)} ms)`,
     );
   const steps = shipped.replays.reduce((n, r) => n + Object.values(r.steps).reduce((a, b) => a + b, 0), 0);
-  console.log(`corpus: ${SESSIONS} sessions, ${calls} tool calls (${commands.length} bash), ${steps} steps through the slots; reading the files: ${readMs.toFixed(0)} ms CPU`);
+  console.log(
+    `corpus: ${SESSIONS} sessions, ${calls} tool calls (${commands.length} bash), ${steps} steps through the slots; reading the files: ${readMs.toFixed(0)} ms CPU`,
+  );
   console.log(`${"".padEnd(34)} ${"CPU".padStart(9)} ${"× bare".padStart(7)}`);
   row("bare chains (no extension)", bare);
   for (const [name, t] of each) row(name, t);
   row("the three together", shipped);
   const withoutParser = shipped.cpuMs - parseMs;
-  console.log(`the gate's shell parser, judged directly: ${parseMs.toFixed(0)} ms CPU for ${commands.length} commands (${((parseMs * 1000) / commands.length).toFixed(0)} µs each)`);
-  console.log(`the three together without the parser: ${withoutParser.toFixed(0)} ms CPU; their calls alone (tool_call + tool_result) without it: ${(calls_(shipped) - parseMs).toFixed(0)} ms`);
-  console.log(`differences found with the set that recorded the corpus: ${shipped.replays.reduce((n, r) => n + r.differences.length, 0)} (must be 0); without any extension: ${bare.replays.reduce((n, r) => n + r.differences.length, 0)}`);
+  console.log(
+    `the gate's shell parser, judged directly: ${parseMs.toFixed(0)} ms CPU for ${commands.length} commands (${((parseMs * 1000) / commands.length).toFixed(0)} µs each)`,
+  );
+  console.log(
+    `the three together without the parser: ${withoutParser.toFixed(0)} ms CPU; their calls alone (tool_call + tool_result) without it: ${(calls_(shipped) - parseMs).toFixed(0)} ms`,
+  );
+  console.log(
+    `differences found with the set that recorded the corpus: ${shipped.replays.reduce((n, r) => n + r.differences.length, 0)} (must be 0); without any extension: ${bare.replays.reduce((n, r) => n + r.differences.length, 0)}`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

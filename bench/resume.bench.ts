@@ -18,18 +18,32 @@ function transcript(n: number): Message[] {
   const out: Message[] = [];
   for (let turn = 0; out.length < n; turn++) {
     const t = turn * 10;
-    out.push({ role: "user", content: [{ type: "text", text: `Please look at file ${turn}.ts and fix the bug.` }], timestamp: t });
+    out.push({
+      role: "user",
+      content: [{ type: "text", text: `Please look at file ${turn}.ts and fix the bug.` }],
+      timestamp: t,
+    });
     const ids = Array.from({ length: 1 + (turn % 3) }, (_, k) => `call_${turn}_${k}`);
     out.push({
       role: "assistant",
-      content: [{ type: "text", text: "Reading." }, ...ids.map((id) => ({ type: "toolCall" as const, id, name: "read", arguments: { path: `${id}.ts` } }))],
+      content: [
+        { type: "text", text: "Reading." },
+        ...ids.map((id) => ({ type: "toolCall" as const, id, name: "read", arguments: { path: `${id}.ts` } })),
+      ],
       stopReason: "toolUse",
       usage: { input: 1000 + turn, output: 50 },
       model: "bench",
       timestamp: t + 1,
     });
     for (const [k, id] of ids.entries()) {
-      out.push({ role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text: `export const v${k} = ${turn};\n`.repeat(4) }], isError: false, timestamp: t + 2 + k });
+      out.push({
+        role: "toolResult",
+        toolCallId: id,
+        toolName: "read",
+        content: [{ type: "text", text: `export const v${k} = ${turn};\n`.repeat(4) }],
+        isError: false,
+        timestamp: t + 2 + k,
+      });
     }
   }
   return out.slice(0, n);
@@ -52,7 +66,15 @@ function cutOffSession(dir: string): string {
     model: "bench",
     timestamp: 1e9 + 1,
   });
-  const lines = [JSON.stringify({ type: "session", version: 1, id: "bench-resume", cwd: "/bench", timestamp: new Date(0).toISOString() })];
+  const lines = [
+    JSON.stringify({
+      type: "session",
+      version: 1,
+      id: "bench-resume",
+      cwd: "/bench",
+      timestamp: new Date(0).toISOString(),
+    }),
+  ];
   let parentId: string | null = null;
   messages.forEach((message, i) => {
     const id = i.toString(16).padStart(8, "0");
@@ -63,8 +85,20 @@ function cutOffSession(dir: string): string {
   return file;
 }
 
-const read = defineTool({ name: "read", description: "r", parameters: z.strictObject({ path: z.string() }), rerunnable: true, parallelSafe: true, execute: ({ path }) => `contents of ${path}` });
-const bash = defineTool({ name: "bash", description: "b", parameters: z.strictObject({ command: z.string() }), execute: () => "ran" });
+const read = defineTool({
+  name: "read",
+  description: "r",
+  parameters: z.strictObject({ path: z.string() }),
+  rerunnable: true,
+  parallelSafe: true,
+  execute: ({ path }) => `contents of ${path}`,
+});
+const bash = defineTool({
+  name: "bash",
+  description: "b",
+  parameters: z.strictObject({ command: z.string() }),
+  execute: () => "ran",
+});
 
 /** Milliseconds from opening the file to the resumed run's agent_end (the file is a fresh copy each time). */
 async function resumeOnce(source: string, copy: string): Promise<number> {
@@ -72,10 +106,15 @@ async function resumeOnce(source: string, copy: string): Promise<number> {
   gc?.();
   const start = performance.now();
   const session = SessionManager.open(copy);
-  const agent = new Agent({ model: createScriptedModel({ turns: [{ text: "Tests pass." }] }), tools: [read, bash], session });
+  const agent = new Agent({
+    model: createScriptedModel({ turns: [{ text: "Tests pass." }] }),
+    tools: [read, bash],
+    session,
+  });
   const end = await agent.resume();
   const took = performance.now() - start;
-  if (end.stopReason !== "completed" || end.messages.length !== 3) throw new Error(`the resumed run ended ${end.stopReason} with ${end.messages.length} messages`);
+  if (end.stopReason !== "completed" || end.messages.length !== 3)
+    throw new Error(`the resumed run ended ${end.stopReason} with ${end.messages.length} messages`);
   await agent.close();
   return took;
 }
@@ -104,9 +143,13 @@ try {
   }
   const open = median(opens);
   const resume = median(resumes);
-  console.log(`session: ${SIZE} messages, ${(statSync(source).size / 1e6).toFixed(1)} MB; the run was cut off with two calls running`);
+  console.log(
+    `session: ${SIZE} messages, ${(statSync(source).size / 1e6).toFixed(1)} MB; the run was cut off with two calls running`,
+  );
   console.log(`load with SessionManager.open (today's loader)      ${open.toFixed(1)} ms`);
-  console.log(`resume: open + Agent + resume point + reconcile + model call + agent_end   ${resume.toFixed(1)} ms   (${(resume / open).toFixed(2)}× the load; median of ${RUNS})`);
+  console.log(
+    `resume: open + Agent + resume point + reconcile + model call + agent_end   ${resume.toFixed(1)} ms   (${(resume / open).toFixed(2)}× the load; median of ${RUNS})`,
+  );
   console.log(resume < 1000 ? "under a second: yes" : "under a second: NO");
 } finally {
   rmSync(dir, { recursive: true, force: true });

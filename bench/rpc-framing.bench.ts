@@ -48,10 +48,16 @@ function msPerMb(mb: number, frame: (chunks: Buffer[]) => number, runs: number):
   return best / mb;
 }
 
-const rows: string[][] = [["", ...SIZES.map((mb) => `${mb} MB`), `${SIZES[1]} MB / ${SIZES[0]} MB per MB (≈1 = linear)`]];
-for (const [name, frame, runs] of [["before: glue and split", before, 1], ["now: pieces, one join", after, 5]] as const) {
+const rows: string[][] = [
+  ["", ...SIZES.map((mb) => `${mb} MB`), `${SIZES[1]} MB / ${SIZES[0]} MB per MB (≈1 = linear)`],
+];
+for (const [name, frame, runs] of [
+  ["before: glue and split", before, 1],
+  ["now: pieces, one join", after, 5],
+] as const) {
   const [small, large] = SIZES.map((mb) => msPerMb(mb, frame, runs));
   rows.push([`${name} (ms per MB)`, small!.toFixed(2), large!.toFixed(2), `${(large! / small!).toFixed(2)}×`]);
 }
 const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("   "));
+for (const r of rows)
+  console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("   "));

@@ -24,13 +24,19 @@ if (!existsSync(join(here, "pi", "node_modules", "@mariozechner", "pi-agent-core
 
 // Benchmarks that compare mypi with another framework load mypi's built packages (as npm installs
 // them, and as Pi is loaded): build them first (incremental, under a second when up to date).
-const build = spawnSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
+const build = spawnSync(
+  process.execPath,
+  [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", "tsconfig.build.json"],
+  { cwd: root, stdio: "inherit" },
+);
 if (build.status !== 0) {
   console.error("bench: `npm run build` failed; fix the build first");
   process.exit(2);
 }
 
-const files = readdirSync(here).filter((f) => f.endsWith(".bench.ts") && f.includes(filter)).sort();
+const files = readdirSync(here)
+  .filter((f) => f.endsWith(".bench.ts") && f.includes(filter))
+  .sort();
 if (files.length === 0) {
   console.error(`bench: no bench/*.bench.ts matches "${filter}"`);
   process.exit(2);
@@ -40,7 +46,10 @@ let failed = 0;
 for (const file of files) {
   console.log(`\n━━ ${file} ━━`);
   // Words after the name go to the benchmark (kernel-loop: the scenarios to time, e.g. S2 H500).
-  const r = spawnSync(process.execPath, ["--expose-gc", jitiCli, join(here, file), ...process.argv.slice(3)], { cwd: root, stdio: "inherit" });
+  const r = spawnSync(process.execPath, ["--expose-gc", jitiCli, join(here, file), ...process.argv.slice(3)], {
+    cwd: root,
+    stdio: "inherit",
+  });
   if (r.status !== 0) failed++;
 }
 process.exit(failed ? 1 : 0);

@@ -35,7 +35,9 @@ async function once(tool: typeof plain, command: string): Promise<number> {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const rows: string[][] = [["command", "plain", "default (network on)", "ratio", "added", "no network", "ratio", "added"]];
+const rows: string[][] = [
+  ["command", "plain", "default (network on)", "ratio", "added", "no network", "ratio", "added"],
+];
 for (const command of ["true", "echo hi", "wc -l a.txt && ls > /dev/null"]) {
   await once(plain, command);
   await once(sandboxed, command);
@@ -51,7 +53,16 @@ for (const command of ["true", "echo hi", "wc -l a.txt && ls > /dev/null"]) {
   const mp = median(p);
   const ms = median(s);
   const mo = median(o);
-  rows.push([command, `${mp.toFixed(1)} ms`, `${ms.toFixed(1)} ms`, `${(ms / mp).toFixed(2)}×`, `+${(ms - mp).toFixed(1)} ms`, `${mo.toFixed(1)} ms`, `${(mo / mp).toFixed(2)}×`, `+${(mo - mp).toFixed(1)} ms`]);
+  rows.push([
+    command,
+    `${mp.toFixed(1)} ms`,
+    `${ms.toFixed(1)} ms`,
+    `${(ms / mp).toFixed(2)}×`,
+    `+${(ms - mp).toFixed(1)} ms`,
+    `${mo.toFixed(1)} ms`,
+    `${(mo / mp).toFixed(2)}×`,
+    `+${(mo - mp).toFixed(1)} ms`,
+  ]);
 }
 rmSync(ws, { recursive: true, force: true });
 

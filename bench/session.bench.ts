@@ -21,11 +21,18 @@ function transcript(n: number, damage: boolean): Message[] {
   const out: Message[] = [];
   for (let turn = 0; out.length < n; turn++) {
     const t = turn * 10;
-    out.push({ role: "user", content: [{ type: "text", text: `Please look at file ${turn}.ts and fix the bug.` }], timestamp: t });
+    out.push({
+      role: "user",
+      content: [{ type: "text", text: `Please look at file ${turn}.ts and fix the bug.` }],
+      timestamp: t,
+    });
     const ids = Array.from({ length: 1 + (turn % 3) }, (_, k) => `call_${turn}_${k}`);
     out.push({
       role: "assistant",
-      content: [{ type: "text", text: "Reading." }, ...ids.map((id) => ({ type: "toolCall" as const, id, name: "read", arguments: { path: `${id}.ts` } }))],
+      content: [
+        { type: "text", text: "Reading." },
+        ...ids.map((id) => ({ type: "toolCall" as const, id, name: "read", arguments: { path: `${id}.ts` } })),
+      ],
       stopReason: "toolUse",
       usage: { input: 1000 + turn, output: 50 },
       model: "bench",
@@ -41,11 +48,21 @@ function transcript(n: number, damage: boolean): Message[] {
     }));
     if (damage && turn % 20 === 0) {
       switch ((turn / 20) % 5) {
-        case 0: results.pop(); break;
-        case 1: results.reverse(); break;
-        case 2: results.unshift({ role: "user", content: [{ type: "text", text: "steer" }], timestamp: t + 9 }); break;
-        case 3: results.push({ ...(results[0] as Message & { role: "toolResult" }), toolCallId: "orphan" }); break;
-        case 4: results.push(results[0]!); break;
+        case 0:
+          results.pop();
+          break;
+        case 1:
+          results.reverse();
+          break;
+        case 2:
+          results.unshift({ role: "user", content: [{ type: "text", text: "steer" }], timestamp: t + 9 });
+          break;
+        case 3:
+          results.push({ ...(results[0] as Message & { role: "toolResult" }), toolCallId: "orphan" });
+          break;
+        case 4:
+          results.push(results[0]!);
+          break;
       }
     }
     out.push(...results);
@@ -55,7 +72,15 @@ function transcript(n: number, damage: boolean): Message[] {
 
 function sessionFile(dir: string, n: number): string {
   const file = join(dir, `s${n}.jsonl`);
-  const lines = [JSON.stringify({ type: "session", version: 1, id: `bench-${n}`, cwd: "/bench", timestamp: new Date(0).toISOString() })];
+  const lines = [
+    JSON.stringify({
+      type: "session",
+      version: 1,
+      id: `bench-${n}`,
+      cwd: "/bench",
+      timestamp: new Date(0).toISOString(),
+    }),
+  ];
   let parentId: string | null = null;
   transcript(n, true).forEach((message, i) => {
     const id = i.toString(16).padStart(8, "0");
@@ -81,7 +106,12 @@ try {
   for (const f of files) SessionManager.open(f); // warm up (JIT)
   const [smallLoad, largeLoad] = files.map((f) => medianTime(5, () => SessionManager.open(f)));
   const mb = (f: string) => `${(statSync(f).size / 1e6).toFixed(1)} MB`;
-  rows.push([`open (load + parse), ${mb(files[0]!)} / ${mb(files[1]!)}`, ms(smallLoad!), ms(largeLoad!), `${(largeLoad! / smallLoad!).toFixed(1)}×`]);
+  rows.push([
+    `open (load + parse), ${mb(files[0]!)} / ${mb(files[1]!)}`,
+    ms(smallLoad!),
+    ms(largeLoad!),
+    `${(largeLoad! / smallLoad!).toFixed(1)}×`,
+  ]);
   const sessions = files.map((f) => SessionManager.open(f));
   const [smallCtx, largeCtx] = sessions.map((s) => medianTime(5, () => s.buildContext()));
   rows.push(["buildContext (branch + repair)", ms(smallCtx!), ms(largeCtx!), `${(largeCtx! / smallCtx!).toFixed(1)}×`]);
@@ -89,11 +119,18 @@ try {
   // One append = one appendFileSync of one line; its cost must not depend on the file's size.
   const [smallAppend, largeAppend] = sessions.map((s) => {
     const message: Message = { role: "user", content: [{ type: "text", text: "one more" }], timestamp: 0 };
-    return medianTime(5, () => {
-      for (let i = 0; i < 200; i++) s.appendMessage(message);
-    }) / 200;
+    return (
+      medianTime(5, () => {
+        for (let i = 0; i < 200; i++) s.appendMessage(message);
+      }) / 200
+    );
   });
-  rows.push(["appendMessage (per entry)", ms(smallAppend!), ms(largeAppend!), `${(largeAppend! / smallAppend!).toFixed(1)}×`]);
+  rows.push([
+    "appendMessage (per entry)",
+    ms(smallAppend!),
+    ms(largeAppend!),
+    `${(largeAppend! / smallAppend!).toFixed(1)}×`,
+  ]);
 
   // What extensions read (ctx.sessionManager): the entry list is a frozen copy made again after
   // each append, the branch a new array walked from the leaf.
@@ -108,7 +145,12 @@ try {
     }
     return total / 20;
   });
-  rows.push(["getEntries() after an append", ms(smallList!), ms(largeList!), `${(largeList! / smallList!).toFixed(1)}×`]);
+  rows.push([
+    "getEntries() after an append",
+    ms(smallList!),
+    ms(largeList!),
+    `${(largeList! / smallList!).toFixed(1)}×`,
+  ]);
   const [smallBranch, largeBranch] = sessions.map((s) => medianTime(5, () => s.getBranch()));
   rows.push(["getBranch()", ms(smallBranch!), ms(largeBranch!), `${(largeBranch! / smallBranch!).toFixed(1)}×`]);
 } finally {
@@ -117,4 +159,5 @@ try {
 
 const header: [string, string, string, string] = ["", "10 000", "100 000", "100k / 10k (≈10 = linear)"];
 const widths = header.map((_, c) => Math.max(...[header, ...rows].map((r) => r[c]!.length)));
-for (const r of [header, ...rows]) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("   "));
+for (const r of [header, ...rows])
+  console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("   "));

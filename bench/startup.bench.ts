@@ -57,7 +57,11 @@ function runOnce(c: Case, index: number, env: Record<string, string>): Promise<n
   const cache = c.cold ? join(scratch, `jiti-cold-${index}`) : join(scratch, "jiti-warm");
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(c.node, c.args, { cwd: scratch, env: { ...env, MYPI_JITI_CACHE: cache, ...c.env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(c.node, c.args, {
+      cwd: scratch,
+      env: { ...env, MYPI_JITI_CACHE: cache, ...c.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (output += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (output += d));
@@ -66,7 +70,8 @@ function runOnce(c: Case, index: number, env: Record<string, string>): Promise<n
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       if (c.cold) rmSync(cache, { recursive: true, force: true });
       if (code !== 0) reject(new Error(`${c.name}: exit ${code}\n${output}`));
-      else if (c.model && !output.includes("Hello from the loopback model.")) reject(new Error(`${c.name}: no answer in its output:\n${output}`));
+      else if (c.model && !output.includes("Hello from the loopback model."))
+        reject(new Error(`${c.name}: no answer in its output:\n${output}`));
       else resolve(ms);
     });
   });
@@ -86,7 +91,14 @@ try {
   const pi = pi16Runtime();
   const piHome = join(scratch, "pi-agent");
   mkdirSync(piHome);
-  writeFileSync(join(piHome, "models.json"), JSON.stringify({ providers: { fake: { baseUrl: server.baseURL, api: "openai-completions", apiKey: "fake", models: [{ id: "fake-model" }] } } }));
+  writeFileSync(
+    join(piHome, "models.json"),
+    JSON.stringify({
+      providers: {
+        fake: { baseUrl: server.baseURL, api: "openai-completions", apiKey: "fake", models: [{ id: "fake-model" }] },
+      },
+    }),
+  );
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     MYPI_HOME: join(scratch, "home"),
@@ -107,7 +119,13 @@ try {
       { name: "mypi --help", node, args: [mypi, "--help"] },
       { name: "mypi -p (loopback, 1 turn)", node, args: [mypi, ...oneTurn], model: true },
     ];
-    if (pi && major >= 22) cases.push({ name: "pi 1.6 -p (loopback, 1 turn)", node, args: [join(pi.piPackage, "dist", "cli.js"), ...piTurn], model: true });
+    if (pi && major >= 22)
+      cases.push({
+        name: "pi 1.6 -p (loopback, 1 turn)",
+        node,
+        args: [join(pi.piPackage, "dist", "cli.js"), ...piTurn],
+        model: true,
+      });
     if (node === process.execPath) {
       cases.push(
         { name: "dev: mypi -p, warm jiti cache", node, args: [devBin, ...oneTurn], model: true },

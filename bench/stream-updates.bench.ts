@@ -6,7 +6,13 @@
 // "Pi wire" is what JSON and RPC mode write now: Pi 1.6's `assistantMessageEvent` and `usage`
 // next to mypi's delta (`createPiWire`).
 // Run: node bench/run.mjs stream-updates
-import { Agent, createScriptedModel, defineTool, type MessageUpdateEvent, type StreamEvent } from "../packages/kernel/src/index.ts";
+import {
+  Agent,
+  createScriptedModel,
+  defineTool,
+  type MessageUpdateEvent,
+  type StreamEvent,
+} from "../packages/kernel/src/index.ts";
 import { eventLine, toJsonLine } from "../packages/cli/src/rpc/jsonl.ts";
 import { createPiWire } from "../packages/cli/src/rpc/pi-wire.ts";
 
@@ -33,7 +39,9 @@ interface Figures {
 }
 
 async function measure(size: number): Promise<Figures> {
-  const model = createScriptedModel({ turns: [{ toolCalls: [{ name: "write", arguments: { content: "x".repeat(size) } }] }, { text: "done" }] });
+  const model = createScriptedModel({
+    turns: [{ toolCalls: [{ name: "write", arguments: { content: "x".repeat(size) } }] }, { text: "done" }],
+  });
   const agent = new Agent({ model, tools: [sink] });
   const updates: MessageUpdateEvent[] = [];
   agent.subscribe((event: StreamEvent) => {
@@ -96,14 +104,45 @@ const ratio = (a: number, b: number) => `${(b / a).toFixed(2)}×`;
 const us = (t: number) => `${t.toFixed(2)} µs`;
 const bytes = (b: number) => `${b.toFixed(0)} B`;
 rows.push(["updates", String(small.updates), String(large.updates), ""]);
-rows.push(["kernel: run time per update", us(small.kernelUs), us(large.kernelUs), ratio(small.kernelUs, large.kernelUs)]);
-rows.push(["wire (delta-only): bytes per update", bytes(small.wireBytes), bytes(large.wireBytes), ratio(small.wireBytes, large.wireBytes)]);
-rows.push(["wire (delta-only): time per update", us(small.wireUs), us(large.wireUs), ratio(small.wireUs, large.wireUs)]);
-rows.push(["Pi wire (now): bytes per update", bytes(small.piBytes), bytes(large.piBytes), ratio(small.piBytes, large.piBytes)]);
+rows.push([
+  "kernel: run time per update",
+  us(small.kernelUs),
+  us(large.kernelUs),
+  ratio(small.kernelUs, large.kernelUs),
+]);
+rows.push([
+  "wire (delta-only): bytes per update",
+  bytes(small.wireBytes),
+  bytes(large.wireBytes),
+  ratio(small.wireBytes, large.wireBytes),
+]);
+rows.push([
+  "wire (delta-only): time per update",
+  us(small.wireUs),
+  us(large.wireUs),
+  ratio(small.wireUs, large.wireUs),
+]);
+rows.push([
+  "Pi wire (now): bytes per update",
+  bytes(small.piBytes),
+  bytes(large.piBytes),
+  ratio(small.piBytes, large.piBytes),
+]);
 rows.push(["Pi wire (now): time per update", us(small.piUs), us(large.piUs), ratio(small.piUs, large.piUs)]);
-rows.push(["whole event (before): bytes per update", bytes(small.wholeBytes), bytes(large.wholeBytes), ratio(small.wholeBytes, large.wholeBytes)]);
-rows.push(["whole event (before): time per update", us(small.wholeUs), us(large.wholeUs), ratio(small.wholeUs, large.wholeUs)]);
+rows.push([
+  "whole event (before): bytes per update",
+  bytes(small.wholeBytes),
+  bytes(large.wholeBytes),
+  ratio(small.wholeBytes, large.wholeBytes),
+]);
+rows.push([
+  "whole event (before): time per update",
+  us(small.wholeUs),
+  us(large.wholeUs),
+  ratio(small.wholeUs, large.wholeUs),
+]);
 
 const header: [string, string, string, string] = ["", "1 KB", "100 KB", "100 KB / 1 KB (≈1 = flat)"];
 const widths = header.map((_, c) => Math.max(...[header, ...rows].map((r) => r[c]!.length)));
-for (const r of [header, ...rows]) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("   "));
+for (const r of [header, ...rows])
+  console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("   "));

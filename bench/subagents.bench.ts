@@ -22,7 +22,13 @@ const ROUNDS = 9;
 const PER_ROUND = 200;
 
 const tools: Tool[] = ["read", "write", "edit", "bash", "grep", "find", "ls", "fetch"].map((name) =>
-  defineTool({ name, description: `The ${name} tool`, parameters: z.strictObject({ path: z.string().optional() }), execute: () => "ok", parallelSafe: true }),
+  defineTool({
+    name,
+    description: `The ${name} tool`,
+    parameters: z.strictObject({ path: z.string().optional() }),
+    execute: () => "ok",
+    parallelSafe: true,
+  }),
 );
 
 /** A model that answers every prompt at once (a fresh script per call would cost a file read; this costs nothing). */
@@ -31,7 +37,10 @@ function instantModel(): ModelClient {
 }
 
 async function hostWith(sessionDir: string | undefined): Promise<ExtensionHost> {
-  const manager = new ExtensionManager({ cwd: process.cwd(), settings: { subagents: { maxPerRun: 1e9, maxConcurrent: 1e9 } } });
+  const manager = new ExtensionManager({
+    cwd: process.cwd(),
+    settings: { subagents: { maxPerRun: 1e9, maxConcurrent: 1e9 } },
+  });
   await manager.loadExtension((pi) => {
     for (const t of tools) pi.registerTool(t);
   }, "tools");
@@ -42,7 +51,10 @@ async function hostWith(sessionDir: string | undefined): Promise<ExtensionHost> 
       pi.on("context", () => undefined);
     }, name);
   }
-  const session = sessionDir === undefined ? SessionManager.inMemory(process.cwd()) : SessionManager.create({ cwd: process.cwd(), dir: sessionDir });
+  const session =
+    sessionDir === undefined
+      ? SessionManager.inMemory(process.cwd())
+      : SessionManager.create({ cwd: process.cwd(), dir: sessionDir });
   // The parent's file exists once it has an entry; children's files go next to it.
   session.appendCustomEntry("bench", {});
   return createExtensionHost({ manager, model: instantModel(), session, systemPrompt: "You are the parent." });
@@ -82,7 +94,13 @@ async function main(): Promise<void> {
       await agent.close();
     },
     "bare Agent + slots: one task": async () => {
-      const agent = new Agent({ model, tools, systemPrompt: "child", slots: memory.manager.slotsFor(["root", "bench"]), session: SessionManager.inMemory(process.cwd()) });
+      const agent = new Agent({
+        model,
+        tools,
+        systemPrompt: "child",
+        slots: memory.manager.slotsFor(["root", "bench"]),
+        session: SessionManager.inMemory(process.cwd()),
+      });
       await agent.prompt("go");
       await agent.close();
     },
@@ -109,12 +127,21 @@ async function main(): Promise<void> {
   const us = (name: string) => median(samples[name]!);
   const ratio = (a: string, b: string) => median(samples[a]!.map((x, i) => x / samples[b]![i]!));
   console.log(`${"case".padEnd(26)}${"µs / start".padStart(12)}${"starts / s".padStart(12)}`);
-  for (const name of Object.keys(cases)) console.log(`${name.padEnd(26)}${us(name).toFixed(1).padStart(12)}${Math.round(1e6 / us(name)).toString().padStart(12)}`);
+  for (const name of Object.keys(cases))
+    console.log(
+      `${name.padEnd(26)}${us(name).toFixed(1).padStart(12)}${Math.round(1e6 / us(name))
+        .toString()
+        .padStart(12)}`,
+    );
   console.log("");
   console.log(`child create / bare Agent construct:   ${ratio("child: create", "bare Agent: construct").toFixed(2)}×`);
   console.log(`child task / bare Agent task:          ${ratio("child: one task", "bare Agent: one task").toFixed(2)}×`);
-  console.log(`child task / bare Agent + slots task:  ${ratio("child: one task", "bare Agent + slots: one task").toFixed(2)}×  (the same slots and an in-memory session: what the child machinery adds)`);
-  console.log(`child task, file / bare Agent task:    ${ratio("child: one task, file", "bare Agent: one task").toFixed(2)}×`);
+  console.log(
+    `child task / bare Agent + slots task:  ${ratio("child: one task", "bare Agent + slots: one task").toFixed(2)}×  (the same slots and an in-memory session: what the child machinery adds)`,
+  );
+  console.log(
+    `child task, file / bare Agent task:    ${ratio("child: one task, file", "bare Agent: one task").toFixed(2)}×`,
+  );
   await memory.shutdown();
   await onDisk.shutdown();
   rmSync(dir, { recursive: true, force: true });

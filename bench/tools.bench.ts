@@ -34,11 +34,14 @@ async function median(runs: number, fn: () => Promise<unknown> | unknown): Promi
 const kernel = (await import("../packages/kernel/src/index.ts")) as Record<string, unknown>;
 type BenchAgent = { run(t: string): Promise<unknown>; close(): Promise<void> };
 const Agent = typeof kernel.Agent === "function" ? (kernel.Agent as new (o: object) => BenchAgent) : undefined;
-const createScriptedModel = typeof kernel.createScriptedModel === "function" ? (kernel.createScriptedModel as (s: object) => unknown) : undefined;
+const createScriptedModel =
+  typeof kernel.createScriptedModel === "function" ? (kernel.createScriptedModel as (s: object) => unknown) : undefined;
 
 /** One agent run whose first turn is `count` calls of `name`, in one batch. */
 async function runBatch(tools: Tool[], count: number, name: string, args: object, maxParallel: number): Promise<void> {
-  const model = createScriptedModel!({ turns: [{ toolCalls: Array.from({ length: count }, () => ({ name, arguments: args })) }, { text: "done" }] });
+  const model = createScriptedModel!({
+    turns: [{ toolCalls: Array.from({ length: count }, () => ({ name, arguments: args })) }, { text: "done" }],
+  });
   const agent = new Agent!({ model, tools, maxParallel });
   await agent.run("go");
   await agent.close();
@@ -47,7 +50,12 @@ async function runBatch(tools: Tool[], count: number, name: string, args: object
 // ─── 1. dispatch overhead ──────────────────────────────────────────────────────────────────
 {
   const add = (a: { x: number; y: number }) => String(a.x + a.y);
-  const tool = defineTool({ name: "add", description: "", parameters: z.strictObject({ x: z.number(), y: z.number() }), execute: add });
+  const tool = defineTool({
+    name: "add",
+    description: "",
+    parameters: z.strictObject({ x: z.number(), y: z.number() }),
+    execute: add,
+  });
   const N = 20_000;
   const direct = await median(5, async () => {
     for (let i = 0; i < N; i++) await add({ x: i, y: 1 });
@@ -79,7 +87,13 @@ async function runBatch(tools: Tool[], count: number, name: string, args: object
   const one = await median(5, () => executeTool(wait, {}, options()));
   row("one 20 ms tool", ms(one), "baseline");
   if (Agent && createScriptedModel) {
-    const instant = defineTool({ name: "wait", description: "", parallelSafe: true, parameters: z.strictObject({}), execute: () => "ok" });
+    const instant = defineTool({
+      name: "wait",
+      description: "",
+      parallelSafe: true,
+      parameters: z.strictObject({}),
+      execute: () => "ok",
+    });
     const overhead = await median(3, () => runBatch([instant], 100, "wait", {}, 100));
     row("100 × instant tool through Agent (loop overhead)", ms(overhead), "");
     for (const maxParallel of [100, 8]) {
@@ -100,7 +114,12 @@ async function runBatch(tools: Tool[], count: number, name: string, args: object
 {
   const { tiny } = await import("../packages/kernel/test/tools/fixtures/worker-tools.ts");
   const pool = new ToolWorkerPool({ maxThreads: 1 });
-  const tool = defineTool({ name: "tiny", description: "", parameters: z.strictObject({ n: z.number() }), worker: { module: WORKER_MODULE, export: "tiny" } });
+  const tool = defineTool({
+    name: "tiny",
+    description: "",
+    parameters: z.strictObject({ n: z.number() }),
+    worker: { module: WORKER_MODULE, export: "tiny" },
+  });
   const first = await time(() => executeTool(tool, { n: 1 }, options({ workerPool: pool })));
   const N = 2000;
   const direct = await median(5, async () => {

@@ -14,7 +14,10 @@ import { createSandbox } from "./helpers/mypi.ts";
 import { startRedis } from "./helpers/redis.ts";
 
 const redis = await startRedis();
-if (!redis) console.warn("batch-queue-faults.e2e: redis-server is not on PATH (apt-get install -y redis-server); the queue tests are skipped");
+if (!redis)
+  console.warn(
+    "batch-queue-faults.e2e: redis-server is not on PATH (apt-get install -y redis-server); the queue tests are skipped",
+  );
 const sandbox = createSandbox("mypi-queue-faults-");
 const started: MypiProcess[] = [];
 afterAll(async () => {
@@ -23,10 +26,13 @@ afterAll(async () => {
   sandbox.cleanup();
 });
 
-const script = sandbox.script([
-  { text: "Writing.", toolCalls: [{ name: "write", arguments: { path: "out.txt", content: "done\n" } }] },
-  { text: "Done." },
-], "write.json");
+const script = sandbox.script(
+  [
+    { text: "Writing.", toolCalls: [{ name: "write", arguments: { path: "out.txt", content: "done\n" } }] },
+    { text: "Done." },
+  ],
+  "write.json",
+);
 
 function start(args: string[]): MypiProcess {
   const p = startMypi(args, { cwd: sandbox.ws, env: sandbox.env });
@@ -34,7 +40,19 @@ function start(args: string[]): MypiProcess {
   return p;
 }
 const startWorker = (queueName: string, dir: string) =>
-  start(["worker", "--queue", redis!.url, "--queue-name", queueName, "--concurrency", "2", "--stall-ms", "1500", "--dir", join(sandbox.root, dir)]);
+  start([
+    "worker",
+    "--queue",
+    redis!.url,
+    "--queue-name",
+    queueName,
+    "--concurrency",
+    "2",
+    "--stall-ms",
+    "1500",
+    "--dir",
+    join(sandbox.root, dir),
+  ]);
 const startedLines = (p: MypiProcess) => p.lines.filter((l) => / started \(attempt \d+ of \d+\)$/.test(l));
 
 describe.skipIf(!redis)("a job someone else put on the queue", () => {
@@ -44,14 +62,31 @@ describe.skipIf(!redis)("a job someone else put on the queue", () => {
     mkdirSync(victim, { recursive: true });
     writeFileSync(join(victim, "keep.txt"), "mine\n");
     const marker = join(sandbox.root, "ran.txt");
-    const base = { prompt: "go", workspace: { files: { "a.txt": "x" } }, extensions: [], timeoutMs: 60_000, check: `touch '${marker}'` };
+    const base = {
+      prompt: "go",
+      workspace: { files: { "a.txt": "x" } },
+      extensions: [],
+      timeoutMs: 60_000,
+      check: `touch '${marker}'`,
+    };
     const queue = new Queue("hostile", { connection: { host: "127.0.0.1", port: redis!.port } });
     try {
       await queue.add("a", { batchId: "b1", task: { ...base, id: "../../victim" }, attempts: 1 }, { jobId: "escape" });
-      await queue.add("b", { batchId: "b1", task: { ...base, id: "ok", shell: "rm -rf /" }, attempts: 1 }, { jobId: "extra" });
-      await queue.add("c", { batchId: "b1", task: { ...base, id: "rel", extensions: ["./evil.ts"] }, attempts: 1 }, { jobId: "relative" });
+      await queue.add(
+        "b",
+        { batchId: "b1", task: { ...base, id: "ok", shell: "rm -rf /" }, attempts: 1 },
+        { jobId: "extra" },
+      );
+      await queue.add(
+        "c",
+        { batchId: "b1", task: { ...base, id: "rel", extensions: ["./evil.ts"] }, attempts: 1 },
+        { jobId: "relative" },
+      );
       const w = startWorker("hostile", "hostile-worker");
-      await waitFor(() => w.lines.filter((l) => l.includes("refused job")).length === 3, "the worker to refuse the three jobs");
+      await waitFor(
+        () => w.lines.filter((l) => l.includes("refused job")).length === 3,
+        "the worker to refuse the three jobs",
+      );
       expect(w.lines.filter((l) => l.includes("refused job")).sort()).toEqual([
         'mypi worker: refused job "escape": task: "id" must be a string of letters, digits, ".", "_" or "-" starting with a letter or digit, at most 128 (got "../../victim")',
         'mypi worker: refused job "extra": task: unknown field "shell" (fields: id, prompt, workspace, extensions, model, maxTurns, timeoutMs, check)',
@@ -74,7 +109,13 @@ describe.skipIf(!redis)("Redis restarting empty", () => {
     const gate = join(sandbox.root, "restart", "gate");
     const ids = Array.from({ length: 4 }, (_, i) => `restart${i}`);
     const lines = ids.map((id) =>
-      JSON.stringify({ id, prompt: "write out.txt", workspace: { files: { "a.txt": id } }, model: `scripted:${script}`, check: `while [ ! -e '${gate}' ]; do sleep 0.05; done; grep -q done out.txt` }),
+      JSON.stringify({
+        id,
+        prompt: "write out.txt",
+        workspace: { files: { "a.txt": id } },
+        model: `scripted:${script}`,
+        check: `while [ ! -e '${gate}' ]; do sleep 0.05; done; grep -q done out.txt`,
+      }),
     );
     const file = sandbox.file("restart/tasks.jsonl", `${lines.join("\n")}\n`);
     const first = startWorker("restart", "restart-a");
@@ -95,6 +136,9 @@ describe.skipIf(!redis)("Redis restarting empty", () => {
     expect(results.map((r) => [r.id, r.status]).sort()).toEqual(ids.map((id) => [id, "passed"]));
     second.child.kill("SIGINT");
     expect((await second.exit).code).toBe(0);
-    await waitFor(() => processesMentioning(join(sandbox.root, "restart-a")).length === 0, "the killed worker's orphaned tasks to end");
+    await waitFor(
+      () => processesMentioning(join(sandbox.root, "restart-a")).length === 0,
+      "the killed worker's orphaned tasks to end",
+    );
   }, 180_000);
 });

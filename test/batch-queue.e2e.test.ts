@@ -16,7 +16,10 @@ import { createSandbox } from "./helpers/mypi.ts";
 import { startRedis } from "./helpers/redis.ts";
 
 const redis = await startRedis();
-if (!redis) console.warn("batch-queue.e2e: redis-server is not on PATH (apt-get install -y redis-server); the queue tests are skipped");
+if (!redis)
+  console.warn(
+    "batch-queue.e2e: redis-server is not on PATH (apt-get install -y redis-server); the queue tests are skipped",
+  );
 const sandbox = createSandbox("mypi-queue-");
 const started: MypiProcess[] = [];
 afterAll(async () => {
@@ -25,16 +28,25 @@ afterAll(async () => {
   sandbox.cleanup();
 });
 
-const script = sandbox.script([
-  { text: "Writing.", toolCalls: [{ name: "write", arguments: { path: "out.txt", content: "done\n" } }] },
-  { text: "Done." },
-], "write.json");
+const script = sandbox.script(
+  [
+    { text: "Writing.", toolCalls: [{ name: "write", arguments: { path: "out.txt", content: "done\n" } }] },
+    { text: "Done." },
+  ],
+  "write.json",
+);
 
 function gatedTasks(name: string, count: number): { file: string; gate: string; ids: string[] } {
   const gate = join(sandbox.root, name, "gate");
   const ids = Array.from({ length: count }, (_, i) => `${name}${i}`);
   const lines = ids.map((id) =>
-    JSON.stringify({ id, prompt: "write out.txt", workspace: { files: { "a.txt": id } }, model: `scripted:${script}`, check: `while [ ! -e '${gate}' ]; do sleep 0.05; done; grep -q done out.txt` }),
+    JSON.stringify({
+      id,
+      prompt: "write out.txt",
+      workspace: { files: { "a.txt": id } },
+      model: `scripted:${script}`,
+      check: `while [ ! -e '${gate}' ]; do sleep 0.05; done; grep -q done out.txt`,
+    }),
   );
   return { file: sandbox.file(`${name}/tasks.jsonl`, `${lines.join("\n")}\n`), gate, ids };
 }
@@ -46,7 +58,19 @@ function start(args: string[]): MypiProcess {
 }
 
 function startWorker(queueName: string, dir: string): MypiProcess {
-  return start(["worker", "--queue", redis!.url, "--queue-name", queueName, "--concurrency", "2", "--stall-ms", "1500", "--dir", join(sandbox.root, dir)]);
+  return start([
+    "worker",
+    "--queue",
+    redis!.url,
+    "--queue-name",
+    queueName,
+    "--concurrency",
+    "2",
+    "--stall-ms",
+    "1500",
+    "--dir",
+    join(sandbox.root, dir),
+  ]);
 }
 
 const startedLines = (p: MypiProcess) => p.lines.filter((l) => / started \(attempt \d+ of \d+\)$/.test(l));
@@ -81,7 +105,10 @@ describe.skipIf(!redis)("mypi batch --queue with mypi worker", () => {
     b.child.kill("SIGINT");
     expect((await b.exit).code).toBe(0);
     // The dead worker's own children finish on their own once the gate is open.
-    await waitFor(() => processesMentioning(join(sandbox.root, "worker-a")).length === 0, "worker A's orphaned tasks to end");
+    await waitFor(
+      () => processesMentioning(join(sandbox.root, "worker-a")).length === 0,
+      "worker A's orphaned tasks to end",
+    );
   }, 120_000);
 
   it("cancels queued tasks and aborts running ones on Ctrl+C in the submitter", async () => {
@@ -101,7 +128,14 @@ describe.skipIf(!redis)("mypi batch --queue with mypi worker", () => {
     // Nothing of the batch is left in the queue, and the worker took nothing more.
     const queue = new Queue("cancel", { connection: { host: "127.0.0.1", port: redis!.port } });
     try {
-      expect(await queue.getJobCounts("wait", "active", "delayed", "prioritized", "completed", "failed")).toEqual({ wait: 0, active: 0, delayed: 0, prioritized: 0, completed: 0, failed: 0 });
+      expect(await queue.getJobCounts("wait", "active", "delayed", "prioritized", "completed", "failed")).toEqual({
+        wait: 0,
+        active: 0,
+        delayed: 0,
+        prioritized: 0,
+        completed: 0,
+        failed: 0,
+      });
     } finally {
       await queue.close();
     }

@@ -12,14 +12,21 @@ import { REPO, SHIPPED, createSandbox } from "./helpers/mypi.ts";
 const sandbox = createSandbox("mypi-batch-");
 afterAll(() => sandbox.cleanup());
 
-const writeScript = sandbox.script([
-  { text: "Writing.", toolCalls: [{ name: "write", arguments: { path: "out.txt", content: "done\n" } }], usage: { input: 100, output: 10 } },
-  { text: "Done.", usage: { input: 120, output: 5 } },
-], "write.json");
-const blockedScript = sandbox.script([
-  { text: "Cleaning.", toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] },
-  { text: "Left it." },
-], "blocked.json");
+const writeScript = sandbox.script(
+  [
+    {
+      text: "Writing.",
+      toolCalls: [{ name: "write", arguments: { path: "out.txt", content: "done\n" } }],
+      usage: { input: 100, output: 10 },
+    },
+    { text: "Done.", usage: { input: 120, output: 5 } },
+  ],
+  "write.json",
+);
+const blockedScript = sandbox.script(
+  [{ text: "Cleaning.", toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] }, { text: "Left it." }],
+  "blocked.json",
+);
 const hangScript = sandbox.script([{ text: "Thinking…", delayMs: 600_000 }], "hang.json");
 const crash = join(REPO, "test", "fixtures", "batch", "crash-extension.ts");
 
@@ -39,8 +46,16 @@ describe("mypi batch", () => {
   it("runs 20 tasks 4 at a time; a crash, a hang and a failing check are recorded and stop nothing", async () => {
     const tasks = [
       ...Array.from({ length: 15 }, (_, i) => writeTask(`w${String(i).padStart(2, "0")}`)),
-      writeTask("gated1", { model: `scripted:${blockedScript}`, extensions: [SHIPPED("permission-gate")], check: "test ! -e out.txt" }),
-      writeTask("gated2", { model: `scripted:${blockedScript}`, extensions: [SHIPPED("permission-gate")], check: "test ! -e out.txt" }),
+      writeTask("gated1", {
+        model: `scripted:${blockedScript}`,
+        extensions: [SHIPPED("permission-gate")],
+        check: "test ! -e out.txt",
+      }),
+      writeTask("gated2", {
+        model: `scripted:${blockedScript}`,
+        extensions: [SHIPPED("permission-gate")],
+        check: "test ! -e out.txt",
+      }),
       writeTask("crash", { extensions: [crash] }),
       writeTask("hang", { model: `scripted:${hangScript}`, timeoutMs: 2_000 }),
       writeTask("bad-check", { check: "echo 'expected 3 files, found 1' >&2; exit 3" }),
@@ -69,13 +84,30 @@ describe("mypi batch", () => {
       });
     }
     // The session of a task is its own, and reopens: a header and the run's four messages.
-    const session = readFileSync(join(out, "sessions", "w00.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-    expect(session.map((e) => (e.type === "message" ? e.message.role : e.type))).toEqual(["session", "user", "assistant", "toolResult", "assistant"]);
-    expect(byId.get("gated1")).toMatchObject({ status: "passed", toolCalls: 1, extensions: { "permission-gate": { blocked: 1, rewrote: 0 } } });
+    const session = readFileSync(join(out, "sessions", "w00.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(session.map((e) => (e.type === "message" ? e.message.role : e.type))).toEqual([
+      "session",
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
+    ]);
+    expect(byId.get("gated1")).toMatchObject({
+      status: "passed",
+      toolCalls: 1,
+      extensions: { "permission-gate": { blocked: 1, rewrote: 0 } },
+    });
     expect(byId.get("crash")).toMatchObject({ status: "error", signal: "SIGKILL", exitCode: null, turns: 0 });
     expect(byId.get("crash")!.error).toMatch(/^mypi was killed by SIGKILL before the run ended/);
     expect(byId.get("hang")).toMatchObject({ status: "timeout", error: "the task ran past its 2000 ms" });
-    expect(byId.get("bad-check")).toMatchObject({ status: "failed", stopReason: "completed", check: { exitCode: 3, outputTail: "expected 3 files, found 1\n" } });
+    expect(byId.get("bad-check")).toMatchObject({
+      status: "failed",
+      stopReason: "completed",
+      check: { exitCode: 3, outputTail: "expected 3 files, found 1\n" },
+    });
     // Workspaces are removed unless asked to keep them.
     expect(existsSync(join(out, "workspaces", "w00"))).toBe(false);
 
@@ -95,7 +127,10 @@ describe("mypi batch", () => {
 
   it("keeps every finished line when killed with SIGKILL, its tasks stop by themselves, and --resume runs each remaining task once", async () => {
     // One lane hangs (no timeout in sight); the other gets through the rest.
-    const tasks = [writeTask("hang", { model: `scripted:${hangScript}` }), ...Array.from({ length: 5 }, (_, i) => writeTask(`k${i}`))];
+    const tasks = [
+      writeTask("hang", { model: `scripted:${hangScript}` }),
+      ...Array.from({ length: 5 }, (_, i) => writeTask(`k${i}`)),
+    ];
     const file = taskFile("killed", tasks);
     const out = join(sandbox.root, "killed", "out");
     const first = startMypi(["batch", file, "--concurrency", "2", "--out", out], { cwd: sandbox.ws, env: sandbox.env });
@@ -115,14 +150,21 @@ describe("mypi batch", () => {
 
     const again = startMypi(["batch", file, "--concurrency", "2", "--out", out], { cwd: sandbox.ws, env: sandbox.env });
     expect((await again.exit).code).toBe(2);
-    expect(again.lines.join("\n")).toContain("results.jsonl already has results: add --resume to go on with that batch");
+    expect(again.lines.join("\n")).toContain(
+      "results.jsonl already has results: add --resume to go on with that batch",
+    );
 
     // The user fixes the hanging task and resumes: only ids decide what has run.
     taskFile("killed", [writeTask("hang"), ...tasks.slice(1)]);
-    const resumed = startMypi(["batch", file, "--concurrency", "2", "--out", out, "--resume"], { cwd: sandbox.ws, env: sandbox.env });
+    const resumed = startMypi(["batch", file, "--concurrency", "2", "--out", out, "--resume"], {
+      cwd: sandbox.ws,
+      env: sandbox.env,
+    });
     expect((await resumed.exit).code).toBe(0);
     expect(resumed.lines.join("\n")).toContain("the last line was cut short");
-    expect(resumed.lines).toContain(`resuming ${out}: ${kept.length} of 6 tasks have a result, ${6 - kept.length} to run`);
+    expect(resumed.lines).toContain(
+      `resuming ${out}: ${kept.length} of 6 tasks have a result, ${6 - kept.length} to run`,
+    );
     const results = readResultLines(join(out, "results.jsonl"));
     expect(results.map((r) => r.id).sort()).toEqual(tasks.map((t) => t.id).sort());
     expect(results.every((r) => r.status === "passed")).toBe(true);
@@ -131,16 +173,24 @@ describe("mypi batch", () => {
 
   it("stops on Ctrl+C: running tasks are recorded aborted, the rest is left for --resume", async () => {
     const gate = join(sandbox.root, "ctrl-c", "gate");
-    const tasks = Array.from({ length: 4 }, (_, i) => writeTask(`c${i}`, { check: `while [ ! -e '${gate}' ]; do sleep 0.05; done` }));
+    const tasks = Array.from({ length: 4 }, (_, i) =>
+      writeTask(`c${i}`, { check: `while [ ! -e '${gate}' ]; do sleep 0.05; done` }),
+    );
     const file = taskFile("ctrl-c", tasks);
     const out = join(sandbox.root, "ctrl-c", "out");
     const batch = startMypi(["batch", file, "--concurrency", "2", "--out", out], { cwd: sandbox.ws, env: sandbox.env });
     // Both lanes are in their checks once the two sessions hold the final answer.
-    await waitFor(() => ["c0", "c1"].every((id) => sessionHas(join(out, "sessions", `${id}.jsonl`), "Done.")), "two tasks to reach their check");
+    await waitFor(
+      () => ["c0", "c1"].every((id) => sessionHas(join(out, "sessions", `${id}.jsonl`), "Done.")),
+      "two tasks to reach their check",
+    );
     batch.child.kill("SIGINT");
     expect((await batch.exit).code).toBe(130);
     const results = readResultLines(join(out, "results.jsonl"));
-    expect(results.map((r) => [r.id, r.status]).sort()).toEqual([["c0", "aborted"], ["c1", "aborted"]]);
+    expect(results.map((r) => [r.id, r.status]).sort()).toEqual([
+      ["c0", "aborted"],
+      ["c1", "aborted"],
+    ]);
     expect(processesMentioning(out)).toEqual([]);
 
     writeFileSync(gate, "");
@@ -152,18 +202,29 @@ describe("mypi batch", () => {
 
   it("loads shipped extensions named in a task as -e does; a task whose extensions fail says which and why, and names no session file", async () => {
     const file = taskFile("shipped", [
-      writeTask("named", { model: `scripted:${blockedScript}`, extensions: ["redact-secrets", "permission-gate"], check: "test ! -e out.txt" }),
+      writeTask("named", {
+        model: `scripted:${blockedScript}`,
+        extensions: ["redact-secrets", "permission-gate"],
+        check: "test ! -e out.txt",
+      }),
       writeTask("broken", { extensions: ["./missing-guard.ts", "redact-secret"] }),
     ]);
     const out = join(sandbox.root, "shipped", "out");
     const { code } = await startMypi(["batch", file, "--out", out], { cwd: sandbox.ws, env: sandbox.env }).exit;
     expect(code).toBe(1);
     const byId = new Map(readResultLines(join(out, "results.jsonl")).map((r) => [r.id, r]));
-    expect(byId.get("named")).toMatchObject({ status: "passed", stopReason: "completed", extensions: { "permission-gate": { blocked: 1, rewrote: 0 } }, sessionFile: join(out, "sessions", "named.jsonl") });
+    expect(byId.get("named")).toMatchObject({
+      status: "passed",
+      stopReason: "completed",
+      extensions: { "permission-gate": { blocked: 1, rewrote: 0 } },
+      sessionFile: join(out, "sessions", "named.jsonl"),
+    });
     expect(existsSync(byId.get("named")!.sessionFile)).toBe(true);
     const broken = byId.get("broken")!;
     expect(broken).toMatchObject({ status: "error", exitCode: 2 });
-    expect(broken.error).toMatch(/^mypi exited with code 2 before the run ended: extension missing-guard failed to load: .*missing-guard\.ts.* · extension redact-secret failed to load: .*redact-secret.* · mypi: not running without the 2 extensions above/);
+    expect(broken.error).toMatch(
+      /^mypi exited with code 2 before the run ended: extension missing-guard failed to load: .*missing-guard\.ts.* · extension redact-secret failed to load: .*redact-secret.* · mypi: not running without the 2 extensions above/,
+    );
     expect(broken).not.toHaveProperty("sessionFile");
     expect(existsSync(join(out, "sessions", "broken.jsonl"))).toBe(false);
   });

@@ -40,7 +40,9 @@ function sandboxWithHooks() {
         { matcher: "Write|Edit", hooks: [{ type: "command", command: `${HOOKS}/marker.sh ${writes}` }] },
         { matcher: "^Wri.*e$", hooks: [{ type: "command", command: `${HOOKS}/marker.sh ${regex}` }] },
       ],
-      PostToolUse: [{ matcher: "Write|Bash", hooks: [{ type: "command", command: process.execPath, args: [`${HOOKS}/post.mjs`] }] }],
+      PostToolUse: [
+        { matcher: "Write|Bash", hooks: [{ type: "command", command: process.execPath, args: [`${HOOKS}/post.mjs`] }] },
+      ],
       Stop: [{ hooks: [{ type: "command", command: `python3 ${HOOKS}/stop.py` }] }],
     },
   };
@@ -48,8 +50,15 @@ function sandboxWithHooks() {
   // The Python hook is found through CLAUDE_PROJECT_DIR (the workspace): a copy beside it.
   sandbox.file(join(sandbox.root, "hooks", "decide.py"), readFileSync(join(HOOKS, "decide.py"), "utf8"));
   const run = (turns: unknown[], prompt = "go", extra: string[] = []) =>
-    sandbox.run(["--mode", "json", "--model", `scripted:${sandbox.script(turns)}`, "--no-session", ...extra, "-p", prompt], { env: { HOME: userHome } });
-  const lines = (file: string) => readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Record<string, any>);
+    sandbox.run(
+      ["--mode", "json", "--model", `scripted:${sandbox.script(turns)}`, "--no-session", ...extra, "-p", prompt],
+      { env: { HOME: userHome } },
+    );
+  const lines = (file: string) =>
+    readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .map((l) => JSON.parse(l) as Record<string, any>);
   return { sandbox, run, writes, regex, lines };
 }
 
@@ -84,20 +93,26 @@ describe("Claude Code hooks in JSON mode", { timeout: 240_000 }, () => {
     // The hooks refused calls: a run that completed without doing all it was asked exits 1.
     expect(r.code).toBe(1);
     const events = r.events();
-    const results = events.filter((e) => e.type === "tool_execution_end").map((e) => e.result.content.map((c: { text: string }) => c.text).join(" | "));
+    const results = events
+      .filter((e) => e.type === "tool_execution_end")
+      .map((e) => e.result.content.map((c: { text: string }) => c.text).join(" | "));
     expect(results).toEqual([
       "from-the-env-file",
       "Tool call blocked by claude-code: no rm -rf here",
       "exit-one",
       "Tool call blocked by claude-code: python says no",
-      expect.stringMatching(/^Tool call blocked by claude-code: Bash: echo ask-me needs confirmation \(python wants a human \[PreToolUse Bash ← .*#0\.1\]\) and there is no user to confirm it/),
+      expect.stringMatching(
+        /^Tool call blocked by claude-code: Bash: echo ask-me needs confirmation \(python wants a human \[PreToolUse Bash ← .*#0\.1\]\) and there is no user to confirm it/,
+      ),
       "rewritten by python",
       "context-me",
       "bad-json",
       "schema-wrong",
       "huge-output",
       "slow-hook",
-      expect.stringMatching(/^Wrote .*a\.txt \| PostToolUse hook additional context: node saw .*\/ws\/a\.txt \(create\)$/),
+      expect.stringMatching(
+        /^Wrote .*a\.txt \| PostToolUse hook additional context: node saw .*\/ws\/a\.txt \(create\)$/,
+      ),
       expect.stringMatching(/^Edited a\.txt/),
       "[hidden by node]",
       "system-me",
@@ -114,12 +129,19 @@ describe("Claude Code hooks in JSON mode", { timeout: 240_000 }, () => {
       [expect.stringMatching(/^PreToolUse Write\|Edit ← .*#1\.0$/), "pass"],
       [expect.stringMatching(/^PreToolUse \^Wri\.\*e\$ ← .*#2\.0$/), "pass"],
     ]);
-    expect(events.find((e) => e.type === "hook_decision" && e.slot === "before_agent_end" && e.outcome === "message")).toBeDefined();
+    expect(
+      events.find((e) => e.type === "hook_decision" && e.slot === "before_agent_end" && e.outcome === "message"),
+    ).toBeDefined();
 
     // What the model was told besides the results: the prompt's and the session's context, PreToolUse's context, the Stop feedback.
-    const custom = events.filter((e) => e.type === "message_end" && e.message.role === "custom").map((e) => [e.message.customType, e.message.content]);
+    const custom = events
+      .filter((e) => e.type === "message_end" && e.message.role === "custom")
+      .map((e) => [e.message.customType, e.message.content]);
     expect(custom).toEqual([
-      ["claude-code-context", "SessionStart hook additional context: Project note: the team uses tabs.\n\nUserPromptSubmit hook additional context: Today is test day."],
+      [
+        "claude-code-context",
+        "SessionStart hook additional context: Project note: the team uses tabs.\n\nUserPromptSubmit hook additional context: Today is test day.",
+      ],
       ["claude-code-context", "PreToolUse hook additional context: the build server is down today"],
       ["claude-code-stop", "Stop hook feedback:\nrun the tests first"],
     ]);
@@ -127,7 +149,9 @@ describe("Claude Code hooks in JSON mode", { timeout: 240_000 }, () => {
 
     // Notices for the user on stderr: the non-blocking error, the schema failure, the timeout, a systemMessage.
     expect(r.stderr).toContain("Failed with non-blocking status code: guard broke");
-    expect(r.stderr).toContain('PreToolUse hook returned JSON that does not match its schema: "continue" has the wrong type');
+    expect(r.stderr).toContain(
+      'PreToolUse hook returned JSON that does not match its schema: "continue" has the wrong type',
+    );
     expect(r.stderr).toMatch(/PreToolUse hook \(PreToolUse Bash ← .*#0\.0\) timed out after 1 s; it decided nothing\./);
     expect(r.stderr).toContain("mypi: claude-code: python has a word for the user");
 
@@ -137,8 +161,18 @@ describe("Claude Code hooks in JSON mode", { timeout: 240_000 }, () => {
       ["PreToolUse", "Write"],
       ["PreToolUse", "Edit"],
     ]);
-    expect(writes[0]).toMatchObject({ tool_input: { file_path: join(h.sandbox.ws, "a.txt"), content: "hello" }, tool_use_id: "call_12", cwd: h.sandbox.ws, permission_mode: "default" });
-    expect(writes[1]!.tool_input).toEqual({ file_path: join(h.sandbox.ws, "a.txt"), old_string: "hello", new_string: "hi", replace_all: false });
+    expect(writes[0]).toMatchObject({
+      tool_input: { file_path: join(h.sandbox.ws, "a.txt"), content: "hello" },
+      tool_use_id: "call_12",
+      cwd: h.sandbox.ws,
+      permission_mode: "default",
+    });
+    expect(writes[1]!.tool_input).toEqual({
+      file_path: join(h.sandbox.ws, "a.txt"),
+      old_string: "hello",
+      new_string: "hi",
+      replace_all: false,
+    });
     expect(h.lines(h.regex).map((w) => w.tool_name)).toEqual(["Write"]);
 
     // Stop: asked twice, stop_hook_active the second time, the transcript current both times.
@@ -147,14 +181,21 @@ describe("Claude Code hooks in JSON mode", { timeout: 240_000 }, () => {
       { active: true, current: true, tools: expect.arrayContaining(["Bash", "Write", "Edit"]) },
     ]);
     // SessionEnd ran as the process ended.
-    expect(h.lines(join(h.sandbox.root, "session-end.jsonl")).map((e) => [e.hook_event_name, e.reason])).toEqual([["SessionEnd", "other"]]);
+    expect(h.lines(join(h.sandbox.root, "session-end.jsonl")).map((e) => [e.hook_event_name, e.reason])).toEqual([
+      ["SessionEnd", "other"],
+    ]);
   });
 
   it("a UserPromptSubmit block keeps the prompt out: the run ends blocked with the hook's reason, exit 1", async () => {
     const h = sandboxWithHooks();
     const r = await h.run([{ text: "never" }], "a forbidden prompt");
     expect(r.code).toBe(1);
-    expect(r.events().at(-1)).toMatchObject({ type: "agent_end", stopReason: "blocked", by: "claude-code", reason: "not that prompt" });
+    expect(r.events().at(-1)).toMatchObject({
+      type: "agent_end",
+      stopReason: "blocked",
+      by: "claude-code",
+      reason: "not that prompt",
+    });
     expect(r.events().filter((e) => e.type === "message_end")).toEqual([]);
   });
 
@@ -172,8 +213,16 @@ describe("a workspace's .claude/settings.json", { timeout: 120_000 }, () => {
     const sandbox = createSandbox("mypi-claude-trust-");
     made.push(sandbox);
     const ran = join(sandbox.root, "ran.jsonl");
-    sandbox.file(join(sandbox.ws, ".claude", "settings.json"), JSON.stringify({ hooks: { UserPromptSubmit: [{ hooks: [{ type: "command", command: `${HOOKS}/marker.sh ${ran}` }] }] } }));
-    const run = (extra: string[]) => sandbox.run(["--model", `scripted:${sandbox.script([{ text: "ok" }])}`, "--no-session", ...extra, "-p", "go"], { env: { HOME: join(sandbox.root, "user") } });
+    sandbox.file(
+      join(sandbox.ws, ".claude", "settings.json"),
+      JSON.stringify({
+        hooks: { UserPromptSubmit: [{ hooks: [{ type: "command", command: `${HOOKS}/marker.sh ${ran}` }] }] },
+      }),
+    );
+    const run = (extra: string[]) =>
+      sandbox.run(["--model", `scripted:${sandbox.script([{ text: "ok" }])}`, "--no-session", ...extra, "-p", "go"], {
+        env: { HOME: join(sandbox.root, "user") },
+      });
     return { sandbox, ran, run };
   }
 
@@ -181,7 +230,9 @@ describe("a workspace's .claude/settings.json", { timeout: 120_000 }, () => {
     const w = workspace();
     const r = await w.run([]);
     expect([r.code, r.stdout]).toEqual([0, "ok\n"]);
-    expect(r.stderr).toBe(`mypi: workspace ${w.sandbox.ws} is not trusted: skipped .claude/settings.json. Allow it with --trust-project (this run) or \`mypi trust\` (from now on).\n`);
+    expect(r.stderr).toBe(
+      `mypi: workspace ${w.sandbox.ws} is not trusted: skipped .claude/settings.json. Allow it with --trust-project (this run) or \`mypi trust\` (from now on).\n`,
+    );
     expect(() => readFileSync(w.ran)).toThrow();
   });
 
@@ -189,7 +240,10 @@ describe("a workspace's .claude/settings.json", { timeout: 120_000 }, () => {
     const w = workspace();
     const r = await w.run(["--trust-project"]);
     expect([r.code, r.stdout, r.stderr]).toEqual([0, "ok\n", ""]);
-    expect(JSON.parse(readFileSync(w.ran, "utf8"))).toMatchObject({ hook_event_name: "UserPromptSubmit", prompt: "go" });
+    expect(JSON.parse(readFileSync(w.ran, "utf8"))).toMatchObject({
+      hook_event_name: "UserPromptSubmit",
+      prompt: "go",
+    });
   });
 
   it("mypi extensions lists each hook as a handler, with its event, matcher and file", async () => {

@@ -22,7 +22,8 @@ function sandbox() {
   made.push(s);
   const env = { HOME: join(s.root, "user") };
   const mypi = (args: string[]) => s.run(args, { env });
-  const json = (turns: unknown[], prompt: string, extra: string[] = []) => mypi(["--mode", "json", "--model", `scripted:${s.script(turns)}`, "--no-session", ...extra, "-p", prompt]);
+  const json = (turns: unknown[], prompt: string, extra: string[] = []) =>
+    mypi(["--mode", "json", "--model", `scripted:${s.script(turns)}`, "--no-session", ...extra, "-p", prompt]);
   const settings = () => JSON.parse(readFileSync(join(s.home, "settings.json"), "utf8")) as Record<string, any>;
   return { s, mypi, json, settings };
 }
@@ -31,7 +32,18 @@ function sandbox() {
 function bareRepository(root: string, name: string, fill: (dir: string) => void): string {
   const work = join(root, `${name}-work`);
   fill(work);
-  const git = (args: string[], cwd: string) => execFileSync("git", args, { cwd, stdio: "pipe", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } });
+  const git = (args: string[], cwd: string) =>
+    execFileSync("git", args, {
+      cwd,
+      stdio: "pipe",
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: "t",
+        GIT_AUTHOR_EMAIL: "t@t",
+        GIT_COMMITTER_NAME: "t",
+        GIT_COMMITTER_EMAIL: "t@t",
+      },
+    });
   git(["init", "--quiet", "-b", "main"], work);
   git(["add", "-A"], work);
   git(["commit", "--quiet", "-m", "plugin"], work);
@@ -49,7 +61,13 @@ function copyFormatter(dest: string): void {
 }
 
 const texts = (events: Record<string, any>[], role: string) =>
-  events.filter((e) => e.type === "message_end" && e.message.role === role).map((e) => (typeof e.message.content === "string" ? e.message.content : e.message.content.map((c: { text?: string }) => c.text ?? "").join(" | ")));
+  events
+    .filter((e) => e.type === "message_end" && e.message.role === role)
+    .map((e) =>
+      typeof e.message.content === "string"
+        ? e.message.content
+        : e.message.content.map((c: { text?: string }) => c.text ?? "").join(" | "),
+    );
 
 describe("a Claude Code plugin installed from its folder", { timeout: 300_000 }, () => {
   it("brings its commands, hooks, MCP server and bin; mypi list shows where each piece came from", async () => {
@@ -61,7 +79,9 @@ describe("a Claude Code plugin installed from its folder", { timeout: 300_000 },
 
     const listed = await p.mypi(["list"]);
     expect(listed.stdout).toContain(`  formatter 1.2.0  enabled  ${FORMATTER}  ${FORMATTER}`);
-    expect(listed.stdout).toContain("commands: /formatter:fmt (commands/fmt.md), /formatter:tools:lint (commands/tools/lint.md)");
+    expect(listed.stdout).toContain(
+      "commands: /formatter:fmt (commands/fmt.md), /formatter:tools:lint (commands/tools/lint.md)",
+    );
     expect(listed.stdout).toContain("agents: formatter:reviewer (agents/reviewer.md)");
     expect(listed.stdout).toContain("hooks: PreToolUse, PostToolUse (hooks/hooks.json)");
     expect(listed.stdout).toContain("MCP servers: notes → tools mcp__plugin_formatter_notes__* (.mcp.json)");
@@ -85,7 +105,11 @@ describe("a Claude Code plugin installed from its folder", { timeout: 300_000 },
     expect(texts(events, "user")).toEqual([
       `Format src/a.ts in the house style style ($1 is written $1). All arguments: src/a.ts "house style".\nThe plugin lives in ${FORMATTER}.\nTool version: formatter-tool-2.0\n`,
     ]);
-    expect(events.filter((e) => e.type === "hook_decision" && e.slot === "tool_call" && e.toolCallId === "ext_1").map((e) => e.handler)).toEqual([expect.stringMatching(/^PreToolUse Bash ← plugin formatter#0\.0$/)]);
+    expect(
+      events
+        .filter((e) => e.type === "hook_decision" && e.slot === "tool_call" && e.toolCallId === "ext_1")
+        .map((e) => e.handler),
+    ).toEqual([expect.stringMatching(/^PreToolUse Bash ← plugin formatter#0\.0$/)]);
     expect(texts(events, "toolResult")).toEqual([
       `noted: hi (root ${FORMATTER}) | PostToolUse hook additional context: formatter saw mcp__plugin_formatter_notes__note`,
       `Tool call blocked by claude-code: formatter refuses to print secrets (root: ${FORMATTER})`,
@@ -99,8 +123,13 @@ describe("a Claude Code plugin installed from its folder", { timeout: 300_000 },
   it("does nothing once disabled, and comes back when enabled", async () => {
     const p = sandbox();
     await p.mypi(["install", FORMATTER]);
-    expect((await p.mypi(["plugin", "disable", "formatter"])).stdout).toBe(`Plugin formatter disabled in ${join(p.s.home, "settings.json")}\n`);
-    const off = await p.json([{ toolCalls: [{ name: "bash", arguments: { command: "printenv SECRET" } }] }, { text: "done" }], "go");
+    expect((await p.mypi(["plugin", "disable", "formatter"])).stdout).toBe(
+      `Plugin formatter disabled in ${join(p.s.home, "settings.json")}\n`,
+    );
+    const off = await p.json(
+      [{ toolCalls: [{ name: "bash", arguments: { command: "printenv SECRET" } }] }, { text: "done" }],
+      "go",
+    );
     expect(texts(off.events(), "toolResult")).toEqual([expect.not.stringContaining("refuses")]);
     expect(off.events().some((e) => e.type === "hook_decision" && e.extension === "claude-code")).toBe(false);
     await p.mypi(["plugin", "enable", "formatter"]);
@@ -115,11 +144,20 @@ describe("a Claude Code plugin from a git repository, and from a marketplace", {
     const r = await p.mypi(["install", bare]);
     expect(r.code).toBe(0);
     const entry = p.settings().plugins[0];
-    expect(entry).toMatchObject({ name: "formatter", source: `git:file://${bare}`, root: expect.stringMatching(/^plugins\/git\//) });
+    expect(entry).toMatchObject({
+      name: "formatter",
+      source: `git:file://${bare}`,
+      root: expect.stringMatching(/^plugins\/git\//),
+    });
     const root = join(p.s.home, entry.root);
     expect(existsSync(join(root, ".claude-plugin", "plugin.json"))).toBe(true);
-    const run = await p.json([{ toolCalls: [{ name: "bash", arguments: { command: "printenv SECRET" } }] }, { text: "done" }], "go");
-    expect(texts(run.events(), "toolResult")).toEqual([`Tool call blocked by claude-code: formatter refuses to print secrets (root: ${root})`]);
+    const run = await p.json(
+      [{ toolCalls: [{ name: "bash", arguments: { command: "printenv SECRET" } }] }, { text: "done" }],
+      "go",
+    );
+    expect(texts(run.events(), "toolResult")).toEqual([
+      `Tool call blocked by claude-code: formatter refuses to print secrets (root: ${root})`,
+    ]);
     // `mypi remove` undeclares it and deletes the clone.
     expect((await p.mypi(["remove", "formatter"])).code).toBe(0);
     expect(existsSync(root)).toBe(false);
@@ -160,7 +198,10 @@ describe("a Claude Code plugin from a git repository, and from a marketplace", {
     expect(texts(run.events(), "user")).toEqual(["Say hello to the team.\n"]);
 
     const unknown = await p.mypi(["install", "nope@acme-tools"]);
-    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining("the marketplace acme-tools has no plugin named nope (it has: formatter, greeter)")]);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      1,
+      expect.stringContaining("the marketplace acme-tools has no plugin named nope (it has: formatter, greeter)"),
+    ]);
     const noMarket = await p.mypi(["install", "x@elsewhere"]);
     expect(noMarket.stderr).toContain('there is no marketplace named "elsewhere"');
 

@@ -20,7 +20,15 @@ const MODES = {
     { id: "default", name: "Default", description: "your rules and the built-in list decide" },
     { id: "accept-edits", name: "Accept edits", description: "file changes inside the workspace are not asked about" },
     { id: "plan", name: "Plan", description: "reading only, until you accept the plan" },
-    ...(probe.ok ? [{ id: "bypass", name: "Bypass", description: "everything runs but what deny rules and managed ask rules stop" }] : []),
+    ...(probe.ok
+      ? [
+          {
+            id: "bypass",
+            name: "Bypass",
+            description: "everything runs but what deny rules and managed ask rules stop",
+          },
+        ]
+      : []),
   ],
 };
 afterAll(() => sandbox.cleanup());
@@ -33,12 +41,16 @@ const chunkText = (updates: SessionUpdate[], kind: "agent_message_chunk" | "agen
   updates.flatMap((u) => (u.sessionUpdate === kind && u.content.type === "text" ? [u.content.text] : [])).join("");
 
 async function ready(acp: AcpProcess, cwd = sandbox.ws): Promise<string> {
-  await acp.call("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
+  await acp.call("initialize", {
+    protocolVersion: 1,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+  });
   const { sessionId } = await acp.call<{ sessionId: string }>("session/new", { cwd, mcpServers: [] });
   return sessionId;
 }
 
-const prompt = (acp: AcpProcess, sessionId: string, text: string) => acp.call<{ stopReason: string }>("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+const prompt = (acp: AcpProcess, sessionId: string, text: string) =>
+  acp.call<{ stopReason: string }>("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
 
 describe("mypi acp", { timeout: 60_000 }, () => {
   it("answers initialize with its capabilities and streams a prompt's thoughts, tool calls (pending → in_progress → completed, with diffs) and answer in order", async () => {
@@ -65,16 +77,26 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     });
     const created = await acp.call("session/new", { cwd: ws, mcpServers: [] });
     // The permission modes are the session's modes; the model is a config option.
-    expect(created).toEqual({ sessionId: expect.any(String), configOptions: [expect.objectContaining({ id: "model", category: "model", type: "select" })], modes: MODES });
+    expect(created).toEqual({
+      sessionId: expect.any(String),
+      configOptions: [expect.objectContaining({ id: "model", category: "model", type: "select" })],
+      modes: MODES,
+    });
     const { sessionId } = created;
     expect(await prompt(acp, sessionId, "tidy up")).toEqual({ stopReason: "end_turn" });
     const updates = acp.updates(sessionId);
     expect(collapse(updateKinds(updates))).toEqual([
       "available_commands_update",
       "agent_thought_chunk",
-      "tool_call:pending", "tool_call_update:in_progress", "tool_call_update:completed",
-      "tool_call:pending", "tool_call_update:in_progress", "tool_call_update:completed",
-      "tool_call:pending", "tool_call_update:in_progress", "tool_call_update:completed",
+      "tool_call:pending",
+      "tool_call_update:in_progress",
+      "tool_call_update:completed",
+      "tool_call:pending",
+      "tool_call_update:in_progress",
+      "tool_call_update:completed",
+      "tool_call:pending",
+      "tool_call_update:in_progress",
+      "tool_call_update:completed",
       "agent_message_chunk",
     ]);
     expect(chunkText(updates, "agent_thought_chunk")).toBe("Look first.");
@@ -85,12 +107,28 @@ describe("mypi acp", { timeout: 60_000 }, () => {
       ["edit", "Edit notes.txt", [{ path: join(ws, "notes.txt") }]],
       ["edit", "Write new.txt", [{ path: join(ws, "new.txt") }]],
     ]);
-    expect(calls[1]).toMatchObject({ rawInput: { path: "notes.txt", oldText: "two", newText: "three" }, content: [{ type: "diff", path: join(ws, "notes.txt"), oldText: "two", newText: "three" }] });
+    expect(calls[1]).toMatchObject({
+      rawInput: { path: "notes.txt", oldText: "two", newText: "three" },
+      content: [{ type: "diff", path: join(ws, "notes.txt"), oldText: "two", newText: "three" }],
+    });
     const done = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed");
-    expect(done[0]).toMatchObject({ content: [{ type: "content", content: { type: "text", text: "one\ntwo" } }], rawOutput: { output: "one\ntwo" } });
+    expect(done[0]).toMatchObject({
+      content: [{ type: "content", content: { type: "text", text: "one\ntwo" } }],
+      rawOutput: { output: "one\ntwo" },
+    });
     // The edit's diff is the whole file, before and after; the write's old text is null (a new file).
-    expect(done[1]!.sessionUpdate === "tool_call_update" && done[1]!.content![0]).toEqual({ type: "diff", path: join(ws, "notes.txt"), oldText: "one\ntwo\n", newText: "one\nthree\n" });
-    expect(done[2]!.sessionUpdate === "tool_call_update" && done[2]!.content![0]).toEqual({ type: "diff", path: join(ws, "new.txt"), oldText: null, newText: "fresh\n" });
+    expect(done[1]!.sessionUpdate === "tool_call_update" && done[1]!.content![0]).toEqual({
+      type: "diff",
+      path: join(ws, "notes.txt"),
+      oldText: "one\ntwo\n",
+      newText: "one\nthree\n",
+    });
+    expect(done[2]!.sessionUpdate === "tool_call_update" && done[2]!.content![0]).toEqual({
+      type: "diff",
+      path: join(ws, "new.txt"),
+      oldText: null,
+      newText: "fresh\n",
+    });
     const end = await acp.end();
     expect(end.code).toBe(0);
   });
@@ -106,19 +144,29 @@ describe("mypi acp", { timeout: 60_000 }, () => {
       { text: "Three asked." },
     ]);
     sandbox.file(join(ws, ".keep"), "");
-    const acp = startAcp(sandbox, ["--model", `scripted:${script}`, "-e", SHIPPED("permission-gate")], { cwd: ws, env: { MYPI_HOME: home } });
+    const acp = startAcp(sandbox, ["--model", `scripted:${script}`, "-e", SHIPPED("permission-gate")], {
+      cwd: ws,
+      env: { MYPI_HOME: home },
+    });
     const sessionId = await ready(acp, ws);
     acp.permissions.push("allow", "reject", "cancelled");
     expect(await prompt(acp, sessionId, "write three files")).toEqual({ stopReason: "end_turn" });
     const asked = acp.transcript.flatMap((e) => (e.kind === "permission" ? [e] : []));
     // The gate's answers with scopes: once, for this session (your own ask rule: not for the project), deny, deny with a reason.
     const kinds = ["allow_once", "allow_always", "reject_once", "reject_once"];
-    expect(asked.map((a) => [a.params.toolCall.title, a.params.toolCall.status, a.params.options.map((o) => o.kind)])).toEqual([
+    expect(
+      asked.map((a) => [a.params.toolCall.title, a.params.toolCall.status, a.params.options.map((o) => o.kind)]),
+    ).toEqual([
       ["Write yes.txt", "pending", kinds],
       ["Write no.txt", "pending", kinds],
       ["Write unanswered.txt", "pending", kinds],
     ]);
-    expect(asked[0]!.params.options.map((o) => o.name)).toEqual(["Allow once", "Allow for this session: Write(yes.txt)", "Deny", "Deny, and tell the model why"]);
+    expect(asked[0]!.params.options.map((o) => o.name)).toEqual([
+      "Allow once",
+      "Allow for this session: Write(yes.txt)",
+      "Deny",
+      "Deny, and tell the model why",
+    ]);
     // The question carries the call's id, its proposed diff and the gate's reason.
     const first = asked[0]!.params.toolCall;
     const firstCall = acp.updates(sessionId).find((u) => u.sessionUpdate === "tool_call")!;
@@ -127,8 +175,14 @@ describe("mypi acp", { timeout: 60_000 }, () => {
       { type: "diff", path: join(ws, "yes.txt"), oldText: null, newText: "ok\n" },
       { type: "content", content: { type: "text", text: expect.stringContaining("Write(*.txt)") } },
     ]);
-    const ends = acp.updates(sessionId).filter((u) => u.sessionUpdate === "tool_call_update" && u.status !== "in_progress");
-    expect(ends.map((u) => u.sessionUpdate === "tool_call_update" && u.status)).toEqual(["completed", "failed", "failed"]);
+    const ends = acp
+      .updates(sessionId)
+      .filter((u) => u.sessionUpdate === "tool_call_update" && u.status !== "in_progress");
+    expect(ends.map((u) => u.sessionUpdate === "tool_call_update" && u.status)).toEqual([
+      "completed",
+      "failed",
+      "failed",
+    ]);
     expect(JSON.stringify(ends[1])).toContain("the user declined write of");
     expect(JSON.stringify(ends[2])).toContain("the user declined write of");
     expect(existsSync(join(ws, "yes.txt"))).toBe(true);
@@ -137,7 +191,9 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     expect((await acp.end()).code).toBe(0);
     // The refusals are the gate's decisions, recorded in the session as every mode records them.
     const file = sandbox.files(join(home, "sessions")).find((f) => f.endsWith(".jsonl"))!;
-    const verdicts = readFileSync(file, "utf8").split("\n").filter((l) => l.includes('"mypi:hook_decision"'));
+    const verdicts = readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => l.includes('"mypi:hook_decision"'));
     expect(verdicts.filter((l) => l.includes('"outcome":"block"') && l.includes("permission-gate"))).toHaveLength(2);
   });
 
@@ -161,7 +217,10 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     acp.permissions.push("allow"); // the first "allow" option: "Yes, and accept edits without asking"
     expect(await prompt(acp, sessionId, "plan, then do it")).toEqual({ stopReason: "end_turn" });
     const updates = acp.updates(sessionId);
-    expect(updates.flatMap((u) => (u.sessionUpdate === "current_mode_update" ? [u.currentModeId] : []))).toEqual(["plan", "accept-edits"]);
+    expect(updates.flatMap((u) => (u.sessionUpdate === "current_mode_update" ? [u.currentModeId] : []))).toEqual([
+      "plan",
+      "accept-edits",
+    ]);
     const ends = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.status !== "in_progress");
     expect(JSON.stringify(ends[0])).toContain('write of \\"plan.txt\\" is not allowed in plan mode');
     const asked = acp.transcript.flatMap((e) => (e.kind === "permission" ? [e.params] : []));
@@ -184,8 +243,14 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     const home = join(sandbox.root, "home-cancel-ask");
     sandbox.file(join(home, "settings.json"), JSON.stringify({ permissions: { ask: ["Write(*.txt)"] } }));
     sandbox.file(join(ws, ".keep"), "");
-    const script = sandbox.script([{ toolCalls: [{ name: "write", arguments: { path: "never.txt", content: "x\n" } }] }, { text: "not reached" }]);
-    const acp = startAcp(sandbox, ["--model", `scripted:${script}`, "-e", SHIPPED("permission-gate")], { cwd: ws, env: { MYPI_HOME: home } });
+    const script = sandbox.script([
+      { toolCalls: [{ name: "write", arguments: { path: "never.txt", content: "x\n" } }] },
+      { text: "not reached" },
+    ]);
+    const acp = startAcp(sandbox, ["--model", `scripted:${script}`, "-e", SHIPPED("permission-gate")], {
+      cwd: ws,
+      env: { MYPI_HOME: home },
+    });
     const sessionId = await ready(acp, ws);
     let askedNow!: () => void;
     const asked = new Promise<void>((resolve) => (askedNow = resolve));
@@ -200,7 +265,10 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     expect(await answer).toEqual({ stopReason: "cancelled" });
     expect(acp.transcript.filter((e) => e.kind === "response" && e.method === "session/prompt")).toHaveLength(1);
     expect(existsSync(join(ws, "never.txt"))).toBe(false);
-    const last = acp.updates(sessionId).filter((u) => u.sessionUpdate === "tool_call_update").at(-1);
+    const last = acp
+      .updates(sessionId)
+      .filter((u) => u.sessionUpdate === "tool_call_update")
+      .at(-1);
     expect(last).toMatchObject({ status: "failed" });
     expect((await acp.end()).code).toBe(0);
   });
@@ -214,19 +282,29 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     await acp.connection.agent.notify("session/cancel", { sessionId });
     expect(await answer).toEqual({ stopReason: "cancelled" });
     // The gate tool answers the abort at once, and a tool that returns within the grace period keeps its result.
-    expect(acp.updates(sessionId).filter((u) => u.sessionUpdate === "tool_call_update").at(-1)).toMatchObject({ status: "completed", rawOutput: { output: "stopped by abort" } });
+    expect(
+      acp
+        .updates(sessionId)
+        .filter((u) => u.sessionUpdate === "tool_call_update")
+        .at(-1),
+    ).toMatchObject({ status: "completed", rawOutput: { output: "stopped by abort" } });
     // A cancel with nothing running is harmless, and the session takes the next prompt.
     await acp.connection.agent.notify("session/cancel", { sessionId });
     const end = await acp.end();
     expect(end).toMatchObject({ code: 0, signal: null });
-    expect(acp.transcript.filter((e) => e.kind === "response" && e.method === "session/prompt")).toEqual([{ kind: "response", method: "session/prompt", result: { stopReason: "cancelled" } }]);
+    expect(acp.transcript.filter((e) => e.kind === "response" && e.method === "session/prompt")).toEqual([
+      { kind: "response", method: "session/prompt", result: { stopReason: "cancelled" } },
+    ]);
   });
 
   it("loads a session in a new process: the conversation is replayed as updates and the next prompt continues it", async () => {
     const ws = join(sandbox.root, "ws-load");
     const home = join(sandbox.root, "home-load");
     sandbox.file(join(ws, "a.txt"), "alpha\n");
-    const first = sandbox.script([{ toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] }, { text: "It says alpha." }]);
+    const first = sandbox.script([
+      { toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] },
+      { text: "It says alpha." },
+    ]);
     const one = startAcp(sandbox, ["--model", `scripted:${first}`], { cwd: ws, env: { MYPI_HOME: home } });
     const sessionId = await ready(one, ws);
     await prompt(one, sessionId, "what is in a.txt?");
@@ -239,13 +317,24 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     expect(loaded).toEqual({ configOptions: [expect.objectContaining({ id: "model" })], modes: MODES });
     await two.waitForUpdate((u) => u.sessionUpdate === "available_commands_update");
     const replayed = two.updates(sessionId);
-    expect(updateKinds(replayed)).toEqual(["user_message_chunk", "tool_call:pending", "tool_call_update:completed", "agent_message_chunk", "available_commands_update"]);
-    expect(replayed[0]).toEqual({ sessionUpdate: "user_message_chunk", content: { type: "text", text: "what is in a.txt?" } });
+    expect(updateKinds(replayed)).toEqual([
+      "user_message_chunk",
+      "tool_call:pending",
+      "tool_call_update:completed",
+      "agent_message_chunk",
+      "available_commands_update",
+    ]);
+    expect(replayed[0]).toEqual({
+      sessionUpdate: "user_message_chunk",
+      content: { type: "text", text: "what is in a.txt?" },
+    });
     expect(replayed[1]).toMatchObject({ kind: "read", title: "Read a.txt", rawInput: { path: "a.txt" } });
     expect(replayed[2]).toMatchObject({ content: [{ type: "content", content: { type: "text", text: "alpha" } }] });
     expect(await prompt(two, sessionId, "and now?")).toEqual({ stopReason: "end_turn" });
     expect(chunkText(two.updates(sessionId).slice(replayed.length), "agent_message_chunk")).toBe("Still alpha.");
-    await expect(two.call("session/load", { sessionId: "no-such-session", cwd: ws, mcpServers: [] })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining("no session of") });
+    await expect(
+      two.call("session/load", { sessionId: "no-such-session", cwd: ws, mcpServers: [] }),
+    ).rejects.toMatchObject({ code: -32002, message: expect.stringContaining("no session of") });
     const listed = await two.call<{ sessions: { sessionId: string }[] }>("session/list", { cwd: ws });
     expect(listed.sessions.map((s) => s.sessionId)).toContain(sessionId);
     expect((await two.end()).code).toBe(0);
@@ -253,7 +342,10 @@ describe("mypi acp", { timeout: 60_000 }, () => {
 
   it("announces extension commands and prompt templates, and runs them from a prompt starting with /", async () => {
     const home = join(sandbox.root, "home-commands");
-    sandbox.file(join(home, "prompts", "shout.md"), "---\ndescription: Say it loudly\nargument-hint: <word>\n---\nSay $1 loudly.\n");
+    sandbox.file(
+      join(home, "prompts", "shout.md"),
+      "---\ndescription: Say it loudly\nargument-hint: <word>\n---\nSay $1 loudly.\n",
+    );
     const script = sandbox.script([{ text: "HELLO!" }]);
     const acp = startAcp(sandbox, ["--model", `scripted:${script}`, "-e", gate], { env: { MYPI_HOME: home } });
     const sessionId = await ready(acp);
@@ -275,7 +367,10 @@ describe("mypi acp", { timeout: 60_000 }, () => {
   });
 
   it("connects an MCP server the editor passes through mypi's MCP extension, and the model calls its tools", async () => {
-    const script = sandbox.script([{ toolCalls: [{ name: "fx__echo", arguments: { text: "from the editor" } }] }, { text: "Echoed." }]);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "fx__echo", arguments: { text: "from the editor" } }] },
+      { text: "Echoed." },
+    ]);
     const acp = startAcp(sandbox, ["--model", `scripted:${script}`, "--no-session"]);
     await acp.call("initialize", { protocolVersion: 1, clientCapabilities: {} });
     const { sessionId } = await acp.call<{ sessionId: string }>("session/new", {
@@ -284,8 +379,13 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     });
     expect(await prompt(acp, sessionId, "echo")).toEqual({ stopReason: "end_turn" });
     const done = acp.updates(sessionId).find((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed");
-    expect(done).toMatchObject({ content: [{ type: "content", content: { type: "text", text: "echo: from the editor" } }] });
-    expect(acp.updates(sessionId).find((u) => u.sessionUpdate === "tool_call")).toMatchObject({ title: "fx__echo", kind: "other" });
+    expect(done).toMatchObject({
+      content: [{ type: "content", content: { type: "text", text: "echo: from the editor" } }],
+    });
+    expect(acp.updates(sessionId).find((u) => u.sessionUpdate === "tool_call")).toMatchObject({
+      title: "fx__echo",
+      kind: "other",
+    });
     expect((await acp.end()).code).toBe(0);
   });
 
@@ -295,16 +395,30 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     sandbox.file(join(ws, "closed.txt"), "only on disk\n");
     const editor = new Map([[join(ws, "open.txt"), "unsaved in the editor\n"]]);
     const script = sandbox.script([
-      { toolCalls: [{ name: "read", arguments: { path: "open.txt" } }, { name: "read", arguments: { path: "closed.txt" } }] },
+      {
+        toolCalls: [
+          { name: "read", arguments: { path: "open.txt" } },
+          { name: "read", arguments: { path: "closed.txt" } },
+        ],
+      },
       { toolCalls: [{ name: "edit", arguments: { path: "open.txt", oldText: "unsaved", newText: "edited" } }] },
       { toolCalls: [{ name: "write", arguments: { path: "made.txt", content: "new\n" } }] },
       { text: "Done." },
     ]);
     const acp = startAcp(sandbox, ["--model", `scripted:${script}`, "--no-session"], { cwd: ws, editor });
-    await acp.call("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } } });
+    await acp.call("initialize", {
+      protocolVersion: 1,
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+    });
     const { sessionId } = await acp.call<{ sessionId: string }>("session/new", { cwd: ws, mcpServers: [] });
     expect(await prompt(acp, sessionId, "edit")).toEqual({ stopReason: "end_turn" });
-    const outputs = acp.updates(sessionId).flatMap((u) => (u.sessionUpdate === "tool_call_update" && u.status === "completed" ? [(u.rawOutput as { output: string }).output] : []));
+    const outputs = acp
+      .updates(sessionId)
+      .flatMap((u) =>
+        u.sessionUpdate === "tool_call_update" && u.status === "completed"
+          ? [(u.rawOutput as { output: string }).output]
+          : [],
+      );
     expect(outputs.slice(0, 2)).toEqual(["unsaved in the editor", "only on disk"]);
     expect(editor.get(join(ws, "open.txt"))).toBe("edited in the editor\n");
     expect(editor.get(join(ws, "made.txt"))).toBe("new\n");
@@ -330,7 +444,9 @@ describe("mypi acp", { timeout: 60_000 }, () => {
     await prompt(acp, sessionId, "first");
     await prompt(acp, sessionId, "second");
     const text = chunkText(acp.updates(sessionId), "agent_message_chunk");
-    expect(text).toBe(`> This folder is not trusted, so its own .mypi/settings.json did not load. To trust it, run \`mypi trust ${ws}\` in a terminal (or add --trust-project to the agent's arguments), then start a new session.\n\nOne.Two.`);
+    expect(text).toBe(
+      `> This folder is not trusted, so its own .mypi/settings.json did not load. To trust it, run \`mypi trust ${ws}\` in a terminal (or add --trust-project to the agent's arguments), then start a new session.\n\nOne.Two.`,
+    );
     expect((await acp.end()).code).toBe(0);
   });
 
@@ -346,14 +462,25 @@ describe("mypi acp", { timeout: 60_000 }, () => {
         { type: "text", text: "Compare" },
         { type: "resource_link", uri: `file://${join(sandbox.ws, "src", "a.ts")}`, name: "a.ts" },
         { type: "text", text: "with this:" },
-        { type: "resource", resource: { uri: `file://${join(sandbox.ws, "b.ts")}`, text: "export const b = 2;", mimeType: "text/x-typescript" } },
+        {
+          type: "resource",
+          resource: {
+            uri: `file://${join(sandbox.ws, "b.ts")}`,
+            text: "export const b = 2;",
+            mimeType: "text/x-typescript",
+          },
+        },
         { type: "image", data: png, mimeType: "image/png" },
       ],
     });
     expect(answer).toEqual({ stopReason: "end_turn" });
     expect((await acp.end()).code).toBe(0);
     const file = sandbox.files(join(home, "sessions")).find((f) => f.endsWith(".jsonl"))!;
-    const user = readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.type === "message" && e.message.role === "user");
+    const user = readFileSync(file, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((e) => e.type === "message" && e.message.role === "user");
     expect(user.message.content).toEqual([
       { type: "text", text: 'Compare @src/a.ts with this:\n\n<file name="b.ts">\nexport const b = 2;\n</file>' },
       { type: "image", data: png, mimeType: "image/png" },
@@ -364,7 +491,12 @@ describe("mypi acp", { timeout: 60_000 }, () => {
 describe("mypi acp with a client that misbehaves", { timeout: 60_000 }, () => {
   /** Lines written straight to the process, and the lines it answers, one JSON object each. */
   function raw(args: string[] = []) {
-    const acp = startAcp(sandbox, ["--model", `scripted:${sandbox.script([{ text: "fine" }])}`, "--no-session", ...args]);
+    const acp = startAcp(sandbox, [
+      "--model",
+      `scripted:${sandbox.script([{ text: "fine" }])}`,
+      "--no-session",
+      ...args,
+    ]);
     // The SDK client stays unused here: the test speaks the wire itself.
     acp.child.stdout.removeAllListeners("data");
     const lines: Record<string, any>[] = [];
@@ -389,15 +521,16 @@ describe("mypi acp with a client that misbehaves", { timeout: 60_000 }, () => {
       lines,
       send: (text: string) => acp.child.stdin.write(`${text}\n`),
       /** The next answer with this id not returned before. */
-      answer: (id: unknown) => new Promise<Record<string, any>>((resolve) => {
-        const found = lines.find((l) => l.id === id && !("method" in l) && !taken.has(l));
-        const take = (l: Record<string, any>) => {
-          taken.add(l);
-          resolve(l);
-        };
-        if (found) take(found);
-        else waiters.push({ id, resolve: take });
-      }),
+      answer: (id: unknown) =>
+        new Promise<Record<string, any>>((resolve) => {
+          const found = lines.find((l) => l.id === id && !("method" in l) && !taken.has(l));
+          const take = (l: Record<string, any>) => {
+            taken.add(l);
+            resolve(l);
+          };
+          if (found) take(found);
+          else waiters.push({ id, resolve: take });
+        }),
     };
   }
 
@@ -413,19 +546,47 @@ describe("mypi acp with a client that misbehaves", { timeout: 60_000 }, () => {
     expect((await answer(3)).error).toMatchObject({ code: -32601 });
     send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "session/new", params: { cwd: 42 } }));
     expect((await answer(4)).error).toMatchObject({ code: -32602 });
-    send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "session/prompt", params: { sessionId: "nope", prompt: [{ type: "text", text: "hi" }] } }));
+    send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 5,
+        method: "session/prompt",
+        params: { sessionId: "nope", prompt: [{ type: "text", text: "hi" }] },
+      }),
+    );
     expect((await answer(5)).error).toMatchObject({ code: -32002 });
-    send(JSON.stringify({ jsonrpc: "2.0", id: 6, method: "session/new", params: { cwd: "relative/dir", mcpServers: [] } }));
+    send(
+      JSON.stringify({ jsonrpc: "2.0", id: 6, method: "session/new", params: { cwd: "relative/dir", mcpServers: [] } }),
+    );
     expect((await answer(6)).error).toMatchObject({ code: -32602, message: expect.stringContaining("absolute") });
     send(JSON.stringify([{ jsonrpc: "2.0", id: 7, method: "initialize", params: { protocolVersion: 1 } }]));
     expect((await answer(null)).error).toMatchObject({ code: -32600 });
     send(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "session/new", params: { cwd: sandbox.ws, mcpServers: [] } }));
     const { sessionId } = (await answer(8)).result;
-    send(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "session/set_mode", params: { sessionId, modeId: "levitate" } }));
-    expect((await answer(9)).error).toMatchObject({ code: -32602, message: expect.stringContaining('unknown mode "levitate"') });
-    send(JSON.stringify({ jsonrpc: "2.0", id: 10, method: "session/prompt", params: { sessionId, prompt: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] } }));
+    send(
+      JSON.stringify({ jsonrpc: "2.0", id: 9, method: "session/set_mode", params: { sessionId, modeId: "levitate" } }),
+    );
+    expect((await answer(9)).error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('unknown mode "levitate"'),
+    });
+    send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 10,
+        method: "session/prompt",
+        params: { sessionId, prompt: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] },
+      }),
+    );
     expect((await answer(10)).error).toMatchObject({ code: -32602, message: expect.stringContaining("audio") });
-    send(JSON.stringify({ jsonrpc: "2.0", id: 11, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "still there?" }] } }));
+    send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 11,
+        method: "session/prompt",
+        params: { sessionId, prompt: [{ type: "text", text: "still there?" }] },
+      }),
+    );
     expect((await answer(11)).result).toEqual({ stopReason: "end_turn" });
     const end = await acp.end();
     expect(end.code).toBe(0);
@@ -437,7 +598,14 @@ describe("mypi acp with a client that misbehaves", { timeout: 60_000 }, () => {
     await answer(1);
     send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: sandbox.ws, mcpServers: [] } }));
     const { sessionId } = (await answer(2)).result;
-    send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "hi" }] } }));
+    send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "session/prompt",
+        params: { sessionId, prompt: [{ type: "text", text: "hi" }] },
+      }),
+    );
     await answer(3);
     await acp.end();
     expect(lines.every((l) => l.jsonrpc === "2.0")).toBe(true);

@@ -35,8 +35,14 @@ describe("mypi demo", () => {
     // Independently of the demo's own checks: the key is nowhere in its session folder.
     const demoRoot = join(sandbox.root, readdirSync(sandbox.root).find((d) => d.startsWith("mypi-demo-"))!);
     const sessionFiles = sandbox.files(join(demoRoot, "sessions"));
-    expect(sessionFiles.map((f) => f.replace(/^.*_[0-9a-f-]+/, "")).sort()).toEqual([".debug.log", ".events.jsonl", ".jsonl"]);
+    expect(sessionFiles.map((f) => f.replace(/^.*_[0-9a-f-]+/, "")).sort()).toEqual([
+      ".debug.log",
+      ".events.jsonl",
+      ".jsonl",
+    ]);
     expect(filesContaining(sandbox, join(demoRoot, "sessions"), DEMO_SECRET)).toEqual([]);
-    expect(filesContaining(sandbox, join(demoRoot, "workspace"), DEMO_SECRET)).toEqual([join(demoRoot, "workspace", "config", "deploy.env")]);
+    expect(filesContaining(sandbox, join(demoRoot, "workspace"), DEMO_SECRET)).toEqual([
+      join(demoRoot, "workspace", "config", "deploy.env"),
+    ]);
   });
 });

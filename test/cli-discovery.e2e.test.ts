@@ -34,13 +34,16 @@ sandbox.file(join(projectDir, "p-project.ts"), ext("p-project", "post"));
 sandbox.file(join(projectDir, "q-broken.ts"), "export default function (pi) {\n  pi.on(\n}\n");
 const cliExt = sandbox.file("cli/z-cli.ts", ext("z-cli", "pre"));
 const shutdownLog = join(sandbox.root, "shutdown.log");
-const shutdownExt = sandbox.file("cli/on-shutdown.ts", `
+const shutdownExt = sandbox.file(
+  "cli/on-shutdown.ts",
+  `
 import { appendFileSync } from "node:fs";
 import type { ExtensionAPI } from "@mypi/extension-api";
 export default function (pi: ExtensionAPI) {
   pi.on("session_shutdown", () => appendFileSync(${JSON.stringify(shutdownLog)}, "session_shutdown\\n"));
 }
-`);
+`,
+);
 
 // The project folder loads for a trusted workspace only (cli-trust.e2e.test.ts): every run here trusts it.
 const list = async (args: string[]) => {
@@ -58,16 +61,34 @@ const list = async (args: string[]) => {
 describe.concurrent("extension discovery", () => {
   it("loads builtin-tools, the home folder, the project folder, then -e paths, each folder sorted", async () => {
     const r = await list(["-e", cliExt, "-e", join(globalDir, "a-global.ts")]);
-    expect(r.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents", "a-global", "b-global", "c-folder", "p-project", "z-cli"]);
+    expect(r.loaded.map((e) => e.name)).toEqual([
+      "builtin-tools",
+      "subagents",
+      "a-global",
+      "b-global",
+      "c-folder",
+      "p-project",
+      "z-cli",
+    ]);
     expect(r.failed.map((f) => [f.name, f.path, f.line, f.code])).toEqual([
       ["q-broken", join(projectDir, "q-broken.ts"), 3, "MYPI_SYNTAX_ERROR"],
     ]);
     // "pre" first, then unmarked in load order, then "post".
     expect(r.order.tool_call).toEqual(["z-cli", "a-global", "b-global", "c-folder", "p-project"]);
     expect(r.tools.map((t) => `${t.name}@${t.source}`)).toEqual([
-      "read@builtin-tools", "write@builtin-tools", "edit@builtin-tools", "bash@builtin-tools", "grep@builtin-tools",
-      "find@builtin-tools", "ls@builtin-tools", "agent@subagents", "a_global@a-global", "b_global@b-global", "c_folder@c-folder",
-      "p_project@p-project", "z_cli@z-cli",
+      "read@builtin-tools",
+      "write@builtin-tools",
+      "edit@builtin-tools",
+      "bash@builtin-tools",
+      "grep@builtin-tools",
+      "find@builtin-tools",
+      "ls@builtin-tools",
+      "agent@subagents",
+      "a_global@a-global",
+      "b_global@b-global",
+      "c_folder@c-folder",
+      "p_project@p-project",
+      "z_cli@z-cli",
     ]);
   });
 
@@ -78,7 +99,10 @@ describe.concurrent("extension discovery", () => {
   });
 
   it("leaves the builtin tools out with --no-builtin-tools, and the agent tool with --no-subagents", async () => {
-    const [noBuiltins, neither] = await Promise.all([list(["--no-builtin-tools", "--no-extensions"]), list(["--no-builtin-tools", "--no-subagents", "--no-extensions"])]);
+    const [noBuiltins, neither] = await Promise.all([
+      list(["--no-builtin-tools", "--no-extensions"]),
+      list(["--no-builtin-tools", "--no-subagents", "--no-extensions"]),
+    ]);
     expect(noBuiltins.loaded.map((e) => e.name)).toEqual(["subagents"]);
     expect(noBuiltins.tools.map((t) => t.name)).toEqual(["agent"]);
     expect(neither.loaded).toEqual([]);
@@ -101,43 +125,79 @@ describe.concurrent("extension discovery", () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe(""); // no run started: no events, no model call
     expect(r.stderr).toMatch(failure);
-    expect(lastLine(r)).toBe("mypi: not running without the extension above: fix it, or pass --allow-failed-extensions to run anyway.");
+    expect(lastLine(r)).toBe(
+      "mypi: not running without the extension above: fix it, or pass --allow-failed-extensions to run anyway.",
+    );
   };
   it.for<[string, string[], (r: RunResult) => void]>([
     ["print mode stops", [], stopped],
     ["JSON mode stops", ["--mode", "json"], stopped],
-    ["--allow-failed-extensions runs", ["--allow-failed-extensions"], (r) => {
-      expect(r.code).toBe(0);
-      expect(r.stdout).toBe("fine\n");
-      expect(r.stderr).toMatch(failure);
-      expect(lastLine(r)).toBe("mypi: warning: running without the extension above (--allow-failed-extensions).");
-    }],
-    ["--strict-extensions stops", ["--strict-extensions"], (r) => {
-      expect(r.code).toBe(2);
-      expect(r.stdout).toBe("");
-      expect(lastLine(r)).toBe("mypi: --strict-extensions: fix the extension above or drop the flag.");
-    }],
-    ["both flags are refused", ["--strict-extensions", "--allow-failed-extensions"], (r) => {
-      expect(r).toMatchObject({ code: 2, stderr: "mypi: choose one of --strict-extensions and --allow-failed-extensions.\n" });
-    }],
-  ])("an extension that failed to load: %s (a print or JSON run stops before any model call, exit 2, unless --allow-failed-extensions)", async ([, extra, check]) => {
-    const script = sandbox.script([{ text: "fine" }]);
-    check(await sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", ...extra, "-p", "hi"]));
-  });
+    [
+      "--allow-failed-extensions runs",
+      ["--allow-failed-extensions"],
+      (r) => {
+        expect(r.code).toBe(0);
+        expect(r.stdout).toBe("fine\n");
+        expect(r.stderr).toMatch(failure);
+        expect(lastLine(r)).toBe("mypi: warning: running without the extension above (--allow-failed-extensions).");
+      },
+    ],
+    [
+      "--strict-extensions stops",
+      ["--strict-extensions"],
+      (r) => {
+        expect(r.code).toBe(2);
+        expect(r.stdout).toBe("");
+        expect(lastLine(r)).toBe("mypi: --strict-extensions: fix the extension above or drop the flag.");
+      },
+    ],
+    [
+      "both flags are refused",
+      ["--strict-extensions", "--allow-failed-extensions"],
+      (r) => {
+        expect(r).toMatchObject({
+          code: 2,
+          stderr: "mypi: choose one of --strict-extensions and --allow-failed-extensions.\n",
+        });
+      },
+    ],
+  ])(
+    "an extension that failed to load: %s (a print or JSON run stops before any model call, exit 2, unless --allow-failed-extensions)",
+    async ([, extra, check]) => {
+      const script = sandbox.script([{ text: "fine" }]);
+      check(
+        await sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", ...extra, "-p", "hi"]),
+      );
+    },
+  );
 
   it("takes allowFailedExtensions from the settings, and --strict-extensions wins over it", async () => {
     const home = join(sandbox.root, "home-allowing");
     sandbox.file(join(home, "settings.json"), JSON.stringify({ allowFailedExtensions: true }));
     const script = sandbox.script([{ text: "fine" }]);
-    const run = (extra: string[]) => sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", ...extra, "-p", "hi"], { env: { MYPI_HOME: home } });
+    const run = (extra: string[]) =>
+      sandbox.run(["--model", `scripted:${script}`, "--no-session", "--trust-project", ...extra, "-p", "hi"], {
+        env: { MYPI_HOME: home },
+      });
     const [allowed, strict] = await Promise.all([run([]), run(["--strict-extensions"])]);
     expect(allowed).toMatchObject({ code: 0, stdout: "fine\n" });
-    expect(allowed.stderr.trim().split("\n").at(-1)).toBe("mypi: warning: running without the extension above (--allow-failed-extensions).");
+    expect(allowed.stderr.trim().split("\n").at(-1)).toBe(
+      "mypi: warning: running without the extension above (--allow-failed-extensions).",
+    );
     expect(strict).toMatchObject({ code: 2, stdout: "" });
   });
 
-  it("RPC mode goes on, tells the client in a notification and lists the failure in every get_state", { timeout: 60_000 }, async ({ onTestFinished }) => {
-    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${sandbox.script([{ text: "fine" }])}`, "--no-session", "--trust-project"]);
+  it("RPC mode goes on, tells the client in a notification and lists the failure in every get_state", {
+    timeout: 60_000,
+  }, async ({ onTestFinished }) => {
+    const p = sandbox.spawn([
+      "--mode",
+      "rpc",
+      "--model",
+      `scripted:${sandbox.script([{ text: "fine" }])}`,
+      "--no-session",
+      "--trust-project",
+    ]);
     onTestFinished(() => void p.child.kill("SIGKILL"));
     const notice = await p.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify");
     expect(notice).toMatchObject({ notifyType: "error" });
@@ -150,7 +210,15 @@ describe.concurrent("extension discovery", () => {
   });
 
   it("RPC mode with --strict-extensions does not start", async () => {
-    const r = await sandbox.run(["--mode", "rpc", "--model", `scripted:${sandbox.script([{ text: "fine" }])}`, "--no-session", "--trust-project", "--strict-extensions"]);
+    const r = await sandbox.run([
+      "--mode",
+      "rpc",
+      "--model",
+      `scripted:${sandbox.script([{ text: "fine" }])}`,
+      "--no-session",
+      "--trust-project",
+      "--strict-extensions",
+    ]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
   });
@@ -179,24 +247,50 @@ describe.concurrent("names, shutdown and the jiti cache", () => {
     expect([dev.code, extension.code]).toEqual([0, 0]);
     const files = readdirSync(cache);
     // jiti names a cached module <folder>-<file>.<hash>: the CLI's src/main.ts (the bin) and cli/z-cli.ts (the loader).
-    expect([files.some((f) => /^src-main\.\w+\.mjs$/.test(f)), files.some((f) => /^cli-z-cli\.\w+\.mjs$/.test(f))]).toEqual([true, true]);
+    expect([
+      files.some((f) => /^src-main\.\w+\.mjs$/.test(f)),
+      files.some((f) => /^cli-z-cli\.\w+\.mjs$/.test(f)),
+    ]).toEqual([true, true]);
   });
 
   it("keeps the worker pool's cache in MYPI_JITI_CACHE too", { timeout: 90_000 }, async () => {
     const cache = join(sandbox.root, "jiti-cache-worker");
     // A worker tool whose module only the worker thread loads (the main thread never imports it).
-    const workerExt = sandbox.file("worker/ext.ts", `
+    const workerExt = sandbox.file(
+      "worker/ext.ts",
+      `
 import { defineTool, z } from "@mypi/extension-api";
 export default function (pi) {
   pi.registerTool(defineTool({ name: "square", description: "n squared, in a worker", parameters: z.strictObject({ n: z.number() }),
     worker: { module: new URL("./only-in-worker.ts", import.meta.url).href, export: "square" } }));
 }
-`);
-    sandbox.file("worker/only-in-worker.ts", "export function square(args: { n: number }): string { return String(args.n * args.n); }\n");
-    const script = sandbox.script([{ toolCalls: [{ name: "square", arguments: { n: 7 } }] }, { text: "done" }], "square.json");
-    const r = await sandbox.run(["--mode", "json", "--no-extensions", "--no-session", "-e", workerExt, "--model", `scripted:${script}`, "-p", "go"], {
-      env: { MYPI_JITI_CACHE: cache },
-    });
+`,
+    );
+    sandbox.file(
+      "worker/only-in-worker.ts",
+      "export function square(args: { n: number }): string { return String(args.n * args.n); }\n",
+    );
+    const script = sandbox.script(
+      [{ toolCalls: [{ name: "square", arguments: { n: 7 } }] }, { text: "done" }],
+      "square.json",
+    );
+    const r = await sandbox.run(
+      [
+        "--mode",
+        "json",
+        "--no-extensions",
+        "--no-session",
+        "-e",
+        workerExt,
+        "--model",
+        `scripted:${script}`,
+        "-p",
+        "go",
+      ],
+      {
+        env: { MYPI_JITI_CACHE: cache },
+      },
+    );
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('"text":"49"');
     expect(readdirSync(cache).some((f) => /only-in-worker\.\w+\.mjs$/.test(f))).toBe(true);

@@ -21,7 +21,10 @@ export default function (pi) {
 sandbox.file(join(sandbox.ws, "permission-gate", "index.ts"), planted("gate"));
 sandbox.file(join(sandbox.ws, "redact-secrets", "index.ts"), planted("redact"));
 sandbox.file(join(sandbox.ws, "mine", "index.ts"), planted("mine"));
-sandbox.file(join(sandbox.ws, "node_modules", "ws-ext", "package.json"), JSON.stringify({ name: "ws-ext", mypi: { extensions: ["./index.ts"] } }));
+sandbox.file(
+  join(sandbox.ws, "node_modules", "ws-ext", "package.json"),
+  JSON.stringify({ name: "ws-ext", mypi: { extensions: ["./index.ts"] } }),
+);
 sandbox.file(join(sandbox.ws, "node_modules", "ws-ext", "index.ts"), planted("ws-ext"));
 
 interface Report {
@@ -43,7 +46,10 @@ describe("-e specs in a workspace that holds folders named like shipped extensio
     const { report, stderr } = await list(["-e", "permission-gate", "-e", "redact-secrets"]);
     expect(stderr).toBe("");
     // The shipped entry: its sources under the dev bin, its compiled file under the installed one.
-    const shipped = (name: string) => [join(SHIPPED(name), "index.ts"), join(SHIPPED(name), "..", "dist", name, "index.js")];
+    const shipped = (name: string) => [
+      join(SHIPPED(name), "index.ts"),
+      join(SHIPPED(name), "..", "dist", name, "index.js"),
+    ];
     expect(shipped("permission-gate")).toContain(pathOf(report, "permission-gate"));
     expect(shipped("redact-secrets")).toContain(pathOf(report, "redact-secrets"));
     expect(plantedTools(report)).toEqual([]);
@@ -59,14 +65,20 @@ describe("-e specs in a workspace that holds folders named like shipped extensio
     const { report } = await list(["-e", "mine"]);
     expect(plantedTools(report)).toEqual([]);
     expect(report.failed.map((f) => [f.name, f.code, f.message])).toEqual([
-      ["mine", "MYPI_NOT_FOUND", `-e mine is a bare name, which names a shipped extension (shipped: permission-gate, protected-paths, redact-secrets, tracer, mcp, subagents, claude-code) or an installed package; to load ${join(sandbox.ws, "mine")}, write it as a path: -e ./mine`],
+      [
+        "mine",
+        "MYPI_NOT_FOUND",
+        `-e mine is a bare name, which names a shipped extension (shipped: permission-gate, protected-paths, redact-secrets, tracer, mcp, subagents, claude-code) or an installed package; to load ${join(sandbox.ws, "mine")}, write it as a path: -e ./mine`,
+      ],
     ]);
   });
 
   it("a package of the workspace's node_modules waits for trust, as .mypi/extensions does", async () => {
     const untrusted = await list(["-e", "npm:ws-ext"]);
     expect(plantedTools(untrusted.report)).toEqual([]);
-    expect(untrusted.report.skipped.map((s) => s.path)).toEqual([join(sandbox.ws, "node_modules", "ws-ext", "index.ts")]);
+    expect(untrusted.report.skipped.map((s) => s.path)).toEqual([
+      join(sandbox.ws, "node_modules", "ws-ext", "index.ts"),
+    ]);
     expect(untrusted.stderr).toBe(
       `mypi: workspace ${sandbox.ws} is not trusted: skipped -e npm:ws-ext. Allow it with --trust-project (this run) or \`mypi trust\` (from now on).\n`,
     );

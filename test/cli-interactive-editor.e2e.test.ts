@@ -12,7 +12,10 @@ import { IDLE, SPIN, editorWith, ptySuite } from "./helpers/pty.ts";
 const { sandbox, terminal } = ptySuite();
 
 const userTexts = (session: string) =>
-  readFileSync(session, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+  readFileSync(session, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l))
     .filter((e) => e.type === "message" && e.message.role === "user")
     .map((e) => e.message.content.map((c: { text: string }) => c.text).join(""));
 
@@ -52,7 +55,13 @@ describe("the interactive editor", () => {
     sandbox.file(join(sandbox.ws, "src", "server", "app.ts"), "export {};\n");
     sandbox.file(join(sandbox.ws, "README.md"), "# hi\n");
     const session = join(sandbox.root, "complete.jsonl");
-    const t = terminal(["--model", `scripted:${sandbox.script([{ text: "Looked." }])}`, "--session", session, "--no-extensions"]);
+    const t = terminal([
+      "--model",
+      `scripted:${sandbox.script([{ text: "Looked." }])}`,
+      "--session",
+      session,
+      "--no-extensions",
+    ]);
     await t.see(IDLE);
     t.type("/re");
     // The matching commands, under the editor, with their descriptions.
@@ -75,7 +84,13 @@ describe("the interactive editor", () => {
 
   it("writes a prompt of several lines (Ctrl+J breaks a line) and sends it whole", async () => {
     const session = join(sandbox.root, "multiline.jsonl");
-    const t = terminal(["--model", `scripted:${sandbox.script([{ text: "Read both." }])}`, "--session", session, "--no-extensions"]);
+    const t = terminal([
+      "--model",
+      `scripted:${sandbox.script([{ text: "Read both." }])}`,
+      "--session",
+      session,
+      "--no-extensions",
+    ]);
     await t.see(IDLE);
     t.type("line one\nline two");
     await t.see(editorWith("line one\\nline two"));
@@ -89,7 +104,13 @@ describe("the interactive editor", () => {
   it("aborts the run on Escape and puts the queued steering and follow-up (Alt+Enter) back into the editor", async () => {
     // A model call that would take 30 s: only the abort ends it within the screen waits (10 s).
     const session = join(sandbox.root, "escape.jsonl");
-    const t = terminal(["--model", `scripted:${sandbox.script([{ text: "Too late.", delayMs: 30_000 }])}`, "--session", session, "--no-extensions"]);
+    const t = terminal([
+      "--model",
+      `scripted:${sandbox.script([{ text: "Too late.", delayMs: 30_000 }])}`,
+      "--session",
+      session,
+      "--no-extensions",
+    ]);
     await t.see(IDLE);
     t.type("start\r");
     await t.see(new RegExp(`\\n> start\\n${SPIN} working… \\(Esc aborts\\)\\n`));
@@ -107,10 +128,20 @@ describe("the interactive editor", () => {
   it("runs !cmd in the workspace, shows its output, and gives it to the model with the next prompt; !!cmd only shows it; user_bash fires", async () => {
     sandbox.file(join(sandbox.ws, "notes.txt"), "remember the milk\n");
     const session = join(sandbox.root, "shell.jsonl");
-    const t = terminal(["--model", `scripted:${sandbox.script([{ text: "Noted." }])}`, "--session", session, "--no-extensions", "-e", join(REPO, "test", "fixtures", "user-bash-extension.ts")]);
+    const t = terminal([
+      "--model",
+      `scripted:${sandbox.script([{ text: "Noted." }])}`,
+      "--session",
+      session,
+      "--no-extensions",
+      "-e",
+      join(REPO, "test", "fixtures", "user-bash-extension.ts"),
+    ]);
     await t.see(IDLE);
     t.type("!cat notes.txt\r");
-    await t.see(/\n> !cat notes\.txt\n(user_bash: cat notes\.txt \(excludeFromContext: false, in the workspace\)\n)?✓ ! cat notes\.txt {2}\d+(ms|\.\ds)\n {2}remember the milk\n/);
+    await t.see(
+      /\n> !cat notes\.txt\n(user_bash: cat notes\.txt \(excludeFromContext: false, in the workspace\)\n)?✓ ! cat notes\.txt {2}\d+(ms|\.\ds)\n {2}remember the milk\n/,
+    );
     await t.see(/\nuser_bash: cat notes\.txt \(excludeFromContext: false, in the workspace\)\n/);
     t.type("!!echo private; exit 3\r");
     await t.see(/\n✗ ! echo private; exit 3 {2}\d+(ms|\.\ds) {2}private ⏎ exit code 3\n/);
@@ -119,6 +150,8 @@ describe("the interactive editor", () => {
     await t.see(/\nNoted\.\n─{20,}\n\n─/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
-    expect(userTexts(session)).toEqual(["I ran `cat notes.txt` (exit code 0):\n```\nremember the milk\n```\n\nwhat did it say?"]);
+    expect(userTexts(session)).toEqual([
+      "I ran `cat notes.txt` (exit code 0):\n```\nremember the milk\n```\n\nwhat did it say?",
+    ]);
   });
 });

@@ -15,7 +15,8 @@ const { sandbox, terminal } = ptySuite();
 const drawing = join(REPO, "test", "fixtures", "pi-tui-extension.ts");
 
 /** The editor (empty) between the widgets, the status under the footer line. */
-const WITH_WIDGETS = /\n☐ write the tests\n☑ read the docs\n─{20,}\n\n─{20,}\nwidget below: 3 items\nscripted:\S+ · ↑0 ↓0\nplan mode$/;
+const WITH_WIDGETS =
+  /\n☐ write the tests\n☑ read the docs\n─{20,}\n\n─{20,}\nwidget below: 3 items\nscripted:\S+ · ↑0 ↓0\nplan mode$/;
 
 describe("a Pi TUI extension in interactive mode", () => {
   it("draws its widgets above and below the editor and its status in the footer; its shortcut (Ctrl+T) runs; its completion stacks on mypi's", async () => {
@@ -41,7 +42,9 @@ describe("a Pi TUI extension in interactive mode", () => {
     const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--no-extensions", "-e", drawing]);
     await t.see(WITH_WIDGETS);
     t.type("/pick\r");
-    await t.see(/\n> \/pick\n☐ write the tests\n☑ read the docs\n┌ Pick a colour ┐\n▶ red\n {2}green\n {2}blue\n└ ↑↓ Enter, Esc ┘\nwidget below: 3 items\n/);
+    await t.see(
+      /\n> \/pick\n☐ write the tests\n☑ read the docs\n┌ Pick a colour ┐\n▶ red\n {2}green\n {2}blue\n└ ↑↓ Enter, Esc ┘\nwidget below: 3 items\n/,
+    );
     t.type("\x1b[B"); // Down
     await t.see(/\n {2}red\n▶ green\n {2}blue\n/);
     t.type("\r");
@@ -55,7 +58,10 @@ describe("a Pi TUI extension in interactive mode", () => {
   });
 
   it("draws its custom message with its renderer and its tool call with renderCall / renderResult, which Ctrl+O expands", async () => {
-    const script = sandbox.script([{ toolCalls: [{ name: "shout", arguments: { text: "hi" } }] }, { text: "Shouted." }]);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "shout", arguments: { text: "hi" } }] },
+      { text: "Shouted." },
+    ]);
     const t = terminal(["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", drawing]);
     await t.see(WITH_WIDGETS);
     t.type("/note buy milk\r"); // queued: it joins the next run
@@ -70,7 +76,18 @@ describe("a Pi TUI extension in interactive mode", () => {
 
   it("shows an overlay over the screen until a key, uses its own editor, and its own header and footer until /plain", async () => {
     const session = join(sandbox.root, "chrome.jsonl");
-    const t = terminal(["--model", `scripted:${sandbox.script([{ text: "Heard." }])}`, "--session", session, "--no-extensions", "-e", drawing], { columns: 80 });
+    const t = terminal(
+      [
+        "--model",
+        `scripted:${sandbox.script([{ text: "Heard." }])}`,
+        "--session",
+        session,
+        "--no-extensions",
+        "-e",
+        drawing,
+      ],
+      { columns: 80 },
+    );
     await t.see(WITH_WIDGETS);
     t.type("/overlay\r");
     // Drawn over the rows below the first, from column 10; the rest of the row is what was there.
@@ -101,7 +118,14 @@ describe("a Pi TUI extension in interactive mode", () => {
 describe("the working line", () => {
   it("takes an extension's indicator and message while a run goes", async () => {
     // A model call that would take 30 s: only the abort ends it within the screen waits (10 s).
-    const t = terminal(["--model", `scripted:${sandbox.script([{ text: "late", delayMs: 30_000 }])}`, "--no-session", "--no-extensions", "-e", drawing]);
+    const t = terminal([
+      "--model",
+      `scripted:${sandbox.script([{ text: "late", delayMs: 30_000 }])}`,
+      "--no-session",
+      "--no-extensions",
+      "-e",
+      drawing,
+    ]);
     await t.see(WITH_WIDGETS);
     t.type("/calm\r");
     await t.see(/\n> \/calm\n/);
@@ -116,15 +140,35 @@ describe("the working line", () => {
 
 describe("an extension component that misbehaves", () => {
   it("is cut to the screen's width or shows its error, and the session goes on (no crash file written)", async () => {
-    const t = terminal(["--model", `scripted:${sandbox.script([{ text: "Still here." }])}`, "--no-session", "--no-extensions", "-e", drawing], {
-      columns: 60,
-      // pi-tui's crash file would go under $HOME/.pi: a home of the test's own; the jiti cache stays warm.
-      env: { HOME: sandbox.root, MYPI_JITI_CACHE: process.env.MYPI_JITI_CACHE || join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "mypi", "jiti") },
-    });
+    const t = terminal(
+      [
+        "--model",
+        `scripted:${sandbox.script([{ text: "Still here." }])}`,
+        "--no-session",
+        "--no-extensions",
+        "-e",
+        drawing,
+      ],
+      {
+        columns: 60,
+        // pi-tui's crash file would go under $HOME/.pi: a home of the test's own; the jiti cache stays warm.
+        env: {
+          HOME: sandbox.root,
+          MYPI_JITI_CACHE:
+            process.env.MYPI_JITI_CACHE ||
+            join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "mypi", "jiti"),
+        },
+      },
+    );
     await t.see(/plan mode$/);
     t.type("/broken\r");
     await t.see(/\nwide =+\.\.\.\n⚠ setWidget\("throws"\): render failed: no render today\n─{60}\n/);
-    expect(t.screen().split("\n").every((row) => row.length <= 60)).toBe(true);
+    expect(
+      t
+        .screen()
+        .split("\n")
+        .every((row) => row.length <= 60),
+    ).toBe(true);
     await t.see(/\nsetWidget\("throws"\): render failed: no render today\n/); // said once in the conversation
     t.type("hello\r");
     await t.see(/\nStill here\.\n/);
@@ -136,8 +180,20 @@ describe("an extension component that misbehaves", () => {
 
 describe("the same extension headless", () => {
   it("loads in print mode and draws nothing: the run goes on as if the calls were not made", async () => {
-    const script = sandbox.script([{ toolCalls: [{ name: "shout", arguments: { text: "hi" } }] }, { text: "Shouted." }]);
-    const r = await sandbox.run(["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", drawing, "-p", "go"]);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "shout", arguments: { text: "hi" } }] },
+      { text: "Shouted." },
+    ]);
+    const r = await sandbox.run([
+      "--model",
+      `scripted:${script}`,
+      "--no-session",
+      "--no-extensions",
+      "-e",
+      drawing,
+      "-p",
+      "go",
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("Shouted.\n");
     expect(r.stdout + r.stderr).not.toMatch(/write the tests|plan mode|📣/);

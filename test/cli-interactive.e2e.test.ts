@@ -15,7 +15,10 @@ const gate = join(REPO, "test", "fixtures", "gate-extension.ts");
 
 /** The user messages of a session file, each as its text. */
 function userTexts(session: string): string[] {
-  return readFileSync(session, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+  return readFileSync(session, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l))
     .filter((e) => e.type === "message" && e.message.role === "user")
     .map((e) => e.message.content.map((c: { text: string }) => c.text).join(""));
 }
@@ -40,7 +43,9 @@ describe("interactive mode in a terminal", () => {
     await t.see(/\n↳ steering: go left\n/);
     t.type("/release\r");
     // The block stays where the call began; its head says ✓ and the time once the tool ended.
-    await t.see(/\nWorking on it\.\n✓ gate {2}\d+(ms|\.\ds)\n {2}released\n↳ steering: go left\n> \/release\nSteered left\.\n✗ read missing\.txt {2}\d+ms {2}File not found: missing\.txt.*\nThat file is missing\.\n─{20,}\n\n─/);
+    await t.see(
+      /\nWorking on it\.\n✓ gate {2}\d+(ms|\.\ds)\n {2}released\n↳ steering: go left\n> \/release\nSteered left\.\n✗ read missing\.txt {2}\d+ms {2}File not found: missing\.txt.*\nThat file is missing\.\n─{20,}\n\n─/,
+    );
 
     t.type("/nope\r");
     await t.see(/\n> \/nope\nunknown command \/nope — \/help lists the commands\n─{20,}\n\n─/);
@@ -55,23 +60,42 @@ describe("interactive mode in a terminal", () => {
     // The editor, the spinners and the footer are erased on the way out: the conversation stays.
     expect(t.screen().endsWith("⏹ aborted")).toBe(true);
 
-    const users = readFileSync(session, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+    const users = readFileSync(session, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
       .filter((e) => e.type === "message" && e.message.role === "user")
       .map((e) => e.message.content[0].text);
     expect(users).toEqual(["hello", "go left", "again"]);
   });
 
   it("asks the permission gate's question in place of the editor; /help, /compact, /reload; /quit exits 0", async () => {
-    const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] }, { text: "Left it alone." }]);
-    const t = terminal(["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", gate, "-e", join(REPO, "extensions", "permission-gate")]);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] },
+      { text: "Left it alone." },
+    ]);
+    const t = terminal([
+      "--model",
+      `scripted:${script}`,
+      "--no-session",
+      "--no-extensions",
+      "-e",
+      gate,
+      "-e",
+      join(REPO, "extensions", "permission-gate"),
+    ]);
     await t.see(IDLE);
     t.type("/help\r");
     await t.see(/\/release {2}Let the gate tool finish\. {2}\(gate-extension\)/);
     t.type("clean up\r");
     // The tool's timer stands still while the question waits.
-    await t.see(/\n· bash rm -rf build\n⏸ bash rm -rf build {2}\d+ms {2}\(waiting for your answer\)\n\? Allow bash: rm -rf build\? — it looks destructive \(recursive rm\)\n→ Allow once\n {2}Allow for this session: Bash\(rm -rf build:\*\)\n {2}Always allow in this project: Bash\(rm -rf build:\*\) \(\.mypi\/settings\.local\.json\)\n {2}Deny\n/);
+    await t.see(
+      /\n· bash rm -rf build\n⏸ bash rm -rf build {2}\d+ms {2}\(waiting for your answer\)\n\? Allow bash: rm -rf build\? — it looks destructive \(recursive rm\)\n→ Allow once\n {2}Allow for this session: Bash\(rm -rf build:\*\)\n {2}Always allow in this project: Bash\(rm -rf build:\*\) \(\.mypi\/settings\.local\.json\)\n {2}Deny\n/,
+    );
     t.type("\x1b[B\x1b[B\x1b[B\r"); // down to "Deny"
-    await t.see(/\n> clean up\n✗ bash rm -rf build {2}\d+ms {2}⛔ blocked by permission-gate: the user declined "rm -rf build" \(recursive rm\)\.\n\? Allow bash: rm -rf build\? — it looks destructive \(recursive rm\) Deny\nLeft it alone\.\n─{20,}\n\n─/);
+    await t.see(
+      /\n> clean up\n✗ bash rm -rf build {2}\d+ms {2}⛔ blocked by permission-gate: the user declined "rm -rf build" \(recursive rm\)\.\n\? Allow bash: rm -rf build\? — it looks destructive \(recursive rm\) Deny\nLeft it alone\.\n─{20,}\n\n─/,
+    );
     t.type("/compact\r");
     await t.see(/\n> \/compact\ncompacting…\nnot compacted \(skipped: .+\)\n─{20,}\n\n─/);
     t.type("/reload\r");
@@ -82,7 +106,10 @@ describe("interactive mode in a terminal", () => {
 
   it("lists prompt templates in /help, expands one typed as /name args, and /reload reads a template added meanwhile", async () => {
     const session = join(sandbox.root, "templates.jsonl");
-    sandbox.file(join(sandbox.ws, ".mypi", "prompts", "review.md"), "---\ndescription: Review a change\n---\nReview $1 carefully.\n");
+    sandbox.file(
+      join(sandbox.ws, ".mypi", "prompts", "review.md"),
+      "---\ndescription: Review a change\n---\nReview $1 carefully.\n",
+    );
     onTestFinished(() => rmSync(join(sandbox.ws, ".mypi", "prompts"), { recursive: true, force: true }));
     // The workspace's templates load once it is trusted.
     sandbox.trustWorkspace();
@@ -108,9 +135,25 @@ describe("interactive mode in a terminal", () => {
   it("lists an MCP server's prompts in /help and runs one typed as /server:prompt args", async () => {
     const session = join(sandbox.root, "mcp-prompts.jsonl");
     const ws = join(sandbox.root, "mcp-ws");
-    sandbox.file(join(ws, ".mypi", "mcp.json"), JSON.stringify({ servers: { rx: { command: process.execPath, args: [join(REPO, "extensions", "mcp", "fixtures", "rich.mjs")] } } }));
+    sandbox.file(
+      join(ws, ".mypi", "mcp.json"),
+      JSON.stringify({
+        servers: { rx: { command: process.execPath, args: [join(REPO, "extensions", "mcp", "fixtures", "rich.mjs")] } },
+      }),
+    );
     const script = sandbox.script([{ text: "Reviewed." }]);
-    const t = terminal(["--model", `scripted:${script}`, "--session", session, "--cwd", ws, "--trust-project", "--no-extensions", "-e", join(REPO, "extensions", "mcp")]);
+    const t = terminal([
+      "--model",
+      `scripted:${script}`,
+      "--session",
+      session,
+      "--cwd",
+      ws,
+      "--trust-project",
+      "--no-extensions",
+      "-e",
+      join(REPO, "extensions", "mcp"),
+    ]);
     await t.see(IDLE);
     t.type("/help\r");
     await t.see(/\/rx:review {2}Review a file — \/rx:review file \[focus\] {2}\(mcp\)/);
@@ -121,13 +164,18 @@ describe("interactive mode in a terminal", () => {
     await t.see(IDLE);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
-    expect(userTexts(session)).toEqual(["[user]\n\nReview notes.md for tone.\n\n[assistant]\n\nI will.\n\n[user]\n\nResource demo://greeting/notes.md:\ncontents of notes.md"]);
+    expect(userTexts(session)).toEqual([
+      "[user]\n\nReview notes.md for tone.\n\n[assistant]\n\nI will.\n\n[user]\n\nResource demo://greeting/notes.md:\ncontents of notes.md",
+    ]);
   });
 
   it("treats a run started by an extension command like its own: the working line, steering, Ctrl+C aborts, /quit aborts and waits", async () => {
     const commandRun = join(REPO, "test", "fixtures", "command-run-extension.ts");
     // Model calls that would take 30 s: only an abort ends these runs within the screen waits (10 s).
-    const script = sandbox.script([{ text: "Too late.", delayMs: 30_000 }, { text: "Too late again.", delayMs: 30_000 }]);
+    const script = sandbox.script([
+      { text: "Too late.", delayMs: 30_000 },
+      { text: "Too late again.", delayMs: 30_000 },
+    ]);
     const t = terminal(["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", commandRun]);
     await t.see(/\/help for commands[^]*\n─{20,}\n\n─/);
 
@@ -155,12 +203,21 @@ describe("interactive mode in a terminal", () => {
 
   it("aborts a running extension command's ctx.signal on Ctrl+C", async () => {
     const commandRun = join(REPO, "test", "fixtures", "command-run-extension.ts");
-    const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--no-extensions", "-e", commandRun]);
+    const t = terminal([
+      "--model",
+      `scripted:${sandbox.script([])}`,
+      "--no-session",
+      "--no-extensions",
+      "-e",
+      commandRun,
+    ]);
     await t.see(/\/help for commands[^]*\n─{20,}\n\n─/);
     t.type("/hold\r");
     await t.see(/\n> \/hold\nholding\n─{20,}\n\n─/);
     t.type("\x03");
-    await t.see(/\nholding\n\(aborting — Ctrl\+C again to exit\)\nstopped: Interrupted by the user \(Ctrl\+C\)\n─{20,}\n\n─/);
+    await t.see(
+      /\nholding\n\(aborting — Ctrl\+C again to exit\)\nstopped: Interrupted by the user \(Ctrl\+C\)\n─{20,}\n\n─/,
+    );
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
     expect(t.stderr()).toBe("");
@@ -168,7 +225,9 @@ describe("interactive mode in a terminal", () => {
 
   it("says in the banner when the bash sandbox is on, and with which settings", async () => {
     const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--no-extensions", "--sandbox"]);
-    await t.see(/\/help for commands[^]*\nsandbox: (on \(bubblewrap\) · writable: [^\n]* · network on · \d+ paths hidden · private \/tmp|UNAVAILABLE, [^\n]*)\npermission gate: dormant [^\n]*\n─{20,}\n\n─/);
+    await t.see(
+      /\/help for commands[^]*\nsandbox: (on \(bubblewrap\) · writable: [^\n]* · network on · \d+ paths hidden · private \/tmp|UNAVAILABLE, [^\n]*)\npermission gate: dormant [^\n]*\n─{20,}\n\n─/,
+    );
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
   });
@@ -178,10 +237,14 @@ describe("the project-trust question", () => {
   /** A workspace whose own extension registers /proj. */
   const stranger = (name: string) => {
     const dir = join(sandbox.root, name);
-    sandbox.file(join(dir, ".mypi", "extensions", "proj.ts"), `export default function (pi) { pi.registerCommand("proj", { description: "the project's", handler: async () => {} }); }\n`);
+    sandbox.file(
+      join(dir, ".mypi", "extensions", "proj.ts"),
+      `export default function (pi) { pi.registerCommand("proj", { description: "the project's", handler: async () => {} }); }\n`,
+    );
     return dir;
   };
-  const QUESTION = /This workspace has its own mypi code or settings: \.mypi\/extensions\n {2}in [^\n]+\nIt runs with your permissions\. Load it\? {2}y = yes, remember {2}· {2}o = only this time {2}· {2}n = no, remember {2}· {2}Enter = not now: ?$/;
+  const QUESTION =
+    /This workspace has its own mypi code or settings: \.mypi\/extensions\n {2}in [^\n]+\nIt runs with your permissions\. Load it\? {2}y = yes, remember {2}· {2}o = only this time {2}· {2}n = no, remember {2}· {2}Enter = not now: ?$/;
 
   it("is asked before the workspace's code loads; `o` loads it this time without saving the answer", async () => {
     const dir = stranger("trust-once");
@@ -201,13 +264,17 @@ describe("the project-trust question", () => {
     const t = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--cwd", dir]);
     await t.see(QUESTION);
     t.type("n\r");
-    await t.see(/mypi: workspace [^\n]*trust-no is not trusted: skipped \.mypi\/extensions\.[^]*\/help for commands[^]*\n─{20,}\n\n─/);
+    await t.see(
+      /mypi: workspace [^\n]*trust-no is not trusted: skipped \.mypi\/extensions\.[^]*\/help for commands[^]*\n─{20,}\n\n─/,
+    );
     t.type("/help\r");
     await t.see(/\/quit/);
     expect(t.screen()).not.toMatch(/\/proj/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
-    expect(JSON.parse(readFileSync(join(sandbox.home, "trust.json"), "utf8")).workspaces).toMatchObject({ [realpathSync(dir)]: "untrusted" });
+    expect(JSON.parse(readFileSync(join(sandbox.home, "trust.json"), "utf8")).workspaces).toMatchObject({
+      [realpathSync(dir)]: "untrusted",
+    });
 
     const again = terminal(["--model", `scripted:${sandbox.script([])}`, "--no-session", "--cwd", dir]);
     await again.see(/\/help for commands[^]*\n─{20,}\n\n─/);

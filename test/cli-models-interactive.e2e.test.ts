@@ -57,7 +57,9 @@ describe("switching models in interactive mode", () => {
       server.push(chatResponse({ text: "thinker here", usage: { prompt_tokens: 1000, completion_tokens: 500 } }));
       t.type("two\r");
       // 1000 × $1/M + 500 × $2/M = $0.0020; the small model's answer had no price.
-      await t.see(/thinker here\n─{20,}\n\n─{20,}\nlocal\/thinker · thinking high · ↑1\.0k ↓505 · ctx 2% of 64k · \$0\.0020$/);
+      await t.see(
+        /thinker here\n─{20,}\n\n─{20,}\nlocal\/thinker · thinking high · ↑1\.0k ↓505 · ctx 2% of 64k · \$0\.0020$/,
+      );
       expect(sentModel()).toBe("thinker");
 
       t.type("/model\r");
@@ -72,7 +74,9 @@ describe("switching models in interactive mode", () => {
       expect(sentModel()).toBe("small");
 
       t.type("/session\r");
-      await t.see(/cost {6}\$0\.0020\n {2}local\/small: \$0\.0000 \(30 tokens, 2 answers\)\n {2}local\/thinker: \$0\.0020 \(1500 tokens, 1 answers\)/);
+      await t.see(
+        /cost {6}\$0\.0020\n {2}local\/small: \$0\.0000 \(30 tokens, 2 answers\)\n {2}local\/thinker: \$0\.0020 \(1500 tokens, 1 answers\)/,
+      );
       t.type("/quit\r");
       expect(await t.exit).toBe(0);
       expect(t.stderr()).toBe("");

@@ -26,17 +26,32 @@ afterAll(async () => {
 const KEY = ["sk", "proj", "wireTest0123456789abcdefABCDEF0123456789"].join("-");
 sandbox.file("ws/settings.env", `OPENAI_API_KEY=${KEY}\n`);
 
-type ChatBody = { model: string; stream: boolean; messages: { role: string; content?: unknown; tool_calls?: unknown }[]; tools?: { function: { name: string } }[] };
+type ChatBody = {
+  model: string;
+  stream: boolean;
+  messages: { role: string; content?: unknown; tool_calls?: unknown }[];
+  tools?: { function: { name: string } }[];
+};
 
 describe("mypi against an OpenAI-compatible server", () => {
   it("runs a tool turn through the real client, and the model is never sent the redacted key", async () => {
     server.push(
-      chatResponse({ text: "Let me look.", toolCalls: [{ id: "call_a", name: "read", arguments: { path: "settings.env" } }] }),
+      chatResponse({
+        text: "Let me look.",
+        toolCalls: [{ id: "call_a", name: "read", arguments: { path: "settings.env" } }],
+      }),
       chatResponse({ text: "The key is configured in settings.env." }),
     );
     const r = await sandbox.run([
-      "--model", "openai:fake-model", "--base-url", server.baseURL, "--no-session",
-      "-e", SHIPPED("redact-secrets"), "-p", "where is the key configured?",
+      "--model",
+      "openai:fake-model",
+      "--base-url",
+      server.baseURL,
+      "--no-session",
+      "-e",
+      SHIPPED("redact-secrets"),
+      "-p",
+      "where is the key configured?",
     ]);
     // Print mode's one line about the decisions: the key masked in the file's content.
     expect(r.stderr).toBe("mypi: decisions: redact-secrets rewrote 1 (--verbose shows each)\n");
@@ -50,7 +65,16 @@ describe("mypi against an OpenAI-compatible server", () => {
     const [first, second] = server.requests.map((q) => q.body as ChatBody);
     expect(first!.model).toBe("fake-model");
     expect(first!.stream).toBe(true);
-    expect(first!.tools!.map((t) => t.function.name)).toEqual(["read", "write", "edit", "bash", "grep", "find", "ls", "agent"]);
+    expect(first!.tools!.map((t) => t.function.name)).toEqual([
+      "read",
+      "write",
+      "edit",
+      "bash",
+      "grep",
+      "find",
+      "ls",
+      "agent",
+    ]);
     expect(first!.messages.map((m) => m.role)).toEqual(["system", "user"]);
     expect(second!.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
     const toolMessage = JSON.stringify(second!.messages[3]);
@@ -84,7 +108,17 @@ describe("a large tool argument streamed in 16-byte pieces", { timeout: 60_000 }
       chatResponse({ toolCalls: [{ id: "call_big", name: "write", arguments: args, pieces: pieces(args, 16) }] }),
       chatResponse({ text: "Written." }),
     );
-    const r = await sandbox.run(["--model", "openai:fake-model", "--base-url", server.baseURL, "--no-session", "--mode", "json", "-p", "write it"]);
+    const r = await sandbox.run([
+      "--model",
+      "openai:fake-model",
+      "--base-url",
+      server.baseURL,
+      "--no-session",
+      "--mode",
+      "json",
+      "-p",
+      "write it",
+    ]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     // The argument appears in a handful of whole events (message_end, tool_execution_start,
@@ -103,7 +137,11 @@ describe("a large tool argument streamed in 16-byte pieces", { timeout: 60_000 }
     expect(updates.length).toBeGreaterThan(args.length / 16);
     expect(updates.every((e) => !("message" in e))).toBe(true);
     const streamed = events.find((e) => e.type === "message_end" && e.message.role === "assistant")!.message;
-    expect(rebuildFromWire(events)[0]).toEqual(streamed.content.map((b: Record<string, unknown>) => (b.type === "toolCall" ? { ...b, arguments: {}, rawArguments: args } : b)));
+    expect(rebuildFromWire(events)[0]).toEqual(
+      streamed.content.map((b: Record<string, unknown>) =>
+        b.type === "toolCall" ? { ...b, arguments: {}, rawArguments: args } : b,
+      ),
+    );
   });
 
   it("RPC mode carries deltas the same way, and answers the call", async () => {
@@ -113,7 +151,15 @@ describe("a large tool argument streamed in 16-byte pieces", { timeout: 60_000 }
       chatResponse({ toolCalls: [{ id: "call_rpc", name: "write", arguments: args, pieces: pieces(args, 16) }] }),
       chatResponse({ text: "Done." }),
     );
-    const p = sandbox.spawn(["--model", "openai:fake-model", "--base-url", server.baseURL, "--no-session", "--mode", "rpc"]);
+    const p = sandbox.spawn([
+      "--model",
+      "openai:fake-model",
+      "--base-url",
+      server.baseURL,
+      "--no-session",
+      "--mode",
+      "rpc",
+    ]);
     let bytes = 0;
     p.child.stdout.on("data", (d: string) => (bytes += d.length));
     p.send({ id: "1", type: "prompt", message: "write it" });
@@ -121,9 +167,16 @@ describe("a large tool argument streamed in 16-byte pieces", { timeout: 60_000 }
     p.end();
     expect((await p.exit).code).toBe(0);
     expect(bytes).toBeLessThan(40 * args.length);
-    expect(p.lines.filter((l) => l.type === "tool_execution_end")).toEqual([expect.objectContaining({ toolCallId: "call_rpc", isError: false })]);
+    expect(p.lines.filter((l) => l.type === "tool_execution_end")).toEqual([
+      expect.objectContaining({ toolCallId: "call_rpc", isError: false }),
+    ]);
     // Pi 1.6 ends a run with agent_settled after its agent_end.
-    expect(p.lines.slice(-2)).toMatchObject([{ type: "agent_end", stopReason: "completed" }, { type: "agent_settled" }]);
-    expect(rebuildFromWire(p.lines)[0]).toEqual([{ type: "toolCall", id: "call_rpc", name: "write", arguments: {}, rawArguments: args }]);
+    expect(p.lines.slice(-2)).toMatchObject([
+      { type: "agent_end", stopReason: "completed" },
+      { type: "agent_settled" },
+    ]);
+    expect(rebuildFromWire(p.lines)[0]).toEqual([
+      { type: "toolCall", id: "call_rpc", name: "write", arguments: {}, rawArguments: args },
+    ]);
   });
 });

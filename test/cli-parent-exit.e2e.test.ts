@@ -12,10 +12,22 @@ import { isAlive, pidsIn, reopenSession, sessionPath, stubbornScript } from "./h
 const sandbox = createSandbox("mypi-parent-");
 afterAll(() => sandbox.cleanup());
 
-it("a run whose parent is killed ends as an abort: one agent_end, the session reopens, no process of the command left", { timeout: 60_000 }, async ({ onTestFinished }) => {
+it("a run whose parent is killed ends as an abort: one agent_end, the session reopens, no process of the command left", {
+  timeout: 60_000,
+}, async ({ onTestFinished }) => {
   const pidFile = `${sandbox.root}/task.pids`;
   const session = sessionPath(sandbox, "task");
-  const args = ["--mode", "json", "--model", `scripted:${stubbornScript(sandbox, pidFile, { ticking: true })}`, "--session", session, "--no-sandbox", "-p", "go"]; // the test reads the command's process ids
+  const args = [
+    "--mode",
+    "json",
+    "--model",
+    `scripted:${stubbornScript(sandbox, pidFile, { ticking: true })}`,
+    "--session",
+    session,
+    "--no-sandbox",
+    "-p",
+    "go",
+  ]; // the test reads the command's process ids
   // The parent starts mypi the way a batch does (its own process group, told the parent's pid) and
   // hands it this test's stdout pipe, so the pipe closes only when mypi itself has exited.
   const parentCode = `
@@ -25,7 +37,11 @@ it("a run whose parent is killed ends as an abort: one agent_end, the session re
       env: { ...process.env, MYPI_EXIT_WITH_PARENT: String(process.pid) },
     });
     setInterval(() => {}, 1 << 30);`;
-  const parent = spawn(process.execPath, ["-e", parentCode], { cwd: sandbox.ws, env: sandbox.env, stdio: ["ignore", "pipe", "pipe"] });
+  const parent = spawn(process.execPath, ["-e", parentCode], {
+    cwd: sandbox.ws,
+    env: sandbox.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   onTestFinished(() => {
     parent.kill("SIGKILL");
     for (const pid of pidsIn(pidFile)) if (isAlive(pid)) process.kill(pid, "SIGKILL");
@@ -41,7 +57,8 @@ it("a run whose parent is killed ends as an abort: one agent_end, the session re
     for (const p of parts) {
       const line = JSON.parse(p) as Record<string, any>;
       lines.push(line);
-      if (line.type === "tool_execution_update" && JSON.stringify(line.partialResult ?? "").includes("started")) started();
+      if (line.type === "tool_execution_update" && JSON.stringify(line.partialResult ?? "").includes("started"))
+        started();
     }
   });
   const closed = new Promise<void>((resolve) => parent.stdout.on("close", () => resolve()));

@@ -25,7 +25,9 @@ describe("writers at the same time", { timeout: 300_000 }, () => {
     const dirs = Array.from({ length: 20 }, (_, i) => s.file(`folders/f${i}/.keep`, "").replace(/\/\.keep$/, ""));
     const runs = await Promise.all(dirs.map((dir, i) => s.run(["trust", ...(i % 2 ? ["--deny"] : []), dir])));
     expect(runs.map((r) => [r.code, r.stderr])).toEqual(dirs.map(() => [0, ""]));
-    const saved = JSON.parse(readFileSync(join(s.home, "trust.json"), "utf8")) as { workspaces: Record<string, string> };
+    const saved = JSON.parse(readFileSync(join(s.home, "trust.json"), "utf8")) as {
+      workspaces: Record<string, string>;
+    };
     expect(Object.keys(saved.workspaces).sort()).toEqual([...dirs].sort());
     expect(dirs.map((d) => saved.workspaces[d])).toEqual(dirs.map((_, i) => (i % 2 ? "untrusted" : "trusted")));
   });
@@ -65,7 +67,11 @@ describe("file modes", { timeout: 120_000 }, () => {
     const r = await s.run(["--model", `scripted:${script}`, "-e", "tracer", "-p", "hi"]);
     expect([r.code, r.stderr]).toEqual([0, ""]);
     const files = s.files(join(s.home, "sessions"));
-    expect(files.map((f) => f.replace(/^.*?(\.events\.jsonl|\.debug\.log|\.jsonl)$/, "$1")).sort()).toEqual([".debug.log", ".events.jsonl", ".jsonl"]);
+    expect(files.map((f) => f.replace(/^.*?(\.events\.jsonl|\.debug\.log|\.jsonl)$/, "$1")).sort()).toEqual([
+      ".debug.log",
+      ".events.jsonl",
+      ".jsonl",
+    ]);
     expect(files.map(modeOf)).toEqual(files.map(() => "600"));
     const sessionDir = files[0]!.slice(0, files[0]!.lastIndexOf("/"));
     expect([modeOf(join(s.home, "sessions")), modeOf(sessionDir)]).toEqual(["700", "700"]);

@@ -17,7 +17,9 @@ afterAll(() => sandbox.cleanup());
 const env = { HOME: join(sandbox.root, "user-home") };
 
 const log = join(sandbox.root, "probe.jsonl");
-const probe = sandbox.file("probe.ts", `
+const probe = sandbox.file(
+  "probe.ts",
+  `
 import { appendFileSync } from "node:fs";
 import type { ExtensionAPI } from "@mypi/extension-api";
 const write = (value: unknown) => appendFileSync(${JSON.stringify(log)}, JSON.stringify(value) + "\\n");
@@ -25,23 +27,42 @@ export default function (pi: ExtensionAPI) {
   pi.on("input", (event) => void write({ input: event.text }));
   pi.on("context", (event, ctx) => void write({ systemPrompt: ctx.getSystemPrompt(), tools: pi.getActiveTools(), messages: event.messages }));
 }
-`);
+`,
+);
 interface Seen {
   input?: string;
   systemPrompt?: string;
   tools?: string[];
   messages?: { role: string; content: unknown }[];
 }
-const seen = (): Seen[] => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Seen) : []);
+const seen = (): Seen[] =>
+  existsSync(log)
+    ? readFileSync(log, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Seen)
+    : [];
 const calls = () => seen().filter((s) => s.systemPrompt !== undefined);
 const textOf = (m: { content: unknown }) =>
-  typeof m.content === "string" ? m.content : (m.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("");
+  typeof m.content === "string"
+    ? m.content
+    : (m.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("");
 const answer = sandbox.script([{ text: "ok" }], "answer.json");
 
 beforeEach(() => {
   rmSync(log, { force: true });
-  for (const dir of [join(sandbox.ws, ".mypi"), join(sandbox.ws, ".agents")]) rmSync(dir, { recursive: true, force: true });
-  for (const name of ["AGENTS.md", "CLAUDE.md", "SYSTEM.md", "APPEND_SYSTEM.md", "settings.json", "skills", "prompts", "sessions"]) {
+  for (const dir of [join(sandbox.ws, ".mypi"), join(sandbox.ws, ".agents")])
+    rmSync(dir, { recursive: true, force: true });
+  for (const name of [
+    "AGENTS.md",
+    "CLAUDE.md",
+    "SYSTEM.md",
+    "APPEND_SYSTEM.md",
+    "settings.json",
+    "skills",
+    "prompts",
+    "sessions",
+  ]) {
     rmSync(join(sandbox.home, name), { recursive: true, force: true });
   }
   for (const name of ["AGENTS.md", "CLAUDE.md"]) rmSync(join(sandbox.ws, name), { force: true });
@@ -57,35 +78,77 @@ describe("context files and the system prompt", () => {
     sandbox.file(join(sandbox.home, "APPEND_SYSTEM.md"), "HOME-APPEND");
     const appendFile = sandbox.file("append.md", "FILE-APPEND");
 
-    const r = await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "--append-system-prompt", "FLAG-APPEND", "--append-system-prompt", appendFile, "-p", "hi"], { env });
+    const r = await sandbox.run(
+      [
+        "--model",
+        `scripted:${answer}`,
+        "--no-session",
+        "-e",
+        probe,
+        "--append-system-prompt",
+        "FLAG-APPEND",
+        "--append-system-prompt",
+        appendFile,
+        "-p",
+        "hi",
+      ],
+      { env },
+    );
     expect(r.stderr).toBe("");
     const prompt = calls()[0]!.systemPrompt!;
-    const order = ["PROJECT-SYSTEM", "HOME-APPEND", "FLAG-APPEND", "FILE-APPEND", "HOME-RULE", "PARENT-RULE", "WORKSPACE-RULE"].map((t) => prompt.indexOf(t));
+    const order = [
+      "PROJECT-SYSTEM",
+      "HOME-APPEND",
+      "FLAG-APPEND",
+      "FILE-APPEND",
+      "HOME-RULE",
+      "PARENT-RULE",
+      "WORKSPACE-RULE",
+    ].map((t) => prompt.indexOf(t));
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(order[0]).toBe(0);
     expect(prompt).toContain(`## ${join(sandbox.ws, "CLAUDE.md")}`);
     expect(prompt).not.toContain("You are mypi"); // SYSTEM.md replaced the default
 
     rmSync(log);
-    await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "--no-context-files", "-p", "hi"], { env });
+    await sandbox.run(
+      ["--model", `scripted:${answer}`, "--no-session", "-e", probe, "--no-context-files", "-p", "hi"],
+      { env },
+    );
     expect(calls()[0]!.systemPrompt).toBe("PROJECT-SYSTEM\n\nHOME-APPEND");
 
     rmSync(log);
-    await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "--system-prompt", "ONLY-THIS", "-p", "hi"], { env });
+    await sandbox.run(
+      ["--model", `scripted:${answer}`, "--no-session", "-e", probe, "--system-prompt", "ONLY-THIS", "-p", "hi"],
+      { env },
+    );
     expect(calls()[0]!.systemPrompt).toBe("ONLY-THIS");
   }, 60_000); // three runs of the real bin, one after the other
 });
 
 describe("skills", () => {
   it("are listed with their file, read by the model with the read tool, and a bad one is a warning", async () => {
-    const skill = sandbox.file(join(sandbox.ws, ".mypi", "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: Ship the app. Use when asked to deploy.\n---\nRun ./ship.sh --prod and report the URL.\n");
-    sandbox.file(join(sandbox.home, "skills", "hidden", "SKILL.md"), "---\nname: hidden\ndescription: Only by command.\ndisable-model-invocation: true\n---\nHidden body.\n");
+    const skill = sandbox.file(
+      join(sandbox.ws, ".mypi", "skills", "deploy", "SKILL.md"),
+      "---\nname: deploy\ndescription: Ship the app. Use when asked to deploy.\n---\nRun ./ship.sh --prod and report the URL.\n",
+    );
+    sandbox.file(
+      join(sandbox.home, "skills", "hidden", "SKILL.md"),
+      "---\nname: hidden\ndescription: Only by command.\ndisable-model-invocation: true\n---\nHidden body.\n",
+    );
     sandbox.file(join(sandbox.home, "skills", "bad", "SKILL.md"), "---\nname: bad\n---\nNo description.\n");
-    const script = sandbox.script([{ toolCalls: [{ name: "read", arguments: { path: skill } }] }, { text: "Deployed." }]);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "read", arguments: { path: skill } }] },
+      { text: "Deployed." },
+    ]);
 
-    const r = await sandbox.run(["--model", `scripted:${script}`, "--no-session", "-e", probe, "-p", "deploy it"], { env });
+    const r = await sandbox.run(["--model", `scripted:${script}`, "--no-session", "-e", probe, "-p", "deploy it"], {
+      env,
+    });
     expect(r.stdout).toContain("Deployed.");
-    expect(r.stderr).toBe(`mypi: skill ${join(sandbox.home, "skills", "bad", "SKILL.md")}: no description in its frontmatter (the model picks skills by it); not loaded\n`);
+    expect(r.stderr).toBe(
+      `mypi: skill ${join(sandbox.home, "skills", "bad", "SKILL.md")}: no description in its frontmatter (the model picks skills by it); not loaded\n`,
+    );
     const [first, second] = calls();
     expect(first!.systemPrompt).toContain(`- deploy: Ship the app. Use when asked to deploy. (file: ${skill})`);
     expect(first!.systemPrompt).not.toContain("hidden");
@@ -96,35 +159,64 @@ describe("skills", () => {
   });
 
   it("/skill:name args sends the body and the words, after the input slot saw the raw text; a hidden skill works by command", async () => {
-    const skill = sandbox.file(join(sandbox.home, "skills", "hidden", "SKILL.md"), "---\nname: hidden\ndescription: Only by command.\ndisable-model-invocation: true\n---\nHidden body.\n");
-    const r = await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "-p", "/skill:hidden check the logs"], { env });
+    const skill = sandbox.file(
+      join(sandbox.home, "skills", "hidden", "SKILL.md"),
+      "---\nname: hidden\ndescription: Only by command.\ndisable-model-invocation: true\n---\nHidden body.\n",
+    );
+    const r = await sandbox.run(
+      ["--model", `scripted:${answer}`, "--no-session", "-e", probe, "-p", "/skill:hidden check the logs"],
+      { env },
+    );
     expect(r.code).toBe(0);
     expect(seen()[0]).toEqual({ input: "/skill:hidden check the logs" });
     const user = calls()[0]!.messages!.at(-1)!;
-    expect(textOf(user)).toBe(`<skill name="hidden" location="${skill}">\nPaths in this skill are relative to ${join(sandbox.home, "skills", "hidden")}.\n\nHidden body.\n</skill>\n\ncheck the logs`);
+    expect(textOf(user)).toBe(
+      `<skill name="hidden" location="${skill}">\nPaths in this skill are relative to ${join(sandbox.home, "skills", "hidden")}.\n\nHidden body.\n</skill>\n\ncheck the logs`,
+    );
   });
 });
 
 describe("prompt templates", () => {
-  const review = () => sandbox.file(join(sandbox.ws, ".mypi", "prompts", "review.md"), '---\ndescription: Review a change\nargument-hint: "<file> [focus]"\n---\nReview $1 for ${2:-bugs}; context: ${@:2}.\n');
+  const review = () =>
+    sandbox.file(
+      join(sandbox.ws, ".mypi", "prompts", "review.md"),
+      '---\ndescription: Review a change\nargument-hint: "<file> [focus]"\n---\nReview $1 for ${2:-bugs}; context: ${@:2}.\n',
+    );
 
   it("expand /name args with placeholders after the input slot saw the raw text", async () => {
     review();
-    const r = await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "-p", '/review src/a.ts "error paths" and tests'], { env });
+    const r = await sandbox.run(
+      ["--model", `scripted:${answer}`, "--no-session", "-e", probe, "-p", '/review src/a.ts "error paths" and tests'],
+      { env },
+    );
     expect(r.code).toBe(0);
     expect(seen()[0]).toEqual({ input: '/review src/a.ts "error paths" and tests' });
-    expect(textOf(calls()[0]!.messages!.at(-1)!)).toBe("Review src/a.ts for error paths; context: error paths and tests.\n");
+    expect(textOf(calls()[0]!.messages!.at(-1)!)).toBe(
+      "Review src/a.ts for error paths; context: error paths and tests.\n",
+    );
   });
 
   it("are listed by mypi extensions (text and --json) and RPC get_commands, skills after them", async () => {
     const file = review();
-    sandbox.file(join(sandbox.ws, ".mypi", "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: Ship it.\n---\nBody\n");
+    sandbox.file(
+      join(sandbox.ws, ".mypi", "skills", "deploy", "SKILL.md"),
+      "---\nname: deploy\ndescription: Ship it.\n---\nBody\n",
+    );
 
     const listing = await sandbox.run(["extensions", "--no-builtin-tools"], { env });
-    expect(listing.stdout).toContain(`Prompt templates and skills (2):\n  /review        Review a change  ${file}\n  /skill:deploy  Ship it.  ${join(sandbox.ws, ".mypi", "skills", "deploy", "SKILL.md")}\n`);
+    expect(listing.stdout).toContain(
+      `Prompt templates and skills (2):\n  /review        Review a change  ${file}\n  /skill:deploy  Ship it.  ${join(sandbox.ws, ".mypi", "skills", "deploy", "SKILL.md")}\n`,
+    );
     const json = JSON.parse((await sandbox.run(["extensions", "--json"], { env })).stdout) as { commands: unknown[] };
     expect(json.commands).toEqual([
-      { name: "review", description: "Review a change", source: "prompt", argumentHint: "<file> [focus]", path: file, sourceInfo: { path: file, source: "local", scope: "project", origin: "top-level" } },
+      {
+        name: "review",
+        description: "Review a change",
+        source: "prompt",
+        argumentHint: "<file> [focus]",
+        path: file,
+        sourceInfo: { path: file, source: "local", scope: "project", origin: "top-level" },
+      },
       expect.objectContaining({ name: "skill:deploy", source: "skill" }),
     ]);
 
@@ -133,12 +225,19 @@ describe("prompt templates", () => {
     const response = await p.waitFor((l) => l.id === "1");
     p.end();
     await p.exit;
-    expect(response.data.commands.map((c: { name: string; source: string }) => [c.name, c.source])).toEqual([["agents", "extension"], ["review", "prompt"], ["skill:deploy", "skill"]]);
+    expect(response.data.commands.map((c: { name: string; source: string }) => [c.name, c.source])).toEqual([
+      ["agents", "extension"],
+      ["review", "prompt"],
+      ["skill:deploy", "skill"],
+    ]);
   }, 60_000); // three runs of the real bin
 
   it("with enableSkillCommands false, skills are not listed as commands but /skill:name still works", async () => {
     sandbox.file(join(sandbox.home, "settings.json"), JSON.stringify({ enableSkillCommands: false }));
-    sandbox.file(join(sandbox.home, "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: Ship it.\n---\nDEPLOY-BODY\n");
+    sandbox.file(
+      join(sandbox.home, "skills", "deploy", "SKILL.md"),
+      "---\nname: deploy\ndescription: Ship it.\n---\nDEPLOY-BODY\n",
+    );
     const json = JSON.parse((await sandbox.run(["extensions", "--json"], { env })).stdout) as { commands: unknown[] };
     expect(json.commands).toEqual([]);
     await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "-p", "/skill:deploy"], { env });
@@ -148,9 +247,14 @@ describe("prompt templates", () => {
 
 describe("resources_discover", () => {
   it("adds the skill and prompt folders extensions return, at startup", async () => {
-    sandbox.file(join(sandbox.root, "extra", "skills", "lint", "SKILL.md"), "---\nname: lint\ndescription: Lint the code.\n---\nLINT-BODY\n");
+    sandbox.file(
+      join(sandbox.root, "extra", "skills", "lint", "SKILL.md"),
+      "---\nname: lint\ndescription: Lint the code.\n---\nLINT-BODY\n",
+    );
     sandbox.file(join(sandbox.root, "extra", "prompts", "fix.md"), "Fix $@ now.");
-    const provider = sandbox.file("provider.ts", `
+    const provider = sandbox.file(
+      "provider.ts",
+      `
 import type { ExtensionAPI } from "@mypi/extension-api";
 export default function (pi: ExtensionAPI) {
   pi.on("resources_discover", (event) => ({
@@ -159,25 +263,35 @@ export default function (pi: ExtensionAPI) {
     ...(event.reason !== "startup" && { skillPaths: [] }),
   }));
 }
-`);
-    await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "-e", provider, "-p", "/fix the build"], { env });
+`,
+    );
+    await sandbox.run(
+      ["--model", `scripted:${answer}`, "--no-session", "-e", probe, "-e", provider, "-p", "/fix the build"],
+      { env },
+    );
     const call = calls()[0]!;
     expect(textOf(call.messages!.at(-1)!)).toBe("Fix the build now.");
     expect(call.systemPrompt).toContain("- lint: Lint the code.");
 
     const listing = await sandbox.run(["extensions", "--no-builtin-tools", "-e", provider], { env });
-    expect(listing.stdout).toContain(`Prompt templates and skills (2):\n  /fix         Fix $@ now.  ${join(sandbox.root, "extra", "prompts", "fix.md")}\n  /skill:lint  Lint the code.`);
+    expect(listing.stdout).toContain(
+      `Prompt templates and skills (2):\n  /fix         Fix $@ now.  ${join(sandbox.root, "extra", "prompts", "fix.md")}\n  /skill:lint  Lint the code.`,
+    );
   }, 40_000);
 });
 
 describe("--tools", () => {
   it("offers only the named tools; --no-tools none; the settings' tools apply and the flag wins", async () => {
-    await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "--tools", "read", "-p", "hi"], { env });
+    await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "--tools", "read", "-p", "hi"], {
+      env,
+    });
     expect(calls()[0]!.tools).toEqual(["read"]);
     expect(calls()[0]!.systemPrompt).toContain("Tools: read.");
 
     rmSync(log);
-    await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "--no-tools", "-p", "hi"], { env });
+    await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "--no-tools", "-p", "hi"], {
+      env,
+    });
     expect(calls()[0]!.tools).toEqual([]);
 
     rmSync(log);
@@ -186,9 +300,14 @@ describe("--tools", () => {
     expect(calls()[0]!.tools).toEqual(["grep", "ls"]);
 
     rmSync(log);
-    const r = await sandbox.run(["--model", `scripted:${answer}`, "--no-session", "-e", probe, "--tools", "read,nope", "-p", "hi"], { env });
+    const r = await sandbox.run(
+      ["--model", `scripted:${answer}`, "--no-session", "-e", probe, "--tools", "read,nope", "-p", "hi"],
+      { env },
+    );
     expect(calls()[0]!.tools).toEqual(["read"]);
-    expect(r.stderr).toContain("mypi: no tool named nope (registered: read, write, edit, bash, grep, find, ls, agent); the others are offered");
+    expect(r.stderr).toContain(
+      "mypi: no tool named nope (registered: read, write, edit, bash, grep, find, ls, agent); the others are offered",
+    );
   }, 80_000); // four runs
 });
 
@@ -202,7 +321,10 @@ describe("--session <id prefix>", () => {
     const id = file!.slice(file!.indexOf("_") + 1, -".jsonl".length);
 
     const next = sandbox.script([{ text: "resumed" }]);
-    const r = await sandbox.run(["--model", `scripted:${next}`, "-e", probe, "--session", id.slice(0, 8), "-p", "what did I say?"], { env });
+    const r = await sandbox.run(
+      ["--model", `scripted:${next}`, "-e", probe, "--session", id.slice(0, 8), "-p", "what did I say?"],
+      { env },
+    );
     expect(r.code).toBe(0);
     expect(calls()[0]!.messages!.map(textOf)).toEqual(["remember 42", "first answer", "what did I say?"]);
     expect(readdirSync(sessionDir())).toEqual([file]);
@@ -216,7 +338,9 @@ describe("--session <id prefix>", () => {
 
     const many = await sandbox.run(["--model", `scripted:${answer}`, "--session", "abc", "-p", "hi"], { env });
     expect(many.code).toBe(2);
-    expect(many.stderr).toBe("mypi: --session abc matches 2 sessions; give more of the id: 2026-01-01T00-00-00-000Z_abc111.jsonl, 2026-01-01T00-00-00-000Z_abc222.jsonl\n");
+    expect(many.stderr).toBe(
+      "mypi: --session abc matches 2 sessions; give more of the id: 2026-01-01T00-00-00-000Z_abc111.jsonl, 2026-01-01T00-00-00-000Z_abc222.jsonl\n",
+    );
 
     const none = await sandbox.run(["--model", `scripted:${answer}`, "--session", "zzz", "-p", "hi"], { env });
     expect(none.code).toBe(2);

@@ -16,27 +16,58 @@ const rpc = (script: string, extra: string[] = []) =>
   sandbox.spawn(["--mode", "rpc", "--model", `scripted:${script}`, "--no-session", "-e", gate, ...extra]);
 
 const userTexts = (messages: { role: string; content: { type: string; text?: string }[] }[]) =>
-  messages.flatMap((m) => (m.role === "user" || m.role === "assistant" ? [`${m.role}: ${m.content.flatMap((c) => (c.type === "text" ? [c.text] : [`[${c.type}]`])).join("")}`] : []));
+  messages.flatMap((m) =>
+    m.role === "user" || m.role === "assistant"
+      ? [`${m.role}: ${m.content.flatMap((c) => (c.type === "text" ? [c.text] : [`[${c.type}]`])).join("")}`]
+      : [],
+  );
 
 describe.concurrent("RPC mode", () => {
   it("answers prompt at once, steers the run in progress and delivers the follow-up when it would stop", async () => {
-    const script = sandbox.script([{ toolCalls: [{ name: "gate", arguments: {} }] }, { text: "Steered." }, { text: "Followed up." }]);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "gate", arguments: {} }] },
+      { text: "Steered." },
+      { text: "Followed up." },
+    ]);
     const p = rpc(script);
     p.send({ id: "p1", type: "prompt", message: "start" });
     await p.waitFor((l) => l.type === "tool_execution_start");
     expect(p.lines.slice(0, 2).map((l) => l.type)).toEqual(["response", "agent_start"]);
-    expect(p.lines[0]).toEqual({ type: "response", id: "p1", command: "prompt", success: true, data: { disposition: "started" } });
+    expect(p.lines[0]).toEqual({
+      type: "response",
+      id: "p1",
+      command: "prompt",
+      success: true,
+      data: { disposition: "started" },
+    });
     p.send({ id: "s", type: "steer", message: "go left" });
     p.send({ id: "f", type: "follow_up", message: "and then?" });
     p.send({ id: "st", type: "get_state" });
     const state = await p.waitFor((l) => l.id === "st");
     expect(state).toEqual({
-      type: "response", id: "st", command: "get_state", success: true,
+      type: "response",
+      id: "st",
+      command: "get_state",
+      success: true,
       data: {
-        model: expect.objectContaining({ provider: "scripted", api: "scripted", id: basename(script), reasoning: false, contextWindow: 128_000 }),
-        thinkingLevel: "off", isStreaming: true, isCompacting: false, steeringMode: "all", followUpMode: "all", sessionId: expect.any(String),
+        model: expect.objectContaining({
+          provider: "scripted",
+          api: "scripted",
+          id: basename(script),
+          reasoning: false,
+          contextWindow: 128_000,
+        }),
+        thinkingLevel: "off",
+        isStreaming: true,
+        isCompacting: false,
+        steeringMode: "all",
+        followUpMode: "all",
+        sessionId: expect.any(String),
         // Pi's system message, the prompt, the answer that called the gate tool
-        autoCompactionEnabled: false, messageCount: 3, pendingMessageCount: 2, extensionErrors: [],
+        autoCompactionEnabled: false,
+        messageCount: 3,
+        pendingMessageCount: 2,
+        extensionErrors: [],
       },
     });
     p.send({ id: "r", type: "prompt", message: "/release" });
@@ -47,20 +78,48 @@ describe.concurrent("RPC mode", () => {
     expect((await p.exit).code).toBe(0);
     expect(end.stopReason).toBe("completed");
     expect(userTexts(messages.data.messages)).toEqual([
-      "user: start", "assistant: [toolCall]", "user: go left", "assistant: Steered.", "user: and then?", "assistant: Followed up.",
+      "user: start",
+      "assistant: [toolCall]",
+      "user: go left",
+      "assistant: Steered.",
+      "user: and then?",
+      "assistant: Followed up.",
     ]);
     expect(p.lines.filter((l) => l.type === "response").map((l) => [l.id, l.success])).toEqual([
-      ["p1", true], ["s", true], ["f", true], ["st", true], ["r", true], ["m", true],
+      ["p1", true],
+      ["s", true],
+      ["f", true],
+      ["st", true],
+      ["r", true],
+      ["m", true],
     ]);
   });
 
   it("redacts a secret sent with steer, follow_up and streamingBehavior steer before it reaches the session file or the trace", async () => {
     const token = (n: number) => `ghp_${`rpcSteer${n}`.repeat(5)}`;
-    const script = sandbox.script([{ toolCalls: [{ name: "gate", arguments: {} }] }, { text: "Steered." }, { text: "Followed up." }]);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "gate", arguments: {} }] },
+      { text: "Steered." },
+      { text: "Followed up." },
+    ]);
     const home = join(sandbox.root, "steer-home");
-    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${script}`, "-e", gate, "-e", SHIPPED("redact-secrets"), "-e", SHIPPED("tracer")], {
-      env: { MYPI_HOME: home },
-    });
+    const p = sandbox.spawn(
+      [
+        "--mode",
+        "rpc",
+        "--model",
+        `scripted:${script}`,
+        "-e",
+        gate,
+        "-e",
+        SHIPPED("redact-secrets"),
+        "-e",
+        SHIPPED("tracer"),
+      ],
+      {
+        env: { MYPI_HOME: home },
+      },
+    );
     p.send({ id: "p1", type: "prompt", message: "start" });
     await p.waitFor((l) => l.type === "tool_execution_start");
     p.send({ id: "s", type: "steer", message: `use ${token(1)}` });
@@ -74,8 +133,13 @@ describe.concurrent("RPC mode", () => {
     p.end();
     expect((await p.exit).code).toBe(0);
     expect(userTexts(messages.data.messages)).toEqual([
-      "user: start", "assistant: [toolCall]", "user: use [REDACTED:github-token]", "user: also [REDACTED:github-token]",
-      "assistant: Steered.", "user: then [REDACTED:github-token]", "assistant: Followed up.",
+      "user: start",
+      "assistant: [toolCall]",
+      "user: use [REDACTED:github-token]",
+      "user: also [REDACTED:github-token]",
+      "assistant: Steered.",
+      "user: then [REDACTED:github-token]",
+      "assistant: Followed up.",
     ]);
     const onDisk = sandbox.files(home);
     expect(onDisk.filter((f) => f.endsWith(".jsonl")).length).toBe(2); // the session and the tracer's events
@@ -109,20 +173,49 @@ describe.concurrent("RPC mode", () => {
     expect((await p.exit).code).toBe(0);
     const responses = p.lines.filter((l) => l.type === "response");
     expect(responses.map((r) => [r.id, r.command, r.success])).toEqual([
-      [undefined, "parse", false], [1, "teleport", false], [2, "prompt", false], [3, "get_commands", true], [4, "prompt", true],
+      [undefined, "parse", false],
+      [1, "teleport", false],
+      [2, "prompt", false],
+      [3, "get_commands", true],
+      [4, "prompt", true],
     ]);
     expect(responses[0]!.error).toMatch(/^Failed to parse command: /);
     expect(responses[1]!.error).toMatch(/^Unknown command: teleport\./);
-    expect(responses[3]!.data).toEqual({ commands: [expect.objectContaining({ name: "agents", source: "extension", extension: "subagents" }), { name: "release", description: "Let the gate tool finish.", source: "extension", extension: "gate-extension", path: gate, sourceInfo: { path: gate, source: "local", scope: "temporary", origin: "top-level" } }] });
+    expect(responses[3]!.data).toEqual({
+      commands: [
+        expect.objectContaining({ name: "agents", source: "extension", extension: "subagents" }),
+        {
+          name: "release",
+          description: "Let the gate tool finish.",
+          source: "extension",
+          extension: "gate-extension",
+          path: gate,
+          sourceInfo: { path: gate, source: "local", scope: "temporary", origin: "top-level" },
+        },
+      ],
+    });
     expect(end.finalText).toBe("Still here.");
   });
 
   it("carries the permission gate's question to the client as a select extension_ui_request with scopes, and follows the answer", async () => {
-    const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] }, { text: "Done." }]);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] },
+      { text: "Done." },
+    ]);
     const outcome = async (value: string) => {
       const cwd = join(sandbox.root, `gate-${value.replace(/\W+/g, "-")}`);
       mkdirSync(join(cwd, "build"), { recursive: true });
-      const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${script}`, "--no-session", "--cwd", cwd, "-e", SHIPPED("permission-gate")]);
+      const p = sandbox.spawn([
+        "--mode",
+        "rpc",
+        "--model",
+        `scripted:${script}`,
+        "--no-session",
+        "--cwd",
+        cwd,
+        "-e",
+        SHIPPED("permission-gate"),
+      ]);
       p.send({ id: "p", type: "prompt", message: "clean up" });
       const ask = await p.waitFor((l) => l.type === "extension_ui_request");
       expect(ask).toEqual({
@@ -143,10 +236,18 @@ describe.concurrent("RPC mode", () => {
       p.end();
       await p.exit;
       const end = p.lines.find((l) => l.type === "tool_execution_end")!;
-      return { isError: end.isError, text: end.result.content[0]?.text ?? "", buildLeft: existsSync(join(cwd, "build")) };
+      return {
+        isError: end.isError,
+        text: end.result.content[0]?.text ?? "",
+        buildLeft: existsSync(join(cwd, "build")),
+      };
     };
     const [declined, approved] = await Promise.all([outcome("Deny"), outcome("Allow once")]);
-    expect(declined).toEqual({ isError: true, text: 'Tool call blocked by permission-gate: the user declined "rm -rf build" (recursive rm).', buildLeft: true });
+    expect(declined).toEqual({
+      isError: true,
+      text: 'Tool call blocked by permission-gate: the user declined "rm -rf build" (recursive rm).',
+      buildLeft: true,
+    });
     expect(approved).toMatchObject({ isError: false, buildLeft: false });
   }, 60_000); // two processes, each running its command in the sandbox
 
@@ -191,13 +292,24 @@ describe.concurrent("RPC mode", () => {
   it("with an OpenAI-compatible model: get_state's model is Pi's object with its base URL, and set_auto_retry switches the client's retries", async () => {
     const server = await startFakeOpenAI();
     try {
-      const p = sandbox.spawn(["--mode", "rpc", "--model", "openai:fake-model", "--base-url", server.baseURL, "--no-session"], { env: { OPENAI_API_KEY: "fake" } });
+      const p = sandbox.spawn(
+        ["--mode", "rpc", "--model", "openai:fake-model", "--base-url", server.baseURL, "--no-session"],
+        { env: { OPENAI_API_KEY: "fake" } },
+      );
       p.send({ id: "st", type: "get_state" });
       const state = await p.waitFor((l) => l.id === "st");
       // The registry's entry for openai:<name> against another server: nothing known of the model, Pi's defaults.
       expect(state.data.model).toEqual({
-        id: "fake-model", name: "fake-model", api: "openai-completions", provider: "openai", baseUrl: server.baseURL, reasoning: false,
-        input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128_000, maxTokens: 16_384,
+        id: "fake-model",
+        name: "fake-model",
+        api: "openai-completions",
+        provider: "openai",
+        baseUrl: server.baseURL,
+        reasoning: false,
+        input: ["text"],
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+        contextWindow: 128_000,
+        maxTokens: 16_384,
       });
       expect(state.data.autoCompactionEnabled).toBe(true);
       // Retries off: a 503 ends the run at once, after one request.
@@ -233,13 +345,18 @@ describe.concurrent("RPC mode", () => {
     expect((await p.exit).code).toBe(0);
     expect(messages[0].role).toBe("system");
     expect(messages[0].content).toMatch(/Tools: read, write, edit, bash/);
-    expect(messages[0].toolsAdded.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(["read", "bash", "gate"]));
+    expect(messages[0].toolsAdded.map((t: { name: string }) => t.name)).toEqual(
+      expect.arrayContaining(["read", "bash", "gate"]),
+    );
   });
 
   it("masks a secret in bash output before it joins the conversation and the session file, with redact-secrets loaded", async () => {
     const token = `ghp_${"rpcBash42".repeat(5)}`;
     const home = join(sandbox.root, "bash-home");
-    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${sandbox.script([{ text: "Seen." }])}`, "-e", SHIPPED("redact-secrets")], { env: { MYPI_HOME: home } });
+    const p = sandbox.spawn(
+      ["--mode", "rpc", "--model", `scripted:${sandbox.script([{ text: "Seen." }])}`, "-e", SHIPPED("redact-secrets")],
+      { env: { MYPI_HOME: home } },
+    );
     p.send({ id: "b", type: "bash", command: `echo ${token}` });
     const ran = await p.waitFor((l) => l.type === "response" && l.id === "b");
     p.send({ id: "m", type: "get_messages" });
@@ -259,7 +376,10 @@ describe.concurrent("RPC mode", () => {
     p.end();
     const { code } = await p.exit;
     expect(code).toBe(0);
-    expect(p.lines.slice(-2)).toMatchObject([{ type: "agent_end", stopReason: "completed", finalText: "Slow answer." }, { type: "agent_settled", aborted: false }]);
+    expect(p.lines.slice(-2)).toMatchObject([
+      { type: "agent_end", stopReason: "completed", finalText: "Slow answer." },
+      { type: "agent_settled", aborted: false },
+    ]);
   });
 
   it("refuses a FIFO given as --session at once (it waited forever for a writer), exit 2", async () => {

@@ -28,22 +28,28 @@ writeFileSync(join(victim, "precious.txt"), "precious\n");
 const env = { HOME: home, MYPI_JITI_CACHE: jitiCacheDir() };
 
 function bashScript(commands: string[]): string {
-  return tmp.script([...commands.map((command) => ({ toolCalls: [{ name: "bash", arguments: { command } }] })), { text: "done" }]);
+  return tmp.script([
+    ...commands.map((command) => ({ toolCalls: [{ name: "bash", arguments: { command } }] })),
+    { text: "done" },
+  ]);
 }
 
 function bashResults(events: Record<string, any>[]): { isError: boolean; text: string }[] {
   return events
     .filter((e) => e.type === "tool_execution_end" && e.toolName === "bash")
-    .map((e) => ({ isError: e.isError === true, text: e.result.content.map((c: { text?: string }) => c.text ?? "").join("") }));
+    .map((e) => ({
+      isError: e.isError === true,
+      text: e.result.content.map((c: { text?: string }) => c.text ?? "").join(""),
+    }));
 }
 
 describe.skipIf(!probe.ok)("mypi --sandbox", () => {
   it("keeps rm -rf away from a folder outside the workspace while work inside it lands", async () => {
     const script = bashScript([`rm -rf ${victim}`, "echo built > out.txt && cat out.txt"]);
     writeFileSync(join(tmp.home, "settings.json"), JSON.stringify({ sandbox: { allowRead: [outside] } }));
-    const r = await tmp.run(["--sandbox", "--model", `scripted:${script}`, "--mode", "json", "-p", "go"], { env }).finally(() =>
-      writeFileSync(join(tmp.home, "settings.json"), "{}"),
-    );
+    const r = await tmp
+      .run(["--sandbox", "--model", `scripted:${script}`, "--mode", "json", "-p", "go"], { env })
+      .finally(() => writeFileSync(join(tmp.home, "settings.json"), "{}"));
     expect(r.stderr).toBe("");
     const [removal, work] = bashResults(r.events());
     expect(removal!.isError).toBe(true);
@@ -56,10 +62,25 @@ describe.skipIf(!probe.ok)("mypi --sandbox", () => {
   it("is reported by mypi extensions --json: asked for, on by default (network on), and off with --no-sandbox", async () => {
     const extra = join(tmp.root, "extra");
     mkdirSync(extra, { recursive: true });
-    const json = await tmp.run(["extensions", "--json", "--sandbox", "--sandbox-write", extra, "--no-sandbox-network"], { env });
-    expect(JSON.parse(json.stdout).sandbox).toMatchObject({ enabled: true, available: true, onUnavailable: "refuse", writable: [tmp.ws, extra], network: false });
+    const json = await tmp.run(
+      ["extensions", "--json", "--sandbox", "--sandbox-write", extra, "--no-sandbox-network"],
+      { env },
+    );
+    expect(JSON.parse(json.stdout).sandbox).toMatchObject({
+      enabled: true,
+      available: true,
+      onUnavailable: "refuse",
+      writable: [tmp.ws, extra],
+      network: false,
+    });
     const byDefault = await tmp.run(["extensions", "--json"], { env });
-    expect(JSON.parse(byDefault.stdout).sandbox).toMatchObject({ enabled: true, byDefault: true, available: true, onUnavailable: "unsandboxed", network: true });
+    expect(JSON.parse(byDefault.stdout).sandbox).toMatchObject({
+      enabled: true,
+      byDefault: true,
+      available: true,
+      onUnavailable: "unsandboxed",
+      network: true,
+    });
     const off = await tmp.run(["extensions", "--json", "--no-sandbox"], { env });
     expect(JSON.parse(off.stdout).sandbox).toEqual({ enabled: false });
   }, 60_000);
@@ -75,8 +96,11 @@ describe("the settings' sandbox where bubblewrap is missing", () => {
     writeFileSync(join(tmp.home, "settings.json"), JSON.stringify({ sandbox: { enabled: true } }));
     try {
       const script = bashScript(["touch refused.txt"]);
-      const r = await tmp.run(["--model", `scripted:${script}`, "--mode", "json", "-p", "go"], { env: { ...env, PATH: "/nonexistent" } });
-      const start = "mypi: The sandbox is on, but bwrap (bubblewrap) is not installed. Commands are not run without it.";
+      const r = await tmp.run(["--model", `scripted:${script}`, "--mode", "json", "-p", "go"], {
+        env: { ...env, PATH: "/nonexistent" },
+      });
+      const start =
+        "mypi: The sandbox is on, but bwrap (bubblewrap) is not installed. Commands are not run without it.";
       expect(r.stderr.startsWith(start)).toBe(true);
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
       const [refused] = bashResults(r.events());

@@ -11,7 +11,9 @@ const sandbox = createSandbox();
 afterAll(() => sandbox.cleanup());
 
 const out = join(sandbox.root, "settings-seen.json");
-const probe = sandbox.file("probe.ts", `
+const probe = sandbox.file(
+  "probe.ts",
+  `
 import { writeFileSync } from "node:fs";
 import type { ExtensionAPI } from "@mypi/extension-api";
 export default function (pi: ExtensionAPI) {
@@ -19,14 +21,21 @@ export default function (pi: ExtensionAPI) {
   (seen as any).mine.changed = true;
   writeFileSync(${JSON.stringify(out)}, JSON.stringify(pi.getSettings()));
 }
-`);
+`,
+);
 
 describe("settings.json", () => {
   it("supplies the model, merges global and project, and reaches extensions as a copy", async () => {
     const globalScript = sandbox.script([{ text: "from the global model" }], "global.json");
     const projectScript = sandbox.script([{ text: "from the project model" }], "project.json");
-    sandbox.file(join(sandbox.home, "settings.json"), JSON.stringify({ model: `scripted:${globalScript}`, mine: { a: 1 } }));
-    sandbox.file(join(sandbox.ws, ".mypi", "settings.json"), JSON.stringify({ model: `scripted:${projectScript}`, mine: { b: 2 } }));
+    sandbox.file(
+      join(sandbox.home, "settings.json"),
+      JSON.stringify({ model: `scripted:${globalScript}`, mine: { a: 1 } }),
+    );
+    sandbox.file(
+      join(sandbox.ws, ".mypi", "settings.json"),
+      JSON.stringify({ model: `scripted:${projectScript}`, mine: { b: 2 } }),
+    );
 
     const r = await sandbox.run(["-e", probe, "--trust-project", "-p", "hi"]);
     expect(r.stderr).toBe("");

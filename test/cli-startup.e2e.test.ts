@@ -14,20 +14,26 @@ const sandbox = createSandbox();
 afterAll(() => sandbox.cleanup());
 
 const log = join(sandbox.root, "loaded.txt");
-const hooks = sandbox.file("probe/hooks.mjs", `
+const hooks = sandbox.file(
+  "probe/hooks.mjs",
+  `
 import { appendFileSync } from "node:fs";
 export async function load(url, context, next) {
   if (url.startsWith("file:")) appendFileSync(${JSON.stringify(log)}, url + "\\n");
   return next(url, context);
 }
-`);
-const preload = sandbox.file("probe/preload.mjs", `
+`,
+);
+const preload = sandbox.file(
+  "probe/preload.mjs",
+  `
 import { appendFileSync } from "node:fs";
 import { createRequire, register } from "node:module";
 register(${JSON.stringify(pathToFileURL(hooks).href)});
 const cache = createRequire(import.meta.url).cache;
 process.on("exit", () => appendFileSync(${JSON.stringify(log)}, Object.keys(cache).map((f) => "file://" + f + "\\n").join("")));
-`);
+`,
+);
 
 /** The packages (under node_modules) whose files the run loaded. */
 function packagesLoaded(): string[] {
@@ -39,12 +45,28 @@ function packagesLoaded(): string[] {
 }
 
 /** Loaded only by the features that need them: a tool with a plain JSON Schema, a Markdown file with frontmatter, an export, the terminal UI, a provider, MCP, a user's TypeScript, the shell parser, a batch queue, Pi's extensions. */
-const NOT_AT_START = ["ajv", "yaml", "marked", "@mariozechner/pi-tui", "openai", "@anthropic-ai/sdk", "@modelcontextprotocol/sdk", "jiti", "web-tree-sitter", "tree-sitter-bash", "bullmq", "@sinclair/typebox", "typebox"];
+const NOT_AT_START = [
+  "ajv",
+  "yaml",
+  "marked",
+  "@mariozechner/pi-tui",
+  "openai",
+  "@anthropic-ai/sdk",
+  "@modelcontextprotocol/sdk",
+  "jiti",
+  "web-tree-sitter",
+  "tree-sitter-bash",
+  "bullmq",
+  "@sinclair/typebox",
+  "typebox",
+];
 
 describe("a one-turn print run", () => {
   it("loads none of the packages that only other features need", async () => {
     const script = sandbox.script([{ text: "Hello" }]);
-    const r = await sandbox.run(["--model", `scripted:${script}`, "--no-session", "-p", "hi"], { env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` } });
+    const r = await sandbox.run(["--model", `scripted:${script}`, "--no-session", "-p", "hi"], {
+      env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` },
+    });
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 0, stdout: "Hello\n" });
     const loaded = packagesLoaded();
     // The probe saw the run: zod (the tools' schemas) is loaded by every run.

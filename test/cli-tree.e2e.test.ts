@@ -29,10 +29,14 @@ async function pick(t: Terminal, text: string): Promise<void> {
   t.type("\r");
 }
 const texts = (messages: readonly Message[]) =>
-  messages.map((m) => (typeof m.content === "string" ? m.content : m.content.map((b) => ("text" in b ? b.text : "")).join("")));
+  messages.map((m) =>
+    typeof m.content === "string" ? m.content : m.content.map((b) => ("text" in b ? b.text : "")).join(""),
+  );
 
 describe("/tree", () => {
-  it("asks a picked user message again from a new branch, and draws the branches with guide lines", { timeout: 60_000 }, async () => {
+  it("asks a picked user message again from a new branch, and draws the branches with guide lines", {
+    timeout: 60_000,
+  }, async () => {
     const file = join(sandbox.root, "tree.jsonl");
     const script = sandbox.script([{ text: "Answer one." }, { text: "Answer two." }, { text: "Answer three." }]);
     const t = terminal(["--model", `scripted:${script}`, "--session", file, "--no-extensions"]);
@@ -48,7 +52,9 @@ describe("/tree", () => {
     await t.see(/edit and ask again from here \(a new branch\)/);
     await pick(t, "edit and ask again");
     // The message's text is in the editor; the branch ends before it.
-    await t.see(/branched off before [0-9a-f]{8}: its text is in the editor — edit it and send, or clear it\n {2}user: first question\n {2}assistant: Answer one\.\n─{20,}\nsecond question\n─/);
+    await t.see(
+      /branched off before [0-9a-f]{8}: its text is in the editor — edit it and send, or clear it\n {2}user: first question\n {2}assistant: Answer one\.\n─{20,}\nsecond question\n─/,
+    );
     t.type(", shorter\r");
     await t.see(/Answer three\.\n─{20,}\n\n─/);
 
@@ -56,22 +62,31 @@ describe("/tree", () => {
     await t.see(/Go to which entry\?/);
     // Two branches under Answer one, each drawn from its own guide line; the one in use marked ●.
     const id = "\\([0-9a-f]{8}\\)";
-    await t.see(new RegExp([
-      `\\? Go to which entry\\? \\(● this branch\\)`,
-      `→ ● user: first question ${id}`,
-      `  ● assistant: Answer one\\. ${id}`,
-      `  ├─ ○ user: second question ${id}`,
-      `  │  ○ assistant: Answer two\\. ${id}`,
-      `  └─ ● user: second question, shorter ${id}`,
-      `     ● assistant: Answer three\\. ${id}\n`,
-    ].join("\n")));
+    await t.see(
+      new RegExp(
+        [
+          `\\? Go to which entry\\? \\(● this branch\\)`,
+          `→ ● user: first question ${id}`,
+          `  ● assistant: Answer one\\. ${id}`,
+          `  ├─ ○ user: second question ${id}`,
+          `  │  ○ assistant: Answer two\\. ${id}`,
+          `  └─ ● user: second question, shorter ${id}`,
+          `     ● assistant: Answer three\\. ${id}\n`,
+        ].join("\n"),
+      ),
+    );
     t.type("\x1b");
     await t.see(/\(tree cancelled\)\n─{20,}\n\n─/);
     t.type("/quit\r");
     expect(await t.exit).toBe(0);
 
     const session = SessionManager.open(file);
-    expect(texts(session.buildContext())).toEqual(["first question", "Answer one.", "second question, shorter", "Answer three."]);
+    expect(texts(session.buildContext())).toEqual([
+      "first question",
+      "Answer one.",
+      "second question, shorter",
+      "Answer three.",
+    ]);
     // No user message follows another anywhere in the file.
     const byId = new Map(session.getEntries().map((e) => [e.id, e]));
     for (const e of session.getEntries()) {

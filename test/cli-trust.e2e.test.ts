@@ -18,15 +18,21 @@ function workspace() {
   const sandbox = createSandbox("mypi-trust-");
   made.push(sandbox);
   const marker = join(sandbox.root, "project-ran.txt");
-  sandbox.file(join(sandbox.ws, ".mypi", "extensions", "x.ts"), `
+  sandbox.file(
+    join(sandbox.ws, ".mypi", "extensions", "x.ts"),
+    `
 import { appendFileSync } from "node:fs";
 export default function (pi) {
   pi.on("session_start", (_e, ctx) => appendFileSync(${JSON.stringify(marker)}, "trusted=" + ctx.isProjectTrusted() + "\\n"));
 }
-`);
+`,
+  );
   const script = sandbox.script([{ text: "done" }]);
   const run = (args: string[], cwd?: string) =>
-    sandbox.run(["--model", `scripted:${script}`, "--no-session", ...args, "-p", "go"], cwd === undefined ? undefined : { cwd });
+    sandbox.run(
+      ["--model", `scripted:${script}`, "--no-session", ...args, "-p", "go"],
+      cwd === undefined ? undefined : { cwd },
+    );
   const ran = () => (existsSync(marker) ? readFileSync(marker, "utf8") : "");
   return { sandbox, run, ran, marker };
 }
@@ -69,9 +75,13 @@ describe("an untrusted workspace", { timeout: 60_000 }, () => {
     expect(r.stderr).toBe(SKIPPED(w.sandbox.ws, ".mypi/extensions"));
     const report = JSON.parse(r.stdout) as { loaded: { name: string }[]; skipped: unknown[] };
     expect(report.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents"]);
-    expect(report.skipped).toEqual([{ path: join(w.sandbox.ws, ".mypi", "extensions", "x.ts"), reason: "untrusted workspace" }]);
+    expect(report.skipped).toEqual([
+      { path: join(w.sandbox.ws, ".mypi", "extensions", "x.ts"), reason: "untrusted workspace" },
+    ]);
     const text = await w.sandbox.run(["extensions"]);
-    expect(text.stdout).toContain(`Skipped (1), the workspace is not trusted (--trust-project or \`mypi trust\` loads them):\n  ${join(w.sandbox.ws, ".mypi", "extensions", "x.ts")}\n`);
+    expect(text.stdout).toContain(
+      `Skipped (1), the workspace is not trusted (--trust-project or \`mypi trust\` loads them):\n  ${join(w.sandbox.ws, ".mypi", "extensions", "x.ts")}\n`,
+    );
   });
 });
 
@@ -80,7 +90,9 @@ describe("saved decisions", { timeout: 60_000 }, () => {
     const w = workspace();
     const saved = await w.sandbox.run(["trust"]);
     expect(saved.code).toBe(0);
-    expect(JSON.parse(readFileSync(join(w.sandbox.home, "trust.json"), "utf8"))).toEqual({ workspaces: { [w.sandbox.ws]: "trusted" } });
+    expect(JSON.parse(readFileSync(join(w.sandbox.home, "trust.json"), "utf8"))).toEqual({
+      workspaces: { [w.sandbox.ws]: "trusted" },
+    });
     expect((await w.run([])).stderr).toBe("");
     expect(w.ran()).toBe("trusted=true\n");
     expect((await w.run(["--no-trust-project"])).stderr).toBe(SKIPPED(w.sandbox.ws, ".mypi/extensions"));
@@ -93,7 +105,10 @@ describe("saved decisions", { timeout: 60_000 }, () => {
     const w = workspace();
     const child = join(w.sandbox.ws, "sub");
     mkdirSync(join(child, ".mypi", "extensions"), { recursive: true });
-    w.sandbox.file(join(child, ".mypi", "extensions", "y.ts"), `export default function (pi) { pi.on("session_start", () => { throw new Error("child ran"); }); }\n`);
+    w.sandbox.file(
+      join(child, ".mypi", "extensions", "y.ts"),
+      `export default function (pi) { pi.on("session_start", () => { throw new Error("child ran"); }); }\n`,
+    );
     await w.sandbox.run(["trust", w.sandbox.root]);
     expect((await w.run([])).stderr).toBe("");
     expect(w.ran()).toBe("trusted=true\n");
@@ -116,7 +131,9 @@ describe("project_trust", { timeout: 60_000 }, () => {
   it("a global extension's yes loads the project; with remember it is saved; the project's own handler is never asked", async () => {
     const w = workspace();
     const log = join(w.sandbox.root, "asked.txt");
-    w.sandbox.file(join(w.sandbox.home, "extensions", "decider.ts"), `
+    w.sandbox.file(
+      join(w.sandbox.home, "extensions", "decider.ts"),
+      `
 import { appendFileSync } from "node:fs";
 export default function (pi) {
   pi.on("project_trust", (event, ctx) => {
@@ -124,13 +141,19 @@ export default function (pi) {
     return { trusted: "yes", remember: true };
   });
 }
-`);
-    w.sandbox.file(join(w.sandbox.ws, ".mypi", "extensions", "z.ts"), `export default function (pi) { pi.on("project_trust", () => { throw new Error("asked the project"); }); }\n`);
+`,
+    );
+    w.sandbox.file(
+      join(w.sandbox.ws, ".mypi", "extensions", "z.ts"),
+      `export default function (pi) { pi.on("project_trust", () => { throw new Error("asked the project"); }); }\n`,
+    );
     const r = await w.run([]);
     expect([r.code, r.stderr]).toEqual([0, ""]);
     expect(readFileSync(log, "utf8")).toBe(`project_trust ${w.sandbox.ws} false\n`);
     expect(w.ran()).toBe("trusted=true\n");
-    expect(JSON.parse(readFileSync(join(w.sandbox.home, "trust.json"), "utf8"))).toEqual({ workspaces: { [w.sandbox.ws]: "trusted" } });
+    expect(JSON.parse(readFileSync(join(w.sandbox.home, "trust.json"), "utf8"))).toEqual({
+      workspaces: { [w.sandbox.ws]: "trusted" },
+    });
     // Saved now: the handler is not asked again.
     await w.run([]);
     expect(readFileSync(log, "utf8").split("\n").filter(Boolean)).toHaveLength(1);
@@ -138,9 +161,18 @@ export default function (pi) {
 
   it("an -e extension may decline; undecided leaves it to the default (not trusted headless)", async () => {
     const w = workspace();
-    const no = w.sandbox.file("no.ts", `export default function (pi) { pi.on("project_trust", () => ({ trusted: "no" })); }\n`);
-    const undecided = w.sandbox.file("undecided.ts", `export default function (pi) { pi.on("project_trust", () => ({ trusted: "undecided" })); }\n`);
-    const yes = w.sandbox.file("yes.ts", `export default function (pi) { pi.on("project_trust", () => ({ trusted: "yes" })); }\n`);
+    const no = w.sandbox.file(
+      "no.ts",
+      `export default function (pi) { pi.on("project_trust", () => ({ trusted: "no" })); }\n`,
+    );
+    const undecided = w.sandbox.file(
+      "undecided.ts",
+      `export default function (pi) { pi.on("project_trust", () => ({ trusted: "undecided" })); }\n`,
+    );
+    const yes = w.sandbox.file(
+      "yes.ts",
+      `export default function (pi) { pi.on("project_trust", () => ({ trusted: "yes" })); }\n`,
+    );
     expect((await w.run(["-e", undecided])).stderr).toBe(SKIPPED(w.sandbox.ws, ".mypi/extensions"));
     // The first yes/no wins.
     expect((await w.run(["-e", no, "-e", yes])).stderr).toBe(SKIPPED(w.sandbox.ws, ".mypi/extensions"));
@@ -152,27 +184,55 @@ export default function (pi) {
 
   it("a trust decided while loading brings the workspace's sandbox settings in: the builtin tools load again with them", async () => {
     const w = workspace();
-    const yes = w.sandbox.file("yes.ts", `export default function (pi) { pi.on("project_trust", () => ({ trusted: "yes" })); }\n`);
+    const yes = w.sandbox.file(
+      "yes.ts",
+      `export default function (pi) { pi.on("project_trust", () => ({ trusted: "yes" })); }\n`,
+    );
     // The sandbox is on by default with the network on; the workspace turns the network off.
-    w.sandbox.file(join(w.sandbox.ws, ".mypi", "settings.json"), JSON.stringify({ sandbox: { enabled: true, network: false, onUnavailable: "unsandboxed" } }));
+    w.sandbox.file(
+      join(w.sandbox.ws, ".mypi", "settings.json"),
+      JSON.stringify({ sandbox: { enabled: true, network: false, onUnavailable: "unsandboxed" } }),
+    );
     const r = await w.sandbox.run(["extensions", "--json", "-e", yes]);
-    const report = JSON.parse(r.stdout) as { loaded: { name: string }[]; sandbox: { enabled: boolean; network?: boolean; byDefault?: boolean } };
+    const report = JSON.parse(r.stdout) as {
+      loaded: { name: string }[];
+      sandbox: { enabled: boolean; network?: boolean; byDefault?: boolean };
+    };
     expect(report.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents", "x", "yes"]);
-    expect([report.sandbox.enabled, report.sandbox.network, report.sandbox.byDefault]).toEqual([true, false, undefined]);
+    expect([report.sandbox.enabled, report.sandbox.network, report.sandbox.byDefault]).toEqual([
+      true,
+      false,
+      undefined,
+    ]);
     // A run: the workspace's extension starts once, in the set that loaded again.
     const run = await w.run(["-e", yes]);
     expect(run.code).toBe(0);
     expect(w.ran()).toBe("trusted=true\n");
     // Untrusted, the same workspace's settings do not apply.
-    const untrusted = JSON.parse((await w.sandbox.run(["extensions", "--json"])).stdout) as { sandbox: { enabled: boolean; network?: boolean; byDefault?: boolean } };
-    expect([untrusted.sandbox.enabled, untrusted.sandbox.network, untrusted.sandbox.byDefault]).toEqual([true, true, true]);
+    const untrusted = JSON.parse((await w.sandbox.run(["extensions", "--json"])).stdout) as {
+      sandbox: { enabled: boolean; network?: boolean; byDefault?: boolean };
+    };
+    expect([untrusted.sandbox.enabled, untrusted.sandbox.network, untrusted.sandbox.byDefault]).toEqual([
+      true,
+      true,
+      true,
+    ]);
   });
 
   it("keeps the documented load order: global, project, then -e, though -e loaded before the decision", async () => {
     const w = workspace();
-    const cli = w.sandbox.file("cli.ts", `export default function (pi) { pi.on("project_trust", () => ({ trusted: "yes" })); pi.on("tool_call", () => undefined); }\n`);
-    w.sandbox.file(join(w.sandbox.home, "extensions", "g.ts"), `export default function (pi) { pi.on("tool_call", () => undefined); }\n`);
-    w.sandbox.file(join(w.sandbox.ws, ".mypi", "extensions", "p.ts"), `export default function (pi) { pi.on("tool_call", () => undefined); }\n`);
+    const cli = w.sandbox.file(
+      "cli.ts",
+      `export default function (pi) { pi.on("project_trust", () => ({ trusted: "yes" })); pi.on("tool_call", () => undefined); }\n`,
+    );
+    w.sandbox.file(
+      join(w.sandbox.home, "extensions", "g.ts"),
+      `export default function (pi) { pi.on("tool_call", () => undefined); }\n`,
+    );
+    w.sandbox.file(
+      join(w.sandbox.ws, ".mypi", "extensions", "p.ts"),
+      `export default function (pi) { pi.on("tool_call", () => undefined); }\n`,
+    );
     const r = await w.sandbox.run(["extensions", "--json", "-e", cli]);
     const report = JSON.parse(r.stdout) as { loaded: { name: string }[]; order: Record<string, string[]> };
     expect(report.loaded.map((e) => e.name)).toEqual(["builtin-tools", "subagents", "g", "p", "x", "cli"]);

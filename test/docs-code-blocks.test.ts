@@ -46,7 +46,10 @@ function blocksOf(doc: string): Block[] {
     const indent = open[1]!;
     let end = i + 1;
     while (end < lines.length && lines[end] !== `${indent}\`\`\``) end++;
-    const code = lines.slice(i + 1, end).map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l)).join("\n");
+    const code = lines
+      .slice(i + 1, end)
+      .map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l))
+      .join("\n");
     let before = i - 1;
     while (before >= 0 && lines[before]!.trim() === "") before--;
     const mark = MARK.exec(lines[before]?.trim() ?? "");
@@ -74,13 +77,23 @@ function outputAfter(lines: string[], from: number, doc: string): string {
 
 /** The block with its relative imports resolved from its doc's folder, as they read there. */
 function fromDocFolder(b: Block): string {
-  return b.code.replace(/(from\s+|import\()"(\.\.?\/[^"]+)"/g, (_m, lead: string, spec: string) => `${lead}"${join(REPO, dirname(b.doc), spec)}"`);
+  return b.code.replace(
+    /(from\s+|import\()"(\.\.?\/[^"]+)"/g,
+    (_m, lead: string, spec: string) => `${lead}"${join(REPO, dirname(b.doc), spec)}"`,
+  );
 }
 
-const docs = ["README.md", ...readdirSync(join(REPO, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];
+const docs = [
+  "README.md",
+  ...readdirSync(join(REPO, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 const blocks = docs.flatMap(blocksOf);
 const where = (b: Block) => `${b.doc}:${b.line}`;
-const fileName = (b: Block) => `${b.doc.replace(/[/.]/g, "_")}_${b.line}.${b.lang === "ts" || b.lang === "typescript" ? "ts" : "mjs"}`;
+const fileName = (b: Block) =>
+  `${b.doc.replace(/[/.]/g, "_")}_${b.line}.${b.lang === "ts" || b.lang === "typescript" ? "ts" : "mjs"}`;
 
 // Inside the repository, so that `@mypi/*`, zod and vitest resolve from its node_modules.
 const generated = join(REPO, "node_modules", ".cache", "docs-code-blocks");
@@ -97,10 +110,13 @@ describe("the code blocks of the docs", () => {
 
   it("import only what a project with mypi installed has: mypi's packages and Node's modules", () => {
     // zod, say, resolves in this repository but not in the reader's project: import it as `z` from @mypi/extension-api.
-    const allowed = /^(@mypi\/(kernel|extension-api|extension-api\/testing|builtin-tools|extensions\/[\w-]+|cli)|node:[\w/]+|\.\.?\/.*|vitest)$/;
+    const allowed =
+      /^(@mypi\/(kernel|extension-api|extension-api\/testing|builtin-tools|extensions\/[\w-]+|cli)|node:[\w/]+|\.\.?\/.*|vitest)$/;
     const imports = blocks
       .filter((b) => b.skip === undefined)
-      .flatMap((b) => [...b.code.matchAll(/(?:from\s+|import\()"([^"]+)"/g)].map((m) => ({ at: where(b), spec: m[1]! })));
+      .flatMap((b) =>
+        [...b.code.matchAll(/(?:from\s+|import\()"([^"]+)"/g)].map((m) => ({ at: where(b), spec: m[1]! })),
+      );
     expect(imports.filter((i) => !allowed.test(i.spec))).toEqual([]);
   });
 
@@ -114,41 +130,67 @@ describe("the code blocks of the docs", () => {
       join(generated, "tsconfig.json"),
       JSON.stringify({
         compilerOptions: {
-          target: "es2023", lib: ["es2023"], module: "preserve", moduleResolution: "bundler", customConditions: ["mypi-source"],
-          allowImportingTsExtensions: true, noEmit: true, strict: true, types: ["node"], skipLibCheck: true,
+          target: "es2023",
+          lib: ["es2023"],
+          module: "preserve",
+          moduleResolution: "bundler",
+          customConditions: ["mypi-source"],
+          allowImportingTsExtensions: true,
+          noEmit: true,
+          strict: true,
+          types: ["node"],
+          skipLibCheck: true,
           // JavaScript blocks are parsed, not typed (their readers run them with node); the ones that show output run below.
-          allowJs: true, checkJs: false,
+          allowJs: true,
+          checkJs: false,
           // What the blocks import is the repository's own source: its errors are the type check's, not the docs'.
           noUnusedLocals: false,
         },
         include: ["*.ts", "*.mjs"],
       }),
     );
-    const tsc = spawnSync(process.execPath, [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", generated], { encoding: "utf8" });
+    const tsc = spawnSync(process.execPath, [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", generated], {
+      encoding: "utf8",
+    });
     // Each error names the block's doc and line: the generated file's name is `<doc>_<line>`.
-    const errors = `${tsc.stdout}${tsc.stderr}`.split("\n").filter((l) => l.includes("error TS") && !l.includes("/packages/") && !l.includes("/extensions/"));
+    const errors = `${tsc.stdout}${tsc.stderr}`
+      .split("\n")
+      .filter((l) => l.includes("error TS") && !l.includes("/packages/") && !l.includes("/extensions/"));
     expect(errors).toEqual([]);
     expect(tsc.status, `${tsc.stdout}${tsc.stderr}`).toBe(0);
   });
 
   const runnable = blocks.filter((b) => b.prints !== undefined);
-  it.each(runnable.map((b) => [where(b), b] as const))("%s prints what the docs show", { timeout: 120_000 }, (_where, b) => {
-    const cwd = mkdtempSync(join(tmpdir(), "mypi-docs-run-"));
-    try {
-      for (const saved of blocks.filter((x) => x.savedAs !== undefined && x.doc === b.doc)) {
-        mkdirSync(join(cwd, dirname(saved.savedAs!)), { recursive: true });
-        writeFileSync(join(cwd, saved.savedAs!), saved.code);
+  it.each(runnable.map((b) => [where(b), b] as const))(
+    "%s prints what the docs show",
+    { timeout: 120_000 },
+    (_where, b) => {
+      const cwd = mkdtempSync(join(tmpdir(), "mypi-docs-run-"));
+      try {
+        for (const saved of blocks.filter((x) => x.savedAs !== undefined && x.doc === b.doc)) {
+          mkdirSync(join(cwd, dirname(saved.savedAs!)), { recursive: true });
+          writeFileSync(join(cwd, saved.savedAs!), saved.code);
+        }
+        const file = join(cwd, `example-${fileName(b)}`);
+        writeFileSync(file, b.code);
+        const out = execFileSync(process.execPath, [join(REPO, "test", "helpers", "run-source.mjs"), file], {
+          cwd,
+          encoding: "utf8",
+          env: { ...process.env, NO_COLOR: "1" },
+        });
+        expect(out.trimEnd()).toBe(b.prints!.trimEnd());
+      } finally {
+        rmSync(cwd, { recursive: true, force: true });
       }
-      const file = join(cwd, `example-${fileName(b)}`);
-      writeFileSync(file, b.code);
-      const out = execFileSync(process.execPath, [join(REPO, "test", "helpers", "run-source.mjs"), file], { cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
-      expect(out.trimEnd()).toBe(b.prints!.trimEnd());
-    } finally {
-      rmSync(cwd, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   it("include the examples that show their output", () => {
-    expect(runnable.map(where)).toEqual([expect.stringMatching(/^docs\/architecture\.md:/), expect.stringMatching(/^docs\/extensions\.md:/), expect.stringMatching(/^docs\/kernel\.md:/), expect.stringMatching(/^docs\/resume\.md:/)]);
+    expect(runnable.map(where)).toEqual([
+      expect.stringMatching(/^docs\/architecture\.md:/),
+      expect.stringMatching(/^docs\/extensions\.md:/),
+      expect.stringMatching(/^docs\/kernel\.md:/),
+      expect.stringMatching(/^docs\/resume\.md:/),
+    ]);
   });
 });

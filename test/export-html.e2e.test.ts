@@ -30,10 +30,27 @@ let secondBranchUser = "";
 beforeAll(async () => {
   sandbox.file("ws/config.env", `OPENAI_API_KEY=${OPENAI}\nDEBUG=1\n`);
   const script = sandbox.script([
-    { text: "Reading it.", toolCalls: [{ name: "read", arguments: { path: "config.env" } }, { name: "bash", arguments: { command: "rm -rf /" } }] },
+    {
+      text: "Reading it.",
+      toolCalls: [
+        { name: "read", arguments: { path: "config.env" } },
+        { name: "bash", arguments: { command: "rm -rf /" } },
+      ],
+    },
     { text: "The file sets two variables." },
   ]);
-  const run = await sandbox.run(["--model", `scripted:${script}`, "-e", "redact-secrets", "-e", "permission-gate", "--session", sessionFile, "-p", `what is in config.env? my token is ${GITHUB}`]);
+  const run = await sandbox.run([
+    "--model",
+    `scripted:${script}`,
+    "-e",
+    "redact-secrets",
+    "-e",
+    "permission-gate",
+    "--session",
+    sessionFile,
+    "-p",
+    `what is in config.env? my token is ${GITHUB}`,
+  ]);
   // Print mode says the refusal as it happens, then one line about the decisions: the secrets
   // masked (prompt and result), the rm blocked; a run with a refused call exits 1.
   expect(run.stderr).toBe(
@@ -48,8 +65,19 @@ beforeAll(async () => {
   firstBranchUser = first.id;
   session.appendLabel(first.id, "first try");
   session.fork(first.id);
-  secondBranchUser = session.appendMessage({ role: "user", content: [{ type: "text", text: `Try again ${XSS}` }], timestamp: Date.now() });
-  session.appendMessage({ role: "assistant", content: [{ type: "text", text: "Second branch answer." }], model: "scripted", stopReason: "stop", usage: { input: 1, output: 1 }, timestamp: Date.now() });
+  secondBranchUser = session.appendMessage({
+    role: "user",
+    content: [{ type: "text", text: `Try again ${XSS}` }],
+    timestamp: Date.now(),
+  });
+  session.appendMessage({
+    role: "assistant",
+    content: [{ type: "text", text: "Second branch answer." }],
+    model: "scripted",
+    stopReason: "stop",
+    usage: { input: 1, output: 1 },
+    timestamp: Date.now(),
+  });
   session.setSessionName("export test");
 
   const exported = await sandbox.run(["export", sessionFile, outFile]);
@@ -86,7 +114,13 @@ describe("mypi export", () => {
   }, 60_000);
 
   it("finds a session of the workspace by the start of its id", async () => {
-    const run = await sandbox.run(["--model", `scripted:${sandbox.script([{ text: "By id." }])}`, "--no-extensions", "-p", "find me"]);
+    const run = await sandbox.run([
+      "--model",
+      `scripted:${sandbox.script([{ text: "By id." }])}`,
+      "--no-extensions",
+      "-p",
+      "find me",
+    ]);
     expect(run.code).toBe(0);
     const [file] = sandbox.files(join(sandbox.home, "sessions"));
     const id = SessionManager.open(file!).id;
@@ -95,7 +129,9 @@ describe("mypi export", () => {
     expect(readFileSync(out, "utf8")).toContain("By id.");
     const none = await sandbox.run(["export", "zzzzzz"]);
     expect(none.code).toBe(2);
-    expect(none.stderr).toMatch(/^mypi: zzzzzz: no such file, and no session of this workspace has an id starting with it/);
+    expect(none.stderr).toMatch(
+      /^mypi: zzzzzz: no such file, and no session of this workspace has an id starting with it/,
+    );
   }, 60_000);
 
   it("never writes over a session file: not through a link to the one exported, not another session", async () => {
@@ -103,11 +139,17 @@ describe("mypi export", () => {
     symlinkSync(sessionFile, link);
     const before = readFileSync(sessionFile, "utf8");
     const viaLink = await sandbox.run(["export", sessionFile, link]);
-    expect([viaLink.code, viaLink.stderr]).toEqual([2, `mypi: ${link} is the session file itself (through a link): give the page another name.\n`]);
+    expect([viaLink.code, viaLink.stderr]).toEqual([
+      2,
+      `mypi: ${link} is the session file itself (through a link): give the page another name.\n`,
+    ]);
     const other = join(sandbox.root, "sessions", "other.jsonl");
     copyFileSync(sessionFile, other);
     const onOther = await sandbox.run(["export", sessionFile, other]);
-    expect([onOther.code, onOther.stderr]).toEqual([2, `mypi: ${other} is a session file: the page would replace it; give another name.\n`]);
+    expect([onOther.code, onOther.stderr]).toEqual([
+      2,
+      `mypi: ${other} is a session file: the page would replace it; give another name.\n`,
+    ]);
     expect([readFileSync(sessionFile, "utf8"), readFileSync(other, "utf8")]).toEqual([before, before]);
   }, 60_000);
 
@@ -116,7 +158,11 @@ describe("mypi export", () => {
     // A file-size limit makes every write past 8 KB fail (EFBIG), as a full disk fails it.
     const limited = (args: string[]) =>
       new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn("sh", ["-c", `trap '' XFSZ; ulimit -f 16; exec "$0" "$@"`, process.execPath, MYPI_BIN, ...args], { env: sandbox.env, cwd: sandbox.ws });
+        const child = spawn(
+          "sh",
+          ["-c", `trap '' XFSZ; ulimit -f 16; exec "$0" "$@"`, process.execPath, MYPI_BIN, ...args],
+          { env: sandbox.env, cwd: sandbox.ws },
+        );
         let stderr = "";
         child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
         child.on("close", (code) => resolve({ code, stderr }));
@@ -220,7 +266,9 @@ describe.skipIf(!haveChromium && !process.env.CI)("the exported page in headless
     other.on("pageerror", (e) => failures.push(e.message));
     await other.goto(`file://${outFile}`);
     await other.locator(`nav button.node[data-id="${firstBranchUser}"]`).click();
-    expect((await other.locator("article.entry:visible").allInnerTexts()).join("\n")).toContain("The file sets two variables.");
+    expect((await other.locator("article.entry:visible").allInnerTexts()).join("\n")).toContain(
+      "The file sets two variables.",
+    );
     expect(failures).toEqual([]);
     await other.close();
   });

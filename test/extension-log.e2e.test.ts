@@ -15,7 +15,10 @@ const logging = join(REPO, "test", "fixtures", "logging-extension.ts");
 describe("an extension's output in interactive mode", () => {
   it("shows pi.log lines and stray console output as lines of the conversation, above an intact editor", async () => {
     sandbox.file(join(sandbox.ws, "a.txt"), "alpha\n");
-    const script = sandbox.script([{ toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] }, { text: "It says alpha." }]);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] },
+      { text: "It says alpha." },
+    ]);
     const t = terminal(["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", logging]);
     await t.see(/\[logging-extension\] ready\n[^]*─{20,}\n\n─{20,}/);
     t.type("read it\r");
@@ -25,7 +28,9 @@ describe("an extension's output in interactive mode", () => {
     const at = (line: string) => lines.indexOf(line);
     expect(at("[logging-extension] read ok")).toBeGreaterThan(-1);
     expect(at("[logging-extension] warning: 3 files left")).toBe(at("[logging-extension] read ok") + 1);
-    expect(lines.filter((l) => /^\[stray\] \{"content":\[\{"type":"text".* and the rest of a long line$/.test(l))).toHaveLength(1);
+    expect(
+      lines.filter((l) => /^\[stray\] \{"content":\[\{"type":"text".* and the rest of a long line$/.test(l)),
+    ).toHaveLength(1);
     expect(lines).toContain("[stray] from console.log");
     expect(lines).toContain("[stray] half a line, then the rest");
     // Everything an extension printed is above the editor; the editor and footer are the last rows.
@@ -38,9 +43,15 @@ describe("an extension's output in interactive mode", () => {
 
   it("writes pi.log lines to stderr in print mode, level said unless info, and as extension_log events in JSON and RPC mode", async () => {
     sandbox.file(join(sandbox.ws, "a.txt"), "alpha\n");
-    const script = sandbox.script([{ toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] }, { text: "It says alpha." }]);
+    const script = sandbox.script([
+      { toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] },
+      { text: "It says alpha." },
+    ]);
     const args = ["--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", logging];
-    const [print, json] = await Promise.all([sandbox.run([...args, "-p", "read it"]), sandbox.run([...args, "--mode", "json", "-p", "read it"])]);
+    const [print, json] = await Promise.all([
+      sandbox.run([...args, "-p", "read it"]),
+      sandbox.run([...args, "--mode", "json", "-p", "read it"]),
+    ]);
     expect(print.code).toBe(0);
     expect(print.stderr.split("\n").filter((l) => l.startsWith("[logging-extension]"))).toEqual([
       "[logging-extension] ready",
@@ -60,7 +71,10 @@ describe("an extension's output in interactive mode", () => {
 
     const rpc = sandbox.spawn([...args, "--mode", "rpc"]);
     rpc.send({ id: "p", type: "prompt", message: "read it" });
-    expect(await rpc.waitFor((l) => l.type === "extension_log" && l.level === "warn")).toMatchObject({ extension: "logging-extension", message: "3 files left" });
+    expect(await rpc.waitFor((l) => l.type === "extension_log" && l.level === "warn")).toMatchObject({
+      extension: "logging-extension",
+      message: "3 files left",
+    });
     await rpc.waitFor((l) => l.type === "agent_end");
     rpc.end();
     expect((await rpc.exit).code).toBe(0);

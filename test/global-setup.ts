@@ -32,9 +32,19 @@ export default function setup(project: TestProject): void {
  * judge of those), so a failure here is reported and the tests still run against what was emitted.
  */
 function build(): void {
-  const r = spawnSync(process.execPath, [tsc, "-b", "tsconfig.build.json"], { cwd: root, encoding: "utf8", timeout: 300_000 });
-  if (r.error) throw new Error(`global-setup: \`npm run build\` did not run (${r.error.message}); the e2e tests spawn the compiled bin and need it`);
-  if (r.status !== 0) console.warn(`global-setup: \`npm run build\` reported errors; the e2e tests run what it emitted:\n${r.stdout}${r.stderr}`);
+  const r = spawnSync(process.execPath, [tsc, "-b", "tsconfig.build.json"], {
+    cwd: root,
+    encoding: "utf8",
+    timeout: 300_000,
+  });
+  if (r.error)
+    throw new Error(
+      `global-setup: \`npm run build\` did not run (${r.error.message}); the e2e tests spawn the compiled bin and need it`,
+    );
+  if (r.status !== 0)
+    console.warn(
+      `global-setup: \`npm run build\` reported errors; the e2e tests run what it emitted:\n${r.stdout}${r.stderr}`,
+    );
 }
 
 /**
@@ -55,7 +65,12 @@ function warmCaches(): void {
     // `mypi extensions` loads without running: the MCP extension and the Pi-style fixtures,
     // which pull in the Pi compatibility modules and both TypeBox packages.
     const piFixtures = join(root, "test", "pi-compat", "fixtures");
-    const extensions = [join(root, "extensions", "mcp"), ...readdirSync(piFixtures).filter((f) => f.endsWith(".ts")).map((f) => join(piFixtures, f))];
+    const extensions = [
+      join(root, "extensions", "mcp"),
+      ...readdirSync(piFixtures)
+        .filter((f) => f.endsWith(".ts"))
+        .map((f) => join(piFixtures, f)),
+    ];
     run(MYPI_BIN, ["extensions", "--no-extensions", ...extensions.flatMap((e) => ["-e", e])], env);
   } finally {
     rmSync(home, { recursive: true, force: true });

@@ -30,7 +30,17 @@ const local = () => ({
       baseUrl: server.baseURL,
       api: "openai-completions",
       apiKey: "sk-local",
-      models: [{ id: "small" }, { id: "thinker", name: "Thinker", reasoning: true, contextWindow: 64000, maxTokens: 4096, cost: { input: 1.25, output: 10 } }],
+      models: [
+        { id: "small" },
+        {
+          id: "thinker",
+          name: "Thinker",
+          reasoning: true,
+          contextWindow: 64000,
+          maxTokens: 4096,
+          cost: { input: 1.25, output: 10 },
+        },
+      ],
     },
   },
 });
@@ -42,27 +52,55 @@ describe("mypi models", { timeout: SLOW }, () => {
     expect([all.code, all.stderr]).toEqual([0, ""]);
     const rows = all.stdout.trimEnd().split("\n");
     expect(rows[0]).toMatch(/^provider\s+model\s+context\s+max-out\s+thinking\s+images\s+in \$\/M\s+out \$\/M$/);
-    expect(rows).toContainEqual(expect.stringMatching(/^anthropic\s+claude-sonnet-5-5\s+1M\s+128K\s+yes\s+yes\s+2\s+10$/));
+    expect(rows).toContainEqual(
+      expect.stringMatching(/^anthropic\s+claude-sonnet-5-5\s+1M\s+128K\s+yes\s+yes\s+2\s+10$/),
+    );
     expect(rows).toContainEqual(expect.stringMatching(/^local\s+small\s+128K\s+-\s+no\s+no\s+-\s+-$/));
     expect(rows).toContainEqual(expect.stringMatching(/^local\s+thinker\s+64K\s+4.1K\s+yes\s+no\s+1.25\s+10$/));
     expect(rows.some((r) => r.startsWith("openai"))).toBe(false); // no OPENAI_API_KEY
     const search = await sandbox.run(["--list-models", "sonnet", "5-5"], { env });
-    expect(search.stdout.trimEnd().split("\n").slice(1).map((r) => r.split(/\s+/).slice(0, 2).join("/"))).toEqual(["anthropic/claude-sonnet-5-5"]);
+    expect(
+      search.stdout
+        .trimEnd()
+        .split("\n")
+        .slice(1)
+        .map((r) => r.split(/\s+/).slice(0, 2).join("/")),
+    ).toEqual(["anthropic/claude-sonnet-5-5"]);
     const none = await sandbox.run(["models", "zzz"], { env });
     expect([none.code, none.stdout, none.stderr]).toEqual([0, "", 'No models matching "zzz"\n']);
     const json = await sandbox.run(["models", "thinker", "--json"], { env });
     expect(JSON.parse(json.stdout)).toEqual([
-      { id: "thinker", name: "Thinker", api: "openai-completions", provider: "local", baseUrl: server.baseURL, reasoning: true, input: ["text"], cost: { input: 1.25, output: 10, cacheRead: 0, cacheWrite: 0 }, contextWindow: 64000, maxTokens: 4096 },
+      {
+        id: "thinker",
+        name: "Thinker",
+        api: "openai-completions",
+        provider: "local",
+        baseUrl: server.baseURL,
+        reasoning: true,
+        input: ["text"],
+        cost: { input: 1.25, output: 10, cacheRead: 0, cacheWrite: 0 },
+        contextWindow: 64000,
+        maxTokens: 4096,
+      },
     ]);
   });
 
   it("says what to do when no model is usable, and stops at a settings provider that cannot be a model, naming the key", async () => {
     const empty = await sandbox.run(["models"], { env: home("empty", {}) });
     expect([empty.code, empty.stdout]).toEqual([0, ""]);
-    expect(empty.stderr).toContain("No models available: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add a provider under \"providers\" in settings");
-    const bad = await sandbox.run(["models"], { env: home("bad", { providers: { local: { baseUrl: server.baseURL, models: [{ id: "m" }] } } }) });
-    expect([bad.code, bad.stderr]).toEqual([2, 'mypi: settings: providers.local: model m: no api: give the provider or the model "api": one of openai-completions, openai-responses, anthropic-messages. Fix the settings file (docs/models.md#the-model-registry).\n']);
-    const shape = await sandbox.run(["models"], { env: home("shape", { providers: { local: { baseUrl: server.baseURL, api: "grpc" } } }) });
+    expect(empty.stderr).toContain(
+      'No models available: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add a provider under "providers" in settings',
+    );
+    const bad = await sandbox.run(["models"], {
+      env: home("bad", { providers: { local: { baseUrl: server.baseURL, models: [{ id: "m" }] } } }),
+    });
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      'mypi: settings: providers.local: model m: no api: give the provider or the model "api": one of openai-completions, openai-responses, anthropic-messages. Fix the settings file (docs/models.md#the-model-registry).\n',
+    ]);
+    const shape = await sandbox.run(["models"], {
+      env: home("shape", { providers: { local: { baseUrl: server.baseURL, api: "grpc" } } }),
+    });
     expect(shape.code).toBe(2);
     expect(shape.stderr).toMatch(/^mypi: settings \S+settings\.json: "providers\.local\.api": Invalid option/);
   });
@@ -70,9 +108,22 @@ describe("mypi models", { timeout: SLOW }, () => {
 
 describe("provider keys", { timeout: SLOW }, () => {
   it("are kept from the commands the agent runs, as OPENAI_API_KEY is: the known providers' and the settings' own variables", async () => {
-    const env = { ...home("keys", { providers: { work: { baseUrl: server.baseURL, api: "openai-completions", apiKey: "$WORK_KEY", models: [{ id: "w" }] } } }), ANTHROPIC_API_KEY: "sk-ant-secret", WORK_KEY: "sk-work-secret" };
-    const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: "printenv ANTHROPIC_API_KEY WORK_KEY; echo done" } }] }, { text: "ok" }]);
-    const r = await sandbox.run(["--mode", "json", "--no-session", "--model", `scripted:${script}`, "-p", "go"], { env });
+    const env = {
+      ...home("keys", {
+        providers: {
+          work: { baseUrl: server.baseURL, api: "openai-completions", apiKey: "$WORK_KEY", models: [{ id: "w" }] },
+        },
+      }),
+      ANTHROPIC_API_KEY: "sk-ant-secret",
+      WORK_KEY: "sk-work-secret",
+    };
+    const script = sandbox.script([
+      { toolCalls: [{ name: "bash", arguments: { command: "printenv ANTHROPIC_API_KEY WORK_KEY; echo done" } }] },
+      { text: "ok" },
+    ]);
+    const r = await sandbox.run(["--mode", "json", "--no-session", "--model", `scripted:${script}`, "-p", "go"], {
+      env,
+    });
     expect(r.code).toBe(0);
     const result = r.events().find((e) => e.type === "tool_execution_end")!;
     expect(JSON.stringify(result.result.content)).toContain("done");

@@ -27,7 +27,14 @@ beforeAll(async () => {
           apiKey: "sk-local",
           models: [
             { id: "small", name: "Small" },
-            { id: "thinker", name: "Thinker", reasoning: true, contextWindow: 64000, maxTokens: 4096, cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 } },
+            {
+              id: "thinker",
+              name: "Thinker",
+              reasoning: true,
+              contextWindow: 64000,
+              maxTokens: 4096,
+              cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
+            },
           ],
         },
       },
@@ -37,11 +44,37 @@ beforeAll(async () => {
 afterAll(() => server.close().finally(() => sandbox.cleanup()));
 
 /** Pi's `Model` objects of the two models, as Pi wrote them (key order included). */
-const small = () => ({ id: "small", name: "Small", api: "openai-completions", provider: "local", baseUrl: server.baseURL, reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128000, maxTokens: 16384 });
-const thinker = () => ({ id: "thinker", name: "Thinker", api: "openai-completions", provider: "local", baseUrl: server.baseURL, reasoning: true, input: ["text"], cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 }, contextWindow: 64000, maxTokens: 4096 });
+const small = () => ({
+  id: "small",
+  name: "Small",
+  api: "openai-completions",
+  provider: "local",
+  baseUrl: server.baseURL,
+  reasoning: false,
+  input: ["text"],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 128000,
+  maxTokens: 16384,
+});
+const thinker = () => ({
+  id: "thinker",
+  name: "Thinker",
+  api: "openai-completions",
+  provider: "local",
+  baseUrl: server.baseURL,
+  reasoning: true,
+  input: ["text"],
+  cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
+  contextWindow: 64000,
+  maxTokens: 4096,
+});
 
 /** Sends the commands one at a time (each after the previous response) and returns every line written meanwhile. */
-async function exchange(args: string[], commands: Record<string, unknown>[], env: Record<string, string> = {}): Promise<Record<string, any>[]> {
+async function exchange(
+  args: string[],
+  commands: Record<string, unknown>[],
+  env: Record<string, string> = {},
+): Promise<Record<string, any>[]> {
   const p = sandbox.spawn(["--mode", "rpc", ...args], { env });
   for (const command of commands) {
     p.send(command);
@@ -53,24 +86,39 @@ async function exchange(args: string[], commands: Record<string, unknown>[], env
   return p.lines;
 }
 
-const response = (id: string, command: string, data?: unknown) => ({ id, type: "response", command, success: true, ...(data !== undefined && { data }) });
-const failure = (id: string, command: string, error: string) => ({ id, type: "response", command, success: false, error });
+const response = (id: string, command: string, data?: unknown) => ({
+  id,
+  type: "response",
+  command,
+  success: true,
+  ...(data !== undefined && { data }),
+});
+const failure = (id: string, command: string, error: string) => ({
+  id,
+  type: "response",
+  command,
+  success: false,
+  error,
+});
 const changed = (level: string) => ({ type: "thinking_level_changed", level });
 
 describe("RPC model commands, as Pi 1.6 answers them", { timeout: SLOW }, () => {
   it("get_available_models, cycle_model, set_thinking_level (clamped), cycle_thinking_level, set_model, unknown models and levels", async () => {
-    const lines = await exchange(["--model", "local/small", "--no-session"], [
-      { id: "1", type: "get_available_models" },
-      { id: "2", type: "cycle_model" },
-      { id: "3", type: "set_thinking_level", level: "xhigh" },
-      { id: "4", type: "cycle_thinking_level" },
-      { id: "5", type: "set_model", provider: "local", modelId: "small" },
-      { id: "6", type: "cycle_thinking_level" },
-      { id: "7", type: "set_model", provider: "local", modelId: "nope" },
-      { id: "8", type: "set_thinking_level", level: "bogus" },
-      { id: "9", type: "get_available_thinking_levels" },
-      { id: "10", type: "set_model" },
-    ]);
+    const lines = await exchange(
+      ["--model", "local/small", "--no-session"],
+      [
+        { id: "1", type: "get_available_models" },
+        { id: "2", type: "cycle_model" },
+        { id: "3", type: "set_thinking_level", level: "xhigh" },
+        { id: "4", type: "cycle_thinking_level" },
+        { id: "5", type: "set_model", provider: "local", modelId: "small" },
+        { id: "6", type: "cycle_thinking_level" },
+        { id: "7", type: "set_model", provider: "local", modelId: "nope" },
+        { id: "8", type: "set_thinking_level", level: "bogus" },
+        { id: "9", type: "get_available_thinking_levels" },
+        { id: "10", type: "set_model" },
+      ],
+    );
     expect(lines).toEqual([
       response("1", "get_available_models", { models: [small(), thinker()] }),
       response("2", "cycle_model", { model: thinker(), thinkingLevel: "off", isScoped: false }),
@@ -90,14 +138,17 @@ describe("RPC model commands, as Pi 1.6 answers them", { timeout: SLOW }, () => 
   });
 
   it("starts a reasoning model at medium, clamps an unknown level to the lowest, and keeps the clamped level across a cycle", async () => {
-    const lines = await exchange(["--model", "local/thinker", "--no-session"], [
-      { id: "1", type: "set_thinking_level", level: "low" },
-      { id: "2", type: "set_thinking_level", level: "bogus" },
-      { id: "3", type: "get_available_thinking_levels" },
-      { id: "4", type: "cycle_thinking_level" },
-      { id: "5", type: "cycle_model" },
-      { id: "6", type: "cycle_model" },
-    ]);
+    const lines = await exchange(
+      ["--model", "local/thinker", "--no-session"],
+      [
+        { id: "1", type: "set_thinking_level", level: "low" },
+        { id: "2", type: "set_thinking_level", level: "bogus" },
+        { id: "3", type: "get_available_thinking_levels" },
+        { id: "4", type: "cycle_thinking_level" },
+        { id: "5", type: "cycle_model" },
+        { id: "6", type: "cycle_model" },
+      ],
+    );
     expect(lines).toEqual([
       changed("low"),
       response("1", "set_thinking_level"),
@@ -113,17 +164,23 @@ describe("RPC model commands, as Pi 1.6 answers them", { timeout: SLOW }, () => 
   });
 
   it("--models with a :level suffix scopes the cycle and sets each model's level; a scope of one answers null", async () => {
-    const scoped = await exchange(["--models", "local/*:high", "--no-session"], [
-      { id: "1", type: "cycle_model" },
-      { id: "2", type: "cycle_model" },
-    ]);
+    const scoped = await exchange(
+      ["--models", "local/*:high", "--no-session"],
+      [
+        { id: "1", type: "cycle_model" },
+        { id: "2", type: "cycle_model" },
+      ],
+    );
     expect(scoped).toEqual([
       changed("high"),
       response("1", "cycle_model", { model: thinker(), thinkingLevel: "high", isScoped: true }),
       changed("off"),
       response("2", "cycle_model", { model: small(), thinkingLevel: "off", isScoped: true }),
     ]);
-    const alone = await exchange(["--model", "local/thinker:xhigh", "--models", "local/th*", "--no-session"], [{ id: "1", type: "cycle_model" }]);
+    const alone = await exchange(
+      ["--model", "local/thinker:xhigh", "--models", "local/th*", "--no-session"],
+      [{ id: "1", type: "cycle_model" }],
+    );
     expect(alone).toEqual([response("1", "cycle_model", null)]);
   });
 
@@ -132,16 +189,31 @@ describe("RPC model commands, as Pi 1.6 answers them", { timeout: SLOW }, () => 
     const p = sandbox.spawn(["--mode", "rpc", "--model", "local/small", "--session", file]);
     p.send({ id: "1", type: "set_model", provider: "local", modelId: "thinker" });
     p.send({ id: "2", type: "set_thinking_level", level: "low" });
-    server.push(chatResponse({ text: "thought", usage: { prompt_tokens: 1000, completion_tokens: 200, total_tokens: 1200, cached_tokens: 400 } }));
+    server.push(
+      chatResponse({
+        text: "thought",
+        usage: { prompt_tokens: 1000, completion_tokens: 200, total_tokens: 1200, cached_tokens: 400 },
+      }),
+    );
     p.send({ id: "3", type: "prompt", message: "hi" });
-    const end = await Promise.race([p.waitFor((l) => l.type === "agent_end"), new Promise<never>((_, no) => setTimeout(() => no(new Error(JSON.stringify(p.lines.map((l) => l.type + ":" + (l.error ?? ""))))), 20000))]);
+    const end = await Promise.race([
+      p.waitFor((l) => l.type === "agent_end"),
+      new Promise<never>((_, no) =>
+        setTimeout(() => no(new Error(JSON.stringify(p.lines.map((l) => l.type + ":" + (l.error ?? ""))))), 20000),
+      ),
+    ]);
     p.send({ id: "4", type: "get_session_stats" });
     const stats = await p.waitFor((l) => l.id === "4");
     p.end();
     expect((await p.exit).code).toBe(0);
     expect((server.requests.at(-1)!.body as { model: string }).model).toBe("thinker");
     const answer = end.messages.at(-1);
-    expect(answer).toMatchObject({ model: "local/thinker", api: "openai-completions", provider: "local", usage: { input: 600, output: 200, cacheRead: 400 } });
+    expect(answer).toMatchObject({
+      model: "local/thinker",
+      api: "openai-completions",
+      provider: "local",
+      usage: { input: 600, output: 200, cacheRead: 400 },
+    });
     // 600 uncached × $1/M + 200 × $2/M + 400 cached × $0.10/M, as Pi computes it.
     expect(answer.usage.cost.total).toBeCloseTo(0.00104, 12);
     expect(stats.data).toEqual({
@@ -156,7 +228,11 @@ describe("RPC model commands, as Pi 1.6 answers them", { timeout: SLOW }, () => 
       cost: answer.usage.cost.total,
       contextUsage: { tokens: expect.any(Number), contextWindow: 64000, percent: expect.any(Number) },
     });
-    const entries = readFileSync(file, "utf8").trim().split("\n").slice(1).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const entries = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(entries.map((e) => [e.type, e.model ?? e.thinkingLevel ?? (e.message as { role: string }).role])).toEqual([
       ["model_change", "local/thinker"],
       ["thinking_level_change", "low"],
@@ -166,7 +242,13 @@ describe("RPC model commands, as Pi 1.6 answers them", { timeout: SLOW }, () => 
     expect(entries[0]).toMatchObject({ provider: "local", modelId: "thinker" });
 
     const state = async (args: string[]) => {
-      return exchange(["--session", file, ...args], [{ id: "s", type: "get_available_thinking_levels" }, { id: "c", type: "cycle_thinking_level" }]);
+      return exchange(
+        ["--session", file, ...args],
+        [
+          { id: "s", type: "get_available_thinking_levels" },
+          { id: "c", type: "cycle_thinking_level" },
+        ],
+      );
     };
     // Resumed: thinker at low (cycling goes on from low); with --model local/small: small, no levels.
     expect((await state([]))[0]!.data).toEqual({ levels: ["off", "minimal", "low", "medium", "high"] });

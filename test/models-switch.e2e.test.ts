@@ -22,21 +22,39 @@ beforeAll(async () => {
     join(sandbox.home, "settings.json"),
     JSON.stringify({
       providers: {
-        alpha: { baseUrl: alpha.baseURL, api: "openai-completions", apiKey: "sk-alpha", models: [{ id: "a1", cost: { input: 3, output: 15 } }] },
-        beta: { baseUrl: beta.baseURL, api: "openai-completions", apiKey: "sk-beta", models: [{ id: "b1", cost: { input: 1, output: 2 } }] },
+        alpha: {
+          baseUrl: alpha.baseURL,
+          api: "openai-completions",
+          apiKey: "sk-alpha",
+          models: [{ id: "a1", cost: { input: 3, output: 15 } }],
+        },
+        beta: {
+          baseUrl: beta.baseURL,
+          api: "openai-completions",
+          apiKey: "sk-beta",
+          models: [{ id: "b1", cost: { input: 1, output: 2 } }],
+        },
       },
     }),
   );
 });
 afterAll(() => Promise.all([alpha.close(), beta.close()]).finally(() => sandbox.cleanup()));
 
-type Wire = { role: string; content?: unknown; tool_calls?: { id: string; function: { name: string } }[]; tool_call_id?: string };
+type Wire = {
+  role: string;
+  content?: unknown;
+  tool_calls?: { id: string; function: { name: string } }[];
+  tool_call_id?: string;
+};
 
 describe("switching providers mid-session", { timeout: SLOW }, () => {
   it("hands the second provider the first one's tool calls and results paired, prices each answer with its own provider, and resumes on the second", async () => {
     const file = join(sandbox.root, "switch.jsonl");
     alpha.push(
-      chatResponse({ toolCalls: [{ id: "call_read_1", name: "read", arguments: { path: "notes.txt" } }], usage: { prompt_tokens: 1000, completion_tokens: 100 } }),
+      chatResponse({
+        toolCalls: [{ id: "call_read_1", name: "read", arguments: { path: "notes.txt" } }],
+        usage: { prompt_tokens: 1000, completion_tokens: 100 },
+      }),
       chatResponse({ text: "It says: remember the milk.", usage: { prompt_tokens: 1200, completion_tokens: 50 } }),
     );
     beta.push(chatResponse({ text: "You read notes.txt.", usage: { prompt_tokens: 1500, completion_tokens: 20 } }));
@@ -57,11 +75,17 @@ describe("switching providers mid-session", { timeout: SLOW }, () => {
     const call = sent.messages.find((m) => m.tool_calls)!;
     expect(call.tool_calls!.map((c) => [c.id, c.function.name])).toEqual([["call_read_1", "read"]]);
     const result = sent.messages[sent.messages.indexOf(call) + 1]!;
-    expect([result.role, result.tool_call_id, String(result.content)]).toEqual(["tool", "call_read_1", expect.stringContaining("remember the milk")]);
+    expect([result.role, result.tool_call_id, String(result.content)]).toEqual([
+      "tool",
+      "call_read_1",
+      expect.stringContaining("remember the milk"),
+    ]);
     expect(sent.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "user"]);
     expect(beta.requests[0]!.headers.authorization).toBe("Bearer sk-beta");
 
-    const answers = p.lines.filter((l) => l.type === "message_end" && l.message.role === "assistant").map((l) => l.message);
+    const answers = p.lines
+      .filter((l) => l.type === "message_end" && l.message.role === "assistant")
+      .map((l) => l.message);
     expect(answers.map((m) => [m.model, m.provider, Number(m.usage.cost.total.toFixed(6))])).toEqual([
       ["alpha/a1", "alpha", 0.0045], // 1000 × $3/M + 100 × $15/M
       ["alpha/a1", "alpha", 0.00435], // 1200 × $3/M + 50 × $15/M

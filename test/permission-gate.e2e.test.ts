@@ -15,7 +15,10 @@ sandbox.trustWorkspace();
 afterAll(() => sandbox.cleanup());
 
 sandbox.file("ws/victim/keep.txt", "precious\n");
-sandbox.file(join(sandbox.ws, ".mypi", "settings.json"), JSON.stringify({ permissions: { deny: ["Bash(git push:*)"] } }));
+sandbox.file(
+  join(sandbox.ws, ".mypi", "settings.json"),
+  JSON.stringify({ permissions: { deny: ["Bash(git push:*)"] } }),
+);
 
 const calls = [
   "{rm,-rf,victim}",
@@ -35,27 +38,54 @@ describe("permission-gate through the CLI", () => {
       { text: "Trying.", toolCalls: calls.slice(0, 3).map((command) => ({ name: "bash", arguments: { command } })) },
       { text: "Done." },
     ]);
-    const r = await sandbox.run(["--model", `scripted:${bypasses}`, "-e", SHIPPED("permission-gate"), "-p", "clean up"]);
+    const r = await sandbox.run([
+      "--model",
+      `scripted:${bypasses}`,
+      "-e",
+      SHIPPED("permission-gate"),
+      "-p",
+      "clean up",
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain("Done.");
     expect(r.stderr).toContain("mypi: 3 tool calls were refused by a policy (above); exit code 1.");
     expect(existsSync(join(sandbox.ws, "victim", "keep.txt"))).toBe(true);
   });
 
-  it("reports each decision as hook_decision, naming the built-in check, the reason it cannot judge, or the settings rule", { timeout: 120_000 }, async () => {
-    const r = await sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "-e", SHIPPED("permission-gate"), "-p", "clean up"]);
+  it("reports each decision as hook_decision, naming the built-in check, the reason it cannot judge, or the settings rule", {
+    timeout: 120_000,
+  }, async () => {
+    const r = await sandbox.run([
+      "--mode",
+      "json",
+      "--model",
+      `scripted:${script}`,
+      "-e",
+      SHIPPED("permission-gate"),
+      "-p",
+      "clean up",
+    ]);
     const events = r.events();
     const decisions = events
       .filter((e) => e.type === "hook_decision" && e.extension === "permission-gate" && e.slot === "tool_call")
       .map((e) => [e.outcome, e.reason]);
     expect(decisions).toEqual([
-      ["block", `"{rm,-rf,victim}" looks destructive (recursive rm) and there is no user to confirm it. Do it another way or ask the user to run it.`],
+      [
+        "block",
+        `"{rm,-rf,victim}" looks destructive (recursive rm) and there is no user to confirm it. Do it another way or ask the user to run it.`,
+      ],
       [
         "block",
         `"echo 'rm -rf victim' | bash" cannot be judged before it runs (bash reads the script it runs from its standard input) and there is no user to confirm it. Do it another way or ask the user to run it.`,
       ],
-      ["block", `"R=r; $R\\m -r\${X:-f} victim" looks destructive (recursive rm) and there is no user to confirm it. Do it another way or ask the user to run it.`],
-      ["block", `"sudo -u root git push origin main" is denied by the rule Bash(git push:*) (permissions.deny in ${join(sandbox.ws, ".mypi", "settings.json")}).`],
+      [
+        "block",
+        `"R=r; $R\\m -r\${X:-f} victim" looks destructive (recursive rm) and there is no user to confirm it. Do it another way or ask the user to run it.`,
+      ],
+      [
+        "block",
+        `"sudo -u root git push origin main" is denied by the rule Bash(git push:*) (permissions.deny in ${join(sandbox.ws, ".mypi", "settings.json")}).`,
+      ],
       ["pass", undefined],
     ]);
     const ls = events.filter((e) => e.type === "tool_execution_end").at(-1);

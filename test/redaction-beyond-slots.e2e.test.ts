@@ -19,13 +19,34 @@ const guard = join(REPO, "test", "fixtures", "quoting-guard.ts");
  * model's own tool call keeps the token: no slot sees model output).
  */
 async function verdictsAfterRun(name: string, extensions: string[]): Promise<{ file: string; stdout: string }> {
-  const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: `echo ${TOKEN}` } }] }, { text: "done" }]);
+  const script = sandbox.script([
+    { toolCalls: [{ name: "bash", arguments: { command: `echo ${TOKEN}` } }] },
+    { text: "done" },
+  ]);
   const session = join(sandbox.root, "sessions", `${name}.jsonl`);
-  const r = await sandbox.run([...extensions.flatMap((e) => ["-e", e]), "--mode", "json", "--model", `scripted:${script}`, "--session", session, "-p", "go"]);
+  const r = await sandbox.run([
+    ...extensions.flatMap((e) => ["-e", e]),
+    "--mode",
+    "json",
+    "--model",
+    `scripted:${script}`,
+    "--session",
+    session,
+    "-p",
+    "go",
+  ]);
   // The guard refused the model's call: the run completed without doing all it was asked (exit 1).
   expect(r.code).toBe(1);
-  const verdictLines = r.stdout.split("\n").filter((l) => l.startsWith('{"type":"hook_decision"') || l.startsWith('{"type":"extension_error"'));
-  return { file: readFileSync(session, "utf8").split("\n").filter((l) => l.includes('"customType":"mypi:')).join("\n"), stdout: verdictLines.join("\n") };
+  const verdictLines = r.stdout
+    .split("\n")
+    .filter((l) => l.startsWith('{"type":"hook_decision"') || l.startsWith('{"type":"extension_error"'));
+  return {
+    file: readFileSync(session, "utf8")
+      .split("\n")
+      .filter((l) => l.includes('"customType":"mypi:'))
+      .join("\n"),
+    stdout: verdictLines.join("\n"),
+  };
 }
 
 describe("verdicts recorded in the session", () => {
@@ -52,13 +73,33 @@ describe("the model's own tool-call arguments", () => {
   async function runWriting(name: string, extensions: string[]) {
     const ws = join(sandbox.root, `args-${name}`);
     sandbox.file(join(ws, ".keep"), "");
-    const script = sandbox.script([{ text: `Saving ${TOKEN}.`, toolCalls: [{ name: "bash", arguments: { command: `printf %s ${TOKEN} > token.txt` } }] }, { text: "done" }]);
+    const script = sandbox.script([
+      {
+        text: `Saving ${TOKEN}.`,
+        toolCalls: [{ name: "bash", arguments: { command: `printf %s ${TOKEN} > token.txt` } }],
+      },
+      { text: "done" },
+    ]);
     const session = join(sandbox.root, "sessions", `args-${name}.jsonl`);
-    const r = await sandbox.run([...extensions.flatMap((e) => ["-e", e]), "--cwd", ws, "--model", `scripted:${script}`, "--session", session, "-p", "go"]);
+    const r = await sandbox.run([
+      ...extensions.flatMap((e) => ["-e", e]),
+      "--cwd",
+      ws,
+      "--model",
+      `scripted:${script}`,
+      "--session",
+      session,
+      "-p",
+      "go",
+    ]);
     expect(r).toMatchObject({ code: 0, stdout: "done\n" });
     const html = join(sandbox.root, `args-${name}.html`);
     expect((await sandbox.run(["export", session, html])).code).toBe(0);
-    return { file: readFileSync(session, "utf8"), html: readFileSync(html, "utf8"), written: readFileSync(join(ws, "token.txt"), "utf8") };
+    return {
+      file: readFileSync(session, "utf8"),
+      html: readFileSync(html, "utf8"),
+      written: readFileSync(join(ws, "token.txt"), "utf8"),
+    };
   }
 
   it("are masked in the session file and the HTML view by redact-secrets, while the tool runs with the real ones", async () => {
@@ -79,9 +120,22 @@ describe("the model's own tool-call arguments", () => {
 
 describe("errors of session_start handlers, written before the run starts", () => {
   it("are masked on stdout in JSON mode when redact-secrets is loaded", async () => {
-    const failing = sandbox.file(join(sandbox.root, "start-fails.ts"), `export default (pi) => pi.on("session_start", () => { throw new Error("cannot use ${TOKEN}"); });\n`);
+    const failing = sandbox.file(
+      join(sandbox.root, "start-fails.ts"),
+      `export default (pi) => pi.on("session_start", () => { throw new Error("cannot use ${TOKEN}"); });\n`,
+    );
     const script = sandbox.script([{ text: "done" }]);
-    const run = (extensions: string[]) => sandbox.run([...extensions.flatMap((e) => ["-e", e]), "--mode", "json", "--no-session", "--model", `scripted:${script}`, "-p", "go"]);
+    const run = (extensions: string[]) =>
+      sandbox.run([
+        ...extensions.flatMap((e) => ["-e", e]),
+        "--mode",
+        "json",
+        "--no-session",
+        "--model",
+        `scripted:${script}`,
+        "-p",
+        "go",
+      ]);
     const masked = await run([SHIPPED("redact-secrets"), failing]);
     const errorLine = masked.stdout.split("\n").find((l) => l.startsWith('{"type":"extension_error"'));
     expect(errorLine).toContain("cannot use [REDACTED:github-token]");
@@ -95,8 +149,24 @@ describe("progress lines in JSON mode", () => {
   async function progressOf(extensions: string[]): Promise<string[]> {
     // In the workspace: bash runs in the sandbox, whose /tmp is its own.
     const stop = join(sandbox.ws, `stop-${extensions.length}`);
-    const script = sandbox.script([{ toolCalls: [{ name: "bash", arguments: { command: `echo ${TOKEN}; while [ ! -e ${stop} ]; do sleep 0.05; done` } }] }, { text: "done" }]);
-    const p = sandbox.spawn([...extensions.flatMap((e) => ["-e", e]), "--mode", "json", "--no-session", "--model", `scripted:${script}`, "-p", "go"]);
+    const script = sandbox.script([
+      {
+        toolCalls: [
+          { name: "bash", arguments: { command: `echo ${TOKEN}; while [ ! -e ${stop} ]; do sleep 0.05; done` } },
+        ],
+      },
+      { text: "done" },
+    ]);
+    const p = sandbox.spawn([
+      ...extensions.flatMap((e) => ["-e", e]),
+      "--mode",
+      "json",
+      "--no-session",
+      "--model",
+      `scripted:${script}`,
+      "-p",
+      "go",
+    ]);
     await p.waitFor((l) => l.type === "tool_execution_update");
     writeFileSync(stop, "");
     expect((await p.exit).code).toBe(0);
@@ -120,7 +190,16 @@ describe("the session's name (RPC set_session_name)", () => {
   it("is masked by redact-secrets when it is loaded, in the session file, get_state and the export", async () => {
     const session = join(sandbox.root, "sessions", "named.jsonl");
     const script = sandbox.script([{ text: "ok" }]);
-    const p = sandbox.spawn(["-e", SHIPPED("redact-secrets"), "--mode", "rpc", "--model", `scripted:${script}`, "--session", session]);
+    const p = sandbox.spawn([
+      "-e",
+      SHIPPED("redact-secrets"),
+      "--mode",
+      "rpc",
+      "--model",
+      `scripted:${script}`,
+      "--session",
+      session,
+    ]);
     p.send({ id: "p", type: "prompt", message: "hi" });
     await p.waitFor((l) => l.type === "agent_end");
     p.send({ id: "n", type: "set_session_name", name: `deploy with ${TOKEN}` });
@@ -141,7 +220,19 @@ describe("the session's name (RPC set_session_name)", () => {
 describe("a password in the base URL", () => {
   it("never reaches stderr or the session, with or without redact-secrets, and the error names the fix", async () => {
     const session = join(sandbox.root, "sessions", "base-url.jsonl");
-    const r = await sandbox.run(["--base-url", "http://ann:s3cretPassw0rd@127.0.0.1:9/v1", "--model", "openai:gpt-x", "--session", session, "-p", "hi"], { env: { OPENAI_API_KEY: "x" } });
+    const r = await sandbox.run(
+      [
+        "--base-url",
+        "http://ann:s3cretPassw0rd@127.0.0.1:9/v1",
+        "--model",
+        "openai:gpt-x",
+        "--session",
+        session,
+        "-p",
+        "hi",
+      ],
+      { env: { OPENAI_API_KEY: "x" } },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
       "mypi: the base URL http://***@127.0.0.1:9/v1 carries a user name or password, which HTTP clients refuse to send in a URL: drop it from the URL and give the key as OPENAI_API_KEY (sent as a bearer token)\n",
@@ -154,12 +245,22 @@ describe("a batch check's output in results.jsonl", () => {
   it("is masked when the task loads redact-secrets (by name), and kept as printed without it", async () => {
     const script = sandbox.script([{ text: "done" }]);
     const line = (id: string, extensions: string[]) =>
-      JSON.stringify({ id, prompt: "go", workspace: { files: { "a.txt": "x" } }, model: `scripted:${script}`, extensions, check: `echo token ${TOKEN}` });
+      JSON.stringify({
+        id,
+        prompt: "go",
+        workspace: { files: { "a.txt": "x" } },
+        model: `scripted:${script}`,
+        extensions,
+        check: `echo token ${TOKEN}`,
+      });
     const tasks = sandbox.file("batch/tasks.jsonl", `${line("masked", ["redact-secrets"])}\n${line("raw", [])}\n`);
     const out = join(sandbox.root, "batch", "out");
     const r = await sandbox.run(["batch", tasks, "--out", out]);
     expect(r.code).toBe(0);
-    const results = readFileSync(join(out, "results.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { id: string; check: { outputTail: string } });
+    const results = readFileSync(join(out, "results.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id: string; check: { outputTail: string } });
     const tail = (id: string) => results.find((x) => x.id === id)!.check.outputTail;
     expect([tail("masked"), tail("raw")]).toEqual(["token [REDACTED:github-token]\n", `token ${TOKEN}\n`]);
   });

@@ -18,7 +18,8 @@ afterAll(() => sandbox.cleanup());
 const NO_DOTFILES = join(REPO, "test", "fixtures", "replay", "no-dotfiles.ts");
 const REDACT_WORDS = join(REPO, "test", "fixtures", "replay", "redact-words.ts");
 const EXTENSIONS = ["-e", "permission-gate", "-e", "protected-paths", "-e", NO_DOTFILES, "-e", REDACT_WORDS];
-const settings = (value: Record<string, unknown>) => writeFileSync(join(sandbox.home, "settings.json"), JSON.stringify(value));
+const settings = (value: Record<string, unknown>) =>
+  writeFileSync(join(sandbox.home, "settings.json"), JSON.stringify(value));
 const RECORDED_SETTINGS = { permissions: { deny: ["Bash(git push:*)"] }, redactWords: ["TICKET-\\d+"] };
 
 let session: string;
@@ -55,40 +56,70 @@ beforeAll(async () => {
 /** `mypi replay <session> …extensions --json`, parsed. */
 async function replay(extensions: string[] = EXTENSIONS) {
   const r = await sandbox.run(["replay", session, ...extensions, "--json"]);
-  return { code: r.code, stderr: r.stderr, report: JSON.parse(r.stdout) as { summary: Record<string, any>; differences: Record<string, any>[] } };
+  return {
+    code: r.code,
+    stderr: r.stderr,
+    report: JSON.parse(r.stdout) as { summary: Record<string, any>; differences: Record<string, any>[] },
+  };
 }
-const named = (differences: Record<string, any>[]) => differences.map((d) => [d.kind, d.extension, d.toolCallId, d.toolName, d.rule]);
+const named = (differences: Record<string, any>[]) =>
+  differences.map((d) => [d.kind, d.extension, d.toolCallId, d.toolName, d.rule]);
 
 describe("mypi replay of a session the CLI recorded", () => {
-  it("with the same extensions and settings: every step replayed, nothing differs, exit 0", { timeout: 60_000 }, async () => {
+  it("with the same extensions and settings: every step replayed, nothing differs, exit 0", {
+    timeout: 60_000,
+  }, async () => {
     settings(RECORDED_SETTINGS);
     const { code, report } = await replay();
     expect(report.differences).toEqual([]);
-    expect(report.summary).toMatchObject({ sessions: 1, differences: 0, errors: 0, steps: { input: 1, before_agent_start: 1, context: 3, tool_call: 4, tool_result: 4 } });
+    expect(report.summary).toMatchObject({
+      sessions: 1,
+      differences: 0,
+      errors: 0,
+      steps: { input: 1, before_agent_start: 1, context: 3, tool_call: 4, tool_result: 4 },
+    });
     expect(code).toBe(0);
     const text = await sandbox.run(["replay", session, ...EXTENSIONS]);
     expect(text.stdout).toContain("No differences: the extensions decide as recorded.");
     expect(text.code).toBe(0);
   });
 
-  it("with a deny rule added: the call it matches is newly blocked, credited to the gate and the rule, exit 1", { timeout: 60_000 }, async () => {
+  it("with a deny rule added: the call it matches is newly blocked, credited to the gate and the rule, exit 1", {
+    timeout: 60_000,
+  }, async () => {
     settings({ ...RECORDED_SETTINGS, permissions: { deny: ["Bash(git push:*)", "Bash(echo deploy:*)"] } });
     const { code, report } = await replay();
-    expect(named(report.differences)).toEqual([["newly_blocked", "permission-gate", "call_2", "bash", "Bash(echo deploy:*)"]]);
-    expect(report.differences[0]).toMatchObject({ input: { command: "echo deploy now" }, recorded: { outcome: "allow" }, replayed: { outcome: "block", by: "permission-gate" } });
+    expect(named(report.differences)).toEqual([
+      ["newly_blocked", "permission-gate", "call_2", "bash", "Bash(echo deploy:*)"],
+    ]);
+    expect(report.differences[0]).toMatchObject({
+      input: { command: "echo deploy now" },
+      recorded: { outcome: "allow" },
+      replayed: { outcome: "block", by: "permission-gate" },
+    });
     expect(report.summary.byExtension).toEqual({ "permission-gate": { total: 1, kinds: { newly_blocked: 1 } } });
     expect(code).toBe(1);
   });
 
-  it("with a deny rule removed: the call it blocked is newly allowed, naming the rule that is gone", { timeout: 60_000 }, async () => {
+  it("with a deny rule removed: the call it blocked is newly allowed, naming the rule that is gone", {
+    timeout: 60_000,
+  }, async () => {
     settings({ ...RECORDED_SETTINGS, permissions: {} });
     const { code, report } = await replay();
-    expect(named(report.differences)).toEqual([["newly_allowed", "permission-gate", "call_1", "bash", "Bash(git push:*)"]]);
-    expect(report.differences[0]!.recorded).toMatchObject({ outcome: "block", by: "permission-gate", rule: "Bash(git push:*)" });
+    expect(named(report.differences)).toEqual([
+      ["newly_allowed", "permission-gate", "call_1", "bash", "Bash(git push:*)"],
+    ]);
+    expect(report.differences[0]!.recorded).toMatchObject({
+      outcome: "block",
+      by: "permission-gate",
+      rule: "Bash(git push:*)",
+    });
     expect(code).toBe(1);
   });
 
-  it("with a redaction pattern added: the result it would mask further, and what changes", { timeout: 60_000 }, async () => {
+  it("with a redaction pattern added: the result it would mask further, and what changes", {
+    timeout: 60_000,
+  }, async () => {
     settings({ ...RECORDED_SETTINGS, redactWords: ["TICKET-\\d+", "OPS-\\d+"] });
     const { code, report } = await replay();
     expect(named(report.differences)).toEqual([["result_patched", "redact-words", "call_3", "read", undefined]]);
@@ -96,17 +127,34 @@ describe("mypi replay of a session the CLI recorded", () => {
     expect(code).toBe(1);
   });
 
-  it("with two extensions swapped: the call both would block is blocked by the other one", { timeout: 60_000 }, async () => {
+  it("with two extensions swapped: the call both would block is blocked by the other one", {
+    timeout: 60_000,
+  }, async () => {
     settings(RECORDED_SETTINGS);
-    const { code, report } = await replay(["-e", "permission-gate", "-e", NO_DOTFILES, "-e", "protected-paths", "-e", REDACT_WORDS]);
+    const { code, report } = await replay([
+      "-e",
+      "permission-gate",
+      "-e",
+      NO_DOTFILES,
+      "-e",
+      "protected-paths",
+      "-e",
+      REDACT_WORDS,
+    ]);
     expect(named(report.differences)).toEqual([["blocked_differently", "no-dotfiles", "call_4", "write", "dotfiles"]]);
-    expect(report.differences[0]).toMatchObject({ recorded: { outcome: "block", by: "protected-paths" }, replayed: { outcome: "block", by: "no-dotfiles" } });
+    expect(report.differences[0]).toMatchObject({
+      recorded: { outcome: "block", by: "protected-paths" },
+      replayed: { outcome: "block", by: "no-dotfiles" },
+    });
     expect(code).toBe(1);
   });
 
   it("reads a batch's results.jsonl and a folder of sessions", { timeout: 60_000 }, async () => {
     settings(RECORDED_SETTINGS);
-    const results = sandbox.file("batch/results.jsonl", `${JSON.stringify({ id: "t1", status: "passed", turns: 3, toolCalls: 4, tokens: { input: 0, output: 0 }, durationMs: 1, exitCode: 0, sessionFile: session, extensions: {}, startedAt: "2026-12-01T00:00:00.000Z" })}\n`);
+    const results = sandbox.file(
+      "batch/results.jsonl",
+      `${JSON.stringify({ id: "t1", status: "passed", turns: 3, toolCalls: 4, tokens: { input: 0, output: 0 }, durationMs: 1, exitCode: 0, sessionFile: session, extensions: {}, startedAt: "2026-12-01T00:00:00.000Z" })}\n`,
+    );
     const fromResults = await sandbox.run(["replay", results, ...EXTENSIONS, "--json"]);
     expect(JSON.parse(fromResults.stdout).summary).toMatchObject({ sessions: 1, differences: 0 });
     expect(fromResults.code).toBe(0);
@@ -124,7 +172,9 @@ describe("mypi replay's help and usage errors", () => {
     expect(r.stdout).toContain("Exit codes: 0 nothing differs, 1 something differs, 2");
   });
 
-  it("exit 2: no session named, a path that is not there, a file that is no session, an unknown option, a workspace that is not there, an extension that does not load", { timeout: 60_000 }, async () => {
+  it("exit 2: no session named, a path that is not there, a file that is no session, an unknown option, a workspace that is not there, an extension that does not load", {
+    timeout: 60_000,
+  }, async () => {
     const broken = sandbox.file("broken.ts", "export default function (pi) { pi.on('tool_call', ( }\n");
     const notSession = sandbox.file("notes.jsonl", '{"hello":"world"}\n');
     const cases: [string[], RegExp][] = [

@@ -25,21 +25,31 @@ const script = sandbox.file(
   JSON.stringify({
     replay: "history",
     turns: [
-      { text: "Shipping.", toolCalls: [{ name: "bash", arguments: { command: "echo ship >> shipped.log" } }, { name: "bash", arguments: { command: "echo after >> shipped.log" } }] },
+      {
+        text: "Shipping.",
+        toolCalls: [
+          { name: "bash", arguments: { command: "echo ship >> shipped.log" } },
+          { name: "bash", arguments: { command: "echo after >> shipped.log" } },
+        ],
+      },
       { text: "Over to you." },
     ],
   }),
 );
 const gate = ["-e", SHIPPED("permission-gate")];
-const run = (session: string, ...more: string[]) => sandbox.run(["--model", `scripted:${script}`, ...gate, "--session", session, "--on-ask", "pause", ...more]);
-const shipped = () => (existsSync(join(sandbox.ws, "shipped.log")) ? readFileSync(join(sandbox.ws, "shipped.log"), "utf8") : "");
+const run = (session: string, ...more: string[]) =>
+  sandbox.run(["--model", `scripted:${script}`, ...gate, "--session", session, "--on-ask", "pause", ...more]);
+const shipped = () =>
+  existsSync(join(sandbox.ws, "shipped.log")) ? readFileSync(join(sandbox.ws, "shipped.log"), "utf8") : "";
 const toolResults = (file: string) =>
   SessionManager.open(file)
     .buildContext({ repair: false })
     .flatMap((m) => (m.role === "toolResult" ? [[m.toolCallId, m.isError, textOf(m.content)]] : []));
 
 describe("a paused run, answered from another process", () => {
-  it("approved: the call runs when the run goes on, then the calls it held, then the answer", { timeout: 180_000 }, async () => {
+  it("approved: the call runs when the run goes on, then the calls it held, then the answer", {
+    timeout: 180_000,
+  }, async () => {
     const file = join(sandbox.root, "approved.jsonl");
     const first = await run(file, "-p", "ship it");
     expect(first.code).toBe(3);
@@ -60,13 +70,23 @@ describe("a paused run, answered from another process", () => {
     const end = resumed.events().at(-1)!;
     expect(end).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Over to you." });
     expect(shipped()).toBe("ship\nafter\n");
-    expect(toolResults(file).map(([id, isError]) => [id, isError])).toEqual([["call_1", false], ["call_2", false]]);
+    expect(toolResults(file).map(([id, isError]) => [id, isError])).toEqual([
+      ["call_1", false],
+      ["call_2", false],
+    ]);
     // The resumed process told its extensions why it started.
-    expect(resumed.events().filter((e) => e.type === "hook_decision" && e.extension === "permission-gate").map((e) => e.outcome)).toEqual(["pass", "pass"]);
+    expect(
+      resumed
+        .events()
+        .filter((e) => e.type === "hook_decision" && e.extension === "permission-gate")
+        .map((e) => e.outcome),
+    ).toEqual(["pass", "pass"]);
 
     const again = await run(file, "--continue-run");
     expect(again.code).toBe(1);
-    expect(again.stderr).toBe("mypi: Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead.\n");
+    expect(again.stderr).toBe(
+      "mypi: Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead.\n",
+    );
   });
 
   it("denied: the call never runs, the model is told why, and goes on", { timeout: 180_000 }, async () => {
@@ -89,31 +109,50 @@ describe("a paused run, answered from another process", () => {
   });
 
   it("--on-ask fail stops the run at the same point and exits 1", { timeout: 120_000 }, async () => {
-    const r = await sandbox.run(["--model", `scripted:${script}`, ...gate, "--no-session", "--on-ask", "fail", "-p", "ship it"]);
+    const r = await sandbox.run([
+      "--model",
+      `scripted:${script}`,
+      ...gate,
+      "--no-session",
+      "--on-ask",
+      "fail",
+      "-p",
+      "ship it",
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("mypi: stopped: a check asked a person and --on-ask is fail; waiting: bash (call_1)");
   });
 });
 
 describe("one writer per session", () => {
-  it("a second process on a session another one is writing is refused, and writes nothing", { timeout: 120_000 }, async () => {
+  it("a second process on a session another one is writing is refused, and writes nothing", {
+    timeout: 120_000,
+  }, async () => {
     const file = join(sandbox.root, "busy.jsonl");
     const holder = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${script}`, "--session", file]);
     holder.send({ id: "s", type: "get_state" });
     await holder.waitFor((l) => l.id === "s");
     const second = await sandbox.run(["--model", `scripted:${script}`, "--session", file, "-p", "hi"]);
     expect(second.code).toBe(1);
-    expect(second.stderr).toMatch(new RegExp(`^mypi: Session ${file} is being written by process ${holder.child.pid} on \\S+: one writer at a time\\.`));
+    expect(second.stderr).toMatch(
+      new RegExp(
+        `^mypi: Session ${file} is being written by process ${holder.child.pid} on \\S+: one writer at a time\\.`,
+      ),
+    );
     expect(existsSync(file)).toBe(false);
     holder.end();
     await holder.exit;
     // Once the first let go, the second may write.
-    expect((await sandbox.run(["--model", `scripted:${script}`, "--session", file, "--no-builtin-tools", "-p", "hi"])).code).toBe(0);
+    expect(
+      (await sandbox.run(["--model", `scripted:${script}`, "--session", file, "--no-builtin-tools", "-p", "hi"])).code,
+    ).toBe(0);
   });
 });
 
 describe("a batch task paused for approval", () => {
-  it("shows as paused, keeps its workspace, and finishes under --resume after mypi approve, recorded once", { timeout: 240_000 }, async () => {
+  it("shows as paused, keeps its workspace, and finishes under --resume after mypi approve, recorded once", {
+    timeout: 240_000,
+  }, async () => {
     const tasks = sandbox.file(
       "batch/tasks.jsonl",
       `${JSON.stringify({ id: "ship", prompt: "ship it", workspace: { files: { "a.txt": "a" } }, model: `scripted:${script}`, extensions: [SHIPPED("permission-gate")], check: "grep -q ship shipped.log" })}\n` +
@@ -125,14 +164,22 @@ describe("a batch task paused for approval", () => {
     expect(first.stdout).toMatch(/\[\d\/2\] ⏸ ship paused/);
     expect(first.stdout).toContain("passed 1 · failed 0 · error 0 · timeout 0 · aborted 0 · paused 1");
     const [paused] = readResultLines(join(out, "results.jsonl")).filter((r) => r.id === "ship");
-    expect(paused).toMatchObject({ status: "paused", stopReason: "paused", waiting: [{ toolCallId: "call_1", toolName: "bash" }], workspace: join(out, "workspaces", "ship") });
+    expect(paused).toMatchObject({
+      status: "paused",
+      stopReason: "paused",
+      waiting: [{ toolCallId: "call_1", toolName: "bash" }],
+      workspace: join(out, "workspaces", "ship"),
+    });
     expect(existsSync(join(out, "workspaces", "ship", "a.txt"))).toBe(true);
 
     expect((await sandbox.run(["approve", paused!.sessionFile])).code).toBe(0);
     const second = await sandbox.run(["batch", tasks, "--out", out, "--resume", "--on-ask", "pause"]);
     expect(second.code).toBe(0);
     const results = readResultLines(join(out, "results.jsonl"));
-    expect(results.map((r) => [r.id, r.status]).sort()).toEqual([["plain", "passed"], ["ship", "passed"]]);
+    expect(results.map((r) => [r.id, r.status]).sort()).toEqual([
+      ["plain", "passed"],
+      ["ship", "passed"],
+    ]);
     expect(results.find((r) => r.id === "ship")).toMatchObject({ resumed: true, turns: 2, toolCalls: 2 });
     expect(existsSync(join(out, "workspaces", "ship"))).toBe(false);
   });

@@ -18,7 +18,10 @@ import { createSandbox } from "./helpers/mypi.ts";
 import { startDurableRedis } from "./helpers/redis-durable.ts";
 
 const redis = await startDurableRedis();
-if (!redis) console.warn("resume-queue.e2e: redis-server is not on PATH (apt-get install -y redis-server); the tests are skipped");
+if (!redis)
+  console.warn(
+    "resume-queue.e2e: redis-server is not on PATH (apt-get install -y redis-server); the tests are skipped",
+  );
 const sandbox = createSandbox("mypi-resume-queue-");
 const started: MypiProcess[] = [];
 afterAll(async () => {
@@ -34,14 +37,30 @@ function start(args: string[]): MypiProcess {
 }
 
 function startWorker(queueName: string, dir: string, concurrency = 1): MypiProcess {
-  return start(["worker", "--queue", redis!.url, "--queue-name", queueName, "--concurrency", String(concurrency), "--stall-ms", "1500", "--dir", join(sandbox.root, dir), "--session-store", redis!.url]);
+  return start([
+    "worker",
+    "--queue",
+    redis!.url,
+    "--queue-name",
+    queueName,
+    "--concurrency",
+    String(concurrency),
+    "--stall-ms",
+    "1500",
+    "--dir",
+    join(sandbox.root, dir),
+    "--session-store",
+    redis!.url,
+  ]);
 }
 
 /** The session entries Redis holds for a task (any batch), as parsed lines. */
 async function sessionLines(taskId: string): Promise<Record<string, any>[]> {
   const client = new Redis(redis!.url);
   try {
-    const keys = (await client.keys(`mypi:session:*.${taskId}`)).filter((k) => !k.endsWith(":lock") && !k.endsWith(":owner"));
+    const keys = (await client.keys(`mypi:session:*.${taskId}`)).filter(
+      (k) => !k.endsWith(":lock") && !k.endsWith(":owner"),
+    );
     if (keys.length === 0) return [];
     return (await client.lrange(keys[0]!, 0, -1)).map((l) => JSON.parse(l) as Record<string, any>);
   } finally {
@@ -57,13 +76,30 @@ describe.skipIf(!redis)("queue tasks that go on", () => {
       JSON.stringify({
         replay: "history",
         turns: [
-          { text: "First steps.", toolCalls: [{ name: "write", arguments: { path: "first.txt", content: "1\n" } }, { name: "bash", arguments: { command: "echo one >> count.log" } }] },
-          { text: "Waiting.", toolCalls: [{ name: "bash", arguments: { command: `while [ ! -e '${gate}' ]; do sleep 0.05; done; echo two >> count.log` } }] },
+          {
+            text: "First steps.",
+            toolCalls: [
+              { name: "write", arguments: { path: "first.txt", content: "1\n" } },
+              { name: "bash", arguments: { command: "echo one >> count.log" } },
+            ],
+          },
+          {
+            text: "Waiting.",
+            toolCalls: [
+              {
+                name: "bash",
+                arguments: { command: `while [ ! -e '${gate}' ]; do sleep 0.05; done; echo two >> count.log` },
+              },
+            ],
+          },
           { text: "Finished." },
         ],
       }),
     );
-    const tasks = sandbox.file("kill/tasks.jsonl", `${JSON.stringify({ id: "long", prompt: "work", workspace: { files: { "a.txt": "a" } }, model: `scripted:${script}`, check: 'test "$(grep -c one count.log)" = 1 && test -f first.txt' })}\n`);
+    const tasks = sandbox.file(
+      "kill/tasks.jsonl",
+      `${JSON.stringify({ id: "long", prompt: "work", workspace: { files: { "a.txt": "a" } }, model: `scripted:${script}`, check: 'test "$(grep -c one count.log)" = 1 && test -f first.txt' })}\n`,
+    );
     const a = startWorker("resume-kill", "shared");
     await a.waitForLine((l) => l.includes("takes tasks from resume-kill"));
     const out = join(sandbox.root, "kill", "out");
@@ -71,7 +107,14 @@ describe.skipIf(!redis)("queue tasks that go on", () => {
     await a.waitForLine((l) => l.includes("long started (attempt 1 of 3)"));
 
     // A's run is inside the waiting call once the answer that made it is in the session.
-    await waitForAsync(async () => (await sessionLines("long")).some((e) => e.type === "message" && e.message.role === "assistant" && JSON.stringify(e.message).includes("while [")), "the run to reach its waiting call");
+    await waitForAsync(
+      async () =>
+        (await sessionLines("long")).some(
+          (e) =>
+            e.type === "message" && e.message.role === "assistant" && JSON.stringify(e.message).includes("while ["),
+        ),
+      "the run to reach its waiting call",
+    );
     a.child.kill("SIGKILL");
     await a.exit;
     const b = startWorker("resume-kill", "shared");
@@ -81,12 +124,28 @@ describe.skipIf(!redis)("queue tasks that go on", () => {
     expect(done.code).toBe(0);
     const results = readResultLines(join(out, "results.jsonl"));
     expect(results).toHaveLength(1);
-    expect(results[0]).toMatchObject({ id: "long", status: "passed", resumed: true, worker: `${hostname()}:${b.child.pid}`, finalText: "Finished.", turns: 3, toolCalls: 3 });
+    expect(results[0]).toMatchObject({
+      id: "long",
+      status: "passed",
+      resumed: true,
+      worker: `${hostname()}:${b.child.pid}`,
+      finalText: "Finished.",
+      turns: 3,
+      toolCalls: 3,
+    });
     expect(results[0]!.attempt).toBeGreaterThanOrEqual(2);
     expect(results[0]!.sessionFile).toMatch(/^redis:\/\/127\.0\.0\.1:\d+#mypi:session:[0-9a-f]{16}\.long$/);
     // The cut-off call was answered (interrupted by the dying run, or as not re-run), never run twice.
     const messages = (await sessionLines("long")).filter((e) => e.type === "message").map((e) => e.message);
-    expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "assistant", "toolResult", "assistant"]);
+    expect(messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "toolResult",
+      "assistant",
+      "toolResult",
+      "assistant",
+    ]);
     expect(messages[5]).toMatchObject({ toolCallId: "call_3", isError: true });
     b.child.kill("SIGINT");
     expect((await b.exit).code).toBe(0);
@@ -94,17 +153,36 @@ describe.skipIf(!redis)("queue tasks that go on", () => {
 
   it("Redis restarted mid-batch: every task is recorded exactly once", async () => {
     const gate = join(sandbox.root, "restart", "gate");
-    const script = sandbox.script([{ text: "Writing.", toolCalls: [{ name: "write", arguments: { path: "out.txt", content: "done\n" } }] }, { text: "Done." }], "restart.json");
+    const script = sandbox.script(
+      [
+        { text: "Writing.", toolCalls: [{ name: "write", arguments: { path: "out.txt", content: "done\n" } }] },
+        { text: "Done." },
+      ],
+      "restart.json",
+    );
     const ids = ["r0", "r1", "r2", "r3"];
     const tasks = sandbox.file(
       "restart/tasks.jsonl",
-      ids.map((id) => JSON.stringify({ id, prompt: "write", workspace: { files: {} }, model: `scripted:${script}`, check: `while [ ! -e '${gate}' ]; do sleep 0.05; done; grep -q done out.txt` })).join("\n") + "\n",
+      ids
+        .map((id) =>
+          JSON.stringify({
+            id,
+            prompt: "write",
+            workspace: { files: {} },
+            model: `scripted:${script}`,
+            check: `while [ ! -e '${gate}' ]; do sleep 0.05; done; grep -q done out.txt`,
+          }),
+        )
+        .join("\n") + "\n",
     );
     const w = startWorker("restart", "restart-worker", 2);
     await w.waitForLine((l) => l.includes("takes tasks from restart"));
     const out = join(sandbox.root, "restart", "out");
     const submitter = start(["batch", tasks, "--queue", redis!.url, "--queue-name", "restart", "--out", out]);
-    await waitFor(() => w.lines.filter((l) => / started \(attempt 1 of 3\)$/.test(l)).length === 2, "the worker to start two tasks");
+    await waitFor(
+      () => w.lines.filter((l) => / started \(attempt 1 of 3\)$/.test(l)).length === 2,
+      "the worker to start two tasks",
+    );
 
     await redis!.restart();
     writeFileSync(gate, "");

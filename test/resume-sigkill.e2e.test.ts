@@ -31,10 +31,28 @@ const script = sandbox.file(
   JSON.stringify({
     replay: "history",
     turns: [
-      { text: "Starting.", toolCalls: [{ name: "bash", arguments: { command: "echo t1 >> side.log" } }, { name: "read", arguments: { path: "README.md" } }] },
+      {
+        text: "Starting.",
+        toolCalls: [
+          { name: "bash", arguments: { command: "echo t1 >> side.log" } },
+          { name: "read", arguments: { path: "README.md" } },
+        ],
+      },
       { text: "Next.", toolCalls: [{ name: "bash", arguments: { command: "echo t2 >> side.log" } }] },
-      { toolCalls: [{ name: "read", arguments: { path: "README.md" } }, { name: "bash", arguments: { command: "echo t3 >> side.log" } }, { name: "bash", arguments: { command: "echo t4 >> side.log" } }] },
-      { text: "Checking.", toolCalls: [{ name: "read", arguments: { path: "README.md" } }, { name: "read", arguments: { path: "side.log" } }] },
+      {
+        toolCalls: [
+          { name: "read", arguments: { path: "README.md" } },
+          { name: "bash", arguments: { command: "echo t3 >> side.log" } },
+          { name: "bash", arguments: { command: "echo t4 >> side.log" } },
+        ],
+      },
+      {
+        text: "Checking.",
+        toolCalls: [
+          { name: "read", arguments: { path: "README.md" } },
+          { name: "read", arguments: { path: "side.log" } },
+        ],
+      },
       { text: "All done." },
     ],
   }),
@@ -63,9 +81,17 @@ interface Kill {
 }
 
 /** Runs mypi; SIGKILL once the `at`-th JSON line was read. `killed` false: it ended first. */
-function runUntil(args: string[], at: number, cwd: string): Promise<{ killed: boolean; last: string; code: number | null; stderr: string }> {
+function runUntil(
+  args: string[],
+  at: number,
+  cwd: string,
+): Promise<{ killed: boolean; last: string; code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MYPI_BIN, ...args], { cwd, env: sandbox.env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [MYPI_BIN, ...args], {
+      cwd,
+      env: sandbox.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let seen = 0;
     let last = "";
     let killed = false;
@@ -103,7 +129,10 @@ function hasPrompt(file: string): boolean {
 function resumePointOf(file: string): string {
   if (!hasPrompt(file)) return "no prompt recorded yet: started over";
   const session = SessionManager.open(file);
-  const point = planResume(session.buildContext({ repair: false }), tools, { ...runStateOf(session.getBranch()), queued: false });
+  const point = planResume(session.buildContext({ repair: false }), tools, {
+    ...runStateOf(session.getBranch()),
+    queued: false,
+  });
   if (point === undefined) return "answer reached";
   if (point.next !== "tool_calls") return point.next === "model_call" ? "model call again" : "queued messages";
   return point.calls.map((c) => `${c.toolName} ${c.outcome}`).join(", ");
@@ -170,10 +199,17 @@ describe("resume after SIGKILL, through the CLI", () => {
       // No side.log: every bash call of the chain was cut off and none was run again — none ran twice.
       const log = join(ws, "side.log");
       const tags = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : [];
-      for (const tag of ["t1", "t2", "t3", "t4"]) expect(tags.filter((t) => t === tag).length, `${file}: ${tag}`).toBeLessThanOrEqual(1);
+      for (const tag of ["t1", "t2", "t3", "t4"])
+        expect(tags.filter((t) => t === tag).length, `${file}: ${tag}`).toBeLessThanOrEqual(1);
     }
 
-    const table = ["kill  chain/process  after event            the next process found", ...kills.map((k, i) => `${String(i + 1).padStart(4)}  ${`${k.chain}/${k.process}`.padEnd(13)}  #${String(k.at).padEnd(3)} ${k.last.padEnd(20)}  ${k.found}`)];
+    const table = [
+      "kill  chain/process  after event            the next process found",
+      ...kills.map(
+        (k, i) =>
+          `${String(i + 1).padStart(4)}  ${`${k.chain}/${k.process}`.padEnd(13)}  #${String(k.at).padEnd(3)} ${k.last.padEnd(20)}  ${k.found}`,
+      ),
+    ];
     const counts = new Map<string, number>();
     for (const k of kills) counts.set(k.found, (counts.get(k.found) ?? 0) + 1);
     console.log(`${table.join("\n")}\n\noutcomes: ${[...counts].map(([f, n]) => `${f} × ${n}`).join("; ")}`);

@@ -6,12 +6,21 @@
  */
 import { Redis } from "ioredis";
 import { z } from "zod";
-import { Agent, createScriptedModel, defineTool, RedisSessionStore, SessionLockedError, SessionManager, type Message } from "@mypi/kernel";
+import {
+  Agent,
+  createScriptedModel,
+  defineTool,
+  RedisSessionStore,
+  SessionLockedError,
+  SessionManager,
+  type Message,
+} from "@mypi/kernel";
 import { afterAll, describe, expect, it } from "vitest";
 import { startDurableRedis } from "./helpers/redis-durable.ts";
 
 const redis = await startDurableRedis();
-if (!redis) console.warn("session-store-redis.e2e: redis-server is not on PATH (apt-get install -y redis-server); skipped");
+if (!redis)
+  console.warn("session-store-redis.e2e: redis-server is not on PATH (apt-get install -y redis-server); skipped");
 const clients: Redis[] = [];
 afterAll(async () => {
   for (const c of clients) c.disconnect();
@@ -24,7 +33,8 @@ function client(): Redis {
   clients.push(c);
   return c;
 }
-const store = (id: string, leaseMs?: number) => new RedisSessionStore({ client: client(), id, url: redis!.url, ...(leaseMs !== undefined && { leaseMs }) });
+const store = (id: string, leaseMs?: number) =>
+  new RedisSessionStore({ client: client(), id, url: redis!.url, ...(leaseMs !== undefined && { leaseMs }) });
 const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }], timestamp: 1 });
 
 /** Checked until it holds (a state, not a time); fails after `limitMs`. */
@@ -39,10 +49,17 @@ async function until(condition: () => Promise<boolean>, what: string, limitMs = 
 describe.skipIf(!redis)("the Redis session store", () => {
   it("holds a run another manager reads back whole, across a Redis restart, and resumes there", async () => {
     const ran: string[] = [];
-    const effect = defineTool({ name: "effect", description: "e", parameters: z.strictObject({ n: z.number() }), execute: ({ n }) => (ran.push(`effect ${n}`), `did ${n}`) });
+    const effect = defineTool({
+      name: "effect",
+      description: "e",
+      parameters: z.strictObject({ n: z.number() }),
+      execute: ({ n }) => (ran.push(`effect ${n}`), `did ${n}`),
+    });
     const session = await SessionManager.load(store("run-1"), { cwd: "/w", id: "run-1" });
     const agent = new Agent({
-      model: createScriptedModel({ turns: [{ toolCalls: [{ name: "effect", arguments: { n: 1 } }] }, { text: "one done" }] }),
+      model: createScriptedModel({
+        turns: [{ toolCalls: [{ name: "effect", arguments: { n: 1 } }] }, { text: "one done" }],
+      }),
       tools: [effect],
       session,
     });
@@ -58,9 +75,20 @@ describe.skipIf(!redis)("the Redis session store", () => {
     expect(again.getEntries().map((e) => e.id)).toEqual(session.getEntries().map((e) => e.id));
     // A crash after the call was recorded, before its result: resumed from the store.
     again.appendMessage(user("and again"));
-    again.appendMessage({ role: "assistant", content: [{ type: "toolCall", id: "c9", name: "effect", arguments: { n: 2 } }], stopReason: "toolUse", usage: { input: 0, output: 0 }, model: "m", timestamp: 2 });
+    again.appendMessage({
+      role: "assistant",
+      content: [{ type: "toolCall", id: "c9", name: "effect", arguments: { n: 2 } }],
+      stopReason: "toolUse",
+      usage: { input: 0, output: 0 },
+      model: "m",
+      timestamp: 2,
+    });
     await again.close();
-    const later = new Agent({ model: createScriptedModel({ turns: [{ text: "checked" }] }), tools: [effect], session: await SessionManager.load(store("run-1"), { cwd: "/w" }) });
+    const later = new Agent({
+      model: createScriptedModel({ turns: [{ text: "checked" }] }),
+      tools: [effect],
+      session: await SessionManager.load(store("run-1"), { cwd: "/w" }),
+    });
     expect(later.resumePoint()!.calls).toEqual([{ toolCallId: "c9", toolName: "effect", outcome: "interrupted" }]);
     expect((await later.resume()).finalText).toBe("checked");
     await later.close();
@@ -75,7 +103,9 @@ describe.skipIf(!redis)("the Redis session store", () => {
     const second = await SessionManager.load(store("busy"), { cwd: "/w", id: "busy" });
     const refused = await second.claim().catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(SessionLockedError);
-    expect((refused as Error).message).toMatch(/^Session redis:\/\/127\.0\.0\.1:\d+#mypi:session:busy is being written by another SessionManager in this process: one writer at a time\./);
+    expect((refused as Error).message).toMatch(
+      /^Session redis:\/\/127\.0\.0\.1:\d+#mypi:session:busy is being written by another SessionManager in this process: one writer at a time\./,
+    );
     // Appending without a claim is refused too: the write behind fails and every later append says why.
     second.appendMessage(user("second"));
     await expect(second.flush()).rejects.toThrow(SessionLockedError);
@@ -89,7 +119,14 @@ describe.skipIf(!redis)("the Redis session store", () => {
     const successor = await SessionManager.load(store("crashed"), { cwd: "/w", id: "crashed" });
     const early = await successor.claim().catch((e: unknown) => e);
     expect((early as Error).message).toMatch(/is being written by process 4242 on elsewhere: one writer at a time/);
-    await until(async () => (await successor.claim().then(() => true, () => false)), "the crashed writer's lease to run out");
+    await until(
+      async () =>
+        await successor.claim().then(
+          () => true,
+          () => false,
+        ),
+      "the crashed writer's lease to run out",
+    );
     successor.appendMessage(user("taken over"));
     await successor.close();
     await first.close();

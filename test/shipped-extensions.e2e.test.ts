@@ -21,14 +21,25 @@ const script = sandbox.script([
   { text: "Cleaning.", toolCalls: [{ name: "bash", arguments: { command: "rm -rf build" } }] },
   { text: "Done." },
 ]);
-const extensions = ["permission-gate", "protected-paths", "redact-secrets", "tracer"].flatMap((n) => ["-e", SHIPPED(n)]);
+const extensions = ["permission-gate", "protected-paths", "redact-secrets", "tracer"].flatMap((n) => [
+  "-e",
+  SHIPPED(n),
+]);
 
 let run: RunResult;
 let events: Record<string, any>[];
 let sessionDir: string;
 let sessionFile: string;
 beforeAll(async () => {
-  run = await sandbox.run(["--mode", "json", "--model", `scripted:${script}`, ...extensions, "-p", `deploy with token ${TOKEN}`]);
+  run = await sandbox.run([
+    "--mode",
+    "json",
+    "--model",
+    `scripted:${script}`,
+    ...extensions,
+    "-p",
+    `deploy with token ${TOKEN}`,
+  ]);
   events = run.events();
   sessionDir = join(sandbox.home, "sessions");
   const folder = join(sessionDir, readdirSync(sessionDir)[0]!);
@@ -37,9 +48,18 @@ beforeAll(async () => {
 
 const ends = () => events.filter((e) => e.type === "tool_execution_end");
 const decisions = (slot: string, extension: string) =>
-  events.filter((e) => e.type === "hook_decision" && e.slot === slot && e.extension === extension).map((e) => e.outcome);
-const sessionEntries = () => readFileSync(sessionFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));
-const sessionResults = () => sessionEntries().filter((e) => e.type === "message" && e.message.role === "toolResult").map((e) => e.message);
+  events
+    .filter((e) => e.type === "hook_decision" && e.slot === slot && e.extension === extension)
+    .map((e) => e.outcome);
+const sessionEntries = () =>
+  readFileSync(sessionFile, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+const sessionResults = () =>
+  sessionEntries()
+    .filter((e) => e.type === "message" && e.message.role === "toolResult")
+    .map((e) => e.message);
 
 describe("shipped extensions, end to end", () => {
   it("the run completes and prints only events on stdout; it exits 1, as policies refused two of its calls", () => {
@@ -65,7 +85,9 @@ describe("shipped extensions, end to end", () => {
   it("protected-paths: writing .env is blocked, and the file is not created", () => {
     const write = ends()[1]!;
     expect(write).toMatchObject({ toolName: "write", isError: true });
-    expect(write.result.content[0].text).toBe("Tool call blocked by protected-paths: .env is an environment file (.env), which may hold secrets");
+    expect(write.result.content[0].text).toBe(
+      "Tool call blocked by protected-paths: .env is an environment file (.env), which may hold secrets",
+    );
     expect(decisions("tool_call", "protected-paths")).toEqual(["pass", "block", "pass"]);
     expect(existsSync(join(sandbox.ws, ".env"))).toBe(false);
     expect(sessionResults()[1]).toMatchObject({ toolName: "write", isError: true });
@@ -74,7 +96,9 @@ describe("shipped extensions, end to end", () => {
   it("permission-gate: rm -rf is blocked without a UI, and build/ survives", () => {
     const rm = ends()[2]!;
     expect(rm).toMatchObject({ toolName: "bash", isError: true });
-    expect(rm.result.content[0].text).toMatch(/^Tool call blocked by permission-gate: "rm -rf build" looks destructive \(recursive rm\)/);
+    expect(rm.result.content[0].text).toMatch(
+      /^Tool call blocked by permission-gate: "rm -rf build" looks destructive \(recursive rm\)/,
+    );
     // The write was blocked earlier in the chain by protected-paths, so the gate never saw it.
     expect(decisions("tool_call", "permission-gate")).toEqual(["pass", "block"]);
     expect(existsSync(join(sandbox.ws, "build", "out.js"))).toBe(true);
@@ -83,12 +107,25 @@ describe("shipped extensions, end to end", () => {
 
   it("tracer: writes the events and a debug log with tool durations and hook decisions next to the session", () => {
     const base = sessionFile.replace(/\.jsonl$/, "");
-    const traced = readFileSync(`${base}.events.jsonl`, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const traced = readFileSync(`${base}.events.jsonl`, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const kinds = new Set(traced.map((e) => e.type));
-    for (const t of ["session_start", "agent_start", "hook_decision", "tool_execution_start", "tool_execution_end", "message_end", "agent_end"]) {
+    for (const t of [
+      "session_start",
+      "agent_start",
+      "hook_decision",
+      "tool_execution_start",
+      "tool_execution_end",
+      "message_end",
+      "agent_end",
+    ]) {
       expect(kinds.has(t)).toBe(true);
     }
-    expect(traced.filter((e) => e.type === "tool_execution_end").map((e) => e.toolCallId)).toEqual(ends().map((e) => e.toolCallId));
+    expect(traced.filter((e) => e.type === "tool_execution_end").map((e) => e.toolCallId)).toEqual(
+      ends().map((e) => e.toolCallId),
+    );
     const debug = readFileSync(`${base}.debug.log`, "utf8");
     expect(debug).toMatch(/ tool bash call_1 ✓ \d+ms\n/);
     expect(debug).toMatch(/ tool write call_2 ✗ \d+ms\n/);

@@ -15,7 +15,14 @@
  * No aborts, slots, session, model view, timeouts, depth limits or repair: what Pi / contract says
  * is the best ratio any implementation of the contract could reach on this machine.
  */
-import type { AssistantContent, AssistantMessage, Message, ModelClient, ToolCall, ToolResultMessage } from "@mypi/kernel";
+import type {
+  AssistantContent,
+  AssistantMessage,
+  Message,
+  ModelClient,
+  ToolCall,
+  ToolResultMessage,
+} from "@mypi/kernel";
 import type { Runner, Timed, Work } from "./work.ts";
 
 /** A tool as the floor runs it: a schema (zod's `safeParse`), whether it may run alongside others, the function. */
@@ -31,7 +38,10 @@ const NO_USAGE = Object.freeze({ input: 0, output: 0 });
 const NO_ARGUMENTS = Object.freeze({});
 const EAGER_BLOCKS = 32;
 
-export function contractRunners(createModel: (turns: Work["turns"]) => ModelClient, tools: Record<string, ContractTool>): { listener: Runner; iterator: Runner } {
+export function contractRunners(
+  createModel: (turns: Work["turns"]) => ModelClient,
+  tools: Record<string, ContractTool>,
+): { listener: Runner; iterator: Runner } {
   const listener: Runner = async (work, counters, timed) => {
     const count: Emit = () => void counters.events++;
     await each(work, timed, createModel(work.turns), (run) => run(count));
@@ -45,12 +55,18 @@ export function contractRunners(createModel: (turns: Work["turns"]) => ModelClie
     });
   };
   /** Runs every prompt of `work`, each through `read`, the timed ones inside `timed`. */
-  async function each(work: Work, timed: Timed, model: ModelClient, read: (run: (emit: Emit) => Promise<void>) => Promise<void>): Promise<void> {
+  async function each(
+    work: Work,
+    timed: Timed,
+    model: ModelClient,
+    read: (run: (emit: Emit) => Promise<void>) => Promise<void>,
+  ): Promise<void> {
     const history: Message[] = structuredClone(work.seed);
     for (const m of history) deepFreeze(m);
-    const prompt = (p: number) => read(async (emit) => {
-      await contractRun(model, tools, history, `Question ${p}`, emit);
-    });
+    const prompt = (p: number) =>
+      read(async (emit) => {
+        await contractRun(model, tools, history, `Question ${p}`, emit);
+      });
     for (let p = 0; p < work.untimedPrompts; p++) await prompt(p);
     await timed(async () => {
       for (let p = work.untimedPrompts; p < work.prompts; p++) await prompt(p);
@@ -60,7 +76,13 @@ export function contractRunners(createModel: (turns: Work["turns"]) => ModelClie
 }
 
 /** One run: the prompt, then turns until the model calls no tool. */
-async function contractRun(model: ModelClient, tools: Record<string, ContractTool>, history: Message[], prompt: string, sink: Emit): Promise<void> {
+async function contractRun(
+  model: ModelClient,
+  tools: Record<string, ContractTool>,
+  history: Message[],
+  prompt: string,
+  sink: Emit,
+): Promise<void> {
   const emit = (event: object) => sink(Object.freeze(event));
   const added: Message[] = [];
   const record = (message: Message, now: number) => {
@@ -90,11 +112,22 @@ async function contractRun(model: ModelClient, tools: Record<string, ContractToo
     }
     incoming = [];
   }
-  emit({ type: "agent_end", messages: Object.freeze(added), stopReason: "completed", finalText, timestamp: Date.now() });
+  emit({
+    type: "agent_end",
+    messages: Object.freeze(added),
+    stopReason: "completed",
+    finalText,
+    timestamp: Date.now(),
+  });
 }
 
 /** The model's answer: `message_start`, a `message_update` per delta, `message_end`. */
-async function streamAnswer(model: ModelClient, history: Message[], now: number, emit: Emit): Promise<AssistantMessage> {
+async function streamAnswer(
+  model: ModelClient,
+  history: Message[],
+  now: number,
+  emit: Emit,
+): Promise<AssistantMessage> {
   const done: AssistantContent[] = [];
   let last: AssistantContent | undefined;
   const callAt: number[] = [];
@@ -111,12 +144,28 @@ async function streamAnswer(model: ModelClient, history: Message[], now: number,
         break;
       case "toolcall_start":
         callAt[event.index] = done.length + (last === undefined ? 0 : 1);
-        last = push(done, last, Object.freeze({ type: "toolCall", id: event.id, name: event.name, arguments: NO_ARGUMENTS, rawArguments: "" }));
+        last = push(
+          done,
+          last,
+          Object.freeze({
+            type: "toolCall",
+            id: event.id,
+            name: event.name,
+            arguments: NO_ARGUMENTS,
+            rawArguments: "",
+          }),
+        );
         contentIndex = done.length;
         break;
       case "toolcall_delta": {
         const call = last as ToolCall;
-        last = Object.freeze({ type: "toolCall", id: call.id, name: call.name, arguments: NO_ARGUMENTS, rawArguments: call.rawArguments + event.delta });
+        last = Object.freeze({
+          type: "toolCall",
+          id: call.id,
+          name: call.name,
+          arguments: NO_ARGUMENTS,
+          rawArguments: call.rawArguments + event.delta,
+        });
         contentIndex = callAt[event.index]!;
         break;
       }
@@ -138,17 +187,46 @@ function push(done: AssistantContent[], last: AssistantContent | undefined, bloc
 }
 
 /** Validate and run the calls: all at once when every tool is parallel-safe, else one after another. */
-function runCalls(calls: ToolCall[], tools: Record<string, ContractTool>, emit: Emit, record: (m: Message, now: number) => void): ToolResultMessage[] {
+function runCalls(
+  calls: ToolCall[],
+  tools: Record<string, ContractTool>,
+  emit: Emit,
+  record: (m: Message, now: number) => void,
+): ToolResultMessage[] {
   const results: ToolResultMessage[] = [];
-  const start = (call: ToolCall, now: number) => emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments, timestamp: now });
+  const start = (call: ToolCall, now: number) =>
+    emit({
+      type: "tool_execution_start",
+      toolCallId: call.id,
+      toolName: call.name,
+      args: call.arguments,
+      timestamp: now,
+    });
   const finish = (call: ToolCall) => {
     const tool = tools[call.name]!;
     const checked = tool.schema.safeParse(call.arguments);
     const text = checked.success ? tool.run(checked.data as Record<string, unknown>) : "invalid arguments";
-    const result = Object.freeze({ content: Object.freeze([Object.freeze({ type: "text" as const, text })]), isError: !checked.success });
+    const result = Object.freeze({
+      content: Object.freeze([Object.freeze({ type: "text" as const, text })]),
+      isError: !checked.success,
+    });
     const now = Date.now();
-    emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: result.isError, timestamp: now });
-    const message: ToolResultMessage = { role: "toolResult", toolCallId: call.id, toolName: call.name, content: result.content as never, isError: result.isError, timestamp: now };
+    emit({
+      type: "tool_execution_end",
+      toolCallId: call.id,
+      toolName: call.name,
+      result,
+      isError: result.isError,
+      timestamp: now,
+    });
+    const message: ToolResultMessage = {
+      role: "toolResult",
+      toolCallId: call.id,
+      toolName: call.name,
+      content: result.content as never,
+      isError: result.isError,
+      timestamp: now,
+    };
     record(message, now);
     results.push(message);
   };
@@ -165,11 +243,23 @@ function runCalls(calls: ToolCall[], tools: Record<string, ContractTool>, emit: 
   return results;
 }
 
-function partialSnapshot(done: readonly AssistantContent[], last: AssistantContent | undefined, timestamp: number): AssistantMessage {
-  if (done.length >= EAGER_BLOCKS) return new LazySnapshot(done, done.length, last, timestamp) as unknown as AssistantMessage;
+function partialSnapshot(
+  done: readonly AssistantContent[],
+  last: AssistantContent | undefined,
+  timestamp: number,
+): AssistantMessage {
+  if (done.length >= EAGER_BLOCKS)
+    return new LazySnapshot(done, done.length, last, timestamp) as unknown as AssistantMessage;
   const blocks = done.slice();
   if (last !== undefined) blocks.push(last);
-  return Object.freeze({ role: "assistant", content: Object.freeze(blocks), stopReason: "stop", usage: NO_USAGE, model: "scripted", timestamp }) as AssistantMessage;
+  return Object.freeze({
+    role: "assistant",
+    content: Object.freeze(blocks),
+    stopReason: "stop",
+    usage: NO_USAGE,
+    model: "scripted",
+    timestamp,
+  }) as AssistantMessage;
 }
 
 /** A frozen snapshot whose own enumerable `content` is built on first read (one shared accessor). */
@@ -237,11 +327,11 @@ class EventQueue implements AsyncIterable<object> {
   [Symbol.asyncIterator](): AsyncIterator<object> {
     return {
       next: () => {
-        if (this.#read < this.#events.length) return Promise.resolve({ value: this.#events[this.#read++]!, done: false });
+        if (this.#read < this.#events.length)
+          return Promise.resolve({ value: this.#events[this.#read++]!, done: false });
         if (this.#ended) return Promise.resolve({ value: undefined, done: true });
         return new Promise((resolve) => (this.#waiting = resolve));
       },
     };
   }
 }
-

@@ -51,7 +51,14 @@ export async function runPi(work: Work, counters: Counters, timed: Timed): Promi
       api: "fake",
       provider: "fake",
       model: "fake",
-      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      usage: {
+        input: 0,
+        output: 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 0,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
       stopReason: "stop",
       timestamp: Date.now(),
     };
@@ -97,7 +104,11 @@ export async function runPi(work: Work, counters: Counters, timed: Timed): Promi
       execute: (_id: string, p: { key: string }) => result(`value of ${p.key}`),
     },
   ];
-  const agent = new core.Agent({ initialState: { systemPrompt: "", model, tools, messages: structuredClone(work.seed) }, streamFn, toolExecution: "parallel" });
+  const agent = new core.Agent({
+    initialState: { systemPrompt: "", model, tools, messages: structuredClone(work.seed) },
+    streamFn,
+    toolExecution: "parallel",
+  });
   agent.subscribe(() => {
     counters.events++;
   });

@@ -28,4 +28,5 @@ export type Timed = (f: () => Promise<void>) => Promise<void>;
 export type Runner = (work: Work, counters: Counters, timed: Timed) => Promise<void>;
 
 /** Node's own loader (jiti's `tryNative`), so that every framework is measured as it ships, untranspiled. */
-export const nativeImport = (specifier: string): Promise<any> => createJiti(import.meta.url, { tryNative: true }).import(specifier);
+export const nativeImport = (specifier: string): Promise<any> =>
+  createJiti(import.meta.url, { tryNative: true }).import(specifier);

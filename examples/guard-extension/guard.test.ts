@@ -13,7 +13,11 @@ describe("the guard extension", () => {
     const ext = await loadExtensions(GUARD);
     dispose = ext.dispose;
     const decision = await ext.callSlot("tool_call", call("write", { path: "package-lock.json", content: "{}" }));
-    expect(decision).toEqual({ block: true, reason: expect.stringContaining("lock files are generated"), by: "guard-extension" });
+    expect(decision).toEqual({
+      block: true,
+      reason: expect.stringContaining("lock files are generated"),
+      by: "guard-extension",
+    });
     expect(ext.decisions.map((d) => [d.extension, d.outcome])).toEqual([["guard-extension", "block"]]);
   });
 
@@ -28,7 +32,10 @@ describe("the guard extension", () => {
     const ext = await loadExtensions(GUARD, { ui });
     dispose = ext.dispose;
     const push = call("bash", { command: "git push origin main" });
-    expect(await ext.callSlot("tool_call", push)).toMatchObject({ block: true, reason: "the user did not allow the push" });
+    expect(await ext.callSlot("tool_call", push)).toMatchObject({
+      block: true,
+      reason: "the user did not allow the push",
+    });
     expect(await ext.callSlot("tool_call", push)).toBeUndefined();
     expect(ui.dialogs).toEqual([
       { kind: "confirm", title: "Push?", message: "The agent wants to run: git push origin main" },

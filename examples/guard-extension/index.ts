@@ -8,7 +8,10 @@ export default function guard(pi: ExtensionAPI) {
   pi.on("tool_call", async (event, ctx) => {
     const path = String(event.input.path ?? "");
     if ((event.toolName === "write" || event.toolName === "edit") && /\.lock$|package-lock\.json$/.test(path)) {
-      return { block: true, reason: "lock files are generated; change the manifest and run the package manager instead" };
+      return {
+        block: true,
+        reason: "lock files are generated; change the manifest and run the package manager instead",
+      };
     }
     const command = String(event.input.command ?? "");
     if (event.toolName === "bash" && /^\s*git\s+push\b/.test(command)) {

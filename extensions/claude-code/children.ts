@@ -30,7 +30,8 @@ export class KnownChildren {
   listen(pi: ExtensionAPI): void {
     pi.events.on(AGENT_LIFECYCLE_CHANNEL, (data) => {
       const event = data as Partial<AgentLifecycleEvent> | undefined;
-      if (!Array.isArray(event?.path) || typeof event.agentType !== "string" || typeof event.session?.id !== "string") return;
+      if (!Array.isArray(event?.path) || typeof event.agentType !== "string" || typeof event.session?.id !== "string")
+        return;
       const key = event.path.join("/");
       if (event.kind === "created") this.announced.set(key, event as AgentLifecycleEvent);
       else if (event.kind === "closed") {

@@ -25,8 +25,9 @@ beforeEach(() => {
   process.env.HOME = join(dir, "user");
 });
 afterEach(() => {
-  for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
-  else process.env[k] = v;
+  for (const [k, v] of Object.entries(saved))
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
 });
 
 /** A hook script: `body` is bash; the event's JSON is in $input; each run is appended to runs.jsonl. */
@@ -38,7 +39,10 @@ function script(name: string, body: string): string {
 }
 const runs = () => {
   try {
-    return readFileSync(join(dir, "runs.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, any>);
+    return readFileSync(join(dir, "runs.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, any>);
   } catch {
     return [];
   }
@@ -52,7 +56,20 @@ const extensions = () => [
 describe("an ask", () => {
   const askHook = () =>
     settings({
-      PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: script("ask", `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"a person should look"}}'`) }] }],
+      PreToolUse: [
+        {
+          matcher: "Bash",
+          hooks: [
+            {
+              type: "command",
+              command: script(
+                "ask",
+                `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"a person should look"}}'`,
+              ),
+            },
+          ],
+        },
+      ],
       Notification: [{ matcher: "permission_prompt", hooks: [{ type: "command", command: script("notify", "") }] }],
     });
 
@@ -60,9 +77,22 @@ describe("an ask", () => {
     askHook();
     const ui = createFakeUI({ confirm: [false] });
     const ext = await loadExtensions(extensions(), { cwd: join(dir, "ws"), ui });
-    const decision = await ext.callSlot("tool_call", { toolCallId: "c1", toolName: "bash", input: { command: "make deploy" } });
-    expect(decision).toMatchObject({ block: true, reason: expect.stringContaining("the user declined Bash: make deploy (a person should look [PreToolUse Bash ←") });
-    expect(ui.dialogs).toEqual([expect.objectContaining({ kind: "confirm", title: "Allow this call? (a hook asks)", message: expect.stringContaining("Bash: make deploy") })]);
+    const decision = await ext.callSlot("tool_call", {
+      toolCallId: "c1",
+      toolName: "bash",
+      input: { command: "make deploy" },
+    });
+    expect(decision).toMatchObject({
+      block: true,
+      reason: expect.stringContaining("the user declined Bash: make deploy (a person should look [PreToolUse Bash ←"),
+    });
+    expect(ui.dialogs).toEqual([
+      expect.objectContaining({
+        kind: "confirm",
+        title: "Allow this call? (a hook asks)",
+        message: expect.stringContaining("Bash: make deploy"),
+      }),
+    ]);
     await ext.dispose(); // the session's end waits for the Notification hooks still running
     // Notification hooks heard of the prompt.
     expect(runs().map((r) => [r.hook_event_name, r.notification_type])).toEqual([
@@ -74,7 +104,9 @@ describe("an ask", () => {
   it("a yes lets it run", async () => {
     askHook();
     const ext = await loadExtensions(extensions(), { cwd: join(dir, "ws"), ui: createFakeUI({ confirm: [true] }) });
-    expect(await ext.callSlot("tool_call", { toolCallId: "c1", toolName: "bash", input: { command: "make deploy" } })).toBeUndefined();
+    expect(
+      await ext.callSlot("tool_call", { toolCallId: "c1", toolName: "bash", input: { command: "make deploy" } }),
+    ).toBeUndefined();
     await ext.dispose();
   });
 
@@ -82,14 +114,30 @@ describe("an ask", () => {
     askHook();
     const hooks = JSON.parse(readFileSync(join(dir, "home", "settings.json"), "utf8")).hooks;
     hooks.PermissionRequest = [
-      { matcher: "Bash", hooks: [{ type: "command", command: script("permit", `echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"make deploy --dry-run"}}}}'`) }] },
+      {
+        matcher: "Bash",
+        hooks: [
+          {
+            type: "command",
+            command: script(
+              "permit",
+              `echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"make deploy --dry-run"}}}}'`,
+            ),
+          },
+        ],
+      },
     ];
     settings(hooks);
     const ui = createFakeUI({ confirm: [false] });
     const ext = await loadExtensions(extensions(), { cwd: join(dir, "ws"), ui });
-    expect(await ext.callSlot("tool_call", { toolCallId: "c1", toolName: "bash", input: { command: "make deploy" } })).toMatchObject({ input: { command: "make deploy --dry-run" } });
+    expect(
+      await ext.callSlot("tool_call", { toolCallId: "c1", toolName: "bash", input: { command: "make deploy" } }),
+    ).toMatchObject({ input: { command: "make deploy --dry-run" } });
     expect(ui.dialogs).toEqual([]);
-    expect(runs().find((r) => r.hook_event_name === "PermissionRequest")).toMatchObject({ tool_name: "Bash", tool_input: { command: "make deploy" } });
+    expect(runs().find((r) => r.hook_event_name === "PermissionRequest")).toMatchObject({
+      tool_name: "Bash",
+      tool_input: { command: "make deploy" },
+    });
     await ext.dispose();
   });
 
@@ -99,7 +147,13 @@ describe("an ask", () => {
         {
           matcher: "Bash",
           hooks: [
-            { type: "command", command: script("ask", `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}'`) },
+            {
+              type: "command",
+              command: script(
+                "ask",
+                `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}'`,
+              ),
+            },
             { type: "command", command: script("deny", "echo 'not on my watch' >&2; exit 2") },
           ],
         },
@@ -107,7 +161,9 @@ describe("an ask", () => {
     });
     const ui = createFakeUI({ confirm: [true] });
     const ext = await loadExtensions(extensions(), { cwd: join(dir, "ws"), ui });
-    expect(await ext.callSlot("tool_call", { toolCallId: "c1", toolName: "bash", input: { command: "ls" } })).toMatchObject({ block: true, reason: "not on my watch" });
+    expect(
+      await ext.callSlot("tool_call", { toolCallId: "c1", toolName: "bash", input: { command: "ls" } }),
+    ).toMatchObject({ block: true, reason: "not on my watch" });
     expect(ui.dialogs).toEqual([]);
     expect(ext.decisions.map((d) => d.outcome)).toEqual(["pass", "block"]);
     await ext.dispose();
@@ -125,10 +181,14 @@ describe("skills' hooks", () => {
     );
     settings({});
     const ext = await loadExtensions(extensions(), { cwd: join(dir, "ws") });
-    const call = () => ext.callSlot("tool_call", { toolCallId: `c${Math.random()}`, toolName: "bash", input: { command: "ls" } });
+    const call = () =>
+      ext.callSlot("tool_call", { toolCallId: `c${Math.random()}`, toolName: "bash", input: { command: "ls" } });
     expect(await call()).toBeUndefined();
     // The host expands /skill:careful into this block; the prompt's before_agent_start sees it.
-    await ext.callSlot("before_agent_start", { prompt: `<skill name="careful" location="${join(skill, "SKILL.md")}">\nBe careful.\n</skill>`, systemPrompt: "" });
+    await ext.callSlot("before_agent_start", {
+      prompt: `<skill name="careful" location="${join(skill, "SKILL.md")}">\nBe careful.\n</skill>`,
+      systemPrompt: "",
+    });
     expect(await call()).toMatchObject({ block: true, reason: "careful says no" });
     expect(await call()).toBeUndefined();
     expect(runs().map((r) => r.hook_event_name)).toEqual(["PreToolUse"]);
@@ -140,8 +200,12 @@ describe("permission_mode", () => {
   it("is the permission gate's mode in Claude Code's words, following each change", async () => {
     settings({ PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: script("mode", "") }] }] });
     const mode = createModeState({ initial: "plan" });
-    const ext = await loadExtensions([...extensions(), { name: "permission-gate", factory: createPermissionGate({ mode }) }], { cwd: join(dir, "ws") });
-    const ask = () => ext.callSlot("tool_call", { toolCallId: `c${runs().length}`, toolName: "bash", input: { command: "ls" } });
+    const ext = await loadExtensions(
+      [...extensions(), { name: "permission-gate", factory: createPermissionGate({ mode }) }],
+      { cwd: join(dir, "ws") },
+    );
+    const ask = () =>
+      ext.callSlot("tool_call", { toolCallId: `c${runs().length}`, toolName: "bash", input: { command: "ls" } });
     await ask();
     mode.set("accept-edits", "/mode");
     await ask();
@@ -162,11 +226,29 @@ describe("permission_mode", () => {
 
 describe("PreCompact", () => {
   it("cancels a compaction with exit 2, and tells the hook what triggered it", async () => {
-    settings({ PreCompact: [{ matcher: "manual", hooks: [{ type: "command", command: script("pre-compact", "echo 'not now' >&2; exit 2") }] }] });
+    settings({
+      PreCompact: [
+        {
+          matcher: "manual",
+          hooks: [{ type: "command", command: script("pre-compact", "echo 'not now' >&2; exit 2") }],
+        },
+      ],
+    });
     const ext = await loadExtensions(extensions(), { cwd: join(dir, "ws") });
-    const event = { preparation: {} as never, customInstructions: "keep the plan", branchEntries: [], signal: new AbortController().signal, reason: "manual" as const, willRetry: false as const };
+    const event = {
+      preparation: {} as never,
+      customInstructions: "keep the plan",
+      branchEntries: [],
+      signal: new AbortController().signal,
+      reason: "manual" as const,
+      willRetry: false as const,
+    };
     expect(await ext.callSlot("session_before_compact", event)).toEqual({ cancel: true });
-    expect(runs()[0]).toMatchObject({ hook_event_name: "PreCompact", trigger: "manual", custom_instructions: "keep the plan" });
+    expect(runs()[0]).toMatchObject({
+      hook_event_name: "PreCompact",
+      trigger: "manual",
+      custom_instructions: "keep the plan",
+    });
     // The matcher says manual: an automatic compaction runs no hook.
     expect(await ext.callSlot("session_before_compact", { ...event, reason: "threshold" })).toBeUndefined();
     await ext.dispose();
@@ -175,7 +257,16 @@ describe("PreCompact", () => {
 
 describe("pi.callTool", () => {
   it("runs a call through tool_call (a hook may block it) and tool_result, outside the conversation", async () => {
-    settings({ PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: script("g", `case "$input" in *forbidden*) echo 'no' >&2; exit 2;; esac`) }] }] });
+    settings({
+      PreToolUse: [
+        {
+          matcher: "Bash",
+          hooks: [
+            { type: "command", command: script("g", `case "$input" in *forbidden*) echo 'no' >&2; exit 2;; esac`) },
+          ],
+        },
+      ],
+    });
     const results: unknown[] = [];
     const probe = {
       name: "probe",
@@ -186,13 +277,26 @@ describe("pi.callTool", () => {
           results.push(await pi.callTool("nope", {}));
         }),
     };
-    const run = await runConversation({ extensions: [...extensions(), probe], turns: [{ text: "ok" }], prompt: "go", cwd: join(dir, "ws") });
+    const run = await runConversation({
+      extensions: [...extensions(), probe],
+      turns: [{ text: "ok" }],
+      prompt: "go",
+      cwd: join(dir, "ws"),
+    });
     expect(results).toEqual([
       { content: [{ type: "text", text: "allowed" }], isError: false, details: expect.anything() },
       { content: [{ type: "text", text: "Tool call blocked by claude-code: no" }], isError: true, blocked: true },
-      expect.objectContaining({ isError: true, content: [{ type: "text", text: expect.stringContaining('Tool "nope" not found') }] }),
+      expect.objectContaining({
+        isError: true,
+        content: [{ type: "text", text: expect.stringContaining('Tool "nope" not found') }],
+      }),
     ]);
     // Nothing of it entered the conversation: the prompt and the answer only.
-    expect(run.session.getEntries().filter((e) => e.type === "message").map((e) => (e.type === "message" ? e.message.role : ""))).toEqual(["user", "assistant"]);
+    expect(
+      run.session
+        .getEntries()
+        .filter((e) => e.type === "message")
+        .map((e) => (e.type === "message" ? e.message.role : "")),
+    ).toEqual(["user", "assistant"]);
   });
 });

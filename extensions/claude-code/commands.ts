@@ -20,7 +20,10 @@ export interface CommandHost {
   cwd: string;
   say(ctx: ExtensionContext, level: "info" | "warning" | "error", text: string): void;
   /** UserPromptExpansion hooks, when the engine runs them (index.ts wires it). */
-  expansion?: (ctx: ExtensionContext, fields: { command_name: string; command_args: string; prompt: string }) => Promise<{ block?: string; context: string[] }>;
+  expansion?: (
+    ctx: ExtensionContext,
+    fields: { command_name: string; command_args: string; prompt: string },
+  ) => Promise<{ block?: string; context: string[] }>;
 }
 
 /** Front matter keys Claude Code reads that mypi does not apply, said once per command. */
@@ -52,7 +55,10 @@ export function registerPluginCommands(pi: ExtensionAPI, plugins: readonly Loade
 function describeCommand(file: string, plugin: string): string {
   try {
     const { frontmatter, body } = parseFrontmatter(readFileSync(file, "utf8"));
-    const text = typeof frontmatter.description === "string" ? frontmatter.description : (body.split("\n").find((l) => l.trim() !== "") ?? "").replace(/^#+\s*/, "");
+    const text =
+      typeof frontmatter.description === "string"
+        ? frontmatter.description
+        : (body.split("\n").find((l) => l.trim() !== "") ?? "").replace(/^#+\s*/, "");
     const hint = typeof frontmatter["argument-hint"] === "string" ? ` ${frontmatter["argument-hint"]}` : "";
     return `${text}${hint} (plugin ${plugin})`;
   } catch {
@@ -77,13 +83,23 @@ function commandHandler(pi: ExtensionAPI, plugin: LoadedPlugin, file: string, na
       told.add(key);
       host.say(ctx, "info", `/${name}: ${text}`);
     };
-    for (const [key, why] of Object.entries(NOT_APPLIED)) if (frontmatter[key] !== undefined) tell(key, `"${key}" is not applied (${why}).`);
+    for (const [key, why] of Object.entries(NOT_APPLIED))
+      if (frontmatter[key] !== undefined) tell(key, `"${key}" is not applied (${why}).`);
     const fork = forkOf(frontmatter, pi, tell);
     const names = argumentNames(frontmatter.arguments);
     let text = expandArguments(body, args, names);
-    text = substituteVariables(text, { CLAUDE_PLUGIN_ROOT: plugin.root, CLAUDE_PLUGIN_DATA: plugin.data, CLAUDE_PROJECT_DIR: host.cwd, CLAUDE_SESSION_ID: ctx.sessionManager.id });
+    text = substituteVariables(text, {
+      CLAUDE_PLUGIN_ROOT: plugin.root,
+      CLAUDE_PLUGIN_DATA: plugin.data,
+      CLAUDE_PROJECT_DIR: host.cwd,
+      CLAUDE_SESSION_ID: ctx.sessionManager.id,
+    });
     text = await runInjections(text, (command) => shellOutput(pi, command, ctx.signal));
-    const expansion = await host.expansion?.(ctx, { command_name: name, command_args: args, prompt: `/${name}${args ? ` ${args}` : ""}` });
+    const expansion = await host.expansion?.(ctx, {
+      command_name: name,
+      command_args: args,
+      prompt: `/${name}${args ? ` ${args}` : ""}`,
+    });
     if (expansion?.block !== undefined) {
       host.say(ctx, "warning", `/${name} was blocked by a UserPromptExpansion hook: ${expansion.block}`);
       return;
@@ -106,20 +122,33 @@ interface Fork {
  * inline, as without it: no fork asked, or no `agent` tool to start a child with (said once).
  * `model` applies to a forked command's child; to an inline one it is said not to apply.
  */
-function forkOf(frontmatter: Record<string, unknown>, pi: ExtensionAPI, tell: (key: string, text: string) => void): Fork | undefined {
+function forkOf(
+  frontmatter: Record<string, unknown>,
+  pi: ExtensionAPI,
+  tell: (key: string, text: string) => void,
+): Fork | undefined {
   const { context, agent, model } = frontmatter;
-  if (context !== undefined && context !== "fork") tell("context", `"context: ${String(context)}" is not one Claude Code knows ("fork", or none to run inline); it runs inline.`);
+  if (context !== undefined && context !== "fork")
+    tell(
+      "context",
+      `"context: ${String(context)}" is not one Claude Code knows ("fork", or none to run inline); it runs inline.`,
+    );
   if (context !== "fork") {
     if (agent !== undefined) tell("agent", `"agent" is read only with "context: fork"; it runs inline.`);
     if (model !== undefined) tell("model", `"model" is not applied (the session's model is used).`);
     return undefined;
   }
   if (!pi.getAllTools().some((t) => t.name === AGENT_TOOL)) {
-    tell("context", `"context: fork" needs the agent tool, which is off ("subagents": false or --no-subagents); it runs inline.`);
+    tell(
+      "context",
+      `"context: fork" needs the agent tool, which is off ("subagents": false or --no-subagents); it runs inline.`,
+    );
     return undefined;
   }
-  if (agent !== undefined && typeof agent !== "string") tell("agent", `"agent" should be an agent's name; a general-purpose agent runs.`);
-  if (model !== undefined && typeof model !== "string") tell("model", `"model" should be a model's name; the agent's model is used.`);
+  if (agent !== undefined && typeof agent !== "string")
+    tell("agent", `"agent" should be an agent's name; a general-purpose agent runs.`);
+  if (model !== undefined && typeof model !== "string")
+    tell("model", `"model" should be a model's name; the agent's model is used.`);
   return { ...(typeof agent === "string" && { agent }), ...(typeof model === "string" && { model }) };
 }
 
@@ -129,8 +158,18 @@ function forkOf(frontmatter: Record<string, unknown>, pi: ExtensionAPI, tell: (k
  * output and the main agent takes it up. Claude Code shows it without a model call; mypi has no
  * way to add a message outside a run, and one queued for later would not be seen now.
  */
-async function runForked(pi: ExtensionAPI, ctx: ExtensionContext, host: CommandHost, o: { name: string; args: string; prompt: string; fork: Fork }): Promise<void> {
-  const input = { description: `/${o.name}`, prompt: o.prompt, ...(o.fork.agent !== undefined && { subagent_type: o.fork.agent }), ...(o.fork.model !== undefined && { model: o.fork.model }) };
+async function runForked(
+  pi: ExtensionAPI,
+  ctx: ExtensionContext,
+  host: CommandHost,
+  o: { name: string; args: string; prompt: string; fork: Fork },
+): Promise<void> {
+  const input = {
+    description: `/${o.name}`,
+    prompt: o.prompt,
+    ...(o.fork.agent !== undefined && { subagent_type: o.fork.agent }),
+    ...(o.fork.model !== undefined && { model: o.fork.model }),
+  };
   const result = await pi.callTool(AGENT_TOOL, input, { signal: ctx.signal });
   const said = textOf(result.content);
   if (result.isError) {
@@ -155,17 +194,23 @@ export function expandArguments(body: string, args: string, names: readonly stri
   let used = false;
   // The name group never matches when there are no names (a group that always exists keeps the callback's arguments in place).
   const namesPattern = names.length ? names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|") : "(?!)";
-  const pattern = new RegExp(`(\\\\?)\\$(?:ARGUMENTS\\[(\\d+)\\]|(ARGUMENTS)|(\\d+)|(${namesPattern})(?![A-Za-z0-9_]))`, "g");
-  const out = body.replace(pattern, (whole: string, escape: string, index?: string, all?: string, digit?: string, name?: string) => {
-    if (escape) return whole.slice(1);
-    used = true;
-    if (all !== undefined) return args;
-    if (index !== undefined || digit !== undefined) {
-      const i = Number(index ?? digit);
-      return i < words.length ? words[i]! : whole;
-    }
-    return words[named.get(name!)!] ?? "";
-  });
+  const pattern = new RegExp(
+    `(\\\\?)\\$(?:ARGUMENTS\\[(\\d+)\\]|(ARGUMENTS)|(\\d+)|(${namesPattern})(?![A-Za-z0-9_]))`,
+    "g",
+  );
+  const out = body.replace(
+    pattern,
+    (whole: string, escape: string, index?: string, all?: string, digit?: string, name?: string) => {
+      if (escape) return whole.slice(1);
+      used = true;
+      if (all !== undefined) return args;
+      if (index !== undefined || digit !== undefined) {
+        const i = Number(index ?? digit);
+        return i < words.length ? words[i]! : whole;
+      }
+      return words[named.get(name!)!] ?? "";
+    },
+  );
   if (!used && args.trim() !== "") return `${out.replace(/\s+$/, "")}\n\nARGUMENTS: ${args}`;
   return out;
 }
@@ -181,7 +226,8 @@ export function splitArguments(args: string): string[] {
     if (quote) {
       let word = "";
       let j = i + 1;
-      for (; j < args.length && args[j] !== quote; j++) word += args[j] === "\\" && quote === '"' && args[j + 1] === '"' ? args[++j] : args[j];
+      for (; j < args.length && args[j] !== quote; j++)
+        word += args[j] === "\\" && quote === '"' && args[j + 1] === '"' ? args[++j] : args[j];
       if (j < args.length) {
         words.push(word);
         i = j + 1;
@@ -197,7 +243,9 @@ export function splitArguments(args: string): string[] {
 }
 
 export function substituteVariables(text: string, vars: Readonly<Record<string, string>>): string {
-  return text.replace(/\$\{(CLAUDE_[A-Z_]+)\}/g, (whole, name: string) => (Object.hasOwn(vars, name) ? vars[name]! : whole));
+  return text.replace(/\$\{(CLAUDE_[A-Z_]+)\}/g, (whole, name: string) =>
+    Object.hasOwn(vars, name) ? vars[name]! : whole,
+  );
 }
 
 /**
@@ -214,7 +262,10 @@ export async function runInjections(text: string, run: (command: string) => Prom
   if (jobs.length === 0) return text;
   const outputs = await Promise.all(jobs);
   let i = 0;
-  return text.replace(pattern, (_whole, _block?: string, lead?: string) => `${lead ?? ""}${outputs[i++]!.replace(/\n+$/, "")}`);
+  return text.replace(
+    pattern,
+    (_whole, _block?: string, lead?: string) => `${lead ?? ""}${outputs[i++]!.replace(/\n+$/, "")}`,
+  );
 }
 
 /** One shell line through the bash tool, as a call the model makes would go (gate, sandbox, redaction). */

@@ -84,7 +84,13 @@ export const UNHONOURED_REASONS: Partial<Record<ClaudeEvent, string>> = {
 };
 
 /** Events whose matcher filters a tool name; the `if` field is evaluated only on these. */
-export const TOOL_EVENTS = new Set<ClaudeEvent>(["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied"]);
+export const TOOL_EVENTS = new Set<ClaudeEvent>([
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PermissionRequest",
+  "PermissionDenied",
+]);
 
 /** Where a hook was declared: its label in `mypi extensions`, `hook_decision` and notices. */
 export interface HookSource {
@@ -148,7 +154,9 @@ export function parseHooks(value: unknown, source: HookSource): { hooks: HookDef
     }
     const event = name as ClaudeEvent;
     if (!Array.isArray(groups)) {
-      problem(`hooks.${event} must be a list of matcher groups ({"matcher": …, "hooks": [ … ]}), found ${describe(groups)}`);
+      problem(
+        `hooks.${event} must be a list of matcher groups ({"matcher": …, "hooks": [ … ]}), found ${describe(groups)}`,
+      );
       continue;
     }
     if (!HONOURED_EVENTS.has(event)) {
@@ -168,7 +176,14 @@ export function parseHooks(value: unknown, source: HookSource): { hooks: HookDef
       (group.hooks as unknown[]).forEach((raw, h) => {
         const at = `${where}.hooks[${h}]`;
         const hook = parseHandler(raw, at, problem);
-        if (hook) hooks.push({ event, matcher: group.matcher as string | undefined, hook, source, position: `${event}[${g}][${h}]` });
+        if (hook)
+          hooks.push({
+            event,
+            matcher: group.matcher as string | undefined,
+            hook,
+            source,
+            position: `${event}[${g}][${h}]`,
+          });
       });
     });
   }
@@ -182,7 +197,9 @@ function parseHandler(raw: unknown, at: string, problem: (m: string) => void): C
   }
   if (raw.type !== "command") {
     const type = typeof raw.type === "string" ? `"${raw.type}"` : describe(raw.type);
-    problem(`${at}: hooks of type ${type} are not run by mypi (only "command" hooks are; http, prompt, agent and mcp_tool are not)`);
+    problem(
+      `${at}: hooks of type ${type} are not run by mypi (only "command" hooks are; http, prompt, agent and mcp_tool are not)`,
+    );
     return undefined;
   }
   if (typeof raw.command !== "string" || raw.command.trim() === "") {
@@ -191,11 +208,13 @@ function parseHandler(raw: unknown, at: string, problem: (m: string) => void): C
   }
   const hook: CommandHook = { type: "command", command: raw.command };
   if (raw.args !== undefined) {
-    if (!Array.isArray(raw.args) || !raw.args.every((a) => typeof a === "string")) return void problem(`${at}.args must be a list of strings`);
+    if (!Array.isArray(raw.args) || !raw.args.every((a) => typeof a === "string"))
+      return void problem(`${at}.args must be a list of strings`);
     hook.args = raw.args as string[];
   }
   if (raw.timeout !== undefined) {
-    if (typeof raw.timeout !== "number" || !(raw.timeout > 0) || !Number.isFinite(raw.timeout)) return void problem(`${at}.timeout must be a positive number of seconds`);
+    if (typeof raw.timeout !== "number" || !(raw.timeout > 0) || !Number.isFinite(raw.timeout))
+      return void problem(`${at}.timeout must be a positive number of seconds`);
     hook.timeout = raw.timeout;
   }
   for (const key of ["if", "shell", "statusMessage"] as const) {
@@ -224,7 +243,11 @@ export function dedupeKey(d: HookDefinition): string | undefined {
 /** How a hook is named where mypi reports it: event, matcher, file (and plugin). */
 export function hookLabel(d: HookDefinition, short: (file: string) => string): string {
   const matcher = d.matcher === undefined || d.matcher === "" || d.matcher === "*" ? "" : ` ${d.matcher}`;
-  const from = d.source.plugin ? `plugin ${d.source.plugin.name}` : d.source.skill ? `skill ${d.source.skill.name}` : short(d.source.file);
+  const from = d.source.plugin
+    ? `plugin ${d.source.plugin.name}`
+    : d.source.skill
+      ? `skill ${d.source.skill.name}`
+      : short(d.source.file);
   const [group, hook] = d.position.slice(d.event.length).match(/\d+/g) ?? [];
   return `${d.event}${matcher} ← ${from}#${group}.${hook}`;
 }
@@ -232,6 +255,7 @@ export function hookLabel(d: HookDefinition, short: (file: string) => string): s
 export function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
-  if (typeof value === "string") return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === "string")
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
   return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
 }

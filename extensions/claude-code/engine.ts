@@ -31,7 +31,13 @@ const EVENT_TIMEOUT_S: Partial<Record<ClaudeEvent, number>> = { UserPromptSubmit
 /** Strings that reach the model or the user are capped here; the full text goes to a file. */
 export const OUTPUT_CAP = 10_000;
 /** Events whose `systemMessage` Claude Code discards. */
-const NO_SYSTEM_MESSAGE = new Set<ClaudeEvent>(["Notification", "PreCompact", "PostCompact", "SessionEnd", "StopFailure"]);
+const NO_SYSTEM_MESSAGE = new Set<ClaudeEvent>([
+  "Notification",
+  "PreCompact",
+  "PostCompact",
+  "SessionEnd",
+  "StopFailure",
+]);
 
 export interface CompiledHook {
   readonly id: number;
@@ -71,7 +77,9 @@ export class Occurrence {
 
   /** Every started hook's answer (for a decision that must see its siblings' first: an ask). */
   all(): Promise<Answered[]> {
-    return (this.allAnswers ??= Promise.all([...this.entries.values()].map(async (e) => ({ hook: e.hook, answer: await e.answer }))));
+    return (this.allAnswers ??= Promise.all(
+      [...this.entries.values()].map(async (e) => ({ hook: e.hook, answer: await e.answer })),
+    ));
   }
 
   /** `work` once for this occurrence, whoever asks first (one dialog for several asking hooks). */
@@ -167,7 +175,13 @@ export class HookEngine {
    * `""` for events that happen one at a time), or a new one — started with every matching hook
    * — when there is none or `handler` already took part in it.
    */
-  join(event: ClaudeEvent, key: string, handler: string, ctx: ExtensionContext, build: () => OccurrenceInput): Occurrence {
+  join(
+    event: ClaudeEvent,
+    key: string,
+    handler: string,
+    ctx: ExtensionContext,
+    build: () => OccurrenceInput,
+  ): Occurrence {
     const id = `${event}\u0000${key}`;
     let occurrence = this.occurrences.get(id);
     if (!occurrence || occurrence.joined.has(handler)) {
@@ -210,7 +224,9 @@ export class HookEngine {
   /** Start every hook of `event` (configured and dynamic) that `input` matches. */
   private start(event: ClaudeEvent, ctx: ExtensionContext, input: OccurrenceInput): Occurrence {
     const occurrence = new Occurrence();
-    const candidates = [...this.hooks, ...this.dynamic].filter((h) => h.def.event === event && this.matches(h, input, ctx.cwd));
+    const candidates = [...this.hooks, ...this.dynamic].filter(
+      (h) => h.def.event === event && this.matches(h, input, ctx.cwd),
+    );
     if (candidates.length === 0) return occurrence;
     const stdin = this.stdin(event, ctx, input.fields);
     for (const hook of candidates) {
@@ -303,8 +319,13 @@ export class HookEngine {
   private report(hook: CompiledHook, answer: HookAnswer, ctx: ExtensionContext): void {
     const name = `${hook.def.event} hook (${hook.label})`;
     if (answer.kind === "error") this.options.say(ctx, "warning", `${name} error: ${answer.message}`);
-    else if (answer.kind === "timeout") this.options.say(ctx, "warning", `${name} timed out after ${answer.seconds} s; it decided nothing.`);
-    else if ((answer.kind === "ok" || answer.kind === "block") && answer.json?.systemMessage !== undefined && !NO_SYSTEM_MESSAGE.has(hook.def.event)) {
+    else if (answer.kind === "timeout")
+      this.options.say(ctx, "warning", `${name} timed out after ${answer.seconds} s; it decided nothing.`);
+    else if (
+      (answer.kind === "ok" || answer.kind === "block") &&
+      answer.json?.systemMessage !== undefined &&
+      !NO_SYSTEM_MESSAGE.has(hook.def.event)
+    ) {
       this.options.say(ctx, "info", this.cap(answer.json.systemMessage, ctx));
     }
   }
@@ -316,7 +337,14 @@ export class HookEngine {
   private startInBackground(hook: CompiledHook, ctx: ExtensionContext, stdin: Record<string, unknown>): void {
     const controller = new AbortController();
     this.background.add(controller);
-    const running = runHook({ hook: hook.def.hook, input: stdin, env: this.environment(hook, hook.def.event), cwd: ctx.cwd, timeoutMs: hook.timeoutS * 1000, placeholders: this.placeholders(hook) });
+    const running = runHook({
+      hook: hook.def.hook,
+      input: stdin,
+      env: this.environment(hook, hook.def.event),
+      cwd: ctx.cwd,
+      timeoutMs: hook.timeoutS * 1000,
+      placeholders: this.placeholders(hook),
+    });
     running.follow(controller.signal);
     void running.done.then((outcome) => {
       this.background.delete(controller);
@@ -332,9 +360,15 @@ export class HookEngine {
       const rewake = hook.def.hook.asyncRewake === true && answer.kind === "block";
       if (rewake) parts.push(answer.stderr || outcome.stdout);
       if (parts.length === 0) return;
-      const content = this.cap(`${hook.def.event} hook (${hook.label}) finished in the background:\n${parts.join("\n")}`, ctx);
+      const content = this.cap(
+        `${hook.def.event} hook (${hook.label}) finished in the background:\n${parts.join("\n")}`,
+        ctx,
+      );
       try {
-        this.options.pi.sendMessage({ customType: "claude-code-hook", content, display: false }, rewake ? { triggerTurn: true, deliverAs: "steer" } : { deliverAs: "steer" });
+        this.options.pi.sendMessage(
+          { customType: "claude-code-hook", content, display: false },
+          rewake ? { triggerTurn: true, deliverAs: "steer" } : { deliverAs: "steer" },
+        );
       } catch {
         // The session ended meanwhile.
       }
@@ -344,7 +378,10 @@ export class HookEngine {
   /** Claude Code's 10 000-character cap: a longer text is saved to a file and passed as a preview with its path. */
   cap(text: string, ctx: ExtensionContext): string {
     if (text.length <= OUTPUT_CAP) return text;
-    const file = join(dirname(transcriptPath(ctx.sessionManager.file, ctx.sessionManager.id)), `hook-output-${Date.now()}-${this.nextId++}.txt`);
+    const file = join(
+      dirname(transcriptPath(ctx.sessionManager.file, ctx.sessionManager.id)),
+      `hook-output-${Date.now()}-${this.nextId++}.txt`,
+    );
     try {
       mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, redactText(text));

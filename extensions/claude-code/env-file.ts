@@ -17,10 +17,17 @@ export function prepareEnvFile(path: string): void {
 }
 
 /** The variables the file sets or changes, once sourced in bash; `undefined` when it is empty or gone. */
-export function readEnvFile(path: string, base: NodeJS.ProcessEnv = process.env): Record<string, string> | string | undefined {
+export function readEnvFile(
+  path: string,
+  base: NodeJS.ProcessEnv = process.env,
+): Record<string, string> | string | undefined {
   if (!existsSync(path) || statSync(path).size === 0) return undefined;
   if (readFileSync(path, "utf8").trim() === "") return undefined;
-  const run = spawnSync("bash", ["-c", 'set -a; . "$1" >/dev/null 2>&1; env -0', "bash", path], { env: base, encoding: "utf8", timeout: 10_000 });
+  const run = spawnSync("bash", ["-c", 'set -a; . "$1" >/dev/null 2>&1; env -0', "bash", path], {
+    env: base,
+    encoding: "utf8",
+    timeout: 10_000,
+  });
   if (run.error) return `could not source ${path}: ${run.error.message}`;
   if (run.status !== 0) return `sourcing ${path} failed (exit ${run.status})`;
   const out: Record<string, string> = {};

@@ -29,7 +29,12 @@ import { hookFiles, hooksDisabled } from "./sources.ts";
 import type { ToolContext } from "./tools.ts";
 
 /** mypi's permission modes in Claude Code's spelling. */
-const CLAUDE_MODES: Record<string, string> = { default: "default", "accept-edits": "acceptEdits", plan: "plan", bypass: "bypassPermissions" };
+const CLAUDE_MODES: Record<string, string> = {
+  default: "default",
+  "accept-edits": "acceptEdits",
+  plan: "plan",
+  bypass: "bypassPermissions",
+};
 
 export default function claudeCode(pi: ExtensionAPI): void {
   const cwd = pi.cwd;
@@ -61,7 +66,15 @@ export default function claudeCode(pi: ExtensionAPI): void {
       }
     };
     for (const file of found.files) add(parseHooks(file.hooks, file.source));
-    for (const plugin of plugins.enabled) for (const hooks of plugin.hooks) add(parseHooks(hooks.value, { kind: "plugin", file: hooks.file, plugin: { name: plugin.name, root: plugin.root, data: plugin.data } }));
+    for (const plugin of plugins.enabled)
+      for (const hooks of plugin.hooks)
+        add(
+          parseHooks(hooks.value, {
+            kind: "plugin",
+            file: hooks.file,
+            plugin: { name: plugin.name, root: plugin.root, data: plugin.data },
+          }),
+        );
   }
 
   const sourceOf = cachedSources(pi);
@@ -80,7 +93,14 @@ export default function claudeCode(pi: ExtensionAPI): void {
     const mode = (data as { mode?: unknown } | undefined)?.mode;
     if (typeof mode === "string") engine.permissionMode = CLAUDE_MODES[mode] ?? mode;
   });
-  if (!disabled) engine.skillEvents = skillHookEvents({ home: mypiHome(), cwd, trusted, settings, pluginSkillDirs: plugins.enabled.flatMap((p) => p.skills) });
+  if (!disabled)
+    engine.skillEvents = skillHookEvents({
+      home: mypiHome(),
+      cwd,
+      trusted,
+      settings,
+      pluginSkillDirs: plugins.enabled.flatMap((p) => p.skills),
+    });
 
   // Said once, as the session starts: a hook or a piece of a plugin mypi cannot run is never dropped silently.
   let told = false;
@@ -126,7 +146,8 @@ export default function claudeCode(pi: ExtensionAPI): void {
     const reading = new Map<string, string>();
     pi.on("tool_execution_start", (e) => {
       const path = (e.args as { path?: unknown } | undefined)?.path;
-      if (e.toolName === "read" && typeof path === "string" && /(^|\/)SKILL\.md$/.test(path)) reading.set(e.toolCallId, path);
+      if (e.toolName === "read" && typeof path === "string" && /(^|\/)SKILL\.md$/.test(path))
+        reading.set(e.toolCallId, path);
     });
     pi.on(
       "tool_execution_end",
@@ -146,15 +167,28 @@ export default function claudeCode(pi: ExtensionAPI): void {
     cwd,
     say,
     async expansion(ctx, fields) {
-      const answers = await engine.runAll("UserPromptExpansion", ctx, { values: [fields.command_name], fields: { expansion_type: "slash_command", ...fields, command_source: "plugin" } }, ctx.signal);
+      const answers = await engine.runAll(
+        "UserPromptExpansion",
+        ctx,
+        {
+          values: [fields.command_name],
+          fields: { expansion_type: "slash_command", ...fields, command_source: "plugin" },
+        },
+        ctx.signal,
+      );
       const context: string[] = [];
       for (const { hook, answer } of answers) {
         if (answer.kind === "block") return { block: answer.stderr.trim() || `blocked by ${hook.label}`, context };
         if (answer.kind !== "ok") continue;
-        if (answer.json?.continue === false) return { block: answer.json.stopReason ?? `stopped by ${hook.label}`, context };
-        if (answer.json?.decision === "block") return { block: answer.json.reason ?? `blocked by ${hook.label}`, context };
-        const extra = answer.json ? answer.json.hookSpecificOutput?.additionalContext : answer.stdout.trim() || undefined;
-        if (typeof extra === "string") context.push(engine.cap(`UserPromptExpansion hook additional context: ${extra}`, ctx));
+        if (answer.json?.continue === false)
+          return { block: answer.json.stopReason ?? `stopped by ${hook.label}`, context };
+        if (answer.json?.decision === "block")
+          return { block: answer.json.reason ?? `blocked by ${hook.label}`, context };
+        const extra = answer.json
+          ? answer.json.hookSpecificOutput?.additionalContext
+          : answer.stdout.trim() || undefined;
+        if (typeof extra === "string")
+          context.push(engine.cap(`UserPromptExpansion hook additional context: ${extra}`, ctx));
       }
       return { context };
     },

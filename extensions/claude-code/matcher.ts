@@ -21,7 +21,12 @@ export function compileMatcher(matcher: string | undefined, event: ClaudeEvent):
   if (matcher === undefined || matcher === "" || matcher === "*") return () => true;
   const narrow = event === "FileChanged" || event === "StopFailure";
   if ((narrow ? EXACT_NARROW : EXACT).test(matcher)) {
-    const names = new Set(matcher.split(narrow ? /\|/ : /[|,]/).map((n) => n.trim()).filter((n) => n !== ""));
+    const names = new Set(
+      matcher
+        .split(narrow ? /\|/ : /[|,]/)
+        .map((n) => n.trim())
+        .filter((n) => n !== ""),
+    );
     return (value) => names.has(value);
   }
   try {
@@ -55,9 +60,14 @@ export function ifMatches(rule: IfRule, toolName: string, input: Record<string, 
   if (rule.tool !== toolName && !(rule.tool.endsWith("*") && toolName.startsWith(rule.tool.slice(0, -1)))) return false;
   if (rule.pattern === undefined || rule.pattern === "" || rule.pattern === "*") return true;
   if (toolName === "Bash" || toolName === "PowerShell") return bashMatches(rule.pattern, input.command);
-  const path = typeof input.file_path === "string" ? input.file_path : typeof input.path === "string" ? input.path : undefined;
+  const path =
+    typeof input.file_path === "string" ? input.file_path : typeof input.path === "string" ? input.path : undefined;
   if (path !== undefined) return pathMatches(rule.pattern, path, cwd);
-  if (typeof input.url === "string") return wildcard(rule.pattern.replace(/^domain:/, ""), rule.pattern.startsWith("domain:") ? hostOf(input.url) : input.url);
+  if (typeof input.url === "string")
+    return wildcard(
+      rule.pattern.replace(/^domain:/, ""),
+      rule.pattern.startsWith("domain:") ? hostOf(input.url) : input.url,
+    );
   return true;
 }
 
@@ -79,7 +89,14 @@ function subcommands(command: string): string[] | undefined {
   for (const m of command.matchAll(/\$\(([^()]*)\)|`([^`]*)`/g)) inner.push(m[1] ?? m[2] ?? "");
   if (/["']/.test(command) && !balancedQuotes(command)) return undefined;
   const pieces = [command, ...inner].flatMap((text) => text.split(/\|\||&&|[;&|\n]/));
-  return pieces.map((p) => p.trim().replace(/^(?:[A-Za-z_][A-Za-z0-9_]*=(?:"[^"]*"|'[^']*'|\S*)\s+)+/, "").trim()).filter((p) => p !== "");
+  return pieces
+    .map((p) =>
+      p
+        .trim()
+        .replace(/^(?:[A-Za-z_][A-Za-z0-9_]*=(?:"[^"]*"|'[^']*'|\S*)\s+)+/, "")
+        .trim(),
+    )
+    .filter((p) => p !== "");
 }
 
 function balancedQuotes(text: string): boolean {
@@ -95,7 +112,10 @@ function balancedQuotes(text: string): boolean {
 
 /** `*` matches anything (spaces and slashes too), every other character itself. */
 function wildcard(glob: string, text: string): boolean {
-  const source = glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[\\s\\S]*");
+  const source = glob
+    .split("*")
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join("[\\s\\S]*");
   return new RegExp(`^${source}$`).test(text);
 }
 

@@ -56,13 +56,20 @@ export function readPlugin(root: string, fallbackName?: string): ClaudePlugin | 
       return `${manifestFile}: ${(error as Error).message}`;
     }
   }
-  const name = typeof manifest.name === "string" && manifest.name !== "" ? manifest.name : (fallbackName ?? basename(root));
-  if (/\s/.test(name)) return `${manifestFile}: "name" must have no spaces (it names the plugin's commands: /${name}:…)`;
+  const name =
+    typeof manifest.name === "string" && manifest.name !== "" ? manifest.name : (fallbackName ?? basename(root));
+  if (/\s/.test(name))
+    return `${manifestFile}: "name" must have no spaces (it names the plugin's commands: /${name}:…)`;
   const problem = (field: string) => `${manifestFile}: "${field}" must be a path starting with "./" or a list of them`;
   const paths = (field: string): string[] | string | undefined => {
     const value = manifest[field];
     if (value === undefined) return undefined;
-    const list = typeof value === "string" ? [value] : Array.isArray(value) && value.every((v) => typeof v === "string") ? (value as string[]) : undefined;
+    const list =
+      typeof value === "string"
+        ? [value]
+        : Array.isArray(value) && value.every((v) => typeof v === "string")
+          ? (value as string[])
+          : undefined;
     if (!list) return problem(field);
     const out: string[] = [];
     for (const p of list) {
@@ -83,9 +90,13 @@ export function readPlugin(root: string, fallbackName?: string): ClaudePlugin | 
     root,
     ...(typeof manifest.version === "string" && { version: manifest.version }),
     ...(typeof manifest.description === "string" && { description: manifest.description }),
-    commands: (commandPaths as string[]).flatMap((p) => markdownFiles(p).map((file) => ({ name: commandName(p, file), file }))),
+    commands: (commandPaths as string[]).flatMap((p) =>
+      markdownFiles(p).map((file) => ({ name: commandName(p, file), file })),
+    ),
     skills: [],
-    agents: (agentPaths as string[]).flatMap((p) => markdownFiles(p).map((file) => ({ name: `${name}:${agentName(file)}`, file }))),
+    agents: (agentPaths as string[]).flatMap((p) =>
+      markdownFiles(p).map((file) => ({ name: `${name}:${agentName(file)}`, file })),
+    ),
     hooks: [],
     mcpServers: [],
     unsupported: [],
@@ -128,7 +139,14 @@ export function readPlugin(root: string, fallbackName?: string): ClaudePlugin | 
     [manifest.lspServers !== undefined || existsSync(join(root, ".lsp.json")), "LSP servers"],
     [manifest.outputStyles !== undefined || isDirectory(join(root, "output-styles")), "output styles"],
     [manifest.workflows !== undefined || isDirectory(join(root, "workflows")), "workflows"],
-    [isRecord(manifest.experimental) || manifest.themes !== undefined || manifest.monitors !== undefined || isDirectory(join(root, "themes")) || isDirectory(join(root, "monitors")), "themes and monitors"],
+    [
+      isRecord(manifest.experimental) ||
+        manifest.themes !== undefined ||
+        manifest.monitors !== undefined ||
+        isDirectory(join(root, "themes")) ||
+        isDirectory(join(root, "monitors")),
+      "themes and monitors",
+    ],
     [manifest.userConfig !== undefined, "user configuration (userConfig)"],
     [manifest.channels !== undefined, "channels"],
     [Array.isArray(manifest.dependencies) && manifest.dependencies.length > 0, "plugin dependencies"],
@@ -169,7 +187,8 @@ function objectOrPaths(value: unknown, root: string): (string | Record<string, u
   if (value === undefined) return [];
   if (isRecord(value)) return [value];
   const list = typeof value === "string" ? [value] : Array.isArray(value) ? value : undefined;
-  if (!list || !list.every((v) => typeof v === "string" || isRecord(v))) return "expected a path, a list of paths, or an object";
+  if (!list || !list.every((v) => typeof v === "string" || isRecord(v)))
+    return "expected a path, a list of paths, or an object";
   const out: (string | Record<string, unknown>)[] = [];
   for (const v of list) {
     if (isRecord(v)) out.push(v);

@@ -51,7 +51,9 @@ export interface PluginScopes {
 
 /** The settings files that declare plugins, in load order. */
 export function pluginSettingsFiles(options: PluginScopes): { file: string; scope: "global" | "project" }[] {
-  const files: { file: string; scope: "global" | "project" }[] = [{ file: join(options.home, "settings.json"), scope: "global" }];
+  const files: { file: string; scope: "global" | "project" }[] = [
+    { file: join(options.home, "settings.json"), scope: "global" },
+  ];
   if (options.trusted) files.push({ file: join(options.cwd, ".mypi", "settings.json"), scope: "project" });
   return files;
 }
@@ -70,7 +72,12 @@ export function declaredPlugins(file: string): { entries: PluginEntry[]; problem
   const entries: PluginEntry[] = [];
   const problems: string[] = [];
   list.forEach((raw: unknown, i) => {
-    if (!isRecord(raw) || typeof raw.name !== "string" || typeof raw.source !== "string" || typeof raw.root !== "string") {
+    if (
+      !isRecord(raw) ||
+      typeof raw.name !== "string" ||
+      typeof raw.source !== "string" ||
+      typeof raw.root !== "string"
+    ) {
       problems.push(`plugins[${i}] must be {"name", "source", "root", "enabled"?} as \`mypi install\` writes it`);
       return;
     }
@@ -106,10 +113,17 @@ export function loadPlugins(options: PluginScopes): PluginLoad {
       const root = pluginRoot(file, entry);
       const plugin = readPlugin(root, entry.name);
       if (typeof plugin === "string") {
-        out.problems.push({ file, message: `plugin ${entry.name}: ${plugin}; run \`mypi update\` or \`mypi install ${entry.source}\` again` });
+        out.problems.push({
+          file,
+          message: `plugin ${entry.name}: ${plugin}; run \`mypi update\` or \`mypi install ${entry.source}\` again`,
+        });
         continue;
       }
-      if (plugin.unsupported.length > 0) out.problems.push({ file: root, message: `plugin ${plugin.name}: not run by mypi: ${plugin.unsupported.join(", ")}` });
+      if (plugin.unsupported.length > 0)
+        out.problems.push({
+          file: root,
+          message: `plugin ${plugin.name}: not run by mypi: ${plugin.unsupported.join(", ")}`,
+        });
       out.enabled.push({ ...plugin, data: pluginDataDir(file, entry), scope, entry, settingsFile: file });
     }
   }
@@ -125,13 +139,23 @@ export function registerPlugins(pi: ExtensionAPI, load: PluginLoad, options: Com
   if (skillPaths.length > 0) pi.on("resources_discover", () => ({ skillPaths }), { label: "plugins' skills" });
   for (const plugin of load.enabled) {
     for (const server of plugin.mcpServers) {
-      const config = mcpEntry(server.config, { CLAUDE_PLUGIN_ROOT: plugin.root, CLAUDE_PLUGIN_DATA: plugin.data, CLAUDE_PROJECT_DIR: options.cwd });
+      const config = mcpEntry(server.config, {
+        CLAUDE_PLUGIN_ROOT: plugin.root,
+        CLAUDE_PLUGIN_DATA: plugin.data,
+        CLAUDE_PROJECT_DIR: options.cwd,
+      });
       const name = `plugin_${plugin.name}_${server.name}`;
       try {
         if (typeof config === "string") throw new Error(config);
         pi.registerMcpServer(name, config);
       } catch (error) {
-        pi.on("session_start", (_e, ctx) => options.say(ctx, "warning", `plugin ${plugin.name}: MCP server "${server.name}" (${server.file}) not started: ${(error as Error).message}`));
+        pi.on("session_start", (_e, ctx) =>
+          options.say(
+            ctx,
+            "warning",
+            `plugin ${plugin.name}: MCP server "${server.name}" (${server.file}) not started: ${(error as Error).message}`,
+          ),
+        );
       }
     }
   }
@@ -150,8 +174,12 @@ export function registerPlugins(pi: ExtensionAPI, load: PluginLoad, options: Com
  */
 export function mcpEntry(raw: unknown, vars: Record<string, string>): Record<string, unknown> | string {
   if (!isRecord(raw)) return "an MCP server entry must be an object";
-  const sub = (v: unknown): unknown => (typeof v === "string" ? v.replace(/\$\{(CLAUDE_PLUGIN_ROOT|CLAUDE_PLUGIN_DATA|CLAUDE_PROJECT_DIR)\}/g, (_m, n: string) => vars[n]!) : v);
-  const subRecord = (v: unknown): unknown => (isRecord(v) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, sub(x)])) : v);
+  const sub = (v: unknown): unknown =>
+    typeof v === "string"
+      ? v.replace(/\$\{(CLAUDE_PLUGIN_ROOT|CLAUDE_PLUGIN_DATA|CLAUDE_PROJECT_DIR)\}/g, (_m, n: string) => vars[n]!)
+      : v;
+  const subRecord = (v: unknown): unknown =>
+    isRecord(v) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, sub(x)])) : v;
   const out: Record<string, unknown> = {};
   if (typeof raw.command === "string") {
     out.command = sub(raw.command);
@@ -178,7 +206,14 @@ const PLUGIN_AGENT_REFUSED: Readonly<Record<string, string>> = {
  * one source per plugin, its agents named `<plugin>:<agent>` — Claude Code's scoped names.
  */
 export function pluginAgentSources(plugins: readonly Pick<LoadedPlugin, "name" | "agents">[]): AgentSource[] {
-  return plugins.filter((p) => p.agents.length > 0).map((p) => ({ namespace: p.name, origin: `plugin ${p.name}`, files: p.agents.map((a) => a.file), refused: PLUGIN_AGENT_REFUSED }));
+  return plugins
+    .filter((p) => p.agents.length > 0)
+    .map((p) => ({
+      namespace: p.name,
+      origin: `plugin ${p.name}`,
+      files: p.agents.map((a) => a.file),
+      refused: PLUGIN_AGENT_REFUSED,
+    }));
 }
 
 /** Answer the subagents extension's requests for agents with the enabled plugins' (a plugin's agents are its user's, as its hooks are). */

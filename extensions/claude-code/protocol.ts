@@ -36,14 +36,22 @@ export type HookAnswer =
 export function readAnswer(event: ClaudeEvent, outcome: RunOutcome, timeoutSeconds: number): HookAnswer {
   if (outcome.aborted) return { kind: "aborted" };
   if (outcome.timedOut) return { kind: "timeout", seconds: timeoutSeconds };
-  if (outcome.spawnError !== undefined) return { kind: "error", message: `Failed with non-blocking status code: ${outcome.spawnError}` };
+  if (outcome.spawnError !== undefined)
+    return { kind: "error", message: `Failed with non-blocking status code: ${outcome.spawnError}` };
   const parsed = parseJson(outcome.stdout);
   const checked = parsed === undefined ? undefined : checkJson(event, parsed);
   if (outcome.code === 2) {
     return { kind: "block", ...(checked && typeof checked !== "string" && { json: checked }), stderr: outcome.stderr };
   }
-  if (typeof checked === "string") return { kind: "error", message: `${event} hook returned JSON that does not match its schema: ${checked}` };
-  if (outcome.code === 0) return { kind: "ok", ...(checked && { json: checked }), stdout: checked ? "" : outcome.stdout, stderr: outcome.stderr };
+  if (typeof checked === "string")
+    return { kind: "error", message: `${event} hook returned JSON that does not match its schema: ${checked}` };
+  if (outcome.code === 0)
+    return {
+      kind: "ok",
+      ...(checked && { json: checked }),
+      stdout: checked ? "" : outcome.stdout,
+      stderr: outcome.stderr,
+    };
   if (checked) return { kind: "ok", json: checked, stdout: "", stderr: outcome.stderr };
   const line = firstLine(outcome.stderr) || firstLine(outcome.stdout) || `exit code ${outcome.code ?? "unknown"}`;
   return { kind: "error", message: `Failed with non-blocking status code: ${line}` };
@@ -66,7 +74,10 @@ const str: Check = (v) => typeof v === "string";
 const bool: Check = (v) => typeof v === "boolean";
 const obj: Check = (v) => isRecord(v);
 const any: Check = () => true;
-const oneOf = (...values: string[]): Check => (v) => typeof v === "string" && values.includes(v);
+const oneOf =
+  (...values: string[]): Check =>
+  (v) =>
+    typeof v === "string" && values.includes(v);
 const strings: Check = (v) => Array.isArray(v) && v.every((x) => typeof x === "string");
 
 const UNIVERSAL: Record<string, Check> = {
@@ -94,14 +105,25 @@ const DECISIONS: Partial<Record<ClaudeEvent, Check>> = {
 
 /** `hookSpecificOutput` fields per event. */
 const SPECIFIC: Partial<Record<ClaudeEvent, Record<string, Check>>> = {
-  PreToolUse: { permissionDecision: oneOf("allow", "deny", "ask", "defer"), permissionDecisionReason: str, updatedInput: obj, additionalContext: str },
+  PreToolUse: {
+    permissionDecision: oneOf("allow", "deny", "ask", "defer"),
+    permissionDecisionReason: str,
+    updatedInput: obj,
+    additionalContext: str,
+  },
   PermissionRequest: { decision: obj },
   PostToolUse: { additionalContext: str, updatedToolOutput: any, updatedMCPToolOutput: any, classifierContext: str },
   PostToolUseFailure: { additionalContext: str },
   PostToolBatch: { additionalContext: str },
   UserPromptSubmit: { additionalContext: str, sessionTitle: str },
   UserPromptExpansion: { additionalContext: str },
-  SessionStart: { additionalContext: str, initialUserMessage: str, sessionTitle: str, watchPaths: strings, reloadSkills: bool },
+  SessionStart: {
+    additionalContext: str,
+    initialUserMessage: str,
+    sessionTitle: str,
+    watchPaths: strings,
+    reloadSkills: bool,
+  },
   Stop: { additionalContext: str },
   SubagentStart: { additionalContext: str },
   SubagentStop: { additionalContext: str },
@@ -114,7 +136,8 @@ export function checkJson(event: ClaudeEvent, value: Record<string, unknown>): H
   }
   if (value.decision !== undefined) {
     const check = DECISIONS[event];
-    if (!check || !check(value.decision)) return `"decision": ${JSON.stringify(value.decision)} is not a decision ${event} takes`;
+    if (!check || !check(value.decision))
+      return `"decision": ${JSON.stringify(value.decision)} is not a decision ${event} takes`;
   }
   if (value.hookSpecificOutput !== undefined) {
     const specific = value.hookSpecificOutput;
@@ -128,12 +151,19 @@ export function checkJson(event: ClaudeEvent, value: Record<string, unknown>): H
     }
     if (event === "PermissionRequest" && isRecord(specific.decision)) {
       const d = specific.decision;
-      if (d.behavior !== "allow" && d.behavior !== "deny") return '"hookSpecificOutput.decision.behavior" must be "allow" or "deny"';
-      if (d.updatedInput !== undefined && !isRecord(d.updatedInput)) return '"hookSpecificOutput.decision.updatedInput" must be an object';
-      if (d.message !== undefined && typeof d.message !== "string") return '"hookSpecificOutput.decision.message" must be a string';
+      if (d.behavior !== "allow" && d.behavior !== "deny")
+        return '"hookSpecificOutput.decision.behavior" must be "allow" or "deny"';
+      if (d.updatedInput !== undefined && !isRecord(d.updatedInput))
+        return '"hookSpecificOutput.decision.updatedInput" must be an object';
+      if (d.message !== undefined && typeof d.message !== "string")
+        return '"hookSpecificOutput.decision.message" must be a string';
     }
   }
-  if ((event === "Stop" || event === "SubagentStop") && value.decision === "block" && typeof value.reason !== "string") {
+  if (
+    (event === "Stop" || event === "SubagentStop") &&
+    value.decision === "block" &&
+    typeof value.reason !== "string"
+  ) {
     return '"reason" is required when "decision" is "block"';
   }
   return value as HookJson;

@@ -52,7 +52,9 @@ export interface RunningHook {
 
 /** `${NAME}` in exec form: substituted as plain strings (no shell will read them). */
 export function substitute(text: string, placeholders: Readonly<Record<string, string>>): string {
-  return text.replace(/\$\{([A-Z_][A-Z0-9_]*)\}/g, (whole, name: string) => (Object.hasOwn(placeholders, name) ? placeholders[name]! : whole));
+  return text.replace(/\$\{([A-Z_][A-Z0-9_]*)\}/g, (whole, name: string) =>
+    Object.hasOwn(placeholders, name) ? placeholders[name]! : whole,
+  );
 }
 
 export function runHook(request: RunRequest): RunningHook {
@@ -69,7 +71,12 @@ export function runHook(request: RunRequest): RunningHook {
 
   let child: ReturnType<typeof spawn>;
   try {
-    child = spawn(program, argv, { cwd: request.cwd, env: request.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    child = spawn(program, argv, {
+      cwd: request.cwd,
+      env: request.env,
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
   } catch (error) {
     settle(failedToStart((error as Error).message, started));
     return { done, follow: () => {} };
@@ -145,7 +152,16 @@ export function runHook(request: RunRequest): RunningHook {
 }
 
 function failedToStart(message: string, started: number): RunOutcome {
-  return { code: undefined, stdout: "", stderr: "", timedOut: false, aborted: false, spawnError: message, cut: false, durationMs: performance.now() - started };
+  return {
+    code: undefined,
+    stdout: "",
+    stderr: "",
+    timedOut: false,
+    aborted: false,
+    spawnError: message,
+    cut: false,
+    durationMs: performance.now() - started,
+  };
 }
 
 /** One stream, decoded as UTF-8 across chunk borders, kept up to `MAX_CAPTURE` characters. */

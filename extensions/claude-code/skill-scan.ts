@@ -24,7 +24,9 @@ const HEAD_BYTES = 16 * 1024;
 
 export function skillHookEvents(options: SkillScanOptions): Set<ClaudeEvent> {
   const roots = [join(options.home, "skills"), join(homedir(), ".agents", "skills"), ...options.pluginSkillDirs];
-  const configured = Array.isArray(options.settings.skills) ? options.settings.skills.filter((s): s is string => typeof s === "string") : [];
+  const configured = Array.isArray(options.settings.skills)
+    ? options.settings.skills.filter((s): s is string => typeof s === "string")
+    : [];
   for (const s of configured) roots.push(isAbsolute(s) ? s : resolve(options.home, s));
   if (options.trusted) {
     roots.push(join(options.cwd, ".mypi", "skills"));
@@ -59,7 +61,8 @@ function visit(path: string, depth: number, events: Set<ClaudeEvent>): void {
   } catch {
     return;
   }
-  for (const name of names) if (!name.startsWith(".") && name !== "node_modules") visit(join(path, name), depth + 1, events);
+  for (const name of names)
+    if (!name.startsWith(".") && name !== "node_modules") visit(join(path, name), depth + 1, events);
 }
 
 function read(file: string, events: Set<ClaudeEvent>): void {
@@ -75,7 +78,8 @@ function read(file: string, events: Set<ClaudeEvent>): void {
     if (!/^hooks\s*:/m.test(head)) return;
     const hooks = parseFrontmatter(head).frontmatter.hooks;
     if (typeof hooks !== "object" || hooks === null) return;
-    for (const name of Object.keys(hooks)) if ((CLAUDE_EVENTS as readonly string[]).includes(name)) events.add(name as ClaudeEvent);
+    for (const name of Object.keys(hooks))
+      if ((CLAUDE_EVENTS as readonly string[]).includes(name)) events.add(name as ClaudeEvent);
   } catch {
     // A skill whose front matter does not parse is reported by the skill loader, not here.
   }

@@ -39,13 +39,18 @@ export interface SourceOptions {
 }
 
 /** Every settings file that may hold hooks, in order, with what it says (a file that does not parse is a problem). */
-export function hookFiles(options: SourceOptions): { files: HookFile[]; problems: { file: string; message: string }[] } {
+export function hookFiles(options: SourceOptions): {
+  files: HookFile[];
+  problems: { file: string; message: string }[];
+} {
   const claude = claudeCodeSetting(options.settings);
   const candidates: HookSource[] = [{ kind: "mypi-settings", file: join(options.home, "settings.json") }];
-  if (claude.userSettings) candidates.push({ kind: "claude-settings", file: join(options.userHome ?? homedir(), ".claude", "settings.json") });
+  if (claude.userSettings)
+    candidates.push({ kind: "claude-settings", file: join(options.userHome ?? homedir(), ".claude", "settings.json") });
   if (options.trusted) {
     candidates.push({ kind: "mypi-settings", file: join(options.cwd, ".mypi", "settings.json") });
-    if (claude.projectSettings) for (const f of CLAUDE_PROJECT_FILES) candidates.push({ kind: "claude-settings", file: join(options.cwd, f) });
+    if (claude.projectSettings)
+      for (const f of CLAUDE_PROJECT_FILES) candidates.push({ kind: "claude-settings", file: join(options.cwd, f) });
   }
   const files: HookFile[] = [];
   const problems: { file: string; message: string }[] = [];
@@ -68,7 +73,8 @@ export function hookFiles(options: SourceOptions): { files: HookFile[]; problems
 export function hooksDisabled(settings: Record<string, unknown>, files: readonly HookFile[]): boolean {
   if (typeof settings.disableAllHooks === "boolean") return settings.disableAllHooks;
   let disabled = false;
-  for (const f of files) if (f.source.kind === "claude-settings" && f.disableAllHooks !== undefined) disabled = f.disableAllHooks;
+  for (const f of files)
+    if (f.source.kind === "claude-settings" && f.disableAllHooks !== undefined) disabled = f.disableAllHooks;
   return disabled;
 }
 

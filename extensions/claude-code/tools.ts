@@ -9,7 +9,15 @@ import { isAbsolute, resolve } from "node:path";
 import { isRecord, textOf, type Content } from "@mypi/kernel";
 
 /** Claude Code's names of mypi's builtin tools. */
-const CLAUDE_NAMES: Record<string, string> = { bash: "Bash", read: "Read", write: "Write", edit: "Edit", grep: "Grep", find: "Glob", ls: "LS" };
+const CLAUDE_NAMES: Record<string, string> = {
+  bash: "Bash",
+  read: "Read",
+  write: "Write",
+  edit: "Edit",
+  grep: "Grep",
+  find: "Glob",
+  ls: "LS",
+};
 
 export interface ToolContext {
   cwd: string;
@@ -31,10 +39,15 @@ export function matcherValues(claudeName: string, mypiName: string): string[] {
   return claudeName === "Agent" ? [claudeName, mypiName, "Task"] : [claudeName, mypiName];
 }
 
-const abs = (path: unknown, cwd: string): unknown => (typeof path === "string" ? (isAbsolute(path) ? path : resolve(cwd, path)) : path);
+const abs = (path: unknown, cwd: string): unknown =>
+  typeof path === "string" ? (isAbsolute(path) ? path : resolve(cwd, path)) : path;
 
 /** The input a hook sees: Claude Code's field names, paths absolute. */
-export function claudeToolInput(name: string, input: Record<string, unknown>, ctx: ToolContext): Record<string, unknown> {
+export function claudeToolInput(
+  name: string,
+  input: Record<string, unknown>,
+  ctx: ToolContext,
+): Record<string, unknown> {
   switch (claudeToolName(name, ctx)) {
     case "Bash": {
       const out: Record<string, unknown> = { command: input.command };
@@ -46,7 +59,12 @@ export function claudeToolInput(name: string, input: Record<string, unknown>, ct
     case "Write":
       return { file_path: abs(input.path, ctx.cwd), content: input.content };
     case "Edit":
-      return { file_path: abs(input.path, ctx.cwd), old_string: input.oldText, new_string: input.newText, replace_all: false };
+      return {
+        file_path: abs(input.path, ctx.cwd),
+        old_string: input.oldText,
+        new_string: input.newText,
+        replace_all: false,
+      };
     case "Grep":
       return defined({
         pattern: input.pattern,
@@ -69,8 +87,14 @@ export function claudeToolInput(name: string, input: Record<string, unknown>, ct
  * A hook's `updatedInput` as mypi's tool takes it (the kernel validates it again); a string says
  * why it cannot be (a Claude Code field mypi's tool has no equivalent for).
  */
-export function mypiToolInput(name: string, updated: Record<string, unknown>, original: Record<string, unknown>, ctx: ToolContext): Record<string, unknown> | string {
-  const samePath = (claudePath: unknown): unknown => (claudePath === abs(original.path, ctx.cwd) ? original.path : claudePath);
+export function mypiToolInput(
+  name: string,
+  updated: Record<string, unknown>,
+  original: Record<string, unknown>,
+  ctx: ToolContext,
+): Record<string, unknown> | string {
+  const samePath = (claudePath: unknown): unknown =>
+    claudePath === abs(original.path, ctx.cwd) ? original.path : claudePath;
   switch (claudeToolName(name, ctx)) {
     case "Bash": {
       if (updated.run_in_background === true) return "run_in_background is not supported by mypi's bash tool";
@@ -83,7 +107,8 @@ export function mypiToolInput(name: string, updated: Record<string, unknown>, or
     case "Write":
       return { path: samePath(updated.file_path), content: updated.content };
     case "Edit":
-      if (updated.replace_all === true) return "replace_all is not supported by mypi's edit tool (it replaces one occurrence)";
+      if (updated.replace_all === true)
+        return "replace_all is not supported by mypi's edit tool (it replaces one occurrence)";
       return { path: samePath(updated.file_path), oldText: updated.old_string, newText: updated.new_string };
     case "Grep":
       return defined({
@@ -94,7 +119,10 @@ export function mypiToolInput(name: string, updated: Record<string, unknown>, or
         limit: updated.head_limit,
       });
     case "Glob":
-      return defined({ pattern: updated.pattern, path: updated.path === undefined ? undefined : samePath(updated.path) });
+      return defined({
+        pattern: updated.pattern,
+        path: updated.path === undefined ? undefined : samePath(updated.path),
+      });
     case "LS":
       return { path: samePath(updated.path) };
     default:
@@ -103,7 +131,13 @@ export function mypiToolInput(name: string, updated: Record<string, unknown>, or
 }
 
 /** What a tool returned, in the shape Claude Code gives `tool_response` for that tool. */
-export function claudeToolResponse(name: string, input: Record<string, unknown>, content: readonly Content[], details: unknown, ctx: ToolContext): unknown {
+export function claudeToolResponse(
+  name: string,
+  input: Record<string, unknown>,
+  content: readonly Content[],
+  details: unknown,
+  ctx: ToolContext,
+): unknown {
   const text = textOf(content as Content[]);
   const d = isRecord(details) ? details : {};
   const path = abs(input.path, ctx.cwd);
@@ -113,17 +147,49 @@ export function claudeToolResponse(name: string, input: Record<string, unknown>,
     case "Read":
       return {
         type: "text",
-        file: { filePath: path, content: text, numLines: text === "" ? 0 : text.split("\n").length, startLine: d.startLine ?? 1, totalLines: d.totalLines ?? 0 },
+        file: {
+          filePath: path,
+          content: text,
+          numLines: text === "" ? 0 : text.split("\n").length,
+          startLine: d.startLine ?? 1,
+          totalLines: d.totalLines ?? 0,
+        },
       };
     case "Write":
-      return { type: d.created === true ? "create" : "update", filePath: path, content: input.content, success: true, structuredPatch: [], originalFile: null };
+      return {
+        type: d.created === true ? "create" : "update",
+        filePath: path,
+        content: input.content,
+        success: true,
+        structuredPatch: [],
+        originalFile: null,
+      };
     case "Edit":
-      return { filePath: path, oldString: input.oldText, newString: input.newText, replaceAll: false, userModified: false, structuredPatch: [], originalFile: null };
+      return {
+        filePath: path,
+        oldString: input.oldText,
+        newString: input.newText,
+        replaceAll: false,
+        userModified: false,
+        structuredPatch: [],
+        originalFile: null,
+      };
     case "Grep":
-      return { mode: "content", content: text, numLines: text === "" ? 0 : text.split("\n").length, numFiles: 0, filenames: [] };
+      return {
+        mode: "content",
+        content: text,
+        numLines: text === "" ? 0 : text.split("\n").length,
+        numFiles: 0,
+        filenames: [],
+      };
     case "Glob": {
       const filenames = text === "" ? [] : text.split("\n").filter((l) => l !== "" && !l.startsWith("["));
-      return { filenames, numFiles: filenames.length, truncated: /\[.*(more|cut|limit).*\]/i.test(text), durationMs: 0 };
+      return {
+        filenames,
+        numFiles: filenames.length,
+        truncated: /\[.*(more|cut|limit).*\]/i.test(text),
+        durationMs: 0,
+      };
     }
     case "LS":
       return text;
@@ -145,7 +211,8 @@ export function mypiToolOutput(name: string, value: unknown, ctx: ToolContext): 
       const stderr = typeof value.stderr === "string" && value.stderr !== "" ? `\n${value.stderr}` : "";
       return [{ type: "text", text: `${value.stdout}${stderr}` }];
     }
-    if (isRecord(value.file) && typeof value.file.content === "string") return [{ type: "text", text: value.file.content }];
+    if (isRecord(value.file) && typeof value.file.content === "string")
+      return [{ type: "text", text: value.file.content }];
     if (typeof value.content === "string") return [{ type: "text", text: value.content }];
     if (Array.isArray(value.content) && value.content.every(isContentBlock)) return value.content as Content[];
     if (claude === name || claude.startsWith("mcp__")) return [{ type: "text", text: JSON.stringify(value) }];

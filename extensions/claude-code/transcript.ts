@@ -56,7 +56,11 @@ export class Transcript {
     }
   }
 
-  private line(entry: SessionEntry, parentUuid: string | null, source: TranscriptSource): Record<string, unknown> | undefined {
+  private line(
+    entry: SessionEntry,
+    parentUuid: string | null,
+    source: TranscriptSource,
+  ): Record<string, unknown> | undefined {
     const base = {
       parentUuid,
       isSidechain: source.agentId !== undefined,
@@ -79,16 +83,33 @@ export class Transcript {
     switch (m.role) {
       case "user":
         // A typed prompt is a plain string in Claude Code's transcripts (scripts read it as one).
-        return { type: "user", message: { role: "user", content: typeof m.content === "string" ? m.content : onlyText(m.content) ?? blocks(m.content) } };
+        return {
+          type: "user",
+          message: {
+            role: "user",
+            content: typeof m.content === "string" ? m.content : (onlyText(m.content) ?? blocks(m.content)),
+          },
+        };
       case "custom":
-        return { type: "user", isMeta: true, message: { role: "user", content: typeof m.content === "string" ? m.content : blocks(m.content) } };
+        return {
+          type: "user",
+          isMeta: true,
+          message: { role: "user", content: typeof m.content === "string" ? m.content : blocks(m.content) },
+        };
       case "toolResult": {
         const call = this.calls.get(m.toolCallId);
         const input = call?.input ?? {};
         return {
           type: "user",
-          message: { role: "user", content: [{ type: "tool_result", tool_use_id: m.toolCallId, content: blocks(m.content), is_error: m.isError }] },
-          toolUseResult: m.isError ? `Error: ${m.content.map((c) => (c.type === "text" ? c.text : "")).join("")}` : claudeToolResponse(m.toolName, input, m.content, m.details, this.tools),
+          message: {
+            role: "user",
+            content: [
+              { type: "tool_result", tool_use_id: m.toolCallId, content: blocks(m.content), is_error: m.isError },
+            ],
+          },
+          toolUseResult: m.isError
+            ? `Error: ${m.content.map((c) => (c.type === "text" ? c.text : "")).join("")}`
+            : claudeToolResponse(m.toolName, input, m.content, m.details, this.tools),
         };
       }
       case "assistant": {
@@ -96,12 +117,26 @@ export class Transcript {
           if (block.type === "text") return { type: "text", text: block.text };
           if (block.type === "thinking") return { type: "thinking", thinking: block.thinking };
           this.calls.set(block.id, { name: block.name, input: block.arguments });
-          return { type: "tool_use", id: block.id, name: claudeToolName(block.name, this.tools), input: claudeToolInput(block.name, block.arguments, this.tools) };
+          return {
+            type: "tool_use",
+            id: block.id,
+            name: claudeToolName(block.name, this.tools),
+            input: claudeToolInput(block.name, block.arguments, this.tools),
+          };
         });
         const stop = m.stopReason === "toolUse" ? "tool_use" : m.stopReason === "length" ? "max_tokens" : "end_turn";
         return {
           type: "assistant",
-          message: { id: `msg_${m.timestamp}`, type: "message", role: "assistant", model: m.model, content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: m.usage.input, output_tokens: m.usage.output } },
+          message: {
+            id: `msg_${m.timestamp}`,
+            type: "message",
+            role: "assistant",
+            model: m.model,
+            content,
+            stop_reason: stop,
+            stop_sequence: null,
+            usage: { input_tokens: m.usage.input, output_tokens: m.usage.output },
+          },
         };
       }
     }
@@ -113,5 +148,9 @@ function onlyText(content: readonly Content[]): string | undefined {
 }
 
 function blocks(content: readonly Content[]): Record<string, unknown>[] {
-  return content.map((c) => (c.type === "text" ? { type: "text", text: c.text } : { type: "image", source: { type: "base64", media_type: c.mimeType, data: c.data } }));
+  return content.map((c) =>
+    c.type === "text"
+      ? { type: "text", text: c.text }
+      : { type: "image", source: { type: "base64", media_type: c.mimeType, data: c.data } },
+  );
 }

@@ -35,22 +35,32 @@ export interface ClaudeCodeTriggers {
   mcp?: { note: string; project: boolean };
 }
 
-export function claudeCodeTriggers(options: { home: string; cwd: string; settings: Record<string, unknown>; userHome?: string }): ClaudeCodeTriggers {
+export function claudeCodeTriggers(options: {
+  home: string;
+  cwd: string;
+  settings: Record<string, unknown>;
+  userHome?: string;
+}): ClaudeCodeTriggers {
   const setting = claudeCodeSetting(options.settings);
   const out: ClaudeCodeTriggers = {};
   const globalSettings = join(options.home, "settings.json");
   const userClaude = join(options.userHome ?? homedir(), ".claude", "settings.json");
   if (valueAt(globalSettings, "hooks") !== undefined) out.global = `on: ${globalSettings} has hooks`;
   else if (valueAt(globalSettings, "plugins") !== undefined) out.global = `on: plugins installed in ${globalSettings}`;
-  else if (setting.userSettings && valueAt(userClaude, "hooks") !== undefined) out.global = `on: ${userClaude} has hooks`;
+  else if (setting.userSettings && valueAt(userClaude, "hooks") !== undefined)
+    out.global = `on: ${userClaude} has hooks`;
   const projectSettings = join(options.cwd, ".mypi", "settings.json");
   if (valueAt(projectSettings, "hooks") !== undefined) out.project = `on: ${projectSettings} has hooks`;
-  else if (valueAt(projectSettings, "plugins") !== undefined) out.project = `on: plugins installed in ${projectSettings}`;
+  else if (valueAt(projectSettings, "plugins") !== undefined)
+    out.project = `on: plugins installed in ${projectSettings}`;
   else {
     const file = claudeProjectHookFiles(options.cwd, options.settings)[0];
     if (file !== undefined) out.project = `on: ${join(options.cwd, file)} has hooks`;
   }
-  for (const [file, project] of [[globalSettings, false], [projectSettings, true]] as const) {
+  for (const [file, project] of [
+    [globalSettings, false],
+    [projectSettings, true],
+  ] as const) {
     const name = pluginWithMcpServers(file);
     if (name !== undefined) {
       out.mcp = { note: `on: plugin ${name} has MCP servers`, project };
@@ -73,7 +83,11 @@ function pluginWithMcpServers(settingsFile: string): string | undefined {
   for (const entry of plugins as Record<string, unknown>[]) {
     if (typeof entry?.root !== "string" || entry.enabled === false) continue;
     const root = isAbsolute(entry.root) ? entry.root : resolve(dirname(settingsFile), entry.root);
-    if (existsSync(join(root, ".mcp.json")) || valueAt(join(root, ".claude-plugin", "plugin.json"), "mcpServers") !== undefined) return String(entry.name);
+    if (
+      existsSync(join(root, ".mcp.json")) ||
+      valueAt(join(root, ".claude-plugin", "plugin.json"), "mcpServers") !== undefined
+    )
+      return String(entry.name);
   }
   return undefined;
 }

@@ -43,12 +43,26 @@ function maySample(config: ServerConfig, services: ClientServices): boolean {
 }
 
 /** `"sampling": "ask"`: the user sees what the server wants the model to answer, and says yes or no. */
-async function approveSampling(server: string, params: SamplingParams, ui: ExtensionUI | undefined, signal: AbortSignal): Promise<void> {
-  if (!ui) throw new SamplingRefused(`the entry of MCP server "${server}" says "sampling": "ask", and mypi runs without a user interface (print or JSON mode), so nobody can approve`);
+async function approveSampling(
+  server: string,
+  params: SamplingParams,
+  ui: ExtensionUI | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  if (!ui)
+    throw new SamplingRefused(
+      `the entry of MCP server "${server}" says "sampling": "ask", and mypi runs without a user interface (print or JSON mode), so nobody can approve`,
+    );
   const last = params.messages.at(-1)?.content;
-  const text = (Array.isArray(last) ? last : last ? [last] : []).map((b) => (b.type === "text" ? (b.text ?? "") : `[${b.type}]`)).join(" ");
+  const text = (Array.isArray(last) ? last : last ? [last] : [])
+    .map((b) => (b.type === "text" ? (b.text ?? "") : `[${b.type}]`))
+    .join(" ");
   const preview = text.length > 300 ? `${text.slice(0, 300)}…` : text;
-  const approved = await ui.confirm(`MCP server "${server}" asks the model to answer (up to ${params.maxTokens} tokens)`, preview, { signal });
+  const approved = await ui.confirm(
+    `MCP server "${server}" asks the model to answer (up to ${params.maxTokens} tokens)`,
+    preview,
+    { signal },
+  );
   if (!approved) throw new SamplingRefused("the user declined the sampling request");
 }
 
@@ -61,13 +75,26 @@ export function workspaceRoots(cwd: string): { uri: string; name: string }[] {
 }
 
 /** Register the request handlers; call before `client.connect`, with the capabilities above. */
-export async function installClientRequests(client: Client, config: ServerConfig, services: ClientServices): Promise<void> {
-  const { CreateMessageRequestSchema, ElicitRequestSchema, ErrorCode, ListRootsRequestSchema, McpError } = await import("@modelcontextprotocol/sdk/types.js");
+export async function installClientRequests(
+  client: Client,
+  config: ServerConfig,
+  services: ClientServices,
+): Promise<void> {
+  const { CreateMessageRequestSchema, ElicitRequestSchema, ErrorCode, ListRootsRequestSchema, McpError } = await import(
+    "@modelcontextprotocol/sdk/types.js"
+  );
   const report = services.report ?? (() => {});
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: workspaceRoots(services.cwd) }));
   client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
     const params = request.params as { message: string; requestedSchema: FormSchema };
-    return elicit({ server: config.name, message: params.message, schema: params.requestedSchema, ui: services.ui?.(), signal: extra.signal, report });
+    return elicit({
+      server: config.name,
+      message: params.message,
+      schema: params.requestedSchema,
+      ui: services.ui?.(),
+      signal: extra.signal,
+      report,
+    });
   });
   if (maySample(config, services)) {
     client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
@@ -80,7 +107,8 @@ export async function installClientRequests(client: Client, config: ServerConfig
   // Not declared, so a well-behaved server never asks; one that does learns why, instead of the
   // SDK's bare "method not found".
   client.fallbackRequestHandler = async (request) => {
-    if (request.method !== "sampling/createMessage") throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
+    if (request.method !== "sampling/createMessage")
+      throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
     const why = config.sampling
       ? "this host has no model to offer"
       : `sampling is off for it; add "sampling": true (or "ask") to its entry in ${config.file} to allow it`;

@@ -123,7 +123,8 @@ function readIfPresent(file: string, problems: ConfigProblem[]): string | undefi
     return readFileSync(file, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT" && code !== "ENOTDIR") problems.push({ file, message: `cannot read it: ${(error as Error).message}` });
+    if (code !== "ENOENT" && code !== "ENOTDIR")
+      problems.push({ file, message: `cannot read it: ${(error as Error).message}` });
     return undefined;
   }
 }
@@ -146,7 +147,10 @@ export function parseMcpConfig(
   try {
     json = JSON.parse(text);
   } catch (error) {
-    problems.push({ file, message: `not valid JSON (${(error as Error).message}); expected { "servers": { "<name>": { "command": … } | { "url": … } } }` });
+    problems.push({
+      file,
+      message: `not valid JSON (${(error as Error).message}); expected { "servers": { "<name>": { "command": … } | { "url": … } } }`,
+    });
     return { servers, problems };
   }
   if (!isRecord(json)) {
@@ -191,26 +195,33 @@ function parseServer(
   }
   const hasCommand = entry.command !== undefined;
   const hasUrl = entry.url !== undefined;
-  if (hasCommand === hasUrl) return hasCommand ? `give either "command" or "url", not both` : `give "command" (a program to start) or "url" (a streamable HTTP endpoint)`;
+  if (hasCommand === hasUrl)
+    return hasCommand
+      ? `give either "command" or "url", not both`
+      : `give "command" (a program to start) or "url" (a streamable HTTP endpoint)`;
   if ((type === "stdio" && !hasCommand) || ((type === "http" || type === "streamable-http") && !hasUrl)) {
     return `"type": ${JSON.stringify(type)} does not match the entry (it has ${hasCommand ? '"command"' : '"url"'})`;
   }
   const allowed = hasCommand ? STDIO_KEYS : HTTP_KEYS;
   const unknown = Object.keys(entry).filter((k) => !allowed.includes(k));
-  if (unknown.length) return `unknown key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")}; a ${hasCommand ? "stdio" : "HTTP"} server takes ${allowed.map((k) => `"${k}"`).join(", ")}`;
+  if (unknown.length)
+    return `unknown key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")}; a ${hasCommand ? "stdio" : "HTTP"} server takes ${allowed.map((k) => `"${k}"`).join(", ")}`;
 
   const timeoutMs = optionalMs(entry.timeoutMs, "timeoutMs", DEFAULT_CALL_TIMEOUT_MS, true);
   if (typeof timeoutMs === "string") return timeoutMs;
   const connectTimeoutMs = optionalMs(entry.connectTimeoutMs, "connectTimeoutMs", DEFAULT_CONNECT_TIMEOUT_MS, false);
   if (typeof connectTimeoutMs === "string") return connectTimeoutMs;
-  if (entry.sampling !== undefined && typeof entry.sampling !== "boolean" && entry.sampling !== "ask") return `"sampling" must be true, "ask" or false, found ${describe(entry.sampling)}`;
-  const sampling = entry.sampling === true || entry.sampling === "ask" ? { sampling: entry.sampling as true | "ask" } : {};
+  if (entry.sampling !== undefined && typeof entry.sampling !== "boolean" && entry.sampling !== "ask")
+    return `"sampling" must be true, "ask" or false, found ${describe(entry.sampling)}`;
+  const sampling =
+    entry.sampling === true || entry.sampling === "ask" ? { sampling: entry.sampling as true | "ask" } : {};
 
   try {
     const expand = (value: string, where: string) => expandVariables(value, ctx.env, where);
     if (hasCommand) {
       if (typeof entry.command !== "string" || entry.command === "") return `"command" must be a non-empty string`;
-      if (entry.args !== undefined && !(Array.isArray(entry.args) && entry.args.every((a) => typeof a === "string"))) return `"args" must be an array of strings`;
+      if (entry.args !== undefined && !(Array.isArray(entry.args) && entry.args.every((a) => typeof a === "string")))
+        return `"args" must be an array of strings`;
       if (entry.cwd !== undefined && typeof entry.cwd !== "string") return `"cwd" must be a string`;
       const env = stringRecord(entry.env, "env");
       if (typeof env === "string") return env;
@@ -236,7 +247,8 @@ function parseServer(
     } catch {
       return `"url" is not a valid URL: ${JSON.stringify(url)}`;
     }
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return `"url" must be http:// or https://, found ${parsed.protocol}`;
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+      return `"url" must be http:// or https://, found ${parsed.protocol}`;
     const headers = stringRecord(entry.headers, "headers");
     if (typeof headers === "string") return headers;
     const oauth = parseOAuth(entry.oauth, expand);
@@ -260,11 +272,16 @@ function parseServer(
 const OAUTH_KEYS = ["clientId", "clientSecret", "scope", "callbackPort"];
 
 /** `"oauth": false` or `{ clientId?, clientSecret?, scope?, callbackPort? }`; strings take `${VAR}`. */
-function parseOAuth(value: unknown, expand: (value: string, where: string) => string): OAuthSettings | false | undefined | string {
+function parseOAuth(
+  value: unknown,
+  expand: (value: string, where: string) => string,
+): OAuthSettings | false | undefined | string {
   if (value === undefined || value === false) return value;
-  if (!isRecord(value)) return `"oauth" must be false or an object with ${OAUTH_KEYS.map((k) => `"${k}"`).join(", ")}, found ${describe(value)}`;
+  if (!isRecord(value))
+    return `"oauth" must be false or an object with ${OAUTH_KEYS.map((k) => `"${k}"`).join(", ")}, found ${describe(value)}`;
   const unknown = Object.keys(value).filter((k) => !OAUTH_KEYS.includes(k));
-  if (unknown.length) return `unknown key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"oauth.${k}"`).join(", ")}; "oauth" takes ${OAUTH_KEYS.map((k) => `"${k}"`).join(", ")}`;
+  if (unknown.length)
+    return `unknown key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"oauth.${k}"`).join(", ")}; "oauth" takes ${OAUTH_KEYS.map((k) => `"${k}"`).join(", ")}`;
   const settings: OAuthSettings = {};
   for (const key of ["clientId", "clientSecret", "scope"] as const) {
     const v = value[key];
@@ -274,10 +291,12 @@ function parseOAuth(value: unknown, expand: (value: string, where: string) => st
   }
   const port = value.callbackPort;
   if (port !== undefined) {
-    if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) return `"oauth.callbackPort" must be a port number (1 to 65535), found ${describe(port)}`;
+    if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535)
+      return `"oauth.callbackPort" must be a port number (1 to 65535), found ${describe(port)}`;
     settings.callbackPort = port;
   }
-  if (settings.clientSecret !== undefined && settings.clientId === undefined) return `"oauth.clientSecret" needs "oauth.clientId" (the client it belongs to)`;
+  if (settings.clientSecret !== undefined && settings.clientId === undefined)
+    return `"oauth.clientSecret" needs "oauth.clientId" (the client it belongs to)`;
   return settings;
 }
 
@@ -287,19 +306,25 @@ function parseOAuth(value: unknown, expand: (value: string, where: string) => st
  * and less clearly). `$$` is a literal `$`.
  */
 export function expandVariables(value: string, env: Record<string, string | undefined>, where = "value"): string {
-  return value.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (match, name: string | undefined, fallback: string | undefined) => {
-    if (match === "$$") return "$";
-    const found = env[name!];
-    if (found !== undefined && found !== "") return found;
-    if (fallback !== undefined) return fallback;
-    throw new Error(`${where} uses \${${name}}, which is not set; set it in the environment or write \${${name}:-default}`);
-  });
+  return value.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+    (match, name: string | undefined, fallback: string | undefined) => {
+      if (match === "$$") return "$";
+      const found = env[name!];
+      if (found !== undefined && found !== "") return found;
+      if (fallback !== undefined) return fallback;
+      throw new Error(
+        `${where} uses \${${name}}, which is not set; set it in the environment or write \${${name}:-default}`,
+      );
+    },
+  );
 }
 
 function optionalMs(value: unknown, key: string, fallback: number, zeroAllowed: boolean): number | string {
   if (value === undefined) return fallback;
   const ok = typeof value === "number" && Number.isFinite(value) && (zeroAllowed ? value >= 0 : value > 0);
-  if (!ok) return `"${key}" must be a ${zeroAllowed ? "non-negative" : "positive"} number of milliseconds${zeroAllowed ? " (0 = no limit)" : ""}, found ${describe(value)}`;
+  if (!ok)
+    return `"${key}" must be a ${zeroAllowed ? "non-negative" : "positive"} number of milliseconds${zeroAllowed ? " (0 = no limit)" : ""}, found ${describe(value)}`;
   if ((value as number) > MAX_TIMEOUT_MS) {
     return `"${key}" must be at most ${MAX_TIMEOUT_MS} milliseconds (about 24.8 days, the longest a timer can wait)${zeroAllowed ? "; use 0 for no limit" : ""}, found ${describe(value)}`;
   }
@@ -308,7 +333,8 @@ function optionalMs(value: unknown, key: string, fallback: number, zeroAllowed: 
 
 function stringRecord(value: unknown, key: string): Record<string, string> | string {
   if (value === undefined) return {};
-  if (!isRecord(value) || !Object.values(value).every((v) => typeof v === "string")) return `"${key}" must be an object of strings`;
+  if (!isRecord(value) || !Object.values(value).every((v) => typeof v === "string"))
+    return `"${key}" must be an object of strings`;
   return value as Record<string, string>;
 }
 
@@ -333,8 +359,12 @@ export function parseRegistered(
   entry: { name: string; extension: string; config: Record<string, unknown> },
   ctx: { cwd: string; env: Record<string, string | undefined> },
 ): ServerConfig {
-  const parsed = parseServer(entry.name, entry.config, { ...ctx, file: `pi.registerMcpServer (extension ${entry.extension})` });
-  if (parsed === null) throw new Error(`MCP server "${entry.name}" is disabled in its entry; leave "disabled" out to add it`);
+  const parsed = parseServer(entry.name, entry.config, {
+    ...ctx,
+    file: `pi.registerMcpServer (extension ${entry.extension})`,
+  });
+  if (parsed === null)
+    throw new Error(`MCP server "${entry.name}" is disabled in its entry; leave "disabled" out to add it`);
   if (typeof parsed === "string") throw new Error(`MCP server "${entry.name}": ${parsed}`);
   return parsed;
 }

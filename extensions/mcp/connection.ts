@@ -42,8 +42,14 @@ const CLIENT_INFO = { name: "mypi", version: "0.0.0" };
 
 type Sdk = {
   Client: typeof import("@modelcontextprotocol/sdk/client/index.js").Client;
-} & Pick<typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js"), "StreamableHTTPClientTransport" | "StreamableHTTPError"> &
-  Pick<typeof import("@modelcontextprotocol/sdk/types.js"), "ErrorCode" | "McpError" | "ResultSchema" | "ToolListChangedNotificationSchema">;
+} & Pick<
+  typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+  "StreamableHTTPClientTransport" | "StreamableHTTPError"
+> &
+  Pick<
+    typeof import("@modelcontextprotocol/sdk/types.js"),
+    "ErrorCode" | "McpError" | "ResultSchema" | "ToolListChangedNotificationSchema"
+  >;
 let sdk: Promise<Sdk> | undefined;
 
 /** The SDK's client side, loaded once, on first use: stdio servers are spawned meanwhile. */
@@ -168,7 +174,8 @@ export class McpConnection {
     const progress = (this.#progress = new ProgressRouter());
     client.onclose = () => current() && this.#closedByItself();
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => void (current() && this.refresh()));
-    client.fallbackNotificationHandler = async (n) => void (current() && this.onNotification?.(n.method, (n.params ?? {}) as Record<string, unknown>));
+    client.fallbackNotificationHandler = async (n) =>
+      void (current() && this.onNotification?.(n.method, (n.params ?? {}) as Record<string, unknown>));
     try {
       await installClientRequests(client, this.config, this.#services);
       await client.connect(transport, { timeout: remaining() });
@@ -243,9 +250,13 @@ export class McpConnection {
    */
   async #listAll(deadline: number): Promise<McpToolInfo[]> {
     const fetchPage = (cursor: string | undefined) =>
-      this.#client!.request({ method: "tools/list", ...(cursor !== undefined && { params: { cursor } }) }, this.#sdk!.ResultSchema, {
-        timeout: Math.max(1, deadline - Date.now()),
-      });
+      this.#client!.request(
+        { method: "tools/list", ...(cursor !== undefined && { params: { cursor } }) },
+        this.#sdk!.ResultSchema,
+        {
+          timeout: Math.max(1, deadline - Date.now()),
+        },
+      );
     const { items, notes } = await listPages(fetchPage, "tools/list", "tools");
     const { tools, problems } = readToolList(items);
     notes.unshift(...problems);
@@ -263,13 +274,19 @@ export class McpConnection {
     // validation dump instead of what the server did send. convert.ts reads any shape.
     // Progress goes through our own token (progress.ts), not the SDK's `onprogress`.
     const progress = options.onProgress && this.#progress.open(options.onProgress);
-    const params = { name: tool, arguments: args, ...(progress && { _meta: { progressToken: progress.token } }), ...(options.follow && { task: {} }) };
+    const params = {
+      name: tool,
+      arguments: args,
+      ...(progress && { _meta: { progressToken: progress.token } }),
+      ...(options.follow && { task: {} }),
+    };
     try {
       const result = await client.request({ method: "tools/call", params }, this.#sdk!.ResultSchema, {
         signal: options.signal,
         timeout: sdkCallTimeout(options.timeoutMs),
       });
-      if (options.follow && typeof result.task === "object" && result.task !== null) return await options.follow(result);
+      if (options.follow && typeof result.task === "object" && result.task !== null)
+        return await options.follow(result);
       return result as McpCallResult;
     } finally {
       progress?.release();
@@ -280,12 +297,19 @@ export class McpConnection {
    * Any request (resources, prompts, tasks), its result read leniently (any object). Rejects like
    * `callTool`; `timeoutMs` 0 means none.
    */
-  async request(method: string, params: Record<string, unknown> | undefined, options: { signal?: AbortSignal; timeoutMs: number }): Promise<Record<string, unknown>> {
+  async request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: { signal?: AbortSignal; timeoutMs: number },
+  ): Promise<Record<string, unknown>> {
     const client = this.#client;
     if (!client || this.state !== "connected") throw new Error(`the server is ${this.state}`);
     const request = { method, ...(params && { params }) };
     const timeout = options.timeoutMs > 0 ? Math.min(options.timeoutMs, MAX_TIMEOUT_MS) : MAX_TIMEOUT_MS;
-    return client.request(request, this.#sdk!.ResultSchema, { ...(options.signal && { signal: options.signal }), timeout });
+    return client.request(request, this.#sdk!.ResultSchema, {
+      ...(options.signal && { signal: options.signal }),
+      timeout,
+    });
   }
 
   /** Why a call failed, in words the model can act on (no "MCP error -32000" codes alone). */
@@ -310,8 +334,14 @@ export class McpConnection {
     const c = this.config;
     if (c.transport === "stdio") return this.#stdioTransport();
     const store = this.#services.oauthStore;
-    const authProvider = store && usesOAuth(c) ? new McpOAuthProvider({ server: c.name, url: c.url, store, settings: c.oauth || {} }) : undefined;
-    return new sdk.StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, ...(authProvider && { authProvider }) });
+    const authProvider =
+      store && usesOAuth(c)
+        ? new McpOAuthProvider({ server: c.name, url: c.url, store, settings: c.oauth || {} })
+        : undefined;
+    return new sdk.StreamableHTTPClientTransport(new URL(c.url), {
+      requestInit: { headers: c.headers },
+      ...(authProvider && { authProvider }),
+    });
   }
 
   #stdioTransport(): ChildProcessTransport {
@@ -363,7 +393,8 @@ export class McpConnection {
   #describe(error: unknown, phase: "start" | "call"): string {
     const e = error as NodeJS.ErrnoException & { code?: unknown; cause?: { code?: string; message?: string } };
     if (this.config.transport === "stdio" && typeof e?.code === "string" && e.syscall?.startsWith("spawn")) {
-      const why = e.code === "ENOENT" ? "not found; check \"command\" and PATH" : e.code === "EACCES" ? "not executable" : e.code;
+      const why =
+        e.code === "ENOENT" ? 'not found; check "command" and PATH' : e.code === "EACCES" ? "not executable" : e.code;
       return `could not start ${JSON.stringify(this.config.command)} (${why})`;
     }
     // A process that is gone explains itself better than whatever the protocol saw.
@@ -371,7 +402,8 @@ export class McpConnection {
     if (exit) return exit;
     if (error instanceof LoginNeeded || error instanceof NoOAuth) return error.message;
     const { McpError, ErrorCode, StreamableHTTPError } = this.#sdk!;
-    if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0) return httpStatusText(error.code, error.message);
+    if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0)
+      return httpStatusText(error.code, error.message);
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
       const ms = phase === "start" ? this.config.connectTimeoutMs : undefined;
       return ms === undefined ? "the request timed out" : `did not answer within ${ms} ms (connectTimeoutMs)`;
@@ -380,7 +412,8 @@ export class McpConnection {
     if (e?.message === "fetch failed" && this.config.transport === "http") {
       return `could not reach ${this.config.url} (${e.cause?.code ?? e.cause?.message ?? "network error"})`;
     }
-    if (isSchemaError(error)) return `its answer does not follow the MCP schema: ${error.issues.map(issueText).join("; ")}`;
+    if (isSchemaError(error))
+      return `its answer does not follow the MCP schema: ${error.issues.map(issueText).join("; ")}`;
     const message = error instanceof Error ? error.message : String(error);
     return message.replace(/^(MCP error -?\d+: )+/, ""); // the server's own message may carry the prefix too
   }
@@ -389,7 +422,9 @@ export class McpConnection {
 /** The SDK's schema check failed: a zod error (not always an `Error`), whose message is its issues as indented JSON. */
 function isSchemaError(error: unknown): error is { issues: { path: PropertyKey[]; message: string }[] } {
   const e = error as { name?: unknown; issues?: unknown } | null;
-  return typeof e === "object" && e !== null && (e.name === "ZodError" || e.name === "$ZodError") && Array.isArray(e.issues);
+  return (
+    typeof e === "object" && e !== null && (e.name === "ZodError" || e.name === "$ZodError") && Array.isArray(e.issues)
+  );
 }
 
 function issueText(issue: { path: PropertyKey[]; message: string }): string {
@@ -402,7 +437,8 @@ function issueText(issue: { path: PropertyKey[]; message: string }): string {
  * not the status, and the body may be a whole HTML page. Tags are dropped, the text cut at 200.
  */
 function httpStatusText(status: number, message: string): string {
-  const hint = status === 401 || status === 403 ? ' (check the credentials in "headers")' : status === 404 ? ' (check "url")' : "";
+  const hint =
+    status === 401 || status === 403 ? ' (check the credentials in "headers")' : status === 404 ? ' (check "url")' : "";
   const body = message
     .replace(/^Streamable HTTP error: (Error POSTing to endpoint: ?)?/, "")
     .replace(/<[^>]*>/g, " ")
@@ -413,7 +449,10 @@ function httpStatusText(status: number, message: string): string {
 }
 
 function lastLine(text: string): string {
-  const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
   const line = lines[lines.length - 1] ?? "";
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }

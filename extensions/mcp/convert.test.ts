@@ -12,8 +12,17 @@ describe("toToolResult", () => {
           { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
           { type: "resource", resource: { uri: "file:///notes.md", mimeType: "text/markdown", text: "# Notes" } },
           { type: "resource", resource: { uri: "file:///logo.png", mimeType: "image/png", blob: "AAAA" } },
-          { type: "resource", resource: { uri: "file:///a.bin", mimeType: "application/octet-stream", blob: "AAAAAA==" } },
-          { type: "resource_link", uri: "file:///big.log", name: "big.log", mimeType: "text/plain", description: "the build log" },
+          {
+            type: "resource",
+            resource: { uri: "file:///a.bin", mimeType: "application/octet-stream", blob: "AAAAAA==" },
+          },
+          {
+            type: "resource_link",
+            uri: "file:///big.log",
+            name: "big.log",
+            mimeType: "text/plain",
+            description: "the build log",
+          },
           { type: "audio", data: "AAAA", mimeType: "audio/wav" },
           { type: "hologram" },
         ],
@@ -37,9 +46,22 @@ describe("toToolResult", () => {
   });
 
   it("decodes a blob of a text type as text when it is UTF-8, and leaves other blobs as a line", () => {
-    const blob = (mimeType: string, data: string) => ({ type: "resource", resource: { uri: "x:/a", mimeType, blob: data } });
+    const blob = (mimeType: string, data: string) => ({
+      type: "resource",
+      resource: { uri: "x:/a", mimeType, blob: data },
+    });
     const utf8 = Buffer.from("héllo").toString("base64");
-    const result = toToolResult({ content: [blob("text/plain", utf8), blob("application/json", Buffer.from("{}").toString("base64")), blob("text/plain", "/w=="), blob("application/zip", utf8)] }, where);
+    const result = toToolResult(
+      {
+        content: [
+          blob("text/plain", utf8),
+          blob("application/json", Buffer.from("{}").toString("base64")),
+          blob("text/plain", "/w=="),
+          blob("application/zip", utf8),
+        ],
+      },
+      where,
+    );
     expect(result.content).toEqual([
       { type: "text", text: "Resource x:/a (text/plain):\nhéllo" },
       { type: "text", text: "Resource x:/a (application/json):\n{}" },
@@ -54,15 +76,21 @@ describe("toToolResult", () => {
       details: { server: "fx", tool: "t", structuredContent: { files: 3 } },
       isError: false,
     });
-    expect(toToolResult({ content: [{ type: "text", text: "3 files" }], structuredContent: { files: 3 } }, where).content).toEqual([{ type: "text", text: "3 files" }]);
+    expect(
+      toToolResult({ content: [{ type: "text", text: "3 files" }], structuredContent: { files: 3 } }, where).content,
+    ).toEqual([{ type: "text", text: "3 files" }]);
   });
 
   it("shows an image only when its data is base64: line-wrapped and unpadded data is mended, anything else is a note", () => {
-    const images = (...data: unknown[]) => toToolResult({ content: data.map((d) => ({ type: "image", data: d, mimeType: "image/png" })) }, where).content;
+    const images = (...data: unknown[]) =>
+      toToolResult({ content: data.map((d) => ({ type: "image", data: d, mimeType: "image/png" })) }, where).content;
     expect(images("iVBO\nRw0K\r\nGgo=", "iVBORw0KGgo", "AAAAA", "", 42, "data:image/png;base64,AAAA")).toEqual([
       { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
       { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
-      ...Array.from({ length: 4 }, () => ({ type: "text", text: "[image (image/png), not shown: its data is not base64]" })),
+      ...Array.from({ length: 4 }, () => ({
+        type: "text",
+        text: "[image (image/png), not shown: its data is not base64]",
+      })),
     ]);
   });
 
@@ -79,7 +107,12 @@ describe("toToolResult", () => {
       },
       where,
     );
-    expect(result.content.map((c) => (c.type === "text" ? c.text.length : c.type))).toEqual([MAX_RESULT_CHARS / 2, "image", MAX_RESULT_CHARS / 2, expect.any(Number)]);
+    expect(result.content.map((c) => (c.type === "text" ? c.text.length : c.type))).toEqual([
+      MAX_RESULT_CHARS / 2,
+      "image",
+      MAX_RESULT_CHARS / 2,
+      expect.any(Number),
+    ]);
     expect(result.content.at(-1)).toEqual({
       type: "text",
       text: "[mypi cut this result: the MCP server sent 100,010 characters of text and mypi passes on 100,000. Ask the tool for less (a narrower query, a page, a limit) if it can.]",
@@ -87,7 +120,10 @@ describe("toToolResult", () => {
   });
 
   it("honours isError and gives an empty error a message", () => {
-    expect(toToolResult({ content: [{ type: "text", text: "disk full" }], isError: true }, where)).toMatchObject({ isError: true, content: [{ type: "text", text: "disk full" }] });
+    expect(toToolResult({ content: [{ type: "text", text: "disk full" }], isError: true }, where)).toMatchObject({
+      isError: true,
+      content: [{ type: "text", text: "disk full" }],
+    });
     expect(toToolResult({ content: [], isError: true }, where).content).toEqual([
       { type: "text", text: 'The tool "t" of the MCP server "fx" reported an error without a message.' },
     ]);
@@ -97,7 +133,13 @@ describe("toToolResult", () => {
 describe("readToolList", () => {
   it("keeps the fields mypi reads when they have the right type, skips nameless tools and keeps the first of a name", () => {
     const { tools, problems } = readToolList([
-      { name: "a", description: 7, title: "A", inputSchema: "object", annotations: { readOnlyHint: "yes", title: 3, destructiveHint: true } },
+      {
+        name: "a",
+        description: 7,
+        title: "A",
+        inputSchema: "object",
+        annotations: { readOnlyHint: "yes", title: 3, destructiveHint: true },
+      },
       { name: "a", description: "again" },
       { name: "" },
       null,
@@ -113,9 +155,17 @@ describe("readToolList", () => {
 
 describe("toJsonSchema", () => {
   it("passes an object schema through and supplies type object when it is missing", () => {
-    const schema = { type: "object", properties: { q: { type: "string" } }, required: ["q"], $schema: "http://json-schema.org/draft-07/schema#" };
+    const schema = {
+      type: "object",
+      properties: { q: { type: "string" } },
+      required: ["q"],
+      $schema: "http://json-schema.org/draft-07/schema#",
+    };
     expect(toJsonSchema(schema)).toBe(schema);
-    expect(toJsonSchema({ properties: { q: { type: "string" } } })).toEqual({ type: "object", properties: { q: { type: "string" } } });
+    expect(toJsonSchema({ properties: { q: { type: "string" } } })).toEqual({
+      type: "object",
+      properties: { q: { type: "string" } },
+    });
     expect(toJsonSchema(undefined)).toEqual({ type: "object" });
   });
 });

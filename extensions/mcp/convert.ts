@@ -70,8 +70,10 @@ export function readToolList(items: readonly unknown[]): { tools: McpToolInfo[];
     if (!tools.has(t.name)) tools.set(t.name, toolInfo(t.name, t));
   }
   const problems: string[] = [];
-  if (unnamed > 0) problems.push(`${unnamed} tool${unnamed > 1 ? "s" : ""} without a name ${unnamed > 1 ? "were" : "was"} skipped`);
-  for (const [name, times] of listed) if (times > 1) problems.push(`${JSON.stringify(name)} is listed ${times} times, the first is used`);
+  if (unnamed > 0)
+    problems.push(`${unnamed} tool${unnamed > 1 ? "s" : ""} without a name ${unnamed > 1 ? "were" : "was"} skipped`);
+  for (const [name, times] of listed)
+    if (times > 1) problems.push(`${JSON.stringify(name)} is listed ${times} times, the first is used`);
   return { tools: [...tools.values()], problems };
 }
 
@@ -88,7 +90,8 @@ function toolInfo(name: string, t: Record<string, unknown>): McpToolInfo {
     };
   }
   const taskSupport = isRecord(t.execution) ? t.execution.taskSupport : undefined;
-  if (taskSupport === "required" || taskSupport === "optional" || taskSupport === "forbidden") info.taskSupport = taskSupport;
+  if (taskSupport === "required" || taskSupport === "optional" || taskSupport === "forbidden")
+    info.taskSupport = taskSupport;
   return info;
 }
 
@@ -98,16 +101,24 @@ export function toolDescription(server: string, tool: McpToolInfo): string {
 }
 
 export function toToolResult(result: McpCallResult, where: { server: string; tool: string }): ToolResult {
-  const blocks = Array.isArray(result.content) ? result.content : typeof result.content === "string" ? [{ type: "text", text: result.content }] : [];
+  const blocks = Array.isArray(result.content)
+    ? result.content
+    : typeof result.content === "string"
+      ? [{ type: "text", text: result.content }]
+      : [];
   const content: Content[] = blocks.map(toContent);
   const details: McpResultDetails = { server: where.server, tool: where.tool };
   if (result.structuredContent !== undefined) {
     details.structuredContent = result.structuredContent;
-    if (!content.some((c) => c.type === "text")) content.push({ type: "text", text: safeJson(result.structuredContent) });
+    if (!content.some((c) => c.type === "text"))
+      content.push({ type: "text", text: safeJson(result.structuredContent) });
   }
   const isError = result.isError === true;
   if (isError && content.length === 0) {
-    content.push({ type: "text", text: `The tool "${where.tool}" of the MCP server "${where.server}" reported an error without a message.` });
+    content.push({
+      type: "text",
+      text: `The tool "${where.tool}" of the MCP server "${where.server}" reported an error without a message.`,
+    });
   }
   return { content: capText(content), details, isError };
 }
@@ -136,8 +147,10 @@ function toContent(block: unknown): Content {
 function resourceContent(r: Record<string, unknown>): Content {
   const uri = typeof r.uri === "string" && r.uri !== "" ? r.uri : "(no URI)";
   if (typeof r.text === "string") return { type: "text", text: `Resource ${uri}${mime(r.mimeType)}:\n${r.text}` };
-  if (typeof r.blob !== "string") return { type: "text", text: `[resource ${uri}${mime(r.mimeType)} with neither text nor data]` };
-  if (typeof r.mimeType === "string" && r.mimeType.startsWith("image/")) return image(r.blob, r.mimeType, `resource ${uri}`);
+  if (typeof r.blob !== "string")
+    return { type: "text", text: `[resource ${uri}${mime(r.mimeType)} with neither text nor data]` };
+  if (typeof r.mimeType === "string" && r.mimeType.startsWith("image/"))
+    return image(r.blob, r.mimeType, `resource ${uri}`);
   // Text sent as a blob (a server that base64s everything): the model can read it.
   const text = typeof r.mimeType === "string" && TEXT_TYPE.test(r.mimeType) ? utf8(r.blob) : undefined;
   if (text !== undefined) return { type: "text", text: `Resource ${uri}${mime(r.mimeType)}:\n${text}` };

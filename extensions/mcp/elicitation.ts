@@ -65,12 +65,17 @@ export function elicit(options: ElicitOptions): Promise<ElicitAnswer> {
   const { ui } = options;
   if (!ui) {
     const reason = "mypi runs without a user interface (print or JSON mode), so nobody can answer";
-    options.report(`server "${options.server}" asked the user: ${JSON.stringify(options.message)}; declined: ${reason}.`);
+    options.report(
+      `server "${options.server}" asked the user: ${JSON.stringify(options.message)}; declined: ${reason}.`,
+    );
     return Promise.resolve({ action: "decline", _meta: { "mypi/reason": reason } });
   }
   const before = queues.get(ui) ?? Promise.resolve();
   const turn = before.then(() => askForm(ui, options));
-  queues.set(ui, turn.catch(() => {}));
+  queues.set(
+    ui,
+    turn.catch(() => {}),
+  );
   return turn;
 }
 
@@ -80,7 +85,11 @@ async function askForm(ui: ExtensionUI, options: ElicitOptions): Promise<ElicitA
   const dialog: DialogOptions = { signal };
   const names = Object.keys(schema.properties);
   const listed = names.map((n) => schema.properties[n]!.title ?? n).join(", ");
-  const choice = await ui.select(`MCP server "${server}" asks: ${options.message}${names.length ? ` (${listed})` : ""}`, [ANSWER, DECLINE], dialog);
+  const choice = await ui.select(
+    `MCP server "${server}" asks: ${options.message}${names.length ? ` (${listed})` : ""}`,
+    [ANSWER, DECLINE],
+    dialog,
+  );
   if (choice === undefined || signal.aborted) return { action: "cancel" };
   if (choice === DECLINE) return { action: "decline" };
   const required = new Set(schema.required ?? []);
@@ -90,7 +99,10 @@ async function askForm(ui: ExtensionUI, options: ElicitOptions): Promise<ElicitA
     const value = await askField(ui, { server, name, field, required: required.has(name), dialog });
     if (value === CANCELLED || signal.aborted) return { action: "cancel" };
     if (value === TOO_MANY) {
-      ui.notify(`mcp: the form of server "${server}" was cancelled: ${ATTEMPTS} answers to "${field.title ?? name}" did not fit.`, "warning");
+      ui.notify(
+        `mcp: the form of server "${server}" was cancelled: ${ATTEMPTS} answers to "${field.title ?? name}" did not fit.`,
+        "warning",
+      );
       return { action: "cancel" };
     }
     if (value !== undefined) content[name] = value;
@@ -154,10 +166,13 @@ function choicesOf(field: FormField): { value: string; title: string }[] | undef
 
 function placeholderOf(field: FormField): string {
   const parts: string[] = [];
-  if (field.type === "array") parts.push(`comma-separated, from: ${(choicesOf(field) ?? []).map((c) => c.title).join(", ")}`);
+  if (field.type === "array")
+    parts.push(`comma-separated, from: ${(choicesOf(field) ?? []).map((c) => c.title).join(", ")}`);
   else if (field.type !== "string") parts.push(field.type === "integer" ? "a whole number" : "a number");
-  else if (field.format) parts.push(field.format === "uri" ? "a URI" : `a${field.format === "email" ? "n" : ""} ${field.format}`);
-  if (field.default !== undefined) parts.push(`default ${Array.isArray(field.default) ? field.default.join(", ") : String(field.default)}`);
+  else if (field.format)
+    parts.push(field.format === "uri" ? "a URI" : `a${field.format === "email" ? "n" : ""} ${field.format}`);
+  if (field.default !== undefined)
+    parts.push(`default ${Array.isArray(field.default) ? field.default.join(", ") : String(field.default)}`);
   return parts.join("; ");
 }
 
@@ -171,7 +186,10 @@ function parseField(field: FormField, raw: string): FieldValue | { error: string
   if (field.type === "array") {
     const choices = choicesOf(field) ?? [];
     const picked: string[] = [];
-    for (const part of text.split(",").map((p) => p.trim()).filter(Boolean)) {
+    for (const part of text
+      .split(",")
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       const found = choices.find((c) => c.title === part || c.value === part);
       if (!found) return { error: `"${part}" is not one of ${choices.map((c) => c.title).join(", ")}` };
       if (!picked.includes(found.value)) picked.push(found.value);
@@ -206,9 +224,12 @@ export function checkValue(field: FormField, value: unknown): string | undefined
     case "string": {
       if (typeof value !== "string") return "must be text";
       const choices = choicesOf(field);
-      if (choices && !choices.some((c) => c.value === value)) return `"${value}" is not one of ${choices.map((c) => c.title).join(", ")}`;
-      if (field.minLength !== undefined && value.length < field.minLength) return `needs at least ${field.minLength} characters`;
-      if (field.maxLength !== undefined && value.length > field.maxLength) return `takes at most ${field.maxLength} characters`;
+      if (choices && !choices.some((c) => c.value === value))
+        return `"${value}" is not one of ${choices.map((c) => c.title).join(", ")}`;
+      if (field.minLength !== undefined && value.length < field.minLength)
+        return `needs at least ${field.minLength} characters`;
+      if (field.maxLength !== undefined && value.length > field.maxLength)
+        return `takes at most ${field.maxLength} characters`;
       return field.format ? checkFormat(field.format, value) : undefined;
     }
     default:
@@ -223,9 +244,13 @@ function checkFormat(format: NonNullable<FormField["format"]>, value: string): s
     case "uri":
       return URL.canParse(value) ? undefined : `"${value}" is not a URI`;
     case "date":
-      return /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value)) ? undefined : `"${value}" is not a date (YYYY-MM-DD)`;
+      return /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value))
+        ? undefined
+        : `"${value}" is not a date (YYYY-MM-DD)`;
     case "date-time":
-      return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(value) && !Number.isNaN(Date.parse(value)) ? undefined : `"${value}" is not a date and time (YYYY-MM-DDTHH:MM:SSZ)`;
+      return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(value) && !Number.isNaN(Date.parse(value))
+        ? undefined
+        : `"${value}" is not a date and time (YYYY-MM-DDTHH:MM:SSZ)`;
   }
 }
 

@@ -11,7 +11,10 @@ const EVERYTHING = join(REPO, "node_modules", "@modelcontextprotocol", "server-e
 type Ev = Record<string, any>;
 
 const sandbox = createSandbox("mypi-mcp-everything-asks-");
-sandbox.file("ws/.mypi/mcp.json", JSON.stringify({ servers: { ev: { command: process.execPath, args: [EVERYTHING, "stdio"], sampling: true } } }));
+sandbox.file(
+  "ws/.mypi/mcp.json",
+  JSON.stringify({ servers: { ev: { command: process.execPath, args: [EVERYTHING, "stdio"], sampling: true } } }),
+);
 const script = sandbox.script([
   { toolCalls: [{ name: "ev__trigger-sampling-request", arguments: { prompt: "Name a colour", maxTokens: 20 } }] },
   { text: "Teal, as the sampled answer." }, // the sampling request's model call
@@ -21,12 +24,33 @@ const script = sandbox.script([
 
 let run: RunResult;
 beforeAll(async () => {
-  run = await sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "--cwd", sandbox.ws, "--trust-project", "-e", EXTENSION, "-p", "go"], { cwd: REPO });
+  run = await sandbox.run(
+    [
+      "--mode",
+      "json",
+      "--model",
+      `scripted:${script}`,
+      "--cwd",
+      sandbox.ws,
+      "--trust-project",
+      "-e",
+      EXTENSION,
+      "-p",
+      "go",
+    ],
+    { cwd: REPO },
+  );
 }, 60_000);
 afterAll(() => sandbox.cleanup());
 
 const results = (events: Ev[]) =>
-  events.filter((e) => e.type === "tool_execution_end").map((e) => ({ tool: e.toolName, isError: e.isError ?? false, text: e.result.content.map((c: Ev) => c.text ?? "").join("\n") }));
+  events
+    .filter((e) => e.type === "tool_execution_end")
+    .map((e) => ({
+      tool: e.toolName,
+      isError: e.isError ?? false,
+      text: e.result.content.map((c: Ev) => c.text ?? "").join("\n"),
+    }));
 
 describe("server-everything asking mypi back", () => {
   it("the run completes", () => {
@@ -46,6 +70,8 @@ describe("server-everything asking mypi back", () => {
     expect(asked).toMatchObject({ tool: "ev__trigger-elicitation-request", isError: false });
     expect(asked!.text).toContain("User declined to provide the requested information.");
     expect(asked!.text).toContain("mypi runs without a user interface");
-    expect(run.stderr).toMatch(/^mcp: server "ev" asked the user: "Please provide inputs for the following fields:"; declined: mypi runs without a user interface/m);
+    expect(run.stderr).toMatch(
+      /^mcp: server "ev" asked the user: "Please provide inputs for the following fields:"; declined: mypi runs without a user interface/m,
+    );
   });
 });

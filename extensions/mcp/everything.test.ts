@@ -15,25 +15,54 @@ const node = process.execPath;
 type Ev = Record<string, any>;
 
 const sandbox = createSandbox("mypi-mcp-everything-");
-sandbox.file("ws/.mypi/mcp.json", JSON.stringify({ servers: { ev: { command: node, args: [EVERYTHING, "stdio"] }, rx: { command: node, args: [RICH] } } }));
-const toolScript = sandbox.script([
-  { toolCalls: [{ name: "ev__echo", arguments: { message: "hi" } }, { name: "ev__get-sum", arguments: { a: 2, b: 40 } }] },
-  { toolCalls: [{ name: "ev__trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } }] },
-  { toolCalls: [{ name: "ev__get-tiny-image", arguments: {} }, { name: "ev__get-resource-reference", arguments: { resourceType: "Text", resourceId: 2 } }] },
-  { toolCalls: [{ name: "ev__simulate-research-query", arguments: { topic: "tides" } }] },
-  { text: "Done." },
-], "tools.json");
+sandbox.file(
+  "ws/.mypi/mcp.json",
+  JSON.stringify({
+    servers: { ev: { command: node, args: [EVERYTHING, "stdio"] }, rx: { command: node, args: [RICH] } },
+  }),
+);
+const toolScript = sandbox.script(
+  [
+    {
+      toolCalls: [
+        { name: "ev__echo", arguments: { message: "hi" } },
+        { name: "ev__get-sum", arguments: { a: 2, b: 40 } },
+      ],
+    },
+    { toolCalls: [{ name: "ev__trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } }] },
+    {
+      toolCalls: [
+        { name: "ev__get-tiny-image", arguments: {} },
+        { name: "ev__get-resource-reference", arguments: { resourceType: "Text", resourceId: 2 } },
+      ],
+    },
+    { toolCalls: [{ name: "ev__simulate-research-query", arguments: { topic: "tides" } }] },
+    { text: "Done." },
+  ],
+  "tools.json",
+);
 
-const resourceScript = sandbox.script([
-  { toolCalls: [{ name: "mcp_list_resources", arguments: { server: "ev" } }] },
-  { toolCalls: [{ name: "mcp_read_resource", arguments: { server: "ev", uri: "demo://resource/static/document/features.md" } }, { name: "mcp_read_resource", arguments: { server: "ev", uri: "demo://resource/dynamic/blob/3" } }] },
-  { toolCalls: [{ name: "rx__set_note", arguments: { text: "changed while attached" } }] },
-  { text: "Done." },
-], "resources.json");
+const resourceScript = sandbox.script(
+  [
+    { toolCalls: [{ name: "mcp_list_resources", arguments: { server: "ev" } }] },
+    {
+      toolCalls: [
+        { name: "mcp_read_resource", arguments: { server: "ev", uri: "demo://resource/static/document/features.md" } },
+        { name: "mcp_read_resource", arguments: { server: "ev", uri: "demo://resource/dynamic/blob/3" } },
+      ],
+    },
+    { toolCalls: [{ name: "rx__set_note", arguments: { text: "changed while attached" } }] },
+    { text: "Done." },
+  ],
+  "resources.json",
+);
 const probeFile = join(sandbox.root, "probe.jsonl");
 
 const doneScript = sandbox.script([{ text: "Done." }], "done.json");
-const addPromptScript = sandbox.script([{ toolCalls: [{ name: "rx__add_prompt", arguments: {} }] }, { text: "Added." }], "add-prompt.json");
+const addPromptScript = sandbox.script(
+  [{ toolCalls: [{ name: "rx__add_prompt", arguments: {} }] }, { text: "Added." }],
+  "add-prompt.json",
+);
 
 let tools: RunResult;
 let resources: RunResult;
@@ -41,14 +70,44 @@ let prompted: RunResult;
 let listing: RunResult;
 let rpcCommands: Ev[];
 const run = (script: string, prompt = "go", extra: string[] = []) =>
-  sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "--cwd", sandbox.ws, "--trust-project", "-e", EXTENSION, ...extra, "-p", prompt], {
-    cwd: REPO,
-    env: { MCP_PROBE_FILE: probeFile },
-  });
+  sandbox.run(
+    [
+      "--mode",
+      "json",
+      "--model",
+      `scripted:${script}`,
+      "--cwd",
+      sandbox.ws,
+      "--trust-project",
+      "-e",
+      EXTENSION,
+      ...extra,
+      "-p",
+      prompt,
+    ],
+    {
+      cwd: REPO,
+      env: { MCP_PROBE_FILE: probeFile },
+    },
+  );
 
 beforeAll(async () => {
   const rpc = async () => {
-    const p = sandbox.spawn(["--mode", "rpc", "--model", `scripted:${addPromptScript}`, "--no-session", "--cwd", sandbox.ws, "--trust-project", "-e", EXTENSION], { cwd: REPO });
+    const p = sandbox.spawn(
+      [
+        "--mode",
+        "rpc",
+        "--model",
+        `scripted:${addPromptScript}`,
+        "--no-session",
+        "--cwd",
+        sandbox.ws,
+        "--trust-project",
+        "-e",
+        EXTENSION,
+      ],
+      { cwd: REPO },
+    );
     // The run adds a prompt on the server (notifications/prompts/list_changed) before its last model call.
     p.send({ id: "0", type: "prompt", message: "add one" });
     await p.waitFor((l) => l.type === "agent_end");
@@ -79,14 +138,20 @@ describe("server-everything's tools", () => {
   });
 
   it("answers echo and get-sum with their text", () => {
-    expect(ends(tools).slice(0, 2).map((e) => [e.toolName, e.isError, blocks(e)])).toEqual([
+    expect(
+      ends(tools)
+        .slice(0, 2)
+        .map((e) => [e.toolName, e.isError, blocks(e)]),
+    ).toEqual([
       ["ev__echo", false, ["Echo: hi"]],
       ["ev__get-sum", false, ["The sum of 2 and 40 is 42."]],
     ]);
   });
 
   it("turns every progress notification of a long-running operation into an update before its end", () => {
-    const events = tools.events().filter((e) => e.toolName === "ev__trigger-long-running-operation" && e.type.startsWith("tool_execution_"));
+    const events = tools
+      .events()
+      .filter((e) => e.toolName === "ev__trigger-long-running-operation" && e.type.startsWith("tool_execution_"));
     expect(events.map((e) => (e.type === "tool_execution_update" ? e.partialResult.content[0].text : e.type))).toEqual([
       "tool_execution_start",
       "1/3",
@@ -98,9 +163,15 @@ describe("server-everything's tools", () => {
 
   it("passes the tiny image on as an image and the embedded resource as text headed by its URI", () => {
     const end = (name: string) => ends(tools).find((e) => e.toolName === name)!;
-    expect(blocks(end("ev__get-tiny-image"))).toEqual(["Here's the image you requested:", "[image image/png]", "The image above is the MCP logo."]);
+    expect(blocks(end("ev__get-tiny-image"))).toEqual([
+      "Here's the image you requested:",
+      "[image image/png]",
+      "The image above is the MCP logo.",
+    ]);
     const reference = end("ev__get-resource-reference");
-    expect(blocks(reference).join("\n")).toMatch(/^Resource demo:\/\/resource\/dynamic\/text\/2 \(text\/plain\):\nResource 2: This is a plaintext resource created at/m);
+    expect(blocks(reference).join("\n")).toMatch(
+      /^Resource demo:\/\/resource\/dynamic\/text\/2 \(text\/plain\):\nResource 2: This is a plaintext resource created at/m,
+    );
   });
 });
 
@@ -109,7 +180,14 @@ describe("tasks through the CLI", () => {
     const events = tools.events().filter((e) => e.toolName === "ev__simulate-research-query");
     const stages = events.filter((e) => e.type === "tool_execution_update").map((e) => e.partialResult.content[0].text);
     // Polled at the server's pollInterval (1 s, as long as a stage): which stages are seen varies, their order does not.
-    const order = ["task working", "Gathering sources...", "Analyzing content...", "Synthesizing findings...", "Generating report...", "task completed"];
+    const order = [
+      "task working",
+      "Gathering sources...",
+      "Analyzing content...",
+      "Synthesizing findings...",
+      "Generating report...",
+      "task completed",
+    ];
     expect(stages.length).toBeGreaterThan(0);
     expect(stages.map((s) => order.indexOf(s))).toEqual([...stages.map((s) => order.indexOf(s))].sort((x, y) => x - y));
     expect(stages.every((s) => order.includes(s))).toBe(true);
@@ -133,16 +211,29 @@ describe("resources through the CLI", () => {
 
   it("reads a static document as text, and a template's blob declared text/plain as text", () => {
     const [doc, blob] = ends(resources).slice(1, 3).map(blocks);
-    expect(doc![0]).toMatch(/^Resource demo:\/\/resource\/static\/document\/features\.md \(text\/markdown\):\n# Everything Server - Features/);
+    expect(doc![0]).toMatch(
+      /^Resource demo:\/\/resource\/static\/document\/features\.md \(text\/markdown\):\n# Everything Server - Features/,
+    );
     // Its blob is declared text/plain: decoded as text.
-    expect(blob).toEqual([expect.stringMatching(/^Resource demo:\/\/resource\/dynamic\/blob\/3 \(text\/plain\):\nResource 3: This is a base64 blob created at /)]);
+    expect(blob).toEqual([
+      expect.stringMatching(
+        /^Resource demo:\/\/resource\/dynamic\/blob\/3 \(text\/plain\):\nResource 3: This is a base64 blob created at /,
+      ),
+    ]);
   });
 
   it("attaches @server:uri resources to the prompt and shows the model an attached resource's new text after its server updated it", () => {
-    const seen = readFileSync(probeFile, "utf8").trim().split("\n").map((l) => JSON.parse(l) as string);
+    const seen = readFileSync(probeFile, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as string);
     expect(seen).toHaveLength(4);
-    expect(seen[0]).toMatch(/^Compare @ev:demo:\/\/resource\/dynamic\/text\/1 with @rx:demo:\/\/note\.\n\n<mcp-resource server="ev" uri="demo:\/\/resource\/dynamic\/text\/1">\nResource demo:\/\/resource\/dynamic\/text\/1 \(text\/plain\):\nResource 1: This is a plaintext resource created at /);
-    expect(seen[0]).toContain('<mcp-resource server="rx" uri="demo://note">\nResource demo://note (text/plain):\nfirst version\n</mcp-resource>');
+    expect(seen[0]).toMatch(
+      /^Compare @ev:demo:\/\/resource\/dynamic\/text\/1 with @rx:demo:\/\/note\.\n\n<mcp-resource server="ev" uri="demo:\/\/resource\/dynamic\/text\/1">\nResource demo:\/\/resource\/dynamic\/text\/1 \(text\/plain\):\nResource 1: This is a plaintext resource created at /,
+    );
+    expect(seen[0]).toContain(
+      '<mcp-resource server="rx" uri="demo://note">\nResource demo://note (text/plain):\nfirst version\n</mcp-resource>',
+    );
     // rx__set_note ran in the third model call's turn: the fourth call sees the new text.
     expect(seen[2]).toContain("first version");
     expect(seen[3]).toContain("Resource demo://note (text/plain):\nchanged while attached\n</mcp-resource>");
@@ -150,13 +241,24 @@ describe("resources through the CLI", () => {
 });
 
 describe("prompts through the CLI", () => {
-  const PROMPTS = ["ev:simple-prompt", "ev:args-prompt", "ev:completable-prompt", "ev:resource-prompt", "rx:plain", "rx:review"];
+  const PROMPTS = [
+    "ev:simple-prompt",
+    "ev:args-prompt",
+    "ev:completable-prompt",
+    "ev:resource-prompt",
+    "rx:plain",
+    "rx:review",
+  ];
 
   it("lists the servers' prompts as commands in mypi extensions and RPC get_commands, also one added while running", () => {
     const report = JSON.parse(listing.stdout) as { loaded: Ev[]; commands: Ev[] };
     expect(report.loaded.find((e) => e.name === "mcp")!.commands).toEqual(["mcp", ...PROMPTS]);
     // rx:later: added by the server during the RPC run (prompts/list_changed).
-    expect(rpcCommands.filter((c) => c.extension === "mcp").map((c) => c.name)).toEqual(["mcp", ...PROMPTS, "rx:later"]);
+    expect(rpcCommands.filter((c) => c.extension === "mcp").map((c) => c.name)).toEqual([
+      "mcp",
+      ...PROMPTS,
+      "rx:later",
+    ]);
     expect(rpcCommands.find((c) => c.name === "ev:args-prompt")).toMatchObject({
       name: "ev:args-prompt",
       source: "extension",

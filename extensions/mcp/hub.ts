@@ -98,7 +98,8 @@ export class McpHub {
    * `settle` waits for it. Rejects only for a name in use.
    */
   async addServer(config: ServerConfig): Promise<McpConnection> {
-    if (this.#byServer.has(config.name)) throw new Error(`an MCP server named "${config.name}" is configured or registered already`);
+    if (this.#byServer.has(config.name))
+      throw new Error(`an MCP server named "${config.name}" is configured or registered already`);
     const same = this.connections.find((c) => serverPart(c.name) === serverPart(config.name));
     if (same) throw new Error(`MCP server "${config.name}": ${samePartProblem(config.name, same.name)}`);
     const c = new McpConnection(config, this.#client);
@@ -110,7 +111,10 @@ export class McpHub {
       if (this.#byServer.get(c.name) !== c) return; // removed while it connected
       this.#follow(c);
       this.sync();
-      if (c.state !== "connected") this.#report(`server "${c.name}" ${c.state}: ${c.error ?? "unknown reason"}; its tools are unavailable (see mcp_status)`);
+      if (c.state !== "connected")
+        this.#report(
+          `server "${c.name}" ${c.state}: ${c.error ?? "unknown reason"}; its tools are unavailable (see mcp_status)`,
+        );
     });
     this.#adding.add(connected);
     await connected.finally(() => this.#adding.delete(connected));
@@ -131,13 +135,17 @@ export class McpHub {
   /** Before it connects: what the server sends that the hub passes on. */
   #listen(c: McpConnection): void {
     c.onNotification = (method, params) => this.#onNotification?.(c, method, params);
-    c.onSdkError = (message) => this.#report(`server "${c.name}": the MCP SDK reported: ${message} (later reports of this server are counted in mcp_status)`);
+    c.onSdkError = (message) =>
+      this.#report(
+        `server "${c.name}": the MCP SDK reported: ${message} (later reports of this server are counted in mcp_status)`,
+      );
   }
 
   /** Once it is up: its list changes and its end. */
   #follow(c: McpConnection): void {
     c.onToolsChanged = () => this.sync();
-    c.onStopped = () => this.#report(`server "${c.name}" stopped: ${c.error}. Its tools answer with an error from now on.`);
+    c.onStopped = () =>
+      this.#report(`server "${c.name}" stopped: ${c.error}. Its tools answer with an error from now on.`);
   }
 
   server(name: string): McpConnection | undefined {
@@ -152,7 +160,10 @@ export class McpHub {
 
   /** Wait for servers being added and tool-list refreshes in flight (they register what changed before resolving). */
   async settle(signal: AbortSignal): Promise<void> {
-    await settledOrAborted([...this.#adding, ...this.connections.flatMap((c) => (c.refreshing ? [c.refreshing] : []))], signal);
+    await settledOrAborted(
+      [...this.#adding, ...this.connections.flatMap((c) => (c.refreshing ? [c.refreshing] : []))],
+      signal,
+    );
   }
 
   /** Bring the registrations in line with what the servers offer now. */
@@ -225,10 +236,14 @@ export class McpHub {
   async call(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
     const registration = this.#registered.get(name);
     const server = registration && this.#byServer.get(registration.server);
-    if (!registration || !server) return errorResult(`The tool "${name}" is not known to the MCP extension.`, { tool: name });
+    if (!registration || !server)
+      return errorResult(`The tool "${name}" is not known to the MCP extension.`, { tool: name });
     const where = { server: server.name, tool: registration.tool };
     if (server.state !== "connected") {
-      return errorResult(`The MCP server "${server.name}" is not available: it ${server.state === "stopped" ? "stopped" : "is shut down"} (${server.error ?? "closed"}). Its tools cannot be used now; continue without them.`, where);
+      return errorResult(
+        `The MCP server "${server.name}" is not available: it ${server.state === "stopped" ? "stopped" : "is shut down"} (${server.error ?? "closed"}). Its tools cannot be used now; continue without them.`,
+        where,
+      );
     }
     if (!server.offers(registration.tool)) {
       const current = this.toolNames(server.name);
@@ -246,14 +261,19 @@ export class McpHub {
         signal: ctx.signal,
         timeoutMs: server.config.timeoutMs,
         onProgress: (p) => ctx.onUpdate(progressUpdate(p)),
-        ...(asTask && { follow: (created: Record<string, unknown>) => followTask(server, created, { signal: ctx.signal, onStatus }) }),
+        ...(asTask && {
+          follow: (created: Record<string, unknown>) => followTask(server, created, { signal: ctx.signal, onStatus }),
+        }),
       });
       return toToolResult(result, where);
     } catch (error) {
       if (ctx.signal.aborted) throw error; // the kernel answers aborts and timeouts in its own words
       const now: string = server.state; // the call may have outlived the server
       if (now === "stopped") {
-        return errorResult(`The MCP server "${server.name}" stopped while running "${registration.tool}": ${server.error}.`, where);
+        return errorResult(
+          `The MCP server "${server.name}" stopped while running "${registration.tool}": ${server.error}.`,
+          where,
+        );
       }
       if (now === "closed") {
         return errorResult(
@@ -261,17 +281,22 @@ export class McpHub {
           where,
         );
       }
-      return errorResult(`The MCP server "${server.name}" could not run "${registration.tool}": ${server.describeCallError(error)}`, where);
+      return errorResult(
+        `The MCP server "${server.name}" could not run "${registration.tool}": ${server.describeCallError(error)}`,
+        where,
+      );
     }
   }
 
   /** Close a server and connect it again (after a crash, or a fix to the server). Resolves to a report line. */
   async restart(name: string): Promise<string> {
     const server = this.#byServer.get(name);
-    if (!server) return `There is no MCP server "${name}"; configured: ${this.connections.map((c) => c.name).join(", ")}.`;
+    if (!server)
+      return `There is no MCP server "${name}"; configured: ${this.connections.map((c) => c.name).join(", ")}.`;
     await server.restart();
     this.sync();
-    if (server.state !== "connected") return `MCP server "${name}" ${server.state}: ${server.error ?? "unknown reason"}`;
+    if (server.state !== "connected")
+      return `MCP server "${name}" ${server.state}: ${server.error ?? "unknown reason"}`;
     return `MCP server "${name}" restarted with ${this.toolNames(name).length} tools.`;
   }
 
@@ -281,9 +306,11 @@ export class McpHub {
    */
   async login(name: string, show: (url: string) => void, signal?: AbortSignal): Promise<string> {
     const server = this.#byServer.get(name);
-    if (!server) return `There is no MCP server "${name}"; configured: ${this.connections.map((c) => c.name).join(", ")}.`;
+    if (!server)
+      return `There is no MCP server "${name}"; configured: ${this.connections.map((c) => c.name).join(", ")}.`;
     const store = this.#client?.oauthStore;
-    if (server.config.transport !== "http" || !usesOAuth(server.config) || !store) return `MCP server "${name}" does not use OAuth (only HTTP servers without an "Authorization" header and without "oauth": false do).`;
+    if (server.config.transport !== "http" || !usesOAuth(server.config) || !store)
+      return `MCP server "${name}" does not use OAuth (only HTTP servers without an "Authorization" header and without "oauth": false do).`;
     const { loginWith } = await import("./login-command.ts");
     const result = await loginWith(server.config, store, { onAuthorizationUrl: show, ...(signal && { signal }) });
     return result.ok ? `${result.message} ${await this.restart(name)}` : `mcp: ${result.message}`;
@@ -304,9 +331,19 @@ export class McpHub {
 
 function progressUpdate(p: { progress: number; total?: number; message?: string }): ToolResult {
   const amount = p.total !== undefined ? `${p.progress}/${p.total}` : String(p.progress);
-  return { content: [{ type: "text", text: p.message ? `${p.message} (${amount})` : amount }], details: { progress: p.progress, total: p.total, message: p.message } };
+  return {
+    content: [{ type: "text", text: p.message ? `${p.message} (${amount})` : amount }],
+    details: { progress: p.progress, total: p.total, message: p.message },
+  };
 }
 
 function fingerprintOf(tool: McpToolInfo): string {
-  return JSON.stringify([tool.description ?? "", tool.title ?? "", tool.inputSchema ?? null, tool.annotations?.readOnlyHint === true, tool.annotations?.idempotentHint === true, tool.taskSupport ?? null]);
+  return JSON.stringify([
+    tool.description ?? "",
+    tool.title ?? "",
+    tool.inputSchema ?? null,
+    tool.annotations?.readOnlyHint === true,
+    tool.annotations?.idempotentHint === true,
+    tool.taskSupport ?? null,
+  ]);
 }

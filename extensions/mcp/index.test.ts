@@ -23,10 +23,12 @@ function recordingPi(trusted = true): { pi: ExtensionAPI; seen: Recorded } {
   const seen: Recorded = { tools: [], commands: new Map(), handlers: [], emitted: [] };
   const pi = {
     isProjectTrusted: () => trusted,
-    on: (name: string, handler: Recorded["handlers"][number]["handler"], options?: object) => void seen.handlers.push({ name, handler, ...(options && { options }) }),
+    on: (name: string, handler: Recorded["handlers"][number]["handler"], options?: object) =>
+      void seen.handlers.push({ name, handler, ...(options && { options }) }),
     registerTool: (tool: Recorded["tools"][number]) => void seen.tools.push(tool),
     unregisterTool: (name: string) => void (seen.tools = seen.tools.filter((t) => t.name !== name)),
-    registerCommand: (name: string, command: { handler: (args: string, ctx: never) => unknown }) => void seen.commands.set(name, command),
+    registerCommand: (name: string, command: { handler: (args: string, ctx: never) => unknown }) =>
+      void seen.commands.set(name, command),
     events: { emit: (channel: string, data: unknown) => void seen.emitted.push([channel, data]), on: () => () => {} },
     exec: () => Promise.reject(new Error("exec is not expected: the workspace is pi.cwd or the test's cwd")),
   } as unknown as ExtensionAPI;
@@ -50,7 +52,9 @@ describe("the mcp extension", () => {
     expect([seen.tools, seen.commands]).toEqual([[], new Map()]);
     // The handlers do nothing until a server is registered (pi.registerMcpServer).
     expect(seen.handlers.map((h) => h.name)).toEqual(["session_start", "input", "context", "session_shutdown"]);
-    expect(seen.emitted.map(([channel, data]) => [channel, Object.keys(data as object)])).toEqual([["mypi:mcp-provider", ["add", "remove"]]]);
+    expect(seen.emitted.map(([channel, data]) => [channel, Object.keys(data as object)])).toEqual([
+      ["mypi:mcp-provider", ["add", "remove"]],
+    ]);
     expect(log).toEqual([]);
   });
 
@@ -61,7 +65,9 @@ describe("the mcp extension", () => {
     await createMcpExtension({ ...where, env: {}, log: (l) => log.push(l) })(pi);
     const file = join(where.cwd, ".mypi", "mcp.json");
     expect(log).toEqual([`mcp: ${file}: server "x": give either "command" or "url", not both`]);
-    expect(seen.tools.map((t) => [t.name, t.description.split("\n")[0]])).toEqual([["mcp_status", "MCP servers: none; 1 config problem"]]);
+    expect(seen.tools.map((t) => [t.name, t.description.split("\n")[0]])).toEqual([
+      ["mcp_status", "MCP servers: none; 1 config problem"],
+    ]);
     expect(seen.handlers.map((h) => [h.name, h.options])).toEqual([
       ["session_start", undefined],
       ["input", { timeoutMs: 65_000 }],
@@ -69,7 +75,9 @@ describe("the mcp extension", () => {
       ["session_shutdown", { timeoutMs: 10_000 }],
     ]);
     const status = (await seen.tools[0]!.execute({}, {})) as { content: { text: string }[] };
-    expect(status.content[0]!.text).toBe(`MCP servers: none; 1 config problem\n\nConfig problems:\n- ${file} (server "x"): give either "command" or "url", not both`);
+    expect(status.content[0]!.text).toBe(
+      `MCP servers: none; 1 config problem\n\nConfig problems:\n- ${file} (server "x"): give either "command" or "url", not both`,
+    );
 
     const notes: string[] = [];
     const ctx = fakeCtx({ ui: { ...fakeCtx().ui, notify: (m: string) => void notes.push(m) } }) as never;
@@ -77,7 +85,11 @@ describe("the mcp extension", () => {
     await mcp.handler("", ctx);
     await mcp.handler("restart nope", ctx);
     await mcp.handler("frobnicate", ctx);
-    expect(notes).toEqual([status.content[0]!.text, 'There is no MCP server "nope"; configured: .', "Usage: /mcp (the servers' state), /mcp restart <name> or /mcp login <name>"]);
+    expect(notes).toEqual([
+      status.content[0]!.text,
+      'There is no MCP server "nope"; configured: .',
+      "Usage: /mcp (the servers' state), /mcp restart <name> or /mcp login <name>",
+    ]);
   });
 
   it("finds the project's mcp.json in pi.cwd, the workspace as the host gives it, without running a program", async () => {
@@ -97,16 +109,24 @@ describe("the mcp extension", () => {
       },
     });
     const log: string[] = [];
-    expect(await manager.loadExtension(createMcpExtension({ home: where.home, env: {}, log: (l) => log.push(l) }), "mcp")).toEqual({ loaded: ["mcp"], failed: [] });
+    expect(
+      await manager.loadExtension(createMcpExtension({ home: where.home, env: {}, log: (l) => log.push(l) }), "mcp"),
+    ).toEqual({ loaded: ["mcp"], failed: [] });
     await manager.shutdown();
     expect(programs).toEqual([]);
-    expect(log).toEqual([`mcp: ${join(link, ".mypi", "mcp.json")}: server "x": give either "command" or "url", not both`]);
+    expect(log).toEqual([
+      `mcp: ${join(link, ".mypi", "mcp.json")}: server "x": give either "command" or "url", not both`,
+    ]);
   });
 
   it("does not read the mcp.json of a workspace that is not trusted (it names programs to start)", async () => {
     const { pi, seen } = recordingPi(false);
     const log: string[] = [];
-    await createMcpExtension({ ...workspace("untrusted", '{ "servers": { "x": { "command": "a", "url": "http://h" } } }'), env: {}, log: (l) => log.push(l) })(pi);
+    await createMcpExtension({
+      ...workspace("untrusted", '{ "servers": { "x": { "command": "a", "url": "http://h" } } }'),
+      env: {},
+      log: (l) => log.push(l),
+    })(pi);
     expect([seen.tools, seen.commands, log]).toEqual([[], new Map(), []]);
   });
 
@@ -117,6 +137,8 @@ describe("the mcp extension", () => {
     const ctx = fakeCtx({ hasUI: true, ui: { ...fakeCtx().ui, notify: (m: string) => void notes.push(m) } });
     const start = seen.handlers.find((h) => h.name === "session_start")!.handler as (e: object, c: object) => void;
     start({ type: "session_start", reason: "startup" }, ctx);
-    expect(notes).toEqual([`mcp: ${join(root, "ui", "ws", ".mypi", "mcp.json")}: expected an object { "servers": { … } }, found an array`]);
+    expect(notes).toEqual([
+      `mcp: ${join(root, "ui", "ws", ".mypi", "mcp.json")}: expected an object { "servers": { … } }, found an array`,
+    ]);
   });
 });

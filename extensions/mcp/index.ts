@@ -25,8 +25,20 @@
  *   time, connected by the same hub (session.ts);
  * - `session_shutdown` closes every server; stdio servers still running at process exit are killed.
  */
-import { MCP_PROVIDER_CHANNEL, type CompleteRequest, type ExtensionAPI, type ExtensionUI, type McpServerProvider } from "@mypi/extension-api";
-import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, defaultHome, loadMcpConfig, parseRegistered } from "./config.ts";
+import {
+  MCP_PROVIDER_CHANNEL,
+  type CompleteRequest,
+  type ExtensionAPI,
+  type ExtensionUI,
+  type McpServerProvider,
+} from "@mypi/extension-api";
+import {
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  defaultHome,
+  loadMcpConfig,
+  parseRegistered,
+} from "./config.ts";
 import type { McpSession } from "./session.ts";
 
 export interface McpExtensionOptions {
@@ -60,13 +72,21 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
     // servers never pays for the SDK.
     let session: Promise<McpSession> | undefined;
     const open = () =>
-      (session ??= Promise.all([import("./session.ts"), import("./oauth-store.ts")]).then(async ([{ McpSession }, { OAuthStore }]) => {
-        // What answers the servers' own requests: roots, forms (the UI once there is one), sampling, OAuth tokens.
-        const client = { cwd, ui: () => ui, report, complete: (request: CompleteRequest) => pi.complete(request), oauthStore: new OAuthStore(home) };
-        const s = new McpSession({ pi, report, log, client }, config.servers, config.problems);
-        await s.start();
-        return s;
-      }));
+      (session ??= Promise.all([import("./session.ts"), import("./oauth-store.ts")]).then(
+        async ([{ McpSession }, { OAuthStore }]) => {
+          // What answers the servers' own requests: roots, forms (the UI once there is one), sampling, OAuth tokens.
+          const client = {
+            cwd,
+            ui: () => ui,
+            report,
+            complete: (request: CompleteRequest) => pi.complete(request),
+            oauthStore: new OAuthStore(home),
+          };
+          const s = new McpSession({ pi, report, log, client }, config.servers, config.problems);
+          await s.start();
+          return s;
+        },
+      ));
     let problems: string[] = [];
     if (config.servers.length > 0 || config.problems.length > 0) {
       const s = await open();
@@ -80,7 +100,8 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
     const provider: McpServerProvider = {
       add(entry) {
         const server = parseRegistered(entry, { cwd, env }); // throws for a bad entry: the caller sees it
-        if (configured.has(entry.name)) throw new Error(`an MCP server named "${entry.name}" is configured in mcp.json; choose another name`);
+        if (configured.has(entry.name))
+          throw new Error(`an MCP server named "${entry.name}" is configured in mcp.json; choose another name`);
         // The hub counts the server as being added as soon as the session is open (this callback
         // runs before any model call's wait on the session resumes), and the wait covers it.
         void open()
@@ -104,7 +125,13 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
       async (event, ctx) => {
         if (!session) return undefined;
         const attached = await (await session).attachments.attach(event.text, ctx.signal);
-        return attached && { action: "transform", text: attached.text, images: [...(event.images ?? []), ...attached.images] };
+        return (
+          attached && {
+            action: "transform",
+            text: attached.text,
+            images: [...(event.images ?? []), ...attached.images],
+          }
+        );
       },
       // A read is bounded by its server's timeoutMs; the handler's own limit lies past it.
       { timeoutMs: Math.min(MAX_HANDLER_MS, Math.max(DEFAULT_CALL_TIMEOUT_MS, ...timeouts) + 5_000) },
@@ -118,12 +145,21 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
       },
       // At most two listings (the one running and one queued), each bounded by its server's
       // connectTimeoutMs, or a start-up, or a re-read of an attached resource; the limit lies past them.
-      { timeoutMs: Math.min(MAX_HANDLER_MS, 2 * Math.max(DEFAULT_CONNECT_TIMEOUT_MS, ...config.servers.map((c) => c.connectTimeoutMs)) + 5_000) },
+      {
+        timeoutMs: Math.min(
+          MAX_HANDLER_MS,
+          2 * Math.max(DEFAULT_CONNECT_TIMEOUT_MS, ...config.servers.map((c) => c.connectTimeoutMs)) + 5_000,
+        ),
+      },
     );
-    pi.on("session_shutdown", async () => {
-      pi.events.emit(MCP_PROVIDER_CHANNEL, null);
-      await (await session)?.hub.close();
-    }, { timeoutMs: SHUTDOWN_TIMEOUT_MS });
+    pi.on(
+      "session_shutdown",
+      async () => {
+        pi.events.emit(MCP_PROVIDER_CHANNEL, null);
+        await (await session)?.hub.close();
+      },
+      { timeoutMs: SHUTDOWN_TIMEOUT_MS },
+    );
   };
 }
 

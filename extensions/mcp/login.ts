@@ -71,7 +71,8 @@ async function tryToken(config: HttpServerConfig, store: OAuthStore): Promise<nu
   const connection = new McpConnection(config, { cwd: process.cwd(), oauthStore: store });
   await connection.connect();
   try {
-    if (connection.state !== "connected") throw new Error(`the tokens are stored, but connecting with them failed: ${connection.error}`);
+    if (connection.state !== "connected")
+      throw new Error(`the tokens are stored, but connecting with them failed: ${connection.error}`);
     return connection.tools.length;
   } finally {
     await connection.close();
@@ -90,7 +91,8 @@ async function listen(port: number): Promise<Callback> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     if (url.pathname !== "/callback") return void res.writeHead(404).end("not found");
-    const answer = (status: number, text: string) => res.writeHead(status, { "content-type": "text/plain; charset=utf-8" }).end(`${text}\n`);
+    const answer = (status: number, text: string) =>
+      res.writeHead(status, { "content-type": "text/plain; charset=utf-8" }).end(`${text}\n`);
     if (!settle) return answer(409, "mypi: no login is waiting for this answer.");
     const error = url.searchParams.get("error");
     if (error) {
@@ -99,7 +101,8 @@ async function listen(port: number): Promise<Callback> {
       return settle.reject(new Error(why));
     }
     // Another page sending the browser here must not complete the login: the state must match.
-    if (url.searchParams.get("state") !== settle.state) return answer(400, "mypi: this answer does not belong to the login in progress (state mismatch).");
+    if (url.searchParams.get("state") !== settle.state)
+      return answer(400, "mypi: this answer does not belong to the login in progress (state mismatch).");
     const code = url.searchParams.get("code");
     if (!code) return answer(400, "mypi: the answer has no authorization code.");
     answer(200, "mypi: logged in. You can close this tab.");
@@ -107,7 +110,13 @@ async function listen(port: number): Promise<Callback> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) =>
-      reject(new Error(error.code === "EADDRINUSE" ? `the callback port ${port} is in use (oauth.callbackPort)` : `cannot open the callback: ${error.message}`)),
+      reject(
+        new Error(
+          error.code === "EADDRINUSE"
+            ? `the callback port ${port} is in use (oauth.callbackPort)`
+            : `cannot open the callback: ${error.message}`,
+        ),
+      ),
     );
     server.listen(port, "127.0.0.1", resolve);
   });
@@ -115,7 +124,10 @@ async function listen(port: number): Promise<Callback> {
     server,
     code: (state, signal, timeoutMs) =>
       new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => done(new Error(`no answer from the browser within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
+        const timer = setTimeout(
+          () => done(new Error(`no answer from the browser within ${Math.round(timeoutMs / 1000)} s`)),
+          timeoutMs,
+        );
         const onAbort = () => done(new Error("the login was interrupted"));
         const done = (error: Error | undefined, code?: string) => {
           clearTimeout(timer);

@@ -18,7 +18,9 @@ describe("mcpToolName", () => {
     const name = mcpToolName("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_overflows");
     expect(name).toMatch(/^a-very-long-server-name-for-testing__and_an_even_longer_[0-9a-f]{8}$/);
     expect(name).toHaveLength(MAX_TOOL_NAME);
-    expect(mcpToolName("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_overflows")).toBe(name);
+    expect(mcpToolName("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_overflows")).toBe(
+      name,
+    );
   });
 
   it("gives two long names that share their first 55 characters different hashes", () => {
@@ -28,11 +30,15 @@ describe("mcpToolName", () => {
 
   it("always produces a valid name, the same one for the same input (property)", () => {
     fc.assert(
-      fc.property(fc.string({ minLength: 1, maxLength: 80 }), fc.string({ minLength: 1, maxLength: 120 }), (server, tool) => {
-        const name = mcpToolName(server, tool);
-        expect(name).toMatch(VALID);
-        expect(mcpToolName(server, tool)).toBe(name);
-      }),
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 80 }),
+        fc.string({ minLength: 1, maxLength: 120 }),
+        (server, tool) => {
+          const name = mcpToolName(server, tool);
+          expect(name).toMatch(VALID);
+          expect(mcpToolName(server, tool)).toBe(name);
+        },
+      ),
       { seed: 20261129 },
     );
   });
@@ -65,14 +71,19 @@ describe("ToolNamer", () => {
 
   it("gives distinct valid names to any set of tools (property)", () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.constantFrom("a", "a.", "a_", "b"), fc.string({ minLength: 1, maxLength: 70 })), { maxLength: 30 }), (pairs) => {
-        const namer = new ToolNamer();
-        const byKey = new Map<string, string>();
-        for (const [server, tool] of pairs) byKey.set(`${server}\u0000${tool}`, namer.nameFor(server, tool));
-        const names = [...byKey.values()];
-        expect(new Set(names).size).toBe(names.length);
-        for (const n of names) expect(n).toMatch(VALID);
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom("a", "a.", "a_", "b"), fc.string({ minLength: 1, maxLength: 70 })), {
+          maxLength: 30,
+        }),
+        (pairs) => {
+          const namer = new ToolNamer();
+          const byKey = new Map<string, string>();
+          for (const [server, tool] of pairs) byKey.set(`${server}\u0000${tool}`, namer.nameFor(server, tool));
+          const names = [...byKey.values()];
+          expect(new Set(names).size).toBe(names.length);
+          for (const n of names) expect(n).toMatch(VALID);
+        },
+      ),
       { seed: 20261129 },
     );
   });
@@ -87,18 +98,22 @@ describe("server names that pass serverNameProblem", () => {
   it("name every tool of one server apart from every tool of another, whatever the tools are called (property)", () => {
     const server = fc.stringMatching(/^[a-z._-]{1,12}$/).filter((s) => serverNameProblem(s) === undefined);
     fc.assert(
-      fc.property(fc.uniqueArray(server, { minLength: 2, maxLength: 4, selector: serverPart }), fc.array(fc.string({ minLength: 1, maxLength: 70 }), { maxLength: 8 }), (servers, tools) => {
-        const namer = new ToolNamer();
-        const owner = new Map<string, string>();
-        for (const s of servers) {
-          for (const t of tools) {
-            const name = namer.nameFor(s, t);
-            expect(name.slice(0, name.indexOf("__"))).toBe(serverPart(s));
-            expect(owner.get(name) ?? s).toBe(s);
-            owner.set(name, s);
+      fc.property(
+        fc.uniqueArray(server, { minLength: 2, maxLength: 4, selector: serverPart }),
+        fc.array(fc.string({ minLength: 1, maxLength: 70 }), { maxLength: 8 }),
+        (servers, tools) => {
+          const namer = new ToolNamer();
+          const owner = new Map<string, string>();
+          for (const s of servers) {
+            for (const t of tools) {
+              const name = namer.nameFor(s, t);
+              expect(name.slice(0, name.indexOf("__"))).toBe(serverPart(s));
+              expect(owner.get(name) ?? s).toBe(s);
+              owner.set(name, s);
+            }
           }
-        }
-      }),
+        },
+      ),
       { seed: 20261206 },
     );
   });

@@ -36,7 +36,8 @@ export function serverNameProblem(server: string): string | undefined {
   if (part.includes("__") || part.endsWith("_")) {
     return `a server name may not contain "__" or end with "_" (tools are named <server>__<tool>, and this server's could pass for another's); rename it, e.g. "${suggestion}"`;
   }
-  if (part.length > MAX_SERVER_NAME) return `a server name may have at most ${MAX_SERVER_NAME} characters (it begins each of its tools' names); rename it, e.g. "${suggestion}"`;
+  if (part.length > MAX_SERVER_NAME)
+    return `a server name may have at most ${MAX_SERVER_NAME} characters (it begins each of its tools' names); rename it, e.g. "${suggestion}"`;
   return undefined;
 }
 

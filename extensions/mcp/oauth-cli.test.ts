@@ -14,7 +14,12 @@ let fixture: HttpFixture;
 
 beforeAll(async () => {
   fixture = await startOAuthFixture();
-  s.file("home/mcp.json", JSON.stringify({ servers: { guarded: { url: fixture.url }, plain: { command: process.execPath, args: [ASKING_SCRIPT] } } }));
+  s.file(
+    "home/mcp.json",
+    JSON.stringify({
+      servers: { guarded: { url: fixture.url }, plain: { command: process.execPath, args: [ASKING_SCRIPT] } },
+    }),
+  );
 }, 30_000);
 
 afterAll(async () => {
@@ -25,7 +30,10 @@ afterAll(async () => {
 const origin = () => new URL(fixture.url).origin;
 const stats = async () => (await (await fetch(`${origin()}/control/stats`)).json()) as Record<string, number>;
 const callScript = () => s.script([{ toolCalls: [{ name: "guarded__whoami", arguments: {} }] }, { text: "Done." }]);
-const jsonRun = () => s.run(["--mode", "json", "--model", `scripted:${callScript()}`, "--no-session", "-e", "mcp", "-p", "go"], { cwd: REPO });
+const jsonRun = () =>
+  s.run(["--mode", "json", "--model", `scripted:${callScript()}`, "--no-session", "-e", "mcp", "-p", "go"], {
+    cwd: REPO,
+  });
 
 /** Play the browser: follow the authorization URL to mypi's loopback callback. */
 async function browse(url: string): Promise<string> {
@@ -34,7 +42,10 @@ async function browse(url: string): Promise<string> {
 }
 
 /** `mypi mcp …` as a plain process (its output is text, not JSON lines); the browser is played when a URL shows up. */
-function mcpCommand(args: string[], atUrl: "browse" | "interrupt" = "browse"): Promise<{ code: number | null; stdout: string; stderr: string; page?: string }> {
+function mcpCommand(
+  args: string[],
+  atUrl: "browse" | "interrupt" = "browse",
+): Promise<{ code: number | null; stdout: string; stderr: string; page?: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MYPI_BIN, "mcp", ...args], { cwd: REPO, env: s.env });
     let stdout = "";
@@ -51,12 +62,15 @@ function mcpCommand(args: string[], atUrl: "browse" | "interrupt" = "browse"): P
   });
 }
 
-const toolEnds = (events: Record<string, any>[]) => events.filter((e) => e.type === "tool_execution_end").map((e) => [e.toolName, e.isError, e.result.content[0].text]);
+const toolEnds = (events: Record<string, any>[]) =>
+  events.filter((e) => e.type === "tool_execution_end").map((e) => [e.toolName, e.isError, e.result.content[0].text]);
 
 describe("OAuth through the CLI", () => {
   it("a run without a token reports the server failed with the command that logs in", async () => {
     const run = await jsonRun();
-    expect(run.stderr).toContain('mcp: server "guarded" failed: needs an OAuth login: run "mypi mcp login guarded" (or "/mcp login guarded" in an interactive or RPC session); its tools are unavailable (see mcp_status)');
+    expect(run.stderr).toContain(
+      'mcp: server "guarded" failed: needs an OAuth login: run "mypi mcp login guarded" (or "/mcp login guarded" in an interactive or RPC session); its tools are unavailable (see mcp_status)',
+    );
     expect(toolEnds(run.events())[0]?.[1]).toBe(true);
   });
 
@@ -65,7 +79,9 @@ describe("OAuth through the CLI", () => {
     const dir = join(s.home, "mcp-oauth");
     const [file] = readdirSync(dir);
     expect(result).toMatchObject({ code: 0, page: "mypi: logged in. You can close this tab." });
-    expect(result.stderr).toMatch(/^Open this URL in a browser to log in to MCP server "guarded":\n {2}http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+\nWaiting for the browser to come back \(Ctrl-C stops\) …\n$/);
+    expect(result.stderr).toMatch(
+      /^Open this URL in a browser to log in to MCP server "guarded":\n {2}http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+\nWaiting for the browser to come back \(Ctrl-C stops\) …\n$/,
+    );
     expect(result.stdout).toBe(`Logged in to MCP server "guarded" (1 tool); the tokens are in ${join(dir, file!)}.\n`);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, file!)).mode & 0o777).toBe(0o600);
@@ -79,13 +95,22 @@ describe("OAuth through the CLI", () => {
   });
 
   it("/mcp login in an RPC session notifies the URL, logs in and reconnects the server", async () => {
-    const rpc = s.spawn(["--mode", "rpc", "--model", `scripted:${callScript()}`, "--no-session", "-e", "mcp"], { cwd: REPO });
+    const rpc = s.spawn(["--mode", "rpc", "--model", `scripted:${callScript()}`, "--no-session", "-e", "mcp"], {
+      cwd: REPO,
+    });
     rpc.send({ id: "l", type: "prompt", message: "/mcp login guarded" });
-    const shown = await rpc.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify" && String(l.message).startsWith("Open this URL"));
+    const shown = await rpc.waitFor(
+      (l) =>
+        l.type === "extension_ui_request" && l.method === "notify" && String(l.message).startsWith("Open this URL"),
+    );
     const url = /: (http\S+)$/.exec(shown.message)![1]!;
     expect(await browse(url)).toBe("mypi: logged in. You can close this tab.");
-    const done = await rpc.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify" && String(l.message).startsWith("Logged in"));
-    expect(done.message).toMatch(/^Logged in to MCP server "guarded" \(1 tool\); the tokens are in .+\. MCP server "guarded" restarted with 1 tools\.$/);
+    const done = await rpc.waitFor(
+      (l) => l.type === "extension_ui_request" && l.method === "notify" && String(l.message).startsWith("Logged in"),
+    );
+    expect(done.message).toMatch(
+      /^Logged in to MCP server "guarded" \(1 tool\); the tokens are in .+\. MCP server "guarded" restarted with 1 tools\.$/,
+    );
     rpc.end();
     expect((await rpc.exit).code).toBe(0);
   });
@@ -96,13 +121,20 @@ describe("OAuth through the CLI", () => {
     expect(readdirSync(join(s.home, "mcp-oauth"))).toEqual([]);
     expect(await mcpCommand(["login", "nope"])).toMatchObject({
       code: 1,
-      stderr: 'mypi: there is no MCP server "nope" (the workspace\'s .mypi/mcp.json was not read: it is not trusted; add --trust-project); HTTP servers configured: guarded\n',
+      stderr:
+        'mypi: there is no MCP server "nope" (the workspace\'s .mypi/mcp.json was not read: it is not trusted; add --trust-project); HTTP servers configured: guarded\n',
     });
-    expect(await mcpCommand(["login", "plain"])).toMatchObject({ code: 1, stderr: 'mypi: MCP server "plain" runs over stdio; OAuth is for HTTP servers (give a stdio server its secrets in "env")\n' });
+    expect(await mcpCommand(["login", "plain"])).toMatchObject({
+      code: 1,
+      stderr:
+        'mypi: MCP server "plain" runs over stdio; OAuth is for HTTP servers (give a stdio server its secrets in "env")\n',
+    });
     expect(await mcpCommand(["login"])).toMatchObject({ code: 2 });
     const interrupted = await mcpCommand(["login", "guarded", "--no-browser"], "interrupt");
     expect(interrupted).toMatchObject({ code: 130 });
-    expect(interrupted.stderr).toMatch(/\nmypi: could not log in to MCP server "guarded": the login was interrupted\n$/);
+    expect(interrupted.stderr).toMatch(
+      /\nmypi: could not log in to MCP server "guarded": the login was interrupted\n$/,
+    );
     expect(existsSync(join(s.home, "mcp-oauth"))).toBe(true);
   });
 });

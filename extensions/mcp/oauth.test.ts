@@ -21,7 +21,15 @@ let config: HttpServerConfig;
 
 beforeAll(async () => {
   fixture = await startOAuthFixture();
-  config = { name: "guarded", file: "test", transport: "http", url: fixture.url, headers: {}, timeoutMs: 60_000, connectTimeoutMs: 20_000 };
+  config = {
+    name: "guarded",
+    file: "test",
+    transport: "http",
+    url: fixture.url,
+    headers: {},
+    timeoutMs: 60_000,
+    connectTimeoutMs: 20_000,
+  };
 });
 
 afterAll(async () => {
@@ -46,7 +54,9 @@ describe("OAuth", () => {
     const connection = new McpConnection(config, { cwd: home, oauthStore: store });
     await connection.connect();
     expect(connection.state).toBe("failed");
-    expect(connection.error).toBe('needs an OAuth login: run "mypi mcp login guarded" (or "/mcp login guarded" in an interactive or RPC session)');
+    expect(connection.error).toBe(
+      'needs an OAuth login: run "mypi mcp login guarded" (or "/mcp login guarded" in an interactive or RPC session)',
+    );
     expect((await stats()).registrations).toBe(0);
   });
 
@@ -67,7 +77,11 @@ describe("OAuth", () => {
     expect(statSync(store.dir).mode & 0o777).toBe(0o700);
     expect(statSync(result.file).mode & 0o777).toBe(0o600);
     const saved = JSON.parse(readFileSync(result.file, "utf8"));
-    expect(saved).toMatchObject({ url: fixture.url, clientInformation: { client_id: "client-1" }, tokens: { token_type: "Bearer" } });
+    expect(saved).toMatchObject({
+      url: fixture.url,
+      clientInformation: { client_id: "client-1" },
+      tokens: { token_type: "Bearer" },
+    });
     expect(saved.tokens.refresh_token).toEqual(expect.any(String));
     expect(await stats()).toMatchObject({ registrations: 1, authorizations: 1, codeGrants: 1 });
   });
@@ -133,7 +147,10 @@ describe("a server that answers 401 without OAuth", () => {
   it("keeps the advice to check the headers, not a login that cannot work", async () => {
     const plain = await startHttpFixture({ MCP_FIXTURE_TOKEN: "t0k" });
     try {
-      const connection = new McpConnection({ ...config, name: "keyed", url: plain.url }, { cwd: home, oauthStore: store });
+      const connection = new McpConnection(
+        { ...config, name: "keyed", url: plain.url },
+        { cwd: home, oauthStore: store },
+      );
       await connection.connect();
       expect([connection.state, connection.error]).toEqual([
         "failed",
@@ -154,7 +171,10 @@ describe("the OAuth store", () => {
     writeFileSync(own.fileFor("s", "http://h/mcp"), "{ not json");
     expect(own.read("s", "http://h/mcp")).toEqual({});
     own.write("s", "http://h/mcp", { tokens: { access_token: "a", token_type: "Bearer" } });
-    expect(own.read("s", "http://h/mcp")).toEqual({ url: "http://h/mcp", tokens: { access_token: "a", token_type: "Bearer" } });
+    expect(own.read("s", "http://h/mcp")).toEqual({
+      url: "http://h/mcp",
+      tokens: { access_token: "a", token_type: "Bearer" },
+    });
     expect(own.read("s", "http://other/mcp")).toEqual({});
     expect(own.remove("s", "http://h/mcp")).toBe(true);
     expect(own.remove("s", "http://h/mcp")).toBe(false);
@@ -168,7 +188,10 @@ describe("the oauth key of mcp.json", () => {
     const { servers, problems } = parseMcpConfig(
       JSON.stringify({
         servers: {
-          pre: { url: "http://h/mcp", oauth: { clientId: "abc", clientSecret: "${SECRET}", scope: "read", callbackPort: 8765 } },
+          pre: {
+            url: "http://h/mcp",
+            oauth: { clientId: "abc", clientSecret: "${SECRET}", scope: "read", callbackPort: 8765 },
+          },
           off: { url: "http://h/mcp", oauth: false },
           port: { url: "http://h/mcp", oauth: { callbackPort: 70000 } },
           secret: { url: "http://h/mcp", oauth: { clientSecret: "x" } },
@@ -178,13 +201,18 @@ describe("the oauth key of mcp.json", () => {
       }),
       ctx,
     );
-    expect(servers.get("pre")).toMatchObject({ oauth: { clientId: "abc", clientSecret: "s3", scope: "read", callbackPort: 8765 } });
+    expect(servers.get("pre")).toMatchObject({
+      oauth: { clientId: "abc", clientSecret: "s3", scope: "read", callbackPort: 8765 },
+    });
     expect(servers.get("off")).toMatchObject({ oauth: false });
     expect(problems.map((p) => [p.server, p.message])).toEqual([
       ["port", '"oauth.callbackPort" must be a port number (1 to 65535), found number 70000'],
       ["secret", '"oauth.clientSecret" needs "oauth.clientId" (the client it belongs to)'],
       ["typo", 'unknown key "oauth.client_id"; "oauth" takes "clientId", "clientSecret", "scope", "callbackPort"'],
-      ["stdio", 'unknown key "oauth"; a stdio server takes "type", "command", "args", "env", "cwd", "timeoutMs", "connectTimeoutMs", "sampling", "disabled"'],
+      [
+        "stdio",
+        'unknown key "oauth"; a stdio server takes "type", "command", "args", "env", "cwd", "timeoutMs", "connectTimeoutMs", "sampling", "disabled"',
+      ],
     ]);
   });
 });

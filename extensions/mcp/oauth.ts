@@ -11,7 +11,11 @@
  */
 import { randomBytes } from "node:crypto";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { OAuthStore, StoredAuth } from "./oauth-store.ts";
 
 /** `"oauth"` of an HTTP server's entry: a client registered beforehand, the scope, the callback port. */
@@ -26,7 +30,9 @@ export interface OAuthSettings {
 /** A session needs a token it does not have (or can no longer refresh): someone must log in. */
 export class LoginNeeded extends Error {
   constructor(readonly server: string) {
-    super(`needs an OAuth login: run "mypi mcp login ${server}" (or "/mcp login ${server}" in an interactive or RPC session)`);
+    super(
+      `needs an OAuth login: run "mypi mcp login ${server}" (or "/mcp login ${server}" in an interactive or RPC session)`,
+    );
     this.name = "LoginNeeded";
   }
 }
@@ -34,7 +40,9 @@ export class LoginNeeded extends Error {
 /** A 401 from a server that publishes no OAuth metadata: a login cannot help, its credentials can. */
 export class NoOAuth extends Error {
   constructor() {
-    super('the server answered HTTP 401 and publishes no OAuth metadata (no protected-resource or authorization-server document), so a login cannot help; check the credentials in "headers"');
+    super(
+      'the server answered HTTP 401 and publishes no OAuth metadata (no protected-resource or authorization-server document), so a login cannot help; check the credentials in "headers"',
+    );
     this.name = "NoOAuth";
   }
 }
@@ -64,7 +72,11 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   get redirectUrl(): string {
     // Never undefined: the SDK would take that for a flow without a browser (client credentials).
-    return this.#o.login?.redirectUrl ?? redirectUrisOf(this.#read().clientInformation)[0] ?? `http://127.0.0.1:${this.#o.settings.callbackPort ?? 0}/callback`;
+    return (
+      this.#o.login?.redirectUrl ??
+      redirectUrisOf(this.#read().clientInformation)[0] ??
+      `http://127.0.0.1:${this.#o.settings.callbackPort ?? 0}/callback`
+    );
   }
 
   get clientMetadata(): OAuthClientMetadata {
@@ -85,7 +97,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   clientInformation(): OAuthClientInformationMixed | undefined {
     const { clientId, clientSecret } = this.#o.settings;
-    if (clientId !== undefined) return { client_id: clientId, ...(clientSecret !== undefined && { client_secret: clientSecret }) };
+    if (clientId !== undefined)
+      return { client_id: clientId, ...(clientSecret !== undefined && { client_secret: clientSecret }) };
     const stored = this.#read().clientInformation as OAuthClientInformationMixed | undefined;
     if (!this.#o.login) {
       // Without a registration there can be no token to refresh: only a login can help, and a

@@ -38,7 +38,8 @@ export class ProgressRouter {
     transport.send = (message, options) => {
       const m = message as { id?: string | number; method?: string; params?: { _meta?: { progressToken?: unknown } } };
       const token = m.params?._meta?.progressToken;
-      if (m.id !== undefined && m.method && typeof token === "string" && this.#listeners.has(token)) this.#requests.set(m.id, token);
+      if (m.id !== undefined && m.method && typeof token === "string" && this.#listeners.has(token))
+        this.#requests.set(m.id, token);
       return send(message, options);
     };
     transport.onmessage = (message, extra) => {
@@ -72,7 +73,10 @@ export class ProgressRouter {
   }
 }
 
-function ourProgress(message: unknown, listeners: Map<string, ProgressListener>): { listener: ProgressListener; value: Progress } | undefined {
+function ourProgress(
+  message: unknown,
+  listeners: Map<string, ProgressListener>,
+): { listener: ProgressListener; value: Progress } | undefined {
   const m = message as { method?: unknown; params?: Record<string, unknown> } | null;
   if (m?.method !== "notifications/progress" || typeof m.params !== "object" || m.params === null) return undefined;
   const token = m.params.progressToken;

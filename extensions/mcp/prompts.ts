@@ -22,16 +22,23 @@ export async function listPrompts(server: McpConnection): Promise<{ prompts: Mcp
   if (server.state !== "connected" || !isRecord(server.capabilities?.prompts)) return { prompts: [], notes: [] };
   try {
     const timeoutMs = server.config.connectTimeoutMs;
-    const page = (cursor: string | undefined) => server.request("prompts/list", cursor !== undefined ? { cursor } : undefined, { timeoutMs });
+    const page = (cursor: string | undefined) =>
+      server.request("prompts/list", cursor !== undefined ? { cursor } : undefined, { timeoutMs });
     const { items, notes } = await listPages(page, "prompts/list", "prompts");
     const prompts: McpPromptInfo[] = [];
     for (const item of items) {
       if (!isRecord(item) || typeof item.name !== "string" || item.name === "") continue;
-      const args = Array.isArray(item.arguments) ? item.arguments.filter(isRecord).filter((a) => typeof a.name === "string" && a.name !== "") : [];
+      const args = Array.isArray(item.arguments)
+        ? item.arguments.filter(isRecord).filter((a) => typeof a.name === "string" && a.name !== "")
+        : [];
       prompts.push({
         name: item.name,
         ...(typeof item.description === "string" && item.description !== "" && { description: item.description }),
-        arguments: args.map((a) => ({ name: a.name as string, required: a.required === true, ...(typeof a.description === "string" && { description: a.description }) })),
+        arguments: args.map((a) => ({
+          name: a.name as string,
+          required: a.required === true,
+          ...(typeof a.description === "string" && { description: a.description }),
+        })),
       });
     }
     return { prompts, notes };
@@ -55,7 +62,10 @@ export function argumentHint(prompt: McpPromptInfo): string {
  * The typed arguments mapped onto the prompt's: `key=value` by name (a known name only), the
  * others in order onto the arguments not named. Errors say what to type instead.
  */
-export function mapArguments(prompt: McpPromptInfo, typed: string): { ok: true; args: Record<string, string> } | { ok: false; message: string } {
+export function mapArguments(
+  prompt: McpPromptInfo,
+  typed: string,
+): { ok: true; args: Record<string, string> } | { ok: false; message: string } {
   const words = splitWords(typed);
   if (!words.ok) return words;
   const known = new Set(prompt.arguments.map((a) => a.name));
@@ -68,7 +78,10 @@ export function mapArguments(prompt: McpPromptInfo, typed: string): { ok: true; 
   }
   const open = prompt.arguments.filter((a) => !(a.name in args));
   if (positional.length > open.length) {
-    return { ok: false, message: `too many arguments: ${positional.length} given in order, but only ${open.map((a) => a.name).join(", ") || "none"} ${open.length === 1 ? "is" : "are"} left to fill` };
+    return {
+      ok: false,
+      message: `too many arguments: ${positional.length} given in order, but only ${open.map((a) => a.name).join(", ") || "none"} ${open.length === 1 ? "is" : "are"} left to fill`,
+    };
   }
   positional.forEach((value, i) => (args[open[i]!.name] = value));
   const missing = prompt.arguments.filter((a) => a.required && !(a.name in args)).map((a) => a.name);
@@ -77,7 +90,9 @@ export function mapArguments(prompt: McpPromptInfo, typed: string): { ok: true; 
 }
 
 /** Words split on spaces; `"…"` and `'…'` keep spaces (also after `key=`); `\` escapes the next character. */
-function splitWords(text: string): { ok: true; words: { text: string; quoted: boolean }[] } | { ok: false; message: string } {
+function splitWords(
+  text: string,
+): { ok: true; words: { text: string; quoted: boolean }[] } | { ok: false; message: string } {
   const words: { text: string; quoted: boolean }[] = [];
   let current: string | undefined;
   let quoted = false;
@@ -124,7 +139,8 @@ export function promptContent(server: string, prompt: string, answer: Record<str
   const merged: Content[] = [];
   for (const c of content) {
     const last = merged[merged.length - 1];
-    if (c.type === "text" && last?.type === "text") merged[merged.length - 1] = { type: "text", text: `${last.text}\n\n${c.text}` };
+    if (c.type === "text" && last?.type === "text")
+      merged[merged.length - 1] = { type: "text", text: `${last.text}\n\n${c.text}` };
     else merged.push(c);
   }
   return merged;
@@ -141,7 +157,10 @@ export interface PromptCommandOptions {
 }
 
 /** Register a server's prompts as commands. Returns the names registered and what could not be. */
-export function registerPrompts({ pi, server, prompts, lookup, log }: PromptCommandOptions): { commands: string[]; problems: string[] } {
+export function registerPrompts({ pi, server, prompts, lookup, log }: PromptCommandOptions): {
+  commands: string[];
+  problems: string[];
+} {
   const commands: string[] = [];
   const problems: string[] = [];
   for (const prompt of prompts) {
@@ -152,7 +171,8 @@ export function registerPrompts({ pi, server, prompts, lookup, log }: PromptComm
       pi.registerCommand(name, {
         description,
         handler: (args, ctx) => {
-          const say = (message: string, type: "error" | "warning") => (ctx.hasUI ? ctx.ui.notify(`/${name}: ${message}`, type) : log(`mypi: /${name}: ${message}`));
+          const say = (message: string, type: "error" | "warning") =>
+            ctx.hasUI ? ctx.ui.notify(`/${name}: ${message}`, type) : log(`mypi: /${name}: ${message}`);
           return runPrompt({ pi, lookup, prompt, name, typed: args, ctx, say });
         },
       });
@@ -177,16 +197,27 @@ interface PromptRun {
 async function runPrompt({ pi, lookup, prompt, name, typed, ctx, say }: PromptRun): Promise<void> {
   const server = lookup();
   if (!server || server.state !== "connected") {
-    return say(`the MCP server is not available (${server ? `it is ${server.state}${server.error ? `: ${server.error}` : ""}` : "it was removed"}).`, "error");
+    return say(
+      `the MCP server is not available (${server ? `it is ${server.state}${server.error ? `: ${server.error}` : ""}` : "it was removed"}).`,
+      "error",
+    );
   }
   const mapped = mapArguments(prompt, typed);
-  if (!mapped.ok) return say(`${mapped.message}. Usage: /${name} ${argumentHint(prompt)} (in order, or name=value)`, "error");
+  if (!mapped.ok)
+    return say(`${mapped.message}. Usage: /${name} ${argumentHint(prompt)} (in order, or name=value)`, "error");
   let answer: Record<string, unknown>;
   try {
-    answer = await server.request("prompts/get", { name: prompt.name, arguments: mapped.args }, { signal: ctx.signal, timeoutMs: server.config.timeoutMs });
+    answer = await server.request(
+      "prompts/get",
+      { name: prompt.name, arguments: mapped.args },
+      { signal: ctx.signal, timeoutMs: server.config.timeoutMs },
+    );
   } catch (error) {
     if (ctx.signal.aborted) return;
-    return say(`the MCP server "${server.name}" could not give the prompt: ${server.describeCallError(error)}`, "error");
+    return say(
+      `the MCP server "${server.name}" could not give the prompt: ${server.describeCallError(error)}`,
+      "error",
+    );
   }
   const content = promptContent(server.name, prompt.name, answer);
   if (content.length === 0) return say(`the MCP server "${server.name}" sent an empty prompt.`, "warning");

@@ -10,19 +10,43 @@ const REGISTRAR = join(REPO, "extensions", "mcp", "fixtures", "registrar.ts");
 type Ev = Record<string, any>;
 
 const sandbox = createSandbox("mypi-mcp-register-");
-const withMcp = sandbox.script([
-  { toolCalls: [{ name: "dyn__steps", arguments: { n: 2 } }, { name: "servers", arguments: {} }] },
-  { toolCalls: [{ name: "mcp_status", arguments: {} }] },
-  { toolCalls: [{ name: "servers", arguments: { drop: true } }] },
-  { toolCalls: [{ name: "dyn__steps", arguments: { n: 1 } }] },
-  { text: "Done." },
-], "with-mcp.json");
-const withoutMcp = sandbox.script([{ toolCalls: [{ name: "servers", arguments: { late: true } }] }, { text: "Done." }], "without-mcp.json");
+const withMcp = sandbox.script(
+  [
+    {
+      toolCalls: [
+        { name: "dyn__steps", arguments: { n: 2 } },
+        { name: "servers", arguments: {} },
+      ],
+    },
+    { toolCalls: [{ name: "mcp_status", arguments: {} }] },
+    { toolCalls: [{ name: "servers", arguments: { drop: true } }] },
+    { toolCalls: [{ name: "dyn__steps", arguments: { n: 1 } }] },
+    { text: "Done." },
+  ],
+  "with-mcp.json",
+);
+const withoutMcp = sandbox.script(
+  [{ toolCalls: [{ name: "servers", arguments: { late: true } }] }, { text: "Done." }],
+  "without-mcp.json",
+);
 
 let added: RunResult;
 let refused: RunResult;
 const run = (script: string, extensions: string[]) =>
-  sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "--cwd", sandbox.ws, ...extensions.flatMap((e) => ["-e", e]), "-p", "go"], { cwd: REPO });
+  sandbox.run(
+    [
+      "--mode",
+      "json",
+      "--model",
+      `scripted:${script}`,
+      "--cwd",
+      sandbox.ws,
+      ...extensions.flatMap((e) => ["-e", e]),
+      "-p",
+      "go",
+    ],
+    { cwd: REPO },
+  );
 
 beforeAll(async () => {
   [added, refused] = await Promise.all([run(withMcp, [EXTENSION, REGISTRAR]), run(withoutMcp, [REGISTRAR])]);

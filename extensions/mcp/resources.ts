@@ -14,7 +14,15 @@
  *   what was attached).
  */
 import { defineTool, z } from "@mypi/extension-api";
-import { errorResult, isRecord, type Content, type ImageContent, type Message, type Tool, type ToolResult } from "@mypi/kernel";
+import {
+  errorResult,
+  isRecord,
+  type Content,
+  type ImageContent,
+  type Message,
+  type Tool,
+  type ToolResult,
+} from "@mypi/kernel";
 import type { McpConnection } from "./connection.ts";
 import { toToolResult } from "./convert.ts";
 import { listPages } from "./paging.ts";
@@ -51,7 +59,8 @@ export interface ResourceListing {
 /** A server's resources and templates, read item by item (an item without a URI is skipped). */
 export async function listResources(server: McpConnection, signal?: AbortSignal): Promise<ResourceListing> {
   const timeoutMs = server.config.connectTimeoutMs;
-  const page = (method: string) => (cursor: string | undefined) => server.request(method, cursor !== undefined ? { cursor } : undefined, { signal, timeoutMs });
+  const page = (method: string) => (cursor: string | undefined) =>
+    server.request(method, cursor !== undefined ? { cursor } : undefined, { signal, timeoutMs });
   const listing: ResourceListing = { server: server.name, resources: [], templates: [], notes: [] };
   const [resources, templates] = await Promise.allSettled([
     listPages(page("resources/list"), "resources/list", "resources"),
@@ -59,29 +68,47 @@ export async function listResources(server: McpConnection, signal?: AbortSignal)
   ]);
   if (resources.status === "fulfilled") {
     listing.resources = described(resources.value.items, "uri");
-    listing.notes.push(...resources.value.notes, ...skipped(resources.value.items.length - listing.resources.length, "resource"));
+    listing.notes.push(
+      ...resources.value.notes,
+      ...skipped(resources.value.items.length - listing.resources.length, "resource"),
+    );
   } else listing.notes.push(`resources/list failed: ${server.describeCallError(resources.reason)}`);
   // Templates are optional in the protocol: a server without them answers "method not found".
   if (templates.status === "fulfilled") {
     listing.templates = described(templates.value.items, "uriTemplate");
-    listing.notes.push(...templates.value.notes, ...skipped(templates.value.items.length - listing.templates.length, "template"));
+    listing.notes.push(
+      ...templates.value.notes,
+      ...skipped(templates.value.items.length - listing.templates.length, "template"),
+    );
   }
   return listing;
 }
 
-function described<K extends "uri" | "uriTemplate">(items: unknown[], key: K): ({ [P in K]: string } & { name?: string; mimeType?: string; description?: string })[] {
+function described<K extends "uri" | "uriTemplate">(
+  items: unknown[],
+  key: K,
+): ({ [P in K]: string } & { name?: string; mimeType?: string; description?: string })[] {
   const out: ({ [P in K]: string } & { name?: string; mimeType?: string; description?: string })[] = [];
   for (const item of items) {
     if (!isRecord(item) || typeof item[key] !== "string" || item[key] === "") continue;
-    const entry = { [key]: item[key] } as { [P in K]: string } & { name?: string; mimeType?: string; description?: string };
-    for (const field of ["name", "mimeType", "description"] as const) if (typeof item[field] === "string" && item[field] !== "") entry[field] = item[field];
+    const entry = { [key]: item[key] } as { [P in K]: string } & {
+      name?: string;
+      mimeType?: string;
+      description?: string;
+    };
+    for (const field of ["name", "mimeType", "description"] as const)
+      if (typeof item[field] === "string" && item[field] !== "") entry[field] = item[field];
     out.push(entry);
   }
   return out;
 }
 
 function skipped(n: number, what: string): string[] {
-  return n > 0 ? [`${n} ${what}${n > 1 ? "s" : ""} without a ${what === "template" ? "uriTemplate" : "uri"} ${n > 1 ? "were" : "was"} skipped`] : [];
+  return n > 0
+    ? [
+        `${n} ${what}${n > 1 ? "s" : ""} without a ${what === "template" ? "uriTemplate" : "uri"} ${n > 1 ? "were" : "was"} skipped`,
+      ]
+    : [];
 }
 
 /** One line per resource and template, under a heading per server. */
@@ -89,7 +116,9 @@ export function listingText(listings: readonly ResourceListing[]): string {
   const lines: string[] = [];
   for (const l of listings) {
     if (lines.length) lines.push("");
-    lines.push(`${l.server}: ${l.resources.length} resource${l.resources.length === 1 ? "" : "s"}, ${l.templates.length} template${l.templates.length === 1 ? "" : "s"}`);
+    lines.push(
+      `${l.server}: ${l.resources.length} resource${l.resources.length === 1 ? "" : "s"}, ${l.templates.length} template${l.templates.length === 1 ? "" : "s"}`,
+    );
     const about = (e: { name?: string; mimeType?: string; description?: string }) =>
       `${e.mimeType ? ` (${e.mimeType})` : ""}${e.name ? ` ${JSON.stringify(e.name)}` : ""}${e.description ? `: ${e.description}` : ""}`;
     for (const r of l.resources) lines.push(`- ${r.uri}${about(r)}`);
@@ -103,8 +132,12 @@ export function listingText(listings: readonly ResourceListing[]): string {
 export async function readResource(server: McpConnection, uri: string, signal?: AbortSignal): Promise<ToolResult> {
   const answer = await server.request("resources/read", { uri }, { signal, timeoutMs: server.config.timeoutMs });
   const contents = Array.isArray(answer.contents) ? answer.contents : [];
-  const result = toToolResult({ content: contents.map((resource) => ({ type: "resource", resource })) }, { server: server.name, tool: READ_RESOURCE_TOOL });
-  if (result.content.length === 0) result.content.push({ type: "text", text: `The MCP server "${server.name}" sent no contents for ${uri}.` });
+  const result = toToolResult(
+    { content: contents.map((resource) => ({ type: "resource", resource })) },
+    { server: server.name, tool: READ_RESOURCE_TOOL },
+  );
+  if (result.content.length === 0)
+    result.content.push({ type: "text", text: `The MCP server "${server.name}" sent no contents for ${uri}.` });
   return { ...result, details: { server: server.name, uri } };
 }
 
@@ -113,18 +146,29 @@ export async function readResource(server: McpConnection, uri: string, signal?: 
 export function resourceTools(host: ResourceHost): Tool[] {
   const unknownServer = (name: string) => {
     const known = host.connections.filter(offersResources).map((c) => c.name);
-    return errorResult(`There is no MCP server "${name}" with resources${known.length ? `; servers with resources: ${known.join(", ")}` : ""}.`, {});
+    return errorResult(
+      `There is no MCP server "${name}" with resources${known.length ? `; servers with resources: ${known.join(", ")}` : ""}.`,
+      {},
+    );
   };
   return [
     defineTool({
       name: LIST_RESOURCES_TOOL,
-      description: "List the resources (readable documents, files, records) and resource templates of the MCP servers, or of one server. Read one with mcp_read_resource.",
+      description:
+        "List the resources (readable documents, files, records) and resource templates of the MCP servers, or of one server. Read one with mcp_read_resource.",
       parameters: z.strictObject({ server: z.string().optional().describe("Only this server") }),
       parallelSafe: true,
       execute: async ({ server }, ctx) => {
-        const servers = server === undefined ? host.connections.filter(offersResources) : [host.server(server)].filter((c) => c && offersResources(c));
+        const servers =
+          server === undefined
+            ? host.connections.filter(offersResources)
+            : [host.server(server)].filter((c) => c && offersResources(c));
         if (server !== undefined && servers.length === 0) return unknownServer(server);
-        if (servers.length === 0) return { content: [{ type: "text", text: "No connected MCP server offers resources." }], details: { servers: [] } };
+        if (servers.length === 0)
+          return {
+            content: [{ type: "text", text: "No connected MCP server offers resources." }],
+            details: { servers: [] },
+          };
         const listings = await Promise.all(servers.map((c) => listResources(c!, ctx.signal)));
         return { content: [{ type: "text", text: listingText(listings) }], details: { servers: listings } };
       },
@@ -132,7 +176,10 @@ export function resourceTools(host: ResourceHost): Tool[] {
     defineTool({
       name: READ_RESOURCE_TOOL,
       description: "Read a resource of an MCP server by its URI (from mcp_list_resources, or a template filled in).",
-      parameters: z.strictObject({ server: z.string().describe("The server's name"), uri: z.string().min(1).describe("The resource's URI") }),
+      parameters: z.strictObject({
+        server: z.string().describe("The server's name"),
+        uri: z.string().min(1).describe("The resource's URI"),
+      }),
       parallelSafe: true,
       execute: async ({ server, uri }, ctx) => {
         const c = host.server(server);
@@ -216,7 +263,9 @@ export class Attachments {
     if (!attachment) return;
     const read = readResource(server, uri)
       .then((result) => void (attachment.text = textOf(result.content)))
-      .catch((error: unknown) => this.#report(`server "${server.name}": could not read the updated ${uri}: ${server.describeCallError(error)}`))
+      .catch((error: unknown) =>
+        this.#report(`server "${server.name}": could not read the updated ${uri}: ${server.describeCallError(error)}`),
+      )
       .finally(() => {
         if (attachment.refreshing === read) attachment.refreshing = undefined;
       });
@@ -251,10 +300,12 @@ export class Attachments {
     if (!uris) this.#subscribed.set(connection, (uris = new Set()));
     if (uris.has(uri)) return;
     uris.add(uri);
-    server.request("resources/subscribe", { uri }, { timeoutMs: server.config.connectTimeoutMs }).catch((error: unknown) => {
-      uris.delete(uri);
-      this.#report(`server "${server.name}": could not subscribe to ${uri}: ${server.describeCallError(error)}`);
-    });
+    server
+      .request("resources/subscribe", { uri }, { timeoutMs: server.config.connectTimeoutMs })
+      .catch((error: unknown) => {
+        uris.delete(uri);
+        this.#report(`server "${server.name}": could not subscribe to ${uri}: ${server.describeCallError(error)}`);
+      });
   }
 }
 

@@ -25,7 +25,8 @@ let attachments: Attachments;
 beforeAll(async () => {
   main = await startHub([rich("rx", [], { env: { RICH_LOG: richLog } }), rich("nt", ["--no-tasks"])], {
     // As index.ts wires it.
-    onNotification: (server, method, params) => method === "notifications/resources/updated" && attachments.updated(server, String(params.uri)),
+    onNotification: (server, method, params) =>
+      method === "notifications/resources/updated" && attachments.updated(server, String(params.uri)),
   });
   attachments = new Attachments(main.hub, (line) => main.reports.push(line));
   for (const tool of resourceTools(main.hub)) main.host.pi.registerTool(tool);
@@ -36,7 +37,8 @@ afterAll(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-const text = (r: { content: { type: string; text?: string }[] }) => r.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
+const text = (r: { content: { type: string; text?: string }[] }) =>
+  r.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
 
 describe("progress", () => {
   it("delivers every progress notification before the result, also the last one that shares the result's chunk", async () => {
@@ -55,7 +57,9 @@ describe("progress", () => {
       'server "rx": the MCP SDK reported: Received a progress notification for an unknown token: {"method":"notifications/progress","params":{"progress":1,"progressToken":"nobody-1"}} (later reports of this server are counted in mcp_status)',
     ]);
     expect(main.hub.connections.find((c) => c.name === "rx")!.sdkErrors?.count).toBe(3);
-    expect(statusText(main.hub)).toContain('  SDK reports: 3 (first: Received a progress notification for an unknown token: {"method":"notifications/progress","params":{"progress":1,"progressToken":"nobody-1"}}; last: Received a progress notification for an unknown token: {"method":"notifications/progress","params":{"progress":3,"progressToken":"nobody-3"}})');
+    expect(statusText(main.hub)).toContain(
+      '  SDK reports: 3 (first: Received a progress notification for an unknown token: {"method":"notifications/progress","params":{"progress":1,"progressToken":"nobody-1"}}; last: Received a progress notification for an unknown token: {"method":"notifications/progress","params":{"progress":3,"progressToken":"nobody-3"}})',
+    );
   });
 });
 
@@ -77,19 +81,30 @@ describe("resources", () => {
         '- template demo://greeting/{name} (text/plain) "greeting": A greeting for anyone',
       ].join("\n"),
     );
-    expect(text(await main.host.call("mcp_list_resources", { server: "nope" }))).toBe('There is no MCP server "nope" with resources; servers with resources: rx, nt.');
+    expect(text(await main.host.call("mcp_list_resources", { server: "nope" }))).toBe(
+      'There is no MCP server "nope" with resources; servers with resources: rx, nt.',
+    );
   });
 
   it("mcp_read_resource converts text, images and other blobs like tool results, and fills templates", async () => {
     const read = async (uri: string) => {
       const r = await main.host.call("mcp_read_resource", { server: "rx", uri });
-      return [r.isError ?? false, r.content.map((c) => (c.type === "text" ? c.text : `[${c.type} ${(c as { mimeType: string }).mimeType}]`))];
+      return [
+        r.isError ?? false,
+        r.content.map((c) => (c.type === "text" ? c.text : `[${c.type} ${(c as { mimeType: string }).mimeType}]`)),
+      ];
     };
     expect(await read("demo://note")).toEqual([false, ["Resource demo://note (text/plain):\nfirst version"]]);
     expect(await read("demo://pixel.png")).toEqual([false, ["[image image/png]"]]);
-    expect(await read("demo://data.bin")).toEqual([false, ["[binary resource demo://data.bin (application/octet-stream), 4 bytes, not shown]"]]);
+    expect(await read("demo://data.bin")).toEqual([
+      false,
+      ["[binary resource demo://data.bin (application/octet-stream), 4 bytes, not shown]"],
+    ]);
     expect(await read("demo://greeting/Ada")).toEqual([false, ["Resource demo://greeting/Ada:\nHello, Ada!"]]);
-    expect(await read("demo://nothing")).toEqual([true, ["The MCP server \"rx\" could not read demo://nothing: Resource demo://nothing not found"]]);
+    expect(await read("demo://nothing")).toEqual([
+      true,
+      ['The MCP server "rx" could not read demo://nothing: Resource demo://nothing not found'],
+    ]);
   });
 
   it("attaches @server:uri mentions to a prompt, leaves other @-words alone, and refreshes what is attached when the server updates it", async () => {
@@ -111,19 +126,29 @@ describe("resources", () => {
       ].join("\n"),
     );
     expect(attached?.images).toEqual([{ type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }]);
-    const history = [{ role: "user" as const, content: [{ type: "text" as const, text: attached!.text }], timestamp: 1 }];
+    const history = [
+      { role: "user" as const, content: [{ type: "text" as const, text: attached!.text }], timestamp: 1 },
+    ];
     expect(await attachments.current(history, signal)).toBeUndefined(); // nothing changed yet
 
     await main.host.call("rx__set_note", { text: "second version" });
     const now = await attachments.current(history, signal);
-    expect((now![0]!.content as { text: string }[])[0]!.text).toContain("Resource demo://note (text/plain):\nsecond version\n</mcp-resource>");
+    expect((now![0]!.content as { text: string }[])[0]!.text).toContain(
+      "Resource demo://note (text/plain):\nsecond version\n</mcp-resource>",
+    );
     expect(history[0]!.content[0]!.text).toContain("first version"); // the transcript keeps what was attached
-    expect(readFileSync(richLog, "utf8").split("\n").filter((l) => l.startsWith("subscribe"))).toEqual(["subscribe demo://note", "subscribe demo://pixel.png"]);
+    expect(
+      readFileSync(richLog, "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("subscribe")),
+    ).toEqual(["subscribe demo://note", "subscribe demo://pixel.png"]);
   });
 
   it("says in the prompt when an attachment cannot be read, so nothing is lost", async () => {
     const attached = await attachments.attach("see @rx:demo://gone", new AbortController().signal);
-    expect(attached?.text).toBe("see @rx:demo://gone\n\n[mypi could not attach @rx:demo://gone: Resource demo://gone not found]");
+    expect(attached?.text).toBe(
+      "see @rx:demo://gone\n\n[mypi could not attach @rx:demo://gone: Resource demo://gone not found]",
+    );
   });
 });
 
@@ -134,7 +159,8 @@ describe("tasks", () => {
     expect(main.hub.toolNames("rx")).toContain("rx__research");
     expect(main.hub.toolNames("nt")).not.toContain("nt__research");
     expect(main.host.registry.get("nt__research")).toBeUndefined();
-    const why = 'not offered: it must run as a task (execution.taskSupport "required"), and the server does not announce tasks for tools/call';
+    const why =
+      'not offered: it must run as a task (execution.taskSupport "required"), and the server does not announce tasks for tools/call';
     expect(main.hub.toolProblems.get("nt__research")).toBe(why);
     expect(statusText(main.hub)).toContain(`- nt__research: ${why}`);
   });

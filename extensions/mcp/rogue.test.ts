@@ -29,12 +29,18 @@ function startHttpStub(): Promise<{ url: (path: string) => string; server: Serve
       if (req.url === "/401") return void res.writeHead(401, { "www-authenticate": "Bearer" }).end();
       if (req.url === "/404") {
         const padding = "<p>" + "lorem ipsum ".repeat(40) + "</p>";
-        return void res.writeHead(404, { "content-type": "text/html" }).end(`<!DOCTYPE html><html><body><h1>Not Found</h1><p>No route here.</p>${padding}</body></html>`);
+        return void res
+          .writeHead(404, { "content-type": "text/html" })
+          .end(`<!DOCTYPE html><html><body><h1>Not Found</h1><p>No route here.</p>${padding}</body></html>`);
       }
       res.writeHead(500, { "content-type": "application/json" }).end('{"error":"boom"}');
     });
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, url: (path) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}` })));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () =>
+      resolve({ server, url: (path) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}` }),
+    ),
+  );
 }
 
 function httpServer(name: string, url: string): HttpServerConfig {
@@ -44,7 +50,8 @@ function httpServer(name: string, url: string): HttpServerConfig {
 /** How much text of one result is passed on (docs/mcp.md). */
 const MAX_RESULT_CHARS = 100_000;
 const log = (name: string) => join(tmp, `${name}.log`);
-const text = (r: { content: { type: string; text?: string }[] }) => r.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
+const text = (r: { content: { type: string; text?: string }[] }) =>
+  r.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
 
 let main: { host: FakeHost; hub: McpHub };
 let stub: Awaited<ReturnType<typeof startHttpStub>>;
@@ -106,7 +113,9 @@ describe("start-up", () => {
   });
 
   it("reports a server that exits while answering initialize with its exit code and last stderr line", () => {
-    expect(main.hub.connections.find((c) => c.name === "init")!.error).toBe("exited with code 5 before it answered; its last stderr line: rogue: no licence key (on purpose)");
+    expect(main.hub.connections.find((c) => c.name === "init")!.error).toBe(
+      "exited with code 5 before it answered; its last stderr line: rogue: no licence key (on purpose)",
+    );
   });
 
   it("says in one line what a malformed initialize answer lacks, not with a dump of the schema check", () => {
@@ -116,7 +125,10 @@ describe("start-up", () => {
   });
 
   it("skips lines on stdout that are not JSON-RPC (a server's logs)", async () => {
-    expect(await main.host.call("noisy__echo", { a: 1 })).toMatchObject({ content: [{ type: "text", text: 'echo {"a":1}' }], isError: false });
+    expect(await main.host.call("noisy__echo", { a: 1 })).toMatchObject({
+      content: [{ type: "text", text: 'echo {"a":1}' }],
+      isError: false,
+    });
   });
 });
 
@@ -135,15 +147,21 @@ describe("tools/list", () => {
     ]);
     expect(main.host.registry.get("odd__dup")!.description).toBe("first");
     expect(main.host.registry.get("odd__schema_string")!.jsonSchema).toEqual({ type: "object" });
-    expect(main.hub.toolProblems.get("odd__schema_bad_property")).toMatch(/^not registered: tool "odd__schema_bad_property": `jsonSchema` is not a valid JSON Schema/);
-    expect(main.hub.connections.find((c) => c.name === "odd")!.error).toBe('tools/list: 1 tool without a name was skipped; "dup" is listed 2 times, the first is used');
+    expect(main.hub.toolProblems.get("odd__schema_bad_property")).toMatch(
+      /^not registered: tool "odd__schema_bad_property": `jsonSchema` is not a valid JSON Schema/,
+    );
+    expect(main.hub.connections.find((c) => c.name === "odd")!.error).toBe(
+      'tools/list: 1 tool without a name was skipped; "dup" is listed 2 times, the first is used',
+    );
     expect(text(await main.host.call("odd___n_c_d_", { x: 1 }))).toBe('ünïcödé {"x":1}');
     expect(text(await main.host.call("odd__with_space", {}))).toBe("with space {}");
   });
 
   it("stops at a page cursor that comes back, with each tool once", () => {
     expect(main.hub.toolNames("loop")).toEqual(["loop__page_first", "loop__page_a", "loop__page_b"]);
-    expect(main.hub.connections.find((c) => c.name === "loop")!.error).toBe('tools/list: the page cursor "a" came back; the pages before it are used');
+    expect(main.hub.connections.find((c) => c.name === "loop")!.error).toBe(
+      'tools/list: the page cursor "a" came back; the pages before it are used',
+    );
   });
 
   it("lists 500 tools over 13 pages", () => {
@@ -172,12 +190,33 @@ describe("results of the wrong shape", () => {
 
   it("shows what can be shown instead of refusing the whole result", async () => {
     const results = await Promise.all(
-      ["not_array", "unknown_block", "bad_image", "image_no_mime", "resources", "text_not_string", "structured_only_array", "no_structured"].map(call),
+      [
+        "not_array",
+        "unknown_block",
+        "bad_image",
+        "image_no_mime",
+        "resources",
+        "text_not_string",
+        "structured_only_array",
+        "no_structured",
+      ].map(call),
     );
     expect(results.map((r) => [r.isError, r.content])).toEqual([
       [false, [{ type: "text", text: "a plain string where the blocks should be" }]],
-      [false, [{ type: "text", text: '[content of type "video" that mypi cannot show]' }, { type: "text", text: "still here" }]],
-      [false, [{ type: "text", text: "[image (image/png), not shown: its data is not base64]" }, { type: "text", text: "see the picture" }]],
+      [
+        false,
+        [
+          { type: "text", text: '[content of type "video" that mypi cannot show]' },
+          { type: "text", text: "still here" },
+        ],
+      ],
+      [
+        false,
+        [
+          { type: "text", text: "[image (image/png), not shown: its data is not base64]" },
+          { type: "text", text: "see the picture" },
+        ],
+      ],
       [false, [{ type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }]],
       [
         false,
@@ -207,7 +246,9 @@ describe("results of the wrong shape", () => {
   });
 
   it("answers a call whose JSON-RPC answer is malformed, at once (the server has no timeout)", async () => {
-    const results = await Promise.all(["answer_not_object", "answer_error_null", "answer_no_jsonrpc", "answer_error_code_string"].map(call));
+    const results = await Promise.all(
+      ["answer_not_object", "answer_error_null", "answer_no_jsonrpc", "answer_error_code_string"].map(call),
+    );
     expect(results.map((r) => [r.isError, text(r)])).toEqual([
       [true, 'The MCP server "res" could not run "answer_not_object": its answer has no result object (found "done")'],
       [false, "fine"],
@@ -221,19 +262,27 @@ describe("calls", () => {
   it("an abort sends notifications/cancelled, and the call gets one result", async () => {
     const controller = new AbortController();
     const updates: unknown[] = [];
-    const result = await main.host.call("plain__slow", {}, {
-      signal: controller.signal,
-      onUpdate: (p) => {
-        updates.push(p);
-        controller.abort();
+    const result = await main.host.call(
+      "plain__slow",
+      {},
+      {
+        signal: controller.signal,
+        onUpdate: (p) => {
+          updates.push(p);
+          controller.abort();
+        },
       },
-    });
+    );
     expect(result).toEqual({ content: [{ type: "text", text: "Tool call interrupted by user" }], isError: true });
     expect(updates).toHaveLength(1);
     // The server reads its stdin in order: once the next call is answered, it has seen the cancellation.
     expect(text(await main.host.call("plain__echo", {}))).toBe("echo {}");
     const lines = readFileSync(log("plain"), "utf8").trim().split("\n");
-    expect(lines.slice(-3)).toEqual(["tools/call", expect.stringMatching(/^notifications\/cancelled \d+$/), "tools/call"]);
+    expect(lines.slice(-3)).toEqual([
+      "tools/call",
+      expect.stringMatching(/^notifications\/cancelled \d+$/),
+      "tools/call",
+    ]);
   });
 
   it("ignores progress and a second answer after the result", async () => {
@@ -245,8 +294,12 @@ describe("calls", () => {
 
   it("answers the call in flight when the server closes its stdout but keeps running, and stops that server", async () => {
     const result = await main.host.call("cs__close", {});
-    const why = "was killed by SIGKILL; its last stderr line: [mypi] the server closed its stdout while running; it was stopped";
-    expect([result.isError, text(result)]).toEqual([true, `The MCP server "cs" stopped while running "close": ${why}.`]);
+    const why =
+      "was killed by SIGKILL; its last stderr line: [mypi] the server closed its stdout while running; it was stopped";
+    expect([result.isError, text(result)]).toEqual([
+      true,
+      `The MCP server "cs" stopped while running "close": ${why}.`,
+    ]);
     expect(main.hub.connections.find((c) => c.name === "cs")!.state).toBe("stopped");
   });
 });
@@ -268,13 +321,21 @@ describe("shutdown", () => {
   it("does not wait on a helper the server left holding its stdout: a crash is noticed and close() returns", async () => {
     const pids = join(tmp, "daemon.pid");
     const host = fakeHost();
-    const hub = new McpHub({ pi: host.pi, servers: [rogue("dm", "daemon", { env: { ROGUE_PIDFILE: pids }, timeoutMs: 0 }), rogue("dm2", "daemon", { env: { ROGUE_PIDFILE: `${pids}2` } })] });
+    const hub = new McpHub({
+      pi: host.pi,
+      servers: [
+        rogue("dm", "daemon", { env: { ROGUE_PIDFILE: pids }, timeoutMs: 0 }),
+        rogue("dm2", "daemon", { env: { ROGUE_PIDFILE: `${pids}2` } }),
+      ],
+    });
     await hub.start();
     const [server, helper] = readFileSync(pids, "utf8").split(" ").map(Number);
     const [server2, helper2] = readFileSync(`${pids}2`, "utf8").split(" ").map(Number);
     strays.push(helper!, helper2!);
     const crash = await host.call("dm__crash", {});
-    expect(text(crash)).toBe('The MCP server "dm" stopped while running "crash": exited with code 9; its last stderr line: rogue: crashing (on purpose).');
+    expect(text(crash)).toBe(
+      'The MCP server "dm" stopped while running "crash": exited with code 9; its last stderr line: rogue: crashing (on purpose).',
+    );
     await hub.close(); // dm2 exits when its stdin ends; its helper keeps the pipes
     expect([alive(server!), alive(server2!), alive(helper2!)]).toEqual([false, false, true]);
   });

@@ -50,7 +50,14 @@ export async function sample(options: {
     const content = (Array.isArray(m.content) ? m.content : [m.content]).map((block) => toContent(block, i));
     return m.role === "user"
       ? { role: "user" as const, content, timestamp: Date.now() }
-      : { role: "assistant" as const, content: content.filter((c) => c.type === "text"), stopReason: "stop" as const, usage: NO_USAGE, model: "mcp", timestamp: Date.now() };
+      : {
+          role: "assistant" as const,
+          content: content.filter((c) => c.type === "text"),
+          stopReason: "stop" as const,
+          usage: NO_USAGE,
+          model: "mcp",
+          timestamp: Date.now(),
+        };
   });
   const result = await options.complete({
     messages,
@@ -75,6 +82,9 @@ const NO_USAGE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens
 function toContent(block: SamplingBlock, index: number): Content {
   if (block.type === "text") return { type: "text", text: block.text ?? "" };
   if (block.type === "image") return { type: "image", data: block.data ?? "", mimeType: block.mimeType ?? "image/png" };
-  if (block.type === "audio") return { type: "text", text: `[audio (${block.mimeType ?? "unknown type"}) that mypi cannot pass to the model]` };
-  throw new SamplingRefused(`message ${index + 1} holds a "${block.type}" block; mypi offers sampling without tools (sampling.tools is not declared)`);
+  if (block.type === "audio")
+    return { type: "text", text: `[audio (${block.mimeType ?? "unknown type"}) that mypi cannot pass to the model]` };
+  throw new SamplingRefused(
+    `message ${index + 1} holds a "${block.type}" block; mypi offers sampling without tools (sampling.tools is not declared)`,
+  );
 }

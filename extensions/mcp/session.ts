@@ -35,13 +35,25 @@ export class McpSession {
   /** Prompt listings after `prompts/list_changed`, in flight. */
   readonly #listing = new Set<Promise<void>>();
 
-  constructor(options: McpSessionOptions, servers: readonly ServerConfig[] = [], problems: readonly ConfigProblem[] = []) {
+  constructor(
+    options: McpSessionOptions,
+    servers: readonly ServerConfig[] = [],
+    problems: readonly ConfigProblem[] = [],
+  ) {
     this.#options = options;
     const onNotification = (server: McpConnection, method: string, params: Record<string, unknown>) => {
-      if (method === "notifications/resources/updated" && typeof params.uri === "string") this.attachments.updated(server, params.uri);
+      if (method === "notifications/resources/updated" && typeof params.uri === "string")
+        this.attachments.updated(server, params.uri);
       if (method === "notifications/prompts/list_changed") void this.promptsChanged(server);
     };
-    this.hub = new McpHub({ pi: options.pi, servers, problems, report: options.report, onNotification, ...(options.client && { client: options.client }) });
+    this.hub = new McpHub({
+      pi: options.pi,
+      servers,
+      problems,
+      report: options.report,
+      onNotification,
+      ...(options.client && { client: options.client }),
+    });
     this.attachments = new Attachments(this.hub, options.report);
   }
 

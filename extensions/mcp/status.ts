@@ -24,7 +24,13 @@ export interface ServerStatus {
 
 export function serverStatuses(hub: McpHub): ServerStatus[] {
   return hub.connections.map((c) => {
-    const status: ServerStatus = { name: c.name, transport: c.config.transport, target: c.target, state: c.state, tools: hub.toolNames(c.name) };
+    const status: ServerStatus = {
+      name: c.name,
+      transport: c.config.transport,
+      target: c.target,
+      state: c.state,
+      tools: hub.toolNames(c.name),
+    };
     if (c.error !== undefined) status.error = c.error;
     if (c.sdkErrors) status.sdkErrors = { ...c.sdkErrors };
     const prompts = hub.promptCommands.get(c.name);
@@ -37,8 +43,12 @@ export function serverStatuses(hub: McpHub): ServerStatus[] {
 
 /** One line: `MCP servers: docs ok (3 tools), broken failed`. */
 export function summaryLine(hub: McpHub): string {
-  const parts = hub.connections.map((c) => (c.state === "connected" ? `${c.name} ok (${hub.toolNames(c.name).length} tools)` : `${c.name} ${c.state}`));
-  const problems = hub.configProblems.length ? `; ${hub.configProblems.length} config problem${hub.configProblems.length > 1 ? "s" : ""}` : "";
+  const parts = hub.connections.map((c) =>
+    c.state === "connected" ? `${c.name} ok (${hub.toolNames(c.name).length} tools)` : `${c.name} ${c.state}`,
+  );
+  const problems = hub.configProblems.length
+    ? `; ${hub.configProblems.length} config problem${hub.configProblems.length > 1 ? "s" : ""}`
+    : "";
   return `MCP servers: ${parts.join(", ") || "none"}${problems}`;
 }
 
@@ -60,7 +70,11 @@ export function statusText(hub: McpHub): string {
   const tools = [...hub.toolProblems];
   if (tools.length) lines.push("", "Tool problems:", ...tools.map(([name, why]) => `- ${name}: ${why}`));
   if (hub.configProblems.length) {
-    lines.push("", "Config problems:", ...hub.configProblems.map((p) => `- ${p.file}${p.server ? ` (server "${p.server}")` : ""}: ${p.message}`));
+    lines.push(
+      "",
+      "Config problems:",
+      ...hub.configProblems.map((p) => `- ${p.file}${p.server ? ` (server "${p.server}")` : ""}: ${p.message}`),
+    );
   }
   return lines.join("\n");
 }
@@ -70,7 +84,10 @@ export function startupProblems(hub: McpHub): string[] {
   const lines: string[] = [];
   for (const p of hub.configProblems) lines.push(`${p.file}${p.server ? `: server "${p.server}"` : ""}: ${p.message}`);
   for (const c of hub.connections) {
-    if (c.state !== "connected") lines.push(`server "${c.name}" ${c.state}: ${c.error ?? "unknown reason"}; its tools are unavailable (see mcp_status)`);
+    if (c.state !== "connected")
+      lines.push(
+        `server "${c.name}" ${c.state}: ${c.error ?? "unknown reason"}; its tools are unavailable (see mcp_status)`,
+      );
   }
   for (const [name, why] of hub.toolProblems) lines.push(`tool ${name} ${why}`);
   return lines;
@@ -84,11 +101,15 @@ export function registerStatus(pi: Pick<ExtensionAPI, "registerTool" | "register
       description: `${summaryLine(hub)}\nReports the live state of the configured MCP servers: connected or not and why, and their tools.`,
       parameters: z.strictObject({}),
       parallelSafe: true,
-      execute: () => ({ content: [{ type: "text", text: statusText(hub) }], details: { servers: serverStatuses(hub) } }),
+      execute: () => ({
+        content: [{ type: "text", text: statusText(hub) }],
+        details: { servers: serverStatuses(hub) },
+      }),
     }),
   );
   pi.registerCommand("mcp", {
-    description: "Show the MCP servers (state, tools, errors); /mcp restart <name> starts one again; /mcp login <name> logs in to an OAuth server",
+    description:
+      "Show the MCP servers (state, tools, errors); /mcp restart <name> starts one again; /mcp login <name> logs in to an OAuth server",
     handler: async (args, ctx) => {
       const [verb, name] = args.trim().split(/\s+/);
       if (!verb) return ctx.ui.notify(statusText(hub), "info");

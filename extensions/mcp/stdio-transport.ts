@@ -34,7 +34,20 @@ const OWN_GROUP = process.platform !== "win32";
 /** What a server inherits besides its configured `env` (the MCP SDK's choice: sudo's defaults). */
 const INHERITED_ENV =
   process.platform === "win32"
-    ? ["APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PROGRAMFILES"]
+    ? [
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+        "PROGRAMFILES",
+      ]
     : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 export function inheritedEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
@@ -155,7 +168,9 @@ export class ChildProcessTransport implements Transport {
   #receive(chunk: Buffer): void {
     let start = 0;
     for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
-      const line = Buffer.concat([...this.#pending, chunk.subarray(start, nl)]).toString("utf8").replace(/\r$/, "");
+      const line = Buffer.concat([...this.#pending, chunk.subarray(start, nl)])
+        .toString("utf8")
+        .replace(/\r$/, "");
       this.#pending = [];
       this.#pendingBytes = 0;
       start = nl + 1;
@@ -239,16 +254,25 @@ export class ChildProcessTransport implements Transport {
  * ever). A result that is not an object becomes an error answer saying so. Anything else: undefined.
  */
 function asAnswer(message: unknown): JSONRPCMessage | undefined {
-  if (!isRecord(message) || "method" in message || (typeof message.id !== "string" && typeof message.id !== "number")) return undefined;
+  if (!isRecord(message) || "method" in message || (typeof message.id !== "string" && typeof message.id !== "number"))
+    return undefined;
   const { id, result, error } = message;
   if (isRecord(error)) {
     const code = Number.isInteger(error.code) ? (error.code as number) : INTERNAL_ERROR;
     const text = typeof error.message === "string" ? error.message : JSON.stringify(error);
-    return { jsonrpc: "2.0", id, error: { code, message: text, ...(error.data !== undefined && { data: error.data }) } };
+    return {
+      jsonrpc: "2.0",
+      id,
+      error: { code, message: text, ...(error.data !== undefined && { data: error.data }) },
+    };
   }
   if (isRecord(result)) return { jsonrpc: "2.0", id, result };
   const found = result === undefined ? "nothing" : JSON.stringify(result).slice(0, 100);
-  return { jsonrpc: "2.0", id, error: { code: INTERNAL_ERROR, message: `its answer has no result object (found ${found})` } };
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: { code: INTERNAL_ERROR, message: `its answer has no result object (found ${found})` },
+  };
 }
 
 /** JSON-RPC's "internal error". */

@@ -38,7 +38,11 @@ export interface FollowOptions {
 }
 
 /** Follow the task a `tools/call` created until its result. Rejects on abort (after `tasks/cancel`) and protocol errors. */
-export async function followTask(server: McpConnection, created: Record<string, unknown>, options: FollowOptions): Promise<McpCallResult> {
+export async function followTask(
+  server: McpConnection,
+  created: Record<string, unknown>,
+  options: FollowOptions,
+): Promise<McpCallResult> {
   const task = created.task as Record<string, unknown>;
   const taskId = typeof task.taskId === "string" ? task.taskId : undefined;
   if (!taskId) throw new Error("it created a task without a taskId");

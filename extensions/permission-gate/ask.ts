@@ -35,7 +35,8 @@ export function options(q: Question): string[] {
   const rules = q.rules.join(", ");
   const out: string[] = [OPTION.once];
   if (q.scopes.includes("session")) out.push(`${OPTION.session}: ${rules}`);
-  if (q.scopes.includes("project")) out.push(`${OPTION.project}: ${rules}${q.projectFile ? ` (${q.projectFile})` : ""}`);
+  if (q.scopes.includes("project"))
+    out.push(`${OPTION.project}: ${rules}${q.projectFile ? ` (${q.projectFile})` : ""}`);
   out.push(OPTION.deny, OPTION.denyWithReason);
   return out;
 }

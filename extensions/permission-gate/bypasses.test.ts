@@ -37,12 +37,16 @@ describe("permission-gate on commands that reach a denied command through someth
     expect(await verdicts(VOUCHED.commands, VOUCHED.rules)).toEqual(VOUCHED.commands.map((c): Row => [c, "allow"]));
     expect(await verdicts(VOUCHED.commands, BYPASS_RULES)).toEqual(VOUCHED.commands.map((c): Row => [c, "ask"]));
     // The allow rule for python3 does not vouch for the rm it can see, nor for another runner on the line.
-    expect(await verdicts(["python3 -c 'import os; os.system(\"rm t\")'", "python3 -c 1 && npx x"], VOUCHED.rules)).toEqual([
+    expect(
+      await verdicts(["python3 -c 'import os; os.system(\"rm t\")'", "python3 -c 1 && npx x"], VOUCHED.rules),
+    ).toEqual([
       ["python3 -c 'import os; os.system(\"rm t\")'", "deny"],
       ["python3 -c 1 && npx x", "ask"],
     ]);
     // An allow rule for tar is not one for what its options run.
-    expect((await judge('tar -xf a.tar --to-command="$CMD"', { ...BYPASS_RULES, allow: ["Bash(tar:*)"] })).verdict).toBe("ask");
+    expect(
+      (await judge('tar -xf a.tar --to-command="$CMD"', { ...BYPASS_RULES, allow: ["Bash(tar:*)"] })).verdict,
+    ).toBe("ask");
   });
 
   it("asks where an ask rule could match what runs, naming the construct and the rule", async () => {
@@ -56,7 +60,8 @@ describe("permission-gate on commands that reach a denied command through someth
 
   it("gives the model a reason that names what it could not see through", async () => {
     const fake = await loadFake(createPermissionGate(BYPASS_RULES));
-    const call = (command: string) => fake.call("tool_call", { toolCallId: "c1", toolName: "bash", input: { command } });
+    const call = (command: string) =>
+      fake.call("tool_call", { toolCallId: "c1", toolName: "bash", input: { command } });
     expect(await call('tar -cf x.tar -I "$(cat x.sh)" f')).toEqual({
       block: true,
       reason:
@@ -75,7 +80,11 @@ describe("permission-gate on commands that reach a denied command through someth
   });
 
   it("judges sed's w like a redirection, and path rules alone make no runner ask", async () => {
-    expect(await verdicts(["sed 's/a/b/w out.txt' f", "sed -n 'w out.txt' f", "sed s/a/b/ f", "make"], { deny: ["Write(out.txt)"] })).toEqual([
+    expect(
+      await verdicts(["sed 's/a/b/w out.txt' f", "sed -n 'w out.txt' f", "sed s/a/b/ f", "make"], {
+        deny: ["Write(out.txt)"],
+      }),
+    ).toEqual([
       ["sed 's/a/b/w out.txt' f", "deny"],
       ["sed -n 'w out.txt' f", "deny"],
       ["sed s/a/b/ f", "allow"],
@@ -87,7 +96,11 @@ describe("permission-gate on commands that reach a denied command through someth
 describe("the sed script reader", () => {
   it("finds the commands e runs, what runs the pattern space, and the files w writes", () => {
     expect(readSed("1e rm t")).toEqual({ commands: ["rm t"], writes: [] });
-    expect(readSed("/x/!{ s/a/b/e }")).toEqual({ commands: [], executes: "sed's s///e runs the pattern space as a command", writes: [] });
+    expect(readSed("/x/!{ s/a/b/e }")).toEqual({
+      commands: [],
+      executes: "sed's s///e runs the pattern space as a command",
+      writes: [],
+    });
     expect(readSed("$!N;s/\\n/ /w out\np")).toEqual({ commands: [], writes: ["out"] });
     expect(readSed("1i\\\nheader e\ns|e|E|g;y/ab/ba/")).toEqual({ commands: [], writes: [] });
     expect(readSed("s/a")).toBeUndefined();

@@ -51,7 +51,12 @@ export const BYPASS_FIXTURES: Record<string, string> = {
 /** A repository with two commits (the forms that need git history). */
 const REPO = "git init -q . && git commit -q --allow-empty -m one && git commit -q --allow-empty -m two";
 
-const form = (command: string, deny: Verdict, none: Verdict, setup?: string): Bypass => ({ command, deny, none, ...(setup !== undefined && { setup }) });
+const form = (command: string, deny: Verdict, none: Verdict, setup?: string): Bypass => ({
+  command,
+  deny,
+  none,
+  ...(setup !== undefined && { setup }),
+});
 
 export const BYPASSES: Bypass[] = [
   // ─── the shell's own ways to run a command by another name or later ───────────────────────
@@ -127,7 +132,7 @@ export const BYPASSES: Bypass[] = [
   form("echo 'rm t' | bash", "ask", "ask"),
   form("bash <(echo 'rm t')", "ask", "ask"),
   form("cat <(rm t)", "deny", "allow"),
-  form("echo \"$(rm t)\"", "deny", "allow"),
+  form('echo "$(rm t)"', "deny", "allow"),
   form("echo ${x:-$(rm t)}", "deny", "allow"),
   form("cat <<EOF\n$(rm t)\nEOF", "deny", "allow"),
   form("script -qc 'rm t' /dev/null", "deny", "allow"),
@@ -138,7 +143,7 @@ export const BYPASSES: Bypass[] = [
   form("tar cIf 'rm t;:' x.tar f", "deny", "allow"),
   form("tar -xf a.tar --to-command='rm t'", "deny", "allow", "tar -cf a.tar f"),
   form("tar -cM -L 1 -F 'rm t' -f x.tar f", "deny", "allow"),
-  form("tar -cf x.tar -I \"$(cat x.sh)\" f", "ask", "ask"),
+  form('tar -cf x.tar -I "$(cat x.sh)" f', "ask", "ask"),
   form("TAR_OPTIONS=--to-command=./x.sh tar -xf a.tar", "ask", "allow", "tar -cf a.tar f && chmod +x x.sh"),
   form("echo | sed '1e rm t'", "deny", "allow"),
   form("echo 'rm t' | sed 'e'", "ask", "allow"),
@@ -157,7 +162,7 @@ export const BYPASSES: Bypass[] = [
   form("rsync -e 'rm t;:' f host:f", "deny", "allow"),
   form("LESSOPEN='|rm t %s' less f", "deny", "allow"),
   form("LESSOPEN='rm t %s' less f", "deny", "allow"),
-  form("LESSOPEN=\"$(cat x.sh)\" less f", "ask", "ask"),
+  form('LESSOPEN="$(cat x.sh)" less f', "ask", "ask"),
   form("less '+!rm t' f", "deny", "allow"),
   form("LESS='+!rm t' less f", "ask", "allow"),
   form("man -P 'rm t' ls", "deny", "allow"),
@@ -175,10 +180,10 @@ export const BYPASSES: Bypass[] = [
   form("python3 -c 'import os; os.system(\"rm t\")'", "deny", "allow"),
   form("python3 -c 'import os; os.remove(\"t\")'", "ask", "allow"),
   form("python3 prog.py", "ask", "allow"),
-  form("node -e 'require(\"child_process\").execSync(\"rm t\")'", "deny", "allow"),
-  form("node -e 'require(\"fs\").unlinkSync(\"t\")'", "ask", "allow"),
+  form('node -e \'require("child_process").execSync("rm t")\'', "deny", "allow"),
+  form('node -e \'require("fs").unlinkSync("t")\'', "ask", "allow"),
   form("ruby -e 'system(\"rm t\")'", "deny", "allow"),
-  form("perl -e 'exec \"rm\", \"t\"'", "ask", "allow"),
+  form('perl -e \'exec "rm", "t"\'', "ask", "allow"),
   form("awk -v cmd='rm t' 'BEGIN { system(cmd) }'", "ask", "allow"),
   form("sqlite3 x.db '.shell rm t'", "deny", "allow"),
   form("echo | sqlite3 -cmd '.system rm t'", "deny", "allow"),
@@ -194,11 +199,11 @@ export const BYPASSES: Bypass[] = [
   form("npm exec -c 'rm t'", "deny", "allow"),
   form("npx -c 'rm t'", "deny", "allow"),
   form("npx --no rimraf t", "ask", "allow"),
-  form("docker run --rm -v \"$PWD:/w\" alpine rm /w/t", "ask", "allow"),
+  form('docker run --rm -v "$PWD:/w" alpine rm /w/t', "ask", "allow"),
   // ─── git: commands in options, URLs and subcommands ──────────────────────────────────────
   form("git -c protocol.ext.allow=always ls-remote 'ext::sh -c rm% t'", "deny", "allow"),
   form("GIT_ALLOW_PROTOCOL=ext git ls-remote 'ext::sh -c rm% t'", "deny", "allow"),
-  form("git -c protocol.ext.allow=always ls-remote \"$(cat x.sh)\"", "ask", "allow"),
+  form('git -c protocol.ext.allow=always ls-remote "$(cat x.sh)"', "ask", "allow"),
   form("git ls-remote --upload-pack='rm t;:' .", "deny", "allow", REPO),
   form("git fetch --upload-pack 'rm t;:' .", "deny", "allow", REPO),
   form("git clone -u 'rm t;:' . c", "deny", "allow", REPO),
@@ -322,11 +327,11 @@ export const EVERYDAY: string[] = [
   "for ((i = 0; i < 3; i++)); do echo $i; done",
   "n=3; (( n > 1 )) && echo y",
   "[[ $# -eq 0 ]] && echo none",
-  "count=$(wc -l < f); echo \"$count\"",
+  'count=$(wc -l < f); echo "$count"',
   "n=$(wc -l < f); if (( n > 10 )); then echo long; fi",
   "n=$(cat f | wc -l); [[ $n -gt 3 ]] && echo many",
   "start=$(date +%s); sleep 1; echo $(( $(date +%s) - start ))",
-  'x=$(cat f); [[ $x == y ]]',
+  "x=$(cat f); [[ $x == y ]]",
   '[ "$(wc -l < f)" -gt 3 ]',
   "declare -i n=5; let n=n+1",
   'x=1; echo "${x@Q}"',
@@ -347,6 +352,16 @@ export const EVERYDAY: string[] = [
 
 /** Runners of the project's own code: ask under `BYPASS_RULES`, allowed once an allow rule vouches for them. */
 export const VOUCHED: { rules: PermissionRules; commands: string[] } = {
-  rules: { deny: ["Bash(rm:*)"], allow: ["Bash(npm test:*)", "Bash(make:*)", "Bash(./gradlew:*)", "Bash(bash scripts/test.sh)", "Bash(python3:*)", "Bash(git lg:*)"] },
+  rules: {
+    deny: ["Bash(rm:*)"],
+    allow: [
+      "Bash(npm test:*)",
+      "Bash(make:*)",
+      "Bash(./gradlew:*)",
+      "Bash(bash scripts/test.sh)",
+      "Bash(python3:*)",
+      "Bash(git lg:*)",
+    ],
+  },
   commands: ["npm test", "make build", "./gradlew test", "bash scripts/test.sh", "python3 -c 'print(1)'", "git lg -5"],
 };

@@ -126,7 +126,9 @@ function walk(node: Node, w: Walk): void {
       const value = node.childForFieldName("value");
       const text = value ? resolveValue(value, w.vars) : "";
       const field: Field = text === null ? { text: "", exact: false, unknown: value!.text } : { text, exact: true };
-      const nexts = /^BASH_ALIASES\[/.test(name) ? [{ opaque: "BASH_ALIASES defines a command name the gate cannot follow" }] : assignment(name, field);
+      const nexts = /^BASH_ALIASES\[/.test(name)
+        ? [{ opaque: "BASH_ALIASES defines a command name the gate cannot follow" }]
+        : assignment(name, field);
       if (nexts.length > 0) follow(nexts, node.parent?.text ?? node.text, w);
       const hashed = /^BASH_CMDS\[['"]?(.+?)['"]?\]$/.exec(name);
       if (hashed && field.exact) w.renames.set(hashed[1]!, field);
@@ -164,7 +166,8 @@ function invoke(argv: Field[], text: string, w: Walk): void {
   const name = basename(head.text);
   const call: Invocation = { name, argv, text };
   w.out.invocations.push(call);
-  if (head.text.includes("/") && !SYSTEM_DIR.test(dirname(head.text))) call.opaque = `${head.text} is a file the gate cannot identify: it may be any program`;
+  if (head.text.includes("/") && !SYSTEM_DIR.test(dirname(head.text)))
+    call.opaque = `${head.text} is a file the gate cannot identify: it may be any program`;
   follow(lookThrough(name, argv), text, w, call);
 }
 
@@ -203,7 +206,8 @@ function noteRenames(argv: Field[], renames: Map<string, Field>): void {
   if (words.some((f) => !f.exact || /^(?:-[a-zA-Z]*t|--target-directory)/.test(f.text))) return;
   const operands = words.filter((f, i) => !f.text.startsWith("-") && !/^-[mogS]$/.test(words[i - 1]?.text ?? ""));
   const [source, target] = operands;
-  if (operands.length === 2 && source && target && !target.text.endsWith("/")) renames.set(basename(target.text), source);
+  if (operands.length === 2 && source && target && !target.text.endsWith("/"))
+    renames.set(basename(target.text), source);
 }
 
 /** `:(){ :|:& };:` and its spelled-out forms: a function that pipes into or backgrounds itself. */
@@ -212,7 +216,8 @@ function forkBomb(node: Node, w: Walk): void {
   const body = node.childForFieldName("body");
   if (!name || !body) return;
   const selfCalls = body.descendantsOfType("command").filter((c) => c!.childForFieldName("name")?.text === name);
-  if (selfCalls.some((c) => c!.parent?.type === "pipeline")) w.out.structural.push({ name: "fork bomb", text: node.text });
+  if (selfCalls.some((c) => c!.parent?.type === "pipeline"))
+    w.out.structural.push({ name: "fork bomb", text: node.text });
 }
 
 /** Output redirections: where they write, and whether that is a disk device. */
@@ -223,7 +228,8 @@ function redirect(node: Node, w: Walk): void {
   for (const target of resolveWord(destination, w.vars)) {
     if (op === ">&" && target.exact && /^(?:\d+|-)$/.test(target.text)) continue; // `>&2` duplicates a descriptor
     w.out.writes.push({ target, text: node.parent?.text ?? node.text });
-    if (target.exact && DISK_DEVICE.test(target.text)) w.out.structural.push({ name: "write to a block device", text: node.parent?.text ?? node.text });
+    if (target.exact && DISK_DEVICE.test(target.text))
+      w.out.structural.push({ name: "write to a block device", text: node.parent?.text ?? node.text });
   }
 }
 
@@ -246,15 +252,20 @@ function collectVariables(root: Node): { vars: Variables; names: Names } {
       const nameNode = node.childForFieldName("name");
       const value = node.childForFieldName("value");
       const appends = node.children.some((c) => !c!.isNamed && c!.text === "+=");
-      if (nameNode?.type === "variable_name") set(nameNode.text, appends ? null : value ? resolveValue(value, vars) : "");
+      if (nameNode?.type === "variable_name")
+        set(nameNode.text, appends ? null : value ? resolveValue(value, vars) : "");
       if (value) visit(value);
       return;
     }
-    if (node.type === "variable_name" && !["simple_expansion", "expansion", "variable_assignment"].includes(node.parent?.type ?? "")) {
+    if (
+      node.type === "variable_name" &&
+      !["simple_expansion", "expansion", "variable_assignment"].includes(node.parent?.type ?? "")
+    ) {
       set(node.text, null);
     }
     if (node.type === "command" && SETS_NAMES.has(node.childForFieldName("name")?.text ?? "")) {
-      for (const arg of node.childrenForFieldName("argument")) if (/^[A-Za-z_]\w*$/.test(arg!.text)) set(arg!.text, null);
+      for (const arg of node.childrenForFieldName("argument"))
+        if (/^[A-Za-z_]\w*$/.test(arg!.text)) set(arg!.text, null);
     }
     for (const child of node.namedChildren) visit(child!);
   };

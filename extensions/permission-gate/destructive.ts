@@ -36,10 +36,15 @@ function hasOption(args: Field[], letters: string, long: readonly string[]): boo
 
 /** Is some field `value`, or may it be (unknown past a known start that fits)? */
 function hasWord(args: Field[], test: (text: string) => boolean, startsLike: string[] = []): boolean {
-  return args.some((f) => (f.exact ? test(f.text) : f.text === "" || startsLike.some((s) => s.startsWith(f.text) || f.text.startsWith(s))));
+  return args.some((f) =>
+    f.exact ? test(f.text) : f.text === "" || startsLike.some((s) => s.startsWith(f.text) || f.text.startsWith(s)),
+  );
 }
 
-const named = (...names: string[]) => (call: Invocation) => names.includes(call.name);
+const named =
+  (...names: string[]) =>
+  (call: Invocation) =>
+    names.includes(call.name);
 const args = (call: Invocation) => call.argv.slice(1);
 
 /** git's subcommand (or a subcommand that may be it) with its arguments. */
@@ -59,11 +64,17 @@ export const DESTRUCTIVE_CHECKS: readonly DestructiveCheck[] = [
   check("sudo", named("sudo", "doas", "su", "pkexec", "run0")),
   check("git push --force", (c) => {
     const a = gitSub(c, ["push"]);
-    return !!a && (hasOption(a, "f", ["--force", "--force-with-lease", "--force-if-includes", "--mirror"]) || hasWord(a, (t) => t.startsWith("+"), ["+"]));
+    return (
+      !!a &&
+      (hasOption(a, "f", ["--force", "--force-with-lease", "--force-if-includes", "--mirror"]) ||
+        hasWord(a, (t) => t.startsWith("+"), ["+"]))
+    );
   }),
   check("git push --delete", (c) => {
     const a = gitSub(c, ["push"]);
-    return !!a && (hasOption(a, "d", ["--delete", "--prune"]) || hasWord(a, (t) => t.startsWith(":") && t.length > 1, [":"]));
+    return (
+      !!a && (hasOption(a, "d", ["--delete", "--prune"]) || hasWord(a, (t) => t.startsWith(":") && t.length > 1, [":"]))
+    );
   }),
   check("git reset --hard", (c) => {
     const a = gitSub(c, ["reset"]);
@@ -85,11 +96,18 @@ export const DESTRUCTIVE_CHECKS: readonly DestructiveCheck[] = [
   check("mkfs", (c) => c.name === "mkfs" || c.name.startsWith("mkfs.") || c.name === "mke2fs" || c.name === "wipefs"),
   check("dd to a device or file", (c) => c.name === "dd" && hasWord(args(c), (t) => t.startsWith("of="), ["of="])),
   check("write to a block device", (c) => c.name === "tee" && hasWord(args(c), (t) => DISK_DEVICE.test(t), ["/dev/"])),
-  check("chmod 777", (c) => c.name === "chmod" && hasWord(args(c), (t) => /^0?777$|^[ugoa]*[+=]rwx$/.test(t), ["777", "0777"])),
-  check("recursive chown", (c) => (c.name === "chown" || c.name === "chgrp") && hasOption(args(c), "R", ["--recursive"])),
+  check(
+    "chmod 777",
+    (c) => c.name === "chmod" && hasWord(args(c), (t) => /^0?777$|^[ugoa]*[+=]rwx$/.test(t), ["777", "0777"]),
+  ),
+  check(
+    "recursive chown",
+    (c) => (c.name === "chown" || c.name === "chgrp") && hasOption(args(c), "R", ["--recursive"]),
+  ),
   check("shutdown or reboot", (c) => {
     if (["shutdown", "reboot", "halt", "poweroff"].includes(c.name)) return true;
-    if (c.name === "systemctl") return hasWord(args(c), (t) => ["reboot", "poweroff", "halt", "kexec", "soft-reboot"].includes(t));
+    if (c.name === "systemctl")
+      return hasWord(args(c), (t) => ["reboot", "poweroff", "halt", "kexec", "soft-reboot"].includes(t));
     return (c.name === "init" || c.name === "telinit") && hasWord(args(c), (t) => t === "0" || t === "6");
   }),
 ];

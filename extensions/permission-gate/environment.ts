@@ -31,13 +31,16 @@ const PROMPT = /^PS[0-4]$/;
 
 /** What setting `name` to `value` on the command line runs (`value` undefined: not known). */
 export function assignment(name: string, value: Field | undefined): Next[] {
-  if (RUNS_COMMAND_ENV.test(name)) return [{ unresolved: `${name} makes a program run a command the gate cannot follow` }];
+  if (RUNS_COMMAND_ENV.test(name))
+    return [{ unresolved: `${name} makes a program run a command the gate cannot follow` }];
   const known = value?.exact ? value.text : undefined;
   // An exported function (`env 'BASH_FUNC_ls%%=() { …; }' bash -c ls`): its body is read as one.
   const fn = /^BASH_FUNC_(.+)%%$/.exec(name);
   if (fn) {
     const why = `${name} exports a function the gate cannot read`;
-    return known === undefined ? [{ unresolved: `${name} exports a function known only when it runs` }] : [{ inside: `__exported ${known}`, why }];
+    return known === undefined
+      ? [{ unresolved: `${name} exports a function known only when it runs` }]
+      : [{ inside: `__exported ${known}`, why }];
   }
   if (LESS_COMMAND.test(name)) {
     if (known === undefined) return [{ unresolved: `${name} makes less run a command known only when it runs` }];
@@ -49,7 +52,14 @@ export function assignment(name: string, value: Field | undefined): Next[] {
     return /[`$]/.test(known) ? [{ inside: `: ${known}`, why }] : [];
   }
   if (POINTS_ELSEWHERE.test(name)) {
-    return [{ opaque: name === "PATH" ? "PATH is set, so a command's name may run another program" : `${name} points a program at code or settings the gate does not read` }];
+    return [
+      {
+        opaque:
+          name === "PATH"
+            ? "PATH is set, so a command's name may run another program"
+            : `${name} points a program at code or settings the gate does not read`,
+      },
+    ];
   }
   return [];
 }

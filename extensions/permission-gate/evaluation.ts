@@ -74,14 +74,19 @@ export function noteNames(node: Node, names: NamesInProgress, vars: Variables): 
     case "command": {
       const nameNode = node.type === "command" ? node.childForFieldName("name") : undefined;
       // Resolved only when quoting may hide the name (`de''clare`): most names are plain words.
-      const command = !nameNode ? "declare" : /['"\\$`{]/.test(nameNode.text) ? resolveWord(nameNode, vars)[0]?.text : nameNode.text;
+      const command = !nameNode
+        ? "declare"
+        : /['"\\$`{]/.test(nameNode.text)
+          ? resolveWord(nameNode, vars)[0]?.text
+          : nameNode.text;
       if (!command || (!DECLARES.has(command) && !READS_INTO.has(command))) return;
       const words = node.type === "command" ? node.childrenForFieldName("argument") : node.namedChildren;
       if (DECLARES.has(command)) {
         // `declare -i x` (also spelled `de''clare`): assignments to x are arithmetic.
         if (!words.some((c) => /^-[a-zA-Z]*i/.test(c.text))) return;
         for (const c of words) {
-          const name = c.type === "variable_assignment" ? c.childForFieldName("name")?.text : /^[A-Za-z_]\w*/.exec(c.text)?.[0];
+          const name =
+            c.type === "variable_assignment" ? c.childForFieldName("name")?.text : /^[A-Za-z_]\w*/.exec(c.text)?.[0];
           if (name) names.integers.add(name);
         }
       } else {
@@ -111,7 +116,8 @@ function taints(node: Node, names: Names): boolean {
   if (node.type === "command_substitution") return !printsANumber(node);
   if (node.type === "process_substitution") return true;
   if (node.type === "simple_expansion" || node.type === "expansion") {
-    const name = node.namedChildren.find((c) => c.type === "variable_name" || c.type === "special_variable_name")?.text ?? "";
+    const name =
+      node.namedChildren.find((c) => c.type === "variable_name" || c.type === "special_variable_name")?.text ?? "";
     if (node.text.startsWith("${!") || POSITIONAL.test(name) || names.tainted.has(name)) return true;
   }
   return node.namedChildren.some((c) => taints(c, names));
@@ -172,7 +178,9 @@ export function evaluate(node: Node, ctx: EvaluationContext): Next[] {
       // `[[ a -eq b ]]` evaluates both sides; `[ a -eq b ]` (the test builtin) does not.
       const op = node.childForFieldName("operator");
       if (!op || !ARITHMETIC_TEST.test(op.text) || !testAncestor(node)?.text.startsWith("[[")) return [];
-      return [node.childForFieldName("left"), node.childForFieldName("right")].flatMap((n) => (n ? operand(n, ctx) : []));
+      return [node.childForFieldName("left"), node.childForFieldName("right")].flatMap((n) =>
+        n ? operand(n, ctx) : [],
+      );
     }
     case "unary_expression": {
       const op = node.children.find((c) => c.type === "test_operator");
@@ -186,11 +194,14 @@ export function evaluate(node: Node, ctx: EvaluationContext): Next[] {
       const value = node.childForFieldName("value");
       if (!value) return [];
       const declaration = node.parent?.type === "declaration_command" ? node.parent : undefined;
-      if (declaration?.children.some((c) => c.type === "word" && /^-[a-zA-Z]*n/.test(c.text))) return operand(value, ctx, "declare -n");
+      if (declaration?.children.some((c) => c.type === "word" && /^-[a-zA-Z]*n/.test(c.text)))
+        return operand(value, ctx, "declare -n");
       return ctx.names.integers.has(name) ? operand(value, ctx) : [];
     }
     case "declaration_command":
-      return node.children.filter((c) => c.type !== "word" && c.type !== "variable_assignment" && c.isNamed).flatMap((c) => nameWord(c, ctx));
+      return node.children
+        .filter((c) => c.type !== "word" && c.type !== "variable_assignment" && c.isNamed)
+        .flatMap((c) => nameWord(c, ctx));
     case "command":
       return builtinNames(node, ctx);
     default:
@@ -202,7 +213,8 @@ export function evaluate(node: Node, ctx: EvaluationContext): Next[] {
 function testAncestor(node: Node): Node | undefined {
   for (let p = node.parent; p; p = p.parent) {
     if (p.type === "test_command") return p;
-    if (p.type !== "binary_expression" && p.type !== "parenthesized_expression" && p.type !== "unary_expression") return undefined;
+    if (p.type !== "binary_expression" && p.type !== "parenthesized_expression" && p.type !== "unary_expression")
+      return undefined;
   }
   return undefined;
 }
@@ -232,8 +244,14 @@ function builtinNames(node: Node, ctx: EvaluationContext): Next[] {
 /** An arithmetic expression in the script's own text (`$(( … ))`, `(( … ))`). */
 function expression(node: Node, text: string, ctx: EvaluationContext): Next[] {
   const out: Next[] = [];
-  if (node.descendantsOfType(["command_substitution", "process_substitution"]).some((n) => n.type === "process_substitution" || !printsANumber(n))) {
-    out.push({ opaque: "arithmetic evaluates the output of a command substitution, and an array subscript in it runs commands" });
+  if (
+    node
+      .descendantsOfType(["command_substitution", "process_substitution"])
+      .some((n) => n.type === "process_substitution" || !printsANumber(n))
+  ) {
+    out.push({
+      opaque: "arithmetic evaluates the output of a command substitution, and an array subscript in it runs commands",
+    });
   }
   for (const raw of node.descendantsOfType(["raw_string", "string"])) {
     const value = resolveValue(raw, ctx.vars);
@@ -247,9 +265,13 @@ function expression(node: Node, text: string, ctx: EvaluationContext): Next[] {
  * assigned to an integer): its text as bash sees it is an expression in turn.
  */
 function operand(node: Node, ctx: EvaluationContext, what = "arithmetic"): Next[] {
-  const substitutions = [node, ...node.descendantsOfType(["command_substitution", "process_substitution"])].filter((n) => n.type.endsWith("_substitution"));
+  const substitutions = [node, ...node.descendantsOfType(["command_substitution", "process_substitution"])].filter(
+    (n) => n.type.endsWith("_substitution"),
+  );
   if (substitutions.some((n) => n.type === "process_substitution" || !printsANumber(n))) {
-    return [{ opaque: `${what} evaluates the output of a command substitution, and an array subscript in it runs commands` }];
+    return [
+      { opaque: `${what} evaluates the output of a command substitution, and an array subscript in it runs commands` },
+    ];
   }
   // The text as bash reads it, unsplit: arithmetic and [[ ]] do not split words.
   const text = resolveValue(node, ctx.vars);
@@ -269,7 +291,8 @@ function expansion(node: Node, ctx: EvaluationContext): Next[] {
   if (prompt) {
     const name = prompt[1]!;
     const why = `\${${name}@P} expands ${name} as a prompt, running the command substitutions in it`;
-    if (POSITIONAL.test(name) || ctx.names.tainted.has(name)) return [{ opaque: `${why}, and its value is known only when it runs` }];
+    if (POSITIONAL.test(name) || ctx.names.tainted.has(name))
+      return [{ opaque: `${why}, and its value is known only when it runs` }];
     return (ctx.names.values.get(name) ?? []).filter((v) => /[`$]/.test(v)).map((v) => inside(v, why));
   }
   const indirect = /^\$\{!([A-Za-z_]\w*)\}$/.exec(node.text);
@@ -292,7 +315,11 @@ function checkName(name: string, ctx: EvaluationContext, seen: Set<string>, what
   seen.add(name);
   const names = ctx.names;
   if (POSITIONAL.test(name) || names.tainted.has(name)) {
-    return [{ opaque: `${what} reads $${name}, whose value is known only when it runs, and an array subscript in it runs commands` }];
+    return [
+      {
+        opaque: `${what} reads $${name}, whose value is known only when it runs, and an array subscript in it runs commands`,
+      },
+    ];
   }
   return (names.values.get(name) ?? []).flatMap((v) => valueText(v, ctx, seen, what));
 }
@@ -303,4 +330,7 @@ function valueText(text: string, ctx: EvaluationContext, seen: Set<string>, what
 }
 
 /** The command substitutions of `text`, read as the words of a command. */
-const inside = (text: string, what: string): Next => ({ inside: `: ${text}`, why: `${what} runs the command substitutions of "${text}", which the gate cannot read` });
+const inside = (text: string, what: string): Next => ({
+  inside: `: ${text}`,
+  why: `${what} runs the command substitutions of "${text}", which the gate cannot read`,
+});

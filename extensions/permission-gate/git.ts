@@ -16,7 +16,18 @@ const GIT_RUNS_COMMAND =
 const GIT_ALLOWS_EXT = /^protocol\.(?:ext\.)?allow$/i;
 
 /** git's global options that take the next word as their value. */
-const GIT_VALUE_OPTIONS = new Set(["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path", "--super-prefix", "--list-cmds", "--attr-source"]);
+const GIT_VALUE_OPTIONS = new Set([
+  "-C",
+  "-c",
+  "--git-dir",
+  "--work-tree",
+  "--namespace",
+  "--config-env",
+  "--exec-path",
+  "--super-prefix",
+  "--list-cmds",
+  "--attr-source",
+]);
 
 /** Options whose value is a command git runs through the shell, by subcommand ("*": any). */
 const COMMAND_OPTIONS: Record<string, readonly string[]> = {
@@ -31,7 +42,16 @@ const COMMAND_OPTIONS: Record<string, readonly string[]> = {
   difftool: ["--extcmd", "-x"],
   grep: ["--open-files-in-pager", "-O"],
   "send-email": ["--to-cmd", "--cc-cmd", "--header-cmd", "--sendmail-cmd"],
-  "filter-branch": ["--tree-filter", "--index-filter", "--env-filter", "--msg-filter", "--commit-filter", "--parent-filter", "--tag-name-filter", "--setup"],
+  "filter-branch": [
+    "--tree-filter",
+    "--index-filter",
+    "--env-filter",
+    "--msg-filter",
+    "--commit-filter",
+    "--parent-filter",
+    "--tag-name-filter",
+    "--setup",
+  ],
 };
 
 /** Options whose value is optional: only a value written onto the option counts. */
@@ -97,7 +117,8 @@ export function gitCall(argv: Field[]): GitCall {
 /** A `-c`/`--config` setting that makes git run a command: unresolved (why), or undefined. */
 function riskyConfig(config: Field, where: string): Next | undefined {
   const key = config.text.split("=")[0]!;
-  if (!config.exact || GIT_RUNS_COMMAND.test(key)) return { unresolved: `${where} ${key || "…"} makes git run a command the gate cannot follow` };
+  if (!config.exact || GIT_RUNS_COMMAND.test(key))
+    return { unresolved: `${where} ${key || "…"} makes git run a command the gate cannot follow` };
   return undefined;
 }
 
@@ -111,20 +132,33 @@ export function git(argv: Field[]): Next[] {
     if (risky) return [risky];
     if (GIT_ALLOWS_EXT.test(config.text.split("=")[0]!)) extAllowed = true;
   }
-  if (call.execPath) out.push({ opaque: "git --exec-path runs git's subcommands from a folder the gate does not read" });
-  if (call.sub && !call.sub.exact) return [{ unresolved: `the git subcommand comes from ${call.sub.unknown}, known only when it runs` }];
+  if (call.execPath)
+    out.push({ opaque: "git --exec-path runs git's subcommands from a folder the gate does not read" });
+  if (call.sub && !call.sub.exact)
+    return [{ unresolved: `the git subcommand comes from ${call.sub.unknown}, known only when it runs` }];
   const sub = call.sub?.text ?? "";
   const args = call.args;
-  if (sub !== "" && !GIT_COMMANDS.has(sub)) out.push({ opaque: `git ${sub} may be an alias of git's configuration, which the gate does not read`, vouch: true });
+  if (sub !== "" && !GIT_COMMANDS.has(sub))
+    out.push({
+      opaque: `git ${sub} may be an alias of git's configuration, which the gate does not read`,
+      vouch: true,
+    });
   if (sub === "config") {
-    const reads = args.some((f) => f.exact && /^(?:--get(?:-all|-regexp|-urlmatch)?|-l|--list|get|list|--unset(?:-all)?|unset)$/.test(f.text));
+    const reads = args.some(
+      (f) => f.exact && /^(?:--get(?:-all|-regexp|-urlmatch)?|-l|--list|get|list|--unset(?:-all)?|unset)$/.test(f.text),
+    );
     const key = args.find((f) => !f.exact || GIT_RUNS_COMMAND.test(f.text));
     if (key && !reads) return [{ unresolved: `git config ${key.exact ? key.text : "…"} sets a command git will run` }];
   }
   if (sub === "clone") {
     for (let i = 0; i < args.length; i++) {
       const f = args[i]!;
-      const config = f.exact && (f.text === "-c" || f.text === "--config") ? args[i + 1] : f.exact && f.text.startsWith("--config=") ? { ...f, text: f.text.slice(9) } : undefined;
+      const config =
+        f.exact && (f.text === "-c" || f.text === "--config")
+          ? args[i + 1]
+          : f.exact && f.text.startsWith("--config=")
+            ? { ...f, text: f.text.slice(9) }
+            : undefined;
       const risky = config && riskyConfig(config, "git clone -c");
       if (risky) return [risky];
     }
@@ -141,7 +175,11 @@ export function git(argv: Field[]): Next[] {
     const value = optionValue(f, args[i + 1], commandOptions);
     if (value) {
       if (value.next) i++;
-      out.push(value.field.exact ? { script: value.field.text } : { unresolved: `git ${value.option} runs ${value.field.unknown}, known only when it runs` });
+      out.push(
+        value.field.exact
+          ? { script: value.field.text }
+          : { unresolved: `git ${value.option} runs ${value.field.unknown}, known only when it runs` },
+      );
       continue;
     }
     const foreign = optionValue(f, args[i + 1], FOREIGN_CODE[sub] ?? []);
@@ -152,11 +190,16 @@ export function git(argv: Field[]): Next[] {
     }
     if (f.text.startsWith("ext::")) out.push(...extUrl(f.text));
   }
-  if (sub === "bisect" && args[0]?.exact && args[0].text === "run") out.push(args.length > 1 ? { run: args.slice(1) } : { unresolved: "git bisect run has no command" });
+  if (sub === "bisect" && args[0]?.exact && args[0].text === "run")
+    out.push(args.length > 1 ? { run: args.slice(1) } : { unresolved: "git bisect run has no command" });
   if (sub === "submodule") {
     const at = args.findIndex((f) => f.exact && f.text === "foreach");
     if (at >= 0) {
-      const words = args.slice(at + 1).filter((f, k, all) => !(f.exact && f.text.startsWith("--") && all.slice(0, k).every((g) => g.text.startsWith("--"))));
+      const words = args
+        .slice(at + 1)
+        .filter(
+          (f, k, all) => !(f.exact && f.text.startsWith("--") && all.slice(0, k).every((g) => g.text.startsWith("--"))),
+        );
       const unknown = words.find((f) => !f.exact);
       if (unknown) out.push({ unresolved: `git submodule foreach runs ${unknown.unknown}, known only when it runs` });
       else if (words.length > 0) out.push({ script: words.map((f) => f.text).join(" ") });
@@ -169,11 +212,18 @@ export function git(argv: Field[]): Next[] {
  * `--opt=value`, `--opt value`, `-x value` and `-xvalue` for the options in `names`: the value,
  * whether it was the next word, and the option's name.
  */
-function optionValue(f: Field, next: Field | undefined, names: readonly string[]): { field: Field; next: boolean; option: string } | undefined {
+function optionValue(
+  f: Field,
+  next: Field | undefined,
+  names: readonly string[],
+): { field: Field; next: boolean; option: string } | undefined {
   for (const name of names) {
-    if (f.text === name) return next && !ATTACHED_ONLY.has(name) ? { field: next, next: true, option: name } : undefined;
-    if (name.startsWith("--") && f.text.startsWith(`${name}=`)) return { field: { ...f, text: f.text.slice(name.length + 1) }, next: false, option: name };
-    if (!name.startsWith("--") && f.text.startsWith(name) && f.text.length > name.length) return { field: { ...f, text: f.text.slice(name.length) }, next: false, option: name };
+    if (f.text === name)
+      return next && !ATTACHED_ONLY.has(name) ? { field: next, next: true, option: name } : undefined;
+    if (name.startsWith("--") && f.text.startsWith(`${name}=`))
+      return { field: { ...f, text: f.text.slice(name.length + 1) }, next: false, option: name };
+    if (!name.startsWith("--") && f.text.startsWith(name) && f.text.length > name.length)
+      return { field: { ...f, text: f.text.slice(name.length) }, next: false, option: name };
   }
   return undefined;
 }
@@ -189,7 +239,8 @@ function extUrl(url: string): Next[] {
     const c = text[i]!;
     if (c === "%" && i + 1 < text.length) {
       const n = text[++i]!;
-      words[words.length - 1] += n === " " ? " " : n === "%" ? "%" : n === "s" ? "upload-pack" : n === "S" ? "git-upload-pack" : "";
+      words[words.length - 1] +=
+        n === " " ? " " : n === "%" ? "%" : n === "s" ? "upload-pack" : n === "S" ? "git-upload-pack" : "";
     } else if (c === " ") words.push("");
     else words[words.length - 1] += c;
   }

@@ -33,7 +33,15 @@ import { loadShellParser } from "./shell.ts";
 export { DESTRUCTIVE_CHECKS } from "./destructive.ts";
 export type { Decision } from "./judge.ts";
 export type { PermissionRules, RuleOrigin, RuleTier, Verdict } from "./rules.ts";
-export { createModeState, describeMode, parsePermissionMode, PERMISSION_MODES, type ModeChange, type ModeState, type PermissionMode } from "./modes.ts";
+export {
+  createModeState,
+  describeMode,
+  parsePermissionMode,
+  PERMISSION_MODES,
+  type ModeChange,
+  type ModeState,
+  type PermissionMode,
+} from "./modes.ts";
 export { OPTION } from "./ask.ts";
 export { PLAN_CHOICE, PLAN_TOOL } from "./plan.ts";
 export { readOnlyProblem, READING_TOOLS } from "./read-only.ts";
@@ -104,7 +112,8 @@ function ruleSets(rules: GateOptions["rules"]): readonly RuleSet[] {
   return Array.isArray(rules) ? (rules as readonly RuleSet[]) : [{ tier: "settings", rules: rules as PermissionRules }];
 }
 
-const countRules = (sets: readonly RuleSet[]) => sets.reduce((n, s) => n + (["allow", "ask", "deny"] as const).reduce((m, l) => m + (s.rules[l]?.length ?? 0), 0), 0);
+const countRules = (sets: readonly RuleSet[]) =>
+  sets.reduce((n, s) => n + (["allow", "ask", "deny"] as const).reduce((m, l) => m + (s.rules[l]?.length ?? 0), 0), 0);
 
 /** Rules and parser, ready; or why not. */
 async function prepare(sets: readonly RuleSet[]): Promise<Gate | { error: string }> {
@@ -112,11 +121,16 @@ async function prepare(sets: readonly RuleSet[]): Promise<Gate | { error: string
   try {
     parser = await loadShellParser();
   } catch (error) {
-    return { error: `the shell parser could not be loaded (${error instanceof Error ? error.message : String(error)})` };
+    return {
+      error: `the shell parser could not be loaded (${error instanceof Error ? error.message : String(error)})`,
+    };
   }
   const rules: Rule[] = [];
   for (const set of sets) {
-    const compiled = compileRules(parser, set.rules, { tier: set.tier, ...(set.file !== undefined && { file: set.file }) });
+    const compiled = compileRules(parser, set.rules, {
+      tier: set.tier,
+      ...(set.file !== undefined && { file: set.file }),
+    });
     if ("error" in compiled) return { error: `a permission rule cannot be read: ${compiled.error}` };
     rules.push(...compiled);
   }
@@ -160,7 +174,10 @@ export function createPermissionGate(input: PermissionRules | GateOptions = {}):
         const now = mode.mode;
         // The user accepts the main agent's plan; a child's findings go back to it instead.
         if (tool === PLAN_TOOL && ctx.agentPath.length > 1) {
-          return { block: true, reason: `only the main agent ends plan mode: return your findings to it as your answer instead of calling ${PLAN_TOOL}` };
+          return {
+            block: true,
+            reason: `only the main agent ends plan mode: return your findings to it as your answer instead of calling ${PLAN_TOOL}`,
+          };
         }
         if (options.dormant && now === "default" && !escape && !hasRules() && !session.any(ctx)) return undefined;
         // Without rules, in default and accept-edits mode, only bash is judged (by the built-in list).
@@ -189,7 +206,10 @@ export function createPermissionGate(input: PermissionRules | GateOptions = {}):
           else {
             added.push({ tier: "local", file: options.project!.file, rules: { allow: settled.rules } });
             ready = undefined; // compiled again with the new rules on the next call
-            ctx.ui.notify(`permission-gate: added ${settled.rules.join(", ")} to permissions.allow in ${options.project!.file}`, "info");
+            ctx.ui.notify(
+              `permission-gate: added ${settled.rules.join(", ")} to permissions.allow in ${options.project!.file}`,
+              "info",
+            );
           }
         }
         if (escape) options.escapes?.approve(event.toolCallId, command);
@@ -199,7 +219,9 @@ export function createPermissionGate(input: PermissionRules | GateOptions = {}):
       { order: "post", timeoutMs: ASK_TIMEOUT_MS },
     );
 
-    pi.on("before_agent_start", (event) => (mode.mode === "plan" ? { systemPrompt: `${event.systemPrompt}\n\n${PLAN_PROMPT}` } : undefined));
+    pi.on("before_agent_start", (event) =>
+      mode.mode === "plan" ? { systemPrompt: `${event.systemPrompt}\n\n${PLAN_PROMPT}` } : undefined,
+    );
 
     // exit_plan_mode is offered only while plan mode is on.
     let planned = false;
@@ -230,12 +252,26 @@ function isGateOptions(input: PermissionRules | GateOptions): input is GateOptio
   return ["rules", "mode", "project", "escapes", "dormant", "dangerous"].some((key) => Object.hasOwn(input, key));
 }
 
-function factsOf(c: { gate: Gate; tool: string; command: string; path: string | undefined; escape: boolean; plan: boolean; cwd: string }): CallFacts {
+function factsOf(c: {
+  gate: Gate;
+  tool: string;
+  command: string;
+  path: string | undefined;
+  escape: boolean;
+  plan: boolean;
+  cwd: string;
+}): CallFacts {
   const { gate, tool, cwd } = c;
   if (tool === "bash") {
     const { parts, analysis } = judgeCommandParts(gate.parser, gate.rules, c.command, cwd);
     const notReading = c.escape ? "it asks to run outside the sandbox" : readOnlyProblem(analysis);
-    return { tool, parts, cwd, ...(c.escape && { escape: true }), ...(c.plan && notReading !== undefined && { notReading }) };
+    return {
+      tool,
+      parts,
+      cwd,
+      ...(c.escape && { escape: true }),
+      ...(c.plan && notReading !== undefined && { notReading }),
+    };
   }
   const parts = [judgeToolCall(gate.rules, tool, c.path, cwd)];
   // A child agent's calls come through this same gate, in this same mode: in plan mode the child
@@ -247,14 +283,35 @@ function factsOf(c: { gate: Gate; tool: string; command: string; path: string | 
 type Verdict = { block: true; reason: string } | { keep?: "session" | "project"; reason?: string };
 
 /** The settlement carried out: asked when it asks (and there is a user), in words for the user and the model. */
-async function answer(s: Settlement, what: { named: string; shown: string; projectFile?: string }, ctx: ExtensionContext): Promise<Verdict> {
+async function answer(
+  s: Settlement,
+  what: { named: string; shown: string; projectFile?: string },
+  ctx: ExtensionContext,
+): Promise<Verdict> {
   if (s.verdict === "allow") return s.because !== undefined ? { reason: s.because } : {};
   const reason = `${what.named} ${s.because}`;
   if (s.verdict === "deny") return { block: true, reason: `${reason}.` };
-  if (!ctx.hasUI) return { block: true, reason: `${reason} and there is no user to confirm it. Do it another way or ask the user to run it.` };
+  if (!ctx.hasUI)
+    return {
+      block: true,
+      reason: `${reason} and there is no user to confirm it. Do it another way or ask the user to run it.`,
+    };
   const asked = s.parts[0]?.rule ?? "run outside the sandbox";
-  const reply = await askUser({ shown: what.shown, because: s.because, scopes: s.scopes, rules: s.rules, ...(what.projectFile !== undefined && { projectFile: what.projectFile }) }, ctx);
-  if (!reply.allow) return { block: true, reason: `the user declined ${what.named} (${asked})${reply.reason !== undefined ? `: ${reply.reason}` : "."}` };
+  const reply = await askUser(
+    {
+      shown: what.shown,
+      because: s.because,
+      scopes: s.scopes,
+      rules: s.rules,
+      ...(what.projectFile !== undefined && { projectFile: what.projectFile }),
+    },
+    ctx,
+  );
+  if (!reply.allow)
+    return {
+      block: true,
+      reason: `the user declined ${what.named} (${asked})${reply.reason !== undefined ? `: ${reply.reason}` : "."}`,
+    };
   if (reply.scope === "once") return { reason: `allowed once by the user (${asked})` };
   const kept = s.rules.join(", ");
   return reply.scope === "session"
@@ -303,6 +360,10 @@ export default function permissionGate(pi: ExtensionAPI): void | Promise<void> {
   const settings = typeof pi.getSettings === "function" ? pi.getSettings() : {};
   const permissions = settings.permissions;
   const rules = typeof permissions === "object" && permissions !== null ? (permissions as PermissionRules) : {};
-  const initial = typeof settings.permissionMode === "string" ? parsePermissionMode(settings.permissionMode) : undefined;
-  return createPermissionGate({ rules, ...(initial && { mode: createModeState({ initial, source: "permissionMode in the settings" }) }) })(pi);
+  const initial =
+    typeof settings.permissionMode === "string" ? parsePermissionMode(settings.permissionMode) : undefined;
+  return createPermissionGate({
+    rules,
+    ...(initial && { mode: createModeState({ initial, source: "permissionMode in the settings" }) }),
+  })(pi);
 }

@@ -38,7 +38,11 @@ export interface Decision {
 const STRENGTH: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
 
 /** The first rule of `list` that matches, else the first that may match. */
-function findRule(rules: readonly Rule[], list: Verdict, test: (rule: Rule) => Match): { rule: Rule; match: Match } | undefined {
+function findRule(
+  rules: readonly Rule[],
+  list: Verdict,
+  test: (rule: Rule) => Match,
+): { rule: Rule; match: Match } | undefined {
   let maybe: { rule: Rule; match: Match } | undefined;
   for (const rule of rules) {
     if (rule.list !== list) continue;
@@ -57,16 +61,29 @@ function byRules(rules: readonly Rule[], text: string, test: (rule: Rule) => Mat
     // A deny rule that only may match (an unknown word) asks; an allow rule must really match.
     if (list === "allow" && hit.match !== "yes") continue;
     const verdict: Verdict = list === "deny" && hit.match === "maybe" ? "ask" : list;
-    return { verdict, rule: hit.rule.source, kind: "rule", text, list, ...(hit.rule.origin && { origin: hit.rule.origin }) };
+    return {
+      verdict,
+      rule: hit.rule.source,
+      kind: "rule",
+      text,
+      list,
+      ...(hit.rule.origin && { origin: hit.rule.origin }),
+    };
   }
   return undefined;
 }
 
-const forTool = (tool: string) => (rule: Rule): Match => (rule.kind === "tool" && rule.tools.has(tool) ? "yes" : "no");
+const forTool =
+  (tool: string) =>
+  (rule: Rule): Match =>
+    rule.kind === "tool" && rule.tools.has(tool) ? "yes" : "no";
 
 /** The first deny rule for a command, else the first ask rule: what unseen code could run into. */
 function guardRule(rules: readonly Rule[]): Rule | undefined {
-  return rules.find((r) => r.kind === "command" && r.list === "deny") ?? rules.find((r) => r.kind === "command" && r.list === "ask");
+  return (
+    rules.find((r) => r.kind === "command" && r.list === "deny") ??
+    rules.find((r) => r.kind === "command" && r.list === "ask")
+  );
 }
 
 /** Why code the gate cannot see asks: the construct, and the rule it could run into. */
@@ -82,7 +99,8 @@ function judgeInvocation(rules: readonly Rule[], call: Invocation, guard: Rule |
   if (byRule) return { ...byRule, call };
   const hit = findDestructiveCall(call);
   if (hit) return { verdict: "ask", rule: hit.name, kind: "builtin", text: call.text, call };
-  if (call.opaque && guard) return { verdict: "ask", rule: unseen(call.opaque, guard), kind: "unresolved", text: call.text, call };
+  if (call.opaque && guard)
+    return { verdict: "ask", rule: unseen(call.opaque, guard), kind: "unresolved", text: call.text, call };
   return { verdict: "allow", rule: "no rule", kind: "default", text: call.text, call };
 }
 
@@ -95,7 +113,12 @@ export function judgeCommand(parser: Parser, rules: readonly Rule[], command: st
  * Every part's decision, strongest first (never empty), and the parser's analysis of the line: each
  * command it runs, what cannot be judged, the script's shape, each redirection that writes.
  */
-export function judgeCommandParts(parser: Parser, rules: readonly Rule[], command: string, cwd: string): { parts: Decision[]; analysis: Analysis } {
+export function judgeCommandParts(
+  parser: Parser,
+  rules: readonly Rule[],
+  command: string,
+  cwd: string,
+): { parts: Decision[]; analysis: Analysis } {
   const analysis = analyzeScript(parser, command);
   const denyAll = byRules(rules, command, forTool("bash"));
   const guard = guardRule(rules);
@@ -105,7 +128,10 @@ export function judgeCommandParts(parser: Parser, rules: readonly Rule[], comman
   for (const u of analysis.unresolved) decisions.push(fixed("ask", u.why, "unresolved", u.text));
   if (guard) for (const o of analysis.opaque) decisions.push(fixed("ask", unseen(o.why, guard), "unresolved", o.text));
   for (const s of analysis.structural) decisions.push(fixed("ask", s.name, "builtin", s.text));
-  if (analysis.unresolved.some((u) => / reads the script it runs from its standard input/.test(u.why)) && analysis.invocations.some((c) => c.name === "curl" || c.name === "wget")) {
+  if (
+    analysis.unresolved.some((u) => / reads the script it runs from its standard input/.test(u.why)) &&
+    analysis.invocations.some((c) => c.name === "curl" || c.name === "wget")
+  ) {
     decisions.push(fixed("ask", "pipe from the network into a shell", "builtin", command));
   }
   for (const w of analysis.writes) {
@@ -115,7 +141,8 @@ export function judgeCommandParts(parser: Parser, rules: readonly Rule[], comman
       if (!w.target.exact) return "maybe";
       return rule.match(resolve(cwd, w.target.text), cwd) ? "yes" : "no";
     });
-    if (decision && decision.verdict !== "allow") decisions.push({ ...decision, ...(w.target.exact && { path: w.target.text }) });
+    if (decision && decision.verdict !== "allow")
+      decisions.push({ ...decision, ...(w.target.exact && { path: w.target.text }) });
   }
   // The strongest verdict; among equals a rule, then a built-in name, then "cannot judge": they say more.
   const order = (d: Decision) => (d.kind === "rule" ? 0 : d.kind === "builtin" ? 1 : 2);

@@ -38,5 +38,7 @@ export function joined(name: string, words: Field[], direct: boolean): Next[] {
  * it asks whatever the rules say, as `bash -c "$X"` does.
  */
 export function commandText(what: string, value: Field): Next {
-  return value.exact ? { script: value.text } : { unresolved: `${what} runs ${value.unknown}, known only when it runs` };
+  return value.exact
+    ? { script: value.text }
+    : { unresolved: `${what} runs ${value.unknown}, known only when it runs` };
 }

@@ -13,7 +13,10 @@ afterEach(async () => {
   tree = undefined;
 });
 
-const agentCall = (prompt: string) => ({ name: "agent", arguments: { description: "explore", prompt, model: "scripted:explorer" } });
+const agentCall = (prompt: string) => ({
+  name: "agent",
+  arguments: { description: "explore", prompt, model: "scripted:explorer" },
+});
 
 describe("plan mode in child agents", () => {
   it("lets the main agent start a child, which may read but not change anything, and may not end plan mode itself", async () => {
@@ -34,11 +37,17 @@ describe("plan mode in child agents", () => {
     expect(tree.bashCommands).toEqual(["git log --oneline -3"]);
     const blocks = tree
       .childEvents()
-      .filter((e): e is Extract<ChildEvent, { type: "hook_decision" }> => e.type === "hook_decision" && e.extension === "permission-gate" && e.outcome === "block")
+      .filter(
+        (e): e is Extract<ChildEvent, { type: "hook_decision" }> =>
+          e.type === "hook_decision" && e.extension === "permission-gate" && e.outcome === "block",
+      )
       .map((e) => [e.agentPath.length, e.reason]);
     expect(blocks).toEqual([
       [2, expect.stringMatching(/^"touch notes\.txt" is not allowed in plan mode \(touch is not known to only read\)/)],
-      [2, "only the main agent ends plan mode: return your findings to it as your answer instead of calling exit_plan_mode"],
+      [
+        2,
+        "only the main agent ends plan mode: return your findings to it as your answer instead of calling exit_plan_mode",
+      ],
     ]);
     // The child was told it is in plan mode, and the mode did not change.
     expect(tree.requests.explorer![0]!.systemPrompt).toContain("# Plan mode");

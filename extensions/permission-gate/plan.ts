@@ -34,25 +34,47 @@ export function planTool(mode: ModeState): PiToolDefinition<{ plan: string }> {
       "If the user accepts, plan mode ends and you carry the plan out; otherwise you are told what to change.",
     parameters: {
       type: "object",
-      properties: { plan: { type: "string", description: "The plan, in markdown: the steps you will take and the files you will change." } },
+      properties: {
+        plan: {
+          type: "string",
+          description: "The plan, in markdown: the steps you will take and the files you will change.",
+        },
+      },
       required: ["plan"],
       additionalProperties: false,
     },
     execute: async (_id, params, signal, _onUpdate, ctx: ExtensionContext) => {
-      const text = (t: string, isError = false) => ({ content: [{ type: "text" as const, text: t }], ...(isError && { isError: true }) });
+      const text = (t: string, isError = false) => ({
+        content: [{ type: "text" as const, text: t }],
+        ...(isError && { isError: true }),
+      });
       if (mode.mode !== "plan") return text(`Plan mode is not on (the mode is ${mode.mode}); carry on.`);
       if (!ctx.hasUI) {
-        return text("There is no user here to accept the plan, so plan mode stays on: end your turn with the plan as your answer.", true);
+        return text(
+          "There is no user here to accept the plan, so plan mode stays on: end your turn with the plan as your answer.",
+          true,
+        );
       }
-      const choice = await ctx.ui.select(`Accept this plan? (shown in the ${PLAN_TOOL} call above)`, Object.values(PLAN_CHOICE), signal ? { signal } : undefined);
+      const choice = await ctx.ui.select(
+        `Accept this plan? (shown in the ${PLAN_TOOL} call above)`,
+        Object.values(PLAN_CHOICE),
+        signal ? { signal } : undefined,
+      );
       if (choice === PLAN_CHOICE.acceptEdits || choice === PLAN_CHOICE.accept) {
         const next = choice === PLAN_CHOICE.acceptEdits ? "accept-edits" : "default";
         const refused = mode.set(next, PLAN_TOOL);
-        if (refused !== undefined) return text(`The user accepted the plan, but the mode cannot change to ${next}: ${refused}`, true);
+        if (refused !== undefined)
+          return text(`The user accepted the plan, but the mode cannot change to ${next}: ${refused}`, true);
         return text(`The user accepted the plan. Plan mode is off (the mode is now ${next}): carry the plan out.`);
       }
-      const feedback = choice === PLAN_CHOICE.keep ? await ctx.ui.input("What should change in the plan?", undefined, signal ? { signal } : undefined) : undefined;
-      return text(`The user did not accept the plan${feedback?.trim() ? `: ${feedback.trim()}` : ""}. Stay in plan mode and revise it.`, true);
+      const feedback =
+        choice === PLAN_CHOICE.keep
+          ? await ctx.ui.input("What should change in the plan?", undefined, signal ? { signal } : undefined)
+          : undefined;
+      return text(
+        `The user did not accept the plan${feedback?.trim() ? `: ${feedback.trim()}` : ""}. Stay in plan mode and revise it.`,
+        true,
+      );
     },
   };
 }

@@ -71,20 +71,30 @@ export function settle(facts: CallFacts, state: PolicyState): Settlement {
   const denied = parts.find((d) => d.verdict === "deny");
   if (denied) return { verdict: "deny", because: because(denied) };
   const managedAsk = parts.find((d) => d.verdict === "ask" && d.origin?.tier === "managed");
-  if (managedAsk) return { verdict: "ask", because: because(managedAsk), parts: [managedAsk], escape: false, scopes: ["once"], rules: [] };
+  if (managedAsk)
+    return {
+      verdict: "ask",
+      because: because(managedAsk),
+      parts: [managedAsk],
+      escape: false,
+      scopes: ["once"],
+      rules: [],
+    };
   if (state.mode === "plan" && facts.notReading !== undefined) {
     return {
       verdict: "deny",
       because: `is not allowed in plan mode (${facts.notReading}): only reading tools and read-only shell commands run until the user accepts a plan. Finish the plan and call exit_plan_mode`,
     };
   }
-  if (state.mode === "bypass" && (!facts.escape || state.dangerous)) return { verdict: "allow", because: "allowed in bypass mode" };
+  if (state.mode === "bypass" && (!facts.escape || state.dangerous))
+    return { verdict: "allow", because: "allowed in bypass mode" };
   const lifted: string[] = [];
   const asking = parts.filter((d) => {
     if (d.verdict !== "ask") return false;
     const kept = liftable(d) ? state.session.find((s) => covers(s.rule, d, facts)) : undefined;
-    if (kept) return void lifted.push(`your answer for this session (${kept.rule.source})`), false;
-    if (state.mode === "accept-edits" && isEditInside(d, facts)) return void lifted.push(`accept-edits mode (${d.rule})`), false;
+    if (kept) return (void lifted.push(`your answer for this session (${kept.rule.source})`), false);
+    if (state.mode === "accept-edits" && isEditInside(d, facts))
+      return (void lifted.push(`accept-edits mode (${d.rule})`), false);
     return true;
   });
   let escape = false;
@@ -116,7 +126,9 @@ export function settle(facts: CallFacts, state: PolicyState): Settlement {
   }
   if (lifted.length > 0) return { verdict: "allow", because: `allowed by ${lifted.join(" and ")}` };
   const rule = parts.find((d) => d.kind === "rule" && d.verdict === "allow");
-  return rule ? { verdict: "allow", because: `allowed by the rule ${rule.rule} (${where(rule)})` } : { verdict: "allow" };
+  return rule
+    ? { verdict: "allow", because: `allowed by the rule ${rule.rule} (${where(rule)})` }
+    : { verdict: "allow" };
 }
 
 /** Why the decision stops the call, in words for the user and the model. */

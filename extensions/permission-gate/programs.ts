@@ -25,9 +25,20 @@ type Handler = (argv: Field[], name: string) => Next[];
 // ─── tar, sed, zip ──────────────────────────────────────────────────────────────────────────
 
 /** tar's options whose value is a command it runs through the shell. */
-const TAR_COMMANDS = new Set(["--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "-I", "-F"]);
+const TAR_COMMANDS = new Set([
+  "--to-command",
+  "--use-compress-program",
+  "--info-script",
+  "--new-volume-script",
+  "--rsh-command",
+  "--rmt-command",
+  "-I",
+  "-F",
+]);
 const TAR_SHORT_VALUES = "bCfFgHIKLNTVX";
-const TAR_LONG_VALUES = [...TAR_COMMANDS].filter((o) => o.startsWith("--")).concat(["--checkpoint-action", "--file", "--directory", "--files-from", "--exclude-from"]);
+const TAR_LONG_VALUES = [...TAR_COMMANDS]
+  .filter((o) => o.startsWith("--"))
+  .concat(["--checkpoint-action", "--file", "--directory", "--files-from", "--exclude-from"]);
 
 function tar(argv: Field[]): Next[] {
   let args = argv.slice(1);
@@ -56,12 +67,22 @@ function tar(argv: Field[]): Next[] {
 function sed(argv: Field[]): Next[] {
   const args = argv.slice(1);
   // -i takes the rest of its word as a suffix (`-i.bak`, `-ie` is the suffix "e").
-  const normalized = args.map((f) => (f.exact && /^-[a-zA-Z]*i./.test(f.text) && !f.text.startsWith("--") ? { ...f, text: f.text.slice(0, f.text.indexOf("i") + 1) } : f));
-  const { options, operands } = parseOptions(normalized, { short: "efl", long: ["--expression", "--file", "--line-length"] });
+  const normalized = args.map((f) =>
+    f.exact && /^-[a-zA-Z]*i./.test(f.text) && !f.text.startsWith("--")
+      ? { ...f, text: f.text.slice(0, f.text.indexOf("i") + 1) }
+      : f,
+  );
+  const { options, operands } = parseOptions(normalized, {
+    short: "efl",
+    long: ["--expression", "--file", "--line-length"],
+  });
   if (options.some((o) => o.name === "--sandbox")) return []; // e, r and w are refused
   const out: Next[] = [];
   for (const o of options) {
-    if ((o.name === "-f" || o.name === "--file") && o.value) out.push({ opaque: `sed -f runs the script file ${o.value.text || "…"}, which may run commands (e) the gate does not read` });
+    if ((o.name === "-f" || o.name === "--file") && o.value)
+      out.push({
+        opaque: `sed -f runs the script file ${o.value.text || "…"}, which may run commands (e) the gate does not read`,
+      });
   }
   const scripts = options.filter((o) => (o.name === "-e" || o.name === "--expression") && o.value).map((o) => o.value!);
   if (scripts.length === 0 && out.length === 0 && operands[0]) scripts.push(operands[0]);
@@ -83,7 +104,8 @@ function zip(argv: Field[]): Next[] {
   for (let i = 1; i < argv.length; i++) {
     const t = argv[i]!.text;
     if ((t === "-TT" || t === "--unzip-command") && argv[i + 1]) out.push(commandText(`zip ${t}`, argv[++i]!));
-    else if (t.startsWith("--unzip-command=")) out.push(commandText("zip --unzip-command", { ...argv[i]!, text: t.slice(16) }));
+    else if (t.startsWith("--unzip-command="))
+      out.push(commandText("zip --unzip-command", { ...argv[i]!, text: t.slice(16) }));
   }
   return out;
 }
@@ -110,8 +132,16 @@ function sshOptions(program: string, options: Option[]): Next[] {
   for (const o of options) {
     if (!o.value) continue;
     if (o.name === "-o") out.push(...sshSetting(program, o.value));
-    else if (o.name === "-F") out.push({ opaque: `${program} -F reads a configuration (${o.value.text || "…"}) that may name a command to run` });
-    else if ((o.name === "-S" || o.name === "-D") && program !== "ssh") out.push(o.value.exact ? { run: [o.value] } : { unresolved: `${program} ${o.name} runs ${o.value.unknown}, known only when it runs` });
+    else if (o.name === "-F")
+      out.push({
+        opaque: `${program} -F reads a configuration (${o.value.text || "…"}) that may name a command to run`,
+      });
+    else if ((o.name === "-S" || o.name === "-D") && program !== "ssh")
+      out.push(
+        o.value.exact
+          ? { run: [o.value] }
+          : { unresolved: `${program} ${o.name} runs ${o.value.unknown}, known only when it runs` },
+      );
   }
   return out;
 }
@@ -127,12 +157,16 @@ function ssh(argv: Field[]): Next[] {
   if (!host) return out;
   if (!host.exact) return [...out, { unresolved: `what ssh runs depends on ${host.unknown}, known only when it runs` }];
   const command = after.operands;
-  if (command.length === 0) return [...out, { unresolved: "ssh without a command runs the remote shell on its standard input" }];
+  if (command.length === 0)
+    return [...out, { unresolved: "ssh without a command runs the remote shell on its standard input" }];
   return [...out, ...joined("ssh", command, false)];
 }
 
 function scpLike(argv: Field[], name: string): Next[] {
-  return sshOptions(name, parseOptions(argv.slice(1), { short: name === "scp" ? "cDFiJloPSX" : "BbcDFiJloPRSs" }).options);
+  return sshOptions(
+    name,
+    parseOptions(argv.slice(1), { short: name === "scp" ? "cDFiJloPSX" : "BbcDFiJloPRSs" }).options,
+  );
 }
 
 /** `rsync -e CMD` / `--rsh=CMD`: the remote shell program it runs here. */
@@ -156,16 +190,32 @@ function less(argv: Field[]): Next[] {
   const out: Next[] = [];
   for (let i = 1; i < argv.length; i++) {
     const f = argv[i]!;
-    if (f.exact && f.text.startsWith("+") && f.text.includes("!")) out.push({ script: f.text.slice(f.text.indexOf("!") + 1) });
-    else if (f.exact && /^(?:-k|--lesskey-(?:file|src))/.test(f.text)) out.push({ opaque: "less -k reads commands from a file the gate does not read" });
+    if (f.exact && f.text.startsWith("+") && f.text.includes("!"))
+      out.push({ script: f.text.slice(f.text.indexOf("!") + 1) });
+    else if (f.exact && /^(?:-k|--lesskey-(?:file|src))/.test(f.text))
+      out.push({ opaque: "less -k reads commands from a file the gate does not read" });
   }
   return out;
 }
 
 /** `man -P PAGER` / `--pager=PAGER` and `-H BROWSER` / `--html=BROWSER` run a command. */
 function man(argv: Field[]): Next[] {
-  const { options } = parseOptions(argv.slice(1), { short: "PHCMSmpLRT", long: ["--pager", "--config-file", "--manpath", "--sections", "--systems", "--preprocessor", "--locale", "--recode"] });
-  return options.filter((o) => /^(?:-P|--pager|-H|--html)$/.test(o.name) && o.value).map((o) => commandText(`man ${o.name}`, o.value!));
+  const { options } = parseOptions(argv.slice(1), {
+    short: "PHCMSmpLRT",
+    long: [
+      "--pager",
+      "--config-file",
+      "--manpath",
+      "--sections",
+      "--systems",
+      "--preprocessor",
+      "--locale",
+      "--recode",
+    ],
+  });
+  return options
+    .filter((o) => /^(?:-P|--pager|-H|--html)$/.test(o.name) && o.value)
+    .map((o) => commandText(`man ${o.name}`, o.value!));
 }
 
 const VIMS = new Set(["vim", "vi", "nvim", "ex", "view", "gvim", "vimdiff", "evim", "gview", "vimx"]);
@@ -181,17 +231,20 @@ function vim(argv: Field[], name: string): Next[] {
     const command = f.text.replace(/^[:\s]+/, "");
     if (command.startsWith("!")) return out.push({ script: command.slice(1) });
     out.push(...shellOuts([f]));
-    if (!HARMLESS_EX.test(command) && !/^\d*$/.test(command)) out.push({ opaque: `${name} runs the Ex command "${command}", which may start a shell` });
+    if (!HARMLESS_EX.test(command) && !/^\d*$/.test(command))
+      out.push({ opaque: `${name} runs the Ex command "${command}", which may start a shell` });
   };
   for (let i = 1; i < argv.length; i++) {
     const f = argv[i]!;
     if (!f.exact) continue;
     if ((f.text === "-c" || f.text === "--cmd") && argv[i + 1]) ex(argv[++i]!);
-    else if (f.text.startsWith("+") && f.text.length > 1 && !/^\+(?:\d+|\/.*)$/.test(f.text)) ex({ ...f, text: f.text.slice(1) });
+    else if (f.text.startsWith("+") && f.text.length > 1 && !/^\+(?:\d+|\/.*)$/.test(f.text))
+      ex({ ...f, text: f.text.slice(1) });
     else if (/^-[sSuU]$/.test(f.text) && argv[i + 1] && !/^(?:NONE|NORC|DEFAULTS)$/.test(argv[i + 1]!.text)) {
       out.push({ opaque: `${name} ${f.text} reads commands from a file the gate does not read` });
       i++;
-    } else if (/^-(?:e|E|es|Es)$/.test(f.text)) out.push({ opaque: `${name} ${f.text} runs Ex commands from its standard input` });
+    } else if (/^-(?:e|E|es|Es)$/.test(f.text))
+      out.push({ opaque: `${name} ${f.text} runs Ex commands from its standard input` });
   }
   return out;
 }
@@ -230,11 +283,39 @@ function gdb(argv: Field[]): Next[] {
 
 // ─── commands that run their input or a callback ────────────────────────────────────────────
 
-const PARALLEL_VALUES = ["--jobs", "--sshlogin", "--arg-file", "--delimiter", "--colsep", "--joblog", "--results", "--tmpdir", "--workdir", "--wd", "--timeout", "--delay", "--halt", "--retries", "--tag-string", "--env", "--basefile", "--return", "--transfer-file", "--nice", "--max-args", "--max-replace-args", "--max-line-args"];
+const PARALLEL_VALUES = [
+  "--jobs",
+  "--sshlogin",
+  "--arg-file",
+  "--delimiter",
+  "--colsep",
+  "--joblog",
+  "--results",
+  "--tmpdir",
+  "--workdir",
+  "--wd",
+  "--timeout",
+  "--delay",
+  "--halt",
+  "--retries",
+  "--tag-string",
+  "--env",
+  "--basefile",
+  "--return",
+  "--transfer-file",
+  "--nice",
+  "--max-args",
+  "--max-replace-args",
+  "--max-line-args",
+];
 
 /** GNU parallel: the command before `:::` runs with each input; with no command, each input line is one. */
 function parallel(argv: Field[]): Next[] {
-  const { operands } = parseOptions(argv.slice(1), { short: "jPSadEInNLsC", long: PARALLEL_VALUES, stopAtOperand: true });
+  const { operands } = parseOptions(argv.slice(1), {
+    short: "jPSadEInNLsC",
+    long: PARALLEL_VALUES,
+    stopAtOperand: true,
+  });
   const end = operands.findIndex((f) => f.exact && /^:{3,4}\+?$/.test(f.text));
   const command = end < 0 ? operands : operands.slice(0, end);
   if (command.length === 0) return [{ unresolved: "parallel runs the lines of its input as commands" }];
@@ -249,16 +330,22 @@ function callback(argv: Field[], name: string): Next[] {
 }
 
 function enable(argv: Field[]): Next[] {
-  return argv.slice(1).some((f) => !f.exact || /^-[a-zA-Z]*f/.test(f.text)) ? [{ opaque: "enable -f loads a builtin from a file the gate does not read" }] : [];
+  return argv.slice(1).some((f) => !f.exact || /^-[a-zA-Z]*f/.test(f.text))
+    ? [{ opaque: "enable -f loads a builtin from a file the gate does not read" }]
+    : [];
 }
 
 function fc(argv: Field[]): Next[] {
-  return argv.slice(1).some((f) => !f.exact || /^-[a-zA-Z]*[es]/.test(f.text)) ? [{ opaque: "fc runs a command from the history" }] : [];
+  return argv.slice(1).some((f) => !f.exact || /^-[a-zA-Z]*[es]/.test(f.text))
+    ? [{ opaque: "fc runs a command from the history" }]
+    : [];
 }
 
 /** `hash -p PATH NAME` is followed by commands.ts when literal; otherwise the name may run anything. */
 function hash(argv: Field[]): Next[] {
-  return argv.some((f) => f.exact && /^-[a-zA-Z]*p/.test(f.text)) && argv.some((f) => !f.exact) ? [{ unresolved: "hash -p makes a name run a program known only when it runs" }] : [];
+  return argv.some((f) => f.exact && /^-[a-zA-Z]*p/.test(f.text)) && argv.some((f) => !f.exact)
+    ? [{ unresolved: "hash -p makes a name run a program known only when it runs" }]
+    : [];
 }
 
 /** socat's `EXEC:` and `SYSTEM:` addresses run a command. */
@@ -272,7 +359,10 @@ function socat(argv: Field[]): Next[] {
 }
 
 function netcat(argv: Field[], name: string): Next[] {
-  const { options } = parseOptions(argv.slice(1), { short: "ecpswiqWTXxOIPb", long: ["--exec", "--sh-exec", "--lua-exec"] });
+  const { options } = parseOptions(argv.slice(1), {
+    short: "ecpswiqWTXxOIPb",
+    long: ["--exec", "--sh-exec", "--lua-exec"],
+  });
   const out: Next[] = [];
   for (const o of options) {
     if (!o.value) continue;
@@ -282,15 +372,20 @@ function netcat(argv: Field[], name: string): Next[] {
   return out;
 }
 
-const TMUX_RUNS = /^(?:new|new-session|new-window|neww|split-window|splitw|run-shell|run|respawn-pane|respawnp|respawn-window|respawnw|pipe-pane|pipep|if-shell|if|send-keys|send|display-popup|popup|source-file|source)$/;
+const TMUX_RUNS =
+  /^(?:new|new-session|new-window|neww|split-window|splitw|run-shell|run|respawn-pane|respawnp|respawn-window|respawnw|pipe-pane|pipep|if-shell|if|send-keys|send|display-popup|popup|source-file|source)$/;
 
 function tmux(argv: Field[]): Next[] {
-  return argv.slice(1).some((f) => !f.exact || TMUX_RUNS.test(f.text)) ? [{ opaque: "tmux runs a shell command in a session" }] : [];
+  return argv.slice(1).some((f) => !f.exact || TMUX_RUNS.test(f.text))
+    ? [{ opaque: "tmux runs a shell command in a session" }]
+    : [];
 }
 
 function screen(argv: Field[]): Next[] {
   const args = argv.slice(1);
-  return args.length > 0 && !args.every((f) => f.exact && /^-(?:ls|list|r|R|x|wipe|v|-version|-help)$/.test(f.text)) ? [{ opaque: "screen runs a shell command in a session" }] : [];
+  return args.length > 0 && !args.every((f) => f.exact && /^-(?:ls|list|r|R|x|wipe|v|-version|-help)$/.test(f.text))
+    ? [{ opaque: "screen runs a shell command in a session" }]
+    : [];
 }
 
 const HANDLERS: Record<string, Handler> = {

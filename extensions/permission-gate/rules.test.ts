@@ -17,8 +17,14 @@ async function verdicts(rules: PermissionRules, commands: string[]): Promise<[st
 
 describe("permission rules for bash", () => {
   it("rank deny over ask over allow, whatever the order they are written in", async () => {
-    const rules = { allow: ["Bash(git push:*)"], ask: ["Bash(git push origin main)"], deny: ["Bash(git push --force:*)"] };
-    expect(await verdicts(rules, ["git push origin main", "git push --force origin x", "git push origin dev", "git status"])).toEqual([
+    const rules = {
+      allow: ["Bash(git push:*)"],
+      ask: ["Bash(git push origin main)"],
+      deny: ["Bash(git push --force:*)"],
+    };
+    expect(
+      await verdicts(rules, ["git push origin main", "git push --force origin x", "git push origin dev", "git status"]),
+    ).toEqual([
       ["git push origin main", "ask", "Bash(git push origin main)"],
       ["git push --force origin x", "deny", "Bash(git push --force:*)"],
       ["git push origin dev", "allow", "Bash(git push:*)"],
@@ -28,7 +34,16 @@ describe("permission rules for bash", () => {
 
   it("match exactly without :*, by prefix with :* or a trailing *, and on the resolved words", async () => {
     const rules = { allow: ["Bash(rm -rf build)", "Bash(npm run test:*)", "Bash(git push --force-with-lease *)"] };
-    expect(await verdicts(rules, ["rm -rf build", "'rm' -r'f' bu\\ild", "rm -rf build src", "npm run test -- --watch", "npm run test:unit", "git push --force-with-lease origin x"])).toEqual([
+    expect(
+      await verdicts(rules, [
+        "rm -rf build",
+        "'rm' -r'f' bu\\ild",
+        "rm -rf build src",
+        "npm run test -- --watch",
+        "npm run test:unit",
+        "git push --force-with-lease origin x",
+      ]),
+    ).toEqual([
       ["rm -rf build", "allow", "Bash(rm -rf build)"],
       ["'rm' -r'f' bu\\ild", "allow", "Bash(rm -rf build)"],
       ["rm -rf build src", "ask", "recursive rm"],
@@ -41,14 +56,18 @@ describe("permission rules for bash", () => {
 
   it("see through wrappers and shells, and an allow rule for a wrapper does not allow what it runs", async () => {
     const rules = { deny: ["Bash(rm:*)"], allow: ["Bash(sudo:*)"] };
-    expect(await verdicts(rules, ["sudo /bin/rm x", "find . | xargs rm", "bash -c 'r\\m x'", "sudo ls", "rmdir x"])).toEqual([
+    expect(
+      await verdicts(rules, ["sudo /bin/rm x", "find . | xargs rm", "bash -c 'r\\m x'", "sudo ls", "rmdir x"]),
+    ).toEqual([
       ["sudo /bin/rm x", "deny", "Bash(rm:*)"],
       ["find . | xargs rm", "deny", "Bash(rm:*)"],
       ["bash -c 'r\\m x'", "deny", "Bash(rm:*)"],
       ["sudo ls", "allow", "Bash(sudo:*)"],
       ["rmdir x", "allow", "no rule"],
     ]);
-    expect(await verdicts({ allow: ["Bash(sudo:*)"] }, ["sudo rm -rf /srv"])).toEqual([["sudo rm -rf /srv", "ask", "recursive rm"]]);
+    expect(await verdicts({ allow: ["Bash(sudo:*)"] }, ["sudo rm -rf /srv"])).toEqual([
+      ["sudo rm -rf /srv", "ask", "recursive rm"],
+    ]);
   });
 
   it("never allow what cannot be resolved, and ask where a deny rule may match an unknown word", async () => {
@@ -72,8 +91,12 @@ describe("permission rules for bash", () => {
     await expect(judge("ls", { deny: ["Bash(ls; rm:*)"] })).rejects.toThrow(
       'a permission rule cannot be read: permissions.deny: "Bash(ls; rm:*)": the pattern must be one plain command\'s words (no $, *, ;, | or redirections), perhaps ending in :*',
     );
-    await expect(judge("ls", { ask: ["mcp_search(x)"] })).rejects.toThrow('permissions.ask: "mcp_search(x)": only Bash, Read, Write and Edit rules take a pattern');
-    await expect(judge("ls", { allow: ["Bash($X:*)"] })).rejects.toThrow("the pattern must be one plain command's words");
+    await expect(judge("ls", { ask: ["mcp_search(x)"] })).rejects.toThrow(
+      'permissions.ask: "mcp_search(x)": only Bash, Read, Write and Edit rules take a pattern',
+    );
+    await expect(judge("ls", { allow: ["Bash($X:*)"] })).rejects.toThrow(
+      "the pattern must be one plain command's words",
+    );
   });
 });
 
@@ -99,15 +122,22 @@ describe("permission rules for paths", () => {
     expect(await call(rules, "write", { path: "link/c.ts", content: "" })).toMatchObject({ block: true });
     expect(await call(rules, "write", { path: "docs/x.md", content: "" })).toEqual({
       block: true,
-      reason: 'write of "docs/x.md" needs confirmation by the rule Edit(docs/**) (permissions.ask in the settings) and there is no user to confirm it. Do it another way or ask the user to run it.',
+      reason:
+        'write of "docs/x.md" needs confirmation by the rule Edit(docs/**) (permissions.ask in the settings) and there is no user to confirm it. Do it another way or ask the user to run it.',
     });
     expect(await call(rules, "write", { path: "README.md", content: "" })).toBeUndefined();
   });
 
   it("judge a shell redirection into a path like a write", async () => {
     const rules = { deny: ["Write(src/**)"] };
-    expect(await call(rules, "bash", { command: "echo x > src/a.ts" })).toMatchObject({ block: true, reason: expect.stringContaining("denied by the rule Write(src/**)") });
-    expect(await call(rules, "bash", { command: 'echo x > "$OUT"' })).toMatchObject({ block: true, reason: expect.stringContaining("may match the deny rule Write(src/**)") });
+    expect(await call(rules, "bash", { command: "echo x > src/a.ts" })).toMatchObject({
+      block: true,
+      reason: expect.stringContaining("denied by the rule Write(src/**)"),
+    });
+    expect(await call(rules, "bash", { command: 'echo x > "$OUT"' })).toMatchObject({
+      block: true,
+      reason: expect.stringContaining("may match the deny rule Write(src/**)"),
+    });
     expect(await call(rules, "bash", { command: "echo x > docs/a.md" })).toBeUndefined();
   });
 
@@ -131,7 +161,13 @@ describe("permission rules for paths", () => {
 describe("the default export", () => {
   it("reads its rules from the permissions settings", async () => {
     const fake = await loadFake(permissionGate, undefined, { permissions: { deny: ["Bash(npm publish:*)"] } });
-    expect(await fake.call("tool_call", { toolCallId: "c1", toolName: "bash", input: { command: "npm publish --tag next" } })).toEqual({
+    expect(
+      await fake.call("tool_call", {
+        toolCallId: "c1",
+        toolName: "bash",
+        input: { command: "npm publish --tag next" },
+      }),
+    ).toEqual({
       block: true,
       reason: '"npm publish --tag next" is denied by the rule Bash(npm publish:*) (permissions.deny in the settings).',
     });

@@ -74,7 +74,8 @@ export function compileRules(parser: Parser, rules: PermissionRules, origin?: Ru
     const entries: unknown = rules[list] ?? [];
     if (!Array.isArray(entries)) return { error: `permissions.${list} must be a list of rules` };
     for (const source of entries) {
-      const rule = typeof source === "string" ? compileRule(parser, source, list) : { error: "a rule must be a string" };
+      const rule =
+        typeof source === "string" ? compileRule(parser, source, list) : { error: "a rule must be a string" };
       if ("error" in rule) return { error: `permissions.${list}${where}: ${JSON.stringify(source)}: ${rule.error}` };
       out.push(origin ? { ...rule, origin } : rule);
     }
@@ -89,12 +90,14 @@ function compileRule(parser: Parser, source: string, list: Verdict): Rule | { er
   const pattern = m[2];
   const lower = tool.toLowerCase();
   if (lower === "bash") {
-    if (pattern === undefined || pattern.trim() === "*" || pattern.trim() === ":*") return { source, list, kind: "tool", tools: new Set(["bash"]) };
+    if (pattern === undefined || pattern.trim() === "*" || pattern.trim() === ":*")
+      return { source, list, kind: "tool", tools: new Set(["bash"]) };
     return commandRule(parser, source, list, pattern);
   }
   const pathTools = PATH_TOOLS[lower];
   if (pathTools) {
-    if (pattern === undefined || pattern.trim() === "" || pattern.trim() === "**") return { source, list, kind: "tool", tools: pathTools };
+    if (pattern === undefined || pattern.trim() === "" || pattern.trim() === "**")
+      return { source, list, kind: "tool", tools: pathTools };
     return { source, list, kind: "path", tools: pathTools, match: pathMatcher(pattern.trim()) };
   }
   if (pattern !== undefined) return { error: "only Bash, Read, Write and Edit rules take a pattern" };
@@ -111,10 +114,16 @@ function commandRule(parser: Parser, source: string, list: Verdict, pattern: str
     const command = commands[0]!;
     const nodes = [command.childForFieldName("name"), ...command.childrenForFieldName("argument")];
     if (nodes.some((n) => !n) || command.namedChildren.length !== nodes.length) return undefined;
-    const fields = resolveWords(nodes.map((n) => n!), new Map());
+    const fields = resolveWords(
+      nodes.map((n) => n!),
+      new Map(),
+    );
     return fields.every((f) => f.exact && !f.glob) ? fields.map((f) => f.text) : undefined;
   });
-  if (!words || words.length === 0) return { error: "the pattern must be one plain command's words (no $, *, ;, | or redirections), perhaps ending in :*" };
+  if (!words || words.length === 0)
+    return {
+      error: "the pattern must be one plain command's words (no $, *, ;, | or redirections), perhaps ending in :*",
+    };
   return { source, list, kind: "command", words, prefix };
 }
 

@@ -7,7 +7,15 @@ import { describe, expect, it } from "vitest";
 import { createFakeUI, runConversation } from "@mypi/extension-api/testing";
 import { defineTool, type ScriptedTurn, type Tool } from "@mypi/kernel";
 import { z } from "zod";
-import { createModeState, createPermissionGate, OPTION, PLAN_CHOICE, SESSION_ANSWER_ENTRY, type GateOptions, type RuleSet } from "./index.ts";
+import {
+  createModeState,
+  createPermissionGate,
+  OPTION,
+  PLAN_CHOICE,
+  SESSION_ANSWER_ENTRY,
+  type GateOptions,
+  type RuleSet,
+} from "./index.ts";
 import { commandRuleFor } from "./suggest.ts";
 import { readOnlyProblem } from "./read-only.ts";
 import { analyzeScript } from "./commands.ts";
@@ -27,19 +35,36 @@ function recordingTools(ran: string[]): Tool[] {
         return "ok";
       },
     }) as unknown as Tool;
-  const path = z.strictObject({ path: z.string(), content: z.string().optional(), oldText: z.string().optional(), newText: z.string().optional() });
+  const path = z.strictObject({
+    path: z.string(),
+    content: z.string().optional(),
+    oldText: z.string().optional(),
+    newText: z.string().optional(),
+  });
   return [
-    make("bash", z.strictObject({ command: z.string(), unsandboxed: z.boolean().optional() }), (a) => `${a.command}${a.unsandboxed ? " (unsandboxed)" : ""}`),
+    make(
+      "bash",
+      z.strictObject({ command: z.string(), unsandboxed: z.boolean().optional() }),
+      (a) => `${a.command}${a.unsandboxed ? " (unsandboxed)" : ""}`,
+    ),
     make("write", path, (a) => a.path),
     make("edit", path, (a) => a.path),
     make("read", path, (a) => a.path),
   ];
 }
 
-const bash = (command: string, extra: Record<string, unknown> = {}): ScriptedTurn => ({ toolCalls: [{ name: "bash", arguments: { command, ...extra } }] });
-const call = (name: string, args: Record<string, unknown>): ScriptedTurn => ({ toolCalls: [{ name, arguments: args }] });
+const bash = (command: string, extra: Record<string, unknown> = {}): ScriptedTurn => ({
+  toolCalls: [{ name: "bash", arguments: { command, ...extra } }],
+});
+const call = (name: string, args: Record<string, unknown>): ScriptedTurn => ({
+  toolCalls: [{ name, arguments: args }],
+});
 
-async function converse(options: GateOptions, turns: ScriptedTurn[], answers: { select?: (string | undefined)[]; input?: (string | undefined)[] } = {}) {
+async function converse(
+  options: GateOptions,
+  turns: ScriptedTurn[],
+  answers: { select?: (string | undefined)[]; input?: (string | undefined)[] } = {},
+) {
   const ran: string[] = [];
   const ui = createFakeUI({ select: answers.select ?? [], input: answers.input ?? [] });
   const run = await runConversation({
@@ -50,16 +75,24 @@ async function converse(options: GateOptions, turns: ScriptedTurn[], answers: { 
     cwd,
     ui,
   });
-  const gate = run.decisions.filter((d) => d.extension === "permission-gate" && d.slot === "tool_call").map((d) => [d.outcome, d.reason]);
-  const results = run.events.flatMap((e) => (e.type === "tool_execution_end" && e.isError ? [(e.result.content[0] as { text: string }).text] : []));
+  const gate = run.decisions
+    .filter((d) => d.extension === "permission-gate" && d.slot === "tool_call")
+    .map((d) => [d.outcome, d.reason]);
+  const results = run.events.flatMap((e) =>
+    e.type === "tool_execution_end" && e.isError ? [(e.result.content[0] as { text: string }).text] : [],
+  );
   return { ran, ui, gate, results, run };
 }
 
 describe("answers with scopes", () => {
   it("keeps 'allow for this session' as a session entry: the same command runs without asking, another still asks", async () => {
-    const { ran, ui, gate, run } = await converse({}, [bash("git push --force origin a"), bash("git push --force origin b"), bash("git reset --hard")], {
-      select: [`${OPTION.session}: Bash(git push --force:*)`, OPTION.deny],
-    });
+    const { ran, ui, gate, run } = await converse(
+      {},
+      [bash("git push --force origin a"), bash("git push --force origin b"), bash("git reset --hard")],
+      {
+        select: [`${OPTION.session}: Bash(git push --force:*)`, OPTION.deny],
+      },
+    );
     expect(ui.dialogs.map((d) => d.title)).toEqual([
       "Allow bash: git push --force origin a? — it looks destructive (git push --force)",
       "Allow bash: git reset --hard? — it looks destructive (git reset --hard)",
@@ -71,20 +104,35 @@ describe("answers with scopes", () => {
       ["block", 'the user declined "git reset --hard" (git reset --hard).'],
     ]);
     const kept = run.session.getEntries().filter((e) => e.type === "custom" && e.customType === SESSION_ANSWER_ENTRY);
-    expect(kept.map((e) => (e as { data: unknown }).data)).toEqual([{ rules: ["Bash(git push --force:*)"], escape: false }]);
+    expect(kept.map((e) => (e as { data: unknown }).data)).toEqual([
+      { rules: ["Bash(git push --force:*)"], escape: false },
+    ]);
   });
 
   it("writes 'always allow in this project' as the narrowest rule of the part asked about, and judges the next call by it", async () => {
     const appended: string[][] = [];
-    const project = { file: `${cwd}/.mypi/settings.local.json`, append: (rules: readonly string[]) => void appended.push([...rules]) };
-    const { ran, ui, gate } = await converse({ project }, [bash("cd sub && npm test -- --watch && rm -rf dist/cache"), bash("rm -rf dist")], {
-      select: [`${OPTION.project}: Bash(rm -rf:*) (.mypi/settings.local.json)`],
-    });
+    const project = {
+      file: `${cwd}/.mypi/settings.local.json`,
+      append: (rules: readonly string[]) => void appended.push([...rules]),
+    };
+    const { ran, ui, gate } = await converse(
+      { project },
+      [bash("cd sub && npm test -- --watch && rm -rf dist/cache"), bash("rm -rf dist")],
+      {
+        select: [`${OPTION.project}: Bash(rm -rf:*) (.mypi/settings.local.json)`],
+      },
+    );
     expect(ui.dialogs).toEqual([
       {
         kind: "select",
         title: "Allow bash: cd sub && npm test -- --watch && rm -rf dist/cache? — it looks destructive (recursive rm)",
-        options: [OPTION.once, `${OPTION.session}: Bash(rm -rf:*)`, `${OPTION.project}: Bash(rm -rf:*) (.mypi/settings.local.json)`, OPTION.deny, OPTION.denyWithReason],
+        options: [
+          OPTION.once,
+          `${OPTION.session}: Bash(rm -rf:*)`,
+          `${OPTION.project}: Bash(rm -rf:*) (.mypi/settings.local.json)`,
+          OPTION.deny,
+          OPTION.denyWithReason,
+        ],
       },
     ]);
     expect(appended).toEqual([["Bash(rm -rf:*)"]]);
@@ -96,12 +144,20 @@ describe("answers with scopes", () => {
   });
 
   it("denies with the user's reason, which the model reads", async () => {
-    const { results } = await converse({}, [bash("git clean -fdx")], { select: [OPTION.denyWithReason], input: ["keep the build cache; use make clean"] });
-    expect(results).toEqual(['Tool call blocked by permission-gate: the user declined "git clean -fdx" (git clean -f): keep the build cache; use make clean']);
+    const { results } = await converse({}, [bash("git clean -fdx")], {
+      select: [OPTION.denyWithReason],
+      input: ["keep the build cache; use make clean"],
+    });
+    expect(results).toEqual([
+      'Tool call blocked by permission-gate: the user declined "git clean -fdx" (git clean -f): keep the build cache; use make clean',
+    ]);
   });
 
   it("offers only 'once' for what it cannot judge, and once or session for your own ask rules (an allow rule would not lift them)", async () => {
-    const { ui } = await converse({ rules: { ask: ["Bash(npm publish:*)"] }, project: { file: "x", append: () => undefined } }, [bash("eval $CMD"), bash("npm publish")]);
+    const { ui } = await converse(
+      { rules: { ask: ["Bash(npm publish:*)"] }, project: { file: "x", append: () => undefined } },
+      [bash("eval $CMD"), bash("npm publish")],
+    );
     expect(ui.dialogs.map((d) => (d.kind === "select" ? d.options : []))).toEqual([
       [OPTION.once, OPTION.deny, OPTION.denyWithReason],
       [OPTION.once, `${OPTION.session}: Bash(npm publish:*)`, OPTION.deny, OPTION.denyWithReason],
@@ -109,15 +165,27 @@ describe("answers with scopes", () => {
   });
 });
 
-const managed: RuleSet = { tier: "managed", file: "/etc/mypi/managed-settings.json", rules: { ask: ["Bash(git push:*)"], deny: ["Write(secrets/**)"] } };
-const user: RuleSet = { tier: "user", file: "/home/me/.mypi/settings.json", rules: { allow: ["Bash(git push:*)", "Write(secrets/**)"] } };
+const managed: RuleSet = {
+  tier: "managed",
+  file: "/etc/mypi/managed-settings.json",
+  rules: { ask: ["Bash(git push:*)"], deny: ["Write(secrets/**)"] },
+};
+const user: RuleSet = {
+  tier: "user",
+  file: "/home/me/.mypi/settings.json",
+  rules: { allow: ["Bash(git push:*)", "Write(secrets/**)"] },
+};
 
 describe("tiers", () => {
   it("holds a managed ask over a user's allow rule, in every mode, asking once or deny only", async () => {
     const mode = createModeState({ initial: "bypass" });
-    const { ui, gate, ran } = await converse({ rules: [managed, user], mode }, [bash("git push origin main"), call("write", { path: "secrets/key", content: "x" })], {
-      select: [OPTION.once],
-    });
+    const { ui, gate, ran } = await converse(
+      { rules: [managed, user], mode },
+      [bash("git push origin main"), call("write", { path: "secrets/key", content: "x" })],
+      {
+        select: [OPTION.once],
+      },
+    );
     expect(ui.dialogs.map((d) => (d.kind === "select" ? [d.title, ...d.options] : []))).toEqual([
       [
         "Allow bash: git push origin main? — it needs confirmation by the rule Bash(git push:*) (permissions.ask in the managed settings /etc/mypi/managed-settings.json)",
@@ -193,7 +261,9 @@ describe("modes", () => {
     const approved: string[] = [];
     const escapes = { approve: (_id: string, command: string) => void approved.push(command) };
     const turns = [bash("rm -rf build"), bash("npm publish"), bash("npm install", { unsandboxed: true })];
-    const careful = await converse({ rules: { deny: ["Bash(npm publish:*)"] }, mode, escapes }, turns, { select: [OPTION.deny] });
+    const careful = await converse({ rules: { deny: ["Bash(npm publish:*)"] }, mode, escapes }, turns, {
+      select: [OPTION.deny],
+    });
     expect(careful.gate.map(([o, r]) => [o, r?.split(" (")[0]])).toEqual([
       ["pass", "allowed in bypass mode"],
       ["block", '"npm publish" is denied by the rule Bash(npm publish:*)'],
@@ -209,12 +279,21 @@ describe("calls out of the sandbox", () => {
   it("asks unless allow rules name every command of the line, and approves exactly the call it allowed", async () => {
     const approved: [string, string][] = [];
     const escapes = { approve: (id: string, command: string) => void approved.push([id, command]) };
-    const { ui, ran, gate } = await converse({ rules: { allow: ["Bash(npm install:*)"] }, escapes }, [bash("npm install", { unsandboxed: true }), bash("npm install && curl -s x", { unsandboxed: true })], {
-      select: [OPTION.once],
-    });
+    const { ui, ran, gate } = await converse(
+      { rules: { allow: ["Bash(npm install:*)"] }, escapes },
+      [bash("npm install", { unsandboxed: true }), bash("npm install && curl -s x", { unsandboxed: true })],
+      {
+        select: [OPTION.once],
+      },
+    );
     expect(ran).toEqual(["bash: npm install (unsandboxed)", "bash: npm install && curl -s x (unsandboxed)"]);
-    expect(ui.dialogs.map((d) => d.title)).toEqual(["Allow bash: npm install && curl -s x? — it asks to run outside the sandbox"]);
-    expect(gate[0]).toEqual(["pass", "allowed by the rule Bash(npm install:*) (permissions.allow in the settings), outside the sandbox"]);
+    expect(ui.dialogs.map((d) => d.title)).toEqual([
+      "Allow bash: npm install && curl -s x? — it asks to run outside the sandbox",
+    ]);
+    expect(gate[0]).toEqual([
+      "pass",
+      "allowed by the rule Bash(npm install:*) (permissions.allow in the settings), outside the sandbox",
+    ]);
     expect(approved.map(([, command]) => command)).toEqual(["npm install", "npm install && curl -s x"]);
   });
 });
@@ -222,9 +301,16 @@ describe("calls out of the sandbox", () => {
 describe("the rule an answer keeps and what plan mode lets run", () => {
   it("keeps the command's name and up to two subcommand or option words, stopping at a file or a value", async () => {
     const parser = await loadShellParser();
-    const rules = ["npm test", "npm run test:unit", "git push --force origin main", "rm -rf build", "sudo -u root make", "docker compose up -d", "./scripts/deploy.sh prod", "python3 -m pytest tests/"].map(
-      (command) => [command, commandRuleFor(analyzeScript(parser, command).invocations[0]!)],
-    );
+    const rules = [
+      "npm test",
+      "npm run test:unit",
+      "git push --force origin main",
+      "rm -rf build",
+      "sudo -u root make",
+      "docker compose up -d",
+      "./scripts/deploy.sh prod",
+      "python3 -m pytest tests/",
+    ].map((command) => [command, commandRuleFor(analyzeScript(parser, command).invocations[0]!)]);
     expect(rules).toEqual([
       ["npm test", "Bash(npm test:*)"],
       ["npm run test:unit", "Bash(npm run test:unit:*)"],
@@ -240,8 +326,21 @@ describe("the rule an answer keeps and what plan mode lets run", () => {
   it("finds read-only shell lines read-only, and says what else a line does", async () => {
     const parser = await loadShellParser();
     const lines = [
-      "ls -la src", "git status && git diff HEAD~1", "grep -rn TODO src | sort | uniq -c", "cat a 2>/dev/null || echo none", "find . -name '*.ts'",
-      "git branch -a", "npm test", "echo x > out.txt", "find . -delete", "git push", "git branch -D old", "sort -o out a", "eval $X", "cat $(rm -rf x)", "sed -i s/a/b/ f",
+      "ls -la src",
+      "git status && git diff HEAD~1",
+      "grep -rn TODO src | sort | uniq -c",
+      "cat a 2>/dev/null || echo none",
+      "find . -name '*.ts'",
+      "git branch -a",
+      "npm test",
+      "echo x > out.txt",
+      "find . -delete",
+      "git push",
+      "git branch -D old",
+      "sort -o out a",
+      "eval $X",
+      "cat $(rm -rf x)",
+      "sed -i s/a/b/ f",
     ];
     expect(lines.map((l) => [l, readOnlyProblem(analyzeScript(parser, l)) ?? "reads"])).toEqual([
       ["ls -la src", "reads"],

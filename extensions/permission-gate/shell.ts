@@ -99,7 +99,15 @@ function copyTree(tree: Tree, source: string): Node {
   const cursor = tree.walk();
   try {
     const make = (parent: Node | null): Node => {
-      const node = new Node(source, cursor.nodeType, cursor.nodeIsNamed, cursor.nodeIsMissing, cursor.startIndex, cursor.endIndex, cursor.currentFieldName);
+      const node = new Node(
+        source,
+        cursor.nodeType,
+        cursor.nodeIsNamed,
+        cursor.nodeIsMissing,
+        cursor.startIndex,
+        cursor.endIndex,
+        cursor.currentFieldName,
+      );
       node.parent = parent;
       if (cursor.gotoFirstChild()) {
         do {

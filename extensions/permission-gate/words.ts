@@ -78,7 +78,8 @@ export function usesIfs(node: Node): boolean {
   return node.descendantsOfType(["variable_name"]).some((n) => n.text === "IFS");
 }
 
-const literal = (text: string, quoted: boolean, expanded = false): Char[] => [...text].map((c) => ({ c, quoted, expanded }));
+const literal = (text: string, quoted: boolean, expanded = false): Char[] =>
+  [...text].map((c) => ({ c, quoted, expanded }));
 const unknown = (label: string, quoted: boolean): Char[] => [{ c: "", quoted, expanded: true, unknown: label }];
 
 function charsOf(node: Node, vars: Variables, quoted: boolean): Char[] {
@@ -87,7 +88,9 @@ function charsOf(node: Node, vars: Variables, quoted: boolean): Char[] {
       return unescapeBare(node.text, quoted);
     case "command_name":
     case "concatenation":
-      return node.children.flatMap((child) => (child!.isNamed ? charsOf(child!, vars, quoted) : literal(child!.text, quoted)));
+      return node.children.flatMap((child) =>
+        child!.isNamed ? charsOf(child!, vars, quoted) : literal(child!.text, quoted),
+      );
     case "number":
     case "brace_expression":
       return literal(node.text, quoted);
@@ -142,17 +145,34 @@ function unescapeDoubleQuoted(text: string): string {
   return text.replace(/\\([$`"\\\n])/g, (_, c: string) => (c === "\n" ? "" : c));
 }
 
-const ANSI_C: Record<string, string> = { a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\", "'": "'", '"': '"', "?": "?" };
+const ANSI_C: Record<string, string> = {
+  a: "\x07",
+  b: "\b",
+  e: "\x1b",
+  E: "\x1b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  "?": "?",
+};
 
 /** `$'…'`: bash's C-style escapes (`\n`, `\x72`, `\0162`, `\u0072`, `\cX`). */
 function decodeAnsiC(text: string): string {
-  return text.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs, (all, esc: string) => {
-    const kind = esc[0]!;
-    if (kind === "x" || kind === "u" || kind === "U") return String.fromCodePoint(Number.parseInt(esc.slice(1), 16));
-    if (/[0-7]/.test(kind)) return String.fromCharCode(Number.parseInt(esc, 8) & 0xff);
-    if (kind === "c" && esc.length === 2) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
-    return ANSI_C[esc] ?? all;
-  });
+  return text.replace(
+    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
+    (all, esc: string) => {
+      const kind = esc[0]!;
+      if (kind === "x" || kind === "u" || kind === "U") return String.fromCodePoint(Number.parseInt(esc.slice(1), 16));
+      if (/[0-7]/.test(kind)) return String.fromCharCode(Number.parseInt(esc, 8) & 0xff);
+      if (kind === "c" && esc.length === 2) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
+      return ANSI_C[esc] ?? all;
+    },
+  );
 }
 
 function lookup(nameNode: Node, vars: Variables, quoted: boolean): Char[] {
@@ -180,7 +200,10 @@ function expansion(node: Node, vars: Variables, quoted: boolean): Char[] {
   const value = vars.get(nameNode.text);
   if (value === null) return unknown(label, quoted);
   const word = (): Char[] =>
-    rest.slice(1).flatMap((c) => (c.isNamed ? charsOf(c, vars, quoted) : literal(c.text, quoted))).map((ch) => ({ ...ch, expanded: true }));
+    rest
+      .slice(1)
+      .flatMap((c) => (c.isNamed ? charsOf(c, vars, quoted) : literal(c.text, quoted)))
+      .map((ch) => ({ ...ch, expanded: true }));
   const set = value !== undefined && (op.text.startsWith(":") ? value !== "" : true);
   switch (op.text) {
     case ":-":
@@ -241,7 +264,8 @@ function braceSequence(inner: Char[]): string[] | undefined {
   const step = Math.abs(Number(m[5] ?? 1)) || 1;
   if (Math.abs(to - from) / step >= MAX_BRACE_FIELDS) throw new RangeError("too many fields");
   const out: string[] = [];
-  for (let v = from; from <= to ? v <= to : v >= to; v += from <= to ? step : -step) out.push(numeric ? String(v) : String.fromCharCode(v));
+  for (let v = from; from <= to ? v <= to : v >= to; v += from <= to ? step : -step)
+    out.push(numeric ? String(v) : String.fromCharCode(v));
   return out;
 }
 
@@ -252,7 +276,9 @@ function splitFields(chars: Char[]): Field[] {
     if (ch.expanded && !ch.quoted && ch.unknown === undefined && /\s/.test(ch.c)) fields.push([]);
     else fields[fields.length - 1]!.push(ch);
   }
-  return fields.filter((f) => f.some((ch) => ch.quoted || !ch.expanded || ch.c !== "" || ch.unknown !== undefined)).map(toField);
+  return fields
+    .filter((f) => f.some((ch) => ch.quoted || !ch.expanded || ch.c !== "" || ch.unknown !== undefined))
+    .map(toField);
 }
 
 function toField(chars: Char[]): Field {

@@ -36,12 +36,38 @@ interface WrapperSpec {
 const WRAPPERS: Record<string, WrapperSpec> = {
   sudo: {
     values: "ugCDprtUTR",
-    longValues: ["--user", "--group", "--close-from", "--chdir", "--prompt", "--role", "--type", "--other-user", "--command-timeout", "--chroot", "--host"],
+    longValues: [
+      "--user",
+      "--group",
+      "--close-from",
+      "--chdir",
+      "--prompt",
+      "--role",
+      "--type",
+      "--other-user",
+      "--command-timeout",
+      "--chroot",
+      "--host",
+    ],
     assignments: true,
   },
   doas: { values: "uC" },
   pkexec: { longValues: ["--user"] },
-  run0: { values: "uDg", longValues: ["--user", "--group", "--chdir", "--unit", "--property", "--description", "--slice", "--nice", "--setenv", "--background"] },
+  run0: {
+    values: "uDg",
+    longValues: [
+      "--user",
+      "--group",
+      "--chdir",
+      "--unit",
+      "--property",
+      "--description",
+      "--slice",
+      "--nice",
+      "--setenv",
+      "--background",
+    ],
+  },
   runuser: { values: "ugGw", longValues: ["--user", "--group", "--supp-group", "--whitelist-environment", "--shell"] },
   env: { values: "uC", longValues: ["--unset", "--chdir"], assignments: true },
   nice: { values: "n", longValues: ["--adjustment"] },
@@ -65,10 +91,59 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   proxychains4: { values: "f" },
   sshpass: { values: "pfde" },
   fakeroot: { values: "sil", longValues: ["--lib", "--faked"] },
-  unshare: { values: "SGRw", longValues: ["--setuid", "--setgid", "--root", "--wd", "--propagation", "--setgroups", "--map-user", "--map-group", "--map-users", "--map-groups"] },
+  unshare: {
+    values: "SGRw",
+    longValues: [
+      "--setuid",
+      "--setgid",
+      "--root",
+      "--wd",
+      "--propagation",
+      "--setgroups",
+      "--map-user",
+      "--map-group",
+      "--map-users",
+      "--map-groups",
+    ],
+  },
   nsenter: { values: "tSGrw", longValues: ["--target", "--setuid", "--setgid", "--root", "--wd"] },
-  setpriv: { longValues: ["--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule"] },
-  "systemd-run": { values: "pEMH", longValues: ["--unit", "--property", "--description", "--slice", "--setenv", "--uid", "--gid", "--nice", "--working-directory", "--machine", "--host", "--on-calendar", "--on-active", "--timer-property", "--path-property", "--socket-property"] },
+  setpriv: {
+    longValues: [
+      "--reuid",
+      "--regid",
+      "--groups",
+      "--inh-caps",
+      "--ambient-caps",
+      "--bounding-set",
+      "--securebits",
+      "--pdeathsig",
+      "--selinux-label",
+      "--apparmor-profile",
+      "--landlock-access",
+      "--landlock-rule",
+    ],
+  },
+  "systemd-run": {
+    values: "pEMH",
+    longValues: [
+      "--unit",
+      "--property",
+      "--description",
+      "--slice",
+      "--setenv",
+      "--uid",
+      "--gid",
+      "--nice",
+      "--working-directory",
+      "--machine",
+      "--host",
+      "--on-calendar",
+      "--on-active",
+      "--timer-property",
+      "--path-property",
+      "--socket-property",
+    ],
+  },
   valgrind: {},
   firejail: {},
   entr: {},
@@ -79,11 +154,28 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   chrt: { operands: 1, noCommand: "p" },
   strace: { values: "abeEIoOpPsSuUX" },
   ltrace: { values: "aAeFlnopsSuwX" },
-  xargs: { values: "aEILnPsd", longValues: ["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"] },
+  xargs: {
+    values: "aEILnPsd",
+    longValues: ["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"],
+  },
 };
 
 /** Shells: `-c` runs its operand as a script, a file operand runs that file, nothing reads stdin. */
-const SHELLS = new Set(["bash", "rbash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "tcsh", "csh"]);
+const SHELLS = new Set([
+  "bash",
+  "rbash",
+  "sh",
+  "zsh",
+  "dash",
+  "ksh",
+  "mksh",
+  "ash",
+  "yash",
+  "posh",
+  "fish",
+  "tcsh",
+  "csh",
+]);
 
 /** Script files a shell or `source` reads from its standard input or a pipe. */
 const STDIN_FILE = /^\/(?:dev\/(?:stdin|fd\/)|proc\/(?:self|\d+)\/fd\/)/;
@@ -116,7 +208,9 @@ export function lookThrough(name: string, argv: Field[]): Next[] {
     case "script":
       return commandOption(name, argv);
     case "runuser":
-      return argv.some((f) => f.exact && /^(?:-c|--command(?:=.*)?)$/.test(f.text)) ? commandOption(name, argv) : wrapper(name, argv, WRAPPERS.runuser!);
+      return argv.some((f) => f.exact && /^(?:-c|--command(?:=.*)?)$/.test(f.text))
+        ? commandOption(name, argv)
+        : wrapper(name, argv, WRAPPERS.runuser!);
     case "find":
       return findExec(argv);
     case "watch":
@@ -150,7 +244,15 @@ function wrapper(name: string, argv: Field[], spec: WrapperSpec): Next[] {
     }
     if (!f.exact) return [{ unresolved: `what ${name} runs depends on ${f.unknown}, known only when it runs` }];
     const t = f.text;
-    if (name === "xargs" && /^(?:-I|-i|--replace)/.test(t)) replace = t === "-I" ? argv[i + 1]?.text : t.startsWith("-I") ? t.slice(2) : t.includes("=") ? t.slice(t.indexOf("=") + 1) : "{}";
+    if (name === "xargs" && /^(?:-I|-i|--replace)/.test(t))
+      replace =
+        t === "-I"
+          ? argv[i + 1]?.text
+          : t.startsWith("-I")
+            ? t.slice(2)
+            : t.includes("=")
+              ? t.slice(t.indexOf("=") + 1)
+              : "{}";
     if (t === "--") {
       i++;
       break;
@@ -174,7 +276,10 @@ function wrapper(name: string, argv: Field[], spec: WrapperSpec): Next[] {
   }
   const command = argv.slice(i);
   // `sudo -s CMD…` / `sudo -i CMD…` hand the words to a shell's -c.
-  if (name === "sudo" && argv.slice(1, i).some((f) => /^-[a-zA-Z]*[si]/.test(f.text) || f.text === "--shell" || f.text === "--login")) {
+  if (
+    name === "sudo" &&
+    argv.slice(1, i).some((f) => /^-[a-zA-Z]*[si]/.test(f.text) || f.text === "--shell" || f.text === "--login")
+  ) {
     return [...found, ...joined(name, command, false)];
   }
   if (name === "xargs") {
@@ -184,7 +289,8 @@ function wrapper(name: string, argv: Field[], spec: WrapperSpec): Next[] {
     const words = command.length > 0 ? command : [{ text: "echo", exact: true }];
     return [{ run: [...(replace ? placeholders(words, replace, input) : words), input] }];
   }
-  if (name === "chroot" && command.length === 0) return [{ unresolved: "chroot without a command starts a shell reading its standard input" }];
+  if (name === "chroot" && command.length === 0)
+    return [{ unresolved: "chroot without a command starts a shell reading its standard input" }];
   return command.length > 0 ? [...found, { run: command }] : found;
 }
 
@@ -194,7 +300,9 @@ function trap(argv: Field[]): Next[] {
   if (argv[i]?.exact && argv[i]!.text === "--") i++;
   const action = argv[i];
   if (!action || argv.length <= i + 1 || (action.exact && /^(?:-|-[lp]+)$/.test(action.text))) return [];
-  return action.exact ? [{ script: action.text }] : [{ unresolved: `trap runs ${action.unknown}, known only when it runs` }];
+  return action.exact
+    ? [{ script: action.text }]
+    : [{ unresolved: `trap runs ${action.unknown}, known only when it runs` }];
 }
 
 function shell(name: string, argv: Field[]): Next[] {
@@ -225,12 +333,21 @@ function shell(name: string, argv: Field[]): Next[] {
   const operand = argv[i];
   if (runsOperand) {
     if (!operand) return [{ unresolved: `${name} -c has no command` }];
-    return [...startup, operand.exact ? { script: operand.text } : { unresolved: `${name} -c runs ${operand.unknown}, known only when it runs` }];
+    return [
+      ...startup,
+      operand.exact
+        ? { script: operand.text }
+        : { unresolved: `${name} -c runs ${operand.unknown}, known only when it runs` },
+    ];
   }
   if (!operand || readsStdin) return [{ unresolved: `${name} reads the script it runs from its standard input` }];
   if (!operand.exact) return [{ unresolved: `${name} runs a script from ${operand.unknown}` }];
-  if (STDIN_FILE.test(operand.text)) return [{ unresolved: `${name} reads the script it runs from its standard input` }];
-  return [...startup, { opaque: `${name} runs the script file ${operand.text}, which the gate does not read`, vouch: true }];
+  if (STDIN_FILE.test(operand.text))
+    return [{ unresolved: `${name} reads the script it runs from its standard input` }];
+  return [
+    ...startup,
+    { opaque: `${name} runs the script file ${operand.text}, which the gate does not read`, vouch: true },
+  ];
 }
 
 function source(name: string, file: Field | undefined): Next[] {
@@ -251,11 +368,17 @@ function commandOption(name: string, argv: Field[]): Next[] {
     else if (/^-[a-zA-Z]*c$/.test(f.text)) value = argv[i + 1];
     else continue;
     if (!value) return [{ unresolved: `${name} -c has no command` }];
-    return value.exact ? [{ script: value.text }] : [{ unresolved: `${name} -c runs ${value.unknown}, known only when it runs` }];
+    return value.exact
+      ? [{ script: value.text }]
+      : [{ unresolved: `${name} -c runs ${value.unknown}, known only when it runs` }];
   }
   if (name === "su") return [{ unresolved: "su without -c starts a shell reading its standard input" }];
-  if (name === "sg") return argv.length > 2 ? joined(name, argv.slice(2), false) : [{ unresolved: "sg without a command starts a shell reading its standard input" }];
-  if (name === "flock") return wrapper(name, argv, { values: "wE", longValues: ["--timeout", "--conflict-exit-code"], operands: 1 });
+  if (name === "sg")
+    return argv.length > 2
+      ? joined(name, argv.slice(2), false)
+      : [{ unresolved: "sg without a command starts a shell reading its standard input" }];
+  if (name === "flock")
+    return wrapper(name, argv, { values: "wE", longValues: ["--timeout", "--conflict-exit-code"], operands: 1 });
   return [];
 }
 
@@ -264,7 +387,11 @@ function findExec(argv: Field[]): Next[] {
   const runs: Next[] = [];
   // A file find finds starts with the starting point it was found under (`./x` for `.`): never an option.
   const start = argv.slice(1).find((f) => !/^-[HLPO]/.test(f.text));
-  const found: Field = { text: start && start.exact && !/^[-(!]/.test(start.text) ? start.text : ".", exact: false, unknown: "a file find finds" };
+  const found: Field = {
+    text: start && start.exact && !/^[-(!]/.test(start.text) ? start.text : ".",
+    exact: false,
+    unknown: "a file find finds",
+  };
   for (let i = 1; i < argv.length; i++) {
     if (!argv[i]!.exact || !/^-(?:exec|execdir|ok|okdir)$/.test(argv[i]!.text)) continue;
     const from = i + 1;

@@ -24,9 +24,11 @@ export function protectedReason(path: string, cwd: string): string | undefined {
   // Inside the workspace only the part below it counts (a workspace may itself live in node_modules).
   const segments = (inside ? rel : abs).split(sep).filter(Boolean);
   const name = basename(abs);
-  if (name === ".env" || name.startsWith(".env.")) return `${path} is an environment file (.env), which may hold secrets`;
+  if (name === ".env" || name.startsWith(".env."))
+    return `${path} is an environment file (.env), which may hold secrets`;
   if (segments.includes(".git")) return `${path} is inside .git/ (use git commands to change the repository)`;
-  if (segments.includes("node_modules")) return `${path} is inside node_modules/ (change package.json and reinstall instead)`;
+  if (segments.includes("node_modules"))
+    return `${path} is inside node_modules/ (change package.json and reinstall instead)`;
   return undefined;
 }
 

@@ -27,12 +27,16 @@ describe("protectedReason", () => {
   });
 
   it("follows symlinks of the parts that exist", () => {
-    expect(protectedReason("src/sneaky/config", root)).toBe("src/sneaky/config is inside .git/ (use git commands to change the repository)");
+    expect(protectedReason("src/sneaky/config", root)).toBe(
+      "src/sneaky/config is inside .git/ (use git commands to change the repository)",
+    );
   });
 
   it("follows dangling symlinks to the file a write would create", () => {
     expect(existsSync(join(root, ".env.new"))).toBe(false);
-    expect(protectedReason("src/future-env", root)).toBe("src/future-env is an environment file (.env), which may hold secrets");
+    expect(protectedReason("src/future-env", root)).toBe(
+      "src/future-env is an environment file (.env), which may hold secrets",
+    );
     expect(protectedReason("src/future-hook", root)).toContain("is inside .git/");
     expect(protectedReason("src/future-dir/x", root)).toContain("is inside .git/");
   });
@@ -54,9 +58,17 @@ describe("protectedReason", () => {
 describe("protected-paths", () => {
   type Decision = { block?: boolean; reason?: string; input?: Record<string, unknown> } | undefined;
   /** Run the handler as the chain does, with `downstream` standing for the handlers after it. */
-  async function check(toolName: string, input: Record<string, unknown>, downstream: (event: { input: Record<string, unknown> }) => Decision = () => undefined) {
+  async function check(
+    toolName: string,
+    input: Record<string, unknown>,
+    downstream: (event: { input: Record<string, unknown> }) => Decision = () => undefined,
+  ) {
     const fake = await loadFake(protectedPaths);
-    const handler = fake.registrations[0]!.handler as (event: unknown, ctx: unknown, next: () => Promise<Decision>) => Promise<Decision>;
+    const handler = fake.registrations[0]!.handler as (
+      event: unknown,
+      ctx: unknown,
+      next: () => Promise<Decision>,
+    ) => Promise<Decision>;
     const event = { type: "tool_call", toolCallId: "c", toolName, input };
     return handler(event, fakeCtx({ cwd: root }), async () => downstream(event));
   }
@@ -83,7 +95,10 @@ describe("protected-paths", () => {
     const returned = await check("edit", { path: "a.ts", oldText: "a", newText: "b" }, (event) => ({
       input: { ...event.input, path: ".git/config" },
     }));
-    expect(returned).toEqual({ block: true, reason: ".git/config is inside .git/ (use git commands to change the repository)" });
+    expect(returned).toEqual({
+      block: true,
+      reason: ".git/config is inside .git/ (use git commands to change the repository)",
+    });
     const harmless = { input: { path: "b.ts", content: "" } };
     expect(await check("write", { path: "a.ts", content: "" }, () => harmless)).toBe(harmless);
   });

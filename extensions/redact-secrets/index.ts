@@ -41,7 +41,16 @@ export interface SecretPattern {
 // --- secret-assignment: `NAME = value` where the name says secret and the value is a literal ---
 
 /** Words that mark a name as holding a secret, compared with whole word parts (see `nameParts`). */
-const SECRET_WORDS = new Set(["password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "privatekey"]);
+const SECRET_WORDS = new Set([
+  "password",
+  "passwd",
+  "passphrase",
+  "secret",
+  "token",
+  "apikey",
+  "accesskey",
+  "privatekey",
+]);
 /**
  * Short words that also begin names about something else (`auth_type`, `pass_rate`, `pwd_dir`):
  * they mark a secret only as the last word part (`basic_auth`, `_auth`, `DB_PASS`, `db_pwd`).
@@ -49,8 +58,28 @@ const SECRET_WORDS = new Set(["password", "passwd", "passphrase", "secret", "tok
 const SECRET_LAST_WORDS = new Set(["auth", "pass", "pw", "pwd"]);
 /** A last word part that makes the name describe the secret rather than hold it (`TOKEN_COUNT`). */
 const DESCRIBING_WORDS = new Set([
-  "count", "len", "length", "min", "max", "limit", "size", "type", "kind", "name", "label", "field",
-  "file", "path", "dir", "url", "uri", "endpoint", "header", "prefix", "ttl", "timeout",
+  "count",
+  "len",
+  "length",
+  "min",
+  "max",
+  "limit",
+  "size",
+  "type",
+  "kind",
+  "name",
+  "label",
+  "field",
+  "file",
+  "path",
+  "dir",
+  "url",
+  "uri",
+  "endpoint",
+  "header",
+  "prefix",
+  "ttl",
+  "timeout",
 ]);
 /** How many texts and names the memos keep (`redactText`, `isSecretName`). */
 const MEMO_ENTRIES = 4096;
@@ -94,7 +123,8 @@ const ALREADY_REDACTED = /^\[REDACTED:/;
 /** A number is a setting (`TOKEN_COUNT=123456`), not a secret. */
 const NUMBER = /^\d[\d._]*$/;
 /** Null-likes, booleans and type names: `token = None`, `OPENAI_API_KEY: string`. */
-const CODE_WORDS = /^(?:null|nil|none|undefined|true|false|string|str|number|int|integer|float|double|bool|boolean|bytes|buffer|object|unknown|any|void|char)$/i;
+const CODE_WORDS =
+  /^(?:null|nil|none|undefined|true|false|string|str|number|int|integer|float|double|bool|boolean|bytes|buffer|object|unknown|any|void|char)$/i;
 /** A call or index reads the value at run time (`getPassword()`, `os.environ["API_KEY"]`); `Option<String>` is a type. */
 const CALL_INDEX_OR_GENERIC = /^[\w$.]+[([<]/;
 /**
@@ -114,7 +144,8 @@ interface AssignedValue {
 
 function isLiteralSecret({ value, quoted, upperCaseName }: AssignedValue): boolean {
   if (value.length < MIN_SECRET_LENGTH) return false;
-  if (REFERENCE.test(value) || ALREADY_REDACTED.test(value) || NUMBER.test(value) || CODE_WORDS.test(value)) return false;
+  if (REFERENCE.test(value) || ALREADY_REDACTED.test(value) || NUMBER.test(value) || CODE_WORDS.test(value))
+    return false;
   if (quoted) return true;
   if (CALL_INDEX_OR_GENERIC.test(value) || DOTTED_NAME.test(value)) return false;
   // `DB_PASSWORD=postgres` is a password; `API_KEY = apiKey` still copies a variable.
@@ -140,7 +171,11 @@ const SECRET_ASSIGNMENT = new RegExp(
   "gi",
 );
 
-function acceptSecretAssignment({ name = "", quote = "", value = "" }: Readonly<Record<string, string | undefined>>): boolean {
+function acceptSecretAssignment({
+  name = "",
+  quote = "",
+  value = "",
+}: Readonly<Record<string, string | undefined>>): boolean {
   return isSecretName(name) && isLiteralSecret({ value, quoted: quote !== "", upperCaseName: !/[a-z]/.test(name) });
 }
 
@@ -149,9 +184,16 @@ const T = "(?<![A-Za-z0-9])";
 
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
   // PEM (`RSA`, `EC`, `OPENSSH`, `ENCRYPTED`, none) and PGP's `PRIVATE KEY BLOCK`; to the END line or the text's end.
-  { kind: "private-key", pattern: /-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?(?:-----END \1-----|$)/g },
+  {
+    kind: "private-key",
+    pattern: /-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?(?:-----END \1-----|$)/g,
+  },
   // A PuTTY .ppk file: the lines after `Private-Lines: N`.
-  { kind: "private-key", pattern: /(Private-Lines:[ \t]*\d+[ \t]*\r?\n)((?:[A-Za-z0-9+/=]+\r?\n)*[A-Za-z0-9+/=]+(?=\r?\n|$))/g, keep: 1 },
+  {
+    kind: "private-key",
+    pattern: /(Private-Lines:[ \t]*\d+[ \t]*\r?\n)((?:[A-Za-z0-9+/=]+\r?\n)*[A-Za-z0-9+/=]+(?=\r?\n|$))/g,
+    keep: 1,
+  },
   // The scheme is at most 32 characters: unbounded, a long run of "a-a-a-…" made the search
   // quadratic (seconds for one 50 KB tool result, minutes for 400 KB).
   { kind: "url-password", pattern: /\b([a-z][a-z0-9+.-]{0,31}:\/\/[^\s:@/?#]+:)([^\s@/?#]+)(?=@)/gi, keep: 1 },
@@ -163,16 +205,27 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { kind: "aws-access-key", pattern: new RegExp(`${T}(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])`, "g") },
   { kind: "google-api-key", pattern: new RegExp(`${T}AIza[0-9A-Za-z_-]{35}`, "g") },
   // OAuth access tokens (`ya29.…`) and refresh tokens (`1//0…`) of Google accounts.
-  { kind: "google-oauth-token", pattern: new RegExp(`${T}(?:ya29\\.[0-9A-Za-z_-]{20,}|(?<![:/])1//0[0-9A-Za-z_-]{30,})`, "g") },
+  {
+    kind: "google-oauth-token",
+    pattern: new RegExp(`${T}(?:ya29\\.[0-9A-Za-z_-]{20,}|(?<![:/])1//0[0-9A-Za-z_-]{30,})`, "g"),
+  },
   // Azure storage and service-bus connection strings, and the signature of a SAS URL.
-  { kind: "azure-key", pattern: /((?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature)=)([^;\s"']+)/gi, keep: 1 },
+  {
+    kind: "azure-key",
+    pattern: /((?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature)=)([^;\s"']+)/gi,
+    keep: 1,
+  },
   { kind: "azure-key", pattern: /([?&]sig=)([^&\s"'#]{16,})/g, keep: 1 },
   { kind: "jwt", pattern: new RegExp(`${T}eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}`, "g") },
   // HTTP auth schemes are case-insensitive: `authorization: bearer …` is as much a token.
   { kind: "bearer-token", pattern: /\b(Bearer\s+)([A-Za-z0-9._~+/-]{16,}=*)/gi, keep: 1 },
   // Basic credentials are base64 of `user:password`. Only after an Authorization header name:
   // "basic" alone starts too much prose.
-  { kind: "basic-auth", pattern: /\b(authorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+)([A-Za-z0-9+/]{8,}={0,2})/gi, keep: 1 },
+  {
+    kind: "basic-auth",
+    pattern: /\b(authorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+)([A-Za-z0-9+/]{8,}={0,2})/gi,
+    keep: 1,
+  },
   // `curl -u user:password` (also `--user`, `-U`/`--proxy-user`, attached or with `=`), on one command line.
   {
     kind: "user-password",
@@ -183,12 +236,18 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   // `mysql -pSECRET` (the password attached to -p; `-p` alone prompts) and its sibling tools.
   {
     kind: "mysql-password",
-    pattern: /(\bmysql(?:dump|admin|import|show|check|binlog|pump|sh)?\b[^\n|;&]*?[ \t]-p)(?<value>'[^'\n]*'|"[^"\n]*"|[^\s'"-][^\s;|&]*)/g,
+    pattern:
+      /(\bmysql(?:dump|admin|import|show|check|binlog|pump|sh)?\b[^\n|;&]*?[ \t]-p)(?<value>'[^'\n]*'|"[^"\n]*"|[^\s'"-][^\s;|&]*)/g,
     keep: 1,
     accept: ({ value = "" }) => !REFERENCE.test(value.replace(/^["']/, "")),
   },
   // `.netrc`: `machine host login me password SECRET`, on one line or several.
-  { kind: "netrc-password", pattern: /((?:^|\s)(?:machine[ \t]+\S+|default)(?:\s+(?:login|account|port|protocol)[ \t]+\S+)*\s+password[ \t]+)(\S+)/g, keep: 1 },
+  {
+    kind: "netrc-password",
+    pattern:
+      /((?:^|\s)(?:machine[ \t]+\S+|default)(?:\s+(?:login|account|port|protocol)[ \t]+\S+)*\s+password[ \t]+)(\S+)/g,
+    keep: 1,
+  },
   // …and a `password SECRET` line of one whose `machine` line is not in the text.
   {
     kind: "netrc-password",
@@ -197,7 +256,11 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     accept: ({ value = "" }) => isLiteralSecret({ value, quoted: true, upperCaseName: false }),
   },
   // `.pgpass`: `host:port:database:user:password`, one entry per line.
-  { kind: "pgpass-password", pattern: /^((?:[^:\s\\]|\\.)+:(?:\d+|\*):(?:[^:\s\\]|\\.)+:(?:[^:\s\\]|\\.)+:)(\S+)$/gm, keep: 1 },
+  {
+    kind: "pgpass-password",
+    pattern: /^((?:[^:\s\\]|\\.)+:(?:\d+|\*):(?:[^:\s\\]|\\.)+:(?:[^:\s\\]|\\.)+:)(\S+)$/gm,
+    keep: 1,
+  },
   // Last, so a value another kind recognised keeps that kind's name.
   { kind: "secret-assignment", pattern: SECRET_ASSIGNMENT, keep: 1, accept: acceptSecretAssignment },
 ];
@@ -318,5 +381,4 @@ export default function redactSecrets(pi: ExtensionAPI): void {
     const messages = redactDeep(event.messages);
     return messages === event.messages ? undefined : { messages };
   });
-
 }

@@ -12,7 +12,10 @@ describe("redactText", () => {
       [`export GITHUB_TOKEN=${GITHUB}`, "export GITHUB_TOKEN=[REDACTED:github-token]"],
       ["postgres://admin:s3cr3t-pw@db.local:5432/app", "postgres://admin:[REDACTED:url-password]@db.local:5432/app"],
       ["Authorization: Bearer abcdefghijklmnop1234567890", "Authorization: Bearer [REDACTED:bearer-token]"],
-      ["-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----\nafter", "[REDACTED:private-key]\nafter"],
+      [
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----\nafter",
+        "[REDACTED:private-key]\nafter",
+      ],
       ["head\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk (truncated", "head\n[REDACTED:private-key]"],
       ["DB_PASSWORD=hunter2hunter", "DB_PASSWORD=[REDACTED:secret-assignment]"],
       ['{"password": "hunter22"}', '{"password": "[REDACTED:secret-assignment]"}'],
@@ -21,15 +24,24 @@ describe("redactText", () => {
       [`sk_live_${"0123456789abcdef"}`, "[REDACTED:stripe-key]"],
       [`glpat-${"x".repeat(20)}`, "[REDACTED:gitlab-token]"],
       [`AIza${"B".repeat(35)}`, "[REDACTED:google-api-key]"],
-      ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "[REDACTED:jwt]"],
+      [
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "[REDACTED:jwt]",
+      ],
     ];
     expect(cases.map(([input]) => redactText(input))).toEqual(cases.map(([, output]) => output));
   });
 
   it("leaves code, references and ordinary text alone", () => {
     for (const text of [
-      "password: string", "const token = process.env.GITHUB_TOKEN", "TOKEN_LIMIT=4096", 'apiKey: "${API_KEY}"',
-      "API_KEY=$OPENAI_API_KEY", "https://example.com/path:x@y", "risk-assessment-of-the-project", "nothing here",
+      "password: string",
+      "const token = process.env.GITHUB_TOKEN",
+      "TOKEN_LIMIT=4096",
+      'apiKey: "${API_KEY}"',
+      "API_KEY=$OPENAI_API_KEY",
+      "https://example.com/path:x@y",
+      "risk-assessment-of-the-project",
+      "nothing here",
     ]) {
       expect(redactText(text)).toBe(text);
     }
@@ -58,7 +70,10 @@ describe("redactText", () => {
     ["mytool --token=abc123def456", `mytool --token=${SECRET}`],
     ["authorization: bearer abcdefghijklmnop1234567890", "authorization: bearer [REDACTED:bearer-token]"],
     ["Authorization: Basic dXNlcjpodW50ZXIyMg==", "Authorization: Basic [REDACTED:basic-auth]"],
-    ["curl -H 'authorization: basic dXNlcjpodW50ZXIyMg==' $URL", "curl -H 'authorization: basic [REDACTED:basic-auth]' $URL"],
+    [
+      "curl -H 'authorization: basic dXNlcjpodW50ZXIyMg==' $URL",
+      "curl -H 'authorization: basic [REDACTED:basic-auth]' $URL",
+    ],
     // Covered before the audit, kept: an upper-case name takes a bare word as its value, and a
     // dotted value with digits is a token, not a property.
     ["export GITHUB_TOKEN=abcdef123456", `export GITHUB_TOKEN=${SECRET}`],
@@ -127,25 +142,89 @@ describe("redactText: key bodies without their BEGIN line, and formats the first
   const CASES: [name: string, input: string, expected: string][] = [
     ["read with an offset: body and END", `${P1}\n${P2}\n${P3}\nAbCdEf==\n-----END RSA PRIVATE KEY-----\n`, `${KEY}\n`],
     ["tail -n +2 of an OpenSSH key", `${O1}\n${O2}\nAAAAB3Nz\n-----END OPENSSH PRIVATE KEY-----`, KEY],
-    ["output cut at its head, text after the key", `[Output truncated: the first 3 lines were cut]\n${P2}\n${P3}\n-----END PRIVATE KEY-----\nexit 0`, `[Output truncated: the first 3 lines were cut]\n${KEY}\nexit 0`],
-    ["indented in YAML", `tls:\n  key: |\n    ${P1}\n    ${P2}\n    -----END EC PRIVATE KEY-----\n`, `tls:\n  key: |\n${KEY}\n`],
+    [
+      "output cut at its head, text after the key",
+      `[Output truncated: the first 3 lines were cut]\n${P2}\n${P3}\n-----END PRIVATE KEY-----\nexit 0`,
+      `[Output truncated: the first 3 lines were cut]\n${KEY}\nexit 0`,
+    ],
+    [
+      "indented in YAML",
+      `tls:\n  key: |\n    ${P1}\n    ${P2}\n    -----END EC PRIVATE KEY-----\n`,
+      `tls:\n  key: |\n${KEY}\n`,
+    ],
     ["a slice with neither BEGIN nor END", `${P1}\n${P2}\n${P3}\n`, `${KEY}\n`],
-    ["a PGP private key block", `-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF${P1}\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----\nnext`, `${KEY}\nnext`],
+    [
+      "a PGP private key block",
+      `-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF${P1}\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----\nnext`,
+      `${KEY}\nnext`,
+    ],
     ["the tail of a PGP private key block", `${P1}\n${P2}\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----`, KEY],
-    ["a PuTTY key", `PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\nPrivate-Lines: 1\nAAAAIBx7sQ9vLp2Mk4Rt\nPrivate-MAC: 8f2e`, `PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\nPrivate-Lines: 1\n${KEY}\nPrivate-MAC: 8f2e`],
-    [".netrc on one line", "machine api.example.com login ada password s3cr3t-Pw", "machine api.example.com login ada password [REDACTED:netrc-password]"],
-    [".netrc on several lines", "machine git.example.com\n  login ada\n  password hunter2x\n", "machine git.example.com\n  login ada\n  password [REDACTED:netrc-password]\n"],
-    [".netrc read from its middle", "  login ada\n  password Zq9-x7Lm\n", "  login ada\n  password [REDACTED:netrc-password]\n"],
-    [".pgpass", "db.internal:5432:app:ada:pg-S3cret\n*:*:*:ada:other", "db.internal:5432:app:ada:[REDACTED:pgpass-password]\n*:*:*:ada:[REDACTED:pgpass-password]"],
-    ["mysql -pX", "mysql -u root -phunter22 app < dump.sql", "mysql -u root -p[REDACTED:mysql-password] app < dump.sql"],
+    [
+      "a PuTTY key",
+      `PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\nPrivate-Lines: 1\nAAAAIBx7sQ9vLp2Mk4Rt\nPrivate-MAC: 8f2e`,
+      `PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\nPrivate-Lines: 1\n${KEY}\nPrivate-MAC: 8f2e`,
+    ],
+    [
+      ".netrc on one line",
+      "machine api.example.com login ada password s3cr3t-Pw",
+      "machine api.example.com login ada password [REDACTED:netrc-password]",
+    ],
+    [
+      ".netrc on several lines",
+      "machine git.example.com\n  login ada\n  password hunter2x\n",
+      "machine git.example.com\n  login ada\n  password [REDACTED:netrc-password]\n",
+    ],
+    [
+      ".netrc read from its middle",
+      "  login ada\n  password Zq9-x7Lm\n",
+      "  login ada\n  password [REDACTED:netrc-password]\n",
+    ],
+    [
+      ".pgpass",
+      "db.internal:5432:app:ada:pg-S3cret\n*:*:*:ada:other",
+      "db.internal:5432:app:ada:[REDACTED:pgpass-password]\n*:*:*:ada:[REDACTED:pgpass-password]",
+    ],
+    [
+      "mysql -pX",
+      "mysql -u root -phunter22 app < dump.sql",
+      "mysql -u root -p[REDACTED:mysql-password] app < dump.sql",
+    ],
     ["mysqldump -p'X'", "mysqldump -uroot -p'hunt er' app", "mysqldump -uroot -p[REDACTED:mysql-password] app"],
-    ["curl -u user:pass", "curl -u ada:s3cr3t https://api.example.com", "curl -u ada:[REDACTED:user-password] https://api.example.com"],
-    ["curl --user=user:pass", "curl -s --user='ada:s3cr3t' https://x", "curl -s --user='ada:[REDACTED:user-password]' https://x"],
-    ["an Azure connection string", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=Zm9vYmFy+/abc==;EndpointSuffix=core.windows.net", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=[REDACTED:azure-key];EndpointSuffix=core.windows.net"],
-    ["an Azure SAS URL", "https://acme.blob.core.windows.net/c/f?sv=2022-11-02&sig=Ab%2Fcd1234EfGh5678ij%3D", "https://acme.blob.core.windows.net/c/f?sv=2022-11-02&sig=[REDACTED:azure-key]"],
-    ["a Google OAuth access token", "token: ya29.a0AfH6SMBxYz0123456789abcdefGHIJ", "token: [REDACTED:google-oauth-token]"],
-    ["a Google refresh token", '"refresh_token": "1//0gAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"', '"refresh_token": "[REDACTED:google-oauth-token]"'],
-    ["a token after _", `key_${GITHUB} and x_AKIAIOSFODNN7EXAMPLE and v_${OPENAI}`, "key_[REDACTED:github-token] and x_[REDACTED:aws-access-key] and v_[REDACTED:openai-key]"],
+    [
+      "curl -u user:pass",
+      "curl -u ada:s3cr3t https://api.example.com",
+      "curl -u ada:[REDACTED:user-password] https://api.example.com",
+    ],
+    [
+      "curl --user=user:pass",
+      "curl -s --user='ada:s3cr3t' https://x",
+      "curl -s --user='ada:[REDACTED:user-password]' https://x",
+    ],
+    [
+      "an Azure connection string",
+      "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=Zm9vYmFy+/abc==;EndpointSuffix=core.windows.net",
+      "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=[REDACTED:azure-key];EndpointSuffix=core.windows.net",
+    ],
+    [
+      "an Azure SAS URL",
+      "https://acme.blob.core.windows.net/c/f?sv=2022-11-02&sig=Ab%2Fcd1234EfGh5678ij%3D",
+      "https://acme.blob.core.windows.net/c/f?sv=2022-11-02&sig=[REDACTED:azure-key]",
+    ],
+    [
+      "a Google OAuth access token",
+      "token: ya29.a0AfH6SMBxYz0123456789abcdefGHIJ",
+      "token: [REDACTED:google-oauth-token]",
+    ],
+    [
+      "a Google refresh token",
+      '"refresh_token": "1//0gAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"',
+      '"refresh_token": "[REDACTED:google-oauth-token]"',
+    ],
+    [
+      "a token after _",
+      `key_${GITHUB} and x_AKIAIOSFODNN7EXAMPLE and v_${OPENAI}`,
+      "key_[REDACTED:github-token] and x_[REDACTED:aws-access-key] and v_[REDACTED:openai-key]",
+    ],
   ];
   it.each(CASES)("redacts %s", (_name, input, expected) => {
     expect(redactText(input)).toBe(expected);
@@ -156,7 +235,7 @@ describe("redactText: key bodies without their BEGIN line, and formats the first
     ["the tail of a certificate", `${P1}\n${P2}\nAbCd\n-----END CERTIFICATE-----`],
     ["a PGP signature", `-----BEGIN PGP SIGNATURE-----\n\n${P1}\n${P2}\n=AbCd\n-----END PGP SIGNATURE-----`],
     ["one base64 line", `${P1}\n`],
-    ["prose about a password", "Choose a password\npassword reset\nmysql -p\ncurl -u \"$USER:$PASS\" https://x"],
+    ["prose about a password", 'Choose a password\npassword reset\nmysql -p\ncurl -u "$USER:$PASS" https://x'],
     ["an /etc/passwd line", "root:x:0:0:root:/root:/bin/bash"],
     ["words ending in sk-", "risk-assessment task-runner"],
   ];
@@ -178,7 +257,15 @@ describe("redactDeep", () => {
   });
 
   it("redacts a string under a key that says secret, as it would the same pair written as text", () => {
-    const details = { user: "ada", password: "hunter22", dbPassword: "s3cr3t-pw", token_count: "123456", apiKey: "${API_KEY}", nested: [{ client_secret: "abcdef123" }], note: "password reset" };
+    const details = {
+      user: "ada",
+      password: "hunter22",
+      dbPassword: "s3cr3t-pw",
+      token_count: "123456",
+      apiKey: "${API_KEY}",
+      nested: [{ client_secret: "abcdef123" }],
+      note: "password reset",
+    };
     expect(redactDeep(details)).toEqual({
       user: "ada",
       password: "[REDACTED:secret-assignment]",
@@ -189,7 +276,6 @@ describe("redactDeep", () => {
       note: "password reset",
     });
   });
-
 
   it("returns the same object when nothing changed, a new one when something did, and never touches image data", () => {
     const clean = { content: [{ type: "text", text: "ok" }], n: 1 };
@@ -208,7 +294,9 @@ describe("redact-secrets", () => {
   it("patches tool results (content and details) only when they hold a secret", async () => {
     const fake = await loadFake(redactSecrets);
     const base = { toolCallId: "c", toolName: "bash", input: { command: "cat .env" }, isError: false };
-    expect(await fake.call("tool_result", { ...base, content: [{ type: "text", text: "fine" }], details: undefined })).toBeUndefined();
+    expect(
+      await fake.call("tool_result", { ...base, content: [{ type: "text", text: "fine" }], details: undefined }),
+    ).toBeUndefined();
     expect(
       await fake.call("tool_result", {
         ...base,
@@ -236,14 +324,29 @@ describe("redact-secrets", () => {
       { role: "user", content: [{ type: "text", text: "hi" }], timestamp: 1 },
       {
         role: "assistant",
-        content: [{ type: "toolCall", id: "c", name: "bash", arguments: { command: `curl -H 'Authorization: Bearer ${OPENAI}'` } }],
-        stopReason: "toolUse", usage: { input: 0, output: 0 }, model: "m", timestamp: 2,
+        content: [
+          {
+            type: "toolCall",
+            id: "c",
+            name: "bash",
+            arguments: { command: `curl -H 'Authorization: Bearer ${OPENAI}'` },
+          },
+        ],
+        stopReason: "toolUse",
+        usage: { input: 0, output: 0 },
+        model: "m",
+        timestamp: 2,
       },
     ];
     const result = (await fake.call("context", { messages })) as { messages: typeof messages };
     expect(result.messages[0]).toBe(messages[0]);
     expect(result.messages[1]!.content).toEqual([
-      { type: "toolCall", id: "c", name: "bash", arguments: { command: "curl -H 'Authorization: Bearer [REDACTED:openai-key]'" } },
+      {
+        type: "toolCall",
+        id: "c",
+        name: "bash",
+        arguments: { command: "curl -H 'Authorization: Bearer [REDACTED:openai-key]'" },
+      },
     ]);
     expect(await fake.call("context", { messages: [messages[0]] })).toBeUndefined();
   });

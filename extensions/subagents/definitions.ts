@@ -74,17 +74,48 @@ export const CLAUDE_TOOL_NAMES: Readonly<Record<string, string>> = Object.freeze
 export const CLAUDE_MODEL_ALIASES: ReadonlySet<string> = new Set(["sonnet", "opus", "haiku"]);
 
 /** Front-matter fields of Claude Code's agent files that mypi accepts and does not act on. */
-const NOT_HONOURED = new Set(["permissionMode", "skills", "mcpServers", "hooks", "memory", "background", "isolation", "initialPrompt"]);
+const NOT_HONOURED = new Set([
+  "permissionMode",
+  "skills",
+  "mcpServers",
+  "hooks",
+  "memory",
+  "background",
+  "isolation",
+  "initialPrompt",
+]);
 /** Fields mypi reads, and `color`, which only paints Claude Code's screen. */
-const KNOWN = new Set(["name", "description", "tools", "disallowedTools", "model", "thinking", "effort", "maxTurns", "color"]);
+const KNOWN = new Set([
+  "name",
+  "description",
+  "tools",
+  "disallowedTools",
+  "model",
+  "thinking",
+  "effort",
+  "maxTurns",
+  "color",
+]);
 /** Claude Code's `effort` values → mypi's thinking levels. */
-const EFFORTS: Readonly<Record<string, ThinkingLevel>> = { low: "low", medium: "medium", high: "high", max: "xhigh", xhigh: "xhigh", minimal: "minimal", off: "off" };
+const EFFORTS: Readonly<Record<string, ThinkingLevel>> = {
+  low: "low",
+  medium: "medium",
+  high: "high",
+  max: "xhigh",
+  xhigh: "xhigh",
+  minimal: "minimal",
+  off: "off",
+};
 const NAME = /^[A-Za-z0-9_.-]+$/;
 
 /** The folders agents are read from, in order (a later one's agent replaces an earlier one's). */
 export function agentFolders(o: DiscoverOptions): { dir: string; scope: AgentDefinition["scope"] }[] {
   const folders: { dir: string; scope: AgentDefinition["scope"] }[] = [{ dir: join(o.home, "agents"), scope: "user" }];
-  if (o.trusted) folders.push({ dir: join(o.cwd, ".claude", "agents"), scope: "project" }, { dir: join(o.cwd, ".mypi", "agents"), scope: "project" });
+  if (o.trusted)
+    folders.push(
+      { dir: join(o.cwd, ".claude", "agents"), scope: "project" },
+      { dir: join(o.cwd, ".mypi", "agents"), scope: "project" },
+    );
   return folders;
 }
 
@@ -94,7 +125,9 @@ export function discoverAgents(o: DiscoverOptions): AgentDiscovery {
   const problems: string[] = [];
   for (const source of o.sources ?? []) {
     if (!NAME.test(source.namespace)) {
-      problems.push(`${source.origin}: agents cannot be named under "${source.namespace}" (letters, digits, "-", "_" and "." only); they are not used`);
+      problems.push(
+        `${source.origin}: agents cannot be named under "${source.namespace}" (letters, digits, "-", "_" and "." only); they are not used`,
+      );
       continue;
     }
     for (const file of source.files) {
@@ -105,8 +138,14 @@ export function discoverAgents(o: DiscoverOptions): AgentDiscovery {
       }
       const refused = parsed.ignoredFields.filter((f) => source.refused?.[f] !== undefined);
       const rest = parsed.ignoredFields.filter((f) => source.refused?.[f] === undefined);
-      for (const field of refused) problems.push(`agent file ${file}: ${field} is ignored for ${source.origin}'s agents (${source.refused![field]})`);
-      if (rest.length > 0) problems.push(`agent file ${file}: ${rest.join(", ")} ${rest.length === 1 ? "is" : "are"} not read by mypi (reported once)`);
+      for (const field of refused)
+        problems.push(
+          `agent file ${file}: ${field} is ignored for ${source.origin}'s agents (${source.refused![field]})`,
+        );
+      if (rest.length > 0)
+        problems.push(
+          `agent file ${file}: ${rest.join(", ")} ${rest.length === 1 ? "is" : "are"} not read by mypi (reported once)`,
+        );
       const name = `${source.namespace}:${parsed.name}`;
       byName.set(name, { ...parsed, name, origin: source.origin });
     }
@@ -118,7 +157,10 @@ export function discoverAgents(o: DiscoverOptions): AgentDiscovery {
         problems.push(parsed.problem);
         continue;
       }
-      if (parsed.ignoredFields.length > 0) problems.push(`agent file ${file}: ${parsed.ignoredFields.join(", ")} ${parsed.ignoredFields.length === 1 ? "is" : "are"} not read by mypi (reported once)`);
+      if (parsed.ignoredFields.length > 0)
+        problems.push(
+          `agent file ${file}: ${parsed.ignoredFields.join(", ")} ${parsed.ignoredFields.length === 1 ? "is" : "are"} not read by mypi (reported once)`,
+        );
       byName.set(parsed.name, parsed);
     }
   }
@@ -152,12 +194,18 @@ export function readAgentFile(file: string, scope: AgentDefinition["scope"]): Ag
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    return { problem: `agent file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` };
+    return {
+      problem: `agent file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    };
   }
   return parseAgent(text, file, scope);
 }
 
-export function parseAgent(text: string, file: string, scope: AgentDefinition["scope"]): AgentDefinition | { problem: string } {
+export function parseAgent(
+  text: string,
+  file: string,
+  scope: AgentDefinition["scope"],
+): AgentDefinition | { problem: string } {
   let frontmatter: Record<string, unknown>;
   let body: string;
   try {
@@ -167,9 +215,11 @@ export function parseAgent(text: string, file: string, scope: AgentDefinition["s
   }
   const fail = (what: string) => ({ problem: `agent file ${file}: ${what}; it is not used` });
   const name = frontmatter.name ?? basename(file, ".md");
-  if (typeof name !== "string" || !NAME.test(name)) return fail(`name ${JSON.stringify(name)} is not letters, digits, "-", "_" and "."`);
+  if (typeof name !== "string" || !NAME.test(name))
+    return fail(`name ${JSON.stringify(name)} is not letters, digits, "-", "_" and "."`);
   const description = frontmatter.description;
-  if (typeof description !== "string" || description.trim() === "") return fail("it has no description (the model picks an agent by its description)");
+  if (typeof description !== "string" || description.trim() === "")
+    return fail("it has no description (the model picks an agent by its description)");
   const tools = toolList(frontmatter.tools);
   if (tools === null) return fail("tools should be a comma-separated list or a YAML list of tool names");
   const disallowed = toolList(frontmatter.disallowedTools);
@@ -177,10 +227,14 @@ export function parseAgent(text: string, file: string, scope: AgentDefinition["s
   const model = frontmatter.model;
   if (model !== undefined && typeof model !== "string") return fail("model should be a model name, or inherit");
   const thinking = thinkingOf(frontmatter);
-  if (thinking === null) return fail(`thinking / effort should be one of ${THINKING_LEVELS.join(", ")} (effort: low, medium, high, max)`);
+  if (thinking === null)
+    return fail(`thinking / effort should be one of ${THINKING_LEVELS.join(", ")} (effort: low, medium, high, max)`);
   const maxTurns = frontmatter.maxTurns;
-  if (maxTurns !== undefined && !(typeof maxTurns === "number" && Number.isInteger(maxTurns) && maxTurns > 0)) return fail("maxTurns should be a whole number above 0");
-  const ignoredFields = Object.keys(frontmatter).filter((k) => !KNOWN.has(k)).map((k) => (NOT_HONOURED.has(k) ? k : `${k} (unknown)`));
+  if (maxTurns !== undefined && !(typeof maxTurns === "number" && Number.isInteger(maxTurns) && maxTurns > 0))
+    return fail("maxTurns should be a whole number above 0");
+  const ignoredFields = Object.keys(frontmatter)
+    .filter((k) => !KNOWN.has(k))
+    .map((k) => (NOT_HONOURED.has(k) ? k : `${k} (unknown)`));
   return {
     name,
     description: description.trim(),
@@ -199,9 +253,21 @@ export function parseAgent(text: string, file: string, scope: AgentDefinition["s
 /** `Read, Grep` or `[Read, Grep]` as mypi tool names; `undefined` when absent, `null` when malformed. */
 function toolList(value: unknown): string[] | undefined | null {
   if (value === undefined || value === null) return undefined;
-  const items = typeof value === "string" ? value.split(",") : Array.isArray(value) && value.every((v) => typeof v === "string") ? (value as string[]) : null;
+  const items =
+    typeof value === "string"
+      ? value.split(",")
+      : Array.isArray(value) && value.every((v) => typeof v === "string")
+        ? (value as string[])
+        : null;
   if (items === null) return null;
-  return [...new Set(items.map((t) => t.trim()).filter((t) => t !== "").map(mypiToolName))];
+  return [
+    ...new Set(
+      items
+        .map((t) => t.trim())
+        .filter((t) => t !== "")
+        .map(mypiToolName),
+    ),
+  ];
 }
 
 /** A tool name as Claude Code writes it (`Glob`, `Agent(explorer)`, `mcp__github__create_issue`) → mypi's. */

@@ -14,13 +14,45 @@
  * settings leaves the tool out. Other extensions offer agents, and hear of the children started,
  * on the shared bus (bus.ts): installed Claude Code plugins' agents come in that way.
  */
-import { agentLimits, agentPathOf, defineTool, z, type ChildAgent, type ChildRunOutcome, type CreateAgentOptions, type ExtensionAPI, type ExtensionUI, type ToolContext } from "@mypi/extension-api";
+import {
+  agentLimits,
+  agentPathOf,
+  defineTool,
+  z,
+  type ChildAgent,
+  type ChildRunOutcome,
+  type CreateAgentOptions,
+  type ExtensionAPI,
+  type ExtensionUI,
+  type ToolContext,
+} from "@mypi/extension-api";
 import { mypiHome, type ToolResult } from "@mypi/kernel";
-import { AGENT_LIFECYCLE_CHANNEL, AGENT_SOURCES_CHANNEL, type AgentLifecycleEvent, type AgentSource, type AgentSourceRequest } from "./bus.ts";
+import {
+  AGENT_LIFECYCLE_CHANNEL,
+  AGENT_SOURCES_CHANNEL,
+  type AgentLifecycleEvent,
+  type AgentSource,
+  type AgentSourceRequest,
+} from "./bus.ts";
 import { CLAUDE_MODEL_ALIASES, discoverAgents, mypiToolName, type AgentDefinition } from "./definitions.ts";
 
-export { discoverAgents, agentFolders, parseAgent, readAgentFile, mypiToolName, CLAUDE_TOOL_NAMES, type AgentDefinition, type AgentDiscovery } from "./definitions.ts";
-export { AGENT_LIFECYCLE_CHANNEL, AGENT_SOURCES_CHANNEL, type AgentLifecycleEvent, type AgentSource, type AgentSourceRequest } from "./bus.ts";
+export {
+  discoverAgents,
+  agentFolders,
+  parseAgent,
+  readAgentFile,
+  mypiToolName,
+  CLAUDE_TOOL_NAMES,
+  type AgentDefinition,
+  type AgentDiscovery,
+} from "./definitions.ts";
+export {
+  AGENT_LIFECYCLE_CHANNEL,
+  AGENT_SOURCES_CHANNEL,
+  type AgentLifecycleEvent,
+  type AgentSource,
+  type AgentSourceRequest,
+} from "./bus.ts";
 
 export const AGENT_TOOL = "agent";
 /** Claude Code's name for its general-purpose agent: the agent without a file here. */
@@ -64,7 +96,14 @@ export function createSubagentsExtension(options: SubagentsOptions = {}): (pi: E
       if (registered) pi.unregisterTool(AGENT_TOOL);
       registered = false;
       if (pi.getSettings().subagents === false) return;
-      pi.registerTool(agentTool(pi, () => agents, report, (event) => pi.events.emit(AGENT_LIFECYCLE_CHANNEL, event)));
+      pi.registerTool(
+        agentTool(
+          pi,
+          () => agents,
+          report,
+          (event) => pi.events.emit(AGENT_LIFECYCLE_CHANNEL, event),
+        ),
+      );
       registered = true;
     };
     refresh(pi.isProjectTrusted());
@@ -88,10 +127,15 @@ export default createSubagentsExtension();
 
 /** The agents as `/agents` and `mypi agents` show them: name, where from, description, tools, model. */
 export function listAgents(agents: readonly AgentDefinition[]): string {
-  if (agents.length === 0) return "No agents defined: add Markdown files to ~/.mypi/agents/ or, in a trusted workspace, .mypi/agents/ or .claude/agents/, or install a Claude Code plugin with agents (docs/subagents.md). The agent tool still starts general-purpose children.";
+  if (agents.length === 0)
+    return "No agents defined: add Markdown files to ~/.mypi/agents/ or, in a trusted workspace, .mypi/agents/ or .claude/agents/, or install a Claude Code plugin with agents (docs/subagents.md). The agent tool still starts general-purpose children.";
   return agents
     .map((a) => {
-      const extra = [a.tools ? `tools: ${a.tools.join(", ")}` : "all tools", ...(a.model ? [`model: ${a.model}`] : []), ...(a.thinking ? [`thinking: ${a.thinking}`] : [])];
+      const extra = [
+        a.tools ? `tools: ${a.tools.join(", ")}` : "all tools",
+        ...(a.model ? [`model: ${a.model}`] : []),
+        ...(a.thinking ? [`thinking: ${a.thinking}`] : []),
+      ];
       return `${a.name} (${a.origin ?? a.scope}) — ${a.description}\n  ${extra.join(" · ")}\n  ${a.file}`;
     })
     .join("\n");
@@ -100,15 +144,26 @@ export function listAgents(agents: readonly AgentDefinition[]): string {
 const parameters = z.strictObject({
   description: z.string().describe("A short (3-5 word) description of the task, shown to the user"),
   prompt: z.string().describe("The task for the child agent: everything it needs to know, and what to report back"),
-  subagent_type: z.string().optional().describe("The name of an agent listed in this tool's description; leave it out for a general-purpose agent"),
-  instructions: z.string().optional().describe("A system prompt for a general-purpose agent (instead of subagent_type)"),
-  tools: z.array(z.string()).optional().describe("Only these of your tools for the child (default: all the agent is allowed)"),
+  subagent_type: z
+    .string()
+    .optional()
+    .describe("The name of an agent listed in this tool's description; leave it out for a general-purpose agent"),
+  instructions: z
+    .string()
+    .optional()
+    .describe("A system prompt for a general-purpose agent (instead of subagent_type)"),
+  tools: z
+    .array(z.string())
+    .optional()
+    .describe("Only these of your tools for the child (default: all the agent is allowed)"),
   model: z.string().optional().describe("A model for the child, by name (default: the agent's, else yours)"),
 });
 type AgentArgs = z.infer<typeof parameters>;
 
 function describeTool(agents: readonly AgentDefinition[]): string {
-  const list = agents.length ? ["Agents (subagent_type):", ...agents.map((a) => `- ${a.name}: ${a.description}`)] : ["No named agents are defined; leave subagent_type out."];
+  const list = agents.length
+    ? ["Agents (subagent_type):", ...agents.map((a) => `- ${a.name}: ${a.description}`)]
+    : ["No named agents are defined; leave subagent_type out."];
   return [
     "Start a child agent with a fresh context to do a task on its own and report back: a search across the code, a review, a plan, an investigation.",
     "It works with your tools (or fewer) under the same rules, and returns only its final answer, so put everything it needs in `prompt` and say what to report.",
@@ -118,7 +173,12 @@ function describeTool(agents: readonly AgentDefinition[]): string {
   ].join("\n");
 }
 
-function agentTool(pi: ExtensionAPI, agents: () => readonly AgentDefinition[], report: (line: string) => void, announce: (event: AgentLifecycleEvent) => void) {
+function agentTool(
+  pi: ExtensionAPI,
+  agents: () => readonly AgentDefinition[],
+  report: (line: string) => void,
+  announce: (event: AgentLifecycleEvent) => void,
+) {
   return defineTool({
     name: AGENT_TOOL,
     description: describeTool(agents()),
@@ -136,13 +196,21 @@ function agentTool(pi: ExtensionAPI, agents: () => readonly AgentDefinition[], r
       } catch (error) {
         return failure(`The child agent was not started: ${(error as Error).message}`);
       }
-      const lifecycle = { path: child.path, agentType: plan.type, description: args.description, session: child.session };
+      const lifecycle = {
+        path: child.path,
+        agentType: plan.type,
+        description: args.description,
+        session: child.session,
+      };
       announce({ kind: "created", ...lifecycle });
       try {
         const outcome = await child.run(args.prompt, { onUpdate: (progress) => ctx.onUpdate(progress) });
         return resultOf(child, plan.name, args.description, outcome);
       } catch (error) {
-        return failure(`The child agent was not started: ${(error as Error).message}`, { agentPath: child.path, ...(child.session.file && { sessionFile: child.session.file }) });
+        return failure(`The child agent was not started: ${(error as Error).message}`, {
+          agentPath: child.path,
+          ...(child.session.file && { sessionFile: child.session.file }),
+        });
       } finally {
         await child.close();
         announce({ kind: "closed", ...lifecycle });
@@ -161,15 +229,26 @@ interface ChildPlan {
 }
 
 /** What to start for `args`, or what is wrong with them. */
-function planChild(pi: ExtensionAPI, args: AgentArgs, agents: readonly AgentDefinition[], ctx: ToolContext): ChildPlan | { error: string } {
+function planChild(
+  pi: ExtensionAPI,
+  args: AgentArgs,
+  agents: readonly AgentDefinition[],
+  ctx: ToolContext,
+): ChildPlan | { error: string } {
   // Claude Code's built-in general agent, by its name there, unless a file defines one so named.
-  const type = args.subagent_type === GENERAL_PURPOSE && !agents.some((a) => a.name === GENERAL_PURPOSE) ? undefined : args.subagent_type;
+  const type =
+    args.subagent_type === GENERAL_PURPOSE && !agents.some((a) => a.name === GENERAL_PURPOSE)
+      ? undefined
+      : args.subagent_type;
   const def = type === undefined ? undefined : agents.find((a) => a.name === type);
   if (type !== undefined && !def) {
     const names = agents.map((a) => a.name).join(", ");
-    return { error: `No agent named "${args.subagent_type}". ${names ? `Agents: ${names}.` : "No agents are defined."} Leave subagent_type out for a general-purpose agent.` };
+    return {
+      error: `No agent named "${args.subagent_type}". ${names ? `Agents: ${names}.` : "No agents are defined."} Leave subagent_type out for a general-purpose agent.`,
+    };
   }
-  if (def && args.instructions !== undefined) return { error: "Give either subagent_type or instructions, not both: a named agent has its own system prompt." };
+  if (def && args.instructions !== undefined)
+    return { error: "Give either subagent_type or instructions, not both: a named agent has its own system prompt." };
   const depth = agentPathOf(ctx).length;
   const { limits } = agentLimits(pi.getSettings());
   const exclude = [...(def?.disallowedTools ?? [])];
@@ -180,13 +259,16 @@ function planChild(pi: ExtensionAPI, args: AgentArgs, agents: readonly AgentDefi
     const requested = args.tools.map(mypiToolName);
     if (def?.tools) {
       const outside = requested.filter((t) => !def.tools!.some((p) => matches(p, t)));
-      if (outside.length) return { error: `The agent ${def.name} may use only ${def.tools.join(", ")}; not ${outside.join(", ")}.` };
+      if (outside.length)
+        return { error: `The agent ${def.name} may use only ${def.tools.join(", ")}; not ${outside.join(", ")}.` };
     }
     tools = requested;
   }
   const model = args.model ?? def?.model;
   const name = def?.name ?? "general";
-  const systemPrompt = [def?.systemPrompt || args.instructions, CHILD_NOTE].filter((p) => p !== undefined && p !== "").join("\n\n");
+  const systemPrompt = [def?.systemPrompt || args.instructions, CHILD_NOTE]
+    .filter((p) => p !== undefined && p !== "")
+    .join("\n\n");
   const options: CreateAgentOptions = {
     call: ctx,
     name,
@@ -199,27 +281,44 @@ function planChild(pi: ExtensionAPI, args: AgentArgs, agents: readonly AgentDefi
     ...(def?.thinking !== undefined && { thinking: def.thinking }),
     ...(def?.maxTurns !== undefined && { maxTurns: def.maxTurns }),
   };
-  return { name, type: def?.name ?? GENERAL_PURPOSE, options, ...(model !== undefined && CLAUDE_MODEL_ALIASES.has(model) && { alias: model }) };
+  return {
+    name,
+    type: def?.name ?? GENERAL_PURPOSE,
+    options,
+    ...(model !== undefined && CLAUDE_MODEL_ALIASES.has(model) && { alias: model }),
+  };
 }
 
 /** Start the child; a Claude Code model alias the host cannot look up falls back to the parent's model, said once. */
-async function createWithFallback(pi: ExtensionAPI, plan: ChildPlan, report: (line: string) => void): Promise<ChildAgent> {
+async function createWithFallback(
+  pi: ExtensionAPI,
+  plan: ChildPlan,
+  report: (line: string) => void,
+): Promise<ChildAgent> {
   let child: ChildAgent;
   try {
     child = await pi.createAgent(plan.options);
   } catch (error) {
     if (plan.alias === undefined || (error as { code?: string }).code !== "MYPI_AGENT_MODEL") throw error;
-    report(`agent ${plan.name} asks for the model "${plan.alias}" (a Claude Code alias) that this host does not know; it runs on its parent's model`);
+    report(
+      `agent ${plan.name} asks for the model "${plan.alias}" (a Claude Code alias) that this host does not know; it runs on its parent's model`,
+    );
     const { model: _alias, ...rest } = plan.options;
     child = await pi.createAgent(rest);
   }
-  if (child.missingTools.length) report(`agent ${plan.name}: this session has no tool ${child.missingTools.join(", ")}; it runs without`);
+  if (child.missingTools.length)
+    report(`agent ${plan.name}: this session has no tool ${child.missingTools.join(", ")}; it runs without`);
   return child;
 }
 
 function matches(pattern: string, name: string): boolean {
   if (!pattern.includes("*")) return pattern === name;
-  return new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`).test(name);
+  return new RegExp(
+    `^${pattern
+      .split("*")
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  ).test(name);
 }
 
 /** The child's final answer as the parent's tool result; what it did is in `details` (for people, not the model). */
@@ -238,20 +337,37 @@ function resultOf(child: ChildAgent, name: string, description: string, outcome:
   switch (outcome.stopReason) {
     case "completed":
     case "terminated":
-      return { content: [{ type: "text", text: said || "(The child agent finished without a final answer.)" }], details };
+      return {
+        content: [{ type: "text", text: said || "(The child agent finished without a final answer.)" }],
+        details,
+      };
     case "max_turns":
-      return failure(`The child agent ${name} stopped after its last allowed model call (maxTurns) before it finished.${said ? ` Its last words: ${said}` : ""}`, details);
+      return failure(
+        `The child agent ${name} stopped after its last allowed model call (maxTurns) before it finished.${said ? ` Its last words: ${said}` : ""}`,
+        details,
+      );
     case "aborted":
-      return failure(outcome.limit ? `The child agent ${name} was stopped: ${outcome.limit}.${said ? ` Its last words: ${said}` : ""}` : `The child agent ${name} was aborted.`, details);
+      return failure(
+        outcome.limit
+          ? `The child agent ${name} was stopped: ${outcome.limit}.${said ? ` Its last words: ${said}` : ""}`
+          : `The child agent ${name} was aborted.`,
+        details,
+      );
     case "blocked":
     case "handled":
-      return failure(`The task was not given to the child agent ${name}: ${outcome.end.reason ?? outcome.stopReason}${outcome.end.by ? ` (${outcome.end.by})` : ""}.`, details);
+      return failure(
+        `The task was not given to the child agent ${name}: ${outcome.end.reason ?? outcome.stopReason}${outcome.end.by ? ` (${outcome.end.by})` : ""}.`,
+        details,
+      );
     case "error":
       return failure(`The child agent ${name} failed: ${outcome.error ?? "unknown error"}`, details);
     case "paused": {
       // A child's run cannot be taken up again later (docs/resume.md): its calls that wait for a person are refused.
       const waiting = (outcome.end.waiting ?? []).map((c) => `${c.toolName} (${c.reason})`).join("; ");
-      return failure(`The child agent ${name} stopped: ${waiting || "a call"} needs a person's approval, and a child agent cannot wait for one. Do it another way, or ask the user.`, details);
+      return failure(
+        `The child agent ${name} stopped: ${waiting || "a call"} needs a person's approval, and a child agent cannot wait for one. Do it another way, or ask the user.`,
+        details,
+      );
     }
   }
 }

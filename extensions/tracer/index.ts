@@ -123,7 +123,8 @@ export default function tracer(pi: ExtensionAPI): void {
     if (event.type === "tool_execution_start") startTimes.set(String(event.toolCallId), event.timestamp ?? Date.now());
     const line = debugLine(event, startTimes);
     if (event.type === "tool_execution_end") startTimes.delete(String(event.toolCallId));
-    const record = event.type === "message_update" ? { type: event.type, timestamp: event.timestamp, delta: event.delta } : event;
+    const record =
+      event.type === "message_update" ? { type: event.type, timestamp: event.timestamp, delta: event.delta } : event;
     const failures = [files.events.append(eventLine(record, redact))];
     if (line) failures.push(files.debug.append(eventLine(line, redact, (text) => text)));
     const reported = failures.filter((f) => f !== undefined);

@@ -19,7 +19,10 @@ const iso = (ms: number) => new Date(at + ms).toISOString();
 
 describe("tracePathsFor", () => {
   it("puts both files next to the session file", () => {
-    expect(tracePathsFor("/s/2026_abc.jsonl")).toEqual({ events: "/s/2026_abc.events.jsonl", debug: "/s/2026_abc.debug.log" });
+    expect(tracePathsFor("/s/2026_abc.jsonl")).toEqual({
+      events: "/s/2026_abc.events.jsonl",
+      debug: "/s/2026_abc.debug.log",
+    });
   });
 });
 
@@ -28,7 +31,15 @@ describe("debugLine", () => {
     const starts = new Map([["call_1", at]]);
     const lines = [
       { type: "agent_start", timestamp: at },
-      { type: "hook_decision", slot: "tool_call", extension: "permission-gate", outcome: "block", durationMs: 0.42, reason: "no", timestamp: at + 1 },
+      {
+        type: "hook_decision",
+        slot: "tool_call",
+        extension: "permission-gate",
+        outcome: "block",
+        durationMs: 0.42,
+        reason: "no",
+        timestamp: at + 1,
+      },
       { type: "tool_execution_end", toolCallId: "call_1", toolName: "read", isError: false, timestamp: at + 12 },
       { type: "tool_execution_end", toolCallId: "call_2", toolName: "bash", isError: true, timestamp: at + 13 },
       { type: "turn_end", turnIndex: 0, toolResults: [{}, {}], timestamp: at + 14 },
@@ -68,18 +79,47 @@ describe("tracer", () => {
     const handler = (name: string) => fake.registrations.find((r) => r.name === name)!.handler;
     const secret = ["sk", "proj", "Abc123def456ghi789jkl012mno345"].join("-");
     await handler("agent_start")({ timestamp: at }, ctx);
-    await handler("tool_execution_start")({ toolCallId: "c1", toolName: "bash", args: { command: "env" }, timestamp: at + 1 }, ctx);
-    await handler("tool_execution_update")({ toolCallId: "c1", toolName: "bash", args: {}, partialResult: `KEY=${secret}`, timestamp: at + 2 }, ctx);
-    await handler("message_update")({ message: { role: "assistant", content: [] }, delta: { type: "text_delta", delta: "hi" }, timestamp: at + 3 }, ctx);
-    await handler("tool_execution_end")({ toolCallId: "c1", toolName: "bash", result: { content: [] }, isError: false, timestamp: at + 9 }, ctx);
+    await handler("tool_execution_start")(
+      { toolCallId: "c1", toolName: "bash", args: { command: "env" }, timestamp: at + 1 },
+      ctx,
+    );
+    await handler("tool_execution_update")(
+      { toolCallId: "c1", toolName: "bash", args: {}, partialResult: `KEY=${secret}`, timestamp: at + 2 },
+      ctx,
+    );
+    await handler("message_update")(
+      { message: { role: "assistant", content: [] }, delta: { type: "text_delta", delta: "hi" }, timestamp: at + 3 },
+      ctx,
+    );
+    await handler("tool_execution_end")(
+      { toolCallId: "c1", toolName: "bash", result: { content: [] }, isError: false, timestamp: at + 9 },
+      ctx,
+    );
 
-    const events = readFileSync(join(dir, "s1.events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const events = readFileSync(join(dir, "s1.events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(events).toEqual([
       { type: "agent_start", timestamp: at },
       { type: "tool_execution_start", toolCallId: "c1", toolName: "bash", args: { command: "env" }, timestamp: at + 1 },
-      { type: "tool_execution_update", toolCallId: "c1", toolName: "bash", args: {}, partialResult: "KEY=[REDACTED:openai-key]", timestamp: at + 2 },
+      {
+        type: "tool_execution_update",
+        toolCallId: "c1",
+        toolName: "bash",
+        args: {},
+        partialResult: "KEY=[REDACTED:openai-key]",
+        timestamp: at + 2,
+      },
       { type: "message_update", timestamp: at + 3, delta: { type: "text_delta", delta: "hi" } },
-      { type: "tool_execution_end", toolCallId: "c1", toolName: "bash", result: { content: [] }, isError: false, timestamp: at + 9 },
+      {
+        type: "tool_execution_end",
+        toolCallId: "c1",
+        toolName: "bash",
+        result: { content: [] },
+        isError: false,
+        timestamp: at + 9,
+      },
     ]);
     expect(readFileSync(join(dir, "s1.debug.log"), "utf8")).toBe(`${iso(0)} run start\n${iso(9)} tool bash c1 ✓ 8ms\n`);
   });
@@ -94,14 +134,17 @@ describe("tracer", () => {
   const traceInto = async (traceDir: string) => {
     const fake = await loadFake(tracer);
     fake.flagValues["trace-dir"] = traceDir;
-    return (name: string, event: object) => fake.registrations.find((r) => r.name === name)!.handler({ timestamp: at, ...event }, fakeCtx());
+    return (name: string, event: object) =>
+      fake.registrations.find((r) => r.name === name)!.handler({ timestamp: at, ...event }, fakeCtx());
   };
 
   it("reports a trace folder it cannot write to once, not once per event", async () => {
     const notADir = join(dir, "a-file");
     writeFileSync(notADir, "");
     const observe = await traceInto(notADir);
-    expect(() => observe("agent_start", {})).toThrow(`cannot write ${join(notADir, "test-session.events.jsonl")} (ENOTDIR`);
+    expect(() => observe("agent_start", {})).toThrow(
+      `cannot write ${join(notADir, "test-session.events.jsonl")} (ENOTDIR`,
+    );
     expect(() => observe("turn_start", {})).not.toThrow();
   });
 
@@ -122,9 +165,15 @@ describe("tracer", () => {
     const shared = { a: 1 };
     const details: Record<string, unknown> = { n: 10n, twice: [shared, shared] };
     details.self = details;
-    observe("tool_execution_end", { toolCallId: "c1", toolName: "x", isError: false, result: { content: [], details } });
-    const [line] = readFileSync(join(dir, "odd", "test-session.events.jsonl"), "utf8").trim().split("\n");
+    observe("tool_execution_end", {
+      toolCallId: "c1",
+      toolName: "x",
+      isError: false,
+      result: { content: [], details },
+    });
+    const [line] = readFileSync(join(dir, "odd", "test-session.events.jsonl"), "utf8")
+      .trim()
+      .split("\n");
     expect(JSON.parse(line!).result.details).toEqual({ n: "10", twice: [{ a: 1 }, { a: 1 }], self: "[Circular]" });
   });
 });
-

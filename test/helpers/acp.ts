@@ -11,7 +11,15 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { Readable, Writable } from "node:stream";
-import { client, ndJsonStream, RequestError, type ClientConnection, type RequestPermissionRequest, type RequestPermissionResponse, type SessionUpdate } from "@agentclientprotocol/sdk";
+import {
+  client,
+  ndJsonStream,
+  RequestError,
+  type ClientConnection,
+  type RequestPermissionRequest,
+  type RequestPermissionResponse,
+  type SessionUpdate,
+} from "@agentclientprotocol/sdk";
 import { MYPI_BIN, type Sandbox } from "./mypi.ts";
 
 /** One message as the client saw it: a request it sent and its answer, an update, a permission request. */
@@ -23,7 +31,11 @@ export type TranscriptEntry =
   | { kind: "fs"; method: string; path: string };
 
 /** How a permission request is answered: an option kind to pick, "cancelled", or a function (may wait). */
-export type PermissionAnswer = "allow" | "reject" | "cancelled" | ((request: RequestPermissionRequest) => Promise<RequestPermissionResponse>);
+export type PermissionAnswer =
+  | "allow"
+  | "reject"
+  | "cancelled"
+  | ((request: RequestPermissionRequest) => Promise<RequestPermissionResponse>);
 
 export interface AcpProcess {
   child: ChildProcessWithoutNullStreams;
@@ -46,11 +58,20 @@ export interface AcpProcess {
  * from them (a path it does not hold: not found) and `fs/write_text_file` into them (the test
  * advertises `fs` in `initialize` itself).
  */
-export function startAcp(sandbox: Sandbox, args: string[], options: { cwd?: string; env?: Record<string, string>; editor?: Map<string, string> } = {}): AcpProcess {
-  const child = spawn(process.execPath, [MYPI_BIN, "acp", ...args], { cwd: options.cwd ?? sandbox.ws, env: { ...sandbox.env, ...options.env } });
+export function startAcp(
+  sandbox: Sandbox,
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; editor?: Map<string, string> } = {},
+): AcpProcess {
+  const child = spawn(process.execPath, [MYPI_BIN, "acp", ...args], {
+    cwd: options.cwd ?? sandbox.ws,
+    env: { ...sandbox.env, ...options.env },
+  });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal })),
+  );
   const transcript: TranscriptEntry[] = [];
   const permissions: PermissionAnswer[] = [];
   const waiters: { test: (u: SessionUpdate) => boolean; resolve: (u: SessionUpdate) => void }[] = [];
@@ -71,7 +92,13 @@ export function startAcp(sandbox: Sandbox, args: string[], options: { cwd?: stri
           ? await how(params)
           : how === "cancelled"
             ? { outcome: { outcome: "cancelled" } }
-            : { outcome: { outcome: "selected", optionId: params.options.find((o) => o.kind.startsWith(how === "allow" ? "allow" : "reject"))!.optionId } };
+            : {
+                outcome: {
+                  outcome: "selected",
+                  optionId: params.options.find((o) => o.kind.startsWith(how === "allow" ? "allow" : "reject"))!
+                    .optionId,
+                },
+              };
       transcript.push({ kind: "permission", params, answer });
       return answer;
     });
@@ -90,9 +117,17 @@ export function startAcp(sandbox: Sandbox, args: string[], options: { cwd?: stri
         return {};
       });
   }
-  const connection = app.connect(ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
+  const connection = app.connect(
+    ndJsonStream(
+      Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+      Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+    ),
+  );
 
-  const updates = (sessionId?: string) => transcript.flatMap((e) => (e.kind === "update" && (sessionId === undefined || e.sessionId === sessionId) ? [e.update] : []));
+  const updates = (sessionId?: string) =>
+    transcript.flatMap((e) =>
+      e.kind === "update" && (sessionId === undefined || e.sessionId === sessionId) ? [e.update] : [],
+    );
   return {
     child,
     connection,
@@ -127,5 +162,9 @@ export function startAcp(sandbox: Sandbox, args: string[], options: { cwd?: stri
 
 /** The kind of each update (`sessionUpdate`), with the status of tool call updates: the order a client sees. */
 export function updateKinds(updates: readonly SessionUpdate[]): string[] {
-  return updates.map((u) => (u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update" ? `${u.sessionUpdate}:${u.status ?? "-"}` : u.sessionUpdate));
+  return updates.map((u) =>
+    u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update"
+      ? `${u.sessionUpdate}:${u.status ?? "-"}`
+      : u.sessionUpdate,
+  );
 }

@@ -43,7 +43,9 @@ export function startMypi(args: string[], options: { cwd: string; env: Record<st
   };
   feed(child.stdout);
   feed(child.stderr);
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal })),
+  );
   return {
     child,
     lines,
@@ -52,7 +54,9 @@ export function startMypi(args: string[], options: { cwd: string; env: Record<st
         const found = lines.find(test);
         if (found !== undefined) return resolve(found);
         waiters.push({ test, resolve });
-        void exit.then(() => reject(new Error(`the process ended before the line came; it printed:\n${lines.join("\n")}`)));
+        void exit.then(() =>
+          reject(new Error(`the process ended before the line came; it printed:\n${lines.join("\n")}`)),
+        );
       }),
     exit,
   };
@@ -61,7 +65,10 @@ export function startMypi(args: string[], options: { cwd: string; env: Record<st
 export function readResultLines(file: string): Record<string, any>[] {
   const text = readFileSync(file, "utf8");
   if (text !== "" && !text.endsWith("\n")) throw new Error(`${file} ends in a torn line`);
-  return text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, any>);
 }
 
 /** Pids of live processes whose command line mentions `text` (Linux: /proc). */

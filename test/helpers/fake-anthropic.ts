@@ -32,7 +32,12 @@ export interface AnthropicResponseSpec {
   /** Default `tool_use` with tool calls, else `end_turn`; null sends no message_delta stop reason. */
   stopReason?: string | null;
   stopDetails?: unknown;
-  usage?: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
+  usage?: {
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_input_tokens?: number;
+    cache_creation_input_tokens?: number;
+  };
   /** Send message_stop at the end. Default true. */
   stop?: boolean;
   model?: string;
@@ -63,10 +68,15 @@ export function anthropicFrames(spec: AnthropicResponseSpec): Frame[] {
   ];
   let index = 0;
   for (const block of spec.thinking ?? []) {
-    frames.push(frame("content_block_start", { index, content_block: { type: "thinking", thinking: "", signature: "" } }));
+    frames.push(
+      frame("content_block_start", { index, content_block: { type: "thinking", thinking: "", signature: "" } }),
+    );
     if (index === 0) frames.push(frame("ping", {}));
-    for (const piece of split(block.text, 12)) frames.push(frame("content_block_delta", { index, delta: { type: "thinking_delta", thinking: piece } }));
-    frames.push(frame("content_block_delta", { index, delta: { type: "signature_delta", signature: block.signature } }));
+    for (const piece of split(block.text, 12))
+      frames.push(frame("content_block_delta", { index, delta: { type: "thinking_delta", thinking: piece } }));
+    frames.push(
+      frame("content_block_delta", { index, delta: { type: "signature_delta", signature: block.signature } }),
+    );
     frames.push(frame("content_block_stop", { index }));
     index++;
   }
@@ -77,7 +87,8 @@ export function anthropicFrames(spec: AnthropicResponseSpec): Frame[] {
   }
   if (spec.text) {
     frames.push(frame("content_block_start", { index, content_block: { type: "text", text: "" } }));
-    for (const piece of split(spec.text, 8)) frames.push(frame("content_block_delta", { index, delta: { type: "text_delta", text: piece } }));
+    for (const piece of split(spec.text, 8))
+      frames.push(frame("content_block_delta", { index, delta: { type: "text_delta", text: piece } }));
     frames.push(frame("content_block_stop", { index }));
     index++;
   }
@@ -85,17 +96,28 @@ export function anthropicFrames(spec: AnthropicResponseSpec): Frame[] {
     const json = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
     const pieces = call.pieces ?? split(json, 7);
     if (pieces.join("") !== json) throw new Error(`fake-anthropic: pieces of ${call.name} do not join to its input`);
-    frames.push(frame("content_block_start", { index, content_block: { type: "tool_use", id: call.id ?? `toolu_fake_${n}`, name: call.name, input: {} } }));
+    frames.push(
+      frame("content_block_start", {
+        index,
+        content_block: { type: "tool_use", id: call.id ?? `toolu_fake_${n}`, name: call.name, input: {} },
+      }),
+    );
     // The API starts every input with an empty fragment.
     frames.push(frame("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: "" } }));
-    for (const piece of pieces) frames.push(frame("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: piece } }));
+    for (const piece of pieces)
+      frames.push(frame("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: piece } }));
     frames.push(frame("content_block_stop", { index }));
     index++;
   });
-  const stopReason = spec.stopReason === undefined ? (spec.toolCalls?.length ? "tool_use" : "end_turn") : spec.stopReason;
+  const stopReason =
+    spec.stopReason === undefined ? (spec.toolCalls?.length ? "tool_use" : "end_turn") : spec.stopReason;
   frames.push(
     frame("message_delta", {
-      delta: { stop_reason: stopReason, stop_sequence: null, ...(spec.stopDetails !== undefined ? { stop_details: spec.stopDetails } : {}) },
+      delta: {
+        stop_reason: stopReason,
+        stop_sequence: null,
+        ...(spec.stopDetails !== undefined ? { stop_details: spec.stopDetails } : {}),
+      },
       usage: { output_tokens: usage.output_tokens },
     }),
   );
@@ -108,7 +130,12 @@ export function anthropicResponse(spec: AnthropicResponseSpec, options: { chunkB
 }
 
 /** An error as the API answers it: `{"type": "error", "error": {"type", "message"}}` (529 overloaded_error, 429 rate_limit_error, …). */
-export function anthropicError(status: number, type: string, message: string, headers?: Record<string, string>): FakeResponse {
+export function anthropicError(
+  status: number,
+  type: string,
+  message: string,
+  headers?: Record<string, string>,
+): FakeResponse {
   return { kind: "json", status, body: { type: "error", error: { type, message } }, ...(headers ? { headers } : {}) };
 }
 

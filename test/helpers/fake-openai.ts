@@ -39,7 +39,12 @@ import type { AddressInfo } from "node:net";
 
 export const DONE = "[DONE]" as const;
 
-export type Frame = { data: unknown; event?: string } | { raw: string } | { wait: Promise<unknown> } | { cut: true } | typeof DONE;
+export type Frame =
+  | { data: unknown; event?: string }
+  | { raw: string }
+  | { wait: Promise<unknown> }
+  | { cut: true }
+  | typeof DONE;
 
 export type FakeResponse =
   | { kind: "sse"; frames: Frame[]; status?: number; headers?: Record<string, string>; chunkBytes?: number }
@@ -98,7 +103,11 @@ export interface ChatResponseSpec {
 const CREATED = 1_764_400_000;
 
 /** One `chat.completion.chunk` with a single choice. */
-export function chunk(delta: Record<string, unknown>, finishReason: string | null = null, model = "fake-model"): Record<string, unknown> {
+export function chunk(
+  delta: Record<string, unknown>,
+  finishReason: string | null = null,
+  model = "fake-model",
+): Record<string, unknown> {
   return {
     id: "chatcmpl-fake",
     object: "chat.completion.chunk",
@@ -121,7 +130,11 @@ export function chatFrames(spec: ChatResponseSpec): Frame[] {
     if (pieces.join("") !== args) throw new Error(`fake-openai: pieces of ${call.name} do not join to its arguments`);
     const id = call.id ?? `call_fake_${index}`;
     frames.push({
-      data: chunk({ tool_calls: [{ index, id, type: "function", function: { name: call.name, arguments: "" } }] }, null, model),
+      data: chunk(
+        { tool_calls: [{ index, id, type: "function", function: { name: call.name, arguments: "" } }] },
+        null,
+        model,
+      ),
     });
     for (const piece of pieces) {
       frames.push({ data: chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null, model) });
@@ -155,7 +168,10 @@ export function chatResponse(spec: ChatResponseSpec): FakeResponse {
   return sse(chatFrames(spec));
 }
 
-export function sse(frames: Frame[], options: { chunkBytes?: number; headers?: Record<string, string>; status?: number } = {}): FakeResponse {
+export function sse(
+  frames: Frame[],
+  options: { chunkBytes?: number; headers?: Record<string, string>; status?: number } = {},
+): FakeResponse {
   return { kind: "sse", frames, ...options };
 }
 
@@ -164,7 +180,9 @@ export function errorResponse(
   message: string,
   options: { headers?: Record<string, string>; body?: unknown } = {},
 ): FakeResponse {
-  const body = options.body ?? { error: { message, type: status === 429 ? "rate_limit_error" : "invalid_request_error", param: null, code: null } };
+  const body = options.body ?? {
+    error: { message, type: status === 429 ? "rate_limit_error" : "invalid_request_error", param: null, code: null },
+  };
   return { kind: "json", status, body, ...(options.headers ? { headers: options.headers } : {}) };
 }
 
@@ -216,20 +234,25 @@ export async function startFakeOpenAI(): Promise<FakeOpenAIServer> {
     let response = queue.shift();
     if (response === undefined) {
       const n = requests.indexOf(request) + 1;
-      return writeJSON(res, 400, { error: { message: `fake-openai: no scripted response for request #${n} (${request.method} ${request.path})` } });
+      return writeJSON(res, 400, {
+        error: { message: `fake-openai: no scripted response for request #${n} (${request.method} ${request.path})` },
+      });
     }
     while (typeof response === "function") response = response(request);
     if (response.kind === "json") return writeJSON(res, response.status, response.body, response.headers);
 
-    res.writeHead(response.status ?? 200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...response.headers });
+    res.writeHead(response.status ?? 200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      ...response.headers,
+    });
     for (const frame of response.frames) {
       if (res.destroyed) return;
       if (frame === DONE) await write(res, "data: [DONE]\n\n", response.chunkBytes);
       else if ("data" in frame) {
         const event = frame.event === undefined ? "" : `event: ${frame.event}\n`;
         await write(res, `${event}data: ${JSON.stringify(frame.data)}\n\n`, response.chunkBytes);
-      }
-      else if ("raw" in frame) await write(res, frame.raw, response.chunkBytes);
+      } else if ("raw" in frame) await write(res, frame.raw, response.chunkBytes);
       else if ("wait" in frame) await Promise.race([frame.wait, closing]);
       else {
         res.destroy();

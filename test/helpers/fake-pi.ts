@@ -4,7 +4,13 @@
  * chain machinery (order, policies, timeouts) is tested by the extension-api package and, for
  * these extensions, by the end-to-end tests through the real `mypi` process.
  */
-import { HEADLESS_UI, emptySessionView, type ExtensionAPI, type ExtensionContext, type ExtensionFactory } from "@mypi/extension-api";
+import {
+  HEADLESS_UI,
+  emptySessionView,
+  type ExtensionAPI,
+  type ExtensionContext,
+  type ExtensionFactory,
+} from "@mypi/extension-api";
 
 export interface Registration {
   name: string;

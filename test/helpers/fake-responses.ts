@@ -33,7 +33,8 @@ export interface ResponsesSpec {
 export function responsesFrames(spec: ResponsesSpec): Frame[] {
   let sequence = 0;
   const frames: Frame[] = [];
-  const emit = (type: string, data: Record<string, unknown>) => frames.push({ event: type, data: { type, sequence_number: sequence++, ...data } });
+  const emit = (type: string, data: Record<string, unknown>) =>
+    frames.push({ event: type, data: { type, sequence_number: sequence++, ...data } });
   const response = (status: string, output: unknown[], extra: Record<string, unknown> = {}) => ({
     id: "resp_fake",
     object: "response",
@@ -52,10 +53,26 @@ export function responsesFrames(spec: ResponsesSpec): Frame[] {
     const { id, summary, encrypted } = spec.reasoning;
     emit("response.output_item.added", { output_index: index, item: { id, type: "reasoning", summary: [] } });
     summary.forEach((text, part) => {
-      emit("response.reasoning_summary_part.added", { item_id: id, output_index: index, summary_index: part, part: { type: "summary_text", text: "" } });
-      for (const piece of split(text, 10)) emit("response.reasoning_summary_text.delta", { item_id: id, output_index: index, summary_index: part, delta: piece });
+      emit("response.reasoning_summary_part.added", {
+        item_id: id,
+        output_index: index,
+        summary_index: part,
+        part: { type: "summary_text", text: "" },
+      });
+      for (const piece of split(text, 10))
+        emit("response.reasoning_summary_text.delta", {
+          item_id: id,
+          output_index: index,
+          summary_index: part,
+          delta: piece,
+        });
       emit("response.reasoning_summary_text.done", { item_id: id, output_index: index, summary_index: part, text });
-      emit("response.reasoning_summary_part.done", { item_id: id, output_index: index, summary_index: part, part: { type: "summary_text", text } });
+      emit("response.reasoning_summary_part.done", {
+        item_id: id,
+        output_index: index,
+        summary_index: part,
+        part: { type: "summary_text", text },
+      });
     });
     const item = {
       id,
@@ -71,11 +88,26 @@ export function responsesFrames(spec: ResponsesSpec): Frame[] {
   if (said !== undefined) {
     const id = `msg_fake_${index}`;
     const kind = spec.refusal !== undefined ? "refusal" : "output_text";
-    emit("response.output_item.added", { output_index: index, item: { id, type: "message", status: "in_progress", role: "assistant", content: [] } });
-    emit("response.content_part.added", { item_id: id, output_index: index, content_index: 0, part: kind === "refusal" ? { type: "refusal", refusal: "" } : { type: "output_text", text: "", annotations: [] } });
-    for (const piece of split(said, 8)) emit(`response.${kind}.delta`, { item_id: id, output_index: index, content_index: 0, delta: piece });
-    const part = kind === "refusal" ? { type: "refusal", refusal: said } : { type: "output_text", text: said, annotations: [] };
-    emit(`response.${kind}.done`, { item_id: id, output_index: index, content_index: 0, ...(kind === "refusal" ? { refusal: said } : { text: said }) });
+    emit("response.output_item.added", {
+      output_index: index,
+      item: { id, type: "message", status: "in_progress", role: "assistant", content: [] },
+    });
+    emit("response.content_part.added", {
+      item_id: id,
+      output_index: index,
+      content_index: 0,
+      part: kind === "refusal" ? { type: "refusal", refusal: "" } : { type: "output_text", text: "", annotations: [] },
+    });
+    for (const piece of split(said, 8))
+      emit(`response.${kind}.delta`, { item_id: id, output_index: index, content_index: 0, delta: piece });
+    const part =
+      kind === "refusal" ? { type: "refusal", refusal: said } : { type: "output_text", text: said, annotations: [] };
+    emit(`response.${kind}.done`, {
+      item_id: id,
+      output_index: index,
+      content_index: 0,
+      ...(kind === "refusal" ? { refusal: said } : { text: said }),
+    });
     emit("response.content_part.done", { item_id: id, output_index: index, content_index: 0, part });
     const item = { id, type: "message", status: "completed", role: "assistant", content: [part] };
     emit("response.output_item.done", { output_index: index, item });
@@ -85,10 +117,21 @@ export function responsesFrames(spec: ResponsesSpec): Frame[] {
   for (const call of spec.toolCalls ?? []) {
     const id = call.itemId ?? `fc_fake_${index}`;
     const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
-    emit("response.output_item.added", { output_index: index, item: { id, type: "function_call", status: "in_progress", call_id: call.callId, name: call.name, arguments: "" } });
-    for (const piece of split(args, 7)) emit("response.function_call_arguments.delta", { item_id: id, output_index: index, delta: piece });
+    emit("response.output_item.added", {
+      output_index: index,
+      item: { id, type: "function_call", status: "in_progress", call_id: call.callId, name: call.name, arguments: "" },
+    });
+    for (const piece of split(args, 7))
+      emit("response.function_call_arguments.delta", { item_id: id, output_index: index, delta: piece });
     emit("response.function_call_arguments.done", { item_id: id, output_index: index, arguments: args });
-    const item = { id, type: "function_call", status: "completed", call_id: call.callId, name: call.name, arguments: args };
+    const item = {
+      id,
+      type: "function_call",
+      status: "completed",
+      call_id: call.callId,
+      name: call.name,
+      arguments: args,
+    };
     emit("response.output_item.done", { output_index: index, item });
     output.push(item);
     index++;
@@ -103,8 +146,11 @@ export function responsesFrames(spec: ResponsesSpec): Frame[] {
       total_tokens: u.input_tokens + u.output_tokens,
     };
     const status = spec.status ?? "completed";
-    const incomplete = status === "incomplete" ? { incomplete_details: { reason: spec.incompleteReason ?? "max_output_tokens" } } : {};
-    emit(status === "completed" ? "response.completed" : "response.incomplete", { response: response(status, output, { usage, ...incomplete }) });
+    const incomplete =
+      status === "incomplete" ? { incomplete_details: { reason: spec.incompleteReason ?? "max_output_tokens" } } : {};
+    emit(status === "completed" ? "response.completed" : "response.incomplete", {
+      response: response(status, output, { usage, ...incomplete }),
+    });
   }
   return frames;
 }
@@ -117,7 +163,11 @@ export function responsesResponse(spec: ResponsesSpec, options: { chunkBytes?: n
 export function responsesFailedFrame(code: string, message: string): Frame {
   return {
     event: "response.failed",
-    data: { type: "response.failed", sequence_number: 99, response: { id: "resp_fake", object: "response", status: "failed", output: [], error: { code, message } } },
+    data: {
+      type: "response.failed",
+      sequence_number: 99,
+      response: { id: "resp_fake", object: "response", status: "failed", output: [], error: { code, message } },
+    },
   };
 }
 

@@ -11,8 +11,20 @@ import { jitiCacheDir } from "@mypi/kernel";
 export function jailPrefix(writable: string): string[] {
   const cache = jitiCacheDir();
   return [
-    "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", writable, writable,
+    "bwrap",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--bind",
+    writable,
+    writable,
     ...(existsSync(cache) ? ["--bind", cache, cache] : []),
-    "--unshare-pid", "--die-with-parent", "--",
+    "--unshare-pid",
+    "--die-with-parent",
+    "--",
   ];
 }

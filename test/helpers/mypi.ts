@@ -144,7 +144,11 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
             code,
             stdout,
             stderr,
-            events: () => stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>),
+            events: () =>
+              stdout
+                .split("\n")
+                .filter(Boolean)
+                .map((l) => JSON.parse(l) as Record<string, any>),
           }),
         );
         child.stdin.end(options?.input ?? "");
@@ -190,7 +194,9 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
       };
     },
     files(dir) {
-      return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name));
+      return readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((d) => d.isFile())
+        .map((d) => join(d.parentPath, d.name));
     },
     trustWorkspace() {
       writeFileSync(join(home, "trust.json"), JSON.stringify({ workspaces: { [realpathSync(ws)]: "trusted" } }));

@@ -8,7 +8,13 @@ import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO } from "./mypi.ts";
 
-export const WORKSPACES = ["packages/kernel", "packages/extension-api", "packages/builtin-tools", "extensions", "packages/cli"] as const;
+export const WORKSPACES = [
+  "packages/kernel",
+  "packages/extension-api",
+  "packages/builtin-tools",
+  "extensions",
+  "packages/cli",
+] as const;
 
 export interface PackedInstall {
   /** The project folder the tarballs were installed into. */
@@ -19,7 +25,10 @@ export interface PackedInstall {
   tarballs: string[];
 }
 
-export function installPacked(root: string, options: { extraPackages?: string[]; env?: NodeJS.ProcessEnv } = {}): PackedInstall {
+export function installPacked(
+  root: string,
+  options: { extraPackages?: string[]; env?: NodeJS.ProcessEnv } = {},
+): PackedInstall {
   const env = { ...process.env, ...options.env, npm_config_update_notifier: "false" };
   const run = (command: string, args: string[], cwd: string) =>
     execFileSync(command, args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 600_000 });
@@ -28,9 +37,22 @@ export function installPacked(root: string, options: { extraPackages?: string[];
   mkdirSync(tarballDir, { recursive: true });
   mkdirSync(project, { recursive: true });
   run("npm", ["run", "build", "--silent"], REPO);
-  for (const dir of WORKSPACES) run("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", tarballDir], join(REPO, dir));
+  for (const dir of WORKSPACES)
+    run("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", tarballDir], join(REPO, dir));
   const tarballs = readdirSync(tarballDir).map((f) => join(tarballDir, f));
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user-project", private: true, type: "module" }));
-  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", ...tarballs, ...(options.extraPackages ?? [])], project);
+  run(
+    "npm",
+    [
+      "install",
+      "--prefer-offline",
+      "--no-audit",
+      "--no-fund",
+      "--ignore-scripts",
+      ...tarballs,
+      ...(options.extraPackages ?? []),
+    ],
+    project,
+  );
   return { project, bin: join(project, "node_modules", ".bin", "mypi"), tarballs };
 }

@@ -56,25 +56,31 @@ export function ptyTerminals(sandbox: Sandbox) {
     const columns = options.columns ?? 160;
     const rows = options.rows ?? 30;
     const jail = options.jail ? jailPrefix(sandbox.root) : [];
-    const child = spawn("python3", [driver, String(columns), String(rows), ...jail, process.execPath, MYPI_BIN, ...args], {
-      cwd: options.cwd ?? sandbox.ws,
-      env: { ...sandbox.env, ...options.env },
-    });
+    const child = spawn(
+      "python3",
+      [driver, String(columns), String(rows), ...jail, process.execPath, MYPI_BIN, ...args],
+      {
+        cwd: options.cwd ?? sandbox.ws,
+        env: { ...sandbox.env, ...options.env },
+      },
+    );
     const vt = new VirtualTerminal(columns, rows);
     const waiters: { test: RegExp; resolve: () => void }[] = [];
     let written = Promise.resolve();
     let bytes = 0;
     child.stdout.setEncoding("utf8").on("data", (d: string) => {
       bytes += Buffer.byteLength(d);
-      written = written.then(() => vt.write(d)).then(() => {
-        const screen = vt.text();
-        for (const w of [...waiters]) {
-          if (w.test.test(screen)) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.resolve();
+      written = written
+        .then(() => vt.write(d))
+        .then(() => {
+          const screen = vt.text();
+          for (const w of [...waiters]) {
+            if (w.test.test(screen)) {
+              waiters.splice(waiters.indexOf(w), 1);
+              w.resolve();
+            }
           }
-        }
-      });
+        });
     });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));

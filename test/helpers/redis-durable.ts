@@ -44,9 +44,28 @@ export async function startDurableRedis(): Promise<DurableRedis | undefined> {
 }
 
 function launch(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--loglevel", "notice"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    "redis-server",
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--save",
+      "",
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "always",
+      "--loglevel",
+      "notice",
+    ],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let log = "";
   return new Promise<ChildProcess>((resolve, reject) => {
     child.stdout!.setEncoding("utf8").on("data", (d: string) => {

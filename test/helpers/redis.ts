@@ -35,9 +35,13 @@ export async function startRedis(): Promise<RedisServer | undefined> {
 }
 
 async function spawnRedis(port: number): Promise<{ stop(signal: NodeJS.Signals): Promise<void> }> {
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--loglevel", "notice"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--loglevel", "notice"],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let log = "";
   await new Promise<void>((resolve, reject) => {
     child.stdout.setEncoding("utf8").on("data", (d: string) => {

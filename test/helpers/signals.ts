@@ -41,9 +41,17 @@ export function stubbornCommand(pidFile: string, options: { ticking?: boolean; t
 }
 
 /** A script: the stubborn command, then a turn that would answer if the run were not aborted. */
-export function stubbornScript(sandbox: Sandbox, pidFile: string, options: { firstDelayMs?: number; ticking?: boolean; tellTerm?: boolean } = {}): string {
+export function stubbornScript(
+  sandbox: Sandbox,
+  pidFile: string,
+  options: { firstDelayMs?: number; ticking?: boolean; tellTerm?: boolean } = {},
+): string {
   return sandbox.script([
-    { text: "Running it.", toolCalls: [{ name: "bash", arguments: { command: stubbornCommand(pidFile, options) } }], ...(options.firstDelayMs !== undefined && { delayMs: options.firstDelayMs }) },
+    {
+      text: "Running it.",
+      toolCalls: [{ name: "bash", arguments: { command: stubbornCommand(pidFile, options) } }],
+      ...(options.firstDelayMs !== undefined && { delayMs: options.firstDelayMs }),
+    },
     { text: "never said", delayMs: 300_000 },
   ]);
 }
@@ -78,10 +86,15 @@ export const agentEnds = (p: LiveProcess) => p.lines.filter((l) => l.type === "a
  * The session file reopens without warnings, and every tool call in it has its one result.
  * Returns the tool results' texts.
  */
-export function reopenSession(file: string, cwd: string): { warnings: readonly string[]; unanswered: string[]; results: string[] } {
+export function reopenSession(
+  file: string,
+  cwd: string,
+): { warnings: readonly string[]; unanswered: string[]; results: string[] } {
   const session = SessionManager.open(file, { cwd });
   const messages = session.buildContext();
-  const calls = messages.flatMap((m) => (m.role === "assistant" ? m.content.flatMap((b) => (b.type === "toolCall" ? [b.id] : [])) : []));
+  const calls = messages.flatMap((m) =>
+    m.role === "assistant" ? m.content.flatMap((b) => (b.type === "toolCall" ? [b.id] : [])) : [],
+  );
   const answered = new Map<string, number>();
   const results: string[] = [];
   for (const m of messages) {

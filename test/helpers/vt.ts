@@ -33,7 +33,8 @@ export class VirtualTerminal {
   screen(): string {
     const buffer = this.#term.buffer.active;
     const rows: string[] = [];
-    for (let i = buffer.viewportY; i < buffer.viewportY + this.#term.rows; i++) rows.push((buffer.getLine(i)?.translateToString(true) ?? "").trimEnd());
+    for (let i = buffer.viewportY; i < buffer.viewportY + this.#term.rows; i++)
+      rows.push((buffer.getLine(i)?.translateToString(true) ?? "").trimEnd());
     return rows.join("\n").trimEnd();
   }
 }

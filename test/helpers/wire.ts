@@ -10,7 +10,8 @@ export function rebuildFromWire(lines: readonly Line[]): Block[][] {
   const messages: Block[][] = [];
   let content: Block[] | undefined;
   for (const line of lines) {
-    if (line.type === "message_start" && line.message.role === "assistant") messages.push((content = [...line.message.content]));
+    if (line.type === "message_start" && line.message.role === "assistant")
+      messages.push((content = [...line.message.content]));
     else if (line.type === "message_end") content = undefined;
     // A line with only Pi's assistantMessageEvent (a block's start or end) has no mypi delta.
     else if (line.type === "message_update" && content && line.delta) applyUpdate(content, line);
@@ -21,7 +22,8 @@ export function rebuildFromWire(lines: readonly Line[]): Block[][] {
 /** One `message_update` folded into `content` (changed in place). */
 export function applyUpdate(content: Block[], update: Line): void {
   const { delta, contentIndex: at } = update;
-  if (!Number.isInteger(at) || at < 0 || at > content.length) throw new Error(`contentIndex ${at} is outside the message (${content.length} blocks)`);
+  if (!Number.isInteger(at) || at < 0 || at > content.length)
+    throw new Error(`contentIndex ${at} is outside the message (${content.length} blocks)`);
   const block = content[at];
   switch (delta.type) {
     case "text_delta":
@@ -34,7 +36,8 @@ export function applyUpdate(content: Block[], update: Line): void {
       content[at] = { type: "toolCall", id: delta.id, name: delta.name, arguments: {}, rawArguments: "" };
       return;
     case "toolcall_delta":
-      if (block?.type !== "toolCall") throw new Error(`toolcall_delta for block ${at}, which is ${block?.type ?? "missing"}`);
+      if (block?.type !== "toolCall")
+        throw new Error(`toolcall_delta for block ${at}, which is ${block?.type ?? "missing"}`);
       content[at] = { ...block, rawArguments: block.rawArguments + delta.delta };
       return;
     default:
@@ -50,7 +53,8 @@ export function applyUpdate(content: Block[], update: Line): void {
  */
 export function applyPiEvent(content: Block[], event: Line, seen: { started: Set<number>; ended: Set<number> }): void {
   const at = event.contentIndex;
-  if (!Number.isInteger(at) || at < 0 || at > content.length) throw new Error(`contentIndex ${at} is outside the message (${content.length} blocks)`);
+  if (!Number.isInteger(at) || at < 0 || at > content.length)
+    throw new Error(`contentIndex ${at} is outside the message (${content.length} blocks)`);
   const start = (block: Block) => {
     if (seen.started.has(at)) throw new Error(`block ${at} started twice`);
     seen.started.add(at);

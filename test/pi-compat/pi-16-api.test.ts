@@ -18,18 +18,58 @@ import { piVirtualModules } from "../../packages/extension-api/src/pi-compat/ind
 
 /** `ExtensionAPI.on` overloads of Pi 1.6.0. */
 const PI_16_EVENTS = [
-  "project_trust", "resources_discover", "session_start", "session_info_changed", "session_before_switch", "session_before_fork",
-  "session_before_compact", "session_compact", "session_compact_failed", "session_shutdown", "mcp_servers_change",
-  "session_before_tree", "session_tree", "context", "context_with_system", "cache_warming_decision", "before_provider_request",
-  "before_provider_headers", "after_provider_response", "provider_stream_event", "before_agent_start", "agent_start", "agent_end",
-  "agent_before_settle", "agent_settled", "ui_prompt_start", "ui_prompt_end", "turn_start", "turn_end", "message_start",
-  "message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "model_select",
-  "thinking_level_select", "tool_call", "tool_result", "user_bash", "input",
+  "project_trust",
+  "resources_discover",
+  "session_start",
+  "session_info_changed",
+  "session_before_switch",
+  "session_before_fork",
+  "session_before_compact",
+  "session_compact",
+  "session_compact_failed",
+  "session_shutdown",
+  "mcp_servers_change",
+  "session_before_tree",
+  "session_tree",
+  "context",
+  "context_with_system",
+  "cache_warming_decision",
+  "before_provider_request",
+  "before_provider_headers",
+  "after_provider_response",
+  "provider_stream_event",
+  "before_agent_start",
+  "agent_start",
+  "agent_end",
+  "agent_before_settle",
+  "agent_settled",
+  "ui_prompt_start",
+  "ui_prompt_end",
+  "turn_start",
+  "turn_end",
+  "message_start",
+  "message_update",
+  "message_end",
+  "tool_execution_start",
+  "tool_execution_update",
+  "tool_execution_end",
+  "model_select",
+  "thinking_level_select",
+  "tool_call",
+  "tool_result",
+  "user_bash",
+  "input",
 ];
 /** Of those, the ones mypi never emits (each reported once when an extension listens to it). */
 const NOT_EMITTED = [
-  "session_compact_failed", "mcp_servers_change", "context_with_system", "cache_warming_decision",
-  "provider_stream_event", "agent_before_settle", "ui_prompt_start", "ui_prompt_end",
+  "session_compact_failed",
+  "mcp_servers_change",
+  "context_with_system",
+  "cache_warming_decision",
+  "provider_stream_event",
+  "agent_before_settle",
+  "ui_prompt_start",
+  "ui_prompt_end",
 ];
 
 /**
@@ -37,7 +77,18 @@ const NOT_EMITTED = [
  * own API, the mcp extension connecting what is registered: see extensions/mcp/register.test.ts).
  */
 const PI_16_METHODS: [string, unknown[]][] = [
-  ["registerTool", [{ name: "t16", label: "T", description: "d", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [] }) }]],
+  [
+    "registerTool",
+    [
+      {
+        name: "t16",
+        label: "T",
+        description: "d",
+        parameters: { type: "object", properties: {} },
+        execute: async () => ({ content: [] }),
+      },
+    ],
+  ],
   ["registerCommand", ["c16", { description: "d", handler: async () => {} }]],
   ["registerShortcut", ["ctrl+k", { handler: () => {} }]],
   ["registerFlag", ["f16", { type: "boolean", default: false }]],
@@ -61,7 +112,10 @@ const PI_16_METHODS: [string, unknown[]][] = [
   ["setModel", [{ id: "m", provider: "p" }]],
   ["getThinkingLevel", []],
   ["setThinkingLevel", ["high"]],
-  ["registerProvider", ["p16", { baseUrl: "http://127.0.0.1:9/v1", apiKey: "k", api: "openai-completions", models: [] }]],
+  [
+    "registerProvider",
+    ["p16", { baseUrl: "http://127.0.0.1:9/v1", apiKey: "k", api: "openai-completions", models: [] }],
+  ],
   ["unregisterProvider", ["p16"]],
   ["registerVirtualModel", [{ provider: "v", id: "m", name: "V", route: () => ({}) }]],
   ["unregisterVirtualModel", ["v", "m"]],
@@ -72,20 +126,70 @@ const PI_16_METHODS: [string, unknown[]][] = [
 
 /** `ExtensionContext` of Pi 1.6.0 (`thinkingLevel` is optional there and left out). */
 const PI_16_CTX = [
-  "ui", "mode", "hasUI", "cwd", "sessionManager", "modelRegistry", "model", "scopedModels", "isIdle", "isProjectTrusted", "signal",
-  "abort", "hasPendingMessages", "shutdown", "getContextUsage", "compact", "getSystemPrompt",
+  "ui",
+  "mode",
+  "hasUI",
+  "cwd",
+  "sessionManager",
+  "modelRegistry",
+  "model",
+  "scopedModels",
+  "isIdle",
+  "isProjectTrusted",
+  "signal",
+  "abort",
+  "hasPendingMessages",
+  "shutdown",
+  "getContextUsage",
+  "compact",
+  "getSystemPrompt",
 ];
-const PI_16_CTX_CALLS = ["isIdle", "isProjectTrusted", "hasPendingMessages", "getContextUsage", "getSystemPrompt", "shutdown"];
+const PI_16_CTX_CALLS = [
+  "isIdle",
+  "isProjectTrusted",
+  "hasPendingMessages",
+  "getContextUsage",
+  "getSystemPrompt",
+  "shutdown",
+];
 const PI_16_TOOL_CTX = ["tools", "executeTool"];
-const PI_16_COMMAND_CTX = ["getSystemPromptOptions", "waitForIdle", "newSession", "fork", "navigateTree", "switchSession", "reload"];
+const PI_16_COMMAND_CTX = [
+  "getSystemPromptOptions",
+  "waitForIdle",
+  "newSession",
+  "fork",
+  "navigateTree",
+  "switchSession",
+  "reload",
+];
 /** `ExtensionUIContext` of Pi 1.6.0, with arguments. */
 const PI_16_UI: [string, unknown[]][] = [
-  ["select", ["t", ["a"]]], ["confirm", ["t", "m"]], ["input", ["t"]], ["notify", ["m"]], ["onTerminalInput", [() => undefined]],
-  ["setStatus", ["k", "v"]], ["setWorkingMessage", []], ["setWorkingVisible", [false]], ["setWorkingIndicator", [{ frames: ["."] }]],
-  ["setHiddenThinkingLabel", ["…"]], ["setWidget", ["k", ["line"]]], ["setFooter", [undefined]], ["setHeader", [undefined]],
-  ["setTitle", ["t"]], ["custom", [() => ({ render: () => [] })]], ["pasteToEditor", ["x"]], ["setEditorText", ["x"]],
-  ["getEditorText", []], ["editor", ["t"]], ["addAutocompleteProvider", [(p: unknown) => p]], ["setEditorComponent", [undefined]],
-  ["getEditorComponent", []], ["getAllThemes", []], ["getTheme", ["dark"]], ["setTheme", ["dark"]], ["getToolsExpanded", []],
+  ["select", ["t", ["a"]]],
+  ["confirm", ["t", "m"]],
+  ["input", ["t"]],
+  ["notify", ["m"]],
+  ["onTerminalInput", [() => undefined]],
+  ["setStatus", ["k", "v"]],
+  ["setWorkingMessage", []],
+  ["setWorkingVisible", [false]],
+  ["setWorkingIndicator", [{ frames: ["."] }]],
+  ["setHiddenThinkingLabel", ["…"]],
+  ["setWidget", ["k", ["line"]]],
+  ["setFooter", [undefined]],
+  ["setHeader", [undefined]],
+  ["setTitle", ["t"]],
+  ["custom", [() => ({ render: () => [] })]],
+  ["pasteToEditor", ["x"]],
+  ["setEditorText", ["x"]],
+  ["getEditorText", []],
+  ["editor", ["t"]],
+  ["addAutocompleteProvider", [(p: unknown) => p]],
+  ["setEditorComponent", [undefined]],
+  ["getEditorComponent", []],
+  ["getAllThemes", []],
+  ["getTheme", ["dark"]],
+  ["setTheme", ["dark"]],
+  ["getToolsExpanded", []],
   ["setToolsExpanded", [true]],
 ];
 
@@ -149,7 +253,11 @@ const PI_16_EXPORTS: Record<string, string> = {
 
 async function hostWith(factory: (pi: ExtensionAPI) => void, turns: ScriptedTurn[] = [], name = "pi16") {
   const diagnostics: string[] = [];
-  const manager = new ExtensionManager({ onDiagnostic: (d) => diagnostics.push(d), mode: "json", settings: { theme: "dark" } });
+  const manager = new ExtensionManager({
+    onDiagnostic: (d) => diagnostics.push(d),
+    mode: "json",
+    settings: { theme: "dark" },
+  });
   const { failed } = await manager.loadExtension(factory, name);
   const session = SessionManager.inMemory(process.cwd());
   const host = createExtensionHost({ manager, model: createScriptedModel({ turns }), session });
@@ -218,14 +326,19 @@ describe("Pi 1.6's ExtensionAPI surface", () => {
           const error = await typeErrorOf(() => ui[member]!(...args));
           if (error) failures.push(`ctx.ui.${member}: ${error}`);
         }
-        if (typeof (ui.theme as unknown as { fg: unknown }).fg !== "function") failures.push("ctx.ui.theme: not a theme");
+        if (typeof (ui.theme as unknown as { fg: unknown }).fg !== "function")
+          failures.push("ctx.ui.theme: not a theme");
       });
       pi.registerCommand("probe", {
         handler: async (_args, ctx) => {
           const c = ctx as unknown as Record<string, unknown>;
-          for (const member of PI_16_COMMAND_CTX) if (typeof c[member] !== "function") failures.push(`command ctx.${member}: missing`);
+          for (const member of PI_16_COMMAND_CTX)
+            if (typeof c[member] !== "function") failures.push(`command ctx.${member}: missing`);
           for (const member of PI_16_TOOL_CTX) if (!(member in c)) failures.push(`tool ctx.${member}: missing`);
-          const outcome = (await (c.executeTool as (n: string, a: unknown) => Promise<{ isError: boolean }>)("read", {})) as { isError: boolean };
+          const outcome = (await (c.executeTool as (n: string, a: unknown) => Promise<{ isError: boolean }>)(
+            "read",
+            {},
+          )) as { isError: boolean };
           if (outcome.isError !== true) failures.push("ctx.executeTool: not an error outcome");
         },
       });
@@ -259,7 +372,9 @@ describe("Pi 1.6's ExtensionAPI surface", () => {
     const modules = piVirtualModules((module, member, kind) => reports.push(`${kind} ${module}.${member}`));
     const core = modules["@earendil-works/pi-agent-core"] as Record<string, (...a: unknown[]) => unknown>;
     expect(() => core.agentLoop!()).toThrow("agentLoop from pi-agent-core is not available in mypi");
-    expect(() => new (core.Agent as unknown as new () => unknown)()).toThrow("Agent from pi-agent-core is not available in mypi");
+    expect(() => new (core.Agent as unknown as new () => unknown)()).toThrow(
+      "Agent from pi-agent-core is not available in mypi",
+    );
     expect(() => core.agentLoop!()).toThrow();
     expect(reports).toEqual(["stand-in pi-agent-core.agentLoop", "stand-in pi-agent-core.Agent"]);
   });
@@ -282,10 +397,20 @@ describe("Pi 1.x behaviours", () => {
   });
 
   it("a blocked tool_call with terminate: true ends the run after its batch", async () => {
-    const { host } = await hostWith((pi) => {
-      pi.registerTool({ name: "deploy", description: "d", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [] }) });
-      pi.on("tool_call", (event) => (event.toolName === "deploy" ? { block: true, reason: "done here", terminate: true } : undefined));
-    }, [{ toolCalls: [{ name: "deploy", arguments: {} }] }, { text: "never asked" }]);
+    const { host } = await hostWith(
+      (pi) => {
+        pi.registerTool({
+          name: "deploy",
+          description: "d",
+          parameters: { type: "object", properties: {} },
+          execute: async () => ({ content: [] }),
+        });
+        pi.on("tool_call", (event) =>
+          event.toolName === "deploy" ? { block: true, reason: "done here", terminate: true } : undefined,
+        );
+      },
+      [{ toolCalls: [{ name: "deploy", arguments: {} }] }, { text: "never asked" }],
+    );
     await host.start();
     const end = await host.agent.prompt("go");
     await host.shutdown();
@@ -293,10 +418,18 @@ describe("Pi 1.x behaviours", () => {
   });
 
   it("a tool_result handler may turn a result into an error with isError", async () => {
-    const { host } = await hostWith((pi) => {
-      pi.registerTool({ name: "probe", description: "d", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [{ type: "text" as const, text: "ok" }] }) });
-      pi.on("tool_result", () => ({ isError: true }));
-    }, [{ toolCalls: [{ name: "probe", arguments: {} }] }, { text: "done" }]);
+    const { host } = await hostWith(
+      (pi) => {
+        pi.registerTool({
+          name: "probe",
+          description: "d",
+          parameters: { type: "object", properties: {} },
+          execute: async () => ({ content: [{ type: "text" as const, text: "ok" }] }),
+        });
+        pi.on("tool_result", () => ({ isError: true }));
+      },
+      [{ toolCalls: [{ name: "probe", arguments: {} }] }, { text: "done" }],
+    );
     await host.start();
     const end = await host.agent.prompt("go");
     await host.shutdown();
@@ -306,9 +439,15 @@ describe("Pi 1.x behaviours", () => {
 
   it("agent_settled follows every run, with aborted", async () => {
     const settled: unknown[] = [];
-    const { host, manager } = await hostWith((pi) => {
-      (pi.on as unknown as (e: string, h: (e: unknown) => void) => void)("agent_settled", (e) => void settled.push(e));
-    }, [{ text: "one" }]);
+    const { host, manager } = await hostWith(
+      (pi) => {
+        (pi.on as unknown as (e: string, h: (e: unknown) => void) => void)(
+          "agent_settled",
+          (e) => void settled.push(e),
+        );
+      },
+      [{ text: "one" }],
+    );
     await host.start();
     await host.agent.run("go");
     await manager.drain();
@@ -318,11 +457,14 @@ describe("Pi 1.x behaviours", () => {
 
   it("the function pi.on returns removes the handler", async () => {
     const calls: string[] = [];
-    const { host, manager } = await hostWith((pi) => {
-      const on = pi.on as unknown as (e: string, h: (e: { type: string }) => void) => () => void;
-      const off = on("turn_start", () => void calls.push("turn"));
-      on("agent_end", () => off());
-    }, [{ text: "one" }, { text: "two" }]);
+    const { host, manager } = await hostWith(
+      (pi) => {
+        const on = pi.on as unknown as (e: string, h: (e: { type: string }) => void) => () => void;
+        const off = on("turn_start", () => void calls.push("turn"));
+        on("agent_end", () => off());
+      },
+      [{ text: "one" }, { text: "two" }],
+    );
     await host.start();
     await host.agent.run("first");
     await manager.drain();
@@ -333,9 +475,14 @@ describe("Pi 1.x behaviours", () => {
   });
 
   it("a message_end handler's replacement message is reported once and the message stays", async () => {
-    const { host, manager, mine } = await hostWith((pi) => {
-      (pi.on as unknown as (e: string, h: (e: unknown) => unknown) => void)("message_end", () => ({ message: { role: "assistant", content: [] } }));
-    }, [{ text: "kept" }]);
+    const { host, manager, mine } = await hostWith(
+      (pi) => {
+        (pi.on as unknown as (e: string, h: (e: unknown) => unknown) => void)("message_end", () => ({
+          message: { role: "assistant", content: [] },
+        }));
+      },
+      [{ text: "kept" }],
+    );
     await host.start();
     const end = await host.agent.prompt("go");
     await manager.drain();
@@ -367,21 +514,28 @@ describe("Pi 1.x behaviours", () => {
 
   it("a tool's prepareArguments adapts old arguments before validation", async () => {
     const got: unknown[] = [];
-    const { host } = await hostWith((pi) =>
-      pi.registerTool({
-        name: "open",
-        description: "Open a file",
-        parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"], additionalProperties: false },
-        prepareArguments: (args: unknown) => {
-          const a = args as { file?: string; path?: string };
-          return a.file !== undefined ? { path: a.file } : a;
-        },
-        execute: async (_id: string, params: unknown) => {
-          got.push(params);
-          return { content: [{ type: "text" as const, text: "opened" }] };
-        },
-      }),
-    [{ toolCalls: [{ name: "open", arguments: { file: "a.txt" } }] }, { text: "done" }]);
+    const { host } = await hostWith(
+      (pi) =>
+        pi.registerTool({
+          name: "open",
+          description: "Open a file",
+          parameters: {
+            type: "object",
+            properties: { path: { type: "string" } },
+            required: ["path"],
+            additionalProperties: false,
+          },
+          prepareArguments: (args: unknown) => {
+            const a = args as { file?: string; path?: string };
+            return a.file !== undefined ? { path: a.file } : a;
+          },
+          execute: async (_id: string, params: unknown) => {
+            got.push(params);
+            return { content: [{ type: "text" as const, text: "opened" }] };
+          },
+        }),
+      [{ toolCalls: [{ name: "open", arguments: { file: "a.txt" } }] }, { text: "done" }],
+    );
     await host.start();
     await host.agent.run("go");
     await host.shutdown();
@@ -394,21 +548,32 @@ describe("Pi 1.x behaviours", () => {
     const gate = new Promise<void>((r) => (release = r));
     let startedBoth!: () => void;
     const bothStarted = new Promise<void>((resolve) => (startedBoth = resolve));
-    const { host } = await hostWith((pi) => {
-      for (const name of ["left", "right"]) {
-        pi.registerTool({
-          name,
-          description: "d",
-          executionMode: "parallel",
-          parameters: { type: "object", properties: {} },
-          execute: async () => {
-            if (started.push(name) === 2) startedBoth();
-            await gate;
-            return { content: [{ type: "text" as const, text: name }] };
-          },
-        });
-      }
-    }, [{ toolCalls: [{ name: "left", arguments: {} }, { name: "right", arguments: {} }] }, { text: "done" }]);
+    const { host } = await hostWith(
+      (pi) => {
+        for (const name of ["left", "right"]) {
+          pi.registerTool({
+            name,
+            description: "d",
+            executionMode: "parallel",
+            parameters: { type: "object", properties: {} },
+            execute: async () => {
+              if (started.push(name) === 2) startedBoth();
+              await gate;
+              return { content: [{ type: "text" as const, text: name }] };
+            },
+          });
+        }
+      },
+      [
+        {
+          toolCalls: [
+            { name: "left", arguments: {} },
+            { name: "right", arguments: {} },
+          ],
+        },
+        { text: "done" },
+      ],
+    );
     await host.start();
     const run = host.agent.run("go");
     await bothStarted; // a sequential batch would never start the second before the first returned
@@ -421,11 +586,21 @@ describe("Pi 1.x behaviours", () => {
   it("ctx.modelRegistry finds the known and the registered providers' models as Pi's Model objects, and refuses model calls and credentials", async () => {
     const seen: unknown[] = [];
     const { host, mine } = await hostWith((pi) => {
-      (pi as unknown as { registerProvider(n: string, c: unknown): void }).registerProvider("local", { baseUrl: "http://127.0.0.1:9/v1", apiKey: "k", api: "openai-completions", models: [{ id: "small", name: "Small" }] });
+      (pi as unknown as { registerProvider(n: string, c: unknown): void }).registerProvider("local", {
+        baseUrl: "http://127.0.0.1:9/v1",
+        apiKey: "k",
+        api: "openai-completions",
+        models: [{ id: "small", name: "Small" }],
+      });
       pi.on("session_start", async (_e, ctx) => {
         const registry = (ctx as unknown as { modelRegistry: Record<string, (...a: unknown[]) => any> }).modelRegistry;
         const model = registry.find!("local", "small");
-        seen.push(model, registry.find!("openai", "gpt-5"), registry.hasConfiguredAuth!(model), registry.getAll!().map((m: { provider: string; id: string }) => `${m.provider}/${m.id}`));
+        seen.push(
+          model,
+          registry.find!("openai", "gpt-5"),
+          registry.hasConfiguredAuth!(model),
+          registry.getAll!().map((m: { provider: string; id: string }) => `${m.provider}/${m.id}`),
+        );
         seen.push(await registry.complete!(model, { messages: [] }).catch((e: Error) => e.message));
         seen.push(await registry.getApiKeyForProvider!("local").catch((e: Error) => e.message));
       });
@@ -434,17 +609,40 @@ describe("Pi 1.x behaviours", () => {
     await host.shutdown();
     expect(seen).toEqual([
       {
-        id: "small", name: "Small", api: "openai-completions", provider: "local", baseUrl: "http://127.0.0.1:9/v1", reasoning: false, input: ["text"],
-        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128_000, maxTokens: 16_384,
+        id: "small",
+        name: "Small",
+        api: "openai-completions",
+        provider: "local",
+        baseUrl: "http://127.0.0.1:9/v1",
+        reasoning: false,
+        input: ["text"],
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+        contextWindow: 128_000,
+        maxTokens: 16_384,
       },
-      expect.objectContaining({ id: "gpt-5", provider: "openai", api: "openai-responses", reasoning: true, cost: { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 } }),
+      expect.objectContaining({
+        id: "gpt-5",
+        provider: "openai",
+        api: "openai-responses",
+        reasoning: true,
+        cost: { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 },
+      }),
       true,
-      expect.arrayContaining([expect.stringMatching(/^scripted\//), "anthropic/claude-sonnet-5-5", "openai/gpt-5", "local/small"]),
+      expect.arrayContaining([
+        expect.stringMatching(/^scripted\//),
+        "anthropic/claude-sonnet-5-5",
+        "openai/gpt-5",
+        "local/small",
+      ]),
       "ctx.modelRegistry.complete is not available in mypi: extensions cannot call a model directly; the host owns the model (see docs/pi-compat.md)",
       "ctx.modelRegistry.getApiKeyForProvider is not available in mypi: provider credentials stay with the host (see docs/pi-compat.md)",
     ]);
     // Each host feature is reported once, on its own line.
-    expect(mine().filter((d) => d.includes("ctx.modelRegistry")).map((d) => d.split(":")[1]!.trim())).toEqual(["ctx.modelRegistry.complete", "ctx.modelRegistry.getApiKeyForProvider"]);
+    expect(
+      mine()
+        .filter((d) => d.includes("ctx.modelRegistry"))
+        .map((d) => d.split(":")[1]!.trim()),
+    ).toEqual(["ctx.modelRegistry.complete", "ctx.modelRegistry.getApiKeyForProvider"]);
   });
 
   it("session_before_compact and session_compact say why (manual), session_before_fork says where (before)", async () => {
@@ -469,13 +667,20 @@ describe("Pi 1.x behaviours", () => {
     await host.fork(session.getEntries().find((e) => e.type === "message" && e.message.role === "user")!.id);
     await manager.drain();
     await host.shutdown();
-    expect(seen).toEqual([["before_compact", "manual", false], ["compact", "manual", false], ["before_fork", "before"]]);
+    expect(seen).toEqual([
+      ["before_compact", "manual", false],
+      ["compact", "manual", false],
+      ["before_fork", "before"],
+    ]);
   });
 
   it("session_info_changed tells every extension the session's new name", async () => {
     const names: unknown[] = [];
     const { host, manager } = await hostWith((pi) => {
-      (pi.on as unknown as (e: string, h: (e: { name?: string }) => void) => void)("session_info_changed", (e) => void names.push(e.name));
+      (pi.on as unknown as (e: string, h: (e: { name?: string }) => void) => void)(
+        "session_info_changed",
+        (e) => void names.push(e.name),
+      );
       pi.registerCommand("name", { handler: async (args) => pi.setSessionName(args) });
     });
     await host.start();
@@ -510,20 +715,38 @@ describe("Pi's tool factories", () => {
       await manager.loadExtension(createBuiltinTools({ root: dir }), "builtin-tools", { replaceable: true });
       const seen: unknown[] = [];
       const { failed } = await manager.loadExtension((pi) => {
-        const agent = piVirtualModules(() => {}, { cwd: dir, tools: () => manager.tools(), diagnostic: (d) => diagnostics.push(d) })["@earendil-works/pi-coding-agent"] as Record<string, (...a: unknown[]) => any>;
+        const agent = piVirtualModules(() => {}, {
+          cwd: dir,
+          tools: () => manager.tools(),
+          diagnostic: (d) => diagnostics.push(d),
+        })["@earendil-works/pi-coding-agent"] as Record<string, (...a: unknown[]) => any>;
         const read = agent.createReadToolDefinition!(dir);
         seen.push([read.name, typeof read.parameters, typeof read.execute]);
         pi.registerTool({ ...read, renderCall: () => undefined } as never);
-        expect(() => agent.createBashTool!(dir, { spawnHook: () => {} })).toThrow("createBashTool() with spawnHook from @earendil-works/pi-coding-agent is not available in mypi");
+        expect(() => agent.createBashTool!(dir, { spawnHook: () => {} })).toThrow(
+          "createBashTool() with spawnHook from @earendil-works/pi-coding-agent is not available in mypi",
+        );
       }, "redraw");
       expect(failed).toEqual([]);
-      const host = createExtensionHost({ manager, model: createScriptedModel({ turns: [{ toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] }, { text: "done" }] }), session: SessionManager.inMemory(dir) });
+      const host = createExtensionHost({
+        manager,
+        model: createScriptedModel({
+          turns: [{ toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] }, { text: "done" }],
+        }),
+        session: SessionManager.inMemory(dir),
+      });
       await host.start();
       const end = await host.agent.prompt("read it");
       await host.shutdown();
-      const result = end.messages.find((m) => m.role === "toolResult") as { isError: boolean; content: { text: string }[] };
+      const result = end.messages.find((m) => m.role === "toolResult") as {
+        isError: boolean;
+        content: { text: string }[];
+      };
       expect(seen).toEqual([["read", "object", "function"]]);
-      expect([result.isError, result.content.map((c) => c.text).join("")]).toEqual([false, expect.stringContaining("remember the milk")]);
+      expect([result.isError, result.content.map((c) => c.text).join("")]).toEqual([
+        false,
+        expect.stringContaining("remember the milk"),
+      ]);
       expect(diagnostics).toContain("tool 'read' from redraw replaces the one from builtin-tools");
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -536,10 +759,15 @@ describe("withFileMutationQueue", () => {
     const dir = mkdtempSync(join(tmpdir(), "mypi-queue-"));
     try {
       const modules = piVirtualModules();
-      const { withFileMutationQueue } = modules["@earendil-works/pi-coding-agent"] as { withFileMutationQueue: (p: string, fn: () => unknown) => Promise<unknown> };
+      const { withFileMutationQueue } = modules["@earendil-works/pi-coding-agent"] as {
+        withFileMutationQueue: (p: string, fn: () => unknown) => Promise<unknown>;
+      };
       expect(toolsQueue).toBe(defaultMutationQueue);
       let pending: string[] = [];
-      await withFileMutationQueue(join(dir, "sub", "..", "new.txt"), () => void (pending = defaultMutationQueue.pendingPaths));
+      await withFileMutationQueue(
+        join(dir, "sub", "..", "new.txt"),
+        () => void (pending = defaultMutationQueue.pendingPaths),
+      );
       expect(pending).toContain(join(realpathSync(dir), "new.txt"));
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -16,12 +16,20 @@ afterAll(() => sandbox.cleanup());
 const PACKAGE = fileURLToPath(new URL("../fixtures/pi-child-session", import.meta.url));
 
 /** Blocks any bash command that mentions "marker", for every agent. */
-const policy = () => sandbox.file("no-marker.ts", `export default function (pi) {
+const policy = () =>
+  sandbox.file(
+    "no-marker.ts",
+    `export default function (pi) {
   pi.on("tool_call", (event) => (event.toolName === "bash" && String(event.input.command).includes("marker") ? { block: true, reason: "no markers here" } : undefined));
 }
-`);
+`,
+  );
 
-const lines = (stdout: string) => stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, any>);
+const lines = (stdout: string) =>
+  stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, any>);
 
 describe("a Pi package that calls createAgentSession", () => {
   it("runs its child as a mypi child agent: the parent's policy blocks the child's command, and the tool answers with the child's text", async () => {
@@ -33,7 +41,19 @@ describe("a Pi package that calls createAgentSession", () => {
       { text: "The marker command was refused." },
       { text: "The child said: the marker command was refused." },
     ]);
-    const r = await sandbox.run(["--mode", "json", "--no-session", "--model", `scripted:${script}`, "-e", PACKAGE, "-e", policy(), "-p", "go"]);
+    const r = await sandbox.run([
+      "--mode",
+      "json",
+      "--no-session",
+      "--model",
+      `scripted:${script}`,
+      "-e",
+      PACKAGE,
+      "-e",
+      policy(),
+      "-p",
+      "go",
+    ]);
     expect(r.code).toBe(0);
     const events = lines(r.stdout);
     expect(existsSync(marker)).toBe(false);
@@ -45,10 +65,20 @@ describe("a Pi package that calls createAgentSession", () => {
       systemPrompt: "You are a careful helper. Answer in one line.",
       messages: 4,
     });
-    expect(end.result.details.events).toEqual(expect.arrayContaining(["agent_start", "tool_execution_end", "agent_end", "agent_settled"]));
+    expect(end.result.details.events).toEqual(
+      expect.arrayContaining(["agent_start", "tool_execution_end", "agent_end", "agent_settled"]),
+    );
     // The package's own progress, from the child's events.
-    expect(events.filter((e) => e.type === "tool_execution_update" && e.toolName === "delegate").map((e) => e.partialResult.content[0].text)).toEqual(["child ran bash"]);
-    expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "The child said: the marker command was refused." });
+    expect(
+      events
+        .filter((e) => e.type === "tool_execution_update" && e.toolName === "delegate")
+        .map((e) => e.partialResult.content[0].text),
+    ).toEqual(["child ran bash"]);
+    expect(events.at(-1)).toMatchObject({
+      type: "agent_end",
+      stopReason: "completed",
+      finalText: "The child said: the marker command was refused.",
+    });
     expect(events.filter((e) => e.type === "agent_end")).toHaveLength(1);
     expect(r.stderr).toBe("");
   });
@@ -61,10 +91,22 @@ describe("a Pi package that calls createAgentSession", () => {
       { text: "Made it." },
       { text: "Done." },
     ]);
-    const r = await sandbox.run(["--no-session", "--model", `scripted:${script}`, "-e", PACKAGE, "-e", policy(), "-p", "go"]);
+    const r = await sandbox.run([
+      "--no-session",
+      "--model",
+      `scripted:${script}`,
+      "-e",
+      PACKAGE,
+      "-e",
+      policy(),
+      "-p",
+      "go",
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("Done.\n");
     expect(existsSync(marker)).toBe(true);
-    expect(r.stderr).toBe("mypi: createAgentSession: a child session runs without the extensions' decision slots (policies), as its resourceLoader asks for no extensions (reported once; see docs/pi-compat.md)\n");
+    expect(r.stderr).toBe(
+      "mypi: createAgentSession: a child session runs without the extensions' decision slots (policies), as its resourceLoader asks for no extensions (reported once; see docs/pi-compat.md)\n",
+    );
   });
 });

@@ -41,16 +41,29 @@ const RELEASES = [
  * not installed (an unpacked `npm pack`), and loads where it is (a copy installed with npm, whose
  * dependencies hold it): `unless` names the package.
  */
-const npm = (unless: string) => ({ at: "load" as const, why: `imports ${unless}, an npm package the example installs itself (not installed here)`, unless });
+const npm = (unless: string) => ({
+  at: "load" as const,
+  why: `imports ${unless}, an npm package the example installs itself (not installed here)`,
+  unless,
+});
 const EXPECTED: Record<string, { at: "load" | "run"; why: string; unless?: string }> = {
   "with-deps": npm("ms"),
   "custom-provider-anthropic": npm("@anthropic-ai/sdk"),
   "0.73.1/sandbox": npm("@anthropic-ai/sandbox-runtime"),
   gondolin: npm("@earendil-works/gondolin"),
   "bash-spawn-hook": { at: "load", why: "createBashTool with a spawnHook: mypi's bash runs commands itself" },
-  "minimal-mode": { at: "load", why: "createFindToolDefinition: grep and find run in the agent's worker pool, so their factories are refused" },
-  "file-trigger": { at: "run", why: "watches /tmp/agent-trigger.txt, which the user creates first; Pi's fs.watch fails the same way without it" },
-  "0.73.1/summarize": { at: "run", why: "calls a model itself (getModel + complete from pi-ai); the host owns the model" },
+  "minimal-mode": {
+    at: "load",
+    why: "createFindToolDefinition: grep and find run in the agent's worker pool, so their factories are refused",
+  },
+  "file-trigger": {
+    at: "run",
+    why: "watches /tmp/agent-trigger.txt, which the user creates first; Pi's fs.watch fails the same way without it",
+  },
+  "0.73.1/summarize": {
+    at: "run",
+    why: "calls a model itself (getModel + complete from pi-ai); the host owns the model",
+  },
 };
 
 interface Outcome {
@@ -87,15 +100,31 @@ function resolvable(name: string, path: string): boolean {
 const COMMAND_LIMIT_MS = 5_000;
 function settleWithin<T>(work: Promise<T>, ms: number): Promise<T | "timeout"> {
   let timer: ReturnType<typeof setTimeout>;
-  return Promise.race([work, new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, ms, "timeout")))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    work,
+    new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, ms, "timeout"))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 async function runExample(release: string, example: { name: string; path: string }, ws: string): Promise<Outcome> {
   const diagnostics: string[] = [];
-  const manager = new ExtensionManager({ cwd: ws, mode: "json", onDiagnostic: (d) => diagnostics.push(d), loadTimeoutMs: 20_000 });
+  const manager = new ExtensionManager({
+    cwd: ws,
+    mode: "json",
+    onDiagnostic: (d) => diagnostics.push(d),
+    loadTimeoutMs: 20_000,
+  });
   await manager.loadExtension(createBuiltinTools({ root: ws }), "builtin-tools", { replaceable: true });
   const { failed } = await manager.load([example.path]);
-  const outcome: Outcome = { release, example: example.name, loaded: failed.length === 0, errors: [], commands: [], tui: false, host: [] };
+  const outcome: Outcome = {
+    release,
+    example: example.name,
+    loaded: failed.length === 0,
+    errors: [],
+    commands: [],
+    tui: false,
+    host: [],
+  };
   if (failed.length) {
     outcome.loadError = failed[0]!.message.split("\n")[0]!;
     manager.dispose();
@@ -114,16 +143,33 @@ async function runExample(release: string, example: { name: string; path: string
     for (const command of manager.getCommands().filter((c) => c.source === "extension")) {
       outcome.commands.push(command.name);
       const ran = await settleWithin(manager.runCommand(command.name, ""), COMMAND_LIMIT_MS);
-      if (ran === "timeout") errors.push({ type: "extension_error", extension: example.name, slot: `command:${command.name}`, error: "did not settle", timestamp: 0 });
+      if (ran === "timeout")
+        errors.push({
+          type: "extension_error",
+          extension: example.name,
+          slot: `command:${command.name}`,
+          error: "did not settle",
+          timestamp: 0,
+        });
       await settleWithin(manager.runtime?.waitForIdle() ?? Promise.resolve(), COMMAND_LIMIT_MS);
     }
     await manager.drain();
   } finally {
     await host.shutdown();
   }
-  outcome.errors = errors.filter((e) => e.extension !== "builtin-tools").map((e) => `${e.slot}: ${e.error.split("\n")[0]}`);
+  outcome.errors = errors
+    .filter((e) => e.extension !== "builtin-tools")
+    .map((e) => `${e.slot}: ${e.error.split("\n")[0]}`);
   outcome.tui = diagnostics.some((d) => d.includes("terminal-UI calls do nothing"));
-  outcome.host = diagnostics.filter((d) => d.includes("host feature") || d.includes("does not emit") || d.includes("refused") || d.includes("resolves to false")).map((d) => d.replace(/ \(reported once.*$/, ""));
+  outcome.host = diagnostics
+    .filter(
+      (d) =>
+        d.includes("host feature") ||
+        d.includes("does not emit") ||
+        d.includes("refused") ||
+        d.includes("resolves to false"),
+    )
+    .map((d) => d.replace(/ \(reported once.*$/, ""));
   return outcome;
 }
 
@@ -132,7 +178,8 @@ describe.skipIf(RELEASES.length === 0)("Pi's example extensions", () => {
   const ws = mkdtempSync(join(tmpdir(), "mypi-pi-examples-"));
   afterAll(() => {
     rmSync(ws, { recursive: true, force: true });
-    if (process.env.MYPI_PI_EXAMPLES_REPORT) writeFileSync(process.env.MYPI_PI_EXAMPLES_REPORT, JSON.stringify(outcomes, null, 2));
+    if (process.env.MYPI_PI_EXAMPLES_REPORT)
+      writeFileSync(process.env.MYPI_PI_EXAMPLES_REPORT, JSON.stringify(outcomes, null, 2));
   });
 
   for (const release of RELEASES) {
@@ -145,7 +192,9 @@ describe.skipIf(RELEASES.length === 0)("Pi's example extensions", () => {
         const expected = listed?.unless !== undefined && resolvable(listed.unless, example.path) ? undefined : listed;
         const failedAt = !outcome.loaded ? "load" : outcome.errors.length ? "run" : undefined;
         if (failedAt !== expected?.at) {
-          unexpected.push(`${example.name}: ${failedAt ? `${failedAt} failed: ${outcome.loadError ?? outcome.errors.join("; ")}` : `expected to fail at ${expected!.at} (${expected!.why}) but passed`}`);
+          unexpected.push(
+            `${example.name}: ${failedAt ? `${failedAt} failed: ${outcome.loadError ?? outcome.errors.join("; ")}` : `expected to fail at ${expected!.at} (${expected!.why}) but passed`}`,
+          );
         }
         const typeErrors = outcome.errors.filter((e) => /TypeError|is not a function|Cannot read properties/.test(e));
         if (typeErrors.length) unexpected.push(`${example.name}: ${typeErrors.join("; ")}`);

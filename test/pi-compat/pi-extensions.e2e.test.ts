@@ -28,7 +28,12 @@ function workspace(name: string, files: Record<string, string> = {}): string {
 }
 
 /** `mypi --mode json` with a scripted model in its own workspace. */
-function runJson(name: string, turns: unknown[], args: string[], files: Record<string, string> = {}): Promise<RunResult> {
+function runJson(
+  name: string,
+  turns: unknown[],
+  args: string[],
+  files: Record<string, string> = {},
+): Promise<RunResult> {
   const cwd = workspace(name, files);
   const script = sandbox.script(turns, `${name}.json`);
   return sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "--cwd", cwd, ...args]);
@@ -44,8 +49,15 @@ const decisions = (events: Event[], extension: string) =>
 const history = (events: Event[]) =>
   events
     .filter((e) => e.type === "message_end")
-    .map(({ message: m }) => `${m.role}: ${m.role === "assistant" ? m.content.map((c: Event) => (c.type === "toolCall" ? `[${c.name}]` : c.text)).join("") : text(m.content)}`);
-const sessionEntries = (file: string) => readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Event);
+    .map(
+      ({ message: m }) =>
+        `${m.role}: ${m.role === "assistant" ? m.content.map((c: Event) => (c.type === "toolCall" ? `[${c.name}]` : c.text)).join("") : text(m.content)}`,
+    );
+const sessionEntries = (file: string) =>
+  readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Event);
 
 // Each test spawns one to three mypi processes; on a busy 2-core machine they queue for the CPU.
 describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, () => {
@@ -53,7 +65,12 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
     const r = await runJson(
       "blocker",
       [
-        { toolCalls: [{ name: "write", arguments: { path: ".env", content: "TOKEN=1" } }, { name: "write", arguments: { path: "notes.txt", content: "ok" } }] },
+        {
+          toolCalls: [
+            { name: "write", arguments: { path: ".env", content: "TOKEN=1" } },
+            { name: "write", arguments: { path: "notes.txt", content: "ok" } },
+          ],
+        },
         { text: "Done." },
       ],
       [...ext("protect-env"), "--no-session", "-p", "store the token"],
@@ -74,24 +91,36 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
   it("an input handler answers `ping` itself (handled, no model call) and rewrites `?quick` prompts", async () => {
     const [ping, quick] = await Promise.all([
       runJson("input-ping", [], [...ext("quick-input"), "--no-session", "-p", "ping"]),
-      runJson("input-quick", [{ text: "A small agent." }], [...ext("quick-input"), "--no-session", "-p", "?quick what is mypi?"]),
+      runJson(
+        "input-quick",
+        [{ text: "A small agent." }],
+        [...ext("quick-input"), "--no-session", "-p", "?quick what is mypi?"],
+      ),
     ]);
     expect([ping.code, ping.stderr]).toEqual([0, ""]);
-    expect(ping.events().map((e) => (e.type === "hook_decision" ? `${e.type}:${e.slot}:${e.outcome}` : e.type))).toEqual([
-      "agent_start",
-      "hook_decision:input:handled",
-      "agent_end",
-    ]);
+    expect(
+      ping.events().map((e) => (e.type === "hook_decision" ? `${e.type}:${e.slot}:${e.outcome}` : e.type)),
+    ).toEqual(["agent_start", "hook_decision:input:handled", "agent_end"]);
     expect(ping.events().at(-1)).toMatchObject({ stopReason: "handled", messages: [] });
 
     expect([quick.code, quick.stderr]).toEqual([0, ""]);
-    expect(history(quick.events())).toEqual(["user: Answer in one sentence (interactive): what is mypi?", "assistant: A small agent."]);
+    expect(history(quick.events())).toEqual([
+      "user: Answer in one sentence (interactive): what is mypi?",
+      "assistant: A small agent.",
+    ]);
   });
 
   it("a command switches on a before_agent_start prompt rewriter, for the run it starts and through a flag", async () => {
     const showPrompt = [{ toolCalls: [{ name: "show_system_prompt", arguments: {} }] }, { text: "Arr." }];
     const print = (name: string, turns: unknown[], prompt: string) =>
-      sandbox.run(["--model", `scripted:${sandbox.script(turns, `${name}.json`)}`, ...ext("pirate"), "--no-session", "-p", prompt]);
+      sandbox.run([
+        "--model",
+        `scripted:${sandbox.script(turns, `${name}.json`)}`,
+        ...ext("pirate"),
+        "--no-session",
+        "-p",
+        prompt,
+      ]);
     const [viaCommand, viaFlag, commandOnly, notACommand] = await Promise.all([
       runJson("pirate-command", showPrompt, [...ext("pirate"), "--no-session", "-p", "/pirate tell me about ships"]),
       runJson("pirate-flag", showPrompt, [...ext("pirate"), "--pirate", "--no-session", "-p", "tell me about ships"]),
@@ -103,7 +132,12 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
     expect(promptSeen(viaCommand)).toMatch(/^You are mypi[\s\S]*\n\nSpeak like a pirate\.$/);
     expect(promptSeen(viaFlag)).toMatch(/\n\nSpeak like a pirate\.$/);
     // The command's own prompt went through like typed text (from an extension), then the rewrite.
-    expect(history(viaCommand.events())).toEqual(["user: tell me about ships", "assistant: [show_system_prompt]", "toolResult: " + promptSeen(viaCommand), "assistant: Arr."]);
+    expect(history(viaCommand.events())).toEqual([
+      "user: tell me about ships",
+      "assistant: [show_system_prompt]",
+      "toolResult: " + promptSeen(viaCommand),
+      "assistant: Arr.",
+    ]);
     expect(decisions(viaCommand.events(), "pirate")).toEqual(["before_agent_start:system_prompt"]);
     expect(viaCommand.events().at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Arr." });
     // Print mode: a command that starts no run prints nothing and succeeds; the model is never called.
@@ -118,7 +152,12 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
       "todo",
       [
         { toolCalls: [{ name: "todo", arguments: { action: "add", text: "buy milk" } }] },
-        { toolCalls: [{ name: "todo", arguments: { action: "add" } }, { name: "todo", arguments: { action: "remove" } }] },
+        {
+          toolCalls: [
+            { name: "todo", arguments: { action: "add" } },
+            { name: "todo", arguments: { action: "remove" } },
+          ],
+        },
         { text: "Added." },
       ],
       [...ext("todo"), "--session", session, "-p", "remember milk"],
@@ -130,24 +169,51 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
       partialResult: { content: [{ type: "text", text: "add…" }], details: { action: "add", todos: [] } },
     });
     const [added, noText, badAction] = ends(events);
-    expect(added).toMatchObject({ isError: false, result: { content: [{ type: "text", text: "1. buy milk" }], details: { action: "add", todos: ["buy milk"] } } });
-    expect([noText!.isError, text(noText!.result.content)]).toEqual([true, 'add needs text: todo {action: "add", text: "…"}']);
+    expect(added).toMatchObject({
+      isError: false,
+      result: { content: [{ type: "text", text: "1. buy milk" }], details: { action: "add", todos: ["buy milk"] } },
+    });
+    expect([noText!.isError, text(noText!.result.content)]).toEqual([
+      true,
+      'add needs text: todo {action: "add", text: "…"}',
+    ]);
     expect(badAction!.isError).toBe(true);
-    expect(text(badAction!.result.content)).toMatch(/^Invalid arguments for tool "todo":[\s\S]*"add"\|"list"\|"clear"[\s\S]*→ at action/);
+    expect(text(badAction!.result.content)).toMatch(
+      /^Invalid arguments for tool "todo":[\s\S]*"add"\|"list"\|"clear"[\s\S]*→ at action/,
+    );
 
     // A second process on the same session: session_start rebuilds the list from the branch.
     const second = await sandbox.run([
-      "--mode", "json", "--model", `scripted:${sandbox.script([{ toolCalls: [{ name: "todo", arguments: { action: "list" } }] }, { text: "Listed." }], "todo-2.json")}`,
-      "--cwd", workspace("todo"), ...ext("todo"), "--session", session, "-p", "what is left?",
+      "--mode",
+      "json",
+      "--model",
+      `scripted:${sandbox.script([{ toolCalls: [{ name: "todo", arguments: { action: "list" } }] }, { text: "Listed." }], "todo-2.json")}`,
+      "--cwd",
+      workspace("todo"),
+      ...ext("todo"),
+      "--session",
+      session,
+      "-p",
+      "what is left?",
     ]);
     expect([second.code, second.stderr]).toEqual([0, ""]);
-    expect(ends(second.events())[0]).toMatchObject({ result: { content: [{ type: "text", text: "1. buy milk" }], details: { action: "list", todos: ["buy milk"] } } });
+    expect(ends(second.events())[0]).toMatchObject({
+      result: { content: [{ type: "text", text: "1. buy milk" }], details: { action: "list", todos: ["buy milk"] } },
+    });
   });
 
   it("a tool_result patcher redacts what read returned and can turn a result into an error", async () => {
     const r = await runJson(
       "redact",
-      [{ toolCalls: [{ name: "read", arguments: { path: "config.txt" } }, { name: "read", arguments: { path: "broken.txt" } }] }, { text: "Read both." }],
+      [
+        {
+          toolCalls: [
+            { name: "read", arguments: { path: "config.txt" } },
+            { name: "read", arguments: { path: "broken.txt" } },
+          ],
+        },
+        { text: "Read both." },
+      ],
       [...ext("redact"), "--no-session", "-p", "read the files"],
       { "config.txt": "key=sk-abcdefgh1234\nname=demo\n", "broken.txt": "STATUS: broken\n" },
     );
@@ -190,7 +256,11 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
   it("sendUserMessage as a follow-up arrives when the agent would stop, through the input slot", async () => {
     const r = await runJson(
       "reminder",
-      [{ toolCalls: [{ name: "remind_me", arguments: { note: "water the plants" } }] }, { text: "Done for now." }, { text: "Watering." }],
+      [
+        { toolCalls: [{ name: "remind_me", arguments: { note: "water the plants" } }] },
+        { text: "Done for now." },
+        { text: "Watering." },
+      ],
       [...ext("reminder"), "--no-session", "-p", "go"],
     );
     expect([r.code, r.stderr]).toEqual([0, ""]);
@@ -203,14 +273,31 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
       "user: Reminder: water the plants [via reminder]",
       "assistant: Watering.",
     ]);
-    expect(events.filter((e) => e.type === "agent_start" || e.type === "agent_end").map((e) => e.type)).toEqual(["agent_start", "agent_end"]);
+    expect(events.filter((e) => e.type === "agent_start" || e.type === "agent_end").map((e) => e.type)).toEqual([
+      "agent_start",
+      "agent_end",
+    ]);
     expect(events.at(-1)).toMatchObject({ stopReason: "completed", finalText: "Watering." });
   });
 
   it("terminal-UI and host-only calls load and do nothing, reported once per extension; ctx answers headless defaults", async () => {
     const cwd = workspace("dashboard");
-    const script = sandbox.script([{ toolCalls: [{ name: "probe_ctx", arguments: {} }] }, { text: "Probed." }], "dashboard.json");
-    const r = await sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "--cwd", cwd, ...ext("dashboard"), "--no-session", "-p", "probe"]);
+    const script = sandbox.script(
+      [{ toolCalls: [{ name: "probe_ctx", arguments: {} }] }, { text: "Probed." }],
+      "dashboard.json",
+    );
+    const r = await sandbox.run([
+      "--mode",
+      "json",
+      "--model",
+      `scripted:${script}`,
+      "--cwd",
+      cwd,
+      ...ext("dashboard"),
+      "--no-session",
+      "-p",
+      "probe",
+    ]);
     expect(r.code).toBe(0);
     expect(r.stderr.trim().split("\n")).toEqual([
       "mypi: dashboard: pi.registerShortcut: terminal-UI calls do nothing in mypi (reported once per extension; see docs/pi-compat.md)",
@@ -229,7 +316,14 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
       pending: false,
       usage: null,
       // Pi's whole Model object, told from the client for a model the registry does not describe.
-      model: expect.objectContaining({ id: "dashboard.json", provider: "scripted", api: "scripted", name: "dashboard.json", reasoning: false, contextWindow: expect.any(Number) }),
+      model: expect.objectContaining({
+        id: "dashboard.json",
+        provider: "scripted",
+        api: "scripted",
+        name: "dashboard.json",
+        reasoning: false,
+        contextWindow: expect.any(Number),
+      }),
       cwd,
       session: { id: true, file: null, leaf: "message", leafIsLast: true, roots: 1, branch: ["user", "assistant"] },
       thinking: "off",
@@ -246,25 +340,43 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
       [
         { toolCalls: [{ name: "show_system_prompt", arguments: {} }] },
         { text: "A plain agent." },
-        { toolCalls: [{ name: "show_system_prompt", arguments: {} }, { name: "write", arguments: { path: ".env", content: "A=1" } }] },
+        {
+          toolCalls: [
+            { name: "show_system_prompt", arguments: {} },
+            { name: "write", arguments: { path: ".env", content: "A=1" } },
+          ],
+        },
         { text: "Fixed, arr." },
       ],
       "rpc.json",
     );
     const p = sandbox.spawn([
-      "--mode", "rpc", "--model", `scripted:${script}`, "--cwd", cwd, "--session", session,
-      ...ext("protect-env"), ...ext("pirate"), ...ext("bookmark"),
+      "--mode",
+      "rpc",
+      "--model",
+      `scripted:${script}`,
+      "--cwd",
+      cwd,
+      "--session",
+      session,
+      ...ext("protect-env"),
+      ...ext("pirate"),
+      ...ext("bookmark"),
     ]);
-    const uiRequest = (method: string) => p.waitFor((l) => l.type === "extension_ui_request" && l.method === method && !answered.has(l.id));
+    const uiRequest = (method: string) =>
+      p.waitFor((l) => l.type === "extension_ui_request" && l.method === method && !answered.has(l.id));
     const answered = new Set<string>();
     const answer = (request: Event, reply: Record<string, unknown>) => {
       answered.add(request.id);
       p.send({ type: "extension_ui_response", id: request.id, ...reply });
     };
-    const runEnd = (n: number) => p.waitFor((l) => l.type === "agent_end" && p.lines.filter((x) => x.type === "agent_end").indexOf(l) === n);
+    const runEnd = (n: number) =>
+      p.waitFor((l) => l.type === "agent_end" && p.lines.filter((x) => x.type === "agent_end").indexOf(l) === n);
 
     p.send({ id: "c", type: "get_commands" });
-    expect((await p.waitFor((l) => l.id === "c")).data.commands.map((c: Event) => [c.name, c.source, c.extension])).toEqual([
+    expect(
+      (await p.waitFor((l) => l.id === "c")).data.commands.map((c: Event) => [c.name, c.source, c.extension]),
+    ).toEqual([
       ["agents", "extension", "subagents"],
       ["pirate", "extension", "pirate"],
       ["bookmark", "extension", "bookmark"],
@@ -274,7 +386,13 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
     await runEnd(0);
     p.send({ id: "p2", type: "prompt", message: "/pirate" });
     expect(await uiRequest("notify")).toMatchObject({ message: "Arr, pirate mode on", notifyType: "info" });
-    expect(await p.waitFor((l) => l.id === "p2")).toEqual({ type: "response", id: "p2", command: "prompt", success: true, data: { disposition: "handled" } });
+    expect(await p.waitFor((l) => l.id === "p2")).toEqual({
+      type: "response",
+      id: "p2",
+      command: "prompt",
+      success: true,
+      data: { disposition: "handled" },
+    });
 
     p.send({ id: "p3", type: "prompt", message: "fix the env" });
     const select = await uiRequest("select");
@@ -282,12 +400,16 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
     answer(select, { value: "Allow" });
     const second = await runEnd(1);
     expect(second).toMatchObject({ stopReason: "completed", finalText: "Fixed, arr." });
-    const prompts = p.lines.filter((l) => l.type === "tool_execution_end" && l.toolName === "show_system_prompt").map((l) => text(l.result.content));
+    const prompts = p.lines
+      .filter((l) => l.type === "tool_execution_end" && l.toolName === "show_system_prompt")
+      .map((l) => text(l.result.content));
     expect(prompts.map((t) => t.endsWith("\n\nSpeak like a pirate."))).toEqual([false, true]);
     expect(readFileSync(join(cwd, ".env"), "utf8")).toBe("A=1");
 
     p.send({ id: "b", type: "prompt", message: "/bookmark start" });
-    const note = await p.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify" && l.message.startsWith("{"));
+    const note = await p.waitFor(
+      (l) => l.type === "extension_ui_request" && l.method === "notify" && l.message.startsWith("{"),
+    );
     expect(JSON.parse(note.message)).toEqual({ label: "start", sessionName: "at start", labelled: ["message:start"] });
     p.send({ id: "s", type: "get_state" });
     expect((await p.waitFor((l) => l.id === "s")).data.sessionName).toBe("at start");
@@ -300,15 +422,24 @@ describe.concurrent("Pi-style extensions through the CLI", { timeout: 60_000 }, 
     expect(confirm).toMatchObject({ title: "Start a new session?", message: "Reason: new" });
     answer(confirm, { confirmed: true });
     expect(await p.waitFor((l) => l.id === "n2")).toMatchObject({ success: true, data: { cancelled: false } });
-    expect(await p.waitFor((l) => l.type === "extension_ui_request" && /^switched/.test(l.message ?? ""))).toMatchObject({ message: "switched (new) from a file" });
+    expect(
+      await p.waitFor((l) => l.type === "extension_ui_request" && /^switched/.test(l.message ?? "")),
+    ).toMatchObject({ message: "switched (new) from a file" });
     p.end();
     expect(await p.exit).toEqual({ code: 0, signal: null, stderr: "" });
 
     const entries = sessionEntries(session);
     const labelled = entries.find((e) => e.type === "label");
-    expect(entries.find((e) => e.id === labelled?.targetId)).toMatchObject({ type: "message", message: { role: "assistant" } });
+    expect(entries.find((e) => e.id === labelled?.targetId)).toMatchObject({
+      type: "message",
+      message: { role: "assistant" },
+    });
     // The extensions' own entries, without the verdicts the host records (`mypi:hook_decision`, …).
-    expect(entries.filter((e) => e.type !== "message" && !String(e.customType).startsWith("mypi:")).map((e) => [e.type, e.label ?? e.name ?? e.customType])).toEqual([
+    expect(
+      entries
+        .filter((e) => e.type !== "message" && !String(e.customType).startsWith("mypi:"))
+        .map((e) => [e.type, e.label ?? e.name ?? e.customType]),
+    ).toEqual([
       ["session", undefined],
       ["label", "start"],
       ["session_info", "at start"],

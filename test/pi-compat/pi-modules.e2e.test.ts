@@ -51,7 +51,15 @@ export default function (pi) {
 }
 `,
     );
-    const r = await sandbox.run(["-e", ext, "--no-session", "--model", `scripted:${sandbox.script([{ text: "ok" }])}`, "-p", "hi"]);
+    const r = await sandbox.run([
+      "-e",
+      ext,
+      "--no-session",
+      "--model",
+      `scripted:${sandbox.script([{ text: "ok" }])}`,
+      "-p",
+      "hi",
+    ]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(logOf(log)).toEqual([
@@ -91,10 +99,21 @@ export default function (pi) {
 }
 `,
     );
-    const r = await sandbox.run(["-e", ext, "--no-session", "--model", `scripted:${sandbox.script([{ text: "ok" }])}`, "-p", "hi"]);
+    const r = await sandbox.run([
+      "-e",
+      ext,
+      "--no-session",
+      "--model",
+      `scripted:${sandbox.script([{ text: "ok" }])}`,
+      "-p",
+      "hi",
+    ]);
     expect(r.code).toBe(0);
     expect(logOf(log)).toEqual([
-      [["agents", "extension", expect.objectContaining({ source: "local" })], ["stats", "extension", { path: ext, source: "local", scope: "temporary", origin: "top-level" }]],
+      [
+        ["agents", "extension", expect.objectContaining({ source: "local" })],
+        ["stats", "extension", { path: ext, source: "local", scope: "temporary", origin: "top-level" }],
+      ],
       {
         messageType: "user",
         cwd: sandbox.ws,
@@ -121,7 +140,10 @@ export default function (pi) {
 }
 `,
     );
-    const r = await sandbox.run(["--trust-project", "--no-session", "--model", `scripted:${sandbox.script([{ text: "ok" }])}`, "-p", "hi"], { cwd: ws });
+    const r = await sandbox.run(
+      ["--trust-project", "--no-session", "--model", `scripted:${sandbox.script([{ text: "ok" }])}`, "-p", "hi"],
+      { cwd: ws },
+    );
     expect(r.code).toBe(0);
     expect(ext.startsWith(ws)).toBe(true);
     expect(logOf(log)).toEqual([["temporary", "project"]]); // the shipped subagents extension's /agents, then the workspace's

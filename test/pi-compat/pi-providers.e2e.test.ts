@@ -48,7 +48,9 @@ describe("pi.registerProvider", { timeout: 90_000 }, () => {
   it("--model local/small reaches the provider with the key from $VAR, its headers, and never the host's OPENAI_API_KEY", async () => {
     const ext = providerExtension("var.ts", "$LOCAL_KEY");
     server.push(chatResponse({ text: "from local" }));
-    const r = await sandbox.run(["-e", ext, "--no-session", "--model", "local/small", "-p", "hi"], { env: { LOCAL_KEY: "sk-local", OPENAI_API_KEY: HOST_KEY } });
+    const r = await sandbox.run(["-e", ext, "--no-session", "--model", "local/small", "-p", "hi"], {
+      env: { LOCAL_KEY: "sk-local", OPENAI_API_KEY: HOST_KEY },
+    });
     expect(r.stderr).toBe("");
     expect(r.stdout.trim()).toBe("from local");
     expect(body().model).toBe("small");
@@ -66,7 +68,10 @@ describe("pi.registerProvider", { timeout: 90_000 }, () => {
     ];
     for (const [file, key, header] of cases) {
       server.push(chatResponse({ text: "ok" }));
-      const r = await sandbox.run(["-e", providerExtension(file, key), "--no-session", "--model", "local/large", "-p", "hi"], { env: { LOCAL_KEY: "sk-local", OPENAI_API_KEY: HOST_KEY } });
+      const r = await sandbox.run(
+        ["-e", providerExtension(file, key), "--no-session", "--model", "local/large", "-p", "hi"],
+        { env: { LOCAL_KEY: "sk-local", OPENAI_API_KEY: HOST_KEY } },
+      );
       expect([file, r.code, lastRequest().headers.authorization]).toEqual([file, 0, header]);
     }
   });
@@ -92,10 +97,14 @@ describe("pi.registerProvider", { timeout: 90_000 }, () => {
     const ext = providerExtension("known.ts", "sk-literal");
     const unknownProvider = await sandbox.run(["-e", ext, "--no-session", "--model", "remote/small", "-p", "hi"]);
     expect(unknownProvider.code).toBe(2);
-    expect(unknownProvider.stderr).toContain('mypi: --model: no provider "remote" (providers: anthropic, openai, local); `mypi models` lists the models.');
+    expect(unknownProvider.stderr).toContain(
+      'mypi: --model: no provider "remote" (providers: anthropic, openai, local); `mypi models` lists the models.',
+    );
     server.push(chatResponse({ text: "huge here" }));
     const unknownModel = await sandbox.run(["-e", ext, "--no-session", "--model", "local/huge", "-p", "hi"]);
-    expect(unknownModel.stderr).toBe('mypi: --model: model "huge" is not in the registry for provider local; using it as a custom model id (its limits and prices are unknown)\n');
+    expect(unknownModel.stderr).toBe(
+      'mypi: --model: model "huge" is not in the registry for provider local; using it as a custom model id (its limits and prices are unknown)\n',
+    );
     expect([unknownModel.code, unknownModel.stdout.trim(), body().model]).toEqual([0, "huge here", "huge"]);
   });
 
@@ -107,7 +116,10 @@ describe("pi.registerProvider", { timeout: 90_000 }, () => {
     const ext = providerExtension("http.ts", "sk-literal", hooks);
     const source = readFileSync(ext, "utf8");
     writeFileSync(ext, `import { appendFileSync } from "node:fs";\n${source}`);
-    for (const model of [["--model", "local/small"], ["--model", "openai:gpt-test", "--base-url", server.baseURL]]) {
+    for (const model of [
+      ["--model", "local/small"],
+      ["--model", "openai:gpt-test", "--base-url", server.baseURL],
+    ]) {
       server.push(chatResponse({ text: "ok" }));
       const r = await sandbox.run(["-e", ext, "--no-session", ...model, "-p", "hi"]);
       expect([r.code, r.stderr]).toEqual([0, ""]);
@@ -130,13 +142,21 @@ export default function (pi) {
 }
 `,
     );
-    const r = await sandbox.run(["-e", ext, "--no-session", "--model", `scripted:${sandbox.script([{ text: "ok" }])}`, "-p", "hi"]);
+    const r = await sandbox.run([
+      "-e",
+      ext,
+      "--no-session",
+      "--model",
+      `scripted:${sandbox.script([{ text: "ok" }])}`,
+      "-p",
+      "hi",
+    ]);
     expect(r.code).toBe(0);
     expect(r.stderr.trim().split("\n")).toEqual([
       'mypi: refused: pi.registerProvider("corp") refused: OAuth providers (Pi\'s /login) are not supported in mypi; give an apiKey instead (see docs/pi-compat.md)',
       'mypi: refused: pi.registerProvider("gemini") refused: api "google-generative-ai" is not supported; mypi speaks "openai-completions", "openai-responses" and "anthropic-messages" (see docs/pi-compat.md)',
       'mypi: refused: pi.registerProvider("anthropic") refused: "anthropic" is mypi\'s own provider; register yours under another name (a proxy for it goes in settings: providers.anthropic.baseUrl) (see docs/pi-compat.md)',
-      'mypi: refused: pi.registerProvider("sneaky") refused: the host\'s own API keys are not handed to an extension\'s provider; give the provider its own variable ($MY_PROVIDER_KEY) (see docs/pi-compat.md)',
+      "mypi: refused: pi.registerProvider(\"sneaky\") refused: the host's own API keys are not handed to an extension's provider; give the provider its own variable ($MY_PROVIDER_KEY) (see docs/pi-compat.md)",
     ]);
   });
 
@@ -162,9 +182,17 @@ export default function (pi) {
     server.push(responsesResponse({ text: "from responses" }), anthropicResponse({ text: "from messages" }));
     const resp = await sandbox.run(["-e", ext, "--no-session", "--model", "resp/r1", "-p", "hi"]);
     expect([resp.code, resp.stdout.trim()]).toEqual([0, "from responses"]);
-    expect([lastRequest().path, lastRequest().headers.authorization, body().model]).toEqual(["/v1/responses", "Bearer k2", "r1"]);
+    expect([lastRequest().path, lastRequest().headers.authorization, body().model]).toEqual([
+      "/v1/responses",
+      "Bearer k2",
+      "r1",
+    ]);
     const claude = await sandbox.run(["-e", ext, "--no-session", "--model", "claude/a1:xhigh", "-p", "hi"]);
     expect([claude.code, claude.stdout.trim()]).toEqual([0, "from messages"]);
-    expect([lastRequest().path, lastRequest().headers.authorization, body().model]).toEqual(["/v1/messages", "Bearer k3", "a1"]);
+    expect([lastRequest().path, lastRequest().headers.authorization, body().model]).toEqual([
+      "/v1/messages",
+      "Bearer k3",
+      "a1",
+    ]);
   });
 });

@@ -48,10 +48,13 @@ async function hostWith(files: string[], turns: ScriptedTurn[] = [], session = S
 
 describe("ctx.compact (Pi's fire-and-forget compaction)", () => {
   it("called by a tool during a run: the run is aborted first, then compacted; onComplete gets Pi's CompactionResult", async () => {
-    const { host, session, heard } = await hostWith(["handoff.ts"], [
-      { toolCalls: [{ name: "handoff", arguments: { next: "write the tests" } }] },
-      { text: "a model call the abort prevents" },
-    ]);
+    const { host, session, heard } = await hostWith(
+      ["handoff.ts"],
+      [
+        { toolCalls: [{ name: "handoff", arguments: { next: "write the tests" } }] },
+        { text: "a model call the abort prevents" },
+      ],
+    );
     const outcome = heard("handoff:result");
     const end = await host.agent.prompt("hand this over");
     expect(end.stopReason).toBe("aborted");
@@ -59,7 +62,11 @@ describe("ctx.compact (Pi's fire-and-forget compaction)", () => {
     const assistantEntry = session.getEntries().find((e) => e.type === "message" && e.message.role === "assistant");
     expect(await outcome).toEqual({
       ok: true,
-      result: { summary: "handed off (write the tests)", firstKeptEntryId: assistantEntry!.id, tokensBefore: expect.any(Number) },
+      result: {
+        summary: "handed off (write the tests)",
+        firstKeptEntryId: assistantEntry!.id,
+        tokensBefore: expect.any(Number),
+      },
     });
     expect(session.getEntries().filter((e) => e.type === "compaction")).toEqual([
       expect.objectContaining({ summary: "handed off (write the tests)", firstKeptEntryId: assistantEntry!.id }),
@@ -93,18 +100,33 @@ describe("ctx.compact (Pi's fire-and-forget compaction)", () => {
         },
       });
     }, "careless");
-    const reported = new Promise<unknown>((resolve) => host.agent.subscribe((e) => void (e.type === "extension_error" && resolve(e))));
+    const reported = new Promise<unknown>((resolve) =>
+      host.agent.subscribe((e) => void (e.type === "extension_error" && resolve(e))),
+    );
     await host.runCommand("careless");
-    expect(await reported).toMatchObject({ extension: "careless", slot: "ctx.compact", error: "onError threw: no one listens" });
+    expect(await reported).toMatchObject({
+      extension: "careless",
+      slot: "ctx.compact",
+      error: "onError threw: no one listens",
+    });
   });
 });
 
 describe("message_update's assistantMessageEvent", () => {
   it("carries Pi's contentIndex: the block of the partial message the update is about", async () => {
-    const { host, heard } = await hostWith(["stream-watch.ts"], [
-      { text: "Two calls.", toolCalls: [{ name: "alpha", arguments: { a: 1 } }, { name: "beta", arguments: {} }] },
-      { text: "Done." },
-    ]);
+    const { host, heard } = await hostWith(
+      ["stream-watch.ts"],
+      [
+        {
+          text: "Two calls.",
+          toolCalls: [
+            { name: "alpha", arguments: { a: 1 } },
+            { name: "beta", arguments: {} },
+          ],
+        },
+        { text: "Done." },
+      ],
+    );
     const first = heard("stream-watch:seen");
     await host.agent.prompt("go");
     expect(await first).toEqual([
@@ -127,7 +149,10 @@ describe("Pi's modules", () => {
     expect(await result).toEqual({
       frontmatter: { value: { frontmatter: { name: "scout" }, body: "Look around." } },
       definitions: "own loader",
-      models: { error: "getModels from pi-ai is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)" },
+      models: {
+        error:
+          "getModels from pi-ai is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)",
+      },
       provided: ["function", "function"],
     });
     expect(diagnostics).toEqual([

@@ -14,9 +14,15 @@ const runtime = pi16Runtime();
 const SCRIPT = join(REPO, "test", "pi-compat", "rpc-client", "conformance.ts");
 
 /** The script's report: its FAIL lines (with why), and the summary on its last line. */
-function conformance(rt: Pi16Runtime, target: "mypi" | "pi"): Promise<{ failed: string[]; summary: { passed: number; total: number }; stderr: string }> {
+function conformance(
+  rt: Pi16Runtime,
+  target: "mypi" | "pi",
+): Promise<{ failed: string[]; summary: { passed: number; total: number }; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(rt.node, [SCRIPT, "--target", target, "--pi", rt.piPackage], { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(rt.node, [SCRIPT, "--target", target, "--pi", rt.piPackage], {
+      cwd: REPO,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -34,7 +40,9 @@ function conformance(rt: Pi16Runtime, target: "mypi" | "pi"): Promise<{ failed: 
 }
 
 describe.skipIf(!runtime)("Pi 1.6's RpcClient", () => {
-  it("drives mypi --mode rpc through every command of the client, and every check holds", { timeout: 180_000 }, async () => {
+  it("drives mypi --mode rpc through every command of the client, and every check holds", {
+    timeout: 180_000,
+  }, async () => {
     const r = await conformance(runtime!, "mypi");
     expect(r.failed, r.stderr).toEqual([]);
     expect(r.summary.passed).toBe(r.summary.total);

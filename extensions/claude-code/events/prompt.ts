@@ -59,13 +59,17 @@ export function registerPromptEvents(options: PromptEventsOptions): void {
       const context: string[] = [];
       for (const { hook, answer } of own) {
         if (answer.kind === "block") {
-          const reason = (answer.json?.decision === "block" ? answer.json.reason : undefined) ?? (answer.stderr.trim() || `blocked by the UserPromptSubmit hook ${hook.label}`);
+          const reason =
+            (answer.json?.decision === "block" ? answer.json.reason : undefined) ??
+            (answer.stderr.trim() || `blocked by the UserPromptSubmit hook ${hook.label}`);
           return { action: "block", reason: engine.cap(reason, ctx) };
         }
         if (answer.kind !== "ok") continue;
         const json = answer.json;
-        if (json?.continue === false) return { action: "block", reason: json.stopReason ?? `stopped by the UserPromptSubmit hook ${hook.label}` };
-        if (json?.decision === "block") return { action: "block", reason: json.reason ?? `blocked by the UserPromptSubmit hook ${hook.label}` };
+        if (json?.continue === false)
+          return { action: "block", reason: json.stopReason ?? `stopped by the UserPromptSubmit hook ${hook.label}` };
+        if (json?.decision === "block")
+          return { action: "block", reason: json.reason ?? `blocked by the UserPromptSubmit hook ${hook.label}` };
         const title = specificString(json, "sessionTitle");
         if (title !== undefined) pi.setSessionName(title);
         const extra = json ? specificString(json, "additionalContext") : answer.stdout.trim() || undefined;
@@ -73,14 +77,20 @@ export function registerPromptEvents(options: PromptEventsOptions): void {
       }
       if (context.length === 0) return undefined;
       // A queued line (steering, a follow-up) has no before_agent_start: its context goes in as steering.
-      if (e.streamingBehavior !== undefined) pi.sendMessage({ customType: CONTEXT_TYPE, content: context.join("\n\n"), display: false }, { deliverAs: "steer" });
+      if (e.streamingBehavior !== undefined)
+        pi.sendMessage(
+          { customType: CONTEXT_TYPE, content: context.join("\n\n"), display: false },
+          { deliverAs: "steer" },
+        );
       else for (const text of context) pending.add(text);
       return undefined;
     },
   };
   registerHookHandlers(pi, engine, spec);
   registerSkillHandler(pi, engine, [spec], 30 * 60_000);
-  const needed = ["UserPromptSubmit", "SessionStart", "PostCompact"].some((e) => engine.of(e as "SessionStart").length > 0) || engine.skillEvents.size > 0;
+  const needed =
+    ["UserPromptSubmit", "SessionStart", "PostCompact"].some((e) => engine.of(e as "SessionStart").length > 0) ||
+    engine.skillEvents.size > 0;
   if (!needed) return;
   pi.on(
     "before_agent_start",

@@ -32,7 +32,8 @@ const SESSION_END_MAX_MS = 60_000;
 
 export function registerSessionEvents(options: SessionEventsOptions): void {
   const { pi, engine, pending, say } = options;
-  const longest = (event: Parameters<HookEngine["of"]>[0]) => Math.max(0, ...engine.of(event).map((h) => h.timeoutS * 1000));
+  const longest = (event: Parameters<HookEngine["of"]>[0]) =>
+    Math.max(0, ...engine.of(event).map((h) => h.timeoutS * 1000));
 
   const sessionStart = (source: string, ctx: ExtensionContext): Promise<void> => {
     if (engine.of("SessionStart").length === 0 && !engine.hasDynamic("SessionStart")) return Promise.resolve();
@@ -42,7 +43,9 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
     const fields: Record<string, unknown> = { source };
     const name = session.getSessionName();
     if (name !== undefined) fields.session_title = name;
-    const work = engine.runAll("SessionStart", ctx, { values: [source], fields }, ctx.signal).then((answers) => afterSessionStart(answers, ctx));
+    const work = engine
+      .runAll("SessionStart", ctx, { values: [source], fields }, ctx.signal)
+      .then((answers) => afterSessionStart(answers, ctx));
     pending.waitFor(work);
     return work;
   };
@@ -50,15 +53,21 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
   const afterSessionStart = (answers: Answered[], ctx: ExtensionContext) => {
     for (const { hook, answer } of answers) {
       // Exit 2 cannot block a session: its stderr is shown to the user only.
-      if (answer.kind === "block") say(ctx, "warning", `SessionStart hook (${hook.label}) error: ${answer.stderr.trim()}`);
+      if (answer.kind === "block")
+        say(ctx, "warning", `SessionStart hook (${hook.label}) error: ${answer.stderr.trim()}`);
       if (answer.kind !== "ok" && answer.kind !== "block") continue;
       const json = answer.json;
-      const extra = json ? specificString(json, "additionalContext") : answer.kind === "ok" ? answer.stdout.trim() || undefined : undefined;
+      const extra = json
+        ? specificString(json, "additionalContext")
+        : answer.kind === "ok"
+          ? answer.stdout.trim() || undefined
+          : undefined;
       if (extra !== undefined) pending.add(engine.cap(`SessionStart hook additional context: ${extra}`, ctx));
       const title = specificString(json, "sessionTitle");
       if (title !== undefined) pi.setSessionName(title);
       for (const key of ["initialUserMessage", "watchPaths", "reloadSkills"] as const) {
-        if (json?.hookSpecificOutput?.[key] !== undefined) say(ctx, "info", `SessionStart hook (${hook.label}): ${key} is not supported by mypi and was ignored.`);
+        if (json?.hookSpecificOutput?.[key] !== undefined)
+          say(ctx, "info", `SessionStart hook (${hook.label}): ${key} is not supported by mypi and was ignored.`);
       }
     }
     if (engine.envFile === undefined) return;
@@ -75,7 +84,13 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
     pi.on(
       "session_start",
       (event, ctx) => {
-        const source = { startup: ctx.sessionManager.getEntries().length > 0 ? "resume" : "startup", resume: "resume", new: "clear", fork: "fork", reload: undefined }[event.reason];
+        const source = {
+          startup: ctx.sessionManager.getEntries().length > 0 ? "resume" : "startup",
+          resume: "resume",
+          new: "clear",
+          fork: "fork",
+          reload: undefined,
+        }[event.reason];
         // Not awaited here: the first prompt's before_agent_start waits for it (a slow hook must not hold the host's start).
         if (source !== undefined) void sessionStart(source, ctx);
       },
@@ -88,11 +103,18 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
       "session_compact",
       async (event, ctx) => {
         const trigger = event.reason === "manual" ? "manual" : "auto";
-        const summary = event.compactionEntry && "summary" in event.compactionEntry ? event.compactionEntry.summary : "";
-        const post = engine.runAll("PostCompact", ctx, { values: [trigger], fields: { trigger, compact_summary: summary } });
+        const summary =
+          event.compactionEntry && "summary" in event.compactionEntry ? event.compactionEntry.summary : "";
+        const post = engine.runAll("PostCompact", ctx, {
+          values: [trigger],
+          fields: { trigger, compact_summary: summary },
+        });
         await Promise.all([post, sessionStart("compact", ctx)]);
       },
-      { label: "PostCompact and SessionStart(compact) hooks", timeoutMs: Math.max(longest("PostCompact"), longest("SessionStart")) + 5_000 },
+      {
+        label: "PostCompact and SessionStart(compact) hooks",
+        timeoutMs: Math.max(longest("PostCompact"), longest("SessionStart")) + 5_000,
+      },
     );
   }
 
@@ -102,15 +124,20 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
     key: () => "",
     build: (e) => {
       const trigger = e.reason === "manual" ? "manual" : "auto";
-      return { values: [trigger], fields: { trigger, custom_instructions: e.reason === "manual" ? (e.customInstructions ?? "") : "" } };
+      return {
+        values: [trigger],
+        fields: { trigger, custom_instructions: e.reason === "manual" ? (e.customInstructions ?? "") : "" },
+      };
     },
     stops: (r) => r.cancel === true,
     decide(own, _occurrence, e, ctx) {
       for (const { hook, answer } of own) {
         const blocked = answer.kind === "block" || (answer.kind === "ok" && answer.json?.decision === "block");
         if (!blocked) continue;
-        const reason = answer.kind === "block" ? answer.stderr.trim() : (answer.kind === "ok" && answer.json?.reason) || "";
-        if (e.reason === "manual") say(ctx, "warning", `compaction blocked by a PreCompact hook (${hook.label})${reason ? `: ${reason}` : ""}`);
+        const reason =
+          answer.kind === "block" ? answer.stderr.trim() : (answer.kind === "ok" && answer.json?.reason) || "";
+        if (e.reason === "manual")
+          say(ctx, "warning", `compaction blocked by a PreCompact hook (${hook.label})${reason ? `: ${reason}` : ""}`);
         return { cancel: true };
       }
       return undefined;
@@ -121,7 +148,16 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
 
   if (engine.of("SessionEnd").length > 0) {
     // Claude Code's budget: 1.5 s, raised to the longest timeout a settings hook asks for (plugins' do not raise it), up to 60 s.
-    const budget = Math.min(SESSION_END_MAX_MS, Math.max(SESSION_END_BUDGET_MS, ...engine.of("SessionEnd").filter((h) => h.def.source.kind !== "plugin" && h.def.hook.timeout !== undefined).map((h) => h.timeoutS * 1000)));
+    const budget = Math.min(
+      SESSION_END_MAX_MS,
+      Math.max(
+        SESSION_END_BUDGET_MS,
+        ...engine
+          .of("SessionEnd")
+          .filter((h) => h.def.source.kind !== "plugin" && h.def.hook.timeout !== undefined)
+          .map((h) => h.timeoutS * 1000),
+      ),
+    );
     pi.on(
       "session_shutdown",
       async (event, ctx) => {
@@ -153,7 +189,14 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
       async (event, ctx) => {
         if (event.stopReason !== "error") return;
         const error = errorType(event.error ?? "");
-        await engine.runAll("StopFailure", ctx, { values: [error], fields: { error, error_details: event.error ?? "", last_assistant_message: `API Error: ${event.error ?? "unknown"}` } });
+        await engine.runAll("StopFailure", ctx, {
+          values: [error],
+          fields: {
+            error,
+            error_details: event.error ?? "",
+            last_assistant_message: `API Error: ${event.error ?? "unknown"}`,
+          },
+        });
       },
       { label: "StopFailure hooks", timeoutMs: longest("StopFailure") + 5_000 },
     );

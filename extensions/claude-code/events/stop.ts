@@ -27,9 +27,15 @@ export function registerStopEvents(options: { pi: ExtensionAPI; engine: HookEngi
     key: () => "",
     build: (e) => ({
       values: [],
-      fields: { stop_hook_active: e.continuations > 0, last_assistant_message: e.finalText, background_tasks: [], session_crons: [] },
+      fields: {
+        stop_hook_active: e.continuations > 0,
+        last_assistant_message: e.finalText,
+        background_tasks: [],
+        session_crons: [],
+      },
     }),
-    decide: (own, _occurrence, e, ctx) => stopDecision({ event: "Stop", own, continuations: e.continuations, ctx, engine, say: options.say }),
+    decide: (own, _occurrence, e, ctx) =>
+      stopDecision({ event: "Stop", own, continuations: e.continuations, ctx, engine, say: options.say }),
   };
   registerHookHandlers(pi, engine, spec);
   registerSkillHandler(pi, engine, [spec], 30 * 60_000);
@@ -39,7 +45,14 @@ export function registerStopEvents(options: { pi: ExtensionAPI; engine: HookEngi
  * What Stop and SubagentStop hooks decide together: the feedback that keeps the run going (as one
  * displayed message), or nothing — and nothing past `MAX_STOP_CONTINUATIONS` in a row.
  */
-export function stopDecision(o: { event: "Stop" | "SubagentStop"; own: Answered[]; continuations: number; ctx: ExtensionContext; engine: HookEngine; say: Say }): BeforeAgentEndDecision | undefined {
+export function stopDecision(o: {
+  event: "Stop" | "SubagentStop";
+  own: Answered[];
+  continuations: number;
+  ctx: ExtensionContext;
+  engine: HookEngine;
+  say: Say;
+}): BeforeAgentEndDecision | undefined {
   const { event, ctx } = o;
   const feedback: string[] = [];
   for (const { hook, answer } of o.own) {
@@ -49,14 +62,20 @@ export function stopDecision(o: { event: "Stop" | "SubagentStop"; own: Answered[
       continue;
     }
     if (answer.kind !== "ok" || !answer.json) continue;
-    if (answer.json.continue === false) o.say(ctx, "info", `${event} hook (${hook.label}): ${answer.json.stopReason ?? "stop"}`);
-    if (answer.json.decision === "block") feedback.push(answer.json.reason ?? `the ${event} hook ${hook.label} asks to go on`);
+    if (answer.json.continue === false)
+      o.say(ctx, "info", `${event} hook (${hook.label}): ${answer.json.stopReason ?? "stop"}`);
+    if (answer.json.decision === "block")
+      feedback.push(answer.json.reason ?? `the ${event} hook ${hook.label} asks to go on`);
     const context = specificString(answer.json, "additionalContext");
     if (context !== undefined) feedback.push(context);
   }
   if (feedback.length === 0) return undefined;
   if (o.continuations >= MAX_STOP_CONTINUATIONS) {
-    o.say(ctx, "warning", `${event} hooks asked to go on ${MAX_STOP_CONTINUATIONS} times in a row; the run ends (Claude Code's limit).`);
+    o.say(
+      ctx,
+      "warning",
+      `${event} hooks asked to go on ${MAX_STOP_CONTINUATIONS} times in a row; the run ends (Claude Code's limit).`,
+    );
     return undefined;
   }
   const content = o.engine.cap(`${event} hook feedback:\n${feedback.join("\n")}`, ctx);

@@ -36,12 +36,15 @@ export function registerSubagentEvents(options: { pi: ExtensionAPI; engine: Hook
     decide(own, _occurrence, _e, ctx) {
       const context: string[] = [];
       for (const { hook, answer } of own) {
-        if (answer.kind === "block") say(ctx, "warning", `SubagentStart hook (${hook.label}) error: ${answer.stderr.trim() || "exit 2"}`);
+        if (answer.kind === "block")
+          say(ctx, "warning", `SubagentStart hook (${hook.label}) error: ${answer.stderr.trim() || "exit 2"}`);
         if (answer.kind !== "ok" && answer.kind !== "block") continue;
         const extra = specificString(answer.json, "additionalContext");
         if (extra !== undefined) context.push(engine.cap(`SubagentStart hook additional context: ${extra}`, ctx));
       }
-      return context.length ? { messages: [{ customType: CONTEXT_TYPE, content: context.join("\n\n"), display: false }] } : undefined;
+      return context.length
+        ? { messages: [{ customType: CONTEXT_TYPE, content: context.join("\n\n"), display: false }] }
+        : undefined;
     },
   };
 
@@ -54,10 +57,15 @@ export function registerSubagentEvents(options: { pi: ExtensionAPI; engine: Hook
       const transcript = engine.childTranscript(ctx);
       return {
         values: [agentType(ctx)],
-        fields: { stop_hook_active: e.continuations > 0, last_assistant_message: e.finalText, ...(transcript !== undefined && { agent_transcript_path: transcript }) },
+        fields: {
+          stop_hook_active: e.continuations > 0,
+          last_assistant_message: e.finalText,
+          ...(transcript !== undefined && { agent_transcript_path: transcript }),
+        },
       };
     },
-    decide: (own, _occurrence, e, ctx) => stopDecision({ event: "SubagentStop", own, continuations: e.continuations, ctx, engine, say }),
+    decide: (own, _occurrence, e, ctx) =>
+      stopDecision({ event: "SubagentStop", own, continuations: e.continuations, ctx, engine, say }),
   };
 
   registerHookHandlers(pi, engine, start);

@@ -12,7 +12,15 @@ import type { Content } from "@mypi/kernel";
 import type { ExtensionAPI, ExtensionContext, SlotEvent } from "@mypi/extension-api";
 import type { Answered, HookEngine, Occurrence, OccurrenceInput } from "../engine.ts";
 import { specificString, type HookJson } from "../protocol.ts";
-import { claudeToolInput, claudeToolName, claudeToolResponse, matcherValues, mypiToolInput, mypiToolOutput, type ToolContext } from "../tools.ts";
+import {
+  claudeToolInput,
+  claudeToolName,
+  claudeToolResponse,
+  matcherValues,
+  mypiToolInput,
+  mypiToolOutput,
+  type ToolContext,
+} from "../tools.ts";
 import { registerHookHandlers, registerSkillHandler, type HookSlotSpec } from "../handlers.ts";
 import { CONTEXT_TYPE } from "./prompt.ts";
 
@@ -36,15 +44,21 @@ type Verdict =
 
 function verdictOf(answer: Answered["answer"], label: string): Verdict {
   if (answer.kind === "block") {
-    const reason = answer.json?.hookSpecificOutput?.permissionDecision === "deny" ? specificString(answer.json, "permissionDecisionReason") : undefined;
+    const reason =
+      answer.json?.hookSpecificOutput?.permissionDecision === "deny"
+        ? specificString(answer.json, "permissionDecisionReason")
+        : undefined;
     return { kind: "deny", reason: (reason ?? answer.stderr.trim()) || `blocked by the PreToolUse hook ${label}` };
   }
   if (answer.kind !== "ok" || !answer.json) return { kind: "none" };
   const json = answer.json;
-  if (json.continue === false) return { kind: "stop", reason: json.stopReason ?? `the PreToolUse hook ${label} stopped the run` };
+  if (json.continue === false)
+    return { kind: "stop", reason: json.stopReason ?? `the PreToolUse hook ${label} stopped the run` };
   const specific = json.hookSpecificOutput ?? {};
   // The deprecated top-level decision: approve → allow, block → deny.
-  const decision = (specific.permissionDecision as string | undefined) ?? (json.decision === "approve" ? "allow" : json.decision === "block" ? "deny" : undefined);
+  const decision =
+    (specific.permissionDecision as string | undefined) ??
+    (json.decision === "approve" ? "allow" : json.decision === "block" ? "deny" : undefined);
   const reason = specificString(json, "permissionDecisionReason") ?? json.reason;
   const input = specific.updatedInput as Record<string, unknown> | undefined;
   const context = specificString(json, "additionalContext");
@@ -63,7 +77,10 @@ function verdictOf(answer: Answered["answer"], label: string): Verdict {
 export function registerToolEvents(options: ToolEventsOptions): void {
   const { pi, engine, tools } = options;
 
-  const toolInput = (e: { toolName: string; input: Record<string, unknown> }): OccurrenceInput["tool"] => ({ name: claudeToolName(e.toolName, tools), input: claudeToolInput(e.toolName, e.input, tools) });
+  const toolInput = (e: { toolName: string; input: Record<string, unknown> }): OccurrenceInput["tool"] => ({
+    name: claudeToolName(e.toolName, tools),
+    input: claudeToolInput(e.toolName, e.input, tools),
+  });
 
   const preToolUse: HookSlotSpec<"tool_call"> = {
     slot: "tool_call",
@@ -71,20 +88,36 @@ export function registerToolEvents(options: ToolEventsOptions): void {
     key: (e) => e.toolCallId,
     build: (e) => {
       const tool = toolInput(e)!;
-      return { values: matcherValues(tool.name, e.toolName), tool, fields: { tool_name: tool.name, tool_input: tool.input, tool_use_id: e.toolCallId } };
+      return {
+        values: matcherValues(tool.name, e.toolName),
+        tool,
+        fields: { tool_name: tool.name, tool_input: tool.input, tool_use_id: e.toolCallId },
+      };
     },
     extraMs: ASK_TIMEOUT_MS,
     stops: (r) => "block" in r && r.block === true,
     async decide(own, occurrence, e, ctx) {
       for (const { hook, answer } of own) {
         if (answer.kind === "ok" && answer.json?.hookSpecificOutput?.permissionDecision === "defer") {
-          options.say(ctx, "info", `PreToolUse hook (${hook.label}): "defer" is not honoured by mypi (a run cannot be suspended); the call goes on as if the hook decided nothing.`);
+          options.say(
+            ctx,
+            "info",
+            `PreToolUse hook (${hook.label}): "defer" is not honoured by mypi (a run cannot be suspended); the call goes on as if the hook decided nothing.`,
+          );
         }
       }
       const verdicts = own.map((a) => ({ hook: a.hook, v: verdictOf(a.answer, a.hook.label) }));
       // Next to the call's result: steering enters right after the batch's results, before the next model call.
       for (const { v } of verdicts) {
-        if ("context" in v && v.context !== undefined) pi.sendMessage({ customType: CONTEXT_TYPE, content: engine.cap(`PreToolUse hook additional context: ${v.context}`, ctx), display: false }, { deliverAs: "steer" });
+        if ("context" in v && v.context !== undefined)
+          pi.sendMessage(
+            {
+              customType: CONTEXT_TYPE,
+              content: engine.cap(`PreToolUse hook additional context: ${v.context}`, ctx),
+              display: false,
+            },
+            { deliverAs: "steer" },
+          );
       }
       const stop = verdicts.find(({ v }) => v.kind === "stop");
       if (stop && stop.v.kind === "stop") {
@@ -97,7 +130,11 @@ export function registerToolEvents(options: ToolEventsOptions): void {
       for (const { hook, v } of verdicts) {
         if (!("input" in v) || v.input === undefined) continue;
         const mapped = mypiToolInput(e.toolName, v.input, e.input, tools);
-        if (typeof mapped === "string") return { block: true, reason: `the PreToolUse hook ${hook.label} rewrote the input of this call in a way mypi cannot run: ${mapped}` };
+        if (typeof mapped === "string")
+          return {
+            block: true,
+            reason: `the PreToolUse hook ${hook.label} rewrote the input of this call in a way mypi cannot run: ${mapped}`,
+          };
         input = mapped;
       }
       if (verdicts.some(({ v }) => v.kind === "ask")) {
@@ -111,14 +148,19 @@ export function registerToolEvents(options: ToolEventsOptions): void {
 
   /** Deny > ask > allow over the whole call: an ask waits for its siblings, and asks once for all of them. */
   const askOnce = (occurrence: Occurrence, e: SlotEvent<"tool_call">, ctx: ExtensionContext) =>
-    occurrence.once("ask", async (): Promise<{ kind: "allow"; input?: Record<string, unknown> } | { kind: "deny"; reason: string }> => {
-      const all = (await occurrence.all()).map((a) => ({ hook: a.hook, v: verdictOf(a.answer, a.hook.label) }));
-      // A sibling denies (or stops): it blocks when its handler is reached; nobody is asked.
-      if (all.some(({ v }) => v.kind === "deny" || v.kind === "stop")) return { kind: "allow" };
-      const asking = all.filter(({ v }) => v.kind === "ask");
-      const reasons = asking.map(({ hook, v }) => `${"reason" in v && v.reason ? v.reason : "a hook asks for confirmation"} [${hook.label}]`);
-      return askPermission({ ...options, tool: toolInput(e)!, mypiName: e.toolName, input: e.input, reasons, ctx });
-    });
+    occurrence.once(
+      "ask",
+      async (): Promise<{ kind: "allow"; input?: Record<string, unknown> } | { kind: "deny"; reason: string }> => {
+        const all = (await occurrence.all()).map((a) => ({ hook: a.hook, v: verdictOf(a.answer, a.hook.label) }));
+        // A sibling denies (or stops): it blocks when its handler is reached; nobody is asked.
+        if (all.some(({ v }) => v.kind === "deny" || v.kind === "stop")) return { kind: "allow" };
+        const asking = all.filter(({ v }) => v.kind === "ask");
+        const reasons = asking.map(
+          ({ hook, v }) => `${"reason" in v && v.reason ? v.reason : "a hook asks for confirmation"} [${hook.label}]`,
+        );
+        return askPermission({ ...options, tool: toolInput(e)!, mypiName: e.toolName, input: e.input, reasons, ctx });
+      },
+    );
 
   const postSpec = (event: "PostToolUse" | "PostToolUseFailure"): HookSlotSpec<"tool_result"> => ({
     slot: "tool_result",
@@ -128,8 +170,13 @@ export function registerToolEvents(options: ToolEventsOptions): void {
     key: (e) => e.toolCallId,
     build: (e) => {
       const tool = toolInput(e)!;
-      const fields: Record<string, unknown> = { tool_name: tool.name, tool_input: tool.input, tool_use_id: e.toolCallId };
-      if (event === "PostToolUse") fields.tool_response = claudeToolResponse(e.toolName, e.input, e.content, e.details, tools);
+      const fields: Record<string, unknown> = {
+        tool_name: tool.name,
+        tool_input: tool.input,
+        tool_use_id: e.toolCallId,
+      };
+      if (event === "PostToolUse")
+        fields.tool_response = claudeToolResponse(e.toolName, e.input, e.content, e.details, tools);
       else {
         fields.error = e.content.map((c) => (c.type === "text" ? c.text : "")).join("");
         fields.is_interrupt = false;
@@ -151,7 +198,11 @@ export function registerToolEvents(options: ToolEventsOptions): void {
         const json: HookJson = answer.json;
         if (json.continue === false) {
           terminate = true;
-          options.say(ctx, "warning", `the run was stopped by a ${event} hook (${hook.label}): ${json.stopReason ?? "no reason given"}`);
+          options.say(
+            ctx,
+            "warning",
+            `the run was stopped by a ${event} hook (${hook.label}): ${json.stopReason ?? "no reason given"}`,
+          );
         }
         if (json.decision === "block") added.push(`${event} hook feedback: ${json.reason ?? "(no reason given)"}`);
         const context = specificString(json, "additionalContext");
@@ -159,7 +210,12 @@ export function registerToolEvents(options: ToolEventsOptions): void {
         const replacement = json.hookSpecificOutput?.updatedToolOutput ?? json.hookSpecificOutput?.updatedMCPToolOutput;
         if (replacement !== undefined && event === "PostToolUse") {
           const mapped = mypiToolOutput(e.toolName, replacement, tools);
-          if (typeof mapped === "string") options.say(ctx, "warning", `${event} hook (${hook.label}): updatedToolOutput ignored: ${mapped}; the original output is kept.`);
+          if (typeof mapped === "string")
+            options.say(
+              ctx,
+              "warning",
+              `${event} hook (${hook.label}): updatedToolOutput ignored: ${mapped}; the original output is kept.`,
+            );
           else content = mapped;
         }
       }
@@ -208,7 +264,10 @@ export function registerToolEvents(options: ToolEventsOptions): void {
       }
       complete.delete(e.toolCallId);
       if (added.length === 0 && !terminate) return undefined;
-      return { content: [...e.content, ...added.map((text): Content => ({ type: "text", text: engine.cap(text, ctx) }))], ...(terminate && { terminate: true }) };
+      return {
+        content: [...e.content, ...added.map((text): Content => ({ type: "text", text: engine.cap(text, ctx) }))],
+        ...(terminate && { terminate: true }),
+      };
     },
   };
   const collectBatch = (e: SlotEvent<"tool_result">, ctx: ExtensionContext) => {
@@ -222,7 +281,12 @@ export function registerToolEvents(options: ToolEventsOptions): void {
     }
     const [key, entry] = batch;
     const tool = toolInput(e)!;
-    entry.calls.push({ tool_name: tool.name, tool_input: tool.input, tool_use_id: e.toolCallId, tool_response: e.content.map((c) => (c.type === "text" ? c.text : "")).join("") });
+    entry.calls.push({
+      tool_name: tool.name,
+      tool_input: tool.input,
+      tool_use_id: e.toolCallId,
+      tool_response: e.content.map((c) => (c.type === "text" ? c.text : "")).join(""),
+    });
     if (entry.calls.length < entry.size) return;
     batches.delete(key);
     complete.set(e.toolCallId, entry.calls);
@@ -234,7 +298,12 @@ export function registerToolEvents(options: ToolEventsOptions): void {
   registerHookHandlers(pi, engine, specs[1]);
   registerHookHandlers(pi, engine, specs[2]);
   if (engine.of("PostToolBatch").length > 0) {
-    pi.on("tool_result", (e, ctx) => void collectBatch(e, ctx), { label: "PostToolBatch collector", order: "pre", onError: "open", agents: "root" });
+    pi.on("tool_result", (e, ctx) => void collectBatch(e, ctx), {
+      label: "PostToolBatch collector",
+      order: "pre",
+      onError: "open",
+      agents: "root",
+    });
     registerHookHandlers(pi, engine, specs[3]);
   }
   registerSkillHandler(pi, engine, [specs[1], specs[2]], 30 * 60_000);
@@ -269,19 +338,42 @@ export interface PermissionRequest extends ToolEventsOptions {
  * otherwise `Notification` hooks hear of the prompt and the user is asked — through `ctx.ui`, as
  * the permission gate asks — or, with no one to ask, the call is refused.
  */
-export async function askPermission(request: PermissionRequest): Promise<{ kind: "allow"; input?: Record<string, unknown> } | { kind: "deny"; reason: string }> {
+export async function askPermission(
+  request: PermissionRequest,
+): Promise<{ kind: "allow"; input?: Record<string, unknown> } | { kind: "deny"; reason: string }> {
   const { engine, tool, ctx, tools } = request;
-  const answered = await engine.runAll("PermissionRequest", ctx, { values: matcherValues(tool.name, request.mypiName), tool, fields: { tool_name: tool.name, tool_input: tool.input, permission_suggestions: [] } }, ctx.signal);
+  const answered = await engine.runAll(
+    "PermissionRequest",
+    ctx,
+    {
+      values: matcherValues(tool.name, request.mypiName),
+      tool,
+      fields: { tool_name: tool.name, tool_input: tool.input, permission_suggestions: [] },
+    },
+    ctx.signal,
+  );
   let allowed: { input?: Record<string, unknown> } | undefined;
   for (const { hook, answer } of answered) {
     if (answer.kind !== "ok" && answer.kind !== "block") continue;
-    const decision = answer.json?.hookSpecificOutput?.decision as { behavior?: string; message?: string; updatedInput?: Record<string, unknown>; updatedPermissions?: unknown } | undefined;
-    if (decision?.updatedPermissions !== undefined) request.say(ctx, "info", `PermissionRequest hook (${hook.label}): updatedPermissions is not applied (mypi's rules and permission mode change only through its settings and the user: /mode, an answer's scope).`);
-    if (decision?.behavior === "deny") return { kind: "deny", reason: decision.message ?? `denied by the PermissionRequest hook ${hook.label}` };
+    const decision = answer.json?.hookSpecificOutput?.decision as
+      | { behavior?: string; message?: string; updatedInput?: Record<string, unknown>; updatedPermissions?: unknown }
+      | undefined;
+    if (decision?.updatedPermissions !== undefined)
+      request.say(
+        ctx,
+        "info",
+        `PermissionRequest hook (${hook.label}): updatedPermissions is not applied (mypi's rules and permission mode change only through its settings and the user: /mode, an answer's scope).`,
+      );
+    if (decision?.behavior === "deny")
+      return { kind: "deny", reason: decision.message ?? `denied by the PermissionRequest hook ${hook.label}` };
     if (decision?.behavior === "allow") {
       if (decision.updatedInput) {
         const mapped = mypiToolInput(request.mypiName, decision.updatedInput, request.input, tools);
-        if (typeof mapped === "string") return { kind: "deny", reason: `the PermissionRequest hook ${hook.label} rewrote the input in a way mypi cannot run: ${mapped}` };
+        if (typeof mapped === "string")
+          return {
+            kind: "deny",
+            reason: `the PermissionRequest hook ${hook.label} rewrote the input in a way mypi cannot run: ${mapped}`,
+          };
         allowed = { input: mapped };
       } else allowed ??= {};
     }
@@ -290,10 +382,21 @@ export async function askPermission(request: PermissionRequest): Promise<{ kind:
   const what = `${tool.name}${typeof tool.input.command === "string" ? `: ${tool.input.command}` : typeof tool.input.file_path === "string" ? `: ${tool.input.file_path}` : ""}`;
   engine.fire("Notification", ctx, {
     values: ["permission_prompt"],
-    fields: { message: `Claude needs your permission to use ${tool.name}`, title: "Permission needed", notification_type: "permission_prompt" },
+    fields: {
+      message: `Claude needs your permission to use ${tool.name}`,
+      title: "Permission needed",
+      notification_type: "permission_prompt",
+    },
   });
   const why = request.reasons.join("\n");
-  if (!ctx.hasUI) return { kind: "deny", reason: `${what} needs confirmation (${why}) and there is no user to confirm it. Do it another way or ask the user to run it.` };
-  const ok = await ctx.ui.confirm("Allow this call? (a hook asks)", `${what}\n\n${why}`, { signal: ctx.signal, timeout: ASK_TIMEOUT_MS });
+  if (!ctx.hasUI)
+    return {
+      kind: "deny",
+      reason: `${what} needs confirmation (${why}) and there is no user to confirm it. Do it another way or ask the user to run it.`,
+    };
+  const ok = await ctx.ui.confirm("Allow this call? (a hook asks)", `${what}\n\n${why}`, {
+    signal: ctx.signal,
+    timeout: ASK_TIMEOUT_MS,
+  });
   return ok ? { kind: "allow" } : { kind: "deny", reason: `the user declined ${what} (${why}).` };
 }

@@ -29,10 +29,12 @@ function ruleFor(words: string[]): string | undefined {
     case "chmod":
     case "chown":
     case "chgrp":
-      if (recursive && targets.some(isRootOrHome)) return "it changes the permissions of the whole file system or the home folder";
+      if (recursive && targets.some(isRootOrHome))
+        return "it changes the permissions of the whole file system or the home folder";
       return undefined;
     case "dd":
-      if (rest.some((w) => /^of=\/dev\/(?!null$|zero$|stdout$|stderr$|tty$|fd\/)/.test(w))) return "it writes over a raw disk device";
+      if (rest.some((w) => /^of=\/dev\/(?!null$|zero$|stdout$|stderr$|tty$|fd\/)/.test(w)))
+        return "it writes over a raw disk device";
       return undefined;
     case "wipefs":
     case "mke2fs":
@@ -46,7 +48,9 @@ function ruleFor(words: string[]): string | undefined {
     case "telinit":
       return targets.some((t) => t === "0" || t === "6") ? "it shuts down or restarts the machine" : undefined;
     case "systemctl":
-      return targets.some((t) => /^(poweroff|reboot|halt|kexec)$/.test(t)) ? "it shuts down or restarts the machine" : undefined;
+      return targets.some((t) => /^(poweroff|reboot|halt|kexec)$/.test(t))
+        ? "it shuts down or restarts the machine"
+        : undefined;
     default:
       return name === "mkfs" || name.startsWith("mkfs.") ? "it erases or formats a disk" : undefined;
   }
@@ -81,7 +85,8 @@ function simpleCommands(command: string): string[][] {
     while (i < words.length) {
       const w = words[i]!;
       if (WRAPPERS.has(w) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) i++;
-      else if (i > 0 && WRAPPERS.has(words[i - 1]!) && w.startsWith("-")) i++; // sudo -u root …
+      else if (i > 0 && WRAPPERS.has(words[i - 1]!) && w.startsWith("-"))
+        i++; // sudo -u root …
       else break;
     }
     const rest = words.slice(i);

@@ -26,7 +26,14 @@ import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { z } from "zod";
-import { defineTool, toolEnvironment, trackProcessGroup, type Tool, type ToolContext, type ToolResult } from "@mypi/kernel";
+import {
+  defineTool,
+  toolEnvironment,
+  trackProcessGroup,
+  type Tool,
+  type ToolContext,
+  type ToolResult,
+} from "@mypi/kernel";
 import { destructiveReason } from "./bash-guard.ts";
 import { failure, guard, textResult } from "./result.ts";
 import { realRoot } from "./safe-path.ts";
@@ -74,7 +81,9 @@ const escapeParameters = parameters.extend({
   unsandboxed: z
     .boolean()
     .optional()
-    .describe("Run outside the sandbox. Only for a command the sandbox stopped (its result says so); the user is asked first."),
+    .describe(
+      "Run outside the sandbox. Only for a command the sandbox stopped (its result says so); the user is asked first.",
+    ),
 });
 export type BashArgs = z.infer<typeof escapeParameters>;
 
@@ -123,7 +132,12 @@ export function createBashTool(root: string, options: BashToolOptions = {}): Too
           return markUnsandboxed(await runBash(cwd, args, ctx));
         }
         const probe = await probeSandbox(sandbox.bwrap);
-        if (probe.ok) return explainStop(await runBash(cwd, args, ctx, { ...planSandbox(cwd, sandbox), bwrap: sandbox.bwrap ?? "bwrap" }), planSandbox(cwd, sandbox), escapes !== undefined);
+        if (probe.ok)
+          return explainStop(
+            await runBash(cwd, args, ctx, { ...planSandbox(cwd, sandbox), bwrap: sandbox.bwrap ?? "bwrap" }),
+            planSandbox(cwd, sandbox),
+            escapes !== undefined,
+          );
         if (sandbox.onUnavailable === "unsandboxed") return markUnsandboxed(await runBash(cwd, args, ctx));
         return failure(unavailableMessage(probe.reason));
       }),
@@ -136,7 +150,11 @@ function explainStop(result: ToolResult, plan: SandboxPlan, canEscape: boolean):
   const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
   const why = sandboxStop(text, plan);
   if (why === undefined) return result;
-  return { ...result, content: [{ type: "text", text: `${text}\n\n${stopNote(why, canEscape)}` }], details: { ...(result.details as BashDetails), sandboxStopped: why } };
+  return {
+    ...result,
+    content: [{ type: "text", text: `${text}\n\n${stopNote(why, canEscape)}` }],
+    details: { ...(result.details as BashDetails), sandboxStopped: why },
+  };
 }
 
 function markUnsandboxed(result: ToolResult): ToolResult {
@@ -169,7 +187,10 @@ export function runBash(
       child = spawnBash(args.command, cwd, sandbox);
     } catch (error) {
       // spawn throws E2BIG and the like at once; the long command itself is passed another way.
-      const tooBig = (error as NodeJS.ErrnoException).code === "E2BIG" ? " (the environment is larger than the system allows a program)" : "";
+      const tooBig =
+        (error as NodeJS.ErrnoException).code === "E2BIG"
+          ? " (the environment is larger than the system allows a program)"
+          : "";
       resolve(failure(`Could not start bash: ${(error as Error).message}${tooBig}`));
       return;
     }
@@ -267,7 +288,11 @@ export const LONG_COMMAND_BYTES = 100_000;
  * `$(cat <&3)` is expanded before `3<&-` closes the pipe, so the command sees stdin ignored,
  * fd 3 closed and `$0` = bash, as with `-c`.
  */
-function spawnBash(command: string, cwd: string, sandbox: (SandboxPlan & { bwrap: string }) | undefined): ChildProcessByStdio<null, Readable, Readable> {
+function spawnBash(
+  command: string,
+  cwd: string,
+  sandbox: (SandboxPlan & { bwrap: string }) | undefined,
+): ChildProcessByStdio<null, Readable, Readable> {
   const long = Buffer.byteLength(command, "utf8") > LONG_COMMAND_BYTES;
   const bash = long ? ["-c", 'eval "$(cat <&3)" 3<&-'] : ["-c", command];
   const stdio = long ? (["ignore", "pipe", "pipe", "pipe"] as const) : (["ignore", "pipe", "pipe"] as const);

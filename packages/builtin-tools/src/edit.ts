@@ -30,7 +30,11 @@ export interface EditDetails {
   firstChangedLine: number;
 }
 
-export function createEditTool(root: string, queue: FileMutationQueue = defaultMutationQueue, options: FileToolOptions = {}): Tool<EditArgs> {
+export function createEditTool(
+  root: string,
+  queue: FileMutationQueue = defaultMutationQueue,
+  options: FileToolOptions = {},
+): Tool<EditArgs> {
   const check = frozenCheck(root, options.sandbox);
   return defineTool({
     name: "edit",
@@ -49,7 +53,13 @@ export function createEditTool(root: string, queue: FileMutationQueue = defaultM
   });
 }
 
-async function editFileAt(root: string, abs: string, args: EditArgs, beforeRename?: () => void, files?: FileAccess): Promise<ToolResult> {
+async function editFileAt(
+  root: string,
+  abs: string,
+  args: EditArgs,
+  beforeRename?: () => void,
+  files?: FileAccess,
+): Promise<ToolResult> {
   const rel = displayPath(root, abs);
   if (args.oldText.length === 0) {
     return failure("oldText is empty. Give the exact text to replace; to create or overwrite a whole file, use write.");
@@ -59,9 +69,12 @@ async function editFileAt(root: string, abs: string, args: EditArgs, beforeRenam
   try {
     const info = await stat(abs);
     if (info.isDirectory()) return failure(`${rel} is a directory, not a file.`);
-    if (!info.isFile()) return failure(`${rel} is ${specialFileKind(info)}, not a regular file; edit only changes regular files.`);
+    if (!info.isFile())
+      return failure(`${rel} is ${specialFileKind(info)}, not a regular file; edit only changes regular files.`);
     if (info.size > MAX_TEXT_FILE_BYTES) {
-      return failure(`${rel} is ${formatBytes(info.size)}, too large for edit (at most ${formatBytes(MAX_TEXT_FILE_BYTES)}). Change it with bash (e.g. sed -i).`);
+      return failure(
+        `${rel} is ${formatBytes(info.size)}, too large for edit (at most ${formatBytes(MAX_TEXT_FILE_BYTES)}). Change it with bash (e.g. sed -i).`,
+      );
     }
     mode = info.mode;
     data = await readFile(abs);
@@ -92,7 +105,11 @@ async function editFileAt(root: string, abs: string, args: EditArgs, beforeRenam
       `Found ${count} occurrences of oldText in ${rel}; it must match exactly once. Include more surrounding lines in oldText to make it unique.`,
     );
   }
-  const updated = Buffer.concat([data.subarray(0, first), Buffer.from(newText, "utf8"), data.subarray(first + oldBytes.length)]);
+  const updated = Buffer.concat([
+    data.subarray(0, first),
+    Buffer.from(newText, "utf8"),
+    data.subarray(first + oldBytes.length),
+  ]);
   if (files?.writeText) {
     beforeRename?.();
     if (!(await files.writeText(abs, updated.toString("utf8")))) await writeAtomic(abs, updated, mode, beforeRename);
@@ -110,7 +127,10 @@ function notFoundMessage(rel: string, content: string, oldText: string): string 
 
 /** The file line most like the first non-blank line of `oldText` (compared without outer whitespace). */
 function closestLine(content: string, oldText: string): { line: number; text: string } | undefined {
-  const probe = oldText.split("\n").find((l) => l.trim() !== "")?.trim();
+  const probe = oldText
+    .split("\n")
+    .find((l) => l.trim() !== "")
+    ?.trim();
   if (!probe) return undefined;
   const lines = content.split("\n");
   let best: { line: number; text: string } | undefined;

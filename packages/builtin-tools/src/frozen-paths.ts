@@ -76,14 +76,21 @@ export function frozenPaths(workspace: string, writable: readonly string[]): Fro
     add(join(workspace, name), "an agent loads what is there at its next start, outside the sandbox", "folder");
   }
   for (const git of gitFolders(workspace, add)) {
-    for (const part of GIT_FROZEN) add(join(git.path, part.name), "git reads it as configuration or runs it, also outside the sandbox", part.placeholder);
+    for (const part of GIT_FROZEN)
+      add(
+        join(git.path, part.name),
+        "git reads it as configuration or runs it, also outside the sandbox",
+        part.placeholder,
+      );
     if (git.role !== "worktree") {
       for (const id of entries(join(git.path, "worktrees"))) {
-        for (const name of WORKTREE_FROZEN) add(join(git.path, "worktrees", id, name), "git reads it as a worktree's configuration");
+        for (const name of WORKTREE_FROZEN)
+          add(join(git.path, "worktrees", id, name), "git reads it as a worktree's configuration");
       }
     }
     for (const module of moduleFolders(join(git.path, "modules"), 0)) {
-      for (const part of GIT_FROZEN) add(join(module, part.name), "git reads it as a submodule's configuration, also outside the sandbox");
+      for (const part of GIT_FROZEN)
+        add(join(module, part.name), "git reads it as a submodule's configuration, also outside the sandbox");
     }
   }
   return out;
@@ -114,7 +121,10 @@ interface GitFolder {
  * pointing to one — the file itself is frozen through `add`), its common folder, and the
  * workspace itself when it is a bare repository.
  */
-function gitFolders(workspace: string, add: (path: string, reason: string, placeholder?: Placeholder) => void): GitFolder[] {
+function gitFolders(
+  workspace: string,
+  add: (path: string, reason: string, placeholder?: Placeholder) => void,
+): GitFolder[] {
   const dotGit = join(workspace, ".git");
   const stat = lstatSync(dotGit, { throwIfNoEntry: false });
   if (!stat) return looksLikeGitFolder(workspace) ? [{ path: workspace, role: "main" }] : [];
@@ -130,7 +140,12 @@ function gitFolders(workspace: string, add: (path: string, reason: string, place
   const common = readOrEmpty(join(folder, "commondir")).trim();
   if (common === "" || common === ".") return [{ path: folder, role: "main" }];
   const commonPath = realPathOf(resolve(folder, common));
-  return commonPath === folder ? [{ path: folder, role: "main" }] : [{ path: folder, role: "worktree" }, { path: commonPath, role: "common" }];
+  return commonPath === folder
+    ? [{ path: folder, role: "main" }]
+    : [
+        { path: folder, role: "worktree" },
+        { path: commonPath, role: "common" },
+      ];
 }
 
 /** Submodules' git folders below `modules` (each holds `HEAD`), nested ones included. */

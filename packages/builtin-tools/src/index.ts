@@ -19,10 +19,25 @@ import { createReadTool } from "./read.ts";
 import { createFindTool, createGrepTool } from "./search.ts";
 import { createWriteTool } from "./write.ts";
 
-export { createBashTool, DEFAULT_TIMEOUT_SECONDS, KILL_GRACE_MS, type BashArgs, type BashDetails, type BashToolOptions } from "./bash.ts";
+export {
+  createBashTool,
+  DEFAULT_TIMEOUT_SECONDS,
+  KILL_GRACE_MS,
+  type BashArgs,
+  type BashDetails,
+  type BashToolOptions,
+} from "./bash.ts";
 export { destructiveReason } from "./bash-guard.ts";
 export { createEscapeApprovals, sandboxStop, type EscapeApprovals } from "./sandbox-escape.ts";
-export { planSandbox, probeSandbox, unavailableMessage, writablePaths, type SandboxOptions, type SandboxPlan, type SandboxProbe } from "./sandbox.ts";
+export {
+  planSandbox,
+  probeSandbox,
+  unavailableMessage,
+  writablePaths,
+  type SandboxOptions,
+  type SandboxPlan,
+  type SandboxProbe,
+} from "./sandbox.ts";
 export { DEFAULT_HIDDEN_PATHS, DEFAULT_HOME_READABLE, HIDDEN_SYSTEM_PATHS } from "./sandbox-view.ts";
 export { sandboxEnvironment, SANDBOX_ENV, SANDBOX_NETWORK_ENV } from "./sandbox-env.ts";
 export { AGENT_FOLDERS, frozenPaths, GIT_FROZEN, type FrozenPath } from "./frozen-paths.ts";
@@ -32,7 +47,13 @@ export { createLsTool, MAX_LS_ENTRIES, type LsArgs } from "./ls.ts";
 export { createReadTool, MAX_IMAGE_BYTES, type ReadArgs, type ReadDetails } from "./read.ts";
 export { displayPath, safePath, ToolInputError } from "./safe-path.ts";
 export { createFindTool, createGrepTool, SEARCH_TIMEOUT_MS } from "./search.ts";
-export { DEFAULT_GREP_LIMIT, MAX_FIND_RESULTS, type FindArgs, type GrepArgs, type GrepDetails } from "./search-worker.ts";
+export {
+  DEFAULT_GREP_LIMIT,
+  MAX_FIND_RESULTS,
+  type FindArgs,
+  type GrepArgs,
+  type GrepDetails,
+} from "./search-worker.ts";
 export { MAX_BYTES, MAX_LINES } from "./truncate.ts";
 export { createWriteTool, type FileAccess, type FileToolOptions, type WriteArgs, type WriteDetails } from "./write.ts";
 
@@ -66,12 +87,19 @@ export interface ToolRegistrar {
 export function createBuiltinToolList(options: BuiltinToolsOptions): Tool[] {
   const root = resolve(options.root);
   const queue = options.queue;
-  const fileOptions = { ...(options.sandbox && { sandbox: options.sandbox }), ...(options.files && { files: options.files }) };
+  const fileOptions = {
+    ...(options.sandbox && { sandbox: options.sandbox }),
+    ...(options.files && { files: options.files }),
+  };
   const factories: Record<BuiltinToolName, () => Tool> = {
     read: () => createReadTool(root, options.files),
     write: () => createWriteTool(root, queue, fileOptions),
     edit: () => createEditTool(root, queue, fileOptions),
-    bash: () => createBashTool(root, options.sandbox ? { sandbox: options.sandbox, ...(options.escapes && { escapes: options.escapes }) } : {}),
+    bash: () =>
+      createBashTool(
+        root,
+        options.sandbox ? { sandbox: options.sandbox, ...(options.escapes && { escapes: options.escapes }) } : {},
+      ),
     grep: () => createGrepTool(root),
     find: () => createFindTool(root),
     ls: () => createLsTool(root),

@@ -38,7 +38,8 @@ async function listFolder(root: string, path: string): Promise<ToolResult> {
     if (!info.isDirectory()) return failure(`Not a directory: ${rel}. Use read to read a file.`);
     entries = await readdir(abs, { withFileTypes: true });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return failure(`Path not found: ${rel}. Use find to locate it.`);
+    if ((error as NodeJS.ErrnoException).code === "ENOENT")
+      return failure(`Path not found: ${rel}. Use find to locate it.`);
     return failure(fsErrorMessage(error, rel));
   }
   if (entries.length === 0) return textResult("(empty directory)", { path: rel, entries: 0 });

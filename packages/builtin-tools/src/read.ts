@@ -56,7 +56,8 @@ async function readPath(root: string, args: ReadArgs, files?: FileAccess): Promi
   try {
     const info = await stat(abs);
     if (info.isDirectory()) return failure(`${rel} is a directory, not a file. Use ls to list it.`);
-    if (!info.isFile()) return failure(`${rel} is ${specialFileKind(info)}, not a regular file; read only reads regular files.`);
+    if (!info.isFile())
+      return failure(`${rel} is ${specialFileKind(info)}, not a regular file; read only reads regular files.`);
     if (info.size > MAX_TEXT_FILE_BYTES) {
       const file = shellQuote(rel);
       return failure(
@@ -121,7 +122,13 @@ function pageText(rel: string, text: string, args: ReadArgs): ToolResult {
     const note =
       `[Line ${lineNo} is ${Buffer.byteLength(wanted[0]!, "utf8")} bytes, over the ${MAX_BYTES / 1024} KB limit; ` +
       `showing its first ${shownBytes} bytes. See the rest with bash: sed -n '${lineNo}p' ${shellQuote(rel)} | tail -c +${shownBytes + 1}.${next}]`;
-    const details: ReadDetails = { path: rel, totalLines: total, startLine: lineNo, endLine: lineNo, stoppedBy: "bytes" };
+    const details: ReadDetails = {
+      path: rel,
+      totalLines: total,
+      startLine: lineNo,
+      endLine: lineNo,
+      stoppedBy: "bytes",
+    };
     return textResult(`${shown}\n\n${note}`, details);
   }
 
@@ -131,14 +138,32 @@ function pageText(rel: string, text: string, args: ReadArgs): ToolResult {
   const details: ReadDetails = { path: rel, totalLines: total, startLine: offset, endLine: last };
   if (!stoppedBy) return textResult(body, details);
   details.stoppedBy = stoppedBy;
-  const why = stoppedBy === "bytes" ? ` (${MAX_BYTES / 1024} KB limit)` : stoppedBy === "lines" ? ` (${MAX_LINES} line limit)` : "";
-  return textResult(`${body}\n\n[Showing lines ${offset}-${last} of ${total}${why}. Use offset=${last + 1} to read more.]`, details);
+  const why =
+    stoppedBy === "bytes"
+      ? ` (${MAX_BYTES / 1024} KB limit)`
+      : stoppedBy === "lines"
+        ? ` (${MAX_LINES} line limit)`
+        : "";
+  return textResult(
+    `${body}\n\n[Showing lines ${offset}-${last} of ${total}${why}. Use offset=${last + 1} to read more.]`,
+    details,
+  );
 }
 
 /** The image type from the file's magic bytes, or undefined. */
 export function sniffImage(data: Uint8Array): string | undefined {
   const b = data;
-  if (b.length >= 8 && b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47 && b[4] === 0x0d && b[5] === 0x0a && b[6] === 0x1a && b[7] === 0x0a) {
+  if (
+    b.length >= 8 &&
+    b[0] === 0x89 &&
+    b[1] === 0x50 &&
+    b[2] === 0x4e &&
+    b[3] === 0x47 &&
+    b[4] === 0x0d &&
+    b[5] === 0x0a &&
+    b[6] === 0x1a &&
+    b[7] === 0x0a
+  ) {
     return "image/png";
   }
   if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return "image/jpeg";

@@ -35,9 +35,7 @@ export function realRoot(root: string): string {
 export function safePath(root: string, p: string): string {
   const base = realRoot(root);
   if (p.includes("\0")) {
-    throw new ToolInputError(
-      `Path ${JSON.stringify(p)} contains a NUL byte. Paths must be inside the root ${base}.`,
-    );
+    throw new ToolInputError(`Path ${JSON.stringify(p)} contains a NUL byte. Paths must be inside the root ${base}.`);
   }
   const expanded = p === "~" ? homedir() : p.startsWith("~/") ? join(homedir(), p.slice(2)) : p;
   const lexical = resolve(base, expanded);

@@ -13,21 +13,67 @@ import { PASS_ENV_VARIABLE } from "@mypi/kernel";
  */
 export const SANDBOX_ENV: readonly string[] = Object.freeze([
   // who and where
-  "PATH", "HOME", "USER", "LOGNAME", "SHELL", "HOSTNAME", "TMPDIR",
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "HOSTNAME",
+  "TMPDIR",
   // terminal and language
-  "TERM", "COLORTERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "LANG", "LANGUAGE", "LC_*", "TZ",
-  "EDITOR", "VISUAL", "PAGER",
+  "TERM",
+  "COLORTERM",
+  "COLUMNS",
+  "LINES",
+  "NO_COLOR",
+  "FORCE_COLOR",
+  "CLICOLOR",
+  "LANG",
+  "LANGUAGE",
+  "LC_*",
+  "TZ",
+  "EDITOR",
+  "VISUAL",
+  "PAGER",
   // CI markers (test runners change their output on them)
   "CI",
   // where configuration and caches are
-  "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
+  "XDG_CONFIG_HOME",
+  "XDG_CACHE_HOME",
+  "XDG_DATA_HOME",
+  "XDG_STATE_HOME",
   // certificates (a company's CA for npm, pip, git, curl)
-  "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "NODE_EXTRA_CA_CERTS",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+  "GIT_SSL_CAINFO",
   // toolchains
-  "NODE_OPTIONS", "NVM_DIR", "NVM_BIN", "NVM_INC", "VOLTA_HOME", "PNPM_HOME", "BUN_INSTALL", "DENO_DIR",
-  "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PYENV_ROOT", "PYENV_VERSION",
-  "CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS",
-  "JAVA_HOME", "LD_LIBRARY_PATH", "PKG_CONFIG_PATH",
+  "NODE_OPTIONS",
+  "NVM_DIR",
+  "NVM_BIN",
+  "NVM_INC",
+  "VOLTA_HOME",
+  "PNPM_HOME",
+  "BUN_INSTALL",
+  "DENO_DIR",
+  "VIRTUAL_ENV",
+  "CONDA_PREFIX",
+  "CONDA_DEFAULT_ENV",
+  "PYENV_ROOT",
+  "PYENV_VERSION",
+  "CARGO_HOME",
+  "RUSTUP_HOME",
+  "RUSTUP_TOOLCHAIN",
+  "GOPATH",
+  "GOROOT",
+  "GOCACHE",
+  "GOMODCACHE",
+  "GOFLAGS",
+  "JAVA_HOME",
+  "LD_LIBRARY_PATH",
+  "PKG_CONFIG_PATH",
 ]);
 
 /**
@@ -35,7 +81,14 @@ export const SANDBOX_ENV: readonly string[] = Object.freeze([
  * the proxies npm, pip, git and curl read.
  */
 export const SANDBOX_NETWORK_ENV: readonly string[] = Object.freeze([
-  "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "ALL_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "all_proxy",
 ]);
 
 /**

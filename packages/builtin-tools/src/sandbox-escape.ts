@@ -33,13 +33,16 @@ export function createEscapeApprovals(): EscapeApprovals {
 
 const WRITE_REFUSED = /\b(Read-only file system|EROFS)\b/;
 const NOT_PERMITTED = /\b(Permission denied|Operation not permitted|EACCES|EPERM)\b/;
-const NETWORK_REFUSED = /(Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|ENETUNREACH|ECONNREFUSED)/;
+const NETWORK_REFUSED =
+  /(Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|ENETUNREACH|ECONNREFUSED)/;
 
 /** Why the sandbox may have stopped the command (a short phrase), or undefined when nothing shows it. */
 export function sandboxStop(output: string, plan: Pick<SandboxPlan, "network" | "writable">): string | undefined {
-  if (WRITE_REFUSED.test(output)) return `it tried to write where the sandbox allows no writes (writable: ${plan.writable.join(", ")}; the rest is read-only)`;
+  if (WRITE_REFUSED.test(output))
+    return `it tried to write where the sandbox allows no writes (writable: ${plan.writable.join(", ")}; the rest is read-only)`;
   if (!plan.network && NETWORK_REFUSED.test(output)) return "it needed the network, which is off in the sandbox";
-  if (NOT_PERMITTED.test(output)) return `it was refused access, which the sandbox does outside ${plan.writable.join(", ")}, to frozen agent and git folders and to hidden secrets`;
+  if (NOT_PERMITTED.test(output))
+    return `it was refused access, which the sandbox does outside ${plan.writable.join(", ")}, to frozen agent and git folders and to hidden secrets`;
   return undefined;
 }
 

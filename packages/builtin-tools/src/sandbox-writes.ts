@@ -29,7 +29,9 @@ export function frozenCheck(root: string, sandbox: SandboxOptions | undefined): 
 export function recheck(root: string, check: FrozenCheck, given: string, abs: string): void {
   const now = safePath(root, given);
   if (now !== abs) {
-    throw new ToolInputError(`${given} changed while it was being written (it now leads to ${now}); nothing was written. Try again.`);
+    throw new ToolInputError(
+      `${given} changed while it was being written (it now leads to ${now}); nothing was written. Try again.`,
+    );
   }
   check(given, now);
 }

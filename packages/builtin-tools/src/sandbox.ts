@@ -136,7 +136,11 @@ export function writablePaths(workspace: string, options: SandboxOptions): { wri
 }
 
 /** Resolves the paths now: a secret created since the last call is hidden in the next one. */
-export function planSandbox(workspace: string, options: SandboxOptions, env: NodeJS.ProcessEnv = process.env): SandboxPlan {
+export function planSandbox(
+  workspace: string,
+  options: SandboxOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): SandboxPlan {
   const home = realOrUndefined(options.home ?? homedir()) ?? options.home ?? homedir();
   const at = pathResolver(workspace, options);
   const { writable, missing } = writablePaths(workspace, options);
@@ -154,14 +158,20 @@ export function planSandbox(workspace: string, options: SandboxOptions, env: Nod
   // The innermost hidden, readable or writable path around `p` decides whether it shows.
   const shownBy = (p: string, readable: readonly string[]) => {
     let best: { path: string; shown: boolean } | undefined;
-    for (const [paths, shown] of [[hidden, false], [readable, true], [writable, true]] as const) {
+    for (const [paths, shown] of [
+      [hidden, false],
+      [readable, true],
+      [writable, true],
+    ] as const) {
       for (const q of paths) if (contains(q, p) && (!best || q.length >= best.path.length)) best = { path: q, shown };
     }
     return best?.shown ?? true;
   };
   const allowedSockets = realPaths((options.allowSockets ?? []).map(at));
   // The programs on the PATH run (a PATH entry that is a whole hidden folder does not unhide it).
-  const programs = realPaths((env.PATH ?? "").split(delimiter).filter((p) => isAbsolute(p))).filter((p) => !hidden.includes(p));
+  const programs = realPaths((env.PATH ?? "").split(delimiter).filter((p) => isAbsolute(p))).filter(
+    (p) => !hidden.includes(p),
+  );
   // A workspace in a subfolder of a repository sees the repository (git, hoisted node_modules) —
   // unless that is a repository of the whole home folder (dotfiles).
   const repository = enclosingRepository(workspace).filter((r) => !contains(r, home));
@@ -182,7 +192,11 @@ export function planSandbox(workspace: string, options: SandboxOptions, env: Nod
   );
   // A hidden path inside another, with nothing shown between them, is hidden already (but HOME
   // is there, empty, as programs expect).
-  const redundant = (p: string) => p !== home && p !== dirname(p) && !shownBy(dirname(p), readable) && ![...readable, ...writable].some((r) => isInside(p, r));
+  const redundant = (p: string) =>
+    p !== home &&
+    p !== dirname(p) &&
+    !shownBy(dirname(p), readable) &&
+    ![...readable, ...writable].some((r) => isInside(p, r));
   return {
     workspace,
     home,
@@ -233,19 +247,27 @@ export function bwrapArguments(plan: SandboxPlan, argv: readonly string[]): stri
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || a.rank - b.rank);
   const homeHidden = plan.hidden.includes(plan.home) && isDirectory(plan.home);
   return [
-    "--ro-bind", "/", "/",
-    "--dev", "/dev",
-    "--proc", "/proc",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
     // Global sysctls judge a writer by its uid alone: as root, without any capability, a command
     // could still set kernel.core_pattern and have the host run a program of its choice.
-    "--ro-bind", "/proc/sys", "/proc/sys",
+    "--ro-bind",
+    "/proc/sys",
+    "/proc/sys",
     ...mounts.flatMap((m) => m.args),
     ...(homeHidden ? ["--remount-ro", plan.home] : []),
     ...NAMESPACES,
     ...(plan.network ? [] : ["--unshare-net"]),
     ...CONFINEMENT,
-    "--chdir", plan.workspace,
-    "--", ...argv,
+    "--chdir",
+    plan.workspace,
+    "--",
+    ...argv,
   ];
 }
 
@@ -263,7 +285,8 @@ function frozenMounts(plan: SandboxPlan): { path: string; rank: number; args: st
   }
   for (const f of plan.frozen) {
     if (plan.hidden.includes(f.path)) continue;
-    if (f.exists || (f.placeholder && place(f.path, f.placeholder))) mounts.push({ path: f.path, rank: 3, args: ["--ro-bind", f.path, f.path] });
+    if (f.exists || (f.placeholder && place(f.path, f.placeholder)))
+      mounts.push({ path: f.path, rank: 3, args: ["--ro-bind", f.path, f.path] });
   }
   const cache = plan.transpileCache;
   if (isDirectory(cache) && plan.writable.some((w) => isInside(w, cache)) && !plan.writable.includes(cache)) {

@@ -72,7 +72,9 @@ function runGrep(root: string, args: GrepArgs): ToolResult {
   const rel = displayPath(root, start);
   const info = statPath(start, rel);
   if (!info.isFile() && !info.isDirectory()) {
-    return failure(`${rel} is ${specialFileKind(info)}, not a regular file or a folder; grep searches files and folders.`);
+    return failure(
+      `${rel} is ${specialFileKind(info)}, not a regular file or a folder; grep searches files and folders.`,
+    );
   }
   const isFile = info.isFile();
   const limit = args.limit ?? DEFAULT_GREP_LIMIT;
@@ -103,11 +105,16 @@ function runGrep(root: string, args: GrepArgs): ToolResult {
   }
   const notes: string[] = [];
   if (out.more === "limit") {
-    notes.push(`[Stopped at ${limit} matches; there are more. Use limit=${limit * 2} to see more, or narrow the pattern, path or glob.]`);
+    notes.push(
+      `[Stopped at ${limit} matches; there are more. Use limit=${limit * 2} to see more, or narrow the pattern, path or glob.]`,
+    );
   } else if (out.more === "bytes") {
-    notes.push(`[Stopped at ${MAX_BYTES / 1024} KB of output; there are more matches. Narrow the pattern, path or glob.]`);
+    notes.push(
+      `[Stopped at ${MAX_BYTES / 1024} KB of output; there are more matches. Narrow the pattern, path or glob.]`,
+    );
   }
-  if (out.linesCut) notes.push(`[Lines longer than ${MAX_LINE_CHARS} characters were cut; use read to see them whole.]`);
+  if (out.linesCut)
+    notes.push(`[Lines longer than ${MAX_LINE_CHARS} characters were cut; use read to see them whole.]`);
   notes.push(...skipped);
   const details: GrepDetails = { matches: out.lines.length, more: out.more !== undefined, linesCut: out.linesCut };
   return textResult([out.lines.join("\n"), ...notes].join("\n\n"), details);
@@ -389,7 +396,8 @@ function runFind(root: string, args: FindArgs): ToolResult {
     start,
     visit: (entry) => {
       if (!matches(entry.relToStart, entry.name)) return true;
-      const line = entry.isDir || (entry.isSymlink && isFolderInside(rootReal, entry.abs)) ? `${entry.rel}/` : entry.rel;
+      const line =
+        entry.isDir || (entry.isSymlink && isFolderInside(rootReal, entry.abs)) ? `${entry.rel}/` : entry.rel;
       bytes += Buffer.byteLength(line, "utf8") + 1;
       if (results.length >= MAX_FIND_RESULTS || bytes > MAX_BYTES) {
         more = true;
@@ -399,8 +407,11 @@ function runFind(root: string, args: FindArgs): ToolResult {
       return true;
     },
   });
-  if (results.length === 0) return textResult(`No files found matching ${JSON.stringify(args.pattern)} in ${place(rel)}.`, { results: 0 });
-  const note = more ? `\n\n[Stopped at ${results.length} results; there are more. Narrow the pattern or the path.]` : "";
+  if (results.length === 0)
+    return textResult(`No files found matching ${JSON.stringify(args.pattern)} in ${place(rel)}.`, { results: 0 });
+  const note = more
+    ? `\n\n[Stopped at ${results.length} results; there are more. Narrow the pattern or the path.]`
+    : "";
   return textResult(results.join("\n") + note, { results: results.length, more });
 }
 

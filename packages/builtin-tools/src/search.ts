@@ -4,10 +4,19 @@
  */
 import { z } from "zod";
 import { defineTool, type Tool } from "@mypi/kernel";
-import { DEFAULT_GREP_LIMIT, type FindArgs, type GrepArgs, MAX_FIND_RESULTS, type SearchData } from "./search-worker.ts";
+import {
+  DEFAULT_GREP_LIMIT,
+  type FindArgs,
+  type GrepArgs,
+  MAX_FIND_RESULTS,
+  type SearchData,
+} from "./search-worker.ts";
 
 // The sources in the repository, the compiled file in an installed copy.
-const WORKER_MODULE = new URL(import.meta.url.endsWith(".ts") ? "./search-worker.ts" : "./search-worker.js", import.meta.url).href;
+const WORKER_MODULE = new URL(
+  import.meta.url.endsWith(".ts") ? "./search-worker.ts" : "./search-worker.js",
+  import.meta.url,
+).href;
 
 /**
  * A search still running after a minute is stopped (the kernel terminates its worker). A regular
@@ -27,7 +36,9 @@ const grepParameters = z.strictObject({
   glob: z
     .string()
     .optional()
-    .describe('Only files matching this glob, e.g. "*.ts" (matched against the name) or "src/**/*.ts" (against the path in the searched folder).'),
+    .describe(
+      'Only files matching this glob, e.g. "*.ts" (matched against the name) or "src/**/*.ts" (against the path in the searched folder).',
+    ),
   ignoreCase: z.boolean().optional().describe("Match letters in either case."),
   limit: z.number().int().min(1).optional().describe(`Most matching lines to return (default ${DEFAULT_GREP_LIMIT}).`),
 });

@@ -80,7 +80,9 @@ export function walk(options: WalkOptions): void {
       if (rules.length > 0 && isIgnored(rules, childRel, isDir)) continue;
       const childAbs = join(abs, name);
       const childRelToStart = relToStart === "" ? name : `${relToStart}/${name}`;
-      if (options.visit({ abs: childAbs, rel: childRel, relToStart: childRelToStart, name, isDir, isSymlink }) === false) {
+      if (
+        options.visit({ abs: childAbs, rel: childRel, relToStart: childRelToStart, name, isDir, isSymlink }) === false
+      ) {
         stopped = true;
         break;
       }

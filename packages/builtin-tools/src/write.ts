@@ -54,7 +54,11 @@ export interface FileAccess {
   writeText?(abs: string, content: string): Promise<boolean>;
 }
 
-export function createWriteTool(root: string, queue: FileMutationQueue = defaultMutationQueue, options: FileToolOptions = {}): Tool<WriteArgs> {
+export function createWriteTool(
+  root: string,
+  queue: FileMutationQueue = defaultMutationQueue,
+  options: FileToolOptions = {},
+): Tool<WriteArgs> {
   const check = frozenCheck(root, options.sandbox);
   return defineTool({
     name: "write",
@@ -79,7 +83,13 @@ export function createWriteTool(root: string, queue: FileMutationQueue = default
   });
 }
 
-async function writeFileAt(root: string, abs: string, content: string, beforeRename?: () => void, files?: FileAccess): Promise<ToolResult> {
+async function writeFileAt(
+  root: string,
+  abs: string,
+  content: string,
+  beforeRename?: () => void,
+  files?: FileAccess,
+): Promise<ToolResult> {
   const rel = displayPath(root, abs);
   const existing = await stat(abs).catch(() => undefined);
   if (existing?.isDirectory()) return failure(`${rel} is a directory; write needs a file path.`);
@@ -92,7 +102,11 @@ async function writeFileAt(root: string, abs: string, content: string, beforeRen
     const bytes = Buffer.byteLength(content, "utf8");
     let before: string | undefined;
     try {
-      before = existing === undefined ? "" : ((await files.readText?.(abs)) ?? (existing.size <= MAX_DIFF_BYTES ? await readFile(abs, "utf8") : undefined));
+      before =
+        existing === undefined
+          ? ""
+          : ((await files.readText?.(abs)) ??
+            (existing.size <= MAX_DIFF_BYTES ? await readFile(abs, "utf8") : undefined));
       beforeRename?.();
       if (await files.writeText(abs, content)) {
         const details: WriteDetails = { path: rel, bytes, created: existing === undefined };
@@ -113,7 +127,12 @@ async function writeFileAt(root: string, abs: string, content: string, beforeRen
     return failure(fsErrorMessage(error, rel));
   }
   const bytes = Buffer.byteLength(content, "utf8");
-  const before = existing === undefined ? "" : existing.size <= MAX_DIFF_BYTES ? await readFile(abs, "utf8").catch(() => undefined) : undefined;
+  const before =
+    existing === undefined
+      ? ""
+      : existing.size <= MAX_DIFF_BYTES
+        ? await readFile(abs, "utf8").catch(() => undefined)
+        : undefined;
   try {
     await writeAtomic(abs, content, existing?.mode, beforeRename);
   } catch (error) {
@@ -129,7 +148,12 @@ async function writeFileAt(root: string, abs: string, content: string, beforeRen
  * permissions) is kept so that rewriting an executable script keeps it executable.
  * `beforeRename` may throw to stop the write at the last moment (the temporary file is removed).
  */
-export async function writeAtomic(abs: string, content: string | Uint8Array, mode?: number, beforeRename?: () => void): Promise<void> {
+export async function writeAtomic(
+  abs: string,
+  content: string | Uint8Array,
+  mode?: number,
+  beforeRename?: () => void,
+): Promise<void> {
   const temp = join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   const handle = await open(temp, "wx");
   try {

@@ -51,7 +51,10 @@ describe("bash", () => {
     const command = `cat > big.txt <<'EOF'\n${body}EOF\necho "$0"; wc -c < big.txt; [ -e /proc/$$/fd/3 ] && echo "fd 3 open" || echo "fd 3 closed"; read -r line || echo "stdin empty"`;
     expect(seen(await run(command))).toEqual({ isError: false, text: "bash\n200000\nfd 3 closed\nstdin empty" });
     expect(readFileSync(`${tree.root}/big.txt`, "utf8")).toBe(body);
-    expect(seen(await run(`${"true; ".repeat(20_000)}exit 4`))).toEqual({ isError: true, text: "(no output)\n\nCommand exited with code 4" });
+    expect(seen(await run(`${"true; ".repeat(20_000)}exit 4`))).toEqual({
+      isError: true,
+      text: "(no output)\n\nCommand exited with code 4",
+    });
   });
 
   it("keeps mypi's model API key out of the command's environment unless MYPI_PASS_ENV names it", async () => {
@@ -59,14 +62,23 @@ describe("bash", () => {
     try {
       process.env.OPENAI_API_KEY = "sk-test-not-for-commands";
       process.env.MYPI_PASS_ENV = "";
-      expect(seen(await run('printenv OPENAI_API_KEY | rev; echo "[${OPENAI_API_KEY-unset}]"; printenv HOME >/dev/null && echo home'))).toEqual({
+      expect(
+        seen(
+          await run(
+            'printenv OPENAI_API_KEY | rev; echo "[${OPENAI_API_KEY-unset}]"; printenv HOME >/dev/null && echo home',
+          ),
+        ),
+      ).toEqual({
         isError: false,
         text: "[unset]\nhome",
       });
       process.env.MYPI_PASS_ENV = "OPENAI_API_KEY";
       expect(seen(await run("printenv OPENAI_API_KEY"))).toEqual({ isError: false, text: "sk-test-not-for-commands" });
     } finally {
-      for (const [name, value] of [["OPENAI_API_KEY", saved.key], ["MYPI_PASS_ENV", saved.pass]] as const) {
+      for (const [name, value] of [
+        ["OPENAI_API_KEY", saved.key],
+        ["MYPI_PASS_ENV", saved.pass],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -108,7 +120,11 @@ describe("bash", () => {
   it("on abort kills the whole process group, grandchildren included, and keeps the output", async () => {
     const controller = new AbortController();
     const { pid, onUpdate } = pidFromProgress();
-    const pending = call(bash, { command: "echo started; sleep 1000 & echo $!; wait" }, { signal: controller.signal, onUpdate });
+    const pending = call(
+      bash,
+      { command: "echo started; sleep 1000 & echo $!; wait" },
+      { signal: controller.signal, onUpdate },
+    );
     const grandchild = await pid;
     expect(isGone(grandchild)).toBe(false);
     controller.abort();
@@ -162,11 +178,17 @@ describe("bash", () => {
   });
 
   it("refuses a timeout over 24 hours with a validation error, so no timer is armed past what setTimeout can wait", () => {
-    const check = (timeout: number) => validateToolArguments(bash, { arguments: { command: "sleep 1; echo finished", timeout } });
-    expect(check(2_200_000)).toEqual({ ok: false, message: expect.stringContaining("Too big: expected number to be <=86400") });
+    const check = (timeout: number) =>
+      validateToolArguments(bash, { arguments: { command: "sleep 1; echo finished", timeout } });
+    expect(check(2_200_000)).toEqual({
+      ok: false,
+      message: expect.stringContaining("Too big: expected number to be <=86400"),
+    });
     expect(check(MAX_TIMEOUT_SECONDS).ok).toBe(true);
     expect(bash.callTimeoutMs!({ command: "x", timeout: MAX_TIMEOUT_SECONDS })).toBeLessThanOrEqual(2 ** 31 - 1);
-    expect(toolSchema(bash).parameters).toMatchObject({ properties: { timeout: { maximum: 86_400, description: expect.stringContaining("at most 86400") } } });
+    expect(toolSchema(bash).parameters).toMatchObject({
+      properties: { timeout: { maximum: 86_400, description: expect.stringContaining("at most 86400") } },
+    });
   });
 });
 

@@ -55,15 +55,24 @@ describe("file tools through a host's FileAccess", () => {
 
   it("write and edit hand the new text to the host and leave the disk alone; edit changes the host's text", async () => {
     const ws = setup({ "a.txt": "disk one\n" }, { "a.txt": "buffer one\n" });
-    expect(await ws.edit({ path: "a.txt", oldText: "buffer one", newText: "buffer two" })).toMatchObject({ isError: false, text: expect.stringContaining("+buffer two") });
-    expect(await ws.write({ path: "new/b.txt", content: "fresh\n" })).toEqual({ isError: false, text: "Wrote 6 bytes to new/b.txt" });
+    expect(await ws.edit({ path: "a.txt", oldText: "buffer one", newText: "buffer two" })).toMatchObject({
+      isError: false,
+      text: expect.stringContaining("+buffer two"),
+    });
+    expect(await ws.write({ path: "new/b.txt", content: "fresh\n" })).toEqual({
+      isError: false,
+      text: "Wrote 6 bytes to new/b.txt",
+    });
     expect([ws.held("a.txt"), ws.held("new/b.txt")]).toEqual(["buffer two\n", "fresh\n"]);
     expect([ws.disk("a.txt"), ws.disk("new/b.txt")]).toEqual(["disk one\n", undefined]);
   });
 
   it("writes the disk when the host declines a write", async () => {
     const ws = setup({}, {}, { writes: false });
-    expect(await ws.write({ path: "c.txt", content: "kept\n" })).toEqual({ isError: false, text: "Wrote 5 bytes to c.txt" });
+    expect(await ws.write({ path: "c.txt", content: "kept\n" })).toEqual({
+      isError: false,
+      text: "Wrote 5 bytes to c.txt",
+    });
     expect(ws.disk("c.txt")).toBe("kept\n");
   });
 

@@ -25,11 +25,16 @@ describe("ls", () => {
 
   it("says a missing path is missing and a file is not a folder", async () => {
     expect(await ls({ path: "nope" })).toEqual({ isError: true, text: "Path not found: nope. Use find to locate it." });
-    expect(await ls({ path: "b.txt" })).toEqual({ isError: true, text: "Not a directory: b.txt. Use read to read a file." });
+    expect(await ls({ path: "b.txt" })).toEqual({
+      isError: true,
+      text: "Not a directory: b.txt. Use read to read a file.",
+    });
   });
 
   it(`shows at most ${MAX_LS_ENTRIES} entries and says how many there are`, async () => {
-    const big = tempTree(Object.fromEntries(Array.from({ length: MAX_LS_ENTRIES + 5 }, (_, i) => [`f${String(i).padStart(3, "0")}`, ""])));
+    const big = tempTree(
+      Object.fromEntries(Array.from({ length: MAX_LS_ENTRIES + 5 }, (_, i) => [`f${String(i).padStart(3, "0")}`, ""])),
+    );
     try {
       const { text } = seen(await call(createLsTool(big.root), {}));
       const lines = text.split("\n");

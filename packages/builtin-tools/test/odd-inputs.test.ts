@@ -9,7 +9,15 @@ import { existsSync, lstatSync, readFileSync, truncateSync, writeFileSync } from
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { executeTool, ToolWorkerPool, type Tool } from "@mypi/kernel";
-import { createBashTool, createEditTool, createFindTool, createGrepTool, createReadTool, createWriteTool, FileMutationQueue } from "../src/index.ts";
+import {
+  createBashTool,
+  createEditTool,
+  createFindTool,
+  createGrepTool,
+  createReadTool,
+  createWriteTool,
+  FileMutationQueue,
+} from "../src/index.ts";
 import { grep } from "../src/search-worker.ts";
 import { SEARCH_TIMEOUT_MS } from "../src/search.ts";
 import { call, seen, tempTree } from "./helpers.ts";
@@ -57,7 +65,10 @@ describe("a named pipe in the workspace", () => {
       isError: true,
       text: "pipe is a named pipe (FIFO), not a regular file; edit only changes regular files.",
     });
-    expect(await ws.write({ path: "other.txt", content: "x\n" })).toEqual({ isError: false, text: "Wrote 2 bytes to other.txt" });
+    expect(await ws.write({ path: "other.txt", content: "x\n" })).toEqual({
+      isError: false,
+      text: "Wrote 2 bytes to other.txt",
+    });
   });
 
   it("is refused by write, which would otherwise replace the pipe with a plain file", async () => {
@@ -86,12 +97,18 @@ describe("a text file too large to load", () => {
   it("is refused by read and edit before they load it, with bash commands to use instead", async () => {
     const ws = workspace();
     ws.huge("big.log", 600 * 1024 ** 2);
-    expect([await ws.read({ path: "big.log", limit: 3 }), await ws.edit({ path: "big.log", oldText: "line", newText: "x" })]).toEqual([
+    expect([
+      await ws.read({ path: "big.log", limit: 3 }),
+      await ws.edit({ path: "big.log", oldText: "line", newText: "x" }),
+    ]).toEqual([
       {
         isError: true,
         text: "big.log is 600.0 MB, too large for read (at most 512.0 MB). Read parts of it with bash: sed -n '1,100p' big.log, tail -n 100 big.log, grep -n.",
       },
-      { isError: true, text: "big.log is 600.0 MB, too large for edit (at most 512.0 MB). Change it with bash (e.g. sed -i)." },
+      {
+        isError: true,
+        text: "big.log is 600.0 MB, too large for edit (at most 512.0 MB). Change it with bash (e.g. sed -i).",
+      },
     ]);
   });
 
@@ -144,7 +161,14 @@ describe("edit", () => {
     const ws = workspace({ "min.js": `${before}\n` });
     expect(await ws.edit({ path: "min.js", oldText: "var b=2;", newText: "var b=3;" })).toEqual({
       isError: false,
-      text: ["Edited min.js:", "--- min.js", "+++ min.js", "@@ -1,1 +1,1 @@", `-…${before.slice(-500)}`, `+…${after.slice(-500)}`].join("\n"),
+      text: [
+        "Edited min.js:",
+        "--- min.js",
+        "+++ min.js",
+        "@@ -1,1 +1,1 @@",
+        `-…${before.slice(-500)}`,
+        `+…${after.slice(-500)}`,
+      ].join("\n"),
     });
   });
 });
@@ -189,11 +213,13 @@ describe("grep", () => {
   it("matches a CRLF file's lines without their \\r, as it prints them, so $ anchors work", () => {
     const ws = workspace({ "win.txt": "one\r\ntwo\r\n" });
     // A pattern with a literal, one without, one with a negative lookaround: the three scanners.
-    expect([ws.grep({ pattern: "two$" }), ws.grep({ pattern: "^\\w+o$" }), ws.grep({ pattern: "(?<!x)two$" })]).toEqual([
-      { isError: false, text: "win.txt:2:two" },
-      { isError: false, text: "win.txt:2:two" },
-      { isError: false, text: "win.txt:2:two" },
-    ]);
+    expect([ws.grep({ pattern: "two$" }), ws.grep({ pattern: "^\\w+o$" }), ws.grep({ pattern: "(?<!x)two$" })]).toEqual(
+      [
+        { isError: false, text: "win.txt:2:two" },
+        { isError: false, text: "win.txt:2:two" },
+        { isError: false, text: "win.txt:2:two" },
+      ],
+    );
   });
 });
 
@@ -201,10 +227,19 @@ describe("grep with a pattern that backtracks for ever", () => {
   const pool = new ToolWorkerPool({ maxThreads: 1 });
   afterAll(() => pool.close());
   const run = (tool: Tool, args: Record<string, unknown>) =>
-    executeTool(tool, args, { toolCallId: "c1", signal: new AbortController().signal, cwd: "/", onUpdate: () => {}, abortGraceMs: 2000, workerPool: pool });
+    executeTool(tool, args, {
+      toolCallId: "c1",
+      signal: new AbortController().signal,
+      cwd: "/",
+      onUpdate: () => {},
+      abortGraceMs: 2000,
+      workerPool: pool,
+    });
 
   it("has a timeout of a minute (find too), so a runaway search cannot hang the agent", () => {
-    expect([SEARCH_TIMEOUT_MS, createGrepTool("/").timeoutMs, createFindTool("/").timeoutMs]).toEqual([60_000, 60_000, 60_000]);
+    expect([SEARCH_TIMEOUT_MS, createGrepTool("/").timeoutMs, createFindTool("/").timeoutMs]).toEqual([
+      60_000, 60_000, 60_000,
+    ]);
   });
 
   it("is stopped at the timeout inside the regular expression, and the pool runs the next search", async () => {
@@ -217,7 +252,10 @@ describe("grep with a pattern that backtracks for ever", () => {
       text: 'Tool "grep" timed out after 200 ms and was stopped. Try a smaller task, or a longer timeout if the tool takes one.',
     });
     // With the tool's own timeout: a fresh worker has to start, which can take longer than 200 ms.
-    expect(seen(await run(grepTool, { pattern: "a!" }))).toEqual({ isError: false, text: `f.txt:1:${"a".repeat(60)}!` });
+    expect(seen(await run(grepTool, { pattern: "a!" }))).toEqual({
+      isError: false,
+      text: `f.txt:1:${"a".repeat(60)}!`,
+    });
   });
 });
 

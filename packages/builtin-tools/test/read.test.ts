@@ -98,7 +98,10 @@ describe("read", () => {
 
   it("refuses a folder and suggests ls", async () => {
     const read = readIn({ "src/a.ts": "" });
-    expect(await read({ path: "src" })).toEqual({ isError: true, text: "src is a directory, not a file. Use ls to list it." });
+    expect(await read({ path: "src" })).toEqual({
+      isError: true,
+      text: "src is a directory, not a file. Use ls to list it.",
+    });
   });
 
   it("returns a PNG, JPEG, GIF or WebP file as image content, told apart by its magic bytes", async () => {

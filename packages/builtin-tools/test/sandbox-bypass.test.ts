@@ -53,7 +53,11 @@ describe("the bypass forms", () => {
     for (const [i, [name, form]] of forms.entries()) {
       const dir = victim(`sandboxed-${i}`);
       const result = await call(sandboxed, { command: form(dir) });
-      outcomes.push([name, existsSync(join(dir, "precious.txt")), seen(result).text.includes("Read-only file system") ? "read-only" : seen(result).text]);
+      outcomes.push([
+        name,
+        existsSync(join(dir, "precious.txt")),
+        seen(result).text.includes("Read-only file system") ? "read-only" : seen(result).text,
+      ]);
     }
     expect(outcomes).toEqual(forms.map(([name]) => [name, true, "read-only"]));
   });

@@ -35,12 +35,34 @@ export function sandboxTree() {
 
 /** bwrap arguments of the throwaway jail: `/` read-only, `writable` writable, its own PID namespace. */
 function jailArguments(writable: string, argv: readonly string[]): string[] {
-  return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", writable, writable, "--unshare-pid", "--die-with-parent", "--", ...argv];
+  return [
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--bind",
+    writable,
+    writable,
+    "--unshare-pid",
+    "--die-with-parent",
+    "--",
+    ...argv,
+  ];
 }
 
 /** Run `argv` in the jail (only `writable` writable) and wait: what the user would run outside the sandbox. */
-export function runJailed(argv: readonly string[], options: { writable: string; cwd: string; env?: NodeJS.ProcessEnv }): { status: number | null; output: string } {
-  const r = spawnSync("bwrap", jailArguments(options.writable, argv), { cwd: options.cwd, env: options.env ?? process.env, encoding: "utf8" });
+export function runJailed(
+  argv: readonly string[],
+  options: { writable: string; cwd: string; env?: NodeJS.ProcessEnv },
+): { status: number | null; output: string } {
+  const r = spawnSync("bwrap", jailArguments(options.writable, argv), {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    encoding: "utf8",
+  });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -48,8 +70,14 @@ export function runJailed(argv: readonly string[], options: { writable: string; 
  * Start a service in the jail and resolve once it printed `ready` (a pattern of its output);
  * `stop()` kills it and resolves when it is gone.
  */
-export function startJailed(argv: readonly string[], options: { writable: string; cwd: string; ready: RegExp }): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
-  const child = spawn("bwrap", jailArguments(options.writable, argv), { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] });
+export function startJailed(
+  argv: readonly string[],
+  options: { writable: string; cwd: string; ready: RegExp },
+): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
+  const child = spawn("bwrap", jailArguments(options.writable, argv), {
+    cwd: options.cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const stop = () => {
     child.kill("SIGKILL");
@@ -63,7 +91,9 @@ export function startJailed(argv: readonly string[], options: { writable: string
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`${argv.join(" ")} exited (${code}) before it was ready: ${output}`)));
+    child.once("exit", (code) =>
+      reject(new Error(`${argv.join(" ")} exited (${code}) before it was ready: ${output}`)),
+    );
     child.once("error", reject);
   });
 }

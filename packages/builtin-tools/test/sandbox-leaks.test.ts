@@ -36,7 +36,9 @@ describe.skipIf(sandboxSkipReason !== undefined)("what a sandboxed command canno
       const plain = seen(await call(createBashTool(tree.ws), { command: "env" })).text;
       expect(Object.values(credentials).filter((v) => plain.includes(v))).toEqual(Object.values(credentials));
       const tool = createBashTool(tree.ws, { sandbox: { home: tree.home, env: ["MY_BUILD_*"] } });
-      const confined = seen(await call(tool, { command: "env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'" })).text;
+      const confined = seen(
+        await call(tool, { command: "env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'" }),
+      ).text;
       expect(Object.values(credentials).filter((v) => confined.includes(v))).toEqual([]);
       expect(confined).toContain("MY_BUILD_FLAG=on");
       expect(confined).toContain("LC_TIME=C");
@@ -59,10 +61,19 @@ describe.skipIf(sandboxSkipReason !== undefined)("what a sandboxed command canno
       "projects/other/.env": "OTHER_SECRET=1\n",
     });
     const show = (p: string) => `cat ~/${p} 2>/dev/null || echo "- ${p}"`;
-    const paths = [".cargo/credentials.toml", ".vault-token", ".config/rclone/rclone.conf", ".config/unknown-app/token", "projects/other/.env", "notes.txt"];
+    const paths = [
+      ".cargo/credentials.toml",
+      ".vault-token",
+      ".config/rclone/rclone.conf",
+      ".config/unknown-app/token",
+      "projects/other/.env",
+      "notes.txt",
+    ];
     const readable = [".cargo/registry/index/crate", ".cargo/bin/tool", ".npm/_cacache/index", ".gitconfig"];
     const command = [...paths, ...readable].map(show).join("; ");
-    const plain = seen(await call(createBashTool(tree.ws), { command: command.replaceAll("~/", `${tree.home}/`) })).text;
+    const plain = seen(
+      await call(createBashTool(tree.ws), { command: command.replaceAll("~/", `${tree.home}/`) }),
+    ).text;
     expect(plain).not.toContain("- ");
     const tool = createBashTool(tree.ws, { sandbox: { home: tree.home, allowRead: ["~/notes.txt"] } });
     expect(seen(await call(tool, { command })).text.split("\n")).toEqual([
@@ -79,8 +90,16 @@ describe.skipIf(sandboxSkipReason !== undefined)("what a sandboxed command canno
   it("sees nothing of /run and /var/run, where services keep their sockets", async () => {
     const tool = createBashTool(tree.ws, { sandbox: { home: tree.home } });
     // Only what is shown again there on purpose: the file /etc/resolv.conf leads to, PATH entries.
-    const shown = [...new Set(planSandbox(tree.ws, { home: tree.home }).readable.filter((p) => p.startsWith("/run/")).map((p) => p.split("/")[2]!))].sort();
-    const result = await call(tool, { command: "find -L /run /var/run -type s 2>/dev/null | wc -l; ls -A /run | sort" });
+    const shown = [
+      ...new Set(
+        planSandbox(tree.ws, { home: tree.home })
+          .readable.filter((p) => p.startsWith("/run/"))
+          .map((p) => p.split("/")[2]!),
+      ),
+    ].sort();
+    const result = await call(tool, {
+      command: "find -L /run /var/run -type s 2>/dev/null | wc -l; ls -A /run | sort",
+    });
     expect(seen(result)).toEqual({ isError: false, text: ["0", ...shown].join("\n") });
   });
 
@@ -92,8 +111,26 @@ describe.skipIf(sandboxSkipReason !== undefined)("what a sandboxed command canno
     /** A Redis whose SAVE writes `planted.rdb` into `data` (outside the workspace), listening on `socket`. */
     async function redis(socket: string, data: string) {
       mkdirSync(data, { recursive: true });
-      const args = ["redis-server", "--port", "0", "--unixsocket", socket, "--dir", data, "--dbfilename", "planted.rdb", "--save", ""];
-      servers.push(await startJailed(args, { writable: tree.root, cwd: tree.root, ready: /ready to accept connections (unix|at \/)/i }));
+      const args = [
+        "redis-server",
+        "--port",
+        "0",
+        "--unixsocket",
+        socket,
+        "--dir",
+        data,
+        "--dbfilename",
+        "planted.rdb",
+        "--save",
+        "",
+      ];
+      servers.push(
+        await startJailed(args, {
+          writable: tree.root,
+          cwd: tree.root,
+          ready: /ready to accept connections (unix|at \/)/i,
+        }),
+      );
     }
     const save = (socket: string) => `redis-cli -s ${socket} SAVE`;
     let inHome: string;
@@ -117,15 +154,26 @@ describe.skipIf(sandboxSkipReason !== undefined)("what a sandboxed command canno
     });
 
     it("is not reached from the sandbox, in the home folder, in a writable path or a readable one", async () => {
-      const tool = createBashTool(tree.ws, { sandbox: { home: tree.home, allowWrite: [writable], allowRead: [tree.outside] } });
+      const tool = createBashTool(tree.ws, {
+        sandbox: { home: tree.home, allowWrite: [writable], allowRead: [tree.outside] },
+      });
       const outcomes = [];
-      for (const socket of [inHome, inWritable, inReadable]) outcomes.push(seen(await call(tool, { command: save(socket) })).text);
-      expect(outcomes.map((text) => /Could not connect to Redis at .*: (Connection refused|No such file or directory)/.test(text))).toEqual([true, true, true]);
-      expect(["data-home", "data-rw", "data-ro"].filter((d) => existsSync(join(tree.root, d, "planted.rdb")))).toEqual([]);
+      for (const socket of [inHome, inWritable, inReadable])
+        outcomes.push(seen(await call(tool, { command: save(socket) })).text);
+      expect(
+        outcomes.map((text) =>
+          /Could not connect to Redis at .*: (Connection refused|No such file or directory)/.test(text),
+        ),
+      ).toEqual([true, true, true]);
+      expect(["data-home", "data-rw", "data-ro"].filter((d) => existsSync(join(tree.root, d, "planted.rdb")))).toEqual(
+        [],
+      );
     });
 
     it("is reached when the user names its socket in allowSockets", async () => {
-      const tool = createBashTool(tree.ws, { sandbox: { home: tree.home, allowRead: [tree.outside], allowSockets: [inReadable] } });
+      const tool = createBashTool(tree.ws, {
+        sandbox: { home: tree.home, allowRead: [tree.outside], allowSockets: [inReadable] },
+      });
       expect(seen(await call(tool, { command: save(inReadable) })).text).toBe("OK");
       expect(existsSync(join(tree.root, "data-ro", "planted.rdb"))).toBe(true);
     });
@@ -143,8 +191,13 @@ describe.skipIf(sandboxSkipReason !== undefined)("what a sandboxed command canno
 
     it("is unreachable with the network off, and reachable with it on (it lives in the host's network namespace)", async () => {
       expect(seen(await call(createBashTool(tree.ws), { command: connect })).text).toBe("hello");
-      expect(seen(await call(createBashTool(tree.ws, { sandbox: { home: tree.home } }), { command: connect })).text).toBe("ECONNREFUSED");
-      expect(seen(await call(createBashTool(tree.ws, { sandbox: { home: tree.home, network: true } }), { command: connect })).text).toBe("hello");
+      expect(
+        seen(await call(createBashTool(tree.ws, { sandbox: { home: tree.home } }), { command: connect })).text,
+      ).toBe("ECONNREFUSED");
+      expect(
+        seen(await call(createBashTool(tree.ws, { sandbox: { home: tree.home, network: true } }), { command: connect }))
+          .text,
+      ).toBe("hello");
     });
   });
 });

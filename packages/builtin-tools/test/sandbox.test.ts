@@ -20,10 +20,16 @@ afterAll(() => tree.cleanup());
 const extra = join(tree.root, "extra");
 mkdirSync(extra);
 const sandboxed = createBashTool(tree.ws, {
-  sandbox: { home: tree.home, allowWrite: [extra, join(tree.root, "absent")], allowRead: [tree.outside], hide: ["private.txt"] },
+  sandbox: {
+    home: tree.home,
+    allowWrite: [extra, join(tree.root, "absent")],
+    allowRead: [tree.outside],
+    hide: ["private.txt"],
+  },
 });
 const plain = createBashTool(tree.ws);
-const run = (command: string, timeout?: number) => call(sandboxed, { command, ...(timeout !== undefined && { timeout }) });
+const run = (command: string, timeout?: number) =>
+  call(sandboxed, { command, ...(timeout !== undefined && { timeout }) });
 
 describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () => {
   it("cannot delete or write outside the workspace, though it can see it", async () => {
@@ -64,8 +70,12 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     const before = process.env.MYPI_HOME;
     process.env.MYPI_HOME = mypiHome;
     // The home folder is visible here (an allowed path contains it): its secrets are hidden all the same.
-    const homeShown = createBashTool(tree.ws, { sandbox: { home: tree.home, allowRead: [tree.home], hide: ["private.txt"] } });
-    const result = await call(homeShown, { command: `ls -A ~/.ssh ${mypiHome}; cat ~/.netrc; cat ~/notes.txt; cat private.txt; echo end` }).finally(() => {
+    const homeShown = createBashTool(tree.ws, {
+      sandbox: { home: tree.home, allowRead: [tree.home], hide: ["private.txt"] },
+    });
+    const result = await call(homeShown, {
+      command: `ls -A ~/.ssh ${mypiHome}; cat ~/.netrc; cat ~/notes.txt; cat private.txt; echo end`,
+    }).finally(() => {
       if (before === undefined) delete process.env.MYPI_HOME;
       else process.env.MYPI_HOME = before;
     });
@@ -111,7 +121,9 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     const before = process.env.MYPI_JITI_CACHE;
     process.env.MYPI_JITI_CACHE = join(cache, "jiti");
     const withCache = createBashTool(tree.ws, { sandbox: { home: tree.home, allowWrite: [cache] } });
-    const result = await call(withCache, { command: `echo ok > ${cache}/build.txt && echo planted > ${cache}/jiti/entry.mjs` }).finally(() => {
+    const result = await call(withCache, {
+      command: `echo ok > ${cache}/build.txt && echo planted > ${cache}/jiti/entry.mjs`,
+    }).finally(() => {
       if (before === undefined) delete process.env.MYPI_JITI_CACHE;
       else process.env.MYPI_JITI_CACHE = before;
     });
@@ -130,7 +142,8 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
       "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config",
       "mv .git .git-old",
     ].join("; ");
-    const git = "echo a > a.txt && git add a.txt && git -c user.name=t -c user.email=t@example.com commit -q -m first && git log --format=%s";
+    const git =
+      "echo a > a.txt && git add a.txt && git -c user.name=t -c user.email=t@example.com commit -q -m first && git log --format=%s";
     const inRepo = createBashTool(repo, { sandbox: { home: tree.home } });
     const result = await call(inRepo, { command: `${plant}; ${git}` });
     expect(seen(result).text).toContain(".git/hooks/pre-commit: Read-only file system");
@@ -144,7 +157,13 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     const plainRepo = join(tree.root, "plain-repo");
     mkdirSync(plainRepo);
     execFileSync("git", ["init", "-q", plainRepo]);
-    expect(seen(await call(createBashTool(plainRepo), { command: `${plant.split("; ").slice(0, 2).join("; ")} && echo planted` })).text).toBe("planted");
+    expect(
+      seen(
+        await call(createBashTool(plainRepo), {
+          command: `${plant.split("; ").slice(0, 2).join("; ")} && echo planted`,
+        }),
+      ).text,
+    ).toBe("planted");
     expect(existsSync(join(plainRepo, ".git", "hooks", "pre-commit"))).toBe(true);
   });
 
@@ -152,14 +171,18 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     const linked = join(tree.root, "linked-ws");
     mkdirSync(linked);
     writeFileSync(join(linked, ".git"), "gitdir: /nowhere\n");
-    const result = await call(createBashTool(linked, { sandbox: { home: tree.home } }), { command: "echo 'gitdir: /tmp/evil' > .git" });
+    const result = await call(createBashTool(linked, { sandbox: { home: tree.home } }), {
+      command: "echo 'gitdir: /tmp/evil' > .git",
+    });
     expect(seen(result).text).toContain("Read-only file system");
     expect(readFileSync(join(linked, ".git"), "utf8")).toBe("gitdir: /nowhere\n");
   });
 
   it("has a private /tmp: the host's files there are not seen, and what it writes there is not kept", async () => {
     writeFileSync(join(tree.root, "host-temp.txt"), "host\n");
-    const result = await run(`cat ${tree.root}/host-temp.txt 2>/dev/null; echo scratch > /tmp/scratch.txt && cat /tmp/scratch.txt; echo "$TMPDIR"`);
+    const result = await run(
+      `cat ${tree.root}/host-temp.txt 2>/dev/null; echo scratch > /tmp/scratch.txt && cat /tmp/scratch.txt; echo "$TMPDIR"`,
+    );
     expect(seen(result).text).toBe("scratch\n/tmp");
     expect(existsSync("/tmp/scratch.txt") && readFileSync("/tmp/scratch.txt", "utf8") === "scratch\n").toBe(false);
   });
@@ -208,7 +231,11 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
   });
 
   it("does not pass mypi's API key or other credentials, not even through /proc", async () => {
-    const names = { OPENAI_API_KEY: "sk-sandbox-secret-1", GITHUB_TOKEN: "ghp-sandbox-secret-2", AWS_SECRET_ACCESS_KEY: "aws-sandbox-secret-3" };
+    const names = {
+      OPENAI_API_KEY: "sk-sandbox-secret-1",
+      GITHUB_TOKEN: "ghp-sandbox-secret-2",
+      AWS_SECRET_ACCESS_KEY: "aws-sandbox-secret-3",
+    };
     const before = { ...process.env };
     Object.assign(process.env, names, { LC_MYPI_SANDBOX: "kept" });
     try {
@@ -223,7 +250,14 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     } finally {
       process.env = before;
     }
-    const env = { SSH_AUTH_SOCK: "/s", NPM_TOKEN: "t", TOKENIZERS_PARALLELISM: "1", PATH: "/bin", HTTPS_PROXY: "http://u:p@proxy", LC_ALL: "C" };
+    const env = {
+      SSH_AUTH_SOCK: "/s",
+      NPM_TOKEN: "t",
+      TOKENIZERS_PARALLELISM: "1",
+      PATH: "/bin",
+      HTTPS_PROXY: "http://u:p@proxy",
+      LC_ALL: "C",
+    };
     expect(Object.keys(sandboxEnvironment({ home: "/h" }, env))).toEqual(["PATH", "LC_ALL", "TMPDIR", "HOME"]);
     expect(Object.keys(sandboxEnvironment({ home: "/h", network: true, env: ["TOKENIZERS_*"] }, env))).toEqual([
       "TOKENIZERS_PARALLELISM",
@@ -242,7 +276,9 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
       passToTools(["GREETING_FOR_TOOLS"]);
       expect(process.env.MYPI_PASS_ENV).toBe("GREETING_FOR_TOOLS");
       expect(seen(await run('echo "${GREETING_FOR_TOOLS-unset} ${OTHER_SECRET_VAR-unset}"')).text).toBe("hello unset");
-      expect(() => passToTools(["not a name"])).toThrow('passToTools: "not a name" is not an environment variable name');
+      expect(() => passToTools(["not a name"])).toThrow(
+        'passToTools: "not a name" is not an environment variable name',
+      );
     } finally {
       process.env = before;
     }
@@ -255,7 +291,14 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     expect(seen(git)).toEqual({ isError: false, text: "first" });
     expect(existsSync(join(tree.ws, "repo", ".git", "HEAD"))).toBe(true);
 
-    writeFileSync(join(tree.ws, "package.json"), JSON.stringify({ name: "tiny", version: "1.0.0", scripts: { test: "node -e \"console.log('tiny tests pass')\"" } }));
+    writeFileSync(
+      join(tree.ws, "package.json"),
+      JSON.stringify({
+        name: "tiny",
+        version: "1.0.0",
+        scripts: { test: "node -e \"console.log('tiny tests pass')\"" },
+      }),
+    );
     const npm = await run("npm test --silent");
     expect(seen(npm).isError).toBe(false);
     expect(seen(npm).text).toContain("tiny tests pass");

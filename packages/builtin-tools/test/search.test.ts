@@ -37,13 +37,22 @@ const findIn = (args: FindArgs) => seen(find(args, ctx));
 describe("grep (the worker function)", () => {
   it("prints path:line:text relative to the root, respecting nested .gitignore files and skipping .git, node_modules and binary files", () => {
     expect(grepIn({ pattern: "TODO", glob: "!long.txt" }).text).toBe(
-      [".hidden/x.md:1:TODO hidden", "keep.log:1:TODO kept log", "src/app.ts:2:const TODO = 1; // TODO: fix", "src/nested/keep.ts:1:TODO kept"].join("\n"),
+      [
+        ".hidden/x.md:1:TODO hidden",
+        "keep.log:1:TODO kept log",
+        "src/app.ts:2:const TODO = 1; // TODO: fix",
+        "src/nested/keep.ts:1:TODO kept",
+      ].join("\n"),
     );
   });
 
   it("matches letters in either case with ignoreCase", () => {
     expect(grepIn({ pattern: "todo", ignoreCase: true, path: "src" }).text).toBe(
-      ["src/app.ts:2:const TODO = 1; // TODO: fix", "src/nested/keep.ts:1:TODO kept", "src/util.ts:1:// todo lower"].join("\n"),
+      [
+        "src/app.ts:2:const TODO = 1; // TODO: fix",
+        "src/nested/keep.ts:1:TODO kept",
+        "src/util.ts:1:// todo lower",
+      ].join("\n"),
     );
   });
 
@@ -84,7 +93,10 @@ describe("grep (the worker function)", () => {
   });
 
   it("says when nothing matches", () => {
-    expect(grepIn({ pattern: "nothing-like-this" })).toEqual({ isError: false, text: 'No matches for "nothing-like-this" in the workspace root.' });
+    expect(grepIn({ pattern: "nothing-like-this" })).toEqual({
+      isError: false,
+      text: 'No matches for "nothing-like-this" in the workspace root.',
+    });
     expect(grepIn({ pattern: "zzz", path: "src", glob: "*.md" })).toEqual({
       isError: false,
       text: 'No matches for "zzz" in src (files matching "*.md").',
@@ -99,7 +111,10 @@ describe("grep (the worker function)", () => {
   });
 
   it("says a missing path is missing, and refuses a path outside the root", () => {
-    expect(grepIn({ pattern: "x", path: "nope" })).toEqual({ isError: true, text: "Path not found: nope. Use ls or find to locate it." });
+    expect(grepIn({ pattern: "x", path: "nope" })).toEqual({
+      isError: true,
+      text: "Path not found: nope. Use ls or find to locate it.",
+    });
     expect(grepIn({ pattern: "x", path: "/etc" })).toEqual({
       isError: true,
       text: `Path "/etc" resolves to /etc, which is outside the root ${tree.root}. Paths must be inside ${tree.root}.`,
@@ -117,8 +132,34 @@ describe("grep (the worker function)", () => {
 
   it("finds exactly the lines a per-line regex test finds, for any text (both scanning strategies)", () => {
     const t = tempTree();
-    const patterns = ["foo", "fo+", "^foo", "foo$", "a\\sb", "(foo|bar)", "b[ar]+", "\\bfoo\\b", "o{2}", "x?foo", "(?<!a)foo", "f.o", "ö+", "\\.", "r\\r?$", "(?<!a)[f]o", "[ab]\\s[ab]", "^$", "x*", "o\\s*$", "\\s$", "(?<!x)$"];
-    const text = fc.string({ unit: fc.constantFrom("f", "o", "a", "b", "r", " ", "\n", "\r", "x", "ö", "."), maxLength: 60 });
+    const patterns = [
+      "foo",
+      "fo+",
+      "^foo",
+      "foo$",
+      "a\\sb",
+      "(foo|bar)",
+      "b[ar]+",
+      "\\bfoo\\b",
+      "o{2}",
+      "x?foo",
+      "(?<!a)foo",
+      "f.o",
+      "ö+",
+      "\\.",
+      "r\\r?$",
+      "(?<!a)[f]o",
+      "[ab]\\s[ab]",
+      "^$",
+      "x*",
+      "o\\s*$",
+      "\\s$",
+      "(?<!x)$",
+    ];
+    const text = fc.string({
+      unit: fc.constantFrom("f", "o", "a", "b", "r", " ", "\n", "\r", "x", "ö", "."),
+      maxLength: 60,
+    });
     try {
       fc.assert(
         fc.property(text, fc.constantFrom(...patterns), fc.boolean(), (content, pattern, ignoreCase) => {
@@ -171,12 +212,17 @@ describe("find (the worker function)", () => {
   });
 
   it("matches a path glob against paths relative to the searched folder", () => {
-    expect(findIn({ pattern: "nested/**", path: "src" }).text).toBe(["src/nested/", "src/nested/.gitignore", "src/nested/keep.ts"].join("\n"));
+    expect(findIn({ pattern: "nested/**", path: "src" }).text).toBe(
+      ["src/nested/", "src/nested/.gitignore", "src/nested/keep.ts"].join("\n"),
+    );
     expect(findIn({ pattern: "**/x.js", path: "node_modules" }).text).toBe("node_modules/pkg/node_modules/inner/x.js");
   });
 
   it("says when nothing matches, and refuses a file as the folder", () => {
-    expect(findIn({ pattern: "*.rs" })).toEqual({ isError: false, text: 'No files found matching "*.rs" in the workspace root.' });
+    expect(findIn({ pattern: "*.rs" })).toEqual({
+      isError: false,
+      text: 'No files found matching "*.rs" in the workspace root.',
+    });
     expect(findIn({ pattern: "*.ts", path: "src/app.ts" })).toEqual({
       isError: true,
       text: "Not a directory: src/app.ts. find searches folders; use read for a file.",
@@ -193,7 +239,9 @@ describe("find (the worker function)", () => {
       symlinkSync(outside.root, join(t.root, "out-dir"));
       symlinkSync(join(t.root, "gone.ts"), join(t.root, "broken.ts"));
       const ws = { data: { root: t.root } };
-      expect(seen(find({ pattern: "*" }, ws)).text).toBe(["alias.ts", "broken.ts", "out-dir", "out.ts", "src/", "src/a.ts", "src-link/"].join("\n"));
+      expect(seen(find({ pattern: "*" }, ws)).text).toBe(
+        ["alias.ts", "broken.ts", "out-dir", "out.ts", "src/", "src/a.ts", "src-link/"].join("\n"),
+      );
       expect(seen(find({ pattern: "*.ts" }, ws)).text).toBe(["alias.ts", "broken.ts", "out.ts", "src/a.ts"].join("\n"));
       expect(seen(grep({ pattern: "TODO" }, ws)).text).toBe("src/a.ts:1:TODO inside");
     } finally {
@@ -203,11 +251,19 @@ describe("find (the worker function)", () => {
   });
 
   it(`stops at ${MAX_FIND_RESULTS} results and says there are more`, () => {
-    const t = tempTree(Object.fromEntries(Array.from({ length: MAX_FIND_RESULTS + 1 }, (_, i) => [`f${String(i).padStart(4, "0")}.txt`, ""])));
+    const t = tempTree(
+      Object.fromEntries(
+        Array.from({ length: MAX_FIND_RESULTS + 1 }, (_, i) => [`f${String(i).padStart(4, "0")}.txt`, ""]),
+      ),
+    );
     try {
       const lines = seen(find({ pattern: "*.txt" }, { data: { root: t.root } })).text.split("\n");
       expect(lines.length).toBe(MAX_FIND_RESULTS + 2);
-      expect(lines.slice(-3)).toEqual(["f0999.txt", "", `[Stopped at ${MAX_FIND_RESULTS} results; there are more. Narrow the pattern or the path.]`]);
+      expect(lines.slice(-3)).toEqual([
+        "f0999.txt",
+        "",
+        `[Stopped at ${MAX_FIND_RESULTS} results; there are more. Narrow the pattern or the path.]`,
+      ]);
     } finally {
       t.cleanup();
     }
@@ -216,7 +272,14 @@ describe("find (the worker function)", () => {
 
 describe("grep and find through the kernel's worker pool", () => {
   const run = (tool: Tool, args: Record<string, unknown>, signal = new AbortController().signal) =>
-    executeTool(tool, args, { toolCallId: "c1", signal, cwd: "/", onUpdate: () => {}, abortGraceMs: 2000, workerPool: pool });
+    executeTool(tool, args, {
+      toolCallId: "c1",
+      signal,
+      cwd: "/",
+      onUpdate: () => {},
+      abortGraceMs: 2000,
+      workerPool: pool,
+    });
 
   it("runs grep in a worker thread with the tool's root", async () => {
     const result = await run(createGrepTool(tree.root), { pattern: "kept", path: "src" });

@@ -52,9 +52,17 @@ describe("write and edit with the sandbox on", () => {
         "Leave it unchanged, or ask the user to make this change themselves.",
     });
     const outcomes: [string, boolean][] = [];
-    for (const path of [".pi/extensions/x.ts", ".claude/settings.json", ".claude/agents/a.md", ".agents/skills/x/SKILL.md"]) {
+    for (const path of [
+      ".pi/extensions/x.ts",
+      ".claude/settings.json",
+      ".claude/agents/a.md",
+      ".agents/skills/x/SKILL.md",
+    ]) {
       const result = await call(write!, { path, content: "{}\n" });
-      outcomes.push([path, result.isError === true && seen(result).text.startsWith(`${path} is protected while the sandbox is on`)]);
+      outcomes.push([
+        path,
+        result.isError === true && seen(result).text.startsWith(`${path} is protected while the sandbox is on`),
+      ]);
     }
     expect(outcomes).toEqual(outcomes.map(([path]) => [path, true]));
     expect([".mypi", ".pi", ".claude", ".agents"].filter((f) => existsSync(join(tree.ws, f)))).toEqual([]);
@@ -62,8 +70,14 @@ describe("write and edit with the sandbox on", () => {
 
   it("refuse what git reads as configuration: config, commondir, hooks, info, the worktrees' and submodules' files", async () => {
     const config = readFileSync(join(tree.ws, ".git", "config"), "utf8");
-    const fsmonitor = await call(edit!, { path: ".git/config", oldText: "[core]\n", newText: "[core]\n\tfsmonitor = touch pwned\n" });
-    expect(seen(fsmonitor).text).toMatch(/^\.git\/config is protected while the sandbox is on: \.git\/config is frozen \(git reads it as configuration/);
+    const fsmonitor = await call(edit!, {
+      path: ".git/config",
+      oldText: "[core]\n",
+      newText: "[core]\n\tfsmonitor = touch pwned\n",
+    });
+    expect(seen(fsmonitor).text).toMatch(
+      /^\.git\/config is protected while the sandbox is on: \.git\/config is frozen \(git reads it as configuration/,
+    );
     expect(readFileSync(join(tree.ws, ".git", "config"), "utf8")).toBe(config);
 
     const paths = [
@@ -94,9 +108,15 @@ describe("write and edit with the sandbox on", () => {
       await call(write!, { path: "innocent.sh", content: "#!/bin/sh\ntouch pwned\n" }),
       await call(write!, { path: "src/../.git/hooks/pre-push", content: "#!/bin/sh\n" }),
       await call(write!, { path: `${tree.ws}/src/../.mypi/settings.json`, content: "{}\n" }),
-      await call(edit!, { path: "claude-link/../.git/config", oldText: "[core]", newText: "[core]\n\thooksPath = src" }),
+      await call(edit!, {
+        path: "claude-link/../.git/config",
+        oldText: "[core]",
+        newText: "[core]\n\thooksPath = src",
+      }),
     ];
-    expect(results.map((r) => r.isError === true && / is protected while the sandbox is on: /.test(seen(r).text))).toEqual([true, true, true, true, true]);
+    expect(
+      results.map((r) => r.isError === true && / is protected while the sandbox is on: /.test(seen(r).text)),
+    ).toEqual([true, true, true, true, true]);
     expect(readdirSync(join(tree.ws, ".claude"))).toEqual([]);
     expect(existsSync(join(tree.ws, ".git", "hooks", "post-checkout"))).toBe(false);
     rmSync(join(tree.ws, ".claude"), { recursive: true });
@@ -120,13 +140,21 @@ describe("write and edit with the sandbox on", () => {
       isError: true,
       text: `out/pre-commit changed while it was being written (it now leads to ${join(tree.ws, ".git", "hooks", "pre-commit")}); nothing was written. Try again.`,
     });
-    expect(readdirSync(join(tree.ws, ".git", "hooks")).filter((f) => f.includes("pre-commit") && !f.endsWith(".sample"))).toEqual([]);
+    expect(
+      readdirSync(join(tree.ws, ".git", "hooks")).filter((f) => f.includes("pre-commit") && !f.endsWith(".sample")),
+    ).toEqual([]);
     rmSync(join(tree.ws, "out"));
   });
 
   it("write the rest of the workspace as before, and a frozen path named in allowWrite", async () => {
-    expect(seen(await call(write!, { path: "src/new.ts", content: "export const x = 1;\n" }))).toEqual({ isError: false, text: "Wrote 20 bytes to src/new.ts" });
-    expect(seen(await call(edit!, { path: "src/app.ts", oldText: "export {};", newText: "export { x } from './new.ts';" })).isError).toBe(false);
+    expect(seen(await call(write!, { path: "src/new.ts", content: "export const x = 1;\n" }))).toEqual({
+      isError: false,
+      text: "Wrote 20 bytes to src/new.ts",
+    });
+    expect(
+      seen(await call(edit!, { path: "src/app.ts", oldText: "export {};", newText: "export { x } from './new.ts';" }))
+        .isError,
+    ).toBe(false);
     const allowed = createWriteTool(tree.ws, undefined, { sandbox: { ...sandbox, allowWrite: [".mypi"] } });
     mkdirSync(join(tree.ws, ".mypi"));
     expect(seen(await call(allowed, { path: ".mypi/settings.json", content: "{}\n" })).isError).toBe(false);
@@ -136,8 +164,14 @@ describe("write and edit with the sandbox on", () => {
   it("without the sandbox, write and edit change the same paths (so the refusals above are the sandbox's)", async () => {
     const plain = createWriteTool(tree.ws);
     const plainEdit = createEditTool(tree.ws);
-    expect(seen(await call(plain, { path: ".mypi/extensions/planted.ts", content: "export default () => {};\n" })).isError).toBe(false);
-    expect(seen(await call(plainEdit, { path: ".git/config", oldText: "[core]\n", newText: "[core]\n\thooksPath = nowhere\n" })).isError).toBe(false);
+    expect(
+      seen(await call(plain, { path: ".mypi/extensions/planted.ts", content: "export default () => {};\n" })).isError,
+    ).toBe(false);
+    expect(
+      seen(
+        await call(plainEdit, { path: ".git/config", oldText: "[core]\n", newText: "[core]\n\thooksPath = nowhere\n" }),
+      ).isError,
+    ).toBe(false);
     expect(readFileSync(join(tree.ws, ".git", "config"), "utf8")).toContain("hooksPath = nowhere");
   });
 });

@@ -47,7 +47,10 @@ describe("write", () => {
   it("writes to the target of a symlink inside the root, keeping the link", async () => {
     const ws = workspace({ "real.txt": "old" });
     symlinkSync(join(ws.root, "real.txt"), join(ws.root, "alias.txt"));
-    expect(await ws.write({ path: "alias.txt", content: "new" })).toEqual({ isError: false, text: "Wrote 3 bytes to real.txt" });
+    expect(await ws.write({ path: "alias.txt", content: "new" })).toEqual({
+      isError: false,
+      text: "Wrote 3 bytes to real.txt",
+    });
     expect(ws.file("real.txt")).toBe("new");
     expect(readdirSync(ws.root).sort()).toEqual(["alias.txt", "real.txt"]);
   });
@@ -72,9 +75,19 @@ describe("write", () => {
     const ws = workspace({ "a.txt": "one\ntwo\nthree\n" });
     const tool = createWriteTool(ws.root, ws.queue);
     const replaced = await call(tool, { path: "a.txt", content: "one\nTWO\nthree\n" });
-    expect(replaced.details).toEqual({ path: "a.txt", bytes: 14, created: false, diff: "--- a.txt\n+++ a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three" });
+    expect(replaced.details).toEqual({
+      path: "a.txt",
+      bytes: 14,
+      created: false,
+      diff: "--- a.txt\n+++ a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three",
+    });
     const created = await call(tool, { path: "b.txt", content: "new\n" });
-    expect(created.details).toEqual({ path: "b.txt", bytes: 4, created: true, diff: "--- b.txt\n+++ b.txt\n@@ -1,0 +1,1 @@\n+new" });
+    expect(created.details).toEqual({
+      path: "b.txt",
+      bytes: 4,
+      created: true,
+      diff: "--- b.txt\n+++ b.txt\n@@ -1,0 +1,1 @@\n+new",
+    });
     const same = await call(tool, { path: "b.txt", content: "new\n" });
     expect(same.details).toEqual({ path: "b.txt", bytes: 4, created: false });
   });
@@ -89,7 +102,11 @@ describe("edit", () => {
 
   it("replaces the one occurrence and shows a small unified diff", async () => {
     const ws = workspace({ "math.js": source });
-    const result = await ws.edit({ path: "math.js", oldText: "  return a - b;", newText: "  const d = a - b;\n  return d;" });
+    const result = await ws.edit({
+      path: "math.js",
+      oldText: "  return a - b;",
+      newText: "  const d = a - b;\n  return d;",
+    });
     expect(result).toEqual({
       isError: false,
       text: [
@@ -146,7 +163,10 @@ describe("edit", () => {
       await ws.edit({ path: "blob.bin", oldText: "a", newText: "b" }),
     ];
     expect(results).toEqual([
-      { isError: true, text: "oldText is empty. Give the exact text to replace; to create or overwrite a whole file, use write." },
+      {
+        isError: true,
+        text: "oldText is empty. Give the exact text to replace; to create or overwrite a whole file, use write.",
+      },
       { isError: true, text: "oldText and newText are identical; nothing to change in a.txt." },
       { isError: true, text: "File not found: nope.txt. Use write to create a file, or ls or find to locate one." },
       { isError: true, text: "src is a directory, not a file." },
@@ -164,7 +184,9 @@ describe("edit", () => {
   it("runs 100 concurrent edits of one file in turn, so every one of them lands", async () => {
     const ws = workspace({ "log.txt": "END\n" });
     const results = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => ws.edit({ path: "log.txt", oldText: "END\n", newText: `entry ${i}\nEND\n` })),
+      Array.from({ length: 100 }, (_, i) =>
+        ws.edit({ path: "log.txt", oldText: "END\n", newText: `entry ${i}\nEND\n` }),
+      ),
     );
     expect(results.filter((r) => r.isError)).toEqual([]);
     const lines = ws.file("log.txt").trimEnd().split("\n");

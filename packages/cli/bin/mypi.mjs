@@ -13,7 +13,9 @@ try {
   ({ main } = await import("../dist/main.js"));
 } catch (error) {
   if (error?.code !== "ERR_MODULE_NOT_FOUND" || !String(error.message).includes("dist")) throw error;
-  process.stderr.write("mypi: this copy of @mypi/cli is not built (no dist/). In the repository run `npm run build`, or use packages/cli/bin/mypi-dev.mjs.\n");
+  process.stderr.write(
+    "mypi: this copy of @mypi/cli is not built (no dist/). In the repository run `npm run build`, or use packages/cli/bin/mypi-dev.mjs.\n",
+  );
   process.exit(2);
 }
 const code = await main(process.argv.slice(2));

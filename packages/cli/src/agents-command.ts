@@ -29,7 +29,9 @@ export async function runAgentsCommand(args: CliArgs, io: CliIO): Promise<number
   io.stdout.write(`${listAgents(agents)}\n`);
   for (const p of problems) io.stderr.write(`mypi: ${p}\n`);
   if (unread.length) {
-    io.stderr.write(`mypi: workspace ${cwd} is not trusted: ${unread.join(", ")} not read. Allow it with --trust-project (this run) or \`mypi trust\` (from now on).\n`);
+    io.stderr.write(
+      `mypi: workspace ${cwd} is not trusted: ${unread.join(", ")} not read. Allow it with --trust-project (this run) or \`mypi trust\` (from now on).\n`,
+    );
   }
   return EXIT.ok;
 }

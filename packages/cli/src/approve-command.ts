@@ -77,22 +77,36 @@ function answer(args: ApproveArgs, session: SessionManager, io: CliIO): number {
     return EXIT.ok;
   }
   if (waiting.length === 0) {
-    io.stderr.write(`mypi approve: no call of ${name} waits for an answer (its last run did not pause, or every call was answered).\n`);
+    io.stderr.write(
+      `mypi approve: no call of ${name} waits for an answer (its last run did not pause, or every call was answered).\n`,
+    );
     return EXIT.error;
   }
   const chosen = args.call === undefined ? waiting : waiting.filter((c) => c.toolCallId === args.call);
   if (chosen.length === 0) {
-    io.stderr.write(`mypi approve: no call ${args.call} waits in ${name}; waiting: ${waiting.map((c) => c.toolCallId).join(", ")}.\n`);
+    io.stderr.write(
+      `mypi approve: no call ${args.call} waits in ${name}; waiting: ${waiting.map((c) => c.toolCallId).join(", ")}.\n`,
+    );
     return EXIT.error;
   }
   for (const call of chosen) {
-    if (args.deny !== undefined) session.appendApproval({ toolCallId: call.toolCallId, approved: false, reason: args.deny });
+    if (args.deny !== undefined)
+      session.appendApproval({ toolCallId: call.toolCallId, approved: false, reason: args.deny });
     else session.appendApproval({ toolCallId: call.toolCallId, approved: true, scope: args.scope ?? "once" });
-    io.stdout.write(`${args.deny !== undefined ? "denied" : `approved (${args.scope ?? "once"})`}: ${describe(call)}\n`);
+    io.stdout.write(
+      `${args.deny !== undefined ? "denied" : `approved (${args.scope ?? "once"})`}: ${describe(call)}\n`,
+    );
   }
   const still = waiting.length - chosen.length;
-  const next = args.store !== undefined ? `mypi --session-store ${args.store} --session ${session.id} --continue-run` : `mypi --session ${session.file ?? session.id} --continue-run`;
-  io.stdout.write(still > 0 ? `${still} more wait${still === 1 ? "s" : ""}: answer ${still === 1 ? "it" : "them"} too, then go on with: ${next}\n` : `go on with: ${next} (a batch task: mypi batch … --resume)\n`);
+  const next =
+    args.store !== undefined
+      ? `mypi --session-store ${args.store} --session ${session.id} --continue-run`
+      : `mypi --session ${session.file ?? session.id} --continue-run`;
+  io.stdout.write(
+    still > 0
+      ? `${still} more wait${still === 1 ? "s" : ""}: answer ${still === 1 ? "it" : "them"} too, then go on with: ${next}\n`
+      : `go on with: ${next} (a batch task: mypi batch … --resume)\n`,
+  );
   return EXIT.ok;
 }
 
@@ -108,7 +122,11 @@ function describe(call: WaitingCall): string {
   return `${call.toolCallId}  ${call.toolName} ${input.length > 200 ? `${input.slice(0, 200)}…` : input} — ${call.reason}${call.by ? ` (${call.by})` : ""}`;
 }
 
-async function open(args: ApproveArgs, cwd: string, shellCwd: string): Promise<OpenedSession | { error: string; usage: boolean }> {
+async function open(
+  args: ApproveArgs,
+  cwd: string,
+  shellCwd: string,
+): Promise<OpenedSession | { error: string; usage: boolean }> {
   if (args.store !== undefined) return openStored(args.store, args.session!, cwd);
   let file = resolve(shellCwd, args.session!);
   if (!isFile(file)) {
@@ -149,7 +167,8 @@ function parse(argv: readonly string[]): ApproveArgs | string {
           break;
         case "--scope": {
           const scope = value();
-          if (!(SCOPES as readonly string[]).includes(scope)) return `--scope must be once, session or project (got "${scope}").`;
+          if (!(SCOPES as readonly string[]).includes(scope))
+            return `--scope must be once, session or project (got "${scope}").`;
           args.scope = scope as ApproveArgs["scope"];
           break;
         }
@@ -175,6 +194,7 @@ function parse(argv: readonly string[]): ApproveArgs | string {
   if (words.length > 2) return `one session and at most one call id, got: ${words.join(" ")}.`;
   [args.session, args.call] = words;
   if (args.deny !== undefined && args.scope !== undefined) return "--scope is for an approval; --deny refuses.";
-  if (args.list && (args.deny !== undefined || args.scope !== undefined || args.call !== undefined)) return "--list shows what waits and changes nothing: give it alone.";
+  if (args.list && (args.deny !== undefined || args.scope !== undefined || args.call !== undefined))
+    return "--list shows what waits and changes nothing: give it alone.";
   return args;
 }

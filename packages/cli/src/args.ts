@@ -11,7 +11,17 @@ import { applyPiOption, expandHome, PI_OPTIONS, PI_SHORT, REFUSED } from "./pi-f
 import { toolList, toolListProblem } from "./tool-selection.ts";
 
 export type Mode = "print" | "json" | "rpc" | "interactive" | "acp";
-export type Command = "run" | "extensions" | "models" | "agents" | "demo" | "help" | "version" | "batch" | "worker" | "export";
+export type Command =
+  | "run"
+  | "extensions"
+  | "models"
+  | "agents"
+  | "demo"
+  | "help"
+  | "version"
+  | "batch"
+  | "worker"
+  | "export";
 /** What print, JSON and batch runs do when a check asks a person (docs/resume.md#approvals). */
 export type OnAsk = "deny" | "pause" | "fail";
 
@@ -177,9 +187,24 @@ const OPTIONS: Record<string, FlagKind> = {
   help: "boolean",
   version: "boolean",
 };
-const SHORT: Record<string, string> = { p: "print", e: "extension", c: "continue", r: "resume", h: "help", v: "version", ...PI_SHORT };
+const SHORT: Record<string, string> = {
+  p: "print",
+  e: "extension",
+  c: "continue",
+  r: "resume",
+  h: "help",
+  v: "version",
+  ...PI_SHORT,
+};
 const MODES: readonly Mode[] = ["print", "json", "rpc", "interactive", "acp"];
-const SUBCOMMANDS: Record<string, Command> = { extensions: "extensions", models: "models", agents: "agents", demo: "demo", help: "help", acp: "run" };
+const SUBCOMMANDS: Record<string, Command> = {
+  extensions: "extensions",
+  models: "models",
+  agents: "agents",
+  demo: "demo",
+  help: "help",
+  acp: "run",
+};
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /**
@@ -268,7 +293,8 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
     if (name === "export") {
       // Pi: `--export FILE [OUT]`: the words after it are its own.
       const rest = [...(inline !== undefined ? [inline] : []), ...argv.slice(i + 1)];
-      if (rest.length === 0 || rest[0]!.startsWith("-")) return usageError(`--export needs the session file (or id) to export: --export FILE [OUT.html]. ${HELP_HINT}`);
+      if (rest.length === 0 || rest[0]!.startsWith("-"))
+        return usageError(`--export needs the session file (or id) to export: --export FILE [OUT.html]. ${HELP_HINT}`);
       args.command = "export";
       args.exportArgs = rest.slice(0, 2);
       i = argv.length;
@@ -330,8 +356,12 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       args.thinking = text;
       return;
     case "models": {
-      const patterns = text.split(",").map((p) => p.trim()).filter(Boolean);
-      if (patterns.length === 0) return `--models takes model patterns separated by commas (got "${text}"): anthropic/*, gpt-5.5, *sonnet*:high`;
+      const patterns = text
+        .split(",")
+        .map((p) => p.trim())
+        .filter(Boolean);
+      if (patterns.length === 0)
+        return `--models takes model patterns separated by commas (got "${text}"): anthropic/*, gpt-5.5, *sonnet*:high`;
       args.models = patterns;
       return;
     }
@@ -365,7 +395,8 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       return;
     case "tool-timeout": {
       const seconds = toolTimeoutSeconds(text);
-      if (seconds === undefined) return `--tool-timeout takes seconds, a number ≥ 0 (0: no default timeout; got "${text}").`;
+      if (seconds === undefined)
+        return `--tool-timeout takes seconds, a number ≥ 0 (0: no default timeout; got "${text}").`;
       args.toolTimeoutMs = seconds * 1000;
       return;
     }
@@ -385,7 +416,8 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
       args.continueRun = true;
       return;
     case "on-ask":
-      if (text !== "deny" && text !== "pause" && text !== "fail") return `--on-ask must be deny, pause or fail (got "${text}"). ${HELP_HINT}`;
+      if (text !== "deny" && text !== "pause" && text !== "fail")
+        return `--on-ask must be deny, pause or fail (got "${text}"). ${HELP_HINT}`;
       args.onAsk = text;
       return;
     case "session-store":
@@ -418,7 +450,8 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
     case "tools": {
       if (args.tools !== undefined) return "give --tools once (a comma-separated list), or --no-tools.";
       const names = toolList(text);
-      if (names.length === 0) return `--tools takes tool names or patterns separated by commas (got "${text}"); --no-tools offers none.`;
+      if (names.length === 0)
+        return `--tools takes tool names or patterns separated by commas (got "${text}"); --no-tools offers none.`;
       const problem = toolListProblem(names);
       if (problem) return `--tools ${text}: ${problem}.`;
       args.tools = names;
@@ -447,7 +480,8 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
     case "sandbox-network":
     case "no-sandbox-network": {
       const on = name === "sandbox-network";
-      if ((on ? args.noSandboxNetwork : args.sandboxNetwork) === true) return "choose one of --sandbox-network and --no-sandbox-network.";
+      if ((on ? args.noSandboxNetwork : args.sandboxNetwork) === true)
+        return "choose one of --sandbox-network and --no-sandbox-network.";
       if (on) args.sandboxNetwork = true;
       else args.noSandboxNetwork = true;
       return;
@@ -476,37 +510,68 @@ export function toolTimeoutSeconds(text: string): number | undefined {
   return /^\d+(\.\d+)?$/.test(text) ? Number(text) : undefined;
 }
 
-
 /** `wordsKnown`: the positional words are surely the prompt (no flag of unknown kind before them). */
 function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   if (args.command === "export") return { ok: true, args };
-  const sessionChoices = [args.session !== undefined, args.continue, args.resume, args.noSession, args.sessionId !== undefined, args.fork !== undefined].filter(Boolean).length;
-  if (sessionChoices > 1) return usageError("choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session.");
-  if (args.strictExtensions && args.allowFailedExtensions) return usageError("choose one of --strict-extensions and --allow-failed-extensions.");
+  const sessionChoices = [
+    args.session !== undefined,
+    args.continue,
+    args.resume,
+    args.noSession,
+    args.sessionId !== undefined,
+    args.fork !== undefined,
+  ].filter(Boolean).length;
+  if (sessionChoices > 1)
+    return usageError(
+      "choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session.",
+    );
+  if (args.strictExtensions && args.allowFailedExtensions)
+    return usageError("choose one of --strict-extensions and --allow-failed-extensions.");
   if (args.continueRun && args.session === undefined && args.sessionId === undefined && !args.continue) {
-    return usageError("--continue-run goes on with a session's run: name it with --session FILE|ID or --session-id ID (or --continue for the latest).");
+    return usageError(
+      "--continue-run goes on with a session's run: name it with --session FILE|ID or --session-id ID (or --continue for the latest).",
+    );
   }
   if (args.continueRun && wordsKnown && args.prompt !== undefined) {
-    return usageError(`--continue-run goes on with the session's run and takes no prompt (got "${args.prompt}"); to add one, continue the session with --session and a prompt.`);
+    return usageError(
+      `--continue-run goes on with the session's run and takes no prompt (got "${args.prompt}"); to add one, continue the session with --session and a prompt.`,
+    );
   }
   if (args.sessionStore !== undefined && args.session === undefined) {
     return usageError("--session-store needs --session ID: the id of the session in that store.");
   }
-  if (args.model !== undefined && args.model.trim() === "") return usageError("--model needs a model: provider/id, an id, openai:<name> or scripted:<file> (`mypi models` lists them).");
-  if (args.provider !== undefined && args.model === undefined) return usageError("--provider narrows --model: give --model too (e.g. --provider anthropic --model sonnet).");
-  if (args.apiKey !== undefined && args.model === undefined && args.models === undefined) return usageError("--api-key is the key of the model chosen with --model (or the first of --models): give one of them too.");
+  if (args.model !== undefined && args.model.trim() === "")
+    return usageError(
+      "--model needs a model: provider/id, an id, openai:<name> or scripted:<file> (`mypi models` lists them).",
+    );
+  if (args.provider !== undefined && args.model === undefined)
+    return usageError("--provider narrows --model: give --model too (e.g. --provider anthropic --model sonnet).");
+  if (args.apiKey !== undefined && args.model === undefined && args.models === undefined)
+    return usageError(
+      "--api-key is the key of the model chosen with --model (or the first of --models): give one of them too.",
+    );
   if (args.mode === "rpc" && (args.print || (wordsKnown && args.prompt !== undefined))) {
     return usageError("--mode rpc reads its prompts from stdin; drop -p and the prompt.");
   }
   if (args.mode === "acp") {
-    if (args.print || (wordsKnown && args.prompt !== undefined)) return usageError("mypi acp reads its prompts from the editor (session/prompt); drop -p and the prompt.");
+    if (args.print || (wordsKnown && args.prompt !== undefined))
+      return usageError("mypi acp reads its prompts from the editor (session/prompt); drop -p and the prompt.");
     // The client opens and loads sessions itself (session/new, session/load).
-    const flags: Record<string, boolean> = { "--session": args.session !== undefined, "--session-id": args.sessionId !== undefined, "--fork": args.fork !== undefined, "--continue": args.continue, "--resume": args.resume };
+    const flags: Record<string, boolean> = {
+      "--session": args.session !== undefined,
+      "--session-id": args.sessionId !== undefined,
+      "--fork": args.fork !== undefined,
+      "--continue": args.continue,
+      "--resume": args.resume,
+    };
     const chosen = Object.keys(flags).find((flag) => flags[flag]);
-    if (chosen) return usageError(`mypi acp: the editor chooses the session (session/new, session/load); drop ${chosen}.`);
+    if (chosen)
+      return usageError(`mypi acp: the editor chooses the session (session/new, session/load); drop ${chosen}.`);
   }
   if (args.json && args.command !== "extensions" && args.command !== "models" && args.command !== "agents") {
-    return usageError("--json belongs to `mypi extensions`, `mypi models` and `mypi agents`; for JSON events use --mode json.");
+    return usageError(
+      "--json belongs to `mypi extensions`, `mypi models` and `mypi agents`; for JSON events use --mode json.",
+    );
   }
   if ((args.command === "extensions" || args.command === "agents") && wordsKnown && args.prompt !== undefined) {
     return usageError(`\`mypi ${args.command}\` takes no prompt (got "${args.prompt}").`);
@@ -528,7 +593,16 @@ export function resolveMode(args: CliArgs, isTTY: boolean): Mode {
  * Exit codes (docs/cli.md#command-line). A signal or a closed stdout ends the run as an abort and exits
  * 128 + the signal's number (`exits.ts`).
  */
-export const EXIT = { ok: 0, error: 1, usage: 2, paused: 3, aborted: 130, hangup: 129, terminated: 143, brokenPipe: 141 } as const;
+export const EXIT = {
+  ok: 0,
+  error: 1,
+  usage: 2,
+  paused: 3,
+  aborted: 130,
+  hangup: 129,
+  terminated: 143,
+  brokenPipe: 141,
+} as const;
 
 /** The process exit code for how a run ended. */
 export function exitCodeFor(stopReason: string): number {

@@ -25,10 +25,12 @@ export function linkedSessionFile(entry: SessionEntry): string | undefined {
  * opened read-only; a string says why not.
  */
 export function openChildSession(ownFile: string | undefined, file: string): SessionManager | string {
-  if (ownFile === undefined) return "this session keeps nothing on disk (--no-session), so no child agent's transcript was kept";
+  if (ownFile === undefined)
+    return "this session keeps nothing on disk (--no-session), so no child agent's transcript was kept";
   const folder = childFolder(ownFile);
   const path = resolve(file);
-  if (!path.startsWith(folder) || !path.endsWith(".jsonl")) return `${file} is not the transcript of a child agent of this session (those are under ${folder})`;
+  if (!path.startsWith(folder) || !path.endsWith(".jsonl"))
+    return `${file} is not the transcript of a child agent of this session (those are under ${folder})`;
   if (!existsSync(path)) return `${file}: no such transcript (a child that wrote nothing has none)`;
   try {
     return SessionManager.open(path);

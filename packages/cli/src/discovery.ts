@@ -33,7 +33,14 @@ import { existsSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { extensionName, type LoadFailure } from "@mypi/extension-api";
-import { findInstalledPackage, insideRoot, isPackageDir, isPackageName, readPackageManifest, type PackageManifest } from "./packages/manifest.ts";
+import {
+  findInstalledPackage,
+  insideRoot,
+  isPackageDir,
+  isPackageName,
+  readPackageManifest,
+  type PackageManifest,
+} from "./packages/manifest.ts";
 import { claudeCodeTriggers } from "./claude-code.ts";
 import { SHIPPED_EXTENSIONS, isShippedName, shippedExtensionPath } from "./shipped.ts";
 
@@ -81,20 +88,40 @@ export function discoverExtensions(options: DiscoveryOptions): Discovery {
   const extensions: DiscoveredExtension[] = [];
   const failures: LoadFailure[] = [];
   if (options.managedDir !== undefined) {
-    for (const path of listExtensionFolder(join(options.managedDir, "extensions"))) extensions.push({ path, origin: "managed", note: "managed" });
+    for (const path of listExtensionFolder(join(options.managedDir, "extensions")))
+      extensions.push({ path, origin: "managed", note: "managed" });
   }
   if (!options.noExtensions) {
-    for (const path of listExtensionFolder(join(options.home, "extensions"))) extensions.push({ path, origin: "global" });
-    for (const path of listExtensionFolder(join(options.cwd, ".mypi", "extensions"))) extensions.push({ path, origin: "project" });
+    for (const path of listExtensionFolder(join(options.home, "extensions")))
+      extensions.push({ path, origin: "global" });
+    for (const path of listExtensionFolder(join(options.cwd, ".mypi", "extensions")))
+      extensions.push({ path, origin: "project" });
     // The workspace's own mcp.json switches mcp on only in a trusted workspace (origin "project").
-    const mcpConfig = [join(options.home, "mcp.json"), join(options.cwd, ".mypi", "mcp.json")].find((f) => existsSync(f));
+    const mcpConfig = [join(options.home, "mcp.json"), join(options.cwd, ".mypi", "mcp.json")].find((f) =>
+      existsSync(f),
+    );
     const byProject = mcpConfig !== undefined && mcpConfig !== join(options.home, "mcp.json");
-    if (mcpConfig !== undefined && !options.noMcp) extensions.push({ path: shippedExtensionPath("mcp"), origin: byProject ? "project" : "auto", note: `on: ${mcpConfig} exists` });
+    if (mcpConfig !== undefined && !options.noMcp)
+      extensions.push({
+        path: shippedExtensionPath("mcp"),
+        origin: byProject ? "project" : "auto",
+        note: `on: ${mcpConfig} exists`,
+      });
     // claude-code when there are hooks or plugins to run (claude-code.ts); the workspace's only once it is trusted.
     const claude = claudeCodeTriggers({ home: options.home, cwd: options.cwd, settings: options.settings ?? {} });
-    if (claude.mcp && mcpConfig === undefined && !options.noMcp) extensions.push({ path: shippedExtensionPath("mcp"), origin: claude.mcp.project ? "project" : "auto", note: claude.mcp.note });
+    if (claude.mcp && mcpConfig === undefined && !options.noMcp)
+      extensions.push({
+        path: shippedExtensionPath("mcp"),
+        origin: claude.mcp.project ? "project" : "auto",
+        note: claude.mcp.note,
+      });
     const why = claude.global ?? claude.project;
-    if (why !== undefined) extensions.push({ path: shippedExtensionPath("claude-code"), origin: claude.global ? "auto" : "project", note: why });
+    if (why !== undefined)
+      extensions.push({
+        path: shippedExtensionPath("claude-code"),
+        origin: claude.global ? "auto" : "project",
+        note: why,
+      });
   }
   for (const spec of options.extensionPaths) {
     if (options.noMcp && spec === "mcp") continue;
@@ -107,7 +134,12 @@ export function discoverExtensions(options: DiscoveryOptions): Discovery {
     const origin = resolved.workspace ? "cli-project" : "cli";
     for (const [i, path] of resolved.paths.entries()) {
       const name = resolved.names?.[i];
-      extensions.push({ path, origin, ...(path !== resolve(options.shellCwd, spec) && { note: `-e ${spec}` }), ...(name !== undefined && { name }) });
+      extensions.push({
+        path,
+        origin,
+        ...(path !== resolve(options.shellCwd, spec) && { note: `-e ${spec}` }),
+        ...(name !== undefined && { name }),
+      });
     }
   }
   return { extensions, failures };
@@ -122,7 +154,8 @@ export function resolveExtensionSpec(
   options: Pick<DiscoveryOptions, "cwd" | "shellCwd">,
 ): { paths: string[]; names?: string[]; workspace?: true; refused?: LoadFailure[] } | { failure: LoadFailure } {
   const asPath = resolve(options.shellCwd, expandHome(spec));
-  if (looksLikePath(spec)) return existsSync(asPath) && isPackageWithExtensions(asPath) ? packageEntries(asPath, spec) : { paths: [asPath] };
+  if (looksLikePath(spec))
+    return existsSync(asPath) && isPackageWithExtensions(asPath) ? packageEntries(asPath, spec) : { paths: [asPath] };
   if (isShippedName(spec)) return { paths: [shippedExtensionPath(spec)] };
   const name = spec.startsWith("npm:") ? spec.slice(4) : spec;
   const dir = isPackageName(name) ? findInstalledPackage(name, options.cwd) : undefined;
@@ -131,10 +164,18 @@ export function resolveExtensionSpec(
     return "failure" in entries ? entries : { ...entries, workspace: true };
   }
   const fail = (message: string) => ({ failure: { path: spec, name, code: "MYPI_NOT_FOUND", message } });
-  if (spec.startsWith("npm:")) return fail(`package ${name} is not installed in ${options.cwd} or a folder above it; npm install ${name} there first`);
+  if (spec.startsWith("npm:"))
+    return fail(
+      `package ${name} is not installed in ${options.cwd} or a folder above it; npm install ${name} there first`,
+    );
   const shipped = `shipped: ${SHIPPED_EXTENSIONS.join(", ")}`;
-  if (existsSync(asPath)) return fail(`-e ${spec} is a bare name, which names a shipped extension (${shipped}) or an installed package; to load ${asPath}, write it as a path: -e ./${spec}`);
-  return fail(`no shipped extension (${shipped}) or installed package is named ${spec}; a file or folder is given as a path (-e ./${spec})`);
+  if (existsSync(asPath))
+    return fail(
+      `-e ${spec} is a bare name, which names a shipped extension (${shipped}) or an installed package; to load ${asPath}, write it as a path: -e ./${spec}`,
+    );
+  return fail(
+    `no shipped extension (${shipped}) or installed package is named ${spec}; a file or folder is given as a path (-e ./${spec})`,
+  );
 }
 
 /**
@@ -161,15 +202,20 @@ function isPackageWithExtensions(dir: string): boolean {
   return (manifest.declaredBy !== "folders" && manifest.declaredBy !== "entry") || !hasIndexFile(dir);
 }
 
-function packageEntries(dir: string, spec: string): { paths: string[]; names?: string[]; refused?: LoadFailure[] } | { failure: LoadFailure } {
+function packageEntries(
+  dir: string,
+  spec: string,
+): { paths: string[]; names?: string[]; refused?: LoadFailure[] } | { failure: LoadFailure } {
   const manifest = readPackageManifest(dir);
   const name = typeof manifest === "string" ? spec : (manifest.name ?? spec);
-  if (typeof manifest === "string") return { failure: { path: dir, name, code: "MYPI_BAD_PACKAGE", message: manifest } };
+  if (typeof manifest === "string")
+    return { failure: { path: dir, name, code: "MYPI_BAD_PACKAGE", message: manifest } };
   const { paths, outside } = manifestExtensionPaths(manifest);
   const refused = outside.map((path) => outsideFailure(manifest.root, path, name));
   if (paths.length === 0 && refused.length > 0) return { paths: [], refused };
   if (paths.length === 0) {
-    const message = 'the package declares no extensions: add "mypi": { "extensions": ["./index.ts"] } to its package.json (Pi\'s "pi" key works too), or an extensions/ folder';
+    const message =
+      'the package declares no extensions: add "mypi": { "extensions": ["./index.ts"] } to its package.json (Pi\'s "pi" key works too), or an extensions/ folder';
     return { failure: { path: dir, name, code: "MYPI_BAD_PACKAGE", message } };
   }
   const names = manifest.name === undefined ? undefined : packageExtensionNames(manifest.name, paths);
@@ -203,7 +249,12 @@ export function manifestExtensionPaths(manifest: PackageManifest): { paths: stri
 
 /** The load failure that says a package's link leading outside it was not loaded. */
 export function outsideFailure(root: string, path: string, name: string): LoadFailure {
-  return { path, name, code: "MYPI_BAD_PACKAGE", message: `${relative(root, path)} is a link leading outside the package (${realPath(path)}); it is not loaded. A package's files must be inside it` };
+  return {
+    path,
+    name,
+    code: "MYPI_BAD_PACKAGE",
+    message: `${relative(root, path)} is a link leading outside the package (${realPath(path)}); it is not loaded. A package's files must be inside it`,
+  };
 }
 
 function realPath(path: string): string {

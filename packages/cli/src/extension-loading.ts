@@ -19,7 +19,13 @@ import type { EscapeApprovals, FileAccess, SandboxOptions } from "@mypi/builtin-
 import type { ExtensionFactory, ExtensionSpec, ExtensionUI, HostMode } from "@mypi/extension-api";
 import type { CliArgs, Mode } from "./args.ts";
 import { discoverExtensions, type Discovery, type ExtensionOrigin } from "./discovery.ts";
-import { loadExtensionSet, redactorOf, type ExtensionSet, type LoadedExtensions, type ProjectExtensions } from "./host-builder.ts";
+import {
+  loadExtensionSet,
+  redactorOf,
+  type ExtensionSet,
+  type LoadedExtensions,
+  type ProjectExtensions,
+} from "./host-builder.ts";
 import type { CliIO } from "./main.ts";
 import { createRpcUI, type RpcUI } from "./modes/rpc-ui.ts";
 import { identities, packageResources, type PackageResources } from "./packages/load.ts";
@@ -27,7 +33,13 @@ import { toJsonLine } from "./rpc/jsonl.ts";
 import type { LoadedSettings, Settings } from "./settings.ts";
 import type { SandboxState } from "./policy/choose.ts";
 import { createPolicyRun, withoutShippedGate, type PolicyRun } from "./policy/load.ts";
-import { appliedAnything, loadPolicySettings, restrictedLine, type PolicySettings, type TierFile } from "./policy/tiers.ts";
+import {
+  appliedAnything,
+  loadPolicySettings,
+  restrictedLine,
+  type PolicySettings,
+  type TierFile,
+} from "./policy/tiers.ts";
 import { decideTrust } from "./trust-decide.ts";
 import { managedSandboxOf, sandboxOf, sandboxUsable } from "./sandbox.ts";
 import { claudeProjectHookFiles } from "./claude-code.ts";
@@ -108,7 +120,9 @@ interface ProjectOutcome {
  * Load the run's extensions. `{settingsError}`: the workspace's settings file is broken;
  * `{usageError}`: its sandbox settings clash with the command line (the extensions are shut down).
  */
-export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | { settingsError: string } | { usageError: string }> {
+export async function loadExtensions(
+  r: LoadRequest,
+): Promise<LoadedWorkspace | { settingsError: string } | { usageError: string }> {
   const { firstPass, io, mode, listing, cwd, firstSettings } = r;
   const rpcUI = mode === "rpc" && !listing ? createRpcUI((line) => io.stdout.write(toJsonLine(line))) : undefined;
   const diagnostic = (message: string) => io.stderr.write(`mypi: ${message}\n`);
@@ -126,21 +140,41 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   // With --no-extensions the folder would not load anyway: it is not "skipped" for want of trust.
   // An -e package of the workspace's node_modules is its content too: it needs the decision.
   const trustResources = [
-    ...protectedResources(cwd).filter((res) => !(firstPass.noExtensions && res === ".mypi/extensions") && !(firstPass.noSubagents && res.endsWith("/agents"))),
+    ...protectedResources(cwd).filter(
+      (res) =>
+        !(firstPass.noExtensions && res === ".mypi/extensions") && !(firstPass.noSubagents && res.endsWith("/agents")),
+    ),
     ...workspaceSpecs(discovered),
     // Hooks in Claude Code's project files are the workspace's code as well.
     ...(firstPass.noExtensions ? [] : claudeProjectHookFiles(cwd, firstSettings.settings)),
   ];
   const globalDeclared = firstSettings.packages.filter((p) => p.file.scope === "global");
   const globalPackages = packagesOf(firstPass, globalDeclared);
-  const outcome: ProjectOutcome = { settings: firstSettings.settings, tiers: firstSettings.tiers, projectPackages: packagesOf(firstPass, []) };
+  const outcome: ProjectOutcome = {
+    settings: firstSettings.settings,
+    tiers: firstSettings.tiers,
+    projectPackages: packagesOf(firstPass, []),
+  };
   let sandboxState = r.sandboxState;
-  const policy = createPolicyRun({ args: firstPass, mode: listing ? "print" : mode, shellCwd: io.cwd, cwd, home: r.home, sandbox: () => sandboxState, escapes: r.escapes, tiers: () => outcome.tiers });
+  const policy = createPolicyRun({
+    args: firstPass,
+    mode: listing ? "print" : mode,
+    shellCwd: io.cwd,
+    cwd,
+    home: r.home,
+    sandbox: () => sandboxState,
+    escapes: r.escapes,
+    tiers: () => outcome.tiers,
+  });
   // Interactive mode: Pi extensions' terminal-UI imports are the real library (loaded only for this mode).
   const piTerminal = mode === "interactive" && !listing ? await interactiveTerminal(io) : undefined;
   const extensionSet: ExtensionSet = {
     cwd,
-    paths: withoutShippedGate([...pathsOf(discovered, "global"), ...globalPackages.extensions.map(specOf), ...pathsOf(discovered, "cli")]),
+    paths: withoutShippedGate([
+      ...pathsOf(discovered, "global"),
+      ...globalPackages.extensions.map(specOf),
+      ...pathsOf(discovered, "cli"),
+    ]),
     managedPaths: pathsOf(discovered, "managed"),
     project: projectExtensions(r, { discovered, globalPackages, globalDeclared, trustResources }, outcome),
     policies: () => policy.load(),
@@ -182,15 +216,37 @@ export async function loadExtensions(r: LoadRequest): Promise<LoadedWorkspace | 
   loaded.failures.push(...discovered.failures, ...globalPackages.failures, ...projectPackages.failures);
   const skipped =
     trust?.trusted === false && trustResources.length > 0
-      ? { resources: trustResources, extensions: [...pathsOf(discovered, "project"), ...pathsOf(discovered, "cli-project")].map((e) => (typeof e === "string" ? e : e.path)) }
+      ? {
+          resources: trustResources,
+          extensions: [...pathsOf(discovered, "project"), ...pathsOf(discovered, "cli-project")].map((e) =>
+            typeof e === "string" ? e : e.path,
+          ),
+        }
       : undefined;
   // The settings file is said by the line that says what of it applied.
   const restricted = restrictedLine(cwd, outcome.tiers);
-  const unread = skipped?.resources.filter((res) => !(res === ".mypi/settings.json" && appliedAnything(outcome.tiers, "project"))) ?? [];
+  const unread =
+    skipped?.resources.filter((res) => !(res === ".mypi/settings.json" && appliedAnything(outcome.tiers, "project"))) ??
+    [];
   if (unread.length > 0) io.stderr.write(`${skippedLine(cwd, unread)}\n`);
   if (restricted) io.stderr.write(`${restricted}\n`);
   const tiers = outcome.tiers;
-  return { loaded, extensionSet, settings, trusted: trust?.trusted === true, discovered, globalPackages, projectPackages, skipped, rpcUI, diagnostic, redactLines, tiers, policy, sandboxByDefault };
+  return {
+    loaded,
+    extensionSet,
+    settings,
+    trusted: trust?.trusted === true,
+    discovered,
+    globalPackages,
+    projectPackages,
+    skipped,
+    rpcUI,
+    diagnostic,
+    redactLines,
+    tiers,
+    policy,
+    sandboxByDefault,
+  };
 }
 
 /** Pi's `ctx.mode`: Pi has no ACP mode; an editor driving mypi over ACP is closest to RPC (dialogs over a protocol, no terminal). */
@@ -201,7 +257,12 @@ function hostModeOf(mode: Mode): HostMode {
 /** The workspace's part of the set: its decision, and on trust its settings, folder and packages (into `outcome`). */
 function projectExtensions(
   r: LoadRequest,
-  known: { discovered: Discovery; globalPackages: PackageResources; globalDeclared: LoadedSettings["packages"]; trustResources: string[] },
+  known: {
+    discovered: Discovery;
+    globalPackages: PackageResources;
+    globalDeclared: LoadedSettings["packages"];
+    trustResources: string[];
+  },
   outcome: ProjectOutcome,
 ): ProjectExtensions {
   const { firstPass, io, cwd, home, earlyTrust } = r;
@@ -211,9 +272,21 @@ function projectExtensions(
     ...(earlyTrust && { known: earlyTrust.trusted }),
     trust: async (manager) => {
       const interactive = r.mode === "interactive" && !r.listing;
-      outcome.trust ??= earlyTrust ?? (await decideTrust({ manager, cwd, home, resources: known.trustResources, flag: firstPass.trustProject, io, interactive }));
+      outcome.trust ??=
+        earlyTrust ??
+        (await decideTrust({
+          manager,
+          cwd,
+          home,
+          resources: known.trustResources,
+          flag: firstPass.trustProject,
+          io,
+          interactive,
+        }));
       if (!outcome.trust.trusted) return undefined;
-      const full = earlyTrust ? r.firstSettings : loadPolicySettings({ home, cwd, trusted: true, managedDir: r.managedDir });
+      const full = earlyTrust
+        ? r.firstSettings
+        : loadPolicySettings({ home, cwd, trusted: true, managedDir: r.managedDir });
       if ("error" in full) {
         outcome.settingsError = full.error;
         return undefined;
@@ -222,8 +295,16 @@ function projectExtensions(
       outcome.tiers = full.tiers;
       manager.setSettings(outcome.settings);
       // A package declared globally as well already loaded with the global extensions: once is enough.
-      outcome.projectPackages = packagesOf(firstPass, full.packages.filter((p) => p.file.scope === "project"), identities(known.globalDeclared));
-      return [...pathsOf(known.discovered, "project"), ...outcome.projectPackages.extensions.map(specOf), ...pathsOf(known.discovered, "cli-project")];
+      outcome.projectPackages = packagesOf(
+        firstPass,
+        full.packages.filter((p) => p.file.scope === "project"),
+        identities(known.globalDeclared),
+      );
+      return [
+        ...pathsOf(known.discovered, "project"),
+        ...outcome.projectPackages.extensions.map(specOf),
+        ...pathsOf(known.discovered, "cli-project"),
+      ];
     },
   };
 }
@@ -243,8 +324,14 @@ function specOf(e: { path: string; name?: string }): ExtensionSpec {
 }
 
 /** Installed packages' resources (`packages/load.ts`); none with `--no-extensions`. */
-function packagesOf(firstPass: CliArgs, declared: LoadedSettings["packages"], known?: ReadonlySet<string>): PackageResources {
-  return firstPass.noExtensions ? { extensions: [], skills: [], prompts: [], failures: [] } : packageResources(declared, known);
+function packagesOf(
+  firstPass: CliArgs,
+  declared: LoadedSettings["packages"],
+  known?: ReadonlySet<string>,
+): PackageResources {
+  return firstPass.noExtensions
+    ? { extensions: [], skills: [], prompts: [], failures: [] }
+    : packageResources(declared, known);
 }
 
 async function interactiveTerminal(io: CliIO) {

@@ -72,7 +72,13 @@ export function extensionsReport(
     failed: [...manager.loadFailures, ...(options.extraFailures ?? [])],
     skipped: (options.skipped ?? []).map((path) => ({ path, reason: "untrusted workspace" })),
     order: manager.handlerOrder() as Record<string, string[]>,
-    tools: manager.effectiveTools().map((t) => ({ name: t.name, ...(t.source !== undefined && { source: t.source }), description: firstLine(t.description) })),
+    tools: manager
+      .effectiveTools()
+      .map((t) => ({
+        name: t.name,
+        ...(t.source !== undefined && { source: t.source }),
+        description: firstLine(t.description),
+      })),
     sandbox: options.sandbox ?? { enabled: false },
     policies: [...(options.policies ?? [])],
     commands: options.commands ?? [],
@@ -81,7 +87,11 @@ export function extensionsReport(
 
 export async function printExtensions(manager: ExtensionManager, io: CliIO, options: ReportOptions): Promise<number> {
   const never = new AbortController().signal;
-  const found = await manager.runSlot("resources_discover", { cwd: manager.cwd, reason: "startup" }, { signal: never, emit: () => {} });
+  const found = await manager.runSlot(
+    "resources_discover",
+    { cwd: manager.cwd, reason: "startup" },
+    { signal: never, emit: () => {} },
+  );
   const commands = options.resourceCommands?.(found ?? { skillPaths: [], promptPaths: [] }) ?? [];
   const report = extensionsReport(manager, { ...options, commands });
   if (options.json) {
@@ -102,23 +112,31 @@ export async function printExtensions(manager: ExtensionManager, io: CliIO, opti
   lines.push("", `Failed (${report.failed.length}):`);
   for (const f of report.failed) lines.push(`  ${f.name}  ${formatLoadFailure(f)}`);
   if (report.skipped.length > 0) {
-    lines.push("", `Skipped (${report.skipped.length}), the workspace is not trusted (--trust-project or \`mypi trust\` loads them):`);
+    lines.push(
+      "",
+      `Skipped (${report.skipped.length}), the workspace is not trusted (--trust-project or \`mypi trust\` loads them):`,
+    );
     for (const s of report.skipped) lines.push(`  ${s.path}`);
   }
   lines.push("", "Handlers per slot and event, in effective order (outermost first; pre / post: their order option):");
   lines.push(...orderLines(manager.handlerChains()));
   lines.push("", `Tools (${report.tools.length}):`);
   const toolWidth = Math.max(0, ...report.tools.map((t) => t.name.length));
-  for (const t of report.tools) lines.push(`  ${t.name.padEnd(toolWidth)}  ${t.source ?? ""}  ${t.description}`.trimEnd());
+  for (const t of report.tools)
+    lines.push(`  ${t.name.padEnd(toolWidth)}  ${t.source ?? ""}  ${t.description}`.trimEnd());
   lines.push("", "Policies:");
   for (const line of report.policies) lines.push(`  ${line}`);
   lines.push("", describeSandboxReport(report.sandbox));
-  if (report.sandbox.enabled && report.sandbox.hidden.length > 0) lines.push(`  hidden: ${report.sandbox.hidden.join(", ")}`);
-  if (report.sandbox.enabled && report.sandbox.missing.length > 0) lines.push(`  missing (not mounted): ${report.sandbox.missing.join(", ")}`);
-  if (report.sandbox.enabled && report.sandbox.bashFrom) lines.push(`  not covered: the bash tool in effect comes from ${report.sandbox.bashFrom}`);
+  if (report.sandbox.enabled && report.sandbox.hidden.length > 0)
+    lines.push(`  hidden: ${report.sandbox.hidden.join(", ")}`);
+  if (report.sandbox.enabled && report.sandbox.missing.length > 0)
+    lines.push(`  missing (not mounted): ${report.sandbox.missing.join(", ")}`);
+  if (report.sandbox.enabled && report.sandbox.bashFrom)
+    lines.push(`  not covered: the bash tool in effect comes from ${report.sandbox.bashFrom}`);
   lines.push("", `Prompt templates and skills (${report.commands.length}):`);
   const commandWidth = Math.max(0, ...report.commands.map((c) => c.name.length + 1));
-  for (const c of report.commands) lines.push(`  ${`/${c.name}`.padEnd(commandWidth)}  ${firstLine(c.description ?? "")}  ${c.path ?? ""}`.trimEnd());
+  for (const c of report.commands)
+    lines.push(`  ${`/${c.name}`.padEnd(commandWidth)}  ${firstLine(c.description ?? "")}  ${c.path ?? ""}`.trimEnd());
   io.stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }
@@ -131,9 +149,14 @@ export function orderLines(chains: HandlerChains): string[] {
   const names = Object.keys(chains);
   if (names.length === 0) return ["  (none)"];
   const width = Math.max(0, ...names.map((n) => n.length));
-  const lines = names.map((name) => `  ${name.padEnd(width)}  ${chains[name]!.map((h) => (h.order ? `${h.extension} (${h.order})` : h.extension)).join(" → ")}`);
+  const lines = names.map(
+    (name) =>
+      `  ${name.padEnd(width)}  ${chains[name]!.map((h) => (h.order ? `${h.extension} (${h.order})` : h.extension)).join(" → ")}`,
+  );
   if ((chains.tool_call?.length ?? 0) > 1) {
-    lines.push(`  ${"".padEnd(width)}  (a tool_call handler that answers without calling next() does not see what later ones make of the input;`);
+    lines.push(
+      `  ${"".padEnd(width)}  (a tool_call handler that answers without calling next() does not see what later ones make of the input;`,
+    );
     lines.push(`  ${"".padEnd(width)}   a gate that must judge the input that runs goes last, with order: "post")`);
   }
   return lines;

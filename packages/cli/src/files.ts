@@ -120,7 +120,8 @@ function readHolder(lock: string): Holder | undefined {
     return undefined;
   }
   const [pid, host, since] = text.split(" ");
-  if (pid !== undefined && host !== undefined && since !== undefined) return { text, pid: Number(pid), host, since: Number(since) };
+  if (pid !== undefined && host !== undefined && since !== undefined)
+    return { text, pid: Number(pid), host, since: Number(since) };
   // Created but not filled yet (its writer is about to, or died in between): judged by its age.
   let mtime = Date.now();
   try {

@@ -120,10 +120,14 @@ export async function loadExtensionSet(set: ExtensionSet): Promise<LoadedExtensi
     // After the others: the gate's tool_call handler is a `post` one, and among those it judges the input that will run.
     const policies = await set.policies();
     failures.push(...(await manager.load(policies.paths)).failed);
-    if (policies.gate) failures.push(...(await manager.loadExtension(policies.gate.factory, "permission-gate", { path: policies.gate.path })).failed);
+    if (policies.gate)
+      failures.push(
+        ...(await manager.loadExtension(policies.gate.factory, "permission-gate", { path: policies.gate.path })).failed,
+      );
   }
   // The host's own come last of all: ACP's notifier of a call that passed every check, the gate included.
-  for (const { name, factory } of set.hostExtensions ?? []) failures.push(...(await manager.loadExtension(factory, name)).failed);
+  for (const { name, factory } of set.hostExtensions ?? [])
+    failures.push(...(await manager.loadExtension(factory, name)).failed);
   return { manager, failures };
 }
 
@@ -151,9 +155,10 @@ export function createHostSession(
   const shutdown = new AbortController();
   let ui: ExtensionUI | undefined;
   const listeners = new Set<(event: ExtensionStreamEvent) => void>();
-  const attach = (h: ExtensionHost) => h.agent.subscribe((event) => {
-    for (const l of listeners) l(event);
-  });
+  const attach = (h: ExtensionHost) =>
+    h.agent.subscribe((event) => {
+      for (const l of listeners) l(event);
+    });
   let detach = attach(host);
 
   /**
@@ -161,7 +166,11 @@ export function createHostSession(
    * extensions (they may cancel), then `session_start` and `session_switch` to the new one's.
    * `open` builds the new host; it runs only once the switch is allowed.
    */
-  async function replace(reason: "new" | "resume" | "fork", open: () => Promise<ExtensionHost>, target?: string): Promise<{ cancelled: boolean }> {
+  async function replace(
+    reason: "new" | "resume" | "fork",
+    open: () => Promise<ExtensionHost>,
+    target?: string,
+  ): Promise<{ cancelled: boolean }> {
     if (host.agent.isRunning) throw new Error("A run is in progress: abort it first.");
     if ((await host.beforeSwitch(reason === "resume" ? "resume" : "new", target)).cancelled) return { cancelled: true };
     const previousSessionFile = host.session.file;
@@ -235,7 +244,13 @@ export function createHostSession(
         case "compacted": {
           const entry = outcome.entryId === undefined ? undefined : host.session.getEntry(outcome.entryId);
           const firstKeptEntryId = entry?.type === "compaction" ? entry.firstKeptEntryId : undefined;
-          return { status: "compacted", summary: outcome.summary, tokensBefore: outcome.tokensBefore, tokensAfter: outcome.tokensAfter, ...(firstKeptEntryId !== undefined && { firstKeptEntryId }) };
+          return {
+            status: "compacted",
+            summary: outcome.summary,
+            tokensBefore: outcome.tokensBefore,
+            tokensAfter: outcome.tokensAfter,
+            ...(firstKeptEntryId !== undefined && { firstKeptEntryId }),
+          };
         }
         case "skipped":
           return { status: "skipped", reason: outcome.reason };
@@ -248,9 +263,13 @@ export function createHostSession(
     setSessionName: (name) => host.setSessionName(name),
     fork: (entryId) => host.fork(entryId),
     forkMessages: () =>
-      host.session.getBranch().flatMap((entry) =>
-        entry.type === "message" && entry.message.role === "user" ? [{ entryId: entry.id, text: textOf(entry.message.content) }] : [],
-      ),
+      host.session
+        .getBranch()
+        .flatMap((entry) =>
+          entry.type === "message" && entry.message.role === "user"
+            ? [{ entryId: entry.id, text: textOf(entry.message.content) }]
+            : [],
+        ),
     get sessionManager() {
       return host.session;
     },
@@ -259,7 +278,10 @@ export function createHostSession(
     async forkSession(entryId, options) {
       const source = host.session;
       const entry = source.getEntry(entryId);
-      if (!entry) throw new Error(`Unknown session entry "${entryId}" in session ${source.id}: pick one from /tree or get_fork_messages.`);
+      if (!entry)
+        throw new Error(
+          `Unknown session entry "${entryId}" in session ${source.id}: pick one from /tree or get_fork_messages.`,
+        );
       const leaf = options?.position === "at" ? entryId : forkPoint(source, entryId);
       let forked: SessionManager | undefined;
       const r = await replace("fork", () => {
@@ -274,9 +296,15 @@ export function createHostSession(
       // Opening a missing path would start a new session there, and opening any other file would
       // append session lines to it: a switch names a file that begins with a session header.
       if (!isFile(path)) throw new Error(`${file} is not a session file.`);
-      if (readSessionHeader(path) === undefined) throw new Error(`${file} is not a session file: its first line is not a session header. Sessions are listed by /resume (RPC: get_state's sessionFile, the session folder).`);
+      if (readSessionHeader(path) === undefined)
+        throw new Error(
+          `${file} is not a session file: its first line is not a session header. Sessions are listed by /resume (RPC: get_state's sessionFile, the session folder).`,
+        );
       // --no-session writes nothing, ever; continuing a file would append to it.
-      if (host.session.file === undefined) throw new Error("This run keeps nothing on disk (--no-session), and continuing a session file would write to it: start mypi with --resume or --session FILE instead.");
+      if (host.session.file === undefined)
+        throw new Error(
+          "This run keeps nothing on disk (--no-session), and continuing a session file would write to it: start mypi with --resume or --session FILE instead.",
+        );
       if (path === host.session.file) return { cancelled: false };
       return replace("resume", () => rebuild(SessionManager.open(path, { cwd: host.session.cwd })), path);
     },

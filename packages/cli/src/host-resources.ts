@@ -36,7 +36,11 @@ export interface HostResources {
 export function createHostResources(options: HostResourcesOptions): HostResources {
   const said = new Set<string>();
   const load = (extra: { skillPaths?: string[]; promptPaths?: string[] }) => {
-    const loaded = loadResources({ ...options.resources, extraSkillPaths: extra.skillPaths ?? [], extraPromptPaths: extra.promptPaths ?? [] });
+    const loaded = loadResources({
+      ...options.resources,
+      extraSkillPaths: extra.skillPaths ?? [],
+      extraPromptPaths: extra.promptPaths ?? [],
+    });
     for (const warning of loaded.warnings) {
       if (said.has(warning)) continue;
       said.add(warning);
@@ -46,7 +50,13 @@ export function createHostResources(options: HostResourcesOptions): HostResource
   };
   let current = load({});
   const systemPrompt = (manager?: ExtensionManager) =>
-    options.systemPrompt ?? buildSystemPrompt({ cwd: options.resources.cwd, tools: options.tools(manager), resources: current, append: options.append });
+    options.systemPrompt ??
+    buildSystemPrompt({
+      cwd: options.resources.cwd,
+      tools: options.tools(manager),
+      resources: current,
+      append: options.append,
+    });
   return {
     get current() {
       return current;

@@ -3,7 +3,16 @@
  * actions. `run.ts` builds it from the extension host; tests build it around a bare Agent.
  */
 import type { Agent, SessionManager } from "@mypi/kernel";
-import type { CommandInfo, ExtensionHostEvent, ExtensionInfo, ExtensionStreamEvent, ExtensionUI, ModelSelection, NewSessionOptions, UserBashAnswer } from "@mypi/extension-api";
+import type {
+  CommandInfo,
+  ExtensionHostEvent,
+  ExtensionInfo,
+  ExtensionStreamEvent,
+  ExtensionUI,
+  ModelSelection,
+  NewSessionOptions,
+  UserBashAnswer,
+} from "@mypi/extension-api";
 import type { SessionSummary } from "./session-list.ts";
 
 export interface SessionState {
@@ -78,7 +87,10 @@ export interface HostSession {
    * again), which the agent continues; `session_before_switch` may cancel. In memory without a
    * session file. `position: "at"` keeps `entryId` itself (Pi's `clone`: the branch up to the leaf).
    */
-  forkSession(entryId: string, options?: { position?: "before" | "at" }): Promise<{ cancelled: boolean; file?: string }>;
+  forkSession(
+    entryId: string,
+    options?: { position?: "before" | "at" },
+  ): Promise<{ cancelled: boolean; file?: string }>;
   /** This workspace's session files, most recently written first (`/resume`). */
   listSessions(): SessionSummary[];
   /**

@@ -61,7 +61,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     const { runPackageCommand } = await import("./packages/command.ts");
     const code = await runPackageCommand(first, argv.slice(1), io);
     if (first === "list" && code === EXIT.ok) plugins.listPlugins(io);
-    if (first === "update" && code !== EXIT.usage && argv.length === 1 && (await plugins.updatePlugins(io)) > 0) return EXIT.error;
+    if (first === "update" && code !== EXIT.usage && argv.length === 1 && (await plugins.updatePlugins(io)) > 0)
+      return EXIT.error;
     return code;
   }
   const parsed = parseArgs(argv);
@@ -123,7 +124,13 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
 
 /** JSON events, RPC, ACP, `mypi extensions --json`, `mypi agents --json` and `mypi models`: stdout is read by a program, line by line. */
 function stdoutIsData(args: CliArgs): boolean {
-  return args.mode === "json" || args.mode === "rpc" || args.mode === "acp" || ((args.command === "extensions" || args.command === "agents") && args.json) || args.command === "models";
+  return (
+    args.mode === "json" ||
+    args.mode === "rpc" ||
+    args.mode === "acp" ||
+    ((args.command === "extensions" || args.command === "agents") && args.json) ||
+    args.command === "models"
+  );
 }
 
 /**

@@ -9,12 +9,14 @@ import { EXIT } from "./args.ts";
 import type { CliIO } from "./main.ts";
 import { TrustStore } from "./trust.ts";
 
-const USAGE = "usage: mypi mcp login <server> [--cwd DIR] [--trust-project] [--no-browser] · mypi mcp logout <server> [--cwd DIR] [--trust-project]";
+const USAGE =
+  "usage: mypi mcp login <server> [--cwd DIR] [--trust-project] [--no-browser] · mypi mcp logout <server> [--cwd DIR] [--trust-project]";
 
 export async function runMcpCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const fail = (message: string) => (io.stderr.write(`mypi: ${message}\n`), EXIT.usage);
   const [verb, ...rest] = argv;
-  if (verb !== "login" && verb !== "logout") return fail(verb === undefined ? USAGE : `unknown mcp command "${verb}". ${USAGE}`);
+  if (verb !== "login" && verb !== "logout")
+    return fail(verb === undefined ? USAGE : `unknown mcp command "${verb}". ${USAGE}`);
   const words: string[] = [];
   let cwd = io.cwd;
   let trustFlag: boolean | undefined;
@@ -47,7 +49,9 @@ export async function runMcpCommand(argv: readonly string[], io: CliIO): Promise
             ...options,
             signal,
             onAuthorizationUrl: (url) => {
-              io.stderr.write(`Open this URL in a browser to log in to MCP server "${options.server}":\n  ${url}\nWaiting for the browser to come back (Ctrl-C stops) …\n`);
+              io.stderr.write(
+                `Open this URL in a browser to log in to MCP server "${options.server}":\n  ${url}\nWaiting for the browser to come back (Ctrl-C stops) …\n`,
+              );
               if (browser && io.stdout.isTTY) openBrowser(url);
             },
           }),

@@ -7,7 +7,17 @@
  * be a model is a usage error naming its key).
  */
 import { resolve } from "node:path";
-import { clientFor, ModelRegistry, ModelSelection, resolveModel, resolveScope, withThinking, type ModelEntry, type ScopedModel, type SessionChoice } from "@mypi/extension-api";
+import {
+  clientFor,
+  ModelRegistry,
+  ModelSelection,
+  resolveModel,
+  resolveScope,
+  withThinking,
+  type ModelEntry,
+  type ScopedModel,
+  type SessionChoice,
+} from "@mypi/extension-api";
 import { loadScriptedModel, RetrySwitch, type HttpHooks, type ModelClient, type ThinkingLevel } from "@mypi/kernel";
 import type { CliArgs } from "./args.ts";
 import type { Settings } from "./settings.ts";
@@ -25,8 +35,16 @@ export interface ModelChoice {
 
 /** The settings' registry, or the usage error naming the definition. */
 export function registryOf(settings: Settings, env: NodeJS.ProcessEnv): ModelRegistry | string {
-  const registry = ModelRegistry.fromSettings({ ...(settings.providers && { providers: settings.providers }), ...(settings.models && { models: settings.models }) }, { env });
-  return typeof registry === "string" ? `settings: ${registry}. Fix the settings file (docs/models.md#the-model-registry).` : registry;
+  const registry = ModelRegistry.fromSettings(
+    {
+      ...(settings.providers && { providers: settings.providers }),
+      ...(settings.models && { models: settings.models }),
+    },
+    { env },
+  );
+  return typeof registry === "string"
+    ? `settings: ${registry}. Fix the settings file (docs/models.md#the-model-registry).`
+    : registry;
 }
 
 /**
@@ -34,7 +52,15 @@ export function registryOf(settings: Settings, env: NodeJS.ProcessEnv): ModelReg
  * `http`: the extensions' HTTP hooks for the client (Pi's provider events); `session`: what a
  * resumed session used last, the model when nothing else names one.
  */
-export async function chooseModel(c: { args: CliArgs; settings: Settings; registry: ModelRegistry; env: NodeJS.ProcessEnv; cwd: string; http?: HttpHooks | undefined; session?: SessionChoice }): Promise<ModelChoice | string> {
+export async function chooseModel(c: {
+  args: CliArgs;
+  settings: Settings;
+  registry: ModelRegistry;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  http?: HttpHooks | undefined;
+  session?: SessionChoice;
+}): Promise<ModelChoice | string> {
   const { args, registry, env } = c;
   // One retry switch for every client of the run (RPC set_auto_retry / abort_retry).
   const retry = new RetrySwitch();
@@ -86,8 +112,18 @@ export async function chooseModel(c: { args: CliArgs; settings: Settings; regist
   }
   const thinking = args.thinking ?? suffix ?? c.settings.thinking;
   return {
-    selection: new ModelSelection({ registry, client, retry, ...(entry && { entry }), ...(thinking !== undefined && { thinking }), scope }),
-    explicit: { model: args.modelFromFlag === true, thinking: args.thinking !== undefined || (args.modelFromFlag === true && suffix !== undefined) },
+    selection: new ModelSelection({
+      registry,
+      client,
+      retry,
+      ...(entry && { entry }),
+      ...(thinking !== undefined && { thinking }),
+      scope,
+    }),
+    explicit: {
+      model: args.modelFromFlag === true,
+      thinking: args.thinking !== undefined || (args.modelFromFlag === true && suffix !== undefined),
+    },
     warnings,
   };
 }
@@ -113,7 +149,13 @@ function defaultSpec(env: NodeJS.ProcessEnv): string | undefined {
  */
 export async function lookupModel(
   spec: string,
-  c: { registry: ModelRegistry; cwd: string; baseUrl?: string | undefined; http?: HttpHooks | undefined; retry?: RetrySwitch | undefined },
+  c: {
+    registry: ModelRegistry;
+    cwd: string;
+    baseUrl?: string | undefined;
+    http?: HttpHooks | undefined;
+    retry?: RetrySwitch | undefined;
+  },
 ): Promise<ModelClient | string> {
   if (spec.startsWith("scripted:")) {
     try {

@@ -8,18 +8,27 @@ import { piModelObject, type ModelEntry, type ModelRegistry } from "@mypi/extens
 import { EXIT } from "./args.ts";
 import type { CliIO } from "./main.ts";
 
-export function printModels(registry: ModelRegistry, io: CliIO, options: { search?: string | undefined; json: boolean }): number {
+export function printModels(
+  registry: ModelRegistry,
+  io: CliIO,
+  options: { search?: string | undefined; json: boolean },
+): number {
   const search = options.search?.trim().toLowerCase();
   const available = registry.available();
   const shown = available
-    .filter((m) => !search || search.split(/\s+/).every((word) => `${m.provider}/${m.id} ${m.name}`.toLowerCase().includes(word)))
+    .filter(
+      (m) =>
+        !search || search.split(/\s+/).every((word) => `${m.provider}/${m.id} ${m.name}`.toLowerCase().includes(word)),
+    )
     .sort((a, b) => a.provider.localeCompare(b.provider) || a.id.localeCompare(b.id));
   if (options.json) {
     io.stdout.write(`${JSON.stringify(shown.map(piModelObject), null, 2)}\n`);
     return EXIT.ok;
   }
   if (available.length === 0) {
-    io.stderr.write("No models available: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add a provider under \"providers\" in settings (docs/models.md#the-model-registry).\n");
+    io.stderr.write(
+      'No models available: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add a provider under "providers" in settings (docs/models.md#the-model-registry).\n',
+    );
     return EXIT.ok;
   }
   if (shown.length === 0) {
@@ -44,7 +53,16 @@ function table(models: readonly ModelEntry[]): string {
     m.prices ? price(m.prices.output) : "-",
   ]);
   const widths = HEADER.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [HEADER, ...rows].map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n") + "\n";
+  return (
+    [HEADER, ...rows]
+      .map((r) =>
+        r
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join("  ")
+          .trimEnd(),
+      )
+      .join("\n") + "\n"
+  );
 }
 
 /** Pi's token counts: `128K`, `16.4K`, `1M`, `1.0M`. */

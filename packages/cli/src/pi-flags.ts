@@ -56,12 +56,18 @@ export const REFUSED: Record<string, string> = {
 type Apply = (args: CliArgs, name: string, value: string | true) => string | undefined;
 
 /** Apply Pi's option `name` (one of `PI_OPTIONS`): an error message, or `undefined` when done. */
-export function applyPiOption(args: CliArgs, name: string, value: string | true, applyOption: Apply): string | undefined {
+export function applyPiOption(
+  args: CliArgs,
+  name: string,
+  value: string | true,
+  applyOption: Apply,
+): string | undefined {
   const text = typeof value === "string" ? value : "";
   switch (name) {
     case "exclude-tools": {
       const names = toolList(text);
-      if (names.length === 0) return `--exclude-tools takes tool names or patterns separated by commas (got "${text}").`;
+      if (names.length === 0)
+        return `--exclude-tools takes tool names or patterns separated by commas (got "${text}").`;
       args.excludeTools.push(...names);
       return;
     }
@@ -78,7 +84,8 @@ export function applyPiOption(args: CliArgs, name: string, value: string | true,
       args.promptTemplates.push(expandHome(text));
       return;
     case "session-id":
-      if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(text)) return `--session-id takes a session id: letters, digits, "-" and "_" (got "${text}").`;
+      if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(text))
+        return `--session-id takes a session id: letters, digits, "-" and "_" (got "${text}").`;
       args.sessionId = text;
       return;
     case "fork":

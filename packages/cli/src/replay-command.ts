@@ -111,7 +111,10 @@ export async function runReplayCommand(argv: readonly string[], io: CliIO): Prom
     io.stdout.write(REPLAY_HELP);
     return EXIT.ok;
   }
-  if (parsed.paths.length === 0) return usage("give the session files, folders or results.jsonl to replay: mypi replay ~/.mypi/sessions/ -e permission-gate");
+  if (parsed.paths.length === 0)
+    return usage(
+      "give the session files, folders or results.jsonl to replay: mypi replay ~/.mypi/sessions/ -e permission-gate",
+    );
   const run = parseArgs(["extensions", ...parsed.runFlags]);
   if (!run.ok) return usage(run.error.replace(/^mypi: /, ""));
   let forcedCwd: string | undefined;
@@ -121,14 +124,20 @@ export async function runReplayCommand(argv: readonly string[], io: CliIO): Prom
   }
   const found = findSources(parsed.paths, io.cwd);
   if ("error" in found) return usage(found.error);
-  if (found.sources.length === 0) return usage(`no session files in ${parsed.paths.join(", ")}${found.skipped.length ? ` (${found.skipped.length} files that are no sessions were skipped)` : ""}`);
+  if (found.sources.length === 0)
+    return usage(
+      `no session files in ${parsed.paths.join(", ")}${found.skipped.length ? ` (${found.skipped.length} files that are no sessions were skipped)` : ""}`,
+    );
 
   // Extensions print with console.log: stdout carries the report.
   const restoreConsole = consoleTo(io.stderr);
   const keepAlive = setInterval(() => {}, 1 << 30); // a handler may wait on something that holds no handle
   const started = performance.now();
   try {
-    const groups = groupByWorkspace(found.sources, forcedCwd ?? (({ cwd }) => (cwd !== undefined && isAbsolute(cwd) ? cwd : io.cwd)));
+    const groups = groupByWorkspace(
+      found.sources,
+      forcedCwd ?? (({ cwd }) => (cwd !== undefined && isAbsolute(cwd) ? cwd : io.cwd)),
+    );
     const replays: SessionReplay[] = [];
     const sets: WorkspaceSet[] = [];
     for (const [cwd, sources] of groups) {
@@ -136,7 +145,9 @@ export async function runReplayCommand(argv: readonly string[], io: CliIO): Prom
       if (done !== undefined) return done;
     }
     const report = replayReport({ replays, sets, skipped: found.skipped, durationMs: performance.now() - started });
-    io.stdout.write(parsed.json ? `${JSON.stringify(report, null, 2)}\n` : renderReplayText(report, { home: homedir() }));
+    io.stdout.write(
+      parsed.json ? `${JSON.stringify(report, null, 2)}\n` : renderReplayText(report, { home: homedir() }),
+    );
     return report.summary.differences > 0 ? EXIT.error : EXIT.ok;
   } finally {
     clearInterval(keepAlive);
@@ -145,7 +156,14 @@ export async function runReplayCommand(argv: readonly string[], io: CliIO): Prom
 }
 
 /** Load the set for one workspace and replay its sessions; a number is the exit code of a failure. */
-async function replayWorkspace(w: { cwd: string; sources: Source[]; run: CliArgs; io: CliIO; replays: SessionReplay[]; sets: WorkspaceSet[] }): Promise<number | undefined> {
+async function replayWorkspace(w: {
+  cwd: string;
+  sources: Source[];
+  run: CliArgs;
+  io: CliIO;
+  replays: SessionReplay[];
+  sets: WorkspaceSet[];
+}): Promise<number | undefined> {
   const { cwd, io } = w;
   const home = mypiHome();
   const earlyTrust = decideTrustEarly({ cwd, home, flag: w.run.trustProject });
@@ -175,7 +193,9 @@ async function replayWorkspace(w: { cwd: string; sources: Source[]; run: CliArgs
   try {
     if (failures.length > 0) {
       for (const line of describeFailures(failures)) io.stderr.write(`${line}\n`);
-      io.stderr.write(`mypi replay: not replaying without ${failures.length === 1 ? "the extension above" : `the ${failures.length} extensions above`}: its decisions would all count as differences. Fix it, or leave it out.\n`);
+      io.stderr.write(
+        `mypi replay: not replaying without ${failures.length === 1 ? "the extension above" : `the ${failures.length} extensions above`}: its decisions would all count as differences. Fix it, or leave it out.\n`,
+      );
       return EXIT.usage;
     }
     w.sets.push({ workspace: cwd, extensions: manager.list().map((e) => e.name) });
@@ -201,7 +221,10 @@ function failed(io: CliIO, message: string): number {
 }
 
 /** The session files the paths name: files as given, folders searched, results files read. */
-function findSources(paths: readonly string[], shellCwd: string): { sources: Source[]; skipped: string[] } | { error: string } {
+function findSources(
+  paths: readonly string[],
+  shellCwd: string,
+): { sources: Source[]; skipped: string[] } | { error: string } {
   const sources: Source[] = [];
   const skipped: string[] = [];
   const seen = new Set<string>();
@@ -219,7 +242,8 @@ function findSources(paths: readonly string[], shellCwd: string): { sources: Sou
       return `${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
     }
     if (kind === undefined) {
-      if (named) return `${file} is not a session mypi can replay: neither mypi's nor Pi's session format nor a Claude Code transcript`;
+      if (named)
+        return `${file} is not a session mypi can replay: neither mypi's nor Pi's session format nor a Claude Code transcript`;
       skipped.push(file);
       return undefined;
     }
@@ -235,7 +259,10 @@ function findSources(paths: readonly string[], shellCwd: string): { sources: Sou
         continue;
       }
       // `sessionFile` is a path on the machine that ran the task; the batch's own folder has it too.
-      const candidates = [resolve(dirname(file), result.sessionFile), join(dirname(file), "sessions", `${result.id}.jsonl`)];
+      const candidates = [
+        resolve(dirname(file), result.sessionFile),
+        join(dirname(file), "sessions", `${result.id}.jsonl`),
+      ];
       const session = candidates.find(isFile);
       if (session === undefined) {
         skipped.push(`${result.sessionFile} (task ${result.id} of ${file}): no such file`);
@@ -288,7 +315,10 @@ function jsonlFiles(dir: string): string[] {
   return out;
 }
 
-function groupByWorkspace(sources: readonly Source[], workspace: string | ((s: Source) => string)): Map<string, Source[]> {
+function groupByWorkspace(
+  sources: readonly Source[],
+  workspace: string | ((s: Source) => string),
+): Map<string, Source[]> {
   const groups = new Map<string, Source[]>();
   for (const s of sources) {
     const cwd = typeof workspace === "string" ? workspace : workspace(s);

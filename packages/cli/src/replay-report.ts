@@ -2,7 +2,15 @@
  * The report of `mypi replay`: one document (printed as JSON with `--json`) and its text form.
  * Sessions without a difference, an error or a note are only counted.
  */
-import { DIFFERENCE_LABELS, type DecisionView, type DifferenceKind, type ReplayDifference, type ReplayError, type ReplaySlot, type SessionReplay } from "@mypi/extension-api";
+import {
+  DIFFERENCE_LABELS,
+  type DecisionView,
+  type DifferenceKind,
+  type ReplayDifference,
+  type ReplayError,
+  type ReplaySlot,
+  type SessionReplay,
+} from "@mypi/extension-api";
 
 /** The extensions a workspace's sessions were replayed with, in load order. */
 export interface WorkspaceSet {
@@ -23,15 +31,35 @@ export interface ReplayReport {
     durationMs: number;
   };
   workspaces: WorkspaceSet[];
-  sessions: { file: string; format: string; id: string; cwd: string | undefined; steps: Record<ReplaySlot, number>; differences: number; errors: number; notes: string[] }[];
+  sessions: {
+    file: string;
+    format: string;
+    id: string;
+    cwd: string | undefined;
+    steps: Record<ReplaySlot, number>;
+    differences: number;
+    errors: number;
+    notes: string[];
+  }[];
   differences: ReplayDifference[];
   errors: ReplayError[];
   /** Files that were no sessions, and sessions a results file named that are not there. */
   skipped: string[];
 }
 
-export function replayReport(r: { replays: readonly SessionReplay[]; sets: readonly WorkspaceSet[]; skipped: readonly string[]; durationMs: number }): ReplayReport {
-  const steps: Record<ReplaySlot, number> = { input: 0, before_agent_start: 0, context: 0, tool_call: 0, tool_result: 0 };
+export function replayReport(r: {
+  replays: readonly SessionReplay[];
+  sets: readonly WorkspaceSet[];
+  skipped: readonly string[];
+  durationMs: number;
+}): ReplayReport {
+  const steps: Record<ReplaySlot, number> = {
+    input: 0,
+    before_agent_start: 0,
+    context: 0,
+    tool_call: 0,
+    tool_result: 0,
+  };
   const byExtension: ReplayReport["summary"]["byExtension"] = {};
   const differences = r.replays.flatMap((s) => s.differences);
   for (const s of r.replays) for (const slot of Object.keys(steps) as ReplaySlot[]) steps[slot] += s.steps[slot];
@@ -51,7 +79,16 @@ export function replayReport(r: { replays: readonly SessionReplay[]; sets: reado
       durationMs: Math.round(r.durationMs),
     },
     workspaces: [...r.sets],
-    sessions: r.replays.map((s) => ({ file: s.file, format: s.format, id: s.id, cwd: s.cwd, steps: s.steps, differences: s.differences.length, errors: s.errors.length, notes: s.notes })),
+    sessions: r.replays.map((s) => ({
+      file: s.file,
+      format: s.format,
+      id: s.id,
+      cwd: s.cwd,
+      steps: s.steps,
+      differences: s.differences.length,
+      errors: s.errors.length,
+      notes: s.notes,
+    })),
     differences,
     errors: r.replays.flatMap((s) => s.errors),
     skipped: [...r.skipped],
@@ -60,12 +97,16 @@ export function replayReport(r: { replays: readonly SessionReplay[]; sets: reado
 
 export function renderReplayText(report: ReplayReport, options: { home: string }): string {
   const { summary } = report;
-  const short = (path: string) => (options.home && path.startsWith(`${options.home}/`) ? `~${path.slice(options.home.length)}` : path);
+  const short = (path: string) =>
+    options.home && path.startsWith(`${options.home}/`) ? `~${path.slice(options.home.length)}` : path;
   const lines: string[] = [];
   const calls = summary.steps.tool_call;
   const decisions = Object.values(summary.steps).reduce((a, b) => a + b, 0);
-  lines.push(`replay: ${plural(summary.sessions, "session")}, ${plural(calls, "tool call")}, ${plural(decisions, "step")} through the slots in ${(summary.durationMs / 1000).toFixed(1)} s`);
-  for (const w of report.workspaces) lines.push(`  ${short(w.workspace)}: ${w.extensions.join(", ") || "(no extensions)"}`);
+  lines.push(
+    `replay: ${plural(summary.sessions, "session")}, ${plural(calls, "tool call")}, ${plural(decisions, "step")} through the slots in ${(summary.durationMs / 1000).toFixed(1)} s`,
+  );
+  for (const w of report.workspaces)
+    lines.push(`  ${short(w.workspace)}: ${w.extensions.join(", ") || "(no extensions)"}`);
   const differencesBy = groupBy(report.differences, (d) => d.session);
   const errorsBy = groupBy(report.errors, (e) => e.session);
   for (const s of report.sessions) {
@@ -86,7 +127,11 @@ export function renderReplayText(report: ReplayReport, options: { home: string }
       lines.push(`  ${name.padEnd(width)}  ${total}  (${parts.join(", ")})`);
     }
   }
-  if (report.skipped.length > 0) lines.push("", `Skipped ${plural(report.skipped.length, "file")} that ${report.skipped.length === 1 ? "is" : "are"} no session: ${report.skipped.slice(0, 5).map(short).join(", ")}${report.skipped.length > 5 ? ", …" : ""}`);
+  if (report.skipped.length > 0)
+    lines.push(
+      "",
+      `Skipped ${plural(report.skipped.length, "file")} that ${report.skipped.length === 1 ? "is" : "are"} no session: ${report.skipped.slice(0, 5).map(short).join(", ")}${report.skipped.length > 5 ? ", …" : ""}`,
+    );
   lines.push(
     "",
     summary.differences === 0

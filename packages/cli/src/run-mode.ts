@@ -4,7 +4,17 @@
  * the host's shutdown however the mode ends. RPC and interactive are imported only when chosen:
  * a print run never pays for the terminal-UI library, the export or the RPC commands.
  */
-import { DEFAULT_CONTEXT_WINDOW, describeSelectedModel, headlessUI, latestChoice, type ExtensionErrorEvent, type ExtensionLogEvent, type ModelLookup, type ModelSelection, type PiModelObject } from "@mypi/extension-api";
+import {
+  DEFAULT_CONTEXT_WINDOW,
+  describeSelectedModel,
+  headlessUI,
+  latestChoice,
+  type ExtensionErrorEvent,
+  type ExtensionLogEvent,
+  type ModelLookup,
+  type ModelSelection,
+  type PiModelObject,
+} from "@mypi/extension-api";
 import { SessionManager } from "@mypi/kernel";
 import type { CliArgs, Mode } from "./args.ts";
 import type { ExitWatcher } from "./exits.ts";
@@ -80,7 +90,13 @@ export async function runMode(s: ModeStart): Promise<number> {
           },
           ...(permissionMode && { permissionMode }),
         });
-        return await runRpcMode(target, { stdin: s.io.stdin, stdout: s.io.stdout, stop: s.exits.signal, end: hostSession.shutdownRequested, ...(redactLines && { redact: redactLines }) });
+        return await runRpcMode(target, {
+          stdin: s.io.stdin,
+          stdout: s.io.stdout,
+          stop: s.exits.signal,
+          end: hostSession.shutdownRequested,
+          ...(redactLines && { redact: redactLines }),
+        });
       }
       case "interactive":
         return await runInteractiveMode(s, hostSession);
@@ -101,8 +117,14 @@ function onAskOf(s: ModeStart) {
 /** How a command line names this session again: for `mypi approve`, and for `mypi … --continue-run`. */
 function sessionWords(s: ModeStart): { approve: string; run: string } | undefined {
   const session = s.session;
-  if (s.args.sessionStore !== undefined) return { approve: `--session-store ${s.args.sessionStore} ${session.id}`, run: `--session-store ${s.args.sessionStore} --session ${session.id}` };
-  return session.file === undefined ? undefined : { approve: quote(session.file), run: `--session ${quote(session.file)}` };
+  if (s.args.sessionStore !== undefined)
+    return {
+      approve: `--session-store ${s.args.sessionStore} ${session.id}`,
+      run: `--session-store ${s.args.sessionStore} --session ${session.id}`,
+    };
+  return session.file === undefined
+    ? undefined
+    : { approve: quote(session.file), run: `--session ${quote(session.file)}` };
 }
 
 function quote(word: string): string {
@@ -112,7 +134,10 @@ function quote(word: string): string {
 /** Pi's model object of the current model (RPC `get_state`): the registry's, else told from the client id. */
 function modelObject(s: ModeStart): PiModelObject {
   const { entry, client } = s.models;
-  return describeSelectedModel({ entry, client }, compactionOf(s.ws.settings, s.io.env).contextWindow ?? DEFAULT_CONTEXT_WINDOW);
+  return describeSelectedModel(
+    { entry, client },
+    compactionOf(s.ws.settings, s.io.env).contextWindow ?? DEFAULT_CONTEXT_WINDOW,
+  );
 }
 
 /**
@@ -164,11 +189,19 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
   const host = buildHost(ws.loaded, s.session, hostOptions);
   const rebuild = async (next?: SessionManager, fresh: { parentSession?: string } = {}) => {
     // A session resumed or forked into continues with the model and level it used last.
-    if (next) for (const warning of models.restore(latestChoice(next.getBranch()))) ws.diagnostic(`session: ${warning}`);
+    if (next)
+      for (const warning of models.restore(latestChoice(next.getBranch()))) ws.diagnostic(`session: ${warning}`);
     // A new session keeps the choice of the command line: --no-session writes nothing, ever.
     // The trust decision stands for the process: `project.trust` does not ask again.
     const loaded = await loadExtensionSet({ ...ws.extensionSet, settings: ws.settings, flags: args.extensionFlags });
-    return buildHost(loaded, next ?? (args.noSession ? SessionManager.inMemory(s.cwd, fresh) : SessionManager.create({ cwd: s.cwd, dir: sessionDirOf(args, s.cwd, io.cwd), ...fresh })), hostOptions);
+    return buildHost(
+      loaded,
+      next ??
+        (args.noSession
+          ? SessionManager.inMemory(s.cwd, fresh)
+          : SessionManager.create({ cwd: s.cwd, dir: sessionDirOf(args, s.cwd, io.cwd), ...fresh })),
+      hostOptions,
+    );
   };
   // The permission mode is the process's: the same API over every session this run opens.
   const hostSession: RunSession = Object.assign(
@@ -179,12 +212,15 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
   if (mode === "print" || mode === "json") hostSession.setUI(headlessUI(onAskOf(s)));
   if (mode !== "interactive") {
     const early: (ExtensionErrorEvent | ExtensionLogEvent)[] = [];
-    const stop = hostSession.subscribe((event) => void ((event.type === "extension_error" || event.type === "extension_log") && early.push(event)));
+    const stop = hostSession.subscribe(
+      (event) => void ((event.type === "extension_error" || event.type === "extension_log") && early.push(event)),
+    );
     await hostSession.start(args.continueRun ? { reason: "resume" } : undefined);
     stop();
     for (const event of early) {
       // Print mode and ACP keep stdout for the answer and the protocol: these go to stderr.
-      if (mode === "print" || mode === "acp") io.stderr.write(event.type === "extension_error" ? extensionErrorLine(event) : extensionLogLine(event));
+      if (mode === "print" || mode === "acp")
+        io.stderr.write(event.type === "extension_error" ? extensionErrorLine(event) : extensionLogLine(event));
       else io.stdout.write(eventLine(event, ws.redactLines));
     }
   }
@@ -195,13 +231,18 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
 function policyBanner(s: ModeStart): string[] {
   const { choice, mode } = s.ws.policy;
   const gate = `permission gate: ${choice.gate.state} (${choice.gate.why})`;
-  const on = [choice.redactSecrets.on && "redact-secrets", choice.protectedPaths.on && "protected-paths"].filter(Boolean);
+  const on = [choice.redactSecrets.on && "redact-secrets", choice.protectedPaths.on && "protected-paths"].filter(
+    Boolean,
+  );
   const modeText = mode ? ` · mode: ${mode.mode} (Alt+M or /mode switches)` : "";
   return [`${gate}${modeText}${on.length > 0 ? ` · on: ${on.join(", ")}` : ""}`];
 }
 
 async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promise<number> {
-  const [{ runInteractive }, { loadedLine }] = await Promise.all([import("./modes/interactive.ts"), import("./modes/interactive/slash.ts")]);
+  const [{ runInteractive }, { loadedLine }] = await Promise.all([
+    import("./modes/interactive.ts"),
+    import("./modes/interactive/slash.ts"),
+  ]);
   return runInteractive(hostSession, s.io, {
     renderers: () => hostSession.host.manager.piRenderers,
     runShortcut: (key) => hostSession.host.manager.runShortcut(key),

@@ -30,7 +30,14 @@ import { printModels } from "./models-command.ts";
 import { runMode, type ModeStart } from "./run-mode.ts";
 import { openSession, sessionDirOf, type OpenedSession } from "./session-open.ts";
 import { selectTools } from "./tool-selection.ts";
-import { managedSandboxOf, sandboxOf, sandboxReport, sandboxUsable, sandboxWarnings, type SandboxReport } from "./sandbox.ts";
+import {
+  managedSandboxOf,
+  sandboxOf,
+  sandboxReport,
+  sandboxUsable,
+  sandboxWarnings,
+  type SandboxReport,
+} from "./sandbox.ts";
 import { loadSettings, type LoadedSettings } from "./settings.ts";
 import { choosePolicies, describePolicies, type SandboxState } from "./policy/choose.ts";
 import { loadPolicySettings, managedDir, type PolicySettings } from "./policy/tiers.ts";
@@ -43,7 +50,10 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   const isTTY = io.stdin.isTTY === true && io.stdout.isTTY === true;
   const mode: Mode = resolveMode(firstPass, isTTY);
   // From here on every way out is an abort (exits.ts); interactive mode reads its own Ctrl+C.
-  const exits = watchExits({ stdout: io.stdout, ...(mode === "interactive" && !listing && { signals: ["SIGTERM", "SIGHUP"] }) });
+  const exits = watchExits({
+    stdout: io.stdout,
+    ...(mode === "interactive" && !listing && { signals: ["SIGTERM", "SIGHUP"] }),
+  });
   try {
     return exits.finish(await runWatched({ argv, firstPass, io, exits, listing, isTTY, mode }));
   } finally {
@@ -85,7 +95,11 @@ interface CommandLine {
 async function runWatched(run: WatchedRun): Promise<number> {
   if (run.mode === "acp" && !run.listing) {
     const { runAcpMode } = await import("./modes/acp/index.ts");
-    return runAcpMode({ io: run.io, stop: run.exits.signal, open: (request) => prepareMode({ ...run, io: request.io }, request) });
+    return runAcpMode({
+      io: run.io,
+      stop: run.exits.signal,
+      open: (request) => prepareMode({ ...run, io: request.io }, request),
+    });
   }
   const start = await prepareMode(run);
   if (typeof start === "number") return start;
@@ -137,13 +151,19 @@ async function prepareMode(run: WatchedRun, request: WorkspaceRequest = {}): Pro
   const completed = await completeArgs(run, line, ws);
   if (typeof completed === "number") return completed;
   const { args, prompt } = completed;
-  for (const notice of [...line.firstSettings.notices, ...ws.policy.choice.notices]) io.stderr.write(`mypi: ${notice}\n`);
+  for (const notice of [...line.firstSettings.notices, ...ws.policy.choice.notices])
+    io.stderr.write(`mypi: ${notice}\n`);
   const refused = modeRefused(ws);
   if (refused !== undefined && !listing) {
     await shutdown();
     return fail(io, refused);
   }
-  const sandboxState = await sandboxReport(firstPass.noBuiltinTools ? undefined : ws.extensionSet.sandbox, line.cwd, loaded.manager, ws.sandboxByDefault);
+  const sandboxState = await sandboxReport(
+    firstPass.noBuiltinTools ? undefined : ws.extensionSet.sandbox,
+    line.cwd,
+    loaded.manager,
+    ws.sandboxByDefault,
+  );
   // The tools the model is offered: --tools / --no-tools (names, patterns, +/-), else the
   // settings' `tools`, else all; less what --exclude-tools matches.
   const registered = () => loaded.manager.toolset.registry.list().map((t) => t.name);
@@ -153,7 +173,13 @@ async function prepareMode(run: WatchedRun, request: WorkspaceRequest = {}): Pro
     await shutdown();
     return fail(io, prompts);
   }
-  const resources = runResources(run, { cwd: line.cwd, ws, args: { ...args, ...(prompts.system !== undefined && { systemPrompt: prompts.system }) }, append: prompts.append, allowedTools });
+  const resources = runResources(run, {
+    cwd: line.cwd,
+    ws,
+    args: { ...args, ...(prompts.system !== undefined && { systemPrompt: prompts.system }) },
+    append: prompts.append,
+    allowedTools,
+  });
   const registry = registryOf(settings, io.env);
   if (typeof registry === "string") {
     await shutdown();
@@ -171,7 +197,9 @@ async function prepareMode(run: WatchedRun, request: WorkspaceRequest = {}): Pro
   if (listing) return listExtensions(run, { ws, args, sandboxState, resources });
   // Opened before the model is chosen: a resumed session names the model it used last. A session
   // named on the command line is claimed here: a second writer stops before doing any work.
-  const opened = request.openSession ? ownSession(request.openSession(args, line.cwd, sessionDirOf(args, line.cwd, io.cwd))) : await openSession(args, line.cwd, io.cwd);
+  const opened = request.openSession
+    ? ownSession(request.openSession(args, line.cwd, sessionDirOf(args, line.cwd, io.cwd)))
+    : await openSession(args, line.cwd, io.cwd);
   if ("error" in opened) {
     await shutdown();
     if (opened.usage) return fail(io, opened.error);
@@ -180,7 +208,17 @@ async function prepareMode(run: WatchedRun, request: WorkspaceRequest = {}): Pro
   }
   let start: ModeStart | number | undefined;
   try {
-    start = await runOpened(run, { line, ws, args, prompt, sandboxState, resources, registry, allowedTools, session: opened.session });
+    start = await runOpened(run, {
+      line,
+      ws,
+      args,
+      prompt,
+      sandboxState,
+      resources,
+      registry,
+      allowedTools,
+      session: opened.session,
+    });
     return typeof start === "number" ? start : { ...start, release: opened.dispose };
   } finally {
     if (typeof start !== "object") await opened.dispose();
@@ -212,7 +250,15 @@ async function runOpened(run: WatchedRun, o: OpenedRun): Promise<ModeStart | num
   const { loaded, settings } = ws;
   const shutdown = () => loaded.manager.shutdown();
   const used = latestChoice(session.getBranch());
-  const choice = await chooseModel({ args, settings, registry, env: io.env, cwd: io.cwd, http: loaded.manager.httpHooks(), session: used });
+  const choice = await chooseModel({
+    args,
+    settings,
+    registry,
+    env: io.env,
+    cwd: io.cwd,
+    http: loaded.manager.httpHooks(),
+    session: used,
+  });
   if (typeof choice === "string") {
     // A provider comes from an extension: one that failed to load explains a missing provider.
     for (const l of describeFailures(loaded.failures)) io.stderr.write(`${l}\n`);
@@ -233,8 +279,30 @@ async function runOpened(run: WatchedRun, o: OpenedRun): Promise<ModeStart | num
   const models = choice.selection;
   for (const warning of models.restore(used, choice.explicit)) io.stderr.write(`mypi: session: ${warning}\n`);
   // Child agents (docs/subagents.md) name their models as --model does, resolved by the same registry.
-  const childModels = (spec: string) => lookupModel(spec, { registry, cwd: io.cwd, baseUrl: args.baseUrl, http: loaded.manager.httpHooks(), retry: models.retry });
-  return { mode, io, exits: run.exits, cwd: line.cwd, ws, args, prompt, models, childModels, session, resources, allowedTools, loadErrors, sandboxState };
+  const childModels = (spec: string) =>
+    lookupModel(spec, {
+      registry,
+      cwd: io.cwd,
+      baseUrl: args.baseUrl,
+      http: loaded.manager.httpHooks(),
+      retry: models.retry,
+    });
+  return {
+    mode,
+    io,
+    exits: run.exits,
+    cwd: line.cwd,
+    ws,
+    args,
+    prompt,
+    models,
+    childModels,
+    session,
+    resources,
+    allowedTools,
+    loadErrors,
+    sandboxState,
+  };
 }
 
 /** Why the run cannot start in the mode it was given (a flag, a setting), naming where it came from; undefined when it can. */
@@ -242,7 +310,9 @@ function modeRefused(ws: LoadedWorkspace): string | undefined {
   const { choice, mode } = ws.policy;
   const wanted = mode?.mode ?? choice.mode.initial;
   if (wanted === "default") return undefined;
-  const why = mode ? mode.refusal(wanted) : `permission modes need the permission gate, which is off (${choice.gate.why})`;
+  const why = mode
+    ? mode.refusal(wanted)
+    : `permission modes need the permission gate, which is off (${choice.gate.why})`;
   if (why === undefined) return undefined;
   return `${choice.mode.source === "--permission-mode" ? `--permission-mode ${wanted}` : choice.mode.source}: ${why}.`;
 }
@@ -261,7 +331,11 @@ function fail(io: CliIO, message: string): number {
 async function checkCommandLine(run: WatchedRun, workspace?: string): Promise<CommandLine | number> {
   const { firstPass, io } = run;
   const cwd = workspace ?? resolve(io.cwd, firstPass.cwd ?? ".");
-  if (!isDirectory(cwd)) return fail(io, workspace !== undefined ? `${workspace}: no such folder.` : `--cwd ${firstPass.cwd}: no such folder.`);
+  if (!isDirectory(cwd))
+    return fail(
+      io,
+      workspace !== undefined ? `${workspace}: no such folder.` : `--cwd ${firstPass.cwd}: no such folder.`,
+    );
   // The workspace's settings are read once it is trusted (trust.ts); until then, the global ones.
   const home = mypiHome();
   const earlyTrust = decideTrustEarly({ cwd, home, flag: firstPass.trustProject });
@@ -301,7 +375,11 @@ async function checkCommandLine(run: WatchedRun, workspace?: string): Promise<Co
  * settings. Judges the mode and prompt when the first pass could not. A number is the exit code
  * (the extensions are shut down).
  */
-async function completeArgs(run: WatchedRun, line: CommandLine, ws: LoadedWorkspace): Promise<{ args: CliArgs; prompt: string | undefined } | number> {
+async function completeArgs(
+  run: WatchedRun,
+  line: CommandLine,
+  ws: LoadedWorkspace,
+): Promise<{ args: CliArgs; prompt: string | undefined } | number> {
   const { io } = run;
   const { manager } = ws.loaded;
   const { settings } = ws;
@@ -316,9 +394,12 @@ async function completeArgs(run: WatchedRun, line: CommandLine, ws: LoadedWorksp
     ...second.args,
     model: second.args.model ?? settings.model,
     baseUrl: second.args.baseUrl ?? settings.baseUrl,
-    strictExtensions: second.args.strictExtensions || (!second.args.allowFailedExtensions && settings.strictExtensions === true),
-    allowFailedExtensions: second.args.allowFailedExtensions || (!second.args.strictExtensions && settings.allowFailedExtensions === true),
-    toolTimeoutMs: second.args.toolTimeoutMs ?? (settings.toolTimeout !== undefined ? settings.toolTimeout * 1000 : undefined),
+    strictExtensions:
+      second.args.strictExtensions || (!second.args.allowFailedExtensions && settings.strictExtensions === true),
+    allowFailedExtensions:
+      second.args.allowFailedExtensions || (!second.args.strictExtensions && settings.allowFailedExtensions === true),
+    toolTimeoutMs:
+      second.args.toolTimeoutMs ?? (settings.toolTimeout !== undefined ? settings.toolTimeout * 1000 : undefined),
   };
   let { prompt } = line;
   if (!line.judgedEarly) {
@@ -340,23 +421,37 @@ function isOneShot({ listing, mode }: WatchedRun): boolean {
 /** The prompt: the words of the command line, else (one-shot, piped) stdin; none for --continue-run. */
 async function promptOf(run: WatchedRun, args: CliArgs): Promise<string | undefined> {
   if (args.continueRun) return undefined;
-  return args.prompt ?? (isOneShot(run) && run.io.stdin.isTTY !== true ? (await readAll(run.io.stdin)).trim() || undefined : undefined);
+  return (
+    args.prompt ??
+    (isOneShot(run) && run.io.stdin.isTTY !== true ? (await readAll(run.io.stdin)).trim() || undefined : undefined)
+  );
 }
 
 /** What is wrong with the mode and prompt, if anything. */
 function modeProblem(run: WatchedRun, prompt: string | undefined): string | undefined {
   const { listing, mode, isTTY } = run;
-  if (!listing && mode === "interactive" && !isTTY) return 'interactive mode needs a terminal; use -p "prompt" (or --mode json / rpc) when piping.';
-  if (isOneShot(run) && prompt === undefined && !run.firstPass.continueRun) return 'give a prompt: mypi -p "what to do" (or pipe it on stdin).';
-  if (run.firstPass.continueRun && mode === "rpc") return "--continue-run is for print, JSON and interactive modes; in RPC mode send the resume_run command.";
-  if (!listing && run.firstPass.resume && mode !== "interactive") return "--resume picks a session on a terminal; elsewhere name it: --session FILE|ID (or --continue).";
+  if (!listing && mode === "interactive" && !isTTY)
+    return 'interactive mode needs a terminal; use -p "prompt" (or --mode json / rpc) when piping.';
+  if (isOneShot(run) && prompt === undefined && !run.firstPass.continueRun)
+    return 'give a prompt: mypi -p "what to do" (or pipe it on stdin).';
+  if (run.firstPass.continueRun && mode === "rpc")
+    return "--continue-run is for print, JSON and interactive modes; in RPC mode send the resume_run command.";
+  if (!listing && run.firstPass.resume && mode !== "interactive")
+    return "--resume picks a session on a terminal; elsewhere name it: --session FILE|ID (or --continue).";
   return undefined;
 }
 
 /** Skills, prompt templates, context files and the system prompt for this run (`host-resources.ts`). */
-function runResources(run: WatchedRun, r: { cwd: string; ws: LoadedWorkspace; args: CliArgs; append: string[]; allowedTools: readonly string[] | undefined }): HostResources {
+function runResources(
+  run: WatchedRun,
+  r: { cwd: string; ws: LoadedWorkspace; args: CliArgs; append: string[]; allowedTools: readonly string[] | undefined },
+): HostResources {
   const { ws, args, allowedTools } = r;
-  const offeredTools = (manager = ws.loaded.manager) => manager.effectiveTools().map((t) => t.name).filter((name) => !allowedTools || allowedTools.includes(name));
+  const offeredTools = (manager = ws.loaded.manager) =>
+    manager
+      .effectiveTools()
+      .map((t) => t.name)
+      .filter((name) => !allowedTools || allowedTools.includes(name));
   return createHostResources({
     resources: {
       home: mypiHome(),
@@ -383,7 +478,10 @@ function runResources(run: WatchedRun, r: { cwd: string; ws: LoadedWorkspace; ar
 }
 
 /** `mypi extensions`: what loaded, what failed, what was skipped; then the extensions shut down. */
-async function listExtensions(run: WatchedRun, l: { ws: LoadedWorkspace; args: CliArgs; sandboxState: SandboxReport; resources: HostResources }): Promise<number> {
+async function listExtensions(
+  run: WatchedRun,
+  l: { ws: LoadedWorkspace; args: CliArgs; sandboxState: SandboxReport; resources: HostResources },
+): Promise<number> {
   const { ws } = l;
   const code = await printExtensions(ws.loaded.manager, run.io, {
     json: l.args.json,
@@ -395,7 +493,10 @@ async function listExtensions(run: WatchedRun, l: { ws: LoadedWorkspace; args: C
     extraFailures: [...ws.discovered.failures, ...ws.globalPackages.failures, ...ws.projectPackages.failures],
     skipped: ws.skipped?.extensions ?? [],
     sandbox: l.sandboxState,
-    policies: describePolicies(ws.policy.choice, ws.policy.mode ?? { mode: ws.policy.choice.mode.initial, source: ws.policy.choice.mode.source }),
+    policies: describePolicies(
+      ws.policy.choice,
+      ws.policy.mode ?? { mode: ws.policy.choice.mode.initial, source: ws.policy.choice.mode.source },
+    ),
     resourceCommands: (extra) => l.resources.update(extra).commands(),
   });
   await ws.loaded.manager.shutdown();
@@ -409,13 +510,21 @@ async function listExtensions(run: WatchedRun, l: { ws: LoadedWorkspace; args: C
  * RPC and interactive runs go on and show the failures (a notification and `get_state`; a status
  * line). `undefined`: nothing failed.
  */
-function failedExtensionsVerdict(failures: number, args: CliArgs, mode: Mode): { fatal: boolean; line: string } | undefined {
+function failedExtensionsVerdict(
+  failures: number,
+  args: CliArgs,
+  mode: Mode,
+): { fatal: boolean; line: string } | undefined {
   if (failures === 0) return undefined;
   const them = failures === 1 ? "the extension above" : `the ${failures} extensions above`;
   if (args.strictExtensions) return { fatal: true, line: `mypi: --strict-extensions: fix ${them} or drop the flag.` };
-  if (args.allowFailedExtensions) return { fatal: false, line: `mypi: warning: running without ${them} (--allow-failed-extensions).` };
+  if (args.allowFailedExtensions)
+    return { fatal: false, line: `mypi: warning: running without ${them} (--allow-failed-extensions).` };
   if (mode === "print" || mode === "json") {
-    return { fatal: true, line: `mypi: not running without ${them}: fix ${failures === 1 ? "it" : "them"}, or pass --allow-failed-extensions to run anyway.` };
+    return {
+      fatal: true,
+      line: `mypi: not running without ${them}: fix ${failures === 1 ? "it" : "them"}, or pass --allow-failed-extensions to run anyway.`,
+    };
   }
   return { fatal: false, line: `mypi: warning: running without ${them}.` };
 }
@@ -440,7 +549,9 @@ function appendedPrompts(args: CliArgs, io: CliIO): { append: string[]; system?:
     try {
       return { text: readFileSync(path, "utf8") };
     } catch (error) {
-      return { error: `--${flag} ${value}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).` };
+      return {
+        error: `--${flag} ${value}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`,
+      };
     }
   };
   const append: string[] = [];

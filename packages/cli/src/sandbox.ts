@@ -27,27 +27,51 @@ export function managedSandboxOf(tiers: readonly TierFile[]): ManagedSandbox | u
   const managed = tiers.find((t) => t.tier === "managed");
   const sandbox = managed?.settings.sandbox;
   if (!managed || !sandbox) return undefined;
-  return { file: managed.path, ...(sandbox.enabled === true && { enabled: true }), ...(sandbox.network === false && { network: false }) };
+  return {
+    file: managed.path,
+    ...(sandbox.enabled === true && { enabled: true }),
+    ...(sandbox.network === false && { network: false }),
+  };
 }
 
 /**
  * The sandbox to give the builtin tools (undefined = off), whether it is on only by default (not
  * asked for), or the usage error.
  */
-export function sandboxOf(args: CliArgs, settings: Settings, shellCwd: string, managed?: ManagedSandbox): { sandbox?: SandboxOptions; byDefault?: boolean } | { error: string } {
+export function sandboxOf(
+  args: CliArgs,
+  settings: Settings,
+  shellCwd: string,
+  managed?: ManagedSandbox,
+): { sandbox?: SandboxOptions; byDefault?: boolean } | { error: string } {
   const configured = settings.sandbox ?? {};
   const forced = managed?.enabled === true;
-  if (forced && args.sandbox === false) return { error: `--no-sandbox: the managed settings (${managed.file}) keep the sandbox on.` };
-  if (managed?.network === false && args.sandboxNetwork) return { error: `--sandbox-network: the managed settings (${managed.file}) keep the sandbox's network off.` };
+  if (forced && args.sandbox === false)
+    return { error: `--no-sandbox: the managed settings (${managed.file}) keep the sandbox on.` };
+  if (managed?.network === false && args.sandboxNetwork)
+    return { error: `--sandbox-network: the managed settings (${managed.file}) keep the sandbox's network off.` };
   const enabled = forced || (args.sandbox ?? configured.enabled ?? true);
   if (!enabled) {
-    const stray = args.sandboxWrite.length > 0 ? "--sandbox-write" : args.sandboxNetwork ? "--sandbox-network" : args.noSandboxNetwork ? "--no-sandbox-network" : undefined;
-    if (stray) return { error: `${stray} configures the sandbox, which is off: drop --no-sandbox (and "sandbox": {"enabled": false} from settings.json).` };
+    const stray =
+      args.sandboxWrite.length > 0
+        ? "--sandbox-write"
+        : args.sandboxNetwork
+          ? "--sandbox-network"
+          : args.noSandboxNetwork
+            ? "--no-sandbox-network"
+            : undefined;
+    if (stray)
+      return {
+        error: `${stray} configures the sandbox, which is off: drop --no-sandbox (and "sandbox": {"enabled": false} from settings.json).`,
+      };
     return {};
   }
   const byDefault = !forced && args.sandbox === undefined && configured.enabled === undefined;
   const allowWrite = [...(configured.allowWrite ?? []), ...args.sandboxWrite.map((p) => resolve(shellCwd, p))];
-  const network = managed?.network === false ? false : args.sandboxNetwork || (!args.noSandboxNetwork && configured.network !== false);
+  const network =
+    managed?.network === false
+      ? false
+      : args.sandboxNetwork || (!args.noSandboxNetwork && configured.network !== false);
   // Asked for, a sandbox that cannot run refuses; on by default, bash runs without it (said at start).
   const onUnavailable = forced ? "refuse" : (configured.onUnavailable ?? (byDefault ? "unsandboxed" : undefined));
   return {
@@ -83,7 +107,12 @@ export type SandboxReport =
       bashFrom?: string;
     };
 
-export async function sandboxReport(sandbox: SandboxOptions | undefined, cwd: string, manager: ExtensionManager, byDefault = false): Promise<SandboxReport> {
+export async function sandboxReport(
+  sandbox: SandboxOptions | undefined,
+  cwd: string,
+  manager: ExtensionManager,
+  byDefault = false,
+): Promise<SandboxReport> {
   if (!sandbox) return { enabled: false };
   const probe = await probeSandbox(sandbox.bwrap);
   const plan = planSandbox(cwd, sandbox);
@@ -111,7 +140,8 @@ export async function sandboxUsable(sandbox: SandboxOptions | undefined): Promis
 
 /** One line: what `mypi extensions` and the interactive banner show. */
 export function describeSandboxReport(report: SandboxReport): string {
-  if (!report.enabled) return 'sandbox: off (turned off by --no-sandbox or "sandbox": {"enabled": false}; bash runs unsandboxed)';
+  if (!report.enabled)
+    return 'sandbox: off (turned off by --no-sandbox or "sandbox": {"enabled": false}; bash runs unsandboxed)';
   if (!report.available) {
     if (report.byDefault) return `sandbox: UNAVAILABLE here, bash runs unsandboxed: ${report.reason}`;
     return report.onUnavailable === "unsandboxed"
@@ -140,7 +170,11 @@ export function sandboxWarnings(report: SandboxReport): string[] {
           : `mypi: ${unavailableMessage(report.reason!)}`,
     );
   }
-  for (const path of report.missing) lines.push(`mypi: sandbox: the write path ${path} does not exist; nothing is mounted for it.`);
-  if (report.bashFrom) lines.push(`mypi: sandbox: the bash tool in effect comes from ${report.bashFrom}, which the sandbox does not cover.`);
+  for (const path of report.missing)
+    lines.push(`mypi: sandbox: the write path ${path} does not exist; nothing is mounted for it.`);
+  if (report.bashFrom)
+    lines.push(
+      `mypi: sandbox: the bash tool in effect comes from ${report.bashFrom}, which the sandbox does not cover.`,
+    );
   return lines;
 }

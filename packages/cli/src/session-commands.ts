@@ -97,16 +97,26 @@ function sessionLines(session: HostSession): string[] {
   const entries = m.getEntries();
   const messages = entries.flatMap((e) => (e.type === "message" ? [e.message] : []));
   const roles = (role: string) => messages.filter((msg) => msg.role === role).length;
-  const toolCalls = messages.reduce((n, msg) => n + (msg.role === "assistant" ? msg.content.filter((b) => b.type === "toolCall").length : 0), 0);
+  const toolCalls = messages.reduce(
+    (n, msg) => n + (msg.role === "assistant" ? msg.content.filter((b) => b.type === "toolCall").length : 0),
+    0,
+  );
   const usage = sessionUsage(m);
   const models = session.models;
   const prompt = promptTokens(usage);
-  const cached = usage.cacheRead + usage.cacheWrite > 0 ? ` (${usage.cacheRead} read from cache, ${((100 * usage.cacheRead) / prompt).toFixed(1)}%; ${usage.cacheWrite} written)` : "";
+  const cached =
+    usage.cacheRead + usage.cacheWrite > 0
+      ? ` (${usage.cacheRead} read from cache, ${((100 * usage.cacheRead) / prompt).toFixed(1)}%; ${usage.cacheWrite} written)`
+      : "";
   const lines = [
     `file      ${m.file ?? "(not saved: --no-session)"}`,
     `id        ${m.id}`,
     `name      ${m.getSessionName() ?? "(none)"}`,
-    ...(models ? [`model     ${models.client.id}${models.availableThinkingLevels().length > 1 ? ` · thinking ${models.thinkingLevel}` : ""}`] : []),
+    ...(models
+      ? [
+          `model     ${models.client.id}${models.availableThinkingLevels().length > 1 ? ` · thinking ${models.thinkingLevel}` : ""}`,
+        ]
+      : []),
     `entries   ${entries.length} (${m.getBranch().length} on this branch)`,
     `messages  ${messages.length}: ${roles("user")} user, ${roles("assistant")} assistant, ${roles("toolResult")} tool results`,
     `tool calls ${toolCalls}`,
@@ -114,7 +124,9 @@ function sessionLines(session: HostSession): string[] {
     `cost      ${usage.costKnown ? formatCost(usage.cost) : "unknown (no message carried a cost: the model's prices are not known)"}`,
   ];
   // A session that used several models: what each one cost.
-  if (usage.byModel.size > 1) for (const [model, row] of usage.byModel) lines.push(`  ${model}: ${formatCost(row.cost)} (${row.tokens} tokens, ${row.messages} answers)`);
+  if (usage.byModel.size > 1)
+    for (const [model, row] of usage.byModel)
+      lines.push(`  ${model}: ${formatCost(row.cost)} (${row.tokens} tokens, ${row.messages} answers)`);
   return lines;
 }
 
@@ -149,7 +161,9 @@ async function tree(args: string, c: SessionCommandContext): Promise<void> {
   if (entries.length === 0) return c.info("the session has no entries yet");
   const onBranch = new Set(m.getBranch().map((e) => e.id));
   const labels = latestLabels(entries);
-  const shown = treeRows(entries).filter((r) => args === "all" || r.children > 1 || r.entry.id === m.getLeafId() || isMilestone(r.entry));
+  const shown = treeRows(entries).filter(
+    (r) => args === "all" || r.children > 1 || r.entry.id === m.getLeafId() || isMilestone(r.entry),
+  );
   const rows = shown.map(({ entry, prefix }) => {
     const label = labels.get(entry.id);
     return `${prefix}${onBranch.has(entry.id) ? "●" : "○"} ${kindOf(entry)}: ${clip(treeText(entry), ROW_TEXT)}${label ? ` [${label}]` : ""} (${entry.id})`;
@@ -162,7 +176,12 @@ async function tree(args: string, c: SessionCommandContext): Promise<void> {
   // off before it — continuing after it would put two user messages in a row.
   const onward = isUserMessage(row.entry) ? ASK_AGAIN : "continue from here";
   const child = linkedSessionFile(row.entry);
-  const actions = [...(child ? ["show the child agent's transcript"] : []), onward, "label it", ...(label ? ["clear its label"] : [])];
+  const actions = [
+    ...(child ? ["show the child agent's transcript"] : []),
+    onward,
+    "label it",
+    ...(label ? ["clear its label"] : []),
+  ];
   const action = await c.ui.select(`${kindOf(row.entry)} ${row.entry.id}`, actions);
   if (action === "show the child agent's transcript") return showChildSession(child!, c);
   if (action === "continue from here") return goTo(row.entry, c);
@@ -225,15 +244,27 @@ async function fork(args: string, c: SessionCommandContext): Promise<void> {
   if (text !== undefined) c.setEditorText?.(text);
 }
 
-function findEntry(entries: readonly SessionEntry[], prefix: string, c: SessionCommandContext): SessionEntry | undefined {
+function findEntry(
+  entries: readonly SessionEntry[],
+  prefix: string,
+  c: SessionCommandContext,
+): SessionEntry | undefined {
   const matches = entries.filter((e) => e.id.startsWith(prefix));
   if (matches.length === 1) return matches[0];
-  c.warn(matches.length === 0 ? `no entry id starts with "${prefix}" (/tree lists them)` : `"${prefix}" matches ${matches.length} entries: give more of the id`);
+  c.warn(
+    matches.length === 0
+      ? `no entry id starts with "${prefix}" (/tree lists them)`
+      : `"${prefix}" matches ${matches.length} entries: give more of the id`,
+  );
   return undefined;
 }
 
 function isMilestone(entry: SessionEntry): boolean {
-  return entry.type === "compaction" || (entry.type === "message" && (entry.message.role === "user" || entry.message.role === "assistant")) || linkedSessionFile(entry) !== undefined;
+  return (
+    entry.type === "compaction" ||
+    (entry.type === "message" && (entry.message.role === "user" || entry.message.role === "assistant")) ||
+    linkedSessionFile(entry) !== undefined
+  );
 }
 
 /** A child agent's transcript, linked from an `agent` call's result: its branch, one line per entry. */

@@ -61,7 +61,11 @@ function userText(line: string): string | undefined {
   const content = entry?.message?.role === "user" ? entry.message.content : undefined;
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return undefined;
-  return content.flatMap((b: { type?: unknown; text?: unknown }) => (b?.type === "text" && typeof b.text === "string" ? [b.text] : [])).join(" ");
+  return content
+    .flatMap((b: { type?: unknown; text?: unknown }) =>
+      b?.type === "text" && typeof b.text === "string" ? [b.text] : [],
+    )
+    .join(" ");
 }
 
 function parse(line: string): unknown {

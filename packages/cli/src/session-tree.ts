@@ -38,7 +38,12 @@ export function treeRows(entries: readonly SessionEntry[]): TreeRow[] {
   const roots = children.get(null) ?? [];
   /** `gutters`: for each branch level above the row, whether a later branch of it is still to come. */
   const branchesOf = (kids: readonly SessionEntry[], depth: number, gutters: readonly boolean[]) =>
-    kids.map((entry, i) => ({ entry, depth, gutters, connector: (kids.length < 2 ? "" : i < kids.length - 1 ? "├─ " : "└─ ") as Connector }));
+    kids.map((entry, i) => ({
+      entry,
+      depth,
+      gutters,
+      connector: (kids.length < 2 ? "" : i < kids.length - 1 ? "├─ " : "└─ ") as Connector,
+    }));
   const stack = branchesOf(roots, roots.length > 1 ? 1 : 0, []).reverse();
   const seen = new Set<string>();
   while (stack.length > 0) {
@@ -46,7 +51,12 @@ export function treeRows(entries: readonly SessionEntry[]): TreeRow[] {
     if (seen.has(entry.id)) continue;
     seen.add(entry.id);
     const kids = children.get(entry.id) ?? [];
-    rows.push({ entry, depth, children: kids.length, prefix: gutters.map((more) => (more ? "│  " : "   ")).join("") + connector });
+    rows.push({
+      entry,
+      depth,
+      children: kids.length,
+      prefix: gutters.map((more) => (more ? "│  " : "   ")).join("") + connector,
+    });
     // Under a branch's first row, its level's guide line goes on while a later branch is to come.
     const below = connector === "" ? gutters : [...gutters, connector === "├─ "];
     stack.push(...branchesOf(kids, kids.length > 1 ? depth + 1 : depth, below).reverse());
@@ -95,7 +105,8 @@ export function verdictOf(entry: CustomEntry): Verdict | undefined {
 /** What an entry is, in one word: a message's role, `decision` / `error` for recorded verdicts, else its type. */
 export function kindOf(entry: SessionEntry): string {
   if (entry.type === "message") return entry.message.role;
-  if (isVerdictEntry(entry) && entry.type === "custom") return entry.customType === "mypi:hook_decision" ? "decision" : "error";
+  if (isVerdictEntry(entry) && entry.type === "custom")
+    return entry.customType === "mypi:hook_decision" ? "decision" : "error";
   return entry.type;
 }
 
@@ -107,7 +118,7 @@ export function treeText(entry: SessionEntry): string {
       if (m.role === "assistant") {
         const text = m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join(" ");
         const calls = m.content.flatMap((b) => (b.type === "toolCall" ? [b.name] : []));
-        return text || (calls.length ? `→ ${calls.join(", ")}` : m.errorMessage ?? `(${m.stopReason})`);
+        return text || (calls.length ? `→ ${calls.join(", ")}` : (m.errorMessage ?? `(${m.stopReason})`));
       }
       if (m.role === "toolResult") {
         const child = linkedSessionFile(entry);
@@ -117,13 +128,18 @@ export function treeText(entry: SessionEntry): string {
     }
     case "custom": {
       const v = verdictOf(entry);
-      if (v) return v.kind === "hook_decision" ? `${v.extension} ${v.outcome ?? ""} (${v.slot})` : `${v.extension} (${v.slot}): ${v.error ?? ""}`;
+      if (v)
+        return v.kind === "hook_decision"
+          ? `${v.extension} ${v.outcome ?? ""} (${v.slot})`
+          : `${v.extension} (${v.slot}): ${v.error ?? ""}`;
       return entry.customType;
     }
     case "compaction":
       return `summary of ${entry.tokensBefore} tokens`;
     case "label":
-      return entry.label === undefined ? `label cleared on ${entry.targetId}` : `label "${entry.label}" on ${entry.targetId}`;
+      return entry.label === undefined
+        ? `label cleared on ${entry.targetId}`
+        : `label "${entry.label}" on ${entry.targetId}`;
     case "model_change":
       return entry.model;
     case "thinking_level_change":

@@ -20,7 +20,11 @@ export function updatePackages(path: string, change: (packages: PackageEntry[]) 
 }
 
 /** The same for any of the lists these commands own (`packages`, `plugins`, `pluginMarketplaces`), under the file's lock. */
-export function updateSettingsList<T>(path: string, key: "packages" | "plugins" | "pluginMarketplaces", change: (list: T[]) => T[]): string | undefined {
+export function updateSettingsList<T>(
+  path: string,
+  key: "packages" | "plugins" | "pluginMarketplaces",
+  change: (list: T[]) => T[],
+): string | undefined {
   try {
     return withFileLock(path, () => rewriteList(path, key, change));
   } catch (error) {
@@ -28,7 +32,11 @@ export function updateSettingsList<T>(path: string, key: "packages" | "plugins" 
   }
 }
 
-function rewriteList<T>(path: string, key: "packages" | "plugins" | "pluginMarketplaces", change: (list: T[]) => T[]): string | undefined {
+function rewriteList<T>(
+  path: string,
+  key: "packages" | "plugins" | "pluginMarketplaces",
+  change: (list: T[]) => T[],
+): string | undefined {
   const checked = readSettingsFile(path);
   if (checked !== undefined && "error" in checked) return `${checked.error}. Fix the file first; mypi changed nothing.`;
   let text: string | undefined;

@@ -86,7 +86,16 @@ const SettingsSchema = z.looseObject({
       allowRead: stringList.optional(),
       network: z.boolean().optional(),
       hide: stringList.optional(),
-      env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, "expected an environment variable name (letters, digits, _), or a prefix ending in *")).optional(),
+      env: z
+        .array(
+          z
+            .string()
+            .regex(
+              /^[A-Za-z_][A-Za-z0-9_]*\*?$/,
+              "expected an environment variable name (letters, digits, _), or a prefix ending in *",
+            ),
+        )
+        .optional(),
       allowSockets: stringList.optional(),
       onUnavailable: z.enum(["refuse", "unsandboxed"]).optional(),
     })
@@ -115,7 +124,12 @@ const SettingsSchema = z.looseObject({
   /** Turns every hook off (Claude Code's key). */
   disableAllHooks: z.boolean().optional(),
   /** `false`: read none of Claude Code's files; or which of them (`userSettings`, `projectSettings`). */
-  claudeCode: z.union([z.boolean(), z.looseObject({ userSettings: z.boolean().optional(), projectSettings: z.boolean().optional() })]).optional(),
+  claudeCode: z
+    .union([
+      z.boolean(),
+      z.looseObject({ userSettings: z.boolean().optional(), projectSettings: z.boolean().optional() }),
+    ])
+    .optional(),
   /** Installed Claude Code plugins (`mypi install`; docs/claude-code.md). */
   plugins: z.array(PluginEntry).optional(),
   /** Claude Code plugin marketplaces (`mypi plugin marketplace add`). */
@@ -164,7 +178,8 @@ export interface SettingsOptions {
 /** The merged settings, or the one-line error that names the file and the key. */
 export function loadSettings(options: SettingsOptions): LoadedSettings | { error: string } {
   const candidates: SettingsFile[] = [{ path: join(options.home, "settings.json"), scope: "global" }];
-  if (options.project !== false) candidates.push({ path: join(options.cwd, ".mypi", "settings.json"), scope: "project" });
+  if (options.project !== false)
+    candidates.push({ path: join(options.cwd, ".mypi", "settings.json"), scope: "project" });
   let merged: Record<string, unknown> = {};
   const files: SettingsFile[] = [];
   const packages: LoadedSettings["packages"] = [];

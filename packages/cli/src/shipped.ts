@@ -8,7 +8,15 @@ import { createRequire } from "node:module";
 import { realpathSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 
-export const SHIPPED_EXTENSIONS = ["permission-gate", "protected-paths", "redact-secrets", "tracer", "mcp", "subagents", "claude-code"] as const;
+export const SHIPPED_EXTENSIONS = [
+  "permission-gate",
+  "protected-paths",
+  "redact-secrets",
+  "tracer",
+  "mcp",
+  "subagents",
+  "claude-code",
+] as const;
 export type ShippedExtension = (typeof SHIPPED_EXTENSIONS)[number];
 
 const FROM_SOURCE = import.meta.url.endsWith(".ts");
@@ -37,7 +45,12 @@ export function isShippedCompiled(file: string): boolean {
 export function shippedNameOf(path: string): ShippedExtension | undefined {
   const real = realOrSame(resolve(path));
   return SHIPPED_EXTENSIONS.find((name) =>
-    [join(PACKAGE_DIR, name), join(PACKAGE_DIR, name, "index.ts"), join(COMPILED_DIR, name), join(COMPILED_DIR, name, "index.js")].some((form) => realOrSame(form) === real),
+    [
+      join(PACKAGE_DIR, name),
+      join(PACKAGE_DIR, name, "index.ts"),
+      join(COMPILED_DIR, name),
+      join(COMPILED_DIR, name, "index.js"),
+    ].some((form) => realOrSame(form) === real),
   );
 }
 

@@ -5,7 +5,10 @@
 
 /** A comma-separated tool list's entries, trimmed, blanks dropped. */
 export function toolList(text: string): string[] {
-  return text.split(",").map((n) => n.trim()).filter(Boolean);
+  return text
+    .split(",")
+    .map((n) => n.trim())
+    .filter(Boolean);
 }
 
 /** Pi's rule: an allowlist of names and patterns, or only exact `+name` / `-name` entries. */
@@ -27,7 +30,11 @@ function isToolModifier(entry: string): boolean {
  * what `--exclude-tools` matches. An allowlist name that matches nothing is kept (the host says
  * it is unknown). `undefined`: no narrowing at all.
  */
-export function selectTools(names: readonly string[] | (() => readonly string[]), tools: readonly string[] | undefined, exclude: readonly string[]): string[] | undefined {
+export function selectTools(
+  names: readonly string[] | (() => readonly string[]),
+  tools: readonly string[] | undefined,
+  exclude: readonly string[],
+): string[] | undefined {
   if (tools === undefined && exclude.length === 0) return undefined;
   const registered = typeof names === "function" ? names() : names;
   const excluded = toolMatcher(exclude);
@@ -51,6 +58,16 @@ export function selectTools(names: readonly string[] | (() => readonly string[])
 /** Names and `*` patterns (any run of characters) as one test. */
 function toolMatcher(entries: readonly string[]): (name: string) => boolean {
   const names = new Set(entries.filter((e) => !e.includes("*")));
-  const patterns = entries.filter((e) => e.includes("*")).map((e) => new RegExp(`^${e.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`));
+  const patterns = entries
+    .filter((e) => e.includes("*"))
+    .map(
+      (e) =>
+        new RegExp(
+          `^${e
+            .split("*")
+            .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+            .join(".*")}$`,
+        ),
+    );
   return (name) => names.has(name) || patterns.some((p) => p.test(name));
 }

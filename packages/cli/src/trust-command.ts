@@ -31,7 +31,9 @@ export function runTrustCommand(argv: readonly string[], io: CliIO): number {
   if (!isDirectory(dir)) return fail(`${words[0]}: no such folder.`);
   if (flags[0] === "--revoke") {
     const path = store.set(dir, undefined);
-    io.stdout.write(`Forgot the trust decision for ${path}; mypi asks again (interactive) or skips its code (other modes).\n`);
+    io.stdout.write(
+      `Forgot the trust decision for ${path}; mypi asks again (interactive) or skips its code (other modes).\n`,
+    );
     return EXIT.ok;
   }
   const trusted = flags[0] !== "--deny";

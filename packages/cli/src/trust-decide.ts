@@ -40,7 +40,11 @@ export async function decideTrust(q: TrustQuestion): Promise<TrustDecision> {
   const fromExtension = await askExtensions(q);
   if (fromExtension) {
     if (fromExtension.remember) store.set(q.cwd, fromExtension.trusted);
-    return { trusted: fromExtension.trusted, source: "extension", ...(fromExtension.by !== undefined && { extension: fromExtension.by }) };
+    return {
+      trusted: fromExtension.trusted,
+      source: "extension",
+      ...(fromExtension.by !== undefined && { extension: fromExtension.by }),
+    };
   }
   if (!q.interactive) return { trusted: false, source: "default" };
   const answer = await askTrust(q.io, q.cwd, q.resources);
@@ -49,7 +53,9 @@ export async function decideTrust(q: TrustQuestion): Promise<TrustDecision> {
 }
 
 /** The first yes/no of a `project_trust` handler, if any. Dialogs there use the terminal's lines (interactive) or the mode's UI. */
-async function askExtensions(q: TrustQuestion): Promise<{ trusted: boolean; remember: boolean; by?: string } | undefined> {
+async function askExtensions(
+  q: TrustQuestion,
+): Promise<{ trusted: boolean; remember: boolean; by?: string } | undefined> {
   const restoreUI = q.interactive && !q.manager.currentUI.hasUI;
   if (restoreUI) q.manager.setUI(lineUI(q.io));
   let by: string | undefined;
@@ -61,13 +67,19 @@ async function askExtensions(q: TrustQuestion): Promise<{ trusted: boolean; reme
         signal: new AbortController().signal,
         // The deciding handler is credited in its hook_decision; failures become diagnostics.
         emit: (event) => {
-          if (event.type === "hook_decision" && (event.outcome === "allow" || event.outcome === "block")) by = event.extension;
-          if (event.type === "extension_error") q.manager.diagnostic(`${event.extension}: project_trust failed: ${event.error}`);
+          if (event.type === "hook_decision" && (event.outcome === "allow" || event.outcome === "block"))
+            by = event.extension;
+          if (event.type === "extension_error")
+            q.manager.diagnostic(`${event.extension}: project_trust failed: ${event.error}`);
         },
       },
     );
     if (decision === undefined || decision.trusted === "undecided") return undefined;
-    return { trusted: decision.trusted === "yes", remember: decision.remember === true, ...(by !== undefined && { by }) };
+    return {
+      trusted: decision.trusted === "yes",
+      remember: decision.remember === true,
+      ...(by !== undefined && { by }),
+    };
   } finally {
     if (restoreUI) q.manager.setUI(undefined);
   }

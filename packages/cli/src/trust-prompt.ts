@@ -49,13 +49,17 @@ export async function askTrust(io: CliIO, cwd: string, resources: readonly strin
 /** Dialogs on plain lines, for `project_trust` handlers in interactive mode. */
 export function lineUI(io: CliIO): ExtensionUI {
   return {
-    confirm: async (title, message) => /^y(es)?$/i.test((await askLine(io, `${title}${message ? `\n  ${message}` : ""} [y/N] `))?.trim() ?? ""),
+    confirm: async (title, message) =>
+      /^y(es)?$/i.test((await askLine(io, `${title}${message ? `\n  ${message}` : ""} [y/N] `))?.trim() ?? ""),
     select: async (title, choices) => {
-      const answer = (await askLine(io, `${title}\n${choices.map((c, i) => `  ${i + 1}. ${c}`).join("\n")}\nnumber: `))?.trim();
+      const answer = (
+        await askLine(io, `${title}\n${choices.map((c, i) => `  ${i + 1}. ${c}`).join("\n")}\nnumber: `)
+      )?.trim();
       const n = Number(answer);
       return Number.isInteger(n) && n >= 1 && n <= choices.length ? choices[n - 1] : choices.find((c) => c === answer);
     },
-    input: async (title, placeholder) => (await askLine(io, `${title}${placeholder ? ` (${placeholder})` : ""}: `)) || undefined,
+    input: async (title, placeholder) =>
+      (await askLine(io, `${title}${placeholder ? ` (${placeholder})` : ""}: `)) || undefined,
     editor: async (title, prefill) => {
       const answer = await askLine(io, `${title}${prefill ? ` [${prefill}]` : ""}: `);
       return answer === undefined ? undefined : answer === "" ? prefill : answer;

@@ -19,7 +19,13 @@ import { dirname, join, parse } from "node:path";
 import { withFileLock, writeFileAtomic } from "./files.ts";
 
 /** What a workspace holds that only loads when it is trusted, relative to the workspace. */
-export const PROTECTED_RESOURCES = [".mypi/extensions", ".mypi/settings.json", ".mypi/mcp.json", ".mypi/agents", ".claude/agents"] as const;
+export const PROTECTED_RESOURCES = [
+  ".mypi/extensions",
+  ".mypi/settings.json",
+  ".mypi/mcp.json",
+  ".mypi/agents",
+  ".claude/agents",
+] as const;
 
 /** The protected resources present in `cwd` (relative paths); empty: no decision needed. */
 export function protectedResources(cwd: string): string[] {

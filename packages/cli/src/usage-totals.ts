@@ -21,13 +21,28 @@ export interface UsageTotals {
 }
 
 export function emptyTotals(): UsageTotals {
-  return { assistantMessages: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, costKnown: false, byModel: new Map() };
+  return {
+    assistantMessages: 0,
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    cost: 0,
+    costKnown: false,
+    byModel: new Map(),
+  };
 }
 
 /** Adds one message to `totals` (anything but an assistant message with usage adds nothing). */
-export function addUsage(totals: UsageTotals, message: Message | { role: string; usage?: unknown; model?: unknown }): void {
+export function addUsage(
+  totals: UsageTotals,
+  message: Message | { role: string; usage?: unknown; model?: unknown },
+): void {
   if (message.role !== "assistant") return;
-  const m = message as { usage?: { input?: unknown; output?: unknown; cacheRead?: unknown; cacheWrite?: unknown; cost?: unknown }; model?: unknown };
+  const m = message as {
+    usage?: { input?: unknown; output?: unknown; cacheRead?: unknown; cacheWrite?: unknown; cost?: unknown };
+    model?: unknown;
+  };
   const u = m.usage;
   if (!u || typeof u !== "object") return;
   totals.assistantMessages++;
@@ -81,7 +96,12 @@ export function formatCost(dollars: number): string {
 
 /** A cost `{total}` (mypi's `UsageCost`), or a bare number (some providers' extensions). */
 export function costOf(cost: unknown): number | undefined {
-  const total = typeof cost === "number" ? cost : typeof cost === "object" && cost !== null ? (cost as { total?: unknown }).total : undefined;
+  const total =
+    typeof cost === "number"
+      ? cost
+      : typeof cost === "object" && cost !== null
+        ? (cost as { total?: unknown }).total
+        : undefined;
   return typeof total === "number" && Number.isFinite(total) ? total : undefined;
 }
 

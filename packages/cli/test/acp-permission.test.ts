@@ -9,7 +9,11 @@ describe("permissionChoices", () => {
       { optionId: "allow", name: "Allow", kind: "allow_once" },
       { optionId: "reject", name: "Reject", kind: "reject_once" },
     ]);
-    expect([choices.answer("allow"), choices.answer("reject"), choices.answer("made-up")]).toEqual([true, false, false]);
+    expect([choices.answer("allow"), choices.answer("reject"), choices.answer("made-up")]).toEqual([
+      true,
+      false,
+      false,
+    ]);
   });
 
   it("maps a scoped allow/deny select onto ACP's kinds and answers with the label picked", () => {

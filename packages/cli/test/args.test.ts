@@ -17,9 +17,36 @@ function fail(argv: string[], flags?: Map<string, "boolean" | "string">): string
 describe("Pi 1.6's options", () => {
   it("reads Pi's flags and short forms into the run's options", () => {
     const args = ok([
-      "-nt", "-nbt", "-ne", "-ns", "-np", "-nc", "-n", "my session", "-a", "-xt", "bash,mcp__*", "--exclude-tools", "write",
-      "--skill", "s1", "--skill=~/s2", "--prompt-template", "p1", "--session-dir", "/sessions", "--no-mcp",
-      "--offline", "--verbose", "--no-themes", "--tui-mode", "regular", "--api-key", "sk-x", "--model", "openai:m",
+      "-nt",
+      "-nbt",
+      "-ne",
+      "-ns",
+      "-np",
+      "-nc",
+      "-n",
+      "my session",
+      "-a",
+      "-xt",
+      "bash,mcp__*",
+      "--exclude-tools",
+      "write",
+      "--skill",
+      "s1",
+      "--skill=~/s2",
+      "--prompt-template",
+      "p1",
+      "--session-dir",
+      "/sessions",
+      "--no-mcp",
+      "--offline",
+      "--verbose",
+      "--no-themes",
+      "--tui-mode",
+      "regular",
+      "--api-key",
+      "sk-x",
+      "--model",
+      "openai:m",
     ]);
     expect(args).toMatchObject({
       tools: [],
@@ -45,15 +72,24 @@ describe("Pi 1.6's options", () => {
     expect(ok(["--fork", "abc"]).fork).toBe("abc");
     expect(ok(["--provider", "local", "--model", "qwen"])).toMatchObject({ provider: "local", model: "qwen" });
     expect(ok(["--list-models", "sonnet"])).toMatchObject({ command: "models", prompt: "sonnet" });
-    expect(ok(["--export", "s.jsonl", "out.html"])).toMatchObject({ command: "export", exportArgs: ["s.jsonl", "out.html"] });
+    expect(ok(["--export", "s.jsonl", "out.html"])).toMatchObject({
+      command: "export",
+      exportArgs: ["s.jsonl", "out.html"],
+    });
   });
 
   it("refuses what mypi cannot honour, naming the flag and the reason (exit 2), and Pi's own misuses", () => {
     expect(fail(["--theme", "x.json"])).toContain("mypi: --theme: mypi has no themes");
     expect(fail(["--use-theme", "dark"])).toContain("mypi: --use-theme: mypi has no themes");
-    expect(fail(["--tui-mode", "fullscreen"])).toContain("--tui-mode fullscreen: mypi's interactive mode draws in the terminal's own screen");
-    expect(fail(["--tools", "read,+ls"])).toBe("mypi: --tools read,+ls: tool names cannot be mixed with +name or -name entries.");
-    expect(fail(["--tools", "+gr*"])).toBe("mypi: --tools +gr*: +name and -name entries take exact tool names, not patterns: +gr*.");
+    expect(fail(["--tui-mode", "fullscreen"])).toContain(
+      "--tui-mode fullscreen: mypi's interactive mode draws in the terminal's own screen",
+    );
+    expect(fail(["--tools", "read,+ls"])).toBe(
+      "mypi: --tools read,+ls: tool names cannot be mixed with +name or -name entries.",
+    );
+    expect(fail(["--tools", "+gr*"])).toBe(
+      "mypi: --tools +gr*: +name and -name entries take exact tool names, not patterns: +gr*.",
+    );
     expect(fail(["--provider", "openai"])).toContain("--provider narrows --model");
     expect(fail(["--session-id", "a/b"])).toContain("--session-id takes a session id");
     expect(fail(["--fork", "x", "--continue"])).toContain("choose one of");
@@ -64,12 +100,46 @@ describe("Pi 1.6's options", () => {
 describe("parseArgs", () => {
   it("reads every documented option into one object", () => {
     const args = ok([
-      "--mode", "json", "-p", "--model", "scripted:s.json", "--base-url", "http://127.0.0.1:1/v1",
-      "-e", "a.ts", "--extension=b.ts", "--no-extensions", "--no-builtin-tools", "--no-subagents", "--strict-extensions",
-      "--cwd", "/w", "--no-session", "--max-turns", "3", "--system-prompt", "be brief",
-      "--sandbox", "--sandbox-write", "out", "--sandbox-write=~/cache", "--sandbox-network", "hello", "there",
-      "--append-system-prompt", "one", "--append-system-prompt=two", "--tools", "read, grep", "--no-context-files",
-      "--tool-timeout", "90", "--permission-mode", "plan", "--on-ask", "pause",
+      "--mode",
+      "json",
+      "-p",
+      "--model",
+      "scripted:s.json",
+      "--base-url",
+      "http://127.0.0.1:1/v1",
+      "-e",
+      "a.ts",
+      "--extension=b.ts",
+      "--no-extensions",
+      "--no-builtin-tools",
+      "--no-subagents",
+      "--strict-extensions",
+      "--cwd",
+      "/w",
+      "--no-session",
+      "--max-turns",
+      "3",
+      "--system-prompt",
+      "be brief",
+      "--sandbox",
+      "--sandbox-write",
+      "out",
+      "--sandbox-write=~/cache",
+      "--sandbox-network",
+      "hello",
+      "there",
+      "--append-system-prompt",
+      "one",
+      "--append-system-prompt=two",
+      "--tools",
+      "read, grep",
+      "--no-context-files",
+      "--tool-timeout",
+      "90",
+      "--permission-mode",
+      "plan",
+      "--on-ask",
+      "pause",
     ]);
     expect(args).toEqual({
       command: "run",
@@ -121,20 +191,34 @@ describe("parseArgs", () => {
     expect(ok(["--dangerously-bypass-permissions"]).dangerouslyBypassPermissions).toBe(true);
     expect(parseArgs(["--permission-mode", "yolo"])).toEqual({
       ok: false,
-      error: 'mypi: --permission-mode must be one of default, accept-edits, plan, bypass (got "yolo"). Run `mypi --help` for the list of options.',
+      error:
+        'mypi: --permission-mode must be one of default, accept-edits, plan, bypass (got "yolo"). Run `mypi --help` for the list of options.',
     });
-    expect(parseArgs(["--sandbox-network", "--no-sandbox-network"])).toEqual({ ok: false, error: "mypi: choose one of --sandbox-network and --no-sandbox-network." });
+    expect(parseArgs(["--sandbox-network", "--no-sandbox-network"])).toEqual({
+      ok: false,
+      error: "mypi: choose one of --sandbox-network and --no-sandbox-network.",
+    });
   });
 
   it("takes --continue-run with a session and no prompt, --on-ask deny|pause|fail, and --session-store with a session id", () => {
     expect(ok(["--session", "s.jsonl", "--continue-run"]).continueRun).toBe(true);
     expect(ok(["-c", "--continue-run"]).continueRun).toBe(true);
-    expect(fail(["--continue-run"])).toBe("mypi: --continue-run goes on with a session's run: name it with --session FILE|ID or --session-id ID (or --continue for the latest).");
-    expect(fail(["--session", "s.jsonl", "--continue-run", "go"])).toMatch(/^mypi: --continue-run goes on with the session's run and takes no prompt \(got "go"\)/);
+    expect(fail(["--continue-run"])).toBe(
+      "mypi: --continue-run goes on with a session's run: name it with --session FILE|ID or --session-id ID (or --continue for the latest).",
+    );
+    expect(fail(["--session", "s.jsonl", "--continue-run", "go"])).toMatch(
+      /^mypi: --continue-run goes on with the session's run and takes no prompt \(got "go"\)/,
+    );
     expect(fail(["--on-ask", "ask"])).toMatch(/^mypi: --on-ask must be deny, pause or fail \(got "ask"\)/);
-    expect(ok(["--session-store", "redis://127.0.0.1:6379", "--session", "abc"]).sessionStore).toBe("redis://127.0.0.1:6379");
-    expect(fail(["--session-store", "redis://127.0.0.1:6379"])).toBe("mypi: --session-store needs --session ID: the id of the session in that store.");
-    expect(fail(["--session-store", "http://x", "--session", "a"])).toBe('mypi: --session-store must be a redis:// or rediss:// URL (got "http://x").');
+    expect(ok(["--session-store", "redis://127.0.0.1:6379", "--session", "abc"]).sessionStore).toBe(
+      "redis://127.0.0.1:6379",
+    );
+    expect(fail(["--session-store", "redis://127.0.0.1:6379"])).toBe(
+      "mypi: --session-store needs --session ID: the id of the session in that store.",
+    );
+    expect(fail(["--session-store", "http://x", "--session", "a"])).toBe(
+      'mypi: --session-store must be a redis:// or rediss:// URL (got "http://x").',
+    );
   });
 
   it("takes --tool-timeout in seconds (0: no default timeout) and refuses anything but a plain number", () => {
@@ -142,13 +226,17 @@ describe("parseArgs", () => {
     expect(ok(["--tool-timeout=0"]).toolTimeoutMs).toBe(0);
     expect(ok([]).toolTimeoutMs).toBeUndefined();
     for (const bad of ["-1", "1e3", "ten", ""]) {
-      expect(fail(["--tool-timeout", bad])).toBe(`mypi: --tool-timeout takes seconds, a number ≥ 0 (0: no default timeout; got "${bad}").`);
+      expect(fail(["--tool-timeout", bad])).toBe(
+        `mypi: --tool-timeout takes seconds, a number ≥ 0 (0: no default timeout; got "${bad}").`,
+      );
     }
   });
 
   it("takes --allow-failed-extensions or --strict-extensions, not both", () => {
     expect(ok(["--allow-failed-extensions"]).allowFailedExtensions).toBe(true);
-    expect(fail(["--strict-extensions", "--allow-failed-extensions"])).toBe("mypi: choose one of --strict-extensions and --allow-failed-extensions.");
+    expect(fail(["--strict-extensions", "--allow-failed-extensions"])).toBe(
+      "mypi: choose one of --strict-extensions and --allow-failed-extensions.",
+    );
   });
 
   it("takes --sandbox or --no-sandbox, not both, and leaves the choice to the settings without either", () => {
@@ -180,7 +268,11 @@ describe("parseArgs", () => {
     // First pass: --trace-dir is not known yet, so -x may be its value; it is not judged yet.
     expect(ok(["--trace-dir", "-x", "go"]).unknownFlags).toEqual(["--trace-dir", "-x"]);
     const flags = new Map<string, "boolean" | "string">([["trace-dir", "string"]]);
-    expect(ok(["--trace-dir", "-x", "go"], flags)).toMatchObject({ extensionFlags: { "trace-dir": "-x" }, prompt: "go", unknownFlags: [] });
+    expect(ok(["--trace-dir", "-x", "go"], flags)).toMatchObject({
+      extensionFlags: { "trace-dir": "-x" },
+      prompt: "go",
+      unknownFlags: [],
+    });
   });
 
   it("takes a blank prompt for no prompt, so it is asked for (or read from stdin) instead of sent", () => {
@@ -191,23 +283,39 @@ describe("parseArgs", () => {
 
   it("expands a leading ~ in paths, which the shell leaves alone after = and :", () => {
     const args = ok(["--cwd=~/code", "-e", "~/ext.ts", "--session=~", "--model=scripted:~/s.json"]);
-    expect(args).toMatchObject({ cwd: join(homedir(), "code"), extensions: [join(homedir(), "ext.ts")], session: homedir(), model: `scripted:${join(homedir(), "s.json")}` });
+    expect(args).toMatchObject({
+      cwd: join(homedir(), "code"),
+      extensions: [join(homedir(), "ext.ts")],
+      session: homedir(),
+      model: `scripted:${join(homedir(), "s.json")}`,
+    });
     expect(ok(["--cwd", "~user/x", "-e", "a/~/b.ts"])).toMatchObject({ cwd: "~user/x", extensions: ["a/~/b.ts"] });
   });
 
   it("leaves prompt checks to the second pass when an unknown flag may have taken the word as its value", () => {
     // --trace-dir is an extension's string flag: "/t" is its value, not a prompt.
     expect(ok(["--mode", "rpc", "--trace-dir", "/t"])).toMatchObject({ mode: "rpc", unknownFlags: ["--trace-dir"] });
-    expect(ok(["extensions", "--trace-dir", "/t"])).toMatchObject({ command: "extensions", unknownFlags: ["--trace-dir"] });
+    expect(ok(["extensions", "--trace-dir", "/t"])).toMatchObject({
+      command: "extensions",
+      unknownFlags: ["--trace-dir"],
+    });
     const flags = new Map<string, "boolean" | "string">([["trace-dir", "string"]]);
-    expect(ok(["--mode", "rpc", "--trace-dir", "/t"], flags)).toMatchObject({ mode: "rpc", extensionFlags: { "trace-dir": "/t" } });
+    expect(ok(["--mode", "rpc", "--trace-dir", "/t"], flags)).toMatchObject({
+      mode: "rpc",
+      extensionFlags: { "trace-dir": "/t" },
+    });
     expect(ok(["--mode", "rpc", "--trace-dir", "/t"], flags).prompt).toBeUndefined();
     // A boolean flag takes no value: the word is a prompt after all, and rpc says so.
-    expect(fail(["--mode", "rpc", "--plan", "go"], new Map([["plan", "boolean"]]))).toContain("--mode rpc reads its prompts from stdin");
+    expect(fail(["--mode", "rpc", "--plan", "go"], new Map([["plan", "boolean"]]))).toContain(
+      "--mode rpc reads its prompts from stdin",
+    );
   });
 
   it("gives flags registered by extensions their values", () => {
-    const flags = new Map<string, "boolean" | "string">([["plan", "boolean"], ["trace-dir", "string"]]);
+    const flags = new Map<string, "boolean" | "string">([
+      ["plan", "boolean"],
+      ["trace-dir", "string"],
+    ]);
     expect(ok(["--plan", "--trace-dir", "/t", "go"], flags)).toMatchObject({
       extensionFlags: { plan: true, "trace-dir": "/t" },
       prompt: "go",
@@ -221,8 +329,12 @@ describe("parseArgs", () => {
       expect(fail(["--max-turns", n])).toBe(`mypi: --max-turns must be a whole number ≥ 1 (got "${n}").`);
     }
     expect(ok(["--max-turns=12"]).maxTurns).toBe(12);
-    expect(fail(["--model", " "])).toContain("--model needs a model: provider/id, an id, openai:<name> or scripted:<file>");
-    expect(fail(["--thinking", "huge"])).toBe('mypi: --thinking must be one of off, minimal, low, medium, high, xhigh, max (got "huge").');
+    expect(fail(["--model", " "])).toContain(
+      "--model needs a model: provider/id, an id, openai:<name> or scripted:<file>",
+    );
+    expect(fail(["--thinking", "huge"])).toBe(
+      'mypi: --thinking must be one of off, minimal, low, medium, high, xhigh, max (got "huge").',
+    );
     expect(fail(["--provider", "anthropic"])).toContain("--provider narrows --model: give --model too");
     expect(fail(["--api-key", "sk-x"])).toContain("--api-key is the key of the model chosen with --model");
     expect(fail(["--models", " , "])).toContain("--models takes model patterns separated by commas");
@@ -230,8 +342,12 @@ describe("parseArgs", () => {
     expect(fail(["--tools", "read", "--no-tools"])).toContain("give --tools once");
     expect(fail(["--tools", " , "])).toContain("--no-tools offers none");
     expect(ok(["--no-tools"]).tools).toEqual([]);
-    expect(fail(["--no-session", "--continue"])).toContain("choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session");
-    expect(fail(["-r", "--continue"])).toContain("choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session");
+    expect(fail(["--no-session", "--continue"])).toContain(
+      "choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session",
+    );
+    expect(fail(["-r", "--continue"])).toContain(
+      "choose one of --session FILE|ID, --session-id ID, --fork FILE|ID, --continue, --resume and --no-session",
+    );
     expect(ok(["-r"]).resume).toBe(true);
     expect(fail(["--mode", "rpc", "-p", "x"])).toContain("--mode rpc reads its prompts from stdin");
     expect(fail(["--json", "-p", "x"])).toContain("for JSON events use --mode json");
@@ -239,8 +355,26 @@ describe("parseArgs", () => {
   });
 
   it("reads the model flags as Pi's: a model by any name, --provider, --api-key, --thinking, --models patterns, and --list-models as `mypi models`", () => {
-    const args = ok(["--model", "sonnet:high", "--provider", "anthropic", "--api-key", "sk-1", "--thinking", "xhigh", "--models", "anthropic/*, gpt-5.5:low"]);
-    expect(args).toMatchObject({ model: "sonnet:high", modelFromFlag: true, provider: "anthropic", apiKey: "sk-1", thinking: "xhigh", models: ["anthropic/*", "gpt-5.5:low"] });
+    const args = ok([
+      "--model",
+      "sonnet:high",
+      "--provider",
+      "anthropic",
+      "--api-key",
+      "sk-1",
+      "--thinking",
+      "xhigh",
+      "--models",
+      "anthropic/*, gpt-5.5:low",
+    ]);
+    expect(args).toMatchObject({
+      model: "sonnet:high",
+      modelFromFlag: true,
+      provider: "anthropic",
+      apiKey: "sk-1",
+      thinking: "xhigh",
+      models: ["anthropic/*", "gpt-5.5:low"],
+    });
     expect(ok(["--list-models", "sonn"])).toMatchObject({ command: "models", prompt: "sonn" });
     expect(ok(["models", "--json"])).toMatchObject({ command: "models", json: true });
     expect(ok(["--models", "x", "--api-key", "k"]).apiKey).toBe("k");
@@ -261,10 +395,18 @@ describe("resolveMode", () => {
   });
 
   it("reads `mypi acp` as the ACP mode, which takes no prompt and leaves the session to the editor", () => {
-    expect(ok(["acp", "--model", "scripted:s.json"])).toMatchObject({ command: "run", mode: "acp", model: "scripted:s.json" });
+    expect(ok(["acp", "--model", "scripted:s.json"])).toMatchObject({
+      command: "run",
+      mode: "acp",
+      model: "scripted:s.json",
+    });
     expect(resolveMode(ok(["--mode", "acp"]), true)).toBe("acp");
-    expect(fail(["acp", "hello"])).toBe("mypi: mypi acp reads its prompts from the editor (session/prompt); drop -p and the prompt.");
-    expect(fail(["acp", "--continue"])).toBe("mypi: mypi acp: the editor chooses the session (session/new, session/load); drop --continue.");
+    expect(fail(["acp", "hello"])).toBe(
+      "mypi: mypi acp reads its prompts from the editor (session/prompt); drop -p and the prompt.",
+    );
+    expect(fail(["acp", "--continue"])).toBe(
+      "mypi: mypi acp: the editor chooses the session (session/new, session/load); drop --continue.",
+    );
     expect(fail(["acp", "--session", "x.jsonl"])).toContain("drop --session.");
   });
 });
@@ -279,10 +421,36 @@ describe("exitCodeFor", () => {
 describe("HELP", () => {
   it("mentions every option the parser accepts, and examples", () => {
     for (const flag of [
-      "--mode", "-p", "--model", "--base-url", "--extension", "--no-extensions", "--no-builtin-tools",
-      "--strict-extensions", "--allow-failed-extensions", "--tool-timeout", "--cwd", "--session", "--continue", "--no-session", "--max-turns",
-      "--system-prompt", "--append-system-prompt", "--tools", "--no-tools", "--no-context-files", "--help", "--version", "extensions [--json]", "demo",
-      "models [search]", "--provider", "--api-key", "--thinking", "--models", "--list-models",
+      "--mode",
+      "-p",
+      "--model",
+      "--base-url",
+      "--extension",
+      "--no-extensions",
+      "--no-builtin-tools",
+      "--strict-extensions",
+      "--allow-failed-extensions",
+      "--tool-timeout",
+      "--cwd",
+      "--session",
+      "--continue",
+      "--no-session",
+      "--max-turns",
+      "--system-prompt",
+      "--append-system-prompt",
+      "--tools",
+      "--no-tools",
+      "--no-context-files",
+      "--help",
+      "--version",
+      "extensions [--json]",
+      "demo",
+      "models [search]",
+      "--provider",
+      "--api-key",
+      "--thinking",
+      "--models",
+      "--list-models",
     ]) {
       expect(HELP).toContain(flag);
     }

@@ -3,7 +3,17 @@
  * line, the results file's durability rules, how an event stream is counted, workspaces.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -20,35 +30,97 @@ const dir = mkdtempSync(join(tmpdir(), "mypi-batch-unit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const parse = (lines: string[], timeoutMs?: number) =>
-  parseTasks(lines.join("\n"), { name: "tasks.jsonl", baseDir: "/data/set", ...(timeoutMs !== undefined && { timeoutMs }) });
+  parseTasks(lines.join("\n"), {
+    name: "tasks.jsonl",
+    baseDir: "/data/set",
+    ...(timeoutMs !== undefined && { timeoutMs }),
+  });
 
 describe("the task file", () => {
   it("resolves relative paths against the task file's folder, keeps shipped extensions' names, and fills in the default timeout", () => {
     const { tasks, errors } = parse([
-      JSON.stringify({ id: "a", prompt: "go", workspace: { copy: "repo" }, extensions: ["../gate.ts", "redact-secrets", "./permission-gate"], model: "scripted:s/one.json", check: "npm test" }),
+      JSON.stringify({
+        id: "a",
+        prompt: "go",
+        workspace: { copy: "repo" },
+        extensions: ["../gate.ts", "redact-secrets", "./permission-gate"],
+        model: "scripted:s/one.json",
+        check: "npm test",
+      }),
       "",
-      JSON.stringify({ id: "b", prompt: "go", workspace: { git: "../r.git", ref: "v1" }, timeoutMs: 5000, maxTurns: 3 }),
-      JSON.stringify({ id: "c", prompt: "go", workspace: { git: "https://example.invalid/x.git" }, model: "openai:gpt-4.1-mini" }),
+      JSON.stringify({
+        id: "b",
+        prompt: "go",
+        workspace: { git: "../r.git", ref: "v1" },
+        timeoutMs: 5000,
+        maxTurns: 3,
+      }),
+      JSON.stringify({
+        id: "c",
+        prompt: "go",
+        workspace: { git: "https://example.invalid/x.git" },
+        model: "openai:gpt-4.1-mini",
+      }),
       JSON.stringify({ id: "d", prompt: "go", workspace: { files: { "src/a.ts": "x" } } }),
     ]);
     expect(errors).toEqual([]);
     expect(tasks).toEqual([
-      { id: "a", prompt: "go", workspace: { copy: "/data/set/repo" }, extensions: ["/data/gate.ts", "redact-secrets", "/data/set/permission-gate"], model: "scripted:/data/set/s/one.json", timeoutMs: DEFAULT_TIMEOUT_MS, check: "npm test" },
-      { id: "b", prompt: "go", workspace: { git: "/data/r.git", ref: "v1" }, extensions: [], maxTurns: 3, timeoutMs: 5000 },
-      { id: "c", prompt: "go", workspace: { git: "https://example.invalid/x.git" }, extensions: [], model: "openai:gpt-4.1-mini", timeoutMs: DEFAULT_TIMEOUT_MS },
-      { id: "d", prompt: "go", workspace: { files: { "src/a.ts": "x" } }, extensions: [], timeoutMs: DEFAULT_TIMEOUT_MS },
+      {
+        id: "a",
+        prompt: "go",
+        workspace: { copy: "/data/set/repo" },
+        extensions: ["/data/gate.ts", "redact-secrets", "/data/set/permission-gate"],
+        model: "scripted:/data/set/s/one.json",
+        timeoutMs: DEFAULT_TIMEOUT_MS,
+        check: "npm test",
+      },
+      {
+        id: "b",
+        prompt: "go",
+        workspace: { git: "/data/r.git", ref: "v1" },
+        extensions: [],
+        maxTurns: 3,
+        timeoutMs: 5000,
+      },
+      {
+        id: "c",
+        prompt: "go",
+        workspace: { git: "https://example.invalid/x.git" },
+        extensions: [],
+        model: "openai:gpt-4.1-mini",
+        timeoutMs: DEFAULT_TIMEOUT_MS,
+      },
+      {
+        id: "d",
+        prompt: "go",
+        workspace: { files: { "src/a.ts": "x" } },
+        extensions: [],
+        timeoutMs: DEFAULT_TIMEOUT_MS,
+      },
     ]);
   });
 
   it("reports every problem of every line with its line number, and keeps no task of a bad line", () => {
-    const { tasks, errors } = parse([
-      "{not json",
-      JSON.stringify({ id: "ok", prompt: "go", workspace: { files: {} } }),
-      JSON.stringify({ id: "../x", prompt: "", workspace: { copy: "a", git: "b" }, timeout: 5 }),
-      JSON.stringify({ id: "ok", prompt: "again", workspace: { files: { "../escape": "x", "/abs": 1 } } }),
-      JSON.stringify({ id: "t", prompt: "go", workspace: { files: {} }, timeoutMs: "5s", maxTurns: 0, model: "gpt-4", check: "", extensions: "a.ts" }),
-      "[1, 2]",
-    ], 1000);
+    const { tasks, errors } = parse(
+      [
+        "{not json",
+        JSON.stringify({ id: "ok", prompt: "go", workspace: { files: {} } }),
+        JSON.stringify({ id: "../x", prompt: "", workspace: { copy: "a", git: "b" }, timeout: 5 }),
+        JSON.stringify({ id: "ok", prompt: "again", workspace: { files: { "../escape": "x", "/abs": 1 } } }),
+        JSON.stringify({
+          id: "t",
+          prompt: "go",
+          workspace: { files: {} },
+          timeoutMs: "5s",
+          maxTurns: 0,
+          model: "gpt-4",
+          check: "",
+          extensions: "a.ts",
+        }),
+        "[1, 2]",
+      ],
+      1000,
+    );
     expect(tasks.map((t) => t.id)).toEqual(["ok"]);
     expect(tasks[0]!.timeoutMs).toBe(1000);
     expect(errors).toEqual([
@@ -71,23 +143,59 @@ describe("the task file", () => {
   });
 
   it("says so when the file holds no task", () => {
-    expect(parse(["", "  "]).errors).toEqual(['tasks.jsonl: no tasks (one JSON object a line: {"id", "prompt", "workspace"})']);
+    expect(parse(["", "  "]).errors).toEqual([
+      'tasks.jsonl: no tasks (one JSON object a line: {"id", "prompt", "workspace"})',
+    ]);
   });
 });
 
 describe("the command line of batch and worker", () => {
   it("parses the batch options and leaves the single-run options alone", () => {
-    const parsed = parseArgs(["batch", "t.jsonl", "--concurrency", "4", "--out=o", "--resume", "--timeout", "900", "--queue", "redis://127.0.0.1:6379"]);
-    expect(parsed).toMatchObject({ ok: true, args: { command: "batch", batch: { tasksFile: "t.jsonl", concurrency: 4, out: "o", resume: true, timeoutMs: 900, queue: "redis://127.0.0.1:6379", attempts: 3 } } });
+    const parsed = parseArgs([
+      "batch",
+      "t.jsonl",
+      "--concurrency",
+      "4",
+      "--out=o",
+      "--resume",
+      "--timeout",
+      "900",
+      "--queue",
+      "redis://127.0.0.1:6379",
+    ]);
+    expect(parsed).toMatchObject({
+      ok: true,
+      args: {
+        command: "batch",
+        batch: {
+          tasksFile: "t.jsonl",
+          concurrency: 4,
+          out: "o",
+          resume: true,
+          timeoutMs: 900,
+          queue: "redis://127.0.0.1:6379",
+          attempts: 3,
+        },
+      },
+    });
   });
 
   it.each([
     [["batch"], "mypi batch: give the task file: mypi batch tasks.jsonl. Run `mypi batch --help`."],
     [["batch", "a", "b"], "mypi batch: one task file, got 2: a b. Run `mypi batch --help`."],
-    [["batch", "t", "--resume"], "mypi batch: --resume needs --out DIR, the folder of the batch to resume. Run `mypi batch --help`."],
-    [["batch", "t", "--concurrency", "0"], 'mypi batch: --concurrency must be a whole number ≥ 1 (got "0"). Run `mypi batch --help`.'],
+    [
+      ["batch", "t", "--resume"],
+      "mypi batch: --resume needs --out DIR, the folder of the batch to resume. Run `mypi batch --help`.",
+    ],
+    [
+      ["batch", "t", "--concurrency", "0"],
+      'mypi batch: --concurrency must be a whole number ≥ 1 (got "0"). Run `mypi batch --help`.',
+    ],
     [["batch", "t", "-p"], "mypi batch: unknown option -p. Run `mypi batch --help`."],
-    [["batch", "t", "--queue", "localhost:6379"], 'mypi batch: --queue must be a redis:// or rediss:// URL (got "localhost:6379"). Run `mypi batch --help`.'],
+    [
+      ["batch", "t", "--queue", "localhost:6379"],
+      'mypi batch: --queue must be a redis:// or rediss:// URL (got "localhost:6379"). Run `mypi batch --help`.',
+    ],
     [["worker"], "mypi worker: needs --queue redis://host:port. Run `mypi worker --help`."],
     [["worker", "--queue", "redis://h", "--out", "x"], "mypi worker: unknown option --out. Run `mypi worker --help`."],
   ])("rejects %j with one line", (argv, error) => {
@@ -99,7 +207,11 @@ describe("the command line of batch and worker", () => {
   });
 });
 
-const result = (id: string, status: TaskResult["status"] = "passed"): TaskResult => ({ ...blankResult({ id } as never, status), startedAt: "2026-01-01T00:00:00.000Z", durationMs: 1 });
+const result = (id: string, status: TaskResult["status"] = "passed"): TaskResult => ({
+  ...blankResult({ id } as never, status),
+  startedAt: "2026-01-01T00:00:00.000Z",
+  durationMs: 1,
+});
 
 describe("results.jsonl", () => {
   it("drops a torn last line when read, and cuts it off before the next append", () => {
@@ -107,7 +219,9 @@ describe("results.jsonl", () => {
     writeFileSync(file, `${JSON.stringify(result("a"))}\n${JSON.stringify(result("b")).slice(0, 30)}`);
     const read = readResults(file);
     expect([...read.results.keys()]).toEqual(["a"]);
-    expect(read.warnings).toEqual([`${file}: the last line was cut short (the batch was killed while writing it); that task runs again`]);
+    expect(read.warnings).toEqual([
+      `${file}: the last line was cut short (the batch was killed while writing it); that task runs again`,
+    ]);
 
     const writer = new ResultsWriter(file);
     writer.append(result("b"));
@@ -131,7 +245,9 @@ describe("results.jsonl", () => {
 
 describe("counting a run's events", () => {
   it("counts turns, tool calls, tokens and per-extension blocks and rewrites; the last agent_end wins", () => {
-    const stats = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } as Parameters<typeof countEvent>[0];
+    const stats = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } as Parameters<
+      typeof countEvent
+    >[0];
     const lines = [
       { type: "turn_start" },
       { type: "message_end", message: { role: "user" } },
@@ -151,7 +267,11 @@ describe("counting a run's events", () => {
       turns: 2,
       toolCalls: 1,
       tokens: { input: 30, output: 10 },
-      extensions: { gate: { blocked: 1, rewrote: 0 }, redact: { blocked: 0, rewrote: 1 }, fix: { blocked: 0, rewrote: 1 } },
+      extensions: {
+        gate: { blocked: 1, rewrote: 0 },
+        redact: { blocked: 0, rewrote: 1 },
+        fix: { blocked: 0, rewrote: 1 },
+      },
       stopReason: "completed",
       finalText: "Done.",
       error: undefined,
@@ -159,18 +279,43 @@ describe("counting a run's events", () => {
   });
 
   it("sums the assistant messages' usage.cost into the task's cost, and the summary into the batch's", () => {
-    const stats = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } as Parameters<typeof countEvent>[0];
-    const priced = (total: number) => JSON.stringify({ type: "message_end", message: { role: "assistant", usage: { input: 1, output: 1, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total } } } });
-    for (const line of [priced(0.25), JSON.stringify({ type: "message_end", message: { role: "assistant", usage: { input: 1, output: 1 } } }), priced(0.5)]) countEvent(stats, line);
+    const stats = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } as Parameters<
+      typeof countEvent
+    >[0];
+    const priced = (total: number) =>
+      JSON.stringify({
+        type: "message_end",
+        message: {
+          role: "assistant",
+          usage: { input: 1, output: 1, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total } },
+        },
+      });
+    for (const line of [
+      priced(0.25),
+      JSON.stringify({ type: "message_end", message: { role: "assistant", usage: { input: 1, output: 1 } } }),
+      priced(0.5),
+    ])
+      countEvent(stats, line);
     expect(stats.cost).toBe(0.75);
-    const result = (id: string, cost?: number) => ({ ...blankResult({ id, prompt: "p", timeoutMs: 1 } as never, "passed"), ...(cost !== undefined && { cost }) });
-    expect(summary([result("a", 0.75), result("b", 1.5), result("c")], 3, 1000)).toContain("tokens in 0 / out 0 · cost $2.25 (1 tasks without prices)");
+    const result = (id: string, cost?: number) => ({
+      ...blankResult({ id, prompt: "p", timeoutMs: 1 } as never, "passed"),
+      ...(cost !== undefined && { cost }),
+    });
+    expect(summary([result("a", 0.75), result("b", 1.5), result("c")], 3, 1000)).toContain(
+      "tokens in 0 / out 0 · cost $2.25 (1 tasks without prices)",
+    );
     expect(summary([result("c")], 1, 1000)).not.toContain("cost");
   });
 
   it("counts the child agents a run started from the progress that carries their events, their blocks with the extensions'", () => {
-    const stats = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } as Parameters<typeof countEvent>[0];
-    const child = (agentEvent: Record<string, unknown>, path = ["root", "call_1:explorer"]) => ({ type: "tool_execution_update", toolName: "agent", partialResult: { content: [], details: { agentEvent: { ...agentEvent, agentPath: path } } } });
+    const stats = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } as Parameters<
+      typeof countEvent
+    >[0];
+    const child = (agentEvent: Record<string, unknown>, path = ["root", "call_1:explorer"]) => ({
+      type: "tool_execution_update",
+      toolName: "agent",
+      partialResult: { content: [], details: { agentEvent: { ...agentEvent, agentPath: path } } },
+    });
     const lines = [
       { type: "turn_start" },
       child({ type: "agent_start" }),
@@ -207,13 +352,18 @@ describe("task workspaces", () => {
     await prepareWorkspace({ copy: src }, ws, signal);
     expect(readFileSync(join(ws, "sub", "a.txt"), "utf8")).toBe("a");
     expect(readlinkSync(join(ws, "link"))).toBe("/etc/hostname");
-    await expect(prepareWorkspace({ copy: join(dir, "nope") }, join(dir, "ws-nope"), signal)).rejects.toThrow(`workspace.copy: ${join(dir, "nope")} is not a folder this machine can read`);
+    await expect(prepareWorkspace({ copy: join(dir, "nope") }, join(dir, "ws-nope"), signal)).rejects.toThrow(
+      `workspace.copy: ${join(dir, "nope")} is not a folder this machine can read`,
+    );
   });
 
   it("clones a git repository at a ref", async () => {
     const repo = join(dir, "repo");
     mkdirSync(repo);
-    const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main", ...args], { cwd: repo });
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main", ...args], {
+        cwd: repo,
+      });
     git("init", "-q");
     writeFileSync(join(repo, "v.txt"), "one");
     git("add", ".");
@@ -225,13 +375,17 @@ describe("task workspaces", () => {
     expect(readFileSync(join(dir, "ws-git", "v.txt"), "utf8")).toBe("one");
     await prepareWorkspace({ git: repo }, join(dir, "ws-git-head"), signal);
     expect(readFileSync(join(dir, "ws-git-head", "v.txt"), "utf8")).toBe("two");
-    await expect(prepareWorkspace({ git: repo, ref: "no-such-ref" }, join(dir, "ws-git-bad"), signal)).rejects.toThrow(/^git checkout failed \(exit 128\): fatal: /);
+    await expect(prepareWorkspace({ git: repo, ref: "no-such-ref" }, join(dir, "ws-git-bad"), signal)).rejects.toThrow(
+      /^git checkout failed \(exit 128\): fatal: /,
+    );
   });
 
   it("writes the given files and refuses a path outside the workspace", async () => {
     await prepareWorkspace({ files: { "a/b.txt": "x", "c.txt": "y" } }, join(dir, "ws-files"), signal);
     expect(readFileSync(join(dir, "ws-files", "a", "b.txt"), "utf8")).toBe("x");
-    await expect(prepareWorkspace({ files: { "../out.txt": "x" } }, join(dir, "ws-escape"), signal)).rejects.toThrow('workspace.files: "../out.txt" leaves the workspace or is not a file');
+    await expect(prepareWorkspace({ files: { "../out.txt": "x" } }, join(dir, "ws-escape"), signal)).rejects.toThrow(
+      'workspace.files: "../out.txt" leaves the workspace or is not a file',
+    );
     expect(existsSync(join(dir, "out.txt"))).toBe(false);
   });
 });
@@ -242,9 +396,13 @@ describe("loading", () => {
     const files = readdirSync(src, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
     const importers = files.filter((f) => /from "bullmq"/.test(readFileSync(join(src, f), "utf8"))).sort();
     expect(importers).toEqual(["batch/queue.ts", "batch/worker.ts"]);
-    const staticImports = files.filter((f) => /^import [^;]*from "\.\/(queue|worker)\.ts"/m.test(readFileSync(join(src, f), "utf8")));
+    const staticImports = files.filter((f) =>
+      /^import [^;]*from "\.\/(queue|worker)\.ts"/m.test(readFileSync(join(src, f), "utf8")),
+    );
     expect(staticImports).toEqual(["batch/worker.ts"]); // the worker uses the queue's helpers; both are loaded together
-    expect(readFileSync(join(src, "batch", "command.ts"), "utf8")).toMatch(/await import\("\.\/queue\.ts"\)[^]*await import\("\.\/worker\.ts"\)/);
+    expect(readFileSync(join(src, "batch", "command.ts"), "utf8")).toMatch(
+      /await import\("\.\/queue\.ts"\)[^]*await import\("\.\/worker\.ts"\)/,
+    );
   });
 });
 

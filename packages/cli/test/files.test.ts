@@ -3,7 +3,17 @@
  * temporary file behind when it fails; a lock left by a process that is gone is taken over, one
  * held by a live process is waited for.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -18,10 +28,15 @@ describe("writeFileAtomic", () => {
     const kept = join(dir, "kept.json");
     writeFileSync(kept, "{}");
     chmodSync(kept, 0o640);
-    writeFileAtomic(kept, "{\"a\":1}\n");
+    writeFileAtomic(kept, '{"a":1}\n');
     const made = join(dir, "new", "made.json");
     writeFileAtomic(made, "{}\n");
-    expect([mode(kept), readFileSync(kept, "utf8"), mode(made), mode(join(dir, "new"))]).toEqual(["640", "{\"a\":1}\n", "600", "700"]);
+    expect([mode(kept), readFileSync(kept, "utf8"), mode(made), mode(join(dir, "new"))]).toEqual([
+      "640",
+      '{"a":1}\n',
+      "600",
+      "700",
+    ]);
   });
 
   it("leaves what was there and no temporary file when the replacement fails", () => {

@@ -33,13 +33,20 @@ let refuseSwitch = false;
 function watcher(pi: ExtensionAPI): void {
   pi.on("session_start", (e) => void seen.push(`start ${e.reason}`));
   pi.on("session_tree", (e) => void seen.push(`tree ${e.oldLeafId} -> ${e.newLeafId}`));
-  pi.on("session_before_switch", (e) => (seen.push(`before_switch ${e.reason}`), refuseSwitch ? { cancel: true } : undefined));
+  pi.on(
+    "session_before_switch",
+    (e) => (seen.push(`before_switch ${e.reason}`), refuseSwitch ? { cancel: true } : undefined),
+  );
 }
 
 async function hostOver(session: SessionManager, answers = ["one", "two", "three", "four"]) {
   const manager = new ExtensionManager({ cwd });
   await manager.loadExtension(watcher, "watcher");
-  const host = createExtensionHost({ manager, model: createScriptedModel({ turns: answers.map((text) => ({ text })) }), session });
+  const host = createExtensionHost({
+    manager,
+    model: createScriptedModel({ turns: answers.map((text) => ({ text })) }),
+    session,
+  });
   hosts.push(host);
   return host;
 }
@@ -54,7 +61,10 @@ async function setup() {
 }
 
 const texts = (messages: readonly Message[]) =>
-  messages.map((m) => `${m.role}:${typeof m.content === "string" ? m.content : m.content.map((b) => ("text" in b ? b.text : b.type)).join("")}`);
+  messages.map(
+    (m) =>
+      `${m.role}:${typeof m.content === "string" ? m.content : m.content.map((b) => ("text" in b ? b.text : b.type)).join("")}`,
+  );
 
 describe("HostSession session moves", () => {
   it("navigates to an entry: the history becomes its branch, the next prompt continues there, session_tree tells the extensions", async () => {
@@ -69,7 +79,11 @@ describe("HostSession session moves", () => {
     await hs.agent.prompt("again");
     expect(texts(hs.agent.messages)).toEqual(["user:first", "assistant:one", "user:again", "assistant:three"]);
     // Both branches stay in the one file.
-    expect(SessionManager.open(hs.sessionManager.file!).getEntries().filter((e) => e.type === "message")).toHaveLength(6);
+    expect(
+      SessionManager.open(hs.sessionManager.file!)
+        .getEntries()
+        .filter((e) => e.type === "message"),
+    ).toHaveLength(6);
   });
 
   it("labels an entry and clears the label", async () => {
@@ -98,7 +112,12 @@ describe("HostSession session moves", () => {
     expect(texts(hs.agent.messages)).toEqual(["user:first", "assistant:one"]);
     expect(seen.slice(-2)).toEqual(["before_switch new", "start fork"]);
     await hs.agent.prompt("second, differently");
-    expect(texts(SessionManager.open(r.file!).buildContext())).toEqual(["user:first", "assistant:one", "user:second, differently", "assistant:one"]);
+    expect(texts(SessionManager.open(r.file!).buildContext())).toEqual([
+      "user:first",
+      "assistant:one",
+      "user:second, differently",
+      "assistant:one",
+    ]);
     expect(readFileSync(oldFile, "utf8")).toBe(before);
   });
 
@@ -136,7 +155,9 @@ describe("HostSession session moves", () => {
     await expect(hs.forkSession("nope")).rejects.toThrow('Unknown session entry "nope"');
     refuseSwitch = false;
     // An in-memory run (--no-session) never writes: it does not continue a file either.
-    const memory = createHostSession(await hostOver(SessionManager.inMemory(cwd)), async () => hostOver(SessionManager.inMemory(cwd)));
+    const memory = createHostSession(await hostOver(SessionManager.inMemory(cwd)), async () =>
+      hostOver(SessionManager.inMemory(cwd)),
+    );
     await expect(memory.switchSession(other.file!)).rejects.toThrow("keeps nothing on disk (--no-session)");
     expect(texts(hs.agent.messages)).toEqual(["user:stay", "assistant:one"]);
   });

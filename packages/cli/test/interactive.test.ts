@@ -15,9 +15,21 @@ import type { CliIO } from "../src/main.ts";
 import { runInteractive, type InteractiveOptions } from "../src/modes/interactive.ts";
 import { VirtualTerminal } from "../../../test/helpers/vt.ts";
 
-function setup(options: { columns?: number; rows?: number; turns?: unknown[]; interactive?: InteractiveOptions; session?: Partial<HostSession> } = {}) {
+function setup(
+  options: {
+    columns?: number;
+    rows?: number;
+    turns?: unknown[];
+    interactive?: InteractiveOptions;
+    session?: Partial<HostSession>;
+  } = {},
+) {
   const requests: ModelRequest[] = [];
-  const agent = new Agent<ExtensionHostEvent>({ model: createScriptedModel({ turns: options.turns ?? [{ text: "ok" }] } as never, { onRequest: (r) => requests.push(r) }) });
+  const agent = new Agent<ExtensionHostEvent>({
+    model: createScriptedModel({ turns: options.turns ?? [{ text: "ok" }] } as never, {
+      onRequest: (r) => requests.push(r),
+    }),
+  });
   let gotUI!: (ui: ExtensionUI) => void;
   const uiSet = new Promise<ExtensionUI>((resolve) => (gotUI = resolve));
   const session: Partial<HostSession> = {
@@ -89,14 +101,19 @@ describe("interactive mode", () => {
       asked.push(`${command} ${excludeFromContext}`);
       if (command === "boom") return { extension: "sandbox", error: "sandbox unreachable" };
       if (command === "hang") return new Promise(() => {});
-      return { extension: "remote", result: { output: "from afar\n", exitCode: 0, cancelled: false, truncated: false } };
+      return {
+        extension: "remote",
+        result: { output: "from afar\n", exitCode: 0, cancelled: false, truncated: false },
+      };
     };
     const t = setup({ session: { userBash } });
     await t.ui();
     t.type("!remote ls\r");
     await t.seen((screen) => /✓ ! remote ls[^\n]*\n {2}from afar\n/.test(screen));
     t.type("!boom\r");
-    await t.seen((screen) => /✗ ! boom[^\n]*not run: sandbox's user_bash handler failed: sandbox unreachable/.test(screen));
+    await t.seen((screen) =>
+      /✗ ! boom[^\n]*not run: sandbox's user_bash handler failed: sandbox unreachable/.test(screen),
+    );
     t.type("!hang\r");
     await t.seen((screen) => /· ! hang/.test(screen));
     t.type("\x1b");
@@ -105,7 +122,9 @@ describe("interactive mode", () => {
     t.type("hi\r");
     await ended;
     expect(asked).toEqual(["remote ls false", "boom false", "hang false"]);
-    expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([[{ type: "text", text: "I ran `remote ls` (exit code 0):\n```\nfrom afar\n```\n\nhi" }]]);
+    expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([
+      [{ type: "text", text: "I ran `remote ls` (exit code 0):\n```\nfrom afar\n```\n\nhi" }],
+    ]);
     t.type("\x04");
     expect(await t.exit).toBe(0);
   });
@@ -127,7 +146,9 @@ describe("interactive mode", () => {
     await t.seen((screen) => /(?:^|\n)─+\nfirst line\nsecond line\n─+\n/.test(screen));
     t.type("\r");
     await ended;
-    expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([[{ type: "text", text: "first line\nsecond line" }]]);
+    expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([
+      [{ type: "text", text: "first line\nsecond line" }],
+    ]);
     t.type("\x04");
     expect(await t.exit).toBe(0);
     const all = t.writes.join("");
@@ -148,7 +169,8 @@ describe("interactive mode", () => {
     await t.exit;
     const all = t.writes.join("");
     // pi-tui moves the cursor and clears the screen itself; none of the extension's own sequences got through.
-    for (const sequence of ["\x1b]0;", "pwned", "\x1b[2Jnow", "\x1b[31m", "please\x1b[1A"]) expect(all).not.toContain(sequence);
+    for (const sequence of ["\x1b]0;", "pwned", "\x1b[2Jnow", "\x1b[31m", "please\x1b[1A"])
+      expect(all).not.toContain(sequence);
   });
 
   it("wraps a long line in the editor at the screen's width (a column kept for the cursor), and sends it whole", async () => {
@@ -159,7 +181,9 @@ describe("interactive mode", () => {
     await t.seen((screen) => /(?:^|\n)─{20}\nx{19}\nx{19}\nx{7}END\n─{20}\n/.test(screen));
     t.type("\r");
     await ended;
-    expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([[{ type: "text", text: `${"x".repeat(45)}END` }]]);
+    expect(t.requests.map((r) => r.messages.at(-1)?.content)).toEqual([
+      [{ type: "text", text: `${"x".repeat(45)}END` }],
+    ]);
     t.type("\x04");
     expect(await t.exit).toBe(0);
   });
@@ -173,7 +197,9 @@ describe("interactive mode", () => {
     expect(t.screen()).not.toMatch(/Sure\?/); // waits its turn
     t.type("\x1b[B\x1b[B\r"); // Down, Down, Enter
     expect(await color).toBe("blue");
-    await t.seen((screen) => /\? Colour\? blue\n\? Sure\?\n {2}It cannot be undone\.\ny = yes · n or Enter = no · Esc cancels\n/.test(screen));
+    await t.seen((screen) =>
+      /\? Colour\? blue\n\? Sure\?\n {2}It cannot be undone\.\ny = yes · n or Enter = no · Esc cancels\n/.test(screen),
+    );
     t.type("y");
     expect(await sure).toBe(true);
     const name = ui.input("Name?", "your name");
@@ -202,7 +228,9 @@ describe("interactive mode", () => {
     stop.abort();
     expect(await aborted).toBeUndefined();
     expect(await ui.input("Too late?", undefined, { timeout: 1 })).toBeUndefined();
-    await t.seen((screen) => /\? Escape me\? \(cancelled\)\n\? Abort me\? \(cancelled\)\n\? Too late\? \(cancelled\)\n/.test(screen));
+    await t.seen((screen) =>
+      /\? Escape me\? \(cancelled\)\n\? Abort me\? \(cancelled\)\n\? Too late\? \(cancelled\)\n/.test(screen),
+    );
     t.type("\x04");
     expect(await t.exit).toBe(0);
   });
@@ -224,9 +252,16 @@ describe("interactive mode", () => {
   it("says when the session's last run did not finish, and /continue-run goes on with it", async () => {
     const session = SessionManager.inMemory("/work");
     session.appendMessage({ role: "user", content: [{ type: "text", text: "list the files" }], timestamp: 1 });
-    const agent = new Agent<ExtensionHostEvent>({ model: createScriptedModel({ turns: [{ text: "Here they are." }] }), session });
+    const agent = new Agent<ExtensionHostEvent>({
+      model: createScriptedModel({ turns: [{ text: "Here they are." }] }),
+      session,
+    });
     const t = setup({ columns: 140, session: { agent, subscribe: (listener) => agent.subscribe(listener) } });
-    await t.seen((screen) => screen.includes("The last run of this session did not finish (it was cut off before its answer): /continue-run goes on with it."));
+    await t.seen((screen) =>
+      screen.includes(
+        "The last run of this session did not finish (it was cut off before its answer): /continue-run goes on with it.",
+      ),
+    );
     const ended = new Promise<void>((resolve) => agent.subscribe((e) => e.type === "agent_end" && resolve()));
     t.type("/continue-run\r");
     await ended;

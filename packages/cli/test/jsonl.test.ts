@@ -28,7 +28,13 @@ describe("createJsonlSplitter", () => {
 
 describe("createJsonlSplitter, for any lines cut into any chunks (property)", () => {
   /** A line: any text without LF (CR, U+2028, astral characters included). */
-  const line = fc.string({ unit: fc.oneof(fc.constantFrom("\r", "\u2028", "😀", "é", "{", '"'), fc.string({ minLength: 1, maxLength: 1, unit: "binary" }).filter((c) => c !== "\n")), maxLength: 30 });
+  const line = fc.string({
+    unit: fc.oneof(
+      fc.constantFrom("\r", "\u2028", "😀", "é", "{", '"'),
+      fc.string({ minLength: 1, maxLength: 1, unit: "binary" }).filter((c) => c !== "\n"),
+    ),
+    maxLength: 30,
+  });
 
   function feed(bytes: Buffer, cuts: number[], maxLineChars?: number): JsonlRecord[] {
     const s = createJsonlSplitter({ maxLineChars });
@@ -44,23 +50,36 @@ describe("createJsonlSplitter, for any lines cut into any chunks (property)", ()
 
   it("gives back exactly the lines, without their CR, however the bytes are cut", () => {
     fc.assert(
-      fc.property(fc.array(line, { maxLength: 12 }), fc.boolean(), fc.array(fc.nat(), { maxLength: 20 }), (lines, terminated, cuts) => {
-        const text = lines.join("\n") + (terminated && lines.length > 0 ? "\n" : "");
-        // Unterminated, an empty last line is no line.
-        const kept = !terminated && lines.at(-1) === "" ? lines.slice(0, -1) : lines;
-        const expected = kept.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
-        expect(feed(Buffer.from(text, "utf8"), cuts)).toEqual(expected);
-      }),
+      fc.property(
+        fc.array(line, { maxLength: 12 }),
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 20 }),
+        (lines, terminated, cuts) => {
+          const text = lines.join("\n") + (terminated && lines.length > 0 ? "\n" : "");
+          // Unterminated, an empty last line is no line.
+          const kept = !terminated && lines.at(-1) === "" ? lines.slice(0, -1) : lines;
+          const expected = kept.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+          expect(feed(Buffer.from(text, "utf8"), cuts)).toEqual(expected);
+        },
+      ),
       { numRuns: 300, seed: 20261129 },
     );
   });
 
   it("stands a line past the limit in by its length, and keeps every other line", () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ maxLength: 40, unit: "grapheme-ascii" }).filter((l) => !l.includes("\n") && !l.endsWith("\r")), { minLength: 1, maxLength: 10 }), fc.integer({ min: 1, max: 30 }), fc.array(fc.nat(), { maxLength: 20 }), (lines, limit, cuts) => {
-        const out = feed(Buffer.from(lines.join("\n") + "\n"), cuts, limit);
-        expect(out).toEqual(lines.map((l) => (l.length > limit ? new LineTooLong(l.length, limit) : l)));
-      }),
+      fc.property(
+        fc.array(
+          fc.string({ maxLength: 40, unit: "grapheme-ascii" }).filter((l) => !l.includes("\n") && !l.endsWith("\r")),
+          { minLength: 1, maxLength: 10 },
+        ),
+        fc.integer({ min: 1, max: 30 }),
+        fc.array(fc.nat(), { maxLength: 20 }),
+        (lines, limit, cuts) => {
+          const out = feed(Buffer.from(lines.join("\n") + "\n"), cuts, limit);
+          expect(out).toEqual(lines.map((l) => (l.length > limit ? new LineTooLong(l.length, limit) : l)));
+        },
+      ),
       { numRuns: 300, seed: 20261129 },
     );
   });
@@ -72,7 +91,7 @@ describe("readJsonlLines", () => {
     const lines: JsonlRecord[] = [];
     const done = readJsonlLines(input, (l) => lines.push(l));
     input.write('{"id":1}\n{"id"');
-    input.end(':2}');
+    input.end(":2}");
     await done;
     expect(lines).toEqual(['{"id":1}', '{"id":2}']);
   });
@@ -90,6 +109,9 @@ describe("toJsonLine", () => {
     details.self = details;
     const line = toJsonLine({ type: "tool_execution_end", result: { details } });
     expect(line.endsWith("\n")).toBe(true);
-    expect(JSON.parse(line)).toEqual({ type: "tool_execution_end", result: { details: { big: "10", a: { n: 1 }, b: { n: 1 }, self: "[Circular]" } } });
+    expect(JSON.parse(line)).toEqual({
+      type: "tool_execution_end",
+      result: { details: { big: "10", a: { n: 1 }, b: { n: 1 }, self: "[Circular]" } },
+    });
   });
 });

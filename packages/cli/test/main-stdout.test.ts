@@ -41,15 +41,33 @@ describe("machine-read stdout", () => {
   it("keeps `mypi extensions --json` one JSON document when an extension logs", async () => {
     const r = await run(["extensions", "--json", "--no-extensions", "-e", noisy]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).loaded.map((e: { name: string }) => e.name)).toEqual(["builtin-tools", "subagents", "noisy"]);
+    expect(JSON.parse(r.stdout).loaded.map((e: { name: string }) => e.name)).toEqual([
+      "builtin-tools",
+      "subagents",
+      "noisy",
+    ]);
     expect(r.stderr).toBe("loading noisy\nfactory noisy\nbye\n");
   });
 
   it("keeps `--mode json` one event per line, and gives console.log back afterwards", async () => {
     const consoleLog = console.log;
-    const r = await run(["--mode", "json", "-p", "hi", "--model", `scripted:${script}`, "--no-session", "--no-extensions", "-e", noisy]);
+    const r = await run([
+      "--mode",
+      "json",
+      "-p",
+      "hi",
+      "--model",
+      `scripted:${script}`,
+      "--no-session",
+      "--no-extensions",
+      "-e",
+      noisy,
+    ]);
     expect(r.code).toBe(0);
-    const types = r.stdout.trimEnd().split("\n").map((line) => (JSON.parse(line) as { type: string }).type);
+    const types = r.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => (JSON.parse(line) as { type: string }).type);
     expect(types.at(-1)).toBe("agent_end");
     expect(r.stderr).toContain("factory noisy\n");
     expect(console.log).toBe(consoleLog);

@@ -3,7 +3,11 @@ import { parseLine } from "../src/modes/parse-line.ts";
 
 describe("parseLine", () => {
   it("tells slash commands from text", () => {
-    expect(parseLine("  /compact keep the plan  ")).toEqual({ kind: "command", name: "compact", args: "keep the plan" });
+    expect(parseLine("  /compact keep the plan  ")).toEqual({
+      kind: "command",
+      name: "compact",
+      args: "keep the plan",
+    });
     expect(parseLine("/quit")).toEqual({ kind: "command", name: "quit", args: "" });
     expect(parseLine("fix /etc/hosts")).toEqual({ kind: "text", text: "fix /etc/hosts" });
     expect(parseLine("/etc/hosts is broken")).toEqual({ kind: "text", text: "/etc/hosts is broken" });

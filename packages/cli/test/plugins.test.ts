@@ -29,9 +29,15 @@ describe("what counts as a plugin", () => {
   });
 
   it("a folder that is also a mypi or Pi package is the package, unless the plugin is asked for", () => {
-    const both = folder("both", { ".claude-plugin/plugin.json": "{}", "package.json": JSON.stringify({ pi: { extensions: ["./x.ts"] } }) });
+    const both = folder("both", {
+      ".claude-plugin/plugin.json": "{}",
+      "package.json": JSON.stringify({ pi: { extensions: ["./x.ts"] } }),
+    });
     expect([isPluginDir(both), isPluginDir(both, true)]).toEqual([false, true]);
-    const plain = folder("plain-pkg", { ".claude-plugin/plugin.json": "{}", "package.json": JSON.stringify({ name: "p", dependencies: {} }) });
+    const plain = folder("plain-pkg", {
+      ".claude-plugin/plugin.json": "{}",
+      "package.json": JSON.stringify({ name: "p", dependencies: {} }),
+    });
     expect(isPluginDir(plain)).toBe(true);
   });
 });
@@ -58,14 +64,25 @@ describe("a marketplace", () => {
     expect(readMarketplace(market)).toMatchObject({ name: "acme", pluginRoot: "./plugins" });
     expect(marketplacePluginSource(market, "here")).toEqual({ kind: "path", path: join(market, "plugins", "here") });
     expect(marketplacePluginSource(market, "bare")).toEqual({ kind: "path", path: join(market, "plugins", "bare") });
-    expect(marketplacePluginSource(market, "gh")).toEqual({ kind: "git", url: "https://github.com/acme/gh.git", ref: "v1" });
-    expect(marketplacePluginSource(market, "sub")).toEqual({ kind: "git", url: "https://github.com/acme/mono.git", ref: "a".repeat(40), subdir: "tools/x" });
+    expect(marketplacePluginSource(market, "gh")).toEqual({
+      kind: "git",
+      url: "https://github.com/acme/gh.git",
+      ref: "v1",
+    });
+    expect(marketplacePluginSource(market, "sub")).toEqual({
+      kind: "git",
+      url: "https://github.com/acme/mono.git",
+      ref: "a".repeat(40),
+      subdir: "tools/x",
+    });
   });
 
   it("refuses what mypi does not fetch, a path that leaves it, and a name it does not have, saying why", () => {
     expect(marketplacePluginSource(market, "pkg")).toMatch(/"npm" sources are not installed by mypi/);
     expect(marketplacePluginSource(market, "escape")).toMatch(/leaves the marketplace/);
-    expect(marketplacePluginSource(market, "nope")).toBe("the marketplace acme has no plugin named nope (it has: here, bare, gh, sub, pkg, escape)");
+    expect(marketplacePluginSource(market, "nope")).toBe(
+      "the marketplace acme has no plugin named nope (it has: here, bare, gh, sub, pkg, escape)",
+    );
     expect(readMarketplace(folder("no-market", { "x.txt": "" }))).toMatch(/has no \.claude-plugin\/marketplace\.json/);
   });
 });

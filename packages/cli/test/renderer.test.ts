@@ -1,7 +1,14 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { isAgentEvent, type StreamEvent, type ToolResult } from "@mypi/kernel";
 import type { ExtensionStreamEvent } from "@mypi/extension-api";
-import { initialRenderState, liveLines, renderEvent, summarizeCall, summarizeProgress, type RenderState } from "../src/render/renderer.ts";
+import {
+  initialRenderState,
+  liveLines,
+  renderEvent,
+  summarizeCall,
+  summarizeProgress,
+  type RenderState,
+} from "../src/render/renderer.ts";
 import { Screen, visibleWidth } from "../src/render/screen.ts";
 
 const t0 = 1_000_000;
@@ -46,7 +53,10 @@ export function narrowingChecks(event: StreamEvent): void {
 }
 
 /** Feed events in order; collect what was committed and the live block after each event. */
-function play(events: ExtensionStreamEvent[], now = t0 + 500): { output: string; live: string[][]; state: RenderState } {
+function play(
+  events: ExtensionStreamEvent[],
+  now = t0 + 500,
+): { output: string; live: string[][]; state: RenderState } {
   let state = initialRenderState;
   let output = "";
   const live: string[][] = [];
@@ -68,15 +78,28 @@ describe("renderEvent", () => {
       ev("message_end", 3, { message: assistant("Reading both.") }),
       ev("tool_execution_start", 10, { toolCallId: "a", toolName: "read", args: { path: "a.txt" } }),
       ev("tool_execution_start", 11, { toolCallId: "b", toolName: "bash", args: { command: "npm test" } }),
-      ev("tool_execution_update", 20, { toolCallId: "b", toolName: "bash", args: {}, partialResult: { content: [{ type: "text", text: "1 passing\n2 passing\n" }] } }),
-      ev("tool_execution_end", 22, { toolCallId: "a", toolName: "read", result: { content: [{ type: "text", text: "error: looks bad but is fine" }] }, isError: false }),
-      ev("tool_execution_end", 1510, { toolCallId: "b", toolName: "bash", result: { content: [{ type: "text", text: "Command exited with code 1\nmore" }] }, isError: true }),
+      ev("tool_execution_update", 20, {
+        toolCallId: "b",
+        toolName: "bash",
+        args: {},
+        partialResult: { content: [{ type: "text", text: "1 passing\n2 passing\n" }] },
+      }),
+      ev("tool_execution_end", 22, {
+        toolCallId: "a",
+        toolName: "read",
+        result: { content: [{ type: "text", text: "error: looks bad but is fine" }] },
+        isError: false,
+      }),
+      ev("tool_execution_end", 1510, {
+        toolCallId: "b",
+        toolName: "bash",
+        result: { content: [{ type: "text", text: "Command exited with code 1\nmore" }] },
+        isError: true,
+      }),
       ev("agent_end", 1600, { stopReason: "completed", messages: [] }),
     ]);
     expect(output).toBe(
-      "Reading both.\n" +
-        "✓ read a.txt  12ms\n" +
-        "✗ bash npm test  1.5s  Command exited with code 1 ⏎ more\n",
+      "Reading both.\n" + "✓ read a.txt  12ms\n" + "✗ bash npm test  1.5s  Command exited with code 1 ⏎ more\n",
     );
     expect(live[4]).toEqual(["⠋ read a.txt  490ms"]);
     expect(live[6]).toEqual(["⠋ read a.txt  490ms", "⠋ bash npm test  489ms  2 passing"]);
@@ -94,7 +117,10 @@ describe("renderEvent", () => {
       [{ stopReason: "aborted" }, "⏹ aborted"],
       [{ stopReason: "error", error: "boom" }, "✗ boom"],
       [{ stopReason: "blocked", reason: "no secrets in prompts" }, "⛔ blocked: no secrets in prompts"],
-      [{ stopReason: "blocked", reason: "no deploys on Fridays", by: "policy" }, "⛔ blocked by policy: no deploys on Fridays"],
+      [
+        { stopReason: "blocked", reason: "no deploys on Fridays", by: "policy" },
+        "⛔ blocked by policy: no deploys on Fridays",
+      ],
       [{ stopReason: "max_turns" }, "⏹ stopped: the maximum number of turns was reached"],
       [{ stopReason: "handled" }, ""],
     ];
@@ -135,8 +161,17 @@ describe("text from the model, tools and extensions", () => {
   const ESC = "\x1b";
   it("reaches the terminal without escape sequences or control characters", () => {
     const { output } = play([
-      ev("message_update", 0, { delta: { type: "text_delta", delta: `a${ESC}]0;pwned\x07b${ESC}[2Jc${ESC}[31md${ESC}[0m` }, message: assistant("") }),
-      ev("message_update", 1, { delta: { type: "text_delta", delta: `e\x9b2Jf${ESC}]52;c;Zm9v${ESC}\\g\bh${ESC}Pdcs${ESC}\\i${ESC}7j\r\nk\tl\r` }, message: assistant("") }),
+      ev("message_update", 0, {
+        delta: { type: "text_delta", delta: `a${ESC}]0;pwned\x07b${ESC}[2Jc${ESC}[31md${ESC}[0m` },
+        message: assistant(""),
+      }),
+      ev("message_update", 1, {
+        delta: {
+          type: "text_delta",
+          delta: `e\x9b2Jf${ESC}]52;c;Zm9v${ESC}\\g\bh${ESC}Pdcs${ESC}\\i${ESC}7j\r\nk\tl\r`,
+        },
+        message: assistant(""),
+      }),
       ev("message_update", 2, { delta: { type: "thinking_delta", delta: `${ESC}[2J` }, message: assistant("") }),
       ev("message_end", 3, { message: assistant("") }),
       ev("message_end", 4, { message: assistant(`no deltas${ESC}[1A\x07`) }),
@@ -146,14 +181,27 @@ describe("text from the model, tools and extensions", () => {
 
   it("keeps tool lines on one line: what a carriage return overwrote is dropped, escapes are removed", () => {
     const { output, live } = play([
-      ev("tool_execution_start", 0, { toolCallId: "a", toolName: "bash", args: { command: `printf '\x1b]0;x\x07'\r` } }),
+      ev("tool_execution_start", 0, {
+        toolCallId: "a",
+        toolName: "bash",
+        args: { command: `printf '\x1b]0;x\x07'\r` },
+      }),
       ev("tool_execution_update", 1, { toolCallId: "a", partialResult: `10%\r50%\r${ESC}[K` }),
-      ev("tool_execution_end", 2, { toolCallId: "a", toolName: `bash${ESC}[2J`, isError: true, result: { content: [{ type: "text", text: `${ESC}[31mfailed${ESC}[0m\r\n 10%\r100%` }] } }),
+      ev("tool_execution_end", 2, {
+        toolCallId: "a",
+        toolName: `bash${ESC}[2J`,
+        isError: true,
+        result: { content: [{ type: "text", text: `${ESC}[31mfailed${ESC}[0m\r\n 10%\r100%` }] },
+      }),
       ev("extension_error", 3, { extension: "x", slot: "tool_call", error: `bad${ESC}]0;t\x07 thing` }),
       ev("agent_end", 4, { stopReason: "blocked", by: `p${ESC}[2J`, reason: `no${ESC}[1A\r`, messages: [] }),
     ]);
     expect(live[1]).toEqual(["⠋ bash printf ''  500ms  50%"]);
-    expect(output).toBe("✗ bash printf ''  2ms  failed ⏎ 100%\n" + "⚠ extension x failed in tool_call: bad thing\n" + "⛔ blocked by p: no\n");
+    expect(output).toBe(
+      "✗ bash printf ''  2ms  failed ⏎ 100%\n" +
+        "⚠ extension x failed in tool_call: bad thing\n" +
+        "⛔ blocked by p: no\n",
+    );
   });
 
   it("cuts long summaries between characters, not inside one", () => {

@@ -24,14 +24,21 @@ function tree(files: Record<string, string>): string {
   }
   return dir;
 }
-const skillFile = (name: string, description: string, extra = "") => `---\nname: ${name}\ndescription: ${description}\n${extra}---\nBody of ${name}.\n`;
+const skillFile = (name: string, description: string, extra = "") =>
+  `---\nname: ${name}\ndescription: ${description}\n${extra}---\nBody of ${name}.\n`;
 
 describe("parseFrontmatter", () => {
   it("splits YAML from the body, only at the very start, and says what is wrong with bad YAML", () => {
-    expect(parseFrontmatter("---\nname: x\nlist: [1, 2]\n---\nBody\n")).toEqual({ frontmatter: { name: "x", list: [1, 2] }, body: "Body\n" });
+    expect(parseFrontmatter("---\nname: x\nlist: [1, 2]\n---\nBody\n")).toEqual({
+      frontmatter: { name: "x", list: [1, 2] },
+      body: "Body\n",
+    });
     expect(parseFrontmatter("---\r\nname: x\r\n---\r\nBody")).toEqual({ frontmatter: { name: "x" }, body: "Body" });
     expect(parseFrontmatter("---\n---\nBody")).toEqual({ frontmatter: {}, body: "Body" });
-    expect(parseFrontmatter("Text\n---\nname: x\n---\n")).toEqual({ frontmatter: {}, body: "Text\n---\nname: x\n---\n" });
+    expect(parseFrontmatter("Text\n---\nname: x\n---\n")).toEqual({
+      frontmatter: {},
+      body: "Text\n---\nname: x\n---\n",
+    });
     expect(() => parseFrontmatter("---\nname: [unclosed\n---\nBody")).toThrow(/^malformed frontmatter: /);
     expect(() => parseFrontmatter("---\n- a\n- b\n---\nBody")).toThrow("frontmatter must be a YAML mapping");
     // Not YAML (a colon in a plain value), but plain key: value lines, as Claude Code skills write them.
@@ -67,7 +74,11 @@ describe("context files", () => {
     const dir = tree({ "ws/CLAUDE.md": "fine" });
     mkdirSync(join(dir, "AGENTS.md")); // a folder where a file should be
     const warnings: string[] = [];
-    const files = loadContextFiles({ home: join(dir, "nohome"), cwd: join(dir, "ws"), onWarning: (w) => warnings.push(w) });
+    const files = loadContextFiles({
+      home: join(dir, "nohome"),
+      cwd: join(dir, "ws"),
+      onWarning: (w) => warnings.push(w),
+    });
     expect(files.map((f) => f.content)).toEqual(["fine"]);
     expect(warnings).toEqual([`context file ${join(dir, "AGENTS.md")} cannot be read (EISDIR); skipped`]);
   });
@@ -90,7 +101,13 @@ describe("skills", () => {
       "project/quiet/SKILL.md": skillFile("quiet", "Only by command.", "disable-model-invocation: true\n"),
     });
     const warnings: string[] = [];
-    const skills = loadSkills([{ path: join(dir, "user"), scope: "user" }, { path: join(dir, "project"), scope: "project" }], (w) => warnings.push(w));
+    const skills = loadSkills(
+      [
+        { path: join(dir, "user"), scope: "user" },
+        { path: join(dir, "project"), scope: "project" },
+      ],
+      (w) => warnings.push(w),
+    );
     expect(skills.map((s) => [s.name, s.scope, s.disableModelInvocation])).toEqual([
       ["Bad_Name", "user", false],
       ["deploy", "user", false],
@@ -118,18 +135,36 @@ describe("skills", () => {
 });
 
 describe("prompt templates", () => {
-  const template = (body: string): PromptTemplate => ({ name: "t", description: "", body, path: "/t.md", scope: "user" });
+  const template = (body: string): PromptTemplate => ({
+    name: "t",
+    description: "",
+    body,
+    path: "/t.md",
+    scope: "user",
+  });
 
   it("split arguments like shell words: quotes open only at a word's start, an unclosed quote is text", () => {
-    expect(splitArguments(`a "b c" 'd e' doesn't "x \\"y\\" z" back\\slash "open`)).toEqual(["a", "b c", "d e", "doesn't", 'x "y" z', "back\\slash", '"open']);
+    expect(splitArguments(`a "b c" 'd e' doesn't "x \\"y\\" z" back\\slash "open`)).toEqual([
+      "a",
+      "b c",
+      "d e",
+      "doesn't",
+      'x "y" z',
+      "back\\slash",
+      '"open',
+    ]);
     expect(splitArguments("   ")).toEqual([]);
   });
 
   it("fill $1, $@, $ARGUMENTS, defaults and slices; with no placeholder the arguments are appended", () => {
     const t = template("1=$1 2=$2 all=$@ args=$ARGUMENTS d=${3:-none} alld=${@:-nothing} from2=${@:2} two=${@:2:2}");
-    expect(expandTemplate(t, `one "two words" three four`)).toBe("1=one 2=two words all=one two words three four args=one two words three four d=three alld=one two words three four from2=two words three four two=two words three");
+    expect(expandTemplate(t, `one "two words" three four`)).toBe(
+      "1=one 2=two words all=one two words three four args=one two words three four d=three alld=one two words three four from2=two words three four two=two words three",
+    );
     expect(expandTemplate(t, "")).toBe("1= 2= all= args= d=none alld=nothing from2= two=");
-    expect(expandTemplate(template("Review the diff.\n"), "focus on errors")).toBe("Review the diff.\n\nfocus on errors");
+    expect(expandTemplate(template("Review the diff.\n"), "focus on errors")).toBe(
+      "Review the diff.\n\nfocus on errors",
+    );
     expect(expandTemplate(template("Review the diff.\n"), "")).toBe("Review the diff.\n");
     // A placeholder's value is not read again as a placeholder.
     expect(expandTemplate(template("[$1] [$2]"), "$2 b")).toBe("[$2] [b]");
@@ -144,12 +179,20 @@ describe("prompt templates", () => {
       "q/review.md": "second review",
     });
     const warnings: string[] = [];
-    const found = loadPromptTemplates([{ path: join(dir, "p"), scope: "user" }, { path: join(dir, "q", "review.md"), scope: "project" }], (w) => warnings.push(w));
+    const found = loadPromptTemplates(
+      [
+        { path: join(dir, "p"), scope: "user" },
+        { path: join(dir, "q", "review.md"), scope: "project" },
+      ],
+      (w) => warnings.push(w),
+    );
     expect(found.map((t) => [t.name, t.description, t.argumentHint])).toEqual([
       ["plain", "First line describes it.", undefined],
       ["review", "Review staged changes", "[focus]"],
     ]);
-    expect(warnings).toEqual([`prompt template ${join(dir, "q", "review.md")}: /review is taken by ${join(dir, "p", "review.md")}; the first one is kept`]);
+    expect(warnings).toEqual([
+      `prompt template ${join(dir, "q", "review.md")}: /review is taken by ${join(dir, "p", "review.md")}; the first one is kept`,
+    ]);
   });
 });
 
@@ -169,15 +212,32 @@ describe("loadResources and the system prompt", () => {
     const options = { home: join(dir, "home"), cwd: join(dir, "ws"), contextFiles: true, skillCommands: true };
     const trusted = loadResources({ ...options, project: true });
     expect(trusted.warnings).toEqual([]);
-    const prompt = buildSystemPrompt({ cwd: options.cwd, tools: ["read"], resources: trusted, append: ["Flag append."] });
-    const order = ["Project system.", "Home append.", "Flag append.", "Home conventions.", "Project conventions.", "- deploy: Ship it.", "- agents-skill: From .agents."].map((t) => prompt.indexOf(t));
+    const prompt = buildSystemPrompt({
+      cwd: options.cwd,
+      tools: ["read"],
+      resources: trusted,
+      append: ["Flag append."],
+    });
+    const order = [
+      "Project system.",
+      "Home append.",
+      "Flag append.",
+      "Home conventions.",
+      "Project conventions.",
+      "- deploy: Ship it.",
+      "- agents-skill: From .agents.",
+    ].map((t) => prompt.indexOf(t));
     expect(order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!))).toBe(true);
     expect(prompt).not.toContain("Home system.");
     expect(trusted.expand("/review auth")).toBe("Review auth.");
     expect(trusted.expand("/skill:deploy")).toContain("Body of deploy.");
     expect(trusted.expand("/unknown x")).toBeUndefined();
     expect(trusted.expand("plain text")).toBeUndefined();
-    expect(trusted.commands().map((c) => [c.name, c.source])).toEqual([["review", "prompt"], ["skill:deploy", "skill"], ["skill:agents-skill", "skill"]]);
+    expect(trusted.commands().map((c) => [c.name, c.source])).toEqual([
+      ["review", "prompt"],
+      ["skill:deploy", "skill"],
+      ["skill:agents-skill", "skill"],
+    ]);
     // Without the read tool the model could not load a skill: none is listed.
     expect(buildSystemPrompt({ cwd: options.cwd, tools: ["ls"], resources: trusted })).not.toContain("# Skills");
 

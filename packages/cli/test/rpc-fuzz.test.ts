@@ -17,18 +17,40 @@ import { piModelOf } from "../src/modes/rpc/model.ts";
 type Line = Record<string, any>;
 
 /** Commands that change nothing and start no run, so every line has exactly one answer. */
-const QUIET = ["get_state", "get_messages", "get_commands", "get_fork_messages", "get_last_assistant_text", "steer", "follow_up", "set_session_name", "prompt"];
+const QUIET = [
+  "get_state",
+  "get_messages",
+  "get_commands",
+  "get_fork_messages",
+  "get_last_assistant_text",
+  "steer",
+  "follow_up",
+  "set_session_name",
+  "prompt",
+];
 
 const field = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant(undefined));
 const command = fc.record(
-  { id: fc.oneof(fc.string({ maxLength: 5 }), fc.integer()), type: fc.oneof(fc.constantFrom(...QUIET, "response", "bogus", "__proto__", "constructor"), fc.string({ maxLength: 6 })), message: field, images: field, name: field, streamingBehavior: field },
+  {
+    id: fc.oneof(fc.string({ maxLength: 5 }), fc.integer()),
+    type: fc.oneof(
+      fc.constantFrom(...QUIET, "response", "bogus", "__proto__", "constructor"),
+      fc.string({ maxLength: 6 }),
+    ),
+    message: field,
+    images: field,
+    name: field,
+    streamingBehavior: field,
+  },
   { requiredKeys: ["id", "type"] },
 );
 const line = fc.oneof(
   command.map((c) => JSON.stringify(c)),
   fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
   fc.string({ maxLength: 20 }).filter((s) => !s.includes("\n") && s.trim() !== ""),
-  fc.integer({ min: 257, max: 2000 }).map((d) => `{"id":"deep","type":"get_state","x":${"[".repeat(d)}${"]".repeat(d)}}`),
+  fc
+    .integer({ min: 257, max: 2000 })
+    .map((d) => `{"id":"deep","type":"get_state","x":${"[".repeat(d)}${"]".repeat(d)}}`),
 );
 
 async function drive(lines: string[]): Promise<Line[]> {
@@ -49,7 +71,15 @@ async function drive(lines: string[]): Promise<Line[]> {
     agent,
     ui,
     subscribe: (listener) => agent.subscribe(listener),
-    state: () => ({ model: "m", isStreaming: agent.isRunning, sessionFile: undefined, sessionId: "s", sessionName: undefined, messageCount: 0, pendingMessageCount: 0 }),
+    state: () => ({
+      model: "m",
+      isStreaming: agent.isRunning,
+      sessionFile: undefined,
+      sessionId: "s",
+      sessionName: undefined,
+      messageCount: 0,
+      pendingMessageCount: 0,
+    }),
     commands: () => [],
     runCommand: async () => ({ ran: false }),
     reload: async () => ({ loaded: [], failed: [] }),
@@ -79,12 +109,18 @@ describe("RPC input, fuzzed", () => {
           try {
             const c = JSON.parse(l);
             // An empty `images` list is a valid one (nothing random makes a valid image).
-            return c?.type === "prompt" && typeof c.message === "string" && (c.images === undefined || (Array.isArray(c.images) && c.images.length === 0));
+            return (
+              c?.type === "prompt" &&
+              typeof c.message === "string" &&
+              (c.images === undefined || (Array.isArray(c.images) && c.images.length === 0))
+            );
           } catch {
             return false;
           }
         };
-        const quiet = lines.filter((l) => !isRun(l) && !l.includes('"extension_ui_response"') && !/"type":"abort"/.test(l));
+        const quiet = lines.filter(
+          (l) => !isRun(l) && !l.includes('"extension_ui_response"') && !/"type":"abort"/.test(l),
+        );
         const written = await drive(quiet);
         expect(written.filter((l) => l.type === "agent_start")).toEqual([]); // no refused prompt ran
         const out = written.filter((l) => l.type === "response");
@@ -97,7 +133,8 @@ describe("RPC input, fuzzed", () => {
           } catch {
             sent = undefined;
           }
-          const isCommand = sent !== null && typeof sent === "object" && !Array.isArray(sent) && typeof sent.type === "string";
+          const isCommand =
+            sent !== null && typeof sent === "object" && !Array.isArray(sent) && typeof sent.type === "string";
           expect(out[i]!.command).toBe(isCommand ? sent.type : "parse");
           expect(out[i]!.success === false || isCommand).toBe(true);
         }

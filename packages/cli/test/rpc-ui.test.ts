@@ -75,7 +75,9 @@ describe("createRpcUI", () => {
   it("sends notify without waiting for an answer", () => {
     const { sent, ui: rpc } = ui();
     rpc.notify("saved", "warning");
-    expect(sent).toEqual([{ type: "extension_ui_request", id: "ui_1", method: "notify", message: "saved", notifyType: "warning" }]);
+    expect(sent).toEqual([
+      { type: "extension_ui_request", id: "ui_1", method: "notify", message: "saved", notifyType: "warning" },
+    ]);
     expect(rpc.pending).toBe(0);
   });
 
@@ -100,7 +102,14 @@ describe("createRpcUI", () => {
     rpc.setWidget("todo", undefined);
     lines.push("added after the call");
     expect(sent).toStrictEqual([
-      { type: "extension_ui_request", id: "ui_1", method: "setWidget", widgetKey: "todo", widgetLines: ["one", "two"], widgetPlacement: "belowEditor" },
+      {
+        type: "extension_ui_request",
+        id: "ui_1",
+        method: "setWidget",
+        widgetKey: "todo",
+        widgetLines: ["one", "two"],
+        widgetPlacement: "belowEditor",
+      },
       { type: "extension_ui_request", id: "ui_2", method: "setWidget", widgetKey: "todo", widgetLines: ["three"] },
       { type: "extension_ui_request", id: "ui_3", method: "setWidget", widgetKey: "todo" },
     ]);
@@ -136,6 +145,8 @@ describe("createRpcUI", () => {
     expect(await manager.runCommand("paint")).toEqual({ ran: true });
     expect(sent.map((line) => line.method)).toEqual(["setStatus", "setWidget", "setTitle", "set_editor_text"]);
     expect(sent[1]).toMatchObject({ widgetKey: "w", widgetLines: ["line"], widgetPlacement: "belowEditor" });
-    expect(diagnostics).toEqual(["painter: ctx.ui.setFooter: terminal-UI calls do nothing in mypi (reported once per extension; see docs/pi-compat.md)"]);
+    expect(diagnostics).toEqual([
+      "painter: ctx.ui.setFooter: terminal-UI calls do nothing in mypi (reported once per extension; see docs/pi-compat.md)",
+    ]);
   });
 });

@@ -54,11 +54,24 @@ function gateTool() {
   return { tool, release };
 }
 
-function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["tool"][]; requests?: ModelRequest[]; maxLineChars?: number; stop?: AbortSignal; session?: SessionManager } = {}) {
+function setup(
+  turns: unknown[],
+  extra: {
+    tools?: ReturnType<typeof gateTool>["tool"][];
+    requests?: ModelRequest[];
+    maxLineChars?: number;
+    stop?: AbortSignal;
+    session?: SessionManager;
+  } = {},
+) {
   const out = output();
   const input = new PassThrough();
   const model = createScriptedModel({ turns } as never, { onRequest: (r) => extra.requests?.push(r) });
-  const agent = new Agent<ExtensionHostEvent>({ model, tools: extra.tools ?? [], ...(extra.session && { session: extra.session }) });
+  const agent = new Agent<ExtensionHostEvent>({
+    model,
+    tools: extra.tools ?? [],
+    ...(extra.session && { session: extra.session }),
+  });
   const ui = createRpcUI((line) => out.stream.write(`${JSON.stringify(line)}\n`));
   let sessionName: string | undefined;
   const commands: string[] = [];
@@ -80,7 +93,8 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
       if (name === "work") {
         // Works until its ctx.signal aborts; says it started through the UI (a line on the wire).
         ui.notify("working");
-        if (!signal!.aborted) await new Promise((resolve) => signal!.addEventListener("abort", resolve, { once: true }));
+        if (!signal!.aborted)
+          await new Promise((resolve) => signal!.addEventListener("abort", resolve, { once: true }));
         commands.push(`stopped: ${(signal!.reason as Error).message}`);
         return { ran: true };
       }
@@ -105,7 +119,12 @@ function setup(turns: unknown[], extra: { tools?: ReturnType<typeof gateTool>["t
     modelInfo: () => piModelOf(agent.model.id, { contextWindow: 128_000 }),
     ...inertSessionMoves(),
   };
-  const done = runRpcMode(target, { stdin: input, stdout: out.stream, maxLineChars: extra.maxLineChars, ...(extra.stop && { stop: extra.stop }) });
+  const done = runRpcMode(target, {
+    stdin: input,
+    stdout: out.stream,
+    maxLineChars: extra.maxLineChars,
+    ...(extra.stop && { stop: extra.stop }),
+  });
   const send = (value: unknown) => input.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`);
   return { ...out, input, send, done, agent, commands };
 }
@@ -124,12 +143,16 @@ describe("RPC mode", () => {
     rpc.send({ id: "a", type: "abort" });
     const end = await rpc.waitFor((l) => l.type === "agent_end");
     expect(end.stopReason).toBe("aborted");
-    expect(end.unsent).toEqual([{ text: "steer me", source: "rpc" }, { text: "later", source: "rpc" }]);
+    expect(end.unsent).toEqual([
+      { text: "steer me", source: "rpc" },
+      { text: "later", source: "rpc" },
+    ]);
     rpc.send({ id: "p2", type: "prompt", message: "next" });
     await rpc.waitFor((l) => l.type === "agent_end" && l.stopReason === "completed");
     rpc.input.end();
     expect(await rpc.done).toBe(0);
-    const texts = (r: ModelRequest) => r.messages.flatMap((m) => (m.role === "user" ? (m.content as { text: string }[]).map((b) => b.text) : []));
+    const texts = (r: ModelRequest) =>
+      r.messages.flatMap((m) => (m.role === "user" ? (m.content as { text: string }[]).map((b) => b.text) : []));
     expect(texts(requests.at(-1)!)).toEqual(["first", "next"]);
   });
 
@@ -138,16 +161,31 @@ describe("RPC mode", () => {
     session.appendMessage({ role: "user", content: [{ type: "text", text: "count the files" }], timestamp: 1 });
     const rpc = setup([{ text: "There are three." }, { text: "Still going.", delayMs: 60_000 }], { session });
     rpc.send({ id: "r", type: "resume_run" });
-    expect(await rpc.waitFor((l) => l.id === "r")).toEqual({ type: "response", id: "r", command: "resume_run", success: true, data: { next: "model_call", calls: [] } });
+    expect(await rpc.waitFor((l) => l.id === "r")).toEqual({
+      type: "response",
+      id: "r",
+      command: "resume_run",
+      success: true,
+      data: { next: "model_call", calls: [] },
+    });
     const end = await rpc.waitFor((l) => l.type === "agent_end");
     expect(end.stopReason).toBe("completed");
     expect(session.buildContext().map((m) => m.role)).toEqual(["user", "assistant"]);
     rpc.send({ id: "r2", type: "resume_run" });
-    expect(await rpc.waitFor((l) => l.id === "r2")).toMatchObject({ success: false, error: "Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead." });
+    expect(await rpc.waitFor((l) => l.id === "r2")).toMatchObject({
+      success: false,
+      error: "Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead.",
+    });
     rpc.send({ id: "p", type: "prompt", message: "and now?" });
-    await rpc.waitFor((l) => l.type === "turn_start" && l.turnIndex === 0 && rpc.lines.filter((x) => x.type === "agent_start").length === 2);
+    await rpc.waitFor(
+      (l) =>
+        l.type === "turn_start" && l.turnIndex === 0 && rpc.lines.filter((x) => x.type === "agent_start").length === 2,
+    );
     rpc.send({ id: "r3", type: "resume_run" });
-    expect(await rpc.waitFor((l) => l.id === "r3")).toMatchObject({ success: false, error: "A run is going: resume_run goes on with a run that was cut off or paused." });
+    expect(await rpc.waitFor((l) => l.id === "r3")).toMatchObject({
+      success: false,
+      error: "A run is going: resume_run goes on with a run that was cut off or paused.",
+    });
     rpc.send({ id: "a", type: "abort" });
     await rpc.waitFor((l) => l.type === "agent_end" && l.stopReason === "aborted");
     rpc.input.end();
@@ -170,10 +208,28 @@ describe("RPC mode", () => {
     await rpc.waitFor((l) => l.type === "agent_end");
     rpc.input.end();
     expect(await rpc.done).toBe(0);
-    expect(rpc.lines[0]).toEqual({ type: "response", id: "1", command: "prompt", success: true, data: { disposition: "started" } });
+    expect(rpc.lines[0]).toEqual({
+      type: "response",
+      id: "1",
+      command: "prompt",
+      success: true,
+      data: { disposition: "started" },
+    });
     expect(types(rpc.lines)).toEqual([
-      "response:prompt", "agent_start", "turn_start", "message_start", "message_end",
-      "message_start", "message_update", "message_update", "message_update", "message_update", "message_end", "turn_end", "agent_end", "agent_settled",
+      "response:prompt",
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "message_start",
+      "message_update",
+      "message_update",
+      "message_update",
+      "message_update",
+      "message_end",
+      "turn_end",
+      "agent_end",
+      "agent_settled",
     ]);
     // Pi's block events around mypi's deltas: text_start, the deltas, text_end with the whole text.
     expect(rpc.lines.filter((l) => l.type === "message_update").map((l) => l.assistantMessageEvent)).toEqual([
@@ -186,17 +242,29 @@ describe("RPC mode", () => {
 
   it("an abort sent right behind a prompt (still queued) stops that prompt's run as it starts", async () => {
     const rpc = setup([{ text: "Much later.", delayMs: 60_000 }]);
-    rpc.input.write(`${JSON.stringify({ id: "p", type: "prompt", message: "hi" })}\n${JSON.stringify({ id: "a", type: "abort" })}\n`);
+    rpc.input.write(
+      `${JSON.stringify({ id: "p", type: "prompt", message: "hi" })}\n${JSON.stringify({ id: "a", type: "abort" })}\n`,
+    );
     const end = await rpc.waitFor((l) => l.type === "agent_end");
     rpc.input.end();
     expect(await rpc.done).toBe(0);
     expect(end.stopReason).toBe("aborted");
-    expect(rpc.lines.filter((l) => l.type === "response").map((l) => [l.id, l.success]).sort()).toEqual([["a", true], ["p", true]]);
+    expect(
+      rpc.lines
+        .filter((l) => l.type === "response")
+        .map((l) => [l.id, l.success])
+        .sort(),
+    ).toEqual([
+      ["a", true],
+      ["p", true],
+    ]);
   });
 
   it("an abort sent behind a queued extension command starts it with its ctx.signal already aborted", async () => {
     const rpc = setup([]);
-    rpc.input.write(`${JSON.stringify({ id: "w", type: "prompt", message: "/work" })}\n${JSON.stringify({ id: "a", type: "abort" })}\n`);
+    rpc.input.write(
+      `${JSON.stringify({ id: "w", type: "prompt", message: "/work" })}\n${JSON.stringify({ id: "a", type: "abort" })}\n`,
+    );
     await rpc.waitFor((l) => l.id === "w");
     rpc.input.end();
     expect(await rpc.done).toBe(0);
@@ -212,17 +280,40 @@ describe("RPC mode", () => {
     rpc.send({ id: 9, type: "get_state" });
     rpc.input.end();
     await rpc.done;
-    expect(rpc.lines.map((l) => ({ ...l, error: typeof l.error === "string" ? l.error.split(":")[0] : l.error }))).toEqual([
+    expect(
+      rpc.lines.map((l) => ({ ...l, error: typeof l.error === "string" ? l.error.split(":")[0] : l.error })),
+    ).toEqual([
       { type: "response", command: "parse", success: false, error: "Failed to parse command" },
       { type: "response", command: "parse", success: false, error: "Failed to parse command" },
       { type: "response", id: 7, command: "frobnicate", success: false, error: "Unknown command" },
       { type: "response", id: 8, command: "steer", success: false, error: '"steer" needs a string "message".' },
       {
-        type: "response", id: 9, command: "get_state", success: true, error: undefined,
+        type: "response",
+        id: 9,
+        command: "get_state",
+        success: true,
+        error: undefined,
         data: {
-          model: { id: "inline", name: "inline", api: "scripted", provider: "scripted", reasoning: false, input: ["text", "image"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128_000, maxTokens: 128_000 },
-          thinkingLevel: "off", isStreaming: false, isCompacting: false, steeringMode: "all", followUpMode: "all", sessionId: "s-1",
-          autoCompactionEnabled: false, messageCount: 0, pendingMessageCount: 0,
+          model: {
+            id: "inline",
+            name: "inline",
+            api: "scripted",
+            provider: "scripted",
+            reasoning: false,
+            input: ["text", "image"],
+            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+            contextWindow: 128_000,
+            maxTokens: 128_000,
+          },
+          thinkingLevel: "off",
+          isStreaming: false,
+          isCompacting: false,
+          steeringMode: "all",
+          followUpMode: "all",
+          sessionId: "s-1",
+          autoCompactionEnabled: false,
+          messageCount: 0,
+          pendingMessageCount: 0,
         },
       },
     ]);
@@ -247,9 +338,13 @@ describe("RPC mode", () => {
     const end = await rpc.waitFor((l) => l.type === "agent_end");
     rpc.input.end();
     await rpc.done;
-    expect(rpc.lines.find((l) => l.id === "busy")).toMatchObject({ success: false, error: expect.stringContaining("already running") });
+    expect(rpc.lines.find((l) => l.id === "busy")).toMatchObject({
+      success: false,
+      error: expect.stringContaining("already running"),
+    });
     expect(end.stopReason).toBe("completed");
-    const userTexts = (r: ModelRequest) => r.messages.filter((m) => m.role === "user").map((m) => (m.content as { text: string }[])[0]!.text);
+    const userTexts = (r: ModelRequest) =>
+      r.messages.filter((m) => m.role === "user").map((m) => (m.content as { text: string }[])[0]!.text);
     expect(requests.map(userTexts)).toEqual([["start"], ["start", "go left"], ["start", "go left", "and then?"]]);
   });
 
@@ -275,21 +370,32 @@ describe("RPC mode", () => {
     rpc.input.end();
     await rpc.done;
     expect(rpc.commands).toEqual(["stopped: Aborted by the client"]);
-    expect(rpc.lines.filter((l) => l.type === "response").map((l) => `${l.id}:${l.success}`)).toEqual(["a:true", "w:true"]);
+    expect(rpc.lines.filter((l) => l.type === "response").map((l) => `${l.id}:${l.success}`)).toEqual([
+      "a:true",
+      "w:true",
+    ]);
   });
 
   it("runs an extension command from a prompt and carries its dialog over the wire", async () => {
     const rpc = setup([]);
     rpc.send({ id: "c", type: "prompt", message: "/hello world" });
     const request = await rpc.waitFor((l) => l.type === "extension_ui_request");
-    expect(request).toEqual({ type: "extension_ui_request", id: "ui_1", method: "confirm", title: "Say hello?", message: "world" });
+    expect(request).toEqual({
+      type: "extension_ui_request",
+      id: "ui_1",
+      method: "confirm",
+      title: "Say hello?",
+      message: "world",
+    });
     rpc.send({ type: "extension_ui_response", id: request.id, confirmed: true });
     await rpc.waitFor((l) => l.id === "c");
     rpc.send({ id: "cmds", type: "get_commands" });
     rpc.input.end();
     await rpc.done;
     expect(rpc.commands).toEqual(["world", "true"]);
-    expect(rpc.lines.find((l) => l.id === "cmds")!.data).toEqual({ commands: [{ name: "hello", source: "extension", extension: "greeter" }] });
+    expect(rpc.lines.find((l) => l.id === "cmds")!.data).toEqual({
+      commands: [{ name: "hello", source: "extension", extension: "greeter" }],
+    });
   });
 
   it("runs a command whose name has a dot, as registerCommand allows, instead of prompting the model", async () => {
@@ -309,7 +415,13 @@ describe("RPC mode", () => {
     rpc.input.end();
     await rpc.done;
     expect(rpc.commands).toEqual(["there", "false"]);
-    expect(rpc.lines.at(-1)).toEqual({ type: "response", id: "c", command: "prompt", success: true, data: { disposition: "handled" } });
+    expect(rpc.lines.at(-1)).toEqual({
+      type: "response",
+      id: "c",
+      command: "prompt",
+      success: true,
+      data: { disposition: "handled" },
+    });
   });
 
   it("keeps a frame holding U+2028 whole", async () => {
@@ -326,7 +438,15 @@ describe("RPC mode", () => {
     rpc.send({ type: "response", id: "r", command: "prompt", success: true, data: { forged: true } });
     rpc.input.end();
     await rpc.done;
-    expect(rpc.lines).toEqual([{ type: "response", id: "r", command: "response", success: false, error: expect.stringMatching(/^Unknown command: response\./) }]);
+    expect(rpc.lines).toEqual([
+      {
+        type: "response",
+        id: "r",
+        command: "response",
+        success: false,
+        error: expect.stringMatching(/^Unknown command: response\./),
+      },
+    ]);
   });
 
   it("refuses images that are not a list of base64 images with an image/… type, and runs nothing", async () => {
@@ -356,11 +476,19 @@ describe("RPC mode", () => {
   it("passes valid images on with only their three fields", async () => {
     const requests: ModelRequest[] = [];
     const rpc = setup([{ text: "a cat" }], { requests });
-    rpc.send({ id: "p", type: "prompt", message: "what is it?", images: [{ type: "image", data: "aGk=", mimeType: "image/png", extra: [[[]]] }] });
+    rpc.send({
+      id: "p",
+      type: "prompt",
+      message: "what is it?",
+      images: [{ type: "image", data: "aGk=", mimeType: "image/png", extra: [[[]]] }],
+    });
     await rpc.waitFor((l) => l.type === "agent_end");
     rpc.input.end();
     await rpc.done;
-    expect(rpc.agent.messages[0]!.content).toEqual([{ type: "text", text: "what is it?" }, { type: "image", data: "aGk=", mimeType: "image/png" }]);
+    expect(rpc.agent.messages[0]!.content).toEqual([
+      { type: "text", text: "what is it?" },
+      { type: "image", data: "aGk=", mimeType: "image/png" },
+    ]);
   });
 
   it("refuses a command nested deeper than 256 levels, with its id, and keeps going", async () => {
@@ -383,7 +511,12 @@ describe("RPC mode", () => {
     rpc.input.end();
     await rpc.done;
     expect(rpc.lines.map((l) => [l.id, l.command, l.success, l.error])).toEqual([
-      [undefined, "parse", false, "Failed to parse command: the line is longer than 1000 characters (5000) and was dropped. Send large content in smaller commands."],
+      [
+        undefined,
+        "parse",
+        false,
+        "Failed to parse command: the line is longer than 1000 characters (5000) and was dropped. Send large content in smaller commands.",
+      ],
       ["s", "get_state", true, undefined],
     ]);
   });

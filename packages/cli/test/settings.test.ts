@@ -22,12 +22,22 @@ describe("settings files", () => {
 
   it("merge objects key by key with the project winning, and replace arrays and scalars", () => {
     const f = folders(
-      JSON.stringify({ model: "openai:a", compaction: { contextWindow: 1000, enabled: true }, tools: ["read", "bash"], mine: { x: 1 } }),
+      JSON.stringify({
+        model: "openai:a",
+        compaction: { contextWindow: 1000, enabled: true },
+        tools: ["read", "bash"],
+        mine: { x: 1 },
+      }),
       JSON.stringify({ model: "openai:b", compaction: { enabled: false }, tools: ["read"] }),
     );
     const loaded = loadSettings(f);
     expect(loaded).toEqual({
-      settings: { model: "openai:b", compaction: { contextWindow: 1000, enabled: false }, tools: ["read"], mine: { x: 1 } },
+      settings: {
+        model: "openai:b",
+        compaction: { contextWindow: 1000, enabled: false },
+        tools: ["read"],
+        mine: { x: 1 },
+      },
       files: [
         { path: join(f.home, "settings.json"), scope: "global" },
         { path: join(f.cwd, ".mypi", "settings.json"), scope: "project" },
@@ -37,7 +47,10 @@ describe("settings files", () => {
   });
 
   it("collect the packages of both files, global first, each with its file (not replaced like other arrays)", () => {
-    const f = folders(JSON.stringify({ packages: ["npm:a"] }), JSON.stringify({ packages: [{ source: "./b", extensions: [] }] }));
+    const f = folders(
+      JSON.stringify({ packages: ["npm:a"] }),
+      JSON.stringify({ packages: [{ source: "./b", extensions: [] }] }),
+    );
     const loaded = loadSettings(f);
     expect("error" in loaded ? loaded : [loaded.settings.packages, loaded.packages.map((p) => p.file.scope)]).toEqual([
       ["npm:a", { source: "./b", extensions: [] }],
@@ -62,8 +75,14 @@ describe("settings files", () => {
   });
 
   it("check the sandbox key", () => {
-    const good = folders(JSON.stringify({ sandbox: { enabled: true, allowWrite: ["out"], network: false, hide: [".env"], onUnavailable: "unsandboxed" } }));
-    expect(loadSettings(good)).toMatchObject({ settings: { sandbox: { enabled: true, onUnavailable: "unsandboxed" } } });
+    const good = folders(
+      JSON.stringify({
+        sandbox: { enabled: true, allowWrite: ["out"], network: false, hide: [".env"], onUnavailable: "unsandboxed" },
+      }),
+    );
+    expect(loadSettings(good)).toMatchObject({
+      settings: { sandbox: { enabled: true, onUnavailable: "unsandboxed" } },
+    });
     const bad = loadSettings(folders(JSON.stringify({ sandbox: { onUnavailable: "maybe" } })));
     expect((bad as { error: string }).error).toContain('"sandbox.onUnavailable"');
     const more = { allowRead: ["~/.config/tool"], env: ["MY_VAR", "MYAPP_*"], allowSockets: ["/run/pg.sock"] };

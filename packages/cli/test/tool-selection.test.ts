@@ -15,7 +15,15 @@ describe("selectTools (Pi's --tools and --exclude-tools)", () => {
   });
 
   it("applies +name and -name entries to all tools, in order", () => {
-    expect(selectTools(ALL, ["-bash", "-write", "+write"], [])).toEqual(["read", "edit", "grep", "find", "ls", "mcp__srv__echo", "write"]);
+    expect(selectTools(ALL, ["-bash", "-write", "+write"], [])).toEqual([
+      "read",
+      "edit",
+      "grep",
+      "find",
+      "ls",
+      "mcp__srv__echo",
+      "write",
+    ]);
   });
 
   it("takes out what --exclude-tools matches, after either form", () => {

@@ -46,7 +46,11 @@ describe("ToolBlock", () => {
 
   it("says which extension blocked a call and why, in its head", () => {
     const b = block("bash", { command: "rm -rf /" });
-    b.finish({ content: [{ type: "text", text: "Tool call blocked by permission-gate: the user declined it." }] }, true, 1005);
+    b.finish(
+      { content: [{ type: "text", text: "Tool call blocked by permission-gate: the user declined it." }] },
+      true,
+      1005,
+    );
     expect(b.render(120)).toEqual(["✗ bash rm -rf /  5ms  ⛔ blocked by permission-gate: the user declined it."]);
   });
 
@@ -74,10 +78,30 @@ describe("Footer", () => {
   it("shows the session's usage and cost, the context against the window, the thinking level of a reasoning model, and statuses by key", () => {
     const messages: Message[] = [];
     const thinking = { level: undefined as string | undefined };
-    const f = new Footer(plain, { model: () => "openai:gpt-x", thinking: () => thinking.level, contextWindow: () => 200_000, usage: () => usageTotals(messages) });
-    const assistant = (usage: object) => ({ role: "assistant", content: [], usage, model: "openai:gpt-x", stopReason: "stop", timestamp: 0 }) as never as Message;
+    const f = new Footer(plain, {
+      model: () => "openai:gpt-x",
+      thinking: () => thinking.level,
+      contextWindow: () => 200_000,
+      usage: () => usageTotals(messages),
+    });
+    const assistant = (usage: object) =>
+      ({
+        role: "assistant",
+        content: [],
+        usage,
+        model: "openai:gpt-x",
+        stopReason: "stop",
+        timestamp: 0,
+      }) as never as Message;
     const end = (message: Message) => ({ type: "message_end", timestamp: 0, message }) as never;
-    for (const m of [assistant({ input: 10_000, output: 500, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.01 } }), assistant({ input: 30_000, output: 1500, cost: { total: 0.02 } })]) {
+    for (const m of [
+      assistant({
+        input: 10_000,
+        output: 500,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.01 },
+      }),
+      assistant({ input: 30_000, output: 1500, cost: { total: 0.02 } }),
+    ]) {
       messages.push(m);
       f.onEvent(end(m));
     }
@@ -91,7 +115,16 @@ describe("Footer", () => {
   });
 
   it("shows no cost when no message had one (a model of unknown prices), and a resumed session's usage before any event", () => {
-    const resumed = [{ role: "assistant", content: [], usage: { input: 500, output: 20 }, model: "local/m", stopReason: "stop", timestamp: 0 }] as never as Message[];
+    const resumed = [
+      {
+        role: "assistant",
+        content: [],
+        usage: { input: 500, output: 20 },
+        model: "local/m",
+        stopReason: "stop",
+        timestamp: 0,
+      },
+    ] as never as Message[];
     const f = new Footer(plain, { model: () => "local/m", usage: () => usageTotals(resumed) });
     expect(f.render(80)).toEqual(["local/m · ↑500 ↓20"]);
   });
@@ -140,9 +173,26 @@ describe("Chat", () => {
       "https://example.com/a/very/long/url/without/any/spaces/at/all/in/it",
       "漢字漢字漢字漢字漢字漢字漢字漢字 and 🎉🎉🎉🎉🎉🎉🎉🎉🎉🎉🎉🎉",
     ].join("\n\n");
-    chat.onEvent({ type: "message_end", timestamp: 1, message: { role: "assistant", content: [{ type: "text", text }] } } as never);
-    chat.onEvent({ type: "tool_execution_start", timestamp: 1, toolCallId: "t", toolName: "bash", args: { command: "x".repeat(200) } } as never);
-    chat.onEvent({ type: "tool_execution_end", timestamp: 2, toolCallId: "t", toolName: "bash", isError: true, result: { content: [{ type: "text", text: "漢".repeat(100) }] } } as never);
+    chat.onEvent({
+      type: "message_end",
+      timestamp: 1,
+      message: { role: "assistant", content: [{ type: "text", text }] },
+    } as never);
+    chat.onEvent({
+      type: "tool_execution_start",
+      timestamp: 1,
+      toolCallId: "t",
+      toolName: "bash",
+      args: { command: "x".repeat(200) },
+    } as never);
+    chat.onEvent({
+      type: "tool_execution_end",
+      timestamp: 2,
+      toolCallId: "t",
+      toolName: "bash",
+      isError: true,
+      result: { content: [{ type: "text", text: "漢".repeat(100) }] },
+    } as never);
     chat.say(color.yellow("y".repeat(100)));
     for (const width of [20, 33, 80]) {
       const lines = chat.render(width);
@@ -153,23 +203,60 @@ describe("Chat", () => {
 
   it("draws a Pi tool's renderResult for each partial result (isPartial: true) and then for the final one", () => {
     const calls: { text: string; isPartial: boolean; contextPartial: unknown }[] = [];
-    const renderResult = (result: unknown, options: { isPartial: boolean }, _theme: unknown, context: { isPartial: unknown }) => {
+    const renderResult = (
+      result: unknown,
+      options: { isPartial: boolean },
+      _theme: unknown,
+      context: { isPartial: unknown },
+    ) => {
       const text = (result as { content: { text: string }[] }).content[0]!.text;
       calls.push({ text, isPartial: options.isPartial, contextPartial: context.isPartial });
       return new Text(`${options.isPartial ? "so far" : "done"}: ${text}`, 0, 0);
     };
     const tool = { renderResult: renderResult as (...args: unknown[]) => unknown };
-    const chat = new Chat({ p: plain, markdown: markdownTheme(plain), toolRenderers: (_name, id) => piToolRenderers(tool, { id, theme: {}, cwd: "/w", redraw: () => {} }) });
+    const chat = new Chat({
+      p: plain,
+      markdown: markdownTheme(plain),
+      toolRenderers: (_name, id) => piToolRenderers(tool, { id, theme: {}, cwd: "/w", redraw: () => {} }),
+    });
     const partial = (text: string) => ({ content: [{ type: "text", text }], details: {} });
     chat.onEvent({ type: "tool_execution_start", timestamp: 1, toolCallId: "t", toolName: "fetch", args: {} } as never);
     expect(chat.render(60).join("\n")).not.toContain("so far");
-    chat.onEvent({ type: "tool_execution_update", timestamp: 2, toolCallId: "t", toolName: "fetch", args: {}, partialResult: partial("1 of 2") } as never);
+    chat.onEvent({
+      type: "tool_execution_update",
+      timestamp: 2,
+      toolCallId: "t",
+      toolName: "fetch",
+      args: {},
+      partialResult: partial("1 of 2"),
+    } as never);
     expect(chat.render(60).join("\n")).toContain("so far: 1 of 2");
     chat.render(60); // a frame without news builds nothing new
-    chat.onEvent({ type: "tool_execution_update", timestamp: 3, toolCallId: "t", toolName: "fetch", args: {}, partialResult: partial("2 of 2") } as never);
+    chat.onEvent({
+      type: "tool_execution_update",
+      timestamp: 3,
+      toolCallId: "t",
+      toolName: "fetch",
+      args: {},
+      partialResult: partial("2 of 2"),
+    } as never);
     expect(chat.render(60).join("\n")).toContain("so far: 2 of 2");
-    chat.onEvent({ type: "tool_execution_end", timestamp: 4, toolCallId: "t", toolName: "fetch", isError: false, result: partial("all") } as never);
-    chat.onEvent({ type: "tool_execution_update", timestamp: 5, toolCallId: "t", toolName: "fetch", args: {}, partialResult: partial("late") } as never);
+    chat.onEvent({
+      type: "tool_execution_end",
+      timestamp: 4,
+      toolCallId: "t",
+      toolName: "fetch",
+      isError: false,
+      result: partial("all"),
+    } as never);
+    chat.onEvent({
+      type: "tool_execution_update",
+      timestamp: 5,
+      toolCallId: "t",
+      toolName: "fetch",
+      args: {},
+      partialResult: partial("late"),
+    } as never);
     const screen = chat.render(60).join("\n");
     expect(screen).toContain("done: all");
     expect(screen).not.toContain("so far");
@@ -184,11 +271,34 @@ describe("Chat", () => {
 describe("running child agents", () => {
   it("are drawn nested under the call that runs them, one status line each, until the call ends", () => {
     const chat = new Chat({ p: plain, markdown: markdownTheme(plain) });
-    const progress = (text: string, agentPath: string[]) => ({ content: [{ type: "text", text }], details: { agentEvent: { type: "turn_start", turnIndex: 0, timestamp: 1, agentPath } } });
-    chat.onEvent({ type: "tool_execution_start", timestamp: 1, toolCallId: "c", toolName: "agent", args: { description: "look" } } as never);
-    chat.onEvent({ type: "tool_execution_update", timestamp: 2, toolCallId: "c", toolName: "agent", args: {}, partialResult: progress("explorer: grep TODO\n  helper: turn 2", ["root", "c:explorer", "call_1:helper"]) } as never);
+    const progress = (text: string, agentPath: string[]) => ({
+      content: [{ type: "text", text }],
+      details: { agentEvent: { type: "turn_start", turnIndex: 0, timestamp: 1, agentPath } },
+    });
+    chat.onEvent({
+      type: "tool_execution_start",
+      timestamp: 1,
+      toolCallId: "c",
+      toolName: "agent",
+      args: { description: "look" },
+    } as never);
+    chat.onEvent({
+      type: "tool_execution_update",
+      timestamp: 2,
+      toolCallId: "c",
+      toolName: "agent",
+      args: {},
+      partialResult: progress("explorer: grep TODO\n  helper: turn 2", ["root", "c:explorer", "call_1:helper"]),
+    } as never);
     expect(chat.live.render(80).slice(1)).toEqual(["  └ explorer: grep TODO", "  └   helper: turn 2"]);
-    chat.onEvent({ type: "tool_execution_end", timestamp: 3, toolCallId: "c", toolName: "agent", isError: false, result: { content: [{ type: "text", text: "found" }] } } as never);
+    chat.onEvent({
+      type: "tool_execution_end",
+      timestamp: 3,
+      toolCallId: "c",
+      toolName: "agent",
+      isError: false,
+      result: { content: [{ type: "text", text: "found" }] },
+    } as never);
     expect(chat.live.render(80)).toEqual([]);
   });
 });

@@ -6,16 +6,29 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Agent, type AssistantMessage, type MessageUpdateEvent, type ModelClient, type ModelStreamEvent, type StreamEvent } from "@mypi/kernel";
+import {
+  Agent,
+  type AssistantMessage,
+  type MessageUpdateEvent,
+  type ModelClient,
+  type ModelStreamEvent,
+  type StreamEvent,
+} from "@mypi/kernel";
 import { eventLine } from "../src/rpc/jsonl.ts";
 import { createPiWire } from "../src/rpc/pi-wire.ts";
 import { applyPiEvent, applyUpdate } from "../../../test/helpers/wire.ts";
 
 /** One step of a stream: `call` picks among the calls started so far (none yet: starts one). */
-type Step = { kind: "text" | "thinking"; delta: string } | { kind: "start" } | { kind: "args"; call: number; delta: string };
+type Step =
+  | { kind: "text" | "thinking"; delta: string }
+  | { kind: "start" }
+  | { kind: "args"; call: number; delta: string };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
-  fc.record({ kind: fc.constantFrom("text" as const, "thinking" as const), delta: fc.string({ minLength: 1, maxLength: 12, unit: "grapheme" }) }),
+  fc.record({
+    kind: fc.constantFrom("text" as const, "thinking" as const),
+    delta: fc.string({ minLength: 1, maxLength: 12, unit: "grapheme" }),
+  }),
   fc.constant({ kind: "start" as const }),
   fc.record({ kind: fc.constant("args" as const), call: fc.nat(), delta: fc.string({ minLength: 1, maxLength: 12 }) }),
 );
@@ -26,14 +39,22 @@ function events(steps: Step[]): ModelStreamEvent[] {
   for (const s of steps) {
     if (s.kind === "text") out.push({ type: "text_delta", delta: s.delta });
     else if (s.kind === "thinking") out.push({ type: "thinking_delta", delta: s.delta });
-    else if (s.kind === "args" && calls > 0) out.push({ type: "toolcall_delta", index: s.call % calls, delta: s.delta });
+    else if (s.kind === "args" && calls > 0)
+      out.push({ type: "toolcall_delta", index: s.call % calls, delta: s.delta });
     else out.push({ type: "toolcall_start", index: calls, id: `call_${calls}`, name: "t" }), calls++;
   }
   return out;
 }
 
 function modelOf(stream: ModelStreamEvent[]): ModelClient {
-  const final: AssistantMessage = { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop", usage: { input: 0, output: 0 }, model: "m", timestamp: 0 };
+  const final: AssistantMessage = {
+    role: "assistant",
+    content: [{ type: "text", text: "ok" }],
+    stopReason: "stop",
+    usage: { input: 0, output: 0 },
+    model: "m",
+    timestamp: 0,
+  };
   return {
     id: "wire-test",
     async *stream() {
@@ -49,7 +70,10 @@ async function updatesOf(stream: ModelStreamEvent[]): Promise<MessageUpdateEvent
 }
 
 /** Every event of one run over `stream`; `final` is what the model's `done` carries (default: a fixed text). */
-async function eventsOf(stream: ModelStreamEvent[], final?: (updates: MessageUpdateEvent[]) => AssistantMessage): Promise<StreamEvent[]> {
+async function eventsOf(
+  stream: ModelStreamEvent[],
+  final?: (updates: MessageUpdateEvent[]) => AssistantMessage,
+): Promise<StreamEvent[]> {
   const model = modelOf(stream);
   const seen: StreamEvent[] = [];
   const agent = new Agent({
@@ -58,7 +82,11 @@ async function eventsOf(stream: ModelStreamEvent[], final?: (updates: MessageUpd
           id: model.id,
           async *stream(request, signal) {
             for await (const e of model.stream(request, signal)) {
-              if (e.type === "done") yield { type: "done", message: final(seen.filter((s): s is MessageUpdateEvent => s.type === "message_update")) };
+              if (e.type === "done")
+                yield {
+                  type: "done",
+                  message: final(seen.filter((s): s is MessageUpdateEvent => s.type === "message_update")),
+                };
               else yield e;
             }
           },
@@ -100,9 +128,18 @@ describe("message_update on the JSON/RPC wire", () => {
         // The model's final message is what it streamed: the last snapshot.
         const events_ = await eventsOf(stream, (updates) => ({ ...updates.at(-1)!.message, stopReason: "stop" }));
         const wire = createPiWire();
-        const all = events_.flatMap((e) => wire(e as never).trimEnd().split("\n")).map((l) => JSON.parse(l) as Record<string, any>);
+        const all = events_
+          .flatMap((e) =>
+            wire(e as never)
+              .trimEnd()
+              .split("\n"),
+          )
+          .map((l) => JSON.parse(l) as Record<string, any>);
         // The answer (its tool calls, of a tool nobody registered, end the run: maxTurns 1).
-        const lines = all.slice(0, all.findIndex((l) => l.type === "message_end" && l.message.role === "assistant") + 1);
+        const lines = all.slice(
+          0,
+          all.findIndex((l) => l.type === "message_end" && l.message.role === "assistant") + 1,
+        );
         const updates = lines.filter((l) => l.type === "message_update");
         const content: Record<string, unknown>[] = [];
         const seen = { started: new Set<number>(), ended: new Set<number>() };
@@ -110,11 +147,13 @@ describe("message_update on the JSON/RPC wire", () => {
           expect(u.usage).toMatchObject({ input: 0, output: 0, totalTokens: 0, cost: { total: 0 } });
           applyPiEvent(content, u.assistantMessageEvent, seen);
         }
-        const final = lines.find((l) => l.type === "message_end" && l.message.role === "assistant")!.message.content as Record<string, unknown>[];
+        const final = lines.find((l) => l.type === "message_end" && l.message.role === "assistant")!.message
+          .content as Record<string, unknown>[];
         // Every block was started, and ended (tool calls the model went back to are ended once, when it moved on).
         expect([...seen.started].sort()).toEqual(final.map((_, i) => i));
         expect([...seen.ended].sort()).toEqual(final.map((_, i) => i));
-        const plain = (blocks: Record<string, unknown>[]) => blocks.map(({ partialJson: _p, rawArguments: _r, arguments: _a, ...b }) => b);
+        const plain = (blocks: Record<string, unknown>[]) =>
+          blocks.map(({ partialJson: _p, rawArguments: _r, arguments: _a, ...b }) => b);
         expect(plain(content)).toEqual(plain(final));
         // mypi's own delta is still on every line that carries one of the stream's deltas.
         expect(updates.filter((u) => u.delta !== undefined)).toHaveLength(stream.length);
@@ -125,14 +164,36 @@ describe("message_update on the JSON/RPC wire", () => {
 
   it("ends no block of an aborted answer, and adds willRetry: false to agent_end", async () => {
     const wire = createPiWire();
-    const snapshot: AssistantMessage = { role: "assistant", content: [{ type: "text", text: "Hal" }], stopReason: "stop", usage: { input: 0, output: 0 }, model: "m", timestamp: 0 };
-    const update = { type: "message_update", message: snapshot, delta: { type: "text_delta", delta: "Hal" }, contentIndex: 0, timestamp: 1 } as const;
+    const snapshot: AssistantMessage = {
+      role: "assistant",
+      content: [{ type: "text", text: "Hal" }],
+      stopReason: "stop",
+      usage: { input: 0, output: 0 },
+      model: "m",
+      timestamp: 0,
+    };
+    const update = {
+      type: "message_update",
+      message: snapshot,
+      delta: { type: "text_delta", delta: "Hal" },
+      contentIndex: 0,
+      timestamp: 1,
+    } as const;
     const lines = [
       wire(update),
       wire({ type: "message_end", message: { ...snapshot, stopReason: "aborted" }, timestamp: 2 }),
       wire({ type: "agent_end", messages: [], stopReason: "aborted", timestamp: 3 }),
-    ].join("").trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, any>);
-    expect(lines.map((l) => l.assistantMessageEvent?.type ?? l.type)).toEqual(["text_start", "text_delta", "message_end", "agent_end"]);
+    ]
+      .join("")
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, any>);
+    expect(lines.map((l) => l.assistantMessageEvent?.type ?? l.type)).toEqual([
+      "text_start",
+      "text_delta",
+      "message_end",
+      "agent_end",
+    ]);
     expect(lines.at(-1)).toMatchObject({ stopReason: "aborted", willRetry: false });
   });
 

@@ -149,7 +149,10 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
 
   const usable = (what: string) => {
     if (record.state === "disposed") {
-      throw fail("MYPI_NOT_READY", `pi.${what}(): this instance of ${record.name} was unloaded (reload or shutdown); stop timers and listeners in a session_shutdown handler`);
+      throw fail(
+        "MYPI_NOT_READY",
+        `pi.${what}(): this instance of ${record.name} was unloaded (reload or shutdown); stop timers and listeners in a session_shutdown handler`,
+      );
     }
   };
   /** The runtime of this usable instance (without an agent, the detached one refuses the action). */
@@ -166,7 +169,10 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
 
     on(name, handler, options) {
       if (record.state !== "loading") {
-        throw fail("MYPI_LATE_REGISTRATION", `pi.on(${JSON.stringify(name)}) after ${record.name} finished loading; call pi.on in the extension's default export, before it returns`);
+        throw fail(
+          "MYPI_LATE_REGISTRATION",
+          `pi.on(${JSON.stringify(name)}) after ${record.name} finished loading; call pi.on in the extension's default export, before it returns`,
+        );
       }
       if (typeof name !== "string" || !Object.hasOwn(ROUTES, name)) {
         const guess = typeof name === "string" ? closest(name, EVENT_NAMES) : undefined;
@@ -178,9 +184,17 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       const route = ROUTES[name];
       if (typeof handler !== "function") {
         const shape = route === "observer" ? "(event, ctx) => void" : "(event, ctx, next) => result";
-        throw fail("MYPI_INVALID_HANDLER", `pi.on("${name}", ${describeValue(handler)}): the handler must be a function ${shape}`);
+        throw fail(
+          "MYPI_INVALID_HANDLER",
+          `pi.on("${name}", ${describeValue(handler)}): the handler must be a function ${shape}`,
+        );
       }
-      record.handlers.push({ name, handler: handler as HandlerRecord["handler"], seq: record.handlers.length, ...checkOptions(name, route, options) });
+      record.handlers.push({
+        name,
+        handler: handler as HandlerRecord["handler"],
+        seq: record.handlers.length,
+        ...checkOptions(name, route, options),
+      });
     },
 
     registerTool(definition) {
@@ -194,7 +208,11 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
 
     unregisterTool(name) {
       usable("unregisterTool");
-      if (typeof name !== "string") throw fail("MYPI_UNKNOWN_TOOL", `unregisterTool(${describeValue(name)}): give the name of a tool this extension registered`);
+      if (typeof name !== "string")
+        throw fail(
+          "MYPI_UNKNOWN_TOOL",
+          `unregisterTool(${describeValue(name)}): give the name of a tool this extension registered`,
+        );
       if (record.tools.delete(name)) {
         if (record.state === "attached") host.toolsChanged(record);
         return;
@@ -204,16 +222,25 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       const owner = host.toolOwner(name);
       if (owner !== undefined) {
         const by = owner === "host" ? "the host" : `the extension ${owner}`;
-        throw fail("MYPI_NOT_OWNER", `unregisterTool("${name}"): the tool was registered by ${by}, not by ${record.name}; an extension can only remove its own tools (${yours}). To hide it from the model, use setActiveTools`);
+        throw fail(
+          "MYPI_NOT_OWNER",
+          `unregisterTool("${name}"): the tool was registered by ${by}, not by ${record.name}; an extension can only remove its own tools (${yours}). To hide it from the model, use setActiveTools`,
+        );
       }
-      throw fail("MYPI_UNKNOWN_TOOL", `unregisterTool("${name}"): no tool of that name is registered (${record.name}: ${yours})`);
+      throw fail(
+        "MYPI_UNKNOWN_TOOL",
+        `unregisterTool("${name}"): no tool of that name is registered (${record.name}: ${yours})`,
+      );
     },
 
     registerCommand(name, command) {
       usable("registerCommand");
       const bare = typeof name === "string" ? name.replace(/^\//, "") : name;
       if (typeof bare !== "string" || !COMMAND_NAME.test(bare)) {
-        throw fail("MYPI_INVALID_COMMAND", `registerCommand(${describeValue(name)}): a command name is letters, digits, "_", ":", "." and "-" (typed as /name)`);
+        throw fail(
+          "MYPI_INVALID_COMMAND",
+          `registerCommand(${describeValue(name)}): a command name is letters, digits, "_", ":", "." and "-" (typed as /name)`,
+        );
       }
       if (typeof command?.handler !== "function") {
         throw fail("MYPI_INVALID_COMMAND", `registerCommand("${bare}", …): give { description?, handler(args, ctx) }`);
@@ -226,10 +253,16 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
     registerFlag(name, flag) {
       usable("registerFlag");
       if (typeof name !== "string" || !FLAG_NAME.test(name)) {
-        throw fail("MYPI_INVALID_FLAG", `registerFlag(${describeValue(name)}): a flag name is letters, digits and "-", without the leading "--"`);
+        throw fail(
+          "MYPI_INVALID_FLAG",
+          `registerFlag(${describeValue(name)}): a flag name is letters, digits and "-", without the leading "--"`,
+        );
       }
       if (flag?.type !== "boolean" && flag?.type !== "string") {
-        throw fail("MYPI_INVALID_FLAG", `registerFlag("${name}", …): give { type: "boolean" | "string", description?, default? }`);
+        throw fail(
+          "MYPI_INVALID_FLAG",
+          `registerFlag("${name}", …): give { type: "boolean" | "string", description?, default? }`,
+        );
       }
       record.flags.set(name, flag); // again: replaces the earlier one, as in Pi
     },
@@ -252,14 +285,20 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
 
     sendUserMessage(content, options = {}) {
       if (typeof content !== "string" && !Array.isArray(content)) {
-        throw fail("MYPI_BAD_RESULT", `sendUserMessage(${describeValue(content)}): give a string or an array of text/image content`);
+        throw fail(
+          "MYPI_BAD_RESULT",
+          `sendUserMessage(${describeValue(content)}): give a string or an array of text/image content`,
+        );
       }
       runtime("sendUserMessage").sendUserMessage(content as string | Content[], options);
     },
 
     appendEntry(customType, data) {
       if (typeof customType !== "string" || customType === "") {
-        throw fail("MYPI_BAD_RESULT", `appendEntry(${describeValue(customType)}, …): the first argument is a non-empty customType string`);
+        throw fail(
+          "MYPI_BAD_RESULT",
+          `appendEntry(${describeValue(customType)}, …): the first argument is a non-empty customType string`,
+        );
       }
       runtime("appendEntry").appendEntry(customType, data);
     },
@@ -294,9 +333,14 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       },
       on(channel, handler) {
         usable("events.on");
-        if (typeof handler !== "function") throw fail("MYPI_INVALID_HANDLER", `events.on("${channel}", ${describeValue(handler)}): the listener must be a function`);
+        if (typeof handler !== "function")
+          throw fail(
+            "MYPI_INVALID_HANDLER",
+            `events.on("${channel}", ${describeValue(handler)}): the listener must be a function`,
+          );
         const slot = `events:${channel}`;
-        const report = (error: unknown) => host.reportError(record.name, slot, errorMessage(error), "MYPI_HANDLER_FAILED");
+        const report = (error: unknown) =>
+          host.reportError(record.name, slot, errorMessage(error), "MYPI_HANDLER_FAILED");
         const fn = (data: unknown) => {
           try {
             const r = handler(data) as unknown;
@@ -328,12 +372,16 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
       return viaHost ? viaHost(command, args, options) : exec(command, args, options, host.cwd);
     },
 
-    getActiveTools: () => (record.state === "loading" && record.activeToolsRequest ? [...record.activeToolsRequest] : host.activeToolNames()),
+    getActiveTools: () =>
+      record.state === "loading" && record.activeToolsRequest ? [...record.activeToolsRequest] : host.activeToolNames(),
     getAllTools: () => host.effectiveTools(),
     complete: (request) => runtime("complete").complete(request),
     callTool(name, input, options = {}) {
       if (typeof name !== "string" || typeof input !== "object" || input === null || Array.isArray(input)) {
-        throw fail("MYPI_BAD_RESULT", `callTool(${describeValue(name)}, ${describeValue(input)}): give a tool name and an input object`);
+        throw fail(
+          "MYPI_BAD_RESULT",
+          `callTool(${describeValue(name)}, ${describeValue(input)}): give a tool name and an input object`,
+        );
       }
       return runtime("callTool").callTool({ name, input, ...(options.signal && { signal: options.signal }) });
     },
@@ -354,7 +402,10 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
 
     setLabel(entryId, label) {
       if (typeof entryId !== "string" || (label !== undefined && typeof label !== "string")) {
-        throw fail("MYPI_BAD_RESULT", `setLabel(${describeValue(entryId)}, ${describeValue(label)}): give an entry id and a label string (or undefined to clear it)`);
+        throw fail(
+          "MYPI_BAD_RESULT",
+          `setLabel(${describeValue(entryId)}, ${describeValue(label)}): give an entry id and a label string (or undefined to clear it)`,
+        );
       }
       runtime("setLabel").setLabel(entryId, label);
     },
@@ -362,7 +413,11 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
   return api;
 }
 
-function checkOptions(name: EventName, route: Route, options: unknown): Omit<HandlerRecord, "name" | "handler" | "seq"> {
+function checkOptions(
+  name: EventName,
+  route: Route,
+  options: unknown,
+): Omit<HandlerRecord, "name" | "handler" | "seq"> {
   if (options === undefined) return {};
   const where = `pi.on("${name}", handler, options)`;
   const invalid = (message: string) => new ExtensionError("MYPI_INVALID_OPTIONS", `${where}: ${message}`);
@@ -370,19 +425,37 @@ function checkOptions(name: EventName, route: Route, options: unknown): Omit<Han
   const allowed = route === "observer" ? ["timeoutMs", "label"] : ["order", "timeoutMs", "onError", "agents", "label"];
   for (const key of Object.keys(options)) {
     if (!allowed.includes(key)) {
-      const note = route === "observer" && (key === "order" || key === "onError" || key === "agents") ? ` (${key} applies to decision slots; observers take timeoutMs and label)` : "";
+      const note =
+        route === "observer" && (key === "order" || key === "onError" || key === "agents")
+          ? ` (${key} applies to decision slots; observers take timeoutMs and label)`
+          : "";
       throw invalid(`unknown option "${key}"${note}; options: ${allowed.join(", ")}`);
     }
   }
   const o = options as { order?: unknown; timeoutMs?: unknown; onError?: unknown; agents?: unknown; label?: unknown };
-  if (o.order !== undefined && o.order !== "pre" && o.order !== "post") throw invalid(`order must be "pre" or "post", got ${describeValue(o.order)}`);
-  if (o.timeoutMs !== undefined && !(typeof o.timeoutMs === "number" && o.timeoutMs > 0 && Number.isFinite(o.timeoutMs))) {
+  if (o.order !== undefined && o.order !== "pre" && o.order !== "post")
+    throw invalid(`order must be "pre" or "post", got ${describeValue(o.order)}`);
+  if (
+    o.timeoutMs !== undefined &&
+    !(typeof o.timeoutMs === "number" && o.timeoutMs > 0 && Number.isFinite(o.timeoutMs))
+  ) {
     throw invalid(`timeoutMs must be a positive number of milliseconds, got ${describeValue(o.timeoutMs)}`);
   }
-  if (o.onError !== undefined && o.onError !== "open" && o.onError !== "closed") throw invalid(`onError must be "open" or "closed", got ${describeValue(o.onError)}`);
-  if (o.agents !== undefined && o.agents !== "all" && o.agents !== "root") throw invalid(`agents must be "all" (the main agent and its child agents) or "root" (the main agent only), got ${describeValue(o.agents)}`);
-  if (o.label !== undefined && (typeof o.label !== "string" || o.label.trim() === "")) throw invalid(`label must be a non-empty string, got ${describeValue(o.label)}`);
-  const out: { order?: "pre" | "post"; timeoutMs?: number; onError?: "open" | "closed"; agents?: "all" | "root"; label?: string } = {};
+  if (o.onError !== undefined && o.onError !== "open" && o.onError !== "closed")
+    throw invalid(`onError must be "open" or "closed", got ${describeValue(o.onError)}`);
+  if (o.agents !== undefined && o.agents !== "all" && o.agents !== "root")
+    throw invalid(
+      `agents must be "all" (the main agent and its child agents) or "root" (the main agent only), got ${describeValue(o.agents)}`,
+    );
+  if (o.label !== undefined && (typeof o.label !== "string" || o.label.trim() === ""))
+    throw invalid(`label must be a non-empty string, got ${describeValue(o.label)}`);
+  const out: {
+    order?: "pre" | "post";
+    timeoutMs?: number;
+    onError?: "open" | "closed";
+    agents?: "all" | "root";
+    label?: string;
+  } = {};
   if (o.label !== undefined) out.label = o.label as string;
   if (o.order !== undefined) out.order = o.order;
   if (o.timeoutMs !== undefined) out.timeoutMs = o.timeoutMs as number;
@@ -400,15 +473,19 @@ function toTool(definition: unknown, record: ExtensionRecord): Tool {
   if (isTool(definition)) return definition;
   const d = definition as { parameters?: unknown; jsonSchema?: unknown; execute?: unknown };
   try {
-    if (typeof d !== "object" || d === null) throw new Error("expected a tool made with defineTool({...}) or a Pi-style definition");
+    if (typeof d !== "object" || d === null)
+      throw new Error("expected a tool made with defineTool({...}) or a Pi-style definition");
     const zodLike = typeof (d.parameters as { safeParse?: unknown } | undefined)?.safeParse === "function";
     if (zodLike || d.jsonSchema !== undefined) return defineTool(d as Parameters<typeof defineTool>[0]);
     if (typeof d.execute === "function") {
-      throw new Error("a Pi-style definition (execute(toolCallId, params, …)) needs Pi compatibility, which this host switched off (piCompat: false); make the tool with defineTool({...})");
+      throw new Error(
+        "a Pi-style definition (execute(toolCallId, params, …)) needs Pi compatibility, which this host switched off (piCompat: false); make the tool with defineTool({...})",
+      );
     }
-    throw new Error(`tool ${JSON.stringify((d as { name?: unknown }).name)} needs execute(toolCallId, params, signal, onUpdate, ctx)`);
+    throw new Error(
+      `tool ${JSON.stringify((d as { name?: unknown }).name)} needs execute(toolCallId, params, signal, onUpdate, ctx)`,
+    );
   } catch (error) {
     throw invalidToolError(definition, record.name, error);
   }
 }
-

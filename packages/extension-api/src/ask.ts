@@ -26,13 +26,23 @@ export class PauseRequest extends Error {
 
 /** A `PauseRequest` from any copy of this package. */
 export function isPauseRequest(error: unknown): error is PauseRequest {
-  return error instanceof PauseRequest || (typeof error === "object" && error !== null && (error as { code?: unknown }).code === "MYPI_PAUSE" && typeof (error as { reason?: unknown }).reason === "string");
+  return (
+    error instanceof PauseRequest ||
+    (typeof error === "object" &&
+      error !== null &&
+      (error as { code?: unknown }).code === "MYPI_PAUSE" &&
+      typeof (error as { reason?: unknown }).reason === "string")
+  );
 }
 
 /** The UI of a headless host for `onAsk`; `undefined` for `deny` (no UI at all, as before). */
 export function headlessUI(onAsk: OnAsk): ExtensionUI | undefined {
   if (onAsk === "deny") return undefined;
-  return Object.freeze({ ...HEADLESS_UI, headless: true, forToolCall: (call: Readonly<ToolCallEvent>) => (call.approval ? approvedUI(call.approval.scope) : pausingUI) });
+  return Object.freeze({
+    ...HEADLESS_UI,
+    headless: true,
+    forToolCall: (call: Readonly<ToolCallEvent>) => (call.approval ? approvedUI(call.approval.scope) : pausingUI),
+  });
 }
 
 /** A dialog about a call nobody approved yet: the call waits (the dialog's title and text are the reason). */
@@ -68,5 +78,9 @@ const ALLOWING = /\b(yes|allow|approve|accept|run|ok)\b/i;
 
 function pickAllowing(options: readonly string[], scope: string): string | undefined {
   const allowing = options.filter((o) => !REFUSING.test(o));
-  return allowing.find((o) => o.toLowerCase().includes(scope.toLowerCase())) ?? allowing.find((o) => ALLOWING.test(o)) ?? allowing[0];
+  return (
+    allowing.find((o) => o.toLowerCase().includes(scope.toLowerCase())) ??
+    allowing.find((o) => ALLOWING.test(o)) ??
+    allowing[0]
+  );
 }

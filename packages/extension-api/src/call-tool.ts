@@ -7,7 +7,15 @@
  * back (redaction). Nothing is added to the conversation. Never throws: a refusal, a failure
  * and an abort are results.
  */
-import { errorResult, executeTool, unknownToolResult, validateToolArguments, type Content, type ToolRegistry, type ToolWorkerPool } from "@mypi/kernel";
+import {
+  errorResult,
+  executeTool,
+  unknownToolResult,
+  validateToolArguments,
+  type Content,
+  type ToolRegistry,
+  type ToolWorkerPool,
+} from "@mypi/kernel";
 import type { ChainCall } from "./chain.ts";
 import type { ExtensionManager } from "./manager.ts";
 
@@ -41,19 +49,35 @@ let calls = 0;
 export async function callToolThroughSlots(deps: CallToolDeps, request: CallToolRequest): Promise<CallToolResult> {
   const signal = request.signal ?? NEVER;
   const tool = deps.registry.get(request.name);
-  if (!tool) return unknownToolResult(request.name, deps.registry.list().map((t) => t.name));
+  if (!tool)
+    return unknownToolResult(
+      request.name,
+      deps.registry.list().map((t) => t.name),
+    );
   const checked = validateToolArguments(tool, { arguments: request.input });
   if (!checked.ok) return errorResult(checked.message);
   const toolCallId = `ext_${++calls}`;
   const call = deps.call(signal);
   try {
-    const decision = await deps.manager.runSlot("tool_call", { toolCallId, toolName: tool.name, input: checked.value }, call);
+    const decision = await deps.manager.runSlot(
+      "tool_call",
+      { toolCallId, toolName: tool.name, input: checked.value },
+      call,
+    );
     if (decision?.block) {
-      const text = decision.by ? `Tool call blocked by ${decision.by}: ${decision.reason}` : `Tool call blocked: ${decision.reason}`;
+      const text = decision.by
+        ? `Tool call blocked by ${decision.by}: ${decision.reason}`
+        : `Tool call blocked: ${decision.reason}`;
       return { ...errorResult(text), blocked: true };
     }
     const recheck = validateToolArguments(tool, { arguments: decision?.input ?? checked.value });
-    if (!recheck.ok) return { ...errorResult(`The input was rewritten by ${decision?.by ?? "a tool_call handler"} and is no longer valid: ${recheck.message}`), blocked: true };
+    if (!recheck.ok)
+      return {
+        ...errorResult(
+          `The input was rewritten by ${decision?.by ?? "a tool_call handler"} and is no longer valid: ${recheck.message}`,
+        ),
+        blocked: true,
+      };
     const started = performance.now();
     const raw = await executeTool(tool, recheck.value, {
       toolCallId,
@@ -64,7 +88,16 @@ export async function callToolThroughSlots(deps: CallToolDeps, request: CallTool
       ...(deps.workerPool && { workerPool: deps.workerPool }),
       ...(deps.timeoutMs !== undefined && { defaultTimeoutMs: deps.timeoutMs }),
     });
-    const event = { toolCallId, toolName: tool.name, input: recheck.value, content: raw.content, details: raw.details, isError: raw.isError, executed: true, durationMs: Math.round(performance.now() - started) };
+    const event = {
+      toolCallId,
+      toolName: tool.name,
+      input: recheck.value,
+      content: raw.content,
+      details: raw.details,
+      isError: raw.isError,
+      executed: true,
+      durationMs: Math.round(performance.now() - started),
+    };
     const patch = await deps.manager.runSlot("tool_result", event, call);
     const result: CallToolResult = { content: patch?.content ?? raw.content, isError: patch?.isError ?? raw.isError };
     const details = patch && "details" in patch ? patch.details : raw.details;

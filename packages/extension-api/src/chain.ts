@@ -54,7 +54,10 @@ interface Frame<K extends SlotName> {
 }
 
 /** A slot's chain: `(event, call) → what the kernel receives` (undefined = unchanged). */
-export type Chain<K extends SlotName = SlotName> = (event: object, call: ChainCall) => Promise<SlotResults[K] | undefined>;
+export type Chain<K extends SlotName = SlotName> = (
+  event: object,
+  call: ChainCall,
+) => Promise<SlotResults[K] | undefined>;
 
 export const DEFAULT_DECISION_TIMEOUT_MS = 30_000;
 
@@ -62,7 +65,11 @@ export function buildChain<K extends SlotName>(slot: K, handlers: readonly Chain
   if (handlers.length === 0) return async () => undefined;
   const policy = POLICIES[slot] as SlotPolicy<K>;
   const run = compose<Frame<K>>(
-    handlers.map((h): Middleware<Frame<K>> => (frame, next) => new HandlerCall(slot, policy, h, frame, next).run()),
+    handlers.map(
+      (h): Middleware<Frame<K>> =>
+        (frame, next) =>
+          new HandlerCall(slot, policy, h, frame, next).run(),
+    ),
   );
   return async (event, call) => {
     const initial = initialState(slot, event);
@@ -122,14 +129,16 @@ class HandlerCall<K extends SlotName> {
 
   /** A dialog of a `tool_call` handler held the call for a person (`PauseRequest`): that is its answer. */
   private failed(error: unknown): Frame<K> | Promise<Frame<K>> {
-    if (this.slot === "tool_call" && isPauseRequest(error)) return this.settle({ pause: true, reason: error.reason }, undefined);
+    if (this.slot === "tool_call" && isPauseRequest(error))
+      return this.settle({ pause: true, reason: error.reason }, undefined);
     return this.settle(undefined, toFailure(error, this.h));
   }
 
   /** What the handler gets as `next`: runs the rest once, with this handler's clock paused. */
   private readonly userNext: Next<K> = (event) => {
     const { slot, h } = this;
-    if (this.returned) return Promise.reject(contractError("MYPI_NEXT_LATE", "after the handler returned or timed out", slot, h));
+    if (this.returned)
+      return Promise.reject(contractError("MYPI_NEXT_LATE", "after the handler returned or timed out", slot, h));
     if (this.downstream) return Promise.reject(contractError("MYPI_NEXT_TWICE", "multiple times", slot, h));
     if (event !== undefined && (typeof event !== "object" || event === null)) {
       return Promise.reject(contractError("MYPI_BAD_RESULT", "with something that is not the event object", slot, h));
@@ -153,7 +162,11 @@ class HandlerCall<K extends SlotName> {
     return this.decide(result, failure, undefined);
   }
 
-  private decide(result: unknown, failure: Failure | undefined, after: ChainState<K> | undefined): Frame<K> | Promise<Frame<K>> {
+  private decide(
+    result: unknown,
+    failure: Failure | undefined,
+    after: ChainState<K> | undefined,
+  ): Frame<K> | Promise<Frame<K>> {
     const { slot, policy, h, frame } = this;
     const { state, call } = frame;
     if (!failure) {
@@ -165,7 +178,8 @@ class HandlerCall<K extends SlotName> {
           const outcome = policy.outcome(state, own);
           this.report(outcome, own.stop?.reason ?? rewroteAfter(state, outcome) ?? noteOf(slot, result));
           // It judged the call without seeing what the handlers after it do to the input.
-          if (slot === "tool_call" && outcome === "pass") own = { ...own, judged: [...(state.judged ?? []), h.extension] };
+          if (slot === "tool_call" && outcome === "pass")
+            own = { ...own, judged: [...(state.judged ?? []), h.extension] };
           return own.stop ? { state: own, call } : this.next({ state: own, call });
         }
         if (result == null || result === this.nextValue) {
@@ -176,7 +190,9 @@ class HandlerCall<K extends SlotName> {
         const own = policy.apply(entered, result as never, h.extension);
         const lifted = after!.stop && !own.stop ? after!.stop : undefined;
         const outcome = lifted ? "allow" : policy.outcome(state, own);
-        const reason = lifted ? `lifted the ${lifted.outcome} by ${lifted.by}${lifted.reason ? `: ${lifted.reason}` : ""}` : (own.stop?.reason ?? rewroteAfter(state, outcome));
+        const reason = lifted
+          ? `lifted the ${lifted.outcome} by ${lifted.by}${lifted.reason ? `: ${lifted.reason}` : ""}`
+          : (own.stop?.reason ?? rewroteAfter(state, outcome));
         this.report(outcome, reason);
         return { state: own, call };
       } catch (error) {
@@ -185,10 +201,19 @@ class HandlerCall<K extends SlotName> {
     }
     // The handler failed: its own policy decides, in this frame, on the event as it came in.
     if (!this.entered) undoInPlace(this.snap);
-    const error: ExtensionErrorEvent = { type: "extension_error", extension: h.extension, ...(h.label !== undefined && { handler: h.label }), slot, error: failure.message, code: failure.code, timestamp: Date.now() };
+    const error: ExtensionErrorEvent = {
+      type: "extension_error",
+      extension: h.extension,
+      ...(h.label !== undefined && { handler: h.label }),
+      slot,
+      error: failure.message,
+      code: failure.code,
+      timestamp: Date.now(),
+    };
     if (call.agentPath) error.agentPath = [...call.agentPath];
     call.emit(error);
-    const outcome: HookOutcome = failure.code === "MYPI_TIMEOUT" ? "timeout" : h.onError === "open" ? "fail_open" : "fail_closed";
+    const outcome: HookOutcome =
+      failure.code === "MYPI_TIMEOUT" ? "timeout" : h.onError === "open" ? "fail_open" : "fail_closed";
     this.report(outcome, failure.message);
     if (h.onError === "open") return after ? { state: after, call } : this.next(frame);
     return { state: policy.failClosed(state, h.extension, failure.message), call };
@@ -350,7 +375,6 @@ function contractError(code: ExtensionErrorCode, what: string, slot: SlotName, h
   });
 }
 
-
 // ─── changes made in place ──────────────────────────────────────────────────────────────────
 
 /** The mutable fields before the handler ran (indexed like `policy.mutable`), with a one-level copy of objects. */
@@ -365,7 +389,9 @@ function snapshot(view: object, fields: readonly string[]): Snapshot {
   for (let i = 0; i < fields.length; i++) {
     const value = (view as Record<string, unknown>)[fields[i]!];
     values.push(value);
-    copies.push(Array.isArray(value) ? value.slice() : value !== null && typeof value === "object" ? { ...value } : undefined);
+    copies.push(
+      Array.isArray(value) ? value.slice() : value !== null && typeof value === "object" ? { ...value } : undefined,
+    );
   }
   return { values, copies };
 }
@@ -422,11 +448,17 @@ function shallowChanged(now: unknown, copy: unknown): boolean {
   const obj = now as Record<string, unknown>;
   const before = copy as Record<string, unknown>;
   const keys = Object.keys(obj);
-  return keys.length !== Object.keys(before).length || keys.some((k) => !Object.is(obj[k], before[k]) || !(k in before));
+  return (
+    keys.length !== Object.keys(before).length || keys.some((k) => !Object.is(obj[k], before[k]) || !(k in before))
+  );
 }
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as PromiseLike<unknown>).then === "function";
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as PromiseLike<unknown>).then === "function"
+  );
 }
 
 /** A `tool_call` handler that lets the call run may say why (`{reason}`): its hook_decision carries it. */

@@ -98,16 +98,32 @@ export class ChildAgentHandle implements ChildAgent {
     return { ...this.#usage };
   }
 
-  async run(prompt: string, options: { images?: ImageContent[]; onUpdate?: (progress: ChildProgress) => void } = {}): Promise<ChildRunOutcome> {
-    if (this.#closed) throw new ExtensionError("MYPI_AGENT_CLOSED", `the child agent ${this.path.join(" → ")} was closed; create another`);
-    if (this.#agent.isRunning) throw new ExtensionError("MYPI_AGENT_LIMIT", `the child agent ${this.path.join(" → ")} is already running; steer() it, or wait for its run to end`);
+  async run(
+    prompt: string,
+    options: { images?: ImageContent[]; onUpdate?: (progress: ChildProgress) => void } = {},
+  ): Promise<ChildRunOutcome> {
+    if (this.#closed)
+      throw new ExtensionError(
+        "MYPI_AGENT_CLOSED",
+        `the child agent ${this.path.join(" → ")} was closed; create another`,
+      );
+    if (this.#agent.isRunning)
+      throw new ExtensionError(
+        "MYPI_AGENT_LIMIT",
+        `the child agent ${this.path.join(" → ")} is already running; steer() it, or wait for its run to end`,
+      );
     const refused = this.#seat.admit(this);
     if (refused) throw refused;
     this.#limit = undefined;
-    const forward = options.onUpdate ? this.#agent.subscribe(progressForwarder(this.path, options.onUpdate)) : undefined;
+    const forward = options.onUpdate
+      ? this.#agent.subscribe(progressForwarder(this.path, options.onUpdate))
+      : undefined;
     this.#seat.running(this, true);
     try {
-      const stream = this.#agent.prompt(prompt, { source: "extension", ...(options.images && { images: options.images }) });
+      const stream = this.#agent.prompt(prompt, {
+        source: "extension",
+        ...(options.images && { images: options.images }),
+      });
       // Aborted before it started (the parent's call was): it ends at once, `aborted`.
       if (this.#signal?.aborted) this.#agent.abort(this.#signal.reason);
       const end = await stream;
@@ -168,7 +184,9 @@ export class ChildAgentHandle implements ChildAgent {
     const { tokens, cost } = this.#budget;
     if (cost !== undefined && used?.cost === undefined && !this.#costUnknownReported) {
       this.#costUnknownReported = true;
-      this.#seat.diagnostic(`child agent ${this.path.join(" → ")}: its model (${message.model}) reports no cost, so its cost budget cannot apply; its token budget does, when set`);
+      this.#seat.diagnostic(
+        `child agent ${this.path.join(" → ")}: its model (${message.model}) reports no cost, so its cost budget cannot apply; its token budget does, when set`,
+      );
     }
     if (this.#limit !== undefined || !this.#agent.isRunning) return;
     if (tokens !== undefined && u.totalTokens > tokens) {

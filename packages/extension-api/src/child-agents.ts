@@ -18,7 +18,11 @@ import { ExtensionError } from "./errors.ts";
 import type { ExtensionHostEvent } from "./events.ts";
 import type { ExtensionManager } from "./manager.ts";
 
-export const DEFAULT_AGENT_LIMITS: Readonly<AgentLimits> = Object.freeze({ maxConcurrent: 4, maxPerRun: 16, maxDepth: 2 });
+export const DEFAULT_AGENT_LIMITS: Readonly<AgentLimits> = Object.freeze({
+  maxConcurrent: 4,
+  maxPerRun: 16,
+  maxDepth: 2,
+});
 
 /** What the tree needs of its host. */
 export interface ChildAgentsHost {
@@ -56,20 +60,31 @@ export function agentLimits(settings: Readonly<Record<string, unknown>>): { limi
   const section = settings.subagents;
   if (section === undefined || typeof section === "boolean") return { limits, problems };
   if (typeof section !== "object" || section === null || Array.isArray(section)) {
-    return { limits, problems: [`settings "subagents" should be false or an object of caps, got ${JSON.stringify(section)}; the defaults apply`] };
+    return {
+      limits,
+      problems: [
+        `settings "subagents" should be false or an object of caps, got ${JSON.stringify(section)}; the defaults apply`,
+      ],
+    };
   }
   const s = section as Record<string, unknown>;
   for (const key of ["maxConcurrent", "maxPerRun", "maxDepth"] as const) {
     const value = s[key];
     if (value === undefined) continue;
     if (typeof value === "number" && Number.isInteger(value) && value >= 0) limits[key] = value;
-    else problems.push(`settings "subagents.${key}" should be a whole number ≥ 0, got ${JSON.stringify(value)}; ${limits[key]} applies`);
+    else
+      problems.push(
+        `settings "subagents.${key}" should be a whole number ≥ 0, got ${JSON.stringify(value)}; ${limits[key]} applies`,
+      );
   }
   for (const key of ["maxTokens", "maxCost"] as const) {
     const value = s[key];
     if (value === undefined) continue;
     if (typeof value === "number" && value > 0 && Number.isFinite(value)) limits[key] = value;
-    else problems.push(`settings "subagents.${key}" should be a positive number, got ${JSON.stringify(value)}; no budget applies`);
+    else
+      problems.push(
+        `settings "subagents.${key}" should be a positive number, got ${JSON.stringify(value)}; no budget applies`,
+      );
   }
   return { limits, problems };
 }
@@ -90,7 +105,9 @@ export class ChildAgents {
       admit: () => {
         const { maxConcurrent } = this.limits();
         if (this.#running < maxConcurrent) return undefined;
-        return limit(`${this.#running} child agents are running already, the most subagents.maxConcurrent allows (${maxConcurrent}); wait for their results, then start this one`);
+        return limit(
+          `${this.#running} child agents are running already, the most subagents.maxConcurrent allows (${maxConcurrent}); wait for their results, then start this one`,
+        );
       },
       running: (_child, on) => void (this.#running += on ? 1 : -1),
       left: (child) => {
@@ -124,10 +141,14 @@ export class ChildAgents {
     const parent = this.#parentOf(options);
     const depth = parent.path.length;
     if (depth > limits.maxDepth) {
-      throw limit(`a child of ${parent.path.join(" → ")} would be ${depth} levels deep, past subagents.maxDepth (${limits.maxDepth}); do the work in this agent instead`);
+      throw limit(
+        `a child of ${parent.path.join(" → ")} would be ${depth} levels deep, past subagents.maxDepth (${limits.maxDepth}); do the work in this agent instead`,
+      );
     }
     if (this.#startedThisRun >= limits.maxPerRun) {
-      throw limit(`${this.#startedThisRun} child agents were started in this run already, the most subagents.maxPerRun allows (${limits.maxPerRun}); finish with what they found`);
+      throw limit(
+        `${this.#startedThisRun} child agents were started in this run already, the most subagents.maxPerRun allows (${limits.maxPerRun}); finish with what they found`,
+      );
     }
     const { tools, missing } = this.#toolsFor(parent, options);
     const name = (options.name ?? "agent").replace(SEGMENT_NAME, "-") || "agent";
@@ -160,19 +181,33 @@ export class ChildAgents {
       cwd: host.manager.cwd,
       workerPool: root.workerPool,
       toolContext: Object.freeze({ agentPath: path }),
-      ...(options.maxTurns ?? host.maxTurns) !== undefined && { maxTurns: options.maxTurns ?? host.maxTurns },
+      ...((options.maxTurns ?? host.maxTurns) !== undefined && { maxTurns: options.maxTurns ?? host.maxTurns }),
       ...(host.maxParallel !== undefined && { maxParallel: host.maxParallel }),
       ...(host.abortGraceMs !== undefined && { abortGraceMs: host.abortGraceMs }),
       ...(host.toolTimeoutMs !== undefined && { toolTimeoutMs: host.toolTimeoutMs }),
-      onListenerError: (error) => host.manager.diagnostic(`child agent ${path.join(" → ")}: a listener failed: ${(error as Error)?.message ?? String(error)}`),
+      onListenerError: (error) =>
+        host.manager.diagnostic(
+          `child agent ${path.join(" → ")}: a listener failed: ${(error as Error)?.message ?? String(error)}`,
+        ),
     });
     const budget: ChildBudget = {
-      ...((options.budget?.tokens ?? limits.maxTokens) !== undefined && { tokens: options.budget?.tokens ?? limits.maxTokens }),
+      ...((options.budget?.tokens ?? limits.maxTokens) !== undefined && {
+        tokens: options.budget?.tokens ?? limits.maxTokens,
+      }),
       ...((options.budget?.cost ?? limits.maxCost) !== undefined && { cost: options.budget?.cost ?? limits.maxCost }),
     };
     // Without a call, a child started while the main agent runs stops when that run is aborted.
     const signal = options.call?.signal ?? root.signal;
-    const child = new ChildAgentHandle({ path, name, agent, session, budget, signal, seat: this.#seat, missingTools: missing });
+    const child = new ChildAgentHandle({
+      path,
+      name,
+      agent,
+      session,
+      budget,
+      signal,
+      seat: this.#seat,
+      missingTools: missing,
+    });
     this.#live.set(key, { node: { path, agent, session }, child });
     return child;
   }
@@ -191,7 +226,8 @@ export class ChildAgents {
     const root: Node = { path: ROOT_PATH, agent: this.#host.root(), session: this.#host.session };
     if (!Array.isArray(path) || path.length <= 1) return root;
     const live = this.#live.get(path.join("/"));
-    if (!live) throw new ExtensionError("MYPI_AGENT_CLOSED", `the agent ${path.join(" → ")} that asks for a child has ended`);
+    if (!live)
+      throw new ExtensionError("MYPI_AGENT_CLOSED", `the agent ${path.join(" → ")} that asks for a child has ended`);
     return live.node;
   }
 
@@ -209,7 +245,10 @@ export class ChildAgents {
       missing = options.tools.filter((n) => !n.includes("*") && !offered.some((t) => t.name === n));
       if (missing.length > 0 && !options.ignoreMissingTools) {
         const have = offered.map((t) => t.name).join(", ") || "none";
-        throw new ExtensionError("MYPI_AGENT_TOOLS", `the parent agent has no tool ${missing.join(", ")}, so its child cannot either (the parent's tools: ${have})`);
+        throw new ExtensionError(
+          "MYPI_AGENT_TOOLS",
+          `the parent agent has no tool ${missing.join(", ")}, so its child cannot either (the parent's tools: ${have})`,
+        );
       }
     }
     if (options.excludeTools?.length) {
@@ -231,7 +270,11 @@ export class ChildAgents {
     if (model === undefined || model === "inherit") return parent.agent.model;
     if (typeof model !== "string") return model;
     const lookup = this.#host.models;
-    if (!lookup) throw new ExtensionError("MYPI_AGENT_MODEL", `this host looks up no models by name, so "${model}" cannot be used; leave the model out (the parent's) or pass a model client`);
+    if (!lookup)
+      throw new ExtensionError(
+        "MYPI_AGENT_MODEL",
+        `this host looks up no models by name, so "${model}" cannot be used; leave the model out (the parent's) or pass a model client`,
+      );
     let found: ModelClient | string;
     try {
       found = await lookup(model);
@@ -248,7 +291,10 @@ export class ChildAgents {
     const file = parent.session.file;
     if (choice === "memory" || file === undefined) return SessionManager.inMemory(cwd);
     // In the parent's session folder, under the parent file's name: `--resume` lists only the main sessions.
-    return SessionManager.fromBranch(parent.session, undefined, { cwd, dir: join(dirname(file), basename(file, ".jsonl")) });
+    return SessionManager.fromBranch(parent.session, undefined, {
+      cwd,
+      dir: join(dirname(file), basename(file, ".jsonl")),
+    });
   }
 
   #once(key: string, message: string): void {
@@ -261,7 +307,12 @@ export class ChildAgents {
 /** A tool name, or a pattern where `*` matches any characters. */
 function toolMatcher(pattern: string): (name: string) => boolean {
   if (!pattern.includes("*")) return (name) => name === pattern;
-  const re = new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split("*")
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
   return (name) => re.test(name);
 }
 
@@ -277,6 +328,7 @@ export function withThinking(model: ModelClient, level: ThinkingLevel): ModelCli
     },
     ...(model.api !== undefined && { api: model.api }),
     ...(model.provider !== undefined && { provider: model.provider }),
-    stream: (request, signal) => model.stream(request.thinking === undefined ? { ...request, thinking: level } : request, signal),
+    stream: (request, signal) =>
+      model.stream(request.thinking === undefined ? { ...request, thinking: level } : request, signal),
   };
 }

@@ -18,7 +18,9 @@ export function childEventOf(partialResult: unknown): ChildEvent | undefined {
   const event = (partialResult as { details?: { agentEvent?: unknown } } | null | undefined)?.details?.agentEvent;
   if (typeof event !== "object" || event === null) return undefined;
   const { type, agentPath } = event as { type?: unknown; agentPath?: unknown };
-  return typeof type === "string" && Array.isArray(agentPath) && agentPath.every((p) => typeof p === "string") ? (event as ChildEvent) : undefined;
+  return typeof type === "string" && Array.isArray(agentPath) && agentPath.every((p) => typeof p === "string")
+    ? (event as ChildEvent)
+    : undefined;
 }
 
 /** The name in a path segment: `call_3:explorer` → `explorer`. */
@@ -38,7 +40,10 @@ interface Status {
  * `onUpdate` as `ChildProgress`: the event tagged with its path, and the status of every
  * descendant seen, one line each, indented by depth.
  */
-export function progressForwarder(path: readonly string[], onUpdate: (progress: ChildProgress) => void): (event: StreamEvent<ExtensionHostEvent>) => void {
+export function progressForwarder(
+  path: readonly string[],
+  onUpdate: (progress: ChildProgress) => void,
+): (event: StreamEvent<ExtensionHostEvent>) => void {
   const statuses = new Map<string, Status>();
   const render = (): string =>
     [...statuses.values()].map((s) => `${"  ".repeat(s.depth)}${s.name}: ${s.step}`).join("\n");
@@ -46,7 +51,11 @@ export function progressForwarder(path: readonly string[], onUpdate: (progress: 
     const key = event.agentPath.join("/");
     let status = statuses.get(key);
     if (!status) {
-      status = { depth: Math.max(0, event.agentPath.length - path.length), name: segmentName(event.agentPath.at(-1) ?? ""), step: "starting" };
+      status = {
+        depth: Math.max(0, event.agentPath.length - path.length),
+        name: segmentName(event.agentPath.at(-1) ?? ""),
+        step: "starting",
+      };
       statuses.set(key, status);
     }
     const step = stepOf(event);
@@ -79,7 +88,11 @@ function stepOf(event: ChildEvent): string | undefined {
     case "tool_execution_end":
       return `${event.toolName} ${event.isError ? "failed" : "done"}`;
     case "agent_end":
-      return event.stopReason === "completed" ? "done" : event.error ? `${event.stopReason}: ${oneLine(event.error)}` : event.stopReason;
+      return event.stopReason === "completed"
+        ? "done"
+        : event.error
+          ? `${event.stopReason}: ${oneLine(event.error)}`
+          : event.stopReason;
     default:
       return undefined;
   }

@@ -3,7 +3,18 @@
  * gives back, what a run of a child ends with, the caps, and the progress a tool that runs a child
  * hands to its `onUpdate`. Re-exported from `types.ts`.
  */
-import type { AgentEndEvent, ImageContent, Message, ModelClient, SessionManager, StreamEvent, TextContent, ThinkingLevel, Tool, ToolContext } from "@mypi/kernel";
+import type {
+  AgentEndEvent,
+  ImageContent,
+  Message,
+  ModelClient,
+  SessionManager,
+  StreamEvent,
+  TextContent,
+  ThinkingLevel,
+  Tool,
+  ToolContext,
+} from "@mypi/kernel";
 import type { ExtensionHostEvent, ExtensionStreamEvent } from "./events.ts";
 
 /**
@@ -129,7 +140,10 @@ export interface ChildAgent {
    * after `close()`. `onUpdate` (a tool's `ctx.onUpdate`) receives the child's events, and its
    * descendants', as progress (`ChildProgress`), so the parent's stream shows them.
    */
-  run(prompt: string, options?: { images?: ImageContent[]; onUpdate?: (progress: ChildProgress) => void }): Promise<ChildRunOutcome>;
+  run(
+    prompt: string,
+    options?: { images?: ImageContent[]; onUpdate?: (progress: ChildProgress) => void },
+  ): Promise<ChildRunOutcome>;
   /** Queue a message for the run in progress (or the next), as `Agent.steer` / `followUp` do. */
   steer(text: string): void;
   followUp(text: string): void;
@@ -141,7 +155,9 @@ export interface ChildAgent {
 }
 
 /** An event of a child agent (or of one of its descendants) as its parent's stream carries it: with the path. */
-export type ChildEvent = Exclude<StreamEvent<ExtensionHostEvent>, { type: "message_update" }> & { agentPath: readonly string[] };
+export type ChildEvent = Exclude<StreamEvent<ExtensionHostEvent>, { type: "message_update" }> & {
+  agentPath: readonly string[];
+};
 
 /**
  * What a tool that runs a child hands to its `onUpdate` for each event of the child or of its

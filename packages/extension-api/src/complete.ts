@@ -66,16 +66,30 @@ function takeSystemPrompt(messages: readonly Message[]): { messages: Message[]; 
   const rest: Message[] = [];
   for (const m of messages) {
     if (m.role !== "custom" || m.customType !== SYSTEM_PROMPT_MESSAGE) rest.push(m);
-    else systemPrompt ??= typeof m.content === "string" ? m.content : m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
+    else
+      systemPrompt ??=
+        typeof m.content === "string"
+          ? m.content
+          : m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
   }
   return { messages: rest, systemPrompt };
 }
 
 /** The system prompt of a request from a tool, through `tool_result` as one more result of `from`. */
-async function passSystemPrompt(deps: CompleteDeps, call: ChainCall, from: string, text: string): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
+async function passSystemPrompt(
+  deps: CompleteDeps,
+  call: ChainCall,
+  from: string,
+  text: string,
+): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
   const content: Content[] = [{ type: "text", text }];
-  const patch = await deps.manager.runSlot("tool_result", { toolCallId: `${from}:system`, toolName: from, input: {}, content, details: undefined, isError: false }, call);
-  if (patch?.isError) return { ok: false, error: `a tool_result policy refused the system prompt: ${refusal(patch.content)}` };
+  const patch = await deps.manager.runSlot(
+    "tool_result",
+    { toolCallId: `${from}:system`, toolName: from, input: {}, content, details: undefined, isError: false },
+    call,
+  );
+  if (patch?.isError)
+    return { ok: false, error: `a tool_result policy refused the system prompt: ${refusal(patch.content)}` };
   return { ok: true, text: (patch?.content ?? content).flatMap((c) => (c.type === "text" ? [c.text] : [])).join("") };
 }
 
@@ -97,12 +111,24 @@ async function passToolResult(
       continue;
     }
     const content = contentOf(message);
-    const event = { toolCallId: `${from}:${i}`, toolName: from, input: {}, content, details: undefined, isError: false };
+    const event = {
+      toolCallId: `${from}:${i}`,
+      toolName: from,
+      input: {},
+      content,
+      details: undefined,
+      isError: false,
+    };
     const patch = await deps.manager.runSlot("tool_result", event, call);
-    if (patch?.isError) return { ok: false, error: `a tool_result policy refused message ${i + 1}: ${refusal(patch.content)}` };
+    if (patch?.isError)
+      return { ok: false, error: `a tool_result policy refused message ${i + 1}: ${refusal(patch.content)}` };
     const next = patch?.content ?? content;
     // An assistant message carries text only; a patch that adds an image to one drops the image.
-    out.push(message.role === "user" ? { ...message, content: next } : { ...message, content: next.filter((c) => c.type === "text") });
+    out.push(
+      message.role === "user"
+        ? { ...message, content: next }
+        : { ...message, content: next.filter((c) => c.type === "text") },
+    );
   }
   return { ok: true, messages: out };
 }
@@ -129,7 +155,10 @@ async function streamOnce(
     );
     for await (const event of stream) {
       if (event.type === "error") return { ok: false, error: event.message.errorMessage ?? event.message.stopReason };
-      if (event.type === "done") return options.signal.aborted ? { ok: false, error: "aborted" } : { ok: true, message: event.message as AssistantMessage };
+      if (event.type === "done")
+        return options.signal.aborted
+          ? { ok: false, error: "aborted" }
+          : { ok: true, message: event.message as AssistantMessage };
     }
     return { ok: false, error: options.signal.aborted ? "aborted" : "the model's stream ended without an answer" };
   } catch (error) {

@@ -52,7 +52,10 @@ export function emptySessionView(cwd: string): ReadonlySessionView {
 }
 
 /** Pi's `getTree()`: every entry under its parent, roots and children in file order. */
-export function sessionTree(entries: readonly SessionEntry[], labelOf: (id: string) => string | undefined): SessionTreeNode[] {
+export function sessionTree(
+  entries: readonly SessionEntry[],
+  labelOf: (id: string) => string | undefined,
+): SessionTreeNode[] {
   const nodes = new Map<string, SessionTreeNode>();
   const roots: SessionTreeNode[] = [];
   for (const entry of entries) {
@@ -125,7 +128,10 @@ export function createBaseContext(manager: ContextSource): ExtensionContext {
  * (pi-compat) wrap this one, since the base `ui` getter reads it through its receiver. A proxy,
  * like `withSignal`'s, so that `{...ctx}` still sees every member (and this call's `ui`).
  */
-export function toolCallContext(ctx: ExtensionContext, event: Parameters<NonNullable<ExtensionUI["forToolCall"]>>[0]): ExtensionContext {
+export function toolCallContext(
+  ctx: ExtensionContext,
+  event: Parameters<NonNullable<ExtensionUI["forToolCall"]>>[0],
+): ExtensionContext {
   const host = (ctx as { [HOST_UI]?: ExtensionUI })[HOST_UI];
   if (typeof host?.forToolCall !== "function") return ctx;
   const ui = host.forToolCall(event);
@@ -144,13 +150,16 @@ type SignalSource = { readonly signal: AbortSignal; readonly agentPath?: readonl
  * properties, as in Pi) still sees every member, `signal` and `agentPath` the call's.
  */
 export function withSignal(base: ExtensionContext, source: SignalSource): ExtensionContext {
-  const own = (prop: string | symbol): unknown => (prop === "signal" ? source.signal : prop === "agentPath" ? (source.agentPath ?? ROOT_PATH) : undefined);
+  const own = (prop: string | symbol): unknown =>
+    prop === "signal" ? source.signal : prop === "agentPath" ? (source.agentPath ?? ROOT_PATH) : undefined;
   const isOwn = (prop: string | symbol): boolean => prop === "signal" || prop === "agentPath";
   return new Proxy(base, {
     get: (target, prop, receiver) => (isOwn(prop) ? own(prop) : Reflect.get(target, prop, receiver)),
     has: (target, prop) => isOwn(prop) || Reflect.has(target, prop),
     ownKeys: (target) => [...new Set([...Reflect.ownKeys(target), "signal", "agentPath"])],
     getOwnPropertyDescriptor: (target, prop) =>
-      isOwn(prop) ? { value: own(prop), writable: false, enumerable: true, configurable: true } : Reflect.getOwnPropertyDescriptor(target, prop),
+      isOwn(prop)
+        ? { value: own(prop), writable: false, enumerable: true, configurable: true }
+        : Reflect.getOwnPropertyDescriptor(target, prop),
   });
 }

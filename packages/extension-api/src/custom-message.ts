@@ -9,10 +9,20 @@ import type { CustomMessageInput } from "./types.ts";
 /** The message, or why the input cannot be one (a phrase that fits after the caller's name). */
 export function customMessageFrom(input: unknown): CustomMessage | { problem: string } {
   const given = input as Partial<CustomMessageInput> | null;
-  if (typeof given !== "object" || given === null || typeof given.customType !== "string" || given.content === undefined) {
+  if (
+    typeof given !== "object" ||
+    given === null ||
+    typeof given.customType !== "string" ||
+    given.content === undefined
+  ) {
     return { problem: "give { customType, content, display?, details? }" };
   }
-  const message: CustomMessage = { role: "custom", customType: given.customType, content: given.content, timestamp: Date.now() };
+  const message: CustomMessage = {
+    role: "custom",
+    customType: given.customType,
+    content: given.content,
+    timestamp: Date.now(),
+  };
   if (typeof given.display === "boolean") message.display = given.display;
   if (given.details !== undefined) message.details = given.details;
   const problem = messageProblem(message);

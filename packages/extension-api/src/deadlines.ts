@@ -12,7 +12,6 @@ export interface Deadline {
   expire(): void;
 }
 
-
 class DeadlineTimer {
   private readonly pending = new Set<Deadline>();
   private timer: ReturnType<typeof setTimeout> | undefined;

@@ -9,7 +9,10 @@ import type { ExtensionRuntime } from "./types.ts";
 
 /** The refusal of `pi.<what>()` before an agent runs (the same words whichever action it is). */
 function notReady(what: string): never {
-  throw new ExtensionError("MYPI_NOT_READY", `pi.${what}(): no agent is running yet; call it from an event handler or a command, not while the extension loads`);
+  throw new ExtensionError(
+    "MYPI_NOT_READY",
+    `pi.${what}(): no agent is running yet; call it from an event handler or a command, not while the extension loads`,
+  );
 }
 
 export function detachedRuntime(cwd: string): ExtensionRuntime {
@@ -22,7 +25,10 @@ export function detachedRuntime(cwd: string): ExtensionRuntime {
     getSessionName: () => undefined,
     setLabel: () => notReady("setLabel"),
     hasPendingMessages: () => false,
-    compact: async () => ({ status: "failed", error: "no agent is running yet; call ctx.compact() from an event handler, a tool or a command" }),
+    compact: async () => ({
+      status: "failed",
+      error: "no agent is running yet; call ctx.compact() from an event handler, a tool or a command",
+    }),
     modelId: () => undefined,
     complete: () => notReady("complete"),
     callTool: () => notReady("callTool"),

@@ -120,6 +120,10 @@ export function describeValue(value: unknown): string {
 
 /** `registerTool`'s refusal of a definition it cannot make a tool of (`problem`: what is wrong). */
 export function invalidToolError(definition: unknown, extension: string, problem: unknown): ExtensionError {
-  const name = typeof definition === "object" && definition !== null ? (definition as { name?: unknown }).name : undefined;
-  return new ExtensionError("MYPI_INVALID_TOOL", `registerTool(${describeValue(name)}): ${errorMessage(problem)}`, { extension, cause: problem });
+  const name =
+    typeof definition === "object" && definition !== null ? (definition as { name?: unknown }).name : undefined;
+  return new ExtensionError("MYPI_INVALID_TOOL", `registerTool(${describeValue(name)}): ${errorMessage(problem)}`, {
+    extension,
+    cause: problem,
+  });
 }

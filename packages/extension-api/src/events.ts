@@ -417,12 +417,11 @@ export type ObserverHandler<K extends ObservedEventName> = (
  * no summary hook for tree navigation, no session directory hook). `pi.on` accepts them so that Pi extensions load; their handlers are kept and never
  * called (docs/pi-compat.md).
  */
-export type InertEventName =
-  | "session_directory"
-  | "session_before_tree"
-  | "before_provider_request";
+export type InertEventName = "session_directory" | "session_before_tree" | "before_provider_request";
 /** What an inert event would carry in Pi; mypi never builds one. */
-export type InertEvent<K extends InertEventName = InertEventName> = { readonly type: K } & Readonly<Record<string, unknown>>;
+export type InertEvent<K extends InertEventName = InertEventName> = { readonly type: K } & Readonly<
+  Record<string, unknown>
+>;
 export type InertHandler<K extends InertEventName> = (event: InertEvent<K>, ctx: ExtensionContext) => unknown;
 
 export type EventName = SlotName | ObservedEventName | InertEventName;

@@ -16,7 +16,12 @@ export const EXEC_OUTPUT_LIMIT = 10 * 1024 * 1024;
 /** After the program exited, how long its output may stay open (held by a background child) before the answer goes without it. */
 const OUTPUT_GRACE_MS = 100;
 
-export function exec(command: string, args: readonly string[], options: ExecOptions, defaultCwd: string): Promise<ExecResult> {
+export function exec(
+  command: string,
+  args: readonly string[],
+  options: ExecOptions,
+  defaultCwd: string,
+): Promise<ExecResult> {
   if (options.signal?.aborted) return Promise.resolve({ stdout: "", stderr: "", code: -1, killed: true });
   const cwd = options.cwd ?? defaultCwd;
   return new Promise<ExecResult>((resolve) => {
@@ -46,7 +51,8 @@ export function exec(command: string, args: readonly string[], options: ExecOpti
         child.kill("SIGKILL");
       }
     };
-    const timer = options.timeout !== undefined && options.timeout > 0 ? setTimeout(kill, timerDelay(options.timeout)) : undefined;
+    const timer =
+      options.timeout !== undefined && options.timeout > 0 ? setTimeout(kill, timerDelay(options.timeout)) : undefined;
     options.signal?.addEventListener("abort", kill, { once: true });
     const finish = (code: number, problem?: string) => {
       if (settled) return;
@@ -95,6 +101,8 @@ function collect(stream: Readable | null) {
       return text;
     },
     note: (name: string) =>
-      dropped ? `[mypi] ${name} truncated: ${dropped} more characters dropped (pi.exec keeps ${EXEC_OUTPUT_LIMIT} per stream)` : undefined,
+      dropped
+        ? `[mypi] ${name} truncated: ${dropped} more characters dropped (pi.exec keeps ${EXEC_OUTPUT_LIMIT} per stream)`
+        : undefined,
   };
 }

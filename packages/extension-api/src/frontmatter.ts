@@ -24,7 +24,9 @@ const BLOCK = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n?^---[ \t]*(?:\r?\n|$)/m;
  * Split `content` into its frontmatter and body. Throws an `Error` saying what is wrong when
  * the YAML is malformed or is not a mapping (a list, a bare string): the caller names the file.
  */
-export function parseFrontmatter<T extends Record<string, unknown> = Record<string, unknown>>(content: string): ParsedFrontmatter<T> {
+export function parseFrontmatter<T extends Record<string, unknown> = Record<string, unknown>>(
+  content: string,
+): ParsedFrontmatter<T> {
   const match = BLOCK.exec(content);
   // Only at the very start: a `---` rule further down is Markdown, not frontmatter.
   if (!match || match.index !== 0) return { frontmatter: {} as T, body: content.replace(/^\uFEFF/, "") };
@@ -39,7 +41,8 @@ export function parseFrontmatter<T extends Record<string, unknown> = Record<stri
     if (data === undefined) throw new Error(`malformed frontmatter: ${firstLine((error as Error).message)}`);
   }
   if (data === null || data === undefined) data = {};
-  if (typeof data !== "object" || Array.isArray(data)) throw new Error("frontmatter must be a YAML mapping (key: value lines)");
+  if (typeof data !== "object" || Array.isArray(data))
+    throw new Error("frontmatter must be a YAML mapping (key: value lines)");
   return { frontmatter: data as T, body: content.slice(match[0].length) };
 }
 

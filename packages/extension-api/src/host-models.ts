@@ -41,13 +41,28 @@ export function followModelSelection({ models, agent, session, manager }: Follow
   const onChange = (change: ModelChange) => {
     agent.model = models.client;
     agent.thinkingLevel = models.thinkingLevel;
-    changed = { model: changed.model || change.model !== undefined, thinking: changed.thinking || change.thinking !== undefined };
+    changed = {
+      model: changed.model || change.model !== undefined,
+      thinking: changed.thinking || change.thinking !== undefined,
+    };
     if (!agent.isRunning && session.getEntries().length > 0) sync();
     const timestamp = Date.now();
-    if (change.thinking) manager.publish({ type: "thinking_level_select", level: change.thinking.level, previousLevel: change.thinking.previous, timestamp });
+    if (change.thinking)
+      manager.publish({
+        type: "thinking_level_select",
+        level: change.thinking.level,
+        previousLevel: change.thinking.previous,
+        timestamp,
+      });
     if (change.model) {
       const { previous, current, source } = change.model;
-      manager.publish({ type: "model_select", model: describe(current), previousModel: describe(previous), source, timestamp });
+      manager.publish({
+        type: "model_select",
+        model: describe(current),
+        previousModel: describe(previous),
+        source,
+        timestamp,
+      });
     }
   };
   // A host built after a change (a new session) starts where the choice is now.
@@ -67,9 +82,14 @@ export function latestChoice(branch: readonly SessionEntry[]): SessionChoice {
   for (let i = branch.length - 1; i >= 0 && (choice.model === undefined || choice.thinkingLevel === undefined); i--) {
     const e = branch[i]!;
     if (e.type === "model_change" && choice.model === undefined) {
-      choice.model = { model: e.model, ...(e.provider !== undefined && { provider: e.provider }), ...(e.modelId !== undefined && { modelId: e.modelId }) };
+      choice.model = {
+        model: e.model,
+        ...(e.provider !== undefined && { provider: e.provider }),
+        ...(e.modelId !== undefined && { modelId: e.modelId }),
+      };
     }
-    if (e.type === "thinking_level_change" && choice.thinkingLevel === undefined) choice.thinkingLevel = e.thinkingLevel;
+    if (e.type === "thinking_level_change" && choice.thinkingLevel === undefined)
+      choice.thinkingLevel = e.thinkingLevel;
   }
   return choice;
 }

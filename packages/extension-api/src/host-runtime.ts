@@ -71,7 +71,9 @@ export function createHostRuntime(deps: RuntimeDeps): HostRuntime {
 
   /** A run started by an extension: nobody awaits it, so its failure to start is a diagnostic. */
   const startRun = (run: PromiseLike<unknown>): void => {
-    run.then(undefined, (error: unknown) => manager.diagnostic(`an extension could not start a run: ${(error as Error)?.message ?? String(error)}`));
+    run.then(undefined, (error: unknown) =>
+      manager.diagnostic(`an extension could not start a run: ${(error as Error)?.message ?? String(error)}`),
+    );
   };
 
   const runtime: ExtensionRuntime = {
@@ -109,12 +111,18 @@ export function createHostRuntime(deps: RuntimeDeps): HostRuntime {
     hasPendingMessages: () => deps.agent().pendingMessageCount > 0,
     compact: (customInstructions) => deps.compact(customInstructions),
     modelId: () => deps.agent().model.id,
-    complete: (request) => completeThroughSlots({ manager, model: () => deps.agent().model, call: deps.hostCall }, request),
+    complete: (request) =>
+      completeThroughSlots({ manager, model: () => deps.agent().model, call: deps.hostCall }, request),
     models: deps.models,
-    callTool: (request) => callToolThroughSlots({ manager, registry: manager.toolset.registry, cwd: manager.cwd, call: deps.hostCall }, request),
+    callTool: (request) =>
+      callToolThroughSlots(
+        { manager, registry: manager.toolset.registry, cwd: manager.cwd, call: deps.hostCall },
+        request,
+      ),
     abort: () => deps.agent().abort(),
     isIdle: () => !deps.agent().isRunning,
-    waitForIdle: () => (deps.agent().isRunning ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),
+    waitForIdle: () =>
+      deps.agent().isRunning ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve(),
     getSystemPrompt: () => runSystemPrompt ?? deps.agent().systemPrompt ?? "",
     getContextUsage: () => {
       const contextWindow = deps.contextWindow();

@@ -3,7 +3,13 @@
  * session, each asking the extensions first where a slot lets them cancel, then telling them;
  * and the compaction settings the agent compacts with (`session_before_compact` is their `beforeCompact`).
  */
-import { compact, type Agent, type CompactionOutcome, type CompactionSettings, type SessionManager } from "@mypi/kernel";
+import {
+  compact,
+  type Agent,
+  type CompactionOutcome,
+  type CompactionSettings,
+  type SessionManager,
+} from "@mypi/kernel";
 import type { ChainCall } from "./chain.ts";
 import type { ExtensionHostEvent } from "./events.ts";
 import { NEVER_ABORTED } from "./context.ts";
@@ -25,7 +31,9 @@ export interface SessionDeps {
 }
 
 /** The host's compaction settings: without `contextWindow`, the current model's window (the registry's) is used. */
-export type HostCompactionSettings = Omit<CompactionSettings, "beforeCompact" | "contextWindow"> & { contextWindow?: number };
+export type HostCompactionSettings = Omit<CompactionSettings, "beforeCompact" | "contextWindow"> & {
+  contextWindow?: number;
+};
 
 export interface HostCompaction {
   settings(): CompactionSettings;
@@ -36,7 +44,11 @@ export interface HostCompaction {
 }
 
 /** `modelWindow`: the current model's context window, when known (it changes with `/model`). */
-export function hostCompaction(deps: SessionDeps, settings: HostCompactionSettings | undefined, modelWindow: () => number | undefined): HostCompaction {
+export function hostCompaction(
+  deps: SessionDeps,
+  settings: HostCompactionSettings | undefined,
+  modelWindow: () => number | undefined,
+): HostCompaction {
   const { manager, session } = deps;
   /** Set while `compactNow()` runs: the compaction the extensions hear of is then a manual one. */
   let manual = false;
@@ -68,7 +80,10 @@ export function hostCompaction(deps: SessionDeps, settings: HostCompactionSettin
           enumerable: true,
           get: () => autoEnabled && window() !== undefined,
           set: (on: boolean) => {
-            if (on && window() === undefined) throw new Error("Automatic compaction needs the model's context window, which is not known (give compaction.contextWindow in settings).");
+            if (on && window() === undefined)
+              throw new Error(
+                "Automatic compaction needs the model's context window, which is not known (give compaction.contextWindow in settings).",
+              );
             autoEnabled = on;
           },
         },
@@ -115,25 +130,43 @@ export function hostCompaction(deps: SessionDeps, settings: HostCompactionSettin
 }
 
 /** Fork, navigate and switch, as the host offers them. */
-export function sessionOperations(deps: SessionDeps): Pick<ExtensionHost, "fork" | "navigate" | "beforeSwitch" | "switched"> {
+export function sessionOperations(
+  deps: SessionDeps,
+): Pick<ExtensionHost, "fork" | "navigate" | "beforeSwitch" | "switched"> {
   const { manager, session, hostCall } = deps;
   return {
     async fork(entryId) {
       const agent = deps.agent();
       // Before anything moves: a session moved under a running agent would no longer match it.
       if (agent.isRunning) throw new Error(RUN_IN_PROGRESS);
-      const decision = await manager.runSlot("session_before_fork", { entryId, position: "before" }, hostCall(NEVER_ABORTED));
+      const decision = await manager.runSlot(
+        "session_before_fork",
+        { entryId, position: "before" },
+        hostCall(NEVER_ABORTED),
+      );
       if (decision?.cancel) return { cancelled: true };
       if (agent.isRunning) throw new Error(RUN_IN_PROGRESS); // a run started while the extensions decided
       const previousLeafId = session.getLeafId();
       const start = forkPoint(session, entryId);
-      if (start === undefined) session.fork(session.getBranch(entryId)[0]!.id); // before the root: an empty branch
+      if (start === undefined)
+        session.fork(session.getBranch(entryId)[0]!.id); // before the root: an empty branch
       else session.navigate(start);
       agent.replaceMessages(session.buildContext());
       const now = Date.now();
-      manager.publish({ type: "session_fork", entryId, previousLeafId, previousSessionFile: session.file, timestamp: now });
+      manager.publish({
+        type: "session_fork",
+        entryId,
+        previousLeafId,
+        previousSessionFile: session.file,
+        timestamp: now,
+      });
       // Pi 1.x: the branch changed, so state kept from it is rebuilt on session_start.
-      manager.publish({ type: "session_start", reason: "fork", ...(session.file !== undefined && { previousSessionFile: session.file }), timestamp: now });
+      manager.publish({
+        type: "session_start",
+        reason: "fork",
+        ...(session.file !== undefined && { previousSessionFile: session.file }),
+        timestamp: now,
+      });
       await manager.drain();
       return { cancelled: false };
     },

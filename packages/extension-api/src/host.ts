@@ -198,7 +198,11 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     const text = decision?.action === "transform" ? decision.text : event.text;
     const expanded = expandPrompt(text);
     if (expanded === undefined) return decision;
-    return { action: "transform", text: expanded, ...(decision?.action === "transform" && decision.images && { images: decision.images }) };
+    return {
+      action: "transform",
+      text: expanded,
+      ...(decision?.action === "transform" && decision.images && { images: decision.images }),
+    };
   };
   const agent = new Agent<ExtensionHostEvent>({
     model: models.client,
@@ -232,7 +236,12 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
 
   const { redactRecord } = options;
   if (redactRecord) session.storedForm = (message) => (message.role === "assistant" ? redactRecord(message) : message);
-  const verdicts = { session, isRunning: () => agent.isRunning, diagnostic: (m: string) => manager.diagnostic(m), ...(options.redactRecord && { redact: options.redactRecord }) };
+  const verdicts = {
+    session,
+    isRunning: () => agent.isRunning,
+    diagnostic: (m: string) => manager.diagnostic(m),
+    ...(options.redactRecord && { redact: options.redactRecord }),
+  };
   agent.subscribe((event) => {
     if (event.type === "agent_start") children.rootRunStarted();
     if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(verdicts, event);
@@ -259,7 +268,12 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     session,
     children,
     start({ reason = "startup", previousSessionFile } = {}) {
-      manager.publish({ type: "session_start", reason, ...(previousSessionFile !== undefined && { previousSessionFile }), timestamp: Date.now() });
+      manager.publish({
+        type: "session_start",
+        reason,
+        ...(previousSessionFile !== undefined && { previousSessionFile }),
+        timestamp: Date.now(),
+      });
       return manager.drain();
     },
     runCommand: (name, args = "", signal) => manager.runCommand(name, args, signal),
@@ -298,7 +312,13 @@ function narrowTools(manager: ExtensionManager, allowed: readonly string[]): voi
   const registry = manager.toolset.registry;
   const known = new Set(registry.list().map((t) => t.name));
   const unknown = allowed.filter((name) => !known.has(name));
-  if (unknown.length) manager.diagnostic(`no tool named ${unknown.join(", ")} (registered: ${[...known].join(", ") || "none"}); the others are offered`);
+  if (unknown.length)
+    manager.diagnostic(
+      `no tool named ${unknown.join(", ")} (registered: ${[...known].join(", ") || "none"}); the others are offered`,
+    );
   const active = new Set(registry.active().map((t) => t.name));
-  manager.setActiveTools("host", allowed.filter((name) => active.has(name)));
+  manager.setActiveTools(
+    "host",
+    allowed.filter((name) => active.has(name)),
+  );
 }

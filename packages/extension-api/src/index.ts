@@ -72,7 +72,9 @@ export { ROOT_PATH } from "./context.ts";
 /** The path of the agent running a tool call (`ctx.context.agentPath`, docs/subagents.md); `["root"]` for the main agent. */
 export function agentPathOf(ctx: { context?: Readonly<Record<string, unknown>> | undefined }): readonly string[] {
   const path = ctx.context?.agentPath;
-  return Array.isArray(path) && path.length > 0 && path.every((p) => typeof p === "string") ? (path as readonly string[]) : ["root"];
+  return Array.isArray(path) && path.length > 0 && path.every((p) => typeof p === "string")
+    ? (path as readonly string[])
+    : ["root"];
 }
 export {
   CLAUDE_CODE_TOOLS,

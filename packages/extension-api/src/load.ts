@@ -10,7 +10,14 @@ import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord } 
 import { extensionContext } from "./context.ts";
 import { describeLoadError, isLoadFailure, resolveEntry, type ExtensionLoader } from "./loader.ts";
 import type { BusEvent } from "./observer-bus.ts";
-import type { ExtensionAPI, ExtensionContext, ExtensionFactory, ExtensionSpec, LoadFailure, LoadResult } from "./types.ts";
+import type {
+  ExtensionAPI,
+  ExtensionContext,
+  ExtensionFactory,
+  ExtensionSpec,
+  LoadFailure,
+  LoadResult,
+} from "./types.ts";
 
 /** Loading an extension (importing its module and running its default export) may take this long. */
 export const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
@@ -87,7 +94,11 @@ export class LoadOrder {
           continue;
         }
         if (this.entries.some((e) => e.realPath === entry.realPath)) continue;
-        const slot: Entry = { name: uniqueName(this.entries, named ?? entry.name), path: entry.file, realPath: entry.realPath };
+        const slot: Entry = {
+          name: uniqueName(this.entries, named ?? entry.name),
+          path: entry.file,
+          realPath: entry.realPath,
+        };
         place(slot);
         await this.fill(slot, result);
       }
@@ -96,7 +107,11 @@ export class LoadOrder {
   }
 
   /** An in-process factory, at the end. */
-  loadExtension(factory: ExtensionFactory, name: string, options: { path?: string | undefined; replaceable?: boolean | undefined }): Promise<LoadResult> {
+  loadExtension(
+    factory: ExtensionFactory,
+    name: string,
+    options: { path?: string | undefined; replaceable?: boolean | undefined },
+  ): Promise<LoadResult> {
     return this.serially(async () => {
       const result: LoadResult = { loaded: [], failed: [] };
       const slot: Entry = { name: uniqueName(this.entries, name), factory };
@@ -119,7 +134,8 @@ export class LoadOrder {
       for (const entry of this.entries) {
         const staging = await stageEntry(entry, hooks);
         const conflict = isLoadFailure(staging) ? undefined : hooks.conflict(staging, kept);
-        const outcome: ExtensionRecord | LoadFailure = conflict === undefined ? staging : conflictFailure(entry, conflict);
+        const outcome: ExtensionRecord | LoadFailure =
+          conflict === undefined ? staging : conflictFailure(entry, conflict);
         if (conflict !== undefined) hooks.dispose(staging as ExtensionRecord);
         if (isLoadFailure(outcome)) {
           result.failed.push(outcome);
@@ -229,7 +245,8 @@ async function runFactory(entry: Entry, attempt: Attempt, deps: StageDeps): Prom
     return { path: where, name: entry.name, code: "MYPI_BAD_EXPORT", message };
   }
   // Imported after the load gave up on it: never run it (nobody reads this outcome).
-  if (attempt.abandoned) return { path: where, name: entry.name, code: "MYPI_TIMEOUT", message: "imported after the load timed out" };
+  if (attempt.abandoned)
+    return { path: where, name: entry.name, code: "MYPI_TIMEOUT", message: "imported after the load timed out" };
   const record = createRecord(entry.name, factory, extensionContext(deps.context, entry.name), entry);
   attempt.record = record;
   try {

@@ -37,7 +37,10 @@ const INDEX_FILES = ["index.ts", "index.js", "index.mts", "index.mjs"];
  * descriptor, not spread: the Pi layer's TypeBox entries are getters that load on first import.
  */
 export function hostModules(...layers: (object | undefined)[]): Record<string, unknown> {
-  return Object.defineProperties({}, Object.assign({}, ...layers.map((l) => Object.getOwnPropertyDescriptors(l ?? {}))));
+  return Object.defineProperties(
+    {},
+    Object.assign({}, ...layers.map((l) => Object.getOwnPropertyDescriptors(l ?? {}))),
+  );
 }
 
 export function extensionName(file: string): string {
@@ -49,13 +52,23 @@ export function extensionName(file: string): string {
 export function resolveEntry(path: string, baseDir: string): ResolvedEntry | LoadFailure {
   const absolute = isAbsolute(path) ? path : resolve(baseDir, path);
   if (!existsSync(absolute)) {
-    return failure(absolute, extensionName(absolute), "MYPI_NOT_FOUND", "no such file or folder; check the path given to -e or the extensions folder");
+    return failure(
+      absolute,
+      extensionName(absolute),
+      "MYPI_NOT_FOUND",
+      "no such file or folder; check the path given to -e or the extensions folder",
+    );
   }
   let file = absolute;
   if (statSync(absolute).isDirectory()) {
     const index = INDEX_FILES.map((f) => join(absolute, f)).find((f) => existsSync(f));
     if (!index) {
-      return failure(absolute, basename(absolute), "MYPI_NOT_FOUND", `a folder extension needs an index file (${INDEX_FILES.join(", ")})`);
+      return failure(
+        absolute,
+        basename(absolute),
+        "MYPI_NOT_FOUND",
+        `a folder extension needs an index file (${INDEX_FILES.join(", ")})`,
+      );
     }
     file = index;
   }
@@ -85,7 +98,11 @@ export class ExtensionLoader {
       } else {
         // Loaded on the first user file: a run with only shipped extensions never starts jiti.
         this.jiti ??= import("jiti").then(({ createJiti }) =>
-          createJiti(import.meta.url, { fsCache: jitiCacheDir(), moduleCache: false, virtualModules: this.virtualModules() }),
+          createJiti(import.meta.url, {
+            fsCache: jitiCacheDir(),
+            moduleCache: false,
+            virtualModules: this.virtualModules(),
+          }),
         );
         exported = await (await this.jiti).import(entry.file, { default: true });
       }
@@ -94,8 +111,17 @@ export class ExtensionLoader {
     }
     if (typeof exported !== "function") {
       const line = findLine(entry.file, /export\s+default\b|module\.exports\b/);
-      const got = exported === undefined ? "no default export" : `a default export of type ${Array.isArray(exported) ? "array" : typeof exported}`;
-      return failure(entry.file, entry.name, "MYPI_BAD_EXPORT", `found ${got}; an extension's default export must be a function: export default function (pi: ExtensionAPI) { … }`, line);
+      const got =
+        exported === undefined
+          ? "no default export"
+          : `a default export of type ${Array.isArray(exported) ? "array" : typeof exported}`;
+      return failure(
+        entry.file,
+        entry.name,
+        "MYPI_BAD_EXPORT",
+        `found ${got}; an extension's default export must be a function: export default function (pi: ExtensionAPI) { … }`,
+        line,
+      );
     }
     return exported as ExtensionFactory;
   }
@@ -112,25 +138,41 @@ export function describeLoadError(error: unknown, file: string, name: string): L
   if (parse && /ParseError|SyntaxError|Unexpected|Expected|expected/.test(message)) {
     const [, raw, where, line, column] = parse as unknown as [string, string, string, string, string];
     const text = raw.replace(/^ParseError: /, "");
-    if (where === file) return failure(file, name, "MYPI_SYNTAX_ERROR", `syntax error: ${text}`, Number(line), Number(column));
+    if (where === file)
+      return failure(file, name, "MYPI_SYNTAX_ERROR", `syntax error: ${text}`, Number(line), Number(column));
     // In a file the extension imports: the line and column are that file's, so they go with its path.
     return failure(file, name, "MYPI_SYNTAX_ERROR", `syntax error in ${where}:${line}:${column}: ${text}`);
   }
-  if (error instanceof SyntaxError) return failure(file, name, "MYPI_SYNTAX_ERROR", `syntax error: ${message}`, ...frameIn(error, file));
+  if (error instanceof SyntaxError)
+    return failure(file, name, "MYPI_SYNTAX_ERROR", `syntax error: ${message}`, ...frameIn(error, file));
   const missing = /Cannot find (?:module|package) '([^']+)'/.exec(message);
   if (missing) {
     const specifier = missing[1]!;
     const escaped = specifier.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     const importLine = (importer: string) => findLine(importer, new RegExp(`["'\`]${escaped}["'\`]`));
-    const hint = specifier.startsWith(".") || isAbsolute(specifier)
-      ? "check the relative path"
-      : `install it where the extension can resolve it (npm install ${specifier}) or remove the import`;
+    const hint =
+      specifier.startsWith(".") || isAbsolute(specifier)
+        ? "check the relative path"
+        : `install it where the extension can resolve it (npm install ${specifier}) or remove the import`;
     // Node names the importing file first in `requireStack`; when that is not the extension itself, say which file it is.
     const importer = (error as { requireStack?: unknown }).requireStack;
-    const by = Array.isArray(importer) && typeof importer[0] === "string" && importer[0] !== file ? importer[0] : undefined;
-    if (by === undefined) return failure(file, name, "MYPI_MISSING_DEPENDENCY", `cannot find module '${specifier}'; ${hint}`, importLine(file));
+    const by =
+      Array.isArray(importer) && typeof importer[0] === "string" && importer[0] !== file ? importer[0] : undefined;
+    if (by === undefined)
+      return failure(
+        file,
+        name,
+        "MYPI_MISSING_DEPENDENCY",
+        `cannot find module '${specifier}'; ${hint}`,
+        importLine(file),
+      );
     const at = importLine(by);
-    return failure(file, name, "MYPI_MISSING_DEPENDENCY", `cannot find module '${specifier}' (imported by ${by}${at === undefined ? "" : `:${at}`}); ${hint}`);
+    return failure(
+      file,
+      name,
+      "MYPI_MISSING_DEPENDENCY",
+      `cannot find module '${specifier}' (imported by ${by}${at === undefined ? "" : `:${at}`}); ${hint}`,
+    );
   }
   return failure(file, name, "MYPI_LOAD_FAILED", message, ...frameIn(error, file));
 }
@@ -144,7 +186,14 @@ export function isLoadFailure(value: unknown): value is LoadFailure {
   return typeof value === "object" && value !== null && "code" in value && "message" in value && "path" in value;
 }
 
-function failure(path: string, name: string, code: ExtensionErrorCode, message: string, line?: number, column?: number): LoadFailure {
+function failure(
+  path: string,
+  name: string,
+  code: ExtensionErrorCode,
+  message: string,
+  line?: number,
+  column?: number,
+): LoadFailure {
   const f: LoadFailure = { path, name, code, message };
   if (line !== undefined) f.line = line;
   if (column !== undefined) f.column = column;

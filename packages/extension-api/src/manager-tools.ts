@@ -56,7 +56,8 @@ export class ExtensionTools {
   /** The known tools of `names` become the active set; unknown ones are a diagnostic naming `extension`. */
   setActive(extension: string, names: readonly string[]): void {
     const unknown = names.filter((n) => !this.registry.get(n));
-    if (unknown.length) this.host.diagnostic(`${extension}: setActiveTools ignores unknown tool(s) ${unknown.join(", ")}`);
+    if (unknown.length)
+      this.host.diagnostic(`${extension}: setActiveTools ignores unknown tool(s) ${unknown.join(", ")}`);
     this.registry.setActive(names.filter((n) => this.registry.get(n)));
     this.notify();
   }
@@ -69,7 +70,8 @@ export class ExtensionTools {
     const current = new Map(mergeTools(this.host.records(), this.host.once).map((t) => [t.tool.name, t] as const));
     let changed = false;
     for (const tool of this.registry.list()) {
-      if (this.registry.sourceOf(tool.name) !== undefined && !current.has(tool.name)) changed = this.registry.unregister(tool.name) || changed;
+      if (this.registry.sourceOf(tool.name) !== undefined && !current.has(tool.name))
+        changed = this.registry.unregister(tool.name) || changed;
     }
     for (const [name, { tool, extension }] of current) {
       if (this.registry.get(name) === tool) continue;
@@ -134,7 +136,8 @@ export class ExtensionTools {
     const { replaced } = this.registry.register(tool, { source: extension });
     // A replaced entry with a source was an extension's (an older version, or a clash
     // `mergeTools` reported); one without is a tool the host gave.
-    if (replaced && replaced.source === undefined) this.host.diagnostic(`tool '${tool.name}' from ${extension} replaces the one the host registered`);
+    if (replaced && replaced.source === undefined)
+      this.host.diagnostic(`tool '${tool.name}' from ${extension} replaces the one the host registered`);
   }
 
   private notify(): void {

@@ -12,7 +12,15 @@
  * and registration order; the front is outermost.
  */
 import * as kernel from "@mypi/kernel";
-import { cjsDefault, textOf, type BeforeEndEvent, type Message, type SlotContext, type Slots, type Tool } from "@mypi/kernel";
+import {
+  cjsDefault,
+  textOf,
+  type BeforeEndEvent,
+  type Message,
+  type SlotContext,
+  type Slots,
+  type Tool,
+} from "@mypi/kernel";
 import mittModule from "mitt";
 import * as extensionApi from "./index.ts";
 import type { ApiHost, ExtensionRecord } from "./api.ts";
@@ -120,18 +128,27 @@ export class ExtensionManager implements ApiHost {
       once: (key, message) => this.once(key, message),
       reload: () => this.reload(),
       reportError: (extension, slot, error, code) => this.reportError(extension, slot, error, code),
-      unsupported: (extension, what, why) => this.once(`unsupported:${extension}:${what}`, `${extension}: ${what}: ${why}, so it does nothing (reported once)`),
+      unsupported: (extension, what, why) =>
+        this.once(
+          `unsupported:${extension}:${what}`,
+          `${extension}: ${what}: ${why}, so it does nothing (reported once)`,
+        ),
       compat: this.compat,
     });
     this.loader = new ExtensionLoader(
-      () => hostModules(this.compat?.virtualModules, options.virtualModules, { "@mypi/extension-api": extensionApi, "@mypi/kernel": kernel }),
+      () =>
+        hostModules(this.compat?.virtualModules, options.virtualModules, {
+          "@mypi/extension-api": extensionApi,
+          "@mypi/kernel": kernel,
+        }),
       options.nativeImport,
     );
     this.observers = new ObserverBus({
       ...(options.drainDeadlineMs !== undefined && { drainDeadlineMs: options.drainDeadlineMs }),
       onError: (r) => {
         // An observer of extension_error that fails must not feed itself forever.
-        if (r.slot === "extension_error") this.diagnostic(`${r.extension}: extension_error observer failed: ${r.error}`);
+        if (r.slot === "extension_error")
+          this.diagnostic(`${r.extension}: extension_error observer failed: ${r.error}`);
         else this.reportError(r.extension, r.slot, r.error, r.code, r.handler);
       },
     });
@@ -141,7 +158,10 @@ export class ExtensionManager implements ApiHost {
     this.order = new LoadOrder(this.loadHooks());
     // The kernel's `emit` takes any host event, so it takes the chain's diagnostics; only the
     // diagnostics' interfaces lacking an index signature keep TypeScript from seeing that.
-    const slot = <K extends SlotName>(name: K) => (event: object, ctx: unknown) => this.runSlot(name, event, ctx as ChainCall);
+    const slot =
+      <K extends SlotName>(name: K) =>
+      (event: object, ctx: unknown) =>
+        this.runSlot(name, event, ctx as ChainCall);
     this.slots = {
       input: slot("input"),
       before_agent_start: slot("before_agent_start"),
@@ -178,7 +198,11 @@ export class ExtensionManager implements ApiHost {
    * defaults a later extension may replace, as Pi's built-in tools are (the builtin tools'); any
    * other extension's tool name is its own, and a later extension registering it fails to load.
    */
-  loadExtension(factory: ExtensionFactory, name: string, options: { path?: string; replaceable?: boolean } = {}): Promise<LoadResult> {
+  loadExtension(
+    factory: ExtensionFactory,
+    name: string,
+    options: { path?: string; replaceable?: boolean } = {},
+  ): Promise<LoadResult> {
     return this.order.loadExtension(factory, name, options);
   }
 
@@ -210,7 +234,11 @@ export class ExtensionManager implements ApiHost {
       context: this.context,
       host: this,
       extendApi: (pi, entry, record) => {
-        this.compat?.extendApi(pi, { name: entry.name, attached: () => record.state === "attached", context: record.context });
+        this.compat?.extendApi(pi, {
+          name: entry.name,
+          attached: () => record.state === "attached",
+          context: record.context,
+        });
         this.options.extendApi?.(pi, { name: entry.name, ...(entry.path !== undefined && { path: entry.path }) });
       },
       dispose: (record) => this.dispose1(record),
@@ -232,9 +260,11 @@ export class ExtensionManager implements ApiHost {
     for (const other of others) {
       if (other === record) continue;
       const tool = other.replaceable ? undefined : [...record.tools.keys()].find((name) => other.tools.has(name));
-      if (tool !== undefined) return `tool "${tool}" conflicts with ${where(other)}, which registered it first; rename one of them, or load only one`;
+      if (tool !== undefined)
+        return `tool "${tool}" conflicts with ${where(other)}, which registered it first; rename one of them, or load only one`;
       const flag = [...record.flags.keys()].find((name) => other.flags.has(name));
-      if (flag !== undefined) return `flag "--${flag}" conflicts with ${where(other)}, which registered it first; rename one of them, or load only one`;
+      if (flag !== undefined)
+        return `flag "--${flag}" conflicts with ${where(other)}, which registered it first; rename one of them, or load only one`;
     }
     return undefined;
   }
@@ -276,7 +306,11 @@ export class ExtensionManager implements ApiHost {
   // ─── chains and events ─────────────────────────────────────────────────────────────────────
 
   /** Run one decision slot (the kernel's five or a host decision). `undefined`: no handlers, nothing to do. */
-  runSlot<K extends SlotName>(slot: K, event: object, call: ChainCall): Promise<SlotResults[K] | undefined> | undefined {
+  runSlot<K extends SlotName>(
+    slot: K,
+    event: object,
+    call: ChainCall,
+  ): Promise<SlotResults[K] | undefined> | undefined {
     const child = call.agentPath !== undefined && call.agentPath.length > 1;
     const key = child ? `child:${slot}` : slot;
     // The map holds each slot's chain under its own name; TypeScript cannot tie a key to its value's type.
@@ -311,8 +345,10 @@ export class ExtensionManager implements ApiHost {
    */
   slotsFor(agentPath: readonly string[]): Required<Slots> {
     const path = Object.freeze([...agentPath]);
-    const slot = <K extends SlotName>(name: K) => (event: object, ctx: { signal: AbortSignal; emit: ChainCall["emit"] }) =>
-      this.runSlot(name, event, { signal: ctx.signal, emit: (e) => ctx.emit(e), agentPath: path });
+    const slot =
+      <K extends SlotName>(name: K) =>
+      (event: object, ctx: { signal: AbortSignal; emit: ChainCall["emit"] }) =>
+        this.runSlot(name, event, { signal: ctx.signal, emit: (e) => ctx.emit(e), agentPath: path });
     return {
       input: slot("input"),
       before_agent_start: slot("before_agent_start"),
@@ -327,11 +363,17 @@ export class ExtensionManager implements ApiHost {
    * continue the run). For a child (`agentPath` longer than the root's) it is the same chain
    * without the `agents: "root"` handlers, each call carrying the path, as `slotsFor` does.
    */
-  beforeEndFor(agentPath?: readonly string[]): (event: BeforeEndEvent, ctx: SlotContext<ExtensionHostEvent>) => Promise<readonly Message[] | undefined> {
+  beforeEndFor(
+    agentPath?: readonly string[],
+  ): (event: BeforeEndEvent, ctx: SlotContext<ExtensionHostEvent>) => Promise<readonly Message[] | undefined> {
     const path = agentPath && Object.freeze([...agentPath]);
     return async (event, ctx) => {
       const call: ChainCall = { signal: ctx.signal, emit: (e) => ctx.emit(e), ...(path && { agentPath: path }) };
-      const decided = await this.runSlot("before_agent_end", { ...event, finalText: textOf(event.lastMessage.content) }, call);
+      const decided = await this.runSlot(
+        "before_agent_end",
+        { ...event, finalText: textOf(event.lastMessage.content) },
+        call,
+      );
       return decided?.messages;
     };
   }
@@ -534,7 +576,9 @@ export class ExtensionManager implements ApiHost {
    * extension (its handlers close what they opened: servers, timers), the observers drained
    * (deadline 10 s), then `dispose()`.
    */
-  async shutdown(options: Pick<SessionShutdownEvent, "reason" | "targetSessionFile"> = { reason: "quit" }): Promise<void> {
+  async shutdown(
+    options: Pick<SessionShutdownEvent, "reason" | "targetSessionFile"> = { reason: "quit" },
+  ): Promise<void> {
     this.publish({ type: "session_shutdown", ...options, timestamp: Date.now() });
     await this.drain();
     this.dispose();

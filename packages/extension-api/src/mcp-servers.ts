@@ -44,13 +44,20 @@ export class McpServerRegistry {
 
   register(extension: string, name: unknown, config: unknown, loaded: boolean): void {
     const fail = (message: string) => new ExtensionError("MYPI_INVALID_MCP_SERVER", message, { extension });
-    if (typeof name !== "string" || name.trim() === "") throw fail(`registerMcpServer(${JSON.stringify(name) ?? String(name)}, …): the first argument is the server's name, a non-empty string`);
+    if (typeof name !== "string" || name.trim() === "")
+      throw fail(
+        `registerMcpServer(${JSON.stringify(name) ?? String(name)}, …): the first argument is the server's name, a non-empty string`,
+      );
     if (typeof config !== "object" || config === null || Array.isArray(config)) {
-      throw fail(`registerMcpServer("${name}", …): the second argument is the server's entry, as in mcp.json: { command, args? } or { url, headers? }`);
+      throw fail(
+        `registerMcpServer("${name}", …): the second argument is the server's entry, as in mcp.json: { command, args? } or { url, headers? }`,
+      );
     }
     const owner = this.#entries.get(name)?.extension;
     if (owner !== undefined && owner !== extension) {
-      throw fail(`registerMcpServer("${name}", …): the extension ${owner} registered an MCP server of that name; choose another name`);
+      throw fail(
+        `registerMcpServer("${name}", …): the extension ${owner} registered an MCP server of that name; choose another name`,
+      );
     }
     if (!this.#provider && loaded) {
       throw new ExtensionError(
@@ -91,7 +98,9 @@ export class McpServerRegistry {
     }
     const p = provider as McpServerProvider;
     if (typeof p.add !== "function" || typeof p.remove !== "function") {
-      this.#diagnostic(`${extension}: emitted on ${MCP_PROVIDER_CHANNEL} something that is not an MCP server provider ({ add, remove }); ignored`);
+      this.#diagnostic(
+        `${extension}: emitted on ${MCP_PROVIDER_CHANNEL} something that is not an MCP server provider ({ add, remove }); ignored`,
+      );
       return;
     }
     this.#provider = { extension, provider: p };
@@ -114,7 +123,10 @@ export class McpServerRegistry {
     for (const entry of this.#entries.values()) {
       if (this.#reported.has(entry.name)) continue;
       this.#reported.add(entry.name);
-      report(entry.extension, `registerMcpServer("${entry.name}", …): no MCP extension is loaded to connect it; mypi's mcp extension loads when an mcp.json exists, or with -e mcp`);
+      report(
+        entry.extension,
+        `registerMcpServer("${entry.name}", …): no MCP extension is loaded to connect it; mypi's mcp extension loads when an mcp.json exists, or with -e mcp`,
+      );
     }
   }
 

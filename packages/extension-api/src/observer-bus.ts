@@ -70,7 +70,8 @@ export class ObserverBus {
   ): () => void {
     const box = this.mailbox(extension);
     const timeoutMs = options.timeoutMs ?? DEFAULT_OBSERVER_TIMEOUT_MS;
-    const route = (event: BusEvent) => box.post({ handler, event, timeoutMs, context: options.context, label: options.label });
+    const route = (event: BusEvent) =>
+      box.post({ handler, event, timeoutMs, context: options.context, label: options.label });
     this.emitter.on(type, route);
     const off = () => this.emitter.off(type, route);
     box.routes.push({ type, route, off });
@@ -225,7 +226,11 @@ class Mailbox {
           signal.abort(job.timeoutMs);
           Promise.resolve(result).catch(() => {}); // abandoned: its late failure is not news
           const dropped = this.mute(this.bus.epoch);
-          this.report(job, `observer timed out after ${job.timeoutMs} ms; ${dropped} queued event(s) of this run dropped`, "MYPI_TIMEOUT");
+          this.report(
+            job,
+            `observer timed out after ${job.timeoutMs} ms; ${dropped} queued event(s) of this run dropped`,
+            "MYPI_TIMEOUT",
+          );
         }
       }
     } catch (error) {
@@ -236,7 +241,13 @@ class Mailbox {
   }
 
   private report(job: Job, error: string, code: ExtensionErrorCode): void {
-    this.options.onError({ extension: this.extension, ...(job.label !== undefined && { handler: job.label }), slot: job.event.type, error, code });
+    this.options.onError({
+      extension: this.extension,
+      ...(job.label !== undefined && { handler: job.label }),
+      slot: job.event.type,
+      error,
+      code,
+    });
   }
 }
 

@@ -19,7 +19,16 @@
  * | before_agent_end       | message(s) accumulate in order                    | —                 | open    |
  */
 import { isDeepStrictEqual } from "node:util";
-import { isRecord, type BeforeAgentStartResult, type Content, type ContextResult, type CustomMessage, type InputResult, type ToolCallResult, type ToolResultPatch } from "@mypi/kernel";
+import {
+  isRecord,
+  type BeforeAgentStartResult,
+  type Content,
+  type ContextResult,
+  type CustomMessage,
+  type InputResult,
+  type ToolCallResult,
+  type ToolResultPatch,
+} from "@mypi/kernel";
 import { customMessageFrom } from "./custom-message.ts";
 import { ExtensionError, describeValue } from "./errors.ts";
 import type {
@@ -128,12 +137,15 @@ function stopped<K extends SlotName>(state: ChainState<K>, stop: Stop<K>): Chain
 
 function toCustomMessage(input: unknown, slot: SlotName): CustomMessage {
   const made = customMessageFrom(input);
-  if ("problem" in made) throw bad(slot, input, "a message {customType, content: string | (text | image)[], display?, details?}");
+  if ("problem" in made)
+    throw bad(slot, input, "a message {customType, content: string | (text | image)[], display?, details?}");
   return made;
 }
 
 /** Policies whose only decision is a first-wins stop (the session decisions). */
-function stopOnly<K extends "session_before_compact" | "session_before_fork" | "session_before_switch" | "project_trust">(
+function stopOnly<
+  K extends "session_before_compact" | "session_before_fork" | "session_before_switch" | "project_trust",
+>(
   slot: K,
   semantics: string,
   decide: (result: Record<string, unknown>) => { result: SlotResult<K>; outcome: HookOutcome } | undefined,
@@ -152,8 +164,7 @@ function stopOnly<K extends "session_before_compact" | "session_before_fork" | "
     },
     diff: (from, to) => (to.stop && !from.stop ? to.stop.result : undefined),
     outcome: (_from, to) => to.stop?.outcome ?? "pass",
-    failClosed: (state, by, reason) =>
-      stopped(state, { result: closed, by, outcome: "block", reason }),
+    failClosed: (state, by, reason) => stopped(state, { result: closed, by, outcome: "block", reason }),
     toKernel: (_initial, final) => final.stop?.result,
   };
 }
@@ -216,7 +227,12 @@ export const POLICIES: PolicyTable = {
       return (to.messages?.length ?? 0) > (from.messages?.length ?? 0) ? "message" : "pass";
     },
     failClosed: (state, by, reason) =>
-      stopped(state, { by, outcome: "fail_closed", reason, fatal: `Extension ${by} failed in before_agent_start: ${reason}` }),
+      stopped(state, {
+        by,
+        outcome: "fail_closed",
+        reason,
+        fatal: `Extension ${by} failed in before_agent_start: ${reason}`,
+      }),
     toKernel(initial, final) {
       if (final.stop?.fatal) throw new Error(final.stop.fatal);
       return startChanges(initial, final);
@@ -253,7 +269,10 @@ export const POLICIES: PolicyTable = {
       // A block wins over a pause given with it.
       if (result.block === true) {
         const reason = typeof result.reason === "string" ? result.reason : "blocked";
-        const block = result.terminate === true ? { block: true as const, reason, by, terminate: true } : { block: true as const, reason, by };
+        const block =
+          result.terminate === true
+            ? { block: true as const, reason, by, terminate: true }
+            : { block: true as const, reason, by };
         return stopped(state, { result: block, by, outcome: "block", reason });
       }
       if (result.pause === true) {
@@ -293,7 +312,8 @@ export const POLICIES: PolicyTable = {
       const patch: { content?: Content[]; details?: unknown; isError?: boolean } = {};
       let touched = false;
       if (result.content !== undefined) {
-        if (result.content !== null && !Array.isArray(result.content)) throw bad("tool_result", result, "{content: Content[]}");
+        if (result.content !== null && !Array.isArray(result.content))
+          throw bad("tool_result", result, "{content: Content[]}");
         const content = (result.content ?? []) as Content[];
         if (!isDeepStrictEqual(content, state.event.content)) {
           patch.content = content;
@@ -308,7 +328,8 @@ export const POLICIES: PolicyTable = {
         }
       }
       if (result.isError !== undefined) {
-        if (result.isError !== null && typeof result.isError !== "boolean") throw bad("tool_result", result, "{isError: boolean}");
+        if (result.isError !== null && typeof result.isError !== "boolean")
+          throw bad("tool_result", result, "{isError: boolean}");
         const isError = result.isError ?? false;
         if (isError !== (state.event.isError ?? false)) {
           patch.isError = isError;
@@ -317,9 +338,11 @@ export const POLICIES: PolicyTable = {
       }
       let next = touched ? changed(state, patch as Partial<SlotEvent<"tool_result">>, by) : state;
       if (result.terminate !== undefined) {
-        if (result.terminate !== null && typeof result.terminate !== "boolean") throw bad("tool_result", result, "{terminate: boolean}");
+        if (result.terminate !== null && typeof result.terminate !== "boolean")
+          throw bad("tool_result", result, "{terminate: boolean}");
         const terminate = result.terminate ?? false;
-        if (terminate !== (state.terminate ?? false)) next = { ...next, terminate, rev: next.rev + (touched ? 0 : 1), by };
+        if (terminate !== (state.terminate ?? false))
+          next = { ...next, terminate, rev: next.rev + (touched ? 0 : 1), by };
       }
       return next;
     },
@@ -383,7 +406,8 @@ export const POLICIES: PolicyTable = {
       if (!isRecord(result)) throw bad("resources_discover", result, expected);
       const list = (value: unknown): string[] => {
         if (value === undefined) return [];
-        if (!Array.isArray(value) || !value.every((p) => typeof p === "string")) throw bad("resources_discover", result, expected);
+        if (!Array.isArray(value) || !value.every((p) => typeof p === "string"))
+          throw bad("resources_discover", result, expected);
         return value;
       };
       const skillPaths = list(result.skillPaths);
@@ -392,7 +416,10 @@ export const POLICIES: PolicyTable = {
       const before = state.paths ?? { skillPaths: [], promptPaths: [] };
       return {
         ...state,
-        paths: { skillPaths: [...before.skillPaths, ...skillPaths], promptPaths: [...before.promptPaths, ...promptPaths] },
+        paths: {
+          skillPaths: [...before.skillPaths, ...skillPaths],
+          promptPaths: [...before.promptPaths, ...promptPaths],
+        },
         by,
       };
     },
@@ -404,7 +431,10 @@ export const POLICIES: PolicyTable = {
     outcome: (from, to) => (to.paths !== from.paths ? "transform" : "pass"),
     // Nothing to close: a failed handler adds no paths.
     failClosed: (state) => state,
-    toKernel: (_initial, final) => ({ skillPaths: [...(final.paths?.skillPaths ?? [])], promptPaths: [...(final.paths?.promptPaths ?? [])] }),
+    toKernel: (_initial, final) => ({
+      skillPaths: [...(final.paths?.skillPaths ?? [])],
+      promptPaths: [...(final.paths?.promptPaths ?? [])],
+    }),
   },
 
   before_agent_end: {
@@ -422,7 +452,12 @@ export const POLICIES: PolicyTable = {
     },
     outcome: (from, to) => ((to.messages?.length ?? 0) > (from.messages?.length ?? 0) ? "message" : "pass"),
     failClosed: (state, by, reason) =>
-      stopped(state, { by, outcome: "fail_closed", reason, fatal: `Extension ${by} failed in before_agent_end: ${reason}` }),
+      stopped(state, {
+        by,
+        outcome: "fail_closed",
+        reason,
+        fatal: `Extension ${by} failed in before_agent_end: ${reason}`,
+      }),
     toKernel(_initial, final) {
       if (final.stop?.fatal) throw new Error(final.stop.fatal);
       return final.messages?.length ? { messages: [...final.messages] } : undefined;
@@ -442,7 +477,10 @@ function messagesOf(result: Record<string, unknown>, slot: "before_agent_start" 
 }
 
 /** What `before_agent_start` handlers changed between two states: the system prompt, messages added. */
-function startChanges(from: ChainState<"before_agent_start">, to: ChainState<"before_agent_start">): BeforeAgentStartResult | undefined {
+function startChanges(
+  from: ChainState<"before_agent_start">,
+  to: ChainState<"before_agent_start">,
+): BeforeAgentStartResult | undefined {
   const result: BeforeAgentStartResult = {};
   if (to.event.systemPrompt !== from.event.systemPrompt) result.systemPrompt = to.event.systemPrompt;
   const added = (to.messages ?? []).slice(from.messages?.length ?? 0);

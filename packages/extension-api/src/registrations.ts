@@ -15,26 +15,41 @@ export type OnReplace = (key: string, message: string) => void;
 const RANK = { pre: 0, none: 1, post: 2 } as const;
 
 /** A slot's handlers in effective order: pre, unmarked, post; each in load and registration order. */
-export function orderedHandlers(records: readonly ExtensionRecord[], name: EventName): { record: ExtensionRecord; h: HandlerRecord }[] {
-  const list = records.flatMap((record, index) => record.handlers.filter((h) => h.name === name).map((h) => ({ record, h, index })));
-  return list.sort((a, b) => RANK[a.h.order ?? "none"] - RANK[b.h.order ?? "none"] || a.index - b.index || a.h.seq - b.h.seq);
+export function orderedHandlers(
+  records: readonly ExtensionRecord[],
+  name: EventName,
+): { record: ExtensionRecord; h: HandlerRecord }[] {
+  const list = records.flatMap((record, index) =>
+    record.handlers.filter((h) => h.name === name).map((h) => ({ record, h, index })),
+  );
+  return list.sort(
+    (a, b) => RANK[a.h.order ?? "none"] - RANK[b.h.order ?? "none"] || a.index - b.index || a.h.seq - b.h.seq,
+  );
 }
 
 /**
  * The effective order of handlers per event, as extension names (outermost first); a handler
  * with a `label` is `name[label]`.
  */
-export function handlerOrder(records: readonly ExtensionRecord[], names: readonly EventName[]): Partial<Record<EventName, string[]>> {
+export function handlerOrder(
+  records: readonly ExtensionRecord[],
+  names: readonly EventName[],
+): Partial<Record<EventName, string[]>> {
   const out: Partial<Record<EventName, string[]>> = {};
   for (const name of names) {
-    const extensions = orderedHandlers(records, name).map(({ record, h }) => (h.label === undefined ? record.name : `${record.name}[${h.label}]`));
+    const extensions = orderedHandlers(records, name).map(({ record, h }) =>
+      h.label === undefined ? record.name : `${record.name}[${h.label}]`,
+    );
     if (extensions.length) out[name] = extensions;
   }
   return out;
 }
 
 /** The same, each handler with its `order` mark (`pre` / `post`) when it has one. */
-export function handlerChains(records: readonly ExtensionRecord[], names: readonly EventName[]): Partial<Record<EventName, { extension: string; order?: "pre" | "post" }[]>> {
+export function handlerChains(
+  records: readonly ExtensionRecord[],
+  names: readonly EventName[],
+): Partial<Record<EventName, { extension: string; order?: "pre" | "post" }[]>> {
   const out: Partial<Record<EventName, { extension: string; order?: "pre" | "post" }[]>> = {};
   for (const name of names) {
     const chain = orderedHandlers(records, name).map(({ record, h }) => {
@@ -51,17 +66,24 @@ export function handlerChains(records: readonly ExtensionRecord[], names: readon
  * way to a later one of the same name; otherwise the first registration wins, as in Pi (a load
  * that clashes fails, `ExtensionManager.conflict`; this covers names registered afterwards).
  */
-export function mergeTools(records: readonly ExtensionRecord[], onReplace: OnReplace): { tool: Tool; extension: string }[] {
+export function mergeTools(
+  records: readonly ExtensionRecord[],
+  onReplace: OnReplace,
+): { tool: Tool; extension: string }[] {
   const byName = new Map<string, { tool: Tool; record: ExtensionRecord }>();
   for (const record of records) {
     for (const tool of record.tools.values()) {
       const previous = byName.get(tool.name);
       const key = `tool:${tool.name}:${previous?.record.name}:${record.name}`;
       if (previous && !previous.record.replaceable) {
-        onReplace(key, `tool '${tool.name}' from ${record.name} is not used: ${previous.record.name} registered it first; rename one of them`);
+        onReplace(
+          key,
+          `tool '${tool.name}' from ${record.name} is not used: ${previous.record.name} registered it first; rename one of them`,
+        );
         continue;
       }
-      if (previous) onReplace(key, `tool '${tool.name}' from ${record.name} replaces the one from ${previous.record.name}`);
+      if (previous)
+        onReplace(key, `tool '${tool.name}' from ${record.name} replaces the one from ${previous.record.name}`);
       byName.set(tool.name, { tool, record });
     }
   }
@@ -96,12 +118,22 @@ export function mergeCommands(records: readonly ExtensionRecord[], onReplace: On
       invocation = `${name}:${n}`;
       taken.add(invocation);
     }
-    map.set(invocation, { name: invocation, ...(def.description !== undefined && { description: def.description }), handler: def.handler, record });
+    map.set(invocation, {
+      name: invocation,
+      ...(def.description !== undefined && { description: def.description }),
+      handler: def.handler,
+      record,
+    });
   }
   for (const [name, records] of owners) {
     if (records.length < 2) continue;
-    const as = [...map.values()].filter((c) => c.name.startsWith(`${name}:`) && records.includes(c.record)).map((c) => `/${c.name}`);
-    onReplace(`command:${name}:${records.map((r) => r.name).join(",")}`, `command /${name} is registered by ${records.map((r) => r.name).join(" and ")}: run them as ${as.join(" and ")}`);
+    const as = [...map.values()]
+      .filter((c) => c.name.startsWith(`${name}:`) && records.includes(c.record))
+      .map((c) => `/${c.name}`);
+    onReplace(
+      `command:${name}:${records.map((r) => r.name).join(",")}`,
+      `command /${name} is registered by ${records.map((r) => r.name).join(" and ")}: run them as ${as.join(" and ")}`,
+    );
   }
   return map;
 }
@@ -110,7 +142,11 @@ export function mergeCommands(records: readonly ExtensionRecord[], onReplace: On
  * A command handler's ctx: the extension's members and the command-only actions, all own and
  * enumerable (Pi's command ctx spreads whole), with the call's `signal`.
  */
-export function commandContext(base: ExtensionContext, signal: AbortSignal | undefined, actions: Pick<CommandContext, "waitForIdle" | "reload" | "fork" | "newSession">): CommandContext {
+export function commandContext(
+  base: ExtensionContext,
+  signal: AbortSignal | undefined,
+  actions: Pick<CommandContext, "waitForIdle" | "reload" | "fork" | "newSession">,
+): CommandContext {
   const ctx = Object.defineProperties({}, Object.getOwnPropertyDescriptors(base)) as CommandContext;
   const own = (value: unknown) => ({ value, enumerable: true, configurable: true, writable: true });
   return Object.defineProperties(ctx, {
@@ -123,9 +159,18 @@ export function commandContext(base: ExtensionContext, signal: AbortSignal | und
 }
 
 /** The commands as listed (`getCommands`): the extensions', then the host's whose name no extension took. */
-export function listCommands(commands: ReadonlyMap<string, MergedCommand>, resourceCommands: readonly CommandInfo[], cwd: string): CommandInfo[] {
+export function listCommands(
+  commands: ReadonlyMap<string, MergedCommand>,
+  resourceCommands: readonly CommandInfo[],
+  cwd: string,
+): CommandInfo[] {
   const own = [...commands.values()].map(({ name, description, record }) => {
-    const info: CommandInfo = { name, source: "extension", extension: record.name, sourceInfo: extensionSourceInfo(record, cwd) };
+    const info: CommandInfo = {
+      name,
+      source: "extension",
+      extension: record.name,
+      sourceInfo: extensionSourceInfo(record, cwd),
+    };
     if (description !== undefined) info.description = description;
     if (record.path !== undefined) info.path = record.path;
     return info;
@@ -143,7 +188,11 @@ export function describeExtensions(records: readonly ExtensionRecord[]): Extensi
   return records.map((r) => {
     const info: ExtensionInfo = {
       name: r.name,
-      handlers: r.handlers.map((h) => ({ name: h.name, ...(h.order && { order: h.order }), ...(h.agents === "root" && { agents: "root" as const }) })),
+      handlers: r.handlers.map((h) => ({
+        name: h.name,
+        ...(h.order && { order: h.order }),
+        ...(h.agents === "root" && { agents: "root" as const }),
+      })),
       tools: [...r.tools.keys()],
       commands: [...r.commands.keys()],
       flags: [...r.flags.keys()],
@@ -163,9 +212,17 @@ const inside = (dir: string, path: string) => {
  * in-process factory), and whether it came from the workspace's `.mypi/` (`project`), mypi's
  * home (`user`, installed packages included) or elsewhere (`-e`: `temporary`).
  */
-export function extensionSourceInfo(record: Pick<ExtensionRecord, "name" | "path" | "realPath">, cwd: string): NonNullable<CommandInfo["sourceInfo"]> {
-  if (record.path === undefined) return { path: `<inline:${record.name}>`, source: "inline", scope: "temporary", origin: "top-level" };
+export function extensionSourceInfo(
+  record: Pick<ExtensionRecord, "name" | "path" | "realPath">,
+  cwd: string,
+): NonNullable<CommandInfo["sourceInfo"]> {
+  if (record.path === undefined)
+    return { path: `<inline:${record.name}>`, source: "inline", scope: "temporary", origin: "top-level" };
   const file = record.realPath ?? record.path;
-  const scope = inside(`${cwd}/.mypi`, record.path) ? "project" : inside(mypiHome(), record.path) || inside(mypiHome(), file) ? "user" : "temporary";
+  const scope = inside(`${cwd}/.mypi`, record.path)
+    ? "project"
+    : inside(mypiHome(), record.path) || inside(mypiHome(), file)
+      ? "user"
+      : "temporary";
   return { path: record.path, source: "local", scope, origin: "top-level" };
 }

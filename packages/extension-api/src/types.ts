@@ -63,7 +63,12 @@ export interface PiToolDefinition<Params = any, Details = unknown> {
     signal: AbortSignal | undefined,
     onUpdate: ((partial: { content: Content[]; details?: Details }) => void) | undefined,
     ctx: ExtensionContext,
-  ): Promise<{ content: Content[]; details?: Details; isError?: boolean; /** End the run after this batch of calls. */ terminate?: boolean }>;
+  ): Promise<{
+    content: Content[];
+    details?: Details;
+    isError?: boolean /** End the run after this batch of calls. */;
+    terminate?: boolean;
+  }>;
   promptSnippet?: string;
   promptGuidelines?: string[];
   /** Pi 1.x: `parallel` lets calls of it run together with other parallel-safe calls (default `sequential`). */
@@ -116,7 +121,12 @@ export interface CommandInfo {
   /** Templates: what the arguments are (`argument-hint` frontmatter). */
   argumentHint?: string;
   /** Pi's metadata: where the file was found (`source: "inline"` for an in-process extension). */
-  sourceInfo?: { path: string; source: "local" | "inline"; scope: "user" | "project" | "temporary"; origin: "top-level" };
+  sourceInfo?: {
+    path: string;
+    source: "local" | "inline";
+    scope: "user" | "project" | "temporary";
+    origin: "top-level";
+  };
 }
 
 export interface FlagDefinition {
@@ -515,9 +525,13 @@ export interface PiTerminal {
 /** What Pi extensions registered to draw themselves, read by interactive mode at draw time. */
 export interface PiRenderers {
   /** `pi.registerMessageRenderer(customType, renderer)`. */
-  message(customType: string): ((message: unknown, options: { expanded: boolean }, theme: unknown) => unknown) | undefined;
+  message(
+    customType: string,
+  ): ((message: unknown, options: { expanded: boolean }, theme: unknown) => unknown) | undefined;
   /** A Pi tool's `renderCall` / `renderResult`. */
-  tool(name: string): { renderCall?: (...args: unknown[]) => unknown; renderResult?: (...args: unknown[]) => unknown } | undefined;
+  tool(
+    name: string,
+  ): { renderCall?: (...args: unknown[]) => unknown; renderResult?: (...args: unknown[]) => unknown } | undefined;
   /** `pi.registerShortcut(key, {description, handler})`: key ids as pi-tui spells them (`ctrl+shift+p`); run with `ExtensionManager.runShortcut`. */
   shortcuts(): { key: string; description?: string; extension: string }[];
 }

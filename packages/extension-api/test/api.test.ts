@@ -17,12 +17,21 @@ describe("tools", () => {
     ]);
     const piEcho = m.tools()[1]!.tool;
     const updates: unknown[] = [];
-    const result = await piEcho.execute!({ text: "hi" }, { toolCallId: "t1", signal: new AbortController().signal, onUpdate: (p) => updates.push(p), cwd: "/" });
+    const result = await piEcho.execute!(
+      { text: "hi" },
+      { toolCallId: "t1", signal: new AbortController().signal, onUpdate: (p) => updates.push(p), cwd: "/" },
+    );
     expect(result).toEqual({ content: [{ type: "text", text: "t1:hi:cwd" }], details: { n: 1 }, isError: undefined });
     expect(updates).toEqual([{ content: [{ type: "text", text: "working" }] }]);
     expect(m.effectiveTools().map((t) => [t.name, t.parameters])).toEqual([
-      ["echo", { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false }],
-      ["pi_echo", { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false }],
+      [
+        "echo",
+        { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false },
+      ],
+      [
+        "pi_echo",
+        { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false },
+      ],
     ]);
   });
 
@@ -31,7 +40,11 @@ describe("tools", () => {
     const result = await m.load([fixture("api/tools.ts"), fixture("api/override-echo.ts")]);
     expect(result.loaded).toEqual(["tools"]);
     expect(result.failed.map((f) => [f.name, f.code, f.message])).toEqual([
-      ["override-echo", "MYPI_CONFLICT", `tool "echo" conflicts with tools (${fixture("api/tools.ts")}), which registered it first; rename one of them, or load only one`],
+      [
+        "override-echo",
+        "MYPI_CONFLICT",
+        `tool "echo" conflicts with tools (${fixture("api/tools.ts")}), which registered it first; rename one of them, or load only one`,
+      ],
     ]);
     expect(m.tools().map((t) => [t.tool.name, t.extension])).toEqual([
       ["echo", "tools"],
@@ -51,9 +64,18 @@ describe("tools", () => {
   it("lets an extension replace a replaceable extension's tool (the builtin tools'), with a diagnostic", async () => {
     const diagnostics: string[] = [];
     const m = new ExtensionManager({ cwd: FIXTURES, onDiagnostic: (d) => diagnostics.push(d) });
-    await m.loadExtension((pi) => pi.registerTool(defineTool({ name: "echo", description: "builtin", parameters: z.strictObject({}), execute: () => "b" })), "builtin-tools", { replaceable: true });
+    await m.loadExtension(
+      (pi) =>
+        pi.registerTool(
+          defineTool({ name: "echo", description: "builtin", parameters: z.strictObject({}), execute: () => "b" }),
+        ),
+      "builtin-tools",
+      { replaceable: true },
+    );
     expect((await m.load([fixture("api/override-echo.ts")])).failed).toEqual([]);
-    expect(m.tools().map((t) => `${t.tool.name}@${t.extension}: ${t.tool.description}`)).toEqual(["echo@override-echo: Louder echo"]);
+    expect(m.tools().map((t) => `${t.tool.name}@${t.extension}: ${t.tool.description}`)).toEqual([
+      "echo@override-echo: Louder echo",
+    ]);
     expect(diagnostics).toEqual(["tool 'echo' from override-echo replaces the one from builtin-tools"]);
   });
 });
@@ -62,11 +84,21 @@ describe("unregisterTool and cwd", () => {
   it("removes a tool the extension registered, and lets it register the name again with a new definition", async () => {
     const m = await managerWith(["api/tools.ts", "api/unregister.ts"]);
     const tools = () => m.tools().map((t) => `${t.tool.name}@${t.extension}: ${t.tool.description}`);
-    expect(tools()).toEqual(["echo@tools: Echo the text", "pi_echo@tools: Echo, Pi style", "temp@unregister: Temporary, version 1", "kept@unregister: Stays"]);
+    expect(tools()).toEqual([
+      "echo@tools: Echo the text",
+      "pi_echo@tools: Echo, Pi style",
+      "temp@unregister: Temporary, version 1",
+      "kept@unregister: Stays",
+    ]);
     await m.runCommand("drop", "temp");
     expect(tools()).toEqual(["echo@tools: Echo the text", "pi_echo@tools: Echo, Pi style", "kept@unregister: Stays"]);
     await m.runCommand("readd");
-    expect(tools()).toEqual(["echo@tools: Echo the text", "pi_echo@tools: Echo, Pi style", "kept@unregister: Stays", "temp@unregister: Temporary, version 2"]);
+    expect(tools()).toEqual([
+      "echo@tools: Echo the text",
+      "pi_echo@tools: Echo, Pi style",
+      "kept@unregister: Stays",
+      "temp@unregister: Temporary, version 2",
+    ]);
     expect(m.list().find((e) => e.name === "unregister")!.tools).toEqual(["kept", "temp"]);
     expect(trace()).toEqual(["dropped temp"]);
   });
@@ -115,14 +147,23 @@ describe("commands and flags", () => {
     // Pi's sourceInfo: a file given by path, outside the workspace's .mypi and mypi's home.
     const local = { path: fixture("api/tools.ts"), source: "local", scope: "temporary", origin: "top-level" };
     expect(m.getCommands().slice(0, 2)).toEqual([
-      { name: "hello", description: "Say hello", source: "extension", extension: "tools", path: fixture("api/tools.ts"), sourceInfo: local },
+      {
+        name: "hello",
+        description: "Say hello",
+        source: "extension",
+        extension: "tools",
+        path: fixture("api/tools.ts"),
+        sourceInfo: local,
+      },
       { name: "fails", source: "extension", extension: "tools", path: fixture("api/tools.ts"), sourceInfo: local },
     ]);
     expect(await m.runCommand("/hello", "world")).toEqual({ ran: true });
     m.setFlagValues({ greeting: "ahoy" });
     await m.runCommand("hello", "again");
     expect(trace()).toEqual(["hello world hello idle=true", "hello again ahoy idle=true"]);
-    expect(m.getFlags()).toEqual([{ name: "greeting", type: "string", default: "hello", description: "what to say", extension: "tools" }]);
+    expect(m.getFlags()).toEqual([
+      { name: "greeting", type: "string", default: "hello", description: "what to say", extension: "tools" },
+    ]);
     expect(await m.runCommand("nope")).toEqual({ ran: false });
   });
 
@@ -138,7 +179,9 @@ describe("commands and flags", () => {
     resetProbe();
     const unstoppable = m.runCommand("until-stopped");
     expect(trace()).toEqual(["started, aborted=false"]);
-    expect(await Promise.race([unstoppable.then(() => "ended"), Promise.resolve("still running")])).toBe("still running");
+    expect(await Promise.race([unstoppable.then(() => "ended"), Promise.resolve("still running")])).toBe(
+      "still running",
+    );
   });
 
   it("reports a failing command as extension_error and returns its message", async () => {
@@ -160,13 +203,28 @@ describe("commands and flags", () => {
   it("refuses actions that need an agent until a host is bound", async () => {
     const m = await managerWith(["api/tools.ts"]);
     await m.runCommand("send");
-    expect(trace()).toEqual(["MYPI_NOT_READY: pi.sendMessage(): no agent is running yet; call it from an event handler or a command, not while the extension loads"]);
+    expect(trace()).toEqual([
+      "MYPI_NOT_READY: pi.sendMessage(): no agent is running yet; call it from an event handler or a command, not while the extension loads",
+    ]);
   });
 
   it("splits /name args with the rule registerCommand checks names by, so every name it accepts can be typed", async () => {
     const m = new ExtensionManager({ cwd: FIXTURES });
     const accepted: string[] = [];
-    const candidates = ["deploy.prod", "ns:cmd", "a_b-c", "v2.1", "x", "-lead", ".hidden", "_u", ":c", "with/slash", "sp ace", "é"];
+    const candidates = [
+      "deploy.prod",
+      "ns:cmd",
+      "a_b-c",
+      "v2.1",
+      "x",
+      "-lead",
+      ".hidden",
+      "_u",
+      ":c",
+      "with/slash",
+      "sp ace",
+      "é",
+    ];
     await m.loadExtension((pi) => {
       for (const name of candidates) {
         try {
@@ -209,7 +267,10 @@ describe("exec", () => {
   it("runs a program without a shell: output and exit code, 127 when it cannot start, killed on timeout", async () => {
     const m = await managerWith(["api/tools.ts"]);
     await m.runCommand("run");
-    const { exec, missing, slow } = probe().values as Record<string, { stdout: string; stderr: string; code: number; killed: boolean }>;
+    const { exec, missing, slow } = probe().values as Record<
+      string,
+      { stdout: string; stderr: string; code: number; killed: boolean }
+    >;
     expect(exec).toEqual({ stdout: "out", stderr: "err", code: 3, killed: false });
     expect(missing).toMatchObject({ stdout: "", code: 127, killed: false });
     expect(missing?.stderr).toContain("ENOENT");

@@ -2,7 +2,13 @@
 // (docs/extensions.md §1, §2).
 import { createScriptedModel, isAgentEvent, textOf, type ModelRequest } from "@mypi/kernel";
 import { afterEach, describe, expect, it } from "vitest";
-import { createExtensionHost, ExtensionManager, type ExtensionFactory, type ExtensionHost, type ExtensionStreamEvent } from "../src/index.ts";
+import {
+  createExtensionHost,
+  ExtensionManager,
+  type ExtensionFactory,
+  type ExtensionHost,
+  type ExtensionStreamEvent,
+} from "../src/index.ts";
 
 let hosts: ExtensionHost[] = [];
 afterEach(async () => {
@@ -31,7 +37,9 @@ describe("before_agent_end", () => {
           (pi) =>
             pi.on("before_agent_end", (event) => {
               seen.push([event.finalText, event.continuations]);
-              return event.continuations === 0 ? { message: { customType: "stop-guard", content: "Run the tests before you finish." } } : undefined;
+              return event.continuations === 0
+                ? { message: { customType: "stop-guard", content: "Run the tests before you finish." } }
+                : undefined;
             }),
         ],
       ],
@@ -56,9 +64,27 @@ describe("before_agent_end", () => {
   it("messages of several extensions accumulate in order; a failing handler is skipped and reported", async () => {
     const { host, requests, events } = await hostWith(
       [
-        ["first", (pi) => pi.on("before_agent_end", (e) => (e.continuations === 0 ? { message: { customType: "a", content: "one" } } : undefined))],
-        ["broken", (pi) => pi.on("before_agent_end", () => { throw new Error("no"); })],
-        ["second", (pi) => pi.on("before_agent_end", (e) => (e.continuations === 0 ? { messages: [{ customType: "b", content: "two" }] } : undefined))],
+        [
+          "first",
+          (pi) =>
+            pi.on("before_agent_end", (e) =>
+              e.continuations === 0 ? { message: { customType: "a", content: "one" } } : undefined,
+            ),
+        ],
+        [
+          "broken",
+          (pi) =>
+            pi.on("before_agent_end", () => {
+              throw new Error("no");
+            }),
+        ],
+        [
+          "second",
+          (pi) =>
+            pi.on("before_agent_end", (e) =>
+              e.continuations === 0 ? { messages: [{ customType: "b", content: "two" }] } : undefined,
+            ),
+        ],
       ],
       ["a", "b"],
     );
@@ -79,16 +105,23 @@ describe("before_agent_end", () => {
           (pi) => {
             pi.on("before_agent_end", (e, ctx) => {
               seen.push(["all", ctx.agentPath, e.finalText]);
-              return ctx.agentPath.length > 1 && e.continuations === 0 ? { message: { customType: "guard", content: "Check once more." } } : undefined;
+              return ctx.agentPath.length > 1 && e.continuations === 0
+                ? { message: { customType: "guard", content: "Check once more." } }
+                : undefined;
             });
-            pi.on("before_agent_end", (e, ctx) => void seen.push(["root", ctx.agentPath, e.finalText]), { agents: "root" });
+            pi.on("before_agent_end", (e, ctx) => void seen.push(["root", ctx.agentPath, e.finalText]), {
+              agents: "root",
+            });
           },
         ],
       ],
       ["parent done"],
     );
     const childRequests: ModelRequest[] = [];
-    const childModel = createScriptedModel({ turns: [{ text: "first look" }, { text: "checked again" }] }, { onRequest: (r) => childRequests.push(r) });
+    const childModel = createScriptedModel(
+      { turns: [{ text: "first look" }, { text: "checked again" }] },
+      { onRequest: (r) => childRequests.push(r) },
+    );
     const child = await host.children.create({ name: "helper", model: childModel });
     const childEvents: ExtensionStreamEvent[] = [];
     child.subscribe((e) => void childEvents.push(e));
@@ -116,7 +149,10 @@ describe("before_agent_end", () => {
   it("a child started with policies: false is asked nothing when it would end", async () => {
     let asked = 0;
     const { host } = await hostWith([["guard", (pi) => pi.on("before_agent_end", () => void asked++)]], []);
-    const child = await host.children.create({ model: createScriptedModel({ turns: [{ text: "done" }] }), policies: false });
+    const child = await host.children.create({
+      model: createScriptedModel({ turns: [{ text: "done" }] }),
+      policies: false,
+    });
     expect((await child.run("go")).stopReason).toBe("completed");
     await child.close();
     expect(asked).toBe(0);
@@ -137,8 +173,20 @@ describe("handler labels", () => {
           "hooks",
           (pi) => {
             pi.on("input", () => undefined, { label: "UserPromptSubmit ← settings.json" });
-            pi.on("input", () => { throw new Error("broke"); }, { label: "second hook" });
-            pi.on("agent_end", () => { throw new Error("observer broke"); }, { label: "Stop observer" });
+            pi.on(
+              "input",
+              () => {
+                throw new Error("broke");
+              },
+              { label: "second hook" },
+            );
+            pi.on(
+              "agent_end",
+              () => {
+                throw new Error("observer broke");
+              },
+              { label: "Stop observer" },
+            );
             pi.on("input", () => undefined);
           },
         ],
@@ -158,12 +206,18 @@ describe("handler labels", () => {
       ["input", "second hook"],
       ["agent_end", "Stop observer"],
     ]);
-    expect(manager.handlerOrder().input).toEqual(["hooks[UserPromptSubmit ← settings.json]", "hooks[second hook]", "hooks"]);
+    expect(manager.handlerOrder().input).toEqual([
+      "hooks[UserPromptSubmit ← settings.json]",
+      "hooks[second hook]",
+      "hooks",
+    ]);
   });
 
   it("a label that is not a non-empty string is refused at registration", async () => {
     const manager = new ExtensionManager({ cwd: process.cwd() });
     const r = await manager.loadExtension((pi) => pi.on("input", () => undefined, { label: "" }), "bad");
-    expect(r.failed.map((f) => [f.code, f.message])).toEqual([["MYPI_INVALID_OPTIONS", expect.stringContaining("label must be a non-empty string")]]);
+    expect(r.failed.map((f) => [f.code, f.message])).toEqual([
+      ["MYPI_INVALID_OPTIONS", expect.stringContaining("label must be a non-empty string")],
+    ]);
   });
 });

@@ -2,7 +2,13 @@
 // the conversation.
 import { createScriptedModel, type ModelRequest } from "@mypi/kernel";
 import { afterEach, describe, expect, it } from "vitest";
-import { ExtensionManager, createExtensionHost, type CompleteResult, type ExtensionAPI, type ExtensionHost } from "../src/index.ts";
+import {
+  ExtensionManager,
+  createExtensionHost,
+  type CompleteResult,
+  type ExtensionAPI,
+  type ExtensionHost,
+} from "../src/index.ts";
 
 let hosts: ExtensionHost[] = [];
 afterEach(async () => {
@@ -17,18 +23,27 @@ async function hostWith(policies: ((pi: ExtensionAPI) => void)[], turns: { text:
   let caller!: ExtensionAPI;
   await manager.loadExtension((pi) => void (caller = pi), "caller");
   const requests: ModelRequest[] = [];
-  const host = createExtensionHost({ manager, model: createScriptedModel({ turns }, { onRequest: (r) => requests.push(r) }), systemPrompt: "the agent's prompt" });
+  const host = createExtensionHost({
+    manager,
+    model: createScriptedModel({ turns }, { onRequest: (r) => requests.push(r) }),
+    systemPrompt: "the agent's prompt",
+  });
   hosts.push(host);
   return { host, caller, requests };
 }
 
 const user = (text: string) => ({ role: "user" as const, content: [{ type: "text" as const, text }], timestamp: 1 });
-const answerText = (r: CompleteResult) => (r.ok ? r.message.content.map((c) => (c.type === "text" ? c.text : "")).join("") : `error: ${r.error}`);
+const answerText = (r: CompleteResult) =>
+  r.ok ? r.message.content.map((c) => (c.type === "text" ? c.text : "")).join("") : `error: ${r.error}`;
 
 describe("pi.complete", () => {
   it("calls the session's model with the request's own system prompt, no tools, and adds nothing to the session", async () => {
     const { host, caller, requests } = await hostWith([], [{ text: "Paris." }]);
-    const result = await caller.complete({ systemPrompt: "Answer briefly.", messages: [user("Capital of France?")], maxTokens: 20 });
+    const result = await caller.complete({
+      systemPrompt: "Answer briefly.",
+      messages: [user("Capital of France?")],
+      maxTokens: 20,
+    });
     expect(answerText(result)).toBe("Paris.");
     expect(requests).toHaveLength(1);
     expect(requests[0]).toMatchObject({ systemPrompt: "Answer briefly.", tools: [], maxTokens: 20 });
@@ -51,10 +66,31 @@ describe("pi.complete", () => {
       });
     };
     const { caller, requests } = await hostWith([redact], [{ text: "ok" }]);
-    const result = await caller.complete({ messages: [user("my key is sk-abc123"), { role: "assistant", content: [{ type: "text", text: "noted" }], stopReason: "stop", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 }, model: "x", timestamp: 1 }], from: "docs__sampling" });
+    const result = await caller.complete({
+      messages: [
+        user("my key is sk-abc123"),
+        {
+          role: "assistant",
+          content: [{ type: "text", text: "noted" }],
+          stopReason: "stop",
+          usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
+          model: "x",
+          timestamp: 1,
+        },
+      ],
+      from: "docs__sampling",
+    });
     expect(answerText(result)).toBe("ok");
-    expect(seen).toEqual(["tool_result docs__sampling docs__sampling:0", "tool_result docs__sampling docs__sampling:1", "context 2"]);
-    expect(requests[0]!.messages.map((m) => m.content)).toEqual([[{ type: "text", text: "my key is [key]" }], [{ type: "text", text: "noted" }], [{ type: "text", text: "(reviewed)" }]]);
+    expect(seen).toEqual([
+      "tool_result docs__sampling docs__sampling:0",
+      "tool_result docs__sampling docs__sampling:1",
+      "context 2",
+    ]);
+    expect(requests[0]!.messages.map((m) => m.content)).toEqual([
+      [{ type: "text", text: "my key is [key]" }],
+      [{ type: "text", text: "noted" }],
+      [{ type: "text", text: "(reviewed)" }],
+    ]);
   });
 
   it("passes a tool's system prompt through tool_result and context like its messages, so the model reads it redacted", async () => {
@@ -71,9 +107,17 @@ describe("pi.complete", () => {
       });
     };
     const { caller, requests } = await hostWith([redact], [{ text: "ok" }]);
-    const result = await caller.complete({ systemPrompt: "You translate. Key: sk-abc123", messages: [user("hi")], from: "docs__sampling" });
+    const result = await caller.complete({
+      systemPrompt: "You translate. Key: sk-abc123",
+      messages: [user("hi")],
+      from: "docs__sampling",
+    });
     expect(answerText(result)).toBe("ok");
-    expect(seen).toEqual(["tool_result docs__sampling:0", "tool_result docs__sampling:system", "context system_prompt,user"]);
+    expect(seen).toEqual([
+      "tool_result docs__sampling:0",
+      "tool_result docs__sampling:system",
+      "context system_prompt,user",
+    ]);
     expect(requests[0]!.systemPrompt).toBe("You translate. Key: [key]");
     expect(requests[0]!.messages.map((m) => m.role)).toEqual(["user"]);
   });
@@ -81,9 +125,14 @@ describe("pi.complete", () => {
   it("lets a context policy rewrite or drop the system prompt of any request", async () => {
     const rewrite = (pi: ExtensionAPI) =>
       pi.on("context", (event) => ({
-        messages: event.messages.map((m) => (m.role === "custom" && m.customType === "system_prompt" ? { ...m, content: String(m.content).replace("secret", "[hidden]") } : m)),
+        messages: event.messages.map((m) =>
+          m.role === "custom" && m.customType === "system_prompt"
+            ? { ...m, content: String(m.content).replace("secret", "[hidden]") }
+            : m,
+        ),
       }));
-    const drop = (pi: ExtensionAPI) => pi.on("context", (event) => ({ messages: event.messages.filter((m) => m.role !== "custom") }));
+    const drop = (pi: ExtensionAPI) =>
+      pi.on("context", (event) => ({ messages: event.messages.filter((m) => m.role !== "custom") }));
     const rewritten = await hostWith([rewrite], [{ text: "ok" }]);
     await rewritten.caller.complete({ systemPrompt: "a secret prompt", messages: [user("hi")] });
     expect(rewritten.requests[0]!.systemPrompt).toBe("a [hidden] prompt");
@@ -94,10 +143,14 @@ describe("pi.complete", () => {
   });
 
   it("is refused, without a model call, when a tool_result policy withholds the content", async () => {
-    const guard = (pi: ExtensionAPI) => pi.on("tool_result", () => ({ withhold: true, reason: "no sampling here" }) as never);
+    const guard = (pi: ExtensionAPI) =>
+      pi.on("tool_result", () => ({ withhold: true, reason: "no sampling here" }) as never);
     const { caller, requests } = await hostWith([guard], [{ text: "never" }]);
     const result = await caller.complete({ messages: [user("hi")], from: "docs__sampling" });
-    expect(result).toEqual({ ok: false, error: "a tool_result policy refused message 1: Tool result withheld by policy1: no sampling here" });
+    expect(result).toEqual({
+      ok: false,
+      error: "a tool_result policy refused message 1: Tool result withheld by policy1: no sampling here",
+    });
     expect(requests).toEqual([]);
   });
 
@@ -113,7 +166,10 @@ describe("pi.complete", () => {
     const { caller } = await hostWith([], [{ text: "unused" }]);
     const aborted = new AbortController();
     aborted.abort();
-    expect(await caller.complete({ messages: [user("hi")], signal: aborted.signal })).toEqual({ ok: false, error: "aborted" });
+    expect(await caller.complete({ messages: [user("hi")], signal: aborted.signal })).toEqual({
+      ok: false,
+      error: "aborted",
+    });
     const { caller: second } = await hostWith([], []);
     const failed = await second.complete({ messages: [user("hi")] });
     expect(failed).toEqual({ ok: false, error: expect.stringContaining("has no turn left for model call 1") });

@@ -89,7 +89,9 @@ describe("compose (koa-compose conformance)", () => {
   });
 
   it("rejects when a middleware rejects", async () => {
-    await expect(compose<number>([async () => Promise.reject(new Error("async boom"))])(0)).rejects.toThrow("async boom");
+    await expect(compose<number>([async () => Promise.reject(new Error("async boom"))])(0)).rejects.toThrow(
+      "async boom",
+    );
   });
 
   it("lets an upstream middleware catch a downstream error", async () => {
@@ -128,7 +130,11 @@ describe("compose (koa-compose conformance)", () => {
   });
 
   it("returns the downstream value through next(), so an outer layer can post-process it", async () => {
-    const result = await compose<number>([async (v, next) => (await next()) * 10, async (v, next) => (await next()) + 1, (v) => v + 1])(1);
+    const result = await compose<number>([
+      async (v, next) => (await next()) * 10,
+      async (v, next) => (await next()) + 1,
+      (v) => v + 1,
+    ])(1);
     expect(result).toBe(30);
   });
 

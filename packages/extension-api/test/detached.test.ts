@@ -3,7 +3,15 @@
 // and a manager no host is bound to answers through its detached runtime.
 import { createScriptedModel } from "@mypi/kernel";
 import { afterEach, describe, expect, it } from "vitest";
-import { ExtensionManager, createExtensionHost, defineTool, z, type CommandContext, type ExtensionAPI, type ExtensionHost } from "../src/index.ts";
+import {
+  ExtensionManager,
+  createExtensionHost,
+  defineTool,
+  z,
+  type CommandContext,
+  type ExtensionAPI,
+  type ExtensionHost,
+} from "../src/index.ts";
 
 let hosts: ExtensionHost[] = [];
 afterEach(async () => {
@@ -11,8 +19,12 @@ afterEach(async () => {
   hosts = [];
 });
 
-const tool = (name: string) => defineTool({ name, description: name, parameters: z.strictObject({}), execute: () => name });
-const bind = (manager: ExtensionManager, options: { tools?: ReturnType<typeof tool>[]; systemPrompt?: string } = {}) => {
+const tool = (name: string) =>
+  defineTool({ name, description: name, parameters: z.strictObject({}), execute: () => name });
+const bind = (
+  manager: ExtensionManager,
+  options: { tools?: ReturnType<typeof tool>[]; systemPrompt?: string } = {},
+) => {
   const host = createExtensionHost({ manager, model: createScriptedModel({ turns: [] }), ...options });
   hosts.push(host);
   return host;
@@ -47,10 +59,20 @@ describe("the manager owns the tool registry", () => {
 
     const host = bind(manager, { tools: [tool("host_tool")] });
     expect(host.agent.tools).toBe(registry);
-    expect(registry.list().map((t) => `${t.name}@${manager.toolOwner(t.name)}`)).toEqual(["host_tool@host", "x@a", "y@a", "z@a"]);
+    expect(registry.list().map((t) => `${t.name}@${manager.toolOwner(t.name)}`)).toEqual([
+      "host_tool@host",
+      "x@a",
+      "y@a",
+      "z@a",
+    ]);
     // A tool the host gave after the extensions narrowed the set stays out of it, as before.
     expect(host.agent.tools.schemas().map((s) => s.name)).toEqual(["x"]);
-    expect(manager.effectiveTools().map((t) => [t.name, t.source])).toEqual([["host_tool", "host"], ["x", "a"], ["y", "a"], ["z", "a"]]);
+    expect(manager.effectiveTools().map((t) => [t.name, t.source])).toEqual([
+      ["host_tool", "host"],
+      ["x", "a"],
+      ["y", "a"],
+      ["z", "a"],
+    ]);
 
     await host.shutdown();
     hosts = [];
@@ -62,7 +84,13 @@ describe("the manager owns the tool registry", () => {
     let pi: ExtensionAPI | undefined;
     await manager.loadExtension((api) => {
       pi = api;
-      api.registerTool({ name: "snippy", description: "d", parameters: { type: "object" }, promptSnippet: "use snippy", execute: async () => ({ content: [] }) });
+      api.registerTool({
+        name: "snippy",
+        description: "d",
+        parameters: { type: "object" },
+        promptSnippet: "use snippy",
+        execute: async () => ({ content: [] }),
+      });
       api.registerTool(tool("plain"));
     }, "p");
     const host = bind(manager, { systemPrompt: "base" });
@@ -81,7 +109,12 @@ describe("the detached runtime", () => {
     expect(manager.bound).toBe(false);
     expect(c.sessionManager.getEntries()).toEqual([]);
     expect(c.sessionManager.cwd).toBe("/work");
-    expect([c.isIdle(), c.getSystemPrompt(), c.getContextUsage(), pi.getSessionName()]).toEqual([true, "", undefined, undefined]);
+    expect([c.isIdle(), c.getSystemPrompt(), c.getContextUsage(), pi.getSessionName()]).toEqual([
+      true,
+      "",
+      undefined,
+      undefined,
+    ]);
     expect(c.abort()).toBeUndefined();
     await expect(c.waitForIdle()).resolves.toBeUndefined();
     await expect(c.fork("any")).resolves.toEqual({ cancelled: true });

@@ -15,7 +15,12 @@ describe("pi.exec", () => {
 
   it("takes a timeout beyond what a Node timer holds (2^31 ms) as the longest one, not as none at all", async () => {
     // Node fires a timer of more than 2^31 - 1 ms after 1 ms: the program would be killed at once.
-    expect(await node("process.stdout.write('done')", { timeout: 2 ** 32 })).toEqual({ stdout: "done", stderr: "", code: 0, killed: false });
+    expect(await node("process.stdout.write('done')", { timeout: 2 ** 32 })).toEqual({
+      stdout: "done",
+      stderr: "",
+      code: 0,
+      killed: false,
+    });
   });
 
   it("answers when the program exits without reading its input (the broken pipe is not the host's crash)", async () => {
@@ -35,20 +40,34 @@ describe("pi.exec", () => {
   });
 
   it("keeps at most EXEC_OUTPUT_LIMIT characters of a stream and says at the end of stderr how much it dropped", async () => {
-    const result = await node(`process.stdout.write("y".repeat(${EXEC_OUTPUT_LIMIT + 1000})); process.stderr.write("done")`);
+    const result = await node(
+      `process.stdout.write("y".repeat(${EXEC_OUTPUT_LIMIT + 1000})); process.stderr.write("done")`,
+    );
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("y".repeat(EXEC_OUTPUT_LIMIT));
-    expect(result.stderr).toBe(`done\n[mypi] stdout truncated: 1000 more characters dropped (pi.exec keeps ${EXEC_OUTPUT_LIMIT} per stream)`);
+    expect(result.stderr).toBe(
+      `done\n[mypi] stdout truncated: 1000 more characters dropped (pi.exec keeps ${EXEC_OUTPUT_LIMIT} per stream)`,
+    );
   });
 
   it("does not start the program when the signal is already aborted", async () => {
     const aborted = AbortSignal.abort();
-    expect(await exec("mypi-no-such-program-xyz", [], { signal: aborted }, process.cwd())).toEqual({ stdout: "", stderr: "", code: -1, killed: true });
+    expect(await exec("mypi-no-such-program-xyz", [], { signal: aborted }, process.cwd())).toEqual({
+      stdout: "",
+      stderr: "",
+      code: -1,
+      killed: true,
+    });
   });
 
   it("says that the working folder does not exist rather than that the program is missing", async () => {
     const result = await exec("ls", [], { cwd: "/mypi/no/such/folder" }, process.cwd());
-    expect(result).toEqual({ stdout: "", stderr: "cannot run ls: the working folder /mypi/no/such/folder does not exist", code: 127, killed: false });
+    expect(result).toEqual({
+      stdout: "",
+      stderr: "cannot run ls: the working folder /mypi/no/such/folder does not exist",
+      code: 127,
+      killed: false,
+    });
   });
 
   it("keeps mypi's model API key from the program unless MYPI_PASS_ENV names it or the caller sets it", async () => {
@@ -63,7 +82,10 @@ describe("pi.exec", () => {
       process.env.MYPI_PASS_ENV = "FOO, OPENAI_API_KEY";
       expect((await node(probe)).stdout).toBe("sk-test-not-for-programs");
     } finally {
-      for (const [name, value] of [["OPENAI_API_KEY", saved.key], ["MYPI_PASS_ENV", saved.pass]] as const) {
+      for (const [name, value] of [
+        ["OPENAI_API_KEY", saved.key],
+        ["MYPI_PASS_ENV", saved.pass],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }

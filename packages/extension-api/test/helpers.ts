@@ -33,7 +33,8 @@ export function recorder(signal: AbortSignal = new AbortController().signal): Re
   return {
     call: { signal, emit: (e) => events.push(e) },
     events,
-    decisions: () => events.flatMap((e) => (e.type === "hook_decision" ? [[e.extension, e.outcome] as [string, string]] : [])),
+    decisions: () =>
+      events.flatMap((e) => (e.type === "hook_decision" ? [[e.extension, e.outcome] as [string, string]] : [])),
     errors: () => events.filter((e): e is ExtensionErrorEvent => e.type === "extension_error"),
   };
 }

@@ -3,7 +3,13 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { Agent, StreamEvent, ToolResult } from "@mypi/kernel";
 import { runConversation } from "../src/testing/index.ts";
-import type { ExtensionErrorEvent, ExtensionHost, ExtensionHostEvent, ExtensionStreamEvent, HookDecisionEvent } from "../src/index.ts";
+import type {
+  ExtensionErrorEvent,
+  ExtensionHost,
+  ExtensionHostEvent,
+  ExtensionStreamEvent,
+  HookDecisionEvent,
+} from "../src/index.ts";
 
 /** Never called: only compiled. `switch (event.type)` narrows over kernel and host events without a guard. */
 export function narrowingChecks(host: ExtensionHost, event: ExtensionStreamEvent): void {
@@ -33,11 +39,21 @@ export function narrowingChecks(host: ExtensionHost, event: ExtensionStreamEvent
 describe("ExtensionStreamEvent", () => {
   it("carries a failing handler's extension_error as a typed event", async () => {
     const run = await runConversation({
-      extensions: [{ name: "broken", factory: (pi) => void pi.on("input", () => { throw new Error("boom"); }) }],
+      extensions: [
+        {
+          name: "broken",
+          factory: (pi) =>
+            void pi.on("input", () => {
+              throw new Error("boom");
+            }),
+        },
+      ],
       prompt: "hi",
       turns: [{ text: "ok" }],
     });
-    const errors = run.events.flatMap((e) => (e.type === "extension_error" ? [`${e.extension}:${e.slot}:${e.error}`] : []));
+    const errors = run.events.flatMap((e) =>
+      e.type === "extension_error" ? [`${e.extension}:${e.slot}:${e.error}`] : [],
+    );
     expect(errors).toEqual(["broken:input:boom"]);
   });
 });

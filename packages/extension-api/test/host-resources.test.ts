@@ -1,8 +1,22 @@
 // What the host offers a CLI for resources: resources_discover, prompt expansion after the
 // input slot, a tools allowlist, a replaceable base system prompt, resource commands.
-import { createScriptedModel, type ModelRequest, type ScriptedTurn, type StreamEvent, type UserMessage } from "@mypi/kernel";
+import {
+  createScriptedModel,
+  type ModelRequest,
+  type ScriptedTurn,
+  type StreamEvent,
+  type UserMessage,
+} from "@mypi/kernel";
 import { afterEach, describe, expect, it } from "vitest";
-import { ExtensionManager, createExtensionHost, defineTool, z, type ExtensionAPI, type ExtensionHost, type ExtensionHostOptions } from "../src/index.ts";
+import {
+  ExtensionManager,
+  createExtensionHost,
+  defineTool,
+  z,
+  type ExtensionAPI,
+  type ExtensionHost,
+  type ExtensionHostOptions,
+} from "../src/index.ts";
 
 let hosts: ExtensionHost[] = [];
 afterEach(async () => {
@@ -10,10 +24,15 @@ afterEach(async () => {
   hosts = [];
 });
 
-async function hostWith(extensions: Record<string, (pi: ExtensionAPI) => void>, turns: ScriptedTurn[], options: Partial<ExtensionHostOptions> = {}) {
+async function hostWith(
+  extensions: Record<string, (pi: ExtensionAPI) => void>,
+  turns: ScriptedTurn[],
+  options: Partial<ExtensionHostOptions> = {},
+) {
   const diagnostics: string[] = [];
   const manager = new ExtensionManager({ cwd: "/ws", onDiagnostic: (d) => diagnostics.push(d) });
-  for (const [name, factory] of Object.entries(extensions)) expect((await manager.loadExtension(factory, name)).failed).toEqual([]);
+  for (const [name, factory] of Object.entries(extensions))
+    expect((await manager.loadExtension(factory, name)).failed).toEqual([]);
   const requests: ModelRequest[] = [];
   const model = createScriptedModel({ turns }, { onRequest: (r) => requests.push(r) });
   const host = createExtensionHost({ manager, model, systemPrompt: "base", ...options });
@@ -25,7 +44,9 @@ async function hostWith(extensions: Record<string, (pi: ExtensionAPI) => void>, 
 
 const lastUserText = (request: ModelRequest) => {
   const user = request.messages.filter((m): m is UserMessage => m.role === "user").at(-1)!;
-  return typeof user.content === "string" ? user.content : user.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+  return typeof user.content === "string"
+    ? user.content
+    : user.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 };
 
 describe("resources_discover", () => {
@@ -33,7 +54,14 @@ describe("resources_discover", () => {
     const seen: unknown[] = [];
     const { host, events } = await hostWith(
       {
-        first: (pi) => pi.on("resources_discover", (event) => (seen.push({ cwd: event.cwd, reason: event.reason }), { skillPaths: ["a"], promptPaths: ["p"], themePaths: ["ignored"] })),
+        first: (pi) =>
+          pi.on(
+            "resources_discover",
+            (event) => (
+              seen.push({ cwd: event.cwd, reason: event.reason }),
+              { skillPaths: ["a"], promptPaths: ["p"], themePaths: ["ignored"] }
+            ),
+          ),
         broken: (pi) => pi.on("resources_discover", () => ({ skillPaths: "not a list" }) as never),
         second: (pi) => pi.on("resources_discover", () => ({ skillPaths: ["b"] })),
       },
@@ -42,7 +70,9 @@ describe("resources_discover", () => {
     expect(await host.discoverResources("reload")).toEqual({ skillPaths: ["a", "b"], promptPaths: ["p"] });
     expect(seen).toEqual([{ cwd: "/ws", reason: "reload" }]);
     const errors = events.filter((e) => e.type === "extension_error");
-    expect(errors).toEqual([expect.objectContaining({ extension: "broken", slot: "resources_discover", code: "MYPI_BAD_RESULT" })]);
+    expect(errors).toEqual([
+      expect.objectContaining({ extension: "broken", slot: "resources_discover", code: "MYPI_BAD_RESULT" }),
+    ]);
   });
 
   it("with no handler finds nothing", async () => {
@@ -86,7 +116,9 @@ describe("expandPrompt", () => {
     );
     const handled = await host.agent.prompt("/t stop", { source: "rpc" });
     expect(handled.stopReason).toBe("handled");
-    const ended = new Promise<void>((resolve) => host.agent.subscribe((e) => void (e.type === "agent_end" && resolve())));
+    const ended = new Promise<void>((resolve) =>
+      host.agent.subscribe((e) => void (e.type === "agent_end" && resolve())),
+    );
     api.sendUserMessage("/t from extension");
     await ended;
     expect(expanded).toEqual([]);
@@ -95,7 +127,8 @@ describe("expandPrompt", () => {
 });
 
 describe("activeTools and setSystemPrompt", () => {
-  const tool = (name: string) => defineTool({ name, description: name, parameters: z.strictObject({}), execute: () => name });
+  const tool = (name: string) =>
+    defineTool({ name, description: name, parameters: z.strictObject({}), execute: () => name });
 
   it("offers only the allowed tools, names the unknown ones once, and keeps a tool registered later under another name inactive", async () => {
     let api!: ExtensionAPI;
@@ -142,6 +175,9 @@ describe("activeTools and setSystemPrompt", () => {
       { name: "review", source: "prompt", path: "/p/review.md" },
       { name: "skill:deploy", source: "skill", description: "Ship it", path: "/s/SKILL.md" },
     ]);
-    expect(manager.getCommands().map((c) => [c.name, c.source])).toEqual([["review", "extension"], ["skill:deploy", "skill"]]);
+    expect(manager.getCommands().map((c) => [c.name, c.source])).toEqual([
+      ["review", "extension"],
+      ["skill:deploy", "skill"],
+    ]);
   });
 });

@@ -1,8 +1,23 @@
 // The host: the kernel Agent with the manager's chains as its slots, events fed to the observer
 // bus, agent_end held until the mailboxes drain, tools and actions wired (docs/architecture.md#observers, #diagnostics; docs/extensions.md).
-import { createScriptedModel, isAgentEvent, type ModelRequest, type SessionEntry, type ScriptedTurn, type StreamEvent, type ToolResultMessage } from "@mypi/kernel";
+import {
+  createScriptedModel,
+  isAgentEvent,
+  type ModelRequest,
+  type SessionEntry,
+  type ScriptedTurn,
+  type StreamEvent,
+  type ToolResultMessage,
+} from "@mypi/kernel";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createExtensionHost, defineTool, z, type ExtensionErrorEvent, type ExtensionHost, type HookDecisionEvent } from "../src/index.ts";
+import {
+  createExtensionHost,
+  defineTool,
+  z,
+  type ExtensionErrorEvent,
+  type ExtensionHost,
+  type HookDecisionEvent,
+} from "../src/index.ts";
 import { gate, probe, release, resetProbe } from "./fixtures/probe.ts";
 import { sessionTree } from "../src/context.ts";
 import { managerWith } from "./helpers.ts";
@@ -16,7 +31,11 @@ afterEach(async () => {
   hosts = [];
 });
 
-async function hostWith(files: string[], turns: ScriptedTurn[], extra: { compaction?: { contextWindow: number; keepRecentTokens?: number } } = {}) {
+async function hostWith(
+  files: string[],
+  turns: ScriptedTurn[],
+  extra: { compaction?: { contextWindow: number; keepRecentTokens?: number } } = {},
+) {
   const diagnostics: string[] = [];
   const manager = await managerWith(files, { onDiagnostic: (d) => diagnostics.push(d) });
   const requests: ModelRequest[] = [];
@@ -41,13 +60,22 @@ function nextEnd(host: ExtensionHost): Promise<void> {
 }
 
 const twoCalls: ScriptedTurn[] = [
-  { text: "calling", toolCalls: [{ name: "echo", arguments: { text: "hi" } }, { name: "echo", arguments: { text: "forbidden" } }] },
+  {
+    text: "calling",
+    toolCalls: [
+      { name: "echo", arguments: { text: "hi" } },
+      { name: "echo", arguments: { text: "forbidden" } },
+    ],
+  },
   { text: "done" },
 ];
 
 describe("createExtensionHost", () => {
   it("start() resolves once session_start handlers ran; a prompt sent from agent_end starts the next run when the agent is idle", async () => {
-    const { host, requests, events } = await hostWith(["host/planner.ts"], [{ text: "Step one." }, { text: "Step two." }]);
+    const { host, requests, events } = await hostWith(
+      ["host/planner.ts"],
+      [{ text: "Step one." }, { text: "Step two." }],
+    );
     const ends: string[] = [];
     const bothEnded = new Promise<void>((resolve) =>
       host.agent.subscribe((e) => {
@@ -59,7 +87,9 @@ describe("createExtensionHost", () => {
     await bothEnded;
     expect(requests.map((r) => r.systemPrompt)).toEqual(["base RULES", "base RULES"]);
     expect(ends).toEqual(["completed", "completed"]);
-    const users = host.agent.messages.filter((m) => m.role === "user").map((m) => (m.content as { text: string }[])[0]!.text);
+    const users = host.agent.messages
+      .filter((m) => m.role === "user")
+      .map((m) => (m.content as { text: string }[])[0]!.text);
     expect(users).toEqual(["plan it", "next step"]);
     expect(events.filter((e) => e.type === "agent_start")).toHaveLength(2);
   });
@@ -69,10 +99,12 @@ describe("createExtensionHost", () => {
     await host.start();
     await host.agent.prompt("go");
     const recorded = host.session.getEntries().flatMap((e) => (e.type === "custom" ? [e] : []));
-    expect(recorded.map((e) => {
-      const d = e.data as Record<string, unknown>;
-      return [e.customType, d.extension, d.slot, d.outcome ?? d.error, d.toolCallId ?? d.reason];
-    })).toEqual([
+    expect(
+      recorded.map((e) => {
+        const d = e.data as Record<string, unknown>;
+        return [e.customType, d.extension, d.slot, d.outcome ?? d.error, d.toolCallId ?? d.reason];
+      }),
+    ).toEqual([
       ["mypi:hook_decision", "guard", "before_agent_start", "system_prompt", undefined],
       ["mypi:extension_error", "guard", "turn_start", "observer broke", undefined],
       ["mypi:hook_decision", "guard", "tool_result", "patch", "call_1"],
@@ -81,7 +113,13 @@ describe("createExtensionHost", () => {
       ["mypi:extension_error", "guard", "turn_start", "observer broke", undefined],
     ]);
     // The verdicts are part of the tree, not of the context: the model's history is unchanged.
-    expect(host.session.buildContext().map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "assistant"]);
+    expect(host.session.buildContext().map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "toolResult",
+      "assistant",
+    ]);
   });
 
   it("forks before a prompt and before the verdicts recorded about it, which stay with the prompt left behind", async () => {
@@ -90,9 +128,17 @@ describe("createExtensionHost", () => {
     await host.agent.prompt("first");
     await host.agent.prompt("second");
     const branch = host.session.getBranch();
-    const second = branch.find((e) => e.type === "message" && e.message.role === "user" && (e.message.content as { text: string }[])[0]!.text === "second")!;
+    const second = branch.find(
+      (e) =>
+        e.type === "message" &&
+        e.message.role === "user" &&
+        (e.message.content as { text: string }[])[0]!.text === "second",
+    )!;
     // The user message hangs under the verdicts recorded while it was being taken in.
-    expect(host.session.getEntry(second.parentId!)).toMatchObject({ type: "custom", customType: expect.stringMatching(/^mypi:/) });
+    expect(host.session.getEntry(second.parentId!)).toMatchObject({
+      type: "custom",
+      customType: expect.stringMatching(/^mypi:/),
+    });
     await host.fork(second.id);
     const leaf = host.session.getEntry(host.session.getLeafId()!)!;
     expect(leaf).toMatchObject({ type: "message", message: { role: "assistant" } });
@@ -106,12 +152,19 @@ describe("createExtensionHost", () => {
   it("refuses fork and compact while a run is in progress, before the session moves", async () => {
     const { host } = await hostWith([], [{ text: "Slow.", delayMs: 60_000 }]);
     await host.start();
-    const streaming = new Promise<void>((resolve) => host.agent.subscribe((e) => isAgentEvent(e) && e.type === "message_start" && e.message.role === "assistant" && resolve()));
+    const streaming = new Promise<void>((resolve) =>
+      host.agent.subscribe(
+        (e) => isAgentEvent(e) && e.type === "message_start" && e.message.role === "assistant" && resolve(),
+      ),
+    );
     const run = host.agent.prompt("go");
     await streaming;
     const leaf = host.session.getLeafId();
     await expect(host.fork(host.session.getEntries()[0]!.id)).rejects.toThrow("A run is in progress");
-    expect(await host.compact()).toEqual({ status: "failed", error: "A run is in progress: abort it or wait for it to end, then try again." });
+    expect(await host.compact()).toEqual({
+      status: "failed",
+      error: "A run is in progress: abort it or wait for it to end, then try again.",
+    });
     expect(host.session.getLeafId()).toBe(leaf);
     host.agent.abort();
     expect((await run).stopReason).toBe("aborted");
@@ -153,8 +206,13 @@ describe("createExtensionHost", () => {
         .map((e) => (e.type === "hook_decision" ? `decision:${e.outcome}` : e.type));
     expect(around("call_2")).toEqual(["decision:pass", "tool_execution_start", "decision:block", "tool_execution_end"]);
     // A tool call's decisions name the call they were about.
-    const decisions = events.filter((e) => e.type === "hook_decision" && e.slot === "tool_call") as unknown as HookDecisionEvent[];
-    expect(decisions.map((d) => [d.toolCallId, d.outcome])).toEqual([["call_1", "pass"], ["call_2", "block"]]);
+    const decisions = events.filter(
+      (e) => e.type === "hook_decision" && e.slot === "tool_call",
+    ) as unknown as HookDecisionEvent[];
+    expect(decisions.map((d) => [d.toolCallId, d.outcome])).toEqual([
+      ["call_1", "pass"],
+      ["call_2", "block"],
+    ]);
   });
 
   it("holds agent_end until every observer has it and the mailboxes are drained", async () => {
@@ -191,21 +249,29 @@ describe("createExtensionHost", () => {
     const { host } = await hostWith(["host/actions.ts"], [{ text: "never" }]);
     const outcome = await host.runCommand("bad-note", "");
     expect(outcome.ran).toBe(true);
-    expect(outcome.error).toContain('MYPI_BAD_RESULT: sendMessage({"customType":"note","content":42}): custom message: content is neither a string nor a list of blocks');
+    expect(outcome.error).toContain(
+      'MYPI_BAD_RESULT: sendMessage({"customType":"note","content":42}): custom message: content is neither a string nor a list of blocks',
+    );
     expect(host.agent.isRunning).toBe(false);
     expect(host.agent.messages).toEqual([]);
   });
 
   it("queues messages sent during a run: steering at the next turn boundary (through the input slot, streamingBehavior steer), follow-ups at the end", async () => {
-    const { host } = await hostWith(["host/guard.ts", "host/steerer.ts"], [
-      { toolCalls: [{ name: "echo", arguments: { text: "hi" } }] },
-      { text: "saw the steer" },
-      { text: "saw the follow-up" },
-    ]);
+    const { host } = await hostWith(
+      ["host/guard.ts", "host/steerer.ts"],
+      [
+        { toolCalls: [{ name: "echo", arguments: { text: "hi" } }] },
+        { text: "saw the steer" },
+        { text: "saw the follow-up" },
+      ],
+    );
     await host.agent.prompt("go");
     expect(trace()).toEqual(["input api: go", "input extension/steer: steered"]);
     expect(
-      host.agent.messages.map((m) => `${m.role}${m.role === "custom" ? `:${m.customType}` : ""}${m.role === "user" ? `:${JSON.stringify(m.content)}` : ""}`),
+      host.agent.messages.map(
+        (m) =>
+          `${m.role}${m.role === "custom" ? `:${m.customType}` : ""}${m.role === "user" ? `:${JSON.stringify(m.content)}` : ""}`,
+      ),
     ).toEqual([
       'user:[{"type":"text","text":"go"}]',
       "assistant",
@@ -221,7 +287,9 @@ describe("createExtensionHost", () => {
     const { host } = await hostWith(["host/guard.ts", "host/actions.ts"], []);
     await host.runCommand("remember", "milk");
     await host.runCommand("ctx");
-    expect(host.session.getEntries().filter((e) => e.type === "custom")).toMatchObject([{ customType: "memo", data: { text: "milk" } }]);
+    expect(host.session.getEntries().filter((e) => e.type === "custom")).toMatchObject([
+      { customType: "memo", data: { text: "milk" } },
+    ]);
     expect(probe().values.ctx).toEqual({
       idle: true,
       systemPrompt: "base",
@@ -236,7 +304,10 @@ describe("createExtensionHost", () => {
   it("registers tools added later, and narrows the active tools ignoring unknown names", async () => {
     const { host, diagnostics } = await hostWith(["host/guard.ts", "host/actions.ts"], []);
     await host.runCommand("add-tool");
-    expect(host.agent.tools.list().map((t) => `${t.name}@${host.agent.tools.sourceOf(t.name)}`)).toEqual(["echo@guard", "late_tool@actions"]);
+    expect(host.agent.tools.list().map((t) => `${t.name}@${host.agent.tools.sourceOf(t.name)}`)).toEqual([
+      "echo@guard",
+      "late_tool@actions",
+    ]);
     await host.runCommand("narrow");
     expect(host.agent.tools.active().map((t) => t.name)).toEqual(["late_tool"]);
     expect(diagnostics).toEqual(["actions: setActiveTools ignores unknown tool(s) no_such_tool"]);
@@ -245,15 +316,29 @@ describe("createExtensionHost", () => {
   it("takes a tool an extension unregistered out of the agent's registry, and refuses to remove the host's tools", async () => {
     const diagnostics: string[] = [];
     const manager = await managerWith(["api/unregister.ts"], { onDiagnostic: (d) => diagnostics.push(d) });
-    const hostTool = defineTool({ name: "host_tool", description: "The host's", parameters: z.strictObject({}), execute: () => "host" });
+    const hostTool = defineTool({
+      name: "host_tool",
+      description: "The host's",
+      parameters: z.strictObject({}),
+      execute: () => "host",
+    });
     const host = createExtensionHost({ manager, model: createScriptedModel({ turns: [] }), tools: [hostTool] });
     hosts.push(host);
-    const listed = () => host.agent.tools.list().map((t) => `${t.name}@${host.agent.tools.sourceOf(t.name) ?? "host"}: ${t.description}`);
-    expect(listed()).toEqual(["host_tool@host: The host's", "temp@unregister: Temporary, version 1", "kept@unregister: Stays"]);
+    const listed = () =>
+      host.agent.tools.list().map((t) => `${t.name}@${host.agent.tools.sourceOf(t.name) ?? "host"}: ${t.description}`);
+    expect(listed()).toEqual([
+      "host_tool@host: The host's",
+      "temp@unregister: Temporary, version 1",
+      "kept@unregister: Stays",
+    ]);
     await host.runCommand("drop", "temp");
     expect(listed()).toEqual(["host_tool@host: The host's", "kept@unregister: Stays"]);
     await host.runCommand("readd");
-    expect(listed()).toEqual(["host_tool@host: The host's", "kept@unregister: Stays", "temp@unregister: Temporary, version 2"]);
+    expect(listed()).toEqual([
+      "host_tool@host: The host's",
+      "kept@unregister: Stays",
+      "temp@unregister: Temporary, version 2",
+    ]);
     await host.runCommand("drop", "host_tool");
     expect(trace()).toEqual([
       "dropped temp",
@@ -275,9 +360,13 @@ describe("createExtensionHost", () => {
   });
 
   it("routes compaction through session_before_compact and tells observers", async () => {
-    const { host } = await hostWith(["slots/compact-summary.ts", "host/watcher.ts"], [{ text: "first answer" }, { text: "second answer" }], {
-      compaction: { contextWindow: 100_000, keepRecentTokens: 1 },
-    });
+    const { host } = await hostWith(
+      ["slots/compact-summary.ts", "host/watcher.ts"],
+      [{ text: "first answer" }, { text: "second answer" }],
+      {
+        compaction: { contextWindow: 100_000, keepRecentTokens: 1 },
+      },
+    );
     await host.agent.prompt("first question");
     await host.agent.prompt("second question");
     const outcome = await host.compact();
@@ -320,7 +409,9 @@ describe("createExtensionHost", () => {
             const entry = view.getEntries().at(-1)! as { id: string; parentId: string | null };
             entry.parentId = entry.id; // made every later walk of the branch spin for ever
           },
-          "a message's text": () => ((view.getBranch()[0] as { message: { content: { text: string }[] } }).message.content[0]!.text = "rewritten"),
+          "a message's text": () =>
+            ((view.getBranch()[0] as { message: { content: { text: string }[] } }).message.content[0]!.text =
+              "rewritten"),
           "the entry list": () => (view.getEntries() as unknown[]).push({ type: "custom" }),
           "header.cwd": () => ((view.getHeader!() as { cwd: string }).cwd = "/elsewhere"),
           "the tree": () => ((view.getTree!()[0]!.entry as { id: string }).id = "x"),
@@ -337,8 +428,17 @@ describe("createExtensionHost", () => {
     }, "vandal");
     const cwd = host.session.getHeader().cwd;
     await host.agent.prompt("hi");
-    expect(tried).toEqual(["entry.parentId: TypeError", "a message's text: TypeError", "the entry list: TypeError", "header.cwd: TypeError", "the tree: TypeError"]);
-    expect(host.session.getBranch().map((e) => (e.type === "message" ? e.message.role : e.type))).toEqual(["user", "assistant"]);
+    expect(tried).toEqual([
+      "entry.parentId: TypeError",
+      "a message's text: TypeError",
+      "the entry list: TypeError",
+      "header.cwd: TypeError",
+      "the tree: TypeError",
+    ]);
+    expect(host.session.getBranch().map((e) => (e.type === "message" ? e.message.role : e.type))).toEqual([
+      "user",
+      "assistant",
+    ]);
     expect(host.session.getHeader().cwd).toBe(cwd);
   });
 
@@ -353,12 +453,18 @@ describe("createExtensionHost", () => {
       });
     }, "stateful");
     await host.start();
-    expect(host.session.getEntries().map((e) => (e.type === "custom" ? e.data : e.type))).toEqual([{ count: 1, items: ["a"] }]);
+    expect(host.session.getEntries().map((e) => (e.type === "custom" ? e.data : e.type))).toEqual([
+      { count: 1, items: ["a"] },
+    ]);
   });
 
   it("builds the tree from earlier entries only, so an entry that names itself as parent is a root, not a loop", () => {
-    const entry = (id: string, parentId: string | null) => ({ type: "custom", customType: "x", id, parentId, timestamp: "" }) as SessionEntry;
+    const entry = (id: string, parentId: string | null) =>
+      ({ type: "custom", customType: "x", id, parentId, timestamp: "" }) as SessionEntry;
     const tree = sessionTree([entry("a", null), entry("b", "b"), entry("c", "a")], () => undefined);
-    expect(tree.map((n) => [n.entry.id, n.children.map((c) => c.entry.id)])).toEqual([["a", ["c"]], ["b", []]]);
+    expect(tree.map((n) => [n.entry.id, n.children.map((c) => c.entry.id)])).toEqual([
+      ["a", ["c"]],
+      ["b", []],
+    ]);
   });
 });

@@ -32,9 +32,14 @@ describe("a load that never finishes", () => {
     const result = await m.loadExtension(async (pi) => {
       pi.on("turn_start", () => void trace().push("leftover observer"));
       pi.events.on("ping", () => void trace().push("leftover listener"));
-      pi.registerTool(defineTool({ name: "leftover", description: "x", parameters: z.strictObject({}), execute: () => "x" }));
+      pi.registerTool(
+        defineTool({ name: "leftover", description: "x", parameters: z.strictObject({}), execute: () => "x" }),
+      );
       await woken;
-      for (const late of [() => pi.on("tool_call", () => undefined), () => pi.registerCommand("late", { handler: () => {} })]) {
+      for (const late of [
+        () => pi.on("tool_call", () => undefined),
+        () => pi.registerCommand("late", { handler: () => {} }),
+      ]) {
         try {
           late();
           trace().push("late registration accepted");
@@ -48,7 +53,10 @@ describe("a load that never finishes", () => {
       "<sleeper>: MYPI_TIMEOUT: the extension did not finish loading within 50 ms (its default export, or a top-level await, never settled); " +
         "start slow work without awaiting it in the default export, e.g. in a session_start handler",
     ]);
-    await m.loadExtension((pi) => pi.on("turn_start", (event) => void trace().push(`awake got ${event.turnIndex}`)), "awake");
+    await m.loadExtension(
+      (pi) => pi.on("turn_start", (event) => void trace().push(`awake got ${event.turnIndex}`)),
+      "awake",
+    );
     expect(m.tools()).toEqual([]);
     m.channels.emit("ping", "x");
     m.publish({ type: "turn_start", turnIndex: 0, timestamp: 0 });
@@ -57,14 +65,19 @@ describe("a load that never finishes", () => {
 
     wake();
     await lateFinished;
-    expect(trace().slice(1)).toEqual(["late registration refused: MYPI_LATE_REGISTRATION", "late registration refused: MYPI_NOT_READY"]);
+    expect(trace().slice(1)).toEqual([
+      "late registration refused: MYPI_LATE_REGISTRATION",
+      "late registration refused: MYPI_NOT_READY",
+    ]);
     expect(m.list().map((e) => e.name)).toEqual(["awake"]);
   });
 
   it("gives up on a module whose top-level await never settles, and loads the rest", async () => {
     const m = new ExtensionManager({ cwd: FIXTURES, loadTimeoutMs: 50 });
     const result = await m.load([fixture("hostile/hangs-at-top-level.ts")]);
-    expect(result.failed.map((f) => [f.path, f.name, f.code])).toEqual([[fixture("hostile/hangs-at-top-level.ts"), "hangs-at-top-level", "MYPI_TIMEOUT"]]);
+    expect(result.failed.map((f) => [f.path, f.name, f.code])).toEqual([
+      [fixture("hostile/hangs-at-top-level.ts"), "hangs-at-top-level", "MYPI_TIMEOUT"],
+    ]);
     expect((await m.loadExtension(() => {}, "next-one")).loaded).toEqual(["next-one"]);
   });
 });
@@ -85,7 +98,10 @@ describe("what an extension throws while loading", () => {
         pi.on("turn_start", () => undefined);
         throw make();
       }, "thrower");
-      expect(failed).toEqual({ loaded: [], failed: [{ path: "<thrower>", name: "thrower", code: "MYPI_LOAD_FAILED", message }] });
+      expect(failed).toEqual({
+        loaded: [],
+        failed: [{ path: "<thrower>", name: "thrower", code: "MYPI_LOAD_FAILED", message }],
+      });
       expect((await m.loadExtension(() => {}, "next-one")).loaded).toEqual(["next-one"]);
       expect(m.handlerOrder()).toEqual({});
     });
@@ -101,7 +117,9 @@ describe("what an extension throws while loading", () => {
       await Promise.resolve();
       throw new Error("async factory gave up");
     }, "async-thrower");
-    expect(result.failed.map((f) => [f.name, f.code, f.message])).toEqual([["async-thrower", "MYPI_LOAD_FAILED", "async factory gave up"]]);
+    expect(result.failed.map((f) => [f.name, f.code, f.message])).toEqual([
+      ["async-thrower", "MYPI_LOAD_FAILED", "async factory gave up"],
+    ]);
     expect(m.runSlot("tool_call", toolCall(), recorder().call)).toBeUndefined();
     expect(m.getCommands()).toEqual([]);
     m.channels.emit("ping", "x");
@@ -163,7 +181,10 @@ describe("decision chains under stress", () => {
       for (let i = 0; i < 10_000; i++) pi.on("tool_call", (event) => void (event.input[`k${i % 3}`] = i));
     }, "many");
     const r = recorder();
-    expect(await m.runSlot("tool_call", toolCall(), r.call)).toEqual({ input: { k0: 9999, k1: 9997, k2: 9998 }, by: "many" });
+    expect(await m.runSlot("tool_call", toolCall(), r.call)).toEqual({
+      input: { k0: 9999, k1: 9997, k2: 9998 },
+      by: "many",
+    });
     expect(r.decisions().length).toBe(10_000);
   });
 
@@ -174,7 +195,11 @@ describe("decision chains under stress", () => {
       pi.on("tool_call", () => ({ block: true, reason: "the innermost says no" }));
     }, "deep");
     const r = recorder();
-    expect(await m.runSlot("tool_call", toolCall(), r.call)).toEqual({ block: true, reason: "the innermost says no", by: "deep" });
+    expect(await m.runSlot("tool_call", toolCall(), r.call)).toEqual({
+      block: true,
+      reason: "the innermost says no",
+      by: "deep",
+    });
     expect(r.errors()).toEqual([]);
   });
 
@@ -212,11 +237,16 @@ describe("decision chains under stress", () => {
       pi.on("tool_call", async (_event, _ctx, next) => (await next()) ?? undefined);
     }, "outer");
     await m.loadExtension((pi) => {
-      pi.on("tool_call", () => ({
-        get then() {
-          throw new Error("then getter threw");
-        },
-      }) as never, { onError: "open" });
+      pi.on(
+        "tool_call",
+        () =>
+          ({
+            get then() {
+              throw new Error("then getter threw");
+            },
+          }) as never,
+        { onError: "open" },
+      );
     }, "odd-result");
     const r = recorder();
     expect(await m.runSlot("tool_call", toolCall(), r.call)).toBeUndefined();

@@ -43,12 +43,17 @@ describe("load failures", () => {
       ...(column !== undefined && { column }),
     });
     expect(result.failed).toEqual([
-      { ...at("broken-syntax", 5, 25), code: "MYPI_SYNTAX_ERROR", message: 'syntax error: Unexpected token, expected ","' },
+      {
+        ...at("broken-syntax", 5, 25),
+        code: "MYPI_SYNTAX_ERROR",
+        message: 'syntax error: Unexpected token, expected ","',
+      },
       { ...at("broken-throws-at-load", 2, 9), code: "MYPI_LOAD_FAILED", message: "config file is missing" },
       {
         ...at("broken-not-a-function", 4),
         code: "MYPI_BAD_EXPORT",
-        message: "found a default export of type object; an extension's default export must be a function: export default function (pi: ExtensionAPI) { … }",
+        message:
+          "found a default export of type object; an extension's default export must be a function: export default function (pi: ExtensionAPI) { … }",
       },
       {
         ...at("broken-missing-dependency", 2),
@@ -57,27 +62,42 @@ describe("load failures", () => {
           "cannot find module 'mypi-package-that-does-not-exist'; install it where the extension can resolve it (npm install mypi-package-that-does-not-exist) or remove the import",
       },
       { ...at("broken-factory-throws", 12, 9), code: "MYPI_LOAD_FAILED", message: "factory gave up" },
-      { ...at("broken-unknown-event", 4, 6), code: "MYPI_UNKNOWN_EVENT", message: `pi.on("tool_cal"): no such event. Did you mean "tool_call"? Events: ${EVENTS}` },
+      {
+        ...at("broken-unknown-event", 4, 6),
+        code: "MYPI_UNKNOWN_EVENT",
+        message: `pi.on("tool_cal"): no such event. Did you mean "tool_call"? Events: ${EVENTS}`,
+      },
       {
         ...at("broken-bad-handler", 4, 6),
         code: "MYPI_INVALID_HANDLER",
         message: 'pi.on("tool_call", "block everything"): the handler must be a function (event, ctx, next) => result',
       },
-      { ...at("broken-bad-options", 4, 6), code: "MYPI_INVALID_OPTIONS", message: 'pi.on("tool_call", handler, options): order must be "pre" or "post", got "first"' },
+      {
+        ...at("broken-bad-options", 4, 6),
+        code: "MYPI_INVALID_OPTIONS",
+        message: 'pi.on("tool_call", handler, options): order must be "pre" or "post", got "first"',
+      },
       {
         ...at("broken-observer-onerror", 4, 6),
         code: "MYPI_INVALID_OPTIONS",
-        message: 'pi.on("agent_end", handler, options): unknown option "onError" (onError applies to decision slots; observers take timeoutMs and label); options: timeoutMs, label',
+        message:
+          'pi.on("agent_end", handler, options): unknown option "onError" (onError applies to decision slots; observers take timeoutMs and label); options: timeoutMs, label',
       },
       {
         ...at("conflict-tool"),
         code: "MYPI_CONFLICT",
         message: `tool "twin" conflicts with reregister-tool (${fixture("reregister-tool.ts")}), which registered it first; rename one of them, or load only one`,
       },
-      { ...at("no-such-extension"), code: "MYPI_NOT_FOUND", message: "no such file or folder; check the path given to -e or the extensions folder" },
+      {
+        ...at("no-such-extension"),
+        code: "MYPI_NOT_FOUND",
+        message: "no such file or folder; check the path given to -e or the extensions folder",
+      },
     ]);
     expect(m.loadFailures).toEqual(result.failed);
-    expect(formatLoadFailure(result.failed[0]!)).toBe(`${fixture("broken-syntax.ts")}:5:25: MYPI_SYNTAX_ERROR: syntax error: Unexpected token, expected ","`);
+    expect(formatLoadFailure(result.failed[0]!)).toBe(
+      `${fixture("broken-syntax.ts")}:5:25: MYPI_SYNTAX_ERROR: syntax error: Unexpected token, expected ","`,
+    );
   });
 
   it("rolls back whatever a failing extension registered before it threw", async () => {
@@ -113,12 +133,12 @@ describe("names and order", () => {
 
   it("keeps jiti's fs cache in MYPI_JITI_CACHE when it is set, else in the user's cache folder", () => {
     const home = join(homedir(), ".cache", "mypi", "jiti");
-    expect([jitiCacheDir({}), jitiCacheDir({ MYPI_JITI_CACHE: "" }), jitiCacheDir({ MYPI_JITI_CACHE: "/tmp/cold" }), jitiCacheDir({ XDG_CACHE_HOME: "/x" })]).toEqual([
-      home,
-      home,
-      "/tmp/cold",
-      "/x/mypi/jiti",
-    ]);
+    expect([
+      jitiCacheDir({}),
+      jitiCacheDir({ MYPI_JITI_CACHE: "" }),
+      jitiCacheDir({ MYPI_JITI_CACHE: "/tmp/cold" }),
+      jitiCacheDir({ XDG_CACHE_HOME: "/x" }),
+    ]).toEqual([home, home, "/tmp/cold", "/x/mypi/jiti"]);
   });
 
   it("loads the same file once", async () => {

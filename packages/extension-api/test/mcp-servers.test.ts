@@ -7,7 +7,8 @@ import { ExtensionManager, MCP_PROVIDER_CHANNEL, type ExtensionAPI, type Registe
 function fakeProvider(trace: string[]) {
   return {
     add(server: RegisteredMcpServer) {
-      if (!("command" in server.config) && !("url" in server.config)) throw new Error(`MCP server "${server.name}": give "command" or "url"`);
+      if (!("command" in server.config) && !("url" in server.config))
+        throw new Error(`MCP server "${server.name}": give "command" or "url"`);
       trace.push(`add ${server.name} from ${server.extension}`);
     },
     remove: (name: string) => void trace.push(`remove ${name}`),
@@ -45,11 +46,19 @@ describe("registered MCP servers", () => {
     await m.loadExtension((pi) => void apis.push(pi), "b");
     const [a, b] = apis as [ExtensionAPI, ExtensionAPI];
     a.registerMcpServer("x", { command: "node" });
-    expect(() => a.registerMcpServer("", { command: "node" })).toThrow("MYPI_INVALID_MCP_SERVER: registerMcpServer(\"\", …): the first argument is the server's name, a non-empty string");
-    expect(() => a.registerMcpServer("y", [] as never)).toThrow('MYPI_INVALID_MCP_SERVER: registerMcpServer("y", …): the second argument is the server\'s entry, as in mcp.json: { command, args? } or { url, headers? }');
-    expect(() => b.registerMcpServer("x", { command: "node" })).toThrow('MYPI_INVALID_MCP_SERVER: registerMcpServer("x", …): the extension a registered an MCP server of that name; choose another name');
+    expect(() => a.registerMcpServer("", { command: "node" })).toThrow(
+      'MYPI_INVALID_MCP_SERVER: registerMcpServer("", …): the first argument is the server\'s name, a non-empty string',
+    );
+    expect(() => a.registerMcpServer("y", [] as never)).toThrow(
+      'MYPI_INVALID_MCP_SERVER: registerMcpServer("y", …): the second argument is the server\'s entry, as in mcp.json: { command, args? } or { url, headers? }',
+    );
+    expect(() => b.registerMcpServer("x", { command: "node" })).toThrow(
+      'MYPI_INVALID_MCP_SERVER: registerMcpServer("x", …): the extension a registered an MCP server of that name; choose another name',
+    );
     expect(() => b.registerMcpServer("z", { cwd: "." })).toThrow('MCP server "z": give "command" or "url"');
-    expect(() => b.unregisterMcpServer("x")).toThrow("MYPI_INVALID_MCP_SERVER: unregisterMcpServer(\"x\"): the extension a registered it; yours: none");
+    expect(() => b.unregisterMcpServer("x")).toThrow(
+      'MYPI_INVALID_MCP_SERVER: unregisterMcpServer("x"): the extension a registered it; yours: none',
+    );
     expect(b.getMcpServers().map((s) => s.name)).toEqual(["x"]);
   });
 

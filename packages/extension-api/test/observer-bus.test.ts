@@ -26,7 +26,12 @@ describe("observer bus", () => {
     m.publish(turnStart(1));
     m.publish({ type: "agent_end", messages: [], stopReason: "completed", timestamp: 3 });
     await m.drain();
-    expect(trace()).toEqual(["recorder: turn_start 0", "recorder: turn_end 0", "recorder: turn_start 1", "recorder: agent_end completed"]);
+    expect(trace()).toEqual([
+      "recorder: turn_start 0",
+      "recorder: turn_end 0",
+      "recorder: turn_start 1",
+      "recorder: agent_end completed",
+    ]);
   });
 
   it("holds an extension's next event until its handler finishes, without holding other extensions", async () => {
@@ -54,7 +59,11 @@ describe("observer bus", () => {
       ["throws", "turn_start", "observer exploded at 1", "MYPI_HANDLER_FAILED"],
     ]);
     expect(trace().filter((t) => t.startsWith("throws"))).toEqual(["throws got 0", "throws got end 0", "throws got 1"]);
-    expect(trace().filter((t) => t.startsWith("recorder"))).toEqual(["recorder: turn_start 0", "recorder: turn_end 0", "recorder: turn_start 1"]);
+    expect(trace().filter((t) => t.startsWith("recorder"))).toEqual([
+      "recorder: turn_start 0",
+      "recorder: turn_end 0",
+      "recorder: turn_start 1",
+    ]);
   });
 
   it("abandons an observer that times out and drops its queued events of the run, with one report", async () => {

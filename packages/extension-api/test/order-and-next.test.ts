@@ -11,7 +11,13 @@ afterEach(() => vi.useRealTimers());
 
 describe("chain order", () => {
   it("runs pre handlers first, then unmarked, then post, each in load order, the front outermost", async () => {
-    const m = await managerWith(["order/post-gate.ts", "order/outer.ts", "order/both.ts", "order/plain.ts", "order/pre-audit.ts"]);
+    const m = await managerWith([
+      "order/post-gate.ts",
+      "order/outer.ts",
+      "order/both.ts",
+      "order/plain.ts",
+      "order/pre-audit.ts",
+    ]);
     const r = recorder();
     const result = await m.runSlot("tool_call", readCall(), r.call);
     expect(trace()).toEqual([
@@ -73,7 +79,9 @@ describe("the next() contract", () => {
     const m = await managerWith(["next/late.ts"]);
     await m.runSlot("tool_call", readCall(), recorder().call);
     await m.runCommand("late-next");
-    expect(trace()).toEqual(["MYPI_NEXT_LATE: next() called after the handler returned or timed out (the tool_call handler of late)"]);
+    expect(trace()).toEqual([
+      "MYPI_NEXT_LATE: next() called after the handler returned or timed out (the tool_call handler of late)",
+    ]);
   });
 
   it("still awaits a next() the handler did not await before the chain ends", async () => {
@@ -111,7 +119,14 @@ describe("the next() contract", () => {
   it("resolves next() to the downstream decision, and a different return value replaces it", async () => {
     const m = await managerWith(["next/replace.ts", "slots/tr-redact.ts"]);
     const r = recorder();
-    const event = { toolCallId: "c1", toolName: "cat", input: {}, content: [{ type: "text", text: "SECRET" }], details: undefined, isError: false };
+    const event = {
+      toolCallId: "c1",
+      toolName: "cat",
+      input: {},
+      content: [{ type: "text", text: "SECRET" }],
+      details: undefined,
+      isError: false,
+    };
     const result = await m.runSlot("tool_result", event, r.call);
     expect(trace()).toEqual(['replace got {"content":[{"type":"text","text":"[redacted]"}],"isError":false}']);
     expect(result).toEqual({ content: [{ type: "text", text: "replaced" }], isError: false });

@@ -2,7 +2,16 @@
 // dialog into a pause; a resumed, approved call gets its dialogs answered yes; elsewhere nothing changes.
 import { createScriptedModel, SessionManager, type ScriptedTurn, type StreamEvent } from "@mypi/kernel";
 import { afterEach, describe, expect, it } from "vitest";
-import { createExtensionHost, defineTool, ExtensionManager, headlessUI, z, type ExtensionAPI, type ExtensionHost, type HookDecisionEvent } from "../src/index.ts";
+import {
+  createExtensionHost,
+  defineTool,
+  ExtensionManager,
+  headlessUI,
+  z,
+  type ExtensionAPI,
+  type ExtensionHost,
+  type HookDecisionEvent,
+} from "../src/index.ts";
 
 const hosts: ExtensionHost[] = [];
 afterEach(async () => {
@@ -10,7 +19,12 @@ afterEach(async () => {
 });
 
 let ran: string[] = [];
-const shell = defineTool({ name: "shell", description: "runs", parameters: z.strictObject({ cmd: z.string() }), execute: ({ cmd }) => (ran.push(cmd), `ran ${cmd}`) });
+const shell = defineTool({
+  name: "shell",
+  description: "runs",
+  parameters: z.strictObject({ cmd: z.string() }),
+  execute: ({ cmd }) => (ran.push(cmd), `ran ${cmd}`),
+});
 
 /** A gate that asks for `rm` as permission-gate asks (ctx.ui.confirm), and what it saw of the UI. */
 function askingGate(seen: { hasUI: boolean[]; answers: unknown[] }) {
@@ -28,7 +42,12 @@ function askingGate(seen: { hasUI: boolean[]; answers: unknown[] }) {
   };
 }
 
-async function hostWith(ui: ReturnType<typeof headlessUI>, session: SessionManager, turns: ScriptedTurn[], seen = { hasUI: [] as boolean[], answers: [] as unknown[] }) {
+async function hostWith(
+  ui: ReturnType<typeof headlessUI>,
+  session: SessionManager,
+  turns: ScriptedTurn[],
+  seen = { hasUI: [] as boolean[], answers: [] as unknown[] },
+) {
   const manager = new ExtensionManager({ cwd: "/tmp", ...(ui && { ui }) });
   await manager.loadExtension(askingGate(seen), "gate");
   const host = createExtensionHost({ manager, model: createScriptedModel({ turns }), session });
@@ -39,7 +58,14 @@ async function hostWith(ui: ReturnType<typeof headlessUI>, session: SessionManag
   return { host, events, seen };
 }
 
-const rmThenLs: ScriptedTurn[] = [{ toolCalls: [{ name: "shell", arguments: { cmd: "rm -rf build" } }, { name: "shell", arguments: { cmd: "ls" } }] }];
+const rmThenLs: ScriptedTurn[] = [
+  {
+    toolCalls: [
+      { name: "shell", arguments: { cmd: "rm -rf build" } },
+      { name: "shell", arguments: { cmd: "ls" } },
+    ],
+  },
+];
 
 describe("--on-ask deny (no UI, as before)", () => {
   it("the gate refuses what needs a yes", async () => {
@@ -59,14 +85,29 @@ describe("--on-ask pause", () => {
     const end = await host.agent.prompt("clean");
     expect(end.error).toBeUndefined();
     expect(end.stopReason).toBe("paused");
-    expect(end.waiting).toEqual([{ toolCallId: "call_1", toolName: "shell", input: { cmd: "rm -rf build" }, reason: "Run a destructive command? rm -rf build", by: "gate" }]);
+    expect(end.waiting).toEqual([
+      {
+        toolCallId: "call_1",
+        toolName: "shell",
+        input: { cmd: "rm -rf build" },
+        reason: "Run a destructive command? rm -rf build",
+        by: "gate",
+      },
+    ]);
     expect(ran).toEqual([]); // ls waits behind rm: a one-by-one batch keeps its order
     expect(seen.hasUI).toEqual([false, true]); // session_start: nobody to ask; the tool call: someone answers
-    const decisions = events.filter((e): e is HookDecisionEvent & { timestamp: number } => e.type === "hook_decision" && e.slot === "tool_call");
+    const decisions = events.filter(
+      (e): e is HookDecisionEvent & { timestamp: number } => e.type === "hook_decision" && e.slot === "tool_call",
+    );
     expect(decisions.map((d) => [d.outcome, d.reason])).toEqual([["pause", "Run a destructive command? rm -rf build"]]);
     expect(events.filter((e) => e.type === "extension_error")).toEqual([]);
     // The verdict is recorded with the others.
-    expect(session.getEntries().filter((e) => e.type === "custom" && e.customType === "mypi:hook_decision").map((e) => (e as { data: { outcome: string } }).data.outcome)).toEqual(["pause"]);
+    expect(
+      session
+        .getEntries()
+        .filter((e) => e.type === "custom" && e.customType === "mypi:hook_decision")
+        .map((e) => (e as { data: { outcome: string } }).data.outcome),
+    ).toEqual(["pause"]);
   });
 
   it("approved and resumed in another host: the gate's dialog is answered yes for the person, and the held call runs after it", async () => {
@@ -92,7 +133,11 @@ describe("--on-ask pause", () => {
         return (await copy.ui.confirm("Run it?", "")) ? undefined : { block: true, reason: "declined" };
       });
     }, "spreader");
-    const host = createExtensionHost({ manager, model: createScriptedModel({ turns: rmThenLs }), session: SessionManager.inMemory("/tmp") });
+    const host = createExtensionHost({
+      manager,
+      model: createScriptedModel({ turns: rmThenLs }),
+      session: SessionManager.inMemory("/tmp"),
+    });
     hosts.push(host);
     await host.start();
     const end = await host.agent.prompt("clean");
@@ -104,12 +149,19 @@ describe("--on-ask pause", () => {
   it("select: an approved call picks the option that names the approval's scope, never a refusing one", async () => {
     const ui = headlessUI("pause")!;
     const options = ["Deny", "Allow once", "Allow for this session", "Always allow in this project"];
-    const call = (scope?: string) => ({ toolCallId: "c", toolName: "shell", input: {}, approval: scope === undefined ? {} : { scope } });
+    const call = (scope?: string) => ({
+      toolCallId: "c",
+      toolName: "shell",
+      input: {},
+      approval: scope === undefined ? {} : { scope },
+    });
     expect(await ui.forToolCall!(call("session")).select("Allow?", options)).toBe("Allow for this session");
     expect(await ui.forToolCall!(call("project")).select("Allow?", options)).toBe("Always allow in this project");
     expect(await ui.forToolCall!(call()).select("Allow?", options)).toBe("Allow once");
     expect(await ui.forToolCall!(call()).select("Allow?", ["No", "Yes"])).toBe("Yes");
-    await expect(ui.forToolCall!({ toolCallId: "c", toolName: "shell", input: {} }).select("Allow?", options)).rejects.toMatchObject({ code: "MYPI_PAUSE" });
+    await expect(
+      ui.forToolCall!({ toolCallId: "c", toolName: "shell", input: {} }).select("Allow?", options),
+    ).rejects.toMatchObject({ code: "MYPI_PAUSE" });
     // Outside a tool call: the defaults of no UI.
     expect(await ui.confirm("x", "y")).toBe(false);
     expect(await ui.select("x", ["a"])).toBeUndefined();
@@ -122,9 +174,15 @@ describe("--on-ask pause", () => {
       pi.on("tool_call", (event) => (event.input.cmd === "both" ? { block: true, reason: "no" } : undefined));
       pi.on("tool_call", () => ({ pause: true, reason: "a person decides" }));
     }, "policy");
-    const r1 = await manager.slots.tool_call({ toolCallId: "a", toolName: "shell", input: { cmd: "x" } }, { signal: new AbortController().signal, emit: () => {} });
+    const r1 = await manager.slots.tool_call(
+      { toolCallId: "a", toolName: "shell", input: { cmd: "x" } },
+      { signal: new AbortController().signal, emit: () => {} },
+    );
     expect(r1).toEqual({ pause: true, reason: "a person decides", by: "policy" });
-    const r2 = await manager.slots.tool_call({ toolCallId: "b", toolName: "shell", input: { cmd: "both" } }, { signal: new AbortController().signal, emit: () => {} });
+    const r2 = await manager.slots.tool_call(
+      { toolCallId: "b", toolName: "shell", input: { cmd: "both" } },
+      { signal: new AbortController().signal, emit: () => {} },
+    );
     expect(r2).toMatchObject({ block: true, reason: "no" });
   });
 });

@@ -4,7 +4,14 @@ import { createRequire } from "node:module";
 import { SessionManager, createScriptedModel, type ScriptedTurn } from "@mypi/kernel";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createExtensionHost, type ExtensionAPI, type ExtensionContext, type ExtensionHost } from "../src/index.ts";
-import { DEFAULT_MAX_BYTES, formatSize, piVirtualModules, truncateHead, truncateLine, truncateTail } from "../src/pi-compat/index.ts";
+import {
+  DEFAULT_MAX_BYTES,
+  formatSize,
+  piVirtualModules,
+  truncateHead,
+  truncateLine,
+  truncateTail,
+} from "../src/pi-compat/index.ts";
 import { probe, resetProbe } from "./fixtures/probe.ts";
 import { fixture, managerWith, recorder } from "./helpers.ts";
 import { ExtensionManager, HEADLESS_UI } from "../src/index.ts";
@@ -60,22 +67,50 @@ describe("Pi's module names", () => {
 });
 
 describe("Pi's tool definitions", () => {
-  const piDefinition = { name: "todo", description: "Keep a todo list", parameters: { type: "object", properties: {} }, promptSnippet: "keep a todo list", execute: async () => ({ content: [] }) };
+  const piDefinition = {
+    name: "todo",
+    description: "Keep a todo list",
+    parameters: { type: "object", properties: {} },
+    promptSnippet: "keep a todo list",
+    execute: async () => ({ content: [] }),
+  };
 
   it("are refused with a clear error when the manager is built with piCompat: false; mypi's own tools still register", async () => {
     const manager = new ExtensionManager({ piCompat: false });
     const outcome = await manager.loadExtension((api) => {
-      api.registerTool({ name: "own", description: "A mypi tool", jsonSchema: { type: "object", properties: {} }, execute: () => "ok" });
+      api.registerTool({
+        name: "own",
+        description: "A mypi tool",
+        jsonSchema: { type: "object", properties: {} },
+        execute: () => "ok",
+      });
       api.registerTool(piDefinition);
     }, "tools");
     expect(outcome.failed).toEqual([
-      expect.objectContaining({ code: "MYPI_INVALID_TOOL", message: expect.stringMatching(/^registerTool\("todo"\): a Pi-style definition .*piCompat: false.*defineTool/) }),
+      expect.objectContaining({
+        code: "MYPI_INVALID_TOOL",
+        message: expect.stringMatching(/^registerTool\("todo"\): a Pi-style definition .*piCompat: false.*defineTool/),
+      }),
     ]);
     const manager2 = new ExtensionManager({ piCompat: false });
-    await manager2.loadExtension((api) => void api.registerTool({ name: "own", description: "A mypi tool", jsonSchema: { type: "object", properties: {} }, execute: () => "ok" }), "own");
+    await manager2.loadExtension(
+      (api) =>
+        void api.registerTool({
+          name: "own",
+          description: "A mypi tool",
+          jsonSchema: { type: "object", properties: {} },
+          execute: () => "ok",
+        }),
+      "own",
+    );
     const requests: unknown[] = [];
-    const onRequest = (r: { systemPrompt?: string; tools: { name: string }[] }) => void requests.push([r.systemPrompt, r.tools.map((t) => t.name)]);
-    const host = createExtensionHost({ manager: manager2, model: createScriptedModel({ turns: [{ text: "a" }] }, { onRequest }), systemPrompt: "base" });
+    const onRequest = (r: { systemPrompt?: string; tools: { name: string }[] }) =>
+      void requests.push([r.systemPrompt, r.tools.map((t) => t.name)]);
+    const host = createExtensionHost({
+      manager: manager2,
+      model: createScriptedModel({ turns: [{ text: "a" }] }, { onRequest }),
+      systemPrompt: "base",
+    });
     hosts.push(host);
     await host.agent.prompt("one");
     expect(requests).toEqual([["base", ["own"]]]);
@@ -83,9 +118,15 @@ describe("Pi's tool definitions", () => {
 
   it("keep their checks' coded errors through the compatibility layer", async () => {
     const manager = new ExtensionManager();
-    const outcome = await manager.loadExtension((api) => void api.registerTool({ ...piDefinition, executionMode: "sideways" as never }), "bad");
+    const outcome = await manager.loadExtension(
+      (api) => void api.registerTool({ ...piDefinition, executionMode: "sideways" as never }),
+      "bad",
+    );
     expect(outcome.failed).toEqual([
-      expect.objectContaining({ code: "MYPI_INVALID_TOOL", message: 'registerTool("todo"): executionMode must be "sequential" or "parallel", got "sideways"' }),
+      expect.objectContaining({
+        code: "MYPI_INVALID_TOOL",
+        message: 'registerTool("todo"): executionMode must be "sequential" or "parallel", got "sideways"',
+      }),
     ]);
   });
 });
@@ -97,7 +138,12 @@ describe("terminal-UI calls", () => {
     await host.manager.drain();
     expect(await host.runCommand("ui")).toEqual({ ran: true });
     await host.runCommand("ui");
-    expect(values().a).toEqual({ custom: undefined, theme: { success: false, error: "mypi has no terminal themes" }, expanded: false, themes: [] });
+    expect(values().a).toEqual({
+      custom: undefined,
+      theme: { success: false, error: "mypi has no terminal themes" },
+      expanded: false,
+      themes: [],
+    });
     expect(diagnostics).toEqual([
       "tui-a: pi.registerShortcut: terminal-UI calls do nothing in mypi (reported once per extension; see docs/pi-compat.md)",
       "tui-b: ctx.ui.setWidget: terminal-UI calls do nothing in mypi (reported once per extension; see docs/pi-compat.md)",
@@ -142,7 +188,9 @@ describe("Pi's events", () => {
 
   it("Pi's result shapes are read by the Pi layer only: with piCompat: false {compaction} and themePaths mean nothing", async () => {
     const piShapes = (api: ExtensionAPI) => {
-      api.on("session_before_compact", async () => ({ compaction: { summary: "from pi", firstKeptEntryId: "e1", tokensBefore: 9 } }));
+      api.on("session_before_compact", async () => ({
+        compaction: { summary: "from pi", firstKeptEntryId: "e1", tokensBefore: 9 },
+      }));
       api.on("resources_discover", () => ({ skillPaths: ["s"], themePaths: "not a list" }) as never);
     };
     const event = { preparation: {}, branchEntries: [], signal: new AbortController().signal };
@@ -153,11 +201,22 @@ describe("Pi's events", () => {
     const discover = { cwd: "/work", reason: "startup" as const };
     const withLayer = recorder();
     expect(await on.runSlot("session_before_compact", event, withLayer.call)).toEqual({ summary: "from pi" });
-    expect(await on.runSlot("resources_discover", discover, withLayer.call)).toEqual({ skillPaths: [], promptPaths: [] });
-    expect(withLayer.errors()).toEqual([expect.objectContaining({ slot: "resources_discover", error: expect.stringContaining("themePaths must be an array of strings") })]);
+    expect(await on.runSlot("resources_discover", discover, withLayer.call)).toEqual({
+      skillPaths: [],
+      promptPaths: [],
+    });
+    expect(withLayer.errors()).toEqual([
+      expect.objectContaining({
+        slot: "resources_discover",
+        error: expect.stringContaining("themePaths must be an array of strings"),
+      }),
+    ]);
     const without = recorder();
     expect(await off.runSlot("session_before_compact", event, without.call)).toBeUndefined();
-    expect(await off.runSlot("resources_discover", discover, without.call)).toEqual({ skillPaths: ["s"], promptPaths: [] });
+    expect(await off.runSlot("resources_discover", discover, without.call)).toEqual({
+      skillPaths: ["s"],
+      promptPaths: [],
+    });
     expect(without.errors()).toEqual([]);
   });
 });
@@ -180,12 +239,25 @@ describe("Pi's ctx and pi members", () => {
     expect(() => pi.setLabel("nope", "x")).toThrow(/Unknown session entry "nope"/);
 
     const sm = ctx.sessionManager;
-    expect([sm.getSessionId!(), sm.getSessionFile!(), sm.getSessionDir!(), sm.getCwd!()]).toEqual([session.id, undefined, "", "/work"]);
+    expect([sm.getSessionId!(), sm.getSessionFile!(), sm.getSessionDir!(), sm.getCwd!()]).toEqual([
+      session.id,
+      undefined,
+      "",
+      "/work",
+    ]);
     expect(sm.getLeafEntry!()).toMatchObject({ type: "label", targetId: firstAnswer, label: "checkpoint" });
     const shape = (nodes: any[]): unknown[] => nodes.map((n) => [n.entry.type, n.label ?? null, shape(n.children)]);
-    expect(shape(sm.getTree!())).toEqual([["message", null, [["message", "checkpoint", [["message", null, [["message", null, [["label", null, []]]]]]]]]]]);
+    expect(shape(sm.getTree!())).toEqual([
+      ["message", null, [["message", "checkpoint", [["message", null, [["message", null, [["label", null, []]]]]]]]]],
+    ]);
     expect(ctx.hasPendingMessages()).toBe(false);
-    expect(ctx.model).toMatchObject({ id: "inline", provider: "scripted", name: "inline", api: "scripted", contextWindow: 128_000 });
+    expect(ctx.model).toMatchObject({
+      id: "inline",
+      provider: "scripted",
+      name: "inline",
+      api: "scripted",
+      contextWindow: 128_000,
+    });
   });
 
   it("a Pi tool's promptSnippet and promptGuidelines join the system prompt while the tool is active", async () => {
@@ -201,16 +273,24 @@ describe("Pi's ctx and pi members", () => {
         execute: async () => ({ content: [] }),
         ...extra,
       });
-      api.registerTool(tool("todo", { promptSnippet: "keep a todo list", promptGuidelines: ["Mark items done when finished."] }));
+      api.registerTool(
+        tool("todo", { promptSnippet: "keep a todo list", promptGuidelines: ["Mark items done when finished."] }),
+      );
       api.registerTool(tool("plain", {}));
     }, "tools");
-    const model = createScriptedModel({ turns: [{ text: "a" }, { text: "b" }] }, { onRequest: (r) => void prompts.push(r.systemPrompt) });
+    const model = createScriptedModel(
+      { turns: [{ text: "a" }, { text: "b" }] },
+      { onRequest: (r) => void prompts.push(r.systemPrompt) },
+    );
     const host = createExtensionHost({ manager, model, systemPrompt: "base" });
     hosts.push(host);
     await host.agent.prompt("one");
     pi.setActiveTools(["plain"]);
     await host.agent.prompt("two");
-    expect(prompts).toEqual(["base\n\nExtension tools:\n- todo: keep a todo list\n\nTool guidelines:\n- Mark items done when finished.", "base"]);
+    expect(prompts).toEqual([
+      "base\n\nExtension tools:\n- todo: keep a todo list\n\nTool guidelines:\n- Mark items done when finished.",
+      "base",
+    ]);
   });
 
   it("ctx.abort() from a Pi tool ends the run aborted; isIdle() is false while it runs", async () => {
@@ -228,7 +308,10 @@ describe("Pi's ctx and pi members", () => {
         },
       });
     }, "stopper");
-    const host = createExtensionHost({ manager, model: createScriptedModel({ turns: [{ toolCalls: [{ name: "stop", arguments: {} }] }, { text: "never" }] }) });
+    const host = createExtensionHost({
+      manager,
+      model: createScriptedModel({ turns: [{ toolCalls: [{ name: "stop", arguments: {} }] }, { text: "never" }] }),
+    });
     hosts.push(host);
     const end = await host.agent.prompt("go");
     expect([end.stopReason, seen]).toEqual(["aborted", [false]]);
@@ -240,7 +323,9 @@ describe("Pi's ctx and pi members", () => {
     const diagnostics: string[] = [];
     const manager = new ExtensionManager({ ui, onDiagnostic: (d) => diagnostics.push(d) });
     await manager.loadExtension((api) => {
-      api.registerCommand("status", { handler: (_args, ctx) => (ctx.ui as unknown as { setStatus(k: string, v: string): void }).setStatus("k", "v") });
+      api.registerCommand("status", {
+        handler: (_args, ctx) => (ctx.ui as unknown as { setStatus(k: string, v: string): void }).setStatus("k", "v"),
+      });
     }, "status");
     await manager.runCommand("status");
     expect([calls, diagnostics]).toEqual([[["k", "v"]], []]);
@@ -260,13 +345,32 @@ describe("Pi's ctx and pi members", () => {
 describe("Pi's truncation helpers", () => {
   it("keep whole lines from the head or the tail, whichever limit comes first", () => {
     const text = ["alpha", "beta", "gamma", "delta"].join("\n");
-    expect(truncateHead(text, { maxLines: 2 })).toMatchObject({ content: "alpha\nbeta", truncated: true, truncatedBy: "lines", totalLines: 4, outputLines: 2 });
-    expect(truncateTail(text, { maxBytes: 12 })).toMatchObject({ content: "gamma\ndelta", truncatedBy: "bytes", outputBytes: 11 });
-    expect(truncateHead(text)).toMatchObject({ content: text, truncated: false, truncatedBy: null, maxBytes: DEFAULT_MAX_BYTES });
+    expect(truncateHead(text, { maxLines: 2 })).toMatchObject({
+      content: "alpha\nbeta",
+      truncated: true,
+      truncatedBy: "lines",
+      totalLines: 4,
+      outputLines: 2,
+    });
+    expect(truncateTail(text, { maxBytes: 12 })).toMatchObject({
+      content: "gamma\ndelta",
+      truncatedBy: "bytes",
+      outputBytes: 11,
+    });
+    expect(truncateHead(text)).toMatchObject({
+      content: text,
+      truncated: false,
+      truncatedBy: null,
+      maxBytes: DEFAULT_MAX_BYTES,
+    });
   });
 
   it("empty a head whose first line is too long, and keep the end of a tail's last line on a character boundary", () => {
-    expect(truncateHead("x".repeat(20) + "\nshort", { maxBytes: 10 })).toMatchObject({ content: "", firstLineExceedsLimit: true, outputLines: 0 });
+    expect(truncateHead("x".repeat(20) + "\nshort", { maxBytes: 10 })).toMatchObject({
+      content: "",
+      firstLineExceedsLimit: true,
+      outputLines: 0,
+    });
     const tail = truncateTail("first\n" + "é".repeat(10), { maxBytes: 5 });
     expect(tail).toMatchObject({ content: "éé", lastLinePartial: true, outputLines: 1 });
   });
@@ -274,7 +378,11 @@ describe("Pi's truncation helpers", () => {
   it("cut single lines and format sizes as Pi does", () => {
     expect(truncateLine("abcdef", 3)).toEqual({ text: "abc... [truncated]", wasTruncated: true });
     expect(truncateLine("abc", 3)).toEqual({ text: "abc", wasTruncated: false });
-    expect([formatSize(512), formatSize(50 * 1024), formatSize(1.5 * 1024 * 1024)]).toEqual(["512B", "50.0KB", "1.5MB"]);
+    expect([formatSize(512), formatSize(50 * 1024), formatSize(1.5 * 1024 * 1024)]).toEqual([
+      "512B",
+      "50.0KB",
+      "1.5MB",
+    ]);
   });
 });
 
@@ -283,8 +391,14 @@ describe("with a terminal (interactive mode's piTerminal)", () => {
 
   it("gives Pi's pi-tui imports the terminal's module, and a manager with one keeps renderers and shortcuts instead of reporting them", async () => {
     const diagnostics: string[] = [];
-    const manager = new ExtensionManager({ piTerminal: { tui: terminalModule, codingAgent: { CustomEditor: "real editor" } }, onDiagnostic: (d) => diagnostics.push(d) });
-    const modules = piVirtualModules(() => {}, undefined, { tui: terminalModule, codingAgent: { CustomEditor: "real editor" } });
+    const manager = new ExtensionManager({
+      piTerminal: { tui: terminalModule, codingAgent: { CustomEditor: "real editor" } },
+      onDiagnostic: (d) => diagnostics.push(d),
+    });
+    const modules = piVirtualModules(() => {}, undefined, {
+      tui: terminalModule,
+      codingAgent: { CustomEditor: "real editor" },
+    });
     expect((modules["@mariozechner/pi-tui"] as { marker: string }).marker).toBe("the real pi-tui");
     expect((modules["@earendil-works/pi-tui"] as { marker: string }).marker).toBe("the real pi-tui");
     expect((modules["@mariozechner/pi-coding-agent"] as { CustomEditor: string }).CustomEditor).toBe("real editor");
@@ -293,11 +407,21 @@ describe("with a terminal (interactive mode's piTerminal)", () => {
     await manager.loadExtension((pi) => {
       const api = pi as unknown as Record<string, (...args: unknown[]) => void>;
       api.registerMessageRenderer!("note", () => "drawn");
-      api.registerShortcut!("ctrl+t", { description: "toggle", handler: (ctx: ExtensionContext) => void ran.push(`shortcut in ${ctx.cwd === manager.cwd ? "cwd" : "?"}`) });
-      api.registerShortcut!("ctrl+x", { handler: () => { throw new Error("nope"); } });
+      api.registerShortcut!("ctrl+t", {
+        description: "toggle",
+        handler: (ctx: ExtensionContext) => void ran.push(`shortcut in ${ctx.cwd === manager.cwd ? "cwd" : "?"}`),
+      });
+      api.registerShortcut!("ctrl+x", {
+        handler: () => {
+          throw new Error("nope");
+        },
+      });
     }, "drawer");
     expect(manager.piRenderers.message("note")?.({}, { expanded: false }, {})).toBe("drawn");
-    expect(manager.piRenderers.shortcuts()).toEqual([{ key: "ctrl+t", description: "toggle", extension: "drawer" }, { key: "ctrl+x", extension: "drawer" }]);
+    expect(manager.piRenderers.shortcuts()).toEqual([
+      { key: "ctrl+t", description: "toggle", extension: "drawer" },
+      { key: "ctrl+x", extension: "drawer" },
+    ]);
     expect(await manager.runShortcut("ctrl+t")).toEqual({ ran: true });
     expect(await manager.runShortcut("ctrl+x")).toEqual({ ran: true, error: "nope" });
     expect(await manager.runShortcut("ctrl+q")).toEqual({ ran: false });
@@ -326,15 +450,34 @@ describe("Pi's Theme", () => {
     const theme = (manager.context.ui as unknown as { theme: Record<string, any> }).theme;
     const exported = piVirtualModules(() => {})["@earendil-works/pi-coding-agent"] as Record<string, any>;
     expect(theme).toBeInstanceOf(exported.Theme);
-    expect([theme.name, theme.sourcePath, theme.sourceInfo, theme.appearance]).toEqual(["plain", undefined, undefined, "dark"]);
+    expect([theme.name, theme.sourcePath, theme.sourceInfo, theme.appearance]).toEqual([
+      "plain",
+      undefined,
+      undefined,
+      "dark",
+    ]);
     expect(theme.colors.accent).toEqual({ kind: "default" });
-    expect([theme.fg("accent", "x"), theme.bg("selectedBg", "x"), theme.bold("x"), theme.style("x", { fg: "accent", bold: true })]).toEqual(["x", "x", "x", "x"]);
-    expect([theme.getFgAnsi("accent"), theme.getBgAnsi("toolErrorBg"), theme.getColorMode()]).toEqual(["", "", "256color"]);
+    expect([
+      theme.fg("accent", "x"),
+      theme.bg("selectedBg", "x"),
+      theme.bold("x"),
+      theme.style("x", { fg: "accent", bold: true }),
+    ]).toEqual(["x", "x", "x", "x"]);
+    expect([theme.getFgAnsi("accent"), theme.getBgAnsi("toolErrorBg"), theme.getColorMode()]).toEqual([
+      "",
+      "",
+      "256color",
+    ]);
     expect(() => theme.getFgAnsi("x")).toThrow("Unknown theme color: x");
     expect(() => theme.fg("selectedBg", "x")).toThrow("Unknown theme color: selectedBg");
     const border = theme.getThinkingBorderColor("high");
     expect([typeof border, border("y"), theme.getBashModeBorderColor()("z")]).toEqual(["function", "y", "z"]);
     const own = new exported.Theme({}, {}, "truecolor", { name: "mine", sourcePath: "/t.json" });
-    expect([own.name, own.sourcePath, own.getColorMode(), own.fg("accent", "a")]).toEqual(["mine", "/t.json", "truecolor", "a"]);
+    expect([own.name, own.sourcePath, own.getColorMode(), own.fg("accent", "a")]).toEqual([
+      "mine",
+      "/t.json",
+      "truecolor",
+      "a",
+    ]);
   });
 });

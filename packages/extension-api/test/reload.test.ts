@@ -65,8 +65,21 @@ describe("reload", () => {
     writeFileSync(file, "export default function (pi) {\n  pi.on('tool_call', () => {\n    return {;\n  });\n}\n");
     const result = await m.reload();
     expect(result.loaded).toEqual([]);
-    expect(result.failed).toEqual([{ path: file, name: "keeper", line: 3, column: 12, code: "MYPI_SYNTAX_ERROR", message: "syntax error: Unexpected token" }]);
-    expect(await m.runSlot("tool_call", call(), recorder().call)).toEqual({ block: true, reason: "keeper v1", by: "keeper" });
+    expect(result.failed).toEqual([
+      {
+        path: file,
+        name: "keeper",
+        line: 3,
+        column: 12,
+        code: "MYPI_SYNTAX_ERROR",
+        message: "syntax error: Unexpected token",
+      },
+    ]);
+    expect(await m.runSlot("tool_call", call(), recorder().call)).toEqual({
+      block: true,
+      reason: "keeper v1",
+      by: "keeper",
+    });
     expect(probe().trace).toEqual([]); // the old version was never shut down
     expect(m.loadFailures).toEqual([]); // it is still loaded
   });
@@ -102,7 +115,9 @@ describe("reload", () => {
       file,
       `export default function (pi) {\n  pi.on("session_start", () => {});\n  throw new Error("v2 is broken");\n}\n`,
     );
-    expect((await m.reload()).failed.map((f) => [f.name, f.code, f.message])).toEqual([["sturdy", "MYPI_LOAD_FAILED", "v2 is broken"]]);
+    expect((await m.reload()).failed.map((f) => [f.name, f.code, f.message])).toEqual([
+      ["sturdy", "MYPI_LOAD_FAILED", "v2 is broken"],
+    ]);
     m.publish({ type: "session_start", reason: "startup", timestamp: 0 });
     await m.drain();
     m.channels.emit("ping");
@@ -119,7 +134,12 @@ describe("reload", () => {
       { loaded: ["twice"], failed: [] },
       { loaded: ["twice"], failed: [] },
     ]);
-    expect(probe().trace).toEqual(["twice v1 shutdown", "twice v2 start reload", "twice v2 shutdown", "twice v2 start reload"]);
+    expect(probe().trace).toEqual([
+      "twice v1 shutdown",
+      "twice v2 start reload",
+      "twice v2 shutdown",
+      "twice v2 start reload",
+    ]);
     probe().trace.length = 0;
     m.channels.emit("ping");
     m.publish({ type: "session_start", reason: "startup", timestamp: 0 });
@@ -139,7 +159,11 @@ describe("reload", () => {
     const running = m.runSlot("tool_call", call(), recorder().call);
     writeVersion("pending", "v2");
     expect((await m.reload()).loaded).toEqual(["pending"]);
-    expect(await m.runSlot("tool_call", call(), recorder().call)).toEqual({ block: true, reason: "pending v2", by: "pending" });
+    expect(await m.runSlot("tool_call", call(), recorder().call)).toEqual({
+      block: true,
+      reason: "pending v2",
+      by: "pending",
+    });
     release("pending v1");
     expect(await running).toEqual({ block: true, reason: "pending v1", by: "pending" });
   });

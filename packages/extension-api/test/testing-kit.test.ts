@@ -6,7 +6,10 @@ describe("the testing kit's callSlot", () => {
     const ext = await loadExtensions(
       [
         { name: "first", factory: (pi) => pi.on("resources_discover", () => ({ skillPaths: ["skills/a"] })) },
-        { name: "second", factory: (pi) => pi.on("resources_discover", () => ({ skillPaths: ["skills/b"], promptPaths: ["prompts"] })) },
+        {
+          name: "second",
+          factory: (pi) => pi.on("resources_discover", () => ({ skillPaths: ["skills/b"], promptPaths: ["prompts"] })),
+        },
       ],
       { cwd: "/work/project" },
     );

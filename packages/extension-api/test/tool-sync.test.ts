@@ -3,7 +3,14 @@
 // own tools, before a host is bound, while one is bound, and across a reload.
 import { createScriptedModel } from "@mypi/kernel";
 import { afterEach, describe, expect, it } from "vitest";
-import { ExtensionManager, createExtensionHost, defineTool, z, type ExtensionAPI, type ExtensionHost } from "../src/index.ts";
+import {
+  ExtensionManager,
+  createExtensionHost,
+  defineTool,
+  z,
+  type ExtensionAPI,
+  type ExtensionHost,
+} from "../src/index.ts";
 
 let hosts: ExtensionHost[] = [];
 afterEach(async () => {
@@ -11,7 +18,8 @@ afterEach(async () => {
   hosts = [];
 });
 
-const tool = (name: string, description = name) => defineTool({ name, description, parameters: z.strictObject({}), execute: () => name });
+const tool = (name: string, description = name) =>
+  defineTool({ name, description, parameters: z.strictObject({}), execute: () => name });
 
 /** A manager that records its diagnostics, and a host bound to it on demand. */
 function setup() {
@@ -46,12 +54,9 @@ describe("reload and tool clashes", () => {
 
     expect(await host.reload()).toEqual({ loaded: ["a", "c"], failed: [expect.objectContaining({ name: "b" })] });
     expect(diagnostics).toEqual([]);
-    expect(host.agent.tools.list().map((t) => `${t.name}@${host.agent.tools.sourceOf(t.name)}: ${t.description}`)).toEqual([
-      "host_tool@undefined: host_tool",
-      "a_tool@a: a_tool",
-      "shared@a: from a",
-      "c_tool@c: c_tool",
-    ]);
+    expect(
+      host.agent.tools.list().map((t) => `${t.name}@${host.agent.tools.sourceOf(t.name)}: ${t.description}`),
+    ).toEqual(["host_tool@undefined: host_tool", "a_tool@a: a_tool", "shared@a: from a", "c_tool@c: c_tool"]);
   });
 
   it("keeps the first tool when a reload brings in a clash, and says so once", async () => {
@@ -77,7 +82,10 @@ describe("reload and tool clashes", () => {
     });
     late!("shared");
     late!("host_tool");
-    expect(diagnostics).toEqual(["tool 'shared' from b is not used: a registered it first; rename one of them", "tool 'host_tool' from b replaces the one the host registered"]);
+    expect(diagnostics).toEqual([
+      "tool 'shared' from b is not used: a registered it first; rename one of them",
+      "tool 'host_tool' from b replaces the one the host registered",
+    ]);
   });
 });
 

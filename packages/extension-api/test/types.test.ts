@@ -31,18 +31,37 @@ export function typeChecks(pi: ExtensionAPI): void {
     expectTypeOf(downstream).toEqualTypeOf<SlotResult<"tool_call"> | undefined>();
     return downstream?.block ? { block: false } : downstream;
   });
-  pi.on("input", (event) => ({ action: "transform", text: event.text.trim() }), { order: "pre", timeoutMs: 1000, onError: "closed" });
-  pi.on("tool_result", (event): ToolResultDecision => ({ content: event.content.filter((c: Content) => c.type === "text"), details: null }));
-  pi.on("before_agent_start", (event) => ({ systemPrompt: `${event.systemPrompt}!`, message: { customType: "x", content: "y" } }));
+  pi.on("input", (event) => ({ action: "transform", text: event.text.trim() }), {
+    order: "pre",
+    timeoutMs: 1000,
+    onError: "closed",
+  });
+  pi.on(
+    "tool_result",
+    (event): ToolResultDecision => ({
+      content: event.content.filter((c: Content) => c.type === "text"),
+      details: null,
+    }),
+  );
+  pi.on("before_agent_start", (event) => ({
+    systemPrompt: `${event.systemPrompt}!`,
+    message: { customType: "x", content: "y" },
+  }));
   pi.on("turn_end", (event) => {
     expectTypeOf(event.turnIndex).toEqualTypeOf<number>();
   });
   pi.on("hook_decision", (event) => {
     expectTypeOf(event).toEqualTypeOf<Readonly<HookDecisionEvent>>();
   });
-  pi.on("agent_end", async (event) => {
-    expectTypeOf(event.stopReason).toEqualTypeOf<"completed" | "aborted" | "error" | "handled" | "blocked" | "terminated" | "max_turns" | "paused">();
-  }, { timeoutMs: 100 });
+  pi.on(
+    "agent_end",
+    async (event) => {
+      expectTypeOf(event.stopReason).toEqualTypeOf<
+        "completed" | "aborted" | "error" | "handled" | "blocked" | "terminated" | "max_turns" | "paused"
+      >();
+    },
+    { timeoutMs: 100 },
+  );
   // Pi's session switch, and Pi's events mypi never emits (accepted so Pi extensions load).
   pi.on("session_before_switch", (event) => (event.reason === "resume" ? { cancel: true } : undefined));
   pi.on("session_switch", (event) => {
@@ -91,8 +110,12 @@ export function typeChecks(pi: ExtensionAPI): void {
 /** Never called: the manager ↔ kernel seam, typed per slot (no casts where the host reads a chain). */
 export async function seamTypeChecks(manager: ExtensionManager, call: ChainCall): Promise<void> {
   expectTypeOf(await manager.runSlot("tool_call", {}, call)).toEqualTypeOf<ToolCallResult | undefined>();
-  expectTypeOf(await manager.runSlot("session_before_fork", {}, call)).toEqualTypeOf<SessionBeforeForkDecision | undefined>();
-  expectTypeOf(await manager.runSlot("resources_discover", {}, call)).toEqualTypeOf<{ skillPaths: string[]; promptPaths: string[] } | undefined>();
+  expectTypeOf(await manager.runSlot("session_before_fork", {}, call)).toEqualTypeOf<
+    SessionBeforeForkDecision | undefined
+  >();
+  expectTypeOf(await manager.runSlot("resources_discover", {}, call)).toEqualTypeOf<
+    { skillPaths: string[]; promptPaths: string[] } | undefined
+  >();
   const trust = await manager.runSlot("project_trust", {}, call);
   if (trust) expectTypeOf(trust.trusted).toEqualTypeOf<"yes" | "no" | "undecided">();
   // The manager's five chains are the kernel's slot functions as they are.
@@ -115,16 +138,24 @@ describe("the manager ↔ kernel seam", () => {
     const found = await manager.runSlot("resources_discover", { cwd: "/ws", reason: "startup" }, call);
     expect(found?.skillPaths).toEqual(["skills"]);
     expect(found?.promptPaths).toEqual([]);
-    expect((await manager.runSlot("session_before_fork", { entryId: "e1", position: "before" }, call))?.cancel).toBe(true);
+    expect((await manager.runSlot("session_before_fork", { entryId: "e1", position: "before" }, call))?.cancel).toBe(
+      true,
+    );
     expect(manager.runSlot("tool_call", { toolCallId: "c1", toolName: "read", input: {} }, call)).toBeUndefined();
   });
 });
 
 describe("the routing table", () => {
   it("routes every decision slot of the policy table to a chain, Pi's events mypi never emits nowhere, and every other event to the observer bus", () => {
-    const chains = Object.entries(ROUTES).filter(([, route]) => route === "chain").map(([name]) => name);
+    const chains = Object.entries(ROUTES)
+      .filter(([, route]) => route === "chain")
+      .map(([name]) => name);
     expect(chains).toEqual(Object.keys(POLICIES));
-    expect(Object.entries(ROUTES).filter(([, route]) => route === "observer").map(([name]) => name)).toEqual([
+    expect(
+      Object.entries(ROUTES)
+        .filter(([, route]) => route === "observer")
+        .map(([name]) => name),
+    ).toEqual([
       "agent_start",
       "agent_end",
       "turn_start",
@@ -149,10 +180,10 @@ describe("the routing table", () => {
       "thinking_level_select",
       "user_bash",
     ]);
-    expect(Object.entries(ROUTES).filter(([, route]) => route === "inert").map(([name]) => name)).toEqual([
-      "session_directory",
-      "session_before_tree",
-      "before_provider_request",
-    ]);
+    expect(
+      Object.entries(ROUTES)
+        .filter(([, route]) => route === "inert")
+        .map(([name]) => name),
+    ).toEqual(["session_directory", "session_before_tree", "before_provider_request"]);
   });
 });

@@ -11,7 +11,14 @@ async function manager(...factories: [string, ExtensionFactory][]): Promise<Exte
   return m;
 }
 
-const result = (text: string) => ({ toolCallId: "c1", toolName: "read", input: { path: "a.txt" }, content: [{ type: "text", text }], details: { lines: 1 }, isError: false });
+const result = (text: string) => ({
+  toolCallId: "c1",
+  toolName: "read",
+  input: { path: "a.txt" },
+  content: [{ type: "text", text }],
+  details: { lines: 1 },
+  isError: false,
+});
 const mask = (text: string) => text.replace(/\S+@\S+/g, "[email]");
 
 describe("an answer that changes nothing", () => {
@@ -30,7 +37,9 @@ describe("an answer that changes nothing", () => {
     expect(r.decisions()).toEqual([["redact-email", "pass"]]);
 
     const masked = recorder();
-    expect(await m.runSlot("tool_result", result("write to ada@example.com"), masked.call)).toMatchObject({ content: [{ type: "text", text: "write to [email]" }] });
+    expect(await m.runSlot("tool_result", result("write to ada@example.com"), masked.call)).toMatchObject({
+      content: [{ type: "text", text: "write to [email]" }],
+    });
     expect(masked.decisions()).toEqual([["redact-email", "patch"]]);
   });
 
@@ -50,7 +59,9 @@ describe("an answer that changes nothing", () => {
   it("is a pass in tool_call when the handler returns the input it was given", async () => {
     const m = await manager(["echo", (pi) => pi.on("tool_call", (event) => ({ input: { ...event.input } }))]);
     const r = recorder();
-    expect(await m.runSlot("tool_call", { toolCallId: "c1", toolName: "bash", input: { command: "ls" } }, r.call)).toBeUndefined();
+    expect(
+      await m.runSlot("tool_call", { toolCallId: "c1", toolName: "bash", input: { command: "ls" } }, r.call),
+    ).toBeUndefined();
     expect(r.decisions()).toEqual([["echo", "pass"]]);
   });
 });

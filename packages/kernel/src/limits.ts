@@ -64,14 +64,16 @@ function shallow(value: object, depth: number, budget: { nodes: number }): boole
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      if (typeof item === "object" && item !== null && isContainer(item) && !shallow(item, depth + 1, budget)) return false;
+      if (typeof item === "object" && item !== null && isContainer(item) && !shallow(item, depth + 1, budget))
+        return false;
     }
     return true;
   }
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
     const item: unknown = (value as Record<string, unknown>)[key];
-    if (typeof item === "object" && item !== null && isContainer(item) && !shallow(item, depth + 1, budget)) return false;
+    if (typeof item === "object" && item !== null && isContainer(item) && !shallow(item, depth + 1, budget))
+      return false;
   }
   return true;
 }

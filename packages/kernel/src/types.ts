@@ -576,7 +576,10 @@ export interface SlotContext<H extends HostEventBase = HostEvent> {
 }
 
 type Awaitable<T> = T | Promise<T>;
-export type SlotFn<E, R, H extends HostEventBase = HostEvent> = (event: E, ctx: SlotContext<H>) => Awaitable<R | undefined | void>;
+export type SlotFn<E, R, H extends HostEventBase = HostEvent> = (
+  event: E,
+  ctx: SlotContext<H>,
+) => Awaitable<R | undefined | void>;
 
 /** The kernel takes the slots as plain functions; composition of handlers is the host's job. */
 export interface Slots<H extends HostEventBase = HostEvent> {

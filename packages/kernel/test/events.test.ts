@@ -1,5 +1,12 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { Agent, createScriptedModel, isAgentEvent, type AgentEvent, type MessageUpdateEvent, type StreamEvent } from "../src/index.ts";
+import {
+  Agent,
+  createScriptedModel,
+  isAgentEvent,
+  type AgentEvent,
+  type MessageUpdateEvent,
+  type StreamEvent,
+} from "../src/index.ts";
 
 describe("isAgentEvent", () => {
   it("tells the kernel's events from host diagnostics, so a listener can narrow by type", async () => {

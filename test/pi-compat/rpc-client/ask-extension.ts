@@ -11,7 +11,10 @@ interface AskContext {
 }
 
 interface AskApi {
-  registerCommand(name: string, options: { description: string; handler: (args: string, ctx: AskContext) => Promise<void> }): void;
+  registerCommand(
+    name: string,
+    options: { description: string; handler: (args: string, ctx: AskContext) => Promise<void> },
+  ): void;
 }
 
 export default function ask(pi: AskApi): void {

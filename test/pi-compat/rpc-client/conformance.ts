@@ -20,7 +20,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { chatFrames, chatResponse, sse, startFakeOpenAI, type FakeResponse, type RecordedRequest } from "../../helpers/fake-openai.ts";
+import {
+  chatFrames,
+  chatResponse,
+  sse,
+  startFakeOpenAI,
+  type FakeResponse,
+  type RecordedRequest,
+} from "../../helpers/fake-openai.ts";
 
 type Json = Record<string, unknown>;
 type Event = Json & { type: string };
@@ -71,7 +78,12 @@ interface TreeNode {
   entry: Json & { id: string };
   children: TreeNode[];
 }
-type RpcClientClass = new (options: { cliPath: string; cwd: string; env: Record<string, string>; args: string[] }) => RpcClient;
+type RpcClientClass = new (options: {
+  cliPath: string;
+  cwd: string;
+  env: Record<string, string>;
+  args: string[];
+}) => RpcClient;
 
 /** Every check, in the order the session reaches it: a check never reached counts as failed. */
 const CHECKS = [
@@ -159,7 +171,9 @@ function parseOptions(argv: string[]): Options {
   const target = value("--target");
   const piPackage = value("--pi");
   if ((target !== "mypi" && target !== "pi") || !piPackage) {
-    throw new Error("usage: conformance.ts --target mypi|pi --pi <folder of @earendil-works/pi-coding-agent> [--report file.json]");
+    throw new Error(
+      "usage: conformance.ts --target mypi|pi --pi <folder of @earendil-works/pi-coding-agent> [--report file.json]",
+    );
   }
   return { target, piPackage, report: value("--report") };
 }
@@ -178,7 +192,13 @@ async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const results = new Map<CheckName, { ok: boolean; detail?: string }>();
   const check = (name: CheckName, ok: boolean, detail?: unknown) => {
-    results.set(name, { ok, ...(!ok && detail !== undefined && { detail: typeof detail === "string" ? detail : JSON.stringify(detail)?.slice(0, 400) }) });
+    results.set(name, {
+      ok,
+      ...(!ok &&
+        detail !== undefined && {
+          detail: typeof detail === "string" ? detail : JSON.stringify(detail)?.slice(0, 400),
+        }),
+    });
   };
 
   const root = mkdtempSync(join(tmpdir(), `rpc-conformance-${options.target}-`));
@@ -196,11 +216,16 @@ async function main(): Promise<number> {
   };
   server.push(...Array.from({ length: 200 }, () => route));
 
-  const { RpcClient } = (await import(pathToFileURL(join(options.piPackage, "dist", "modes", "rpc", "rpc-client.js")).href)) as { RpcClient: RpcClientClass };
+  const { RpcClient } = (await import(
+    pathToFileURL(join(options.piPackage, "dist", "modes", "rpc", "rpc-client.js")).href
+  )) as { RpcClient: RpcClientClass };
   const extension = join(here, "ask-extension.ts");
   // The client spawns `node`: this Node (22) first on the PATH, for Pi and mypi alike.
   const path = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}`;
-  const client = options.target === "pi" ? piClient(RpcClient, { root, ws, path, baseURL: server.baseURL, piPackage: options.piPackage, extension }) : mypiClient(RpcClient, { root, ws, path, baseURL: server.baseURL, extension });
+  const client =
+    options.target === "pi"
+      ? piClient(RpcClient, { root, ws, path, baseURL: server.baseURL, piPackage: options.piPackage, extension })
+      : mypiClient(RpcClient, { root, ws, path, baseURL: server.baseURL, extension });
 
   const events: Event[] = [];
   const waiters: { from: number; test: (e: Event) => boolean; resolve: (e: Event) => void }[] = [];
@@ -235,8 +260,14 @@ async function main(): Promise<number> {
   }
 
   const lines = CHECKS.map((name) => ({ name, ...(results.get(name) ?? { ok: false, detail: "not reached" }) }));
-  for (const line of lines) process.stdout.write(`${line.ok ? "ok  " : "FAIL"} ${line.name}${line.detail ? ` — ${line.detail}` : ""}\n`);
-  const summary = { target: options.target, passed: lines.filter((l) => l.ok).length, total: lines.length, checks: lines };
+  for (const line of lines)
+    process.stdout.write(`${line.ok ? "ok  " : "FAIL"} ${line.name}${line.detail ? ` — ${line.detail}` : ""}\n`);
+  const summary = {
+    target: options.target,
+    passed: lines.filter((l) => l.ok).length,
+    total: lines.length,
+    checks: lines,
+  };
   if (options.report) writeFileSync(options.report, JSON.stringify(summary, null, 2));
   process.stdout.write(`${JSON.stringify({ target: summary.target, passed: summary.passed, total: summary.total })}\n`);
   return summary.passed === summary.total ? 0 : 1;
@@ -253,13 +284,26 @@ interface ClientSetup {
 function piClient(Client: RpcClientClass, s: ClientSetup & { piPackage: string }): RpcClient {
   const agentDir = join(s.root, "pi-agent");
   mkdirSync(agentDir);
-  writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { fake: { baseUrl: s.baseURL, api: "openai-completions", apiKey: "fake", models: [{ id: "fake-model" }] } } }));
+  writeFileSync(
+    join(agentDir, "models.json"),
+    JSON.stringify({
+      providers: {
+        fake: { baseUrl: s.baseURL, api: "openai-completions", apiKey: "fake", models: [{ id: "fake-model" }] },
+      },
+    }),
+  );
   // A small kept tail, so that a short conversation has something to compact.
   writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
   return new Client({
     cliPath: join(s.piPackage, "dist", "cli.js"),
     cwd: s.ws,
-    env: { PATH: s.path, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" },
+    env: {
+      PATH: s.path,
+      PI_CODING_AGENT_DIR: agentDir,
+      PI_OFFLINE: "1",
+      PI_SKIP_VERSION_CHECK: "1",
+      PI_TELEMETRY: "0",
+    },
     args: ["--provider", "fake", "--model", "fake-model", "--session-dir", join(s.root, "sessions"), "-e", s.extension],
   });
 }
@@ -279,7 +323,9 @@ function mypiClient(Client: RpcClientClass, s: ClientSetup): RpcClient {
 /** No step may hang the script: each wait is bounded, and a wait that runs out fails its check. */
 function within<T>(work: Promise<T>, what: string, ms = 20_000): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)),
+  );
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
@@ -303,10 +349,13 @@ const textOf = (message: Json | undefined): string => {
   const content = message?.content;
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content.map((part: { type?: string; text?: string }) => (part.type === "text" ? (part.text ?? "") : "")).join("");
+  return content
+    .map((part: { type?: string; text?: string }) => (part.type === "text" ? (part.text ?? "") : ""))
+    .join("");
 };
 const userTexts = (messages: Json[]) => messages.filter((m) => m.role === "user").map(textOf);
-const isRecord = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 interface Session {
   check: (name: CheckName, ok: boolean, detail?: unknown) => void;
@@ -331,7 +380,9 @@ async function session(client: RpcClient, t: Session): Promise<void> {
     try {
       await steps();
     } catch (error) {
-      process.stderr.write(`conformance: ${name}: ${error instanceof Error ? error.message.slice(0, 500) : String(error)}\n`);
+      process.stderr.write(
+        `conformance: ${name}: ${error instanceof Error ? error.message.slice(0, 500) : String(error)}\n`,
+      );
     }
   };
 
@@ -340,17 +391,45 @@ async function session(client: RpcClient, t: Session): Promise<void> {
     const model = state.model;
     check(
       "get_state.model is Pi's model object",
-      isRecord(model) && model.id === "fake-model" && typeof model.provider === "string" && typeof model.api === "string" && typeof model.name === "string" &&
-        typeof model.contextWindow === "number" && typeof model.maxTokens === "number" && typeof model.reasoning === "boolean" && Array.isArray(model.input) && isRecord(model.cost),
+      isRecord(model) &&
+        model.id === "fake-model" &&
+        typeof model.provider === "string" &&
+        typeof model.api === "string" &&
+        typeof model.name === "string" &&
+        typeof model.contextWindow === "number" &&
+        typeof model.maxTokens === "number" &&
+        typeof model.reasoning === "boolean" &&
+        Array.isArray(model.input) &&
+        isRecord(model.cost),
       model,
     );
     check("get_state.thinkingLevel is off", state.thinkingLevel === "off", state.thinkingLevel);
-    check("get_state.isStreaming and isCompacting are false when idle", state.isStreaming === false && state.isCompacting === false, state);
+    check(
+      "get_state.isStreaming and isCompacting are false when idle",
+      state.isStreaming === false && state.isCompacting === false,
+      state,
+    );
     const modes = ["all", "one-at-a-time"];
-    check("get_state has the queue modes", modes.includes(state.steeringMode as string) && modes.includes(state.followUpMode as string), state);
-    check("get_state.autoCompactionEnabled is a boolean", typeof state.autoCompactionEnabled === "boolean", state.autoCompactionEnabled);
-    check("get_state names the session (id and file)", typeof state.sessionId === "string" && typeof state.sessionFile === "string", state);
-    check("get_state counts no messages before the first prompt", state.messageCount === 0 && state.pendingMessageCount === 0, state);
+    check(
+      "get_state has the queue modes",
+      modes.includes(state.steeringMode as string) && modes.includes(state.followUpMode as string),
+      state,
+    );
+    check(
+      "get_state.autoCompactionEnabled is a boolean",
+      typeof state.autoCompactionEnabled === "boolean",
+      state.autoCompactionEnabled,
+    );
+    check(
+      "get_state names the session (id and file)",
+      typeof state.sessionId === "string" && typeof state.sessionFile === "string",
+      state,
+    );
+    check(
+      "get_state counts no messages before the first prompt",
+      state.messageCount === 0 && state.pendingMessageCount === 0,
+      state,
+    );
     firstFile = state.sessionFile as string;
     sessionId = state.sessionId as string;
     provider = isRecord(model) ? String(model.provider) : "";
@@ -361,19 +440,35 @@ async function session(client: RpcClient, t: Session): Promise<void> {
 
   await part("Model and thinking", async () => {
     const models = await client.getAvailableModels();
-    check("get_available_models lists the current model", Array.isArray(models) && models.some((m) => m.provider === provider && m.id === "fake-model"), models.length);
+    check(
+      "get_available_models lists the current model",
+      Array.isArray(models) && models.some((m) => m.provider === provider && m.id === "fake-model"),
+      models.length,
+    );
     const levels = await client.getAvailableThinkingLevels();
     check("get_available_thinking_levels includes off", Array.isArray(levels) && levels.includes("off"), levels);
     const setLevel = await failure(() => client.setThinkingLevel("off"));
-    check("set_thinking_level off is accepted", setLevel === undefined && (await client.getState()).thinkingLevel === "off", setLevel);
+    check(
+      "set_thinking_level off is accepted",
+      setLevel === undefined && (await client.getState()).thinkingLevel === "off",
+      setLevel,
+    );
     const cycledLevel = await client.cycleThinkingLevel();
     check("cycle_thinking_level answers null for a model without reasoning", cycledLevel === null, cycledLevel);
     const set = await client.setModel(provider, "fake-model");
     check("set_model to the current model returns it", set.id === "fake-model" && set.provider === provider, set);
     const unknown = await failure(() => client.setModel("no-such-provider", "no-such-model"));
-    check("set_model to an unknown model fails with Model not found", unknown !== undefined && /Model not found/.test(unknown), unknown);
+    check(
+      "set_model to an unknown model fails with Model not found",
+      unknown !== undefined && /Model not found/.test(unknown),
+      unknown,
+    );
     const cycled = await client.cycleModel();
-    check("cycle_model answers null or a model", cycled === null || (isRecord(cycled) && isRecord(cycled.model) && typeof cycled.isScoped === "boolean"), cycled);
+    check(
+      "cycle_model answers null or a model",
+      cycled === null || (isRecord(cycled) && isRecord(cycled.model) && typeof cycled.isScoped === "boolean"),
+      cycled,
+    );
     // Pi cycles through its whole catalogue: back to the loopback model before anything runs.
     if (cycled !== null) await client.setModel(provider, "fake-model");
   });
@@ -384,35 +479,63 @@ async function session(client: RpcClient, t: Session): Promise<void> {
     check("prompt answers disposition started", disposition === "started", disposition);
     const run = await within(collected, "agent_settled after the first prompt");
     const last = run.at(-1);
-    check("the run ends with agent_settled (aborted false)", last?.type === "agent_settled" && last.aborted === false, last);
+    check(
+      "the run ends with agent_settled (aborted false)",
+      last?.type === "agent_settled" && last.aborted === false,
+      last,
+    );
     const types = run.map((e) => e.type);
     check(
       "the run streams agent, turn and message events",
-      ["agent_start", "turn_start", "message_start", "message_update", "message_end", "turn_end", "agent_end"].every((type) => types.includes(type)) &&
-        types.indexOf("agent_start") < types.indexOf("turn_end") && types.indexOf("agent_end") < types.indexOf("agent_settled"),
+      ["agent_start", "turn_start", "message_start", "message_update", "message_end", "turn_end", "agent_end"].every(
+        (type) => types.includes(type),
+      ) &&
+        types.indexOf("agent_start") < types.indexOf("turn_end") &&
+        types.indexOf("agent_end") < types.indexOf("agent_settled"),
       types,
     );
-    const updates = run.filter((e) => e.type === "message_update").map((e) => ({ usage: e.usage, event: e.assistantMessageEvent as Json | undefined }));
+    const updates = run
+      .filter((e) => e.type === "message_update")
+      .map((e) => ({ usage: e.usage, event: e.assistantMessageEvent as Json | undefined }));
     const deltas = updates.filter((u) => u.event?.type === "text_delta");
     check(
       "message_update carries assistantMessageEvent text deltas with usage",
-      deltas.length > 0 && deltas.every((u) => typeof u.event!.delta === "string" && typeof u.event!.contentIndex === "number" && isRecord(u.usage)),
+      deltas.length > 0 &&
+        deltas.every(
+          (u) => typeof u.event!.delta === "string" && typeof u.event!.contentIndex === "number" && isRecord(u.usage),
+        ),
       updates.slice(0, 3),
     );
     const kinds = updates.map((u) => u.event?.type);
     const end = updates.find((u) => u.event?.type === "text_end")?.event;
-    check("the text block opens with text_start and closes with text_end", kinds[0] === "text_start" && kinds.at(-1) === "text_end" && end?.content === "Reply to: hello", kinds);
+    check(
+      "the text block opens with text_start and closes with text_end",
+      kinds[0] === "text_start" && kinds.at(-1) === "text_end" && end?.content === "Reply to: hello",
+      kinds,
+    );
     const streamed = deltas.map((u) => u.event!.delta).join("");
     check("the streamed text is the answer", streamed === "Reply to: hello", streamed);
     const agentEnd = run.find((e) => e.type === "agent_end");
-    check("agent_end carries the run's messages", Array.isArray(agentEnd?.messages) && (agentEnd.messages as Json[]).some((m) => m.role === "assistant"), agentEnd);
+    check(
+      "agent_end carries the run's messages",
+      Array.isArray(agentEnd?.messages) && (agentEnd.messages as Json[]).some((m) => m.role === "assistant"),
+      agentEnd,
+    );
     const lastText = await client.getLastAssistantText();
     check("get_last_assistant_text is the answer", lastText === "Reply to: hello", lastText);
     const messages = await client.getMessages();
     check("get_messages starts with the system message", messages[0]?.role === "system", messages[0]?.role);
-    check("get_messages holds the prompt and the answer", userTexts(messages).includes("hello") && messages.some((m) => m.role === "assistant" && textOf(m) === "Reply to: hello"), messages.map((m) => m.role));
+    check(
+      "get_messages holds the prompt and the answer",
+      userTexts(messages).includes("hello") &&
+        messages.some((m) => m.role === "assistant" && textOf(m) === "Reply to: hello"),
+      messages.map((m) => m.role),
+    );
     const counted = await client.getState();
-    check("get_state.messageCount counts get_messages", counted.messageCount === messages.length, { messageCount: counted.messageCount, messages: messages.length });
+    check("get_state.messageCount counts get_messages", counted.messageCount === messages.length, {
+      messageCount: counted.messageCount,
+      messages: messages.length,
+    });
   });
 
   await part("Steering and follow-ups while a run is held", async () => {
@@ -428,14 +551,22 @@ async function session(client: RpcClient, t: Session): Promise<void> {
     check("follow_up during a run answers queued", followed === "queued", followed);
     const viaPrompt = await client.prompt("via prompt", undefined, "followUp");
     check("prompt with streamingBehavior followUp answers queued", viaPrompt === "queued", viaPrompt);
-    const queued = events.slice(from).filter((e) => e.type === "queue_update").at(-1);
+    const queued = events
+      .slice(from)
+      .filter((e) => e.type === "queue_update")
+      .at(-1);
     check(
       "queue_update lists the queued texts",
-      JSON.stringify(queued?.steering) === JSON.stringify(["steer now"]) && JSON.stringify(queued?.followUp) === JSON.stringify(["follow later", "via prompt"]),
+      JSON.stringify(queued?.steering) === JSON.stringify(["steer now"]) &&
+        JSON.stringify(queued?.followUp) === JSON.stringify(["follow later", "via prompt"]),
       queued,
     );
     const busy = await client.getState();
-    check("get_state during a run: streaming, three pending", busy.isStreaming === true && busy.pendingMessageCount === 3, busy);
+    check(
+      "get_state during a run: streaming, three pending",
+      busy.isStreaming === true && busy.pendingMessageCount === 3,
+      busy,
+    );
     const idle = guarded(client.waitForIdle(20_000));
     t.release();
     const idleError = await failure(() => idle);
@@ -444,11 +575,21 @@ async function session(client: RpcClient, t: Session): Promise<void> {
     const afterSteer = userTexts(await client.getMessages());
     check(
       "steering and follow-ups reach the conversation in order",
-      JSON.stringify(afterSteer.slice(-4)) === JSON.stringify(["[hold] long task", "steer now", "follow later", "via prompt"]),
+      JSON.stringify(afterSteer.slice(-4)) ===
+        JSON.stringify(["[hold] long task", "steer now", "follow later", "via prompt"]),
       afterSteer,
     );
-    const emptied = events.slice(from).filter((e) => e.type === "queue_update").at(-1);
-    check("the queue is empty after delivery (queue_update)", Array.isArray(emptied?.steering) && (emptied.steering as unknown[]).length === 0 && (emptied.followUp as unknown[]).length === 0, emptied);
+    const emptied = events
+      .slice(from)
+      .filter((e) => e.type === "queue_update")
+      .at(-1);
+    check(
+      "the queue is empty after delivery (queue_update)",
+      Array.isArray(emptied?.steering) &&
+        (emptied.steering as unknown[]).length === 0 &&
+        (emptied.followUp as unknown[]).length === 0,
+      emptied,
+    );
   });
 
   await part("Abort", async () => {
@@ -458,11 +599,19 @@ async function session(client: RpcClient, t: Session): Promise<void> {
     await within(client.abort(), "the abort response");
     const settledAt = events.slice(from).findIndex((e) => e.type === "agent_settled");
     const settled = events[from + settledAt];
-    check("abort during a run resolves after agent_settled with aborted true", settledAt >= 0 && settled?.aborted === true, events.slice(from).map((e) => e.type));
+    check(
+      "abort during a run resolves after agent_settled with aborted true",
+      settledAt >= 0 && settled?.aborted === true,
+      events.slice(from).map((e) => e.type),
+    );
     t.release();
     const afterAbort = await client.getMessages();
     const aborted = afterAbort.filter((m) => m.role === "assistant").at(-1);
-    check("the aborted run's answer ends aborted", aborted?.stopReason === "aborted" && (await client.getState()).isStreaming === false, aborted);
+    check(
+      "the aborted run's answer ends aborted",
+      aborted?.stopReason === "aborted" && (await client.getState()).isStreaming === false,
+      aborted,
+    );
     // Pi keeps what was queued for an aborted run, mypi hands it back: neither is in play here.
   });
 
@@ -470,10 +619,15 @@ async function session(client: RpcClient, t: Session): Promise<void> {
     from = events.length;
     await client.steer("queued while idle");
     const cleared = await client.clearQueue();
-    const clearedUpdate = events.slice(from).filter((e) => e.type === "queue_update").at(-1);
+    const clearedUpdate = events
+      .slice(from)
+      .filter((e) => e.type === "queue_update")
+      .at(-1);
     check(
       "clear_queue returns the queued texts and empties the queue",
-      JSON.stringify(cleared) === JSON.stringify({ steering: ["queued while idle"], followUp: [] }) && (clearedUpdate?.steering as unknown[] | undefined)?.length === 0 && (await client.getState()).pendingMessageCount === 0,
+      JSON.stringify(cleared) === JSON.stringify({ steering: ["queued while idle"], followUp: [] }) &&
+        (clearedUpdate?.steering as unknown[] | undefined)?.length === 0 &&
+        (await client.getState()).pendingMessageCount === 0,
       cleared,
     );
     await client.setSteeringMode("all");
@@ -484,13 +638,20 @@ async function session(client: RpcClient, t: Session): Promise<void> {
     const oneModes = await client.getState();
     check(
       "set_steering_mode and set_follow_up_mode show in get_state",
-      allModes.steeringMode === "all" && allModes.followUpMode === "all" && oneModes.steeringMode === "one-at-a-time" && oneModes.followUpMode === "one-at-a-time",
+      allModes.steeringMode === "all" &&
+        allModes.followUpMode === "all" &&
+        oneModes.steeringMode === "one-at-a-time" &&
+        oneModes.followUpMode === "one-at-a-time",
       [allModes.steeringMode, allModes.followUpMode, oneModes.steeringMode, oneModes.followUpMode],
     );
     from = events.length;
     await client.setSessionName("conformance");
     const named = await waitEvent((e) => e.type === "session_info_changed", from).catch(() => undefined);
-    check("set_session_name sends session_info_changed and shows in get_state", named?.name === "conformance" && (await client.getState()).sessionName === "conformance", named);
+    check(
+      "set_session_name sends session_info_changed and shows in get_state",
+      named?.name === "conformance" && (await client.getState()).sessionName === "conformance",
+      named,
+    );
     // RpcClient does not read the answer of set_* commands: what shows is the state.
     await client.setSessionName("   ");
     const kept = (await client.getState()).sessionName;
@@ -500,16 +661,27 @@ async function session(client: RpcClient, t: Session): Promise<void> {
     await client.setAutoCompaction(true);
     const on = (await client.getState()).autoCompactionEnabled;
     check("set_auto_compaction shows in get_state", off === false && on === true, { off, on });
-    const retry = (await failure(() => client.setAutoRetry(false))) ?? (await failure(() => client.abortRetry())) ?? (await failure(() => client.setAutoRetry(true)));
+    const retry =
+      (await failure(() => client.setAutoRetry(false))) ??
+      (await failure(() => client.abortRetry())) ??
+      (await failure(() => client.setAutoRetry(true)));
     check("set_auto_retry and abort_retry are accepted", retry === undefined, retry);
   });
 
   await part("bash", async () => {
     from = events.length;
     const bash = await client.bash("echo conformance");
-    check("bash runs the command and answers its output", bash.output === "conformance\n" && bash.exitCode === 0 && bash.cancelled === false && bash.truncated === false, bash);
+    check(
+      "bash runs the command and answers its output",
+      bash.output === "conformance\n" && bash.exitCode === 0 && bash.cancelled === false && bash.truncated === false,
+      bash,
+    );
     const chunk = events.slice(from).find((e) => e.type === "bash_execution_update");
-    check("bash streams bash_execution_update with the command's id", typeof chunk?.id === "string" && String(chunk.delta).includes("conformance"), chunk);
+    check(
+      "bash streams bash_execution_update with the command's id",
+      typeof chunk?.id === "string" && String(chunk.delta).includes("conformance"),
+      chunk,
+    );
     const abortBash = await failure(() => client.abortBash());
     check("abort_bash is accepted with nothing running", abortBash === undefined, abortBash);
   });
@@ -519,12 +691,23 @@ async function session(client: RpcClient, t: Session): Promise<void> {
     const tokens = stats.tokens as Json | undefined;
     check(
       "get_session_stats counts messages and tokens",
-      stats.sessionId === sessionId && stats.sessionFile === firstFile && Number(stats.userMessages) >= 5 && Number(stats.assistantMessages) >= 3 &&
-        typeof stats.toolCalls === "number" && typeof stats.totalMessages === "number" && isRecord(tokens) && Number(tokens.total) > 0 && typeof stats.cost === "number",
+      stats.sessionId === sessionId &&
+        stats.sessionFile === firstFile &&
+        Number(stats.userMessages) >= 5 &&
+        Number(stats.assistantMessages) >= 3 &&
+        typeof stats.toolCalls === "number" &&
+        typeof stats.totalMessages === "number" &&
+        isRecord(tokens) &&
+        Number(tokens.total) > 0 &&
+        typeof stats.cost === "number",
       stats,
     );
     const commands = await client.getCommands();
-    check("get_commands lists the extension command", commands.some((c) => c.name === "ask" && c.source === "extension"), commands);
+    check(
+      "get_commands lists the extension command",
+      commands.some((c) => c.name === "ask" && c.source === "extension"),
+      commands,
+    );
   });
 
   await part("An extension command and its dialog", async () => {
@@ -535,7 +718,11 @@ async function session(client: RpcClient, t: Session): Promise<void> {
     const handled = await within(asking, "the /ask response");
     check("an extension command answers disposition handled", handled === "handled", handled);
     const told = await waitEvent((e) => e.type === "extension_ui_request" && e.method === "notify", from);
-    check("an extension dialog crosses the wire and its answer comes back", request.title === "Proceed?" && request.message === "sure?" && told.message === "confirmed", { request, told });
+    check(
+      "an extension dialog crosses the wire and its answer comes back",
+      request.title === "Proceed?" && request.message === "sure?" && told.message === "confirmed",
+      { request, told },
+    );
   });
 
   await part("Compaction", async () => {
@@ -543,41 +730,80 @@ async function session(client: RpcClient, t: Session): Promise<void> {
     const compacted = await client.compact();
     check(
       "compact answers Pi's compaction result",
-      typeof compacted.summary === "string" && typeof compacted.firstKeptEntryId === "string" && typeof compacted.tokensBefore === "number" && typeof compacted.estimatedTokensAfter === "number",
+      typeof compacted.summary === "string" &&
+        typeof compacted.firstKeptEntryId === "string" &&
+        typeof compacted.tokensBefore === "number" &&
+        typeof compacted.estimatedTokensAfter === "number",
       compacted,
     );
     const start = events.slice(from).find((e) => e.type === "compaction_start");
     const finish = events.slice(from).find((e) => e.type === "compaction_end");
     check(
       "compact sends compaction_start and compaction_end",
-      start?.reason === "manual" && finish?.reason === "manual" && finish.aborted === false && isRecord(finish.result) && finish.result.firstKeptEntryId === compacted.firstKeptEntryId,
+      start?.reason === "manual" &&
+        finish?.reason === "manual" &&
+        finish.aborted === false &&
+        isRecord(finish.result) &&
+        finish.result.firstKeptEntryId === compacted.firstKeptEntryId,
       { start, finish },
     );
     const summarized = await client.getMessages();
-    check("get_messages after compaction starts with the system message and the summary", summarized[0]?.role === "system" && summarized[1]?.role === "compactionSummary", summarized.map((m) => m.role));
+    check(
+      "get_messages after compaction starts with the system message and the summary",
+      summarized[0]?.role === "system" && summarized[1]?.role === "compactionSummary",
+      summarized.map((m) => m.role),
+    );
   });
 
   await part("Fork, clone, entries, tree", async () => {
     const forkable = await client.getForkMessages();
-    check("get_fork_messages lists the user messages of the branch", ["hello", "[hold] long task", "[hold] to be aborted"].every((text) => forkable.some((m) => m.text === text && typeof m.entryId === "string")), forkable);
+    check(
+      "get_fork_messages lists the user messages of the branch",
+      ["hello", "[hold] long task", "[hold] to be aborted"].every((text) =>
+        forkable.some((m) => m.text === text && typeof m.entryId === "string"),
+      ),
+      forkable,
+    );
     const target = forkable.find((m) => m.text === "[hold] to be aborted")!;
     const forked = await client.fork(target.entryId);
     forkState = await client.getState();
-    check("fork answers the text of the message and opens a new session file", forked.cancelled === false && forked.text === target.text && typeof forkState.sessionFile === "string" && forkState.sessionFile !== firstFile, { forked, file: forkState.sessionFile });
+    check(
+      "fork answers the text of the message and opens a new session file",
+      forked.cancelled === false &&
+        forked.text === target.text &&
+        typeof forkState.sessionFile === "string" &&
+        forkState.sessionFile !== firstFile,
+      { forked, file: forkState.sessionFile },
+    );
     const forkedTexts = userTexts(await client.getMessages());
-    check("the forked session ends before that message", forkedTexts.includes("hello") && !forkedTexts.includes(target.text), forkedTexts);
+    check(
+      "the forked session ends before that message",
+      forkedTexts.includes("hello") && !forkedTexts.includes(target.text),
+      forkedTexts,
+    );
     const cloned = await client.clone();
     cloneState = await client.getState();
     check(
       "clone copies the branch into another new session file",
-      cloned.cancelled === false && cloneState.sessionFile !== forkState.sessionFile && cloneState.sessionFile !== firstFile && cloneState.messageCount === forkState.messageCount,
+      cloned.cancelled === false &&
+        cloneState.sessionFile !== forkState.sessionFile &&
+        cloneState.sessionFile !== firstFile &&
+        cloneState.messageCount === forkState.messageCount,
       { cloned, forkCount: forkState.messageCount, cloneCount: cloneState.messageCount },
     );
     const entries = await client.getEntries();
-    check("get_entries lists the entries and the leaf", entries.entries.length > 0 && entries.leafId === entries.entries.at(-1)?.id, { count: entries.entries.length, leafId: entries.leafId });
+    check(
+      "get_entries lists the entries and the leaf",
+      entries.entries.length > 0 && entries.leafId === entries.entries.at(-1)?.id,
+      { count: entries.entries.length, leafId: entries.leafId },
+    );
     const since = await client.getEntries(String(entries.entries[0]!.id));
     const noSuch = await failure(() => client.getEntries("no-such-entry"));
-    check("get_entries since an entry lists only later ones; an unknown one fails", since.entries.length === entries.entries.length - 1 && noSuch !== undefined, { since: since.entries.length, noSuch });
+    check(
+      "get_entries since an entry lists only later ones; an unknown one fails",
+      since.entries.length === entries.entries.length - 1 && noSuch !== undefined,
+      { since: since.entries.length, noSuch },
+    );
     const tree = await client.getTree();
     const ids: string[] = [];
     const walk = [...tree.tree];
@@ -586,21 +812,36 @@ async function session(client: RpcClient, t: Session): Promise<void> {
       ids.push(node.entry.id);
       walk.push(...node.children);
     }
-    check("get_tree holds every entry under its roots, and the leaf", ids.length === entries.entries.length && tree.leafId === entries.leafId && ids.includes(tree.leafId ?? ""), { ids: ids.length, entries: entries.entries.length });
+    check(
+      "get_tree holds every entry under its roots, and the leaf",
+      ids.length === entries.entries.length && tree.leafId === entries.leafId && ids.includes(tree.leafId ?? ""),
+      { ids: ids.length, entries: entries.entries.length },
+    );
   });
 
   await part("Export, switch, new session", async () => {
     const out = join(t.root, "exported.html");
     const exported = await client.exportHtml(out);
-    check("export_html writes the session as HTML", exported.path === out && existsSync(out) && /<html/i.test(readFileSync(out, "utf8")), exported);
+    check(
+      "export_html writes the session as HTML",
+      exported.path === out && existsSync(out) && /<html/i.test(readFileSync(out, "utf8")),
+      exported,
+    );
     const switched = await client.switchSession(firstFile);
     const back = await client.getState();
-    check("switch_session goes back to the first session file", switched.cancelled === false && back.sessionFile === firstFile && back.sessionName === "conformance", { switched, file: back.sessionFile });
+    check(
+      "switch_session goes back to the first session file",
+      switched.cancelled === false && back.sessionFile === firstFile && back.sessionName === "conformance",
+      { switched, file: back.sessionFile },
+    );
     const fresh = await client.newSession();
     const freshState = await client.getState();
     check(
       "new_session starts an empty session in a new file",
-      fresh.cancelled === false && freshState.messageCount === 0 && typeof freshState.sessionFile === "string" && ![firstFile, forkState.sessionFile, cloneState.sessionFile].includes(freshState.sessionFile),
+      fresh.cancelled === false &&
+        freshState.messageCount === 0 &&
+        typeof freshState.sessionFile === "string" &&
+        ![firstFile, forkState.sessionFile, cloneState.sessionFile].includes(freshState.sessionFile),
       { fresh, freshState },
     );
     const finalRun = await within(
@@ -611,9 +852,12 @@ async function session(client: RpcClient, t: Session): Promise<void> {
       })(),
       "the last run",
     );
-    check("a prompt in the new session runs and settles", finalRun.at(-1)?.type === "agent_settled" && (await client.getLastAssistantText()) === "Reply to: once more", finalRun.at(-1));
+    check(
+      "a prompt in the new session runs and settles",
+      finalRun.at(-1)?.type === "agent_settled" && (await client.getLastAssistantText()) === "Reply to: once more",
+      finalRun.at(-1),
+    );
   });
-
 }
 
 /** An extension_ui_response written straight to the agent's stdin (RpcClient has no method for it). */

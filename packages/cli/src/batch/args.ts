@@ -37,8 +37,28 @@ export const DEFAULT_STALL_MS = 30_000;
 
 type Kind = "boolean" | "number" | "string";
 const FLAGS: Record<BatchArgs["command"], Record<string, Kind>> = {
-  batch: { concurrency: "number", out: "string", resume: "boolean", timeout: "number", "keep-workspaces": "boolean", queue: "string", "queue-name": "string", attempts: "number", "on-ask": "string", help: "boolean" },
-  worker: { queue: "string", "queue-name": "string", concurrency: "number", dir: "string", "stall-ms": "number", "keep-workspaces": "boolean", "session-store": "string", help: "boolean" },
+  batch: {
+    concurrency: "number",
+    out: "string",
+    resume: "boolean",
+    timeout: "number",
+    "keep-workspaces": "boolean",
+    queue: "string",
+    "queue-name": "string",
+    attempts: "number",
+    "on-ask": "string",
+    help: "boolean",
+  },
+  worker: {
+    queue: "string",
+    "queue-name": "string",
+    concurrency: "number",
+    dir: "string",
+    "stall-ms": "number",
+    "keep-workspaces": "boolean",
+    "session-store": "string",
+    help: "boolean",
+  },
 };
 
 export type BatchParse = { ok: true; args: BatchArgs } | { ok: false; error: string };
@@ -46,7 +66,15 @@ export type BatchParse = { ok: true; args: BatchArgs } | { ok: false; error: str
 export function parseBatchArgs(command: BatchArgs["command"], argv: readonly string[]): BatchParse {
   const hint = `Run \`mypi ${command} --help\`.`;
   const fail = (message: string): BatchParse => ({ ok: false, error: `mypi ${command}: ${message} ${hint}` });
-  const args: BatchArgs = { command, help: false, resume: false, keepWorkspaces: false, queueName: DEFAULT_QUEUE_NAME, attempts: DEFAULT_ATTEMPTS, stallMs: DEFAULT_STALL_MS };
+  const args: BatchArgs = {
+    command,
+    help: false,
+    resume: false,
+    keepWorkspaces: false,
+    queueName: DEFAULT_QUEUE_NAME,
+    attempts: DEFAULT_ATTEMPTS,
+    stallMs: DEFAULT_STALL_MS,
+  };
   const words: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const token = argv[i]!;
@@ -70,37 +98,69 @@ export function parseBatchArgs(command: BatchArgs["command"], argv: readonly str
       value = argv[++i];
       if (value === undefined) return fail(`--${name} needs a value.`);
     }
-    if (kind === "number" && !/^\d+$/.test(value!)) return fail(`--${name} must be a whole number ≥ 1 (got "${value}").`);
+    if (kind === "number" && !/^\d+$/.test(value!))
+      return fail(`--${name} must be a whole number ≥ 1 (got "${value}").`);
     const n = Number(value);
     if (kind === "number" && n < 1) return fail(`--${name} must be a whole number ≥ 1 (got "${value}").`);
     switch (name) {
-      case "help": args.help = true; break;
-      case "concurrency": args.concurrency = n; break;
-      case "out": args.out = value; break;
-      case "resume": args.resume = true; break;
-      case "timeout": args.timeoutMs = n; break;
-      case "keep-workspaces": args.keepWorkspaces = true; break;
-      case "queue": args.queue = value; break;
-      case "queue-name": args.queueName = value!; break;
-      case "attempts": args.attempts = n; break;
-      case "dir": args.dir = value; break;
-      case "stall-ms": args.stallMs = n; break;
+      case "help":
+        args.help = true;
+        break;
+      case "concurrency":
+        args.concurrency = n;
+        break;
+      case "out":
+        args.out = value;
+        break;
+      case "resume":
+        args.resume = true;
+        break;
+      case "timeout":
+        args.timeoutMs = n;
+        break;
+      case "keep-workspaces":
+        args.keepWorkspaces = true;
+        break;
+      case "queue":
+        args.queue = value;
+        break;
+      case "queue-name":
+        args.queueName = value!;
+        break;
+      case "attempts":
+        args.attempts = n;
+        break;
+      case "dir":
+        args.dir = value;
+        break;
+      case "stall-ms":
+        args.stallMs = n;
+        break;
       case "on-ask":
-        if (value !== "deny" && value !== "pause" && value !== "fail") return fail(`--on-ask must be deny, pause or fail (got "${value}").`);
+        if (value !== "deny" && value !== "pause" && value !== "fail")
+          return fail(`--on-ask must be deny, pause or fail (got "${value}").`);
         args.onAsk = value;
         break;
       case "session-store":
-        if (!/^rediss?:\/\/./.test(value!)) return fail(`--session-store must be a redis:// or rediss:// URL (got "${value}").`);
+        if (!/^rediss?:\/\/./.test(value!))
+          return fail(`--session-store must be a redis:// or rediss:// URL (got "${value}").`);
         args.sessionStore = value;
         break;
     }
   }
   if (args.help) return { ok: true, args };
-  if (args.queue !== undefined && !/^rediss?:\/\/./.test(args.queue)) return fail(`--queue must be a redis:// or rediss:// URL (got "${args.queue}").`);
+  if (args.queue !== undefined && !/^rediss?:\/\/./.test(args.queue))
+    return fail(`--queue must be a redis:// or rediss:// URL (got "${args.queue}").`);
   if (command === "batch") {
-    if (words.length !== 1) return fail(words.length === 0 ? "give the task file: mypi batch tasks.jsonl." : `one task file, got ${words.length}: ${words.join(" ")}.`);
+    if (words.length !== 1)
+      return fail(
+        words.length === 0
+          ? "give the task file: mypi batch tasks.jsonl."
+          : `one task file, got ${words.length}: ${words.join(" ")}.`,
+      );
     args.tasksFile = words[0];
-    if (args.resume && args.out === undefined) return fail("--resume needs --out DIR, the folder of the batch to resume.");
+    if (args.resume && args.out === undefined)
+      return fail("--resume needs --out DIR, the folder of the batch to resume.");
   } else {
     if (words.length > 0) return fail(`takes no words (got "${words.join(" ")}").`);
     if (args.queue === undefined) return fail("needs --queue redis://host:port.");

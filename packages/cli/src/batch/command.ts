@@ -39,13 +39,22 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
   try {
     text = readFileSync(tasksFile, "utf8");
   } catch (error) {
-    return fail(`cannot read the task file ${args.tasksFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+    return fail(
+      `cannot read the task file ${args.tasksFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`,
+    );
   }
-  const parsed = parseTasks(text, { name: args.tasksFile!, baseDir: dirname(tasksFile), ...(args.timeoutMs !== undefined && { timeoutMs: args.timeoutMs }) });
+  const parsed = parseTasks(text, {
+    name: args.tasksFile!,
+    baseDir: dirname(tasksFile),
+    ...(args.timeoutMs !== undefined && { timeoutMs: args.timeoutMs }),
+  });
   if (parsed.errors.length > 0) {
     for (const line of parsed.errors.slice(0, MAX_ERRORS_SHOWN)) io.stderr.write(`${line}\n`);
-    if (parsed.errors.length > MAX_ERRORS_SHOWN) io.stderr.write(`… and ${parsed.errors.length - MAX_ERRORS_SHOWN} more\n`);
-    return fail(`the task file has ${parsed.errors.length} problem${parsed.errors.length === 1 ? "" : "s"}; nothing was run.`);
+    if (parsed.errors.length > MAX_ERRORS_SHOWN)
+      io.stderr.write(`… and ${parsed.errors.length - MAX_ERRORS_SHOWN} more\n`);
+    return fail(
+      `the task file has ${parsed.errors.length} problem${parsed.errors.length === 1 ? "" : "s"}; nothing was run.`,
+    );
   }
   const tasks = parsed.tasks;
 
@@ -61,7 +70,9 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
     previous = new Map([...read.results].filter(([, r]) => r.status !== "aborted" && r.status !== "paused"));
     if (previous.size !== read.results.size || read.warnings.length > 0) rewriteResults(resultsFile, previous.values());
   } else if (existsSync(resultsFile) && statSync(resultsFile).size > 0) {
-    return fail(`${args.out}/results.jsonl already has results: add --resume to go on with that batch, or choose another --out.`);
+    return fail(
+      `${args.out}/results.jsonl already has results: add --resume to go on with that batch, or choose another --out.`,
+    );
   }
   mkdirSync(out, { recursive: true });
 
@@ -72,7 +83,8 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
   const started = Date.now();
   const results: TaskResult[] = [...done];
   const seen = new Set(done.map((r) => r.id));
-  if (done.length > 0) progress.note(`resuming ${out}: ${done.length} of ${tasks.length} tasks have a result, ${pending.length} to run`);
+  if (done.length > 0)
+    progress.note(`resuming ${out}: ${done.length} of ${tasks.length} tasks have a result, ${pending.length} to run`);
   else progress.note(`batch: ${tasks.length} tasks → ${resultsFile}`);
 
   const runner: BatchRunner = {
@@ -122,7 +134,15 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
     } else {
       await runLocal(
         pending,
-        { concurrency, dir: out, keepWorkspaces: args.keepWorkspaces, signal: stop.signal, resume: args.resume, ...(args.onAsk && { onAsk: args.onAsk }), log: (l) => progress.note(`mypi batch: ${l}`) },
+        {
+          concurrency,
+          dir: out,
+          keepWorkspaces: args.keepWorkspaces,
+          signal: stop.signal,
+          resume: args.resume,
+          ...(args.onAsk && { onAsk: args.onAsk }),
+          log: (l) => progress.note(`mypi batch: ${l}`),
+        },
         runner,
       );
     }
@@ -140,7 +160,10 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
   io.stdout.write(summary(results, tasks.length, Date.now() - started));
   io.stdout.write(`results: ${resultsFile}\n`);
   const paused = results.filter((r) => r.status === "paused").length;
-  if (paused > 0) io.stdout.write(`${paused} task${paused === 1 ? " waits" : "s wait"} for approval: mypi approve SESSION (the sessionFile of its result), then mypi batch ${args.tasksFile} --out ${args.out ?? out} --resume${args.queue ? ` --queue ${args.queue}` : ""}\n`);
+  if (paused > 0)
+    io.stdout.write(
+      `${paused} task${paused === 1 ? " waits" : "s wait"} for approval: mypi approve SESSION (the sessionFile of its result), then mypi batch ${args.tasksFile} --out ${args.out ?? out} --resume${args.queue ? ` --queue ${args.queue}` : ""}\n`,
+    );
   if (queueError !== undefined) {
     io.stderr.write(`mypi batch: queue: ${queueError}; the tasks without a result run with --resume.\n`);
     return EXIT.error;

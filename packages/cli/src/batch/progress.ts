@@ -75,26 +75,36 @@ export function summary(results: readonly TaskResult[], total: number, elapsedMs
   const rows: string[] = [];
   rows.push(`${results.length} of ${total} tasks recorded in ${seconds(elapsedMs)}`);
   // `paused` only when a task waits: a batch that never pauses reads as it always did.
-  rows.push([...STATUSES, ...(count("paused") > 0 ? (["paused"] as const) : [])].map((s) => `${s} ${count(s)}`).join(" · "));
+  rows.push(
+    [...STATUSES, ...(count("paused") > 0 ? (["paused"] as const) : [])].map((s) => `${s} ${count(s)}`).join(" · "),
+  );
   const input = results.reduce((n, r) => n + r.tokens.input, 0);
   const output = results.reduce((n, r) => n + r.tokens.output, 0);
   const turns = results.reduce((n, r) => n + r.turns, 0);
   const tools = results.reduce((n, r) => n + r.toolCalls, 0);
   const priced = results.filter((r) => r.cost !== undefined);
-  const cost = priced.length ? ` · cost ${formatCost(priced.reduce((n, r) => n + r.cost!, 0))}${priced.length < results.length ? ` (${results.length - priced.length} tasks without prices)` : ""}` : "";
+  const cost = priced.length
+    ? ` · cost ${formatCost(priced.reduce((n, r) => n + r.cost!, 0))}${priced.length < results.length ? ` (${results.length - priced.length} tasks without prices)` : ""}`
+    : "";
   rows.push(`turns ${turns} · tool calls ${tools} · tokens in ${input} / out ${output}${cost}`);
   const perExtension = new Map<string, { blocked: number; rewrote: number; tasks: number }>();
   for (const r of results) {
     for (const [name, c] of Object.entries(r.extensions)) {
       const total = perExtension.get(name) ?? { blocked: 0, rewrote: 0, tasks: 0 };
-      perExtension.set(name, { blocked: total.blocked + c.blocked, rewrote: total.rewrote + c.rewrote, tasks: total.tasks + 1 });
+      perExtension.set(name, {
+        blocked: total.blocked + c.blocked,
+        rewrote: total.rewrote + c.rewrote,
+        tasks: total.tasks + 1,
+      });
     }
   }
   if (perExtension.size > 0) {
     const width = Math.max(9, ...[...perExtension.keys()].map((k) => k.length));
     rows.push("", `${"extension".padEnd(width)}  blocked  rewrote  tasks`);
     for (const [name, c] of [...perExtension].sort(([a], [b]) => a.localeCompare(b))) {
-      rows.push(`${name.padEnd(width)}  ${String(c.blocked).padStart(7)}  ${String(c.rewrote).padStart(7)}  ${String(c.tasks).padStart(5)}`);
+      rows.push(
+        `${name.padEnd(width)}  ${String(c.blocked).padStart(7)}  ${String(c.rewrote).padStart(7)}  ${String(c.tasks).padStart(5)}`,
+      );
     }
   }
   const bad = results.filter((r) => r.status !== "passed");

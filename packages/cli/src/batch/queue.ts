@@ -78,10 +78,16 @@ export function connectionOptions(url: string): ConnectionOptions {
 }
 
 /** Resolves once Redis answers; rejects with a line that names the URL. */
-export async function assertReachable(client: Promise<{ get(key: string): Promise<unknown> }>, url: string): Promise<void> {
+export async function assertReachable(
+  client: Promise<{ get(key: string): Promise<unknown> }>,
+  url: string,
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`cannot reach Redis at ${url} (no answer in ${CONNECT_TIMEOUT_MS / 1000} s)`)), CONNECT_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`cannot reach Redis at ${url} (no answer in ${CONNECT_TIMEOUT_MS / 1000} s)`)),
+      CONNECT_TIMEOUT_MS,
+    );
   });
   try {
     await Promise.race([client.then((c) => c.get("mypi:ping")), timeout]);
@@ -90,7 +96,11 @@ export async function assertReachable(client: Promise<{ get(key: string): Promis
   }
 }
 
-export async function submitToQueue(tasks: readonly Task[], options: SubmitOptions, runner: BatchRunner): Promise<void> {
+export async function submitToQueue(
+  tasks: readonly Task[],
+  options: SubmitOptions,
+  runner: BatchRunner,
+): Promise<void> {
   if (tasks.length === 0) return;
   const connection = connectionOptions(options.url);
   const queue = new Queue<JobData>(options.queueName, { connection });
@@ -150,13 +160,34 @@ export async function submitToQueue(tasks: readonly Task[], options: SubmitOptio
       ...(resume && { resume: true }),
       ...(options.sessionPrefix && { sessionId: `${options.sessionPrefix}.${task.id}` }),
     });
-    await queue.addBulk(tasks.map((task) => ({ name: task.id, data: dataOf(task, options.resume === true), opts: jobOptions(jobIdOf(batchId, task.id)) })));
-    options.onNote(`queued ${tasks.length} tasks on ${options.queueName} (batch ${batchId}); start workers with: mypi worker --queue ${options.url}`);
+    await queue.addBulk(
+      tasks.map((task) => ({
+        name: task.id,
+        data: dataOf(task, options.resume === true),
+        opts: jobOptions(jobIdOf(batchId, task.id)),
+      })),
+    );
+    options.onNote(
+      `queued ${tasks.length} tasks on ${options.queueName} (batch ${batchId}); start workers with: mypi worker --queue ${options.url}`,
+    );
 
     // A job Redis lost may have run part of its task: queued again, it goes on from the task's session where there is one.
-    const lost = { queue, open, record, fail, attempts: options.attempts, dataOf: (task: Task) => dataOf(task, true), requeued: new Map<string, number>(), note: options.onNote, running: false };
+    const lost = {
+      queue,
+      open,
+      record,
+      fail,
+      attempts: options.attempts,
+      dataOf: (task: Task) => dataOf(task, true),
+      requeued: new Map<string, number>(),
+      note: options.onNote,
+      running: false,
+    };
     const reconcile = setInterval(() => void reconcileOpen(lost), RECONCILE_MS);
-    const onAbort = () => void cancelBatch({ queue, connection, client, open, batchId, queueName: options.queueName, settle }).catch(onError);
+    const onAbort = () =>
+      void cancelBatch({ queue, connection, client, open, batchId, queueName: options.queueName, settle }).catch(
+        onError,
+      );
     options.signal.addEventListener("abort", onAbort, { once: true });
     try {
       if (options.signal.aborted) onAbort();
@@ -165,7 +196,8 @@ export async function submitToQueue(tasks: readonly Task[], options: SubmitOptio
       clearInterval(reconcile);
       options.signal.removeEventListener("abort", onAbort);
     }
-    if (open.size > 0) options.onNote(`mypi batch: ${open.size} tasks did not report; they have no result and run again with --resume`);
+    if (open.size > 0)
+      options.onNote(`mypi batch: ${open.size} tasks did not report; they have no result and run again with --resume`);
   } finally {
     await events?.close().catch(() => {});
     // A queue that never connected waits for a connection to close (ioredis keeps retrying):
@@ -222,7 +254,10 @@ async function reconcileOpen(r: Reconciling): Promise<void> {
       if (!job) {
         const times = (r.requeued.get(jobId) ?? 0) + 1;
         if (times > r.attempts) {
-          r.fail(jobId, `the job disappeared from Redis ${times} times (was Redis restarted without persistence, or flushed?); not queued again`);
+          r.fail(
+            jobId,
+            `the job disappeared from Redis ${times} times (was Redis restarted without persistence, or flushed?); not queued again`,
+          );
           continue;
         }
         r.requeued.set(jobId, times);
@@ -239,7 +274,10 @@ async function reconcileOpen(r: Reconciling): Promise<void> {
     // Redis out of reach: the next check tries again.
   } finally {
     r.running = false;
-    if (again.length > 0) r.note(`mypi batch: ${again.length} queued tasks were no longer in Redis (restarted without persistence?): queued again: ${again.join(", ")}`);
+    if (again.length > 0)
+      r.note(
+        `mypi batch: ${again.length} queued tasks were no longer in Redis (restarted without persistence?): queued again: ${again.join(", ")}`,
+      );
   }
 }
 

@@ -7,7 +7,17 @@
  * runs again. Before appending to a file whose end is torn, the tear is cut off, so a new line is
  * never glued to half of an old one.
  */
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 
 export type TaskStatus = "passed" | "failed" | "error" | "timeout" | "aborted" | "paused";
@@ -97,7 +107,8 @@ export function readResults(file: string): ReadResults {
   const text = readFileSync(file, "utf8");
   const lines = text.split("\n");
   const torn = lines.pop()!;
-  if (torn !== "") warnings.push(`${file}: the last line was cut short (the batch was killed while writing it); that task runs again`);
+  if (torn !== "")
+    warnings.push(`${file}: the last line was cut short (the batch was killed while writing it); that task runs again`);
   lines.forEach((line, index) => {
     if (line.trim() === "") return;
     try {

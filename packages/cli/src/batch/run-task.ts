@@ -29,7 +29,9 @@ import { redactorFor } from "../redaction.ts";
  * sources through jiti in a repository checkout (this module is `.ts`), the compiled CLI in an
  * installed copy (`dist/batch/run-task.js`).
  */
-export const MYPI_BIN = fileURLToPath(new URL(import.meta.url.endsWith(".ts") ? "../../bin/mypi-dev.mjs" : "../../bin/mypi.mjs", import.meta.url));
+export const MYPI_BIN = fileURLToPath(
+  new URL(import.meta.url.endsWith(".ts") ? "../../bin/mypi-dev.mjs" : "../../bin/mypi.mjs", import.meta.url),
+);
 const STOP_GRACE_MS = 2_000;
 const TAIL_CHARS = 2_000;
 
@@ -61,7 +63,12 @@ type StopReason = "timeout" | "aborted";
 
 export async function runTask(task: Task, options: RunTaskOptions): Promise<TaskResult> {
   // The id names files and a folder this function deletes: never one that could leave `dir`.
-  if (!isTaskId(task.id)) return blankResult({ ...task, id: String(task.id) }, "error", `batch: task id ${JSON.stringify(task.id)} cannot name a file; nothing was run`);
+  if (!isTaskId(task.id))
+    return blankResult(
+      { ...task, id: String(task.id) },
+      "error",
+      `batch: task id ${JSON.stringify(task.id)} cannot name a file; nothing was run`,
+    );
   const started = Date.now();
   const workspace = join(options.dir, "workspaces", task.id);
   const sessionFile = join(options.dir, "sessions", `${task.id}.jsonl`);
@@ -99,13 +106,19 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
   const stopped = (): TaskResult | undefined => {
     if (!stop.signal.aborted) return undefined;
     const reason = stop.signal.reason as StopReason;
-    return finish(reason, { error: reason === "timeout" ? `the task ran past its ${task.timeoutMs} ms` : "the batch was stopped" });
+    return finish(reason, {
+      error: reason === "timeout" ? `the task ran past its ${task.timeoutMs} ms` : "the batch was stopped",
+    });
   };
   const paused = (): TaskResult => {
     keep = true;
     const calls = (stats.waiting ?? []).map((c) => `${c.toolName} (${c.toolCallId}): ${c.reason}`).join("; ");
-    if (options.onAsk === "fail") return finish("error", { error: `a check asked a person and --on-ask is fail; waiting: ${calls}` });
-    return finish("paused", { ...(stats.waiting && { waiting: stats.waiting }), error: `waiting for approval: ${calls} — answer with mypi approve ${"file" in ref ? sessionFile : `--session-store ${ref.url} ${ref.id}`}, then mypi batch … --resume` });
+    if (options.onAsk === "fail")
+      return finish("error", { error: `a check asked a person and --on-ask is fail; waiting: ${calls}` });
+    return finish("paused", {
+      ...(stats.waiting && { waiting: stats.waiting }),
+      error: `waiting for approval: ${calls} — answer with mypi approve ${"file" in ref ? sessionFile : `--session-store ${ref.url} ${ref.id}`}, then mypi batch … --resume`,
+    });
   };
 
   try {
@@ -113,7 +126,10 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     if (options.resume) {
       look = await lookAtSession(ref);
       resumed = look.exists && existsSync(workspace);
-      if (look.exists && !resumed) options.log?.(`${task.id}: its workspace is not on this machine (${workspace}; share --dir between workers to go on there): starting over`);
+      if (look.exists && !resumed)
+        options.log?.(
+          `${task.id}: its workspace is not on this machine (${workspace}; share --dir between workers to go on there): starting over`,
+        );
     }
     if (!resumed) {
       // A rerun starts clean: an old session file would be continued.
@@ -127,7 +143,10 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
       }
     } else if (look!.point?.waiting.length) {
       // Still waiting for an answer: nothing to run.
-      Object.assign(stats, fromSession(stats, look!.stats), { stopReason: "paused", waiting: look!.point.waiting.map(({ toolCallId, toolName, reason }) => ({ toolCallId, toolName, reason })) });
+      Object.assign(stats, fromSession(stats, look!.stats), {
+        stopReason: "paused",
+        waiting: look!.point.waiting.map(({ toolCallId, toolName, reason }) => ({ toolCallId, toolName, reason })),
+      });
       return paused();
     }
     if (stop.signal.aborted) return stopped()!;
@@ -135,9 +154,21 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     // A resumed run whose answer was already complete (its process died before the batch heard) goes straight to the check.
     const runs = !resumed || look!.point !== undefined;
     if (resumed && runs && !(await whenFree(ref, WRITER_WAIT_MS, stop.signal))) {
-      return stopped() ?? finish("error", { error: `the session ${sessionName} is still being written by the task's previous process` });
+      return (
+        stopped() ??
+        finish("error", { error: `the session ${sessionName} is still being written by the task's previous process` })
+      );
     }
-    const run = runs ? await runMypi(task, { workspace, ref, stats, signal: stop.signal, resume: resumed, ...(options.onAsk && { onAsk: options.onAsk }) }) : { exitCode: 0, stderr: "", loadFailures: [] };
+    const run = runs
+      ? await runMypi(task, {
+          workspace,
+          ref,
+          stats,
+          signal: stop.signal,
+          resume: resumed,
+          ...(options.onAsk && { onAsk: options.onAsk }),
+        })
+      : { exitCode: 0, stderr: "", loadFailures: [] };
     if (resumed) Object.assign(stats, fromSession(stats, (await lookAtSession(ref)).stats));
     const exit = { exitCode: run.exitCode, ...(run.signal && { signal: run.signal }) };
     const late = stopped();
@@ -150,7 +181,8 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
       return finish("error", { ...exit, error: `mypi ${how} before the run ended${why ? `: ${why}` : ""}` });
     }
     if (stats.stopReason === "paused") return { ...paused(), ...exit };
-    if (stats.stopReason === "error") return finish("error", { ...exit, error: stats.error ?? (lastLine(run.stderr) || "the run ended in error") });
+    if (stats.stopReason === "error")
+      return finish("error", { ...exit, error: stats.error ?? (lastLine(run.stderr) || "the run ended in error") });
     if (stats.stopReason === "aborted") return finish("aborted", { ...exit, error: "the run was aborted" });
     if (task.check === undefined) return finish(run.exitCode === 0 ? "passed" : "failed", exit);
 
@@ -178,7 +210,8 @@ function fromSession(stats: RunStats, session: SessionStats): Partial<RunStats> 
     toolCalls: session.toolCalls,
     tokens: session.tokens,
     extensions: session.extensions,
-    ...(stats.stopReason === undefined && session.stopReason !== undefined && { stopReason: session.stopReason, finalText: session.finalText }),
+    ...(stats.stopReason === undefined &&
+      session.stopReason !== undefined && { stopReason: session.stopReason, finalText: session.finalText }),
   };
 }
 
@@ -227,7 +260,6 @@ function newStats(): RunStats {
   return { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} };
 }
 
-
 /** Fold one event line into `stats`. Lines that are not events (a stray print) are ignored. */
 export function countEvent(stats: RunStats, line: string): void {
   let event: Record<string, any>;
@@ -265,7 +297,11 @@ export function countEvent(stats: RunStats, line: string): void {
       stats.finalText = typeof event.finalText === "string" ? event.finalText : undefined;
       stats.error = typeof event.error === "string" ? event.error : undefined;
       stats.waiting = Array.isArray(event.waiting)
-        ? event.waiting.map((c: Record<string, unknown>) => ({ toolCallId: String(c.toolCallId), toolName: String(c.toolName), reason: String(c.reason) }))
+        ? event.waiting.map((c: Record<string, unknown>) => ({
+            toolCallId: String(c.toolCallId),
+            toolName: String(c.toolName),
+            reason: String(c.reason),
+          }))
         : undefined;
       return;
   }
@@ -340,7 +376,12 @@ function runMypi(task: Task, r: MypiRun): Promise<ProcessEnd> {
   else args.push("--", task.prompt);
   // The child stops itself if this process dies without stopping it (parent-watch.ts).
   const env = { ...process.env, MYPI_EXIT_WITH_PARENT: String(process.pid) };
-  const child = spawn(process.execPath, args, { cwd: workspace, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, args, {
+    cwd: workspace,
+    env,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   // The child is mypi itself: its lines are trusted, however long (a big final message).
   const splitter = createJsonlSplitter({ maxLineChars: Number.MAX_SAFE_INTEGER });
   const count = (line: string | object) => void (typeof line === "string" && countEvent(stats, line));
@@ -350,7 +391,11 @@ function runMypi(task: Task, r: MypiRun): Promise<ProcessEnd> {
 }
 
 /** `command` in `sh -c`, in the workspace: its exit code and the tail of its output. */
-async function runShell(command: string, cwd: string, signal: AbortSignal): Promise<{ exitCode: number | null; outputTail: string }> {
+async function runShell(
+  command: string,
+  cwd: string,
+  signal: AbortSignal,
+): Promise<{ exitCode: number | null; outputTail: string }> {
   const child = spawn("sh", ["-c", command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const add = (d: Buffer) => void (output = (output + d.toString("utf8")).slice(-TAIL_CHARS));

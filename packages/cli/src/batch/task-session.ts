@@ -5,7 +5,16 @@
  * went on in another process, and to wait for a writer that is still ending.
  */
 import { rmSync } from "node:fs";
-import { FileSessionStore, planResume, RedisSessionStore, runStateOf, SessionManager, textOf, type ResumePoint, type SessionStore } from "@mypi/kernel";
+import {
+  FileSessionStore,
+  planResume,
+  RedisSessionStore,
+  runStateOf,
+  SessionManager,
+  textOf,
+  type ResumePoint,
+  type SessionStore,
+} from "@mypi/kernel";
 import { redisClient } from "../session-open.ts";
 
 /** Where a task's session is: a file, or an id in a Redis store. */
@@ -35,7 +44,12 @@ export interface SessionStats {
 export async function lookAtSession(ref: TaskSessionRef): Promise<SessionLook> {
   return withStore(ref, async (store) => {
     const session = await SessionManager.load(store);
-    if (session.getEntries().length === 0) return { exists: false, point: undefined, stats: { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} } };
+    if (session.getEntries().length === 0)
+      return {
+        exists: false,
+        point: undefined,
+        stats: { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 }, extensions: {} },
+      };
     const messages = session.buildContext({ repair: false });
     // The tools matter only for how a cut-off call is settled, which the task's own process decides.
     const point = planResume(messages, new Map(), { ...runStateOf(session.getBranch()), queued: false });

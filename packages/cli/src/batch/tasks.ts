@@ -13,10 +13,7 @@ import { isAbsolute, normalize, resolve } from "node:path";
 import { isRecord } from "@mypi/kernel";
 import { isShippedName } from "../shipped.ts";
 
-export type WorkspaceSpec =
-  | { copy: string }
-  | { git: string; ref?: string }
-  | { files: Record<string, string> };
+export type WorkspaceSpec = { copy: string } | { git: string; ref?: string } | { files: Record<string, string> };
 
 /** A checked task, paths absolute. */
 export interface Task {
@@ -73,7 +70,8 @@ export function parseTasks(text: string, options: ParseOptions): ParsedTasks {
     for (const problem of problems) errors.push(`${where}: ${problem}`);
     if (task && problems.length === 0) tasks.push(task);
   });
-  if (tasks.length === 0 && errors.length === 0) errors.push(`${file}: no tasks (one JSON object a line: {"id", "prompt", "workspace"})`);
+  if (tasks.length === 0 && errors.length === 0)
+    errors.push(`${file}: no tasks (one JSON object a line: {"id", "prompt", "workspace"})`);
   return { tasks, errors };
 }
 
@@ -83,7 +81,10 @@ export function parseTasks(text: string, options: ParseOptions): ParsedTasks {
  */
 type PathRule = (path: string, field: string, problems: string[]) => string | undefined;
 
-const againstFolder = (base: string): PathRule => (path) => resolve(base, path);
+const againstFolder =
+  (base: string): PathRule =>
+  (path) =>
+    resolve(base, path);
 const mustBeAbsolute: PathRule = (path, field, problems) => {
   if (isAbsolute(path)) return path;
   problems.push(`"${field}" must be an absolute path in a queued task (got ${describe(path)})`);
@@ -108,7 +109,8 @@ function checkTask(line: string, base: string, defaultTimeout: number, problems:
  */
 export function checkQueuedTask(value: unknown): { task: Task } | { problems: string[] } {
   const problems: string[] = [];
-  if (isRecord(value) && !isWhole(value.timeoutMs)) problems.push(`"timeoutMs" must be a whole number of milliseconds ≥ 1 (got ${describe(value.timeoutMs)})`);
+  if (isRecord(value) && !isWhole(value.timeoutMs))
+    problems.push(`"timeoutMs" must be a whole number of milliseconds ≥ 1 (got ${describe(value.timeoutMs)})`);
   const task = checkTaskValue(value, mustBeAbsolute, DEFAULT_TIMEOUT_MS, problems);
   return task && problems.length === 0 ? { task } : { problems };
 }
@@ -128,14 +130,19 @@ function checkTaskValue(value: unknown, path: PathRule, defaultTimeout: number, 
   }
   const { id, prompt, workspace, extensions, model, maxTurns, timeoutMs, check } = value;
   if (typeof id !== "string" || !ID_PATTERN.test(id)) {
-    problems.push(`"id" must be a string of letters, digits, ".", "_" or "-" starting with a letter or digit, at most 128 (got ${describe(id)})`);
+    problems.push(
+      `"id" must be a string of letters, digits, ".", "_" or "-" starting with a letter or digit, at most 128 (got ${describe(id)})`,
+    );
   }
-  if (typeof prompt !== "string" || prompt.trim() === "") problems.push(`"prompt" must be a non-empty string (got ${describe(prompt)})`);
+  if (typeof prompt !== "string" || prompt.trim() === "")
+    problems.push(`"prompt" must be a non-empty string (got ${describe(prompt)})`);
   const ws = checkWorkspace(workspace, path, problems);
   const paths: string[] = [];
   if (extensions !== undefined) {
     if (!Array.isArray(extensions) || extensions.some((e) => typeof e !== "string" || e === "")) {
-      problems.push(`"extensions" must be an array of paths or names of shipped extensions (got ${describe(extensions)})`);
+      problems.push(
+        `"extensions" must be an array of paths or names of shipped extensions (got ${describe(extensions)})`,
+      );
     } else {
       for (const e of extensions as string[]) {
         const entry = isShippedName(e) ? e : path(e, "extensions", problems);
@@ -152,9 +159,12 @@ function checkTaskValue(value: unknown, path: PathRule, defaultTimeout: number, 
       if (file !== undefined) modelSpec = `scripted:${file}`;
     } else modelSpec = model;
   }
-  if (maxTurns !== undefined && !isWhole(maxTurns)) problems.push(`"maxTurns" must be a whole number ≥ 1 (got ${describe(maxTurns)})`);
-  if (timeoutMs !== undefined && !isWhole(timeoutMs)) problems.push(`"timeoutMs" must be a whole number of milliseconds ≥ 1 (got ${describe(timeoutMs)})`);
-  if (check !== undefined && (typeof check !== "string" || check.trim() === "")) problems.push(`"check" must be a shell command (got ${describe(check)})`);
+  if (maxTurns !== undefined && !isWhole(maxTurns))
+    problems.push(`"maxTurns" must be a whole number ≥ 1 (got ${describe(maxTurns)})`);
+  if (timeoutMs !== undefined && !isWhole(timeoutMs))
+    problems.push(`"timeoutMs" must be a whole number of milliseconds ≥ 1 (got ${describe(timeoutMs)})`);
+  if (check !== undefined && (typeof check !== "string" || check.trim() === ""))
+    problems.push(`"check" must be a shell command (got ${describe(check)})`);
   if (typeof id !== "string" || !ID_PATTERN.test(id) || typeof prompt !== "string" || !ws) return undefined;
   return {
     id,
@@ -181,23 +191,30 @@ function checkWorkspace(value: unknown, path: PathRule, problems: string[]): Wor
     return undefined;
   }
   if ("copy" in value) {
-    if (typeof value.copy !== "string" || value.copy === "") return void problems.push(`"workspace.copy" must be a folder path (got ${describe(value.copy)})`);
+    if (typeof value.copy !== "string" || value.copy === "")
+      return void problems.push(`"workspace.copy" must be a folder path (got ${describe(value.copy)})`);
     const copy = path(value.copy, "workspace.copy", problems);
     return copy === undefined ? undefined : { copy };
   }
   if ("git" in value) {
     const { git, ref } = value;
-    if (typeof git !== "string" || git === "" || git.startsWith("-")) return void problems.push(`"workspace.git" must be a repository URL or path (got ${describe(git)})`);
-    if (ref !== undefined && (typeof ref !== "string" || ref === "" || ref.startsWith("-"))) return void problems.push(`"workspace.ref" must be a branch, tag or commit (got ${describe(ref)})`);
+    if (typeof git !== "string" || git === "" || git.startsWith("-"))
+      return void problems.push(`"workspace.git" must be a repository URL or path (got ${describe(git)})`);
+    if (ref !== undefined && (typeof ref !== "string" || ref === "" || ref.startsWith("-")))
+      return void problems.push(`"workspace.ref" must be a branch, tag or commit (got ${describe(ref)})`);
     const url = isUrl(git) ? git : path(git, "workspace.git", problems);
     return url === undefined ? undefined : { git: url, ...(ref !== undefined && { ref }) };
   }
   const files = value.files;
-  if (!isRecord(files)) return void problems.push(`"workspace.files" must be an object {"path": "content"} (got ${describe(files)})`);
+  if (!isRecord(files))
+    return void problems.push(`"workspace.files" must be an object {"path": "content"} (got ${describe(files)})`);
   for (const [path, content] of Object.entries(files)) {
     const problem = relativePathProblem(path);
     if (problem) problems.push(`"workspace.files": ${JSON.stringify(path)} ${problem}`);
-    if (typeof content !== "string") problems.push(`"workspace.files": the content of ${JSON.stringify(path)} must be a string (got ${describe(content)})`);
+    if (typeof content !== "string")
+      problems.push(
+        `"workspace.files": the content of ${JSON.stringify(path)} must be a string (got ${describe(content)})`,
+      );
   }
   return { files: files as Record<string, string> };
 }
@@ -207,7 +224,8 @@ export function relativePathProblem(path: string): string | undefined {
   if (path === "" || path.includes("\0")) return "is not a file path";
   if (isAbsolute(path)) return "is absolute; give a path inside the workspace";
   const norm = normalize(path);
-  if (norm === "." || norm === ".." || norm.startsWith("../") || norm.endsWith("/")) return "leaves the workspace or is not a file";
+  if (norm === "." || norm === ".." || norm.startsWith("../") || norm.endsWith("/"))
+    return "leaves the workspace or is not a file";
   return undefined;
 }
 

@@ -78,12 +78,20 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
       return blankResult(task, "aborted", "the batch was stopped before this task started", { worker: name });
     }
     if (job.attemptsStarted > attempts) {
-      return blankResult(task, "error", `given up after ${attempts} attempts: each time, the worker running it stopped before it finished`, { worker: name });
+      return blankResult(
+        task,
+        "error",
+        `given up after ${attempts} attempts: each time, the worker running it stopped before it finished`,
+        { worker: name },
+      );
     }
     running.set(job.id!, batchId);
     options.log(`${task.id} started (attempt ${job.attemptsStarted} of ${attempts})`);
     try {
-      const sessionStore = options.sessionStore !== undefined ? { url: options.sessionStore, id: sessionId ?? `${batchId}.${task.id}` } : undefined;
+      const sessionStore =
+        options.sessionStore !== undefined
+          ? { url: options.sessionStore, id: sessionId ?? `${batchId}.${task.id}` }
+          : undefined;
       const result = {
         ...(await runTask(task, {
           dir: options.dir,
@@ -124,14 +132,18 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
       autorun: false,
     });
     worker.on("error", onError);
-    worker.on("completed", (_job, result) => options.log(`${result.id} ${result.status} (${(result.durationMs / 1000).toFixed(1)}s)`));
+    worker.on("completed", (_job, result) =>
+      options.log(`${result.id} ${result.status} (${(result.durationMs / 1000).toFixed(1)}s)`),
+    );
 
     let interrupts = 0;
     const w = worker;
     const onSignal = () => {
       interrupts++;
       if (interrupts === 1) {
-        options.log(`stopping: ${running.size} running tasks finish first. Ctrl+C again aborts them and puts them back in the queue.`);
+        options.log(
+          `stopping: ${running.size} running tasks finish first. Ctrl+C again aborts them and puts them back in the queue.`,
+        );
         void w.close();
       } else if (interrupts === 2) {
         requeueing = true;
@@ -140,7 +152,9 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
-    options.log(`${name} takes tasks from ${options.queueName} at ${options.url}, ${options.concurrency} at a time; Ctrl+C to stop`);
+    options.log(
+      `${name} takes tasks from ${options.queueName} at ${options.url}, ${options.concurrency} at a time; Ctrl+C to stop`,
+    );
     try {
       await worker.run();
     } finally {
@@ -167,13 +181,20 @@ export function checkJob(data: unknown): JobData | { problems: string[] } {
   if (!isRecord(data)) return { problems: [`the job's data must be an object {batchId, task, attempts}`] };
   const problems: string[] = [];
   const { batchId, attempts } = data;
-  if (typeof batchId !== "string" || !/^[A-Za-z0-9-]{1,64}$/.test(batchId)) problems.push(`"batchId" must be the submitter's batch id (got ${JSON.stringify(batchId)?.slice(0, 60)})`);
-  if (typeof attempts !== "number" || !Number.isSafeInteger(attempts) || attempts < 1 || attempts > 100) problems.push(`"attempts" must be a whole number from 1 to 100`);
+  if (typeof batchId !== "string" || !/^[A-Za-z0-9-]{1,64}$/.test(batchId))
+    problems.push(`"batchId" must be the submitter's batch id (got ${JSON.stringify(batchId)?.slice(0, 60)})`);
+  if (typeof attempts !== "number" || !Number.isSafeInteger(attempts) || attempts < 1 || attempts > 100)
+    problems.push(`"attempts" must be a whole number from 1 to 100`);
   const { onAsk, resume, sessionId } = data;
-  if (onAsk !== undefined && onAsk !== "deny" && onAsk !== "pause" && onAsk !== "fail") problems.push(`"onAsk" must be deny, pause or fail`);
+  if (onAsk !== undefined && onAsk !== "deny" && onAsk !== "pause" && onAsk !== "fail")
+    problems.push(`"onAsk" must be deny, pause or fail`);
   if (resume !== undefined && typeof resume !== "boolean") problems.push(`"resume" must be true or false`);
   // A key in the workers' session store: no spaces, no braces, nothing that reads as a path.
-  if (sessionId !== undefined && (typeof sessionId !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/.test(sessionId))) problems.push(`"sessionId" must be letters, digits, ".", "_" and "-"`);
+  if (
+    sessionId !== undefined &&
+    (typeof sessionId !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/.test(sessionId))
+  )
+    problems.push(`"sessionId" must be letters, digits, ".", "_" and "-"`);
   const task = checkQueuedTask(data.task);
   if ("problems" in task) problems.push(...task.problems.map((p) => `task: ${p}`));
   if (problems.length > 0 || "problems" in task) return { problems };

@@ -45,7 +45,11 @@ function git(args: string[], cwd: string | undefined, signal: AbortSignal): Prom
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr = (stderr + d).slice(-2000)));
     child.on("error", (error) =>
-      reject(new Error(`git ${args[0]}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "git is not installed" : error.message}`)),
+      reject(
+        new Error(
+          `git ${args[0]}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "git is not installed" : error.message}`,
+        ),
+      ),
     );
     child.on("close", (code) => {
       if (code === 0) resolve();

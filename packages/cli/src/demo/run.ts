@@ -52,7 +52,9 @@ export async function runDemo(_args: CliArgs, io: CliIO): Promise<number> {
 
   say(style.bold("mypi demo — a scripted model at work in a temporary project (no API key needed)"));
   say(style.dim(`workspace ${workspace}`));
-  say(style.dim(`extensions: builtin-tools, ${DEMO_EXTENSIONS.join(", ")} (no UI here, so the permission gate blocks)`));
+  say(
+    style.dim(`extensions: builtin-tools, ${DEMO_EXTENSIONS.join(", ")} (no UI here, so the permission gate blocks)`),
+  );
   say();
   say(`${style.bold(">")} ${DEMO_PROMPT}`);
 
@@ -90,14 +92,27 @@ export async function runDemo(_args: CliArgs, io: CliIO): Promise<number> {
     [end.stopReason === "completed", `the run completed (${end.stopReason})`],
     [greet.includes("Hello, ${name}!") && !greet.includes("Helo"), "src/greet.js was edited: Helo → Hello"],
     [existsSync(join(workspace, "build")), "build/ is still there: the permission gate blocked `rm -rf build`"],
-    [grepSaw.includes("[REDACTED:openai-key]") && !grepSaw.includes(DEMO_SECRET), `the model saw the key as: ${grepSaw.trim().split("\n").find((l) => l.includes("API_KEY")) ?? "?"}`],
-    [sessionFiles.length > 0 && leaks.length === 0, `the key appears in none of the ${sessionFiles.length} files in ${sessions} (session, events, debug log)`],
+    [
+      grepSaw.includes("[REDACTED:openai-key]") && !grepSaw.includes(DEMO_SECRET),
+      `the model saw the key as: ${
+        grepSaw
+          .trim()
+          .split("\n")
+          .find((l) => l.includes("API_KEY")) ?? "?"
+      }`,
+    ],
+    [
+      sessionFiles.length > 0 && leaks.length === 0,
+      `the key appears in none of the ${sessionFiles.length} files in ${sessions} (session, events, debug log)`,
+    ],
   ];
   say();
   for (const [ok, text] of checks) say(`${ok ? style.green("✓") : style.red("✗")} ${text}`);
   say(style.dim(`session ${session.file ?? "(none)"}`));
   say();
-  say(`Use a real model: export OPENAI_API_KEY=… and run ${style.bold("mypi")} in your project (or mypi -p "…"); mypi --help for more.`);
+  say(
+    `Use a real model: export OPENAI_API_KEY=… and run ${style.bold("mypi")} in your project (or mypi -p "…"); mypi --help for more.`,
+  );
   return checks.every(([ok]) => ok) ? 0 : 1;
 }
 

@@ -20,7 +20,7 @@ export const DEMO_FILES: Readonly<Record<string, string>> = {
     "  return `Helo, ${name}!`;",
     "}",
     "",
-    "console.log(greet(process.argv[2] ?? \"world\"));",
+    'console.log(greet(process.argv[2] ?? "world"));',
     "",
   ].join("\n"),
   "package.json": '{ "name": "tiny-greeter", "type": "module", "private": true }\n',

@@ -51,7 +51,8 @@ function refusedTarget(out: string, sessionFile: string | undefined): string | u
   if (session !== undefined && target.dev === session.dev && target.ino === session.ino) {
     return `${out} is the session file itself${out === sessionFile ? "" : " (through a link)"}: give the page another name`;
   }
-  if (readSessionHeader(out) !== undefined) return `${out} is a session file: the page would replace it; give another name`;
+  if (readSessionHeader(out) !== undefined)
+    return `${out} is a session file: the page would replace it; give another name`;
   return undefined;
 }
 
@@ -73,7 +74,9 @@ export function defaultExportPath(cwd: string, session: { file: string | undefin
 export function runExportCommand(argv: readonly string[], io: CliIO): number {
   const fail = (message: string) => (io.stderr.write(`mypi: ${message}\n`), EXIT.usage);
   if (argv.includes("--help") || argv.includes("-h")) {
-    io.stdout.write(`${USAGE}\nWrites the session (every branch, tool calls and results, the extensions' decisions) as one HTML file that needs no network.\n`);
+    io.stdout.write(
+      `${USAGE}\nWrites the session (every branch, tool calls and results, the extensions' decisions) as one HTML file that needs no network.\n`,
+    );
     return EXIT.ok;
   }
   const option = argv.find((a) => a.startsWith("-"));
@@ -85,12 +88,17 @@ export function runExportCommand(argv: readonly string[], io: CliIO): number {
   try {
     isFile = statSync(file).isFile();
   } catch {
-    if (!ID_PREFIX.test(argv[0]!)) return fail(`${argv[0]}: no such file. Session files are in $MYPI_HOME/sessions/<workspace>/ (default ~/.mypi).`);
+    if (!ID_PREFIX.test(argv[0]!))
+      return fail(`${argv[0]}: no such file. Session files are in $MYPI_HOME/sessions/<workspace>/ (default ~/.mypi).`);
     // Shaped like an id: one of this workspace's sessions.
     const dir = defaultSessionDir(io.cwd);
     const matches = sessionFilesByIdPrefix(dir, argv[0]!);
     if (matches.length !== 1) {
-      return fail(matches.length === 0 ? `${argv[0]}: no such file, and no session of this workspace has an id starting with it (in ${dir}).` : `${argv[0]} matches ${matches.length} sessions; give more of the id: ${matches.map((m) => basename(m)).join(", ")}`);
+      return fail(
+        matches.length === 0
+          ? `${argv[0]}: no such file, and no session of this workspace has an id starting with it (in ${dir}).`
+          : `${argv[0]} matches ${matches.length} sessions; give more of the id: ${matches.map((m) => basename(m)).join(", ")}`,
+      );
     }
     file = matches[0]!;
     isFile = true;

@@ -12,7 +12,16 @@
  */
 import type { Content, Message, SessionEntry, SessionHeader, ToolCall } from "@mypi/kernel";
 import { linkedSessionFile } from "../child-sessions.ts";
-import { clip, contentText, kindOf, latestLabels, treeRows, treeText, verdictOf, type Verdict } from "../session-tree.ts";
+import {
+  clip,
+  contentText,
+  kindOf,
+  latestLabels,
+  treeRows,
+  treeText,
+  verdictOf,
+  type Verdict,
+} from "../session-tree.ts";
 import { PAGE_SCRIPT, PAGE_STYLE } from "./assets.ts";
 import { markdownHtml } from "./markdown.ts";
 
@@ -46,8 +55,17 @@ export function renderSessionHtml(view: SessionView): string {
   const branch = new Set(branchIds(entries, view.leafId));
   const title = view.name ?? `session ${header.id}`;
   const count = (type: string) => entries.filter((e) => e.type === type).length;
-  const toolCalls = entries.reduce((n, e) => n + (e.type === "message" && e.message.role === "assistant" ? e.message.content.filter((b) => b.type === "toolCall").length : 0), 0);
-  const articles = entries.map((e) => renderEntry(e, { onBranch: branch.has(e.id), label: labels.get(e.id), verdicts, child: childRenderer(view, 1) }));
+  const toolCalls = entries.reduce(
+    (n, e) =>
+      n +
+      (e.type === "message" && e.message.role === "assistant"
+        ? e.message.content.filter((b) => b.type === "toolCall").length
+        : 0),
+    0,
+  );
+  const articles = entries.map((e) =>
+    renderEntry(e, { onBranch: branch.has(e.id), label: labels.get(e.id), verdicts, child: childRenderer(view, 1) }),
+  );
   return [
     "<!doctype html>",
     '<html lang="en"><head><meta charset="utf-8">',
@@ -79,9 +97,14 @@ export function esc(value: unknown): string {
 // ─── the tree ───────────────────────────────────────────────────────────────────────────────
 
 /** The tree as one flat list of buttons (`session-tree.ts`): no HTML nests deeper than a browser's parser allows. */
-function renderTree(entries: readonly SessionEntry[], o: { branch: Set<string>; leafId: string | undefined; labels: Map<string, string> }): string {
+function renderTree(
+  entries: readonly SessionEntry[],
+  o: { branch: Set<string>; leafId: string | undefined; labels: Map<string, string> },
+): string {
   const rows = treeRows(entries).map(({ entry, depth, children }) => {
-    const classes = ["node", o.branch.has(entry.id) ? "on-branch" : "", entry.id === o.leafId ? "selected" : ""].filter(Boolean).join(" ");
+    const classes = ["node", o.branch.has(entry.id) ? "on-branch" : "", entry.id === o.leafId ? "selected" : ""]
+      .filter(Boolean)
+      .join(" ");
     const label = o.labels.get(entry.id);
     const kind = kindOf(entry);
     return (
@@ -148,7 +171,8 @@ function renderBody(entry: SessionEntry, c: EntryContext): string {
       if (v?.kind === "hook_decision") {
         return `<p class="verdict"><b>${esc(v.extension)}</b> decided <b>${esc(v.outcome ?? "?")}</b> in <code>${esc(v.slot)}</code>${v.toolCallId ? ` for call <code>${esc(v.toolCallId)}</code>` : ""}${v.reason ? `: ${esc(v.reason)}` : ""}</p>`;
       }
-      if (v) return `<p class="verdict error"><b>${esc(v.extension)}</b> failed in <code>${esc(v.slot)}</code>: ${esc(v.error ?? "")}</p>`;
+      if (v)
+        return `<p class="verdict error"><b>${esc(v.extension)}</b> failed in <code>${esc(v.slot)}</code>: ${esc(v.error ?? "")}</p>`;
       return `<p><code>${esc(entry.customType)}</code></p>${entry.data === undefined ? "" : block("data", json(entry.data))}`;
     }
     case "compaction":
@@ -179,7 +203,8 @@ function renderMessage(entry: SessionEntry & { type: "message" }, c: EntryContex
         if (b.type === "thinking") return block("thinking", b.thinking);
         return renderToolCall(b, c.verdicts.get(b.id) ?? []);
       });
-      const usage = m.usage && typeof m.usage.input === "number" ? ` · ${m.usage.input} in / ${m.usage.output} out tokens` : "";
+      const usage =
+        m.usage && typeof m.usage.input === "number" ? ` · ${m.usage.input} in / ${m.usage.output} out tokens` : "";
       const error = m.errorMessage ? `<p class="error">${esc(m.errorMessage)}</p>` : "";
       return `${parts.join("")}${error}<p class="meta">${esc(m.model)} · ${esc(m.stopReason)}${usage}</p>`;
     }
@@ -192,7 +217,10 @@ function renderMessage(entry: SessionEntry & { type: "message" }, c: EntryContex
 }
 
 function renderToolCall(call: ToolCall, verdicts: readonly Verdict[]): string {
-  const args = call.rawArguments !== undefined && Object.keys(call.arguments).length === 0 ? call.rawArguments : json(call.arguments);
+  const args =
+    call.rawArguments !== undefined && Object.keys(call.arguments).length === 0
+      ? call.rawArguments
+      : json(call.arguments);
   const decided = verdicts
     .map((v) =>
       v.kind === "hook_decision"
@@ -212,7 +240,8 @@ function renderContent(content: string | readonly Content[]): string {
     .map((b) => {
       if (b.type === "text") return `<div class="text">${esc(b.text)}</div>`;
       // Only a known image type with base64 data becomes a data: URL; anything else is named, not shown.
-      if (b.type === "image" && IMAGE_TYPE.test(b.mimeType) && BASE64.test(b.data)) return `<img alt="image" src="data:${b.mimeType};base64,${b.data}">`;
+      if (b.type === "image" && IMAGE_TYPE.test(b.mimeType) && BASE64.test(b.data))
+        return `<img alt="image" src="data:${b.mimeType};base64,${b.data}">`;
       return `<p class="meta">(an image of type ${esc(String((b as { mimeType?: unknown }).mimeType))} is not shown)</p>`;
     })
     .join("");
@@ -225,8 +254,6 @@ function block(title: string, text: string, forceOpen = false): string {
 }
 
 // ─── reading the session ────────────────────────────────────────────────────────────────────
-
-
 
 function verdictsByCall(entries: readonly SessionEntry[]): Map<string, Verdict[]> {
   const out = new Map<string, Verdict[]>();
@@ -241,19 +268,21 @@ function verdictsByCall(entries: readonly SessionEntry[]): Map<string, Verdict[]
   return out;
 }
 
-
 /** The ids from the leaf up to its root (cycle-safe). */
 function branchIds(entries: readonly SessionEntry[], leafId: string | undefined): string[] {
   const byId = new Map(entries.map((e) => [e.id, e]));
   const out: string[] = [];
   const seen = new Set<string>();
-  for (let e = leafId === undefined ? undefined : byId.get(leafId); e && !seen.has(e.id); e = e.parentId === null ? undefined : byId.get(e.parentId)) {
+  for (
+    let e = leafId === undefined ? undefined : byId.get(leafId);
+    e && !seen.has(e.id);
+    e = e.parentId === null ? undefined : byId.get(e.parentId)
+  ) {
     seen.add(e.id);
     out.push(e.id);
   }
   return out;
 }
-
 
 function json(value: unknown): string {
   try {

@@ -22,7 +22,9 @@ const marked = new Marked({
     },
     image({ href, text }: Tokens.Image) {
       const alt = escapeHtml(text || "image");
-      return SAFE_URL.test(href.trim()) ? `<a href="${escapeHtml(href)}" rel="noopener noreferrer nofollow">[${alt}]</a>` : `[${alt}]`;
+      return SAFE_URL.test(href.trim())
+        ? `<a href="${escapeHtml(href)}" rel="noopener noreferrer nofollow">[${alt}]</a>`
+        : `[${alt}]`;
     },
   },
 });

@@ -19,7 +19,11 @@ export interface DecisionLog {
   summary(): string;
 }
 
-export function decisionLog(options: { verbose: boolean; write: (line: string) => void; redact?: (<T>(value: T) => T) | undefined }): DecisionLog {
+export function decisionLog(options: {
+  verbose: boolean;
+  write: (line: string) => void;
+  redact?: (<T>(value: T) => T) | undefined;
+}): DecisionLog {
   const counts = new Map<string, { blocked: number; rewrote: number }>();
   /** Tool call id → tool name, from the assistant messages: a decision names the call only by id. */
   const tools = new Map<string, string>();
@@ -32,7 +36,8 @@ export function decisionLog(options: { verbose: boolean; write: (line: string) =
       if (event.type !== "hook_decision") return;
       // A reason is the extension's own text: masked like the verdicts of JSON lines (rpc/jsonl.ts).
       if (options.verbose) options.write(verboseLine(options.redact ? options.redact(event) : event, tools));
-      else if (event.slot === "tool_call" && event.outcome === "block") options.write(refusalLine(options.redact ? options.redact(event) : event));
+      else if (event.slot === "tool_call" && event.outcome === "block")
+        options.write(refusalLine(options.redact ? options.redact(event) : event));
       // A blocked prompt is how the run ended: the outcome line says it already.
       if (event.slot === "input" && event.outcome === "block") return;
       const blocked = BLOCKED.has(event.outcome);
@@ -45,7 +50,9 @@ export function decisionLog(options: { verbose: boolean; write: (line: string) =
     summary() {
       if (counts.size === 0) return "";
       const parts = [...counts].map(([extension, c]) =>
-        [c.blocked ? `${extension} blocked ${c.blocked}` : "", c.rewrote ? `${extension} rewrote ${c.rewrote}` : ""].filter(Boolean).join(", "),
+        [c.blocked ? `${extension} blocked ${c.blocked}` : "", c.rewrote ? `${extension} rewrote ${c.rewrote}` : ""]
+          .filter(Boolean)
+          .join(", "),
       );
       return `mypi: decisions: ${parts.join(" · ")}${options.verbose ? "" : " (--verbose shows each)"}\n`;
     },

@@ -31,7 +31,14 @@ import type { CliIO } from "../main.ts";
 import { installEditor } from "./interactive/input.ts";
 import { interrupt, listenToKeys } from "./interactive/keys.ts";
 import { exit, exitWhenIdle, followEvents } from "./interactive/run-lifecycle.ts";
-import { createInteractive, refresh, say, sayFrom, type Interactive, type InteractiveOptions } from "./interactive/state.ts";
+import {
+  createInteractive,
+  refresh,
+  say,
+  sayFrom,
+  type Interactive,
+  type InteractiveOptions,
+} from "./interactive/state.ts";
 import { runSlashReporting, submit } from "./interactive/submit.ts";
 import { followMode } from "./interactive/mode.ts";
 import { createExtensionUI } from "./interactive/ui.ts";
@@ -39,7 +46,11 @@ import { captureStrayOutput } from "../tui/stray-output.ts";
 
 export type { InteractiveOptions } from "./interactive/state.ts";
 
-export async function runInteractive(session: HostSession, io: CliIO, options: InteractiveOptions = {}): Promise<number> {
+export async function runInteractive(
+  session: HostSession,
+  io: CliIO,
+  options: InteractiveOptions = {},
+): Promise<number> {
   const m = createInteractive({ session, io, options, createUI: createExtensionUI });
   // On the process's own terminal, what is written around the screen lands in the conversation.
   const stray = io.stdout === process.stdout ? captureStrayOutput((line) => sayFrom(m, line, m.p.dim)) : undefined;
@@ -90,7 +101,10 @@ async function runOnScreen(m: Interactive, session: HostSession, options: Intera
 function offerToContinue(m: Interactive): void {
   const point = m.session.agent.resumePoint();
   if (point === undefined || point.next === "queued") return;
-  const why = point.waiting.length > 0 ? `${point.waiting.length === 1 ? "a call waits" : `${point.waiting.length} calls wait`} for an answer` : "it was cut off before its answer";
+  const why =
+    point.waiting.length > 0
+      ? `${point.waiting.length === 1 ? "a call waits" : `${point.waiting.length} calls wait`} for an answer`
+      : "it was cut off before its answer";
   say(m, m.p.yellow(`The last run of this session did not finish (${why}): /continue-run goes on with it.`));
 }
 
@@ -100,7 +114,16 @@ function offerToContinue(m: Interactive): void {
  */
 function clearScreen(m: Interactive): void {
   const { tui, chat, layout } = m;
-  for (const c of [chat.live, layout.working, layout.status, layout.above, layout.inputArea, layout.below, layout.footerSlot]) tui.removeChild(c);
+  for (const c of [
+    chat.live,
+    layout.working,
+    layout.status,
+    layout.above,
+    layout.inputArea,
+    layout.below,
+    layout.footerSlot,
+  ])
+    tui.removeChild(c);
   (tui as unknown as { doRender(): void }).doRender();
   tui.stop();
 }

@@ -13,7 +13,12 @@
  */
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, AgentEndEvent } from "@mypi/kernel";
-import type { ExtensionErrorEvent, ExtensionHostEvent, ExtensionLogEvent, ExtensionStreamEvent } from "@mypi/extension-api";
+import type {
+  ExtensionErrorEvent,
+  ExtensionHostEvent,
+  ExtensionLogEvent,
+  ExtensionStreamEvent,
+} from "@mypi/extension-api";
 import { EXIT, exitCodeFor } from "../args.ts";
 import type { CliIO } from "../main.ts";
 import type { ExitWatcher } from "../exits.ts";
@@ -63,7 +68,11 @@ interface OneShot {
 }
 
 export async function runOneShot(session: OneShotSession, io: CliIO, options: OneShotOptions): Promise<number> {
-  const decisions = decisionLog({ verbose: options.verbose === true, write: (line) => void io.stderr.write(line), redact: options.redact });
+  const decisions = decisionLog({
+    verbose: options.verbose === true,
+    write: (line) => void io.stderr.write(line),
+    redact: options.redact,
+  });
   const run: OneShot = { session, io, options, interrupt: onInterrupt(session, io, options.exits), decisions };
   try {
     const slash = options.runCommand && options.prompt !== undefined && parseSlashCommand(options.prompt);
@@ -99,7 +108,8 @@ function onInterrupt(session: OneShotSession, io: CliIO, exits: ExitWatcher): In
     command.abort(exits.signal.reason);
     const { agent } = session;
     if (agent.isRunning) agent.abort();
-    else if (exits.cause === "SIGINT") io.stderr.write("mypi: interrupted; waiting for the command to stop. Press Ctrl+C again to quit at once.\n");
+    else if (exits.cause === "SIGINT")
+      io.stderr.write("mypi: interrupted; waiting for the command to stop. Press Ctrl+C again to quit at once.\n");
     else io.stderr.write(`mypi: ${String((exits.signal.reason as Error).message)}; waiting for the command to stop.\n`);
   };
   const unsubscribe = session.subscribe((event) => {
@@ -164,7 +174,9 @@ async function runPrompt({ session, io, options, decisions }: OneShot): Promise<
  */
 function withRefusals(code: number, end: AgentEndEvent, refused: number, io: CliIO | undefined): number {
   if (code !== 0 || refused === 0 || end.stopReason !== "completed") return code;
-  io?.stderr.write(`mypi: ${refused === 1 ? "a tool call was" : `${refused} tool calls were`} refused by a policy (above); exit code 1.\n`);
+  io?.stderr.write(
+    `mypi: ${refused === 1 ? "a tool call was" : `${refused} tool calls were`} refused by a policy (above); exit code 1.\n`,
+  );
   return exitCodeFor("blocked");
 }
 
@@ -215,7 +227,11 @@ function followRuns(session: OneShotSession, io: CliIO, options: OneShotOptions,
  * 130 once Ctrl+C was pressed (whatever the command did after it).
  * `undefined`: no such command.
  */
-async function runSlashCommand({ session, io, options, interrupt, decisions }: OneShot, name: string, args: string): Promise<number | undefined> {
+async function runSlashCommand(
+  { session, io, options, interrupt, decisions }: OneShot,
+  name: string,
+  args: string,
+): Promise<number | undefined> {
   const followed = followRuns(session, io, options, decisions);
   let end: AgentEndEvent | undefined;
   let outcome: { ran: boolean; error?: string };
@@ -245,10 +261,13 @@ async function runSlashCommand({ session, io, options, interrupt, decisions }: O
  */
 function writePaused(end: AgentEndEvent, io: CliIO, options: OneShotOptions): void {
   const calls = (end.waiting ?? []).map((c) => `${c.toolName} (${c.toolCallId}): ${c.reason}`).join("; ");
-  const lead = options.onAsk === "fail" ? "stopped: a check asked a person and --on-ask is fail" : "paused for approval";
+  const lead =
+    options.onAsk === "fail" ? "stopped: a check asked a person and --on-ask is fail" : "paused for approval";
   io.stderr.write(`mypi: ${oneLine(`${lead}; waiting: ${calls}`)}\n`);
   if (options.session) {
-    io.stderr.write(`mypi: answer with: mypi approve ${options.session.approve} (--deny REASON to refuse); then go on with: mypi ${options.session.run} --continue-run\n`);
+    io.stderr.write(
+      `mypi: answer with: mypi approve ${options.session.approve} (--deny REASON to refuse); then go on with: mypi ${options.session.run} --continue-run\n`,
+    );
   }
 }
 

@@ -44,7 +44,12 @@ export function createRpcUI(send: (line: Record<string, unknown>) => void): RpcU
   let next = 0;
   let closed = false;
 
-  const ask = <T>(method: string, fields: Record<string, unknown>, opts: DialogOptions | undefined, decode: (a: Answer) => T): Promise<T> => {
+  const ask = <T>(
+    method: string,
+    fields: Record<string, unknown>,
+    opts: DialogOptions | undefined,
+    decode: (a: Answer) => T,
+  ): Promise<T> => {
     const id = `ui_${++next}`;
     return new Promise<T>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
@@ -59,11 +64,18 @@ export function createRpcUI(send: (line: Record<string, unknown>) => void): RpcU
       open.set(id, finish);
       opts?.signal?.addEventListener("abort", onAbort, { once: true });
       if (opts?.timeout !== undefined) timer = setTimeout(() => finish(undefined), timerDelay(opts.timeout));
-      send({ type: "extension_ui_request", id, method, ...fields, ...(opts?.timeout !== undefined && { timeout: opts.timeout }) });
+      send({
+        type: "extension_ui_request",
+        id,
+        method,
+        ...fields,
+        ...(opts?.timeout !== undefined && { timeout: opts.timeout }),
+      });
     });
   };
   /** A request nobody answers; it still takes an id from the dialogs' counter, so every id is unique. */
-  const tell = (method: string, fields: Record<string, unknown>) => send({ type: "extension_ui_request", id: `ui_${++next}`, method, ...fields });
+  const tell = (method: string, fields: Record<string, unknown>) =>
+    send({ type: "extension_ui_request", id: `ui_${++next}`, method, ...fields });
   const text = (a: Answer) => (a && !a.cancelled && typeof a.value === "string" ? a.value : undefined);
 
   return {
@@ -73,15 +85,26 @@ export function createRpcUI(send: (line: Record<string, unknown>) => void): RpcU
         return v !== undefined && options.includes(v) ? v : undefined;
       }),
     confirm: (title, message, opts) =>
-      ask("confirm", { title, message }, opts, (a) => !!a && !a.cancelled && (a.confirmed === true || a.value === true)),
-    input: (title, placeholder, opts) => ask("input", { title, ...(placeholder !== undefined && { placeholder }) }, opts, text),
+      ask(
+        "confirm",
+        { title, message },
+        opts,
+        (a) => !!a && !a.cancelled && (a.confirmed === true || a.value === true),
+      ),
+    input: (title, placeholder, opts) =>
+      ask("input", { title, ...(placeholder !== undefined && { placeholder }) }, opts, text),
     editor: (title, prefill) => ask("editor", { title, ...(prefill !== undefined && { prefill }) }, undefined, text),
     notify: (message, notifyType = "info") => tell("notify", { message, notifyType }),
-    setStatus: (statusKey, statusText) => tell("setStatus", { statusKey, ...(statusText !== undefined && { statusText }) }),
+    setStatus: (statusKey, statusText) =>
+      tell("setStatus", { statusKey, ...(statusText !== undefined && { statusText }) }),
     setWidget(widgetKey, content, options) {
       if (content !== undefined && !Array.isArray(content)) return; // a component factory cannot cross the wire
       const placement = options?.placement;
-      tell("setWidget", { widgetKey, ...(content !== undefined && { widgetLines: [...content] }), ...(placement !== undefined && { widgetPlacement: placement }) });
+      tell("setWidget", {
+        widgetKey,
+        ...(content !== undefined && { widgetLines: [...content] }),
+        ...(placement !== undefined && { widgetPlacement: placement }),
+      });
     },
     setTitle: (title) => tell("setTitle", { title }),
     setEditorText: (editorText) => tell("set_editor_text", { text: editorText }),

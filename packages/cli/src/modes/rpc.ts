@@ -64,7 +64,10 @@ export async function runRpcMode(target: RpcTarget, io: RpcIO): Promise<number> 
   else io.stop?.addEventListener("abort", onStop, { once: true });
 
   const reading = io.stop && io.end ? AbortSignal.any([io.stop, io.end]) : (io.stop ?? io.end);
-  await readJsonlLines(io.stdin, (line) => routeLine(s, line), { maxLineChars: io.maxLineChars, ...(reading && { signal: reading }) });
+  await readJsonlLines(io.stdin, (line) => routeLine(s, line), {
+    maxLineChars: io.maxLineChars,
+    ...(reading && { signal: reading }),
+  });
   // End of input: nobody can answer a dialog any more; finish what was sent and the run in progress.
   target.ui.close();
   await s.queue;

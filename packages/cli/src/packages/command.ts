@@ -32,7 +32,11 @@ export interface Scope {
 export function scopes(home: string, cwd: string): Record<Scope["name"], Scope> {
   return {
     global: { name: "global", settingsFile: join(home, "settings.json"), packagesDir: join(home, "packages") },
-    project: { name: "project", settingsFile: join(cwd, ".mypi", "settings.json"), packagesDir: join(cwd, ".mypi", "packages") },
+    project: {
+      name: "project",
+      settingsFile: join(cwd, ".mypi", "settings.json"),
+      packagesDir: join(cwd, ".mypi", "packages"),
+    },
   };
 }
 
@@ -44,10 +48,13 @@ const USAGE: Record<PackageCommand, string> = {
 };
 
 export async function runPackageCommand(command: PackageCommand, argv: readonly string[], io: CliIO): Promise<number> {
-  const usage = (message?: string) => (io.stderr.write(`mypi: ${message ? `${message} ` : ""}${USAGE[command]}\n`), EXIT.usage);
+  const usage = (message?: string) => (
+    io.stderr.write(`mypi: ${message ? `${message} ` : ""}${USAGE[command]}\n`), EXIT.usage
+  );
   const words = argv.filter((a) => !a.startsWith("-") || a === "-");
   const flags = argv.filter((a) => a.startsWith("-") && a !== "-");
-  const allowed = command === "install" || command === "remove" ? ["--local", "-l"] : command === "update" ? ["--trust-project"] : [];
+  const allowed =
+    command === "install" || command === "remove" ? ["--local", "-l"] : command === "update" ? ["--trust-project"] : [];
   const unknown = flags.find((f) => !allowed.includes(f));
   if (unknown !== undefined) return usage(`unknown option ${unknown}.`);
   const all = scopes(mypiHome(), io.cwd);
@@ -61,17 +68,22 @@ export async function runPackageCommand(command: PackageCommand, argv: readonly 
       const source = parseSource(words[0]!, io.cwd);
       if (typeof source === "string") return usage(`${source}.`);
       const checked = readSettingsFile(scope.settingsFile);
-      if (checked !== undefined && "error" in checked) return fail(`${checked.error}. Fix the file first; nothing was installed.`);
+      if (checked !== undefined && "error" in checked)
+        return fail(`${checked.error}. Fix the file first; nothing was installed.`);
       if (source.kind !== "local") say(`Installing ${source.declaration} …`);
       const stop = stopOnSignal();
-      const installed = await installSource(source, scope.packagesDir, { check: checkPackage, signal: stop.signal }).finally(stop.dispose);
+      const installed = await installSource(source, scope.packagesDir, {
+        check: checkPackage,
+        signal: stop.signal,
+      }).finally(stop.dispose);
       if (stop.signal.aborted) return stopped(stop.signal, io);
       if (typeof installed === "string") return fail(`install failed: ${installed}. Nothing was changed.`);
       const error = updatePackages(scope.settingsFile, (list) => declare(list, source, scope));
       if (error !== undefined) return fail(error);
       say(`Installed ${source.declaration}${describe(installed)} → ${scope.settingsFile}`);
       noteScripts(installed, installDir(scope.packagesDir, source), say);
-      if (scope.name === "project") say("It loads when this workspace is trusted (interactive mode asks; or `mypi trust`).");
+      if (scope.name === "project")
+        say("It loads when this workspace is trusted (interactive mode asks; or `mypi trust`).");
       return EXIT.ok;
     }
     case "remove": {
@@ -79,9 +91,13 @@ export async function runPackageCommand(command: PackageCommand, argv: readonly 
       const source = parseSource(words[0]!, io.cwd);
       if (typeof source === "string") return usage(`${source}.`);
       if (!declared(scope).some((d) => typeof d.source !== "string" && d.source.identity === source.identity)) {
-        return fail(`${words[0]} is not among the packages of ${scope.settingsFile}; \`mypi list\` shows them${scope.name === "global" ? " (--local for the workspace's)" : ""}.`);
+        return fail(
+          `${words[0]} is not among the packages of ${scope.settingsFile}; \`mypi list\` shows them${scope.name === "global" ? " (--local for the workspace's)" : ""}.`,
+        );
       }
-      const error = updatePackages(scope.settingsFile, (list) => list.filter((e) => identityOf(e, scope) !== source.identity));
+      const error = updatePackages(scope.settingsFile, (list) =>
+        list.filter((e) => identityOf(e, scope) !== source.identity),
+      );
       if (error !== undefined) return fail(error);
       uninstallSource(source, scope.packagesDir);
       say(`Removed ${words[0]} from ${scope.settingsFile}`);
@@ -95,16 +111,21 @@ export async function runPackageCommand(command: PackageCommand, argv: readonly 
         const list = declared(s);
         if (list.length === 0) continue;
         any = true;
-        say(`${s.name === "global" ? "Global" : `This workspace${trusted ? "" : " (not trusted: these do not load)"}`} — ${s.settingsFile}`);
+        say(
+          `${s.name === "global" ? "Global" : `This workspace${trusted ? "" : " (not trusted: these do not load)"}`} — ${s.settingsFile}`,
+        );
         for (const d of list) {
           if (typeof d.source === "string") say(`  ${d.text}  ✗ ${d.source}`);
           else {
             const installed = findInstalled(d.source, s.packagesDir);
-            say(`  ${d.source.declaration}  ${installed ? `${describe(installed).trim() || "installed"}  ${installed.root}` : "not installed (run `mypi update`)"}`);
+            say(
+              `  ${d.source.declaration}  ${installed ? `${describe(installed).trim() || "installed"}  ${installed.root}` : "not installed (run `mypi update`)"}`,
+            );
           }
         }
       }
-      if (!any) say("No packages. Install one with `mypi install npm:NAME`, `mypi install git:URL` or `mypi install PATH`.");
+      if (!any)
+        say("No packages. Install one with `mypi install npm:NAME`, `mypi install git:URL` or `mypi install PATH`.");
       return EXIT.ok;
     }
     case "update": {
@@ -112,7 +133,8 @@ export async function runPackageCommand(command: PackageCommand, argv: readonly 
       const wanted = words[0] === undefined ? undefined : parseSource(words[0], io.cwd);
       if (typeof wanted === "string") return usage(`${wanted}.`);
       // The workspace names its packages; fetching and installing them runs their install steps.
-      const projectTrusted = flags.includes("--trust-project") || new TrustStore(mypiHome()).lookup(io.cwd)?.trusted === true;
+      const projectTrusted =
+        flags.includes("--trust-project") || new TrustStore(mypiHome()).lookup(io.cwd)?.trusted === true;
       let failed = 0;
       let seen = 0;
       for (const s of [all.global, all.project]) {
@@ -131,11 +153,16 @@ export async function runPackageCommand(command: PackageCommand, argv: readonly 
           }
           const current = findInstalled(source, s.packagesDir);
           if (source.kind === "local" || (source.pinned && current)) {
-            say(`${source.declaration}: ${source.kind === "local" ? "a local path, used where it is" : "pinned"}${current ? describe(current) : ""}`);
+            say(
+              `${source.declaration}: ${source.kind === "local" ? "a local path, used where it is" : "pinned"}${current ? describe(current) : ""}`,
+            );
             continue;
           }
           const stop = stopOnSignal();
-          const installed = await installSource(source, s.packagesDir, { check: checkPackage, signal: stop.signal }).finally(stop.dispose);
+          const installed = await installSource(source, s.packagesDir, {
+            check: checkPackage,
+            signal: stop.signal,
+          }).finally(stop.dispose);
           if (stop.signal.aborted) return stopped(stop.signal, io);
           if (typeof installed === "string") {
             failed++;
@@ -146,7 +173,8 @@ export async function runPackageCommand(command: PackageCommand, argv: readonly 
           }
         }
       }
-      if (wanted !== undefined && seen === 0) return fail(`${words[0]} is not among the declared packages; \`mypi list\` shows them.`);
+      if (wanted !== undefined && seen === 0)
+        return fail(`${words[0]} is not among the declared packages; \`mypi list\` shows them.`);
       if (seen === 0 && wanted === undefined) say("No packages to update.");
       return failed > 0 ? EXIT.error : EXIT.ok;
     }
@@ -157,7 +185,11 @@ export async function runPackageCommand(command: PackageCommand, argv: readonly 
 export function declared(scope: Scope): { entry: PackageEntry; text: string; source: PackageSource | string }[] {
   const read = readSettingsFile(scope.settingsFile);
   if (read === undefined || "error" in read) return [];
-  return (read.value.packages ?? []).map((entry) => ({ entry, text: entrySource(entry), source: parseSource(entrySource(entry), baseOf(scope)) }));
+  return (read.value.packages ?? []).map((entry) => ({
+    entry,
+    text: entrySource(entry),
+    source: parseSource(entrySource(entry), baseOf(scope)),
+  }));
 }
 
 /** Relative paths in a settings file resolve from the file's folder. */
@@ -194,7 +226,9 @@ function stopOnSignal(): { signal: AbortSignal; dispose: () => void } {
 
 function stopped(signal: AbortSignal, io: CliIO): number {
   const sig = signal.reason as NodeJS.Signals;
-  io.stderr.write(`mypi: stopped (${sig}): npm and git were stopped and their temporary folder removed. Nothing was changed.\n`);
+  io.stderr.write(
+    `mypi: stopped (${sig}): npm and git were stopped and their temporary folder removed. Nothing was changed.\n`,
+  );
   return sig === "SIGTERM" ? EXIT.terminated : sig === "SIGHUP" ? EXIT.hangup : EXIT.aborted;
 }
 

@@ -26,7 +26,16 @@
  * into the same folder removes once that process is gone.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { installDir, type PackageSource } from "./source.ts";
 
@@ -57,7 +66,11 @@ export interface InstallOptions {
 }
 
 /** Install (or install again) `source` under `packagesDir`; a string is the error. */
-export async function installSource(source: PackageSource, packagesDir: string, options: InstallOptions = {}): Promise<Installed | string> {
+export async function installSource(
+  source: PackageSource,
+  packagesDir: string,
+  options: InstallOptions = {},
+): Promise<Installed | string> {
   const check = options.check ?? (() => undefined);
   if (source.kind === "local") {
     const found = findInstalled(source, packagesDir);
@@ -71,7 +84,8 @@ export async function installSource(source: PackageSource, packagesDir: string, 
   let skippedScripts: string[];
   try {
     const signal = options.signal ?? new AbortController().signal;
-    const problem = source.kind === "npm" ? await installNpm(source.spec, temp, signal) : await installGit(source, temp, signal);
+    const problem =
+      source.kind === "npm" ? await installNpm(source.spec, temp, signal) : await installGit(source, temp, signal);
     if (signal.aborted) return "stopped";
     if (problem !== undefined) return problem;
     const root = source.kind === "npm" ? npmPackageRoot(temp)! : temp;
@@ -125,11 +139,17 @@ function isAlive(pid: number): boolean {
 function declaredScripts(root: string, lockDir: string): string[] {
   const out: string[] = [];
   const own = readJson(join(root, "package.json"));
-  const scripts = own?.scripts !== null && typeof own?.scripts === "object" ? Object.keys(own.scripts as object).filter((k) => LIFECYCLE.includes(k)) : [];
+  const scripts =
+    own?.scripts !== null && typeof own?.scripts === "object"
+      ? Object.keys(own.scripts as object).filter((k) => LIFECYCLE.includes(k))
+      : [];
   const name = typeof own?.name === "string" ? own.name : "the package";
   if (scripts.length > 0) out.push(`${name} (${scripts.join(", ")})`);
   const lock = readJson(join(lockDir, "package-lock.json"));
-  const packages = lock?.packages !== null && typeof lock?.packages === "object" ? (lock.packages as Record<string, { hasInstallScript?: unknown }>) : {};
+  const packages =
+    lock?.packages !== null && typeof lock?.packages === "object"
+      ? (lock.packages as Record<string, { hasInstallScript?: unknown }>)
+      : {};
   for (const [path, entry] of Object.entries(packages)) {
     if (path === "" || entry?.hasInstallScript !== true) continue;
     const dep = path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length);
@@ -167,7 +187,10 @@ export function uninstallSource(source: PackageSource, packagesDir: string): voi
 }
 
 async function installNpm(spec: string, prefix: string, signal: AbortSignal): Promise<string | undefined> {
-  writeFileSync(join(prefix, "package.json"), `${JSON.stringify({ private: true, description: "installed by mypi" })}\n`);
+  writeFileSync(
+    join(prefix, "package.json"),
+    `${JSON.stringify({ private: true, description: "installed by mypi" })}\n`,
+  );
   const npm = await run("npm", ["install", "--prefix", prefix, ...NPM_FLAGS, "--", spec], prefix, signal);
   if (npm.code !== 0) return `npm install ${spec} failed: ${lastLines(npm.output)}`;
   if (npmPackageRoot(prefix) === undefined) return `npm install ${spec} installed no package`;
@@ -175,12 +198,21 @@ async function installNpm(spec: string, prefix: string, signal: AbortSignal): Pr
 }
 
 /** Clone into `repo` (an empty folder: git clones into one). */
-async function installGit(source: Extract<PackageSource, { kind: "git" }>, repo: string, signal: AbortSignal): Promise<string | undefined> {
+async function installGit(
+  source: Extract<PackageSource, { kind: "git" }>,
+  repo: string,
+  signal: AbortSignal,
+): Promise<string | undefined> {
   const clone = await run("git", ["clone", "--quiet", "--", source.url, repo], dirname(repo), signal);
   if (clone.code !== 0) return `git clone ${source.url} failed: ${lastLines(clone.output)}`;
   if (source.ref !== undefined) {
     // The ref never starts with "-" (source.ts); the `--` after it says it is no path.
-    const checkout = await run("git", ["-c", "advice.detachedHead=false", "checkout", "--quiet", source.ref, "--"], repo, signal);
+    const checkout = await run(
+      "git",
+      ["-c", "advice.detachedHead=false", "checkout", "--quiet", source.ref, "--"],
+      repo,
+      signal,
+    );
     if (checkout.code !== 0) return `git checkout ${source.ref} in ${source.url} failed: ${lastLines(checkout.output)}`;
   }
   const pkgFile = join(repo, "package.json");
@@ -196,7 +228,9 @@ async function installGit(source: Extract<PackageSource, { kind: "git" }>, repo:
 /** The one package an npm prefix of ours holds: the only key of its package.json's dependencies. */
 function npmPackageRoot(prefix: string): string | undefined {
   try {
-    const pkg = JSON.parse(readFileSync(join(prefix, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(prefix, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>;
+    };
     const names = Object.keys(pkg.dependencies ?? {});
     return names.length === 1 ? join(prefix, "node_modules", ...names[0]!.split("/")) : undefined;
   } catch {
@@ -234,7 +268,9 @@ function readHead(repo: string): string | undefined {
     const ref = head.slice(5);
     const loose = join(repo, ".git", ref);
     if (existsSync(loose)) return readFileSync(loose, "utf8").trim().slice(0, 12);
-    const packed = readFileSync(join(repo, ".git", "packed-refs"), "utf8").split("\n").find((l) => l.endsWith(` ${ref}`));
+    const packed = readFileSync(join(repo, ".git", "packed-refs"), "utf8")
+      .split("\n")
+      .find((l) => l.endsWith(` ${ref}`));
     return packed?.slice(0, 12);
   } catch {
     return undefined;
@@ -245,7 +281,12 @@ function readHead(repo: string): string | undefined {
  * `command` in a process group of its own, so that stopping it (`signal`) reaches what it started
  * too (npm runs node, git runs its helpers): SIGTERM to the group, SIGKILL after the grace.
  */
-function run(command: string, args: readonly string[], cwd: string, signal: AbortSignal): Promise<{ code: number | null; output: string }> {
+function run(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  signal: AbortSignal,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     // No questions: a git asking for a password, or npm for anything, would hang the install.
     const env = { ...process.env, GIT_TERMINAL_PROMPT: "0", npm_config_yes: "true" };
@@ -281,6 +322,9 @@ function run(command: string, args: readonly string[], cwd: string, signal: Abor
 }
 
 function lastLines(output: string): string {
-  const lines = output.trim().split("\n").filter((l) => l.trim() !== "");
+  const lines = output
+    .trim()
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   return lines.slice(-3).join(" / ").replace(/\.$/, "") || "no output";
 }

@@ -37,11 +37,15 @@ export function packagesDirOf(settingsFile: string): string {
 }
 
 /** The resources of `declared`, in order; packages whose identity is in `skip` are left out (they load from another declaration). */
-export function packageResources(declared: LoadedSettings["packages"], skip: ReadonlySet<string> = new Set()): PackageResources {
+export function packageResources(
+  declared: LoadedSettings["packages"],
+  skip: ReadonlySet<string> = new Set(),
+): PackageResources {
   const out: PackageResources = { extensions: [], skills: [], prompts: [], failures: [] };
   for (const { entry, file } of declared) {
     const text = entrySource(entry);
-    const fail = (code: string, message: string) => out.failures.push({ path: file.path, name: text, code, message: `package ${text}: ${message}` });
+    const fail = (code: string, message: string) =>
+      out.failures.push({ path: file.path, name: text, code, message: `package ${text}: ${message}` });
     const source = parseSource(text, dirname(file.path));
     if (typeof source === "string") {
       fail("MYPI_BAD_PACKAGE", source);
@@ -50,7 +54,12 @@ export function packageResources(declared: LoadedSettings["packages"], skip: Rea
     if (skip.has(source.identity)) continue;
     const installed = findInstalled(source, packagesDirOf(file.path));
     if (!installed) {
-      fail("MYPI_NOT_FOUND", source.kind === "local" ? `${source.path} does not exist` : "not installed; run `mypi update` (or `mypi install` it again)");
+      fail(
+        "MYPI_NOT_FOUND",
+        source.kind === "local"
+          ? `${source.path} does not exist`
+          : "not installed; run `mypi update` (or `mypi install` it again)",
+      );
       continue;
     }
     const resources = resourcesAt(installed.root);
@@ -102,7 +111,13 @@ function resourcesAt(root: string): Resources | string {
     const manifest = readPackageManifest(root);
     if (typeof manifest === "string") return manifest;
     const { paths, outside } = manifestExtensionPaths(manifest);
-    return { extensions: paths, skills: manifest.skills, prompts: manifest.prompts, outside, ...(manifest.name !== undefined && { name: manifest.name }) };
+    return {
+      extensions: paths,
+      skills: manifest.skills,
+      prompts: manifest.prompts,
+      outside,
+      ...(manifest.name !== undefined && { name: manifest.name }),
+    };
   }
   if (hasIndexFile(root)) return { extensions: [root], skills: [], prompts: [], outside: [] };
   // A folder without package.json: its conventional folders, read as a manifest without a key reads them.
@@ -116,7 +131,12 @@ function resourcesAt(root: string): Resources | string {
  * paths (relative to the package root) matching a pattern, `!pattern` dropping matches. It only
  * narrows what the package offers.
  */
-function narrow(paths: readonly string[], entry: PackageEntry, kind: "extensions" | "skills" | "prompts", root: string): string[] {
+function narrow(
+  paths: readonly string[],
+  entry: PackageEntry,
+  kind: "extensions" | "skills" | "prompts",
+  root: string,
+): string[] {
   const filter = typeof entry === "string" ? undefined : entry[kind];
   if (filter === undefined) return [...paths];
   const rel = (p: string) => relative(root, p).split(sep).join("/");
@@ -133,7 +153,12 @@ function narrow(paths: readonly string[], entry: PackageEntry, kind: "extensions
 
 /** The conventional folders of `root` that exist and stay inside it (links out go to `outside`). */
 function conventional(root: string): Pick<PackageManifest, "extensions" | "skills" | "prompts" | "outside"> {
-  const out: Pick<PackageManifest, "extensions" | "skills" | "prompts" | "outside"> = { extensions: [], skills: [], prompts: [], outside: [] };
+  const out: Pick<PackageManifest, "extensions" | "skills" | "prompts" | "outside"> = {
+    extensions: [],
+    skills: [],
+    prompts: [],
+    outside: [],
+  };
   for (const kind of ["extensions", "skills", "prompts"] as const) {
     const folder = join(root, kind);
     if (isDirectory(folder)) (insideRoot(root, folder) ? out[kind] : out.outside).push(folder);
@@ -148,4 +173,3 @@ function isDirectory(path: string): boolean {
     return false;
   }
 }
-

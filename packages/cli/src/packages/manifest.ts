@@ -103,7 +103,12 @@ function packageEntryPoint(root: string, pkg: Record<string, unknown>): string |
   const exported = pkg.exports;
   const dot = isRecord(exported) && Object.keys(exported).some((k) => k.startsWith(".")) ? exported["."] : exported;
   const conditional = isRecord(dot) ? (dot.import ?? dot.default ?? dot.node) : dot;
-  const named = typeof pkg.main === "string" && pkg.main !== "" ? pkg.main : typeof conditional === "string" ? conditional : undefined;
+  const named =
+    typeof pkg.main === "string" && pkg.main !== ""
+      ? pkg.main
+      : typeof conditional === "string"
+        ? conditional
+        : undefined;
   if (named === undefined) return undefined;
   const base = resolve(root, named);
   if (base !== resolve(root) && !base.startsWith(resolve(root) + sep)) return undefined;
@@ -119,7 +124,9 @@ function expandPatterns(root: string, patterns: readonly string[], outside: stri
     const exclude = raw.startsWith("!");
     const pattern = (exclude ? raw.slice(1) : raw).replace(/^\.\//, "");
     if (isAbsolute(pattern) || pattern.split(/[\\/]/).includes("..")) return `${raw} leaves the package`;
-    const matches = picomatch.scan(pattern).isGlob ? matchGlob(root, pattern, (files ??= listFiles(root))) : [join(root, pattern)];
+    const matches = picomatch.scan(pattern).isGlob
+      ? matchGlob(root, pattern, (files ??= listFiles(root)))
+      : [join(root, pattern)];
     if (exclude) {
       const drop = new Set(matches);
       for (let i = out.length - 1; i >= 0; i--) if (drop.has(out[i]!)) out.splice(i, 1);

@@ -18,7 +18,14 @@ import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
 export type PackageSource =
-  | { kind: "npm"; /** What npm installs: a registry spec, or an absolute tarball/folder path. */ spec: string; name?: string; pinned: boolean; identity: string; declaration: string }
+  | {
+      kind: "npm" /** What npm installs: a registry spec, or an absolute tarball/folder path. */;
+      spec: string;
+      name?: string;
+      pinned: boolean;
+      identity: string;
+      declaration: string;
+    }
   | { kind: "git"; url: string; ref?: string; pinned: boolean; identity: string; declaration: string }
   | { kind: "local"; path: string; pinned: true; identity: string; declaration: string };
 
@@ -58,7 +65,8 @@ function parseNpm(spec: string, base: string): PackageSource | string {
 
 function parseGit(rest: string): PackageSource | string {
   if (rest === "") return "git: needs a repository URL (git:github.com/owner/repo[@ref])";
-  if (rest.startsWith("-")) return `git:${rest}: a repository URL cannot start with "-" (git would read it as an option)`;
+  if (rest.startsWith("-"))
+    return `git:${rest}: a repository URL cannot start with "-" (git would read it as an option)`;
   // The ref follows the last "@" that comes after the path started (not the user@ of ssh URLs).
   const pathStart = Math.max(rest.lastIndexOf("/"), rest.indexOf(":", rest.indexOf("@") + 1));
   const at = rest.lastIndexOf("@");
@@ -66,10 +74,18 @@ function parseGit(rest: string): PackageSource | string {
   let url = hasRef ? rest.slice(0, at) : rest;
   const ref = hasRef ? rest.slice(at + 1) : undefined;
   if (ref === "") return `git:${rest}: give a ref after @, or leave the @ out`;
-  if (ref?.startsWith("-")) return `git:${rest}: a ref cannot start with "-" (git would read it as an option); give a branch, tag or commit`;
+  if (ref?.startsWith("-"))
+    return `git:${rest}: a ref cannot start with "-" (git would read it as an option); give a branch, tag or commit`;
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url) && !/^[\w.-]+@[\w.-]+:/.test(url)) url = `https://${url}`;
   const pinned = ref !== undefined && /^[0-9a-f]{40}$/i.test(ref);
-  return { kind: "git", url, ...(ref !== undefined && { ref }), pinned, identity: `git:${url.replace(/\.git$/, "")}`, declaration: `git:${url}${ref !== undefined ? `@${ref}` : ""}` };
+  return {
+    kind: "git",
+    url,
+    ...(ref !== undefined && { ref }),
+    pinned,
+    identity: `git:${url.replace(/\.git$/, "")}`,
+    declaration: `git:${url}${ref !== undefined ? `@${ref}` : ""}`,
+  };
 }
 
 /** Where an npm or git source is installed under a scope's package folder; a local one is not. */
@@ -80,12 +96,22 @@ export function installDir(packagesDir: string, source: PackageSource): string |
 
 /** A readable folder name that two identities never share (the hash tells apart what the cleaning merged). */
 function slug(identity: string): string {
-  const readable = identity.replace(/^[a-z]+:\/\//i, "").replace(/[^\w.-]+/g, "_").replace(/^[_.]+/, "").slice(-60);
+  const readable = identity
+    .replace(/^[a-z]+:\/\//i, "")
+    .replace(/[^\w.-]+/g, "_")
+    .replace(/^[_.]+/, "")
+    .slice(-60);
   return `${readable}-${createHash("sha256").update(identity).digest("hex").slice(0, 10)}`;
 }
 
 function isPathLike(spec: string): boolean {
-  return spec.startsWith("/") || spec.startsWith("./") || spec.startsWith("../") || spec.startsWith("~/") || /\.(tgz|tar\.gz)$/.test(spec);
+  return (
+    spec.startsWith("/") ||
+    spec.startsWith("./") ||
+    spec.startsWith("../") ||
+    spec.startsWith("~/") ||
+    /\.(tgz|tar\.gz)$/.test(spec)
+  );
 }
 
 function absolute(path: string, base: string): string {

@@ -16,8 +16,21 @@ import { readPlugin, type ClaudePlugin } from "@mypi/extensions/claude-code/plug
 import { EXIT } from "../args.ts";
 import type { CliIO } from "../main.ts";
 import { TrustStore } from "../trust.ts";
-import { installPlugin, pluginScopes, removePlugin, setPluginEnabled, updatePlugin, type PluginScope } from "./install.ts";
-import { addMarketplace, declaredMarketplaces, readMarketplace, removeMarketplace, updateMarketplace } from "./marketplace.ts";
+import {
+  installPlugin,
+  pluginScopes,
+  removePlugin,
+  setPluginEnabled,
+  updatePlugin,
+  type PluginScope,
+} from "./install.ts";
+import {
+  addMarketplace,
+  declaredMarketplaces,
+  readMarketplace,
+  removeMarketplace,
+  updateMarketplace,
+} from "./marketplace.ts";
 
 const USAGE = [
   "usage: mypi plugin enable|disable NAME [--local]",
@@ -35,7 +48,11 @@ function split(argv: readonly string[]) {
  * `mypi install X`, `mypi remove X` when X is a plugin: the exit code; `undefined` when X is not
  * one (the package command handles it).
  */
-export async function runPluginInstallOrRemove(command: "install" | "remove", argv: readonly string[], io: CliIO): Promise<number | undefined> {
+export async function runPluginInstallOrRemove(
+  command: "install" | "remove",
+  argv: readonly string[],
+  io: CliIO,
+): Promise<number | undefined> {
   const { words, flags, local } = split(argv);
   if (words.length !== 1 || flags.some((f) => f !== "--local" && f !== "-l")) return undefined;
   const all = pluginScopes(mypiHome(), io.cwd);
@@ -51,11 +68,14 @@ export async function runPluginInstallOrRemove(command: "install" | "remove", ar
   const installed = await installPlugin(words[0]!, io.cwd, scope, [all.global, all.project]);
   if (installed === undefined) return undefined;
   if (typeof installed === "string") return fail(io, `install failed: ${installed}. Nothing was changed.`);
-  say(`Installed plugin ${installed.entry.name}${installed.plugin.version ? ` ${installed.plugin.version}` : ""} → ${scope.settingsFile}`);
+  say(
+    `Installed plugin ${installed.entry.name}${installed.plugin.version ? ` ${installed.plugin.version}` : ""} → ${scope.settingsFile}`,
+  );
   for (const line of describePlugin(installed.plugin)) say(`  ${line}`);
   if (installed.plugin.unsupported.length) say(`  not run by mypi: ${installed.plugin.unsupported.join(", ")}`);
   say("Its hooks and commands run from now on (installing it is your consent); `mypi plugin disable` turns it off.");
-  if (scope.name === "project") say("It loads when this workspace is trusted (interactive mode asks; or `mypi trust`).");
+  if (scope.name === "project")
+    say("It loads when this workspace is trusted (interactive mode asks; or `mypi trust`).");
   return EXIT.ok;
 }
 
@@ -68,7 +88,9 @@ export function listPlugins(io: CliIO): void {
   for (const scope of [all.global, all.project]) {
     const { entries } = declaredPlugins(scope.settingsFile);
     if (entries.length === 0) continue;
-    say(`Claude Code plugins, ${scope.name === "global" ? "global" : `this workspace${trusted ? "" : " (not trusted: these do not load)"}`} — ${scope.settingsFile}`);
+    say(
+      `Claude Code plugins, ${scope.name === "global" ? "global" : `this workspace${trusted ? "" : " (not trusted: these do not load)"}`} — ${scope.settingsFile}`,
+    );
     for (const entry of entries) {
       const root = pluginRoot(scope.settingsFile, entry);
       const plugin = readPlugin(root, entry.name);
@@ -90,14 +112,24 @@ export function listPlugins(io: CliIO): void {
 export function describePlugin(p: ClaudePlugin): string[] {
   const rel = (file: string) => (file.startsWith(`${p.root}/`) ? file.slice(p.root.length + 1) : file);
   const lines: string[] = [];
-  if (p.commands.length) lines.push(`commands: ${p.commands.map((c) => `/${p.name}:${c.name} (${rel(c.file)})`).join(", ")}`);
-  if (p.skills.length) lines.push(`skills from: ${p.skills.map(rel).map((s) => s || ".").join(", ")}`);
+  if (p.commands.length)
+    lines.push(`commands: ${p.commands.map((c) => `/${p.name}:${c.name} (${rel(c.file)})`).join(", ")}`);
+  if (p.skills.length)
+    lines.push(
+      `skills from: ${p.skills
+        .map(rel)
+        .map((s) => s || ".")
+        .join(", ")}`,
+    );
   if (p.agents.length) lines.push(`agents: ${p.agents.map((a) => `${a.name} (${rel(a.file)})`).join(", ")}`);
   if (p.hooks.length) {
     const events = p.hooks.flatMap((h) => (h.value && typeof h.value === "object" ? Object.keys(h.value) : []));
     lines.push(`hooks: ${[...new Set(events)].join(", ")} (${p.hooks.map((h) => rel(h.file)).join(", ")})`);
   }
-  if (p.mcpServers.length) lines.push(`MCP servers: ${p.mcpServers.map((s) => `${s.name} → tools mcp__plugin_${p.name}_${s.name}__* (${rel(s.file)})`).join(", ")}`);
+  if (p.mcpServers.length)
+    lines.push(
+      `MCP servers: ${p.mcpServers.map((s) => `${s.name} → tools mcp__plugin_${p.name}_${s.name}__* (${rel(s.file)})`).join(", ")}`,
+    );
   if (p.bin) lines.push(`bin: ${rel(p.bin)} (on the tools' PATH)`);
   return lines;
 }
@@ -139,7 +171,11 @@ export async function runPluginCommand(argv: readonly string[], io: CliIO): Prom
     }
     case "list":
       if (words.length) return usage();
-      if (loadPlugins({ home: mypiHome(), cwd: io.cwd, trusted: true }).enabled.length === 0 && declaredPlugins(all.global.settingsFile).entries.length === 0 && declaredPlugins(all.project.settingsFile).entries.length === 0) {
+      if (
+        loadPlugins({ home: mypiHome(), cwd: io.cwd, trusted: true }).enabled.length === 0 &&
+        declaredPlugins(all.global.settingsFile).entries.length === 0 &&
+        declaredPlugins(all.project.settingsFile).entries.length === 0
+      ) {
         say("No Claude Code plugins. Install one with `mypi install <plugin folder | git URL | name@marketplace>`.");
         return EXIT.ok;
       }
@@ -152,7 +188,13 @@ export async function runPluginCommand(argv: readonly string[], io: CliIO): Prom
   }
 }
 
-async function runMarketplace(words: string[], scope: PluginScope, all: PluginScope[], io: CliIO, usage: (m?: string) => number): Promise<number> {
+async function runMarketplace(
+  words: string[],
+  scope: PluginScope,
+  all: PluginScope[],
+  io: CliIO,
+  usage: (m?: string) => number,
+): Promise<number> {
   const say = (line: string) => void io.stdout.write(`${line}\n`);
   const [action, arg, ...extra] = words;
   if (extra.length) return usage();
@@ -162,18 +204,24 @@ async function runMarketplace(words: string[], scope: PluginScope, all: PluginSc
       const added = await addMarketplace(arg, io.cwd, scope);
       if (typeof added === "string") return fail(io, `marketplace add failed: ${added}. Nothing was changed.`);
       say(`Added marketplace ${added.market.name} → ${scope.settingsFile}`);
-      for (const p of added.market.plugins) say(`  ${p.name}${p.version ? ` ${p.version}` : ""}${p.description ? `  ${p.description}` : ""}   (mypi install ${p.name}@${added.market.name})`);
+      for (const p of added.market.plugins)
+        say(
+          `  ${p.name}${p.version ? ` ${p.version}` : ""}${p.description ? `  ${p.description}` : ""}   (mypi install ${p.name}@${added.market.name})`,
+        );
       return EXIT.ok;
     }
     case "list": {
       if (arg !== undefined) return usage();
       const markets = declaredMarketplaces(all);
-      if (markets.length === 0) say("No marketplaces. Add one with `mypi plugin marketplace add <path | git URL | owner/repo>`.");
+      if (markets.length === 0)
+        say("No marketplaces. Add one with `mypi plugin marketplace add <path | git URL | owner/repo>`.");
       for (const m of markets) {
         const market = readMarketplace(m.root);
         say(`${m.name}  ${m.entry.source}  ${m.root}`);
         if (typeof market === "string") say(`  ✗ ${market}`);
-        else for (const p of market.plugins) say(`  ${p.name}${p.version ? ` ${p.version}` : ""}${p.description ? `  ${p.description}` : ""}`);
+        else
+          for (const p of market.plugins)
+            say(`  ${p.name}${p.version ? ` ${p.version}` : ""}${p.description ? `  ${p.description}` : ""}`);
       }
       return EXIT.ok;
     }
@@ -185,7 +233,9 @@ async function runMarketplace(words: string[], scope: PluginScope, all: PluginSc
       if (error) return fail(io, error);
       // As in Claude Code: removing a marketplace uninstalls what was installed from it.
       for (const e of installed) removePlugin(`${e.name}@${arg}`, scope);
-      say(`Removed marketplace ${arg}${installed.length ? ` and its plugins ${installed.map((e) => e.name).join(", ")}` : ""} from ${scope.settingsFile}`);
+      say(
+        `Removed marketplace ${arg}${installed.length ? ` and its plugins ${installed.map((e) => e.name).join(", ")}` : ""} from ${scope.settingsFile}`,
+      );
       return EXIT.ok;
     }
     case "update": {

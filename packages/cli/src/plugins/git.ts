@@ -10,7 +10,10 @@ export async function cloneRepository(url: string, dest: string, ref?: string): 
   if (url.startsWith("-")) return `${url}: not a repository URL`;
   const commit = ref !== undefined && /^[0-9a-f]{40}$/i.test(ref);
   const branch = ref !== undefined && !commit ? ["--branch", ref] : [];
-  const clone = await git(["clone", "--quiet", ...(commit ? [] : ["--depth", "1"]), ...branch, "--", url, dest], dirname(dest));
+  const clone = await git(
+    ["clone", "--quiet", ...(commit ? [] : ["--depth", "1"]), ...branch, "--", url, dest],
+    dirname(dest),
+  );
   if (clone.code !== 0) return `git clone ${url}${ref ? ` (${ref})` : ""} failed: ${lastLines(clone.output)}`;
   if (commit) {
     const checkout = await git(["-c", "advice.detachedHead=false", "checkout", "--quiet", ref], dest);
@@ -38,5 +41,13 @@ function git(args: readonly string[], cwd: string): Promise<{ code: number | nul
 }
 
 function lastLines(output: string): string {
-  return output.trim().split("\n").filter((l) => l.trim() !== "").slice(-3).join(" / ").replace(/\.$/, "") || "no output";
+  return (
+    output
+      .trim()
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .slice(-3)
+      .join(" / ")
+      .replace(/\.$/, "") || "no output"
+  );
 }

@@ -40,8 +40,13 @@ export function pluginScopes(home: string, cwd: string): Record<PluginScope["nam
  */
 export function isPluginDir(dir: string, forced = false): boolean {
   if (existsSync(join(dir, ".claude-plugin", "plugin.json"))) return forced || !declaresPackage(dir);
-  if (existsSync(join(dir, "package.json")) || existsSync(join(dir, "index.ts")) || existsSync(join(dir, "index.js"))) return false;
-  return existsSync(join(dir, "hooks", "hooks.json")) || isDirectory(join(dir, "commands")) || isDirectory(join(dir, "agents"));
+  if (existsSync(join(dir, "package.json")) || existsSync(join(dir, "index.ts")) || existsSync(join(dir, "index.js")))
+    return false;
+  return (
+    existsSync(join(dir, "hooks", "hooks.json")) ||
+    isDirectory(join(dir, "commands")) ||
+    isDirectory(join(dir, "agents"))
+  );
 }
 
 function declaresPackage(dir: string): boolean {
@@ -66,7 +71,12 @@ export interface Installed {
  * Install `text` when it names a plugin: the result, a string saying why it cannot be installed,
  * or `undefined` when `text` is no plugin (a mypi package, for the package installer).
  */
-export async function installPlugin(spec: string, shellCwd: string, scope: PluginScope, all: readonly PluginScope[]): Promise<Installed | string | undefined> {
+export async function installPlugin(
+  spec: string,
+  shellCwd: string,
+  scope: PluginScope,
+  all: readonly PluginScope[],
+): Promise<Installed | string | undefined> {
   // `plugin:` takes a folder or repository that is also a mypi/Pi package as the plugin.
   const forced = spec.startsWith("plugin:");
   const text = forced ? spec.slice("plugin:".length) : spec;
@@ -80,7 +90,9 @@ export async function installPlugin(spec: string, shellCwd: string, scope: Plugi
   }
   const bare = isBareRepository(resolve(shellCwd, text));
   const source = parseSource(bare ? `git:file://${resolve(shellCwd, text)}` : text, shellCwd);
-  const notPlugin = forced ? `${text} is not a Claude Code plugin (no .claude-plugin/plugin.json, commands/, agents/ or hooks/hooks.json)` : undefined;
+  const notPlugin = forced
+    ? `${text} is not a Claude Code plugin (no .claude-plugin/plugin.json, commands/, agents/ or hooks/hooks.json)`
+    : undefined;
   if (typeof source === "string") return forced ? source : undefined;
   if (source.kind === "local") {
     if (!isDirectory(source.path)) return notPlugin;
@@ -95,7 +107,13 @@ export async function installPlugin(spec: string, shellCwd: string, scope: Plugi
 }
 
 /** Clone into the scope's plugins folder and keep it when it is a plugin: its root; `undefined` when it is none (the clone is thrown away). */
-async function fetchGit(source: Extract<PackageSource, { kind: "git" }>, scope: PluginScope, subdir: string | undefined, text: string, fromMarketplace = false): Promise<{ root: string } | { error: string } | undefined> {
+async function fetchGit(
+  source: Extract<PackageSource, { kind: "git" }>,
+  scope: PluginScope,
+  subdir: string | undefined,
+  text: string,
+  fromMarketplace = false,
+): Promise<{ root: string } | { error: string } | undefined> {
   const dest = installDir(scope.dir, source)!;
   mkdirSync(dirname(dest), { recursive: true });
   const temp = mkdtempSync(join(dirname(dest), ".fetching-"));
@@ -109,7 +127,9 @@ async function fetchGit(source: Extract<PackageSource, { kind: "git" }>, scope: 
       if (isMarketplaceDir(root)) return { error: marketplaceHint(text) };
       // A plugin a marketplace names must be one; anything else may be a mypi package.
       if (!fromMarketplace) return undefined;
-      return { error: `${text}: ${source.url}${subdir ? `/${subdir}` : ""} is not a Claude Code plugin (no .claude-plugin/plugin.json)` };
+      return {
+        error: `${text}: ${source.url}${subdir ? `/${subdir}` : ""} is not a Claude Code plugin (no .claude-plugin/plugin.json)`,
+      };
     }
     const checked = readPlugin(root);
     if (typeof checked === "string") return { error: checked };
@@ -122,16 +142,22 @@ async function fetchGit(source: Extract<PackageSource, { kind: "git" }>, scope: 
   return { root: subdir === undefined ? dest : join(dest, subdir) };
 }
 
-async function fromMarketplace(name: string, marketplace: NonNullable<ReturnType<typeof findMarketplace>>, scope: PluginScope): Promise<Installed | string> {
+async function fromMarketplace(
+  name: string,
+  marketplace: NonNullable<ReturnType<typeof findMarketplace>>,
+  scope: PluginScope,
+): Promise<Installed | string> {
   const where = marketplacePluginSource(marketplace.root, name);
   const declaration = `${name}@${marketplace.name}`;
   if (typeof where === "string") return `${declaration}: ${where}`;
   if (where.kind === "path") {
-    if (!isDirectory(where.path)) return `${declaration}: the marketplace names ${where.path}, which does not exist; \`mypi plugin marketplace update\` fetches it again`;
+    if (!isDirectory(where.path))
+      return `${declaration}: the marketplace names ${where.path}, which does not exist; \`mypi plugin marketplace update\` fetches it again`;
     return declare(scope, { source: declaration, root: where.path, marketplace: marketplace.name, name }, where.path);
   }
   const source = parseSource(`git:${where.url}${where.ref ? `@${where.ref}` : ""}`, scope.dir);
-  if (typeof source === "string" || source.kind !== "git") return `${declaration}: ${where.url} is not a git repository URL`;
+  if (typeof source === "string" || source.kind !== "git")
+    return `${declaration}: ${where.url} is not a git repository URL`;
   const fetched = await fetchGit(source, scope, where.subdir, declaration, true);
   if (fetched === undefined) return `${declaration}: not a plugin`;
   if ("error" in fetched) return fetched.error;
@@ -139,7 +165,11 @@ async function fromMarketplace(name: string, marketplace: NonNullable<ReturnType
 }
 
 /** Read the plugin and write its entry (replacing one of the same name and marketplace). */
-function declare(scope: PluginScope, fields: { source: string; root: string; marketplace?: string; name?: string }, root: string): Installed | string {
+function declare(
+  scope: PluginScope,
+  fields: { source: string; root: string; marketplace?: string; name?: string },
+  root: string,
+): Installed | string {
   const plugin = readPlugin(root, fields.name);
   if (typeof plugin === "string") return plugin;
   const name = fields.name ?? plugin.name;
@@ -147,7 +177,12 @@ function declare(scope: PluginScope, fields: { source: string; root: string; mar
   const rel = relative(base, root);
   // Inside the scope's folder a relative root travels with the workspace; elsewhere it stays absolute.
   const stored = !rel.startsWith("..") && !isAbsolute(rel) ? rel : root;
-  const entry: PluginEntry = { name, source: fields.source, root: stored, ...(fields.marketplace !== undefined && { marketplace: fields.marketplace }) };
+  const entry: PluginEntry = {
+    name,
+    source: fields.source,
+    root: stored,
+    ...(fields.marketplace !== undefined && { marketplace: fields.marketplace }),
+  };
   const error = updateSettingsList<PluginEntry>(scope.settingsFile, "plugins", (list) => {
     const i = list.findIndex((e) => e.name === name && e.marketplace === entry.marketplace);
     if (i === -1) return [...list, entry];
@@ -161,15 +196,21 @@ function declare(scope: PluginScope, fields: { source: string; root: string; mar
 /** Undeclare a plugin (`name`, `name@marketplace`, or its source) and delete the clone mypi made for it. */
 export function removePlugin(text: string, scope: PluginScope): { removed: PluginEntry } | string | undefined {
   const { entries } = declaredPlugins(scope.settingsFile);
-  const entry = entries.find((e) => e.name === text || `${e.name}@${e.marketplace ?? ""}` === text || e.source === text || e.source === `git:${text}`);
+  const entry = entries.find(
+    (e) =>
+      e.name === text || `${e.name}@${e.marketplace ?? ""}` === text || e.source === text || e.source === `git:${text}`,
+  );
   if (!entry) return undefined;
-  const error = updateSettingsList<PluginEntry>(scope.settingsFile, "plugins", (list) => list.filter((e) => !(e.name === entry.name && e.marketplace === entry.marketplace)));
+  const error = updateSettingsList<PluginEntry>(scope.settingsFile, "plugins", (list) =>
+    list.filter((e) => !(e.name === entry.name && e.marketplace === entry.marketplace)),
+  );
   if (error) return error;
   const root = pluginRoot(scope.settingsFile, entry);
   const clones = join(scope.dir, "git");
   const rel = relative(clones, root);
   // Only what mypi cloned goes: a plugin used where it is (a folder, a marketplace's) stays.
-  if (!rel.startsWith("..") && !isAbsolute(rel)) rmSync(join(clones, rel.split(/[/\\]/)[0]!), { recursive: true, force: true });
+  if (!rel.startsWith("..") && !isAbsolute(rel))
+    rmSync(join(clones, rel.split(/[/\\]/)[0]!), { recursive: true, force: true });
   return { removed: entry };
 }
 
@@ -188,7 +229,11 @@ export function setPluginEnabled(name: string, enabled: boolean, scope: PluginSc
 }
 
 /** Fetch a git-installed plugin again (a marketplace's own plugins move with `mypi plugin marketplace update`). */
-export async function updatePlugin(entry: PluginEntry, scope: PluginScope, all: readonly PluginScope[]): Promise<string | undefined> {
+export async function updatePlugin(
+  entry: PluginEntry,
+  scope: PluginScope,
+  all: readonly PluginScope[],
+): Promise<string | undefined> {
   if (entry.marketplace !== undefined) {
     const marketplace = findMarketplace(entry.marketplace, [scope, ...all]);
     if (!marketplace) return `marketplace ${entry.marketplace} is not added any more`;

@@ -44,11 +44,13 @@ export function readMarketplace(root: string): MarketplaceFile | string {
     return existsSync(file) ? `${file}: ${(error as Error).message}` : `${root} has no .claude-plugin/marketplace.json`;
   }
   if (!isRecord(json)) return `${file}: not a JSON object`;
-  if (typeof json.name !== "string" || !/^[A-Za-z0-9][\w.-]*$/.test(json.name)) return `${file}: "name" must be a name without spaces (kebab-case)`;
+  if (typeof json.name !== "string" || !/^[A-Za-z0-9][\w.-]*$/.test(json.name))
+    return `${file}: "name" must be a name without spaces (kebab-case)`;
   if (!Array.isArray(json.plugins)) return `${file}: "plugins" must be a list`;
   const plugins: MarketplaceFile["plugins"] = [];
   for (const [i, p] of json.plugins.entries()) {
-    if (!isRecord(p) || typeof p.name !== "string" || p.source === undefined) return `${file}: plugins[${i}] needs "name" and "source"`;
+    if (!isRecord(p) || typeof p.name !== "string" || p.source === undefined)
+      return `${file}: plugins[${i}] needs "name" and "source"`;
     plugins.push({
       name: p.name,
       source: p.source,
@@ -61,27 +63,42 @@ export function readMarketplace(root: string): MarketplaceFile | string {
   return {
     name: json.name,
     plugins,
-    ...(typeof json.description === "string" ? { description: json.description } : typeof metadata.description === "string" ? { description: metadata.description } : {}),
+    ...(typeof json.description === "string"
+      ? { description: json.description }
+      : typeof metadata.description === "string"
+        ? { description: metadata.description }
+        : {}),
     ...(typeof metadata.pluginRoot === "string" && { pluginRoot: metadata.pluginRoot }),
   };
 }
 
 /** Where a marketplace's plugin comes from: a folder inside it, or a git repository (and a folder in it). */
-export function marketplacePluginSource(root: string, name: string): { kind: "path"; path: string } | { kind: "git"; url: string; ref?: string; subdir?: string } | string {
+export function marketplacePluginSource(
+  root: string,
+  name: string,
+): { kind: "path"; path: string } | { kind: "git"; url: string; ref?: string; subdir?: string } | string {
   const market = readMarketplace(root);
   if (typeof market === "string") return market;
   const plugin = market.plugins.find((p) => p.name === name);
-  if (!plugin) return `the marketplace ${market.name} has no plugin named ${name} (it has: ${market.plugins.map((p) => p.name).join(", ") || "none"})`;
+  if (!plugin)
+    return `the marketplace ${market.name} has no plugin named ${name} (it has: ${market.plugins.map((p) => p.name).join(", ") || "none"})`;
   const source = plugin.source;
   if (typeof source === "string") {
-    const rel = source.startsWith("./") || source === "." ? source : !source.includes("/") && market.pluginRoot !== undefined ? join(market.pluginRoot, source) : undefined;
-    if (rel === undefined) return `plugin ${name}: source ${JSON.stringify(source)} must start with "./" (relative to the marketplace)`;
+    const rel =
+      source.startsWith("./") || source === "."
+        ? source
+        : !source.includes("/") && market.pluginRoot !== undefined
+          ? join(market.pluginRoot, source)
+          : undefined;
+    if (rel === undefined)
+      return `plugin ${name}: source ${JSON.stringify(source)} must start with "./" (relative to the marketplace)`;
     const path = resolve(root, rel);
     const inside = relative(root, path);
     if (inside.startsWith("..") || isAbsolute(inside)) return `plugin ${name}: source ${source} leaves the marketplace`;
     return { kind: "path", path };
   }
-  if (!isRecord(source) || typeof source.source !== "string") return `plugin ${name}: "source" must be a path or an object with "source"`;
+  if (!isRecord(source) || typeof source.source !== "string")
+    return `plugin ${name}: "source" must be a path or an object with "source"`;
   const ref = typeof source.sha === "string" ? source.sha : typeof source.ref === "string" ? source.ref : undefined;
   const pin = ref === undefined ? {} : { ref };
   switch (source.source) {
@@ -92,8 +109,14 @@ export function marketplacePluginSource(root: string, name: string): { kind: "pa
       if (typeof source.url !== "string") return `plugin ${name}: a url source needs "url"`;
       return { kind: "git", url: source.url, ...pin };
     case "git-subdir":
-      if (typeof source.url !== "string" || typeof source.path !== "string") return `plugin ${name}: a git-subdir source needs "url" and "path"`;
-      return { kind: "git", url: /^[\w.-]+\/[\w.-]+$/.test(source.url) ? `https://github.com/${source.url}.git` : source.url, ...pin, subdir: source.path };
+      if (typeof source.url !== "string" || typeof source.path !== "string")
+        return `plugin ${name}: a git-subdir source needs "url" and "path"`;
+      return {
+        kind: "git",
+        url: /^[\w.-]+\/[\w.-]+$/.test(source.url) ? `https://github.com/${source.url}.git` : source.url,
+        ...pin,
+        subdir: source.path,
+      };
     default:
       return `plugin ${name}: ${JSON.stringify(source.source)} sources are not installed by mypi (it fetches relative paths and git repositories: github, url, git-subdir)`;
   }
@@ -106,7 +129,12 @@ export function declaredMarketplaces(scopes: readonly MarketplaceScope[]): Marke
     const read = readSettingsFile(scope.settingsFile);
     if (read === undefined || "error" in read) continue;
     for (const entry of read.value.pluginMarketplaces ?? []) {
-      out.push({ name: entry.name, root: isAbsolute(entry.root) ? entry.root : resolve(dirname(scope.settingsFile), entry.root), entry, settingsFile: scope.settingsFile });
+      out.push({
+        name: entry.name,
+        root: isAbsolute(entry.root) ? entry.root : resolve(dirname(scope.settingsFile), entry.root),
+        entry,
+        settingsFile: scope.settingsFile,
+      });
     }
   }
   return out;
@@ -117,7 +145,11 @@ export function findMarketplace(name: string, scopes: readonly MarketplaceScope[
 }
 
 /** `mypi plugin marketplace add`: fetch (a repository) or find (a folder), read, declare. */
-export async function addMarketplace(text: string, shellCwd: string, scope: MarketplaceScope): Promise<{ market: MarketplaceFile; root: string } | string> {
+export async function addMarketplace(
+  text: string,
+  shellCwd: string,
+  scope: MarketplaceScope,
+): Promise<{ market: MarketplaceFile; root: string } | string> {
   const local = resolve(shellCwd, text);
   let root: string;
   let declaration: string;
@@ -125,9 +157,14 @@ export async function addMarketplace(text: string, shellCwd: string, scope: Mark
     root = local;
     declaration = local;
   } else {
-    const spec = existsSync(local) ? `git:file://${local}` : /^[\w.-]+\/[\w.-]+(@[\w./-]+)?$/.test(text) ? `git:github.com/${text}` : text;
+    const spec = existsSync(local)
+      ? `git:file://${local}`
+      : /^[\w.-]+\/[\w.-]+(@[\w./-]+)?$/.test(text)
+        ? `git:github.com/${text}`
+        : text;
     const source = parseSource(spec, shellCwd);
-    if (typeof source === "string" || source.kind !== "git") return `${text} is neither a folder nor a git repository URL (a path, git:URL, https://…, file://…, or owner/repo)`;
+    if (typeof source === "string" || source.kind !== "git")
+      return `${text} is neither a folder nor a git repository URL (a path, git:URL, https://…, file://…, or owner/repo)`;
     const dest = installDir(join(scope.dir, "marketplaces"), source)!;
     mkdirSync(dirname(dest), { recursive: true });
     const temp = mkdtempSync(join(dirname(dest), ".fetching-"));
@@ -160,8 +197,11 @@ export async function addMarketplace(text: string, shellCwd: string, scope: Mark
 /** `mypi plugin marketplace remove`: undeclare it and delete the clone mypi made. */
 export function removeMarketplace(name: string, scope: MarketplaceScope): string | undefined {
   const found = declaredMarketplaces([scope]).find((m) => m.name === name);
-  if (!found) return `no marketplace named ${name} in ${scope.settingsFile}; \`mypi plugin marketplace list\` shows them`;
-  const error = updateSettingsList<MarketplaceEntry>(scope.settingsFile, "pluginMarketplaces", (list) => list.filter((m) => m.name !== name));
+  if (!found)
+    return `no marketplace named ${name} in ${scope.settingsFile}; \`mypi plugin marketplace list\` shows them`;
+  const error = updateSettingsList<MarketplaceEntry>(scope.settingsFile, "pluginMarketplaces", (list) =>
+    list.filter((m) => m.name !== name),
+  );
   if (error) return error;
   const rel = relative(join(scope.dir, "marketplaces"), found.root);
   if (!rel.startsWith("..") && !isAbsolute(rel)) rmSync(found.root, { recursive: true, force: true });
@@ -177,5 +217,10 @@ export async function updateMarketplace(m: Marketplace, scope: MarketplaceScope)
 
 /** A bare git repository (`git init --bare`, a server's copy): fetched as `file://`, not read as a folder. */
 export function isBareRepository(dir: string): boolean {
-  return existsSync(join(dir, "HEAD")) && existsSync(join(dir, "objects")) && existsSync(join(dir, "refs")) && !existsSync(join(dir, ".claude-plugin"));
+  return (
+    existsSync(join(dir, "HEAD")) &&
+    existsSync(join(dir, "objects")) &&
+    existsSync(join(dir, "refs")) &&
+    !existsSync(join(dir, ".claude-plugin"))
+  );
 }

@@ -46,7 +46,10 @@ export interface PolicyChoice {
 /** The tiers from the closest to the furthest in precedence: managed wins, then the local file, the project's, yours. */
 const PRECEDENCE: readonly TierFile["tier"][] = ["managed", "local", "project", "user"];
 
-function closest<K extends keyof Settings>(tiers: readonly TierFile[], key: K): { value: NonNullable<Settings[K]>; file: TierFile } | undefined {
+function closest<K extends keyof Settings>(
+  tiers: readonly TierFile[],
+  key: K,
+): { value: NonNullable<Settings[K]>; file: TierFile } | undefined {
   for (const tier of PRECEDENCE) {
     const file = tiers.find((t) => t.tier === tier);
     const value = file?.settings[key];
@@ -55,7 +58,8 @@ function closest<K extends keyof Settings>(tiers: readonly TierFile[], key: K): 
   return undefined;
 }
 
-const ruleCount = (t: TierFile) => (["allow", "ask", "deny"] as const).reduce((n, l) => n + (t.settings.permissions?.[l]?.length ?? 0), 0);
+const ruleCount = (t: TierFile) =>
+  (["allow", "ask", "deny"] as const).reduce((n, l) => n + (t.settings.permissions?.[l]?.length ?? 0), 0);
 
 export interface ChooseOptions {
   tiers: readonly TierFile[];
@@ -87,12 +91,19 @@ export function choosePolicies(o: ChooseOptions): PolicyChoice {
   let gate: PolicyChoice["gate"];
   const offBy = setting?.value === false && gateSpecs.length === 0 ? setting.file : undefined;
   if (offBy && !(managedRules && offBy.tier !== "managed")) {
-    gate = { state: "off", why: `turned off by permissionGate: false in ${offBy.path}${withRules.length > 0 ? ` — the rules in ${withRules.map((t) => t.path).join(", ")} are NOT enforced` : ""}` };
+    gate = {
+      state: "off",
+      why: `turned off by permissionGate: false in ${offBy.path}${withRules.length > 0 ? ` — the rules in ${withRules.map((t) => t.path).join(", ")} are NOT enforced` : ""}`,
+    };
   } else {
-    if (offBy) notices.push(`permissionGate: false in ${offBy.path} is overruled: the managed settings have permission rules, which always hold.`);
+    if (offBy)
+      notices.push(
+        `permissionGate: false in ${offBy.path} is overruled: the managed settings have permission rules, which always hold.`,
+      );
     if (reasons.length > 0) gate = { state: "on", why: reasons.join(" · ") };
     // A mode with a user (interactive, RPC, any client that offers modes) can switch modes mid-session.
-    else if (o.mode !== "print" && o.mode !== "json") gate = { state: "dormant", why: "no rules and default mode: it decides nothing until a mode or a rule applies" };
+    else if (o.mode !== "print" && o.mode !== "json")
+      gate = { state: "dormant", why: "no rules and default mode: it decides nothing until a mode or a rule applies" };
     else gate = { state: "off", why: "no permission rules and default mode" };
   }
   const allowed = tiers.find((t) => t.tier === "managed")?.settings.allowedPermissionModes;
@@ -119,9 +130,11 @@ function shipped(key: "redactSecrets" | "protectedPaths", specs: string[], tiers
 
 function initialMode(tiers: readonly TierFile[], args: CliArgs): PolicyChoice["mode"] {
   if (args.dangerouslyBypassPermissions) return { initial: "bypass", source: "--dangerously-bypass-permissions" };
-  if (args.permissionMode !== undefined) return { initial: parsePermissionMode(args.permissionMode)!, source: "--permission-mode" };
+  if (args.permissionMode !== undefined)
+    return { initial: parsePermissionMode(args.permissionMode)!, source: "--permission-mode" };
   const setting = closest(tiers, "permissionMode");
-  if (setting) return { initial: parsePermissionMode(setting.value)!, source: `permissionMode in ${setting.file.path}` };
+  if (setting)
+    return { initial: parsePermissionMode(setting.value)!, source: `permissionMode in ${setting.file.path}` };
   return { initial: "default", source: "default" };
 }
 
@@ -133,12 +146,16 @@ export type SandboxState = { usable: true } | { usable: false; why: string };
  * `--dangerously-bypass-permissions`), every mode but default needs the gate, and the managed
  * settings may restrict the modes.
  */
-export function modeRefusal(mode: PermissionMode, c: { choice: PolicyChoice; sandbox: SandboxState; dangerous: boolean }): string | undefined {
+export function modeRefusal(
+  mode: PermissionMode,
+  c: { choice: PolicyChoice; sandbox: SandboxState; dangerous: boolean },
+): string | undefined {
   const { choice } = c;
   if (choice.allowedModes && !choice.allowedModes.modes.includes(mode)) {
     return `the managed settings (${choice.allowedModes.file}) allow only ${choice.allowedModes.modes.join(", ")}`;
   }
-  if (mode !== "default" && choice.gate.state === "off") return `permission modes need the permission gate, which is off (${choice.gate.why})`;
+  if (mode !== "default" && choice.gate.state === "off")
+    return `permission modes need the permission gate, which is off (${choice.gate.why})`;
   if (mode === "bypass" && !c.dangerous && !c.sandbox.usable) {
     return `bypass mode lets every command run, so it needs the bash sandbox, which is ${c.sandbox.why}; turn the sandbox on, or pass --dangerously-bypass-permissions to run everything unconfined`;
   }

@@ -46,7 +46,8 @@ export interface PolicyRunOptions {
 }
 
 export function createPolicyRun(o: PolicyRunOptions): PolicyRun {
-  const choose = () => choosePolicies({ tiers: o.tiers(), args: o.args, mode: o.mode, shellCwd: o.shellCwd, cwd: o.cwd });
+  const choose = () =>
+    choosePolicies({ tiers: o.tiers(), args: o.args, mode: o.mode, shellCwd: o.shellCwd, cwd: o.cwd });
   const dangerous = o.args.dangerouslyBypassPermissions;
   const run: PolicyRun = {
     choice: choose(),

@@ -32,7 +32,8 @@ function readRecord(home: string): Record<string, string[]> {
     const json = JSON.parse(readFileSync(recordFile(home), "utf8")) as unknown;
     if (typeof json !== "object" || json === null || Array.isArray(json)) return {};
     const out: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
-    for (const [path, rules] of Object.entries(json)) if (Array.isArray(rules)) out[path] = rules.filter((r): r is string => typeof r === "string");
+    for (const [path, rules] of Object.entries(json))
+      if (Array.isArray(rules)) out[path] = rules.filter((r): r is string => typeof r === "string");
     return out;
   } catch {
     return {}; // unreadable: nothing recorded, which can only lead to asking again
@@ -66,11 +67,16 @@ function writeAtomically(path: string, text: string, mode?: number): void {
 export function appendLocalAllowRules(o: { home: string; cwd: string }, rules: readonly string[]): string | undefined {
   const file = join(o.cwd, LOCAL_SETTINGS);
   const checked = readSettingsFile(file);
-  if (checked !== undefined && "error" in checked) return `${checked.error}. Fix the file; the answer holds for this call only.`;
+  if (checked !== undefined && "error" in checked)
+    return `${checked.error}. Fix the file; the answer holds for this call only.`;
   try {
     const created = checked === undefined;
-    const json = created ? {} : (JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, "")) as Record<string, unknown>);
-    const permissions = (typeof json.permissions === "object" && json.permissions !== null ? json.permissions : {}) as Record<string, unknown>;
+    const json = created
+      ? {}
+      : (JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, "")) as Record<string, unknown>);
+    const permissions = (
+      typeof json.permissions === "object" && json.permissions !== null ? json.permissions : {}
+    ) as Record<string, unknown>;
     const allow = Array.isArray(permissions.allow) ? (permissions.allow as string[]) : [];
     permissions.allow = [...allow, ...rules.filter((r) => !allow.includes(r))];
     json.permissions = permissions;

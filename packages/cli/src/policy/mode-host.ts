@@ -4,7 +4,14 @@
  * current one, a switch that says why not, and every change whoever made it (`/mode`, Alt+M, an
  * accepted plan). One `ModeState` per process underneath (`load.ts`): a new session keeps the mode.
  */
-import { describeMode, parsePermissionMode, PERMISSION_MODES, type ModeChange, type ModeState, type PermissionMode } from "@mypi/extensions/permission-gate/modes";
+import {
+  describeMode,
+  parsePermissionMode,
+  PERMISSION_MODES,
+  type ModeChange,
+  type ModeState,
+  type PermissionMode,
+} from "@mypi/extensions/permission-gate/modes";
 
 export interface PermissionModeInfo {
   id: PermissionMode;
@@ -23,16 +30,26 @@ export interface PermissionModeHost {
   onPermissionModeChange(listener: (change: ModeChange) => void): () => void;
 }
 
-const NAMES: Record<PermissionMode, string> = { default: "Default", "accept-edits": "Accept edits", plan: "Plan", bypass: "Bypass" };
+const NAMES: Record<PermissionMode, string> = {
+  default: "Default",
+  "accept-edits": "Accept edits",
+  plan: "Plan",
+  bypass: "Bypass",
+};
 
 /** Why permission modes cannot be switched in this run. */
-export const GATE_OFF = "Permission modes need the permission gate, which is off in this run (`mypi extensions` says why).";
+export const GATE_OFF =
+  "Permission modes need the permission gate, which is off in this run (`mypi extensions` says why).";
 
 /**
  * Switch `state` to the mode `word` names (Claude Code's spellings too); the mode before. Throws
  * an Error that names the fix: the gate is off, the word names no mode, the mode may not be set.
  */
-export function switchPermissionMode(state: ModeState | undefined, word: string, by: string): { mode: PermissionMode; previous: PermissionMode } {
+export function switchPermissionMode(
+  state: ModeState | undefined,
+  word: string,
+  by: string,
+): { mode: PermissionMode; previous: PermissionMode } {
   if (!state) throw new Error(GATE_OFF);
   const wanted = parsePermissionMode(word);
   if (!wanted) throw new Error(`Unknown permission mode: ${word}. Known: ${PERMISSION_MODES.join(", ")}.`);
@@ -46,7 +63,11 @@ export function permissionModeHost(state: ModeState | undefined): PermissionMode
   return {
     permissionModes: () =>
       state
-        ? PERMISSION_MODES.filter((m) => m === state.mode || state.refusal(m) === undefined).map((id) => ({ id, name: NAMES[id], description: describeMode(id).slice(id.length + 2) }))
+        ? PERMISSION_MODES.filter((m) => m === state.mode || state.refusal(m) === undefined).map((id) => ({
+            id,
+            name: NAMES[id],
+            description: describeMode(id).slice(id.length + 2),
+          }))
         : [],
     permissionMode: () => state?.mode ?? "default",
     setPermissionMode: (id, by = "the client") => void switchPermissionMode(state, id, by),

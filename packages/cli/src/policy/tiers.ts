@@ -15,7 +15,14 @@
  * `local-settings.ts`) apply as well: a cloned repository cannot ship such an answer.
  */
 import { join } from "node:path";
-import { mergeSettings, readSettingsFile, type LoadedSettings, type PackageEntry, type Settings, type SettingsFile } from "../settings.ts";
+import {
+  mergeSettings,
+  readSettingsFile,
+  type LoadedSettings,
+  type PackageEntry,
+  type Settings,
+  type SettingsFile,
+} from "../settings.ts";
 import { recordedLocalRules } from "./local-settings.ts";
 
 export const DEFAULT_MANAGED_DIR = "/etc/mypi";
@@ -71,9 +78,16 @@ export function loadPolicySettings(o: PolicySettingsOptions): PolicySettings | {
     if ("error" in read) return read;
     const inWorkspace = c.tier === "project" || c.tier === "local";
     if (!inWorkspace || o.trusted) tiers.push({ ...c, applied: "full", settings: read.value, skipped: [] });
-    else tiers.push({ ...c, applied: "tightening", ...tighteningPart(read.value, c.tier === "local" ? recordedLocalRules(o.home, c.path) : new Set()) });
+    else
+      tiers.push({
+        ...c,
+        applied: "tightening",
+        ...tighteningPart(read.value, c.tier === "local" ? recordedLocalRules(o.home, c.path) : new Set()),
+      });
     if (c.tier !== "managed" && read.value.allowedPermissionModes !== undefined) {
-      notices.push(`allowedPermissionModes in ${c.path} is ignored: only the managed settings (${candidates[0]!.path}) restrict the modes.`);
+      notices.push(
+        `allowedPermissionModes in ${c.path} is ignored: only the managed settings (${candidates[0]!.path}) restrict the modes.`,
+      );
     }
   }
   return { ...merge(tiers), tiers, notices };
@@ -87,7 +101,9 @@ function merge(tiers: readonly TierFile[]): LoadedSettings {
   if (managed) merged = mergeSettings(merged, managed.settings);
   // Every file's rules count, managed first: a later file cannot take an earlier file's rule away.
   const lists = { allow: [] as string[], ask: [] as string[], deny: [] as string[] };
-  for (const t of tiers) for (const list of ["allow", "ask", "deny"] as const) for (const rule of t.settings.permissions?.[list] ?? []) if (!lists[list].includes(rule)) lists[list].push(rule);
+  for (const t of tiers)
+    for (const list of ["allow", "ask", "deny"] as const)
+      for (const rule of t.settings.permissions?.[list] ?? []) if (!lists[list].includes(rule)) lists[list].push(rule);
   const permissions = Object.fromEntries(Object.entries(lists).filter(([, rules]) => rules.length > 0));
   if (Object.keys(permissions).length > 0) merged.permissions = { ...(merged.permissions as object), ...permissions };
   const files: SettingsFile[] = tiers.map((t) => ({ path: t.path, scope: t.tier === "user" ? "global" : t.tier }));
@@ -95,7 +111,8 @@ function merge(tiers: readonly TierFile[]): LoadedSettings {
   for (const t of tiers) {
     if (t.applied !== "full") continue;
     const scope: SettingsFile["scope"] = t.tier === "project" || t.tier === "local" ? "project" : "global";
-    for (const entry of (t.settings.packages ?? []) as PackageEntry[]) packages.push({ entry, file: { path: t.path, scope } });
+    for (const entry of (t.settings.packages ?? []) as PackageEntry[])
+      packages.push({ entry, file: { path: t.path, scope } });
   }
   if (packages.length > 0) merged.packages = packages.map((p) => p.entry);
   else delete merged.packages;
@@ -110,14 +127,19 @@ function tighteningPart(s: Settings, recorded: ReadonlySet<string>): { settings:
   if (p) {
     const allow = p.allow ?? [];
     const kept = allow.filter((rule) => recorded.has(rule));
-    const permissions = { ...(p.deny?.length && { deny: p.deny }), ...(p.ask?.length && { ask: p.ask }), ...(kept.length > 0 && { allow: kept }) };
+    const permissions = {
+      ...(p.deny?.length && { deny: p.deny }),
+      ...(p.ask?.length && { ask: p.ask }),
+      ...(kept.length > 0 && { allow: kept }),
+    };
     if (Object.keys(permissions).length > 0) settings.permissions = permissions;
     if (allow.length > kept.length) skipped.push(`permissions.allow (${plural(allow.length - kept.length, "rule")})`);
   }
   if (s.redactSecrets === true) settings.redactSecrets = true;
   if (s.protectedPaths === true) settings.protectedPaths = true;
   for (const key of Object.keys(s)) {
-    if (!TIGHTENING.has(key) || ((key === "redactSecrets" || key === "protectedPaths") && s[key] !== true)) skipped.push(key);
+    if (!TIGHTENING.has(key) || ((key === "redactSecrets" || key === "protectedPaths") && s[key] !== true))
+      skipped.push(key);
   }
   return { settings, skipped };
 }

@@ -130,7 +130,9 @@ export function renderEvent(state: RenderState, event: ExtensionStreamEvent, sty
       const summary = state.running.find((t) => t.toolCallId === id)?.summary ?? "";
       const took = started === undefined ? "" : `  ${style.dim(formatDuration(event.timestamp - started))}`;
       const isError = event.isError === true;
-      const head = [isError ? style.red("✗") : style.green("✓"), oneLine(event.toolName, MAX_SUMMARY), summary].filter(Boolean).join(" ");
+      const head = [isError ? style.red("✗") : style.green("✓"), oneLine(event.toolName, MAX_SUMMARY), summary]
+        .filter(Boolean)
+        .join(" ");
       const reason = isError ? oneLine(textOf(event.result?.content) ?? "", 120) : "";
       const line = `${head}${took}${reason ? `  ${style.red(reason)}` : ""}`;
       return {
@@ -153,9 +155,15 @@ export function renderEvent(state: RenderState, event: ExtensionStreamEvent, sty
         case "error":
           return { state: done, commit: `${lead}${style.red(`✗ ${oneLine(event.error ?? "the run failed", 200)}`)}\n` };
         case "blocked":
-          return { state: done, commit: `${lead}${style.yellow(`⛔ blocked${event.by === undefined ? "" : ` by ${oneLine(event.by, 60)}`}: ${oneLine(event.reason ?? "", 200)}`)}\n` };
+          return {
+            state: done,
+            commit: `${lead}${style.yellow(`⛔ blocked${event.by === undefined ? "" : ` by ${oneLine(event.by, 60)}`}: ${oneLine(event.reason ?? "", 200)}`)}\n`,
+          };
         case "max_turns":
-          return { state: done, commit: `${lead}${style.yellow("⏹ stopped: the maximum number of turns was reached")}\n` };
+          return {
+            state: done,
+            commit: `${lead}${style.yellow("⏹ stopped: the maximum number of turns was reached")}\n`,
+          };
         default:
           return { state: done, commit: lead };
       }
@@ -203,7 +211,8 @@ export function summarizeCall(toolName: string, args: unknown): string {
       text = pick("command");
       break;
     case "grep":
-      text = pick("pattern") !== undefined ? `${pick("pattern")}${pick("path") ? ` in ${pick("path")}` : ""}` : undefined;
+      text =
+        pick("pattern") !== undefined ? `${pick("pattern")}${pick("path") ? ` in ${pick("path")}` : ""}` : undefined;
       break;
     case "find":
       text = pick("pattern");
@@ -231,7 +240,10 @@ export function summarizeProgress(partial: unknown): string | undefined {
   } else if (typeof partial === "object" && typeof (partial as { message?: unknown }).message === "string") {
     text = (partial as { message: string }).message;
   } else text = JSON.stringify(partial);
-  const lines = printableLines(text).split("\n").map((l) => l.trim()).filter(Boolean);
+  const lines = printableLines(text)
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
   const last = lines[lines.length - 1];
   return last === undefined ? undefined : oneLine(last, 60);
 }

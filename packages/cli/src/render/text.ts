@@ -24,12 +24,24 @@ export function printable(text: string): string {
  */
 export function printableLines(text: string): string {
   const lines = text.replace(ESCAPE_SEQUENCE, "").replace(/\r\n/g, "\n").split("\n");
-  return lines.map((line) => line.split("\r").filter((part) => part.trim() !== "").at(-1) ?? "").join("\n").replace(CONTROL, "");
+  return lines
+    .map(
+      (line) =>
+        line
+          .split("\r")
+          .filter((part) => part.trim() !== "")
+          .at(-1) ?? "",
+    )
+    .join("\n")
+    .replace(CONTROL, "");
 }
 
 /** Printable, on one line ("⏎" where lines broke, tabs as spaces), at most `max` characters. */
 export function oneLine(text: string, max: number): string {
-  const flat = printableLines(text).replace(/\s*\n\s*/g, " ⏎ ").replace(/\t/g, " ").trim();
+  const flat = printableLines(text)
+    .replace(/\s*\n\s*/g, " ⏎ ")
+    .replace(/\t/g, " ")
+    .trim();
   const chars = [...flat];
   return chars.length > max ? `${chars.slice(0, max - 1).join("")}…` : flat;
 }

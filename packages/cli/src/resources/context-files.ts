@@ -64,7 +64,8 @@ export function readOptionalFile(path: string, warn: (message: string) => void):
     return { path, content: readFileSync(path, "utf8") };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT" && code !== "ENOTDIR") warn(`${path} cannot be read (${code ?? (error as Error).message}); skipped`);
+    if (code !== "ENOENT" && code !== "ENOTDIR")
+      warn(`${path} cannot be read (${code ?? (error as Error).message}); skipped`);
     return undefined;
   }
 }

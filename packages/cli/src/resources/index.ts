@@ -74,7 +74,8 @@ export function loadResources(options: ResourceOptions): Resources {
   const settingsPaths = settingsResourcePaths(options);
 
   // As Pi: paths given on the command line come first (and alone with --no-skills / --no-prompt-templates).
-  const cli = (paths: readonly string[] | undefined) => (paths ?? []).map((path) => ({ path, scope: "temporary" as const }));
+  const cli = (paths: readonly string[] | undefined) =>
+    (paths ?? []).map((path) => ({ path, scope: "temporary" as const }));
   const skillSources: SkillSource[] = [
     ...cli(options.cliSkillPaths),
     ...(options.discoverSkills === false
@@ -83,7 +84,10 @@ export function loadResources(options: ResourceOptions): Resources {
           { path: join(options.home, "skills"), scope: "user" as const },
           { path: join(homedir(), ".agents", "skills"), scope: "user" as const },
           ...(options.project
-            ? [{ path: join(projectDir, "skills"), scope: "project" as const }, ...agentsSkillFolders(options.cwd).map((path) => ({ path, scope: "project" as const }))]
+            ? [
+                { path: join(projectDir, "skills"), scope: "project" as const },
+                ...agentsSkillFolders(options.cwd).map((path) => ({ path, scope: "project" as const })),
+              ]
             : []),
           ...settingsPaths.skills,
           ...packagePaths(options.packages?.skills ?? [], options.project),
@@ -104,10 +108,15 @@ export function loadResources(options: ResourceOptions): Resources {
   ];
   const skills = loadSkills(skillSources, warn);
   const prompts = loadPromptTemplates(promptSources, warn);
-  const systemFile = readOptional(options.project ? join(projectDir, "SYSTEM.md") : undefined, warn) ?? readOptional(join(options.home, "SYSTEM.md"), warn);
+  const systemFile =
+    readOptional(options.project ? join(projectDir, "SYSTEM.md") : undefined, warn) ??
+    readOptional(join(options.home, "SYSTEM.md"), warn);
   const appendFile =
-    readOptional(options.project ? join(projectDir, "APPEND_SYSTEM.md") : undefined, warn) ?? readOptional(join(options.home, "APPEND_SYSTEM.md"), warn);
-  const contextFiles = options.contextFiles ? loadContextFiles({ home: options.home, cwd: options.cwd, onWarning: warn }) : [];
+    readOptional(options.project ? join(projectDir, "APPEND_SYSTEM.md") : undefined, warn) ??
+    readOptional(join(options.home, "APPEND_SYSTEM.md"), warn);
+  const contextFiles = options.contextFiles
+    ? loadContextFiles({ home: options.home, cwd: options.cwd, onWarning: warn })
+    : [];
 
   const skillByName = new Map(skills.map((s) => [s.name, s]));
   const promptByName = new Map(prompts.map((p) => [p.name, p]));
@@ -129,16 +138,30 @@ export function loadResources(options: ResourceOptions): Resources {
       return template && expandTemplate(template, slash.args);
     },
     commands() {
-      const info = (path: string, scope: Skill["scope"]) => ({ path, sourceInfo: { path, source: "local" as const, scope, origin: "top-level" as const } });
+      const info = (path: string, scope: Skill["scope"]) => ({
+        path,
+        sourceInfo: { path, source: "local" as const, scope, origin: "top-level" as const },
+      });
       return [
-        ...prompts.map((p): CommandInfo => ({
-          name: p.name,
-          description: p.description,
-          source: "prompt",
-          ...(p.argumentHint !== undefined && { argumentHint: p.argumentHint }),
-          ...info(p.path, p.scope),
-        })),
-        ...(options.skillCommands ? skills.map((s): CommandInfo => ({ name: `skill:${s.name}`, description: s.description, source: "skill", ...info(s.path, s.scope) })) : []),
+        ...prompts.map(
+          (p): CommandInfo => ({
+            name: p.name,
+            description: p.description,
+            source: "prompt",
+            ...(p.argumentHint !== undefined && { argumentHint: p.argumentHint }),
+            ...info(p.path, p.scope),
+          }),
+        ),
+        ...(options.skillCommands
+          ? skills.map(
+              (s): CommandInfo => ({
+                name: `skill:${s.name}`,
+                description: s.description,
+                source: "skill",
+                ...info(s.path, s.scope),
+              }),
+            )
+          : []),
       ];
     },
   };
@@ -151,11 +174,15 @@ export function loadResources(options: ResourceOptions): Resources {
  */
 function settingsResourcePaths(options: ResourceOptions): { skills: SkillSource[]; prompts: PromptSource[] } {
   const out = { skills: [] as SkillSource[], prompts: [] as PromptSource[] };
-  const files = [{ dir: options.home, scope: "user" as const }, ...(options.project ? [{ dir: join(options.cwd, ".mypi"), scope: "project" as const }] : [])];
+  const files = [
+    { dir: options.home, scope: "user" as const },
+    ...(options.project ? [{ dir: join(options.cwd, ".mypi"), scope: "project" as const }] : []),
+  ];
   for (const { dir, scope } of files) {
     const read = readSettingsFile(join(dir, "settings.json"));
     if (!read || "error" in read) continue; // checked (and reported) when the settings were loaded
-    const at = (p: string) => (p === "~" || p.startsWith("~/") ? join(homedir(), p.slice(1)) : isAbsolute(p) ? p : resolve(dir, p));
+    const at = (p: string) =>
+      p === "~" || p.startsWith("~/") ? join(homedir(), p.slice(1)) : isAbsolute(p) ? p : resolve(dir, p);
     for (const p of read.value.skills ?? []) out.skills.push({ path: at(p), scope });
     for (const p of read.value.prompts ?? []) out.prompts.push({ path: at(p), scope });
   }

@@ -37,12 +37,16 @@ export interface PromptSource {
 /** A command name that can be typed: no spaces, no slash. */
 const COMMAND_NAME = /^[^\s/]+$/;
 
-export function loadPromptTemplates(sources: readonly PromptSource[], warn: (message: string) => void): PromptTemplate[] {
+export function loadPromptTemplates(
+  sources: readonly PromptSource[],
+  warn: (message: string) => void,
+): PromptTemplate[] {
   return collectByName({
     sources,
     filesOf: (source) => templateFiles(source.path),
     read: (file, source) => readTemplate(file, source.scope, warn),
-    clash: (template, first) => `prompt template ${template.path}: /${template.name} is taken by ${first.path}; the first one is kept`,
+    clash: (template, first) =>
+      `prompt template ${template.path}: /${template.name} is taken by ${first.path}; the first one is kept`,
     warn,
   });
 }
@@ -74,7 +78,11 @@ function templateFiles(path: string): string[] {
     });
 }
 
-function readTemplate(file: string, scope: PromptTemplate["scope"], warn: (message: string) => void): PromptTemplate | undefined {
+function readTemplate(
+  file: string,
+  scope: PromptTemplate["scope"],
+  warn: (message: string) => void,
+): PromptTemplate | undefined {
   const name = basename(file).replace(/\.md$/i, "");
   if (!COMMAND_NAME.test(name)) {
     warn(`prompt template ${file}: "${name}" cannot be typed as a command (no spaces); not loaded`);
@@ -88,8 +96,15 @@ function readTemplate(file: string, scope: PromptTemplate["scope"], warn: (messa
     return undefined;
   }
   const { frontmatter, body } = parsed;
-  const firstLine = body.split("\n").map((l) => l.trim()).find((l) => l !== "") ?? "";
-  const description = typeof frontmatter.description === "string" && frontmatter.description.trim() !== "" ? frontmatter.description.trim() : firstLine.slice(0, 80);
+  const firstLine =
+    body
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l !== "") ?? "";
+  const description =
+    typeof frontmatter.description === "string" && frontmatter.description.trim() !== ""
+      ? frontmatter.description.trim()
+      : firstLine.slice(0, 80);
   const hint = frontmatter["argument-hint"];
   return { name, description, ...(typeof hint === "string" && { argumentHint: hint }), body, path: file, scope };
 }
@@ -101,7 +116,14 @@ export function expandTemplate(template: PromptTemplate, args: string): string {
   const all = (list: string[]) => list.join(" ");
   const body = template.body.replace(
     /\$\{(\d+|@)(?::-([^}]*)|:(\d+)(?::(\d+))?)?\}|\$(\d+|@|ARGUMENTS)/g,
-    (match, braced: string | undefined, fallback: string | undefined, from: string | undefined, count: string | undefined, bare: string | undefined) => {
+    (
+      match,
+      braced: string | undefined,
+      fallback: string | undefined,
+      from: string | undefined,
+      count: string | undefined,
+      bare: string | undefined,
+    ) => {
       used = true;
       const which = braced ?? bare!;
       if (which === "@" || which === "ARGUMENTS") {

@@ -45,7 +45,8 @@ export function loadSkills(sources: readonly SkillSource[], warn: (message: stri
     sources,
     filesOf: (source) => skillFiles(source.path),
     read: (file, source) => readSkill(file, source.scope, warn),
-    clash: (skill, first) => `skill ${skill.path}: the name "${skill.name}" is taken by ${first.path}; the first one is kept`,
+    clash: (skill, first) =>
+      `skill ${skill.path}: the name "${skill.name}" is taken by ${first.path}; the first one is kept`,
     warn,
   });
 }
@@ -96,17 +97,29 @@ function readSkill(file: string, scope: Skill["scope"], warn: (message: string) 
     // A display name (Claude Code names such a skill's command after its folder): the folder names it here too.
     const folder = basename(baseDir);
     if (/\s/.test(folder)) {
-      warn(`skill ${file}: the name "${name}" has spaces, and so has its folder, so /skill:${folder} cannot be typed; not loaded`);
+      warn(
+        `skill ${file}: the name "${name}" has spaces, and so has its folder, so /skill:${folder} cannot be typed; not loaded`,
+      );
       return undefined;
     }
     warn(`skill ${file}: the name "${name}" has spaces and cannot be typed; it is /skill:${folder}, after its folder`);
     name = folder;
   }
   if (name.length > MAX_NAME || !VALID_NAME.test(name)) {
-    warn(`skill ${file}: the name "${name}" should be at most ${MAX_NAME} lowercase letters, digits and single hyphens (Agent Skills)`);
+    warn(
+      `skill ${file}: the name "${name}" should be at most ${MAX_NAME} lowercase letters, digits and single hyphens (Agent Skills)`,
+    );
   }
-  if (description.length > MAX_DESCRIPTION) warn(`skill ${file}: the description is longer than ${MAX_DESCRIPTION} characters`);
-  return { name, description, path: file, baseDir, disableModelInvocation: frontmatter["disable-model-invocation"] === true, scope };
+  if (description.length > MAX_DESCRIPTION)
+    warn(`skill ${file}: the description is longer than ${MAX_DESCRIPTION} characters`);
+  return {
+    name,
+    description,
+    path: file,
+    baseDir,
+    disableModelInvocation: frontmatter["disable-model-invocation"] === true,
+    scope,
+  };
 }
 
 /** What `/skill:name args` sends: the skill's body, where it lives, then the user's words. */

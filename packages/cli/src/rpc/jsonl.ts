@@ -131,8 +131,10 @@ export function readJsonlLines(
  * where it records them in the session.
  */
 export function eventLine(event: ExtensionStreamEvent, redact?: <T>(value: T) => T): string {
-  if (redact && event.type === "tool_execution_update") return toJsonLine({ ...event, partialResult: redact(event.partialResult) });
-  if (redact && (event.type === "hook_decision" || event.type === "extension_error" || event.type === "extension_log")) return toJsonLine(redact(event));
+  if (redact && event.type === "tool_execution_update")
+    return toJsonLine({ ...event, partialResult: redact(event.partialResult) });
+  if (redact && (event.type === "hook_decision" || event.type === "extension_error" || event.type === "extension_log"))
+    return toJsonLine(redact(event));
   if (event.type !== "message_update") return toJsonLine(event);
   const { message: _snapshot, ...update } = event;
   return toJsonLine(update);

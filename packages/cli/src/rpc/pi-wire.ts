@@ -44,8 +44,11 @@ export function createPiWire(redact?: <T>(value: T) => T): PiWire {
   const ended = new Set<number>();
 
   /** A line; mypi's fields follow Pi's: the `delta` it carries (none on a block's start or end) and the `timestamp`. */
-  const update = (usage: PiUsage, assistantMessageEvent: Record<string, unknown>, mypi: { delta?: unknown; contentIndex?: number; timestamp: number }) =>
-    toJsonLine({ type: "message_update", usage, assistantMessageEvent, ...mypi });
+  const update = (
+    usage: PiUsage,
+    assistantMessageEvent: Record<string, unknown>,
+    mypi: { delta?: unknown; contentIndex?: number; timestamp: number },
+  ) => toJsonLine({ type: "message_update", usage, assistantMessageEvent, ...mypi });
 
   /** The line that ends the open block, from the content it holds now. */
   const close = (content: readonly AssistantContent[], usage: PiUsage, timestamp: number): string => {
@@ -54,8 +57,10 @@ export function createPiWire(redact?: <T>(value: T) => T): PiWire {
     open = undefined;
     if (!block || index === undefined) return "";
     ended.add(index);
-    if (block.type === "text") return update(usage, { type: "text_end", contentIndex: index, content: block.text }, { timestamp });
-    if (block.type === "thinking") return update(usage, { type: "thinking_end", contentIndex: index, content: block.thinking }, { timestamp });
+    if (block.type === "text")
+      return update(usage, { type: "text_end", contentIndex: index, content: block.text }, { timestamp });
+    if (block.type === "thinking")
+      return update(usage, { type: "thinking_end", contentIndex: index, content: block.thinking }, { timestamp });
     const { rawArguments: _raw, ...toolCall } = block;
     return update(usage, { type: "toolcall_end", contentIndex: index, toolCall }, { timestamp });
   };
@@ -64,7 +69,14 @@ export function createPiWire(redact?: <T>(value: T) => T): PiWire {
     if (event.type === "message_update") {
       const { message: snapshot, delta, contentIndex, timestamp } = event;
       const usage = piUsage(snapshot.usage);
-      const kind: BlockKind | undefined = delta.type === "text_delta" ? "text" : delta.type === "thinking_delta" ? "thinking" : delta.type.startsWith("toolcall_") ? "toolCall" : undefined;
+      const kind: BlockKind | undefined =
+        delta.type === "text_delta"
+          ? "text"
+          : delta.type === "thinking_delta"
+            ? "thinking"
+            : delta.type.startsWith("toolcall_")
+              ? "toolCall"
+              : undefined;
       if (kind === undefined) return eventLine(event, redact);
       let lines = "";
       const moved = open === undefined || open.index !== contentIndex || open.kind !== kind;
@@ -72,7 +84,9 @@ export function createPiWire(redact?: <T>(value: T) => T): PiWire {
       const mypi = { delta, contentIndex, timestamp };
       if (delta.type === "toolcall_start") {
         open = { index: contentIndex, kind };
-        return lines + update(usage, { type: "toolcall_start", contentIndex, id: delta.id, toolName: delta.name }, mypi);
+        return (
+          lines + update(usage, { type: "toolcall_start", contentIndex, id: delta.id, toolName: delta.name }, mypi)
+        );
       }
       if (moved && !ended.has(contentIndex)) {
         open = { index: contentIndex, kind };
@@ -100,7 +114,14 @@ export function piUsage(usage: Usage | undefined): PiUsage {
   const output = usage?.output ?? 0;
   const cacheRead = usage?.cacheRead ?? 0;
   const cacheWrite = usage?.cacheWrite ?? 0;
-  return { input, output, cacheRead, cacheWrite, totalTokens: usage?.totalTokens ?? input + output + cacheRead + cacheWrite, cost: costOf(usage) };
+  return {
+    input,
+    output,
+    cacheRead,
+    cacheWrite,
+    totalTokens: usage?.totalTokens ?? input + output + cacheRead + cacheWrite,
+    cost: costOf(usage),
+  };
 }
 
 /** `usage.cost` as Pi writes it, read defensively (messages from a session file may carry anything). */
@@ -110,5 +131,11 @@ export function costOf(usage: Usage | undefined): PiUsage["cost"] {
     const value = typeof cost === "object" && cost !== null ? (cost as Record<string, unknown>)[key] : undefined;
     return typeof value === "number" && Number.isFinite(value) ? value : 0;
   };
-  return { input: part("input"), output: part("output"), cacheRead: part("cacheRead"), cacheWrite: part("cacheWrite"), total: part("total") };
+  return {
+    input: part("input"),
+    output: part("output"),
+    cacheRead: part("cacheRead"),
+    cacheWrite: part("cacheWrite"),
+    total: part("total"),
+  };
 }

@@ -10,7 +10,14 @@
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { CombinedAutocompleteProvider, fuzzyFilter, type AutocompleteItem, type AutocompleteProvider, type AutocompleteSuggestions, type SlashCommand } from "@mariozechner/pi-tui";
+import {
+  CombinedAutocompleteProvider,
+  fuzzyFilter,
+  type AutocompleteItem,
+  type AutocompleteProvider,
+  type AutocompleteSuggestions,
+  type SlashCommand,
+} from "@mariozechner/pi-tui";
 
 const MAX_FILES = 5000;
 const MAX_SHOWN = 30;
@@ -52,13 +59,19 @@ export class MypiAutocomplete implements AutocompleteProvider {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async getSuggestions(lines: string[], cursorLine: number, cursorCol: number, options: { signal: AbortSignal; force?: boolean }): Promise<AutocompleteSuggestions | null> {
+  async getSuggestions(
+    lines: string[],
+    cursorLine: number,
+    cursorCol: number,
+    options: { signal: AbortSignal; force?: boolean },
+  ): Promise<AutocompleteSuggestions | null> {
     const before = (lines[cursorLine] ?? "").slice(0, cursorCol);
     const at = /(?:^|\s)(@[^\s"]*)$/.exec(before)?.[1];
     if (at !== undefined) {
       const query = at.slice(1);
       const files = this.#list();
-      const matches = query === "" ? files.filter((f) => !f.slice(0, -1).includes("/")) : fuzzyFilter(files, query, (f) => f);
+      const matches =
+        query === "" ? files.filter((f) => !f.slice(0, -1).includes("/")) : fuzzyFilter(files, query, (f) => f);
       const items: AutocompleteItem[] = matches.slice(0, MAX_SHOWN).map((f) => ({ value: `@${f}`, label: f }));
       return items.length === 0 ? null : { items, prefix: at };
     }

@@ -24,7 +24,10 @@ export interface ChatOptions {
   /** A Pi tool's own renderers, when it has them. */
   toolRenderers?: (toolName: string, toolCallId: string) => ToolRenderers | undefined;
   /** A Pi extension's renderer for custom messages of `customType`. */
-  messageRenderer?: (message: { customType: string; content: unknown; display?: boolean; details?: unknown }, expanded: boolean) => Component | undefined;
+  messageRenderer?: (
+    message: { customType: string; content: unknown; display?: boolean; details?: unknown },
+    expanded: boolean,
+  ) => Component | undefined;
 }
 
 /** One assistant message: its thinking, then its text. */
@@ -34,7 +37,10 @@ class AssistantBlock extends Container {
   readonly #thinkingView: Text;
   readonly #textView: Markdown;
 
-  constructor(private readonly p: Palette, markdown: MarkdownTheme) {
+  constructor(
+    private readonly p: Palette,
+    markdown: MarkdownTheme,
+  ) {
     super();
     this.#thinkingView = new Text("", 0, 0);
     this.#textView = new Markdown("", 0, 0, markdown);
@@ -91,7 +97,15 @@ export class Chat extends Container {
   /** A block for the user's own `!cmd`, finished with `finish()` when the command ends. */
   shellBlock(id: string, command: string, now = Date.now()): ToolBlock {
     this.#current = undefined;
-    const block = new ToolBlock({ toolCallId: id, toolName: "!", args: { command }, startedAt: now, p: this.options.p, expanded: () => this.#expanded, summary: oneLine(command, 72) });
+    const block = new ToolBlock({
+      toolCallId: id,
+      toolName: "!",
+      args: { command },
+      startedAt: now,
+      p: this.options.p,
+      expanded: () => this.#expanded,
+      summary: oneLine(command, 72),
+    });
     this.#tools.set(id, block);
     this.addChild(block);
     return block;
@@ -153,7 +167,8 @@ export class Chat extends Container {
         // A child agent's event: the call's progress is every running descendant's status, nested under it.
         const child = childEventOf(event.partialResult) && textOf((event.partialResult as ToolResult).content);
         const progress = child ? undefined : summarizeProgress(event.partialResult);
-        if (child) this.live.children.set(event.toolCallId, printableLines(child).split("\n").slice(0, MAX_CHILD_LINES));
+        if (child)
+          this.live.children.set(event.toolCallId, printableLines(child).split("\n").slice(0, MAX_CHILD_LINES));
         if (progress !== undefined) this.live.progress.set(event.toolCallId, progress);
         this.#tools.get(event.toolCallId)?.update(event.partialResult);
         return;
@@ -167,7 +182,8 @@ export class Chat extends Container {
       }
       case "hook_decision":
         // A rewrite of a call's input that handlers before it judged without seeing (chain.ts).
-        if (event.outcome === "rewrite" && event.reason) this.say(p.yellow(`⚠ ${oneLine(event.extension, 60)} ${oneLine(event.reason, 200)}`));
+        if (event.outcome === "rewrite" && event.reason)
+          this.say(p.yellow(`⚠ ${oneLine(event.extension, 60)} ${oneLine(event.reason, 200)}`));
         return;
       case "extension_log": {
         const color = event.level === "error" ? p.red : event.level === "warn" ? p.yellow : p.dim;
@@ -175,10 +191,16 @@ export class Chat extends Container {
         return this.say(color(`[${oneLine(event.extension, 40)}] ${level}${printable(event.message)}`));
       }
       case "extension_error": {
-        return this.say(p.yellow(`⚠ extension ${oneLine(event.extension, 60)} failed in ${oneLine(event.slot, 60)}: ${oneLine(event.error, 160)}`));
+        return this.say(
+          p.yellow(
+            `⚠ extension ${oneLine(event.extension, 60)} failed in ${oneLine(event.slot, 60)}: ${oneLine(event.error, 160)}`,
+          ),
+        );
       }
       case "context_compacted":
-        return this.say(p.dim(`⋯ context compacted: ${formatCount(event.tokensBefore)} → ${formatCount(event.tokensAfter)} tokens`));
+        return this.say(
+          p.dim(`⋯ context compacted: ${formatCount(event.tokensBefore)} → ${formatCount(event.tokensAfter)} tokens`),
+        );
       case "agent_end":
         return this.#end(event);
       default:
@@ -204,7 +226,8 @@ export class Chat extends Container {
     if (own) return this.addChild(own);
     // Pi shows a custom message only when it asked to be shown (`display: true`).
     const text = message.display === true ? printable(textOf(message.content) ?? "") : "";
-    if (text.trim()) this.addChild(new Text(`${this.options.p.magenta(`[${oneLine(message.customType, 40)}]`)} ${text.trim()}`, 0, 0));
+    if (text.trim())
+      this.addChild(new Text(`${this.options.p.magenta(`[${oneLine(message.customType, 40)}]`)} ${text.trim()}`, 0, 0));
   }
 
   #end(end: AgentEndEvent): void {
@@ -217,7 +240,11 @@ export class Chat extends Container {
       case "error":
         return this.say(p.red(`✗ ${oneLine(e.error ?? "the run failed", 200)}`));
       case "blocked":
-        return this.say(p.yellow(`⛔ blocked${e.by === undefined ? "" : ` by ${oneLine(e.by, 60)}`}: ${oneLine(e.reason ?? "", 200)}`));
+        return this.say(
+          p.yellow(
+            `⛔ blocked${e.by === undefined ? "" : ` by ${oneLine(e.by, 60)}`}: ${oneLine(e.reason ?? "", 200)}`,
+          ),
+        );
       case "max_turns":
         return this.say(p.yellow("⏹ stopped: the maximum number of turns was reached"));
       default:

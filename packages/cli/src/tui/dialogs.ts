@@ -8,7 +8,18 @@
  * user is not the tool's time. A dialog's `signal` or `timeout` closes it with its default.
  * What an extension shows goes through `printable` / `oneLine` first.
  */
-import { Container, Editor, Input, SelectList, Text, matchesKey, type Component, type Focusable, type SelectItem, type TUI } from "@mariozechner/pi-tui";
+import {
+  Container,
+  Editor,
+  Input,
+  SelectList,
+  Text,
+  matchesKey,
+  type Component,
+  type Focusable,
+  type SelectItem,
+  type TUI,
+} from "@mariozechner/pi-tui";
 import type { DialogOptions } from "@mypi/extension-api";
 import { timerDelay } from "@mypi/kernel";
 import { oneLine, printable } from "../render/text.ts";
@@ -94,7 +105,11 @@ export class Dialogs {
     return this.#ask<string | undefined>(title, undefined, opts, (answer) => {
       // Leading spaces are kept: they indent a choice (the rows of `/tree`).
       const label = (c: string) => `${/^ */.exec(c)![0]}${oneLine(c, MAX_DIALOG_TEXT)}`;
-      const list = new SelectList(choices.map((c) => ({ value: c, label: label(c) })), 10, selectListTheme(p));
+      const list = new SelectList(
+        choices.map((c) => ({ value: c, label: label(c) })),
+        10,
+        selectListTheme(p),
+      );
       list.onSelect = (item) => answer(item.value, oneLine(item.value, MAX_DIALOG_TEXT));
       return { title: this.#title(title), control: list };
     });
@@ -140,7 +155,10 @@ export class Dialogs {
       const editor = new Editor(this.host.tui, editorTheme(this.host.p));
       if (prefill) editor.setText(prefill);
       editor.onSubmit = (text) => answer(text, oneLine(text, MAX_DIALOG_TEXT));
-      return { title: `${this.#title(title)} ${this.host.p.dim("(Enter saves, Shift+Enter or Ctrl+J a new line, Esc cancels)")}`, control: editor };
+      return {
+        title: `${this.#title(title)} ${this.host.p.dim("(Enter saves, Shift+Enter or Ctrl+J a new line, Esc cancels)")}`,
+        control: editor,
+      };
     });
   }
 
@@ -152,7 +170,12 @@ export class Dialogs {
    * Queue a dialog; `build(answer)` makes its component once it is its turn. `answer(value,
    * shown)` closes it with a value; Escape and the other ways out close it with `fallback`.
    */
-  #ask<T>(title: string, fallback: T, opts: DialogOptions | undefined, build: (answer: (value: T, shown: string) => void) => DialogParts): Promise<T> {
+  #ask<T>(
+    title: string,
+    fallback: T,
+    opts: DialogOptions | undefined,
+    build: (answer: (value: T, shown: string) => void) => DialogParts,
+  ): Promise<T> {
     return new Promise<T>((resolve) => {
       if (this.#closed || opts?.signal?.aborted) return resolve(fallback);
       let timer: NodeJS.Timeout | undefined;

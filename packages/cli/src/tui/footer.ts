@@ -38,7 +38,8 @@ export class Footer implements Component {
 
   /** The context's size: the last request's, or what compaction left. */
   onEvent(event: ExtensionStreamEvent): void {
-    if (event.type === "context_compacted") this.#context = typeof event.tokensAfter === "number" ? event.tokensAfter : undefined;
+    if (event.type === "context_compacted")
+      this.#context = typeof event.tokensAfter === "number" ? event.tokensAfter : undefined;
     if (event.type !== "message_end") return;
     const message = event.message as { role: string; usage?: UsageLike };
     if (message.role !== "assistant" || !message.usage) return;
@@ -58,9 +59,14 @@ export class Footer implements Component {
     const p = this.p;
     const usage = this.info.usage();
     const thinking = this.info.thinking?.();
-    const parts = [oneLine(this.info.model(), 60), ...(thinking ? [`thinking ${thinking}`] : []), `↑${tokens(promptTokens(usage))} ↓${tokens(usage.output)}`].filter(Boolean);
+    const parts = [
+      oneLine(this.info.model(), 60),
+      ...(thinking ? [`thinking ${thinking}`] : []),
+      `↑${tokens(promptTokens(usage))} ↓${tokens(usage.output)}`,
+    ].filter(Boolean);
     const window = this.info.contextWindow?.();
-    if (this.#context !== undefined && window) parts.push(`ctx ${Math.min(999, Math.round((100 * this.#context) / window))}% of ${tokens(window)}`);
+    if (this.#context !== undefined && window)
+      parts.push(`ctx ${Math.min(999, Math.round((100 * this.#context) / window))}% of ${tokens(window)}`);
     if (usage.costKnown) parts.push(formatCost(usage.cost));
     const lines = [p.dim(truncateToWidth(parts.join(" · "), width))];
     if (this.statuses.size > 0) {

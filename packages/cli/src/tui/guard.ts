@@ -23,7 +23,9 @@ export function guarded<T extends Component>(component: T, report: (error: strin
         return (width: number) => {
           try {
             const lines = target.render.call(receiver, width);
-            return Array.isArray(lines) ? lines.map((l) => (typeof l !== "string" ? "" : visibleWidth(l) > width ? truncateToWidth(l, width) : l)) : [];
+            return Array.isArray(lines)
+              ? lines.map((l) => (typeof l !== "string" ? "" : visibleWidth(l) > width ? truncateToWidth(l, width) : l))
+              : [];
           } catch (error) {
             return [truncateToWidth(`⚠ ${fail("render", error)}`, width)];
           }

@@ -9,7 +9,17 @@
  * what it draws (pi-tui checks each line's width). A factory or component that throws is shown as
  * one error line and changes nothing else.
  */
-import { Container, Text, getKeybindings, type AutocompleteProvider, type Component, type EditorComponent, type OverlayHandle, type OverlayOptions, type TUI } from "@mariozechner/pi-tui";
+import {
+  Container,
+  Text,
+  getKeybindings,
+  type AutocompleteProvider,
+  type Component,
+  type EditorComponent,
+  type OverlayHandle,
+  type OverlayOptions,
+  type TUI,
+} from "@mariozechner/pi-tui";
 import { printable } from "../render/text.ts";
 import type { Chat } from "./chat.ts";
 import { guarded } from "./guard.ts";
@@ -74,7 +84,8 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
   const relayout = () => {
     host.slots.above.clear();
     host.slots.below.clear();
-    for (const { component, placement } of widgets.values()) (placement === "above" ? host.slots.above : host.slots.below).addChild(component);
+    for (const { component, placement } of widgets.values())
+      (placement === "above" ? host.slots.above : host.slots.below).addChild(component);
     host.slots.header.clear();
     for (const c of header ? [header] : banner) host.slots.header.addChild(c);
     host.slots.footer.clear();
@@ -94,7 +105,8 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
       dispose(widgets.get(key)?.component);
       widgets.delete(key);
       const placement = options?.placement === "belowEditor" ? "below" : "above";
-      if (Array.isArray(content)) widgets.set(key, { component: new Text(content.map((l) => printable(String(l))).join("\n"), 0, 0), placement });
+      if (Array.isArray(content))
+        widgets.set(key, { component: new Text(content.map((l) => printable(String(l))).join("\n"), 0, 0), placement });
       else if (typeof content === "function") {
         const component = build(`setWidget("${key}")`, () => (content as Factory)(tui, theme) as Disposable);
         if (component) widgets.set(key, { component, placement });
@@ -103,12 +115,18 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
     },
     setHeader(factory: unknown) {
       dispose(header);
-      header = typeof factory === "function" ? build("setHeader", () => (factory as Factory)(tui, theme) as Disposable) : undefined;
+      header =
+        typeof factory === "function"
+          ? build("setHeader", () => (factory as Factory)(tui, theme) as Disposable)
+          : undefined;
       relayout();
     },
     setFooter(factory: unknown) {
       dispose(footer);
-      footer = typeof factory === "function" ? build("setFooter", () => (factory as Factory)(tui, theme, footerData) as Disposable) : undefined;
+      footer =
+        typeof factory === "function"
+          ? build("setFooter", () => (factory as Factory)(tui, theme, footerData) as Disposable)
+          : undefined;
       relayout();
     },
     setTitle(title: string) {
@@ -118,7 +136,8 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
       host.setWorking(message === undefined ? undefined : printable(message));
     },
     addAutocompleteProvider(factory: unknown) {
-      if (typeof factory === "function") host.addCompletion(factory as (current: AutocompleteProvider) => AutocompleteProvider);
+      if (typeof factory === "function")
+        host.addCompletion(factory as (current: AutocompleteProvider) => AutocompleteProvider);
     },
     setWorkingIndicator(options?: { frames?: unknown }) {
       const frames = Array.isArray(options?.frames) ? options.frames.map((f) => printable(String(f))) : undefined;
@@ -149,14 +168,23 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
     getEditorComponent: () => editorFactory,
     setEditorComponent(factory: unknown) {
       editorFactory = typeof factory === "function" ? (factory as Factory) : undefined;
-      const editor = editorFactory ? build("setEditorComponent", () => editorFactory!(tui, editorTheme(p), getKeybindings()) as Disposable) : undefined;
+      const editor = editorFactory
+        ? build("setEditorComponent", () => editorFactory!(tui, editorTheme(p), getKeybindings()) as Disposable)
+        : undefined;
       host.setInput(editor as EditorComponent | undefined);
     },
     /**
      * Pi's `custom(factory, {overlay, overlayOptions, onHandle})`: resolves with what the
      * component passes to `done`. A factory that fails resolves undefined.
      */
-    custom(factory: Factory, options?: { overlay?: boolean; overlayOptions?: OverlayOptions | (() => OverlayOptions); onHandle?: (handle: OverlayHandle) => void }) {
+    custom(
+      factory: Factory,
+      options?: {
+        overlay?: boolean;
+        overlayOptions?: OverlayOptions | (() => OverlayOptions);
+        onHandle?: (handle: OverlayHandle) => void;
+      },
+    ) {
       return new Promise<unknown>((resolve) => {
         let component: Disposable | undefined;
         let handle: OverlayHandle | undefined;
@@ -175,7 +203,8 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
         void (async () => {
           try {
             const made = await factory(tui, theme, getKeybindings(), done);
-            component = made && typeof made.render === "function" ? guarded(made, host.error, "ctx.ui.custom") : undefined;
+            component =
+              made && typeof made.render === "function" ? guarded(made, host.error, "ctx.ui.custom") : undefined;
             if (!component) throw new Error("the factory returned no component");
           } catch (error) {
             host.error(`ctx.ui.custom failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -183,7 +212,8 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
           }
           if (finished) return dispose(component);
           if (options?.overlay) {
-            const overlay = typeof options.overlayOptions === "function" ? options.overlayOptions() : options.overlayOptions;
+            const overlay =
+              typeof options.overlayOptions === "function" ? options.overlayOptions() : options.overlayOptions;
             handle = tui.showOverlay(component, overlay);
             options.onHandle?.(handle);
           } else host.show(component);
@@ -202,10 +232,29 @@ export function piToolRenderers(
   if (!own) return undefined;
   const state = {};
   let last: Component | undefined;
-  const context = (args: unknown, isPartial: boolean) => ({ args, toolCallId: o.id, invalidate: o.redraw, lastComponent: last, state, cwd: o.cwd, executionStarted: true, argsComplete: true, isPartial });
+  const context = (args: unknown, isPartial: boolean) => ({
+    args,
+    toolCallId: o.id,
+    invalidate: o.redraw,
+    lastComponent: last,
+    state,
+    cwd: o.cwd,
+    executionStarted: true,
+    argsComplete: true,
+    isPartial,
+  });
   let callArgs: unknown;
   return {
-    ...(own.renderCall && { call: (args: unknown) => ((callArgs = args), (last = own.renderCall!(args, o.theme, context(args, false)) as Component | undefined)) }),
-    ...(own.renderResult && { result: (result: unknown, options: { expanded: boolean; isPartial: boolean }) => (last = own.renderResult!(result, options, o.theme, context(callArgs, options.isPartial)) as Component | undefined) }),
+    ...(own.renderCall && {
+      call: (args: unknown) => (
+        (callArgs = args), (last = own.renderCall!(args, o.theme, context(args, false)) as Component | undefined)
+      ),
+    }),
+    ...(own.renderResult && {
+      result: (result: unknown, options: { expanded: boolean; isPartial: boolean }) =>
+        (last = own.renderResult!(result, options, o.theme, context(callArgs, options.isPartial)) as
+          | Component
+          | undefined),
+    }),
   };
 }

@@ -33,7 +33,10 @@ export class PickList implements Component {
   }
 
   render(width: number): string[] {
-    return [this.p.dim(this.#query ? `search: ${this.#query}` : "type to search · ↑↓ Enter"), ...this.#list.render(width)];
+    return [
+      this.p.dim(this.#query ? `search: ${this.#query}` : "type to search · ↑↓ Enter"),
+      ...this.#list.render(width),
+    ];
   }
 
   handleInput(data: string): void {
@@ -56,7 +59,9 @@ export class PickList implements Component {
 
   #build(): SelectList {
     const words = this.#query.toLowerCase().split(/\s+/).filter(Boolean);
-    const shown = this.items.filter((i) => words.every((w) => `${i.value} ${i.label} ${i.description ?? ""}`.toLowerCase().includes(w)));
+    const shown = this.items.filter((i) =>
+      words.every((w) => `${i.value} ${i.label} ${i.description ?? ""}`.toLowerCase().includes(w)),
+    );
     const list = new SelectList(shown, VISIBLE, selectListTheme(this.p));
     list.onSelect = (item) => this.onPick(item);
     return list;

@@ -28,7 +28,12 @@ export function parseShellLine(line: string): { command: string; excludeFromCont
 }
 
 /** `onOutput` sees every chunk of output as it comes, also past what is kept (RPC `bash_execution_update`). */
-export function runShell(command: string, cwd: string, signal: AbortSignal, onOutput?: (text: string) => void): Promise<ShellResult> {
+export function runShell(
+  command: string,
+  cwd: string,
+  signal: AbortSignal,
+  onOutput?: (text: string) => void,
+): Promise<ShellResult> {
   return new Promise((resolve) => {
     const child = spawn("bash", ["-c", command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";

@@ -27,12 +27,29 @@ export interface Palette {
   inverse: Paint;
 }
 
-const sgr = (open: number, close: number): Paint => (s) => `\x1b[${open}m${s}\x1b[${close}m`;
+const sgr =
+  (open: number, close: number): Paint =>
+  (s) =>
+    `\x1b[${open}m${s}\x1b[${close}m`;
 const same: Paint = (s) => s;
 
 export function palette(color: boolean): Palette {
   if (!color) {
-    return { green: same, red: same, yellow: same, blue: same, cyan: same, magenta: same, gray: same, dim: same, bold: same, italic: same, underline: same, strikethrough: same, inverse: same };
+    return {
+      green: same,
+      red: same,
+      yellow: same,
+      blue: same,
+      cyan: same,
+      magenta: same,
+      gray: same,
+      dim: same,
+      bold: same,
+      italic: same,
+      underline: same,
+      strikethrough: same,
+      inverse: same,
+    };
   }
   return {
     green: sgr(32, 39),
@@ -52,17 +69,21 @@ export function palette(color: boolean): Palette {
 }
 
 const KEYWORDS = new Set(
-  ("const let var function return if else for while do switch case break continue new class extends import export from default " +
+  (
+    "const let var function return if else for while do switch case break continue new class extends import export from default " +
     "async await try catch finally throw typeof instanceof in of void null undefined true false this super yield interface type enum " +
     "def elif lambda pass raise with as None True False self fn pub use mod impl struct match loop mut package func go defer " +
-    "echo then fi esac done local").split(" "),
+    "echo then fi esac done local"
+  ).split(" "),
 );
-const TOKEN = /(\/\/[^\n]*|#[^\n]*|\/\*[^]*?\*\/)|("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)|\b(\d[\d_.]*(?:e[+-]?\d+)?)\b|\b([A-Za-z_$][\w$]*)\b/g;
+const TOKEN =
+  /(\/\/[^\n]*|#[^\n]*|\/\*[^]*?\*\/)|("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)|\b(\d[\d_.]*(?:e[+-]?\d+)?)\b|\b([A-Za-z_$][\w$]*)\b/g;
 
 /** Lines of `code`, coloured: comments grey, strings green, numbers yellow, keywords magenta. */
 export function highlight(code: string, p: Palette, lang?: string): string[] {
   // "#" starts a comment only in languages that say so; in others it is text (C's #include, CSS colours).
-  const hashComments = lang === undefined || /^(sh|bash|zsh|shell|py|python|rb|ruby|ya?ml|toml|conf|ini|r|perl|make(file)?)$/i.test(lang);
+  const hashComments =
+    lang === undefined || /^(sh|bash|zsh|shell|py|python|rb|ruby|ya?ml|toml|conf|ini|r|perl|make(file)?)$/i.test(lang);
   return code.split("\n").map((line) =>
     line.replace(TOKEN, (all, comment?: string, str?: string, num?: string, word?: string) => {
       if (comment !== undefined) return comment.startsWith("#") && !hashComments ? all : p.gray(comment);
@@ -109,9 +130,26 @@ export function editorTheme(p: Palette): EditorTheme {
  */
 export function piTheme(p: Palette): Theme {
   const fgs: Record<string, Paint> = {
-    accent: p.cyan, border: p.gray, borderAccent: p.cyan, borderMuted: p.gray, success: p.green, error: p.red, warning: p.yellow,
-    muted: p.gray, dim: p.dim, text: same, thinkingText: p.gray, toolTitle: p.bold, toolOutput: p.gray, mdHeading: p.cyan,
-    mdLink: p.blue, mdCode: p.cyan, toolDiffAdded: p.green, toolDiffRemoved: p.red, toolDiffContext: p.gray, customMessageLabel: p.magenta,
+    accent: p.cyan,
+    border: p.gray,
+    borderAccent: p.cyan,
+    borderMuted: p.gray,
+    success: p.green,
+    error: p.red,
+    warning: p.yellow,
+    muted: p.gray,
+    dim: p.dim,
+    text: same,
+    thinkingText: p.gray,
+    toolTitle: p.bold,
+    toolOutput: p.gray,
+    mdHeading: p.cyan,
+    mdLink: p.blue,
+    mdCode: p.cyan,
+    toolDiffAdded: p.green,
+    toolDiffRemoved: p.red,
+    toolDiffContext: p.gray,
+    customMessageLabel: p.magenta,
   };
   return paintedTheme(
     {

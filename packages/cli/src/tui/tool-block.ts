@@ -95,7 +95,8 @@ export class ToolBlock implements Component {
     const body = this.#body();
     const expanded = this.#o.expanded();
     const shown = expanded || body.length <= COLLAPSED_LINES + 1 ? body : body.slice(0, COLLAPSED_LINES);
-    const more = shown.length < body.length ? [this.#p.dim(`  … ${body.length - shown.length} more lines (Ctrl+O expands)`)] : [];
+    const more =
+      shown.length < body.length ? [this.#p.dim(`  … ${body.length - shown.length} more lines (Ctrl+O expands)`)] : [];
     return [head, ...shown.map((l) => `  ${l}`), ...more].map((l) => truncateToWidth(l, width));
   }
 
@@ -110,11 +111,18 @@ export class ToolBlock implements Component {
       const expanded = this.#o.expanded();
       const shown = this.#result ?? this.#partial;
       if (shown && (this.#resultView?.expanded !== expanded || this.#resultView.of !== shown)) {
-        this.#resultView = { expanded, of: shown, component: renderers.result?.(shown, { expanded, isPartial: this.#result === undefined }) };
+        this.#resultView = {
+          expanded,
+          of: shown,
+          component: renderers.result?.(shown, { expanded, isPartial: this.#result === undefined }),
+        };
       }
       const result = this.#resultView?.component;
       if (!this.#call && !result) return undefined;
-      const lines = [...(this.#call ? this.#call.render(width) : [this.#head()]), ...(result ? result.render(width) : [])];
+      const lines = [
+        ...(this.#call ? this.#call.render(width) : [this.#head()]),
+        ...(result ? result.render(width) : []),
+      ];
       return lines.map((l) => truncateToWidth(l, width));
     } catch {
       // The extension's renderer failed: the block falls back to mypi's own look.
@@ -148,9 +156,22 @@ export class ToolBlock implements Component {
       const all = printableLines(textOf(this.#result?.content) ?? "").split("\n");
       lines = all.length > 1 ? all : [];
     } else if ((this.toolName === "edit" || this.toolName === "write") && typeof details.diff === "string") {
-      lines = printableLines(details.diff).split("\n").map((l) => (l.startsWith("+") && !l.startsWith("+++") ? p.green(l) : l.startsWith("-") && !l.startsWith("---") ? p.red(l) : l.startsWith("@@") ? p.cyan(l) : p.dim(l)));
+      lines = printableLines(details.diff)
+        .split("\n")
+        .map((l) =>
+          l.startsWith("+") && !l.startsWith("+++")
+            ? p.green(l)
+            : l.startsWith("-") && !l.startsWith("---")
+              ? p.red(l)
+              : l.startsWith("@@")
+                ? p.cyan(l)
+                : p.dim(l),
+        );
     } else if (this.toolName === "write" && typeof args.content === "string" && this.done) {
-      lines = printableLines(args.content).replace(/\n$/, "").split("\n").map((l) => p.green(`+${l}`));
+      lines = printableLines(args.content)
+        .replace(/\n$/, "")
+        .split("\n")
+        .map((l) => p.green(`+${l}`));
     } else if (this.done) {
       const text = printableLines(textOf(this.#result?.content) ?? "").replace(/\n+$/, "");
       lines = text === "" ? [] : text.split("\n").map((l) => p.gray(l.replace(/\t/g, "  ")));
@@ -183,7 +204,8 @@ export class LiveTools implements Component {
     return this.running().flatMap((t) => {
       const paused = this.pausedSince === undefined ? 0 : now - this.pausedSince;
       const elapsed = Math.max(0, now - t.startedAt - t.pausedMs - paused);
-      const glyph = this.pausedSince === undefined ? this.p.yellow(SPINNER[this.frame % SPINNER.length]!) : this.p.dim("⏸");
+      const glyph =
+        this.pausedSince === undefined ? this.p.yellow(SPINNER[this.frame % SPINNER.length]!) : this.p.dim("⏸");
       const progress = this.progress.get(t.toolCallId);
       const waiting = this.pausedSince === undefined ? "" : `  ${this.p.dim("(waiting for your answer)")}`;
       const line = `${[glyph, t.toolName, t.summary].filter(Boolean).join(" ")}  ${this.p.dim(formatDuration(elapsed))}${progress ? `  ${this.p.dim(progress)}` : ""}${waiting}`;

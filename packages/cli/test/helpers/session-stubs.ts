@@ -2,7 +2,10 @@
 import { SessionManager } from "@mypi/kernel";
 import type { HostSession } from "../../src/host-session.ts";
 
-export function inertSessionMoves(): Pick<HostSession, "sessionManager" | "navigate" | "setLabel" | "forkSession" | "listSessions" | "switchSession"> {
+export function inertSessionMoves(): Pick<
+  HostSession,
+  "sessionManager" | "navigate" | "setLabel" | "forkSession" | "listSessions" | "switchSession"
+> {
   return {
     sessionManager: SessionManager.inMemory(process.cwd()),
     navigate: async () => {},

@@ -6,7 +6,15 @@
  * its provider, whether it reasons, and its thinking levels when the entry lists them (else the
  * kernel's own tables for OpenAI's and Anthropic's models apply).
  */
-import { createAnthropicModel, createOpenAIModel, createOpenAIResponsesModel, type HttpHooks, type ModelClient, type RetrySwitch, withholdFromTools } from "@mypi/kernel";
+import {
+  createAnthropicModel,
+  createOpenAIModel,
+  createOpenAIResponsesModel,
+  type HttpHooks,
+  type ModelClient,
+  type RetrySwitch,
+  withholdFromTools,
+} from "@mypi/kernel";
 import type { ModelRegistry } from "./registry.ts";
 import { resolveSecret, secretVariable } from "./secrets.ts";
 import { modelKey, type ModelEntry } from "./types.ts";
@@ -24,7 +32,11 @@ export function clientIdOf(entry: ModelEntry): string {
 }
 
 /** A client for `entry`, or why there is none (a key it cannot have). */
-export function clientFor(entry: ModelEntry, registry: ModelRegistry, options: ClientOptions = {}): ModelClient | string {
+export function clientFor(
+  entry: ModelEntry,
+  registry: ModelRegistry,
+  options: ClientOptions = {},
+): ModelClient | string {
   const { http, retry } = options;
   const facts = {
     provider: entry.provider,
@@ -38,7 +50,12 @@ export function clientFor(entry: ModelEntry, registry: ModelRegistry, options: C
     // As `--model openai:<name>` always made it: OPENAI_API_KEY and OPENAI_BASE_URL from the environment.
     const apiKey = registry.keyOverride("openai");
     const { baseURL } = entry.environment;
-    return createOpenAIModel({ model: entry.id, ...(baseURL !== undefined && { baseURL }), ...(apiKey !== undefined && { apiKey }), ...facts });
+    return createOpenAIModel({
+      model: entry.id,
+      ...(baseURL !== undefined && { baseURL }),
+      ...(apiKey !== undefined && { apiKey }),
+      ...facts,
+    });
   }
   const key = registry.apiKey(entry.provider);
   if ("error" in key) return `${modelKey(entry)}: ${key.error}`;

@@ -27,12 +27,17 @@ const ModelFields = z.looseObject({
   baseUrl: Url.optional(),
   reasoning: z.boolean().optional(),
   /** mypi's form: the levels the model supports. */
-  thinkingLevels: z.array(z.enum(THINKING_LEVELS as [ThinkingLevel, ...ThinkingLevel[]])).min(1).optional(),
+  thinkingLevels: z
+    .array(z.enum(THINKING_LEVELS as [ThinkingLevel, ...ThinkingLevel[]]))
+    .min(1)
+    .optional(),
   /** Pi's form: level → the value sent (`null`: unsupported). */
   thinkingLevelMap: z.record(z.string(), z.string().nullable()).optional(),
   input: z.array(z.enum(["text", "image"])).optional(),
   /** Dollars per million tokens. */
-  cost: z.looseObject({ input: Price, output: Price, cacheRead: Price.optional(), cacheWrite: Price.optional() }).optional(),
+  cost: z
+    .looseObject({ input: Price, output: Price, cacheRead: Price.optional(), cacheWrite: Price.optional() })
+    .optional(),
   contextWindow: Count.optional(),
   maxTokens: Count.optional(),
   headers: Headers.optional(),
@@ -52,9 +57,15 @@ export const ProviderConfigSchema = z.looseObject({
 });
 
 /** Settings `providers`: name → provider. */
-export const ProvidersSettingSchema = z.record(z.string().regex(PROVIDER_NAME, "a provider name is letters, digits, \".\", \"_\" and \"-\""), ProviderConfigSchema);
+export const ProvidersSettingSchema = z.record(
+  z.string().regex(PROVIDER_NAME, 'a provider name is letters, digits, ".", "_" and "-"'),
+  ProviderConfigSchema,
+);
 /** Settings `models`: `provider/id` → the fields to set (a model that does not exist yet is added). */
-export const ModelsSettingSchema = z.record(z.string().regex(/^[^/]+\/.+$/, 'a key is "<provider>/<model id>"'), ModelFields);
+export const ModelsSettingSchema = z.record(
+  z.string().regex(/^[^/]+\/.+$/, 'a key is "<provider>/<model id>"'),
+  ModelFields,
+);
 
 type ModelFieldsInput = z.infer<typeof ModelFields>;
 
@@ -92,11 +103,25 @@ export interface ProviderDefinition {
 }
 
 const PROVIDER_KEYS = new Set(["name", "baseUrl", "api", "apiKey", "headers", "models", "modelOverrides"]);
-const MODEL_KEYS = new Set(["id", "name", "api", "baseUrl", "reasoning", "thinkingLevels", "thinkingLevelMap", "input", "cost", "contextWindow", "maxTokens", "headers"]);
+const MODEL_KEYS = new Set([
+  "id",
+  "name",
+  "api",
+  "baseUrl",
+  "reasoning",
+  "thinkingLevels",
+  "thinkingLevelMap",
+  "input",
+  "cost",
+  "contextWindow",
+  "maxTokens",
+  "headers",
+]);
 
 /** A provider config (settings or `pi.registerProvider`), checked; a string is what is wrong, naming the field. */
 export function parseProviderConfig(name: string, config: unknown, source: string): ProviderDefinition | string {
-  if (!PROVIDER_NAME.test(name)) return `the name must be letters, digits, ".", "_" and "-" (used as --model ${name}/<model>)`;
+  if (!PROVIDER_NAME.test(name))
+    return `the name must be letters, digits, ".", "_" and "-" (used as --model ${name}/<model>)`;
   const parsed = ProviderConfigSchema.safeParse(config);
   if (!parsed.success) return issueText(parsed.error);
   const c = parsed.data;
@@ -124,11 +149,19 @@ export function parseProviderConfig(name: string, config: unknown, source: strin
 }
 
 /** Settings `models` entries as patches by `provider/id`; the schema has checked them already. */
-export function parseModelPatches(models: Record<string, unknown>): { key: string; provider: string; id: string; patch: ModelPatch; ignored: string[] }[] {
+export function parseModelPatches(
+  models: Record<string, unknown>,
+): { key: string; provider: string; id: string; patch: ModelPatch; ignored: string[] }[] {
   return Object.entries(models).map(([key, value]) => {
     const fields = ModelFields.parse(value);
     const slash = key.indexOf("/");
-    return { key, provider: key.slice(0, slash), id: key.slice(slash + 1), patch: modelPatch(fields), ignored: unknownKeys(fields, MODEL_KEYS, "") };
+    return {
+      key,
+      provider: key.slice(0, slash),
+      id: key.slice(slash + 1),
+      patch: modelPatch(fields),
+      ignored: unknownKeys(fields, MODEL_KEYS, ""),
+    };
   });
 }
 
@@ -141,16 +174,25 @@ function modelPatch(m: ModelFieldsInput): ModelPatch {
   if (m.thinkingLevels !== undefined) {
     patch.thinkingLevels = m.thinkingLevels;
     // The levels it lacks are unsupported; the others go out under their own names.
-    patch.efforts = Object.fromEntries(THINKING_LEVELS.filter((l) => !m.thinkingLevels!.includes(l)).map((l) => [l, null]));
+    patch.efforts = Object.fromEntries(
+      THINKING_LEVELS.filter((l) => !m.thinkingLevels!.includes(l)).map((l) => [l, null]),
+    );
   } else if (m.thinkingLevelMap !== undefined) {
     patch.thinkingLevels = levelsFromPiMap(m.thinkingLevelMap);
     // Pi's map is the values sent; a level mypi does not have (Pi's `max`) is left out.
-    patch.efforts = Object.fromEntries(Object.entries(m.thinkingLevelMap).filter(([l]) => (THINKING_LEVELS as readonly string[]).includes(l)));
+    patch.efforts = Object.fromEntries(
+      Object.entries(m.thinkingLevelMap).filter(([l]) => (THINKING_LEVELS as readonly string[]).includes(l)),
+    );
   }
   if (m.input !== undefined) patch.input = m.input;
   if (m.cost !== undefined) {
     const { input, output, cacheRead, cacheWrite } = m.cost;
-    patch.prices = { input, output, ...(cacheRead !== undefined && { cacheRead }), ...(cacheWrite !== undefined && { cacheWrite }) };
+    patch.prices = {
+      input,
+      output,
+      ...(cacheRead !== undefined && { cacheRead }),
+      ...(cacheWrite !== undefined && { cacheWrite }),
+    };
   }
   if (m.contextWindow !== undefined) patch.contextWindow = m.contextWindow;
   if (m.maxTokens !== undefined) patch.maxTokens = m.maxTokens;
@@ -159,7 +201,9 @@ function modelPatch(m: ModelFieldsInput): ModelPatch {
 }
 
 function unknownKeys(value: object, known: ReadonlySet<string>, prefix: string): string[] {
-  return Object.keys(value).filter((k) => !known.has(k)).map((k) => `${prefix}${k}`);
+  return Object.keys(value)
+    .filter((k) => !known.has(k))
+    .map((k) => `${prefix}${k}`);
 }
 
 /** The first issue, as `path: message`. */

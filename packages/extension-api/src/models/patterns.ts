@@ -34,42 +34,69 @@ type Lookup = { entry: ModelEntry } | { ambiguous: ModelEntry[] } | undefined;
  * make its provider usable), or the error to show. An id the registry lacks, under a provider it
  * has, is used as that provider's custom model (Pi's fallback), with a warning.
  */
-export function resolveModel(text: string, registry: ModelRegistry, options: { provider?: string } = {}): ModelMatch | { error: string } {
+export function resolveModel(
+  text: string,
+  registry: ModelRegistry,
+  options: { provider?: string } = {},
+): ModelMatch | { error: string } {
   const trimmed = text.trim();
   if (trimmed === "") return { error: "give a model: provider/id, an id, or part of one (mypi models lists them)" };
   const all = registry.all();
   let pool = all;
   if (options.provider !== undefined) {
     const name = registry.providers().find((p) => p.name.toLowerCase() === options.provider!.toLowerCase())?.name;
-    if (name === undefined) return { error: `unknown provider "${options.provider}" (known: ${registry.providers().map((p) => p.name).join(", ")}); mypi models lists the models` };
+    if (name === undefined)
+      return {
+        error: `unknown provider "${options.provider}" (known: ${registry
+          .providers()
+          .map((p) => p.name)
+          .join(", ")}); mypi models lists the models`,
+      };
     pool = all.filter((m) => m.provider === name);
   }
   const usable = (m: ModelEntry) => registry.hasKey(m.provider);
   const found = lookupWithSuffix(trimmed, pool, usable, options.provider);
   if (found && "ambiguous" in found.lookup) {
     const names = found.lookup.ambiguous.map(modelKey).sort().join(", ");
-    return { error: `model "${trimmed}" is offered by several providers: ${names}; say which with provider/id or --provider` };
+    return {
+      error: `model "${trimmed}" is offered by several providers: ${names}; say which with provider/id or --provider`,
+    };
   }
-  if (found) return { entry: (found.lookup as { entry: ModelEntry }).entry, ...(found.thinking && { thinking: found.thinking }) };
+  if (found)
+    return {
+      entry: (found.lookup as { entry: ModelEntry }).entry,
+      ...(found.thinking && { thinking: found.thinking }),
+    };
   const custom = customModel(trimmed, registry, options.provider);
   if (custom) return custom;
   const slash = trimmed.indexOf("/");
   if (slash > 0 && options.provider === undefined) {
-    return { error: `no provider "${trimmed.slice(0, slash)}" (providers: ${registry.providers().map((p) => p.name).join(", ")}); \`mypi models\` lists the models` };
+    return {
+      error: `no provider "${trimmed.slice(0, slash)}" (providers: ${registry
+        .providers()
+        .map((p) => p.name)
+        .join(", ")}); \`mypi models\` lists the models`,
+    };
   }
-  return { error: `model "${trimmed}" not found: \`mypi models\` lists the models; add one under "providers" or "models" in settings (docs/models.md)` };
+  return {
+    error: `model "${trimmed}" not found: \`mypi models\` lists the models; add one under "providers" or "models" in settings (docs/models.md)`,
+  };
 }
 
 /**
  * `--models` / `enabledModels`: the available models the patterns name, in pattern order, each
  * once; `warnings` says which pattern matched nothing or was ambiguous.
  */
-export function resolveScope(patterns: readonly string[], registry: ModelRegistry): { models: ScopedModel[]; warnings: string[] } {
+export function resolveScope(
+  patterns: readonly string[],
+  registry: ModelRegistry,
+): { models: ScopedModel[]; warnings: string[] } {
   const pool = registry.available();
   const models: ScopedModel[] = [];
   const warnings: string[] = [];
   const add = (entry: ModelEntry, thinking: ThinkingLevel | "max" | undefined) => {
-    if (!models.some((m) => m.entry.provider === entry.provider && m.entry.id === entry.id)) models.push({ entry, ...(thinking && { thinking }) });
+    if (!models.some((m) => m.entry.provider === entry.provider && m.entry.id === entry.id))
+      models.push({ entry, ...(thinking && { thinking }) });
   };
   for (const raw of patterns) {
     const pattern = raw.trim();
@@ -77,7 +104,9 @@ export function resolveScope(patterns: readonly string[], registry: ModelRegistr
     if (/[*?[]/.test(pattern)) {
       const { base, thinking } = splitThinking(pattern);
       const isMatch = picomatch(base, { nocase: true, dot: true });
-      const exact = pool.filter((m) => modelKey(m).toLowerCase() === base.toLowerCase() || m.id.toLowerCase() === base.toLowerCase());
+      const exact = pool.filter(
+        (m) => modelKey(m).toLowerCase() === base.toLowerCase() || m.id.toLowerCase() === base.toLowerCase(),
+      );
       const matches = exact.length ? exact : pool.filter((m) => isMatch(modelKey(m)) || isMatch(m.id));
       if (matches.length === 0) warnings.push(`no available model matches "${pattern}"`);
       for (const m of matches) add(m, thinking);
@@ -89,7 +118,9 @@ export function resolveScope(patterns: readonly string[], registry: ModelRegistr
       continue;
     }
     if ("ambiguous" in found.lookup) {
-      warnings.push(`"${pattern}" matches several providers: ${[...new Set(found.lookup.ambiguous.map((m) => m.provider))].sort().join(", ")}; all are in the cycle (use provider/id to pick one)`);
+      warnings.push(
+        `"${pattern}" matches several providers: ${[...new Set(found.lookup.ambiguous.map((m) => m.provider))].sort().join(", ")}; all are in the cycle (use provider/id to pick one)`,
+      );
       for (const m of found.lookup.ambiguous) add(m, found.thinking);
     } else add(found.lookup.entry, found.thinking);
   }
@@ -97,7 +128,12 @@ export function resolveScope(patterns: readonly string[], registry: ModelRegistr
 }
 
 /** The text as a whole first (an id may hold a colon: `qwen3:8b`), then without a `:<level>` suffix. */
-function lookupWithSuffix(text: string, pool: readonly ModelEntry[], usable: (m: ModelEntry) => boolean, provider: string | undefined): { lookup: NonNullable<Lookup>; thinking?: ThinkingLevel | "max" } | undefined {
+function lookupWithSuffix(
+  text: string,
+  pool: readonly ModelEntry[],
+  usable: (m: ModelEntry) => boolean,
+  provider: string | undefined,
+): { lookup: NonNullable<Lookup>; thinking?: ThinkingLevel | "max" } | undefined {
   const whole = lookup(text, pool, usable, provider);
   if (whole) return { lookup: whole };
   const { base, thinking } = splitThinking(text);
@@ -112,7 +148,12 @@ function splitThinking(text: string): { base: string; thinking?: ThinkingLevel |
   return colon > 0 && isRequestableLevel(suffix) ? { base: text.slice(0, colon), thinking: suffix } : { base: text };
 }
 
-function lookup(text: string, pool: readonly ModelEntry[], usable: (m: ModelEntry) => boolean, provider: string | undefined): Lookup {
+function lookup(
+  text: string,
+  pool: readonly ModelEntry[],
+  usable: (m: ModelEntry) => boolean,
+  provider: string | undefined,
+): Lookup {
   const lower = text.toLowerCase();
   const named = providerPrefix(text, pool);
   if (named) {
@@ -124,7 +165,12 @@ function lookup(text: string, pool: readonly ModelEntry[], usable: (m: ModelEntr
   const picked = pick(exact, usable);
   if (picked) return picked;
   if (named) {
-    const fuzzy = best(fuzzyMatches(named.rest, pool.filter((m) => m.provider === named.provider)));
+    const fuzzy = best(
+      fuzzyMatches(
+        named.rest,
+        pool.filter((m) => m.provider === named.provider),
+      ),
+    );
     if (fuzzy) return { entry: fuzzy };
   }
   const fuzzy = fuzzyMatches(text, pool);
@@ -172,7 +218,10 @@ function customModel(text: string, registry: ModelRegistry, constraint: string |
   if (providerName === undefined) return undefined;
   const provider = registry.providers().find((p) => p.name.toLowerCase() === providerName.toLowerCase());
   if (!provider) return undefined;
-  const rest = constraint !== undefined && !text.toLowerCase().startsWith(`${provider.name.toLowerCase()}/`) ? text : text.slice(slash + 1);
+  const rest =
+    constraint !== undefined && !text.toLowerCase().startsWith(`${provider.name.toLowerCase()}/`)
+      ? text
+      : text.slice(slash + 1);
   const { base, thinking } = splitThinking(rest);
   const sibling = registry.all().find((m) => m.provider === provider.name);
   const api = provider.api ?? sibling?.api;

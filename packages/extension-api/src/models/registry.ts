@@ -12,7 +12,14 @@
  * command) or the provider needs none. Nothing here makes a client: `clients.ts` does.
  */
 import type { ModelPrices } from "@mypi/kernel";
-import { parseModelPatches, parseProviderConfig, MODEL_APIS, type ModelDefinition, type ModelPatch, type ProviderDefinition } from "./config.ts";
+import {
+  parseModelPatches,
+  parseProviderConfig,
+  MODEL_APIS,
+  type ModelDefinition,
+  type ModelPatch,
+  type ProviderDefinition,
+} from "./config.ts";
 import { KNOWN_PROVIDERS, type KnownProvider } from "./known-models.ts";
 import { resolveSecret, secretPresent, secretVariable } from "./secrets.ts";
 import { DEFAULT_CONTEXT_WINDOW, modelKey, type ModelEntry, type ProviderEntry } from "./types.ts";
@@ -69,7 +76,10 @@ export class ModelRegistry {
    * The registry of the settings' `providers` and `models` (the settings schema checked their
    * shape); a string names the first definition that cannot be a model, and why.
    */
-  static fromSettings(settings: ModelSettings, options: { env?: NodeJS.ProcessEnv; known?: readonly KnownProvider[] } = {}): ModelRegistry | string {
+  static fromSettings(
+    settings: ModelSettings,
+    options: { env?: NodeJS.ProcessEnv; known?: readonly KnownProvider[] } = {},
+  ): ModelRegistry | string {
     const providers: ProviderDefinition[] = [];
     for (const [name, config] of Object.entries(settings.providers ?? {})) {
       const parsed = parseProviderConfig(name, config, "settings");
@@ -123,7 +133,10 @@ export class ModelRegistry {
   all(): ModelEntry[] {
     const models = this.#compose().models;
     if (!this.#named.length) return models;
-    return [...this.#named, ...models.filter((m) => !this.#named.some((n) => n.provider === m.provider && n.id === m.id))];
+    return [
+      ...this.#named,
+      ...models.filter((m) => !this.#named.some((n) => n.provider === m.provider && n.id === m.id)),
+    ];
   }
 
   /** The models whose provider's key can be had (Pi's `getAvailable`). */
@@ -157,7 +170,9 @@ export class ModelRegistry {
     if (!("error" in resolved)) return resolved;
     const variable = entry?.apiKey === undefined ? undefined : secretVariable(entry.apiKey);
     const fix = variable !== undefined ? `set ${variable}, ` : "";
-    return { error: `no API key for provider ${provider}: ${resolved.error} (${fix}give providers.${provider}.apiKey in settings, or pass --api-key)` };
+    return {
+      error: `no API key for provider ${provider}: ${resolved.error} (${fix}give providers.${provider}.apiKey in settings, or pass --api-key)`,
+    };
   }
 
   /**
@@ -165,7 +180,9 @@ export class ModelRegistry {
    * settings `models` key that found no provider, and Pi's fields mypi reads nothing from.
    */
   diagnostics(): string[] {
-    const ignored = [...this.#settings, ...this.#extensions()].flatMap((d) => d.ignored.map((field) => `${d.source === "settings" ? "providers" : d.source}.${d.name}.${field}`));
+    const ignored = [...this.#settings, ...this.#extensions()].flatMap((d) =>
+      d.ignored.map((field) => `${d.source === "settings" ? "providers" : d.source}.${d.name}.${field}`),
+    );
     const patchIgnored = this.#patches.flatMap((p) => p.ignored.map((field) => `models["${p.key}"].${field}`));
     const lines = this.#compose().problems;
     const notRead = [...ignored, ...patchIgnored];
@@ -181,7 +198,8 @@ export class ModelRegistry {
    */
   openaiCompatible(name: string, baseUrl?: string): ModelEntry {
     const url = baseUrl ?? this.env.OPENAI_BASE_URL;
-    const known = url === undefined || url.replace(/\/+$/, "") === OPENAI_BASE_URL ? this.find("openai", name) : undefined;
+    const known =
+      url === undefined || url.replace(/\/+$/, "") === OPENAI_BASE_URL ? this.find("openai", name) : undefined;
     if (known?.source === "openai:") return known;
     const entry: ModelEntry = {
       provider: "openai",
@@ -229,13 +247,18 @@ export class ModelRegistry {
       for (const [id, patch] of Object.entries(def.overrides)) {
         const current = models.get(id);
         if (current) models.set(id, patched(current, patch));
-        else problems.push(`${label}.modelOverrides.${id}: the provider has no such model (Pi's modelOverrides change models, they do not add one; use "models")`);
+        else
+          problems.push(
+            `${label}.modelOverrides.${id}: the provider has no such model (Pi's modelOverrides change models, they do not add one; use "models")`,
+          );
       }
     }
     for (const p of this.#patches) {
       const models = drafts.get(p.provider);
       if (!models || !providers.has(p.provider)) {
-        problems.push(`models["${p.key}"]: no provider "${p.provider}" (known: ${[...providers.keys()].join(", ")}); define it under "providers"`);
+        problems.push(
+          `models["${p.key}"]: no provider "${p.provider}" (known: ${[...providers.keys()].join(", ")}); define it under "providers"`,
+        );
         continue;
       }
       const current = models.get(p.id);

@@ -21,7 +21,10 @@ export function secretPresent(spec: string | undefined, env: NodeJS.ProcessEnv):
   return variable === undefined || Boolean(env[variable]);
 }
 
-export function resolveSecret(spec: string | undefined, env: NodeJS.ProcessEnv): { value: string | undefined } | { error: string } {
+export function resolveSecret(
+  spec: string | undefined,
+  env: NodeJS.ProcessEnv,
+): { value: string | undefined } | { error: string } {
   if (spec === undefined || spec === "") return { value: undefined };
   if (spec.startsWith("$$") || spec.startsWith("$!")) return { value: spec.slice(1) };
   const variable = secretVariable(spec);
@@ -31,7 +34,11 @@ export function resolveSecret(spec: string | undefined, env: NodeJS.ProcessEnv):
   }
   if (spec.startsWith("!")) {
     try {
-      const out = execFileSync("/bin/sh", ["-c", spec.slice(1)], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] }).trim();
+      const out = execFileSync("/bin/sh", ["-c", spec.slice(1)], {
+        encoding: "utf8",
+        timeout: 10_000,
+        stdio: ["ignore", "pipe", "pipe"],
+      }).trim();
       return out ? { value: out } : { error: "the command printed nothing" };
     } catch (error) {
       const code = (error as { status?: number | null }).status;

@@ -138,18 +138,28 @@ export class ModelSelection {
    * the cycle cannot use (no key, no client for its protocol) is skipped, and `skipped` says why;
    * `entry` is absent when none of the others could be used.
    */
-  cycle(direction: 1 | -1 = 1): { entry?: ModelEntry; thinkingLevel: ThinkingLevel; isScoped: boolean; skipped: string[] } | undefined {
-    const ring: readonly ScopedModel[] = this.isScoped ? this.#scope : this.registry.available().map((entry) => ({ entry }));
+  cycle(
+    direction: 1 | -1 = 1,
+  ): { entry?: ModelEntry; thinkingLevel: ThinkingLevel; isScoped: boolean; skipped: string[] } | undefined {
+    const ring: readonly ScopedModel[] = this.isScoped
+      ? this.#scope
+      : this.registry.available().map((entry) => ({ entry }));
     if (ring.length <= 1) return undefined;
     const current = this.#current.entry;
     const at = current ? ring.findIndex((m) => m.entry.provider === current.provider && m.entry.id === current.id) : -1;
     const skipped: string[] = [];
     for (let step = 1; step <= ring.length; step++) {
-      const index = at === -1 ? (direction === 1 ? step - 1 : ring.length - step) : (((at + direction * step) % ring.length) + ring.length) % ring.length;
+      const index =
+        at === -1
+          ? direction === 1
+            ? step - 1
+            : ring.length - step
+          : (((at + direction * step) % ring.length) + ring.length) % ring.length;
       if (index === at) break;
       const next = ring[index]!;
       const problem = this.select(next.entry, { source: "cycle", ...(next.thinking && { thinking: next.thinking }) });
-      if (problem === undefined) return { entry: next.entry, thinkingLevel: this.#thinking, isScoped: this.isScoped, skipped };
+      if (problem === undefined)
+        return { entry: next.entry, thinkingLevel: this.#thinking, isScoped: this.isScoped, skipped };
       skipped.push(problem);
     }
     return { thinkingLevel: this.#thinking, isScoped: this.isScoped, skipped };
@@ -192,7 +202,8 @@ export class ModelSelection {
   }
 
   #fromSession(m: NonNullable<SessionChoice["model"]>): SelectedModel | string {
-    const cannot = (why: string) => `the session last used ${m.model}, which ${why}; continuing with ${this.#current.client.id}`;
+    const cannot = (why: string) =>
+      `the session last used ${m.model}, which ${why}; continuing with ${this.#current.client.id}`;
     let entry: ModelEntry | undefined;
     if (m.model.startsWith("openai:")) entry = this.registry.openaiCompatible(m.model.slice("openai:".length));
     else if (m.provider !== undefined && m.modelId !== undefined) entry = this.registry.find(m.provider, m.modelId);
@@ -200,7 +211,12 @@ export class ModelSelection {
       const slash = m.model.indexOf("/");
       if (slash > 0) entry = this.registry.find(m.model.slice(0, slash), m.model.slice(slash + 1));
     }
-    if (!entry) return cannot(m.model.startsWith("scripted:") ? "is a scripted model (pass --model again to replay it)" : "is not in the model registry here");
+    if (!entry)
+      return cannot(
+        m.model.startsWith("scripted:")
+          ? "is a scripted model (pass --model again to replay it)"
+          : "is not in the model registry here",
+      );
     const client = clientFor(entry, this.registry, this.#clientOptions());
     return typeof client === "string" ? cannot(`cannot be used (${client})`) : { client, entry };
   }

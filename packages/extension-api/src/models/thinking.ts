@@ -45,13 +45,18 @@ export function clampThinkingLevel(model: ReasoningSupport | undefined, requeste
   if ((supported as readonly string[]).includes(requested)) return requested as ThinkingLevel;
   const at = (REQUESTABLE as readonly string[]).indexOf(requested);
   if (at === -1) return supported[0]!;
-  for (let i = at + 1; i < REQUESTABLE.length; i++) if ((supported as readonly string[]).includes(REQUESTABLE[i]!)) return REQUESTABLE[i] as ThinkingLevel;
-  for (let i = at - 1; i >= 0; i--) if ((supported as readonly string[]).includes(REQUESTABLE[i]!)) return REQUESTABLE[i] as ThinkingLevel;
+  for (let i = at + 1; i < REQUESTABLE.length; i++)
+    if ((supported as readonly string[]).includes(REQUESTABLE[i]!)) return REQUESTABLE[i] as ThinkingLevel;
+  for (let i = at - 1; i >= 0; i--)
+    if ((supported as readonly string[]).includes(REQUESTABLE[i]!)) return REQUESTABLE[i] as ThinkingLevel;
   return supported[0]!;
 }
 
 /** The level after `current` among the supported ones, wrapping; `undefined` when the model cannot reason. */
-export function nextThinkingLevel(model: ReasoningSupport | undefined, current: ThinkingLevel): ThinkingLevel | undefined {
+export function nextThinkingLevel(
+  model: ReasoningSupport | undefined,
+  current: ThinkingLevel,
+): ThinkingLevel | undefined {
   const supported = supportedThinkingLevels(model);
   if (supported.length <= 1) return undefined;
   return supported[(supported.indexOf(current) + 1) % supported.length];

@@ -86,7 +86,12 @@ export function piModelObject(entry: ModelEntry): PiModelObject {
     baseUrl: entry.baseUrl,
     reasoning: entry.reasoning,
     input: [...entry.input],
-    cost: { input: prices?.input ?? 0, output: prices?.output ?? 0, cacheRead: prices?.cacheRead ?? 0, cacheWrite: prices?.cacheWrite ?? 0 },
+    cost: {
+      input: prices?.input ?? 0,
+      output: prices?.output ?? 0,
+      cacheRead: prices?.cacheRead ?? 0,
+      cacheWrite: prices?.cacheWrite ?? 0,
+    },
     contextWindow: entry.contextWindow,
     maxTokens: entry.maxTokens ?? PI_DEFAULT_MAX_TOKENS,
   };

@@ -45,7 +45,12 @@ export type KeptEvent = (typeof KEPT_EVENTS)[number];
 export type AddKeptHandler = (event: KeptEvent, handler: (...args: unknown[]) => unknown, live: () => boolean) => void;
 
 /** Pi's `pi.on` over mypi's `base` for the extension `name`; `report` gets each one-time line. */
-export function piOn(base: ExtensionAPI["on"], name: string, report: Report, keep: AddKeptHandler): (event: string, handler: unknown, options?: unknown) => () => void {
+export function piOn(
+  base: ExtensionAPI["on"],
+  name: string,
+  report: Report,
+  keep: AddKeptHandler,
+): (event: string, handler: unknown, options?: unknown) => () => void {
   const on = base as unknown as On;
   const reported = new Set<string>();
   const once = (key: string, message: string) => {
@@ -68,13 +73,21 @@ export function piOn(base: ExtensionAPI["on"], name: string, report: Report, kee
       return off;
     }
     if (event === "agent_settled") {
-      on("agent_end", (e: { stopReason?: string }, ctx: unknown) => (live ? fn({ type: "agent_settled", aborted: e.stopReason === "aborted" }, ctx) : undefined), options);
+      on(
+        "agent_end",
+        (e: { stopReason?: string }, ctx: unknown) =>
+          live ? fn({ type: "agent_settled", aborted: e.stopReason === "aborted" }, ctx) : undefined,
+        options,
+      );
       return off;
     }
     if (!Object.hasOwn(ROUTES, event)) {
       const why = PI_ONLY_EVENTS[event];
       if (why !== undefined) {
-        once(`event:${event}`, `pi.on("${event}"): mypi does not emit this Pi event, so this handler never runs: ${why}`);
+        once(
+          `event:${event}`,
+          `pi.on("${event}"): mypi does not emit this Pi event, so this handler never runs: ${why}`,
+        );
         return nothing;
       }
       if (closest(event, Object.keys(ROUTES)) === undefined) {
@@ -86,7 +99,10 @@ export function piOn(base: ExtensionAPI["on"], name: string, report: Report, kee
     }
     const replaced = (result: unknown) => {
       if (typeof (result as { message?: unknown } | undefined)?.message === "object") {
-        once("message_end:message", `a message_end handler returned a replacement message: mypi keeps the original message`);
+        once(
+          "message_end:message",
+          `a message_end handler returned a replacement message: mypi keeps the original message`,
+        );
       }
     };
     on(

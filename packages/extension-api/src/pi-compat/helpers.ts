@@ -6,7 +6,13 @@
  */
 import { realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { defaultMutationQueue, estimateMessageTokens, serializeConversation, type Content, type Message } from "@mypi/kernel";
+import {
+  defaultMutationQueue,
+  estimateMessageTokens,
+  serializeConversation,
+  type Content,
+  type Message,
+} from "@mypi/kernel";
 import { parseFrontmatter, stripFrontmatter } from "../frontmatter.ts";
 
 /** The key of a file: its real path, or its folder's real path and its name (a file not written yet). */
@@ -36,7 +42,11 @@ export function withFileMutationQueue<T>(filePath: string, fn: () => Promise<T> 
 type PiMessage = { role?: unknown; [key: string]: unknown };
 
 const asContent = (content: unknown): Content[] =>
-  typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? (content as Content[]) : [];
+  typeof content === "string"
+    ? [{ type: "text", text: content }]
+    : Array.isArray(content)
+      ? (content as Content[])
+      : [];
 
 /**
  * Pi's `convertToLlm(messages)`: the messages a model is sent. User, assistant and tool-result
@@ -46,7 +56,11 @@ const asContent = (content: unknown): Content[] =>
  */
 export function convertToLlm(messages: readonly PiMessage[]): Message[] {
   const out: Message[] = [];
-  const user = (text: string, timestamp: unknown): Message => ({ role: "user", content: [{ type: "text", text }], timestamp: Number(timestamp) || Date.now() });
+  const user = (text: string, timestamp: unknown): Message => ({
+    role: "user",
+    content: [{ type: "text", text }],
+    timestamp: Number(timestamp) || Date.now(),
+  });
   for (const m of Array.isArray(messages) ? messages : []) {
     switch (m?.role) {
       case "user":
@@ -71,7 +85,11 @@ export function convertToLlm(messages: readonly PiMessage[]): Message[] {
 }
 
 /** Pi's `createEventBus()`: channels with `emit(channel, data)` and `on(channel, handler)` → unsubscribe. */
-export function createEventBus(): { emit(channel: string, data: unknown): void; on(channel: string, handler: (data: unknown) => void): () => void; clear(): void } {
+export function createEventBus(): {
+  emit(channel: string, data: unknown): void;
+  on(channel: string, handler: (data: unknown) => void): () => void;
+  clear(): void;
+} {
   const handlers = new Map<string, Set<(data: unknown) => void>>();
   return {
     emit(channel, data) {
@@ -96,13 +114,23 @@ export function codingAgentHelpers(): Record<string, unknown> {
     convertToLlm,
     serializeConversation: (messages: readonly PiMessage[]) => serializeConversation(convertForSummary(messages)),
     createEventBus,
-    estimateTokens: (message: PiMessage) => estimateMessageTokens(convertForSummary([message])[0] ?? { role: "user", content: "", timestamp: 0 }),
-    calculateContextTokens: (usage: { totalTokens?: number; input?: number; output?: number; cacheRead?: number; cacheWrite?: number }) =>
-      usage?.totalTokens ?? (usage?.input ?? 0) + (usage?.output ?? 0) + (usage?.cacheRead ?? 0) + (usage?.cacheWrite ?? 0),
+    estimateTokens: (message: PiMessage) =>
+      estimateMessageTokens(convertForSummary([message])[0] ?? { role: "user", content: "", timestamp: 0 }),
+    calculateContextTokens: (usage: {
+      totalTokens?: number;
+      input?: number;
+      output?: number;
+      cacheRead?: number;
+      cacheWrite?: number;
+    }) =>
+      usage?.totalTokens ??
+      (usage?.input ?? 0) + (usage?.output ?? 0) + (usage?.cacheRead ?? 0) + (usage?.cacheWrite ?? 0),
   };
 }
 
 /** Pi's messages as mypi's kernel reads them: its own kinds as user text, custom messages kept. */
 function convertForSummary(messages: readonly PiMessage[]): Message[] {
-  return (Array.isArray(messages) ? messages : []).flatMap((m) => (m?.role === "custom" ? [m as unknown as Message] : convertToLlm([m])));
+  return (Array.isArray(messages) ? messages : []).flatMap((m) =>
+    m?.role === "custom" ? [m as unknown as Message] : convertToLlm([m]),
+  );
 }

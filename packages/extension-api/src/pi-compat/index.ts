@@ -13,7 +13,16 @@ import { EXTENSION_NAME } from "../context.ts";
 import { invalidToolError } from "../errors.ts";
 import type { HttpHooks, Tool } from "@mypi/kernel";
 import { describeSelectedModel, ModelRegistry, piModelObject } from "../models/index.ts";
-import { type CommandContext, type ExtensionAPI, type ExtensionContext, type ExtensionUI, type HostMode, type PiRenderers, type PiTerminal, type SlotName } from "../types.ts";
+import {
+  type CommandContext,
+  type ExtensionAPI,
+  type ExtensionContext,
+  type ExtensionUI,
+  type HostMode,
+  type PiRenderers,
+  type PiTerminal,
+  type SlotName,
+} from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
 import { piOn, type HttpEvent, type KeptEvent } from "./events.ts";
 import { piVirtualModules } from "./modules.ts";
@@ -82,12 +91,22 @@ const NOTICE_TEXT: Record<NoticeKind, string> = {
 };
 
 /** Fields of Pi 1.x tool definitions that mypi reads nothing from (reported once per extension). */
-const IGNORED_TOOL_FIELDS = ["exposure", "namespace", "annotations", "outputSchema", "reachesTools", "prepareLoadout", "constrainedSampling"] as const;
+const IGNORED_TOOL_FIELDS = [
+  "exposure",
+  "namespace",
+  "annotations",
+  "outputSchema",
+  "reachesTools",
+  "prepareLoadout",
+  "constrainedSampling",
+] as const;
 
 function ignoredToolFields(definition: unknown): string[] {
   if (typeof definition !== "object" || definition === null) return [];
   const d = definition as Record<string, unknown>;
-  const fields: string[] = IGNORED_TOOL_FIELDS.filter((f) => d[f] !== undefined && d[f] !== false && !(f === "exposure" && d[f] === "direct"));
+  const fields: string[] = IGNORED_TOOL_FIELDS.filter(
+    (f) => d[f] !== undefined && d[f] !== false && !(f === "exposure" && d[f] === "direct"),
+  );
   if (d.defaultActive === false) fields.push("defaultActive: false");
   return fields;
 }
@@ -117,14 +136,25 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
     return detachedRegistry;
   };
   /** Pi's handlers of the kept events (HTTP, `user_bash`) in load order (an unloaded or removed one is skipped). */
-  const kept: { extension: string; event: KeptEvent; fn: (...args: unknown[]) => unknown; live: () => boolean; context: ExtensionContext }[] = [];
+  const kept: {
+    extension: string;
+    event: KeptEvent;
+    fn: (...args: unknown[]) => unknown;
+    live: () => boolean;
+    context: ExtensionContext;
+  }[] = [];
   const runHttp = async (event: HttpEvent, payload: Record<string, unknown>) => {
     for (const h of kept) {
       if (h.event !== event || !h.live()) continue;
       try {
         await h.fn({ type: event, ...payload }, h.context);
       } catch (error) {
-        host.reportError(h.extension, event, error instanceof Error ? error.message : String(error), "MYPI_HANDLER_FAILED");
+        host.reportError(
+          h.extension,
+          event,
+          error instanceof Error ? error.message : String(error),
+          "MYPI_HANDLER_FAILED",
+        );
       }
     }
   };
@@ -143,23 +173,38 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
   const refused = new Set<string>();
   /** Extensions already told that `user_bash`'s `{operations}` is not supported. */
   const reportedOperations = new Set<string>();
-  const promptOptions = () => systemPromptOptions(host.cwd, host.activeToolNames(), host.tools().map((t) => t.tool));
+  const promptOptions = () =>
+    systemPromptOptions(
+      host.cwd,
+      host.activeToolNames(),
+      host.tools().map((t) => t.tool),
+    );
 
   // A later registration (a reload) replaces an earlier one of the same name.
   const messageRenderers = new Map<string, ReturnType<PiRenderers["message"]>>();
   const toolRenderers = new Map<string, ReturnType<PiRenderers["tool"]>>();
-  const shortcuts = new Map<string, { key: string; description?: string; extension: string; handler: (ctx: ExtensionContext) => unknown }>();
+  const shortcuts = new Map<
+    string,
+    { key: string; description?: string; extension: string; handler: (ctx: ExtensionContext) => unknown }
+  >();
 
   return {
     providers,
     httpHooks,
-    userBash: (request) => runUserBash(kept.filter((h) => h.event === "user_bash"), request, host, reportedOperations),
-    virtualModules: piVirtualModules((module, member, kind) =>
-      host.diagnostic(
-        kind === "absent"
-          ? `${module}: ${member} is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)`
-          : `${module}: ${member} was called, but mypi does not implement it, so the call throws (reported once; see docs/pi-compat.md)`,
+    userBash: (request) =>
+      runUserBash(
+        kept.filter((h) => h.event === "user_bash"),
+        request,
+        host,
+        reportedOperations,
       ),
+    virtualModules: piVirtualModules(
+      (module, member, kind) =>
+        host.diagnostic(
+          kind === "absent"
+            ? `${module}: ${member} is not available in mypi and reads as undefined (reported once; see docs/pi-compat.md)`
+            : `${module}: ${member} was called, but mypi does not implement it, so the call throws (reported once; see docs/pi-compat.md)`,
+        ),
       host,
       terminal,
       () =>
@@ -178,33 +223,50 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
     renderers: {
       message: (customType) => messageRenderers.get(customType),
       tool: (name) => toolRenderers.get(name),
-      shortcuts: () => [...shortcuts.values()].map(({ key, description, extension }) => ({ key, extension, ...(description !== undefined && { description }) })),
+      shortcuts: () =>
+        [...shortcuts.values()].map(({ key, description, extension }) => ({
+          key,
+          extension,
+          ...(description !== undefined && { description }),
+        })),
     },
     shortcut: (key) => shortcuts.get(key),
     promptSection: toolPromptSection,
 
     extendApi(pi, { name, attached, context }) {
       const tui = (what: string) => () => notice(name, "tui", what);
-      const hostOnly = <R>(what: string, value: R) => () => {
-        notice(name, "host", what);
-        return value;
-      };
+      const hostOnly =
+        <R>(what: string, value: R) =>
+        () => {
+          notice(name, "host", what);
+          return value;
+        };
       const base = { registerTool: pi.registerTool, getFlag: pi.getFlag };
       Object.assign(pi, {
-        on: piOn(pi.on, name, (line) => host.diagnostic(line), (event, fn, live) => kept.push({ extension: name, event, fn, live: () => live() && attached(), context })),
+        on: piOn(
+          pi.on,
+          name,
+          (line) => host.diagnostic(line),
+          (event, fn, live) => kept.push({ extension: name, event, fn, live: () => live() && attached(), context }),
+        ),
         registerTool(definition: Parameters<ExtensionAPI["registerTool"]>[0]) {
           const d = definition as { name?: unknown; renderCall?: unknown; renderResult?: unknown };
           if (d && (typeof d.renderCall === "function" || typeof d.renderResult === "function")) {
             if (!terminal) notice(name, "tui", `tool renderers (${String(d.name)})`);
             else if (typeof d.name === "string") {
               toolRenderers.set(d.name, {
-                ...(typeof d.renderCall === "function" && { renderCall: d.renderCall as (...args: unknown[]) => unknown }),
-                ...(typeof d.renderResult === "function" && { renderResult: d.renderResult as (...args: unknown[]) => unknown }),
+                ...(typeof d.renderCall === "function" && {
+                  renderCall: d.renderCall as (...args: unknown[]) => unknown,
+                }),
+                ...(typeof d.renderResult === "function" && {
+                  renderResult: d.renderResult as (...args: unknown[]) => unknown,
+                }),
               });
             }
           }
           const ignored = ignoredToolFields(definition);
-          if (ignored.length) notice(name, "host", `tool ${String((definition as { name?: unknown }).name)}: ${ignored.join(", ")}`);
+          if (ignored.length)
+            notice(name, "host", `tool ${String((definition as { name?: unknown }).name)}: ${ignored.join(", ")}`);
           if (!isPiToolDefinition(definition)) return base.registerTool(definition);
           let tool: Tool;
           try {
@@ -221,12 +283,18 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
           ? (key: unknown, options: { description?: unknown; handler?: unknown } | undefined) => {
               if (typeof key !== "string" || typeof options?.handler !== "function") return;
               const description = typeof options.description === "string" ? options.description : undefined;
-              shortcuts.set(key, { key, extension: name, handler: options.handler as (ctx: ExtensionContext) => unknown, ...(description !== undefined && { description }) });
+              shortcuts.set(key, {
+                key,
+                extension: name,
+                handler: options.handler as (ctx: ExtensionContext) => unknown,
+                ...(description !== undefined && { description }),
+              });
             }
           : tui("pi.registerShortcut"),
         registerMessageRenderer: terminal
           ? (customType: unknown, renderer: unknown) => {
-              if (typeof customType === "string" && typeof renderer === "function") messageRenderers.set(customType, renderer as ReturnType<PiRenderers["message"]>);
+              if (typeof customType === "string" && typeof renderer === "function")
+                messageRenderers.set(customType, renderer as ReturnType<PiRenderers["message"]>);
             }
           : tui("pi.registerMessageRenderer"),
         registerToolRenderer: tui("pi.registerToolRenderer"),
@@ -237,7 +305,10 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
         registerProvider(providerName: unknown, config?: unknown) {
           const provider = checkProvider(providerName, config, name);
           if (typeof provider !== "string") {
-            if (provider.ignored.length) host.diagnostic(`${name}: pi.registerProvider(${JSON.stringify(provider.name)}): fields mypi does not read, with no effect: ${provider.ignored.join(", ")} (see docs/pi-compat.md)`);
+            if (provider.ignored.length)
+              host.diagnostic(
+                `${name}: pi.registerProvider(${JSON.stringify(provider.name)}): fields mypi does not read, with no effect: ${provider.ignored.join(", ")} (see docs/pi-compat.md)`,
+              );
             return providers.register(name, provider);
           }
           const key = `${name}:${String(providerName)}`;
@@ -254,17 +325,22 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
           if (!models || typeof model?.provider !== "string" || typeof model.id !== "string") return false;
           const spec = `${model.provider}/${model.id}`;
           const entry = models.registry.find(model.provider, model.id);
-          const problem = entry ? models.select(entry, { source: "set" }) : `no model "${spec}" in the registry (mypi models lists them)`;
+          const problem = entry
+            ? models.select(entry, { source: "set" })
+            : `no model "${spec}" in the registry (mypi models lists them)`;
           if (problem === undefined) return true;
           if (!refused.has(`${name}:setModel:${spec}`)) {
             refused.add(`${name}:setModel:${spec}`);
-            host.diagnostic(`${name}: pi.setModel(${spec}) resolves to false: ${problem} (reported once; see docs/pi-compat.md)`);
+            host.diagnostic(
+              `${name}: pi.setModel(${spec}) resolves to false: ${problem} (reported once; see docs/pi-compat.md)`,
+            );
           }
           return false;
         },
         getThinkingLevel: () => host.runtime.models?.thinkingLevel ?? "off",
         // Pi clamps to what the model supports; the level is recorded in the session like /thinking.
-        setThinkingLevel: (level: unknown) => void (typeof level === "string" && host.runtime.models?.setThinkingLevel(level)),
+        setThinkingLevel: (level: unknown) =>
+          void (typeof level === "string" && host.runtime.models?.setThinkingLevel(level)),
       });
     },
 
@@ -291,14 +367,22 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
         scopedModels: {
           enumerable: true,
           configurable: true,
-          get: () => host.runtime.models?.scope.map((m) => ({ model: piModelObject(m.entry), ...(m.thinking && { thinkingLevel: m.thinking }) })) ?? [],
+          get: () =>
+            host.runtime.models?.scope.map((m) => ({
+              model: piModelObject(m.entry),
+              ...(m.thinking && { thinkingLevel: m.thinking }),
+            })) ?? [],
         },
         modelRegistry: {
           enumerable: true,
           configurable: true,
           get(this: ExtensionContext) {
             const extension = extensionOf(this);
-            return piModelRegistry(() => host.runtime.models?.registry ?? standalone(), currentModel, (what) => notice(extension, "host", what));
+            return piModelRegistry(
+              () => host.runtime.models?.registry ?? standalone(),
+              currentModel,
+              (what) => notice(extension, "host", what),
+            );
           },
         },
         /** Pi 1.x tools' ctx: running another tool from inside one is a host service mypi lacks. */
@@ -309,7 +393,11 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
           value(this: ExtensionContext | undefined, toolName: string, args: unknown) {
             notice(extensionOf(this ?? {}), "host", "ctx.executeTool");
             const text = `ctx.executeTool(${JSON.stringify(toolName)}): mypi does not run tools from inside tools`;
-            return Promise.resolve({ toolCall: { type: "toolCall", id: "", name: toolName, arguments: args }, result: { content: [{ type: "text", text }], details: undefined }, isError: true });
+            return Promise.resolve({
+              toolCall: { type: "toolCall", id: "", name: toolName, arguments: args },
+              result: { content: [{ type: "text", text }], details: undefined },
+              isError: true,
+            });
           },
         },
         /** Pi: fire-and-forget compaction with callbacks. */
@@ -337,7 +425,10 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
     // Pi calls a streaming delta `assistantMessageEvent` (with the partial message and the block's index in it).
     observed(event) {
       if (event.type !== "message_update") return undefined;
-      return { ...event, assistantMessageEvent: assistantMessageEvent(event as unknown as Parameters<typeof assistantMessageEvent>[0]) };
+      return {
+        ...event,
+        assistantMessageEvent: assistantMessageEvent(event as unknown as Parameters<typeof assistantMessageEvent>[0]),
+      };
     },
 
     // Pi 1.x: before_agent_start says what the prompt is built from, and that a user message started the run.

@@ -8,11 +8,17 @@
 import type { ModelRegistry } from "../models/registry.ts";
 import { piModelObject, type PiModelObject } from "../models/types.ts";
 
-export function piModelRegistry(registry: () => ModelRegistry, current: () => PiModelObject | undefined, notice: (what: string) => void): Record<string, unknown> {
+export function piModelRegistry(
+  registry: () => ModelRegistry,
+  current: () => PiModelObject | undefined,
+  notice: (what: string) => void,
+): Record<string, unknown> {
   /** The session's model first when the registry does not describe it (a scripted model), then the registry's. */
   const withCurrent = (models: PiModelObject[]): PiModelObject[] => {
     const model = current();
-    return model && !models.some((m) => m.provider === model.provider && m.id === model.id) ? [model, ...models] : models;
+    return model && !models.some((m) => m.provider === model.provider && m.id === model.id)
+      ? [model, ...models]
+      : models;
   };
   const all = () => withCurrent(registry().all().map(piModelObject));
   const refuse = (member: string, why: string) => () => {
@@ -29,15 +35,21 @@ export function piModelRegistry(registry: () => ModelRegistry, current: () => Pi
     getAll: all,
     getAvailable: () => withCurrent(registry().available().map(piModelObject)),
     find: (provider: string, modelId: string) => all().find((m) => m.provider === provider && m.id === modelId),
-    hasConfiguredAuth: (model: { provider?: unknown } | undefined) => typeof model?.provider === "string" && registry().hasKey(model.provider),
+    hasConfiguredAuth: (model: { provider?: unknown } | undefined) =>
+      typeof model?.provider === "string" && registry().hasKey(model.provider),
     isUsingOAuth: () => false,
     getError: () => undefined,
     getProviderDisplayName: (provider: string) => provider,
-    getRegisteredProviderIds: () => registry().providers().map((p) => p.name),
+    getRegisteredProviderIds: () =>
+      registry()
+        .providers()
+        .map((p) => p.name),
     getProvider: () => undefined,
     getRegisteredProviderConfig: () => undefined,
     getRegisteredNativeProvider: () => undefined,
-    getProviderAuthStatus: (provider: unknown) => ({ configured: typeof provider === "string" && registry().hasKey(provider) }),
+    getProviderAuthStatus: (provider: unknown) => ({
+      configured: typeof provider === "string" && registry().hasKey(provider),
+    }),
     refresh: async () => ({ ok: true }),
     complete: reject("complete", noModelCalls),
     streamSimple: refuse("streamSimple", noModelCalls),

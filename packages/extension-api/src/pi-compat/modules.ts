@@ -19,7 +19,15 @@ import { mypiHome } from "@mypi/kernel";
 import { PI_PACKAGE_EXPORTS, type PiPackage } from "./exports.ts";
 import { codingAgentHelpers } from "./helpers.ts";
 import { piToolFactories, type ToolFactoryHost } from "./tool-factories.ts";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, formatSize, truncateHead, truncateLine, truncateTail } from "./truncate.ts";
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  GREP_MAX_LINE_LENGTH,
+  formatSize,
+  truncateHead,
+  truncateLine,
+  truncateTail,
+} from "./truncate.ts";
 import type { PiTerminal } from "../types.ts";
 import { codingAgentTuiExports, piTuiModule } from "./tui.ts";
 
@@ -37,7 +45,11 @@ function notInMypi(name: string, why: string): (...args: unknown[]) => never {
 }
 
 /** `@mariozechner/pi-coding-agent`: the values Pi extensions import from it. */
-export function codingAgentModule(toolHost?: ToolFactoryHost, terminal?: PiTerminal, sdk?: Record<string, unknown>): Record<string, unknown> {
+export function codingAgentModule(
+  toolHost?: ToolFactoryHost,
+  terminal?: PiTerminal,
+  sdk?: Record<string, unknown>,
+): Record<string, unknown> {
   return {
     // Pi's identity helpers for typing (mypi's registerTool adapts a Pi definition itself).
     defineTool: <T>(tool: T): T => tool,
@@ -80,11 +92,16 @@ function stringEnum(typebox: () => TypeBox) {
 /** `@mariozechner/pi-ai`: `Type` (`@sinclair/typebox`'s, loaded when first read) and `StringEnum`. */
 export function piAiModule(): Record<string, unknown> {
   const typebox = () => requireHost("@sinclair/typebox") as TypeBox;
-  const noModel = (name: string) => notInMypi(`${name}() from @mariozechner/pi-ai`, "extensions cannot call a model directly; the host owns the model");
+  const noModel = (name: string) =>
+    notInMypi(`${name}() from @mariozechner/pi-ai`, "extensions cannot call a model directly; the host owns the model");
   const module: Record<string, unknown> = {
     StringEnum: stringEnum(typebox),
     contentText: (content: unknown) =>
-      typeof content === "string" ? content : Array.isArray(content) ? content.map((c: { type?: string; text?: string }) => (c?.type === "text" ? (c.text ?? "") : "")).join("") : "",
+      typeof content === "string"
+        ? content
+        : Array.isArray(content)
+          ? content.map((c: { type?: string; text?: string }) => (c?.type === "text" ? (c.text ?? "") : "")).join("")
+          : "",
     complete: noModel("complete"),
     completeSimple: noModel("completeSimple"),
     stream: noModel("stream"),
@@ -96,7 +113,19 @@ export function piAiModule(): Record<string, unknown> {
 }
 
 /** Members a module loader, a test runner or `await` probes on any module: never reported. */
-const PROBED = new Set(["then", "default", "constructor", "prototype", "toJSON", "toString", "valueOf", "inspect", "asymmetricMatch", "nodeType", "tagName"]);
+const PROBED = new Set([
+  "then",
+  "default",
+  "constructor",
+  "prototype",
+  "toJSON",
+  "toString",
+  "valueOf",
+  "inspect",
+  "asymmetricMatch",
+  "nodeType",
+  "tagName",
+]);
 
 /**
  * Told once per module and member: `absent` when an extension reads a member that is not one of
@@ -110,7 +139,11 @@ export type OnMissingMember = (module: string, member: string, kind: "absent" | 
  * tests, `extends` and imports work) that throws a clear error naming it when called or
  * constructed. The first call of each is told to `onCall`.
  */
-export function withStandIns(pkg: PiPackage, module: Record<string, unknown>, onCall: (member: string) => void): Record<string, unknown> {
+export function withStandIns(
+  pkg: PiPackage,
+  module: Record<string, unknown>,
+  onCall: (member: string) => void,
+): Record<string, unknown> {
   for (const name of PI_PACKAGE_EXPORTS[pkg]) {
     if (name in module) continue;
     module[name] = standIn(pkg, name, onCall);
@@ -119,7 +152,9 @@ export function withStandIns(pkg: PiPackage, module: Record<string, unknown>, on
 }
 
 /** What a function has of its own, which a stand-in keeps (so `extends`, `.name`, `.call` work). */
-const FUNCTION_OWN = new Set(Object.getOwnPropertyNames(Function.prototype).concat(["prototype", "length", "name", "arguments", "caller", "then"]));
+const FUNCTION_OWN = new Set(
+  Object.getOwnPropertyNames(Function.prototype).concat(["prototype", "length", "name", "arguments", "caller", "then"]),
+);
 
 /**
  * A function (not a method, so `new X()` reaches the throw) that throws naming `name` when called
@@ -131,7 +166,9 @@ function standIn(pkg: string, name: string, onCall: (member: string) => void): (
   const fn = {
     [name]: function (): never {
       onCall(name);
-      throw new Error(`${name} from ${pkg} is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)`);
+      throw new Error(
+        `${name} from ${pkg} is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)`,
+      );
     },
   }[name]!;
   const members = new Map<string, (...args: unknown[]) => never>();
@@ -176,13 +213,19 @@ export function withMissingMembers(name: string, module: object, onMissing: OnMi
  * Every module name an extension may import, mapped to the host's module. The TypeBox entries
  * are getters: jiti reads the entry only when an extension imports that name.
  */
-export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost?: ToolFactoryHost, terminal?: PiTerminal, sdk?: () => Record<string, unknown>): Record<string, unknown> {
+export function piVirtualModules(
+  onMissing: OnMissingMember = () => {},
+  toolHost?: ToolFactoryHost,
+  terminal?: PiTerminal,
+  sdk?: () => Record<string, unknown>,
+): Record<string, unknown> {
   const modules: Record<string, unknown> = {};
   const once = <T>(make: () => T): (() => T) => {
     let value: T | undefined;
     return () => (value ??= make());
   };
-  const lazy = (name: string, load: () => unknown) => Object.defineProperty(modules, name, { enumerable: true, get: load });
+  const lazy = (name: string, load: () => unknown) =>
+    Object.defineProperty(modules, name, { enumerable: true, get: load });
 
   const called = new Set<string>();
   const standIns = (pkg: PiPackage, make: () => Record<string, unknown>) =>
@@ -201,7 +244,10 @@ export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost
   const agentCore = standIns("pi-agent-core", () => ({}));
   for (const scope of ["@mariozechner", "@earendil-works"]) {
     const pi = (name: string, module: () => object) =>
-      lazy(`${scope}/${name}`, once(() => withMissingMembers(`${scope}/${name}`, module(), onMissing)));
+      lazy(
+        `${scope}/${name}`,
+        once(() => withMissingMembers(`${scope}/${name}`, module(), onMissing)),
+      );
     pi("pi-coding-agent", codingAgent);
     pi("pi-ai", ai);
     // pi-ai 1.x's subpaths (`/compat` has 0.73's stream and provider functions, `/oauth`, `/models`).
@@ -209,7 +255,14 @@ export function piVirtualModules(onMissing: OnMissingMember = () => {}, toolHost
     pi("pi-tui", tui);
     pi("pi-agent-core", agentCore);
   }
-  for (const name of ["@sinclair/typebox", "@sinclair/typebox/value", "@sinclair/typebox/compiler", "typebox", "typebox/value", "typebox/compile"]) {
+  for (const name of [
+    "@sinclair/typebox",
+    "@sinclair/typebox/value",
+    "@sinclair/typebox/compiler",
+    "typebox",
+    "typebox/value",
+    "typebox/compile",
+  ]) {
     lazy(name, () => requireHost(name));
   }
   return modules;

@@ -15,10 +15,18 @@ export interface ToolPrompt {
 export const TOOL_PROMPTS = new WeakMap<Tool, ToolPrompt>();
 
 /** What a Pi definition adds to the prompt, or `undefined` when it adds nothing. */
-export function toolPrompt(definition: { promptSnippet?: unknown; promptGuidelines?: unknown }): ToolPrompt | undefined {
-  const snippet = typeof definition.promptSnippet === "string" && definition.promptSnippet.trim() ? definition.promptSnippet.trim() : undefined;
+export function toolPrompt(definition: {
+  promptSnippet?: unknown;
+  promptGuidelines?: unknown;
+}): ToolPrompt | undefined {
+  const snippet =
+    typeof definition.promptSnippet === "string" && definition.promptSnippet.trim()
+      ? definition.promptSnippet.trim()
+      : undefined;
   const guidelines = Array.isArray(definition.promptGuidelines)
-    ? definition.promptGuidelines.filter((g): g is string => typeof g === "string" && g.trim() !== "").map((g) => g.trim())
+    ? definition.promptGuidelines
+        .filter((g): g is string => typeof g === "string" && g.trim() !== "")
+        .map((g) => g.trim())
     : [];
   if (snippet === undefined && guidelines.length === 0) return undefined;
   return snippet === undefined ? { guidelines } : { snippet, guidelines };
@@ -62,7 +70,11 @@ export interface PiSystemPromptOptions {
 }
 
 /** `active`: the names of the active tools (the host's too); `tools`: the extensions' tools. */
-export function systemPromptOptions(cwd: string, active: readonly string[], tools: readonly Tool[]): PiSystemPromptOptions {
+export function systemPromptOptions(
+  cwd: string,
+  active: readonly string[],
+  tools: readonly Tool[],
+): PiSystemPromptOptions {
   const toolSnippets: Record<string, string> = {};
   const toolGuidelines: Record<string, string[]> = {};
   for (const tool of tools) {

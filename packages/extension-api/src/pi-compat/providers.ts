@@ -22,18 +22,29 @@ import { isRecord } from "@mypi/kernel";
 const RESERVED = new Set(["scripted"]);
 const OWN = new Set(KNOWN_PROVIDERS.map((p) => p.name));
 const HOST_KEY = /^\$\{?(OPENAI_API_KEY|ANTHROPIC_API_KEY)\}?$/;
-const OTHER_APIS = "mypi speaks \"openai-completions\", \"openai-responses\" and \"anthropic-messages\"";
+const OTHER_APIS = 'mypi speaks "openai-completions", "openai-responses" and "anthropic-messages"';
 
 /** Why `config` cannot be a provider of `extension`, or the provider. */
 export function checkProvider(name: unknown, config: unknown, extension: string): ProviderDefinition | string {
-  if (typeof name !== "string") return "Pi's native Provider objects (registerProvider(provider)) are not supported; use registerProvider(name, {baseUrl, apiKey, api, models})";
-  if (RESERVED.has(name)) return `"${name}" is mypi's own model kind (--model ${name}:…); give the provider another name`;
-  if (OWN.has(name)) return `"${name}" is mypi's own provider; register yours under another name (a proxy for it goes in settings: providers.${name}.baseUrl)`;
+  if (typeof name !== "string")
+    return "Pi's native Provider objects (registerProvider(provider)) are not supported; use registerProvider(name, {baseUrl, apiKey, api, models})";
+  if (RESERVED.has(name))
+    return `"${name}" is mypi's own model kind (--model ${name}:…); give the provider another name`;
+  if (OWN.has(name))
+    return `"${name}" is mypi's own provider; register yours under another name (a proxy for it goes in settings: providers.${name}.baseUrl)`;
   if (!isRecord(config)) return "give a config object {baseUrl, apiKey, api, models}";
-  if (config.oauth !== undefined) return "OAuth providers (Pi's /login) are not supported in mypi; give an apiKey instead";
-  if (config.streamSimple !== undefined) return `providers with their own stream (streamSimple) are not supported; ${OTHER_APIS}`;
-  const apis = [config.api, ...(Array.isArray(config.models) ? config.models.map((m) => (isRecord(m) ? m.api : undefined)) : [])];
-  const other = apis.find((api) => api !== undefined && api !== "openai-completions" && api !== "openai-responses" && api !== "anthropic-messages");
+  if (config.oauth !== undefined)
+    return "OAuth providers (Pi's /login) are not supported in mypi; give an apiKey instead";
+  if (config.streamSimple !== undefined)
+    return `providers with their own stream (streamSimple) are not supported; ${OTHER_APIS}`;
+  const apis = [
+    config.api,
+    ...(Array.isArray(config.models) ? config.models.map((m) => (isRecord(m) ? m.api : undefined)) : []),
+  ];
+  const other = apis.find(
+    (api) =>
+      api !== undefined && api !== "openai-completions" && api !== "openai-responses" && api !== "anthropic-messages",
+  );
   if (other !== undefined) return `api "${String(other)}" is not supported; ${OTHER_APIS}`;
   if (!Array.isArray(config.models) || config.models.length === 0) {
     return "only providers that define their models are supported (overriding the URL of a provider mypi does not have is not); give models: [{id, …}]";
@@ -43,8 +54,10 @@ export function checkProvider(name: unknown, config: unknown, extension: string)
   }
   const parsed = parseProviderConfig(name, config, `extension ${extension}`);
   if (typeof parsed === "string") return parsed;
-  if (parsed.baseUrl === undefined && parsed.models.some((m) => m.baseUrl === undefined)) return "baseUrl must be an http(s) URL (on the provider, or on every model)";
-  if (parsed.api === undefined && parsed.models.some((m) => m.api === undefined)) return `give api (on the provider, or on every model); ${OTHER_APIS}`;
+  if (parsed.baseUrl === undefined && parsed.models.some((m) => m.baseUrl === undefined))
+    return "baseUrl must be an http(s) URL (on the provider, or on every model)";
+  if (parsed.api === undefined && parsed.models.some((m) => m.api === undefined))
+    return `give api (on the provider, or on every model); ${OTHER_APIS}`;
   return parsed;
 }
 

@@ -8,7 +8,14 @@
  * parent's model or one the host looks up. No extension module is loaded a second time.
  */
 import { dirname, resolve } from "node:path";
-import { defaultSessionDir, listSessionFiles, SessionManager as KernelSession, type Message, type ThinkingLevel, type Tool } from "@mypi/kernel";
+import {
+  defaultSessionDir,
+  listSessionFiles,
+  SessionManager as KernelSession,
+  type Message,
+  type ThinkingLevel,
+  type Tool,
+} from "@mypi/kernel";
 import type { ChildAgent, CreateAgentOptions } from "../child-types.ts";
 import { sessionTree } from "../context.ts";
 import type { ExtensionStreamEvent } from "../events.ts";
@@ -56,8 +63,16 @@ export class PiSessionManager {
     return new PiSessionManager(KernelSession.continueLatest(options) ?? KernelSession.create(options));
   }
   /** The workspace's sessions, newest last: `{path, id, cwd, modified}`. */
-  static async list(cwd: string = process.cwd(), sessionDir?: string): Promise<{ path: string; id: string; cwd: string; modified: Date }[]> {
-    return listSessionFiles(sessionDir ?? defaultSessionDir(cwd)).map((f) => ({ path: f.file, id: f.id, cwd, modified: new Date(f.mtime) }));
+  static async list(
+    cwd: string = process.cwd(),
+    sessionDir?: string,
+  ): Promise<{ path: string; id: string; cwd: string; modified: Date }[]> {
+    return listSessionFiles(sessionDir ?? defaultSessionDir(cwd)).map((f) => ({
+      path: f.file,
+      id: f.id,
+      cwd,
+      modified: new Date(f.mtime),
+    }));
   }
 
   getCwd(): string {
@@ -106,12 +121,20 @@ export class PiSessionManager {
 }
 
 /** Pi's `ModelRuntime.create()` and `ModelRegistry`: the model registry's models (the known ones, the settings' and the extensions' providers') and the session's model. */
-export function createModelRuntime(models: () => ModelRegistry, current: () => PiModel | undefined, notice: (what: string) => void): Record<string, unknown> {
-  const registry = piModelRegistry(models, current, notice) as { find(provider: string, id: string): PiModel | undefined; getAll(): PiModel[] };
+export function createModelRuntime(
+  models: () => ModelRegistry,
+  current: () => PiModel | undefined,
+  notice: (what: string) => void,
+): Record<string, unknown> {
+  const registry = piModelRegistry(models, current, notice) as {
+    find(provider: string, id: string): PiModel | undefined;
+    getAll(): PiModel[];
+  };
   return {
     ...registry,
     getModel: (provider: string, id: string) => registry.find(provider, id),
-    getModels: (provider?: string) => registry.getAll().filter((m) => provider === undefined || m.provider === provider),
+    getModels: (provider?: string) =>
+      registry.getAll().filter((m) => provider === undefined || m.provider === provider),
     getAvailable: async () => registry.getAll(),
     getAvailableSnapshot: () => registry.getAll(),
     getProviders: () => [...new Set(registry.getAll().map((m) => m.provider))].map((id) => ({ id })),
@@ -130,7 +153,11 @@ export class PiResourceLoader {
   }
   getAppendSystemPrompt(): string[] {
     const append = this.options.appendSystemPrompt;
-    return Array.isArray(append) ? append.filter((a): a is string => typeof a === "string") : typeof append === "string" ? [append] : [];
+    return Array.isArray(append)
+      ? append.filter((a): a is string => typeof a === "string")
+      : typeof append === "string"
+        ? [append]
+        : [];
   }
   getExtensions() {
     return { extensions: [], errors: [], runtime: {} };
@@ -152,7 +179,12 @@ export class PiResourceLoader {
 
 /** Pi's `SettingsManager.inMemory(settings)` / `create()`: kept, not read (the host's settings apply). */
 export const PiSettingsManager = {
-  inMemory: (settings: Record<string, unknown> = {}) => ({ settings, get: (key: string) => settings[key], getGlobalSettings: () => settings, getProjectSettings: () => ({}) }),
+  inMemory: (settings: Record<string, unknown> = {}) => ({
+    settings,
+    get: (key: string) => settings[key],
+    getGlobalSettings: () => settings,
+    getProjectSettings: () => ({}),
+  }),
   create: () => PiSettingsManager.inMemory(),
 };
 
@@ -167,15 +199,32 @@ export interface SdkState {
 
 /** `createAgentSession(options)` of Pi, backed by `pi.createAgent`. */
 export function piCreateAgentSession(state: SdkState) {
-  return async function createAgentSession(options: Record<string, unknown> = {}): Promise<{ session: PiAgentSession; extensionsResult: { extensions: never[]; errors: never[] }; modelFallbackMessage?: string }> {
+  return async function createAgentSession(
+    options: Record<string, unknown> = {},
+  ): Promise<{
+    session: PiAgentSession;
+    extensionsResult: { extensions: never[]; errors: never[] };
+    modelFallbackMessage?: string;
+  }> {
     const { host, once } = state;
     if (typeof options.cwd === "string" && resolve(options.cwd) !== resolve(host.cwd)) {
-      once("sdk:cwd", `createAgentSession({cwd: ${JSON.stringify(options.cwd)}}): mypi's tools work in the workspace ${host.cwd}, so the child session does too (reported once; see docs/pi-compat.md)`);
+      once(
+        "sdk:cwd",
+        `createAgentSession({cwd: ${JSON.stringify(options.cwd)}}): mypi's tools work in the workspace ${host.cwd}, so the child session does too (reported once; see docs/pi-compat.md)`,
+      );
     }
-    const loader = options.resourceLoader as Partial<PiResourceLoader> & { getExtensions?: () => { extensions?: unknown[] } } | undefined;
+    const loader = options.resourceLoader as
+      | (Partial<PiResourceLoader> & { getExtensions?: () => { extensions?: unknown[] } })
+      | undefined;
     const policies = !asksNoExtensions(loader);
-    if (!policies) once("sdk:policies", "createAgentSession: a child session runs without the extensions' decision slots (policies), as its resourceLoader asks for no extensions (reported once; see docs/pi-compat.md)");
-    const systemPrompt = [loader?.getSystemPrompt?.(), ...(loader?.getAppendSystemPrompt?.() ?? [])].filter((p): p is string => typeof p === "string" && p !== "");
+    if (!policies)
+      once(
+        "sdk:policies",
+        "createAgentSession: a child session runs without the extensions' decision slots (policies), as its resourceLoader asks for no extensions (reported once; see docs/pi-compat.md)",
+      );
+    const systemPrompt = [loader?.getSystemPrompt?.(), ...(loader?.getAppendSystemPrompt?.() ?? [])].filter(
+      (p): p is string => typeof p === "string" && p !== "",
+    );
     const model = modelSpec(options.model, state.current());
     const create: CreateAgentOptions = {
       name: "session",
@@ -187,12 +236,21 @@ export function piCreateAgentSession(state: SdkState) {
       ...(options.sessionManager instanceof PiSessionManager && { session: options.sessionManager[SESSION] }),
     };
     const child = await host.runtime.createAgent(create);
-    return { session: new PiAgentSession(child, options.sessionManager instanceof PiSessionManager ? options.sessionManager : undefined, isThinkingLevel(options.thinkingLevel) ? options.thinkingLevel : "off"), extensionsResult: { extensions: [], errors: [] } };
+    return {
+      session: new PiAgentSession(
+        child,
+        options.sessionManager instanceof PiSessionManager ? options.sessionManager : undefined,
+        isThinkingLevel(options.thinkingLevel) ? options.thinkingLevel : "off",
+      ),
+      extensionsResult: { extensions: [], errors: [] },
+    };
   };
 }
 
 /** `noExtensions` on the loader, or a loader of the caller's that lists none: Pi's way to say "no extensions" (the opt-out). */
-function asksNoExtensions(loader: (Partial<PiResourceLoader> & { getExtensions?: () => { extensions?: unknown[] } }) | undefined): boolean {
+function asksNoExtensions(
+  loader: (Partial<PiResourceLoader> & { getExtensions?: () => { extensions?: unknown[] } }) | undefined,
+): boolean {
   if (!loader) return false;
   if (loader instanceof PiResourceLoader) return loader.options.noExtensions === true;
   const listed = loader.getExtensions?.()?.extensions;
@@ -208,9 +266,16 @@ function modelSpec(model: unknown, current: PiModel | undefined): string | undef
 }
 
 /** Pi's `tools`, `noTools`, `excludeTools`, `customTools` as the child's tool choice. */
-function toolOptions(options: Record<string, unknown>, context: ExtensionContext): Pick<CreateAgentOptions, "tools" | "excludeTools" | "ignoreMissingTools" | "extraTools"> {
-  const names = Array.isArray(options.tools) ? options.tools.filter((t): t is string => typeof t === "string") : undefined;
-  const exclude = Array.isArray(options.excludeTools) ? options.excludeTools.filter((t): t is string => typeof t === "string") : [];
+function toolOptions(
+  options: Record<string, unknown>,
+  context: ExtensionContext,
+): Pick<CreateAgentOptions, "tools" | "excludeTools" | "ignoreMissingTools" | "extraTools"> {
+  const names = Array.isArray(options.tools)
+    ? options.tools.filter((t): t is string => typeof t === "string")
+    : undefined;
+  const exclude = Array.isArray(options.excludeTools)
+    ? options.excludeTools.filter((t): t is string => typeof t === "string")
+    : [];
   let tools: string[] | undefined;
   if (names !== undefined) {
     const edits = names.length > 0 && names.every((n) => n.startsWith("+") || n.startsWith("-"));
@@ -219,8 +284,14 @@ function toolOptions(options: Record<string, unknown>, context: ExtensionContext
   } else if (options.noTools === "all") tools = [];
   else if (options.noTools === "builtin") exclude.push(...BUILTIN_TOOLS);
   const custom = Array.isArray(options.customTools) ? options.customTools : [];
-  const extraTools: Tool[] = custom.map((d) => (isPiToolDefinition(d) ? piTool(d as PiToolDefinition, context) : (d as Tool)));
-  return { ...(tools !== undefined && { tools, ignoreMissingTools: true }), ...(exclude.length > 0 && { excludeTools: exclude }), ...(extraTools.length > 0 && { extraTools }) };
+  const extraTools: Tool[] = custom.map((d) =>
+    isPiToolDefinition(d) ? piTool(d as PiToolDefinition, context) : (d as Tool),
+  );
+  return {
+    ...(tools !== undefined && { tools, ignoreMissingTools: true }),
+    ...(exclude.length > 0 && { excludeTools: exclude }),
+    ...(extraTools.length > 0 && { extraTools }),
+  };
 }
 
 function isThinkingLevel(value: unknown): value is ThinkingLevel {
@@ -247,7 +318,13 @@ export class PiAgentSession {
     return this.#child.messages;
   }
   get state() {
-    return { messages: this.#child.messages, model: this.model, thinkingLevel: this.#thinking, systemPrompt: this.systemPrompt, isStreaming: this.isStreaming };
+    return {
+      messages: this.#child.messages,
+      model: this.model,
+      thinkingLevel: this.#thinking,
+      systemPrompt: this.systemPrompt,
+      isStreaming: this.isStreaming,
+    };
   }
   get model(): PiModel {
     return describeSelectedModel({ client: this.#child.model, entry: undefined });
@@ -302,17 +379,26 @@ export class PiAgentSession {
   subscribe(listener: PiListener): () => void {
     return this.#child.subscribe((event: ExtensionStreamEvent) => {
       const e = event as unknown as Record<string, unknown>;
-      listener(event.type === "message_update" ? { ...e, assistantMessageEvent: assistantMessageEvent(event as Parameters<typeof assistantMessageEvent>[0]) } : e);
+      listener(
+        event.type === "message_update"
+          ? { ...e, assistantMessageEvent: assistantMessageEvent(event as Parameters<typeof assistantMessageEvent>[0]) }
+          : e,
+      );
       if (event.type === "agent_end") listener({ type: "agent_settled", aborted: event.stopReason === "aborted" });
     });
   }
 
   /** Runs one prompt to its end (while a run goes, `streamingBehavior` queues it, as in Pi). */
-  async prompt(text: string, options: { streamingBehavior?: "steer" | "followUp"; images?: never[] } = {}): Promise<void> {
+  async prompt(
+    text: string,
+    options: { streamingBehavior?: "steer" | "followUp"; images?: never[] } = {},
+  ): Promise<void> {
     if (this.#child.isRunning) {
       if (options.streamingBehavior === "steer") return void this.#child.steer(text);
       if (options.streamingBehavior === "followUp") return void this.#child.followUp(text);
-      throw new Error("The agent session is already streaming: pass streamingBehavior \"steer\" or \"followUp\" (or call steer() / followUp()).");
+      throw new Error(
+        'The agent session is already streaming: pass streamingBehavior "steer" or "followUp" (or call steer() / followUp()).',
+      );
     }
     const run = this.#child.run(text);
     this.#idle = run.then(
@@ -323,7 +409,10 @@ export class PiAgentSession {
     if (outcome.stopReason === "error" && outcome.error) throw new Error(outcome.error);
   }
 
-  async sendUserMessage(content: string | { type: string; text?: string }[], options: { deliverAs?: "steer" | "followUp" } = {}): Promise<void> {
+  async sendUserMessage(
+    content: string | { type: string; text?: string }[],
+    options: { deliverAs?: "steer" | "followUp" } = {},
+  ): Promise<void> {
     return this.prompt(textOf(content), options.deliverAs ? { streamingBehavior: options.deliverAs } : {});
   }
 
@@ -364,7 +453,13 @@ export class PiAgentSession {
       toolCalls: u.toolCalls,
       toolResults: this.#child.messages.filter((m) => m.role === "toolResult").length,
       totalMessages: this.#child.messages.length,
-      tokens: { input: u.input, output: u.output, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, total: u.totalTokens },
+      tokens: {
+        input: u.input,
+        output: u.output,
+        cacheRead: u.cacheRead,
+        cacheWrite: u.cacheWrite,
+        total: u.totalTokens,
+      },
       cost: u.cost,
     };
   }
@@ -383,7 +478,9 @@ function textOf(message: unknown): string {
   if (typeof message === "string") return message;
   const content = Array.isArray(message) ? message : (message as { content?: unknown } | undefined)?.content;
   if (typeof content === "string") return content;
-  return Array.isArray(content) ? content.map((c: { type?: string; text?: string }) => (c?.type === "text" ? (c.text ?? "") : "")).join("\n") : String(message);
+  return Array.isArray(content)
+    ? content.map((c: { type?: string; text?: string }) => (c?.type === "text" ? (c.text ?? "") : "")).join("\n")
+    : String(message);
 }
 
 /** Pi's 0.73 `AuthStorage`: kept, not read (credentials stay with the host). */

@@ -11,16 +11,67 @@
 
 /** Pi 1.6's foreground tokens (`THEME_TOKENS` with slot `foreground`). */
 export const THEME_FG_TOKENS = [
-  "accent", "border", "borderAccent", "borderMuted", "success", "error", "warning", "muted", "dim", "text", "thinkingText",
-  "scrollbarTrack", "scrollbarThumb", "searchMatchText", "userMessageText", "customMessageText", "customMessageLabel", "toolTitle",
-  "toolOutput", "mdHeading", "mdLink", "mdLinkUrl", "mdCode", "mdCodeBlock", "mdCodeBlockBorder", "mdQuote", "mdQuoteBorder", "mdHr",
-  "mdListBullet", "toolDiffAdded", "toolDiffRemoved", "toolDiffContext", "syntaxComment", "syntaxKeyword", "syntaxFunction",
-  "syntaxVariable", "syntaxString", "syntaxNumber", "syntaxType", "syntaxOperator", "syntaxPunctuation", "thinkingOff",
-  "thinkingMinimal", "thinkingLow", "thinkingMedium", "thinkingHigh", "thinkingXhigh", "thinkingMax", "bashMode",
+  "accent",
+  "border",
+  "borderAccent",
+  "borderMuted",
+  "success",
+  "error",
+  "warning",
+  "muted",
+  "dim",
+  "text",
+  "thinkingText",
+  "scrollbarTrack",
+  "scrollbarThumb",
+  "searchMatchText",
+  "userMessageText",
+  "customMessageText",
+  "customMessageLabel",
+  "toolTitle",
+  "toolOutput",
+  "mdHeading",
+  "mdLink",
+  "mdLinkUrl",
+  "mdCode",
+  "mdCodeBlock",
+  "mdCodeBlockBorder",
+  "mdQuote",
+  "mdQuoteBorder",
+  "mdHr",
+  "mdListBullet",
+  "toolDiffAdded",
+  "toolDiffRemoved",
+  "toolDiffContext",
+  "syntaxComment",
+  "syntaxKeyword",
+  "syntaxFunction",
+  "syntaxVariable",
+  "syntaxString",
+  "syntaxNumber",
+  "syntaxType",
+  "syntaxOperator",
+  "syntaxPunctuation",
+  "thinkingOff",
+  "thinkingMinimal",
+  "thinkingLow",
+  "thinkingMedium",
+  "thinkingHigh",
+  "thinkingXhigh",
+  "thinkingMax",
+  "bashMode",
 ] as const;
 
 /** Pi 1.6's background tokens. */
-export const THEME_BG_TOKENS = ["selectedBg", "searchMatchBg", "userMessageBg", "customMessageBg", "toolPendingBg", "toolSuccessBg", "toolErrorBg"] as const;
+export const THEME_BG_TOKENS = [
+  "selectedBg",
+  "searchMatchBg",
+  "userMessageBg",
+  "customMessageBg",
+  "toolPendingBg",
+  "toolSuccessBg",
+  "toolErrorBg",
+] as const;
 
 const FG = new Set<string>(THEME_FG_TOKENS);
 const BG = new Set<string>(THEME_BG_TOKENS);
@@ -55,7 +106,13 @@ const PAINTS = new WeakMap<Theme, ThemePaint>();
 
 /** Pi's thinking levels and the token of each one's border. */
 const THINKING: Record<string, string> = {
-  off: "thinkingOff", minimal: "thinkingMinimal", low: "thinkingLow", medium: "thinkingMedium", high: "thinkingHigh", xhigh: "thinkingXhigh", max: "thinkingMax",
+  off: "thinkingOff",
+  minimal: "thinkingMinimal",
+  low: "thinkingLow",
+  medium: "thinkingMedium",
+  high: "thinkingHigh",
+  xhigh: "thinkingXhigh",
+  max: "thinkingMax",
 };
 
 export class Theme {
@@ -84,12 +141,26 @@ export class Theme {
 
   /** Every token's colour: the terminal's default (mypi does not expose concrete colours). */
   get colors(): Readonly<Record<string, { kind: "default" }>> {
-    return Object.freeze(Object.fromEntries([...THEME_FG_TOKENS, ...THEME_BG_TOKENS].map((t) => [t, { kind: "default" as const }])));
+    return Object.freeze(
+      Object.fromEntries([...THEME_FG_TOKENS, ...THEME_BG_TOKENS].map((t) => [t, { kind: "default" as const }])),
+    );
   }
 
-  style(text: string, options: { fg?: string; bg?: string; bold?: boolean; italic?: boolean; underline?: boolean; inverse?: boolean; strikethrough?: boolean } = {}): string {
+  style(
+    text: string,
+    options: {
+      fg?: string;
+      bg?: string;
+      bold?: boolean;
+      italic?: boolean;
+      underline?: boolean;
+      inverse?: boolean;
+      strikethrough?: boolean;
+    } = {},
+  ): string {
     let out = text;
-    for (const attribute of ["bold", "italic", "underline", "inverse", "strikethrough"] as const) if (options[attribute]) out = this[attribute](out);
+    for (const attribute of ["bold", "italic", "underline", "inverse", "strikethrough"] as const)
+      if (options[attribute]) out = this[attribute](out);
     if (options.fg !== undefined) out = this.fg(options.fg, out);
     if (options.bg !== undefined) out = this.bg(options.bg, out);
     return out;
@@ -163,4 +234,6 @@ export function paintedTheme(paint: ThemePaint, options: ThemeOptions = {}): The
 }
 
 /** The headless theme: Pi's members, no colour (text returned as it is, escape getters ""). */
-export const PLAIN_PI_THEME = Object.freeze(new Theme(undefined, undefined, "256color", { name: "plain", appearance: "dark" })) as Theme;
+export const PLAIN_PI_THEME = Object.freeze(
+  new Theme(undefined, undefined, "256color", { name: "plain", appearance: "dark" }),
+) as Theme;

@@ -22,7 +22,8 @@ export function isPiToolDefinition(definition: unknown): definition is PiToolDef
  * plain `Error` saying what is wrong (`registerTool` adds its code and the tool's name).
  */
 export function piTool(pi: PiToolDefinition, context: ExtensionContext): Tool {
-  if (pi.prepareArguments !== undefined && typeof pi.prepareArguments !== "function") throw new Error("prepareArguments must be a function (args) => args");
+  if (pi.prepareArguments !== undefined && typeof pi.prepareArguments !== "function")
+    throw new Error("prepareArguments must be a function (args) => args");
   if (pi.executionMode !== undefined && pi.executionMode !== "sequential" && pi.executionMode !== "parallel") {
     throw new Error(`executionMode must be "sequential" or "parallel", got ${describeValue(pi.executionMode)}`);
   }
@@ -35,10 +36,18 @@ export function piTool(pi: PiToolDefinition, context: ExtensionContext): Tool {
     execute: async (args: Record<string, unknown>, ctx: ToolContext) => {
       const path = ctx.context?.agentPath;
       // The agent running the call: a child's path when a child agent calls (docs/subagents.md).
-      const toolCtx = withSignal(context, { signal: ctx.signal, ...(Array.isArray(path) && { agentPath: path as readonly string[] }) });
+      const toolCtx = withSignal(context, {
+        signal: ctx.signal,
+        ...(Array.isArray(path) && { agentPath: path as readonly string[] }),
+      });
       const result = await pi.execute(ctx.toolCallId, args, ctx.signal, (partial) => ctx.onUpdate(partial), toolCtx);
       // terminate: Pi's "end the run after this batch" (the model is not called again).
-      return { content: result?.content ?? [], details: result?.details, isError: result?.isError, ...(result?.terminate === true && { terminate: true }) };
+      return {
+        content: result?.content ?? [],
+        details: result?.details,
+        isError: result?.isError,
+        ...(result?.terminate === true && { terminate: true }),
+      };
     },
   });
   const prompt = toolPrompt(pi);

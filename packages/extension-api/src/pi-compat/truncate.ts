@@ -43,9 +43,18 @@ const byteLength = (text: string) => Buffer.byteLength(text, "utf8");
 /** Keep whole lines from the start. */
 export function truncateHead(content: string, options: TruncationOptions = {}): TruncationResult {
   const { maxLines, maxBytes, lines, totalBytes } = measure(content, options);
-  if (lines.length <= maxLines && totalBytes <= maxBytes) return untouched(content, lines.length, totalBytes, maxLines, maxBytes);
+  if (lines.length <= maxLines && totalBytes <= maxBytes)
+    return untouched(content, lines.length, totalBytes, maxLines, maxBytes);
   if (byteLength(lines[0]!) > maxBytes) {
-    return result("", { truncatedBy: "bytes", lines: 0, totalLines: lines.length, totalBytes, maxLines, maxBytes, firstLineExceedsLimit: true });
+    return result("", {
+      truncatedBy: "bytes",
+      lines: 0,
+      totalLines: lines.length,
+      totalBytes,
+      maxLines,
+      maxBytes,
+      firstLineExceedsLimit: true,
+    });
   }
   const kept: string[] = [];
   let bytes = 0;
@@ -60,20 +69,36 @@ export function truncateHead(content: string, options: TruncationOptions = {}): 
     kept.push(line);
     bytes += cost;
   }
-  return result(kept.join("\n"), { truncatedBy: by, lines: kept.length, totalLines: lines.length, totalBytes, maxLines, maxBytes });
+  return result(kept.join("\n"), {
+    truncatedBy: by,
+    lines: kept.length,
+    totalLines: lines.length,
+    totalBytes,
+    maxLines,
+    maxBytes,
+  });
 }
 
 /** Keep whole lines from the end (a last line longer than `maxBytes` keeps its end). */
 export function truncateTail(content: string, options: TruncationOptions = {}): TruncationResult {
   const { maxLines, maxBytes, lines, totalBytes } = measure(content, options);
-  if (lines.length <= maxLines && totalBytes <= maxBytes) return untouched(content, lines.length, totalBytes, maxLines, maxBytes);
+  if (lines.length <= maxLines && totalBytes <= maxBytes)
+    return untouched(content, lines.length, totalBytes, maxLines, maxBytes);
   const last = lines[lines.length - 1]!;
   if (byteLength(last) > maxBytes) {
     const tail = Buffer.from(last, "utf8").subarray(-maxBytes);
     let start = 0;
     while (start < tail.length && (tail[start]! & 0xc0) === 0x80) start++; // skip a torn character
     const text = tail.subarray(start).toString("utf8");
-    return result(text, { truncatedBy: "bytes", lines: 1, totalLines: lines.length, totalBytes, maxLines, maxBytes, lastLinePartial: true });
+    return result(text, {
+      truncatedBy: "bytes",
+      lines: 1,
+      totalLines: lines.length,
+      totalBytes,
+      maxLines,
+      maxBytes,
+      lastLinePartial: true,
+    });
   }
   const kept: string[] = [];
   let bytes = 0;
@@ -88,7 +113,14 @@ export function truncateTail(content: string, options: TruncationOptions = {}): 
     kept.push(lines[i]!);
     bytes += cost;
   }
-  return result(kept.reverse().join("\n"), { truncatedBy: by, lines: kept.length, totalLines: lines.length, totalBytes, maxLines, maxBytes });
+  return result(kept.reverse().join("\n"), {
+    truncatedBy: by,
+    lines: kept.length,
+    totalLines: lines.length,
+    totalBytes,
+    maxLines,
+    maxBytes,
+  });
 }
 
 /** One line cut to `maxChars` characters, marked `... [truncated]`. */
@@ -106,7 +138,13 @@ function measure(content: string, options: TruncationOptions) {
   };
 }
 
-function untouched(content: string, lines: number, bytes: number, maxLines: number, maxBytes: number): TruncationResult {
+function untouched(
+  content: string,
+  lines: number,
+  bytes: number,
+  maxLines: number,
+  maxBytes: number,
+): TruncationResult {
   return {
     content,
     truncated: false,

@@ -25,7 +25,9 @@ export const PLAIN_THEME: Readonly<Record<string, (...args: unknown[]) => string
 export const Key: Readonly<Record<string, unknown>> = new Proxy(Object.freeze({}), {
   get(_target, prop) {
     if (typeof prop !== "string" || prop === "then") return undefined;
-    const modifier = /^(ctrl|shift|alt|meta|super)([A-Z]\w*)?$/.test(prop) ? prop.replace(/[A-Z]/g, (c) => `+${c.toLowerCase()}`) : undefined;
+    const modifier = /^(ctrl|shift|alt|meta|super)([A-Z]\w*)?$/.test(prop)
+      ? prop.replace(/[A-Z]/g, (c) => `+${c.toLowerCase()}`)
+      : undefined;
     return modifier === undefined ? prop : (key: string) => `${modifier}+${key}`;
   },
 });
@@ -86,7 +88,9 @@ export function piTuiModule(): Record<string, unknown> {
     styleTextWithAnsi: (text: string) => text,
     hyperlink: (text: string) => text,
     truncateToWidth: (text: string, width: number, ellipsis = "...") =>
-      visibleWidth(text) <= width ? text : text.replace(ANSI, "").slice(0, Math.max(0, width - ellipsis.length)) + ellipsis,
+      visibleWidth(text) <= width
+        ? text
+        : text.replace(ANSI, "").slice(0, Math.max(0, width - ellipsis.length)) + ellipsis,
     wrapTextWithAnsi: (text: string, width: number) => {
       const plain = text.replace(ANSI, "");
       const lines: string[] = [];
@@ -161,14 +165,16 @@ export function piUI(ui: ExtensionUI, notice: (member: string) => void): PiUI {
   const host = ui as unknown as Record<string, unknown>;
   for (const member of Object.keys(wrapped)) {
     const own = host[member];
-    if (typeof own === "function") wrapped[member] = (...args: unknown[]) => (own as (...a: unknown[]) => unknown).apply(ui, args);
+    if (typeof own === "function")
+      wrapped[member] = (...args: unknown[]) => (own as (...a: unknown[]) => unknown).apply(ui, args);
   }
   // A host that draws (interactive mode) has a theme of its own.
   if (host.theme !== undefined && typeof host.theme === "object") wrapped.theme = host.theme;
   const unknown = new Map<string, () => undefined>();
   return new Proxy(wrapped, {
     get(target, prop, receiver) {
-      if (typeof prop !== "string" || prop in target || prop === "then" || prop === "toJSON") return Reflect.get(target, prop, receiver);
+      if (typeof prop !== "string" || prop in target || prop === "then" || prop === "toJSON")
+        return Reflect.get(target, prop, receiver);
       let inert = unknown.get(prop);
       if (!inert) {
         inert = () => void notice(`ctx.ui.${prop}`);

@@ -29,7 +29,10 @@ export interface UserBashResult {
 }
 
 /** `undefined`: mypi runs the command. Otherwise which extension answered, and how. */
-export type UserBashAnswer = { extension: string; result: UserBashResult } | { extension: string; error: string } | undefined;
+export type UserBashAnswer =
+  | { extension: string; result: UserBashResult }
+  | { extension: string; error: string }
+  | undefined;
 
 export interface UserBashHandler {
   extension: string;
@@ -44,7 +47,12 @@ export interface UserBashHost {
 }
 
 /** Runs `handlers` for one `!cmd`; `reported` keeps the extensions already told about `{operations}`. */
-export async function runUserBash(handlers: readonly UserBashHandler[], request: UserBashRequest, host: UserBashHost, reported: Set<string>): Promise<UserBashAnswer> {
+export async function runUserBash(
+  handlers: readonly UserBashHandler[],
+  request: UserBashRequest,
+  host: UserBashHost,
+  reported: Set<string>,
+): Promise<UserBashAnswer> {
   for (const h of handlers) {
     if (!h.live()) continue;
     const failed = (error: string): UserBashAnswer => {
@@ -62,13 +70,17 @@ export async function runUserBash(handlers: readonly UserBashHandler[], request:
     if (answer.result === undefined && answer.operations !== undefined) {
       if (!reported.has(h.extension)) {
         reported.add(h.extension);
-        host.diagnostic(`${h.extension}: a user_bash handler returned {operations}: mypi does not run commands through an extension's operations, so it runs the command itself (reported once; see docs/pi-compat.md)`);
+        host.diagnostic(
+          `${h.extension}: a user_bash handler returned {operations}: mypi does not run commands through an extension's operations, so it runs the command itself (reported once; see docs/pi-compat.md)`,
+        );
       }
       return undefined;
     }
     const result = bashResult(answer.result);
     if (result === undefined || answer.operations !== undefined) {
-      return failed("Invalid user_bash handler result: return undefined to let mypi run the command, or {result: {output, exitCode, cancelled, truncated}} to replace its run");
+      return failed(
+        "Invalid user_bash handler result: return undefined to let mypi run the command, or {result: {output, exitCode, cancelled, truncated}} to replace its run",
+      );
     }
     return { extension: h.extension, result };
   }
@@ -81,5 +93,10 @@ function bashResult(value: unknown): UserBashResult | undefined {
   const r = value as Record<string, unknown>;
   if (typeof r.output !== "string") return undefined;
   if (r.exitCode !== undefined && (typeof r.exitCode !== "number" || !Number.isInteger(r.exitCode))) return undefined;
-  return { output: r.output, exitCode: r.exitCode as number | undefined, cancelled: r.cancelled === true, truncated: r.truncated === true };
+  return {
+    output: r.output,
+    exitCode: r.exitCode as number | undefined,
+    cancelled: r.cancelled === true,
+    truncated: r.truncated === true,
+  };
 }

@@ -39,10 +39,18 @@ export class SessionBuilder {
   }
 
   /** A compaction under `parent`, keeping from the foreign entry `firstKept` on. */
-  compaction(id: string, parent: string | null | undefined, c: { summary: string; firstKept?: string; tokensBefore: number }): void {
+  compaction(
+    id: string,
+    parent: string | null | undefined,
+    c: { summary: string; firstKept?: string; tokensBefore: number },
+  ): void {
     this.moveTo(parent);
     const kept = this.mapped(c.firstKept);
-    const entryId = this.session.appendCompaction({ summary: c.summary, tokensBefore: c.tokensBefore, ...(typeof kept === "string" && { firstKeptEntryId: kept }) });
+    const entryId = this.session.appendCompaction({
+      summary: c.summary,
+      tokensBefore: c.tokensBefore,
+      ...(typeof kept === "string" && { firstKeptEntryId: kept }),
+    });
     this.remember(id, entryId);
   }
 
@@ -89,7 +97,8 @@ export function readJsonLines(file: string, notes: string[]): { line: number; va
       notes.push(`${file}:${i + 1}: ${i === lines.length - 1 ? "incomplete last line" : "not JSON"}, skipped`);
       continue;
     }
-    if (typeof value === "object" && value !== null && !Array.isArray(value)) out.push({ line: i + 1, value: value as Record<string, unknown> });
+    if (typeof value === "object" && value !== null && !Array.isArray(value))
+      out.push({ line: i + 1, value: value as Record<string, unknown> });
     else notes.push(`${file}:${i + 1}: not a JSON object, skipped`);
   }
   return out;

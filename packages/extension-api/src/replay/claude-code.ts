@@ -61,11 +61,21 @@ export const CLAUDE_CODE_TOOLS: Readonly<Record<string, (input: Input) => Mapped
     take(input, out, "old_string", "oldText");
     take(input, out, "new_string", "newText");
     // mypi's edit replaces one unique occurrence; replace_all: false says the same.
-    return { name: "edit", input: out, dropped: rest(input, ["file_path", "old_string", "new_string", ...(input.replace_all === true ? [] : ["replace_all"])]) };
+    return {
+      name: "edit",
+      input: out,
+      dropped: rest(input, [
+        "file_path",
+        "old_string",
+        "new_string",
+        ...(input.replace_all === true ? [] : ["replace_all"]),
+      ]),
+    };
   },
   MultiEdit: (input) => {
     const edits = Array.isArray(input.edits) ? (input.edits as Input[]) : [];
-    if (edits.length !== 1) return { unmappable: `MultiEdit with ${edits.length} edits (mypi's edit makes one replacement per call)` };
+    if (edits.length !== 1)
+      return { unmappable: `MultiEdit with ${edits.length} edits (mypi's edit makes one replacement per call)` };
     return CLAUDE_CODE_TOOLS.Edit!({ file_path: input.file_path, ...edits[0] });
   },
   Grep: (input) => {
@@ -76,7 +86,18 @@ export const CLAUDE_CODE_TOOLS: Readonly<Record<string, (input: Input) => Mapped
     take(input, out, "-i", "ignoreCase");
     take(input, out, "head_limit", "limit");
     // output_mode "content" is what mypi's grep prints; the others change only the output's shape.
-    return { name: "grep", input: out, dropped: rest(input, ["pattern", "path", "glob", "-i", "head_limit", ...(input.output_mode === "content" ? ["output_mode"] : [])]) };
+    return {
+      name: "grep",
+      input: out,
+      dropped: rest(input, [
+        "pattern",
+        "path",
+        "glob",
+        "-i",
+        "head_limit",
+        ...(input.output_mode === "content" ? ["output_mode"] : []),
+      ]),
+    };
   },
   Glob: (input) => {
     const out: Input = {};
@@ -103,7 +124,14 @@ const BLOCKED_TEXTS: readonly { test: RegExp; ask: boolean }[] = [
 /** Results given before the call was judged: no such tool, input that did not validate. */
 const NEVER_JUDGED = /^<tool_use_error>(?:InputValidationError|Error: No such tool available)/;
 
-const STOP_REASONS: Record<string, StopReason> = { tool_use: "toolUse", end_turn: "stop", stop_sequence: "stop", max_tokens: "length", refusal: "stop", pause_turn: "stop" };
+const STOP_REASONS: Record<string, StopReason> = {
+  tool_use: "toolUse",
+  end_turn: "stop",
+  stop_sequence: "stop",
+  max_tokens: "length",
+  refusal: "stop",
+  pause_turn: "stop",
+};
 
 interface Line {
   line: number;
@@ -141,20 +169,30 @@ export function readClaudeCodeTranscript(file: string): Recording {
     const last = group.at(-1)!.value;
     const message = last.message as Record<string, unknown>;
     const content: AssistantMessage["content"] = [];
-    for (const l of group) for (const block of blocksOf((l.value.message as Record<string, unknown>).content)) {
-      const b = block as Record<string, unknown>;
-      if (b.type === "text" && typeof b.text === "string") content.push({ type: "text", text: b.text });
-      else if (b.type === "thinking" && typeof b.thinking === "string") content.push({ type: "thinking", thinking: b.thinking });
-      else if (b.type === "tool_use") content.push(toolCall(b));
-      else counted.add(`assistant blocks of type ${JSON.stringify(b.type)}: left out of the history`);
-    }
+    for (const l of group)
+      for (const block of blocksOf((l.value.message as Record<string, unknown>).content)) {
+        const b = block as Record<string, unknown>;
+        if (b.type === "text" && typeof b.text === "string") content.push({ type: "text", text: b.text });
+        else if (b.type === "thinking" && typeof b.thinking === "string")
+          content.push({ type: "thinking", thinking: b.thinking });
+        else if (b.type === "tool_use") content.push(toolCall(b));
+        else counted.add(`assistant blocks of type ${JSON.stringify(b.type)}: left out of the history`);
+      }
     const usage = (message.usage ?? {}) as Record<string, unknown>;
     const stopReason = typeof message.stop_reason === "string" ? STOP_REASONS[message.stop_reason] : undefined;
     const answer: AssistantMessage = {
       role: "assistant",
       content,
-      stopReason: last.isApiErrorMessage === true ? "error" : (stopReason ?? (content.some((c) => c.type === "toolCall") ? "toolUse" : "stop")),
-      usage: { input: num(usage.input_tokens), output: num(usage.output_tokens), cacheRead: num(usage.cache_read_input_tokens), cacheWrite: num(usage.cache_creation_input_tokens) },
+      stopReason:
+        last.isApiErrorMessage === true
+          ? "error"
+          : (stopReason ?? (content.some((c) => c.type === "toolCall") ? "toolUse" : "stop")),
+      usage: {
+        input: num(usage.input_tokens),
+        output: num(usage.output_tokens),
+        cacheRead: num(usage.cache_read_input_tokens),
+        cacheWrite: num(usage.cache_creation_input_tokens),
+      },
       model: typeof message.model === "string" ? message.model : "claude-code",
       timestamp: time(last.timestamp),
     };
@@ -173,10 +211,13 @@ export function readClaudeCodeTranscript(file: string): Recording {
     if ("unmappable" in mapped) {
       unmapped.add(id);
       callNames.set(id, name);
-      counted.add(`${mapped.unmappable}; its calls are not replayed through tool_call (their results are, through tool_result)`);
+      counted.add(
+        `${mapped.unmappable}; its calls are not replayed through tool_call (their results are, through tool_result)`,
+      );
       return { type: "toolCall", id, name, arguments: input };
     }
-    for (const key of mapped.dropped) counted.add(`${name}: "${key}" has no counterpart in mypi's ${mapped.name} and was left out`);
+    for (const key of mapped.dropped)
+      counted.add(`${name}: "${key}" has no counterpart in mypi's ${mapped.name} and was left out`);
     callNames.set(id, mapped.name);
     return { type: "toolCall", id, name: mapped.name, arguments: mapped.input };
   };
@@ -192,11 +233,18 @@ export function readClaudeCodeTranscript(file: string): Recording {
       return;
     }
     const blocks = typeof content === "string" ? [{ type: "text", text: content }] : blocksOf(content);
-    const results = blocks.filter((b) => (b as Record<string, unknown>).type === "tool_result") as Record<string, unknown>[];
+    const results = blocks.filter((b) => (b as Record<string, unknown>).type === "tool_result") as Record<
+      string,
+      unknown
+    >[];
     const person = blocks.filter((b) => (b as Record<string, unknown>).type !== "tool_result");
     let last: string | undefined;
     for (const r of results) {
-      const made = builder.message(uuid, parent, toolResult(r, results.length === 1 ? value.toolUseResult : undefined, value.timestamp));
+      const made = builder.message(
+        uuid,
+        parent,
+        toolResult(r, results.length === 1 ? value.toolUseResult : undefined, value.timestamp),
+      );
       if ("problem" in made) {
         recording.notes.push(`${file}:${line}: ${made.problem}, skipped`);
         continue;
@@ -219,7 +267,11 @@ export function readClaudeCodeTranscript(file: string): Recording {
         if (image) userContent.push(image);
       }
     }
-    const made = builder.message(uuid, parent, { role: "user", content: userContent, timestamp: time(value.timestamp) });
+    const made = builder.message(uuid, parent, {
+      role: "user",
+      content: userContent,
+      timestamp: time(value.timestamp),
+    });
     if ("problem" in made) {
       recording.notes.push(`${file}:${line}: ${made.problem}, skipped`);
       return;
@@ -227,7 +279,8 @@ export function readClaudeCodeTranscript(file: string): Recording {
     last = made.entryId;
     const text = userContent.map((c) => (c.type === "text" ? c.text : "")).join("");
     // A summary of the conversation before a compaction, a local command's output, an interruption mark: no person typed them.
-    if (value.isCompactSummary === true || /^<local-command-stdout>|^\[Request interrupted by user/.test(text)) recording.notInput.add(last);
+    if (value.isCompactSummary === true || /^<local-command-stdout>|^\[Request interrupted by user/.test(text))
+      recording.notInput.add(last);
   };
 
   const toolResult = (r: Record<string, unknown>, details: unknown, timestamp: unknown): Message => {
@@ -275,7 +328,8 @@ export function readClaudeCodeTranscript(file: string): Recording {
     if (!group) flush();
   }
   flush();
-  if (lines.some((l) => l.value.isSidechain === true)) counted.add("a subagent's conversation (isSidechain) is replayed as a branch of its own");
+  if (lines.some((l) => l.value.isSidechain === true))
+    counted.add("a subagent's conversation (isSidechain) is replayed as a branch of its own");
   counted.flush(recording.notes);
   return recording;
 }
@@ -303,7 +357,8 @@ function textOfBlocks(content: unknown): string {
 /** Anthropic's `{type: "image", source: {type: "base64", media_type, data}}` as mypi's image block. */
 function imageOf(block: Record<string, unknown>): Content | undefined {
   const source = block.source as Record<string, unknown> | undefined;
-  if (source?.type !== "base64" || typeof source.data !== "string" || typeof source.media_type !== "string") return undefined;
+  if (source?.type !== "base64" || typeof source.data !== "string" || typeof source.media_type !== "string")
+    return undefined;
   return { type: "image", data: source.data, mimeType: source.media_type };
 }
 

@@ -10,7 +10,14 @@
  * masked already), and as dropped when it is not. That comparison rests on the text itself, never
  * on whether a handler's answer was reported as `patch` or `pass`.
  */
-import type { BeforeAgentStartResult, ContextResult, InputResult, Message, ToolCallResult, ToolResultPatch } from "@mypi/kernel";
+import type {
+  BeforeAgentStartResult,
+  ContextResult,
+  InputResult,
+  Message,
+  ToolCallResult,
+  ToolResultPatch,
+} from "@mypi/kernel";
 import type { ExtensionErrorEvent, HookDecisionEvent, SlotName } from "../types.ts";
 import { isAskReason, type Recording } from "./recording.ts";
 import type { CallStep, ContextStep, InputStep, RecordedVerdict, ResultStep, StartStep } from "./steps.ts";
@@ -61,7 +68,19 @@ export const DIFFERENCE_LABELS: Readonly<Record<DifferenceKind, string>> = {
 
 /** A decision as the report shows it, recorded or replayed. */
 export interface DecisionView {
-  outcome: "allow" | "block" | "ask" | "rewrite" | "withhold" | "patch" | "transform" | "handled" | "system_prompt" | "message" | "error" | "pass";
+  outcome:
+    | "allow"
+    | "block"
+    | "ask"
+    | "rewrite"
+    | "withhold"
+    | "patch"
+    | "transform"
+    | "handled"
+    | "system_prompt"
+    | "message"
+    | "error"
+    | "pass";
   /** The extension whose decision it was, when known. */
   by?: string;
   reason?: string;
@@ -116,7 +135,9 @@ export interface StepOutcome {
 export interface CompareContext {
   recording: Recording;
   /** The extensions of the replayed set with a handler for each slot. */
-  handlers: Readonly<Record<"input" | "before_agent_start" | "context" | "tool_call" | "tool_result", ReadonlySet<string>>>;
+  handlers: Readonly<
+    Record<"input" | "before_agent_start" | "context" | "tool_call" | "tool_result", ReadonlySet<string>>
+  >;
 }
 
 const UNKNOWN = "(unknown)";
@@ -134,12 +155,15 @@ export function replayedCall(step: CallStep, outcome: StepOutcome): DecisionView
   const r = outcome.result as ToolCallResult | undefined;
   if (r?.block) {
     // A handler that failed closed names no rule: its reason is the error.
-    const failed = outcome.decisions.some((d) => d.extension === r.by && (d.outcome === "fail_closed" || d.outcome === "timeout"));
+    const failed = outcome.decisions.some(
+      (d) => d.extension === r.by && (d.outcome === "fail_closed" || d.outcome === "timeout"),
+    );
     const decision = view(isAskReason(r.reason) ? "ask" : "block", r.by, r.reason);
     if (failed) delete decision.rule;
     return decision;
   }
-  if (r?.input !== undefined && !sameJson(r.input, step.call.arguments)) return { outcome: "rewrite", ...(r.by !== undefined && { by: r.by }), input: r.input };
+  if (r?.input !== undefined && !sameJson(r.input, step.call.arguments))
+    return { outcome: "rewrite", ...(r.by !== undefined && { by: r.by }), input: r.input };
   return { outcome: "allow" };
 }
 
@@ -179,7 +203,8 @@ function callKind(rec: DecisionView, now: DecisionView, byExtension: boolean): D
     // The record names no extension (Pi, Claude Code, the kernel's own): stopped, or rewritten, either way.
     if (!byExtension || rec.by === undefined) return undefined;
     if (rec.outcome === "rewrite") return rec.by === now.by ? undefined : "input_rewritten";
-    if (rec.by === now.by && (sameReason(rec.reason, now.reason) || (rec.rule !== undefined && rec.rule === now.rule))) return undefined;
+    if (rec.by === now.by && (sameReason(rec.reason, now.reason) || (rec.rule !== undefined && rec.rule === now.rule)))
+      return undefined;
     return rec.outcome === "ask" ? "asks_differently" : "blocked_differently";
   }
   if (now.outcome === "block") return "newly_blocked";
@@ -221,23 +246,57 @@ export function compareResult(ctx: CompareContext, step: ResultStep, outcome: St
   const withheldNow = r?.isError === true && r.by !== undefined && WITHHELD_TEXT.test(text);
   if (withheldNow && !recordedWithhold) {
     const reason = outcome.decisions.find((d) => d.extension === r.by && d.reason !== undefined)?.reason ?? text;
-    out.push({ kind: "newly_withheld", ...base, recorded, replayed: view("withhold", r.by, reason), extension: r.by!, ...ruleField(reason) });
+    out.push({
+      kind: "newly_withheld",
+      ...base,
+      recorded,
+      replayed: view("withhold", r.by, reason),
+      extension: r.by!,
+      ...ruleField(reason),
+    });
   }
   if (recordedWithhold?.by !== undefined && !handlers.tool_result.has(recordedWithhold.by)) {
-    out.push({ kind: "withhold_dropped", ...base, recorded, replayed: { outcome: "pass" }, extension: recordedWithhold.by, ...ruleField(recordedWithhold.reason), detail: "the result before it was withheld is not recorded" });
+    out.push({
+      kind: "withhold_dropped",
+      ...base,
+      recorded,
+      replayed: { outcome: "pass" },
+      extension: recordedWithhold.by,
+      ...ruleField(recordedWithhold.reason),
+      detail: "the result before it was withheld is not recorded",
+    });
   }
   if (!withheldNow && r) {
     const before = { content: step.result.content, details: step.result.details, isError: step.result.isError };
-    const after = { content: r.content ?? before.content, details: r.details === null ? undefined : (r.details ?? before.details), isError: r.isError ?? before.isError };
+    const after = {
+      content: r.content ?? before.content,
+      details: r.details === null ? undefined : (r.details ?? before.details),
+      isError: r.isError ?? before.isError,
+    };
     if (!sameJson(before, after)) {
       const by = unique(outcome.decisions.filter((d) => d.outcome === "patch").map((d) => d.extension));
       for (const extension of by.length ? by : [r.by ?? UNKNOWN]) {
-        out.push({ kind: "result_patched", ...base, recorded, replayed: { outcome: "patch", by: extension }, extension, detail: describeChange(before, after) });
+        out.push({
+          kind: "result_patched",
+          ...base,
+          recorded,
+          replayed: { outcome: "patch", by: extension },
+          extension,
+          detail: describeChange(before, after),
+        });
       }
     }
   }
   for (const extension of patchers) {
-    if (!handlers.tool_result.has(extension)) out.push({ kind: "patch_dropped", ...base, recorded, replayed: { outcome: "pass" }, extension, detail: `${extension} is not in the set: what it masked would reach the model` });
+    if (!handlers.tool_result.has(extension))
+      out.push({
+        kind: "patch_dropped",
+        ...base,
+        recorded,
+        replayed: { outcome: "pass" },
+        extension,
+        detail: `${extension} is not in the set: what it masked would reach the model`,
+      });
   }
   return out;
 }
@@ -247,20 +306,48 @@ export function compareResult(ctx: CompareContext, step: ResultStep, outcome: St
 export function compareInput(ctx: CompareContext, step: InputStep, outcome: StepOutcome): ReplayDifference[] {
   const base = { session: ctx.recording.file, slot: "input" as const, entryId: step.entryId };
   const transformers = unique(step.recorded.filter((v) => v.outcome === "transform").map((v) => v.extension));
-  const recorded: DecisionView = transformers.length ? { outcome: "transform", by: transformers.join(", ") } : { outcome: "pass" };
+  const recorded: DecisionView = transformers.length
+    ? { outcome: "transform", by: transformers.join(", ") }
+    : { outcome: "pass" };
   const r = outcome.result as InputResult | undefined;
   const out: ReplayDifference[] = [];
   if (r?.action === "block" || r?.action === "handled") {
     const replayed = view(r.action === "block" ? "block" : "handled", r.by, r.reason);
-    out.push({ kind: r.action === "block" ? "prompt_blocked" : "prompt_handled", ...base, recorded, replayed, extension: r.by ?? UNKNOWN, ...ruleField(r.reason), detail: clip(step.text, 120) });
-  } else if (r?.action === "transform" && (r.text !== step.text || (r.images !== undefined && !sameJson(r.images, step.images ?? [])))) {
+    out.push({
+      kind: r.action === "block" ? "prompt_blocked" : "prompt_handled",
+      ...base,
+      recorded,
+      replayed,
+      extension: r.by ?? UNKNOWN,
+      ...ruleField(r.reason),
+      detail: clip(step.text, 120),
+    });
+  } else if (
+    r?.action === "transform" &&
+    (r.text !== step.text || (r.images !== undefined && !sameJson(r.images, step.images ?? [])))
+  ) {
     const by = unique(outcome.decisions.filter((d) => d.outcome === "transform").map((d) => d.extension));
     for (const extension of by.length ? by : [UNKNOWN]) {
-      out.push({ kind: "prompt_transformed", ...base, recorded, replayed: { outcome: "transform", by: extension }, extension, detail: describeChange(step.text, r.text) });
+      out.push({
+        kind: "prompt_transformed",
+        ...base,
+        recorded,
+        replayed: { outcome: "transform", by: extension },
+        extension,
+        detail: describeChange(step.text, r.text),
+      });
     }
   }
   for (const extension of transformers) {
-    if (!ctx.handlers.input.has(extension)) out.push({ kind: "transform_dropped", ...base, recorded, replayed: { outcome: "pass" }, extension, detail: `${extension} is not in the set` });
+    if (!ctx.handlers.input.has(extension))
+      out.push({
+        kind: "transform_dropped",
+        ...base,
+        recorded,
+        replayed: { outcome: "pass" },
+        extension,
+        detail: `${extension} is not in the set`,
+      });
   }
   return out;
 }
@@ -279,43 +366,96 @@ export function compareStart(ctx: CompareContext, step: StartStep, outcome: Step
   const then = outcomesBy(step.recorded, ["system_prompt", "message"]);
   for (const [extension, o] of now) {
     if (then.get(extension) === o) continue;
-    const detail = o === "system_prompt" && r?.systemPrompt !== undefined ? describeChange(step.systemPrompt, r.systemPrompt) : undefined;
-    out.push({ kind: o === "message" ? "messages_changed" : "system_prompt_changed", ...base, recorded: decided(then.get(extension), extension), replayed: { outcome: o as DecisionView["outcome"], by: extension }, extension, ...(detail !== undefined && { detail }) });
+    const detail =
+      o === "system_prompt" && r?.systemPrompt !== undefined
+        ? describeChange(step.systemPrompt, r.systemPrompt)
+        : undefined;
+    out.push({
+      kind: o === "message" ? "messages_changed" : "system_prompt_changed",
+      ...base,
+      recorded: decided(then.get(extension), extension),
+      replayed: { outcome: o as DecisionView["outcome"], by: extension },
+      extension,
+      ...(detail !== undefined && { detail }),
+    });
   }
   for (const [extension, o] of then) {
     if (now.has(extension)) continue;
-    out.push({ kind: o === "message" ? "messages_changed" : "system_prompt_changed", ...base, recorded: decided(o, extension), replayed: { outcome: "pass" }, extension, detail: `${extension} no longer changes it` });
+    out.push({
+      kind: o === "message" ? "messages_changed" : "system_prompt_changed",
+      ...base,
+      recorded: decided(o, extension),
+      replayed: { outcome: "pass" },
+      extension,
+      detail: `${extension} no longer changes it`,
+    });
   }
   return out;
 }
 
 // ─── context ─────────────────────────────────────────────────────────────────────────────────
 
-export function compareContext(ctx: CompareContext, step: ContextStep, outcome: StepOutcome, original: () => readonly Message[]): ReplayDifference[] {
+export function compareContext(
+  ctx: CompareContext,
+  step: ContextStep,
+  outcome: StepOutcome,
+  original: () => readonly Message[],
+): ReplayDifference[] {
   const base = { session: ctx.recording.file, slot: "context" as const, entryId: step.entryId };
   if (outcome.fatal) return [fatalDifference(base, step.recorded, outcome)];
   if (!ctx.recording.hasVerdicts) return [];
   const out: ReplayDifference[] = [];
   const recordedBy = unique(step.recorded.filter((v) => v.outcome === "transform").map((v) => v.extension));
-  const recorded: DecisionView = recordedBy.length ? { outcome: "transform", by: recordedBy.join(", ") } : { outcome: "pass" };
-  const transformers = unique(outcome.decisions.filter((d) => d.outcome === "transform").map((d) => d.extension)).filter((e) => !recordedBy.includes(e));
+  const recorded: DecisionView = recordedBy.length
+    ? { outcome: "transform", by: recordedBy.join(", ") }
+    : { outcome: "pass" };
+  const transformers = unique(
+    outcome.decisions.filter((d) => d.outcome === "transform").map((d) => d.extension),
+  ).filter((e) => !recordedBy.includes(e));
   if (transformers.length > 0) {
     const after = (outcome.result as ContextResult | undefined)?.messages;
     const before = original();
     if (after !== undefined && !sameJson(before, after)) {
-      for (const extension of transformers) out.push({ kind: "context_changed", ...base, recorded, replayed: { outcome: "transform", by: extension }, extension, detail: describeChange(before, after) });
+      for (const extension of transformers)
+        out.push({
+          kind: "context_changed",
+          ...base,
+          recorded,
+          replayed: { outcome: "transform", by: extension },
+          extension,
+          detail: describeChange(before, after),
+        });
     }
   }
   for (const extension of recordedBy) {
-    if (!ctx.handlers.context.has(extension)) out.push({ kind: "context_changed", ...base, recorded, replayed: { outcome: "pass" }, extension, detail: `${extension} is not in the set` });
+    if (!ctx.handlers.context.has(extension))
+      out.push({
+        kind: "context_changed",
+        ...base,
+        recorded,
+        replayed: { outcome: "pass" },
+        extension,
+        detail: `${extension} is not in the set`,
+      });
   }
   return out;
 }
 
-function fatalDifference(base: Pick<ReplayDifference, "session" | "slot" | "entryId">, recorded: RecordedVerdict[], outcome: StepOutcome): ReplayDifference {
+function fatalDifference(
+  base: Pick<ReplayDifference, "session" | "slot" | "entryId">,
+  recorded: RecordedVerdict[],
+  outcome: StepOutcome,
+): ReplayDifference {
   const failed = outcome.decisions.find((d) => d.outcome === "fail_closed" || d.outcome === "timeout");
   const extension = failed?.extension ?? UNKNOWN;
-  return { kind: "run_would_fail", ...base, recorded: recorded.length ? decided(recorded[0]!.outcome, recorded[0]!.extension) : { outcome: "pass" }, replayed: { outcome: "error", by: extension, reason: outcome.fatal! }, extension, detail: outcome.fatal! };
+  return {
+    kind: "run_would_fail",
+    ...base,
+    recorded: recorded.length ? decided(recorded[0]!.outcome, recorded[0]!.extension) : { outcome: "pass" },
+    replayed: { outcome: "error", by: extension, reason: outcome.fatal! },
+    extension,
+    detail: outcome.fatal!,
+  };
 }
 
 // ─── helpers ─────────────────────────────────────────────────────────────────────────────────
@@ -329,7 +469,8 @@ export function ruleOf(reason: string | undefined): string | undefined {
   const named = /\brule (\S+?\([^()]*\)|[^\s,;()]+)/.exec(reason);
   if (named) return named[1];
   const parenthesised = /\(([^()]{1,60})\)/.exec(reason);
-  if (parenthesised && !parenthesised[1]!.startsWith("permissions.") && parenthesised[1]!.split(/\s+/).length <= 4) return parenthesised[1];
+  if (parenthesised && !parenthesised[1]!.startsWith("permissions.") && parenthesised[1]!.split(/\s+/).length <= 4)
+    return parenthesised[1];
   return undefined;
 }
 
@@ -341,13 +482,21 @@ export function ruleOf(reason: string | undefined): string | undefined {
 export function sameReason(recorded: string | undefined, now: string | undefined): boolean {
   if (recorded === now) return true;
   if (recorded === undefined || now === undefined || !recorded.includes("[REDACTED:")) return false;
-  const pattern = recorded.split(/\[REDACTED:[\w-]+\]/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[\\s\\S]+?");
+  const pattern = recorded
+    .split(/\[REDACTED:[\w-]+\]/)
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .join("[\\s\\S]+?");
   return new RegExp(`^${pattern}$`).test(now);
 }
 
 function view(outcome: DecisionView["outcome"], by: string | undefined, reason: string | undefined): DecisionView {
   const rule = ruleOf(reason);
-  return { outcome, ...(by !== undefined && { by }), ...(reason !== undefined && { reason }), ...(rule !== undefined && { rule }) };
+  return {
+    outcome,
+    ...(by !== undefined && { by }),
+    ...(reason !== undefined && { reason }),
+    ...(rule !== undefined && { rule }),
+  };
 }
 
 function ruleField(reason: string | undefined): { rule?: string } {
@@ -360,7 +509,10 @@ function decided(outcome: string | undefined, by: string): DecisionView {
 }
 
 /** Each extension's last outcome among `kinds`. */
-function outcomesBy(decisions: readonly { extension: string; outcome: string }[], kinds: readonly string[]): Map<string, string> {
+function outcomesBy(
+  decisions: readonly { extension: string; outcome: string }[],
+  kinds: readonly string[],
+): Map<string, string> {
   const out = new Map<string, string>();
   for (const d of decisions) if (kinds.includes(d.outcome)) out.set(d.extension, d.outcome);
   return out;

@@ -64,12 +64,18 @@ export class Replayer {
   async replay(recording: Recording): Promise<SessionReplay> {
     const { manager } = this;
     // Binding would take the place of a running host's actions: a replay needs a manager of its own.
-    if (manager.bound) throw new Error("Replayer: this extension manager is bound to a host; load the extensions into a manager of their own for a replay (the test kit's loadExtensions, or a new ExtensionManager)");
+    if (manager.bound)
+      throw new Error(
+        "Replayer: this extension manager is bound to a host; load the extensions into a manager of their own for a replay (the test kit's loadExtensions, or a new ExtensionManager)",
+      );
     const signal = this.options.signal ?? NEVER_ABORTED;
     const state = { systemPrompt: "" };
     const sinkErrors: ExtensionErrorEvent[] = [];
     const savedUI = manager.currentUI;
-    manager.bind(replayRuntime(recording.session, () => state.systemPrompt), { emit: (e) => void (e.type === "extension_error" && sinkErrors.push(e)) });
+    manager.bind(
+      replayRuntime(recording.session, () => state.systemPrompt),
+      { emit: (e) => void (e.type === "extension_error" && sinkErrors.push(e)) },
+    );
     manager.setUI(undefined); // no one to ask: dialogs resolve as headless ones do, ctx.hasUI is false
     const out: SessionReplay = {
       file: recording.file,
@@ -90,7 +96,13 @@ export class Replayer {
       const steps = replaySteps(recording, out.notes);
       const order = manager.handlerOrder();
       const has = (slot: ReplaySlot) => new Set(order[slot] ?? []);
-      const handlers: CompareContext["handlers"] = { input: has("input"), before_agent_start: has("before_agent_start"), context: has("context"), tool_call: has("tool_call"), tool_result: has("tool_result") };
+      const handlers: CompareContext["handlers"] = {
+        input: has("input"),
+        before_agent_start: has("before_agent_start"),
+        context: has("context"),
+        tool_call: has("tool_call"),
+        tool_result: has("tool_result"),
+      };
       const compare: CompareContext = { recording, handlers };
       const env: StepEnv = { recording, handlers, state, callOutcomes: new Map(), signal, history: [] };
       for (const step of steps) {
@@ -101,7 +113,14 @@ export class Replayer {
         const outcome = await this.runStep(step, env);
         out.steps[step.slot]++;
         for (const e of outcome.errors) {
-          out.errors.push({ session: recording.file, slot: e.slot, entryId: step.entryId, extension: e.extension, error: e.error, ...(e.code !== undefined && { code: e.code }) });
+          out.errors.push({
+            session: recording.file,
+            slot: e.slot,
+            entryId: step.entryId,
+            extension: e.extension,
+            error: e.error,
+            ...(e.code !== undefined && { code: e.code }),
+          });
         }
         out.differences.push(...compareStep(compare, step, outcome, env));
       }
@@ -109,7 +128,14 @@ export class Replayer {
       manager.unbind();
       manager.setUI(savedUI.hasUI ? savedUI.ui : undefined);
     }
-    for (const e of sinkErrors) out.errors.push({ session: recording.file, slot: e.slot, extension: e.extension, error: e.error, ...(e.code !== undefined && { code: e.code }) });
+    for (const e of sinkErrors)
+      out.errors.push({
+        session: recording.file,
+        slot: e.slot,
+        extension: e.extension,
+        error: e.error,
+        ...(e.code !== undefined && { code: e.code }),
+      });
     return out;
   }
 
@@ -118,17 +144,29 @@ export class Replayer {
     const { state, callOutcomes, signal } = env;
     const decisions: HookDecisionEvent[] = [];
     const errors: ExtensionErrorEvent[] = [];
-    const call: ChainCall = { signal, emit: (e) => void (e.type === "hook_decision" ? decisions.push(e) : errors.push(e)) };
+    const call: ChainCall = {
+      signal,
+      emit: (e) => void (e.type === "hook_decision" ? decisions.push(e) : errors.push(e)),
+    };
     const outcome: StepOutcome = { result: undefined, decisions, errors };
     // Events are copies: a handler that edits its event in place (Pi's habit) must not change the record.
     let event: object;
     switch (step.slot) {
       case "input":
-        event = { text: step.text, ...(step.images && { images: structuredClone(step.images) }), source: "interactive", ...(step.steering && { streamingBehavior: "steer" }) };
+        event = {
+          text: step.text,
+          ...(step.images && { images: structuredClone(step.images) }),
+          source: "interactive",
+          ...(step.steering && { streamingBehavior: "steer" }),
+        };
         break;
       case "before_agent_start":
         state.systemPrompt = step.systemPrompt;
-        event = { prompt: step.prompt, ...(step.images && { images: structuredClone(step.images) }), systemPrompt: step.systemPrompt };
+        event = {
+          prompt: step.prompt,
+          ...(step.images && { images: structuredClone(step.images) }),
+          systemPrompt: step.systemPrompt,
+        };
         break;
       case "context": {
         // Only a context handler needs the history (building and copying it is the costly part of a replay).
@@ -141,10 +179,19 @@ export class Replayer {
         event = { toolCallId: step.call.id, toolName: step.call.name, input: structuredClone(step.call.arguments) };
         break;
       case "tool_result": {
-        const replayed = step.callStep ? (callOutcomes.get(step.callStep)?.result as ToolCallResult | undefined) : undefined;
+        const replayed = step.callStep
+          ? (callOutcomes.get(step.callStep)?.result as ToolCallResult | undefined)
+          : undefined;
         const input = replayed && !replayed.block && replayed.input ? replayed.input : (step.call?.arguments ?? {});
         const { result } = step;
-        event = { toolCallId: result.toolCallId, toolName: result.toolName, input: structuredClone(input), content: structuredClone(result.content), details: structuredClone(result.details), isError: result.isError };
+        event = {
+          toolCallId: result.toolCallId,
+          toolName: result.toolName,
+          input: structuredClone(input),
+          content: structuredClone(result.content),
+          details: structuredClone(result.details),
+          isError: result.isError,
+        };
         break;
       }
     }

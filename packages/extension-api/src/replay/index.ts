@@ -8,7 +8,14 @@ import { readPiSession } from "./pi-format.ts";
 import { detectFormat, readMypiSession, type Recording } from "./recording.ts";
 
 export { Replayer, type ReplayerOptions, type ReplaySlot, type SessionReplay } from "./engine.ts";
-export { DIFFERENCE_LABELS, ruleOf, type DecisionView, type DifferenceKind, type ReplayDifference, type ReplayError } from "./compare.ts";
+export {
+  DIFFERENCE_LABELS,
+  ruleOf,
+  type DecisionView,
+  type DifferenceKind,
+  type ReplayDifference,
+  type ReplayError,
+} from "./compare.ts";
 export { CLAUDE_CODE_TOOLS } from "./claude-code.ts";
 export { detectFormat, isAskReason, type FileKind, type Recording, type RecordingFormat } from "./recording.ts";
 export { replayRefusal } from "./runtime.ts";
@@ -28,8 +35,12 @@ export function readRecording(file: string): Recording {
     case "claude-code":
       return readClaudeCodeTranscript(file);
     case "batch-results":
-      throw new Error(`${file} is a batch's results.jsonl: replay the session files it names (mypi replay reads them for you)`);
+      throw new Error(
+        `${file} is a batch's results.jsonl: replay the session files it names (mypi replay reads them for you)`,
+      );
     default:
-      throw new Error(`${file} is not a session mypi can replay: neither mypi's nor Pi's session format (a "session" header line) nor a Claude Code transcript (lines with "sessionId" and "uuid")`);
+      throw new Error(
+        `${file} is not a session mypi can replay: neither mypi's nor Pi's session format (a "session" header line) nor a Claude Code transcript (lines with "sessionId" and "uuid")`,
+      );
   }
 }

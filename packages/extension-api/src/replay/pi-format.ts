@@ -46,7 +46,9 @@ export function readPiSession(file: string): Recording {
         const message = entry.message as Record<string, unknown> | undefined;
         switch (message?.role) {
           case "system":
-            for (const [name, text] of Object.entries((message.sections as Record<string, unknown> | undefined) ?? {})) {
+            for (const [name, text] of Object.entries(
+              (message.sections as Record<string, unknown> | undefined) ?? {},
+            )) {
               if (typeof text === "string") sections.set(name, text);
               else sections.delete(name);
             }
@@ -71,7 +73,13 @@ export function readPiSession(file: string): Recording {
           case "bashExecution": {
             builder.skip(id, parent);
             if (message.excludeFromContext === true) break;
-            append(customText("bashExecution", `$ ${String(message.command)}\n${String(message.output ?? "")}`, message.timestamp));
+            append(
+              customText(
+                "bashExecution",
+                `$ ${String(message.command)}\n${String(message.output ?? "")}`,
+                message.timestamp,
+              ),
+            );
             counted.add("commands a person ran with ! are in the history as text (not replayed as tool calls)");
             break;
           }
@@ -95,7 +103,8 @@ export function readPiSession(file: string): Recording {
       case "compaction":
         builder.compaction(id, parent, {
           summary: String(entry.summary ?? ""),
-          ...(typeof entry.firstKeptEntryId === "string" && entry.firstKeptEntryId !== id && { firstKept: entry.firstKeptEntryId }),
+          ...(typeof entry.firstKeptEntryId === "string" &&
+            entry.firstKeptEntryId !== id && { firstKept: entry.firstKeptEntryId }),
           tokensBefore: typeof entry.tokensBefore === "number" ? entry.tokensBefore : 0,
         });
         break;
@@ -123,14 +132,24 @@ function systemPrompt(sections: ReadonlyMap<string, string>, text: string): stri
 }
 
 function customText(customType: string, content: string, timestamp: unknown): Message {
-  return { role: "custom", customType, content, display: true, timestamp: typeof timestamp === "number" ? timestamp : 0 };
+  return {
+    role: "custom",
+    customType,
+    content,
+    display: true,
+    timestamp: typeof timestamp === "number" ? timestamp : 0,
+  };
 }
 
 /**
  * Pi answers a blocked call with the reason alone: an error result without `durationMs` (which
  * every call that ran has) that is none of the answers given before `tool_call` is asked.
  */
-function classifyPiResult(recording: Recording, entryId: string, result: ToolResultMessage & { durationMs?: unknown }): void {
+function classifyPiResult(
+  recording: Recording,
+  entryId: string,
+  result: ToolResultMessage & { durationMs?: unknown },
+): void {
   classifyResult(recording, entryId, result);
   if (!result.isError || result.durationMs !== undefined) return;
   if (recording.unjudged.has(entryId) || recording.blocked.has(entryId) || recording.withheld.has(entryId)) return;

@@ -52,7 +52,12 @@ export interface Recording {
 }
 
 /** A new recording around `session` with nothing known yet. */
-export function emptyRecording(file: string, format: RecordingFormat, session: SessionManager, cwd: string | undefined): Recording {
+export function emptyRecording(
+  file: string,
+  format: RecordingFormat,
+  session: SessionManager,
+  cwd: string | undefined,
+): Recording {
   return {
     file,
     format,
@@ -89,7 +94,8 @@ const NEVER_JUDGED = [
 ];
 
 /** Does a block reason say a person was (or would have been) asked? The shipped gate's and Claude Code's words. */
-const ASKED = /there is no user to confirm|the user declined|doesn't want to proceed with this tool use|requested permissions to use/i;
+const ASKED =
+  /there is no user to confirm|the user declined|doesn't want to proceed with this tool use|requested permissions to use/i;
 
 export function isAskReason(reason: string | undefined): boolean {
   return reason !== undefined && ASKED.test(reason);
@@ -107,7 +113,11 @@ export function classifyResult(recording: Recording, entryId: string, message: T
   const blocked = BLOCKED.exec(text);
   if (blocked) {
     const reason = blocked[2]!;
-    recording.blocked.set(entryId, { ...(blocked[1] !== undefined && { by: blocked[1] }), reason, ...(isAskReason(reason) && { ask: true }) });
+    recording.blocked.set(entryId, {
+      ...(blocked[1] !== undefined && { by: blocked[1] }),
+      reason,
+      ...(isAskReason(reason) && { ask: true }),
+    });
     return;
   }
   const withheld = WITHHELD.exec(text);
@@ -127,7 +137,8 @@ export function readMypiSession(file: string): Recording {
   const recording = emptyRecording(file, "mypi", session, header.cwd || undefined);
   recording.notes.push(...session.loadWarnings);
   for (const entry of session.getEntries()) {
-    if (entry.type === "message" && entry.message.role === "toolResult") classifyResult(recording, entry.id, entry.message);
+    if (entry.type === "message" && entry.message.role === "toolResult")
+      classifyResult(recording, entry.id, entry.message);
   }
   return recording;
 }
@@ -161,8 +172,13 @@ export function detectFormat(file: string): { kind: FileKind; cwd?: string } | u
       if (v.version === 2 || v.version === 3) return { kind: "pi", ...(cwd !== undefined && { cwd }) };
       return undefined;
     }
-    if (typeof v.id === "string" && typeof v.status === "string" && typeof v.sessionFile === "string") return { kind: "batch-results" };
-    if (typeof v.sessionId === "string" && typeof v.uuid === "string" && (v.type === "user" || v.type === "assistant")) {
+    if (typeof v.id === "string" && typeof v.status === "string" && typeof v.sessionFile === "string")
+      return { kind: "batch-results" };
+    if (
+      typeof v.sessionId === "string" &&
+      typeof v.uuid === "string" &&
+      (v.type === "user" || v.type === "assistant")
+    ) {
       return { kind: "claude-code", ...(typeof v.cwd === "string" && { cwd: v.cwd }) };
     }
     // A transcript may open with lines of other kinds (a summary, a snapshot, a queue operation): read on.
@@ -177,7 +193,11 @@ function firstLines(file: string): string[] {
     const size = Math.min(PEEK_BYTES, statSync(file).size);
     const buffer = Buffer.alloc(size);
     const read = readSync(fd, buffer, 0, size, 0);
-    const lines = buffer.subarray(0, read).toString("utf8").replace(/^\uFEFF/, "").split("\n");
+    const lines = buffer
+      .subarray(0, read)
+      .toString("utf8")
+      .replace(/^\uFEFF/, "")
+      .split("\n");
     if (read === PEEK_BYTES) lines.pop(); // cut mid-line
     return lines.map((l) => l.trim()).filter((l) => l !== "");
   } finally {

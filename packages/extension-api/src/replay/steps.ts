@@ -81,7 +81,11 @@ export function replaySteps(recording: Recording, notes: string[]): ReplayStep[]
   const { resultOf, callOf } = pairCalls(session.getEntry.bind(session), entries);
   const steps: ReplayStep[] = [];
   const counted = new NoteCounter();
-  let pending: { input: RecordedVerdict[]; start: RecordedVerdict[]; context: RecordedVerdict[] } = { input: [], start: [], context: [] };
+  let pending: { input: RecordedVerdict[]; start: RecordedVerdict[]; context: RecordedVerdict[] } = {
+    input: [],
+    start: [],
+    context: [],
+  };
   const openCalls = new Map<string, CallStep>();
   const resultVerdicts = new Map<string, RecordedVerdict[]>();
   let lastStart: StartStep | undefined;
@@ -92,10 +96,16 @@ export function replaySteps(recording: Recording, notes: string[]): ReplayStep[]
       if (!v) continue;
       const { slot, toolCallId, verdict } = v;
       if (slot === "tool_call" && toolCallId !== undefined) openCalls.get(toolCallId)?.recorded.push(verdict);
-      else if (slot === "tool_result" && toolCallId !== undefined) resultVerdicts.set(toolCallId, [...(resultVerdicts.get(toolCallId) ?? []), verdict]);
-      else if ((slot === "input" || slot === "before_agent_start" || slot === "context") && STOPPING.has(verdict.outcome)) {
+      else if (slot === "tool_result" && toolCallId !== undefined)
+        resultVerdicts.set(toolCallId, [...(resultVerdicts.get(toolCallId) ?? []), verdict]);
+      else if (
+        (slot === "input" || slot === "before_agent_start" || slot === "context") &&
+        STOPPING.has(verdict.outcome)
+      ) {
         // The prompt (or the answer) this stopped was never recorded: nothing to feed again.
-        counted.add(`${slot === "context" ? "a model call" : "a prompt"} stopped in ${slot} by ${verdict.extension} is not in the session (what it stopped was never recorded): not replayed`);
+        counted.add(
+          `${slot === "context" ? "a model call" : "a prompt"} stopped in ${slot} by ${verdict.extension} is not in the session (what it stopped was never recorded): not replayed`,
+        );
         pending = { input: [], start: [], context: [] };
       } else if (slot === "input") pending.input.push(verdict);
       else if (slot === "before_agent_start") pending.start.push(verdict);
@@ -111,10 +121,23 @@ export function replaySteps(recording: Recording, notes: string[]): ReplayStep[]
         break;
       case "user": {
         if (recording.notInput.has(entry.id)) break;
-        const text = typeof message.content === "string" ? message.content : message.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
-        const images = typeof message.content === "string" ? [] : message.content.filter((c): c is ImageContent => c.type === "image");
+        const text =
+          typeof message.content === "string"
+            ? message.content
+            : message.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
+        const images =
+          typeof message.content === "string"
+            ? []
+            : message.content.filter((c): c is ImageContent => c.type === "image");
         const steering = isSteering(session.getEntry.bind(session), entry);
-        steps.push({ slot: "input", entryId: entry.id, recorded: pending.input, text, ...(images.length && { images }), steering });
+        steps.push({
+          slot: "input",
+          entryId: entry.id,
+          recorded: pending.input,
+          text,
+          ...(images.length && { images }),
+          steering,
+        });
         if (!steering) {
           const systemPrompt = recording.systemPrompts.get(entry.id);
           lastStart = {
@@ -136,14 +159,19 @@ export function replaySteps(recording: Recording, notes: string[]): ReplayStep[]
         steps.push({ slot: "context", entryId: entry.id, recorded: pending.context, parentId: entry.parentId });
         pending = { ...pending, context: [] };
         if (UNRUN.has(message.stopReason)) {
-          if (message.content.some((c) => c.type === "toolCall")) counted.add("the calls of an answer that was cut off or failed were never run nor judged: not replayed through tool_call");
+          if (message.content.some((c) => c.type === "toolCall"))
+            counted.add(
+              "the calls of an answer that was cut off or failed were never run nor judged: not replayed through tool_call",
+            );
           break;
         }
         for (const block of message.content) {
           if (block.type !== "toolCall") continue;
           const resultEntryId = resultOf.get(`${entry.id}\u0000${block.id}`);
           if (resultEntryId !== undefined && recording.unjudged.has(resultEntryId)) {
-            counted.add("calls answered before any policy was asked (an unknown or unmapped tool, arguments that did not validate): not replayed through tool_call");
+            counted.add(
+              "calls answered before any policy was asked (an unknown or unmapped tool, arguments that did not validate): not replayed through tool_call",
+            );
             continue;
           }
           const step: CallStep = { slot: "tool_call", entryId: entry.id, recorded: [], call: block, resultEntryId };
@@ -156,7 +184,14 @@ export function replaySteps(recording: Recording, notes: string[]): ReplayStep[]
         const recorded = resultVerdicts.get(message.toolCallId) ?? [];
         resultVerdicts.delete(message.toolCallId);
         const callStep = openCalls.get(message.toolCallId);
-        steps.push({ slot: "tool_result", entryId: entry.id, recorded, result: message, call: callOf.get(entry.id), callStep: callStep?.resultEntryId === entry.id ? callStep : undefined });
+        steps.push({
+          slot: "tool_result",
+          entryId: entry.id,
+          recorded,
+          result: message,
+          call: callOf.get(entry.id),
+          callStep: callStep?.resultEntryId === entry.id ? callStep : undefined,
+        });
         break;
       }
     }
@@ -199,7 +234,8 @@ function isSteering(getEntry: (id: string) => SessionEntry | undefined, entry: S
   for (let at = entry.parentId, hops = 0; at !== null && hops < 10_000; hops++) {
     const up = getEntry(at);
     if (!up) return false;
-    if (up.type === "message" && up.message.role !== "custom") return up.message.role === "toolResult" || up.message.role === "user";
+    if (up.type === "message" && up.message.role !== "custom")
+      return up.message.role === "toolResult" || up.message.role === "user";
     if (up.type === "compaction") return false;
     at = up.parentId;
   }
@@ -210,6 +246,10 @@ function verdictOf(data: unknown): { slot: string; toolCallId?: string; verdict:
   if (typeof data !== "object" || data === null) return undefined;
   const d = data as Record<string, unknown>;
   if (typeof d.slot !== "string" || typeof d.extension !== "string" || typeof d.outcome !== "string") return undefined;
-  const verdict: RecordedVerdict = { extension: d.extension, outcome: d.outcome as HookOutcome, ...(typeof d.reason === "string" && { reason: d.reason }) };
+  const verdict: RecordedVerdict = {
+    extension: d.extension,
+    outcome: d.outcome as HookOutcome,
+    ...(typeof d.reason === "string" && { reason: d.reason }),
+  };
   return { slot: d.slot, ...(typeof d.toolCallId === "string" && { toolCallId: d.toolCallId }), verdict };
 }

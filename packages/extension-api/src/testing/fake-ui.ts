@@ -37,7 +37,13 @@ export function createFakeUI(options: FakeUIOptions = {}): FakeUI {
     input: Array.isArray(options.input) ? [...options.input] : undefined,
     editor: Array.isArray(options.editor) ? [...options.editor] : undefined,
   };
-  async function answer<T, A extends unknown[]>(given: Answers<T, A> | undefined, queue: T[] | undefined, fallback: T, args: A, signal?: AbortSignal): Promise<T> {
+  async function answer<T, A extends unknown[]>(
+    given: Answers<T, A> | undefined,
+    queue: T[] | undefined,
+    fallback: T,
+    args: A,
+    signal?: AbortSignal,
+  ): Promise<T> {
     if (signal?.aborted) return fallback;
     if (typeof given === "function") return await given(...args);
     return queue !== undefined && queue.length > 0 ? queue.shift()! : fallback;

@@ -24,7 +24,13 @@ import {
   type ScriptedTurn,
   type Tool,
 } from "@mypi/kernel";
-import type { DecisionSlots, ExtensionErrorEvent, ExtensionStreamEvent, HookDecisionEvent, SlotName } from "../events.ts";
+import type {
+  DecisionSlots,
+  ExtensionErrorEvent,
+  ExtensionStreamEvent,
+  HookDecisionEvent,
+  SlotName,
+} from "../events.ts";
 import { createExtensionHost } from "../host.ts";
 import { formatLoadFailure } from "../loader.ts";
 import { ExtensionManager } from "../manager.ts";
@@ -65,7 +71,11 @@ export interface LoadedExtensions {
   /** `extension_error` events of every `callSlot` so far. */
   errors: ExtensionErrorEvent[];
   /** Run one slot's chain as the kernel would; `undefined` means nothing changed. */
-  callSlot<K extends SlotName>(slot: K, event: DecisionSlots[K]["event"], options?: { signal?: AbortSignal }): Promise<SlotDecision<K> | undefined>;
+  callSlot<K extends SlotName>(
+    slot: K,
+    event: DecisionSlots[K]["event"],
+    options?: { signal?: AbortSignal },
+  ): Promise<SlotDecision<K> | undefined>;
   /** `session_shutdown` to the extensions, then unload them. */
   dispose(): Promise<void>;
 }
@@ -78,7 +88,10 @@ export class ExtensionLoadError extends Error {
 }
 
 /** Load extensions into a fresh manager, in order. Throws `ExtensionLoadError` when one fails (unless `allowLoadFailures`). */
-export async function loadExtensions(sources: ExtensionSource | readonly ExtensionSource[], options: LoadOptions = {}): Promise<LoadedExtensions> {
+export async function loadExtensions(
+  sources: ExtensionSource | readonly ExtensionSource[],
+  options: LoadOptions = {},
+): Promise<LoadedExtensions> {
   const cwd = options.cwd ?? process.cwd();
   const manager = new ExtensionManager({
     cwd,
@@ -107,7 +120,8 @@ export async function loadExtensions(sources: ExtensionSource | readonly Extensi
     errors,
     async callSlot(slot, event, callOptions = {}) {
       const signal = callOptions.signal ?? new AbortController().signal;
-      const emit = (e: HookDecisionEvent | ExtensionErrorEvent) => void (e.type === "hook_decision" ? decisions.push(e) : errors.push(e));
+      const emit = (e: HookDecisionEvent | ExtensionErrorEvent) =>
+        void (e.type === "hook_decision" ? decisions.push(e) : errors.push(e));
       return await manager.runSlot(slot, event, { signal, emit });
     },
     dispose: () => manager.shutdown(),
@@ -143,7 +157,10 @@ export interface Conversation {
 export async function runConversation(options: ConversationOptions): Promise<Conversation> {
   const loaded = await loadExtensions(options.extensions, options);
   const requests: ModelRequest[] = [];
-  const model = createScriptedModel({ turns: options.turns }, { name: "test", onRequest: (r) => void requests.push(r) });
+  const model = createScriptedModel(
+    { turns: options.turns },
+    { name: "test", onRequest: (r) => void requests.push(r) },
+  );
   const session = SessionManager.inMemory(loaded.manager.cwd);
   const host = createExtensionHost({
     manager: loaded.manager,
@@ -154,7 +171,15 @@ export async function runConversation(options: ConversationOptions): Promise<Con
     ...(options.maxTurns !== undefined && { maxTurns: options.maxTurns }),
   });
   const events: ExtensionStreamEvent[] = [];
-  const run: Conversation = { events, decisions: [], errors: [], requests, stopReason: undefined, finalText: undefined, session };
+  const run: Conversation = {
+    events,
+    decisions: [],
+    errors: [],
+    requests,
+    stopReason: undefined,
+    finalText: undefined,
+    session,
+  };
   try {
     await host.start();
     for (const prompt of typeof options.prompt === "string" ? [options.prompt] : options.prompt) {

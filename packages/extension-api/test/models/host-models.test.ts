@@ -8,7 +8,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionManager } from "@mypi/kernel";
 import { chatResponse, startFakeOpenAI, type FakeOpenAIServer } from "../../../../test/helpers/fake-openai.ts";
-import { clientFor, createExtensionHost, ExtensionManager, ModelRegistry, ModelSelection, type ExtensionAPI } from "../../src/index.ts";
+import {
+  clientFor,
+  createExtensionHost,
+  ExtensionManager,
+  ModelRegistry,
+  ModelSelection,
+  type ExtensionAPI,
+} from "../../src/index.ts";
 
 let server!: FakeOpenAIServer;
 beforeAll(async () => void (server = await startFakeOpenAI()));
@@ -16,7 +23,18 @@ afterAll(() => server.close());
 
 function selection(): ModelSelection {
   const registry = ModelRegistry.fromSettings(
-    { providers: { local: { baseUrl: server.baseURL, api: "openai-completions", models: [{ id: "small", contextWindow: 8000 }, { id: "thinker", reasoning: true, contextWindow: 64000 }] } } },
+    {
+      providers: {
+        local: {
+          baseUrl: server.baseURL,
+          api: "openai-completions",
+          models: [
+            { id: "small", contextWindow: 8000 },
+            { id: "thinker", reasoning: true, contextWindow: 64000 },
+          ],
+        },
+      },
+    },
     { env: {} },
   );
   if (typeof registry === "string") throw new Error(registry);
@@ -30,17 +48,39 @@ async function hostOver(models: ModelSelection, session = SessionManager.inMemor
   const manager = new ExtensionManager({ cwd: "/work" });
   await manager.loadExtension((pi) => {
     api = pi;
-    pi.on("model_select", (e) => void seen.push(`model_select ${e.source} ${e.previousModel?.provider}/${e.previousModel?.id} → ${e.model.provider}/${e.model.id} (${e.model.contextWindow})`));
+    pi.on(
+      "model_select",
+      (e) =>
+        void seen.push(
+          `model_select ${e.source} ${e.previousModel?.provider}/${e.previousModel?.id} → ${e.model.provider}/${e.model.id} (${e.model.contextWindow})`,
+        ),
+    );
     pi.on("thinking_level_select", (e) => void seen.push(`thinking_level_select ${e.previousLevel} → ${e.level}`));
   }, "watcher");
-  const host = createExtensionHost({ manager, model: models.client, models, session, compaction: { keepRecentTokens: 1 } });
+  const host = createExtensionHost({
+    manager,
+    model: models.client,
+    models,
+    session,
+    compaction: { keepRecentTokens: 1 },
+  });
   await host.start();
   return { host, seen, pi: api as unknown as Record<string, (...a: unknown[]) => any>, session };
 }
 
 const bodies = () => server.requests.map((r) => r.body as { model: string; reasoning_effort?: string });
 const entryTrace = (session: SessionManager) =>
-  session.getBranch().map((e) => (e.type === "model_change" ? `model ${e.model}` : e.type === "thinking_level_change" ? `thinking ${e.thinkingLevel}` : e.type === "message" ? e.message.role : e.type));
+  session
+    .getBranch()
+    .map((e) =>
+      e.type === "model_change"
+        ? `model ${e.model}`
+        : e.type === "thinking_level_change"
+          ? `thinking ${e.thinkingLevel}`
+          : e.type === "message"
+            ? e.message.role
+            : e.type,
+    );
 
 describe("a host following the model choice", () => {
   it("uses the new model and level from the next run, tells the extensions in Pi's order, and records the change where it takes effect", async () => {
@@ -49,7 +89,9 @@ describe("a host following the model choice", () => {
     expect(host.agent.model.id).toBe("local/small");
     server.push(chatResponse({ text: "one" }));
     await host.agent.prompt("first");
-    expect(models.select(models.registry.find("local", "thinker")!, { source: "set", thinking: "high" })).toBeUndefined();
+    expect(
+      models.select(models.registry.find("local", "thinker")!, { source: "set", thinking: "high" }),
+    ).toBeUndefined();
     expect([host.agent.model.id, host.agent.thinkingLevel]).toEqual(["local/thinker", "high"]);
     // Idle and the session holds entries: written at once.
     expect(entryTrace(session)).toEqual(["user", "assistant", "model local/thinker", "thinking high"]);
@@ -57,10 +99,28 @@ describe("a host following the model choice", () => {
     server.push(chatResponse({ text: "two" }));
     await host.agent.prompt("second");
     await host.manager.drain();
-    expect(seen).toEqual(["thinking_level_select off → high", "model_select set local/small → local/thinker (64000)", "thinking_level_select high → low"]);
-    expect(entryTrace(session)).toEqual(["user", "assistant", "model local/thinker", "thinking high", "thinking low", "user", "assistant"]);
-    expect(bodies().slice(-2).map((b) => b.model)).toEqual(["small", "thinker"]);
-    expect(session.getBranch().at(-1)).toMatchObject({ message: { model: "local/thinker", provider: "local", api: "openai-completions" } });
+    expect(seen).toEqual([
+      "thinking_level_select off → high",
+      "model_select set local/small → local/thinker (64000)",
+      "thinking_level_select high → low",
+    ]);
+    expect(entryTrace(session)).toEqual([
+      "user",
+      "assistant",
+      "model local/thinker",
+      "thinking high",
+      "thinking low",
+      "user",
+      "assistant",
+    ]);
+    expect(
+      bodies()
+        .slice(-2)
+        .map((b) => b.model),
+    ).toEqual(["small", "thinker"]);
+    expect(session.getBranch().at(-1)).toMatchObject({
+      message: { model: "local/thinker", provider: "local", api: "openai-completions" },
+    });
     await host.shutdown();
   });
 

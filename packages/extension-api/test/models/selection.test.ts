@@ -33,9 +33,18 @@ function registry(env: NodeJS.ProcessEnv = {}): ModelRegistry {
           baseUrl: server.baseURL,
           api: "openai-completions",
           apiKey: "sk-local",
-          models: [{ id: "small", name: "Small" }, { id: "thinker", reasoning: true, cost: { input: 1, output: 2, cacheRead: 0.1 } }, { id: "claude-sonnet-4-5" }],
+          models: [
+            { id: "small", name: "Small" },
+            { id: "thinker", reasoning: true, cost: { input: 1, output: 2, cacheRead: 0.1 } },
+            { id: "claude-sonnet-4-5" },
+          ],
         },
-        other: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "$OTHER_KEY", models: [{ id: "small" }] },
+        other: {
+          baseUrl: "http://127.0.0.1:9/v1",
+          api: "openai-completions",
+          apiKey: "$OTHER_KEY",
+          models: [{ id: "small" }],
+        },
       },
     },
     { env },
@@ -44,7 +53,8 @@ function registry(env: NodeJS.ProcessEnv = {}): ModelRegistry {
   return r;
 }
 
-const key = (m: { entry: ModelEntry } | { error: string }) => ("error" in m ? m.error : `${m.entry.provider}/${m.entry.id}`);
+const key = (m: { entry: ModelEntry } | { error: string }) =>
+  "error" in m ? m.error : `${m.entry.provider}/${m.entry.id}`;
 
 describe("resolveModel (--model, /model <text>, Pi's rules)", () => {
   it("finds provider/id, a bare id, part of an id or name, with an optional :level suffix", () => {
@@ -60,17 +70,36 @@ describe("resolveModel (--model, /model <text>, Pi's rules)", () => {
 
   it("decides a bare id on several providers by which one has a key, else names them; --provider narrows", () => {
     expect(key(resolveModel("small", registry()))).toBe("local/small"); // OTHER_KEY is not set
-    expect(key(resolveModel("small", registry({ OTHER_KEY: "k" })))).toBe('model "small" is offered by several providers: local/small, other/small; say which with provider/id or --provider');
+    expect(key(resolveModel("small", registry({ OTHER_KEY: "k" })))).toBe(
+      'model "small" is offered by several providers: local/small, other/small; say which with provider/id or --provider',
+    );
     expect(key(resolveModel("small", registry({ OTHER_KEY: "k" }), { provider: "other" }))).toBe("other/small");
-    expect(key(resolveModel("claude-sonnet-4-5", registry({ ANTHROPIC_API_KEY: "k" })))).toContain("offered by several providers: anthropic/claude-sonnet-4-5, local/claude-sonnet-4-5");
-    expect(key(resolveModel("x", registry(), { provider: "nope" }))).toBe('unknown provider "nope" (known: anthropic, openai, local, other); mypi models lists the models');
+    expect(key(resolveModel("claude-sonnet-4-5", registry({ ANTHROPIC_API_KEY: "k" })))).toContain(
+      "offered by several providers: anthropic/claude-sonnet-4-5, local/claude-sonnet-4-5",
+    );
+    expect(key(resolveModel("x", registry(), { provider: "nope" }))).toBe(
+      'unknown provider "nope" (known: anthropic, openai, local, other); mypi models lists the models',
+    );
   });
 
   it("uses an id a provider does not list as its custom model (Pi's fallback), with a warning; an unknown provider is an error", () => {
     const custom = resolveModel("local/brand-new:high", registry());
-    expect(custom).toMatchObject({ entry: { provider: "local", id: "brand-new", api: "openai-completions", baseUrl: server.baseURL, reasoning: true }, thinking: "high" });
-    expect((custom as { warning: string }).warning).toBe('model "brand-new" is not in the registry for provider local; using it as a custom model id (its limits and prices are unknown)');
-    expect(key(resolveModel("remote/x", registry()))).toBe('no provider "remote" (providers: anthropic, openai, local, other); `mypi models` lists the models');
+    expect(custom).toMatchObject({
+      entry: {
+        provider: "local",
+        id: "brand-new",
+        api: "openai-completions",
+        baseUrl: server.baseURL,
+        reasoning: true,
+      },
+      thinking: "high",
+    });
+    expect((custom as { warning: string }).warning).toBe(
+      'model "brand-new" is not in the registry for provider local; using it as a custom model id (its limits and prices are unknown)',
+    );
+    expect(key(resolveModel("remote/x", registry()))).toBe(
+      'no provider "remote" (providers: anthropic, openai, local, other); `mypi models` lists the models',
+    );
     expect(key(resolveModel("zzz", registry()))).toContain('model "zzz" not found');
   });
 });
@@ -99,7 +128,9 @@ describe("thinking levels (clamped as Pi 1.6 clamps them)", () => {
   it("goes up to the nearest supported level, else down; max asks for the most; a word that is no level is the lowest", () => {
     expect(clampThinkingLevel(reasoning, "xhigh")).toBe("high");
     expect(clampThinkingLevel(reasoning, "max")).toBe("high");
-    expect(clampThinkingLevel({ reasoning: true, thinkingLevels: ["low", "medium", "high", "xhigh"] }, "max")).toBe("xhigh");
+    expect(clampThinkingLevel({ reasoning: true, thinkingLevels: ["low", "medium", "high", "xhigh"] }, "max")).toBe(
+      "xhigh",
+    );
     expect(clampThinkingLevel({ reasoning: true, thinkingLevels: ["low", "medium", "high"] }, "off")).toBe("low");
     expect(clampThinkingLevel({ reasoning: true, thinkingLevels: ["minimal", "high"] }, "medium")).toBe("high");
     expect(clampThinkingLevel(reasoning, "bogus")).toBe("off");
@@ -124,13 +155,26 @@ describe("clientFor", () => {
     const client = clientFor(r.find("local", "thinker")!, r);
     if (typeof client === "string") throw new Error(client);
     expect([client.id, client.api, client.provider]).toEqual(["local/thinker", "openai-completions", "local"]);
-    server.push(chatResponse({ text: "hi", usage: { prompt_tokens: 2_000_000, completion_tokens: 500_000, cached_tokens: 1_000_000 } }));
+    server.push(
+      chatResponse({
+        text: "hi",
+        usage: { prompt_tokens: 2_000_000, completion_tokens: 500_000, cached_tokens: 1_000_000 },
+      }),
+    );
     let done: AssistantMessage | undefined;
-    for await (const event of client.stream({ messages: [{ role: "user", content: "hi", timestamp: 0 }], tools: [] }, new AbortController().signal)) {
+    for await (const event of client.stream(
+      { messages: [{ role: "user", content: "hi", timestamp: 0 }], tools: [] },
+      new AbortController().signal,
+    )) {
       if (event.type === "done") done = event.message;
     }
     expect(server.requests.at(-1)!.headers.authorization).toBe("Bearer sk-local");
-    expect(done).toMatchObject({ model: "local/thinker", api: "openai-completions", provider: "local", usage: { input: 1_000_000, cacheRead: 1_000_000, output: 500_000 } });
+    expect(done).toMatchObject({
+      model: "local/thinker",
+      api: "openai-completions",
+      provider: "local",
+      usage: { input: 1_000_000, cacheRead: 1_000_000, output: 500_000 },
+    });
     // 1M uncached × $1 + 0.5M × $2 + 1M cached × $0.10
     const cost = done!.usage.cost!;
     expect([cost.input, cost.output, cost.cacheRead, cost.cacheWrite]).toEqual([1, 1, expect.closeTo(0.1, 12), 0]);
@@ -141,14 +185,19 @@ describe("clientFor", () => {
     const r = registry({ ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k" });
     const opus = clientFor(r.find("anthropic", "claude-opus-5")!, r);
     const gpt = clientFor(r.find("openai", "gpt-5.5")!, r);
-    expect([typeof opus === "object" && [opus.id, opus.api, opus.provider], typeof gpt === "object" && [gpt.id, gpt.api]]).toEqual([
+    expect([
+      typeof opus === "object" && [opus.id, opus.api, opus.provider],
+      typeof gpt === "object" && [gpt.id, gpt.api],
+    ]).toEqual([
       ["anthropic/claude-opus-5", "anthropic-messages", "anthropic"],
       ["openai/gpt-5.5", "openai-responses"],
     ]);
     expect(clientFor(registry().find("anthropic", "claude-opus-5")!, registry())).toBe(
       "anthropic/claude-opus-5: no API key for provider anthropic: the variable ANTHROPIC_API_KEY is not set (set ANTHROPIC_API_KEY, give providers.anthropic.apiKey in settings, or pass --api-key)",
     );
-    expect(clientFor(r.find("other", "small")!, r)).toBe("other/small: no API key for provider other: the variable OTHER_KEY is not set (set OTHER_KEY, give providers.other.apiKey in settings, or pass --api-key)");
+    expect(clientFor(r.find("other", "small")!, r)).toBe(
+      "other/small: no API key for provider other: the variable OTHER_KEY is not set (set OTHER_KEY, give providers.other.apiKey in settings, or pass --api-key)",
+    );
     r.setApiKey("other", "sk-flag");
     expect(typeof clientFor(r.find("other", "small")!, r)).toBe("object");
   });
@@ -163,7 +212,11 @@ describe("ModelSelection", () => {
     const s = new ModelSelection({ registry: r, client, entry, ...options });
     const changes: ModelChange[] = [];
     s.onChange((c) => changes.push(c));
-    const said = () => changes.map((c) => [c.model && `${c.model.source} ${c.model.previous.client.id} → ${c.model.current.client.id}`, c.thinking && `${c.thinking.previous} → ${c.thinking.level}`]);
+    const said = () =>
+      changes.map((c) => [
+        c.model && `${c.model.source} ${c.model.previous.client.id} → ${c.model.current.client.id}`,
+        c.thinking && `${c.thinking.previous} → ${c.thinking.level}`,
+      ]);
     return { s, r, said };
   }
 
@@ -186,22 +239,37 @@ describe("ModelSelection", () => {
   it("skips, and says why, a model the cycle cannot use; a scope of one has no next model", () => {
     const r = registry();
     const entry = r.find("local", "small")!;
-    const s = new ModelSelection({ registry: r, client: clientFor(entry, r) as never, entry, scope: [{ entry: r.find("anthropic", "claude-opus-5")! }, { entry }] });
+    const s = new ModelSelection({
+      registry: r,
+      client: clientFor(entry, r) as never,
+      entry,
+      scope: [{ entry: r.find("anthropic", "claude-opus-5")! }, { entry }],
+    });
     const cycled = s.cycle(1);
     expect(cycled?.entry).toBeUndefined(); // round the ring back to where it was: nothing else to use
     expect(s.client.id).toBe("local/small");
-    expect(cycled?.skipped).toEqual(["anthropic/claude-opus-5: no API key for provider anthropic: the variable ANTHROPIC_API_KEY is not set (set ANTHROPIC_API_KEY, give providers.anthropic.apiKey in settings, or pass --api-key)"]);
-    expect(new ModelSelection({ registry: r, client: clientFor(entry, r) as never, entry, scope: [{ entry }] }).cycle(1)).toBeUndefined();
+    expect(cycled?.skipped).toEqual([
+      "anthropic/claude-opus-5: no API key for provider anthropic: the variable ANTHROPIC_API_KEY is not set (set ANTHROPIC_API_KEY, give providers.anthropic.apiKey in settings, or pass --api-key)",
+    ]);
+    expect(
+      new ModelSelection({ registry: r, client: clientFor(entry, r) as never, entry, scope: [{ entry }] }).cycle(1),
+    ).toBeUndefined();
   });
 
   it("restores what a resumed session used last without telling anyone, unless the command line chose, and says what it could not restore", () => {
     const { s, said } = selection();
-    expect(s.restore({ model: { model: "local/thinker", provider: "local", modelId: "thinker" }, thinkingLevel: "low" })).toEqual([]);
+    expect(
+      s.restore({ model: { model: "local/thinker", provider: "local", modelId: "thinker" }, thinkingLevel: "low" }),
+    ).toEqual([]);
     expect([s.client.id, s.thinkingLevel]).toEqual(["local/thinker", "low"]);
     expect(s.restore({ model: { model: "local/small" }, thinkingLevel: "high" }, { model: true })).toEqual([]);
     expect([s.client.id, s.thinkingLevel]).toEqual(["local/thinker", "high"]);
-    expect(s.restore({ model: { model: "gone/model", provider: "gone", modelId: "model" } })).toEqual(["the session last used gone/model, which is not in the model registry here; continuing with local/thinker"]);
-    expect(s.restore({ model: { model: "scripted:demo.json" } })[0]).toContain("is a scripted model (pass --model again to replay it)");
+    expect(s.restore({ model: { model: "gone/model", provider: "gone", modelId: "model" } })).toEqual([
+      "the session last used gone/model, which is not in the model registry here; continuing with local/thinker",
+    ]);
+    expect(s.restore({ model: { model: "scripted:demo.json" } })[0]).toContain(
+      "is a scripted model (pass --model again to replay it)",
+    );
     expect(said()).toEqual([]);
   });
 
@@ -211,15 +279,28 @@ describe("ModelSelection", () => {
     expect([s.entry, s.availableThinkingLevels(), s.info()]).toEqual([
       undefined,
       ["off"],
-      expect.objectContaining({ id: "demo.json", provider: "scripted", name: "demo.json", api: "scripted", contextWindow: 128_000 }),
+      expect.objectContaining({
+        id: "demo.json",
+        provider: "scripted",
+        name: "demo.json",
+        api: "scripted",
+        contextWindow: 128_000,
+      }),
     ]);
   });
 });
 
 describe("latestChoice", () => {
   it("reads the last model_change and thinking_level_change of a branch", () => {
-    const entry = (type: string, fields: object) => ({ type, id: type, parentId: null, timestamp: "", ...fields }) as never;
-    expect(latestChoice([entry("model_change", { model: "a/1" }), entry("thinking_level_change", { thinkingLevel: "low" }), entry("model_change", { model: "b/2", provider: "b", modelId: "2" })])).toEqual({
+    const entry = (type: string, fields: object) =>
+      ({ type, id: type, parentId: null, timestamp: "", ...fields }) as never;
+    expect(
+      latestChoice([
+        entry("model_change", { model: "a/1" }),
+        entry("thinking_level_change", { thinkingLevel: "low" }),
+        entry("model_change", { model: "b/2", provider: "b", modelId: "2" }),
+      ]),
+    ).toEqual({
       model: { model: "b/2", provider: "b", modelId: "2" },
       thinkingLevel: "low",
     });

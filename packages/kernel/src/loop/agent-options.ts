@@ -4,7 +4,24 @@
  */
 import type { CompactionOutcome, CompactionSettings, SessionManager } from "../session/index.ts";
 import type { ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
-import type { AgentEndEvent, AgentStopReason, BeforeEndEvent, BeforeEndResult, HostEvent, HostEventBase, ImageContent, InputSource, Message, ModelClient, QueuedMessage, SlotFn, Slots, StreamEvent, ThinkingLevel, Tool } from "../types.ts";
+import type {
+  AgentEndEvent,
+  AgentStopReason,
+  BeforeEndEvent,
+  BeforeEndResult,
+  HostEvent,
+  HostEventBase,
+  ImageContent,
+  InputSource,
+  Message,
+  ModelClient,
+  QueuedMessage,
+  SlotFn,
+  Slots,
+  StreamEvent,
+  ThinkingLevel,
+  Tool,
+} from "../types.ts";
 
 /** `H`: the host's events, as in `Agent<H>`. */
 export interface AgentOptions<H extends HostEventBase = HostEvent> {
@@ -106,4 +123,3 @@ export class AgentRunError extends Error {
     this.event = event;
   }
 }
-

@@ -2,7 +2,12 @@
  * What an `Agent` does with its session besides appending messages: automatic compaction before
  * a model call, and the entry ids Pi's `turn_end` carries.
  */
-import { createCompactionHook, type CompactionOutcome, type CompactionSettings, type SessionManager } from "../session/index.ts";
+import {
+  createCompactionHook,
+  type CompactionOutcome,
+  type CompactionSettings,
+  type SessionManager,
+} from "../session/index.ts";
 import type { Message, ModelClient, TurnEndEvent } from "../types.ts";
 import type { AgentLoopOptions } from "./types.ts";
 

@@ -24,7 +24,15 @@ import type {
   WaitingCall,
 } from "../types.ts";
 import { agentCompactionHook, withEntryIds } from "./agent-session.ts";
-import { AgentRunError, type AgentListener, type AgentOptions, type PromptOptions, type QueuedMessages, type QueueMode, type ResumeOptions } from "./agent-options.ts";
+import {
+  AgentRunError,
+  type AgentListener,
+  type AgentOptions,
+  type PromptOptions,
+  type QueuedMessages,
+  type QueueMode,
+  type ResumeOptions,
+} from "./agent-options.ts";
 import { Delivery } from "./delivery.ts";
 import { deepFreeze } from "./freeze.ts";
 import { ModelView } from "./model-view.ts";
@@ -37,7 +45,15 @@ import type { AgentLoopOptions, LoopPrompt } from "./types.ts";
 
 export type { AgentRunStream } from "./run-stream.ts";
 
-export { AgentRunError, type AgentListener, type AgentOptions, type PromptOptions, type QueuedMessages, type QueueMode, type ResumeOptions } from "./agent-options.ts";
+export {
+  AgentRunError,
+  type AgentListener,
+  type AgentOptions,
+  type PromptOptions,
+  type QueuedMessages,
+  type QueueMode,
+  type ResumeOptions,
+} from "./agent-options.ts";
 
 interface ActiveRun<H extends HostEventBase> {
   readonly controller: AbortController;
@@ -101,7 +117,9 @@ export class Agent<H extends HostEventBase = HostEvent> {
     this.tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.session = options.session;
     // Copied with its accessors: a host whose window follows the model (a getter) keeps it following.
-    this.#compaction = options.compaction && (Object.defineProperties({}, Object.getOwnPropertyDescriptors(options.compaction)) as CompactionSettings);
+    this.#compaction =
+      options.compaction &&
+      (Object.defineProperties({}, Object.getOwnPropertyDescriptors(options.compaction)) as CompactionSettings);
     const seed = options.messages ?? options.session?.buildContext() ?? [];
     this.#messages = seed.map(deepFreeze);
     this.#book = new RunBook(options.session, options.queueRecord);
@@ -148,7 +166,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
 
   set autoCompaction(on: boolean) {
     if (this.#compaction) this.#compaction.enabled = on;
-    else if (on) throw new Error("Automatic compaction needs compaction settings (the model's context window): give the Agent `compaction`.");
+    else if (on)
+      throw new Error(
+        "Automatic compaction needs compaction settings (the model's context window): give the Agent `compaction`.",
+      );
   }
 
   /**
@@ -220,7 +241,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
   resumePoint(options: ResumeOptions = {}): ResumePoint | undefined {
     const tools = new Map<string, Tool>();
     for (const tool of this.tools.active()) tools.set(tool.name, tool);
-    return planResume(this.#recorded(), tools, { ...this.#book.facts(this.pendingMessageCount > 0), ...(options.judgeWaiting && { judgeWaiting: true }) });
+    return planResume(this.#recorded(), tools, {
+      ...this.#book.facts(this.pendingMessageCount > 0),
+      ...(options.judgeWaiting && { judgeWaiting: true }),
+    });
   }
 
   /** Calls a paused run holds for a person's answer that nobody gave yet. */
@@ -234,7 +258,12 @@ export class Agent<H extends HostEventBase = HostEvent> {
    */
   approve(toolCallId?: string, options: { scope?: string; reason?: string } = {}): void {
     for (const call of this.#answerable(toolCallId)) {
-      this.#book.answer({ toolCallId: call.toolCallId, approved: true, ...(options.scope !== undefined && { scope: options.scope }), ...(options.reason !== undefined && { reason: options.reason }) });
+      this.#book.answer({
+        toolCallId: call.toolCallId,
+        approved: true,
+        ...(options.scope !== undefined && { scope: options.scope }),
+        ...(options.reason !== undefined && { reason: options.reason }),
+      });
     }
   }
 
@@ -254,16 +283,26 @@ export class Agent<H extends HostEventBase = HostEvent> {
     if (this.#current) return this.#start(undefined, {}, true);
     const point = this.resumePoint(options);
     if (point === undefined) {
-      return RunStream.failed(new Error("Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead."));
+      return RunStream.failed(
+        new Error("Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead."),
+      );
     }
     if (point.waiting.length > 0) {
       const names = point.waiting.map((c) => `${c.toolName} (${c.toolCallId})`).join(", ");
-      return RunStream.failed(new Error(`The run waits for answers on ${names}: approve() or deny() ${point.waiting.length === 1 ? "it" : "them"} first (mypi approve).`));
+      return RunStream.failed(
+        new Error(
+          `The run waits for answers on ${names}: approve() or deny() ${point.waiting.length === 1 ? "it" : "them"} first (mypi approve).`,
+        ),
+      );
     }
     this.#messages = this.#recorded().map(deepFreeze);
     this.#view = new ModelView();
-    if (point.batch) this.#book.restarting(point.batch.calls.filter((c) => c.action.kind === "run").map((c) => c.call.id));
-    return this.#start(undefined, {}, true, { ...(point.batch && { batch: point.batch }), fromQueue: point.next === "queued" });
+    if (point.batch)
+      this.#book.restarting(point.batch.calls.filter((c) => c.action.kind === "run").map((c) => c.call.id));
+    return this.#start(undefined, {}, true, {
+      ...(point.batch && { batch: point.batch }),
+      fromQueue: point.next === "queued",
+    });
   }
 
   /** The history as recorded (a call without a result stays so): the session's branch, else the agent's own. */
@@ -272,7 +311,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
   }
 
   #answerable(toolCallId: string | undefined): readonly WaitingCall[] {
-    if (this.#current) throw new Error("A run is in progress: answer its paused calls once it has ended (agent_end with stopReason \"paused\").");
+    if (this.#current)
+      throw new Error(
+        'A run is in progress: answer its paused calls once it has ended (agent_end with stopReason "paused").',
+      );
     return pickWaiting(this.waiting, toolCallId);
   }
 
@@ -282,13 +324,17 @@ export class Agent<H extends HostEventBase = HostEvent> {
    */
   emit(event: H): void {
     if (!isHostEmittable(event)) return;
-    const stamped = Object.freeze({ ...event, timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now() });
+    const stamped = Object.freeze({
+      ...event,
+      timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now(),
+    });
     this.#delivery.deliver(stamped, this.#current?.stream);
   }
 
   /** Replace the history while idle (a new session, a manual compaction). */
   replaceMessages(messages: readonly Message[]): void {
-    if (this.#current) throw new Error("replaceMessages() cannot be called while a run is in progress; abort() it first.");
+    if (this.#current)
+      throw new Error("replaceMessages() cannot be called while a run is in progress; abort() it first.");
     this.#messages = messages.map(deepFreeze);
     this.#view = new ModelView();
   }
@@ -310,10 +356,17 @@ export class Agent<H extends HostEventBase = HostEvent> {
     await this.session?.close();
   }
 
-  #start(input: string | Message | undefined, options: PromptOptions, buffer: boolean, resume?: AgentLoopOptions["resume"]): RunStream<H> {
+  #start(
+    input: string | Message | undefined,
+    options: PromptOptions,
+    buffer: boolean,
+    resume?: AgentLoopOptions["resume"],
+  ): RunStream<H> {
     if (this.#current) {
       return RunStream.failed(
-        new Error("The agent is already running. Use steer() to redirect the current run, or followUp() to queue a message for when it ends."),
+        new Error(
+          "The agent is already running. Use steer() to redirect the current run, or followUp() to queue a message for when it ends.",
+        ),
       );
     }
     if (this.#closed) return RunStream.failed(new Error("The agent is closed."));
@@ -356,9 +409,11 @@ export class Agent<H extends HostEventBase = HostEvent> {
     };
     if (this.#options.toolContext) loopOptions.toolContext = this.#options.toolContext;
     // The loop is blind to `H`, as with `slots`: what the source emits is what it was typed to.
-    if (this.#options.beforeEnd) loopOptions.beforeEnd = this.#options.beforeEnd as SlotFn<BeforeEndEvent, BeforeEndResult>;
+    if (this.#options.beforeEnd)
+      loopOptions.beforeEnd = this.#options.beforeEnd as SlotFn<BeforeEndEvent, BeforeEndResult>;
     const compaction = this.#compaction;
-    if (compaction && compaction.enabled !== false) loopOptions.beforeModelCall = this.#autoCompaction ??= agentCompactionHook({
+    if (compaction && compaction.enabled !== false)
+      loopOptions.beforeModelCall = this.#autoCompaction ??= agentCompactionHook({
         model: () => this.model,
         settings: compaction,
         ...(this.session && { session: this.session }),
@@ -398,7 +453,10 @@ export class Agent<H extends HostEventBase = HostEvent> {
 
   readonly #dequeued = (item: LoopPrompt, message: Message | undefined): void => this.#book.dequeued(item, message);
 
-  #take(queue: "steering" | "followUps", mode: QueueMode = queue === "steering" ? this.steeringMode : this.followUpMode): LoopPrompt[] {
+  #take(
+    queue: "steering" | "followUps",
+    mode: QueueMode = queue === "steering" ? this.steeringMode : this.followUpMode,
+  ): LoopPrompt[] {
     const taken = queue === "steering" ? this.#steering : this.#followUps;
     if (taken.length === 0) return taken;
     // What is taken leaves the agent with its list; the queue goes on in a new one.
@@ -468,7 +526,12 @@ export class Agent<H extends HostEventBase = HostEvent> {
       this.#book.ended(end.waiting);
     } catch (error) {
       // The paused calls could not be recorded: they cannot be answered from the session.
-      if (end.stopReason !== "error") end = Object.freeze({ ...end, stopReason: "error", error: `Could not write the session: ${describeError(error)}` });
+      if (end.stopReason !== "error")
+        end = Object.freeze({
+          ...end,
+          stopReason: "error",
+          error: `Could not write the session: ${describeError(error)}`,
+        });
     }
     const beforeAgentEnd = this.#options.beforeAgentEnd;
     // A session written behind (Redis) holds the whole run before agent_end is delivered.
@@ -479,7 +542,12 @@ export class Agent<H extends HostEventBase = HostEvent> {
         try {
           await writing;
         } catch (error) {
-          if (end.stopReason !== "error") end = Object.freeze({ ...end, stopReason: "error", error: `Could not write the session: ${describeError(error)}` });
+          if (end.stopReason !== "error")
+            end = Object.freeze({
+              ...end,
+              stopReason: "error",
+              error: `Could not write the session: ${describeError(error)}`,
+            });
         }
       }
       try {
@@ -497,7 +565,6 @@ export class Agent<H extends HostEventBase = HostEvent> {
     this.#delivery.deliver(end, active.stream);
     active.stream.finish(end);
   }
-
 }
 
 /** Abort a run and wake it (the loop adds no listener to the signal; see `startLoop`). */

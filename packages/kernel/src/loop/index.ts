@@ -13,4 +13,13 @@ export {
 } from "./agent.ts";
 export { ModelView, toModelMessages } from "./model-view.ts";
 export type { AgentLoopOptions, BeforeModelCallResult, LoopPrompt } from "./types.ts";
-export { deniedText, interruptedText, planResume, type ResumeAction, type ResumeBatch, type ResumeFacts, type ResumePoint, type ResumedCallOutcome } from "./resume.ts";
+export {
+  deniedText,
+  interruptedText,
+  planResume,
+  type ResumeAction,
+  type ResumeBatch,
+  type ResumeFacts,
+  type ResumePoint,
+  type ResumedCallOutcome,
+} from "./resume.ts";

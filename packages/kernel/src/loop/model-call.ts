@@ -5,7 +5,15 @@
  * an assistant message with `stopReason` `error` or `aborted`.
  */
 import { repairToolHistory } from "../session/index.ts";
-import type { AssistantMessage, Message, ModelMessage, ModelRequest, ModelStreamEvent, ThinkingLevel, ToolSchema } from "../types.ts";
+import type {
+  AssistantMessage,
+  Message,
+  ModelMessage,
+  ModelRequest,
+  ModelStreamEvent,
+  ThinkingLevel,
+  ToolSchema,
+} from "../types.ts";
 import { deepCopy } from "./freeze.ts";
 import { andThen, type Maybe } from "./maybe.ts";
 import { checkModelMessage, MalformedMessage } from "./model-message.ts";
@@ -25,7 +33,13 @@ export function callModel(run: Run, now: number): Maybe<AssistantMessage> {
 
 /** The request, with `messages` — the first `length` of `source` — copied on first read and then kept. */
 function modelRequest(run: Run, source: readonly ModelMessage[], length: number): ModelRequest {
-  return new LazyRequest(source, length, run.tools.schemas() as ToolSchema[], run.systemPrompt, run.thinking) as unknown as ModelRequest;
+  return new LazyRequest(
+    source,
+    length,
+    run.tools.schemas() as ToolSchema[],
+    run.systemPrompt,
+    run.thinking,
+  ) as unknown as ModelRequest;
 }
 
 /**
@@ -42,7 +56,13 @@ class LazyRequest {
   #length: number;
   #messages: ModelMessage[] | undefined;
 
-  constructor(source: readonly ModelMessage[], length: number, tools: ToolSchema[], systemPrompt: string | undefined, thinking: ThinkingLevel | undefined) {
+  constructor(
+    source: readonly ModelMessage[],
+    length: number,
+    tools: ToolSchema[],
+    systemPrompt: string | undefined,
+    thinking: ThinkingLevel | undefined,
+  ) {
     this.#source = source;
     this.#length = length;
     Object.defineProperty(this, "messages", MESSAGES);
@@ -113,18 +133,26 @@ function contextMessages(run: Run): Maybe<readonly ModelMessage[] | Failure> {
   try {
     copy = copyHistory(run.history());
   } catch (error) {
-    return { stopReason: "error", errorMessage: `The history could not be copied for the context slot: ${describeError(error)}` };
+    return {
+      stopReason: "error",
+      errorMessage: `The history could not be copied for the context slot: ${describeError(error)}`,
+    };
   }
   return andThen(callSlot(run, slot, { messages: copy }), (outcome): readonly ModelMessage[] | Failure => {
     if (outcome.kind === "aborted") return { stopReason: "aborted", errorMessage: ABORTED_TEXT };
-    if (outcome.kind === "threw") return { stopReason: "error", errorMessage: `The context slot failed: ${describeError(outcome.error)}` };
+    if (outcome.kind === "threw")
+      return { stopReason: "error", errorMessage: `The context slot failed: ${describeError(outcome.error)}` };
     const chosen = outcome.value?.messages ?? copy;
-    if (!Array.isArray(chosen)) return { stopReason: "error", errorMessage: "The context slot returned messages that are not an array" };
+    if (!Array.isArray(chosen))
+      return { stopReason: "error", errorMessage: "The context slot returned messages that are not an array" };
     try {
       return toModelMessages(repairToolHistory(chosen).messages);
     } catch (error) {
       const problem = `The context slot returned messages the kernel cannot read (${describeError(error)}).`;
-      return { stopReason: "error", errorMessage: `${problem} Return Message objects, or nothing to keep the history.` };
+      return {
+        stopReason: "error",
+        errorMessage: `${problem} Return Message objects, or nothing to keep the history.`,
+      };
     }
   });
 }
@@ -196,7 +224,13 @@ interface Reader {
  * Reads the model's events into `partial` and `message_update`s, and hands the message to `done`
  * as it ends (called, not returned: the caller's promise settles a tick sooner). Never rejects.
  */
-async function readStream(run: Run, request: ModelRequest, partial: PartialMessage, reader: Reader, done: (message: AssistantMessage) => void): Promise<void> {
+async function readStream(
+  run: Run,
+  request: ModelRequest,
+  partial: PartialMessage,
+  reader: Reader,
+  done: (message: AssistantMessage) => void,
+): Promise<void> {
   let iterator: AsyncIterator<ModelStreamEvent> | undefined;
   try {
     iterator = run.model.stream(request, run.signal)[Symbol.asyncIterator]();
@@ -223,12 +257,22 @@ async function readStream(run: Run, request: ModelRequest, partial: PartialMessa
       }
       const contentIndex = partial.apply(event);
       if (contentIndex >= 0) {
-        run.emit({ type: "message_update", message: partial.snapshot(), delta: Object.freeze(event), contentIndex, timestamp: Date.now() });
+        run.emit({
+          type: "message_update",
+          message: partial.snapshot(),
+          delta: Object.freeze(event),
+          contentIndex,
+          timestamp: Date.now(),
+        });
       }
     }
   } catch (error) {
     if (iterator) closeQuietly(iterator);
-    done(run.aborted ? partial.end("aborted", ABORTED_TEXT) : partial.end("error", `The model stream failed: ${describeError(error)}`));
+    done(
+      run.aborted
+        ? partial.end("aborted", ABORTED_TEXT)
+        : partial.end("error", `The model stream failed: ${describeError(error)}`),
+    );
   }
 }
 
@@ -236,11 +280,18 @@ async function readStream(run: Run, request: ModelRequest, partial: PartialMessa
  * The stream's last word. An `error` event always ends as `error` or `aborted`, with a message; a
  * malformed message (model-message.ts) ends as `error` with what was streamed.
  */
-function endMessage(run: Run, event: Extract<ModelStreamEvent, { type: "done" | "error" }>, partial: PartialMessage): AssistantMessage {
+function endMessage(
+  run: Run,
+  event: Extract<ModelStreamEvent, { type: "done" | "error" }>,
+  partial: PartialMessage,
+): AssistantMessage {
   const message = checkModelMessage(event.message);
   if (message instanceof MalformedMessage) {
     const problem = `The model client ${JSON.stringify(run.model.id)} sent a malformed message: ${message.problem}.`;
-    return partial.end("error", `${problem} Its answer was not used; fix the client (docs/models.md gives the message shape).`);
+    return partial.end(
+      "error",
+      `${problem} Its answer was not used; fix the client (docs/models.md gives the message shape).`,
+    );
   }
   if (event.type === "done") return message;
   const stopReason = message.stopReason === "aborted" ? "aborted" : "error";

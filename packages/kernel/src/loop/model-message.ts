@@ -59,11 +59,18 @@ function withObjectArguments(call: ToolCall): ToolCall {
   const isObject = typeof args === "object" && args !== null && !Array.isArray(args);
   if (isObject && exceedsDepth(args)) {
     // Kept as text (limits.ts): validation tells the model; history never holds the deep object.
-    return { type: "toolCall", id: call.id, name: call.name, arguments: {}, rawArguments: jsonText(args, TOO_DEEP_ARGUMENTS) };
+    return {
+      type: "toolCall",
+      id: call.id,
+      name: call.name,
+      arguments: {},
+      rawArguments: jsonText(args, TOO_DEEP_ARGUMENTS),
+    };
   }
   if (isObject && (raw === undefined || typeof raw === "string")) return call;
   const fixed: ToolCall = { type: "toolCall", id: call.id, name: call.name, arguments: {} };
-  if (isObject) fixed.arguments = args as Record<string, unknown>; // a raw text that is not text is dropped
+  if (isObject)
+    fixed.arguments = args as Record<string, unknown>; // a raw text that is not text is dropped
   else if (typeof args === "string") Object.assign(fixed, parsedArguments(args));
   else if (args !== undefined && args !== null) fixed.rawArguments = jsonText(args);
   return fixed;

@@ -39,7 +39,14 @@ function toModelMessage(m: Message): ModelMessage | undefined {
 }
 
 function withoutDetails(m: ToolResultMessage): ToolResultMessage {
-  return { role: "toolResult", toolCallId: m.toolCallId, toolName: m.toolName, content: m.content, isError: m.isError, timestamp: m.timestamp };
+  return {
+    role: "toolResult",
+    toolCallId: m.toolCallId,
+    toolName: m.toolName,
+    content: m.content,
+    isError: m.isError,
+    timestamp: m.timestamp,
+  };
 }
 
 export class ModelView {

@@ -53,13 +53,22 @@ export class PartialMessage {
         return this.#done.length;
       case "thinking_delta":
         if (typeof event.delta !== "string") return -1;
-        if (last?.type === "thinking") this.#last = Object.freeze({ type: "thinking", thinking: last.thinking + event.delta });
+        if (last?.type === "thinking")
+          this.#last = Object.freeze({ type: "thinking", thinking: last.thinking + event.delta });
         else this.#push(Object.freeze({ type: "thinking", thinking: event.delta }));
         return this.#done.length;
       case "toolcall_start":
         if (typeof event.id !== "string" || event.id === "" || typeof event.name !== "string") return -1;
         this.#callAt[event.index] = this.#done.length + (last === undefined ? 0 : 1);
-        this.#push(Object.freeze({ type: "toolCall", id: event.id, name: event.name, arguments: NO_ARGUMENTS, rawArguments: "" }));
+        this.#push(
+          Object.freeze({
+            type: "toolCall",
+            id: event.id,
+            name: event.name,
+            arguments: NO_ARGUMENTS,
+            rawArguments: "",
+          }),
+        );
         return this.#done.length;
       case "toolcall_delta": {
         const at = this.#callAt[event.index];
@@ -87,7 +96,8 @@ export class PartialMessage {
     const done = this.#done;
     const count = done.length;
     const last = this.#last;
-    if (count >= EAGER_BLOCKS) return new Snapshot(this.#model, this.#timestamp, done, count, last) as unknown as AssistantMessage;
+    if (count >= EAGER_BLOCKS)
+      return new Snapshot(this.#model, this.#timestamp, done, count, last) as unknown as AssistantMessage;
     let content: readonly AssistantContent[] = NO_CONTENT;
     if (last !== undefined) {
       let blocks: AssistantContent[];
@@ -98,7 +108,14 @@ export class PartialMessage {
       }
       content = Object.freeze(blocks);
     }
-    return Object.freeze({ role: "assistant", content, stopReason: "stop", usage: NO_USAGE, model: this.#model, timestamp: this.#timestamp }) as AssistantMessage;
+    return Object.freeze({
+      role: "assistant",
+      content,
+      stopReason: "stop",
+      usage: NO_USAGE,
+      model: this.#model,
+      timestamp: this.#timestamp,
+    }) as AssistantMessage;
   }
 
   /**
@@ -152,7 +169,13 @@ class Snapshot {
   readonly #last: AssistantContent | undefined;
   #content: readonly AssistantContent[] | undefined = undefined;
 
-  constructor(model: string, timestamp: number, done: readonly AssistantContent[], count: number, last: AssistantContent | undefined) {
+  constructor(
+    model: string,
+    timestamp: number,
+    done: readonly AssistantContent[],
+    count: number,
+    last: AssistantContent | undefined,
+  ) {
     this.#done = done;
     this.#count = count;
     this.#last = last;
@@ -195,7 +218,8 @@ function settleCall(call: ToolCall): ToolCall {
 export function parsedArguments(raw: string): Pick<ToolCall, "arguments" | "rawArguments"> {
   try {
     const value: unknown = JSON.parse(raw);
-    if (typeof value === "object" && value !== null && !Array.isArray(value) && !exceedsDepth(value)) return { arguments: value as Record<string, unknown> };
+    if (typeof value === "object" && value !== null && !Array.isArray(value) && !exceedsDepth(value))
+      return { arguments: value as Record<string, unknown> };
   } catch {
     // incomplete JSON: kept raw
   }

@@ -60,7 +60,11 @@ export interface ResumeFacts {
 }
 
 /** Where to resume `messages` (recorded, not repaired); undefined when the run reached its answer and nothing is queued. */
-export function planResume(messages: readonly Message[], tools: ReadonlyMap<string, Tool>, facts: ResumeFacts): ResumePoint | undefined {
+export function planResume(
+  messages: readonly Message[],
+  tools: ReadonlyMap<string, Tool>,
+  facts: ResumeFacts,
+): ResumePoint | undefined {
   const none = (next: ResumePoint["next"]): ResumePoint => ({ next, calls: [], waiting: [] });
   let a = messages.length - 1;
   while (a >= 0 && messages[a]!.role === "toolResult") a--;
@@ -78,14 +82,21 @@ export function planResume(messages: readonly Message[], tools: ReadonlyMap<stri
   return reconcile(last, calls, open, tools, facts);
 }
 
-function reconcile(message: AssistantMessage, calls: ToolCall[], open: ToolCall[], tools: ReadonlyMap<string, Tool>, facts: ResumeFacts): ResumePoint {
+function reconcile(
+  message: AssistantMessage,
+  calls: ToolCall[],
+  open: ToolCall[],
+  tools: ReadonlyMap<string, Tool>,
+  facts: ResumeFacts,
+): ResumePoint {
   // As the batch decided: unknown tools do not count against unanimity.
   const known = calls.filter((c) => tools.has(c.name));
   const parallel = calls.length > 1 && known.every((c) => tools.get(c.name)!.parallelSafe === true);
   const point: ResumePoint = { next: "tool_calls", calls: [], waiting: [] };
   const batch: ResumeBatch = { message, calls: [] };
   // A response cut off or failed, or aborted while streaming: its calls never run; the batch answers them as it did.
-  const unrunnable = message.stopReason === "length" || message.stopReason === "error" || message.stopReason === "aborted";
+  const unrunnable =
+    message.stopReason === "length" || message.stopReason === "error" || message.stopReason === "aborted";
   /** In a one-by-one batch: an earlier call had not finished, so this one never started. */
   let behind = false;
   for (const call of open) {

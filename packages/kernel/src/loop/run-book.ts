@@ -46,7 +46,10 @@ export class RunBook {
   /** An item joined a queue: written at once, so a crash does not lose it. */
   queued(queue: Queue, item: LoopPrompt): void {
     if (!this.#session) return;
-    this.#entryOf.set(item, this.#session.appendQueued(queue === "steering" ? "steering" : "followUp", this.#record(item as QueuedMessage)));
+    this.#entryOf.set(
+      item,
+      this.#session.appendQueued(queue === "steering" ? "steering" : "followUp", this.#record(item as QueuedMessage)),
+    );
   }
 
   /** The loop took these items. */

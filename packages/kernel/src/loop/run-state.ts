@@ -158,7 +158,10 @@ export class Run {
   /** A slot's or hook's diagnostic: opaque, needs a `type`, gets a `timestamp`. Dropped after the run, and when it forges a loop event. */
   emitHost(event: HostEvent | StreamEvent): void {
     if (this.#ended || !isHostEmittable(event)) return;
-    this.emit({ ...event, timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now() } as StreamEvent);
+    this.emit({
+      ...event,
+      timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now(),
+    } as StreamEvent);
   }
 
   /** A message enters history: frozen, then `message_start` and `message_end` (one timestamp for both). */

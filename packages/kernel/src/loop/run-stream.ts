@@ -6,7 +6,9 @@
 import type { AgentEndEvent, HostEvent, HostEventBase, StreamEvent } from "../types.ts";
 
 /** The events of one run (`H`: the host's events), buffered from its start; awaiting it gives the `agent_end`. */
-export interface AgentRunStream<H extends HostEventBase = HostEvent> extends AsyncIterable<StreamEvent<H>>, PromiseLike<AgentEndEvent> {}
+export interface AgentRunStream<H extends HostEventBase = HostEvent>
+  extends AsyncIterable<StreamEvent<H>>,
+    PromiseLike<AgentEndEvent> {}
 
 const ITERATION_DONE: IteratorResult<never> = Object.freeze({ value: undefined, done: true });
 

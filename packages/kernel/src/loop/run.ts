@@ -42,7 +42,15 @@ export function startLoop(options: AgentLoopOptions, sink: EventSink): LoopHandl
   } catch (error) {
     const now = Date.now();
     sink.emit(Object.freeze({ type: "agent_start", timestamp: now }));
-    sink.emit(Object.freeze({ type: "agent_end", messages: [], stopReason: "error", error: `The run could not start: ${describeError(error)}`, timestamp: now }));
+    sink.emit(
+      Object.freeze({
+        type: "agent_end",
+        messages: [],
+        stopReason: "error",
+        error: `The run could not start: ${describeError(error)}`,
+        timestamp: now,
+      }),
+    );
     return { done: Promise.resolve(), wake: noop };
   }
   return { done: runToEnd(run), wake: () => run.wake() };
@@ -60,7 +68,13 @@ async function runToEnd(run: Run): Promise<void> {
     ending = { stopReason: "error", error: `Internal error in the agent loop: ${describeError(error)}` };
     if (turn.open) {
       const message = run.failTurn("error", ending.error!);
-      run.emit({ type: "turn_end", turnIndex: turn.index, message, toolResults: Object.freeze([]), timestamp: Date.now() });
+      run.emit({
+        type: "turn_end",
+        turnIndex: turn.index,
+        message,
+        toolResults: Object.freeze([]),
+        timestamp: Date.now(),
+      });
     }
   }
   run.finish(ending);
@@ -90,7 +104,9 @@ async function drive(run: Run, turn: { open: boolean; index: number }, startedAt
     // The run's start is a turn boundary too: steering queued before it (while idle, or by a
     // prompt slot) joins the first turn right after the prompt, before the first model call. A
     // run resumed from its queue opens with the follow-ups when no steering waits.
-    const followUps = run.resume?.fromQueue ? () => admitQueued(run, run.takeFollowUps(), "followUp", now, noMore) : noMore;
+    const followUps = run.resume?.fromQueue
+      ? () => admitQueued(run, run.takeFollowUps(), "followUp", now, noMore)
+      : noMore;
     let queued = admitQueued(run, run.takeSteering(), "steer", now, followUps);
     if (queued instanceof Promise) {
       queued = await queued;
@@ -116,7 +132,13 @@ async function drive(run: Run, turn: { open: boolean; index: number }, startedAt
     if (batch instanceof Promise) batch = await batch;
     now = Date.now();
     // The batch is over: its result list is never written again, so it is frozen as it is.
-    run.emit({ type: "turn_end", turnIndex: turn.index, message, toolResults: Object.freeze(batch.results), timestamp: now });
+    run.emit({
+      type: "turn_end",
+      turnIndex: turn.index,
+      message,
+      toolResults: Object.freeze(batch.results),
+      timestamp: now,
+    });
     turn.open = false;
     run.settleWaits();
     let next = afterTurn(run, message, batch);
@@ -140,12 +162,22 @@ function openRun(run: Run, now: number): Maybe<Message[] | Ending> {
   if ("role" in prompt) return beforeAgentStart(run, admit(prompt, now), undefined, undefined);
   return andThen(passInput(run, prompt), (input, waited) => {
     if ("stopReason" in input) return input;
-    return beforeAgentStart(run, userMessage(input.text, input.images, waited ? Date.now() : now), input.text, input.images);
+    return beforeAgentStart(
+      run,
+      userMessage(input.text, input.images, waited ? Date.now() : now),
+      input.text,
+      input.images,
+    );
   });
 }
 
 /** The `before_agent_start` slot, given the prompt's message (and its text, when it was text). */
-function beforeAgentStart(run: Run, message: Message, text: string | undefined, images: ImageContent[] | undefined): Maybe<Message[] | Ending> {
+function beforeAgentStart(
+  run: Run,
+  message: Message,
+  text: string | undefined,
+  images: ImageContent[] | undefined,
+): Maybe<Message[] | Ending> {
   const slot = run.slots.before_agent_start;
   if (!slot) return [message];
   const prompt = text ?? textOf(message.content);
@@ -153,7 +185,8 @@ function beforeAgentStart(run: Run, message: Message, text: string | undefined, 
   const event = images === undefined ? { prompt, systemPrompt } : { prompt, images, systemPrompt };
   return andThen(callSlot(run, slot, event), (outcome): Message[] | Ending => {
     if (outcome.kind === "aborted") return ABORTED_ENDING;
-    if (outcome.kind === "threw") return { stopReason: "error", error: `The before_agent_start slot failed: ${describeError(outcome.error)}` };
+    if (outcome.kind === "threw")
+      return { stopReason: "error", error: `The before_agent_start slot failed: ${describeError(outcome.error)}` };
     const opening: Message[] = [message];
     const result = outcome.value;
     if (result?.systemPrompt !== undefined) run.systemPrompt = result.systemPrompt;
@@ -169,14 +202,22 @@ function beforeAgentStart(run: Run, message: Message, text: string | undefined, 
  * failed, `aborted`. Every way text enters the conversation passes here, so a transform (a
  * redaction) runs before anything is recorded.
  */
-function passInput(run: Run, input: TextInput, streamingBehavior?: StreamingBehavior): Maybe<{ text: string; images: ImageContent[] | undefined } | Ending> {
+function passInput(
+  run: Run,
+  input: TextInput,
+  streamingBehavior?: StreamingBehavior,
+): Maybe<{ text: string; images: ImageContent[] | undefined } | Ending> {
   const slot = run.slots.input;
   if (!slot) return { text: input.text, images: input.images };
-  const event: InputEvent = input.images === undefined ? { text: input.text, source: input.source } : { text: input.text, images: input.images, source: input.source };
+  const event: InputEvent =
+    input.images === undefined
+      ? { text: input.text, source: input.source }
+      : { text: input.text, images: input.images, source: input.source };
   if (streamingBehavior !== undefined) event.streamingBehavior = streamingBehavior;
   return andThen(callSlot(run, slot, event), (outcome) => {
     if (outcome.kind === "aborted") return ABORTED_ENDING;
-    if (outcome.kind === "threw") return { stopReason: "error", error: `The input slot failed: ${describeError(outcome.error)}` };
+    if (outcome.kind === "threw")
+      return { stopReason: "error", error: `The input slot failed: ${describeError(outcome.error)}` };
     let { text, images } = input;
     const decision = outcome.value;
     switch (decision?.action) {
@@ -185,9 +226,17 @@ function passInput(run: Run, input: TextInput, streamingBehavior?: StreamingBeha
         if (decision.images !== undefined) images = decision.images;
         break;
       case "handled":
-        return { stopReason: "handled", ...(decision.reason !== undefined && { reason: decision.reason }), ...(decision.by !== undefined && { by: decision.by }) };
+        return {
+          stopReason: "handled",
+          ...(decision.reason !== undefined && { reason: decision.reason }),
+          ...(decision.by !== undefined && { by: decision.by }),
+        };
       case "block":
-        return { stopReason: "blocked", reason: decision.reason, ...(decision.by !== undefined && { by: decision.by }) };
+        return {
+          stopReason: "blocked",
+          reason: decision.reason,
+          ...(decision.by !== undefined && { by: decision.by }),
+        };
     }
     return { text, images };
   });
@@ -202,7 +251,13 @@ const noMore = (): Message[] => NOTHING_NEW;
  * dropped and the run goes on (only an aborted run or a failed slot ends it). When nothing is
  * left, `otherwise()` decides.
  */
-function admitQueued(run: Run, queued: readonly LoopPrompt[], behavior: StreamingBehavior, now: number, otherwise: () => Maybe<Ending | Message[]>): Maybe<Ending | Message[]> {
+function admitQueued(
+  run: Run,
+  queued: readonly LoopPrompt[],
+  behavior: StreamingBehavior,
+  now: number,
+  otherwise: () => Maybe<Ending | Message[]>,
+): Maybe<Ending | Message[]> {
   if (queued.length === 0) return otherwise();
   const admitted: Message[] = [];
   const from = (start: number, now: number): Maybe<Ending | Message[]> => {
@@ -230,7 +285,13 @@ function admitQueued(run: Run, queued: readonly LoopPrompt[], behavior: Streamin
 }
 
 /** A queued line after the `input` slot: admitted, dropped (handled, blocked), or the end of the run. */
-function admitOne(run: Run, q: LoopPrompt, admitted: Message[], input: { text: string; images: ImageContent[] | undefined } | Ending, now: number): Ending | undefined {
+function admitOne(
+  run: Run,
+  q: LoopPrompt,
+  admitted: Message[],
+  input: { text: string; images: ImageContent[] | undefined } | Ending,
+  now: number,
+): Ending | undefined {
   if ("stopReason" in input) {
     run.dequeued(q, undefined);
     return input.stopReason === "error" || input.stopReason === "aborted" ? input : undefined;
@@ -245,11 +306,16 @@ function admitOne(run: Run, q: LoopPrompt, admitted: Message[], input: { text: s
 function afterTurn(run: Run, message: AssistantMessage, batch: BatchOutcome): Maybe<Ending | Message[]> {
   const { stopReason } = message;
   if (stopReason === "error") return { stopReason: "error", error: message.errorMessage ?? "The model call failed" };
-  if (stopReason === "aborted" || run.aborted) return batch.paused ? { ...ABORTED_ENDING, waiting: batch.paused } : ABORTED_ENDING;
+  if (stopReason === "aborted" || run.aborted)
+    return batch.paused ? { ...ABORTED_ENDING, waiting: batch.paused } : ABORTED_ENDING;
   // The paused calls have no result: the run stops here, after its batch, until someone answers.
   if (batch.paused) {
     const n = batch.paused.length;
-    return { stopReason: "paused", reason: `${n === 1 ? "1 tool call waits" : `${n} tool calls wait`} for approval`, waiting: batch.paused };
+    return {
+      stopReason: "paused",
+      reason: `${n === 1 ? "1 tool call waits" : `${n} tool calls wait`} for approval`,
+      waiting: batch.paused,
+    };
   }
   if (batch.terminatedBy) {
     const { name, id } = batch.terminatedBy;
@@ -264,7 +330,9 @@ function nextTurn(run: Run, message: AssistantMessage, batch: BatchOutcome): May
 
   const toolsRan = batch.results.length > 0;
   if (run.modelCalls >= run.maxTurns) {
-    return toolsRan ? { stopReason: "max_turns", reason: `Stopped after ${run.maxTurns} model calls (maxTurns)` } : COMPLETED;
+    return toolsRan
+      ? { stopReason: "max_turns", reason: `Stopped after ${run.maxTurns} model calls (maxTurns)` }
+      : COMPLETED;
   }
   // Steering lands here, after every result of the batch is recorded; follow-ups only when the
   // run would otherwise stop, and `beforeEnd` after them.
@@ -282,19 +350,25 @@ function nextTurn(run: Run, message: AssistantMessage, batch: BatchOutcome): May
 function askBeforeEnd(run: Run, lastMessage: AssistantMessage): Maybe<Ending | Message[]> {
   const source = run.beforeEnd;
   if (!source) return COMPLETED;
-  return callSlot(run, source, { lastMessage, continuations: run.continuations }).then((outcome): Ending | Message[] => {
-    if (outcome.kind === "aborted") return ABORTED_ENDING;
-    if (outcome.kind === "threw") return { stopReason: "error", error: `The beforeEnd source failed: ${describeError(outcome.error)}` };
-    const supplied: unknown = outcome.value;
-    if (supplied === undefined) return COMPLETED;
-    if (!Array.isArray(supplied) || !supplied.every(isFollowUp)) {
-      return { stopReason: "error", error: "The beforeEnd source returned something other than a list of user or custom messages" };
-    }
-    if (supplied.length === 0) return COMPLETED;
-    run.continuations++;
-    const now = Date.now();
-    return supplied.map((m: Message) => admit(m, now));
-  });
+  return callSlot(run, source, { lastMessage, continuations: run.continuations }).then(
+    (outcome): Ending | Message[] => {
+      if (outcome.kind === "aborted") return ABORTED_ENDING;
+      if (outcome.kind === "threw")
+        return { stopReason: "error", error: `The beforeEnd source failed: ${describeError(outcome.error)}` };
+      const supplied: unknown = outcome.value;
+      if (supplied === undefined) return COMPLETED;
+      if (!Array.isArray(supplied) || !supplied.every(isFollowUp)) {
+        return {
+          stopReason: "error",
+          error: "The beforeEnd source returned something other than a list of user or custom messages",
+        };
+      }
+      if (supplied.length === 0) return COMPLETED;
+      run.continuations++;
+      const now = Date.now();
+      return supplied.map((m: Message) => admit(m, now));
+    },
+  );
 }
 
 function isFollowUp(value: unknown): value is Message {

@@ -25,7 +25,18 @@ import {
 } from "../tools/index.ts";
 import { exceedsDepth, tooDeepText } from "../limits.ts";
 import { runTool } from "../tools/execute.ts";
-import type { AssistantMessage, Slots, Tool, ToolCall, ToolCallApproval, ToolExecutionEndEvent, ToolResult, ToolResultEvent, ToolResultMessage, WaitingCall } from "../types.ts";
+import type {
+  AssistantMessage,
+  Slots,
+  Tool,
+  ToolCall,
+  ToolCallApproval,
+  ToolExecutionEndEvent,
+  ToolResult,
+  ToolResultEvent,
+  ToolResultMessage,
+  WaitingCall,
+} from "../types.ts";
 import { deepCopy, deepFreeze, frozenCopy } from "./freeze.ts";
 import { andThen, type Maybe } from "./maybe.ts";
 import { describeError, type Run } from "./run-state.ts";
@@ -68,10 +79,18 @@ export function toolCallsOf(message: AssistantMessage): ToolCall[] {
 }
 
 /** The calls of `message`; with `resume`, only the calls it names, each settled as its action says. */
-export function runToolBatch(run: Run, message: AssistantMessage, resume?: ResumeBatch): BatchOutcome | Promise<BatchOutcome> {
+export function runToolBatch(
+  run: Run,
+  message: AssistantMessage,
+  resume?: ResumeBatch,
+): BatchOutcome | Promise<BatchOutcome> {
   const calls = resume ? resume.calls.map((c) => c.call) : toolCallsOf(message);
   if (calls.length === 0) return NO_RESULTS;
-  const batch = new Batch(run, calls, resume?.calls.map((c) => c.action));
+  const batch = new Batch(
+    run,
+    calls,
+    resume?.calls.map((c) => c.action),
+  );
   if (message.stopReason !== "length" && message.stopReason !== "error" && message.stopReason !== "aborted") {
     return andThen(batch.execute(), () => batch.outcome());
   }
@@ -84,7 +103,10 @@ function answerUnrun(batch: Batch, message: AssistantMessage): Promise<void> {
     case "length":
       return batch.answerAll((call) => errorResult(truncatedText(call.name)), true);
     case "error":
-      return batch.answerAll(() => errorResult(`Not run: the model response failed (${message.errorMessage ?? "no reason given"}).`), true);
+      return batch.answerAll(
+        () => errorResult(`Not run: the model response failed (${message.errorMessage ?? "no reason given"}).`),
+        true,
+      );
     default:
       return batch.answerAll(interrupted, false);
   }
@@ -143,7 +165,8 @@ class Batch {
       const tool = active.get(entry.call.name);
       entry.tool = tool;
       // A call a resumed batch answers without running is no candidate for running, together or not.
-      const check = tool === undefined || entry.action?.kind === "answer" ? undefined : validateToolArguments(tool, entry.call);
+      const check =
+        tool === undefined || entry.action?.kind === "answer" ? undefined : validateToolArguments(tool, entry.call);
       checks[i] = check;
       if (check?.ok && tool!.parallelSafe !== true) unanimous = false;
     }
@@ -165,13 +188,17 @@ class Batch {
   #oneByOne(i: number): Pending {
     const entry = this.#entries[i]!;
     this.#start(entry);
-    return andThen(this.#preflight(entry, this.#checks[i]), (args) => (args === undefined ? undefined : this.#runAndFinish(entry, args)));
+    return andThen(this.#preflight(entry, this.#checks[i]), (args) =>
+      args === undefined ? undefined : this.#runAndFinish(entry, args),
+    );
   }
 
   /** Check every call in source order, then run the ones that passed, at most `maxParallel` at a time. */
   #parallel(): Pending {
     const ready: { entry: CallEntry; args: Args }[] = [];
-    return andThen(this.#checkFrom(0, ready, Date.now()), () => andThen(this.#run.checkpoint(), () => this.#runReady(ready)));
+    return andThen(this.#checkFrom(0, ready, Date.now()), () =>
+      andThen(this.#run.checkpoint(), () => this.#runReady(ready)),
+    );
   }
 
   /**
@@ -236,7 +263,13 @@ class Batch {
 
   #start(entry: CallEntry, now: number = Date.now()): void {
     const { call } = entry;
-    this.#run.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments, timestamp: now });
+    this.#run.emit({
+      type: "tool_execution_start",
+      toolCallId: call.id,
+      toolName: call.name,
+      args: call.arguments,
+      timestamp: now,
+    });
   }
 
   /**
@@ -270,16 +303,27 @@ class Batch {
     let args = validated;
     if (Object.isFrozen(args)) args = entry.input = deepCopy(args);
     const approval = entry.action?.kind === "run" ? entry.action.approval : undefined;
-    const event = approval === undefined ? { toolCallId: call.id, toolName: call.name, input: args } : { toolCallId: call.id, toolName: call.name, input: args, approval: approval as ToolCallApproval };
+    const event =
+      approval === undefined
+        ? { toolCallId: call.id, toolName: call.name, input: args }
+        : { toolCallId: call.id, toolName: call.name, input: args, approval: approval as ToolCallApproval };
     const outcome = await callSlot(run, slot, event);
     if (outcome.kind === "aborted") return void this.#settle(entry, interrupted());
     if (outcome.kind === "threw") {
-      return answered(this.#finish(entry, errorResult(`Tool call blocked: the tool_call check failed (${describeError(outcome.error)}).`), true));
+      return answered(
+        this.#finish(
+          entry,
+          errorResult(`Tool call blocked: the tool_call check failed (${describeError(outcome.error)}).`),
+          true,
+        ),
+      );
     }
     const decision = outcome.value;
     if (decision?.pause === true) return void this.#pause(entry, decision.reason, decision.by);
     if (decision?.block === true) {
-      const text = decision.by ? `Tool call blocked by ${decision.by}: ${decision.reason}` : `Tool call blocked: ${decision.reason}`;
+      const text = decision.by
+        ? `Tool call blocked by ${decision.by}: ${decision.reason}`
+        : `Tool call blocked: ${decision.reason}`;
       const blocked: ExecutedToolResult = errorResult(text);
       if (decision.terminate === true) blocked.terminate = true;
       return answered(this.#finish(entry, blocked, true));
@@ -338,7 +382,11 @@ class Batch {
     return this.#askToolResult(entry, raw, slot);
   }
 
-  async #askToolResult(entry: CallEntry, raw: ExecutedToolResult, slot: NonNullable<Slots["tool_result"]>): Promise<void> {
+  async #askToolResult(
+    entry: CallEntry,
+    raw: ExecutedToolResult,
+    slot: NonNullable<Slots["tool_result"]>,
+  ): Promise<void> {
     const { call } = entry;
     // Vetted after an abort too, within the abort grace: what an aborted call returned is kept.
     const event: ToolResultEvent = {
@@ -355,13 +403,19 @@ class Batch {
     // The abort grace ran out before the slot answered: an unvetted result must not leak.
     if (outcome.kind === "aborted") return this.#settle(entry, interrupted());
     if (outcome.kind === "threw") {
-      return this.#settle(entry, errorResult(`Tool result withheld: the tool_result check failed (${describeError(outcome.error)}).`));
+      return this.#settle(
+        entry,
+        errorResult(`Tool result withheld: the tool_result check failed (${describeError(outcome.error)}).`),
+      );
     }
     const patch = outcome.value;
     if (!patch) return this.#settle(entry, raw);
     const patched: FinalResult = {
       // Content that is not a list of blocks (a redactor's string) is mapped as a tool's return is.
-      content: patch.content === undefined || patch.content === null ? raw.content : normalizeToolReturn(patch.content).content,
+      content:
+        patch.content === undefined || patch.content === null
+          ? raw.content
+          : normalizeToolReturn(patch.content).content,
       details: patch.details !== undefined ? patch.details : raw.details,
       isError: patch.isError ?? raw.isError,
     };
@@ -376,14 +430,30 @@ class Batch {
    */
   #pause(entry: CallEntry, reason: string, by: string | undefined): void {
     const { call } = entry;
-    const waiting: WaitingCall = { toolCallId: call.id, toolName: call.name, input: frozenCopy(entry.input), reason: typeof reason === "string" ? reason : "needs approval" };
+    const waiting: WaitingCall = {
+      toolCallId: call.id,
+      toolName: call.name,
+      input: frozenCopy(entry.input),
+      reason: typeof reason === "string" ? reason : "needs approval",
+    };
     if (typeof by === "string") waiting.by = by;
     (this.#paused ??= []).push(deepFreeze(waiting));
-    const final: FinalResult = deepFreeze({ content: [{ type: "text", text: `Waiting for approval: ${waiting.reason}` }], isError: false });
+    const final: FinalResult = deepFreeze({
+      content: [{ type: "text", text: `Waiting for approval: ${waiting.reason}` }],
+      isError: false,
+    });
     entry.final = final;
     entry.paused = true;
     const now = Date.now();
-    this.#run.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: final, isError: false, paused: true, timestamp: now });
+    this.#run.emit({
+      type: "tool_execution_end",
+      toolCallId: call.id,
+      toolName: call.name,
+      result: final,
+      isError: false,
+      paused: true,
+      timestamp: now,
+    });
     this.#recordReady(now);
   }
 
@@ -402,7 +472,14 @@ class Batch {
     entry.final = final;
     const { call } = entry;
     const now = Date.now();
-    const end: ToolExecutionEndEvent = { type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: final, isError: final.isError, timestamp: now };
+    const end: ToolExecutionEndEvent = {
+      type: "tool_execution_end",
+      toolCallId: call.id,
+      toolName: call.name,
+      result: final,
+      isError: final.isError,
+      timestamp: now,
+    };
     if (entry.durationMs !== undefined) end.durationMs = entry.durationMs;
     this.#run.emit(end);
     this.#recordReady(now);

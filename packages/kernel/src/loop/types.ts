@@ -3,7 +3,18 @@
  * Contract: docs/architecture.md#loop, docs/kernel.md#agent; seams: docs/internals.md (loop/).
  */
 import type { ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
-import type { BeforeEndEvent, BeforeEndResult, Message, ModelClient, QueuedMessage, SlotFn, Slots, StreamEvent, ThinkingLevel, Tool } from "../types.ts";
+import type {
+  BeforeEndEvent,
+  BeforeEndResult,
+  Message,
+  ModelClient,
+  QueuedMessage,
+  SlotFn,
+  Slots,
+  StreamEvent,
+  ThinkingLevel,
+  Tool,
+} from "../types.ts";
 import type { ModelView } from "./model-view.ts";
 import type { ResumeBatch } from "./resume.ts";
 

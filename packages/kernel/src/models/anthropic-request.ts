@@ -22,7 +22,15 @@ import type {
   Tool,
   ToolResultBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
-import type { AssistantMessage, Content, ImageContent, ModelMessage, ModelRequest, ThinkingLevel, ToolResultMessage } from "../types.ts";
+import type {
+  AssistantMessage,
+  Content,
+  ImageContent,
+  ModelMessage,
+  ModelRequest,
+  ThinkingLevel,
+  ToolResultMessage,
+} from "../types.ts";
 import { isOwnTurn, toolCallIdMapper, type ClientIdentity } from "./history.ts";
 import {
   ANTHROPIC_THINKING_BUDGETS,
@@ -63,19 +71,25 @@ export function buildAnthropicRequest(options: AnthropicRequestOptions): Message
   const messages = toAnthropicMessages(request.messages, options.client);
   let maxTokens = request.maxTokens ?? options.maxTokens;
   const body: MessageCreateParamsStreaming = { model: options.model, max_tokens: maxTokens, messages, stream: true };
-  if (request.systemPrompt) body.system = [{ type: "text", text: request.systemPrompt, ...(cache ? { cache_control: EPHEMERAL } : {}) }];
+  if (request.systemPrompt)
+    body.system = [{ type: "text", text: request.systemPrompt, ...(cache ? { cache_control: EPHEMERAL } : {}) }];
   if (request.tools.length > 0) {
-    body.tools = request.tools.map((tool, i): Tool => ({
-      name: tool.name,
-      description: tool.description,
-      input_schema: tool.parameters as Tool["input_schema"],
-      ...(cache && i === request.tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
-    }));
+    body.tools = request.tools.map(
+      (tool, i): Tool => ({
+        name: tool.name,
+        description: tool.description,
+        input_schema: tool.parameters as Tool["input_schema"],
+        ...(cache && i === request.tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
+      }),
+    );
   }
   if (cache) markHistoryBreakpoints(messages);
 
   // No level: no thinking config at all, the model's own default.
-  const thinking = options.reasoning && request.thinking !== undefined ? thinkingConfig(request.thinking, options, maxTokens, messages) : undefined;
+  const thinking =
+    options.reasoning && request.thinking !== undefined
+      ? thinkingConfig(request.thinking, options, maxTokens, messages)
+      : undefined;
   if (thinking) {
     body.thinking = thinking.config;
     if (thinking.effort) body.output_config = { effort: thinking.effort as NonNullable<OutputConfig["effort"]> };
@@ -99,7 +113,8 @@ function thinkingConfig(
   messages: MessageParam[],
 ): { config: ThinkingConfigParam; effort?: string; maxTokens: number } | undefined {
   const { traits } = options;
-  if (level === "off" || !continuesWithThinking(messages)) return traits.adaptive ? { config: { type: "disabled" }, maxTokens } : undefined;
+  if (level === "off" || !continuesWithThinking(messages))
+    return traits.adaptive ? { config: { type: "disabled" }, maxTokens } : undefined;
   if (traits.adaptive) {
     const table = options.efforts ?? { minimal: "low", xhigh: traits.xhigh ? "xhigh" : "high" };
     const effort = effortFor(level, table);
@@ -191,7 +206,11 @@ function userBlocks(content: string | Content[]): (TextBlockParam | ImageBlockPa
  * thinking blocks with their signatures, verbatim (a redacted block as the data it came with).
  * Thinking without a signature cannot be sent back; another model's is not meant for this one.
  */
-function assistantBlocks(message: AssistantMessage, client: ClientIdentity, toolId: (id: string) => string): ContentBlockParam[] {
+function assistantBlocks(
+  message: AssistantMessage,
+  client: ClientIdentity,
+  toolId: (id: string) => string,
+): ContentBlockParam[] {
   const own = isOwnTurn(message, client);
   const blocks: ContentBlockParam[] = [];
   for (const block of message.content) {
@@ -219,16 +238,27 @@ function toolResult(
 ): void {
   const images = message.content.filter((c): c is ImageContent => c.type === "image");
   const text = message.content.filter((c) => c.type === "text" && c.text !== "") as { type: "text"; text: string }[];
-  const content: Exclude<ToolResultBlockParam["content"], string | undefined> = text.map((t) => ({ type: "text", text: t.text }));
+  const content: Exclude<ToolResultBlockParam["content"], string | undefined> = text.map((t) => ({
+    type: "text",
+    text: t.text,
+  }));
   if (message.isError && images.length > 0) {
     content.push({ type: "text", text: ERROR_IMAGES_FOLLOW_TEXT });
-    results.trailing.push({ type: "text", text: `Images of the error result of tool call ${message.toolCallId} (${message.toolName}):` });
+    results.trailing.push({
+      type: "text",
+      text: `Images of the error result of tool call ${message.toolCallId} (${message.toolName}):`,
+    });
     for (const image of images) results.trailing.push(imageBlock(image));
   } else {
     for (const image of images) content.push(imageBlock(image));
   }
   if (content.length === 0) content.push({ type: "text", text: EMPTY_TOOL_RESULT_TEXT });
-  results.blocks.push({ type: "tool_result", tool_use_id: toolId(message.toolCallId), content, ...(message.isError ? { is_error: true } : {}) });
+  results.blocks.push({
+    type: "tool_result",
+    tool_use_id: toolId(message.toolCallId),
+    content,
+    ...(message.isError ? { is_error: true } : {}),
+  });
 }
 
 function imageBlock(image: ImageContent): ImageBlockParam {

@@ -19,7 +19,9 @@ type Block =
   | { kind: "redacted"; data: string }
   | { kind: "tool"; ordinal: number; id: string; name: string; args: string; input: unknown };
 
-export type AnthropicOutcome = { stopReason: "stop" | "toolUse" | "length" } | { stopReason: "error"; errorMessage: string };
+export type AnthropicOutcome =
+  | { stopReason: "stop" | "toolUse" | "length" }
+  | { stopReason: "error"; errorMessage: string };
 
 export class AnthropicStreamAccumulator {
   private readonly blocks = new Map<number, Block>();
@@ -34,7 +36,8 @@ export class AnthropicStreamAccumulator {
   constructor(private readonly stamp: Stamp) {}
 
   push(raw: unknown): ModelStreamEvent[] {
-    if (!isRecord(raw) || typeof raw.type !== "string") throw new MalformedChunkError(`expected an event object, got ${describe(raw)}`);
+    if (!isRecord(raw) || typeof raw.type !== "string")
+      throw new MalformedChunkError(`expected an event object, got ${describe(raw)}`);
     switch (raw.type) {
       case "message_start":
         if (!isRecord(raw.message)) throw new MalformedChunkError(`message_start without a message: ${describe(raw)}`);
@@ -70,8 +73,14 @@ export class AnthropicStreamAccumulator {
       case "model_context_window_exceeded":
         return { stopReason: "length" };
       case "refusal": {
-        const explanation = isRecord(this.stopDetails) && typeof this.stopDetails.explanation === "string" ? `: ${this.stopDetails.explanation}` : "";
-        return { stopReason: "error", errorMessage: `the model refused to answer (stop_reason "refusal")${explanation}` };
+        const explanation =
+          isRecord(this.stopDetails) && typeof this.stopDetails.explanation === "string"
+            ? `: ${this.stopDetails.explanation}`
+            : "";
+        return {
+          stopReason: "error",
+          errorMessage: `the model refused to answer (stop_reason "refusal")${explanation}`,
+        };
       }
       default:
         // end_turn, stop_sequence, pause_turn (only server tools pause, and none are sent).
@@ -92,7 +101,8 @@ export class AnthropicStreamAccumulator {
   }
 
   private start(at: number, raw: unknown): ModelStreamEvent[] {
-    if (!isRecord(raw) || typeof raw.type !== "string") throw new MalformedChunkError(`content_block_start without a content_block: ${describe(raw)}`);
+    if (!isRecord(raw) || typeof raw.type !== "string")
+      throw new MalformedChunkError(`content_block_start without a content_block: ${describe(raw)}`);
     let block: Block;
     const events: ModelStreamEvent[] = [];
     switch (raw.type) {
@@ -108,7 +118,8 @@ export class AnthropicStreamAccumulator {
         block = { kind: "redacted", data: str(raw.data) };
         break;
       case "tool_use": {
-        if (typeof raw.id !== "string" || typeof raw.name !== "string") throw new MalformedChunkError(`a tool_use block without id or name: ${describe(raw)}`);
+        if (typeof raw.id !== "string" || typeof raw.name !== "string")
+          throw new MalformedChunkError(`a tool_use block without id or name: ${describe(raw)}`);
         block = { kind: "tool", ordinal: this.tools++, id: raw.id, name: raw.name, args: "", input: raw.input };
         events.push({ type: "toolcall_start", index: block.ordinal, id: block.id, name: block.name });
         break;
@@ -122,7 +133,8 @@ export class AnthropicStreamAccumulator {
   }
 
   private delta(at: number, raw: unknown): ModelStreamEvent[] {
-    if (!isRecord(raw) || typeof raw.type !== "string") throw new MalformedChunkError(`content_block_delta without a delta: ${describe(raw)}`);
+    if (!isRecord(raw) || typeof raw.type !== "string")
+      throw new MalformedChunkError(`content_block_delta without a delta: ${describe(raw)}`);
     const block = this.blocks.get(at);
     if (!block) return []; // a delta of a block this client skipped
     if (raw.type === "text_delta" && block.kind === "text") {
@@ -159,7 +171,8 @@ export class AnthropicStreamAccumulator {
     set("cacheRead", raw.cache_read_input_tokens);
     set("cacheWrite", raw.cache_creation_input_tokens);
     const details = raw.output_tokens_details;
-    if (isRecord(details) && typeof details.thinking_tokens === "number") this.usage.reasoning = details.thinking_tokens;
+    if (isRecord(details) && typeof details.thinking_tokens === "number")
+      this.usage.reasoning = details.thinking_tokens;
   }
 }
 
@@ -174,14 +187,20 @@ function toContent(block: Block): AssistantContent[] {
       return [{ type: "thinking", thinking: REDACTED_THINKING_TEXT, signature: block.data, redacted: true }];
     case "tool": {
       // Arguments arrive as input_json_delta; a block that carried its input whole had none.
-      const raw = block.args !== "" ? block.args : isRecord(block.input) && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : "";
+      const raw =
+        block.args !== ""
+          ? block.args
+          : isRecord(block.input) && Object.keys(block.input).length > 0
+            ? JSON.stringify(block.input)
+            : "";
       return [{ type: "toolCall", id: block.id, name: block.name, ...parseToolArguments(raw) }];
     }
   }
 }
 
 function index(raw: Record<string, unknown>): number {
-  if (typeof raw.index !== "number") throw new MalformedChunkError(`${String(raw.type)} without an index: ${describe(raw)}`);
+  if (typeof raw.index !== "number")
+    throw new MalformedChunkError(`${String(raw.type)} without an index: ${describe(raw)}`);
   return raw.index;
 }
 

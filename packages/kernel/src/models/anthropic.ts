@@ -11,9 +11,26 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { ModelClient, ModelPrices, ModelRequest, ModelStreamEvent } from "../types.ts";
 import { buildAnthropicRequest } from "./anthropic-request.ts";
 import { AnthropicStreamAccumulator } from "./anthropic-stream.ts";
-import { hookedFetch, nonEmpty, openWithRetries, readEvents, type EventStream, type HttpHooks, type RetryPolicy } from "./http.ts";
+import {
+  hookedFetch,
+  nonEmpty,
+  openWithRetries,
+  readEvents,
+  type EventStream,
+  type HttpHooks,
+  type RetryPolicy,
+} from "./http.ts";
 import type { RetrySwitch } from "./retry-switch.ts";
-import { abortableSleep, classifyError, isProtocolError, readableErrorFetch, transportErrorDetail, type ErrorContext, type SdkErrorClasses, maskUrlCredentials } from "./openai-errors.ts";
+import {
+  abortableSleep,
+  classifyError,
+  isProtocolError,
+  readableErrorFetch,
+  transportErrorDetail,
+  type ErrorContext,
+  type SdkErrorClasses,
+  maskUrlCredentials,
+} from "./openai-errors.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
 import { anthropicTraits, type AnthropicTraits, type EffortTable } from "./thinking.ts";
 
@@ -92,7 +109,10 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelClien
   const id = options.id ?? `anthropic:${options.model}`;
   const provider = options.provider ?? "anthropic";
   const env = options.environment === false ? {} : process.env;
-  const baseURL = (nonEmpty(options.baseURL) ?? nonEmpty(env.ANTHROPIC_BASE_URL) ?? ANTHROPIC_DEFAULT_BASE_URL).replace(/\/+$/, "");
+  const baseURL = (nonEmpty(options.baseURL) ?? nonEmpty(env.ANTHROPIC_BASE_URL) ?? ANTHROPIC_DEFAULT_BASE_URL).replace(
+    /\/+$/,
+    "",
+  );
   const apiKey = nonEmpty(options.apiKey) ?? nonEmpty(env.ANTHROPIC_API_KEY);
   const traits = anthropicTraits(options.model);
   if (options.adaptiveThinking !== undefined) traits.adaptive = options.adaptiveThinking;
@@ -118,7 +138,12 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelClien
       keyVariable: "ANTHROPIC_API_KEY",
       baseURLHint: "Set the base URL with ANTHROPIC_BASE_URL or the baseURL option",
     },
-    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep, retry: options.retry },
+    policy: {
+      maxRetries: options.maxRetries ?? 3,
+      retryBaseMs: options.retryBaseMs ?? 500,
+      sleep: options.sleep ?? abortableSleep,
+      retry: options.retry,
+    },
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     maxTokens: options.maxTokens ?? traits.maxTokens,
     cache: options.cache ?? true,
@@ -126,7 +151,12 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelClien
     traits,
     efforts: options.efforts,
   };
-  return { id, api: "anthropic-messages", provider, stream: (request, signal) => streamMessages(state, request, signal) };
+  return {
+    id,
+    api: "anthropic-messages",
+    provider,
+    stream: (request, signal) => streamMessages(state, request, signal),
+  };
 }
 
 async function connect(state: ClientState): Promise<Connection | string> {
@@ -143,10 +173,17 @@ async function connect(state: ClientState): Promise<Connection | string> {
   }
 }
 
-async function* streamMessages(state: ClientState, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
+async function* streamMessages(
+  state: ClientState,
+  request: ModelRequest,
+  signal: AbortSignal,
+): AsyncGenerator<ModelStreamEvent> {
   const acc = new AnthropicStreamAccumulator(state.stamp);
   const aborted = (): ModelStreamEvent => ({ type: "error", message: acc.message("aborted", "Request aborted") });
-  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", maskUrlCredentials(message)) });
+  const failed = (message: string): ModelStreamEvent => ({
+    type: "error",
+    message: acc.message("error", maskUrlCredentials(message)),
+  });
 
   if (state.unusable !== undefined) return yield failed(state.unusable);
   let body;
@@ -169,7 +206,8 @@ async function* streamMessages(state: ClientState, request: ModelRequest, signal
   if (typeof connection === "string") return yield signal.aborted ? aborted() : failed(connection);
 
   const opened = await openWithRetries({
-    open: (attemptSignal) => connection.client.messages.create(body, { signal: attemptSignal }) as Promise<unknown> as Promise<EventStream>,
+    open: (attemptSignal) =>
+      connection.client.messages.create(body, { signal: attemptSignal }) as Promise<unknown> as Promise<EventStream>,
     classify: (err) => classifyError(err, state.ctx, connection.errors),
     signal,
     policy: state.policy,
@@ -191,12 +229,19 @@ async function* streamMessages(state: ClientState, request: ModelRequest, signal
   if (end.kind === "aborted") return yield aborted();
   if (end.kind === "failed") return yield failed(classifyError(end.error, state.ctx, connection.errors).message);
   if (end.kind === "stalled") {
-    return yield failed(`the stream from ${state.ctx.baseURL} stalled: no data for ${state.idleTimeoutMs / 1000} s (idleTimeoutMs)`);
+    return yield failed(
+      `the stream from ${state.ctx.baseURL} stalled: no data for ${state.idleTimeoutMs / 1000} s (idleTimeoutMs)`,
+    );
   }
   if (!acc.stopped) {
-    const how = end.cutBy === undefined ? `the server at ${state.ctx.baseURL} closed the stream mid-answer` : `the connection to ${state.ctx.baseURL} was cut (${end.cutBy})`;
+    const how =
+      end.cutBy === undefined
+        ? `the server at ${state.ctx.baseURL} closed the stream mid-answer`
+        : `the connection to ${state.ctx.baseURL} was cut (${end.cutBy})`;
     return yield failed(`stream ended before the model finished (no message_stop): ${how}`);
   }
   const outcome = acc.outcome();
-  yield outcome.stopReason === "error" ? failed(outcome.errorMessage) : { type: "done", message: acc.message(outcome.stopReason) };
+  yield outcome.stopReason === "error"
+    ? failed(outcome.errorMessage)
+    : { type: "done", message: acc.message(outcome.stopReason) };
 }

@@ -38,7 +38,11 @@ export function isOwnTurn(message: AssistantMessage, client: ClientIdentity): bo
  * Tool call ids made acceptable to one provider: `rewrite(id)` is the id as sent, the same for a
  * call and its result. Ids already acceptable are sent unchanged.
  */
-export function toolCallIdMapper(options: { accepts: (id: string) => boolean; maxLength: number; clean: (id: string) => string }): (id: string) => string {
+export function toolCallIdMapper(options: {
+  accepts: (id: string) => boolean;
+  maxLength: number;
+  clean: (id: string) => string;
+}): (id: string) => string {
   const byOriginal = new Map<string, string>();
   return (id) => {
     const known = byOriginal.get(id);

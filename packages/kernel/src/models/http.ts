@@ -91,7 +91,11 @@ export async function openWithRetries<T>(options: {
         stopped = await policy.retry.wait(delay, signal, policy.sleep);
         if (!stopped) continue;
       }
-      const gaveUp = stopped ? " (retrying was stopped)" : failure.retryable && attempt > 0 ? ` (gave up after ${attempt + 1} attempts)` : "";
+      const gaveUp = stopped
+        ? " (retrying was stopped)"
+        : failure.retryable && attempt > 0
+          ? ` (gave up after ${attempt + 1} attempts)`
+          : "";
       return { ok: false, aborted: false, message: failure.message + gaveUp };
     }
   }
@@ -142,7 +146,9 @@ export async function* readEvents(options: {
         events = options.push(next.value);
       } catch (err) {
         if (signal.aborted || stalled) break;
-        end = options.isProtocolError(err) ? { kind: "failed", error: err } : { kind: "ended", cutBy: options.transportDetail(err) };
+        end = options.isProtocolError(err)
+          ? { kind: "failed", error: err }
+          : { kind: "ended", cutBy: options.transportDetail(err) };
         break;
       } finally {
         clearTimeout(watchdog);

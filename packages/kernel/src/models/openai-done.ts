@@ -32,7 +32,11 @@ export function watchDone(response: Response): Response {
       },
     }),
   );
-  const wrapped = new Response(watched, { status: response.status, statusText: response.statusText, headers: response.headers });
+  const wrapped = new Response(watched, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
   seen.set(wrapped, state);
   return wrapped;
 }

@@ -126,7 +126,11 @@ export function classifyError(err: unknown, ctx: ErrorContext, sdk: SdkErrorClas
     const apiError = err as ApiErrorFields;
     if (apiError.status === undefined) {
       // `data: {"error": …}` inside a stream that had started.
-      return { kind: "error", retryable: false, message: `${ctx.baseURL} reported an error mid-stream: ${serverMessage(apiError)}` };
+      return {
+        kind: "error",
+        retryable: false,
+        message: `${ctx.baseURL} reported an error mid-stream: ${serverMessage(apiError)}`,
+      };
     }
     const classified: ClassifiedError = {
       kind: "error",
@@ -157,7 +161,10 @@ export function retryDelayMs(retry: number, baseMs: number, retryAfterMs: number
  * `retry-after-ms` (milliseconds), else `retry-after` as seconds or an HTTP date, clamped to
  * [0, MAX_RETRY_AFTER_MS]. Undefined when absent or unreadable.
  */
-export function parseRetryAfter(headers: { get(name: string): string | null } | undefined, now: number): number | undefined {
+export function parseRetryAfter(
+  headers: { get(name: string): string | null } | undefined,
+  now: number,
+): number | undefined {
   if (!headers) return undefined;
   const clamp = (ms: number) => Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
   const ms = headers.get("retry-after-ms");
@@ -212,7 +219,8 @@ type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Resp
 export function readableErrorFetch(inner: Fetch = globalThis.fetch): Fetch {
   return async (input, init) => {
     const response = await inner(input, init);
-    if (response.ok) return watchDone(mediaType(response.headers) === "text/event-stream" ? response : await sniffBody(response));
+    if (response.ok)
+      return watchDone(mediaType(response.headers) === "text/event-stream" ? response : await sniffBody(response));
     const text = await response.text();
     const body = normalizeErrorBody(text);
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
@@ -292,7 +300,9 @@ function normalizeErrorBody(text: string): string {
   const error = parsed.error;
   if (isRecord(error) && typeof error.message === "string") return text;
   const message =
-    typeof error === "string" ? error : firstString(parsed.message, parsed.detail) ?? JSON.stringify(parsed.detail ?? parsed);
+    typeof error === "string"
+      ? error
+      : (firstString(parsed.message, parsed.detail) ?? JSON.stringify(parsed.detail ?? parsed));
   return JSON.stringify({ error: { ...(isRecord(error) ? error : {}), message } });
 }
 
@@ -301,7 +311,8 @@ function serverMessage(err: ApiErrorFields): string {
   let message: string;
   if (isRecord(body) && typeof body.message === "string") message = body.message;
   // Anthropic's SDK keeps the whole body: `{"type": "error", "error": {"type", "message"}}`.
-  else if (isRecord(body) && isRecord(body.error) && typeof body.error.message === "string") message = body.error.message;
+  else if (isRecord(body) && isRecord(body.error) && typeof body.error.message === "string")
+    message = body.error.message;
   else if (typeof body === "string") message = body;
   else if (body !== undefined && body !== null) message = JSON.stringify(body);
   else message = err.message.replace(/^\d{3}\s+/, "");

@@ -40,7 +40,10 @@ export const EMPTY_TOOL_RESULT_TEXT = "(no output)";
  *   text parts joined. The wire format has no images in tool messages, so the images of a run of
  *   consecutive tool results are sent right after that run as one user message.
  */
-export function toOpenAIMessages(systemPrompt: string | undefined, messages: readonly ModelMessage[]): ChatCompletionMessageParam[] {
+export function toOpenAIMessages(
+  systemPrompt: string | undefined,
+  messages: readonly ModelMessage[],
+): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (systemPrompt) out.push({ role: "system", content: systemPrompt });
   // Images of the current run of tool results, flushed before the next non-tool message.
@@ -109,8 +112,8 @@ export function buildChatRequest(options: {
 function userContent(content: string | Content[]): string | ChatCompletionContentPart[] {
   if (typeof content === "string") return content;
   if (content.every((c) => c.type === "text")) return content.map((c) => c.text).join("\n");
-  return content.map((c): ChatCompletionContentPart =>
-    c.type === "text" ? { type: "text", text: c.text } : imagePart(c),
+  return content.map(
+    (c): ChatCompletionContentPart => (c.type === "text" ? { type: "text", text: c.text } : imagePart(c)),
   );
 }
 
@@ -127,7 +130,11 @@ function assistantMessage(message: AssistantMessage): ChatCompletionMessageParam
       // Arguments that did not parse go out as `{}` (their `arguments`), not as the raw text:
       // servers that parse the history (llama.cpp with --jinja) answer HTTP 500 to broken JSON,
       // on this request and every later one. The tool's error result quotes the text instead.
-      toolCalls.push({ id: block.id, type: "function" as const, function: { name: block.name, arguments: JSON.stringify(block.arguments) } });
+      toolCalls.push({
+        id: block.id,
+        type: "function" as const,
+        function: { name: block.name, arguments: JSON.stringify(block.arguments) },
+      });
     }
   }
   // A message that carried only thinking has nothing the wire can hold.
@@ -145,7 +152,9 @@ function toolResultText(message: ToolResultMessage, hasImages: boolean): string 
   return hasImages ? TOOL_IMAGES_FOLLOW_TEXT : EMPTY_TOOL_RESULT_TEXT;
 }
 
-function toolImagesMessage(pending: { result: ToolResultMessage; images: ImageContent[] }[]): ChatCompletionMessageParam {
+function toolImagesMessage(
+  pending: { result: ToolResultMessage; images: ImageContent[] }[],
+): ChatCompletionMessageParam {
   const parts: ChatCompletionContentPart[] = [];
   for (const { result, images } of pending) {
     parts.push({ type: "text", text: `Image output of tool call ${result.toolCallId} (${result.toolName}):` });

@@ -45,7 +45,13 @@ export function buildResponsesRequest(options: ResponsesRequestOptions): Respons
   };
   if (request.systemPrompt) body.instructions = request.systemPrompt;
   if (request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({ type: "function", name: tool.name, description: tool.description, parameters: tool.parameters, strict: false }));
+    body.tools = request.tools.map((tool) => ({
+      type: "function",
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+      strict: false,
+    }));
     body.tool_choice = "auto";
   }
   const maxTokens = request.maxTokens ?? options.maxTokens;
@@ -53,7 +59,8 @@ export function buildResponsesRequest(options: ResponsesRequestOptions): Respons
   if (options.efforts) {
     // No level: the model's own default effort. Summaries are asked for, so thinking can be shown.
     const effort = request.thinking === undefined ? undefined : effortFor(request.thinking, options.efforts);
-    body.reasoning = effort === "none" ? { effort: "none" } : { ...(effort ? { effort: effort as "low" } : {}), summary: "auto" };
+    body.reasoning =
+      effort === "none" ? { effort: "none" } : { ...(effort ? { effort: effort as "low" } : {}), summary: "auto" };
     if (!options.store) body.include = ["reasoning.encrypted_content"];
   }
   return body;
@@ -79,8 +86,11 @@ export function toResponsesInput(messages: readonly ModelMessage[], client: Clie
 
 function userContent(content: string | Content[]): ResponseInputContent[] {
   if (typeof content === "string") return content === "" ? [] : [{ type: "input_text", text: content }];
-  return content.map((part): ResponseInputContent =>
-    part.type === "text" ? { type: "input_text", text: part.text } : { type: "input_image", detail: "auto", image_url: `data:${part.mimeType};base64,${part.data}` },
+  return content.map(
+    (part): ResponseInputContent =>
+      part.type === "text"
+        ? { type: "input_text", text: part.text }
+        : { type: "input_image", detail: "auto", image_url: `data:${part.mimeType};base64,${part.data}` },
   );
 }
 
@@ -89,7 +99,11 @@ function userContent(content: string | Content[]): ResponseInputContent[] {
  * they came: reasoning items verbatim, text as `message` items with their ids, calls with their
  * item ids. Another model's turn (or a failed one) sends its text and calls only.
  */
-function assistantItems(message: AssistantMessage, client: ClientIdentity, callId: (id: string) => string): ResponseInputItem[] {
+function assistantItems(
+  message: AssistantMessage,
+  client: ClientIdentity,
+  callId: (id: string) => string,
+): ResponseInputItem[] {
   const own = isOwnTurn(message, client);
   const items: ResponseInputItem[] = [];
   for (const block of message.content) {
@@ -128,7 +142,9 @@ function reasoningItem(signature: string | undefined): ResponseInputItem | undef
   if (!signature) return undefined;
   try {
     const item: unknown = JSON.parse(signature);
-    return isRecord(item) && item.type === "reasoning" && typeof item.id === "string" ? (item as unknown as ResponseInputItem) : undefined;
+    return isRecord(item) && item.type === "reasoning" && typeof item.id === "string"
+      ? (item as unknown as ResponseInputItem)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -136,10 +152,14 @@ function reasoningItem(signature: string | undefined): ResponseInputItem | undef
 
 /** Text alone as a string; with images, a list of parts (the Responses API takes images in a tool's output). */
 function toolOutput(message: ToolResultMessage): string | ResponseFunctionCallOutputItemList {
-  const text = message.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
+  const text = message.content
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
   const images = message.content.filter((c) => c.type === "image");
   if (images.length === 0) return text === "" ? EMPTY_TOOL_RESULT_TEXT : text;
   const parts: ResponseFunctionCallOutputItemList = text === "" ? [] : [{ type: "input_text", text }];
-  for (const image of images) parts.push({ type: "input_image", detail: "auto", image_url: `data:${image.mimeType};base64,${image.data}` });
+  for (const image of images)
+    parts.push({ type: "input_image", detail: "auto", image_url: `data:${image.mimeType};base64,${image.data}` });
   return parts;
 }

@@ -17,7 +17,9 @@ type Item =
   | { kind: "message"; text: string; id?: string }
   | { kind: "call"; ordinal: number; callId: string; name: string; itemId?: string; args: string; done: boolean };
 
-export type ResponsesOutcome = { stopReason: "stop" | "toolUse" | "length" } | { stopReason: "error"; errorMessage: string };
+export type ResponsesOutcome =
+  | { stopReason: "stop" | "toolUse" | "length" }
+  | { stopReason: "error"; errorMessage: string };
 
 /** A `response.failed` or `error` event: the server's word that the answer failed. */
 export class ResponseFailedError extends Error {
@@ -40,14 +42,16 @@ export class ResponsesStreamAccumulator {
   }
 
   push(raw: unknown): ModelStreamEvent[] {
-    if (!isRecord(raw) || typeof raw.type !== "string") throw new MalformedChunkError(`expected an event object, got ${describe(raw)}`);
+    if (!isRecord(raw) || typeof raw.type !== "string")
+      throw new MalformedChunkError(`expected an event object, got ${describe(raw)}`);
     switch (raw.type) {
       case "response.output_item.added":
         return this.added(outputIndex(raw), raw.item);
       case "response.reasoning_summary_part.added": {
         const item = this.items.get(outputIndex(raw));
         // Summary parts are separate paragraphs.
-        if (item?.kind === "reasoning" && item.parts++ > 0 && item.text !== "") return this.appendThinking(item, "\n\n");
+        if (item?.kind === "reasoning" && item.parts++ > 0 && item.text !== "")
+          return this.appendThinking(item, "\n\n");
         return [];
       }
       case "response.reasoning_summary_text.delta":
@@ -73,7 +77,9 @@ export class ResponsesStreamAccumulator {
       }
       case "response.function_call_arguments.done": {
         const item = this.items.get(outputIndex(raw));
-        return item?.kind === "call" && typeof raw.arguments === "string" ? this.finishArguments(item, raw.arguments) : [];
+        return item?.kind === "call" && typeof raw.arguments === "string"
+          ? this.finishArguments(item, raw.arguments)
+          : [];
       }
       case "response.output_item.done":
         return this.itemDone(outputIndex(raw), raw.item);
@@ -85,7 +91,9 @@ export class ResponsesStreamAccumulator {
         const response = isRecord(raw.response) ? raw.response : {};
         const error = isRecord(response.error) ? response.error : {};
         const code = typeof error.code === "string" ? ` (${error.code})` : "";
-        throw new ResponseFailedError(`the response failed${code}: ${typeof error.message === "string" ? error.message : "no reason given"}`);
+        throw new ResponseFailedError(
+          `the response failed${code}: ${typeof error.message === "string" ? error.message : "no reason given"}`,
+        );
       }
       case "error": {
         const code = typeof raw.code === "string" ? ` (${raw.code})` : "";
@@ -101,11 +109,21 @@ export class ResponsesStreamAccumulator {
     if (this.status === "incomplete") {
       if (this.incompleteReason === "max_output_tokens") return { stopReason: "length" };
       if (this.incompleteReason === "content_filter") {
-        return { stopReason: "error", errorMessage: 'the provider\'s content filter stopped the answer (incomplete: "content_filter")' };
+        return {
+          stopReason: "error",
+          errorMessage: 'the provider\'s content filter stopped the answer (incomplete: "content_filter")',
+        };
       }
-      return { stopReason: "error", errorMessage: `the response is incomplete (${this.incompleteReason ?? "no reason given"})` };
+      return {
+        stopReason: "error",
+        errorMessage: `the response is incomplete (${this.incompleteReason ?? "no reason given"})`,
+      };
     }
-    if (unfinished?.kind === "call") return { stopReason: "error", errorMessage: `the response completed with an unfinished tool call ${unfinished.name} (${unfinished.callId})` };
+    if (unfinished?.kind === "call")
+      return {
+        stopReason: "error",
+        errorMessage: `the response completed with an unfinished tool call ${unfinished.name} (${unfinished.callId})`,
+      };
     return { stopReason: this.order.some((item) => item.kind === "call") ? "toolUse" : "stop" };
   }
 
@@ -119,14 +137,25 @@ export class ResponsesStreamAccumulator {
   }
 
   private added(at: number, raw: unknown): ModelStreamEvent[] {
-    if (!isRecord(raw) || typeof raw.type !== "string") throw new MalformedChunkError(`output_item.added without an item: ${describe(raw)}`);
+    if (!isRecord(raw) || typeof raw.type !== "string")
+      throw new MalformedChunkError(`output_item.added without an item: ${describe(raw)}`);
     let item: Item;
     const events: ModelStreamEvent[] = [];
     if (raw.type === "reasoning") item = { kind: "reasoning", text: "", parts: 0 };
-    else if (raw.type === "message") item = { kind: "message", text: "", ...(typeof raw.id === "string" ? { id: raw.id } : {}) };
+    else if (raw.type === "message")
+      item = { kind: "message", text: "", ...(typeof raw.id === "string" ? { id: raw.id } : {}) };
     else if (raw.type === "function_call") {
-      if (typeof raw.call_id !== "string" || typeof raw.name !== "string") throw new MalformedChunkError(`a function_call without call_id or name: ${describe(raw)}`);
-      item = { kind: "call", ordinal: this.calls++, callId: raw.call_id, name: raw.name, args: "", done: false, ...(typeof raw.id === "string" ? { itemId: raw.id } : {}) };
+      if (typeof raw.call_id !== "string" || typeof raw.name !== "string")
+        throw new MalformedChunkError(`a function_call without call_id or name: ${describe(raw)}`);
+      item = {
+        kind: "call",
+        ordinal: this.calls++,
+        callId: raw.call_id,
+        name: raw.name,
+        args: "",
+        done: false,
+        ...(typeof raw.id === "string" ? { itemId: raw.id } : {}),
+      };
       events.push({ type: "toolcall_start", index: item.ordinal, id: item.callId, name: item.name });
       const args = str(raw.arguments);
       if (args) {
@@ -202,7 +231,11 @@ export class ResponsesStreamAccumulator {
     const outputDetails = isRecord(usage.output_tokens_details) ? usage.output_tokens_details : {};
     const cached = count(inputDetails.cached_tokens);
     // `input_tokens` counts the cached tokens too; `input` does not (the Usage convention).
-    this.usage = { input: Math.max(0, count(usage.input_tokens) - cached), output: count(usage.output_tokens), cacheRead: cached };
+    this.usage = {
+      input: Math.max(0, count(usage.input_tokens) - cached),
+      output: count(usage.output_tokens),
+      cacheRead: cached,
+    };
     const reasoning = count(outputDetails.reasoning_tokens);
     if (reasoning > 0) this.usage.reasoning = reasoning;
     if (typeof usage.total_tokens === "number") this.usage.totalTokens = usage.total_tokens;
@@ -213,21 +246,37 @@ function toContent(item: Item): AssistantContent[] {
   switch (item.kind) {
     case "reasoning":
       // The item itself is what the API takes back, verbatim; one cut before it finished has nothing to send.
-      return [{ type: "thinking", thinking: item.text, ...(item.item ? { signature: JSON.stringify(item.item) } : {}) }];
+      return [
+        { type: "thinking", thinking: item.text, ...(item.item ? { signature: JSON.stringify(item.item) } : {}) },
+      ];
     case "message":
-      return item.text === "" ? [] : [{ type: "text", text: item.text, ...(item.id ? { textSignature: item.id } : {}) }];
+      return item.text === ""
+        ? []
+        : [{ type: "text", text: item.text, ...(item.id ? { textSignature: item.id } : {}) }];
     case "call":
-      return [{ type: "toolCall", id: item.callId, name: item.name, ...parseToolArguments(item.args), ...(item.itemId ? { itemId: item.itemId } : {}) }];
+      return [
+        {
+          type: "toolCall",
+          id: item.callId,
+          name: item.name,
+          ...parseToolArguments(item.args),
+          ...(item.itemId ? { itemId: item.itemId } : {}),
+        },
+      ];
   }
 }
 
 function texts(parts: unknown): string {
   if (!Array.isArray(parts)) return "";
-  return parts.map((part: unknown) => (isRecord(part) ? str(part.text) : "")).filter(Boolean).join("\n\n");
+  return parts
+    .map((part: unknown) => (isRecord(part) ? str(part.text) : ""))
+    .filter(Boolean)
+    .join("\n\n");
 }
 
 function outputIndex(raw: Record<string, unknown>): number {
-  if (typeof raw.output_index !== "number") throw new MalformedChunkError(`${String(raw.type)} without an output_index: ${describe(raw)}`);
+  if (typeof raw.output_index !== "number")
+    throw new MalformedChunkError(`${String(raw.type)} without an output_index: ${describe(raw)}`);
   return raw.output_index;
 }
 

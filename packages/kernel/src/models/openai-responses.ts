@@ -9,9 +9,26 @@
  */
 import type OpenAI from "openai";
 import type { ModelClient, ModelPrices, ModelRequest, ModelStreamEvent } from "../types.ts";
-import { hookedFetch, nonEmpty, openWithRetries, readEvents, type EventStream, type HttpHooks, type RetryPolicy } from "./http.ts";
+import {
+  hookedFetch,
+  nonEmpty,
+  openWithRetries,
+  readEvents,
+  type EventStream,
+  type HttpHooks,
+  type RetryPolicy,
+} from "./http.ts";
 import type { RetrySwitch } from "./retry-switch.ts";
-import { abortableSleep, classifyError, isProtocolError, readableErrorFetch, transportErrorDetail, type ErrorContext, type SdkErrorClasses, maskUrlCredentials } from "./openai-errors.ts";
+import {
+  abortableSleep,
+  classifyError,
+  isProtocolError,
+  readableErrorFetch,
+  transportErrorDetail,
+  type ErrorContext,
+  type SdkErrorClasses,
+  maskUrlCredentials,
+} from "./openai-errors.ts";
 import { buildResponsesRequest } from "./openai-responses-request.ts";
 import { ResponseFailedError, ResponsesStreamAccumulator } from "./openai-responses-stream.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
@@ -90,7 +107,8 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
   const env = options.environment === false ? {} : process.env;
   const customBaseURL = nonEmpty(options.baseURL) ?? nonEmpty(env.OPENAI_BASE_URL);
   const baseURL = (customBaseURL ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, "");
-  const apiKey = nonEmpty(options.apiKey) ?? nonEmpty(env.OPENAI_API_KEY) ?? (customBaseURL ? PLACEHOLDER_API_KEY : undefined);
+  const apiKey =
+    nonEmpty(options.apiKey) ?? nonEmpty(env.OPENAI_API_KEY) ?? (customBaseURL ? PLACEHOLDER_API_KEY : undefined);
   const known = openAIEffortTable(options.model);
   const reasons = options.reasoning ?? known !== undefined;
   const state: ClientState = {
@@ -110,7 +128,12 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
     },
     connection: undefined,
     ctx: { baseURL, model: options.model, now: options.now ?? Date.now },
-    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep, retry: options.retry },
+    policy: {
+      maxRetries: options.maxRetries ?? 3,
+      retryBaseMs: options.retryBaseMs ?? 500,
+      sleep: options.sleep ?? abortableSleep,
+      retry: options.retry,
+    },
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     maxTokens: options.maxTokens,
     store: options.store ?? false,
@@ -133,10 +156,17 @@ async function connect(state: ClientState): Promise<Connection | string> {
   }
 }
 
-async function* streamResponse(state: ClientState, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
+async function* streamResponse(
+  state: ClientState,
+  request: ModelRequest,
+  signal: AbortSignal,
+): AsyncGenerator<ModelStreamEvent> {
   const acc = new ResponsesStreamAccumulator(state.stamp);
   const aborted = (): ModelStreamEvent => ({ type: "error", message: acc.message("aborted", "Request aborted") });
-  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", maskUrlCredentials(message)) });
+  const failed = (message: string): ModelStreamEvent => ({
+    type: "error",
+    message: acc.message("error", maskUrlCredentials(message)),
+  });
 
   if (state.unusable !== undefined) return yield failed(state.unusable);
   let body;
@@ -157,7 +187,8 @@ async function* streamResponse(state: ClientState, request: ModelRequest, signal
   if (typeof connection === "string") return yield signal.aborted ? aborted() : failed(connection);
 
   const opened = await openWithRetries({
-    open: (attemptSignal) => connection.client.responses.create(body, { signal: attemptSignal }) as Promise<unknown> as Promise<EventStream>,
+    open: (attemptSignal) =>
+      connection.client.responses.create(body, { signal: attemptSignal }) as Promise<unknown> as Promise<EventStream>,
     classify: (err) => classifyError(err, state.ctx, connection.errors),
     signal,
     policy: state.policy,
@@ -185,12 +216,19 @@ async function* streamResponse(state: ClientState, request: ModelRequest, signal
     return yield failed(message);
   }
   if (end.kind === "stalled") {
-    return yield failed(`the stream from ${state.ctx.baseURL} stalled: no data for ${state.idleTimeoutMs / 1000} s (idleTimeoutMs)`);
+    return yield failed(
+      `the stream from ${state.ctx.baseURL} stalled: no data for ${state.idleTimeoutMs / 1000} s (idleTimeoutMs)`,
+    );
   }
   if (!acc.finished) {
-    const how = end.cutBy === undefined ? `the server at ${state.ctx.baseURL} closed the stream mid-answer` : `the connection to ${state.ctx.baseURL} was cut (${end.cutBy})`;
+    const how =
+      end.cutBy === undefined
+        ? `the server at ${state.ctx.baseURL} closed the stream mid-answer`
+        : `the connection to ${state.ctx.baseURL} was cut (${end.cutBy})`;
     return yield failed(`stream ended before the model finished (no response.completed): ${how}`);
   }
   const outcome = acc.outcome();
-  yield outcome.stopReason === "error" ? failed(outcome.errorMessage) : { type: "done", message: acc.message(outcome.stopReason) };
+  yield outcome.stopReason === "error"
+    ? failed(outcome.errorMessage)
+    : { type: "done", message: acc.message(outcome.stopReason) };
 }

@@ -73,7 +73,8 @@ export class ChatStreamAccumulator {
     const hasUsage = raw.usage !== undefined && raw.usage !== null;
     if (hasUsage) this.readUsage(raw.usage);
     if (raw.choices === undefined) return []; // metadata frames some servers send
-    if (!Array.isArray(raw.choices)) throw new MalformedChunkError(`"choices" is ${describe(raw.choices)}, expected an array`);
+    if (!Array.isArray(raw.choices))
+      throw new MalformedChunkError(`"choices" is ${describe(raw.choices)}, expected an array`);
     if (raw.choices.length === 0) {
       this.usageLast = hasUsage;
       return []; // the usage chunk
@@ -100,11 +101,16 @@ export class ChatStreamAccumulator {
    */
   outcome(): FinishOutcome {
     // A call the server finished without naming cannot run, and dropping it would lose it.
-    const nameless = this.toolSlots.find((slot) => slot.name === undefined && (slot.serverId !== undefined || slot.args !== ""));
+    const nameless = this.toolSlots.find(
+      (slot) => slot.name === undefined && (slot.serverId !== undefined || slot.args !== ""),
+    );
     if (nameless) {
       const id = nameless.serverId === undefined ? "no id" : `id ${JSON.stringify(nameless.serverId)}`;
       const args = nameless.args.length > 200 ? `${nameless.args.slice(0, 200)}…` : nameless.args;
-      return { stopReason: "error", errorMessage: `the server sent a tool call without a name (${id}, arguments ${args || "none"})` };
+      return {
+        stopReason: "error",
+        errorMessage: `the server sent a tool call without a name (${id}, arguments ${args || "none"})`,
+      };
     }
     const hasToolCalls = this.toolSlots.some((slot) => slot.id !== undefined);
     switch (this.finishReason) {
@@ -161,7 +167,8 @@ export class ChatStreamAccumulator {
     for (const part of content) {
       if (!isRecord(part)) throw new MalformedChunkError(`a part of choices[0].delta.content is ${describe(part)}`);
       if (part.type === "text" && typeof part.text === "string") this.emitText("text", part.text, events);
-      else if (part.type === "thinking") for (const text of thinkingTexts(part.thinking)) this.emitText("thinking", text, events);
+      else if (part.type === "thinking")
+        for (const text of thinkingTexts(part.thinking)) this.emitText("thinking", text, events);
     }
   }
 
@@ -177,7 +184,8 @@ export class ChatStreamAccumulator {
     const serverId = nonEmptyString(fragment.id);
     const name = nonEmptyString(fn.name);
     let slot = this.toolSlotAt.get(key);
-    const anotherCall = name !== undefined && serverId !== undefined && slot?.serverId !== undefined && serverId !== slot.serverId;
+    const anotherCall =
+      name !== undefined && serverId !== undefined && slot?.serverId !== undefined && serverId !== slot.serverId;
     if (!slot || anotherCall) {
       slot = { ordinal: this.toolSlots.length, args: "" };
       this.toolSlots.push(slot);
@@ -218,7 +226,10 @@ export class ChatStreamAccumulator {
     // `prompt_tokens` counts the cached tokens too; `input` does not (the Usage convention).
     const details = isRecord(raw.prompt_tokens_details) ? raw.prompt_tokens_details : undefined;
     const cached = details ? count(details.cached_tokens) : 0;
-    const usage: Usage = { input: Math.max(0, count(raw.prompt_tokens) - cached), output: count(raw.completion_tokens) };
+    const usage: Usage = {
+      input: Math.max(0, count(raw.prompt_tokens) - cached),
+      output: count(raw.completion_tokens),
+    };
     if (details && typeof details.cached_tokens === "number") usage.cacheRead = details.cached_tokens;
     const outputDetails = isRecord(raw.completion_tokens_details) ? raw.completion_tokens_details : undefined;
     if (outputDetails && typeof outputDetails.reasoning_tokens === "number" && outputDetails.reasoning_tokens > 0) {

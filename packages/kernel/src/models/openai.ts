@@ -31,7 +31,15 @@ import {
 import { buildChatRequest, type MaxTokensField } from "./openai-messages.ts";
 import { sawDone } from "./openai-done.ts";
 import { ChatStreamAccumulator } from "./openai-stream.ts";
-import { hookedFetch, nonEmpty, openWithRetries, readEvents, type HttpHooks, type RetryPolicy, type StreamEnd } from "./http.ts";
+import {
+  hookedFetch,
+  nonEmpty,
+  openWithRetries,
+  readEvents,
+  type HttpHooks,
+  type RetryPolicy,
+  type StreamEnd,
+} from "./http.ts";
 import type { RetrySwitch } from "./retry-switch.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
 import { GENERIC_EFFORTS, openAIEffortTable, type EffortTable } from "./thinking.ts";
@@ -139,7 +147,8 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   const env = options.environment === false ? {} : process.env;
   const customBaseURL = nonEmpty(options.baseURL) ?? nonEmpty(env.OPENAI_BASE_URL);
   const baseURL = (customBaseURL ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, "");
-  const apiKey = nonEmpty(options.apiKey) ?? nonEmpty(env.OPENAI_API_KEY) ?? (customBaseURL ? PLACEHOLDER_API_KEY : undefined);
+  const apiKey =
+    nonEmpty(options.apiKey) ?? nonEmpty(env.OPENAI_API_KEY) ?? (customBaseURL ? PLACEHOLDER_API_KEY : undefined);
   // fetch refuses a URL with a user name or password in it; say so before any request, masked.
   const shown = maskUrlCredentials(baseURL);
   const unusable =
@@ -173,7 +182,12 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     connection: undefined,
     // Messages name the server by this: never with its credentials.
     ctx: { baseURL: shown, model: options.model, now: options.now ?? Date.now },
-    policy: { maxRetries: options.maxRetries ?? 3, retryBaseMs: options.retryBaseMs ?? 500, sleep: options.sleep ?? abortableSleep, retry: options.retry },
+    policy: {
+      maxRetries: options.maxRetries ?? 3,
+      retryBaseMs: options.retryBaseMs ?? 500,
+      sleep: options.sleep ?? abortableSleep,
+      retry: options.retry,
+    },
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     maxTokens: options.maxTokens,
     maxTokensField: options.maxTokensField ?? (customBaseURL ? "max_tokens" : "max_completion_tokens"),
@@ -201,10 +215,17 @@ async function connect(state: ClientState): Promise<Connection | string> {
   }
 }
 
-async function* streamChat(state: ClientState, request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
+async function* streamChat(
+  state: ClientState,
+  request: ModelRequest,
+  signal: AbortSignal,
+): AsyncGenerator<ModelStreamEvent> {
   const acc = new ChatStreamAccumulator(state.stamp);
   const aborted = (): ModelStreamEvent => ({ type: "error", message: acc.message("aborted", "Request aborted") });
-  const failed = (message: string): ModelStreamEvent => ({ type: "error", message: acc.message("error", maskUrlCredentials(message)) });
+  const failed = (message: string): ModelStreamEvent => ({
+    type: "error",
+    message: acc.message("error", maskUrlCredentials(message)),
+  });
 
   if (state.unusable !== undefined) {
     yield failed(state.unusable);
@@ -262,7 +283,9 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
   if (end.kind === "aborted") return yield aborted();
   if (end.kind === "failed") return yield failed(classifyError(end.error, state.ctx, connection.errors).message);
   if (end.kind === "stalled") {
-    return yield failed(`the stream from ${state.ctx.baseURL} stalled: no data for ${state.idleTimeoutMs / 1000} s (idleTimeoutMs)`);
+    return yield failed(
+      `the stream from ${state.ctx.baseURL} stalled: no data for ${state.idleTimeoutMs / 1000} s (idleTimeoutMs)`,
+    );
   }
   // The SDK's iterator swallows `data: [DONE]`; the body was watched for it (openai-done.ts).
   if (!acc.finished && !acc.endedWithUsage && !sawDone(response)) {
@@ -275,5 +298,7 @@ async function* streamChat(state: ClientState, request: ModelRequest, signal: Ab
   // The answer is complete once the server said so in any of its three ways — finish_reason,
   // the usage chunk after it, [DONE] — even if the connection broke after the first.
   const outcome = acc.outcome();
-  yield outcome.stopReason === "error" ? failed(outcome.errorMessage) : { type: "done", message: acc.message(outcome.stopReason) };
+  yield outcome.stopReason === "error"
+    ? failed(outcome.errorMessage)
+    : { type: "done", message: acc.message(outcome.stopReason) };
 }

@@ -24,7 +24,11 @@ export class RetrySwitch {
    * Wait `ms` with `sleep` (which must end early when its signal aborts); resolves to true when
    * `stop()` ended the wait, false when it ran out or `signal` aborted.
    */
-  async wait(ms: number, signal: AbortSignal, sleep: (ms: number, signal: AbortSignal) => Promise<void>): Promise<boolean> {
+  async wait(
+    ms: number,
+    signal: AbortSignal,
+    sleep: (ms: number, signal: AbortSignal) => Promise<void>,
+  ): Promise<boolean> {
     const linked = new AbortController();
     let stopped = false;
     const stop = () => {

@@ -111,13 +111,21 @@ export function createScriptedModel(script: ModelScript, options: ScriptedModelO
       if (byHistory) next = request.messages.reduce((n, m) => (m.role === "assistant" ? n + 1 : n), 0);
       const prepared = turns[next];
       if (prepared !== undefined) next++;
-      return new ScriptedStream(prepared, id, signal, prepared === undefined ? outOfTurns(name, turns.length, calls) : undefined);
+      return new ScriptedStream(
+        prepared,
+        id,
+        signal,
+        prepared === undefined ? outOfTurns(name, turns.length, calls) : undefined,
+      );
     },
   };
 }
 
 /** Reads and checks a script file. Rejects with a message naming the file (missing, bad JSON, bad shape). */
-export async function loadScriptedModel(file: string, options: Omit<ScriptedModelOptions, "name"> = {}): Promise<ScriptedModel> {
+export async function loadScriptedModel(
+  file: string,
+  options: Omit<ScriptedModelOptions, "name"> = {},
+): Promise<ScriptedModel> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -147,7 +155,8 @@ function prepareScript(script: ModelScript, name: string): PreparedTurn[] {
   if (typeof script !== "object" || script === null || !Array.isArray(script.turns)) {
     return fail("", 'the script must be an object with a "turns" array');
   }
-  if (script.replay !== undefined && script.replay !== "calls" && script.replay !== "history") fail("", '"replay" must be "calls" or "history"');
+  if (script.replay !== undefined && script.replay !== "calls" && script.replay !== "history")
+    fail("", '"replay" must be "calls" or "history"');
   let callNumber = 0;
   return script.turns.map((turn, t) => {
     const at = `turn ${t + 1}: `;
@@ -163,7 +172,8 @@ function prepareScript(script: ModelScript, name: string): PreparedTurn[] {
     }
     if (turn.usage !== undefined) {
       if (typeof turn.usage !== "object" || turn.usage === null) fail(at, `"usage" must be an object`);
-      for (const [k, v] of Object.entries(turn.usage)) if (typeof v !== "number") fail(at, `"usage.${k}" must be a number`);
+      for (const [k, v] of Object.entries(turn.usage))
+        if (typeof v !== "number") fail(at, `"usage.${k}" must be a number`);
     }
     if (turn.toolCalls !== undefined && !Array.isArray(turn.toolCalls)) fail(at, `"toolCalls" must be an array`);
     const calls = (turn.toolCalls ?? []).map((call, c) => {
@@ -173,7 +183,11 @@ function prepareScript(script: ModelScript, name: string): PreparedTurn[] {
       if (typeof call.name !== "string" || call.name === "") fail(cat, `"name" must be a non-empty string`);
       if (call.id !== undefined && typeof call.id !== "string") fail(cat, `"id" must be a string`);
       const args = call.arguments;
-      if (args !== undefined && typeof args !== "string" && (typeof args !== "object" || args === null || Array.isArray(args))) {
+      if (
+        args !== undefined &&
+        typeof args !== "string" &&
+        (typeof args !== "object" || args === null || Array.isArray(args))
+      ) {
         fail(cat, `"arguments" must be an object or a string`);
       }
       const json = typeof args === "string" ? args : JSON.stringify(args ?? {});
@@ -266,7 +280,10 @@ class ScriptedStream implements AsyncIterableIterator<ModelStreamEvent> {
     if (this.#signal.aborted) return this.#aborted();
     const steps = prepared.steps;
     if (prepared.error !== undefined) {
-      return this.#last({ type: "error", message: finalMessage(this.#model, [], "error", prepared.usage, prepared.error) });
+      return this.#last({
+        type: "error",
+        message: finalMessage(this.#model, [], "error", prepared.usage, prepared.error),
+      });
     }
     if (this.#next < steps.length) return Promise.resolve(steps[this.#next++]!);
     const content: AssistantContent[] = [];
@@ -274,7 +291,10 @@ class ScriptedStream implements AsyncIterableIterator<ModelStreamEvent> {
     if (prepared.text) content.push({ type: "text", text: prepared.text });
     const calls = prepared.calls;
     for (let i = 0; i < calls.length; i++) content.push(toolCall(calls[i]!.id, calls[i]!.name, calls[i]!.json));
-    return this.#last({ type: "done", message: finalMessage(this.#model, content, prepared.stopReason, prepared.usage) });
+    return this.#last({
+      type: "done",
+      message: finalMessage(this.#model, content, prepared.stopReason, prepared.usage),
+    });
   }
 
   return(): Promise<IteratorResult<ModelStreamEvent>> {
@@ -306,8 +326,13 @@ class ScriptedStream implements AsyncIterableIterator<ModelStreamEvent> {
         last.rawArguments += delta.delta;
       }
     }
-    const settledContent = content.map((b) => (b.type === "toolCall" ? toolCall(b.id, b.name, b.rawArguments ?? "") : b));
-    return this.#last({ type: "error", message: finalMessage(this.#model, settledContent, "aborted", undefined, ABORTED_TEXT) });
+    const settledContent = content.map((b) =>
+      b.type === "toolCall" ? toolCall(b.id, b.name, b.rawArguments ?? "") : b,
+    );
+    return this.#last({
+      type: "error",
+      message: finalMessage(this.#model, settledContent, "aborted", undefined, ABORTED_TEXT),
+    });
   }
 }
 

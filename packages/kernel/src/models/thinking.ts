@@ -26,8 +26,10 @@ export function effortFor(level: ThinkingLevel, table: EffortTable): string | un
   const at = THINKING_LEVELS.indexOf(level);
   const supported = (l: ThinkingLevel) => l !== "off" && table[l] !== null;
   // Nearest supported level below, else above; never `off`.
-  for (let i = at; i >= 1; i--) if (supported(THINKING_LEVELS[i]!)) return table[THINKING_LEVELS[i]!] ?? THINKING_LEVELS[i]!;
-  for (let i = at + 1; i < THINKING_LEVELS.length; i++) if (supported(THINKING_LEVELS[i]!)) return table[THINKING_LEVELS[i]!] ?? THINKING_LEVELS[i]!;
+  for (let i = at; i >= 1; i--)
+    if (supported(THINKING_LEVELS[i]!)) return table[THINKING_LEVELS[i]!] ?? THINKING_LEVELS[i]!;
+  for (let i = at + 1; i < THINKING_LEVELS.length; i++)
+    if (supported(THINKING_LEVELS[i]!)) return table[THINKING_LEVELS[i]!] ?? THINKING_LEVELS[i]!;
   return undefined;
 }
 

@@ -66,5 +66,10 @@ export function createCompactionHook(options: CompactionHookOptions): Compaction
 
 /** The `context_compacted` event of a successful compaction. */
 function compactedEvent(outcome: { tokensBefore: number; tokensAfter: number }): ContextCompactedEvent {
-  return { type: "context_compacted", tokensBefore: outcome.tokensBefore, tokensAfter: outcome.tokensAfter, timestamp: Date.now() };
+  return {
+    type: "context_compacted",
+    tokensBefore: outcome.tokensBefore,
+    tokensAfter: outcome.tokensAfter,
+    timestamp: Date.now(),
+  };
 }

@@ -205,12 +205,17 @@ async function compactOrThrow(options: CompactOptions): Promise<CompactionOutcom
  * Why the session's current branch can no longer take this compaction: the branch it was read
  * from (ending at `leafId`) or the first kept entry is not on it. Undefined when it can.
  */
-function branchProblem(session: SessionManager, leafId: string | undefined, firstKeptEntryId: string | undefined): string | undefined {
+function branchProblem(
+  session: SessionManager,
+  leafId: string | undefined,
+  firstKeptEntryId: string | undefined,
+): string | undefined {
   const branch = new Set(session.getBranch().map((e) => e.id));
   if (leafId !== undefined && !branch.has(leafId)) {
     return "the session moved to another branch while the summary was being written; nothing was recorded";
   }
-  if (firstKeptEntryId !== undefined && !branch.has(firstKeptEntryId)) return "the first kept message is not on the session's current branch";
+  if (firstKeptEntryId !== undefined && !branch.has(firstKeptEntryId))
+    return "the first kept message is not on the session's current branch";
   return undefined;
 }
 
@@ -220,7 +225,8 @@ function branchProblem(session: SessionManager, leafId: string | undefined, firs
  * context no smaller — and too long for the next compaction to update.
  */
 function suppliedSummaryProblem(summary: string, maxTokens: number): string | undefined {
-  if (summary.trim() === "") return "beforeCompact supplied an empty summary; return { cancel: true } to leave the history as it is";
+  if (summary.trim() === "")
+    return "beforeCompact supplied an empty summary; return { cancel: true } to leave the history as it is";
   const tokens = Math.ceil(summary.length / CHARS_PER_TOKEN);
   if (tokens > maxTokens) {
     return `the summary from beforeCompact is about ${tokens} tokens, more than the ${maxTokens} a summary may take (0.8 × reserveTokens)`;

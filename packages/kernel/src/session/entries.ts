@@ -165,10 +165,12 @@ export function entryProblem(e: unknown): string | undefined {
   if (e.parentId !== null && typeof e.parentId !== "string") return "parentId is neither a string nor null";
   switch (e.type) {
     case "message":
-      if (e.dequeued !== undefined && typeof e.dequeued !== "string") return "message entry whose dequeued is not a string";
+      if (e.dequeued !== undefined && typeof e.dequeued !== "string")
+        return "message entry whose dequeued is not a string";
       return messageProblem(e.message);
     case "compaction":
-      if (typeof e.summary !== "string" || typeof e.firstKeptEntryId !== "string") return "compaction entry without summary";
+      if (typeof e.summary !== "string" || typeof e.firstKeptEntryId !== "string")
+        return "compaction entry without summary";
       return undefined;
     case "label":
       if (typeof e.targetId !== "string") return "label entry without targetId";
@@ -176,24 +178,30 @@ export function entryProblem(e: unknown): string | undefined {
     case "custom":
       return typeof e.customType === "string" ? undefined : "custom entry without customType";
     case "model_change":
-      if (typeof e.model === "string" || (typeof e.provider === "string" && typeof e.modelId === "string")) return undefined;
+      if (typeof e.model === "string" || (typeof e.provider === "string" && typeof e.modelId === "string"))
+        return undefined;
       return "model_change entry without model";
     case "thinking_level_change":
       return typeof e.thinkingLevel === "string" ? undefined : "thinking_level_change entry without thinkingLevel";
     case "session_info":
       return optionalString(e.name) ? undefined : "session_info entry whose name is not a string";
     case "queue":
-      if (e.queue !== "steering" && e.queue !== "followUp") return "queue entry whose queue is neither steering nor followUp";
+      if (e.queue !== "steering" && e.queue !== "followUp")
+        return "queue entry whose queue is neither steering nor followUp";
       return queuedProblem(e.item);
     case "queue_done":
       return stringList(e.ids) ? undefined : "queue_done entry whose ids are not a list of strings";
     case "approval_request":
-      if (typeof e.toolCallId !== "string" || typeof e.toolName !== "string" || typeof e.reason !== "string") return "approval_request entry without toolCallId, toolName or reason";
+      if (typeof e.toolCallId !== "string" || typeof e.toolName !== "string" || typeof e.reason !== "string")
+        return "approval_request entry without toolCallId, toolName or reason";
       if (!isRecord(e.input)) return "approval_request entry whose input is not an object";
       return optionalString(e.by) ? undefined : "approval_request entry whose by is not a string";
     case "approval":
-      if (typeof e.toolCallId !== "string" || typeof e.approved !== "boolean") return "approval entry without toolCallId or approved";
-      return optionalString(e.reason) && optionalString(e.scope) ? undefined : "approval entry whose reason or scope is not a string";
+      if (typeof e.toolCallId !== "string" || typeof e.approved !== "boolean")
+        return "approval entry without toolCallId or approved";
+      return optionalString(e.reason) && optionalString(e.scope)
+        ? undefined
+        : "approval entry whose reason or scope is not a string";
     case "resume":
       return stringList(e.toolCallIds) ? undefined : "resume entry whose toolCallIds are not a list of strings";
     default:
@@ -220,7 +228,8 @@ export function messageProblem(m: unknown): string | undefined {
     case "assistant":
       return contentProblem("assistant", m.content, ASSISTANT_BLOCKS, false);
     case "toolResult":
-      if (typeof m.toolCallId !== "string" || typeof m.toolName !== "string") return "tool result without toolCallId or toolName";
+      if (typeof m.toolCallId !== "string" || typeof m.toolName !== "string")
+        return "tool result without toolCallId or toolName";
       return contentProblem("toolResult", m.content, USER_BLOCKS, false);
     default:
       return `unknown message role ${JSON.stringify(m.role)}`;
@@ -230,7 +239,12 @@ export function messageProblem(m: unknown): string | undefined {
 const USER_BLOCKS = ["text", "image"];
 const ASSISTANT_BLOCKS = ["text", "thinking", "toolCall"];
 
-function contentProblem(role: string, content: unknown, types: readonly string[], stringAllowed: boolean): string | undefined {
+function contentProblem(
+  role: string,
+  content: unknown,
+  types: readonly string[],
+  stringAllowed: boolean,
+): string | undefined {
   if (stringAllowed && typeof content === "string") return undefined;
   if (!Array.isArray(content)) {
     return `${role} message: content is ${stringAllowed ? "neither a string nor" : "not"} a list of blocks`;
@@ -258,7 +272,9 @@ function blockProblem(b: Record<string, unknown>): string | undefined {
     default: // toolCall
       if (typeof b.id !== "string" || typeof b.name !== "string") return "has no id or name";
       if (!isRecord(b.arguments)) return "arguments are not an object";
-      return b.rawArguments === undefined || typeof b.rawArguments === "string" ? undefined : "rawArguments is not a string";
+      return b.rawArguments === undefined || typeof b.rawArguments === "string"
+        ? undefined
+        : "rawArguments is not a string";
   }
 }
 
@@ -266,7 +282,8 @@ function blockProblem(b: Record<string, unknown>): string | undefined {
 function queuedProblem(item: unknown): string | undefined {
   if (!isRecord(item)) return "queue entry without an item";
   if ("role" in item) return messageProblem(item);
-  if (typeof item.text !== "string" || typeof item.source !== "string") return "queue entry whose item has no text or source";
+  if (typeof item.text !== "string" || typeof item.source !== "string")
+    return "queue entry whose item has no text or source";
   return item.images === undefined ? undefined : contentProblem("queued", item.images, ["image"], false);
 }
 
@@ -276,14 +293,14 @@ function stringList(value: unknown): boolean {
 
 /** A Pi `model_change` (`provider` and `modelId` only) gets mypi's `model`, `provider/modelId`. */
 export function normalizeEntry(entry: SessionEntry): SessionEntry {
-  if (entry.type === "model_change" && typeof entry.model !== "string") entry.model = `${entry.provider}/${entry.modelId}`;
+  if (entry.type === "model_change" && typeof entry.model !== "string")
+    entry.model = `${entry.provider}/${entry.modelId}`;
   return entry;
 }
 
 function optionalString(value: unknown): boolean {
   return value === undefined || typeof value === "string";
 }
-
 
 export function isHeader(value: unknown): value is SessionHeader {
   if (typeof value !== "object" || value === null) return false;

@@ -9,11 +9,27 @@
  * The holder renews its lease every third of it on an unref'd timer (docs/sessions.md#one-writer).
  */
 import { randomBytes } from "node:crypto";
-import { appendFileSync, closeSync, constants, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { readSessionFile, type LoadedSession } from "./load.ts";
-import { DEFAULT_LOCK_LEASE_MS, SessionLockedError, type LockOwner, type SessionStore, type StoreAppend } from "./store.ts";
+import {
+  DEFAULT_LOCK_LEASE_MS,
+  SessionLockedError,
+  type LockOwner,
+  type SessionStore,
+  type StoreAppend,
+} from "./store.ts";
 
 export interface FileStoreOptions {
   /** How long the lock lasts without renewal; default 30 s. */
@@ -188,7 +204,12 @@ class FileLock {
   }
 
   #record(): string {
-    const owner: LockOwner = { token: this.#token, host: hostname(), pid: process.pid, expires: Date.now() + this.leaseMs };
+    const owner: LockOwner = {
+      token: this.#token,
+      host: hostname(),
+      pid: process.pid,
+      expires: Date.now() + this.leaseMs,
+    };
     return JSON.stringify(owner);
   }
 }

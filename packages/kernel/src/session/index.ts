@@ -6,7 +6,13 @@ export {
   type ApprovalAnswer,
   type SessionLocationOptions,
 } from "./manager.ts";
-export { DEFAULT_LOCK_LEASE_MS, SessionLockedError, type LockOwner, type SessionStore, type StoreAppend } from "./store.ts";
+export {
+  DEFAULT_LOCK_LEASE_MS,
+  SessionLockedError,
+  type LockOwner,
+  type SessionStore,
+  type StoreAppend,
+} from "./store.ts";
 export { FileSessionStore, type FileStoreOptions } from "./file-store.ts";
 export { REDIS_SESSION_PREFIX, RedisSessionStore, type RedisLike, type RedisStoreOptions } from "./redis-store.ts";
 export type { LoadedSession } from "./load.ts";
@@ -41,7 +47,12 @@ export {
   type CompactionPreparation,
   type CompactionSettings,
 } from "./compaction.ts";
-export { createCompactionHook, MAX_COMPACTION_BACKOFF, type CompactionHook, type CompactionHookOptions } from "./compaction-hook.ts";
+export {
+  createCompactionHook,
+  MAX_COMPACTION_BACKOFF,
+  type CompactionHook,
+  type CompactionHookOptions,
+} from "./compaction-hook.ts";
 export { estimateContextTokens, estimateMessageTokens } from "./tokens.ts";
 export { SUMMARIZATION_SYSTEM_PROMPT, serializeConversation } from "./summarize.ts";
 export { SUMMARY_PREFIX, SUMMARY_SUFFIX, compactionSummaryMessage, readCompactionSummary } from "./summary-message.ts";

@@ -39,7 +39,9 @@ export function readSessionFile(path: string): LoadedSession | undefined {
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) {
-      throw new Error(`${path} is ${kindOf(stats)}, not a regular file: a session is a file that is read whole and appended to. Give the path of a file (or a new one).`);
+      throw new Error(
+        `${path} is ${kindOf(stats)}, not a regular file: a session is a file that is read whole and appended to. Give the path of a file (or a new one).`,
+      );
     }
     if (stats.size === 0) return undefined;
     const reader = new SessionReader(path);
@@ -160,7 +162,11 @@ class SessionReader {
       value = JSON.parse(line);
     } catch {
       if (line.trim() === "") return; // a blank line is harmless
-      warnings.push(last ? `${where}: incomplete last line (the writer stopped mid-line), skipped` : `${where}: not valid JSON, skipped`);
+      warnings.push(
+        last
+          ? `${where}: incomplete last line (the writer stopped mid-line), skipped`
+          : `${where}: not valid JSON, skipped`,
+      );
       return;
     }
     // Written by a version that let such values in: every copy of the history would overflow.
@@ -188,7 +194,9 @@ class SessionReader {
       // Its parent was on a skipped line. Attaching it to the entry before it in the file keeps
       // the branch readable instead of cutting everything older off it.
       const previous = this.#entries[this.#entries.length - 1];
-      warnings.push(`${where}: parent ${entry.parentId} of entry ${entry.id} not found; attached to ${previous ? previous.id : "the root"}`);
+      warnings.push(
+        `${where}: parent ${entry.parentId} of entry ${entry.id} not found; attached to ${previous ? previous.id : "the root"}`,
+      );
       entry.parentId = previous ? previous.id : null;
     }
     this.#entries.push(entry);
@@ -199,9 +207,12 @@ class SessionReader {
   finish(needsNewline: boolean): LoadedSession {
     const { header, name } = { header: this.#header, name: this.#name };
     const warnings = this.#warnings;
-    if (!header && (this.#entries.length > 0 || warnings.length > 0)) warnings.unshift(`${name}: no valid session header`);
+    if (!header && (this.#entries.length > 0 || warnings.length > 0))
+      warnings.unshift(`${name}: no valid session header`);
     else if (header && header.version !== 1) {
-      warnings.unshift(`${name}: session format version ${String(header.version)} (this reader knows 1); read as well as possible`);
+      warnings.unshift(
+        `${name}: session format version ${String(header.version)} (this reader knows 1); read as well as possible`,
+      );
     }
     return { header, entries: this.#entries, byId: this.#byId, warnings, needsNewline };
   }

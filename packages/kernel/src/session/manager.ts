@@ -145,7 +145,14 @@ export class SessionManager {
     const now = new Date();
     const id = options.id ?? randomUUID();
     const dir = options.dir ?? defaultSessionDir(cwd);
-    const header: SessionHeader = { type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) };
+    const header: SessionHeader = {
+      type: "session",
+      version: SESSION_VERSION,
+      id,
+      cwd,
+      timestamp: now.toISOString(),
+      ...(options.parentSession !== undefined && { parentSession: options.parentSession }),
+    };
     return SessionManager.fresh(header, new FileSessionStore(join(dir, sessionFileName(id, now))));
   }
 
@@ -169,9 +176,19 @@ export class SessionManager {
     return SessionManager.fromLoaded(await store.load(), store, options);
   }
 
-  private static fromLoaded(loaded: LoadedSession | undefined, store: SessionStore, options: { cwd?: string; id?: string | undefined }): SessionManager {
+  private static fromLoaded(
+    loaded: LoadedSession | undefined,
+    store: SessionStore,
+    options: { cwd?: string; id?: string | undefined },
+  ): SessionManager {
     const cwd = resolve(options.cwd ?? process.cwd());
-    const header: SessionHeader = loaded?.header ?? { type: "session", version: SESSION_VERSION, id: options.id ?? randomUUID(), cwd, timestamp: new Date().toISOString() };
+    const header: SessionHeader = loaded?.header ?? {
+      type: "session",
+      version: SESSION_VERSION,
+      id: options.id ?? randomUUID(),
+      cwd,
+      timestamp: new Date().toISOString(),
+    };
     if (loaded === undefined) return SessionManager.fresh(header, store);
     return new SessionManager({ header, store, entries: loaded.entries, byId: loaded.byId, warnings: loaded.warnings });
   }
@@ -179,7 +196,14 @@ export class SessionManager {
   /** A session that is never written (`--no-session`); `parentSession` as in `create`. */
   static inMemory(cwd: string, options: { parentSession?: string } = {}): SessionManager {
     return SessionManager.fresh(
-      { type: "session", version: SESSION_VERSION, id: randomUUID(), cwd: resolve(cwd), timestamp: new Date().toISOString(), ...(options.parentSession !== undefined && { parentSession: options.parentSession }) },
+      {
+        type: "session",
+        version: SESSION_VERSION,
+        id: randomUUID(),
+        cwd: resolve(cwd),
+        timestamp: new Date().toISOString(),
+        ...(options.parentSession !== undefined && { parentSession: options.parentSession }),
+      },
       undefined,
     );
   }
@@ -197,12 +221,25 @@ export class SessionManager {
    * `undefined` leaf = an empty session. The header names `source`'s file as `parentSession`.
    * With `inMemory`, never written (a `--no-session` run forks in memory too).
    */
-  static fromBranch(source: SessionManager, leafId: string | undefined, options: SessionLocationOptions & { inMemory?: boolean }): SessionManager {
+  static fromBranch(
+    source: SessionManager,
+    leafId: string | undefined,
+    options: SessionLocationOptions & { inMemory?: boolean },
+  ): SessionManager {
     const cwd = resolve(options.cwd);
     const now = new Date();
     const id = randomUUID();
-    const header: SessionHeader = { type: "session", version: SESSION_VERSION, id, cwd, timestamp: now.toISOString(), ...(source.file !== undefined && { parentSession: source.file }) };
-    const store = options.inMemory ? undefined : new FileSessionStore(join(options.dir ?? defaultSessionDir(cwd), sessionFileName(id, now)));
+    const header: SessionHeader = {
+      type: "session",
+      version: SESSION_VERSION,
+      id,
+      cwd,
+      timestamp: now.toISOString(),
+      ...(source.file !== undefined && { parentSession: source.file }),
+    };
+    const store = options.inMemory
+      ? undefined
+      : new FileSessionStore(join(options.dir ?? defaultSessionDir(cwd), sessionFileName(id, now)));
     const entries = leafId === undefined ? [] : source.getBranch(leafId);
     const forked = new SessionManager({ header, store, entries: [], byId: new Map(), warnings: [] });
     if (entries.length > 0) {
@@ -270,14 +307,22 @@ export class SessionManager {
   appendMessage(message: Message, options?: { dequeued?: string }): string {
     const problem = messageProblem(message);
     if (problem) {
-      throw new Error(`Cannot record a message in session ${this.id}: ${problem}. Messages must have the shapes of @mypi/kernel's Message type.`);
+      throw new Error(
+        `Cannot record a message in session ${this.id}: ${problem}. Messages must have the shapes of @mypi/kernel's Message type.`,
+      );
     }
     const stored = this.storedForm?.(message) ?? message;
     if (stored !== message) {
       const problem = messageProblem(stored);
-      if (problem) throw new Error(`Cannot record a message in session ${this.id}: its stored form is not a message (${problem}).`);
+      if (problem)
+        throw new Error(
+          `Cannot record a message in session ${this.id}: its stored form is not a message (${problem}).`,
+        );
     }
-    const fields: Fields<MessageEntry> = options?.dequeued === undefined ? { type: "message", message: stored } : { type: "message", message: stored, dequeued: options.dequeued };
+    const fields: Fields<MessageEntry> =
+      options?.dequeued === undefined
+        ? { type: "message", message: stored }
+        : { type: "message", message: stored, dequeued: options.dequeued };
     const entry = this.append<MessageEntry>(fields);
     this.messageIds.set(message, entry.id);
     if (stored !== message) this.messageIds.set(stored, entry.id);
@@ -286,7 +331,8 @@ export class SessionManager {
 
   /** Extension state (`pi.appendEntry`); never part of the context. `data` must be JSON. */
   appendCustomEntry(customType: string, data?: unknown): string {
-    const fields: Fields<CustomEntry> = data === undefined ? { type: "custom", customType } : { type: "custom", customType, data: storedCopy(data) };
+    const fields: Fields<CustomEntry> =
+      data === undefined ? { type: "custom", customType } : { type: "custom", customType, data: storedCopy(data) };
     return this.append<CustomEntry>(fields).id;
   }
 
@@ -306,13 +352,16 @@ export class SessionManager {
   /** Label an entry (for `/tree`-style UIs); `undefined` clears the label. */
   appendLabel(targetId: string, label: string | undefined): string {
     this.requireEntry(targetId);
-    const fields: Fields<LabelEntry> = label === undefined ? { type: "label", targetId } : { type: "label", targetId, label };
+    const fields: Fields<LabelEntry> =
+      label === undefined ? { type: "label", targetId } : { type: "label", targetId, label };
     return this.append<LabelEntry>(fields).id;
   }
 
   /** `model` is the client's id; `origin` adds Pi's `provider` and `modelId`, so Pi reads the entry too. */
   appendModelChange(model: string, origin?: { provider: string; modelId: string }): string {
-    const fields: Fields<ModelChangeEntry> = origin ? { type: "model_change", model, provider: origin.provider, modelId: origin.modelId } : { type: "model_change", model };
+    const fields: Fields<ModelChangeEntry> = origin
+      ? { type: "model_change", model, provider: origin.provider, modelId: origin.modelId }
+      : { type: "model_change", model };
     return this.append<ModelChangeEntry>(fields).id;
   }
 
@@ -340,14 +389,24 @@ export class SessionManager {
   /** A call the run paused for a person's answer. */
   appendApprovalRequest(call: WaitingCall): string {
     const { toolCallId, toolName, input, reason, by } = call;
-    const fields: Fields<ApprovalRequestEntry> = { type: "approval_request", toolCallId, toolName, input: storedCopy(input) as Record<string, unknown>, reason };
+    const fields: Fields<ApprovalRequestEntry> = {
+      type: "approval_request",
+      toolCallId,
+      toolName,
+      input: storedCopy(input) as Record<string, unknown>,
+      reason,
+    };
     if (by !== undefined) fields.by = by;
     return this.append<ApprovalRequestEntry>(fields).id;
   }
 
   /** A person's answer to a paused call; the latest one for a call counts. */
   appendApproval(answer: ApprovalAnswer): string {
-    const fields: Fields<ApprovalEntry> = { type: "approval", toolCallId: answer.toolCallId, approved: answer.approved };
+    const fields: Fields<ApprovalEntry> = {
+      type: "approval",
+      toolCallId: answer.toolCallId,
+      approved: answer.approved,
+    };
     if (answer.reason !== undefined) fields.reason = answer.reason;
     if (answer.scope !== undefined) fields.scope = answer.scope;
     return this.append<ApprovalEntry>(fields).id;
@@ -361,7 +420,8 @@ export class SessionManager {
   private append<E extends SessionEntry>(fields: Fields<E>, id = this.newId()): E {
     const { type, ...rest } = fields as Fields<SessionEntry>;
     // Loading would skip it (load.ts), and writing or copying it could overflow the stack.
-    if (exceedsDepth(rest)) throw new Error(`Cannot record a ${type} entry in session ${this.id}: ${tooDeepText("it")}.`);
+    if (exceedsDepth(rest))
+      throw new Error(`Cannot record a ${type} entry in session ${this.id}: ${tooDeepText("it")}.`);
     const entry = { type, id, parentId: this.leafId, timestamp: new Date().toISOString(), ...rest } as E;
     if (this.store !== undefined) this.write([serializeEntry(entry)]);
     this.remember(entry);
@@ -385,7 +445,11 @@ export class SessionManager {
    */
   private write(lines: string[]): void {
     if (this.writeError !== undefined) throw this.failure();
-    const request: StoreAppend = { lines, header: JSON.stringify(this.header), everything: () => this.entries.map(serializeEntry) };
+    const request: StoreAppend = {
+      lines,
+      header: JSON.stringify(this.header),
+      everything: () => this.entries.map(serializeEntry),
+    };
     if (this.pending !== undefined) return this.behind(() => this.store!.append(request));
     if (!this.locked) {
       const taking = this.store!.lock();
@@ -420,7 +484,10 @@ export class SessionManager {
   private failure(): Error {
     const cause = this.writeError;
     if (cause instanceof Error && cause.name === "SessionLockedError") return cause;
-    return new Error(`Could not write session ${this.location ?? this.id}: ${cause instanceof Error ? cause.message : String(cause)}. Nothing more is written to it.`, { cause });
+    return new Error(
+      `Could not write session ${this.location ?? this.id}: ${cause instanceof Error ? cause.message : String(cause)}. Nothing more is written to it.`,
+      { cause },
+    );
   }
 
   private newId(): string {
@@ -499,7 +566,8 @@ export class SessionManager {
    */
   entryIdOf(message: Message): string | undefined {
     if (!this.indexedLoadedMessages) {
-      for (const e of this.entries) if (e.type === "message" && !this.messageIds.has(e.message)) this.messageIds.set(e.message, e.id);
+      for (const e of this.entries)
+        if (e.type === "message" && !this.messageIds.has(e.message)) this.messageIds.set(e.message, e.id);
       this.indexedLoadedMessages = true;
     }
     const known = this.messageIds.get(message);
@@ -508,7 +576,12 @@ export class SessionManager {
     const path = this.getBranch();
     for (let i = path.length - 1; i >= 0; i--) {
       const e = path[i]!;
-      if (e.type === "message" && e.message.timestamp === message.timestamp && e.message.role === message.role && JSON.stringify(e.message) === json) {
+      if (
+        e.type === "message" &&
+        e.message.timestamp === message.timestamp &&
+        e.message.role === message.role &&
+        JSON.stringify(e.message) === json
+      ) {
         return e.id;
       }
     }
@@ -533,7 +606,9 @@ export class SessionManager {
   private requireEntry(id: string): SessionEntry {
     const entry = this.byId.get(id);
     if (!entry) {
-      throw new Error(`Unknown session entry "${id}" in session ${this.id}: pick an id from getEntries() or getBranch()`);
+      throw new Error(
+        `Unknown session entry "${id}" in session ${this.id}: pick an id from getEntries() or getBranch()`,
+      );
     }
     return entry;
   }

@@ -26,7 +26,9 @@ export function jitiCacheDir(env: Readonly<Record<string, string | undefined>> =
 
 /** `/home/ann/app` → `--home-ann-app--`: one flat, readable folder name per workspace. */
 export function cwdSlug(cwd: string): string {
-  const flat = resolve(cwd).replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "");
+  const flat = resolve(cwd)
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/^-+|-+$/g, "");
   return `--${flat}--`;
 }
 
@@ -75,5 +77,7 @@ export function latestSessionFile(dir: string): string | undefined {
 
 /** The session files of `dir` whose id starts with `prefix` (Pi's partial `--session` id). */
 export function sessionFilesByIdPrefix(dir: string, prefix: string): string[] {
-  return listSessionFiles(dir).filter((f) => f.id.startsWith(prefix)).map((f) => f.file);
+  return listSessionFiles(dir)
+    .filter((f) => f.id.startsWith(prefix))
+    .map((f) => f.file);
 }

@@ -14,7 +14,13 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { readSessionLines, type LoadedSession } from "./load.ts";
-import { DEFAULT_LOCK_LEASE_MS, SessionLockedError, type LockOwner, type SessionStore, type StoreAppend } from "./store.ts";
+import {
+  DEFAULT_LOCK_LEASE_MS,
+  SessionLockedError,
+  type LockOwner,
+  type SessionStore,
+  type StoreAppend,
+} from "./store.ts";
 
 /** The calls the store makes (ioredis's signatures). */
 export interface RedisLike {
@@ -81,7 +87,15 @@ export class RedisSessionStore implements SessionStore {
 
   async append(write: StoreAppend): Promise<void> {
     if (this.#lost) throw new Error(this.#lost);
-    const pushed = await this.#client.eval(APPEND, 2, this.key, this.#lockKey, this.#token, write.header, ...write.lines);
+    const pushed = await this.#client.eval(
+      APPEND,
+      2,
+      this.key,
+      this.#lockKey,
+      this.#token,
+      write.header,
+      ...write.lines,
+    );
     if (pushed !== 1) {
       this.#lost = `Lost the lock of session ${this.location}: its lease ran out while this process did not renew it, and another writer may have taken it. Nothing more is written here; reopen the session.`;
       throw new Error(this.#lost);
@@ -110,12 +124,27 @@ export class RedisSessionStore implements SessionStore {
 
   async holder(): Promise<LockOwner | undefined> {
     if ((await this.#client.get(this.#lockKey)) === null) return undefined;
-    return (parseOwner(await this.#client.get(`${this.#lockKey}:owner`)) as LockOwner | undefined) ?? { token: "", host: "?", pid: 0, expires: 0 };
+    return (
+      (parseOwner(await this.#client.get(`${this.#lockKey}:owner`)) as LockOwner | undefined) ?? {
+        token: "",
+        host: "?",
+        pid: 0,
+        expires: 0,
+      }
+    );
   }
 
   #take(): Promise<unknown> {
     const owner: LockOwner = { token: "", host: hostname(), pid: process.pid, expires: Date.now() + this.#leaseMs };
-    return this.#client.eval(LOCK, 2, this.#lockKey, `${this.#lockKey}:owner`, JSON.stringify(owner), this.#token, this.#leaseMs);
+    return this.#client.eval(
+      LOCK,
+      2,
+      this.#lockKey,
+      `${this.#lockKey}:owner`,
+      JSON.stringify(owner),
+      this.#token,
+      this.#leaseMs,
+    );
   }
 
   async #renew(): Promise<void> {

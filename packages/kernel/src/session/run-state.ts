@@ -50,7 +50,12 @@ export function runStateOf(branch: readonly SessionEntry[]): RunState {
         restarted.delete(toolCallId);
       } else if (e.type === "approval") {
         const { toolCallId, approved, reason, scope } = e;
-        answers.set(toolCallId, { toolCallId, approved, ...(reason !== undefined && { reason }), ...(scope !== undefined && { scope }) });
+        answers.set(toolCallId, {
+          toolCallId,
+          approved,
+          ...(reason !== undefined && { reason }),
+          ...(scope !== undefined && { scope }),
+        });
       } else if (e.type === "resume") {
         for (const id of e.toolCallIds) restarted.add(id);
       }

@@ -71,7 +71,9 @@ export class SessionLockedError extends Error {
 
 function describeOwner(owner: Partial<LockOwner> | undefined): string {
   if (!owner || owner.host === undefined) return "another writer";
-  return owner.pid === process.pid ? "another SessionManager in this process" : `process ${owner.pid ?? "?"} on ${owner.host}`;
+  return owner.pid === process.pid
+    ? "another SessionManager in this process"
+    : `process ${owner.pid ?? "?"} on ${owner.host}`;
 }
 
 /** How long a lock lasts without renewal; a writer renews it every third of that. */

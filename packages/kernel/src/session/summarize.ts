@@ -54,7 +54,10 @@ function conversationParts(messages: readonly Message[]): string[] {
         break;
       case "toolResult": {
         const text = contentText(m.content);
-        const cut = text.length > RESULT_CHARS ? `${text.slice(0, RESULT_CHARS)}… [${text.length - RESULT_CHARS} more characters]` : text;
+        const cut =
+          text.length > RESULT_CHARS
+            ? `${text.slice(0, RESULT_CHARS)}… [${text.length - RESULT_CHARS} more characters]`
+            : text;
         parts.push(`[Tool result ${m.toolName}${m.isError ? " (error)" : ""}]: ${cut}`);
         break;
       }
@@ -112,7 +115,13 @@ export function summarizationPrompt(options: {
       "Answer with the whole updated summary in these sections:",
     );
   } else {
-    lines.push("<conversation>", options.conversation, "</conversation>", "", "Summarize the conversation above in these sections:");
+    lines.push(
+      "<conversation>",
+      options.conversation,
+      "</conversation>",
+      "",
+      "Summarize the conversation above in these sections:",
+    );
   }
   lines.push(SECTIONS);
   if (options.customInstructions) lines.push("", `Also follow these instructions: ${options.customInstructions}`);
@@ -166,7 +175,10 @@ export async function generateSummary(options: SummaryOptions): Promise<SummaryR
     const chunk = parts.length === 0 ? { text: "", next: 0 } : takeChunk(parts, from, room);
     calls++;
     const result = await summarizeOnce(options, prompt(chunk.text));
-    if (!result.ok) return from === 0 ? result : { ok: false, error: `${result.error} (in call ${calls}, the conversation being too long for one)` };
+    if (!result.ok)
+      return from === 0
+        ? result
+        : { ok: false, error: `${result.error} (in call ${calls}, the conversation being too long for one)` };
     summary = result.summary;
     from = chunk.next;
   } while (from < parts.length);
@@ -191,10 +203,17 @@ async function summarizeOnce(options: SummaryOptions, text: string): Promise<Sum
           .flatMap((b) => (b.type === "text" ? [b.text] : []))
           .join("")
           .trim();
-        return summary === "" ? { ok: false, error: "summarization failed: the model returned no text" } : { ok: true, summary };
+        return summary === ""
+          ? { ok: false, error: "summarization failed: the model returned no text" }
+          : { ok: true, summary };
       }
     }
-    return { ok: false, error: options.signal.aborted ? "summarization aborted" : "summarization failed: the stream ended without a result" };
+    return {
+      ok: false,
+      error: options.signal.aborted
+        ? "summarization aborted"
+        : "summarization failed: the stream ended without a result",
+    };
   } catch (error) {
     return { ok: false, error: `summarization failed: ${error instanceof Error ? error.message : String(error)}` };
   }

@@ -118,7 +118,10 @@ export function assertToolShape(tool: Tool): void {
     );
   }
   if (typeof tool.description !== "string") {
-    throw new ToolDefinitionError("MYPI_TOOL_DESCRIPTION", `${label} needs a description string: the model reads it to decide when to call the tool`);
+    throw new ToolDefinitionError(
+      "MYPI_TOOL_DESCRIPTION",
+      `${label} needs a description string: the model reads it to decide when to call the tool`,
+    );
   }
   const hasParameters = tool.parameters !== undefined;
   const hasJsonSchema = tool.jsonSchema !== undefined;
@@ -130,16 +133,25 @@ export function assertToolShape(tool: Tool): void {
     );
   }
   if (hasParameters && !isZodLike(tool.parameters)) {
-    throw new ToolDefinitionError("MYPI_TOOL_SCHEMA", `${label}: \`parameters\` must be a zod schema, e.g. z.strictObject({ path: z.string() })`);
+    throw new ToolDefinitionError(
+      "MYPI_TOOL_SCHEMA",
+      `${label}: \`parameters\` must be a zod schema, e.g. z.strictObject({ path: z.string() })`,
+    );
   }
-  if (hasJsonSchema && (typeof tool.jsonSchema !== "object" || tool.jsonSchema === null || tool.jsonSchema.type !== "object")) {
+  if (
+    hasJsonSchema &&
+    (typeof tool.jsonSchema !== "object" || tool.jsonSchema === null || tool.jsonSchema.type !== "object")
+  ) {
     throw new ToolDefinitionError(
       "MYPI_TOOL_SCHEMA",
       `${label}: \`jsonSchema\` must be a JSON Schema with "type": "object" (tool arguments are always an object)`,
     );
   }
   if (typeof tool.execute !== "function" && tool.worker === undefined) {
-    throw new ToolDefinitionError("MYPI_TOOL_EXECUTE", `${label} needs \`execute(args, ctx)\` or \`worker: { module, export }\``);
+    throw new ToolDefinitionError(
+      "MYPI_TOOL_EXECUTE",
+      `${label} needs \`execute(args, ctx)\` or \`worker: { module, export }\``,
+    );
   }
   if (tool.worker !== undefined) {
     const w = tool.worker;
@@ -152,13 +164,22 @@ export function assertToolShape(tool: Tool): void {
     }
   }
   if (tool.timeoutMs !== undefined && !(typeof tool.timeoutMs === "number" && tool.timeoutMs > 0)) {
-    throw new ToolDefinitionError("MYPI_TOOL_OPTION", `${label}: \`timeoutMs\` must be a positive number of milliseconds (or left out for no timeout)`);
+    throw new ToolDefinitionError(
+      "MYPI_TOOL_OPTION",
+      `${label}: \`timeoutMs\` must be a positive number of milliseconds (or left out for no timeout)`,
+    );
   }
   if (tool.rerunnable !== undefined && typeof tool.rerunnable !== "boolean") {
-    throw new ToolDefinitionError("MYPI_TOOL_OPTION", `${label}: \`rerunnable\` must be true or false (true: safe to run again when a resumed run finds a call of it cut off)`);
+    throw new ToolDefinitionError(
+      "MYPI_TOOL_OPTION",
+      `${label}: \`rerunnable\` must be true or false (true: safe to run again when a resumed run finds a call of it cut off)`,
+    );
   }
   if (tool.callTimeoutMs !== undefined && typeof tool.callTimeoutMs !== "function") {
-    throw new ToolDefinitionError("MYPI_TOOL_OPTION", `${label}: \`callTimeoutMs\` must be a function (args) => milliseconds | undefined`);
+    throw new ToolDefinitionError(
+      "MYPI_TOOL_OPTION",
+      `${label}: \`callTimeoutMs\` must be a function (args) => milliseconds | undefined`,
+    );
   }
 }
 

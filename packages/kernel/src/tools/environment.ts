@@ -14,7 +14,11 @@
  * `createOpenAIResponsesModel` read `OPENAI_API_KEY`, `createAnthropicModel` `ANTHROPIC_API_KEY`
  * (and its SDK would read `ANTHROPIC_AUTH_TOKEN`).
  */
-export const MODEL_KEY_VARIABLES: readonly string[] = Object.freeze(["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]);
+export const MODEL_KEY_VARIABLES: readonly string[] = Object.freeze([
+  "OPENAI_API_KEY",
+  "ANTHROPIC_API_KEY",
+  "ANTHROPIC_AUTH_TOKEN",
+]);
 
 /** Comma- or space-separated names of withheld variables to pass to tools after all (`MYPI_PASS_ENV=OPENAI_API_KEY`). */
 export const PASS_ENV_VARIABLE = "MYPI_PASS_ENV";
@@ -26,7 +30,8 @@ const withheld = new Set<string>(MODEL_KEY_VARIABLES);
  * the variable its key comes from, so that key is kept from commands as `OPENAI_API_KEY` is.
  */
 export function withholdFromTools(name: string): void {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new TypeError(`withholdFromTools: ${JSON.stringify(name)} is not an environment variable name`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    throw new TypeError(`withholdFromTools: ${JSON.stringify(name)} is not an environment variable name`);
   withheld.add(name);
 }
 
@@ -38,7 +43,8 @@ export function withholdFromTools(name: string): void {
 export function passToTools(names: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
   const passed = new Set((env[PASS_ENV_VARIABLE] ?? "").split(/[\s,]+/).filter((n) => n !== ""));
   for (const name of names) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new TypeError(`passToTools: ${JSON.stringify(name)} is not an environment variable name`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new TypeError(`passToTools: ${JSON.stringify(name)} is not an environment variable name`);
     passed.add(name);
   }
   env[PASS_ENV_VARIABLE] = [...passed].join(",");

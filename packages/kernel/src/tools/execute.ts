@@ -35,7 +35,11 @@ export type ExecutedToolResult = ToolResult & { isError: boolean };
 
 export { MAX_TIMER_DELAY_MS } from "../values.ts";
 
-export function executeTool(tool: Tool, args: Record<string, unknown>, options: ExecuteToolOptions): Promise<ExecutedToolResult> {
+export function executeTool(
+  tool: Tool,
+  args: Record<string, unknown>,
+  options: ExecuteToolOptions,
+): Promise<ExecutedToolResult> {
   const result = runTool(tool, args, options);
   return result instanceof Promise ? result : Promise.resolve(result);
 }
@@ -46,10 +50,16 @@ export function executeTool(tool: Tool, args: Record<string, unknown>, options: 
  * plain functions costs no microtask per call. Whatever is pending — a returned promise, a
  * worker task — is supervised as `executeTool` describes (timeout, abort grace, late progress).
  */
-export function runTool(tool: Tool, args: Record<string, unknown>, options: ExecuteToolOptions): ExecutedToolResult | Promise<ExecutedToolResult> {
+export function runTool(
+  tool: Tool,
+  args: Record<string, unknown>,
+  options: ExecuteToolOptions,
+): ExecutedToolResult | Promise<ExecutedToolResult> {
   if (options.signal.aborted) return errorResult(INTERRUPTED_TEXT);
   if (tool.worker && !options.workerPool) {
-    return errorResult(`Tool ${JSON.stringify(tool.name)} cannot run: it needs the worker pool and the host did not provide one. Use another tool.`);
+    return errorResult(
+      `Tool ${JSON.stringify(tool.name)} cannot run: it needs the worker pool and the host did not provide one. Use another tool.`,
+    );
   }
   let timeoutMs: number | undefined;
   try {
@@ -79,7 +89,13 @@ export function runTool(tool: Tool, args: Record<string, unknown>, options: Exec
   try {
     running =
       tool.worker && options.workerPool
-        ? options.workerPool.run({ spec: tool.worker, args, cwd: ctx.cwd, signal: ctx.signal, onProgress: ctx.onUpdate })
+        ? options.workerPool.run({
+            spec: tool.worker,
+            args,
+            cwd: ctx.cwd,
+            signal: ctx.signal,
+            onProgress: ctx.onUpdate,
+          })
         : tool.execute!(args, ctx);
     pending = isThenable(running); // reads `then`: a getter on what the tool returned may throw
   } catch (error) {
@@ -103,7 +119,12 @@ interface CallState {
 function supervise(
   toolName: string,
   running: Promise<unknown>,
-  call: { options: ExecuteToolOptions; controller: LazyController | undefined; timeoutMs: number | undefined; state: CallState },
+  call: {
+    options: ExecuteToolOptions;
+    controller: LazyController | undefined;
+    timeoutMs: number | undefined;
+    state: CallState;
+  },
 ): Promise<ExecutedToolResult> {
   const { options, controller, timeoutMs, state } = call;
   return new Promise<ExecutedToolResult>((resolve) => {
@@ -155,7 +176,11 @@ class CallContext implements ToolContext {
   readonly #runSignal: AbortSignal;
   readonly #controller: LazyController | undefined;
 
-  constructor(options: ExecuteToolOptions, controller: LazyController | undefined, onUpdate: (partial: unknown) => void) {
+  constructor(
+    options: ExecuteToolOptions,
+    controller: LazyController | undefined,
+    onUpdate: (partial: unknown) => void,
+  ) {
     this.toolCallId = options.toolCallId;
     this.cwd = options.cwd;
     this.onUpdate = onUpdate;
@@ -197,10 +222,14 @@ function whenAborted(signal: AbortSignal, callback: () => void): () => void {
   let callbacks = watchers.get(signal);
   if (!callbacks) {
     const set = new Set<() => void>();
-    signal.addEventListener("abort", () => {
-      for (const fn of [...set]) fn();
-      set.clear();
-    }, { once: true });
+    signal.addEventListener(
+      "abort",
+      () => {
+        for (const fn of [...set]) fn();
+        set.clear();
+      },
+      { once: true },
+    );
     watchers.set(signal, set);
     callbacks = set;
   }
@@ -240,7 +269,10 @@ function mapped(value: unknown, toolName: string): ExecutedToolResult {
 
 function thrown(error: unknown, toolName: string): ExecutedToolResult {
   const data = toErrorData(error);
-  const text = data.message.trim() === "" ? `Tool ${JSON.stringify(toolName)} failed with ${data.name} and no message.` : data.message;
+  const text =
+    data.message.trim() === ""
+      ? `Tool ${JSON.stringify(toolName)} failed with ${data.name} and no message.`
+      : data.message;
   return errorResult(text, { error: data });
 }
 
@@ -249,5 +281,8 @@ function timedOut(toolName: string, ms: number, progress: { value: unknown } | u
   let text = `Tool ${name} timed out after ${ms} ms and was stopped. Try a smaller task, or a longer timeout if the tool takes one.`;
   const partial = progress === undefined ? "" : describePartial(progress.value);
   if (partial !== "") text += `\nLast progress before the timeout:\n${partial}`;
-  return errorResult(text, progress === undefined ? { timeoutMs: ms } : { timeoutMs: ms, partialResult: progress.value });
+  return errorResult(
+    text,
+    progress === undefined ? { timeoutMs: ms } : { timeoutMs: ms, partialResult: progress.value },
+  );
 }

@@ -17,7 +17,20 @@ export { ToolRegistry } from "./registry.ts";
 export { FileMutationQueue, defaultMutationQueue } from "./file-mutation-queue.ts";
 export { validateToolArguments, type ArgumentValidation } from "./validate.ts";
 export { DEFAULT_TOOL_TIMEOUT_MS, executeTool, type ExecuteToolOptions, type ExecutedToolResult } from "./execute.ts";
-export { INTERRUPTED_TEXT, errorResult, normalizeToolReturn, unknownToolResult, type ErrorToolResult } from "./result.ts";
+export {
+  INTERRUPTED_TEXT,
+  errorResult,
+  normalizeToolReturn,
+  unknownToolResult,
+  type ErrorToolResult,
+} from "./result.ts";
 export { ToolWorkerPool, type ToolWorkerPoolOptions, type WorkerTask } from "./worker-pool.ts";
-export { MODEL_KEY_VARIABLES, PASS_ENV_VARIABLE, passToTools, toolEnvironment, withheldVariables, withholdFromTools } from "./environment.ts";
+export {
+  MODEL_KEY_VARIABLES,
+  PASS_ENV_VARIABLE,
+  passToTools,
+  toolEnvironment,
+  withheldVariables,
+  withholdFromTools,
+} from "./environment.ts";
 export { killProcessGroups, trackProcessGroup } from "./process-groups.ts";

@@ -23,7 +23,10 @@ export function locateJsonError(text: string): JsonBreak | undefined {
   let mode: "value" | "key" | "after" = "value";
   const fail = (position: number, problem: string): JsonBreak =>
     position >= n
-      ? { position: n, problem: `the text ended before the JSON was complete${problem === UNTERMINATED ? ` (${UNTERMINATED})` : ""}` }
+      ? {
+          position: n,
+          problem: `the text ended before the JSON was complete${problem === UNTERMINATED ? ` (${UNTERMINATED})` : ""}`,
+        }
       : { position, problem };
   const skip = () => {
     while (i < n && WS.has(text[i]!)) i++;
@@ -56,7 +59,8 @@ export function locateJsonError(text: string): JsonBreak | undefined {
       } else if (c === "t" || c === "f" || c === "n") {
         const word = c === "t" ? "true" : c === "f" ? "false" : "null";
         for (let k = 0; k < word.length; k++) {
-          if (text[i + k] !== word[k]) return fail(i + k, `unexpected character ${show(text, i + k)} (expected ${word})`);
+          if (text[i + k] !== word[k])
+            return fail(i + k, `unexpected character ${show(text, i + k)} (expected ${word})`);
         }
         i += word.length;
         mode = "after";

@@ -47,9 +47,7 @@ export function normalizeToolReturn(value: unknown): ToolResult {
 /** The text blocks of a result joined, for quoting progress in a timeout message. */
 export function describePartial(partial: unknown): string {
   const { content } = normalizeToolReturn(partial);
-  const text = content
-    .map((c) => (c.type === "text" ? c.text : `[image ${c.mimeType}]`))
-    .join("\n");
+  const text = content.map((c) => (c.type === "text" ? c.text : `[image ${c.mimeType}]`)).join("\n");
   return truncate(text, QUOTE_LIMIT);
 }
 

@@ -21,9 +21,7 @@ export interface ArgumentIssue {
   message: string;
 }
 
-export type ArgumentCheck =
-  | { ok: true; value: unknown }
-  | { ok: false; issues: ArgumentIssue[] };
+export type ArgumentCheck = { ok: true; value: unknown } | { ok: false; issues: ArgumentIssue[] };
 
 /** At most this many issues are listed; the model fixes the first ones and tries again. */
 const MAX_ISSUES = 20;
@@ -92,7 +90,8 @@ function ajvFor(draft: "07" | "2019" | "2020"): AjvInstance {
   let ajv = instances.get(draft);
   if (!ajv) {
     if (draft === "2020") ajv = new (cjsDefault(requireCjs("ajv/dist/2020.js") as typeof Ajv2020Module))(AJV_OPTIONS);
-    else if (draft === "2019") ajv = new (cjsDefault(requireCjs("ajv/dist/2019.js") as typeof Ajv2019Module))(AJV_OPTIONS);
+    else if (draft === "2019")
+      ajv = new (cjsDefault(requireCjs("ajv/dist/2019.js") as typeof Ajv2019Module))(AJV_OPTIONS);
     else ajv = new (cjsDefault(requireCjs("ajv") as typeof AjvModule))(AJV_OPTIONS);
     instances.set(draft, ajv);
   }

@@ -21,13 +21,18 @@ const QUOTE_AFTER = 30;
  * Parse (when `rawArguments` is set, or `arguments` is a string) and validate a call's
  * arguments. The value is the schema's output: defaults applied, the caller's object untouched.
  */
-export function validateToolArguments(tool: Tool, call: Pick<ToolCall, "arguments" | "rawArguments">): ArgumentValidation {
+export function validateToolArguments(
+  tool: Tool,
+  call: Pick<ToolCall, "arguments" | "rawArguments">,
+): ArgumentValidation {
   try {
     const read = readArguments(tool.name, call);
     if (read instanceof Refusal) return { ok: false, message: read.message };
     const prepared = tool.prepareArguments ? prepare(tool, read) : read;
     if (prepared instanceof Refusal) return { ok: false, message: prepared.message };
-    const check: ArgumentCheck = tool.parameters ? checkWithZod(tool.parameters, prepared) : checkWithAjv(toolValidator(tool), prepared);
+    const check: ArgumentCheck = tool.parameters
+      ? checkWithZod(tool.parameters, prepared)
+      : checkWithAjv(toolValidator(tool), prepared);
     if (!check.ok) return invalid(tool.name, check.issues);
     return isRecord(check.value) ? { ok: true, value: check.value } : notProduced(tool.name);
   } catch (error) {
@@ -65,13 +70,20 @@ function prepare(tool: Tool, args: unknown): unknown {
     return tool.prepareArguments!(args);
   } catch (error) {
     const detail = truncate(String((error as Error)?.message ?? error), 300);
-    return new Refusal(`Could not prepare the arguments for tool ${JSON.stringify(tool.name)}: ${detail}. Check the call against the tool's parameters.`);
+    return new Refusal(
+      `Could not prepare the arguments for tool ${JSON.stringify(tool.name)}: ${detail}. Check the call against the tool's parameters.`,
+    );
   }
 }
 
 /** The arguments as a value, or why they cannot be; `toolName` is quoted only on the error paths. */
 function readArguments(toolName: string, call: Pick<ToolCall, "arguments" | "rawArguments">): unknown {
-  const raw = typeof call.rawArguments === "string" ? call.rawArguments : typeof call.arguments === "string" ? (call.arguments as string) : undefined;
+  const raw =
+    typeof call.rawArguments === "string"
+      ? call.rawArguments
+      : typeof call.arguments === "string"
+        ? (call.arguments as string)
+        : undefined;
   if (raw === undefined) {
     if (call.arguments === undefined || call.arguments === null) return {};
     if (!isRecord(call.arguments)) return new Refusal(notAnObject(JSON.stringify(toolName), call.arguments, undefined));
@@ -120,4 +132,3 @@ function notAnObject(name: string, value: unknown, raw: string | undefined): str
   const quoted = raw === undefined ? "" : ` (${truncate(visible(raw), 80)})`;
   return `The arguments for tool ${name} must be a JSON object with named parameters, but they were ${kind}${quoted}. Call ${name} again with a JSON object.`;
 }
-

@@ -86,7 +86,10 @@ export default async function runWorkerTool(task) {
       return {
         ok: false,
         progress: posted,
-        error: { name: "Error", message: `The worker module ${task.module} has no exported function "${task.exportName}".` },
+        error: {
+          name: "Error",
+          message: `The worker module ${task.module} has no exported function "${task.exportName}".`,
+        },
       };
     }
     const value = await fn(task.args, { cwd: task.cwd, data: task.data, progress });
@@ -94,7 +97,8 @@ export default async function runWorkerTool(task) {
     // postMessage, after this function returned, and reaches the main thread as an error with
     // no message (Node 22 and later) or as a plain object (Node 20). Cloning it here first, with
     // the algorithm postMessage uses, tells the caller why on every Node.
-    if (!cloneable(value)) return { ok: false, progress: posted, error: { name: "DataCloneError", message: NOT_CLONEABLE } };
+    if (!cloneable(value))
+      return { ok: false, progress: posted, error: { name: "DataCloneError", message: NOT_CLONEABLE } };
     return { ok: true, progress: posted, value };
   } catch (error) {
     return { ok: false, progress: posted, error: errorData(error) };

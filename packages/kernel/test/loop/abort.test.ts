@@ -9,7 +9,23 @@ import {
   type ModelClient,
   type ModelStreamEvent,
 } from "../../src/index.ts";
-import { addTool, agentFactory, assistant, call, collect, ev, gate, normalize, partial, result, text, textUpdates, types, user, waitForEvent } from "./helpers.ts";
+import {
+  addTool,
+  agentFactory,
+  assistant,
+  call,
+  collect,
+  ev,
+  gate,
+  normalize,
+  partial,
+  result,
+  text,
+  textUpdates,
+  types,
+  user,
+  waitForEvent,
+} from "./helpers.ts";
 
 const { agentWith, track } = agentFactory({ tools: [addTool] });
 
@@ -30,13 +46,28 @@ function honouringTool(name: string, started?: () => void) {
 describe("abort", () => {
   test("while streaming: the partial message enters history as aborted, its tool call is answered interrupted and never runs", async () => {
     let ran = 0;
-    const read = defineTool({ name: "read", description: "r", parameters: z.strictObject({ path: z.string() }), execute: () => void ran++ });
-    const agent = agentWith({ turns: [{ text: "Reading it.", toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] }, { text: "never" }] }, { tools: [read] });
+    const read = defineTool({
+      name: "read",
+      description: "r",
+      parameters: z.strictObject({ path: z.string() }),
+      execute: () => void ran++,
+    });
+    const agent = agentWith(
+      {
+        turns: [
+          { text: "Reading it.", toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] },
+          { text: "never" },
+        ],
+      },
+      { tools: [read] },
+    );
     agent.subscribe((e) => {
       if (e.type === "message_update" && (e as MessageUpdateEvent).delta.type === "toolcall_start") agent.abort();
     });
     const events = normalize(await collect(agent.prompt("read a.txt")));
-    const aborted = assistant([text("Reading it."), call("call_1", "read", {}, "")], "aborted", { errorMessage: "Request aborted by user" });
+    const aborted = assistant([text("Reading it."), call("call_1", "read", {}, "")], "aborted", {
+      errorMessage: "Request aborted by user",
+    });
     const interrupted = result("call_1", "read", INTERRUPTED_TEXT, true);
     expect(events).toEqual([
       ev.agentStart(),
@@ -44,12 +75,15 @@ describe("abort", () => {
       ...ev.message(user("read a.txt")),
       ev.messageStart(partial([])),
       ...textUpdates(["Reading ", "it."]),
-      ev.update([text("Reading it."), { type: "toolCall", id: "call_1", name: "read", arguments: {}, rawArguments: "" }], {
-        type: "toolcall_start",
-        index: 0,
-        id: "call_1",
-        name: "read",
-      }),
+      ev.update(
+        [text("Reading it."), { type: "toolCall", id: "call_1", name: "read", arguments: {}, rawArguments: "" }],
+        {
+          type: "toolcall_start",
+          index: 0,
+          id: "call_1",
+          name: "read",
+        },
+      ),
       ev.messageEnd(aborted),
       ev.toolStart("call_1", "read", {}),
       ev.toolEnd("call_1", "read", INTERRUPTED_TEXT, true),
@@ -62,10 +96,18 @@ describe("abort", () => {
 
   test("while a tool runs: the running call and the calls after it are answered interrupted; one agent_end aborted", async () => {
     let addRan = 0;
-    const counted = defineTool({ name: "add", description: "a", parameters: z.strictObject({}), execute: () => String(++addRan) });
-    const agent = agentWith({ turns: [{ toolCalls: [{ name: "wait" }, { name: "add" }] }, { text: "never" }] }, {
-      tools: [honouringTool("wait", () => queueMicrotask(() => agent.abort())), counted],
+    const counted = defineTool({
+      name: "add",
+      description: "a",
+      parameters: z.strictObject({}),
+      execute: () => String(++addRan),
     });
+    const agent = agentWith(
+      { turns: [{ toolCalls: [{ name: "wait" }, { name: "add" }] }, { text: "never" }] },
+      {
+        tools: [honouringTool("wait", () => queueMicrotask(() => agent.abort())), counted],
+      },
+    );
     const events = normalize(await collect(agent.prompt("go")));
     const message = assistant([call("call_1", "wait", {}), call("call_2", "add", {})], "toolUse");
     const r1 = result("call_1", "wait", INTERRUPTED_TEXT, true);
@@ -85,7 +127,9 @@ describe("abort", () => {
   });
 
   test("between turns: the run ends aborted after turn_end, with every result already recorded and no second model call", async () => {
-    const model = createScriptedModel({ turns: [{ toolCalls: [{ name: "add", arguments: { a: 1, b: 1 } }] }, { text: "never" }] });
+    const model = createScriptedModel({
+      turns: [{ toolCalls: [{ name: "add", arguments: { a: 1, b: 1 } }] }, { text: "never" }],
+    });
     const agent = agentWith(model);
     agent.subscribe((e) => {
       if (e.type === "turn_end") agent.abort();
@@ -93,14 +137,25 @@ describe("abort", () => {
     const events = normalize(await collect(agent.prompt("go")));
     const message = assistant([call("call_1", "add", { a: 1, b: 1 })], "toolUse");
     const r1 = result("call_1", "add", "2");
-    expect(events.slice(-2)).toEqual([ev.turnEnd(0, message, [r1]), ev.agentEnd([user("go"), message, r1], "aborted", { finalText: "" })]);
+    expect(events.slice(-2)).toEqual([
+      ev.turnEnd(0, message, [r1]),
+      ev.agentEnd([user("go"), message, r1], "aborted", { finalText: "" }),
+    ]);
     expect(model.calls).toBe(1);
   });
 
   test("a tool that ignores the signal is abandoned after the grace period and answered interrupted", async () => {
-    const never = defineTool({ name: "never", description: "n", parameters: z.strictObject({}), execute: () => new Promise<string>(() => {}) });
+    const never = defineTool({
+      name: "never",
+      description: "n",
+      parameters: z.strictObject({}),
+      execute: () => new Promise<string>(() => {}),
+    });
     const agent = agentWith({ turns: [{ toolCalls: [{ name: "never" }] }] }, { tools: [never], abortGraceMs: 0 });
-    const running = waitForEvent((l) => agent.subscribe(l), (e) => e.type === "tool_execution_start");
+    const running = waitForEvent(
+      (l) => agent.subscribe(l),
+      (e) => e.type === "tool_execution_start",
+    );
     const stream = agent.prompt("go");
     await running;
     agent.abort();
@@ -114,10 +169,19 @@ describe("abort", () => {
       name: "polite",
       description: "p",
       parameters: z.strictObject({}),
-      execute: (_args, { signal }) => new Promise<string>((resolve) => signal.addEventListener("abort", () => resolve("saved what I had"), { once: true })),
+      execute: (_args, { signal }) =>
+        new Promise<string>((resolve) =>
+          signal.addEventListener("abort", () => resolve("saved what I had"), { once: true }),
+        ),
     });
-    const agent = agentWith({ turns: [{ toolCalls: [{ name: "polite" }] }] }, { tools: [polite], abortGraceMs: 60_000 });
-    const running = waitForEvent((l) => agent.subscribe(l), (e) => e.type === "tool_execution_start");
+    const agent = agentWith(
+      { turns: [{ toolCalls: [{ name: "polite" }] }] },
+      { tools: [polite], abortGraceMs: 60_000 },
+    );
+    const running = waitForEvent(
+      (l) => agent.subscribe(l),
+      (e) => e.type === "tool_execution_start",
+    );
     const stream = agent.prompt("go");
     await running;
     agent.abort();
@@ -150,13 +214,23 @@ describe("abort", () => {
     const agent = agentWith(stuck);
     const stream = agent.prompt("hello");
     await first.promise;
-    await waitForEvent((l) => agent.subscribe(l), (e) => e.type === "message_update");
+    await waitForEvent(
+      (l) => agent.subscribe(l),
+      (e) => e.type === "message_update",
+    );
     agent.abort();
     const end = await stream;
     expect(normalize(end)).toEqual(
-      ev.agentEnd([user("hello"), assistant([text("Thinking")], "aborted", { model: "stuck", errorMessage: "Request aborted by user" })], "aborted", {
-        finalText: "Thinking",
-      }),
+      ev.agentEnd(
+        [
+          user("hello"),
+          assistant([text("Thinking")], "aborted", { model: "stuck", errorMessage: "Request aborted by user" }),
+        ],
+        "aborted",
+        {
+          finalText: "Thinking",
+        },
+      ),
     );
   });
 
@@ -172,7 +246,10 @@ describe("abort", () => {
 
   test("an abort while a slot is pending ends the run at once: slots race the abort signal", async () => {
     const asked = gate();
-    const agent = agentWith({ turns: [{ text: "never" }] }, { slots: { input: () => (asked.open(), new Promise(() => {})) } });
+    const agent = agentWith(
+      { turns: [{ text: "never" }] },
+      { slots: { input: () => (asked.open(), new Promise(() => {})) } },
+    );
     const stream = agent.prompt("hi");
     await asked.promise;
     agent.abort();
@@ -195,10 +272,13 @@ describe("abort", () => {
 
   test("the session on disk stays coherent after an abort: every call has its result", async () => {
     const session = SessionManager.inMemory("/tmp");
-    const agent = agentWith({ turns: [{ toolCalls: [{ name: "wait" }] }] }, {
-      session,
-      tools: [honouringTool("wait", () => queueMicrotask(() => agent.abort()))],
-    });
+    const agent = agentWith(
+      { turns: [{ toolCalls: [{ name: "wait" }] }] },
+      {
+        session,
+        tools: [honouringTool("wait", () => queueMicrotask(() => agent.abort()))],
+      },
+    );
     const end = await agent.prompt("go");
     expect(end.stopReason).toBe("aborted");
     const stored = session.getEntries().flatMap((e) => (e.type === "message" ? [e.message] : []));

@@ -10,16 +10,36 @@ import {
   type Message,
   type StreamEvent,
 } from "../../src/index.ts";
-import { addTool, agentFactory, assistant, collect, gate, lookupTool, normalize, text, types, user, waitForEvent } from "./helpers.ts";
+import {
+  addTool,
+  agentFactory,
+  assistant,
+  collect,
+  gate,
+  lookupTool,
+  normalize,
+  text,
+  types,
+  user,
+  waitForEvent,
+} from "./helpers.ts";
 
 const { agentWith, track } = agentFactory({ tools: [addTool, lookupTool] });
 
 describe("prompt() and run()", () => {
   test("prompt() while a run is in progress rejects, pointing to steer() and followUp(); the run goes on", async () => {
     const release = gate<string>();
-    const wait = defineTool({ name: "wait", description: "w", parameters: z.strictObject({}), execute: () => release.promise });
+    const wait = defineTool({
+      name: "wait",
+      description: "w",
+      parameters: z.strictObject({}),
+      execute: () => release.promise,
+    });
     const agent = agentWith({ turns: [{ toolCalls: [{ name: "wait" }] }, { text: "done" }] }, { tools: [wait] });
-    const running = waitForEvent((l) => agent.subscribe(l), (e) => e.type === "tool_execution_start");
+    const running = waitForEvent(
+      (l) => agent.subscribe(l),
+      (e) => e.type === "tool_execution_start",
+    );
     const first = agent.prompt("one");
     await running;
     const busy = /already running\. Use steer\(\) to redirect the current run, or followUp\(\) to queue a message/;
@@ -33,9 +53,17 @@ describe("prompt() and run()", () => {
 
   test("a prompt() nobody awaits while busy does not become an unhandled rejection", async () => {
     const release = gate<string>();
-    const wait = defineTool({ name: "wait", description: "w", parameters: z.strictObject({}), execute: () => release.promise });
+    const wait = defineTool({
+      name: "wait",
+      description: "w",
+      parameters: z.strictObject({}),
+      execute: () => release.promise,
+    });
     const agent = agentWith({ turns: [{ toolCalls: [{ name: "wait" }] }, { text: "done" }] }, { tools: [wait] });
-    const running = waitForEvent((l) => agent.subscribe(l), (e) => e.type === "tool_execution_start");
+    const running = waitForEvent(
+      (l) => agent.subscribe(l),
+      (e) => e.type === "tool_execution_start",
+    );
     const first = agent.run("one");
     await running;
     agent.prompt("ignored");
@@ -47,7 +75,10 @@ describe("prompt() and run()", () => {
     const agent = agentWith({ turns: [{ text: "Hello." }, { text: "never", delayMs: 60_000 }] });
     expect(await agent.run("hi")).toBe("Hello.");
     const second = agent.run("again");
-    await waitForEvent((l) => agent.subscribe(l), (e) => e.type === "message_start" && (e as { message: Message }).message.role === "assistant");
+    await waitForEvent(
+      (l) => agent.subscribe(l),
+      (e) => e.type === "message_start" && (e as { message: Message }).message.role === "assistant",
+    );
     agent.abort();
     expect(await second).toBeUndefined();
   });
@@ -90,11 +121,20 @@ describe("steering and follow-ups", () => {
 
   test("steering queued while idle joins the next run right after its prompt, before the first model call", async () => {
     const requests: number[] = [];
-    const agent = new Agent({ model: createScriptedModel({ turns: [{ text: "Seen both." }] }, { onRequest: (r) => requests.push(r.messages.length) }) });
+    const agent = new Agent({
+      model: createScriptedModel(
+        { turns: [{ text: "Seen both." }] },
+        { onRequest: (r) => requests.push(r.messages.length) },
+      ),
+    });
     track(agent);
     agent.steer("and mind the tests");
     const end = await agent.prompt("fix the bug");
-    expect(normalize(end.messages)).toEqual([user("fix the bug"), user("and mind the tests"), assistant([text("Seen both.")], "stop")]);
+    expect(normalize(end.messages)).toEqual([
+      user("fix the bug"),
+      user("and mind the tests"),
+      assistant([text("Seen both.")], "stop"),
+    ]);
     expect(requests).toEqual([2]); // one model call, which saw both
     expect(agent.pendingMessageCount).toBe(0);
   });
@@ -113,8 +153,13 @@ describe("steering and follow-ups", () => {
 describe("queue modes and the queue", () => {
   test("one-at-a-time delivers one queued message per boundary; all delivers every one at once", async () => {
     const requests: string[][] = [];
-    const userTexts = (messages: readonly Message[]) => messages.filter((m) => m.role === "user").map((m) => (m.content as { text: string }[])[0]!.text);
-    const model = () => createScriptedModel({ turns: [{ text: "A." }, { text: "B." }, { text: "C." }, { text: "D." }] }, { onRequest: (r) => requests.push(userTexts(r.messages)) });
+    const userTexts = (messages: readonly Message[]) =>
+      messages.filter((m) => m.role === "user").map((m) => (m.content as { text: string }[])[0]!.text);
+    const model = () =>
+      createScriptedModel(
+        { turns: [{ text: "A." }, { text: "B." }, { text: "C." }, { text: "D." }] },
+        { onRequest: (r) => requests.push(userTexts(r.messages)) },
+      );
     const one = track(new Agent({ model: model() }));
     one.steeringMode = "one-at-a-time";
     one.followUpMode = "one-at-a-time";
@@ -123,7 +168,12 @@ describe("queue modes and the queue", () => {
     one.followUp("f1");
     one.followUp("f2");
     await one.prompt("go");
-    expect(requests).toEqual([["go", "s1"], ["go", "s1", "s2"], ["go", "s1", "s2", "f1"], ["go", "s1", "s2", "f1", "f2"]]);
+    expect(requests).toEqual([
+      ["go", "s1"],
+      ["go", "s1", "s2"],
+      ["go", "s1", "s2", "f1"],
+      ["go", "s1", "s2", "f1", "f2"],
+    ]);
     requests.length = 0;
     const all = track(new Agent({ model: model() }));
     all.steer("s1");
@@ -131,7 +181,10 @@ describe("queue modes and the queue", () => {
     all.followUp("f1");
     all.followUp("f2");
     await all.prompt("go");
-    expect(requests).toEqual([["go", "s1", "s2"], ["go", "s1", "s2", "f1", "f2"]]);
+    expect(requests).toEqual([
+      ["go", "s1", "s2"],
+      ["go", "s1", "s2", "f1", "f2"],
+    ]);
   });
 
   test("queued lists what waits, oldest first; clearQueue() empties both queues and returns what they held", () => {
@@ -141,10 +194,19 @@ describe("queue modes and the queue", () => {
     agent.followUp(note);
     agent.followUp("then stop");
     const seen = agent.queued;
-    expect(seen).toEqual({ steering: [{ text: "left", source: "rpc" }], followUps: [note, { text: "then stop", source: "api" }] });
+    expect(seen).toEqual({
+      steering: [{ text: "left", source: "rpc" }],
+      followUps: [note, { text: "then stop", source: "api" }],
+    });
     agent.steer("more");
     expect(seen.steering).toHaveLength(1); // a snapshot
-    expect(agent.clearQueue()).toEqual({ steering: [{ text: "left", source: "rpc" }, { text: "more", source: "api" }], followUps: [note, { text: "then stop", source: "api" }] });
+    expect(agent.clearQueue()).toEqual({
+      steering: [
+        { text: "left", source: "rpc" },
+        { text: "more", source: "api" },
+      ],
+      followUps: [note, { text: "then stop", source: "api" }],
+    });
     expect(agent.queued).toEqual({ steering: [], followUps: [] });
     expect(agent.pendingMessageCount).toBe(0);
   });
@@ -152,10 +214,23 @@ describe("queue modes and the queue", () => {
   test("autoCompaction switches the compaction settings' enabled; without settings it cannot be switched on", async () => {
     const session = SessionManager.inMemory("/work");
     const old = "x".repeat(4000);
-    for (const m of [user(old), assistant([text(old)], "stop"), user("recent"), assistant([text("ok")], "stop")]) session.appendMessage(m);
+    for (const m of [user(old), assistant([text(old)], "stop"), user("recent"), assistant([text("ok")], "stop")])
+      session.appendMessage(m);
     const outcomes: string[] = [];
-    const settings = { contextWindow: 2000, reserveTokens: 100, keepRecentTokens: 20, beforeCompact: async () => ({ summary: "S." }) };
-    const agent = track(new Agent({ model: createScriptedModel({ turns: [{ text: "1." }, { text: "2." }] }), session, compaction: settings, onCompaction: (o) => outcomes.push(o.status) }));
+    const settings = {
+      contextWindow: 2000,
+      reserveTokens: 100,
+      keepRecentTokens: 20,
+      beforeCompact: async () => ({ summary: "S." }),
+    };
+    const agent = track(
+      new Agent({
+        model: createScriptedModel({ turns: [{ text: "1." }, { text: "2." }] }),
+        session,
+        compaction: settings,
+        onCompaction: (o) => outcomes.push(o.status),
+      }),
+    );
     expect(agent.autoCompaction).toBe(true);
     agent.autoCompaction = false;
     await agent.prompt("first");
@@ -174,7 +249,10 @@ describe("queue modes and the queue", () => {
 describe("listeners and host events", () => {
   test("subscribe() returns an unsubscribe; a throwing listener is reported and the others still receive every event", async () => {
     const reported: string[] = [];
-    const agent = agentWith({ turns: [{ text: "a" }, { text: "b" }] }, { onListenerError: (error, e) => reported.push(`${e.type}: ${(error as Error).message}`) });
+    const agent = agentWith(
+      { turns: [{ text: "a" }, { text: "b" }] },
+      { onListenerError: (error, e) => reported.push(`${e.type}: ${(error as Error).message}`) },
+    );
     const seen: string[] = [];
     agent.subscribe((e) => {
       if (e.type === "turn_start") throw new Error("listener bug");
@@ -202,12 +280,15 @@ describe("listeners and host events", () => {
   });
 
   test("beforeAgentEnd holds agent_end: events emitted meanwhile still come before it", async () => {
-    const agent = agentWith({ turns: [{ text: "a" }] }, {
-      beforeAgentEnd: async () => {
-        await Promise.resolve();
-        agent.emit({ type: "extension_error", extension: "slow-observer", error: "timed out" });
+    const agent = agentWith(
+      { turns: [{ text: "a" }] },
+      {
+        beforeAgentEnd: async () => {
+          await Promise.resolve();
+          agent.emit({ type: "extension_error", extension: "slow-observer", error: "timed out" });
+        },
       },
-    });
+    );
     const events = await collect(agent.prompt("x"));
     expect(types(events).slice(-2)).toEqual(["extension_error", "agent_end"]);
   });
@@ -216,7 +297,10 @@ describe("listeners and host events", () => {
 describe("history and session", () => {
   test("each message is written to the session at its message_end; a new agent is seeded from the session", async () => {
     const session = SessionManager.inMemory("/work");
-    const agent = agentWith({ turns: [{ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] }, { text: "3" }] }, { session });
+    const agent = agentWith(
+      { turns: [{ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] }, { text: "3" }] },
+      { session },
+    );
     const written: number[] = [];
     agent.subscribe((e) => {
       if (e.type === "message_end") written.push(session.getEntries().length);
@@ -231,7 +315,17 @@ describe("history and session", () => {
   });
 
   test("turn_end names the session entries of its message and tool results; without a session it names none", async () => {
-    const script = { turns: [{ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }, { name: "add", arguments: { a: 3, b: 4 } }] }, { text: "3 and 7" }] };
+    const script = {
+      turns: [
+        {
+          toolCalls: [
+            { name: "add", arguments: { a: 1, b: 2 } },
+            { name: "add", arguments: { a: 3, b: 4 } },
+          ],
+        },
+        { text: "3 and 7" },
+      ],
+    };
     const session = SessionManager.inMemory("/work");
     const agent = agentWith(script, { session });
     const ends: StreamEvent[] = [];
@@ -307,13 +401,18 @@ describe("batches", () => {
         return String(i);
       },
     });
-    const agent = agentWith({ turns: [{ toolCalls: [0, 1, 2, 3, 4].map((i) => ({ name: "slow", arguments: { i } })) }, { text: "ok" }] }, {
-      tools: [slow],
-      maxParallel: 2,
-    });
+    const agent = agentWith(
+      { turns: [{ toolCalls: [0, 1, 2, 3, 4].map((i) => ({ name: "slow", arguments: { i } })) }, { text: "ok" }] },
+      {
+        tools: [slow],
+        maxParallel: 2,
+      },
+    );
     const end = await agent.prompt("x");
     expect(peak).toBe(2);
-    expect(end.messages.filter((m) => m.role === "toolResult").map((m) => (m.content as { text: string }[])[0]!.text)).toEqual(["0", "1", "2", "3", "4"]);
+    expect(
+      end.messages.filter((m) => m.role === "toolResult").map((m) => (m.content as { text: string }[])[0]!.text),
+    ).toEqual(["0", "1", "2", "3", "4"]);
   });
 
   test("progress becomes tool_execution_update while the call runs; an update after it finished is dropped", async () => {
@@ -337,8 +436,23 @@ describe("batches", () => {
     await agent.run("x");
     expect(normalize(events.filter((e) => e.type.startsWith("tool_execution")))).toEqual([
       { type: "tool_execution_start", toolCallId: "call_1", toolName: "progress", args: {}, timestamp: 0 },
-      { type: "tool_execution_update", toolCallId: "call_1", toolName: "progress", args: {}, partialResult: { done: 1, of: 2 }, timestamp: 0 },
-      { type: "tool_execution_end", toolCallId: "call_1", toolName: "progress", result: { content: [text("finished")], isError: false }, isError: false, durationMs: 0, timestamp: 0 },
+      {
+        type: "tool_execution_update",
+        toolCallId: "call_1",
+        toolName: "progress",
+        args: {},
+        partialResult: { done: 1, of: 2 },
+        timestamp: 0,
+      },
+      {
+        type: "tool_execution_end",
+        toolCallId: "call_1",
+        toolName: "progress",
+        result: { content: [text("finished")], isError: false },
+        isError: false,
+        durationMs: 0,
+        timestamp: 0,
+      },
     ]);
   });
 });
@@ -347,7 +461,12 @@ describe("compaction", () => {
   test("the compaction option compacts before a model call: context_compacted, a shorter history, a compaction entry", async () => {
     const session = SessionManager.inMemory("/work");
     const old = "x".repeat(4000);
-    for (const m of [user(old), assistant([text(old)], "stop", { usage: { input: 1500, output: 500 } }), user("recent"), assistant([text("recent answer")], "stop")]) {
+    for (const m of [
+      user(old),
+      assistant([text(old)], "stop", { usage: { input: 1500, output: 500 } }),
+      user("recent"),
+      assistant([text("recent answer")], "stop"),
+    ]) {
       session.appendMessage(m);
     }
     const requests: Message[][] = [];
@@ -356,12 +475,24 @@ describe("compaction", () => {
     const agent = new Agent({
       model,
       session,
-      compaction: { contextWindow: 2000, reserveTokens: 100, keepRecentTokens: 20, beforeCompact: async () => ({ summary: "They talked about x." }) },
+      compaction: {
+        contextWindow: 2000,
+        reserveTokens: 100,
+        keepRecentTokens: 20,
+        beforeCompact: async () => ({ summary: "They talked about x." }),
+      },
       onCompaction: (o) => outcomes.push(o.status),
     });
     track(agent);
     const events = await collect(agent.prompt("next"));
-    expect(types(events).slice(0, 6)).toEqual(["agent_start", "turn_start", "message_start", "message_end", "context_compacted", "message_start"]);
+    expect(types(events).slice(0, 6)).toEqual([
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "context_compacted",
+      "message_start",
+    ]);
     expect(outcomes).toEqual(["compacted"]);
     // The oldest message is summarized; the model is sent the summary first, and so is every later run.
     expect(readCompactionSummary(agent.messages[0]!)).toBe("They talked about x.");
@@ -377,7 +508,10 @@ describe("close()", () => {
   test("aborts the run in progress, waits for its end, and refuses new prompts", async () => {
     const agent = agentWith({ turns: [{ text: "slow", delayMs: 60_000 }] });
     const stream = agent.prompt("hi");
-    await waitForEvent((l) => agent.subscribe(l), (e) => e.type === "message_start" && (e as { message: Message }).message.role === "assistant");
+    await waitForEvent(
+      (l) => agent.subscribe(l),
+      (e) => e.type === "message_start" && (e as { message: Message }).message.role === "assistant",
+    );
     await agent.close();
     expect((await stream).stopReason).toBe("aborted");
     await expect(agent.run("more")).rejects.toThrow("The agent is closed.");
@@ -387,9 +521,18 @@ describe("close()", () => {
 describe("what an agent shares with its tools and with other agents", () => {
   test("every tool call sees the agent's toolContext as ctx.context, the same object each time", async () => {
     const seen: unknown[] = [];
-    const probe = defineTool({ name: "probe", description: "p", parameters: z.strictObject({}), parallelSafe: true, execute: (_args, ctx) => void seen.push(ctx.context) });
+    const probe = defineTool({
+      name: "probe",
+      description: "p",
+      parameters: z.strictObject({}),
+      parallelSafe: true,
+      execute: (_args, ctx) => void seen.push(ctx.context),
+    });
     const toolContext = Object.freeze({ agentPath: ["root", "call_1:explorer"] });
-    const agent = agentWith({ turns: [{ toolCalls: [{ name: "probe" }, { name: "probe" }] }, { text: "done" }] }, { tools: [probe], toolContext });
+    const agent = agentWith(
+      { turns: [{ toolCalls: [{ name: "probe" }, { name: "probe" }] }, { text: "done" }] },
+      { tools: [probe], toolContext },
+    );
     await agent.run("go");
     expect(seen).toHaveLength(2);
     expect(seen[0]).toBe(toolContext);

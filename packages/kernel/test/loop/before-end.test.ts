@@ -3,12 +3,24 @@
  * messages that continue the same run; it cannot block or end anything.
  */
 import { describe, expect, test } from "vitest";
-import { isAgentEvent, runAgentLoop, type BeforeEndEvent, type CustomMessage, type Message, type StreamEvent } from "../../src/index.ts";
+import {
+  isAgentEvent,
+  runAgentLoop,
+  type BeforeEndEvent,
+  type CustomMessage,
+  type Message,
+  type StreamEvent,
+} from "../../src/index.ts";
 import { addTool, agentFactory, collect, gate, normalize, types, user } from "./helpers.ts";
 
 const { agentWith } = agentFactory({ tools: [addTool] });
 
-const nudge = (text: string): CustomMessage => ({ role: "custom", customType: "stop-hook", content: text, timestamp: 1 });
+const nudge = (text: string): CustomMessage => ({
+  role: "custom",
+  customType: "stop-hook",
+  content: text,
+  timestamp: 1,
+});
 
 describe("beforeEnd", () => {
   test("messages it supplies open the next turn of the same run; asked again when that turn would complete", async () => {
@@ -25,21 +37,34 @@ describe("beforeEnd", () => {
     const events = await collect(agent.prompt("work"));
     const end = events.at(-1)!;
     expect(end).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Now really done." });
-    expect(types(events).filter((t) => t === "agent_start" || t === "agent_end" || t === "turn_start")).toEqual(["agent_start", "turn_start", "turn_start", "agent_end"]);
+    expect(types(events).filter((t) => t === "agent_start" || t === "agent_end" || t === "turn_start")).toEqual([
+      "agent_start",
+      "turn_start",
+      "turn_start",
+      "agent_end",
+    ]);
     expect(asked.map((e) => [e.continuations, e.lastMessage.content])).toEqual([
       [0, [{ type: "text", text: "Done." }]],
       [1, [{ type: "text", text: "Now really done." }]],
     ]);
     expect(normalize(agent.messages.map((m: Message) => m.role))).toEqual(["user", "assistant", "custom", "assistant"]);
     // The supplied message entered history like any other: message_start and message_end.
-    const custom = events.filter((e) => isAgentEvent(e) && (e.type === "message_start" || e.type === "message_end") && e.message.role === "custom");
+    const custom = events.filter(
+      (e) => isAgentEvent(e) && (e.type === "message_start" || e.type === "message_end") && e.message.role === "custom",
+    );
     expect(custom.map((e) => e.type)).toEqual(["message_start", "message_end"]);
   });
 
   test("it is asked only once the queued follow-ups are taken, and not while tools still ran", async () => {
     const order: string[] = [];
     const agent = agentWith(
-      { turns: [{ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] }, { text: "3" }, { text: "after the follow-up" }] },
+      {
+        turns: [
+          { toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] },
+          { text: "3" },
+          { text: "after the follow-up" },
+        ],
+      },
       {
         beforeEnd: () => {
           order.push("beforeEnd");
@@ -66,21 +91,40 @@ describe("beforeEnd", () => {
   });
 
   test("a throw ends the run in error naming the source; an answer that is not user or custom messages does too", async () => {
-    const thrower = agentWith({ turns: [{ text: "ok" }] }, { beforeEnd: () => { throw new Error("hook runner broke"); } });
-    expect(await thrower.prompt("hi")).toMatchObject({ stopReason: "error", error: "The beforeEnd source failed: hook runner broke" });
-    const wrong = agentWith({ turns: [{ text: "ok" }] }, { beforeEnd: () => [{ role: "assistant", content: [], timestamp: 1 }] as never });
-    expect(await wrong.prompt("hi")).toMatchObject({ stopReason: "error", error: expect.stringContaining("list of user or custom messages") });
+    const thrower = agentWith(
+      { turns: [{ text: "ok" }] },
+      {
+        beforeEnd: () => {
+          throw new Error("hook runner broke");
+        },
+      },
+    );
+    expect(await thrower.prompt("hi")).toMatchObject({
+      stopReason: "error",
+      error: "The beforeEnd source failed: hook runner broke",
+    });
+    const wrong = agentWith(
+      { turns: [{ text: "ok" }] },
+      { beforeEnd: () => [{ role: "assistant", content: [], timestamp: 1 }] as never },
+    );
+    expect(await wrong.prompt("hi")).toMatchObject({
+      stopReason: "error",
+      error: expect.stringContaining("list of user or custom messages"),
+    });
   });
 
   test("an abort while it is awaited ends the run aborted, at once", async () => {
     const entered = gate();
     const never = new Promise<undefined>(() => {});
-    const agent = agentWith({ turns: [{ text: "ok" }] }, {
-      beforeEnd: () => {
-        entered.open();
-        return never;
+    const agent = agentWith(
+      { turns: [{ text: "ok" }] },
+      {
+        beforeEnd: () => {
+          entered.open();
+          return never;
+        },
       },
-    });
+    );
     const run = agent.prompt("hi");
     await entered.promise;
     agent.abort();
@@ -89,25 +133,31 @@ describe("beforeEnd", () => {
 
   test("maxTurns bounds it: with no model call left the run completes without asking", async () => {
     let asked = 0;
-    const agent = agentWith({ turns: [{ text: "a" }, { text: "b" }] }, {
-      maxTurns: 2,
-      beforeEnd: () => {
-        asked++;
-        return [nudge("again")];
+    const agent = agentWith(
+      { turns: [{ text: "a" }, { text: "b" }] },
+      {
+        maxTurns: 2,
+        beforeEnd: () => {
+          asked++;
+          return [nudge("again")];
+        },
       },
-    });
+    );
     const end = await agent.prompt("hi");
     expect(end).toMatchObject({ stopReason: "completed", finalText: "b" });
     expect(asked).toBe(1);
   });
 
   test("what it emits enters the stream where it was asked, before agent_end", async () => {
-    const agent = agentWith({ turns: [{ text: "ok" }] }, {
-      beforeEnd: (_event, ctx) => {
-        ctx.emit({ type: "hook_decision", slot: "before_agent_end", extension: "x", outcome: "pass", durationMs: 0 });
-        return undefined;
+    const agent = agentWith(
+      { turns: [{ text: "ok" }] },
+      {
+        beforeEnd: (_event, ctx) => {
+          ctx.emit({ type: "hook_decision", slot: "before_agent_end", extension: "x", outcome: "pass", durationMs: 0 });
+          return undefined;
+        },
       },
-    });
+    );
     const events = await collect(agent.prompt("hi"));
     expect(types(events).slice(-3)).toEqual(["turn_end", "hook_decision", "agent_end"]);
   });

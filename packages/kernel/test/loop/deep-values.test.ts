@@ -45,7 +45,9 @@ const take = defineTool({
 });
 
 function resultTexts(messages: readonly Message[]): string[] {
-  return messages.filter((m): m is ToolResultMessage => m.role === "toolResult").map((m) => m.content.map((c) => (c.type === "text" ? c.text : c.type)).join(""));
+  return messages
+    .filter((m): m is ToolResultMessage => m.role === "toolResult")
+    .map((m) => m.content.map((c) => (c.type === "text" ? c.text : c.type)).join(""));
 }
 
 /** A context slot that passes the copy it gets on: it makes every model call copy the history. */
@@ -100,30 +102,68 @@ describe("deeply nested values entering the loop", () => {
   ] as const) {
     it(`answers tool arguments nested 3000 deep ${how} with an error, and the session reopens for later runs`, async () => {
       const file = join(dir, `args-${how.replaceAll(" ", "-")}.jsonl`);
-      const model = createScriptedModel({ turns: [{ toolCalls: [{ name: "take", arguments: args }] }, { text: "ok" }, { text: "again" }, { text: "reopened" }] });
+      const model = createScriptedModel({
+        turns: [
+          { toolCalls: [{ name: "take", arguments: args }] },
+          { text: "ok" },
+          { text: "again" },
+          { text: "reopened" },
+        ],
+      });
       const agent = new Agent({ model, tools: [take], slots: copyingSlots, session: SessionManager.open(file) });
       const end = await agent.prompt("go");
       expect(end.stopReason).toBe("completed");
-      expect(resultTexts(agent.messages)).toEqual([expect.stringContaining(`nested deeper than ${MAX_NESTING_DEPTH} levels`)]);
+      expect(resultTexts(agent.messages)).toEqual([
+        expect.stringContaining(`nested deeper than ${MAX_NESTING_DEPTH} levels`),
+      ]);
       expect((await agent.prompt("more")).finalText).toBe("again");
       await agent.close();
 
       const reopened = SessionManager.open(file);
       expect(reopened.loadWarnings).toEqual([]);
-      const next = new Agent({ model, tools: [take], slots: copyingSlots, session: reopened, messages: reopened.buildContext() });
+      const next = new Agent({
+        model,
+        tools: [take],
+        slots: copyingSlots,
+        session: reopened,
+        messages: reopened.buildContext(),
+      });
       expect(await next.prompt("and now")).toMatchObject({ stopReason: "completed", finalText: "reopened" });
       await next.close();
     });
   }
 
   it("withholds a tool result nested too deep, whether the tool or a tool_result handler made it", async () => {
-    const deepTool = defineTool({ name: "deep", description: "d", jsonSchema: { type: "object" }, execute: () => ({ content: [{ type: "text", text: "x" }], details: deepValue(5000) }) });
+    const deepTool = defineTool({
+      name: "deep",
+      description: "d",
+      jsonSchema: { type: "object" },
+      execute: () => ({ content: [{ type: "text", text: "x" }], details: deepValue(5000) }),
+    });
     const file = join(dir, "results.jsonl");
-    const model = createScriptedModel({ turns: [{ toolCalls: [{ name: "deep", arguments: {} }, { name: "take", arguments: {} }] }, { text: "ok" }, { text: "later" }] });
-    const patching = { ...copyingSlots, tool_result: async (event: { toolName: string }) => (event.toolName === "take" ? { details: deepValue(5000) } : undefined) };
+    const model = createScriptedModel({
+      turns: [
+        {
+          toolCalls: [
+            { name: "deep", arguments: {} },
+            { name: "take", arguments: {} },
+          ],
+        },
+        { text: "ok" },
+        { text: "later" },
+      ],
+    });
+    const patching = {
+      ...copyingSlots,
+      tool_result: async (event: { toolName: string }) =>
+        event.toolName === "take" ? { details: deepValue(5000) } : undefined,
+    };
     const agent = new Agent({ model, tools: [deepTool, take], slots: patching, session: SessionManager.open(file) });
     expect((await agent.prompt("go")).stopReason).toBe("completed");
-    expect(resultTexts(agent.messages)).toEqual([expect.stringContaining("Tool result withheld"), expect.stringContaining("Tool result withheld")]);
+    expect(resultTexts(agent.messages)).toEqual([
+      expect.stringContaining("Tool result withheld"),
+      expect.stringContaining("Tool result withheld"),
+    ]);
     expect((await agent.prompt("more")).finalText).toBe("later");
     await agent.close();
     expect(SessionManager.open(file).loadWarnings).toEqual([]);
@@ -131,14 +171,19 @@ describe("deeply nested values entering the loop", () => {
   });
 
   it("calls a message nested too deep malformed (what extensions' custom messages are checked with)", () => {
-    expect(messageProblem({ role: "custom", customType: "note", content: "x", details: deepValue(300), timestamp: 0 })).toBe("custom message is nested deeper than 256 levels");
-    expect(messageProblem({ role: "custom", customType: "note", content: "x", details: deepValue(200), timestamp: 0 })).toBeUndefined();
+    expect(
+      messageProblem({ role: "custom", customType: "note", content: "x", details: deepValue(300), timestamp: 0 }),
+    ).toBe("custom message is nested deeper than 256 levels");
+    expect(
+      messageProblem({ role: "custom", customType: "note", content: "x", details: deepValue(200), timestamp: 0 }),
+    ).toBeUndefined();
   });
 
   it("refuses to record an entry nested too deep, with the reason", () => {
     const session = SessionManager.inMemory(dir);
-    expect(() => session.appendCustomEntry("state", deepValue(300))).toThrow(`Cannot record a custom entry in session ${session.id}: it is nested deeper than 256 levels.`);
+    expect(() => session.appendCustomEntry("state", deepValue(300))).toThrow(
+      `Cannot record a custom entry in session ${session.id}: it is nested deeper than 256 levels.`,
+    );
     expect(session.getEntries()).toEqual([]);
   });
 });
-

@@ -16,7 +16,9 @@ import {
 } from "../../src/index.ts";
 import { addTool, assistant, call, collect, ev, gate, normalize, result, text, types, user } from "./helpers.ts";
 
-const ONE_ADD = { turns: [{ text: "Adding.", toolCalls: [{ name: "add", arguments: { a: 2, b: 3 } }] }, { text: "It is 5." }] };
+const ONE_ADD = {
+  turns: [{ text: "Adding.", toolCalls: [{ name: "add", arguments: { a: 2, b: 3 } }] }, { text: "It is 5." }],
+};
 
 describe("runAgentLoop", () => {
   test("is the same run as Agent.prompt(), and never writes to the history it is given", async () => {
@@ -39,12 +41,21 @@ describe("runAgentLoop", () => {
   test("moves in step with its consumer: an abort at the first delta leaves only that delta in the message", async () => {
     const controller = new AbortController();
     const events: StreamEvent[] = [];
-    for await (const e of runAgentLoop({ model: createScriptedModel({ turns: [{ text: "one two three four" }] }), messages: [], prompt: { text: "hi", source: "api" }, signal: controller.signal })) {
+    for await (const e of runAgentLoop({
+      model: createScriptedModel({ turns: [{ text: "one two three four" }] }),
+      messages: [],
+      prompt: { text: "hi", source: "api" },
+      signal: controller.signal,
+    })) {
       events.push(e);
       if (e.type === "message_update") controller.abort();
     }
     const aborted = assistant([text("one ")], "aborted", { errorMessage: "Request aborted by user" });
-    expect(normalize(events.slice(-3))).toEqual([ev.messageEnd(aborted), ev.turnEnd(0, aborted), ev.agentEnd([user("hi"), aborted], "aborted", { finalText: "one " })]);
+    expect(normalize(events.slice(-3))).toEqual([
+      ev.messageEnd(aborted),
+      ev.turnEnd(0, aborted),
+      ev.agentEnd([user("hi"), aborted], "aborted", { finalText: "one " }),
+    ]);
   });
 
   test("breaking out of the iteration aborts the run: the running tool sees its signal", async () => {
@@ -53,25 +64,44 @@ describe("runAgentLoop", () => {
       name: "wait",
       description: "w",
       parameters: z.strictObject({}),
-      execute: (_a, { signal }) => new Promise<string>((resolve) => signal.addEventListener("abort", () => (aborted.open(), resolve("stopped")), { once: true })),
+      execute: (_a, { signal }) =>
+        new Promise<string>((resolve) =>
+          signal.addEventListener("abort", () => (aborted.open(), resolve("stopped")), { once: true }),
+        ),
     });
-    const loop = runAgentLoop({ model: createScriptedModel({ turns: [{ toolCalls: [{ name: "wait" }] }] }), messages: [], prompt: { text: "go", source: "api" }, tools: new ToolRegistry([wait]) });
+    const loop = runAgentLoop({
+      model: createScriptedModel({ turns: [{ toolCalls: [{ name: "wait" }] }] }),
+      messages: [],
+      prompt: { text: "go", source: "api" },
+      tools: new ToolRegistry([wait]),
+    });
     for await (const e of loop) if (e.type === "tool_execution_start") break;
     await aborted.promise;
   });
 
   test("takes the tools as a plain array too, as Agent does", async () => {
-    const echo = defineTool({ name: "echo", description: "e", parameters: z.strictObject({ s: z.string() }), execute: ({ s }) => s.toUpperCase() });
+    const echo = defineTool({
+      name: "echo",
+      description: "e",
+      parameters: z.strictObject({ s: z.string() }),
+      execute: ({ s }) => s.toUpperCase(),
+    });
     const events = await collect(
       runAgentLoop({
-        model: createScriptedModel({ turns: [{ toolCalls: [{ name: "echo", arguments: { s: "hi" } }] }, { text: "Done." }] }),
+        model: createScriptedModel({
+          turns: [{ toolCalls: [{ name: "echo", arguments: { s: "hi" } }] }, { text: "Done." }],
+        }),
         messages: [],
         prompt: { text: "go", source: "api" },
         tools: [echo],
       }),
     );
     const end = events.find((e) => e.type === "tool_execution_end");
-    expect(end).toMatchObject({ toolName: "echo", isError: false, result: { content: [{ type: "text", text: "HI" }] } });
+    expect(end).toMatchObject({
+      toolName: "echo",
+      isError: false,
+      result: { content: [{ type: "text", text: "HI" }] },
+    });
     expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "completed", finalText: "Done." });
   });
 
@@ -84,7 +114,15 @@ describe("runAgentLoop", () => {
         slots: { input: () => void inputCalls++, before_agent_start: () => void inputCalls++ },
       }),
     );
-    expect(types(events)).toEqual(["agent_start", "turn_start", "message_start", "message_update", "message_end", "turn_end", "agent_end"]);
+    expect(types(events)).toEqual([
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_update",
+      "message_end",
+      "turn_end",
+      "agent_end",
+    ]);
     expect(inputCalls).toBe(0);
   });
 
@@ -107,10 +145,20 @@ describe("runAgentLoop", () => {
         },
       }),
     );
-    expect(normalize(events.find((e) => e.type === "context_compacted"))).toEqual({ type: "context_compacted", tokensBefore: 100, tokensAfter: 10, timestamp: 0 });
+    expect(normalize(events.find((e) => e.type === "context_compacted"))).toEqual({
+      type: "context_compacted",
+      tokensBefore: 100,
+      tokensAfter: 10,
+      timestamp: 0,
+    });
     expect(normalize(requests)).toEqual([
       [user("Summary: old stuff."), user("2+3?")],
-      [user("Summary: old stuff."), user("2+3?"), assistant([text("Adding."), call("call_1", "add", { a: 2, b: 3 })], "toolUse"), result("call_1", "add", "5")],
+      [
+        user("Summary: old stuff."),
+        user("2+3?"),
+        assistant([text("Adding."), call("call_1", "add", { a: 2, b: 3 })], "toolUse"),
+        result("call_1", "add", "5"),
+      ],
     ]);
   });
 });
@@ -119,7 +167,14 @@ describe("what the model sees", () => {
   test("custom messages become user messages, details are dropped, empty error/aborted replies are left out", () => {
     const messages: Message[] = [
       user("q"),
-      { role: "custom", customType: "memo", content: [text("remember")], display: true, details: { x: 1 }, timestamp: 2 },
+      {
+        role: "custom",
+        customType: "memo",
+        content: [text("remember")],
+        display: true,
+        details: { x: 1 },
+        timestamp: 2,
+      },
       assistant([], "error", { errorMessage: "429" }),
       assistant([], "aborted", { errorMessage: "stop" }),
       assistant([text("partial")], "aborted", { errorMessage: "stop" }),
@@ -140,7 +195,12 @@ describe("what the model sees", () => {
     const message: fc.Arbitrary<Message> = fc.oneof(
       fc.constant(user("u")),
       fc.constant<Message>({ role: "custom", customType: "t", content: "c", timestamp: 1 }),
-      fc.array(id, { maxLength: 3 }).map((ids) => assistant(ids.map((i) => call(i, "add", {})), ids.length ? "toolUse" : "stop")),
+      fc.array(id, { maxLength: 3 }).map((ids) =>
+        assistant(
+          ids.map((i) => call(i, "add", {})),
+          ids.length ? "toolUse" : "stop",
+        ),
+      ),
       fc.constant(assistant([], "error", { errorMessage: "x" })),
       id.map((i) => result(i, "add", "r", false, { d: 1 })),
     );

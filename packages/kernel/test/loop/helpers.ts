@@ -57,7 +57,10 @@ export function gate<T = void>(): Gate<T> {
 }
 
 /** Resolves with the first event for which `test` holds. */
-export function waitForEvent(subscribe: (l: (e: StreamEvent) => void) => () => void, test: (e: StreamEvent) => boolean): Promise<StreamEvent> {
+export function waitForEvent(
+  subscribe: (l: (e: StreamEvent) => void) => () => void,
+  test: (e: StreamEvent) => boolean,
+): Promise<StreamEvent> {
   return new Promise((resolve) => {
     const off = subscribe((e) => {
       if (test(e)) {
@@ -78,7 +81,9 @@ export async function collect(stream: AsyncIterable<StreamEvent>): Promise<Strea
 
 /** A plain copy with every `timestamp` and `durationMs` set to 0, so traces compare with `toEqual`. */
 export function normalize<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value), (key, v) => ((key === "timestamp" || key === "durationMs") && typeof v === "number" ? 0 : v)) as T;
+  return JSON.parse(JSON.stringify(value), (key, v) =>
+    (key === "timestamp" || key === "durationMs") && typeof v === "number" ? 0 : v,
+  ) as T;
 }
 
 /** The event types of a trace, for a quick look at the order. */
@@ -99,11 +104,25 @@ export function user(t: string): UserMessage {
 }
 
 export function call(id: string, name: string, args: Record<string, unknown>, rawArguments?: string): ToolCall {
-  return rawArguments === undefined ? { type: "toolCall", id, name, arguments: args } : { type: "toolCall", id, name, arguments: args, rawArguments };
+  return rawArguments === undefined
+    ? { type: "toolCall", id, name, arguments: args }
+    : { type: "toolCall", id, name, arguments: args, rawArguments };
 }
 
-export function assistant(content: AssistantContent[], stopReason: StopReason, extra: Partial<AssistantMessage> = {}): AssistantMessage {
-  return { role: "assistant", content, stopReason, usage: { input: 0, output: 0 }, model: MODEL, timestamp: 0, ...extra };
+export function assistant(
+  content: AssistantContent[],
+  stopReason: StopReason,
+  extra: Partial<AssistantMessage> = {},
+): AssistantMessage {
+  return {
+    role: "assistant",
+    content,
+    stopReason,
+    usage: { input: 0, output: 0 },
+    model: MODEL,
+    timestamp: 0,
+    ...extra,
+  };
 }
 
 /** A `message_update` / `message_start` snapshot of the streaming message. */
@@ -117,7 +136,14 @@ export function streamingCall(id: string, name: string, soFar: string): ToolCall
 }
 
 export function result(id: string, name: string, t: string, isError = false, details?: unknown): ToolResultMessage {
-  const m: ToolResultMessage = { role: "toolResult", toolCallId: id, toolName: name, content: [text(t)], isError, timestamp: 0 };
+  const m: ToolResultMessage = {
+    role: "toolResult",
+    toolCallId: id,
+    toolName: name,
+    content: [text(t)],
+    isError,
+    timestamp: 0,
+  };
   if (details !== undefined) m.details = details;
   return m;
 }
@@ -125,7 +151,13 @@ export function result(id: string, name: string, t: string, isError = false, det
 type Ev = Record<string, unknown>;
 export const ev = {
   agentStart: (): Ev => ({ type: "agent_start", timestamp: 0 }),
-  agentEnd: (messages: Message[], stopReason: string, extra: Ev = {}): Ev => ({ type: "agent_end", messages, stopReason, timestamp: 0, ...extra }),
+  agentEnd: (messages: Message[], stopReason: string, extra: Ev = {}): Ev => ({
+    type: "agent_end",
+    messages,
+    stopReason,
+    timestamp: 0,
+    ...extra,
+  }),
   turnStart: (turnIndex: number): Ev => ({ type: "turn_start", turnIndex, timestamp: 0 }),
   turnEnd: (turnIndex: number, message: AssistantMessage, toolResults: ToolResultMessage[] = []): Ev => ({
     type: "turn_end",
@@ -149,7 +181,13 @@ export const ev = {
     contentIndex,
     timestamp: 0,
   }),
-  toolStart: (toolCallId: string, toolName: string, args: unknown): Ev => ({ type: "tool_execution_start", toolCallId, toolName, args, timestamp: 0 }),
+  toolStart: (toolCallId: string, toolName: string, args: unknown): Ev => ({
+    type: "tool_execution_start",
+    toolCallId,
+    toolName,
+    args,
+    timestamp: 0,
+  }),
   toolUpdate: (toolCallId: string, toolName: string, args: unknown, partialResult: unknown): Ev => ({
     type: "tool_execution_update",
     toolCallId,
@@ -187,7 +225,13 @@ export function callUpdates(index: number, id: string, name: string, json: strin
   const out: Ev[] = [ev.update([...before, streamingCall(id, name, "")], { type: "toolcall_start", index, id, name })];
   for (let i = 0; i < json.length; i += 8) {
     const fragment = json.slice(i, i + 8);
-    out.push(ev.update([...before, streamingCall(id, name, json.slice(0, i + 8))], { type: "toolcall_delta", index, delta: fragment }));
+    out.push(
+      ev.update([...before, streamingCall(id, name, json.slice(0, i + 8))], {
+        type: "toolcall_delta",
+        index,
+        delta: fragment,
+      }),
+    );
   }
   return out;
 }

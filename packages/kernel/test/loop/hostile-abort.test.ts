@@ -9,12 +9,41 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { Agent, defineTool, runAgentLoop, type AssistantContent, type ModelStreamEvent, type SlotContext, type Slots, type StreamEvent, type Tool } from "../../src/index.ts";
-import { aborted, doneText, expectRunInvariants, handModel, sent, trackUnhandledRejections } from "./hostile-helpers.ts";
+import {
+  Agent,
+  defineTool,
+  runAgentLoop,
+  type AssistantContent,
+  type ModelStreamEvent,
+  type SlotContext,
+  type Slots,
+  type StreamEvent,
+  type Tool,
+} from "../../src/index.ts";
+import {
+  aborted,
+  doneText,
+  expectRunInvariants,
+  handModel,
+  sent,
+  trackUnhandledRejections,
+} from "./hostile-helpers.ts";
 
 const unhandled = trackUnhandledRejections();
 
-const ENDINGS = ["done", "length", "error", "throw", "nodone", "hangHonour", "hangIgnore", "afterDone", "malformed", "nameless", "stringArguments"] as const;
+const ENDINGS = [
+  "done",
+  "length",
+  "error",
+  "throw",
+  "nodone",
+  "hangHonour",
+  "hangIgnore",
+  "afterDone",
+  "malformed",
+  "nameless",
+  "stringArguments",
+] as const;
 const TOOL_NAMES = ["sync", "async", "psync", "pasync", "honour", "ignore", "throws", "nope"] as const;
 const SLOT_NAMES = ["input", "before_agent_start", "context", "tool_call", "tool_result"] as const;
 const SLOT_KINDS = ["none", "sync", "async", "throws", "hang", "abort", "wrongShape", "forge"] as const;
@@ -88,7 +117,12 @@ const WRONG_SHAPES: Record<(typeof SLOT_NAMES)[number], unknown> = {
   tool_result: { content: "redacted", isError: "yes" },
 };
 
-function slotOf(name: (typeof SLOT_NAMES)[number], kind: (typeof SLOT_KINDS)[number], abort: () => void, hang: () => void) {
+function slotOf(
+  name: (typeof SLOT_NAMES)[number],
+  kind: (typeof SLOT_KINDS)[number],
+  abort: () => void,
+  hang: () => void,
+) {
   return (_event: unknown, ctx: SlotContext) => {
     switch (kind) {
       case "wrongShape":
@@ -113,7 +147,12 @@ function slotOf(name: (typeof SLOT_NAMES)[number], kind: (typeof SLOT_KINDS)[num
   };
 }
 
-async function* turn(spec: TurnSpec | undefined, n: number, signal: AbortSignal, hang: () => void): AsyncGenerator<ModelStreamEvent> {
+async function* turn(
+  spec: TurnSpec | undefined,
+  n: number,
+  signal: AbortSignal,
+  hang: () => void,
+): AsyncGenerator<ModelStreamEvent> {
   if (!spec) return yield doneText("final");
   const content: AssistantContent[] = [];
   if (spec.text) {
@@ -153,9 +192,21 @@ async function* turn(spec: TurnSpec | undefined, n: number, signal: AbortSignal,
     case "malformed":
       return yield { type: "done", message: sent(spec.text, { stopReason: "stop" }) };
     case "nameless":
-      return yield { type: "done", message: sent(content.map((b) => (b.type === "toolCall" ? { ...b, name: undefined } : b)), { stopReason: toolUse }) };
+      return yield {
+        type: "done",
+        message: sent(
+          content.map((b) => (b.type === "toolCall" ? { ...b, name: undefined } : b)),
+          { stopReason: toolUse },
+        ),
+      };
     case "stringArguments":
-      return yield { type: "done", message: sent(content.map((b) => (b.type === "toolCall" ? { ...b, arguments: "{}" } : b)), { stopReason: toolUse }) };
+      return yield {
+        type: "done",
+        message: sent(
+          content.map((b) => (b.type === "toolCall" ? { ...b, arguments: "{}" } : b)),
+          { stopReason: toolUse },
+        ),
+      };
   }
 }
 

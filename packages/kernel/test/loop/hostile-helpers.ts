@@ -4,7 +4,15 @@
  */
 import { afterAll, beforeAll, expect } from "vitest";
 import { repairToolHistory } from "../../src/index.ts";
-import type { AgentEndEvent, AssistantMessage, Message, ModelClient, ModelRequest, ModelStreamEvent, StreamEvent } from "../../src/index.ts";
+import type {
+  AgentEndEvent,
+  AssistantMessage,
+  Message,
+  ModelClient,
+  ModelRequest,
+  ModelStreamEvent,
+  StreamEvent,
+} from "../../src/index.ts";
 
 /** Collects every unhandled rejection of the test file; `expectNoUnhandledRejection()` asserts none. */
 export function trackUnhandledRejections(): { readonly seen: unknown[] } {
@@ -16,7 +24,10 @@ export function trackUnhandledRejections(): { readonly seen: unknown[] } {
 }
 
 /** A model whose n-th call (0-based) streams what `turn(n, signal, request)` yields. */
-export function handModel(turn: (n: number, signal: AbortSignal, request: ModelRequest) => AsyncIterable<ModelStreamEvent>, id = "hostile"): ModelClient & { calls: number } {
+export function handModel(
+  turn: (n: number, signal: AbortSignal, request: ModelRequest) => AsyncIterable<ModelStreamEvent>,
+  id = "hostile",
+): ModelClient & { calls: number } {
   const model = {
     id,
     calls: 0,
@@ -29,7 +40,15 @@ export function handModel(turn: (n: number, signal: AbortSignal, request: ModelR
 
 /** An assistant message as a model client would send it in `done`; `content` is unchecked on purpose. */
 export function sent(content: unknown, extra: Record<string, unknown> = {}): AssistantMessage {
-  return { role: "assistant", content, stopReason: "toolUse", usage: { input: 0, output: 0 }, model: "hostile", timestamp: 1, ...extra } as AssistantMessage;
+  return {
+    role: "assistant",
+    content,
+    stopReason: "toolUse",
+    usage: { input: 0, output: 0 },
+    model: "hostile",
+    timestamp: 1,
+    ...extra,
+  } as AssistantMessage;
 }
 
 /** A `done` that ends a turn with text and no calls. */
@@ -93,7 +112,8 @@ function problemsOf(m: Message, at: number): string[] {
   const problems: string[] = [];
   if (!["user", "assistant", "toolResult", "custom"].includes(m.role)) problems.push(`${at}: role ${String(m.role)}`);
   const arrayOnly = m.role === "assistant" || m.role === "toolResult";
-  if (!Array.isArray(m.content) && (arrayOnly || typeof m.content !== "string")) problems.push(`${at}: content is not an array`);
+  if (!Array.isArray(m.content) && (arrayOnly || typeof m.content !== "string"))
+    problems.push(`${at}: content is not an array`);
   if (m.role === "toolResult" && typeof m.toolCallId !== "string") problems.push(`${at}: toolCallId is not a string`);
   if (!Array.isArray(m.content)) return problems;
   m.content.forEach((block, k) => {

@@ -33,7 +33,13 @@ const echo = defineTool({
 
 /** A model whose first call streams `first`, and every later call answers "fine". */
 function firstThen(first: () => AsyncGenerator<ModelStreamEvent>): ModelClient & { calls: number } {
-  return handModel((n) => (n === 0 ? first() : (async function* () { yield doneText("fine"); })()));
+  return handModel((n) =>
+    n === 0
+      ? first()
+      : (async function* () {
+          yield doneText("fine");
+        })(),
+  );
 }
 
 /** Runs one prompt, checks the invariants, then a second prompt that must complete on the same history. */
@@ -52,7 +58,9 @@ async function runTwice(options: AgentOptions): Promise<{ agent: Agent; end: Age
 }
 
 function results(messages: readonly Message[]): string[] {
-  return messages.filter((m): m is ToolResultMessage => m.role === "toolResult").map((m) => m.content.map((c) => (c.type === "text" ? c.text : c.type)).join(""));
+  return messages
+    .filter((m): m is ToolResultMessage => m.role === "toolResult")
+    .map((m) => m.content.map((c) => (c.type === "text" ? c.text : c.type)).join(""));
 }
 
 const MALFORMED = 'The model client "hostile" sent a malformed message';
@@ -62,23 +70,48 @@ describe("a model client that breaks the seam", () => {
     ["no message at all", undefined, "the message is not an object"],
     ["content that is not an array", sent("hello", { stopReason: "stop" }), "content is not an array"],
     ["a null block", sent([null]), "content[0] is not a content block"],
-    ["a block of an unknown type", sent([{ type: "image", data: "x", mimeType: "image/png" }]), 'content[0] has an unknown type "image"'],
+    [
+      "a block of an unknown type",
+      sent([{ type: "image", data: "x", mimeType: "image/png" }]),
+      'content[0] has an unknown type "image"',
+    ],
     ["a text block without text", sent([{ type: "text" }]), "content[0] is a text block without a string text"],
-    ["a tool call without an id", sent([{ type: "toolCall", name: "echo", arguments: {} }]), "content[0] is a tool call without an id"],
-    ["a tool call without a name", sent([{ type: "toolCall", id: "c1", arguments: {} }]), "content[0] is a tool call without a name"],
-    ["a user message", { role: "user", content: [{ type: "text", text: "hi" }], timestamp: 1 }, 'the role is "user", not "assistant"'],
-  ])("a done with %s ends the turn in error, keeps what was streamed, runs nothing", async (_name, message, problem) => {
-    const model = firstThen(async function* () {
-      yield { type: "text_delta", delta: "Streamed." };
-      yield { type: "done", message: message as AssistantMessage };
-    });
-    const { end, events } = await runTwice({ model });
-    expect(end.stopReason).toBe("error");
-    expect(end.error).toBe(`${MALFORMED}: ${problem}. Its answer was not used; fix the client (docs/models.md gives the message shape).`);
-    const failed = end.messages[1] as AssistantMessage;
-    expect(failed).toMatchObject({ role: "assistant", content: [{ type: "text", text: "Streamed." }], stopReason: "error" });
-    expect(events.filter((e) => e.type === "tool_execution_start")).toEqual([]);
-  });
+    [
+      "a tool call without an id",
+      sent([{ type: "toolCall", name: "echo", arguments: {} }]),
+      "content[0] is a tool call without an id",
+    ],
+    [
+      "a tool call without a name",
+      sent([{ type: "toolCall", id: "c1", arguments: {} }]),
+      "content[0] is a tool call without a name",
+    ],
+    [
+      "a user message",
+      { role: "user", content: [{ type: "text", text: "hi" }], timestamp: 1 },
+      'the role is "user", not "assistant"',
+    ],
+  ])(
+    "a done with %s ends the turn in error, keeps what was streamed, runs nothing",
+    async (_name, message, problem) => {
+      const model = firstThen(async function* () {
+        yield { type: "text_delta", delta: "Streamed." };
+        yield { type: "done", message: message as AssistantMessage };
+      });
+      const { end, events } = await runTwice({ model });
+      expect(end.stopReason).toBe("error");
+      expect(end.error).toBe(
+        `${MALFORMED}: ${problem}. Its answer was not used; fix the client (docs/models.md gives the message shape).`,
+      );
+      const failed = end.messages[1] as AssistantMessage;
+      expect(failed).toMatchObject({
+        role: "assistant",
+        content: [{ type: "text", text: "Streamed." }],
+        stopReason: "error",
+      });
+      expect(events.filter((e) => e.type === "tool_execution_start")).toEqual([]);
+    },
+  );
 
   test("an error event with a malformed message still ends as an error the history can hold", async () => {
     const model = firstThen(async function* () {
@@ -86,7 +119,9 @@ describe("a model client that breaks the seam", () => {
     });
     const { end } = await runTwice({ model });
     expect(end.stopReason).toBe("error");
-    expect(end.error).toBe(`${MALFORMED}: the role is undefined, not "assistant". Its answer was not used; fix the client (docs/models.md gives the message shape).`);
+    expect(end.error).toBe(
+      `${MALFORMED}: the role is undefined, not "assistant". Its answer was not used; fix the client (docs/models.md gives the message shape).`,
+    );
   });
 
   test("tool-call arguments that are not an object are kept as unparseable ones: {} with the text in rawArguments", async () => {
@@ -113,8 +148,12 @@ describe("a model client that breaks the seam", () => {
     ]);
     const texts = results(end.messages);
     expect(texts[0]).toBe("echo 1");
-    expect(texts[1]).toMatch(/^The arguments for tool "echo" must be a JSON object with named parameters, but they were an array/);
-    expect(texts[2]).toMatch(/^The arguments for tool "echo" must be a JSON object with named parameters, but they were an array/);
+    expect(texts[1]).toMatch(
+      /^The arguments for tool "echo" must be a JSON object with named parameters, but they were an array/,
+    );
+    expect(texts[2]).toMatch(
+      /^The arguments for tool "echo" must be a JSON object with named parameters, but they were an array/,
+    );
     expect(texts.slice(3)).toEqual(["echo -", "echo 4"]);
   });
 
@@ -129,8 +168,12 @@ describe("a model client that breaks the seam", () => {
     });
     const { end } = await runTwice({ model });
     expect(end.error).toBe("The model stream failed: connection reset");
-    expect((end.messages[1] as AssistantMessage).content).toEqual([{ type: "toolCall", id: "c3", name: "echo", arguments: {}, rawArguments: "" }]);
-    expect(results(end.messages)).toEqual(["Not run: the model response failed (The model stream failed: connection reset)."]);
+    expect((end.messages[1] as AssistantMessage).content).toEqual([
+      { type: "toolCall", id: "c3", name: "echo", arguments: {}, rawArguments: "" },
+    ]);
+    expect(results(end.messages)).toEqual([
+      "Not run: the model response failed (The model stream failed: connection reset).",
+    ]);
   });
 
   test("deltas out of order (for an index never started) are ignored; done wins over what the deltas said", async () => {
@@ -165,7 +208,14 @@ describe("a model client that breaks the seam", () => {
   test("duplicate call ids, in one message and across turns, each get one result in order", async () => {
     let n = 0;
     const model = handModel(async function* () {
-      if (n++ < 2) yield { type: "done", message: sent([{ type: "toolCall", id: "same", name: "echo", arguments: { a: n } }, { type: "toolCall", id: "same", name: "echo", arguments: { a: 10 + n } }]) };
+      if (n++ < 2)
+        yield {
+          type: "done",
+          message: sent([
+            { type: "toolCall", id: "same", name: "echo", arguments: { a: n } },
+            { type: "toolCall", id: "same", name: "echo", arguments: { a: 10 + n } },
+          ]),
+        };
       else yield doneText("fine");
     });
     const { end } = await runTwice({ model });
@@ -173,7 +223,12 @@ describe("a model client that breaks the seam", () => {
   });
 
   test("10 000 tool calls in one message are all answered, in order", async () => {
-    const calls = Array.from({ length: 10_000 }, (_, i) => ({ type: "toolCall", id: `c${i}`, name: "echo", arguments: { a: i } }));
+    const calls = Array.from({ length: 10_000 }, (_, i) => ({
+      type: "toolCall",
+      id: `c${i}`,
+      name: "echo",
+      arguments: { a: i },
+    }));
     const model = firstThen(async function* () {
       yield { type: "done", message: sent(calls) };
     });
@@ -184,7 +239,12 @@ describe("a model client that breaks the seam", () => {
   });
 
   test('tools named "__proto__" and "constructor", and arguments with a __proto__ key, are plain names and keys', async () => {
-    const proto = defineTool({ name: "__proto__", description: "p", parameters: z.strictObject({}), execute: () => "proto ran" });
+    const proto = defineTool({
+      name: "__proto__",
+      description: "p",
+      parameters: z.strictObject({}),
+      execute: () => "proto ran",
+    });
     const model = firstThen(async function* () {
       yield {
         type: "done",
@@ -209,7 +269,8 @@ describe("a tool that returns what no tool should", () => {
     firstThen(async function* () {
       yield { type: "done", message: sent([{ type: "toolCall", id: "c1", name, arguments: {} }]) };
     });
-  const tool = (execute: () => unknown) => defineTool({ name: "odd", description: "odd", parameters: z.strictObject({}), execute: execute as never });
+  const tool = (execute: () => unknown) =>
+    defineTool({ name: "odd", description: "odd", parameters: z.strictObject({}), execute: execute as never });
 
   test("a return value whose then getter throws is an error result, not an internal error", async () => {
     const { end } = await runTwice({
@@ -230,7 +291,15 @@ describe("a tool that returns what no tool should", () => {
     ["undefined", () => undefined, ""],
     ["null", () => null, ""],
     ["a number", () => 42, "42"],
-    ["a circular object", () => { const o: Record<string, unknown> = {}; o.self = o; return o; }, "[object Object]"],
+    [
+      "a circular object",
+      () => {
+        const o: Record<string, unknown> = {};
+        o.self = o;
+        return o;
+      },
+      "[object Object]",
+    ],
     ["a huge string", () => "x".repeat(5_000_000), "x".repeat(5_000_000)],
   ])("%s is mapped to content", async (_name, execute, expected) => {
     const { end } = await runTwice({ model: oneCall("odd"), tools: [tool(execute)] });
@@ -239,7 +308,12 @@ describe("a tool that returns what no tool should", () => {
 
   test("progress after the tool returned is dropped", async () => {
     let late!: (p: unknown) => void;
-    const odd = defineTool({ name: "odd", description: "odd", parameters: z.strictObject({}), execute: (_a, ctx) => ((late = ctx.onUpdate), "done") });
+    const odd = defineTool({
+      name: "odd",
+      description: "odd",
+      parameters: z.strictObject({}),
+      execute: (_a, ctx) => ((late = ctx.onUpdate), "done"),
+    });
     const { events } = await runTwice({ model: oneCall("odd"), tools: [odd] });
     late("too late");
     expect(events.filter((e) => e.type === "tool_execution_update")).toEqual([]);
@@ -250,7 +324,12 @@ describe("a tool that returns what no tool should", () => {
     try {
       const started = gate();
       const release = gate<string>();
-      const slow = defineTool({ name: "slow", description: "slow", parameters: z.strictObject({}), execute: () => (started.open(), release.promise) });
+      const slow = defineTool({
+        name: "slow",
+        description: "slow",
+        parameters: z.strictObject({}),
+        execute: () => (started.open(), release.promise),
+      });
       const agent = track(new Agent({ model: oneCall("slow"), tools: [slow], abortGraceMs: Infinity }));
       const ended = agent.prompt("go");
       await started.promise;
@@ -266,7 +345,12 @@ describe("a tool that returns what no tool should", () => {
   });
 
   test("details a structured clone cannot copy do not break the context slot's later model calls", async () => {
-    const odd = defineTool({ name: "odd", description: "odd", parameters: z.strictObject({}), execute: () => ({ content: [], details: { callback: () => 1 } }) });
+    const odd = defineTool({
+      name: "odd",
+      description: "odd",
+      parameters: z.strictObject({}),
+      execute: () => ({ content: [], details: { callback: () => 1 } }),
+    });
     const seen: unknown[] = [];
     const { end } = await runTwice({
       model: oneCall("odd"),
@@ -311,16 +395,27 @@ describe("a slot that returns wrong shapes or speaks for the loop", () => {
     expectRunInvariants(events, agent.messages);
     expect(end.stopReason).toBe("completed");
     expect(events.filter((e) => e.type === "hook_decision")).toHaveLength(1);
-    expect(events.filter((e) => e.type === "turn_end").map((e) => (e as { turnIndex: number }).turnIndex)).toEqual([0, 1]);
+    expect(events.filter((e) => e.type === "turn_end").map((e) => (e as { turnIndex: number }).turnIndex)).toEqual([
+      0, 1,
+    ]);
     expect(JSON.stringify(agent.messages)).not.toContain("INJECTED");
   });
 
   test("context messages the kernel cannot read end the run with an error that names the context slot", async () => {
-    const agent = track(new Agent({ model: firstThen(async function* () { yield doneText("never"); }), slots: { context: () => ({ messages: [null as never] }) } }));
+    const agent = track(
+      new Agent({
+        model: firstThen(async function* () {
+          yield doneText("never");
+        }),
+        slots: { context: () => ({ messages: [null as never] }) },
+      }),
+    );
     const events: StreamEvent[] = [];
     agent.subscribe((e) => void events.push(e));
     const end = await agent.prompt("go");
     expectRunInvariants(events, agent.messages);
-    expect(end.error).toBe("The context slot returned messages the kernel cannot read (Cannot read properties of null (reading 'role')). Return Message objects, or nothing to keep the history.");
+    expect(end.error).toBe(
+      "The context slot returned messages the kernel cannot read (Cannot read properties of null (reading 'role')). Return Message objects, or nothing to keep the history.",
+    );
   });
 });

@@ -123,7 +123,17 @@ describe("whole traces of runs", () => {
       execute: ({ which }) => (which === "first" ? first.promise : second.promise),
     });
     const agent = agentWith(
-      { turns: [{ toolCalls: [{ name: "slow", arguments: { which: "first" } }, { name: "slow", arguments: { which: "second" } }] }, { text: "ok" }] },
+      {
+        turns: [
+          {
+            toolCalls: [
+              { name: "slow", arguments: { which: "first" } },
+              { name: "slow", arguments: { which: "second" } },
+            ],
+          },
+          { text: "ok" },
+        ],
+      },
       { tools: [slow] },
     );
     // Both must be running before either finishes: the second finishes first.
@@ -133,10 +143,15 @@ describe("whole traces of runs", () => {
       if (e.type === "tool_execution_end" && e.toolCallId === "call_2") first.open("A");
     });
     const events = normalize(await collect(agent.prompt("both")));
-    const message = assistant([call("call_1", "slow", { which: "first" }), call("call_2", "slow", { which: "second" })], "toolUse");
+    const message = assistant(
+      [call("call_1", "slow", { which: "first" }), call("call_2", "slow", { which: "second" })],
+      "toolUse",
+    );
     const rA = result("call_1", "slow", "A");
     const rB = result("call_2", "slow", "B");
-    const fromMessageEnd = events.findIndex((e) => e.type === "message_end" && (e as { message: { role: string } }).message.role === "assistant");
+    const fromMessageEnd = events.findIndex(
+      (e) => e.type === "message_end" && (e as { message: { role: string } }).message.role === "assistant",
+    );
     expect(events.slice(fromMessageEnd, fromMessageEnd + 10)).toEqual([
       ev.messageEnd(message),
       ev.toolStart("call_1", "slow", { which: "first" }),
@@ -164,10 +179,15 @@ describe("whole traces of runs", () => {
           return name;
         },
       });
-    const agent = agentWith({ turns: [{ toolCalls: [{ name: "a" }, { name: "b" }] }, { text: "ok" }] }, { tools: [step("a", true), step("b", false)] });
+    const agent = agentWith(
+      { turns: [{ toolCalls: [{ name: "a" }, { name: "b" }] }, { text: "ok" }] },
+      { tools: [step("a", true), step("b", false)] },
+    );
     const events = normalize(await collect(agent.prompt("x")));
     expect(log).toEqual(["a start", "a end", "b start", "b end"]);
-    expect(types(events).slice(types(events).indexOf("tool_execution_start"), types(events).indexOf("turn_end"))).toEqual([
+    expect(
+      types(events).slice(types(events).indexOf("tool_execution_start"), types(events).indexOf("turn_end")),
+    ).toEqual([
       "tool_execution_start",
       "tool_execution_end",
       "message_start",
@@ -189,10 +209,18 @@ describe("whole traces of runs", () => {
       execute: () => release.promise,
     });
     const agent = agentWith(
-      { turns: [{ toolCalls: [{ name: "slow" }, { name: "lookup", arguments: { key: "k" } }] }, { text: "Redirected." }] },
+      {
+        turns: [
+          { toolCalls: [{ name: "slow" }, { name: "lookup", arguments: { key: "k" } }] },
+          { text: "Redirected." },
+        ],
+      },
       { tools: [slow, lookupTool] },
     );
-    const running = waitForEvent((l) => agent.subscribe(l), (e) => e.type === "tool_execution_start" && e.toolCallId === "call_1");
+    const running = waitForEvent(
+      (l) => agent.subscribe(l),
+      (e) => e.type === "tool_execution_start" && e.toolCallId === "call_1",
+    );
     const stream = agent.prompt("start");
     await running;
     agent.steer("Actually, stop that.");
@@ -214,7 +242,9 @@ describe("whole traces of runs", () => {
       ev.turnEnd(1, answer),
       ev.agentEnd([user("start"), first, r1, r2, steer, answer], "completed", { finalText: "Redirected." }),
     ]);
-    expect(events.slice(types(events).indexOf("tool_execution_end") - 2, from).map((e) => (e as { type: string }).type)).toEqual([
+    expect(
+      events.slice(types(events).indexOf("tool_execution_end") - 2, from).map((e) => (e as { type: string }).type),
+    ).toEqual([
       "tool_execution_start",
       "tool_execution_start",
       "tool_execution_end",
@@ -227,7 +257,13 @@ describe("whole traces of runs", () => {
   });
 
   test("a follow-up is delivered only when the agent would otherwise stop", async () => {
-    const agent = agentWith({ turns: [{ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] }, { text: "3." }, { text: "You are welcome." }] });
+    const agent = agentWith({
+      turns: [
+        { toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] },
+        { text: "3." },
+        { text: "You are welcome." },
+      ],
+    });
     agent.subscribe((e) => {
       if (e.type === "tool_execution_start") agent.followUp("Thanks!");
     });
@@ -267,7 +303,12 @@ describe("whole traces of runs", () => {
       },
     });
     const raw = '{"path": "b.txt", "cont';
-    const agent = agentWith({ turns: [{ toolCalls: [{ name: "write", arguments: raw }], stopReason: "length" }, { text: "Retrying later." }] }, { tools: [write] });
+    const agent = agentWith(
+      {
+        turns: [{ toolCalls: [{ name: "write", arguments: raw }], stopReason: "length" }, { text: "Retrying later." }],
+      },
+      { tools: [write] },
+    );
     const events = normalize(await collect(agent.prompt("write it")));
     const truncated = assistant([call("call_1", "write", {}, raw)], "length");
     const errorText =
@@ -322,13 +363,20 @@ describe("whole traces of runs", () => {
     expect((failure as AgentRunError).stopReason).toBe("error");
     expect((failure as AgentRunError).message).toBe("429 rate limited");
     const failed = assistant([], "error", { errorMessage: "429 rate limited" });
-    expect(normalize((failure as AgentRunError).event)).toEqual(ev.agentEnd([user("hello"), failed], "error", { finalText: "", error: "429 rate limited" }));
+    expect(normalize((failure as AgentRunError).event)).toEqual(
+      ev.agentEnd([user("hello"), failed], "error", { finalText: "", error: "429 rate limited" }),
+    );
     expect(normalize(agent.messages)).toEqual([user("hello"), failed]);
   });
 
   test("tool calls of a message that ended in error are answered 'Not run' and never executed", async () => {
     let ran = 0;
-    const counted = defineTool({ name: "counted", description: "c", parameters: z.strictObject({}), execute: () => void ran++ });
+    const counted = defineTool({
+      name: "counted",
+      description: "c",
+      parameters: z.strictObject({}),
+      execute: () => void ran++,
+    });
     const model = {
       id: "broken",
       async *stream() {
@@ -351,7 +399,10 @@ describe("whole traces of runs", () => {
     track(agent);
     const events = normalize(await collect(agent.prompt("go")));
     const notRun = "Not run: the model response failed (connection reset).";
-    const failed = assistant([call("c1", "counted", {})], "error", { model: "broken", errorMessage: "connection reset" });
+    const failed = assistant([call("c1", "counted", {})], "error", {
+      model: "broken",
+      errorMessage: "connection reset",
+    });
     const r1 = result("c1", "counted", notRun, true);
     expect(ran).toBe(0);
     const from = types(events).indexOf("message_end", 4);
@@ -375,17 +426,32 @@ describe("whole traces of runs", () => {
       ["call_1", true],
       ["call_2", true],
     ]);
-    expect((results[0]!.content[0] as { text: string }).text).toMatch(/^Tool "nope" not found\. Available tools: add, lookup\./);
+    expect((results[0]!.content[0] as { text: string }).text).toMatch(
+      /^Tool "nope" not found\. Available tools: add, lookup\./,
+    );
     expect((results[1]!.content[0] as { text: string }).text).toMatch(/^Invalid arguments for tool "add"/);
   });
 
   test("every tool_execution_start has exactly one tool_execution_end, and agent_end is the last event", async () => {
     const agent = agentWith({
-      turns: [{ toolCalls: [{ name: "lookup", arguments: { key: "a" } }, { name: "nope" }, { name: "lookup", arguments: "{bad json" }] }, { text: "ok" }],
+      turns: [
+        {
+          toolCalls: [
+            { name: "lookup", arguments: { key: "a" } },
+            { name: "nope" },
+            { name: "lookup", arguments: "{bad json" },
+          ],
+        },
+        { text: "ok" },
+      ],
     });
     const events = await collect(agent.prompt("x"));
-    const starts = events.filter((e) => e.type === "tool_execution_start").map((e) => (e as { toolCallId: string }).toolCallId);
-    const ends = events.filter((e) => e.type === "tool_execution_end").map((e) => (e as { toolCallId: string }).toolCallId);
+    const starts = events
+      .filter((e) => e.type === "tool_execution_start")
+      .map((e) => (e as { toolCallId: string }).toolCallId);
+    const ends = events
+      .filter((e) => e.type === "tool_execution_end")
+      .map((e) => (e as { toolCallId: string }).toolCallId);
     expect(starts).toEqual(["call_1", "call_2", "call_3"]);
     expect([...ends].sort()).toEqual(starts);
     expect(events.filter((e) => e.type === "agent_end")).toHaveLength(1);
@@ -395,7 +461,9 @@ describe("whole traces of runs", () => {
 
 describe("payloads are read-only", () => {
   test("mutating an event changes nothing: messages and snapshots are frozen and later deltas do not reach earlier snapshots", async () => {
-    const agent = agentWith({ turns: [{ text: "One two.", toolCalls: [{ name: "add", arguments: { a: 1, b: 1 } }] }, { text: "Two." }] });
+    const agent = agentWith({
+      turns: [{ text: "One two.", toolCalls: [{ name: "add", arguments: { a: 1, b: 1 } }] }, { text: "Two." }],
+    });
     const seen: StreamEvent[] = [];
     let refused = 0;
     const attempt = (mutate: () => void) => {
@@ -432,7 +500,9 @@ describe("payloads are read-only", () => {
   });
 
   test("snapshots stay as they were when a provider interleaves the argument deltas of two calls", async () => {
-    const final = assistant([call("a", "add", { a: 1, b: 1 }), call("b", "add", { a: 2, b: 2 })], "toolUse", { model: "interleaved" });
+    const final = assistant([call("a", "add", { a: 1, b: 1 }), call("b", "add", { a: 2, b: 2 })], "toolUse", {
+      model: "interleaved",
+    });
     const model = {
       id: "interleaved",
       async *stream() {
@@ -446,8 +516,16 @@ describe("payloads are read-only", () => {
     const agent = new Agent({ model, tools: [addTool], maxTurns: 1 });
     track(agent);
     const events = await collect(agent.prompt("x"));
-    const snapshots = events.filter((e) => e.type === "message_update").map((e) => normalize((e as MessageUpdateEvent).message.content));
-    const streaming = (id: string, raw: string) => ({ type: "toolCall", id, name: "add", arguments: {}, rawArguments: raw });
+    const snapshots = events
+      .filter((e) => e.type === "message_update")
+      .map((e) => normalize((e as MessageUpdateEvent).message.content));
+    const streaming = (id: string, raw: string) => ({
+      type: "toolCall",
+      id,
+      name: "add",
+      arguments: {},
+      rawArguments: raw,
+    });
     expect(snapshots).toEqual([
       [streaming("a", "")],
       [streaming("a", ""), streaming("b", "")],

@@ -4,7 +4,10 @@ import { Agent, createScriptedModel, type ModelRequest } from "../../src/index.t
 describe("Agent.thinkingLevel", () => {
   test("is sent with every model call of a run as ModelRequest.thinking, read again at the start of each run", async () => {
     const seen: (string | undefined)[] = [];
-    const model = createScriptedModel({ turns: [{ text: "a" }, { text: "b" }, { text: "c" }] }, { onRequest: (r: ModelRequest) => seen.push(r.thinking) });
+    const model = createScriptedModel(
+      { turns: [{ text: "a" }, { text: "b" }, { text: "c" }] },
+      { onRequest: (r: ModelRequest) => seen.push(r.thinking) },
+    );
     const agent = new Agent({ model, thinkingLevel: "high" });
     await agent.run("one");
     agent.thinkingLevel = "off";
@@ -17,7 +20,9 @@ describe("Agent.thinkingLevel", () => {
 
   test("a request without a thinking level has no thinking field at all", async () => {
     const requests: ModelRequest[] = [];
-    const agent = new Agent({ model: createScriptedModel({ turns: [{ text: "a" }] }, { onRequest: (r) => requests.push(r) }) });
+    const agent = new Agent({
+      model: createScriptedModel({ turns: [{ text: "a" }] }, { onRequest: (r) => requests.push(r) }),
+    });
     await agent.run("one");
     expect(Object.keys({ ...requests[0] })).not.toContain("thinking");
     await agent.close();

@@ -33,8 +33,16 @@ function claude(options: Partial<AnthropicModelOptions> = {}): ModelClient {
   });
 }
 
-const READ: ToolSchema = { name: "read", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } };
-const GREP: ToolSchema = { name: "grep", description: "Search", parameters: { type: "object", properties: { q: { type: "string" } } } };
+const READ: ToolSchema = {
+  name: "read",
+  description: "Read a file",
+  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+};
+const GREP: ToolSchema = {
+  name: "grep",
+  description: "Search",
+  parameters: { type: "object", properties: { q: { type: "string" } } },
+};
 const user = (text: string): ModelMessage => ({ role: "user", content: text, timestamp: 1 });
 const body = (i = -1) => server.requests.at(i)!.body as Record<string, any>;
 
@@ -54,7 +62,12 @@ describe("streaming answers", () => {
           { id: "toolu_1", name: "read", arguments: { path: "café.txt" }, pieces: ['{"pa', 'th":"caf', 'é.txt"}'] },
           { id: "toolu_2", name: "grep", arguments: { q: "TODO" } },
         ],
-        usage: { input_tokens: 100, output_tokens: 40, cache_read_input_tokens: 2000, cache_creation_input_tokens: 300 },
+        usage: {
+          input_tokens: 100,
+          output_tokens: 40,
+          cache_read_input_tokens: 2000,
+          cache_creation_input_tokens: 300,
+        },
       }),
     );
     const events = await collect(claude({ prices: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } }), {
@@ -68,7 +81,9 @@ describe("streaming answers", () => {
       { type: "text_delta", delta: "both." },
       { type: "toolcall_start", index: 0, id: "toolu_1", name: "read" },
     ]);
-    expect(events.filter((e) => e.type === "toolcall_delta" && e.index === 0).map((e) => (e as { delta: string }).delta)).toEqual(['{"pa', 'th":"caf', 'é.txt"}']);
+    expect(
+      events.filter((e) => e.type === "toolcall_delta" && e.index === 0).map((e) => (e as { delta: string }).delta),
+    ).toEqual(['{"pa', 'th":"caf', 'é.txt"}']);
     expect(final(events)).toEqual({
       role: "assistant",
       content: [
@@ -84,7 +99,13 @@ describe("streaming answers", () => {
         cacheRead: 2000,
         cacheWrite: 300,
         totalTokens: 2440,
-        cost: { input: 0.0003, output: 0.0006, cacheRead: 0.0006, cacheWrite: 0.001125, total: expect.closeTo(0.002625, 12) },
+        cost: {
+          input: 0.0003,
+          output: 0.0006,
+          cacheRead: 0.0006,
+          cacheWrite: 0.001125,
+          total: expect.closeTo(0.002625, 12),
+        },
       },
       model: "anthropic:claude-sonnet-4-5",
       api: "anthropic-messages",
@@ -111,16 +132,41 @@ describe("streaming answers", () => {
     ["model_context_window_exceeded", { stopReason: "length" }],
     ["refusal", { stopReason: "error", errorMessage: 'the model refused to answer (stop_reason "refusal"): policy' }],
   ])("maps stop_reason %s", async (stopReason, expected) => {
-    server.push(anthropicResponse({ text: "Partial", stopReason, ...(stopReason === "refusal" ? { stopDetails: { type: "refusal", explanation: "policy" } } : {}) }));
-    expect(final(await collect(claude(), { messages: [user("hi")], tools: [] }))).toMatchObject({ ...expected, content: [{ type: "text", text: "Partial" }] });
+    server.push(
+      anthropicResponse({
+        text: "Partial",
+        stopReason,
+        ...(stopReason === "refusal" ? { stopDetails: { type: "refusal", explanation: "policy" } } : {}),
+      }),
+    );
+    expect(final(await collect(claude(), { messages: [user("hi")], tools: [] }))).toMatchObject({
+      ...expected,
+      content: [{ type: "text", text: "Partial" }],
+    });
   });
 });
 
 describe("what is sent", () => {
   it("puts cache breakpoints on the system prompt, the last tool and the last two user-role messages, and moves them as the history grows", async () => {
     const turn = (n: number): ModelMessage[] => [
-      { role: "assistant", content: [{ type: "toolCall", id: `toolu_${n}`, name: "read", arguments: { path: `${n}.txt` } }], stopReason: "toolUse", usage: { input: 0, output: 0 }, model: "anthropic:claude-sonnet-4-5", api: "anthropic-messages", provider: "anthropic", timestamp: 1 },
-      { role: "toolResult", toolCallId: `toolu_${n}`, toolName: "read", content: [{ type: "text", text: `content ${n}` }], isError: false, timestamp: 1 },
+      {
+        role: "assistant",
+        content: [{ type: "toolCall", id: `toolu_${n}`, name: "read", arguments: { path: `${n}.txt` } }],
+        stopReason: "toolUse",
+        usage: { input: 0, output: 0 },
+        model: "anthropic:claude-sonnet-4-5",
+        api: "anthropic-messages",
+        provider: "anthropic",
+        timestamp: 1,
+      },
+      {
+        role: "toolResult",
+        toolCallId: `toolu_${n}`,
+        toolName: "read",
+        content: [{ type: "text", text: `content ${n}` }],
+        isError: false,
+        timestamp: 1,
+      },
     ];
     const history: ModelMessage[] = [user("read the files")];
     const marks: string[][] = [];
@@ -161,8 +207,28 @@ describe("what is sent", () => {
       expect(outcome.cacheRead).toBe(previous);
       previous = outcome.total;
       const calls = turn === 3 ? 12 : 1; // 12 calls and 12 results: 24 blocks, past the 20-block lookback
-      history.push({ role: "assistant", content: Array.from({ length: calls }, (_, c) => ({ type: "toolCall" as const, id: `toolu_${turn}_${c}`, name: "read", arguments: { path: `${c}` } })), stopReason: "toolUse", usage: { input: 0, output: 0 }, model: "anthropic:claude-sonnet-4-5", timestamp: 1 });
-      for (let c = 0; c < calls; c++) history.push({ role: "toolResult", toolCallId: `toolu_${turn}_${c}`, toolName: "read", content: [{ type: "text", text: "r".repeat(400) }], isError: false, timestamp: 1 });
+      history.push({
+        role: "assistant",
+        content: Array.from({ length: calls }, (_, c) => ({
+          type: "toolCall" as const,
+          id: `toolu_${turn}_${c}`,
+          name: "read",
+          arguments: { path: `${c}` },
+        })),
+        stopReason: "toolUse",
+        usage: { input: 0, output: 0 },
+        model: "anthropic:claude-sonnet-4-5",
+        timestamp: 1,
+      });
+      for (let c = 0; c < calls; c++)
+        history.push({
+          role: "toolResult",
+          toolCallId: `toolu_${turn}_${c}`,
+          toolName: "read",
+          content: [{ type: "text", text: "r".repeat(400) }],
+          isError: false,
+          timestamp: 1,
+        });
     }
   });
 
@@ -188,10 +254,33 @@ describe("what is sent", () => {
       provider: "anthropic",
       timestamp: 1,
     };
-    const foreign: AssistantMessage = { ...own, model: "openai-responses:gpt-5", api: "openai-responses", provider: "openai", content: [{ type: "thinking", thinking: "secret plan", signature: '{"type":"reasoning"}' }, { type: "text", text: "Fine." }], stopReason: "stop" };
+    const foreign: AssistantMessage = {
+      ...own,
+      model: "openai-responses:gpt-5",
+      api: "openai-responses",
+      provider: "openai",
+      content: [
+        { type: "thinking", thinking: "secret plan", signature: '{"type":"reasoning"}' },
+        { type: "text", text: "Fine." },
+      ],
+      stopReason: "stop",
+    };
     server.push(anthropicResponse({ text: "ok" }));
     await collect(claude(), {
-      messages: [user("a"), own, { role: "toolResult", toolCallId: "toolu_9", toolName: "read", content: [{ type: "text", text: "A" }], isError: false, timestamp: 1 }, foreign, user("b")],
+      messages: [
+        user("a"),
+        own,
+        {
+          role: "toolResult",
+          toolCallId: "toolu_9",
+          toolName: "read",
+          content: [{ type: "text", text: "A" }],
+          isError: false,
+          timestamp: 1,
+        },
+        foreign,
+        user("b"),
+      ],
       tools: [READ],
     });
     expect(body().messages[1]).toEqual({
@@ -218,9 +307,19 @@ describe("what is sent", () => {
       model: "openai:x",
       timestamp: 1,
     };
-    const result = (id: string): ModelMessage => ({ role: "toolResult", toolCallId: id, toolName: "read", content: [], isError: false, timestamp: 1 });
+    const result = (id: string): ModelMessage => ({
+      role: "toolResult",
+      toolCallId: id,
+      toolName: "read",
+      content: [],
+      isError: false,
+      timestamp: 1,
+    });
     server.push(anthropicResponse({ text: "ok" }));
-    await collect(claude(), { messages: [user("a"), call, result("call|abc.def"), result("call_abc_def")], tools: [READ] });
+    await collect(claude(), {
+      messages: [user("a"), call, result("call|abc.def"), result("call_abc_def")],
+      tools: [READ],
+    });
     const ids = body().messages[1].content.map((b: any) => b.id);
     const resultIds = body().messages[2].content.map((b: any) => b.tool_use_id);
     expect(resultIds).toEqual(ids);
@@ -236,8 +335,25 @@ describe("what is sent", () => {
     await collect(claude({ cache: false }), {
       messages: [
         user("look"),
-        { role: "assistant", content: [{ type: "toolCall", id: "t1", name: "shot", arguments: {} }, { type: "toolCall", id: "t2", name: "shot", arguments: {} }], stopReason: "toolUse", usage: { input: 0, output: 0 }, model: "x", timestamp: 1 },
-        { role: "toolResult", toolCallId: "t1", toolName: "shot", content: [{ type: "text", text: "here" }, image], isError: false, timestamp: 1 },
+        {
+          role: "assistant",
+          content: [
+            { type: "toolCall", id: "t1", name: "shot", arguments: {} },
+            { type: "toolCall", id: "t2", name: "shot", arguments: {} },
+          ],
+          stopReason: "toolUse",
+          usage: { input: 0, output: 0 },
+          model: "x",
+          timestamp: 1,
+        },
+        {
+          role: "toolResult",
+          toolCallId: "t1",
+          toolName: "shot",
+          content: [{ type: "text", text: "here" }, image],
+          isError: false,
+          timestamp: 1,
+        },
         { role: "toolResult", toolCallId: "t2", toolName: "shot", content: [image], isError: true, timestamp: 1 },
       ],
       tools: [],
@@ -247,7 +363,12 @@ describe("what is sent", () => {
       role: "user",
       content: [
         { type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "here" }, png] },
-        { type: "tool_result", tool_use_id: "t2", content: [{ type: "text", text: "(the images of this result follow the tool results)" }], is_error: true },
+        {
+          type: "tool_result",
+          tool_use_id: "t2",
+          content: [{ type: "text", text: "(the images of this result follow the tool results)" }],
+          is_error: true,
+        },
         { type: "text", text: "Images of the error result of tool call t2 (shot):" },
         png,
       ],
@@ -285,8 +406,24 @@ describe("what is sent", () => {
     await collect(claude(), {
       messages: [
         user("go"),
-        { role: "assistant", content: [{ type: "toolCall", id: "call_1", name: "read", arguments: {} }], stopReason: "toolUse", usage: { input: 0, output: 0 }, model: "openai:gpt-4.1", api: "openai-completions", provider: "openai", timestamp: 1 },
-        { role: "toolResult", toolCallId: "call_1", toolName: "read", content: [{ type: "text", text: "x" }], isError: false, timestamp: 1 },
+        {
+          role: "assistant",
+          content: [{ type: "toolCall", id: "call_1", name: "read", arguments: {} }],
+          stopReason: "toolUse",
+          usage: { input: 0, output: 0 },
+          model: "openai:gpt-4.1",
+          api: "openai-completions",
+          provider: "openai",
+          timestamp: 1,
+        },
+        {
+          role: "toolResult",
+          toolCallId: "call_1",
+          toolName: "read",
+          content: [{ type: "text", text: "x" }],
+          isError: false,
+          timestamp: 1,
+        },
       ],
       tools: [READ],
       thinking: "high",
@@ -297,20 +434,32 @@ describe("what is sent", () => {
 
 describe("failures", () => {
   it("retries an overloaded API (529) and then succeeds", async () => {
-    server.push(anthropicError(529, "overloaded_error", "Overloaded"), anthropicError(529, "overloaded_error", "Overloaded"), anthropicResponse({ text: "Hello" }));
+    server.push(
+      anthropicError(529, "overloaded_error", "Overloaded"),
+      anthropicError(529, "overloaded_error", "Overloaded"),
+      anthropicResponse({ text: "Hello" }),
+    );
     const message = final(await collect(claude(), { messages: [user("hi")], tools: [] }));
     expect(message).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "Hello" }] });
     expect(sleeps).toEqual([1, 2]);
   });
 
   it("waits out a rate limit's retry-after, then succeeds", async () => {
-    server.push(anthropicError(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", { "retry-after": "7" }), anthropicResponse({ text: "Hello" }));
+    server.push(
+      anthropicError(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", {
+        "retry-after": "7",
+      }),
+      anthropicResponse({ text: "Hello" }),
+    );
     expect(final(await collect(claude(), { messages: [user("hi")], tools: [] })).stopReason).toBe("stop");
     expect(sleeps).toEqual([7000]);
   });
 
   it("gives up after maxRetries with the server's message", async () => {
-    server.push(anthropicError(529, "overloaded_error", "Overloaded"), anthropicError(529, "overloaded_error", "Overloaded"));
+    server.push(
+      anthropicError(529, "overloaded_error", "Overloaded"),
+      anthropicError(529, "overloaded_error", "Overloaded"),
+    );
     expect(final(await collect(claude({ maxRetries: 1 }), { messages: [user("hi")], tools: [] }))).toMatchObject({
       stopReason: "error",
       errorMessage: `HTTP 529 from ${server.rootURL}: Overloaded (gave up after 2 attempts)`,
@@ -326,7 +475,10 @@ describe("failures", () => {
 
   it("reports an error event mid-stream, keeping what arrived", async () => {
     const frames = anthropicFrames({ text: "Half an answer" }).slice(0, 4);
-    frames.push({ event: "error", data: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } });
+    frames.push({
+      event: "error",
+      data: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
+    });
     server.push({ kind: "sse", frames });
     expect(final(await collect(claude(), { messages: [user("hi")], tools: [] }))).toMatchObject({
       stopReason: "error",
@@ -341,15 +493,22 @@ describe("failures", () => {
     server.push({ kind: "sse", frames });
     expect(final(await collect(claude(), { messages: [user("hi")], tools: [] }))).toMatchObject({
       stopReason: "error",
-      errorMessage: expect.stringMatching(new RegExp(`^${server.rootURL.replace(/\./g, "\\.")} sent a malformed stream chunk: `)),
+      errorMessage: expect.stringMatching(
+        new RegExp(`^${server.rootURL.replace(/\./g, "\\.")} sent a malformed stream chunk: `),
+      ),
     });
   });
 
   it("reports an event of the wrong shape", async () => {
     const frames = anthropicFrames({ text: "Hi" }).slice(0, 1);
-    frames.push({ event: "content_block_start", data: { type: "content_block_start", content_block: { type: "text", text: "" } } });
+    frames.push({
+      event: "content_block_start",
+      data: { type: "content_block_start", content_block: { type: "text", text: "" } },
+    });
     server.push({ kind: "sse", frames });
-    expect(final(await collect(claude(), { messages: [user("hi")], tools: [] })).errorMessage).toMatch(/sent a malformed stream chunk: content_block_start without an index/);
+    expect(final(await collect(claude(), { messages: [user("hi")], tools: [] })).errorMessage).toMatch(
+      /sent a malformed stream chunk: content_block_start without an index/,
+    );
   });
 
   it("reports a stream that ends without message_stop", async () => {
@@ -374,7 +533,11 @@ describe("failures", () => {
       if (event.type === "text_delta") controller.abort();
     }
     release();
-    expect(final(events)).toMatchObject({ stopReason: "aborted", errorMessage: "Request aborted", content: [{ type: "text", text: "Hello th" }] });
+    expect(final(events)).toMatchObject({
+      stopReason: "aborted",
+      errorMessage: "Request aborted",
+      content: [{ type: "text", text: "Hello th" }],
+    });
     expect(await server.requests.at(-1)!.closed).toEqual({ completed: false });
   });
 
@@ -392,7 +555,10 @@ describe("failures", () => {
 
   it("ends at once, without a request, when already aborted", async () => {
     const before = server.requests.length;
-    expect(final(await collect(claude(), { messages: [user("hi")], tools: [] }, AbortSignal.abort()))).toMatchObject({ stopReason: "aborted", errorMessage: "Request aborted" });
+    expect(final(await collect(claude(), { messages: [user("hi")], tools: [] }, AbortSignal.abort()))).toMatchObject({
+      stopReason: "aborted",
+      errorMessage: "Request aborted",
+    });
     expect(server.requests.length).toBe(before);
   });
 
@@ -416,7 +582,10 @@ describe("the client", () => {
     vi.stubEnv("ANTHROPIC_API_KEY", "env-key");
     vi.stubEnv("ANTHROPIC_BASE_URL", server.rootURL);
     server.push(anthropicResponse({ text: "ok" }));
-    const events = await collect(createAnthropicModel({ model: "claude-haiku-4-5" }), { messages: [user("hi")], tools: [] });
+    const events = await collect(createAnthropicModel({ model: "claude-haiku-4-5" }), {
+      messages: [user("hi")],
+      tools: [],
+    });
     expect(final(events)).toMatchObject({ stopReason: "stop" });
     expect(server.requests.at(-1)!.headers.authorization).toBe("Bearer env-key");
     const isolated = createAnthropicModel({ model: "claude-haiku-4-5", environment: false, baseURL: server.rootURL });

@@ -8,7 +8,14 @@ import { Agent } from "../../src/loop/index.ts";
 import { createOpenAIModel } from "../../src/models/openai.ts";
 import { defineTool } from "../../src/tools/index.ts";
 import type { AgentEvent } from "../../src/types.ts";
-import { chatResponse, chunk, errorResponse, sse, startFakeOpenAI, type FakeOpenAIServer } from "../../../../test/helpers/fake-openai.ts";
+import {
+  chatResponse,
+  chunk,
+  errorResponse,
+  sse,
+  startFakeOpenAI,
+  type FakeOpenAIServer,
+} from "../../../../test/helpers/fake-openai.ts";
 
 let server: FakeOpenAIServer;
 beforeAll(async () => {
@@ -47,7 +54,10 @@ async function run(agent: Agent, text: string): Promise<AgentEvent[]> {
 describe("the OpenAI client in the Agent", () => {
   it("runs a tool call the model streamed and sends its result back on the next call", async () => {
     server.push(
-      chatResponse({ text: "Reading.", toolCalls: [{ id: "call_r", name: "read", arguments: '{"path": "a.txt"}', pieces: ['{"pa', 'th": "a.txt"}'] }] }),
+      chatResponse({
+        text: "Reading.",
+        toolCalls: [{ id: "call_r", name: "read", arguments: '{"path": "a.txt"}', pieces: ['{"pa', 'th": "a.txt"}'] }],
+      }),
       chatResponse({ text: "It says hi." }),
     );
     const model = createOpenAIModel({ model: "m", baseURL: server.baseURL, apiKey: "k" });
@@ -71,7 +81,10 @@ describe("the OpenAI client in the Agent", () => {
       { role: "tool", tool_call_id: "call_r", content: "contents of a.txt: hi" },
     ]);
     expect(second.tools).toEqual([
-      { type: "function", function: { name: "read", description: "Read a file", parameters: expect.objectContaining({ type: "object" }) } },
+      {
+        type: "function",
+        function: { name: "read", description: "Read a file", parameters: expect.objectContaining({ type: "object" }) },
+      },
     ]);
   });
 
@@ -86,7 +99,9 @@ describe("the OpenAI client in the Agent", () => {
     await agent.close();
     expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "aborted" });
     const assistant = events.find((e) => e.type === "message_end" && e.message.role === "assistant");
-    expect(assistant).toMatchObject({ message: { stopReason: "aborted", content: [{ type: "text", text: "Thinking about" }] } });
+    expect(assistant).toMatchObject({
+      message: { stopReason: "aborted", content: [{ type: "text", text: "Thinking about" }] },
+    });
     expect(await server.requests.at(-1)!.closed).toEqual({ completed: false });
   });
 

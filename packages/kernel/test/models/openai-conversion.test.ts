@@ -50,7 +50,11 @@ describe("toOpenAIMessages", () => {
       {
         role: "assistant",
         content: null,
-        tool_calls: ["a", "b", "c"].map((id) => ({ id, type: "function", function: { name: "shot", arguments: "{}" } })),
+        tool_calls: ["a", "b", "c"].map((id) => ({
+          id,
+          type: "function",
+          function: { name: "shot", arguments: "{}" },
+        })),
       },
       { role: "tool", tool_call_id: "a", content: "first" },
       { role: "tool", tool_call_id: "b", content: "(no output)" },

@@ -13,11 +13,15 @@ import { startFakeOpenAI, type FakeOpenAIServer } from "../../../../test/helpers
  * Installs the file's hooks; `started` receives the server once it listens. After each test every
  * scripted response must have been used and nothing may have been printed (failures are data).
  */
-export function useFakeOpenAI(started: (server: FakeOpenAIServer) => void): { model(options?: Partial<OpenAIModelOptions>): ModelClient } {
+export function useFakeOpenAI(started: (server: FakeOpenAIServer) => void): {
+  model(options?: Partial<OpenAIModelOptions>): ModelClient;
+} {
   let server: FakeOpenAIServer;
   let consoleSpies: ReturnType<typeof vi.spyOn>[] = [];
   beforeAll(async () => {
-    consoleSpies = (["error", "warn", "log", "info", "debug"] as const).map((name) => vi.spyOn(console, name).mockImplementation(() => {}));
+    consoleSpies = (["error", "warn", "log", "info", "debug"] as const).map((name) =>
+      vi.spyOn(console, name).mockImplementation(() => {}),
+    );
     server = await startFakeOpenAI();
     started(server);
   });
@@ -38,20 +42,35 @@ export function useFakeOpenAI(started: (server: FakeOpenAIServer) => void): { mo
     expect(printed, "console output").toEqual([]);
   });
   return {
-    model: (options = {}) => createOpenAIModel({ model: "m", baseURL: server.baseURL, apiKey: "test-key", retryBaseMs: 1, ...options }),
+    model: (options = {}) =>
+      createOpenAIModel({ model: "m", baseURL: server.baseURL, apiKey: "test-key", retryBaseMs: 1, ...options }),
   };
 }
 
 export const NO_TOOLS: ModelRequest = { messages: [{ role: "user", content: "Hi", timestamp: 1 }], tools: [] };
 
 /** Every event of one call. */
-export async function collect(client: ModelClient, request: ModelRequest = NO_TOOLS, signal = new AbortController().signal): Promise<ModelStreamEvent[]> {
+export async function collect(
+  client: ModelClient,
+  request: ModelRequest = NO_TOOLS,
+  signal = new AbortController().signal,
+): Promise<ModelStreamEvent[]> {
   const events: ModelStreamEvent[] = [];
   for await (const event of client.stream(request, signal)) events.push(event);
   return events;
 }
 
 /** The message a final `done`/`error` carries, with the timestamp checked and fixed. */
-export function assistant(partial: Omit<AssistantMessage, "role" | "model" | "timestamp" | "usage"> & { usage?: AssistantMessage["usage"] }) {
-  return { role: "assistant", model: "openai:m", api: "openai-completions", provider: "openai", timestamp: expect.any(Number), usage: { input: 0, output: 0 }, ...partial };
+export function assistant(
+  partial: Omit<AssistantMessage, "role" | "model" | "timestamp" | "usage"> & { usage?: AssistantMessage["usage"] },
+) {
+  return {
+    role: "assistant",
+    model: "openai:m",
+    api: "openai-completions",
+    provider: "openai",
+    timestamp: expect.any(Number),
+    usage: { input: 0, output: 0 },
+    ...partial,
+  };
 }

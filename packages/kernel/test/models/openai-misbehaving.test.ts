@@ -92,7 +92,10 @@ describe("tool calls from servers that bend the indexes", () => {
     );
     expect((await collect(model())).at(-1)).toEqual({
       type: "done",
-      message: assistant({ content: [{ type: "toolCall", id: "call_1", name: "read", arguments: { path: "a.txt" } }], stopReason: "toolUse" }),
+      message: assistant({
+        content: [{ type: "toolCall", id: "call_1", name: "read", arguments: { path: "a.txt" } }],
+        stopReason: "toolUse",
+      }),
     });
   });
 
@@ -108,7 +111,12 @@ describe("tool calls from servers that bend the indexes", () => {
     );
     const events = await collect(model());
     const start = events[0];
-    expect(start).toEqual({ type: "toolcall_start", index: 0, id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: "read" });
+    expect(start).toEqual({
+      type: "toolcall_start",
+      index: 0,
+      id: expect.stringMatching(/^call_[0-9a-f]{24}$/),
+      name: "read",
+    });
     const id = start?.type === "toolcall_start" ? start.id : "";
     expect(events.slice(1)).toEqual([
       { type: "toolcall_delta", index: 0, delta: '{"path"' },
@@ -116,7 +124,10 @@ describe("tool calls from servers that bend the indexes", () => {
       { type: "toolcall_delta", index: 0, delta: '.txt"}' },
       {
         type: "done",
-        message: assistant({ content: [{ type: "toolCall", id, name: "read", arguments: { path: "a.txt" } }], stopReason: "toolUse" }),
+        message: assistant({
+          content: [{ type: "toolCall", id, name: "read", arguments: { path: "a.txt" } }],
+          stopReason: "toolUse",
+        }),
       },
     ]);
   });
@@ -188,9 +199,28 @@ describe("choices and content in other shapes", () => {
   it("reads content sent as parts, with thinking parts as thinking (Mistral's reasoning models)", async () => {
     server.push(
       sse([
-        { data: chunk({ content: [{ type: "thinking", thinking: [{ type: "text", text: "Short " }, { type: "text", text: "one." }] }] }) },
+        {
+          data: chunk({
+            content: [
+              {
+                type: "thinking",
+                thinking: [
+                  { type: "text", text: "Short " },
+                  { type: "text", text: "one." },
+                ],
+              },
+            ],
+          }),
+        },
         { data: chunk({ content: [{ type: "text", text: "Hel" }] }) },
-        { data: chunk({ content: [{ type: "reference", reference_ids: [1] }, { type: "text", text: "lo" }] }) },
+        {
+          data: chunk({
+            content: [
+              { type: "reference", reference_ids: [1] },
+              { type: "text", text: "lo" },
+            ],
+          }),
+        },
         { data: chunk({}, "stop") },
         DONE,
       ]),
@@ -214,7 +244,14 @@ describe("choices and content in other shapes", () => {
   });
 
   it("reports content that is neither text nor parts as a malformed chunk instead of dropping it", async () => {
-    server.push(sse([{ data: chunk({ content: "Be" }) }, { data: chunk({ content: { text: "fore" } }) }, { data: chunk({}, "stop") }, DONE]));
+    server.push(
+      sse([
+        { data: chunk({ content: "Be" }) },
+        { data: chunk({ content: { text: "fore" } }) },
+        { data: chunk({}, "stop") },
+        DONE,
+      ]),
+    );
     expect((await collect(model())).at(-1)).toEqual({
       type: "error",
       message: assistant({
@@ -229,7 +266,11 @@ describe("choices and content in other shapes", () => {
 describe("a 200 that is not an event stream", () => {
   it("reports a web page, quoting it, without retrying", async () => {
     const sleep = vi.fn(async () => {});
-    server.push(sse([{ raw: "<!doctype html>\n<html><body>Welcome to the   dashboard</body></html>" }], { headers: { "content-type": "text/html; charset=utf-8" } }));
+    server.push(
+      sse([{ raw: "<!doctype html>\n<html><body>Welcome to the   dashboard</body></html>" }], {
+        headers: { "content-type": "text/html; charset=utf-8" },
+      }),
+    );
     expect(await collect(model({ sleep }))).toEqual([
       {
         type: "error",
@@ -247,9 +288,18 @@ describe("a 200 that is not an event stream", () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     server.push(
-      sse([{ raw: "\n\n" }, { data: chunk({ content: "A" }) }, { wait: released }, { data: chunk({ content: "B" }, "stop") }, DONE], {
-        headers: { "content-type": "application/json" },
-      }),
+      sse(
+        [
+          { raw: "\n\n" },
+          { data: chunk({ content: "A" }) },
+          { wait: released },
+          { data: chunk({ content: "B" }, "stop") },
+          DONE,
+        ],
+        {
+          headers: { "content-type": "application/json" },
+        },
+      ),
     );
     const events: ModelStreamEvent[] = [];
     for await (const event of model().stream(NO_TOOLS, new AbortController().signal)) {
@@ -334,7 +384,10 @@ describe("abort before the response", () => {
 });
 
 describe("answers that end without finish_reason", () => {
-  const SNOWFLAKE = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "fixtures", "snowflake-claude-sonnet-4-6-no-finish-reason.sse"), "utf8");
+  const SNOWFLAKE = readFileSync(
+    join(dirname(fileURLToPath(import.meta.url)), "fixtures", "snowflake-claude-sonnet-4-6-no-finish-reason.sse"),
+    "utf8",
+  );
 
   it("takes a recorded Snowflake Cortex stream (usage chunk and [DONE], never a finish_reason) as complete", async () => {
     server.push(sse([{ raw: SNOWFLAKE }], { chunkBytes: 7 }));
@@ -356,7 +409,10 @@ describe("answers that end without finish_reason", () => {
       );
       expect((await collect(model())).at(-1)).toEqual({
         type: "done",
-        message: assistant({ content: [{ type: "toolCall", id: "c1", name: "write", arguments: { path: "a" } }], stopReason: "toolUse" }),
+        message: assistant({
+          content: [{ type: "toolCall", id: "c1", name: "write", arguments: { path: "a" } }],
+          stopReason: "toolUse",
+        }),
       });
     }
   });
@@ -365,19 +421,41 @@ describe("answers that end without finish_reason", () => {
     server.push(
       sse([
         { data: chunk({ content: "Hi." }) },
-        { data: { id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } } },
+        {
+          data: {
+            id: "x",
+            object: "chat.completion.chunk",
+            created: 1,
+            model: "m",
+            choices: [],
+            usage: { prompt_tokens: 3, completion_tokens: 2 },
+          },
+        },
       ]),
     );
     expect((await collect(model())).at(-1)).toEqual({
       type: "done",
-      message: assistant({ content: [{ type: "text", text: "Hi." }], stopReason: "stop", usage: { input: 3, output: 2 } }),
+      message: assistant({
+        content: [{ type: "text", text: "Hi." }],
+        stopReason: "stop",
+        usage: { input: 3, output: 2 },
+      }),
     });
   });
 
   it("does not take a usage chunk for the end when the answer goes on after it", async () => {
     server.push(
       sse([
-        { data: { id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: { prompt_tokens: 3, completion_tokens: 0 } } },
+        {
+          data: {
+            id: "x",
+            object: "chat.completion.chunk",
+            created: 1,
+            model: "m",
+            choices: [],
+            usage: { prompt_tokens: 3, completion_tokens: 0 },
+          },
+        },
         { data: chunk({ content: "Hal" }) },
       ]),
     );

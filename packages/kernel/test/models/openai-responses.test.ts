@@ -28,7 +28,11 @@ function gpt(options: Partial<OpenAIResponsesModelOptions> = {}): ModelClient {
   });
 }
 
-const READ: ToolSchema = { name: "read", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string" } } } };
+const READ: ToolSchema = {
+  name: "read",
+  description: "Read a file",
+  parameters: { type: "object", properties: { path: { type: "string" } } },
+};
 const user = (text: string): ModelMessage => ({ role: "user", content: text, timestamp: 1 });
 const body = (i = -1) => server.requests.at(i)!.body as Record<string, any>;
 function final(events: { type: string }[]): AssistantMessage {
@@ -50,13 +54,26 @@ describe("streaming answers", () => {
         usage: { input_tokens: 1200, output_tokens: 300, cached_tokens: 1000, reasoning_tokens: 250 },
       }),
     );
-    const events = await collect(gpt({ prices: { input: 1.75, output: 14, cacheRead: 0.175 } }), { messages: [user("read")], tools: [READ] });
-    expect(events.filter((e) => e.type === "thinking_delta").map((e) => (e as { delta: string }).delta).join("")).toBe("Two files.\n\nRead both.");
+    const events = await collect(gpt({ prices: { input: 1.75, output: 14, cacheRead: 0.175 } }), {
+      messages: [user("read")],
+      tools: [READ],
+    });
+    expect(
+      events
+        .filter((e) => e.type === "thinking_delta")
+        .map((e) => (e as { delta: string }).delta)
+        .join(""),
+    ).toBe("Two files.\n\nRead both.");
     expect(events.filter((e) => e.type === "toolcall_start")).toEqual([
       { type: "toolcall_start", index: 0, id: "call_a", name: "read" },
       { type: "toolcall_start", index: 1, id: "call_b", name: "read" },
     ]);
-    expect(events.filter((e) => e.type === "toolcall_delta" && e.index === 1).map((e) => (e as { delta: string }).delta).join("")).toBe('{"path":"b.txt"}');
+    expect(
+      events
+        .filter((e) => e.type === "toolcall_delta" && e.index === 1)
+        .map((e) => (e as { delta: string }).delta)
+        .join(""),
+    ).toBe('{"path":"b.txt"}');
     const message = final(events);
     expect(message).toEqual({
       role: "assistant",
@@ -64,7 +81,15 @@ describe("streaming answers", () => {
         {
           type: "thinking",
           thinking: "Two files.\n\nRead both.",
-          signature: JSON.stringify({ id: "rs_1", type: "reasoning", summary: [{ type: "summary_text", text: "Two files." }, { type: "summary_text", text: "Read both." }], encrypted_content: "gAAAA-enc-1" }),
+          signature: JSON.stringify({
+            id: "rs_1",
+            type: "reasoning",
+            summary: [
+              { type: "summary_text", text: "Two files." },
+              { type: "summary_text", text: "Read both." },
+            ],
+            encrypted_content: "gAAAA-enc-1",
+          }),
         },
         { type: "text", text: "Reading both.", textSignature: "msg_fake_1" },
         { type: "toolCall", id: "call_a", name: "read", arguments: { path: "a.txt" }, itemId: "fc_a" },
@@ -77,7 +102,13 @@ describe("streaming answers", () => {
         cacheRead: 1000,
         reasoning: 250,
         totalTokens: 1500,
-        cost: { input: 0.00035, output: 0.0042, cacheRead: 0.000175, cacheWrite: 0, total: expect.closeTo(0.004725, 12) },
+        cost: {
+          input: 0.00035,
+          output: 0.0042,
+          cacheRead: 0.000175,
+          cacheWrite: 0,
+          total: expect.closeTo(0.004725, 12),
+        },
       },
       model: "openai-responses:gpt-5.2",
       api: "openai-responses",
@@ -85,21 +116,42 @@ describe("streaming answers", () => {
       timestamp: expect.any(Number),
     });
     expect(server.requests[0]!.path).toBe("/v1/responses");
-    expect(body()).toMatchObject({ model: "gpt-5.2", stream: true, store: false, include: ["reasoning.encrypted_content"], reasoning: { summary: "auto" }, tool_choice: "auto" });
-    expect(body().tools).toEqual([{ type: "function", name: "read", description: "Read a file", parameters: READ.parameters, strict: false }]);
+    expect(body()).toMatchObject({
+      model: "gpt-5.2",
+      stream: true,
+      store: false,
+      include: ["reasoning.encrypted_content"],
+      reasoning: { summary: "auto" },
+      tool_choice: "auto",
+    });
+    expect(body().tools).toEqual([
+      { type: "function", name: "read", description: "Read a file", parameters: READ.parameters, strict: false },
+    ]);
   });
 
   it("shows a refusal as text", async () => {
     server.push(responsesResponse({ refusal: "I can't help with that." }));
-    expect(final(await collect(gpt(), { messages: [user("x")], tools: [] }))).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "I can't help with that." }] });
+    expect(final(await collect(gpt(), { messages: [user("x")], tools: [] }))).toMatchObject({
+      stopReason: "stop",
+      content: [{ type: "text", text: "I can't help with that." }],
+    });
   });
 
   it.each([
     ["max_output_tokens", { stopReason: "length" }],
-    ["content_filter", { stopReason: "error", errorMessage: 'the provider\'s content filter stopped the answer (incomplete: "content_filter")' }],
+    [
+      "content_filter",
+      {
+        stopReason: "error",
+        errorMessage: 'the provider\'s content filter stopped the answer (incomplete: "content_filter")',
+      },
+    ],
   ])("maps an incomplete response (%s)", async (reason, expected) => {
     server.push(responsesResponse({ text: "Partial", status: "incomplete", incompleteReason: reason }));
-    expect(final(await collect(gpt(), { messages: [user("x")], tools: [] }))).toMatchObject({ ...expected, content: [{ type: "text", text: "Partial" }] });
+    expect(final(await collect(gpt(), { messages: [user("x")], tools: [] }))).toMatchObject({
+      ...expected,
+      content: [{ type: "text", text: "Partial" }],
+    });
   });
 
   it("sends no reasoning for a model that does not reason", async () => {
@@ -126,7 +178,12 @@ describe("streaming answers", () => {
 
 describe("reasoning carried between turns", () => {
   it("sends every earlier reasoning item back, in order, across three tool turns", async () => {
-    const read = defineTool({ name: "read", description: "Read a file", parameters: z.strictObject({ path: z.string() }), execute: ({ path }) => `contents of ${path}` });
+    const read = defineTool({
+      name: "read",
+      description: "Read a file",
+      parameters: z.strictObject({ path: z.string() }),
+      execute: ({ path }) => `contents of ${path}`,
+    });
     for (let n = 1; n <= 3; n++) {
       server.push(
         responsesResponse({
@@ -135,16 +192,29 @@ describe("reasoning carried between turns", () => {
         }),
       );
     }
-    server.push(responsesResponse({ reasoning: { id: "rs_4", summary: ["Done."], encrypted: "enc-4" }, text: "All read." }));
+    server.push(
+      responsesResponse({ reasoning: { id: "rs_4", summary: ["Done."], encrypted: "enc-4" }, text: "All read." }),
+    );
     const agent = new Agent({ model: gpt(), tools: [read], systemPrompt: "Be brief." });
     const end = await agent.run("read three files");
     await agent.close();
     expect(end).toBe("All read.");
 
-    const reasoning = (n: number) => ({ id: `rs_${n}`, type: "reasoning", summary: [{ type: "summary_text", text: `Step ${n}.` }], encrypted_content: `enc-${n}` });
+    const reasoning = (n: number) => ({
+      id: `rs_${n}`,
+      type: "reasoning",
+      summary: [{ type: "summary_text", text: `Step ${n}.` }],
+      encrypted_content: `enc-${n}`,
+    });
     const turn = (n: number) => [
       reasoning(n),
-      { type: "function_call", call_id: `call_${n}`, name: "read", arguments: JSON.stringify({ path: `${n}.txt` }), id: `fc_${n}` },
+      {
+        type: "function_call",
+        call_id: `call_${n}`,
+        name: "read",
+        arguments: JSON.stringify({ path: `${n}.txt` }),
+        id: `fc_${n}`,
+      },
       { type: "function_call_output", call_id: `call_${n}`, output: `contents of ${n}.txt` },
     ];
     const prompt = { role: "user", content: [{ type: "input_text", text: "read three files" }] };
@@ -161,7 +231,11 @@ describe("reasoning carried between turns", () => {
     const own: AssistantMessage = {
       role: "assistant",
       content: [
-        { type: "thinking", thinking: "Hm.", signature: JSON.stringify({ id: "rs_9", type: "reasoning", summary: [], encrypted_content: "e9" }) },
+        {
+          type: "thinking",
+          thinking: "Hm.",
+          signature: JSON.stringify({ id: "rs_9", type: "reasoning", summary: [], encrypted_content: "e9" }),
+        },
         { type: "text", text: "Said.", textSignature: "msg_9" },
       ],
       stopReason: "stop",
@@ -171,16 +245,41 @@ describe("reasoning carried between turns", () => {
       provider: "openai",
       timestamp: 1,
     };
-    const foreign: AssistantMessage = { ...own, model: "anthropic:claude-sonnet-4-5", api: "anthropic-messages", provider: "anthropic", content: [{ type: "thinking", thinking: "Claude's", signature: "sig" }, { type: "text", text: "Other.", textSignature: "msg_x" }, { type: "toolCall", id: "toolu_1", name: "read", arguments: {}, itemId: "fc_x" }], stopReason: "toolUse" };
+    const foreign: AssistantMessage = {
+      ...own,
+      model: "anthropic:claude-sonnet-4-5",
+      api: "anthropic-messages",
+      provider: "anthropic",
+      content: [
+        { type: "thinking", thinking: "Claude's", signature: "sig" },
+        { type: "text", text: "Other.", textSignature: "msg_x" },
+        { type: "toolCall", id: "toolu_1", name: "read", arguments: {}, itemId: "fc_x" },
+      ],
+      stopReason: "toolUse",
+    };
     const aborted: AssistantMessage = { ...own, stopReason: "aborted", errorMessage: "Request aborted" };
     server.push(responsesResponse({ text: "ok" }));
     await collect(gpt(), {
-      messages: [user("a"), own, user("b"), foreign, { role: "toolResult", toolCallId: "toolu_1", toolName: "read", content: [], isError: false, timestamp: 1 }, aborted, user("c")],
+      messages: [
+        user("a"),
+        own,
+        user("b"),
+        foreign,
+        { role: "toolResult", toolCallId: "toolu_1", toolName: "read", content: [], isError: false, timestamp: 1 },
+        aborted,
+        user("c"),
+      ],
       tools: [READ],
     });
     expect(body().input.slice(1, 3)).toEqual([
       { id: "rs_9", type: "reasoning", summary: [], encrypted_content: "e9" },
-      { type: "message", role: "assistant", id: "msg_9", status: "completed", content: [{ type: "output_text", text: "Said.", annotations: [] }] },
+      {
+        type: "message",
+        role: "assistant",
+        id: "msg_9",
+        status: "completed",
+        content: [{ type: "output_text", text: "Said.", annotations: [] }],
+      },
     ]);
     expect(body().input.slice(4, 8)).toEqual([
       { role: "assistant", content: "Other." },
@@ -193,7 +292,10 @@ describe("reasoning carried between turns", () => {
 
 describe("failures", () => {
   it("waits out a rate limit, then succeeds", async () => {
-    server.push(errorResponse(429, "Rate limit reached", { headers: { "retry-after-ms": "250" } }), responsesResponse({ text: "Hi" }));
+    server.push(
+      errorResponse(429, "Rate limit reached", { headers: { "retry-after-ms": "250" } }),
+      responsesResponse({ text: "Hi" }),
+    );
     expect(final(await collect(gpt(), { messages: [user("x")], tools: [] })).stopReason).toBe("stop");
     expect(sleeps).toEqual([250]);
   });
@@ -211,16 +313,23 @@ describe("failures", () => {
 
   it("reports an error event", async () => {
     const frames = responsesFrames({ text: "Hi" }).slice(0, 2);
-    frames.push({ event: "error", data: { type: "error", sequence_number: 2, code: "rate_limit_exceeded", message: "Slow down", param: null } });
+    frames.push({
+      event: "error",
+      data: { type: "error", sequence_number: 2, code: "rate_limit_exceeded", message: "Slow down", param: null },
+    });
     server.push({ kind: "sse", frames });
-    expect(final(await collect(gpt(), { messages: [user("x")], tools: [] })).errorMessage).toMatch(/reported an error mid-stream: Slow down/);
+    expect(final(await collect(gpt(), { messages: [user("x")], tools: [] })).errorMessage).toMatch(
+      /reported an error mid-stream: Slow down/,
+    );
   });
 
   it("reports a malformed stream", async () => {
     const frames = responsesFrames({ text: "Hi" }).slice(0, 2);
     frames.push({ raw: "event: response.output_text.delta\ndata: {oops\n\n" });
     server.push({ kind: "sse", frames });
-    expect(final(await collect(gpt(), { messages: [user("x")], tools: [] })).errorMessage).toMatch(/sent a malformed stream chunk: /);
+    expect(final(await collect(gpt(), { messages: [user("x")], tools: [] })).errorMessage).toMatch(
+      /sent a malformed stream chunk: /,
+    );
   });
 
   it("reports a stream cut before response.completed", async () => {
@@ -236,7 +345,9 @@ describe("failures", () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const frames = responsesFrames({ text: "Hello there" });
-    const firstDelta = frames.findIndex((f) => typeof f === "object" && "event" in f && f.event === "response.output_text.delta");
+    const firstDelta = frames.findIndex(
+      (f) => typeof f === "object" && "event" in f && f.event === "response.output_text.delta",
+    );
     frames.splice(firstDelta + 1, 0, { wait: gate });
     server.push({ kind: "sse", frames });
     const controller = new AbortController();
@@ -246,6 +357,10 @@ describe("failures", () => {
       if (event.type === "text_delta") controller.abort();
     }
     release();
-    expect(final(events)).toMatchObject({ stopReason: "aborted", errorMessage: "Request aborted", content: [{ type: "text", text: "Hello th" }] });
+    expect(final(events)).toMatchObject({
+      stopReason: "aborted",
+      errorMessage: "Request aborted",
+      content: [{ type: "text", text: "Hello th" }],
+    });
   });
 });

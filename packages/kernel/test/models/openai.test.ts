@@ -52,7 +52,12 @@ describe("streaming answers", () => {
         reasoning: "Two files.",
         text: "Checking.",
         toolCalls: [
-          { id: "call_a", name: "read", arguments: '{"path":"caf\\u00e9.txt"}', pieces: ['{"pa', 'th":"caf\\u00', 'e9.txt"}'] },
+          {
+            id: "call_a",
+            name: "read",
+            arguments: '{"path":"caf\\u00e9.txt"}',
+            pieces: ['{"pa', 'th":"caf\\u00', 'e9.txt"}'],
+          },
           { id: "call_b", name: "grep", arguments: { q: "TODO", n: 3 }, pieces: ['{"q":"TO', 'DO","', 'n":3}'] },
         ],
         usage: { prompt_tokens: 120, completion_tokens: 30, cached_tokens: 100 },
@@ -92,7 +97,7 @@ describe("streaming answers", () => {
         toolCalls: [
           { id: "c1", name: "write", arguments: '{"path": "b.txt", "cont' },
           { id: "c2", name: "write", arguments: "[1, 2]" },
-          { id: "c3", name: "ls", arguments: "" , pieces: [] },
+          { id: "c3", name: "ls", arguments: "", pieces: [] },
         ],
       }),
     );
@@ -117,11 +122,17 @@ describe("streaming answers", () => {
       chatResponse({ toolCalls: [{ id: "c1", name: "ls", arguments: {} }], finishReason: "stop", usage: null }),
     );
     const truncated = (await collect(model())).at(-1);
-    expect(truncated).toEqual({ type: "done", message: assistant({ content: [{ type: "text", text: "Trunc" }], stopReason: "length" }) });
+    expect(truncated).toEqual({
+      type: "done",
+      message: assistant({ content: [{ type: "text", text: "Trunc" }], stopReason: "length" }),
+    });
     const tools = (await collect(model())).at(-1);
     expect(tools).toEqual({
       type: "done",
-      message: assistant({ content: [{ type: "toolCall", id: "c1", name: "ls", arguments: {} }], stopReason: "toolUse" }),
+      message: assistant({
+        content: [{ type: "toolCall", id: "c1", name: "ls", arguments: {} }],
+        stopReason: "toolUse",
+      }),
     });
   });
 
@@ -152,7 +163,12 @@ describe("streaming answers", () => {
 describe("resources", () => {
   it("leaves no listener on the caller's signal after streams, retries and errors", async () => {
     const signal = new AbortController().signal;
-    server.push(chatResponse({ text: "ok" }), errorResponse(500, "x"), chatResponse({ text: "ok" }), errorResponse(400, "bad"));
+    server.push(
+      chatResponse({ text: "ok" }),
+      errorResponse(500, "x"),
+      chatResponse({ text: "ok" }),
+      errorResponse(400, "bad"),
+    );
     for (let i = 0; i < 3; i++) await collect(model({ sleep: async () => {} }), NO_TOOLS, signal);
     expect(getEventListeners(signal, "abort")).toEqual([]);
   });
@@ -205,7 +221,12 @@ describe("the request on the wire", () => {
         timestamp: 5,
       },
     ];
-    const parameters = { type: "object", properties: { path: { type: "string" } }, required: ["path"], additionalProperties: false };
+    const parameters = {
+      type: "object",
+      properties: { path: { type: "string" } },
+      required: ["path"],
+      additionalProperties: false,
+    };
     await collect(model({ headers: { "X-Title": "mypi-test" }, maxTokens: 256 }), {
       systemPrompt: "You are terse.",
       messages,
@@ -230,7 +251,11 @@ describe("the request on the wire", () => {
           ],
         },
         { role: "tool", tool_call_id: "call_1", content: "line 1\nline 2" },
-        { role: "tool", tool_call_id: "call_2", content: "(the image output of this tool call follows in the next message)" },
+        {
+          role: "tool",
+          tool_call_id: "call_2",
+          content: "(the image output of this tool call follows in the next message)",
+        },
         {
           role: "user",
           content: [
@@ -352,7 +377,16 @@ describe("the retry switch", () => {
     retry.enabled = false;
     server.push(errorResponse(503, "overloaded"));
     const off = await collect(model({ sleep, retry }));
-    expect(off).toEqual([{ type: "error", message: assistant({ content: [], stopReason: "error", errorMessage: `HTTP 503 from ${server.baseURL}: overloaded` }) }]);
+    expect(off).toEqual([
+      {
+        type: "error",
+        message: assistant({
+          content: [],
+          stopReason: "error",
+          errorMessage: `HTTP 503 from ${server.baseURL}: overloaded`,
+        }),
+      },
+    ]);
     expect(delays).toEqual([]);
     retry.enabled = true;
     server.push(errorResponse(503, "overloaded"), chatResponse({ text: "ok" }));
@@ -376,7 +410,14 @@ describe("the retry switch", () => {
     expect(retry.waiting).toBe(1);
     retry.stop();
     expect(await run).toEqual([
-      { type: "error", message: assistant({ content: [], stopReason: "error", errorMessage: `HTTP 502 from ${server.baseURL}: bad gateway (retrying was stopped)` }) },
+      {
+        type: "error",
+        message: assistant({
+          content: [],
+          stopReason: "error",
+          errorMessage: `HTTP 502 from ${server.baseURL}: bad gateway (retrying was stopped)`,
+        }),
+      },
     ]);
     expect(retry.waiting).toBe(0);
     expect(server.requests.length - requestsBefore).toBe(1);
@@ -385,7 +426,13 @@ describe("the retry switch", () => {
 
 describe("failures end the stream with an error event", () => {
   it("reports a stream cut before finish_reason, keeping the partial text", async () => {
-    server.push(sse([{ data: chunk({ role: "assistant", content: "" }) }, { data: chunk({ content: "Half an ans" }) }, { cut: true }]));
+    server.push(
+      sse([
+        { data: chunk({ role: "assistant", content: "" }) },
+        { data: chunk({ content: "Half an ans" }) },
+        { cut: true },
+      ]),
+    );
     expect(await collect(model())).toEqual([
       { type: "text_delta", delta: "Half an ans" },
       {
@@ -402,7 +449,11 @@ describe("failures end the stream with an error event", () => {
   it("reports a stream that closes cleanly without finish_reason, usage chunk or [DONE], keeping the partial tool call", async () => {
     server.push(
       sse([
-        { data: chunk({ tool_calls: [{ index: 0, id: "c1", type: "function", function: { name: "write", arguments: '{"pa' } }] }) },
+        {
+          data: chunk({
+            tool_calls: [{ index: 0, id: "c1", type: "function", function: { name: "write", arguments: '{"pa' } }],
+          }),
+        },
         // The words of the last frame, inside a JSON string, are no [DONE] line.
         { data: chunk({ tool_calls: [{ index: 0, function: { arguments: "\ndata: [DONE]\n" } }] }) },
       ]),
@@ -419,7 +470,9 @@ describe("failures end the stream with an error event", () => {
   });
 
   it("reports a frame that is not JSON and keeps what came before (and prints nothing: see afterEach)", async () => {
-    server.push(sse([{ data: chunk({ content: "Before" }) }, { raw: "data: {not json\n\n" }, { data: chunk({}, "stop") }, DONE]));
+    server.push(
+      sse([{ data: chunk({ content: "Before" }) }, { raw: "data: {not json\n\n" }, { data: chunk({}, "stop") }, DONE]),
+    );
     const events = await collect(model());
     expect(events).toEqual([
       { type: "text_delta", delta: "Before" },
@@ -447,7 +500,9 @@ describe("failures end the stream with an error event", () => {
   });
 
   it("reports an error frame sent mid-stream", async () => {
-    server.push(sse([{ data: chunk({ content: "Hi" }) }, { data: { error: { message: "Overloaded", type: "server_error" } } }]));
+    server.push(
+      sse([{ data: chunk({ content: "Hi" }) }, { data: { error: { message: "Overloaded", type: "server_error" } } }]),
+    );
     expect((await collect(model())).at(-1)).toEqual({
       type: "error",
       message: assistant({
@@ -461,7 +516,15 @@ describe("failures end the stream with an error event", () => {
   it("stops the request at once on abort mid-stream and ends with stopReason aborted", async () => {
     const controller = new AbortController();
     const gate = new Promise<void>(() => {}); // the server never sends the rest; close() releases it
-    server.push(sse([{ data: chunk({ content: "Hel" }) }, { wait: gate }, { data: chunk({ content: "lo" }) }, { data: chunk({}, "stop") }, DONE]));
+    server.push(
+      sse([
+        { data: chunk({ content: "Hel" }) },
+        { wait: gate },
+        { data: chunk({ content: "lo" }) },
+        { data: chunk({}, "stop") },
+        DONE,
+      ]),
+    );
     const events: ModelStreamEvent[] = [];
     for await (const event of model().stream(NO_TOOLS, controller.signal)) {
       events.push(event);
@@ -471,7 +534,11 @@ describe("failures end the stream with an error event", () => {
       { type: "text_delta", delta: "Hel" },
       {
         type: "error",
-        message: assistant({ content: [{ type: "text", text: "Hel" }], stopReason: "aborted", errorMessage: "Request aborted" }),
+        message: assistant({
+          content: [{ type: "text", text: "Hel" }],
+          stopReason: "aborted",
+          errorMessage: "Request aborted",
+        }),
       },
     ]);
     expect(await lastRequest().closed).toEqual({ completed: false });
@@ -516,13 +583,16 @@ describe("failures end the stream with an error event", () => {
 
   it("reads the server's message from the error bodies of OpenAI-compatible servers", async () => {
     server.push(
-      errorResponse(404, "", { body: { object: "error", message: "The model `m` does not exist.", type: "NotFoundError", code: 404 } }),
+      errorResponse(404, "", {
+        body: { object: "error", message: "The model `m` does not exist.", type: "NotFoundError", code: 404 },
+      }),
       errorResponse(400, "", { body: { error: "invalid tool schema" } }),
       errorResponse(422, "", { body: { detail: [{ loc: ["body", "messages"], msg: "field required" }] } }),
       errorResponse(400, "", { body: "plain text\n  complaint" }),
     );
     const messages = [];
-    for (let i = 0; i < 4; i++) messages.push((await collect(model())).map((e) => (e.type === "error" ? e.message.errorMessage : e.type)));
+    for (let i = 0; i < 4; i++)
+      messages.push((await collect(model())).map((e) => (e.type === "error" ? e.message.errorMessage : e.type)));
     expect(messages).toEqual([
       [`HTTP 404 from ${server.baseURL}: The model \`m\` does not exist. (check the model name "m" and the base URL)`],
       [`HTTP 400 from ${server.baseURL}: invalid tool schema`],
@@ -571,7 +641,10 @@ describe("configuration", () => {
     const requests = server.requests.length;
     const withPassword = server.baseURL.replace("://", "://ann:hunter2pw@");
     const events = await collect(createOpenAIModel({ model: "m", apiKey: "k", baseURL: withPassword }));
-    const message = events.at(-1)?.type === "error" ? (events.at(-1) as { message: { errorMessage?: string } }).message.errorMessage : undefined;
+    const message =
+      events.at(-1)?.type === "error"
+        ? (events.at(-1) as { message: { errorMessage?: string } }).message.errorMessage
+        : undefined;
     expect(message).toBe(
       `the base URL ${server.baseURL.replace("://", "://***@")} carries a user name or password, which HTTP clients refuse to send in a URL: drop it from the URL and give the key as OPENAI_API_KEY (sent as a bearer token)`,
     );
@@ -579,9 +652,11 @@ describe("configuration", () => {
   });
 
   it("masks the credentials of any URL in a message it reports", () => {
-    expect(maskUrlCredentials("fetch failed for https://user:pw@h.test/v1 and http://tok3n@h.test, not for http://h.test/a@b")).toBe(
-      "fetch failed for https://***@h.test/v1 and http://***@h.test, not for http://h.test/a@b",
-    );
+    expect(
+      maskUrlCredentials(
+        "fetch failed for https://user:pw@h.test/v1 and http://tok3n@h.test, not for http://h.test/a@b",
+      ),
+    ).toBe("fetch failed for https://***@h.test/v1 and http://***@h.test, not for http://h.test/a@b");
   });
 
   it("reads OPENAI_API_KEY and OPENAI_BASE_URL from the environment", async () => {

@@ -31,20 +31,37 @@ function thinkingHigh(client: ModelClient): ModelClient {
 
 describe("switching protocols mid-session", () => {
   it("keeps the history valid from Chat Completions to Anthropic to the Responses API, tool calls included", async () => {
-    const read = defineTool({ name: "read", description: "Read a file", parameters: z.strictObject({ path: z.string() }), execute: ({ path }) => `contents of ${path}` });
-    const agent = new Agent({ model: createOpenAIModel({ model: "gpt-4.1", baseURL: server.baseURL, apiKey: "k" }), tools: [read], systemPrompt: "Be brief." });
+    const read = defineTool({
+      name: "read",
+      description: "Read a file",
+      parameters: z.strictObject({ path: z.string() }),
+      execute: ({ path }) => `contents of ${path}`,
+    });
+    const agent = new Agent({
+      model: createOpenAIModel({ model: "gpt-4.1", baseURL: server.baseURL, apiKey: "k" }),
+      tools: [read],
+      systemPrompt: "Be brief.",
+    });
 
     // 1. Chat Completions, with an id Anthropic would refuse and reasoning text of its own.
     server.push(
-      chatResponse({ reasoning: "Chat thoughts.", toolCalls: [{ id: "call.a|1", name: "read", arguments: { path: "a.txt" } }] }),
+      chatResponse({
+        reasoning: "Chat thoughts.",
+        toolCalls: [{ id: "call.a|1", name: "read", arguments: { path: "a.txt" } }],
+      }),
       chatResponse({ text: "A read." }),
     );
     expect(await agent.run("read a")).toBe("A read.");
 
     // 2. Anthropic, thinking on: its signed thinking must come back on its next request.
-    agent.model = thinkingHigh(createAnthropicModel({ model: "claude-sonnet-4-5", baseURL: server.rootURL, apiKey: "k" }));
+    agent.model = thinkingHigh(
+      createAnthropicModel({ model: "claude-sonnet-4-5", baseURL: server.rootURL, apiKey: "k" }),
+    );
     server.push(
-      anthropicResponse({ thinking: [{ text: "Need b.", signature: "sig-b" }], toolCalls: [{ id: "toolu_b", name: "read", arguments: { path: "b.txt" } }] }),
+      anthropicResponse({
+        thinking: [{ text: "Need b.", signature: "sig-b" }],
+        toolCalls: [{ id: "toolu_b", name: "read", arguments: { path: "b.txt" } }],
+      }),
       anthropicResponse({ text: "B read." }),
     );
     expect(await agent.run("read b")).toBe("B read.");
@@ -52,18 +69,30 @@ describe("switching protocols mid-session", () => {
     // 3. The Responses API.
     agent.model = createOpenAIResponsesModel({ model: "gpt-5.2", baseURL: server.baseURL, apiKey: "k" });
     server.push(
-      responsesResponse({ reasoning: { id: "rs_c", summary: ["Need c."], encrypted: "enc-c" }, toolCalls: [{ callId: "call_c", itemId: "fc_c", name: "read", arguments: { path: "c.txt" } }] }),
+      responsesResponse({
+        reasoning: { id: "rs_c", summary: ["Need c."], encrypted: "enc-c" },
+        toolCalls: [{ callId: "call_c", itemId: "fc_c", name: "read", arguments: { path: "c.txt" } }],
+      }),
       responsesResponse({ text: "C read." }),
     );
     expect(await agent.run("read c")).toBe("C read.");
     await agent.close();
 
-    const [, , claude1, claude2, responses1, responses2] = server.requests.slice(-6).map((r) => r.body as Record<string, any>);
+    const [, , claude1, claude2, responses1, responses2] = server.requests
+      .slice(-6)
+      .map((r) => r.body as Record<string, any>);
     // Anthropic's first request: the chat turn without its thinking, the refused id rewritten the
     // same way in the call and its result; a new prompt, not a tool loop, so thinking is on.
     const chatTurn = claude1!.messages[1];
     expect(chatTurn.role).toBe("assistant");
-    expect(chatTurn.content).toEqual([{ type: "tool_use", id: expect.stringMatching(/^call_a_1_[0-9a-f]{10}$/), name: "read", input: { path: "a.txt" } }]);
+    expect(chatTurn.content).toEqual([
+      {
+        type: "tool_use",
+        id: expect.stringMatching(/^call_a_1_[0-9a-f]{10}$/),
+        name: "read",
+        input: { path: "a.txt" },
+      },
+    ]);
     expect(claude1!.messages[2].content[0]).toMatchObject({ type: "tool_result", tool_use_id: chatTurn.content[0].id });
     expect(claude1!.thinking).toEqual({ type: "enabled", budget_tokens: 16384 });
     // Its second request: its own signed thinking returned as it came.
@@ -79,12 +108,23 @@ describe("switching protocols mid-session", () => {
     // The Responses API: every earlier turn as text and calls, no thinking of other models; its own reasoning item next time.
     const items = responses1!.input as Record<string, unknown>[];
     expect(items.filter((item) => item.type === "reasoning")).toEqual([]);
-    expect(items.filter((item) => item.type === "function_call").map((item) => item.call_id)).toEqual(["call.a|1", "toolu_b"]);
-    expect(items.filter((item) => item.type === "function_call_output").map((item) => item.call_id)).toEqual(["call.a|1", "toolu_b"]);
+    expect(items.filter((item) => item.type === "function_call").map((item) => item.call_id)).toEqual([
+      "call.a|1",
+      "toolu_b",
+    ]);
+    expect(items.filter((item) => item.type === "function_call_output").map((item) => item.call_id)).toEqual([
+      "call.a|1",
+      "toolu_b",
+    ]);
     expect(JSON.stringify(items)).not.toContain("Need b.");
     expect(JSON.stringify(items)).not.toContain("Chat thoughts.");
     expect((responses2!.input as Record<string, unknown>[]).filter((item) => item.type === "reasoning")).toEqual([
-      { id: "rs_c", type: "reasoning", summary: [{ type: "summary_text", text: "Need c." }], encrypted_content: "enc-c" },
+      {
+        id: "rs_c",
+        type: "reasoning",
+        summary: [{ type: "summary_text", text: "Need c." }],
+        encrypted_content: "enc-c",
+      },
     ]);
   });
 });

@@ -33,14 +33,27 @@ describe("createScriptedModel", () => {
     ]);
     expect(last(stream)).toEqual({
       type: "done",
-      message: { role: "assistant", content: [{ type: "text", text: "Reading it now." }], stopReason: "stop", usage: { input: 0, output: 0 }, model: "scripted:inline", timestamp: 0 },
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text: "Reading it now." }],
+        stopReason: "stop",
+        usage: { input: 0, output: 0 },
+        model: "scripted:inline",
+        timestamp: 0,
+      },
     });
   });
 
   test("streams tool-call arguments as JSON fragments; ids are call_<n> counted across the whole script unless given", async () => {
     const model = createScriptedModel({
       turns: [
-        { thinking: "Hmm.", toolCalls: [{ name: "read", arguments: { path: "a.txt" } }, { name: "ls", id: "mine" }] },
+        {
+          thinking: "Hmm.",
+          toolCalls: [
+            { name: "read", arguments: { path: "a.txt" } },
+            { name: "ls", id: "mine" },
+          ],
+        },
         { toolCalls: [{ name: "read", arguments: { path: "b.txt" } }] },
       ],
     });
@@ -61,13 +74,26 @@ describe("createScriptedModel", () => {
       ],
       stopReason: "toolUse",
     });
-    expect(last(await events(model)).message.content).toEqual([{ type: "toolCall", id: "call_3", name: "read", arguments: { path: "b.txt" } }]);
+    expect(last(await events(model)).message.content).toEqual([
+      { type: "toolCall", id: "call_3", name: "read", arguments: { path: "b.txt" } },
+    ]);
   });
 
   test("raw-string arguments are sent as is; when they do not parse the message keeps them in rawArguments", async () => {
     const raw = '{"path": "b.txt", "cont';
-    const stream = await events(createScriptedModel({ turns: [{ toolCalls: [{ name: "write", arguments: raw }], stopReason: "length", usage: { input: 120, output: 8 } }] }));
-    expect(stream.filter((e) => e.type === "toolcall_delta").map((e) => (e as { delta: string }).delta).join("")).toBe(raw);
+    const stream = await events(
+      createScriptedModel({
+        turns: [
+          { toolCalls: [{ name: "write", arguments: raw }], stopReason: "length", usage: { input: 120, output: 8 } },
+        ],
+      }),
+    );
+    expect(
+      stream
+        .filter((e) => e.type === "toolcall_delta")
+        .map((e) => (e as { delta: string }).delta)
+        .join(""),
+    ).toBe(raw);
     expect(last(stream).message).toMatchObject({
       content: [{ type: "toolCall", id: "call_1", name: "write", arguments: {}, rawArguments: raw }],
       stopReason: "length",
@@ -77,7 +103,9 @@ describe("createScriptedModel", () => {
 
   test("JSON that parses to something other than an object is unparseable too", async () => {
     const stream = await events(createScriptedModel({ turns: [{ toolCalls: [{ name: "x", arguments: "[1,2]" }] }] }));
-    expect(last(stream).message.content).toEqual([{ type: "toolCall", id: "call_1", name: "x", arguments: {}, rawArguments: "[1,2]" }]);
+    expect(last(stream).message.content).toEqual([
+      { type: "toolCall", id: "call_1", name: "x", arguments: {}, rawArguments: "[1,2]" },
+    ]);
   });
 
   test("an {error} turn ends the stream with an error event", async () => {
@@ -85,7 +113,15 @@ describe("createScriptedModel", () => {
     expect(stream).toHaveLength(1);
     expect(last(stream)).toEqual({
       type: "error",
-      message: { role: "assistant", content: [], stopReason: "error", usage: { input: 0, output: 0 }, model: "scripted:inline", errorMessage: "overloaded", timestamp: 0 },
+      message: {
+        role: "assistant",
+        content: [],
+        stopReason: "error",
+        usage: { input: 0, output: 0 },
+        model: "scripted:inline",
+        errorMessage: "overloaded",
+        timestamp: 0,
+      },
     });
   });
 
@@ -93,7 +129,9 @@ describe("createScriptedModel", () => {
     const model = createScriptedModel({ turns: [{ text: "only" }] });
     await events(model);
     const stream = await events(model);
-    expect(last(stream).message.errorMessage).toBe("The inline scripted model has no turn left for model call 2: the script has 1 turn. Add turns to the script.");
+    expect(last(stream).message.errorMessage).toBe(
+      "The inline scripted model has no turn left for model call 2: the script has 1 turn. Add turns to the script.",
+    );
     expect(model.calls).toBe(2);
     expect(model.remaining).toBe(0);
   });
@@ -105,14 +143,19 @@ describe("createScriptedModel", () => {
     const first = iterator.next();
     controller.abort();
     const { value } = await first;
-    expect(value).toMatchObject({ type: "error", message: { stopReason: "aborted", content: [], errorMessage: "Request aborted by user" } });
+    expect(value).toMatchObject({
+      type: "error",
+      message: { stopReason: "aborted", content: [], errorMessage: "Request aborted by user" },
+    });
     expect((await iterator.next()).done).toBe(true);
   });
 
   test("an abort between deltas ends the stream with what was streamed so far", async () => {
     const controller = new AbortController();
     const out: ModelStreamEvent[] = [];
-    for await (const e of createScriptedModel({ turns: [{ text: "one two", toolCalls: [{ name: "t", arguments: { k: "long value" } }] }] }).stream(NO_REQUEST, controller.signal)) {
+    for await (const e of createScriptedModel({
+      turns: [{ text: "one two", toolCalls: [{ name: "t", arguments: { k: "long value" } }] }],
+    }).stream(NO_REQUEST, controller.signal)) {
       out.push(e);
       if (e.type === "toolcall_delta") controller.abort();
     }
@@ -126,10 +169,12 @@ describe("createScriptedModel", () => {
   });
 
   test("a malformed script is refused with the turn and field named", () => {
-    expect(() => createScriptedModel({ turns: [{ text: "ok" }, { toolCalls: [{ name: 3 as unknown as string }] }] })).toThrow(
-      'Scripted model (inline): turn 2: toolCalls[0]: "name" must be a non-empty string',
+    expect(() =>
+      createScriptedModel({ turns: [{ text: "ok" }, { toolCalls: [{ name: 3 as unknown as string }] }] }),
+    ).toThrow('Scripted model (inline): turn 2: toolCalls[0]: "name" must be a non-empty string');
+    expect(() => createScriptedModel({} as never)).toThrow(
+      'Scripted model (inline): the script must be an object with a "turns" array',
     );
-    expect(() => createScriptedModel({} as never)).toThrow('Scripted model (inline): the script must be an object with a "turns" array');
   });
 });
 
@@ -140,11 +185,15 @@ describe("loadScriptedModel", () => {
     const model = await loadScriptedModel(file);
     expect(model.id).toBe("scripted:demo.json");
     expect(last(await events(model)).message.content).toEqual([{ type: "text", text: "Hi." }]);
-    expect(last(await events(model)).message.errorMessage).toBe(`The scripted model ${file} has no turn left for model call 2: the script has 1 turn. Add turns to the script.`);
+    expect(last(await events(model)).message.errorMessage).toBe(
+      `The scripted model ${file} has no turn left for model call 2: the script has 1 turn. Add turns to the script.`,
+    );
   });
 
   test("a missing file or bad JSON rejects with a message naming the file", async () => {
-    await expect(loadScriptedModel(join(dir, "missing.json"))).rejects.toThrow(`Cannot read the scripted model file ${join(dir, "missing.json")}: no such file`);
+    await expect(loadScriptedModel(join(dir, "missing.json"))).rejects.toThrow(
+      `Cannot read the scripted model file ${join(dir, "missing.json")}: no such file`,
+    );
     const bad = join(dir, "bad.json");
     writeFileSync(bad, "{ turns: ");
     await expect(loadScriptedModel(bad)).rejects.toThrow(`The scripted model file ${bad} is not valid JSON`);

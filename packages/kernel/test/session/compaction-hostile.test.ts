@@ -22,13 +22,27 @@ const never = new AbortController().signal;
 const SETTINGS: CompactionSettings = { contextWindow: 2000, reserveTokens: 500, keepRecentTokens: 300 };
 
 function answer(text: string): AssistantMessage {
-  return { role: "assistant", content: [{ type: "text", text }], stopReason: "stop", usage: { input: 0, output: 0 }, model: "m", timestamp: 1 };
+  return {
+    role: "assistant",
+    content: [{ type: "text", text }],
+    stopReason: "stop",
+    usage: { input: 0, output: 0 },
+    model: "m",
+    timestamp: 1,
+  };
 }
 
 /** u0 a0(c0) r0 u1 a1(c1) r1: about 1 500 tokens, of which the last call and result are kept. */
 function sessionWithHistory(): SessionManager {
   const s = SessionManager.inMemory("/w");
-  for (const m of [user(`u0 ${x(2000)}`), assistant(["c0"]), result("c0", x(2000)), user(`u1 ${x(1000)}`), assistant(["c1"]), result("c1", x(1000))]) {
+  for (const m of [
+    user(`u0 ${x(2000)}`),
+    assistant(["c0"]),
+    result("c0", x(2000)),
+    user(`u1 ${x(1000)}`),
+    assistant(["c1"]),
+    result("c1", x(1000)),
+  ]) {
     s.appendMessage(m);
   }
   return s;
@@ -56,10 +70,17 @@ describe("a summary supplied by beforeCompact", () => {
   it.each(["", "  \n "])("is refused when it is empty (%j), and nothing changes", async (summary) => {
     const s = sessionWithHistory();
     const model = createScriptedModel({ turns: [] });
-    const outcome = await compact({ model, messages: s.buildContext(), settings: { ...SETTINGS, beforeCompact: async () => ({ summary }) }, signal: never, session: s });
+    const outcome = await compact({
+      model,
+      messages: s.buildContext(),
+      settings: { ...SETTINGS, beforeCompact: async () => ({ summary }) },
+      signal: never,
+      session: s,
+    });
     expect(outcome).toEqual({
       status: "failed",
-      error: "compaction failed: beforeCompact supplied an empty summary; return { cancel: true } to leave the history as it is",
+      error:
+        "compaction failed: beforeCompact supplied an empty summary; return { cancel: true } to leave the history as it is",
     });
     expect(entryTypes(s)).not.toContain("compaction");
     expect(model.calls).toBe(0);
@@ -69,14 +90,27 @@ describe("a summary supplied by beforeCompact", () => {
     const s = sessionWithHistory();
     const before = s.buildContext();
     const summary = x(4 * 400 + 1); // 401 tokens; reserveTokens 500 allows 400
-    const outcome = await compact({ model: createScriptedModel({ turns: [] }), messages: before, settings: { ...SETTINGS, beforeCompact: async () => ({ summary }) }, signal: never, session: s });
+    const outcome = await compact({
+      model: createScriptedModel({ turns: [] }),
+      messages: before,
+      settings: { ...SETTINGS, beforeCompact: async () => ({ summary }) },
+      signal: never,
+      session: s,
+    });
     expect(outcome).toEqual({
       status: "failed",
-      error: "compaction failed: the summary from beforeCompact is about 401 tokens, more than the 400 a summary may take (0.8 × reserveTokens)",
+      error:
+        "compaction failed: the summary from beforeCompact is about 401 tokens, more than the 400 a summary may take (0.8 × reserveTokens)",
     });
     expect(s.buildContext()).toEqual(before);
 
-    const fits = await compact({ model: createScriptedModel({ turns: [] }), messages: before, settings: { ...SETTINGS, beforeCompact: async () => ({ summary: x(1600) }) }, signal: never, session: s });
+    const fits = await compact({
+      model: createScriptedModel({ turns: [] }),
+      messages: before,
+      settings: { ...SETTINGS, beforeCompact: async () => ({ summary: x(1600) }) },
+      signal: never,
+      session: s,
+    });
     expect(fits.status).toBe("compacted");
   });
 });
@@ -111,10 +145,16 @@ describe("the session changing while the summary is written", () => {
 
     expect(await pending).toEqual({
       status: "failed",
-      error: "compaction failed: the session moved to another branch while the summary was being written; nothing was recorded",
+      error:
+        "compaction failed: the session moved to another branch while the summary was being written; nothing was recorded",
     });
     expect(entryTypes(s)).not.toContain("compaction");
-    expect(trace(s.buildContext()).map((t) => t.slice(0, 12))).toEqual(["U(u0 xxxxxxx", "A(c0)", "R(c0:xxxxxxx", "U(u1, asked "]);
+    expect(trace(s.buildContext()).map((t) => t.slice(0, 12))).toEqual([
+      "U(u0 xxxxxxx",
+      "A(c0)",
+      "R(c0:xxxxxxx",
+      "U(u1, asked ",
+    ]);
   });
 
   it("fails before asking the model when the history is not the session's current branch", async () => {
@@ -124,7 +164,10 @@ describe("the session changing while the summary is written", () => {
     s.appendMessage(user("another start"));
     const model = createScriptedModel({ turns: [{ text: "SUMMARY" }] });
     const outcome = await compact({ model, messages: history, settings: SETTINGS, signal: never, session: s });
-    expect(outcome).toEqual({ status: "failed", error: "compaction failed: the first kept message is not on the session's current branch" });
+    expect(outcome).toEqual({
+      status: "failed",
+      error: "compaction failed: the first kept message is not on the session's current branch",
+    });
     expect(model.calls).toBe(0);
     expect(trace(s.buildContext())).toEqual(["U(another start)"]);
   });
@@ -138,7 +181,13 @@ describe("the session changing while the summary is written", () => {
     s.appendMessage(user("steered meanwhile"));
     release();
     expect((await pending).status).toBe("compacted");
-    expect(trace(s.buildContext()).map((t) => t.slice(0, 12))).toEqual(["U(The conver", "U(u1 xxxxxxx", "A(c1)", "R(c1:xxxxxxx", "U(steered me"]);
+    expect(trace(s.buildContext()).map((t) => t.slice(0, 12))).toEqual([
+      "U(The conver",
+      "U(u1 xxxxxxx",
+      "A(c1)",
+      "R(c1:xxxxxxx",
+      "U(steered me",
+    ]);
   });
 });
 
@@ -157,16 +206,28 @@ describe("compaction aborted at every await", () => {
           await tick();
           yield { type: "text_delta", delta: "S" };
           await tick();
-          if (signal.aborted) yield { type: "error", message: { ...answer(""), stopReason: "aborted", errorMessage: "aborted" } };
+          if (signal.aborted)
+            yield { type: "error", message: { ...answer(""), stopReason: "aborted", errorMessage: "aborted" } };
           else yield { type: "done", message: answer("SUMMARY") };
         },
       };
       // A small window: the conversation is read in several requests, so there are many awaits.
-      const settings: CompactionSettings = { contextWindow: 1500, reserveTokens: 500, keepRecentTokens: 100, beforeCompact: async () => void (await tick()) };
+      const settings: CompactionSettings = {
+        contextWindow: 1500,
+        reserveTokens: 500,
+        keepRecentTokens: 100,
+        beforeCompact: async () => void (await tick()),
+      };
       const s = SessionManager.inMemory("/w");
       for (let i = 0; i < 8; i++) s.appendMessage(user(`m${i} ${x(1500)}`));
       const before = s.getEntries().length;
-      const outcome = await compact({ model, messages: s.buildContext(), settings, signal: controller.signal, session: s });
+      const outcome = await compact({
+        model,
+        messages: s.buildContext(),
+        settings,
+        signal: controller.signal,
+        session: s,
+      });
       expect({ abortAt, status: outcome.status }).toEqual({ abortAt, status: "failed" });
       expect(s.getEntries()).toHaveLength(before);
     }
@@ -180,10 +241,23 @@ describe("histories made of tool calls", () => {
       s.appendMessage(assistant([`c${i}`], { timestamp: i }));
       s.appendMessage(result(`c${i}`, x(400), i));
     }
-    const outcome = await compact({ model: createScriptedModel({ turns: [{ text: "SUMMARY" }] }), messages: s.buildContext(), settings: SETTINGS, signal: never, session: s });
+    const outcome = await compact({
+      model: createScriptedModel({ turns: [{ text: "SUMMARY" }] }),
+      messages: s.buildContext(),
+      settings: SETTINGS,
+      signal: never,
+      session: s,
+    });
     expect(outcome.status).toBe("compacted");
     const context = s.buildContext();
-    expect(trace(context).slice(1)).toEqual(["A(c7)", `R(c7:${x(400)})`, "A(c8)", `R(c8:${x(400)})`, "A(c9)", `R(c9:${x(400)})`]);
+    expect(trace(context).slice(1)).toEqual([
+      "A(c7)",
+      `R(c7:${x(400)})`,
+      "A(c8)",
+      `R(c8:${x(400)})`,
+      "A(c9)",
+      `R(c9:${x(400)})`,
+    ]);
     expect(pairingProblem(context)).toBeUndefined();
   });
 
@@ -220,7 +294,10 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("stray" as const), id: fc.constantFrom("a", "b", "zz") }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("fork" as const), back: fc.nat(6) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("compact" as const), keep: fc.integer({ min: 0, max: 300 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("compact" as const), keep: fc.integer({ min: 0, max: 300 }) }),
+  },
 );
 
 /** Play `steps` against a session (reused ids, unanswered calls, stray results, forks, compactions). */
@@ -249,7 +326,13 @@ async function play(steps: Step[]): Promise<{ session: SessionManager; outcomes:
       case "compact": {
         const before = session.buildContext();
         const settings: CompactionSettings = { contextWindow: 3000, reserveTokens: 500, keepRecentTokens: s.keep };
-        const outcome = await compact({ model: createScriptedModel({ turns: [{ text: `SUMMARY ${t++}` }] }), messages: before, settings, signal: never, session });
+        const outcome = await compact({
+          model: createScriptedModel({ turns: [{ text: `SUMMARY ${t++}` }] }),
+          messages: before,
+          settings,
+          signal: never,
+          session,
+        });
         outcomes.push(outcome);
         if (outcome.status === "compacted") {
           // What the loop continues with is what the session rebuilds, the summary's timestamp aside.

@@ -46,7 +46,11 @@ function requestText(request: ModelRequest): string {
 function summarizer(turns: Parameters<typeof createScriptedModel>[0]["turns"]) {
   const requests: ModelRequest[] = [];
   const model = createScriptedModel({ turns }, { onRequest: (r) => requests.push(r) });
-  return { model, requests, promptOf: (i: number) => (requests[i]!.messages[0]!.content as { text: string }[])[0]!.text };
+  return {
+    model,
+    requests,
+    promptOf: (i: number) => (requests[i]!.messages[0]!.content as { text: string }[])[0]!.text,
+  };
 }
 
 describe("estimateContextTokens", () => {
@@ -104,7 +108,12 @@ describe("prepareCompaction", () => {
     const prep = prepareCompaction(messages, { contextWindow: 1000, keepRecentTokens: 150 })!;
     expect(prep.previousSummary).toBe("earlier work");
     expect(prep.messagesToSummarize.map(SHORT)).toEqual(["U(u0 x", "A(a)", "R(a:xx", "U(u1 x"]);
-    expect(prepareCompaction([compactionSummaryMessage("s", 0), user("short")], { contextWindow: 1000, keepRecentTokens: 1 })).toBeUndefined();
+    expect(
+      prepareCompaction([compactionSummaryMessage("s", 0), user("short")], {
+        contextWindow: 1000,
+        keepRecentTokens: 1,
+      }),
+    ).toBeUndefined();
   });
 });
 
@@ -126,7 +135,9 @@ describe("compact", () => {
     expect(requests).toHaveLength(1);
     expect(requests[0]).toMatchObject({ systemPrompt: SUMMARIZATION_SYSTEM_PROMPT, tools: [], maxTokens: 800 });
     const prompt = promptOf(0);
-    expect(prompt).toContain(`<conversation>\n[User]: u0 ${x(397)}\n\n[Assistant tool call]: t_a {}\n\n[Tool result t_a]: ${x(400)}`);
+    expect(prompt).toContain(
+      `<conversation>\n[User]: u0 ${x(397)}\n\n[Assistant tool call]: t_a {}\n\n[Tool result t_a]: ${x(400)}`,
+    );
     expect(prompt).toContain("Summarize the conversation above");
     expect(prompt).not.toContain("u2 ");
   });
@@ -134,10 +145,18 @@ describe("compact", () => {
   it("updates an existing summary instead of starting over", async () => {
     const { model, promptOf } = summarizer([{ text: "updated" }]);
     const messages = [compactionSummaryMessage("what happened before", 0), ...history()];
-    const outcome = await compact({ model, messages, settings, signal: never, customInstructions: "mention the tests" });
+    const outcome = await compact({
+      model,
+      messages,
+      settings,
+      signal: never,
+      customInstructions: "mention the tests",
+    });
     expect(outcome.status).toBe("compacted");
     const prompt = promptOf(0);
-    expect(prompt.startsWith("<previous-summary>\nwhat happened before\n</previous-summary>\n\n<conversation>\n[User]: u0")).toBe(true);
+    expect(
+      prompt.startsWith("<previous-summary>\nwhat happened before\n</previous-summary>\n\n<conversation>\n[User]: u0"),
+    ).toBe(true);
     expect(prompt).toContain("Update the summary");
     expect(prompt).toContain("Also follow these instructions: mention the tests");
     expect(prompt).not.toContain("<summary>");
@@ -207,12 +226,14 @@ describe("compact", () => {
 
 describe("compact, when the conversation does not fit in one summarization request", () => {
   // Budget: 4 × (contextWindow - reserveTokens) characters per request, system prompt included.
-  const budget = (settings: { contextWindow: number; reserveTokens: number }) => 4 * (settings.contextWindow - settings.reserveTokens);
+  const budget = (settings: { contextWindow: number; reserveTokens: number }) =>
+    4 * (settings.contextWindow - settings.reserveTokens);
 
   it("summarizes it in several requests, in order, each updating the summary of the one before", async () => {
     const settings = { contextWindow: 900, reserveTokens: 100, keepRecentTokens: 10 };
     const messages: Message[] = [];
-    for (let i = 0; i < 6; i++) messages.push(user(`question ${i} ${x(600)}`, i), assistant([], { text: `answer ${i}`, timestamp: i }));
+    for (let i = 0; i < 6; i++)
+      messages.push(user(`question ${i} ${x(600)}`, i), assistant([], { text: `answer ${i}`, timestamp: i }));
     const { model, requests } = summarizer(Array.from({ length: 10 }, (_, i) => ({ text: `summary ${i + 1}` })));
 
     const outcome = await compact({ model, messages, settings, signal: never });
@@ -224,17 +245,27 @@ describe("compact, when the conversation does not fit in one summarization reque
       if (i > 0) expect(requestText(request)).toContain(`<previous-summary>\nsummary ${i}\n</previous-summary>`);
     }
     // Every summarized message was read once, in order (question 5 and its answer are the kept tail).
-    const read = requests.flatMap((r) => [...requestText(r).matchAll(/\[User\]: question (\d)/g)].map((m) => Number(m[1])));
+    const read = requests.flatMap((r) =>
+      [...requestText(r).matchAll(/\[User\]: question (\d)/g)].map((m) => Number(m[1])),
+    );
     expect(read).toEqual([0, 1, 2, 3, 4]);
   });
 
   it("cuts a message longer than a request can carry in the middle, and says how much was left out", async () => {
     const settings = { contextWindow: 1000, reserveTokens: 100, keepRecentTokens: 1 };
     const huge = `start ${x(20_000)} end`;
-    const messages: Message[] = [user(huge, 1), assistant([], { text: "ok", timestamp: 2 }), user("next", 3), assistant([], { text: "fine", timestamp: 4 })];
+    const messages: Message[] = [
+      user(huge, 1),
+      assistant([], { text: "ok", timestamp: 2 }),
+      user("next", 3),
+      assistant([], { text: "fine", timestamp: 4 }),
+    ];
     const { model, requests } = summarizer([{ text: "the gist" }, { text: "the gist, and what followed" }]);
 
-    expect(await compact({ model, messages, settings, signal: never })).toMatchObject({ status: "compacted", summary: "the gist, and what followed" });
+    expect(await compact({ model, messages, settings, signal: never })).toMatchObject({
+      status: "compacted",
+      summary: "the gist, and what followed",
+    });
     // The cut message fills its request; what follows it goes in the next one.
     expect(requests).toHaveLength(2);
     expect(requestText(requests[1]!)).toContain("[Assistant]: ok\n\n[User]: next");
@@ -247,10 +278,16 @@ describe("compact, when the conversation does not fit in one summarization reque
 
   it("fails without asking the model when the window leaves no room for the conversation", async () => {
     const { model } = summarizer([{ text: "never" }]);
-    const outcome = await compact({ model, messages: history(), settings: { contextWindow: 400, reserveTokens: 100, keepRecentTokens: 150 }, signal: never });
+    const outcome = await compact({
+      model,
+      messages: history(),
+      settings: { contextWindow: 400, reserveTokens: 100, keepRecentTokens: 150 },
+      signal: never,
+    });
     expect(outcome).toEqual({
       status: "failed",
-      error: "summarization failed: a request may carry 1200 characters, which leaves no room for the conversation; raise contextWindow or lower reserveTokens",
+      error:
+        "summarization failed: a request may carry 1200 characters, which leaves no room for the conversation; raise contextWindow or lower reserveTokens",
     });
     expect(model.calls).toBe(0);
   });
@@ -258,7 +295,8 @@ describe("compact, when the conversation does not fit in one summarization reque
   it("fails as a whole when a later request fails, changing nothing", async () => {
     const settings = { contextWindow: 900, reserveTokens: 100, keepRecentTokens: 10 };
     const messages: Message[] = [];
-    for (let i = 0; i < 6; i++) messages.push(user(`question ${i} ${x(600)}`, i), assistant([], { text: `answer ${i}`, timestamp: i }));
+    for (let i = 0; i < 6; i++)
+      messages.push(user(`question ${i} ${x(600)}`, i), assistant([], { text: `answer ${i}`, timestamp: i }));
     const { model } = summarizer([{ text: "summary 1" }, { error: "429 slow down" }]);
     expect(await compact({ model, messages, settings, signal: never })).toEqual({
       status: "failed",
@@ -281,7 +319,9 @@ describe("createCompactionHook", () => {
     const requests: ModelRequest[] = [];
     // The window is small enough that the summarizer reads the conversation in two requests.
     const model = createScriptedModel(
-      { turns: [{ text: "SUMMARY of u0" }, { text: "SUMMARY: the user asked for u0 and u1" }, { text: "carrying on" }] },
+      {
+        turns: [{ text: "SUMMARY of u0" }, { text: "SUMMARY: the user asked for u0 and u1" }, { text: "carrying on" }],
+      },
       { onRequest: (r) => requests.push(r) },
     );
     const session = SessionManager.inMemory("/w");
@@ -297,7 +337,12 @@ describe("createCompactionHook", () => {
 
     const replaced = await hook(messages, never);
     expect(replaced?.events).toEqual([
-      { type: "context_compacted", tokensBefore: estimateContextTokens(messages), tokensAfter: expect.any(Number), timestamp: expect.any(Number) },
+      {
+        type: "context_compacted",
+        tokensBefore: estimateContextTokens(messages),
+        tokensAfter: expect.any(Number),
+        timestamp: expect.any(Number),
+      },
     ]);
     const compacted = outcomes[0]!;
     expect(compacted.status).toBe("compacted");
@@ -356,7 +401,15 @@ describe("createCompactionHook", () => {
     }
     // Waits of 1, 2, 4, 8, 16, 16 calls between the seven failures; the eighth attempt succeeds.
     expect(attempts).toEqual([1, 3, 6, 11, 20, 37, 54, 71].filter((c) => c <= 60));
-    expect(outcomes.map((o) => o.status)).toEqual(["failed", "failed", "failed", "failed", "failed", "failed", "failed"]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      "failed",
+      "failed",
+      "failed",
+      "failed",
+      "failed",
+      "failed",
+      "failed",
+    ]);
 
     // Once it succeeds, the next failure waits one call again.
     const { model: later } = summarizer([{ error: "a" }, { text: "fine" }, { error: "b" }, { error: "c" }]);
@@ -369,7 +422,10 @@ describe("createCompactionHook", () => {
 
   it("does not count an attempt the run's abort stopped as a failure", async () => {
     const { model } = summarizer([{ text: "unused", delayMs: 60_000 }, { text: "the summary" }]);
-    const hook = createCompactionHook({ model, settings: { contextWindow: 10_000, reserveTokens: 9_500, keepRecentTokens: 350 } });
+    const hook = createCompactionHook({
+      model,
+      settings: { contextWindow: 10_000, reserveTokens: 9_500, keepRecentTokens: 350 },
+    });
     const controller = new AbortController();
     controller.abort();
     expect(await hook(history(), controller.signal)).toBeUndefined();
@@ -378,7 +434,15 @@ describe("createCompactionHook", () => {
   });
 
   it("keeps its wait from one Agent run to the next, and summarizes with the agent's current model", async () => {
-    const model = createScriptedModel({ turns: [{ error: "overloaded" }, { text: "answer 1" }, { text: "answer 2" }, { error: "still" }, { text: "answer 3" }] });
+    const model = createScriptedModel({
+      turns: [
+        { error: "overloaded" },
+        { text: "answer 1" },
+        { text: "answer 2" },
+        { error: "still" },
+        { text: "answer 3" },
+      ],
+    });
     const outcomes: CompactionOutcome[] = [];
     const agent = new Agent({
       model,
@@ -392,7 +456,9 @@ describe("createCompactionHook", () => {
       expect(await agent.run("three")).toBe("answer 3"); // attempt fails again: two calls go ahead
       expect(outcomes.map((o) => o.status)).toEqual(["failed", "failed"]);
 
-      agent.model = createScriptedModel({ turns: [{ text: "answer 4" }, { text: "answer 5" }, { text: "SUMMARY by the new model" }, { text: "answer 6" }] });
+      agent.model = createScriptedModel({
+        turns: [{ text: "answer 4" }, { text: "answer 5" }, { text: "SUMMARY by the new model" }, { text: "answer 6" }],
+      });
       expect(await agent.run("four")).toBe("answer 4");
       expect(await agent.run("five")).toBe("answer 5");
       expect(await agent.run("six")).toBe("answer 6");
@@ -406,11 +472,21 @@ describe("createCompactionHook", () => {
   it("runs inside the Agent: the session records the compaction and the next model call starts with the summary", async () => {
     const requests: ModelRequest[] = [];
     const model = createScriptedModel(
-      { turns: [{ text: `first answer ${x(2000)}` }, { text: "SUMMARY of the first exchange" }, { text: "second answer" }] },
+      {
+        turns: [
+          { text: `first answer ${x(2000)}` },
+          { text: "SUMMARY of the first exchange" },
+          { text: "second answer" },
+        ],
+      },
       { onRequest: (r) => requests.push(r) },
     );
     const session = SessionManager.inMemory("/w");
-    const agent = new Agent({ model, session, compaction: { contextWindow: 1000, reserveTokens: 200, keepRecentTokens: 50 } });
+    const agent = new Agent({
+      model,
+      session,
+      compaction: { contextWindow: 1000, reserveTokens: 200, keepRecentTokens: 50 },
+    });
     try {
       await agent.run(`hello ${x(2000)}`);
       expect(await agent.run("again")).toBe("second answer");

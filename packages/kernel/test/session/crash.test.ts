@@ -43,7 +43,11 @@ function appendThenKill(file: string, atLeast: number): Promise<number> {
 }
 
 const texts = (messages: readonly Message[]) =>
-  messages.map((m) => (m.role === "user" && typeof m.content !== "string" ? m.content[0]!.type === "text" && m.content[0]!.text.split(" ", 2).join(" ") : m.role));
+  messages.map((m) =>
+    m.role === "user" && typeof m.content !== "string"
+      ? m.content[0]!.type === "text" && m.content[0]!.text.split(" ", 2).join(" ")
+      : m.role,
+  );
 
 describe("a session file after its writer was killed with SIGKILL mid-append", () => {
   it("loads, holds every message whose append had completed, and takes new appends on a fresh line", async () => {

@@ -28,7 +28,14 @@ export function assistant(
 }
 
 export function result(id: string, text = `result ${id}`, timestamp = 0): ToolResultMessage {
-  return { role: "toolResult", toolCallId: id, toolName: `t_${id}`, content: [{ type: "text", text }], isError: false, timestamp };
+  return {
+    role: "toolResult",
+    toolCallId: id,
+    toolName: `t_${id}`,
+    content: [{ type: "text", text }],
+    isError: false,
+    timestamp,
+  };
 }
 
 export function interrupted(id: string, timestamp = 0): ToolResultMessage {

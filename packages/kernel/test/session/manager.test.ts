@@ -17,18 +17,33 @@ afterEach(() => {
 });
 
 const lines = (file: string) => readFileSync(file, "utf8").split("\n");
-const branchTypes = (s: SessionManager) => s.getBranch().map((e) => (e.type === "message" ? trace([e.message])[0] : e.type));
+const branchTypes = (s: SessionManager) =>
+  s.getBranch().map((e) => (e.type === "message" ? trace([e.message])[0] : e.type));
 
 describe("SessionManager files", () => {
   it("creates the file under $MYPI_HOME/sessions/<cwd-slug>/ with the first entry, header first", () => {
     const s = SessionManager.create({ cwd: "/work/app" });
-    expect(s.file).toMatch(new RegExp(`^${join(tmp, "home", "sessions", "--work-app--")}/\\d{4}-\\d\\d-\\d\\dT[\\d-]+Z_${s.id}\\.jsonl$`));
+    expect(s.file).toMatch(
+      new RegExp(`^${join(tmp, "home", "sessions", "--work-app--")}/\\d{4}-\\d\\d-\\d\\dT[\\d-]+Z_${s.id}\\.jsonl$`),
+    );
     expect(existsSync(s.file!)).toBe(false);
 
     const id = s.appendMessage(user("hello", 5));
     const [header, entry, end] = lines(s.file!);
-    expect(JSON.parse(header!)).toEqual({ type: "session", version: 1, id: s.id, cwd: "/work/app", timestamp: expect.any(String) });
-    expect(JSON.parse(entry!)).toEqual({ type: "message", id, parentId: null, timestamp: expect.any(String), message: user("hello", 5) });
+    expect(JSON.parse(header!)).toEqual({
+      type: "session",
+      version: 1,
+      id: s.id,
+      cwd: "/work/app",
+      timestamp: expect.any(String),
+    });
+    expect(JSON.parse(entry!)).toEqual({
+      type: "message",
+      id,
+      parentId: null,
+      timestamp: expect.any(String),
+      message: user("hello", 5),
+    });
     expect(end).toBe("");
     expect(id).toMatch(/^[0-9a-f]{8}$/);
   });
@@ -36,7 +51,14 @@ describe("SessionManager files", () => {
   it("names the session it continues from in the header when given parentSession (Pi's lineage), and keeps it on reopening", () => {
     const s = SessionManager.create({ cwd: "/work/app", parentSession: "/work/earlier.jsonl" });
     s.appendMessage(user("hello", 5));
-    expect(JSON.parse(lines(s.file!)[0]!)).toEqual({ type: "session", version: 1, id: s.id, cwd: "/work/app", timestamp: expect.any(String), parentSession: "/work/earlier.jsonl" });
+    expect(JSON.parse(lines(s.file!)[0]!)).toEqual({
+      type: "session",
+      version: 1,
+      id: s.id,
+      cwd: "/work/app",
+      timestamp: expect.any(String),
+      parentSession: "/work/earlier.jsonl",
+    });
     expect(SessionManager.open(s.file!).getHeader().parentSession).toBe("/work/earlier.jsonl");
   });
 
@@ -64,19 +86,43 @@ describe("SessionManager files", () => {
     s.appendThinkingLevelChange("high");
     s.appendMessage(user("go", 1));
     const [, model, thinking] = lines(s.file!).map((l) => (l ? JSON.parse(l) : undefined));
-    expect(model).toMatchObject({ type: "model_change", model: "anthropic/claude-sonnet-5-5", provider: "anthropic", modelId: "claude-sonnet-5-5" });
+    expect(model).toMatchObject({
+      type: "model_change",
+      model: "anthropic/claude-sonnet-5-5",
+      provider: "anthropic",
+      modelId: "claude-sonnet-5-5",
+    });
     expect(thinking).toMatchObject({ type: "thinking_level_change", thinkingLevel: "high" });
 
     const pi = join(tmp, "pi.jsonl");
     const piLines = [
       { type: "session", version: 3, id: "pi-session", timestamp: "2026-12-06T00:00:00.000Z", cwd: tmp },
-      { type: "model_change", id: "a1", parentId: null, timestamp: "2026-12-06T00:00:01.000Z", provider: "local", modelId: "thinker" },
-      { type: "thinking_level_change", id: "a2", parentId: "a1", timestamp: "2026-12-06T00:00:02.000Z", thinkingLevel: "low" },
+      {
+        type: "model_change",
+        id: "a1",
+        parentId: null,
+        timestamp: "2026-12-06T00:00:01.000Z",
+        provider: "local",
+        modelId: "thinker",
+      },
+      {
+        type: "thinking_level_change",
+        id: "a2",
+        parentId: "a1",
+        timestamp: "2026-12-06T00:00:02.000Z",
+        thinkingLevel: "low",
+      },
       { type: "thinking_level_change", id: "a3", parentId: "a2", timestamp: "2026-12-06T00:00:03.000Z" },
     ];
     writeFileSync(pi, piLines.map((l) => JSON.stringify(l)).join("\n") + "\n");
     const opened = SessionManager.open(pi);
-    expect(opened.getBranch().map((e) => (e.type === "model_change" ? e.model : e.type === "thinking_level_change" ? e.thinkingLevel : e.type))).toEqual(["local/thinker", "low"]);
+    expect(
+      opened
+        .getBranch()
+        .map((e) =>
+          e.type === "model_change" ? e.model : e.type === "thinking_level_change" ? e.thinkingLevel : e.type,
+        ),
+    ).toEqual(["local/thinker", "low"]);
     expect(opened.loadWarnings).toContain("pi.jsonl:4: thinking_level_change entry without thinkingLevel, skipped");
   });
 
@@ -129,13 +175,22 @@ describe("SessionManager damaged files", () => {
     writeFileSync(file, body);
     return file;
   }
-  const header = JSON.stringify({ type: "session", version: 1, id: "sess", cwd: "/w", timestamp: "2026-01-01T00:00:00.000Z" });
+  const header = JSON.stringify({
+    type: "session",
+    version: 1,
+    id: "sess",
+    cwd: "/w",
+    timestamp: "2026-01-01T00:00:00.000Z",
+  });
   const entry = (id: string, parentId: string | null, text: string) =>
     JSON.stringify({ type: "message", id, parentId, timestamp: "2026-01-01T00:00:00.000Z", message: user(text) });
 
   it("skips a torn last line, reports it, and starts the next append on a fresh line", () => {
     const torn = entry("e3", "e2", "lost").slice(0, 40);
-    const file = writeSession("torn.jsonl", `${header}\n${entry("e1", null, "one")}\n${entry("e2", "e1", "two")}\n${torn}`);
+    const file = writeSession(
+      "torn.jsonl",
+      `${header}\n${entry("e1", null, "one")}\n${entry("e2", "e1", "two")}\n${torn}`,
+    );
     const s = SessionManager.open(file);
     expect(s.loadWarnings).toEqual(["torn.jsonl:4: incomplete last line (the writer stopped mid-line), skipped"]);
     expect(trace(s.buildContext())).toEqual(["U(one)", "U(two)"]);
@@ -270,7 +325,9 @@ describe("SessionManager tree", () => {
   it("refuses an unknown entry id with an error that says where ids come from", () => {
     const s = SessionManager.inMemory(tmp);
     linear(s);
-    expect(() => s.navigate("nope")).toThrow(`Unknown session entry "nope" in session ${s.id}: pick an id from getEntries() or getBranch()`);
+    expect(() => s.navigate("nope")).toThrow(
+      `Unknown session entry "nope" in session ${s.id}: pick an id from getEntries() or getBranch()`,
+    );
     expect(() => s.fork("nope")).toThrow(/Unknown session entry "nope"/);
     expect(() => s.appendLabel("nope", "x")).toThrow(/Unknown session entry "nope"/);
   });
@@ -311,7 +368,11 @@ describe("SessionManager context", () => {
       "R(a:result a)",
       "U(after)",
     ]);
-    const entry = s.getBranch().find((e): e is Extract<SessionEntry, { type: "compaction" }> => e.type === "compaction" && e.tokensBefore === 99);
+    const entry = s
+      .getBranch()
+      .find(
+        (e): e is Extract<SessionEntry, { type: "compaction" }> => e.type === "compaction" && e.tokensBefore === 99,
+      );
     expect(entry).toMatchObject({ summary: "second summary", firstKeptEntryId: kept, tokensBefore: 99 });
   });
 
@@ -331,7 +392,12 @@ describe("SessionManager context", () => {
     s.appendMessage(result("b", "ok", 3));
     const before = readFileSync(s.file!, "utf8");
     const context = SessionManager.open(s.file!).buildContext();
-    expect(context).toEqual([user("go", 1), assistant(["a", "b"], { timestamp: 2 }), interrupted("a", 2), result("b", "ok", 3)]);
+    expect(context).toEqual([
+      user("go", 1),
+      assistant(["a", "b"], { timestamp: 2 }),
+      interrupted("a", 2),
+      result("b", "ok", 3),
+    ]);
     expect(readFileSync(s.file!, "utf8")).toBe(before);
   });
 
@@ -366,9 +432,13 @@ describe("SessionManager storedForm", () => {
     const id = s.appendMessage(original);
     s.appendMessage(user("next"));
     expect(s.entryIdOf(original)).toBe(id);
-    expect(s.getEntry(id)).toMatchObject({ message: { role: "assistant", content: [{ type: "text", text: "[masked]" }] } });
+    expect(s.getEntry(id)).toMatchObject({
+      message: { role: "assistant", content: [{ type: "text", text: "[masked]" }] },
+    });
     expect(readFileSync(s.file!, "utf8")).not.toContain("hunter22");
-    expect(SessionManager.open(s.file!).buildContext()[0]).toMatchObject({ content: [{ type: "text", text: "[masked]" }] });
+    expect(SessionManager.open(s.file!).buildContext()[0]).toMatchObject({
+      content: [{ type: "text", text: "[masked]" }],
+    });
   });
 
   it("refuses a stored form that is no message, and records nothing", () => {

@@ -14,9 +14,21 @@ import { SessionManager, readSessionHeader } from "../../src/session/index.ts";
 const dir = mkdtempSync(join(tmpdir(), "mypi-read-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const HEADER = JSON.stringify({ type: "session", version: 1, id: "sess", cwd: "/w", timestamp: "2026-01-01T00:00:00.000Z" });
+const HEADER = JSON.stringify({
+  type: "session",
+  version: 1,
+  id: "sess",
+  cwd: "/w",
+  timestamp: "2026-01-01T00:00:00.000Z",
+});
 const line = (id: string, parentId: string | null, text: unknown) =>
-  JSON.stringify({ type: "message", id, parentId, timestamp: "2026-01-01T00:00:00.000Z", message: { role: "user", content: text, timestamp: 1 } });
+  JSON.stringify({
+    type: "message",
+    id,
+    parentId,
+    timestamp: "2026-01-01T00:00:00.000Z",
+    message: { role: "user", content: text, timestamp: 1 },
+  });
 
 describe("reading a session file", () => {
   it("reads a file of several chunks whole, multi-byte characters across chunk boundaries included", () => {
@@ -33,7 +45,14 @@ describe("reading a session file", () => {
   it("skips an entry nested too deep with a warning, keeps every other entry, and reopens", () => {
     const deep = `${"[".repeat(3000)}${"]".repeat(3000)}`;
     const file = join(dir, "deep.jsonl");
-    const middle = JSON.stringify({ type: "custom", id: "c1", parentId: "a", timestamp: "2026-01-01T00:00:00.000Z", customType: "x", data: JSON.parse(deep) });
+    const middle = JSON.stringify({
+      type: "custom",
+      id: "c1",
+      parentId: "a",
+      timestamp: "2026-01-01T00:00:00.000Z",
+      customType: "x",
+      data: JSON.parse(deep),
+    });
     writeFileSync(file, [HEADER, line("a", null, "first"), middle, line("b", "c1", "second")].join("\n")); // no final newline
     const session = SessionManager.open(file);
     expect(session.loadWarnings).toEqual([
@@ -42,13 +61,19 @@ describe("reading a session file", () => {
     ]);
     expect(session.buildContext().map((m) => m.content)).toEqual(["first", "second"]);
     session.appendCustomEntry("after", { ok: true });
-    expect(SessionManager.open(file).getEntries().map((e) => e.id)).toEqual(["a", "b", session.getLeafId()]);
+    expect(
+      SessionManager.open(file)
+        .getEntries()
+        .map((e) => e.id),
+    ).toEqual(["a", "b", session.getLeafId()]);
   });
 
   it("refuses a FIFO at once instead of waiting for a writer, and a folder, saying what to give", () => {
     const fifo = join(dir, "pipe.jsonl");
     execFileSync("mkfifo", [fifo]);
-    expect(() => SessionManager.open(fifo)).toThrow(`${fifo} is a FIFO (named pipe), not a regular file: a session is a file that is read whole and appended to. Give the path of a file (or a new one).`);
+    expect(() => SessionManager.open(fifo)).toThrow(
+      `${fifo} is a FIFO (named pipe), not a regular file: a session is a file that is read whole and appended to. Give the path of a file (or a new one).`,
+    );
     const folder = join(dir, "folder.jsonl");
     mkdirSync(folder);
     expect(() => SessionManager.open(folder)).toThrow(`${folder} is a folder, not a regular file`);
@@ -64,7 +89,12 @@ describe("telling a session file from any other", () => {
     const empty = join(dir, "empty.jsonl");
     writeFileSync(empty, "");
     expect(readSessionHeader(session)).toMatchObject({ type: "session", id: "sess" });
-    expect([readSessionHeader(notes), readSessionHeader(empty), readSessionHeader(dir), readSessionHeader(join(dir, "missing"))]).toEqual([undefined, undefined, undefined, undefined]);
+    expect([
+      readSessionHeader(notes),
+      readSessionHeader(empty),
+      readSessionHeader(dir),
+      readSessionHeader(join(dir, "missing")),
+    ]).toEqual([undefined, undefined, undefined, undefined]);
   });
 });
 

@@ -11,7 +11,13 @@ const counters = (r: ReturnType<typeof repairToolHistory>) => ({
   droppedDuplicateResults: r.droppedDuplicateResults,
   reorderedResults: r.reorderedResults,
 });
-const none = { changed: false, synthesizedResults: 0, droppedOrphanResults: 0, droppedDuplicateResults: 0, reorderedResults: 0 };
+const none = {
+  changed: false,
+  synthesizedResults: 0,
+  droppedOrphanResults: 0,
+  droppedDuplicateResults: 0,
+  reorderedResults: 0,
+};
 
 describe("repairToolHistory on examples", () => {
   it("returns a valid history unchanged, as a new array holding the same message objects", () => {
@@ -55,7 +61,12 @@ describe("repairToolHistory on examples", () => {
   });
 
   it("gives a reused id's result to its adjacent call and synthesizes one for the earlier call", () => {
-    const r = repairToolHistory([assistant(["a"], { timestamp: 1 }), user("again"), assistant(["a"], { timestamp: 2 }), result("a", "second turn")]);
+    const r = repairToolHistory([
+      assistant(["a"], { timestamp: 1 }),
+      user("again"),
+      assistant(["a"], { timestamp: 2 }),
+      result("a", "second turn"),
+    ]);
     expect(trace(r.messages)).toEqual([
       "A(a)",
       "R(a:Tool call interrupted by user)",
@@ -204,7 +215,8 @@ function violation(messages: readonly Message[]): string | undefined {
     const ids = m.content.flatMap((b) => (b.type === "toolCall" ? [b.id] : []));
     for (let k = 0; k < ids.length; k++) {
       const r = messages[i + 1 + k];
-      if (r?.role !== "toolResult" || r.toolCallId !== ids[k]) return `call ${ids[k]} of message ${i} not answered at ${i + 1 + k}`;
+      if (r?.role !== "toolResult" || r.toolCallId !== ids[k])
+        return `call ${ids[k]} of message ${i} not answered at ${i + 1 + k}`;
     }
     i += ids.length;
   }
@@ -265,7 +277,8 @@ describe("repairToolHistory on 10 000 generated transcripts", () => {
         // A real result only answers a call that came before it.
         const position = new Map<Message, number>(input.map((m, i) => [m, i]));
         for (const [a, results] of answeredBy) {
-          for (const res of results) if (inputSet.has(res)) expect(position.get(res)!).toBeGreaterThan(position.get(a)!);
+          for (const res of results)
+            if (inputSet.has(res)) expect(position.get(res)!).toBeGreaterThan(position.get(a)!);
         }
       }),
       { numRuns: 10_000, seed: 20261129 },

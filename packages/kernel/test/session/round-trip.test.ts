@@ -21,14 +21,29 @@ const oddText = fc.oneof(
 );
 
 const message: fc.Arbitrary<Message> = fc.oneof(
-  fc.record({ role: fc.constant("user" as const), content: fc.oneof(oddText, fc.array(oddText.map((text) => ({ type: "text" as const, text })), { maxLength: 2 })), timestamp: fc.nat() }),
+  fc.record({
+    role: fc.constant("user" as const),
+    content: fc.oneof(
+      oddText,
+      fc.array(
+        oddText.map((text) => ({ type: "text" as const, text })),
+        { maxLength: 2 },
+      ),
+    ),
+    timestamp: fc.nat(),
+  }),
   fc.record({
     role: fc.constant("assistant" as const),
     content: fc.array(
       fc.oneof(
         oddText.map((text) => ({ type: "text" as const, text })),
         oddText.map((thinking) => ({ type: "thinking" as const, thinking })),
-        fc.record({ type: fc.constant("toolCall" as const), id: fc.constantFrom("a", "b"), name: oddText, arguments: fc.dictionary(oddText, oddText, { maxKeys: 2 }) }),
+        fc.record({
+          type: fc.constant("toolCall" as const),
+          id: fc.constantFrom("a", "b"),
+          name: oddText,
+          arguments: fc.dictionary(oddText, oddText, { maxKeys: 2 }),
+        }),
       ),
       { maxLength: 3 },
     ),
@@ -41,7 +56,10 @@ const message: fc.Arbitrary<Message> = fc.oneof(
     role: fc.constant("toolResult" as const),
     toolCallId: fc.constantFrom("a", "b", "zz"),
     toolName: oddText,
-    content: fc.array(oddText.map((text) => ({ type: "text" as const, text })), { maxLength: 2 }),
+    content: fc.array(
+      oddText.map((text) => ({ type: "text" as const, text })),
+      { maxLength: 2 },
+    ),
     isError: fc.boolean(),
     timestamp: fc.nat(),
   }),
@@ -60,7 +78,14 @@ type Op =
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 6, arbitrary: message.map((m) => ({ op: "message" as const, message: m })) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("custom" as const), type: oddText, data: oddText }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant("label" as const), back: fc.nat(5), label: fc.option(oddText, { nil: undefined }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("label" as const),
+      back: fc.nat(5),
+      label: fc.option(oddText, { nil: undefined }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("name" as const), name: oddText }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("compaction" as const), summary: oddText, back: fc.nat(5) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("navigate" as const), back: fc.nat(5) }) },
@@ -68,7 +93,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 );
 
 /** The entry `back` steps before the end of the file, if any. */
-const entryBack = (s: SessionManager, back: number) => s.getEntries().at(-1 - (back % Math.max(1, s.getEntries().length)));
+const entryBack = (s: SessionManager, back: number) =>
+  s.getEntries().at(-1 - (back % Math.max(1, s.getEntries().length)));
 
 function apply(s: SessionManager, o: Op): void {
   switch (o.op) {
@@ -87,7 +113,10 @@ function apply(s: SessionManager, o: Op): void {
       s.setSessionName(o.name);
       break;
     case "compaction": {
-      const kept = s.getBranch().filter((e) => e.type === "message").at(-1 - o.back);
+      const kept = s
+        .getBranch()
+        .filter((e) => e.type === "message")
+        .at(-1 - o.back);
       s.appendCompaction({ summary: o.summary, tokensBefore: 1, ...(kept && { firstKeptEntryId: kept.id }) });
       break;
     }

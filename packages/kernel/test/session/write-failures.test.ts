@@ -85,7 +85,9 @@ describe("two SessionManagers appending to one file", () => {
     first.appendMessage(user("a1"));
     const second = SessionManager.open(file, { cwd: "/w" });
     expect(() => second.appendMessage(user("b1"))).toThrow(SessionLockedError);
-    expect(() => second.appendMessage(user("b1"))).toThrow(/being written by another SessionManager in this process: one writer at a time/);
+    expect(() => second.appendMessage(user("b1"))).toThrow(
+      /being written by another SessionManager in this process: one writer at a time/,
+    );
     expect(second.getEntries()).toHaveLength(1); // a1, as it was opened; nothing of its own
     await expect(second.claim()).rejects.toThrow(SessionLockedError);
     first.appendMessage(user("a2"));

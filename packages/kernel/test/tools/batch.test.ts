@@ -32,7 +32,9 @@ function counter() {
 }
 
 const resultsOf = (agent: Agent) =>
-  agent.messages.filter((m): m is ToolResultMessage => m.role === "toolResult").map((m) => m.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
+  agent.messages
+    .filter((m): m is ToolResultMessage => m.role === "toolResult")
+    .map((m) => m.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
 
 describe("a batch of parallel-safe calls", () => {
   it("runs 20 gated tools concurrently, never more than maxParallel at once, results in source order", async () => {
@@ -57,7 +59,10 @@ describe("a batch of parallel-safe calls", () => {
       },
     });
     const model = createScriptedModel({
-      turns: [{ toolCalls: Array.from({ length: 20 }, (_, i) => ({ name: "gated", arguments: { i } })) }, { text: "all done" }],
+      turns: [
+        { toolCalls: Array.from({ length: 20 }, (_, i) => ({ name: "gated", arguments: { i } })) },
+        { text: "all done" },
+      ],
     });
     const agent = new Agent({ model, tools: [gated] }); // maxParallel: the default, 8
     const ends: string[] = [];
@@ -146,7 +151,9 @@ describe("a worker tool through the agent", () => {
       parameters: z.strictObject({ steps: z.number() }),
       worker: { module: new URL("./fixtures/worker-tools.ts", import.meta.url), export: "reportProgress" },
     });
-    const model = createScriptedModel({ turns: [{ toolCalls: [{ name: "steps", arguments: { steps: 3 } }] }, { text: "ok" }] });
+    const model = createScriptedModel({
+      turns: [{ toolCalls: [{ name: "steps", arguments: { steps: 3 } }] }, { text: "ok" }],
+    });
     const agent = new Agent({ model, tools: [tool] });
     const events: string[] = [];
     agent.subscribe((e: StreamEvent) => {

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Type } from "@sinclair/typebox";
-import { TOOL_BRAND, ToolDefinitionError, defineTool, isTool, toolSchema, validateToolArguments } from "../../src/tools/index.ts";
+import {
+  TOOL_BRAND,
+  ToolDefinitionError,
+  defineTool,
+  isTool,
+  toolSchema,
+  validateToolArguments,
+} from "../../src/tools/index.ts";
 
 const echo = () => "ok";
 
@@ -67,12 +74,25 @@ describe("defineTool", () => {
     const tool = defineTool({
       name: "mcp_search",
       description: "Search",
-      jsonSchema: { $schema: "http://json-schema.org/draft-07/schema#", type: "object", properties: { q: { type: "string" } } },
+      jsonSchema: {
+        $schema: "http://json-schema.org/draft-07/schema#",
+        type: "object",
+        properties: { q: { type: "string" } },
+      },
       execute: echo,
     });
     expect(toolSchema(tool).parameters).toEqual({ type: "object", properties: { q: { type: "string" } } });
-    const typebox = defineTool({ name: "tb", description: "", jsonSchema: Type.Object({ n: Type.Number() }), execute: echo });
-    expect(toolSchema(typebox).parameters).toEqual({ type: "object", properties: { n: { type: "number" } }, required: ["n"] });
+    const typebox = defineTool({
+      name: "tb",
+      description: "",
+      jsonSchema: Type.Object({ n: Type.Number() }),
+      execute: echo,
+    });
+    expect(toolSchema(typebox).parameters).toEqual({
+      type: "object",
+      properties: { n: { type: "number" } },
+      required: ["n"],
+    });
   });
 
   it.each([
@@ -81,7 +101,9 @@ describe("defineTool", () => {
     ["x".repeat(65), "MYPI_TOOL_NAME"],
     ["été", "MYPI_TOOL_NAME"],
   ])("refuses the name %j with a coded error that says which characters are allowed", (name, code) => {
-    const error = definitionError(() => defineTool({ name, description: "", parameters: z.strictObject({}), execute: echo }));
+    const error = definitionError(() =>
+      defineTool({ name, description: "", parameters: z.strictObject({}), execute: echo }),
+    );
     expect(error.code).toBe(code);
     expect(error.message).toBe(
       `invalid tool name ${JSON.stringify(name)}: use 1–64 characters from a–z, A–Z, 0–9, "_" and "-" (e.g. "read_file")`,
@@ -89,7 +111,10 @@ describe("defineTool", () => {
   });
 
   it("accepts names of 64 characters with digits, underscores and dashes", () => {
-    expect(defineTool({ name: `a-_9${"x".repeat(60)}`, description: "", parameters: z.strictObject({}), execute: echo }).name).toHaveLength(64);
+    expect(
+      defineTool({ name: `a-_9${"x".repeat(60)}`, description: "", parameters: z.strictObject({}), execute: echo })
+        .name,
+    ).toHaveLength(64);
   });
 
   it("refuses a non-strict zod object, telling the author to use z.strictObject", () => {
@@ -110,7 +135,12 @@ describe("defineTool", () => {
 
   it("names the types it refuses and does not count a transform among them", () => {
     const error = definitionError(() =>
-      defineTool({ name: "t", description: "", parameters: z.strictObject({ tags: z.set(z.string()) }), execute: echo }),
+      defineTool({
+        name: "t",
+        description: "",
+        parameters: z.strictObject({ tags: z.set(z.string()) }),
+        execute: echo,
+      }),
     );
     expect(error.message).toBe(
       'tool "t": its parameters have no JSON Schema form (Set cannot be represented in JSON Schema); ' +
@@ -125,7 +155,12 @@ describe("defineTool", () => {
 
   it("refuses an invalid JSON Schema at definition time", () => {
     const error = definitionError(() =>
-      defineTool({ name: "t", description: "", jsonSchema: { type: "object", properties: { a: { type: "strin" } } }, execute: echo }),
+      defineTool({
+        name: "t",
+        description: "",
+        jsonSchema: { type: "object", properties: { a: { type: "strin" } } },
+        execute: echo,
+      }),
     );
     expect(error.code).toBe("MYPI_TOOL_SCHEMA");
     expect(error.message).toMatch(/^tool "t": `jsonSchema` is not a valid JSON Schema: /);
@@ -135,12 +170,13 @@ describe("defineTool", () => {
     expect(definitionError(() => defineTool({ name: "t", description: "", execute: echo } as never)).message).toBe(
       'tool "t" needs exactly one of `parameters` (a z.strictObject) or `jsonSchema` (a JSON Schema object); for no arguments use z.strictObject({})',
     );
-    expect(definitionError(() => defineTool({ name: "t", description: "", parameters: z.strictObject({}) })).message).toBe(
-      'tool "t" needs `execute(args, ctx)` or `worker: { module, export }`',
-    );
-    expect(definitionError(() => defineTool({ name: "t", description: "", jsonSchema: { type: "array" }, execute: echo })).code).toBe(
-      "MYPI_TOOL_SCHEMA",
-    );
+    expect(
+      definitionError(() => defineTool({ name: "t", description: "", parameters: z.strictObject({}) })).message,
+    ).toBe('tool "t" needs `execute(args, ctx)` or `worker: { module, export }`');
+    expect(
+      definitionError(() => defineTool({ name: "t", description: "", jsonSchema: { type: "array" }, execute: echo }))
+        .code,
+    ).toBe("MYPI_TOOL_SCHEMA");
   });
 
   it("allows a worker tool without execute, and checks the worker spec", () => {
@@ -152,13 +188,17 @@ describe("defineTool", () => {
     });
     expect(tool.execute).toBeUndefined();
     expect(
-      definitionError(() => defineTool({ name: "g", description: "", parameters: z.strictObject({}), worker: { module: "", export: "x" } })).code,
+      definitionError(() =>
+        defineTool({ name: "g", description: "", parameters: z.strictObject({}), worker: { module: "", export: "x" } }),
+      ).code,
     ).toBe("MYPI_TOOL_EXECUTE");
   });
 
   it("refuses a timeout that is not a positive number", () => {
     expect(
-      definitionError(() => defineTool({ name: "t", description: "", parameters: z.strictObject({}), execute: echo, timeoutMs: 0 })).code,
+      definitionError(() =>
+        defineTool({ name: "t", description: "", parameters: z.strictObject({}), execute: echo, timeoutMs: 0 }),
+      ).code,
     ).toBe("MYPI_TOOL_OPTION");
   });
 
@@ -178,7 +218,10 @@ describe("defineTool", () => {
 
   it("recognises a zod schema by shape, so a foreign zod copy works", () => {
     const real = z.strictObject({ a: z.string() });
-    const foreign = { safeParse: (v: unknown) => real.safeParse(v), toJSONSchema: (o: object) => real.toJSONSchema(o as never) };
+    const foreign = {
+      safeParse: (v: unknown) => real.safeParse(v),
+      toJSONSchema: (o: object) => real.toJSONSchema(o as never),
+    };
     const tool = defineTool({ name: "t", description: "", parameters: foreign, execute: echo });
     expect(toolSchema(tool).parameters).toEqual({
       type: "object",
@@ -192,11 +235,21 @@ describe("defineTool", () => {
     const tool = defineTool({
       name: "t",
       description: "",
-      jsonSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { p: { type: "array", prefixItems: [{ type: "number" }] } } },
+      jsonSchema: {
+        $schema: "https://json-schema.org/draft/2020-12/schema",
+        type: "object",
+        properties: { p: { type: "array", prefixItems: [{ type: "number" }] } },
+      },
       execute: echo,
     });
-    expect(toolSchema(tool).parameters).toEqual({ type: "object", properties: { p: { type: "array", prefixItems: [{ type: "number" }] } } });
+    expect(toolSchema(tool).parameters).toEqual({
+      type: "object",
+      properties: { p: { type: "array", prefixItems: [{ type: "number" }] } },
+    });
     expect(validateToolArguments(tool, { arguments: { p: [1, "x"] } })).toEqual({ ok: true, value: { p: [1, "x"] } });
-    expect(validateToolArguments(tool, { arguments: { p: ["x"] } })).toMatchObject({ ok: false, message: expect.stringContaining("→ at p[0]") });
+    expect(validateToolArguments(tool, { arguments: { p: ["x"] } })).toMatchObject({
+      ok: false,
+      message: expect.stringContaining("→ at p[0]"),
+    });
   });
 });

@@ -7,10 +7,27 @@ import type { ToolContext, ToolReturn } from "../../src/types.ts";
 
 type Execute = (args: Record<string, unknown>, ctx: ToolContext) => ToolReturn | Promise<ToolReturn>;
 
-const tool = (execute: Execute, extra: { timeoutMs?: number; callTimeoutMs?: (a: Record<string, unknown>) => number | undefined } = {}) =>
-  defineTool({ name: "job", description: "", parameters: z.strictObject({ s: z.number().optional() }), execute, ...extra });
+const tool = (
+  execute: Execute,
+  extra: { timeoutMs?: number; callTimeoutMs?: (a: Record<string, unknown>) => number | undefined } = {},
+) =>
+  defineTool({
+    name: "job",
+    description: "",
+    parameters: z.strictObject({ s: z.number().optional() }),
+    execute,
+    ...extra,
+  });
 
-function run(execute: Execute, opts: { signal?: AbortSignal; timeoutMs?: number; callTimeoutMs?: (a: Record<string, unknown>) => number | undefined; args?: Record<string, unknown> } = {}) {
+function run(
+  execute: Execute,
+  opts: {
+    signal?: AbortSignal;
+    timeoutMs?: number;
+    callTimeoutMs?: (a: Record<string, unknown>) => number | undefined;
+    args?: Record<string, unknown>;
+  } = {},
+) {
   const updates: unknown[] = [];
   const result = executeTool(tool(execute, opts), opts.args ?? {}, {
     toolCallId: "call_1",
@@ -39,14 +56,26 @@ describe("normalizeToolReturn", () => {
   circular.self = circular;
   it.each([
     ["a string", "hi", { content: [{ type: "text", text: "hi" }] }],
-    ["content blocks", [{ type: "image", data: "AAAA", mimeType: "image/png" }], { content: [{ type: "image", data: "AAAA", mimeType: "image/png" }] }],
-    ["a ToolResult", { content: [], details: { n: 1 }, isError: true, terminate: true }, { content: [], details: { n: 1 }, isError: true, terminate: true }],
+    [
+      "content blocks",
+      [{ type: "image", data: "AAAA", mimeType: "image/png" }],
+      { content: [{ type: "image", data: "AAAA", mimeType: "image/png" }] },
+    ],
+    [
+      "a ToolResult",
+      { content: [], details: { n: 1 }, isError: true, terminate: true },
+      { content: [], details: { n: 1 }, isError: true, terminate: true },
+    ],
     ["undefined", undefined, { content: [] }],
     ["null", null, { content: [] }],
     ["a number", 42, { content: [{ type: "text", text: "42" }] }],
     ["a plain object", { files: ["a", "b"] }, { content: [{ type: "text", text: '{"files":["a","b"]}' }] }],
     ["an array that is not content", [1, "x"], { content: [{ type: "text", text: '[1,"x"]' }] }],
-    ["an object with bad content", { content: [{ type: "video" }] }, { content: [{ type: "text", text: '{"content":[{"type":"video"}]}' }] }],
+    [
+      "an object with bad content",
+      { content: [{ type: "video" }] },
+      { content: [{ type: "text", text: '{"content":[{"type":"video"}]}' }] },
+    ],
     ["a circular object", circular, { content: [{ type: "text", text: "[object Object]" }] }],
     ["a BigInt", 10n, { content: [{ type: "text", text: "10" }] }],
   ])("maps %s", (_label, value, expected) => {
@@ -81,12 +110,18 @@ describe("executeTool on the main thread", () => {
     expect(result.content).toEqual([{ type: "text", text: "Offset 200 is beyond end of file (app.ts has 80 lines)" }]);
     expect(result.isError).toBe(true);
     expect(result.details).toEqual({
-      error: { name: "RangeError", message: "Offset 200 is beyond end of file (app.ts has 80 lines)", stack: expect.stringContaining("RangeError") },
+      error: {
+        name: "RangeError",
+        message: "Offset 200 is beyond end of file (app.ts has 80 lines)",
+        stack: expect.stringContaining("RangeError"),
+      },
     });
   });
 
   it("turns a rejection, a thrown string and an empty message into error results", async () => {
-    expect((await run(async () => Promise.reject(new Error("disk full"))).result).content).toEqual([{ type: "text", text: "disk full" }]);
+    expect((await run(async () => Promise.reject(new Error("disk full"))).result).content).toEqual([
+      { type: "text", text: "disk full" },
+    ]);
     expect(await run(() => Promise.reject("plain string")).result).toEqual(
       errorResult("plain string", { error: { name: "string", message: "plain string" } }),
     );
@@ -109,15 +144,19 @@ describe("executeTool on the main thread", () => {
   });
 
   it("is not disturbed by a progress listener that throws", async () => {
-    const result = executeTool(tool((_a, ctx) => (ctx.onUpdate(1), "ok")), {}, {
-      toolCallId: "c",
-      signal: new AbortController().signal,
-      cwd: "/",
-      abortGraceMs: 0,
-      onUpdate() {
-        throw new Error("listener bug");
+    const result = executeTool(
+      tool((_a, ctx) => (ctx.onUpdate(1), "ok")),
+      {},
+      {
+        toolCallId: "c",
+        signal: new AbortController().signal,
+        cwd: "/",
+        abortGraceMs: 0,
+        onUpdate() {
+          throw new Error("listener bug");
+        },
       },
-    });
+    );
     expect(await result).toEqual({ content: [{ type: "text", text: "ok" }], isError: false });
   });
 
@@ -129,8 +168,16 @@ describe("executeTool on the main thread", () => {
       worker: { module: "file:///nowhere.ts", export: "grep" },
     });
     expect(
-      await executeTool(workerTool, {}, { toolCallId: "c", signal: new AbortController().signal, cwd: "/", abortGraceMs: 0, onUpdate() {} }),
-    ).toEqual(errorResult('Tool "grep" cannot run: it needs the worker pool and the host did not provide one. Use another tool.'));
+      await executeTool(
+        workerTool,
+        {},
+        { toolCallId: "c", signal: new AbortController().signal, cwd: "/", abortGraceMs: 0, onUpdate() {} },
+      ),
+    ).toEqual(
+      errorResult(
+        'Tool "grep" cannot run: it needs the worker pool and the host did not provide one. Use another tool.',
+      ),
+    );
   });
 });
 
@@ -191,9 +238,12 @@ describe("timeouts", () => {
     const { result } = run(() => new Promise(() => {}), { timeoutMs: 10 });
     await vi.advanceTimersByTimeAsync(10);
     expect(await result).toEqual(
-      errorResult('Tool "job" timed out after 10 ms and was stopped. Try a smaller task, or a longer timeout if the tool takes one.', {
-        timeoutMs: 10,
-      }),
+      errorResult(
+        'Tool "job" timed out after 10 ms and was stopped. Try a smaller task, or a longer timeout if the tool takes one.',
+        {
+          timeoutMs: 10,
+        },
+      ),
     );
   });
 
@@ -207,9 +257,13 @@ describe("timeouts", () => {
     void fallback.result.then(() => settled++);
     await vi.advanceTimersByTimeAsync(2000);
     expect(settled).toBe(1);
-    expect((await perCall.result).content[0]).toEqual(expect.objectContaining({ text: expect.stringContaining("after 2000 ms") }));
+    expect((await perCall.result).content[0]).toEqual(
+      expect.objectContaining({ text: expect.stringContaining("after 2000 ms") }),
+    );
     await vi.advanceTimersByTimeAsync(1000);
-    expect((await fallback.result).content[0]).toEqual(expect.objectContaining({ text: expect.stringContaining("after 3000 ms") }));
+    expect((await fallback.result).content[0]).toEqual(
+      expect.objectContaining({ text: expect.stringContaining("after 3000 ms") }),
+    );
   });
 
   it("clamps a timeout longer than a timer can wait to that limit instead of firing at once", async () => {
@@ -268,7 +322,9 @@ describe("abort", () => {
     const controller = new AbortController();
     controller.abort();
     let ran = false;
-    expect(await run(() => void (ran = true), { signal: controller.signal }).result).toEqual(errorResult(INTERRUPTED_TEXT));
+    expect(await run(() => void (ran = true), { signal: controller.signal }).result).toEqual(
+      errorResult(INTERRUPTED_TEXT),
+    );
     expect(ran).toBe(false);
   });
 
@@ -285,7 +341,10 @@ describe("abort", () => {
     );
     await started.promise;
     controller.abort();
-    expect(await result).toEqual({ content: [{ type: "text", text: "partial output, stopped cleanly" }], isError: false });
+    expect(await result).toEqual({
+      content: [{ type: "text", text: "partial output, stopped cleanly" }],
+      isError: false,
+    });
   });
 
   it("answers interrupted when the tool throws on abort", async () => {
@@ -320,10 +379,16 @@ describe("abort", () => {
 
   it("adds one abort listener per run signal however many calls run under it, and interrupts them all", async () => {
     const controller = new AbortController();
-    const results = Array.from({ length: 20 }, () =>
-      run((_a, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("stopped")))), {
-        signal: controller.signal,
-      }).result,
+    const results = Array.from(
+      { length: 20 },
+      () =>
+        run(
+          (_a, ctx) =>
+            new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("stopped")))),
+          {
+            signal: controller.signal,
+          },
+        ).result,
     );
     // 20 tool listeners on the signal they received, plus one for the kernel's fan-out.
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(21);

@@ -48,7 +48,9 @@ describe("ToolRegistry", () => {
     expect(registry.schemas().map((s) => s.name)).toEqual(["read", "bash"]);
     expect(registry.get("write")?.name).toBe("write");
     expect(registry.isActive("write")).toBe(false);
-    expect(() => registry.setActive(["read", "grep"])).toThrow("setActive: unknown tool 'grep'; registered: read, write, bash");
+    expect(() => registry.setActive(["read", "grep"])).toThrow(
+      "setActive: unknown tool 'grep'; registered: read, write, bash",
+    );
     registry.setActive(undefined);
     expect(registry.active().map((t) => t.name)).toEqual(["read", "write", "bash"]);
   });
@@ -71,8 +73,16 @@ describe("ToolRegistry", () => {
     const second = registry.schemas();
     expect(second).not.toBe(first);
     expect(second).toEqual([
-      { name: "read", description: "read tool", parameters: { type: "object", properties: {}, additionalProperties: false } },
-      { name: "write", description: "write tool", parameters: { type: "object", properties: {}, additionalProperties: false } },
+      {
+        name: "read",
+        description: "read tool",
+        parameters: { type: "object", properties: {}, additionalProperties: false },
+      },
+      {
+        name: "write",
+        description: "write tool",
+        parameters: { type: "object", properties: {}, additionalProperties: false },
+      },
     ]);
     registry.setActive(["write"]);
     expect(registry.schemas()).not.toBe(second);
@@ -87,7 +97,12 @@ describe("ToolRegistry", () => {
 
   it("compiles a hand-built JSON Schema tool when it is registered, so a broken schema fails there", () => {
     const registry = new ToolRegistry();
-    const bad = { name: "mcp_x", description: "", jsonSchema: { type: "object", properties: { a: { type: 12 } } }, execute: () => "" } as Tool;
+    const bad = {
+      name: "mcp_x",
+      description: "",
+      jsonSchema: { type: "object", properties: { a: { type: 12 } } },
+      execute: () => "",
+    } as Tool;
     expect(() => registry.register(bad)).toThrow(/^tool "mcp_x": `jsonSchema` is not a valid JSON Schema: /);
   });
 });

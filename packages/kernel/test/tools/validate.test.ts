@@ -38,8 +38,14 @@ const raw = (rawArguments: string): Pick<ToolCall, "arguments" | "rawArguments">
 describe("validateToolArguments", () => {
   it("returns the parsed, defaulted value and leaves the caller's object untouched", () => {
     const args = Object.freeze({ path: "a.txt" });
-    expect(validateToolArguments(read, { arguments: args })).toEqual({ ok: true, value: { path: "a.txt", limit: 200 } });
-    expect(validateToolArguments(mcp, { arguments: Object.freeze({ q: "x" }) })).toEqual({ ok: true, value: { q: "x", n: 5 } });
+    expect(validateToolArguments(read, { arguments: args })).toEqual({
+      ok: true,
+      value: { path: "a.txt", limit: 200 },
+    });
+    expect(validateToolArguments(mcp, { arguments: Object.freeze({ q: "x" }) })).toEqual({
+      ok: true,
+      value: { q: "x", n: 5 },
+    });
     expect(validateToolArguments(read, raw('{"path":"b.txt","offset":3}'))).toEqual({
       ok: true,
       value: { path: "b.txt", offset: 3, limit: 200 },
@@ -93,7 +99,10 @@ describe("validateToolArguments", () => {
       message:
         'The arguments for tool "read" must be a JSON object with named parameters, but they were a string ("a.txt"). Call "read" again with a JSON object.',
     });
-    expect(validateToolArguments(read, raw("null"))).toMatchObject({ ok: false, message: expect.stringContaining("but they were null (null)") });
+    expect(validateToolArguments(read, raw("null"))).toMatchObject({
+      ok: false,
+      message: expect.stringContaining("but they were null (null)"),
+    });
   });
 
   it("lists every schema failure field by field, naming the tool (zod)", () => {
@@ -130,7 +139,8 @@ describe("validateToolArguments", () => {
     });
     expect(validateToolArguments(mcp, { arguments: {} })).toEqual({
       ok: false,
-      message: 'Invalid arguments for tool "mcp_search":\n✖ Missing required property "q"\nCall "mcp_search" again with arguments that match its parameters.',
+      message:
+        'Invalid arguments for tool "mcp_search":\n✖ Missing required property "q"\nCall "mcp_search" again with arguments that match its parameters.',
     });
   });
 
@@ -152,9 +162,11 @@ describe("validateToolArguments", () => {
     const broken = defineTool({
       name: "broken",
       description: "",
-      parameters: z.strictObject({ a: z.string().refine(() => {
-        throw new Error("refinement exploded");
-      }) }),
+      parameters: z.strictObject({
+        a: z.string().refine(() => {
+          throw new Error("refinement exploded");
+        }),
+      }),
       execute: () => "",
     });
     expect(validateToolArguments(broken, { arguments: { a: "x" } })).toEqual({
@@ -168,7 +180,12 @@ describe("validateToolArguments", () => {
 describe("unknownToolResult", () => {
   it("names the unknown tool and lists the available ones", () => {
     expect(unknownToolResult("raed", ["read", "write"])).toEqual({
-      content: [{ type: "text", text: 'Tool "raed" not found. Available tools: read, write. Call one of these by its exact name.' }],
+      content: [
+        {
+          type: "text",
+          text: 'Tool "raed" not found. Available tools: read, write. Call one of these by its exact name.',
+        },
+      ],
       isError: true,
     });
   });
@@ -184,15 +201,21 @@ describe("malformed arguments (property)", () => {
   // Payloads that are invalid for `read` by construction.
   const badJson = fc.oneof(
     fc.json({ maxDepth: 2 }).map((json) => `${json}}`), // an unmatched brace after a complete value
+    fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 5 }).chain((obj) => {
+      const text = JSON.stringify(obj);
+      return fc.integer({ min: 1, max: text.length - 1 }).map((cut) => text.slice(0, cut)); // a truncated object
+    }),
     fc
-      .dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 5 })
-      .chain((obj) => {
-        const text = JSON.stringify(obj);
-        return fc.integer({ min: 1, max: text.length - 1 }).map((cut) => text.slice(0, cut)); // a truncated object
-      }),
-    fc.string({ unit: "binary" }).filter((s) => !s.includes("path")).map((s) => `{${s}`),
+      .string({ unit: "binary" })
+      .filter((s) => !s.includes("path"))
+      .map((s) => `{${s}`),
   );
-  const nonObject = fc.oneof(fc.jsonValue({ maxDepth: 1 }).filter((v) => typeof v !== "object" || v === null || Array.isArray(v)).map((v) => JSON.stringify(v)));
+  const nonObject = fc.oneof(
+    fc
+      .jsonValue({ maxDepth: 1 })
+      .filter((v) => typeof v !== "object" || v === null || Array.isArray(v))
+      .map((v) => JSON.stringify(v)),
+  );
   const wrongType = fc
     .oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string()), fc.object({ maxDepth: 1, maxKeys: 4 }))
     .map((path) => ({ path }));
@@ -202,7 +225,9 @@ describe("malformed arguments (property)", () => {
     .filter((k) => !["path", "offset", "limit"].includes(k) && k !== "__proto__")
     .map((k) => ({ path: "a.txt", [k]: "\u2028\ud800\u0000" }));
   const oddUnicodeRaw = fc
-    .string({ unit: fc.constantFrom("\u0000", "\u2028", "\u2029", "\ud800", "\udfff", "\ufeff", "\u200b", "𝒳", "\"", "{", "\\") })
+    .string({
+      unit: fc.constantFrom("\u0000", "\u2028", "\u2029", "\ud800", "\udfff", "\ufeff", "\u200b", "𝒳", '"', "{", "\\"),
+    })
     .filter((s) => !s.includes("path"));
 
   const payload = fc.oneof(
@@ -222,7 +247,8 @@ describe("malformed arguments (property)", () => {
         const result = validateToolArguments(tool, call);
         // Plain checks (fast-check reports the failing payload); vitest's expect is slow in a hot loop.
         if (result.ok) throw new Error("a malformed payload was accepted");
-        if (!result.message.includes(JSON.stringify(tool.name))) throw new Error(`the message does not name the tool: ${result.message}`);
+        if (!result.message.includes(JSON.stringify(tool.name)))
+          throw new Error(`the message does not name the tool: ${result.message}`);
         if (result.message.length > 12_000) throw new Error(`the message is ${result.message.length} characters long`);
         const error = errorResult(result.message);
         if (error.content.length !== 1 || error.isError !== true) throw new Error("not one error result");

@@ -27,8 +27,20 @@ const workerTool = (module: URL, exportName: string) =>
     worker: { module, export: exportName },
   });
 
-function exec(pool: ToolWorkerPool, tool: Tool, args: Record<string, unknown> = {}, onUpdate: (p: unknown) => void = () => {}) {
-  return executeTool(tool, args, { toolCallId: "call_1", signal: new AbortController().signal, cwd: "/", abortGraceMs: 2000, onUpdate, workerPool: pool });
+function exec(
+  pool: ToolWorkerPool,
+  tool: Tool,
+  args: Record<string, unknown> = {},
+  onUpdate: (p: unknown) => void = () => {},
+) {
+  return executeTool(tool, args, {
+    toolCallId: "call_1",
+    signal: new AbortController().signal,
+    cwd: "/",
+    abortGraceMs: 2000,
+    onUpdate,
+    workerPool: pool,
+  });
 }
 
 function gate() {
@@ -41,14 +53,20 @@ const text = (result: { content: unknown[] }) => (result.content[0] as { text: s
 
 /** The one thread must still take work after whatever the previous task did to it. */
 async function expectPoolWorks(pool: ToolWorkerPool) {
-  expect(await exec(pool, workerTool(TOOLS, "tiny"), { n: 1 })).toEqual({ content: [{ type: "text", text: "2" }], isError: false });
+  expect(await exec(pool, workerTool(TOOLS, "tiny"), { n: 1 })).toEqual({
+    content: [{ type: "text", text: "2" }],
+    isError: false,
+  });
 }
 
 describe("ToolWorkerPool with misbehaving worker modules", () => {
   it("answers a worker function that calls process.exit() with an error, without a timeout, and frees its thread", async () => {
     const pool = new ToolWorkerPool({ maxThreads: 1 });
-    const message = "The worker function ended its thread with process.exit(3) before answering; a worker function must return or throw.";
-    expect(await exec(pool, workerTool(HAZARDS, "exits"))).toEqual(errorResult(message, { error: { name: "Error", message, stack: expect.any(String) } }));
+    const message =
+      "The worker function ended its thread with process.exit(3) before answering; a worker function must return or throw.";
+    expect(await exec(pool, workerTool(HAZARDS, "exits"))).toEqual(
+      errorResult(message, { error: { name: "Error", message, stack: expect.any(String) } }),
+    );
     await expectPoolWorks(pool);
     await pool.close();
   });
@@ -81,7 +99,10 @@ describe("ToolWorkerPool with misbehaving worker modules", () => {
 
   it("sends a class instance back as its data, as JSON would on the main thread", async () => {
     const pool = new ToolWorkerPool({ maxThreads: 1 });
-    expect(await exec(pool, workerTool(HAZARDS, "returnsClassInstance"))).toEqual({ content: [{ type: "text", text: '{"x":-2}' }], isError: false });
+    expect(await exec(pool, workerTool(HAZARDS, "returnsClassInstance"))).toEqual({
+      content: [{ type: "text", text: '{"x":-2}' }],
+      isError: false,
+    });
     await pool.close();
   });
 
@@ -96,7 +117,9 @@ describe("ToolWorkerPool with misbehaving worker modules", () => {
 
   it("answers 50 calls at once on two threads, each with its own result", async () => {
     const pool = new ToolWorkerPool({ maxThreads: 2 });
-    const results = await Promise.all(Array.from({ length: 50 }, (_, n) => exec(pool, workerTool(TOOLS, "tiny"), { n })));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, n) => exec(pool, workerTool(TOOLS, "tiny"), { n })),
+    );
     expect(results.map(text)).toEqual(Array.from({ length: 50 }, (_, n) => String(n + 1)));
     await pool.close();
   });

@@ -24,7 +24,11 @@ function gate() {
   return { promise, resolve };
 }
 
-function exec(tool: Tool, args: Record<string, unknown> = {}, opts: { signal?: AbortSignal; onUpdate?: (p: unknown) => void; workerPool?: ToolWorkerPool } = {}) {
+function exec(
+  tool: Tool,
+  args: Record<string, unknown> = {},
+  opts: { signal?: AbortSignal; onUpdate?: (p: unknown) => void; workerPool?: ToolWorkerPool } = {},
+) {
   return executeTool(tool, args, {
     toolCallId: "call_1",
     signal: opts.signal ?? new AbortController().signal,
@@ -41,7 +45,9 @@ describe("ToolWorkerPool", () => {
     expect(lazy.started).toBe(false);
     await lazy.close();
     expect(await exec(workerTool("tiny"), { n: 1 }, { workerPool: lazy })).toEqual(
-      errorResult("The tool worker pool is closed.", { error: { name: "Error", message: "The tool worker pool is closed.", stack: expect.any(String) } }),
+      errorResult("The tool worker pool is closed.", {
+        error: { name: "Error", message: "The tool worker pool is closed.", stack: expect.any(String) },
+      }),
     );
   });
 
@@ -65,7 +71,11 @@ describe("ToolWorkerPool", () => {
     expect(result.content).toEqual([{ type: "text", text: "pattern is too long (max 1000 characters)" }]);
     expect(result.isError).toBe(true);
     expect(result.details).toEqual({
-      error: { name: "RangeError", message: "pattern is too long (max 1000 characters)", stack: expect.stringContaining("worker-tools.ts") },
+      error: {
+        name: "RangeError",
+        message: "pattern is too long (max 1000 characters)",
+        stack: expect.stringContaining("worker-tools.ts"),
+      },
     });
   });
 
@@ -89,7 +99,11 @@ describe("ToolWorkerPool", () => {
     const flags = new Int32Array(new SharedArrayBuffer(8));
     const spinning = gate();
     let settled = false;
-    const result = exec(workerTool("spinUntilReleased", { data: flags.buffer }), {}, { onUpdate: (p) => p === "spinning" && spinning.resolve() });
+    const result = exec(
+      workerTool("spinUntilReleased", { data: flags.buffer }),
+      {},
+      { onUpdate: (p) => p === "spinning" && spinning.resolve() },
+    );
     void result.then(() => (settled = true));
     await spinning.promise;
     // The worker loops until released: every tick below happens while it is busy.
@@ -108,12 +122,19 @@ describe("ToolWorkerPool", () => {
   it("terminates a running worker task on abort and answers interrupted", async () => {
     const controller = new AbortController();
     const started = gate();
-    const result = exec(workerTool("spinForever"), {}, { signal: controller.signal, onUpdate: (p) => p === "started" && started.resolve() });
+    const result = exec(
+      workerTool("spinForever"),
+      {},
+      { signal: controller.signal, onUpdate: (p) => p === "started" && started.resolve() },
+    );
     await started.promise;
     controller.abort();
     expect(await result).toEqual(errorResult(INTERRUPTED_TEXT));
     // The only thread was spinning forever; this runs only because that thread was terminated.
-    expect(await exec(workerTool("tiny"), { n: 41 })).toEqual({ content: [{ type: "text", text: "42" }], isError: false });
+    expect(await exec(workerTool("tiny"), { n: 41 })).toEqual({
+      content: [{ type: "text", text: "42" }],
+      isError: false,
+    });
   });
 
   it("terminates a worker task on timeout and keeps its progress in the error", async () => {
@@ -125,6 +146,9 @@ describe("ToolWorkerPool", () => {
         { timeoutMs: 200, partialResult: "started" },
       ),
     );
-    expect(await exec(workerTool("tiny"), { n: 1 })).toEqual({ content: [{ type: "text", text: "2" }], isError: false });
+    expect(await exec(workerTool("tiny"), { n: 1 })).toEqual({
+      content: [{ type: "text", text: "2" }],
+      isError: false,
+    });
   });
 });

@@ -43,7 +43,9 @@ export function clientFiles(o: ClientFiles): FileAccess | undefined {
           await to.client.request("fs/write_text_file", { sessionId: to.sessionId, path, content });
           return true;
         } catch (error) {
-          throw new Error(`the editor did not write ${path}: ${error instanceof Error ? error.message : String(error)}`);
+          throw new Error(
+            `the editor did not write ${path}: ${error instanceof Error ? error.message : String(error)}`,
+          );
         }
       },
     }),

@@ -17,7 +17,14 @@
  */
 import { Readable, Writable } from "node:stream";
 import { readFileSync } from "node:fs";
-import { agent, ndJsonStream, RequestError, type AgentConnection, type ClientCapabilities, type SessionId } from "@agentclientprotocol/sdk";
+import {
+  agent,
+  ndJsonStream,
+  RequestError,
+  type AgentConnection,
+  type ClientCapabilities,
+  type SessionId,
+} from "@agentclientprotocol/sdk";
 import type { CliIO } from "../../main.ts";
 import { listSessions } from "../../session-list.ts";
 import { configOptions, setConfigOption } from "./config.ts";
@@ -85,7 +92,11 @@ export async function runAcpMode({ io, stop, open }: AcpIO): Promise<number> {
     })
     .onRequest("session/load", async ({ params }) => {
       const already = sessions.get(params.sessionId);
-      const session = already ?? (await opened(AcpSession.open(env, { cwd: params.cwd, mcpServers: params.mcpServers, load: params.sessionId })));
+      const session =
+        already ??
+        (await opened(
+          AcpSession.open(env, { cwd: params.cwd, mcpServers: params.mcpServers, load: params.sessionId }),
+        ));
       afterOpening(session, true);
       const modes = sessionModes(session.host);
       return { configOptions: configOptions(session.start.models), ...(modes && { modes }) };
@@ -108,7 +119,9 @@ export async function runAcpMode({ io, stop, open }: AcpIO): Promise<number> {
       await session.close();
       return {};
     })
-    .onRequest("session/prompt", async ({ params }) => ({ stopReason: await sessionOf(params.sessionId).prompt(params.prompt) }))
+    .onRequest("session/prompt", async ({ params }) => ({
+      stopReason: await sessionOf(params.sessionId).prompt(params.prompt),
+    }))
     .onNotification("session/cancel", ({ params }) => sessions.get(params.sessionId)?.cancel())
     .onRequest("session/set_mode", ({ params }) => {
       // The change reaches the client as a current_mode_update, as every change does (`followModes`).
@@ -121,7 +134,10 @@ export async function runAcpMode({ io, stop, open }: AcpIO): Promise<number> {
       return { configOptions: configOptions(session.start.models) };
     });
 
-  const stream = ndJsonStream(Writable.toWeb(io.stdout as Writable) as WritableStream<Uint8Array>, Readable.toWeb(io.stdin as Readable) as ReadableStream<Uint8Array>);
+  const stream = ndJsonStream(
+    Writable.toWeb(io.stdout as Writable) as WritableStream<Uint8Array>,
+    Readable.toWeb(io.stdin as Readable) as ReadableStream<Uint8Array>,
+  );
   connection = app.connect(stream);
   const onStop = () => connection?.close();
   if (stop.aborted) onStop();
@@ -135,6 +151,8 @@ export async function runAcpMode({ io, stop, open }: AcpIO): Promise<number> {
 }
 
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version?: string };
+  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
+    version?: string;
+  };
   return pkg.version ?? "0.0.0";
 }

@@ -11,9 +11,17 @@ import type { ExtensionFactory } from "@mypi/extension-api";
 
 /** An mcp.json entry for `server`, or why there is none. */
 export function mcpEntry(server: McpServer): Record<string, unknown> | { problem: string } {
-  if ("type" in server && server.type === "sse") return { problem: `the MCP server "${server.name}" uses the SSE transport, which mypi does not support; give its streamable HTTP endpoint instead` };
-  if ("url" in server) return { type: "http", url: server.url, headers: Object.fromEntries(server.headers.map((h) => [h.name, h.value])) };
-  return { command: server.command, args: [...server.args], env: Object.fromEntries(server.env.map((e) => [e.name, e.value])) };
+  if ("type" in server && server.type === "sse")
+    return {
+      problem: `the MCP server "${server.name}" uses the SSE transport, which mypi does not support; give its streamable HTTP endpoint instead`,
+    };
+  if ("url" in server)
+    return { type: "http", url: server.url, headers: Object.fromEntries(server.headers.map((h) => [h.name, h.value])) };
+  return {
+    command: server.command,
+    args: [...server.args],
+    env: Object.fromEntries(server.env.map((e) => [e.name, e.value])),
+  };
 }
 
 /** The extension that registers the client's servers; `problems` collects what could not be registered. */
@@ -28,7 +36,9 @@ export function clientMcpServers(servers: readonly McpServer[], problems: string
       try {
         pi.registerMcpServer(server.name, entry);
       } catch (error) {
-        problems.push(`the MCP server "${server.name}" from the editor was not connected: ${error instanceof Error ? error.message : String(error)}`);
+        problems.push(
+          `the MCP server "${server.name}" from the editor was not connected: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
     }
   };

@@ -19,28 +19,46 @@ export interface PermissionModeHost {
 
 function modesOf(host: object): Required<PermissionModeHost> | undefined {
   const h = host as PermissionModeHost;
-  return typeof h.permissionModes === "function" && typeof h.permissionMode === "function" && typeof h.setPermissionMode === "function" && typeof h.onPermissionModeChange === "function"
+  return typeof h.permissionModes === "function" &&
+    typeof h.permissionMode === "function" &&
+    typeof h.setPermissionMode === "function" &&
+    typeof h.onPermissionModeChange === "function"
     ? (h as Required<PermissionModeHost>)
     : undefined;
 }
 
 export function availableModes(host: object): SessionMode[] {
-  return (modesOf(host)?.permissionModes() ?? []).map((m) => ({ id: m.id, name: m.name ?? m.id, ...(m.description !== undefined && { description: m.description }) }));
+  return (modesOf(host)?.permissionModes() ?? []).map((m) => ({
+    id: m.id,
+    name: m.name ?? m.id,
+    ...(m.description !== undefined && { description: m.description }),
+  }));
 }
 
 /** The `modes` of `session/new` / `session/load`: absent while the host has none (the permission gate is off). */
 export function sessionModes(host: object): SessionModeState | undefined {
   const modes = modesOf(host);
   const available = availableModes(host);
-  return modes && available.length > 0 ? { currentModeId: modes.permissionMode(), availableModes: available } : undefined;
+  return modes && available.length > 0
+    ? { currentModeId: modes.permissionMode(), availableModes: available }
+    : undefined;
 }
 
 /** `session/set_mode`: switch, or refuse with the host's reason. The client hears the change from `followModes`. */
 export function setMode(host: object, modeId: string): void {
   const modes = modesOf(host);
-  if (!modes) throw RequestError.invalidParams({ modeId }, "this mypi has no session modes (its host offers no permission modes); initialize and session/new advertise none");
+  if (!modes)
+    throw RequestError.invalidParams(
+      { modeId },
+      "this mypi has no session modes (its host offers no permission modes); initialize and session/new advertise none",
+    );
   if (!availableModes(host).some((m) => m.id === modeId)) {
-    throw RequestError.invalidParams({ modeId }, `unknown mode "${modeId}": one of ${availableModes(host).map((m) => m.id).join(", ")}`);
+    throw RequestError.invalidParams(
+      { modeId },
+      `unknown mode "${modeId}": one of ${availableModes(host)
+        .map((m) => m.id)
+        .join(", ")}`,
+    );
   }
   try {
     modes.setPermissionMode(modeId, "session/set_mode");
@@ -56,5 +74,7 @@ export function setMode(host: object, modeId: string): void {
 export function followModes(host: object, send: (update: SessionUpdate) => void): () => void {
   const modes = modesOf(host);
   if (!modes) return () => {};
-  return modes.onPermissionModeChange((change) => void setImmediate(() => send({ sessionUpdate: "current_mode_update", currentModeId: change.mode })));
+  return modes.onPermissionModeChange(
+    (change) => void setImmediate(() => send({ sessionUpdate: "current_mode_update", currentModeId: change.mode })),
+  );
 }

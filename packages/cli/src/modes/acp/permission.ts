@@ -14,7 +14,13 @@
  * permission resolve to `undefined`, told once per session. `notify` shows during a prompt turn
  * as agent text, otherwise on stderr.
  */
-import type { AgentContext, PermissionOption, PermissionOptionKind, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk";
+import type {
+  AgentContext,
+  PermissionOption,
+  PermissionOptionKind,
+  ToolCallContent,
+  ToolCallUpdate,
+} from "@agentclientprotocol/sdk";
 import type { DialogOptions, ExtensionUI } from "@mypi/extension-api";
 import { timerDelay } from "@mypi/kernel";
 
@@ -111,18 +117,46 @@ export function createAcpUI(link: AcpLink): AcpUI {
     if (!link.say(`\n\n> ${text}\n\n`)) link.log(`mypi: acp: ${text}`);
   };
 
-  async function ask(dialog: Dialog, title: string, message: string, opts: DialogOptions | undefined): Promise<boolean | string | undefined> {
+  async function ask(
+    dialog: Dialog,
+    title: string,
+    message: string,
+    opts: DialogOptions | undefined,
+  ): Promise<boolean | string | undefined> {
     const choices = permissionChoices(dialog);
     const client = link.client();
     const sessionId = link.sessionId();
     if (!choices || !client || !sessionId || closed || opts?.signal?.aborted) return undefined;
     const checked = link.checking();
-    const note: ToolCallContent = { type: "content", content: { type: "text", text: message === "" ? title : `${title}\n\n${message}` } };
+    const note: ToolCallContent = {
+      type: "content",
+      content: { type: "text", text: message === "" ? title : `${title}\n\n${message}` },
+    };
     const own = checked ? undefined : `mypi-dialog-${++dialogs}`;
     const toolCall: ToolCallUpdate = checked
-      ? { toolCallId: checked.toolCallId, title: checked.title, kind: checked.kind, status: "pending", rawInput: checked.rawInput, content: [...checked.preview, note] }
+      ? {
+          toolCallId: checked.toolCallId,
+          title: checked.title,
+          kind: checked.kind,
+          status: "pending",
+          rawInput: checked.rawInput,
+          content: [...checked.preview, note],
+        }
       : { toolCallId: own!, title, kind: "other", status: "pending", content: [note] };
-    if (own) void client.notify("session/update", { sessionId, update: { sessionUpdate: "tool_call", toolCallId: own, title, kind: "other", status: "pending", content: [note] } }).catch(() => {});
+    if (own)
+      void client
+        .notify("session/update", {
+          sessionId,
+          update: {
+            sessionUpdate: "tool_call",
+            toolCallId: own,
+            title,
+            kind: "other",
+            status: "pending",
+            content: [note],
+          },
+        })
+        .catch(() => {});
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     open.add(stop);
@@ -130,9 +164,14 @@ export function createAcpUI(link: AcpLink): AcpUI {
     const timer = opts?.timeout !== undefined ? setTimeout(onAbort, timerDelay(opts.timeout)) : undefined;
     let chosen: PermissionOption | undefined;
     try {
-      const response = await client.request("session/request_permission", { sessionId, toolCall, options: choices.options }, { cancellationSignal: stop.signal, stopWaitingOnCancel: true });
+      const response = await client.request(
+        "session/request_permission",
+        { sessionId, toolCall, options: choices.options },
+        { cancellationSignal: stop.signal, stopWaitingOnCancel: true },
+      );
       const outcome = response.outcome;
-      chosen = outcome.outcome === "selected" ? choices.options.find((o) => o.optionId === outcome.optionId) : undefined;
+      chosen =
+        outcome.outcome === "selected" ? choices.options.find((o) => o.optionId === outcome.optionId) : undefined;
     } catch {
       chosen = undefined; // cancelled, or the client failed to answer: nobody said yes
     } finally {
@@ -142,7 +181,9 @@ export function createAcpUI(link: AcpLink): AcpUI {
     }
     if (own) {
       const status = chosen?.kind.startsWith("allow") ? "completed" : "failed";
-      void client.notify("session/update", { sessionId, update: { sessionUpdate: "tool_call_update", toolCallId: own, status } }).catch(() => {});
+      void client
+        .notify("session/update", { sessionId, update: { sessionUpdate: "tool_call_update", toolCallId: own, status } })
+        .catch(() => {});
     }
     return chosen && choices.answer(chosen.optionId);
   }

@@ -39,12 +39,20 @@ export function promptInput(blocks: readonly ContentBlock[], cwd: string): Promp
       case "resource": {
         const resource = block.resource;
         if ("text" in resource) files.push(`<file name="${shownPath(resource.uri, cwd)}">\n${resource.text}\n</file>`);
-        else if (resource.mimeType?.startsWith("image/")) images.push(image(resource.blob, resource.mimeType, `prompt[${i}]`));
-        else throw RequestError.invalidParams({ index: i }, `prompt[${i}] embeds binary content (${resource.mimeType ?? "no mimeType"}) of ${resource.uri}: mypi passes text and images only; send the file as a resource_link instead`);
+        else if (resource.mimeType?.startsWith("image/"))
+          images.push(image(resource.blob, resource.mimeType, `prompt[${i}]`));
+        else
+          throw RequestError.invalidParams(
+            { index: i },
+            `prompt[${i}] embeds binary content (${resource.mimeType ?? "no mimeType"}) of ${resource.uri}: mypi passes text and images only; send the file as a resource_link instead`,
+          );
         break;
       }
       case "audio":
-        throw RequestError.invalidParams({ index: i }, `prompt[${i}] is audio, which mypi does not take (promptCapabilities.audio is false)`);
+        throw RequestError.invalidParams(
+          { index: i },
+          `prompt[${i}] is audio, which mypi does not take (promptCapabilities.audio is false)`,
+        );
     }
   }
   const joined = joinWords(text);
@@ -59,8 +67,10 @@ function joinWords(parts: readonly string[]): string {
 }
 
 function image(data: string, mimeType: string, at: string): ImageContent {
-  if (!/^image\/[\w.+-]+$/.test(mimeType)) throw RequestError.invalidParams(undefined, `${at} has mimeType ${JSON.stringify(mimeType)}, not an image/… type`);
-  if (data === "" || !/^[A-Za-z0-9+/]+={0,2}$/.test(data)) throw RequestError.invalidParams(undefined, `${at} has no base64 data`);
+  if (!/^image\/[\w.+-]+$/.test(mimeType))
+    throw RequestError.invalidParams(undefined, `${at} has mimeType ${JSON.stringify(mimeType)}, not an image/… type`);
+  if (data === "" || !/^[A-Za-z0-9+/]+={0,2}$/.test(data))
+    throw RequestError.invalidParams(undefined, `${at} has no base64 data`);
   return { type: "image", data, mimeType };
 }
 

@@ -15,24 +15,35 @@ export function replayUpdates(branch: readonly SessionEntry[], cwd: string): Ses
   const updates: SessionUpdate[] = [];
   for (const entry of branch) {
     if (entry.type === "compaction") {
-      updates.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `[Earlier conversation, compacted]\n\n${entry.summary}` } });
+      updates.push({
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: `[Earlier conversation, compacted]\n\n${entry.summary}` },
+      });
       continue;
     }
     if (entry.type !== "message") continue;
     const message = entry.message;
     switch (message.role) {
       case "user": {
-        const content = typeof message.content === "string" ? [{ type: "text" as const, text: message.content }] : message.content;
+        const content =
+          typeof message.content === "string" ? [{ type: "text" as const, text: message.content }] : message.content;
         for (const block of content) {
-          if (block.type === "text") updates.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text: block.text } });
-          else updates.push({ sessionUpdate: "user_message_chunk", content: { type: "image", data: block.data, mimeType: block.mimeType } });
+          if (block.type === "text")
+            updates.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text: block.text } });
+          else
+            updates.push({
+              sessionUpdate: "user_message_chunk",
+              content: { type: "image", data: block.data, mimeType: block.mimeType },
+            });
         }
         break;
       }
       case "assistant":
         for (const block of message.content) {
-          if (block.type === "thinking" && block.thinking !== "") updates.push({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: block.thinking } });
-          else if (block.type === "text" && block.text !== "") updates.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: block.text } });
+          if (block.type === "thinking" && block.thinking !== "")
+            updates.push({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: block.thinking } });
+          else if (block.type === "text" && block.text !== "")
+            updates.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: block.text } });
           else if (block.type === "toolCall") {
             const locations = toolLocations(block.name, block.arguments, cwd);
             updates.push({

@@ -7,7 +7,16 @@
  */
 import { Writable } from "node:stream";
 import { isAbsolute } from "node:path";
-import { RequestError, type AgentContext, type AvailableCommand, type ClientCapabilities, type ContentBlock, type McpServer, type SessionUpdate, type StopReason } from "@agentclientprotocol/sdk";
+import {
+  RequestError,
+  type AgentContext,
+  type AvailableCommand,
+  type ClientCapabilities,
+  type ContentBlock,
+  type McpServer,
+  type SessionUpdate,
+  type StopReason,
+} from "@agentclientprotocol/sdk";
 import { parseSlashCommand, type ExtensionFactory } from "@mypi/extension-api";
 import { SessionManager, sessionFilesByIdPrefix, type AgentEndEvent } from "@mypi/kernel";
 import type { CliIO } from "../../main.ts";
@@ -56,7 +65,14 @@ export class AcpSession {
   #command: AbortController | undefined;
   #commandsSent = "";
 
-  private constructor(o: { env: SessionEnv; host: RunSession; start: ModeStart; ui: AcpUI; updates: SessionUpdates; notes: string[] }) {
+  private constructor(o: {
+    env: SessionEnv;
+    host: RunSession;
+    start: ModeStart;
+    ui: AcpUI;
+    updates: SessionUpdates;
+    notes: string[];
+  }) {
     this.#env = o.env;
     this.host = o.host;
     this.start = o.start;
@@ -76,7 +92,8 @@ export class AcpSession {
   /** `session/new` (and `session/load` with `load`): the workspace loaded, the host started. */
   static async open(env: SessionEnv, params: OpenParams): Promise<AcpSession> {
     const { cwd, mcpServers, load } = params;
-    if (!isAbsolute(cwd)) throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path (got ${JSON.stringify(cwd)})`);
+    if (!isAbsolute(cwd))
+      throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path (got ${JSON.stringify(cwd)})`);
     let session: AcpSession | undefined;
     const notes: string[] = [];
     const updates = new SessionUpdates({ cwd, send: (update) => session?.send(update) });
@@ -91,7 +108,10 @@ export class AcpSession {
     const tools: ExtensionFactory = (pi) => {
       pi.on("tool_call", (event) => void updates.passed(event.toolCallId), { order: "post" });
     };
-    const hostExtensions = [{ name: "acp-tools", factory: tools }, ...(mcpServers.length > 0 ? [{ name: "acp-client", factory: clientMcpServers(mcpServers, notes) }] : [])];
+    const hostExtensions = [
+      { name: "acp-tools", factory: tools },
+      ...(mcpServers.length > 0 ? [{ name: "acp-client", factory: clientMcpServers(mcpServers, notes) }] : []),
+    ];
     const said: string[] = [];
     const stderr = new Writable({
       write(chunk: Buffer | string, _encoding, done) {
@@ -99,7 +119,11 @@ export class AcpSession {
         env.io.stderr.write(chunk, () => done());
       },
     });
-    const files = clientFiles({ client: env.client, sessionId: () => session?.id, capabilities: env.capabilities().fs });
+    const files = clientFiles({
+      client: env.client,
+      sessionId: () => session?.id,
+      capabilities: env.capabilities().fs,
+    });
     const start = await env.open({
       cwd,
       ...(files && { files }),
@@ -108,15 +132,29 @@ export class AcpSession {
       ui,
       hostExtensions,
       ...(mcpServers.length > 0 && { extraExtensions: ["mcp"] }),
-      openSession: (args, dir, sessionDir) => (load !== undefined ? sessionById(load, dir, sessionDir, args.noSession) : args.noSession ? SessionManager.inMemory(dir) : SessionManager.create({ cwd: dir, dir: sessionDir })),
+      openSession: (args, dir, sessionDir) =>
+        load !== undefined
+          ? sessionById(load, dir, sessionDir, args.noSession)
+          : args.noSession
+            ? SessionManager.inMemory(dir)
+            : SessionManager.create({ cwd: dir, dir: sessionDir }),
     });
     if (typeof start === "number") {
-      const why = said.join("").trim().replace(/^mypi: /gm, "");
-      throw new RequestError(load !== undefined ? -32002 : -32603, `mypi could not ${load !== undefined ? "load the session" : "open a session"} in ${cwd}: ${why || "see its stderr"}`, { cwd, ...(load !== undefined && { sessionId: load }) });
+      const why = said
+        .join("")
+        .trim()
+        .replace(/^mypi: /gm, "");
+      throw new RequestError(
+        load !== undefined ? -32002 : -32603,
+        `mypi could not ${load !== undefined ? "load the session" : "open a session"} in ${cwd}: ${why || "see its stderr"}`,
+        { cwd, ...(load !== undefined && { sessionId: load }) },
+      );
     }
     if (start.ws.skipped) {
       const what = start.ws.skipped.resources.join(", ");
-      notes.push(`This folder is not trusted, so its own ${what} did not load. To trust it, run \`mypi trust ${cwd}\` in a terminal (or add --trust-project to the agent's arguments), then start a new session.`);
+      notes.push(
+        `This folder is not trusted, so its own ${what} did not load. To trust it, run \`mypi trust ${cwd}\` in a terminal (or add --trust-project to the agent's arguments), then start a new session.`,
+      );
     }
     notes.push(...start.loadErrors.map((line) => line.replace(/^mypi: /, "")));
     const host = await openHostSession(start);
@@ -135,7 +173,9 @@ export class AcpSession {
       }),
     );
     const models = this.start.models;
-    this.#stopListening.push(models.onChange(() => this.send({ sessionUpdate: "config_option_update", configOptions: configOptions(models) })));
+    this.#stopListening.push(
+      models.onChange(() => this.send({ sessionUpdate: "config_option_update", configOptions: configOptions(models) })),
+    );
     this.#stopListening.push(followModes(this.host, (update) => this.send(update)));
   }
 
@@ -144,7 +184,9 @@ export class AcpSession {
     const client = this.#env.client();
     if (!client) return;
     const redact = this.start.ws.redactLines;
-    void client.notify("session/update", { sessionId: this.id, update: redact ? redact(update) : update }).catch(() => {});
+    void client
+      .notify("session/update", { sessionId: this.id, update: redact ? redact(update) : update })
+      .catch(() => {});
   }
 
   /** Agent text during a prompt turn; false when no turn runs (the caller logs instead). */
@@ -163,8 +205,12 @@ export class AcpSession {
   announceCommands(): void {
     const commands: AvailableCommand[] = this.host.commands().map((c) => ({
       name: c.name,
-      description: c.description ?? (c.source === "skill" ? `Skill ${c.name}` : c.source === "prompt" ? `Prompt template ${c.name}` : `/${c.name}`),
-      ...((c.argumentHint !== undefined || c.source !== "prompt") && { input: { hint: c.argumentHint ?? (c.source === "skill" ? "what to do" : "arguments") } }),
+      description:
+        c.description ??
+        (c.source === "skill" ? `Skill ${c.name}` : c.source === "prompt" ? `Prompt template ${c.name}` : `/${c.name}`),
+      ...((c.argumentHint !== undefined || c.source !== "prompt") && {
+        input: { hint: c.argumentHint ?? (c.source === "skill" ? "what to do" : "arguments") },
+      }),
     }));
     const key = JSON.stringify(commands);
     if (key === this.#commandsSent) return;
@@ -174,9 +220,14 @@ export class AcpSession {
 
   /** `session/prompt`: one turn; resolves with its stop reason once the run ended. */
   async prompt(blocks: readonly ContentBlock[]): Promise<StopReason> {
-    if (this.#running) throw RequestError.invalidRequest({ sessionId: this.id }, "a prompt is already running in this session: wait for its answer or send session/cancel");
+    if (this.#running)
+      throw RequestError.invalidRequest(
+        { sessionId: this.id },
+        "a prompt is already running in this session: wait for its answer or send session/cancel",
+      );
     const input = promptInput(blocks, this.cwd);
-    if (input.text.trim() === "" && input.images.length === 0) throw RequestError.invalidParams({ sessionId: this.id }, "the prompt is empty");
+    if (input.text.trim() === "" && input.images.length === 0)
+      throw RequestError.invalidParams({ sessionId: this.id }, "the prompt is empty");
     this.#cancelled = false;
     let finish!: () => void;
     // Set before the turn starts: what the turn says first (the notes) is said inside it.
@@ -190,22 +241,31 @@ export class AcpSession {
     }
   }
 
-  async #turn(input: { text: string; images: { type: "image"; data: string; mimeType: string }[] }): Promise<StopReason> {
+  async #turn(input: {
+    text: string;
+    images: { type: "image"; data: string; mimeType: string }[];
+  }): Promise<StopReason> {
     const notes = this.#notes.splice(0);
     if (notes.length > 0) this.say(`${notes.map((n) => `> ${n}`).join("\n>\n")}\n\n`);
     const slash = input.images.length === 0 ? parseSlashCommand(input.text) : undefined;
     if (slash) {
       const stop = (this.#command = new AbortController());
       if (this.#cancelled) stop.abort();
-      const outcome = await this.host.runCommand(slash.name, slash.args, stop.signal).finally(() => (this.#command = undefined));
+      const outcome = await this.host
+        .runCommand(slash.name, slash.args, stop.signal)
+        .finally(() => (this.#command = undefined));
       if (outcome.ran) {
-        if (outcome.error !== undefined) throw new RequestError(-32603, `/${slash.name} failed: ${outcome.error}`, { command: slash.name });
+        if (outcome.error !== undefined)
+          throw new RequestError(-32603, `/${slash.name} failed: ${outcome.error}`, { command: slash.name });
         return this.#cancelled ? "cancelled" : "end_turn";
       }
       // Not an extension command: a prompt template or a skill, expanded by the input slot as typed.
     }
     if (this.#cancelled) return "cancelled";
-    const run = this.host.agent.prompt(input.text, { source: "rpc", ...(input.images.length > 0 && { images: input.images }) });
+    const run = this.host.agent.prompt(input.text, {
+      source: "rpc",
+      ...(input.images.length > 0 && { images: input.images }),
+    });
     let end: AgentEndEvent | undefined;
     for await (const event of run) if (event.type === "agent_end") end = event;
     return this.#stopReason(end);
@@ -218,7 +278,9 @@ export class AcpSession {
       case "max_turns":
         return "max_turn_requests";
       case "blocked":
-        this.say(`> The prompt was refused${end.by !== undefined ? ` by ${end.by}` : ""}: ${end.reason ?? "no reason given"}\n`);
+        this.say(
+          `> The prompt was refused${end.by !== undefined ? ` by ${end.by}` : ""}: ${end.reason ?? "no reason given"}\n`,
+        );
         return "refusal";
       case "handled":
         if (end.reason) this.say(`> ${end.reason}\n`);

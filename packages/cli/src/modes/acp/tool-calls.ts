@@ -45,8 +45,10 @@ export function toolKind(name: string): ToolKind {
 
 type Args = Record<string, unknown>;
 
-const str = (args: Args, key: string): string | undefined => (typeof args[key] === "string" ? (args[key] as string) : undefined);
-const num = (args: Args, key: string): number | undefined => (typeof args[key] === "number" ? (args[key] as number) : undefined);
+const str = (args: Args, key: string): string | undefined =>
+  typeof args[key] === "string" ? (args[key] as string) : undefined;
+const num = (args: Args, key: string): number | undefined =>
+  typeof args[key] === "number" ? (args[key] as number) : undefined;
 
 function argsOf(input: unknown): Args {
   return typeof input === "object" && input !== null && !Array.isArray(input) ? (input as Args) : {};
@@ -66,7 +68,10 @@ export function toolTitle(name: string, input: unknown): string {
     case "read": {
       const offset = num(args, "offset");
       const limit = num(args, "limit");
-      const lines = offset !== undefined || limit !== undefined ? ` (lines ${offset ?? 1}${limit !== undefined ? `-${(offset ?? 1) + limit - 1}` : "-"})` : "";
+      const lines =
+        offset !== undefined || limit !== undefined
+          ? ` (lines ${offset ?? 1}${limit !== undefined ? `-${(offset ?? 1) + limit - 1}` : "-"})`
+          : "";
       return `Read ${path ?? "?"}${lines}`;
     }
     case "write":
@@ -136,8 +141,10 @@ export function proposedDiff(name: string, input: unknown, cwd: string): ToolCal
 export function resultContent(result: Pick<ToolResult, "content"> | undefined): ToolCallContent[] {
   const content = Array.isArray(result?.content) ? result.content : [];
   return content.flatMap((block): ToolCallContent[] => {
-    if (block.type === "text") return block.text === "" ? [] : [{ type: "content", content: { type: "text", text: block.text } }];
-    if (block.type === "image") return [{ type: "content", content: { type: "image", data: block.data, mimeType: block.mimeType } }];
+    if (block.type === "text")
+      return block.text === "" ? [] : [{ type: "content", content: { type: "text", text: block.text } }];
+    if (block.type === "image")
+      return [{ type: "content", content: { type: "image", data: block.data, mimeType: block.mimeType } }];
     return [];
   });
 }
@@ -145,6 +152,8 @@ export function resultContent(result: Pick<ToolResult, "content"> | undefined): 
 /** A result as `rawOutput`: what the model read, and the details it never sees. */
 export function rawOutput(result: ToolResult | undefined): unknown {
   if (!result) return undefined;
-  const text = result.content.flatMap((block) => (block.type === "text" ? [block.text] : [`[${block.type}]`])).join("\n");
+  const text = result.content
+    .flatMap((block) => (block.type === "text" ? [block.text] : [`[${block.type}]`]))
+    .join("\n");
   return { output: text, ...(result.details !== undefined && { details: result.details }) };
 }

@@ -16,7 +16,16 @@
 import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 import type { ExtensionStreamEvent } from "@mypi/extension-api";
 import type { CheckedCall } from "./permission.ts";
-import { changedFile, fileText, proposedDiff, rawOutput, resultContent, toolKind, toolLocations, toolTitle } from "./tool-calls.ts";
+import {
+  changedFile,
+  fileText,
+  proposedDiff,
+  rawOutput,
+  resultContent,
+  toolKind,
+  toolLocations,
+  toolTitle,
+} from "./tool-calls.ts";
 
 interface OpenCall extends CheckedCall {
   name: string;
@@ -80,10 +89,16 @@ export class SessionUpdates {
         if (message.role !== "assistant") return;
         // A model that streams no deltas: the whole answer, once.
         for (const block of message.content) {
-          if (block.type === "thinking" && !this.#streamed.thinking && block.thinking !== "") this.#sink.send({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: block.thinking } });
-          if (block.type === "text" && !this.#streamed.text && block.text !== "") this.#sink.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: block.text } });
+          if (block.type === "thinking" && !this.#streamed.thinking && block.thinking !== "")
+            this.#sink.send({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: block.thinking } });
+          if (block.type === "text" && !this.#streamed.text && block.text !== "")
+            this.#sink.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: block.text } });
         }
-        if (message.stopReason === "error" && message.errorMessage) this.#sink.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n> The model failed: ${message.errorMessage}\n` } });
+        if (message.stopReason === "error" && message.errorMessage)
+          this.#sink.send({
+            sessionUpdate: "agent_message_chunk",
+            content: { type: "text", text: `\n\n> The model failed: ${message.errorMessage}\n` },
+          });
         return;
       }
       case "tool_execution_start": {
@@ -116,7 +131,8 @@ export class SessionUpdates {
       case "tool_execution_update": {
         const partial = event.partialResult as { content?: unknown } | undefined;
         const content = Array.isArray(partial?.content) ? resultContent(partial as { content: [] }) : [];
-        if (content.length > 0) this.#sink.send({ sessionUpdate: "tool_call_update", toolCallId: event.toolCallId, content });
+        if (content.length > 0)
+          this.#sink.send({ sessionUpdate: "tool_call_update", toolCallId: event.toolCallId, content });
         return;
       }
       case "tool_execution_end": {
@@ -127,7 +143,8 @@ export class SessionUpdates {
         const file = call && !event.isError ? changedFile(call.name, call.rawInput, this.#sink.cwd) : undefined;
         if (call && file !== undefined && call.before !== undefined) {
           const after = fileText(file);
-          if (typeof after === "string" && after !== call.before) content.push({ type: "diff", path: file, oldText: call.before, newText: after });
+          if (typeof after === "string" && after !== call.before)
+            content.push({ type: "diff", path: file, oldText: call.before, newText: after });
         }
         // Not seen on disk (the editor holds the file, or it is too large to read): the change as proposed.
         if (call && file !== undefined && content.length === 0) content.push(...call.preview);

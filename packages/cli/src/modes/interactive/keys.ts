@@ -94,8 +94,12 @@ function sessionKey(m: Interactive, data: string): boolean {
 /** A Pi extension's shortcut (`pi.registerShortcut`); true when one took the key. */
 function shortcut(m: Interactive, data: string): boolean {
   const { renderers, runShortcut } = m.options;
-  const found = renderers?.().shortcuts().find((s) => matchesKey(data, s.key as never));
+  const found = renderers?.()
+    .shortcuts()
+    .find((s) => matchesKey(data, s.key as never));
   if (!found || !runShortcut) return false;
-  void runShortcut(found.key).then((r) => r.error !== undefined && sayFrom(m, `shortcut ${found.key} failed: ${r.error}`, m.p.red));
+  void runShortcut(found.key).then(
+    (r) => r.error !== undefined && sayFrom(m, `shortcut ${found.key} failed: ${r.error}`, m.p.red),
+  );
   return true;
 }

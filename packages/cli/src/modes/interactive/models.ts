@@ -62,7 +62,12 @@ export async function thinkingCommand(m: Interactive, args: string): Promise<voi
   let asked = args.trim();
   if (!asked) {
     if (levels.length <= 1) return say(m, m.p.dim(`thinking: off (${models.client.id} does not reason)`));
-    asked = (await m.dialogs.pick("Thinking level", levels.map((l) => ({ value: l, label: l })), models.thinkingLevel)) ?? "";
+    asked =
+      (await m.dialogs.pick(
+        "Thinking level",
+        levels.map((l) => ({ value: l, label: l })),
+        models.thinkingLevel,
+      )) ?? "";
     if (!asked) return say(m, m.p.dim("(thinking level unchanged)"));
   }
   const level = models.setThinkingLevel(asked);
@@ -75,13 +80,21 @@ export function cycleThinking(m: Interactive): void {
   const models = modelsOf(m);
   if (!models) return;
   const level = models.cycleThinkingLevel();
-  sayFrom(m, level === undefined ? `thinking: off (${models.client.id} does not reason)` : `thinking: ${level}`, m.p.dim);
+  sayFrom(
+    m,
+    level === undefined ? `thinking: off (${models.client.id} does not reason)` : `thinking: ${level}`,
+    m.p.dim,
+  );
 }
 
 async function pickModel(m: Interactive, models: ModelSelection): Promise<ModelEntry | undefined> {
   const available = models.registry.available();
   if (available.length === 0) {
-    sayFrom(m, 'no model is available: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add a provider under "providers" in settings', m.p.yellow);
+    sayFrom(
+      m,
+      'no model is available: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add a provider under "providers" in settings',
+      m.p.yellow,
+    );
     return undefined;
   }
   const key = (e: ModelEntry) => `${e.provider}/${e.id}`;

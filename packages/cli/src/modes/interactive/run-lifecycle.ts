@@ -50,7 +50,9 @@ export function startRun(m: Interactive, typed: string): void {
   m.echoed.push(text);
   const stream = m.session.agent.prompt(text, { source: "interactive" });
   refresh(m);
-  void stream.then(undefined, (error: unknown) => sayFrom(m, `✗ ${error instanceof Error ? error.message : String(error)}`, m.p.red));
+  void stream.then(undefined, (error: unknown) =>
+    sayFrom(m, `✗ ${error instanceof Error ? error.message : String(error)}`, m.p.red),
+  );
 }
 
 /** A line typed while the run goes: steering, or (Alt+Enter) a follow-up. */

@@ -14,15 +14,30 @@ export async function runShellLine(m: Interactive, command: string, excludeFromC
   refresh(m);
   // Escape while a user_bash handler thinks stops waiting, and nothing runs.
   const asked = m.session.userBash?.(command, excludeFromContext);
-  const answer = asked && (await Promise.race([asked, new Promise<"stopped">((resolve) => stop.signal.addEventListener("abort", () => resolve("stopped"), { once: true }))]));
+  const answer =
+    asked &&
+    (await Promise.race([
+      asked,
+      new Promise<"stopped">((resolve) =>
+        stop.signal.addEventListener("abort", () => resolve("stopped"), { once: true }),
+      ),
+    ]));
   if (answer === "stopped" || (answer && "error" in answer)) {
     if (shell.running === stop) shell.running = undefined;
-    const why = answer === "stopped" ? "stopped before a user_bash handler answered" : `${answer.extension}'s user_bash handler failed: ${answer.error}`;
+    const why =
+      answer === "stopped"
+        ? "stopped before a user_bash handler answered"
+        : `${answer.extension}'s user_bash handler failed: ${answer.error}`;
     block.finish({ content: [{ type: "text", text: `not run: ${why}` }] }, true, Date.now());
     return refresh(m);
   }
   const r: ShellResult = answer
-    ? { output: answer.result.output, exitCode: answer.result.exitCode ?? null, cancelled: answer.result.cancelled, truncated: answer.result.truncated }
+    ? {
+        output: answer.result.output,
+        exitCode: answer.result.exitCode ?? null,
+        cancelled: answer.result.cancelled,
+        truncated: answer.result.truncated,
+      }
     : await runShell(command, m.io.cwd, stop.signal);
   if (shell.running === stop) shell.running = undefined;
   const failed = r.cancelled || r.exitCode !== 0;

@@ -18,11 +18,23 @@ export const BUILTIN_COMMANDS = [
   { name: "reload", description: "reload the extensions" },
   { name: "compact", description: "summarize the history", argumentHint: "[instructions]" },
   { name: "continue-run", description: "go on with the run a crash or a pause left unfinished" },
-  { name: "model", description: "switch the model (a picker; or provider/id[:level], part of an id)", argumentHint: "[model]" },
-  { name: "thinking", description: "set the thinking level (off … xhigh, as the model supports)", argumentHint: "[level]" },
+  {
+    name: "model",
+    description: "switch the model (a picker; or provider/id[:level], part of an id)",
+    argumentHint: "[model]",
+  },
+  {
+    name: "thinking",
+    description: "set the thinking level (off … xhigh, as the model supports)",
+    argumentHint: "[level]",
+  },
   { name: "help", description: "list the commands and keys" },
   { name: "extensions", description: "the loaded extensions, their order per slot, and their decisions so far" },
-  { name: "mode", description: "show or set the permission mode: default, accept-edits, plan, bypass", argumentHint: "[mode]" },
+  {
+    name: "mode",
+    description: "show or set the permission mode: default, accept-edits, plan, bypass",
+    argumentHint: "[mode]",
+  },
 ];
 
 const KEYS_HELP = [
@@ -62,8 +74,12 @@ export async function runSlash(m: Interactive, name: string, args: string): Prom
 }
 
 function showHelp(m: Interactive): void {
-  const own = [...BUILTIN_COMMANDS, ...SESSION_COMMANDS].map((c) => `/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ""}  ${c.description}`);
-  const theirs = m.session.commands().map((c) => `/${c.name}${c.description ? `  ${c.description}` : ""}  (${c.extension ?? c.source})`);
+  const own = [...BUILTIN_COMMANDS, ...SESSION_COMMANDS].map(
+    (c) => `/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ""}  ${c.description}`,
+  );
+  const theirs = m.session
+    .commands()
+    .map((c) => `/${c.name}${c.description ? `  ${c.description}` : ""}  (${c.extension ?? c.source})`);
   say(m, m.p.dim([...own, ...theirs, ...KEYS_HELP, loadedLine(m)].join("\n")));
 }
 
@@ -88,13 +104,17 @@ function showExtensions(m: Interactive): void {
 
 /** `/continue-run`: the session's run goes on (docs/resume.md); calls a paused run holds are asked about here. */
 function continueRun(m: Interactive): void {
-  m.session.agent.resume({ judgeWaiting: true }).then(undefined, (error: unknown) => sayFrom(m, (error as Error).message, m.p.yellow));
+  m.session.agent
+    .resume({ judgeWaiting: true })
+    .then(undefined, (error: unknown) => sayFrom(m, (error as Error).message, m.p.yellow));
 }
 
 async function reload(m: Interactive): Promise<void> {
   const { p } = m;
   const r = await m.session.reload();
-  const failed = r.failed.length ? p.red(`; failed: ${printable(r.failed.map((f) => f.name).join(", "))} (each keeps its previous version)`) : "";
+  const failed = r.failed.length
+    ? p.red(`; failed: ${printable(r.failed.map((f) => f.name).join(", "))} (each keeps its previous version)`)
+    : "";
   say(m, p.dim(`reloaded ${r.loaded.length} extension${r.loaded.length === 1 ? "" : "s"}`) + failed);
   // Why each failed, with its file and line: what to fix before the next /reload.
   for (const f of r.failed) sayFrom(m, `  ${f.name}: ${f.error}`, p.red);

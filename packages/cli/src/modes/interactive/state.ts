@@ -7,7 +7,15 @@
  * Also here, because every part draws: `refresh` (the working line and its spinner follow the
  * run), `say` (a line in the conversation) and `showInput` (what has the editor's place).
  */
-import { Container, Editor, Text, TUI, type AutocompleteProvider, type Component, type EditorComponent } from "@mariozechner/pi-tui";
+import {
+  Container,
+  Editor,
+  Text,
+  TUI,
+  type AutocompleteProvider,
+  type Component,
+  type EditorComponent,
+} from "@mariozechner/pi-tui";
 import { mypiHome, type SessionManager } from "@mypi/kernel";
 import type { ExtensionUI, PiRenderers } from "@mypi/extension-api";
 import type { ModeState } from "@mypi/extensions/permission-gate/modes";
@@ -108,7 +116,17 @@ const SPINNER_MS = 80;
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /** Build the screen and the state; `createUI` builds the extension UI over them (`ui.ts`). */
-export function createInteractive({ session, io, options, createUI }: { session: HostSession; io: CliIO; options: InteractiveOptions; createUI: (m: Interactive) => InteractiveUI }): Interactive {
+export function createInteractive({
+  session,
+  io,
+  options,
+  createUI,
+}: {
+  session: HostSession;
+  io: CliIO;
+  options: InteractiveOptions;
+  createUI: (m: Interactive) => InteractiveUI;
+}): Interactive {
   const p = palette(!io.env.NO_COLOR);
   const tui = new TUI(new IoTerminal(io));
   const theme = piTheme(p);
@@ -128,13 +146,28 @@ export function createInteractive({ session, io, options, createUI }: { session:
   };
   const footer = new Footer(p, {
     model: () => session.state?.().model ?? "",
-    thinking: () => (session.models && session.models.availableThinkingLevels().length > 1 ? session.models.thinkingLevel : undefined),
+    thinking: () =>
+      session.models && session.models.availableThinkingLevels().length > 1 ? session.models.thinkingLevel : undefined,
     ...(options.contextWindow !== undefined && { contextWindow: options.contextWindow }),
     // The whole session file's messages (resumed history too); a host without one (a test's bare agent): the agent's.
-    usage: () => ((session.sessionManager as SessionManager | undefined) ? sessionUsage(session.sessionManager) : usageTotals(session.agent.messages)),
+    usage: () =>
+      (session.sessionManager as SessionManager | undefined)
+        ? sessionUsage(session.sessionManager)
+        : usageTotals(session.agent.messages),
   });
   layout.footerSlot.addChild(footer);
-  for (const c of [header, chat, chat.live, layout.working, layout.status, layout.above, layout.inputArea, layout.below, layout.footerSlot]) tui.addChild(c);
+  for (const c of [
+    header,
+    chat,
+    chat.live,
+    layout.working,
+    layout.status,
+    layout.above,
+    layout.inputArea,
+    layout.below,
+    layout.footerSlot,
+  ])
+    tui.addChild(c);
 
   const history = new PromptHistory(options.home ?? mypiHome());
   const editor = new Editor(tui, editorTheme(p), { paddingX: 0 });
@@ -151,7 +184,18 @@ export function createInteractive({ session, io, options, createUI }: { session:
   const finished = new Promise<number>((resolve) => (finish = resolve));
   // `ui` is the one member built from the state itself: it is set right below, before any use.
   const state: Omit<Interactive, "ui"> = {
-    session, io, options, p, theme, tui, history, chat, footer, layout, dialogs, editor,
+    session,
+    io,
+    options,
+    p,
+    theme,
+    tui,
+    history,
+    chat,
+    footer,
+    layout,
+    dialogs,
+    editor,
     input: editor,
     completers: [],
     working: { visible: true },
@@ -172,15 +216,27 @@ export function createInteractive({ session, io, options, createUI }: { session:
 }
 
 /** The conversation, drawn with Pi extensions' tool and message renderers where they have one. */
-function createChat(c: { options: InteractiveOptions; cwd: string; tui: TUI; p: Palette; theme: object; report: (error: string) => void }): Chat {
+function createChat(c: {
+  options: InteractiveOptions;
+  cwd: string;
+  tui: TUI;
+  p: Palette;
+  theme: object;
+  report: (error: string) => void;
+}): Chat {
   const { options, theme, tui } = c;
   return new Chat({
     p: c.p,
     markdown: markdownTheme(c.p),
-    toolRenderers: (name, id) => piToolRenderers(options.renderers?.().tool(name), { id, theme, cwd: c.cwd, redraw: () => tui.requestRender() }),
+    toolRenderers: (name, id) =>
+      piToolRenderers(options.renderers?.().tool(name), { id, theme, cwd: c.cwd, redraw: () => tui.requestRender() }),
     messageRenderer: (message, expanded) => {
-      const own = options.renderers?.().message(message.customType)?.(message, { expanded }, theme) as Component | undefined;
-      return own && typeof own.render === "function" ? guarded(own, c.report, `message renderer (${message.customType})`) : undefined;
+      const own = options.renderers?.().message(message.customType)?.(message, { expanded }, theme) as
+        | Component
+        | undefined;
+      return own && typeof own.render === "function"
+        ? guarded(own, c.report, `message renderer (${message.customType})`)
+        : undefined;
     },
   });
 }
@@ -197,7 +253,11 @@ export function refresh(m: Interactive): void {
   chat.live.frame = spinner.frame;
   const frames = working.frames ?? SPINNER.map(p.yellow);
   const glyph = m.dialogs.open ? p.dim("⏸") : frames.length > 0 ? `${frames[spinner.frame % frames.length]!} ` : "";
-  m.layout.working.setText(running(m) && chat.runningTools === 0 && working.visible ? `${glyph}${p.dim(working.message ?? "working… (Esc aborts)")}` : "");
+  m.layout.working.setText(
+    running(m) && chat.runningTools === 0 && working.visible
+      ? `${glyph}${p.dim(working.message ?? "working… (Esc aborts)")}`
+      : "",
+  );
   if (spinning && !spinner.ticker) {
     spinner.ticker = setInterval(() => {
       spinner.frame++;

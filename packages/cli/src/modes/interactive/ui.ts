@@ -33,7 +33,8 @@ export function createExtensionUI(m: Interactive): InteractiveUI {
     select: (title, choices, opts) => dialogs.select(title, choices, opts),
     input: (title, placeholder, opts) => dialogs.input(title, placeholder, opts),
     editor: (title, prefill) => dialogs.editor(title, prefill),
-    notify: (message, type = "info") => sayFrom(m, message, type === "error" ? p.red : type === "warning" ? p.yellow : p.dim),
+    notify: (message, type = "info") =>
+      sayFrom(m, message, type === "error" ? p.red : type === "warning" ? p.yellow : p.dim),
     setStatus: (key: string, text: string | undefined) => {
       footer.setStatus(key, text === undefined ? undefined : printable(text));
       tui.requestRender();

@@ -35,15 +35,26 @@ export async function bash(s: RpcState, c: Command): Promise<BashResult> {
   s.bash = stop;
   try {
     const answer = await s.target.userBash?.(command, exclude);
-    if (answer && "error" in answer) throw new CommandError(`Not run: ${answer.extension}'s user_bash handler failed: ${answer.error}`);
+    if (answer && "error" in answer)
+      throw new CommandError(`Not run: ${answer.extension}'s user_bash handler failed: ${answer.error}`);
     const ran: ShellResult = answer
-      ? { output: answer.result.output, exitCode: answer.result.exitCode ?? null, cancelled: answer.result.cancelled, truncated: answer.result.truncated }
+      ? {
+          output: answer.result.output,
+          exitCode: answer.result.exitCode ?? null,
+          cancelled: answer.result.cancelled,
+          truncated: answer.result.truncated,
+        }
       : await runShell(command, s.target.sessionManager.cwd, stop.signal, (delta) =>
           emit(s, toJsonLine({ type: "bash_execution_update", ...(c.id !== undefined && { id: c.id }), delta })),
         );
     // It joins the conversation without passing a slot: masked as the host masks what it records.
     if (!exclude) record(s, s.redact ? s.redact(shellMessage(command, ran)) : shellMessage(command, ran));
-    return { output: ran.output, ...(ran.exitCode !== null && { exitCode: ran.exitCode }), cancelled: ran.cancelled, truncated: ran.truncated };
+    return {
+      output: ran.output,
+      ...(ran.exitCode !== null && { exitCode: ran.exitCode }),
+      cancelled: ran.cancelled,
+      truncated: ran.truncated,
+    };
   } finally {
     s.bash = undefined;
   }
@@ -61,7 +72,13 @@ function shellMessage(command: string, r: ShellResult): CustomMessage {
     customType: BASH_EXECUTION,
     content: shellContext(command, r),
     display: true,
-    details: { command, output: r.output, exitCode: r.exitCode ?? undefined, cancelled: r.cancelled, truncated: r.truncated },
+    details: {
+      command,
+      output: r.output,
+      exitCode: r.exitCode ?? undefined,
+      cancelled: r.cancelled,
+      truncated: r.truncated,
+    },
     timestamp: Date.now(),
   };
 }

@@ -31,11 +31,14 @@ export function readImages(value: unknown): ImageContent[] | undefined {
   if (!Array.isArray(value)) throw new CommandError(`${shape}.`);
   return value.map((image: unknown, i) => {
     const at = `${shape}; images[${i}]`;
-    if (typeof image !== "object" || image === null || Array.isArray(image)) throw new CommandError(`${at} is not an object.`);
+    if (typeof image !== "object" || image === null || Array.isArray(image))
+      throw new CommandError(`${at} is not an object.`);
     const { type, data, mimeType } = image as Record<string, unknown>;
     if (type !== "image") throw new CommandError(`${at} has type ${JSON.stringify(type) ?? "undefined"}.`);
-    if (typeof mimeType !== "string" || !/^image\/[\w.+-]+$/.test(mimeType)) throw new CommandError(`${at} has no image/… mimeType.`);
-    if (typeof data !== "string" || data === "" || !BASE64.test(data)) throw new CommandError(`${at} has no base64 data.`);
+    if (typeof mimeType !== "string" || !/^image\/[\w.+-]+$/.test(mimeType))
+      throw new CommandError(`${at} has no image/… mimeType.`);
+    if (typeof data !== "string" || data === "" || !BASE64.test(data))
+      throw new CommandError(`${at} has no base64 data.`);
     return { type: "image", data, mimeType };
   });
 }

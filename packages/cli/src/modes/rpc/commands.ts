@@ -46,7 +46,9 @@ const HANDLERS: Record<string, Handler> = {
     try {
       target.agent.autoCompaction = enabled;
     } catch {
-      throw new CommandError(`${target.agent.model.id} cannot compact automatically: mypi knows no context window for it.`);
+      throw new CommandError(
+        `${target.agent.model.id} cannot compact automatically: mypi knows no context window for it.`,
+      );
     }
     return undefined;
   },
@@ -138,9 +140,13 @@ async function prompt(s: RpcState, c: Command, reply: (data?: unknown) => void):
  */
 function resumeRun(s: RpcState): { next: string; calls: { toolCallId: string; toolName: string; outcome: string }[] } {
   const { agent } = s.target;
-  if (agent.isRunning) throw new CommandError("A run is going: resume_run goes on with a run that was cut off or paused.");
+  if (agent.isRunning)
+    throw new CommandError("A run is going: resume_run goes on with a run that was cut off or paused.");
   const point = agent.resumePoint({ judgeWaiting: true });
-  if (point === undefined) throw new CommandError("Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead.");
+  if (point === undefined)
+    throw new CommandError(
+      "Nothing to resume: the last run reached its answer and nothing is queued. Send a prompt instead.",
+    );
   const run = agent.resume({ judgeWaiting: true });
   const settledRun = Promise.resolve(run).then(
     () => undefined,
@@ -165,13 +171,20 @@ async function ranAsCommand(s: RpcState, c: Command, message: string): Promise<b
 }
 
 /** A prompt while a run goes: queued as its `streamingBehavior` says, else refused. */
-function queueOnRun(s: RpcState, c: Command, { message, images }: { message: string; images: ImageContent[] | undefined }): { disposition: "queued" } {
+function queueOnRun(
+  s: RpcState,
+  c: Command,
+  { message, images }: { message: string; images: ImageContent[] | undefined },
+): { disposition: "queued" } {
   // Queued as text: the input slot (a redaction) sees it before it is recorded, as it sees a prompt.
   const queued = { source: "rpc", ...(images && { images }) } as const;
   const behavior = c.streamingBehavior;
   if (behavior === "steer") s.target.agent.steer(message, queued);
   else if (behavior === "followUp") s.target.agent.followUp(message, queued);
-  else throw new CommandError('The agent is already running. Send "steer" or "follow_up", or prompt with streamingBehavior "steer" | "followUp".');
+  else
+    throw new CommandError(
+      'The agent is already running. Send "steer" or "follow_up", or prompt with streamingBehavior "steer" | "followUp".',
+    );
   return { disposition: "queued" };
 }
 
@@ -202,7 +215,8 @@ async function abort(s: RpcState): Promise<undefined> {
 
 function queueMode(c: Command): QueueMode {
   const mode = c.mode;
-  if (mode !== "all" && mode !== "one-at-a-time") throw new CommandError(`"mode" must be "all" or "one-at-a-time", not ${JSON.stringify(mode) ?? "undefined"}.`);
+  if (mode !== "all" && mode !== "one-at-a-time")
+    throw new CommandError(`"mode" must be "all" or "one-at-a-time", not ${JSON.stringify(mode) ?? "undefined"}.`);
   return mode;
 }
 

@@ -74,8 +74,15 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 
 /** Pi's compaction pair for an automatic compaction that just succeeded, from the entry it recorded. */
 function autoCompactionLines(s: RpcState, event: { tokensBefore: number; tokensAfter: number }): string {
-  const entry = [...s.target.sessionManager.getBranch()].reverse().find((e): e is CompactionEntry => e.type === "compaction");
-  const result = compactionResult({ summary: entry?.summary ?? "", firstKeptEntryId: entry?.firstKeptEntryId, tokensBefore: event.tokensBefore, tokensAfter: event.tokensAfter });
+  const entry = [...s.target.sessionManager.getBranch()]
+    .reverse()
+    .find((e): e is CompactionEntry => e.type === "compaction");
+  const result = compactionResult({
+    summary: entry?.summary ?? "",
+    firstKeptEntryId: entry?.firstKeptEntryId,
+    tokensBefore: event.tokensBefore,
+    tokensAfter: event.tokensAfter,
+  });
   return (
     toJsonLine({ type: "compaction_start", reason: "threshold" }) +
     toJsonLine({ type: "compaction_end", reason: "threshold", result, aborted: false, willRetry: false })
@@ -83,7 +90,12 @@ function autoCompactionLines(s: RpcState, event: { tokensBefore: number; tokensA
 }
 
 /** Pi's `CompactionResult`: the summary, where the kept messages begin, the estimates before and after. */
-export function compactionResult(c: { summary: string; firstKeptEntryId: string | undefined; tokensBefore: number; tokensAfter: number }): Record<string, unknown> {
+export function compactionResult(c: {
+  summary: string;
+  firstKeptEntryId: string | undefined;
+  tokensBefore: number;
+  tokensAfter: number;
+}): Record<string, unknown> {
   return {
     summary: c.summary,
     ...(c.firstKeptEntryId !== undefined && { firstKeptEntryId: c.firstKeptEntryId }),

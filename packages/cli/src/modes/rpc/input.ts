@@ -36,7 +36,9 @@ function parseCommand(line: JsonlRecord): { command: Command } | { refused: Resp
     refused: { type: "response", command, success: false, error: `Failed to parse command: ${error}` },
   });
   if (line instanceof LineTooLong) {
-    return refused(`the line is longer than ${line.limit} characters (${line.chars}) and was dropped. Send large content in smaller commands.`);
+    return refused(
+      `the line is longer than ${line.limit} characters (${line.chars}) and was dropped. Send large content in smaller commands.`,
+    );
   }
   let parsed: unknown;
   try {

@@ -70,7 +70,10 @@ export const MODEL_HANDLERS: Record<string, Handler> = {
   },
   set_model: (s, c) => {
     const models = modelsOf(s);
-    const entry = models && typeof c.provider === "string" && typeof c.modelId === "string" ? models.registry.find(c.provider, c.modelId) : undefined;
+    const entry =
+      models && typeof c.provider === "string" && typeof c.modelId === "string"
+        ? models.registry.find(c.provider, c.modelId)
+        : undefined;
     if (!models || !entry) {
       const current = s.target.modelInfo();
       if (current.provider === c.provider && current.id === c.modelId) return current;
@@ -83,7 +86,9 @@ export const MODEL_HANDLERS: Record<string, Handler> = {
   },
   cycle_model: (s) => {
     const cycled = modelsOf(s)?.cycle(1);
-    return cycled?.entry ? { model: piModelObject(cycled.entry), thinkingLevel: cycled.thinkingLevel, isScoped: cycled.isScoped } : null;
+    return cycled?.entry
+      ? { model: piModelObject(cycled.entry), thinkingLevel: cycled.thinkingLevel, isScoped: cycled.isScoped }
+      : null;
   },
   // Pi answers any level with success: one it does not know is clamped like the others (to the lowest).
   set_thinking_level: (s, c) => void modelsOf(s)?.setThinkingLevel(String(c.level)),
@@ -96,5 +101,10 @@ export const MODEL_HANDLERS: Record<string, Handler> = {
 
 /** Pi's `thinking_level_changed` line for every change of level while the mode runs; returns the unsubscribe. */
 export function announceThinkingLevels(s: RpcState): () => void {
-  return s.target.models?.onChange((change) => change.thinking && emit(s, toJsonLine({ type: "thinking_level_changed", level: change.thinking.level }))) ?? (() => {});
+  return (
+    s.target.models?.onChange(
+      (change) =>
+        change.thinking && emit(s, toJsonLine({ type: "thinking_level_changed", level: change.thinking.level })),
+    ) ?? (() => {})
+  );
 }

@@ -11,11 +11,19 @@ import { requireString } from "./command-fields.ts";
 import { emit, type Command, type RpcState } from "./state.ts";
 
 export const PERMISSION_MODE_HANDLERS = {
-  set_permission_mode: ({ target }: RpcState, c: Command) => switchPermissionMode(target.permissionMode, requireString(c, "mode"), "set_permission_mode"),
-  get_permission_mode: ({ target }: RpcState) => ({ mode: target.permissionMode?.mode ?? null, source: target.permissionMode?.source ?? null }),
+  set_permission_mode: ({ target }: RpcState, c: Command) =>
+    switchPermissionMode(target.permissionMode, requireString(c, "mode"), "set_permission_mode"),
+  get_permission_mode: ({ target }: RpcState) => ({
+    mode: target.permissionMode?.mode ?? null,
+    source: target.permissionMode?.source ?? null,
+  }),
 };
 
 /** Tell the client each change of the mode; returns the unsubscribe. */
 export function announcePermissionModes(s: RpcState): () => void {
-  return s.target.permissionMode?.subscribe((change) => emit(s, toJsonLine({ type: "permission_mode_changed", ...change }))) ?? (() => {});
+  return (
+    s.target.permissionMode?.subscribe((change) =>
+      emit(s, toJsonLine({ type: "permission_mode_changed", ...change })),
+    ) ?? (() => {})
+  );
 }

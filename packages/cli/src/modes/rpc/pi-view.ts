@@ -9,7 +9,13 @@
  * `compactionSummary`, and `bash` output as Pi's `bashExecution`; every other message is mypi's
  * own, which Pi's are.
  */
-import { estimateContextTokens, readCompactionSummary, type CompactionEntry, type Message, type SessionEntry } from "@mypi/kernel";
+import {
+  estimateContextTokens,
+  readCompactionSummary,
+  type CompactionEntry,
+  type Message,
+  type SessionEntry,
+} from "@mypi/kernel";
 import { costOf } from "../../rpc/pi-wire.ts";
 import { BASH_EXECUTION } from "./bash.ts";
 import { thinkingLevelOf } from "./model.ts";
@@ -20,14 +26,20 @@ export function piMessages(target: RpcTarget): unknown[] {
   const { agent, sessionManager } = target;
   const history = agent.messages;
   if (history.length === 0) return [];
-  const system = { role: "system", content: agent.systemPrompt ?? "", toolsAdded: agent.tools.schemas(), timestamp: history[0]!.timestamp };
+  const system = {
+    role: "system",
+    content: agent.systemPrompt ?? "",
+    toolsAdded: agent.tools.schemas(),
+    timestamp: history[0]!.timestamp,
+  };
   const compaction = lastCompaction(sessionManager.getBranch());
   return [system, ...history.map((m) => piMessage(m, compaction))];
 }
 
 function piMessage(m: Message, compaction: CompactionEntry | undefined): unknown {
   const summary = readCompactionSummary(m);
-  if (summary !== undefined) return { role: "compactionSummary", summary, tokensBefore: compaction?.tokensBefore ?? 0, timestamp: m.timestamp };
+  if (summary !== undefined)
+    return { role: "compactionSummary", summary, tokensBefore: compaction?.tokensBefore ?? 0, timestamp: m.timestamp };
   if (m.role === "custom" && m.customType === BASH_EXECUTION && typeof m.details === "object" && m.details !== null) {
     return { role: "bashExecution", ...(m.details as Record<string, unknown>), timestamp: m.timestamp };
   }
@@ -46,7 +58,16 @@ function lastCompaction(branch: readonly SessionEntry[]): CompactionEntry | unde
 export function piState(s: RpcState): Record<string, unknown> {
   const { target } = s;
   const { agent } = target;
-  const { model: _id, messageCount: _count, isStreaming, sessionFile, sessionId, sessionName, pendingMessageCount, ...mypi } = target.state();
+  const {
+    model: _id,
+    messageCount: _count,
+    isStreaming,
+    sessionFile,
+    sessionId,
+    sessionName,
+    pendingMessageCount,
+    ...mypi
+  } = target.state();
   return {
     model: target.modelInfo(),
     thinkingLevel: thinkingLevelOf(target),
@@ -80,7 +101,12 @@ export function sessionStats(target: RpcTarget): Record<string, unknown> {
     if (m.role !== "assistant") continue;
     toolCalls += m.content.filter((b) => b.type === "toolCall").length;
     const u = m.usage;
-    const [input, output, cacheRead, cacheWrite] = [u?.input ?? 0, u?.output ?? 0, u?.cacheRead ?? 0, u?.cacheWrite ?? 0];
+    const [input, output, cacheRead, cacheWrite] = [
+      u?.input ?? 0,
+      u?.output ?? 0,
+      u?.cacheRead ?? 0,
+      u?.cacheWrite ?? 0,
+    ];
     tokens.input += input;
     tokens.output += output;
     tokens.cacheRead += cacheRead;

@@ -22,14 +22,18 @@ export const SESSION_HANDLERS: Record<string, Handler> = {
   async fork({ target }, c) {
     const entryId = requireString(c, "entryId");
     const message = target.forkMessages().find((m) => m.entryId === entryId);
-    if (!message) throw new CommandError(`Invalid entry ID for forking: ${entryId} is no user message of this branch (get_fork_messages lists them).`);
+    if (!message)
+      throw new CommandError(
+        `Invalid entry ID for forking: ${entryId} is no user message of this branch (get_fork_messages lists them).`,
+      );
     const r = await target.forkSession(entryId);
     return r.cancelled ? { cancelled: true } : { text: message.text, cancelled: false };
   },
   /** Pi: the branch up to the current entry, copied into a new session file. */
   async clone({ target }) {
     const leafId = target.sessionManager.getLeafId();
-    if (leafId === undefined) throw new CommandError("Cannot clone session: no current entry selected (the session is empty).");
+    if (leafId === undefined)
+      throw new CommandError("Cannot clone session: no current entry selected (the session is empty).");
     const r = await target.forkSession(leafId, { position: "at" });
     return { cancelled: r.cancelled };
   },
@@ -48,7 +52,10 @@ export const SESSION_HANDLERS: Record<string, Handler> = {
     if (from === 0 && since !== undefined) throw new CommandError(`Entry not found: ${since}`);
     return { entries: all.slice(from), leafId: target.sessionManager.getLeafId() ?? null };
   },
-  get_tree: ({ target }) => ({ tree: sessionTree(target.sessionManager.getEntries()), leafId: target.sessionManager.getLeafId() ?? null }),
+  get_tree: ({ target }) => ({
+    tree: sessionTree(target.sessionManager.getEntries()),
+    leafId: target.sessionManager.getLeafId() ?? null,
+  }),
   get_session_stats: ({ target }) => sessionStats(target),
   export_html: ({ target }, c) => {
     const m = target.sessionManager;
@@ -77,13 +84,27 @@ async function compact(s: RpcState, c: Command): Promise<Record<string, unknown>
   }
   const end = { type: "compaction_end", reason: "manual" };
   if (outcome.status === "compacted") {
-    const result = compactionResult({ summary: outcome.summary ?? "", firstKeptEntryId: outcome.firstKeptEntryId, tokensBefore: outcome.tokensBefore ?? 0, tokensAfter: outcome.tokensAfter ?? 0 });
+    const result = compactionResult({
+      summary: outcome.summary ?? "",
+      firstKeptEntryId: outcome.firstKeptEntryId,
+      tokensBefore: outcome.tokensBefore ?? 0,
+      tokensAfter: outcome.tokensAfter ?? 0,
+    });
     line({ ...end, result, aborted: false, willRetry: false });
     return { ...result, status: outcome.status, tokensAfter: outcome.tokensAfter };
   }
   const error =
-    outcome.status === "skipped" ? `Nothing to compact (${outcome.reason ?? "the session is too small"})` : outcome.status === "cancelled" ? "Compaction cancelled" : (outcome.error ?? "Compaction failed");
+    outcome.status === "skipped"
+      ? `Nothing to compact (${outcome.reason ?? "the session is too small"})`
+      : outcome.status === "cancelled"
+        ? "Compaction cancelled"
+        : (outcome.error ?? "Compaction failed");
   const errorMessage = /^compaction failed/i.test(error) ? error : `Compaction failed: ${error}`;
-  line({ ...end, aborted: outcome.status === "cancelled", willRetry: false, ...(outcome.status !== "cancelled" && { errorMessage }) });
+  line({
+    ...end,
+    aborted: outcome.status === "cancelled",
+    willRetry: false,
+    ...(outcome.status !== "cancelled" && { errorMessage }),
+  });
   throw new CommandError(error);
 }

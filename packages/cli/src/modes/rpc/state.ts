@@ -23,7 +23,14 @@ export interface RpcTarget extends Omit<HostSession, "extensions"> {
 }
 
 export type Command = { id?: unknown; type: string; [key: string]: unknown };
-export type Response = { id?: unknown; type: "response"; command: string; success: boolean; data?: unknown; error?: string };
+export type Response = {
+  id?: unknown;
+  type: "response";
+  command: string;
+  success: boolean;
+  data?: unknown;
+  error?: string;
+};
 
 export interface RpcState {
   readonly target: RpcTarget;
@@ -61,7 +68,11 @@ export interface RpcState {
   told: { steering: string[]; followUp: string[]; sessionId: string; name: string | undefined };
 }
 
-export function createRpcState(target: RpcTarget, stdout: NodeJS.WritableStream, redact?: <T>(value: T) => T): RpcState {
+export function createRpcState(
+  target: RpcTarget,
+  stdout: NodeJS.WritableStream,
+  redact?: <T>(value: T) => T,
+): RpcState {
   return {
     target,
     stdout,
@@ -76,7 +87,12 @@ export function createRpcState(target: RpcTarget, stdout: NodeJS.WritableStream,
     compacting: false,
     bash: undefined,
     heldShell: [],
-    told: { steering: [], followUp: [], sessionId: target.sessionManager.id, name: target.sessionManager.getSessionName() },
+    told: {
+      steering: [],
+      followUp: [],
+      sessionId: target.sessionManager.id,
+      name: target.sessionManager.getSessionName(),
+    },
   };
 }
 
@@ -108,7 +124,12 @@ export function settled(s: RpcState): Promise<void> {
 
 /** The response line, keys in Pi's order (`id` first). */
 export function respond(s: RpcState, command: Command, result: { data?: unknown } | { error: string }): void {
-  const response: Response = { ...(command.id !== undefined && { id: command.id }), type: "response", command: command.type, success: !("error" in result) };
+  const response: Response = {
+    ...(command.id !== undefined && { id: command.id }),
+    type: "response",
+    command: command.type,
+    success: !("error" in result),
+  };
   if ("error" in result) response.error = result.error;
   else if (result.data !== undefined) response.data = result.data;
   write(s, response);
