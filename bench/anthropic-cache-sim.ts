@@ -64,7 +64,7 @@ export class PromptCache {
     const blocks = promptBlocks(body);
     const hashes: string[] = [];
     const sums: number[] = [];
-    let hash = createHash("sha256");
+    const hash = createHash("sha256");
     let sum = 0;
     for (const block of blocks) {
       hash.update(block.json).update("\u0000");

@@ -29,7 +29,7 @@ const now = VARIANTS.map(([c]) => after(c));
 const expected = VARIANTS.map(([, v]) => v);
 const o = count(old);
 const n = count(now);
-const through = VARIANTS.filter(([c, v], i) => v !== "allow" && old[i] === "allow");
+const through = VARIANTS.filter(([, v], i) => v !== "allow" && old[i] === "allow");
 const bypassesThrough = REAL_BYPASSES.filter(([c]) => before(c) === "allow").length;
 const wrongNow = VARIANTS.filter((_, i) => now[i] !== expected[i]).length;
 const overBlocked = VARIANTS.filter(([, v], i) => v === "allow" && old[i] !== "allow").length;

@@ -18,8 +18,8 @@ describe("mypi demo", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split("\n");
-    const tools = lines.filter((l) => /^[✓✗] \S+ .*  \d+(ms|\.\ds)/.test(l)); // tool lines carry a duration
-    expect(tools.map((l) => l.replace(/  \d+(ms|\.\ds).*$/, ""))).toEqual([
+    const tools = lines.filter((l) => /^[✓✗] \S+ .* {2}\d+(ms|\.\ds)/.test(l)); // tool lines carry a duration
+    expect(tools.map((l) => l.replace(/ {2}\d+(ms|\.\ds).*$/, ""))).toEqual([
       expect.stringMatching(/^✓ read (README\.md|src\/greet\.js)$/),
       expect.stringMatching(/^✓ read (README\.md|src\/greet\.js)$/),
       "✓ edit src/greet.js",

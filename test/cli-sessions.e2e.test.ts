@@ -42,7 +42,7 @@ async function pick(t: Terminal, text: string): Promise<void> {
   t.type("\r");
 }
 /** The run (or command) has ended with `text` last in the conversation: nothing between it and the empty editor. */
-const doneWith = (text: string) => new RegExp(`${text}\\n─{20,}\\n\\n─`);
+const _doneWith = (text: string) => new RegExp(`${text}\\n─{20,}\\n\\n─`);
 /** Waits until `text` is on the screen `n` times: a second picker with the same rows, say. */
 const seeTimes = (t: Terminal, text: string, n: number) =>
   t.see(new RegExp(`(?:[^]*?${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}){${n}}`));
@@ -59,9 +59,9 @@ describe("session commands in a terminal", () => {
       const t = terminal(["--model", `scripted:${script}`, "--session", file, "--no-extensions"]);
       await t.see(IDLE);
       t.type("first question\r");
-      await t.see(new RegExp(String.raw`Answer one\.\n─{20,}\n\n─`));
+      await t.see(/Answer one\.\n─{20,}\n\n─/);
       t.type("second question\r");
-      await t.see(new RegExp(String.raw`Answer two\.\n─{20,}\n\n─`));
+      await t.see(/Answer two\.\n─{20,}\n\n─/);
 
       t.type("/tree\r");
       await t.see(/Go to which entry\?[^]*assistant: Answer two\./);
@@ -70,7 +70,7 @@ describe("session commands in a terminal", () => {
       await pick(t, "label it");
       await t.see(/Label/);
       t.type("good start\r");
-      await t.see(new RegExp(String.raw`labelled [0-9a-f]{8}: good start\n─{20,}\n\n─`));
+      await t.see(/labelled [0-9a-f]{8}: good start\n─{20,}\n\n─/);
 
       t.type("/tree\r");
       await t.see(/assistant: Answer one\. \[good start\]/);
@@ -78,12 +78,10 @@ describe("session commands in a terminal", () => {
       await seeTimes(t, "clear its label", 1);
       await pick(t, "continue from here");
       await t.see(
-        new RegExp(
-          String.raw`now at [0-9a-f]{8}; the next prompt continues from there\n {2}user: first question\n {2}assistant: Answer one\.\n─{20,}\n\n─`,
-        ),
+        /now at [0-9a-f]{8}; the next prompt continues from there\n {2}user: first question\n {2}assistant: Answer one\.\n─{20,}\n\n─/,
       );
       t.type("third question\r");
-      await t.see(new RegExp(String.raw`Answer three\.\n─{20,}\n\n─`));
+      await t.see(/Answer three\.\n─{20,}\n\n─/);
 
       t.type("/fork\r");
       await t.see(/Fork before which message\?[^]*third question/);
@@ -94,17 +92,15 @@ describe("session commands in a terminal", () => {
       );
       const forked = /forked into a new session (\S+\.jsonl)/.exec(t.screen())![1]!;
       t.type("\x03"); // clears the line
-      await t.see(new RegExp(String.raw`assistant: Answer one\.\n─{20,}\n\n─`));
+      await t.see(/assistant: Answer one\.\n─{20,}\n\n─/);
 
       t.type("/session\r");
       await t.see(
-        new RegExp(
-          String.raw`messages {2}2: 1 user, 1 assistant, 0 tool results\ntool calls 0\ntokens {4}\d+: \d+ in, \d+ out\ncost {6}unknown \(no message carried a cost[^\n]*\n─{20,}\n\n─`,
-        ),
+        /messages {2}2: 1 user, 1 assistant, 0 tool results\ntool calls 0\ntokens {4}\d+: \d+ in, \d+ out\ncost {6}unknown \(no message carried a cost[^\n]*\n─{20,}\n\n─/,
       );
       expect(t.screen()).toContain(`file      ${forked}`);
       t.type("/export view.html\r");
-      await t.see(new RegExp(String.raw`exported to \S+view\.html\n─{20,}\n\n─`));
+      await t.see(/exported to \S+view\.html\n─{20,}\n\n─/);
       t.type("/help\r");
       await t.see(/\/resume {2}continue another session of this workspace[^]*\/export \[file\] {2}the session as HTML/);
       t.type("/quit\r");
@@ -154,28 +150,24 @@ describe("session commands in a terminal", () => {
       await t.see(/Resume which session\?[^]*old task beta · [^]*old task alpha · /);
       expect(t.screen()).toMatch(/old task beta · \d{4}-\d\d-\d\d \d\d:\d\d · 2 messages · \d+(\.\d)? (B|KB)/);
       await pick(t, "old task alpha");
-      await t.see(
-        new RegExp(String.raw`resumed \S+\.jsonl\n {2}user: old task alpha\n {2}assistant: Alpha done\.\n─{20,}\n\n─`),
-      );
+      await t.see(/resumed \S+\.jsonl\n {2}user: old task alpha\n {2}assistant: Alpha done\.\n─{20,}\n\n─/);
       const alpha = /resumed (\S+\.jsonl)/.exec(t.screen())![1]!;
 
       t.type("/name alpha work\r");
-      await t.see(new RegExp(String.raw`session name: alpha work\n─{20,}\n\n─`));
+      await t.see(/session name: alpha work\n─{20,}\n\n─/);
       t.type("and now?\r");
-      await t.see(new RegExp(String.raw`Alpha continued\.\n─{20,}\n\n─`));
+      await t.see(/Alpha continued\.\n─{20,}\n\n─/);
 
       t.type("/resume\r");
       await seeTimes(t, "Resume which session?", 2);
       // The current session is not offered.
       expect(t.screen().split("Resume which session?").at(-1)).not.toContain("alpha work");
       await pick(t, "old task beta");
-      await t.see(
-        new RegExp(String.raw`resumed \S+\.jsonl\n {2}user: old task beta\n {2}assistant: Beta done\.\n─{20,}\n\n─`),
-      );
+      await t.see(/resumed \S+\.jsonl\n {2}user: old task beta\n {2}assistant: Beta done\.\n─{20,}\n\n─/);
       t.type("/resume\r");
       await t.see(/alpha work · /);
       t.type("\x03"); // cancels the picker
-      await t.see(new RegExp(String.raw`\(resume cancelled\)\n─{20,}\n\n─`));
+      await t.see(/\(resume cancelled\)\n─{20,}\n\n─/);
       t.type("/quit\r");
       expect(await t.exit).toBe(0);
       expect(t.stderr()).toBe("");

@@ -187,7 +187,7 @@ function objectOrPaths(value: unknown, root: string): (string | Record<string, u
   if (value === undefined) return [];
   if (isRecord(value)) return [value];
   const list = typeof value === "string" ? [value] : Array.isArray(value) ? value : undefined;
-  if (!list || !list.every((v) => typeof v === "string" || isRecord(v)))
+  if (!list?.every((v) => typeof v === "string" || isRecord(v)))
     return "expected a path, a list of paths, or an object";
   const out: (string | Record<string, unknown>)[] = [];
   for (const v of list) {

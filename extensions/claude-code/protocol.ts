@@ -136,7 +136,7 @@ export function checkJson(event: ClaudeEvent, value: Record<string, unknown>): H
   }
   if (value.decision !== undefined) {
     const check = DECISIONS[event];
-    if (!check || !check(value.decision))
+    if (!check?.(value.decision))
       return `"decision": ${JSON.stringify(value.decision)} is not a decision ${event} takes`;
   }
   if (value.hookSpecificOutput !== undefined) {

@@ -13,7 +13,7 @@ import claudeCode from "./index.ts";
 const root = mkdtempSync(join(tmpdir(), "mypi-claude-subagents-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 let dir: string;
-let trees: Tree[] = [];
+const trees: Tree[] = [];
 const saved = { MYPI_HOME: process.env.MYPI_HOME, HOME: process.env.HOME };
 beforeEach(() => {
   dir = mkdtempSync(join(root, "case-"));

@@ -83,7 +83,7 @@ export function mapArguments(
       message: `too many arguments: ${positional.length} given in order, but only ${open.map((a) => a.name).join(", ") || "none"} ${open.length === 1 ? "is" : "are"} left to fill`,
     };
   }
-  positional.forEach((value, i) => (args[open[i]!.name] = value));
+  for (const [i, value] of positional.entries()) args[open[i]!.name] = value;
   const missing = prompt.arguments.filter((a) => a.required && !(a.name in args)).map((a) => a.name);
   if (missing.length) return { ok: false, message: `missing ${missing.join(", ")}` };
   return { ok: true, args };
@@ -196,7 +196,7 @@ interface PromptRun {
 
 async function runPrompt({ pi, lookup, prompt, name, typed, ctx, say }: PromptRun): Promise<void> {
   const server = lookup();
-  if (!server || server.state !== "connected") {
+  if (server?.state !== "connected") {
     return say(
       `the MCP server is not available (${server ? `it is ${server.state}${server.error ? `: ${server.error}` : ""}` : "it was removed"}).`,
       "error",

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StdioServerConfig } from "./config.ts";
-import { McpHub } from "./hub.ts";
+import type { McpHub } from "./hub.ts";
 import { Attachments, resourceTools } from "./resources.ts";
 import { statusText } from "./status.ts";
 import { startHub, stdioServer, type FakeHost } from "./fixtures/harness.ts";

@@ -63,7 +63,7 @@ export class McpSession {
     registerStatus(this.#options.pi, this.hub);
     // Listed in parallel, registered in the configuration's order (so /help's order is stable).
     const listings = await Promise.all(this.hub.connections.map((c) => listPrompts(c)));
-    this.hub.connections.forEach((c, i) => this.#commands(c, listings[i]!));
+    for (const [i, c] of this.hub.connections.entries()) this.#commands(c, listings[i]!);
     this.#offerResources();
   }
 

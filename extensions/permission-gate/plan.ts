@@ -43,7 +43,7 @@ export function planTool(mode: ModeState): PiToolDefinition<{ plan: string }> {
       required: ["plan"],
       additionalProperties: false,
     },
-    execute: async (_id, params, signal, _onUpdate, ctx: ExtensionContext) => {
+    execute: async (_id, _params, signal, _onUpdate, ctx: ExtensionContext) => {
       const text = (t: string, isError = false) => ({
         content: [{ type: "text" as const, text: t }],
         ...(isError && { isError: true }),

@@ -388,7 +388,7 @@ function findExec(argv: Field[]): Next[] {
   // A file find finds starts with the starting point it was found under (`./x` for `.`): never an option.
   const start = argv.slice(1).find((f) => !/^-[HLPO]/.test(f.text));
   const found: Field = {
-    text: start && start.exact && !/^[-(!]/.test(start.text) ? start.text : ".",
+    text: start?.exact && !/^[-(!]/.test(start.text) ? start.text : ".",
     exact: false,
     unknown: "a file find finds",
   };

@@ -7,7 +7,7 @@
  * The fixtures are copied out of the repository first, so only the host's virtual modules can
  * resolve their Pi imports.
  */
-import { copyFileSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox } from "../helpers/mypi.ts";

@@ -8,7 +8,7 @@
  * Every path goes through `safePath(root, p)`; `write` and `edit` share one `FileMutationQueue`.
  */
 import { resolve } from "node:path";
-import { FileMutationQueue, type Tool } from "@mypi/kernel";
+import type { FileMutationQueue, Tool } from "@mypi/kernel";
 import { createBashTool } from "./bash.ts";
 import type { SandboxOptions } from "./sandbox.ts";
 import type { EscapeApprovals } from "./sandbox-escape.ts";

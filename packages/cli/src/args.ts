@@ -7,7 +7,7 @@
  * not yet fatal), then again with the registered flags, where anything still unknown is an error.
  */
 import { parseBatchArgs, type BatchArgs } from "./batch/args.ts";
-import { applyPiOption, expandHome, PI_OPTIONS, PI_SHORT, REFUSED } from "./pi-flags.ts";
+import { applyPiOption, expandHome, PI_OPTIONS, PI_SHORT } from "./pi-flags.ts";
 import { toolList, toolListProblem } from "./tool-selection.ts";
 
 export type Mode = "print" | "json" | "rpc" | "interactive" | "acp";

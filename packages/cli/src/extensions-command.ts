@@ -72,13 +72,11 @@ export function extensionsReport(
     failed: [...manager.loadFailures, ...(options.extraFailures ?? [])],
     skipped: (options.skipped ?? []).map((path) => ({ path, reason: "untrusted workspace" })),
     order: manager.handlerOrder() as Record<string, string[]>,
-    tools: manager
-      .effectiveTools()
-      .map((t) => ({
-        name: t.name,
-        ...(t.source !== undefined && { source: t.source }),
-        description: firstLine(t.description),
-      })),
+    tools: manager.effectiveTools().map((t) => ({
+      name: t.name,
+      ...(t.source !== undefined && { source: t.source }),
+      description: firstLine(t.description),
+    })),
     sandbox: options.sandbox ?? { enabled: false },
     policies: [...(options.policies ?? [])],
     commands: options.commands ?? [],

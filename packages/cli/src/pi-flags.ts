@@ -6,7 +6,7 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { CliArgs } from "./args.ts";
-import { toolList, toolListProblem } from "./tool-selection.ts";
+import { toolList } from "./tool-selection.ts";
 
 /** What each takes (`args.ts` merges them into its table). */
 export const PI_OPTIONS = {

@@ -38,7 +38,6 @@ import {
   sandboxWarnings,
   type SandboxReport,
 } from "./sandbox.ts";
-import { loadSettings, type LoadedSettings } from "./settings.ts";
 import { choosePolicies, describePolicies, type SandboxState } from "./policy/choose.ts";
 import { loadPolicySettings, managedDir, type PolicySettings } from "./policy/tiers.ts";
 import { decideTrustEarly } from "./trust-decide.ts";

@@ -5,7 +5,7 @@
  * manager can attach, detach and roll it back as a unit.
  */
 import { format } from "node:util";
-import type { Content, CustomMessage, Tool } from "@mypi/kernel";
+import type { Content, Tool } from "@mypi/kernel";
 import { defineTool, isTool } from "@mypi/kernel";
 import type { Emitter } from "mitt";
 import { customMessageFrom } from "./custom-message.ts";
@@ -16,7 +16,6 @@ import {
   ROUTES,
   type CommandDefinition,
   type CommandInfo,
-  type CustomMessageInput,
   type EventName,
   type ExtensionAPI,
   type ExtensionContext,

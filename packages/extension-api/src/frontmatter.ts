@@ -29,7 +29,7 @@ export function parseFrontmatter<T extends Record<string, unknown> = Record<stri
 ): ParsedFrontmatter<T> {
   const match = BLOCK.exec(content);
   // Only at the very start: a `---` rule further down is Markdown, not frontmatter.
-  if (!match || match.index !== 0) return { frontmatter: {} as T, body: content.replace(/^\uFEFF/, "") };
+  if (match?.index !== 0) return { frontmatter: {} as T, body: content.replace(/^\uFEFF/, "") };
   let data: unknown;
   try {
     yaml ??= requireCjs("yaml") as typeof Yaml;

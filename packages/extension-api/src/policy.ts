@@ -32,7 +32,6 @@ import {
 import { customMessageFrom } from "./custom-message.ts";
 import { ExtensionError, describeValue } from "./errors.ts";
 import type {
-  CustomMessageInput,
   HookOutcome,
   ProjectTrustDecision,
   SessionBeforeCompactDecision,

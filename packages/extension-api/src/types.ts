@@ -51,6 +51,7 @@ export interface ToolInfo {
 }
 
 /** A Pi-style tool definition; `registerTool` adapts it to a kernel `Tool`. */
+// biome-ignore lint/suspicious/noExplicitAny: Pi's own default, so that a list of tools with different parameters is one type
 export interface PiToolDefinition<Params = any, Details = unknown> {
   name: string;
   label?: string;

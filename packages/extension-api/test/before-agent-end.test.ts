@@ -10,7 +10,7 @@ import {
   type ExtensionStreamEvent,
 } from "../src/index.ts";
 
-let hosts: ExtensionHost[] = [];
+const hosts: ExtensionHost[] = [];
 afterEach(async () => {
   for (const h of hosts.splice(0)) await h.shutdown();
 });

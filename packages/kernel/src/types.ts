@@ -202,6 +202,7 @@ export interface ZodLikeSchema<T = unknown> {
 }
 
 /** A tool as the kernel runs it. Build one with `defineTool`. */
+// biome-ignore lint/suspicious/noExplicitAny: the default lets a registry hold tools of different argument types (`Tool` alone); a tool's own code sees `Args`
 export interface Tool<Args = any> {
   readonly name: string;
   readonly description: string;

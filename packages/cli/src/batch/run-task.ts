@@ -262,6 +262,7 @@ function newStats(): RunStats {
 
 /** Fold one event line into `stats`. Lines that are not events (a stray print) are ignored. */
 export function countEvent(stats: RunStats, line: string): void {
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON line of unknown shape, read field by field and every field checked where it is used
   let event: Record<string, any>;
   try {
     event = JSON.parse(line);
@@ -308,6 +309,7 @@ export function countEvent(stats: RunStats, line: string): void {
 }
 
 /** An extension's decision that blocked or rewrote something, counted per extension (the main agent's or a child's). */
+// biome-ignore lint/suspicious/noExplicitAny: an event line as parsed, see countEvent
 function countDecision(stats: RunStats, event: Record<string, any>): void {
   if (event?.type !== "hook_decision") return;
   const blocked = BLOCKED.has(event.outcome);
@@ -317,6 +319,7 @@ function countDecision(stats: RunStats, event: Record<string, any>): void {
   else counts.rewrote++;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: an event line as parsed, see countEvent
 function countChildEvent(stats: RunStats, event: Record<string, any>): void {
   const c = (stats.children ??= { started: 0, turns: 0, toolCalls: 0, tokens: { input: 0, output: 0 } });
   countDecision(stats, event);

@@ -10,7 +10,7 @@
  * even a bug here cannot make the page reach the network. It renders what the session holds:
  * a secret an extension masked before it was recorded is not in the file.
  */
-import type { Content, Message, SessionEntry, SessionHeader, ToolCall } from "@mypi/kernel";
+import type { Content, SessionEntry, SessionHeader, ToolCall } from "@mypi/kernel";
 import { linkedSessionFile } from "../child-sessions.ts";
 import {
   clip,

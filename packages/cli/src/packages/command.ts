@@ -221,7 +221,12 @@ function stopOnSignal(): { signal: AbortSignal; dispose: () => void } {
   const onSignal = (sig: NodeJS.Signals) => controller.abort(sig);
   const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
   for (const sig of signals) process.on(sig, onSignal);
-  return { signal: controller.signal, dispose: () => signals.forEach((sig) => process.off(sig, onSignal)) };
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const sig of signals) process.off(sig, onSignal);
+    },
+  };
 }
 
 function stopped(signal: AbortSignal, io: CliIO): number {

@@ -10,7 +10,7 @@
  * one error line and changes nothing else.
  */
 import {
-  Container,
+  type Container,
   Text,
   getKeybindings,
   type AutocompleteProvider,

@@ -26,11 +26,11 @@ export function captureStrayOutput(onLine: (line: string, stream: "stdout" | "st
   let inside = false;
   for (const s of streams) {
     const decoder = new TextDecoder();
-    const write = function (
+    const write = (
       chunk: string | Uint8Array,
       encodingOrDone?: BufferEncoding | ((error?: Error | null) => void),
       done?: (error?: Error | null) => void,
-    ): boolean {
+    ): boolean => {
       const callback = typeof encodingOrDone === "function" ? encodingOrDone : done;
       // A line shown may make something write again (a renderer's warning): that goes out as it is.
       if (inside) return s.original.call(s.stream, chunk as string, encodingOrDone as BufferEncoding, done);

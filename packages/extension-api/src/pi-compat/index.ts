@@ -13,15 +13,15 @@ import { EXTENSION_NAME } from "../context.ts";
 import { invalidToolError } from "../errors.ts";
 import type { HttpHooks, Tool } from "@mypi/kernel";
 import { describeSelectedModel, ModelRegistry, piModelObject } from "../models/index.ts";
-import {
-  type CommandContext,
-  type ExtensionAPI,
-  type ExtensionContext,
-  type ExtensionUI,
-  type HostMode,
-  type PiRenderers,
-  type PiTerminal,
-  type SlotName,
+import type {
+  CommandContext,
+  ExtensionAPI,
+  ExtensionContext,
+  ExtensionUI,
+  HostMode,
+  PiRenderers,
+  PiTerminal,
+  SlotName,
 } from "../types.ts";
 import { piCompact, type CompactHost, type PiCompactOptions } from "./compact.ts";
 import { piOn, type HttpEvent, type KeptEvent } from "./events.ts";

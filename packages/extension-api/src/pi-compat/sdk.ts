@@ -199,9 +199,7 @@ export interface SdkState {
 
 /** `createAgentSession(options)` of Pi, backed by `pi.createAgent`. */
 export function piCreateAgentSession(state: SdkState) {
-  return async function createAgentSession(
-    options: Record<string, unknown> = {},
-  ): Promise<{
+  return async function createAgentSession(options: Record<string, unknown> = {}): Promise<{
     session: PiAgentSession;
     extensionsResult: { extensions: never[]; errors: never[] };
     modelFallbackMessage?: string;

@@ -34,7 +34,6 @@ export const Key: Readonly<Record<string, unknown>> = new Proxy(Object.freeze({}
 
 /** A component that renders nothing. */
 export class InertComponent {
-  constructor(..._args: unknown[]) {}
   render(_width: number): string[] {
     return [];
   }

@@ -46,6 +46,7 @@ export class RunStream<H extends HostEventBase = HostEvent> implements AgentRunS
     this.#wake();
   }
 
+  // biome-ignore lint/suspicious/noThenProperty: a run is awaitable on purpose (`await agent.prompt(...)` gives its end)
   then<A = AgentEndEvent, B = never>(
     onfulfilled?: ((value: AgentEndEvent) => A | PromiseLike<A>) | null,
     onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,

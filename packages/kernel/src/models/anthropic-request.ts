@@ -132,10 +132,10 @@ function thinkingConfig(
 /** False when the conversation is inside a tool loop whose assistant turn has tool calls but no thinking. */
 function continuesWithThinking(messages: MessageParam[]): boolean {
   const last = messages.at(-1);
-  if (!last || last.role !== "user" || typeof last.content === "string") return true;
+  if (last?.role !== "user" || typeof last.content === "string") return true;
   if (!last.content.some((block) => block.type === "tool_result")) return true;
   const assistant = messages.at(-2);
-  if (!assistant || assistant.role !== "assistant" || typeof assistant.content === "string") return true;
+  if (assistant?.role !== "assistant" || typeof assistant.content === "string") return true;
   return assistant.content.some((block) => block.type === "thinking" || block.type === "redacted_thinking");
 }
 

@@ -152,7 +152,8 @@ export class ChatStreamAccumulator {
       if (!Array.isArray(delta.tool_calls)) {
         throw new MalformedChunkError(`choices[0].delta.tool_calls is ${describe(delta.tool_calls)}`);
       }
-      delta.tool_calls.forEach((fragment: unknown, position) => this.readToolCall(fragment, position, events));
+      for (const [position, fragment] of (delta.tool_calls as unknown[]).entries())
+        this.readToolCall(fragment, position, events);
     }
   }
 

@@ -27,7 +27,7 @@ import {
   waitForEvent,
 } from "./helpers.ts";
 
-const { agentWith, track } = agentFactory({ tools: [addTool] });
+const { agentWith } = agentFactory({ tools: [addTool] });
 
 /** Waits for the run's abort, then rejects: a tool that honours its signal. */
 function honouringTool(name: string, started?: () => void) {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import {
-  Agent,
+  type Agent,
   createScriptedModel,
   defineTool,
   SessionManager,

@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { createAnthropicModel, type AnthropicModelOptions } from "../../src/models/anthropic.ts";
 import type { AssistantMessage, ModelClient, ModelMessage, ModelRequest, ToolSchema } from "../../src/types.ts";
-import { type FakeOpenAIServer } from "../../../../test/helpers/fake-openai.ts";
+import type { FakeOpenAIServer } from "../../../../test/helpers/fake-openai.ts";
 import { anthropicError, anthropicFrames, anthropicResponse } from "../../../../test/helpers/fake-anthropic.ts";
 import { collect, useFakeOpenAI } from "./openai-harness.ts";
 import { buildAnthropicRequest } from "../../src/models/anthropic-request.ts";

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
-import type { ModelRequest, ModelStreamEvent } from "../../src/types.ts";
+import type { ModelStreamEvent } from "../../src/types.ts";
 import { chunk, DONE, errorResponse, sse, type FakeOpenAIServer } from "../../../../test/helpers/fake-openai.ts";
 import { assistant, collect, NO_TOOLS, useFakeOpenAI } from "./openai-harness.ts";
 

@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from "vitest";
 import { createOpenAIModel } from "../../src/models/openai.ts";
 import { RetrySwitch } from "../../src/models/retry-switch.ts";
 import { maskUrlCredentials } from "../../src/models/openai-errors.ts";
-import type { ModelClient, ModelMessage, ModelRequest, ModelStreamEvent } from "../../src/types.ts";
+import type { ModelMessage, ModelStreamEvent } from "../../src/types.ts";
 import {
   chatFrames,
   chatResponse,
