@@ -11,7 +11,7 @@ import { mypiHome } from "@mypi/kernel";
 import { discoverAgents, listAgents } from "@mypi/extensions/subagents";
 import { loadPlugins, pluginAgentSources } from "@mypi/extensions/claude-code/plugins";
 import { EXIT, type CliArgs } from "./args.ts";
-import type { CliIO } from "./main.ts";
+import type { CliIO } from "./io.ts";
 import { decideTrustEarly } from "./trust-decide.ts";
 
 export async function runAgentsCommand(args: CliArgs, io: CliIO): Promise<number> {

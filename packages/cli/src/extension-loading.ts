@@ -26,7 +26,7 @@ import {
   type LoadedExtensions,
   type ProjectExtensions,
 } from "./host-builder.ts";
-import type { CliIO } from "./main.ts";
+import type { CliIO } from "./io.ts";
 import { createRpcUI, type RpcUI } from "./modes/rpc-ui.ts";
 import { identities, packageResources, type PackageResources } from "./packages/load.ts";
 import { toJsonLine } from "./rpc/jsonl.ts";

@@ -14,7 +14,7 @@ import type { CommandInfo, ExtensionManager, LoadFailure } from "@mypi/extension
 import { formatLoadFailure } from "@mypi/extension-api";
 import type { DiscoveredExtension, ExtensionOrigin } from "./discovery.ts";
 import type { HandlerChains } from "./host-session.ts";
-import type { CliIO } from "./main.ts";
+import type { CliIO } from "./io.ts";
 import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
 
 export interface ExtensionsReport {

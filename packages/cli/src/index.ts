@@ -4,7 +4,8 @@
  * hosts that embed a part of it (an RPC server, the terminal renderer, the argument parser, the
  * HTML session view).
  */
-export { main, processIO, type CliIO } from "./main.ts";
+export { main } from "./main.ts";
+export { processIO, type CliIO } from "./io.ts";
 export { EXIT, HELP, exitCodeFor, parseArgs, resolveMode, type CliArgs, type Mode } from "./args.ts";
 export { discoverExtensions, listExtensionFolder, type DiscoveredExtension } from "./discovery.ts";
 export { createJsonlSplitter, readJsonlLines, toJsonLine } from "./rpc/jsonl.ts";

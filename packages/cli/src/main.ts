@@ -8,20 +8,7 @@
 import { readFileSync } from "node:fs";
 import { format } from "node:util";
 import { EXIT, HELP, parseArgs, type CliArgs } from "./args.ts";
-
-/** Where a command reads and writes; the process's own by default, replaceable in tests. */
-export interface CliIO {
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
-  stderr: NodeJS.WritableStream;
-  env: NodeJS.ProcessEnv;
-  /** The shell's directory. */
-  cwd: string;
-}
-
-export function processIO(): CliIO {
-  return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
-}
+import { processIO, type CliIO } from "./io.ts";
 
 /** Run one `mypi` invocation; resolves to the process exit code. Never throws. */
 export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {

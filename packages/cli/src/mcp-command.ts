@@ -6,7 +6,7 @@
 import { resolve } from "node:path";
 import { mypiHome } from "@mypi/kernel";
 import { EXIT } from "./args.ts";
-import type { CliIO } from "./main.ts";
+import type { CliIO } from "./io.ts";
 import { TrustStore } from "./trust.ts";
 
 const USAGE =

@@ -6,7 +6,7 @@
  */
 import { piModelObject, type ModelEntry, type ModelRegistry } from "@mypi/extension-api";
 import { EXIT } from "./args.ts";
-import type { CliIO } from "./main.ts";
+import type { CliIO } from "./io.ts";
 
 export function printModels(
   registry: ModelRegistry,

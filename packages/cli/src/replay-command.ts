@@ -19,7 +19,7 @@ import { EXIT, parseArgs, type CliArgs } from "./args.ts";
 import { readResults } from "./batch/results.ts";
 import { loadExtensions } from "./extension-loading.ts";
 import { describeFailures } from "./host-builder.ts";
-import type { CliIO } from "./main.ts";
+import type { CliIO } from "./io.ts";
 import { replayReport, renderReplayText, type WorkspaceSet } from "./replay-report.ts";
 import { loadPolicySettings, managedDir } from "./policy/tiers.ts";
 import { decideTrustEarly } from "./trust-decide.ts";

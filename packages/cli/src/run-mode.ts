@@ -21,7 +21,7 @@ import type { ExitWatcher } from "./exits.ts";
 import type { LoadedWorkspace } from "./extension-loading.ts";
 import { buildHost, createHostSession, loadExtensionSet, type HostOptions } from "./host-builder.ts";
 import type { HostResources } from "./host-resources.ts";
-import type { CliIO } from "./main.ts";
+import type { CliIO } from "./io.ts";
 import { extensionErrorLine, extensionLogLine, runOneShot } from "./modes/print.ts";
 import { sessionDirOf } from "./session-open.ts";
 import { eventLine } from "./rpc/jsonl.ts";

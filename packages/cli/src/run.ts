@@ -23,7 +23,7 @@ import { loadExtensions, type LoadedWorkspace, type LoadRequest } from "./extens
 import { printExtensions } from "./extensions-command.ts";
 import { describeFailures } from "./host-builder.ts";
 import { createHostResources, type HostResources } from "./host-resources.ts";
-import type { CliIO } from "./main.ts";
+import type { CliIO } from "./io.ts";
 import { watchExits, type ExitWatcher } from "./exits.ts";
 import { chooseModel, lookupModel, registryOf } from "./model-choice.ts";
 import { printModels } from "./models-command.ts";

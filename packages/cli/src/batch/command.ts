@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, statSync } from "node:f
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { EXIT } from "../args.ts";
-import type { CliIO } from "../main.ts";
+import type { CliIO } from "../io.ts";
 import { BATCH_HELP, type BatchArgs } from "./args.ts";
 import { runLocal, type BatchRunner } from "./local.ts";
 import { Progress, summary } from "./progress.ts";

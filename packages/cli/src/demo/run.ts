@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { SessionManager, createScriptedModel, type Message } from "@mypi/kernel";
 import type { CliArgs } from "../args.ts";
 import { buildHost, describeFailures, loadExtensionSet } from "../host-builder.ts";
-import type { CliIO } from "../main.ts";
+import type { CliIO } from "../io.ts";
 import { COLOR, PLAIN, initialRenderState, liveLines, renderEvent, textOf } from "../render/renderer.ts";
 import { Screen } from "../render/screen.ts";
 import { shippedExtensionPath } from "../shipped.ts";

@@ -13,7 +13,7 @@ import { basename, resolve } from "node:path";
 import { SessionManager, defaultSessionDir, readSessionHeader, sessionFilesByIdPrefix } from "@mypi/kernel";
 import { EXIT } from "../args.ts";
 import { writeFileAtomic } from "../files.ts";
-import type { CliIO } from "../main.ts";
+import type { CliIO } from "../io.ts";
 import { openChildSession } from "../child-sessions.ts";
 import { renderSessionHtml, type SessionView } from "./html.ts";
 

@@ -12,7 +12,7 @@
 import { mypiHome } from "@mypi/kernel";
 import { join } from "node:path";
 import { EXIT } from "../args.ts";
-import type { CliIO } from "../main.ts";
+import type { CliIO } from "../io.ts";
 import { readSettingsFile, type PackageEntry } from "../settings.ts";
 import { entrySource, updatePackages } from "../settings-write.ts";
 import { TrustStore } from "../trust.ts";

@@ -14,7 +14,7 @@ import { mypiHome } from "@mypi/kernel";
 import { loadPlugins, declaredPlugins, pluginRoot } from "@mypi/extensions/claude-code/plugins";
 import { readPlugin, type ClaudePlugin } from "@mypi/extensions/claude-code/plugin-format";
 import { EXIT } from "../args.ts";
-import type { CliIO } from "../main.ts";
+import type { CliIO } from "../io.ts";
 import { TrustStore } from "../trust.ts";
 import {
   installPlugin,

@@ -25,7 +25,7 @@ import {
   type ClientCapabilities,
   type SessionId,
 } from "@agentclientprotocol/sdk";
-import type { CliIO } from "../../main.ts";
+import type { CliIO } from "../../io.ts";
 import { listSessions } from "../../session-list.ts";
 import { configOptions, setConfigOption } from "./config.ts";
 import { sessionModes, setMode } from "./modes.ts";

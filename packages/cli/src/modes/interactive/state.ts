@@ -20,7 +20,7 @@ import { mypiHome, type SessionManager } from "@mypi/kernel";
 import type { ExtensionUI, PiRenderers } from "@mypi/extension-api";
 import type { ModeState } from "@mypi/extensions/permission-gate/modes";
 import type { HostSession } from "../../host-session.ts";
-import type { CliIO } from "../../main.ts";
+import type { CliIO } from "../../io.ts";
 import { printable } from "../../render/text.ts";
 import { Chat } from "../../tui/chat.ts";
 import { Dialogs } from "../../tui/dialogs.ts";
