@@ -6,7 +6,7 @@
  * extensions load. So parsing runs twice: once without them (unknown `--x` tokens are collected,
  * not yet fatal), then again with the registered flags, where anything still unknown is an error.
  */
-import { parseBatchArgs, type BatchArgs } from "./batch/args.ts";
+import { parseBatchArgs, type BatchArgs } from "./commands/batch/args.ts";
 import { applyPiOption, expandHome, PI_OPTIONS, PI_SHORT } from "./pi-flags.ts";
 import { toolList, toolListProblem } from "./tool-selection.ts";
 
@@ -119,7 +119,7 @@ export interface CliArgs {
   permissionMode?: string;
   /** `--dangerously-bypass-permissions`: bypass mode, even without the sandbox, calls out of it included. */
   dangerouslyBypassPermissions: boolean;
-  /** `mypi batch` / `mypi worker`: their own command line (`batch/args.ts`). */
+  /** `mypi batch` / `mypi worker`: their own command line (`commands/batch/args.ts`). */
   batch?: BatchArgs;
   /** Values of flags registered by extensions (`--name value` / `--name`). */
   extensionFlags: Record<string, string | boolean>;

@@ -15,37 +15,37 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   // Commands that manage mypi itself take their own arguments and load nothing of an agent.
   const first = argv[0];
   if (first === "trust") {
-    const { runTrustCommand } = await import("./trust-command.ts");
+    const { runTrustCommand } = await import("./commands/trust.ts");
     return runTrustCommand(argv.slice(1), io);
   }
   if (first === "mcp") {
-    const { runMcpCommand } = await import("./mcp-command.ts");
+    const { runMcpCommand } = await import("./commands/mcp.ts");
     return await runMcpCommand(argv.slice(1), io);
   }
   if (first === "approve") {
-    const { runApproveCommand } = await import("./approve-command.ts");
+    const { runApproveCommand } = await import("./commands/approve.ts");
     return await runApproveCommand(argv.slice(1), io);
   }
   if (first === "replay") {
-    const { runReplayCommand } = await import("./replay-command.ts");
+    const { runReplayCommand } = await import("./commands/replay.ts");
     return await runReplayCommand(argv.slice(1), io);
   }
   if (first === "export") {
-    const { runExportCommand } = await import("./export/command.ts");
+    const { runExportCommand } = await import("./commands/export.ts");
     return runExportCommand(argv.slice(1), io);
   }
   if (first === "plugin") {
-    const { runPluginCommand } = await import("./plugins/command.ts");
+    const { runPluginCommand } = await import("./commands/plugins.ts");
     return await runPluginCommand(argv.slice(1), io);
   }
   if (first === "install" || first === "remove" || first === "list" || first === "update") {
-    // A Claude Code plugin (plugins/command.ts) is installed, removed, listed and updated beside the packages.
-    const plugins = await import("./plugins/command.ts");
+    // A Claude Code plugin (commands/plugins.ts) is installed, removed, listed and updated beside the packages.
+    const plugins = await import("./commands/plugins.ts");
     if (first === "install" || first === "remove") {
       const handled = await plugins.runPluginInstallOrRemove(first, argv.slice(1), io);
       if (handled !== undefined) return handled;
     }
-    const { runPackageCommand } = await import("./packages/command.ts");
+    const { runPackageCommand } = await import("./commands/packages.ts");
     const code = await runPackageCommand(first, argv.slice(1), io);
     if (first === "list" && code === EXIT.ok) plugins.listPlugins(io);
     if (first === "update" && code !== EXIT.usage && argv.length === 1 && (await plugins.updatePlugins(io)) > 0)
@@ -59,7 +59,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   }
   const args = parsed.args;
   if (io.env.MYPI_EXIT_WITH_PARENT) {
-    const { exitWithParent } = await import("./batch/parent-watch.ts");
+    const { exitWithParent } = await import("./commands/batch/parent-watch.ts");
     exitWithParent(Number(io.env.MYPI_EXIT_WITH_PARENT));
   }
   // A run may wait on something that holds no handle (an extension's promise, a dialog); without
@@ -76,24 +76,24 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
         return EXIT.ok;
       case "batch":
       case "worker": {
-        const { runBatchCommand } = await import("./batch/command.ts");
+        const { runBatchCommand } = await import("./commands/batch/command.ts");
         return await runBatchCommand(args.batch!, io);
       }
       case "agents": {
-        const { runAgentsCommand } = await import("./agents-command.ts");
+        const { runAgentsCommand } = await import("./commands/agents.ts");
         return await runAgentsCommand(args, io);
       }
       case "demo": {
-        const { runDemo } = await import("./demo/run.ts");
+        const { runDemo } = await import("./commands/demo/run.ts");
         return await runDemo(args, io);
       }
       case "export": {
         // Pi's `--export FILE [OUT]`: `mypi export FILE [OUT]`.
-        const { runExportCommand } = await import("./export/command.ts");
+        const { runExportCommand } = await import("./commands/export.ts");
         return runExportCommand(args.exportArgs ?? [], io);
       }
       default: {
-        const { runCommand } = await import("./run.ts");
+        const { runCommand } = await import("./commands/run.ts");
         return await runCommand(argv, args, io);
       }
     }

@@ -7,7 +7,7 @@
 import { resolve } from "node:path";
 import type { MessageEntry, SessionEntry, UserMessage } from "@mypi/kernel";
 import type { ExtensionUI } from "@mypi/extension-api";
-import { defaultExportPath, exportSession } from "./export/command.ts";
+import { defaultExportPath, exportSession } from "./commands/export.ts";
 import type { HostSession } from "./host-session.ts";
 import { describeSession } from "./session-list.ts";
 import { formatCost, promptTokens, sessionUsage } from "./usage-totals.ts";

@@ -20,8 +20,8 @@ import {
 import { parseSlashCommand, type ExtensionFactory } from "@mypi/extension-api";
 import { SessionManager, sessionFilesByIdPrefix, type AgentEndEvent } from "@mypi/kernel";
 import type { CliIO } from "../../io.ts";
-import { openHostSession, type ModeStart, type RunSession } from "../../run-mode.ts";
-import type { WorkspaceRequest } from "../../run.ts";
+import { openHostSession, type ModeStart, type RunSession } from "../../commands/run-mode.ts";
+import type { WorkspaceRequest } from "../../commands/run.ts";
 import { extensionErrorLine, extensionLogLine } from "../print.ts";
 import { clientFiles } from "./client-fs.ts";
 import { configOptions } from "./config.ts";

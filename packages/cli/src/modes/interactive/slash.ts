@@ -5,7 +5,7 @@
  * which the host expands.
  */
 import { printable } from "../../render/text.ts";
-import { orderLines } from "../../extensions-command.ts";
+import { orderLines } from "../../commands/extensions.ts";
 import { runSessionCommand, SESSION_COMMANDS, type SessionCommandContext } from "../../session-commands.ts";
 import { setMode } from "./mode.ts";
 import { modelCommand, thinkingCommand } from "./models.ts";

@@ -3,7 +3,7 @@
  * session: `HostSession`), compaction, the name, the entries and their tree, statistics, export.
  */
 import { resolve } from "node:path";
-import { defaultExportPath, exportSession } from "../../export/command.ts";
+import { defaultExportPath, exportSession } from "../../commands/export.ts";
 import { CommandError, optionalString, requireString } from "./command-fields.ts";
 import { compactionResult } from "./events.ts";
 import { sessionStats, sessionTree } from "./pi-view.ts";

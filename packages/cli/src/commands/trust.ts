@@ -6,9 +6,9 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { mypiHome } from "@mypi/kernel";
-import { EXIT } from "./args.ts";
-import type { CliIO } from "./io.ts";
-import { TrustStore } from "./trust.ts";
+import { EXIT } from "../args.ts";
+import type { CliIO } from "../io.ts";
+import { TrustStore } from "../trust.ts";
 
 const USAGE = "usage: mypi trust [DIR] [--deny | --revoke] · mypi trust --list";
 

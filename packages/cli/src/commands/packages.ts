@@ -16,9 +16,9 @@ import type { CliIO } from "../io.ts";
 import { readSettingsFile, type PackageEntry } from "../settings.ts";
 import { entrySource, updatePackages } from "../settings-write.ts";
 import { TrustStore } from "../trust.ts";
-import { findInstalled, installSource, uninstallSource, type Installed } from "./install.ts";
-import { checkPackage } from "./load.ts";
-import { installDir, parseSource, type PackageSource } from "./source.ts";
+import { findInstalled, installSource, uninstallSource, type Installed } from "../packages/install.ts";
+import { checkPackage } from "../packages/load.ts";
+import { installDir, parseSource, type PackageSource } from "../packages/source.ts";
 
 export type PackageCommand = "install" | "remove" | "list" | "update";
 

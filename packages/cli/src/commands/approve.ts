@@ -9,9 +9,9 @@
  */
 import { resolve } from "node:path";
 import { defaultSessionDir, planResume, runStateOf, SessionManager, type WaitingCall } from "@mypi/kernel";
-import { EXIT } from "./args.ts";
-import type { CliIO } from "./io.ts";
-import { isFile, openStored, sessionFileById, type OpenedSession } from "./session-open.ts";
+import { EXIT } from "../args.ts";
+import type { CliIO } from "../io.ts";
+import { isFile, openStored, sessionFileById, type OpenedSession } from "../session-open.ts";
 
 const SCOPES = ["once", "session", "project"] as const;
 

@@ -8,13 +8,13 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager, createScriptedModel, type Message } from "@mypi/kernel";
-import type { CliArgs } from "../args.ts";
-import { buildHost, describeFailures, loadExtensionSet } from "../host-builder.ts";
-import type { CliIO } from "../io.ts";
-import { COLOR, PLAIN, initialRenderState, liveLines, renderEvent, textOf } from "../render/renderer.ts";
-import { Screen } from "../render/screen.ts";
-import { shippedExtensionPath } from "../shipped.ts";
-import { defaultSystemPrompt } from "../system-prompt.ts";
+import type { CliArgs } from "../../args.ts";
+import { buildHost, describeFailures, loadExtensionSet } from "../../host-builder.ts";
+import type { CliIO } from "../../io.ts";
+import { COLOR, PLAIN, initialRenderState, liveLines, renderEvent, textOf } from "../../render/renderer.ts";
+import { Screen } from "../../render/screen.ts";
+import { shippedExtensionPath } from "../../shipped.ts";
+import { defaultSystemPrompt } from "../../system-prompt.ts";
 import { DEMO_PROMPT, DEMO_SECRET, demoScript, writeDemoWorkspace } from "./script.ts";
 
 /** The shipped policy extensions the demo runs with (not mcp: the demo configures no server). */

@@ -4,8 +4,8 @@
  * a terminal (a log, CI): one plain line per finished task, nothing redrawn. The summary is the
  * same for both: counts per status, tokens, per-extension decisions, the tasks that did not pass.
  */
-import { oneLine } from "../render/text.ts";
-import { formatCost } from "../usage-totals.ts";
+import { oneLine } from "../../render/text.ts";
+import { formatCost } from "../../usage-totals.ts";
 import type { TaskResult, TaskStatus } from "./results.ts";
 
 const STATUSES: readonly TaskStatus[] = ["passed", "failed", "error", "timeout", "aborted"];

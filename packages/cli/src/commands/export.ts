@@ -15,7 +15,7 @@ import { EXIT } from "../args.ts";
 import { writeFileAtomic } from "../files.ts";
 import type { CliIO } from "../io.ts";
 import { openChildSession } from "../child-sessions.ts";
-import { renderSessionHtml, type SessionView } from "./html.ts";
+import { renderSessionHtml, type SessionView } from "../export/html.ts";
 
 const USAGE = "usage: mypi export <session.jsonl | id> [out.html]";
 /** A word like a session id (as `--session` takes one): no path separator, no extension. */

@@ -15,14 +15,14 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { format } from "node:util";
 import { mypiHome } from "@mypi/kernel";
 import { Replayer, detectFormat, readRecording, type FileKind, type SessionReplay } from "@mypi/extension-api";
-import { EXIT, parseArgs, type CliArgs } from "./args.ts";
+import { EXIT, parseArgs, type CliArgs } from "../args.ts";
 import { readResults } from "./batch/results.ts";
-import { loadExtensions } from "./extension-loading.ts";
-import { describeFailures } from "./host-builder.ts";
-import type { CliIO } from "./io.ts";
+import { loadExtensions } from "../extension-loading.ts";
+import { describeFailures } from "../host-builder.ts";
+import type { CliIO } from "../io.ts";
 import { replayReport, renderReplayText, type WorkspaceSet } from "./replay-report.ts";
-import { loadPolicySettings, managedDir } from "./policy/tiers.ts";
-import { decideTrustEarly } from "./trust-decide.ts";
+import { loadPolicySettings, managedDir } from "../policy/tiers.ts";
+import { decideTrustEarly } from "../trust-decide.ts";
 
 export const REPLAY_HELP = `mypi replay — run recorded sessions through the extensions, without a model
 

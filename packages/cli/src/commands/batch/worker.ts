@@ -22,7 +22,7 @@
  */
 import { QueueEvents, UnrecoverableError, WaitingError, Worker, type Job, type QueueEventsListener } from "bullmq";
 import { isRecord } from "@mypi/kernel";
-import { EXIT } from "../args.ts";
+import { EXIT } from "../../args.ts";
 import { CANCEL_EVENT, assertReachable, cancelKey, connectionOptions, type JobData } from "./queue.ts";
 import type { TaskResult } from "./results.ts";
 import { blankResult, runTask, workerName } from "./run-task.ts";

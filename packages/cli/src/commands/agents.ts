@@ -10,9 +10,9 @@ import { join, resolve } from "node:path";
 import { mypiHome } from "@mypi/kernel";
 import { discoverAgents, listAgents } from "@mypi/extensions/subagents";
 import { loadPlugins, pluginAgentSources } from "@mypi/extensions/claude-code/plugins";
-import { EXIT, type CliArgs } from "./args.ts";
-import type { CliIO } from "./io.ts";
-import { decideTrustEarly } from "./trust-decide.ts";
+import { EXIT, type CliArgs } from "../args.ts";
+import type { CliIO } from "../io.ts";
+import { decideTrustEarly } from "../trust-decide.ts";
 
 export async function runAgentsCommand(args: CliArgs, io: CliIO): Promise<number> {
   const cwd = resolve(io.cwd, args.cwd ?? ".");

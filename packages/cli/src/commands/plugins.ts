@@ -23,14 +23,14 @@ import {
   setPluginEnabled,
   updatePlugin,
   type PluginScope,
-} from "./install.ts";
+} from "../plugins/install.ts";
 import {
   addMarketplace,
   declaredMarketplaces,
   readMarketplace,
   removeMarketplace,
   updateMarketplace,
-} from "./marketplace.ts";
+} from "../plugins/marketplace.ts";
 
 const USAGE = [
   "usage: mypi plugin enable|disable NAME [--local]",

@@ -5,8 +5,8 @@
  * Pi's `Model` objects, one array.
  */
 import { piModelObject, type ModelEntry, type ModelRegistry } from "@mypi/extension-api";
-import { EXIT } from "./args.ts";
-import type { CliIO } from "./io.ts";
+import { EXIT } from "../args.ts";
+import type { CliIO } from "../io.ts";
 
 export function printModels(
   registry: ModelRegistry,

@@ -14,15 +14,15 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { timerDelay } from "@mypi/kernel";
-import { createJsonlSplitter } from "../rpc/jsonl.ts";
-import { BLOCKED, REWROTE } from "../modes/decisions.ts";
-import { isShippedName, shippedExtensionPath } from "../shipped.ts";
-import { costOf } from "../usage-totals.ts";
+import { createJsonlSplitter } from "../../rpc/jsonl.ts";
+import { BLOCKED, REWROTE } from "../../modes/decisions.ts";
+import { isShippedName, shippedExtensionPath } from "../../shipped.ts";
+import { costOf } from "../../usage-totals.ts";
 import type { ChildCounts, TaskResult, TaskStatus } from "./results.ts";
 import { isTaskId, type Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
 import { lookAtSession, removeSession, whenFree, type SessionStats, type TaskSessionRef } from "./task-session.ts";
-import { redactorFor } from "../redaction.ts";
+import { redactorFor } from "../../redaction.ts";
 
 /**
  * The bin of this very copy of the CLI, so a task runs the `mypi` its batch runs under: the
@@ -30,7 +30,7 @@ import { redactorFor } from "../redaction.ts";
  * installed copy (`dist/batch/run-task.js`).
  */
 export const MYPI_BIN = fileURLToPath(
-  new URL(import.meta.url.endsWith(".ts") ? "../../bin/mypi-dev.mjs" : "../../bin/mypi.mjs", import.meta.url),
+  new URL(import.meta.url.endsWith(".ts") ? "../../../bin/mypi-dev.mjs" : "../../../bin/mypi.mjs", import.meta.url),
 );
 const STOP_GRACE_MS = 2_000;
 const TAIL_CHARS = 2_000;

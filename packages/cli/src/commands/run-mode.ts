@@ -16,18 +16,18 @@ import {
   type PiModelObject,
 } from "@mypi/extension-api";
 import { SessionManager } from "@mypi/kernel";
-import type { CliArgs, Mode } from "./args.ts";
-import type { ExitWatcher } from "./exits.ts";
-import type { LoadedWorkspace } from "./extension-loading.ts";
-import { buildHost, createHostSession, loadExtensionSet, type HostOptions } from "./host-builder.ts";
-import type { HostResources } from "./host-resources.ts";
-import type { CliIO } from "./io.ts";
-import { extensionErrorLine, extensionLogLine, runOneShot } from "./modes/print.ts";
-import { sessionDirOf } from "./session-open.ts";
-import { eventLine } from "./rpc/jsonl.ts";
-import { describeSandboxReport, type SandboxReport } from "./sandbox.ts";
-import { permissionModeHost, type PermissionModeHost } from "./policy/mode-host.ts";
-import type { Settings } from "./settings.ts";
+import type { CliArgs, Mode } from "../args.ts";
+import type { ExitWatcher } from "../exits.ts";
+import type { LoadedWorkspace } from "../extension-loading.ts";
+import { buildHost, createHostSession, loadExtensionSet, type HostOptions } from "../host-builder.ts";
+import type { HostResources } from "../host-resources.ts";
+import type { CliIO } from "../io.ts";
+import { extensionErrorLine, extensionLogLine, runOneShot } from "../modes/print.ts";
+import { sessionDirOf } from "../session-open.ts";
+import { eventLine } from "../rpc/jsonl.ts";
+import { describeSandboxReport, type SandboxReport } from "../sandbox.ts";
+import { permissionModeHost, type PermissionModeHost } from "../policy/mode-host.ts";
+import type { Settings } from "../settings.ts";
 
 export interface ModeStart {
   mode: Mode;
@@ -74,7 +74,7 @@ export async function runMode(s: ModeStart): Promise<number> {
         });
       case "rpc": {
         // Extensions that failed to load: told once as a notification, and in every get_state.
-        const { runRpcMode } = await import("./modes/rpc.ts");
+        const { runRpcMode } = await import("../modes/rpc.ts");
         const extensionErrors = s.ws.loaded.failures.map((f, i) => ({ extension: f.name, error: s.loadErrors[i]! }));
         const rpcUI = s.ws.rpcUI!;
         for (const line of s.loadErrors) rpcUI.notify(line, "error");
@@ -240,8 +240,8 @@ function policyBanner(s: ModeStart): string[] {
 
 async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promise<number> {
   const [{ runInteractive }, { loadedLine }] = await Promise.all([
-    import("./modes/interactive.ts"),
-    import("./modes/interactive/slash.ts"),
+    import("../modes/interactive.ts"),
+    import("../modes/interactive/slash.ts"),
   ]);
   return runInteractive(hostSession, s.io, {
     renderers: () => hostSession.host.manager.piRenderers,
