@@ -12,7 +12,7 @@ import { discoverAgents, listAgents } from "@mypi/extensions/subagents";
 import { loadPlugins, pluginAgentSources } from "@mypi/extensions/claude-code/plugins";
 import { EXIT, type CliArgs } from "../args.ts";
 import type { CliIO } from "../io.ts";
-import { decideTrustEarly } from "../trust-decide.ts";
+import { decideTrustEarly } from "../workspace/trust-decide.ts";
 
 export async function runAgentsCommand(args: CliArgs, io: CliIO): Promise<number> {
   const cwd = resolve(io.cwd, args.cwd ?? ".");

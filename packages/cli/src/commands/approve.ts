@@ -11,7 +11,7 @@ import { resolve } from "node:path";
 import { defaultSessionDir, planResume, runStateOf, SessionManager, type WaitingCall } from "@mypi/kernel";
 import { EXIT } from "../args.ts";
 import type { CliIO } from "../io.ts";
-import { isFile, openStored, sessionFileById, type OpenedSession } from "../session-open.ts";
+import { isFile, openStored, sessionFileById, type OpenedSession } from "../workspace/session-open.ts";
 
 const SCOPES = ["once", "session", "project"] as const;
 

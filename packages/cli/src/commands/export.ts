@@ -12,7 +12,7 @@ import { statSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { SessionManager, defaultSessionDir, readSessionHeader, sessionFilesByIdPrefix } from "@mypi/kernel";
 import { EXIT } from "../args.ts";
-import { writeFileAtomic } from "../files.ts";
+import { writeFileAtomic } from "../workspace/files.ts";
 import type { CliIO } from "../io.ts";
 import { openChildSession } from "../child-sessions.ts";
 import { renderSessionHtml, type SessionView } from "../export/html.ts";

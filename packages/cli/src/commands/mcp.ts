@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import { mypiHome } from "@mypi/kernel";
 import { EXIT } from "../args.ts";
 import type { CliIO } from "../io.ts";
-import { TrustStore } from "../trust.ts";
+import { TrustStore } from "../workspace/trust.ts";
 
 const USAGE =
   "usage: mypi mcp login <server> [--cwd DIR] [--trust-project] [--no-browser] · mypi mcp logout <server> [--cwd DIR] [--trust-project]";

@@ -13,12 +13,12 @@ import { mypiHome } from "@mypi/kernel";
 import { join } from "node:path";
 import { EXIT } from "../args.ts";
 import type { CliIO } from "../io.ts";
-import { readSettingsFile, type PackageEntry } from "../settings.ts";
-import { entrySource, updatePackages } from "../settings-write.ts";
-import { TrustStore } from "../trust.ts";
-import { findInstalled, installSource, uninstallSource, type Installed } from "../packages/install.ts";
-import { checkPackage } from "../packages/load.ts";
-import { installDir, parseSource, type PackageSource } from "../packages/source.ts";
+import { readSettingsFile, type PackageEntry } from "../workspace/settings.ts";
+import { entrySource, updatePackages } from "../workspace/settings-write.ts";
+import { TrustStore } from "../workspace/trust.ts";
+import { findInstalled, installSource, uninstallSource, type Installed } from "../workspace/packages/install.ts";
+import { checkPackage } from "../workspace/packages/load.ts";
+import { installDir, parseSource, type PackageSource } from "../workspace/packages/source.ts";
 
 export type PackageCommand = "install" | "remove" | "list" | "update";
 

@@ -15,7 +15,7 @@ import { loadPlugins, declaredPlugins, pluginRoot } from "@mypi/extensions/claud
 import { readPlugin, type ClaudePlugin } from "@mypi/extensions/claude-code/plugin-format";
 import { EXIT } from "../args.ts";
 import type { CliIO } from "../io.ts";
-import { TrustStore } from "../trust.ts";
+import { TrustStore } from "../workspace/trust.ts";
 import {
   installPlugin,
   pluginScopes,
@@ -23,14 +23,14 @@ import {
   setPluginEnabled,
   updatePlugin,
   type PluginScope,
-} from "../plugins/install.ts";
+} from "../workspace/plugins/install.ts";
 import {
   addMarketplace,
   declaredMarketplaces,
   readMarketplace,
   removeMarketplace,
   updateMarketplace,
-} from "../plugins/marketplace.ts";
+} from "../workspace/plugins/marketplace.ts";
 
 const USAGE = [
   "usage: mypi plugin enable|disable NAME [--local]",

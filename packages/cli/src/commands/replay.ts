@@ -17,12 +17,12 @@ import { mypiHome } from "@mypi/kernel";
 import { Replayer, detectFormat, readRecording, type FileKind, type SessionReplay } from "@mypi/extension-api";
 import { EXIT, parseArgs, type CliArgs } from "../args.ts";
 import { readResults } from "./batch/results.ts";
-import { loadExtensions } from "../extension-loading.ts";
+import { loadExtensions } from "../workspace/extension-loading.ts";
 import { describeFailures } from "../host-builder.ts";
 import type { CliIO } from "../io.ts";
 import { replayReport, renderReplayText, type WorkspaceSet } from "./replay-report.ts";
-import { loadPolicySettings, managedDir } from "../policy/tiers.ts";
-import { decideTrustEarly } from "../trust-decide.ts";
+import { loadPolicySettings, managedDir } from "../workspace/policy/tiers.ts";
+import { decideTrustEarly } from "../workspace/trust-decide.ts";
 
 export const REPLAY_HELP = `mypi replay — run recorded sessions through the extensions, without a model
 

@@ -18,16 +18,16 @@ import {
 import { SessionManager } from "@mypi/kernel";
 import type { CliArgs, Mode } from "../args.ts";
 import type { ExitWatcher } from "../exits.ts";
-import type { LoadedWorkspace } from "../extension-loading.ts";
+import type { LoadedWorkspace } from "../workspace/extension-loading.ts";
 import { buildHost, createHostSession, loadExtensionSet, type HostOptions } from "../host-builder.ts";
-import type { HostResources } from "../host-resources.ts";
+import type { HostResources } from "../workspace/host-resources.ts";
 import type { CliIO } from "../io.ts";
 import { extensionErrorLine, extensionLogLine, runOneShot } from "../modes/print.ts";
-import { sessionDirOf } from "../session-open.ts";
+import { sessionDirOf } from "../workspace/session-open.ts";
 import { eventLine } from "../rpc/jsonl.ts";
-import { describeSandboxReport, type SandboxReport } from "../sandbox.ts";
-import { permissionModeHost, type PermissionModeHost } from "../policy/mode-host.ts";
-import type { Settings } from "../settings.ts";
+import { describeSandboxReport, type SandboxReport } from "../workspace/sandbox.ts";
+import { permissionModeHost, type PermissionModeHost } from "../workspace/policy/mode-host.ts";
+import type { Settings } from "../workspace/settings.ts";
 
 export interface ModeStart {
   mode: Mode;

@@ -19,16 +19,16 @@ import { resolve } from "node:path";
 import { mypiHome, withholdFromTools, type SessionManager } from "@mypi/kernel";
 import { latestChoice, type ModelRegistry } from "@mypi/extension-api";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "../args.ts";
-import { loadExtensions, type LoadedWorkspace, type LoadRequest } from "../extension-loading.ts";
+import { loadExtensions, type LoadedWorkspace, type LoadRequest } from "../workspace/extension-loading.ts";
 import { printExtensions } from "./extensions.ts";
 import { describeFailures } from "../host-builder.ts";
-import { createHostResources, type HostResources } from "../host-resources.ts";
+import { createHostResources, type HostResources } from "../workspace/host-resources.ts";
 import type { CliIO } from "../io.ts";
 import { watchExits, type ExitWatcher } from "../exits.ts";
-import { chooseModel, lookupModel, registryOf } from "../model-choice.ts";
+import { chooseModel, lookupModel, registryOf } from "../workspace/model-choice.ts";
 import { printModels } from "./models.ts";
 import { runMode, type ModeStart } from "./run-mode.ts";
-import { openSession, sessionDirOf, type OpenedSession } from "../session-open.ts";
+import { openSession, sessionDirOf, type OpenedSession } from "../workspace/session-open.ts";
 import { selectTools } from "../tool-selection.ts";
 import {
   managedSandboxOf,
@@ -37,12 +37,12 @@ import {
   sandboxUsable,
   sandboxWarnings,
   type SandboxReport,
-} from "../sandbox.ts";
-import { choosePolicies, describePolicies, type SandboxState } from "../policy/choose.ts";
-import { loadPolicySettings, managedDir, type PolicySettings } from "../policy/tiers.ts";
-import { decideTrustEarly } from "../trust-decide.ts";
-import type { TrustDecision } from "../trust.ts";
-import type { PackagePath } from "../resources/index.ts";
+} from "../workspace/sandbox.ts";
+import { choosePolicies, describePolicies, type SandboxState } from "../workspace/policy/choose.ts";
+import { loadPolicySettings, managedDir, type PolicySettings } from "../workspace/policy/tiers.ts";
+import { decideTrustEarly } from "../workspace/trust-decide.ts";
+import type { TrustDecision } from "../workspace/trust.ts";
+import type { PackagePath } from "../workspace/resources/index.ts";
 
 export async function runCommand(argv: readonly string[], firstPass: CliArgs, io: CliIO): Promise<number> {
   const listing = firstPass.command === "extensions" || firstPass.command === "models";

@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { mypiHome } from "@mypi/kernel";
 import { EXIT } from "../args.ts";
 import type { CliIO } from "../io.ts";
-import { TrustStore } from "../trust.ts";
+import { TrustStore } from "../workspace/trust.ts";
 
 const USAGE = "usage: mypi trust [DIR] [--deny | --revoke] · mypi trust --list";
 

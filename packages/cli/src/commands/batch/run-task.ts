@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { timerDelay } from "@mypi/kernel";
 import { createJsonlSplitter } from "../../rpc/jsonl.ts";
 import { BLOCKED, REWROTE } from "../../modes/decisions.ts";
-import { isShippedName, shippedExtensionPath } from "../../shipped.ts";
+import { isShippedName, shippedExtensionPath } from "../../workspace/shipped.ts";
 import { costOf } from "../../usage-totals.ts";
 import type { ChildCounts, TaskResult, TaskStatus } from "./results.ts";
 import { isTaskId, type Task } from "./tasks.ts";

@@ -15,7 +15,7 @@ import {
   type ResumePoint,
   type SessionStore,
 } from "@mypi/kernel";
-import { redisClient } from "../../session-open.ts";
+import { redisClient } from "../../workspace/session-open.ts";
 
 /** Where a task's session is: a file, or an id in a Redis store. */
 export type TaskSessionRef = { file: string } | { url: string; id: string };

@@ -11,7 +11,7 @@
  */
 import { isAbsolute, normalize, resolve } from "node:path";
 import { isRecord } from "@mypi/kernel";
-import { isShippedName } from "../../shipped.ts";
+import { isShippedName } from "../../workspace/shipped.ts";
 
 export type WorkspaceSpec = { copy: string } | { git: string; ref?: string } | { files: Record<string, string> };
 

@@ -13,8 +13,8 @@ import { buildHost, describeFailures, loadExtensionSet } from "../../host-builde
 import type { CliIO } from "../../io.ts";
 import { COLOR, PLAIN, initialRenderState, liveLines, renderEvent, textOf } from "../../render/renderer.ts";
 import { Screen } from "../../render/screen.ts";
-import { shippedExtensionPath } from "../../shipped.ts";
-import { defaultSystemPrompt } from "../../system-prompt.ts";
+import { shippedExtensionPath } from "../../workspace/shipped.ts";
+import { defaultSystemPrompt } from "../../workspace/system-prompt.ts";
 import { DEMO_PROMPT, DEMO_SECRET, demoScript, writeDemoWorkspace } from "./script.ts";
 
 /** The shipped policy extensions the demo runs with (not mcp: the demo configures no server). */

@@ -6,7 +6,7 @@
  * previous, by}`, so a client that shows the mode never shows a stale one.
  */
 import { toJsonLine } from "../../rpc/jsonl.ts";
-import { switchPermissionMode } from "../../policy/mode-host.ts";
+import { switchPermissionMode } from "../../workspace/policy/mode-host.ts";
 import { requireString } from "./command-fields.ts";
 import { emit, type Command, type RpcState } from "./state.ts";
 

@@ -17,7 +17,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { EscapeApprovals, FileAccess, SandboxOptions } from "@mypi/builtin-tools";
 import type { ExtensionFactory, ExtensionSpec, ExtensionUI, HostMode } from "@mypi/extension-api";
-import type { CliArgs, Mode } from "./args.ts";
+import type { CliArgs, Mode } from "../args.ts";
 import { discoverExtensions, type Discovery, type ExtensionOrigin } from "./discovery.ts";
 import {
   loadExtensionSet,
@@ -25,11 +25,11 @@ import {
   type ExtensionSet,
   type LoadedExtensions,
   type ProjectExtensions,
-} from "./host-builder.ts";
-import type { CliIO } from "./io.ts";
-import { createRpcUI, type RpcUI } from "./modes/rpc-ui.ts";
+} from "../host-builder.ts";
+import type { CliIO } from "../io.ts";
+import { createRpcUI, type RpcUI } from "../modes/rpc-ui.ts";
 import { identities, packageResources, type PackageResources } from "./packages/load.ts";
-import { toJsonLine } from "./rpc/jsonl.ts";
+import { toJsonLine } from "../rpc/jsonl.ts";
 import type { LoadedSettings, Settings } from "./settings.ts";
 import type { SandboxState } from "./policy/choose.ts";
 import { createPolicyRun, withoutShippedGate, type PolicyRun } from "./policy/load.ts";
@@ -335,6 +335,6 @@ function packagesOf(
 }
 
 async function interactiveTerminal(io: CliIO) {
-  const [{ piTerminal }, { palette }] = await Promise.all([import("./tui/pi-terminal.ts"), import("./tui/theme.ts")]);
+  const [{ piTerminal }, { palette }] = await Promise.all([import("../tui/pi-terminal.ts"), import("../tui/theme.ts")]);
   return piTerminal(palette(!io.env.NO_COLOR));
 }

@@ -4,7 +4,7 @@
  * handler gets there. The terminal is still in its ordinary line mode: it echoes, Enter ends the line.
  */
 import type { ExtensionUI } from "@mypi/extension-api";
-import type { CliIO } from "./io.ts";
+import type { CliIO } from "../io.ts";
 
 /** One line typed on stdin (without its end); `undefined` when input ends first. */
 export function askLine(io: CliIO, question: string): Promise<string | undefined> {

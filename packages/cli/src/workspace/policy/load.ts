@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { EscapeApprovals } from "@mypi/builtin-tools";
 import type { ExtensionFactory, ExtensionSpec } from "@mypi/extension-api";
 import { createModeState, type ModeState } from "@mypi/extensions/permission-gate/modes";
-import type { CliArgs, Mode } from "../args.ts";
+import type { CliArgs, Mode } from "../../args.ts";
 import { shippedExtensionPath, shippedNameOf } from "../shipped.ts";
 import { choosePolicies, modeRefusal, type PolicyChoice, type SandboxState } from "./choose.ts";
 import { appendLocalAllowRules, LOCAL_SETTINGS } from "./local-settings.ts";

@@ -16,7 +16,7 @@
  */
 import type { RuleSet } from "@mypi/extensions/permission-gate";
 import { parsePermissionMode, type PermissionMode } from "@mypi/extensions/permission-gate/modes";
-import type { CliArgs, Mode } from "../args.ts";
+import type { CliArgs, Mode } from "../../args.ts";
 import { resolveExtensionSpec } from "../discovery.ts";
 import type { Settings } from "../settings.ts";
 import { shippedNameOf } from "../shipped.ts";

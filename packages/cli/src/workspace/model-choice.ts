@@ -19,7 +19,7 @@ import {
   type SessionChoice,
 } from "@mypi/extension-api";
 import { loadScriptedModel, RetrySwitch, type HttpHooks, type ModelClient, type ThinkingLevel } from "@mypi/kernel";
-import type { CliArgs } from "./args.ts";
+import type { CliArgs } from "../args.ts";
 import type { Settings } from "./settings.ts";
 
 const DEFAULT_OPENAI_MODEL = "gpt-4.1-mini";

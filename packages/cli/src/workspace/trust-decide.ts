@@ -5,7 +5,7 @@
  * already loaded (global and `-e` ones), then, in interactive mode only, the question.
  */
 import type { ExtensionManager } from "@mypi/extension-api";
-import type { CliIO } from "./io.ts";
+import type { CliIO } from "../io.ts";
 import { askTrust, lineUI } from "./trust-prompt.ts";
 import { TrustStore, type TrustDecision } from "./trust.ts";
 

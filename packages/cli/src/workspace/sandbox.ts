@@ -10,7 +10,7 @@
 import { resolve } from "node:path";
 import type { ExtensionManager } from "@mypi/extension-api";
 import { planSandbox, probeSandbox, unavailableMessage, type SandboxOptions } from "@mypi/builtin-tools";
-import type { CliArgs } from "./args.ts";
+import type { CliArgs } from "../args.ts";
 import type { Settings } from "./settings.ts";
 import type { TierFile } from "./policy/tiers.ts";
 import type { SandboxState } from "./policy/choose.ts";
