@@ -8,7 +8,7 @@ export { main } from "./main.ts";
 export { processIO, type CliIO } from "./io.ts";
 export { EXIT, HELP, exitCodeFor, parseArgs, resolveMode, type CliArgs, type Mode } from "./args.ts";
 export { discoverExtensions, listExtensionFolder, type DiscoveredExtension } from "./workspace/discovery.ts";
-export { createJsonlSplitter, readJsonlLines, toJsonLine } from "./rpc/jsonl.ts";
+export { createJsonlSplitter, readJsonlLines, toJsonLine } from "./modes/rpc/jsonl.ts";
 export { runRpcMode, type RpcTarget } from "./modes/rpc.ts";
 export { createRpcUI, type RpcUI, type WidgetContent, type WidgetPlacement } from "./modes/rpc-ui.ts";
 export type { HostSession, SessionState, CompactResult } from "./host-session.ts";

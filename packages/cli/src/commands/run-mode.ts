@@ -24,7 +24,7 @@ import type { HostResources } from "../workspace/host-resources.ts";
 import type { CliIO } from "../io.ts";
 import { extensionErrorLine, extensionLogLine, runOneShot } from "../modes/print.ts";
 import { sessionDirOf } from "../workspace/session-open.ts";
-import { eventLine } from "../rpc/jsonl.ts";
+import { eventLine } from "../modes/rpc/jsonl.ts";
 import { describeSandboxReport, type SandboxReport } from "../workspace/sandbox.ts";
 import { permissionModeHost, type PermissionModeHost } from "../workspace/policy/mode-host.ts";
 import type { Settings } from "../workspace/settings.ts";

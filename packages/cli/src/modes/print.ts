@@ -22,7 +22,7 @@ import type {
 import { EXIT, exitCodeFor } from "../args.ts";
 import type { CliIO } from "../io.ts";
 import type { ExitWatcher } from "../exits.ts";
-import { createPiWire } from "../rpc/pi-wire.ts";
+import { createPiWire } from "./rpc/pi-wire.ts";
 import { decisionLog, type DecisionLog } from "./decisions.ts";
 
 export interface OneShotOptions {

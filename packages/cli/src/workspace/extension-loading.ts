@@ -29,7 +29,7 @@ import {
 import type { CliIO } from "../io.ts";
 import { createRpcUI, type RpcUI } from "../modes/rpc-ui.ts";
 import { identities, packageResources, type PackageResources } from "./packages/load.ts";
-import { toJsonLine } from "../rpc/jsonl.ts";
+import { toJsonLine } from "../modes/rpc/jsonl.ts";
 import type { LoadedSettings, Settings } from "./settings.ts";
 import type { SandboxState } from "./policy/choose.ts";
 import { createPolicyRun, withoutShippedGate, type PolicyRun } from "./policy/load.ts";

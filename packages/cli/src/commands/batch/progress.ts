@@ -5,7 +5,7 @@
  * same for both: counts per status, tokens, per-extension decisions, the tasks that did not pass.
  */
 import { oneLine } from "../../render/text.ts";
-import { formatCost } from "../../usage-totals.ts";
+import { formatCost } from "../../render/usage-totals.ts";
 import type { TaskResult, TaskStatus } from "./results.ts";
 
 const STATUSES: readonly TaskStatus[] = ["passed", "failed", "error", "timeout", "aborted"];

@@ -6,7 +6,7 @@
  */
 import { printable } from "../../render/text.ts";
 import { orderLines } from "../../commands/extensions.ts";
-import { runSessionCommand, SESSION_COMMANDS, type SessionCommandContext } from "../../session-commands.ts";
+import { runSessionCommand, SESSION_COMMANDS, type SessionCommandContext } from "./session-commands.ts";
 import { setMode } from "./mode.ts";
 import { modelCommand, thinkingCommand } from "./models.ts";
 import { exit, startRun } from "./run-lifecycle.ts";

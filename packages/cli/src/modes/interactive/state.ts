@@ -25,7 +25,7 @@ import { printable } from "../../render/text.ts";
 import { Chat } from "../../tui/chat.ts";
 import { Dialogs } from "../../tui/dialogs.ts";
 import { Footer } from "../../tui/footer.ts";
-import { sessionUsage, usageTotals } from "../../usage-totals.ts";
+import { sessionUsage, usageTotals } from "../../render/usage-totals.ts";
 import { guarded } from "../../tui/guard.ts";
 import { PromptHistory } from "../../tui/history.ts";
 import { piToolRenderers } from "../../tui/pi-ui.ts";

@@ -8,7 +8,7 @@ import { CommandError, optionalString, requireString } from "./command-fields.ts
 import { compactionResult } from "./events.ts";
 import { sessionStats, sessionTree } from "./pi-view.ts";
 import { emit, type Command, type RpcState } from "./state.ts";
-import { toJsonLine } from "../../rpc/jsonl.ts";
+import { toJsonLine } from "./jsonl.ts";
 
 type Handler = (s: RpcState, c: Command) => unknown;
 

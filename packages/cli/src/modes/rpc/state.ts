@@ -6,7 +6,7 @@
  */
 import type { CustomMessage, RetrySwitch } from "@mypi/kernel";
 import type { HostSession } from "../../host-session.ts";
-import { toJsonLine } from "../../rpc/jsonl.ts";
+import { toJsonLine } from "./jsonl.ts";
 import type { PiModel } from "./model.ts";
 import type { RpcUI } from "../rpc-ui.ts";
 import type { ModeState } from "@mypi/extensions/permission-gate/modes";
