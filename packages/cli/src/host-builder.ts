@@ -24,7 +24,7 @@ import {
 import { createBuiltinTools, type EscapeApprovals, type FileAccess, type SandboxOptions } from "@mypi/builtin-tools";
 import type { PolicyExtensions } from "./workspace/policy/load.ts";
 import type { HostSession } from "./host-session.ts";
-import { listSessions } from "./session-list.ts";
+import { listSessions } from "@mypi/kernel";
 import { redactorFor } from "./redaction.ts";
 import { isShippedCompiled, shippedExtensionPath } from "./workspace/shipped.ts";
 

@@ -16,4 +16,4 @@ export { createHostSession, loadExtensionSet } from "./host-builder.ts";
 export { initialRenderState, liveLines, renderEvent, type RenderState, type Style } from "./render/renderer.ts";
 export { Screen } from "./render/screen.ts";
 export { renderSessionHtml, type SessionView } from "./export/html.ts";
-export { listSessions, type SessionSummary } from "./session-list.ts";
+export { listSessions, type SessionSummary } from "@mypi/kernel";

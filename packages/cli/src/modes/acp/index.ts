@@ -26,7 +26,7 @@ import {
   type SessionId,
 } from "@agentclientprotocol/sdk";
 import type { CliIO } from "../../io.ts";
-import { listSessions } from "../../session-list.ts";
+import { listSessions } from "@mypi/kernel";
 import { configOptions, setConfigOption } from "./config.ts";
 import { sessionModes, setMode } from "./modes.ts";
 import { AcpSession, type OpenWorkspace } from "./session.ts";
