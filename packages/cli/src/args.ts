@@ -88,6 +88,11 @@ const SUBCOMMANDS: Record<string, Command> = {
   help: "help",
   acp: "run",
 };
+/** Is `word` a command of the `mypi` command line itself (`mypi models`, `mypi batch`)? */
+export function isSubcommandWord(word: string): boolean {
+  return word === "batch" || word === "worker" || Object.hasOwn(SUBCOMMANDS, word);
+}
+
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /**

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { format } from "node:util";
-import { EXIT, HELP, parseArgs, type CliArgs } from "./args.ts";
+import { EXIT, HELP, isSubcommandWord, parseArgs, type CliArgs } from "./args.ts";
 import { processIO, type CliIO } from "./io.ts";
 
 /** Run one `mypi` invocation; resolves to the process exit code. Never throws. */
@@ -17,10 +17,6 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   if (first === "trust") {
     const { runTrustCommand } = await import("./commands/trust.ts");
     return runTrustCommand(argv.slice(1), io);
-  }
-  if (first === "mcp") {
-    const { runMcpCommand } = await import("./commands/mcp.ts");
-    return await runMcpCommand(argv.slice(1), io);
   }
   if (first === "approve") {
     const { runApproveCommand } = await import("./commands/approve.ts");
@@ -51,6 +47,13 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     if (first === "update" && code !== EXIT.usage && argv.length === 1 && (await plugins.updatePlugins(io)) > 0)
       return EXIT.error;
     return code;
+  }
+  // A command an extension package declares (`mypi mcp login`): a plain word no built-in command
+  // takes, looked up only then, so a prompt of several words never reads a manifest.
+  if (first !== undefined && /^[a-z][a-z0-9-]*$/.test(first) && !isSubcommandWord(first)) {
+    const { findDeclaredCommand, runDeclaredCommand } = await import("./commands/declared.ts");
+    const declared = findDeclaredCommand(first);
+    if (declared) return await runDeclaredCommand(declared, argv.slice(1), io);
   }
   const parsed = parseArgs(argv);
   if (!parsed.ok) {

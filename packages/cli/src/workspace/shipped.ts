@@ -20,7 +20,7 @@ export const SHIPPED_EXTENSIONS = [
 export type ShippedExtension = (typeof SHIPPED_EXTENSIONS)[number];
 
 const FROM_SOURCE = import.meta.url.endsWith(".ts");
-const PACKAGE_DIR = dirname(createRequire(import.meta.url).resolve("@mypi/extensions/package.json"));
+export const PACKAGE_DIR = dirname(createRequire(import.meta.url).resolve("@mypi/extensions/package.json"));
 const COMPILED_DIR = join(PACKAGE_DIR, "dist") + sep;
 
 export function isShippedName(name: string): name is ShippedExtension {

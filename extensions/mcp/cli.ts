@@ -1,24 +1,36 @@
+/// <reference types="node" preserve="true" />
 /**
  * `mypi mcp login <server>` / `mypi mcp logout <server>`: OAuth for the HTTP servers of
- * mcp.json (docs/mcp.md "OAuth"). The command line, project trust, the browser and the exit code
- * are decided here; what a login is belongs to the mcp extension (`@mypi/extensions/mcp/login`).
+ * mcp.json (docs/mcp.md "OAuth"). The package declares this module as the `mcp` command of the
+ * `mypi` command (`mypi.cliCommands` in its package.json, docs/extensions.md); the CLI hands it the
+ * arguments after `mcp` and a context: the shell's streams and directory, `$MYPI_HOME`, the
+ * user's trust answers and the exit codes. What a login is lives in login-command.ts.
  */
 import { resolve } from "node:path";
-import { mypiHome } from "@mypi/kernel";
-import { EXIT } from "../args.ts";
-import type { CliIO } from "../io.ts";
-import { TrustStore } from "../workspace/trust.ts";
+import { loginToServer, logoutFromServer, openBrowser } from "./login-command.ts";
+
+/** What the `mypi` command hands a command a package declares (docs/extensions.md). */
+export interface CliCommandContext {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  home: string;
+  projectTrusted(cwd: string): boolean | undefined;
+  exit: { ok: number; error: number; usage: number; aborted: number };
+}
 
 const USAGE =
   "usage: mypi mcp login <server> [--cwd DIR] [--trust-project] [--no-browser] · mypi mcp logout <server> [--cwd DIR] [--trust-project]";
 
-export async function runMcpCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const fail = (message: string) => (io.stderr.write(`mypi: ${message}\n`), EXIT.usage);
+export default async function runMcpCommand(argv: readonly string[], context: CliCommandContext): Promise<number> {
+  const { stdout, stderr, exit } = context;
+  const fail = (message: string) => (stderr.write(`mypi: ${message}\n`), exit.usage);
   const [verb, ...rest] = argv;
   if (verb !== "login" && verb !== "logout")
     return fail(verb === undefined ? USAGE : `unknown mcp command "${verb}". ${USAGE}`);
   const words: string[] = [];
-  let cwd = io.cwd;
+  let cwd = context.cwd;
   let trustFlag: boolean | undefined;
   let browser = true;
   for (let i = 0; i < rest.length; i++) {
@@ -26,7 +38,7 @@ export async function runMcpCommand(argv: readonly string[], io: CliIO): Promise
     if (arg === "--cwd") {
       const dir = rest[++i];
       if (dir === undefined) return fail(`--cwd needs a folder. ${USAGE}`);
-      cwd = resolve(io.cwd, dir);
+      cwd = resolve(context.cwd, dir);
     } else if (arg === "--trust-project") trustFlag = true;
     else if (arg === "--no-trust-project") trustFlag = false;
     else if (arg === "--no-browser" && verb === "login") browser = false;
@@ -34,11 +46,9 @@ export async function runMcpCommand(argv: readonly string[], io: CliIO): Promise
     else words.push(arg);
   }
   if (words.length !== 1) return fail(USAGE);
-  const home = mypiHome();
   // The workspace's mcp.json names servers to send the user's browser to: read only when trusted.
-  const project = trustFlag ?? new TrustStore(home).lookup(cwd)?.trusted ?? false;
-  const options = { server: words[0]!, cwd, home, env: io.env, project };
-  const { loginToServer, logoutFromServer, openBrowser } = await import("@mypi/extensions/mcp/login");
+  const project = trustFlag ?? context.projectTrusted(cwd) ?? false;
+  const options = { server: words[0]!, cwd, home: context.home, env: context.env, project };
 
   const interrupt = new AbortController();
   const result =
@@ -49,19 +59,19 @@ export async function runMcpCommand(argv: readonly string[], io: CliIO): Promise
             ...options,
             signal,
             onAuthorizationUrl: (url) => {
-              io.stderr.write(
+              stderr.write(
                 `Open this URL in a browser to log in to MCP server "${options.server}":\n  ${url}\nWaiting for the browser to come back (Ctrl-C stops) …\n`,
               );
-              if (browser && io.stdout.isTTY) openBrowser(url);
+              if (browser && stdout.isTTY) openBrowser(url);
             },
           }),
         );
   if (!result.ok) {
-    io.stderr.write(`mypi: ${result.message}\n`);
-    return interrupt.signal.aborted ? EXIT.aborted : EXIT.error;
+    stderr.write(`mypi: ${result.message}\n`);
+    return interrupt.signal.aborted ? exit.aborted : exit.error;
   }
-  io.stdout.write(`${result.message}\n`);
-  return EXIT.ok;
+  stdout.write(`${result.message}\n`);
+  return exit.ok;
 }
 
 /** Ctrl-C stops the wait for the browser (the login then fails with "interrupted", exit 130). */
