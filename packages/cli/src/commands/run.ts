@@ -19,7 +19,7 @@ import { resolve } from "node:path";
 import { mypiHome, withholdFromTools, type SessionManager } from "@mypi/kernel";
 import { latestChoice, type ModelRegistry } from "@mypi/extension-api";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "../args.ts";
-import { loadExtensions, type LoadedWorkspace, type LoadRequest } from "../workspace/extension-loading.ts";
+import { loadExtensions, type LoadedWorkspace, type WorkspaceRequest } from "../workspace/extension-loading.ts";
 import { printExtensions } from "./extensions.ts";
 import { describeFailures } from "../host-builder.ts";
 import { createHostResources, type HostResources } from "../workspace/host-resources.ts";
@@ -107,21 +107,6 @@ async function runWatched(run: WatchedRun): Promise<number> {
   } finally {
     await start.release?.();
   }
-}
-
-/**
- * What a mode may choose instead of the command line, for a workspace it opens itself (ACP:
- * one per `session/new`, in the client's folder).
- */
-export interface WorkspaceRequest {
-  /** The workspace, absolute (instead of `--cwd`). */
-  cwd?: string;
-  /** The session to record into (instead of `--session`, `--continue`, …); a string is the error. */
-  openSession?: (args: CliArgs, cwd: string, sessionDir: string) => SessionManager | string;
-  ui?: LoadRequest["ui"];
-  extraExtensions?: LoadRequest["extraExtensions"];
-  hostExtensions?: LoadRequest["hostExtensions"];
-  files?: LoadRequest["files"];
 }
 
 /**

@@ -17,6 +17,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { EscapeApprovals, FileAccess, SandboxOptions } from "@mypi/builtin-tools";
 import type { ExtensionFactory, ExtensionSpec, ExtensionUI, HostMode } from "@mypi/extension-api";
+import type { SessionManager } from "@mypi/kernel";
 import type { CliArgs, Mode } from "../args.ts";
 import { discoverExtensions, type Discovery, type ExtensionOrigin } from "./discovery.ts";
 import {
@@ -76,6 +77,21 @@ export interface LoadRequest {
 }
 
 /** An extension the host itself adds, in process: a factory and the name it is known by. */
+/**
+ * What a mode may choose instead of the command line, for a workspace it opens itself (ACP:
+ * one per `session/new`, in the client's folder).
+ */
+export interface WorkspaceRequest {
+  /** The workspace, absolute (instead of `--cwd`). */
+  cwd?: string;
+  /** The session to record into (instead of `--session`, `--continue`, …); a string is the error. */
+  openSession?: (args: CliArgs, cwd: string, sessionDir: string) => SessionManager | string;
+  ui?: LoadRequest["ui"];
+  extraExtensions?: LoadRequest["extraExtensions"];
+  hostExtensions?: LoadRequest["hostExtensions"];
+  files?: LoadRequest["files"];
+}
+
 export interface HostExtension {
   name: string;
   factory: ExtensionFactory;

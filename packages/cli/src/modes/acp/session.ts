@@ -21,7 +21,7 @@ import { parseSlashCommand, type ExtensionFactory } from "@mypi/extension-api";
 import { SessionManager, sessionFilesByIdPrefix, type AgentEndEvent } from "@mypi/kernel";
 import type { CliIO } from "../../io.ts";
 import { openHostSession, type ModeStart, type RunSession } from "../../commands/run-mode.ts";
-import type { WorkspaceRequest } from "../../commands/run.ts";
+import type { WorkspaceRequest } from "../../workspace/extension-loading.ts";
 import { extensionErrorLine, extensionLogLine } from "../print.ts";
 import { clientFiles } from "./client-fs.ts";
 import { configOptions } from "./config.ts";
