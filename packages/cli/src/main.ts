@@ -1,9 +1,9 @@
 /**
  * The `mypi` entry point: parse the command line, then hand over to a command.
  *
- * Only `args.ts` is imported up front; the kernel, the extension system and the tools (zod,
- * openai, babel through jiti) are loaded when a command needs them, so `mypi --help` and usage
- * errors answer in the time Node takes to start.
+ * Only `args.ts` and `io.ts` are imported up front; the kernel, the extension system and the
+ * tools (zod, openai, babel through jiti) are loaded when a command needs them, so `mypi --help`
+ * and usage errors answer in the time Node takes to start.
  */
 import { readFileSync } from "node:fs";
 import { format } from "node:util";
