@@ -5,9 +5,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SessionManager } from "../packages/kernel/src/session/index.ts";
+import { listSessions, SessionManager } from "../packages/kernel/src/session/index.ts";
 import { renderSessionHtml } from "../packages/cli/src/export/html.ts";
-import { listSessions } from "../packages/cli/src/session-list.ts";
 import { medianTime } from "./median-time.ts";
 
 function session(messages: number, dir?: string): SessionManager {

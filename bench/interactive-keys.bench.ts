@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { StreamEvent } from "@mypi/kernel";
 import type { HostSession } from "../packages/cli/src/host-session.ts";
-import type { CliIO } from "../packages/cli/src/main.ts";
+import type { CliIO } from "../packages/cli/src/io.ts";
 import { runInteractive } from "../packages/cli/src/modes/interactive.ts";
 
 const COLUMNS = 80;

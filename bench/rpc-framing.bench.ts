@@ -5,7 +5,7 @@
 // which scans the whole line once per chunk (a 64 MB line took 27 s).
 // Run: node bench/run.mjs rpc-framing
 import { StringDecoder } from "node:string_decoder";
-import { createJsonlSplitter } from "../packages/cli/src/rpc/jsonl.ts";
+import { createJsonlSplitter } from "../packages/cli/src/modes/rpc/jsonl.ts";
 
 const CHUNK = 64 * 1024;
 const SIZES = [2, 16] as const;

@@ -13,8 +13,8 @@ import {
   type MessageUpdateEvent,
   type StreamEvent,
 } from "../packages/kernel/src/index.ts";
-import { eventLine, toJsonLine } from "../packages/cli/src/rpc/jsonl.ts";
-import { createPiWire } from "../packages/cli/src/rpc/pi-wire.ts";
+import { eventLine, toJsonLine } from "../packages/cli/src/modes/rpc/jsonl.ts";
+import { createPiWire } from "../packages/cli/src/modes/rpc/pi-wire.ts";
 
 const SIZES = [1_000, 100_000] as const;
 const SAMPLE_EVERY = 16;

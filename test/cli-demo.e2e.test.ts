@@ -6,7 +6,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEMO_SECRET } from "../packages/cli/src/demo/script.ts";
+import { DEMO_SECRET } from "../packages/cli/src/commands/demo/script.ts";
 import { MYPI_DEV_BIN, createSandbox, filesContaining } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox();

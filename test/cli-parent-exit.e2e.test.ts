@@ -1,7 +1,7 @@
 /**
  * A batch task's `mypi` leads its own process group, so a parent killed with SIGKILL sends it
  * nothing; `MYPI_EXIT_WITH_PARENT` makes it notice the parent is gone and end the run as an abort
- * (`batch/parent-watch.ts`). Here the parent is a small node process the test kills outright while
+ * (`commands/batch/parent-watch.ts`). Here the parent is a small node process the test kills outright while
  * the task's bash command — which ignores SIGTERM, as do its children — is running.
  */
 import { spawn } from "node:child_process";

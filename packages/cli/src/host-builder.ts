@@ -22,11 +22,11 @@ import {
   type PiTerminal,
 } from "@mypi/extension-api";
 import { createBuiltinTools, type EscapeApprovals, type FileAccess, type SandboxOptions } from "@mypi/builtin-tools";
-import type { PolicyExtensions } from "./policy/load.ts";
+import type { PolicyExtensions } from "./workspace/policy/load.ts";
 import type { HostSession } from "./host-session.ts";
-import { listSessions } from "./session-list.ts";
+import { listSessions } from "@mypi/kernel";
 import { redactorFor } from "./redaction.ts";
-import { isShippedCompiled, shippedExtensionPath } from "./shipped.ts";
+import { isShippedCompiled, shippedExtensionPath } from "./workspace/shipped.ts";
 
 export interface ExtensionSet {
   /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */

@@ -13,7 +13,7 @@ import type {
   NewSessionOptions,
   UserBashAnswer,
 } from "@mypi/extension-api";
-import type { SessionSummary } from "./session-list.ts";
+import type { SessionSummary } from "@mypi/kernel";
 
 export interface SessionState {
   model: string;

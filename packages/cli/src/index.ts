@@ -4,10 +4,11 @@
  * hosts that embed a part of it (an RPC server, the terminal renderer, the argument parser, the
  * HTML session view).
  */
-export { main, processIO, type CliIO } from "./main.ts";
+export { main } from "./main.ts";
+export { processIO, type CliIO } from "./io.ts";
 export { EXIT, HELP, exitCodeFor, parseArgs, resolveMode, type CliArgs, type Mode } from "./args.ts";
-export { discoverExtensions, listExtensionFolder, type DiscoveredExtension } from "./discovery.ts";
-export { createJsonlSplitter, readJsonlLines, toJsonLine } from "./rpc/jsonl.ts";
+export { discoverExtensions, listExtensionFolder, type DiscoveredExtension } from "./workspace/discovery.ts";
+export { createJsonlSplitter, readJsonlLines, toJsonLine } from "./modes/rpc/jsonl.ts";
 export { runRpcMode, type RpcTarget } from "./modes/rpc.ts";
 export { createRpcUI, type RpcUI, type WidgetContent, type WidgetPlacement } from "./modes/rpc-ui.ts";
 export type { HostSession, SessionState, CompactResult } from "./host-session.ts";
@@ -15,4 +16,4 @@ export { createHostSession, loadExtensionSet } from "./host-builder.ts";
 export { initialRenderState, liveLines, renderEvent, type RenderState, type Style } from "./render/renderer.ts";
 export { Screen } from "./render/screen.ts";
 export { renderSessionHtml, type SessionView } from "./export/html.ts";
-export { listSessions, type SessionSummary } from "./session-list.ts";
+export { listSessions, type SessionSummary } from "@mypi/kernel";

@@ -1,69 +1,59 @@
 /**
  * The `mypi` entry point: parse the command line, then hand over to a command.
  *
- * Only `args.ts` is imported up front; the kernel, the extension system and the tools (zod,
- * openai, babel through jiti) are loaded when a command needs them, so `mypi --help` and usage
- * errors answer in the time Node takes to start.
+ * Only `args.ts` and `io.ts` are imported up front; the kernel, the extension system and the
+ * tools (zod, openai, babel through jiti) are loaded when a command needs them, so `mypi --help`
+ * and usage errors answer in the time Node takes to start.
  */
 import { readFileSync } from "node:fs";
 import { format } from "node:util";
-import { EXIT, HELP, parseArgs, type CliArgs } from "./args.ts";
-
-/** Where a command reads and writes; the process's own by default, replaceable in tests. */
-export interface CliIO {
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
-  stderr: NodeJS.WritableStream;
-  env: NodeJS.ProcessEnv;
-  /** The shell's directory. */
-  cwd: string;
-}
-
-export function processIO(): CliIO {
-  return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
-}
+import { EXIT, HELP, isSubcommandWord, parseArgs, type CliArgs } from "./args.ts";
+import { processIO, type CliIO } from "./io.ts";
 
 /** Run one `mypi` invocation; resolves to the process exit code. Never throws. */
 export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
   // Commands that manage mypi itself take their own arguments and load nothing of an agent.
   const first = argv[0];
   if (first === "trust") {
-    const { runTrustCommand } = await import("./trust-command.ts");
+    const { runTrustCommand } = await import("./commands/trust.ts");
     return runTrustCommand(argv.slice(1), io);
   }
-  if (first === "mcp") {
-    const { runMcpCommand } = await import("./mcp-command.ts");
-    return await runMcpCommand(argv.slice(1), io);
-  }
   if (first === "approve") {
-    const { runApproveCommand } = await import("./approve-command.ts");
+    const { runApproveCommand } = await import("./commands/approve.ts");
     return await runApproveCommand(argv.slice(1), io);
   }
   if (first === "replay") {
-    const { runReplayCommand } = await import("./replay-command.ts");
+    const { runReplayCommand } = await import("./commands/replay.ts");
     return await runReplayCommand(argv.slice(1), io);
   }
   if (first === "export") {
-    const { runExportCommand } = await import("./export/command.ts");
+    const { runExportCommand } = await import("./commands/export.ts");
     return runExportCommand(argv.slice(1), io);
   }
   if (first === "plugin") {
-    const { runPluginCommand } = await import("./plugins/command.ts");
+    const { runPluginCommand } = await import("./commands/plugins.ts");
     return await runPluginCommand(argv.slice(1), io);
   }
   if (first === "install" || first === "remove" || first === "list" || first === "update") {
-    // A Claude Code plugin (plugins/command.ts) is installed, removed, listed and updated beside the packages.
-    const plugins = await import("./plugins/command.ts");
+    // A Claude Code plugin (commands/plugins.ts) is installed, removed, listed and updated beside the packages.
+    const plugins = await import("./commands/plugins.ts");
     if (first === "install" || first === "remove") {
       const handled = await plugins.runPluginInstallOrRemove(first, argv.slice(1), io);
       if (handled !== undefined) return handled;
     }
-    const { runPackageCommand } = await import("./packages/command.ts");
+    const { runPackageCommand } = await import("./commands/packages.ts");
     const code = await runPackageCommand(first, argv.slice(1), io);
     if (first === "list" && code === EXIT.ok) plugins.listPlugins(io);
     if (first === "update" && code !== EXIT.usage && argv.length === 1 && (await plugins.updatePlugins(io)) > 0)
       return EXIT.error;
     return code;
+  }
+  // A command an extension package declares (`mypi mcp login`): a plain word no built-in command
+  // takes, looked up only then, so a prompt of several words never reads a manifest.
+  if (first !== undefined && /^[a-z][a-z0-9-]*$/.test(first) && !isSubcommandWord(first)) {
+    const { findDeclaredCommand, runDeclaredCommand } = await import("./commands/declared.ts");
+    const declared = findDeclaredCommand(first);
+    if (declared) return await runDeclaredCommand(declared, argv.slice(1), io);
   }
   const parsed = parseArgs(argv);
   if (!parsed.ok) {
@@ -72,7 +62,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   }
   const args = parsed.args;
   if (io.env.MYPI_EXIT_WITH_PARENT) {
-    const { exitWithParent } = await import("./batch/parent-watch.ts");
+    const { exitWithParent } = await import("./commands/batch/parent-watch.ts");
     exitWithParent(Number(io.env.MYPI_EXIT_WITH_PARENT));
   }
   // A run may wait on something that holds no handle (an extension's promise, a dialog); without
@@ -89,24 +79,24 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
         return EXIT.ok;
       case "batch":
       case "worker": {
-        const { runBatchCommand } = await import("./batch/command.ts");
+        const { runBatchCommand } = await import("./commands/batch/command.ts");
         return await runBatchCommand(args.batch!, io);
       }
       case "agents": {
-        const { runAgentsCommand } = await import("./agents-command.ts");
+        const { runAgentsCommand } = await import("./commands/agents.ts");
         return await runAgentsCommand(args, io);
       }
       case "demo": {
-        const { runDemo } = await import("./demo/run.ts");
+        const { runDemo } = await import("./commands/demo/run.ts");
         return await runDemo(args, io);
       }
       case "export": {
         // Pi's `--export FILE [OUT]`: `mypi export FILE [OUT]`.
-        const { runExportCommand } = await import("./export/command.ts");
+        const { runExportCommand } = await import("./commands/export.ts");
         return runExportCommand(args.exportArgs ?? [], io);
       }
       default: {
-        const { runCommand } = await import("./run.ts");
+        const { runCommand } = await import("./commands/run.ts");
         return await runCommand(argv, args, io);
       }
     }

@@ -5,7 +5,7 @@
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { CliArgs } from "./args.ts";
+import type { CliArgs } from "./cli-args.ts";
 import { toolList } from "./tool-selection.ts";
 
 /** What each takes (`args.ts` merges them into its table). */

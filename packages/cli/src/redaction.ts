@@ -6,7 +6,7 @@
  * (the prompt history masks with its patterns always, `tui/history.ts`).
  */
 import { redactDeep } from "@mypi/extensions/redact-secrets";
-import { isShippedName, shippedNameOf } from "./shipped.ts";
+import { isShippedName, shippedNameOf } from "./workspace/shipped.ts";
 
 export type Redactor = <T>(value: T) => T;
 

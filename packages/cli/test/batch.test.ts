@@ -18,13 +18,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseArgs } from "../src/args.ts";
-import { parseBatchArgs } from "../src/batch/args.ts";
-import { ResultsWriter, readResults, rewriteResults, type TaskResult } from "../src/batch/results.ts";
-import { Progress } from "../src/batch/progress.ts";
-import { blankResult, countEvent } from "../src/batch/run-task.ts";
-import { summary } from "../src/batch/progress.ts";
-import { DEFAULT_TIMEOUT_MS, parseTasks } from "../src/batch/tasks.ts";
-import { prepareWorkspace } from "../src/batch/workspace.ts";
+import { parseBatchArgs } from "../src/commands/batch/args.ts";
+import { ResultsWriter, readResults, rewriteResults, type TaskResult } from "../src/commands/batch/results.ts";
+import { Progress } from "../src/commands/batch/progress.ts";
+import { blankResult, countEvent } from "../src/commands/batch/run-task.ts";
+import { summary } from "../src/commands/batch/progress.ts";
+import { DEFAULT_TIMEOUT_MS, parseTasks } from "../src/commands/batch/tasks.ts";
+import { prepareWorkspace } from "../src/commands/batch/workspace.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "mypi-batch-unit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -395,12 +395,12 @@ describe("loading", () => {
     const src = join(import.meta.dirname, "..", "src");
     const files = readdirSync(src, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
     const importers = files.filter((f) => /from "bullmq"/.test(readFileSync(join(src, f), "utf8"))).sort();
-    expect(importers).toEqual(["batch/queue.ts", "batch/worker.ts"]);
+    expect(importers).toEqual(["commands/batch/queue.ts", "commands/batch/worker.ts"]);
     const staticImports = files.filter((f) =>
       /^import [^;]*from "\.\/(queue|worker)\.ts"/m.test(readFileSync(join(src, f), "utf8")),
     );
-    expect(staticImports).toEqual(["batch/worker.ts"]); // the worker uses the queue's helpers; both are loaded together
-    expect(readFileSync(join(src, "batch", "command.ts"), "utf8")).toMatch(
+    expect(staticImports).toEqual(["commands/batch/worker.ts"]); // the worker uses the queue's helpers; both are loaded together
+    expect(readFileSync(join(src, "commands", "batch", "command.ts"), "utf8")).toMatch(
       /await import\("\.\/queue\.ts"\)[^]*await import\("\.\/worker\.ts"\)/,
     );
   });

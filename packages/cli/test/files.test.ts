@@ -17,7 +17,7 @@ import {
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { withFileLock, writeFileAtomic } from "../src/files.ts";
+import { withFileLock, writeFileAtomic } from "../src/workspace/files.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "mypi-files-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -11,7 +11,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { Agent, createScriptedModel, SessionManager, type ModelRequest } from "@mypi/kernel";
 import type { ExtensionHostEvent, ExtensionStreamEvent, ExtensionUI } from "@mypi/extension-api";
 import type { HostSession } from "../src/host-session.ts";
-import type { CliIO } from "../src/main.ts";
+import type { CliIO } from "../src/io.ts";
 import { runInteractive, type InteractiveOptions } from "../src/modes/interactive.ts";
 import { VirtualTerminal } from "../../../test/helpers/vt.ts";
 

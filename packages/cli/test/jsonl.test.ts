@@ -1,7 +1,13 @@
 import fc from "fast-check";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createJsonlSplitter, LineTooLong, readJsonlLines, toJsonLine, type JsonlRecord } from "../src/rpc/jsonl.ts";
+import {
+  createJsonlSplitter,
+  LineTooLong,
+  readJsonlLines,
+  toJsonLine,
+  type JsonlRecord,
+} from "../src/modes/rpc/jsonl.ts";
 
 describe("createJsonlSplitter", () => {
   it("splits on LF only, keeping U+2028 and U+2029 inside a record", () => {

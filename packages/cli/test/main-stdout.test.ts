@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { main, type CliIO } from "../src/main.ts";
+import type { CliIO } from "../src/io.ts";
+import { main } from "../src/main.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "mypi-main-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { installDir, parseSource } from "../src/packages/source.ts";
-import { TrustStore } from "../src/trust.ts";
+import { installDir, parseSource } from "../src/workspace/packages/source.ts";
+import { TrustStore } from "../src/workspace/trust.ts";
 
 const pick = (text: string) => {
   const s = parseSource(text, "/base");

@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { isMarketplaceDir, isPluginDir } from "../src/plugins/install.ts";
-import { marketplacePluginSource, readMarketplace } from "../src/plugins/marketplace.ts";
+import { isMarketplaceDir, isPluginDir } from "../src/workspace/plugins/install.ts";
+import { marketplacePluginSource, readMarketplace } from "../src/workspace/plugins/marketplace.ts";
 
 const root = mkdtempSync(join(tmpdir(), "mypi-plugins-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

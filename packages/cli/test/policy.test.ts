@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseArgs, type CliArgs } from "../src/args.ts";
-import { choosePolicies, describePolicies, modeRefusal } from "../src/policy/choose.ts";
-import { appendLocalAllowRules, recordedLocalRules } from "../src/policy/local-settings.ts";
-import { loadPolicySettings, restrictedLine, type PolicySettings } from "../src/policy/tiers.ts";
-import { permissionModeHost } from "../src/policy/mode-host.ts";
+import { choosePolicies, describePolicies, modeRefusal } from "../src/workspace/policy/choose.ts";
+import { appendLocalAllowRules, recordedLocalRules } from "../src/workspace/policy/local-settings.ts";
+import { loadPolicySettings, restrictedLine, type PolicySettings } from "../src/workspace/policy/tiers.ts";
+import { permissionModeHost } from "../src/workspace/policy/mode-host.ts";
 import { createModeState } from "@mypi/extensions/permission-gate/modes";
 
 const roots: string[] = [];

@@ -4,11 +4,16 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseFrontmatter } from "@mypi/extension-api";
-import { loadContextFiles } from "../src/resources/context-files.ts";
-import { loadResources } from "../src/resources/index.ts";
-import { expandTemplate, loadPromptTemplates, splitArguments, type PromptTemplate } from "../src/resources/prompts.ts";
-import { expandSkill, loadSkills, skillsPromptSection } from "../src/resources/skills.ts";
-import { buildSystemPrompt } from "../src/system-prompt.ts";
+import { loadContextFiles } from "../src/workspace/resources/context-files.ts";
+import { loadResources } from "../src/workspace/resources/index.ts";
+import {
+  expandTemplate,
+  loadPromptTemplates,
+  splitArguments,
+  type PromptTemplate,
+} from "../src/workspace/resources/prompts.ts";
+import { expandSkill, loadSkills, skillsPromptSection } from "../src/workspace/resources/skills.ts";
+import { buildSystemPrompt } from "../src/workspace/system-prompt.ts";
 
 const root = mkdtempSync(join(tmpdir(), "mypi-resources-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseArgs, type CliArgs } from "../src/args.ts";
-import { describeSandboxReport, sandboxOf, sandboxWarnings } from "../src/sandbox.ts";
+import { describeSandboxReport, sandboxOf, sandboxWarnings } from "../src/workspace/sandbox.ts";
 
 function args(argv: string[]): CliArgs {
   const r = parseArgs(argv);

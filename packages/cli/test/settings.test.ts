@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadSettings, mergeSettings } from "../src/settings.ts";
+import { loadSettings, mergeSettings } from "../src/workspace/settings.ts";
 
 function folders(global?: string, project?: string) {
   const root = mkdtempSync(join(tmpdir(), "mypi-settings-"));

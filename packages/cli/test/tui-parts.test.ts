@@ -15,7 +15,7 @@ import { PromptHistory } from "../src/tui/history.ts";
 import { parseShellLine } from "../src/tui/shell.ts";
 import { highlight, markdownTheme, palette } from "../src/tui/theme.ts";
 import { ToolBlock } from "../src/tui/tool-block.ts";
-import { usageTotals } from "../src/usage-totals.ts";
+import { usageTotals } from "../src/render/usage-totals.ts";
 import type { Message } from "@mypi/kernel";
 
 const plain = palette(false);

@@ -14,8 +14,8 @@ import {
   type ModelStreamEvent,
   type StreamEvent,
 } from "@mypi/kernel";
-import { eventLine } from "../src/rpc/jsonl.ts";
-import { createPiWire } from "../src/rpc/pi-wire.ts";
+import { eventLine } from "../src/modes/rpc/jsonl.ts";
+import { createPiWire } from "../src/modes/rpc/pi-wire.ts";
 import { applyPiEvent, applyUpdate } from "../../../test/helpers/wire.ts";
 
 /** One step of a stream: `call` picks among the calls started so far (none yet: starts one). */

@@ -8,7 +8,7 @@
  */
 import type { ExtensionStreamEvent, HookDecisionEvent } from "@mypi/extension-api";
 
-/** The outcomes counted as blocks and as rewrites — the same sets `mypi batch` counts (batch/run-task.ts). */
+/** The outcomes counted as blocks and as rewrites — the same sets `mypi batch` counts (commands/batch/run-task.ts). */
 export const BLOCKED = new Set(["block", "withhold", "fail_closed"]);
 export const REWROTE = new Set(["rewrite", "patch", "transform"]);
 

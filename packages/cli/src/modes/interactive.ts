@@ -27,7 +27,7 @@
  * - `shell-line.ts`: `!cmd` lines; `ui.ts`: the extension UI (dialogs, notifications, Pi's members).
  */
 import type { HostSession } from "../host-session.ts";
-import type { CliIO } from "../main.ts";
+import type { CliIO } from "../io.ts";
 import { installEditor } from "./interactive/input.ts";
 import { interrupt, listenToKeys } from "./interactive/keys.ts";
 import { exit, exitWhenIdle, followEvents } from "./interactive/run-lifecycle.ts";

@@ -20,9 +20,9 @@ import type {
   ExtensionStreamEvent,
 } from "@mypi/extension-api";
 import { EXIT, exitCodeFor } from "../args.ts";
-import type { CliIO } from "../main.ts";
+import type { CliIO } from "../io.ts";
 import type { ExitWatcher } from "../exits.ts";
-import { createPiWire } from "../rpc/pi-wire.ts";
+import { createPiWire } from "./rpc/pi-wire.ts";
 import { decisionLog, type DecisionLog } from "./decisions.ts";
 
 export interface OneShotOptions {

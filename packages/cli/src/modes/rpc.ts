@@ -17,7 +17,7 @@
  * `permission-mode.ts`), `pi-view.ts` reads the session as Pi's commands describe it,
  * `command-fields.ts` reads a command's fields.
  */
-import { readJsonlLines } from "../rpc/jsonl.ts";
+import { readJsonlLines } from "./rpc/jsonl.ts";
 import { routeLine } from "./rpc/input.ts";
 import { forwardEvents } from "./rpc/events.ts";
 import { announceThinkingLevels } from "./rpc/model.ts";

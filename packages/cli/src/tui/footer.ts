@@ -7,7 +7,7 @@
 import { truncateToWidth, type Component } from "@mariozechner/pi-tui";
 import type { ExtensionStreamEvent } from "@mypi/extension-api";
 import { oneLine } from "../render/text.ts";
-import { formatCost, promptTokens, type UsageTotals } from "../usage-totals.ts";
+import { formatCost, promptTokens, type UsageTotals } from "../render/usage-totals.ts";
 import type { Palette } from "./theme.ts";
 
 interface UsageLike {

@@ -9,7 +9,7 @@
  * pseudo-terminal the same bytes a user's terminal sends.
  */
 import { StdinBuffer, type Terminal } from "@mariozechner/pi-tui";
-import type { CliIO } from "../main.ts";
+import type { CliIO } from "../io.ts";
 
 const BRACKETED_PASTE = { on: "\x1b[?2004h", off: "\x1b[?2004l" };
 

@@ -56,3 +56,4 @@ export {
 export { estimateContextTokens, estimateMessageTokens } from "./tokens.ts";
 export { SUMMARIZATION_SYSTEM_PROMPT, serializeConversation } from "./summarize.ts";
 export { SUMMARY_PREFIX, SUMMARY_SUFFIX, compactionSummaryMessage, readCompactionSummary } from "./summary-message.ts";
+export { listSessions, type SessionSummary } from "./list.ts";

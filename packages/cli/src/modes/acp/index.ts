@@ -25,8 +25,8 @@ import {
   type ClientCapabilities,
   type SessionId,
 } from "@agentclientprotocol/sdk";
-import type { CliIO } from "../../main.ts";
-import { listSessions } from "../../session-list.ts";
+import type { CliIO } from "../../io.ts";
+import { listSessions } from "@mypi/kernel";
 import { configOptions, setConfigOption } from "./config.ts";
 import { sessionModes, setMode } from "./modes.ts";
 import { AcpSession, type OpenWorkspace } from "./session.ts";

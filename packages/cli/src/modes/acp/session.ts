@@ -19,9 +19,9 @@ import {
 } from "@agentclientprotocol/sdk";
 import { parseSlashCommand, type ExtensionFactory } from "@mypi/extension-api";
 import { SessionManager, sessionFilesByIdPrefix, type AgentEndEvent } from "@mypi/kernel";
-import type { CliIO } from "../../main.ts";
-import { openHostSession, type ModeStart, type RunSession } from "../../run-mode.ts";
-import type { WorkspaceRequest } from "../../run.ts";
+import type { CliIO } from "../../io.ts";
+import { openHostSession, type ModeStart, type RunSession } from "../../commands/run-mode.ts";
+import type { WorkspaceRequest } from "../../workspace/extension-loading.ts";
 import { extensionErrorLine, extensionLogLine } from "../print.ts";
 import { clientFiles } from "./client-fs.ts";
 import { configOptions } from "./config.ts";

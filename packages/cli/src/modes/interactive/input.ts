@@ -4,7 +4,7 @@
  * Pi extensions' `addAutocompleteProvider` wrap the completion, in the order they were added.
  */
 import type { AutocompleteProvider, EditorComponent } from "@mariozechner/pi-tui";
-import { SESSION_COMMANDS } from "../../session-commands.ts";
+import { SESSION_COMMANDS } from "./session-commands.ts";
 import { MypiAutocomplete } from "../../tui/autocomplete.ts";
 import { BUILTIN_COMMANDS } from "./slash.ts";
 import { sayFrom, showInput, type Interactive } from "./state.ts";

@@ -6,7 +6,7 @@
  * change takes effect from the next run on; what it became is said in the conversation.
  */
 import { resolveModel, type ModelEntry, type ModelSelection } from "@mypi/extension-api";
-import { tokens } from "../../models-command.ts";
+import { tokens } from "../../commands/models.ts";
 import { say, sayFrom, type Interactive } from "./state.ts";
 
 function modelsOf(m: Interactive): ModelSelection | undefined {

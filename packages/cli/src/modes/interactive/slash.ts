@@ -5,8 +5,8 @@
  * which the host expands.
  */
 import { printable } from "../../render/text.ts";
-import { orderLines } from "../../extensions-command.ts";
-import { runSessionCommand, SESSION_COMMANDS, type SessionCommandContext } from "../../session-commands.ts";
+import { orderLines } from "../../commands/extensions.ts";
+import { runSessionCommand, SESSION_COMMANDS, type SessionCommandContext } from "./session-commands.ts";
 import { setMode } from "./mode.ts";
 import { modelCommand, thinkingCommand } from "./models.ts";
 import { exit, startRun } from "./run-lifecycle.ts";

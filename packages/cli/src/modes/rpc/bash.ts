@@ -10,7 +10,7 @@
  * applied to it first, as to everything else the host records.
  */
 import type { CustomMessage } from "@mypi/kernel";
-import { toJsonLine } from "../../rpc/jsonl.ts";
+import { toJsonLine } from "./jsonl.ts";
 import { runShell, shellContext, type ShellResult } from "../../tui/shell.ts";
 import { CommandError, requireString } from "./command-fields.ts";
 import { emit, type Command, type RpcState } from "./state.ts";

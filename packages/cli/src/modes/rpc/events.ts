@@ -14,8 +14,8 @@
  *   the success).
  */
 import type { CompactionEntry, QueuedMessage } from "@mypi/kernel";
-import { toJsonLine } from "../../rpc/jsonl.ts";
-import { createPiWire } from "../../rpc/pi-wire.ts";
+import { toJsonLine } from "./jsonl.ts";
+import { createPiWire } from "./pi-wire.ts";
 import { flushHeldShell } from "./bash.ts";
 import { emit, type RpcState } from "./state.ts";
 

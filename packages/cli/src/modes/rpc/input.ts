@@ -3,7 +3,7 @@
  * and routed — dialog answers and `abort` at once, everything else through the queue, in order.
  */
 import { exceedsDepth, tooDeepText } from "@mypi/kernel";
-import { LineTooLong, type JsonlRecord } from "../../rpc/jsonl.ts";
+import { LineTooLong, type JsonlRecord } from "./jsonl.ts";
 import { handleCommand } from "./commands.ts";
 import { write, type Command, type Response, type RpcState } from "./state.ts";
 

@@ -11,7 +11,7 @@
 import type { ModelSelection, PiModelObject } from "@mypi/extension-api";
 import { piModelObject } from "@mypi/extension-api";
 import type { ThinkingLevel } from "@mypi/kernel";
-import { toJsonLine } from "../../rpc/jsonl.ts";
+import { toJsonLine } from "./jsonl.ts";
 import { CommandError } from "./command-fields.ts";
 import { emit, type Command, type RpcState, type RpcTarget } from "./state.ts";
 

@@ -5,8 +5,8 @@
  * client, an accepted plan's `exit_plan_mode`), is the event `permission_mode_changed {mode,
  * previous, by}`, so a client that shows the mode never shows a stale one.
  */
-import { toJsonLine } from "../../rpc/jsonl.ts";
-import { switchPermissionMode } from "../../policy/mode-host.ts";
+import { toJsonLine } from "./jsonl.ts";
+import { switchPermissionMode } from "../../workspace/policy/mode-host.ts";
 import { requireString } from "./command-fields.ts";
 import { emit, type Command, type RpcState } from "./state.ts";
 

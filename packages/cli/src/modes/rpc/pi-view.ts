@@ -16,7 +16,7 @@ import {
   type Message,
   type SessionEntry,
 } from "@mypi/kernel";
-import { costOf } from "../../rpc/pi-wire.ts";
+import { costOf } from "./pi-wire.ts";
 import { BASH_EXECUTION } from "./bash.ts";
 import { thinkingLevelOf } from "./model.ts";
 import type { RpcState, RpcTarget } from "./state.ts";

@@ -3,12 +3,12 @@
  * session: `HostSession`), compaction, the name, the entries and their tree, statistics, export.
  */
 import { resolve } from "node:path";
-import { defaultExportPath, exportSession } from "../../export/command.ts";
+import { defaultExportPath, exportSession } from "../../commands/export.ts";
 import { CommandError, optionalString, requireString } from "./command-fields.ts";
 import { compactionResult } from "./events.ts";
 import { sessionStats, sessionTree } from "./pi-view.ts";
 import { emit, type Command, type RpcState } from "./state.ts";
-import { toJsonLine } from "../../rpc/jsonl.ts";
+import { toJsonLine } from "./jsonl.ts";
 
 type Handler = (s: RpcState, c: Command) => unknown;
 

@@ -6,8 +6,8 @@
  */
 import type { CustomMessage, RetrySwitch } from "@mypi/kernel";
 import type { HostSession } from "../../host-session.ts";
-import { toJsonLine } from "../../rpc/jsonl.ts";
-import type { PiModel } from "./model.ts";
+import { toJsonLine } from "./jsonl.ts";
+import type { PiModelObject } from "@mypi/extension-api";
 import type { RpcUI } from "../rpc-ui.ts";
 import type { ModeState } from "@mypi/extensions/permission-gate/modes";
 
@@ -15,7 +15,7 @@ import type { ModeState } from "@mypi/extensions/permission-gate/modes";
 export interface RpcTarget extends Omit<HostSession, "extensions"> {
   readonly ui: RpcUI;
   /** The current model as Pi's model object (`get_state.model`, the model commands). */
-  modelInfo(): PiModel;
+  modelInfo(): PiModelObject;
   /** The model client's retries (`set_auto_retry`, `abort_retry`); absent: the model does not retry. */
   readonly retry?: RetrySwitch;
   /** The run's permission mode, when the permission gate is loaded (`set_permission_mode`, a mypi addition). */
