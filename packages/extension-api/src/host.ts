@@ -20,7 +20,7 @@ import {
   type Tool,
 } from "@mypi/kernel";
 import type { ExtensionHostEvent } from "./events.ts";
-import type { ChainCall } from "./chain.ts";
+import type { ChainCall } from "./dispatch/chain.ts";
 import { ChildAgents } from "./child-agents.ts";
 import type { ModelLookup } from "./child-types.ts";
 import { NEVER_ABORTED } from "./context.ts";

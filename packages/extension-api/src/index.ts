@@ -39,10 +39,10 @@ export type {
 export { ROUTES } from "./types.ts";
 export { defineTool } from "@mypi/kernel";
 export { z } from "zod";
-export { compose } from "./compose.ts";
-export type { Middleware, Next as ComposeNext } from "./compose.ts";
-export { POLICIES } from "./policy.ts";
-export type { ChainState, SlotPolicy } from "./policy.ts";
+export { compose } from "./dispatch/compose.ts";
+export type { Middleware, Next as ComposeNext } from "./dispatch/compose.ts";
+export { POLICIES } from "./dispatch/policy.ts";
+export type { ChainState, SlotPolicy } from "./dispatch/policy.ts";
 export { ExtensionError } from "./errors.ts";
 export { MCP_PROVIDER_CHANNEL, type McpServerProvider, type RegisteredMcpServer } from "./mcp-servers.ts";
 export type { ExtensionErrorCode } from "./errors.ts";
@@ -50,7 +50,7 @@ export { ExtensionManager } from "./manager.ts";
 export { parseSlashCommand } from "./api.ts";
 export { HEADLESS_UI, emptySessionView } from "./context.ts";
 export { headlessUI, isPauseRequest, ON_ASK_CHOICES, PauseRequest, type OnAsk } from "./ask.ts";
-export { ObserverBus } from "./observer-bus.ts";
+export { ObserverBus } from "./dispatch/observer-bus.ts";
 export { extensionName, formatLoadFailure } from "./loader.ts";
 
 /** Identity, for typing: `export default defineExtension((pi) => { … })`. */

@@ -24,15 +24,21 @@ import {
 import mittModule from "mitt";
 import * as extensionApi from "./index.ts";
 import type { ApiHost, ExtensionRecord } from "./api.ts";
-import { buildChain, DEFAULT_DECISION_TIMEOUT_MS, type Chain, type ChainCall, type ChainHandler } from "./chain.ts";
+import {
+  buildChain,
+  DEFAULT_DECISION_TIMEOUT_MS,
+  type Chain,
+  type ChainCall,
+  type ChainHandler,
+} from "./dispatch/chain.ts";
 import { createBaseContext, HEADLESS_UI } from "./context.ts";
 import { detachedRuntime } from "./detached.ts";
 import { LoadOrder, type LoadHooks } from "./load.ts";
 import { ExtensionLoader, hostModules } from "./loader.ts";
-import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
+import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./dispatch/observer-bus.ts";
 import { createPiCompat, type PiCompat, type UserBashAnswer, type UserBashRequest } from "./pi-compat/index.ts";
 import type { ProviderDefinition } from "./models/config.ts";
-import { POLICIES, type SlotResults } from "./policy.ts";
+import { POLICIES, type SlotResults } from "./dispatch/policy.ts";
 import { ExtensionCommands, type CommandOutcome } from "./manager-commands.ts";
 import { ExtensionTools } from "./manager-tools.ts";
 import { McpServerRegistry } from "./mcp-servers.ts";

@@ -11,10 +11,10 @@
  */
 import { cjsDefault, timerDelay } from "@mypi/kernel";
 import mittModule from "mitt";
-import { withSignal } from "./context.ts";
+import { withSignal } from "../context.ts";
 import { deadlines, type Deadline } from "./deadlines.ts";
-import { errorMessage, type ExtensionErrorCode } from "./errors.ts";
-import type { Awaitable, ExtensionContext } from "./types.ts";
+import { errorMessage, type ExtensionErrorCode } from "../errors.ts";
+import type { Awaitable, ExtensionContext } from "../types.ts";
 
 const mitt = cjsDefault(mittModule);
 

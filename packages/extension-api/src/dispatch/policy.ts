@@ -29,8 +29,8 @@ import {
   type ToolCallResult,
   type ToolResultPatch,
 } from "@mypi/kernel";
-import { customMessageFrom } from "./custom-message.ts";
-import { ExtensionError, describeValue } from "./errors.ts";
+import { customMessageFrom } from "../custom-message.ts";
+import { ExtensionError, describeValue } from "../errors.ts";
 import type {
   HookOutcome,
   ProjectTrustDecision,
@@ -40,7 +40,7 @@ import type {
   SlotEvent,
   SlotName,
   SlotResult,
-} from "./types.ts";
+} from "../types.ts";
 
 /**
  * What a slot's chain hands on (`toKernel`): for the kernel's five slots the kernel's own result

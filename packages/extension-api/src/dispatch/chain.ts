@@ -8,11 +8,11 @@
  * a decision, never a rejection.
  */
 import { isDeepStrictEqual } from "node:util";
-import { isPauseRequest } from "./ask.ts";
+import { isPauseRequest } from "../ask.ts";
 import { compose, type Middleware } from "./compose.ts";
-import { toolCallContext, withSignal } from "./context.ts";
+import { toolCallContext, withSignal } from "../context.ts";
 import { deadlines, type Deadline } from "./deadlines.ts";
-import { ExtensionError, errorMessage, type ExtensionErrorCode } from "./errors.ts";
+import { ExtensionError, errorMessage, type ExtensionErrorCode } from "../errors.ts";
 import { POLICIES, initialState, type ChainState, type SlotPolicy, type SlotResults } from "./policy.ts";
 import type {
   DecisionHandler,
@@ -23,7 +23,7 @@ import type {
   Next,
   SlotEvent,
   SlotName,
-} from "./types.ts";
+} from "../types.ts";
 
 /** One registered decision handler, as the manager hands it to a chain. */
 export interface ChainHandler<K extends SlotName = SlotName> {
