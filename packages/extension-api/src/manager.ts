@@ -24,21 +24,16 @@ import {
 import mittModule from "mitt";
 import * as extensionApi from "./index.ts";
 import type { ApiHost, ExtensionRecord } from "./api.ts";
-import {
-  buildChain,
-  DEFAULT_DECISION_TIMEOUT_MS,
-  type Chain,
-  type ChainCall,
-  type ChainHandler,
-} from "./dispatch/chain.ts";
+import type { ChainCall } from "./dispatch/chain.ts";
+import { SlotDriver, type KernelSlots } from "./dispatch/driver.ts";
 import { createBaseContext, HEADLESS_UI } from "./context.ts";
 import { detachedRuntime } from "./detached.ts";
 import { LoadOrder, type LoadHooks } from "./load.ts";
 import { ExtensionLoader, hostModules } from "./loader.ts";
-import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./dispatch/observer-bus.ts";
+import type { BusEvent } from "./dispatch/observer-bus.ts";
 import { createPiCompat, type PiCompat, type UserBashAnswer, type UserBashRequest } from "./pi-compat/index.ts";
 import type { ProviderDefinition } from "./models/config.ts";
-import { POLICIES, type SlotResults } from "./dispatch/policy.ts";
+import type { SlotResults } from "./dispatch/policy.ts";
 import { ExtensionCommands, type CommandOutcome } from "./manager-commands.ts";
 import { ExtensionTools } from "./manager-tools.ts";
 import { McpServerRegistry } from "./mcp-servers.ts";
@@ -77,11 +72,12 @@ export type ManagerOptions = ExtensionManagerOptions;
 export class ExtensionManager implements ApiHost {
   readonly cwd: string;
   readonly context: ExtensionContext;
-  readonly observers: ObserverBus;
+  /** Dispatch: the chains of the slots and the observer bus (`dispatch/driver.ts`). */
+  readonly driver: SlotDriver;
   readonly channels = mitt<Record<string, unknown>>();
   readonly mcpServers = new McpServerRegistry((message) => this.diagnostic(message));
   /** The five kernel slots, each the current chain of its handlers (no handlers: no cost). */
-  readonly slots: Required<Slots>;
+  readonly slots: KernelSlots;
   /**
    * The one home of the tools, bound or not: its `registry` (the extensions' tools, a bound
    * host's own, the active set, each tool's owner) is the one the host's `Agent` uses.
@@ -97,9 +93,6 @@ export class ExtensionManager implements ApiHost {
   private currentSettings: Readonly<Record<string, unknown>> | undefined;
   private readonly loader: ExtensionLoader;
   private readonly order: LoadOrder;
-  /** Each slot's chain, built on first use (`null`: the slot has no handlers); cleared on every change. */
-  /** Each slot's chain for the main agent, and (under `child:<slot>`) for child agents, which root-only handlers leave. */
-  private readonly chains = new Map<string, Chain | null>();
   private readonly reported = new Set<string>();
   private ui: ExtensionUI;
   private hasUI: boolean;
@@ -149,32 +142,23 @@ export class ExtensionManager implements ApiHost {
         }),
       options.nativeImport,
     );
-    this.observers = new ObserverBus({
+    this.driver = new SlotDriver({
+      records: () => this.records,
+      timeouts: options,
       ...(options.drainDeadlineMs !== undefined && { drainDeadlineMs: options.drainDeadlineMs }),
-      onError: (r) => {
+      onObserverError: (r) => {
         // An observer of extension_error that fails must not feed itself forever.
         if (r.slot === "extension_error")
           this.diagnostic(`${r.extension}: extension_error observer failed: ${r.error}`);
         else this.reportError(r.extension, r.slot, r.error, r.code, r.handler);
       },
     });
+    if (this.compat) this.driver.adapt(this.compat);
     this.context = createBaseContext(this);
     this.compat?.extendContext(this.context);
     options.extendContext?.(this.context);
     this.order = new LoadOrder(this.loadHooks());
-    // The kernel's `emit` takes any host event, so it takes the chain's diagnostics; only the
-    // diagnostics' interfaces lacking an index signature keep TypeScript from seeing that.
-    const slot =
-      <K extends SlotName>(name: K) =>
-      (event: object, ctx: unknown) =>
-        this.runSlot(name, event, ctx as ChainCall);
-    this.slots = {
-      input: slot("input"),
-      before_agent_start: slot("before_agent_start"),
-      context: slot("context"),
-      tool_call: slot("tool_call"),
-      tool_result: slot("tool_result"),
-    };
+    this.slots = this.driver.slots();
   }
 
   // ─── loading ───────────────────────────────────────────────────────────────────────────────
@@ -252,7 +236,7 @@ export class ExtensionManager implements ApiHost {
       attach: (record) => this.attach(record),
       changed: () => this.changed(),
       settle: (record) => this.toolset.applyRequest(record),
-      deliverTo: (extension, event) => this.observers.deliverTo(extension, event),
+      deliverTo: (extension, event) => this.driver.observers.deliverTo(extension, event),
     };
   }
 
@@ -277,14 +261,7 @@ export class ExtensionManager implements ApiHost {
 
   private attach(record: ExtensionRecord): void {
     record.state = "attached";
-    for (const h of record.handlers) {
-      if (ROUTES[h.name] !== "observer") continue;
-      this.observers.subscribe(record.name, h.name, h.handler as never, {
-        timeoutMs: h.timeoutMs ?? this.options.observerTimeoutMs ?? DEFAULT_OBSERVER_TIMEOUT_MS,
-        context: record.context,
-        ...(h.label !== undefined && { label: h.label }),
-      });
-    }
+    this.driver.subscribe(record);
   }
 
   /** Detach one instance: observers, listeners; its handlers and tools leave with `changed()`. */
@@ -292,7 +269,7 @@ export class ExtensionManager implements ApiHost {
     // The bus knows observers by extension name, and only an attached record subscribed any: a
     // new version that failed during a reload must not unsubscribe the old one it leaves in place.
     if (record.state === "attached") {
-      this.observers.removeExtension(record.name);
+      this.driver.observers.removeExtension(record.name);
       this.mcpServers.dropExtension(record.name);
     }
     record.state = "disposed";
@@ -305,43 +282,19 @@ export class ExtensionManager implements ApiHost {
 
   /** Handlers, tools or extensions changed: rebuild chains lazily, bring the registry in step. */
   private changed(): void {
-    this.chains.clear();
+    this.driver.rebuild();
     this.toolset.sync();
   }
 
   // ─── chains and events ─────────────────────────────────────────────────────────────────────
 
-  /** Run one decision slot (the kernel's five or a host decision). `undefined`: no handlers, nothing to do. */
+  /** Run one slot (the kernel's five or a host decision). `undefined`: no handlers, nothing to do. */
   runSlot<K extends SlotName>(
     slot: K,
     event: object,
     call: ChainCall,
   ): Promise<SlotResults[K] | undefined> | undefined {
-    const child = call.agentPath !== undefined && call.agentPath.length > 1;
-    const key = child ? `child:${slot}` : slot;
-    // The map holds each slot's chain under its own name; TypeScript cannot tie a key to its value's type.
-    let chain = this.chains.get(key) as Chain<K> | null | undefined;
-    if (chain === undefined) {
-      chain = this.buildChain(slot, child) ?? null;
-      this.chains.set(key, chain);
-    }
-    return chain?.(this.compat ? (this.compat.slotEvent(slot, event) ?? event) : event, call);
-  }
-
-  private buildChain<K extends SlotName>(slot: K, child: boolean): Chain<K> | undefined {
-    const ordered = orderedHandlers(this.records, slot).filter(({ h }) => !child || h.agents !== "root");
-    const handlers = ordered.map(({ record, h }): ChainHandler<K> => {
-      const handler = h.handler as ChainHandler<K>["handler"];
-      return {
-        extension: record.name,
-        ...(h.label !== undefined && { label: h.label }),
-        handler: this.compat?.slotHandler(slot, handler) ?? handler,
-        timeoutMs: h.timeoutMs ?? this.options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS,
-        onError: h.onError ?? POLICIES[slot].defaultOnError,
-        context: record.context,
-      };
-    });
-    return handlers.length ? buildChain(slot, handlers) : undefined;
+    return this.driver.runSlot(slot, event, call);
   }
 
   /**
@@ -349,19 +302,8 @@ export class ExtensionManager implements ApiHost {
    * without the handlers registered with `agents: "root"`, each call carrying `agentPath`, so its
    * handlers' `ctx.agentPath` and its `hook_decision`s name the child.
    */
-  slotsFor(agentPath: readonly string[]): Required<Slots> {
-    const path = Object.freeze([...agentPath]);
-    const slot =
-      <K extends SlotName>(name: K) =>
-      (event: object, ctx: { signal: AbortSignal; emit: ChainCall["emit"] }) =>
-        this.runSlot(name, event, { signal: ctx.signal, emit: (e) => ctx.emit(e), agentPath: path });
-    return {
-      input: slot("input"),
-      before_agent_start: slot("before_agent_start"),
-      context: slot("context"),
-      tool_call: slot("tool_call"),
-      tool_result: slot("tool_result"),
-    } as Required<Slots>;
+  slotsFor(agentPath: readonly string[]): KernelSlots {
+    return this.driver.slots(agentPath);
   }
 
   /**
@@ -372,27 +314,17 @@ export class ExtensionManager implements ApiHost {
   beforeEndFor(
     agentPath?: readonly string[],
   ): (event: BeforeEndEvent, ctx: SlotContext<ExtensionHostEvent>) => Promise<readonly Message[] | undefined> {
-    const path = agentPath && Object.freeze([...agentPath]);
-    return async (event, ctx) => {
-      const call: ChainCall = { signal: ctx.signal, emit: (e) => ctx.emit(e), ...(path && { agentPath: path }) };
-      const decided = await this.runSlot(
-        "before_agent_end",
-        { ...event, finalText: textOf(event.lastMessage.content) },
-        call,
-      );
-      return decided?.messages;
-    };
+    return this.driver.beforeEnd(agentPath);
   }
 
   /** Hand a read-only event to the observers; returns at once. */
   publish<E extends BusEvent>(event: E): void {
-    const pi = this.compat && this.observers.hasObservers(event.type) ? this.compat.observed(event) : undefined;
-    this.observers.publish(pi ?? event);
+    this.driver.publish(event);
   }
 
   /** Resolves when every observer has received what was published (deadline 10 s). */
   drain(): Promise<void> {
-    return this.observers.drain();
+    return this.driver.drain();
   }
 
   // ─── binding to a host ─────────────────────────────────────────────────────────────────────

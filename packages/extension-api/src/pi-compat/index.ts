@@ -74,8 +74,8 @@ export interface PiCompat {
   observed<E extends { readonly type: string }>(event: E): E | undefined;
   /** A decision slot's event with Pi's extra fields, when it has any (else `undefined`). */
   slotEvent(slot: SlotName, event: object): object | undefined;
-  /** A decision handler that also answers in Pi's result shapes (results.ts), else `undefined`. */
-  slotHandler<H extends (...args: never[]) => unknown>(slot: SlotName, handler: H): H | undefined;
+  /** A handler that also answers in Pi's answer shapes (results.ts), else `undefined`. */
+  wrapHandler<H extends (...args: never[]) => unknown>(slot: SlotName, handler: H): H | undefined;
   /** Tool and message renderers and shortcuts Pi extensions registered (kept only with a `terminal`). */
   readonly renderers: PiRenderers;
   /** The handler of a registered shortcut, with the extension that registered it. */
@@ -432,7 +432,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
     },
 
     // Pi 1.x: before_agent_start says what the prompt is built from, and that a user message started the run.
-    slotHandler: piSlotHandler,
+    wrapHandler: piSlotHandler,
 
     slotEvent(slot, event) {
       if (slot !== "before_agent_start") return undefined;
