@@ -60,6 +60,9 @@ export function defineExtension(factory: ExtensionFactory): ExtensionFactory {
 export { createExtensionHost, forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./host.ts";
 export type { ExtensionHost, ExtensionHostOptions } from "./host.ts";
 export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./pi-compat/index.ts";
+export { NO_PI_RENDERERS, type PiCompat, type ShortcutOutcome } from "./pi-compat/index.ts";
+export type { ExtensionSeat, ManagerAdapter } from "./adapters.ts";
+export type { DispatchAdapter } from "./dispatch/driver.ts";
 export { paintedTheme, type ThemePaint } from "./pi-compat/theme.ts";
 export { parseFrontmatter, stripFrontmatter } from "./frontmatter.ts";
 export type { ParsedFrontmatter } from "./frontmatter.ts";

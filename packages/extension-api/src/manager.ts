@@ -31,8 +31,8 @@ import { detachedRuntime } from "./detached.ts";
 import { LoadOrder, type LoadHooks } from "./load.ts";
 import { ExtensionLoader, hostModules } from "./loader.ts";
 import type { BusEvent } from "./dispatch/observer-bus.ts";
-import { createPiCompat, type PiCompat, type UserBashAnswer, type UserBashRequest } from "./pi-compat/index.ts";
-import type { ProviderDefinition } from "./models/config.ts";
+import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
+import type { ManagerAdapter } from "./adapters.ts";
 import type { SlotResults } from "./dispatch/policy.ts";
 import { ExtensionCommands, type CommandOutcome } from "./manager-commands.ts";
 import { ExtensionTools } from "./manager-tools.ts";
@@ -58,13 +58,11 @@ import {
   type LoadResult,
   type ManagerSink,
   type SessionShutdownEvent,
-  type PiRenderers,
   type SlotName,
   type ToolInfo,
 } from "./types.ts";
 
 const mitt = cjsDefault(mittModule);
-const NO_RENDERERS: PiRenderers = { message: () => undefined, tool: () => undefined, shortcuts: () => [] };
 
 /** The options the manager is built with (one name for them, kept for existing importers). */
 export type ManagerOptions = ExtensionManagerOptions;
@@ -100,8 +98,14 @@ export class ExtensionManager implements ApiHost {
   private sink: ManagerSink | undefined;
   private readonly detached: ExtensionRuntime;
   private readonly commands: ExtensionCommands;
-  /** Pi compatibility (`undefined` with `piCompat: false`). */
-  private readonly compat: PiCompat | undefined;
+  /**
+   * Pi compatibility (`undefined` with `piCompat: false`), installed as the first adapter; what
+   * only Pi extensions register (renderers, shortcuts, providers, HTTP hooks, `user_bash`, tool
+   * prompt snippets) is read from it by the host.
+   */
+  readonly piCompat: PiCompat | undefined;
+  /** What layers added (`adapt`): Pi compatibility, then the options' own seams, then any later one. */
+  private readonly adapters: ManagerAdapter[] = [];
 
   constructor(options: ManagerOptions = {}) {
     this.options = options;
@@ -119,7 +123,7 @@ export class ExtensionManager implements ApiHost {
     this.mode = options.mode ?? "print";
     this.currentSettings = options.settings;
     this.flagValues = { ...options.flags };
-    this.compat = options.piCompat === false ? undefined : createPiCompat(this, options.piTerminal);
+    this.piCompat = options.piCompat === false ? undefined : createPiCompat(this, options.piTerminal);
     this.commands = new ExtensionCommands({
       cwd: this.cwd,
       runtime: () => this.runtime,
@@ -132,11 +136,13 @@ export class ExtensionManager implements ApiHost {
           `unsupported:${extension}:${what}`,
           `${extension}: ${what}: ${why}, so it does nothing (reported once)`,
         ),
-      compat: this.compat,
+      extendCommandContext: (ctx, extension) => {
+        for (const a of this.adapters) a.extendCommandContext?.(ctx, extension);
+      },
     });
     this.loader = new ExtensionLoader(
       () =>
-        hostModules(this.compat?.virtualModules, options.virtualModules, {
+        hostModules(...this.adapters.map((a) => a.modules), {
           "@mypi/extension-api": extensionApi,
           "@mypi/kernel": kernel,
         }),
@@ -153,10 +159,13 @@ export class ExtensionManager implements ApiHost {
         else this.reportError(r.extension, r.slot, r.error, r.code, r.handler);
       },
     });
-    if (this.compat) this.driver.adapt(this.compat);
     this.context = createBaseContext(this);
-    this.compat?.extendContext(this.context);
-    options.extendContext?.(this.context);
+    if (this.piCompat) this.adapt(this.piCompat);
+    this.adapt({
+      ...(options.virtualModules && { modules: options.virtualModules }),
+      ...(options.extendApi && { extendApi: options.extendApi }),
+      ...(options.extendContext && { extendContext: options.extendContext }),
+    });
     this.order = new LoadOrder(this.loadHooks());
     this.slots = this.driver.slots();
   }
@@ -173,9 +182,15 @@ export class ExtensionManager implements ApiHost {
     return this.order.load(paths, options.baseDir ?? process.cwd(), options.at);
   }
 
-  /** Renderers Pi extensions registered (empty without `piTerminal`, or with `piCompat: false`). */
-  get piRenderers(): PiRenderers {
-    return this.compat?.renderers ?? NO_RENDERERS;
+  /**
+   * Add a layer's seams (`adapters.ts`): the modules extensions may import, members of their
+   * `pi`, `ctx` and commands' ctx, and how dispatch shows them events and reads their answers.
+   * Extensions loaded afterwards see all of it; the ctx is extended at once, the chains rebuilt.
+   */
+  adapt(adapter: ManagerAdapter): void {
+    this.adapters.push(adapter);
+    adapter.extendContext?.(this.context);
+    this.driver.adapt(adapter);
   }
 
   /** How many places the load order has now (loaded and failed extensions): a position for `load({at})`. */
@@ -224,12 +239,13 @@ export class ExtensionManager implements ApiHost {
       context: this.context,
       host: this,
       extendApi: (pi, entry, record) => {
-        this.compat?.extendApi(pi, {
+        const seat = {
           name: entry.name,
+          ...(entry.path !== undefined && { path: entry.path }),
           attached: () => record.state === "attached",
           context: record.context,
-        });
-        this.options.extendApi?.(pi, { name: entry.name, ...(entry.path !== undefined && { path: entry.path }) });
+        };
+        for (const a of this.adapters) a.extendApi?.(pi, seat);
       },
       dispose: (record) => this.dispose1(record),
       conflict: (record, others) => this.conflict(record, others),
@@ -374,26 +390,6 @@ export class ExtensionManager implements ApiHost {
     return structuredClone({ ...this.currentSettings });
   }
 
-  /** The providers the extensions registered (`pi.registerProvider`), for the model registry (`useExtensionProviders`). */
-  registeredProviders(): ProviderDefinition[] {
-    return this.compat?.providers.list() ?? [];
-  }
-
-  /** `!cmd`: Pi's `user_bash` handlers in load order; `undefined` when mypi runs the command itself. */
-  userBash(request: UserBashRequest): Promise<UserBashAnswer> {
-    return this.compat?.userBash(request) ?? Promise.resolve(undefined);
-  }
-
-  /** What the active tools add to the base system prompt: the Pi tools' snippets and guidelines (`""`: nothing). */
-  toolPromptSection(): string {
-    return this.compat?.promptSection(this.toolset.registry.active()) ?? "";
-  }
-
-  /** HTTP hooks for a model client the host makes (Pi's provider events), if an extension has any. */
-  httpHooks(): ReturnType<PiCompat["httpHooks"]> {
-    return this.compat?.httpHooks();
-  }
-
   /** Replace what `pi.getSettings()` returns from now on (the host read more files, e.g. once the project is trusted). */
   setSettings(settings: Readonly<Record<string, unknown>>): void {
     this.currentSettings = settings;
@@ -476,14 +472,6 @@ export class ExtensionManager implements ApiHost {
   /** A command's ctx for the loaded extension `extension` (a new session's `withSession`); undefined when none is loaded under that name. */
   commandContextFor(extension: string): CommandContext | undefined {
     return this.commands.contextFor(extension);
-  }
-
-  /**
-   * Run the handler a Pi extension registered for `key` (`pi.registerShortcut`, kept with
-   * `piTerminal`), with a command's ctx. `{ran: false}` when no attached extension has it.
-   */
-  runShortcut(key: string): Promise<CommandOutcome> {
-    return this.commands.runShortcut(key);
   }
 
   private once(key: string, message: string): void {
