@@ -1,7 +1,7 @@
 /**
  * ExtensionManager: loads extensions (docs/architecture.md#order, docs/architecture.md#loading), keeps what each registered, and routes
- * `pi.on` by `ROUTES`: decision slots to one onion chain per slot (`chain.ts`), read-only events
- * to the observer bus (`observer-bus.ts`). It owns the tool registry from construction
+ * `pi.on` by `ROUTES`: slots to one onion chain per slot (`dispatch/`, through its `SlotDriver`), read-only events
+ * to the observer bus. It owns the tool registry from construction
  * (`manager-tools.ts`: the tools, the active set, each tool's owner), which the host's Agent
  * uses as its own. It knows nothing of the Agent: until a host binds it to a runtime
  * (`createExtensionHost` in `host.ts`) and feeds it events, its runtime is the detached one
@@ -304,7 +304,7 @@ export class ExtensionManager implements ApiHost {
 
   // ─── chains and events ─────────────────────────────────────────────────────────────────────
 
-  /** Run one slot (the kernel's five or a host decision). `undefined`: no handlers, nothing to do. */
+  /** Run one slot (the kernel's five or one of the host's own). `undefined`: no handlers, nothing to do. */
   runSlot<K extends SlotName>(
     slot: K,
     event: object,
@@ -323,7 +323,7 @@ export class ExtensionManager implements ApiHost {
   }
 
   /**
-   * The kernel's `beforeEnd` for an agent: the host decision `before_agent_end` (messages that
+   * The kernel's `beforeEnd` for an agent: the host's slot `before_agent_end` (messages that
    * continue the run). For a child (`agentPath` longer than the root's) it is the same chain
    * without the `agents: "root"` handlers, each call carrying the path, as `slotsFor` does.
    */

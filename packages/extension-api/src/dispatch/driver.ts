@@ -80,7 +80,7 @@ export class SlotDriver {
     this.child = {};
   }
 
-  /** Run one slot (the kernel's five or a host decision). `undefined`: no handlers, nothing to do. */
+  /** Run one slot (the kernel's five or one of the host's own). `undefined`: no handlers, nothing to do. */
   runSlot<K extends SlotName>(
     slot: K,
     event: object,
@@ -147,7 +147,7 @@ export class SlotDriver {
   }
 
   /**
-   * The kernel's `beforeEnd` for an agent: the host decision `before_agent_end` (messages that
+   * The kernel's `beforeEnd` for an agent: the host's slot `before_agent_end` (messages that
    * continue the run); for a child, without the `agents: "root"` handlers, as `slots` does.
    */
   beforeEnd(
