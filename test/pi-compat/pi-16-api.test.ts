@@ -502,14 +502,14 @@ describe("Pi 1.x behaviours", () => {
     });
     expect(failed).toEqual([]);
     expect(mine()).toEqual([]);
-    const hooks = manager.httpHooks()!;
+    const hooks = manager.piCompat!.httpHooks()!;
     const headers: Record<string, string | null> = { authorization: "Bearer k" };
     await hooks.headers!(headers);
     await hooks.response!({ status: 200, headers: {} });
     await hooks.response!({ status: 500, headers: {} });
     expect(headers).toEqual({ authorization: null, "x-trace": "t1" });
     expect(seen).toEqual([["after_provider_response", 200]]);
-    expect(new ExtensionManager().httpHooks()).toBeUndefined();
+    expect(new ExtensionManager().piCompat!.httpHooks()).toBeUndefined();
   });
 
   it("a tool's prepareArguments adapts old arguments before validation", async () => {

@@ -16,7 +16,7 @@ import {
   type ToolRegistry,
   type ToolWorkerPool,
 } from "@mypi/kernel";
-import type { ChainCall } from "./chain.ts";
+import type { ChainCall } from "./dispatch/chain.ts";
 import type { ExtensionManager } from "./manager.ts";
 
 export interface CallToolRequest {

@@ -13,7 +13,7 @@ import {
   type ImageContent,
   type SessionManager,
 } from "@mypi/kernel";
-import type { ChainCall } from "./chain.ts";
+import type { ChainCall } from "./dispatch/chain.ts";
 import type { ChildAgents } from "./child-agents.ts";
 import type { ExtensionHostEvent } from "./events.ts";
 import { completeThroughSlots } from "./complete.ts";

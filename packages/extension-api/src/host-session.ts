@@ -10,7 +10,7 @@ import {
   type CompactionSettings,
   type SessionManager,
 } from "@mypi/kernel";
-import type { ChainCall } from "./chain.ts";
+import type { ChainCall } from "./dispatch/chain.ts";
 import type { ExtensionHostEvent } from "./events.ts";
 import { NEVER_ABORTED } from "./context.ts";
 import type { ExtensionHost } from "./host.ts";

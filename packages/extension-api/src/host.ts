@@ -20,7 +20,7 @@ import {
   type Tool,
 } from "@mypi/kernel";
 import type { ExtensionHostEvent } from "./events.ts";
-import type { ChainCall } from "./chain.ts";
+import type { ChainCall } from "./dispatch/chain.ts";
 import { ChildAgents } from "./child-agents.ts";
 import type { ModelLookup } from "./child-types.ts";
 import { NEVER_ABORTED } from "./context.ts";
@@ -154,9 +154,9 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   const hostCall = (signal: AbortSignal = agent.signal ?? NEVER_ABORTED): ChainCall => ({ signal, emit });
   const deps: SessionDeps = { manager, session, agent: () => agent, hostCall };
   const models = options.models ?? new ModelSelection({ registry: new ModelRegistry(), client: options.model });
-  // The registry sees this host's extensions' providers, the clients their HTTP hooks.
-  models.registry.useExtensionProviders(() => manager.registeredProviders());
-  models.useHttpHooks(() => manager.httpHooks());
+  // The registry sees this host's Pi extensions' providers, the clients their HTTP hooks.
+  models.registry.useExtensionProviders(() => manager.piCompat?.providers.list() ?? []);
+  models.useHttpHooks(() => manager.piCompat?.httpHooks());
   const children = new ChildAgents({
     manager,
     root: () => agent,
@@ -251,7 +251,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
 
   /** The base prompt plus what the active Pi tools add (their `promptSnippet` / `promptGuidelines`). */
   const refreshSystemPrompt = (): void => {
-    const section = manager.toolPromptSection();
+    const section = manager.piCompat?.promptSection() ?? "";
     agent.systemPrompt = section ? `${baseSystemPrompt ?? ""}${section}` : baseSystemPrompt;
   };
   const stopRefreshing = manager.toolset.onChange(refreshSystemPrompt);
@@ -284,7 +284,9 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     setSessionName: (name) => nameSession(name),
     userBash(command, excludeFromContext) {
       manager.publish({ type: "user_bash", command, excludeFromContext, cwd: manager.cwd, timestamp: Date.now() });
-      return manager.userBash({ command, excludeFromContext, cwd: manager.cwd });
+      return (
+        manager.piCompat?.userBash({ command, excludeFromContext, cwd: manager.cwd }) ?? Promise.resolve(undefined)
+      );
     },
     setSystemPrompt(text) {
       baseSystemPrompt = text;

@@ -39,10 +39,10 @@ export type {
 export { ROUTES } from "./types.ts";
 export { defineTool } from "@mypi/kernel";
 export { z } from "zod";
-export { compose } from "./compose.ts";
-export type { Middleware, Next as ComposeNext } from "./compose.ts";
-export { POLICIES } from "./policy.ts";
-export type { ChainState, SlotPolicy } from "./policy.ts";
+export { compose } from "./dispatch/compose.ts";
+export type { Middleware, Next as ComposeNext } from "./dispatch/compose.ts";
+export { POLICIES } from "./dispatch/policy.ts";
+export type { ChainState, SlotPolicy } from "./dispatch/policy.ts";
 export { ExtensionError } from "./errors.ts";
 export { MCP_PROVIDER_CHANNEL, type McpServerProvider, type RegisteredMcpServer } from "./mcp-servers.ts";
 export type { ExtensionErrorCode } from "./errors.ts";
@@ -50,7 +50,7 @@ export { ExtensionManager } from "./manager.ts";
 export { parseSlashCommand } from "./api.ts";
 export { HEADLESS_UI, emptySessionView } from "./context.ts";
 export { headlessUI, isPauseRequest, ON_ASK_CHOICES, PauseRequest, type OnAsk } from "./ask.ts";
-export { ObserverBus } from "./observer-bus.ts";
+export { ObserverBus } from "./dispatch/observer-bus.ts";
 export { extensionName, formatLoadFailure } from "./loader.ts";
 
 /** Identity, for typing: `export default defineExtension((pi) => { … })`. */
@@ -60,6 +60,9 @@ export function defineExtension(factory: ExtensionFactory): ExtensionFactory {
 export { createExtensionHost, forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./host.ts";
 export type { ExtensionHost, ExtensionHostOptions } from "./host.ts";
 export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./pi-compat/index.ts";
+export { NO_PI_RENDERERS, type PiCompat, type ShortcutOutcome } from "./pi-compat/index.ts";
+export type { ExtensionSeat, ManagerAdapter } from "./adapters.ts";
+export type { DispatchAdapter } from "./dispatch/driver.ts";
 export { paintedTheme, type ThemePaint } from "./pi-compat/theme.ts";
 export { parseFrontmatter, stripFrontmatter } from "./frontmatter.ts";
 export type { ParsedFrontmatter } from "./frontmatter.ts";

@@ -9,7 +9,7 @@ import { timerDelay } from "@mypi/kernel";
 import { createExtensionAPI, createRecord, type ApiHost, type ExtensionRecord } from "./api.ts";
 import { extensionContext } from "./context.ts";
 import { describeLoadError, isLoadFailure, resolveEntry, type ExtensionLoader } from "./loader.ts";
-import type { BusEvent } from "./observer-bus.ts";
+import type { BusEvent } from "./dispatch/observer-bus.ts";
 import type {
   ExtensionAPI,
   ExtensionContext,

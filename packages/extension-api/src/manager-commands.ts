@@ -1,12 +1,11 @@
 /**
  * The manager's commands: the extensions' `/name` commands (a later extension's replacing an
- * earlier one of the same name), the host's prompt and skill commands it lists beside them, and
- * Pi's shortcuts. Commands and shortcuts run with a command's ctx; a failing handler is reported
- * as `extension_error` and its message returned.
+ * earlier one of the same name) and the host's prompt and skill commands it lists beside them.
+ * Commands run with a command's ctx; a failing handler is reported as `extension_error` and its
+ * message returned.
  */
 import type { ExtensionRecord } from "./api.ts";
 import { errorMessage } from "./errors.ts";
-import type { PiCompat } from "./pi-compat/index.ts";
 import { commandContext, listCommands, mergeCommands, type OnReplace } from "./registrations.ts";
 import type { CommandContext, CommandInfo, ExtensionRuntime } from "./types.ts";
 
@@ -21,7 +20,8 @@ export interface CommandsHost {
   reportError(extension: string, slot: string, error: string, code?: string): void;
   /** Say once that `extension` used `what`, which this host does not offer (`why`). */
   unsupported(extension: string, what: string, why: string): void;
-  readonly compat: PiCompat | undefined;
+  /** What the adapters add to a command's ctx (`ManagerAdapter.extendCommandContext`). */
+  extendCommandContext(ctx: CommandContext, extension: string): void;
 }
 
 /** How running a command or a shortcut went: `ran: false` when nothing has that name. */
@@ -51,13 +51,6 @@ export class ExtensionCommands {
     return this.attempt(command.record, `command:${command.name}`, () => command.handler(args, ctx));
   }
 
-  runShortcut(key: string): Promise<CommandOutcome> {
-    const shortcut = this.host.compat?.shortcut(key);
-    const record = shortcut && this.host.records().find((r) => r.name === shortcut.extension && r.state === "attached");
-    if (!shortcut || !record) return Promise.resolve({ ran: false });
-    return this.attempt(record, `shortcut:${key}`, () => shortcut.handler(this.context(record)));
-  }
-
   /** Run one handler of `record`; a failure is its `extension_error` on `slot`, and the outcome's `error`. */
   private async attempt(record: ExtensionRecord, slot: string, handler: () => unknown): Promise<CommandOutcome> {
     try {
@@ -75,7 +68,7 @@ export class ExtensionCommands {
     return record && this.context(record);
   }
 
-  /** The ctx a command (or a shortcut) of `record` runs with. */
+  /** The ctx a command of `record` runs with (and, through `contextFor`, a Pi shortcut). */
   private context(record: ExtensionRecord, signal?: AbortSignal): CommandContext {
     const ctx = commandContext(record.context, signal, {
       waitForIdle: () => this.host.runtime().waitForIdle(),
@@ -90,7 +83,7 @@ export class ExtensionCommands {
         return runtime.newSession({ ...options, extension: record.name });
       },
     });
-    this.host.compat?.extendCommandContext(ctx, record.name);
+    this.host.extendCommandContext(ctx, record.name);
     return ctx;
   }
 

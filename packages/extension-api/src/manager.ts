@@ -1,7 +1,7 @@
 /**
  * ExtensionManager: loads extensions (docs/architecture.md#order, docs/architecture.md#loading), keeps what each registered, and routes
- * `pi.on` by `ROUTES`: decision slots to one onion chain per slot (`chain.ts`), read-only events
- * to the observer bus (`observer-bus.ts`). It owns the tool registry from construction
+ * `pi.on` by `ROUTES`: slots to one onion chain per slot (`dispatch/`, through its `SlotDriver`), read-only events
+ * to the observer bus. It owns the tool registry from construction
  * (`manager-tools.ts`: the tools, the active set, each tool's owner), which the host's Agent
  * uses as its own. It knows nothing of the Agent: until a host binds it to a runtime
  * (`createExtensionHost` in `host.ts`) and feeds it events, its runtime is the detached one
@@ -24,15 +24,16 @@ import {
 import mittModule from "mitt";
 import * as extensionApi from "./index.ts";
 import type { ApiHost, ExtensionRecord } from "./api.ts";
-import { buildChain, DEFAULT_DECISION_TIMEOUT_MS, type Chain, type ChainCall, type ChainHandler } from "./chain.ts";
+import type { ChainCall } from "./dispatch/chain.ts";
+import { SlotDriver, type KernelSlots } from "./dispatch/driver.ts";
 import { createBaseContext, HEADLESS_UI } from "./context.ts";
 import { detachedRuntime } from "./detached.ts";
 import { LoadOrder, type LoadHooks } from "./load.ts";
 import { ExtensionLoader, hostModules } from "./loader.ts";
-import { DEFAULT_OBSERVER_TIMEOUT_MS, ObserverBus, type BusEvent } from "./observer-bus.ts";
-import { createPiCompat, type PiCompat, type UserBashAnswer, type UserBashRequest } from "./pi-compat/index.ts";
-import type { ProviderDefinition } from "./models/config.ts";
-import { POLICIES, type SlotResults } from "./policy.ts";
+import type { BusEvent } from "./dispatch/observer-bus.ts";
+import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
+import type { ManagerAdapter } from "./adapters.ts";
+import type { SlotResults } from "./dispatch/policy.ts";
 import { ExtensionCommands, type CommandOutcome } from "./manager-commands.ts";
 import { ExtensionTools } from "./manager-tools.ts";
 import { McpServerRegistry } from "./mcp-servers.ts";
@@ -57,13 +58,11 @@ import {
   type LoadResult,
   type ManagerSink,
   type SessionShutdownEvent,
-  type PiRenderers,
   type SlotName,
   type ToolInfo,
 } from "./types.ts";
 
 const mitt = cjsDefault(mittModule);
-const NO_RENDERERS: PiRenderers = { message: () => undefined, tool: () => undefined, shortcuts: () => [] };
 
 /** The options the manager is built with (one name for them, kept for existing importers). */
 export type ManagerOptions = ExtensionManagerOptions;
@@ -71,11 +70,12 @@ export type ManagerOptions = ExtensionManagerOptions;
 export class ExtensionManager implements ApiHost {
   readonly cwd: string;
   readonly context: ExtensionContext;
-  readonly observers: ObserverBus;
+  /** Dispatch: the chains of the slots and the observer bus (`dispatch/driver.ts`). */
+  readonly driver: SlotDriver;
   readonly channels = mitt<Record<string, unknown>>();
   readonly mcpServers = new McpServerRegistry((message) => this.diagnostic(message));
   /** The five kernel slots, each the current chain of its handlers (no handlers: no cost). */
-  readonly slots: Required<Slots>;
+  readonly slots: KernelSlots;
   /**
    * The one home of the tools, bound or not: its `registry` (the extensions' tools, a bound
    * host's own, the active set, each tool's owner) is the one the host's `Agent` uses.
@@ -91,9 +91,6 @@ export class ExtensionManager implements ApiHost {
   private currentSettings: Readonly<Record<string, unknown>> | undefined;
   private readonly loader: ExtensionLoader;
   private readonly order: LoadOrder;
-  /** Each slot's chain, built on first use (`null`: the slot has no handlers); cleared on every change. */
-  /** Each slot's chain for the main agent, and (under `child:<slot>`) for child agents, which root-only handlers leave. */
-  private readonly chains = new Map<string, Chain | null>();
   private readonly reported = new Set<string>();
   private ui: ExtensionUI;
   private hasUI: boolean;
@@ -101,8 +98,14 @@ export class ExtensionManager implements ApiHost {
   private sink: ManagerSink | undefined;
   private readonly detached: ExtensionRuntime;
   private readonly commands: ExtensionCommands;
-  /** Pi compatibility (`undefined` with `piCompat: false`). */
-  private readonly compat: PiCompat | undefined;
+  /**
+   * Pi compatibility (`undefined` with `piCompat: false`), installed as the first adapter; what
+   * only Pi extensions register (renderers, shortcuts, providers, HTTP hooks, `user_bash`, tool
+   * prompt snippets) is read from it by the host.
+   */
+  readonly piCompat: PiCompat | undefined;
+  /** What layers added (`adapt`): Pi compatibility, then the options' own seams, then any later one. */
+  private readonly adapters: ManagerAdapter[] = [];
 
   constructor(options: ManagerOptions = {}) {
     this.options = options;
@@ -120,7 +123,7 @@ export class ExtensionManager implements ApiHost {
     this.mode = options.mode ?? "print";
     this.currentSettings = options.settings;
     this.flagValues = { ...options.flags };
-    this.compat = options.piCompat === false ? undefined : createPiCompat(this, options.piTerminal);
+    this.piCompat = options.piCompat === false ? undefined : createPiCompat(this, options.piTerminal);
     this.commands = new ExtensionCommands({
       cwd: this.cwd,
       runtime: () => this.runtime,
@@ -133,19 +136,23 @@ export class ExtensionManager implements ApiHost {
           `unsupported:${extension}:${what}`,
           `${extension}: ${what}: ${why}, so it does nothing (reported once)`,
         ),
-      compat: this.compat,
+      extendCommandContext: (ctx, extension) => {
+        for (const a of this.adapters) a.extendCommandContext?.(ctx, extension);
+      },
     });
     this.loader = new ExtensionLoader(
       () =>
-        hostModules(this.compat?.virtualModules, options.virtualModules, {
+        hostModules(...this.adapters.map((a) => a.modules), {
           "@mypi/extension-api": extensionApi,
           "@mypi/kernel": kernel,
         }),
       options.nativeImport,
     );
-    this.observers = new ObserverBus({
+    this.driver = new SlotDriver({
+      records: () => this.records,
+      timeouts: options,
       ...(options.drainDeadlineMs !== undefined && { drainDeadlineMs: options.drainDeadlineMs }),
-      onError: (r) => {
+      onObserverError: (r) => {
         // An observer of extension_error that fails must not feed itself forever.
         if (r.slot === "extension_error")
           this.diagnostic(`${r.extension}: extension_error observer failed: ${r.error}`);
@@ -153,22 +160,14 @@ export class ExtensionManager implements ApiHost {
       },
     });
     this.context = createBaseContext(this);
-    this.compat?.extendContext(this.context);
-    options.extendContext?.(this.context);
+    if (this.piCompat) this.adapt(this.piCompat);
+    this.adapt({
+      ...(options.virtualModules && { modules: options.virtualModules }),
+      ...(options.extendApi && { extendApi: options.extendApi }),
+      ...(options.extendContext && { extendContext: options.extendContext }),
+    });
     this.order = new LoadOrder(this.loadHooks());
-    // The kernel's `emit` takes any host event, so it takes the chain's diagnostics; only the
-    // diagnostics' interfaces lacking an index signature keep TypeScript from seeing that.
-    const slot =
-      <K extends SlotName>(name: K) =>
-      (event: object, ctx: unknown) =>
-        this.runSlot(name, event, ctx as ChainCall);
-    this.slots = {
-      input: slot("input"),
-      before_agent_start: slot("before_agent_start"),
-      context: slot("context"),
-      tool_call: slot("tool_call"),
-      tool_result: slot("tool_result"),
-    };
+    this.slots = this.driver.slots();
   }
 
   // ─── loading ───────────────────────────────────────────────────────────────────────────────
@@ -183,9 +182,15 @@ export class ExtensionManager implements ApiHost {
     return this.order.load(paths, options.baseDir ?? process.cwd(), options.at);
   }
 
-  /** Renderers Pi extensions registered (empty without `piTerminal`, or with `piCompat: false`). */
-  get piRenderers(): PiRenderers {
-    return this.compat?.renderers ?? NO_RENDERERS;
+  /**
+   * Add a layer's seams (`adapters.ts`): the modules extensions may import, members of their
+   * `pi`, `ctx` and commands' ctx, and how dispatch shows them events and reads their answers.
+   * Extensions loaded afterwards see all of it; the ctx is extended at once, the chains rebuilt.
+   */
+  adapt(adapter: ManagerAdapter): void {
+    this.adapters.push(adapter);
+    adapter.extendContext?.(this.context);
+    this.driver.adapt(adapter);
   }
 
   /** How many places the load order has now (loaded and failed extensions): a position for `load({at})`. */
@@ -234,19 +239,20 @@ export class ExtensionManager implements ApiHost {
       context: this.context,
       host: this,
       extendApi: (pi, entry, record) => {
-        this.compat?.extendApi(pi, {
+        const seat = {
           name: entry.name,
+          ...(entry.path !== undefined && { path: entry.path }),
           attached: () => record.state === "attached",
           context: record.context,
-        });
-        this.options.extendApi?.(pi, { name: entry.name, ...(entry.path !== undefined && { path: entry.path }) });
+        };
+        for (const a of this.adapters) a.extendApi?.(pi, seat);
       },
       dispose: (record) => this.dispose1(record),
       conflict: (record, others) => this.conflict(record, others),
       attach: (record) => this.attach(record),
       changed: () => this.changed(),
       settle: (record) => this.toolset.applyRequest(record),
-      deliverTo: (extension, event) => this.observers.deliverTo(extension, event),
+      deliverTo: (extension, event) => this.driver.observers.deliverTo(extension, event),
     };
   }
 
@@ -271,14 +277,7 @@ export class ExtensionManager implements ApiHost {
 
   private attach(record: ExtensionRecord): void {
     record.state = "attached";
-    for (const h of record.handlers) {
-      if (ROUTES[h.name] !== "observer") continue;
-      this.observers.subscribe(record.name, h.name, h.handler as never, {
-        timeoutMs: h.timeoutMs ?? this.options.observerTimeoutMs ?? DEFAULT_OBSERVER_TIMEOUT_MS,
-        context: record.context,
-        ...(h.label !== undefined && { label: h.label }),
-      });
-    }
+    this.driver.subscribe(record);
   }
 
   /** Detach one instance: observers, listeners; its handlers and tools leave with `changed()`. */
@@ -286,7 +285,7 @@ export class ExtensionManager implements ApiHost {
     // The bus knows observers by extension name, and only an attached record subscribed any: a
     // new version that failed during a reload must not unsubscribe the old one it leaves in place.
     if (record.state === "attached") {
-      this.observers.removeExtension(record.name);
+      this.driver.observers.removeExtension(record.name);
       this.mcpServers.dropExtension(record.name);
     }
     record.state = "disposed";
@@ -299,43 +298,19 @@ export class ExtensionManager implements ApiHost {
 
   /** Handlers, tools or extensions changed: rebuild chains lazily, bring the registry in step. */
   private changed(): void {
-    this.chains.clear();
+    this.driver.rebuild();
     this.toolset.sync();
   }
 
   // ─── chains and events ─────────────────────────────────────────────────────────────────────
 
-  /** Run one decision slot (the kernel's five or a host decision). `undefined`: no handlers, nothing to do. */
+  /** Run one slot (the kernel's five or one of the host's own). `undefined`: no handlers, nothing to do. */
   runSlot<K extends SlotName>(
     slot: K,
     event: object,
     call: ChainCall,
   ): Promise<SlotResults[K] | undefined> | undefined {
-    const child = call.agentPath !== undefined && call.agentPath.length > 1;
-    const key = child ? `child:${slot}` : slot;
-    // The map holds each slot's chain under its own name; TypeScript cannot tie a key to its value's type.
-    let chain = this.chains.get(key) as Chain<K> | null | undefined;
-    if (chain === undefined) {
-      chain = this.buildChain(slot, child) ?? null;
-      this.chains.set(key, chain);
-    }
-    return chain?.(this.compat ? (this.compat.slotEvent(slot, event) ?? event) : event, call);
-  }
-
-  private buildChain<K extends SlotName>(slot: K, child: boolean): Chain<K> | undefined {
-    const ordered = orderedHandlers(this.records, slot).filter(({ h }) => !child || h.agents !== "root");
-    const handlers = ordered.map(({ record, h }): ChainHandler<K> => {
-      const handler = h.handler as ChainHandler<K>["handler"];
-      return {
-        extension: record.name,
-        ...(h.label !== undefined && { label: h.label }),
-        handler: this.compat?.slotHandler(slot, handler) ?? handler,
-        timeoutMs: h.timeoutMs ?? this.options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS,
-        onError: h.onError ?? POLICIES[slot].defaultOnError,
-        context: record.context,
-      };
-    });
-    return handlers.length ? buildChain(slot, handlers) : undefined;
+    return this.driver.runSlot(slot, event, call);
   }
 
   /**
@@ -343,50 +318,29 @@ export class ExtensionManager implements ApiHost {
    * without the handlers registered with `agents: "root"`, each call carrying `agentPath`, so its
    * handlers' `ctx.agentPath` and its `hook_decision`s name the child.
    */
-  slotsFor(agentPath: readonly string[]): Required<Slots> {
-    const path = Object.freeze([...agentPath]);
-    const slot =
-      <K extends SlotName>(name: K) =>
-      (event: object, ctx: { signal: AbortSignal; emit: ChainCall["emit"] }) =>
-        this.runSlot(name, event, { signal: ctx.signal, emit: (e) => ctx.emit(e), agentPath: path });
-    return {
-      input: slot("input"),
-      before_agent_start: slot("before_agent_start"),
-      context: slot("context"),
-      tool_call: slot("tool_call"),
-      tool_result: slot("tool_result"),
-    } as Required<Slots>;
+  slotsFor(agentPath: readonly string[]): KernelSlots {
+    return this.driver.slots(agentPath);
   }
 
   /**
-   * The kernel's `beforeEnd` for an agent: the host decision `before_agent_end` (messages that
+   * The kernel's `beforeEnd` for an agent: the host's slot `before_agent_end` (messages that
    * continue the run). For a child (`agentPath` longer than the root's) it is the same chain
    * without the `agents: "root"` handlers, each call carrying the path, as `slotsFor` does.
    */
   beforeEndFor(
     agentPath?: readonly string[],
   ): (event: BeforeEndEvent, ctx: SlotContext<ExtensionHostEvent>) => Promise<readonly Message[] | undefined> {
-    const path = agentPath && Object.freeze([...agentPath]);
-    return async (event, ctx) => {
-      const call: ChainCall = { signal: ctx.signal, emit: (e) => ctx.emit(e), ...(path && { agentPath: path }) };
-      const decided = await this.runSlot(
-        "before_agent_end",
-        { ...event, finalText: textOf(event.lastMessage.content) },
-        call,
-      );
-      return decided?.messages;
-    };
+    return this.driver.beforeEnd(agentPath);
   }
 
   /** Hand a read-only event to the observers; returns at once. */
   publish<E extends BusEvent>(event: E): void {
-    const pi = this.compat && this.observers.hasObservers(event.type) ? this.compat.observed(event) : undefined;
-    this.observers.publish(pi ?? event);
+    this.driver.publish(event);
   }
 
   /** Resolves when every observer has received what was published (deadline 10 s). */
   drain(): Promise<void> {
-    return this.observers.drain();
+    return this.driver.drain();
   }
 
   // ─── binding to a host ─────────────────────────────────────────────────────────────────────
@@ -434,26 +388,6 @@ export class ExtensionManager implements ApiHost {
 
   settings(): Record<string, unknown> {
     return structuredClone({ ...this.currentSettings });
-  }
-
-  /** The providers the extensions registered (`pi.registerProvider`), for the model registry (`useExtensionProviders`). */
-  registeredProviders(): ProviderDefinition[] {
-    return this.compat?.providers.list() ?? [];
-  }
-
-  /** `!cmd`: Pi's `user_bash` handlers in load order; `undefined` when mypi runs the command itself. */
-  userBash(request: UserBashRequest): Promise<UserBashAnswer> {
-    return this.compat?.userBash(request) ?? Promise.resolve(undefined);
-  }
-
-  /** What the active tools add to the base system prompt: the Pi tools' snippets and guidelines (`""`: nothing). */
-  toolPromptSection(): string {
-    return this.compat?.promptSection(this.toolset.registry.active()) ?? "";
-  }
-
-  /** HTTP hooks for a model client the host makes (Pi's provider events), if an extension has any. */
-  httpHooks(): ReturnType<PiCompat["httpHooks"]> {
-    return this.compat?.httpHooks();
   }
 
   /** Replace what `pi.getSettings()` returns from now on (the host read more files, e.g. once the project is trusted). */
@@ -538,14 +472,6 @@ export class ExtensionManager implements ApiHost {
   /** A command's ctx for the loaded extension `extension` (a new session's `withSession`); undefined when none is loaded under that name. */
   commandContextFor(extension: string): CommandContext | undefined {
     return this.commands.contextFor(extension);
-  }
-
-  /**
-   * Run the handler a Pi extension registered for `key` (`pi.registerShortcut`, kept with
-   * `piTerminal`), with a command's ctx. `{ran: false}` when no attached extension has it.
-   */
-  runShortcut(key: string): Promise<CommandOutcome> {
-    return this.commands.runShortcut(key);
   }
 
   private once(key: string, message: string): void {

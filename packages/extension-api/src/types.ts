@@ -498,7 +498,7 @@ export interface ExtensionManagerOptions {
   drainDeadlineMs?: number;
   /** One line per notable thing that is not an error (a tool replaced, unknown tool names ignored). */
   onDiagnostic?: (message: string) => void;
-  /** Add members to each extension's `pi` before its factory runs (the Pi compatibility layer's seam). */
+  /** Add members to each extension's `pi` before its factory runs (an adapter of its own, after Pi compatibility's: `ManagerAdapter`). */
   extendApi?: (pi: ExtensionAPI, extension: { name: string; path?: string }) => void;
   /** Add members to the `ctx` every handler, observer and command sees (same seam). */
   extendContext?: (ctx: ExtensionContext) => void;
@@ -513,7 +513,7 @@ export interface ExtensionManagerOptions {
    * A real terminal UI for Pi extensions (interactive mode): their `@mariozechner/pi-tui`
    * imports get `tui` instead of the inert stand-ins, and `codingAgent` replaces the terminal-UI
    * values `@mariozechner/pi-coding-agent` exports (`CustomEditor`, `DynamicBorder`, themes).
-   * Their tool and message renderers are then kept (`ExtensionManager.piRenderers`).
+   * Their tool and message renderers are then kept (`manager.piCompat.renderers`).
    */
   piTerminal?: PiTerminal;
 }
@@ -533,7 +533,7 @@ export interface PiRenderers {
   tool(
     name: string,
   ): { renderCall?: (...args: unknown[]) => unknown; renderResult?: (...args: unknown[]) => unknown } | undefined;
-  /** `pi.registerShortcut(key, {description, handler})`: key ids as pi-tui spells them (`ctrl+shift+p`); run with `ExtensionManager.runShortcut`. */
+  /** `pi.registerShortcut(key, {description, handler})`: key ids as pi-tui spells them (`ctrl+shift+p`); run with `manager.piCompat.runShortcut`. */
   shortcuts(): { key: string; description?: string; extension: string }[];
 }
 

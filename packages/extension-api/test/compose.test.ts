@@ -1,6 +1,6 @@
 // koa-compose's list of behaviours, ported to the value-threading `compose`.
 import { describe, expect, it } from "vitest";
-import { compose, type Middleware } from "../src/compose.ts";
+import { compose, type Middleware } from "../src/dispatch/compose.ts";
 
 describe("compose (koa-compose conformance)", () => {
   it("runs middleware as an onion: in on the way down, out on the way up, in array order", async () => {

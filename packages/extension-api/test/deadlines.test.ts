@@ -1,6 +1,6 @@
 // The shared deadline timer: a deadline farther away than a timer can wait must not fire at once.
 import { expect, test, vi } from "vitest";
-import { deadlines } from "../src/deadlines.ts";
+import { deadlines } from "../src/dispatch/deadlines.ts";
 
 test("a deadline farther than 2^31−1 ms arms the longest timer Node allows, not one that fires after 1 ms", () => {
   const setTimeoutSpy = vi.spyOn(globalThis, "setTimeout");

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { ExtensionManager, type ExtensionManagerOptions } from "../src/index.ts";
-import type { ChainCall } from "../src/chain.ts";
+import type { ChainCall } from "../src/dispatch/chain.ts";
 import type { ExtensionErrorEvent, HookDecisionEvent } from "../src/types.ts";
 
 export const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));

@@ -417,14 +417,14 @@ describe("with a terminal (interactive mode's piTerminal)", () => {
         },
       });
     }, "drawer");
-    expect(manager.piRenderers.message("note")?.({}, { expanded: false }, {})).toBe("drawn");
-    expect(manager.piRenderers.shortcuts()).toEqual([
+    expect(manager.piCompat!.renderers.message("note")?.({}, { expanded: false }, {})).toBe("drawn");
+    expect(manager.piCompat!.renderers.shortcuts()).toEqual([
       { key: "ctrl+t", description: "toggle", extension: "drawer" },
       { key: "ctrl+x", extension: "drawer" },
     ]);
-    expect(await manager.runShortcut("ctrl+t")).toEqual({ ran: true });
-    expect(await manager.runShortcut("ctrl+x")).toEqual({ ran: true, error: "nope" });
-    expect(await manager.runShortcut("ctrl+q")).toEqual({ ran: false });
+    expect(await manager.piCompat!.runShortcut("ctrl+t")).toEqual({ ran: true });
+    expect(await manager.piCompat!.runShortcut("ctrl+x")).toEqual({ ran: true, error: "nope" });
+    expect(await manager.piCompat!.runShortcut("ctrl+q")).toEqual({ ran: false });
     expect(ran).toEqual(["shortcut in cwd"]);
     expect(diagnostics.filter((d) => /terminal-UI calls do nothing/.test(d))).toEqual([]);
   });
@@ -437,9 +437,9 @@ describe("with a terminal (interactive mode's piTerminal)", () => {
       api.registerMessageRenderer!("note", () => "drawn");
       api.registerShortcut!("ctrl+t", { handler: () => {} });
     }, "drawer");
-    expect(manager.piRenderers.message("note")).toBeUndefined();
-    expect(manager.piRenderers.shortcuts()).toEqual([]);
-    expect(await manager.runShortcut("ctrl+t")).toEqual({ ran: false });
+    expect(manager.piCompat!.renderers.message("note")).toBeUndefined();
+    expect(manager.piCompat!.renderers.shortcuts()).toEqual([]);
+    expect(await manager.piCompat!.runShortcut("ctrl+t")).toEqual({ ran: false });
     expect(diagnostics.filter((d) => /terminal-UI calls do nothing/.test(d))).toHaveLength(1);
   });
 });

@@ -1,6 +1,6 @@
 // docs/architecture.md#policy: each slot's policy — chaining, short-circuits, fail open / fail closed — with real extension files.
 import { beforeEach, describe, expect, it } from "vitest";
-import { POLICIES } from "../src/policy.ts";
+import { POLICIES } from "../src/dispatch/policy.ts";
 import { probe, resetProbe } from "./fixtures/probe.ts";
 import { managerWith, recorder } from "./helpers.ts";
 

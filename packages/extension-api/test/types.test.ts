@@ -2,8 +2,8 @@
 // below must be an error, or the type check fails. The runtime test checks the routing table.
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { Content, Slots, ToolCallResult } from "@mypi/kernel";
-import type { ChainCall } from "../src/chain.ts";
-import { POLICIES } from "../src/policy.ts";
+import type { ChainCall } from "../src/dispatch/chain.ts";
+import { POLICIES } from "../src/dispatch/policy.ts";
 import {
   ExtensionManager,
   ROUTES,

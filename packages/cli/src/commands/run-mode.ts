@@ -9,6 +9,7 @@ import {
   describeSelectedModel,
   headlessUI,
   latestChoice,
+  NO_PI_RENDERERS,
   type ExtensionErrorEvent,
   type ExtensionLogEvent,
   type ModelLookup,
@@ -244,8 +245,8 @@ async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promis
     import("../modes/interactive/slash.ts"),
   ]);
   return runInteractive(hostSession, s.io, {
-    renderers: () => hostSession.host.manager.piRenderers,
-    runShortcut: (key) => hostSession.host.manager.runShortcut(key),
+    renderers: () => hostSession.host.manager.piCompat?.renderers ?? NO_PI_RENDERERS,
+    runShortcut: (key) => hostSession.host.manager.piCompat?.runShortcut(key) ?? Promise.resolve({ ran: false }),
     ...(s.prompt !== undefined && { initialPrompt: s.prompt }),
     continueRun: s.args.continueRun,
     status: s.loadErrors,

@@ -169,7 +169,7 @@ async function prepareMode(run: WatchedRun, request: WorkspaceRequest = {}): Pro
     await shutdown();
     return fail(io, registry);
   }
-  registry.useExtensionProviders(() => loaded.manager.registeredProviders());
+  registry.useExtensionProviders(() => loaded.manager.piCompat?.providers.list() ?? []);
   // The keys of every provider stay out of the commands the agent runs, used or not.
   for (const name of registry.keyVariables()) withholdFromTools(name);
   for (const d of registry.diagnostics()) io.stderr.write(`mypi: models: ${d}\n`);
@@ -240,7 +240,7 @@ async function runOpened(run: WatchedRun, o: OpenedRun): Promise<ModeStart | num
     registry,
     env: io.env,
     cwd: io.cwd,
-    http: loaded.manager.httpHooks(),
+    http: loaded.manager.piCompat?.httpHooks(),
     session: used,
   });
   if (typeof choice === "string") {
@@ -268,7 +268,7 @@ async function runOpened(run: WatchedRun, o: OpenedRun): Promise<ModeStart | num
       registry,
       cwd: io.cwd,
       baseUrl: args.baseUrl,
-      http: loaded.manager.httpHooks(),
+      http: loaded.manager.piCompat?.httpHooks(),
       retry: models.retry,
     });
   return {

@@ -1,8 +1,12 @@
 /**
  * Pi compatibility (docs/architecture.md#loading, docs/pi-compat.md): what an extension written for Pi's
- * ExtensionAPI needs beyond mypi's own API, installed by the manager through its three seams —
- * `virtualModules` (Pi's module names), `extendApi` (Pi's extra `pi` members) and
- * `extendContext` (Pi's extra `ctx` members and its `ctx.ui`).
+ * ExtensionAPI needs beyond mypi's own API, installed by the manager as one adapter
+ * (`ManagerAdapter`, the seams any layer may fill): `modules` (Pi's module names), `extendApi`
+ * (Pi's extra `pi` members), `extendContext` / `extendCommandContext` (Pi's extra `ctx` members
+ * and its `ctx.ui`), and dispatch's `slotEvent` / `wrapHandler` / `observed` (Pi's event fields
+ * and answer shapes). What only a Pi extension registers (renderers, shortcuts, providers, HTTP
+ * hooks, `user_bash`, tool prompt snippets) stays on this object, which the manager keeps as
+ * `piCompat` for the host.
  *
  * Pi's core surface is mypi's own API already (same names, payloads and return shapes); this
  * layer adds the rest: terminal-UI calls that do nothing, host services that mypi does not
@@ -12,6 +16,8 @@
 import { EXTENSION_NAME } from "../context.ts";
 import { invalidToolError } from "../errors.ts";
 import type { HttpHooks, Tool } from "@mypi/kernel";
+import type { ManagerAdapter } from "../adapters.ts";
+import { errorMessage } from "../errors.ts";
 import { describeSelectedModel, ModelRegistry, piModelObject } from "../models/index.ts";
 import type {
   CommandContext,
@@ -42,6 +48,10 @@ export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./user-bas
 
 /** What the layer reads from its manager (`runtime` and `reportError` through `CompactHost`). */
 export interface PiCompatHost extends CompactHost {
+  /** A command's ctx for the attached extension `extension` (what a shortcut runs with), else undefined. */
+  commandContextFor(extension: string): CommandContext | undefined;
+  /** The tool registry's active tools, the host's included. */
+  readonly toolset: { readonly registry: { active(): readonly Tool[] } };
   readonly cwd: string;
   readonly mode: HostMode;
   /** The base ctx: what the tools of a child session (Pi's `customTools`) get as theirs. */
@@ -52,11 +62,20 @@ export interface PiCompatHost extends CompactHost {
   activeToolNames(): string[];
 }
 
-export interface PiCompat {
-  readonly virtualModules: Record<string, unknown>;
+/** How running a shortcut went: `ran: false` when no attached extension has that key. */
+export interface ShortcutOutcome {
+  ran: boolean;
+  error?: string;
+}
+
+/**
+ * Pi compatibility: the adapter the manager installs (`ManagerAdapter`'s members, all present),
+ * and beside it what only Pi extensions register, for the host and the CLI.
+ */
+export interface PiCompat extends ManagerAdapter {
+  readonly modules: Record<string, unknown>;
   /** What `pi.registerProvider` registered (`--model <provider>/<model>`). */
   readonly providers: ProviderRegistry;
-  /** `attached`: whether the instance is live (its handlers run); `context`: its ctx. */
   extendApi(pi: ExtensionAPI, extension: { name: string; attached(): boolean; context: ExtensionContext }): void;
   /**
    * Pi's `before_provider_headers` / `after_provider_response` handlers as a model client's
@@ -64,7 +83,7 @@ export interface PiCompat {
    */
   httpHooks(): HttpHooks | undefined;
   /** What the active Pi tools add to the system prompt (their `promptSnippet` / `promptGuidelines`; `""`: nothing). */
-  promptSection(active: readonly Tool[]): string;
+  promptSection(): string;
   /** `!cmd` in interactive mode: Pi's `user_bash` handlers, whose `{result}` replaces mypi's run (user-bash.ts). */
   userBash(request: UserBashRequest): Promise<UserBashAnswer>;
   extendContext(ctx: ExtensionContext): void;
@@ -74,13 +93,20 @@ export interface PiCompat {
   observed<E extends { readonly type: string }>(event: E): E | undefined;
   /** A decision slot's event with Pi's extra fields, when it has any (else `undefined`). */
   slotEvent(slot: SlotName, event: object): object | undefined;
-  /** A decision handler that also answers in Pi's result shapes (results.ts), else `undefined`. */
-  slotHandler<H extends (...args: never[]) => unknown>(slot: SlotName, handler: H): H | undefined;
+  /** A handler that also answers in Pi's answer shapes (results.ts), else `undefined`. */
+  wrapHandler<H extends (...args: never[]) => unknown>(slot: SlotName, handler: H): H | undefined;
   /** Tool and message renderers and shortcuts Pi extensions registered (kept only with a `terminal`). */
   readonly renderers: PiRenderers;
-  /** The handler of a registered shortcut, with the extension that registered it. */
-  shortcut(key: string): { extension: string; handler: (ctx: ExtensionContext) => unknown } | undefined;
+  /**
+   * Run the handler a Pi extension registered for `key` (`pi.registerShortcut`, kept with a
+   * terminal) with a command's ctx; a failing one is its extension's `extension_error`
+   * (slot `shortcut:<key>`) and the outcome's `error`.
+   */
+  runShortcut(key: string): Promise<ShortcutOutcome>;
 }
+
+/** What a host draws with when no Pi extension registered anything (or Pi compatibility is off). */
+export const NO_PI_RENDERERS: PiRenderers = { message: () => undefined, tool: () => undefined, shortcuts: () => [] };
 
 /** Calls that would need a terminal: they do nothing. Calls that would need a host service mypi lacks. */
 type NoticeKind = "tui" | "host";
@@ -198,7 +224,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
         host,
         reportedOperations,
       ),
-    virtualModules: piVirtualModules(
+    modules: piVirtualModules(
       (module, member, kind) =>
         host.diagnostic(
           kind === "absent"
@@ -230,8 +256,19 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
           ...(description !== undefined && { description }),
         })),
     },
-    shortcut: (key) => shortcuts.get(key),
-    promptSection: toolPromptSection,
+    async runShortcut(key) {
+      const shortcut = shortcuts.get(key);
+      const ctx = shortcut && host.commandContextFor(shortcut.extension);
+      if (!shortcut || !ctx) return { ran: false };
+      try {
+        await shortcut.handler(ctx);
+        return { ran: true };
+      } catch (error) {
+        host.reportError(shortcut.extension, `shortcut:${key}`, errorMessage(error), "MYPI_HANDLER_FAILED");
+        return { ran: true, error: errorMessage(error) };
+      }
+    },
+    promptSection: () => toolPromptSection(host.toolset.registry.active()),
 
     extendApi(pi, { name, attached, context }) {
       const tui = (what: string) => () => notice(name, "tui", what);
@@ -432,7 +469,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
     },
 
     // Pi 1.x: before_agent_start says what the prompt is built from, and that a user message started the run.
-    slotHandler: piSlotHandler,
+    wrapHandler: piSlotHandler,
 
     slotEvent(slot, event) {
       if (slot !== "before_agent_start") return undefined;

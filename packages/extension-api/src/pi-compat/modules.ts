@@ -164,7 +164,8 @@ const FUNCTION_OWN = new Set(
  */
 function standIn(pkg: string, name: string, onCall: (member: string) => void): (...args: unknown[]) => never {
   const fn = {
-    [name]: (): never => {
+    // biome-ignore lint/complexity/useArrowFunction: an arrow function cannot be constructed, and `new X()` must reach the throw.
+    [name]: function (): never {
       onCall(name);
       throw new Error(
         `${name} from ${pkg} is not available in mypi: mypi does not implement this part of Pi's API (see docs/pi-compat.md)`,

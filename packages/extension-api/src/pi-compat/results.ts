@@ -1,6 +1,6 @@
 /**
  * Pi's spellings of decision results, turned into mypi's before the slot's policy reads them
- * (policy.ts knows only mypi's shapes):
+ * (dispatch/policy.ts knows only mypi's shapes):
  * - `session_before_compact`: `{compaction: {summary, firstKeptEntryId, tokensBefore, details?}}`
  *   gives its `summary` (mypi cuts the history itself, so the other fields are not read);
  * - `resources_discover`: `themePaths` is checked (an array of strings) and left out — mypi has
@@ -9,7 +9,7 @@
  * stays recognisable to the chain).
  */
 import { isRecord } from "@mypi/kernel";
-import { isThenable } from "../chain.ts";
+import { isThenable } from "../dispatch/chain.ts";
 
 type Handler = (...args: never[]) => unknown;
 

@@ -6,7 +6,7 @@
  * loads it as a run does; the test kit from the files given) and stays the caller's to shut down.
  */
 import type { Message, ToolCallResult } from "@mypi/kernel";
-import type { ChainCall } from "../chain.ts";
+import type { ChainCall } from "../dispatch/chain.ts";
 import { NEVER_ABORTED } from "../context.ts";
 import type { ExtensionManager } from "../manager.ts";
 import type { ExtensionErrorEvent, HookDecisionEvent } from "../types.ts";

@@ -34,7 +34,7 @@ import type {
 import { createExtensionHost } from "../host.ts";
 import { formatLoadFailure } from "../loader.ts";
 import { ExtensionManager } from "../manager.ts";
-import type { SlotResults } from "../policy.ts";
+import type { SlotResults } from "../dispatch/policy.ts";
 import type { ExtensionFactory, ExtensionUI, LoadFailure } from "../types.ts";
 import { readRecording, Replayer, type SessionReplay } from "../replay/index.ts";
 

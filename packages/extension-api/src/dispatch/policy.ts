@@ -29,8 +29,8 @@ import {
   type ToolCallResult,
   type ToolResultPatch,
 } from "@mypi/kernel";
-import { customMessageFrom } from "./custom-message.ts";
-import { ExtensionError, describeValue } from "./errors.ts";
+import { customMessageFrom } from "../custom-message.ts";
+import { ExtensionError, describeValue } from "../errors.ts";
 import type {
   HookOutcome,
   ProjectTrustDecision,
@@ -40,12 +40,12 @@ import type {
   SlotEvent,
   SlotName,
   SlotResult,
-} from "./types.ts";
+} from "../types.ts";
 
 /**
  * What a slot's chain hands on (`toKernel`): for the kernel's five slots the kernel's own result
  * types, so the manager's chains plug into `Slots` as they are; for the host's slots what the host
- * acts on. `by` names the extension whose decision it was.
+ * acts on. `by` names the extension whose answer it was.
  */
 export interface SlotResults {
   input: InputResult;
@@ -69,7 +69,7 @@ export interface ChainState<K extends SlotName = SlotName> {
   readonly rev: number;
   /** The extension that last changed `event` (credited as `by`). */
   readonly by?: string;
-  /** A decision that ends the chain. */
+  /** An answer that ends the chain. */
   readonly stop?: Stop<K>;
   /** `before_agent_start`, `before_agent_end`: messages accumulated in order. */
   readonly messages?: readonly CustomMessage[];
@@ -141,7 +141,7 @@ function toCustomMessage(input: unknown, slot: SlotName): CustomMessage {
   return made;
 }
 
-/** Policies whose only decision is a first-wins stop (the session decisions). */
+/** Policies whose only answer is a first-wins stop (the session slots). */
 function stopOnly<
   K extends "session_before_compact" | "session_before_fork" | "session_before_switch" | "project_trust",
 >(

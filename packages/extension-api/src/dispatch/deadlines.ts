@@ -1,5 +1,5 @@
 /**
- * One timer for every pending handler deadline (decision handlers and observers). Nearly every
+ * One timer for every pending handler deadline (handlers on slots, and observers). Nearly every
  * handler finishes within its budget, so a deadline costs a Set insert and delete, not a timer:
  * the timer is set for the earliest deadline, kept (unref'd) while nothing is pending, and moved
  * only when a new deadline comes earlier.

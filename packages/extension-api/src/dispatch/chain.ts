@@ -1,18 +1,31 @@
 /**
- * One decision slot's handlers as one onion (docs/architecture.md#chains): each handler is wrapped into a
- * `compose` middleware that enforces the `next()` contract, the handler's own time budget, its
- * failure policy, and reports one `hook_decision` (plus an `extension_error` on failure).
+ * One slot's chain: its handlers as one onion (docs/architecture.md#chains). Each handler is
+ * wrapped into a `compose` middleware that enforces the `next()` contract, the handler's own time
+ * budget, its failure policy, and reports one `hook_decision` (plus an `extension_error` on failure).
+ *
+ * One handler's frame, for a reader who knows koa (`HandlerCall`; `state` is koa's `ctx`, but
+ * immutable: each frame hands the next one a new state):
+ *
+ *   enter   view = copy of state.event; clock starts        ─ koa: middleware(ctx, next) called
+ *   next    the handler calls next(event?): its edits are absorbed into a new state, its clock
+ *           pauses, the rest of the chain runs on that state and resolves to the answer of
+ *           everything after it (what `policy.diff` says changed)    ─ koa: await next()
+ *   leave   the handler returns (or throws, or times out); a next() it did not await is awaited
+ *   decide  no next(): its answer is applied by the slot's policy and the chain goes on unless
+ *           it stops; with next(): its answer replaces what came back, or passes it through.
+ *           One `hook_decision`; the frame returns the state the outer frame continues with.
  *
  * A handler never sees another handler's error: every failure is settled by the failing
  * handler's own policy in its own frame, so the value an outer `next()` resolves to is always
- * a decision, never a rejection.
+ * an answer, never a rejection.
  */
 import { isDeepStrictEqual } from "node:util";
-import { isPauseRequest } from "./ask.ts";
+import { isRecord } from "@mypi/kernel";
+import { isPauseRequest } from "../ask.ts";
 import { compose, type Middleware } from "./compose.ts";
-import { toolCallContext, withSignal } from "./context.ts";
+import { toolCallContext, withSignal } from "../context.ts";
 import { deadlines, type Deadline } from "./deadlines.ts";
-import { ExtensionError, errorMessage, type ExtensionErrorCode } from "./errors.ts";
+import { ExtensionError, errorMessage, type ExtensionErrorCode } from "../errors.ts";
 import { POLICIES, initialState, type ChainState, type SlotPolicy, type SlotResults } from "./policy.ts";
 import type {
   DecisionHandler,
@@ -22,10 +35,11 @@ import type {
   HookOutcome,
   Next,
   SlotEvent,
+  SlotResult,
   SlotName,
-} from "./types.ts";
+} from "../types.ts";
 
-/** One registered decision handler, as the manager hands it to a chain. */
+/** One handler registered on a slot, as the driver hands it to a chain. */
 export interface ChainHandler<K extends SlotName = SlotName> {
   readonly extension: string;
   /** The handler's own name (`pi.on`'s `label`), reported with the extension's. */
@@ -63,7 +77,7 @@ export const DEFAULT_DECISION_TIMEOUT_MS = 30_000;
 
 export function buildChain<K extends SlotName>(slot: K, handlers: readonly ChainHandler<K>[]): Chain<K> {
   if (handlers.length === 0) return async () => undefined;
-  const policy = POLICIES[slot] as SlotPolicy<K>;
+  const policy: SlotPolicy<K> = POLICIES[slot];
   const run = compose<Frame<K>>(
     handlers.map(
       (h): Middleware<Frame<K>> =>
@@ -91,7 +105,7 @@ class HandlerCall<K extends SlotName> {
   private returned = false;
   private entered: ChainState<K> | undefined;
   private downstream: Promise<Frame<K>> | undefined;
-  private nextValue: unknown = NOTHING;
+  private nextValue: SlotResult<K> | undefined | typeof NOTHING = NOTHING;
 
   constructor(
     private readonly slot: K,
@@ -100,22 +114,23 @@ class HandlerCall<K extends SlotName> {
     private readonly frame: Frame<K>,
     private readonly next: (frame: Frame<K>) => Promise<Frame<K>>,
   ) {
-    this.view = { ...frame.state.event } as SlotEvent<K>;
+    this.view = { ...frame.state.event };
     this.snap = snapshot(this.view, policy.mutable);
     this.budget = new Budget(h.timeoutMs, frame.call.signal, frame.call.agentPath);
   }
 
   run(): Frame<K> | Promise<Frame<K>> {
     let result: unknown;
-    let pending: boolean;
+    let pending: PromiseLike<unknown> | undefined;
     try {
       result = this.h.handler(this.view, this.context(), this.userNext);
-      pending = isThenable(result); // inside the try: reading `then` of what a handler returned may throw
+      // Inside the try: reading `then` of what a handler returned may throw.
+      if (isThenable(result)) pending = result;
     } catch (error) {
       return this.failed(error);
     }
     if (!pending) return this.settle(result, undefined);
-    return this.budget.race(result as PromiseLike<unknown>).then(
+    return this.budget.race(pending).then(
       (value) => this.settle(value, undefined),
       (error: unknown) => this.failed(error),
     );
@@ -149,8 +164,9 @@ class HandlerCall<K extends SlotName> {
     this.downstream = this.next({ state: entered, call: this.frame.call });
     return this.downstream.then((d) => {
       this.budget.resume();
-      this.nextValue = this.policy.diff(entered, d.state);
-      return this.nextValue as Awaited<ReturnType<Next<K>>>;
+      const value = this.policy.diff(entered, d.state);
+      this.nextValue = value;
+      return value;
     });
   };
 
@@ -231,8 +247,8 @@ class HandlerCall<K extends SlotName> {
       timestamp: Date.now(),
     };
     if (reason !== undefined) event.reason = reason;
-    const about = (this.frame.state.event as { toolCallId?: unknown }).toolCallId;
-    if (typeof about === "string") event.toolCallId = about;
+    const about: object = this.frame.state.event;
+    if ("toolCallId" in about && typeof about.toolCallId === "string") event.toolCallId = about.toolCallId;
     const { agentPath } = this.frame.call;
     if (agentPath) event.agentPath = [...agentPath];
     this.frame.call.emit(event);
@@ -377,23 +393,42 @@ function contractError(code: ExtensionErrorCode, what: string, slot: SlotName, h
 
 // ─── changes made in place ──────────────────────────────────────────────────────────────────
 
+/** One mutable field's object as it came in, with a one-level copy to compare against (`undefined`: not an object). */
+type Kept =
+  | { readonly kind: "array"; readonly original: unknown[]; readonly copy: readonly unknown[] }
+  | {
+      readonly kind: "record";
+      readonly original: Record<string, unknown>;
+      readonly copy: Readonly<Record<string, unknown>>;
+    }
+  | undefined;
+
 /** The mutable fields before the handler ran (indexed like `policy.mutable`), with a one-level copy of objects. */
 interface Snapshot {
   readonly values: unknown[];
-  readonly copies: unknown[];
+  readonly kept: Kept[];
+}
+
+/** A field of a slot's event, read by name (the policy's `mutable` names the fields a handler may change). */
+function field(event: object, name: string): unknown {
+  return isRecord(event) ? event[name] : undefined;
 }
 
 function snapshot(view: object, fields: readonly string[]): Snapshot {
   const values: unknown[] = [];
-  const copies: unknown[] = [];
+  const kept: Kept[] = [];
   for (let i = 0; i < fields.length; i++) {
-    const value = (view as Record<string, unknown>)[fields[i]!];
+    const value = field(view, fields[i]!);
     values.push(value);
-    copies.push(
-      Array.isArray(value) ? value.slice() : value !== null && typeof value === "object" ? { ...value } : undefined,
+    kept.push(
+      Array.isArray(value)
+        ? { kind: "array", original: value, copy: value.slice() }
+        : isRecord(value)
+          ? { kind: "record", original: value, copy: { ...value } }
+          : undefined,
     );
   }
-  return { values, copies };
+  return { values, kept };
 }
 
 /** Fold changes a handler made to its event (assigned, mutated one level deep, or passed to `next`). */
@@ -407,11 +442,11 @@ function absorb<K extends SlotName>(
   let changes: Record<string, unknown> | undefined;
   const fields = policy.mutable;
   for (let i = 0; i < fields.length; i++) {
-    const now = (event as Record<string, unknown>)[fields[i]!];
+    const now = field(event, fields[i]!);
     const replaced = !Object.is(now, snap.values[i]);
-    if (!replaced && !shallowChanged(now, snap.copies[i])) continue;
+    if (!replaced && !shallowChanged(snap.kept[i])) continue;
     // A copy equal to what came in (a redactor's fresh array with nothing masked) is no change.
-    if (isDeepStrictEqual(now, replaced ? snap.values[i] : snap.copies[i])) continue;
+    if (isDeepStrictEqual(now, replaced ? snap.values[i] : snap.kept[i]?.copy)) continue;
     (changes ??= {})[fields[i]!] = now;
   }
   if (!changes) return state;
@@ -423,47 +458,42 @@ function absorb<K extends SlotName>(
  * objects are shared with the chain's state, and a skipped handler must leave no trace.
  */
 function undoInPlace(snap: Snapshot): void {
-  for (let i = 0; i < snap.values.length; i++) {
-    const original = snap.values[i];
-    const copy = snap.copies[i];
-    if (!shallowChanged(original, copy)) continue;
-    if (Array.isArray(copy)) {
-      const array = original as unknown[];
-      array.length = 0;
-      for (const item of copy) array.push(item);
+  for (const kept of snap.kept) {
+    if (!kept || !shallowChanged(kept)) continue;
+    if (kept.kind === "array") {
+      kept.original.length = 0;
+      for (const item of kept.copy) kept.original.push(item);
     } else {
-      const object = original as Record<string, unknown>;
-      for (const key of Object.keys(object)) if (!(key in (copy as object))) delete object[key];
-      Object.assign(object, copy);
+      for (const key of Object.keys(kept.original)) if (!(key in kept.copy)) delete kept.original[key];
+      Object.assign(kept.original, kept.copy);
     }
   }
 }
 
-function shallowChanged(now: unknown, copy: unknown): boolean {
-  if (copy === undefined) return false;
-  if (Array.isArray(copy)) {
-    const arr = now as unknown[];
-    return arr.length !== copy.length || arr.some((v, i) => v !== copy[i]);
+/** Whether the object kept for a field was changed in place since (one level deep). */
+function shallowChanged(kept: Kept): boolean {
+  if (!kept) return false;
+  if (kept.kind === "array") {
+    const { original, copy } = kept;
+    return original.length !== copy.length || original.some((v, i) => v !== copy[i]);
   }
-  const obj = now as Record<string, unknown>;
-  const before = copy as Record<string, unknown>;
-  const keys = Object.keys(obj);
-  return (
-    keys.length !== Object.keys(before).length || keys.some((k) => !Object.is(obj[k], before[k]) || !(k in before))
-  );
+  const { original, copy } = kept;
+  const keys = Object.keys(original);
+  return keys.length !== Object.keys(copy).length || keys.some((k) => !Object.is(original[k], copy[k]) || !(k in copy));
 }
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
     value !== null &&
     (typeof value === "object" || typeof value === "function") &&
-    typeof (value as PromiseLike<unknown>).then === "function"
+    "then" in value &&
+    typeof value.then === "function"
   );
 }
 
 /** A `tool_call` handler that lets the call run may say why (`{reason}`): its hook_decision carries it. */
 function noteOf(slot: string, result: unknown): string | undefined {
-  if (slot !== "tool_call" || typeof result !== "object" || result === null) return undefined;
-  const { reason, block } = result as { reason?: unknown; block?: unknown };
+  if (slot !== "tool_call" || !isRecord(result)) return undefined;
+  const { reason, block } = result;
   return block !== true && typeof reason === "string" ? reason : undefined;
 }

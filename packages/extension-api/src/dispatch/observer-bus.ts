@@ -11,10 +11,11 @@
  */
 import { cjsDefault, timerDelay } from "@mypi/kernel";
 import mittModule from "mitt";
-import { withSignal } from "./context.ts";
+import { withSignal } from "../context.ts";
 import { deadlines, type Deadline } from "./deadlines.ts";
-import { errorMessage, type ExtensionErrorCode } from "./errors.ts";
-import type { Awaitable, ExtensionContext } from "./types.ts";
+import { errorMessage, type ExtensionErrorCode } from "../errors.ts";
+import type { ExtensionContext } from "../types.ts";
+import { isThenable } from "./chain.ts";
 
 const mitt = cjsDefault(mittModule);
 
@@ -40,7 +41,8 @@ export interface BusEvent {
   readonly type: string;
 }
 
-type ObserverFn = (event: never, ctx: ExtensionContext) => Awaitable<void>;
+/** What an observer returns is awaited when it is a promise, and otherwise ignored. */
+type ObserverFn = (event: never, ctx: ExtensionContext) => unknown;
 
 interface Job {
   readonly handler: ObserverFn;
@@ -216,11 +218,11 @@ class Mailbox {
     let deadline: Deadline | undefined;
     try {
       const result = job.handler(job.event as never, withSignal(job.context, signal));
-      if (result && typeof (result as Promise<void>).then === "function") {
+      if (isThenable(result)) {
         const timedOut = await new Promise<boolean>((resolve, reject) => {
           deadline = { at: performance.now() + job.timeoutMs, expire: () => resolve(true) };
           deadlines.add(deadline);
-          (result as Promise<void>).then(() => resolve(false), reject);
+          result.then(() => resolve(false), reject);
         });
         if (timedOut) {
           signal.abort(job.timeoutMs);
