@@ -23,7 +23,7 @@ import {
 } from "@mypi/extension-api";
 import { createBuiltinTools, type EscapeApprovals, type FileAccess, type SandboxOptions } from "@mypi/builtin-tools";
 import type { PolicyExtensions } from "./policy/load.ts";
-import type { HostSession } from "./host-session.ts";
+import type { HostSession } from "@mypi/extension-api/host";
 import { listSessions } from "./session-list.ts";
 import { redactorFor } from "./redaction.ts";
 import { isShippedCompiled, shippedExtensionPath } from "./shipped.ts";

@@ -10,7 +10,7 @@ import { progressForwarder } from "./child-progress.ts";
 import type { ChildAgent, ChildBudget, ChildProgress, ChildRunOutcome, ChildUsage } from "./child-types.ts";
 import { ExtensionError } from "./errors.ts";
 import type { ExtensionHostEvent, ExtensionStreamEvent } from "./events.ts";
-import { recordVerdict } from "./verdicts.ts";
+import { recordVerdict } from "./host/verdicts.ts";
 
 /** What a child needs of its tree. */
 export interface ChildSeat {

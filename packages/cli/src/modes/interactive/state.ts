@@ -19,7 +19,7 @@ import {
 import { mypiHome, type SessionManager } from "@mypi/kernel";
 import type { ExtensionUI, PiRenderers } from "@mypi/extension-api";
 import type { ModeState } from "@mypi/extensions/permission-gate/modes";
-import type { HostSession } from "../../host-session.ts";
+import type { HostSession } from "@mypi/extension-api/host";
 import type { CliIO } from "../../main.ts";
 import { printable } from "../../render/text.ts";
 import { Chat } from "../../tui/chat.ts";

@@ -12,8 +12,23 @@ import type {
   ModelSelection,
   NewSessionOptions,
   UserBashAnswer,
-} from "@mypi/extension-api";
-import type { SessionSummary } from "./session-list.ts";
+} from "../index.ts";
+
+/** One session file of a workspace, as a picker shows it (`HostSession.listSessions`). */
+export interface SessionSummary {
+  file: string;
+  id: string;
+  /** The latest `session_info` name in the file. */
+  name?: string;
+  /** The text of the first user message. */
+  firstPrompt?: string;
+  /** Message entries in the file (every branch). */
+  messageCount: number;
+  /** Last written (ms since the epoch). */
+  modified: number;
+  /** Bytes. */
+  size: number;
+}
 
 export interface SessionState {
   model: string;

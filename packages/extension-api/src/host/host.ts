@@ -19,19 +19,24 @@ import {
   type SlotContext,
   type Tool,
 } from "@mypi/kernel";
-import type { ExtensionHostEvent } from "./events.ts";
-import type { ChainCall } from "./chain.ts";
-import { ChildAgents } from "./child-agents.ts";
-import type { ModelLookup } from "./child-types.ts";
-import { NEVER_ABORTED } from "./context.ts";
-import { createHostRuntime } from "./host-runtime.ts";
-import { hostCompaction, sessionOperations, type HostCompactionSettings, type SessionDeps } from "./host-session.ts";
-import { followModelSelection } from "./host-models.ts";
-import { ModelRegistry } from "./models/registry.ts";
-import { ModelSelection } from "./models/selection.ts";
-import type { UserBashAnswer } from "./pi-compat/index.ts";
-import type { ExtensionManager } from "./manager.ts";
-import type { ExtensionRuntime, ExtensionUI, LoadResult, SessionShutdownEvent } from "./types.ts";
+import type { ExtensionHostEvent } from "../events.ts";
+import type { ChainCall } from "../chain.ts";
+import { ChildAgents } from "../child-agents.ts";
+import type { ModelLookup } from "../child-types.ts";
+import { NEVER_ABORTED } from "../context.ts";
+import { createHostRuntime } from "./runtime.ts";
+import {
+  hostCompaction,
+  sessionOperations,
+  type HostCompactionSettings,
+  type SessionDeps,
+} from "./session-operations.ts";
+import { followModelSelection } from "./models.ts";
+import { ModelRegistry } from "../models/registry.ts";
+import { ModelSelection } from "../models/selection.ts";
+import type { UserBashAnswer } from "../pi-compat/index.ts";
+import type { ExtensionManager } from "../manager.ts";
+import type { ExtensionRuntime, ExtensionUI, LoadResult, SessionShutdownEvent } from "../types.ts";
 import { recordVerdict } from "./verdicts.ts";
 
 export { forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./verdicts.ts";

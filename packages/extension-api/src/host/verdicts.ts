@@ -4,7 +4,7 @@
  * and a fork that re-asks a prompt starts before the verdicts recorded about it.
  */
 import type { SessionEntry, SessionManager } from "@mypi/kernel";
-import type { ExtensionHostEvent } from "./events.ts";
+import type { ExtensionHostEvent } from "../events.ts";
 
 /** The custom entries the host records the extensions' verdicts as (see `recordVerdict`). */
 export const VERDICT_ENTRY_TYPES: readonly string[] = ["mypi:hook_decision", "mypi:extension_error"];
