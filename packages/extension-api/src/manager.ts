@@ -58,6 +58,7 @@ import {
   type ManagerSink,
   type SessionShutdownEvent,
   type PiRenderers,
+  type Redactor,
   type SlotName,
   type ToolInfo,
 } from "./types.ts";
@@ -439,6 +440,11 @@ export class ExtensionManager implements ApiHost {
   /** The providers the extensions registered (`pi.registerProvider`), for the model registry (`useExtensionProviders`). */
   registeredProviders(): ProviderDefinition[] {
     return this.compat?.providers.list() ?? [];
+  }
+
+  /** The extensions' redactors (`pi.registerRedactor`), in load order, each with its extension's name. */
+  redactors(): { extension: string; redact: Redactor }[] {
+    return this.records.flatMap((r) => r.redactors.map((redact) => ({ extension: r.name, redact })));
   }
 
   /** `!cmd`: Pi's `user_bash` handlers in load order; `undefined` when mypi runs the command itself. */

@@ -4,4 +4,13 @@
  * over `createExtensionHost`. The authors' entry (`@mypi/extension-api`) carries what an extension
  * imports; this one carries what a host is built from.
  */
-export type { CompactResult, HandlerChains, HostSession, SessionState, SessionSummary } from "./host-session.ts";
+export { createHostSession } from "./host-session.ts";
+export { composeRedactors, type RedactorSource } from "./redaction.ts";
+export type {
+  CompactResult,
+  HandlerChains,
+  HostSession,
+  HostSessionOptions,
+  SessionState,
+  SessionSummary,
+} from "./host-session.ts";
