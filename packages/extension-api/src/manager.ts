@@ -22,7 +22,6 @@ import {
   type Tool,
 } from "@mypi/kernel";
 import mittModule from "mitt";
-import * as extensionApi from "./index.ts";
 import type { ApiHost, ExtensionRecord } from "./api.ts";
 import { buildChain, DEFAULT_DECISION_TIMEOUT_MS, type Chain, type ChainCall, type ChainHandler } from "./chain.ts";
 import { createBaseContext, HEADLESS_UI } from "./context.ts";
@@ -137,9 +136,9 @@ export class ExtensionManager implements ApiHost {
       compat: this.compat,
     });
     this.loader = new ExtensionLoader(
-      () =>
+      async () =>
         hostModules(this.compat?.virtualModules, options.virtualModules, {
-          "@mypi/extension-api": extensionApi,
+          "@mypi/extension-api": await ownPackage(),
           "@mypi/kernel": kernel,
         }),
       options.nativeImport,
@@ -598,4 +597,16 @@ export class ExtensionManager implements ApiHost {
     this.order.entries.length = 0;
     this.changed();
   }
+}
+
+/**
+ * This package's own entry, for the extensions' `import … from "@mypi/extension-api"`: imported by
+ * its name, as a user's file names it, so that it is the very module instance the host runs
+ * (one `ExtensionError`, one `defineTool`), and lazily, so that the manager does not import the
+ * index that exports it. The name is held in a variable: the compiler resolves no self-reference
+ * while it builds the package's own declarations.
+ */
+function ownPackage(): Promise<Record<string, unknown>> {
+  const name: string = "@mypi/extension-api";
+  return import(name) as Promise<Record<string, unknown>>;
 }
