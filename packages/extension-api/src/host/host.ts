@@ -3,12 +3,15 @@
  * kernel `Agent` whose five slots are the manager's chains and whose tool registry is the
  * manager's own, feeds every event of the agent to the observer bus (holding `agent_end` until
  * the mailboxes are drained, docs/architecture.md#observers), and binds the manager to the
- * runtime the extensions' actions go to. The parts live by concern: the runtime's actions and
- * run state (`host-runtime.ts`), the session operations and compaction (`host-session.ts`), the
- * verdicts recorded in the session (`verdicts.ts`), the read-only session view (`session-view.ts`).
+ * runtime the extensions' actions go to. The parts live by concern in this folder: the runtime's
+ * actions and run state (`runtime.ts`), the session operations and compaction
+ * (`session-operations.ts`), the verdicts recorded in the session (`verdicts.ts`), the read-only
+ * session view (`session-view.ts`), the redactors of what the host writes (`redaction.ts`), a
+ * host that outlives a session switch (`host-session.ts`).
  *
  * Diagnostics enter the run's stream in causal order: decision handlers through the slot's
- * `ctx.emit`, everything else (observers, listeners, commands) through `Agent.emit`.
+ * `ctx.emit`, everything else (observers, listeners, commands) through `Agent.emit`. Both pass
+ * the agent's own sink, which writes the verdicts among them to the session as it writes messages.
  */
 import {
   Agent,
@@ -242,6 +245,8 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),
     ...(options.compaction && { compaction: compaction.settings() }),
     onCompaction: (outcome) => compaction.published(outcome),
+    // The verdicts are written by the agent's sink, where its messages are: in the stream's order.
+    recordHostEvent: (event) => recordVerdict(verdicts, event),
     ...(options.onListenerError && { onListenerError: options.onListenerError }),
     beforeAgentEnd: (end) => run.beforeAgentEnd(end),
     // The extensions' `before_agent_end` decision is the loop's source of follow-ups.
@@ -259,7 +264,6 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
   };
   agent.subscribe((event) => {
     if (event.type === "agent_start") children.rootRunStarted();
-    if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(verdicts, event);
     if (event.type === "agent_end") return run.ended(); // published in beforeAgentEnd
     manager.publish(event);
   });
