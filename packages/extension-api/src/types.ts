@@ -52,8 +52,8 @@ export interface ToolInfo {
 
 /**
  * Returns `value` with what must not be written masked: a string, or any JSON-like value (objects,
- * arrays) with the strings inside it masked. Return the same value when nothing changed; never
- * change it in place.
+ * arrays) with the strings inside it masked: a copy, or the value itself when nothing changed;
+ * never change it in place.
  */
 export type Redactor = <T>(value: T) => T;
 

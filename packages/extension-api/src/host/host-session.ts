@@ -146,7 +146,7 @@ export interface HostSessionOptions {
  * session to record into (none: a new one, as the command line chose, with the header's
  * `parentSession` when given); listeners carry over, and so do the agent's switches (its queue
  * modes and automatic compaction), which the client set for the process, not for one session.
- * The CLI's RPC and interactive modes act on one; an SDK program gets the same (docs/extensions.md#hosting).
+ * The CLI's RPC and interactive modes act on one; an SDK program gets the same (docs/extensions.md#a-host-that-outlives-a-session-switch).
  */
 export function createHostSession(
   first: ExtensionHost,
