@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { StreamEvent } from "@mypi/kernel";
-import type { HostSession } from "../packages/cli/src/host-session.ts";
+import type { HostSession } from "@mypi/extension-api/host";
 import type { CliIO } from "../packages/cli/src/io.ts";
 import { runInteractive } from "../packages/cli/src/modes/interactive.ts";
 

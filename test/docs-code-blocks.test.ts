@@ -111,7 +111,7 @@ describe("the code blocks of the docs", () => {
   it("import only what a project with mypi installed has: mypi's packages and Node's modules", () => {
     // zod, say, resolves in this repository but not in the reader's project: import it as `z` from @mypi/extension-api.
     const allowed =
-      /^(@mypi\/(kernel|extension-api|extension-api\/testing|builtin-tools|extensions\/[\w-]+|cli)|node:[\w/]+|\.\.?\/.*|vitest)$/;
+      /^(@mypi\/(kernel|extension-api|extension-api\/testing|extension-api\/host|builtin-tools|extensions\/[\w-]+|cli)|node:[\w/]+|\.\.?\/.*|vitest)$/;
     const imports = blocks
       .filter((b) => b.skip === undefined)
       .flatMap((b) =>
@@ -188,6 +188,7 @@ describe("the code blocks of the docs", () => {
   it("include the examples that show their output", () => {
     expect(runnable.map(where)).toEqual([
       expect.stringMatching(/^docs\/architecture\.md:/),
+      expect.stringMatching(/^docs\/extensions\.md:/),
       expect.stringMatching(/^docs\/extensions\.md:/),
       expect.stringMatching(/^docs\/kernel\.md:/),
       expect.stringMatching(/^docs\/resume\.md:/),

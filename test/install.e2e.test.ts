@@ -112,6 +112,19 @@ if (decision && decision.block === true) { const reason: string = decision.reaso
 void decision?.action;
 `,
   );
+  write(
+    join(project, "ext", "host.check.ts"),
+    `
+import { createExtensionHost, ExtensionManager } from "@mypi/extension-api";
+import { createHostSession, type HostSession } from "@mypi/extension-api/host";
+import { createScriptedModel, type SessionManager } from "@mypi/kernel";
+const hostOver = (session?: SessionManager) =>
+  createExtensionHost({ manager: new ExtensionManager({ cwd: "." }), model: createScriptedModel({ turns: [] }), ...(session && { session }) });
+const hs: HostSession = createHostSession(hostOver(), async (session) => hostOver(session), { listSessions: () => [] });
+const name: string | undefined = hs.state().sessionName;
+void name;
+`,
+  );
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", project], {
       cwd: project,
@@ -209,9 +222,10 @@ await agent.close();
 
   // TypeScript's current defaults (`types: []`: no global types unless a file asks for them;
   // `skipLibCheck: false`: every declaration file is checked, the packages' and their dependencies').
-  it("type-checks every entry point's declarations, an extension and its test under TypeScript's defaults (types [], skipLibCheck false), module nodenext, strict", async () => {
+  it("type-checks every entry point's declarations, an extension and its test, and a host session under TypeScript's defaults (types [], skipLibCheck false), module nodenext, strict", async () => {
     const { entries, status, output } = await typeCheck;
     expect(entries).toContain("@mypi/extension-api/testing");
+    expect(entries).toContain("@mypi/extension-api/host");
     expect(output).toBe("");
     expect(status).toBe(0);
   });

@@ -362,6 +362,8 @@ function redactWithin<T>(value: T, ancestors: object[]): T {
 }
 
 export default function redactSecrets(pi: ExtensionAPI): void {
+  // What the host writes past the slots (verdicts, session names, progress lines, the prompt history).
+  pi.registerRedactor(redactDeep);
   pi.on("tool_result", (event) => {
     const content = redactDeep(event.content);
     const details = redactDeep(event.details);

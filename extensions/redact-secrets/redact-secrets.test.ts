@@ -351,6 +351,11 @@ describe("redact-secrets", () => {
     expect(await fake.call("context", { messages: [messages[0]] })).toBeUndefined();
   });
 
+  it("registers redactDeep as its redactor, for what the host writes past the slots", async () => {
+    const fake = await loadFake(redactSecrets);
+    expect(fake.redactors).toEqual([redactDeep]);
+  });
+
   it("uses no channel of the shared bus, which any extension can write to (the tracer imports redactDeep)", async () => {
     const bus = new Map<string, ((data: unknown) => void)[]>();
     const heard: unknown[] = [];

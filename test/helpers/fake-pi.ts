@@ -22,6 +22,8 @@ export interface FakePi {
   pi: ExtensionAPI;
   registrations: Registration[];
   flags: Map<string, unknown>;
+  /** What `pi.registerRedactor` was given, in order. */
+  redactors: unknown[];
   /** Values `getFlag` returns. */
   flagValues: Record<string, string | boolean>;
   /** Channel → listeners of the shared bus. */
@@ -55,6 +57,7 @@ export async function loadFake(
 ): Promise<FakePi> {
   const registrations: Registration[] = [];
   const flags = new Map<string, unknown>();
+  const redactors: unknown[] = [];
   const flagValues: Record<string, string | boolean> = {};
   const unsupported = (what: string) => () => {
     throw new Error(`fake pi: ${what} is not supported here`);
@@ -65,6 +68,7 @@ export async function loadFake(
       registrations.push({ name, handler, ...(options ? { options } : {}) });
     },
     registerFlag: (name: string, def: unknown) => flags.set(name, def),
+    registerRedactor: (redact: unknown) => redactors.push(redact),
     getFlag: (name: string) => flagValues[name],
     events: {
       emit: (channel: string, data?: unknown) => {
@@ -95,6 +99,7 @@ export async function loadFake(
     pi,
     registrations,
     flags,
+    redactors,
     flagValues,
     bus,
     async call(name, event, ctx) {

@@ -1,31 +1,27 @@
 /**
  * Building the host: load the extensions (builtin tools first, then the discovered paths) into an
- * `ExtensionManager`, and wrap an `ExtensionHost` into the `HostSession` the long-lived modes use.
- * Shared by `run.ts` and the demo, so both run the same code path.
+ * `ExtensionManager`, and build the `ExtensionHost` over a session (the `HostSession` the
+ * long-lived modes use wraps it: `@mypi/extension-api/host`). Shared by `run.ts` and the demo, so
+ * both run the same code path.
  */
-import { statSync } from "node:fs";
-import { resolve } from "node:path";
-import { SessionManager, readSessionHeader, textOf } from "@mypi/kernel";
+import type { SessionManager } from "@mypi/kernel";
 import {
   ExtensionManager,
   createExtensionHost,
-  forkPoint,
   formatLoadFailure,
   type ExtensionHost,
   type ExtensionHostOptions,
   type ExtensionSpec,
-  type ExtensionStreamEvent,
   type ExtensionFactory,
   type ExtensionUI,
   type HostMode,
   type LoadFailure,
   type PiTerminal,
+  type Redactor,
 } from "@mypi/extension-api";
+import { composeRedactors } from "@mypi/extension-api/host";
 import { createBuiltinTools, type EscapeApprovals, type FileAccess, type SandboxOptions } from "@mypi/builtin-tools";
 import type { PolicyExtensions } from "./workspace/policy/load.ts";
-import type { HostSession } from "./host-session.ts";
-import { listSessions } from "@mypi/kernel";
-import { redactorFor } from "./redaction.ts";
 import { isShippedCompiled, shippedExtensionPath } from "./workspace/shipped.ts";
 
 export interface ExtensionSet {
@@ -139,216 +135,17 @@ export function describeFailures(failures: readonly LoadFailure[]): string[] {
 export type HostOptions = Omit<ExtensionHostOptions, "manager" | "session">;
 
 /**
- * A `HostSession` over an extension host. `newSession`, `switchSession` and `forkSession` shut
- * the host down and build a new one (extensions loaded again) through `rebuild`, given the
- * session to record into (none: a new one, as the command line chose, with the header's
- * `parentSession` when given); listeners carry over, and so do the agent's switches (its queue
- * modes and automatic compaction), which the client set for the process, not for one session.
- * `ready` runs after each host's `session_start` and after each reload (resources, host-resources.ts).
+ * The redactors the loaded extensions registered (`pi.registerRedactor`), as they were at start,
+ * for what the modes write themselves (the progress lines of JSON, RPC and ACP mode): fixed at
+ * start, so the lines stay masked across `/new` and `/resume`, which load the extensions anew.
+ * `undefined` when none registered one.
  */
-export function createHostSession(
-  first: ExtensionHost,
-  rebuild: (session?: SessionManager, fresh?: { parentSession?: string }) => Promise<ExtensionHost>,
-  ready?: (host: ExtensionHost, reason: "startup" | "reload") => Promise<void>,
-): HostSession & { readonly host: ExtensionHost; requestShutdown(): void } {
-  let host = first;
-  const shutdown = new AbortController();
-  let ui: ExtensionUI | undefined;
-  const listeners = new Set<(event: ExtensionStreamEvent) => void>();
-  const attach = (h: ExtensionHost) =>
-    h.agent.subscribe((event) => {
-      for (const l of listeners) l(event);
-    });
-  let detach = attach(host);
-
-  /**
-   * Replace the host by one over another session: `session_before_switch` to the old one's
-   * extensions (they may cancel), then `session_start` and `session_switch` to the new one's.
-   * `open` builds the new host; it runs only once the switch is allowed.
-   */
-  async function replace(
-    reason: "new" | "resume" | "fork",
-    open: () => Promise<ExtensionHost>,
-    target?: string,
-  ): Promise<{ cancelled: boolean }> {
-    if (host.agent.isRunning) throw new Error("A run is in progress: abort it first.");
-    if ((await host.beforeSwitch(reason === "resume" ? "resume" : "new", target)).cancelled) return { cancelled: true };
-    const previousSessionFile = host.session.file;
-    const next = await open();
-    detach();
-    await host.shutdown({ reason, ...(next.session.file !== undefined && { targetSessionFile: next.session.file }) });
-    carrySwitches(host.agent, next.agent);
-    host = next;
-    if (ui) host.setUI(ui);
-    detach = attach(host);
-    await host.start({ reason, ...(previousSessionFile !== undefined && { previousSessionFile }) });
-    await ready?.(host, "startup");
-    host.switched(reason === "resume" ? "resume" : "new", previousSessionFile);
-    return { cancelled: false };
-  }
-
-  return {
-    get host() {
-      return host;
-    },
-    get agent() {
-      return host.agent;
-    },
-    get models() {
-      return host.models;
-    },
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => void listeners.delete(listener);
-    },
-    state: () => ({
-      model: host.agent.model.id,
-      isStreaming: host.agent.isRunning,
-      sessionFile: host.session.file,
-      sessionId: host.session.id,
-      sessionName: host.session.getSessionName(),
-      messageCount: host.agent.messages.length,
-      pendingMessageCount: host.agent.pendingMessageCount,
-    }),
-    commands: () => host.manager.getCommands(),
-    runCommand: (name, args, signal) => host.runCommand(name, args, signal),
-    userBash: (command, excludeFromContext) => host.userBash(command, excludeFromContext),
-    async reload() {
-      const r = await host.reload();
-      await ready?.(host, "reload");
-      return { loaded: r.loaded, failed: r.failed.map((f) => ({ name: f.name, error: formatLoadFailure(f) })) };
-    },
-    extensions: () => ({ loaded: host.manager.list(), chains: host.manager.handlerChains() }),
-    async newSession(options = {}) {
-      const { parentSession, setup, withSession, extension } = options;
-      // An extension's /clear during a run: as in Pi, the run is aborted (its end recorded in the old session) first.
-      if (extension !== undefined && host.agent.isRunning) {
-        host.agent.abort();
-        await host.manager.runtime.waitForIdle();
-      }
-      const r = await replace("new", () => rebuild(undefined, parentSession !== undefined ? { parentSession } : {}));
-      if (r.cancelled) return r;
-      if (setup) {
-        await setup(host.session);
-        host.agent.replaceMessages(host.session.buildContext());
-      }
-      const ctx = withSession && extension !== undefined ? host.manager.commandContextFor(extension) : undefined;
-      if (withSession && ctx) await withSession(ctx);
-      return r;
-    },
-    shutdownRequested: shutdown.signal,
-    requestShutdown: () => shutdown.abort(),
-    async compact(customInstructions) {
-      const outcome = await host.compact(customInstructions);
-      switch (outcome.status) {
-        case "compacted": {
-          const entry = outcome.entryId === undefined ? undefined : host.session.getEntry(outcome.entryId);
-          const firstKeptEntryId = entry?.type === "compaction" ? entry.firstKeptEntryId : undefined;
-          return {
-            status: "compacted",
-            summary: outcome.summary,
-            tokensBefore: outcome.tokensBefore,
-            tokensAfter: outcome.tokensAfter,
-            ...(firstKeptEntryId !== undefined && { firstKeptEntryId }),
-          };
-        }
-        case "skipped":
-          return { status: "skipped", reason: outcome.reason };
-        case "cancelled":
-          return { status: "cancelled" };
-        case "failed":
-          return { status: "failed", error: outcome.error };
-      }
-    },
-    setSessionName: (name) => host.setSessionName(name),
-    fork: (entryId) => host.fork(entryId),
-    forkMessages: () =>
-      host.session
-        .getBranch()
-        .flatMap((entry) =>
-          entry.type === "message" && entry.message.role === "user"
-            ? [{ entryId: entry.id, text: textOf(entry.message.content) }]
-            : [],
-        ),
-    get sessionManager() {
-      return host.session;
-    },
-    navigate: (entryId) => host.navigate(entryId),
-    setLabel: (entryId, label) => void host.session.appendLabel(entryId, label),
-    async forkSession(entryId, options) {
-      const source = host.session;
-      const entry = source.getEntry(entryId);
-      if (!entry)
-        throw new Error(
-          `Unknown session entry "${entryId}" in session ${source.id}: pick one from /tree or get_fork_messages.`,
-        );
-      const leaf = options?.position === "at" ? entryId : forkPoint(source, entryId);
-      let forked: SessionManager | undefined;
-      const r = await replace("fork", () => {
-        forked = SessionManager.fromBranch(source, leaf, { cwd: source.cwd, inMemory: source.file === undefined });
-        return rebuild(forked);
-      });
-      return r.cancelled || forked?.file === undefined ? r : { ...r, file: forked.file };
-    },
-    listSessions: () => listSessions(host.session.cwd),
-    async switchSession(file) {
-      const path = resolve(file);
-      // Opening a missing path would start a new session there, and opening any other file would
-      // append session lines to it: a switch names a file that begins with a session header.
-      if (!isFile(path)) throw new Error(`${file} is not a session file.`);
-      if (readSessionHeader(path) === undefined)
-        throw new Error(
-          `${file} is not a session file: its first line is not a session header. Sessions are listed by /resume (RPC: get_state's sessionFile, the session folder).`,
-        );
-      // --no-session writes nothing, ever; continuing a file would append to it.
-      if (host.session.file === undefined)
-        throw new Error(
-          "This run keeps nothing on disk (--no-session), and continuing a session file would write to it: start mypi with --resume or --session FILE instead.",
-        );
-      if (path === host.session.file) return { cancelled: false };
-      return replace("resume", () => rebuild(SessionManager.open(path, { cwd: host.session.cwd })), path);
-    },
-    setUI(next) {
-      ui = next;
-      host.setUI(next);
-    },
-    async start(options) {
-      await host.start(options?.reason === "resume" ? { reason: "resume" } : undefined);
-      await ready?.(host, "startup");
-    },
-  };
-}
-
-/** What the client switched on the agent stays switched on its successor (a new, forked or resumed session). */
-function carrySwitches(from: ExtensionHost["agent"], to: ExtensionHost["agent"]): void {
-  to.steeringMode = from.steeringMode;
-  to.followUpMode = from.followUpMode;
-  try {
-    to.autoCompaction = from.autoCompaction;
-  } catch {
-    // The new agent has no compaction settings (no context window for its model): it cannot compact.
-  }
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/** The text blocks of a message's content (a string content is its own text). */
-/**
- * redact-secrets' `redactDeep` when that extension is loaded (decided at start: a `/reload` that
- * adds or drops it does not change it), for what the host writes that no slot passes: the
- * verdicts it records in the session, the progress lines of JSON and RPC mode.
- */
-export function redactorOf(loaded: LoadedExtensions): (<T>(value: T) => T) | undefined {
-  return redactorFor(loaded.manager.list().flatMap((e) => (e.path === undefined ? [] : [e.path])));
+export function redactorOf(loaded: LoadedExtensions): Redactor | undefined {
+  const redactors = loaded.manager.redactors();
+  if (redactors.length === 0) return undefined;
+  return composeRedactors({ redactors: () => redactors, diagnostic: (m) => loaded.manager.diagnostic(m) });
 }
 
 export function buildHost(loaded: LoadedExtensions, session: SessionManager, options: HostOptions): ExtensionHost {
-  const redact = redactorOf(loaded);
-  return createExtensionHost({ ...options, ...(redact && { redactRecord: redact }), manager: loaded.manager, session });
+  return createExtensionHost({ ...options, manager: loaded.manager, session });
 }

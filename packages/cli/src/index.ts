@@ -11,8 +11,8 @@ export { discoverExtensions, listExtensionFolder, type DiscoveredExtension } fro
 export { createJsonlSplitter, readJsonlLines, toJsonLine } from "./modes/rpc/jsonl.ts";
 export { runRpcMode, type RpcTarget } from "./modes/rpc.ts";
 export { createRpcUI, type RpcUI, type WidgetContent, type WidgetPlacement } from "./modes/rpc-ui.ts";
-export type { HostSession, SessionState, CompactResult } from "./host-session.ts";
-export { createHostSession, loadExtensionSet } from "./host-builder.ts";
+export { createHostSession, type HostSession, type SessionState, type CompactResult } from "@mypi/extension-api/host";
+export { loadExtensionSet } from "./host-builder.ts";
 export { initialRenderState, liveLines, renderEvent, type RenderState, type Style } from "./render/renderer.ts";
 export { Screen } from "./render/screen.ts";
 export { renderSessionHtml, type SessionView } from "./export/html.ts";

@@ -1,19 +1,32 @@
 /**
- * The host's one seam to redact-secrets, for what it writes that no slot passes (verdicts,
- * progress lines, a session's name, a batch check's output): redact-secrets' own `redactDeep`,
- * used only where that extension is loaded — the user chose it, and what it masks in the
- * conversation it must mask there too. Nothing else in the host names the extension's module
- * (the prompt history masks with its patterns always, `tui/history.ts`).
+ * Redactors for what the CLI writes outside a host: the redactors that extensions register
+ * (`pi.registerRedactor`), taken from a manager that loads them for that alone. A batch task's
+ * check output is masked by the redactors of the extensions the task names; the prompt history
+ * by redact-secrets' (the CLI's default masker there) and those of the extensions loaded.
  */
-import { redactDeep } from "@mypi/extensions/redact-secrets";
-import { isShippedName, shippedNameOf } from "./workspace/shipped.ts";
-
-export type Redactor = <T>(value: T) => T;
+import { ExtensionManager, type Redactor } from "@mypi/extension-api";
+import { composeRedactors } from "@mypi/extension-api/host";
+import { isShippedCompiled, isShippedName, shippedExtensionPath } from "./workspace/shipped.ts";
 
 /**
- * `redactDeep` when redact-secrets is among `entries` — entry files as the manager lists them,
- * or `-e` specs of a batch task (a shipped name, a folder or its index file) — else undefined.
+ * The redactors `specs` register (shipped names or paths, as `-e` takes them), composed in order;
+ * `undefined` when none registers one. A spec that fails to load adds none (the run that loads
+ * it says why). The extensions are unloaded again: only their redactors, pure functions, are kept.
+ * `report`: a redactor that throws (skipped, the others still apply), once per extension.
  */
-export function redactorFor(entries: readonly string[]): Redactor | undefined {
-  return entries.some((e) => (isShippedName(e) ? e : shippedNameOf(e)) === "redact-secrets") ? redactDeep : undefined;
+export async function loadRedactors(
+  specs: readonly string[],
+  cwd: string,
+  report: (message: string) => void,
+): Promise<Redactor | undefined> {
+  if (specs.length === 0) return undefined;
+  const manager = new ExtensionManager({ cwd, nativeImport: isShippedCompiled, onDiagnostic: () => {} });
+  try {
+    await manager.load(specs.map((spec) => (isShippedName(spec) ? shippedExtensionPath(spec) : spec)));
+    const redactors = manager.redactors();
+    if (redactors.length === 0) return undefined;
+    return composeRedactors({ redactors: () => redactors, diagnostic: report });
+  } finally {
+    await manager.shutdown();
+  }
 }

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { SessionManager, createScriptedModel, type Message } from "@mypi/kernel";
 import { ExtensionManager, createExtensionHost, type ExtensionAPI } from "@mypi/extension-api";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createHostSession } from "../src/host-builder.ts";
+import { createHostSession } from "@mypi/extension-api/host";
+import { listSessions } from "@mypi/kernel";
 
 let tmp: string;
 let cwd: string;
@@ -55,7 +56,9 @@ async function setup() {
   seen = [];
   refuseSwitch = false;
   const first = await hostOver(SessionManager.create({ cwd }));
-  const hs = createHostSession(first, async (next) => hostOver(next ?? SessionManager.create({ cwd })));
+  const hs = createHostSession(first, async (next) => hostOver(next ?? SessionManager.create({ cwd })), {
+    listSessions,
+  });
   await hs.start();
   return hs;
 }

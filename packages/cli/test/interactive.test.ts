@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { Agent, createScriptedModel, SessionManager, type ModelRequest } from "@mypi/kernel";
 import type { ExtensionHostEvent, ExtensionStreamEvent, ExtensionUI } from "@mypi/extension-api";
-import type { HostSession } from "../src/host-session.ts";
+import type { HostSession } from "@mypi/extension-api/host";
 import type { CliIO } from "../src/io.ts";
 import { runInteractive, type InteractiveOptions } from "../src/modes/interactive.ts";
 import { VirtualTerminal } from "../../../test/helpers/vt.ts";

@@ -11,7 +11,7 @@ import { PassThrough, Writable } from "node:stream";
 import { RetrySwitch, SessionManager, createScriptedModel, type ScriptedTurn } from "@mypi/kernel";
 import { ExtensionManager, createExtensionHost, defineTool, z, type ExtensionAPI } from "@mypi/extension-api";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createHostSession } from "../src/host-builder.ts";
+import { createHostSession } from "@mypi/extension-api/host";
 import { createRpcUI } from "../src/modes/rpc-ui.ts";
 import { runRpcMode } from "../src/modes/rpc.ts";
 import { piModelOf } from "../src/modes/rpc/model.ts";

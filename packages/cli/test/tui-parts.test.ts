@@ -133,12 +133,12 @@ describe("Footer", () => {
 describe("PromptHistory", () => {
   it("keeps entries across instances, oldest first, and skips a line cut off by a crash", () => {
     const home = scratch();
-    const h = new PromptHistory(home);
+    const h = new PromptHistory(home, (text) => text);
     h.add("one");
     h.add("  ");
     writeFileSync(h.file, `${'{"text":"two"}'}\n{"text":"thr`, { flag: "a" });
-    new PromptHistory(home).add("four");
-    expect(new PromptHistory(home).load()).toEqual(["one", "two", "four"]);
+    new PromptHistory(home, (text) => text).add("four");
+    expect(new PromptHistory(home, (text) => text).load()).toEqual(["one", "two", "four"]);
   });
 });
 

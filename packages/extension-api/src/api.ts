@@ -22,6 +22,7 @@ import {
   type ExtensionFactory,
   type ExtensionRuntime,
   type FlagDefinition,
+  type Redactor,
   type Route,
   type ToolInfo,
 } from "./types.ts";
@@ -50,6 +51,8 @@ export interface ExtensionRecord {
   readonly tools: Map<string, Tool>;
   readonly commands: Map<string, CommandDefinition>;
   readonly flags: Map<string, FlagDefinition>;
+  /** `pi.registerRedactor`, in registration order. */
+  readonly redactors: Redactor[];
   /** `pi.events` listeners: live from the moment they are added (other extensions may answer during load). */
   readonly listeners: { channel: string; fn: (data: unknown) => void }[];
   /**
@@ -114,6 +117,7 @@ export function createRecord(
     tools: new Map(),
     commands: new Map(),
     flags: new Map(),
+    redactors: [],
     listeners: [],
   };
 }
@@ -264,6 +268,20 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
         );
       }
       record.flags.set(name, flag); // again: replaces the earlier one, as in Pi
+    },
+
+    registerRedactor(redact) {
+      if (record.state !== "loading")
+        throw fail(
+          "MYPI_LATE_REGISTRATION",
+          `pi.registerRedactor() after ${record.name} finished loading; call it in the extension's default export, before it returns`,
+        );
+      if (typeof redact !== "function")
+        throw fail(
+          "MYPI_INVALID_REDACTOR",
+          `registerRedactor(${describeValue(redact)}): give a function (value) => value that returns the value with secrets masked`,
+        );
+      record.redactors.push(redact);
     },
 
     getFlag(name) {

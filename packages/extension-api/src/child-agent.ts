@@ -10,7 +10,6 @@ import { progressForwarder } from "./child-progress.ts";
 import type { ChildAgent, ChildBudget, ChildProgress, ChildRunOutcome, ChildUsage } from "./child-types.ts";
 import { ExtensionError } from "./errors.ts";
 import type { ExtensionHostEvent, ExtensionStreamEvent } from "./events.ts";
-import { recordVerdict } from "./verdicts.ts";
 
 /** What a child needs of its tree. */
 export interface ChildSeat {
@@ -66,15 +65,9 @@ export class ChildAgentHandle implements ChildAgent {
     this.#seat = parts.seat;
     this.#budget = parts.budget;
     this.#signal = parts.signal;
-    const verdicts = {
-      session: parts.session,
-      isRunning: () => this.#agent.isRunning,
-      diagnostic: (m: string) => this.#seat.diagnostic(m),
-      ...(parts.seat.redact && { redact: parts.seat.redact }),
-    };
+    // Its verdicts are written by its agent's own sink (`recordHostEvent`, child-agents.ts).
     this.#unsubscribe = this.#agent.subscribe((event) => {
-      if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(verdicts, event);
-      else if (event.type === "message_end" && event.message.role === "assistant") this.#count(event.message);
+      if (event.type === "message_end" && event.message.role === "assistant") this.#count(event.message);
     });
     this.#signal?.addEventListener("abort", this.#onAbort, { once: true });
   }

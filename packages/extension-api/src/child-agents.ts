@@ -16,6 +16,7 @@ import type { AgentLimits, ChildAgent, ChildBudget, CreateAgentOptions, ModelLoo
 import { ROOT_PATH } from "./context.ts";
 import { ExtensionError } from "./errors.ts";
 import type { ExtensionHostEvent } from "./events.ts";
+import { recordVerdict, type VerdictRecorder } from "./host/verdicts.ts";
 import type { ExtensionManager } from "./manager.ts";
 
 export const DEFAULT_AGENT_LIMITS: Readonly<AgentLimits> = Object.freeze({
@@ -170,6 +171,14 @@ export class ChildAgents {
     const session = this.#sessionFor(parent, options.session);
     const host = this.#host;
     const root = host.root();
+    const seat = this.#seat;
+    // A child's verdicts go to its own session, written by its agent's sink as the main agent's are.
+    const verdicts: VerdictRecorder = {
+      session,
+      isRunning: () => agent.isRunning,
+      diagnostic: (m) => seat.diagnostic(m),
+      ...(seat.redact && { redact: seat.redact }),
+    };
     const agent = new Agent<ExtensionHostEvent>({
       model,
       tools: new ToolRegistry(tools),
@@ -181,6 +190,7 @@ export class ChildAgents {
       cwd: host.manager.cwd,
       workerPool: root.workerPool,
       toolContext: Object.freeze({ agentPath: path }),
+      recordHostEvent: (event) => recordVerdict(verdicts, event),
       ...((options.maxTurns ?? host.maxTurns) !== undefined && { maxTurns: options.maxTurns ?? host.maxTurns }),
       ...(host.maxParallel !== undefined && { maxParallel: host.maxParallel }),
       ...(host.abortGraceMs !== undefined && { abortGraceMs: host.abortGraceMs }),

@@ -13,6 +13,7 @@ export type ExtensionErrorCode =
   | "MYPI_UNKNOWN_TOOL"
   | "MYPI_INVALID_COMMAND"
   | "MYPI_INVALID_FLAG"
+  | "MYPI_INVALID_REDACTOR"
   | "MYPI_NOT_READY"
   /** An action a replay cannot take (docs/testing-policies.md): no model, no tools, nothing sent or written. */
   | "MYPI_REPLAY"

@@ -57,8 +57,8 @@ export { extensionName, formatLoadFailure } from "./loader.ts";
 export function defineExtension(factory: ExtensionFactory): ExtensionFactory {
   return factory;
 }
-export { createExtensionHost, forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./host.ts";
-export type { ExtensionHost, ExtensionHostOptions } from "./host.ts";
+export { createExtensionHost, forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./host/host.ts";
+export type { ExtensionHost, ExtensionHostOptions } from "./host/host.ts";
 export type { UserBashAnswer, UserBashRequest, UserBashResult } from "./pi-compat/index.ts";
 export { NO_PI_RENDERERS, type PiCompat, type ShortcutOutcome } from "./pi-compat/index.ts";
 export type { ExtensionSeat, ManagerAdapter } from "./adapters.ts";
@@ -67,7 +67,7 @@ export { paintedTheme, type ThemePaint } from "./pi-compat/theme.ts";
 export { parseFrontmatter, stripFrontmatter } from "./frontmatter.ts";
 export type { ParsedFrontmatter } from "./frontmatter.ts";
 export * from "./models/index.ts";
-export { latestChoice } from "./host-models.ts";
+export { latestChoice } from "./host/models.ts";
 export { childEventOf, segmentName } from "./child-progress.ts";
 export { agentLimits, ChildAgents, DEFAULT_AGENT_LIMITS, withThinking } from "./child-agents.ts";
 export { ROOT_PATH } from "./context.ts";

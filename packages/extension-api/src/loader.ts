@@ -84,7 +84,7 @@ export class ExtensionLoader {
    * imported by Node rather than jiti (compiled JavaScript the host ships; no `reload` re-run).
    */
   constructor(
-    private readonly virtualModules: () => Record<string, unknown>,
+    private readonly virtualModules: () => Promise<Record<string, unknown>>,
     private readonly nativeImport: (file: string) => boolean = () => false,
   ) {}
 
@@ -97,12 +97,8 @@ export class ExtensionLoader {
         exported = mod.default;
       } else {
         // Loaded on the first user file: a run with only shipped extensions never starts jiti.
-        this.jiti ??= import("jiti").then(({ createJiti }) =>
-          createJiti(import.meta.url, {
-            fsCache: jitiCacheDir(),
-            moduleCache: false,
-            virtualModules: this.virtualModules(),
-          }),
+        this.jiti ??= Promise.all([import("jiti"), this.virtualModules()]).then(([{ createJiti }, virtualModules]) =>
+          createJiti(import.meta.url, { fsCache: jitiCacheDir(), moduleCache: false, virtualModules }),
         );
         exported = await (await this.jiti).import(entry.file, { default: true });
       }

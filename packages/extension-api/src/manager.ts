@@ -22,7 +22,6 @@ import {
   type Tool,
 } from "@mypi/kernel";
 import mittModule from "mitt";
-import * as extensionApi from "./index.ts";
 import type { ApiHost, ExtensionRecord } from "./api.ts";
 import type { ChainCall } from "./dispatch/chain.ts";
 import { SlotDriver, type KernelSlots } from "./dispatch/driver.ts";
@@ -58,6 +57,7 @@ import {
   type LoadResult,
   type ManagerSink,
   type SessionShutdownEvent,
+  type Redactor,
   type SlotName,
   type ToolInfo,
 } from "./types.ts";
@@ -141,9 +141,9 @@ export class ExtensionManager implements ApiHost {
       },
     });
     this.loader = new ExtensionLoader(
-      () =>
+      async () =>
         hostModules(...this.adapters.map((a) => a.modules), {
-          "@mypi/extension-api": extensionApi,
+          "@mypi/extension-api": await ownPackage(),
           "@mypi/kernel": kernel,
         }),
       options.nativeImport,
@@ -390,6 +390,11 @@ export class ExtensionManager implements ApiHost {
     return structuredClone({ ...this.currentSettings });
   }
 
+  /** The extensions' redactors (`pi.registerRedactor`), in load order, each with its extension's name. */
+  redactors(): { extension: string; redact: Redactor }[] {
+    return this.records.flatMap((r) => r.redactors.map((redact) => ({ extension: r.name, redact })));
+  }
+
   /** Replace what `pi.getSettings()` returns from now on (the host read more files, e.g. once the project is trusted). */
   setSettings(settings: Readonly<Record<string, unknown>>): void {
     this.currentSettings = settings;
@@ -518,4 +523,16 @@ export class ExtensionManager implements ApiHost {
     this.order.entries.length = 0;
     this.changed();
   }
+}
+
+/**
+ * This package's own entry, for the extensions' `import … from "@mypi/extension-api"`: imported by
+ * its name, as a user's file names it, so that it is the very module instance the host runs
+ * (one `ExtensionError`, one `defineTool`), and lazily, so that the manager does not import the
+ * index that exports it. The name is held in a variable: the compiler resolves no self-reference
+ * while it builds the package's own declarations.
+ */
+function ownPackage(): Promise<Record<string, unknown>> {
+  const name: string = "@mypi/extension-api";
+  return import(name) as Promise<Record<string, unknown>>;
 }

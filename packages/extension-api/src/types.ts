@@ -50,6 +50,13 @@ export interface ToolInfo {
   source?: string;
 }
 
+/**
+ * Returns `value` with what must not be written masked: a string, or any JSON-like value (objects,
+ * arrays) with the strings inside it masked: a copy, or the value itself when nothing changed;
+ * never change it in place.
+ */
+export type Redactor = <T>(value: T) => T;
+
 /** A Pi-style tool definition; `registerTool` adapts it to a kernel `Tool`. */
 // biome-ignore lint/suspicious/noExplicitAny: Pi's own default, so that a list of tools with different parameters is one type
 export interface PiToolDefinition<Params = any, Details = unknown> {
@@ -325,6 +332,14 @@ export interface ExtensionAPI {
   registerCommand(name: string, command: CommandDefinition): void;
   getCommands(): CommandInfo[];
   registerFlag(name: string, flag: FlagDefinition): void;
+  /**
+   * Mask what the host writes that no slot passes (docs/extensions.md#redactors): the verdicts
+   * and the session name in the session file, the assistant's messages as stored, progress lines
+   * of JSON and RPC mode, the prompt history, a batch check's output. Only while the extension
+   * loads. The host applies every loaded extension's redactors in load order; one that throws is
+   * reported once and skipped, the others still apply.
+   */
+  registerRedactor(redact: Redactor): void;
   /** The value of a flag this extension registered (`name` without dashes). */
   getFlag(name: string): boolean | string | undefined;
   sendMessage(message: CustomMessageInput, options?: SendMessageOptions): void;

@@ -13,7 +13,7 @@ import { dirname } from "node:path";
 import type { CommandInfo, ExtensionManager, LoadFailure } from "@mypi/extension-api";
 import { formatLoadFailure } from "@mypi/extension-api";
 import type { DiscoveredExtension, ExtensionOrigin } from "../workspace/discovery.ts";
-import type { HandlerChains } from "../host-session.ts";
+import type { HandlerChains } from "@mypi/extension-api/host";
 import type { CliIO } from "../io.ts";
 import { describeSandboxReport, type SandboxReport } from "../workspace/sandbox.ts";
 

@@ -20,7 +20,10 @@ import { SessionManager } from "@mypi/kernel";
 import type { CliArgs, Mode } from "../args.ts";
 import type { ExitWatcher } from "../exits.ts";
 import type { LoadedWorkspace } from "../workspace/extension-loading.ts";
-import { buildHost, createHostSession, loadExtensionSet, type HostOptions } from "../host-builder.ts";
+import { createHostSession } from "@mypi/extension-api/host";
+import { buildHost, loadExtensionSet, type HostOptions } from "../host-builder.ts";
+import { listSessions } from "@mypi/kernel";
+import { loadRedactors } from "../redaction.ts";
 import type { HostResources } from "../workspace/host-resources.ts";
 import type { CliIO } from "../io.ts";
 import { extensionErrorLine, extensionLogLine, runOneShot } from "../modes/print.ts";
@@ -206,7 +209,7 @@ async function startHostSession(s: ModeStart): Promise<RunSession> {
   };
   // The permission mode is the process's: the same API over every session this run opens.
   const hostSession: RunSession = Object.assign(
-    createHostSession(host, rebuild, (h, reason) => resources.refresh(h, reason)),
+    createHostSession(host, rebuild, { ready: (h, reason) => resources.refresh(h, reason), listSessions }),
     permissionModeHost(ws.policy.mode),
   );
   // Print and JSON runs have no person at hand: --on-ask decides what a check that asks gets.
@@ -240,11 +243,15 @@ function policyBanner(s: ModeStart): string[] {
 }
 
 async function runInteractiveMode(s: ModeStart, hostSession: RunSession): Promise<number> {
-  const [{ runInteractive }, { loadedLine }] = await Promise.all([
+  const [{ runInteractive }, { loadedLine }, history] = await Promise.all([
     import("../modes/interactive.ts"),
     import("../modes/interactive/slash.ts"),
+    // The prompt history is masked whatever the run loads: redact-secrets' redactor (through the
+    // seam any extension fills), then the loaded extensions' (the current host's, `redact`).
+    loadRedactors(["redact-secrets"], s.cwd, (m) => hostSession.host.manager.diagnostic(m)),
   ]);
   return runInteractive(hostSession, s.io, {
+    redactHistory: (text) => hostSession.host.redact(history ? history(text) : text),
     renderers: () => hostSession.host.manager.piCompat?.renderers ?? NO_PI_RENDERERS,
     runShortcut: (key) => hostSession.host.manager.piCompat?.runShortcut(key) ?? Promise.resolve({ ran: false }),
     ...(s.prompt !== undefined && { initialPrompt: s.prompt }),

@@ -26,7 +26,7 @@
  * - `run-lifecycle.ts`: starting, steering, following and aborting the run, and the exit;
  * - `shell-line.ts`: `!cmd` lines; `ui.ts`: the extension UI (dialogs, notifications, Pi's members).
  */
-import type { HostSession } from "../host-session.ts";
+import type { HostSession } from "@mypi/extension-api/host";
 import type { CliIO } from "../io.ts";
 import { installEditor } from "./interactive/input.ts";
 import { interrupt, listenToKeys } from "./interactive/keys.ts";

@@ -1,12 +1,12 @@
 /**
  * What the user typed, kept across runs in `$MYPI_HOME/history.jsonl` (one `{"text": …}` a line,
- * oldest first, the file 0600): Up in an empty editor walks back through it. Secrets the
- * redact-secrets patterns recognise are masked before a line is written, so a key pasted into a
- * prompt does not end up on disk in the clear. A line that is not JSON is skipped, not fatal.
+ * oldest first, the file 0600): Up in an empty editor walks back through it. Each line passes
+ * the redactor it is given before it is written (the interactive mode's: redact-secrets' and the
+ * loaded extensions', `redaction.ts`), so a key pasted into a prompt does not end up on disk in
+ * the clear. A line that is not JSON is skipped, not fatal.
  */
 import { appendFileSync, chmodSync, closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { redactText } from "@mypi/extensions/redact-secrets";
 
 /** Entries loaded at start (the editor keeps the most recent ones). */
 const KEEP = 500;
@@ -14,7 +14,11 @@ const KEEP = 500;
 export class PromptHistory {
   readonly file: string;
 
-  constructor(home: string) {
+  /** `redact`: what a line is written as (required: a history kept in the clear is a choice made in plain sight). */
+  constructor(
+    home: string,
+    private readonly redact: (text: string) => string,
+  ) {
     this.file = join(home, "history.jsonl");
   }
 
@@ -46,7 +50,7 @@ export class PromptHistory {
       mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
       // After a line a crash cut off, the new entry starts on a line of its own.
       const lead = endsOpen(this.file) ? "\n" : "";
-      appendFileSync(this.file, `${lead}${JSON.stringify({ text: redactText(text) })}\n`, { mode: 0o600 });
+      appendFileSync(this.file, `${lead}${JSON.stringify({ text: this.redact(text) })}\n`, { mode: 0o600 });
       chmodSync(this.file, 0o600);
     } catch {
       // History is a convenience: never a reason for the prompt itself to fail.

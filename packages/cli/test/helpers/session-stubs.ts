@@ -1,6 +1,6 @@
 /** The session moves of a `HostSession` that a test of another concern does not exercise: inert stubs. */
 import { SessionManager } from "@mypi/kernel";
-import type { HostSession } from "../../src/host-session.ts";
+import type { HostSession } from "@mypi/extension-api/host";
 
 export function inertSessionMoves(): Pick<
   HostSession,

@@ -7,7 +7,7 @@
  */
 import type { SessionManager } from "@mypi/kernel";
 import { ExtensionError } from "../errors.ts";
-import { readonlyView } from "../session-view.ts";
+import { readonlyView } from "../host/session-view.ts";
 import type { ExtensionRuntime, ReadonlySessionView } from "../types.ts";
 
 export function replayRefusal(what: string): ExtensionError {

@@ -31,7 +31,7 @@ import type {
   HookDecisionEvent,
   SlotName,
 } from "../events.ts";
-import { createExtensionHost } from "../host.ts";
+import { createExtensionHost } from "../host/host.ts";
 import { formatLoadFailure } from "../loader.ts";
 import { ExtensionManager } from "../manager.ts";
 import type { SlotResults } from "../dispatch/policy.ts";

@@ -73,6 +73,13 @@ export interface AgentOptions<H extends HostEventBase = HostEvent> {
    * before it. The extension host drains its observer mailboxes here (docs/architecture.md#observers).
    */
   beforeAgentEnd?: (event: AgentEndEvent) => void | Promise<void>;
+  /**
+   * Writes a host event (one a slot emitted through `ctx.emit`, or `Agent.emit`) to the session,
+   * as the Agent writes its messages: called in the Agent's own sink before the event is delivered,
+   * so the file keeps the stream's order without a listener's round trip. The extension host
+   * records the extensions' verdicts here. A throw is reported as a listener's is (`onListenerError`).
+   */
+  recordHostEvent?: (event: H) => void;
   /** A listener threw or rejected. Default: one line on stderr. */
   onListenerError?: (error: unknown, event: StreamEvent<H>) => void;
   /**

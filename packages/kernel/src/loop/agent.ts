@@ -33,6 +33,7 @@ import {
   type QueueMode,
   type ResumeOptions,
 } from "./agent-options.ts";
+import { isAgentEvent } from "../events.ts";
 import { Delivery } from "./delivery.ts";
 import { deepFreeze } from "./freeze.ts";
 import { ModelView } from "./model-view.ts";
@@ -328,6 +329,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
       ...event,
       timestamp: typeof event.timestamp === "number" ? event.timestamp : Date.now(),
     });
+    this.#recordHostEvent(stamped);
     this.#delivery.deliver(stamped, this.#current?.stream);
   }
 
@@ -505,8 +507,21 @@ export class Agent<H extends HostEventBase = HostEvent> {
     if (event.type === "turn_end" && this.session && active.sessionError === undefined) {
       event = withEntryIds(event as TurnEndEvent, this.session);
     }
+    // A slot's `ctx.emit` (`emitHost`) arrives here: the loop's own events are not the host's to record.
+    if (this.#options.recordHostEvent && !isAgentEvent(event)) this.#recordHostEvent(event as unknown as H);
     // The loop is blind to `H`: the host events in its stream are the ones the slots emitted through `SlotContext<H>`.
     this.#delivery.deliver(event as StreamEvent<H>, active.stream);
+  }
+
+  /** `recordHostEvent`, whose failure is reported as a listener's: never a failed run. */
+  #recordHostEvent(event: H): void {
+    const record = this.#options.recordHostEvent;
+    if (!record) return;
+    try {
+      record(event);
+    } catch (error) {
+      this.#delivery.reportError(error, event as StreamEvent<H>);
+    }
   }
 
   /** After the loop returned: the host's last word (`beforeAgentEnd`), then `agent_end`, then idle. */

@@ -22,7 +22,7 @@ import type { ChildCounts, TaskResult, TaskStatus } from "./results.ts";
 import { isTaskId, type Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
 import { lookAtSession, removeSession, whenFree, type SessionStats, type TaskSessionRef } from "./task-session.ts";
-import { redactorFor } from "../../redaction.ts";
+import { loadRedactors } from "../../redaction.ts";
 
 /**
  * The bin of this very copy of the CLI, so a task runs the `mypi` its batch runs under: the
@@ -186,10 +186,13 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     if (stats.stopReason === "aborted") return finish("aborted", { ...exit, error: "the run was aborted" });
     if (task.check === undefined) return finish(run.exitCode === 0 ? "passed" : "failed", exit);
 
-    // The check's output is the workspace's text, written to results.jsonl: masked as the
-    // session is when the task loads redact-secrets.
+    // The check's output is the workspace's text, written to results.jsonl: masked by the
+    // redactors of the extensions the task loads (redact-secrets', a user's own), as the session is.
     const ran = await runShell(task.check, workspace, stop.signal);
-    const check = redactorFor(task.extensions)?.(ran) ?? ran;
+    const redact = await loadRedactors(task.extensions, workspace, (m) =>
+      process.stderr.write(`mypi batch: task ${task.id}: ${m}\n`),
+    );
+    const check = redact ? redact(ran) : ran;
     const lateInCheck = stopped();
     if (lateInCheck) return { ...lateInCheck, ...exit, check };
     return finish(check.exitCode === 0 ? "passed" : "failed", { ...exit, check });

@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import type { MessageEntry, SessionEntry, UserMessage } from "@mypi/kernel";
 import type { ExtensionUI } from "@mypi/extension-api";
 import { defaultExportPath, exportSession } from "../../commands/export.ts";
-import type { HostSession } from "../../host-session.ts";
+import type { HostSession } from "@mypi/extension-api/host";
 import { describeSession } from "../../session-list.ts";
 import { formatCost, promptTokens, sessionUsage } from "../../render/usage-totals.ts";
 import { clip, contentText, kindOf, latestLabels, treeRows, treeText } from "../../session-tree.ts";

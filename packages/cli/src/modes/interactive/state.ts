@@ -19,7 +19,7 @@ import {
 import { mypiHome, type SessionManager } from "@mypi/kernel";
 import type { ExtensionUI, PiRenderers } from "@mypi/extension-api";
 import type { ModeState } from "@mypi/extensions/permission-gate/modes";
-import type { HostSession } from "../../host-session.ts";
+import type { HostSession } from "@mypi/extension-api/host";
 import type { CliIO } from "../../io.ts";
 import { printable } from "../../render/text.ts";
 import { Chat } from "../../tui/chat.ts";
@@ -48,6 +48,8 @@ export interface InteractiveOptions {
   contextWindow?: () => number | undefined;
   /** Where history.jsonl lives (default `$MYPI_HOME`). */
   home?: string;
+  /** What a prompt is written to history.jsonl as (`redaction.ts`); default as typed. */
+  redactHistory?: (text: string) => string;
   /** Tool and message renderers and shortcuts of Pi extensions (read when used: a reload may change them). */
   renderers?: () => PiRenderers;
   /** Run a Pi extension's shortcut (`pi.registerShortcut`). */
@@ -169,7 +171,7 @@ export function createInteractive({
   ])
     tui.addChild(c);
 
-  const history = new PromptHistory(options.home ?? mypiHome());
+  const history = new PromptHistory(options.home ?? mypiHome(), options.redactHistory ?? ((text) => text));
   const editor = new Editor(tui, editorTheme(p), { paddingX: 0 });
   for (const entry of history.load()) editor.addToHistory(entry);
   const dialogs = new Dialogs({

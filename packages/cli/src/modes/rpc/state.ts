@@ -5,7 +5,7 @@
  * written when it changes: `events.ts`). Also here: the response line.
  */
 import type { CustomMessage, RetrySwitch } from "@mypi/kernel";
-import type { HostSession } from "../../host-session.ts";
+import type { HostSession } from "@mypi/extension-api/host";
 import { toJsonLine } from "./jsonl.ts";
 import type { PiModelObject } from "@mypi/extension-api";
 import type { RpcUI } from "../rpc-ui.ts";

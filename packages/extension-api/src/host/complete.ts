@@ -9,9 +9,9 @@
  * the system prompt). Nothing here throws: every failure is `{ ok: false, error }`.
  */
 import { toModelMessages, type AssistantMessage, type Content, type Message, type ModelClient } from "@mypi/kernel";
-import type { ChainCall } from "./dispatch/chain.ts";
-import type { ExtensionManager } from "./manager.ts";
-import type { CompleteRequest, CompleteResult } from "./types.ts";
+import type { ChainCall } from "../dispatch/chain.ts";
+import type { ExtensionManager } from "../manager.ts";
+import type { CompleteRequest, CompleteResult } from "../types.ts";
 
 export interface CompleteDeps {
   manager: Pick<ExtensionManager, "runSlot">;

@@ -10,11 +10,11 @@ import {
   type CompactionSettings,
   type SessionManager,
 } from "@mypi/kernel";
-import type { ChainCall } from "./dispatch/chain.ts";
-import type { ExtensionHostEvent } from "./events.ts";
-import { NEVER_ABORTED } from "./context.ts";
+import type { ChainCall } from "../dispatch/chain.ts";
+import type { ExtensionHostEvent } from "../events.ts";
+import { NEVER_ABORTED } from "../context.ts";
 import type { ExtensionHost } from "./host.ts";
-import type { ExtensionManager } from "./manager.ts";
+import type { ExtensionManager } from "../manager.ts";
 import { forkPoint } from "./verdicts.ts";
 
 const RUN_IN_PROGRESS = "A run is in progress: abort it or wait for it to end, then try again.";

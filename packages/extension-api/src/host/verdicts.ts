@@ -4,7 +4,7 @@
  * and a fork that re-asks a prompt starts before the verdicts recorded about it.
  */
 import type { SessionEntry, SessionManager } from "@mypi/kernel";
-import type { ExtensionHostEvent } from "./events.ts";
+import type { ExtensionHostEvent } from "../events.ts";
 
 /** The custom entries the host records the extensions' verdicts as (see `recordVerdict`). */
 export const VERDICT_ENTRY_TYPES: readonly string[] = ["mypi:hook_decision", "mypi:extension_error"];
@@ -40,11 +40,14 @@ export interface VerdictRecorder {
 
 /**
  * Record a `hook_decision` (not a bare `pass`: one per handler per model call would swamp the file) or
- * an `extension_error` as a custom entry `mypi:<type>` holding the event without its `type`.
+ * an `extension_error` as a custom entry `mypi:<type>` holding the event without its `type`; other
+ * events are not verdicts and are left alone. The host calls it from its agent's own sink
+ * (`AgentOptions.recordHostEvent`), where the agent writes its messages.
  * Outside a run only once the session has an entry, so starting and quitting (an observer
  * failing at `session_start`) still leaves no file; a failed write is a diagnostic, never a failed run.
  */
 export function recordVerdict(to: VerdictRecorder, event: ExtensionHostEvent): void {
+  if (event.type !== "hook_decision" && event.type !== "extension_error") return;
   // A pass that says why (a mode, a remembered answer, a rule let the call run) is kept: it explains the run.
   if (event.type === "hook_decision" && event.outcome === "pass" && event.reason === undefined) return;
   if (!to.isRunning() && to.session.getLeafId() === undefined) return;

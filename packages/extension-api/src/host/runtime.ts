@@ -13,15 +13,15 @@ import {
   type ImageContent,
   type SessionManager,
 } from "@mypi/kernel";
-import type { ChainCall } from "./dispatch/chain.ts";
-import type { ChildAgents } from "./child-agents.ts";
-import type { ExtensionHostEvent } from "./events.ts";
+import type { ChainCall } from "../dispatch/chain.ts";
+import type { ChildAgents } from "../child-agents.ts";
+import type { ExtensionHostEvent } from "../events.ts";
 import { completeThroughSlots } from "./complete.ts";
-import { callToolThroughSlots } from "./call-tool.ts";
-import type { ExtensionManager } from "./manager.ts";
-import type { ModelSelection } from "./models/selection.ts";
+import { callToolThroughSlots } from "../call-tool.ts";
+import type { ExtensionManager } from "../manager.ts";
+import type { ModelSelection } from "../models/selection.ts";
 import { readonlyView } from "./session-view.ts";
-import type { ExtensionRuntime, SendMessageOptions, SendUserMessageOptions } from "./types.ts";
+import type { ExtensionRuntime, SendMessageOptions, SendUserMessageOptions } from "../types.ts";
 
 /** What the runtime acts on. */
 export interface RuntimeDeps {

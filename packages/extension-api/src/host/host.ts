@@ -3,12 +3,15 @@
  * kernel `Agent` whose five slots are the manager's chains and whose tool registry is the
  * manager's own, feeds every event of the agent to the observer bus (holding `agent_end` until
  * the mailboxes are drained, docs/architecture.md#observers), and binds the manager to the
- * runtime the extensions' actions go to. The parts live by concern: the runtime's actions and
- * run state (`host-runtime.ts`), the session operations and compaction (`host-session.ts`), the
- * verdicts recorded in the session (`verdicts.ts`), the read-only session view (`session-view.ts`).
+ * runtime the extensions' actions go to. The parts live by concern in this folder: the runtime's
+ * actions and run state (`runtime.ts`), the session operations and compaction
+ * (`session-operations.ts`), the verdicts recorded in the session (`verdicts.ts`), the read-only
+ * session view (`session-view.ts`), the redactors of what the host writes (`redaction.ts`), a
+ * host that outlives a session switch (`host-session.ts`).
  *
  * Diagnostics enter the run's stream in causal order: decision handlers through the slot's
- * `ctx.emit`, everything else (observers, listeners, commands) through `Agent.emit`.
+ * `ctx.emit`, everything else (observers, listeners, commands) through `Agent.emit`. Both pass
+ * the agent's own sink, which writes the verdicts among them to the session as it writes messages.
  */
 import {
   Agent,
@@ -19,19 +22,25 @@ import {
   type SlotContext,
   type Tool,
 } from "@mypi/kernel";
-import type { ExtensionHostEvent } from "./events.ts";
-import type { ChainCall } from "./dispatch/chain.ts";
-import { ChildAgents } from "./child-agents.ts";
-import type { ModelLookup } from "./child-types.ts";
-import { NEVER_ABORTED } from "./context.ts";
-import { createHostRuntime } from "./host-runtime.ts";
-import { hostCompaction, sessionOperations, type HostCompactionSettings, type SessionDeps } from "./host-session.ts";
-import { followModelSelection } from "./host-models.ts";
-import { ModelRegistry } from "./models/registry.ts";
-import { ModelSelection } from "./models/selection.ts";
-import type { UserBashAnswer } from "./pi-compat/index.ts";
-import type { ExtensionManager } from "./manager.ts";
-import type { ExtensionRuntime, ExtensionUI, LoadResult, SessionShutdownEvent } from "./types.ts";
+import type { ExtensionHostEvent } from "../events.ts";
+import type { ChainCall } from "../dispatch/chain.ts";
+import { ChildAgents } from "../child-agents.ts";
+import type { ModelLookup } from "../child-types.ts";
+import { NEVER_ABORTED } from "../context.ts";
+import { createHostRuntime } from "./runtime.ts";
+import {
+  hostCompaction,
+  sessionOperations,
+  type HostCompactionSettings,
+  type SessionDeps,
+} from "./session-operations.ts";
+import { followModelSelection } from "./models.ts";
+import { ModelRegistry } from "../models/registry.ts";
+import { ModelSelection } from "../models/selection.ts";
+import type { UserBashAnswer } from "../pi-compat/index.ts";
+import type { ExtensionManager } from "../manager.ts";
+import type { ExtensionRuntime, ExtensionUI, LoadResult, Redactor, SessionShutdownEvent } from "../types.ts";
+import { composeRedactors } from "./redaction.ts";
 import { recordVerdict } from "./verdicts.ts";
 
 export { forkPoint, isVerdictEntry, VERDICT_ENTRY_TYPES } from "./verdicts.ts";
@@ -76,15 +85,14 @@ export interface ExtensionHostOptions {
   expandPrompt?: (text: string) => string | undefined;
   onListenerError?: AgentOptions["onListenerError"];
   /**
-   * Applied to what the session records that no slot rewrites: each verdict (`recordVerdict`:
-   * an extension's `reason` or `error` is its own text), the session's name (`setSessionName`,
-   * RPC's `set_session_name`, `/name`) and each assistant message — the model's text and
-   * tool-call arguments, written at `message_end` before any slot sees them
-   * (`SessionManager.storedForm`). The run keeps the message as the model wrote it: its tools run
-   * with the real arguments. The CLI passes redact-secrets' `redactDeep` when that extension is
-   * loaded, so what it masks elsewhere is masked on disk here too.
+   * A redactor of the host's own, applied before the extensions' (`pi.registerRedactor`) to what
+   * the session records that no slot rewrites: each verdict (`recordVerdict`: an extension's
+   * `reason` or `error` is its own text), the session's name (`setSessionName`, RPC's
+   * `set_session_name`, `/name`) and each assistant message — the model's text and tool-call
+   * arguments, written at `message_end` before any slot sees them (`SessionManager.storedForm`).
+   * The run keeps the message as the model wrote it: its tools run with the real arguments.
    */
-  redactRecord?: <T>(value: T) => T;
+  redactRecord?: Redactor;
   /**
    * What only the one who made the host can do, for extensions' `ctx.newSession()` and
    * `ctx.shutdown()`: replace this host by one over a new session, end the process. Without
@@ -105,6 +113,12 @@ export interface ExtensionHost {
   readonly models: ModelSelection;
   readonly manager: ExtensionManager;
   readonly session: SessionManager;
+  /**
+   * What the host masks what it writes with: `redactRecord`, then the redactors the loaded
+   * extensions registered (`pi.registerRedactor`), in load order; read at each call, so a reload
+   * that adds or drops one takes effect. Identity when there are none.
+   */
+  readonly redact: Redactor;
   /** The child agents started under this host's agent (docs/subagents.md). */
   readonly children: ChildAgents;
   /**
@@ -148,6 +162,11 @@ export interface ExtensionHost {
 export function createExtensionHost(options: ExtensionHostOptions): ExtensionHost {
   const { manager } = options;
   const session = options.session ?? SessionManager.inMemory(manager.cwd);
+  const own = options.redactRecord && [{ extension: "the host's redactRecord", redact: options.redactRecord }];
+  const redact = composeRedactors({
+    redactors: () => (own ? [...own, ...manager.redactors()] : manager.redactors()),
+    diagnostic: (message) => manager.diagnostic(message),
+  });
   // The manager's registry is the agent's: the host's own tools join it, before the extensions'.
   manager.toolset.addHostTools(options.tools ?? []);
   const emit = (event: ExtensionHostEvent) => agent.emit(event);
@@ -162,7 +181,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     root: () => agent,
     session,
     models: options.childModels,
-    redact: options.redactRecord,
+    redact,
     maxTurns: options.maxTurns,
     maxParallel: options.maxParallel,
     abortGraceMs: options.abortGraceMs,
@@ -173,7 +192,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
 
   /** Name the session (masked as a record is) and tell the extensions (`session_info_changed`). */
   const nameSession = (name: string) => {
-    session.setSessionName(options.redactRecord ? options.redactRecord(name) : name);
+    session.setSessionName(redact(name));
     manager.publish({ type: "session_info_changed", name: session.getSessionName(), timestamp: Date.now() });
   };
   const run = createHostRuntime({
@@ -226,25 +245,25 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),
     ...(options.compaction && { compaction: compaction.settings() }),
     onCompaction: (outcome) => compaction.published(outcome),
+    // The verdicts are written by the agent's sink, where its messages are: in the stream's order.
+    recordHostEvent: (event) => recordVerdict(verdicts, event),
     ...(options.onListenerError && { onListenerError: options.onListenerError }),
     beforeAgentEnd: (end) => run.beforeAgentEnd(end),
     // The extensions' `before_agent_end` decision is the loop's source of follow-ups.
     beforeEnd: manager.beforeEndFor(),
     // Queued text is written when queued, before the input slot masks it: masked here instead.
-    ...(options.redactRecord && { queueRecord: options.redactRecord }),
+    queueRecord: redact,
   });
 
-  const { redactRecord } = options;
-  if (redactRecord) session.storedForm = (message) => (message.role === "assistant" ? redactRecord(message) : message);
+  session.storedForm = (message) => (message.role === "assistant" ? redact(message) : message);
   const verdicts = {
     session,
     isRunning: () => agent.isRunning,
     diagnostic: (m: string) => manager.diagnostic(m),
-    ...(options.redactRecord && { redact: options.redactRecord }),
+    redact,
   };
   agent.subscribe((event) => {
     if (event.type === "agent_start") children.rootRunStarted();
-    if (event.type === "hook_decision" || event.type === "extension_error") recordVerdict(verdicts, event);
     if (event.type === "agent_end") return run.ended(); // published in beforeAgentEnd
     manager.publish(event);
   });
@@ -266,6 +285,7 @@ export function createExtensionHost(options: ExtensionHostOptions): ExtensionHos
     models,
     manager,
     session,
+    redact,
     children,
     start({ reason = "startup", previousSessionFile } = {}) {
       manager.publish({

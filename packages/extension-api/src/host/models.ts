@@ -12,9 +12,9 @@
  * start that differs from it (`--model` on resume) is written too.
  */
 import type { Agent, SessionEntry, SessionManager } from "@mypi/kernel";
-import type { ExtensionHostEvent } from "./events.ts";
-import type { ExtensionManager } from "./manager.ts";
-import { describe, type ModelChange, type ModelSelection, type SessionChoice } from "./models/selection.ts";
+import type { ExtensionHostEvent } from "../events.ts";
+import type { ExtensionManager } from "../manager.ts";
+import { describe, type ModelChange, type ModelSelection, type SessionChoice } from "../models/selection.ts";
 
 export interface FollowDeps {
   models: ModelSelection;

@@ -1,8 +1,8 @@
 /** What `ctx.sessionManager` is while a host is bound: the host's session, read-only. */
 import type { SessionManager } from "@mypi/kernel";
 import { dirname } from "node:path";
-import { sessionTree } from "./context.ts";
-import type { ReadonlySessionView } from "./types.ts";
+import { sessionTree } from "../context.ts";
+import type { ReadonlySessionView } from "../types.ts";
 
 /** Getters only: an extension cannot write through `ctx.sessionManager`. Pi's names included. */
 export function readonlyView(session: SessionManager): ReadonlySessionView {
