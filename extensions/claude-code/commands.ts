@@ -12,7 +12,7 @@
  * answer then enters the conversation as the command's output.
  */
 import { readFileSync } from "node:fs";
-import { textOf } from "@mypi/kernel";
+import { errorMessage, textOf } from "@mypi/kernel";
 import { parseFrontmatter, type ExtensionAPI, type ExtensionContext } from "@mypi/extension-api";
 import type { LoadedPlugin } from "./plugins.ts";
 
@@ -75,7 +75,7 @@ function commandHandler(pi: ExtensionAPI, plugin: LoadedPlugin, file: string, na
     try {
       ({ frontmatter, body } = parseFrontmatter(readFileSync(file, "utf8")));
     } catch (error) {
-      host.say(ctx, "error", `/${name}: ${file}: ${(error as Error).message}`);
+      host.say(ctx, "error", `/${name}: ${file}: ${errorMessage(error)}`);
       return;
     }
     const tell = (key: string, text: string) => {

@@ -11,7 +11,7 @@
  */
 import { readFileSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
-import { isRecord } from "@mypi/kernel";
+import { errorMessage, isRecord } from "@mypi/kernel";
 import type { ExtensionAPI } from "@mypi/extension-api";
 import { AGENT_SOURCES_CHANNEL, type AgentSource, type AgentSourceRequest } from "../subagents/bus.ts";
 import { registerPluginCommands, type CommandHost } from "./commands.ts";
@@ -153,7 +153,7 @@ export function registerPlugins(pi: ExtensionAPI, load: PluginLoad, options: Com
           options.say(
             ctx,
             "warning",
-            `plugin ${plugin.name}: MCP server "${server.name}" (${server.file}) not started: ${(error as Error).message}`,
+            `plugin ${plugin.name}: MCP server "${server.name}" (${server.file}) not started: ${errorMessage(error)}`,
           ),
         );
       }

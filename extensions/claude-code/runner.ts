@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
-import { trackProcessGroup } from "@mypi/kernel";
+import { errorMessage, trackProcessGroup } from "@mypi/kernel";
 import type { CommandHook } from "./config.ts";
 
 /** Characters kept of each of stdout and stderr. */
@@ -78,7 +78,7 @@ export function runHook(request: RunRequest): RunningHook {
       stdio: ["pipe", "pipe", "pipe"],
     });
   } catch (error) {
-    settle(failedToStart((error as Error).message, started));
+    settle(failedToStart(errorMessage(error), started));
     return { done, follow: () => {} };
   }
   const untrack = child.pid !== undefined ? trackProcessGroup(child.pid) : () => {};

@@ -15,7 +15,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { isRecord } from "@mypi/kernel";
+import { errorMessage, isRecord } from "@mypi/kernel";
 
 export interface StdioTransportOptions {
   command: string;
@@ -195,7 +195,7 @@ export class ChildProcessTransport implements Transport {
       message = JSON.parse(line);
     } catch (error) {
       // Not JSON (a server logging to stdout): reported, skipped.
-      this.onerror?.(new Error(`a line on stdout that is not JSON: ${(error as Error).message}`));
+      this.onerror?.(new Error(`a line on stdout that is not JSON: ${errorMessage(error)}`));
       return;
     }
     this.onmessage?.(asAnswer(message) ?? (message as JSONRPCMessage));

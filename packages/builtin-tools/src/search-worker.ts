@@ -11,6 +11,7 @@
  * - otherwise the regex runs over the whole text (multiline), and each hit's line is re-tested
  *   alone, so the result is exactly "the lines the regex matches".
  */
+import { errnoCode, errorMessage } from "@mypi/kernel";
 import { readFileSync, realpathSync, type Stats, statSync } from "node:fs";
 import { sep } from "node:path";
 import picomatch from "picomatch";
@@ -186,7 +187,7 @@ function readText(abs: string, rel: string, out: GrepOutput, maxBytes = Infinity
   try {
     buf = readFileSync(abs);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ERR_FS_FILE_TOO_LARGE") out.tooLarge.push(rel);
+    if (errnoCode(error) === "ERR_FS_FILE_TOO_LARGE") out.tooLarge.push(rel);
     return undefined;
   }
   if (buf.length === 0 || isBinary(buf)) return undefined;
@@ -275,7 +276,7 @@ export function compilePattern(pattern: string, ignoreCase: boolean): RegExp {
   try {
     return new RegExp(pattern, ignoreCase ? "i" : "");
   } catch (error) {
-    const reason = (error as Error).message.replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, "");
+    const reason = errorMessage(error).replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, "");
     throw new ToolInputError(
       `Invalid regular expression ${JSON.stringify(pattern)}: ${reason}. grep takes a JavaScript regular expression; put a backslash before ( ) [ ] { } . * + ? | ^ $ \\ to match one literally.`,
     );
@@ -454,7 +455,7 @@ function statPath(abs: string, rel: string): Stats {
   try {
     return statSync(abs);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+    if (errnoCode(error) === "ENOENT") {
       throw new ToolInputError(`Path not found: ${rel}. Use ls or find to locate it.`);
     }
     throw new ToolInputError(fsErrorMessage(error, rel));

@@ -16,7 +16,7 @@
 import { createEscapeApprovals, type EscapeApprovals, type SandboxOptions } from "@mypi/builtin-tools";
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { mypiHome, withholdFromTools, type SessionManager } from "@mypi/kernel";
+import { errnoCode, errorMessage, mypiHome, type SessionManager, withholdFromTools } from "@mypi/kernel";
 import { latestChoice, type ModelRegistry } from "@mypi/extension-api";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "./args.ts";
 import { loadExtensions, type LoadedWorkspace, type LoadRequest } from "./extension-loading.ts";
@@ -549,7 +549,7 @@ function appendedPrompts(args: CliArgs, io: CliIO): { append: string[]; system?:
       return { text: readFileSync(path, "utf8") };
     } catch (error) {
       return {
-        error: `--${flag} ${value}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`,
+        error: `--${flag} ${value}: cannot be read (${errnoCode(error) ?? errorMessage(error)}).`,
       };
     }
   };

@@ -9,6 +9,7 @@
  * offer (a clear no-op or refusal each), and Pi's spellings of a few things. Whatever does
  * nothing is reported once per extension and kind, as one diagnostic line.
  */
+import { errorMessage } from "@mypi/kernel";
 import { EXTENSION_NAME } from "../context.ts";
 import { invalidToolError } from "../errors.ts";
 import type { HttpHooks, Tool } from "@mypi/kernel";
@@ -149,12 +150,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
       try {
         await h.fn({ type: event, ...payload }, h.context);
       } catch (error) {
-        host.reportError(
-          h.extension,
-          event,
-          error instanceof Error ? error.message : String(error),
-          "MYPI_HANDLER_FAILED",
-        );
+        host.reportError(h.extension, event, errorMessage(error), "MYPI_HANDLER_FAILED");
       }
     }
   };

@@ -9,6 +9,7 @@
  * The SDK is loaded lazily (openai.ts), so its error classes come in as a parameter: a static
  * import here would load the whole SDK with the kernel.
  */
+import { errorMessage } from "../values.ts";
 import { MalformedChunkError } from "./openai-stream.ts";
 import { watchDone } from "./openai-done.ts";
 import { isRecord } from "../values.ts";
@@ -144,7 +145,7 @@ export function classifyError(err: unknown, ctx: ErrorContext, sdk: SdkErrorClas
   if (err instanceof SyntaxError || err instanceof MalformedChunkError) {
     return { kind: "error", retryable: false, message: `${ctx.baseURL} sent a malformed stream chunk: ${err.message}` };
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   return { kind: "error", retryable: false, message: `request to ${ctx.baseURL} failed: ${message}` };
 }
 

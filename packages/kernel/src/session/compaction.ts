@@ -6,6 +6,7 @@
  * session entry) and reports the outcome as data — it never throws and never changes anything
  * when it fails. Automatic (`createCompactionHook`) and manual compaction share `compact`.
  */
+import { errorMessage } from "../values.ts";
 import type { Message, ModelClient } from "../types.ts";
 import type { SessionManager } from "./manager.ts";
 import { repairToolHistory } from "./repair.ts";
@@ -124,7 +125,7 @@ export async function compact(options: CompactOptions): Promise<CompactionOutcom
   try {
     return await compactOrThrow(options);
   } catch (error) {
-    return { status: "failed", error: `compaction failed: ${error instanceof Error ? error.message : String(error)}` };
+    return { status: "failed", error: `compaction failed: ${errorMessage(error)}` };
   }
 }
 

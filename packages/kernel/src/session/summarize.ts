@@ -3,6 +3,7 @@
  * as chat messages), so the model reads it as material to summarize rather than a dialogue to
  * continue, and tool calls need no matching tool definitions.
  */
+import { errorMessage } from "../values.ts";
 import type { Message, ModelClient, UserMessage } from "../types.ts";
 
 export const SUMMARIZATION_SYSTEM_PROMPT = [
@@ -215,7 +216,7 @@ async function summarizeOnce(options: SummaryOptions, text: string): Promise<Sum
         : "summarization failed: the stream ended without a result",
     };
   } catch (error) {
-    return { ok: false, error: `summarization failed: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, error: `summarization failed: ${errorMessage(error)}` };
   }
 }
 

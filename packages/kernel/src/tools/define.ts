@@ -2,6 +2,7 @@
  * `defineTool` and what hangs off a tool: the brand, the shape checks with coded errors, the
  * schema the model sees and the compiled validator (both computed once per tool).
  */
+import { errorMessage } from "../values.ts";
 import type { ValidateFunction } from "ajv";
 import type { JSONSchema, Tool, ToolContext, ToolReturn, ToolSchema, WorkerSpec, ZodLikeSchema } from "../types.ts";
 import { compileJsonSchema, isZodLike, zodInputJsonSchema } from "./schema.ts";
@@ -194,7 +195,7 @@ export function toolSchema(tool: Tool): ToolSchema {
       } catch (error) {
         throw new ToolDefinitionError(
           "MYPI_TOOL_SCHEMA",
-          `tool ${JSON.stringify(tool.name)}: its parameters have no JSON Schema form (${(error as Error)?.message}); ` +
+          `tool ${JSON.stringify(tool.name)}: its parameters have no JSON Schema form (${errorMessage(error)}); ` +
             `use JSON types only (no Date, BigInt, Map, Set, Symbol, undefined, NaN, function or z.custom(); ` +
             `a .transform() is fine, the model sees its input side)`,
         );
@@ -224,7 +225,7 @@ export function toolValidator(tool: Tool): ValidateFunction {
     } catch (error) {
       throw new ToolDefinitionError(
         "MYPI_TOOL_SCHEMA",
-        `tool ${JSON.stringify(tool.name)}: \`jsonSchema\` is not a valid JSON Schema: ${(error as Error)?.message}`,
+        `tool ${JSON.stringify(tool.name)}: \`jsonSchema\` is not a valid JSON Schema: ${errorMessage(error)}`,
       );
     }
     validators.set(tool, validate);
