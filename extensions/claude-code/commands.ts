@@ -14,7 +14,7 @@
 import { readFileSync } from "node:fs";
 import { errorMessage, textOf } from "@mypi/kernel";
 import { parseFrontmatter, type ExtensionAPI, type ExtensionContext } from "@mypi/extension-api";
-import type { LoadedPlugin } from "./plugins.ts";
+import type { LoadedPlugin } from "./plugin-format.ts";
 
 export interface CommandHost {
   cwd: string;

@@ -12,7 +12,6 @@
  * timeout, its `systemMessage`).
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { toolEnvironment } from "@mypi/kernel";
 import type { ExtensionAPI, ExtensionContext } from "@mypi/extension-api";
@@ -23,7 +22,7 @@ import { compileMatcher, ifMatches, parseIfRule, type IfRule, type Matcher } fro
 import { readAnswer, type HookAnswer } from "./protocol.ts";
 import { runHook, type RunningHook } from "./runner.ts";
 import type { ToolContext } from "./tools.ts";
-import { Transcript } from "./transcript.ts";
+import { Transcript, transcriptPath } from "./transcript.ts";
 
 /** Claude Code's default timeouts, in seconds (hooks reference, "Common fields"). */
 const DEFAULT_TIMEOUT_S = 600;
@@ -404,10 +403,4 @@ export class HookEngine {
     if (ctx.sessionManager.file !== undefined) return;
     for (const file of [this.transcript?.path, this.envFile]) if (file !== undefined) rmSync(file, { force: true });
   }
-}
-
-/** Beside the session file (`<name>.claude.jsonl`), or in a temporary folder for a session kept in memory. */
-export function transcriptPath(sessionFile: string | undefined, sessionId: string): string {
-  if (sessionFile !== undefined) return sessionFile.replace(/\.jsonl$/, "") + ".claude.jsonl";
-  return join(tmpdir(), `mypi-claude-code-${process.getuid?.() ?? "user"}`, `${sessionId}.jsonl`);
 }

@@ -223,3 +223,22 @@ function isDirectory(path: string): boolean {
     return false;
   }
 }
+
+/** One `plugins` entry of a settings file. */
+export interface PluginEntry {
+  name: string;
+  /** What was installed: a path, `git:<url>[@ref]`, or `<name>@<marketplace>`. */
+  source: string;
+  /** Where it is, relative to the settings file's folder (or absolute). */
+  root: string;
+  enabled?: boolean;
+  marketplace?: string;
+}
+
+export interface LoadedPlugin extends ClaudePlugin {
+  /** `CLAUDE_PLUGIN_DATA`: survives updates. */
+  data: string;
+  scope: "global" | "project";
+  entry: PluginEntry;
+  settingsFile: string;
+}

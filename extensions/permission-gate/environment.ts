@@ -5,7 +5,7 @@
  * The environment the command starts with is the user's and is trusted; a value the command line
  * sets is not.
  */
-import type { Next } from "./wrappers.ts";
+import type { Next } from "./next.ts";
 import type { Field } from "./words.ts";
 
 /**

@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mypi/extension-api";
 import { passToTools } from "@mypi/kernel";
 import type { Answered, HookEngine } from "../engine.ts";
-import { transcriptPath } from "../engine.ts";
+import { transcriptPath } from "../transcript.ts";
 import { prepareEnvFile, readEnvFile } from "../env-file.ts";
 import { registerHookHandlers, registerSkillHandler, type HookSlotSpec } from "../handlers.ts";
 import { specificString } from "../protocol.ts";
