@@ -12,7 +12,7 @@ import { AGENT_LIFECYCLE_CHANNEL, type AgentLifecycleEvent } from "../subagents/
 import { Transcript, transcriptPath } from "./transcript.ts";
 import type { ToolContext } from "./tools.ts";
 
-export interface ChildIdentity {
+interface ChildIdentity {
   agent_id: string;
   agent_type: string;
 }

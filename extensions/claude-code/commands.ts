@@ -34,7 +34,7 @@ const NOT_APPLIED: Record<string, string> = {
 };
 
 /** The custom message a forked command's answer enters the conversation as. */
-export const FORK_ANSWER_TYPE = "claude-code-command";
+const FORK_ANSWER_TYPE = "claude-code-command";
 /** The subagents extension's tool, which starts the child a forked command runs in. */
 const AGENT_TOOL = "agent";
 
@@ -242,7 +242,7 @@ export function splitArguments(args: string): string[] {
   return words;
 }
 
-export function substituteVariables(text: string, vars: Readonly<Record<string, string>>): string {
+function substituteVariables(text: string, vars: Readonly<Record<string, string>>): string {
   return text.replace(/\$\{(CLAUDE_[A-Z_]+)\}/g, (whole, name: string) =>
     Object.hasOwn(vars, name) ? vars[name]! : whole,
   );

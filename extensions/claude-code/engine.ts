@@ -28,7 +28,7 @@ import { Transcript, transcriptPath } from "./transcript.ts";
 const DEFAULT_TIMEOUT_S = 600;
 const EVENT_TIMEOUT_S: Partial<Record<ClaudeEvent, number>> = { UserPromptSubmit: 30, SessionEnd: 1.5 };
 /** Strings that reach the model or the user are capped here; the full text goes to a file. */
-export const OUTPUT_CAP = 10_000;
+const OUTPUT_CAP = 10_000;
 /** Events whose `systemMessage` Claude Code discards. */
 const NO_SYSTEM_MESSAGE = new Set<ClaudeEvent>([
   "Notification",
@@ -38,7 +38,7 @@ const NO_SYSTEM_MESSAGE = new Set<ClaudeEvent>([
   "StopFailure",
 ]);
 
-export interface CompiledHook {
+interface CompiledHook {
   readonly id: number;
   readonly def: HookDefinition;
   readonly label: string;
@@ -89,7 +89,7 @@ export class Occurrence {
   }
 }
 
-export interface EngineOptions {
+interface EngineOptions {
   pi: ExtensionAPI;
   hooks: readonly HookDefinition[];
   /** `CLAUDE_PROJECT_DIR`: the workspace. */

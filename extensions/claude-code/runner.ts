@@ -11,13 +11,13 @@ import { errorMessage, trackProcessGroup } from "@mypi/kernel";
 import type { CommandHook } from "./config.ts";
 
 /** Characters kept of each of stdout and stderr. */
-export const MAX_CAPTURE = 1024 * 1024;
+const MAX_CAPTURE = 1024 * 1024;
 /** Between SIGTERM and SIGKILL to the group. */
 const KILL_GRACE_MS = 1000;
 /** How long to keep reading after the hook exited while a background child still holds its pipes. */
 const DRAIN_MS = 200;
 
-export interface RunRequest {
+interface RunRequest {
   hook: CommandHook;
   /** The event's JSON, written to stdin. */
   input: unknown;

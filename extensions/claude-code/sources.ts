@@ -21,14 +21,14 @@ import { CLAUDE_PROJECT_FILES, claudeCodeSetting } from "./triggers.ts";
 
 export { CLAUDE_PROJECT_FILES, claudeCodeSetting, type ClaudeCodeSetting } from "./triggers.ts";
 
-export interface HookFile {
+interface HookFile {
   source: HookSource;
   /** The file's `hooks` (undefined: none). */
   hooks: unknown;
   disableAllHooks?: boolean;
 }
 
-export interface SourceOptions {
+interface SourceOptions {
   home: string;
   cwd: string;
   trusted: boolean;

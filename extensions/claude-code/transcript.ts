@@ -19,7 +19,7 @@ export function transcriptPath(sessionFile: string | undefined, sessionId: strin
   return join(tmpdir(), `mypi-claude-code-${process.getuid?.() ?? "user"}`, `${sessionId}.jsonl`);
 }
 
-export interface TranscriptSource {
+interface TranscriptSource {
   sessionId: string;
   cwd: string;
   branch(): readonly SessionEntry[];

@@ -70,7 +70,7 @@ export interface McpConfig {
   problems: ConfigProblem[];
 }
 
-export interface ConfigLocations {
+interface ConfigLocations {
   /** The agent's workspace: `<cwd>/.mypi/mcp.json`, and the base of a relative `cwd`. */
   cwd: string;
   /** `$MYPI_HOME`, default `~/.mypi`. */
@@ -85,7 +85,7 @@ export function defaultHome(env: Record<string, string | undefined> = process.en
   return env.MYPI_HOME || join(homedir(), ".mypi");
 }
 
-export function configFiles(where: Pick<ConfigLocations, "cwd" | "home">): { home: string; project: string } {
+function configFiles(where: Pick<ConfigLocations, "cwd" | "home">): { home: string; project: string } {
   return { home: join(where.home, "mcp.json"), project: join(where.cwd, ".mypi", "mcp.json") };
 }
 

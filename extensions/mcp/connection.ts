@@ -18,9 +18,9 @@ import { listPages } from "./paging.ts";
 import { ProgressRouter, type ProgressListener } from "./progress.ts";
 import { ChildProcessTransport } from "./stdio-transport.ts";
 
-export type ServerState = "connecting" | "connected" | "failed" | "stopped" | "closed";
+type ServerState = "connecting" | "connected" | "failed" | "stopped" | "closed";
 
-export interface CallOptions {
+interface CallOptions {
   signal: AbortSignal;
   /** The kernel enforces the call's timeout; the SDK's own is set past it as a backstop. 0 = none. */
   timeoutMs: number;
@@ -33,7 +33,7 @@ export interface CallOptions {
 }
 
 /** What the SDK reported through `client.onerror` (transport noise, late or stray messages). */
-export interface SdkErrors {
+interface SdkErrors {
   count: number;
   first: string;
   last: string;

@@ -146,7 +146,7 @@ export function promptContent(server: string, prompt: string, answer: Record<str
   return merged;
 }
 
-export interface PromptCommandOptions {
+interface PromptCommandOptions {
   pi: Pick<ExtensionAPI, "registerCommand" | "sendUserMessage">;
   server: McpConnection;
   prompts: readonly McpPromptInfo[];

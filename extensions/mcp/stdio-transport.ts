@@ -17,7 +17,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage, isRecord } from "@mypi/kernel";
 
-export interface StdioTransportOptions {
+interface StdioTransportOptions {
   command: string;
   args: string[];
   /** Added to the SDK's small default environment (PATH, HOME, USER, SHELL, TERM, LOGNAME). */
@@ -50,7 +50,7 @@ const INHERITED_ENV =
       ]
     : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
-export function inheritedEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+function inheritedEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of INHERITED_ENV) {
     const value = env[key];

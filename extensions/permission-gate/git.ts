@@ -88,7 +88,7 @@ const GIT_COMMANDS = new Set(
 );
 
 /** git's subcommand past its global options, its arguments, and the `-c key=value` settings. */
-export interface GitCall {
+interface GitCall {
   sub: Field | undefined;
   args: Field[];
   configs: Field[];

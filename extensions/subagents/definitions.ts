@@ -46,7 +46,7 @@ export interface AgentDiscovery {
   problems: string[];
 }
 
-export interface DiscoverOptions {
+interface DiscoverOptions {
   /** mypi's home (`$MYPI_HOME`, default `~/.mypi`). */
   home: string;
   cwd: string;

@@ -167,7 +167,7 @@ function timeoutSeconds(args: BashArgs): number {
   return args.timeout ?? DEFAULT_TIMEOUT_SECONDS;
 }
 
-export function runBash(
+function runBash(
   cwd: string,
   args: BashArgs,
   ctx: Pick<ToolContext, "signal" | "onUpdate">,
@@ -279,7 +279,7 @@ export function runBash(
  * A single argument longer than this may exceed the kernel's limit for one (Linux: 128 KiB), and
  * `spawn` would fail with a bare E2BIG. Such a command goes through a pipe instead.
  */
-export const LONG_COMMAND_BYTES = 100_000;
+const LONG_COMMAND_BYTES = 100_000;
 
 /**
  * `bash -c command` in its own process group, without the model's key in the environment; in the

@@ -57,7 +57,7 @@ async function listFolder(root: string, path: string): Promise<ToolResult> {
   return textResult(lines.join("\n"), { path: rel, entries: entries.length });
 }
 
-export function compareNames(a: string, b: string): number {
+function compareNames(a: string, b: string): number {
   const x = a.toLowerCase();
   const y = b.toLowerCase();
   if (x !== y) return x < y ? -1 : 1;

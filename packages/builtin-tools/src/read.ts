@@ -151,7 +151,7 @@ function pageText(rel: string, text: string, args: ReadArgs): ToolResult {
 }
 
 /** The image type from the file's magic bytes, or undefined. */
-export function sniffImage(data: Uint8Array): string | undefined {
+function sniffImage(data: Uint8Array): string | undefined {
   const b = data;
   if (
     b.length >= 8 &&

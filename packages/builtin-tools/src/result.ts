@@ -9,7 +9,7 @@ import type { Stats } from "node:fs";
 import { errnoCode, errorMessage, type ToolResult } from "@mypi/kernel";
 import { ToolInputError } from "./safe-path.ts";
 
-export type ErrorResult = ToolResult & { isError: true };
+type ErrorResult = ToolResult & { isError: true };
 
 export function failure(text: string, details?: unknown): ErrorResult {
   const result: ErrorResult = { content: [{ type: "text", text }], isError: true };

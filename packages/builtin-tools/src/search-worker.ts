@@ -39,7 +39,7 @@ export interface FindArgs {
   path?: string;
 }
 /** What the worker functions need from `WorkerToolContext`. */
-export interface SearchContext {
+interface SearchContext {
   cwd?: string;
   data: unknown;
 }
@@ -272,7 +272,7 @@ function countChar(text: string, ch: string, from: number, to: number): number {
   return n;
 }
 
-export function compilePattern(pattern: string, ignoreCase: boolean): RegExp {
+function compilePattern(pattern: string, ignoreCase: boolean): RegExp {
   try {
     return new RegExp(pattern, ignoreCase ? "i" : "");
   } catch (error) {
@@ -422,7 +422,7 @@ function runFind(root: string, args: FindArgs): ToolResult {
  * A glob test for walk entries: a pattern with a `/` is matched against the path relative to
  * the search folder, one without against the name alone (`*.ts` finds `src/a/b.ts`).
  */
-export function globMatcher(glob: string): (relToStart: string, name: string) => boolean {
+function globMatcher(glob: string): (relToStart: string, name: string) => boolean {
   const test = picomatch(glob, { dot: true });
   const byPath = glob.includes("/");
   return (relToStart, name) => test(byPath ? relToStart : name);

@@ -35,12 +35,12 @@ interface ApiErrorFields extends Error {
 }
 
 /** `retry-after` is honoured up to this long; a server asking for more gets this. */
-export const MAX_RETRY_AFTER_MS = 60_000;
+const MAX_RETRY_AFTER_MS = 60_000;
 /** Exponential backoff stops growing here. */
-export const MAX_BACKOFF_MS = 8_000;
+const MAX_BACKOFF_MS = 8_000;
 
 /** An HTTP status worth another attempt: timeouts, lock conflicts, rate limits, server errors. */
-export function isRetryableStatus(status: number): boolean {
+function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
@@ -49,7 +49,7 @@ export function isRetryableStatus(status: number): boolean {
  * by the fetch wrapper, so the SDK hands it back as the cause of an `APIConnectionError`. The body
  * stays out of `message`, which the SDK searches for "timed out".
  */
-export class NotAnEventStreamError extends Error {
+class NotAnEventStreamError extends Error {
   override name = "NotAnEventStreamError";
   constructor(
     readonly status: number,

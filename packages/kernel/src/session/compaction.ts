@@ -14,8 +14,8 @@ import { generateSummary } from "./summarize.ts";
 import { compactionSummaryMessage, readCompactionSummary } from "./summary-message.ts";
 import { CHARS_PER_TOKEN, estimateContextTokens, estimateMessageTokens } from "./tokens.ts";
 
-export const DEFAULT_RESERVE_TOKENS = 16_384;
-export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
+const DEFAULT_RESERVE_TOKENS = 16_384;
+const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
 
 export interface CompactionSettings {
   /** Automatic compaction; default true. Manual compaction ignores it. */

@@ -95,7 +95,7 @@ function cutMiddle(text: string, room: number): string {
 }
 
 /** The user prompt of the summarization call. With a previous summary, it asks for an update. */
-export function summarizationPrompt(options: {
+function summarizationPrompt(options: {
   conversation: string;
   previousSummary?: string;
   customInstructions?: string;
@@ -129,9 +129,9 @@ export function summarizationPrompt(options: {
   return lines.join("\n");
 }
 
-export type SummaryResult = { ok: true; summary: string } | { ok: false; error: string };
+type SummaryResult = { ok: true; summary: string } | { ok: false; error: string };
 
-export interface SummaryOptions {
+interface SummaryOptions {
   model: ModelClient;
   messages: readonly Message[];
   previousSummary?: string;

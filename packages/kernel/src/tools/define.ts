@@ -62,7 +62,7 @@ export interface JsonSchemaToolDefinition extends CommonDefinition<Record<string
   parameters?: undefined;
 }
 
-export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const schemas = new WeakMap<Tool, ToolSchema>();
 const validators = new WeakMap<Tool, ValidateFunction>();
@@ -107,7 +107,7 @@ export function isTool(value: unknown): value is Tool {
  * Check that an object can run as a tool. `defineTool` and `ToolRegistry.register` call it, so
  * a hand-built `Tool` gets the same coded errors.
  */
-export function assertToolShape(tool: Tool): void {
+function assertToolShape(tool: Tool): void {
   const label = typeof tool?.name === "string" ? `tool ${JSON.stringify(tool.name)}` : "a tool";
   if (typeof tool !== "object" || tool === null) {
     throw new ToolDefinitionError("MYPI_TOOL_SHAPE", "expected a tool object; build one with defineTool({...})");
