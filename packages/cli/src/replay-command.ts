@@ -184,7 +184,7 @@ async function replayWorkspace(w: {
     managedDir: mDir,
     sandbox: undefined,
     sandboxByDefault: false,
-    sandboxState: { usable: false, why: "off" },
+    sandboxState: Promise.resolve({ usable: false, why: "off" }),
     escapes: undefined,
   });
   if ("settingsError" in ws) return failed(io, `${ws.settingsError}. Fix the file.`);

@@ -80,7 +80,7 @@ interface CommandLine {
   managedDir: string;
   sandbox: SandboxOptions | undefined;
   sandboxByDefault: boolean;
-  sandboxState: SandboxState;
+  sandboxState: Promise<SandboxState>;
   escapes: EscapeApprovals | undefined;
   /**
    * Without unknown flags the first pass is the whole truth: the mode and prompt were judged
@@ -343,7 +343,8 @@ async function checkCommandLine(run: WatchedRun, workspace?: string): Promise<Co
   if ("error" in firstSettings) return fail(io, settingsError(firstSettings.error));
   const sandboxChoice = sandboxOf(firstPass, firstSettings.settings, io.cwd, managedSandboxOf(firstSettings.tiers));
   if ("error" in sandboxChoice) return fail(io, sandboxChoice.error);
-  const sandboxState = await sandboxUsable(sandboxChoice.sandbox);
+  // Not awaited: the probe (a bubblewrap start) runs while the extensions load (extension-loading.ts).
+  const sandboxState = sandboxUsable(sandboxChoice.sandbox);
   // Calls out of the sandbox need a gate to approve them: one that can ask (dormant in a mode with a user), or one with rules.
   const early = choosePolicies({ tiers: firstSettings.tiers, args: firstPass, mode: run.mode, shellCwd: io.cwd, cwd });
   const approvable = !run.listing && early.gate.state !== "off";
