@@ -9,11 +9,10 @@
 import { rmSync } from "node:fs";
 import { segmentName, type ExtensionAPI } from "@mypi/extension-api";
 import { AGENT_LIFECYCLE_CHANNEL, type AgentLifecycleEvent } from "../subagents/bus.ts";
-import { transcriptPath } from "./engine.ts";
-import { Transcript } from "./transcript.ts";
+import { Transcript, transcriptPath } from "./transcript.ts";
 import type { ToolContext } from "./tools.ts";
 
-export interface ChildIdentity {
+interface ChildIdentity {
   agent_id: string;
   agent_type: string;
 }

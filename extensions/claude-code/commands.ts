@@ -12,9 +12,9 @@
  * answer then enters the conversation as the command's output.
  */
 import { readFileSync } from "node:fs";
-import { textOf } from "@mypi/kernel";
+import { errorMessage, textOf } from "@mypi/kernel";
 import { parseFrontmatter, type ExtensionAPI, type ExtensionContext } from "@mypi/extension-api";
-import type { LoadedPlugin } from "./plugins.ts";
+import type { LoadedPlugin } from "./plugin-format.ts";
 
 export interface CommandHost {
   cwd: string;
@@ -34,7 +34,7 @@ const NOT_APPLIED: Record<string, string> = {
 };
 
 /** The custom message a forked command's answer enters the conversation as. */
-export const FORK_ANSWER_TYPE = "claude-code-command";
+const FORK_ANSWER_TYPE = "claude-code-command";
 /** The subagents extension's tool, which starts the child a forked command runs in. */
 const AGENT_TOOL = "agent";
 
@@ -75,7 +75,7 @@ function commandHandler(pi: ExtensionAPI, plugin: LoadedPlugin, file: string, na
     try {
       ({ frontmatter, body } = parseFrontmatter(readFileSync(file, "utf8")));
     } catch (error) {
-      host.say(ctx, "error", `/${name}: ${file}: ${(error as Error).message}`);
+      host.say(ctx, "error", `/${name}: ${file}: ${errorMessage(error)}`);
       return;
     }
     const tell = (key: string, text: string) => {
@@ -242,7 +242,7 @@ export function splitArguments(args: string): string[] {
   return words;
 }
 
-export function substituteVariables(text: string, vars: Readonly<Record<string, string>>): string {
+function substituteVariables(text: string, vars: Readonly<Record<string, string>>): string {
   return text.replace(/\$\{(CLAUDE_[A-Z_]+)\}/g, (whole, name: string) =>
     Object.hasOwn(vars, name) ? vars[name]! : whole,
   );

@@ -45,7 +45,7 @@ export const CLAUDE_EVENTS = [
 export type ClaudeEvent = (typeof CLAUDE_EVENTS)[number];
 
 /** The events mypi runs (docs/claude-code.md has where each lands); the others load with one diagnostic. */
-export const HONOURED_EVENTS = new Set<ClaudeEvent>([
+const HONOURED_EVENTS = new Set<ClaudeEvent>([
   "SessionStart",
   "UserPromptSubmit",
   "UserPromptExpansion",
@@ -65,7 +65,7 @@ export const HONOURED_EVENTS = new Set<ClaudeEvent>([
 ]);
 
 /** Why mypi cannot run an event: said once, when a hook for it loads. */
-export const UNHONOURED_REASONS: Partial<Record<ClaudeEvent, string>> = {
+const UNHONOURED_REASONS: Partial<Record<ClaudeEvent, string>> = {
   Setup: "mypi has no --init / --maintenance runs",
   InstructionsLoaded: "mypi reads its context files once, before extensions load",
   MessageDisplay: "mypi's screens draw the model's text themselves",

@@ -12,7 +12,6 @@
  * timeout, its `systemMessage`).
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { toolEnvironment } from "@mypi/kernel";
 import type { ExtensionAPI, ExtensionContext } from "@mypi/extension-api";
@@ -23,13 +22,13 @@ import { compileMatcher, ifMatches, parseIfRule, type IfRule, type Matcher } fro
 import { readAnswer, type HookAnswer } from "./protocol.ts";
 import { runHook, type RunningHook } from "./runner.ts";
 import type { ToolContext } from "./tools.ts";
-import { Transcript } from "./transcript.ts";
+import { Transcript, transcriptPath } from "./transcript.ts";
 
 /** Claude Code's default timeouts, in seconds (hooks reference, "Common fields"). */
 const DEFAULT_TIMEOUT_S = 600;
 const EVENT_TIMEOUT_S: Partial<Record<ClaudeEvent, number>> = { UserPromptSubmit: 30, SessionEnd: 1.5 };
 /** Strings that reach the model or the user are capped here; the full text goes to a file. */
-export const OUTPUT_CAP = 10_000;
+const OUTPUT_CAP = 10_000;
 /** Events whose `systemMessage` Claude Code discards. */
 const NO_SYSTEM_MESSAGE = new Set<ClaudeEvent>([
   "Notification",
@@ -39,7 +38,7 @@ const NO_SYSTEM_MESSAGE = new Set<ClaudeEvent>([
   "StopFailure",
 ]);
 
-export interface CompiledHook {
+interface CompiledHook {
   readonly id: number;
   readonly def: HookDefinition;
   readonly label: string;
@@ -90,7 +89,7 @@ export class Occurrence {
   }
 }
 
-export interface EngineOptions {
+interface EngineOptions {
   pi: ExtensionAPI;
   hooks: readonly HookDefinition[];
   /** `CLAUDE_PROJECT_DIR`: the workspace. */
@@ -404,10 +403,4 @@ export class HookEngine {
     if (ctx.sessionManager.file !== undefined) return;
     for (const file of [this.transcript?.path, this.envFile]) if (file !== undefined) rmSync(file, { force: true });
   }
-}
-
-/** Beside the session file (`<name>.claude.jsonl`), or in a temporary folder for a session kept in memory. */
-export function transcriptPath(sessionFile: string | undefined, sessionId: string): string {
-  if (sessionFile !== undefined) return sessionFile.replace(/\.jsonl$/, "") + ".claude.jsonl";
-  return join(tmpdir(), `mypi-claude-code-${process.getuid?.() ?? "user"}`, `${sessionId}.jsonl`);
 }

@@ -5,6 +5,7 @@
  * `if` — one permission rule such as `Bash(git *)` or `Edit(*.ts)`, best-effort and failing open
  * as Claude Code's does.
  */
+import { errorMessage } from "@mypi/kernel";
 import { homedir } from "node:os";
 import { isAbsolute, relative, resolve } from "node:path";
 import picomatch from "picomatch";
@@ -33,7 +34,7 @@ export function compileMatcher(matcher: string | undefined, event: ClaudeEvent):
     const pattern = new RegExp(matcher);
     return (value) => pattern.test(value);
   } catch (error) {
-    return `matcher ${JSON.stringify(matcher)} is not a valid regular expression (${(error as Error).message})`;
+    return `matcher ${JSON.stringify(matcher)} is not a valid regular expression (${errorMessage(error)})`;
   }
 }
 

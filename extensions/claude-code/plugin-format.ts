@@ -9,7 +9,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, relative, resolve, sep } from "node:path";
-import { isRecord } from "@mypi/kernel";
+import { errorMessage, isRecord } from "@mypi/kernel";
 
 export interface PluginCommand {
   /** The name after `plugin:`: `deploy`, or `frontend:component` for `commands/frontend/component.md`. */
@@ -53,7 +53,7 @@ export function readPlugin(root: string, fallbackName?: string): ClaudePlugin | 
       if (!isRecord(parsed)) return `${manifestFile}: not a JSON object`;
       manifest = parsed;
     } catch (error) {
-      return `${manifestFile}: ${(error as Error).message}`;
+      return `${manifestFile}: ${errorMessage(error)}`;
     }
   }
   const name =
@@ -205,7 +205,7 @@ function readJsonFile(file: string): { value: unknown } | { error: string } {
   try {
     return { value: JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, "")) as unknown };
   } catch (error) {
-    return { error: `${file}: ${(error as Error).message}` };
+    return { error: `${file}: ${errorMessage(error)}` };
   }
 }
 
@@ -222,4 +222,23 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** One `plugins` entry of a settings file. */
+export interface PluginEntry {
+  name: string;
+  /** What was installed: a path, `git:<url>[@ref]`, or `<name>@<marketplace>`. */
+  source: string;
+  /** Where it is, relative to the settings file's folder (or absolute). */
+  root: string;
+  enabled?: boolean;
+  marketplace?: string;
+}
+
+export interface LoadedPlugin extends ClaudePlugin {
+  /** `CLAUDE_PLUGIN_DATA`: survives updates. */
+  data: string;
+  scope: "global" | "project";
+  entry: PluginEntry;
+  settingsFile: string;
 }

@@ -11,31 +11,15 @@
  */
 import { readFileSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
-import { isRecord } from "@mypi/kernel";
+import { errorMessage, isRecord } from "@mypi/kernel";
 import type { ExtensionAPI } from "@mypi/extension-api";
 import { AGENT_SOURCES_CHANNEL, type AgentSource, type AgentSourceRequest } from "../subagents/bus.ts";
 import { registerPluginCommands, type CommandHost } from "./commands.ts";
 import type { ConfigProblem } from "./config.ts";
-import { readPlugin, type ClaudePlugin } from "./plugin-format.ts";
+import { readPlugin, type LoadedPlugin, type PluginEntry } from "./plugin-format.ts";
 
-/** One `plugins` entry of a settings file. */
-export interface PluginEntry {
-  name: string;
-  /** What was installed: a path, `git:<url>[@ref]`, or `<name>@<marketplace>`. */
-  source: string;
-  /** Where it is, relative to the settings file's folder (or absolute). */
-  root: string;
-  enabled?: boolean;
-  marketplace?: string;
-}
-
-export interface LoadedPlugin extends ClaudePlugin {
-  /** `CLAUDE_PLUGIN_DATA`: survives updates. */
-  data: string;
-  scope: "global" | "project";
-  entry: PluginEntry;
-  settingsFile: string;
-}
+// Their shapes live beside the plugin format, where the commands can read them too.
+export type { LoadedPlugin, PluginEntry } from "./plugin-format.ts";
 
 export interface PluginLoad {
   enabled: LoadedPlugin[];
@@ -153,7 +137,7 @@ export function registerPlugins(pi: ExtensionAPI, load: PluginLoad, options: Com
           options.say(
             ctx,
             "warning",
-            `plugin ${plugin.name}: MCP server "${server.name}" (${server.file}) not started: ${(error as Error).message}`,
+            `plugin ${plugin.name}: MCP server "${server.name}" (${server.file}) not started: ${errorMessage(error)}`,
           ),
         );
       }

@@ -130,7 +130,7 @@ const SPECIFIC: Partial<Record<ClaudeEvent, Record<string, Check>>> = {
 };
 
 /** A valid object, or what is wrong with it (Claude Code ignores fields it does not know). */
-export function checkJson(event: ClaudeEvent, value: Record<string, unknown>): HookJson | string {
+function checkJson(event: ClaudeEvent, value: Record<string, unknown>): HookJson | string {
   for (const [key, check] of Object.entries(UNIVERSAL)) {
     if (value[key] !== undefined && !check(value[key])) return `"${key}" has the wrong type`;
   }

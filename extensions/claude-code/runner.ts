@@ -7,17 +7,17 @@
  */
 import { spawn } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
-import { trackProcessGroup } from "@mypi/kernel";
+import { errorMessage, trackProcessGroup } from "@mypi/kernel";
 import type { CommandHook } from "./config.ts";
 
 /** Characters kept of each of stdout and stderr. */
-export const MAX_CAPTURE = 1024 * 1024;
+const MAX_CAPTURE = 1024 * 1024;
 /** Between SIGTERM and SIGKILL to the group. */
 const KILL_GRACE_MS = 1000;
 /** How long to keep reading after the hook exited while a background child still holds its pipes. */
 const DRAIN_MS = 200;
 
-export interface RunRequest {
+interface RunRequest {
   hook: CommandHook;
   /** The event's JSON, written to stdin. */
   input: unknown;
@@ -78,7 +78,7 @@ export function runHook(request: RunRequest): RunningHook {
       stdio: ["pipe", "pipe", "pipe"],
     });
   } catch (error) {
-    settle(failedToStart((error as Error).message, started));
+    settle(failedToStart(errorMessage(error), started));
     return { done, follow: () => {} };
   }
   const untrack = child.pid !== undefined ? trackProcessGroup(child.pid) : () => {};

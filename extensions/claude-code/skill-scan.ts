@@ -11,7 +11,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parseFrontmatter } from "@mypi/extension-api";
 import { CLAUDE_EVENTS, type ClaudeEvent } from "./config.ts";
 
-export interface SkillScanOptions {
+interface SkillScanOptions {
   home: string;
   cwd: string;
   trusted: boolean;

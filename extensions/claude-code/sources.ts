@@ -15,20 +15,20 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { isRecord } from "@mypi/kernel";
+import { errnoCode, errorMessage, isRecord } from "@mypi/kernel";
 import type { HookSource } from "./config.ts";
 import { CLAUDE_PROJECT_FILES, claudeCodeSetting } from "./triggers.ts";
 
 export { CLAUDE_PROJECT_FILES, claudeCodeSetting, type ClaudeCodeSetting } from "./triggers.ts";
 
-export interface HookFile {
+interface HookFile {
   source: HookSource;
   /** The file's `hooks` (undefined: none). */
   hooks: unknown;
   disableAllHooks?: boolean;
 }
 
-export interface SourceOptions {
+interface SourceOptions {
   home: string;
   cwd: string;
   trusted: boolean;
@@ -83,13 +83,13 @@ function readJson(path: string): Record<string, unknown> | string | undefined {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errnoCode(error);
     return code === "ENOENT" || code === "ENOTDIR" ? undefined : `cannot be read (${code})`;
   }
   try {
     const value: unknown = JSON.parse(text.replace(/^\uFEFF/, ""));
     return isRecord(value) ? value : "does not hold a JSON object";
   } catch (error) {
-    return `is not valid JSON (${(error as Error).message})`;
+    return `is not valid JSON (${errorMessage(error)})`;
   }
 }

@@ -7,12 +7,19 @@
  * `--continue` never picks), or in a temporary folder for a session that is not written to disk.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import type { Content, Message, SessionEntry } from "@mypi/kernel";
 import { redactDeep } from "../redact-secrets/index.ts";
 import { claudeToolInput, claudeToolName, claudeToolResponse, type ToolContext } from "./tools.ts";
 
-export interface TranscriptSource {
+/** Beside the session file (`<name>.claude.jsonl`), or in a temporary folder for a session kept in memory. */
+export function transcriptPath(sessionFile: string | undefined, sessionId: string): string {
+  if (sessionFile !== undefined) return sessionFile.replace(/\.jsonl$/, "") + ".claude.jsonl";
+  return join(tmpdir(), `mypi-claude-code-${process.getuid?.() ?? "user"}`, `${sessionId}.jsonl`);
+}
+
+interface TranscriptSource {
   sessionId: string;
   cwd: string;
   branch(): readonly SessionEntry[];

@@ -70,7 +70,7 @@ async function approveSampling(
 const refusedOnce = new WeakMap<ClientServices, Set<string>>();
 
 /** The workspace as MCP roots: one `file://` URI, named after its folder. */
-export function workspaceRoots(cwd: string): { uri: string; name: string }[] {
+function workspaceRoots(cwd: string): { uri: string; name: string }[] {
   return [{ uri: pathToFileURL(cwd).href, name: basename(cwd) || cwd }];
 }
 

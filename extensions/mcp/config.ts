@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { isRecord, MAX_TIMER_DELAY_MS } from "@mypi/kernel";
+import { errnoCode, errorMessage, isRecord, MAX_TIMER_DELAY_MS } from "@mypi/kernel";
 import { serverNameProblem, serverPart } from "./naming.ts";
 import type { OAuthSettings } from "./oauth.ts";
 
@@ -70,7 +70,7 @@ export interface McpConfig {
   problems: ConfigProblem[];
 }
 
-export interface ConfigLocations {
+interface ConfigLocations {
   /** The agent's workspace: `<cwd>/.mypi/mcp.json`, and the base of a relative `cwd`. */
   cwd: string;
   /** `$MYPI_HOME`, default `~/.mypi`. */
@@ -85,7 +85,7 @@ export function defaultHome(env: Record<string, string | undefined> = process.en
   return env.MYPI_HOME || join(homedir(), ".mypi");
 }
 
-export function configFiles(where: Pick<ConfigLocations, "cwd" | "home">): { home: string; project: string } {
+function configFiles(where: Pick<ConfigLocations, "cwd" | "home">): { home: string; project: string } {
   return { home: join(where.home, "mcp.json"), project: join(where.cwd, ".mypi", "mcp.json") };
 }
 
@@ -122,9 +122,9 @@ function readIfPresent(file: string, problems: ConfigProblem[]): string | undefi
   try {
     return readFileSync(file, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errnoCode(error);
     if (code !== "ENOENT" && code !== "ENOTDIR")
-      problems.push({ file, message: `cannot read it: ${(error as Error).message}` });
+      problems.push({ file, message: `cannot read it: ${errorMessage(error)}` });
     return undefined;
   }
 }
@@ -149,7 +149,7 @@ export function parseMcpConfig(
   } catch (error) {
     problems.push({
       file,
-      message: `not valid JSON (${(error as Error).message}); expected { "servers": { "<name>": { "command": … } | { "url": … } } }`,
+      message: `not valid JSON (${errorMessage(error)}); expected { "servers": { "<name>": { "command": … } | { "url": … } } }`,
     });
     return { servers, problems };
   }
@@ -265,7 +265,7 @@ function parseServer(
       ...(oauth !== undefined && { oauth }),
     };
   } catch (error) {
-    return (error as Error).message;
+    return errorMessage(error);
   }
 }
 

@@ -7,6 +7,7 @@
  * States: connecting → connected | failed (never came up); connected → stopped (the process
  * exited or the transport closed by itself); any → closed (we shut it down).
  */
+import { errorMessage } from "@mypi/kernel";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { clientCapabilities, installClientRequests, type ClientServices } from "./client-requests.ts";
@@ -17,9 +18,9 @@ import { listPages } from "./paging.ts";
 import { ProgressRouter, type ProgressListener } from "./progress.ts";
 import { ChildProcessTransport } from "./stdio-transport.ts";
 
-export type ServerState = "connecting" | "connected" | "failed" | "stopped" | "closed";
+type ServerState = "connecting" | "connected" | "failed" | "stopped" | "closed";
 
-export interface CallOptions {
+interface CallOptions {
   signal: AbortSignal;
   /** The kernel enforces the call's timeout; the SDK's own is set past it as a backstop. 0 = none. */
   timeoutMs: number;
@@ -32,7 +33,7 @@ export interface CallOptions {
 }
 
 /** What the SDK reported through `client.onerror` (transport noise, late or stray messages). */
-export interface SdkErrors {
+interface SdkErrors {
   count: number;
   first: string;
   last: string;
@@ -355,7 +356,7 @@ export class McpConnection {
    * is reported).
    */
   #sdkError(error: unknown): void {
-    const message = (error instanceof Error ? error.message : String(error)).slice(0, 300);
+    const message = errorMessage(error).slice(0, 300);
     if (this.sdkErrors) {
       this.sdkErrors.count++;
       this.sdkErrors.last = message;
@@ -414,7 +415,7 @@ export class McpConnection {
     }
     if (isSchemaError(error))
       return `its answer does not follow the MCP schema: ${error.issues.map(issueText).join("; ")}`;
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     return message.replace(/^(MCP error -?\d+: )+/, ""); // the server's own message may carry the prefix too
   }
 }

@@ -35,7 +35,7 @@ export interface McpCallResult {
   isError?: boolean;
 }
 
-export interface McpResultDetails {
+interface McpResultDetails {
   server: string;
   tool: string;
   structuredContent?: unknown;

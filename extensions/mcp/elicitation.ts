@@ -12,7 +12,7 @@
 import type { DialogOptions, ExtensionUI } from "@mypi/extension-api";
 
 /** One field of a requested form (MCP restricts them to flat primitives). */
-export interface FormField {
+interface FormField {
   type: "string" | "number" | "integer" | "boolean" | "array";
   title?: string;
   description?: string;
@@ -37,13 +37,13 @@ export interface FormSchema {
   required?: string[];
 }
 
-export type FieldValue = string | number | boolean | string[];
+type FieldValue = string | number | boolean | string[];
 
-export type ElicitAnswer =
+type ElicitAnswer =
   | { action: "accept"; content: Record<string, FieldValue> }
   | { action: "decline" | "cancel"; _meta?: { "mypi/reason": string } };
 
-export interface ElicitOptions {
+interface ElicitOptions {
   server: string;
   message: string;
   schema: FormSchema;
@@ -200,7 +200,7 @@ function parseField(field: FormField, raw: string): FieldValue | { error: string
 }
 
 /** What is wrong with one value for its field, or `undefined`. */
-export function checkValue(field: FormField, value: unknown): string | undefined {
+function checkValue(field: FormField, value: unknown): string | undefined {
   switch (field.type) {
     case "boolean":
       return typeof value === "boolean" ? undefined : "must be true or false";

@@ -14,7 +14,7 @@
  */
 import type { ExtensionAPI } from "@mypi/extension-api";
 import { defineTool } from "@mypi/extension-api";
-import { errorResult, type Tool, type ToolContext, type ToolResult } from "@mypi/kernel";
+import { errorMessage, errorResult, type Tool, type ToolContext, type ToolResult } from "@mypi/kernel";
 import type { ClientServices } from "./client-requests.ts";
 import { samePartProblem, usesOAuth, type ConfigProblem, type ServerConfig } from "./config.ts";
 import { McpConnection } from "./connection.ts";
@@ -196,7 +196,7 @@ export class McpHub {
     try {
       this.#pi.registerTool(this.#toTool(name, server, tool));
     } catch (error) {
-      const message = `not registered: ${(error as Error).message}`;
+      const message = `not registered: ${errorMessage(error)}`;
       const known = this.toolProblems.get(name) === message; // every refresh tries again; report once
       this.toolProblems.set(name, message);
       if (!this.#loading && !known) this.#report(`tool ${name} ${message}`);
@@ -212,7 +212,7 @@ export class McpHub {
       this.#pi.unregisterTool(name);
     } catch (error) {
       // Only after the extension was unloaded (a late list change); nothing is left to remove.
-      this.#report(`tool ${name} could not be removed: ${(error as Error).message}`);
+      this.#report(`tool ${name} could not be removed: ${errorMessage(error)}`);
     }
   }
 

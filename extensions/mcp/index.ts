@@ -25,6 +25,7 @@
  *   time, connected by the same hub (session.ts);
  * - `session_shutdown` closes every server; stdio servers still running at process exit are killed.
  */
+import { errorMessage } from "@mypi/kernel";
 import {
   MCP_PROVIDER_CHANNEL,
   type CompleteRequest,
@@ -106,7 +107,7 @@ export function createMcpExtension(options: McpExtensionOptions = {}): (pi: Exte
         // runs before any model call's wait on the session resumes), and the wait covers it.
         void open()
           .then((s) => s.add(server))
-          .catch((error: unknown) => report(`server "${entry.name}" could not be added: ${(error as Error).message}`));
+          .catch((error: unknown) => report(`server "${entry.name}" could not be added: ${errorMessage(error)}`));
       },
       remove(name) {
         if (!configured.has(name)) void session?.then((s) => s.hub.removeServer(name));

@@ -5,6 +5,7 @@
  * and what `/mcp login <server>` does in a session. The server is looked up in the same files
  * a session reads (config.ts), so the names are the ones `mcp_status` shows.
  */
+import { errorMessage } from "@mypi/kernel";
 import { spawn } from "node:child_process";
 import { loadMcpConfig, usesOAuth, type HttpServerConfig, type McpConfig } from "./config.ts";
 import { login } from "./login.ts";
@@ -45,7 +46,7 @@ export async function loginWith(
       message: `Logged in to MCP server "${config.name}" (${tools} tool${tools === 1 ? "" : "s"}); the tokens are in ${file}.`,
     };
   } catch (error) {
-    return { ok: false, message: `could not log in to MCP server "${config.name}": ${(error as Error).message}` };
+    return { ok: false, message: `could not log in to MCP server "${config.name}": ${errorMessage(error)}` };
   }
 }
 

@@ -13,7 +13,7 @@ import { McpConnection } from "./connection.ts";
 import { McpOAuthProvider } from "./oauth.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 
-export interface LoginOptions {
+interface LoginOptions {
   config: HttpServerConfig;
   store: OAuthStore;
   /** Show the authorization URL (and open it, when the caller may). */
@@ -24,7 +24,7 @@ export interface LoginOptions {
   timeoutMs?: number;
 }
 
-export interface LoginResult {
+interface LoginResult {
   /** The file the tokens are in. */
   file: string;
   /** How many tools the server offered with the new token. */

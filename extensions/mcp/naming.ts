@@ -22,7 +22,7 @@ import { createHash } from "node:crypto";
 export const MAX_TOOL_NAME = 64;
 const HASH_LENGTH = 8;
 /** Past this, a shortened tool name (its first 55 characters) could cut into the server's part. */
-export const MAX_SERVER_NAME = 40;
+const MAX_SERVER_NAME = 40;
 
 /** The server's part of its tools' names. */
 export function serverPart(server: string): string {

@@ -47,7 +47,7 @@ export class NoOAuth extends Error {
   }
 }
 
-export interface ProviderOptions {
+interface ProviderOptions {
   server: string;
   url: string;
   store: OAuthStore;

@@ -4,7 +4,7 @@
  * (pages in a circle) or `MAX_PAGES`; what was cut is said in `notes`. The items are returned as
  * sent: each list's reader checks them one by one, so one malformed item costs only itself.
  */
-export const MAX_PAGES = 100;
+const MAX_PAGES = 100;
 
 /** `fetchPage(cursor)` asks for one page (no cursor: the first). */
 export async function listPages(

@@ -6,7 +6,7 @@
  * next message (`sendUserMessage`: it goes through the `input` slot like anything typed).
  */
 import type { CommandContext, ExtensionAPI } from "@mypi/extension-api";
-import { isRecord, type Content } from "@mypi/kernel";
+import { type Content, errorMessage, isRecord } from "@mypi/kernel";
 import type { McpConnection } from "./connection.ts";
 import { toToolResult } from "./convert.ts";
 import { listPages } from "./paging.ts";
@@ -146,7 +146,7 @@ export function promptContent(server: string, prompt: string, answer: Record<str
   return merged;
 }
 
-export interface PromptCommandOptions {
+interface PromptCommandOptions {
   pi: Pick<ExtensionAPI, "registerCommand" | "sendUserMessage">;
   server: McpConnection;
   prompts: readonly McpPromptInfo[];
@@ -178,7 +178,7 @@ export function registerPrompts({ pi, server, prompts, lookup, log }: PromptComm
       });
       commands.push(name);
     } catch (error) {
-      problems.push(`prompt ${JSON.stringify(prompt.name)} is not a command: ${(error as Error).message}`);
+      problems.push(`prompt ${JSON.stringify(prompt.name)} is not a command: ${errorMessage(error)}`);
     }
   }
   return { commands, problems };

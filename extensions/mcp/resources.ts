@@ -32,7 +32,7 @@ export const LIST_RESOURCES_TOOL = "mcp_list_resources";
 export const READ_RESOURCE_TOOL = "mcp_read_resource";
 
 /** What the resource functions need of the hub. */
-export interface ResourceHost {
+interface ResourceHost {
   readonly connections: readonly McpConnection[];
   server(name: string): McpConnection | undefined;
 }
@@ -48,7 +48,7 @@ function subscribable(server: McpConnection): boolean {
 
 // ─── listing and reading ─────────────────────────────────────────────────────────────────────
 
-export interface ResourceListing {
+interface ResourceListing {
   server: string;
   resources: { uri: string; name?: string; mimeType?: string; description?: string }[];
   templates: { uriTemplate: string; name?: string; mimeType?: string; description?: string }[];
@@ -57,7 +57,7 @@ export interface ResourceListing {
 }
 
 /** A server's resources and templates, read item by item (an item without a URI is skipped). */
-export async function listResources(server: McpConnection, signal?: AbortSignal): Promise<ResourceListing> {
+async function listResources(server: McpConnection, signal?: AbortSignal): Promise<ResourceListing> {
   const timeoutMs = server.config.connectTimeoutMs;
   const page = (method: string) => (cursor: string | undefined) =>
     server.request(method, cursor !== undefined ? { cursor } : undefined, { signal, timeoutMs });
@@ -112,7 +112,7 @@ function skipped(n: number, what: string): string[] {
 }
 
 /** One line per resource and template, under a heading per server. */
-export function listingText(listings: readonly ResourceListing[]): string {
+function listingText(listings: readonly ResourceListing[]): string {
   const lines: string[] = [];
   for (const l of listings) {
     if (lines.length) lines.push("");
@@ -129,7 +129,7 @@ export function listingText(listings: readonly ResourceListing[]): string {
 }
 
 /** `resources/read`, its contents converted like a tool result's embedded resources. Rejects on protocol errors. */
-export async function readResource(server: McpConnection, uri: string, signal?: AbortSignal): Promise<ToolResult> {
+async function readResource(server: McpConnection, uri: string, signal?: AbortSignal): Promise<ToolResult> {
   const answer = await server.request("resources/read", { uri }, { signal, timeoutMs: server.config.timeoutMs });
   const contents = Array.isArray(answer.contents) ? answer.contents : [];
   const result = toToolResult(

@@ -21,7 +21,7 @@ export interface SamplingParams {
 }
 type SamplingBlock = { type: string; text?: string; data?: string; mimeType?: string };
 
-export interface SamplingAnswer {
+interface SamplingAnswer {
   role: "assistant";
   content: { type: "text"; text: string };
   model: string;
@@ -35,7 +35,7 @@ export class SamplingRefused extends Error {
 }
 
 /** The name a server's sampling content goes by in the `tool_result` slot. */
-export function samplingSource(server: string): string {
+function samplingSource(server: string): string {
   return mcpToolName(server, "sampling");
 }
 

@@ -17,7 +17,7 @@ import { Attachments, offersResources, resourceTools } from "./resources.ts";
 import { settledOrAborted } from "./settle.ts";
 import { registerStatus } from "./status.ts";
 
-export interface McpSessionOptions {
+interface McpSessionOptions {
   pi: ExtensionAPI;
   /** Where reports go (a notification with a UI, else stderr). */
   report: (line: string) => void;

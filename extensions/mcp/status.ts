@@ -8,7 +8,7 @@ import { defineTool, z } from "@mypi/extension-api";
 import type { McpHub } from "./hub.ts";
 import { STATUS_TOOL } from "./hub.ts";
 
-export interface ServerStatus {
+interface ServerStatus {
   name: string;
   transport: "stdio" | "http";
   target: string;
@@ -22,7 +22,7 @@ export interface ServerStatus {
   sdkErrors?: { count: number; first: string; last: string };
 }
 
-export function serverStatuses(hub: McpHub): ServerStatus[] {
+function serverStatuses(hub: McpHub): ServerStatus[] {
   return hub.connections.map((c) => {
     const status: ServerStatus = {
       name: c.name,
@@ -42,7 +42,7 @@ export function serverStatuses(hub: McpHub): ServerStatus[] {
 }
 
 /** One line: `MCP servers: docs ok (3 tools), broken failed`. */
-export function summaryLine(hub: McpHub): string {
+function summaryLine(hub: McpHub): string {
   const parts = hub.connections.map((c) =>
     c.state === "connected" ? `${c.name} ok (${hub.toolNames(c.name).length} tools)` : `${c.name} ${c.state}`,
   );

@@ -15,9 +15,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { isRecord } from "@mypi/kernel";
+import { errorMessage, isRecord } from "@mypi/kernel";
 
-export interface StdioTransportOptions {
+interface StdioTransportOptions {
   command: string;
   args: string[];
   /** Added to the SDK's small default environment (PATH, HOME, USER, SHELL, TERM, LOGNAME). */
@@ -50,7 +50,7 @@ const INHERITED_ENV =
       ]
     : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
-export function inheritedEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+function inheritedEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of INHERITED_ENV) {
     const value = env[key];
@@ -195,7 +195,7 @@ export class ChildProcessTransport implements Transport {
       message = JSON.parse(line);
     } catch (error) {
       // Not JSON (a server logging to stdout): reported, skipped.
-      this.onerror?.(new Error(`a line on stdout that is not JSON: ${(error as Error).message}`));
+      this.onerror?.(new Error(`a line on stdout that is not JSON: ${errorMessage(error)}`));
       return;
     }
     this.onmessage?.(asAnswer(message) ?? (message as JSONRPCMessage));

@@ -20,7 +20,7 @@ const MAX_POLL_MS = 5000;
 const CANCEL_WAIT_MS = 2000;
 
 /** Whether the server announced that `tools/call` may be a task. */
-export function runsToolTasks(server: McpConnection): boolean {
+function runsToolTasks(server: McpConnection): boolean {
   const tasks = server.capabilities?.tasks as { requests?: { tools?: { call?: unknown } } } | undefined;
   return typeof tasks?.requests?.tools?.call === "object" && tasks.requests.tools.call !== null;
 }
@@ -31,7 +31,7 @@ export function taskBlocker(server: McpConnection, tool: McpToolInfo): string | 
   return `not offered: it must run as a task (execution.taskSupport "required"), and the server does not announce tasks for tools/call`;
 }
 
-export interface FollowOptions {
+interface FollowOptions {
   signal: AbortSignal;
   /** A new status message of the task (`working`: "Gathering sources…"). */
   onStatus?: (status: { status: string; message?: string; taskId: string }) => void;

@@ -33,13 +33,13 @@ export interface Invocation {
 }
 
 /** Something the gate cannot judge, with why. */
-export interface Unresolved {
+interface Unresolved {
   why: string;
   text: string;
 }
 
 /** A finding from the script's shape rather than one command's words (a fork bomb, a write to a disk). */
-export interface Structural {
+interface Structural {
   name: string;
   text: string;
 }

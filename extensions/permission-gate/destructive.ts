@@ -9,7 +9,7 @@ import { DISK_DEVICE, type Invocation } from "./commands.ts";
 import { gitCall } from "./git.ts";
 import type { Field } from "./words.ts";
 
-export interface DestructiveCheck {
+interface DestructiveCheck {
   /** Short name shown to the user and the model. */
   name: string;
   test(call: Invocation): boolean;

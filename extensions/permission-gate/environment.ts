@@ -5,7 +5,7 @@
  * The environment the command starts with is the user's and is trusted; a value the command line
  * sets is not.
  */
-import type { Next } from "./wrappers.ts";
+import type { Next } from "./next.ts";
 import type { Field } from "./words.ts";
 
 /**
@@ -13,7 +13,7 @@ import type { Field } from "./words.ts";
  * say (`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm …' git x`,
  * `env BASH_ENV=x bash -c …`).
  */
-export const RUNS_COMMAND_ENV =
+const RUNS_COMMAND_ENV =
   /^(?:GIT_CONFIG_(?:PARAMETERS|COUNT|KEY_\d+|VALUE_\d+)|GIT_(?:SSH|SSH_COMMAND|EXTERNAL_DIFF|PAGER|EDITOR|SEQUENCE_EDITOR|ASKPASS|PROXY_COMMAND)|BASH_ENV|ENV|LD_PRELOAD|LD_AUDIT|PAGER|EDITOR|VISUAL|PROMPT_COMMAND)$/;
 
 /**

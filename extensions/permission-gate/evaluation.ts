@@ -33,7 +33,7 @@ const DECLARES = new Set(["declare", "typeset", "local"]);
 const READS_INTO = new Set(["read", "mapfile", "readarray", "getopts", "printf", "wait", "select"]);
 
 /** Names as `noteNames` collects them, with the assignments whose taint depends on names seen later. */
-export interface NamesInProgress extends Names {
+interface NamesInProgress extends Names {
   pending: { name: string; value: Node }[];
 }
 
@@ -153,7 +153,7 @@ const POSITIONAL = /^(?:\d+|[@*])$/;
 const ARITHMETIC_TEST = /^-(?:eq|ne|lt|le|gt|ge)$/;
 
 /** What the checks need from the walk over the script. */
-export interface EvaluationContext {
+interface EvaluationContext {
   vars: Variables;
   names: Names;
 }

@@ -5,7 +5,7 @@
  * judged; one set through git's settings, or known only when it runs, asks whatever the rules say;
  * code in files git runs (hooks of a template, an exec path, an alias) is opaque.
  */
-import type { Next } from "./wrappers.ts";
+import type { Next } from "./next.ts";
 import type { Field } from "./words.ts";
 
 /** git configuration keys whose value is a command git runs (an alias with `!`, a pager, a hook folder …). */
@@ -88,7 +88,7 @@ const GIT_COMMANDS = new Set(
 );
 
 /** git's subcommand past its global options, its arguments, and the `-c key=value` settings. */
-export interface GitCall {
+interface GitCall {
   sub: Field | undefined;
   args: Field[];
   configs: Field[];

@@ -18,6 +18,7 @@
  * Registered with `order: "post"`: it runs after the other `tool_call` handlers, so it judges the
  * input that will really run, including any rewrite an earlier handler made.
  */
+import { errorMessage } from "@mypi/kernel";
 import { relative } from "node:path";
 import type { ExtensionAPI, ExtensionContext, ExtensionFactory } from "@mypi/extension-api";
 import type { Parser } from "web-tree-sitter";
@@ -122,7 +123,7 @@ async function prepare(sets: readonly RuleSet[]): Promise<Gate | { error: string
     parser = await loadShellParser();
   } catch (error) {
     return {
-      error: `the shell parser could not be loaded (${error instanceof Error ? error.message : String(error)})`,
+      error: `the shell parser could not be loaded (${errorMessage(error)})`,
     };
   }
   const rules: Rule[] = [];

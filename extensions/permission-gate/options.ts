@@ -7,7 +7,7 @@ export interface Option {
   value?: Field;
 }
 
-export interface OptionSpec {
+interface OptionSpec {
   /** Short options that take a value (`-f x`, `-fx`). */
   short?: string;
   /** Long options that take the next word as their value when written without `=`. */

@@ -41,7 +41,7 @@ export interface CallFacts {
   cwd: string;
 }
 
-export interface PolicyState {
+interface PolicyState {
   mode: PermissionMode;
   session: readonly SessionRule[];
   /** `--dangerously-bypass-permissions`: bypass lets calls out of the sandbox without asking. */

@@ -6,7 +6,7 @@
  * prove it harmless.
  */
 
-export interface SedEffects {
+interface SedEffects {
   /** Commands `e COMMAND` runs through the shell. */
   commands: string[];
   /** What runs text the gate cannot see (the pattern space), if anything. */

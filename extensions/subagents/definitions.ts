@@ -15,7 +15,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseFrontmatter } from "@mypi/extension-api";
-import { THINKING_LEVELS, type ThinkingLevel } from "@mypi/kernel";
+import { errnoCode, errorMessage, THINKING_LEVELS, type ThinkingLevel } from "@mypi/kernel";
 import type { AgentSource } from "./bus.ts";
 
 export interface AgentDefinition {
@@ -46,7 +46,7 @@ export interface AgentDiscovery {
   problems: string[];
 }
 
-export interface DiscoverOptions {
+interface DiscoverOptions {
   /** mypi's home (`$MYPI_HOME`, default `~/.mypi`). */
   home: string;
   cwd: string;
@@ -195,7 +195,7 @@ export function readAgentFile(file: string, scope: AgentDefinition["scope"]): Ag
     text = readFileSync(file, "utf8");
   } catch (error) {
     return {
-      problem: `agent file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      problem: `agent file ${file}: cannot be read (${errnoCode(error) ?? errorMessage(error)})`,
     };
   }
   return parseAgent(text, file, scope);
@@ -211,7 +211,7 @@ export function parseAgent(
   try {
     ({ frontmatter, body } = parseFrontmatter(text));
   } catch (error) {
-    return { problem: `agent file ${file}: ${(error as Error).message}; it is not used` };
+    return { problem: `agent file ${file}: ${errorMessage(error)}; it is not used` };
   }
   const fail = (what: string) => ({ problem: `agent file ${file}: ${what}; it is not used` });
   const name = frontmatter.name ?? basename(file, ".md");

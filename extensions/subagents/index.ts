@@ -26,7 +26,7 @@ import {
   type ExtensionUI,
   type ToolContext,
 } from "@mypi/extension-api";
-import { mypiHome, type ToolResult } from "@mypi/kernel";
+import { errorMessage, mypiHome, type ToolResult } from "@mypi/kernel";
 import {
   AGENT_LIFECYCLE_CHANNEL,
   AGENT_SOURCES_CHANNEL,
@@ -194,7 +194,7 @@ function agentTool(
       try {
         child = await createWithFallback(pi, plan, report);
       } catch (error) {
-        return failure(`The child agent was not started: ${(error as Error).message}`);
+        return failure(`The child agent was not started: ${errorMessage(error)}`);
       }
       const lifecycle = {
         path: child.path,
@@ -207,7 +207,7 @@ function agentTool(
         const outcome = await child.run(args.prompt, { onUpdate: (progress) => ctx.onUpdate(progress) });
         return resultOf(child, plan.name, args.description, outcome);
       } catch (error) {
-        return failure(`The child agent was not started: ${(error as Error).message}`, {
+        return failure(`The child agent was not started: ${errorMessage(error)}`, {
           agentPath: child.path,
           ...(child.session.file && { sessionFile: child.session.file }),
         });

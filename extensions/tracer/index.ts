@@ -16,6 +16,7 @@
  * fails is reported once per file and never glues two lines together; a value JSON cannot hold
  * (a cycle, a BigInt) is written as a string instead of costing the event its line.
  */
+import { errorMessage } from "@mypi/kernel";
 import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionContext, ObservedEventName } from "@mypi/extension-api";
@@ -158,7 +159,7 @@ class TraceFile {
       this.#midLine = undefined; // part of the line may have reached the disk
       if (this.#failed) return undefined;
       this.#failed = true;
-      return `cannot write ${this.path} (${errorText(error)}): the trace misses events from here on; free some space or choose another --trace-dir`;
+      return `cannot write ${this.path} (${errorMessage(error)}): the trace misses events from here on; free some space or choose another --trace-dir`;
     }
   }
 }
@@ -199,7 +200,7 @@ export function eventLine<T>(value: T, redact: Redactor, stringify: (v: T) => st
     redacted = redact(value);
   } catch (error) {
     const { type, timestamp } = (value ?? {}) as { type?: unknown; timestamp?: unknown };
-    return stringify({ type, timestamp, traceError: `not written: the redactor failed (${errorText(error)})` } as T);
+    return stringify({ type, timestamp, traceError: `not written: the redactor failed (${errorMessage(error)})` } as T);
   }
   return stringify(redacted);
 }
@@ -212,7 +213,7 @@ function jsonText(value: unknown): string {
       return JSON.stringify(value, withoutCycles());
     } catch (error) {
       const { type, timestamp } = (value ?? {}) as { type?: unknown; timestamp?: unknown };
-      return JSON.stringify({ type, timestamp, traceError: `not written: ${errorText(error)}` });
+      return JSON.stringify({ type, timestamp, traceError: `not written: ${errorMessage(error)}` });
     }
   }
 }
@@ -228,8 +229,4 @@ function withoutCycles(): (this: unknown, key: string, value: unknown) => unknow
     ancestors.push(value);
     return value;
   };
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -36,7 +36,7 @@ export class PendingContext {
   }
 }
 
-export interface PromptEventsOptions {
+interface PromptEventsOptions {
   pi: ExtensionAPI;
   engine: HookEngine;
   pending: PendingContext;

@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mypi/extension-api";
 import { passToTools } from "@mypi/kernel";
 import type { Answered, HookEngine } from "../engine.ts";
-import { transcriptPath } from "../engine.ts";
+import { transcriptPath } from "../transcript.ts";
 import { prepareEnvFile, readEnvFile } from "../env-file.ts";
 import { registerHookHandlers, registerSkillHandler, type HookSlotSpec } from "../handlers.ts";
 import { specificString } from "../protocol.ts";
@@ -20,7 +20,7 @@ import type { PendingContext } from "./prompt.ts";
 
 type Say = (ctx: ExtensionContext, level: "info" | "warning" | "error", text: string) => void;
 
-export interface SessionEventsOptions {
+interface SessionEventsOptions {
   pi: ExtensionAPI;
   engine: HookEngine;
   pending: PendingContext;
@@ -205,7 +205,7 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
 }
 
 /** Claude Code's error types, read from the error's text (the HTTP status the model client names). */
-export function errorType(error: string): string {
+function errorType(error: string): string {
   if (/\b429\b|rate.?limit/i.test(error)) return "rate_limit";
   if (/\b529\b|overloaded/i.test(error)) return "overloaded";
   if (/\b401\b|authenticat|api key/i.test(error)) return "authentication_failed";

@@ -12,8 +12,8 @@ import { registerHookHandlers, registerSkillHandler, type HookSlotSpec } from ".
 import { specificString } from "../protocol.ts";
 
 /** Claude Code's cap: the hook is overridden after this many continuations in a row. */
-export const MAX_STOP_CONTINUATIONS = 8;
-export const STOP_FEEDBACK_TYPE = "claude-code-stop";
+const MAX_STOP_CONTINUATIONS = 8;
+const STOP_FEEDBACK_TYPE = "claude-code-stop";
 
 type Say = (ctx: ExtensionContext, level: "info" | "warning" | "error", text: string) => void;
 

@@ -27,7 +27,7 @@ import { CONTEXT_TYPE } from "./prompt.ts";
 /** How long the user has to answer a hook's "ask" before it counts as "no". */
 export const ASK_TIMEOUT_MS = 10 * 60_000;
 
-export interface ToolEventsOptions {
+interface ToolEventsOptions {
   pi: ExtensionAPI;
   engine: HookEngine;
   tools: ToolContext;
@@ -338,7 +338,7 @@ export interface PermissionRequest extends ToolEventsOptions {
  * otherwise `Notification` hooks hear of the prompt and the user is asked — through `ctx.ui`, as
  * the permission gate asks — or, with no one to ask, the call is refused.
  */
-export async function askPermission(
+async function askPermission(
   request: PermissionRequest,
 ): Promise<{ kind: "allow"; input?: Record<string, unknown> } | { kind: "deny"; reason: string }> {
   const { engine, tool, ctx, tools } = request;

@@ -28,11 +28,13 @@ import { StringDecoder } from "node:string_decoder";
 import { z } from "zod";
 import {
   defineTool,
-  toolEnvironment,
-  trackProcessGroup,
+  errnoCode,
+  errorMessage,
   type Tool,
   type ToolContext,
+  toolEnvironment,
   type ToolResult,
+  trackProcessGroup,
 } from "@mypi/kernel";
 import { destructiveReason } from "./bash-guard.ts";
 import { failure, guard, textResult } from "./result.ts";
@@ -165,7 +167,7 @@ function timeoutSeconds(args: BashArgs): number {
   return args.timeout ?? DEFAULT_TIMEOUT_SECONDS;
 }
 
-export function runBash(
+function runBash(
   cwd: string,
   args: BashArgs,
   ctx: Pick<ToolContext, "signal" | "onUpdate">,
@@ -188,10 +190,8 @@ export function runBash(
     } catch (error) {
       // spawn throws E2BIG and the like at once; the long command itself is passed another way.
       const tooBig =
-        (error as NodeJS.ErrnoException).code === "E2BIG"
-          ? " (the environment is larger than the system allows a program)"
-          : "";
-      resolve(failure(`Could not start bash: ${(error as Error).message}${tooBig}`));
+        errnoCode(error) === "E2BIG" ? " (the environment is larger than the system allows a program)" : "";
+      resolve(failure(`Could not start bash: ${errorMessage(error)}${tooBig}`));
       return;
     }
     // Killed at the process's exit while the call is in progress, even if it ignores SIGTERM.
@@ -279,7 +279,7 @@ export function runBash(
  * A single argument longer than this may exceed the kernel's limit for one (Linux: 128 KiB), and
  * `spawn` would fail with a bare E2BIG. Such a command goes through a pipe instead.
  */
-export const LONG_COMMAND_BYTES = 100_000;
+const LONG_COMMAND_BYTES = 100_000;
 
 /**
  * `bash -c command` in its own process group, without the model's key in the environment; in the

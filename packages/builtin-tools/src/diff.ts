@@ -10,7 +10,7 @@ const MAX_SHOWN = 40;
 const MAX_LINE_CHARS = 500;
 const LEAD_CHARS = 100;
 
-export interface EditDiff {
+interface EditDiff {
   text: string;
   /** 1-based number of the first changed line in the new file. */
   firstChangedLine: number;

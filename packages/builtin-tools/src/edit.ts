@@ -6,7 +6,14 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { z } from "zod";
-import { defaultMutationQueue, defineTool, type Tool, type ToolResult, type FileMutationQueue } from "@mypi/kernel";
+import {
+  defaultMutationQueue,
+  defineTool,
+  errnoCode,
+  type FileMutationQueue,
+  type Tool,
+  type ToolResult,
+} from "@mypi/kernel";
 import { diffOneRegion, similarity } from "./diff.ts";
 import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./result.ts";
 import { displayPath, safePath } from "./safe-path.ts";
@@ -82,7 +89,7 @@ async function editFileAt(
     const held = isBinary(data) ? undefined : await files?.readText?.(abs);
     if (held !== undefined) data = Buffer.from(held, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+    if (errnoCode(error) === "ENOENT") {
       return failure(`File not found: ${rel}. Use write to create a file, or ls or find to locate one.`);
     }
     return failure(fsErrorMessage(error, rel));

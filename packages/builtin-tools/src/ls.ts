@@ -6,7 +6,7 @@
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { defineTool, type Tool, type ToolResult } from "@mypi/kernel";
+import { defineTool, errnoCode, type Tool, type ToolResult } from "@mypi/kernel";
 import { failure, fsErrorMessage, guard, textResult } from "./result.ts";
 import { displayPath, safePath } from "./safe-path.ts";
 
@@ -38,8 +38,7 @@ async function listFolder(root: string, path: string): Promise<ToolResult> {
     if (!info.isDirectory()) return failure(`Not a directory: ${rel}. Use read to read a file.`);
     entries = await readdir(abs, { withFileTypes: true });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT")
-      return failure(`Path not found: ${rel}. Use find to locate it.`);
+    if (errnoCode(error) === "ENOENT") return failure(`Path not found: ${rel}. Use find to locate it.`);
     return failure(fsErrorMessage(error, rel));
   }
   if (entries.length === 0) return textResult("(empty directory)", { path: rel, entries: 0 });
@@ -58,7 +57,7 @@ async function listFolder(root: string, path: string): Promise<ToolResult> {
   return textResult(lines.join("\n"), { path: rel, entries: entries.length });
 }
 
-export function compareNames(a: string, b: string): number {
+function compareNames(a: string, b: string): number {
   const x = a.toLowerCase();
   const y = b.toLowerCase();
   if (x !== y) return x < y ? -1 : 1;

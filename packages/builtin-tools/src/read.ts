@@ -8,7 +8,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { z } from "zod";
-import { defineTool, type Tool, type ToolResult } from "@mypi/kernel";
+import { defineTool, errnoCode, type Tool, type ToolResult } from "@mypi/kernel";
 import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./result.ts";
 import { displayPath, safePath } from "./safe-path.ts";
 import type { FileAccess } from "./write.ts";
@@ -66,7 +66,7 @@ async function readPath(root: string, args: ReadArgs, files?: FileAccess): Promi
     }
     size = info.size;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+    if (errnoCode(error) === "ENOENT") {
       return failure(`File not found: ${rel}. Use ls or find to see which files exist.`);
     }
     return failure(fsErrorMessage(error, rel));
@@ -151,7 +151,7 @@ function pageText(rel: string, text: string, args: ReadArgs): ToolResult {
 }
 
 /** The image type from the file's magic bytes, or undefined. */
-export function sniffImage(data: Uint8Array): string | undefined {
+function sniffImage(data: Uint8Array): string | undefined {
   const b = data;
   if (
     b.length >= 8 &&

@@ -6,10 +6,10 @@
  * Kept free of `@mypi/kernel` imports: the search worker loads it in a worker thread.
  */
 import type { Stats } from "node:fs";
-import type { ToolResult } from "@mypi/kernel";
+import { errnoCode, errorMessage, type ToolResult } from "@mypi/kernel";
 import { ToolInputError } from "./safe-path.ts";
 
-export type ErrorResult = ToolResult & { isError: true };
+type ErrorResult = ToolResult & { isError: true };
 
 export function failure(text: string, details?: unknown): ErrorResult {
   const result: ErrorResult = { content: [{ type: "text", text }], isError: true };
@@ -42,15 +42,12 @@ export function guardSync(body: () => ToolResult): ToolResult {
 
 function failureFrom(error: unknown): ErrorResult {
   if (error instanceof ToolInputError) return failure(error.message);
-  const e = error as NodeJS.ErrnoException;
-  const text = typeof e?.message === "string" ? e.message : String(error);
-  return failure(text, { code: e?.code });
+  return failure(errorMessage(error), { code: errnoCode(error) });
 }
 
 /** A file-system error on `rel`, in words the model can act on. */
 export function fsErrorMessage(error: unknown, rel: string): string {
-  const e = error as NodeJS.ErrnoException;
-  switch (e?.code) {
+  switch (errnoCode(error)) {
     case "ENOENT":
       return `Path not found: ${rel}. Use ls or find to locate it.`;
     case "EACCES":
@@ -61,7 +58,7 @@ export function fsErrorMessage(error: unknown, rel: string): string {
     case "ENOTDIR":
       return `A parent of ${rel} is a file, not a directory.`;
     default:
-      return `${rel}: ${e?.message ?? String(error)}`;
+      return `${rel}: ${errorMessage(error)}`;
   }
 }
 

@@ -10,6 +10,7 @@
  *
  * Pure `node:fs`/`node:path`: it is also loaded by the search worker.
  */
+import { errnoCode } from "@mypi/kernel";
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -94,7 +95,7 @@ function resolveReal(abs: string, hops: number): string {
   try {
     return realpathSync.native(abs);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errnoCode(error);
     if (code === "ELOOP") throw new SymlinkLoop();
     if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
   }

@@ -13,7 +13,7 @@ import { realRoot, safePath, ToolInputError } from "./safe-path.ts";
 import { writablePaths, type SandboxOptions } from "./sandbox.ts";
 
 /** Throws the refusal (a `ToolInputError`, which the tool answers with) when `abs` is frozen. */
-export type FrozenCheck = (given: string, abs: string) => void;
+type FrozenCheck = (given: string, abs: string) => void;
 
 /** The check of a tool rooted at `root`, or undefined with the sandbox off. */
 export function frozenCheck(root: string, sandbox: SandboxOptions | undefined): FrozenCheck | undefined {

@@ -20,7 +20,7 @@ import { execFile } from "node:child_process";
 import { lstatSync, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path";
-import { jitiCacheDir, mypiHome } from "@mypi/kernel";
+import { errnoCode, jitiCacheDir, mypiHome } from "@mypi/kernel";
 import { frozenPaths, isInside, type FrozenPath, type Placeholder } from "./frozen-paths.ts";
 import { boundSocketPaths, DEFAULT_HIDDEN_PATHS, DEFAULT_HOME_READABLE, HIDDEN_SYSTEM_PATHS } from "./sandbox-view.ts";
 
@@ -80,7 +80,7 @@ function runProbe(bwrap: string): Promise<SandboxProbe> {
   return new Promise((resolveProbe) => {
     execFile(bwrap, argv, { timeout: 10_000 }, (error, _stdout, stderr) => {
       if (!error) return resolveProbe({ ok: true });
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+      if (errnoCode(error) === "ENOENT") {
         return resolveProbe({ ok: false, reason: `${bwrap} (bubblewrap) is not installed` });
       }
       const said = stderr.trim().split("\n")[0] || error.message;
@@ -304,7 +304,7 @@ function place(path: string, placeholder: Placeholder): boolean {
     if (placeholder === "folder") mkdirSync(path);
     else writeFileSync(path, placeholder === "self" ? ".\n" : "", { flag: "wx" });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") return false;
+    if (errnoCode(error) !== "EEXIST") return false;
   }
   return true;
 }

@@ -11,6 +11,7 @@
  * - otherwise the regex runs over the whole text (multiline), and each hit's line is re-tested
  *   alone, so the result is exactly "the lines the regex matches".
  */
+import { errnoCode, errorMessage } from "@mypi/kernel";
 import { readFileSync, realpathSync, type Stats, statSync } from "node:fs";
 import { sep } from "node:path";
 import picomatch from "picomatch";
@@ -38,7 +39,7 @@ export interface FindArgs {
   path?: string;
 }
 /** What the worker functions need from `WorkerToolContext`. */
-export interface SearchContext {
+interface SearchContext {
   cwd?: string;
   data: unknown;
 }
@@ -186,7 +187,7 @@ function readText(abs: string, rel: string, out: GrepOutput, maxBytes = Infinity
   try {
     buf = readFileSync(abs);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ERR_FS_FILE_TOO_LARGE") out.tooLarge.push(rel);
+    if (errnoCode(error) === "ERR_FS_FILE_TOO_LARGE") out.tooLarge.push(rel);
     return undefined;
   }
   if (buf.length === 0 || isBinary(buf)) return undefined;
@@ -271,11 +272,11 @@ function countChar(text: string, ch: string, from: number, to: number): number {
   return n;
 }
 
-export function compilePattern(pattern: string, ignoreCase: boolean): RegExp {
+function compilePattern(pattern: string, ignoreCase: boolean): RegExp {
   try {
     return new RegExp(pattern, ignoreCase ? "i" : "");
   } catch (error) {
-    const reason = (error as Error).message.replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, "");
+    const reason = errorMessage(error).replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, "");
     throw new ToolInputError(
       `Invalid regular expression ${JSON.stringify(pattern)}: ${reason}. grep takes a JavaScript regular expression; put a backslash before ( ) [ ] { } . * + ? | ^ $ \\ to match one literally.`,
     );
@@ -421,7 +422,7 @@ function runFind(root: string, args: FindArgs): ToolResult {
  * A glob test for walk entries: a pattern with a `/` is matched against the path relative to
  * the search folder, one without against the name alone (`*.ts` finds `src/a/b.ts`).
  */
-export function globMatcher(glob: string): (relToStart: string, name: string) => boolean {
+function globMatcher(glob: string): (relToStart: string, name: string) => boolean {
   const test = picomatch(glob, { dot: true });
   const byPath = glob.includes("/");
   return (relToStart, name) => test(byPath ? relToStart : name);
@@ -454,7 +455,7 @@ function statPath(abs: string, rel: string): Stats {
   try {
     return statSync(abs);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+    if (errnoCode(error) === "ENOENT") {
       throw new ToolInputError(`Path not found: ${rel}. Use ls or find to locate it.`);
     }
     throw new ToolInputError(fsErrorMessage(error, rel));

@@ -10,7 +10,7 @@ export const MAX_BYTES = 50 * 1024;
 /** grep and find lines longer than this are cut. */
 export const MAX_LINE_CHARS = 500;
 /** A NUL byte in this many leading bytes marks a file as binary (as git and GNU grep do). */
-export const BINARY_SNIFF_BYTES = 8000;
+const BINARY_SNIFF_BYTES = 8000;
 
 /**
  * The largest file the tools load as one string (about 512 MB): past V8's longest string, decoding
@@ -22,7 +22,7 @@ export function isBinary(data: Uint8Array): boolean {
   return data.subarray(0, BINARY_SNIFF_BYTES).indexOf(0) !== -1;
 }
 
-export interface HeadSlice {
+interface HeadSlice {
   /** How many of the given lines fit. */
   count: number;
   truncatedBy?: "lines" | "bytes";
@@ -39,7 +39,7 @@ export function fitHead(lines: readonly string[], maxLines = MAX_LINES, maxBytes
   return { count: lines.length };
 }
 
-export interface TailCut {
+interface TailCut {
   text: string;
   /** Lines and bytes dropped from the start; 0 when nothing was cut. */
   droppedLines: number;

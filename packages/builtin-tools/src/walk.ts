@@ -16,9 +16,9 @@ import { type Dirent, readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import ignore, { type Ignore } from "ignore";
 
-export const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([".git", "node_modules"]);
+const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([".git", "node_modules"]);
 
-export interface WalkEntry {
+interface WalkEntry {
   abs: string;
   /** Relative to the root, `/`-separated. */
   rel: string;
@@ -30,7 +30,7 @@ export interface WalkEntry {
   isSymlink: boolean;
 }
 
-export interface WalkOptions {
+interface WalkOptions {
   /** Real path of the workspace root. */
   root: string;
   /** Real path of the folder to walk (the root or inside it). */

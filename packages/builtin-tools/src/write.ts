@@ -10,7 +10,14 @@ import { randomBytes } from "node:crypto";
 import { chmod, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import { defaultMutationQueue, defineTool, type Tool, type ToolResult, type FileMutationQueue } from "@mypi/kernel";
+import {
+  defaultMutationQueue,
+  defineTool,
+  errnoCode,
+  type FileMutationQueue,
+  type Tool,
+  type ToolResult,
+} from "@mypi/kernel";
 import { diffOneRegion } from "./diff.ts";
 import { failure, fsErrorMessage, guard, specialFileKind, textResult } from "./result.ts";
 import { displayPath, safePath, ToolInputError } from "./safe-path.ts";
@@ -120,7 +127,7 @@ async function writeFileAt(
   try {
     await mkdir(dirname(abs), { recursive: true });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errnoCode(error);
     if (code === "EEXIST" || code === "ENOTDIR") {
       return failure(`Cannot create the folder for ${rel}: a parent path is a file, not a folder.`);
     }

@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve, sep } from "node:path";
-import { SessionManager, type SessionEntry } from "@mypi/kernel";
+import { errorMessage, type SessionEntry, SessionManager } from "@mypi/kernel";
 
 /** The folder of `sessionFile`'s children: `<dir>/<name without .jsonl>/`. */
 export function childFolder(sessionFile: string): string {
@@ -35,6 +35,6 @@ export function openChildSession(ownFile: string | undefined, file: string): Ses
   try {
     return SessionManager.open(path);
   } catch (error) {
-    return `${file}: ${(error as Error).message}`;
+    return `${file}: ${errorMessage(error)}`;
   }
 }

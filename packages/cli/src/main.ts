@@ -5,6 +5,7 @@
  * tools (zod, openai, babel through jiti) are loaded when a command needs them, so `mypi --help`
  * and usage errors answer in the time Node takes to start.
  */
+import { errorMessage } from "@mypi/kernel";
 import { readFileSync } from "node:fs";
 import { format } from "node:util";
 import { EXIT, HELP, isSubcommandWord, parseArgs, type CliArgs } from "./args.ts";
@@ -102,7 +103,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     }
   } catch (error) {
     // A bug in the host: say so in one line (with the stack when asked for), never a raw trace.
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     io.stderr.write(`mypi: internal error: ${message}. Set MYPI_DEBUG=1 for the stack, and please report it.\n`);
     if (io.env.MYPI_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
     return EXIT.error;

@@ -8,13 +8,14 @@
  * and an abort are results.
  */
 import {
+  type Content,
+  errorMessage,
   errorResult,
   executeTool,
-  unknownToolResult,
-  validateToolArguments,
-  type Content,
   type ToolRegistry,
   type ToolWorkerPool,
+  unknownToolResult,
+  validateToolArguments,
 } from "@mypi/kernel";
 import type { ChainCall } from "./dispatch/chain.ts";
 import type { ExtensionManager } from "./manager.ts";
@@ -104,6 +105,6 @@ export async function callToolThroughSlots(deps: CallToolDeps, request: CallTool
     if (details !== undefined && details !== null) result.details = details;
     return result;
   } catch (error) {
-    return errorResult(`The call was refused: ${error instanceof Error ? error.message : String(error)}`);
+    return errorResult(`The call was refused: ${errorMessage(error)}`);
   }
 }

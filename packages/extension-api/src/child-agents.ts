@@ -10,7 +10,15 @@
  * starts a grandchild under the right parent.
  */
 import { basename, dirname, join } from "node:path";
-import { Agent, SessionManager, ToolRegistry, type ModelClient, type ThinkingLevel, type Tool } from "@mypi/kernel";
+import {
+  Agent,
+  errorMessage,
+  type ModelClient,
+  SessionManager,
+  type ThinkingLevel,
+  type Tool,
+  ToolRegistry,
+} from "@mypi/kernel";
 import { ChildAgentHandle, type ChildSeat } from "./child-agent.ts";
 import type { AgentLimits, ChildAgent, ChildBudget, CreateAgentOptions, ModelLookup } from "./child-types.ts";
 import { ROOT_PATH } from "./context.ts";
@@ -196,9 +204,7 @@ export class ChildAgents {
       ...(host.abortGraceMs !== undefined && { abortGraceMs: host.abortGraceMs }),
       ...(host.toolTimeoutMs !== undefined && { toolTimeoutMs: host.toolTimeoutMs }),
       onListenerError: (error) =>
-        host.manager.diagnostic(
-          `child agent ${path.join(" → ")}: a listener failed: ${(error as Error)?.message ?? String(error)}`,
-        ),
+        host.manager.diagnostic(`child agent ${path.join(" → ")}: a listener failed: ${errorMessage(error)}`),
     });
     const budget: ChildBudget = {
       ...((options.budget?.tokens ?? limits.maxTokens) !== undefined && {
@@ -289,7 +295,7 @@ export class ChildAgents {
     try {
       found = await lookup(model);
     } catch (error) {
-      found = (error as Error)?.message ?? String(error);
+      found = errorMessage(error);
     }
     if (typeof found === "string") throw new ExtensionError("MYPI_AGENT_MODEL", `model "${model}": ${found}`);
     return found;

@@ -2,6 +2,8 @@
  * Coded errors. Every message starts with its code and says how to fix the problem, e.g.
  * `MYPI_UNKNOWN_EVENT: pi.on("tool_cal"): no such event. Did you mean "tool_call"? Events: …`.
  */
+import { describeValue, errorMessage } from "@mypi/kernel";
+
 export type ExtensionErrorCode =
   // registration (thrown from pi.* while the extension loads or later)
   | "MYPI_UNKNOWN_EVENT"
@@ -58,22 +60,9 @@ export class ExtensionError extends Error {
   }
 }
 
-/**
- * The text of anything thrown, for diagnostics that must be JSON. Never throws: whatever an
- * extension throws (undefined, a frozen object, an Error whose message getter throws) ends up
- * as a readable line, because the report is all the user gets.
- */
-export function errorMessage(error: unknown): string {
-  try {
-    if (error instanceof Error) return error.message || `${error.name || "Error"} without a message`;
-    if (typeof error === "string") return error;
-    const message = (error as { message?: unknown } | null | undefined)?.message;
-    if (typeof message === "string" && message !== "") return message;
-    return `a non-Error value was thrown: ${describeValue(error)}`;
-  } catch {
-    return "an error was thrown whose message cannot be read";
-  }
-}
+// The text of anything thrown and a value's one-line description are the kernel's, one definition
+// for the whole tree; re-exported here for the extension API's own modules.
+export { describeValue, errorMessage };
 
 /** The closest candidate within a small edit distance, for "Did you mean …?". */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
@@ -100,23 +89,6 @@ function editDistance(a: string, b: string): number {
     previous = current;
   }
   return previous[b.length]!;
-}
-
-/** A short, single-line rendering of a value for error messages. */
-export function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (typeof value === "function") return "a function";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "object") {
-    let text: string;
-    try {
-      text = JSON.stringify(value) ?? "an object";
-    } catch {
-      text = "an object";
-    }
-    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-  }
-  return typeof value === "string" ? JSON.stringify(value) : String(value);
 }
 
 /** `registerTool`'s refusal of a definition it cannot make a tool of (`problem`: what is wrong). */

@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { timerDelay, toolEnvironment, trackProcessGroup } from "@mypi/kernel";
+import { errnoCode, timerDelay, toolEnvironment, trackProcessGroup } from "@mypi/kernel";
 import type { Readable } from "node:stream";
 import type { ExecOptions, ExecResult } from "./types.ts";
 
@@ -72,7 +72,7 @@ export function exec(
       child.stdin?.end(options.input);
     }
     child.on("error", (error) => {
-      const gone = (error as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(cwd);
+      const gone = errnoCode(error) === "ENOENT" && !existsSync(cwd);
       finish(127, gone ? `cannot run ${command}: the working folder ${cwd} does not exist` : error.message);
     });
     child.on("close", (code) => finish(code ?? -1));

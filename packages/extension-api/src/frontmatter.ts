@@ -3,6 +3,7 @@
  * line `---`, then the body. The one parser for it in mypi, exported for hosts and for Pi
  * extensions (Pi's `parseFrontmatter` / `stripFrontmatter` have the same shape).
  */
+import { errorMessage } from "@mypi/kernel";
 import { createRequire } from "node:module";
 import type * as Yaml from "yaml";
 
@@ -38,7 +39,7 @@ export function parseFrontmatter<T extends Record<string, unknown> = Record<stri
     // `description: Do this: then that` is not YAML (a colon in a plain value), yet skills and
     // commands written for Claude Code use it and load there: plain `key: value` lines are read as such.
     data = plainLines(match[1]!);
-    if (data === undefined) throw new Error(`malformed frontmatter: ${firstLine((error as Error).message)}`);
+    if (data === undefined) throw new Error(`malformed frontmatter: ${firstLine(errorMessage(error))}`);
   }
   if (data === null || data === undefined) data = {};
   if (typeof data !== "object" || Array.isArray(data))

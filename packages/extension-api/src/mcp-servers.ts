@@ -13,6 +13,7 @@
  * - The provider validates the config and may refuse it (it throws; nothing is kept).
  * - An extension that is unloaded (a reload) takes its registrations with it.
  */
+import { errorMessage } from "@mypi/kernel";
 import { ExtensionError } from "./errors.ts";
 
 /** The bus channel on which an MCP extension offers its provider (`null` withdraws it). */
@@ -109,7 +110,7 @@ export class McpServerRegistry {
         p.add(entry);
       } catch (error) {
         this.#entries.delete(entry.name);
-        this.#diagnostic(`${entry.extension}: MCP server "${entry.name}" was not added: ${(error as Error).message}`);
+        this.#diagnostic(`${entry.extension}: MCP server "${entry.name}" was not added: ${errorMessage(error)}`);
       }
     }
   }

@@ -11,4 +11,12 @@ export * from "./models/index.ts";
 export * from "./session/index.ts";
 export { cjsDefault } from "./interop.ts";
 export { exceedsDepth, MAX_NESTING_DEPTH, tooDeepText } from "./limits.ts";
-export { isRecord, MAX_TIMER_DELAY_MS, textOf, timerDelay } from "./values.ts";
+export {
+  describeValue,
+  errnoCode,
+  errorMessage,
+  isRecord,
+  MAX_TIMER_DELAY_MS,
+  textOf,
+  timerDelay,
+} from "./values.ts";

@@ -8,7 +8,14 @@
  * session another process is writing is refused (one writer at a time).
  */
 import { resolve } from "node:path";
-import { defaultSessionDir, planResume, runStateOf, SessionManager, type WaitingCall } from "@mypi/kernel";
+import {
+  errorMessage,
+  defaultSessionDir,
+  planResume,
+  runStateOf,
+  SessionManager,
+  type WaitingCall,
+} from "@mypi/kernel";
 import { EXIT } from "../args.ts";
 import type { CliIO } from "../io.ts";
 import { isFile, openStored, sessionFileById, type OpenedSession } from "../workspace/session-open.ts";
@@ -139,7 +146,7 @@ async function open(
     await session.claim();
     return { session, dispose: async () => {} };
   } catch (error) {
-    return { error: (error as Error).message, usage: false };
+    return { error: errorMessage(error), usage: false };
   }
 }
 
@@ -186,7 +193,7 @@ function parse(argv: readonly string[]): ApproveArgs | string {
           words.push(token);
       }
     } catch (error) {
-      return (error as Error).message;
+      return errorMessage(error);
     }
   }
   if (args.help) return args;

@@ -10,7 +10,13 @@
  */
 import { statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { SessionManager, defaultSessionDir, readSessionHeader, sessionFilesByIdPrefix } from "@mypi/kernel";
+import {
+  defaultSessionDir,
+  errorMessage,
+  readSessionHeader,
+  sessionFilesByIdPrefix,
+  SessionManager,
+} from "@mypi/kernel";
 import { EXIT } from "../args.ts";
 import { writeFileAtomic } from "../workspace/files.ts";
 import type { CliIO } from "../io.ts";
@@ -108,7 +114,7 @@ export function runExportCommand(argv: readonly string[], io: CliIO): number {
   try {
     session = SessionManager.open(file);
   } catch (error) {
-    return fail(`${argv[0]}: ${(error as Error).message}`);
+    return fail(`${argv[0]}: ${errorMessage(error)}`);
   }
   for (const warning of session.loadWarnings) io.stderr.write(`mypi: session: ${warning}\n`);
   const out = argv[1] !== undefined ? resolve(io.cwd, argv[1]) : defaultExportPath(io.cwd, session);
@@ -117,7 +123,7 @@ export function runExportCommand(argv: readonly string[], io: CliIO): number {
   try {
     exportSession(session, out);
   } catch (error) {
-    io.stderr.write(`mypi: could not write ${out}: ${(error as Error).message}\n`);
+    io.stderr.write(`mypi: could not write ${out}: ${errorMessage(error)}\n`);
     return EXIT.error;
   }
   io.stdout.write(`${out}\n`);

@@ -13,7 +13,7 @@ import { readdirSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { format } from "node:util";
-import { mypiHome } from "@mypi/kernel";
+import { errnoCode, errorMessage, mypiHome } from "@mypi/kernel";
 import { Replayer, detectFormat, readRecording, type FileKind, type SessionReplay } from "@mypi/extension-api";
 import { EXIT, parseArgs, type CliArgs } from "../args.ts";
 import { readResults } from "./batch/results.ts";
@@ -184,7 +184,7 @@ async function replayWorkspace(w: {
     managedDir: mDir,
     sandbox: undefined,
     sandboxByDefault: false,
-    sandboxState: { usable: false, why: "off" },
+    sandboxState: Promise.resolve({ usable: false, why: "off" }),
     escapes: undefined,
   });
   if ("settingsError" in ws) return failed(io, `${ws.settingsError}. Fix the file.`);
@@ -205,7 +205,7 @@ async function replayWorkspace(w: {
       try {
         recording = readRecording(source.file);
       } catch (error) {
-        return failed(io, (error as Error).message);
+        return failed(io, errorMessage(error));
       }
       w.replays.push(await replayer.replay(recording));
     }
@@ -239,7 +239,7 @@ function findSources(
     try {
       kind = detectFormat(file);
     } catch (error) {
-      return `${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+      return `${file}: cannot be read (${errnoCode(error) ?? errorMessage(error)})`;
     }
     if (kind === undefined) {
       if (named)

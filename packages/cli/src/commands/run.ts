@@ -16,7 +16,7 @@
 import { createEscapeApprovals, type EscapeApprovals, type SandboxOptions } from "@mypi/builtin-tools";
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { mypiHome, withholdFromTools, type SessionManager } from "@mypi/kernel";
+import { errnoCode, errorMessage, mypiHome, type SessionManager, withholdFromTools } from "@mypi/kernel";
 import { latestChoice, type ModelRegistry } from "@mypi/extension-api";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "../args.ts";
 import { loadExtensions, type LoadedWorkspace, type WorkspaceRequest } from "../workspace/extension-loading.ts";
@@ -80,7 +80,7 @@ interface CommandLine {
   managedDir: string;
   sandbox: SandboxOptions | undefined;
   sandboxByDefault: boolean;
-  sandboxState: SandboxState;
+  sandboxState: Promise<SandboxState>;
   escapes: EscapeApprovals | undefined;
   /**
    * Without unknown flags the first pass is the whole truth: the mode and prompt were judged
@@ -328,7 +328,8 @@ async function checkCommandLine(run: WatchedRun, workspace?: string): Promise<Co
   if ("error" in firstSettings) return fail(io, settingsError(firstSettings.error));
   const sandboxChoice = sandboxOf(firstPass, firstSettings.settings, io.cwd, managedSandboxOf(firstSettings.tiers));
   if ("error" in sandboxChoice) return fail(io, sandboxChoice.error);
-  const sandboxState = await sandboxUsable(sandboxChoice.sandbox);
+  // Not awaited: the probe (a bubblewrap start) runs while the extensions load (extension-loading.ts).
+  const sandboxState = sandboxUsable(sandboxChoice.sandbox);
   // Calls out of the sandbox need a gate to approve them: one that can ask (dormant in a mode with a user), or one with rules.
   const early = choosePolicies({ tiers: firstSettings.tiers, args: firstPass, mode: run.mode, shellCwd: io.cwd, cwd });
   const approvable = !run.listing && early.gate.state !== "off";
@@ -534,7 +535,7 @@ function appendedPrompts(args: CliArgs, io: CliIO): { append: string[]; system?:
       return { text: readFileSync(path, "utf8") };
     } catch (error) {
       return {
-        error: `--${flag} ${value}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`,
+        error: `--${flag} ${value}: cannot be read (${errnoCode(error) ?? errorMessage(error)}).`,
       };
     }
   };

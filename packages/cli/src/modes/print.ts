@@ -11,6 +11,7 @@
  * holds for `/name args`: see `onInterrupt`. Exit codes follow `exitCodeFor`; `run.ts` replaces
  * them with the signal's (`exits.ts`).
  */
+import { errorMessage } from "@mypi/kernel";
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { Agent, AgentEndEvent } from "@mypi/kernel";
 import type {
@@ -110,7 +111,7 @@ function onInterrupt(session: OneShotSession, io: CliIO, exits: ExitWatcher): In
     if (agent.isRunning) agent.abort();
     else if (exits.cause === "SIGINT")
       io.stderr.write("mypi: interrupted; waiting for the command to stop. Press Ctrl+C again to quit at once.\n");
-    else io.stderr.write(`mypi: ${String((exits.signal.reason as Error).message)}; waiting for the command to stop.\n`);
+    else io.stderr.write(`mypi: ${errorMessage(exits.signal.reason)}; waiting for the command to stop.\n`);
   };
   const unsubscribe = session.subscribe((event) => {
     if (exits.signal.aborted && event.type === "agent_start") session.agent.abort();
@@ -145,7 +146,7 @@ async function runPrompt({ session, io, options, decisions }: OneShot): Promise<
       } catch (error) {
         // Nothing to resume, or calls still wait for an answer: said in one line, nothing ran.
         if (followed.end) throw error;
-        io.stderr.write(`mypi: ${oneLine((error as Error).message)}\n`);
+        io.stderr.write(`mypi: ${oneLine(errorMessage(error))}\n`);
         return agent.waiting.length > 0 && options.onAsk !== "fail" ? EXIT.paused : EXIT.error;
       }
     } else {

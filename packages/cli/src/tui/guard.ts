@@ -6,12 +6,13 @@
  * (the conversation, secrets and all) to a crash file under ~/.pi, and throw from its render
  * timer — the whole session lost for one extension's bug.
  */
+import { errorMessage } from "@mypi/kernel";
 import { truncateToWidth, visibleWidth, type Component } from "@mariozechner/pi-tui";
 
 export function guarded<T extends Component>(component: T, report: (error: string) => void, name: string): T {
   let reported = false;
   const fail = (what: string, error: unknown) => {
-    const text = `${name}: ${what} failed: ${error instanceof Error ? error.message : String(error)}`;
+    const text = `${name}: ${what} failed: ${errorMessage(error)}`;
     // Reported after the frame: the report adds to the screen, which is being drawn right now.
     if (!reported) queueMicrotask(() => report(text));
     reported = true;

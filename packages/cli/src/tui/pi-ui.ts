@@ -9,6 +9,7 @@
  * what it draws (pi-tui checks each line's width). A factory or component that throws is shown as
  * one error line and changes nothing else.
  */
+import { errorMessage } from "@mypi/kernel";
 import {
   type Container,
   Text,
@@ -77,7 +78,7 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
       const made = make();
       return made && typeof made.render === "function" ? guarded(made, host.error, what) : undefined;
     } catch (error) {
-      host.error(`${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+      host.error(`${what} failed: ${errorMessage(error)}`);
       return undefined;
     }
   };
@@ -207,7 +208,7 @@ export function piUIMembers(host: PiUIHost): Record<string, unknown> {
               made && typeof made.render === "function" ? guarded(made, host.error, "ctx.ui.custom") : undefined;
             if (!component) throw new Error("the factory returned no component");
           } catch (error) {
-            host.error(`ctx.ui.custom failed: ${error instanceof Error ? error.message : String(error)}`);
+            host.error(`ctx.ui.custom failed: ${errorMessage(error)}`);
             return done(undefined);
           }
           if (finished) return dispose(component);

@@ -63,8 +63,8 @@ export interface LoadRequest {
   sandbox: SandboxOptions | undefined;
   /** The sandbox is on because nothing turned it off (not asked for). */
   sandboxByDefault: boolean;
-  /** The sandbox as bypass mode needs it: on and able to run, or why not. */
-  sandboxState: SandboxState;
+  /** The sandbox as bypass mode needs it: on and able to run, or why not (the probe, still running). */
+  sandboxState: Promise<SandboxState>;
   escapes: EscapeApprovals | undefined;
   /** The extensions' UI when the mode brings its own (ACP's dialogs over the protocol); RPC mode makes its own. */
   ui?: ExtensionUI;
@@ -171,7 +171,10 @@ export async function loadExtensions(
     tiers: firstSettings.tiers,
     projectPackages: packagesOf(firstPass, []),
   };
-  let sandboxState = r.sandboxState;
+  // The probe answers while the extensions load; a mode change asked for before it has answered
+  // is judged as if the sandbox could not run.
+  let sandboxState: SandboxState = { usable: false, why: "still being checked" };
+  const probed = r.sandboxState.then((state) => (sandboxState = state));
   const policy = createPolicyRun({
     args: firstPass,
     mode: listing ? "print" : mode,
@@ -207,6 +210,7 @@ export async function loadExtensions(
     onDiagnostic: diagnostic,
   };
   let loaded = await loadExtensionSet(extensionSet);
+  await probed;
   let sandboxByDefault = r.sandboxByDefault;
   if (outcome.settingsError === undefined && !r.earlyTrust && outcome.trust?.trusted && !firstPass.noBuiltinTools) {
     const chosen = sandboxOf(firstPass, outcome.settings, io.cwd, managedSandboxOf(outcome.tiers));

@@ -12,6 +12,7 @@
  * whose holder is gone (same host, no such process) or that is older than `STALE_MS` is taken
  * over, so a crashed writer never blocks the next one for long.
  */
+import { errnoCode } from "@mypi/kernel";
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
@@ -84,7 +85,7 @@ export function withFileLock<T>(path: string, fn: () => T): T {
       }
       break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (errnoCode(error) !== "EEXIST") throw error;
     }
     const holder = readHolder(lock);
     if (holder !== undefined && isStale(holder)) {
@@ -142,7 +143,7 @@ function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    return errnoCode(error) === "EPERM";
   }
 }
 

@@ -18,7 +18,14 @@ import {
   type ScopedModel,
   type SessionChoice,
 } from "@mypi/extension-api";
-import { loadScriptedModel, RetrySwitch, type HttpHooks, type ModelClient, type ThinkingLevel } from "@mypi/kernel";
+import {
+  errorMessage,
+  loadScriptedModel,
+  RetrySwitch,
+  type HttpHooks,
+  type ModelClient,
+  type ThinkingLevel,
+} from "@mypi/kernel";
 import type { CliArgs } from "../args.ts";
 import type { Settings } from "./settings.ts";
 
@@ -91,7 +98,7 @@ export async function chooseModel(c: {
     try {
       client = await loadScriptedModel(resolve(c.cwd, spec.slice("scripted:".length)));
     } catch (error) {
-      return `${(error as Error).message}. Check the path given to --model scripted:<file>.`;
+      return `${errorMessage(error)}. Check the path given to --model scripted:<file>.`;
     }
   } else if (spec.startsWith("openai:")) {
     entry = registry.openaiCompatible(spec.slice("openai:".length), args.baseUrl);
@@ -161,7 +168,7 @@ export async function lookupModel(
     try {
       return await loadScriptedModel(resolve(c.cwd, spec.slice("scripted:".length)));
     } catch (error) {
-      return `${(error as Error).message}. Check the path given as scripted:<file>.`;
+      return `${errorMessage(error)}. Check the path given as scripted:<file>.`;
     }
   }
   const options = { ...(c.retry && { retry: c.retry }), ...(c.http && { http: c.http }) };

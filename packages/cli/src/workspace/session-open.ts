@@ -7,7 +7,13 @@
  */
 import { statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { defaultSessionDir, RedisSessionStore, SessionManager, sessionFilesByIdPrefix } from "@mypi/kernel";
+import {
+  defaultSessionDir,
+  errorMessage,
+  RedisSessionStore,
+  sessionFilesByIdPrefix,
+  SessionManager,
+} from "@mypi/kernel";
 
 export interface OpenedSession {
   session: SessionManager;
@@ -61,7 +67,7 @@ async function openFileSession(
     try {
       await opened.claim();
     } catch (error) {
-      return { error: (error as Error).message, usage: false };
+      return { error: errorMessage(error), usage: false };
     }
   }
   return { session: opened, dispose: () => opened.close() };
@@ -115,7 +121,7 @@ function sessionFileOf(
   try {
     return SessionManager.open(file, { cwd });
   } catch (error) {
-    return `${flag} ${value}: ${(error as Error).message}`;
+    return `${flag} ${value}: ${errorMessage(error)}`;
   }
 }
 
@@ -154,7 +160,7 @@ export async function openStored(
     return { session, dispose: () => connection.quit().then(NOTHING, NOTHING) };
   } catch (error) {
     client?.disconnect();
-    return { error: `--session-store ${url}: ${(error as Error).message}`, usage: false };
+    return { error: `--session-store ${url}: ${errorMessage(error)}`, usage: false };
   }
 }
 

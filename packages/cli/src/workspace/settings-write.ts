@@ -7,6 +7,7 @@
  * the new one, with the old file's mode. The read-modify-write holds the file's lock: twelve
  * installs at once record twelve packages.
  */
+import { errnoCode, errorMessage } from "@mypi/kernel";
 import { readFileSync } from "node:fs";
 import { withFileLock, writeFileAtomic } from "./files.ts";
 import { readSettingsFile, type PackageEntry } from "./settings.ts";
@@ -28,7 +29,7 @@ export function updateSettingsList<T>(
   try {
     return withFileLock(path, () => rewriteList(path, key, change));
   } catch (error) {
-    return `settings ${path}: cannot be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+    return `settings ${path}: cannot be written (${errnoCode(error) ?? errorMessage(error)})`;
   }
 }
 

@@ -12,7 +12,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { isRecord } from "@mypi/kernel";
+import { errnoCode, errorMessage, isRecord } from "@mypi/kernel";
 import { ModelsSettingSchema, ProvidersSettingSchema } from "@mypi/extension-api";
 
 const stringList = z.array(z.string());
@@ -201,15 +201,15 @@ export function readSettingsFile(path: string): { value: Settings } | { error: s
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errnoCode(error);
     if (code === "ENOENT" || code === "ENOTDIR") return undefined;
-    return { error: `settings ${path}: cannot be read (${code ?? (error as Error).message})` };
+    return { error: `settings ${path}: cannot be read (${code ?? errorMessage(error)})` };
   }
   let json: unknown;
   try {
     json = JSON.parse(text.replace(/^\uFEFF/, ""));
   } catch (error) {
-    return { error: `settings ${path}: not valid JSON (${(error as Error).message})` };
+    return { error: `settings ${path}: not valid JSON (${errorMessage(error)})` };
   }
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
     return { error: `settings ${path}: must hold a JSON object ({ "key": value, … })` };

@@ -8,7 +8,14 @@
  * `SYSTEM_PROMPT_MESSAGE`, and is taken out again after the chain (a policy that drops it drops
  * the system prompt). Nothing here throws: every failure is `{ ok: false, error }`.
  */
-import { toModelMessages, type AssistantMessage, type Content, type Message, type ModelClient } from "@mypi/kernel";
+import {
+  errorMessage,
+  toModelMessages,
+  type AssistantMessage,
+  type Content,
+  type Message,
+  type ModelClient,
+} from "@mypi/kernel";
 import type { ChainCall } from "../dispatch/chain.ts";
 import type { ExtensionManager } from "../manager.ts";
 import type { CompleteRequest, CompleteResult } from "../types.ts";
@@ -45,7 +52,7 @@ export async function completeThroughSlots(deps: CompleteDeps, request: Complete
     const decided = await deps.manager.runSlot("context", { messages: sent }, call);
     ({ messages, systemPrompt } = takeSystemPrompt(decided?.messages ?? sent));
   } catch (error) {
-    return { ok: false, error: `a policy stopped the call: ${errorText(error)}` };
+    return { ok: false, error: `a policy stopped the call: ${errorMessage(error)}` };
   }
   if (signal.aborted) return { ok: false, error: "aborted" };
   return streamOnce(deps.model(), {
@@ -162,10 +169,6 @@ async function streamOnce(
     }
     return { ok: false, error: options.signal.aborted ? "aborted" : "the model's stream ended without an answer" };
   } catch (error) {
-    return { ok: false, error: `the model failed: ${errorText(error)}` };
+    return { ok: false, error: `the model failed: ${errorMessage(error)}` };
   }
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

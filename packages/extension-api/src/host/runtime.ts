@@ -4,12 +4,13 @@
  * (messages held for the next turn or until the run has ended, waiters for idle, the run's system prompt).
  */
 import {
-  estimateContextTokens,
   type Agent,
   type AgentEndEvent,
   type CompactionOutcome,
   type Content,
   type CustomMessage,
+  errorMessage,
+  estimateContextTokens,
   type ImageContent,
   type SessionManager,
 } from "@mypi/kernel";
@@ -72,7 +73,7 @@ export function createHostRuntime(deps: RuntimeDeps): HostRuntime {
   /** A run started by an extension: nobody awaits it, so its failure to start is a diagnostic. */
   const startRun = (run: PromiseLike<unknown>): void => {
     run.then(undefined, (error: unknown) =>
-      manager.diagnostic(`an extension could not start a run: ${(error as Error)?.message ?? String(error)}`),
+      manager.diagnostic(`an extension could not start a run: ${errorMessage(error)}`),
     );
   };
 

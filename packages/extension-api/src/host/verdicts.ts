@@ -3,6 +3,7 @@
  * but `pass`, every `extension_error`) is kept as custom entries the HTML view and `/tree` show,
  * and a fork that re-asks a prompt starts before the verdicts recorded about it.
  */
+import { errorMessage } from "@mypi/kernel";
 import type { SessionEntry, SessionManager } from "@mypi/kernel";
 import type { ExtensionHostEvent } from "../events.ts";
 
@@ -55,6 +56,6 @@ export function recordVerdict(to: VerdictRecorder, event: ExtensionHostEvent): v
   try {
     to.session.appendCustomEntry(`mypi:${type}`, to.redact ? to.redact(data) : data); // one of VERDICT_ENTRY_TYPES
   } catch (error) {
-    to.diagnostic(`could not record ${type} in the session: ${(error as Error).message}`);
+    to.diagnostic(`could not record ${type} in the session: ${errorMessage(error)}`);
   }
 }

@@ -175,12 +175,7 @@ export function createPiCompat(host: PiCompatHost, terminal?: PiTerminal): PiCom
       try {
         await h.fn({ type: event, ...payload }, h.context);
       } catch (error) {
-        host.reportError(
-          h.extension,
-          event,
-          error instanceof Error ? error.message : String(error),
-          "MYPI_HANDLER_FAILED",
-        );
+        host.reportError(h.extension, event, errorMessage(error), "MYPI_HANDLER_FAILED");
       }
     }
   };

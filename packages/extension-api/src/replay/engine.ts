@@ -5,6 +5,7 @@
  * compared with the recorded one (`compare.ts`). The manager is loaded by the caller (the CLI
  * loads it as a run does; the test kit from the files given) and stays the caller's to shut down.
  */
+import { errorMessage } from "@mypi/kernel";
 import type { Message, ToolCallResult } from "@mypi/kernel";
 import type { ChainCall } from "../dispatch/chain.ts";
 import { NEVER_ABORTED } from "../context.ts";
@@ -199,7 +200,7 @@ export class Replayer {
       outcome.result = await this.manager.runSlot(step.slot, event, call);
     } catch (error) {
       // A closed failure of before_agent_start or context: the kernel would end the run in error.
-      outcome.fatal = error instanceof Error ? error.message : String(error);
+      outcome.fatal = errorMessage(error);
     }
     if (step.slot === "before_agent_start") {
       const changed = (outcome.result as { systemPrompt?: string } | undefined)?.systemPrompt;

@@ -11,7 +11,7 @@ import {
 import type { Message, ModelClient, TurnEndEvent } from "../types.ts";
 import type { AgentLoopOptions } from "./types.ts";
 
-export interface AgentCompaction {
+interface AgentCompaction {
   /** The agent's model when the hook runs (it may change between runs). */
   model: () => ModelClient;
   settings: CompactionSettings;

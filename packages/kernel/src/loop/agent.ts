@@ -5,6 +5,7 @@
  * a listener that aborts or queues a message is seen by the loop's very next step.
  * `prompt()` and `run()` are the same run; they differ only in what they hand back.
  */
+import { errorMessage } from "../values.ts";
 import type { CompactionSettings, SessionManager } from "../session/index.ts";
 import { DEFAULT_TOOL_TIMEOUT_MS, ToolRegistry, ToolWorkerPool } from "../tools/index.ts";
 import type {
@@ -39,7 +40,7 @@ import { deepFreeze } from "./freeze.ts";
 import { ModelView } from "./model-view.ts";
 import { planResume, type ResumePoint } from "./resume.ts";
 import { pickWaiting, RunBook } from "./run-book.ts";
-import { describeError, isHostEmittable } from "./run-state.ts";
+import { isHostEmittable } from "./run-state.ts";
 import { RunStream, type AgentRunStream } from "./run-stream.ts";
 import { startLoop, type LoopHandle } from "./run.ts";
 import type { AgentLoopOptions, LoopPrompt } from "./types.ts";
@@ -476,7 +477,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
     if (writing === undefined) return undefined;
     return writing.then(undefined, (error: unknown) => {
       if (active.sessionError !== undefined) return;
-      active.sessionError = `Could not write the session: ${describeError(error)}`;
+      active.sessionError = `Could not write the session: ${errorMessage(error)}`;
       abortRun(active, error);
     });
   }
@@ -499,7 +500,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
           this.session.appendMessage(message, dequeued === undefined ? undefined : { dequeued });
         } catch (error) {
           // History on disk would no longer match the run: stop it and say why.
-          active.sessionError = `Could not write the session: ${describeError(error)}`;
+          active.sessionError = `Could not write the session: ${errorMessage(error)}`;
           abortRun(active, error);
         }
       }
@@ -545,7 +546,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
         end = Object.freeze({
           ...end,
           stopReason: "error",
-          error: `Could not write the session: ${describeError(error)}`,
+          error: `Could not write the session: ${errorMessage(error)}`,
         });
     }
     const beforeAgentEnd = this.#options.beforeAgentEnd;
@@ -561,7 +562,7 @@ export class Agent<H extends HostEventBase = HostEvent> {
             end = Object.freeze({
               ...end,
               stopReason: "error",
-              error: `Could not write the session: ${describeError(error)}`,
+              error: `Could not write the session: ${errorMessage(error)}`,
             });
         }
       }

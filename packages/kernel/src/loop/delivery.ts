@@ -4,9 +4,9 @@
  * until that one reached everybody — and a listener that throws or rejects is reported, never
  * allowed to stop the others (docs/architecture.md#events).
  */
+import { errorMessage } from "../values.ts";
 import type { HostEventBase, StreamEvent } from "../types.ts";
 import type { AgentListener } from "./agent-options.ts";
-import { describeError } from "./run-state.ts";
 import type { RunStream } from "./run-stream.ts";
 
 export class Delivery<H extends HostEventBase> {
@@ -53,7 +53,7 @@ export class Delivery<H extends HostEventBase> {
       }
       return;
     }
-    process.stderr.write(`mypi: a listener failed on ${event.type}: ${describeError(error)}\n`);
+    process.stderr.write(`mypi: a listener failed on ${event.type}: ${errorMessage(error)}\n`);
   }
 
   #deliverOne(event: StreamEvent<H>, stream: RunStream<H> | undefined): void {

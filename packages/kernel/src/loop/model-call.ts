@@ -4,6 +4,7 @@
  * return the assistant message that entered history. Never throws: a failure anywhere becomes
  * an assistant message with `stopReason` `error` or `aborted`.
  */
+import { errorMessage } from "../values.ts";
 import { repairToolHistory } from "../session/index.ts";
 import type {
   AssistantMessage,
@@ -19,7 +20,7 @@ import { andThen, type Maybe } from "./maybe.ts";
 import { checkModelMessage, MalformedMessage } from "./model-message.ts";
 import { toModelMessages } from "./model-view.ts";
 import { PartialMessage } from "./partial.ts";
-import { ABORTED, ABORTED_TEXT, describeError, noop, type Run } from "./run-state.ts";
+import { ABORTED, ABORTED_TEXT, noop, type Run } from "./run-state.ts";
 import { callSlot } from "./slots.ts";
 
 /** `now`: the clock as the turn started, used for `message_start` when nothing ran before the call. */
@@ -117,7 +118,7 @@ async function beforeModelCall(run: Run, hook: NonNullable<Run["beforeModelCall"
   try {
     result = await run.race(hook(run.history(), run.signal));
   } catch (error) {
-    return { stopReason: "error", errorMessage: `Preparing the context failed: ${describeError(error)}` };
+    return { stopReason: "error", errorMessage: `Preparing the context failed: ${errorMessage(error)}` };
   }
   if (result === ABORTED) return { stopReason: "aborted", errorMessage: ABORTED_TEXT };
   if (result?.messages) run.replaceHistory(result.messages);
@@ -135,20 +136,20 @@ function contextMessages(run: Run): Maybe<readonly ModelMessage[] | Failure> {
   } catch (error) {
     return {
       stopReason: "error",
-      errorMessage: `The history could not be copied for the context slot: ${describeError(error)}`,
+      errorMessage: `The history could not be copied for the context slot: ${errorMessage(error)}`,
     };
   }
   return andThen(callSlot(run, slot, { messages: copy }), (outcome): readonly ModelMessage[] | Failure => {
     if (outcome.kind === "aborted") return { stopReason: "aborted", errorMessage: ABORTED_TEXT };
     if (outcome.kind === "threw")
-      return { stopReason: "error", errorMessage: `The context slot failed: ${describeError(outcome.error)}` };
+      return { stopReason: "error", errorMessage: `The context slot failed: ${errorMessage(outcome.error)}` };
     const chosen = outcome.value?.messages ?? copy;
     if (!Array.isArray(chosen))
       return { stopReason: "error", errorMessage: "The context slot returned messages that are not an array" };
     try {
       return toModelMessages(repairToolHistory(chosen).messages);
     } catch (error) {
-      const problem = `The context slot returned messages the kernel cannot read (${describeError(error)}).`;
+      const problem = `The context slot returned messages the kernel cannot read (${errorMessage(error)}).`;
       return {
         stopReason: "error",
         errorMessage: `${problem} Return Message objects, or nothing to keep the history.`,
@@ -202,7 +203,7 @@ function streamAssistant(run: Run, request: ModelRequest, now: number): Promise<
       }
     };
     readStream(run, request, partial, reader, finish).then(undefined, (error: unknown) =>
-      finish(partial.end("error", `The model stream failed: ${describeError(error)}`)),
+      finish(partial.end("error", `The model stream failed: ${errorMessage(error)}`)),
     );
     // Never inside `abort()` itself: the partial message enters history on a later tick.
     run.whenAborted(() => {
@@ -271,7 +272,7 @@ async function readStream(
     done(
       run.aborted
         ? partial.end("aborted", ABORTED_TEXT)
-        : partial.end("error", `The model stream failed: ${describeError(error)}`),
+        : partial.end("error", `The model stream failed: ${errorMessage(error)}`),
     );
   }
 }

@@ -295,16 +295,3 @@ export function isHostEmittable(event: unknown): event is HostEvent {
   const type: unknown = (event as { type?: unknown }).type;
   return typeof type === "string" && (type === "context_compacted" || !isAgentEvent(event as StreamEvent));
 }
-
-/** A thrown value as one line for a message. */
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  if (typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string") {
-    return (error as { message: string }).message;
-  }
-  try {
-    return String(error);
-  } catch {
-    return "unknown error";
-  }
-}

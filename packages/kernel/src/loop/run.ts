@@ -10,11 +10,12 @@
  * (generator.ts) is its async-generator face; `Agent` drives it with a synchronous sink. Nothing
  * here throws past the run: failures end it with `agent_end {stopReason:"error"}`.
  */
+import { errorMessage } from "../values.ts";
 import type { AssistantMessage, ImageContent, InputEvent, Message, StreamingBehavior, UserMessage } from "../types.ts";
 import { textOf } from "../values.ts";
 import { andThen, type Maybe } from "./maybe.ts";
 import { callModel } from "./model-call.ts";
-import { ABORTED_TEXT, describeError, noop, Run, type Ending } from "./run-state.ts";
+import { ABORTED_TEXT, noop, Run, type Ending } from "./run-state.ts";
 import { callSlot } from "./slots.ts";
 import { runToolBatch, type BatchOutcome } from "./tool-batch.ts";
 import type { AgentLoopOptions, EventSink, LoopPrompt } from "./types.ts";
@@ -47,7 +48,7 @@ export function startLoop(options: AgentLoopOptions, sink: EventSink): LoopHandl
         type: "agent_end",
         messages: [],
         stopReason: "error",
-        error: `The run could not start: ${describeError(error)}`,
+        error: `The run could not start: ${errorMessage(error)}`,
         timestamp: now,
       }),
     );
@@ -65,7 +66,7 @@ async function runToEnd(run: Run): Promise<void> {
     ending = await drive(run, turn, now);
   } catch (error) {
     // A bug, not a failure the loop knows: still close the turn and end the run.
-    ending = { stopReason: "error", error: `Internal error in the agent loop: ${describeError(error)}` };
+    ending = { stopReason: "error", error: `Internal error in the agent loop: ${errorMessage(error)}` };
     if (turn.open) {
       const message = run.failTurn("error", ending.error!);
       run.emit({
@@ -186,7 +187,7 @@ function beforeAgentStart(
   return andThen(callSlot(run, slot, event), (outcome): Message[] | Ending => {
     if (outcome.kind === "aborted") return ABORTED_ENDING;
     if (outcome.kind === "threw")
-      return { stopReason: "error", error: `The before_agent_start slot failed: ${describeError(outcome.error)}` };
+      return { stopReason: "error", error: `The before_agent_start slot failed: ${errorMessage(outcome.error)}` };
     const opening: Message[] = [message];
     const result = outcome.value;
     if (result?.systemPrompt !== undefined) run.systemPrompt = result.systemPrompt;
@@ -217,7 +218,7 @@ function passInput(
   return andThen(callSlot(run, slot, event), (outcome) => {
     if (outcome.kind === "aborted") return ABORTED_ENDING;
     if (outcome.kind === "threw")
-      return { stopReason: "error", error: `The input slot failed: ${describeError(outcome.error)}` };
+      return { stopReason: "error", error: `The input slot failed: ${errorMessage(outcome.error)}` };
     let { text, images } = input;
     const decision = outcome.value;
     switch (decision?.action) {
@@ -354,7 +355,7 @@ function askBeforeEnd(run: Run, lastMessage: AssistantMessage): Maybe<Ending | M
     (outcome): Ending | Message[] => {
       if (outcome.kind === "aborted") return ABORTED_ENDING;
       if (outcome.kind === "threw")
-        return { stopReason: "error", error: `The beforeEnd source failed: ${describeError(outcome.error)}` };
+        return { stopReason: "error", error: `The beforeEnd source failed: ${errorMessage(outcome.error)}` };
       const supplied: unknown = outcome.value;
       if (supplied === undefined) return COMPLETED;
       if (!Array.isArray(supplied) || !supplied.every(isFollowUp)) {

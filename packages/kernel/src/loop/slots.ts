@@ -6,10 +6,7 @@ import type { SlotFn } from "../types.ts";
 import { timerDelay } from "../values.ts";
 import { ABORTED, type Run } from "./run-state.ts";
 
-export type SlotOutcome<R> =
-  | { kind: "value"; value: R | undefined }
-  | { kind: "threw"; error: unknown }
-  | { kind: "aborted" };
+type SlotOutcome<R> = { kind: "value"; value: R | undefined } | { kind: "threw"; error: unknown } | { kind: "aborted" };
 
 const OUTCOME_ABORTED = { kind: "aborted" } as const;
 

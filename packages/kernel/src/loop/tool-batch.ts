@@ -14,6 +14,7 @@
  * functions then runs without a single promise, and a step that does wait continues the batch
  * from where it stopped (`andThen`, maybe.ts: each step is written once for both cases).
  */
+import { errorMessage } from "../values.ts";
 import {
   INTERRUPTED_TEXT,
   errorResult,
@@ -39,7 +40,7 @@ import type {
 } from "../types.ts";
 import { deepCopy, deepFreeze, frozenCopy } from "./freeze.ts";
 import { andThen, type Maybe } from "./maybe.ts";
-import { describeError, type Run } from "./run-state.ts";
+import type { Run } from "./run-state.ts";
 import { callSlot, callSlotThroughAbort } from "./slots.ts";
 import type { ResumeAction, ResumeBatch } from "./resume.ts";
 
@@ -313,7 +314,7 @@ class Batch {
       return answered(
         this.#finish(
           entry,
-          errorResult(`Tool call blocked: the tool_call check failed (${describeError(outcome.error)}).`),
+          errorResult(`Tool call blocked: the tool_call check failed (${errorMessage(outcome.error)}).`),
           true,
         ),
       );
@@ -405,7 +406,7 @@ class Batch {
     if (outcome.kind === "threw") {
       return this.#settle(
         entry,
-        errorResult(`Tool result withheld: the tool_result check failed (${describeError(outcome.error)}).`),
+        errorResult(`Tool result withheld: the tool_result check failed (${errorMessage(outcome.error)}).`),
       );
     }
     const patch = outcome.value;

@@ -44,13 +44,13 @@ import {
 /** Sent as a tool result that has neither text nor images: the API rejects empty text. */
 export const EMPTY_TOOL_RESULT_TEXT = "(no output)";
 /** Stands in an error result for its images, which follow the results of the turn (the API takes only text in an error result). */
-export const ERROR_IMAGES_FOLLOW_TEXT = "(the images of this result follow the tool results)";
+const ERROR_IMAGES_FOLLOW_TEXT = "(the images of this result follow the tool results)";
 
 const EPHEMERAL = { type: "ephemeral" } as const;
 /** Anthropic's tool_use ids: `^[a-zA-Z0-9_-]+$`, at most 64 characters (ours choose the length). */
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 
-export interface AnthropicRequestOptions {
+interface AnthropicRequestOptions {
   model: string;
   request: ModelRequest;
   client: ClientIdentity;
@@ -157,7 +157,7 @@ function markHistoryBreakpoints(messages: MessageParam[]): void {
  * `tool_result` blocks (the API wants every result of a turn in the message after it). Content is
  * always sent as blocks, so that a breakpoint can be put on any message.
  */
-export function toAnthropicMessages(messages: readonly ModelMessage[], client: ClientIdentity): MessageParam[] {
+function toAnthropicMessages(messages: readonly ModelMessage[], client: ClientIdentity): MessageParam[] {
   const out: MessageParam[] = [];
   const toolId = toolCallIdMapper({
     accepts: (id) => TOOL_ID.test(id),

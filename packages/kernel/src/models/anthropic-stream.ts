@@ -11,7 +11,7 @@ import { MalformedChunkError, parseToolArguments } from "./openai-stream.ts";
 import { stampedMessage, type Stamp } from "./stamp.ts";
 
 /** What a redacted thinking block shows in place of its (encrypted) text. */
-export const REDACTED_THINKING_TEXT = "[Reasoning redacted]";
+const REDACTED_THINKING_TEXT = "[Reasoning redacted]";
 
 type Block =
   | { kind: "text"; text: string }
@@ -19,9 +19,7 @@ type Block =
   | { kind: "redacted"; data: string }
   | { kind: "tool"; ordinal: number; id: string; name: string; args: string; input: unknown };
 
-export type AnthropicOutcome =
-  | { stopReason: "stop" | "toolUse" | "length" }
-  | { stopReason: "error"; errorMessage: string };
+type AnthropicOutcome = { stopReason: "stop" | "toolUse" | "length" } | { stopReason: "error"; errorMessage: string };
 
 export class AnthropicStreamAccumulator {
   private readonly blocks = new Map<number, Block>();

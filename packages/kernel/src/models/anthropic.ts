@@ -7,6 +7,7 @@
  * Overloaded (529), rate limits (429, after `retry-after`), 408/409 and other 5xx are retried
  * here, before anything streamed. The SDK is imported by the first `stream()` of any client.
  */
+import { errorMessage } from "../values.ts";
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ModelClient, ModelPrices, ModelRequest, ModelStreamEvent } from "../types.ts";
 import { buildAnthropicRequest } from "./anthropic-request.ts";
@@ -164,12 +165,12 @@ async function connect(state: ClientState): Promise<Connection | string> {
   try {
     sdk = await loadSdk();
   } catch (err) {
-    return `cannot load the Anthropic SDK for ${state.stamp.id}: ${err instanceof Error ? err.message : String(err)}`;
+    return `cannot load the Anthropic SDK for ${state.stamp.id}: ${errorMessage(err)}`;
   }
   try {
     return { client: new sdk.Anthropic(state.sdkOptions), errors: sdk };
   } catch (err) {
-    return `cannot create the Anthropic client for ${state.stamp.id}: ${err instanceof Error ? err.message : String(err)}`;
+    return `cannot create the Anthropic client for ${state.stamp.id}: ${errorMessage(err)}`;
   }
 }
 
@@ -199,7 +200,7 @@ async function* streamMessages(
       ...(state.efforts ? { efforts: state.efforts } : {}),
     });
   } catch (err) {
-    return yield failed(`could not build the request: ${err instanceof Error ? err.message : String(err)}`);
+    return yield failed(`could not build the request: ${errorMessage(err)}`);
   }
   if (signal.aborted) return yield aborted();
   const connection = await (state.connection ??= connect(state));

@@ -39,7 +39,7 @@ export function hookedFetch(hooks: HttpHooks): typeof globalThis.fetch {
  * A signal of its own for one attempt, aborted with `parent`. The SDKs never remove the abort
  * listener they add to the signal they are given, and a run's signal lives across many calls.
  */
-export function linkAbort(parent: AbortSignal): { signal: AbortSignal; dispose(): void } {
+function linkAbort(parent: AbortSignal): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const forward = () => controller.abort(parent.reason);
   parent.addEventListener("abort", forward, { once: true });

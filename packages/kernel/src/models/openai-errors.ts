@@ -9,6 +9,7 @@
  * The SDK is loaded lazily (openai.ts), so its error classes come in as a parameter: a static
  * import here would load the whole SDK with the kernel.
  */
+import { errorMessage } from "../values.ts";
 import { MalformedChunkError } from "./openai-stream.ts";
 import { watchDone } from "./openai-done.ts";
 import { isRecord } from "../values.ts";
@@ -34,12 +35,12 @@ interface ApiErrorFields extends Error {
 }
 
 /** `retry-after` is honoured up to this long; a server asking for more gets this. */
-export const MAX_RETRY_AFTER_MS = 60_000;
+const MAX_RETRY_AFTER_MS = 60_000;
 /** Exponential backoff stops growing here. */
-export const MAX_BACKOFF_MS = 8_000;
+const MAX_BACKOFF_MS = 8_000;
 
 /** An HTTP status worth another attempt: timeouts, lock conflicts, rate limits, server errors. */
-export function isRetryableStatus(status: number): boolean {
+function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
@@ -48,7 +49,7 @@ export function isRetryableStatus(status: number): boolean {
  * by the fetch wrapper, so the SDK hands it back as the cause of an `APIConnectionError`. The body
  * stays out of `message`, which the SDK searches for "timed out".
  */
-export class NotAnEventStreamError extends Error {
+class NotAnEventStreamError extends Error {
   override name = "NotAnEventStreamError";
   constructor(
     readonly status: number,
@@ -144,7 +145,7 @@ export function classifyError(err: unknown, ctx: ErrorContext, sdk: SdkErrorClas
   if (err instanceof SyntaxError || err instanceof MalformedChunkError) {
     return { kind: "error", retryable: false, message: `${ctx.baseURL} sent a malformed stream chunk: ${err.message}` };
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   return { kind: "error", retryable: false, message: `request to ${ctx.baseURL} failed: ${message}` };
 }
 

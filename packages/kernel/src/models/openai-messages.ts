@@ -25,7 +25,7 @@ import { effortFor, type EffortTable } from "./thinking.ts";
 export type MaxTokensField = "max_tokens" | "max_completion_tokens";
 
 /** Sent as the tool message's text when a result has images but no text (they follow in a user message). */
-export const TOOL_IMAGES_FOLLOW_TEXT = "(the image output of this tool call follows in the next message)";
+const TOOL_IMAGES_FOLLOW_TEXT = "(the image output of this tool call follows in the next message)";
 /** Sent when a tool result has neither text nor images: some servers reject empty tool messages. */
 export const EMPTY_TOOL_RESULT_TEXT = "(no output)";
 
@@ -73,7 +73,7 @@ export function toOpenAIMessages(
 }
 
 /** Tool schemas → function tools. */
-export function toOpenAITools(tools: readonly ToolSchema[]): ChatCompletionTool[] {
+function toOpenAITools(tools: readonly ToolSchema[]): ChatCompletionTool[] {
   return tools.map((t) => ({
     type: "function",
     function: { name: t.name, description: t.description, parameters: t.parameters },

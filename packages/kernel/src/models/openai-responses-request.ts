@@ -24,7 +24,7 @@ import { effortFor, type EffortTable } from "./thinking.ts";
 /** Sent when a tool result has neither text nor images. */
 export const EMPTY_TOOL_RESULT_TEXT = "(no output)";
 
-export interface ResponsesRequestOptions {
+interface ResponsesRequestOptions {
   model: string;
   request: ModelRequest;
   client: ClientIdentity;
@@ -67,7 +67,7 @@ export function buildResponsesRequest(options: ResponsesRequestOptions): Respons
 }
 
 /** The history as input items (see the header for what is carried). */
-export function toResponsesInput(messages: readonly ModelMessage[], client: ClientIdentity): ResponseInputItem[] {
+function toResponsesInput(messages: readonly ModelMessage[], client: ClientIdentity): ResponseInputItem[] {
   const items: ResponseInputItem[] = [];
   // call_id is a free string, but no longer than 64 characters.
   const callId = toolCallIdMapper({ accepts: () => true, maxLength: 64, clean: (id) => id });

@@ -17,9 +17,7 @@ type Item =
   | { kind: "message"; text: string; id?: string }
   | { kind: "call"; ordinal: number; callId: string; name: string; itemId?: string; args: string; done: boolean };
 
-export type ResponsesOutcome =
-  | { stopReason: "stop" | "toolUse" | "length" }
-  | { stopReason: "error"; errorMessage: string };
+type ResponsesOutcome = { stopReason: "stop" | "toolUse" | "length" } | { stopReason: "error"; errorMessage: string };
 
 /** A `response.failed` or `error` event: the server's word that the answer failed. */
 export class ResponseFailedError extends Error {

@@ -7,6 +7,7 @@
  * with one `error` event that keeps what arrived, exactly as the Chat Completions client reports
  * them, with the same retries. The SDK is imported by the first `stream()` of any client.
  */
+import { errorMessage } from "../values.ts";
 import type OpenAI from "openai";
 import type { ModelClient, ModelPrices, ModelRequest, ModelStreamEvent } from "../types.ts";
 import {
@@ -147,12 +148,12 @@ async function connect(state: ClientState): Promise<Connection | string> {
   try {
     sdk = await loadSdk();
   } catch (err) {
-    return `cannot load the openai SDK for ${state.stamp.id}: ${err instanceof Error ? err.message : String(err)}`;
+    return `cannot load the openai SDK for ${state.stamp.id}: ${errorMessage(err)}`;
   }
   try {
     return { client: new sdk.OpenAI(state.sdkOptions), errors: sdk };
   } catch (err) {
-    return `cannot create the OpenAI client for ${state.stamp.id}: ${err instanceof Error ? err.message : String(err)}`;
+    return `cannot create the OpenAI client for ${state.stamp.id}: ${errorMessage(err)}`;
   }
 }
 
@@ -180,7 +181,7 @@ async function* streamResponse(
       ...(state.efforts ? { efforts: state.efforts } : {}),
     });
   } catch (err) {
-    return yield failed(`could not build the request: ${err instanceof Error ? err.message : String(err)}`);
+    return yield failed(`could not build the request: ${errorMessage(err)}`);
   }
   if (signal.aborted) return yield aborted();
   const connection = await (state.connection ??= connect(state));

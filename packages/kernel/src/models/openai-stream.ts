@@ -32,9 +32,7 @@ interface ToolCallSlot {
 type Block = { kind: "text"; text: string } | { kind: "thinking"; text: string } | { kind: "tool"; slot: ToolCallSlot };
 
 /** How the server said the answer ended. */
-export type FinishOutcome =
-  | { stopReason: "stop" | "toolUse" | "length" }
-  | { stopReason: "error"; errorMessage: string };
+type FinishOutcome = { stopReason: "stop" | "toolUse" | "length" } | { stopReason: "error"; errorMessage: string };
 
 /**
  * Accumulates one streamed answer. `push(chunk)` returns the events the chunk produced;

@@ -16,6 +16,7 @@
  * The SDK takes ~120 ms to load, which every `mypi` start would pay: it is imported on the first
  * `stream()` of a client (once per process), and each client builds its SDK client then.
  */
+import { errorMessage } from "../values.ts";
 import type OpenAI from "openai";
 import type { ModelClient, ModelPrices, ModelRequest, ModelStreamEvent } from "../types.ts";
 import {
@@ -206,12 +207,12 @@ async function connect(state: ClientState): Promise<Connection | string> {
   try {
     sdk = await loadSdk();
   } catch (err) {
-    return `cannot load the openai SDK for ${state.id}: ${err instanceof Error ? err.message : String(err)}`;
+    return `cannot load the openai SDK for ${state.id}: ${errorMessage(err)}`;
   }
   try {
     return { client: new sdk.OpenAI(state.sdkOptions), errors: sdk };
   } catch (err) {
-    return `cannot create the OpenAI client for ${state.id}: ${err instanceof Error ? err.message : String(err)}`;
+    return `cannot create the OpenAI client for ${state.id}: ${errorMessage(err)}`;
   }
 }
 
@@ -242,7 +243,7 @@ async function* streamChat(
     });
   } catch (err) {
     // e.g. tool arguments that JSON.stringify cannot serialise (a BigInt from a careless host)
-    yield failed(`could not build the request: ${err instanceof Error ? err.message : String(err)}`);
+    yield failed(`could not build the request: ${errorMessage(err)}`);
     return;
   }
   // Already aborted: no reason to load the SDK. Aborted while loading: the loop below says so.

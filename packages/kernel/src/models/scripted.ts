@@ -4,6 +4,7 @@
  * tool-call arguments as fragments of their JSON — so that tests, benchmarks and the demo run
  * the same code paths as a live model. Used by tests for scripts; never by anything at random.
  */
+import { errnoCode, errorMessage } from "../values.ts";
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import type {
@@ -130,15 +131,15 @@ export async function loadScriptedModel(
   try {
     text = await readFile(file, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "no such file" : String((error as Error).message ?? error);
+    const code = errnoCode(error);
+    const why = code === "ENOENT" ? "no such file" : errorMessage(error);
     throw new Error(`Cannot read the scripted model file ${file}: ${why}`, { cause: error });
   }
   let script: unknown;
   try {
     script = JSON.parse(text);
   } catch (error) {
-    throw new Error(`The scripted model file ${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new Error(`The scripted model file ${file} is not valid JSON: ${errorMessage(error)}`, { cause: error });
   }
   return createScriptedModel(script as ModelScript, { ...options, name: file });
 }

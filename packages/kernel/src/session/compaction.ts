@@ -6,6 +6,7 @@
  * session entry) and reports the outcome as data — it never throws and never changes anything
  * when it fails. Automatic (`createCompactionHook`) and manual compaction share `compact`.
  */
+import { errorMessage } from "../values.ts";
 import type { Message, ModelClient } from "../types.ts";
 import type { SessionManager } from "./manager.ts";
 import { repairToolHistory } from "./repair.ts";
@@ -13,8 +14,8 @@ import { generateSummary } from "./summarize.ts";
 import { compactionSummaryMessage, readCompactionSummary } from "./summary-message.ts";
 import { CHARS_PER_TOKEN, estimateContextTokens, estimateMessageTokens } from "./tokens.ts";
 
-export const DEFAULT_RESERVE_TOKENS = 16_384;
-export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
+const DEFAULT_RESERVE_TOKENS = 16_384;
+const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
 
 export interface CompactionSettings {
   /** Automatic compaction; default true. Manual compaction ignores it. */
@@ -124,7 +125,7 @@ export async function compact(options: CompactOptions): Promise<CompactionOutcom
   try {
     return await compactOrThrow(options);
   } catch (error) {
-    return { status: "failed", error: `compaction failed: ${error instanceof Error ? error.message : String(error)}` };
+    return { status: "failed", error: `compaction failed: ${errorMessage(error)}` };
   }
 }
 

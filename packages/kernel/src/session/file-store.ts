@@ -8,6 +8,7 @@
  * whose process on this host is gone, is taken over; anything else refuses the second writer.
  * The holder renews its lease every third of it on an unref'd timer (docs/sessions.md#one-writer).
  */
+import { errnoCode } from "../values.ts";
 import { randomBytes } from "node:crypto";
 import {
   appendFileSync,
@@ -97,7 +98,7 @@ export class FileSessionStore implements SessionStore {
     try {
       appendToExisting(this.file, this.#prefix(write.header) + text);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      if (errnoCode(error) !== "ENOENT") throw error;
       const everything = write.everything();
       this.#createFile(`${write.header}\n${everything.length > 0 ? `${everything.join("\n")}\n` : ""}${text}`);
     }
@@ -148,7 +149,7 @@ class FileLock {
     try {
       writeFileSync(this.path, this.#record(), { flag: "wx", mode: 0o600 });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (errnoCode(error) !== "EEXIST") throw error;
       const owner = readOwner(this.path);
       if (owner !== undefined && !isStale(owner)) throw new SessionLockedError(this.session, owner);
       // Stale (its lease ran out, or its process on this host is gone): take it over, then make
@@ -235,6 +236,6 @@ function processExists(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    return errnoCode(error) === "EPERM";
   }
 }

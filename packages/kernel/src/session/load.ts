@@ -5,6 +5,7 @@
  * string V8 can hold (512 MB) opens too; each line is decoded and parsed once. Only what is no
  * regular file (a FIFO would block the read forever, a folder cannot be read) is refused.
  */
+import { errnoCode } from "../values.ts";
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { basename } from "node:path";
 import { exceedsDepth, tooDeepText } from "../limits.ts";
@@ -33,7 +34,7 @@ export function readSessionFile(path: string): LoadedSession | undefined {
     // Non-blocking, so that opening a FIFO returns at once and can be refused below.
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    if (errnoCode(error) === "ENOENT") return undefined;
     throw error;
   }
   try {

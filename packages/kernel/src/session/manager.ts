@@ -15,6 +15,7 @@
  * branch is the path from the leaf to its root. `navigate` and `fork` move the leaf; nothing is
  * ever rewritten. On load the leaf is the last entry stored.
  */
+import { errorMessage } from "../values.ts";
 import { randomBytes, randomUUID } from "node:crypto";
 import { basename, join, resolve } from "node:path";
 import { exceedsDepth, tooDeepText } from "../limits.ts";
@@ -485,7 +486,7 @@ export class SessionManager {
     const cause = this.writeError;
     if (cause instanceof Error && cause.name === "SessionLockedError") return cause;
     return new Error(
-      `Could not write session ${this.location ?? this.id}: ${cause instanceof Error ? cause.message : String(cause)}. Nothing more is written to it.`,
+      `Could not write session ${this.location ?? this.id}: ${errorMessage(cause)}. Nothing more is written to it.`,
       { cause },
     );
   }

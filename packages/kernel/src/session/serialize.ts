@@ -2,6 +2,7 @@
  * Entries as stored: the JSON of a line, the copy kept of caller-owned data, and the model's view
  * of a branch (`branchContext`, what `SessionManager.buildContext` returns).
  */
+import { errorMessage } from "../values.ts";
 import type { Message } from "../types.ts";
 import type { CompactionEntry, SessionEntry } from "./entries.ts";
 import { repairToolHistory } from "./repair.ts";
@@ -17,7 +18,7 @@ export function serializeEntry(entry: SessionEntry): string {
   } catch (error) {
     if (entry.type !== "message" || !("details" in entry.message)) throw error;
     const { details: _dropped, ...message } = entry.message as Message & { details?: unknown };
-    return JSON.stringify({ ...entry, message, detailsError: `details not written: ${(error as Error).message}` });
+    return JSON.stringify({ ...entry, message, detailsError: `details not written: ${errorMessage(error)}` });
   }
 }
 

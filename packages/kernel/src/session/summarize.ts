@@ -3,6 +3,7 @@
  * as chat messages), so the model reads it as material to summarize rather than a dialogue to
  * continue, and tool calls need no matching tool definitions.
  */
+import { errorMessage } from "../values.ts";
 import type { Message, ModelClient, UserMessage } from "../types.ts";
 
 export const SUMMARIZATION_SYSTEM_PROMPT = [
@@ -94,7 +95,7 @@ function cutMiddle(text: string, room: number): string {
 }
 
 /** The user prompt of the summarization call. With a previous summary, it asks for an update. */
-export function summarizationPrompt(options: {
+function summarizationPrompt(options: {
   conversation: string;
   previousSummary?: string;
   customInstructions?: string;
@@ -128,9 +129,9 @@ export function summarizationPrompt(options: {
   return lines.join("\n");
 }
 
-export type SummaryResult = { ok: true; summary: string } | { ok: false; error: string };
+type SummaryResult = { ok: true; summary: string } | { ok: false; error: string };
 
-export interface SummaryOptions {
+interface SummaryOptions {
   model: ModelClient;
   messages: readonly Message[];
   previousSummary?: string;
@@ -215,7 +216,7 @@ async function summarizeOnce(options: SummaryOptions, text: string): Promise<Sum
         : "summarization failed: the stream ended without a result",
     };
   } catch (error) {
-    return { ok: false, error: `summarization failed: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, error: `summarization failed: ${errorMessage(error)}` };
   }
 }
 

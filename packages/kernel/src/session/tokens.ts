@@ -37,7 +37,7 @@ export function estimateMessageTokens(message: Message): number {
 }
 
 /** What a usage says the whole context was: `totalTokens`, else the sum of its parts. */
-export function usageTokens(usage: AssistantMessage["usage"] | undefined): number {
+function usageTokens(usage: AssistantMessage["usage"] | undefined): number {
   if (typeof usage !== "object" || usage === null) return 0;
   const total = count(usage.totalTokens);
   if (total > 0) return total;

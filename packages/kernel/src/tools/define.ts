@@ -2,6 +2,7 @@
  * `defineTool` and what hangs off a tool: the brand, the shape checks with coded errors, the
  * schema the model sees and the compiled validator (both computed once per tool).
  */
+import { errorMessage } from "../values.ts";
 import type { ValidateFunction } from "ajv";
 import type { JSONSchema, Tool, ToolContext, ToolReturn, ToolSchema, WorkerSpec, ZodLikeSchema } from "../types.ts";
 import { compileJsonSchema, isZodLike, zodInputJsonSchema } from "./schema.ts";
@@ -61,7 +62,7 @@ export interface JsonSchemaToolDefinition extends CommonDefinition<Record<string
   parameters?: undefined;
 }
 
-export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const schemas = new WeakMap<Tool, ToolSchema>();
 const validators = new WeakMap<Tool, ValidateFunction>();
@@ -106,7 +107,7 @@ export function isTool(value: unknown): value is Tool {
  * Check that an object can run as a tool. `defineTool` and `ToolRegistry.register` call it, so
  * a hand-built `Tool` gets the same coded errors.
  */
-export function assertToolShape(tool: Tool): void {
+function assertToolShape(tool: Tool): void {
   const label = typeof tool?.name === "string" ? `tool ${JSON.stringify(tool.name)}` : "a tool";
   if (typeof tool !== "object" || tool === null) {
     throw new ToolDefinitionError("MYPI_TOOL_SHAPE", "expected a tool object; build one with defineTool({...})");
@@ -194,7 +195,7 @@ export function toolSchema(tool: Tool): ToolSchema {
       } catch (error) {
         throw new ToolDefinitionError(
           "MYPI_TOOL_SCHEMA",
-          `tool ${JSON.stringify(tool.name)}: its parameters have no JSON Schema form (${(error as Error)?.message}); ` +
+          `tool ${JSON.stringify(tool.name)}: its parameters have no JSON Schema form (${errorMessage(error)}); ` +
             `use JSON types only (no Date, BigInt, Map, Set, Symbol, undefined, NaN, function or z.custom(); ` +
             `a .transform() is fine, the model sees its input side)`,
         );
@@ -224,7 +225,7 @@ export function toolValidator(tool: Tool): ValidateFunction {
     } catch (error) {
       throw new ToolDefinitionError(
         "MYPI_TOOL_SCHEMA",
-        `tool ${JSON.stringify(tool.name)}: \`jsonSchema\` is not a valid JSON Schema: ${(error as Error)?.message}`,
+        `tool ${JSON.stringify(tool.name)}: \`jsonSchema\` is not a valid JSON Schema: ${errorMessage(error)}`,
       );
     }
     validators.set(tool, validate);

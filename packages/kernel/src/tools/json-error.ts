@@ -4,7 +4,7 @@
  * Iterative, so deeply nested input cannot overflow the stack.
  */
 
-export interface JsonBreak {
+interface JsonBreak {
   /** UTF-16 offset of the first character that cannot continue valid JSON (the length when input ended early). */
   position: number;
   problem: string;

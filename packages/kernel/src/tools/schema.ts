@@ -16,7 +16,7 @@ import type { JSONSchema, ZodLikeSchema } from "../types.ts";
 import { truncate } from "./result.ts";
 
 /** One problem with the arguments, independent of the library that found it. */
-export interface ArgumentIssue {
+interface ArgumentIssue {
   path: readonly PropertyKey[];
   message: string;
 }

@@ -3,6 +3,7 @@
  * defaulted) against the tool's schema. Never throws; every failure is a message the model can
  * act on. The message texts are documented verbatim in docs/tools.md.
  */
+import { errorMessage } from "../values.ts";
 import { exceedsDepth, MAX_NESTING_DEPTH } from "../limits.ts";
 import type { Tool, ToolCall } from "../types.ts";
 import { toolValidator } from "./define.ts";
@@ -36,7 +37,7 @@ export function validateToolArguments(
     if (!check.ok) return invalid(tool.name, check.issues);
     return isRecord(check.value) ? { ok: true, value: check.value } : notProduced(tool.name);
   } catch (error) {
-    const detail = truncate(String((error as Error)?.message ?? error), 300);
+    const detail = truncate(errorMessage(error), 300);
     return {
       ok: false,
       message: `Could not validate the arguments for tool ${JSON.stringify(tool.name)}: ${detail}. This is a bug in the tool's schema, not in your call; use another tool or answer without it.`,
@@ -69,7 +70,7 @@ function prepare(tool: Tool, args: unknown): unknown {
   try {
     return tool.prepareArguments!(args);
   } catch (error) {
-    const detail = truncate(String((error as Error)?.message ?? error), 300);
+    const detail = truncate(errorMessage(error), 300);
     return new Refusal(
       `Could not prepare the arguments for tool ${JSON.stringify(tool.name)}: ${detail}. Check the call against the tool's parameters.`,
     );
@@ -119,7 +120,7 @@ function unparseable(name: string, raw: string, error: unknown): string {
     problem = `${at.problem} (character ${at.position})`;
     quote = `\nWhere it broke: ${before}⟪HERE⟫${after}`;
   } else {
-    problem = truncate(String((error as Error)?.message ?? error), 200);
+    problem = truncate(errorMessage(error), 200);
   }
   return (
     `Could not parse the arguments for tool ${name} as JSON: ${problem}.${quote}\n` +

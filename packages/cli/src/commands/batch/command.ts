@@ -6,6 +6,7 @@
  * and recorded `aborted` — and the summary is printed; a second exits at once (130). Aborted
  * and never-started tasks run again under `--resume`.
  */
+import { errnoCode, errorMessage } from "@mypi/kernel";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmdirSync, statSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
@@ -39,9 +40,7 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
   try {
     text = readFileSync(tasksFile, "utf8");
   } catch (error) {
-    return fail(
-      `cannot read the task file ${args.tasksFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`,
-    );
+    return fail(`cannot read the task file ${args.tasksFile}: ${errnoCode(error) ?? errorMessage(error)}.`);
   }
   const parsed = parseTasks(text, {
     name: args.tasksFile!,
@@ -129,7 +128,7 @@ async function runBatch(args: BatchArgs, io: CliIO): Promise<number> {
         );
       } catch (error) {
         // Redis unreachable, refused, or gone: say so, keep what was recorded.
-        queueError = (error as Error).message;
+        queueError = errorMessage(error);
       }
     } else {
       await runLocal(

@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { timerDelay } from "@mypi/kernel";
+import { errorMessage, timerDelay } from "@mypi/kernel";
 import { createJsonlSplitter } from "../../modes/rpc/jsonl.ts";
 import { BLOCKED, REWROTE } from "../../modes/decisions.ts";
 import { isShippedName, shippedExtensionPath } from "../../workspace/shipped.ts";
@@ -139,7 +139,7 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
       try {
         await prepareWorkspace(task.workspace, workspace, stop.signal);
       } catch (error) {
-        return stopped() ?? finish("error", { error: `workspace: ${(error as Error).message}` });
+        return stopped() ?? finish("error", { error: `workspace: ${errorMessage(error)}` });
       }
     } else if (look!.point?.waiting.length) {
       // Still waiting for an answer: nothing to run.
@@ -198,7 +198,7 @@ export async function runTask(task: Task, options: RunTaskOptions): Promise<Task
     return finish(check.exitCode === 0 ? "passed" : "failed", { ...exit, check });
   } catch (error) {
     // A bug here (or Redis out of reach) must not take the batch down: the task is recorded as an error.
-    return finish("error", { error: `batch: ${(error as Error).message}` });
+    return finish("error", { error: `batch: ${errorMessage(error)}` });
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onOuterAbort);

@@ -10,7 +10,7 @@
  * (`run-task.ts`) — so it can be sent to a worker on another machine as is.
  */
 import { isAbsolute, normalize, resolve } from "node:path";
-import { isRecord } from "@mypi/kernel";
+import { errorMessage, isRecord } from "@mypi/kernel";
 import { isShippedName } from "../../workspace/shipped.ts";
 
 export type WorkspaceSpec = { copy: string } | { git: string; ref?: string } | { files: Record<string, string> };
@@ -96,7 +96,7 @@ function checkTask(line: string, base: string, defaultTimeout: number, problems:
   try {
     value = JSON.parse(line);
   } catch (error) {
-    problems.push(`not JSON (${(error as Error).message})`);
+    problems.push(`not JSON (${errorMessage(error)})`);
     return undefined;
   }
   return checkTaskValue(value, againstFolder(base), defaultTimeout, problems);

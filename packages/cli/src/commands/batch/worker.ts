@@ -21,7 +21,7 @@
  * a third exits at once.
  */
 import { QueueEvents, UnrecoverableError, WaitingError, Worker, type Job, type QueueEventsListener } from "bullmq";
-import { isRecord } from "@mypi/kernel";
+import { errorMessage, isRecord } from "@mypi/kernel";
 import { EXIT } from "../../args.ts";
 import { CANCEL_EVENT, assertReachable, cancelKey, connectionOptions, type JobData } from "./queue.ts";
 import type { TaskResult } from "./results.ts";
@@ -163,7 +163,7 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
     }
     return EXIT.ok;
   } catch (error) {
-    options.log((error as Error).message);
+    options.log(errorMessage(error));
     return EXIT.error;
   } finally {
     if (reached) {

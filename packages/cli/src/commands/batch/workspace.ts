@@ -9,6 +9,7 @@
  * - `files`: each file written, paths kept inside the folder (checked when the task was parsed,
  *   and again here because a task may come from a queue).
  */
+import { errnoCode } from "@mypi/kernel";
 import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -45,11 +46,7 @@ function git(args: string[], cwd: string | undefined, signal: AbortSignal): Prom
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr = (stderr + d).slice(-2000)));
     child.on("error", (error) =>
-      reject(
-        new Error(
-          `git ${args[0]}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "git is not installed" : error.message}`,
-        ),
-      ),
+      reject(new Error(`git ${args[0]}: ${errnoCode(error) === "ENOENT" ? "git is not installed" : error.message}`)),
     );
     child.on("close", (code) => {
       if (code === 0) resolve();

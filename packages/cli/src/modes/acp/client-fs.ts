@@ -6,6 +6,7 @@
  * workspace, not frozen by the sandbox) and report as always. A read the editor cannot answer
  * falls back to the disk; a write it refuses fails the call with the editor's reason.
  */
+import { errorMessage } from "@mypi/kernel";
 import type { AgentContext, FileSystemCapabilities } from "@agentclientprotocol/sdk";
 import type { FileAccess } from "@mypi/builtin-tools";
 
@@ -43,9 +44,7 @@ export function clientFiles(o: ClientFiles): FileAccess | undefined {
           await to.client.request("fs/write_text_file", { sessionId: to.sessionId, path, content });
           return true;
         } catch (error) {
-          throw new Error(
-            `the editor did not write ${path}: ${error instanceof Error ? error.message : String(error)}`,
-          );
+          throw new Error(`the editor did not write ${path}: ${errorMessage(error)}`);
         }
       },
     }),

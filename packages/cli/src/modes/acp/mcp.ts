@@ -6,6 +6,7 @@
  * ACP's stdio and HTTP entries map onto mcp.json's; SSE is not supported by mypi's MCP extension
  * (initialize says `mcpCapabilities.sse: false`). What cannot connect is told once to the user.
  */
+import { errorMessage } from "@mypi/kernel";
 import type { McpServer } from "@agentclientprotocol/sdk";
 import type { ExtensionFactory } from "@mypi/extension-api";
 
@@ -36,9 +37,7 @@ export function clientMcpServers(servers: readonly McpServer[], problems: string
       try {
         pi.registerMcpServer(server.name, entry);
       } catch (error) {
-        problems.push(
-          `the MCP server "${server.name}" from the editor was not connected: ${error instanceof Error ? error.message : String(error)}`,
-        );
+        problems.push(`the MCP server "${server.name}" from the editor was not connected: ${errorMessage(error)}`);
       }
     }
   };

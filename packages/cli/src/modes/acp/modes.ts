@@ -7,6 +7,7 @@
  * is refused with the reason. Every change of the mode — the client's, an accepted plan's — is a
  * `current_mode_update`. Every use of modes goes through this file.
  */
+import { errorMessage } from "@mypi/kernel";
 import { RequestError, type SessionMode, type SessionModeState, type SessionUpdate } from "@agentclientprotocol/sdk";
 
 /** What a host with permission modes offers (duck-typed: the host may or may not have them). */
@@ -63,7 +64,7 @@ export function setMode(host: object, modeId: string): void {
   try {
     modes.setPermissionMode(modeId, "session/set_mode");
   } catch (error) {
-    throw RequestError.invalidParams({ modeId }, error instanceof Error ? error.message : String(error));
+    throw RequestError.invalidParams({ modeId }, errorMessage(error));
   }
 }
 

@@ -6,6 +6,7 @@
  * The builtin tools are known by name; any other tool (an extension's, an MCP server's
  * `server__tool`) gets its kind from words in its name, else `other`, and its name as title.
  */
+import { errnoCode } from "@mypi/kernel";
 import { readFileSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { ToolCallContent, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
@@ -115,7 +116,7 @@ export function fileText(abs: string): string | null | undefined {
     if (!info.isFile() || info.size > MAX_DIFF_BYTES) return undefined;
     return readFileSync(abs, "utf8");
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ENOENT" ? null : undefined;
+    return errnoCode(error) === "ENOENT" ? null : undefined;
   }
 }
 

@@ -3,6 +3,7 @@
  * `@` files) or an extension's (`setEditorComponent`), which takes its place and its submit.
  * Pi extensions' `addAutocompleteProvider` wrap the completion, in the order they were added.
  */
+import { errorMessage } from "@mypi/kernel";
 import type { AutocompleteProvider, EditorComponent } from "@mariozechner/pi-tui";
 import { SESSION_COMMANDS } from "./session-commands.ts";
 import { MypiAutocomplete } from "../../tui/autocomplete.ts";
@@ -44,7 +45,7 @@ function completion(m: Interactive): AutocompleteProvider {
     try {
       return wrap(current) ?? current;
     } catch (error) {
-      sayFrom(m, `addAutocompleteProvider failed: ${error instanceof Error ? error.message : String(error)}`, m.p.red);
+      sayFrom(m, `addAutocompleteProvider failed: ${errorMessage(error)}`, m.p.red);
       return current;
     }
   }, new MypiAutocomplete(commandList, m.io.cwd));

@@ -4,6 +4,7 @@
  * waits for it. A message typed for a run that was then aborted was not sent: it comes back
  * into the editor.
  */
+import { errorMessage } from "@mypi/kernel";
 import type { AgentEndEvent } from "@mypi/kernel";
 import { textOf } from "../../render/renderer.ts";
 import { printable } from "../../render/text.ts";
@@ -50,9 +51,7 @@ export function startRun(m: Interactive, typed: string): void {
   m.echoed.push(text);
   const stream = m.session.agent.prompt(text, { source: "interactive" });
   refresh(m);
-  void stream.then(undefined, (error: unknown) =>
-    sayFrom(m, `✗ ${error instanceof Error ? error.message : String(error)}`, m.p.red),
-  );
+  void stream.then(undefined, (error: unknown) => sayFrom(m, `✗ ${errorMessage(error)}`, m.p.red));
 }
 
 /** A line typed while the run goes: steering, or (Alt+Enter) a follow-up. */

@@ -4,6 +4,7 @@
  * they work wherever those do. These names are the host's: an extension command of the same name
  * is shadowed, as for `/reload`.
  */
+import { errorMessage } from "@mypi/kernel";
 import { resolve } from "node:path";
 import type { MessageEntry, SessionEntry, UserMessage } from "@mypi/kernel";
 import type { ExtensionUI } from "@mypi/extension-api";
@@ -75,7 +76,7 @@ export async function runSessionCommand(name: string, args: string, c: SessionCo
       try {
         c.info(`exported to ${exportSession(m, out)}`);
       } catch (error) {
-        c.warn(`could not write ${out}: ${(error as Error).message}`);
+        c.warn(`could not write ${out}: ${errorMessage(error)}`);
       }
       return true;
     }

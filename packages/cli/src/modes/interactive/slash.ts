@@ -4,6 +4,7 @@
  * commands; a prompt template or skill (`/name args` that no command ran) is sent as a prompt,
  * which the host expands.
  */
+import { errorMessage } from "@mypi/kernel";
 import { printable } from "../../render/text.ts";
 import { orderLines } from "../../commands/extensions.ts";
 import { runSessionCommand, SESSION_COMMANDS, type SessionCommandContext } from "./session-commands.ts";
@@ -106,7 +107,7 @@ function showExtensions(m: Interactive): void {
 function continueRun(m: Interactive): void {
   m.session.agent
     .resume({ judgeWaiting: true })
-    .then(undefined, (error: unknown) => sayFrom(m, (error as Error).message, m.p.yellow));
+    .then(undefined, (error: unknown) => sayFrom(m, errorMessage(error), m.p.yellow));
 }
 
 async function reload(m: Interactive): Promise<void> {

@@ -6,6 +6,7 @@
  * commands are in `model.ts`, the session commands in `session-commands.ts`, `bash` in `bash.ts`,
  * mypi's permission-mode commands in `permission-mode.ts`.
  */
+import { errorMessage } from "@mypi/kernel";
 import { parseSlashCommand } from "@mypi/extension-api";
 import type { ImageContent, Message, QueueMode } from "@mypi/kernel";
 import { PERMISSION_MODE_HANDLERS } from "./permission-mode.ts";
@@ -87,7 +88,7 @@ export async function handleCommand(s: RpcState, command: Command): Promise<void
     if (!replied) {
       replied = true;
       tellChanges(s);
-      respond(s, command, { error: error instanceof Error ? error.message : String(error) });
+      respond(s, command, { error: errorMessage(error) });
     }
   }
 }
@@ -126,7 +127,7 @@ async function prompt(s: RpcState, c: Command, reply: (data?: unknown) => void):
   } catch (error) {
     // No run began (the agent was closed on the way out): nothing is held, the prompt failed.
     release(s);
-    throw new CommandError(error instanceof Error ? error.message : String(error));
+    throw new CommandError(errorMessage(error));
   }
   reply({ disposition });
   release(s);

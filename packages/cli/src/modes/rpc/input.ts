@@ -2,7 +2,7 @@
  * The input reader's side: each stdin line parsed into a command (or the error response it gets)
  * and routed — dialog answers and `abort` at once, everything else through the queue, in order.
  */
-import { exceedsDepth, tooDeepText } from "@mypi/kernel";
+import { errorMessage, exceedsDepth, tooDeepText } from "@mypi/kernel";
 import { LineTooLong, type JsonlRecord } from "./jsonl.ts";
 import { handleCommand } from "./commands.ts";
 import { write, type Command, type Response, type RpcState } from "./state.ts";
@@ -44,7 +44,7 @@ function parseCommand(line: JsonlRecord): { command: Command } | { refused: Resp
   try {
     parsed = JSON.parse(line);
   } catch (error) {
-    return refused((error as Error).message);
+    return refused(errorMessage(error));
   }
   if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || typeof (parsed as Command).type !== "string") {
     return refused('expected an object with a string "type"');

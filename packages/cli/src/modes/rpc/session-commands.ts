@@ -2,6 +2,7 @@
  * Pi's session commands over RPC: new, switch, fork and clone (each a new host over another
  * session: `HostSession`), compaction, the name, the entries and their tree, statistics, export.
  */
+import { errorMessage } from "@mypi/kernel";
 import { resolve } from "node:path";
 import { defaultExportPath, exportSession } from "../../commands/export.ts";
 import { CommandError, optionalString, requireString } from "./command-fields.ts";
@@ -78,7 +79,7 @@ async function compact(s: RpcState, c: Command): Promise<Record<string, unknown>
   try {
     outcome = await s.target.compact(customInstructions);
   } catch (error) {
-    outcome = { status: "failed" as const, error: error instanceof Error ? error.message : String(error) };
+    outcome = { status: "failed" as const, error: errorMessage(error) };
   } finally {
     s.compacting = false;
   }
@@ -99,12 +100,12 @@ async function compact(s: RpcState, c: Command): Promise<Record<string, unknown>
       : outcome.status === "cancelled"
         ? "Compaction cancelled"
         : (outcome.error ?? "Compaction failed");
-  const errorMessage = /^compaction failed/i.test(error) ? error : `Compaction failed: ${error}`;
+  const message = /^compaction failed/i.test(error) ? error : `Compaction failed: ${error}`;
   line({
     ...end,
     aborted: outcome.status === "cancelled",
     willRetry: false,
-    ...(outcome.status !== "cancelled" && { errorMessage }),
+    ...(outcome.status !== "cancelled" && { errorMessage: message }),
   });
   throw new CommandError(error);
 }

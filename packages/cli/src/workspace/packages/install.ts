@@ -25,6 +25,7 @@
  * its temporary folder; one killed outright leaves `.installing-<pid>-…`, which the next install
  * into the same folder removes once that process is gone.
  */
+import { errnoCode } from "@mypi/kernel";
 import { spawn } from "node:child_process";
 import {
   existsSync,
@@ -127,7 +128,7 @@ function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    return errnoCode(error) === "EPERM";
   }
 }
 

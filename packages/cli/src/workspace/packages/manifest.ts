@@ -17,7 +17,7 @@
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import picomatch from "picomatch";
-import { isRecord } from "@mypi/kernel";
+import { errorMessage, isRecord } from "@mypi/kernel";
 
 export type ResourceKind = "extensions" | "skills" | "prompts";
 export const RESOURCE_KINDS: readonly ResourceKind[] = ["extensions", "skills", "prompts"];
@@ -53,7 +53,7 @@ export function readPackageManifest(root: string): PackageManifest | string {
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return `${file}: not a JSON object`;
     pkg = parsed as Record<string, unknown>;
   } catch (error) {
-    return `${file}: ${(error as Error).message}`;
+    return `${file}: ${errorMessage(error)}`;
   }
   const key = isRecord(pkg.mypi) ? "mypi" : isRecord(pkg.pi) ? "pi" : undefined;
   const manifest: PackageManifest = {

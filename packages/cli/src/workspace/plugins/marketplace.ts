@@ -9,7 +9,7 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { isRecord } from "@mypi/kernel";
+import { errorMessage, isRecord } from "@mypi/kernel";
 import { installDir, parseSource } from "../packages/source.ts";
 import { readSettingsFile, type MarketplaceEntry } from "../settings.ts";
 import { updateSettingsList } from "../settings-write.ts";
@@ -41,7 +41,7 @@ export function readMarketplace(root: string): MarketplaceFile | string {
   try {
     json = JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, ""));
   } catch (error) {
-    return existsSync(file) ? `${file}: ${(error as Error).message}` : `${root} has no .claude-plugin/marketplace.json`;
+    return existsSync(file) ? `${file}: ${errorMessage(error)}` : `${root} has no .claude-plugin/marketplace.json`;
   }
   if (!isRecord(json)) return `${file}: not a JSON object`;
   if (typeof json.name !== "string" || !/^[A-Za-z0-9][\w.-]*$/.test(json.name))

@@ -8,6 +8,7 @@
  * workspace that is not trusted still gets those rules — the user gave them — while an allow rule
  * the repository shipped in that file does not apply (tiers.ts).
  */
+import { errnoCode, errorMessage } from "@mypi/kernel";
 import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { readSettingsFile } from "../settings.ts";
@@ -89,7 +90,7 @@ export function appendLocalAllowRules(o: { home: string; cwd: string }, rules: r
     record[key] = [...known, ...rules.filter((r) => !known.includes(r))];
     writeAtomically(recordFile(o.home), `${JSON.stringify(record, null, 2)}\n`, 0o600);
   } catch (error) {
-    return `${file} cannot be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); the answer holds for this call only.`;
+    return `${file} cannot be written (${errnoCode(error) ?? errorMessage(error)}); the answer holds for this call only.`;
   }
   return undefined;
 }

@@ -7,6 +7,7 @@
  * They are text the user (or the project) chose to show the model, read without project trust
  * as Pi and Claude Code do; `--no-context-files` skips them all.
  */
+import { errnoCode, errorMessage } from "@mypi/kernel";
 import { readFileSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 
@@ -63,9 +64,9 @@ export function readOptionalFile(path: string, warn: (message: string) => void):
   try {
     return { path, content: readFileSync(path, "utf8") };
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errnoCode(error);
     if (code !== "ENOENT" && code !== "ENOTDIR")
-      warn(`${path} cannot be read (${code ?? (error as Error).message}); skipped`);
+      warn(`${path} cannot be read (${code ?? errorMessage(error)}); skipped`);
     return undefined;
   }
 }

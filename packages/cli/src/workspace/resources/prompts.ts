@@ -13,6 +13,7 @@
  * A template with no placeholder gets the arguments appended on a line of their own, so words
  * typed after `/name` are never dropped.
  */
+import { errorMessage } from "@mypi/kernel";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseFrontmatter } from "@mypi/extension-api";
@@ -92,7 +93,7 @@ function readTemplate(
   try {
     parsed = parseFrontmatter(readFileSync(file, "utf8"));
   } catch (error) {
-    warn(`prompt template ${file}: ${(error as Error).message}; not loaded`);
+    warn(`prompt template ${file}: ${errorMessage(error)}; not loaded`);
     return undefined;
   }
   const { frontmatter, body } = parsed;

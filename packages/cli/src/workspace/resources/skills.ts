@@ -10,6 +10,7 @@
  * warning and is left out; a name that breaks the standard's rules otherwise is a warning and
  * loads. When two skills share a name the first found wins (with a warning).
  */
+import { errorMessage } from "@mypi/kernel";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parseFrontmatter } from "@mypi/extension-api";
@@ -82,7 +83,7 @@ function readSkill(file: string, scope: Skill["scope"], warn: (message: string) 
   try {
     frontmatter = parseFrontmatter(readFileSync(file, "utf8")).frontmatter;
   } catch (error) {
-    warn(`skill ${file}: ${(error as Error).message}; not loaded`);
+    warn(`skill ${file}: ${errorMessage(error)}; not loaded`);
     return undefined;
   }
   const baseDir = dirname(file);
@@ -129,7 +130,7 @@ export function expandSkill(skill: Skill, args: string): string {
     body = parseFrontmatter(readFileSync(skill.path, "utf8")).body.trim();
   } catch (error) {
     // Changed or removed since it was listed: the model is told, the run goes on.
-    body = `(The skill's file could not be read: ${(error as Error).message}.)`;
+    body = `(The skill's file could not be read: ${errorMessage(error)}.)`;
   }
   const block = `<skill name="${skill.name}" location="${skill.path}">\nPaths in this skill are relative to ${skill.baseDir}.\n\n${body}\n</skill>`;
   return args.trim() === "" ? block : `${block}\n\n${args.trim()}`;
