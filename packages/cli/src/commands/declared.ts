@@ -12,7 +12,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { isRecord, mypiHome } from "@mypi/kernel";
+import { errorMessage, isRecord, mypiHome } from "@mypi/kernel";
 import { EXIT } from "../args.ts";
 import type { CliIO } from "../io.ts";
 import { PACKAGE_DIR } from "../workspace/shipped.ts";
@@ -67,7 +67,7 @@ export async function runDeclaredCommand(declared: Declared, argv: readonly stri
     command = isRecord(mod) ? mod.default : undefined;
   } catch (error) {
     io.stderr.write(
-      `mypi: could not load ${declared.specifier}, declared in ${declared.from}: ${(error as Error).message}\n`,
+      `mypi: could not load ${declared.specifier}, declared in ${declared.from}: ${errorMessage(error)}\n`,
     );
     return EXIT.error;
   }
@@ -89,7 +89,7 @@ export async function runDeclaredCommand(declared: Declared, argv: readonly stri
   try {
     return await (command as CliCommand)(argv, context);
   } catch (error) {
-    io.stderr.write(`mypi: ${declared.specifier} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr.write(`mypi: ${declared.specifier} failed: ${errorMessage(error)}\n`);
     return EXIT.error;
   }
 }
