@@ -12,7 +12,7 @@ export { createJsonlSplitter, readJsonlLines, toJsonLine } from "./modes/rpc/jso
 export { runRpcMode, type RpcTarget } from "./modes/rpc.ts";
 export { createRpcUI, type RpcUI, type WidgetContent, type WidgetPlacement } from "./modes/rpc-ui.ts";
 export { createHostSession, type HostSession, type SessionState, type CompactResult } from "@mypi/extension-api/host";
-export { loadExtensionSet } from "./host-builder.ts";
+export { loadExtensionSet } from "./workspace/extension-set.ts";
 export { initialRenderState, liveLines, renderEvent, type RenderState, type Style } from "./render/renderer.ts";
 export { Screen } from "./render/screen.ts";
 export { renderSessionHtml, type SessionView } from "./export/html.ts";

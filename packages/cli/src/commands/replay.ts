@@ -18,7 +18,7 @@ import { Replayer, detectFormat, readRecording, type FileKind, type SessionRepla
 import { EXIT, parseArgs, type CliArgs } from "../args.ts";
 import { readResults } from "./batch/results.ts";
 import { loadExtensions } from "../workspace/extension-loading.ts";
-import { describeFailures } from "../host-builder.ts";
+import { describeFailures } from "../workspace/extension-set.ts";
 import type { CliIO } from "../io.ts";
 import { replayReport, renderReplayText, type WorkspaceSet } from "./replay-report.ts";
 import { loadPolicySettings, managedDir } from "../workspace/policy/tiers.ts";

@@ -21,7 +21,7 @@ import { latestChoice, type ModelRegistry } from "@mypi/extension-api";
 import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "../args.ts";
 import { loadExtensions, type LoadedWorkspace, type WorkspaceRequest } from "../workspace/extension-loading.ts";
 import { printExtensions } from "./extensions.ts";
-import { describeFailures } from "../host-builder.ts";
+import { describeFailures } from "../workspace/extension-set.ts";
 import { createHostResources, type HostResources } from "../workspace/host-resources.ts";
 import type { CliIO } from "../io.ts";
 import { watchExits, type ExitWatcher } from "../exits.ts";

@@ -26,7 +26,7 @@ import {
   type ExtensionSet,
   type LoadedExtensions,
   type ProjectExtensions,
-} from "../host-builder.ts";
+} from "./extension-set.ts";
 import type { CliIO } from "../io.ts";
 import { createRpcUI, type RpcUI } from "../modes/rpc-ui.ts";
 import { identities, packageResources, type PackageResources } from "./packages/load.ts";

@@ -22,7 +22,7 @@ import type { ChildCounts, TaskResult, TaskStatus } from "./results.ts";
 import { isTaskId, type Task } from "./tasks.ts";
 import { prepareWorkspace } from "./workspace.ts";
 import { lookAtSession, removeSession, whenFree, type SessionStats, type TaskSessionRef } from "./task-session.ts";
-import { loadRedactors } from "../../redaction.ts";
+import { loadRedactors } from "../../workspace/redaction.ts";
 
 /**
  * The bin of this very copy of the CLI, so a task runs the `mypi` its batch runs under: the

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager, createScriptedModel, type Message } from "@mypi/kernel";
 import type { CliArgs } from "../../args.ts";
-import { buildHost, describeFailures, loadExtensionSet } from "../../host-builder.ts";
+import { buildHost, describeFailures, loadExtensionSet } from "../../workspace/extension-set.ts";
 import type { CliIO } from "../../io.ts";
 import { COLOR, PLAIN, initialRenderState, liveLines, renderEvent, textOf } from "../../render/renderer.ts";
 import { Screen } from "../../render/screen.ts";

@@ -1,5 +1,5 @@
 /**
- * The policies of one run as the extension set loads them (`host-builder.ts` calls `load` once
+ * The policies of one run as the extension set loads them (`extension-set.ts` calls `load` once
  * the workspace's trust is decided, so its settings count): the shipped `redact-secrets` and
  * `protected-paths` when chosen, and the permission gate last of all — on, dormant or off
  * (`choose.ts`) — built here with the rules of each settings file, the run's permission mode

@@ -21,8 +21,8 @@ import {
 } from "@mypi/extension-api";
 import { composeRedactors } from "@mypi/extension-api/host";
 import { createBuiltinTools, type EscapeApprovals, type FileAccess, type SandboxOptions } from "@mypi/builtin-tools";
-import type { PolicyExtensions } from "./workspace/policy/load.ts";
-import { isShippedCompiled, shippedExtensionPath } from "./workspace/shipped.ts";
+import type { PolicyExtensions } from "./policy/load.ts";
+import { isShippedCompiled, shippedExtensionPath } from "./shipped.ts";
 
 export interface ExtensionSet {
   /** The agent's workspace (the builtin tools' root, `ctx.cwd`). */

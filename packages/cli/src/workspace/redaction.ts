@@ -6,7 +6,7 @@
  */
 import { ExtensionManager, type Redactor } from "@mypi/extension-api";
 import { composeRedactors } from "@mypi/extension-api/host";
-import { isShippedCompiled, isShippedName, shippedExtensionPath } from "./workspace/shipped.ts";
+import { isShippedCompiled, isShippedName, shippedExtensionPath } from "./shipped.ts";
 
 /**
  * The redactors `specs` register (shipped names or paths, as `-e` takes them), composed in order;
