@@ -14,7 +14,7 @@ import { toolList, toolListProblem } from "./tool-selection.ts";
 export type { CliArgs, Command, Mode, OnAsk } from "./cli-args.ts";
 
 export type FlagKind = "boolean" | "string";
-export type ParseResult = { ok: true; args: CliArgs } | { ok: false; error: string };
+type ParseResult = { ok: true; args: CliArgs } | { ok: false; error: string };
 
 /** One line, says what to do. */
 export function usageError(message: string): { ok: false; error: string } {
@@ -394,7 +394,7 @@ function applyOption(args: CliArgs, name: string, value: string | true): string 
 }
 
 /** Seconds as a plain decimal number (`90`, `0.5`), ≥ 0; anything else is undefined. */
-export function toolTimeoutSeconds(text: string): number | undefined {
+function toolTimeoutSeconds(text: string): number | undefined {
   return /^\d+(\.\d+)?$/.test(text) ? Number(text) : undefined;
 }
 

@@ -16,10 +16,10 @@
 import { killProcessGroups } from "@mypi/kernel";
 import { EXIT } from "./args.ts";
 
-export type ExitCause = "SIGINT" | "SIGTERM" | "SIGHUP" | "EPIPE";
+type ExitCause = "SIGINT" | "SIGTERM" | "SIGHUP" | "EPIPE";
 
 /** 128 + the signal's number; a closed stdout exits as SIGPIPE would have (141). */
-export const EXIT_CODES: Readonly<Record<ExitCause, number>> = Object.freeze({
+const EXIT_CODES: Readonly<Record<ExitCause, number>> = Object.freeze({
   SIGINT: EXIT.aborted,
   SIGTERM: EXIT.terminated,
   SIGHUP: EXIT.hangup,
@@ -27,7 +27,7 @@ export const EXIT_CODES: Readonly<Record<ExitCause, number>> = Object.freeze({
 });
 
 /** How long the graceful way out may take (the run's abort grace, `session_shutdown`) before mypi exits anyway. */
-export const EXIT_DEADLINE_MS = 10_000;
+const EXIT_DEADLINE_MS = 10_000;
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 /** The abort reason of each cause (an extension command's `ctx.signal.reason`). */
@@ -51,7 +51,7 @@ export interface ExitWatcher {
   dispose(): void;
 }
 
-export interface WatchExitsOptions {
+interface WatchExitsOptions {
   stdout: NodeJS.WritableStream;
   /** The signals watched; default all three. Interactive mode reads its own Ctrl+C and leaves SIGINT out. */
   signals?: readonly ("SIGINT" | "SIGTERM" | "SIGHUP")[];

@@ -48,7 +48,7 @@ export const PI_SHORT: Record<string, string> = {
 /**
  * Pi 1.6 options mypi cannot honour: refused (exit 2) with the reason, never silently ignored.
  */
-export const REFUSED: Record<string, string> = {
+const REFUSED: Record<string, string> = {
   theme: "mypi has no themes: its interactive mode draws with its own palette (NO_COLOR turns colour off)",
   "use-theme": "mypi has no themes: its interactive mode draws with its own palette (NO_COLOR turns colour off)",
 };

@@ -9,7 +9,7 @@ import { basename } from "node:path";
 import { isVerdictEntry } from "@mypi/extension-api";
 import { linkedSessionFile } from "./child-sessions.ts";
 
-export interface TreeRow {
+interface TreeRow {
   entry: SessionEntry;
   depth: number;
   /** How many children the entry has (a branch point has more than one). */

@@ -35,7 +35,7 @@ export interface CallToolResult {
   blocked?: boolean;
 }
 
-export interface CallToolDeps {
+interface CallToolDeps {
   manager: Pick<ExtensionManager, "runSlot">;
   registry: ToolRegistry;
   cwd: string;

@@ -24,7 +24,7 @@ export interface ChildSeat {
   redact?: <T>(value: T) => T;
 }
 
-export interface ChildAgentParts {
+interface ChildAgentParts {
   path: readonly string[];
   name: string;
   agent: Agent<ExtensionHostEvent>;

@@ -34,7 +34,7 @@ export const DEFAULT_AGENT_LIMITS: Readonly<AgentLimits> = Object.freeze({
 });
 
 /** What the tree needs of its host. */
-export interface ChildAgentsHost {
+interface ChildAgentsHost {
   manager: ExtensionManager;
   /** The main agent (built after the tree). */
   root(): Agent<ExtensionHostEvent>;

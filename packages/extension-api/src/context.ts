@@ -6,7 +6,7 @@ import type { SessionEntry } from "@mypi/kernel";
 import type { ExtensionContext, ExtensionRuntime, ExtensionUI, ReadonlySessionView, SessionTreeNode } from "./types.ts";
 
 /** What the base ctx reads from its manager. */
-export interface ContextSource {
+interface ContextSource {
   readonly cwd: string;
   /** The bound host's runtime, or the detached one (`detached.ts`). */
   readonly runtime: ExtensionRuntime;

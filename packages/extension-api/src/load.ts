@@ -20,7 +20,7 @@ import type {
 } from "./types.ts";
 
 /** Loading an extension (importing its module and running its default export) may take this long. */
-export const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
+const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
 
 /** One place in the load order: an extension that loaded, or one that failed (retried by `reload`). */
 export interface Entry {
@@ -35,7 +35,7 @@ export interface Entry {
 }
 
 /** What staging an entry needs from the manager. */
-export interface StageDeps {
+interface StageDeps {
   readonly loadTimeoutMs: number | undefined;
   readonly loader: ExtensionLoader;
   /** Where an entry's path resolves again on a reload. */
@@ -210,7 +210,7 @@ interface Attempt {
  * that takes longer than `loadTimeoutMs` (a factory or a top-level await that never settles)
  * fails, and its record is rolled back: what the factory registers once it wakes up is refused.
  */
-export async function stageEntry(entry: Entry, deps: StageDeps): Promise<ExtensionRecord | LoadFailure> {
+async function stageEntry(entry: Entry, deps: StageDeps): Promise<ExtensionRecord | LoadFailure> {
   const timeoutMs = deps.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
   const attempt: Attempt = { abandoned: false };
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -261,7 +261,7 @@ async function runFactory(entry: Entry, attempt: Attempt, deps: StageDeps): Prom
 }
 
 /** `base`, or `base#2`, `base#3`, … : the first name no entry has. */
-export function uniqueName(entries: readonly Entry[], base: string): string {
+function uniqueName(entries: readonly Entry[], base: string): string {
   const taken = new Set(entries.map((e) => e.name));
   if (!taken.has(base)) return base;
   let n = 2;

@@ -17,7 +17,7 @@ import type { Jiti } from "jiti";
 import { ExtensionError, errorMessage, type ExtensionErrorCode } from "./errors.ts";
 import type { ExtensionFactory, LoadFailure } from "./types.ts";
 
-export interface ResolvedEntry {
+interface ResolvedEntry {
   /** The file to import. */
   file: string;
   /** Its real path, used to load a file once. */

@@ -10,7 +10,7 @@ import { commandContext, listCommands, mergeCommands, type OnReplace } from "./r
 import type { CommandContext, CommandInfo, ExtensionRuntime } from "./types.ts";
 
 /** What the commands need of their manager. */
-export interface CommandsHost {
+interface CommandsHost {
   readonly cwd: string;
   /** Read at each call: the bound host's runtime or the detached one. */
   runtime(): ExtensionRuntime;

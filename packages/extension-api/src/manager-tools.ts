@@ -11,7 +11,7 @@ import { mergeTools, type OnReplace } from "./registrations.ts";
 import type { ToolInfo } from "./types.ts";
 
 /** What the tools need of their manager. */
-export interface ToolsHost {
+interface ToolsHost {
   /** The attached records, in load order. */
   records(): readonly ExtensionRecord[];
   /** Report a replacement once (`key` identifies it). */

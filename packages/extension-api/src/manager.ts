@@ -65,7 +65,7 @@ import {
 const mitt = cjsDefault(mittModule);
 
 /** The options the manager is built with (one name for them, kept for existing importers). */
-export type ManagerOptions = ExtensionManagerOptions;
+type ManagerOptions = ExtensionManagerOptions;
 
 export class ExtensionManager implements ApiHost {
   readonly cwd: string;

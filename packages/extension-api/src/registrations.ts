@@ -90,7 +90,7 @@ export function mergeTools(
   return [...byName.values()].map(({ tool, record }) => ({ tool, extension: record.name }));
 }
 
-export interface MergedCommand {
+interface MergedCommand {
   name: string;
   description?: string;
   handler: (args: string, ctx: CommandContext) => unknown;
@@ -212,7 +212,7 @@ const inside = (dir: string, path: string) => {
  * in-process factory), and whether it came from the workspace's `.mypi/` (`project`), mypi's
  * home (`user`, installed packages included) or elsewhere (`-e`: `temporary`).
  */
-export function extensionSourceInfo(
+function extensionSourceInfo(
   record: Pick<ExtensionRecord, "name" | "path" | "realPath">,
   cwd: string,
 ): NonNullable<CommandInfo["sourceInfo"]> {

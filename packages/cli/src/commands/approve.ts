@@ -22,7 +22,7 @@ import { isFile, openStored, sessionFileById, type OpenedSession } from "../work
 
 const SCOPES = ["once", "session", "project"] as const;
 
-export const APPROVE_HELP = `mypi approve — answer the tool calls a paused run waits for
+const APPROVE_HELP = `mypi approve — answer the tool calls a paused run waits for
 
 Usage
   mypi approve SESSION [CALL_ID]            approve the waiting calls (or only CALL_ID)
@@ -118,7 +118,7 @@ function answer(args: ApproveArgs, session: SessionManager, io: CliIO): number {
 }
 
 /** The calls the session's last run holds for an answer nobody gave. */
-export function waitingOf(session: SessionManager): WaitingCall[] {
+function waitingOf(session: SessionManager): WaitingCall[] {
   const state = runStateOf(session.getBranch());
   // The tools are not needed to tell what waits: only how a cut-off call would be resumed depends on them.
   return planResume(session.buildContext({ repair: false }), new Map(), { ...state, queued: false })?.waiting ?? [];

@@ -34,7 +34,7 @@ export interface CliCommandContext {
   exit: { ok: number; error: number; usage: number; aborted: number };
 }
 
-export type CliCommand = (argv: readonly string[], context: CliCommandContext) => Promise<number>;
+type CliCommand = (argv: readonly string[], context: CliCommandContext) => Promise<number>;
 
 interface Declared {
   /** The module to import: `<package name>/<subpath>`. */

@@ -17,7 +17,7 @@ import type { HandlerChains } from "@mypi/extension-api/host";
 import type { CliIO } from "../io.ts";
 import { describeSandboxReport, type SandboxReport } from "../workspace/sandbox.ts";
 
-export interface ExtensionsReport {
+interface ExtensionsReport {
   loaded: {
     name: string;
     path?: string;
@@ -42,7 +42,7 @@ export interface ExtensionsReport {
   commands: CommandInfo[];
 }
 
-export interface ReportOptions {
+interface ReportOptions {
   json: boolean;
   /** What discovery found, to say where each loaded extension came from. */
   discovered?: readonly DiscoveredExtension[];
@@ -58,7 +58,7 @@ export interface ReportOptions {
   resourceCommands?: (extra: { skillPaths: string[]; promptPaths: string[] }) => CommandInfo[];
 }
 
-export function extensionsReport(
+function extensionsReport(
   manager: ExtensionManager,
   options: Omit<ReportOptions, "json" | "resourceCommands"> & { commands?: CommandInfo[] } = {},
 ): ExtensionsReport {

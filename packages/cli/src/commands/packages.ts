@@ -20,7 +20,7 @@ import { findInstalled, installSource, uninstallSource, type Installed } from ".
 import { checkPackage } from "../workspace/packages/load.ts";
 import { installDir, parseSource, type PackageSource } from "../workspace/packages/source.ts";
 
-export type PackageCommand = "install" | "remove" | "list" | "update";
+type PackageCommand = "install" | "remove" | "list" | "update";
 
 export interface Scope {
   name: "global" | "project";
@@ -193,7 +193,7 @@ export function declared(scope: Scope): { entry: PackageEntry; text: string; sou
 }
 
 /** Relative paths in a settings file resolve from the file's folder. */
-export function baseOf(scope: Scope): string {
+function baseOf(scope: Scope): string {
   return join(scope.settingsFile, "..");
 }
 

@@ -109,7 +109,7 @@ export function listPlugins(io: CliIO): void {
 }
 
 /** What a plugin brings, one line per kind, each naming its files. */
-export function describePlugin(p: ClaudePlugin): string[] {
+function describePlugin(p: ClaudePlugin): string[] {
   const rel = (file: string) => (file.startsWith(`${p.root}/`) ? file.slice(p.root.length + 1) : file);
   const lines: string[] = [];
   if (p.commands.length)

@@ -18,7 +18,7 @@ export interface WorkspaceSet {
   extensions: string[];
 }
 
-export interface ReplayReport {
+interface ReplayReport {
   summary: {
     sessions: number;
     /** Sessions with at least one difference. */

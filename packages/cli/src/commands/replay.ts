@@ -24,7 +24,7 @@ import { replayReport, renderReplayText, type WorkspaceSet } from "./replay-repo
 import { loadPolicySettings, managedDir } from "../workspace/policy/tiers.ts";
 import { decideTrustEarly } from "../workspace/trust-decide.ts";
 
-export const REPLAY_HELP = `mypi replay — run recorded sessions through the extensions, without a model
+const REPLAY_HELP = `mypi replay — run recorded sessions through the extensions, without a model
 
 Usage
   mypi replay <session.jsonl | folder | results.jsonl>… [options]

@@ -148,7 +148,7 @@ function modelObject(s: ModeStart): PiModelObject {
  * Automatic compaction: the settings' `compaction`; the window from MYPI_CONTEXT_WINDOW when set,
  * else the settings', else the current model's (the registry knows it; it follows `/model`).
  */
-export function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): NonNullable<HostOptions["compaction"]> {
+function compactionOf(settings: Settings, env: NodeJS.ProcessEnv): NonNullable<HostOptions["compaction"]> {
   const { enabled, contextWindow, reserveTokens, keepRecentTokens } = settings.compaction ?? {};
   const window = Number(env.MYPI_CONTEXT_WINDOW) || contextWindow;
   return {

@@ -5,10 +5,7 @@
 import { parseSlashCommand } from "@mypi/extension-api";
 
 /** A typed line: a slash command (`/name args`) or text for the agent. */
-export type ParsedLine =
-  | { kind: "command"; name: string; args: string }
-  | { kind: "text"; text: string }
-  | { kind: "empty" };
+type ParsedLine = { kind: "command"; name: string; args: string } | { kind: "text"; text: string } | { kind: "empty" };
 
 /** Command names follow `registerCommand`'s rule (`parseSlashCommand`), as in print and RPC mode. */
 export function parseLine(line: string): ParsedLine {

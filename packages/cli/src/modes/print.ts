@@ -26,7 +26,7 @@ import type { ExitWatcher } from "../exits.ts";
 import { createPiWire } from "./rpc/pi-wire.ts";
 import { decisionLog, type DecisionLog } from "./decisions.ts";
 
-export interface OneShotOptions {
+interface OneShotOptions {
   /** The prompt; absent with `resume`. */
   prompt?: string;
   /** `--continue-run`: go on with the session's run instead of a prompt (docs/resume.md). */
@@ -53,7 +53,7 @@ export interface OneShotOptions {
  * The agent of the run, read each time (an extension's `ctx.newSession()` replaces it), and the
  * events of that agent and of every later one: `HostSession` is one.
  */
-export interface OneShotSession {
+interface OneShotSession {
   readonly agent: Agent<ExtensionHostEvent>;
   subscribe(listener: (event: ExtensionStreamEvent) => void): () => void;
 }

@@ -27,7 +27,7 @@ import { abortAll, createRpcState } from "./rpc/state.ts";
 export type { RpcTarget } from "./rpc/state.ts";
 import type { RpcTarget } from "./rpc/state.ts";
 
-export interface RpcIO {
+interface RpcIO {
   stdin: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream;
   /** The longest command line accepted, in characters (default `MAX_LINE_CHARS`, 64 Mi). */

@@ -33,7 +33,7 @@ export const COLOR: Style = {
 const same = (s: string) => s;
 export const PLAIN: Style = { green: same, red: same, yellow: same, dim: same, bold: same };
 
-export interface RunningTool {
+interface RunningTool {
   toolCallId: string;
   toolName: string;
   summary: string;
@@ -55,7 +55,7 @@ export interface RenderState {
 
 export const initialRenderState: RenderState = { running: [], lineOpen: false, streaming: "none", startTimes: {} };
 
-export interface RenderStep {
+interface RenderStep {
   state: RenderState;
   commit: string;
 }

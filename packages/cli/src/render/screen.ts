@@ -10,7 +10,7 @@
  * terminal columns (`visibleWidth`): a CJK character or an emoji takes two.
  */
 
-export interface ScreenOutput {
+interface ScreenOutput {
   write(text: string): unknown;
   readonly isTTY?: boolean;
   readonly columns?: number;

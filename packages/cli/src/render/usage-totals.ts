@@ -20,7 +20,7 @@ export interface UsageTotals {
   byModel: Map<string, { messages: number; tokens: number; cost: number }>;
 }
 
-export function emptyTotals(): UsageTotals {
+function emptyTotals(): UsageTotals {
   return {
     assistantMessages: 0,
     input: 0,
@@ -34,10 +34,7 @@ export function emptyTotals(): UsageTotals {
 }
 
 /** Adds one message to `totals` (anything but an assistant message with usage adds nothing). */
-export function addUsage(
-  totals: UsageTotals,
-  message: Message | { role: string; usage?: unknown; model?: unknown },
-): void {
+function addUsage(totals: UsageTotals, message: Message | { role: string; usage?: unknown; model?: unknown }): void {
   if (message.role !== "assistant") return;
   const m = message as {
     usage?: { input?: unknown; output?: unknown; cacheRead?: unknown; cacheWrite?: unknown; cost?: unknown };

@@ -18,7 +18,7 @@ import { LiveTools, ToolBlock, type ToolRenderers } from "./tool-block.ts";
 /** The most status lines of child agents shown under one running call. */
 const MAX_CHILD_LINES = 8;
 
-export interface ChatOptions {
+interface ChatOptions {
   p: Palette;
   markdown: MarkdownTheme;
   /** A Pi tool's own renderers, when it has them. */

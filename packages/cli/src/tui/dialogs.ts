@@ -35,7 +35,7 @@ interface Pending {
   cancel(): void;
 }
 
-export interface DialogHost {
+interface DialogHost {
   tui: TUI;
   p: Palette;
   /** Put the dialog where the editor is (undefined: the editor again), and give it the keys. */

@@ -17,7 +17,7 @@ interface UsageLike {
   cacheWrite?: number;
 }
 
-export interface FooterInfo {
+interface FooterInfo {
   model(): string;
   /** The thinking level, when the model can reason (else nothing is shown). */
   thinking?(): string | undefined;

@@ -32,7 +32,7 @@ import type { ToolRenderers } from "./tool-block.ts";
 type Disposable = Component & { dispose?(): void };
 type Factory = (...args: unknown[]) => Disposable | Promise<Disposable>;
 
-export interface PiUIHost {
+interface PiUIHost {
   tui: TUI;
   p: Palette;
   theme: object;

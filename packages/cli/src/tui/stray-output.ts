@@ -13,7 +13,7 @@
 
 type Write = typeof process.stdout.write;
 
-export interface StrayOutput {
+interface StrayOutput {
   /** Put the original functions back; a line left unfinished goes out to its stream, now the screen is gone. */
   restore(): void;
 }

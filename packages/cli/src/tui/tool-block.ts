@@ -17,7 +17,7 @@ import { oneLine, printableLines } from "../render/text.ts";
 import type { Palette } from "./theme.ts";
 
 /** Lines of output a collapsed block shows. */
-export const COLLAPSED_LINES = 4;
+const COLLAPSED_LINES = 4;
 
 /** A Pi tool's own look (`renderCall` / `renderResult`), components from the real pi-tui. */
 export interface ToolRenderers {
@@ -25,7 +25,7 @@ export interface ToolRenderers {
   result?(result: ToolResult, options: { expanded: boolean; isPartial: boolean }): Component | undefined;
 }
 
-export interface ToolBlockOptions {
+interface ToolBlockOptions {
   toolCallId: string;
   toolName: string;
   args: unknown;

@@ -61,7 +61,7 @@ export interface DiscoveredExtension {
   name?: string;
 }
 
-export interface DiscoveryOptions {
+interface DiscoveryOptions {
   /** The agent's workspace (`--cwd`). */
   cwd: string;
   /** The shell's directory: `-e` paths resolve against it. */
@@ -182,7 +182,7 @@ export function resolveExtensionSpec(
  * A spec written as a path: relative with `./` or `../`, absolute, from `~/`, with a file
  * extension, or with a separator (a scoped package name `@scope/name` has one but is a name).
  */
-export function looksLikePath(spec: string): boolean {
+function looksLikePath(spec: string): boolean {
   if (spec.startsWith("npm:")) return false;
   if (spec === "." || spec === ".." || spec === "~" || isAbsolute(spec)) return true;
   if (/^(\.{1,2}|~)[\\/]/.test(spec)) return true;

@@ -46,7 +46,7 @@ import { managedSandboxOf, sandboxOf, sandboxUsable } from "./sandbox.ts";
 import { claudeProjectHookFiles } from "./claude-code.ts";
 import { protectedResources, skippedLine, type TrustDecision } from "./trust.ts";
 
-export interface LoadRequest {
+interface LoadRequest {
   firstPass: CliArgs;
   io: CliIO;
   mode: Mode;
@@ -92,7 +92,7 @@ export interface WorkspaceRequest {
   files?: LoadRequest["files"];
 }
 
-export interface HostExtension {
+interface HostExtension {
   name: string;
   factory: ExtensionFactory;
 }

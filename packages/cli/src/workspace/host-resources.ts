@@ -8,7 +8,7 @@ import type { ExtensionHost, ExtensionManager } from "@mypi/extension-api";
 import { loadResources, type ResourceOptions, type Resources } from "./resources/index.ts";
 import { buildSystemPrompt } from "./system-prompt.ts";
 
-export interface HostResourcesOptions {
+interface HostResourcesOptions {
   resources: Omit<ResourceOptions, "extraSkillPaths" | "extraPromptPaths">;
   /** `--system-prompt`: the whole prompt, fixed (no context files, no skills). */
   systemPrompt?: string;

@@ -32,7 +32,7 @@ import type { Settings } from "./settings.ts";
 const DEFAULT_OPENAI_MODEL = "gpt-4.1-mini";
 const DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5";
 
-export interface ModelChoice {
+interface ModelChoice {
   selection: ModelSelection;
   /** What the command line chose itself: it wins over what a resumed session used last. */
   explicit: { model: boolean; thinking: boolean };

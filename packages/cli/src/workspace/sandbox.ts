@@ -16,7 +16,7 @@ import type { TierFile } from "./policy/tiers.ts";
 import type { SandboxState } from "./policy/choose.ts";
 
 /** What the managed settings hold of the sandbox: kept on, network kept off (docs/permissions.md#managed-settings). */
-export interface ManagedSandbox {
+interface ManagedSandbox {
   file: string;
   enabled?: boolean;
   network?: boolean;

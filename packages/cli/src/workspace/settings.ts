@@ -166,7 +166,7 @@ export interface LoadedSettings {
   packages: { entry: PackageEntry; file: SettingsFile }[];
 }
 
-export interface SettingsOptions {
+interface SettingsOptions {
   /** `$MYPI_HOME` or `~/.mypi`. */
   home: string;
   /** The agent's workspace. */

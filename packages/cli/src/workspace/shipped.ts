@@ -17,7 +17,7 @@ export const SHIPPED_EXTENSIONS = [
   "subagents",
   "claude-code",
 ] as const;
-export type ShippedExtension = (typeof SHIPPED_EXTENSIONS)[number];
+type ShippedExtension = (typeof SHIPPED_EXTENSIONS)[number];
 
 const FROM_SOURCE = import.meta.url.endsWith(".ts");
 export const PACKAGE_DIR = dirname(createRequire(import.meta.url).resolve("@mypi/extensions/package.json"));

@@ -20,7 +20,7 @@ export function defaultSystemPrompt(options: { cwd: string; tools: readonly stri
   ].join("\n");
 }
 
-export interface SystemPromptOptions {
+interface SystemPromptOptions {
   cwd: string;
   /** The tools the model is offered (after `--tools`). */
   tools: readonly string[];

@@ -9,7 +9,7 @@ import type { CliIO } from "../io.ts";
 import { askTrust, lineUI } from "./trust-prompt.ts";
 import { TrustStore, type TrustDecision } from "./trust.ts";
 
-export interface TrustQuestion {
+interface TrustQuestion {
   manager: ExtensionManager;
   cwd: string;
   /** `$MYPI_HOME`: where `trust.json` is. */

@@ -7,7 +7,7 @@ import type { ExtensionUI } from "@mypi/extension-api";
 import type { CliIO } from "../io.ts";
 
 /** One line typed on stdin (without its end); `undefined` when input ends first. */
-export function askLine(io: CliIO, question: string): Promise<string | undefined> {
+function askLine(io: CliIO, question: string): Promise<string | undefined> {
   io.stdout.write(question);
   return new Promise((resolve) => {
     let text = "";
@@ -29,7 +29,7 @@ export function askLine(io: CliIO, question: string): Promise<string | undefined
   });
 }
 
-export type TrustAnswer = { trusted: boolean; remember: boolean };
+type TrustAnswer = { trusted: boolean; remember: boolean };
 
 /**
  * Ask whether to trust `cwd`, naming what it holds. `y` trusts and remembers, `o` trusts this

@@ -19,7 +19,7 @@ import { dirname, join, parse } from "node:path";
 import { withFileLock, writeFileAtomic } from "./files.ts";
 
 /** What a workspace holds that only loads when it is trusted, relative to the workspace. */
-export const PROTECTED_RESOURCES = [
+const PROTECTED_RESOURCES = [
   ".mypi/extensions",
   ".mypi/settings.json",
   ".mypi/mcp.json",
@@ -32,7 +32,7 @@ export function protectedResources(cwd: string): string[] {
   return PROTECTED_RESOURCES.filter((rel) => exists(join(cwd, rel)));
 }
 
-export type TrustSource = "flag" | "extension" | "saved" | "asked" | "default";
+type TrustSource = "flag" | "extension" | "saved" | "asked" | "default";
 
 export interface TrustDecision {
   trusted: boolean;

@@ -29,7 +29,7 @@ export interface DispatchAdapter {
   observed?<E extends BusEvent>(event: E): E | undefined;
 }
 
-export interface SlotDriverOptions {
+interface SlotDriverOptions {
   /** The attached extensions in load order, read whenever a chain is built. */
   records(): readonly ExtensionRecord[];
   /** Read at each build, as the manager's options are. */

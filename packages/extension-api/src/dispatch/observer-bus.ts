@@ -30,7 +30,7 @@ export interface ObserverReport {
   code: ExtensionErrorCode;
 }
 
-export interface ObserverBusOptions {
+interface ObserverBusOptions {
   onError(report: ObserverReport): void;
   /** Default 10 000. */
   drainDeadlineMs?: number;
@@ -53,7 +53,7 @@ interface Job {
 }
 
 export const DEFAULT_OBSERVER_TIMEOUT_MS = 5_000;
-export const DEFAULT_DRAIN_DEADLINE_MS = 10_000;
+const DEFAULT_DRAIN_DEADLINE_MS = 10_000;
 
 export class ObserverBus {
   private readonly emitter = mitt<Record<string, BusEvent>>();

@@ -20,7 +20,7 @@ import type { ChainCall } from "../dispatch/chain.ts";
 import type { ExtensionManager } from "../manager.ts";
 import type { CompleteRequest, CompleteResult } from "../types.ts";
 
-export interface CompleteDeps {
+interface CompleteDeps {
   manager: Pick<ExtensionManager, "runSlot">;
   /** The session's model at the time of the call (it can be switched). */
   model(): ModelClient;
@@ -30,7 +30,7 @@ export interface CompleteDeps {
 const NEVER = new AbortController().signal;
 
 /** The `customType` of the message that carries a `pi.complete` request's system prompt through `context`. */
-export const SYSTEM_PROMPT_MESSAGE = "system_prompt";
+const SYSTEM_PROMPT_MESSAGE = "system_prompt";
 
 export async function completeThroughSlots(deps: CompleteDeps, request: CompleteRequest): Promise<CompleteResult> {
   const signal = request.signal ?? NEVER;

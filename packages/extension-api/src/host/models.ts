@@ -16,7 +16,7 @@ import type { ExtensionHostEvent } from "../events.ts";
 import type { ExtensionManager } from "../manager.ts";
 import { describe, type ModelChange, type ModelSelection, type SessionChoice } from "../models/selection.ts";
 
-export interface FollowDeps {
+interface FollowDeps {
   models: ModelSelection;
   agent: Agent<ExtensionHostEvent>;
   session: SessionManager;

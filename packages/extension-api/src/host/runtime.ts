@@ -25,7 +25,7 @@ import { readonlyView } from "./session-view.ts";
 import type { ExtensionRuntime, SendMessageOptions, SendUserMessageOptions } from "../types.ts";
 
 /** What the runtime acts on. */
-export interface RuntimeDeps {
+interface RuntimeDeps {
   manager: ExtensionManager;
   session: SessionManager;
   /** The host's agent (built after the hooks it is given). */
@@ -45,7 +45,7 @@ export interface RuntimeDeps {
 }
 
 /** The runtime, and the hooks of the agent's run that keep its state. */
-export interface HostRuntime {
+interface HostRuntime {
   runtime: ExtensionRuntime;
   /** The system prompt of the run in progress, after `before_agent_start`. */
   startedWith(systemPrompt: string | undefined): void;

@@ -35,7 +35,7 @@ export type HostCompactionSettings = Omit<CompactionSettings, "beforeCompact" | 
   contextWindow?: number;
 };
 
-export interface HostCompaction {
+interface HostCompaction {
   settings(): CompactionSettings;
   /** Tell the extensions of a compaction (`session_compact`); nothing for one that did not compact. */
   published(outcome: CompactionOutcome): void;

@@ -44,7 +44,7 @@ const ModelFields = z.looseObject({
 });
 const ModelDef = ModelFields.extend({ id: z.string().min(1, "a model needs an id") });
 
-export const ProviderConfigSchema = z.looseObject({
+const ProviderConfigSchema = z.looseObject({
   name: z.string().optional(),
   baseUrl: Url.optional(),
   api: z.enum(MODEL_APIS as [ModelApi, ...ModelApi[]]).optional(),

@@ -20,7 +20,7 @@ const DEFAULT_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medi
 export const DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium";
 
 /** What a model says about reasoning (a registry entry; `undefined`: a model mypi knows nothing of). */
-export interface ReasoningSupport {
+interface ReasoningSupport {
   reasoning: boolean;
   thinkingLevels?: readonly ThinkingLevel[];
 }

@@ -70,7 +70,7 @@ export interface PiModelObject {
 
 /** Pi's defaults where a model says nothing. */
 export const DEFAULT_CONTEXT_WINDOW = 128_000;
-export const PI_DEFAULT_MAX_TOKENS = 16_384;
+const PI_DEFAULT_MAX_TOKENS = 16_384;
 
 export function modelKey(model: { provider: string; id: string }): string {
   return `${model.provider}/${model.id}`;

@@ -21,7 +21,7 @@ export interface PiCompactOptions {
 }
 
 /** What Pi hands `onComplete` (its `CompactionResult`). */
-export interface PiCompactionResult {
+interface PiCompactionResult {
   summary: string;
   /** The first entry kept verbatim after the summary (absent when the history was not in the session). */
   firstKeptEntryId?: string;

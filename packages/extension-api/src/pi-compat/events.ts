@@ -21,7 +21,7 @@ import { closest } from "../errors.ts";
 import { ROUTES, type ExtensionAPI } from "../types.ts";
 
 /** Pi 1.6 events that mypi does not emit, and why (the reason goes into the report). */
-export const PI_ONLY_EVENTS: Readonly<Record<string, string>> = Object.freeze({
+const PI_ONLY_EVENTS: Readonly<Record<string, string>> = Object.freeze({
   session_compact_failed: "a failed compaction is reported to its caller (ctx.compact's onError), not as an event",
   context_with_system: "the system prompt is not a message in mypi; use before_agent_start or context",
   cache_warming_decision: "mypi does not warm provider caches",
@@ -36,13 +36,13 @@ type On = (event: unknown, handler: unknown, options?: unknown) => void;
 type Report = (message: string) => void;
 
 /** The two events about a model client's HTTP exchange, kept apart from mypi's own table. */
-export const HTTP_EVENTS = ["before_provider_headers", "after_provider_response"] as const;
+const HTTP_EVENTS = ["before_provider_headers", "after_provider_response"] as const;
 export type HttpEvent = (typeof HTTP_EVENTS)[number];
 /** Events whose handlers' results the layer reads, so it calls them itself rather than mypi's bus. */
-export const KEPT_EVENTS = [...HTTP_EVENTS, "user_bash"] as const;
+const KEPT_EVENTS = [...HTTP_EVENTS, "user_bash"] as const;
 export type KeptEvent = (typeof KEPT_EVENTS)[number];
 /** Where `piOn` puts their handlers; `live()` is false once removed with the function `pi.on` returned. */
-export type AddKeptHandler = (event: KeptEvent, handler: (...args: unknown[]) => unknown, live: () => boolean) => void;
+type AddKeptHandler = (event: KeptEvent, handler: (...args: unknown[]) => unknown, live: () => boolean) => void;
 
 /** Pi's `pi.on` over mypi's `base` for the extension `name`; `report` gets each one-time line. */
 export function piOn(

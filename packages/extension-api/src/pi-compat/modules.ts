@@ -45,7 +45,7 @@ function notInMypi(name: string, why: string): (...args: unknown[]) => never {
 }
 
 /** `@mariozechner/pi-coding-agent`: the values Pi extensions import from it. */
-export function codingAgentModule(
+function codingAgentModule(
   toolHost?: ToolFactoryHost,
   terminal?: PiTerminal,
   sdk?: Record<string, unknown>,
@@ -90,7 +90,7 @@ function stringEnum(typebox: () => TypeBox) {
 }
 
 /** `@mariozechner/pi-ai`: `Type` (`@sinclair/typebox`'s, loaded when first read) and `StringEnum`. */
-export function piAiModule(): Record<string, unknown> {
+function piAiModule(): Record<string, unknown> {
   const typebox = () => requireHost("@sinclair/typebox") as TypeBox;
   const noModel = (name: string) =>
     notInMypi(`${name}() from @mariozechner/pi-ai`, "extensions cannot call a model directly; the host owns the model");
@@ -132,14 +132,14 @@ const PROBED = new Set([
  * the package's exports (it reads as undefined), `stand-in` when it calls an export mypi does
  * not implement (the call throws).
  */
-export type OnMissingMember = (module: string, member: string, kind: "absent" | "stand-in") => void;
+type OnMissingMember = (module: string, member: string, kind: "absent" | "stand-in") => void;
 
 /**
  * `module` with every export of Pi's `pkg` that it lacks as a stand-in: a function (so `typeof`
  * tests, `extends` and imports work) that throws a clear error naming it when called or
  * constructed. The first call of each is told to `onCall`.
  */
-export function withStandIns(
+function withStandIns(
   pkg: PiPackage,
   module: Record<string, unknown>,
   onCall: (member: string) => void,
@@ -190,7 +190,7 @@ function standIn(pkg: string, name: string, onCall: (member: string) => void): (
  * its own way; one that calls it fails with jiti's `(0, _mod.x) is not a function`, and the
  * report says why. jiti asks `member in module` before it reads one, hence the `has` trap.
  */
-export function withMissingMembers(name: string, module: object, onMissing: OnMissingMember): object {
+function withMissingMembers(name: string, module: object, onMissing: OnMissingMember): object {
   const reported = new Set<string>();
   const report = (key: string | symbol) => {
     if (typeof key !== "string" || !/^[A-Za-z$][\w$]*$/.test(key) || PROBED.has(key) || reported.has(key)) return;

@@ -6,7 +6,7 @@
  */
 import type { Tool } from "@mypi/kernel";
 
-export interface ToolPrompt {
+interface ToolPrompt {
   snippet?: string;
   guidelines: readonly string[];
 }
@@ -56,7 +56,7 @@ export function toolPromptSection(active: readonly Tool[]): string {
  * empty, and changing the object changes nothing: a handler changes the prompt by returning
  * `systemPrompt`.
  */
-export interface PiSystemPromptOptions {
+interface PiSystemPromptOptions {
   cwd: string;
   selectedTools: string[];
   hiddenTools: string[];

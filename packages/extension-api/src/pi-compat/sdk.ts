@@ -28,7 +28,7 @@ import { assistantMessageEvent } from "./stream.ts";
 import { isPiToolDefinition, piTool } from "./tool-definition.ts";
 
 /** What the SDK reads from its manager. */
-export interface SdkHost {
+interface SdkHost {
   readonly cwd: string;
   readonly runtime: ExtensionRuntime;
   readonly context: ExtensionContext;
@@ -42,7 +42,7 @@ const BUILTIN_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
  * Pi's `SessionManager`: a mypi session with Pi's names. Pi packages make one with a static
  * method and hand it to `createAgentSession`.
  */
-export class PiSessionManager {
+class PiSessionManager {
   readonly [SESSION]: KernelSession;
 
   private constructor(session: KernelSession) {
@@ -121,7 +121,7 @@ export class PiSessionManager {
 }
 
 /** Pi's `ModelRuntime.create()` and `ModelRegistry`: the model registry's models (the known ones, the settings' and the extensions' providers') and the session's model. */
-export function createModelRuntime(
+function createModelRuntime(
   models: () => ModelRegistry,
   current: () => PiModel | undefined,
   notice: (what: string) => void,
@@ -145,7 +145,7 @@ export function createModelRuntime(
 }
 
 /** Pi's `DefaultResourceLoader`, as far as a child session reads it: its system prompt and whether it loads extensions. */
-export class PiResourceLoader {
+class PiResourceLoader {
   constructor(readonly options: Record<string, unknown> = {}) {}
   async reload(): Promise<void> {}
   getSystemPrompt(): string | undefined {
@@ -178,7 +178,7 @@ export class PiResourceLoader {
 }
 
 /** Pi's `SettingsManager.inMemory(settings)` / `create()`: kept, not read (the host's settings apply). */
-export const PiSettingsManager = {
+const PiSettingsManager = {
   inMemory: (settings: Record<string, unknown> = {}) => ({
     settings,
     get: (key: string) => settings[key],
@@ -188,7 +188,7 @@ export const PiSettingsManager = {
   create: () => PiSettingsManager.inMemory(),
 };
 
-export interface SdkState {
+interface SdkState {
   host: SdkHost;
   /** The session's model registry (before a host is bound: the known models and the extensions' providers). */
   registry: () => ModelRegistry;
@@ -198,7 +198,7 @@ export interface SdkState {
 }
 
 /** `createAgentSession(options)` of Pi, backed by `pi.createAgent`. */
-export function piCreateAgentSession(state: SdkState) {
+function piCreateAgentSession(state: SdkState) {
   return async function createAgentSession(options: Record<string, unknown> = {}): Promise<{
     session: PiAgentSession;
     extensionsResult: { extensions: never[]; errors: never[] };
@@ -299,7 +299,7 @@ function isThinkingLevel(value: unknown): value is ThinkingLevel {
 type PiListener = (event: Record<string, unknown>) => void;
 
 /** Pi's `AgentSession` over a mypi child agent. */
-export class PiAgentSession {
+class PiAgentSession {
   readonly #child: ChildAgent;
   readonly #sessionManager: PiSessionManager | undefined;
   readonly #thinking: ThinkingLevel;
@@ -482,7 +482,7 @@ function textOf(message: unknown): string {
 }
 
 /** Pi's 0.73 `AuthStorage`: kept, not read (credentials stay with the host). */
-export class PiAuthStorage {
+class PiAuthStorage {
   static create(): PiAuthStorage {
     return new PiAuthStorage();
   }

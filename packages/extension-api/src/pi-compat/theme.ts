@@ -10,7 +10,7 @@
  */
 
 /** Pi 1.6's foreground tokens (`THEME_TOKENS` with slot `foreground`). */
-export const THEME_FG_TOKENS = [
+const THEME_FG_TOKENS = [
   "accent",
   "border",
   "borderAccent",
@@ -63,7 +63,7 @@ export const THEME_FG_TOKENS = [
 ] as const;
 
 /** Pi 1.6's background tokens. */
-export const THEME_BG_TOKENS = [
+const THEME_BG_TOKENS = [
   "selectedBg",
   "searchMatchBg",
   "userMessageBg",
@@ -92,7 +92,7 @@ export interface ThemePaint {
   bgAnsi?(token: string): string;
 }
 
-export interface ThemeOptions {
+interface ThemeOptions {
   name?: string;
   sourcePath?: string;
   sourceInfo?: unknown;

@@ -17,7 +17,7 @@ function plainText(...args: unknown[]): string {
 }
 
 /** Pi's markdown, select-list and settings-list themes, whose every member is `plainText` (Pi's `Theme` is `theme.ts`). */
-export const PLAIN_THEME: Readonly<Record<string, (...args: unknown[]) => string>> = new Proxy(Object.freeze({}), {
+const PLAIN_THEME: Readonly<Record<string, (...args: unknown[]) => string>> = new Proxy(Object.freeze({}), {
   get: (_target, prop) => (typeof prop === "string" && prop !== "then" ? plainText : undefined),
 });
 
@@ -33,7 +33,7 @@ export const Key: Readonly<Record<string, unknown>> = new Proxy(Object.freeze({}
 });
 
 /** A component that renders nothing. */
-export class InertComponent {
+class InertComponent {
   render(_width: number): string[] {
     return [];
   }

@@ -34,14 +34,14 @@ export type UserBashAnswer =
   | { extension: string; error: string }
   | undefined;
 
-export interface UserBashHandler {
+interface UserBashHandler {
   extension: string;
   fn: (...args: unknown[]) => unknown;
   live(): boolean;
   context: ExtensionContext;
 }
 
-export interface UserBashHost {
+interface UserBashHost {
   diagnostic(message: string): void;
   reportError(extension: string, slot: string, error: string, code?: string): void;
 }

@@ -144,14 +144,14 @@ const UNKNOWN = "(unknown)";
 
 // ─── tool_call ───────────────────────────────────────────────────────────────────────────────
 
-export function recordedCall(ctx: CompareContext, step: CallStep): DecisionView {
+function recordedCall(ctx: CompareContext, step: CallStep): DecisionView {
   const block = step.resultEntryId === undefined ? undefined : ctx.recording.blocked.get(step.resultEntryId);
   if (block) return view(block.ask || isAskReason(block.reason) ? "ask" : "block", block.by, block.reason);
   const rewrite = step.recorded.filter((v) => v.outcome === "rewrite").at(-1);
   return rewrite ? { outcome: "rewrite", by: rewrite.extension } : { outcome: "allow" };
 }
 
-export function replayedCall(step: CallStep, outcome: StepOutcome): DecisionView {
+function replayedCall(step: CallStep, outcome: StepOutcome): DecisionView {
   const r = outcome.result as ToolCallResult | undefined;
   if (r?.block) {
     // A handler that failed closed names no rule: its reason is the error.
@@ -522,7 +522,7 @@ function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
 }
 
-export function sameJson(a: unknown, b: unknown): boolean {
+function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   try {
     return JSON.stringify(a) === JSON.stringify(b);
@@ -536,7 +536,7 @@ function clip(text: string, limit: number): string {
 }
 
 /** Where two values' JSON first differ, a few characters either side: `…KEY=sk-… → …KEY=[REDACTED…`. */
-export function describeChange(before: unknown, after: unknown): string {
+function describeChange(before: unknown, after: unknown): string {
   const a = typeof before === "string" ? before : (JSON.stringify(before) ?? "");
   const b = typeof after === "string" ? after : (JSON.stringify(after) ?? "");
   let i = 0;

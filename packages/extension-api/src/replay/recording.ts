@@ -19,7 +19,7 @@ export interface RecordedBlock {
   ask?: boolean;
 }
 
-export interface RecordedWithhold {
+interface RecordedWithhold {
   by?: string;
   reason: string;
 }

@@ -31,9 +31,9 @@ export interface BatchArgs {
   sessionStore?: string;
 }
 
-export const DEFAULT_QUEUE_NAME = "mypi-batch";
-export const DEFAULT_ATTEMPTS = 3;
-export const DEFAULT_STALL_MS = 30_000;
+const DEFAULT_QUEUE_NAME = "mypi-batch";
+const DEFAULT_ATTEMPTS = 3;
+const DEFAULT_STALL_MS = 30_000;
 
 type Kind = "boolean" | "number" | "string";
 const FLAGS: Record<BatchArgs["command"], Record<string, Kind>> = {
@@ -61,7 +61,7 @@ const FLAGS: Record<BatchArgs["command"], Record<string, Kind>> = {
   },
 };
 
-export type BatchParse = { ok: true; args: BatchArgs } | { ok: false; error: string };
+type BatchParse = { ok: true; args: BatchArgs } | { ok: false; error: string };
 
 export function parseBatchArgs(command: BatchArgs["command"], argv: readonly string[]): BatchParse {
   const hint = `Run \`mypi ${command} --help\`.`;

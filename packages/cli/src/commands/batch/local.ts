@@ -13,7 +13,7 @@ export interface BatchRunner {
   onResult(result: TaskResult): void;
 }
 
-export interface LocalOptions {
+interface LocalOptions {
   concurrency: number;
   dir: string;
   keepWorkspaces: boolean;

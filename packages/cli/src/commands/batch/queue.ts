@@ -39,7 +39,7 @@ export interface JobData {
   sessionId?: string;
 }
 
-export interface SubmitOptions {
+interface SubmitOptions {
   url: string;
   queueName: string;
   attempts: number;

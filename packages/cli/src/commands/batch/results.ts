@@ -92,7 +92,7 @@ export class ResultsWriter {
   }
 }
 
-export interface ReadResults {
+interface ReadResults {
   /** Task id → its last complete line. */
   results: Map<string, TaskResult>;
   /** A line was cut short (dropped) or unreadable. */

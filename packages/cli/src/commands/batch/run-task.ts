@@ -35,7 +35,7 @@ export const MYPI_BIN = fileURLToPath(
 const STOP_GRACE_MS = 2_000;
 const TAIL_CHARS = 2_000;
 
-export interface RunTaskOptions {
+interface RunTaskOptions {
   /** Holds `workspaces/<id>/` and `sessions/<id>.jsonl`. */
   dir: string;
   keepWorkspace?: boolean;

@@ -20,7 +20,7 @@ import { redisClient } from "../../workspace/session-open.ts";
 /** Where a task's session is: a file, or an id in a Redis store. */
 export type TaskSessionRef = { file: string } | { url: string; id: string };
 
-export interface SessionLook {
+interface SessionLook {
   /** The session holds a run. */
   exists: boolean;
   /** Where the run would go on; undefined when it reached its answer. */

@@ -29,7 +29,7 @@ export interface Task {
   check?: string;
 }
 
-export interface ParsedTasks {
+interface ParsedTasks {
   tasks: Task[];
   /** `file:line: message`, in file order. Empty when every line is valid. */
   errors: string[];
@@ -41,7 +41,7 @@ export const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const KEYS = new Set(["id", "prompt", "workspace", "extensions", "model", "maxTurns", "timeoutMs", "check"]);
 
-export interface ParseOptions {
+interface ParseOptions {
   /** The file's name as the user gave it, for messages. */
   name: string;
   /** The absolute folder of the file: the base of relative paths. */

@@ -28,7 +28,7 @@ import type { TaskResult } from "./results.ts";
 import { blankResult, runTask, workerName } from "./run-task.ts";
 import { checkQueuedTask } from "./tasks.ts";
 
-export interface WorkerOptions {
+interface WorkerOptions {
   url: string;
   queueName: string;
   concurrency: number;
@@ -177,7 +177,7 @@ export async function runQueueWorker(options: WorkerOptions): Promise<number> {
 }
 
 /** A job's data, checked: what the submitter sends (`JobData`), the task as a task file's line is. */
-export function checkJob(data: unknown): JobData | { problems: string[] } {
+function checkJob(data: unknown): JobData | { problems: string[] } {
   if (!isRecord(data)) return { problems: [`the job's data must be an object {batchId, task, attempts}`] };
   const problems: string[] = [];
   const { batchId, attempts } = data;

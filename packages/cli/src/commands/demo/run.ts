@@ -18,7 +18,7 @@ import { defaultSystemPrompt } from "../../workspace/system-prompt.ts";
 import { DEMO_PROMPT, DEMO_SECRET, demoScript, writeDemoWorkspace } from "./script.ts";
 
 /** The shipped policy extensions the demo runs with (not mcp: the demo configures no server). */
-export const DEMO_EXTENSIONS = ["permission-gate", "protected-paths", "redact-secrets", "tracer"] as const;
+const DEMO_EXTENSIONS = ["permission-gate", "protected-paths", "redact-secrets", "tracer"] as const;
 
 export async function runDemo(_args: CliArgs, io: CliIO): Promise<number> {
   const style = io.stdout.isTTY && !io.env.NO_COLOR ? COLOR : PLAIN;

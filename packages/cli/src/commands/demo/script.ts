@@ -13,7 +13,7 @@ export const DEMO_SECRET = ["sk", "proj", "mypiDemo7c1e0b5f9a2d4e6b8c0a1f3e5d7b9
 export const DEMO_PROMPT =
   "Fix the greeting typo in this project, check where the API key is configured, and clear the stale build folder.";
 
-export const DEMO_FILES: Readonly<Record<string, string>> = {
+const DEMO_FILES: Readonly<Record<string, string>> = {
   "README.md": "# tiny-greeter\n\nPrints a greeting: `node src/greet.js <name>`.\n",
   "src/greet.js": [
     "export function greet(name) {",

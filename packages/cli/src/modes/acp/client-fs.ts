@@ -10,7 +10,7 @@ import { errorMessage } from "@mypi/kernel";
 import type { AgentContext, FileSystemCapabilities } from "@agentclientprotocol/sdk";
 import type { FileAccess } from "@mypi/builtin-tools";
 
-export interface ClientFiles {
+interface ClientFiles {
   client(): AgentContext | undefined;
   sessionId(): string | undefined;
   capabilities: FileSystemCapabilities | undefined;

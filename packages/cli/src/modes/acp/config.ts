@@ -8,8 +8,8 @@
 import { RequestError, type SessionConfigOption } from "@agentclientprotocol/sdk";
 import type { ModelSelection } from "@mypi/extension-api";
 
-export const MODEL_OPTION = "model";
-export const THINKING_OPTION = "thought_level";
+const MODEL_OPTION = "model";
+const THINKING_OPTION = "thought_level";
 
 /** The options of a session whose host has a registry; none without one (a bare agent). */
 export function configOptions(models: ModelSelection | undefined): SessionConfigOption[] {

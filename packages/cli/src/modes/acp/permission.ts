@@ -25,13 +25,13 @@ import type { DialogOptions, ExtensionUI } from "@mypi/extension-api";
 import { timerDelay } from "@mypi/kernel";
 
 /** A permission question as ACP options, and the dialog's answer for each option id. */
-export interface PermissionChoices {
+interface PermissionChoices {
   options: PermissionOption[];
   /** The dialog's value for the chosen option: `true` / `false` for a confirm, the label for a select. */
   answer(optionId: string): boolean | string | undefined;
 }
 
-export type Dialog = { kind: "confirm" } | { kind: "select"; options: readonly string[] };
+type Dialog = { kind: "confirm" } | { kind: "select"; options: readonly string[] };
 
 /**
  * The one place that decides which dialogs are permission questions and how their answers map
@@ -82,7 +82,7 @@ export interface CheckedCall {
   preview: ToolCallContent[];
 }
 
-export interface AcpLink {
+interface AcpLink {
   /** The connection, once there is one. */
   client(): AgentContext | undefined;
   /** The session the dialogs belong to (known once it is opened). */

@@ -16,7 +16,7 @@ import type { ContentBlock } from "@agentclientprotocol/sdk";
 import { RequestError } from "@agentclientprotocol/sdk";
 import type { ImageContent } from "@mypi/kernel";
 
-export interface PromptInput {
+interface PromptInput {
   text: string;
   images: ImageContent[];
 }
@@ -75,7 +75,7 @@ function image(data: string, mimeType: string, at: string): ImageContent {
 }
 
 /** A `file://` URI as a path (relative to the workspace when inside it); any other URI as it is. */
-export function shownPath(uri: string, cwd: string): string {
+function shownPath(uri: string, cwd: string): string {
   let path: string;
   try {
     path = uri.startsWith("file:") ? fileURLToPath(uri) : uri;

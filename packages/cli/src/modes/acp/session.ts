@@ -35,7 +35,7 @@ import { SessionUpdates } from "./updates.ts";
 /** Opens a workspace as the command line would, with what the mode chooses (`run.ts`'s `prepareMode`); a number is a failure already written to `io.stderr`. */
 export type OpenWorkspace = (request: WorkspaceRequest & { io: CliIO }) => Promise<ModeStart | number>;
 
-export interface SessionEnv {
+interface SessionEnv {
   open: OpenWorkspace;
   /** What the client said it offers (`initialize`). */
   capabilities(): ClientCapabilities;
@@ -44,7 +44,7 @@ export interface SessionEnv {
   client(): AgentContext | undefined;
 }
 
-export interface OpenParams {
+interface OpenParams {
   cwd: string;
   mcpServers: readonly McpServer[];
   /** `session/load`: the id of the session to continue. */

@@ -34,7 +34,7 @@ interface OpenCall extends CheckedCall {
   started: boolean;
 }
 
-export interface UpdateSink {
+interface UpdateSink {
   send(update: SessionUpdate): void;
   /** The workspace, for paths. */
   cwd: string;

@@ -19,7 +19,7 @@ export class LineTooLong {
 
 export type JsonlRecord = string | LineTooLong;
 
-export interface JsonlSplitter {
+interface JsonlSplitter {
   /** Feed a chunk; returns the complete lines it finished (without their terminators). */
   push(chunk: Buffer | string): JsonlRecord[];
   /** End of input: the unterminated rest, if any, as a last line. */

@@ -19,7 +19,7 @@ import { emit, type Command, type RpcState, type RpcTarget } from "./state.ts";
 export type PiModel = PiModelObject;
 
 /** What the host knows of a model the registry does not describe (a scripted one). */
-export interface ModelFacts {
+interface ModelFacts {
   /** Where its requests go. */
   baseUrl?: string;
   /** The context window the host compacts against. */

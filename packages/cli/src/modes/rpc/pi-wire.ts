@@ -21,7 +21,7 @@ import { eventLine, toJsonLine } from "./jsonl.ts";
 type BlockKind = "text" | "thinking" | "toolCall";
 
 /** Pi's `Usage`: every count, and a cost (zero where the message has none). */
-export interface PiUsage {
+interface PiUsage {
   input: number;
   output: number;
   cacheRead: number;
@@ -31,7 +31,7 @@ export interface PiUsage {
 }
 
 /** An encoder: each event of the stream in, its line(s) out, in order. */
-export type PiWire = (event: ExtensionStreamEvent) => string;
+type PiWire = (event: ExtensionStreamEvent) => string;
 
 export function createPiWire(redact?: <T>(value: T) => T): PiWire {
   /** The block of the streaming answer that has started and not ended. */
@@ -109,7 +109,7 @@ export function createPiWire(redact?: <T>(value: T) => T): PiWire {
 }
 
 /** A message's usage in Pi's shape: missing counts are 0; `cost` is the message's when it has one. */
-export function piUsage(usage: Usage | undefined): PiUsage {
+function piUsage(usage: Usage | undefined): PiUsage {
   const input = usage?.input ?? 0;
   const output = usage?.output ?? 0;
   const cacheRead = usage?.cacheRead ?? 0;

@@ -57,9 +57,9 @@ const LIFECYCLE = ["preinstall", "install", "postinstall", "prepare"];
 const KILL_GRACE_MS = 2_000;
 
 /** What is wrong with the package at `root` (its manifest), if anything: checked before it is moved into place. */
-export type PackageCheck = (root: string) => string | undefined;
+type PackageCheck = (root: string) => string | undefined;
 
-export interface InstallOptions {
+interface InstallOptions {
   /** What is wrong with the package, checked before it is moved into place. */
   check?: PackageCheck;
   /** Stop the install: npm's or git's process group is killed, nothing is moved into place. */

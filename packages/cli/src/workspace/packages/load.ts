@@ -32,7 +32,7 @@ export interface PackageResources {
 }
 
 /** The package folder of a scope: `$MYPI_HOME/packages`, or `<cwd>/.mypi/packages` for the workspace's settings file. */
-export function packagesDirOf(settingsFile: string): string {
+function packagesDirOf(settingsFile: string): string {
   return join(dirname(settingsFile), "packages");
 }
 

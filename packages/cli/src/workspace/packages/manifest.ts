@@ -19,8 +19,8 @@ import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import picomatch from "picomatch";
 import { errorMessage, isRecord } from "@mypi/kernel";
 
-export type ResourceKind = "extensions" | "skills" | "prompts";
-export const RESOURCE_KINDS: readonly ResourceKind[] = ["extensions", "skills", "prompts"];
+type ResourceKind = "extensions" | "skills" | "prompts";
+const RESOURCE_KINDS: readonly ResourceKind[] = ["extensions", "skills", "prompts"];
 
 export interface PackageManifest {
   /** The package's root folder (absolute). */

@@ -22,12 +22,6 @@ export async function cloneRepository(url: string, dest: string, ref?: string): 
   return undefined;
 }
 
-/** The checked-out commit (short), if `dir` is a clone. */
-export async function headCommit(dir: string): Promise<string | undefined> {
-  const r = await git(["rev-parse", "--short=12", "HEAD"], dir);
-  return r.code === 0 ? r.output.trim() : undefined;
-}
-
 function git(args: readonly string[], cwd: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const env = { ...process.env, GIT_TERMINAL_PROMPT: "0" };

@@ -20,14 +20,14 @@ export interface MarketplaceScope {
   dir: string;
 }
 
-export interface Marketplace {
+interface Marketplace {
   name: string;
   root: string;
   entry: MarketplaceEntry;
   settingsFile: string;
 }
 
-export interface MarketplaceFile {
+interface MarketplaceFile {
   name: string;
   description?: string;
   plugins: { name: string; description?: string; version?: string; source: unknown; strict?: boolean }[];

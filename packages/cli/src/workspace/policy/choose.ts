@@ -22,7 +22,7 @@ import type { Settings } from "../settings.ts";
 import { shippedNameOf } from "../shipped.ts";
 import type { TierFile } from "./tiers.ts";
 
-export interface PolicySwitch {
+interface PolicySwitch {
   on: boolean;
   /** Why it is on or off, as `mypi extensions` and the banner say it. */
   why: string;
@@ -61,7 +61,7 @@ function closest<K extends keyof Settings>(
 const ruleCount = (t: TierFile) =>
   (["allow", "ask", "deny"] as const).reduce((n, l) => n + (t.settings.permissions?.[l]?.length ?? 0), 0);
 
-export interface ChooseOptions {
+interface ChooseOptions {
   tiers: readonly TierFile[];
   args: CliArgs;
   mode: Mode;

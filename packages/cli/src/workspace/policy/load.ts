@@ -32,7 +32,7 @@ export interface PolicyRun {
   load(): Promise<PolicyExtensions>;
 }
 
-export interface PolicyRunOptions {
+interface PolicyRunOptions {
   args: CliArgs;
   mode: Mode;
   shellCwd: string;

@@ -13,7 +13,7 @@ import {
   type PermissionMode,
 } from "@mypi/extensions/permission-gate/modes";
 
-export interface PermissionModeInfo {
+interface PermissionModeInfo {
   id: PermissionMode;
   name: string;
   description: string;
@@ -38,8 +38,7 @@ const NAMES: Record<PermissionMode, string> = {
 };
 
 /** Why permission modes cannot be switched in this run. */
-export const GATE_OFF =
-  "Permission modes need the permission gate, which is off in this run (`mypi extensions` says why).";
+const GATE_OFF = "Permission modes need the permission gate, which is off in this run (`mypi extensions` says why).";
 
 /**
  * Switch `state` to the mode `word` names (Claude Code's spellings too); the mode before. Throws

@@ -25,14 +25,14 @@ import {
 } from "../settings.ts";
 import { recordedLocalRules } from "./local-settings.ts";
 
-export const DEFAULT_MANAGED_DIR = "/etc/mypi";
+const DEFAULT_MANAGED_DIR = "/etc/mypi";
 
 /** The managed tier's folder: `MYPI_MANAGED_DIR`, else /etc/mypi. */
 export function managedDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.MYPI_MANAGED_DIR || DEFAULT_MANAGED_DIR;
 }
 
-export type Tier = "managed" | "user" | "project" | "local";
+type Tier = "managed" | "user" | "project" | "local";
 
 export interface TierFile {
   tier: Tier;
@@ -52,7 +52,7 @@ export interface PolicySettings extends LoadedSettings {
   notices: string[];
 }
 
-export interface PolicySettingsOptions {
+interface PolicySettingsOptions {
   home: string;
   cwd: string;
   /** Whether the workspace is trusted (its files apply in full). */

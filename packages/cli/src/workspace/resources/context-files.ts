@@ -11,14 +11,14 @@ import { errnoCode, errorMessage } from "@mypi/kernel";
 import { readFileSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 
-export const CONTEXT_FILE_NAMES = ["AGENTS.md", "CLAUDE.md"] as const;
+const CONTEXT_FILE_NAMES = ["AGENTS.md", "CLAUDE.md"] as const;
 
 export interface ContextFile {
   path: string;
   content: string;
 }
 
-export interface ContextFileOptions {
+interface ContextFileOptions {
   /** `$MYPI_HOME`. */
   home: string;
   /** The agent's workspace. */
