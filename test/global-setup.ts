@@ -16,15 +16,16 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
-import { MYPI_BIN, MYPI_DEV_BIN, NODE_COMPILE_CACHE } from "./helpers/mypi.ts";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
 
-export default function setup(project: TestProject): void {
+export default async function setup(project: TestProject): Promise<void> {
   build();
   project.onTestsRerun(() => build());
-  warmCaches();
+  // The helpers import the workspace packages, which the global setup resolves to their compiled
+  // dist/ (the `mypi-source` condition is the test files'): on a fresh clone that exists only now.
+  warmCaches(await import("./helpers/mypi.ts"));
 }
 
 /**
@@ -53,7 +54,8 @@ function build(): void {
  * process of a file of concurrent tests would otherwise transpile (jiti: with babel) or compile
  * the same modules on its own; one sequential warm-up per cold start costs a few seconds.
  */
-function warmCaches(): void {
+function warmCaches(bins: typeof import("./helpers/mypi.ts")): void {
+  const { MYPI_BIN, MYPI_DEV_BIN, NODE_COMPILE_CACHE } = bins;
   const home = mkdtempSync(join(tmpdir(), "mypi-warm-"));
   try {
     const env = { ...process.env, MYPI_HOME: home, OPENAI_API_KEY: "", NODE_COMPILE_CACHE };

@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { probeSandbox } from "@mypi/builtin-tools";
 import { createSandbox, type Sandbox } from "./helpers/mypi.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const probe = await probeSandbox();
 if (!probe.ok) console.warn(`permission e2e tests skipped: ${probe.reason} (they run mypi in a bubblewrap jail)`);
@@ -42,7 +43,7 @@ const bash = (command: string, extra: Record<string, unknown> = {}): Call => ({
 });
 
 /** The permission gate's tool_call decisions of a JSON run, in order: [outcome, reason]. */
-function gateDecisions(events: Record<string, any>[]): [string, string | undefined][] {
+function gateDecisions(events: JsonObject[]): [string, string | undefined][] {
   return events
     .filter((e) => e.type === "hook_decision" && e.extension === "permission-gate" && e.slot === "tool_call")
     .map((e) => [e.outcome, e.reason]);
@@ -336,8 +337,8 @@ describe.skipIf(!probe.ok)("permission modes against one table of 40 tool calls"
 function rpcSession(s: Sandbox, cwd: string, script: string, extra: string[] = []) {
   const live = s.spawn(["--mode", "rpc", "--model", `scripted:${script}`, "--cwd", cwd, ...extra], { env, jail: true });
   // A line that never comes fails the test with what came instead (the timer never paces it).
-  const waitFor = (test: (line: Record<string, any>) => boolean) =>
-    new Promise<Record<string, any>>((resolve, reject) => {
+  const waitFor = (test: (line: JsonObject) => boolean) =>
+    new Promise<JsonObject>((resolve, reject) => {
       const timer = setTimeout(
         () =>
           reject(
@@ -356,7 +357,7 @@ function rpcSession(s: Sandbox, cwd: string, script: string, extra: string[] = [
     p,
     questions,
     /** Send a prompt; answer each select question with `answers` in turn; resolve at agent_end. */
-    async prompt(message: string, answers: string[] = []): Promise<Record<string, any>> {
+    async prompt(message: string, answers: string[] = []): Promise<JsonObject> {
       const ends = p.lines.filter((l) => l.type === "agent_end").length;
       p.send({ type: "prompt", message });
       for (const start of answers) {

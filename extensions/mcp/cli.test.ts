@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, createSandbox, type RunResult, type Sandbox } from "../../test/helpers/mypi.ts";
 import { SERVER_SCRIPT, startHttpFixture, type HttpFixture } from "./fixtures/harness.ts";
+import type { JsonObject } from "../../test/helpers/json.ts";
 
 /**
  * The shipped extension by name, as a user gives it: the entry the bin also loads for an
@@ -152,7 +153,7 @@ afterAll(async () => {
   for (const s of [a, b, c] as Sandbox[]) s.cleanup();
 });
 
-type Ev = Record<string, any>;
+type Ev = JsonObject;
 const ends = (run: RunResult) => run.events().filter((e) => e.type === "tool_execution_end");
 const summary = (e: Ev) => [e.toolName, e.isError, e.result.content.map((c: Ev) => c.text ?? `[${c.type}]`).join("\n")];
 

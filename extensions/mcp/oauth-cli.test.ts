@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MYPI_BIN, REPO, createSandbox } from "../../test/helpers/mypi.ts";
 import { ASKING_SCRIPT, startOAuthFixture, type HttpFixture } from "./fixtures/harness.ts";
+import type { JsonObject } from "../../test/helpers/json.ts";
 
 const s = createSandbox("mypi-mcp-oauth-cli-");
 let fixture: HttpFixture;
@@ -62,7 +63,7 @@ function mcpCommand(
   });
 }
 
-const toolEnds = (events: Record<string, any>[]) =>
+const toolEnds = (events: JsonObject[]) =>
   events.filter((e) => e.type === "tool_execution_end").map((e) => [e.toolName, e.isError, e.result.content[0].text]);
 
 describe("OAuth through the CLI", () => {
