@@ -47,7 +47,8 @@ function write(path: string, text: string): string {
 beforeAll(() => {
   mkdirSync(home, { recursive: true });
   // No @types/node of the project's own: the packages depend on the Node types their declarations use.
-  ({ project, bin, tarballs } = installPacked(root, { env }));
+  // test/global-setup.ts built the packages.
+  ({ project, bin, tarballs } = installPacked(root, { env, build: false }));
   typeCheck = startTypeCheck();
   // A rejection is the test's to report; unobserved until then, it must not end the run.
   typeCheck.catch(() => {});
