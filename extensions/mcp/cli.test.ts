@@ -96,12 +96,14 @@ c.file(
 );
 
 let http: HttpFixture;
+// Kept so that afterAll stops a fixture that came up only after the hook had timed out.
+let starting: Promise<HttpFixture> | undefined;
 let runA: RunResult;
 let runB: RunResult;
 let runC: RunResult;
 
 beforeAll(async () => {
-  http = await startHttpFixture({ MCP_FIXTURE_TOKEN: "tok-123" });
+  http = await (starting = startHttpFixture({ MCP_FIXTURE_TOKEN: "tok-123" }));
   b.file(
     "ws/.mypi/mcp.json",
     mcpJson({ web: { url: http.url, headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } } }),
@@ -149,7 +151,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await http?.stop();
+  await (await starting?.catch(() => undefined))?.stop();
   for (const s of [a, b, c] as Sandbox[]) s.cleanup();
 });
 

@@ -12,9 +12,11 @@ import type { JsonObject } from "../../test/helpers/json.ts";
 
 const s = createSandbox("mypi-mcp-oauth-cli-");
 let fixture: HttpFixture;
+// Kept so that afterAll stops a fixture that came up only after the hook had timed out.
+let starting: Promise<HttpFixture> | undefined;
 
 beforeAll(async () => {
-  fixture = await startOAuthFixture();
+  fixture = await (starting = startOAuthFixture());
   s.file(
     "home/mcp.json",
     JSON.stringify({
@@ -24,7 +26,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  await fixture?.stop();
+  await (await starting?.catch(() => undefined))?.stop();
   s.cleanup();
 });
 
