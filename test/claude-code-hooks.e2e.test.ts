@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox, REPO, type Sandbox } from "./helpers/mypi.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const HOOKS = join(REPO, "test", "fixtures", "claude-code", "hooks");
 const made: Sandbox[] = [];
@@ -58,7 +59,7 @@ function sandboxWithHooks() {
     readFileSync(file, "utf8")
       .split("\n")
       .filter((l) => l.trim() !== "")
-      .map((l) => JSON.parse(l) as Record<string, any>);
+      .map((l) => JSON.parse(l) as JsonObject);
   return { sandbox, run, writes, regex, lines };
 }
 

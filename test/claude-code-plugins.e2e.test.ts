@@ -10,6 +10,7 @@ import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox, REPO, type Sandbox } from "./helpers/mypi.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const FORMATTER = join(REPO, "test", "fixtures", "claude-code", "plugins", "formatter");
 const made: Sandbox[] = [];
@@ -24,7 +25,7 @@ function sandbox() {
   const mypi = (args: string[]) => s.run(args, { env });
   const json = (turns: unknown[], prompt: string, extra: string[] = []) =>
     mypi(["--mode", "json", "--model", `scripted:${s.script(turns)}`, "--no-session", ...extra, "-p", prompt]);
-  const settings = () => JSON.parse(readFileSync(join(s.home, "settings.json"), "utf8")) as Record<string, any>;
+  const settings = () => JSON.parse(readFileSync(join(s.home, "settings.json"), "utf8")) as JsonObject;
   return { s, mypi, json, settings };
 }
 
@@ -60,7 +61,7 @@ function copyFormatter(dest: string): void {
   rmSync(join(dest, "scripts", "notes-server.mjs"));
 }
 
-const texts = (events: Record<string, any>[], role: string) =>
+const texts = (events: JsonObject[], role: string) =>
   events
     .filter((e) => e.type === "message_end" && e.message.role === role)
     .map((e) =>

@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, REPO } from "./helpers/mypi.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const PLUGIN = join(REPO, "test", "fixtures", "claude-code", "plugins", "reviewing");
 const sandbox = createSandbox("mypi-claude-subagents-");
@@ -19,7 +20,7 @@ const hookRuns = () =>
   readFileSync(join(sandbox.home, "plugins", "data", "reviewing", "runs.jsonl"), "utf8")
     .trim()
     .split("\n")
-    .map((l) => JSON.parse(l) as Record<string, any>);
+    .map((l) => JSON.parse(l) as JsonObject);
 const text = (content: string | { text?: string }[]) =>
   typeof content === "string" ? content : content.map((c) => c.text ?? "").join("");
 
@@ -99,7 +100,7 @@ describe("a Claude Code plugin's agents in mypi", { timeout: 300_000 }, () => {
     const lines = readFileSync(transcript, "utf8")
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l) as Record<string, any>);
+      .map((l) => JSON.parse(l) as JsonObject);
     expect(lines[0]).toMatchObject({
       type: "user",
       isSidechain: true,

@@ -9,6 +9,7 @@ import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { probeSandbox } from "@mypi/builtin-tools";
 import { startAcp, updateKinds, type AcpProcess } from "./helpers/acp.ts";
 import { REPO, SHIPPED, createSandbox } from "./helpers/mypi.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const sandbox = createSandbox("mypi-acp-");
 const probe = await probeSandbox();
@@ -499,14 +500,14 @@ describe("mypi acp with a client that misbehaves", { timeout: 60_000 }, () => {
     ]);
     // The SDK client stays unused here: the test speaks the wire itself.
     acp.child.stdout.removeAllListeners("data");
-    const lines: Record<string, any>[] = [];
+    const lines: JsonObject[] = [];
     let buffer = "";
-    const waiters: { id: unknown; resolve: (l: Record<string, any>) => void }[] = [];
-    const taken = new Set<Record<string, any>>();
+    const waiters: { id: unknown; resolve: (l: JsonObject) => void }[] = [];
+    const taken = new Set<JsonObject>();
     acp.child.stdout.on("data", (d: Buffer) => {
       buffer += d.toString("utf8");
       for (let at = buffer.indexOf("\n"); at >= 0; at = buffer.indexOf("\n")) {
-        const line = JSON.parse(buffer.slice(0, at)) as Record<string, any>;
+        const line = JSON.parse(buffer.slice(0, at)) as JsonObject;
         buffer = buffer.slice(at + 1);
         lines.push(line);
         const waiter = waiters.find((w) => w.id === line.id);
@@ -522,9 +523,9 @@ describe("mypi acp with a client that misbehaves", { timeout: 60_000 }, () => {
       send: (text: string) => acp.child.stdin.write(`${text}\n`),
       /** The next answer with this id not returned before. */
       answer: (id: unknown) =>
-        new Promise<Record<string, any>>((resolve) => {
+        new Promise<JsonObject>((resolve) => {
           const found = lines.find((l) => l.id === id && !("method" in l) && !taken.has(l));
-          const take = (l: Record<string, any>) => {
+          const take = (l: JsonObject) => {
             taken.add(l);
             resolve(l);
           };

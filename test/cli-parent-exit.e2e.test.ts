@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { afterAll, expect, it } from "vitest";
 import { MYPI_BIN, createSandbox } from "./helpers/mypi.ts";
 import { isAlive, pidsIn, reopenSession, sessionPath, stubbornScript } from "./helpers/signals.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const sandbox = createSandbox("mypi-parent-");
 afterAll(() => sandbox.cleanup());
@@ -47,7 +48,7 @@ it("a run whose parent is killed ends as an abort: one agent_end, the session re
     for (const pid of pidsIn(pidFile)) if (isAlive(pid)) process.kill(pid, "SIGKILL");
   });
 
-  const lines: Record<string, any>[] = [];
+  const lines: JsonObject[] = [];
   let rest = "";
   let started!: () => void;
   const commandRunning = new Promise<void>((resolve) => (started = resolve));
@@ -55,7 +56,7 @@ it("a run whose parent is killed ends as an abort: one agent_end, the session re
     const parts = (rest + d).split("\n");
     rest = parts.pop()!;
     for (const p of parts) {
-      const line = JSON.parse(p) as Record<string, any>;
+      const line = JSON.parse(p) as JsonObject;
       lines.push(line);
       if (line.type === "tool_execution_update" && JSON.stringify(line.partialResult ?? "").includes("started"))
         started();

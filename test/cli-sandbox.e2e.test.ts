@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { probeSandbox } from "@mypi/builtin-tools";
 import { jitiCacheDir } from "@mypi/kernel";
 import { createSandbox } from "./helpers/mypi.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const probe = await probeSandbox();
 if (!probe.ok) console.warn(`CLI sandbox tests skipped: ${probe.reason} (apt-get install bubblewrap)`);
@@ -34,7 +35,7 @@ function bashScript(commands: string[]): string {
   ]);
 }
 
-function bashResults(events: Record<string, any>[]): { isError: boolean; text: string }[] {
+function bashResults(events: JsonObject[]): { isError: boolean; text: string }[] {
   return events
     .filter((e) => e.type === "tool_execution_end" && e.toolName === "bash")
     .map((e) => ({

@@ -21,6 +21,7 @@ import {
   stubbornScript,
   type Way,
 } from "./helpers/signals.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const SEED = 19;
 const CASES = 20;
@@ -62,7 +63,7 @@ function cases(): Case[] {
 const sandbox = createSandbox("mypi-signal-fuzz-");
 afterAll(() => sandbox.cleanup());
 
-const reached: Record<Moment, (line: Record<string, any>) => boolean> = {
+const reached: Record<Moment, (line: JsonObject) => boolean> = {
   start: (l) => l.type === "agent_start",
   model: (l) => l.type === "turn_start",
   tool: commandStarted,

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO } from "./helpers/mypi.ts";
 import { installPacked } from "./helpers/packed.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const root = mkdtempSync(join(tmpdir(), "mypi-install-"));
 const home = join(root, "home");
@@ -46,7 +47,8 @@ function write(path: string, text: string): string {
 beforeAll(() => {
   mkdirSync(home, { recursive: true });
   // No @types/node of the project's own: the packages depend on the Node types their declarations use.
-  ({ project, bin, tarballs } = installPacked(root, { env }));
+  // test/global-setup.ts built the packages.
+  ({ project, bin, tarballs } = installPacked(root, { env, build: false }));
   typeCheck = startTypeCheck();
   // A rejection is the test's to report; unobserved until then, it must not end the run.
   typeCheck.catch(() => {});
@@ -139,7 +141,9 @@ void name;
 }
 
 /** A run's stdout as JSON (one document or JSON lines), after checking that it succeeded. */
-function output(r: ReturnType<typeof mypi>, lines = false): any {
+function output(r: ReturnType<typeof mypi>, lines: true): JsonObject[];
+function output(r: ReturnType<typeof mypi>, lines?: false): JsonObject;
+function output(r: ReturnType<typeof mypi>, lines = false): JsonObject | JsonObject[] {
   expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: "" });
   return lines
     ? r.stdout
@@ -277,8 +281,8 @@ export default (pi) => pi.registerTool(defineTool({ name: "hello", description: 
       ),
       true,
     );
-    const end = events.find((e: { type: string }) => e.type === "tool_execution_end");
-    expect(end.result.content[0].text).toBe("HELLO THERE");
+    const end = events.find((e) => e.type === "tool_execution_end");
+    expect(end?.result.content[0].text).toBe("HELLO THERE");
     const listed = output(
       mypi(["extensions", "--json", ...TRUST, "-e", "mypi-hello", "-e", "permission-gate"], { cwd: ws }),
     );
@@ -325,7 +329,7 @@ await server.connect(new StdioServerTransport());
       }),
       true,
     );
-    const end = events.find((e: { type: string }) => e.type === "tool_execution_end");
-    expect(end.result.content[0].text).toBe("42");
+    const end = events.find((e) => e.type === "tool_execution_end");
+    expect(end?.result.content[0].text).toBe("42");
   });
 });

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chatResponse, startFakeOpenAI, type FakeOpenAIServer } from "./helpers/fake-openai.ts";
 import { createSandbox } from "./helpers/mypi.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 // Each test starts mypi processes: on a busy machine that alone can take most of vitest's default 20 s.
 const SLOW = 90_000;
@@ -74,7 +75,7 @@ async function exchange(
   args: string[],
   commands: Record<string, unknown>[],
   env: Record<string, string> = {},
-): Promise<Record<string, any>[]> {
+): Promise<JsonObject[]> {
   const p = sandbox.spawn(["--mode", "rpc", ...args], { env });
   for (const command of commands) {
     p.send(command);

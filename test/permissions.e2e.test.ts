@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { probeSandbox } from "@mypi/builtin-tools";
 import { createSandbox, type Sandbox } from "./helpers/mypi.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const probe = await probeSandbox();
 if (!probe.ok) console.warn(`permission e2e tests skipped: ${probe.reason} (they run mypi in a bubblewrap jail)`);
@@ -42,7 +43,7 @@ const bash = (command: string, extra: Record<string, unknown> = {}): Call => ({
 });
 
 /** The permission gate's tool_call decisions of a JSON run, in order: [outcome, reason]. */
-function gateDecisions(events: Record<string, any>[]): [string, string | undefined][] {
+function gateDecisions(events: JsonObject[]): [string, string | undefined][] {
   return events
     .filter((e) => e.type === "hook_decision" && e.extension === "permission-gate" && e.slot === "tool_call")
     .map((e) => [e.outcome, e.reason]);
@@ -294,14 +295,28 @@ const TABLE_FILES = {
   "package.json": "{}\n",
 };
 
-describe.skipIf(!probe.ok)("permission modes against one table of 40 tool calls", () => {
-  it("decides each call as the table says, in each mode", { timeout: 600_000 }, async () => {
-    const s = createSandbox("mypi-table-");
-    try {
-      s.file(join(s.home, "settings.json"), JSON.stringify({ permissions: TABLE_RULES }));
-      const measured: D[][] = TABLE.map(() => []);
-      for (const mode of MODES) {
-        const ws = join(s.root, `ws-${mode}`);
+// One test per mode, run side by side: each mode is its own process over its own copy of the
+// files, and the four runs are independent (they were one test of four runs in a row).
+describe.skipIf(!probe.ok)("permission modes against one table of 40 tool calls", { concurrent: true }, () => {
+  const measured = new Map<(typeof MODES)[number], D[]>();
+  afterAll(() => {
+    if (!process.env.MYPI_PRINT_TABLE || measured.size < MODES.length) return;
+    const rows = TABLE.map(
+      ([label], i) => `| ${i + 1} | \`${label}\` | ${MODES.map((m) => measured.get(m)![i]).join(" | ")} |`,
+    );
+    console.log(
+      ["| # | call | default | accept-edits | plan | bypass |", "|---|---|---|---|---|---|", ...rows].join("\n"),
+    );
+  });
+
+  it.for(MODES.map((mode, column) => [mode, column] as const))(
+    "decides each call as the table says, in %s mode",
+    { timeout: 120_000 },
+    async ([mode, column]) => {
+      const s = createSandbox(`mypi-table-${mode}-`);
+      try {
+        s.file(join(s.home, "settings.json"), JSON.stringify({ permissions: TABLE_RULES }));
+        const ws = join(s.root, "ws");
         for (const [path, text] of Object.entries(TABLE_FILES)) s.file(join(ws, path), text);
         const r = await runJson(
           s,
@@ -311,33 +326,26 @@ describe.skipIf(!probe.ok)("permission modes against one table of 40 tool calls"
         );
         const decisions = gateDecisions(r.events());
         expect(decisions).toHaveLength(TABLE.length);
-        decisions.forEach(([outcome, reason], i) =>
-          measured[i]!.push(
-            outcome === "pass" ? "allow" : /there is no user to confirm it/.test(reason ?? "") ? "ask" : "deny",
-          ),
+        const decided: D[] = decisions.map(([outcome, reason]) =>
+          outcome === "pass" ? "allow" : /there is no user to confirm it/.test(reason ?? "") ? "ask" : "deny",
         );
-      }
-      if (process.env.MYPI_PRINT_TABLE) {
-        const rows = TABLE.map(([label], i) => `| ${i + 1} | \`${label}\` | ${measured[i]!.join(" | ")} |`);
-        console.log(
-          ["| # | call | default | accept-edits | plan | bypass |", "|---|---|---|---|---|---|", ...rows].join("\n"),
+        measured.set(mode, decided);
+        expect(TABLE.map(([label], i) => [label, decided[i]])).toEqual(
+          TABLE.map(([label, , expected]) => [label, expected[column]]),
         );
+      } finally {
+        s.cleanup();
       }
-      expect(TABLE.map(([label], i) => [label, ...measured[i]!])).toEqual(
-        TABLE.map(([label, , expected]) => [label, ...expected]),
-      );
-    } finally {
-      s.cleanup();
-    }
-  });
+    },
+  );
 });
 
 /** An RPC mypi in the jail; `prompt` answers each question with the option that starts with the given text. */
 function rpcSession(s: Sandbox, cwd: string, script: string, extra: string[] = []) {
   const live = s.spawn(["--mode", "rpc", "--model", `scripted:${script}`, "--cwd", cwd, ...extra], { env, jail: true });
   // A line that never comes fails the test with what came instead (the timer never paces it).
-  const waitFor = (test: (line: Record<string, any>) => boolean) =>
-    new Promise<Record<string, any>>((resolve, reject) => {
+  const waitFor = (test: (line: JsonObject) => boolean) =>
+    new Promise<JsonObject>((resolve, reject) => {
       const timer = setTimeout(
         () =>
           reject(
@@ -356,7 +364,7 @@ function rpcSession(s: Sandbox, cwd: string, script: string, extra: string[] = [
     p,
     questions,
     /** Send a prompt; answer each select question with `answers` in turn; resolve at agent_end. */
-    async prompt(message: string, answers: string[] = []): Promise<Record<string, any>> {
+    async prompt(message: string, answers: string[] = []): Promise<JsonObject> {
       const ends = p.lines.filter((l) => l.type === "agent_end").length;
       p.send({ type: "prompt", message });
       for (const start of answers) {

@@ -11,6 +11,7 @@ import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, createSandbox } from "./helpers/mypi.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const sandbox = createSandbox("mypi-replay-e2e-");
 afterAll(() => sandbox.cleanup());
@@ -59,10 +60,10 @@ async function replay(extensions: string[] = EXTENSIONS) {
   return {
     code: r.code,
     stderr: r.stderr,
-    report: JSON.parse(r.stdout) as { summary: Record<string, any>; differences: Record<string, any>[] },
+    report: JSON.parse(r.stdout) as { summary: JsonObject; differences: JsonObject[] },
   };
 }
-const named = (differences: Record<string, any>[]) =>
+const named = (differences: JsonObject[]) =>
   differences.map((d) => [d.kind, d.extension, d.toolCallId, d.toolName, d.rule]);
 
 describe("mypi replay of a session the CLI recorded", () => {

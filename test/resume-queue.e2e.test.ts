@@ -16,6 +16,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { readResultLines, startMypi, waitFor, type MypiProcess } from "./helpers/batch.ts";
 import { createSandbox } from "./helpers/mypi.ts";
 import { startDurableRedis } from "./helpers/redis-durable.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const redis = await startDurableRedis();
 if (!redis)
@@ -55,14 +56,14 @@ function startWorker(queueName: string, dir: string, concurrency = 1): MypiProce
 }
 
 /** The session entries Redis holds for a task (any batch), as parsed lines. */
-async function sessionLines(taskId: string): Promise<Record<string, any>[]> {
+async function sessionLines(taskId: string): Promise<JsonObject[]> {
   const client = new Redis(redis!.url);
   try {
     const keys = (await client.keys(`mypi:session:*.${taskId}`)).filter(
       (k) => !k.endsWith(":lock") && !k.endsWith(":owner"),
     );
     if (keys.length === 0) return [];
-    return (await client.lrange(keys[0]!, 0, -1)).map((l) => JSON.parse(l) as Record<string, any>);
+    return (await client.lrange(keys[0]!, 0, -1)).map((l) => JSON.parse(l) as JsonObject);
   } finally {
     client.disconnect();
   }

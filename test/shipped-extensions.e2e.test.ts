@@ -6,6 +6,7 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SHIPPED, createSandbox, filesContaining, type RunResult } from "./helpers/mypi.ts";
+import type { JsonObject } from "./helpers/json.ts";
 
 const sandbox = createSandbox();
 afterAll(() => sandbox.cleanup());
@@ -27,7 +28,7 @@ const extensions = ["permission-gate", "protected-paths", "redact-secrets", "tra
 ]);
 
 let run: RunResult;
-let events: Record<string, any>[];
+let events: JsonObject[];
 let sessionDir: string;
 let sessionFile: string;
 beforeAll(async () => {

@@ -45,7 +45,8 @@ export async function runPi(work: Work, counters: Counters, timed: Timed): Promi
   const streamFn = () => {
     const turn = prepared[next++]!;
     const s = ai.createAssistantMessageEventStream();
-    const partial: any = {
+    // pi-ai's AssistantMessage, built here as its providers do (its types are not installed).
+    const partial: { content: object[]; stopReason: string } & Record<string, unknown> = {
       role: "assistant",
       content: [],
       api: "fake",
@@ -74,7 +75,12 @@ export async function runPi(work: Work, counters: Counters, timed: Timed): Promi
       s.push({ type: "text_end", contentIndex, content: block.text, partial });
     }
     for (const call of turn.calls) {
-      const block: any = { type: "toolCall", id: call.id, name: call.name, arguments: {} };
+      const block: { type: "toolCall"; id: string; name: string; arguments: unknown } = {
+        type: "toolCall",
+        id: call.id,
+        name: call.name,
+        arguments: {},
+      };
       const contentIndex = partial.content.push(block) - 1;
       s.push({ type: "toolcall_start", contentIndex, partial });
       for (const delta of call.pieces) s.push({ type: "toolcall_delta", contentIndex, delta, partial });

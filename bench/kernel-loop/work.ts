@@ -28,5 +28,6 @@ export type Timed = (f: () => Promise<void>) => Promise<void>;
 export type Runner = (work: Work, counters: Counters, timed: Timed) => Promise<void>;
 
 /** Node's own loader (jiti's `tryNative`), so that every framework is measured as it ships, untranspiled. */
+// biome-ignore lint/suspicious/noExplicitAny: a framework's published build, loaded at run time from bench/, whose types this repository does not install
 export const nativeImport = (specifier: string): Promise<any> =>
   createJiti(import.meta.url, { tryNative: true }).import(specifier);

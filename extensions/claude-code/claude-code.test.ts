@@ -11,6 +11,7 @@ import { createFakeUI, loadExtensions, runConversation } from "@mypi/extension-a
 import type { ExtensionAPI } from "@mypi/extension-api";
 import { createModeState, createPermissionGate } from "../permission-gate/index.ts";
 import claudeCode from "./index.ts";
+import type { JsonObject } from "../../test/helpers/json.ts";
 
 const root = mkdtempSync(join(tmpdir(), "mypi-claude-code-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -42,7 +43,7 @@ const runs = () => {
     return readFileSync(join(dir, "runs.jsonl"), "utf8")
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l) as Record<string, any>);
+      .map((l) => JSON.parse(l) as JsonObject);
   } catch {
     return [];
   }

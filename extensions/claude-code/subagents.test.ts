@@ -9,6 +9,7 @@ import { createScriptedModel, textOf, type ToolResultMessage } from "@mypi/kerne
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { agentFile, treeHost, type Tree, type TreeOptions } from "../subagents/fixtures/tree.ts";
 import claudeCode from "./index.ts";
+import type { JsonObject } from "../../test/helpers/json.ts";
 
 const root = mkdtempSync(join(tmpdir(), "mypi-claude-subagents-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -42,7 +43,7 @@ const runs = () => {
     return readFileSync(join(dir, "runs.jsonl"), "utf8")
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l) as Record<string, any>);
+      .map((l) => JSON.parse(l) as JsonObject);
   } catch {
     return [];
   }
@@ -177,7 +178,7 @@ describe("a plugin's agent, and the hooks of its run", () => {
     const lines = readFileSync(seen[4]!.agent_transcript_path, "utf8")
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l) as Record<string, any>);
+      .map((l) => JSON.parse(l) as JsonObject);
     expect(
       lines.every((l) => l.isSidechain === true && l.agentId === sessionId && l.sessionId === t.host.session.id),
     ).toBe(true);

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, createSandbox, type RunResult, type Sandbox } from "../../test/helpers/mypi.ts";
 import { SERVER_SCRIPT, startHttpFixture, type HttpFixture } from "./fixtures/harness.ts";
+import type { JsonObject } from "../../test/helpers/json.ts";
 
 /**
  * The shipped extension by name, as a user gives it: the entry the bin also loads for an
@@ -95,12 +96,14 @@ c.file(
 );
 
 let http: HttpFixture;
+// Kept so that afterAll stops a fixture that came up only after the hook had timed out.
+let starting: Promise<HttpFixture> | undefined;
 let runA: RunResult;
 let runB: RunResult;
 let runC: RunResult;
 
 beforeAll(async () => {
-  http = await startHttpFixture({ MCP_FIXTURE_TOKEN: "tok-123" });
+  http = await (starting = startHttpFixture({ MCP_FIXTURE_TOKEN: "tok-123" }));
   b.file(
     "ws/.mypi/mcp.json",
     mcpJson({ web: { url: http.url, headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } } }),
@@ -148,11 +151,11 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await http?.stop();
+  await (await starting?.catch(() => undefined))?.stop();
   for (const s of [a, b, c] as Sandbox[]) s.cleanup();
 });
 
-type Ev = Record<string, any>;
+type Ev = JsonObject;
 const ends = (run: RunResult) => run.events().filter((e) => e.type === "tool_execution_end");
 const summary = (e: Ev) => [e.toolName, e.isError, e.result.content.map((c: Ev) => c.text ?? `[${c.type}]`).join("\n")];
 

@@ -7,6 +7,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, SHIPPED, createSandbox, type RunResult } from "../../test/helpers/mypi.ts";
 import { ASKING_SCRIPT } from "./fixtures/harness.ts";
+import type { JsonObject } from "../../test/helpers/json.ts";
 
 /** The shipped extension by name: the entry the bin also loads for the mcp.json (so it is loaded once). */
 const EXTENSION = "mcp";
@@ -59,7 +60,7 @@ const rpcScript = s.script([
   { text: "Thanks." },
 ]);
 
-type Ev = Record<string, any>;
+type Ev = JsonObject;
 let run: RunResult;
 let rpc: { lines: Ev[]; requests: Ev[]; code: number | null };
 

@@ -4,11 +4,12 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, createSandbox, type RunResult } from "../../test/helpers/mypi.ts";
+import type { JsonObject } from "../../test/helpers/json.ts";
 
 /** The shipped extension by name: the entry the bin also loads for the mcp.json (so it is loaded once). */
 const EXTENSION = "mcp";
 const EVERYTHING = join(REPO, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
-type Ev = Record<string, any>;
+type Ev = JsonObject;
 
 const sandbox = createSandbox("mypi-mcp-everything-asks-");
 sandbox.file(

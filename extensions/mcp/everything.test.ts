@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, createSandbox, type RunResult } from "../../test/helpers/mypi.ts";
+import type { JsonObject } from "../../test/helpers/json.ts";
 
 /** The shipped extension by name: the entry the bin also loads for the mcp.json (so it is loaded once). */
 const EXTENSION = "mcp";
@@ -12,7 +13,7 @@ const PROBE = join(REPO, "extensions", "mcp", "fixtures", "probe.ts");
 const RICH = join(REPO, "extensions", "mcp", "fixtures", "rich.mjs");
 const EVERYTHING = join(REPO, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 const node = process.execPath;
-type Ev = Record<string, any>;
+type Ev = JsonObject;
 
 const sandbox = createSandbox("mypi-mcp-everything-");
 sandbox.file(

@@ -26,8 +26,16 @@ const FX_TOOLS = [
 
 let main: { host: FakeHost; hub: McpHub; reports: string[] };
 let http: { host: FakeHost; hub: McpHub; fixture: HttpFixture };
+/**
+ * The start-up below, which afterAll waits for before it closes anything: a start-up that ran
+ * past the hook's timeout goes on, and what it started after afterAll had run (the HTTP fixture,
+ * the servers' processes) outlived the test run.
+ */
+let started: Promise<void> | undefined;
 
-beforeAll(async () => {
+beforeAll(() => (started = startAll()));
+
+async function startAll(): Promise<void> {
   const reports: string[] = [];
   const host = fakeHost();
   const hub = new McpHub({
@@ -70,12 +78,13 @@ beforeAll(async () => {
       },
     ],
   });
-  await Promise.all([hub.start(), hHub.start()]);
   main = { host, hub, reports };
   http = { host: hHost, hub: hHub, fixture };
-});
+  await Promise.all([hub.start(), hHub.start()]);
+}
 
 afterAll(async () => {
+  await started?.catch(() => {}); // its failure is beforeAll's to report
   await Promise.all([main?.hub.close(), http?.hub.close()]);
   await http?.fixture.stop();
   rmSync(tmp, { recursive: true, force: true });

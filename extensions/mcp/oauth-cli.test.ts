@@ -8,12 +8,15 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MYPI_BIN, REPO, createSandbox } from "../../test/helpers/mypi.ts";
 import { ASKING_SCRIPT, startOAuthFixture, type HttpFixture } from "./fixtures/harness.ts";
+import type { JsonObject } from "../../test/helpers/json.ts";
 
 const s = createSandbox("mypi-mcp-oauth-cli-");
 let fixture: HttpFixture;
+// Kept so that afterAll stops a fixture that came up only after the hook had timed out.
+let starting: Promise<HttpFixture> | undefined;
 
 beforeAll(async () => {
-  fixture = await startOAuthFixture();
+  fixture = await (starting = startOAuthFixture());
   s.file(
     "home/mcp.json",
     JSON.stringify({
@@ -23,7 +26,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  await fixture?.stop();
+  await (await starting?.catch(() => undefined))?.stop();
   s.cleanup();
 });
 
@@ -62,7 +65,7 @@ function mcpCommand(
   });
 }
 
-const toolEnds = (events: Record<string, any>[]) =>
+const toolEnds = (events: JsonObject[]) =>
   events.filter((e) => e.type === "tool_execution_end").map((e) => [e.toolName, e.isError, e.result.content[0].text]);
 
 describe("OAuth through the CLI", () => {
@@ -74,7 +77,10 @@ describe("OAuth through the CLI", () => {
     expect(toolEnds(run.events())[0]?.[1]).toBe(true);
   });
 
-  it("mypi mcp login shows the URL, takes the browser's return and stores the tokens owner-only; the next run refreshes them", async () => {
+  // The tests below run in order: each uses the tokens the login before it stored. Each starts
+  // one mypi (the login, then the run that refreshes, then the logout), so that each is timed on
+  // its own process rather than several in one budget (which timed out on a loaded machine).
+  it("mypi mcp login shows the URL, takes the browser's return and stores the tokens owner-only", async () => {
     const result = await mcpCommand(["login", "guarded", "--no-browser"]);
     const dir = join(s.home, "mcp-oauth");
     const [file] = readdirSync(dir);
@@ -85,7 +91,9 @@ describe("OAuth through the CLI", () => {
     expect(result.stdout).toBe(`Logged in to MCP server "guarded" (1 tool); the tokens are in ${join(dir, file!)}.\n`);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, file!)).mode & 0o777).toBe(0o600);
+  });
 
+  it("the next run after mypi mcp login refreshes the expired tokens", async () => {
     await fetch(`${origin()}/control/expire`, { method: "POST" });
     const before = (await stats()).refreshes!;
     const run = await jsonRun();
@@ -115,21 +123,37 @@ describe("OAuth through the CLI", () => {
     expect((await rpc.exit).code).toBe(0);
   });
 
-  it("mypi mcp logout forgets the tokens; login refuses what is not an OAuth server, naming the choices, and stops at Ctrl-C", async () => {
+  it("mypi mcp logout forgets the tokens", async () => {
     const out = await mcpCommand(["logout", "guarded"]);
     expect(out).toMatchObject({ code: 0, stdout: 'Logged out of MCP server "guarded": its tokens are deleted.\n' });
     expect(readdirSync(join(s.home, "mcp-oauth"))).toEqual([]);
-    expect(await mcpCommand(["login", "nope"])).toMatchObject({
-      code: 1,
-      stderr:
-        'mypi: there is no MCP server "nope" (the workspace\'s .mypi/mcp.json was not read: it is not trusted; add --trust-project); HTTP servers configured: guarded\n',
-    });
-    expect(await mcpCommand(["login", "plain"])).toMatchObject({
-      code: 1,
-      stderr:
-        'mypi: MCP server "plain" runs over stdio; OAuth is for HTTP servers (give a stdio server its secrets in "env")\n',
-    });
-    expect(await mcpCommand(["login"])).toMatchObject({ code: 2 });
+  });
+
+  it.for([
+    {
+      name: "login nope: no such server",
+      args: ["login", "nope"],
+      expected: {
+        code: 1,
+        stderr:
+          'mypi: there is no MCP server "nope" (the workspace\'s .mypi/mcp.json was not read: it is not trusted; add --trust-project); HTTP servers configured: guarded\n',
+      },
+    },
+    {
+      name: "login plain: a stdio server",
+      args: ["login", "plain"],
+      expected: {
+        code: 1,
+        stderr:
+          'mypi: MCP server "plain" runs over stdio; OAuth is for HTTP servers (give a stdio server its secrets in "env")\n',
+      },
+    },
+    { name: "login: no server named", args: ["login"], expected: { code: 2 } },
+  ])("mypi mcp $name is refused, naming the choices", async ({ args, expected }) => {
+    expect(await mcpCommand(args)).toMatchObject(expected);
+  });
+
+  it("mypi mcp login stops at Ctrl-C", async () => {
     const interrupted = await mcpCommand(["login", "guarded", "--no-browser"], "interrupt");
     expect(interrupted).toMatchObject({ code: 130 });
     expect(interrupted.stderr).toMatch(

@@ -17,10 +17,12 @@ import { fakeHost, startHttpFixture, startOAuthFixture, type HttpFixture } from 
 const home = mkdtempSync(join(tmpdir(), "mypi-mcp-oauth-"));
 const store = new OAuthStore(home);
 let fixture: HttpFixture;
+// Kept so that afterAll stops a fixture that came up only after the hook had timed out.
+let starting: Promise<HttpFixture> | undefined;
 let config: HttpServerConfig;
 
 beforeAll(async () => {
-  fixture = await startOAuthFixture();
+  fixture = await (starting = startOAuthFixture());
   config = {
     name: "guarded",
     file: "test",
@@ -33,7 +35,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await fixture?.stop();
+  await (await starting?.catch(() => undefined))?.stop();
   rmSync(home, { recursive: true, force: true });
 });
 

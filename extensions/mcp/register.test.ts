@@ -4,10 +4,11 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, createSandbox, type RunResult } from "../../test/helpers/mypi.ts";
+import type { JsonObject } from "../../test/helpers/json.ts";
 
 const EXTENSION = join(REPO, "extensions", "mcp");
 const REGISTRAR = join(REPO, "extensions", "mcp", "fixtures", "registrar.ts");
-type Ev = Record<string, any>;
+type Ev = JsonObject;
 
 const sandbox = createSandbox("mypi-mcp-register-");
 const withMcp = sandbox.script(

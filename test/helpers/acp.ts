@@ -21,6 +21,7 @@ import {
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
 import { MYPI_BIN, type Sandbox } from "./mypi.ts";
+import type { JsonObject } from "./json.ts";
 
 /** One message as the client saw it: a request it sent and its answer, an update, a permission request. */
 export type TranscriptEntry =
@@ -43,7 +44,7 @@ export interface AcpProcess {
   transcript: TranscriptEntry[];
   /** Answers for the next permission requests, first to last; none left: cancelled. */
   permissions: PermissionAnswer[];
-  call<T = any>(method: string, params: unknown): Promise<T>;
+  call<T = JsonObject>(method: string, params: unknown): Promise<T>;
   /** The updates of `sessionId` so far. */
   updates(sessionId?: string): SessionUpdate[];
   /** Resolves with the first update (past or future) that matches. */

@@ -10,6 +10,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { MYPI_BIN } from "./mypi.ts";
+import type { JsonObject } from "./json.ts";
 
 export interface MypiProcess {
   child: ChildProcessWithoutNullStreams;
@@ -62,13 +63,13 @@ export function startMypi(args: string[], options: { cwd: string; env: Record<st
   };
 }
 
-export function readResultLines(file: string): Record<string, any>[] {
+export function readResultLines(file: string): JsonObject[] {
   const text = readFileSync(file, "utf8");
   if (text !== "" && !text.endsWith("\n")) throw new Error(`${file} ends in a torn line`);
   return text
     .split("\n")
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as Record<string, any>);
+    .map((l) => JSON.parse(l) as JsonObject);
 }
 
 /** Pids of live processes whose command line mentions `text` (Linux: /proc). */

@@ -11,10 +11,12 @@ import {
   type ExtensionContext,
   type ExtensionFactory,
 } from "@mypi/extension-api";
+import type { JsonObject } from "./json.ts";
 
 export interface Registration {
   name: string;
-  handler: (event: any, ctx: ExtensionContext) => unknown;
+  /** A method, so that a handler of any one event's type fits (parameters are checked both ways). */
+  handler(event: JsonObject, ctx: ExtensionContext): unknown;
   options?: { order?: "pre" | "post"; timeoutMs?: number };
 }
 

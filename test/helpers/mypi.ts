@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { jailPrefix } from "./jail.ts";
+import type { JsonObject } from "./json.ts";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 /** The compiled `mypi`, as a user runs it (built by the global setup). */
@@ -36,7 +37,7 @@ export interface RunResult {
   stdout: string;
   stderr: string;
   /** stdout as JSON lines. */
-  events(): Record<string, any>[];
+  events(): JsonObject[];
 }
 
 export interface RunOptions {
@@ -65,10 +66,10 @@ function command(root: string, args: string[], options?: RunOptions): [string, s
 
 export interface LiveProcess {
   child: ChildProcessWithoutNullStreams;
-  lines: Record<string, any>[];
+  lines: JsonObject[];
   send(value: unknown): void;
   /** Resolves with the first line (past or future) that matches. */
-  waitFor(test: (line: Record<string, any>) => boolean): Promise<Record<string, any>>;
+  waitFor(test: (line: JsonObject) => boolean): Promise<JsonObject>;
   /** Close stdin (end of input). */
   end(): void;
   /** `signal`: the signal that ended the process, when one did (a default disposition). */
@@ -148,7 +149,7 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
               stdout
                 .split("\n")
                 .filter(Boolean)
-                .map((l) => JSON.parse(l) as Record<string, any>),
+                .map((l) => JSON.parse(l) as JsonObject),
           }),
         );
         child.stdin.end(options?.input ?? "");
@@ -157,15 +158,15 @@ export function createSandbox(prefix = "mypi-e2e-"): Sandbox {
     spawn(args, options) {
       const [program, argv] = command(root, args, options);
       const child = spawn(program, argv, { cwd: options?.cwd ?? ws, env: childEnv(options) });
-      const lines: Record<string, any>[] = [];
-      const waiters: { test: (l: Record<string, any>) => boolean; resolve: (l: Record<string, any>) => void }[] = [];
+      const lines: JsonObject[] = [];
+      const waiters: { test: (l: JsonObject) => boolean; resolve: (l: JsonObject) => void }[] = [];
       let rest = "";
       let stderr = "";
       child.stdout.setEncoding("utf8").on("data", (d: string) => {
         const parts = (rest + d).split("\n");
         rest = parts.pop()!;
         for (const p of parts) {
-          const line = JSON.parse(p) as Record<string, any>;
+          const line = JSON.parse(p) as JsonObject;
           lines.push(line);
           for (const w of [...waiters]) {
             if (w.test(line)) {

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "../../packages/kernel/src/index.ts";
 import type { LiveProcess, Sandbox } from "./mypi.ts";
+import type { JsonObject } from "./json.ts";
 
 /** What each way out exits with (128 + the signal's number; a closed stdout as SIGPIPE). */
 export const EXIT_CODE = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129, EPIPE: 141 } as const;
@@ -77,7 +78,7 @@ export function isAlive(pid: number): boolean {
 }
 
 /** The bash tool's progress says the command is running (its children's pids are on file). */
-export const commandStarted = (line: Record<string, any>) =>
+export const commandStarted = (line: JsonObject) =>
   line.type === "tool_execution_update" && JSON.stringify(line.partialResult ?? "").includes("started");
 
 export const agentEnds = (p: LiveProcess) => p.lines.filter((l) => l.type === "agent_end");

@@ -1,9 +1,10 @@
+import type { JsonObject } from "./json.ts";
 /**
  * A JSON/RPC client's view of a streaming message, as docs/cli.md tells clients to rebuild it:
  * from `message_start` and the delta-only `message_update` lines, never a snapshot.
  */
-type Line = Record<string, any>;
-type Block = Record<string, any>;
+type Line = JsonObject;
+type Block = JsonObject;
 
 /** The content of every assistant message the lines streamed, rebuilt from deltas, in order. */
 export function rebuildFromWire(lines: readonly Line[]): Block[][] {

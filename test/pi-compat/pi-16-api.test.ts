@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { defaultMutationQueue } from "@mypi/kernel";
 import { defaultMutationQueue as toolsQueue } from "@mypi/builtin-tools";
 import { piVirtualModules } from "../../packages/extension-api/src/pi-compat/index.ts";
+import type { JsonObject } from "../helpers/json.ts";
 
 /** `ExtensionAPI.on` overloads of Pi 1.6.0. */
 const PI_16_EVENTS = [
@@ -494,7 +495,7 @@ describe("Pi 1.x behaviours", () => {
   it("before_provider_headers and after_provider_response become the model client's HTTP hooks, in load order", async () => {
     const seen: unknown[] = [];
     const { manager, failed, mine } = await hostWith((pi) => {
-      const on = pi.on as unknown as (e: string, h: (e: any) => void) => () => void;
+      const on = pi.on as unknown as (e: string, h: (e: JsonObject) => void) => () => void;
       on("before_provider_headers", (e) => void (e.headers["x-trace"] = "t1"));
       on("before_provider_headers", (e) => void (e.headers.authorization = null));
       const off = on("after_provider_response", (e) => void seen.push([e.type, e.status]));
@@ -593,7 +594,8 @@ describe("Pi 1.x behaviours", () => {
         models: [{ id: "small", name: "Small" }],
       });
       pi.on("session_start", async (_e, ctx) => {
-        const registry = (ctx as unknown as { modelRegistry: Record<string, (...a: unknown[]) => any> }).modelRegistry;
+        const registry = (ctx as unknown as { modelRegistry: Record<string, (...a: unknown[]) => JsonObject> })
+          .modelRegistry;
         const model = registry.find!("local", "small");
         seen.push(
           model,
@@ -719,7 +721,7 @@ describe("Pi's tool factories", () => {
           cwd: dir,
           tools: () => manager.tools(),
           diagnostic: (d) => diagnostics.push(d),
-        })["@earendil-works/pi-coding-agent"] as Record<string, (...a: unknown[]) => any>;
+        })["@earendil-works/pi-coding-agent"] as Record<string, (...a: unknown[]) => JsonObject>;
         const read = agent.createReadToolDefinition!(dir);
         seen.push([read.name, typeof read.parameters, typeof read.execute]);
         pi.registerTool({ ...read, renderCall: () => undefined } as never);

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox } from "../helpers/mypi.ts";
+import type { JsonObject } from "../helpers/json.ts";
 
 const sandbox = createSandbox("mypi-pi-child-");
 afterAll(() => sandbox.cleanup());
@@ -29,7 +30,7 @@ const lines = (stdout: string) =>
   stdout
     .trim()
     .split("\n")
-    .map((l) => JSON.parse(l) as Record<string, any>);
+    .map((l) => JSON.parse(l) as JsonObject);
 
 describe("a Pi package that calls createAgentSession", () => {
   it("runs its child as a mypi child agent: the parent's policy blocks the child's command, and the tool answers with the child's text", async () => {

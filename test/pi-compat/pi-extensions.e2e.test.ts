@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from "
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox, type RunResult } from "../helpers/mypi.ts";
+import type { JsonObject } from "../helpers/json.ts";
 
 const sandbox = createSandbox("mypi-pi-compat-");
 afterAll(() => sandbox.cleanup());
@@ -39,7 +40,7 @@ function runJson(
   return sandbox.run(["--mode", "json", "--model", `scripted:${script}`, "--cwd", cwd, ...args]);
 }
 
-type Event = Record<string, any>;
+type Event = JsonObject;
 const text = (content: { type: string; text?: string }[] | string) =>
   typeof content === "string" ? content : content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
 const ends = (events: Event[]) => events.filter((e) => e.type === "tool_execution_end");

@@ -11,6 +11,7 @@ import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox } from "../helpers/mypi.ts";
+import type { JsonObject } from "../helpers/json.ts";
 
 const sandbox = createSandbox("mypi-pi-packages-");
 afterAll(() => sandbox.cleanup());
@@ -28,7 +29,7 @@ function workspace(name: string): string {
   return dir;
 }
 
-type Event = Record<string, any>;
+type Event = JsonObject;
 const text = (content: { type: string; text?: string }[]) =>
   content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
 const entries = (file: string) =>

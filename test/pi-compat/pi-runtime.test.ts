@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { SessionManager, createScriptedModel, type ScriptedTurn } from "@mypi/kernel";
 import { ExtensionManager, createExtensionHost, type ExtensionAPI, type ExtensionHost } from "@mypi/extension-api";
 import { afterEach, describe, expect, it } from "vitest";
+import type { JsonObject } from "../helpers/json.ts";
 
 const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
 let hosts: ExtensionHost[] = [];
@@ -27,10 +28,10 @@ async function hostWith(files: string[], turns: ScriptedTurn[] = [], session = S
   let bus!: ExtensionAPI["events"];
   await manager.loadExtension((pi) => void (bus = pi.events), "listener");
   const heard = (channel: string) =>
-    new Promise<any>((resolve) => {
+    new Promise<JsonObject>((resolve) => {
       const off = bus.on(channel, (data) => {
         off();
-        resolve(data);
+        resolve(data as JsonObject);
       });
     });
   const host = createExtensionHost({

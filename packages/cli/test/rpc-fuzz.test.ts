@@ -13,8 +13,9 @@ import { inertSessionMoves } from "./helpers/session-stubs.ts";
 import { createRpcUI } from "../src/modes/rpc-ui.ts";
 import { runRpcMode, type RpcTarget } from "../src/modes/rpc.ts";
 import { piModelOf } from "../src/modes/rpc/model.ts";
+import type { JsonObject } from "../../../test/helpers/json.ts";
 
-type Line = Record<string, any>;
+type Line = JsonObject;
 
 /** Commands that change nothing and start no run, so every line has exactly one answer. */
 const QUIET = [
@@ -127,15 +128,18 @@ describe("RPC input, fuzzed", () => {
         expect(out).toHaveLength(quiet.length + 1);
         expect(out.at(-1)).toMatchObject({ id: "last", command: "get_state", success: true });
         for (const [i, source] of quiet.entries()) {
-          let sent: any;
+          let sent: unknown;
           try {
             sent = JSON.parse(source);
           } catch {
             sent = undefined;
           }
           const isCommand =
-            sent !== null && typeof sent === "object" && !Array.isArray(sent) && typeof sent.type === "string";
-          expect(out[i]!.command).toBe(isCommand ? sent.type : "parse");
+            sent !== null &&
+            typeof sent === "object" &&
+            !Array.isArray(sent) &&
+            typeof (sent as { type?: unknown }).type === "string";
+          expect(out[i]!.command).toBe(isCommand ? (sent as { type: string }).type : "parse");
           expect(out[i]!.success === false || isCommand).toBe(true);
         }
       }),

@@ -15,8 +15,9 @@ import { createHostSession } from "@mypi/extension-api/host";
 import { createRpcUI } from "../src/modes/rpc-ui.ts";
 import { runRpcMode } from "../src/modes/rpc.ts";
 import { piModelOf } from "../src/modes/rpc/model.ts";
+import type { JsonObject } from "../../../test/helpers/json.ts";
 
-type Line = Record<string, any>;
+type Line = JsonObject;
 
 let tmp: string;
 let cwd: string;

@@ -7,8 +7,9 @@ import { z } from "zod";
 import { createRpcUI } from "../src/modes/rpc-ui.ts";
 import { runRpcMode, type RpcTarget } from "../src/modes/rpc.ts";
 import { piModelOf } from "../src/modes/rpc/model.ts";
+import type { JsonObject } from "../../../test/helpers/json.ts";
 
-type Line = Record<string, any>;
+type Line = JsonObject;
 
 /** stdout as parsed lines, with a way to wait for a line that matches. */
 function output() {

@@ -17,6 +17,7 @@ import {
 import { eventLine } from "../src/modes/rpc/jsonl.ts";
 import { createPiWire } from "../src/modes/rpc/pi-wire.ts";
 import { applyPiEvent, applyUpdate } from "../../../test/helpers/wire.ts";
+import type { JsonObject } from "../../../test/helpers/json.ts";
 
 /** One step of a stream: `call` picks among the calls started so far (none yet: starts one). */
 type Step =
@@ -134,7 +135,7 @@ describe("message_update on the JSON/RPC wire", () => {
               .trimEnd()
               .split("\n"),
           )
-          .map((l) => JSON.parse(l) as Record<string, any>);
+          .map((l) => JSON.parse(l) as JsonObject);
         // The answer (its tool calls, of a tool nobody registered, end the run: maxTurns 1).
         const lines = all.slice(
           0,
@@ -187,7 +188,7 @@ describe("message_update on the JSON/RPC wire", () => {
       .join("")
       .trimEnd()
       .split("\n")
-      .map((l) => JSON.parse(l) as Record<string, any>);
+      .map((l) => JSON.parse(l) as JsonObject);
     expect(lines.map((l) => l.assistantMessageEvent?.type ?? l.type)).toEqual([
       "text_start",
       "text_delta",

@@ -15,9 +15,10 @@ import {
 import { probe, resetProbe } from "./fixtures/probe.ts";
 import { fixture, managerWith, recorder } from "./helpers.ts";
 import { ExtensionManager, HEADLESS_UI } from "../src/index.ts";
+import type { JsonObject } from "../../../test/helpers/json.ts";
 
 const hostRequire = createRequire(import.meta.url);
-const values = () => probe().values as Record<string, any>;
+const values = () => probe().values as JsonObject;
 let hosts: ExtensionHost[] = [];
 
 beforeEach(() => resetProbe());
@@ -224,7 +225,7 @@ describe("Pi's events", () => {
 describe("Pi's ctx and pi members", () => {
   it("ctx.sessionManager answers Pi's read methods; pi.setLabel labels an entry", async () => {
     let pi!: ExtensionAPI;
-    let ctx!: ExtensionContext & Record<string, any>;
+    let ctx!: ExtensionContext & JsonObject;
     const session = SessionManager.inMemory("/work");
     const { host, manager } = await hostWith([], [{ text: "one" }, { text: "two" }], session);
     await manager.loadExtension((api) => {
@@ -246,7 +247,8 @@ describe("Pi's ctx and pi members", () => {
       "/work",
     ]);
     expect(sm.getLeafEntry!()).toMatchObject({ type: "label", targetId: firstAnswer, label: "checkpoint" });
-    const shape = (nodes: any[]): unknown[] => nodes.map((n) => [n.entry.type, n.label ?? null, shape(n.children)]);
+    const shape = (nodes: JsonObject[]): unknown[] =>
+      nodes.map((n) => [n.entry.type, n.label ?? null, shape(n.children)]);
     expect(shape(sm.getTree!())).toEqual([
       ["message", null, [["message", "checkpoint", [["message", null, [["message", null, [["label", null, []]]]]]]]]],
     ]);
@@ -447,8 +449,8 @@ describe("with a terminal (interactive mode's piTerminal)", () => {
 describe("Pi's Theme", () => {
   it("has Pi 1.6's data members as data and its colour helpers as Pi's shapes, without colour headless", () => {
     const manager = new ExtensionManager({ cwd: process.cwd() });
-    const theme = (manager.context.ui as unknown as { theme: Record<string, any> }).theme;
-    const exported = piVirtualModules(() => {})["@earendil-works/pi-coding-agent"] as Record<string, any>;
+    const theme = (manager.context.ui as unknown as { theme: JsonObject }).theme;
+    const exported = piVirtualModules(() => {})["@earendil-works/pi-coding-agent"] as JsonObject;
     expect(theme).toBeInstanceOf(exported.Theme);
     expect([theme.name, theme.sourcePath, theme.sourceInfo, theme.appearance]).toEqual([
       "plain",

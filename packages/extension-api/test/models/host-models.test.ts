@@ -16,6 +16,7 @@ import {
   ModelSelection,
   type ExtensionAPI,
 } from "../../src/index.ts";
+import type { JsonObject } from "../../../../test/helpers/json.ts";
 
 let server!: FakeOpenAIServer;
 beforeAll(async () => void (server = await startFakeOpenAI()));
@@ -65,7 +66,7 @@ async function hostOver(models: ModelSelection, session = SessionManager.inMemor
     compaction: { keepRecentTokens: 1 },
   });
   await host.start();
-  return { host, seen, pi: api as unknown as Record<string, (...a: unknown[]) => any>, session };
+  return { host, seen, pi: api as unknown as Record<string, (...a: unknown[]) => JsonObject>, session };
 }
 
 const bodies = () => server.requests.map((r) => r.body as { model: string; reasoning_effort?: string });

@@ -20,6 +20,7 @@ import {
   user,
   waitForEvent,
 } from "./helpers.ts";
+import type { JsonObject } from "../../../../test/helpers/json.ts";
 
 const { agentWith, track } = agentFactory({ tools: [addTool, lookupTool] });
 
@@ -475,7 +476,7 @@ describe("payloads are read-only", () => {
     };
     agent.subscribe((e) => {
       seen.push(e);
-      const any = e as unknown as Record<string, any>;
+      const any = e as unknown as JsonObject;
       attempt(() => (any.type = "changed"));
       if (e.type === "message_update") {
         attempt(() => any.message.content.push(text("injected")));

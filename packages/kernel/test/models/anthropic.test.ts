@@ -11,6 +11,7 @@ import { collect, useFakeOpenAI } from "./openai-harness.ts";
 import { buildAnthropicRequest } from "../../src/models/anthropic-request.ts";
 import { anthropicTraits } from "../../src/models/thinking.ts";
 import { PromptCache } from "../../../../bench/anthropic-cache-sim.ts";
+import type { JsonObject } from "../../../../test/helpers/json.ts";
 
 let server: FakeOpenAIServer;
 useFakeOpenAI((started) => (server = started));
@@ -44,7 +45,7 @@ const GREP: ToolSchema = {
   parameters: { type: "object", properties: { q: { type: "string" } } },
 };
 const user = (text: string): ModelMessage => ({ role: "user", content: text, timestamp: 1 });
-const body = (i = -1) => server.requests.at(i)!.body as Record<string, any>;
+const body = (i = -1) => server.requests.at(i)!.body as JsonObject;
 
 function final(events: { type: string }[]): AssistantMessage {
   const last = events.at(-1) as { type: string; message: AssistantMessage };
@@ -175,10 +176,10 @@ describe("what is sent", () => {
       await collect(claude(), { systemPrompt: "You are terse.", messages: [...history], tools: [READ, GREP] });
       const sent = body();
       expect(sent.system).toEqual([{ type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } }]);
-      expect(sent.tools.map((t: any) => t.cache_control)).toEqual([undefined, { type: "ephemeral" }]);
+      expect(sent.tools.map((t: JsonObject) => t.cache_control)).toEqual([undefined, { type: "ephemeral" }]);
       marks.push(
-        sent.messages.flatMap((m: any, i: number) =>
-          m.content.flatMap((b: any, j: number) => (b.cache_control ? [`${i}.${j}:${b.type}`] : [])),
+        sent.messages.flatMap((m: JsonObject, i: number) =>
+          m.content.flatMap((b: JsonObject, j: number) => (b.cache_control ? [`${i}.${j}:${b.type}`] : [])),
         ),
       );
       const all = JSON.stringify(sent).match(/"cache_control"/g)!.length;
@@ -320,8 +321,8 @@ describe("what is sent", () => {
       messages: [user("a"), call, result("call|abc.def"), result("call_abc_def")],
       tools: [READ],
     });
-    const ids = body().messages[1].content.map((b: any) => b.id);
-    const resultIds = body().messages[2].content.map((b: any) => b.tool_use_id);
+    const ids = body().messages[1].content.map((b: JsonObject) => b.id);
+    const resultIds = body().messages[2].content.map((b: JsonObject) => b.tool_use_id);
     expect(resultIds).toEqual(ids);
     expect(ids[1]).toBe("call_abc_def");
     expect(ids[0]).toMatch(/^[a-zA-Z0-9_-]+$/);

@@ -11,6 +11,7 @@ import type { AssistantMessage, ModelClient, ModelMessage, ThinkingLevel, ToolSc
 import { errorResponse, type FakeOpenAIServer } from "../../../../test/helpers/fake-openai.ts";
 import { responsesFailedFrame, responsesFrames, responsesResponse } from "../../../../test/helpers/fake-responses.ts";
 import { collect, useFakeOpenAI } from "./openai-harness.ts";
+import type { JsonObject } from "../../../../test/helpers/json.ts";
 
 let server: FakeOpenAIServer;
 useFakeOpenAI((started) => (server = started));
@@ -34,7 +35,7 @@ const READ: ToolSchema = {
   parameters: { type: "object", properties: { path: { type: "string" } } },
 };
 const user = (text: string): ModelMessage => ({ role: "user", content: text, timestamp: 1 });
-const body = (i = -1) => server.requests.at(i)!.body as Record<string, any>;
+const body = (i = -1) => server.requests.at(i)!.body as JsonObject;
 function final(events: { type: string }[]): AssistantMessage {
   const last = events.at(-1) as { type: string; message: AssistantMessage };
   expect(["done", "error"]).toContain(last.type);
@@ -218,13 +219,13 @@ describe("reasoning carried between turns", () => {
       { type: "function_call_output", call_id: `call_${n}`, output: `contents of ${n}.txt` },
     ];
     const prompt = { role: "user", content: [{ type: "input_text", text: "read three files" }] };
-    expect(server.requests.slice(-4).map((r) => (r.body as any).input)).toEqual([
+    expect(server.requests.slice(-4).map((r) => (r.body as JsonObject).input)).toEqual([
       [prompt],
       [prompt, ...turn(1)],
       [prompt, ...turn(1), ...turn(2)],
       [prompt, ...turn(1), ...turn(2), ...turn(3)],
     ]);
-    expect((server.requests.at(-1)!.body as any).instructions).toBe("Be brief.");
+    expect((server.requests.at(-1)!.body as JsonObject).instructions).toBe("Be brief.");
   });
 
   it("sends text back as its message item, and another model's turn without reasoning or item ids", async () => {

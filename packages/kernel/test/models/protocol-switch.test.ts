@@ -16,6 +16,7 @@ import { chatResponse, type FakeOpenAIServer } from "../../../../test/helpers/fa
 import { anthropicResponse } from "../../../../test/helpers/fake-anthropic.ts";
 import { responsesResponse } from "../../../../test/helpers/fake-responses.ts";
 import { useFakeOpenAI } from "./openai-harness.ts";
+import type { JsonObject } from "../../../../test/helpers/json.ts";
 
 let server: FakeOpenAIServer;
 useFakeOpenAI((started) => (server = started));
@@ -78,9 +79,7 @@ describe("switching protocols mid-session", () => {
     expect(await agent.run("read c")).toBe("C read.");
     await agent.close();
 
-    const [, , claude1, claude2, responses1, responses2] = server.requests
-      .slice(-6)
-      .map((r) => r.body as Record<string, any>);
+    const [, , claude1, claude2, responses1, responses2] = server.requests.slice(-6).map((r) => r.body as JsonObject);
     // Anthropic's first request: the chat turn without its thinking, the refused id rewritten the
     // same way in the call and its result; a new prompt, not a tool loop, so thinking is on.
     const chatTurn = claude1!.messages[1];
