@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Queue } from "bullmq";
+import { Queue, QueueEvents } from "bullmq";
 import { afterAll, describe, expect, it } from "vitest";
 import { processesMentioning, readResultLines, startMypi, waitFor, type MypiProcess } from "./helpers/batch.ts";
 import { createSandbox } from "./helpers/mypi.ts";
@@ -69,18 +69,34 @@ describe.skipIf(!redis)("a job someone else put on the queue", () => {
       timeoutMs: 60_000,
       check: `touch '${marker}'`,
     };
-    const queue = new Queue("hostile", { connection: { host: "127.0.0.1", port: redis!.port } });
+    const connection = { host: "127.0.0.1", port: redis!.port };
+    const queue = new Queue("hostile", { connection });
+    // The worker prints a refusal before the queue has the job as failed: the counts are read
+    // once every job is finished, as the queue's own events say.
+    const events = new QueueEvents("hostile", { connection });
     try {
-      await queue.add("a", { batchId: "b1", task: { ...base, id: "../../victim" }, attempts: 1 }, { jobId: "escape" });
-      await queue.add(
-        "b",
-        { batchId: "b1", task: { ...base, id: "ok", shell: "rm -rf /" }, attempts: 1 },
-        { jobId: "extra" },
+      await events.waitUntilReady();
+      const jobs = [];
+      jobs.push(
+        await queue.add(
+          "a",
+          { batchId: "b1", task: { ...base, id: "../../victim" }, attempts: 1 },
+          { jobId: "escape" },
+        ),
       );
-      await queue.add(
-        "c",
-        { batchId: "b1", task: { ...base, id: "rel", extensions: ["./evil.ts"] }, attempts: 1 },
-        { jobId: "relative" },
+      jobs.push(
+        await queue.add(
+          "b",
+          { batchId: "b1", task: { ...base, id: "ok", shell: "rm -rf /" }, attempts: 1 },
+          { jobId: "extra" },
+        ),
+      );
+      jobs.push(
+        await queue.add(
+          "c",
+          { batchId: "b1", task: { ...base, id: "rel", extensions: ["./evil.ts"] }, attempts: 1 },
+          { jobId: "relative" },
+        ),
       );
       const w = startWorker("hostile", "hostile-worker");
       await waitFor(
@@ -92,10 +108,20 @@ describe.skipIf(!redis)("a job someone else put on the queue", () => {
         'mypi worker: refused job "extra": task: unknown field "shell" (fields: id, prompt, workspace, extensions, model, maxTurns, timeoutMs, check)',
         'mypi worker: refused job "relative": task: "extensions" must be an absolute path in a queued task (got "./evil.ts")',
       ]);
+      const outcomes = await Promise.all(
+        jobs.map((job) =>
+          job.waitUntilFinished(events).then(
+            () => "completed",
+            () => "failed",
+          ),
+        ),
+      );
+      expect(outcomes).toEqual(["failed", "failed", "failed"]);
       expect(await queue.getJobCounts("failed", "completed")).toEqual({ failed: 3, completed: 0 });
       w.child.kill("SIGINT");
       expect((await w.exit).code).toBe(0);
     } finally {
+      await events.close();
       await queue.close();
     }
     expect(readFileSync(join(victim, "keep.txt"), "utf8")).toBe("mine\n");
