@@ -12,15 +12,7 @@
  * and registration order; the front is outermost.
  */
 import * as kernel from "@mypi/kernel";
-import {
-  cjsDefault,
-  textOf,
-  type BeforeEndEvent,
-  type Message,
-  type SlotContext,
-  type Slots,
-  type Tool,
-} from "@mypi/kernel";
+import { cjsDefault, type BeforeEndEvent, type Message, type SlotContext, type Tool } from "@mypi/kernel";
 import mittModule from "mitt";
 import type { ApiHost, ExtensionRecord } from "./api.ts";
 import type { ChainCall } from "./dispatch/chain.ts";
@@ -36,7 +28,7 @@ import type { SlotResults } from "./dispatch/policy.ts";
 import { ExtensionCommands, type CommandOutcome } from "./manager-commands.ts";
 import { ExtensionTools } from "./manager-tools.ts";
 import { McpServerRegistry } from "./mcp-servers.ts";
-import { describeExtensions, flagsOf, handlerChains, handlerOrder, orderedHandlers } from "./registrations.ts";
+import { describeExtensions, flagsOf, handlerChains, handlerOrder } from "./registrations.ts";
 import {
   ROUTES,
   type CommandContext,
