@@ -29,6 +29,20 @@ function isGone(pid: number): boolean {
   }
 }
 
+/**
+ * Resolves once `pid` is gone, or says it is still there after `limitMs`. A SIGKILL sent to a
+ * process group is delivered asynchronously: the tool answers when its shell has ended, and a
+ * grandchild of that shell may still be on its way out (a clean-clone run saw it alive).
+ */
+async function gone(pid: number, limitMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + limitMs;
+  while (!isGone(pid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
+}
+
 /** Resolves with the first number printed alone on a line, seen through the progress callback. */
 function pidFromProgress() {
   let found!: (pid: number) => void;
@@ -114,7 +128,7 @@ describe("bash", () => {
     const sleeper = await pid;
     expect(seen(result)).toEqual({ isError: true, text: `partial\n${sleeper}\n\nCommand timed out after 2 seconds` });
     expect(result.details).toMatchObject({ timedOut: true });
-    expect(isGone(sleeper)).toBe(true);
+    expect(await gone(sleeper)).toBe(true);
   });
 
   it("on abort kills the whole process group, grandchildren included, and keeps the output", async () => {
@@ -130,7 +144,7 @@ describe("bash", () => {
     controller.abort();
     const result = await pending;
     expect(seen(result)).toEqual({ isError: true, text: `started\n${grandchild}\n\nCommand aborted` });
-    expect(isGone(grandchild)).toBe(true);
+    expect(await gone(grandchild)).toBe(true);
   });
 
   it("does not start a command whose signal is already aborted", async () => {
