@@ -211,11 +211,12 @@ describe.skipIf(sandboxSkipReason !== undefined)("the sandboxed bash tool", () =
     const start = `(exec -a ${marker} sleep 1000) > /dev/null 2>&1 & echo $! > bg.pid`;
     // Without the sandbox the job outlives the call (the plain tool's documented behaviour).
     await call(plain, { command: start });
+    // The shell may end before its background subshell has exec'd the renamed sleep: wait for it.
+    await vi.waitFor(() => expect(processesWith(marker)).toHaveLength(1), { timeout: 10_000 });
     const survivors = processesWith(marker);
-    expect(survivors).toHaveLength(1);
     for (const pid of survivors) process.kill(pid, "SIGKILL");
     // kill() returns before the process is gone: wait for that, so that the check below sees only the sandboxed job.
-    await vi.waitFor(() => expect(processesWith(marker)).toEqual([]));
+    await vi.waitFor(() => expect(processesWith(marker)).toEqual([]), { timeout: 10_000 });
 
     const result = await run(start);
     expect(seen(result).isError).toBe(false);
