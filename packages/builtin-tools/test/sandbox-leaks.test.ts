@@ -187,9 +187,7 @@ describe.skipIf(sandboxSkipReason !== undefined)("what a sandboxed command canno
       await new Promise<void>((resolve) => server.listen(`\0${name}`, resolve));
     });
     afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    // `node` as the sandboxed shell finds it on PATH: the test runner's own binary may live where
-    // the sandbox hides it (a Node unpacked under /tmp, as CI's Node 22 and 24 can be).
-    const connect = `node -e "require('net').connect('\\\\0${name}').on('data', (d) => process.stdout.write(d)).on('error', (e) => console.log(e.code))"`;
+    const connect = `${process.execPath} -e "require('net').connect('\\\\0${name}').on('data', (d) => process.stdout.write(d)).on('error', (e) => console.log(e.code))"`;
 
     it("is unreachable with the network off, and reachable with it on (it lives in the host's network namespace)", async () => {
       expect(seen(await call(createBashTool(tree.ws), { command: connect })).text).toBe("hello");
