@@ -1,10 +1,12 @@
 // The pieces of the claude-code adapter on their own: matchers and `if` rules, reading a hook's
-// answer, tool names and inputs both ways, command expansion, reading a plugin folder.
+// answer, tool names and inputs both ways, command expansion, reading a plugin folder, the
+// context waiting for the next prompt.
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseHooks } from "./config.ts";
 import { expandArguments, runInjections, splitArguments } from "./commands.ts";
+import { PendingContext } from "./events/prompt.ts";
 import { compileMatcher, ifMatches, parseIfRule } from "./matcher.ts";
 import { readPlugin } from "./plugin-format.ts";
 import { mcpEntry } from "./plugins.ts";
@@ -300,5 +302,28 @@ describe("configuration and plugins", () => {
       env: { ...vars, X: "/w" },
     });
     expect(mcpEntry({ type: "http", url: "https://h/${CLAUDE_PLUGIN_ROOT}" }, vars)).toEqual({ url: "https://h//p" });
+  });
+});
+
+describe("context for the next prompt", () => {
+  it("keeps the order its hooks began in, whichever finishes first", async () => {
+    const pending = new PendingContext();
+    let finish = () => {};
+    const add = pending.reserve();
+    pending.waitFor(
+      new Promise<void>((resolve) => {
+        finish = () => {
+          add("from the session's start");
+          resolve();
+        };
+      }),
+    );
+    pending.add("from the prompt");
+    const taken = pending.take();
+    finish();
+    expect(await taken).toEqual([
+      { customType: "claude-code-context", content: "from the session's start\n\nfrom the prompt", display: false },
+    ]);
+    expect(await pending.take()).toEqual([]);
   });
 });

@@ -15,13 +15,24 @@ import { specificString } from "../protocol.ts";
 
 export const CONTEXT_TYPE = "claude-code-context";
 
-/** What hooks want the model to know with the next prompt, and the SessionStart hooks to wait for. */
+/**
+ * What hooks want the model to know with the next prompt, and the SessionStart hooks to wait for.
+ * Texts keep the order in which their hooks began, not the order they finished: a SessionStart hook
+ * still running when the prompt's hooks answer still comes first, as in Claude Code.
+ */
 export class PendingContext {
-  private texts: string[] = [];
+  private groups: string[][] = [];
   private waits: Promise<unknown>[] = [];
 
   add(text: string): void {
-    this.texts.push(text);
+    this.groups.push([text]);
+  }
+
+  /** A place in the order, taken now, for texts that work starting now adds later. */
+  reserve(): (text: string) => void {
+    const group: string[] = [];
+    this.groups.push(group);
+    return (text) => group.push(text);
   }
 
   waitFor(work: Promise<unknown>): void {
@@ -31,7 +42,7 @@ export class PendingContext {
   /** Everything gathered so far, once what it waits for is done. */
   async take(): Promise<CustomMessageInput[]> {
     while (this.waits.length > 0) await Promise.allSettled(this.waits.splice(0));
-    const texts = this.texts.splice(0);
+    const texts = this.groups.splice(0).flat();
     return texts.length ? [{ customType: CONTEXT_TYPE, content: texts.join("\n\n"), display: false }] : [];
   }
 }

@@ -43,14 +43,15 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
     const fields: Record<string, unknown> = { source };
     const name = session.getSessionName();
     if (name !== undefined) fields.session_title = name;
+    const add = pending.reserve();
     const work = engine
       .runAll("SessionStart", ctx, { values: [source], fields }, ctx.signal)
-      .then((answers) => afterSessionStart(answers, ctx));
+      .then((answers) => afterSessionStart(answers, add, ctx));
     pending.waitFor(work);
     return work;
   };
 
-  const afterSessionStart = (answers: Answered[], ctx: ExtensionContext) => {
+  const afterSessionStart = (answers: Answered[], add: (text: string) => void, ctx: ExtensionContext) => {
     for (const { hook, answer } of answers) {
       // Exit 2 cannot block a session: its stderr is shown to the user only.
       if (answer.kind === "block")
@@ -62,7 +63,7 @@ export function registerSessionEvents(options: SessionEventsOptions): void {
         : answer.kind === "ok"
           ? answer.stdout.trim() || undefined
           : undefined;
-      if (extra !== undefined) pending.add(engine.cap(`SessionStart hook additional context: ${extra}`, ctx));
+      if (extra !== undefined) add(engine.cap(`SessionStart hook additional context: ${extra}`, ctx));
       const title = specificString(json, "sessionTitle");
       if (title !== undefined) pi.setSessionName(title);
       for (const key of ["initialUserMessage", "watchPaths", "reloadSkills"] as const) {
