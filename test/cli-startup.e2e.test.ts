@@ -4,10 +4,10 @@
  * by every run. The compiled bin runs with a preload that records each module Node loads, ESM
  * (a loader hook) and CommonJS (`require.cache`), into a file the test reads after the exit.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox();
@@ -34,6 +34,9 @@ const cache = createRequire(import.meta.url).cache;
 process.on("exit", () => appendFileSync(${JSON.stringify(log)}, Object.keys(cache).map((f) => "file://" + f + "\\n").join("")));
 `,
 );
+
+// Each run writes its own list.
+beforeEach(() => writeFileSync(log, ""));
 
 /** The packages (under node_modules) whose files the run loaded. */
 function packagesLoaded(): string[] {
@@ -72,5 +75,18 @@ describe("a one-turn print run", () => {
     // The probe saw the run: zod (the tools' schemas) is loaded by every run.
     expect(loaded).toContain("zod");
     expect(loaded.filter((name) => NOT_AT_START.includes(name))).toEqual([]);
+  });
+});
+
+describe("mypi --help", () => {
+  it("loads no package and not the kernel: it answers in the time Node takes to start", async () => {
+    const r = await sandbox.run(["--help"], { env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Usage");
+    const files = readFileSync(log, "utf8").split("\n");
+    // The probe saw the run: the CLI's own entry was loaded.
+    expect(files.some((url) => url.endsWith("/cli/dist/main.js"))).toBe(true);
+    expect(packagesLoaded()).toEqual([]);
+    expect(files.filter((url) => url.endsWith("/kernel/dist/index.js"))).toEqual([]);
   });
 });

@@ -5,7 +5,8 @@
  * tools (zod, openai, babel through jiti) are loaded when a command needs them, so `mypi --help`
  * and usage errors answer in the time Node takes to start.
  */
-import { errorMessage } from "@mypi/kernel";
+// The kernel's small value helpers, not its index: `--help` must not load the kernel (and zod).
+import { errorMessage } from "@mypi/kernel/values";
 import { readFileSync } from "node:fs";
 import { format } from "node:util";
 import { EXIT, HELP, isSubcommandWord, parseArgs, type CliArgs } from "./args.ts";
