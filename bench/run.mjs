@@ -24,12 +24,11 @@ if (!existsSync(join(here, "pi", "node_modules", "@mariozechner", "pi-agent-core
 
 // Benchmarks that compare mypi with another framework load mypi's built packages (as npm installs
 // them, and as Pi is loaded): build them first (incremental, under a second when up to date).
-const build = spawnSync(
-  process.execPath,
+const steps = [
   [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", "tsconfig.build.json"],
-  { cwd: root, stdio: "inherit" },
-);
-if (build.status !== 0) {
+  [join(root, "packages", "kernel", "scripts", "vendor-sdks.mjs")],
+];
+if (steps.some((step) => spawnSync(process.execPath, step, { cwd: root, stdio: "inherit" }).status !== 0)) {
   console.error("bench: `npm run build` failed; fix the build first");
   process.exit(2);
 }

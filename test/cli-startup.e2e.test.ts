@@ -8,6 +8,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { anthropicResponse } from "./helpers/fake-anthropic.ts";
+import { chatResponse, startFakeOpenAI } from "./helpers/fake-openai.ts";
 import { createSandbox } from "./helpers/mypi.ts";
 
 const sandbox = createSandbox();
@@ -88,5 +90,43 @@ describe("mypi --help", () => {
     expect(files.some((url) => url.endsWith("/cli/dist/main.js"))).toBe(true);
     expect(packagesLoaded()).toEqual([]);
     expect(files.filter((url) => url.endsWith("/kernel/dist/index.js"))).toEqual([]);
+  });
+});
+
+describe("a turn against a real provider's API", () => {
+  it("loads each model SDK as the few files bundled beside the compiled kernel, not the package's hundreds", async () => {
+    const server = await startFakeOpenAI();
+    try {
+      server.push(chatResponse({ text: "from openai" }), anthropicResponse({ text: "from anthropic" }));
+      // Anthropic's API at the loopback server: the provider's base URL in the user's settings.
+      const anthropicURL = server.baseURL.replace(/\/v1$/, "");
+      sandbox.file(
+        join(sandbox.home, "settings.json"),
+        JSON.stringify({ providers: { anthropic: { baseUrl: anthropicURL } } }),
+      );
+      const cases = [
+        { model: "openai:gpt-5-mini", key: "OPENAI_API_KEY", vendor: "openai", pkg: "openai", text: "from openai" },
+        {
+          model: "anthropic/claude-haiku-4-5",
+          key: "ANTHROPIC_API_KEY",
+          vendor: "anthropic",
+          pkg: "@anthropic-ai/sdk",
+          text: "from anthropic",
+        },
+      ];
+      for (const { model, key, vendor, pkg, text } of cases) {
+        writeFileSync(log, "");
+        const where = model.startsWith("openai:") ? ["--base-url", server.baseURL] : [];
+        const r = await sandbox.run(["--model", model, ...where, "--no-session", "-p", "hi"], {
+          env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}`, [key]: "test-key" },
+        });
+        expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 0, stdout: `${text}\n` });
+        const loaded = readFileSync(log, "utf8").split("\n");
+        expect(loaded.filter((url) => url.includes(`/kernel/dist/vendor/${vendor}/`)).length).toBeGreaterThan(0);
+        expect(loaded.filter((url) => url.includes(`/node_modules/${pkg}/`))).toEqual([]);
+      }
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -28,6 +28,7 @@ import type { TestProject } from "vitest/node";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+const vendorSdks = join(root, "packages", "kernel", "scripts", "vendor-sdks.mjs");
 
 export default async function setup(project: TestProject): Promise<void> {
   build();
@@ -42,19 +43,18 @@ export default async function setup(project: TestProject): Promise<void> {
  * judge of those), so a failure here is reported and the tests still run against what was emitted.
  */
 function build(): void {
-  const r = spawnSync(process.execPath, [tsc, "-b", "tsconfig.build.json"], {
-    cwd: root,
-    encoding: "utf8",
-    timeout: 300_000,
-  });
-  if (r.error)
-    throw new Error(
-      `global-setup: \`npm run build\` did not run (${r.error.message}); the e2e tests spawn the compiled bin and need it`,
-    );
-  if (r.status !== 0)
-    console.warn(
-      `global-setup: \`npm run build\` reported errors; the e2e tests run what it emitted:\n${r.stdout}${r.stderr}`,
-    );
+  // Its two steps: tsc, then the model SDKs bundled beside the compiled kernel (skipped when current).
+  for (const step of [[tsc, "-b", "tsconfig.build.json"], [vendorSdks]]) {
+    const r = spawnSync(process.execPath, step, { cwd: root, encoding: "utf8", timeout: 300_000 });
+    if (r.error)
+      throw new Error(
+        `global-setup: \`npm run build\` did not run (${r.error.message}); the e2e tests spawn the compiled bin and need it`,
+      );
+    if (r.status !== 0)
+      console.warn(
+        `global-setup: \`npm run build\` reported errors; the e2e tests run what it emitted:\n${r.stdout}${r.stderr}`,
+      );
+  }
 }
 
 /**

@@ -32,6 +32,7 @@ import {
   type SdkErrorClasses,
   maskUrlCredentials,
 } from "./openai-errors.ts";
+import { loadAnthropic } from "./sdk-modules.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
 import { anthropicTraits, type AnthropicTraits, type EffortTable } from "./thinking.ts";
 
@@ -75,13 +76,6 @@ export interface AnthropicModelOptions {
   adaptiveThinking?: boolean;
   /** Adaptive models: `output_config.effort` per level (`null`: unsupported, clamped). */
   efforts?: EffortTable;
-}
-
-type AnthropicModule = typeof import("@anthropic-ai/sdk");
-
-let sdkModule: Promise<AnthropicModule> | undefined;
-function loadSdk(): Promise<AnthropicModule> {
-  return (sdkModule ??= import("@anthropic-ai/sdk"));
 }
 
 interface Connection {
@@ -161,9 +155,9 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelClien
 }
 
 async function connect(state: ClientState): Promise<Connection | string> {
-  let sdk: AnthropicModule;
+  let sdk: Awaited<ReturnType<typeof loadAnthropic>>;
   try {
-    sdk = await loadSdk();
+    sdk = await loadAnthropic();
   } catch (err) {
     return `cannot load the Anthropic SDK for ${state.stamp.id}: ${errorMessage(err)}`;
   }

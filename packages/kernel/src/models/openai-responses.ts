@@ -32,6 +32,7 @@ import {
 } from "./openai-errors.ts";
 import { buildResponsesRequest } from "./openai-responses-request.ts";
 import { ResponseFailedError, ResponsesStreamAccumulator } from "./openai-responses-stream.ts";
+import { loadOpenAI } from "./sdk-modules.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
 import { GENERIC_EFFORTS, openAIEffortTable, type EffortTable } from "./thinking.ts";
 
@@ -75,12 +76,6 @@ export interface OpenAIResponsesModelOptions {
    * reasoning items come back encrypted (`include: ["reasoning.encrypted_content"]`) to be sent again.
    */
   store?: boolean;
-}
-
-type OpenAIModule = typeof import("openai");
-let sdkModule: Promise<OpenAIModule> | undefined;
-function loadSdk(): Promise<OpenAIModule> {
-  return (sdkModule ??= import("openai"));
 }
 
 interface Connection {
@@ -144,9 +139,9 @@ export function createOpenAIResponsesModel(options: OpenAIResponsesModelOptions)
 }
 
 async function connect(state: ClientState): Promise<Connection | string> {
-  let sdk: OpenAIModule;
+  let sdk: Awaited<ReturnType<typeof loadOpenAI>>;
   try {
-    sdk = await loadSdk();
+    sdk = await loadOpenAI();
   } catch (err) {
     return `cannot load the openai SDK for ${state.stamp.id}: ${errorMessage(err)}`;
   }

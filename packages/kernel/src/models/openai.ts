@@ -42,6 +42,7 @@ import {
   type StreamEnd,
 } from "./http.ts";
 import type { RetrySwitch } from "./retry-switch.ts";
+import { loadOpenAI } from "./sdk-modules.ts";
 import { makeStamp, type Stamp } from "./stamp.ts";
 import { GENERIC_EFFORTS, openAIEffortTable, type EffortTable } from "./thinking.ts";
 
@@ -103,15 +104,6 @@ export interface OpenAIModelOptions {
   reasoning?: boolean;
   /** The `reasoning_effort` per thinking level (`null`: unsupported, clamped). Default: by model name (docs/models.md#thinking-levels). */
   efforts?: EffortTable;
-}
-
-type OpenAIModule = typeof import("openai");
-
-/** The SDK module, imported by the first stream of any client and shared by all. */
-let sdkModule: Promise<OpenAIModule> | undefined;
-
-function loadSdk(): Promise<OpenAIModule> {
-  return (sdkModule ??= import("openai"));
 }
 
 /** A client's SDK client and the error classes to judge its failures by. */
@@ -203,9 +195,9 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
 
 /** Load the SDK and build the client; a failure of either is returned as its message. */
 async function connect(state: ClientState): Promise<Connection | string> {
-  let sdk: OpenAIModule;
+  let sdk: Awaited<ReturnType<typeof loadOpenAI>>;
   try {
-    sdk = await loadSdk();
+    sdk = await loadOpenAI();
   } catch (err) {
     return `cannot load the openai SDK for ${state.id}: ${errorMessage(err)}`;
   }
