@@ -5,15 +5,18 @@
  * Extensions may register their own flags (`pi.registerFlag`), which are only known after the
  * extensions load. So parsing runs twice: once without them (unknown `--x` tokens are collected,
  * not yet fatal), then again with the registered flags, where anything still unknown is an error.
+ *
+ * This file walks the tokens and judges the flags together (`validate`); the flags themselves — their
+ * kinds, short forms and what each value means — are `builtin-flags.ts`, and the exit codes `exit-codes.ts`.
  */
 import type { CliArgs, Command, Mode } from "./cli-args.ts";
+import { applyOption, HELP_HINT, OPTIONS, SHORT, type FlagKind } from "./builtin-flags.ts";
 import { parseBatchArgs } from "./commands/batch/args.ts";
-import { applyPiOption, expandHome, PI_OPTIONS, PI_SHORT } from "./pi-flags.ts";
-import { toolList, toolListProblem } from "./tool-selection.ts";
 
 export type { CliArgs, Command, Mode, OnAsk } from "./cli-args.ts";
+export type { FlagKind } from "./builtin-flags.ts";
+export { EXIT, exitCodeFor } from "./exit-codes.ts";
 
-export type FlagKind = "boolean" | "string";
 type ParseResult = { ok: true; args: CliArgs } | { ok: false; error: string };
 
 /** One line, says what to do. */
@@ -21,65 +24,6 @@ export function usageError(message: string): { ok: false; error: string } {
   return { ok: false, error: `mypi: ${message}` };
 }
 
-const HELP_HINT = "Run `mypi --help` for the list of options.";
-
-/** Built-in options: name → what it takes. `-x` short forms map onto long names. */
-const OPTIONS: Record<string, FlagKind> = {
-  print: "boolean",
-  mode: "string",
-  model: "string",
-  provider: "string",
-  "api-key": "string",
-  thinking: "string",
-  models: "string",
-  "list-models": "boolean",
-  "base-url": "string",
-  extension: "string",
-  "no-extensions": "boolean",
-  "no-builtin-tools": "boolean",
-  "no-subagents": "boolean",
-  "strict-extensions": "boolean",
-  "allow-failed-extensions": "boolean",
-  verbose: "boolean",
-  "tool-timeout": "string",
-  cwd: "string",
-  session: "string",
-  continue: "boolean",
-  resume: "boolean",
-  "continue-run": "boolean",
-  "on-ask": "string",
-  "session-store": "string",
-  "no-session": "boolean",
-  "max-turns": "string",
-  "system-prompt": "string",
-  "trust-project": "boolean",
-  "no-trust-project": "boolean",
-  "append-system-prompt": "string",
-  tools: "string",
-  "no-tools": "boolean",
-  "no-context-files": "boolean",
-  ...PI_OPTIONS,
-  json: "boolean",
-  sandbox: "boolean",
-  "no-sandbox": "boolean",
-  "sandbox-write": "string",
-  "sandbox-network": "boolean",
-  "no-sandbox-network": "boolean",
-  "permission-mode": "string",
-  "dangerously-bypass-permissions": "boolean",
-  help: "boolean",
-  version: "boolean",
-};
-const SHORT: Record<string, string> = {
-  p: "print",
-  e: "extension",
-  c: "continue",
-  r: "resume",
-  h: "help",
-  v: "version",
-  ...PI_SHORT,
-};
-const MODES: readonly Mode[] = ["print", "json", "rpc", "interactive", "acp"];
 const SUBCOMMANDS: Record<string, Command> = {
   extensions: "extensions",
   models: "models",
@@ -92,8 +36,6 @@ const SUBCOMMANDS: Record<string, Command> = {
 export function isSubcommandWord(word: string): boolean {
   return word === "batch" || word === "worker" || Object.hasOwn(SUBCOMMANDS, word);
 }
-
-const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /**
  * Parse `argv` (without `node` and the script). `extensionFlags` are the flags extensions
@@ -216,188 +158,6 @@ export function parseArgs(argv: readonly string[], extensionFlags?: ReadonlyMap<
   return validate(args, extensionFlags !== undefined || args.unknownFlags.length === 0);
 }
 
-/** Returns an error message, or undefined. */
-function applyOption(args: CliArgs, name: string, value: string | true): string | undefined {
-  const text = typeof value === "string" ? value : "";
-  switch (name) {
-    case "print":
-      args.print = true;
-      return;
-    case "mode":
-      if (!(MODES as readonly string[]).includes(text)) {
-        return `--mode must be one of ${MODES.join(", ")} (got "${text}"). ${HELP_HINT}`;
-      }
-      args.mode = text as Mode;
-      return;
-    case "model":
-      args.model = text.startsWith("scripted:") ? `scripted:${expandHome(text.slice("scripted:".length))}` : text;
-      args.modelFromFlag = true;
-      return;
-    case "provider":
-      args.provider = text;
-      return;
-    case "api-key":
-      args.apiKey = text;
-      return;
-    case "thinking":
-      if (!THINKING.includes(text)) return `--thinking must be one of ${THINKING.join(", ")} (got "${text}").`;
-      args.thinking = text;
-      return;
-    case "models": {
-      const patterns = text
-        .split(",")
-        .map((p) => p.trim())
-        .filter(Boolean);
-      if (patterns.length === 0)
-        return `--models takes model patterns separated by commas (got "${text}"): anthropic/*, gpt-5.5, *sonnet*:high`;
-      args.models = patterns;
-      return;
-    }
-    case "list-models":
-      // Pi's spelling of `mypi models`: the words after it are the search.
-      args.command = "models";
-      return;
-    case "base-url":
-      args.baseUrl = text;
-      return;
-    case "extension":
-      args.extensions.push(expandHome(text));
-      return;
-    case "no-extensions":
-      args.noExtensions = true;
-      return;
-    case "no-builtin-tools":
-      args.noBuiltinTools = true;
-      return;
-    case "no-subagents":
-      args.noSubagents = true;
-      return;
-    case "strict-extensions":
-      args.strictExtensions = true;
-      return;
-    case "allow-failed-extensions":
-      args.allowFailedExtensions = true;
-      return;
-    case "verbose":
-      args.verbose = true;
-      return;
-    case "tool-timeout": {
-      const seconds = toolTimeoutSeconds(text);
-      if (seconds === undefined)
-        return `--tool-timeout takes seconds, a number ≥ 0 (0: no default timeout; got "${text}").`;
-      args.toolTimeoutMs = seconds * 1000;
-      return;
-    }
-    case "cwd":
-      args.cwd = expandHome(text);
-      return;
-    case "session":
-      args.session = expandHome(text);
-      return;
-    case "continue":
-      args.continue = true;
-      return;
-    case "resume":
-      args.resume = true;
-      return;
-    case "continue-run":
-      args.continueRun = true;
-      return;
-    case "on-ask":
-      if (text !== "deny" && text !== "pause" && text !== "fail")
-        return `--on-ask must be deny, pause or fail (got "${text}"). ${HELP_HINT}`;
-      args.onAsk = text;
-      return;
-    case "session-store":
-      if (!/^rediss?:\/\/./.test(text)) return `--session-store must be a redis:// or rediss:// URL (got "${text}").`;
-      args.sessionStore = text;
-      return;
-    case "no-session":
-      args.noSession = true;
-      return;
-    case "max-turns": {
-      // Digits only: Number() would also take "1e3", "0x10" and " 2 ".
-      const n = /^\d+$/.test(text) ? Number(text) : 0;
-      if (n < 1) return `--max-turns must be a whole number ≥ 1 (got "${text}").`;
-      args.maxTurns = n;
-      return;
-    }
-    case "system-prompt":
-      args.systemPrompt = text;
-      return;
-    case "trust-project":
-    case "no-trust-project": {
-      const trusted = name === "trust-project";
-      if (args.trustProject === !trusted) return "choose one of --trust-project and --no-trust-project.";
-      args.trustProject = trusted;
-      return;
-    }
-    case "append-system-prompt":
-      args.appendSystemPrompt.push(text);
-      return;
-    case "tools": {
-      if (args.tools !== undefined) return "give --tools once (a comma-separated list), or --no-tools.";
-      const names = toolList(text);
-      if (names.length === 0)
-        return `--tools takes tool names or patterns separated by commas (got "${text}"); --no-tools offers none.`;
-      const problem = toolListProblem(names);
-      if (problem) return `--tools ${text}: ${problem}.`;
-      args.tools = names;
-      return;
-    }
-    case "no-tools":
-      if (args.tools !== undefined) return "give --tools once (a comma-separated list), or --no-tools.";
-      args.tools = [];
-      return;
-    case "no-context-files":
-      args.noContextFiles = true;
-      return;
-    case "json":
-      args.json = true;
-      return;
-    case "sandbox":
-    case "no-sandbox": {
-      const on = name === "sandbox";
-      if (args.sandbox === !on) return "choose one of --sandbox and --no-sandbox.";
-      args.sandbox = on;
-      return;
-    }
-    case "sandbox-write":
-      args.sandboxWrite.push(expandHome(text));
-      return;
-    case "sandbox-network":
-    case "no-sandbox-network": {
-      const on = name === "sandbox-network";
-      if ((on ? args.noSandboxNetwork : args.sandboxNetwork) === true)
-        return "choose one of --sandbox-network and --no-sandbox-network.";
-      if (on) args.sandboxNetwork = true;
-      else args.noSandboxNetwork = true;
-      return;
-    }
-    case "permission-mode":
-      if (!/^(default|accept-edits|plan|bypass|acceptEdits|bypassPermissions)$/.test(text)) {
-        return `--permission-mode must be one of default, accept-edits, plan, bypass (got "${text}"). ${HELP_HINT}`;
-      }
-      args.permissionMode = text;
-      return;
-    case "dangerously-bypass-permissions":
-      args.dangerouslyBypassPermissions = true;
-      return;
-    case "help":
-      args.command = "help";
-      return;
-    case "version":
-      args.command = "version";
-      return;
-  }
-  return name in PI_OPTIONS ? applyPiOption(args, name, value, applyOption) : `unknown option --${name}. ${HELP_HINT}`;
-}
-
-/** Seconds as a plain decimal number (`90`, `0.5`), ≥ 0; anything else is undefined. */
-function toolTimeoutSeconds(text: string): number | undefined {
-  return /^\d+(\.\d+)?$/.test(text) ? Number(text) : undefined;
-}
-
 /** `wordsKnown`: the positional words are surely the prompt (no flag of unknown kind before them). */
 function validate(args: CliArgs, wordsKnown: boolean): ParseResult {
   if (args.command === "export") return { ok: true, args };
@@ -475,37 +235,6 @@ export function resolveMode(args: CliArgs, isTTY: boolean): Mode {
   if (args.mode) return args.mode;
   if (args.print) return "print";
   return isTTY ? "interactive" : "print";
-}
-
-/**
- * Exit codes (docs/cli.md#command-line). A signal or a closed stdout ends the run as an abort and exits
- * 128 + the signal's number (`exits.ts`).
- */
-export const EXIT = {
-  ok: 0,
-  error: 1,
-  usage: 2,
-  paused: 3,
-  aborted: 130,
-  hangup: 129,
-  terminated: 143,
-  brokenPipe: 141,
-} as const;
-
-/** The process exit code for how a run ended. */
-export function exitCodeFor(stopReason: string): number {
-  switch (stopReason) {
-    case "completed":
-    case "handled":
-    case "terminated":
-      return EXIT.ok;
-    case "aborted":
-      return EXIT.aborted;
-    case "paused":
-      return EXIT.paused;
-    default: // error, blocked, max_turns
-      return EXIT.error;
-  }
 }
 
 export { HELP } from "./help.ts";

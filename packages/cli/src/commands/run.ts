@@ -1,7 +1,8 @@
 /**
  * `mypi [prompt]`, `-p`, `--mode json|rpc|interactive` and `mypi extensions`: check the command
- * line, load the extensions (`extension-loading.ts`), open the session, build the host, hand over
- * to the mode, shut down (`run-mode.ts`).
+ * line (`run-command-line.ts`), load the extensions (`extension-loading.ts`), gather the resources
+ * (`run-resources.ts`), open the session, build the host, hand over to the mode, shut down
+ * (`run-mode.ts`).
  *
  * Usage errors (exit 2), so that the first error a user sees is the real one: the workspace is
  * checked first (discovery needs it). Unknown flags can only be judged once the extensions
@@ -13,36 +14,31 @@
  * shutdown, which calls it): `session_shutdown` reaches the extensions, so what they started
  * (MCP servers) is closed politely — `mypi extensions` and usage errors included.
  */
-import { createEscapeApprovals, type EscapeApprovals, type SandboxOptions } from "@mypi/builtin-tools";
-import { readFileSync, statSync } from "node:fs";
-import { resolve } from "node:path";
-import { errnoCode, errorMessage, mypiHome, type SessionManager, withholdFromTools } from "@mypi/kernel";
+import { type SessionManager, withholdFromTools } from "@mypi/kernel";
 import { latestChoice, type ModelRegistry } from "@mypi/extension-api";
-import { EXIT, parseArgs, resolveMode, usageError, type CliArgs, type FlagKind, type Mode } from "../args.ts";
+import { EXIT, resolveMode, type CliArgs, type Mode } from "../args.ts";
 import { loadExtensions, type LoadedWorkspace, type WorkspaceRequest } from "../workspace/extension-loading.ts";
 import { printExtensions } from "./extensions.ts";
 import { describeFailures } from "../workspace/extension-set.ts";
-import { createHostResources, type HostResources } from "../workspace/host-resources.ts";
+import type { HostResources } from "../workspace/host-resources.ts";
 import type { CliIO } from "../io.ts";
-import { watchExits, type ExitWatcher } from "../exits.ts";
+import { watchExits } from "../exits.ts";
 import { chooseModel, lookupModel, registryOf } from "../workspace/model-choice.ts";
 import { printModels } from "./models.ts";
 import { runMode, type ModeStart } from "./run-mode.ts";
 import { openSession, sessionDirOf, type OpenedSession } from "../workspace/session-open.ts";
 import { selectTools } from "../tool-selection.ts";
+import { sandboxReport, sandboxWarnings, type SandboxReport } from "../workspace/sandbox.ts";
+import { describePolicies } from "../workspace/policy/choose.ts";
 import {
-  managedSandboxOf,
-  sandboxOf,
-  sandboxReport,
-  sandboxUsable,
-  sandboxWarnings,
-  type SandboxReport,
-} from "../workspace/sandbox.ts";
-import { choosePolicies, describePolicies, type SandboxState } from "../workspace/policy/choose.ts";
-import { loadPolicySettings, managedDir, type PolicySettings } from "../workspace/policy/tiers.ts";
-import { decideTrustEarly } from "../workspace/trust-decide.ts";
-import type { TrustDecision } from "../workspace/trust.ts";
-import type { PackagePath } from "../workspace/resources/index.ts";
+  checkCommandLine,
+  completeArgs,
+  fail,
+  settingsError,
+  type CommandLine,
+  type WatchedRun,
+} from "./run-command-line.ts";
+import { appendedPrompts, runResources } from "./run-resources.ts";
 
 export async function runCommand(argv: readonly string[], firstPass: CliArgs, io: CliIO): Promise<number> {
   const listing = firstPass.command === "extensions" || firstPass.command === "models";
@@ -58,37 +54,6 @@ export async function runCommand(argv: readonly string[], firstPass: CliArgs, io
   } finally {
     exits.dispose();
   }
-}
-
-interface WatchedRun {
-  argv: readonly string[];
-  firstPass: CliArgs;
-  io: CliIO;
-  exits: ExitWatcher;
-  listing: boolean;
-  isTTY: boolean;
-  mode: Mode;
-}
-
-/** What the command line says before any extension loaded (`checkCommandLine`). */
-interface CommandLine {
-  /** The agent's workspace (`--cwd`). */
-  cwd: string;
-  home: string;
-  earlyTrust: TrustDecision | undefined;
-  firstSettings: PolicySettings;
-  managedDir: string;
-  sandbox: SandboxOptions | undefined;
-  sandboxByDefault: boolean;
-  sandboxState: Promise<SandboxState>;
-  escapes: EscapeApprovals | undefined;
-  /**
-   * Without unknown flags the first pass is the whole truth: the mode and prompt were judged
-   * before loading anything. With them, a value of an extension's string flag may look like a
-   * prompt word until the second pass (`completeArgs`).
-   */
-  judgedEarly: boolean;
-  prompt: string | undefined;
 }
 
 async function runWatched(run: WatchedRun): Promise<number> {
@@ -301,167 +266,6 @@ function modeRefused(ws: LoadedWorkspace): string | undefined {
   return `${choice.mode.source === "--permission-mode" ? `--permission-mode ${wanted}` : choice.mode.source}: ${why}.`;
 }
 
-/** A usage error (exit 2), on stderr. */
-function fail(io: CliIO, message: string): number {
-  io.stderr.write(`${usageError(message).error}\n`);
-  return EXIT.usage;
-}
-
-/**
- * The checks that need no extension: the workspace, the settings that apply before its trust is
- * known, the sandbox (the builtin tools need it as they load), and — without unknown flags — the
- * mode and the prompt. A number is the exit code.
- */
-async function checkCommandLine(run: WatchedRun, workspace?: string): Promise<CommandLine | number> {
-  const { firstPass, io } = run;
-  const cwd = workspace ?? resolve(io.cwd, firstPass.cwd ?? ".");
-  if (!isDirectory(cwd))
-    return fail(
-      io,
-      workspace !== undefined ? `${workspace}: no such folder.` : `--cwd ${firstPass.cwd}: no such folder.`,
-    );
-  // The workspace's settings are read once it is trusted (trust.ts); until then, the global ones.
-  const home = mypiHome();
-  const earlyTrust = decideTrustEarly({ cwd, home, flag: firstPass.trustProject });
-  const mDir = managedDir(io.env);
-  const firstSettings = loadPolicySettings({ home, cwd, trusted: earlyTrust?.trusted === true, managedDir: mDir });
-  if ("error" in firstSettings) return fail(io, settingsError(firstSettings.error));
-  const sandboxChoice = sandboxOf(firstPass, firstSettings.settings, io.cwd, managedSandboxOf(firstSettings.tiers));
-  if ("error" in sandboxChoice) return fail(io, sandboxChoice.error);
-  // Not awaited: the probe (a bubblewrap start) runs while the extensions load (extension-loading.ts).
-  const sandboxState = sandboxUsable(sandboxChoice.sandbox);
-  // Calls out of the sandbox need a gate to approve them: one that can ask (dormant in a mode with a user), or one with rules.
-  const early = choosePolicies({ tiers: firstSettings.tiers, args: firstPass, mode: run.mode, shellCwd: io.cwd, cwd });
-  const approvable = !run.listing && early.gate.state !== "off";
-  const escapes = sandboxChoice.sandbox && approvable ? createEscapeApprovals() : undefined;
-  const judgedEarly = firstPass.unknownFlags.length === 0;
-  const prompt = judgedEarly ? await promptOf(run, firstPass) : undefined;
-  if (judgedEarly) {
-    const problem = modeProblem(run, prompt);
-    if (problem !== undefined) return fail(io, problem);
-  }
-  return {
-    cwd,
-    home,
-    earlyTrust,
-    firstSettings,
-    managedDir: mDir,
-    sandbox: sandboxChoice.sandbox,
-    sandboxByDefault: sandboxChoice.byDefault === true,
-    sandboxState,
-    escapes,
-    judgedEarly,
-    prompt,
-  };
-}
-
-/**
- * The second pass over the flags, now that the extensions registered theirs; flags win over
- * settings. Judges the mode and prompt when the first pass could not. A number is the exit code
- * (the extensions are shut down).
- */
-async function completeArgs(
-  run: WatchedRun,
-  line: CommandLine,
-  ws: LoadedWorkspace,
-): Promise<{ args: CliArgs; prompt: string | undefined } | number> {
-  const { io } = run;
-  const { manager } = ws.loaded;
-  const { settings } = ws;
-  const flagKinds = new Map<string, FlagKind>(manager.getFlags().map((f) => [f.name, f.type]));
-  const second = parseArgs(run.argv, flagKinds);
-  if (!second.ok) {
-    await manager.shutdown();
-    io.stderr.write(`${second.error}\n`);
-    return EXIT.usage;
-  }
-  const args: CliArgs = {
-    ...second.args,
-    model: second.args.model ?? settings.model,
-    baseUrl: second.args.baseUrl ?? settings.baseUrl,
-    strictExtensions:
-      second.args.strictExtensions || (!second.args.allowFailedExtensions && settings.strictExtensions === true),
-    allowFailedExtensions:
-      second.args.allowFailedExtensions || (!second.args.strictExtensions && settings.allowFailedExtensions === true),
-    toolTimeoutMs:
-      second.args.toolTimeoutMs ?? (settings.toolTimeout !== undefined ? settings.toolTimeout * 1000 : undefined),
-  };
-  let { prompt } = line;
-  if (!line.judgedEarly) {
-    prompt = await promptOf(run, args);
-    const problem = modeProblem(run, prompt);
-    if (problem !== undefined) {
-      await manager.shutdown();
-      return fail(io, problem);
-    }
-  }
-  manager.setFlagValues(args.extensionFlags);
-  return { args, prompt };
-}
-
-function isOneShot({ listing, mode }: WatchedRun): boolean {
-  return !listing && (mode === "print" || mode === "json");
-}
-
-/** The prompt: the words of the command line, else (one-shot, piped) stdin; none for --continue-run. */
-async function promptOf(run: WatchedRun, args: CliArgs): Promise<string | undefined> {
-  if (args.continueRun) return undefined;
-  return (
-    args.prompt ??
-    (isOneShot(run) && run.io.stdin.isTTY !== true ? (await readAll(run.io.stdin)).trim() || undefined : undefined)
-  );
-}
-
-/** What is wrong with the mode and prompt, if anything. */
-function modeProblem(run: WatchedRun, prompt: string | undefined): string | undefined {
-  const { listing, mode, isTTY } = run;
-  if (!listing && mode === "interactive" && !isTTY)
-    return 'interactive mode needs a terminal; use -p "prompt" (or --mode json / rpc) when piping.';
-  if (isOneShot(run) && prompt === undefined && !run.firstPass.continueRun)
-    return 'give a prompt: mypi -p "what to do" (or pipe it on stdin).';
-  if (run.firstPass.continueRun && mode === "rpc")
-    return "--continue-run is for print, JSON and interactive modes; in RPC mode send the resume_run command.";
-  if (!listing && run.firstPass.resume && mode !== "interactive")
-    return "--resume picks a session on a terminal; elsewhere name it: --session FILE|ID (or --continue).";
-  return undefined;
-}
-
-/** Skills, prompt templates, context files and the system prompt for this run (`host-resources.ts`). */
-function runResources(
-  run: WatchedRun,
-  r: { cwd: string; ws: LoadedWorkspace; args: CliArgs; append: string[]; allowedTools: readonly string[] | undefined },
-): HostResources {
-  const { ws, args, allowedTools } = r;
-  const offeredTools = (manager = ws.loaded.manager) =>
-    manager
-      .effectiveTools()
-      .map((t) => t.name)
-      .filter((name) => !allowedTools || allowedTools.includes(name));
-  return createHostResources({
-    resources: {
-      home: mypiHome(),
-      cwd: r.cwd,
-      // Project skills, templates and SYSTEM.md are project configuration, like its extensions:
-      // they load only for a trusted workspace.
-      project: ws.trusted,
-      contextFiles: !args.noContextFiles,
-      skillCommands: ws.settings.enableSkillCommands !== false,
-      discoverSkills: !args.noSkills,
-      discoverPrompts: !args.noPromptTemplates,
-      cliSkillPaths: args.skills.map((p) => resolve(run.io.cwd, p)),
-      cliPromptPaths: args.promptTemplates.map((p) => resolve(run.io.cwd, p)),
-      packages: {
-        skills: [...scoped(ws.globalPackages.skills, "user"), ...scoped(ws.projectPackages.skills, "project")],
-        prompts: [...scoped(ws.globalPackages.prompts, "user"), ...scoped(ws.projectPackages.prompts, "project")],
-      },
-    },
-    ...(args.systemPrompt !== undefined && { systemPrompt: args.systemPrompt }),
-    append: r.append,
-    tools: offeredTools,
-    warn: (message) => ws.diagnostic(message),
-  });
-}
-
 /** `mypi extensions`: what loaded, what failed, what was skipped; then the extensions shut down. */
 async function listExtensions(
   run: WatchedRun,
@@ -512,66 +316,4 @@ function failedExtensionsVerdict(
     };
   }
   return { fatal: false, line: `mypi: warning: running without ${them}.` };
-}
-
-/** A package's skill or prompt paths, tagged with the scope of the settings file that declared them. */
-function scoped(paths: readonly string[], scope: PackagePath["scope"]): PackagePath[] {
-  return paths.map((path) => ({ path, scope }));
-}
-
-function settingsError(error: string): string {
-  return `${error}. Fix the file (mypi writes it only in \`mypi install\` and \`mypi remove\`).`;
-}
-
-/**
- * `--append-system-prompt` values, and `--system-prompt`'s (Pi reads a file for both): an
- * existing file (against the shell's directory) is read, anything else is text. A string is the error.
- */
-function appendedPrompts(args: CliArgs, io: CliIO): { append: string[]; system?: string } | string {
-  const read = (flag: string, value: string): { text: string } | { error: string } => {
-    const path = resolve(io.cwd, value);
-    if (!isFile(path)) return { text: value };
-    try {
-      return { text: readFileSync(path, "utf8") };
-    } catch (error) {
-      return {
-        error: `--${flag} ${value}: cannot be read (${errnoCode(error) ?? errorMessage(error)}).`,
-      };
-    }
-  };
-  const append: string[] = [];
-  for (const value of args.appendSystemPrompt) {
-    const r = read("append-system-prompt", value);
-    if ("error" in r) return r.error;
-    append.push(r.text);
-  }
-  if (args.systemPrompt === undefined) return { append };
-  const system = read("system-prompt", args.systemPrompt);
-  return "error" in system ? system.error : { append, system: system.text };
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  return new Promise((resolveText, reject) => {
-    let text = "";
-    stream.setEncoding("utf8");
-    stream.on("data", (chunk: string) => (text += chunk));
-    stream.on("end", () => resolveText(text));
-    stream.on("error", reject);
-  });
 }
