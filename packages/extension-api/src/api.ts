@@ -1,73 +1,29 @@
 /**
- * The `pi` object one extension receives (docs/extensions.md#5-the-rest-of-pi), and the record of what it registered.
- * Registration is validated here, where the mistake is made, with coded errors that say how to
- * fix it (fastify's `validate`). Everything an extension registers lands in its record, so the
- * manager can attach, detach and roll it back as a unit.
+ * The `pi` object one extension receives (docs/extensions.md#5-the-rest-of-pi). What it registers
+ * lands in the extension's record (`extension-record.ts`). Registration is validated here, where the
+ * mistake is made, with coded errors that say how to fix it (fastify's `validate`); the checks that
+ * take more than a line (`pi.on` options, tool definitions, name rules) are in `registration-checks.ts`.
  */
 import { format } from "node:util";
-import type { Content, Tool } from "@mypi/kernel";
-import { defineTool, isTool } from "@mypi/kernel";
+import type { Content } from "@mypi/kernel";
 import type { Emitter } from "mitt";
 import { customMessageFrom } from "./custom-message.ts";
-import { ExtensionError, closest, describeValue, errorMessage, invalidToolError } from "./errors.ts";
+import { ExtensionError, closest, describeValue, errorMessage } from "./errors.ts";
 import { exec } from "./exec.ts";
+import type { ExtensionRecord, HandlerRecord } from "./extension-record.ts";
 import { MCP_PROVIDER_CHANNEL, type McpServerRegistry } from "./mcp-servers.ts";
+import { COMMAND_NAME, FLAG_NAME, checkOptions, toTool } from "./registration-checks.ts";
 import {
   ROUTES,
-  type CommandDefinition,
   type CommandInfo,
   type EventName,
   type ExtensionAPI,
-  type ExtensionContext,
-  type ExtensionFactory,
   type ExtensionRuntime,
-  type FlagDefinition,
-  type Redactor,
-  type Route,
   type ToolInfo,
 } from "./types.ts";
 
-export interface HandlerRecord {
-  readonly name: EventName;
-  readonly handler: (...args: never[]) => unknown;
-  readonly order?: "pre" | "post";
-  readonly timeoutMs?: number;
-  readonly onError?: "open" | "closed";
-  /** `"root"`: the handler decides for the main agent only, not for the child agents it starts. */
-  readonly agents?: "all" | "root";
-  readonly label?: string;
-  readonly seq: number;
-}
-
-/** One instance of one extension and everything it registered. */
-export interface ExtensionRecord {
-  readonly name: string;
-  readonly path: string | undefined;
-  readonly realPath: string | undefined;
-  readonly factory: ExtensionFactory;
-  /** loading → attached → disposed; a failed load goes loading → disposed. */
-  state: "loading" | "attached" | "disposed";
-  readonly handlers: HandlerRecord[];
-  readonly tools: Map<string, Tool>;
-  readonly commands: Map<string, CommandDefinition>;
-  readonly flags: Map<string, FlagDefinition>;
-  /** `pi.registerRedactor`, in registration order. */
-  readonly redactors: Redactor[];
-  /** `pi.events` listeners: live from the moment they are added (other extensions may answer during load). */
-  readonly listeners: { channel: string; fn: (data: unknown) => void }[];
-  /**
-   * Its tools are defaults a later extension may replace (with a diagnostic), as Pi's built-in
-   * tools are: the builtin tools. Any other extension's tool name is its own (`manager-tools.ts`).
-   */
-  readonly replaceable: boolean;
-  /** The ctx this extension's handlers, observers, commands and tools receive. */
-  readonly context: ExtensionContext;
-  /**
-   * `setActiveTools` called while loading: the names wait here until the extension attaches,
-   * because its own tools become known only then (dropped with it when the load fails).
-   */
-  activeToolsRequest?: string[];
-}
+export { createRecord, type ExtensionRecord, type HandlerRecord } from "./extension-record.ts";
+export { parseSlashCommand } from "./registration-checks.ts";
 
 /** What the `pi` object needs from its manager. */
 export interface ApiHost {
@@ -98,30 +54,6 @@ export interface ApiHost {
   readonly mcpServers: McpServerRegistry;
 }
 
-export function createRecord(
-  name: string,
-  factory: ExtensionFactory,
-  context: ExtensionContext,
-  where: { path?: string | undefined; realPath?: string | undefined; replaceable?: boolean | undefined } = {},
-): ExtensionRecord {
-  const { path, realPath } = where;
-  return {
-    name,
-    replaceable: where.replaceable === true,
-    context,
-    path,
-    realPath,
-    factory,
-    state: "loading",
-    handlers: [],
-    tools: new Map(),
-    commands: new Map(),
-    flags: new Map(),
-    redactors: [],
-    listeners: [],
-  };
-}
-
 const EVENT_NAMES = Object.keys(ROUTES) as EventName[];
 /**
  * `pi.events.emit` calls nested inside listeners (delivery is synchronous). A listener that emits
@@ -129,22 +61,6 @@ const EVENT_NAMES = Object.keys(ROUTES) as EventName[];
  */
 const MAX_EMIT_DEPTH = 64;
 let emitDepth = 0;
-/** What `registerCommand` accepts as a name; `parseSlashCommand` splits typed lines with the same rule. */
-const COMMAND_NAME_PATTERN = "[a-zA-Z0-9][a-zA-Z0-9_:.-]*";
-const COMMAND_NAME = new RegExp(`^${COMMAND_NAME_PATTERN}$`);
-const SLASH_COMMAND = new RegExp(`^/(${COMMAND_NAME_PATTERN})(?:\\s+([\\s\\S]*))?$`);
-const FLAG_NAME = /^[a-zA-Z0-9][a-zA-Z0-9-]*$/;
-
-/**
- * Split a typed line `/name args` into the command's name and its arguments (trimmed), or
- * `undefined` when the line is not a command call (text for the model, such as "/etc/hosts is
- * broken"). Every mode reads prompts with this one function, so a name `registerCommand`
- * accepts is a name every mode can run.
- */
-export function parseSlashCommand(line: string): { name: string; args: string } | undefined {
-  const m = SLASH_COMMAND.exec(line.trim());
-  return m ? { name: m[1]!, args: (m[2] ?? "").trim() } : undefined;
-}
 
 export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): ExtensionAPI {
   const fail = (code: ConstructorParameters<typeof ExtensionError>[0], message: string) =>
@@ -428,81 +344,4 @@ export function createExtensionAPI(record: ExtensionRecord, host: ApiHost): Exte
     },
   };
   return api;
-}
-
-function checkOptions(
-  name: EventName,
-  route: Route,
-  options: unknown,
-): Omit<HandlerRecord, "name" | "handler" | "seq"> {
-  if (options === undefined) return {};
-  const where = `pi.on("${name}", handler, options)`;
-  const invalid = (message: string) => new ExtensionError("MYPI_INVALID_OPTIONS", `${where}: ${message}`);
-  if (typeof options !== "object" || options === null) throw invalid("options must be an object");
-  const allowed = route === "observer" ? ["timeoutMs", "label"] : ["order", "timeoutMs", "onError", "agents", "label"];
-  for (const key of Object.keys(options)) {
-    if (!allowed.includes(key)) {
-      const note =
-        route === "observer" && (key === "order" || key === "onError" || key === "agents")
-          ? ` (${key} applies to decision slots; observers take timeoutMs and label)`
-          : "";
-      throw invalid(`unknown option "${key}"${note}; options: ${allowed.join(", ")}`);
-    }
-  }
-  const o = options as { order?: unknown; timeoutMs?: unknown; onError?: unknown; agents?: unknown; label?: unknown };
-  if (o.order !== undefined && o.order !== "pre" && o.order !== "post")
-    throw invalid(`order must be "pre" or "post", got ${describeValue(o.order)}`);
-  if (
-    o.timeoutMs !== undefined &&
-    !(typeof o.timeoutMs === "number" && o.timeoutMs > 0 && Number.isFinite(o.timeoutMs))
-  ) {
-    throw invalid(`timeoutMs must be a positive number of milliseconds, got ${describeValue(o.timeoutMs)}`);
-  }
-  if (o.onError !== undefined && o.onError !== "open" && o.onError !== "closed")
-    throw invalid(`onError must be "open" or "closed", got ${describeValue(o.onError)}`);
-  if (o.agents !== undefined && o.agents !== "all" && o.agents !== "root")
-    throw invalid(
-      `agents must be "all" (the main agent and its child agents) or "root" (the main agent only), got ${describeValue(o.agents)}`,
-    );
-  if (o.label !== undefined && (typeof o.label !== "string" || o.label.trim() === ""))
-    throw invalid(`label must be a non-empty string, got ${describeValue(o.label)}`);
-  const out: {
-    order?: "pre" | "post";
-    timeoutMs?: number;
-    onError?: "open" | "closed";
-    agents?: "all" | "root";
-    label?: string;
-  } = {};
-  if (o.label !== undefined) out.label = o.label as string;
-  if (o.order !== undefined) out.order = o.order;
-  if (o.timeoutMs !== undefined) out.timeoutMs = o.timeoutMs as number;
-  if (o.onError !== undefined) out.onError = o.onError;
-  if (o.agents !== undefined) out.agents = o.agents;
-  return out;
-}
-
-/**
- * A `defineTool` tool as is; a plain definition with a zod or JSON schema through `defineTool`.
- * Pi's own shape reaches here already adapted (pi-compat/tool-definition.ts), unless the host
- * switched Pi compatibility off.
- */
-function toTool(definition: unknown, record: ExtensionRecord): Tool {
-  if (isTool(definition)) return definition;
-  const d = definition as { parameters?: unknown; jsonSchema?: unknown; execute?: unknown };
-  try {
-    if (typeof d !== "object" || d === null)
-      throw new Error("expected a tool made with defineTool({...}) or a Pi-style definition");
-    const zodLike = typeof (d.parameters as { safeParse?: unknown } | undefined)?.safeParse === "function";
-    if (zodLike || d.jsonSchema !== undefined) return defineTool(d as Parameters<typeof defineTool>[0]);
-    if (typeof d.execute === "function") {
-      throw new Error(
-        "a Pi-style definition (execute(toolCallId, params, …)) needs Pi compatibility, which this host switched off (piCompat: false); make the tool with defineTool({...})",
-      );
-    }
-    throw new Error(
-      `tool ${JSON.stringify((d as { name?: unknown }).name)} needs execute(toolCallId, params, signal, onUpdate, ctx)`,
-    );
-  } catch (error) {
-    throw invalidToolError(definition, record.name, error);
-  }
 }

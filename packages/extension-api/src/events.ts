@@ -1,6 +1,9 @@
 /**
  * The two maps `pi.on` is typed over (docs/architecture.md#extensions): decision slots and read-only events (the
  * kernel's and the host's), the handler shapes and options that follow from a name, and `ROUTES`.
+ * The events themselves live by kind — `diagnostic-events.ts` (what the host adds to the agent's
+ * stream), `session-events.ts` (the session's lifecycle, for observers), `slot-decisions.ts` (the
+ * slots' events and results) — and are re-exported from here.
  *
  * One generic `pi.on<K>(name, handler, options?)`: the handler's event, `next` and return type
  * follow the name. `ROUTES` is typed `Record<EventName, Route>`, so an event or slot added to the
@@ -8,213 +11,53 @@
  */
 import type {
   AgentEvent,
-  AssistantMessage,
   BeforeAgentStartEvent,
-  CompactionPreparation,
-  Content,
   ContextEvent,
   ContextResult,
   InputEvent,
   InputResult,
-  SessionEntry,
-  StreamEvent,
   ToolCallEvent,
   ToolCallResult,
-  ThinkingLevel,
   ToolResultEvent,
 } from "@mypi/kernel";
-import type { PiModelObject } from "./models/types.ts";
+import type { ExtensionErrorEvent, HookDecisionEvent } from "./diagnostic-events.ts";
+import type {
+  ModelSelectEvent,
+  SessionCompactEvent,
+  SessionForkEvent,
+  SessionInfoChangedEvent,
+  SessionShutdownEvent,
+  SessionStartEvent,
+  SessionSwitchEvent,
+  SessionTreeEvent,
+  ThinkingLevelSelectEvent,
+  UserBashEvent,
+} from "./session-events.ts";
+import type {
+  BeforeAgentEndDecision,
+  BeforeAgentEndEvent,
+  BeforeAgentStartDecision,
+  ProjectTrustDecision,
+  ProjectTrustEvent,
+  ResourcesDiscoverDecision,
+  ResourcesDiscoverEvent,
+  SessionBeforeCompactDecision,
+  SessionBeforeCompactEvent,
+  SessionBeforeForkDecision,
+  SessionBeforeForkEvent,
+  SessionBeforeSwitchDecision,
+  SessionBeforeSwitchEvent,
+  ToolResultDecision,
+} from "./slot-decisions.ts";
 import type { ExtensionContext } from "./types.ts";
+
+export type * from "./diagnostic-events.ts";
+export type * from "./session-events.ts";
+export type * from "./slot-decisions.ts";
 
 export type Awaitable<T> = T | Promise<T>;
 
-// ─── Host events (read-only, added by the host to the kernel's stream) ──────────────────────
-
-/** What a handler's own decision was; one `hook_decision` per handler reached (docs/architecture.md#diagnostics). */
-export type HookOutcome =
-  | "pass"
-  | "transform"
-  | "handled"
-  | "block"
-  | "allow"
-  | "rewrite"
-  | "patch"
-  | "withhold"
-  | "system_prompt"
-  | "message"
-  | "fail_open"
-  | "fail_closed"
-  | "timeout"
-  /** `tool_call`: the handler held the call for a person's answer (docs/resume.md#approvals). */
-  | "pause";
-
-/**
- * The two events the host inserts into the agent's stream are type aliases, not interfaces: an
- * object type alias is assignable to the kernel's open `HostEvent` (an interface, lacking an
- * implicit index signature, is not), so `StreamEvent<ExtensionHostEvent>` is a `StreamEvent`.
- */
-export type HookDecisionEvent = {
-  type: "hook_decision";
-  slot: SlotName;
-  extension: string;
-  /** The handler's `label`, when it gave one (one of several handlers of an extension: a Claude Code hook). */
-  handler?: string;
-  outcome: HookOutcome;
-  reason?: string;
-  /** `tool_call` and `tool_result`: the call the decision was about. */
-  toolCallId?: string;
-  /** The handler's own time, excluding time spent in `next()`. */
-  durationMs: number;
-  /**
-   * A decision about a child agent: the agents that led to it, the main one first
-   * (`["root", "call_3:explorer"]`, docs/subagents.md). Absent for the main agent.
-   */
-  agentPath?: string[];
-  timestamp: number;
-};
-
-/** A handler, observer, listener or command of `extension` failed; `slot` says where. */
-export type ExtensionErrorEvent = {
-  type: "extension_error";
-  extension: string;
-  /** The failing handler's `label`, when it gave one. */
-  handler?: string;
-  /** A slot or event name, `events:<channel>`, `command:<name>`, or `load`. */
-  slot: string;
-  error: string;
-  /** A `MYPI_*` code when the failure is one the manager recognises (timeouts, bad results). */
-  code?: string;
-  /** A decision handler that failed for a child agent: the agents that led to it (as `hook_decision`'s). */
-  agentPath?: string[];
-  timestamp: number;
-};
-
-/**
- * A line an extension logged with `pi.log.info / warn / error` (docs/extensions.md#5-the-rest-of-pi):
- * each mode shows it where a person reads (interactive: in the conversation, above the editor;
- * print: stderr), JSON and RPC write it as a line of the stream.
- */
-export type ExtensionLogEvent = {
-  type: "extension_log";
-  extension: string;
-  level: "info" | "warn" | "error";
-  message: string;
-  timestamp: number;
-};
-
-/**
- * The host is ready: after loading (`startup`), after `reload()`, in a new session (`new`, also
- * `resume` of another file), and after a fork moved the session (`fork`) — Pi 1.x's one event for
- * all of them; extensions that rebuild state from the branch do it here. `previousSessionFile`:
- * the file this session replaced or was forked in (new, resume, fork).
- */
-export interface SessionStartEvent {
-  type: "session_start";
-  reason: "startup" | "reload" | "new" | "resume" | "fork";
-  previousSessionFile?: string;
-  timestamp: number;
-}
-/**
- * The host is shutting down (`quit`), the extension is about to be reloaded (`reload`), or the
- * session is being replaced (`new`, with the new session's file in `targetSessionFile`).
- */
-export interface SessionShutdownEvent {
-  type: "session_shutdown";
-  reason: "quit" | "reload" | "new" | "resume" | "fork";
-  targetSessionFile?: string;
-  timestamp: number;
-}
-export interface SessionCompactEvent {
-  type: "session_compact";
-  tokensBefore: number;
-  tokensAfter: number;
-  /** The summary came from a `session_before_compact` handler. */
-  fromExtension: boolean;
-  /** The `compaction` entry written to the session (Pi's field), when there is a session. */
-  compactionEntry?: SessionEntry;
-  /** As in `session_before_compact`. */
-  reason: "manual" | "threshold";
-  willRetry: false;
-  timestamp: number;
-}
-export interface SessionForkEvent {
-  type: "session_fork";
-  entryId: string;
-  previousLeafId: string | undefined;
-  /** Pi's field. mypi forks inside the same file, so this is the current session file. */
-  previousSessionFile: string | undefined;
-  timestamp: number;
-}
-/** The host replaced the session (RPC `new_session`); sent to the new session's extensions. */
-export interface SessionSwitchEvent {
-  type: "session_switch";
-  reason: "new" | "resume";
-  previousSessionFile: string | undefined;
-  timestamp: number;
-}
-
-/** `/tree` moved the session's leaf inside the same file (`navigate`): state kept from the branch is rebuilt here. */
-export interface SessionTreeEvent {
-  type: "session_tree";
-  newLeafId: string | undefined;
-  oldLeafId: string | undefined;
-  timestamp: number;
-}
-
-/** The session's name changed (`pi.setSessionName`, RPC `set_session_name`); Pi 1.x's event. */
-export interface SessionInfoChangedEvent {
-  type: "session_info_changed";
-  /** The name now (`undefined` when cleared). */
-  name: string | undefined;
-  timestamp: number;
-}
-
-/**
- * The user ran `!cmd` (or `!!cmd`: `excludeFromContext`) in interactive mode. mypi runs it itself
- * and tells observers; Pi's handlers may also return `{result}` or `{operations}` to run it their
- * way, which mypi does not read (docs/pi-compat.md).
- */
-export interface UserBashEvent {
-  type: "user_bash";
-  command: string;
-  excludeFromContext: boolean;
-  cwd: string;
-  timestamp: number;
-}
-
-/**
- * The model changed — `/model`, Ctrl+P, RPC `set_model` / `cycle_model`, `pi.setModel` — from
- * the next run on (Pi's event). Resuming a session that used another model does not send it:
- * read `ctx.model` in `session_start`.
- */
-export interface ModelSelectEvent {
-  type: "model_select";
-  model: PiModelObject;
-  previousModel: PiModelObject | undefined;
-  /** `cycle`: Ctrl+P or RPC `cycle_model`; `set`: everything else. */
-  source: "set" | "cycle";
-  timestamp: number;
-}
-
-/**
- * The thinking level changed: `/thinking`, Shift+Tab, RPC, `pi.setThinkingLevel`, or a model
- * change that clamped it (then it comes just before that `model_select`). Pi's event.
- */
-export interface ThinkingLevelSelectEvent {
-  type: "thinking_level_select";
-  level: ThinkingLevel;
-  previousLevel: ThinkingLevel;
-  timestamp: number;
-}
-
-/**
- * The events the extension host inserts into its agent's stream (`Agent<ExtensionHostEvent>`):
- * its diagnostics and the extensions' log lines. The session lifecycle events reach observers only.
- */
-export type ExtensionHostEvent = HookDecisionEvent | ExtensionErrorEvent | ExtensionLogEvent;
-
-/** What the extension host's agent streams: `switch (event.type)` narrows over kernel and host events alike. */
-export type ExtensionStreamEvent = StreamEvent<ExtensionHostEvent>;
+// ─── Read-only events ────────────────────────────────────────────────────────────────────────
 
 /** Kernel events by name (docs/architecture.md#events). */
 export type AgentEvents = { [E in AgentEvent as E["type"]]: E };
@@ -241,126 +84,6 @@ export type ObservedEventName = keyof ObservedEvents;
 export type ObservedEvent = ObservedEvents[ObservedEventName];
 
 // ─── Decision slots ──────────────────────────────────────────────────────────────────────────
-
-/** A custom message as extensions write it; the host adds `role` and `timestamp`. */
-export interface CustomMessageInput {
-  customType: string;
-  content: string | Content[];
-  display?: boolean;
-  details?: unknown;
-}
-
-export interface BeforeAgentStartDecision {
-  /** Chains: the next handler sees it. Applies to this run only; an empty string counts. */
-  systemPrompt?: string;
-  /** Accumulate in order, added after the prompt. */
-  message?: CustomMessageInput;
-  messages?: CustomMessageInput[];
-}
-
-/**
- * A `tool_result` patch. Each field set to a defined value replaces it; `null` clears it
- * (`content` → empty, `details` → cleared, flags → false). `withhold` replaces the whole result
- * with an error naming this extension and stops the chain.
- */
-export interface ToolResultDecision {
-  content?: Content[] | null;
-  details?: unknown;
-  isError?: boolean | null;
-  terminate?: boolean | null;
-  withhold?: boolean;
-  /** Why the result was withheld; shown to the model. */
-  reason?: string;
-}
-
-/** Compaction is about to run; `preparation` is the kernel's plan (what is summarized, what is kept). */
-export interface SessionBeforeCompactEvent {
-  preparation: CompactionPreparation;
-  customInstructions?: string;
-  /** The entries of the current branch (Pi's field). */
-  branchEntries: readonly SessionEntry[];
-  /** Aborted when the compaction is (Pi's field; `ctx.signal` is the same). */
-  signal: AbortSignal;
-  /** Pi 1.x: `manual` (`/compact`, `ctx.compact`, RPC `compact`) or `threshold` (automatic). */
-  reason: "manual" | "threshold";
-  /** Pi 1.x: mypi does not retry a run after compacting, so always false. */
-  willRetry: false;
-}
-export interface SessionBeforeCompactDecision {
-  /** The first `cancel` wins. */
-  cancel?: boolean;
-  /** Used instead of a model-written summary; the first one supplied wins. */
-  summary?: string;
-  /** Pi's shape: its `summary` is used as above; the other fields are ignored (mypi cuts the history itself). */
-  compaction?: { summary: string; firstKeptEntryId?: string; tokensBefore?: number; details?: unknown };
-}
-
-export interface SessionBeforeForkEvent {
-  entryId: string;
-  /** Pi 1.x: mypi always branches off before the entry (the entry's parent becomes the leaf). */
-  position: "before";
-}
-export interface SessionBeforeForkDecision {
-  /** The first `cancel` wins. */
-  cancel?: boolean;
-}
-
-/** The host is about to replace the session (RPC `new_session`); sent to the current extensions. */
-export interface SessionBeforeSwitchEvent {
-  reason: "new" | "resume";
-  targetSessionFile?: string;
-}
-export interface SessionBeforeSwitchDecision {
-  /** The first `cancel` wins. */
-  cancel?: boolean;
-}
-
-/** Extensions may add skill and prompt-template folders (after `session_start`, and after a reload). */
-export interface ResourcesDiscoverEvent {
-  cwd: string;
-  reason: "startup" | "reload";
-}
-/** Paths accumulate over the handlers, in order; relative ones resolve against `cwd`. */
-export interface ResourcesDiscoverDecision {
-  skillPaths?: string[];
-  promptPaths?: string[];
-  /** Pi's field: mypi has no themes, so these are ignored. */
-  themePaths?: string[];
-}
-
-/**
- * The run would end `completed` (the model answered without tool calls, nothing is queued): the
- * kernel's `beforeEnd`. Handlers may supply messages that continue the same run.
- */
-export interface BeforeAgentEndEvent {
-  /** The model's last answer. */
-  lastMessage: AssistantMessage;
-  /** Its text (the text blocks joined). */
-  finalText: string;
-  /** How many times this run was already continued this way. */
-  continuations: number;
-}
-/** Messages accumulate in order over the handlers; any message continues the run (it opens the next turn). */
-export interface BeforeAgentEndDecision {
-  message?: CustomMessageInput;
-  messages?: CustomMessageInput[];
-}
-
-/**
- * The host is about to decide whether the workspace's own code (`.mypi/extensions`, project
- * packages, project settings) may load. Only extensions loaded before that code (the global
- * ones and `-e` paths) receive it; it runs once per process, before `session_start`.
- */
-export interface ProjectTrustEvent {
-  /** The workspace (`ctx.cwd`). */
-  cwd: string;
-}
-/** `"yes"` / `"no"` decides (the first one wins); `"undecided"` leaves it to later handlers and the host. */
-export interface ProjectTrustDecision {
-  trusted: "yes" | "no" | "undecided";
-  /** Save a yes/no for later processes (the host's trust file); otherwise it holds for this process only. */
-  remember?: boolean;
-}
 
 /**
  * The decision slots: the kernel's five (docs/architecture.md#slots) and the host's session decisions.
