@@ -69,7 +69,7 @@ export interface CliArgs {
   systemPrompt?: string;
   /** `--trust-project` (true) / `--no-trust-project` (false): this run's project-trust decision. */
   trustProject?: boolean;
-  /** `--append-system-prompt`, in order: text, or the path of a file to read (decided in `run.ts`). */
+  /** `--append-system-prompt`, in order: text, or the path of a file to read (decided in `commands/run-resources.ts`). */
   appendSystemPrompt: string[];
   /**
    * `--tools a,b*` (Pi's `-t`): the allowlist of tools the model is offered, names or `*`

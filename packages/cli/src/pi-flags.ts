@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { CliArgs } from "./cli-args.ts";
 import { toolList } from "./tool-selection.ts";
 
-/** What each takes (`args.ts` merges them into its table). */
+/** What each takes (`builtin-flags.ts` merges them into its table). */
 export const PI_OPTIONS = {
   "exclude-tools": "string",
   "no-skills": "boolean",

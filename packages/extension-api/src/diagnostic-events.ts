@@ -27,7 +27,7 @@ export type HookOutcome =
   | "pause";
 
 /**
- * The two events the host inserts into the agent's stream are type aliases, not interfaces: an
+ * The events the host inserts into the agent's stream are type aliases, not interfaces: an
  * object type alias is assignable to the kernel's open `HostEvent` (an interface, lacking an
  * implicit index signature, is not), so `StreamEvent<ExtensionHostEvent>` is a `StreamEvent`.
  */
