@@ -2,27 +2,19 @@
  * `SessionManager`: an append-only JSONL tree of entries (docs/architecture.md#sessions), kept in
  * a store (`store.ts`: a JSONL file by default, or Redis).
  *
- * Durability: with the file store every append writes whole lines with one synchronous
- * `appendFileSync` before the entry exists in memory, so a crash loses at most the line in
- * flight, and a failed write (disk full) throws without leaving memory and file apart. A store
- * that writes asynchronously (Redis) is written behind, in order; `flush()` resolves once it has
- * everything, and the `Agent` waits for it before a tool runs (docs/resume.md#stores).
- *
- * One writer per session: the store's lock is taken before the first append (or by `claim()`),
- * and a second writer is refused with `SessionLockedError` (docs/sessions.md#one-writer).
- *
  * The tree: every entry is a child of the current leaf and becomes the new leaf. The current
  * branch is the path from the leaf to its root. `navigate` and `fork` move the leaf; nothing is
  * ever rewritten. On load the leaf is the last entry stored.
+ *
+ * Beside it: where a session starts (its header and store, for each way of opening one) is
+ * `open.ts`; how lines reach the store — durability, write-behind, the one-writer lock — is
+ * `writer.ts`; which entry holds a message is `message-index.ts`.
  */
-import { errorMessage } from "../values.ts";
-import { randomBytes, randomUUID } from "node:crypto";
-import { basename, join, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
 import { exceedsDepth, tooDeepText } from "../limits.ts";
 import type { Message, QueuedMessage, WaitingCall } from "../types.ts";
 import {
   messageProblem,
-  SESSION_VERSION,
   type ApprovalEntry,
   type ApprovalRequestEntry,
   type CompactionEntry,
@@ -38,19 +30,23 @@ import {
   type SessionHeader,
   type SessionInfoEntry,
 } from "./entries.ts";
-import { FileSessionStore } from "./file-store.ts";
-import type { LoadedSession } from "./load.ts";
-import { defaultSessionDir, latestSessionFile, sessionFileName } from "./paths.ts";
+import {
+  createdState,
+  forkedState,
+  inMemoryState,
+  loadedState,
+  openedState,
+  type SessionLocationOptions,
+  type SessionState,
+} from "./open.ts";
+import { latestSessionFile, defaultSessionDir } from "./paths.ts";
 import { branchContext, cutAtRepeat, serializeEntry, storedCopy } from "./serialize.ts";
-import type { SessionStore, StoreAppend } from "./store.ts";
+import type { SessionStore } from "./store.ts";
+import { MessageIndex } from "./message-index.ts";
+import { SessionWriter } from "./writer.ts";
 import { deepFreeze } from "../loop/freeze.ts";
 
-export interface SessionLocationOptions {
-  /** The agent's workspace; stored in the header and used to pick the default folder. */
-  cwd: string;
-  /** The folder holding the session files. Default: `$MYPI_HOME/sessions/<cwd-slug>/`. */
-  dir?: string;
-}
+export type { SessionLocationOptions } from "./open.ts";
 
 export interface AppendCompactionOptions {
   summary: string;
@@ -66,14 +62,6 @@ export interface ApprovalAnswer {
   approved: boolean;
   reason?: string;
   scope?: string;
-}
-
-interface SessionState {
-  header: SessionHeader;
-  store: SessionStore | undefined;
-  entries: SessionEntry[];
-  byId: Map<string, SessionEntry>;
-  warnings: string[];
 }
 
 type Fields<E extends SessionEntry> = Omit<E, "id" | "parentId" | "timestamp">;
@@ -96,24 +84,17 @@ export class SessionManager {
   storedForm?: ((message: Message) => Message) | undefined;
 
   private readonly header: SessionHeader;
-  private readonly store: SessionStore | undefined;
   private readonly entries: SessionEntry[];
   private readonly byId: Map<string, SessionEntry>;
   private leafId: string | null;
   private readonly labels = new Map<string, string>();
   private sessionName: string | undefined;
-  /** Message object → its entry id, for `entryIdOf` (compaction's `firstKeptEntryId`). */
-  private readonly messageIds = new WeakMap<Message, string>();
-  private indexedLoadedMessages = false;
+  /** Which entry holds a message, for `entryIdOf` (compaction's `firstKeptEntryId`). */
+  private readonly messageIndex: MessageIndex;
   /** What `getEntries` hands out; rebuilt after an append (entries are only ever added). */
   private entriesView: readonly SessionEntry[] | undefined;
-  /** The store's lock is ours (taken before the first write). */
-  private locked = false;
-  /** Writes an asynchronous store has not finished, in order; undefined when none is pending. */
-  private pending: Promise<void> | undefined;
-  private pendingCount = 0;
-  /** An asynchronous write failed: nothing more is written, and every append says why. */
-  private writeError: unknown;
+  /** Writes to the store, in order, under its lock; undefined in memory. */
+  private readonly writer: SessionWriter | undefined;
 
   private constructor(state: SessionState) {
     // Read-only once in memory (docs/architecture.md#events): what getHeader/getEntries hand out cannot be changed
@@ -123,15 +104,18 @@ export class SessionManager {
     for (const e of state.entries) deepFreeze(e);
     this.id = state.header.id;
     this.cwd = state.header.cwd;
-    this.store = state.store;
     this.file = state.store?.file;
     this.location = state.store?.location;
     this.entries = state.entries;
     this.byId = state.byId;
     this.loadWarnings = state.warnings;
+    this.messageIndex = new MessageIndex(state.entries.length > 0);
+    this.writer =
+      state.store === undefined
+        ? undefined
+        : new SessionWriter(state.store, { id: this.id, header: this.header, entries: this.entries });
     this.leafId = state.entries.at(-1)?.id ?? null;
     for (const e of state.entries) this.track(e);
-    if (state.entries.length === 0) this.indexedLoadedMessages = true; // nothing loaded to index
   }
 
   // ─── Opening ───────────────────────────────────────────────────────────────────────────────
@@ -142,19 +126,7 @@ export class SessionManager {
    * its id (`--session-id`), default a new UUID.
    */
   static create(options: SessionLocationOptions & { parentSession?: string; id?: string }): SessionManager {
-    const cwd = resolve(options.cwd);
-    const now = new Date();
-    const id = options.id ?? randomUUID();
-    const dir = options.dir ?? defaultSessionDir(cwd);
-    const header: SessionHeader = {
-      type: "session",
-      version: SESSION_VERSION,
-      id,
-      cwd,
-      timestamp: now.toISOString(),
-      ...(options.parentSession !== undefined && { parentSession: options.parentSession }),
-    };
-    return SessionManager.fresh(header, new FileSessionStore(join(dir, sessionFileName(id, now))));
+    return new SessionManager(createdState(options));
   }
 
   /**
@@ -164,9 +136,7 @@ export class SessionManager {
    * Opening writes nothing and takes no lock: the first append does.
    */
   static open(file: string, options?: { cwd?: string }): SessionManager {
-    const path = resolve(file);
-    const store = new FileSessionStore(path);
-    return SessionManager.fromLoaded(store.load(), store, { cwd: options?.cwd, id: idFromFileName(path) });
+    return new SessionManager(openedState(file, options));
   }
 
   /**
@@ -174,39 +144,12 @@ export class SessionManager {
    * `id` names a new session (default: a new UUID) and a stored one without a header.
    */
   static async load(store: SessionStore, options: { cwd?: string; id?: string } = {}): Promise<SessionManager> {
-    return SessionManager.fromLoaded(await store.load(), store, options);
-  }
-
-  private static fromLoaded(
-    loaded: LoadedSession | undefined,
-    store: SessionStore,
-    options: { cwd?: string; id?: string | undefined },
-  ): SessionManager {
-    const cwd = resolve(options.cwd ?? process.cwd());
-    const header: SessionHeader = loaded?.header ?? {
-      type: "session",
-      version: SESSION_VERSION,
-      id: options.id ?? randomUUID(),
-      cwd,
-      timestamp: new Date().toISOString(),
-    };
-    if (loaded === undefined) return SessionManager.fresh(header, store);
-    return new SessionManager({ header, store, entries: loaded.entries, byId: loaded.byId, warnings: loaded.warnings });
+    return new SessionManager(loadedState(await store.load(), store, options));
   }
 
   /** A session that is never written (`--no-session`); `parentSession` as in `create`. */
   static inMemory(cwd: string, options: { parentSession?: string } = {}): SessionManager {
-    return SessionManager.fresh(
-      {
-        type: "session",
-        version: SESSION_VERSION,
-        id: randomUUID(),
-        cwd: resolve(cwd),
-        timestamp: new Date().toISOString(),
-        ...(options.parentSession !== undefined && { parentSession: options.parentSession }),
-      },
-      undefined,
-    );
+    return new SessionManager(inMemoryState(cwd, options));
   }
 
   /** The most recently written session of `cwd` (`--continue`), or undefined when there is none. */
@@ -227,31 +170,13 @@ export class SessionManager {
     leafId: string | undefined,
     options: SessionLocationOptions & { inMemory?: boolean },
   ): SessionManager {
-    const cwd = resolve(options.cwd);
-    const now = new Date();
-    const id = randomUUID();
-    const header: SessionHeader = {
-      type: "session",
-      version: SESSION_VERSION,
-      id,
-      cwd,
-      timestamp: now.toISOString(),
-      ...(source.file !== undefined && { parentSession: source.file }),
-    };
-    const store = options.inMemory
-      ? undefined
-      : new FileSessionStore(join(options.dir ?? defaultSessionDir(cwd), sessionFileName(id, now)));
+    const forked = new SessionManager(forkedState(source.file, options));
     const entries = leafId === undefined ? [] : source.getBranch(leafId);
-    const forked = new SessionManager({ header, store, entries: [], byId: new Map(), warnings: [] });
     if (entries.length > 0) {
-      if (store !== undefined) forked.write(entries.map(serializeEntry));
+      if (forked.writer !== undefined) forked.writer.write(entries.map(serializeEntry));
       for (const e of entries) forked.remember(e);
     }
     return forked;
-  }
-
-  private static fresh(header: SessionHeader, store: SessionStore | undefined): SessionManager {
-    return new SessionManager({ header, store, entries: [], byId: new Map(), warnings: [] });
   }
 
   /**
@@ -259,26 +184,17 @@ export class SessionManager {
    * refused before it does any work (`SessionLockedError`). Nothing to do in memory.
    */
   claim(): Promise<void> {
-    if (this.store === undefined || this.locked) return Promise.resolve();
-    try {
-      const taking = this.store.lock();
-      if (taking instanceof Promise) return taking.then(() => void (this.locked = true));
-      this.locked = true;
-      return Promise.resolve();
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.writer?.claim() ?? Promise.resolve();
   }
 
   /** Resolves once the store has every entry appended so far; rejects with the write that failed. */
   flush(): Promise<void> {
-    if (this.writeError !== undefined) return Promise.reject(this.failure());
-    return this.pending ?? Promise.resolve();
+    return this.writer?.flush() ?? Promise.resolve();
   }
 
   /** Writes still on their way to an asynchronous store; undefined when there are none (always, for files). */
   get writing(): Promise<void> | undefined {
-    return this.pending;
+    return this.writer?.writing;
   }
 
   /**
@@ -286,17 +202,7 @@ export class SessionManager {
    * pending on a file, the lock is released before this returns.
    */
   close(): Promise<void> {
-    const release = (): Promise<void> => {
-      if (!this.locked) return Promise.resolve();
-      this.locked = false;
-      try {
-        return Promise.resolve(this.store!.unlock());
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    };
-    if (this.pending === undefined) return release();
-    return this.flush().then(release, (error: unknown) => release().then(() => Promise.reject(error)));
+    return this.writer?.close() ?? Promise.resolve();
   }
 
   // ─── Appending ─────────────────────────────────────────────────────────────────────────────
@@ -325,8 +231,8 @@ export class SessionManager {
         ? { type: "message", message: stored }
         : { type: "message", message: stored, dequeued: options.dequeued };
     const entry = this.append<MessageEntry>(fields);
-    this.messageIds.set(message, entry.id);
-    if (stored !== message) this.messageIds.set(stored, entry.id);
+    this.messageIndex.set(message, entry.id);
+    if (stored !== message) this.messageIndex.set(stored, entry.id);
     return entry.id;
   }
 
@@ -424,7 +330,7 @@ export class SessionManager {
     if (exceedsDepth(rest))
       throw new Error(`Cannot record a ${type} entry in session ${this.id}: ${tooDeepText("it")}.`);
     const entry = { type, id, parentId: this.leafId, timestamp: new Date().toISOString(), ...rest } as E;
-    if (this.store !== undefined) this.write([serializeEntry(entry)]);
+    this.writer?.write([serializeEntry(entry)]);
     this.remember(entry);
     return entry;
   }
@@ -437,58 +343,6 @@ export class SessionManager {
     this.byId.set(entry.id, entry);
     this.leafId = entry.id;
     this.track(entry);
-  }
-
-  /**
-   * Hand lines to the store: at once, taking its lock first, while it answers synchronously (a
-   * file: a failure throws here and the entry never enters memory); behind, in order, once it
-   * answers with promises (Redis: a failure is kept and every later append throws it).
-   */
-  private write(lines: string[]): void {
-    if (this.writeError !== undefined) throw this.failure();
-    const request: StoreAppend = {
-      lines,
-      header: JSON.stringify(this.header),
-      everything: () => this.entries.map(serializeEntry),
-    };
-    if (this.pending !== undefined) return this.behind(() => this.store!.append(request));
-    if (!this.locked) {
-      const taking = this.store!.lock();
-      if (taking instanceof Promise) {
-        this.behind(() => taking.then(() => void (this.locked = true)));
-        return this.behind(() => this.store!.append(request));
-      }
-      this.locked = true;
-    }
-    const writing = this.store!.append(request);
-    if (writing instanceof Promise) this.behind(() => writing);
-  }
-
-  /** Chain an asynchronous write after the pending ones. */
-  private behind(step: () => void | Promise<void>): void {
-    const count = ++this.pendingCount;
-    const previous = this.pending ?? Promise.resolve();
-    const next: Promise<void> = previous
-      .then(() => (this.writeError === undefined ? step() : undefined))
-      .catch((error: unknown) => {
-        this.writeError ??= error;
-      })
-      .then(() => {
-        if (this.pendingCount === count) this.pending = undefined;
-        if (this.writeError !== undefined) throw this.failure();
-      });
-    // Whoever awaits it sees the failure; an unobserved chain must not become an unhandled rejection.
-    next.catch(() => {});
-    this.pending = next;
-  }
-
-  private failure(): Error {
-    const cause = this.writeError;
-    if (cause instanceof Error && cause.name === "SessionLockedError") return cause;
-    return new Error(
-      `Could not write session ${this.location ?? this.id}: ${errorMessage(cause)}. Nothing more is written to it.`,
-      { cause },
-    );
   }
 
   private newId(): string {
@@ -566,27 +420,7 @@ export class SessionManager {
    * else (a copy) the nearest entry on the current branch with an equal message.
    */
   entryIdOf(message: Message): string | undefined {
-    if (!this.indexedLoadedMessages) {
-      for (const e of this.entries)
-        if (e.type === "message" && !this.messageIds.has(e.message)) this.messageIds.set(e.message, e.id);
-      this.indexedLoadedMessages = true;
-    }
-    const known = this.messageIds.get(message);
-    if (known !== undefined) return known;
-    const json = JSON.stringify(message);
-    const path = this.getBranch();
-    for (let i = path.length - 1; i >= 0; i--) {
-      const e = path[i]!;
-      if (
-        e.type === "message" &&
-        e.message.timestamp === message.timestamp &&
-        e.message.role === message.role &&
-        JSON.stringify(e.message) === json
-      ) {
-        return e.id;
-      }
-    }
-    return undefined;
+    return this.messageIndex.find(message, this.entries, this);
   }
 
   // ─── Moving the leaf ───────────────────────────────────────────────────────────────────────
@@ -613,10 +447,4 @@ export class SessionManager {
     }
     return entry;
   }
-}
-
-/** `<timestamp>_<id>.jsonl` → id. */
-function idFromFileName(file: string): string | undefined {
-  const m = /_([^_]+)\.jsonl$/.exec(basename(file));
-  return m?.[1];
 }
