@@ -11,7 +11,6 @@
  * chain, `order: "pre"` handlers first, then unmarked, then `post`, each group in load order
  * and registration order; the front is outermost.
  */
-import * as kernel from "@mypi/kernel";
 import { cjsDefault, type BeforeEndEvent, type Message, type SlotContext, type Tool } from "@mypi/kernel";
 import mittModule from "mitt";
 import type { ApiHost, ExtensionRecord } from "./api.ts";
@@ -19,13 +18,13 @@ import type { ChainCall } from "./dispatch/chain.ts";
 import { SlotDriver, type KernelSlots } from "./dispatch/driver.ts";
 import { createBaseContext, HEADLESS_UI } from "./context.ts";
 import { detachedRuntime } from "./detached.ts";
-import { LoadOrder, type LoadHooks } from "./load.ts";
-import { ExtensionLoader, hostModules } from "./loader.ts";
+import { LoadOrder } from "./load.ts";
 import type { BusEvent } from "./dispatch/observer-bus.ts";
 import { createPiCompat, type PiCompat } from "./pi-compat/index.ts";
 import type { ManagerAdapter } from "./adapters.ts";
 import type { SlotResults } from "./dispatch/policy.ts";
 import { ExtensionCommands, type CommandOutcome } from "./manager-commands.ts";
+import { disposeRecord, loadHooks } from "./manager-load.ts";
 import { ExtensionTools } from "./manager-tools.ts";
 import { McpServerRegistry } from "./mcp-servers.ts";
 import { describeExtensions, flagsOf, handlerChains, handlerOrder } from "./registrations.ts";
@@ -81,7 +80,6 @@ export class ExtensionManager implements ApiHost {
 
   private readonly options: ManagerOptions;
   private currentSettings: Readonly<Record<string, unknown>> | undefined;
-  private readonly loader: ExtensionLoader;
   private readonly order: LoadOrder;
   private readonly reported = new Set<string>();
   private ui: ExtensionUI;
@@ -132,14 +130,6 @@ export class ExtensionManager implements ApiHost {
         for (const a of this.adapters) a.extendCommandContext?.(ctx, extension);
       },
     });
-    this.loader = new ExtensionLoader(
-      async () =>
-        hostModules(...this.adapters.map((a) => a.modules), {
-          "@mypi/extension-api": await ownPackage(),
-          "@mypi/kernel": kernel,
-        }),
-      options.nativeImport,
-    );
     this.driver = new SlotDriver({
       records: () => this.records,
       timeouts: options,
@@ -158,7 +148,15 @@ export class ExtensionManager implements ApiHost {
       ...(options.extendApi && { extendApi: options.extendApi }),
       ...(options.extendContext && { extendContext: options.extendContext }),
     });
-    this.order = new LoadOrder(this.loadHooks());
+    this.order = new LoadOrder(
+      loadHooks({
+        manager: this,
+        options,
+        adapters: this.adapters,
+        records: () => this.records,
+        changed: () => this.changed(),
+      }),
+    );
     this.slots = this.driver.slots();
   }
 
@@ -217,71 +215,6 @@ export class ExtensionManager implements ApiHost {
   /** Every load failure still standing (an extension that loaded later is not listed). */
   get loadFailures(): LoadFailure[] {
     return this.order.entries.flatMap((e) => (e.failure && !e.record ? [e.failure] : []));
-  }
-
-  /** What the load order needs of the manager (`load.ts`). */
-  private loadHooks(): LoadHooks {
-    const { options } = this;
-    return {
-      get loadTimeoutMs() {
-        return options.loadTimeoutMs; // read at each load, as the options are
-      },
-      loader: this.loader,
-      cwd: this.cwd,
-      context: this.context,
-      host: this,
-      extendApi: (pi, entry, record) => {
-        const seat = {
-          name: entry.name,
-          ...(entry.path !== undefined && { path: entry.path }),
-          attached: () => record.state === "attached",
-          context: record.context,
-        };
-        for (const a of this.adapters) a.extendApi?.(pi, seat);
-      },
-      dispose: (record) => this.dispose1(record),
-      conflict: (record, others) => this.conflict(record, others),
-      attach: (record) => this.attach(record),
-      changed: () => this.changed(),
-      settle: (record) => this.toolset.applyRequest(record),
-      deliverTo: (extension, event) => this.driver.observers.deliverTo(extension, event),
-    };
-  }
-
-  /**
-   * Pi fails the load of an extension that registers a tool or a flag another extension already
-   * has (it keeps the first); so does mypi. The builtin tools' names are free to take.
-   */
-  private conflict(record: ExtensionRecord, others: readonly ExtensionRecord[] = this.records): string | undefined {
-    if (record.replaceable) return undefined;
-    const where = (r: ExtensionRecord) => (r.path === undefined ? r.name : `${r.name} (${r.path})`);
-    for (const other of others) {
-      if (other === record) continue;
-      const tool = other.replaceable ? undefined : [...record.tools.keys()].find((name) => other.tools.has(name));
-      if (tool !== undefined)
-        return `tool "${tool}" conflicts with ${where(other)}, which registered it first; rename one of them, or load only one`;
-      const flag = [...record.flags.keys()].find((name) => other.flags.has(name));
-      if (flag !== undefined)
-        return `flag "--${flag}" conflicts with ${where(other)}, which registered it first; rename one of them, or load only one`;
-    }
-    return undefined;
-  }
-
-  private attach(record: ExtensionRecord): void {
-    record.state = "attached";
-    this.driver.subscribe(record);
-  }
-
-  /** Detach one instance: observers, listeners; its handlers and tools leave with `changed()`. */
-  private dispose1(record: ExtensionRecord): void {
-    // The bus knows observers by extension name, and only an attached record subscribed any: a
-    // new version that failed during a reload must not unsubscribe the old one it leaves in place.
-    if (record.state === "attached") {
-      this.driver.observers.removeExtension(record.name);
-      this.mcpServers.dropExtension(record.name);
-    }
-    record.state = "disposed";
-    for (const l of record.listeners.splice(0)) this.channels.off(l.channel, l.fn);
   }
 
   private get records(): ExtensionRecord[] {
@@ -510,21 +443,9 @@ export class ExtensionManager implements ApiHost {
   /** Dispose every extension in reverse load order, without telling them (`shutdown()` tells them first). */
   dispose(): void {
     for (const entry of [...this.order.entries].reverse()) {
-      if (entry.record) this.dispose1(entry.record);
+      if (entry.record) disposeRecord(entry.record, this);
     }
     this.order.entries.length = 0;
     this.changed();
   }
-}
-
-/**
- * This package's own entry, for the extensions' `import … from "@mypi/extension-api"`: imported by
- * its name, as a user's file names it, so that it is the very module instance the host runs
- * (one `ExtensionError`, one `defineTool`), and lazily, so that the manager does not import the
- * index that exports it. The name is held in a variable: the compiler resolves no self-reference
- * while it builds the package's own declarations.
- */
-function ownPackage(): Promise<Record<string, unknown>> {
-  const name: string = "@mypi/extension-api";
-  return import(name) as Promise<Record<string, unknown>>;
 }

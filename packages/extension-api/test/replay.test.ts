@@ -10,7 +10,7 @@ import { createScriptedModel, defineTool, SessionManager, type ScriptedTurn } fr
 import { afterAll, describe, expect, it } from "vitest";
 import { createExtensionHost, ruleOf, z, type ExtensionAPI, type ExtensionFactory } from "../src/index.ts";
 import { loadExtensions, replay, type ReplayDifference } from "../src/testing/index.ts";
-import { sameReason } from "../src/replay/compare.ts";
+import { sameReason } from "../src/replay/differences.ts";
 import { fixture } from "./helpers.ts";
 
 const root = mkdtempSync(join(tmpdir(), "mypi-replay-"));

@@ -2,7 +2,9 @@
  * The slot policy table of docs/architecture.md#policy, as data: how a handler's result changes the chain's
  * state, what stops the chain, what a failure does, and what the kernel finally receives.
  * `chain.ts` runs every slot through the same code with these entries; nothing here knows
- * about handlers, timeouts or extensions beyond the name it credits.
+ * about handlers, timeouts or extensions beyond the name it credits. The kernel's five slots'
+ * entries are here; the host's slots' are in `host-policies.ts`, and the chain state both move
+ * in, with its moves, in `chain-state.ts`.
  *
  * | slot                   | combines                                          | stops on          | default |
  * |------------------------|---------------------------------------------------|-------------------|---------|
@@ -29,8 +31,6 @@ import {
   type ToolCallResult,
   type ToolResultPatch,
 } from "@mypi/kernel";
-import { customMessageFrom } from "../custom-message.ts";
-import { ExtensionError, describeValue } from "../errors.ts";
 import type {
   HookOutcome,
   ProjectTrustDecision,
@@ -41,6 +41,10 @@ import type {
   SlotName,
   SlotResult,
 } from "../types.ts";
+import { bad, changed, messagesOf, stopped, type ChainState } from "./chain-state.ts";
+import { HOST_POLICIES } from "./host-policies.ts";
+
+export { initialState, type ChainState, type Stop } from "./chain-state.ts";
 
 /**
  * What a slot's chain hands on (`toKernel`): for the kernel's five slots the kernel's own result
@@ -62,39 +66,6 @@ export interface SlotResults {
   before_agent_end: { messages: CustomMessage[] };
 }
 
-/** What a chain threads through its handlers. States are never mutated, only replaced. */
-export interface ChainState<K extends SlotName = SlotName> {
-  readonly event: SlotEvent<K>;
-  /** Bumped on every change of `event`, so changes made in place are seen too. */
-  readonly rev: number;
-  /** The extension that last changed `event` (credited as `by`). */
-  readonly by?: string;
-  /** An answer that ends the chain. */
-  readonly stop?: Stop<K>;
-  /** `before_agent_start`, `before_agent_end`: messages accumulated in order. */
-  readonly messages?: readonly CustomMessage[];
-  /** `resources_discover`: the paths handlers returned, in order. */
-  readonly paths?: { readonly skillPaths: readonly string[]; readonly promptPaths: readonly string[] };
-  /** `tool_result`: the terminate flag (not part of the event). */
-  readonly terminate?: boolean;
-  /**
-   * `tool_call`: the extensions whose handler judged this call and passed it — answered without
-   * calling `next()`, so they never saw what a later handler made of the input. A later rewrite
-   * names them (docs/extensions.md#23-order).
-   */
-  readonly judged?: readonly string[];
-}
-
-export interface Stop<K extends SlotName> {
-  /** What `next()` resolves to upstream. */
-  readonly result?: SlotResult<K>;
-  readonly by: string;
-  readonly outcome: HookOutcome;
-  readonly reason?: string;
-  /** A closed failure of a slot whose only safe answer is to end the run in `error`. */
-  readonly fatal?: string;
-}
-
 /** `R`: what `toKernel` hands on; only `stopOnly` names it, for slots where it is the handler's own result type. */
 export interface SlotPolicy<K extends SlotName, R = SlotResults[K]> {
   /** One line: how the handlers of this slot combine. */
@@ -114,59 +85,7 @@ export interface SlotPolicy<K extends SlotName, R = SlotResults[K]> {
   toKernel(initial: ChainState<K>, final: ChainState<K>): R | undefined;
 }
 
-type PolicyTable = { [K in SlotName]: SlotPolicy<K> };
-
-// ─── helpers ─────────────────────────────────────────────────────────────────────────────────
-
-function bad(slot: SlotName, result: unknown, expected: string): ExtensionError {
-  return new ExtensionError(
-    "MYPI_BAD_RESULT",
-    `a ${slot} handler returned ${describeValue(result)}; expected ${expected} or undefined`,
-    { slot },
-  );
-}
-
-function changed<K extends SlotName>(state: ChainState<K>, event: Partial<SlotEvent<K>>, by: string): ChainState<K> {
-  return { ...state, event: { ...state.event, ...event }, rev: state.rev + 1, by };
-}
-
-function stopped<K extends SlotName>(state: ChainState<K>, stop: Stop<K>): ChainState<K> {
-  return { ...state, stop };
-}
-
-function toCustomMessage(input: unknown, slot: SlotName): CustomMessage {
-  const made = customMessageFrom(input);
-  if ("problem" in made)
-    throw bad(slot, input, "a message {customType, content: string | (text | image)[], display?, details?}");
-  return made;
-}
-
-/** Policies whose only answer is a first-wins stop (the session slots). */
-function stopOnly<
-  K extends "session_before_compact" | "session_before_fork" | "session_before_switch" | "project_trust",
->(
-  slot: K,
-  semantics: string,
-  decide: (result: Record<string, unknown>) => { result: SlotResult<K>; outcome: HookOutcome } | undefined,
-  expected: string,
-  /** What a closed failure decides (default: cancel). */
-  closed: SlotResult<K> = { cancel: true } as SlotResult<K>,
-): SlotPolicy<K, SlotResult<K>> {
-  return {
-    semantics,
-    defaultOnError: "open",
-    mutable: [],
-    apply(state, result, by) {
-      if (!isRecord(result)) throw bad(slot, result, expected);
-      const decision = decide(result);
-      return decision ? stopped(state, { ...decision, by }) : state;
-    },
-    diff: (from, to) => (to.stop && !from.stop ? to.stop.result : undefined),
-    outcome: (_from, to) => to.stop?.outcome ?? "pass",
-    failClosed: (state, by, reason) => stopped(state, { result: closed, by, outcome: "block", reason }),
-    toKernel: (_initial, final) => final.stop?.result,
-  };
-}
+export type PolicyTable = { [K in SlotName]: SlotPolicy<K> };
 
 // ─── the table ───────────────────────────────────────────────────────────────────────────────
 
@@ -358,122 +277,8 @@ export const POLICIES: PolicyTable = {
     },
   },
 
-  session_before_compact: stopOnly(
-    "session_before_compact",
-    "session_before_compact: the first cancel or summary wins",
-    (r) => {
-      if (r.cancel === true) return { result: { cancel: true }, outcome: "block" };
-      if (typeof r.summary === "string") return { result: { summary: r.summary }, outcome: "transform" };
-      return undefined;
-    },
-    "{cancel?: boolean, summary?: string}",
-  ),
-
-  session_before_fork: stopOnly(
-    "session_before_fork",
-    "session_before_fork: the first cancel wins",
-    (r) => (r.cancel === true ? { result: { cancel: true }, outcome: "block" } : undefined),
-    "{cancel?: boolean}",
-  ),
-
-  session_before_switch: stopOnly(
-    "session_before_switch",
-    "session_before_switch: the first cancel wins",
-    (r) => (r.cancel === true ? { result: { cancel: true }, outcome: "block" } : undefined),
-    "{cancel?: boolean}",
-  ),
-
-  project_trust: stopOnly(
-    "project_trust",
-    "project_trust: the first yes or no wins",
-    (r) => {
-      if (r.trusted !== "yes" && r.trusted !== "no" && r.trusted !== "undecided") return undefinedOrBad(r);
-      if (r.trusted === "undecided") return undefined;
-      const result = { trusted: r.trusted, ...(r.remember === true && { remember: true }) } as const;
-      return { result, outcome: r.trusted === "yes" ? "allow" : "block" };
-    },
-    '{trusted: "yes" | "no" | "undecided", remember?: boolean}',
-    // A closed failure of a trust handler means: do not trust.
-    { trusted: "no" },
-  ),
-  resources_discover: {
-    semantics: "resources_discover: skillPaths and promptPaths accumulate in order",
-    defaultOnError: "open",
-    mutable: [],
-    apply(state, result, by) {
-      const expected = "{skillPaths?: string[], promptPaths?: string[]}";
-      if (!isRecord(result)) throw bad("resources_discover", result, expected);
-      const list = (value: unknown): string[] => {
-        if (value === undefined) return [];
-        if (!Array.isArray(value) || !value.every((p) => typeof p === "string"))
-          throw bad("resources_discover", result, expected);
-        return value;
-      };
-      const skillPaths = list(result.skillPaths);
-      const promptPaths = list(result.promptPaths);
-      if (skillPaths.length === 0 && promptPaths.length === 0) return state;
-      const before = state.paths ?? { skillPaths: [], promptPaths: [] };
-      return {
-        ...state,
-        paths: {
-          skillPaths: [...before.skillPaths, ...skillPaths],
-          promptPaths: [...before.promptPaths, ...promptPaths],
-        },
-        by,
-      };
-    },
-    diff(from, to) {
-      const skillPaths = (to.paths?.skillPaths ?? []).slice(from.paths?.skillPaths.length ?? 0);
-      const promptPaths = (to.paths?.promptPaths ?? []).slice(from.paths?.promptPaths.length ?? 0);
-      return skillPaths.length || promptPaths.length ? { skillPaths, promptPaths } : undefined;
-    },
-    outcome: (from, to) => (to.paths !== from.paths ? "transform" : "pass"),
-    // Nothing to close: a failed handler adds no paths.
-    failClosed: (state) => state,
-    toKernel: (_initial, final) => ({
-      skillPaths: [...(final.paths?.skillPaths ?? [])],
-      promptPaths: [...(final.paths?.promptPaths ?? [])],
-    }),
-  },
-
-  before_agent_end: {
-    semantics: "before_agent_end: message(s) accumulate in order; any message continues the run",
-    defaultOnError: "open",
-    mutable: [],
-    apply(state, result) {
-      if (!isRecord(result)) throw bad("before_agent_end", result, "{message?, messages?}");
-      const added = messagesOf(result, "before_agent_end");
-      return added.length ? { ...state, messages: [...(state.messages ?? []), ...added] } : state;
-    },
-    diff(from, to) {
-      const added = (to.messages ?? []).slice(from.messages?.length ?? 0);
-      return added.length ? { messages: added } : undefined;
-    },
-    outcome: (from, to) => ((to.messages?.length ?? 0) > (from.messages?.length ?? 0) ? "message" : "pass"),
-    failClosed: (state, by, reason) =>
-      stopped(state, {
-        by,
-        outcome: "fail_closed",
-        reason,
-        fatal: `Extension ${by} failed in before_agent_end: ${reason}`,
-      }),
-    toKernel(_initial, final) {
-      if (final.stop?.fatal) throw new Error(final.stop.fatal);
-      return final.messages?.length ? { messages: [...final.messages] } : undefined;
-    },
-  },
+  ...HOST_POLICIES,
 };
-
-/** `message` and `messages` of a result, as custom messages (`before_agent_start`, `before_agent_end`). */
-function messagesOf(result: Record<string, unknown>, slot: "before_agent_start" | "before_agent_end"): CustomMessage[] {
-  const added: CustomMessage[] = [];
-  if (result.message !== undefined) added.push(toCustomMessage(result.message, slot));
-  if (result.messages !== undefined) {
-    if (!Array.isArray(result.messages)) throw bad(slot, result, "{messages: CustomMessage[]}");
-    for (const m of result.messages) added.push(toCustomMessage(m, slot));
-  }
-  return added;
-}
 
 /** What `before_agent_start` handlers changed between two states: the system prompt, messages added. */
 function startChanges(
@@ -494,14 +299,4 @@ function resultPatch(from: ChainState<"tool_result">, to: ChainState<"tool_resul
   if (to.event.details !== from.event.details) patch.details = to.event.details ?? null;
   if (to.terminate !== from.terminate) patch.terminate = to.terminate ?? false;
   return patch;
-}
-
-/** `project_trust` results must say `trusted`; anything else is the wrong shape. */
-function undefinedOrBad(result: Record<string, unknown>): never {
-  throw bad("project_trust", result, '{trusted: "yes" | "no" | "undecided", remember?: boolean}');
-}
-
-/** The chain's starting state: the kernel's event (never mutated) with its slot name as `type`. */
-export function initialState<K extends SlotName>(slot: K, event: object): ChainState<K> {
-  return { event: { ...event, type: slot } as SlotEvent<K>, rev: 0 };
 }

@@ -19,10 +19,9 @@ import {
   compareStart,
   fateChanged,
   type CompareContext,
-  type ReplayDifference,
-  type ReplayError,
   type StepOutcome,
 } from "./compare.ts";
+import type { ReplayDifference, ReplayError } from "./differences.ts";
 import type { Recording, RecordingFormat } from "./recording.ts";
 import { replayRuntime } from "./runtime.ts";
 import { replaySteps, type CallStep, type ReplayStep } from "./steps.ts";

@@ -15,7 +15,7 @@ export {
   type DifferenceKind,
   type ReplayDifference,
   type ReplayError,
-} from "./compare.ts";
+} from "./differences.ts";
 export { CLAUDE_CODE_TOOLS } from "./claude-code.ts";
 export { detectFormat, isAskReason, type FileKind, type Recording, type RecordingFormat } from "./recording.ts";
 export { replayRefusal } from "./runtime.ts";
