@@ -8,8 +8,9 @@ const conditions = ["mypi-source", ...defaultServerConditions];
 const cores = availableParallelism();
 
 // The long end-to-end scenarios: each file starts mypi dozens of times (signals at every moment,
-// SIGKILL chains, the permission tables run for real, installs, replays). They are the files
-// that took 14 s or more on an idle 2-core machine; together they are two thirds of the
+// SIGKILL chains, the permission tables run for real, installs, replays, hangs). They are the
+// files that took 14 s or more on an idle 2-core machine, and the four slowest of the rest (the
+// quick project was at the five-minute line without them); together about two thirds of the
 // suite's time. `npm test` runs the rest (the quick project, under five minutes here);
 // `npm run test:scenarios` runs these; CI runs both, and `npm run test:all` is the two at once.
 const SCENARIOS = [
@@ -18,11 +19,13 @@ const SCENARIOS = [
   "test/claude-code-plugins.e2e.test.ts",
   "test/cli-acp.e2e.test.ts",
   "test/cli-discovery.e2e.test.ts",
+  "test/cli-hangs.e2e.test.ts",
   "test/cli-install-safety.e2e.test.ts",
   "test/cli-interactive-pi-tui.e2e.test.ts",
   "test/cli-interactive.e2e.test.ts",
   "test/cli-packages.e2e.test.ts",
   "test/cli-print-json.e2e.test.ts",
+  "test/cli-private-files.e2e.test.ts",
   "test/cli-resources.e2e.test.ts",
   "test/cli-signals-fuzz.e2e.test.ts",
   "test/cli-signals.e2e.test.ts",
@@ -30,10 +33,12 @@ const SCENARIOS = [
   "test/export-html.e2e.test.ts",
   "test/install.e2e.test.ts",
   "test/permission-gate-bypasses.e2e.test.ts",
+  "test/permission-gate.e2e.test.ts",
   "test/permissions.e2e.test.ts",
   "test/pi-compat/pi-extensions.e2e.test.ts",
   "test/pi-compat/pi-packages.e2e.test.ts",
   "test/pi-compat/pi-providers.e2e.test.ts",
+  "test/pi-compat/rpc-client.e2e.test.ts",
   "test/redaction-beyond-slots.e2e.test.ts",
   "test/replay.e2e.test.ts",
   "test/resume-approve.e2e.test.ts",
