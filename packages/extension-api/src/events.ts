@@ -1,8 +1,8 @@
 /**
  * The two maps `pi.on` is typed over (docs/architecture.md#extensions): decision slots and read-only events (the
  * kernel's and the host's), the handler shapes and options that follow from a name, and `ROUTES`.
- * The events themselves live by kind — `diagnostic-events.ts` (what the host adds to the agent's
- * stream), `session-events.ts` (the session's lifecycle, for observers), `slot-decisions.ts` (the
+ * The events themselves live by kind — `events/diagnostic.ts` (what the host adds to the agent's
+ * stream), `events/session.ts` (the session's lifecycle, for observers), `events/slot-decisions.ts` (the
  * slots' events and results) — and are re-exported from here.
  *
  * One generic `pi.on<K>(name, handler, options?)`: the handler's event, `next` and return type
@@ -20,7 +20,7 @@ import type {
   ToolCallResult,
   ToolResultEvent,
 } from "@mypi/kernel";
-import type { ExtensionErrorEvent, HookDecisionEvent } from "./diagnostic-events.ts";
+import type { ExtensionErrorEvent, HookDecisionEvent } from "./events/diagnostic.ts";
 import type {
   ModelSelectEvent,
   SessionCompactEvent,
@@ -32,7 +32,7 @@ import type {
   SessionTreeEvent,
   ThinkingLevelSelectEvent,
   UserBashEvent,
-} from "./session-events.ts";
+} from "./events/session.ts";
 import type {
   BeforeAgentEndDecision,
   BeforeAgentEndEvent,
@@ -48,12 +48,12 @@ import type {
   SessionBeforeSwitchDecision,
   SessionBeforeSwitchEvent,
   ToolResultDecision,
-} from "./slot-decisions.ts";
+} from "./events/slot-decisions.ts";
 import type { ExtensionContext } from "./types.ts";
 
-export type * from "./diagnostic-events.ts";
-export type * from "./session-events.ts";
-export type * from "./slot-decisions.ts";
+export type * from "./events/diagnostic.ts";
+export type * from "./events/session.ts";
+export type * from "./events/slot-decisions.ts";
 
 export type Awaitable<T> = T | Promise<T>;
 

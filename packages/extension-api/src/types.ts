@@ -1,9 +1,9 @@
 /**
  * The vocabulary of extensions (docs/architecture.md#extensions): `ExtensionAPI` (the `pi` object)
  * and `ExtensionFactory` are here; the rest lives by concern and is re-exported from here, so this
- * file stays the one place to import the vocabulary from: `registration-types.ts` (tools, commands,
- * flags and redactors as extensions register them), `action-types.ts` (what the actions of `pi`
- * take and answer), `context-types.ts` (the handler `ctx`), `host-types.ts` (what a host provides:
+ * file stays the one place to import the vocabulary from: `types/registration.ts` (tools, commands,
+ * flags and redactors as extensions register them), `types/actions.ts` (what the actions of `pi`
+ * take and answer), `types/context.ts` (the handler `ctx`), `types/host.ts` (what a host provides:
  * `ExtensionRuntime`, the manager's options and reports), `events.ts` (the events and slots `pi.on`
  * is typed over, their handler shapes and `ROUTES`), `child-types.ts` (child agents).
  */
@@ -17,7 +17,7 @@ import type {
   ExtensionLogger,
   SendMessageOptions,
   SendUserMessageOptions,
-} from "./action-types.ts";
+} from "./types/actions.ts";
 import type { CallToolResult } from "./call-tool.ts";
 import type { Awaitable, CustomMessageInput, EventName, Handler, HandlerOptions } from "./events.ts";
 import type { RegisteredMcpServer } from "./mcp-servers.ts";
@@ -28,17 +28,17 @@ import type {
   PiToolDefinition,
   Redactor,
   ToolInfo,
-} from "./registration-types.ts";
+} from "./types/registration.ts";
 
 export type { CallToolRequest, CallToolResult } from "./call-tool.ts";
 
 export * from "./events.ts";
 export type * from "./child-types.ts";
 import type { ChildAgent, CreateAgentOptions } from "./child-types.ts";
-export type * from "./registration-types.ts";
-export type * from "./action-types.ts";
-export type * from "./context-types.ts";
-export type * from "./host-types.ts";
+export type * from "./types/registration.ts";
+export type * from "./types/actions.ts";
+export type * from "./types/context.ts";
+export type * from "./types/host.ts";
 
 // ─── The API ─────────────────────────────────────────────────────────────────────────────────
 

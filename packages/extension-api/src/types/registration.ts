@@ -5,8 +5,8 @@
  * the rest of the API.
  */
 import type { Content, JSONSchema, SessionManager } from "@mypi/kernel";
-import type { ExtensionContext } from "./context-types.ts";
-import type { Awaitable } from "./events.ts";
+import type { ExtensionContext } from "./context.ts";
+import type { Awaitable } from "../events.ts";
 
 /** The schema of a tool as `getAllTools()` reports it. */
 export interface ToolInfo {

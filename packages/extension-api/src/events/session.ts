@@ -5,7 +5,7 @@
  * decides anything: observers see these after the fact (`HostEvents` in `events.ts` maps them by name).
  */
 import type { SessionEntry, ThinkingLevel } from "@mypi/kernel";
-import type { PiModelObject } from "./models/types.ts";
+import type { PiModelObject } from "../models/types.ts";
 
 /**
  * The host is ready: after loading (`startup`), after `reload()`, in a new session (`new`, also

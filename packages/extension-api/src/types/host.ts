@@ -13,14 +13,14 @@ import type {
   ExecResult,
   SendMessageOptions,
   SendUserMessageOptions,
-} from "./action-types.ts";
-import type { CallToolRequest, CallToolResult } from "./call-tool.ts";
-import type { ChildAgent, CreateAgentOptions } from "./child-types.ts";
-import type { ContextUsage, ExtensionContext, ExtensionUI, ReadonlySessionView } from "./context-types.ts";
-import type { EventName, ExtensionErrorEvent, ExtensionLogEvent, HookDecisionEvent } from "./events.ts";
-import type { ModelSelection } from "./models/selection.ts";
-import type { NewSessionOptions } from "./registration-types.ts";
-import type { ExtensionAPI } from "./types.ts";
+} from "./actions.ts";
+import type { CallToolRequest, CallToolResult } from "../call-tool.ts";
+import type { ChildAgent, CreateAgentOptions } from "../child-types.ts";
+import type { ContextUsage, ExtensionContext, ExtensionUI, ReadonlySessionView } from "./context.ts";
+import type { EventName, ExtensionErrorEvent, ExtensionLogEvent, HookDecisionEvent } from "../events.ts";
+import type { ModelSelection } from "../models/selection.ts";
+import type { NewSessionOptions } from "./registration.ts";
+import type { ExtensionAPI } from "../types.ts";
 
 /**
  * The host's side of the actions (`createExtensionHost` implements it). Until the manager is

@@ -2,10 +2,10 @@
  * What the actions of `pi` take and answer: running a program (`exec`), logging (`log`), the bus
  * shared by all extensions (`events`), sending messages, and one model call outside the
  * conversation (`complete`). Apart from the `pi` interface (`types.ts`) because the host's runtime
- * (`host-types.ts`) carries out the same actions with the same shapes.
+ * (`types/host.ts`) carries out the same actions with the same shapes.
  */
 import type { AssistantMessage, UserMessage } from "@mypi/kernel";
-import type { Awaitable } from "./events.ts";
+import type { Awaitable } from "../events.ts";
 
 export interface ExecOptions {
   cwd?: string;

@@ -6,7 +6,7 @@
  * the session file meet them; the session events reach observers only.
  */
 import type { StreamEvent } from "@mypi/kernel";
-import type { SlotName } from "./events.ts";
+import type { SlotName } from "../events.ts";
 
 /** What a handler's own decision was; one `hook_decision` per handler reached (docs/architecture.md#diagnostics). */
 export type HookOutcome =
