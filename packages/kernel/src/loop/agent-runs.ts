@@ -291,12 +291,7 @@ export class AgentRuns<H extends HostEventBase> {
       this.book.ended(end.waiting);
     } catch (error) {
       // The paused calls could not be recorded: they cannot be answered from the session.
-      if (end.stopReason !== "error")
-        end = Object.freeze({
-          ...end,
-          stopReason: "error",
-          error: `Could not write the session: ${errorMessage(error)}`,
-        });
+      end = unwritten(end, error);
     }
     const beforeAgentEnd = this.options.beforeAgentEnd;
     // A session written behind (Redis) holds the whole run before agent_end is delivered.
@@ -307,12 +302,7 @@ export class AgentRuns<H extends HostEventBase> {
         try {
           await writing;
         } catch (error) {
-          if (end.stopReason !== "error")
-            end = Object.freeze({
-              ...end,
-              stopReason: "error",
-              error: `Could not write the session: ${errorMessage(error)}`,
-            });
+          end = unwritten(end, error);
         }
       }
       try {
@@ -332,8 +322,14 @@ export class AgentRuns<H extends HostEventBase> {
   }
 }
 
-export /** Abort a run and wake it (the loop adds no listener to the signal; see `startLoop`). */
-function abortRun(active: ActiveRun<HostEventBase>, reason: unknown): void {
+/** Abort a run and wake it (the loop adds no listener to the signal; see `startLoop`). */
+export function abortRun(active: ActiveRun<HostEventBase>, reason: unknown): void {
   active.controller.abort(reason);
   active.handle?.wake();
+}
+
+/** The run's end once its session could not be written: an error, unless it already is one. */
+function unwritten(end: AgentEndEvent, error: unknown): AgentEndEvent {
+  if (end.stopReason === "error") return end;
+  return Object.freeze({ ...end, stopReason: "error", error: `Could not write the session: ${errorMessage(error)}` });
 }

@@ -31,19 +31,10 @@ export interface SessionState {
 
 /** `SessionManager.create`: a new session with its file in `dir`. */
 export function createdState(options: SessionLocationOptions & { parentSession?: string; id?: string }): SessionState {
-  const cwd = resolve(options.cwd);
   const now = new Date();
-  const id = options.id ?? randomUUID();
-  const dir = options.dir ?? defaultSessionDir(cwd);
-  const header: SessionHeader = {
-    type: "session",
-    version: SESSION_VERSION,
-    id,
-    cwd,
-    timestamp: now.toISOString(),
-    ...(options.parentSession !== undefined && { parentSession: options.parentSession }),
-  };
-  return freshState(header, new FileSessionStore(join(dir, sessionFileName(id, now))));
+  const header = newHeader(options.cwd, now, options);
+  const dir = options.dir ?? defaultSessionDir(header.cwd);
+  return freshState(header, new FileSessionStore(join(dir, sessionFileName(header.id, now))));
 }
 
 /** `SessionManager.open`: the session file at `file`, read now. */
@@ -59,31 +50,14 @@ export function loadedState(
   store: SessionStore,
   options: { cwd?: string; id?: string | undefined },
 ): SessionState {
-  const cwd = resolve(options.cwd ?? process.cwd());
-  const header: SessionHeader = loaded?.header ?? {
-    type: "session",
-    version: SESSION_VERSION,
-    id: options.id ?? randomUUID(),
-    cwd,
-    timestamp: new Date().toISOString(),
-  };
+  const header = loaded?.header ?? newHeader(options.cwd ?? process.cwd(), new Date(), { id: options.id });
   if (loaded === undefined) return freshState(header, store);
   return { header, store, entries: loaded.entries, byId: loaded.byId, warnings: loaded.warnings };
 }
 
 /** `SessionManager.inMemory`: no store at all. */
 export function inMemoryState(cwd: string, options: { parentSession?: string }): SessionState {
-  return freshState(
-    {
-      type: "session",
-      version: SESSION_VERSION,
-      id: randomUUID(),
-      cwd: resolve(cwd),
-      timestamp: new Date().toISOString(),
-      ...(options.parentSession !== undefined && { parentSession: options.parentSession }),
-    },
-    undefined,
-  );
+  return freshState(newHeader(cwd, new Date(), options), undefined);
 }
 
 /**
@@ -94,21 +68,28 @@ export function forkedState(
   sourceFile: string | undefined,
   options: SessionLocationOptions & { inMemory?: boolean },
 ): SessionState {
-  const cwd = resolve(options.cwd);
   const now = new Date();
-  const id = randomUUID();
-  const header: SessionHeader = {
-    type: "session",
-    version: SESSION_VERSION,
-    id,
-    cwd,
-    timestamp: now.toISOString(),
-    ...(sourceFile !== undefined && { parentSession: sourceFile }),
-  };
+  const header = newHeader(options.cwd, now, { parentSession: sourceFile });
   const store = options.inMemory
     ? undefined
-    : new FileSessionStore(join(options.dir ?? defaultSessionDir(cwd), sessionFileName(id, now)));
+    : new FileSessionStore(join(options.dir ?? defaultSessionDir(header.cwd), sessionFileName(header.id, now)));
   return freshState(header, store);
+}
+
+/** A new session's header: `id` (default a new UUID), `parentSession` when there is one. */
+function newHeader(
+  cwd: string,
+  now: Date,
+  options: { id?: string | undefined; parentSession?: string | undefined },
+): SessionHeader {
+  return {
+    type: "session",
+    version: SESSION_VERSION,
+    id: options.id ?? randomUUID(),
+    cwd: resolve(cwd),
+    timestamp: now.toISOString(),
+    ...(options.parentSession !== undefined && { parentSession: options.parentSession }),
+  };
 }
 
 function freshState(header: SessionHeader, store: SessionStore | undefined): SessionState {
