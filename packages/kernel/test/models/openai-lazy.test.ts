@@ -99,7 +99,7 @@ describe("while the SDK loads", () => {
     vi.resetModules();
   });
 
-  /** A fresh copy of openai.ts (its module-level SDK promise unset) whose `import("openai")` runs `load`. */
+  /** A fresh copy of openai.ts (and of sdk-modules.ts, whose SDK promise is unset) whose `import("openai")` runs `load`. */
   async function freshClient(load: () => Promise<unknown>) {
     vi.resetModules();
     vi.doMock("openai", load);
