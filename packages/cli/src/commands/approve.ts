@@ -18,7 +18,8 @@ import {
 } from "@mypi/kernel";
 import { EXIT } from "../args.ts";
 import type { CliIO } from "../io.ts";
-import { isFile, openStored, sessionFileById, type OpenedSession } from "../workspace/session-open.ts";
+import { isFile } from "../workspace/files.ts";
+import { openStored, sessionFileById, type OpenedSession } from "../workspace/session-open.ts";
 
 const SCOPES = ["once", "session", "project"] as const;
 

@@ -23,6 +23,7 @@ import type { CliIO } from "../io.ts";
 import { replayReport, renderReplayText, type WorkspaceSet } from "./replay-report.ts";
 import { loadPolicySettings, managedDir } from "../workspace/policy/tiers.ts";
 import { decideTrustEarly } from "../workspace/trust-decide.ts";
+import { isDirectory, isFile } from "../workspace/files.ts";
 
 const REPLAY_HELP = `mypi replay — run recorded sessions through the extensions, without a model
 
@@ -344,21 +345,5 @@ function realPath(path: string): string {
     return realpathSync(path);
   } catch {
     return path;
-  }
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
   }
 }

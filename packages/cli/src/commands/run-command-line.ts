@@ -6,7 +6,6 @@
  * and says in its top comment in which order these checks' usage errors come.
  */
 import { createEscapeApprovals, type EscapeApprovals, type SandboxOptions } from "@mypi/builtin-tools";
-import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { mypiHome } from "@mypi/kernel";
 import { EXIT, parseArgs, usageError, type CliArgs, type FlagKind, type Mode } from "../args.ts";
@@ -18,6 +17,7 @@ import { choosePolicies, type SandboxState } from "../workspace/policy/choose.ts
 import { loadPolicySettings, managedDir, type PolicySettings } from "../workspace/policy/tiers.ts";
 import { decideTrustEarly } from "../workspace/trust-decide.ts";
 import type { TrustDecision } from "../workspace/trust.ts";
+import { isDirectory } from "../workspace/files.ts";
 
 export interface WatchedRun {
   argv: readonly string[];
@@ -177,14 +177,6 @@ function modeProblem(run: WatchedRun, prompt: string | undefined): string | unde
 
 export function settingsError(error: string): string {
   return `${error}. Fix the file (mypi writes it only in \`mypi install\` and \`mypi remove\`).`;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 function readAll(stream: NodeJS.ReadableStream): Promise<string> {

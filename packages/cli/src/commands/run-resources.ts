@@ -4,7 +4,7 @@
  * `--append-system-prompt` name, read from a file when they name one (`appendedPrompts`). Apart
  * from `run.ts` (the run's steps in order): this is what one of those steps builds, and from what.
  */
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { errnoCode, errorMessage, mypiHome } from "@mypi/kernel";
 import type { CliArgs } from "../args.ts";
@@ -13,6 +13,7 @@ import { createHostResources, type HostResources } from "../workspace/host-resou
 import type { CliIO } from "../io.ts";
 import type { PackagePath } from "../workspace/resources/index.ts";
 import type { WatchedRun } from "./run-command-line.ts";
+import { isFile } from "../workspace/files.ts";
 
 /** Skills, prompt templates, context files and the system prompt for this run (`host-resources.ts`). */
 export function runResources(
@@ -80,12 +81,4 @@ export function appendedPrompts(args: CliArgs, io: CliIO): { append: string[]; s
   if (args.systemPrompt === undefined) return { append };
   const system = read("system-prompt", args.systemPrompt);
   return "error" in system ? system.error : { append, system: system.text };
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
 }

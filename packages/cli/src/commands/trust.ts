@@ -1,14 +1,9 @@
-/**
- * `mypi trust [DIR]` saves that DIR (default: the current folder) and the folders under it may
- * load their own code; `--deny` saves the opposite, `--revoke` forgets the folder's decision (the
- * question comes back), `--list` shows what is saved. Decisions live in `$MYPI_HOME/trust.json`.
- */
-import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { mypiHome } from "@mypi/kernel";
 import { EXIT } from "../args.ts";
 import type { CliIO } from "../io.ts";
 import { TrustStore } from "../workspace/trust.ts";
+import { isDirectory } from "../workspace/files.ts";
 
 const USAGE = "usage: mypi trust [DIR] [--deny | --revoke] · mypi trust --list";
 
@@ -44,12 +39,4 @@ export function runTrustCommand(argv: readonly string[], io: CliIO): number {
       : `Saved: ${path} and the folders under it are not trusted; their own code and settings are skipped.\n`,
   );
   return EXIT.ok;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

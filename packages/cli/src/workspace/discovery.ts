@@ -43,6 +43,7 @@ import {
 } from "./packages/manifest.ts";
 import { claudeCodeTriggers } from "./claude-code.ts";
 import { SHIPPED_EXTENSIONS, isShippedName, shippedExtensionPath } from "./shipped.ts";
+import { isDirectory } from "./files.ts";
 
 /**
  * `managed`: the managed tier's folder (an administrator's; loads whatever the command line says);
@@ -267,14 +268,6 @@ function realPath(path: string): string {
 
 export function hasIndexFile(dir: string): boolean {
   return existsSync(join(dir, "index.ts")) || existsSync(join(dir, "index.js"));
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** The loadable entries of one folder, sorted by name; a missing folder has none. */

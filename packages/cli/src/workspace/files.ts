@@ -185,3 +185,21 @@ const sleeper = new Int32Array(new SharedArrayBuffer(4));
 function sleep(ms: number): void {
   Atomics.wait(sleeper, 0, 0, ms);
 }
+
+/** A file (after symlinks) is there; false for a folder, a missing path or one that cannot be read. */
+export function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** A folder (after symlinks) is there; false for a file, a missing path or one that cannot be read. */
+export function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

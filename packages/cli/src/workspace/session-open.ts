@@ -1,11 +1,3 @@
-/**
- * Which session a run records into (docs/sessions.md, docs/resume.md): a new file (under
- * `--session-dir`), `--session FILE|ID`, `--session-id`, `--fork`, `--continue`, `--no-session`,
- * or `--session-store redis://… --session ID`; `--name` names it. A session
- * named on the command line is claimed at once — its writer's lock taken — so a second process
- * on it is refused before it does any work, rather than at its first write.
- */
-import { statSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import {
   defaultSessionDir,
@@ -14,6 +6,7 @@ import {
   sessionFilesByIdPrefix,
   SessionManager,
 } from "@mypi/kernel";
+import { isDirectory, isFile } from "./files.ts";
 
 export interface OpenedSession {
   session: SessionManager;
@@ -180,20 +173,4 @@ export async function redisClient(url: string) {
   client.on("error", () => {});
   await client.connect();
   return client;
-}
-
-export function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

@@ -18,7 +18,7 @@ import { runLocal, type BatchRunner } from "./local.ts";
 import { Progress, summary } from "./progress.ts";
 import { ResultsWriter, readResults, rewriteResults, type TaskResult } from "./results.ts";
 import { parseTasks } from "./tasks.ts";
-import { isDirectory } from "./workspace.ts";
+import { isDirectory } from "../../workspace/files.ts";
 
 const MAX_ERRORS_SHOWN = 20;
 

@@ -11,9 +11,10 @@
  */
 import { errnoCode } from "@mypi/kernel";
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { relativePathProblem, type WorkspaceSpec } from "./tasks.ts";
+import { isDirectory } from "../../workspace/files.ts";
 
 /** Make `dir` (which must not exist) from `spec`. Rejects with a one-line message. */
 export async function prepareWorkspace(spec: WorkspaceSpec, dir: string, signal: AbortSignal): Promise<void> {
@@ -53,12 +54,4 @@ function git(args: string[], cwd: string | undefined, signal: AbortSignal): Prom
       else reject(new Error(`git ${args[0]} failed (exit ${code}): ${stderr.trim().split("\n").at(-1) ?? ""}`));
     });
   });
-}
-
-export function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

@@ -1,15 +1,3 @@
-/**
- * Installed packages at start: each declaration of the settings' `packages` becomes the extension
- * entries of its package (`manifest.ts` reads them), narrowed by the object form's `extensions`
- * filter, plus the skill and prompt paths it offers. A declaration that cannot be used (a bad
- * source, not installed, a broken manifest) is a load failure naming the settings file; the
- * others still load.
- *
- * The same package declared globally and by the workspace loads once, as the global settings
- * declare it: global packages load before the workspace's trust is decided (they may answer
- * `project_trust`), so the workspace's declaration cannot replace them (Pi lets it).
- */
-import { statSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import type { LoadFailure } from "@mypi/extension-api";
 import picomatch from "picomatch";
@@ -19,6 +7,7 @@ import { entrySource } from "../settings-write.ts";
 import { findInstalled } from "./install.ts";
 import { insideRoot, isPackageDir, readPackageManifest, type PackageManifest } from "./manifest.ts";
 import { parseSource } from "./source.ts";
+import { isDirectory } from "../files.ts";
 
 export interface PackageResources {
   /**
@@ -164,12 +153,4 @@ function conventional(root: string): Pick<PackageManifest, "extensions" | "skill
     if (isDirectory(folder)) (insideRoot(root, folder) ? out[kind] : out.outside).push(folder);
   }
   return out;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

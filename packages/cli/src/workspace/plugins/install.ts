@@ -10,7 +10,7 @@
  * plugin when it has `.claude-plugin/plugin.json`, or — having no `package.json` and no
  * `index.ts` — a `commands/`, `agents/` or `hooks/hooks.json` of Claude Code's layout.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { readPlugin, type ClaudePlugin } from "@mypi/extensions/claude-code/plugin-format";
 import { declaredPlugins, pluginRoot, type PluginEntry } from "@mypi/extensions/claude-code/plugins";
@@ -18,6 +18,7 @@ import { installDir, parseSource, type PackageSource } from "../packages/source.
 import { updateSettingsList } from "../settings-write.ts";
 import { cloneRepository } from "./git.ts";
 import { findMarketplace, isBareRepository, marketplacePluginSource, type MarketplaceScope } from "./marketplace.ts";
+import { isDirectory } from "../files.ts";
 
 export interface PluginScope extends MarketplaceScope {
   name: "global" | "project";
@@ -253,12 +254,4 @@ export async function updatePlugin(
 
 function marketplaceHint(text: string): string {
   return `${text} is a plugin marketplace, not a plugin: add it with \`mypi plugin marketplace add ${text}\`, then \`mypi install <plugin>@<marketplace>\``;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
